@@ -1,0 +1,104 @@
+"""Request and response headers, and whole messages (header + body, without the size prefix).
+
+Header versions follow the body: flexible bodies use request header v2 / response header v1.
+The one irregular case lives here, not in the schema: an ApiVersions response always uses
+response header v0, so that a client that guessed too high a version can still read the error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from . import codec
+from .apis import API_BY_KEY
+from .codec import Buffer, Struct
+from .primitives import DecodeError
+from .schema import Api, MessageSchema, Versions, f
+
+API_VERSIONS_KEY = 18
+
+REQUEST_HEADER = MessageSchema(
+    "RequestHeader",
+    Versions.parse("0-2"),
+    Versions.parse("2+"),
+    (
+        f("request_api_key", "int16"),
+        f("request_api_version", "int16"),
+        f("correlation_id", "int32"),
+        # Always a classic int16-length string, so any broker can read who is asking.
+        f("client_id", "string", "1+", nullable="1+", flexible="none"),
+    ),
+)
+
+RESPONSE_HEADER = MessageSchema(
+    "ResponseHeader",
+    Versions.parse("0-1"),
+    Versions.parse("1+"),
+    (f("correlation_id", "int32"),),
+)
+
+
+def request_header_version(api: Api, version: int) -> int:
+    return 2 if version in api.request.flexible else 1
+
+
+def response_header_version(api: Api, version: int) -> int:
+    if api.key == API_VERSIONS_KEY:
+        return 0
+    return 1 if version in api.response.flexible else 0
+
+
+def encode_request(
+    api: Api, version: int, correlation_id: int, client_id: str | None, body: Mapping[str, Any]
+) -> bytes:
+    out = bytearray()
+    header = {
+        "request_api_key": api.key,
+        "request_api_version": version,
+        "correlation_id": correlation_id,
+        "client_id": client_id,
+    }
+    codec.encode_into(out, REQUEST_HEADER, request_header_version(api, version), header)
+    codec.encode_into(out, api.request, version, body)
+    return bytes(out)
+
+
+def encode_response(api: Api, version: int, correlation_id: int, body: Mapping[str, Any]) -> bytes:
+    out = bytearray()
+    codec.encode_into(
+        out, RESPONSE_HEADER, response_header_version(api, version), {"correlation_id": correlation_id}
+    )
+    codec.encode_into(out, api.response, version, body)
+    return bytes(out)
+
+
+def peek_correlation_id(payload: Buffer) -> int:
+    """Every response header version starts with the correlation id."""
+    if len(payload) < 4:
+        raise DecodeError("response shorter than its header")
+    return int.from_bytes(payload[:4], "big", signed=True)
+
+
+def decode_response(api: Api, version: int, payload: Buffer) -> tuple[int, Struct]:
+    header, pos = codec.decode_from(RESPONSE_HEADER, response_header_version(api, version), payload)
+    return header.correlation_id, codec.decode(api.response, version, payload, pos)
+
+
+def decode_request_header(payload: Buffer) -> tuple[Struct, int]:
+    """Read a request header whose version is implied by its API key and version (for tests/tools)."""
+    if len(payload) < 4:
+        raise DecodeError("request shorter than its header")
+    key = int.from_bytes(payload[0:2], "big", signed=True)
+    version = int.from_bytes(payload[2:4], "big", signed=True)
+    api = API_BY_KEY.get(key)
+    if api is None:
+        raise DecodeError(f"unknown API key {key}")
+    return codec.decode_from(REQUEST_HEADER, request_header_version(api, version), payload)
+
+
+def decode_request(payload: Buffer) -> tuple[Struct, Struct]:
+    """Decode a whole request (header, body); the inverse of `encode_request`."""
+    header, pos = decode_request_header(payload)
+    api = API_BY_KEY[header.request_api_key]
+    return header, codec.decode(api.request, header.request_api_version, payload, pos)
