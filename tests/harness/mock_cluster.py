@@ -22,7 +22,10 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 __all__ = [
     "ApiKey",
@@ -104,8 +107,7 @@ def find_librdkafka() -> str:
         if found:
             return found[0]
     raise MockClusterError(
-        "librdkafka shared library not found next to confluent_kafka "
-        f"({package_dir}); searched {patterns}"
+        f"librdkafka shared library not found next to confluent_kafka ({package_dir}); searched {patterns}"
     )
 
 
@@ -126,9 +128,7 @@ class _Lib:
         self.path = path
         self._dll = ctypes.CDLL(path)
         self.conf_new = self._fn("rd_kafka_conf_new", _VoidP, [])
-        self.conf_set = self._fn(
-            "rd_kafka_conf_set", _Int, [_VoidP, _CharP, _CharP, _CharP, _SizeT]
-        )
+        self.conf_set = self._fn("rd_kafka_conf_set", _Int, [_VoidP, _CharP, _CharP, _CharP, _SizeT])
         self.conf_destroy = self._fn("rd_kafka_conf_destroy", None, [_VoidP])
         self.new = self._fn("rd_kafka_new", _VoidP, [_Int, _VoidP, _CharP, _SizeT])
         self.destroy = self._fn("rd_kafka_destroy", None, [_VoidP])
@@ -138,12 +138,8 @@ class _Lib:
 
         self.cluster_new = self._fn("rd_kafka_mock_cluster_new", _VoidP, [_VoidP, _Int])
         self.cluster_destroy = self._fn("rd_kafka_mock_cluster_destroy", None, [_VoidP])
-        self.cluster_bootstraps = self._fn(
-            "rd_kafka_mock_cluster_bootstraps", _CharP, [_VoidP]
-        )
-        self.clear_request_errors = self._fn(
-            "rd_kafka_mock_clear_request_errors", None, [_VoidP, _I16]
-        )
+        self.cluster_bootstraps = self._fn("rd_kafka_mock_cluster_bootstraps", _CharP, [_VoidP])
+        self.clear_request_errors = self._fn("rd_kafka_mock_clear_request_errors", None, [_VoidP, _I16])
         self.push_request_errors_array = self._fn(
             "rd_kafka_mock_push_request_errors_array",
             None,
@@ -162,15 +158,9 @@ class _Lib:
             _Err,
             [_VoidP, _I32, _I16, ctypes.POINTER(_SizeT)],
         )
-        self.topic_set_error = self._fn(
-            "rd_kafka_mock_topic_set_error", None, [_VoidP, _CharP, _Err]
-        )
-        self.topic_create = self._fn(
-            "rd_kafka_mock_topic_create", _Err, [_VoidP, _CharP, _Int, _Int]
-        )
-        self.partition_set_leader = self._fn(
-            "rd_kafka_mock_partition_set_leader", _Err, [_VoidP, _CharP, _I32, _I32]
-        )
+        self.topic_set_error = self._fn("rd_kafka_mock_topic_set_error", None, [_VoidP, _CharP, _Err])
+        self.topic_create = self._fn("rd_kafka_mock_topic_create", _Err, [_VoidP, _CharP, _Int, _Int])
+        self.partition_set_leader = self._fn("rd_kafka_mock_partition_set_leader", _Err, [_VoidP, _CharP, _I32, _I32])
         self.partition_set_follower = self._fn(
             "rd_kafka_mock_partition_set_follower", _Err, [_VoidP, _CharP, _I32, _I32]
         )
@@ -181,21 +171,11 @@ class _Lib:
         )
         self.broker_set_down = self._fn("rd_kafka_mock_broker_set_down", _Err, [_VoidP, _I32])
         self.broker_set_up = self._fn("rd_kafka_mock_broker_set_up", _Err, [_VoidP, _I32])
-        self.broker_set_rtt = self._fn(
-            "rd_kafka_mock_broker_set_rtt", _Err, [_VoidP, _I32, _Int]
-        )
-        self.coordinator_set = self._fn(
-            "rd_kafka_mock_coordinator_set", _Err, [_VoidP, _CharP, _CharP, _I32]
-        )
-        self.set_apiversion = self._fn(
-            "rd_kafka_mock_set_apiversion", _Err, [_VoidP, _I16, _I16, _I16]
-        )
-        self.start_request_tracking = self._fn(
-            "rd_kafka_mock_start_request_tracking", None, [_VoidP]
-        )
-        self.stop_request_tracking = self._fn(
-            "rd_kafka_mock_stop_request_tracking", None, [_VoidP]
-        )
+        self.broker_set_rtt = self._fn("rd_kafka_mock_broker_set_rtt", _Err, [_VoidP, _I32, _Int])
+        self.coordinator_set = self._fn("rd_kafka_mock_coordinator_set", _Err, [_VoidP, _CharP, _CharP, _I32])
+        self.set_apiversion = self._fn("rd_kafka_mock_set_apiversion", _Err, [_VoidP, _I16, _I16, _I16])
+        self.start_request_tracking = self._fn("rd_kafka_mock_start_request_tracking", None, [_VoidP])
+        self.stop_request_tracking = self._fn("rd_kafka_mock_stop_request_tracking", None, [_VoidP])
         self.get_requests = self._fn(
             "rd_kafka_mock_get_requests",
             ctypes.POINTER(_VoidP),
@@ -203,11 +183,11 @@ class _Lib:
         )
         self.request_id = self._fn("rd_kafka_mock_request_id", _I32, [_VoidP])
         self.request_api_key = self._fn("rd_kafka_mock_request_api_key", _I16, [_VoidP])
-        self.request_timestamp = self._fn(
-            "rd_kafka_mock_request_timestamp", _I64, [_VoidP]
-        )
+        self.request_timestamp = self._fn("rd_kafka_mock_request_timestamp", _I64, [_VoidP])
         self.request_destroy_array = self._fn(
-            "rd_kafka_mock_request_destroy_array", None, [ctypes.POINTER(_VoidP), _SizeT]
+            "rd_kafka_mock_request_destroy_array",
+            None,
+            [ctypes.POINTER(_VoidP), _SizeT],
         )
         self.clear_requests = self._fn("rd_kafka_mock_clear_requests", None, [_VoidP])
 
@@ -242,9 +222,7 @@ def _check_loopback(bootstraps: str) -> None:
     for entry in bootstraps.split(","):
         host, sep, port = entry.strip().rpartition(":")
         if not sep or host not in _LOOPBACK_HOSTS or not port.isdigit():
-            raise MockClusterError(
-                f"mock cluster listener {entry!r} is not on loopback ({bootstraps!r})"
-            )
+            raise MockClusterError(f"mock cluster listener {entry!r} is not on loopback ({bootstraps!r})")
 
 
 class MockCluster:
@@ -274,13 +252,9 @@ class MockCluster:
             raise MockClusterError("rd_kafka_conf_new returned NULL")
         try:
             for key, value in properties.items():
-                result = self._lib.conf_set(
-                    conf_handle, key.encode(), value.encode(), errstr, _ERRSTR_SIZE
-                )
+                result = self._lib.conf_set(conf_handle, key.encode(), value.encode(), errstr, _ERRSTR_SIZE)
                 if result != _RD_KAFKA_CONF_OK:
-                    raise MockClusterError(
-                        f"rd_kafka_conf_set({key}={value}): {errstr.value.decode()}"
-                    )
+                    raise MockClusterError(f"rd_kafka_conf_set({key}={value}): {errstr.value.decode()}")
             rk = self._lib.new(_RD_KAFKA_PRODUCER, conf_handle, errstr, _ERRSTR_SIZE)
         except BaseException:
             self._lib.conf_destroy(conf_handle)
@@ -320,7 +294,7 @@ class MockCluster:
     def closed(self) -> bool:
         return self._mcluster is None
 
-    def __enter__(self) -> MockCluster:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(
@@ -374,28 +348,20 @@ class MockCluster:
     def partition_set_leader(self, topic: str, partition: int, broker_id: int) -> None:
         """Move the leader; ``broker_id=-1`` makes the partition leaderless."""
         self._check(
-            self._lib.partition_set_leader(
-                self._handle(), topic.encode(), partition, broker_id
-            ),
+            self._lib.partition_set_leader(self._handle(), topic.encode(), partition, broker_id),
             f"partition_set_leader({topic!r}, {partition}, {broker_id})",
         )
 
     def partition_set_follower(self, topic: str, partition: int, broker_id: int) -> None:
         """Set the partition's preferred replica (follower) for fetching."""
         self._check(
-            self._lib.partition_set_follower(
-                self._handle(), topic.encode(), partition, broker_id
-            ),
+            self._lib.partition_set_follower(self._handle(), topic.encode(), partition, broker_id),
             f"partition_set_follower({topic!r}, {partition}, {broker_id})",
         )
 
-    def partition_set_follower_wmarks(
-        self, topic: str, partition: int, low: int, high: int
-    ) -> None:
+    def partition_set_follower_wmarks(self, topic: str, partition: int, low: int, high: int) -> None:
         self._check(
-            self._lib.partition_set_follower_wmarks(
-                self._handle(), topic.encode(), partition, low, high
-            ),
+            self._lib.partition_set_follower_wmarks(self._handle(), topic.encode(), partition, low, high),
             f"partition_set_follower_wmarks({topic!r}, {partition}, {low}, {high})",
         )
 
@@ -404,9 +370,7 @@ class MockCluster:
         if key_type not in ("transaction", "group"):
             raise ValueError("key_type must be 'transaction' or 'group'")
         self._check(
-            self._lib.coordinator_set(
-                self._handle(), key_type.encode(), key.encode(), broker_id
-            ),
+            self._lib.coordinator_set(self._handle(), key_type.encode(), key.encode(), broker_id),
             f"coordinator_set({key_type!r}, {key!r}, {broker_id})",
         )
 
@@ -460,10 +424,8 @@ class MockCluster:
         array = (_Err * len(errors))(*errors)
         self._lib.push_request_errors_array(self._handle(), api_key, len(errors), array)
 
-    def push_request_error_rtts(
-        self, broker_id: int, api_key: int, errors_and_rtts: Sequence[tuple[int, int]]
-    ) -> None:
-        """The next requests of ``api_key`` to ``broker_id`` get these (error, delay ms).
+    def push_request_error_rtts(self, broker_id: int, api_key: int, errors_and_rtts: Sequence[tuple[int, int]]) -> None:
+        """Answer the next ``api_key`` requests to ``broker_id`` with (error, delay ms).
 
         An error of 0 with a delay only slows the response down. Broker errors
         take precedence over the cluster-wide ones of :meth:`push_request_errors`.
@@ -475,9 +437,7 @@ class MockCluster:
             flat.append(ctypes.c_int(error))
             flat.append(ctypes.c_int(rtt_ms))
         self._check(
-            self._lib.broker_push_request_error_rtts(
-                self._handle(), broker_id, api_key, len(errors_and_rtts), *flat
-            ),
+            self._lib.broker_push_request_error_rtts(self._handle(), broker_id, api_key, len(errors_and_rtts), *flat),
             f"broker_push_request_error_rtts({broker_id}, {api_key})",
         )
 
@@ -485,9 +445,7 @@ class MockCluster:
         """How many pushed broker errors for ``api_key`` are still pending."""
         count = _SizeT(0)
         self._check(
-            self._lib.broker_error_stack_cnt(
-                self._handle(), broker_id, api_key, ctypes.byref(count)
-            ),
+            self._lib.broker_error_stack_cnt(self._handle(), broker_id, api_key, ctypes.byref(count)),
             f"broker_error_stack_cnt({broker_id}, {api_key})",
         )
         return int(count.value)
@@ -551,7 +509,5 @@ def describe_error(code: int) -> str:
 
 def api_key_names(keys: Iterable[int]) -> list[str]:
     """Readable names for API keys (for assertion messages)."""
-    by_value = {
-        value: name for name, value in vars(ApiKey).items() if isinstance(value, int)
-    }
+    by_value = {value: name for name, value in vars(ApiKey).items() if isinstance(value, int)}
     return [by_value.get(key, str(key)) for key in keys]

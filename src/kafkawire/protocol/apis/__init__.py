@@ -5,14 +5,61 @@ from .api_versions import API_VERSIONS
 from .produce import PRODUCE
 
 # group A imports (producer, transactions, fetch, SASL)
+# isort: split
+from .add_offsets_to_txn import ADD_OFFSETS_TO_TXN
+from .add_partitions_to_txn import ADD_PARTITIONS_TO_TXN
+from .end_txn import END_TXN
+from .fetch import FETCH
+from .find_coordinator import FIND_COORDINATOR
+from .init_producer_id import INIT_PRODUCER_ID
+from .list_offsets import LIST_OFFSETS
+from .metadata import METADATA
+from .sasl_authenticate import SASL_AUTHENTICATE
+from .sasl_handshake import SASL_HANDSHAKE
+from .txn_offset_commit import TXN_OFFSET_COMMIT
+
+# isort: split
 # group B imports (admin)
+from .alter_configs import ALTER_CONFIGS
+from .create_partitions import CREATE_PARTITIONS
+from .create_topics import CREATE_TOPICS
+from .delete_records import DELETE_RECORDS
+from .delete_topics import DELETE_TOPICS
+from .describe_cluster import DESCRIBE_CLUSTER
+from .describe_configs import DESCRIBE_CONFIGS
+from .describe_groups import DESCRIBE_GROUPS
+from .incremental_alter_configs import INCREMENTAL_ALTER_CONFIGS
+from .list_groups import LIST_GROUPS
 
 ALL_APIS: tuple[Api, ...] = (
     PRODUCE,
     API_VERSIONS,
     # group A entries
+    FETCH,
+    LIST_OFFSETS,
+    METADATA,
+    FIND_COORDINATOR,
+    SASL_HANDSHAKE,
+    INIT_PRODUCER_ID,
+    ADD_PARTITIONS_TO_TXN,
+    ADD_OFFSETS_TO_TXN,
+    END_TXN,
+    TXN_OFFSET_COMMIT,
+    SASL_AUTHENTICATE,
     # group B entries
+    LIST_GROUPS,
+    DESCRIBE_GROUPS,
+    CREATE_TOPICS,
+    DELETE_TOPICS,
+    DELETE_RECORDS,
+    DESCRIBE_CONFIGS,
+    ALTER_CONFIGS,
+    CREATE_PARTITIONS,
+    INCREMENTAL_ALTER_CONFIGS,
+    DESCRIBE_CLUSTER,
 )
 
 API_BY_KEY: dict[int, Api] = {a.key: a for a in ALL_APIS}
 API_BY_NAME: dict[str, Api] = {a.name: a for a in ALL_APIS}
+
+__all__ = ["ADD_OFFSETS_TO_TXN", "ADD_PARTITIONS_TO_TXN", "ALL_APIS", "ALTER_CONFIGS", "API_BY_KEY", "API_BY_NAME", "API_VERSIONS", "CREATE_PARTITIONS", "CREATE_TOPICS", "DELETE_RECORDS", "DELETE_TOPICS", "DESCRIBE_CLUSTER", "DESCRIBE_CONFIGS", "DESCRIBE_GROUPS", "END_TXN", "FETCH", "FIND_COORDINATOR", "INCREMENTAL_ALTER_CONFIGS", "INIT_PRODUCER_ID", "LIST_GROUPS", "LIST_OFFSETS", "METADATA", "PRODUCE", "SASL_AUTHENTICATE", "SASL_HANDSHAKE", "TXN_OFFSET_COMMIT"]

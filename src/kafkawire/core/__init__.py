@@ -1,0 +1,1 @@
+"""The sans-IO core: everything that decides, taking bytes and ``now`` and returning bytes and actions."""

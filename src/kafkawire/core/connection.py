@@ -1,0 +1,143 @@
+"""One broker connection's protocol state, without sockets or clocks (sans-IO, as h11).
+
+The IO layer hands in the bytes it reads (`receive_data`) and writes the bytes this returns
+(`send_request`). This object frames requests with their size prefix, numbers them, matches each
+response to its request (Kafka answers in order on a connection), enforces the response-size
+bound, and reports requests whose deadline (``now`` passed in by the caller) has passed.
+
+Anything a broker sends that breaks the protocol raises `ProtocolError`: the caller must close
+the connection and fail what was in flight. Nothing a broker sends can make this allocate more
+than ``max_response_size`` bytes.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..protocol import codec, headers
+from ..protocol.apis import API_VERSIONS
+from ..protocol.codec import Struct
+from ..protocol.primitives import DecodeError
+from ..protocol.schema import Api
+
+_SIZE_PREFIX = 4
+_UNSUPPORTED_VERSION = 35
+
+
+class ProtocolError(Exception):
+    """The peer broke the protocol; the connection cannot be trusted any more."""
+
+
+@dataclass
+class InFlight:
+    """A request sent and awaiting its response."""
+
+    correlation_id: int
+    api: Api
+    version: int
+    deadline: float
+    context: Any = None  # the caller's handle (a future, a batch list…); opaque here
+
+
+@dataclass
+class Response:
+    request: InFlight
+    body: Struct
+
+
+@dataclass
+class Connection:
+    client_id: str | None
+    max_response_size: int = 100_000_000
+    _next_correlation_id: int = 0
+    _in_flight: deque[InFlight] = field(default_factory=deque)
+    _buffer: bytearray = field(default_factory=bytearray)
+    _expected: int | None = None  # size of the frame being read, once its prefix is in
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._in_flight)
+
+    def pending(self) -> list[InFlight]:
+        return list(self._in_flight)
+
+    def send_request(
+        self,
+        api: Api,
+        version: int,
+        body: Mapping[str, Any],
+        *,
+        now: float,
+        timeout: float,
+        expect_response: bool = True,
+        context: Any = None,
+    ) -> tuple[bytes, InFlight | None]:
+        """Return the framed bytes to write; the request is tracked when it expects a response."""
+        correlation_id = self._next_correlation_id
+        self._next_correlation_id = (correlation_id + 1) & 0x7FFFFFFF
+        payload = headers.encode_request(api, version, correlation_id, self.client_id, body)
+        frame = len(payload).to_bytes(_SIZE_PREFIX, "big") + payload
+        if not expect_response:
+            return frame, None
+        req = InFlight(correlation_id, api, version, now + timeout, context)
+        self._in_flight.append(req)
+        return frame, req
+
+    def receive_data(self, data: bytes) -> list[Response]:
+        """Feed bytes read from the socket; return every response they complete."""
+        self._buffer += data
+        out: list[Response] = []
+        while True:
+            if self._expected is None:
+                if len(self._buffer) < _SIZE_PREFIX:
+                    return out
+                size = int.from_bytes(self._buffer[:_SIZE_PREFIX], "big", signed=True)
+                if size < 4 or size > self.max_response_size:
+                    raise ProtocolError(
+                        f"response size {size} outside 4..{self.max_response_size} (receive.message.max.bytes)"
+                    )
+                del self._buffer[:_SIZE_PREFIX]
+                self._expected = size
+            if len(self._buffer) < self._expected:
+                return out
+            payload = bytes(self._buffer[: self._expected])
+            del self._buffer[: self._expected]
+            self._expected = None
+            out.append(self._complete(payload))
+
+    def expired(self, now: float) -> list[InFlight]:
+        """Requests past their deadline. Responses are ordered, so any expiry dooms the connection."""
+        return [r for r in self._in_flight if r.deadline <= now]
+
+    def next_deadline(self) -> float | None:
+        return min((r.deadline for r in self._in_flight), default=None)
+
+    def _complete(self, payload: bytes) -> Response:
+        if not self._in_flight:
+            raise ProtocolError("response received with no request in flight")
+        correlation_id = headers.peek_correlation_id(payload)
+        req = self._in_flight[0]
+        if correlation_id != req.correlation_id:
+            raise ProtocolError(f"response correlation id {correlation_id}, expected {req.correlation_id}")
+        self._in_flight.popleft()
+        try:
+            return Response(req, headers.decode_response(req.api, req.version, payload)[1])
+        except DecodeError as exc:
+            fallback = self._api_versions_fallback(req, payload)
+            if fallback is None:
+                raise ProtocolError(f"undecodable {req.api.name} v{req.version} response: {exc}") from None
+            return Response(req, fallback)
+
+    @staticmethod
+    def _api_versions_fallback(req: InFlight, payload: bytes) -> Struct | None:
+        """A broker that does not know the ApiVersions version we asked for answers in v0."""
+        if req.api is not API_VERSIONS or req.version == 0:
+            return None
+        try:
+            body = codec.decode(API_VERSIONS.response, 0, payload, 4)
+        except DecodeError:
+            return None
+        return body if body.error_code == _UNSUPPORTED_VERSION else None

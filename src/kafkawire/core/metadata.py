@@ -1,0 +1,113 @@
+"""The client's picture of the cluster: brokers, topics, partitions and their leaders.
+
+Built from Metadata responses; the IO layer decides when to ask (`needs_refresh`) and feeds
+answers in (`update`). Leader lookups are plain dictionary reads so the produce path can afford
+them per batch.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+
+from ..protocol.codec import Struct
+
+NO_LEADER = -1
+
+
+@dataclass(frozen=True)
+class Broker:
+    node_id: int
+    host: str
+    port: int
+    rack: str | None = None
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
+
+@dataclass(frozen=True)
+class PartitionInfo:
+    partition: int
+    leader: int
+    leader_epoch: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    error_code: int
+
+
+@dataclass(frozen=True)
+class TopicInfo:
+    name: str
+    error_code: int
+    partitions: dict[int, PartitionInfo]
+    topic_id: uuid.UUID | None = None
+    is_internal: bool = False
+
+
+@dataclass
+class ClusterMetadata:
+    brokers: dict[int, Broker] = field(default_factory=dict)
+    topics: dict[str, TopicInfo] = field(default_factory=dict)
+    cluster_id: str | None = None
+    controller_id: int = NO_LEADER
+    updated_at: float | None = None
+    max_age: float = 300.0
+
+    def update(self, body: Struct, now: float, *, full: bool = False) -> None:
+        """Apply a Metadata response. ``full`` (all topics were asked for) drops topics it lacks."""
+        self.brokers = {b.node_id: Broker(b.node_id, b.host, b.port, b.get("rack")) for b in body.brokers}
+        self.cluster_id = body.get("cluster_id")
+        self.controller_id = body.get("controller_id", NO_LEADER)
+        topics = {} if full else dict(self.topics)
+        for t in body.topics:
+            if t.name is None:
+                continue
+            partitions = {
+                p.partition_index: PartitionInfo(
+                    partition=p.partition_index,
+                    leader=p.leader_id,
+                    leader_epoch=p.get("leader_epoch", -1),
+                    replicas=tuple(p.replica_nodes),
+                    isr=tuple(p.isr_nodes),
+                    error_code=p.error_code,
+                )
+                for p in t.partitions
+            }
+            topic_id = t.get("topic_id")
+            topics[t.name] = TopicInfo(
+                name=t.name,
+                error_code=t.error_code,
+                partitions=partitions,
+                topic_id=topic_id if topic_id and topic_id.int else None,
+                is_internal=t.get("is_internal", False),
+            )
+        self.topics = topics
+        self.updated_at = now
+
+    def needs_refresh(self, now: float) -> bool:
+        return self.updated_at is None or now - self.updated_at >= self.max_age
+
+    def leader_for(self, topic: str, partition: int) -> Broker | None:
+        """The partition's leader, or None when unknown (refresh metadata and try again)."""
+        info = self.topics.get(topic)
+        if info is None:
+            return None
+        p = info.partitions.get(partition)
+        if p is None or p.leader == NO_LEADER:
+            return None
+        return self.brokers.get(p.leader)
+
+    def partition_count(self, topic: str) -> int | None:
+        info = self.topics.get(topic)
+        return None if info is None or not info.partitions else len(info.partitions)
+
+    def forget_leader(self, topic: str, partition: int) -> None:
+        """After NOT_LEADER_OR_FOLLOWER: stop routing there until fresh metadata says otherwise."""
+        self.updated_at = None
+        info = self.topics.get(topic)
+        if info is None or partition not in info.partitions:
+            return
+        p = info.partitions[partition]
+        info.partitions[partition] = PartitionInfo(p.partition, NO_LEADER, p.leader_epoch, p.replicas, p.isr, p.error_code)

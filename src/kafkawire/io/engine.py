@@ -1,0 +1,160 @@
+"""The IO engine: one thread that moves bytes between sockets and fires timers.
+
+It decides nothing about Kafka. Sockets register a handler for readiness; other threads hand
+work in with `call_soon` (which wakes the selector through a socket pair); `call_later` keeps a
+heap of timers. A handler that raises is logged and the loop goes on: one broken connection
+must never stop the others.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import heapq
+import itertools
+import logging
+import selectors
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any, TypeVar
+
+log = logging.getLogger("kafkawire.io")
+
+T = TypeVar("T")
+Handler = Callable[[int], None]  # called with the ready event mask
+
+
+class Timer:
+    __slots__ = ("cancelled", "fn", "seq", "when")
+
+    def __init__(self, when: float, seq: int, fn: Callable[[], None]) -> None:
+        self.when = when
+        self.seq = seq
+        self.fn = fn
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+    def __lt__(self, other: Timer) -> bool:
+        return (self.when, self.seq) < (other.when, other.seq)
+
+
+class Engine:
+    def __init__(self, name: str = "kafkawire-io") -> None:
+        self._selector = selectors.DefaultSelector()
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._wake_r.setblocking(False)
+        self._wake_w.setblocking(False)
+        self._selector.register(self._wake_r, selectors.EVENT_READ, self._drain_wakeup)
+        self._calls: deque[Callable[[], None]] = deque()
+        self._timers: list[Timer] = []
+        self._seq = itertools.count()
+        self._stopping = False
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    @staticmethod
+    def now() -> float:
+        return time.monotonic()
+
+    @property
+    def in_io_thread(self) -> bool:
+        return threading.current_thread() is self._thread
+
+    # --- thread-safe -----------------------------------------------------------------------
+
+    def call_soon(self, fn: Callable[[], None]) -> None:
+        """Run ``fn`` on the IO thread (from any thread)."""
+        self._calls.append(fn)
+        if not self.in_io_thread:
+            self._wake()
+
+    def run(self, fn: Callable[[], T]) -> Future[T]:
+        """Run ``fn`` on the IO thread and return a future of its result."""
+        fut: Future[T] = Future()
+
+        def call() -> None:
+            if not fut.set_running_or_notify_cancel():
+                return
+            try:
+                fut.set_result(fn())
+            except BaseException as exc:  # handed to the caller through the future
+                fut.set_exception(exc)
+
+        self.call_soon(call)
+        return fut
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stopping = True
+        self._wake()
+        if not self.in_io_thread:
+            self._thread.join(timeout)
+
+    # --- IO thread only --------------------------------------------------------------------
+
+    def call_later(self, delay: float, fn: Callable[[], None]) -> Timer:
+        timer = Timer(self.now() + max(0.0, delay), next(self._seq), fn)
+        heapq.heappush(self._timers, timer)
+        return timer
+
+    def register(self, sock: socket.socket, events: int, handler: Handler) -> None:
+        self._selector.register(sock, events, handler)
+
+    def modify(self, sock: socket.socket, events: int, handler: Handler) -> None:
+        self._selector.modify(sock, events, handler)
+
+    def unregister(self, sock: socket.socket) -> None:
+        with contextlib.suppress(KeyError, ValueError):
+            self._selector.unregister(sock)
+
+    # --- the loop --------------------------------------------------------------------------
+
+    def _wake(self) -> None:
+        try:
+            self._wake_w.send(b"\x00")
+        except (BlockingIOError, OSError):
+            pass  # already awake, or shutting down
+
+    def _drain_wakeup(self, _mask: int) -> None:
+        try:
+            while self._wake_r.recv(4096):
+                pass
+        except BlockingIOError:
+            pass
+
+    def _next_timeout(self) -> float | None:
+        if self._calls:
+            return 0.0
+        while self._timers and self._timers[0].cancelled:
+            heapq.heappop(self._timers)
+        if not self._timers:
+            return None
+        return max(0.0, self._timers[0].when - self.now())
+
+    def _run(self) -> None:
+        try:
+            while not self._stopping:
+                for key, mask in self._selector.select(self._next_timeout()):
+                    self._guarded(key.data, mask)
+                now = self.now()
+                while self._timers and self._timers[0].when <= now:
+                    timer = heapq.heappop(self._timers)
+                    if not timer.cancelled:
+                        self._guarded(timer.fn)
+                for _ in range(len(self._calls)):
+                    self._guarded(self._calls.popleft())
+        finally:
+            self._selector.close()
+            self._wake_r.close()
+            self._wake_w.close()
+
+    @staticmethod
+    def _guarded(fn: Callable[..., None], *args: Any) -> None:
+        try:
+            fn(*args)
+        except Exception:
+            log.exception("unexpected error on the IO thread (the loop continues)")

@@ -1,0 +1,198 @@
+"""Batch compression codecs, all backed by cramjam (Rust/C, no per-codec extension to install).
+
+The ids are the ones Kafka stores in bits 0-2 of a batch's (or legacy message's) attributes.
+Formats are the ones the Java client and librdkafka exchange:
+
+* gzip: a gzip member (RFC 1952).
+* snappy: we write one raw snappy block, as librdkafka does. The Java client writes the
+  xerial ``SnappyOutputStream`` framing instead, so reading accepts both.
+* lz4: the LZ4 *frame* format with independent blocks; Java's ``KafkaLZ4BlockInputStream``
+  decodes each block on its own and rejects linked blocks.
+* zstd: a zstd frame.
+"""
+
+from __future__ import annotations
+
+import functools
+import struct
+from collections.abc import Callable
+
+import cramjam
+
+from kafkawire.protocol.primitives import DecodeError
+
+NONE = 0
+GZIP = 1
+SNAPPY = 2
+LZ4 = 3
+ZSTD = 4
+
+CODEC_NAMES = {NONE: "none", GZIP: "gzip", SNAPPY: "snappy", LZ4: "lz4", ZSTD: "zstd"}
+
+# Valid ``compression.level`` values per codec (librdkafka's ranges); -1 means codec default.
+LEVEL_RANGES = {GZIP: (0, 9), LZ4: (0, 12), ZSTD: (-131072, 22)}
+# What -1 / None resolves to: zlib's and zstd's own defaults, lz4's fast mode (as librdkafka).
+DEFAULT_LEVELS = {GZIP: 6, LZ4: 0, ZSTD: 3}
+
+DEFAULT_MAX_DECOMPRESSED_SIZE = 128 * 1024 * 1024
+
+XERIAL_MAGIC = b"\x82SNAPPY\x00"
+_XERIAL_HEADER_SIZE = 16  # magic, int32 version, int32 minimum compatible version
+_INT32 = struct.Struct(">i")
+
+# The first decompression attempt gets this many bytes per compressed byte (at least
+# _MIN_CAPACITY); each overflow multiplies the buffer by _GROWTH up to max_size.
+_RATIO_GUESS = 8
+_MIN_CAPACITY = 64 * 1024
+_GROWTH = 4
+
+Buffer = bytes | bytearray | memoryview
+_DecompressInto = Callable[[Buffer, bytearray], int]
+
+# Leading bytes of each framed format; checked first so that garbage fails at once instead of
+# after the retries in _bounded. lz4 and zstd frames may also be preceded by skippable frames.
+_MAGIC = {GZIP: b"\x1f\x8b", LZ4: b"\x04\x22\x4d\x18", ZSTD: b"\x28\xb5\x2f\xfd"}
+_SKIPPABLE_FIRST = frozenset(bytes((b,)) for b in range(0x50, 0x60))
+_SKIPPABLE_MAGIC_TAIL = b"\x2a\x4d\x18"
+
+
+class DecompressedSizeError(DecodeError):
+    """Decompressed data would exceed the caller's ``max_size`` (a likely decompression bomb)."""
+
+
+def resolve_level(codec: int, level: int | None) -> int | None:
+    """Validate a ``compression.level`` for ``codec``; return the concrete level (None: no levels)."""
+    if codec not in CODEC_NAMES:
+        raise ValueError(f"unknown compression codec id {codec}")
+    bounds = LEVEL_RANGES.get(codec)
+    if bounds is None:
+        if level is not None and level != -1:
+            raise ValueError(f"{CODEC_NAMES[codec]} has no compression levels (use -1 or None)")
+        return None
+    if level is None or level == -1:
+        return DEFAULT_LEVELS[codec]
+    low, high = bounds
+    if not low <= level <= high:
+        raise ValueError(f"{CODEC_NAMES[codec]} compression level must be -1 or in [{low}, {high}], got {level}")
+    return level
+
+
+def compress(codec: int, data: Buffer, level: int | None = None) -> bytes:
+    """Compress ``data`` with ``codec`` at ``level`` (None or -1: the codec's default)."""
+    resolved = resolve_level(codec, level)
+    if codec == NONE:
+        return bytes(data)
+    if codec == GZIP:
+        return bytes(cramjam.gzip.compress(data, level=resolved))
+    if codec == SNAPPY:
+        return bytes(cramjam.snappy.compress_raw(data))
+    if codec == LZ4:
+        compressor = cramjam.lz4.Compressor(level=resolved, content_checksum=False, block_linked=False)
+        compressor.compress(data if isinstance(data, bytes) else bytes(data))  # it takes only bytes
+        return bytes(compressor.finish())
+    return bytes(cramjam.zstd.compress(data, level=resolved))
+
+
+def decompress(codec: int, data: Buffer, max_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE) -> bytes:
+    """Decompress ``data``; raise DecodeError if it is malformed, DecompressedSizeError past ``max_size``.
+
+    The size limit is enforced while decompressing (into a bounded buffer), not after, so a
+    hostile batch cannot make us allocate more than ``max_size`` bytes.
+    """
+    if codec == NONE:
+        if len(data) > max_size:
+            raise DecompressedSizeError(f"{len(data)} bytes exceed the {max_size}-byte limit")
+        return bytes(data)
+    if codec == SNAPPY:
+        return _snappy_decompress(data, max_size)
+    if codec == GZIP:
+        return _bounded(GZIP, cramjam.gzip.decompress_into, data, max_size)
+    if codec == LZ4:
+        return _bounded(LZ4, cramjam.lz4.decompress_into, data, max_size)
+    if codec == ZSTD:
+        return _bounded(ZSTD, cramjam.zstd.decompress_into, data, max_size)
+    raise DecodeError(f"unknown compression codec id {codec}")
+
+
+def _bounded(codec: int, decompress_into: _DecompressInto, data: Buffer, max_size: int) -> bytes:
+    """Decompress into a buffer that grows geometrically up to ``max_size``.
+
+    cramjam's one-shot ``decompress`` ignores any output bound, but ``decompress_into`` stops
+    as soon as the output buffer is full, so the limit holds while decompressing. Only a
+    "buffer full" failure grows the buffer; any other failure is corrupt input, reported at once.
+    """
+    name = CODEC_NAMES[codec]
+    head = bytes(memoryview(data)[:4])
+    skippable = codec != GZIP and head[:1] in _SKIPPABLE_FIRST and head[1:] == _SKIPPABLE_MAGIC_TAIL
+    if not head.startswith(_MAGIC[codec]) and not skippable:
+        raise DecodeError(f"not {name} data (bad magic {head.hex()})")
+    capacity = min(max_size, max(_MIN_CAPACITY, len(data) * _RATIO_GUESS))
+    while True:
+        out = bytearray(capacity)
+        try:
+            written = decompress_into(data, out)
+        except (cramjam.DecompressionError, OSError, ValueError) as exc:
+            if str(exc) != _overflow_message(codec, decompress_into):
+                raise DecodeError(f"corrupt {name} data: {exc}") from exc
+            if capacity >= max_size:
+                raise DecompressedSizeError(f"{name} data decompresses to more than the {max_size}-byte limit") from exc
+            capacity = min(max_size, capacity * _GROWTH)
+            continue
+        del out[written:]
+        return bytes(out)
+
+
+@functools.cache
+def _overflow_message(codec: int, decompress_into: _DecompressInto) -> str:
+    """The error text cramjam gives when the output buffer is too small, learnt by provoking it.
+
+    Probed rather than hard-coded so that a rewording in cramjam cannot turn "buffer too
+    small" into "corrupt" (which would make large batches unreadable).
+    """
+    try:
+        decompress_into(compress(codec, bytes(64)), bytearray(1))
+    except (cramjam.DecompressionError, OSError, ValueError) as exc:
+        return str(exc)
+    raise AssertionError(f"cramjam decompressed 64 bytes of {CODEC_NAMES[codec]} into 1 byte")
+
+
+def _snappy_decompress(data: Buffer, max_size: int) -> bytes:
+    """Raw snappy block or xerial framing; every block's declared length is checked up front."""
+    view = memoryview(data)
+    if view[: len(XERIAL_MAGIC)] != XERIAL_MAGIC:
+        return _snappy_block(view, max_size)
+    if len(view) < _XERIAL_HEADER_SIZE:
+        raise DecodeError("truncated xerial snappy header")
+    parts = []
+    budget = max_size
+    pos = _XERIAL_HEADER_SIZE
+    end = len(view)
+    while pos < end:
+        if end - pos < 4:
+            raise DecodeError("truncated xerial snappy chunk length")
+        (size,) = _INT32.unpack_from(view, pos)
+        pos += 4
+        if size < 0 or size > end - pos:
+            raise DecodeError(f"xerial snappy chunk of {size} bytes overruns the data")
+        block = _snappy_block(view[pos : pos + size], budget)
+        budget -= len(block)
+        parts.append(block)
+        pos += size
+    return b"".join(parts)
+
+
+def _snappy_block(block: memoryview, max_size: int) -> bytes:
+    try:
+        size = cramjam.snappy.decompress_raw_len(block)
+    except cramjam.DecompressionError as exc:
+        raise DecodeError(f"corrupt snappy data: {exc}") from exc
+    if size > max_size:
+        raise DecompressedSizeError(f"snappy data declares {size} bytes, over the {max_size}-byte limit")
+    out = bytearray(size)
+    try:
+        written = cramjam.snappy.decompress_raw_into(block, out)
+    except (cramjam.DecompressionError, OSError, ValueError) as exc:
+        raise DecodeError(f"corrupt snappy data: {exc}") from exc
+    if written != size:
+        raise DecodeError(f"snappy data declared {size} bytes but held {written}")
+    return bytes(out)

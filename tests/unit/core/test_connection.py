@@ -1,0 +1,97 @@
+"""The sans-IO connection: framing, correlation, size bounds, deadlines, scripted bytes only."""
+
+from __future__ import annotations
+
+import pytest
+
+from kafkawire.core.connection import Connection, ProtocolError
+from kafkawire.protocol import headers
+from kafkawire.protocol.apis import API_VERSIONS, METADATA
+
+
+def frame(payload: bytes) -> bytes:
+    return len(payload).to_bytes(4, "big") + payload
+
+
+def api_versions_response(correlation_id: int, version: int = 3, error_code: int = 0) -> bytes:
+    body = {"error_code": error_code, "api_keys": [{"api_key": 18, "min_version": 0, "max_version": 3}]}
+    return frame(headers.encode_response(API_VERSIONS, version, correlation_id, body))
+
+
+def test_request_is_framed_with_size_prefix_and_header() -> None:
+    conn = Connection("cid")
+    data, req = conn.send_request(API_VERSIONS, 3, {}, now=0.0, timeout=1.0)
+    assert req is not None and req.correlation_id == 0
+    assert int.from_bytes(data[:4], "big") == len(data) - 4
+    header, _body = headers.decode_request(data[4:])
+    assert (header.request_api_key, header.request_api_version, header.client_id) == (18, 3, "cid")
+
+
+def test_responses_split_across_reads_are_reassembled_in_order() -> None:
+    conn = Connection("cid")
+    conn.send_request(API_VERSIONS, 3, {}, now=0.0, timeout=1.0)
+    conn.send_request(API_VERSIONS, 3, {}, now=0.0, timeout=1.0)
+    stream = api_versions_response(0) + api_versions_response(1)
+    got = []
+    for i in range(len(stream)):  # one byte at a time
+        got += conn.receive_data(stream[i : i + 1])
+    assert [r.request.correlation_id for r in got] == [0, 1]
+    assert got[0].body.api_keys[0].max_version == 3
+    assert conn.in_flight == 0
+
+
+def test_unexpected_correlation_id_fails_the_connection() -> None:
+    conn = Connection("cid")
+    conn.send_request(API_VERSIONS, 3, {}, now=0.0, timeout=1.0)
+    with pytest.raises(ProtocolError, match="correlation id 5"):
+        conn.receive_data(api_versions_response(5))
+
+
+def test_unsolicited_response_fails_the_connection() -> None:
+    with pytest.raises(ProtocolError, match="no request in flight"):
+        Connection("cid").receive_data(api_versions_response(0))
+
+
+@pytest.mark.parametrize("size", [-1, 0, 3, 100_001, 2**31 - 1])
+def test_hostile_size_prefix_fails_before_buffering(size: int) -> None:
+    conn = Connection("cid", max_response_size=100_000)
+    conn.send_request(API_VERSIONS, 3, {}, now=0.0, timeout=1.0)
+    with pytest.raises(ProtocolError, match=r"receive\.message\.max\.bytes"):
+        conn.receive_data(size.to_bytes(4, "big", signed=True))
+
+
+def test_garbage_body_is_a_protocol_error() -> None:
+    conn = Connection("cid")
+    conn.send_request(METADATA, 12, {"topics": None}, now=0.0, timeout=1.0)
+    with pytest.raises(ProtocolError, match="undecodable Metadata v12"):
+        conn.receive_data(frame(b"\x00\x00\x00\x00" + b"\xff" * 9))
+
+
+def test_api_versions_answered_in_v0_after_unsupported_version() -> None:
+    """A broker that does not know ApiVersions v3 answers UNSUPPORTED_VERSION encoded as v0."""
+    conn = Connection("cid")
+    conn.send_request(API_VERSIONS, 3, {}, now=0.0, timeout=1.0)
+    [resp] = conn.receive_data(api_versions_response(0, version=0, error_code=35))
+    assert resp.body.error_code == 35 and resp.body.api_keys[0].api_key == 18
+
+
+def test_acks_zero_style_request_is_not_tracked() -> None:
+    conn = Connection("cid")
+    _, req = conn.send_request(API_VERSIONS, 3, {}, now=0.0, timeout=1.0, expect_response=False)
+    assert req is None and conn.in_flight == 0
+
+
+def test_deadlines_are_reported_by_the_callers_clock() -> None:
+    conn = Connection("cid")
+    conn.send_request(API_VERSIONS, 3, {}, now=10.0, timeout=2.0)
+    assert conn.next_deadline() == 12.0
+    assert conn.expired(11.9) == []
+    assert [r.correlation_id for r in conn.expired(12.0)] == [0]
+
+
+def test_correlation_ids_wrap_at_int32() -> None:
+    conn = Connection("cid")
+    conn._next_correlation_id = 2**31 - 1
+    _, a = conn.send_request(API_VERSIONS, 3, {}, now=0.0, timeout=1.0)
+    _, b = conn.send_request(API_VERSIONS, 3, {}, now=0.0, timeout=1.0)
+    assert a is not None and b is not None and (a.correlation_id, b.correlation_id) == (2**31 - 1, 0)
