@@ -11,11 +11,6 @@ from tests.harness.judge import unique_name
 from tests.harness.mock_cluster import MockCluster
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "slow: a long-running test")
-    config.addinivalue_line("markers", "broker: needs a real broker (Tansu) or librdkafka's mock cluster")
-
-
 @pytest.fixture(scope="session")
 def tansu() -> Iterator[TansuBroker]:
     """One memory-only Tansu broker on 127.0.0.1 for the whole session.

@@ -30,7 +30,6 @@ import contextlib
 import importlib
 import os
 import socket
-import struct
 import subprocess
 import sys
 import tempfile
@@ -112,33 +111,33 @@ def _recv_exact(sock: socket.socket, count: int) -> bytes:
 
 
 def probe_api_versions(host: str, port: int, timeout: float = 2.0) -> dict[int, tuple[int, int]]:
-    """Ask a broker for its ApiVersions (request version 0).
+    """Ask a broker for its ApiVersions (request version 0, which every broker accepts).
 
     Returns ``{api_key: (min_version, max_version)}``. Raises ``OSError`` if
-    the broker cannot be reached or answers with an error or garbage. Version 0
-    is used because every broker accepts it and its response is not flexible.
+    the broker cannot be reached or answers with an error or garbage.
     """
-    client_id = b"kafkawire-probe"
+    from .core.versions import ranges_from_response
+    from .protocol import headers
+    from .protocol.apis import API_VERSIONS
+    from .protocol.primitives import DecodeError
+
     correlation_id = 0x6B77
-    body = struct.pack(">hhih", 18, 0, correlation_id, len(client_id)) + client_id
+    request = headers.encode_request(API_VERSIONS, 0, correlation_id, "kafkawire-probe", {})
     with socket.create_connection((host, port), timeout=timeout) as sock:
-        sock.sendall(struct.pack(">i", len(body)) + body)
-        (size,) = struct.unpack(">i", _recv_exact(sock, 4))
+        sock.sendall(len(request).to_bytes(4, "big") + request)
+        size = int.from_bytes(_recv_exact(sock, 4), "big", signed=True)
         if not 10 <= size <= 1 << 20:
             raise ConnectionError(f"implausible ApiVersions response size {size}")
         payload = _recv_exact(sock, size)
-    got_correlation, error_code, count = struct.unpack_from(">ihi", payload, 0)
+    try:
+        got_correlation, body = headers.decode_response(API_VERSIONS, 0, payload)
+    except DecodeError as exc:
+        raise ConnectionError(f"undecodable ApiVersions response: {exc}") from None
     if got_correlation != correlation_id:
         raise ConnectionError(f"ApiVersions correlation id {got_correlation} != {correlation_id}")
-    if error_code != 0:
-        raise ConnectionError(f"ApiVersions answered error code {error_code}")
-    if count < 0 or 10 + 6 * count > len(payload):
-        raise ConnectionError(f"ApiVersions response truncated ({count} entries)")
-    versions: dict[int, tuple[int, int]] = {}
-    for index in range(count):
-        key, low, high = struct.unpack_from(">hhh", payload, 10 + 6 * index)
-        versions[key] = (low, high)
-    return versions
+    if body.error_code != 0:
+        raise ConnectionError(f"ApiVersions answered error code {body.error_code}")
+    return ranges_from_response(body)
 
 
 # Run between our fork and the broker's exec, in a fresh interpreter (never in
@@ -377,7 +376,7 @@ class TansuBroker:
                 )
             try:
                 versions = probe_api_versions(_LOOPBACK, self._port, timeout=1.0)
-            except (OSError, struct.error) as exc:
+            except OSError as exc:
                 last_problem = f"{type(exc).__name__}: {exc}"
             else:
                 if 0 in versions and 3 in versions:

@@ -123,21 +123,25 @@ class Connection:
         if correlation_id != req.correlation_id:
             raise ProtocolError(f"response correlation id {correlation_id}, expected {req.correlation_id}")
         self._in_flight.popleft()
+        if req.api is API_VERSIONS and req.version > 0 and _api_versions_error(payload) == _UNSUPPORTED_VERSION:
+            return Response(req, _unsupported_api_versions(payload))
         try:
             return Response(req, headers.decode_response(req.api, req.version, payload)[1])
         except DecodeError as exc:
-            fallback = self._api_versions_fallback(req, payload)
-            if fallback is None:
-                raise ProtocolError(f"undecodable {req.api.name} v{req.version} response: {exc}") from None
-            return Response(req, fallback)
+            raise ProtocolError(f"undecodable {req.api.name} v{req.version} response: {exc}") from None
 
-    @staticmethod
-    def _api_versions_fallback(req: InFlight, payload: bytes) -> Struct | None:
-        """A broker that does not know the ApiVersions version we asked for answers in v0."""
-        if req.api is not API_VERSIONS or req.version == 0:
-            return None
-        try:
-            body = codec.decode(API_VERSIONS.response, 0, payload, 4)
-        except DecodeError:
-            return None
-        return body if body.error_code == _UNSUPPORTED_VERSION else None
+
+def _api_versions_error(payload: bytes) -> int:
+    """The error code of an ApiVersions response: its header is always v0 and the code comes first."""
+    return int.from_bytes(payload[4:6], "big", signed=True) if len(payload) >= 6 else 0
+
+
+def _unsupported_api_versions(payload: bytes) -> Struct:
+    """A broker that does not know the ApiVersions version we asked for says so, with a body in
+    v0 form (Kafka) or in a form of its own (librdkafka's mock): read what v0 can, keep the error."""
+    try:
+        return codec.decode(API_VERSIONS.response, 0, payload, 4)
+    except DecodeError:
+        body = codec.default_struct(API_VERSIONS.response.fields)
+        body.error_code = _UNSUPPORTED_VERSION
+        return body

@@ -111,6 +111,7 @@ class BrokerConnection:
         self._timer: Timer | None = None
         self._reconnect_timer: Timer | None = None
         self._connect_deadline = 0.0
+        self._api_versions_version = API_VERSIONS.max_version
 
     def __repr__(self) -> str:
         return f"<broker {self.node_id} {self.host}:{self.port} {self.state.value}>"
@@ -190,6 +191,7 @@ class BrokerConnection:
         self._send_api_versions(API_VERSIONS.max_version)
 
     def _send_api_versions(self, version: int) -> None:
+        self._api_versions_version = version
         body = {"client_software_name": "kafkawire", "client_software_version": __version__}
         frame, req = self._conn.send_request(
             API_VERSIONS, version, body, now=self.engine.now(), timeout=self.settings.request_timeout
@@ -201,9 +203,10 @@ class BrokerConnection:
     def _on_api_versions(self, body: Struct | None, error: KafkaError | None) -> None:
         if error is not None or body is None:
             return  # the connection failure path already ran
-        if body.error_code == _UNSUPPORTED_VERSION:
-            ours = ranges_from_response(body).get(API_VERSIONS.key, (0, 0))[1]
-            self._send_api_versions(min(ours, API_VERSIONS.max_version))
+        if body.error_code == _UNSUPPORTED_VERSION and self._api_versions_version > 0:
+            # Retry with the highest version the broker named, or v0 when it named none.
+            theirs = ranges_from_response(body).get(API_VERSIONS.key, (0, 0))[1]
+            self._send_api_versions(min(theirs, API_VERSIONS.max_version, self._api_versions_version - 1))
             return
         if body.error_code:
             self._failed(KafkaError(body.error_code, f"ApiVersions failed on {self.host}:{self.port}"))

@@ -81,8 +81,11 @@ def peek_correlation_id(payload: Buffer) -> int:
 
 
 def decode_response(api: Api, version: int, payload: Buffer) -> tuple[int, Struct]:
+    """Decode a response frame. Bytes after the body are ignored, as the Java client and librdkafka
+    do: the frame's size prefix already delimits it, and some peers pad (librdkafka's mock cluster
+    sends one byte too many in Metadata v13)."""
     header, pos = codec.decode_from(RESPONSE_HEADER, response_header_version(api, version), payload)
-    return header.correlation_id, codec.decode(api.response, version, payload, pos)
+    return header.correlation_id, codec.decode_from(api.response, version, payload, pos)[0]
 
 
 def decode_request_header(payload: Buffer) -> tuple[Struct, int]:
