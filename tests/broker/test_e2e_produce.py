@@ -99,7 +99,7 @@ def check_readback(bootstrap: str, topic: str, expected: dict[int, list[Sample]]
     for version, sent in expected.items():
         read = sorted(by_partition[version], key=lambda m: m.offset())
         assert len(read) == len(sent), f"Produce v{version}: {len(read)} records read, {len(sent)} sent"
-        for s, m in zip(sent, read):
+        for s, m in zip(sent, read, strict=True):
             assert (m.key(), m.value()) == (s.key, s.value), f"Produce v{version}"
             assert list(m.headers() or []) == list(s.headers), f"Produce v{version}"
             ts_type, ts = m.timestamp()

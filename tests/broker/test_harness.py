@@ -19,6 +19,7 @@ from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 
 from kafkawire.local_broker import LocalBrokerError, TansuBroker, probe_api_versions
+from kafkawire.protocol.apis import API_VERSIONS, FETCH, INIT_PRODUCER_ID, METADATA, PRODUCE
 from tests.harness.judge import (
     JudgeError,
     Record,
@@ -28,7 +29,6 @@ from tests.harness.judge import (
     produce_with_confluent,
 )
 from tests.harness.mock_cluster import (
-    ApiKey,
     MockCluster,
     MockClusterError,
     api_key_names,
@@ -108,7 +108,7 @@ def _raw_produce(bootstrap: str, topic: str, batch: bytes) -> tuple[int, int]:
     def string(data: bytes) -> bytes:
         return struct.pack(">h", len(data)) + data
 
-    body = struct.pack(">hhi", ApiKey.PRODUCE, 3, 42) + string(b"harness-raw")
+    body = struct.pack(">hhi", PRODUCE.key, 3, 42) + string(b"harness-raw")
     body += struct.pack(">h", -1)  # null transactional id
     body += struct.pack(">hi", 1, 5000)  # acks, timeout
     body += struct.pack(">i", 1) + string(topic.encode())
@@ -175,13 +175,13 @@ def test_tansu_listens_on_loopback_and_advertises_core_apis(tansu: TansuBroker) 
     assert host == "127.0.0.1" and port == tansu.port
     versions = tansu.api_versions()
     for api in (
-        ApiKey.PRODUCE,
-        ApiKey.METADATA,
-        ApiKey.API_VERSIONS,
-        ApiKey.INIT_PRODUCER_ID,
+        PRODUCE.key,
+        METADATA.key,
+        API_VERSIONS.key,
+        INIT_PRODUCER_ID.key,
     ):
         assert api in versions, api_key_names([api])
-    assert versions[ApiKey.PRODUCE][1] >= 3  # record batches (magic 2)
+    assert versions[PRODUCE.key][1] >= 3  # record batches (magic 2)
     metadata = AdminClient(judge_config(tansu.bootstrap)).list_topics(timeout=10)
     advertised = [f"{b.host}:{b.port}" for b in metadata.brokers.values()]
     assert advertised == [tansu.bootstrap]
@@ -285,7 +285,7 @@ def test_mock_bootstraps_are_loopback(mock_cluster: MockCluster) -> None:
     for entry in entries:
         host, port = _split(entry)
         assert host == "127.0.0.1" and port > 0
-        assert ApiKey.PRODUCE in probe_api_versions(host, port)
+        assert PRODUCE.key in probe_api_versions(host, port)
     metadata = AdminClient(judge_config(mock_cluster.bootstraps)).list_topics(timeout=10)
     assert sorted(metadata.brokers) == mock_cluster.broker_ids
 
@@ -307,11 +307,11 @@ def test_mock_set_apiversion_changes_what_is_advertised(
 ) -> None:
     host, port = _split(mock_cluster.bootstraps.split(",")[0])
     before = probe_api_versions(host, port)
-    assert before[ApiKey.PRODUCE][1] > 3
-    mock_cluster.set_apiversion(ApiKey.PRODUCE, 2, 3)
-    assert probe_api_versions(host, port)[ApiKey.PRODUCE] == (2, 3)
-    mock_cluster.set_apiversion(ApiKey.INIT_PRODUCER_ID, -1, -1)
-    assert ApiKey.INIT_PRODUCER_ID not in probe_api_versions(host, port)
+    assert before[PRODUCE.key][1] > 3
+    mock_cluster.set_apiversion(PRODUCE.key, 2, 3)
+    assert probe_api_versions(host, port)[PRODUCE.key] == (2, 3)
+    mock_cluster.set_apiversion(INIT_PRODUCER_ID.key, -1, -1)
+    assert INIT_PRODUCER_ID.key not in probe_api_versions(host, port)
 
 
 def test_mock_request_tracking_records_client_requests(mock_cluster: MockCluster, topic_name: TopicName) -> None:
@@ -321,8 +321,8 @@ def test_mock_request_tracking_records_client_requests(mock_cluster: MockCluster
     produce_with_confluent(mock_cluster.bootstraps, topic, [b"one"])
     requests = mock_cluster.get_requests()
     seen = {request.api_key for request in requests}
-    assert {ApiKey.API_VERSIONS, ApiKey.METADATA, ApiKey.PRODUCE} <= seen, api_key_names(seen)
-    assert len(mock_cluster.requests_of(ApiKey.PRODUCE)) == 1
+    assert {API_VERSIONS.key, METADATA.key, PRODUCE.key} <= seen, api_key_names(seen)
+    assert len(mock_cluster.requests_of(PRODUCE.key)) == 1
     assert {request.broker_id for request in requests} <= set(mock_cluster.broker_ids)
     stamps = [request.timestamp_us for request in requests]
     assert stamps == sorted(stamps) and stamps[0] > 0
@@ -340,12 +340,12 @@ def test_mock_partition_leader_and_follower_route_requests(mock_cluster: MockClu
     mock_cluster.partition_set_leader(topic, 0, 2)
     mock_cluster.start_request_tracking()
     produce_with_confluent(mock_cluster.bootstraps, topic, [b"x"])
-    assert [r.broker_id for r in mock_cluster.requests_of(ApiKey.PRODUCE)] == [2]
+    assert [r.broker_id for r in mock_cluster.requests_of(PRODUCE.key)] == [2]
 
     mock_cluster.partition_set_leader(topic, 0, 1)
     mock_cluster.clear_requests()
     produce_with_confluent(mock_cluster.bootstraps, topic, [b"y"])
-    assert [r.broker_id for r in mock_cluster.requests_of(ApiKey.PRODUCE)] == [1]
+    assert [r.broker_id for r in mock_cluster.requests_of(PRODUCE.key)] == [1]
 
     # A follower makes the leader answer Fetch with it as preferred read
     # replica (KIP-392), so the consumer moves its fetches there. (Setting the
@@ -353,7 +353,7 @@ def test_mock_partition_leader_and_follower_route_requests(mock_cluster: MockClu
     mock_cluster.partition_set_follower(topic, 0, 3)
     mock_cluster.clear_requests()
     assert len(consume_all(mock_cluster.bootstraps, topic, 2, settle=0.3)) == 2
-    fetch_brokers = [r.broker_id for r in mock_cluster.requests_of(ApiKey.FETCH)]
+    fetch_brokers = [r.broker_id for r in mock_cluster.requests_of(FETCH.key)]
     assert fetch_brokers[0] == 1 and 3 in fetch_brokers, fetch_brokers
 
 
@@ -361,10 +361,10 @@ def test_mock_push_request_errors_makes_the_client_retry(mock_cluster: MockClust
     topic = topic_name("retry")
     mock_cluster.create_topic(topic, partitions=1, replication=1)
     mock_cluster.start_request_tracking()
-    mock_cluster.push_request_errors(ApiKey.PRODUCE, [NOT_ENOUGH_REPLICAS])
+    mock_cluster.push_request_errors(PRODUCE.key, [NOT_ENOUGH_REPLICAS])
     delivered = produce_with_confluent(mock_cluster.bootstraps, topic, [b"once"], config={"retry.backoff.ms": 10})
     assert delivered == [(0, 0)]
-    assert len(mock_cluster.requests_of(ApiKey.PRODUCE)) == 2
+    assert len(mock_cluster.requests_of(PRODUCE.key)) == 2
     messages = consume_all(mock_cluster.bootstraps, topic, 1, settle=0.3)
     assert [m.value() for m in messages] == [b"once"]
 
@@ -372,7 +372,7 @@ def test_mock_push_request_errors_makes_the_client_retry(mock_cluster: MockClust
 def test_mock_non_retriable_error_reaches_the_judge(mock_cluster: MockCluster, topic_name: TopicName) -> None:
     topic = topic_name("fatal")
     mock_cluster.create_topic(topic, partitions=1, replication=1)
-    mock_cluster.push_request_errors(ApiKey.PRODUCE, [TOPIC_AUTHORIZATION_FAILED])
+    mock_cluster.push_request_errors(PRODUCE.key, [TOPIC_AUTHORIZATION_FAILED])
     with pytest.raises(JudgeError, match="TOPIC_AUTHORIZATION_FAILED"):
         produce_with_confluent(mock_cluster.bootstraps, topic, [b"denied"])
 
@@ -381,17 +381,17 @@ def test_mock_broker_error_rtts_delay_the_response(mock_cluster: MockCluster, to
     topic = topic_name("rtt")
     mock_cluster.create_topic(topic, partitions=1, replication=1)
     mock_cluster.partition_set_leader(topic, 0, 1)
-    mock_cluster.push_request_error_rtts(1, ApiKey.PRODUCE, [(REQUEST_TIMED_OUT, 0), (0, 600)])
-    assert mock_cluster.error_stack_count(1, ApiKey.PRODUCE) == 2
+    mock_cluster.push_request_error_rtts(1, PRODUCE.key, [(REQUEST_TIMED_OUT, 0), (0, 600)])
+    assert mock_cluster.error_stack_count(1, PRODUCE.key) == 2
     mock_cluster.start_request_tracking()
     started = time.monotonic()
     produce_with_confluent(mock_cluster.bootstraps, topic, [b"slow"], config={"retry.backoff.ms": 10})
     elapsed = time.monotonic() - started
     assert elapsed >= 0.55, elapsed
-    assert mock_cluster.error_stack_count(1, ApiKey.PRODUCE) == 0
-    assert len(mock_cluster.requests_of(ApiKey.PRODUCE)) == 2
+    assert mock_cluster.error_stack_count(1, PRODUCE.key) == 0
+    assert len(mock_cluster.requests_of(PRODUCE.key)) == 2
     with pytest.raises(MockClusterError, match=r"UNKNOWN_BROKER|_UNKNOWN"):
-        mock_cluster.error_stack_count(99, ApiKey.PRODUCE)
+        mock_cluster.error_stack_count(99, PRODUCE.key)
 
 
 def test_mock_broker_set_rtt_slows_every_response(mock_cluster: MockCluster, topic_name: TopicName) -> None:
@@ -428,7 +428,7 @@ def test_mock_broker_down_is_unreachable_until_up(mock_cluster: MockCluster, top
         )
 
     mock_cluster.broker_set_up(1)
-    assert ApiKey.PRODUCE in probe_api_versions(host, port)
+    assert PRODUCE.key in probe_api_versions(host, port)
     produce_with_confluent(mock_cluster.bootstraps, topic, [b"after"])
     assert [m.value() for m in consume_all(mock_cluster.bootstraps, topic, 1, settle=0.3)] == [b"after"]
 

@@ -24,11 +24,12 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from kafkawire.protocol.apis import API_BY_KEY
+
 if TYPE_CHECKING:
     from typing_extensions import Self
 
 __all__ = [
-    "ApiKey",
     "MockCluster",
     "MockClusterError",
     "MockRequest",
@@ -39,38 +40,6 @@ _RD_KAFKA_PRODUCER = 0
 _RD_KAFKA_CONF_OK = 0
 _ERRSTR_SIZE = 512
 _LOOPBACK_HOSTS = ("127.0.0.1",)
-
-
-class ApiKey:
-    """Kafka protocol API keys used by the tests (int constants)."""
-
-    PRODUCE = 0
-    FETCH = 1
-    LIST_OFFSETS = 2
-    METADATA = 3
-    OFFSET_COMMIT = 8
-    OFFSET_FETCH = 9
-    FIND_COORDINATOR = 10
-    JOIN_GROUP = 11
-    HEARTBEAT = 12
-    LEAVE_GROUP = 13
-    SYNC_GROUP = 14
-    DESCRIBE_GROUPS = 15
-    LIST_GROUPS = 16
-    SASL_HANDSHAKE = 17
-    API_VERSIONS = 18
-    CREATE_TOPICS = 19
-    DELETE_TOPICS = 20
-    DELETE_RECORDS = 21
-    INIT_PRODUCER_ID = 22
-    ADD_PARTITIONS_TO_TXN = 24
-    ADD_OFFSETS_TO_TXN = 25
-    END_TXN = 26
-    TXN_OFFSET_COMMIT = 28
-    DESCRIBE_CONFIGS = 32
-    SASL_AUTHENTICATE = 36
-    INCREMENTAL_ALTER_CONFIGS = 44
-    DESCRIBE_CLUSTER = 60
 
 
 class MockClusterError(RuntimeError):
@@ -509,5 +478,4 @@ def describe_error(code: int) -> str:
 
 def api_key_names(keys: Iterable[int]) -> list[str]:
     """Readable names for API keys (for assertion messages)."""
-    by_value = {value: name for name, value in vars(ApiKey).items() if isinstance(value, int)}
-    return [by_value.get(key, str(key)) for key in keys]
+    return [API_BY_KEY[key].name if key in API_BY_KEY else str(key) for key in keys]

@@ -1,0 +1,162 @@
+"""The IO layer against real peers: bootstrap, metadata, leaders, reconnects, timeouts, bad peers."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from kafkawire.errors import KafkaError, KafkaException
+from kafkawire.io.client import Client
+from kafkawire.protocol.apis import API_VERSIONS, METADATA, PRODUCE
+from tests.harness.mock_cluster import MockCluster
+
+pytestmark = pytest.mark.broker
+
+
+def error_of(exc: pytest.ExceptionInfo[KafkaException]) -> KafkaError:
+    err = exc.value.args[0]
+    assert isinstance(err, KafkaError)
+    return err
+
+
+@pytest.fixture
+def client(mock_cluster: MockCluster) -> Iterator[Client]:
+    with Client({"bootstrap.servers": mock_cluster.bootstraps, "reconnect.backoff.ms": 10}) as c:
+        yield c
+
+
+def test_bootstrap_metadata_and_leaders(mock_cluster: MockCluster, client: Client, topic_name: Callable[[str], str]) -> None:
+    topic = topic_name("md")
+    mock_cluster.create_topic(topic, partitions=6, replication=3)
+    md = client.refresh_metadata([topic]).result(10)
+    assert sorted(md.brokers) == mock_cluster.broker_ids
+    assert sorted(md.topics[topic].partitions) == list(range(6))
+    for p in range(6):
+        leader = md.leader_for(topic, p)
+        assert leader is not None and leader.node_id in mock_cluster.broker_ids
+    mock_cluster.partition_set_leader(topic, 0, 2)
+    assert client.refresh_metadata([topic]).result(10).leader_for(topic, 0).node_id == 2  # type: ignore[union-attr]
+
+
+def test_requests_go_to_the_named_broker(mock_cluster: MockCluster, client: Client) -> None:
+    client.refresh_metadata().result(10)
+    mock_cluster.start_request_tracking()
+    for node in mock_cluster.broker_ids:
+        client.request(METADATA, {"topics": []}, node=node).result(10)
+    seen = {r.broker_id for r in mock_cluster.requests_of(METADATA.key)}
+    assert seen == set(mock_cluster.broker_ids)
+
+
+def test_broker_down_fails_in_flight_then_reconnects(mock_cluster: MockCluster, client: Client) -> None:
+    client.refresh_metadata().result(10)
+    client.request(API_VERSIONS, {}, node=1).result(10)  # connected
+    mock_cluster.broker_set_down(1)
+    with pytest.raises(KafkaException) as exc:
+        client.request(API_VERSIONS, {}, node=1, timeout=2).result(10)
+    assert error_of(exc).code() in (KafkaError._TRANSPORT, KafkaError._TIMED_OUT)
+    mock_cluster.broker_set_up(1)
+    deadline = time.monotonic() + 10
+    while True:  # backoff, then the same client reaches the broker again
+        try:
+            client.request(API_VERSIONS, {}, node=1, timeout=2).result(10)
+            break
+        except KafkaException:
+            assert time.monotonic() < deadline, "never reconnected"
+            time.sleep(0.05)
+
+
+def test_request_timeout_fails_with_timed_out_and_connection_recovers(mock_cluster: MockCluster, client: Client) -> None:
+    client.refresh_metadata().result(10)
+    client.request(API_VERSIONS, {}, node=2).result(10)
+    mock_cluster.broker_set_rtt(2, 2000)
+    with pytest.raises(KafkaException) as exc:
+        client.request(METADATA, {"topics": []}, node=2, timeout=0.3).result(10)
+    assert error_of(exc).code() == KafkaError._TIMED_OUT
+    mock_cluster.broker_set_rtt(2, 0)
+    assert client.request(METADATA, {"topics": []}, node=2, timeout=5).result(10).brokers
+
+
+def test_unsupported_api_names_the_api(mock_cluster: MockCluster, client: Client) -> None:
+    mock_cluster.set_apiversion(PRODUCE.key, -1, -1)  # the mock stops advertising Produce
+    with pytest.raises(KafkaException) as exc:
+        client.request(PRODUCE, {"acks": 1, "timeout_ms": 100, "topic_data": []}).result(10)
+    assert error_of(exc).code() == KafkaError._UNSUPPORTED_FEATURE
+    assert "Produce" in error_of(exc).str()
+
+
+def test_close_fails_queued_requests_with_destroy(mock_cluster: MockCluster) -> None:
+    mock_cluster.broker_set_rtt(1, 5000)
+    client = Client({"bootstrap.servers": mock_cluster.bootstraps.split(",")[0]})
+    pending = client.request(API_VERSIONS, {})
+    time.sleep(0.2)
+    client.close()
+    with pytest.raises(KafkaException) as exc:
+        pending.result(5)
+    assert error_of(exc).code() == KafkaError._DESTROY
+
+
+class ScriptedPeer:
+    """A loopback socket that answers the first request with fixed bytes: a sans-IO-style script
+    for the IO layer (it judges nothing; it only plays a broken peer)."""
+
+    def __init__(self, reply: bytes) -> None:
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.port = self.server.getsockname()[1]
+        self.reply = reply
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        self.server.settimeout(10)
+        try:
+            conn, _ = self.server.accept()
+        except OSError:
+            return
+        with conn:
+            conn.settimeout(10)
+            try:
+                conn.recv(65536)
+                conn.sendall(self.reply)
+                conn.recv(1)  # hold the connection until the client drops it
+            except OSError:
+                pass
+
+    def close(self) -> None:
+        self.server.close()
+        self.thread.join(5)
+
+
+@pytest.mark.parametrize(
+    "reply,reason",
+    [
+        ((2**31 - 1).to_bytes(4, "big"), "receive.message.max.bytes"),  # a 2 GiB frame announced
+        ((-5).to_bytes(4, "big", signed=True), "receive.message.max.bytes"),
+        ((10).to_bytes(4, "big") + (99).to_bytes(4, "big") + b"\x00" * 6, "correlation id 99"),
+        ((8).to_bytes(4, "big") + (0).to_bytes(4, "big") + b"\xff\xff\xff\xff", "undecodable ApiVersions"),
+    ],
+    ids=["huge-size", "negative-size", "wrong-correlation", "garbage-body"],
+)
+def test_hostile_peer_fails_only_that_connection(mock_cluster: MockCluster, reply: bytes, reason: str) -> None:
+    peer = ScriptedPeer(reply)
+    try:
+        conf = {
+            "bootstrap.servers": f"127.0.0.1:{peer.port}",
+            "receive.message.max.bytes": 1_000_000,
+            "reconnect.backoff.ms": 5000,  # no second attempt within the request timeout
+            "reconnect.backoff.max.ms": 5000,
+        }
+        with Client(conf) as bad:
+            with pytest.raises(KafkaException) as exc:
+                bad.request(API_VERSIONS, {}, timeout=3).result(10)
+            err = error_of(exc)
+            assert err.code() in (KafkaError._TIMED_OUT, KafkaError._BAD_MSG)
+            assert reason in err.str()
+        # The process and other clients are unaffected.
+        with Client({"bootstrap.servers": mock_cluster.bootstraps}) as good:
+            assert good.request(API_VERSIONS, {}).result(10).error_code == 0
+    finally:
+        peer.close()
