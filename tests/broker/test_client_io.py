@@ -160,3 +160,18 @@ def test_hostile_peer_fails_only_that_connection(mock_cluster: MockCluster, repl
             assert good.request(API_VERSIONS, {}).result(10).error_code == 0
     finally:
         peer.close()
+
+
+def test_in_flight_limit_holds_requests_back(mock_cluster: MockCluster) -> None:
+    conf = {"bootstrap.servers": mock_cluster.bootstraps, "max.in.flight.requests.per.connection": 1}
+    with Client(conf) as client:
+        client.refresh_metadata().result(10)
+        client.request(API_VERSIONS, {}, node=3).result(10)
+        mock_cluster.broker_set_rtt(3, 500)
+        futures = [client.request(METADATA, {"topics": []}, node=3) for _ in range(3)]
+        conn = client.engine.run(lambda: client.connection(3)).result(5)
+        assert conn is not None
+        in_flight, load = client.engine.run(lambda: (conn.in_flight, conn.load)).result(5)
+        assert (in_flight, load) == (1, 3)
+        for fut in futures:
+            assert fut.result(10).brokers
