@@ -1,3 +1,50 @@
-"""kafkawire: a Kafka client in Python that speaks the wire protocol itself."""
+"""kafkawire: a Kafka client in Python that speaks the wire protocol itself.
 
-__version__ = "0.1.0"
+``from kafkawire import Producer`` is meant as a drop-in for ``from confluent_kafka import Producer``.
+"""
+
+from ._version import __version__
+from .errors import KafkaError, KafkaException
+from .model import (
+    OFFSET_BEGINNING,
+    OFFSET_END,
+    OFFSET_INVALID,
+    OFFSET_STORED,
+    TIMESTAMP_CREATE_TIME,
+    TIMESTAMP_LOG_APPEND_TIME,
+    TIMESTAMP_NOT_AVAILABLE,
+    BrokerMetadata,
+    ClusterMetadata,
+    Message,
+    PartitionMetadata,
+    RecordMetadata,
+    ThrottleEvent,
+    TopicMetadata,
+    TopicPartition,
+)
+from .producer import AIOProducer, Producer, ProducerRecord, SyncProducer
+
+__all__ = [
+    "OFFSET_BEGINNING",
+    "OFFSET_END",
+    "OFFSET_INVALID",
+    "OFFSET_STORED",
+    "TIMESTAMP_CREATE_TIME",
+    "TIMESTAMP_LOG_APPEND_TIME",
+    "TIMESTAMP_NOT_AVAILABLE",
+    "AIOProducer",
+    "BrokerMetadata",
+    "ClusterMetadata",
+    "KafkaError",
+    "KafkaException",
+    "Message",
+    "PartitionMetadata",
+    "Producer",
+    "ProducerRecord",
+    "RecordMetadata",
+    "SyncProducer",
+    "ThrottleEvent",
+    "TopicMetadata",
+    "TopicPartition",
+    "__version__",
+]

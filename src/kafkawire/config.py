@@ -1,29 +1,53 @@
 """Configuration as one table of options: names, aliases, types, ranges, defaults.
 
 Values may be given as Python values or as strings (``"true"``, ``"100"``), as with librdkafka.
-Any mistake fails at construction with ``KafkaError._INVALID_ARG``, naming the key and what is
-allowed; a sensitive option's value never appears in an error or a log line.
+Any mistake fails at construction with ``KafkaError._INVALID_ARG``, naming the key as written,
+the value and what is allowed; a sensitive option's value never appears in an error or a log line.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import difflib
+import math
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from .errors import KafkaError, KafkaException
 
+# What each kind accepts:
+#   int, float  a number or a numeric string, within low..high
+#   bool        True/False, 0/1, or "true"/"false"/"t"/"f"/"1"/"0" (librdkafka's spellings)
+#   str         a string; None too when the default is None (meaning "not set")
+#   enum        one of ``choices``, case-insensitive, stored lower-case
+#   callable    a Python callable, or None for "no callback"
+#   list        a list/tuple, or a comma-separated string (split, blanks dropped)
+#   object      anything; ``validate`` decides
+# ``validate`` runs on the coerced value and returns the value to store; it raises ValueError
+# with a message saying what is allowed. The caller prefixes the key and the value (hidden for
+# a sensitive option, whose validate must therefore never quote what it was given).
+KINDS = frozenset({"int", "float", "bool", "str", "enum", "callable", "list", "object"})
+
 
 @dataclass(frozen=True)
 class Option:
     name: str
-    kind: str  # "int", "bool", "str", "enum", "float"
+    kind: str
     default: Any
     low: float | None = None
     high: float | None = None
     choices: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
     sensitive: bool = False
+    validate: Callable[[Any], Any] | None = None
+    # Non-empty for options accepted only for compatibility: why the value has no effect here.
+    noop: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"option {self.name}: unknown kind {self.kind!r}")
+        if self.kind == "object" and self.validate is None:
+            raise ValueError(f"option {self.name}: kind 'object' needs a validate function")
 
 
 def _int(name: str, default: int, low: int, high: int = 2**31 - 1, aliases: tuple[str, ...] = ()) -> Option:
@@ -34,7 +58,7 @@ CONNECTION_OPTIONS: tuple[Option, ...] = (
     Option("bootstrap.servers", "str", None, aliases=("metadata.broker.list",)),
     Option("client.id", "str", "kafkawire"),
     Option("security.protocol", "enum", "plaintext", choices=("plaintext",)),
-    _int("socket.timeout.ms", 60_000, 10, 300_000_000),
+    _int("socket.timeout.ms", 60_000, 10, 300_000),
     _int("socket.connection.setup.timeout.ms", 30_000, 1000),
     _int("reconnect.backoff.ms", 100, 0, 3_600_000),
     _int("reconnect.backoff.max.ms", 10_000, 0, 3_600_000),
@@ -50,66 +74,151 @@ def config_error(message: str) -> KafkaException:
     return KafkaException(KafkaError(KafkaError._INVALID_ARG, message))
 
 
-def _coerce(opt: Option, value: Any) -> Any:
+def _number(x: float | None) -> str:
+    if x is None:
+        return "?"
+    return str(int(x)) if float(x).is_integer() else str(x)
+
+
+def allowed(opt: Option) -> str:
+    """What ``opt`` accepts, in words, for error messages."""
+    if opt.kind in ("int", "float"):
+        return f"allowed range is {_number(opt.low)}..{_number(opt.high)}"
+    if opt.kind == "bool":
+        return "expected true or false"
+    if opt.kind == "enum":
+        return "allowed values are " + ", ".join(opt.choices)
+    if opt.kind == "callable":
+        return "expected a callable (or None)"
+    return "expected a string"
+
+
+_TRUE = frozenset({"true", "t", "1"})
+_FALSE = frozenset({"false", "f", "0"})
+
+
+def _coerce(opt: Option, value: Any, key: str | None = None) -> Any:
+    """The typed value of ``opt`` given as ``value`` under ``key`` (an alias or the name)."""
+    key = key or opt.name
     shown = "(hidden)" if opt.sensitive else repr(value)
+
+    def bad(detail: str) -> KafkaException:
+        return config_error(f'Invalid value {shown} for configuration property "{key}": {detail}')
+
+    coerced: Any
     if opt.kind == "bool":
         if isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.lower() in ("true", "false"):
-            return value.lower() == "true"
-        raise config_error(f"Invalid value {shown} for configuration property \"{opt.name}\": expected true or false")
-    if opt.kind in ("int", "float"):
+            coerced = value
+        elif isinstance(value, int) and value in (0, 1):
+            coerced = value == 1
+        elif isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+            coerced = value.strip().lower() in _TRUE
+        else:
+            raise bad(allowed(opt))
+    elif opt.kind in ("int", "float"):
+        coerced = _parse_number(value, integer=opt.kind == "int")
+        if coerced is None:
+            what = "an integer" if opt.kind == "int" else "a number"
+            raise bad(f"expected {what}; {allowed(opt)}")
+        if (opt.low is not None and coerced < opt.low) or (opt.high is not None and coerced > opt.high):
+            raise bad(allowed(opt))
+    elif opt.kind == "callable":
+        if value is not None and not callable(value):
+            raise bad(allowed(opt))
+        coerced = value
+    elif opt.kind == "list":
+        if isinstance(value, str):
+            coerced = [item.strip() for item in value.split(",") if item.strip()]
+        elif isinstance(value, (list, tuple)):
+            coerced = list(value)
+        else:
+            raise bad("expected a list or a comma-separated string")
+    elif opt.kind == "object":
+        coerced = value
+    elif value is None and opt.default is None:
+        coerced = None  # a str option that is unset by default may be given as None
+    elif not isinstance(value, str):
+        raise bad("expected a string")
+    elif opt.kind == "enum":
+        coerced = value.strip().lower()
+        if coerced not in opt.choices:
+            raise bad(allowed(opt))
+    else:
+        coerced = value
+    if opt.validate is not None:
         try:
-            number: float = int(value) if opt.kind == "int" else float(value)
-        except (TypeError, ValueError):
-            raise config_error(
-                f"Invalid value {shown} for configuration property \"{opt.name}\": expected a number"
-            ) from None
-        if isinstance(value, bool) or (opt.low is not None and number < opt.low) or (
-            opt.high is not None and number > opt.high
-        ):
-            raise config_error(
-                f"Invalid value {shown} for configuration property \"{opt.name}\": "
-                f"allowed range is {opt.low}..{opt.high}"
-            )
-        return number
-    if not isinstance(value, str):
-        raise config_error(f"Invalid value type for configuration property \"{opt.name}\": expected a string")
-    if opt.kind == "enum":
-        lowered = value.lower()
-        if lowered not in opt.choices:
-            raise config_error(
-                f"Invalid value {shown} for configuration property \"{opt.name}\": allowed values are "
-                + ", ".join(opt.choices)
-            )
-        return lowered
-    return value
+            coerced = opt.validate(coerced)
+        except ValueError as exc:
+            raise bad(str(exc)) from None
+    return coerced
 
 
-def parse_config(
-    conf: Mapping[str, Any], options: Iterable[Option], *, ignore_unknown: bool = False
-) -> dict[str, Any]:
+def _parse_number(value: Any, *, integer: bool) -> float | None:
+    """A finite int/float from a number or numeric string; None if it is not one.
+
+    Stricter than librdkafka's strtol/strtod: no trailing garbage ("5ms"), no hex, no silent
+    truncation of 1.5 to 1, and no wrap-around past 2**31.
+    """
+    if isinstance(value, bool):
+        return None
+    number: float
+    if isinstance(value, (int, float)):
+        number = value
+    elif isinstance(value, str):
+        try:
+            number = int(value) if integer else float(value)
+        except ValueError:
+            try:
+                number = float(value)  # "1e6" for an integer option: checked below
+            except ValueError:
+                return None
+    else:
+        return None
+    if isinstance(number, float):
+        if not math.isfinite(number):
+            return None
+        if integer:
+            if not number.is_integer():
+                return None
+            number = int(number)
+    return number if integer else float(number)
+
+
+def option_index(options: Iterable[Option]) -> dict[str, Option]:
+    """Every accepted key (names and aliases) -> its option."""
+    by_key: dict[str, Option] = {}
+    for opt in options:
+        by_key[opt.name] = opt
+        for alias in opt.aliases:
+            by_key[alias] = opt
+    return by_key
+
+
+def unknown_key_error(key: str, known: Iterable[str]) -> KafkaException:
+    """The unknown-key error, suggesting the nearest known name when one is close (a typo)."""
+    near = difflib.get_close_matches(key, list(known), n=1, cutoff=0.75)
+    hint = f' (did you mean "{near[0]}"?)' if near else ""
+    return config_error(f'No such configuration property: "{key}"{hint}')
+
+
+def parse_config(conf: Mapping[str, Any], options: Iterable[Option], *, ignore_unknown: bool = False) -> dict[str, Any]:
     """Canonical name -> typed value for every option (defaults filled in).
 
     ``ignore_unknown`` lets a layer read just its own options out of a larger configuration.
     """
-    by_name: dict[str, Option] = {}
-    for opt in options:
-        by_name[opt.name] = opt
-        for alias in opt.aliases:
-            by_name[alias] = opt
+    by_key = option_index(options)
     if not isinstance(conf, Mapping):
         raise TypeError(f"expected configuration dict, not {type(conf).__name__}")
-    out = {opt.name: opt.default for opt in by_name.values()}
+    out = {opt.name: opt.default for opt in by_key.values()}
     for key, value in conf.items():
         if not isinstance(key, str):
             raise TypeError(f"configuration keys must be strings, not {type(key).__name__}")
-        known = by_name.get(key)
+        known = by_key.get(key)
         if known is None:
             if ignore_unknown:
                 continue
-            raise config_error(f"No such configuration property: \"{key}\"")
-        out[known.name] = _coerce(known, value)
+            raise unknown_key_error(key, by_key)
+        out[known.name] = _coerce(known, value, key)
     return out
 
 

@@ -17,7 +17,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from .core.partitioning import partition_for_key
+from .core.partitioners import partition_for_key
 from .errors import KafkaError, KafkaException
 from .io.client import Client
 from .local_broker import TansuBroker

@@ -24,8 +24,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .. import __version__
-from ..core.backoff import reconnect_delay
+from .._version import __version__
+from ..core.backoff import backoff_delay
 from ..core.connection import Connection, ProtocolError
 from ..core.versions import UnsupportedVersionError, choose_version, ranges_from_response
 from ..errors import KafkaError
@@ -349,7 +349,7 @@ class BrokerConnection:
         self._teardown(error)
         self._failures += 1
         if self._queue:
-            delay = reconnect_delay(
+            delay = backoff_delay(
                 self._failures - 1, self.settings.backoff_ms, self.settings.backoff_max_ms, random.random()
             )
             self._reconnect_timer = self.engine.call_later(delay, self._reconnect)

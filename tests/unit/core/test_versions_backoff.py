@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kafkawire.core.backoff import reconnect_delay
+from kafkawire.core.backoff import backoff_delay
 from kafkawire.core.versions import UnsupportedVersionError, choose_version
 from kafkawire.protocol.apis import PRODUCE
 
@@ -23,9 +23,9 @@ def test_no_common_version_names_the_api() -> None:
 
 
 def test_backoff_grows_exponentially_to_the_cap_with_bounded_jitter() -> None:
-    mid = [reconnect_delay(a, 100, 10_000, 0.5) for a in range(10)]
+    mid = [backoff_delay(a, 100, 10_000, 0.5) for a in range(10)]
     assert mid[:4] == [0.1, 0.2, 0.4, 0.8]
     assert mid[-1] == 10.0
-    assert reconnect_delay(0, 100, 10_000, 0.0) == pytest.approx(0.08)
-    assert reconnect_delay(0, 100, 10_000, 0.999) == pytest.approx(0.12, abs=1e-3)
-    assert reconnect_delay(500, 100, 10_000, 0.5) == 10.0
+    assert backoff_delay(0, 100, 10_000, 0.0) == pytest.approx(0.08)
+    assert backoff_delay(0, 100, 10_000, 0.999) == pytest.approx(0.12, abs=1e-3)
+    assert backoff_delay(500, 100, 10_000, 0.5) == 10.0

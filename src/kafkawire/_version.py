@@ -1,0 +1,3 @@
+"""The version, in one place (pyproject reads it too)."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,178 @@
+"""Per-partition batching (sans-IO): which records travel together, and when a batch may leave.
+
+Records are encoded into the partition's open `BatchBuilder` as they arrive, so closing a batch
+is only compression plus a CRC. A batch is ready when it is full (``batch.size`` bytes or
+``batch.num.messages`` records), when ``linger.ms`` has passed since it opened, when a flush asks
+for everything now, or, for a retried batch, when its backoff has passed. The caller (the
+producer's sender, on the IO thread) asks `ready` what to send and `pop`s batches; everything
+here takes ``now`` and decides, nothing waits.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any
+
+from ..records import BatchBuilder, record_size_upper_bound
+
+TopicPartition = tuple[str, int]
+
+
+class PendingMessage:
+    """One record between ``produce()`` and its delivery report."""
+
+    __slots__ = ("callback", "enqueued", "future", "headers", "key", "partition", "size", "timestamp", "topic", "value")
+
+    def __init__(
+        self,
+        topic: str,
+        partition: int,
+        key: bytes | None,
+        value: bytes | None,
+        headers: list[tuple[str, bytes | None]] | None,
+        timestamp: int,
+        callback: Callable[..., Any] | None,
+        future: Future[Any] | None,
+        enqueued: float,
+    ) -> None:
+        self.topic = topic
+        self.partition = partition
+        self.key = key
+        self.value = value
+        self.headers = headers
+        self.timestamp = timestamp
+        self.callback = callback
+        self.future = future
+        self.enqueued = enqueued
+        self.size = record_size_upper_bound(key, value, headers or ())
+
+
+class ProducerBatch:
+    """Records for one partition that are sent, retried and acknowledged together."""
+
+    __slots__ = ("attempts", "builder", "created", "full", "messages", "partition", "payload", "retry_at", "topic")
+
+    def __init__(self, topic: str, partition: int, now: float) -> None:
+        self.topic = topic
+        self.partition = partition
+        self.builder = BatchBuilder()
+        self.messages: list[PendingMessage] = []
+        self.created = now
+        self.full = False
+        self.attempts = 0
+        self.retry_at = 0.0
+        self.payload: bytes | None = None  # built once; a retry re-sends the same bytes
+
+    def close(self, compression: int, compression_level: int | None) -> bytes:
+        if self.payload is None:
+            self.payload = self.builder.build(compression=compression, compression_level=compression_level)
+        return self.payload
+
+    @property
+    def oldest(self) -> float:
+        return self.messages[0].enqueued
+
+
+class Accumulator:
+    def __init__(
+        self,
+        *,
+        batch_size: int,
+        batch_num_messages: int,
+        linger: float,
+        compression: int,
+        compression_level: int | None,
+    ) -> None:
+        self.batch_size = batch_size
+        self.batch_num_messages = batch_num_messages
+        self.linger = linger
+        self.compression = compression
+        self.compression_level = compression_level
+        self.flushing = False
+        self._queues: dict[TopicPartition, deque[ProducerBatch]] = {}
+        self._count = 0
+
+    def __len__(self) -> int:
+        """Messages waiting here (not yet handed to a request)."""
+        return self._count
+
+    def append(self, msg: PendingMessage, now: float) -> bool:
+        """Add a record to its partition's open batch.
+
+        True when the sender should look now: a batch filled up, or a partition with nothing waiting
+        got a record (its linger clock starts).
+        """
+        queue = self._queues.get((msg.topic, msg.partition))
+        if queue is None:
+            queue = self._queues[(msg.topic, msg.partition)] = deque()
+        batch = queue[-1] if queue else None
+        filled = batch is None
+        if batch is None or batch.full or batch.payload is not None or batch.attempts:
+            batch = ProducerBatch(msg.topic, msg.partition, now)
+            queue.append(batch)
+        elif batch.messages and batch.builder.size + msg.size > self.batch_size:
+            batch.full = filled = True
+            batch = ProducerBatch(msg.topic, msg.partition, now)
+            queue.append(batch)
+        batch.builder.append(msg.timestamp, msg.key, msg.value, msg.headers or ())
+        batch.messages.append(msg)
+        self._count += 1
+        if len(batch.messages) >= self.batch_num_messages:
+            batch.full = filled = True
+        return filled
+
+    def ready(self, now: float) -> tuple[list[TopicPartition], float | None]:
+        """Partitions whose first batch may be sent now, and when the next one will be."""
+        ready: list[TopicPartition] = []
+        wake: float | None = None
+        for tp, queue in self._queues.items():
+            if not queue:
+                continue
+            head = queue[0]
+            if head.retry_at > now:
+                when = head.retry_at
+            elif head.full or len(queue) > 1 or self.flushing or now - head.created >= self.linger:
+                ready.append(tp)
+                continue
+            else:
+                when = head.created + self.linger
+            wake = when if wake is None else min(wake, when)
+        return ready, wake
+
+    def pop(self, tp: TopicPartition) -> ProducerBatch | None:
+        queue = self._queues.get(tp)
+        if not queue:
+            return None
+        batch = queue.popleft()
+        if not queue:
+            del self._queues[tp]
+        self._count -= len(batch.messages)
+        batch.full = True
+        return batch
+
+    def requeue(self, batch: ProducerBatch, retry_at: float) -> None:
+        """Put a batch back at the head of its partition, to go again after ``retry_at``."""
+        batch.retry_at = retry_at
+        self._queues.setdefault((batch.topic, batch.partition), deque()).appendleft(batch)
+        self._count += len(batch.messages)
+
+    def take_expired(self, now: float, timeout: float) -> list[ProducerBatch]:
+        """Remove and return waiting batches whose oldest record is older than ``timeout``."""
+        expired: list[ProducerBatch] = []
+        for tp in list(self._queues):
+            queue = self._queues[tp]
+            while queue and now - queue[0].oldest >= timeout:
+                expired.append(queue.popleft())
+            if not queue:
+                del self._queues[tp]
+        self._count -= sum(len(b.messages) for b in expired)
+        return expired
+
+    def take_all(self) -> list[ProducerBatch]:
+        batches = [b for queue in self._queues.values() for b in queue]
+        self._queues.clear()
+        self._count = 0
+        return batches
+

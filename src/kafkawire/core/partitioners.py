@@ -1,0 +1,374 @@
+"""Choosing a record's partition: librdkafka's named partitioners, user partitioners, the sticky one.
+
+Every partitioner here has one shape, ``(key, partition_count) -> int``, and answers either a
+partition or one of two sentinels that hand the choice to :class:`StickyPartitioner`, which owns
+the randomness (so the hash functions stay pure and the whole choice is reproducible under a
+seeded ``random.Random``):
+
+* :data:`STICKY` -- librdkafka sends this record through its sticky partitioner (a keyless record
+  under ``random`` and the ``*_random`` flavours; also an empty key under ``consistent_random``).
+* :data:`RANDOM` -- a fresh random partition for this record alone (librdkafka's ``random``
+  partitioner applied to a record that has a key, even an empty one).
+
+:func:`choose_partition` is the one call a producer needs. Which keys take which path was measured
+on confluent-kafka (librdkafka 2.x); the tests repeat that measurement on librdkafka's mock cluster:
+
+===================  ===================  ===================  ======================
+partitioner          key ``None``         key ``b""``          other keys
+===================  ===================  ===================  ======================
+random               STICKY               RANDOM               RANDOM
+consistent           0 (CRC-32 of b"")    0                    CRC-32 % n
+consistent_random    STICKY               STICKY               CRC-32 % n
+murmur2              murmur2(b"") % n     murmur2(b"") % n     positive murmur2 % n
+murmur2_random       STICKY               murmur2(b"") % n     positive murmur2 % n
+fnv1a                fnv1a(b"") % n       fnv1a(b"") % n       fnv1a % n
+fnv1a_random         STICKY               fnv1a(b"") % n       fnv1a % n
+===================  ===================  ===================  ======================
+"""
+
+from __future__ import annotations
+
+import operator
+import random
+import zlib
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
+from typing import Final, Protocol, SupportsIndex
+
+__all__ = [
+    "BUILTIN_PARTITIONERS",
+    "DEFAULT_PARTITIONER",
+    "RANDOM",
+    "STICKY",
+    "InvalidPartitionError",
+    "Partitioner",
+    "PartitionerObject",
+    "PartitionerSpec",
+    "StickyPartitioner",
+    "choose_partition",
+    "fnv1a",
+    "murmur2",
+    "partition_consistent",
+    "partition_consistent_random",
+    "partition_fnv1a",
+    "partition_fnv1a_random",
+    "partition_for_key",
+    "partition_murmur2",
+    "partition_murmur2_random",
+    "partition_random",
+    "resolve_partitioner",
+]
+
+Partitioner = Callable[[bytes | None, int], int]
+"""``(key, partition_count) -> partition``, or :data:`STICKY` / :data:`RANDOM` for built-ins."""
+
+STICKY: Final = -1
+"""Let the sticky partitioner place this record (librdkafka's ``RD_KAFKA_PARTITION_UA`` value)."""
+
+RANDOM: Final = -2
+"""Place this record alone on a uniformly random partition."""
+
+DEFAULT_PARTITIONER: Final = "consistent_random"
+"""librdkafka's (and so confluent-kafka's) default ``partitioner``."""
+
+_MASK = 0xFFFFFFFF
+
+
+# -- hashes --------------------------------------------------------------------------------------
+
+_M = 0x5BD1E995
+_SEED = 0x9747B28C
+
+
+def murmur2(data: bytes) -> int:
+    """MurmurHash2 (32-bit) as Kafka's ``Utils.murmur2``, returned as an unsigned int.
+
+    The Java client and librdkafka's ``murmur2*`` partitioners use it, so the same key lands on
+    the same partition whichever of them wrote it.
+    """
+    length = len(data)
+    h = (_SEED ^ length) & _MASK
+    whole = length - (length & 3)
+    for i in range(0, whole, 4):
+        k = int.from_bytes(data[i : i + 4], "little")
+        k = (k * _M) & _MASK
+        k ^= k >> 24
+        k = (k * _M) & _MASK
+        h = ((h * _M) & _MASK) ^ k
+    tail = length & 3
+    if tail == 3:
+        h ^= data[whole + 2] << 16
+    if tail >= 2:
+        h ^= data[whole + 1] << 8
+    if tail >= 1:
+        h ^= data[whole]
+        h = (h * _M) & _MASK
+    h ^= h >> 13
+    h = (h * _M) & _MASK
+    h ^= h >> 15
+    return h
+
+
+_FNV_OFFSET = 0x811C9DC5
+_FNV_PRIME = 0x01000193
+
+
+def fnv1a(data: bytes) -> int:
+    """32-bit FNV-1a as librdkafka computes it: the absolute value of the signed hash.
+
+    librdkafka takes the absolute value to match Sarama's (Go) default hash partitioner. The one
+    hash without a positive counterpart, ``INT32_MIN``, stays ``0x80000000`` as in C.
+    """
+    h = _FNV_OFFSET
+    for byte in data:
+        h = ((h ^ byte) * _FNV_PRIME) & _MASK
+    if h & 0x80000000:
+        h = -h & _MASK
+    return h
+
+
+def partition_for_key(key: bytes, partition_count: int) -> int:
+    """Kafka's default choice for a keyed record: the positive murmur2 hash modulo the count."""
+    return (murmur2(key) & 0x7FFFFFFF) % partition_count
+
+
+# -- librdkafka's partitioners -------------------------------------------------------------------
+# Each expects partition_count >= 1 (a producer has no partition to choose before metadata).
+
+
+def partition_random(key: bytes | None, partition_count: int) -> int:
+    """``random``: keyless records go sticky, records with any key to a random partition each."""
+    return STICKY if key is None else RANDOM
+
+
+def partition_consistent(key: bytes | None, partition_count: int) -> int:
+    """``consistent``: CRC-32 of the key; ``None`` and ``b""`` both hash to 0, hence partition 0."""
+    return zlib.crc32(key or b"") % partition_count
+
+
+def partition_consistent_random(key: bytes | None, partition_count: int) -> int:
+    """``consistent_random``: CRC-32, but librdkafka treats an empty key like a missing one."""
+    if not key:
+        return STICKY
+    return zlib.crc32(key) % partition_count
+
+
+def partition_murmur2(key: bytes | None, partition_count: int) -> int:
+    """``murmur2``: Java-compatible; ``None`` hashes like ``b""`` (no random path at all)."""
+    return (murmur2(key or b"") & 0x7FFFFFFF) % partition_count
+
+
+def partition_murmur2_random(key: bytes | None, partition_count: int) -> int:
+    """``murmur2_random``: the Java client's rule; only ``None`` is keyless, ``b""`` is hashed."""
+    if key is None:
+        return STICKY
+    return (murmur2(key) & 0x7FFFFFFF) % partition_count
+
+
+def partition_fnv1a(key: bytes | None, partition_count: int) -> int:
+    """``fnv1a``: Sarama-compatible FNV-1a; ``None`` hashes like ``b""``."""
+    return fnv1a(key or b"") % partition_count
+
+
+def partition_fnv1a_random(key: bytes | None, partition_count: int) -> int:
+    """``fnv1a_random``: FNV-1a; only ``None`` is keyless, ``b""`` is hashed."""
+    if key is None:
+        return STICKY
+    return fnv1a(key) % partition_count
+
+
+BUILTIN_PARTITIONERS: Final[Mapping[str, Partitioner]] = MappingProxyType(
+    {
+        "random": partition_random,
+        "consistent": partition_consistent,
+        "consistent_random": partition_consistent_random,
+        "murmur2": partition_murmur2,
+        "murmur2_random": partition_murmur2_random,
+        "fnv1a": partition_fnv1a,
+        "fnv1a_random": partition_fnv1a_random,
+    }
+)
+"""librdkafka's ``partitioner`` values (case-sensitive, as librdkafka compares them)."""
+
+
+# -- user partitioners ---------------------------------------------------------------------------
+
+
+class PartitionerObject(Protocol):
+    """A user partitioner given as an object, as the Java client's ``Partitioner`` interface."""
+
+    def partition(self, key: bytes | None, partition_count: int) -> int: ...
+
+
+PartitionerSpec = str | Callable[[bytes | None, int], int] | PartitionerObject
+
+
+class InvalidPartitionError(ValueError):
+    """A user partitioner answered something that is not a partition of the topic.
+
+    The producer fails that record with ``_UNKNOWN_PARTITION`` (as librdkafka does for a partition
+    beyond the count), keeping this message; exceptions raised by the user code itself are not
+    wrapped and propagate unchanged.
+    """
+
+    def __init__(self, result: object, partition_count: int) -> None:
+        super().__init__(
+            f"partitioner returned {result!r}, not a partition of a topic with {partition_count} partition(s)"
+        )
+        self.result = result
+        self.partition_count = partition_count
+
+
+def _checked(user: Callable[[bytes | None, int], object]) -> Partitioner:
+    """Wrap user code so that any answer outside ``range(partition_count)`` raises.
+
+    The check also keeps user answers from colliding with the STICKY/RANDOM sentinels.
+    """
+
+    def partition(key: bytes | None, partition_count: int) -> int:
+        result = user(key, partition_count)
+        if isinstance(result, SupportsIndex) and not isinstance(result, bool):
+            value = operator.index(result)  # also numpy integers; floats have no __index__
+            if 0 <= value < partition_count:
+                return value
+        raise InvalidPartitionError(result, partition_count)
+
+    return partition
+
+
+def resolve_partitioner(spec: PartitionerSpec) -> Partitioner:
+    """Turn a ``partitioner`` setting into the one internal form.
+
+    ``spec`` is a librdkafka name, a callable ``(key, partition_count) -> int``, or an object with
+    such a ``partition`` method. User code is wrapped so that an out-of-range answer raises
+    :class:`InvalidPartitionError` when called. Unknown names raise ``ValueError`` listing the
+    valid ones; other types raise ``TypeError`` (the config layer turns both into its own error).
+    """
+    if isinstance(spec, str):
+        named = BUILTIN_PARTITIONERS.get(spec)
+        if named is None:
+            names = ", ".join(BUILTIN_PARTITIONERS)
+            raise ValueError(f"unknown partitioner {spec!r}: expected one of {names}, or a callable")
+        return named
+    for builtin in BUILTIN_PARTITIONERS.values():
+        if spec is builtin:
+            return builtin  # one of our own: trusted, and its sentinels must pass through
+    if isinstance(spec, type):
+        raise TypeError(f"partitioner {spec.__name__} is a class; pass an instance")
+    method = getattr(spec, "partition", None)
+    if callable(method):
+        return _checked(method)
+    if callable(spec):
+        return _checked(spec)
+    raise TypeError(
+        f"partitioner must be a name, a callable (key, partition_count) or an object with a partition method, "
+        f"not {type(spec).__name__}"
+    )
+
+
+# -- keyless records -----------------------------------------------------------------------------
+
+
+class _Stick:
+    __slots__ = ("partition", "produced")
+
+    def __init__(self) -> None:
+        self.partition = -1
+        self.produced = 0
+
+
+class StickyPartitioner:
+    """Uniform sticky partitioning of keyless records (KIP-480, KIP-794).
+
+    Per topic, records stick to one partition so they fill one batch instead of many small ones.
+    Once ``batch_size`` bytes have gone to the current partition, the next record moves to another
+    one, uniformly at random among the available partitions (never the same one if there are
+    others). A current partition that loses its leader is left at once.
+
+    This is KIP-794's byte rule without its adaptive part: Java also weighs partitions by queue
+    length and avoids slow brokers; librdkafka instead switches on a timer
+    (``sticky.partitioning.linger.ms``). Not thread-safe: the producer calls it under its lock.
+    """
+
+    def __init__(self, batch_size: int, rng: random.Random | None = None) -> None:
+        """``rng`` makes the choices reproducible (tests); by default a fresh ``random.Random()``."""
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, not {batch_size}")
+        self._batch_size = batch_size
+        self._rng = rng if rng is not None else random.Random()
+        self._topics: dict[str, _Stick] = {}
+
+    def partition(
+        self,
+        topic: str,
+        partition_count: int,
+        available: Sequence[int] | None,
+        record_bytes: int,
+    ) -> int:
+        """The partition for the next keyless record of ``topic``, counting its ``record_bytes``.
+
+        ``available`` lists the partitions that have a leader; ``None`` or empty means all of them.
+        ``record_bytes`` is the record's size as counted toward ``batch.size``.
+        """
+        if partition_count < 1:
+            raise ValueError(f"partition_count must be at least 1, not {partition_count}")
+        stick = self._topics.get(topic)
+        if stick is None:
+            stick = self._topics[topic] = _Stick()
+        current = stick.partition
+        if (
+            current < 0
+            or current >= partition_count
+            or stick.produced >= self._batch_size
+            or (available and current not in available)
+        ):
+            current = stick.partition = self._pick(partition_count, available, avoid=current)
+            stick.produced = 0
+        stick.produced += record_bytes
+        return current
+
+    def random_partition(self, partition_count: int, available: Sequence[int] | None) -> int:
+        """A uniformly random available partition, for :data:`RANDOM` records.
+
+        librdkafka draws among all partitions and redraws once if the first has no leader; drawing
+        among the available ones only never sends a record to a leaderless partition.
+        """
+        if partition_count < 1:
+            raise ValueError(f"partition_count must be at least 1, not {partition_count}")
+        return self._pick(partition_count, available, avoid=-1)
+
+    def _pick(self, partition_count: int, available: Sequence[int] | None, avoid: int) -> int:
+        candidates: Sequence[int] = range(partition_count)
+        if available:
+            usable = sorted({p for p in available if 0 <= p < partition_count})
+            if usable:
+                candidates = usable  # sorted, so the draw does not depend on the caller's order
+        count = len(candidates)
+        if count > 1 and avoid in candidates:
+            index = self._rng.randrange(count - 1)
+            if index >= candidates.index(avoid):
+                index += 1  # skip the partition being left
+            return candidates[index]
+        return candidates[self._rng.randrange(count)]
+
+
+def choose_partition(
+    partitioner: Partitioner,
+    sticky: StickyPartitioner,
+    topic: str,
+    key: bytes | None,
+    partition_count: int,
+    available: Sequence[int] | None,
+    record_bytes: int,
+) -> int:
+    """The partition for one record: ``partitioner`` decides, the sentinels defer to ``sticky``.
+
+    ``partitioner`` must come from :func:`resolve_partitioner`; user code's bad answers then raise
+    :class:`InvalidPartitionError` (the producer fails that record with ``_UNKNOWN_PARTITION``).
+    """
+    chosen = partitioner(key, partition_count)
+    if chosen >= 0:
+        return chosen
+    if chosen == STICKY:
+        return sticky.partition(topic, partition_count, available, record_bytes)
+    return sticky.random_partition(partition_count, available)

@@ -1,0 +1,552 @@
+"""The public data model, shaped like confluent-kafka's so that switching is a change of import.
+
+`Message`, `TopicPartition`, `ThrottleEvent` and the cluster metadata classes copy confluent-kafka's
+observable behaviour (accessors, which attributes are writable, equality, hashing, ordering, reprs);
+`tests/unit/test_model.py` compares them with the installed confluent-kafka. `RecordMetadata` is
+the Java client's result of a send, for code written against that API.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+from .core import metadata as core_metadata
+from .errors import KafkaError
+
+__all__ = [
+    "OFFSET_BEGINNING",
+    "OFFSET_END",
+    "OFFSET_INVALID",
+    "OFFSET_STORED",
+    "TIMESTAMP_CREATE_TIME",
+    "TIMESTAMP_LOG_APPEND_TIME",
+    "TIMESTAMP_NOT_AVAILABLE",
+    "BrokerMetadata",
+    "ClusterMetadata",
+    "Headers",
+    "Message",
+    "PartitionMetadata",
+    "RecordMetadata",
+    "ThrottleEvent",
+    "TopicMetadata",
+    "TopicPartition",
+    "broker_name",
+    "cluster_metadata_from",
+]
+
+# Timestamp types, as returned first in `Message.timestamp()` (librdkafka's values).
+TIMESTAMP_NOT_AVAILABLE = 0
+TIMESTAMP_CREATE_TIME = 1
+TIMESTAMP_LOG_APPEND_TIME = 2
+
+# Logical offsets (librdkafka's values).
+OFFSET_BEGINNING = -2
+OFFSET_END = -1
+OFFSET_STORED = -1000
+OFFSET_INVALID = -1001
+
+Headers: TypeAlias = Mapping[str, str | bytes | None] | Sequence[tuple[str, str | bytes | None]]
+"""Message headers: a list of (key, value) pairs (keys may repeat) or a dict, as confluent-kafka accepts."""
+
+_INT32 = (-(2**31), 2**31 - 1)
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def _checked_int(value: Any, bounds: tuple[int, int]) -> int:
+    """An int that fits the wire field, rejecting what librdkafka would reject (str, None, overflow)."""
+    number = operator.index(value)
+    if not bounds[0] <= number <= bounds[1]:
+        raise OverflowError(f"{number} does not fit in a {'32' if bounds is _INT32 else '64'}-bit signed integer")
+    return number
+
+
+def _optional_int(value: Any, bounds: tuple[int, int]) -> int | None:
+    return None if value is None else _checked_int(value, bounds)
+
+
+def _non_negative(value: int | None) -> int | None:
+    """confluent-kafka reports negative partitions, offsets and epochs ("unknown" sentinels) as None."""
+    return value if value is not None and value >= 0 else None
+
+
+def _check_error(error: Any) -> KafkaError | None:
+    """Reject non-errors early; it also catches confluent's positional order (error before timestamp)."""
+    if error is not None and not isinstance(error, KafkaError):
+        raise TypeError(f"error must be a KafkaError or None, not {type(error).__name__}")
+    return error
+
+
+def _short_repr(data: object) -> str:
+    """Keys and values can be megabytes; a repr should stay one readable line."""
+    text = repr(data)
+    if len(text) <= 80 or not isinstance(data, (bytes, bytearray, str)):
+        return text
+    return f"{text[:64]}...({len(data)} {'chars' if isinstance(data, str) else 'bytes'})"
+
+
+class Message:
+    """One produced (or consumed) message, or an event when `error()` is not None.
+
+    Accessors and setters mirror confluent-kafka's `Message`. The constructor's positional order is
+    the producer's: ``timestamp`` comes before ``error`` (confluent's has them the other way round),
+    so pass those two by keyword in code that must run on both.
+    """
+
+    __slots__ = (
+        "_delivery_count",
+        "_error",
+        "_headers",
+        "_key",
+        "_latency",
+        "_leader_epoch",
+        "_offset",
+        "_partition",
+        "_timestamp",
+        "_topic",
+        "_value",
+    )
+
+    def __init__(
+        self,
+        topic: str | None = None,
+        partition: int | None = None,
+        offset: int | None = None,
+        key: bytes | None = None,
+        value: bytes | None = None,
+        headers: Headers | None = None,
+        error: KafkaError | None = None,
+        timestamp: tuple[int, int] | None = None,
+        latency: float | None = None,
+        leader_epoch: int | None = None,
+        delivery_count: int | None = None,
+    ) -> None:
+        self._topic = topic
+        self._partition = _non_negative(_optional_int(partition, _INT32))
+        self._offset = _non_negative(_optional_int(offset, _INT64))
+        self._key = key
+        self._value = value
+        self._headers = headers
+        self._timestamp = self._check_timestamp(timestamp)
+        self._error = _check_error(error)
+        self._latency = None if latency is None or latency < 0 else float(latency)
+        self._leader_epoch = _non_negative(_optional_int(leader_epoch, _INT32))
+        count = _optional_int(delivery_count, _INT32)
+        self._delivery_count = count if count is not None and count > 0 else None
+
+    @staticmethod
+    def _check_timestamp(timestamp: Any) -> tuple[int, int]:
+        if timestamp is None:
+            return (TIMESTAMP_NOT_AVAILABLE, 0)
+        if not isinstance(timestamp, tuple) or len(timestamp) != 2:
+            raise TypeError("timestamp must be a tuple of (int, int)")
+        try:
+            return (_checked_int(timestamp[0], _INT32), _checked_int(timestamp[1], _INT64))
+        except TypeError:
+            raise TypeError("timestamp must be a tuple of (int, int)") from None
+
+    def topic(self) -> str | None:
+        return self._topic
+
+    def partition(self) -> int | None:
+        return self._partition
+
+    def offset(self) -> int | None:
+        return self._offset
+
+    def key(self) -> bytes | None:
+        return self._key
+
+    def value(self) -> bytes | None:
+        return self._value
+
+    def deserialized_key(self) -> Any:
+        """The same object as `key()`; confluent's serializing clients put the deserialized key here."""
+        return self._key
+
+    def deserialized_value(self) -> Any:
+        return self._value
+
+    def headers(self) -> Headers | None:
+        return self._headers
+
+    def timestamp(self) -> tuple[int, int]:
+        """``(type, ms since epoch)``; ignore the ms when the type is TIMESTAMP_NOT_AVAILABLE."""
+        return self._timestamp
+
+    def latency(self) -> float | None:
+        """Seconds from produce() to the broker's acknowledgement, or None when unknown."""
+        return self._latency
+
+    def error(self) -> KafkaError | None:
+        return self._error
+
+    def leader_epoch(self) -> int | None:
+        return self._leader_epoch
+
+    def delivery_count(self) -> int | None:
+        """Share-group delivery count; None outside share consumers (so always for the producer)."""
+        return self._delivery_count
+
+    def set_key(self, key: Any) -> None:
+        self._key = key
+
+    def set_value(self, value: Any) -> None:
+        self._value = value
+
+    def set_headers(self, headers: Any) -> None:
+        self._headers = headers
+
+    def set_topic(self, topic: Any) -> None:
+        self._topic = topic
+
+    def set_error(self, error: KafkaError | None) -> None:
+        self._error = _check_error(error)
+
+    def __len__(self) -> int:
+        """The value's length (0 without one), as confluent-kafka: ``len()`` of whatever is stored."""
+        return 0 if self._value is None else len(self._value)
+
+    def _identity(self) -> tuple[Any, ...]:
+        # confluent-kafka compares everything but latency (and delivery count).
+        return (
+            self._topic,
+            self._partition,
+            self._offset,
+            self._key,
+            self._value,
+            self._headers,
+            self._error,
+            self._timestamp,
+            self._leader_epoch,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Message):
+            return NotImplemented
+        return self._identity() == other._identity()
+
+    # Defining __eq__ leaves __hash__ = None: messages are mutable and unhashable, as in confluent-kafka.
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (
+            type(self),
+            (
+                self._topic,
+                self._partition,
+                self._offset,
+                self._key,
+                self._value,
+                self._headers,
+                self._error,
+                self._timestamp,
+                self._latency,
+                self._leader_epoch,
+                self._delivery_count,
+            ),
+        )
+
+    def __repr__(self) -> str:
+        parts = [
+            f"topic={self._topic!r}",
+            f"partition={self._partition!r}",
+            f"offset={self._offset!r}",
+            f"key={_short_repr(self._key)}",
+            f"value={_short_repr(self._value)}",
+        ]
+        if self._headers is not None:
+            parts.append(f"headers={self._headers!r}")
+        parts.append(f"timestamp={self._timestamp!r}")
+        if self._latency is not None:
+            parts.append(f"latency={self._latency!r}")
+        if self._leader_epoch is not None:
+            parts.append(f"leader_epoch={self._leader_epoch!r}")
+        parts.append(f"error={self._error!r}")
+        return f"Message({', '.join(parts)})"
+
+
+@dataclass(frozen=True)
+class RecordMetadata:
+    """What a Java-style ``send()`` resolves to: where the record landed.
+
+    ``offset`` is -1 when unknown (acks=0); ``timestamp`` is -1 when unknown; the sizes are -1
+    for a null key or value, as in the Java client.
+    """
+
+    topic: str
+    partition: int
+    offset: int
+    timestamp: int
+    timestamp_type: int
+    serialized_key_size: int
+    serialized_value_size: int
+
+    def has_offset(self) -> bool:
+        return self.offset != -1
+
+    def has_timestamp(self) -> bool:
+        return self.timestamp != -1
+
+    def __str__(self) -> str:
+        return f"{self.topic}-{self.partition}@{self.offset}"
+
+
+def _topic_partition(
+    topic: str, partition: int, offset: int, metadata: str | None, leader_epoch: int | None, error: KafkaError | None
+) -> TopicPartition:
+    """Unpickling helper: `error` is keyword-only in the constructor."""
+    return TopicPartition(topic, partition, offset, metadata, leader_epoch, error=error)
+
+
+class TopicPartition:
+    """A topic's partition, with an offset and the outcome of an operation on it.
+
+    Like confluent-kafka: equality and hashing use topic and partition only, ordering is by
+    (topic, partition), only ``partition`` and ``offset`` are writable, and a negative
+    ``leader_epoch`` reads as None. ``error`` is set by the client through the keyword-only
+    constructor argument (confluent-kafka's constructor has none).
+    """
+
+    __slots__ = ("_error", "_leader_epoch", "_metadata", "_offset", "_partition", "_topic")
+
+    def __init__(
+        self,
+        topic: str,
+        partition: int = -1,
+        offset: int = OFFSET_INVALID,
+        metadata: str | None = None,
+        leader_epoch: int | None = None,
+        *,
+        error: KafkaError | None = None,
+    ) -> None:
+        if not isinstance(topic, str):
+            raise TypeError(f"topic must be str, not {type(topic).__name__}")
+        if metadata is not None and not isinstance(metadata, str):
+            raise TypeError(f"metadata must be str, not {type(metadata).__name__}")
+        self._topic = topic
+        self._partition = _checked_int(partition, _INT32)
+        self._offset = _checked_int(offset, _INT64)
+        self._metadata = metadata
+        self._leader_epoch = _non_negative(_optional_int(leader_epoch, _INT32))
+        self._error = _check_error(error)
+
+    @property
+    def topic(self) -> str:
+        return self._topic
+
+    @property
+    def partition(self) -> int:
+        return self._partition
+
+    @partition.setter
+    def partition(self, value: int) -> None:
+        self._partition = _checked_int(value, _INT32)
+
+    @property
+    def offset(self) -> int:
+        """An absolute offset (>= 0) or a logical one: OFFSET_BEGINNING, OFFSET_END, OFFSET_STORED, OFFSET_INVALID."""
+        return self._offset
+
+    @offset.setter
+    def offset(self, value: int) -> None:
+        self._offset = _checked_int(value, _INT64)
+
+    @property
+    def metadata(self) -> str | None:
+        """Application metadata committed with the offset."""
+        return self._metadata
+
+    @property
+    def leader_epoch(self) -> int | None:
+        return self._leader_epoch
+
+    @property
+    def error(self) -> KafkaError | None:
+        return self._error
+
+    def _key(self) -> tuple[str, int]:
+        return (self._topic, self._partition)
+
+    def __eq__(self, other: object) -> bool:
+        # confluent-kafka raises NotImplementedError for foreign types; answering False is kinder.
+        if not isinstance(other, TopicPartition):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        # The same value as confluent-kafka's (hash(topic) ^ partition), so mixed dicts behave alike.
+        return hash(self._topic) ^ self._partition
+
+    def __lt__(self, other: TopicPartition) -> bool:
+        if not isinstance(other, TopicPartition):
+            return NotImplemented
+        return self._key() < other._key()
+
+    def __le__(self, other: TopicPartition) -> bool:
+        if not isinstance(other, TopicPartition):
+            return NotImplemented
+        return self._key() <= other._key()
+
+    def __gt__(self, other: TopicPartition) -> bool:
+        if not isinstance(other, TopicPartition):
+            return NotImplemented
+        return self._key() > other._key()
+
+    def __ge__(self, other: TopicPartition) -> bool:
+        if not isinstance(other, TopicPartition):
+            return NotImplemented
+        return self._key() >= other._key()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (
+            _topic_partition,
+            (self._topic, self._partition, self._offset, self._metadata, self._leader_epoch, self._error),
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"TopicPartition{{topic={self._topic},partition={self._partition},offset={self._offset},"
+            f"leader_epoch={self._leader_epoch},error={self._error!r}}}"
+        )
+
+    __str__ = __repr__
+
+
+class ThrottleEvent:
+    """A broker delayed a request (quota); passed to the ``throttle_cb`` callback."""
+
+    def __init__(self, broker_name: str, broker_id: int, throttle_time: float) -> None:
+        self.broker_name = broker_name
+        self.broker_id = broker_id
+        self.throttle_time = throttle_time
+        """Seconds the broker held the request back."""
+
+    def __str__(self) -> str:
+        return f"{self.broker_name}/{self.broker_id} throttled for {int(self.throttle_time * 1000)} ms"
+
+    def __repr__(self) -> str:
+        return (
+            f"ThrottleEvent(broker_name={self.broker_name!r}, broker_id={self.broker_id!r}, "
+            f"throttle_time={self.throttle_time!r})"
+        )
+
+
+class BrokerMetadata:
+    """A broker as the cluster metadata names it."""
+
+    def __init__(self, id: int = -1, host: str | None = None, port: int = -1) -> None:
+        self.id = id
+        self.host = host
+        self.port = port
+
+    def __repr__(self) -> str:
+        return f"BrokerMetadata({self.id}, {self.host}:{self.port})"
+
+    def __str__(self) -> str:
+        return f"{self.host}:{self.port}/{self.id}"
+
+
+class PartitionMetadata:
+    """A partition's leader and replicas. The ids may name brokers missing from `ClusterMetadata.brokers`."""
+
+    def __init__(
+        self,
+        id: int = -1,
+        leader: int = -1,
+        replicas: list[int] | None = None,
+        isrs: list[int] | None = None,
+        error: KafkaError | None = None,
+    ) -> None:
+        self.id = id
+        self.leader = leader
+        self.replicas: list[int] = [] if replicas is None else replicas
+        self.isrs: list[int] = [] if isrs is None else isrs
+        self.error = error
+
+    def __repr__(self) -> str:
+        if self.error is not None:
+            return f"PartitionMetadata({self.id}, {self.error})"
+        return f"PartitionMetadata({self.id})"
+
+    def __str__(self) -> str:
+        return str(self.id)
+
+
+class TopicMetadata:
+    """A topic's partitions, or the error that kept the broker from describing it."""
+
+    def __init__(
+        self,
+        topic: str | None = None,
+        partitions: dict[int, PartitionMetadata] | None = None,
+        error: KafkaError | None = None,
+    ) -> None:
+        self.topic = topic
+        self.partitions: dict[int, PartitionMetadata] = {} if partitions is None else partitions
+        self.error = error
+
+    def __repr__(self) -> str:
+        if self.error is not None:
+            return f"TopicMetadata({self.topic}, {len(self.partitions)} partitions, {self.error})"
+        return f"TopicMetadata({self.topic}, {len(self.partitions)} partitions)"
+
+    def __str__(self) -> str:
+        return str(self.topic)
+
+
+class ClusterMetadata:
+    """What ``list_topics()`` returns: brokers, topics, and which broker answered."""
+
+    def __init__(
+        self,
+        cluster_id: str | None = None,
+        controller_id: int = -1,
+        brokers: dict[int, BrokerMetadata] | None = None,
+        topics: dict[str, TopicMetadata] | None = None,
+        orig_broker_id: int = -1,
+        orig_broker_name: str | None = None,
+    ) -> None:
+        self.cluster_id = cluster_id
+        self.controller_id = controller_id
+        self.brokers: dict[int, BrokerMetadata] = {} if brokers is None else brokers
+        self.topics: dict[str, TopicMetadata] = {} if topics is None else topics
+        self.orig_broker_id = orig_broker_id
+        self.orig_broker_name = orig_broker_name
+
+    def __repr__(self) -> str:
+        return f"ClusterMetadata({self.cluster_id})"
+
+    def __str__(self) -> str:
+        return str(self.cluster_id)
+
+
+def broker_name(host: str, port: int, node_id: int) -> str:
+    """librdkafka's broker name, ``host:port/id``, or ``host:port/bootstrap`` before the id is known."""
+    return f"{host}:{port}/{node_id if node_id >= 0 else 'bootstrap'}"
+
+
+def _error_or_none(code: int) -> KafkaError | None:
+    return None if code == 0 else KafkaError(code)
+
+
+def cluster_metadata_from(
+    core: core_metadata.ClusterMetadata, orig_broker_id: int, orig_broker_name: str
+) -> ClusterMetadata:
+    """Copy the client's internal picture into fresh public objects the caller may keep or mutate."""
+    brokers = {node_id: BrokerMetadata(b.node_id, b.host, b.port) for node_id, b in core.brokers.items()}
+    topics = {
+        name: TopicMetadata(
+            info.name,
+            {
+                pid: PartitionMetadata(
+                    p.partition, p.leader, list(p.replicas), list(p.isr), _error_or_none(p.error_code)
+                )
+                for pid, p in info.partitions.items()
+            },
+            _error_or_none(info.error_code),
+        )
+        for name, info in core.topics.items()
+    }
+    return ClusterMetadata(core.cluster_id, core.controller_id, brokers, topics, orig_broker_id, orig_broker_name)

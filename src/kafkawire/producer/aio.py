@@ -1,0 +1,88 @@
+"""`AIOProducer`: the producer for asyncio, shaped like ``confluent_kafka.aio.AIOProducer``.
+
+``await produce(...)`` queues the record at once (no thread pool per call) and returns an
+asyncio future of the delivered `Message`. Delivery reports come from the producer's report
+thread and are handed to the event loop with ``call_soon_threadsafe``. When the buffer is full,
+``produce`` awaits room (up to ``max.block.ms`` when set) instead of raising ``BufferError``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import KafkaError, KafkaException
+from ..model import ClusterMetadata, Message
+from .producer import Producer
+
+_ROOM_POLL = 0.002  # seconds between looks for buffer room while awaiting it
+
+
+class AIOProducer:
+    def __init__(self, producer_conf: Mapping[str, Any], **kwargs: Any) -> None:
+        conf = dict(producer_conf)
+        self._max_block = float(conf.pop("max.block.ms", 0)) / 1000
+        conf["delivery.reports"] = "background"
+        self._producer = Producer(conf, **kwargs)
+
+    async def produce(
+        self,
+        topic: str,
+        value: Any = None,
+        key: Any = None,
+        partition: int = -1,
+        timestamp: int = 0,
+        headers: Any = None,
+        on_delivery: Any = None,
+    ) -> asyncio.Future[Message]:
+        """Queue a record; the returned future resolves to the delivered `Message` or raises
+        `KafkaException` with the delivery error."""
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[Message] = loop.create_future()
+
+        def report(err: KafkaError | None, msg: Message) -> None:
+            loop.call_soon_threadsafe(_settle, fut, err, msg)
+            if on_delivery is not None:
+                loop.call_soon_threadsafe(on_delivery, err, msg)
+
+        deadline = time.monotonic() + self._max_block if self._max_block > 0 else None
+        while True:
+            try:
+                self._producer.produce(topic, value, key, partition, report, timestamp, headers)
+                return fut
+            except BufferError:
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise
+                await asyncio.sleep(_ROOM_POLL)
+
+    async def flush(self, timeout: float = -1) -> int:
+        return await asyncio.to_thread(self._producer.flush, timeout)
+
+    async def purge(self, in_queue: bool = True, in_flight: bool = True) -> None:
+        await asyncio.to_thread(self._producer.purge, in_queue, in_flight)
+
+    async def list_topics(self, topic: str | None = None, timeout: float = -1) -> ClusterMetadata:
+        return await asyncio.to_thread(self._producer.list_topics, topic, timeout)
+
+    async def close(self) -> None:
+        await asyncio.to_thread(self._producer.close)
+
+    def __len__(self) -> int:
+        return len(self._producer)
+
+    async def __aenter__(self) -> AIOProducer:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+def _settle(fut: asyncio.Future[Message], err: KafkaError | None, msg: Message) -> None:
+    if fut.done():
+        return
+    if err is None:
+        fut.set_result(msg)
+    else:
+        fut.set_exception(KafkaException(err))

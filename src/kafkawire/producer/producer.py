@@ -1,0 +1,496 @@
+"""`Producer`: confluent-kafka's producer API, plus Java-style ``send()`` futures.
+
+Threads: ``produce()``/``send()`` run in the caller's thread and only touch the accumulator under
+a lock (no IO under it). The IO thread (one per producer) sends requests, handles answers, runs
+interceptors' ``on_acknowledgement`` and completes ``send()`` futures (their done-callbacks run
+there: keep them short). Delivery reports and error/throttle/stats callbacks run where
+``delivery.reports`` says (see `kafkawire.producer.delivery`).
+
+Every record handed to ``produce()`` ends in exactly one delivery report (success or a precise
+error), including when it is purged, times out, or the producer is closed.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import Future
+from typing import Any
+
+from ..core.accumulator import Accumulator, PendingMessage
+from ..core.partitioners import StickyPartitioner, choose_partition, resolve_partitioner
+from ..errors import KafkaError, KafkaException
+from ..io.client import Client
+from ..model import (
+    TIMESTAMP_CREATE_TIME,
+    TIMESTAMP_LOG_APPEND_TIME,
+    ClusterMetadata,
+    Message,
+    RecordMetadata,
+    ThrottleEvent,
+    broker_name,
+    cluster_metadata_from,
+)
+from ..records import record_size_upper_bound
+from .config import ProducerConfig, parse_producer_config
+from .delivery import Reports
+from .interceptors import InterceptorChain, ProducerRecord
+from .sender import Sender, SenderSettings
+
+log = logging.getLogger("kafkawire.producer")
+
+_LEGAL_TOPIC = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
+OFFSET_INVALID = -1001
+Headers = list[tuple[str, bytes | None]]
+
+
+def _to_bytes(value: Any, what: str) -> bytes | None:
+    if value is None or isinstance(value, bytes):
+        return value
+    if isinstance(value, str):
+        return value.encode()
+    if isinstance(value, (bytearray, memoryview)):
+        return bytes(value)
+    raise TypeError(f"expected {what} to be str or bytes, not {type(value).__name__}")
+
+
+def _headers(headers: Any) -> Headers | None:
+    """Headers as a list of (str, bytes|None), from a list of pairs or a dict, as confluent-kafka takes them."""
+    if headers is None:
+        return None
+    items: Iterable[Any]
+    if isinstance(headers, Mapping):
+        items = headers.items()
+    elif isinstance(headers, (list, tuple)):
+        items = headers
+    else:
+        raise TypeError(f"headers must be a list of (key, value) pairs or a dict, not {type(headers).__name__}")
+    out: Headers = []
+    for item in items:
+        if not isinstance(item, (tuple, list)) or len(item) != 2:
+            raise TypeError(f"header {item!r} is not a (key, value) pair")
+        key, value = item
+        if not isinstance(key, str):
+            raise TypeError(f"header key must be str, not {type(key).__name__}")
+        out.append((key, _to_bytes(value, f"header {key!r} value")))
+    return out
+
+
+def check_topic(topic: Any) -> str:
+    if not isinstance(topic, str):
+        raise TypeError(f"topic must be str, not {type(topic).__name__}")
+    if not _LEGAL_TOPIC.match(topic) or topic in (".", ".."):
+        raise KafkaException(
+            KafkaError(
+                KafkaError._INVALID_ARG,
+                f"invalid topic name {topic!r}: 1-249 characters from [A-Za-z0-9._-], not '.' or '..'",
+            )
+        )
+    return topic
+
+
+class Producer:
+    def __init__(self, config: Mapping[str, Any], **kwargs: Any) -> None:
+        logger = kwargs.pop("logger", None)
+        conf = parse_producer_config({**config, **kwargs})
+        self._conf: ProducerConfig = conf
+        self._log = logger if isinstance(logger, logging.Logger) else log
+        self._client = Client(conf.raw)
+        self._lock = threading.RLock()
+        self._space = threading.Condition(self._lock)
+        self._acc = Accumulator(
+            batch_size=conf.batch_size,
+            batch_num_messages=conf.batch_num_messages,
+            linger=conf.linger_ms / 1000,
+            compression=conf.compression_codec,
+            compression_level=None if conf.compression_level == -1 else conf.compression_level,
+        )
+        self._reports = Reports(background=conf.delivery_reports == "background")
+        self._partitioner = resolve_partitioner(conf.partitioner)
+        self._sticky = StickyPartitioner(conf.batch_size)
+        self._interceptors = InterceptorChain(conf.interceptors, conf.raw)
+        self._outstanding = 0  # records produced and not yet reported (their report served)
+        self._buffered_bytes = 0
+        self._closed = False
+        self._sender = Sender(
+            self._client,
+            self._acc,
+            self._lock,
+            SenderSettings(
+                acks=conf.acks,
+                request_timeout=conf.request_timeout_ms / 1000,
+                message_timeout=(conf.message_timeout_ms or 2**31) / 1000,
+                retries=conf.retries,
+                retry_backoff_ms=conf.retry_backoff_ms,
+                retry_backoff_max_ms=conf.retry_backoff_max_ms,
+                max_in_flight=conf.max_in_flight,
+                max_request_bytes=conf.message_max_bytes,
+                metadata_refresh_interval=conf.topic_metadata_refresh_interval_ms / 1000,
+            ),
+            self._complete,
+            lambda msg, count: self._choose_partition(msg.topic, msg.key, count, len(msg.value or b"")),
+            self._throttled,
+        )
+        self._stats_thread: threading.Thread | None = None
+        if conf.stats_cb is not None and conf.statistics_interval_ms > 0:
+            self._stats_thread = threading.Thread(target=self._stats_loop, name="kafkawire-stats", daemon=True)
+            self._stats_thread.start()
+
+    # --- producing -------------------------------------------------------------------------------
+
+    def produce(
+        self,
+        topic: str,
+        value: Any = None,
+        key: Any = None,
+        partition: int = -1,
+        on_delivery: Callable[..., Any] | None = None,
+        timestamp: int = 0,
+        headers: Any = None,
+        *,
+        callback: Callable[..., Any] | None = None,
+    ) -> None:
+        """Queue one record; its delivery report comes from ``poll()``/``flush()`` (or the report thread)."""
+        cb = callback or on_delivery or self._conf.on_delivery
+        self._enqueue(topic, value, key, partition, timestamp, headers, cb, None)
+
+    def send(
+        self,
+        topic: str,
+        value: Any = None,
+        key: Any = None,
+        partition: int = -1,
+        timestamp: int = 0,
+        headers: Any = None,
+    ) -> Future[RecordMetadata]:
+        """Java-style: a future of the record's metadata, completed on the IO thread (no poll needed)."""
+        fut: Future[RecordMetadata] = Future()
+        self._enqueue(topic, value, key, partition, timestamp, headers, None, fut)
+        return fut
+
+    def produce_batch(
+        self,
+        topic: str,
+        messages: list[dict[str, Any]],
+        partition: int = -1,
+        on_delivery: Callable[..., Any] | None = None,
+        callback: Callable[..., Any] | None = None,
+    ) -> int:
+        """Queue many records; returns how many were queued. A record that cannot be queued gets an
+        ``_error`` entry (a `KafkaError`) in its dict, as with confluent-kafka."""
+        if not isinstance(messages, list):
+            raise TypeError(f"messages must be a list, not {type(messages).__name__}")
+        check_topic(topic)
+        default_cb = callback or on_delivery or self._conf.on_delivery
+        queued = 0
+        for m in messages:
+            if not isinstance(m, dict):
+                raise TypeError(f"each message must be a dict, not {type(m).__name__}")
+            try:
+                self._enqueue(
+                    topic,
+                    m.get("value"),
+                    m.get("key"),
+                    m.get("partition", partition),
+                    m.get("timestamp", 0),
+                    m.get("headers"),
+                    m.get("callback") or m.get("on_delivery") or default_cb,
+                    None,
+                )
+            except KafkaException as exc:
+                m["_error"] = exc.args[0]
+                continue
+            except BufferError:
+                m["_error"] = KafkaError(KafkaError._QUEUE_FULL)
+                continue
+            queued += 1
+        return queued
+
+    def _enqueue(
+        self,
+        topic: str,
+        value: Any,
+        key: Any,
+        partition: int,
+        timestamp: int,
+        headers: Any,
+        callback: Callable[..., Any] | None,
+        future: Future[RecordMetadata] | None,
+    ) -> None:
+        if self._closed:
+            raise KafkaException(KafkaError(KafkaError._DESTROY, "the producer is closed"))
+        if self._interceptors:
+            record = self._interceptors.on_send(ProducerRecord(topic, value, key, partition, timestamp, headers))
+            topic, value, key, partition = record.topic, record.value, record.key, record.partition
+            timestamp, headers = record.timestamp, record.headers
+        check_topic(topic)
+        if not isinstance(partition, int):
+            raise TypeError(f"partition must be int, not {type(partition).__name__}")
+        if not isinstance(timestamp, int):
+            raise TypeError(f"timestamp must be int, not {type(timestamp).__name__}")
+        if callback is not None and not callable(callback):
+            raise TypeError("on_delivery/callback must be callable")
+        key_b = _to_bytes(key, "key")
+        value_b = _to_bytes(value, "value")
+        hdrs = _headers(headers)
+        size = record_size_upper_bound(key_b, value_b, hdrs or ())
+        if size > self._conf.message_max_bytes:
+            raise KafkaException(
+                KafkaError(
+                    KafkaError.MSG_SIZE_TOO_LARGE,
+                    f"record of {size} bytes exceeds message.max.bytes ({self._conf.message_max_bytes})",
+                )
+            )
+        now = self._client.engine.now()
+        msg = PendingMessage(
+            topic, partition, key_b, value_b, hdrs, timestamp or int(time.time() * 1000), callback, future, now
+        )
+        with self._lock:
+            self._reserve(size)
+            info = self._client.metadata.topics.get(topic)
+            count = len(info.partitions) if info is not None and info.partitions else 0
+            if count and partition != -1 and not 0 <= partition < count:
+                self._release(1, size)
+                raise KafkaException(
+                    KafkaError(KafkaError._UNKNOWN_PARTITION, f"{topic} has {count} partitions, not {partition}")
+                )
+            if not count:
+                self._sender.unassigned.setdefault(topic, []).append(msg)
+                wake = len(self._sender.unassigned[topic]) == 1
+            else:
+                if partition == -1:
+                    chosen = self._choose_partition(topic, key_b, count, len(value_b or b""))
+                    if not 0 <= chosen < count:
+                        self._release(1, size)
+                        raise KafkaException(
+                            KafkaError(KafkaError._UNKNOWN_PARTITION, f"partitioner chose {chosen} of {count}")
+                        )
+                    msg.partition = chosen
+                wake = self._acc.append(msg, now)
+        if wake:
+            self._sender.wake()
+
+    def _choose_partition(self, topic: str, key: bytes | None, count: int, value_len: int) -> int:
+        """The partitioner's choice, or -1 when user code answered nonsense or raised."""
+        try:
+            return choose_partition(self._partitioner, self._sticky, topic, key, count, None, value_len)
+        except Exception:
+            self._log.exception("the partitioner failed for topic %s", topic)
+            return -1
+
+    def _reserve(self, size: int) -> None:
+        """Take buffer room for a record, raising BufferError or waiting (``max.block.ms``) when full."""
+        conf = self._conf
+        deadline = time.monotonic() + conf.max_block_ms / 1000
+
+        def full() -> bool:
+            return (
+                self._outstanding + 1 > conf.queue_buffering_max_messages
+                or self._buffered_bytes + size > conf.queue_buffering_max_kbytes * 1024
+            )
+
+        while full():
+            remaining = deadline - time.monotonic()
+            if conf.max_block_ms == 0 or remaining <= 0:
+                raise BufferError("Local: Queue full")
+            if self._reports.background:
+                self._space.wait(remaining)
+            else:
+                # Reports only free room when served: serve them here rather than wait forever.
+                self._lock.release()
+                try:
+                    self._reports.serve(min(remaining, 0.05))
+                finally:
+                    self._lock.acquire()
+        self._outstanding += 1
+        self._buffered_bytes += size
+
+    def _release(self, count: int, size: int) -> None:
+        with self._lock:
+            self._outstanding -= count
+            self._buffered_bytes -= size
+            self._space.notify_all()
+        if self._outstanding == 0:
+            self._reports.notify()
+
+    # --- completion (IO thread) ------------------------------------------------------------------
+
+    def _complete(self, messages: list[PendingMessage], error: KafkaError | None, base_offset: int, append_time: int) -> None:
+        now = self._client.engine.now()
+        exc = KafkaException(error) if error is not None else None
+        freed = 0
+        freed_bytes = 0
+        for i, m in enumerate(messages):
+            offset = base_offset + i if error is None and base_offset >= 0 else OFFSET_INVALID
+            ts = (TIMESTAMP_LOG_APPEND_TIME, append_time) if append_time != -1 else (TIMESTAMP_CREATE_TIME, m.timestamp)
+            if self._interceptors or m.future is not None:
+                metadata = RecordMetadata(
+                    m.topic,
+                    m.partition,
+                    offset if offset >= 0 else -1,
+                    ts[1],
+                    ts[0],
+                    -1 if m.key is None else len(m.key),
+                    -1 if m.value is None else len(m.value),
+                )
+                if self._interceptors:
+                    self._interceptors.on_acknowledgement(metadata, exc)
+                if m.future is not None:
+                    if exc is None:
+                        m.future.set_result(metadata)
+                    else:
+                        m.future.set_exception(exc)
+            if m.callback is None:
+                freed += 1
+                freed_bytes += m.size
+                continue
+            report = Message(
+                m.topic,
+                m.partition,
+                offset,
+                m.key,
+                m.value,
+                m.headers,
+                error=error,
+                timestamp=ts,
+                latency=None if error else now - m.enqueued,
+            )
+            self._reports.put(m.callback, (error, report), self._releaser(m.size))
+        if freed:
+            self._release(freed, freed_bytes)
+
+    def _releaser(self, size: int) -> Callable[[], None]:
+        return lambda: self._release(1, size)
+
+    def _throttled(self, node: int, host: str, port: int, throttle_ms: int) -> None:
+        if self._conf.throttle_cb is not None:
+            event = ThrottleEvent(broker_name(host, port, node), node, throttle_ms / 1000)
+            self._reports.put(self._conf.throttle_cb, (event,))
+
+    # --- serving, flushing, closing ------------------------------------------------------------
+
+    def poll(self, timeout: float = -1) -> int:
+        """Serve queued callbacks; wait up to ``timeout`` seconds (-1: forever) for the first."""
+        return self._reports.serve(None if timeout is None or timeout < 0 else timeout)
+
+    def flush(self, timeout: float = -1) -> int:
+        """Send everything now and wait until every record is reported; returns how many remain."""
+        deadline = None if timeout is None or timeout < 0 else time.monotonic() + timeout
+        self._acc.flushing = True
+        self._sender.wake()
+        try:
+            while self._outstanding > 0:
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    break
+                if self._reports.background:
+                    self._reports.wait_idle(lambda: self._outstanding == 0, remaining)
+                else:
+                    self._reports.serve(0.1 if remaining is None else min(remaining, 0.1))
+        finally:
+            self._acc.flushing = False
+        return len(self)
+
+    def purge(self, in_queue: bool = True, in_flight: bool = True, blocking: bool = True) -> None:
+        """Fail queued (``_PURGE_QUEUE``) and in-flight (``_PURGE_INFLIGHT``) records; their reports
+        are served by the next ``poll()``/``flush()``."""
+        done = self._client.engine.run(lambda: self._sender.purge(in_queue, in_flight))
+        if blocking:
+            done.result()
+
+    def list_topics(self, topic: str | None = None, timeout: float = -1) -> ClusterMetadata:
+        fut = self._client.refresh_metadata(
+            None if topic is None else [topic], auto_create=True, timeout=None if timeout < 0 else timeout
+        )
+        md = fut.result(None if timeout < 0 else timeout + 1)
+        conn = self._client.least_busy()
+        return cluster_metadata_from(md, conn.node_id, broker_name(conn.host, conn.port, conn.node_id))
+
+    def __len__(self) -> int:
+        return self._outstanding
+
+    def close(self, timeout: float = -1) -> int:
+        """Flush, then fail whatever is left (``_PURGE_*``) and serve every report; returns 0."""
+        if self._closed:
+            return 0
+        self.flush(timeout)
+        if self._outstanding:
+            self.purge()
+        self._closed = True
+        while self._outstanding and not self._reports.background:
+            self._reports.serve(0.1)
+        if self._reports.background:
+            self._reports.wait_idle(lambda: self._outstanding == 0, 10)
+        self._interceptors.close()
+        self._client.close()
+        self._reports.close()
+        return 0
+
+    def __enter__(self) -> Producer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- statistics ----------------------------------------------------------------------------
+
+    def _stats_loop(self) -> None:
+        interval = self._conf.statistics_interval_ms / 1000
+        while not self._closed:
+            time.sleep(interval)
+            if self._closed or self._conf.stats_cb is None:
+                return
+            self._reports.put(self._conf.stats_cb, (json.dumps(self._statistics()),))
+
+    def _statistics(self) -> dict[str, Any]:
+        """A documented subset of librdkafka's statistics (see README)."""
+        return {
+            "name": self._conf.raw["client.id"],
+            "type": "producer",
+            "ts": int(time.monotonic() * 1_000_000),
+            "time": int(time.time()),
+            "msg_cnt": self._outstanding,
+            "msg_size": self._buffered_bytes,
+            "msg_max": self._conf.queue_buffering_max_messages,
+            "msg_size_max": self._conf.queue_buffering_max_kbytes * 1024,
+        }
+
+
+class SyncProducer:
+    """Blocking producer (the seeds' KafkaSyncProducer): ``send()`` returns the record's metadata or
+    raises `KafkaException`."""
+
+    def __init__(self, config: Mapping[str, Any], **kwargs: Any) -> None:
+        conf = dict(config)
+        conf.setdefault("linger.ms", 0)  # nothing else will join a batch while we wait for it
+        self._producer = Producer(conf, **kwargs)
+
+    def send(
+        self,
+        topic: str,
+        value: Any = None,
+        key: Any = None,
+        partition: int = -1,
+        timestamp: int = 0,
+        headers: Any = None,
+        timeout: float | None = None,
+    ) -> RecordMetadata:
+        fut = self._producer.send(topic, value, key, partition, timestamp, headers)
+        return fut.result(timeout)
+
+    def list_topics(self, topic: str | None = None, timeout: float = -1) -> ClusterMetadata:
+        return self._producer.list_topics(topic, timeout)
+
+    def close(self, timeout: float = -1) -> None:
+        self._producer.close(timeout)
+
+    def __enter__(self) -> SyncProducer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+

@@ -1,0 +1,331 @@
+"""The sender: on the IO thread, turns ready batches into Produce requests and answers into reports.
+
+One ``run`` looks at the accumulator, groups ready partitions by leader, and sends one
+ProduceRequest per broker carrying many partitions, as long as that broker has room under
+``max.in.flight.requests.per.connection``. Answers go through the error-policy table: deliver,
+retry after a backoff (refreshing metadata first when the leader moved), or fail. Nothing here
+blocks; the producer's user-facing threads only touch the accumulator under the shared lock.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..core.accumulator import Accumulator, PendingMessage, ProducerBatch
+from ..core.backoff import backoff_delay
+from ..core.error_policy import produce_policy
+from ..core.versions import UnsupportedVersionError
+from ..errors import KafkaError
+from ..io.client import Client
+from ..io.engine import Timer
+from ..protocol.apis import PRODUCE
+from ..protocol.codec import Struct
+
+log = logging.getLogger("kafkawire.producer")
+
+MIN_PRODUCE_VERSION = 3  # RecordBatch v2 (Kafka 0.11); older brokers are refused clearly
+TOPIC_NAMES_MAX_PRODUCE_VERSION = 12
+UNKNOWN_TOPIC_OR_PARTITION = 3
+LEADER_NOT_AVAILABLE = 5
+METADATA_RETRY = 0.1  # seconds between metadata requests while waiting for an unknown topic
+
+
+@dataclass(frozen=True)
+class SenderSettings:
+    acks: int
+    request_timeout: float
+    message_timeout: float
+    retries: int
+    retry_backoff_ms: int
+    retry_backoff_max_ms: int
+    max_in_flight: int
+    max_request_bytes: int
+    metadata_refresh_interval: float
+
+
+# (messages, error or None, base offset, log-append time or -1); called on the IO thread
+Completion = Callable[[list[PendingMessage], "KafkaError | None", int, int], None]
+# Assigns partitions to records of a topic whose metadata just arrived: (msg, partition count) -> partition
+Assigner = Callable[[PendingMessage, int], int]
+
+
+class Sender:
+    def __init__(
+        self,
+        client: Client,
+        accumulator: Accumulator,
+        lock: threading.RLock,
+        settings: SenderSettings,
+        complete: Completion,
+        assign: Assigner,
+        on_throttle: Callable[[int, str, int, int], None],
+    ) -> None:
+        self.client = client
+        self.acc = accumulator
+        self.lock = lock
+        self.settings = settings
+        self.complete = complete
+        self.assign = assign
+        self.on_throttle = on_throttle
+        self.unassigned: dict[str, list[PendingMessage]] = {}  # records waiting for their topic's metadata
+        self.in_flight: dict[int, list[ProducerBatch]] = {}  # request id -> batches
+        self._request_ids = 0
+        self._scheduled = False
+        self._timer: Timer | None = None
+        self._metadata_pending = False
+        self._stale_topics: set[str] = set()
+        self._rng = random.Random()
+
+    # --- scheduling (any thread) ------------------------------------------------------------
+
+    def wake(self) -> None:
+        """Ask for a run on the IO thread; many wakes before it runs cost one run."""
+        if not self._scheduled:
+            self._scheduled = True
+            self.client.engine.call_soon(self.run)
+
+    # --- the run (IO thread) -----------------------------------------------------------------
+
+    def run(self) -> None:
+        self._scheduled = False
+        engine = self.client.engine
+        now = engine.now()
+        with self.lock:
+            expired = self.acc.take_expired(now, self.settings.message_timeout)
+            expired_unassigned = self._expire_unassigned(now)
+            ready, wake_at = self.acc.ready(now)
+            by_leader: dict[int, list[tuple[str, int]]] = {}
+            for tp in ready:
+                leader = self.client.metadata.leader_for(*tp)
+                if leader is None:
+                    self._stale_topics.add(tp[0])
+                else:
+                    by_leader.setdefault(leader.node_id, []).append(tp)
+            requests = [(node, batches) for node, tps in by_leader.items() if (batches := self._drain(node, tps))]
+        for batch in expired:
+            self._fail(batch.messages, KafkaError(KafkaError._MSG_TIMED_OUT))
+        if expired_unassigned:
+            self._fail(expired_unassigned, KafkaError(KafkaError._MSG_TIMED_OUT))
+        for node, batches in requests:
+            self._send(node, batches)
+        if self.unassigned or self._stale_topics or self.client.metadata.needs_refresh(now):
+            self._refresh_metadata()
+        if wake_at is None and self.unassigned:
+            wake_at = now + METADATA_RETRY
+        self._schedule(wake_at)
+
+    def _schedule(self, when: float | None) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if when is not None:
+            self._timer = self.client.engine.call_later(when - self.client.engine.now(), self.run)
+
+    def _drain(self, node: int, tps: list[tuple[str, int]]) -> list[ProducerBatch]:
+        """Batches for one request to ``node``, if it has room for another request."""
+        conn = self.client.connection(node)
+        if conn is None or conn.load >= self.settings.max_in_flight:
+            return []
+        batches: list[ProducerBatch] = []
+        size = 0
+        for tp in tps:
+            head = self.acc.pop(tp)
+            if head is None:
+                continue
+            payload = head.close(self.acc.compression, self.acc.compression_level)
+            if batches and size + len(payload) > self.settings.max_request_bytes:
+                self.acc.requeue(head, 0.0)
+                break
+            batches.append(head)
+            size += len(payload)
+        return batches
+
+    def _send(self, node: int, batches: list[ProducerBatch]) -> None:
+        topics: dict[str, list[ProducerBatch]] = {}
+        for b in batches:
+            b.attempts += 1
+            topics.setdefault(b.topic, []).append(b)
+        topic_ids = {
+            t: info.topic_id for t in topics if (info := self.client.metadata.topics.get(t)) and info.topic_id
+        }
+
+        def body(version: int) -> dict[str, Any]:
+            if version < MIN_PRODUCE_VERSION:
+                raise UnsupportedVersionError(
+                    f"the broker speaks Produce v{version} at most; kafkawire needs v{MIN_PRODUCE_VERSION}+ (Kafka 0.11+)"
+                )
+            topic_data = []
+            for topic, tbatches in topics.items():
+                entry: dict[str, Any] = {
+                    "name": topic,
+                    "partition_data": [{"index": b.partition, "records": b.payload} for b in tbatches],
+                }
+                if topic in topic_ids:
+                    entry["topic_id"] = topic_ids[topic]
+                topic_data.append(entry)
+            return {
+                "acks": self.settings.acks,
+                "timeout_ms": int(self.settings.request_timeout * 1000),
+                "topic_data": topic_data,
+            }
+
+        request_id = self._request_ids = self._request_ids + 1
+        self.in_flight[request_id] = batches
+
+        def done(response: Struct | None, error: KafkaError | None) -> None:
+            if self.in_flight.pop(request_id, None) is None:
+                return  # purged while in flight: its reports were already given
+            self._handle(node, batches, response, error)
+
+        self.client.request_io(
+            PRODUCE,
+            body,
+            done,
+            node=node,
+            timeout=self.settings.request_timeout,
+            expect_response=self.settings.acks != 0,
+            # Produce v13+ names topics by id only: stay below it unless every id is known.
+            max_version=None if len(topic_ids) == len(topics) else TOPIC_NAMES_MAX_PRODUCE_VERSION,
+        )
+
+    # --- answers -------------------------------------------------------------------------------
+
+    def _handle(self, node: int, batches: list[ProducerBatch], response: Struct | None, error: KafkaError | None) -> None:
+        if error is not None:
+            for b in batches:
+                self._failed_attempt(b, error)
+        elif response is None:  # acks=0: written is all we will ever know
+            for b in batches:
+                self.complete(b.messages, None, -1001, -1)
+        else:
+            if response.throttle_time_ms > 0:
+                conn = self.client.connection(node)
+                host, port = (conn.host, conn.port) if conn else ("", 0)
+                self.on_throttle(node, host, port, response.throttle_time_ms)
+            by_partition = {(b.topic, b.partition): b for b in batches}
+            by_id = {
+                info.topic_id: name
+                for name in {b.topic for b in batches}
+                if (info := self.client.metadata.topics.get(name)) and info.topic_id
+            }
+            for t in response.responses:
+                name = t.name or by_id.get(t.get("topic_id"), "")
+                for p in t.partition_responses:
+                    batch = by_partition.pop((name, p.index), None)
+                    if batch is None:
+                        continue
+                    if p.error_code == 0:
+                        self.complete(batch.messages, None, p.base_offset, p.log_append_time_ms)
+                    else:
+                        reason = p.error_message or None
+                        self._failed_attempt(batch, KafkaError(p.error_code, reason))
+            for batch in by_partition.values():  # a partition the broker did not answer for
+                self._failed_attempt(batch, KafkaError(KafkaError._BAD_MSG, "no answer for this partition"))
+        self.wake()
+
+    def _failed_attempt(self, batch: ProducerBatch, error: KafkaError) -> None:
+        policy = produce_policy(error.code())
+        now = self.client.engine.now()
+        if policy.refresh_metadata:
+            self.client.metadata.forget_leader(batch.topic, batch.partition)
+            self._stale_topics.add(batch.topic)
+        timed_out = now - batch.oldest >= self.settings.message_timeout
+        if policy.retry and not timed_out and batch.attempts <= self.settings.retries:
+            delay = backoff_delay(
+                batch.attempts - 1, self.settings.retry_backoff_ms, self.settings.retry_backoff_max_ms, self._rng.random()
+            )
+            log.debug("retrying %s[%d] after %s (attempt %d)", batch.topic, batch.partition, error.name(), batch.attempts)
+            with self.lock:
+                self.acc.requeue(batch, now + delay)
+            return
+        if timed_out and policy.retry:
+            error = KafkaError(KafkaError._MSG_TIMED_OUT, f"Local: Message timed out (last error: {error.name()})")
+        self._fail(batch.messages, error)
+
+    def _fail(self, messages: list[PendingMessage], error: KafkaError) -> None:
+        self.complete(messages, error, -1001, -1)
+
+    # --- metadata ------------------------------------------------------------------------------
+
+    def _refresh_metadata(self) -> None:
+        if self._metadata_pending:
+            return
+        topics = sorted(set(self.unassigned) | self._stale_topics | set(self.client.metadata.topics))
+        self._stale_topics.clear()
+        self._metadata_pending = True
+
+        def done(response: Struct | None, error: KafkaError | None) -> None:
+            self._metadata_pending = False
+            if error is None:
+                self._assign_waiting()
+            self.wake()
+
+        self.client.refresh_metadata_io(topics, done, auto_create=True, timeout=self.settings.request_timeout)
+
+    def _assign_waiting(self) -> None:
+        """Give records waiting for metadata their partitions, or fail them if the topic is gone."""
+        now = self.client.engine.now()
+        failed: list[tuple[list[PendingMessage], KafkaError]] = []
+        with self.lock:
+            for topic in list(self.unassigned):
+                info = self.client.metadata.topics.get(topic)
+                if info is None or info.error_code == LEADER_NOT_AVAILABLE or not info.partitions:
+                    if info is not None and info.error_code not in (0, LEADER_NOT_AVAILABLE):
+                        failed.append((self.unassigned.pop(topic), _topic_error(topic, info.error_code)))
+                    continue
+                count = len(info.partitions)
+                bad: list[PendingMessage] = []
+                for msg in self.unassigned.pop(topic):
+                    partition = self.assign(msg, count)
+                    if not 0 <= partition < count:
+                        bad.append(msg)
+                        continue
+                    msg.partition = partition
+                    self.acc.append(msg, now)
+                if bad:
+                    failed.append((bad, KafkaError(KafkaError._UNKNOWN_PARTITION, f"{topic} has {count} partitions")))
+        for messages, error in failed:
+            self._fail(messages, error)
+
+    def _expire_unassigned(self, now: float) -> list[PendingMessage]:
+        expired: list[PendingMessage] = []
+        for topic in list(self.unassigned):
+            waiting = self.unassigned[topic]
+            keep = [m for m in waiting if now - m.enqueued < self.settings.message_timeout]
+            if len(keep) != len(waiting):
+                expired += [m for m in waiting if now - m.enqueued >= self.settings.message_timeout]
+                if keep:
+                    self.unassigned[topic] = keep
+                else:
+                    del self.unassigned[topic]
+        return expired
+
+    # --- purge ----------------------------------------------------------------------------------
+
+    def purge(self, in_queue: bool, in_flight: bool) -> None:
+        """Fail queued and/or in-flight records now; late answers for purged requests are ignored."""
+        if in_queue:
+            with self.lock:
+                queued = self.acc.take_all()
+                waiting = [m for msgs in self.unassigned.values() for m in msgs]
+                self.unassigned.clear()
+            for b in queued:
+                self._fail(b.messages, KafkaError(KafkaError._PURGE_QUEUE))
+            if waiting:
+                self._fail(waiting, KafkaError(KafkaError._PURGE_QUEUE))
+        if in_flight:
+            requests, self.in_flight = self.in_flight, {}
+            for batches in requests.values():
+                for b in batches:
+                    self._fail(b.messages, KafkaError(KafkaError._PURGE_INFLIGHT))
+
+
+def _topic_error(topic: str, code: int) -> KafkaError:
+    if code == UNKNOWN_TOPIC_OR_PARTITION:
+        return KafkaError(KafkaError._UNKNOWN_TOPIC, f"Local: Unknown topic: {topic}")
+    return KafkaError(code, f"topic {topic}")
