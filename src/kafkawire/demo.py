@@ -1,9 +1,9 @@
 """The main job for now: produce a sample dataset to a broker and print a delivery summary.
 
-It exercises the whole foundation end to end: CreateTopics and Metadata through the client,
-records hashed to partitions by key (murmur2, as Kafka's default partitioner), batched and lz4
-compressed by the record layer, sent as pipelined Produce requests (acks=all) to each leader, and
-finally read back with Fetch and counted, so the summary reports what the broker really holds.
+It exercises the stack end to end: CreateTopics through the client, then kafkawire's `Producer`
+(keys hashed to partitions with murmur2 as the Java client does, lz4 batches, acks=all) with a
+delivery report per record, and finally a read-back with Fetch, so the summary reports what the
+broker really holds.
 The Spark pipeline issue turns this into the data pipeline.
 """
 
@@ -12,27 +12,24 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
-from concurrent.futures import Future
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from .core.partitioners import partition_for_key
 from .errors import KafkaError, KafkaException
 from .io.client import Client
 from .local_broker import TansuBroker
-from .protocol.apis import CREATE_TOPICS, FETCH, PRODUCE
-from .protocol.codec import Struct
-from .records import LZ4, BatchBuilder, decode_batches, record_size_upper_bound
+from .model import Message
+from .producer import Producer
+from .protocol.apis import CREATE_TOPICS, FETCH
+from .records import decode_batches
 
 TOPIC_ALREADY_EXISTS = 36
-BATCH_BYTES = 256 * 1024
 
 
 @dataclass
 class PartitionReport:
     records: int = 0
-    batches: int = 0
     first_offset: int | None = None
     last_offset: int | None = None
     read_back: int = 0
@@ -43,7 +40,6 @@ class DemoSummary:
     topic: str
     records: int
     payload_bytes: int
-    wire_bytes: int
     seconds: float
     partitions: dict[int, PartitionReport] = field(default_factory=dict)
 
@@ -78,52 +74,39 @@ def create_topic(client: Client, topic: str, partitions: int) -> None:
         raise KafkaException(KafkaError(result.error_code, f"creating {topic}: {result.error_message}"))
 
 
-def produce_dataset(client: Client, topic: str, count: int) -> DemoSummary:
-    partition_count = client.metadata.partition_count(topic)
-    if not partition_count:
-        raise KafkaException(KafkaError(KafkaError._UNKNOWN_TOPIC, f"{topic} has no partitions"))
-    summary = DemoSummary(topic, count, 0, 0, 0.0, {p: PartitionReport() for p in range(partition_count)})
-    builders: dict[int, BatchBuilder] = {}
-    sent: list[tuple[int, int, Future[Struct]]] = []
+def produce_dataset(bootstrap: str, topic: str, count: int, partitions: int, timeout: float) -> DemoSummary:
+    """Produce the orders with kafkawire's `Producer` (lz4, acks=all) and tally the delivery reports."""
+    summary = DemoSummary(topic, count, 0, 0.0, {p: PartitionReport() for p in range(partitions)})
+    errors: list[KafkaError] = []
+
+    def delivered(err: KafkaError | None, msg: Message) -> None:
+        if err is not None:
+            errors.append(err)
+            return
+        report = summary.partitions[msg.partition() or 0]
+        offset = msg.offset() or 0
+        report.records += 1
+        report.first_offset = offset if report.first_offset is None else min(report.first_offset, offset)
+        report.last_offset = offset if report.last_offset is None else max(report.last_offset, offset)
+
+    conf = {
+        "bootstrap.servers": bootstrap,
+        "client.id": "kafkawire-demo",
+        "compression.type": "lz4",
+        "acks": "all",
+        "linger.ms": 5,
+        "message.timeout.ms": int(timeout * 1000),
+        "max.block.ms": int(timeout * 1000),
+    }
     started = time.monotonic()
-
-    def send(partition: int, builder: BatchBuilder) -> None:
-        batch = builder.build(compression=LZ4)
-        leader = client.metadata.leader_for(topic, partition)
-        if leader is None:
-            raise KafkaException(KafkaError(KafkaError._LEADER_NOT_AVAILABLE, f"{topic}[{partition}]"))
-        body = {
-            "acks": -1,
-            "timeout_ms": 30_000,
-            "topic_data": [{"name": topic, "partition_data": [{"index": partition, "records": batch}]}],
-        }
-        summary.wire_bytes += len(batch)
-        sent.append((partition, len(builder), client.request(PRODUCE, body, node=leader.node_id)))
-
-    now_ms = int(time.time() * 1000)
-    for key, value, headers in sample_orders(count):
-        partition = partition_for_key(key, partition_count)
-        builder = builders.setdefault(partition, BatchBuilder())
-        if len(builder) and builder.size + record_size_upper_bound(key, value, headers) > BATCH_BYTES:
-            send(partition, builder)
-            builder = builders[partition] = BatchBuilder()
-        builder.append(now_ms, key, value, headers)
-        summary.payload_bytes += len(key) + len(value)
-    for partition, builder in builders.items():
-        if len(builder):
-            send(partition, builder)
-
-    for partition, records, fut in sent:
-        response = fut.result().responses[0].partition_responses[0]
-        if response.error_code:
-            raise KafkaException(KafkaError(response.error_code, f"producing to {topic}[{partition}]"))
-        report = summary.partitions[partition]
-        report.records += records
-        report.batches += 1
-        last = response.base_offset + records - 1
-        report.first_offset = response.base_offset if report.first_offset is None else report.first_offset
-        report.last_offset = last if report.last_offset is None else max(report.last_offset, last)
+    with Producer(conf) as producer:
+        for key, value, headers in sample_orders(count):
+            producer.produce(topic, value, key, headers=headers, on_delivery=delivered)
+            summary.payload_bytes += len(key) + len(value)
+        producer.flush(timeout)
     summary.seconds = time.monotonic() - started
+    if errors:
+        raise KafkaException(errors[0])
     return summary
 
 
@@ -164,11 +147,11 @@ def print_summary(summary: DemoSummary, out: IO[str]) -> None:
     rate = summary.delivered / summary.seconds if summary.seconds else 0.0
     out.write(f"\nTopic {summary.topic}: {summary.delivered:,} of {summary.records:,} records delivered")
     out.write(f" in {summary.seconds:.2f} s ({rate:,.0f} records/s, acks=all, lz4)\n")
-    out.write(f"Payload {summary.payload_bytes:,} bytes; on the wire {summary.wire_bytes:,} bytes\n\n")
-    out.write(f"{'partition':>9} {'records':>9} {'batches':>8} {'offsets':>17} {'read back':>10}\n")
+    out.write(f"Payload {summary.payload_bytes:,} bytes\n\n")
+    out.write(f"{'partition':>9} {'records':>9} {'offsets':>17} {'read back':>10}\n")
     for p, r in sorted(summary.partitions.items()):
         offsets = "-" if r.first_offset is None else f"{r.first_offset}..{r.last_offset}"
-        out.write(f"{p:>9} {r.records:>9,} {r.batches:>8} {offsets:>17} {r.read_back:>10,}\n")
+        out.write(f"{p:>9} {r.records:>9,} {offsets:>17} {r.read_back:>10,}\n")
     verdict = "OK" if summary.read_back == summary.delivered == summary.records else "MISMATCH"
     out.write(f"\nRead back {summary.read_back:,} records with Fetch: {verdict}\n")
 
@@ -186,8 +169,8 @@ def run(
                 {"bootstrap.servers": bootstrap, "client.id": "kafkawire-demo", "socket.timeout.ms": int(timeout * 1000)}
             ))
         create_topic(client, topic, partitions)
+        summary = produce_dataset(bootstrap, topic, count, partitions, timeout)
         client.refresh_metadata([topic]).result()
-        summary = produce_dataset(client, topic, count)
         read_back(client, topic, summary)
         print_summary(summary, out)
         return summary

@@ -92,14 +92,14 @@ class BrokerConnection:
         host: str,
         port: int,
         settings: ConnectionSettings,
-        on_ready: Callable[[BrokerConnection], None] | None = None,
+        on_state: Callable[[BrokerConnection], None] | None = None,
     ) -> None:
         self.engine = engine
         self.node_id = node_id
         self.host = host
         self.port = port
         self.settings = settings
-        self.on_ready = on_ready
+        self.on_state = on_state  # told when the connection becomes ready or fails
         self.state = State.DISCONNECTED
         self.versions: dict[int, tuple[int, int]] = {}
         self.last_error: KafkaError | None = None
@@ -215,8 +215,8 @@ class BrokerConnection:
         self.state = State.READY
         self._failures = 0
         self.last_error = None
-        if self.on_ready is not None:
-            self.on_ready(self)
+        if self.on_state is not None:
+            self.on_state(self)
         self._pump()
 
     # --- sending and receiving -------------------------------------------------------------
@@ -348,6 +348,8 @@ class BrokerConnection:
         self.last_error = error
         self._teardown(error)
         self._failures += 1
+        if self.on_state is not None:
+            self.on_state(self)
         if self._queue:
             delay = backoff_delay(
                 self._failures - 1, self.settings.backoff_ms, self.settings.backoff_max_ms, random.random()

@@ -8,7 +8,7 @@ already runs on the IO thread (the producer's sender).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from typing import Any
 
@@ -31,9 +31,12 @@ class Client:
         self.metadata = ClusterMetadata(max_age=self.config["metadata.max.age.ms"] / 1000)
         # Bootstrap servers get negative ids, as in librdkafka, until metadata names the brokers.
         self._bootstrap = [
-            BrokerConnection(self.engine, -1 - i, host, port, self.settings)
+            BrokerConnection(self.engine, -1 - i, host, port, self.settings, self._state_changed)
             for i, (host, port) in enumerate(bootstrap_addresses(self.config["bootstrap.servers"]))
         ]
+        # Told once when every connection is down (and again after one came back and all fell again).
+        self.on_all_brokers_down: Callable[[KafkaError], None] | None = None
+        self._all_down = False
         self._brokers: dict[int, BrokerConnection] = {}
         self._round_robin = itertools.count()
         self._closed = False
@@ -164,7 +167,7 @@ class Client:
             broker = self.metadata.brokers.get(node_id)
             if broker is None:
                 return next((c for c in self._bootstrap if c.node_id == node_id), None)
-            conn = BrokerConnection(self.engine, node_id, broker.host, broker.port, self.settings)
+            conn = BrokerConnection(self.engine, node_id, broker.host, broker.port, self.settings, self._state_changed)
             self._brokers[node_id] = conn
         return conn
 
@@ -179,6 +182,20 @@ class Client:
             return min(connecting, key=lambda c: c.load)
         candidates = [*self._brokers.values(), *self._bootstrap]
         return candidates[next(self._round_robin) % len(candidates)]
+
+    def _state_changed(self, conn: BrokerConnection) -> None:
+        if conn.state is State.READY:
+            self._all_down = False
+            return
+        live = (State.READY, State.CONNECTING, State.NEGOTIATING)
+        if self._all_down or self._closed or any(c.state in live for c in [*self._bootstrap, *self._brokers.values()]):
+            return
+        self._all_down = True
+        if self.on_all_brokers_down is not None:
+            count = len(self._brokers) or len(self._bootstrap)
+            self.on_all_brokers_down(
+                KafkaError(KafkaError._ALL_BROKERS_DOWN, f"{count}/{count} brokers are down")
+            )
 
     def _sync_brokers(self) -> None:
         """Follow broker moves: a broker whose address changed gets a fresh connection."""

@@ -135,6 +135,7 @@ class Producer:
             lambda msg, count: self._choose_partition(msg.topic, msg.key, count, len(msg.value or b"")),
             self._throttled,
         )
+        self._client.on_all_brokers_down = self._error
         self._stats_thread: threading.Thread | None = None
         if conf.stats_cb is not None and conf.statistics_interval_ms > 0:
             self._stats_thread = threading.Thread(target=self._stats_loop, name="kafkawire-stats", daemon=True)
@@ -365,6 +366,12 @@ class Producer:
 
     def _releaser(self, size: int) -> Callable[[], None]:
         return lambda: self._release(1, size)
+
+    def _error(self, error: KafkaError) -> None:
+        if self._conf.error_cb is not None:
+            self._reports.put(self._conf.error_cb, (error,))
+        else:
+            self._log.error("%s", error.str())
 
     def _throttled(self, node: int, host: str, port: int, throttle_ms: int) -> None:
         if self._conf.throttle_cb is not None:
