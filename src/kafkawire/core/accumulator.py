@@ -119,7 +119,8 @@ class Accumulator:
         batch.builder.append(msg.timestamp, msg.key, msg.value, msg.headers or ())
         batch.messages.append(msg)
         self._count += 1
-        if len(batch.messages) >= self.batch_num_messages:
+        # Full by count, or by size: no further record, however small, could join it.
+        if len(batch.messages) >= self.batch_num_messages or batch.builder.size >= self.batch_size:
             batch.full = filled = True
         return filled
 
@@ -140,6 +141,11 @@ class Accumulator:
                 when = head.created + self.linger
             wake = when if wake is None else min(wake, when)
         return ready, wake
+
+    def oldest(self) -> float | None:
+        """When the oldest waiting record was enqueued (its expiry is the next one), or None."""
+        heads = [queue[0].oldest for queue in self._queues.values() if queue]
+        return min(heads) if heads else None
 
     def pop(self, tp: TopicPartition) -> ProducerBatch | None:
         queue = self._queues.get(tp)

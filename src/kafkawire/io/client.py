@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from typing import Any
 
+from .. import model
 from ..config import CONNECTION_OPTIONS, bootstrap_addresses, parse_config
 from ..core.metadata import ClusterMetadata
 from ..errors import KafkaError, KafkaException
@@ -37,6 +38,7 @@ class Client:
         # Told once when every connection is down (and again after one came back and all fell again).
         self.on_all_brokers_down: Callable[[KafkaError], None] | None = None
         self._all_down = False
+        self._down: set[tuple[str, int]] = set()  # addresses whose last connection attempt failed
         self._brokers: dict[int, BrokerConnection] = {}
         self._round_robin = itertools.count()
         self._closed = False
@@ -96,6 +98,23 @@ class Client:
 
         self.engine.call_soon(send)
         return fut
+
+    def list_topics(
+        self, topic: str | None = None, timeout: float | None = None, *, auto_create: bool = False
+    ) -> model.ClusterMetadata:
+        """confluent-kafka's ``list_topics()`` for every face: refresh metadata (one topic, or all),
+        then copy it into the public objects, naming the broker that answered."""
+        md = self.refresh_metadata(None if topic is None else [topic], auto_create=auto_create, timeout=timeout).result(
+            None if timeout is None else timeout + 1
+        )
+        conn = self.least_busy()
+        node_id = conn.node_id
+        if node_id < 0:  # a bootstrap connection: name it by the broker id it turned out to have
+            node_id = next((b.node_id for b in md.brokers.values() if (b.host, b.port) == (conn.host, conn.port)), -1)
+        result = model.cluster_metadata_from(md, node_id, model.broker_name(conn.host, conn.port, node_id))
+        if topic is not None:  # the cache knows every topic seen so far; the caller asked about one
+            result.topics = {name: t for name, t in result.topics.items() if name == topic}
+        return result
 
     def close(self) -> None:
         if self._closed:
@@ -184,17 +203,26 @@ class Client:
         return candidates[next(self._round_robin) % len(candidates)]
 
     def _state_changed(self, conn: BrokerConnection) -> None:
+        """Report all brokers down once every broker we know of has failed (as librdkafka: a broker
+        never tried is not down), and forget it once any connection is ready again."""
+        address = (conn.host, conn.port)
         if conn.state is State.READY:
+            self._down.discard(address)
             self._all_down = False
             return
+        self._down.add(address)
+        if self._all_down or self._closed:
+            return
+        known = {(b.host, b.port) for b in self.metadata.brokers.values()} or {
+            (c.host, c.port) for c in self._bootstrap
+        }
         live = (State.READY, State.CONNECTING, State.NEGOTIATING)
-        if self._all_down or self._closed or any(c.state in live for c in [*self._bootstrap, *self._brokers.values()]):
+        if not known <= self._down or any(c.state in live for c in (*self._bootstrap, *self._brokers.values())):
             return
         self._all_down = True
         if self.on_all_brokers_down is not None:
-            count = len(self._brokers) or len(self._bootstrap)
             self.on_all_brokers_down(
-                KafkaError(KafkaError._ALL_BROKERS_DOWN, f"{count}/{count} brokers are down")
+                KafkaError(KafkaError._ALL_BROKERS_DOWN, f"{len(known)}/{len(known)} brokers are down")
             )
 
     def _sync_brokers(self) -> None:

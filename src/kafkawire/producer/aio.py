@@ -15,6 +15,7 @@ from typing import Any
 
 from ..errors import KafkaError, KafkaException
 from ..model import ClusterMetadata, Message
+from .config import parse_producer_config
 from .producer import Producer
 
 _ROOM_POLL = 0.002  # seconds between looks for buffer room while awaiting it
@@ -22,9 +23,13 @@ _ROOM_POLL = 0.002  # seconds between looks for buffer room while awaiting it
 
 class AIOProducer:
     def __init__(self, producer_conf: Mapping[str, Any], **kwargs: Any) -> None:
-        conf = dict(producer_conf)
-        self._max_block = float(conf.pop("max.block.ms", 0)) / 1000
-        conf["delivery.reports"] = "background"
+        conf = {**producer_conf, "delivery.reports": "background"}
+        # Checked like every other option (_INVALID_ARG naming the key and the range); the
+        # producer underneath never blocks a thread: this face awaits room instead.
+        checked = parse_producer_config({**conf, **{k: v for k, v in kwargs.items() if k != "logger"}})
+        self._max_block = checked.max_block_ms / 1000
+        conf["max.block.ms"] = 0
+        kwargs.pop("max.block.ms", None)
         self._producer = Producer(conf, **kwargs)
 
     async def produce(

@@ -3,8 +3,16 @@
 The IO thread never runs user callbacks (delivery reports, error_cb, throttle_cb, stats_cb); it
 queues them here. With ``delivery.reports = "poll"`` (confluent-kafka's behaviour) they run
 inside ``poll()``/``flush()`` on the caller's thread and an exception a callback raises comes
-out of that call. With ``"background"`` a thread of the producer serves them as they arrive, so
-no one has to call ``poll()``; there a raising callback is logged and the thread goes on.
+out of that call (the events after it stay queued for the next call). With ``"background"`` a
+thread of the producer serves them as they arrive, so no one has to call ``poll()``; there a
+raising callback is logged and the thread goes on, and ``poll(timeout)`` only waits (up to
+``timeout``, or until the report thread served something) so that a ``while: poll(1)`` loop
+written for confluent-kafka does not spin.
+
+Every event's ``after`` hook runs exactly once, once its callback returned or raised, whichever
+thread serves it (the producer uses it to free buffer room and count reports). Events queued
+while the reports are being closed are still served; an event queued after the report thread
+has ended is dropped with a warning, its ``after`` hook still run.
 """
 
 from __future__ import annotations
@@ -26,6 +34,8 @@ class Reports:
         self._queue: deque[Event] = deque()
         self._cond = threading.Condition()
         self._closed = False
+        self._finished = False  # the report thread has ended: nothing will serve the queue again
+        self._served = 0  # events served by the report thread, for poll() in background mode
         self._thread: threading.Thread | None = None
         if background:
             self._thread = threading.Thread(target=self._serve_forever, name=name, daemon=True)
@@ -35,38 +45,71 @@ class Reports:
     def background(self) -> bool:
         return self._thread is not None
 
+    @property
+    def on_report_thread(self) -> bool:
+        """True inside a callback run by the report thread, where waiting for reports would deadlock
+        (the running callback's own record is not reported until it returns)."""
+        return self._thread is not None and self._thread is threading.current_thread()
+
     def __len__(self) -> int:
         return len(self._queue)
 
     def put(self, fn: Callable[..., Any], args: tuple[Any, ...], after: Callable[[], None] | None = None) -> None:
         """Queue ``fn(*args)``; ``after()`` runs once it has been served (used to free buffer space)."""
         with self._cond:
-            self._queue.append((fn, args, after))
-            self._cond.notify_all()
+            if not self._finished:
+                self._queue.append((fn, args, after))
+                self._cond.notify_all()
+                return
+        log.warning("a producer callback was queued after the producer closed; dropped: %r", fn)
+        if after is not None:
+            _run_after(after)
 
     def serve(self, timeout: float | None) -> int:
-        """Run queued callbacks here; wait up to ``timeout`` (None = forever) for the first one."""
-        if self._thread is not None:
-            return 0  # the producer's own thread serves them
+        """Run the callbacks queued now, here; wait up to ``timeout`` (None = forever) for the first.
+
+        Serves at most what was queued when the first event was taken, so a steady stream of
+        new events (statistics, say) cannot keep one call from returning. In background mode
+        nothing is served here: it waits up to ``timeout`` (None: until the report thread served
+        something) and returns 0.
+        """
         deadline = None if timeout is None else time.monotonic() + timeout
+        if self._thread is not None:
+            if self._thread is not threading.current_thread():
+                self._wait_background(deadline)
+            return 0
+        while True:
+            with self._cond:
+                while not self._queue and not self._closed:
+                    remaining = None if deadline is None else deadline - time.monotonic()
+                    if remaining is not None and remaining <= 0:
+                        return 0
+                    self._cond.wait(remaining)
+                batch = len(self._queue)
+            served = 0
+            try:
+                while served < batch:
+                    try:
+                        fn, args, after = self._queue.popleft()
+                    except IndexError:  # another thread polling took the rest
+                        break
+                    served += 1
+                    _run(fn, args, after)
+            finally:
+                if served:
+                    self.notify()
+            if served or self._closed:
+                return served
+            # Another poll()ing thread took what woke us: wait again for the rest of the timeout.
+
+    def _wait_background(self, deadline: float | None) -> None:
         with self._cond:
-            while not self._queue and not self._closed:
+            start = self._served
+            while not self._closed and (deadline is not None or self._served == start):
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
-                    return 0
+                    return
                 self._cond.wait(remaining)
-        served = 0
-        while True:
-            try:
-                fn, args, after = self._queue.popleft()
-            except IndexError:
-                return served
-            served += 1
-            try:
-                fn(*args)
-            finally:
-                if after is not None:
-                    after()
 
     def wait_idle(self, predicate: Callable[[], bool], timeout: float | None) -> bool:
         """Block until ``predicate()`` holds, re-checking whenever an event is queued or served."""
@@ -84,6 +127,7 @@ class Reports:
             self._cond.notify_all()
 
     def close(self, timeout: float = 5.0) -> None:
+        """Stop the report thread once it has served everything queued (waiting up to ``timeout``)."""
         with self._cond:
             self._closed = True
             self._cond.notify_all()
@@ -91,20 +135,40 @@ class Reports:
             self._thread.join(timeout)
 
     def _serve_forever(self) -> None:
-        while True:
-            with self._cond:
-                while not self._queue and not self._closed:
-                    self._cond.wait()
-                if not self._queue and self._closed:
-                    return
-            while self._queue:
-                fn, args, after = self._queue.popleft()
+        try:
+            while True:
+                with self._cond:
+                    while not self._queue and not self._closed:
+                        self._cond.wait()
+                    if not self._queue:  # closed, and everything served
+                        self._finished = True
+                        self._cond.notify_all()
+                        return
+                    fn, args, after = self._queue.popleft()
                 try:
-                    fn(*args)
-                except Exception:
+                    _run(fn, args, after)
+                except BaseException:  # the report thread must outlive any callback (SystemExit too)
                     log.exception("a producer callback raised (ignored on the background thread)")
-                finally:
-                    if after is not None:
-                        after()
+                with self._cond:
+                    self._served += 1
+                    self._cond.notify_all()
+        finally:
             with self._cond:
+                self._finished = True
                 self._cond.notify_all()
+
+
+def _run(fn: Callable[..., Any], args: tuple[Any, ...], after: Callable[[], None] | None) -> None:
+    """``fn(*args)``, then ``after()`` whether or not ``fn`` raised; ``fn``'s exception wins."""
+    try:
+        fn(*args)
+    finally:
+        if after is not None:
+            _run_after(after)
+
+
+def _run_after(after: Callable[[], None]) -> None:
+    try:
+        after()
+    except Exception:
+        log.exception("a producer bookkeeping hook raised (ignored)")

@@ -8,18 +8,25 @@ error is logged and the next gets the last good record. ``on_acknowledgement`` r
 producer's IO thread, before the user's callback, also for records that failed before reaching a
 broker (partition -1 when none was assigned); its exceptions are logged and ignored. Interceptors
 may therefore be called from several threads at once and must be thread-safe themselves.
+
+Each ``on_send`` gets its own copy of the record (headers included), so an interceptor that
+changes the record in place and then raises cannot leak its half-done changes to the next one.
+``configure`` also gets its own copy of the config. ``close()`` runs once, however often the chain
+is closed. An entry that cannot be loaded (bad path, import error, no hook methods, a constructor
+that raises) is a configuration error: `KafkaException` with ``_INVALID_ARG`` naming the entry.
 """
 
 from __future__ import annotations
 
 import importlib
 import logging
+import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from ..errors import KafkaException
-from ..model import RecordMetadata
+from ..errors import KafkaError, KafkaException
+from ..model import TIMESTAMP_NOT_AVAILABLE, RecordMetadata
 
 log = logging.getLogger("kafkawire.producer")
 
@@ -36,27 +43,60 @@ class ProducerRecord:
     headers: Any = None
 
 
+HOOKS = ("on_send", "on_acknowledgement", "configure", "close")
+NO_PARTITION = -1  # RecordMetadata.NO_PARTITION in the Java client
+
+
+def _invalid(spec: Any, reason: str) -> KafkaException:
+    return KafkaException(
+        KafkaError(KafkaError._INVALID_ARG, f'Invalid value {spec!r} in "interceptor.classes": {reason}')
+    )
+
+
 def load(spec: Any) -> Any:
-    """An interceptor from a class (instantiated without arguments), an instance, or a dotted path."""
+    """An interceptor from a class (instantiated without arguments), an instance, or a dotted path.
+
+    Raises `KafkaException` (``_INVALID_ARG``) naming the entry when it cannot be loaded.
+    """
+    given = spec
     if isinstance(spec, str):
         module_name, _, attr = spec.rpartition(".")
-        if not module_name:
-            raise ValueError(f"interceptor {spec!r} is not a dotted path module.Class")
-        spec = getattr(importlib.import_module(module_name), attr)
+        if not module_name or not attr:
+            raise _invalid(given, "not a dotted path module.Class")
+        try:
+            module = importlib.import_module(module_name)
+        except Exception as exc:
+            raise _invalid(given, f"cannot import module {module_name!r}: {exc!r}") from exc
+        try:
+            spec = getattr(module, attr)
+        except AttributeError:
+            raise _invalid(given, f"module {module_name!r} has no attribute {attr!r}") from None
     if isinstance(spec, type):
-        spec = spec()
-    if not any(hasattr(spec, m) for m in ("on_send", "on_acknowledgement", "configure", "close")):
-        raise ValueError(f"{spec!r} has none of on_send, on_acknowledgement, configure, close")
+        try:
+            spec = spec()
+        except Exception as exc:
+            raise _invalid(given, f"{spec.__name__}() raised {exc!r}") from exc
+    if not any(hasattr(spec, m) for m in HOOKS):
+        raise _invalid(given, "it has none of " + ", ".join(HOOKS))
     return spec
+
+
+def _copy(record: ProducerRecord) -> ProducerRecord:
+    headers = record.headers
+    if isinstance(headers, (list, dict)):
+        headers = headers.copy()
+    return replace(record, headers=headers)
 
 
 class InterceptorChain:
     def __init__(self, interceptors: Sequence[Any], config: Mapping[str, Any]) -> None:
         self.interceptors = [load(i) for i in interceptors]
+        self._close_lock = threading.Lock()
+        self._closed = False
         for i in self.interceptors:
             configure = getattr(i, "configure", None)
             if configure is not None:
-                configure(dict(config))
+                configure(dict(config))  # each its own copy: they share one namespace
 
     def __bool__(self) -> bool:
         return bool(self.interceptors)
@@ -67,7 +107,7 @@ class InterceptorChain:
             if hook is None:
                 continue
             try:
-                result = hook(record)
+                result = hook(_copy(record))
             except Exception:
                 log.exception("interceptor %r on_send failed; the record goes on unchanged", i)
                 continue
@@ -87,7 +127,22 @@ class InterceptorChain:
             except Exception:
                 log.exception("interceptor %r on_acknowledgement failed (ignored)", i)
 
+    def on_send_error(self, record: ProducerRecord, exception: KafkaException) -> None:
+        """``on_acknowledgement`` for a record that ``produce()``/``send()`` refused (it raised): the
+        Java client's ``onSendError``. The metadata carries the topic and the partition the record
+        asked for (-1 when none), no offset and no timestamp."""
+        if not self.interceptors:
+            return
+        partition = record.partition if isinstance(record.partition, int) else NO_PARTITION
+        metadata = RecordMetadata(str(record.topic), partition, -1, -1, TIMESTAMP_NOT_AVAILABLE, -1, -1)
+        self.on_acknowledgement(metadata, exception)
+
     def close(self) -> None:
+        """Close every interceptor once (later calls do nothing); exceptions are logged."""
+        with self._close_lock:
+            if self._closed:
+                return
+            self._closed = True
         for i in self.interceptors:
             hook = getattr(i, "close", None)
             if hook is None:

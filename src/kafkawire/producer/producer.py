@@ -33,9 +33,7 @@ from ..model import (
     RecordMetadata,
     ThrottleEvent,
     broker_name,
-    cluster_metadata_from,
 )
-from ..records import record_size_upper_bound
 from .config import ProducerConfig, parse_producer_config
 from .delivery import Reports
 from .interceptors import InterceptorChain, ProducerRecord
@@ -45,6 +43,8 @@ log = logging.getLogger("kafkawire.producer")
 
 _LEGAL_TOPIC = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
 OFFSET_INVALID = -1001
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 Headers = list[tuple[str, bytes | None]]
 
 
@@ -80,6 +80,21 @@ def _headers(headers: Any) -> Headers | None:
     return out
 
 
+def _check_fields(partition: Any, timestamp: Any, callback: Any) -> None:
+    """Types and ranges as confluent-kafka checks them (a C int32 partition, a C int64 timestamp):
+    TypeError for a wrong type, OverflowError for a number the wire cannot carry."""
+    if not isinstance(partition, int):
+        raise TypeError(f"partition must be int, not {type(partition).__name__}")
+    if not isinstance(timestamp, int):
+        raise TypeError(f"timestamp must be int, not {type(timestamp).__name__}")
+    if not INT32_MIN <= partition <= INT32_MAX:
+        raise OverflowError(f"partition {partition} does not fit in a signed 32-bit integer")
+    if not INT64_MIN <= timestamp <= INT64_MAX:
+        raise OverflowError(f"timestamp {timestamp} does not fit in a signed 64-bit integer")
+    if callback is not None and not callable(callback):
+        raise TypeError("on_delivery/callback must be callable")
+
+
 def check_topic(topic: Any) -> str:
     if not isinstance(topic, str):
         raise TypeError(f"topic must be str, not {type(topic).__name__}")
@@ -93,12 +108,42 @@ def check_topic(topic: Any) -> str:
     return topic
 
 
+def _first_set(*callbacks: Callable[..., Any] | None) -> Callable[..., Any] | None:
+    """The first callback given (``is not None``: a callable object may well be falsy)."""
+    return next((cb for cb in callbacks if cb is not None), None)
+
+
+# What one queued record costs beyond its bytes: the PendingMessage, its report Message, the queued
+# callback and its release hook (measured on CPython 3.11: about 600 bytes).
+RECORD_OVERHEAD = 640
+
+
+def buffer_charge(msg: PendingMessage) -> int:
+    """The buffer room a record takes until its report is served: its bytes twice (as given, kept
+    for the report, and encoded in its batch) plus the Python objects around it, so that
+    ``queue.buffering.max.kbytes`` bounds the memory the producer really holds."""
+    return 2 * msg.size + RECORD_OVERHEAD
+
+
+def _refusal(exc: BaseException) -> KafkaError:
+    """The error interceptors are told of when produce() refuses a record without a KafkaError."""
+    if isinstance(exc, BufferError):
+        return KafkaError(KafkaError._QUEUE_FULL)
+    return KafkaError(KafkaError._INVALID_ARG, str(exc))
+
+
+class ProducerClosedError(KafkaException, RuntimeError):
+    """A call on a closed producer: a `KafkaException` (``_DESTROY``) that is also the
+    ``RuntimeError`` confluent-kafka raises there, so handlers written for either catch it."""
+
+
 class Producer:
     def __init__(self, config: Mapping[str, Any], **kwargs: Any) -> None:
         logger = kwargs.pop("logger", None)
         conf = parse_producer_config({**config, **kwargs})
         self._conf: ProducerConfig = conf
         self._log = logger if isinstance(logger, logging.Logger) else log
+        self._interceptors = InterceptorChain(conf.interceptors, conf.raw)  # before any thread starts
         self._client = Client(conf.raw)
         self._lock = threading.RLock()
         self._space = threading.Condition(self._lock)
@@ -112,8 +157,8 @@ class Producer:
         self._reports = Reports(background=conf.delivery_reports == "background")
         self._partitioner = resolve_partitioner(conf.partitioner)
         self._sticky = StickyPartitioner(conf.batch_size)
-        self._interceptors = InterceptorChain(conf.interceptors, conf.raw)
         self._outstanding = 0  # records produced and not yet reported (their report served)
+        self._flushes = 0  # flush() calls under way
         self._buffered_bytes = 0
         self._closed = False
         self._sender = Sender(
@@ -132,10 +177,11 @@ class Producer:
                 metadata_refresh_interval=conf.topic_metadata_refresh_interval_ms / 1000,
             ),
             self._complete,
-            lambda msg, count: self._choose_partition(msg.topic, msg.key, count, len(msg.value or b"")),
+            self._assign_partition,
             self._throttled,
         )
         self._client.on_all_brokers_down = self._error
+        self._stopping = threading.Event()
         self._stats_thread: threading.Thread | None = None
         if conf.stats_cb is not None and conf.statistics_interval_ms > 0:
             self._stats_thread = threading.Thread(target=self._stats_loop, name="kafkawire-stats", daemon=True)
@@ -156,7 +202,7 @@ class Producer:
         callback: Callable[..., Any] | None = None,
     ) -> None:
         """Queue one record; its delivery report comes from ``poll()``/``flush()`` (or the report thread)."""
-        cb = callback or on_delivery or self._conf.on_delivery
+        cb = _first_set(callback, on_delivery, self._conf.on_delivery)
         self._enqueue(topic, value, key, partition, timestamp, headers, cb, None)
 
     def send(
@@ -183,25 +229,32 @@ class Producer:
     ) -> int:
         """Queue many records; returns how many were queued. A record that cannot be queued gets an
         ``_error`` entry (a `KafkaError`) in its dict, as with confluent-kafka."""
+        self._check_open()
         if not isinstance(messages, list):
             raise TypeError(f"messages must be a list, not {type(messages).__name__}")
         check_topic(topic)
-        default_cb = callback or on_delivery or self._conf.on_delivery
-        queued = 0
-        for m in messages:
+        default_cb = _first_set(callback, on_delivery, self._conf.on_delivery)
+        # Check every message before queueing any, as confluent-kafka does: a TypeError means
+        # nothing was queued (no delivery report will come for any of them).
+        prepared = []
+        for i, m in enumerate(messages):
             if not isinstance(m, dict):
-                raise TypeError(f"each message must be a dict, not {type(m).__name__}")
+                raise TypeError(f"message at index {i} must be a dict, not {type(m).__name__}")
+            cb = _first_set(m.get("callback"), m.get("on_delivery"), default_cb)
+            get = m.get
+            fields = (get("value"), get("key"), get("partition", partition), get("timestamp", 0), get("headers"))
             try:
-                self._enqueue(
-                    topic,
-                    m.get("value"),
-                    m.get("key"),
-                    m.get("partition", partition),
-                    m.get("timestamp", 0),
-                    m.get("headers"),
-                    m.get("callback") or m.get("on_delivery") or default_cb,
-                    None,
-                )
+                _to_bytes(fields[0], "value")
+                _to_bytes(fields[1], "key")
+                _check_fields(fields[2], fields[3], cb)
+                _headers(fields[4])
+            except (TypeError, OverflowError) as exc:
+                raise type(exc)(f"message at index {i}: {exc}") from None
+            prepared.append((m, fields, cb))
+        queued = 0
+        for m, (value, key, part, timestamp, headers), cb in prepared:
+            try:
+                self._enqueue(topic, value, key, part, timestamp, headers, cb, None)
             except KafkaException as exc:
                 m["_error"] = exc.args[0]
                 continue
@@ -222,40 +275,57 @@ class Producer:
         callback: Callable[..., Any] | None,
         future: Future[RecordMetadata] | None,
     ) -> None:
-        if self._closed:
-            raise KafkaException(KafkaError(KafkaError._DESTROY, "the producer is closed"))
-        if self._interceptors:
-            record = self._interceptors.on_send(ProducerRecord(topic, value, key, partition, timestamp, headers))
-            topic, value, key, partition = record.topic, record.value, record.key, record.partition
-            timestamp, headers = record.timestamp, record.headers
+        self._check_open()
+        if not self._interceptors:
+            self._accept(topic, value, key, partition, timestamp, headers, callback, future)
+            return
+        record = self._interceptors.on_send(ProducerRecord(topic, value, key, partition, timestamp, headers))
+        try:
+            self._accept(
+                record.topic, record.value, record.key, record.partition, record.timestamp, record.headers, callback, future
+            )
+        except (KafkaException, BufferError, TypeError, OverflowError) as exc:
+            # As the Java client's onSendError: interceptors hear of records send() refused.
+            refused = exc if isinstance(exc, KafkaException) else KafkaException(_refusal(exc))
+            self._interceptors.on_send_error(record, refused)
+            raise
+
+    def _accept(
+        self,
+        topic: str,
+        value: Any,
+        key: Any,
+        partition: int,
+        timestamp: int,
+        headers: Any,
+        callback: Callable[..., Any] | None,
+        future: Future[RecordMetadata] | None,
+    ) -> None:
+        """Validate, encode, take buffer room, pick the partition and queue the record."""
         check_topic(topic)
-        if not isinstance(partition, int):
-            raise TypeError(f"partition must be int, not {type(partition).__name__}")
-        if not isinstance(timestamp, int):
-            raise TypeError(f"timestamp must be int, not {type(timestamp).__name__}")
-        if callback is not None and not callable(callback):
-            raise TypeError("on_delivery/callback must be callable")
+        _check_fields(partition, timestamp, callback)
         key_b = _to_bytes(key, "key")
         value_b = _to_bytes(value, "value")
         hdrs = _headers(headers)
-        size = record_size_upper_bound(key_b, value_b, hdrs or ())
-        if size > self._conf.message_max_bytes:
-            raise KafkaException(
-                KafkaError(
-                    KafkaError.MSG_SIZE_TOO_LARGE,
-                    f"record of {size} bytes exceeds message.max.bytes ({self._conf.message_max_bytes})",
-                )
-            )
         now = self._client.engine.now()
         msg = PendingMessage(
             topic, partition, key_b, value_b, hdrs, timestamp or int(time.time() * 1000), callback, future, now
         )
+        if msg.size > self._conf.message_max_bytes:
+            raise KafkaException(
+                KafkaError(
+                    KafkaError.MSG_SIZE_TOO_LARGE,
+                    f"record of {msg.size} bytes exceeds message.max.bytes ({self._conf.message_max_bytes})",
+                )
+            )
+        charge = buffer_charge(msg)
         with self._lock:
-            self._reserve(size)
+            self._reserve(charge)
             info = self._client.metadata.topics.get(topic)
-            count = len(info.partitions) if info is not None and info.partitions else 0
+            # A topic whose metadata carries an error has no usable partitions (as the Java client).
+            count = len(info.partitions) if info is not None and info.partitions and not info.error_code else 0
             if count and partition != -1 and not 0 <= partition < count:
-                self._release(1, size)
+                self._release(1, charge)
                 raise KafkaException(
                     KafkaError(KafkaError._UNKNOWN_PARTITION, f"{topic} has {count} partitions, not {partition}")
                 )
@@ -266,7 +336,7 @@ class Producer:
                 if partition == -1:
                     chosen = self._choose_partition(topic, key_b, count, len(value_b or b""))
                     if not 0 <= chosen < count:
-                        self._release(1, size)
+                        self._release(1, charge)
                         raise KafkaException(
                             KafkaError(KafkaError._UNKNOWN_PARTITION, f"partitioner chose {chosen} of {count}")
                         )
@@ -274,6 +344,13 @@ class Producer:
                 wake = self._acc.append(msg, now)
         if wake:
             self._sender.wake()
+
+    def _assign_partition(self, msg: PendingMessage, count: int) -> int:
+        """The partition of a record that waited for its topic's metadata: the one the caller named
+        (the sender fails it with _UNKNOWN_PARTITION when out of range), else the partitioner's."""
+        if msg.partition != -1:
+            return msg.partition
+        return self._choose_partition(msg.topic, msg.key, count, len(msg.value or b""))
 
     def _choose_partition(self, topic: str, key: bytes | None, count: int, value_len: int) -> int:
         """The partitioner's choice, or -1 when user code answered nonsense or raised."""
@@ -288,11 +365,12 @@ class Producer:
         conf = self._conf
         deadline = time.monotonic() + conf.max_block_ms / 1000
 
+        max_messages = conf.queue_buffering_max_messages or None  # 0: no limit on the count
+
         def full() -> bool:
             return (
-                self._outstanding + 1 > conf.queue_buffering_max_messages
-                or self._buffered_bytes + size > conf.queue_buffering_max_kbytes * 1024
-            )
+                max_messages is not None and self._outstanding + 1 > max_messages
+            ) or self._buffered_bytes + size > conf.queue_buffering_max_kbytes * 1024
 
         while full():
             remaining = deadline - time.monotonic()
@@ -347,7 +425,7 @@ class Producer:
                         m.future.set_exception(exc)
             if m.callback is None:
                 freed += 1
-                freed_bytes += m.size
+                freed_bytes += buffer_charge(m)
                 continue
             report = Message(
                 m.topic,
@@ -360,7 +438,7 @@ class Producer:
                 timestamp=ts,
                 latency=None if error else now - m.enqueued,
             )
-            self._reports.put(m.callback, (error, report), self._releaser(m.size))
+            self._reports.put(m.callback, (error, report), self._releaser(buffer_charge(m)))
         if freed:
             self._release(freed, freed_bytes)
 
@@ -381,61 +459,126 @@ class Producer:
     # --- serving, flushing, closing ------------------------------------------------------------
 
     def poll(self, timeout: float = -1) -> int:
-        """Serve queued callbacks; wait up to ``timeout`` seconds (-1: forever) for the first."""
+        """Serve queued callbacks; wait up to ``timeout`` seconds (-1: forever) for the first.
+
+        Returns how many callbacks ran (confluent-kafka counts librdkafka events, which may
+        carry several delivery reports each). An exception raised by a callback comes out of
+        this call; the callbacks queued after it wait for the next ``poll()``/``flush()``.
+        """
+        self._check_open()
         return self._reports.serve(None if timeout is None or timeout < 0 else timeout)
 
     def flush(self, timeout: float = -1) -> int:
-        """Send everything now and wait until every record is reported; returns how many remain."""
+        """Send everything now and wait until every record is reported; returns how many remain.
+
+        Always serves the callbacks already queued, even with ``timeout=0``. As with
+        confluent-kafka, an exception raised by a callback does not stop the flush: every report
+        is still served, then the (last) exception is raised, earlier ones chained as context.
+        """
+        self._check_open()
+        return self._flush(timeout)
+
+    def _flush(self, timeout: float | None) -> int:
         deadline = None if timeout is None or timeout < 0 else time.monotonic() + timeout
-        self._acc.flushing = True
+        failure: Exception | None = None
+
+        def serve(wait: float) -> None:
+            nonlocal failure
+            try:
+                self._reports.serve(wait)
+            except Exception as exc:
+                if failure is not None and exc is not failure:
+                    exc.__context__ = failure
+                failure = exc
+
+        with self._lock:
+            self._flushes += 1  # linger stays off while any flush() runs
+            self._acc.flushing = True
         self._sender.wake()
         try:
-            while self._outstanding > 0:
+            if not self._reports.background:
+                serve(0)
+            while self._outstanding > 0 and not self._reports.on_report_thread:
+                # (On the report thread the running callback's own record cannot be reported
+                # until it returns: flushing there only sends, it does not wait.)
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
                     break
                 if self._reports.background:
                     self._reports.wait_idle(lambda: self._outstanding == 0, remaining)
                 else:
-                    self._reports.serve(0.1 if remaining is None else min(remaining, 0.1))
+                    serve(0.1 if remaining is None else min(remaining, 0.1))
         finally:
-            self._acc.flushing = False
+            with self._lock:
+                self._flushes -= 1
+                self._acc.flushing = self._flushes > 0
+        if failure is not None:
+            raise failure
         return len(self)
 
     def purge(self, in_queue: bool = True, in_flight: bool = True, blocking: bool = True) -> None:
         """Fail queued (``_PURGE_QUEUE``) and in-flight (``_PURGE_INFLIGHT``) records; their reports
         are served by the next ``poll()``/``flush()``."""
+        self._check_open()
+        self._purge(in_queue, in_flight, blocking)
+
+    def _purge(self, in_queue: bool, in_flight: bool, blocking: bool) -> None:
         done = self._client.engine.run(lambda: self._sender.purge(in_queue, in_flight))
         if blocking:
             done.result()
 
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ProducerClosedError(KafkaError(KafkaError._DESTROY, "Producer has been closed"))
+
     def list_topics(self, topic: str | None = None, timeout: float = -1) -> ClusterMetadata:
-        fut = self._client.refresh_metadata(
-            None if topic is None else [topic], auto_create=True, timeout=None if timeout < 0 else timeout
-        )
-        md = fut.result(None if timeout < 0 else timeout + 1)
-        conn = self._client.least_busy()
-        return cluster_metadata_from(md, conn.node_id, broker_name(conn.host, conn.port, conn.node_id))
+        """Cluster metadata (``auto.create.topics.enable`` brokers create an unknown ``topic``)."""
+        self._check_open()
+        return self._client.list_topics(topic, None if timeout < 0 else timeout, auto_create=True)
 
     def __len__(self) -> int:
         return self._outstanding
 
-    def close(self, timeout: float = -1) -> int:
-        """Flush, then fail whatever is left (``_PURGE_*``) and serve every report; returns 0."""
+    def close(self, timeout: float = -1) -> bool:
+        """Flush (up to ``timeout``), fail whatever is left (``_PURGE_*``), serve every report and
+        stop. Returns True, as confluent-kafka's; closing again is a no-op that returns True.
+        Afterwards ``produce()``, ``poll()``, ``flush()``, ``purge()`` and ``list_topics()`` raise
+        `ProducerClosedError` (a ``RuntimeError``, as confluent-kafka raises, and a
+        `KafkaException` with ``_DESTROY``). A callback's exception is raised once closing is done.
+        """
         if self._closed:
-            return 0
-        self.flush(timeout)
+            return True
+        failure: Exception | None = None
+
+        def keep(exc: Exception) -> None:
+            nonlocal failure
+            if failure is not None and exc is not failure:
+                exc.__context__ = failure
+            failure = exc
+
+        try:
+            self._flush(timeout)
+        except Exception as exc:
+            keep(exc)
         if self._outstanding:
-            self.purge()
+            self._purge(True, True, True)
         self._closed = True
         while self._outstanding and not self._reports.background:
-            self._reports.serve(0.1)
-        if self._reports.background:
+            try:
+                self._reports.serve(0.1)
+            except Exception as exc:
+                keep(exc)
+        if self._reports.background and not self._reports.on_report_thread:
             self._reports.wait_idle(lambda: self._outstanding == 0, 10)
+        self._stopping.set()
+        if self._stats_thread is not None and self._stats_thread is not threading.current_thread():
+            self._stats_thread.join(5)
         self._interceptors.close()
         self._client.close()
         self._reports.close()
-        return 0
+        if failure is not None:
+            raise failure
+        return True
 
     def __enter__(self) -> Producer:
         return self
@@ -447,11 +590,9 @@ class Producer:
 
     def _stats_loop(self) -> None:
         interval = self._conf.statistics_interval_ms / 1000
-        while not self._closed:
-            time.sleep(interval)
-            if self._closed or self._conf.stats_cb is None:
-                return
-            self._reports.put(self._conf.stats_cb, (json.dumps(self._statistics()),))
+        while not self._stopping.wait(interval):
+            if self._conf.stats_cb is not None:
+                self._reports.put(self._conf.stats_cb, (json.dumps(self._statistics()),))
 
     def _statistics(self) -> dict[str, Any]:
         """A documented subset of librdkafka's statistics (see README)."""

@@ -78,7 +78,11 @@ class Sender:
         self._scheduled = False
         self._timer: Timer | None = None
         self._metadata_pending = False
+        self._metadata_sent_at: float | None = None  # when the last metadata request left
         self._stale_topics: set[str] = set()
+        # Partitions with a batch in flight. With max.in.flight 1 they wait for its answer, so a
+        # retried batch can never be overtaken by the next one (e.g. after a leader move).
+        self._busy: set[tuple[str, int]] = set()
         self._rng = random.Random()
 
     # --- scheduling (any thread) ------------------------------------------------------------
@@ -114,9 +118,20 @@ class Sender:
         for node, batches in requests:
             self._send(node, batches)
         if self.unassigned or self._stale_topics or self.client.metadata.needs_refresh(now):
-            self._refresh_metadata()
-        if wake_at is None and self.unassigned:
-            wake_at = now + METADATA_RETRY
+            # At most one metadata request per METADATA_RETRY: a partition that stays leaderless
+            # must not turn into a busy loop of Metadata requests.
+            last = self._metadata_sent_at
+            if last is None or now - last >= METADATA_RETRY:
+                self._refresh_metadata()
+            else:
+                wake_at = _earliest(wake_at, last + METADATA_RETRY)
+        if self.unassigned:
+            wake_at = _earliest(wake_at, now + METADATA_RETRY)
+        with self.lock:
+            oldest = self.acc.oldest()
+        if oldest is not None:
+            # Wake for the next expiry even when nothing else will (e.g. its leader is unreachable).
+            wake_at = _earliest(wake_at, oldest + self.settings.message_timeout)
         self._schedule(wake_at)
 
     def _schedule(self, when: float | None) -> None:
@@ -133,7 +148,10 @@ class Sender:
             return []
         batches: list[ProducerBatch] = []
         size = 0
+        keep_order = self.settings.max_in_flight == 1
         for tp in tps:
+            if keep_order and tp in self._busy:
+                continue
             head = self.acc.pop(tp)
             if head is None:
                 continue
@@ -150,6 +168,7 @@ class Sender:
         for b in batches:
             b.attempts += 1
             topics.setdefault(b.topic, []).append(b)
+            self._busy.add((b.topic, b.partition))
         topic_ids = {
             t: info.topic_id for t in topics if (info := self.client.metadata.topics.get(t)) and info.topic_id
         }
@@ -175,11 +194,17 @@ class Sender:
             }
 
         request_id = self._request_ids = self._request_ids + 1
+        # As librdkafka: the request gives up no later than its oldest record's message timeout,
+        # so a request stuck behind a dead connection cannot outlive the records it carries.
+        expires = min(b.oldest for b in batches) + self.settings.message_timeout
+        timeout = max(0.001, min(self.settings.request_timeout, expires - self.client.engine.now()))
         self.in_flight[request_id] = batches
 
         def done(response: Struct | None, error: KafkaError | None) -> None:
             if self.in_flight.pop(request_id, None) is None:
                 return  # purged while in flight: its reports were already given
+            for b in batches:
+                self._busy.discard((b.topic, b.partition))
             self._handle(node, batches, response, error)
 
         self.client.request_io(
@@ -187,7 +212,7 @@ class Sender:
             body,
             done,
             node=node,
-            timeout=self.settings.request_timeout,
+            timeout=timeout,
             expect_response=self.settings.acks != 0,
             # Produce v13+ names topics by id only: stay below it unless every id is known.
             max_version=None if len(topic_ids) == len(topics) else TOPIC_NAMES_MAX_PRODUCE_VERSION,
@@ -258,6 +283,7 @@ class Sender:
         topics = sorted(set(self.unassigned) | self._stale_topics | set(self.client.metadata.topics))
         self._stale_topics.clear()
         self._metadata_pending = True
+        self._metadata_sent_at = self.client.engine.now()
 
         def done(response: Struct | None, error: KafkaError | None) -> None:
             self._metadata_pending = False
@@ -281,7 +307,8 @@ class Sender:
                 count = len(info.partitions)
                 bad: list[PendingMessage] = []
                 for msg in self.unassigned.pop(topic):
-                    partition = self.assign(msg, count)
+                    # An explicit partition stays what the user asked for; only -1 is assigned.
+                    partition = msg.partition if msg.partition != -1 else self.assign(msg, count)
                     if not 0 <= partition < count:
                         bad.append(msg)
                         continue
@@ -320,9 +347,14 @@ class Sender:
                 self._fail(waiting, KafkaError(KafkaError._PURGE_QUEUE))
         if in_flight:
             requests, self.in_flight = self.in_flight, {}
+            self._busy.clear()
             for batches in requests.values():
                 for b in batches:
                     self._fail(b.messages, KafkaError(KafkaError._PURGE_INFLIGHT))
+
+
+def _earliest(a: float | None, b: float) -> float:
+    return b if a is None else min(a, b)
 
 
 def _topic_error(topic: str, code: int) -> KafkaError:

@@ -1,0 +1,128 @@
+"""The transactional producer's states and legal transitions: one table, as h11's ``_state.py``.
+
+Every decision about what a transactional call may do next lives here. The producer asks
+`TransactionState.require(call)` before acting; an illegal order raises `KafkaException` with
+``_STATE`` (or ``_CONFLICT`` for a call already under way) whose message says what to call
+instead. Errors move the state to ``ABORTABLE_ERROR`` (abort, then begin again) or
+``FATAL_ERROR`` (the producer is unusable).
+"""
+
+from __future__ import annotations
+
+import enum
+import threading
+
+from ..errors import KafkaError, KafkaException
+
+
+class State(enum.Enum):
+    UNINITIALIZED = "uninitialized"
+    INITIALIZING = "initializing"
+    READY = "ready"
+    IN_TRANSACTION = "in transaction"
+    COMMITTING = "committing"
+    ABORTING = "aborting"
+    ABORTABLE_ERROR = "abortable error"
+    FATAL_ERROR = "fatal error"
+
+
+class Call(enum.Enum):
+    INIT = "init_transactions"
+    BEGIN = "begin_transaction"
+    PRODUCE = "produce"
+    SEND_OFFSETS = "send_offsets_to_transaction"
+    COMMIT = "commit_transaction"
+    ABORT = "abort_transaction"
+
+
+# call -> states it may start from (and the state it moves to while running)
+ALLOWED: dict[Call, tuple[frozenset[State], State | None]] = {
+    Call.INIT: (frozenset({State.UNINITIALIZED, State.INITIALIZING}), State.INITIALIZING),
+    Call.BEGIN: (frozenset({State.READY}), State.IN_TRANSACTION),
+    Call.PRODUCE: (frozenset({State.IN_TRANSACTION}), None),
+    Call.SEND_OFFSETS: (frozenset({State.IN_TRANSACTION}), None),
+    Call.COMMIT: (frozenset({State.IN_TRANSACTION, State.COMMITTING}), State.COMMITTING),
+    Call.ABORT: (frozenset({State.IN_TRANSACTION, State.ABORTING, State.ABORTABLE_ERROR}), State.ABORTING),
+}
+
+# Where a call leads when it succeeds.
+ON_SUCCESS: dict[Call, State] = {
+    Call.INIT: State.READY,
+    Call.COMMIT: State.READY,
+    Call.ABORT: State.READY,
+}
+
+# What to tell a user who called at the wrong time, by state.
+HINTS: dict[State, str] = {
+    State.UNINITIALIZED: "call init_transactions() first",
+    State.INITIALIZING: "init_transactions() has not finished: call it again",
+    State.READY: "call begin_transaction() first",
+    State.IN_TRANSACTION: "a transaction is open: commit_transaction() or abort_transaction() it",
+    State.COMMITTING: "a commit is under way: call commit_transaction() again to finish it",
+    State.ABORTING: "an abort is under way: call abort_transaction() again to finish it",
+    State.ABORTABLE_ERROR: "the transaction failed: call abort_transaction(), then begin_transaction()",
+    State.FATAL_ERROR: "the producer hit a fatal error: close it and create a new one",
+}
+
+
+class TransactionState:
+    """The current state, guarded for use from several threads."""
+
+    def __init__(self) -> None:
+        self.state = State.UNINITIALIZED
+        self.last_error: KafkaError | None = None
+        self._busy: Call | None = None
+        self._lock = threading.Lock()
+
+    def require(self, call: Call) -> None:
+        """Raise unless ``call`` is legal now; for a long call, mark it as running."""
+        with self._lock:
+            if self.state is State.FATAL_ERROR:
+                raise _fatal_again(self.last_error)
+            allowed, running = ALLOWED[call]
+            if self.state not in allowed:
+                raise KafkaException(
+                    KafkaError(
+                        KafkaError._STATE,
+                        f"{call.value}() is not allowed in state '{self.state.value}': {HINTS[self.state]}",
+                    )
+                )
+            if running is not None:
+                if self._busy is not None and self._busy is not call:
+                    raise KafkaException(
+                        KafkaError(
+                            KafkaError._CONFLICT, f"{self._busy.value}() is still running; {call.value}() must wait"
+                        )
+                    )
+                self._busy = call
+                self.state = running
+
+    def succeeded(self, call: Call) -> None:
+        with self._lock:
+            self._busy = None if self._busy is call else self._busy
+            if self.state is not State.FATAL_ERROR and call in ON_SUCCESS:
+                self.state = ON_SUCCESS[call]
+
+    def interrupted(self, call: Call) -> None:
+        """A call gave up (timeout) but may be called again to resume."""
+        with self._lock:
+            self._busy = None if self._busy is call else self._busy
+
+    def abortable(self, error: KafkaError) -> None:
+        with self._lock:
+            if self.state is not State.FATAL_ERROR:
+                self.state = State.ABORTABLE_ERROR
+                self.last_error = error
+            self._busy = None
+
+    def fatal(self, error: KafkaError) -> None:
+        with self._lock:
+            self.state = State.FATAL_ERROR
+            self.last_error = error
+            self._busy = None
+
+
+def _fatal_again(error: KafkaError | None) -> KafkaException:
+    reason = error.str() if error is not None else "unknown"
+    code = error.code() if error is not None else KafkaError._FATAL
+    return KafkaException(KafkaError(code, f"fatal error earlier ({reason}): {HINTS[State.FATAL_ERROR]}", fatal=True))

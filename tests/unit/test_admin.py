@@ -1,0 +1,243 @@
+"""AdminClient without a broker: input checks against confluent-kafka's, the value types, the helpers.
+
+Both clients point at 127.0.0.1:1 (nothing listens): a bad input must raise before any request.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import confluent_kafka
+import confluent_kafka.admin as ck
+import pytest
+
+from kafkawire.admin import (
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    ConfigSource,
+    ConsumerGroupState,
+    IsolationLevel,
+    KafkaError,
+    KafkaException,
+    NewPartitions,
+    NewTopic,
+    OffsetSpec,
+    ResourceType,
+    TopicPartition,
+)
+from kafkawire.admin.client import decode_assignment
+from kafkawire.admin.routing import retriable
+
+NOWHERE = "127.0.0.1:1"
+
+
+@pytest.fixture(scope="module")
+def clients() -> Iterator[tuple[AdminClient, ck.AdminClient]]:
+    ours = AdminClient({"bootstrap.servers": NOWHERE})
+    theirs = ck.AdminClient({"bootstrap.servers": NOWHERE, "log_level": 0})
+    yield ours, theirs
+    ours.close()
+
+
+def _outcome(call: Callable[[], Any]) -> type[BaseException] | None:
+    try:
+        call()
+    except (TypeError, ValueError) as exc:
+        return TypeError if isinstance(exc, TypeError) else ValueError
+    return None
+
+
+# (label, call on a client, the module of types) -> both must raise the same exception class.
+BAD_INPUTS: list[tuple[str, Callable[[Any, Any], Any]]] = [
+    ("create_topics empty", lambda a, m: a.create_topics([])),
+    ("create_topics None", lambda a, m: a.create_topics(None)),
+    ("create_topics num_partitions -5", lambda a, m: a.create_topics([m.NewTopic("x", -5)])),
+    ("create_topics num_partitions too big", lambda a, m: a.create_topics([m.NewTopic("x", 100_001)])),
+    ("create_topics replication_factor -2", lambda a, m: a.create_topics([m.NewTopic("x", 1, -2)])),
+    ("create_topics assignment and factor", lambda a, m: a.create_topics([m.NewTopic("x", 2, 1, replica_assignment=[[1], [1]])])),
+    ("create_topics assignment size", lambda a, m: a.create_topics([m.NewTopic("x", 3, replica_assignment=[[1], [1]])])),
+    ("create_topics assignment not a list", lambda a, m: a.create_topics([m.NewTopic("x", 1, replica_assignment="x")])),
+    ("create_topics operation_timeout -1", lambda a, m: a.create_topics([m.NewTopic("x", 1)], operation_timeout=-1)),
+    ("create_topics operation_timeout str", lambda a, m: a.create_topics([m.NewTopic("x", 1)], operation_timeout="1")),
+    ("create_topics request_timeout -1", lambda a, m: a.create_topics([m.NewTopic("x", 1)], request_timeout=-1)),
+    ("create_topics validate_only str", lambda a, m: a.create_topics([m.NewTopic("x", 1)], validate_only="yes")),
+    ("create_topics unknown keyword", lambda a, m: a.create_topics([m.NewTopic("x", 1)], foo=1)),
+    ("NewTopic name int", lambda a, m: m.NewTopic(1, 1)),
+    ("NewTopic partitions str", lambda a, m: m.NewTopic("x", "1")),
+    ("NewTopic config list", lambda a, m: m.NewTopic("x", 1, config=[("a", "b")])),
+    ("delete_topics str", lambda a, m: a.delete_topics("x")),
+    ("delete_topics empty", lambda a, m: a.delete_topics([])),
+    ("create_partitions empty", lambda a, m: a.create_partitions([])),
+    ("create_partitions 0", lambda a, m: a.create_partitions([m.NewPartitions("x", 0)])),
+    ("NewPartitions count str", lambda a, m: m.NewPartitions("x", "3")),
+    ("describe_configs empty", lambda a, m: a.describe_configs([])),
+    ("describe_configs not resources", lambda a, m: a.describe_configs(["x"])),
+    ("ConfigResource bad type", lambda a, m: m.ConfigResource("foo", "x")),
+    ("ConfigResource no name", lambda a, m: m.ConfigResource("topic", None)),
+    ("incremental_alter_configs empty", lambda a, m: a.incremental_alter_configs([])),
+    ("incremental_alter_configs no entries", lambda a, m: a.incremental_alter_configs([m.ConfigResource("topic", "x")])),
+    ("describe_consumer_groups empty", lambda a, m: a.describe_consumer_groups([])),
+    ("describe_consumer_groups str", lambda a, m: a.describe_consumer_groups("g")),
+    ("delete_records negative partition", lambda a, m: a.delete_records([m.TopicPartition("x", -1, 1)])),
+    ("delete_records not a list", lambda a, m: a.delete_records(m.TopicPartition("x", 0, 1))),
+    ("list_offsets not a dict", lambda a, m: a.list_offsets([])),
+    ("list_offsets negative partition", lambda a, m: a.list_offsets({m.TopicPartition("x", -1): m.OffsetSpec.latest()})),
+    ("list_offsets spec not OffsetSpec", lambda a, m: a.list_offsets({m.TopicPartition("x", 0): -1})),
+    ("list_offsets isolation int", lambda a, m: a.list_offsets({m.TopicPartition("x", 0): m.OffsetSpec.latest()}, isolation_level=1)),
+    ("list_consumer_groups states list", lambda a, m: a.list_consumer_groups(states=[m.ConsumerGroupState.STABLE])),
+]  # fmt: skip
+
+
+class _TheirTypes:
+    """confluent-kafka's types under the names the cases use."""
+
+    NewTopic = ck.NewTopic
+    NewPartitions = ck.NewPartitions
+    ConfigResource = ck.ConfigResource
+    TopicPartition = confluent_kafka.TopicPartition
+    OffsetSpec = ck.OffsetSpec
+    ConsumerGroupState = confluent_kafka.ConsumerGroupState
+
+
+class _OurTypes:
+    NewTopic = NewTopic
+    NewPartitions = NewPartitions
+    ConfigResource = ConfigResource
+    TopicPartition = TopicPartition
+    OffsetSpec = OffsetSpec
+    ConsumerGroupState = ConsumerGroupState
+
+
+@pytest.mark.parametrize("label,call", BAD_INPUTS, ids=[label for label, _ in BAD_INPUTS])
+def test_bad_input_raises_like_confluent(
+    clients: tuple[AdminClient, ck.AdminClient], label: str, call: Callable[[Any, Any], Any]
+) -> None:
+    ours, theirs = clients
+    expected = _outcome(lambda: call(theirs, _TheirTypes))
+    assert expected is not None, f"confluent-kafka accepts {label}"
+    assert _outcome(lambda: call(ours, _OurTypes)) is expected
+
+
+# Inputs confluent-kafka accepts and then fails on every future (or, for duplicates, silently
+# merges): kafkawire refuses them at the call, before any request.
+REFUSED_EARLY: list[tuple[str, Callable[[AdminClient], Any]]] = [
+    ("duplicate topics", lambda a: a.create_topics([NewTopic("x", 1), NewTopic("x", 2)])),
+    ("duplicate deletes", lambda a: a.delete_topics(["x", "x"])),
+    ("topic name not str", lambda a: a.delete_topics([1])),
+    ("two BROKER resources", lambda a: a.describe_configs([ConfigResource("broker", "1"), ConfigResource("broker", "2")])),
+    ("BROKER name not an id", lambda a: a.describe_configs([ConfigResource("broker", "abc")])),
+    ("ANY resource", lambda a: a.describe_configs([ConfigResource("any", "x")])),
+    ("duplicate config keys", lambda a: a.incremental_alter_configs([ConfigResource("topic", "x", incremental_configs=[
+        ConfigEntry("a", "1", incremental_operation=AlterConfigOpType.SET),
+        ConfigEntry("a", "2", incremental_operation=AlterConfigOpType.SET)])])),
+    ("entry without operation", lambda a: a.incremental_alter_configs([ConfigResource("topic", "x", incremental_configs=[ConfigEntry("a", "1")])])),
+    ("duplicate partitions", lambda a: a.delete_records([TopicPartition("x", 0, 1), TopicPartition("x", 0, 2)])),
+    ("duplicate groups", lambda a: a.describe_consumer_groups(["g", "g"])),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("label,call", REFUSED_EARLY, ids=[label for label, _ in REFUSED_EARLY])
+def test_inputs_refused_at_the_call(clients: tuple[AdminClient, ck.AdminClient], label: str, call: Callable[[AdminClient], Any]) -> None:
+    assert _outcome(lambda: call(clients[0])) in (TypeError, ValueError)
+
+
+def test_unknown_configuration_key_is_an_error() -> None:
+    with pytest.raises(KafkaException) as exc:
+        AdminClient({"bootstrap.servers": NOWHERE, "linger.ms": 5})
+    assert exc.value.args[0].code() == KafkaError._INVALID_ARG and "linger.ms" in exc.value.args[0].str()
+
+
+def test_confluent_configuration_keys_are_accepted() -> None:
+    AdminClient({"bootstrap.servers": NOWHERE, "client.id": "x", "logger": object(), "debug": "admin",
+                 "retry.backoff.ms": 5, "socket.timeout.ms": 1000}).close()  # fmt: skip
+
+
+def test_enum_values_match_confluent() -> None:
+    pairs = [
+        (ResourceType, ck.ResourceType),
+        (ConfigSource, ck.ConfigSource),
+        (AlterConfigOpType, ck.AlterConfigOpType),
+        (IsolationLevel, confluent_kafka.IsolationLevel),
+        (ConsumerGroupState, confluent_kafka.ConsumerGroupState),
+    ]
+    for ours, theirs in pairs:
+        assert {m.name: m.value for m in ours} == {m.name: m.value for m in theirs if m.name != "UNKOWN"}, ours
+
+
+def test_config_resource_behaves_like_confluents() -> None:
+    for restype in ("topic", "TOPIC", 2, ResourceType.TOPIC):
+        r = ConfigResource(restype, "t")  # type: ignore[arg-type]
+        assert r.restype is ResourceType.TOPIC and r.restype_int == 2
+    a, b = ConfigResource("topic", "t", set_config={"x": "1"}), ConfigResource("topic", "t")
+    assert a == b and hash(a) == hash(b) and {a: 1}[b] == 1
+    assert sorted([ConfigResource("broker", "1"), ConfigResource("topic", "z"), ConfigResource("topic", "a")]) == [
+        ConfigResource("topic", "a"), ConfigResource("topic", "z"), ConfigResource("broker", "1"),
+    ]  # fmt: skip
+    a.set_config("x", "2", overwrite=False)
+    a.set_config("y", "3")
+    assert a.set_config_dict == {"x": "1", "y": "3"} and len(a) == 2
+    theirs = ck.ConfigResource("topic", "t")
+    assert repr(ConfigResource("topic", "t")) == repr(theirs)
+    entry, their_entry = ConfigEntry("a", "b"), ck.ConfigEntry("a", "b")
+    assert (repr(entry), str(entry)) == (repr(their_entry), str(their_entry))
+    assert vars(ConfigEntry("a", "b")).keys() == vars(their_entry).keys()
+
+
+def test_new_topic_and_partitions_behave_like_confluents() -> None:
+    assert (repr(NewTopic("x", 1)), repr(NewPartitions("x", 3))) == (repr(ck.NewTopic("x", 1)), repr(ck.NewPartitions("x", 3)))
+    t, theirs = NewTopic("x"), ck.NewTopic("x")
+    assert (t.num_partitions, t.replication_factor, t.replica_assignment, t.config) == (
+        theirs.num_partitions, theirs.replication_factor, theirs.replica_assignment, theirs.config
+    )  # fmt: skip
+    assert NewTopic("x", 1) == NewTopic("x", 1) and hash(NewTopic("x", 1)) == hash(NewTopic("x", 1))
+    assert NewTopic("x", 1) != NewTopic("x", 2)
+
+
+def test_offset_spec_values() -> None:
+    assert [OffsetSpec.earliest().timestamp, OffsetSpec.latest().timestamp, OffsetSpec.max_timestamp().timestamp] == [
+        ck.OffsetSpec.earliest()._value, ck.OffsetSpec.latest()._value, ck.OffsetSpec.max_timestamp()._value,
+    ]  # fmt: skip
+    assert OffsetSpec.for_timestamp(1234).timestamp == 1234
+    with pytest.raises(ValueError):
+        OffsetSpec.for_timestamp(-5)
+
+
+def _assignment(topics: dict[str, list[int]], user_data: bytes = b"") -> bytes:
+    out = struct.pack(">hi", 0, len(topics))
+    for name, partitions in topics.items():
+        raw = name.encode()
+        out += struct.pack(">h", len(raw)) + raw + struct.pack(f">i{len(partitions)}i", len(partitions), *partitions)
+    return out + struct.pack(">i", len(user_data)) + user_data
+
+
+def test_decode_member_assignment() -> None:
+    data = _assignment({"orders": [0, 2], "päy": [1]}, b"ud")
+    assert [(tp.topic, tp.partition) for tp in decode_assignment(data)] == [("orders", 0), ("orders", 2), ("päy", 1)]
+    assert decode_assignment(b"") == [] and decode_assignment(None) == []
+    assert decode_assignment(data[:9]) == []  # truncated: not the consumer protocol
+    assert decode_assignment(b"\x00\x00\x00\x00\x00\x05\x00\x03abc") == []  # topic count past the end
+
+
+def test_retry_classification() -> None:
+    assert retriable(KafkaError(41), idempotent=False)  # NOT_CONTROLLER
+    assert retriable(KafkaError(16), idempotent=False)  # NOT_COORDINATOR
+    assert not retriable(KafkaError(7), idempotent=True)  # REQUEST_TIMED_OUT: the operation timeout
+    assert not retriable(KafkaError(3), idempotent=True)  # UNKNOWN_TOPIC_OR_PART: final for admin calls
+    assert not retriable(KafkaError(36), idempotent=True)  # TOPIC_ALREADY_EXISTS
+    assert retriable(KafkaError(KafkaError._TRANSPORT), idempotent=True)
+    assert not retriable(KafkaError(KafkaError._TRANSPORT), idempotent=False)
+    assert not retriable(KafkaError(KafkaError._TIMED_OUT), idempotent=True)
+
+
+def test_futures_cannot_be_cancelled_and_fail_on_close() -> None:
+    admin = AdminClient({"bootstrap.servers": NOWHERE, "reconnect.backoff.ms": 10})
+    futures = admin.create_topics([NewTopic("x", 1)], request_timeout=30)
+    assert futures["x"].cancel() is False
+    admin.close()
+    with pytest.raises(KafkaException) as exc:
+        futures["x"].result(5)
+    assert exc.value.args[0].code() in (KafkaError._DESTROY, KafkaError._TRANSPORT)
