@@ -61,7 +61,8 @@ def test_defaults_are_librdkafkas_except_where_documented() -> None:
     assert c.partitioner == "murmur2_random"  # confluent-kafka: consistent_random
     assert (c.retries, c.retry_backoff_ms, c.retry_backoff_max_ms) == (2**31 - 1, 100, 1000)
     assert (c.message_timeout_ms, c.request_timeout_ms, c.socket_timeout_ms) == (300_000, 30_000, 60_000)
-    assert (c.enable_idempotence, c.max_in_flight, c.statistics_interval_ms) == (False, 1_000_000, 0)
+    # Idempotence on by default, as the Java client (librdkafka: off), which caps in-flight at 5.
+    assert (c.enable_idempotence, c.max_in_flight, c.statistics_interval_ms) == (True, 5, 0)
     assert (c.max_block_ms, c.delivery_reports, c.interceptors) == (0, "poll", [])
     assert (c.error_cb, c.throttle_cb, c.stats_cb, c.on_delivery) == (None, None, None, None)
     assert (c.transactional_id, c.transaction_timeout_ms) == (None, 60_000)
@@ -645,3 +646,24 @@ def test_documented_differences_from_confluent_kafka(conf: dict[str, Any], refus
     assert why
     assert our_outcome(conf) == ("invalid_arg" if refused else "ok")
     assert confluent_outcome(conf) != our_outcome(conf)
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [{"acks": 1}, {"acks": 0}, {"retries": 0}, {"max.in.flight.requests.per.connection": 6}],
+)
+def test_idempotence_left_unset_gives_way_to_explicit_settings(setting: dict[str, Any]) -> None:
+    """As the Java client: on by default, quietly off when the user asked for what it cannot give."""
+    conf = parse_producer_config({"bootstrap.servers": "h:1", **setting})
+    assert conf.enable_idempotence is False
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [{"acks": 1}, {"acks": 0}, {"retries": 0}, {"max.in.flight.requests.per.connection": 6}],
+)
+def test_idempotence_set_explicitly_refuses_conflicting_settings(setting: dict[str, Any]) -> None:
+    with pytest.raises(KafkaException) as exc:
+        parse_producer_config({"bootstrap.servers": "h:1", "enable.idempotence": True, **setting})
+    err = exc.value.args[0]
+    assert err.code() == KafkaError._INVALID_ARG and "enable.idempotence" in err.str()

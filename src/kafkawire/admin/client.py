@@ -110,10 +110,13 @@ class AdminClient:
     failure is a `KafkaException` on its own future.
     """
 
-    def __init__(self, conf: Mapping[str, Any], **kwargs: Any) -> None:
+    def __init__(self, conf: Mapping[str, Any], *, _client: Client | None = None, **kwargs: Any) -> None:
+        """``kwargs`` are more configuration keys. ``_client`` is for tests only: a stand-in for the
+        network `Client` (its ``request_io``, ``refresh_metadata_io``, ``metadata`` and ``engine``),
+        so routing, retries and request bodies can be unit-tested at the client boundary."""
         merged = {**conf, **kwargs}
         self._config = parse_config(merged, ADMIN_OPTIONS)
-        self._client = Client(merged)
+        self._client = Client(merged) if _client is None else _client
         self._client.on_all_brokers_down = self._config["error_cb"]
         self._default_timeout = self._config["socket.timeout.ms"] / 1000
         self._backoff = (self._config["retry.backoff.ms"], self._config["retry.backoff.max.ms"])

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
-from ..records import BatchBuilder, record_size_upper_bound
+from ..records import BatchBuilder, record_size_upper_bound, with_producer_state
 
 TopicPartition = tuple[str, int]
 
@@ -52,7 +52,19 @@ class PendingMessage:
 class ProducerBatch:
     """Records for one partition that are sent, retried and acknowledged together."""
 
-    __slots__ = ("attempts", "builder", "created", "full", "messages", "partition", "payload", "retry_at", "topic")
+    __slots__ = (
+        "attempts",
+        "base_sequence",
+        "builder",
+        "created",
+        "full",
+        "messages",
+        "partition",
+        "payload",
+        "retry_at",
+        "stamp",
+        "topic",
+    )
 
     def __init__(self, topic: str, partition: int, now: float) -> None:
         self.topic = topic
@@ -64,10 +76,25 @@ class ProducerBatch:
         self.attempts = 0
         self.retry_at = 0.0
         self.payload: bytes | None = None  # built once; a retry re-sends the same bytes
+        self.base_sequence = -1  # set by the idempotent producer when the batch first leaves
+        self.stamp = (-1, -1, -1)  # the (producer id, epoch, base sequence) inside ``payload``
 
-    def close(self, compression: int, compression_level: int | None) -> bytes:
+    def close(
+        self, compression: int, compression_level: int | None, stamp: tuple[int, int, int] = (-1, -1, -1)
+    ) -> bytes:
+        """The batch's bytes: built once; only a new producer epoch rewrites the header fields."""
         if self.payload is None:
-            self.payload = self.builder.build(compression=compression, compression_level=compression_level)
+            producer_id, epoch, sequence = stamp
+            self.payload = self.builder.build(
+                producer_id=producer_id,
+                producer_epoch=epoch,
+                base_sequence=sequence,
+                compression=compression,
+                compression_level=compression_level,
+            )
+        elif stamp != self.stamp:
+            self.payload = with_producer_state(self.payload, *stamp)
+        self.stamp = stamp
         return self.payload
 
     @property
@@ -159,9 +186,19 @@ class Accumulator:
         return batch
 
     def requeue(self, batch: ProducerBatch, retry_at: float) -> None:
-        """Put a batch back at the head of its partition, to go again after ``retry_at``."""
+        """Put a batch back at the head of its partition, to go again after ``retry_at``. Batches
+        that already carry sequences stay in sequence order among themselves."""
         batch.retry_at = retry_at
-        self._queues.setdefault((batch.topic, batch.partition), deque()).appendleft(batch)
+        queue = self._queues.setdefault((batch.topic, batch.partition), deque())
+        position = 0
+        if batch.base_sequence >= 0:
+            while (
+                position < len(queue)
+                and queue[position].base_sequence >= 0
+                and queue[position].base_sequence < batch.base_sequence
+            ):
+                position += 1
+        queue.insert(position, batch)
         self._count += len(batch.messages)
 
     def take_expired(self, now: float, timeout: float) -> list[ProducerBatch]:
@@ -175,6 +212,10 @@ class Accumulator:
                 del self._queues[tp]
         self._count -= sum(len(b.messages) for b in expired)
         return expired
+
+    def stamped_batches(self) -> list[ProducerBatch]:
+        """Waiting batches that already carry sequences (sent before, now queued for a retry)."""
+        return [b for queue in self._queues.values() for b in queue if b.base_sequence >= 0]
 
     def take_all(self) -> list[ProducerBatch]:
         batches = [b for queue in self._queues.values() for b in queue]

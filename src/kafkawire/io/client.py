@@ -191,16 +191,17 @@ class Client:
         return conn
 
     def least_busy(self) -> BrokerConnection:
-        """A ready connection with the fewest requests, else the next broker in turn."""
-        known = list(self._brokers.values()) or self._bootstrap
-        ready = [c for c in known if c.state is State.READY]
+        """A ready connection with the fewest requests, else one on its way up, else the next
+        broker in turn that did not just fail (a request must not queue behind a dead broker)."""
+        every = [*self._brokers.values(), *self._bootstrap]
+        ready = [c for c in every if c.state is State.READY]
         if ready:
             return min(ready, key=lambda c: c.load)
-        connecting = [c for c in known if c.state in (State.CONNECTING, State.NEGOTIATING)]
+        connecting = [c for c in every if c.state in (State.CONNECTING, State.NEGOTIATING)]
         if connecting:
             return min(connecting, key=lambda c: c.load)
-        candidates = [*self._brokers.values(), *self._bootstrap]
-        return candidates[next(self._round_robin) % len(candidates)]
+        untried = [c for c in every if (c.host, c.port) not in self._down] or every
+        return untried[next(self._round_robin) % len(untried)]
 
     def _state_changed(self, conn: BrokerConnection) -> None:
         """Report all brokers down once every broker we know of has failed (as librdkafka: a broker

@@ -168,8 +168,9 @@ PRODUCER_OPTIONS: tuple[Option, ...] = (
     _int("retry.backoff.max.ms", 1000, 1, 300_000),
     _int("message.timeout.ms", 300_000, 0, INT32_MAX, "delivery.timeout.ms"),  # 0: no timeout
     _int("request.timeout.ms", 30_000, 1, 900_000),
-    # librdkafka's default; the idempotence issue will make it true.
-    _bool("enable.idempotence", False),
+    # True as in the Java client since 3.0 (librdkafka: false); quietly off when left unset and
+    # acks, retries or max.in.flight ask for something idempotence cannot give.
+    _bool("enable.idempotence", True),
     _int("statistics.interval.ms", 0, 0, 86_400_000),  # 0: no statistics
     # kafkawire/Java extension. 0: produce() raises BufferError at once when the buffer is full,
     # as confluent-kafka does; > 0: wait up to that long for room first.
@@ -305,6 +306,15 @@ def _apply_rules(v: dict[str, Any], given: Mapping[str, str]) -> None:
             v["socket.timeout.ms"] = max(v["transaction.timeout.ms"] - 100, 900)
         elif v["socket.timeout.ms"] > v["transaction.timeout.ms"] + 100:
             conflict(f"{key('socket.timeout.ms')} must be <= {key('transaction.timeout.ms')} + 100")
+
+    if v["enable.idempotence"] and "enable.idempotence" not in given and not transactional:
+        in_flight = "max.in.flight.requests.per.connection"
+        if (
+            ("acks" in given and v["acks"] != -1)
+            or ("retries" in given and v["retries"] < 1)
+            or (in_flight in given and v[in_flight] > IDEMPOTENT_MAX_IN_FLIGHT)
+        ):
+            v["enable.idempotence"] = False
 
     if v["enable.idempotence"]:
         name = "max.in.flight.requests.per.connection"

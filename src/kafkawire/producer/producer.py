@@ -22,6 +22,7 @@ from concurrent.futures import Future
 from typing import Any
 
 from ..core.accumulator import Accumulator, PendingMessage
+from ..core.idempotence import Idempotence
 from ..core.partitioners import StickyPartitioner, choose_partition, resolve_partitioner
 from ..errors import KafkaError, KafkaException
 from ..io.client import Client
@@ -179,6 +180,8 @@ class Producer:
             self._complete,
             self._assign_partition,
             self._throttled,
+            Idempotence() if conf.enable_idempotence else None,
+            self._error,
         )
         self._client.on_all_brokers_down = self._error
         self._stopping = threading.Event()
@@ -302,6 +305,8 @@ class Producer:
         future: Future[RecordMetadata] | None,
     ) -> None:
         """Validate, encode, take buffer room, pick the partition and queue the record."""
+        if self._sender.fatal is not None:
+            raise KafkaException(self._sender.fatal)
         check_topic(topic)
         _check_fields(partition, timestamp, callback)
         key_b = _to_bytes(key, "key")

@@ -19,11 +19,12 @@ from typing import Any
 from ..core.accumulator import Accumulator, PendingMessage, ProducerBatch
 from ..core.backoff import backoff_delay
 from ..core.error_policy import produce_policy
+from ..core.idempotence import Idempotence, Verdict
 from ..core.versions import UnsupportedVersionError
 from ..errors import KafkaError
 from ..io.client import Client
 from ..io.engine import Timer
-from ..protocol.apis import PRODUCE
+from ..protocol.apis import INIT_PRODUCER_ID, PRODUCE
 from ..protocol.codec import Struct
 
 log = logging.getLogger("kafkawire.producer")
@@ -32,6 +33,16 @@ MIN_PRODUCE_VERSION = 3  # RecordBatch v2 (Kafka 0.11); older brokers are refuse
 TOPIC_NAMES_MAX_PRODUCE_VERSION = 12
 UNKNOWN_TOPIC_OR_PARTITION = 3
 LEADER_NOT_AVAILABLE = 5
+# InitProducerId answers after which retrying cannot help.
+FATAL_INIT_ERRORS = frozenset(
+    {
+        31,  # CLUSTER_AUTHORIZATION_FAILED
+        50,  # INVALID_TRANSACTION_TIMEOUT
+        53,  # TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        90,  # PRODUCER_FENCED
+        -165,  # _UNSUPPORTED_FEATURE: the broker has no InitProducerId
+    }
+)
 METADATA_RETRY = 0.1  # seconds between metadata requests while waiting for an unknown topic
 
 
@@ -64,8 +75,15 @@ class Sender:
         complete: Completion,
         assign: Assigner,
         on_throttle: Callable[[int, str, int, int], None],
+        idempotence: Idempotence | None = None,
+        on_fatal: Callable[[KafkaError], None] | None = None,
     ) -> None:
         self.client = client
+        self.idem = idempotence
+        self.on_fatal = on_fatal
+        self.fatal: KafkaError | None = None  # set once: the producer can send nothing more
+        self._pid_pending = False
+        self._bump_wanted = False
         self.acc = accumulator
         self.lock = lock
         self.settings = settings
@@ -99,10 +117,17 @@ class Sender:
         self._scheduled = False
         engine = self.client.engine
         now = engine.now()
+        idem = self.idem
+        needs_id = idem is not None and (not idem.has_producer_id or self._bump_wanted)
+        if needs_id and idem is not None and self.fatal is None and not idem.anything_in_flight():
+            self._init_producer_id()
+        blocked = idem is not None and (not idem.has_producer_id or self._pid_pending or self.fatal is not None)
         with self.lock:
             expired = self.acc.take_expired(now, self.settings.message_timeout)
             expired_unassigned = self._expire_unassigned(now)
             ready, wake_at = self.acc.ready(now)
+            if blocked:
+                ready = []
             by_leader: dict[int, list[tuple[str, int]]] = {}
             for tp in ready:
                 leader = self.client.metadata.leader_for(*tp)
@@ -112,6 +137,7 @@ class Sender:
                     by_leader.setdefault(leader.node_id, []).append(tp)
             requests = [(node, batches) for node, tps in by_leader.items() if (batches := self._drain(node, tps))]
         for batch in expired:
+            self._timed_out_after_sending(batch)
             self._fail(batch.messages, KafkaError(KafkaError._MSG_TIMED_OUT))
         if expired_unassigned:
             self._fail(expired_unassigned, KafkaError(KafkaError._MSG_TIMED_OUT))
@@ -152,10 +178,13 @@ class Sender:
         for tp in tps:
             if keep_order and tp in self._busy:
                 continue
+            if self.idem is not None and not self.idem.may_send(tp, node):
+                continue
             head = self.acc.pop(tp)
             if head is None:
                 continue
-            payload = head.close(self.acc.compression, self.acc.compression_level)
+            stamp = self.idem.stamp(head) if self.idem is not None else (-1, -1, -1)
+            payload = head.close(self.acc.compression, self.acc.compression_level, stamp)
             if batches and size + len(payload) > self.settings.max_request_bytes:
                 self.acc.requeue(head, 0.0)
                 break
@@ -169,6 +198,8 @@ class Sender:
             b.attempts += 1
             topics.setdefault(b.topic, []).append(b)
             self._busy.add((b.topic, b.partition))
+            if self.idem is not None:
+                self.idem.sent(b, node)
         topic_ids = {
             t: info.topic_id for t in topics if (info := self.client.metadata.topics.get(t)) and info.topic_id
         }
@@ -226,7 +257,7 @@ class Sender:
                 self._failed_attempt(b, error)
         elif response is None:  # acks=0: written is all we will ever know
             for b in batches:
-                self.complete(b.messages, None, -1001, -1)
+                self._delivered(b, -1001, -1)
         else:
             if response.throttle_time_ms > 0:
                 conn = self.client.connection(node)
@@ -245,7 +276,7 @@ class Sender:
                     if batch is None:
                         continue
                     if p.error_code == 0:
-                        self.complete(batch.messages, None, p.base_offset, p.log_append_time_ms)
+                        self._delivered(batch, p.base_offset, p.log_append_time_ms)
                     else:
                         reason = p.error_message or None
                         self._failed_attempt(batch, KafkaError(p.error_code, reason))
@@ -253,9 +284,33 @@ class Sender:
                 self._failed_attempt(batch, KafkaError(KafkaError._BAD_MSG, "no answer for this partition"))
         self.wake()
 
+    def _delivered(self, batch: ProducerBatch, base_offset: int, append_time: int) -> None:
+        if self.idem is not None:
+            self.idem.answered(batch, failed=False)
+        self.complete(batch.messages, None, base_offset, append_time)
+
     def _failed_attempt(self, batch: ProducerBatch, error: KafkaError) -> None:
-        policy = produce_policy(error.code())
         now = self.client.engine.now()
+        if self.idem is not None:
+            verdict = self.idem.verdict(batch, error.code())
+            self.idem.answered(batch, failed=verdict is not Verdict.DELIVERED)
+            if verdict is Verdict.DELIVERED:  # the log already holds it: the first attempt landed
+                self.complete(batch.messages, None, -1001, -1)
+                return
+            if verdict is Verdict.FATAL:
+                self._fatal(KafkaError(error.code(), f"{error.str()} ({batch.topic}[{batch.partition}])", fatal=True))
+                self._fail(batch.messages, self.fatal or error)
+                return
+            if verdict is Verdict.REQUEUE:
+                with self.lock:
+                    self.acc.requeue(batch, now)
+                return
+            if verdict is Verdict.BUMP_EPOCH:
+                self._bump_wanted = True
+                with self.lock:
+                    self.acc.requeue(batch, now)
+                return
+        policy = produce_policy(error.code())
         if policy.refresh_metadata:
             self.client.metadata.forget_leader(batch.topic, batch.partition)
             self._stale_topics.add(batch.topic)
@@ -270,7 +325,68 @@ class Sender:
             return
         if timed_out and policy.retry:
             error = KafkaError(KafkaError._MSG_TIMED_OUT, f"Local: Message timed out (last error: {error.name()})")
+            self._timed_out_after_sending(batch)
         self._fail(batch.messages, error)
+
+    # --- idempotence ----------------------------------------------------------------------------
+
+    def _timed_out_after_sending(self, batch: ProducerBatch) -> None:
+        """A batch that left and was never acknowledged may be in the log: its sequence must not be
+        reused under this epoch, so the epoch is bumped before the partition sends again (KIP-679)."""
+        if self.idem is not None and batch.base_sequence >= 0:
+            self._bump_wanted = True
+
+    def _init_producer_id(self) -> None:
+        """Get a producer id, or a new epoch of ours (KIP-360) once nothing is in flight."""
+        idem = self.idem
+        if idem is None or self._pid_pending:
+            return
+        self._pid_pending = True
+        bump = self._bump_wanted and idem.has_producer_id
+
+        def body(version: int) -> dict[str, Any]:
+            keep_id = bump and version >= 3  # older brokers cannot bump: they hand out a new id
+            return {
+                "transactional_id": None,
+                "transaction_timeout_ms": -1,
+                "producer_id": idem.producer_id if keep_id else -1,
+                "producer_epoch": idem.epoch if keep_id else -1,
+            }
+
+        def done(response: Struct | None, error: KafkaError | None) -> None:
+            self._pid_pending = False
+            code = error.code() if error is not None else response.error_code if response is not None else -1
+            if code == 0 and response is not None:
+                idem.set_producer_id(response.producer_id, response.producer_epoch)
+                self._bump_wanted = False
+                with self.lock:
+                    idem.restamp(self.acc.stamped_batches())
+            elif code in FATAL_INIT_ERRORS:
+                self._fatal(KafkaError(code, "InitProducerId failed", fatal=True))
+            else:
+                log.debug("InitProducerId failed (%s); will retry", code)
+                self._schedule(self.client.engine.now() + self.settings.retry_backoff_ms / 1000)
+                return
+            self.wake()
+
+        self.client.request_io(INIT_PRODUCER_ID, body, done, timeout=self.settings.request_timeout)
+
+    def _fatal(self, error: KafkaError) -> None:
+        """Stop for good: fail everything queued with the fatal error and tell the application."""
+        if self.fatal is not None:
+            return
+        self.fatal = error
+        log.error("fatal producer error: %s", error.str())
+        with self.lock:
+            queued = self.acc.take_all()
+            waiting = [m for msgs in self.unassigned.values() for m in msgs]
+            self.unassigned.clear()
+        for b in queued:
+            self._fail(b.messages, error)
+        if waiting:
+            self._fail(waiting, error)
+        if self.on_fatal is not None:
+            self.on_fatal(error)
 
     def _fail(self, messages: list[PendingMessage], error: KafkaError) -> None:
         self.complete(messages, error, -1001, -1)
