@@ -352,9 +352,9 @@ def test_callback_exception_in_flush_is_raised_after_every_report(impl: Any) -> 
         with pytest.raises(ValueError, match="boom 3") as exc:
             producer.flush(5)
         assert seen == [b"1", b"2", b"3", b"4"]
-        assert len(producer) == 0
-        if impl is kafkawire:  # the earlier one is kept as context
-            assert str(exc.value.__context__) == "boom 2"
+        if impl is kafkawire:
+            assert len(producer) == 0  # (librdkafka's len() also counts its own pending events)
+            assert str(exc.value.__context__) == "boom 2"  # the earlier one is kept as context
     finally:
         dispose(producer)
 
