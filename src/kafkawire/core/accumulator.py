@@ -213,6 +213,13 @@ class Accumulator:
         self._count -= sum(len(b.messages) for b in expired)
         return expired
 
+    def depths(self) -> dict[TopicPartition, tuple[int, int]]:
+        """Per partition: records waiting and their encoded bytes (for statistics)."""
+        return {
+            tp: (sum(len(b.messages) for b in queue), sum(b.builder.size for b in queue))
+            for tp, queue in self._queues.items()
+        }
+
     def stamped_batches(self) -> list[ProducerBatch]:
         """Waiting batches that already carry sequences (sent before, now queued for a retry)."""
         return [b for queue in self._queues.values() for b in queue if b.base_sequence >= 0]

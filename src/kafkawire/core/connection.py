@@ -40,6 +40,7 @@ class InFlight:
     version: int
     deadline: float
     context: Any = None  # the caller's handle (a future, a batch list…); opaque here
+    sent_at: float = 0.0  # the caller's clock when the request was framed (for round-trip times)
 
 
 @dataclass
@@ -82,7 +83,7 @@ class Connection:
         frame = len(payload).to_bytes(_SIZE_PREFIX, "big") + payload
         if not expect_response:
             return frame, None
-        req = InFlight(correlation_id, api, version, now + timeout, context)
+        req = InFlight(correlation_id, api, version, now + timeout, context, now)
         self._in_flight.append(req)
         return frame, req
 

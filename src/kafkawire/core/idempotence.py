@@ -34,6 +34,35 @@ class Verdict(enum.Enum):
     POLICY = "policy"  # not idempotence's business: the general error policy decides
 
 
+class InitOutcome(enum.Enum):
+    DONE = "done"  # a producer id (or a new epoch of ours) is set: sending may go on
+    RETRY = "retry"  # ask again after a backoff
+    FATAL = "fatal"  # no producer id can be had: the producer can send nothing
+
+
+# InitProducerId answers after which retrying cannot help.
+FATAL_INIT_ERRORS = frozenset(
+    {
+        31,  # CLUSTER_AUTHORIZATION_FAILED
+        47,  # INVALID_PRODUCER_EPOCH
+        50,  # INVALID_TRANSACTION_TIMEOUT
+        53,  # TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        90,  # PRODUCER_FENCED
+        -165,  # _UNSUPPORTED_FEATURE: the broker has no InitProducerId
+    }
+)
+# Answers to an epoch bump (KIP-360) that mean "this broker will not bump": a fresh producer id
+# resets the sequences just as well (as with brokers older than InitProducerId v3).
+BUMP_REFUSED_ERRORS = frozenset(
+    {
+        -1,  # UNKNOWN_SERVER_ERROR (Tansu answers every bump so)
+        35,  # UNSUPPORTED_VERSION
+        42,  # INVALID_REQUEST
+        59,  # UNKNOWN_PRODUCER_ID: the broker forgot the id we want to bump
+    }
+)
+
+
 class Idempotence:
     def __init__(self) -> None:
         self.producer_id = -1
@@ -42,10 +71,41 @@ class Idempotence:
         self._in_flight: dict[TopicPartition, list[ProducerBatch]] = {}  # by base sequence
         self._node: dict[TopicPartition, int] = {}  # where a partition's in-flight batches went
         self._failed: set[TopicPartition] = set()  # partitions draining after a failure
+        self.bump_wanted = False  # sequences must restart under a new epoch before anything is sent
+        self._bump_refused = False  # the broker will not bump: ask for a fresh producer id instead
 
     @property
     def has_producer_id(self) -> bool:
         return self.producer_id >= 0
+
+    @property
+    def needs_init(self) -> bool:
+        """An InitProducerId is due (first id, or a bump) before any batch may leave."""
+        return not self.has_producer_id or self.bump_wanted
+
+    def request_bump(self) -> None:
+        """A sequence was lost (a batch failed or timed out after it left, or the broker forgot
+        us): nothing more is sent until everything in flight is answered and the epoch is bumped."""
+        if self.has_producer_id:
+            self.bump_wanted = True
+
+    def init_ids(self, version: int) -> tuple[int, int]:
+        """The (producer id, epoch) an InitProducerId of ``version`` carries: ours when bumping
+        (v3+, KIP-360), else -1/-1 (a fresh id)."""
+        if self.bump_wanted and self.has_producer_id and version >= 3 and not self._bump_refused:
+            return self.producer_id, self.epoch
+        return -1, -1
+
+    def init_answered(self, code: int, producer_id: int = -1, epoch: int = -1) -> InitOutcome:
+        """What an InitProducerId answer means; on success the new id/epoch is set."""
+        if code == 0:
+            self.set_producer_id(producer_id, epoch)
+            return InitOutcome.DONE
+        if code in FATAL_INIT_ERRORS:
+            return InitOutcome.FATAL
+        if self.bump_wanted and code in BUMP_REFUSED_ERRORS:
+            self._bump_refused = True  # the next request asks for a fresh id
+        return InitOutcome.RETRY
 
     def set_producer_id(self, producer_id: int, epoch: int) -> None:
         """A new id or epoch: every partition's sequence starts again at 0."""
@@ -53,6 +113,7 @@ class Idempotence:
         self.epoch = epoch
         self._next.clear()
         self._failed.clear()
+        self.bump_wanted = False
 
     # --- sending -------------------------------------------------------------------------------
 
@@ -105,7 +166,10 @@ class Idempotence:
         if code in (INVALID_PRODUCER_EPOCH, PRODUCER_FENCED):
             return Verdict.FATAL
         if code == OUT_OF_ORDER_SEQUENCE_NUMBER:
-            # Behind an earlier failure this is expected; on the oldest batch it means lost data.
+            # Behind an earlier failure (or a sequence hole that a bump will close) this is
+            # expected; on the oldest batch it means the broker lost data we were told it had.
+            if self.bump_wanted:
+                return Verdict.REQUEUE
             earlier = [b for b in self._in_flight.get(tp, ()) if b is not batch and _before(b, batch)]
             return Verdict.REQUEUE if earlier or tp in self._failed else Verdict.FATAL
         if code == UNKNOWN_PRODUCER_ID:
@@ -113,10 +177,18 @@ class Idempotence:
         return Verdict.POLICY
 
     def restamp(self, batches: Iterable[ProducerBatch]) -> None:
-        """After an epoch bump: give unanswered batches new sequences from 0, in their old order."""
-        for batch in sorted(batches, key=lambda b: (b.topic, b.partition, b.base_sequence)):
+        """After an epoch bump: give unanswered batches new sequences from 0, in the order given
+        (each partition's queue order, which is their old sequence order)."""
+        for batch in batches:
             batch.base_sequence = -1
             self.stamp(batch)
+
+    def forget_in_flight(self, batches: Iterable[ProducerBatch]) -> None:
+        """Batches given up on while in flight (purged): their answers will be ignored and their
+        sequences may or may not be in the log, so the epoch must be bumped."""
+        for batch in batches:
+            self.answered(batch, failed=True)
+        self.request_bump()
 
 
 def _distance(seq: int, origin: int) -> int:

@@ -75,6 +75,23 @@ class ConnectionSettings:
 
 
 @dataclass
+class BrokerStats:
+    """Counters for statistics (librdkafka's names): requests sent, responses read, round trips."""
+
+    tx: int = 0
+    rx: int = 0
+    rtt_min: float = 0.0
+    rtt_max: float = 0.0
+    rtt_sum: float = 0.0
+
+    def answered(self, rtt: float) -> None:
+        self.rtt_min = rtt if not self.rx or rtt < self.rtt_min else self.rtt_min
+        self.rtt_max = max(self.rtt_max, rtt)
+        self.rtt_sum += rtt
+        self.rx += 1
+
+
+@dataclass
 class Queued:
     api: Api
     body: Body
@@ -111,6 +128,7 @@ class BrokerConnection:
         self._timer: Timer | None = None
         self._reconnect_timer: Timer | None = None
         self._connect_deadline = 0.0
+        self.stats = BrokerStats()
         self._api_versions_version = API_VERSIONS.max_version
 
     def __repr__(self) -> str:
@@ -245,6 +263,7 @@ class BrokerConnection:
             except Exception as exc:  # a body that cannot be encoded is the caller's error
                 q.callback(None, KafkaError(KafkaError._INVALID_ARG, f"cannot encode {q.api.name}: {exc}"))
                 continue
+            self.stats.tx += 1
             self._write(frame, None if req is not None else functools.partial(q.callback, None, None))
         self._arm_timer()
 
@@ -299,7 +318,9 @@ class BrokerConnection:
         except ProtocolError as exc:
             self._failed(KafkaError(KafkaError._BAD_MSG, f"{self.host}:{self.port}: {exc}"))
             return
+        now = self.engine.now()
         for r in responses:
+            self.stats.answered(now - r.request.sent_at)
             callback: Callback = r.request.context
             callback(r.body, None)
         self._pump()

@@ -190,6 +190,10 @@ class Client:
             self._brokers[node_id] = conn
         return conn
 
+    def connections(self) -> list[BrokerConnection]:
+        """Every broker connection (bootstrap ones included), for statistics."""
+        return [*self._bootstrap, *self._brokers.values()]
+
     def least_busy(self) -> BrokerConnection:
         """A ready connection with the fewest requests, else one on its way up, else the next
         broker in turn that did not just fail (a request must not queue behind a dead broker)."""

@@ -160,6 +160,9 @@ class Producer:
         self._sticky = StickyPartitioner(conf.batch_size)
         self._outstanding = 0  # records produced and not yet reported (their report served)
         self._flushes = 0  # flush() calls under way
+        self._started = time.monotonic()
+        self._delivered_count = 0  # statistics: records and value bytes acknowledged
+        self._delivered_bytes = 0
         self._buffered_bytes = 0
         self._closed = False
         self._sender = Sender(
@@ -408,6 +411,9 @@ class Producer:
         exc = KafkaException(error) if error is not None else None
         freed = 0
         freed_bytes = 0
+        if error is None:
+            self._delivered_count += len(messages)
+            self._delivered_bytes += sum(len(m.value or b"") for m in messages)
         for i, m in enumerate(messages):
             offset = base_offset + i if error is None and base_offset >= 0 else OFFSET_INVALID
             ts = (TIMESTAMP_LOG_APPEND_TIME, append_time) if append_time != -1 else (TIMESTAMP_CREATE_TIME, m.timestamp)
@@ -600,16 +606,51 @@ class Producer:
                 self._reports.put(self._conf.stats_cb, (json.dumps(self._statistics()),))
 
     def _statistics(self) -> dict[str, Any]:
-        """A documented subset of librdkafka's statistics (see README)."""
+        """A documented subset of librdkafka's statistics, under librdkafka's names (README)."""
+        with self._lock:
+            depths = self._acc.depths()
+        topics: dict[str, Any] = {}
+        for (topic, partition), (count, size) in depths.items():
+            parts = topics.setdefault(topic, {"topic": topic, "partitions": {}})["partitions"]
+            parts[str(partition)] = {"partition": partition, "msgq_cnt": count, "msgq_bytes": size}
+        brokers = {}
+        for conn in self._client.connections():
+            st = conn.stats
+            name = broker_name(conn.host, conn.port, conn.node_id)
+            brokers[name] = {
+                "name": name,
+                "nodeid": conn.node_id,
+                "state": conn.state.value.upper(),
+                "tx": st.tx,
+                "rx": st.rx,
+                "waitresp_cnt": conn.in_flight,
+                "outbuf_cnt": conn.load - conn.in_flight,
+                "rtt": {
+                    "min": int(st.rtt_min * 1e6),
+                    "max": int(st.rtt_max * 1e6),
+                    "avg": int(st.rtt_sum / st.rx * 1e6) if st.rx else 0,
+                    "cnt": st.rx,
+                },
+            }
+        now = time.monotonic()
         return {
             "name": self._conf.raw["client.id"],
+            "client_id": self._conf.raw["client.id"],
             "type": "producer",
-            "ts": int(time.monotonic() * 1_000_000),
+            "ts": int(now * 1_000_000),
             "time": int(time.time()),
+            "age": int((now - self._started) * 1_000_000),
+            "replyq": len(self._reports),
             "msg_cnt": self._outstanding,
             "msg_size": self._buffered_bytes,
             "msg_max": self._conf.queue_buffering_max_messages,
             "msg_size_max": self._conf.queue_buffering_max_kbytes * 1024,
+            "txmsgs": self._delivered_count,
+            "txmsg_bytes": self._delivered_bytes,
+            "tx": sum(b["tx"] for b in brokers.values()),
+            "rx": sum(b["rx"] for b in brokers.values()),
+            "brokers": brokers,
+            "topics": topics,
         }
 
 
