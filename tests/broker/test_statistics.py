@@ -28,7 +28,7 @@ def test_statistics_report_queue_depth_then_sends_and_round_trips(
     }
     with Producer(conf) as p:
         p.list_topics(topic, timeout=10)
-        for i in range(7):
+        for _ in range(7):
             p.produce(topic, b"x" * 10, partition=0)
         while not any(s["topics"] for s in seen):  # served by poll(), at least one report after produce
             p.poll(1)

@@ -80,7 +80,11 @@ class ProducerBatch:
         self.stamp = (-1, -1, -1)  # the (producer id, epoch, base sequence) inside ``payload``
 
     def close(
-        self, compression: int, compression_level: int | None, stamp: tuple[int, int, int] = (-1, -1, -1)
+        self,
+        compression: int,
+        compression_level: int | None,
+        stamp: tuple[int, int, int] = (-1, -1, -1),
+        transactional: bool = False,
     ) -> bytes:
         """The batch's bytes: built once; only a new producer epoch rewrites the header fields."""
         if self.payload is None:
@@ -89,6 +93,7 @@ class ProducerBatch:
                 producer_id=producer_id,
                 producer_epoch=epoch,
                 base_sequence=sequence,
+                transactional=transactional,
                 compression=compression,
                 compression_level=compression_level,
             )

@@ -58,6 +58,7 @@ BUMP_REFUSED_ERRORS = frozenset(
         -1,  # UNKNOWN_SERVER_ERROR (Tansu answers every bump so)
         35,  # UNSUPPORTED_VERSION
         42,  # INVALID_REQUEST
+        49,  # INVALID_PRODUCER_ID_MAPPING (librdkafka's mock: it bumps transactional ids only)
         59,  # UNKNOWN_PRODUCER_ID: the broker forgot the id we want to bump
     }
 )

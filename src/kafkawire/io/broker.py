@@ -243,7 +243,8 @@ class BrokerConnection:
         """Move queued requests onto the wire while the in-flight limit allows."""
         if self.state is not State.READY:
             return
-        while self._queue and self._conn.in_flight < self.settings.max_in_flight:
+        # (a write that fails tears the connection down: stop there, the rest waits for the reconnect)
+        while self._queue and self.state is State.READY and self._conn.in_flight < self.settings.max_in_flight:
             q = self._queue.popleft()
             try:
                 version = choose_version(q.api, self.versions, max_version=q.max_version)

@@ -2,6 +2,6 @@
 
 from .aio import AIOProducer
 from .interceptors import ProducerRecord
-from .producer import Producer, SyncProducer
+from .producer import ConsumerGroupMetadata, Producer, SyncProducer
 
-__all__ = ["AIOProducer", "Producer", "ProducerRecord", "SyncProducer"]
+__all__ = ["AIOProducer", "ConsumerGroupMetadata", "Producer", "ProducerRecord", "SyncProducer"]

@@ -12,18 +12,21 @@ error), including when it is purged, times out, or the producer is closed.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future
 from typing import Any
 
 from ..core.accumulator import Accumulator, PendingMessage
 from ..core.idempotence import Idempotence
 from ..core.partitioners import StickyPartitioner, choose_partition, resolve_partitioner
+from ..core.transactions import Call
+from ..core.transactions import State as TxnState
 from ..errors import KafkaError, KafkaException
 from ..io.client import Client
 from ..model import (
@@ -33,12 +36,14 @@ from ..model import (
     Message,
     RecordMetadata,
     ThrottleEvent,
+    TopicPartition,
     broker_name,
 )
 from .config import ProducerConfig, parse_producer_config
 from .delivery import Reports
 from .interceptors import InterceptorChain, ProducerRecord
 from .sender import Sender, SenderSettings
+from .transactions import TransactionManager
 
 log = logging.getLogger("kafkawire.producer")
 
@@ -133,6 +138,27 @@ def _refusal(exc: BaseException) -> KafkaError:
     return KafkaError(KafkaError._INVALID_ARG, str(exc))
 
 
+class ConsumerGroupMetadata:
+    """A consumer group's identity for ``send_offsets_to_transaction`` (KIP-447: the generation and
+    member let the group coordinator fence a zombie)."""
+
+    def __init__(
+        self, group_id: str, generation_id: int = -1, member_id: str = "", group_instance_id: str | None = None
+    ) -> None:
+        if not isinstance(group_id, str) or not group_id:
+            raise TypeError("group_id must be a non-empty str")
+        self.group_id = group_id
+        self.generation_id = generation_id
+        self.member_id = member_id
+        self.group_instance_id = group_instance_id
+
+    def __repr__(self) -> str:
+        return (
+            f"ConsumerGroupMetadata(group_id={self.group_id!r}, generation_id={self.generation_id}, "
+            f"member_id={self.member_id!r}, group_instance_id={self.group_instance_id!r})"
+        )
+
+
 class ProducerClosedError(KafkaException, RuntimeError):
     """A call on a closed producer: a `KafkaException` (``_DESTROY``) that is also the
     ``RuntimeError`` confluent-kafka raises there, so handlers written for either catch it."""
@@ -165,6 +191,18 @@ class Producer:
         self._delivered_bytes = 0
         self._buffered_bytes = 0
         self._closed = False
+        self._idem = Idempotence() if conf.enable_idempotence else None
+        self._txn: TransactionManager | None = None
+        if conf.transactional_id is not None:
+            assert self._idem is not None  # the configuration turns idempotence on for transactions
+            self._txn = TransactionManager(
+                self._client,
+                self._idem,
+                conf.transactional_id,
+                conf.transaction_timeout_ms,
+                conf.retry_backoff_ms,
+                conf.retry_backoff_max_ms,
+            )
         self._sender = Sender(
             self._client,
             self._acc,
@@ -183,10 +221,13 @@ class Producer:
             self._complete,
             self._assign_partition,
             self._throttled,
-            Idempotence() if conf.enable_idempotence else None,
+            self._idem,
             self._error,
+            self._txn,
         )
         self._client.on_all_brokers_down = self._error
+        if self._txn is not None:
+            self._txn.on_added = self._sender.wake
         self._stopping = threading.Event()
         self._stats_thread: threading.Thread | None = None
         if conf.stats_cb is not None and conf.statistics_interval_ms > 0:
@@ -310,6 +351,8 @@ class Producer:
         """Validate, encode, take buffer room, pick the partition and queue the record."""
         if self._sender.fatal is not None:
             raise KafkaException(self._sender.fatal)
+        if self._txn is not None:
+            self._txn.state.require(Call.PRODUCE)
         check_topic(topic)
         _check_fields(partition, timestamp, callback)
         key_b = _to_bytes(key, "key")
@@ -414,6 +457,8 @@ class Producer:
         if error is None:
             self._delivered_count += len(messages)
             self._delivered_bytes += sum(len(m.value or b"") for m in messages)
+        elif self._txn is not None:
+            self._txn.fail(error)  # a record of the transaction is lost: it can only be aborted
         for i, m in enumerate(messages):
             offset = base_offset + i if error is None and base_offset >= 0 else OFFSET_INVALID
             ts = (TIMESTAMP_LOG_APPEND_TIME, append_time) if append_time != -1 else (TIMESTAMP_CREATE_TIME, m.timestamp)
@@ -546,6 +591,118 @@ class Producer:
         """Cluster metadata (``auto.create.topics.enable`` brokers create an unknown ``topic``)."""
         self._check_open()
         return self._client.list_topics(topic, None if timeout < 0 else timeout, auto_create=True)
+
+    # --- transactions (the Transactional Producer API of confluent-kafka) ----------------------
+
+    def init_transactions(self, timeout: float | None = None) -> None:
+        """Register ``transactional.id`` with its coordinator, fencing older producers with it and
+        finishing their open transaction. Retriable on timeout: call again to resume."""
+        txn = self._transactional()
+        txn.state.require(Call.INIT)
+        self._txn_call(Call.INIT, lambda deadline: txn.init(deadline), timeout)
+        self._sender.wake()
+
+    def begin_transaction(self) -> None:
+        txn = self._transactional()
+        txn.state.require(Call.BEGIN)
+        txn.added.clear()
+        txn.state.succeeded(Call.BEGIN)
+
+    def send_offsets_to_transaction(
+        self, positions: list[TopicPartition], group_metadata: ConsumerGroupMetadata, timeout: float | None = None
+    ) -> None:
+        """Commit consumer offsets as part of the transaction (consume-transform-produce)."""
+        txn = self._transactional()
+        if not isinstance(group_metadata, ConsumerGroupMetadata):
+            raise TypeError("group_metadata must be a ConsumerGroupMetadata")
+        offsets: dict[str, list[tuple[int, int, int]]] = {}
+        for tp in positions:
+            if not isinstance(tp, TopicPartition):
+                raise TypeError("positions must be a list of TopicPartition")
+            if tp.offset >= 0:  # logical offsets are ignored, as confluent-kafka does
+                epoch = tp.leader_epoch if tp.leader_epoch is not None else -1
+                offsets.setdefault(tp.topic, []).append((tp.partition, tp.offset, epoch))
+        txn.state.require(Call.SEND_OFFSETS)
+        if not offsets:
+            return
+        g = group_metadata
+        self._txn_call(
+            None,
+            lambda deadline: txn.send_offsets(
+                g.group_id, g.generation_id, g.member_id, g.group_instance_id, offsets, deadline
+            ),
+            timeout,
+        )
+
+    def commit_transaction(self, timeout: float | None = None) -> None:
+        """Flush, then commit. An abortable error means: abort_transaction(), then begin again."""
+        txn = self._transactional()
+        txn.state.require(Call.COMMIT)
+        deadline = self._txn_deadline(timeout)
+        if self.flush(max(0.0, deadline - time.monotonic())):
+            txn.state.interrupted(Call.COMMIT)
+            raise KafkaException(
+                KafkaError(KafkaError._TIMED_OUT, "commit_transaction: records still in flight", retriable=True)
+            )
+        if txn.state.state in (TxnState.ABORTABLE_ERROR, TxnState.FATAL_ERROR):
+            assert txn.state.last_error is not None  # a record of the transaction failed meanwhile
+            raise KafkaException(txn.state.last_error)
+        self._txn_call(Call.COMMIT, lambda d: txn.end(True, d), deadline - time.monotonic())
+
+    def abort_transaction(self, timeout: float | None = None) -> None:
+        """Fail what is queued or in flight (``_PURGE_*``), then abort on the coordinator."""
+        txn = self._transactional()
+        txn.state.require(Call.ABORT)
+        deadline = self._txn_deadline(timeout)
+        self._purge(True, True, True)
+        self.flush(max(0.0, deadline - time.monotonic()))
+        self._txn_call(Call.ABORT, lambda d: txn.end(False, d), deadline - time.monotonic())
+
+    @contextlib.contextmanager
+    def transaction(self, timeout: float | None = None) -> Iterator[Producer]:
+        """``with producer.transaction(): ...``: begin; commit on success, abort on an exception."""
+        self.begin_transaction()
+        try:
+            yield self
+        except BaseException:
+            txn = self._transactional()
+            if txn.state.state is not TxnState.FATAL_ERROR:
+                self.abort_transaction(timeout)
+            raise
+        self.commit_transaction(timeout)
+
+    def _transactional(self) -> TransactionManager:
+        if self._txn is None:
+            raise KafkaException(
+                KafkaError(KafkaError._NOT_CONFIGURED, 'transactions need "transactional.id" in the configuration')
+            )
+        return self._txn
+
+    def _txn_deadline(self, timeout: float | None) -> float:
+        seconds = self._conf.transaction_timeout_ms / 1000 if timeout is None or timeout < 0 else timeout
+        return time.monotonic() + seconds
+
+    def _txn_call(self, call: Call | None, start: Callable[[float], Future[None]], timeout: float | None) -> None:
+        """Run one coordinator conversation to its end or the timeout, and classify what came back."""
+        txn = self._transactional()
+        seconds = self._conf.transaction_timeout_ms / 1000 if timeout is None or timeout < 0 else max(0.0, timeout)
+        fut = start(self._client.engine.now() + seconds)
+        try:
+            fut.result(seconds + 5)
+        except KafkaException as exc:
+            error = exc.args[0]
+            assert isinstance(error, KafkaError)
+            if call is not Call.INIT:
+                txn.fail(error)
+            if txn.state.state is TxnState.FATAL_ERROR and txn.state.last_error is not None:
+                raise KafkaException(txn.state.last_error) from None
+            if call is not None:
+                txn.state.interrupted(call)
+            if txn.state.state is TxnState.ABORTABLE_ERROR and txn.state.last_error is not None:
+                raise KafkaException(txn.state.last_error) from None
+            raise KafkaException(KafkaError(error.code(), error.str(), retriable=True)) from None
+        if call is not None:
+            txn.state.succeeded(call)
 
     def __len__(self) -> int:
         return self._outstanding

@@ -19,30 +19,22 @@ from typing import Any
 from ..core.accumulator import Accumulator, PendingMessage, ProducerBatch
 from ..core.backoff import backoff_delay
 from ..core.error_policy import produce_policy
-from ..core.idempotence import Idempotence, Verdict
+from ..core.idempotence import Idempotence, InitOutcome, Verdict
 from ..core.versions import UnsupportedVersionError
 from ..errors import KafkaError
 from ..io.client import Client
 from ..io.engine import Timer
 from ..protocol.apis import INIT_PRODUCER_ID, PRODUCE
 from ..protocol.codec import Struct
+from .transactions import TransactionManager
 
 log = logging.getLogger("kafkawire.producer")
 
 MIN_PRODUCE_VERSION = 3  # RecordBatch v2 (Kafka 0.11); older brokers are refused clearly
 TOPIC_NAMES_MAX_PRODUCE_VERSION = 12
+TRANSACTIONAL_MAX_PRODUCE_VERSION = 11
 UNKNOWN_TOPIC_OR_PARTITION = 3
 LEADER_NOT_AVAILABLE = 5
-# InitProducerId answers after which retrying cannot help.
-FATAL_INIT_ERRORS = frozenset(
-    {
-        31,  # CLUSTER_AUTHORIZATION_FAILED
-        50,  # INVALID_TRANSACTION_TIMEOUT
-        53,  # TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-        90,  # PRODUCER_FENCED
-        -165,  # _UNSUPPORTED_FEATURE: the broker has no InitProducerId
-    }
-)
 METADATA_RETRY = 0.1  # seconds between metadata requests while waiting for an unknown topic
 
 
@@ -77,13 +69,14 @@ class Sender:
         on_throttle: Callable[[int, str, int, int], None],
         idempotence: Idempotence | None = None,
         on_fatal: Callable[[KafkaError], None] | None = None,
+        transactions: TransactionManager | None = None,
     ) -> None:
         self.client = client
         self.idem = idempotence
+        self.txn = transactions  # set for a transactional producer: it owns the producer id
         self.on_fatal = on_fatal
         self.fatal: KafkaError | None = None  # set once: the producer can send nothing more
         self._pid_pending = False
-        self._bump_wanted = False
         self.acc = accumulator
         self.lock = lock
         self.settings = settings
@@ -118,24 +111,17 @@ class Sender:
         engine = self.client.engine
         now = engine.now()
         idem = self.idem
-        needs_id = idem is not None and (not idem.has_producer_id or self._bump_wanted)
-        if needs_id and idem is not None and self.fatal is None and not idem.anything_in_flight():
+        # (A transactional producer gets its id from init_transactions(), not here.)
+        if idem is not None and self.txn is None and idem.needs_init and self.fatal is None and not idem.anything_in_flight():
             self._init_producer_id()
-        blocked = idem is not None and (not idem.has_producer_id or self._pid_pending or self.fatal is not None)
+        # While an id or a new epoch is due nothing leaves: a bump waits for in-flight requests to
+        # drain, and new batches sent meanwhile would keep it waiting forever.
+        blocked = self._blocked()
         with self.lock:
             expired = self.acc.take_expired(now, self.settings.message_timeout)
             expired_unassigned = self._expire_unassigned(now)
             ready, wake_at = self.acc.ready(now)
-            if blocked:
-                ready = []
-            by_leader: dict[int, list[tuple[str, int]]] = {}
-            for tp in ready:
-                leader = self.client.metadata.leader_for(*tp)
-                if leader is None:
-                    self._stale_topics.add(tp[0])
-                else:
-                    by_leader.setdefault(leader.node_id, []).append(tp)
-            requests = [(node, batches) for node, tps in by_leader.items() if (batches := self._drain(node, tps))]
+            requests = [] if blocked else self._requests(ready)
         for batch in expired:
             self._timed_out_after_sending(batch)
             self._fail(batch.messages, KafkaError(KafkaError._MSG_TIMED_OUT))
@@ -143,6 +129,16 @@ class Sender:
             self._fail(expired_unassigned, KafkaError(KafkaError._MSG_TIMED_OUT))
         for node, batches in requests:
             self._send(node, batches)
+        # A request carries one batch per partition: while a pass sent something, go again, so that
+        # a partition's next batches fill the in-flight window now rather than one per answer.
+        passes = 1
+        while requests and passes < self.settings.max_in_flight and not self._blocked():
+            passes += 1
+            with self.lock:
+                ready, wake_at = self.acc.ready(now)
+                requests = self._requests(ready)
+            for node, batches in requests:
+                self._send(node, batches)
         if self.unassigned or self._stale_topics or self.client.metadata.needs_refresh(now):
             # At most one metadata request per METADATA_RETRY: a partition that stays leaderless
             # must not turn into a busy loop of Metadata requests.
@@ -167,6 +163,28 @@ class Sender:
         if when is not None:
             self._timer = self.client.engine.call_later(when - self.client.engine.now(), self.run)
 
+    def _produce_max_version(self, ids_known: bool) -> int | None:
+        """Produce v13+ names topics by id only: stay below it unless every id is known. Inside
+        transactions stay at v11: v12+ belongs to KIP-890's transaction v2."""
+        if self.txn is not None:
+            return TRANSACTIONAL_MAX_PRODUCE_VERSION
+        return None if ids_known else TOPIC_NAMES_MAX_PRODUCE_VERSION
+
+    def _blocked(self) -> bool:
+        idem = self.idem
+        return idem is not None and (idem.needs_init or self._pid_pending or self.fatal is not None)
+
+    def _requests(self, ready: list[tuple[str, int]]) -> list[tuple[int, list[ProducerBatch]]]:
+        """One request's batches per leader of the ready partitions (under the lock)."""
+        by_leader: dict[int, list[tuple[str, int]]] = {}
+        for tp in ready:
+            leader = self.client.metadata.leader_for(*tp)
+            if leader is None:
+                self._stale_topics.add(tp[0])
+            else:
+                by_leader.setdefault(leader.node_id, []).append(tp)
+        return [(node, batches) for node, tps in by_leader.items() if (batches := self._drain(node, tps))]
+
     def _drain(self, node: int, tps: list[tuple[str, int]]) -> list[ProducerBatch]:
         """Batches for one request to ``node``, if it has room for another request."""
         conn = self.client.connection(node)
@@ -180,11 +198,13 @@ class Sender:
                 continue
             if self.idem is not None and not self.idem.may_send(tp, node):
                 continue
+            if self.txn is not None and not self.txn.partition_ready(tp):
+                continue  # AddPartitionsToTxn first; the sender is woken when it is done
             head = self.acc.pop(tp)
             if head is None:
                 continue
             stamp = self.idem.stamp(head) if self.idem is not None else (-1, -1, -1)
-            payload = head.close(self.acc.compression, self.acc.compression_level, stamp)
+            payload = head.close(self.acc.compression, self.acc.compression_level, stamp, self.txn is not None)
             if batches and size + len(payload) > self.settings.max_request_bytes:
                 self.acc.requeue(head, 0.0)
                 break
@@ -219,6 +239,7 @@ class Sender:
                     entry["topic_id"] = topic_ids[topic]
                 topic_data.append(entry)
             return {
+                "transactional_id": self.txn.transactional_id if self.txn is not None else None,
                 "acks": self.settings.acks,
                 "timeout_ms": int(self.settings.request_timeout * 1000),
                 "topic_data": topic_data,
@@ -246,7 +267,7 @@ class Sender:
             timeout=timeout,
             expect_response=self.settings.acks != 0,
             # Produce v13+ names topics by id only: stay below it unless every id is known.
-            max_version=None if len(topic_ids) == len(topics) else TOPIC_NAMES_MAX_PRODUCE_VERSION,
+            max_version=self._produce_max_version(len(topic_ids) == len(topics)),
         )
 
     # --- answers -------------------------------------------------------------------------------
@@ -291,6 +312,11 @@ class Sender:
 
     def _failed_attempt(self, batch: ProducerBatch, error: KafkaError) -> None:
         now = self.client.engine.now()
+        if self.fatal is not None:  # an answer that arrives after the producer stopped for good
+            if self.idem is not None:
+                self.idem.answered(batch, failed=True)
+            self._fail(batch.messages, self.fatal)
+            return
         if self.idem is not None:
             verdict = self.idem.verdict(batch, error.code())
             self.idem.answered(batch, failed=verdict is not Verdict.DELIVERED)
@@ -305,8 +331,11 @@ class Sender:
                 with self.lock:
                     self.acc.requeue(batch, now)
                 return
+            if verdict is Verdict.BUMP_EPOCH and self.txn is not None:
+                self._fail(batch.messages, error)  # inside a transaction: abort, and init again
+                return
             if verdict is Verdict.BUMP_EPOCH:
-                self._bump_wanted = True
+                self.idem.request_bump()
                 with self.lock:
                     self.acc.requeue(batch, now)
                 return
@@ -325,16 +354,18 @@ class Sender:
             return
         if timed_out and policy.retry:
             error = KafkaError(KafkaError._MSG_TIMED_OUT, f"Local: Message timed out (last error: {error.name()})")
-            self._timed_out_after_sending(batch)
+        # Given up after it left: its sequence is a hole the broker would never see filled.
+        self._timed_out_after_sending(batch)
         self._fail(batch.messages, error)
 
     # --- idempotence ----------------------------------------------------------------------------
 
     def _timed_out_after_sending(self, batch: ProducerBatch) -> None:
-        """A batch that left and was never acknowledged may be in the log: its sequence must not be
-        reused under this epoch, so the epoch is bumped before the partition sends again (KIP-679)."""
+        """A batch that left and is given up on (timed out, or failed for good) may or may not be in
+        the log: its sequence must not be reused under this epoch, and the batches after it would
+        meet a gap, so the epoch is bumped before anything is sent again (KIP-360, KIP-679)."""
         if self.idem is not None and batch.base_sequence >= 0:
-            self._bump_wanted = True
+            self.idem.request_bump()
 
     def _init_producer_id(self) -> None:
         """Get a producer id, or a new epoch of ours (KIP-360) once nothing is in flight."""
@@ -342,26 +373,29 @@ class Sender:
         if idem is None or self._pid_pending:
             return
         self._pid_pending = True
-        bump = self._bump_wanted and idem.has_producer_id
 
         def body(version: int) -> dict[str, Any]:
-            keep_id = bump and version >= 3  # older brokers cannot bump: they hand out a new id
+            # Older brokers cannot bump (and some refuse to): they hand out a new id instead.
+            producer_id, epoch = idem.init_ids(version)
             return {
                 "transactional_id": None,
                 "transaction_timeout_ms": -1,
-                "producer_id": idem.producer_id if keep_id else -1,
-                "producer_epoch": idem.epoch if keep_id else -1,
+                "producer_id": producer_id,
+                "producer_epoch": epoch,
             }
 
         def done(response: Struct | None, error: KafkaError | None) -> None:
             self._pid_pending = False
-            code = error.code() if error is not None else response.error_code if response is not None else -1
-            if code == 0 and response is not None:
-                idem.set_producer_id(response.producer_id, response.producer_epoch)
-                self._bump_wanted = False
+            if response is not None and error is None:
+                outcome = idem.init_answered(response.error_code, response.producer_id, response.producer_epoch)
+                code = response.error_code
+            else:
+                code = error.code() if error is not None else -1
+                outcome = idem.init_answered(code)
+            if outcome is InitOutcome.DONE:
                 with self.lock:
                     idem.restamp(self.acc.stamped_batches())
-            elif code in FATAL_INIT_ERRORS:
+            elif outcome is InitOutcome.FATAL:
                 self._fatal(KafkaError(code, "InitProducerId failed", fatal=True))
             else:
                 log.debug("InitProducerId failed (%s); will retry", code)
@@ -464,6 +498,8 @@ class Sender:
         if in_flight:
             requests, self.in_flight = self.in_flight, {}
             self._busy.clear()
+            if self.idem is not None and requests:
+                self.idem.forget_in_flight(b for batches in requests.values() for b in batches)
             for batches in requests.values():
                 for b in batches:
                     self._fail(b.messages, KafkaError(KafkaError._PURGE_INFLIGHT))

@@ -1,0 +1,295 @@
+"""The idempotent producer's bookkeeping, sans-IO: sequences, what may be sent, what errors mean.
+
+Batches are built by hand and driven through `Idempotence` as the sender would (stamp, close,
+sent, answered); the bytes a batch would carry are read back with kafka-python's record parser,
+an independent decoder, so "a retry is byte-identical" and "a bump rewrites the header" are
+checked on the wire format, not on our own fields.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from kafka.record.default_records import DefaultRecordBatch
+
+from kafkawire.core.accumulator import PendingMessage, ProducerBatch
+from kafkawire.core.idempotence import (
+    DUPLICATE_SEQUENCE_NUMBER,
+    INVALID_PRODUCER_EPOCH,
+    MAX_IN_FLIGHT,
+    OUT_OF_ORDER_SEQUENCE_NUMBER,
+    PRODUCER_FENCED,
+    SEQUENCE_MODULUS,
+    UNKNOWN_PRODUCER_ID,
+    Idempotence,
+    InitOutcome,
+    Verdict,
+)
+from kafkawire.records import NONE
+
+PID, EPOCH = 4242, 7
+NOT_LEADER_OR_FOLLOWER = 6
+UNKNOWN_SERVER_ERROR = -1
+INVALID_PRODUCER_ID_MAPPING = 49
+COORDINATOR_NOT_AVAILABLE = 15
+CLUSTER_AUTHORIZATION_FAILED = 31
+
+
+def batch(n: int = 1, *, partition: int = 0, topic: str = "t", first: int = 0) -> ProducerBatch:
+    b = ProducerBatch(topic, partition, 0.0)
+    for i in range(first, first + n):
+        value = f"{topic}-{partition}-{i}".encode()
+        b.builder.append(1_700_000_000_000 + i, None, value, ())
+        b.messages.append(PendingMessage(topic, partition, None, value, None, 0, None, None, 0.0))
+    return b
+
+
+class _Many(list[Any]):
+    """Stands for the record list of a batch with ``n`` records (only its length matters here)."""
+
+    def __init__(self, n: int) -> None:
+        super().__init__()
+        self._n = n
+
+    def __len__(self) -> int:
+        return self._n
+
+
+def idem() -> Idempotence:
+    i = Idempotence()
+    assert i.needs_init and i.init_ids(5) == (-1, -1)
+    assert i.init_answered(0, PID, EPOCH) is InitOutcome.DONE
+    assert not i.needs_init
+    return i
+
+
+def wire(i: Idempotence, b: ProducerBatch) -> bytes:
+    """Stamp and close ``b`` as the sender does when it leaves."""
+    return b.close(NONE, None, i.stamp(b))
+
+
+def header(payload: bytes) -> tuple[int, int, int, int]:
+    parsed = DefaultRecordBatch(payload)
+    return parsed.producer_id, parsed.producer_epoch, parsed.base_sequence, len(list(parsed))
+
+
+def send(i: Idempotence, b: ProducerBatch, node: int = 1) -> bytes:
+    payload = wire(i, b)
+    i.sent(b, node)
+    return payload
+
+
+# --- sequences ------------------------------------------------------------------------------------
+
+
+def test_base_sequences_follow_record_counts_per_partition() -> None:
+    i = idem()
+    a, b, c = batch(3), batch(2, first=3), batch(4, partition=1)
+    assert header(send(i, a)) == (PID, EPOCH, 0, 3)
+    assert header(send(i, b)) == (PID, EPOCH, 3, 2)
+    assert header(send(i, c)) == (PID, EPOCH, 0, 4), "each partition counts from 0"
+    assert header(send(i, batch(1, first=5))) == (PID, EPOCH, 5, 1)
+
+
+def test_a_retried_batch_is_byte_identical() -> None:
+    i = idem()
+    first = batch(5)
+    payload = send(i, first)
+    send(i, batch(2, first=5))
+    i.answered(first, failed=True)  # e.g. its connection broke
+    assert wire(i, first) == payload, "same base sequence, count and records"
+    assert header(wire(i, batch(1, first=7)))[2] == 7, "a retry consumes no new sequence"
+
+
+def test_sequences_wrap_from_2_31_minus_1_to_0() -> None:
+    i = idem()
+    huge = batch(1)
+    huge.messages = _Many(SEQUENCE_MODULUS - 3)
+    assert i.stamp(huge)[2] == 0
+    before_wrap = batch(5)
+    assert header(wire(i, before_wrap))[2] == SEQUENCE_MODULUS - 3  # its records: 2^31-3 .. 2^31-1, 0, 1
+    assert header(wire(i, batch(1)))[2] == 2
+
+
+# --- what may be sent -----------------------------------------------------------------------------
+
+
+def test_a_partition_sends_only_to_the_node_its_in_flight_batches_went_to() -> None:
+    i = idem()
+    tp = ("t", 0)
+    assert i.may_send(tp, 1) and i.may_send(tp, 2), "nothing in flight: anywhere"
+    first = batch(1)
+    send(i, first, node=1)
+    assert i.may_send(tp, 1)
+    assert not i.may_send(tp, 2), "the leader moved: the new one waits until the old requests drain"
+    assert i.may_send(("t", 1), 2), "other partitions are not held"
+    i.answered(first, failed=False)
+    assert i.may_send(tp, 2)
+
+
+def test_at_most_five_batches_of_a_partition_in_flight() -> None:
+    i = idem()
+    tp = ("t", 0)
+    sent = [batch(1, first=n) for n in range(MAX_IN_FLIGHT)]
+    for b in sent:
+        assert i.may_send(tp, 1)
+        send(i, b)
+    assert i.in_flight(tp) == MAX_IN_FLIGHT
+    assert not i.may_send(tp, 1)
+    i.answered(sent[0], failed=False)
+    assert i.may_send(tp, 1)
+
+
+def test_after_a_failure_the_partition_drains_before_sending_again() -> None:
+    i = idem()
+    tp = ("t", 0)
+    a, b, c = batch(1), batch(1, first=1), batch(1, first=2)
+    for x in (a, b, c):
+        send(i, x)
+    i.answered(a, failed=True)
+    assert not i.may_send(tp, 1), "b and c are still out: a's retry would overtake them"
+    i.answered(b, failed=True)
+    assert not i.may_send(tp, 1)
+    i.answered(c, failed=False)
+    assert i.may_send(tp, 1) and not i.anything_in_flight()
+
+
+# --- verdicts -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("code", "verdict"),
+    [
+        (DUPLICATE_SEQUENCE_NUMBER, Verdict.DELIVERED),
+        (INVALID_PRODUCER_EPOCH, Verdict.FATAL),
+        (PRODUCER_FENCED, Verdict.FATAL),
+        (UNKNOWN_PRODUCER_ID, Verdict.BUMP_EPOCH),
+        (NOT_LEADER_OR_FOLLOWER, Verdict.POLICY),
+        (-195, Verdict.POLICY),  # _TRANSPORT
+    ],
+)
+def test_verdict_of_each_idempotence_error(code: int, verdict: Verdict) -> None:
+    i = idem()
+    b = batch(1)
+    send(i, b)
+    assert i.verdict(b, code) is verdict
+
+
+def test_out_of_order_on_the_oldest_batch_without_an_earlier_failure_is_fatal() -> None:
+    i = idem()
+    oldest, later = batch(1), batch(1, first=1)
+    send(i, oldest)
+    send(i, later)
+    assert i.verdict(oldest, OUT_OF_ORDER_SEQUENCE_NUMBER) is Verdict.FATAL
+
+
+def test_out_of_order_behind_an_earlier_failure_is_requeued() -> None:
+    i = idem()
+    batches = [batch(1, first=n) for n in range(5)]
+    for b in batches:
+        send(i, b)
+    # The first failed (NOT_LEADER): the broker then saw a gap before each of the next four.
+    assert i.verdict(batches[0], NOT_LEADER_OR_FOLLOWER) is Verdict.POLICY
+    i.answered(batches[0], failed=True)
+    for b in batches[1:]:
+        assert i.verdict(b, OUT_OF_ORDER_SEQUENCE_NUMBER) is Verdict.REQUEUE
+        i.answered(b, failed=True)
+    assert not i.anything_in_flight()
+
+
+def test_out_of_order_behind_an_unanswered_earlier_batch_is_requeued() -> None:
+    i = idem()
+    earlier, later = batch(1), batch(1, first=1)
+    send(i, earlier)
+    send(i, later)
+    assert i.verdict(later, OUT_OF_ORDER_SEQUENCE_NUMBER) is Verdict.REQUEUE
+
+
+def test_earlier_is_judged_across_the_sequence_wrap() -> None:
+    i = idem()
+    filler = batch(1)
+    filler.messages = _Many(SEQUENCE_MODULUS - 1)
+    i.stamp(filler)
+    last_before_wrap, first_after_wrap = batch(2), batch(1, first=2)
+    send(i, last_before_wrap)  # sequences 2^31-1 and 0
+    send(i, first_after_wrap)  # sequence 1
+    assert i.verdict(first_after_wrap, OUT_OF_ORDER_SEQUENCE_NUMBER) is Verdict.REQUEUE
+    assert i.verdict(last_before_wrap, OUT_OF_ORDER_SEQUENCE_NUMBER) is Verdict.FATAL
+
+
+def test_out_of_order_while_a_bump_is_due_is_requeued() -> None:
+    i = idem()
+    b = batch(1)
+    send(i, b)
+    i.request_bump()  # e.g. an earlier batch timed out after it left: a sequence hole
+    assert i.verdict(b, OUT_OF_ORDER_SEQUENCE_NUMBER) is Verdict.REQUEUE
+
+
+# --- producer id, bumps and restamping ------------------------------------------------------------
+
+
+def test_bump_asks_with_the_current_id_and_epoch_from_v3_only() -> None:
+    i = idem()
+    i.request_bump()
+    assert i.needs_init
+    assert i.init_ids(3) == (PID, EPOCH)
+    assert i.init_ids(5) == (PID, EPOCH)
+    assert i.init_ids(2) == (-1, -1), "brokers before v3 cannot bump: a fresh id instead"
+
+
+def test_a_bump_before_any_producer_id_is_no_bump() -> None:
+    i = Idempotence()
+    i.request_bump()
+    assert not i.bump_wanted and i.init_ids(5) == (-1, -1)
+
+
+def test_after_a_bump_unanswered_batches_get_new_sequences_from_0_in_order() -> None:
+    i = idem()
+    a, b = batch(3), batch(2, first=3)
+    old_a, old_b = send(i, a), send(i, b)
+    untouched = batch(4, partition=1)
+    i.answered(a, failed=True)
+    i.answered(b, failed=True)
+    assert i.verdict(a, UNKNOWN_PRODUCER_ID) is Verdict.BUMP_EPOCH
+    i.request_bump()
+    assert i.init_answered(0, PID, EPOCH + 1) is InitOutcome.DONE
+    assert not i.needs_init
+    i.restamp([a, b])
+    new_a, new_b = wire(i, a), wire(i, b)
+    assert header(new_a) == (PID, EPOCH + 1, 0, 3)
+    assert header(new_b) == (PID, EPOCH + 1, 3, 2)
+    # Only the header changed: the records are the same bytes (records start at offset 61).
+    assert new_a[61:] == old_a[61:] and new_b[61:] == old_b[61:]
+    assert header(wire(i, untouched)) == (PID, EPOCH + 1, 0, 4)
+    assert header(wire(i, batch(1, first=5)))[2] == 5
+
+
+@pytest.mark.parametrize("refusal", [UNKNOWN_SERVER_ERROR, INVALID_PRODUCER_ID_MAPPING, UNKNOWN_PRODUCER_ID])
+def test_a_refused_bump_falls_back_on_a_fresh_producer_id(refusal: int) -> None:
+    i = idem()
+    i.request_bump()
+    assert i.init_answered(refusal) is InitOutcome.RETRY
+    assert i.needs_init and i.init_ids(5) == (-1, -1)
+    assert i.init_answered(0, PID + 1, 0) is InitOutcome.DONE
+    assert (i.producer_id, i.epoch) == (PID + 1, 0) and not i.needs_init
+
+
+def test_init_producer_id_errors_retry_or_are_fatal() -> None:
+    i = Idempotence()
+    assert i.init_answered(COORDINATOR_NOT_AVAILABLE) is InitOutcome.RETRY
+    assert i.init_answered(UNKNOWN_SERVER_ERROR) is InitOutcome.RETRY
+    assert i.init_ids(5) == (-1, -1)
+    assert i.init_answered(CLUSTER_AUTHORIZATION_FAILED) is InitOutcome.FATAL
+    assert i.init_answered(PRODUCER_FENCED) is InitOutcome.FATAL
+    assert not i.has_producer_id
+
+
+def test_purged_in_flight_batches_are_forgotten_and_force_a_bump() -> None:
+    i = idem()
+    a, b = batch(1), batch(1, partition=1)
+    send(i, a)
+    send(i, b, node=2)
+    i.forget_in_flight([a, b])
+    assert not i.anything_in_flight()
+    assert i.bump_wanted and i.needs_init
