@@ -16,15 +16,14 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from .admin import AdminClient, NewTopic
 from .errors import KafkaError, KafkaException
 from .io.client import Client
 from .local_broker import TansuBroker
 from .model import Message
 from .producer import Producer
-from .protocol.apis import CREATE_TOPICS, FETCH
+from .protocol.apis import FETCH
 from .records import decode_batches
-
-TOPIC_ALREADY_EXISTS = 36
 
 
 @dataclass
@@ -67,11 +66,17 @@ def sample_orders(count: int) -> Iterator[tuple[bytes, bytes, list[tuple[str, by
         yield customer.encode(), json.dumps(order, separators=(",", ":")).encode(), [("source", b"kafkawire-demo")]
 
 
-def create_topic(client: Client, topic: str, partitions: int) -> None:
-    body = {"topics": [{"name": topic, "num_partitions": partitions, "replication_factor": 1}], "timeout_ms": 10_000}
-    result = client.request(CREATE_TOPICS, body).result().topics[0]
-    if result.error_code not in (0, TOPIC_ALREADY_EXISTS):
-        raise KafkaException(KafkaError(result.error_code, f"creating {topic}: {result.error_message}"))
+def create_topic(bootstrap: str, topic: str, partitions: int, timeout: float) -> None:
+    """Create the demo topic with kafkawire's AdminClient; one left by an earlier run is fine."""
+    admin = AdminClient({"bootstrap.servers": bootstrap, "socket.timeout.ms": int(timeout * 1000)})
+    try:
+        admin.create_topics([NewTopic(topic, partitions, 1)], request_timeout=timeout)[topic].result()
+    except KafkaException as exc:
+        error = exc.args[0]
+        if not (isinstance(error, KafkaError) and error.code() == KafkaError.TOPIC_ALREADY_EXISTS):
+            raise
+    finally:
+        admin.close()
 
 
 def produce_dataset(bootstrap: str, topic: str, count: int, partitions: int, timeout: float) -> DemoSummary:
@@ -168,7 +173,7 @@ def run(
         client = stack.enter_context(Client(
                 {"bootstrap.servers": bootstrap, "client.id": "kafkawire-demo", "socket.timeout.ms": int(timeout * 1000)}
             ))
-        create_topic(client, topic, partitions)
+        create_topic(bootstrap, topic, partitions, timeout)
         summary = produce_dataset(bootstrap, topic, count, partitions, timeout)
         client.refresh_metadata([topic]).result()
         read_back(client, topic, summary)

@@ -17,13 +17,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from confluent_kafka.admin import AdminClient, NewTopic
 
 from kafkawire import KafkaError, KafkaException, Producer
 from kafkawire.model import Message, RecordMetadata
 from kafkawire.producer.interceptors import ProducerRecord
-from tests.harness.judge import Record, consume_all, judge_config, produce_with_confluent
+from tests.harness.judge import Record, consume_all, produce_with_confluent
 from tests.harness.mock_cluster import MockCluster
+from tests.harness.topics import create_topic
 
 pytestmark = pytest.mark.broker
 
@@ -42,8 +42,7 @@ class Cluster:
 
 def _tansu_create(bootstrap: str) -> Callable[[str, int], None]:
     def create(topic: str, partitions: int) -> None:
-        admin = AdminClient(judge_config(bootstrap))
-        admin.create_topics([NewTopic(topic, num_partitions=partitions, replication_factor=1)])[topic].result(10)
+        create_topic(bootstrap, topic, partitions)
 
     return create
 

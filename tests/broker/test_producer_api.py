@@ -18,7 +18,6 @@ from typing import Any
 
 import confluent_kafka
 import pytest
-from confluent_kafka.admin import AdminClient, NewTopic
 
 import kafkawire
 from kafkawire import (
@@ -35,6 +34,7 @@ from kafkawire import (
 from kafkawire.local_broker import TansuBroker
 from tests.harness.judge import consume_all, judge_config
 from tests.harness.mock_cluster import MockCluster
+from tests.harness.topics import create_topic
 
 pytestmark = pytest.mark.broker
 
@@ -56,9 +56,7 @@ class Target:
 
 def _tansu_target(broker: TansuBroker) -> Target:
     def create(topic: str, partitions: int) -> None:
-        admin = AdminClient(judge_config(broker.bootstrap))
-        for future in admin.create_topics([NewTopic(topic, partitions, 1)], operation_timeout=10).values():
-            future.result(10)
+        create_topic(broker.bootstrap, topic, partitions)
 
     return Target("tansu", broker.bootstrap, create)
 

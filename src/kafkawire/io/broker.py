@@ -355,15 +355,15 @@ class BrokerConnection:
         self._arm_timer()
 
     def _expire_queue(self, now: float) -> None:
-        keep: deque[Queued] = deque()
-        for q in self._queue:
-            if q.deadline <= now:
-                err = self.last_error if self.last_error is not None else KafkaError(KafkaError._TIMED_OUT)
-                reason = f"request timed out before it could be sent to {self.host}:{self.port}: {err.str()}"
-                q.callback(None, KafkaError(KafkaError._TIMED_OUT, reason))
-            else:
-                keep.append(q)
-        self._queue = keep
+        # Settle the queue first: a callback may queue a new request here (a retry).
+        expired = [q for q in self._queue if q.deadline <= now]
+        if not expired:
+            return
+        self._queue = deque(q for q in self._queue if q.deadline > now)
+        err = self.last_error if self.last_error is not None else KafkaError(KafkaError._TIMED_OUT)
+        reason = f"request timed out before it could be sent to {self.host}:{self.port}: {err.str()}"
+        for q in expired:
+            q.callback(None, KafkaError(KafkaError._TIMED_OUT, reason))
 
     def _failed(self, error: KafkaError) -> None:
         log.debug("%r failed: %s", self, error.str())
