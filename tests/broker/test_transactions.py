@@ -161,3 +161,32 @@ def test_send_offsets_to_transaction(
     p.send_offsets_to_transaction([TopicPartition(topic, 0, 42)], ConsumerGroupMetadata(topic_name("g")), WAIT)
     p.commit_transaction(WAIT)
     assert committed_view(raw_log(mock_cluster.bootstraps, topic)) == [b"out"]
+
+
+def test_abort_with_records_in_flight_then_commit_the_next_transaction(
+    mock_cluster: MockCluster, txn_producer: Callable[..., Producer], topic_name: Callable[[str], str]
+) -> None:
+    """Aborting purges in-flight batches (their sequences are lost): the producer takes a new
+    epoch, and the next transaction commits."""
+    topic = topic_name("inflight")
+    mock_cluster.create_topic(topic, partitions=1, replication=1)
+    p = txn_producer()
+    p.init_transactions(WAIT)
+    p.begin_transaction()
+    p.produce(topic, b"warm", partition=0)
+    p.commit_transaction(WAIT)
+    leader = p.list_topics(topic, timeout=WAIT).topics[topic].partitions[0].leader
+    reports: list[KafkaError | None] = []
+    p.begin_transaction()
+    mock_cluster.broker_set_rtt(leader, 2000)
+    p.produce(topic, b"purged", partition=0, on_delivery=lambda err, msg: reports.append(err))
+    while p._sender.in_flight == {}:  # until the batch is on the wire
+        p.poll(0.01)
+    p.abort_transaction(WAIT)
+    mock_cluster.broker_set_rtt(leader, 0)
+    assert [e.code() if e else None for e in reports] == [KafkaError._PURGE_INFLIGHT]
+    p.begin_transaction()
+    p.produce(topic, b"next", partition=0)
+    p.commit_transaction(WAIT)
+    assert b"next" in committed_view(raw_log(mock_cluster.bootstraps, topic))
+    assert b"purged" not in committed_view(raw_log(mock_cluster.bootstraps, topic))

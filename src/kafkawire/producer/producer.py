@@ -657,6 +657,11 @@ class Producer:
         self._purge(True, True, True)
         self.flush(max(0.0, deadline - time.monotonic()))
         self._txn_call(Call.ABORT, lambda d: txn.end(False, d), deadline - time.monotonic())
+        if self._idem is not None and self._idem.needs_init:
+            # Purged in-flight batches may or may not be in the log: their sequences cannot be
+            # reused, so take a new epoch (InitProducerId with our id, KIP-360) before going on.
+            self._txn_call(None, lambda d: txn.init(d), deadline - time.monotonic())
+            self._sender.wake()
 
     @contextlib.contextmanager
     def transaction(self, timeout: float | None = None) -> Iterator[Producer]:
