@@ -17,11 +17,10 @@ import confluent_kafka
 import pytest
 
 from kafkawire import KafkaError, Producer
-from kafkawire.demo import create_topic
-from kafkawire.io.client import Client
 from kafkawire.local_broker import TansuBroker
 from kafkawire.model import Message
 from tests.harness.judge import JudgeError, judge_config, unique_name
+from tests.harness.topics import create_topic
 
 pytestmark = [pytest.mark.broker, pytest.mark.slow]
 
@@ -80,8 +79,7 @@ def test_a_million_records_through_produce_with_memory_under_the_buffer_limit(
     tansu: TansuBroker, topic_name: Callable[[str], str]
 ) -> None:
     topic = topic_name("million")
-    with Client({"bootstrap.servers": tansu.bootstrap}) as client:
-        create_topic(client, topic, PARTITIONS)
+    create_topic(tansu.bootstrap, topic, PARTITIONS)
 
     delivered = 0
     failed: dict[str, int] = {}
