@@ -216,7 +216,6 @@ class Producer:
                 retry_backoff_max_ms=conf.retry_backoff_max_ms,
                 max_in_flight=conf.max_in_flight,
                 max_request_bytes=conf.message_max_bytes,
-                metadata_refresh_interval=conf.topic_metadata_refresh_interval_ms / 1000,
             ),
             self._complete,
             self._assign_partition,

@@ -48,7 +48,6 @@ class SenderSettings:
     retry_backoff_max_ms: int
     max_in_flight: int
     max_request_bytes: int
-    metadata_refresh_interval: float
 
 
 # (messages, error or None, base offset, log-append time or -1); called on the IO thread
