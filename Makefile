@@ -16,7 +16,7 @@ $(DEMO_VENV)/.installed: pyproject.toml
 $(TEST_VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(TEST_VENV)
 	$(TEST_VENV)/bin/python -m pip install -q --upgrade pip
-	$(TEST_VENV)/bin/python -m pip install -q -e '.[dev,local]'
+	$(TEST_VENV)/bin/python -m pip install -q -e '.[dev,local,spark]'
 	touch $@
 
 demo: $(DEMO_VENV)/.installed
