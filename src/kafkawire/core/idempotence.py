@@ -30,6 +30,7 @@ class Verdict(enum.Enum):
     DELIVERED = "delivered"  # a duplicate of a batch the log already holds
     REQUEUE = "requeue"  # an earlier batch failed: resend in sequence order, not an error
     BUMP_EPOCH = "bump epoch"  # the broker forgot us: new epoch, sequences from 0, then resend
+    # (inside a transaction: the batch fails, the transaction must abort, the abort bumps)
     FATAL = "fatal"  # sequence state is broken or we were fenced: nothing may be sent any more
     POLICY = "policy"  # not idempotence's business: the general error policy decides
 
@@ -74,6 +75,9 @@ class Idempotence:
         self._failed: set[TopicPartition] = set()  # partitions draining after a failure
         self.bump_wanted = False  # sequences must restart under a new epoch before anything is sent
         self._bump_refused = False  # the broker will not bump: ask for a fresh producer id instead
+        # Set for a transactional producer (KIP-360): a broken sequence only costs the open
+        # transaction (abort, new epoch), never the producer.
+        self.transactional = False
 
     @property
     def has_producer_id(self) -> bool:
@@ -84,6 +88,11 @@ class Idempotence:
         """An InitProducerId is due (first id, or a bump) before any batch may leave."""
         return not self.has_producer_id or self.bump_wanted
 
+    @property
+    def bumping(self) -> bool:
+        """The next InitProducerId (v3+) asks for a new epoch of our own id."""
+        return self.bump_wanted and self.has_producer_id and not self._bump_refused
+
     def request_bump(self) -> None:
         """A sequence was lost (a batch failed or timed out after it left, or the broker forgot
         us): nothing more is sent until everything in flight is answered and the epoch is bumped."""
@@ -93,7 +102,7 @@ class Idempotence:
     def init_ids(self, version: int) -> tuple[int, int]:
         """The (producer id, epoch) an InitProducerId of ``version`` carries: ours when bumping
         (v3+, KIP-360), else -1/-1 (a fresh id)."""
-        if self.bump_wanted and self.has_producer_id and version >= 3 and not self._bump_refused:
+        if self.bumping and version >= 3:
             return self.producer_id, self.epoch
         return -1, -1
 
@@ -172,7 +181,9 @@ class Idempotence:
             if self.bump_wanted:
                 return Verdict.REQUEUE
             earlier = [b for b in self._in_flight.get(tp, ()) if b is not batch and _before(b, batch)]
-            return Verdict.REQUEUE if earlier or tp in self._failed else Verdict.FATAL
+            if earlier or tp in self._failed:
+                return Verdict.REQUEUE
+            return Verdict.BUMP_EPOCH if self.transactional else Verdict.FATAL
         if code == UNKNOWN_PRODUCER_ID:
             return Verdict.BUMP_EPOCH
         return Verdict.POLICY

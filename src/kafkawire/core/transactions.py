@@ -3,8 +3,9 @@
 Every decision about what a transactional call may do next lives here. The producer asks
 `TransactionState.require(call)` before acting; an illegal order raises `KafkaException` with
 ``_STATE`` (or ``_CONFLICT`` for a call already under way) whose message says what to call
-instead. Errors move the state to ``ABORTABLE_ERROR`` (abort, then begin again) or
-``FATAL_ERROR`` (the producer is unusable).
+instead. Errors move the state to ``ABORTABLE_ERROR`` (abort, then begin again: every other
+call raises the transaction's first error again, with ``txn_requires_abort()`` true) or
+``FATAL_ERROR`` (the producer is unusable: every call raises the fatal error).
 """
 
 from __future__ import annotations
@@ -80,6 +81,8 @@ class TransactionState:
             if self.state is State.FATAL_ERROR:
                 raise _fatal_again(self.last_error)
             allowed, running = ALLOWED[call]
+            if self.state is State.ABORTABLE_ERROR and call is not Call.ABORT:
+                raise _abortable_again(call, self.last_error)
             if self.state not in allowed:
                 raise KafkaException(
                     KafkaError(
@@ -109,17 +112,40 @@ class TransactionState:
             self._busy = None if self._busy is call else self._busy
 
     def abortable(self, error: KafkaError) -> None:
+        """The open transaction cannot commit any more. The first error is kept: it is the cause."""
         with self._lock:
             if self.state is not State.FATAL_ERROR:
+                if self.state is not State.ABORTABLE_ERROR or self.last_error is None:
+                    self.last_error = error
                 self.state = State.ABORTABLE_ERROR
-                self.last_error = error
             self._busy = None
+
+    @property
+    def cannot_commit(self) -> KafkaError | None:
+        """The error every record still waiting in the open transaction must fail with, if any."""
+        with self._lock:
+            if self.state in (State.ABORTABLE_ERROR, State.FATAL_ERROR):
+                return self.last_error
+            return None
 
     def fatal(self, error: KafkaError) -> None:
         with self._lock:
             self.state = State.FATAL_ERROR
             self.last_error = error
             self._busy = None
+
+
+def _abortable_again(call: Call, error: KafkaError | None) -> KafkaException:
+    """Any call but abort in ABORTABLE_ERROR: the transaction's error again (``txn_requires_abort``)."""
+    code = error.code() if error is not None else KafkaError._STATE
+    reason = error.str() if error is not None else "unknown"
+    return KafkaException(
+        KafkaError(
+            code,
+            f"{call.value}() is not allowed: the transaction failed earlier ({reason}); {HINTS[State.ABORTABLE_ERROR]}",
+            txn_requires_abort=True,
+        )
+    )
 
 
 def _fatal_again(error: KafkaError | None) -> KafkaException:

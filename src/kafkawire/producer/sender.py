@@ -116,6 +116,8 @@ class Sender:
         # While an id or a new epoch is due nothing leaves: a bump waits for in-flight requests to
         # drain, and new batches sent meanwhile would keep it waiting forever.
         blocked = self._blocked()
+        if self.txn is not None and (doomed := self.txn.undeliverable()) is not None:
+            self._fail_queued(doomed)  # the transaction can only abort: nothing queued may leave
         with self.lock:
             expired = self.acc.take_expired(now, self.settings.message_timeout)
             expired_unassigned = self._expire_unassigned(now)
@@ -331,6 +333,7 @@ class Sender:
                     self.acc.requeue(batch, now)
                 return
             if verdict is Verdict.BUMP_EPOCH and self.txn is not None:
+                self.idem.request_bump()  # the abort takes the new epoch
                 self._fail(batch.messages, error)  # inside a transaction: abort, and init again
                 return
             if verdict is Verdict.BUMP_EPOCH:
@@ -423,6 +426,18 @@ class Sender:
 
     def _fail(self, messages: list[PendingMessage], error: KafkaError) -> None:
         self.complete(messages, error, -1001, -1)
+
+    def _fail_queued(self, error: KafkaError) -> None:
+        """Fail every record not in flight (a retry's batch leaves a sequence hole: bump)."""
+        with self.lock:
+            queued = self.acc.take_all()
+            waiting = [m for msgs in self.unassigned.values() for m in msgs]
+            self.unassigned.clear()
+        for b in queued:
+            self._timed_out_after_sending(b)
+            self._fail(b.messages, error)
+        if waiting:
+            self._fail(waiting, error)
 
     # --- metadata ------------------------------------------------------------------------------
 

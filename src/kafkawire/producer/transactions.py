@@ -17,8 +17,8 @@ from concurrent.futures import Future
 from typing import Any
 
 from ..core.backoff import backoff_delay
-from ..core.idempotence import Idempotence
-from ..core.transactions import TransactionState
+from ..core.idempotence import BUMP_REFUSED_ERRORS, Idempotence
+from ..core.transactions import State, TransactionState
 from ..errors import KafkaError, KafkaException
 from ..io.client import Client
 from ..protocol.apis import (
@@ -39,7 +39,13 @@ TRANSACTION_KEY, GROUP_KEY = 1, 0
 COORDINATOR_MOVED = frozenset({15, 16})  # COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR
 BUSY = frozenset({14, 51})  # COORDINATOR_LOAD_IN_PROGRESS, CONCURRENT_TRANSACTIONS
 # The producer is done for: another instance took over, or it may not use this id.
-FATAL = frozenset({47, 53, 90, 48})  # INVALID_PRODUCER_EPOCH, TRANSACTIONAL_ID_AUTHORIZATION_FAILED, PRODUCER_FENCED, INVALID_TXN_STATE
+# (INVALID_PRODUCER_EPOCH, TRANSACTIONAL_ID_AUTHORIZATION_FAILED, PRODUCER_FENCED, INVALID_TXN_STATE)
+FATAL = frozenset({47, 53, 90, 48})
+# The broker forgot the producer (KIP-360): the abort that follows must take a new epoch.
+PRODUCER_FORGOTTEN = frozenset({59, 49})  # UNKNOWN_PRODUCER_ID, INVALID_PRODUCER_ID_MAPPING
+# TxnOffsetCommit's per-partition answers that only mean "ask again" (the group's coordinator
+# moved or is busy, the partition is not known yet, the write timed out).
+OFFSETS_AGAIN = COORDINATOR_MOVED | BUSY | frozenset({3, 7})  # + UNKNOWN_TOPIC_OR_PARTITION, REQUEST_TIMED_OUT
 # Local failures of a request that another attempt may cure.
 RETRY_LOCALLY = frozenset({-195, -185, -199})  # _TRANSPORT, _TIMED_OUT, _BAD_MSG
 # Clients use the versions before KIP-890's "transaction v2" (which changes EndTxn and Produce).
@@ -61,6 +67,7 @@ class TransactionManager:
     ) -> None:
         self.client = client
         self.idem = idempotence
+        idempotence.transactional = True
         self.transactional_id = transactional_id
         self.transaction_timeout_ms = transaction_timeout_ms
         self.retry_backoff_ms = retry_backoff_ms
@@ -71,6 +78,7 @@ class TransactionManager:
         self._adding: set[tuple[str, int]] = set()
         self._rng = random.Random()
         self.on_added: Callable[[], None] = lambda: None  # the sender's wake
+        self.on_fatal: Callable[[KafkaError], None] = lambda error: None  # the producer's error_cb
 
     # --- the partition gate (IO thread, called by the sender) -----------------------------------
 
@@ -124,10 +132,31 @@ class TransactionManager:
     def fail(self, error: KafkaError) -> None:
         """A failure inside the transaction: fatal when fenced, else the transaction must abort."""
         code = error.code()
-        if code in FATAL:
+        if code in FATAL or error.fatal():
+            first = self.state.state is not State.FATAL_ERROR
             self.state.fatal(KafkaError(code, error.str(), fatal=True))
+            if first:
+                self.on_fatal(KafkaError(code, error.str(), fatal=True))
         elif code not in (KafkaError._PURGE_QUEUE, KafkaError._PURGE_INFLIGHT):
+            if code in PRODUCER_FORGOTTEN:
+                self.idem.request_bump()
             self.state.abortable(KafkaError(code, error.str(), txn_requires_abort=True))
+
+    def undeliverable(self) -> KafkaError | None:
+        """(IO thread, each sender run) Why records still waiting in the open transaction can never
+        be committed, or None: they are failed at once rather than left queued (as Java's
+        ``abortUndrainedBatches``), so a commit fails fast instead of waiting for them. A lost
+        sequence (a batch given up on after it left: an epoch bump is due, and nothing may leave
+        under this epoch any more) makes the transaction abortable; the abort takes the new epoch."""
+        if self.idem.bump_wanted and self.state.state in (State.IN_TRANSACTION, State.COMMITTING):
+            self.state.abortable(
+                KafkaError(
+                    KafkaError._INCONSISTENT,
+                    "a record of the transaction was lost after it was sent: abort the transaction",
+                    txn_requires_abort=True,
+                )
+            )
+        return self.state.cannot_commit
 
     # --- calls (return futures completed on the IO thread) -----------------------------------------
 
@@ -135,16 +164,24 @@ class TransactionManager:
         fut: Future[None] = Future()
 
         def body(version: int) -> dict[str, Any]:
-            bump = self.idem.has_producer_id and version >= 3
+            # A new epoch of our own id when one is due (KIP-360: the coordinator checks that we are
+            # still the current producer), else the coordinator's choice for the transactional id.
+            producer_id, epoch = self.idem.init_ids(version)
             return {
                 "transactional_id": self.transactional_id,
                 "transaction_timeout_ms": self.transaction_timeout_ms,
-                "producer_id": self.idem.producer_id if bump else -1,
-                "producer_epoch": self.idem.epoch if bump else -1,
+                "producer_id": producer_id,
+                "producer_epoch": epoch,
             }
 
         def done(response: Struct | None, error: KafkaError | None) -> None:
             if error is not None:
+                if self.idem.bumping and error.code() in BUMP_REFUSED_ERRORS:
+                    # A broker that will not bump (Tansu answers UNKNOWN_SERVER_ERROR) gives the
+                    # transactional id a new epoch when asked without our id.
+                    self.idem.init_answered(error.code())
+                    self._to_coordinator(INIT_PRODUCER_ID, body, done, None, None, deadline)
+                    return
                 _settle(fut, error)
                 return
             assert response is not None
@@ -172,21 +209,35 @@ class TransactionManager:
         self.client.engine.call_soon(send)
         return fut
 
-    def send_offsets(self, group_id: str, generation: int, member_id: str, instance_id: str | None, offsets: dict[str, list[tuple[int, int, int]]], deadline: float) -> Future[None]:
+    def send_offsets(
+        self,
+        group_id: str,
+        generation: int,
+        member_id: str,
+        instance_id: str | None,
+        offsets: dict[str, list[tuple[int, int, int]]],
+        deadline: float,
+    ) -> Future[None]:
         fut: Future[None] = Future()
+        attempts = [0]
 
         def committed(response: Struct | None, error: KafkaError | None) -> None:
             if error is None and response is not None:
                 codes = [p.error_code for t in response.topics for p in t.partitions if p.error_code]
+                if codes and all(c in OFFSETS_AGAIN for c in codes):
+                    delay = backoff_delay(
+                        attempts[0], self.retry_backoff_ms, self.retry_backoff_max_ms, self._rng.random()
+                    )
+                    attempts[0] += 1
+                    if self.client.engine.now() + delay < deadline:
+                        self._later(commit, delay)
+                        return
                 if codes:
                     error = KafkaError(codes[0], "committing offsets in the transaction")
             _settle(fut, error)
 
-        def added(response: Struct | None, error: KafkaError | None) -> None:
-            if error is not None:
-                _settle(fut, error)
-                return
-            body = {
+        def body(version: int) -> dict[str, Any]:
+            return {
                 **self._ids(),
                 "group_id": group_id,
                 "generation_id": generation,
@@ -196,14 +247,27 @@ class TransactionManager:
                     {
                         "name": topic,
                         "partitions": [
-                            {"partition_index": p, "committed_offset": o, "committed_leader_epoch": e, "committed_metadata": ""}
+                            {
+                                "partition_index": p,
+                                "committed_offset": o,
+                                "committed_leader_epoch": e,
+                                "committed_metadata": "",
+                            }
                             for p, o, e in parts
                         ],
                     }
                     for topic, parts in offsets.items()
                 ],
             }
-            self._to_coordinator(TXN_OFFSET_COMMIT, lambda v: body, committed, group_id, None, deadline)
+
+        def commit() -> None:
+            self._to_coordinator(TXN_OFFSET_COMMIT, body, committed, group_id, None, deadline)
+
+        def added(response: Struct | None, error: KafkaError | None) -> None:
+            if error is not None:
+                _settle(fut, error)
+                return
+            commit()
 
         self.client.engine.call_soon(
             lambda: self._to_coordinator(
@@ -266,7 +330,9 @@ class TransactionManager:
 
         def with_node(node: int | None, error: KafkaError | None) -> None:
             if node is None:
-                if error is not None and not (error.retriable() or error.code() in RETRY_LOCALLY | COORDINATOR_MOVED | BUSY):
+                if error is not None and not (
+                    error.retriable() or error.code() in RETRY_LOCALLY | COORDINATOR_MOVED | BUSY
+                ):
                     done(None, error)
                 else:
                     again(error or KafkaError(KafkaError._WAIT_COORD))

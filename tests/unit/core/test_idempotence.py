@@ -184,6 +184,18 @@ def test_out_of_order_on_the_oldest_batch_without_an_earlier_failure_is_fatal() 
     assert i.verdict(oldest, OUT_OF_ORDER_SEQUENCE_NUMBER) is Verdict.FATAL
 
 
+def test_out_of_order_on_the_oldest_batch_of_a_transactional_producer_costs_the_transaction_only() -> None:
+    """KIP-360: a transactional producer fails the batch, aborts, and takes a new epoch."""
+    i = idem()
+    i.transactional = True
+    oldest, later = batch(1), batch(1, first=1)
+    send(i, oldest)
+    send(i, later)
+    assert i.verdict(oldest, OUT_OF_ORDER_SEQUENCE_NUMBER) is Verdict.BUMP_EPOCH
+    assert i.verdict(later, OUT_OF_ORDER_SEQUENCE_NUMBER) is Verdict.REQUEUE
+    assert i.verdict(oldest, PRODUCER_FENCED) is Verdict.FATAL
+
+
 def test_out_of_order_behind_an_earlier_failure_is_requeued() -> None:
     i = idem()
     batches = [batch(1, first=n) for n in range(5)]
@@ -236,6 +248,15 @@ def test_bump_asks_with_the_current_id_and_epoch_from_v3_only() -> None:
     assert i.init_ids(3) == (PID, EPOCH)
     assert i.init_ids(5) == (PID, EPOCH)
     assert i.init_ids(2) == (-1, -1), "brokers before v3 cannot bump: a fresh id instead"
+
+
+def test_bumping_says_whether_the_next_init_carries_our_id() -> None:
+    i = idem()
+    assert not i.bumping
+    i.request_bump()
+    assert i.bumping
+    i.init_answered(UNKNOWN_SERVER_ERROR)  # refused: a fresh id is asked for instead
+    assert not i.bumping and i.needs_init
 
 
 def test_a_bump_before_any_producer_id_is_no_bump() -> None:

@@ -78,6 +78,31 @@ def test_abortable_error_allows_only_abort() -> None:
     t.require(Call.BEGIN)
 
 
+def test_in_abortable_error_other_calls_raise_the_first_error_as_abortable() -> None:
+    t = TransactionState()
+    for call in (Call.INIT, Call.BEGIN):
+        t.require(call)
+        t.succeeded(call)
+    assert t.cannot_commit is None
+    t.abortable(KafkaError(KafkaError._MSG_TIMED_OUT, "first"))
+    t.abortable(KafkaError(KafkaError._INCONSISTENT, "a consequence"))
+    assert t.cannot_commit is not None and t.cannot_commit.code() == KafkaError._MSG_TIMED_OUT
+    for call in (Call.PRODUCE, Call.COMMIT, Call.BEGIN, Call.SEND_OFFSETS, Call.INIT):
+        with pytest.raises(KafkaException) as exc:
+            t.require(call)
+        err = exc.value.args[0]
+        assert isinstance(err, KafkaError)
+        assert err.code() == KafkaError._MSG_TIMED_OUT and err.txn_requires_abort() and not err.fatal()
+        assert "first" in err.str() and "abort_transaction" in err.str()
+    t.require(Call.ABORT)
+    assert t.cannot_commit is None  # aborting: nothing left to fail
+    t.succeeded(Call.ABORT)
+    t.require(Call.BEGIN)
+    t.succeeded(Call.BEGIN)
+    t.abortable(KafkaError(KafkaError._STATE, "a new transaction's own error"))
+    assert t.last_error is not None and t.last_error.code() == KafkaError._STATE
+
+
 def test_fatal_is_final() -> None:
     t = TransactionState()
     t.fatal(KafkaError(KafkaError.PRODUCER_FENCED))
