@@ -1,0 +1,30 @@
+"""The read side: where to read (partitions, ListOffsets) and reading a range (Fetch).
+
+The foundation a consumer builds on; the Spark reader (`kafkawire.spark.reader`) uses it today.
+"""
+
+from kafkawire.consumer.fetcher import DataLossError, FetchSettings, fetch_range
+from kafkawire.consumer.offsets import (
+    EARLIEST,
+    LATEST,
+    READ_COMMITTED,
+    READ_UNCOMMITTED,
+    OffsetAnswer,
+    list_offsets,
+    partitions_for,
+    topics_matching,
+)
+
+__all__ = [
+    "EARLIEST",
+    "LATEST",
+    "READ_COMMITTED",
+    "READ_UNCOMMITTED",
+    "DataLossError",
+    "FetchSettings",
+    "OffsetAnswer",
+    "fetch_range",
+    "list_offsets",
+    "partitions_for",
+    "topics_matching",
+]

@@ -1,0 +1,258 @@
+"""Read an offset range ``[start, end)`` of one partition with Fetch, from its leader.
+
+What a fetch answer can hold, and what this module does with it:
+
+- batches that start before the offset asked (a compressed batch is sent whole): records before
+  ``start`` are skipped;
+- an incomplete batch at the end (the size limit cut it): `decode_batches` drops it and the next
+  fetch starts there; a batch larger than the limit doubles the limit for the next request;
+- control batches (transaction markers): never data; under read_committed they decide whether a
+  producer's held batches are released or dropped (`core.committed.CommittedFilter`, which reads
+  the raw log), and the read goes on past ``end`` until every transaction with records below
+  ``end`` has its marker, unless ``wait_for_open_transactions`` is off: then what is committed
+  when the read reaches ``end`` is the answer;
+- a moved or missing leader: metadata is refreshed and the fetch sent again after a backoff, until
+  ``timeout`` passes without progress;
+- records that are gone (the log start moved past them, or the log ends before ``end``): data loss,
+  an error when ``fail_on_data_loss`` (as Spark's connector), else reported to ``on_data_loss``
+  and skipped.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from ..core.committed import CommittedFilter
+from ..errors import KafkaError, KafkaException
+from ..io.client import Client
+from ..protocol.apis import FETCH
+from ..protocol.codec import Struct
+from ..records import Record, RecordBatch, decode_batches
+from .offsets import EARLIEST, LATEST, READ_UNCOMMITTED, list_offsets
+
+DEFAULT_PARTITION_MAX_BYTES = 4 << 20
+MAX_PARTITION_MAX_BYTES = 256 << 20
+
+
+class DataLossError(KafkaException):
+    """Records asked for are not in the log any more (or not yet); see ``failOnDataLoss``."""
+
+
+@dataclass(frozen=True)
+class FetchSettings:
+    read_committed: bool = False
+    fail_on_data_loss: bool = True
+    partition_max_bytes: int = DEFAULT_PARTITION_MAX_BYTES
+    max_wait_ms: int = 100
+    timeout: float = 60.0  # seconds without progress before giving up
+    wait_for_open_transactions: bool = True  # read_committed: a range's answer never changes later
+    backoff: float = 0.1
+
+
+def fetch_range(
+    client: Client,
+    topic: str,
+    partition: int,
+    start: int,
+    end: int,
+    settings: FetchSettings = FetchSettings(),
+    on_data_loss: Callable[[str], None] | None = None,
+) -> Iterator[tuple[RecordBatch, list[Record]]]:
+    """Every record with ``start <= offset < end``, in offset order, as (its batch, its records).
+
+    The batch gives what records share: timestamp type, producer id. Under read_committed only
+    committed transactional records and non-transactional ones are yielded.
+    """
+    return _RangeReader(client, topic, partition, start, end, settings, on_data_loss).run()
+
+
+class _RangeReader:
+    def __init__(
+        self,
+        client: Client,
+        topic: str,
+        partition: int,
+        start: int,
+        end: int,
+        settings: FetchSettings,
+        on_data_loss: Callable[[str], None] | None,
+    ) -> None:
+        self.client = client
+        self.topic = topic
+        self.partition = partition
+        self.start = start
+        self.end = end
+        self.settings = settings
+        self.on_data_loss = on_data_loss
+        self.filter = CommittedFilter() if settings.read_committed else None
+        self.max_bytes = settings.partition_max_bytes
+
+    def run(self) -> Iterator[tuple[RecordBatch, list[Record]]]:
+        offset = self.start
+        end = self.end
+        filt = self.filter
+        stalled_since = time.monotonic()
+        last_error: KafkaError | None = None
+        wait = self.settings.wait_for_open_transactions
+        while offset < end or (wait and filt is not None and filt.holding):
+            if time.monotonic() - stalled_since > self.settings.timeout:
+                raise self._stalled(offset, last_error)
+            try:
+                data = self._fetch(offset)
+            except KafkaException as exc:
+                error = exc.args[0] if isinstance(exc.args[0], KafkaError) else KafkaError(KafkaError._FAIL, str(exc))
+                if not (error.retriable() or error.code() in _LOCAL_RETRIABLE):
+                    raise
+                last_error = error
+                self._refresh()
+                time.sleep(self.settings.backoff)
+                continue
+            code = 0 if data is None else data.error_code
+            if code == KafkaError.OFFSET_OUT_OF_RANGE:
+                moved = self._out_of_range(offset)
+                if moved is None:
+                    return
+                offset, stalled_since = moved, time.monotonic()
+                continue
+            if code:
+                error = KafkaError(code, f"Fetch {self.topic}[{self.partition}] at {offset}: {KafkaError(code).str()}")
+                if not error.retriable():
+                    raise KafkaException(error)
+                last_error = error
+                self.client.metadata.forget_leader(self.topic, self.partition)
+                self._refresh()
+                time.sleep(self.settings.backoff)
+                continue
+            raw = b"" if data is None else (data.records or b"")
+            batches = decode_batches(raw) if raw else []
+            if not batches:
+                high_watermark = -1 if data is None else data.high_watermark
+                if raw:  # one batch larger than the limit: ask for more next time
+                    self.max_bytes = min(self.max_bytes * 2, MAX_PARTITION_MAX_BYTES)
+                elif offset >= high_watermark >= 0 or data is None:
+                    if offset < end:  # the log ends before the range does
+                        self._lost(offset, end, f"the log ends at {max(high_watermark, offset)}")
+                        end = offset
+                        if not (wait and filt is not None and filt.holding):
+                            return
+                    # else: past ``end``, waiting for the marker of an open transaction
+                    time.sleep(self.settings.backoff)
+                else:  # the broker holds records there but sent none this time
+                    time.sleep(self.settings.backoff)
+                continue
+            progressed = False
+            for batch in batches:
+                next_offset = batch.next_offset
+                if next_offset <= offset:
+                    continue  # wholly before the offset asked (sent with the batch it belongs to)
+                progressed = True
+                if filt is None:
+                    if not batch.is_control:
+                        records = _within(batch, offset, end)
+                        if records:
+                            yield batch, records
+                else:
+                    if batch.base_offset >= end and not batch.is_control:
+                        pass  # past the range: only markers matter now
+                    else:
+                        for released in filt.push(batch):
+                            records = _within(released, self.start, end)
+                            if records:
+                                yield released, records
+                offset = next_offset
+            if progressed:
+                stalled_since, last_error = time.monotonic(), None
+
+    def _fetch(self, offset: int) -> Any:
+        md = self.client.metadata
+        leader = md.leader_for(self.topic, self.partition)
+        if leader is None:
+            self._refresh()
+            leader = md.leader_for(self.topic, self.partition)
+            if leader is None:
+                raise KafkaException(
+                    KafkaError(KafkaError.LEADER_NOT_AVAILABLE, f"no leader for {self.topic}[{self.partition}]")
+                )
+        info = md.topics.get(self.topic)
+        topic_id = None if info is None else info.topic_id
+        body = {
+            # Tansu answers min_bytes 0 with no topics at all: ask for 1 byte and wait a little.
+            "max_wait_ms": self.settings.max_wait_ms,
+            "min_bytes": 1,
+            "max_bytes": self.max_bytes,
+            "isolation_level": READ_UNCOMMITTED,  # markers are applied here (core.committed)
+            "topics": [
+                {
+                    "topic": self.topic,
+                    "topic_id": topic_id,
+                    "partitions": [
+                        {"partition": self.partition, "fetch_offset": offset, "partition_max_bytes": self.max_bytes}
+                    ],
+                }
+            ],
+        }
+        wait = self.settings.max_wait_ms / 1000 + 30
+        response: Struct = self.client.request(
+            FETCH, body, node=leader.node_id, timeout=wait, max_version=None if topic_id else 12
+        ).result(wait + 1)
+        if response.get("error_code", 0):
+            raise KafkaException(KafkaError(response.error_code, "Fetch failed as a whole"))
+        for topic in response.responses:
+            for data in topic.partitions:
+                if data.partition_index == self.partition:
+                    return data
+        return None  # Tansu answers a fetch at the log end with no partitions at all
+
+    def _refresh(self) -> None:
+        try:
+            self.client.refresh_metadata([self.topic], timeout=10).result(11)
+        except KafkaException:
+            pass  # the next fetch fails again and is retried until the deadline
+
+    def _out_of_range(self, offset: int) -> int | None:
+        """OFFSET_OUT_OF_RANGE: the next offset to read, or None to stop."""
+        tp = (self.topic, self.partition)
+        answers = list_offsets(self.client, {tp: EARLIEST}, timeout=self.settings.timeout)
+        earliest = answers[tp].offset
+        if offset < earliest:
+            self._lost(offset, min(earliest, self.end), f"the log now starts at {earliest}")
+            return earliest if earliest < self.end else None
+        latest = list_offsets(self.client, {tp: LATEST}, timeout=self.settings.timeout)[tp].offset
+        self._lost(offset, self.end, f"the log ends at {latest}")
+        return None
+
+    def _lost(self, first: int, end: int, why: str) -> None:
+        message = (
+            f"Cannot fetch offsets {first}..{end - 1} of {self.topic}-{self.partition}: {why}. "
+            "Some data may have been lost because they are not available in Kafka any more; either the "
+            "data was aged out by Kafka or the topic may have been deleted before all the data in the "
+            'topic was processed. If you don\'t want your query to fail on such cases, set the source '
+            'option "failOnDataLoss" to "false".'
+        )
+        if self.settings.fail_on_data_loss:
+            raise DataLossError(KafkaError(KafkaError.OFFSET_OUT_OF_RANGE, message))
+        if self.on_data_loss is not None:
+            self.on_data_loss(message)
+
+    def _stalled(self, offset: int, last_error: KafkaError | None) -> KafkaException:
+        reason = f"reading {self.topic}[{self.partition}] made no progress at offset {offset} for {self.settings.timeout:g} s"
+        if self.filter is not None and self.filter.holding and offset >= self.end:
+            reason += f" (a transaction with records from offset {self.filter.first_held_offset} has no marker yet)"
+        if last_error is not None:
+            reason += f"; last error {last_error.name()}: {last_error.str()}"
+        return KafkaException(KafkaError(KafkaError._TIMED_OUT, reason))
+
+
+_LOCAL_RETRIABLE = (KafkaError._TRANSPORT, KafkaError._TIMED_OUT, KafkaError._UNKNOWN_BROKER, KafkaError._ALL_BROKERS_DOWN)
+
+
+def _within(batch: RecordBatch, start: int, end: int) -> list[Record]:
+    records = batch.records
+    if not records:
+        return records
+    if records[0].offset >= start and records[-1].offset < end:
+        return records
+    return [r for r in records if start <= r.offset < end]

@@ -1,0 +1,428 @@
+"""Reading Kafka into Spark: batch (`DataSourceReader`) and streaming (`DataSourceStreamReader`).
+
+The driver resolves where each Kafka partition's read starts and ends (ListOffsets through
+`kafkawire.consumer`); each range becomes one Spark input partition, and large ranges are split
+(``maxRecordsPerPartition``, default 1,000,000 offsets; ``minPartitions`` splits further). A task
+reads its range with Fetch and hands Spark Arrow record batches built column by column.
+
+Streaming offsets are Spark's connector's JSON shape, ``{"topic": {"0": 42}}``: the next offset to
+read per partition. ``maxOffsetsPerTrigger`` caps each micro-batch, spread over the partitions in
+proportion to their backlog as the connector does; ``Trigger.AvailableNow`` reads up to the
+offsets seen when the query started. A partition that appears while a query runs is read from its
+earliest offset.
+
+Every Python worker process keeps one `Client` per Kafka config, reused across tasks and closed at
+exit.
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib
+import logging
+import math
+import threading
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql.datasource import DataSourceReader, DataSourceStreamReader, InputPartition
+from pyspark.sql.streaming.datasource import (
+    ReadAllAvailable,
+    ReadLimit,
+    ReadMaxRows,
+    SupportsTriggerAvailableNow,
+)
+from pyspark.sql.types import (
+    ArrayType,
+    BinaryType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+)
+
+from kafkawire.consumer import (
+    EARLIEST,
+    LATEST,
+    READ_COMMITTED,
+    READ_UNCOMMITTED,
+    FetchSettings,
+    fetch_range,
+    list_offsets,
+    partitions_for,
+    topics_matching,
+)
+from kafkawire.io.client import Client
+from kafkawire.spark.options import source_option
+from kafkawire.spark.read_options import (
+    OffsetLimit,
+    ReadOptionError,
+    ReadOptions,
+    TopicPartition,
+    batch_options,
+    stream_options,
+    tp_name,
+)
+
+LOGGER = logging.getLogger("kafkawire.spark")
+
+ARROW_BATCH_ROWS = 8192
+METADATA_TIMEOUT = 30.0
+
+HEADER_TYPE = ArrayType(StructType([StructField("key", StringType()), StructField("value", BinaryType())]))
+
+
+def read_schema(options: Mapping[str, str]) -> StructType:
+    """Spark's Kafka connector's columns; ``headers`` with ``includeHeaders=true``."""
+    fields = [
+        StructField("key", BinaryType()),
+        StructField("value", BinaryType()),
+        StructField("topic", StringType()),
+        StructField("partition", IntegerType()),
+        StructField("offset", LongType()),
+        StructField("timestamp", TimestampType()),
+        StructField("timestampType", IntegerType()),
+    ]
+    if (source_option(options, "includeHeaders") or "false").strip().lower() == "true":
+        fields.append(StructField("headers", HEADER_TYPE))
+    return StructType(fields)
+
+
+def _check_schema(schema: StructType, options: Mapping[str, str]) -> None:
+    if schema != read_schema(options):
+        raise ReadOptionError("Kafka source has a fixed schema and cannot be set with a custom one")
+
+
+def batch_reader(schema: StructType, options: Mapping[str, str]) -> KafkaBatchReader:
+    opts = batch_options(options)
+    _check_schema(schema, options)
+    return KafkaBatchReader(schema, opts)
+
+
+def stream_reader(schema: StructType, options: Mapping[str, str]) -> KafkaStreamReader:
+    opts = stream_options(options)
+    _check_schema(schema, options)
+    return KafkaStreamReader(schema, opts)
+
+
+# --- clients, one per config per process ----------------------------------------------------
+
+_CLIENTS: dict[tuple[tuple[str, str], ...], Client] = {}
+_CLIENTS_LOCK = threading.Lock()
+
+
+def shared_client(kafka: Mapping[str, str]) -> Client:
+    key = tuple(sorted(kafka.items()))
+    with _CLIENTS_LOCK:
+        client = _CLIENTS.get(key)
+        if client is None:
+            if not _CLIENTS:
+                atexit.register(close_clients)
+            client = _CLIENTS[key] = Client(dict(kafka))
+        return client
+
+
+def close_clients(kafka: Mapping[str, str] | None = None) -> None:
+    """Close this process's cached clients (only the one for ``kafka`` when given)."""
+    with _CLIENTS_LOCK:
+        keys = list(_CLIENTS) if kafka is None else [tuple(sorted(kafka.items()))]
+        closing = [_CLIENTS.pop(k) for k in keys if k in _CLIENTS]
+    for client in closing:
+        try:
+            client.close()
+        except Exception:
+            LOGGER.debug("closing a Kafka client failed", exc_info=True)
+
+
+# --- the driver's side: which partitions, from where to where --------------------------------
+
+
+def assigned_partitions(client: Client, opts: ReadOptions) -> list[TopicPartition]:
+    if opts.strategy == "assign":
+        return sorted(set(opts.assigned))
+    if opts.strategy == "subscribe":
+        found = partitions_for(client, opts.topics, timeout=METADATA_TIMEOUT)
+    else:
+        assert opts.pattern is not None
+        found = topics_matching(client, opts.pattern, timeout=METADATA_TIMEOUT)
+    return sorted((topic, p) for topic, parts in found.items() for p in parts)
+
+
+def _isolation(opts: ReadOptions) -> int:
+    return READ_COMMITTED if opts.read_committed else READ_UNCOMMITTED
+
+
+def _ask(client: Client, opts: ReadOptions, queries: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
+    if not queries:
+        return {}
+    answers = list_offsets(client, queries, isolation_level=_isolation(opts), timeout=METADATA_TIMEOUT)
+    return {tp: answer.offset for tp, answer in answers.items()}
+
+
+def resolve(
+    client: Client, opts: ReadOptions, limit: OffsetLimit, tps: list[TopicPartition], *, starting: bool
+) -> dict[TopicPartition, int]:
+    """Offsets for ``limit`` on every partition in ``tps`` (the next offset to read, or the end)."""
+    if limit.kind == "earliest":
+        return _ask(client, opts, dict.fromkeys(tps, EARLIEST))
+    if limit.kind == "latest":
+        return _ask(client, opts, dict.fromkeys(tps, LATEST))
+    if limit.kind in ("offsets", "timestamps") and set(limit.per_partition) != set(tps):
+        option = ("starting" if starting else "ending") + ("Offsets" if limit.kind == "offsets" else "OffsetsByTimestamp")
+        raise ReadOptionError(
+            f"If {option} contains specific offsets, you must specify all TopicPartitions.\n"
+            "Use -1 for latest, -2 for earliest.\n"
+            f"Specified: {{{', '.join(sorted(map(tp_name, limit.per_partition)))}}} "
+            f"Assigned: {{{', '.join(sorted(map(tp_name, tps)))}}}"
+        )
+    if limit.kind == "offsets":
+        out = {tp: off for tp, off in limit.per_partition.items() if off >= 0}
+        out.update(_ask(client, opts, {tp: off for tp, off in limit.per_partition.items() if off < 0}))
+        return out
+    if limit.kind == "timestamp":
+        assert limit.timestamp is not None
+        stamps = dict.fromkeys(tps, limit.timestamp)
+    else:
+        stamps = dict(limit.per_partition)
+    found = _ask(client, opts, stamps)
+    unmatched = [tp for tp, off in found.items() if off < 0]
+    if unmatched and starting and not opts.latest_on_no_timestamp_match:
+        tp = unmatched[0]
+        raise ReadOptionError(
+            f"No offset matched from request of topic-partition {tp_name(tp)} and timestamp {stamps[tp]}."
+        )
+    found.update(_ask(client, opts, dict.fromkeys(unmatched, LATEST)))
+    return found
+
+
+@dataclass(frozen=True)
+class OffsetRange:
+    topic: str
+    partition: int
+    start: int
+    end: int
+
+    @property
+    def size(self) -> int:
+        return self.end - self.start
+
+
+class KafkaInputPartition(InputPartition):
+    """One Spark task's work: offsets ``[start, end)`` of one Kafka partition."""
+
+    def __init__(self, value: OffsetRange) -> None:
+        super().__init__(value)
+        self.value: OffsetRange = value
+
+
+def plan_ranges(
+    starts: Mapping[TopicPartition, int],
+    ends: Mapping[TopicPartition, int],
+    max_records: int,
+    min_partitions: int | None = None,
+) -> list[OffsetRange]:
+    """Non-empty ranges, split so none holds more than ``max_records`` offsets and, with
+    ``min_partitions``, so there are at least that many (larger ranges split into more pieces)."""
+    whole = [OffsetRange(t, p, starts[(t, p)], end) for (t, p), end in sorted(ends.items()) if end > starts[(t, p)]]
+    total = sum(r.size for r in whole)
+    out: list[OffsetRange] = []
+    for r in whole:
+        pieces = math.ceil(r.size / max_records)
+        if min_partitions and total and len(whole) < min_partitions:
+            pieces = max(pieces, math.ceil(r.size * min_partitions / total))
+        pieces = min(pieces, r.size)
+        for i in range(pieces):
+            lo = r.start + r.size * i // pieces
+            hi = r.start + r.size * (i + 1) // pieces
+            out.append(OffsetRange(r.topic, r.partition, lo, hi))
+    return out
+
+
+# --- a task's side: one range into Arrow record batches ---------------------------------------
+
+
+def read_range(schema: StructType, opts: ReadOptions, r: OffsetRange) -> Iterator[Any]:
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    pa = importlib.import_module("pyarrow")  # typed as Any: pyarrow ships no type information
+
+    arrow_schema = to_arrow_schema(schema, timezone="UTC")
+    settings = FetchSettings(
+        read_committed=opts.read_committed, fail_on_data_loss=opts.fail_on_data_loss, timeout=opts.fetch_timeout
+    )
+    client = shared_client(opts.kafka)
+    headers_wanted = opts.include_headers
+    keys: list[bytes | None] = []
+    values: list[bytes | None] = []
+    offsets: list[int] = []
+    stamps: list[int] = []
+    types: list[int] = []
+    headers: list[list[tuple[str, bytes | None]]] = []
+
+    def flush() -> Any:
+        n = len(offsets)
+        columns = [
+            pa.array(keys, pa.binary()),
+            pa.array(values, pa.binary()),
+            pa.array([r.topic] * n, pa.string()),
+            pa.array([r.partition] * n, pa.int32()),
+            pa.array(offsets, pa.int64()),
+            pa.array(stamps, pa.timestamp("us", tz="UTC")),
+            pa.array(types, pa.int32()),
+        ]
+        if headers_wanted:
+            columns.append(pa.array(headers, arrow_schema.field("headers").type))
+        for column in (keys, values, offsets, stamps, types, headers):
+            column.clear()
+        return pa.RecordBatch.from_arrays(columns, schema=arrow_schema)
+
+    def lost(message: str) -> None:
+        LOGGER.warning(message)
+
+    for batch, records in fetch_range(client, r.topic, r.partition, r.start, r.end, settings, lost):
+        timestamp_type = batch.timestamp_type
+        for record in records:
+            keys.append(record.key)
+            values.append(record.value)
+            offsets.append(record.offset)
+            stamps.append(record.timestamp * 1000)
+            if headers_wanted:
+                headers.append(record.headers)
+        types.extend([timestamp_type] * (len(offsets) - len(types)))
+        if len(offsets) >= ARROW_BATCH_ROWS:
+            yield flush()
+    if offsets:
+        yield flush()
+
+
+# --- batch -------------------------------------------------------------------------------------
+
+
+class KafkaBatchReader(DataSourceReader):
+    def __init__(self, schema: StructType, opts: ReadOptions) -> None:
+        self.schema = schema
+        self.opts = opts
+
+    def partitions(self) -> list[KafkaInputPartition]:
+        opts = self.opts
+        client = shared_client(opts.kafka)
+        tps = assigned_partitions(client, opts)
+        starts = resolve(client, opts, opts.starting, tps, starting=True)
+        ends = resolve(client, opts, opts.ending, tps, starting=False)
+        for tp in tps:
+            if ends[tp] < starts[tp]:
+                raise ReadOptionError(
+                    f"The starting offset ({starts[tp]}) of {tp_name(tp)} is greater than its ending offset "
+                    f"({ends[tp]}) once resolved against the cluster."
+                )
+        ranges = plan_ranges(starts, ends, opts.max_records_per_partition, opts.min_partitions)
+        return [KafkaInputPartition(r) for r in ranges]
+
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        assert isinstance(partition, KafkaInputPartition)
+        return read_range(self.schema, self.opts, partition.value)
+
+
+# --- streaming ---------------------------------------------------------------------------------
+
+
+def offsets_to_json(offsets: Mapping[TopicPartition, int]) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for (topic, partition), offset in sorted(offsets.items()):
+        out.setdefault(topic, {})[str(partition)] = offset
+    return out
+
+
+def offsets_from_json(data: Mapping[str, Any]) -> dict[TopicPartition, int]:
+    return {(topic, int(p)): int(off) for topic, parts in data.items() for p, off in parts.items()}
+
+
+def rate_limit(
+    starts: Mapping[TopicPartition, int], latest: Mapping[TopicPartition, int], limit: int
+) -> dict[TopicPartition, int]:
+    """At most about ``limit`` offsets in all, shared in proportion to each partition's backlog
+    (a partition with any backlog moves at least one offset), as Spark's connector does."""
+    backlog = {tp: end - starts.get(tp, end) for tp, end in latest.items() if end > starts.get(tp, end)}
+    total = sum(backlog.values())
+    if total <= limit:
+        return dict(latest)
+    out = dict(latest)
+    for tp, size in backlog.items():
+        share = limit * size / total
+        step = math.ceil(share) if share < 1 else math.floor(share)
+        out[tp] = min(latest[tp], starts[tp] + step)
+    return out
+
+
+class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    def __init__(self, schema: StructType, opts: ReadOptions) -> None:
+        self.schema = schema
+        self.opts = opts
+        self._target: dict[TopicPartition, int] | None = None  # Trigger.AvailableNow's end
+
+    def _client(self) -> Client:
+        return shared_client(self.opts.kafka)
+
+    def initialOffset(self) -> dict[str, Any]:
+        client = self._client()
+        tps = assigned_partitions(client, self.opts)
+        return offsets_to_json(resolve(client, self.opts, self.opts.starting, tps, starting=True))
+
+    def _latest(self) -> dict[TopicPartition, int]:
+        client = self._client()
+        return resolve(client, self.opts, OffsetLimit("latest"), assigned_partitions(client, self.opts), starting=False)
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        self._target = self._latest()
+
+    def getDefaultReadLimit(self) -> ReadLimit:
+        n = self.opts.max_offsets_per_trigger
+        return ReadAllAvailable() if n is None else ReadMaxRows(n)
+
+    def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, Any]:
+        starts = offsets_from_json(start)
+        latest = dict(self._target) if self._target is not None else self._latest()
+        new = [tp for tp in latest if tp not in starts]
+        if new:
+            starts.update(_ask(self._client(), self.opts, dict.fromkeys(new, EARLIEST)))
+        for tp, end in list(latest.items()):
+            if end < starts[tp]:
+                message = (
+                    f"{tp_name(tp)}'s offset went back from {starts[tp]} to {end}: some data may have been lost "
+                    "(the topic may have been deleted and recreated). Set the source option \"failOnDataLoss\" "
+                    "to \"false\" to go on from the new offsets."
+                )
+                if self.opts.fail_on_data_loss:
+                    raise ReadOptionError(message)
+                LOGGER.warning(message)
+                latest[tp] = starts[tp] = end
+        for tp, offset in starts.items():
+            latest.setdefault(tp, offset)  # a partition that left the subscription stays where it was
+        if isinstance(limit, ReadMaxRows):
+            latest = rate_limit(starts, latest, limit.max_rows)
+        return offsets_to_json(latest)
+
+    def reportLatestOffset(self) -> dict[str, Any] | None:
+        return offsets_to_json(self._latest())
+
+    def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[KafkaInputPartition]:
+        starts = offsets_from_json(start)
+        ends = offsets_from_json(end)
+        new = [tp for tp in ends if tp not in starts]
+        if new:
+            starts.update(_ask(self._client(), self.opts, dict.fromkeys(new, EARLIEST)))
+        ranges = plan_ranges(starts, ends, self.opts.max_records_per_partition, self.opts.min_partitions)
+        return [KafkaInputPartition(r) for r in ranges]
+
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        assert isinstance(partition, KafkaInputPartition)
+        return read_range(self.schema, self.opts, partition.value)
+
+    def commit(self, end: dict[str, Any]) -> None:
+        """Nothing to do: Spark's checkpoint holds the offsets; no group offsets are committed."""
+
+    def stop(self) -> None:
+        close_clients(self.opts.kafka)
