@@ -28,3 +28,34 @@ def source_option(options: Mapping[str, str], name: str, default: str | None = N
         if key.lower() == wanted:
             return value
     return default
+
+
+# Producer options Spark's connector refuses, with its reason (the writer hands Kafka bytes).
+REJECTED_PRODUCER_OPTIONS = {
+    "key.serializer": "Kafka option 'key.serializer' is not supported as keys are serialized with ByteArraySerializer.",
+    "value.serializer": (
+        "Kafka option 'value.serializer' is not supported as values are serialized with ByteArraySerializer."
+    ),
+}
+
+
+def producer_params(options: Mapping[str, str]) -> dict[str, str]:
+    """The producer config of a write: every ``kafka.*`` option, the connector's refusals applied."""
+    params = kafka_params(options)
+    for name, reason in REJECTED_PRODUCER_OPTIONS.items():
+        if name in params:
+            raise ValueError(reason)
+    if not params.get("bootstrap.servers"):
+        raise ValueError("Option 'kafka.bootstrap.servers' must be specified for configuring Kafka producer")
+    return params
+
+
+def bool_option(options: Mapping[str, str], name: str, default: bool = False) -> bool:
+    """A ``true``/``false`` option (any case); anything else is refused, naming the option."""
+    raw = source_option(options, name)
+    if raw is None:
+        return default
+    value = raw.strip().lower()
+    if value not in ("true", "false"):
+        raise ValueError(f"option '{name}' must be true or false, not {raw!r}")
+    return value == "true"
