@@ -1,16 +1,17 @@
-# The two set-up commands (see README): `make demo` runs the main job, `make test` the test suite.
-# Each creates its own virtualenv on first use and installs what it needs into it.
+# The two set-up commands (see README): `make demo` runs the main job (the Spark pipeline on the
+# bundled sample dataset), `make test` the test suite. Each creates its own virtualenv on first use
+# and installs what it needs into it. Spark needs Java 17+ (Debian: openjdk-17-jre-headless).
 
 PYTHON ?= python3
 DEMO_VENV := .venv-demo
 TEST_VENV := .venv
 
-.PHONY: demo test lint clean
+.PHONY: demo pipeline producer-demo java test lint clean
 
 $(DEMO_VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(DEMO_VENV)
 	$(DEMO_VENV)/bin/python -m pip install -q --upgrade pip
-	$(DEMO_VENV)/bin/python -m pip install -q -e '.[local]'
+	$(DEMO_VENV)/bin/python -m pip install -q -e '.[local,spark]'
 	touch $@
 
 $(TEST_VENV)/.installed: pyproject.toml
@@ -19,8 +20,29 @@ $(TEST_VENV)/.installed: pyproject.toml
 	$(TEST_VENV)/bin/python -m pip install -q -e '.[dev,local,spark]'
 	touch $@
 
-demo: $(DEMO_VENV)/.installed
+# The main job: Spark reads the sample orders, the kafkawire data source writes them to a topic on
+# an embedded Tansu broker, and the summary says what the broker holds.
+demo: pipeline
+
+pipeline: java $(DEMO_VENV)/.installed
+	$(DEMO_VENV)/bin/kafkawire pipeline --sample --topic orders --key-column customer_id
+
+# The producer alone, without Spark: 100,000 orders through kafkawire's Producer.
+producer-demo: $(DEMO_VENV)/.installed
 	$(DEMO_VENV)/bin/kafkawire demo
+
+JAVA := $(if $(JAVA_HOME),$(JAVA_HOME)/bin/java,java)
+
+java:
+	@command -v $(JAVA) >/dev/null 2>&1 || { \
+	  echo "Spark needs Java 17 or newer, and no '$(JAVA)' was found." >&2; \
+	  echo "Debian/Ubuntu: sudo apt-get install openjdk-17-jre-headless (or set JAVA_HOME to a JDK 17+)." >&2; \
+	  exit 1; }
+	@v=$$($(JAVA) -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n1); \
+	if [ -n "$$v" ] && [ "$$v" -lt 17 ]; then \
+	  echo "Spark needs Java 17 or newer; $(JAVA) is Java $$v." >&2; \
+	  echo "Debian/Ubuntu: sudo apt-get install openjdk-17-jre-headless (or set JAVA_HOME to a JDK 17+)." >&2; \
+	  exit 1; fi
 
 lint: $(TEST_VENV)/.installed
 	$(TEST_VENV)/bin/ruff check src tests
@@ -31,3 +53,20 @@ test: lint
 
 clean:
 	rm -rf $(DEMO_VENV) $(TEST_VENV) build *.egg-info src/*.egg-info
+
+# The benchmark (bench/README.md): kafkawire against confluent-kafka, aiokafka and kafka-python on
+# an embedded Tansu broker; prints the table and writes bench/RESULTS.md (about 30 minutes).
+# `make bench BENCH_ARGS=--quick` is a smoke run; `BENCH_ARGS="--scenarios latency --rounds 5"` picks.
+BENCH_VENV := .venv-bench
+BENCH_ARGS ?=
+
+.PHONY: bench
+
+$(BENCH_VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/python -m pip install -q --upgrade pip
+	$(BENCH_VENV)/bin/python -m pip install -q -e '.[bench]'
+	touch $@
+
+bench: java $(BENCH_VENV)/.installed
+	$(BENCH_VENV)/bin/python -m bench $(BENCH_ARGS)

@@ -1,0 +1,9 @@
+"""``kafkawire pipeline``: a dataset read with Spark, written to a Kafka topic through the kafkawire
+data source, and checked on the broker. Importing this package does not import PySpark; running a
+job needs the ``spark`` extra (and, without ``--bootstrap-servers``, the ``local`` one)."""
+
+from kafkawire.pipeline.job import PipelineError, PipelineOptions, run
+from kafkawire.pipeline.sample import sample_path
+from kafkawire.pipeline.summary import PipelineSummary
+
+__all__ = ["PipelineError", "PipelineOptions", "PipelineSummary", "run", "sample_path"]

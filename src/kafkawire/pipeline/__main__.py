@@ -1,0 +1,7 @@
+"""``python -m kafkawire.pipeline ARGS`` is ``kafkawire pipeline ARGS``."""
+
+import sys
+
+from kafkawire.cli import main
+
+sys.exit(main(["pipeline", *sys.argv[1:]]))

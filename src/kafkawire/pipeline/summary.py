@@ -1,0 +1,91 @@
+"""What a pipeline run did, and how it is printed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import IO
+
+
+@dataclass
+class PipelineSummary:
+    input: str
+    input_format: str
+    topic: str
+    bootstrap: str
+    value_format: str
+    key_column: str | None
+    exactly_once: bool
+    embedded_broker: bool = False
+    master: str = ""  # where Spark ran: local[*], spark://host:7077, yarn, ...
+    topic_created: bool = False
+    rows: int = 0  # rows the data source wrote (its successful tasks' commit messages)
+    bytes: int = 0  # their keys, values and headers
+    seconds: float = 0.0  # the write job, wall clock
+    tasks: int = 0
+    failed_tasks: int = 0  # attempts that failed (Spark retried them)
+    error: str | None = None  # the write failed: the first line of why
+    appended: dict[int, int] = field(default_factory=dict)  # partition -> offsets the log grew by
+    read_back: dict[int, int] | None = None  # partition -> committed records read back (None: not verified)
+    read_back_bytes: int = 0  # keys and values of the records read back
+    read_back_aborted: int = 0
+    read_back_open: int = 0
+    avro_schema: str | None = None
+
+    @property
+    def partitions_used(self) -> list[int]:
+        counts = self.read_back if self.read_back is not None else self.appended
+        return sorted(p for p, n in counts.items() if n > 0)
+
+    @property
+    def read_back_total(self) -> int | None:
+        return None if self.read_back is None else sum(self.read_back.values())
+
+    @property
+    def ok(self) -> bool:
+        """The write succeeded and, when verified, the topic holds exactly the rows written."""
+        if self.error is not None:
+            return False
+        return self.read_back is None or self.read_back_total == self.rows
+
+
+def _size(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1024
+    raise AssertionError("unreachable")
+
+
+def print_summary(s: PipelineSummary, out: IO[str]) -> None:
+    rate = s.rows / s.seconds if s.seconds > 0 else 0.0
+    byte_rate = s.bytes / s.seconds if s.seconds > 0 else 0.0
+    key = f"key {s.key_column}" if s.key_column else "no key"
+    guarantee = "exactly-once (transactions)" if s.exactly_once else "at-least-once (idempotent producer)"
+    out.write("\n")
+    out.write(f"Pipeline {s.input} ({s.input_format}) -> topic {s.topic} on {s.bootstrap}\n")
+    out.write(f"  values      {s.value_format}, {key}, {guarantee}\n")
+    out.write(f"  rows        {s.rows:,}\n")
+    out.write(f"  bytes       {s.bytes:,} ({_size(s.bytes)} of keys, values and headers)\n")
+    out.write(f"  time        {s.seconds:.2f} s write job ({rate:,.0f} rows/s, {_size(byte_rate)}/s)\n")
+    failed = f"{s.failed_tasks} failed attempts retried" if s.failed_tasks else "none failed"
+    out.write(f"  spark       {s.master}: {s.tasks} task{'' if s.tasks == 1 else 's'}, {failed}\n")
+    used = s.partitions_used
+    counts = s.read_back if s.read_back is not None else s.appended
+    total = len(s.appended) or len(counts)
+    spread = ", ".join(f"{p}:{counts[p]:,}" for p in used)
+    out.write(f"  partitions  {len(used)} of {total} used ({spread or 'none'})\n")
+    if s.read_back is not None:
+        got = s.read_back_total or 0
+        verdict = "OK" if got == s.rows else "MISMATCH"
+        extra = ""
+        if s.read_back_aborted:
+            extra += f"; {s.read_back_aborted:,} records of aborted attempts not counted"
+        if s.read_back_open:
+            extra += f"; {s.read_back_open:,} records of transactions still open"
+        out.write(f"  read back   {got:,} records from the topic with Fetch: {verdict}{extra}\n")
+    if s.error is not None:
+        out.write(f"  failures    the write failed: {s.error}\n")
+    else:
+        out.write("  failures    none\n")
+    if s.avro_schema is not None:
+        out.write(f"  avro schema {s.avro_schema}\n")
