@@ -1,7 +1,8 @@
 """Per-partition batching (sans-IO): which records travel together, and when a batch may leave.
 
-Records are encoded into the partition's open `BatchBuilder` as they arrive, so closing a batch
-is only compression plus a CRC. A batch is ready when it is full (``batch.size`` bytes or
+``append`` only queues a record and counts its bytes (an upper bound of its encoded size): the
+records are encoded when their batch closes, in one loop over the batch
+(`BatchBuilder.append_records`), on the sender's thread. ``produce()`` thus does no encoding. A batch is ready when it is full (``batch.size`` bytes or
 ``batch.num.messages`` records), when ``linger.ms`` has passed since it opened, when a flush asks
 for everything now, or, for a retried batch, when its backoff has passed. The caller (the
 producer's sender, on the IO thread) asks `ready` what to send and `pop`s batches; everything
@@ -15,7 +16,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
-from ..records import BatchBuilder, record_size_upper_bound, with_producer_state
+from ..records import HEADER_SIZE, BatchBuilder, with_producer_state
 
 TopicPartition = tuple[str, int]
 
@@ -46,16 +47,29 @@ class PendingMessage:
         self.callback = callback
         self.future = future
         self.enqueued = enqueued
-        self.size = record_size_upper_bound(key, value, headers or ())
+        # Most bytes the record can take in a batch (records.record_size_upper_bound, inlined:
+        # this runs once per record on the caller's thread).
+        size = 36
+        if key is not None:
+            size += len(key)
+        if value is not None:
+            size += len(value)
+        if headers:
+            for header_key, header_value in headers:
+                size += 10 + len(header_key.encode())
+                if header_value is not None:
+                    size += len(header_value)
+        self.size = size
 
 
 class ProducerBatch:
     """Records for one partition that are sent, retried and acknowledged together."""
 
     __slots__ = (
+        "_builder",
         "attempts",
         "base_sequence",
-        "builder",
+        "bytes",
         "created",
         "full",
         "messages",
@@ -69,8 +83,9 @@ class ProducerBatch:
     def __init__(self, topic: str, partition: int, now: float) -> None:
         self.topic = topic
         self.partition = partition
-        self.builder = BatchBuilder()
+        self._builder: BatchBuilder | None = None
         self.messages: list[PendingMessage] = []
+        self.bytes = HEADER_SIZE  # the batch's size if every record took its upper bound
         self.created = now
         self.full = False
         self.attempts = 0
@@ -78,6 +93,17 @@ class ProducerBatch:
         self.payload: bytes | None = None  # built once; a retry re-sends the same bytes
         self.base_sequence = -1  # set by the idempotent producer when the batch first leaves
         self.stamp = (-1, -1, -1)  # the (producer id, epoch, base sequence) inside ``payload``
+
+    @property
+    def builder(self) -> BatchBuilder:
+        """The batch's records, encoded: those not encoded yet are, now, in one loop."""
+        builder = self._builder
+        if builder is None:
+            builder = self._builder = BatchBuilder()
+        done = len(builder)
+        if done < len(self.messages):
+            builder.append_records([(m.timestamp, m.key, m.value, m.headers) for m in self.messages[done:]])
+        return builder
 
     def close(
         self,
@@ -144,15 +170,15 @@ class Accumulator:
         if batch is None or batch.full or batch.payload is not None or batch.attempts:
             batch = ProducerBatch(msg.topic, msg.partition, now)
             queue.append(batch)
-        elif batch.messages and batch.builder.size + msg.size > self.batch_size:
+        elif batch.messages and batch.bytes + msg.size > self.batch_size:
             batch.full = filled = True
             batch = ProducerBatch(msg.topic, msg.partition, now)
             queue.append(batch)
-        batch.builder.append(msg.timestamp, msg.key, msg.value, msg.headers or ())
         batch.messages.append(msg)
+        batch.bytes += msg.size
         self._count += 1
         # Full by count, or by size: no further record, however small, could join it.
-        if len(batch.messages) >= self.batch_num_messages or batch.builder.size >= self.batch_size:
+        if len(batch.messages) >= self.batch_num_messages or batch.bytes >= self.batch_size:
             batch.full = filled = True
         return filled
 
@@ -219,9 +245,9 @@ class Accumulator:
         return expired
 
     def depths(self) -> dict[TopicPartition, tuple[int, int]]:
-        """Per partition: records waiting and their encoded bytes (for statistics)."""
+        """Per partition: records waiting and their bytes (upper bounds, for statistics)."""
         return {
-            tp: (sum(len(b.messages) for b in queue), sum(b.builder.size for b in queue))
+            tp: (sum(len(b.messages) for b in queue), sum(b.bytes for b in queue))
             for tp, queue in self._queues.items()
         }
 

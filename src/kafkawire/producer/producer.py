@@ -24,7 +24,14 @@ from typing import Any
 
 from ..core.accumulator import Accumulator, PendingMessage
 from ..core.idempotence import Idempotence
-from ..core.partitioners import StickyPartitioner, choose_partition, resolve_partitioner
+from ..core.partitioners import (
+    BUILTIN_PARTITIONERS,
+    KEYLESS_STICKY,
+    KeyedPartitions,
+    StickyPartitioner,
+    choose_partition,
+    resolve_partitioner,
+)
 from ..core.transactions import Call
 from ..core.transactions import State as TxnState
 from ..errors import KafkaError, KafkaException
@@ -51,6 +58,8 @@ _LEGAL_TOPIC = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
 OFFSET_INVALID = -1001
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+_wall = time.time  # a record's default timestamp (a module global: one lookup less per record)
+_SLICE = 512  # records produce_batch() queues per hold of the producer lock
 Headers = list[tuple[str, bytes | None]]
 
 
@@ -138,6 +147,78 @@ def _refusal(exc: BaseException) -> KafkaError:
     return KafkaError(KafkaError._INVALID_ARG, str(exc))
 
 
+class DeliveredReports:
+    """The delivery reports of one delivered batch, served as one event (as librdkafka serves a
+    batch of reports as one event): one queue entry, and one release of buffer room once served.
+
+    Each record's `Message` is made here, when served, as ``Message(...)`` would make it but
+    without re-checking values the producer checked already (this runs once per record). If a
+    callback raises, the records after it are queued again as a new event (behind what was
+    queued meanwhile) and the exception comes out of ``poll()``.
+    """
+
+    __slots__ = ("append_time", "base_offset", "charge", "messages", "next", "now", "producer", "served")
+
+    def __init__(
+        self, producer: Producer, messages: list[PendingMessage], base_offset: int, append_time: int, now: float
+    ) -> None:
+        self.producer = producer
+        self.messages = messages
+        self.base_offset = base_offset
+        self.append_time = append_time
+        self.now = now  # when the answer came: each record's latency is from its enqueueing to now
+        self.next = 0  # index in ``messages`` of the next record to report
+        self.served = 0  # callbacks run (records without a callback were released when answered)
+        self.charge = 0  # their buffer charge
+
+    def __call__(self) -> None:
+        messages = self.messages
+        base = self.base_offset
+        log_append = (TIMESTAMP_LOG_APPEND_TIME, self.append_time) if self.append_time != -1 else None
+        now = self.now
+        new = Message.__new__
+        i = self.next
+        served = 0
+        charge = 0
+        try:
+            while i < len(messages):
+                m = messages[i]
+                i += 1
+                callback = m.callback
+                if callback is None:
+                    continue
+                report = new(Message)
+                report._topic = m.topic
+                report._partition = m.partition
+                report._offset = base + i - 1 if base >= 0 else None
+                report._key = m.key
+                report._value = m.value
+                report._headers = m.headers
+                report._timestamp = log_append or (TIMESTAMP_CREATE_TIME, m.timestamp)
+                report._error = None
+                latency = now - m.enqueued
+                report._latency = latency if latency >= 0 else None
+                report._leader_epoch = None
+                report._delivery_count = None
+                served += 1
+                charge += 2 * m.size + RECORD_OVERHEAD  # buffer_charge(m)
+                callback(None, report)
+        except BaseException:
+            rest = messages[i:]
+            if any(m.callback is not None for m in rest):
+                event = DeliveredReports(self.producer, rest, base + i if base >= 0 else base, self.append_time, now)
+                self.producer._reports.put(event, (), event.release)
+            raise
+        finally:
+            self.next = i
+            self.served += served
+            self.charge += charge
+            self.producer._grouped_callbacks += served - 1
+
+    def release(self) -> None:
+        self.producer._release(self.served, self.charge)
+
+
 class ConsumerGroupMetadata:
     """A consumer group's identity for ``send_offsets_to_transaction`` (KIP-447: the generation and
     member let the group coordinator fence a zombie)."""
@@ -184,6 +265,17 @@ class Producer:
         self._reports = Reports(background=conf.delivery_reports == "background")
         self._partitioner = resolve_partitioner(conf.partitioner)
         self._sticky = StickyPartitioner(conf.batch_size)
+        # For produce()'s fast path: the buffer limits, and topic names already checked legal.
+        self._max_messages = conf.queue_buffering_max_messages  # 0: no limit on the count
+        self._max_buffer_bytes = conf.queue_buffering_max_kbytes * 1024
+        self._legal_topics: set[str] = set()
+        self._keyless_sticky = self._partitioner in KEYLESS_STICKY
+        builtin = self._partitioner in BUILTIN_PARTITIONERS.values()
+        self._keyed = KeyedPartitions(self._partitioner) if builtin else None  # remembered key hashes
+        self._plain = not self._interceptors  # no interceptors: produce() goes straight to _accept
+        self._grouped_callbacks = 0  # callbacks run by DeliveredReports events beyond one per event
+        self._max_record_bytes = conf.message_max_bytes
+        self._now = self._client.engine.now
         self._outstanding = 0  # records produced and not yet reported (their report served)
         self._flushes = 0  # flush() calls under way
         self._started = time.monotonic()
@@ -248,8 +340,11 @@ class Producer:
         callback: Callable[..., Any] | None = None,
     ) -> None:
         """Queue one record; its delivery report comes from ``poll()``/``flush()`` (or the report thread)."""
-        cb = _first_set(callback, on_delivery, self._conf.on_delivery)
-        self._enqueue(topic, value, key, partition, timestamp, headers, cb, None)
+        cb = callback if callback is not None else on_delivery if on_delivery is not None else self._conf.on_delivery
+        if self._plain and not self._closed:
+            self._accept(topic, value, key, partition, timestamp, headers, cb, None)
+        else:
+            self._enqueue(topic, value, key, partition, timestamp, headers, cb, None)
 
     def send(
         self,
@@ -286,21 +381,38 @@ class Producer:
         for i, m in enumerate(messages):
             if not isinstance(m, dict):
                 raise TypeError(f"message at index {i} must be a dict, not {type(m).__name__}")
-            cb = _first_set(m.get("callback"), m.get("on_delivery"), default_cb)
             get = m.get
-            fields = (get("value"), get("key"), get("partition", partition), get("timestamp", 0), get("headers"))
+            cb = get("callback")
+            if cb is None:
+                cb = get("on_delivery", default_cb)
+                if cb is None:
+                    cb = default_cb
+            value, key, part, timestamp, headers = (
+                get("value"),
+                get("key"),
+                get("partition", partition),
+                get("timestamp", 0),
+                get("headers"),
+            )
             try:
-                _to_bytes(fields[0], "value")
-                _to_bytes(fields[1], "key")
-                _check_fields(fields[2], fields[3], cb)
-                _headers(fields[4])
+                # The same checks produce() makes, here converting once for both passes.
+                if value is not None and value.__class__ is not bytes:
+                    value = _to_bytes(value, "value")
+                if key is not None and key.__class__ is not bytes:
+                    key = _to_bytes(key, "key")
+                _check_fields(part, timestamp, cb)
+                if headers is not None:
+                    headers = _headers(headers)
             except (TypeError, OverflowError) as exc:
                 raise type(exc)(f"message at index {i}: {exc}") from None
-            prepared.append((m, fields, cb))
+            prepared.append((m, value, key, part, timestamp, headers, cb))
         queued = 0
-        for m, (value, key, part, timestamp, headers), cb in prepared:
+        if self._plain and self._txn is None:
+            queued, prepared = self._queue_many(topic, prepared)
+        queue = self._accept if self._plain else self._enqueue
+        for m, value, key, part, timestamp, headers, cb in prepared:
             try:
-                self._enqueue(topic, value, key, part, timestamp, headers, cb, None)
+                queue(topic, value, key, part, timestamp, headers, cb, None)
             except KafkaException as exc:
                 m["_error"] = exc.args[0]
                 continue
@@ -309,6 +421,80 @@ class Producer:
                 continue
             queued += 1
         return queued
+
+    def _queue_many(
+        self, topic: str, prepared: list[tuple[dict[str, Any], Any, Any, int, int, Any, Any]]
+    ) -> tuple[int, list[tuple[dict[str, Any], Any, Any, int, int, Any, Any]]]:
+        """produce_batch()'s fast path: `_accept` for many checked records of one topic, with the
+        per-call work done once per slice of records (clock, metadata lookup, lock) instead of
+        per record. The lock is let go between slices so that the sender keeps sending.
+
+        Records the fast path cannot take (the buffer is full, the topic has no metadata yet, the
+        producer failed) are returned for `_accept`, which waits for room or refuses as usual;
+        returns how many were queued here and the rest.
+        """
+        queued = 0
+        for start in range(0, len(prepared), _SLICE):
+            if self._sender.fatal is not None or self._closed:
+                return queued, prepared[start:]
+            taken, full = self._queue_slice(topic, prepared, start, min(start + _SLICE, len(prepared)))
+            queued += taken
+            if full is not None:
+                return queued, prepared[full:]
+        return queued, []
+
+    def _queue_slice(
+        self, topic: str, prepared: list[tuple[dict[str, Any], Any, Any, int, int, Any, Any]], start: int, stop: int
+    ) -> tuple[int, int | None]:
+        """Queue ``prepared[start:stop]`` under one lock hold: how many were queued, and the index
+        of the first record the fast path could not take (None when it took them all)."""
+        now = self._now()
+        stamp = int(_wall() * 1000)
+        queued = 0
+        wake = False
+        with self._lock:
+            info = self._client.metadata.topics.get(topic)
+            count = len(info.partitions) if info is not None and info.partitions and not info.error_code else 0
+            if not count:
+                return 0, start
+            append = self._acc.append
+            sticky = self._keyless_sticky
+            for index in range(start, stop):
+                m, value, key, part, timestamp, headers, cb = prepared[index]
+                msg = PendingMessage(topic, part, key, value, headers, timestamp or stamp, cb, None, now)
+                if msg.size > self._max_record_bytes:
+                    m["_error"] = KafkaError(
+                        KafkaError.MSG_SIZE_TOO_LARGE,
+                        f"record of {msg.size} bytes exceeds message.max.bytes ({self._max_record_bytes})",
+                    )
+                    continue
+                charge = 2 * msg.size + RECORD_OVERHEAD  # buffer_charge(msg)
+                if (
+                    self._max_messages and self._outstanding >= self._max_messages
+                ) or self._buffered_bytes + charge > self._max_buffer_bytes:
+                    stop = index
+                    break
+                if part == -1:
+                    if key is None and sticky:
+                        part = self._sticky.partition(topic, count, None, len(value or b""))
+                    else:
+                        part = self._partition_for(topic, key, count, len(value or b""))
+                    msg.partition = part
+                    if not 0 <= part < count:
+                        m["_error"] = KafkaError(KafkaError._UNKNOWN_PARTITION, f"partitioner chose {part} of {count}")
+                        continue
+                elif not 0 <= part < count:
+                    m["_error"] = KafkaError(KafkaError._UNKNOWN_PARTITION, f"{topic} has {count} partitions, not {part}")
+                    continue
+                self._outstanding += 1
+                self._buffered_bytes += charge
+                wake = append(msg, now) or wake
+                queued += 1
+            else:
+                stop = -1
+        if wake:
+            self._sender.wake()
+        return queued, None if stop < 0 else stop
 
     def _enqueue(
         self,
@@ -347,30 +533,49 @@ class Producer:
         callback: Callable[..., Any] | None,
         future: Future[RecordMetadata] | None,
     ) -> None:
-        """Validate, encode, take buffer room, pick the partition and queue the record."""
+        """Validate, encode, take buffer room, pick the partition and queue the record.
+
+        The common case (bytes, no headers, default partition and timestamp, a topic seen before)
+        skips the general checks, which would all pass; anything else goes through them.
+        """
         if self._sender.fatal is not None:
             raise KafkaException(self._sender.fatal)
         if self._txn is not None:
             self._txn.state.require(Call.PRODUCE)
-        check_topic(topic)
-        _check_fields(partition, timestamp, callback)
-        key_b = _to_bytes(key, "key")
-        value_b = _to_bytes(value, "value")
-        hdrs = _headers(headers)
-        now = self._client.engine.now()
-        msg = PendingMessage(
-            topic, partition, key_b, value_b, hdrs, timestamp or int(time.time() * 1000), callback, future, now
-        )
-        if msg.size > self._conf.message_max_bytes:
+        if topic not in self._legal_topics:
+            check_topic(topic)
+            if len(self._legal_topics) < 10_000:
+                self._legal_topics.add(topic)
+        if (
+            partition.__class__ is not int
+            or timestamp.__class__ is not int
+            or not -1 <= partition <= INT32_MAX
+            or not 0 <= timestamp <= INT64_MAX
+        ):
+            _check_fields(partition, timestamp, callback)
+        elif callback is not None and not callable(callback):
+            raise TypeError("on_delivery/callback must be callable")
+        key_b = key if key is None or key.__class__ is bytes else _to_bytes(key, "key")
+        value_b = value if value is None or value.__class__ is bytes else _to_bytes(value, "value")
+        hdrs = None if headers is None else _headers(headers)
+        now = self._now()
+        msg = PendingMessage(topic, partition, key_b, value_b, hdrs, timestamp or int(_wall() * 1000), callback, future, now)
+        if msg.size > self._max_record_bytes:
             raise KafkaException(
                 KafkaError(
                     KafkaError.MSG_SIZE_TOO_LARGE,
                     f"record of {msg.size} bytes exceeds message.max.bytes ({self._conf.message_max_bytes})",
                 )
             )
-        charge = buffer_charge(msg)
+        charge = 2 * msg.size + RECORD_OVERHEAD  # buffer_charge(msg)
         with self._lock:
-            self._reserve(charge)
+            if (
+                not self._max_messages or self._outstanding < self._max_messages
+            ) and self._buffered_bytes + charge <= self._max_buffer_bytes:
+                self._outstanding += 1
+                self._buffered_bytes += charge
+            else:
+                self._reserve(charge)
             info = self._client.metadata.topics.get(topic)
             # A topic whose metadata carries an error has no usable partitions (as the Java client).
             count = len(info.partitions) if info is not None and info.partitions and not info.error_code else 0
@@ -384,7 +589,10 @@ class Producer:
                 wake = len(self._sender.unassigned[topic]) == 1
             else:
                 if partition == -1:
-                    chosen = self._choose_partition(topic, key_b, count, len(value_b or b""))
+                    if key_b is None and self._keyless_sticky:
+                        chosen = self._sticky.partition(topic, count, None, len(value_b or b""))
+                    else:
+                        chosen = self._partition_for(topic, key_b, count, len(value_b or b""))
                     if not 0 <= chosen < count:
                         self._release(1, charge)
                         raise KafkaException(
@@ -401,6 +609,14 @@ class Producer:
         if msg.partition != -1:
             return msg.partition
         return self._choose_partition(msg.topic, msg.key, count, len(msg.value or b""))
+
+    def _partition_for(self, topic: str, key: bytes | None, count: int, value_len: int) -> int:
+        """`_choose_partition`, with a built-in partitioner's answer for a key remembered."""
+        if key is not None and self._keyed is not None:
+            chosen = self._keyed.partition(topic, key, count)
+            if chosen >= 0:
+                return chosen
+        return self._choose_partition(topic, key, count, value_len)
 
     def _choose_partition(self, topic: str, key: bytes | None, count: int, value_len: int) -> int:
         """The partitioner's choice, or -1 when user code answered nonsense or raised."""
@@ -458,6 +674,9 @@ class Producer:
             self._delivered_bytes += sum(len(m.value or b"") for m in messages)
         elif self._txn is not None:
             self._txn.fail(error)  # a record of the transaction is lost: it can only be aborted
+        if error is None and self._plain:
+            self._report_delivered(messages, base_offset, append_time, now)
+            return
         for i, m in enumerate(messages):
             offset = base_offset + i if error is None and base_offset >= 0 else OFFSET_INVALID
             ts = (TIMESTAMP_LOG_APPEND_TIME, append_time) if append_time != -1 else (TIMESTAMP_CREATE_TIME, m.timestamp)
@@ -497,6 +716,34 @@ class Producer:
         if freed:
             self._release(freed, freed_bytes)
 
+    def _report_delivered(self, messages: list[PendingMessage], base_offset: int, append_time: int, now: float) -> None:
+        """A delivered batch: futures completed here (on the IO thread), callbacks queued as one
+        `DeliveredReports` event, buffer room of records without a callback freed at once."""
+        freed = 0
+        freed_bytes = 0
+        for i, m in enumerate(messages):
+            if m.future is not None:
+                ts = (TIMESTAMP_LOG_APPEND_TIME, append_time) if append_time != -1 else (TIMESTAMP_CREATE_TIME, m.timestamp)
+                m.future.set_result(
+                    RecordMetadata(
+                        m.topic,
+                        m.partition,
+                        base_offset + i if base_offset >= 0 else -1,
+                        ts[1],
+                        ts[0],
+                        -1 if m.key is None else len(m.key),
+                        -1 if m.value is None else len(m.value),
+                    )
+                )
+            if m.callback is None:
+                freed += 1
+                freed_bytes += 2 * m.size + RECORD_OVERHEAD  # buffer_charge(m)
+        if freed < len(messages):
+            event = DeliveredReports(self, messages, base_offset, append_time, now)
+            self._reports.put(event, (), event.release)
+        if freed:
+            self._release(freed, freed_bytes)
+
     def _releaser(self, size: int) -> Callable[[], None]:
         return lambda: self._release(1, size)
 
@@ -521,7 +768,12 @@ class Producer:
         this call; the callbacks queued after it wait for the next ``poll()``/``flush()``.
         """
         self._check_open()
-        return self._reports.serve(None if timeout is None or timeout < 0 else timeout)
+        grouped = self._grouped_callbacks
+        events = self._reports.serve(None if timeout is None or timeout < 0 else timeout)
+        if self._reports.background:
+            return events
+        # A batch's delivery reports are one event (DeliveredReports): count each callback.
+        return events + self._grouped_callbacks - grouped
 
     def flush(self, timeout: float = -1) -> int:
         """Send everything now and wait until every record is reported; returns how many remain.
@@ -598,6 +850,8 @@ class Producer:
         finishing their open transaction. Retriable on timeout: call again to resume."""
         txn = self._transactional()
         txn.state.require(Call.INIT)
+        # A fatal transaction error reaches error_cb too (once: the sender reports its own).
+        txn.on_fatal = lambda error: None if self._sender.fatal is not None else self._error(error)
         self._txn_call(Call.INIT, lambda deadline: txn.init(deadline), timeout)
         self._sender.wake()
 
@@ -649,18 +903,34 @@ class Producer:
         self._txn_call(Call.COMMIT, lambda d: txn.end(True, d), deadline - time.monotonic())
 
     def abort_transaction(self, timeout: float | None = None) -> None:
-        """Fail what is queued or in flight (``_PURGE_*``), then abort on the coordinator."""
+        """Fail what is queued or in flight (``_PURGE_*``), abort on the coordinator, and take a new
+        epoch if a sequence was lost. Retriable on timeout: call again to resume."""
         txn = self._transactional()
         txn.state.require(Call.ABORT)
         deadline = self._txn_deadline(timeout)
-        self._purge(True, True, True)
+        idem = self._idem
+
+        def purge() -> None:  # on the IO thread
+            if idem is not None:
+                with self._lock:
+                    # Batches queued for a retry carry sequences: dropping them leaves a hole.
+                    if self._acc.stamped_batches():
+                        idem.request_bump()
+            self._sender.purge(True, True)
+
+        self._client.engine.run(purge).result()
         self.flush(max(0.0, deadline - time.monotonic()))
-        self._txn_call(Call.ABORT, lambda d: txn.end(False, d), deadline - time.monotonic())
-        if self._idem is not None and self._idem.needs_init:
-            # Purged in-flight batches may or may not be in the log: their sequences cannot be
-            # reused, so take a new epoch (InitProducerId with our id, KIP-360) before going on.
-            self._txn_call(None, lambda d: txn.init(d), deadline - time.monotonic())
-            self._sender.wake()
+        try:
+            self._txn_call(None, lambda d: txn.end(False, d), deadline - time.monotonic())
+            if idem is not None and idem.needs_init:
+                # Purged batches may or may not be in the log: their sequences cannot be reused,
+                # so take a new epoch (InitProducerId with our id, KIP-360) before going on.
+                self._txn_call(None, lambda d: txn.init(d), deadline - time.monotonic())
+        except KafkaException:
+            txn.state.interrupted(Call.ABORT)
+            raise
+        txn.state.succeeded(Call.ABORT)
+        self._sender.wake()
 
     @contextlib.contextmanager
     def transaction(self, timeout: float | None = None) -> Iterator[Producer]:
@@ -696,7 +966,8 @@ class Producer:
         except KafkaException as exc:
             error = exc.args[0]
             assert isinstance(error, KafkaError)
-            if call is not Call.INIT:
+            # A retriable error (a timeout) leaves the transaction as it was: the same call resumes.
+            if call is not Call.INIT and not (error.retriable() and not error.fatal()):
                 txn.fail(error)
             if txn.state.state is TxnState.FATAL_ERROR and txn.state.last_error is not None:
                 raise KafkaException(txn.state.last_error) from None

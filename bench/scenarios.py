@@ -1,0 +1,160 @@
+"""What the benchmark runs: scenarios (the workload) and clients (who produces it).
+
+A throughput scenario is named ``<size>-<keys>-<acks>-<compression>``, for example
+``100b-keyless-acks1-none`` or ``1kb-keyed-acksall-lz4`` (acks=all always comes with
+idempotence). Any such name is accepted on the command line; ``DEFAULT_SCENARIOS`` is the set the
+issue's targets are read from. Three special scenarios measure something else: ``latency``
+(p50/p99 delivery latency at a fixed rate), ``rss`` (peak memory over ten million records with a
+bounded buffer) and ``spark`` (the data source writing a DataFrame in local mode).
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+SIZES = {"100b": 100, "1kb": 1000}
+COMPRESSIONS = ("none", "lz4", "zstd")
+
+# Every client the benchmark knows, in the order the table lists them.
+CLIENTS = (
+    "confluent-kafka",
+    "kafkawire-produce",
+    "kafkawire-batch",
+    "kafkawire-arrow",
+    "kafkawire-aio",
+    "aiokafka",
+    "kafka-python",
+)
+# Pure-Python peers are 10-40x slower: they produce a fraction of the records (a rate is a rate,
+# and a full-size run of theirs would take most of the benchmark's time).
+SLOW_CLIENTS = ("aiokafka", "kafka-python")
+# Clients without a per-record latency (they hand over whole batches).
+BULK_CLIENTS = ("kafkawire-batch", "kafkawire-arrow")
+
+DEFAULT_SCENARIOS = (
+    "100b-keyless-acks1-none",
+    "100b-keyed-acks1-none",
+    "1kb-keyless-acks1-none",
+    "100b-keyless-acksall-lz4",
+    "100b-keyless-acks1-zstd",
+    "latency",
+    "rss",
+    "spark",
+)
+
+LATENCY_RATE = 10_000  # records per second
+RSS_RECORDS = 10_000_000
+RSS_BUFFER_KBYTES = 65_536  # queue.buffering.max.kbytes for the rss scenario (64 MiB)
+SPARK_ROWS = 1_000_000
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    kind: str  # "throughput", "latency", "rss" or "spark"
+    value_size: int = 100
+    keyed: bool = False
+    acks_all: bool = False  # acks=all with enable.idempotence
+    compression: str = "none"
+    records: int = 1_000_000
+    rate: int = 0  # records/s for the latency scenario
+    seconds: float = 0.0  # how long the latency scenario runs
+    buffer_kbytes: int = 0  # the rss scenario's queue.buffering.max.kbytes
+    clients: tuple[str, ...] = field(default=CLIENTS)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Scenario:
+        return cls(**{**data, "clients": tuple(data["clients"])})
+
+    def describe(self) -> str:
+        if self.kind == "latency":
+            return f"p50/p99 delivery latency at {self.rate:,} msg/s for {self.seconds:g} s, 100 B keyless, acks=1"
+        if self.kind == "rss":
+            return (
+                f"{self.records:,} x 100 B keyless, acks=1, buffer limit "
+                f"queue.buffering.max.kbytes={self.buffer_kbytes} ({self.buffer_kbytes // 1024} MiB): peak RSS"
+            )
+        if self.kind == "spark":
+            return f"{self.records:,} rows of 100 B values: Spark data source (local mode) vs produce_batch()"
+        acks = "acks=all + idempotence" if self.acks_all else "acks=1"
+        keys = "keyed" if self.keyed else "keyless"
+        return f"{self.records:,} x {self.value_size} B {keys}, {acks}, compression {self.compression}"
+
+
+def parse_scenario(name: str, quick: bool) -> Scenario:
+    """A scenario from its name; ``quick`` shrinks every count so a whole run takes a minute or two."""
+    if name == "latency":
+        return Scenario(
+            name,
+            "latency",
+            rate=LATENCY_RATE,
+            seconds=2.0 if quick else 10.0,
+            records=0,
+            clients=tuple(c for c in CLIENTS if c not in BULK_CLIENTS),
+        )
+    if name == "rss":
+        return Scenario(
+            name,
+            "rss",
+            records=RSS_RECORDS // 20 if quick else RSS_RECORDS,
+            buffer_kbytes=RSS_BUFFER_KBYTES,
+            clients=("confluent-kafka", "kafkawire-produce"),
+        )
+    if name == "spark":
+        return Scenario(
+            name,
+            "spark",
+            records=SPARK_ROWS // 10 if quick else SPARK_ROWS,
+            clients=("kafkawire-batch", "kafkawire-spark"),
+        )
+    try:
+        size, keys, acks, compression = name.split("-")
+        value_size = SIZES[size]
+        if keys not in ("keyless", "keyed") or acks not in ("acks1", "acksall") or compression not in COMPRESSIONS:
+            raise ValueError
+    except (ValueError, KeyError):
+        raise SystemExit(
+            f"unknown scenario {name!r}: expected latency, rss, spark or <size>-<keys>-<acks>-<compression> "
+            f"with size in {sorted(SIZES)}, keys keyless/keyed, acks acks1/acksall, compression in {COMPRESSIONS}"
+        ) from None
+    records = 1_000_000 if value_size <= 100 else 200_000
+    return Scenario(
+        name,
+        "throughput",
+        value_size=value_size,
+        keyed=keys == "keyed",
+        acks_all=acks == "acksall",
+        compression=compression,
+        records=records // 10 if quick else records,
+    )
+
+
+def all_throughput_scenarios() -> list[str]:
+    """The full matrix: every size, key mode, acks mode and compression."""
+    return [
+        "-".join(parts)
+        for parts in itertools.product(SIZES, ("keyless", "keyed"), ("acks1", "acksall"), COMPRESSIONS)
+    ]
+
+
+def make_values(size: int, distinct: int = 1024, seed: int = 7) -> list[bytes]:
+    """Distinct values of ``size`` bytes, text-like (they compress about 2:1, as logs and JSON do)."""
+    rng = random.Random(seed)
+    words = [bytes(rng.choices(b"abcdefghijklmnopqrstuvwxyz", k=rng.randint(2, 9))) for _ in range(500)]
+    values = []
+    for _ in range(distinct):
+        out = bytearray()
+        while len(out) < size:
+            out += rng.choice(words) + b" "
+        values.append(bytes(out[:size]))
+    return values
+
+
+def make_keys(distinct: int = 10_000) -> list[bytes]:
+    return [f"customer-{i:05d}".encode() for i in range(distinct)]

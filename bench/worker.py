@@ -1,0 +1,541 @@
+"""One client, one scenario, one topic: run in a fresh process by `bench.run`, answer one JSON line.
+
+``python -m bench.worker '<json>'`` where the JSON holds ``client``, ``scenario`` (see
+`bench.scenarios.Scenario`), ``bootstrap``, ``topic`` and ``records``. The last line of stdout is
+the result: records handed over, acknowledged and failed, the timed seconds (first record handed
+over to the last one acknowledged), the CPU seconds of this process over the same span, its peak
+RSS, and for the latency scenario each record's delivery latency summarised as p50/p99.
+
+Every client gets the same data (values and keys built before the clock starts), the same
+``linger.ms`` (5), the same batch size (1 MB), acks, idempotence and compression, its metadata
+fetched before the clock starts, and a delivery report per record so that what it acknowledged
+can be checked against what the broker holds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import resource
+import sys
+import time
+from collections import deque
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+from bench.scenarios import Scenario, make_keys, make_values
+
+LINGER_MS = 5
+BATCH_BYTES = 1_000_000
+CHUNK = 10_000  # records per produce_batch() call / per awaited group of futures
+
+
+class Counts:
+    """Delivery reports seen: acknowledged and failed, plus the first error's text."""
+
+    def __init__(self) -> None:
+        self.acked = 0
+        self.failed = 0
+        self.first_error: str | None = None
+
+    def report(self, err: Any, _msg: Any = None) -> None:
+        if err is None:
+            self.acked += 1
+        else:
+            self.failed += 1
+            if self.first_error is None:
+                self.first_error = str(err)
+
+
+class Workload:
+    """The records of one run, built before the clock starts."""
+
+    def __init__(self, sc: Scenario, records: int) -> None:
+        self.records = records
+        self.values = make_values(sc.value_size)
+        self.keys: list[bytes] | None = make_keys() if sc.keyed else None
+
+    def key(self, i: int) -> bytes | None:
+        return None if self.keys is None else self.keys[i % len(self.keys)]
+
+    def value(self, i: int) -> bytes:
+        return self.values[i % len(self.values)]
+
+    def payload_bytes(self) -> int:
+        """Key and value bytes handed over (every value has the scenario's size)."""
+        total = self.records * len(self.values[0])
+        if self.keys is not None:
+            total += sum(len(self.keys[i % len(self.keys)]) for i in range(self.records))
+        return total
+
+
+def _measure(work: Callable[[], None]) -> dict[str, float]:
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    started = time.perf_counter()
+    work()
+    seconds = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"seconds": seconds, "cpu": cpu}
+
+
+def _librdkafka_style_conf(sc: Scenario, bootstrap: str, counts: Counts | None) -> dict[str, Any]:
+    """Configuration for confluent-kafka and kafkawire (same option names)."""
+    conf: dict[str, Any] = {
+        "bootstrap.servers": bootstrap,
+        "linger.ms": LINGER_MS,
+        "batch.size": BATCH_BYTES,
+        "acks": "all" if sc.acks_all else 1,
+        "enable.idempotence": sc.acks_all,
+        "compression.type": sc.compression,
+    }
+    if counts is not None:
+        conf["on_delivery"] = counts.report
+    if sc.buffer_kbytes:
+        conf["queue.buffering.max.kbytes"] = sc.buffer_kbytes
+    return conf
+
+
+def _confluent_producer(sc: Scenario, bootstrap: str, counts: Counts | None) -> Any:
+    import confluent_kafka
+
+    conf = _librdkafka_style_conf(sc, bootstrap, counts)
+    conf.update({"enable.metrics.push": False, "broker.address.family": "v4", "log_level": 3})
+    return confluent_kafka.Producer(conf)
+
+
+def _kafkawire_producer(sc: Scenario, bootstrap: str, counts: Counts | None) -> Any:
+    import kafkawire
+
+    return kafkawire.Producer(_librdkafka_style_conf(sc, bootstrap, counts))
+
+
+def produce_loop(make: Callable[..., Any], sc: Scenario, bootstrap: str, topic: str, w: Workload) -> dict[str, Any]:
+    """confluent-kafka's usual loop: produce(), poll(0) now and then, poll on BufferError, flush()."""
+    counts = Counts()
+    producer = make(sc, bootstrap, counts)
+    producer.list_topics(topic, timeout=10)
+    values, keys = w.values, w.keys
+
+    def work() -> None:
+        produce, poll = producer.produce, producer.poll
+        nv = len(values)
+        for i in range(w.records):
+            value = values[i % nv]
+            key = None if keys is None else keys[i % len(keys)]
+            while True:
+                try:
+                    produce(topic, value, key)
+                    break
+                except BufferError:
+                    poll(0.01)
+            if not i & 1023:
+                poll(0)
+        producer.flush(120)
+
+    result = _measure(work)
+    producer.flush(10)
+    return {**result, "acked": counts.acked, "failed": counts.failed, "error": counts.first_error}
+
+
+def kafkawire_batch(sc: Scenario, bootstrap: str, topic: str, w: Workload) -> dict[str, Any]:
+    """``produce_batch()`` with lists of message dicts, built chunk by chunk inside the clock."""
+    counts = Counts()
+    producer = _kafkawire_producer(sc, bootstrap, counts)
+    producer.list_topics(topic, timeout=10)
+    values, keys = w.values, w.keys
+
+    def work() -> None:
+        nv = len(values)
+        for start in range(0, w.records, CHUNK):
+            stop = min(start + CHUNK, w.records)
+            if keys is None:
+                batch = [{"value": values[i % nv]} for i in range(start, stop)]
+            else:
+                batch = [{"value": values[i % nv], "key": keys[i % len(keys)]} for i in range(start, stop)]
+            while batch:
+                producer.produce_batch(topic, batch)
+                batch = [m for m in batch if "_error" in m]
+                for m in batch:
+                    del m["_error"]
+                producer.poll(0.01 if batch else 0)
+        producer.flush(120)
+
+    result = _measure(work)
+    return {**result, "acked": counts.acked, "failed": counts.failed, "error": counts.first_error}
+
+
+def kafkawire_arrow(sc: Scenario, bootstrap: str, topic: str, w: Workload) -> dict[str, Any]:
+    """The Arrow path (what the Spark writer uses): whole Arrow record batches of value/key columns."""
+    try:
+        from kafkawire.producer import arrow
+    except ImportError as exc:
+        return {"skipped": f"kafkawire.producer.arrow is not available ({exc})"}
+    import pyarrow as pa
+
+    produce_arrow = getattr(arrow, "produce_arrow", None)
+    if produce_arrow is None:
+        return {"skipped": "kafkawire.producer.arrow has no produce_arrow()"}
+    counts = Counts()
+    producer = _kafkawire_producer(sc, bootstrap, counts)
+    producer.list_topics(topic, timeout=10)
+    nv = len(w.values)
+    tables = []
+    for start in range(0, w.records, CHUNK):
+        stop = min(start + CHUNK, w.records)
+        columns = {"value": pa.array([w.values[i % nv] for i in range(start, stop)], pa.binary())}
+        if w.keys is not None:
+            columns["key"] = pa.array([w.keys[i % len(w.keys)] for i in range(start, stop)], pa.binary())
+        tables.append(pa.RecordBatch.from_pydict(columns))
+
+    def work() -> None:
+        for table in tables:
+            produce_arrow(producer, table, topic)
+            producer.poll(0)
+        producer.flush(120)
+
+    result = _measure(work)
+    return {**result, "acked": counts.acked, "failed": counts.failed, "error": counts.first_error}
+
+
+async def _gather_oldest(pending: deque[list[Any]], counts: Counts) -> None:
+    for outcome in await asyncio.gather(*pending.popleft(), return_exceptions=True):
+        counts.report(outcome if isinstance(outcome, BaseException) else None)
+
+
+def kafkawire_aio(sc: Scenario, bootstrap: str, topic: str, w: Workload) -> dict[str, Any]:
+    """``AIOProducer``: await produce() per record, gather the delivery futures in groups."""
+    from kafkawire import AIOProducer
+
+    counts = Counts()
+
+    async def main() -> dict[str, float]:
+        producer = AIOProducer(_librdkafka_style_conf(sc, bootstrap, None))
+        await producer.list_topics(topic, 10)
+        pending: deque[list[Any]] = deque([[]])
+        loop = asyncio.get_running_loop()
+        before = resource.getrusage(resource.RUSAGE_SELF)
+        started = loop.time()
+        for i in range(w.records):
+            pending[-1].append(await producer.produce(topic, w.value(i), w.key(i)))
+            if len(pending[-1]) >= CHUNK:
+                pending.append([])
+                if len(pending) > 8:
+                    await _gather_oldest(pending, counts)
+        while pending:
+            await _gather_oldest(pending, counts)
+        seconds = loop.time() - started
+        after = resource.getrusage(resource.RUSAGE_SELF)
+        await producer.close()
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        return {"seconds": seconds, "cpu": cpu}
+
+    result = asyncio.run(main())
+    return {**result, "acked": counts.acked, "failed": counts.failed, "error": counts.first_error}
+
+
+def _aiokafka_producer(sc: Scenario, bootstrap: str) -> Any:
+    from aiokafka import AIOKafkaProducer
+
+    return AIOKafkaProducer(
+        bootstrap_servers=bootstrap,
+        linger_ms=LINGER_MS,
+        max_batch_size=BATCH_BYTES,
+        acks="all" if sc.acks_all else 1,
+        enable_idempotence=sc.acks_all,
+        compression_type=None if sc.compression == "none" else sc.compression,
+    )
+
+
+def aiokafka(sc: Scenario, bootstrap: str, topic: str, w: Workload) -> dict[str, Any]:
+    """aiokafka: ``await send()`` per record (it returns a delivery future), gathered in groups."""
+    counts = Counts()
+
+    async def main() -> dict[str, float]:
+        producer = _aiokafka_producer(sc, bootstrap)
+        await producer.start()
+        await producer.partitions_for(topic)
+        pending: deque[list[Any]] = deque([[]])
+        before = resource.getrusage(resource.RUSAGE_SELF)
+        started = time.perf_counter()
+        for i in range(w.records):
+            pending[-1].append(await producer.send(topic, w.value(i), w.key(i)))
+            if len(pending[-1]) >= CHUNK:
+                pending.append([])
+                if len(pending) > 8:
+                    await _gather_oldest(pending, counts)
+        while pending:
+            await _gather_oldest(pending, counts)
+        seconds = time.perf_counter() - started
+        after = resource.getrusage(resource.RUSAGE_SELF)
+        await producer.stop()
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        return {"seconds": seconds, "cpu": cpu}
+
+    result = asyncio.run(main())
+    return {**result, "acked": counts.acked, "failed": counts.failed, "error": counts.first_error}
+
+
+def _kafka_python_producer(sc: Scenario, bootstrap: str) -> Any:
+    from kafka import KafkaProducer
+
+    return KafkaProducer(
+        bootstrap_servers=bootstrap,
+        linger_ms=LINGER_MS,
+        batch_size=BATCH_BYTES,
+        acks="all" if sc.acks_all else 1,
+        enable_idempotence=sc.acks_all,
+        compression_type=None if sc.compression == "none" else sc.compression,
+    )
+
+
+def kafka_python(sc: Scenario, bootstrap: str, topic: str, w: Workload) -> dict[str, Any]:
+    """kafka-python: ``send()`` per record (a future each), flush(), then count the futures."""
+    counts = Counts()
+    producer = _kafka_python_producer(sc, bootstrap)
+    producer.partitions_for(topic)
+    futures: list[Any] = []
+
+    def work() -> None:
+        send = producer.send
+        for i in range(w.records):
+            futures.append(send(topic, w.value(i), w.key(i)))
+        producer.flush(120)
+
+    result = _measure(work)
+    for f in futures:
+        counts.report(None if f.succeeded() else (f.exception or "not done"))
+    producer.close(10)
+    return {**result, "acked": counts.acked, "failed": counts.failed, "error": counts.first_error}
+
+
+THROUGHPUT: dict[str, Callable[[Scenario, str, str, Workload], dict[str, Any]]] = {
+    "confluent-kafka": partial(produce_loop, _confluent_producer),
+    "kafkawire-produce": partial(produce_loop, _kafkawire_producer),
+    "kafkawire-batch": kafkawire_batch,
+    "kafkawire-arrow": kafkawire_arrow,
+    "kafkawire-aio": kafkawire_aio,
+    "aiokafka": aiokafka,
+    "kafka-python": kafka_python,
+}
+
+
+# --- latency at a fixed rate ------------------------------------------------------------------------
+
+
+class Latencies:
+    def __init__(self, n: int) -> None:
+        self.sent = [0.0] * n
+        self.seconds = [-1.0] * n
+        self.counts = Counts()
+
+    def done(self, i: int, err: Any, _msg: Any = None) -> None:
+        self.counts.report(err)
+        if err is None:
+            self.seconds[i] = time.perf_counter() - self.sent[i]
+
+    def summary(self) -> dict[str, Any]:
+        got = sorted(s for s in self.seconds if s >= 0)
+        if not got:
+            return {"p50": None, "p99": None}
+        return {"p50": got[len(got) // 2] * 1000, "p99": got[min(len(got) - 1, int(len(got) * 0.99))] * 1000}
+
+
+def latency_poll_loop(make: Callable[..., Any], sc: Scenario, bootstrap: str, topic: str, w: Workload) -> dict[str, Any]:
+    """confluent-kafka / kafkawire: paced produce(), waiting in poll() (which serves the reports)."""
+    lat = Latencies(w.records)
+    producer = make(sc, bootstrap, None)
+    producer.list_topics(topic, timeout=10)
+    interval = 1 / sc.rate
+
+    def work() -> None:
+        start = time.perf_counter()
+        for i in range(w.records):
+            target = start + i * interval
+            while (now := time.perf_counter()) < target:
+                producer.poll(target - now)
+            lat.sent[i] = time.perf_counter()
+            producer.produce(topic, w.value(i), w.key(i), on_delivery=partial(lat.done, i))
+        producer.flush(60)
+
+    result = _measure(work)
+    c = lat.counts
+    return {**result, **lat.summary(), "acked": c.acked, "failed": c.failed, "error": c.first_error}
+
+
+def latency_kafka_python(sc: Scenario, bootstrap: str, topic: str, w: Workload) -> dict[str, Any]:
+    lat = Latencies(w.records)
+    producer = _kafka_python_producer(sc, bootstrap)
+    producer.partitions_for(topic)
+    interval = 1 / sc.rate
+
+    def work() -> None:
+        start = time.perf_counter()
+        for i in range(w.records):
+            target = start + i * interval
+            now = time.perf_counter()
+            if now < target:
+                time.sleep(target - now)
+            lat.sent[i] = time.perf_counter()
+            future = producer.send(topic, w.value(i), w.key(i))
+            future.add_callback(lambda _md, i=i: lat.done(i, None))
+            future.add_errback(lambda exc, i=i: lat.done(i, exc))
+        producer.flush(60)
+
+    result = _measure(work)
+    producer.close(10)
+    c = lat.counts
+    return {**result, **lat.summary(), "acked": c.acked, "failed": c.failed, "error": c.first_error}
+
+
+def _latency_asyncio(open_producer: Callable[[], Any], send_name: str, sc: Scenario, topic: str, w: Workload) -> dict[str, Any]:
+    lat = Latencies(w.records)
+
+    def settle(i: int, fut: asyncio.Future[Any]) -> None:
+        lat.done(i, fut.exception() if not fut.cancelled() else "cancelled")
+
+    async def main() -> dict[str, float]:
+        producer = await open_producer()
+        send = getattr(producer, send_name)
+        interval = 1 / sc.rate
+        futures = []
+        before = resource.getrusage(resource.RUSAGE_SELF)
+        start = time.perf_counter()
+        for i in range(w.records):
+            delay = start + i * interval - time.perf_counter()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            lat.sent[i] = time.perf_counter()
+            fut = await send(topic, w.value(i), w.key(i))
+            fut.add_done_callback(partial(settle, i))
+            futures.append(fut)
+        await asyncio.gather(*futures, return_exceptions=True)
+        seconds = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_SELF)
+        if hasattr(producer, "stop"):
+            await producer.stop()
+        else:
+            await producer.close()
+        return {"seconds": seconds, "cpu": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)}
+
+    result = asyncio.run(main())
+    c = lat.counts
+    return {**result, **lat.summary(), "acked": c.acked, "failed": c.failed, "error": c.first_error}
+
+
+def latency_aiokafka(sc: Scenario, bootstrap: str, topic: str, w: Workload) -> dict[str, Any]:
+    async def open_producer() -> Any:
+        producer = _aiokafka_producer(sc, bootstrap)
+        await producer.start()
+        await producer.partitions_for(topic)
+        return producer
+
+    return _latency_asyncio(open_producer, "send", sc, topic, w)
+
+
+def latency_kafkawire_aio(sc: Scenario, bootstrap: str, topic: str, w: Workload) -> dict[str, Any]:
+    from kafkawire import AIOProducer
+
+    async def open_producer() -> Any:
+        producer = AIOProducer(_librdkafka_style_conf(sc, bootstrap, None))
+        await producer.list_topics(topic, 10)
+        return producer
+
+    return _latency_asyncio(open_producer, "produce", sc, topic, w)
+
+
+LATENCY: dict[str, Callable[[Scenario, str, str, Workload], dict[str, Any]]] = {
+    "confluent-kafka": partial(latency_poll_loop, _confluent_producer),
+    "kafkawire-produce": partial(latency_poll_loop, _kafkawire_producer),
+    "kafkawire-aio": latency_kafkawire_aio,
+    "aiokafka": latency_aiokafka,
+    "kafka-python": latency_kafka_python,
+}
+
+
+# --- the Spark data source -----------------------------------------------------------------------------
+
+
+def kafkawire_spark(sc: Scenario, bootstrap: str, topic: str, w: Workload) -> dict[str, Any]:
+    """``df.write.format("kafkawire")`` in local mode; the clock covers the write only, not the
+    session's start nor building the DataFrame (it is cached and counted first)."""
+    try:
+        from pyspark.sql import SparkSession
+
+        import kafkawire.spark
+    except ImportError as exc:
+        return {"skipped": f"the Spark data source is not available ({exc})"}
+    os.environ["PYSPARK_PYTHON"] = sys.executable  # Spark's Python workers import kafkawire too
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .appName("kafkawire-bench")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    kafkawire.spark.register(spark)
+    nv = len(w.values)
+    rows = [(w.values[i],) for i in range(nv)]
+    pool = spark.createDataFrame(rows, "value binary").withColumnRenamed("value", "v")
+    ids = spark.range(w.records).selectExpr(f"CAST(id % {nv} AS INT) AS i")
+    indexed = pool.rdd.zipWithIndex().map(lambda r: (int(r[1]), r[0][0])).toDF(["i", "value"])
+    df = ids.join(indexed.hint("broadcast"), "i").select("value").repartition(2).cache()
+    df.count()
+    before_rows = w.records
+
+    def work() -> None:
+        (
+            df.write.format("kafkawire")
+            .option("kafka.bootstrap.servers", bootstrap)
+            .option("topic", topic)
+            .option("kafka.linger.ms", str(LINGER_MS))
+            .option("kafka.acks", "1")
+            .option("kafka.enable.idempotence", "false")
+            .mode("append")
+            .save()
+        )
+
+    result = _measure(work)
+    spark.stop()
+    # A write that returns without an exception has every row acknowledged (the writer's contract).
+    return {**result, "acked": before_rows, "failed": 0, "error": None, "cpu": None}
+
+
+def run(spec: dict[str, Any]) -> dict[str, Any]:
+    sc = Scenario.from_json(spec["scenario"])
+    client = spec["client"]
+    records = spec["records"]
+    if sc.kind == "latency":
+        records = int(sc.rate * sc.seconds)
+        table = LATENCY
+    elif sc.kind == "spark":
+        table = {"kafkawire-batch": kafkawire_batch, "kafkawire-spark": kafkawire_spark}
+    else:
+        table = THROUGHPUT
+    w = Workload(sc, records)
+    result = table[client](sc, spec["bootstrap"], spec["topic"], w)
+    if "skipped" in result:
+        return result
+    return {**result, "records": records, "payload_bytes": w.payload_bytes(), "rss_kb": peak_rss_kb()}
+
+
+def peak_rss_kb() -> int:
+    """This process's peak resident set (VmHWM). Not ``ru_maxrss``: Linux carries that over exec
+    from the forked parent, so it would report the benchmark driver's size."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+if __name__ == "__main__":
+    outcome = run(json.loads(sys.argv[1]))
+    sys.stdout.write("\n" + json.dumps(outcome) + "\n")
