@@ -5,17 +5,17 @@ from __future__ import annotations
 
 import pytest
 
-pytest.importorskip("pyspark")
-
 from kafkawire.spark.read_options import (
     EARLIEST,
     LATEST,
     OffsetLimit,
     ReadOptionError,
     batch_options,
+    duration_seconds,
     stream_options,
 )
 from kafkawire.spark.reader import (
+    KafkaStreamReader,
     OffsetRange,
     offsets_from_json,
     offsets_to_json,
@@ -121,3 +121,24 @@ def test_rate_limit_shares_the_budget_by_backlog() -> None:
     assert rate_limit(starts, latest, 1000) == latest
     assert offsets_from_json(offsets_to_json(latest)) == latest
     assert offsets_to_json({("t", 1): 3, ("t", 0): 2}) == {"t": {"0": 2, "1": 3}}
+
+
+def test_durations_are_spark_time_strings() -> None:
+    assert duration_seconds("15m", "x") == 900
+    assert duration_seconds("30s", "x") == 30
+    assert duration_seconds("500", "x") == 0.5  # a bare number is milliseconds
+    with pytest.raises(ReadOptionError, match="maxTriggerDelay"):
+        duration_seconds("soon", "maxTriggerDelay")
+
+
+def test_min_offsets_per_trigger_waits_until_enough_or_the_delay_passes() -> None:
+    tp = ("t", 0)
+    patient = KafkaStreamReader(read_schema(BASE), stream_options({**BASE, "minOffsetsPerTrigger": "100"}))
+    assert patient._too_few({tp: 0}, {tp: 99})
+    assert not patient._too_few({tp: 0}, {tp: 100})
+    hasty = KafkaStreamReader(
+        read_schema(BASE), stream_options({**BASE, "minOffsetsPerTrigger": "100", "maxTriggerDelay": "0s"})
+    )
+    assert not hasty._too_few({tp: 0}, {tp: 1})  # the delay has passed: a small micro-batch goes
+    plain = KafkaStreamReader(read_schema(BASE), stream_options(BASE))
+    assert not plain._too_few({tp: 0}, {tp: 1})

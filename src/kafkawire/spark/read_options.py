@@ -81,6 +81,8 @@ class ReadOptions:
     fail_on_data_loss: bool = True
     read_committed: bool = False
     max_offsets_per_trigger: int | None = None
+    min_offsets_per_trigger: int | None = None  # wait for this many new offsets ...
+    max_trigger_delay: float = 15 * 60.0  # ... but no longer than this (seconds) once some arrived
     min_partitions: int | None = None
     max_records_per_partition: int = DEFAULT_MAX_RECORDS_PER_PARTITION
     latest_on_no_timestamp_match: bool = False  # startingOffsetsByTimestampStrategy=latest
@@ -100,6 +102,19 @@ def _long(options: Mapping[str, str], name: str) -> int | None:
         return int(raw.strip())
     except ValueError:
         raise ReadOptionError(f"option '{name}' must be a whole number, got '{raw}'") from None
+
+
+_TIME_UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def duration_seconds(raw: str, name: str) -> float:
+    """A Spark time string (``15m``, ``30s``, ``500ms``; a bare number is milliseconds) in seconds."""
+    text = raw.strip().lower()
+    digits = len(text) - len(text.lstrip("0123456789"))
+    unit = text[digits:].strip() or "ms"
+    if not digits or unit not in _TIME_UNITS:
+        raise ReadOptionError(f"option '{name}' must be a duration such as 15m, 30s or 500ms, got '{raw}'")
+    return int(text[:digits]) * _TIME_UNITS[unit]
 
 
 def parse_assign(value: str) -> tuple[TopicPartition, ...]:
@@ -301,6 +316,8 @@ def _common(options: Mapping[str, str], strategy: str, value: str, starting: Off
         fail_on_data_loss=bool_option(options, "failOnDataLoss", True),
         read_committed=isolation == "read_committed",
         max_offsets_per_trigger=_long(options, "maxOffsetsPerTrigger"),
+        min_offsets_per_trigger=_long(options, "minOffsetsPerTrigger"),
+        max_trigger_delay=duration_seconds(source_option(options, "maxTriggerDelay") or "15m", "maxTriggerDelay"),
         min_partitions=_long(options, "minPartitions"),
         max_records_per_partition=_long(options, "maxRecordsPerPartition") or DEFAULT_MAX_RECORDS_PER_PARTITION,
         latest_on_no_timestamp_match=no_match == "latest",

@@ -22,6 +22,7 @@ import importlib
 import logging
 import math
 import threading
+import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -362,6 +363,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.schema = schema
         self.opts = opts
         self._target: dict[TopicPartition, int] | None = None  # Trigger.AvailableNow's end
+        self._last_trigger = time.monotonic()  # when the last micro-batch was planned (minOffsetsPerTrigger)
 
     def _client(self) -> Client:
         return shared_client(self.opts.kafka)
@@ -401,9 +403,21 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 latest[tp] = starts[tp] = end
         for tp, offset in starts.items():
             latest.setdefault(tp, offset)  # a partition that left the subscription stays where it was
+        if self._too_few(starts, latest):
+            return offsets_to_json(starts)  # no micro-batch yet: wait for minOffsetsPerTrigger
         if isinstance(limit, ReadMaxRows):
             latest = rate_limit(starts, latest, limit.max_rows)
+        self._last_trigger = time.monotonic()
         return offsets_to_json(latest)
+
+    def _too_few(self, starts: Mapping[TopicPartition, int], latest: Mapping[TopicPartition, int]) -> bool:
+        """minOffsetsPerTrigger as Spark's connector: fewer new offsets than asked, and the last
+        micro-batch less than maxTriggerDelay ago (never under Trigger.AvailableNow, which must end)."""
+        wanted = self.opts.min_offsets_per_trigger
+        if wanted is None or self._target is not None:
+            return False
+        available = sum(max(0, latest[tp] - starts.get(tp, latest[tp])) for tp in latest)
+        return available < wanted and time.monotonic() - self._last_trigger < self.opts.max_trigger_delay
 
     def reportLatestOffset(self) -> dict[str, Any] | None:
         return offsets_to_json(self._latest())
