@@ -14,16 +14,15 @@ import time
 from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO
 
 from .admin import AdminClient, NewTopic
+from .consumer import fetch_range
 from .errors import KafkaError, KafkaException
 from .io.client import Client
 from .local_broker import TansuBroker
 from .model import Message
 from .producer import Producer
-from .protocol.apis import FETCH
-from .records import decode_batches
 
 
 @dataclass
@@ -117,35 +116,11 @@ def produce_dataset(bootstrap: str, topic: str, count: int, partitions: int, tim
 
 def read_back(client: Client, topic: str, summary: DemoSummary) -> None:
     """Count what the broker holds from each partition's first delivered offset, with Fetch."""
-    info = client.metadata.topics[topic]
     for partition, report in summary.partitions.items():
         if report.first_offset is None or report.last_offset is None:
             continue
-        leader = client.metadata.leader_for(topic, partition)
-        assert leader is not None
-        offset = report.first_offset
-        while offset <= report.last_offset:
-            body: dict[str, Any] = {
-                "max_wait_ms": 500,
-                "min_bytes": 1,
-                "max_bytes": 8 << 20,
-                "topics": [
-                    {
-                        "topic": topic,
-                        "topic_id": info.topic_id,
-                        "partitions": [{"partition": partition, "fetch_offset": offset, "partition_max_bytes": 8 << 20}],
-                    }
-                ],
-            }
-            data = client.request(FETCH, body, node=leader.node_id).result().responses[0].partitions[0]
-            if data.error_code:
-                raise KafkaException(KafkaError(data.error_code, f"fetching {topic}[{partition}]"))
-            batches = decode_batches(data.records or b"")
-            if not batches:
-                break
-            for batch in batches:
-                report.read_back += sum(1 for r in batch.records if offset <= r.offset <= report.last_offset)
-                offset = max(offset, batch.next_offset)
+        for _batch, records in fetch_range(client, topic, partition, report.first_offset, report.last_offset + 1):
+            report.read_back += len(records)
 
 
 def print_summary(summary: DemoSummary, out: IO[str]) -> None:

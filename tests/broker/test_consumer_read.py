@@ -8,7 +8,15 @@ from collections.abc import Callable
 import confluent_kafka
 import pytest
 
-from kafkawire.consumer import EARLIEST, LATEST, DataLossError, FetchSettings, fetch_range, list_offsets
+from kafkawire.consumer import (
+    EARLIEST,
+    LATEST,
+    DataLossError,
+    FetchSettings,
+    fetch_range,
+    high_watermarks,
+    list_offsets,
+)
 from kafkawire.io.client import Client
 from kafkawire.local_broker import TansuBroker
 from tests.harness.judge import Record, judge_config, produce_with_confluent
@@ -20,7 +28,7 @@ pytestmark = pytest.mark.broker
 WAIT = 30.0
 
 
-def read(client: Client, topic: str, partition: int, start: int, end: int, **settings: object) -> list[tuple[int, bytes | None]]:
+def read(client: Client, topic: str, partition: int, start: int, end: int | None, **settings: object) -> list[tuple[int, bytes | None]]:
     out = []
     for _batch, records in fetch_range(client, topic, partition, start, end, FetchSettings(**settings)):  # type: ignore[arg-type]
         out.extend((r.offset, r.value) for r in records)
@@ -72,6 +80,20 @@ def test_offsets_and_ranges_on_the_mock_cluster(mock_cluster: MockCluster, topic
         with pytest.raises(DataLossError, match="failOnDataLoss"):
             read(client, topic, 0, 25, 40, timeout=5.0)
         assert [o for o, _ in read(client, topic, 0, 25, 40, fail_on_data_loss=False, timeout=5.0)] == list(range(25, 30))
+        # To the log end, without an end offset (no data loss: the read stops where the log does).
+        assert [o for o, _ in read(client, topic, 0, 25, None, timeout=5.0)] == list(range(25, 30))
+        assert high_watermarks(client, topic, range(3)) == {0: 30, 1: 30, 2: 30}
+
+
+def test_log_end_from_fetch_where_list_offsets_is_wrong(tansu: TansuBroker, topic_name: Callable[[str], str]) -> None:
+    """Tansu's ListOffsets latest is the last batch's base offset + 1; the high watermark is right."""
+    topic = topic_name("hwm")
+    create_topic(tansu.bootstrap, topic, 1)
+    produce_with_confluent(tansu.bootstrap, topic, [Record(b"x%d" % i, partition=0) for i in range(50)],
+                           config={"linger.ms": 50})  # fmt: skip
+    with Client({"bootstrap.servers": tansu.bootstrap}) as client:
+        assert high_watermarks(client, topic, [0]) == {0: 50}
+        assert [o for o, _ in read(client, topic, 0, 0, None)] == list(range(50))
 
 
 def test_read_committed_from_the_markers(tansu: TansuBroker, topic_name: Callable[[str], str]) -> None:

@@ -3,7 +3,7 @@
 The foundation a consumer builds on; the Spark reader (`kafkawire.spark.reader`) uses it today.
 """
 
-from kafkawire.consumer.fetcher import DataLossError, FetchSettings, fetch_range
+from kafkawire.consumer.fetcher import DataLossError, FetchSettings, fetch_range, high_watermarks
 from kafkawire.consumer.offsets import (
     EARLIEST,
     LATEST,
@@ -24,6 +24,7 @@ __all__ = [
     "FetchSettings",
     "OffsetAnswer",
     "fetch_range",
+    "high_watermarks",
     "list_offsets",
     "partitions_for",
     "topics_matching",

@@ -20,8 +20,9 @@ What a fetch answer can hold, and what this module does with it:
 
 from __future__ import annotations
 
+import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,11 +58,13 @@ def fetch_range(
     topic: str,
     partition: int,
     start: int,
-    end: int,
+    end: int | None,
     settings: FetchSettings = FetchSettings(),
     on_data_loss: Callable[[str], None] | None = None,
 ) -> Iterator[tuple[RecordBatch, list[Record]]]:
     """Every record with ``start <= offset < end``, in offset order, as (its batch, its records).
+
+    ``end=None`` reads up to the log end: until a fetch answers at the high watermark.
 
     The batch gives what records share: timestamp type, producer id. Under read_committed only
     committed transactional records and non-transactional ones are yielded.
@@ -76,7 +79,7 @@ class _RangeReader:
         topic: str,
         partition: int,
         start: int,
-        end: int,
+        end: int | None,
         settings: FetchSettings,
         on_data_loss: Callable[[str], None] | None,
     ) -> None:
@@ -84,7 +87,8 @@ class _RangeReader:
         self.topic = topic
         self.partition = partition
         self.start = start
-        self.end = end
+        self.to_log_end = end is None
+        self.end = sys.maxsize if end is None else end
         self.settings = settings
         self.on_data_loss = on_data_loss
         self.filter = CommittedFilter() if settings.read_committed else None
@@ -133,6 +137,8 @@ class _RangeReader:
                 if raw:  # one batch larger than the limit: ask for more next time
                     self.max_bytes = min(self.max_bytes * 2, MAX_PARTITION_MAX_BYTES)
                 elif offset >= high_watermark >= 0 or data is None:
+                    if self.to_log_end and end > offset:  # caught up: the range ends here
+                        end = offset
                     if offset < end:  # the log ends before the range does
                         self._lost(offset, end, f"the log ends at {max(high_watermark, offset)}")
                         end = offset
@@ -247,6 +253,26 @@ class _RangeReader:
 
 
 _LOCAL_RETRIABLE = (KafkaError._TRANSPORT, KafkaError._TIMED_OUT, KafkaError._UNKNOWN_BROKER, KafkaError._ALL_BROKERS_DOWN)
+
+
+def high_watermarks(client: Client, topic: str, partitions: Iterable[int], timeout: float = 30.0) -> dict[int, int]:
+    """Each partition's log end offset as Fetch reports it (its high watermark).
+
+    ListOffsets "latest" is the same number on Kafka; Tansu answers it with the last batch's base
+    offset + 1 instead (DESIGN.md, quirks), and a summary that counts what a run appended must be
+    right on the embedded broker too. So: ListOffsets for a valid offset, then one small Fetch there.
+    """
+    wanted = sorted(partitions)
+    latest = list_offsets(client, {(topic, p): LATEST for p in wanted}, timeout=timeout)
+    ends: dict[int, int] = {}
+    for p in wanted:
+        reader = _RangeReader(client, topic, p, 0, None, FetchSettings(partition_max_bytes=1, timeout=timeout), None)
+        data = reader._fetch(max(0, latest[(topic, p)].offset))
+        if data is None or data.error_code or data.high_watermark < 0:
+            ends[p] = latest[(topic, p)].offset
+        else:
+            ends[p] = data.high_watermark
+    return ends
 
 
 def _within(batch: RecordBatch, start: int, end: int) -> list[Record]:

@@ -303,7 +303,6 @@ def run(
         if opts.verify:
             got = verify.read_back(client, opts.topic, before, opts.timeout)
             summary.read_back = {p: got.records.get(p, 0) for p in sorted(after)}
-            summary.read_back_aborted, summary.read_back_open = got.aborted, got.open_transactions
             summary.read_back_bytes = got.key_bytes + got.value_bytes
             if written is None:  # a writer without the report: count what reached the topic
                 summary.rows, summary.bytes = got.total, summary.read_back_bytes

@@ -27,8 +27,6 @@ class PipelineSummary:
     appended: dict[int, int] = field(default_factory=dict)  # partition -> offsets the log grew by
     read_back: dict[int, int] | None = None  # partition -> committed records read back (None: not verified)
     read_back_bytes: int = 0  # keys and values of the records read back
-    read_back_aborted: int = 0
-    read_back_open: int = 0
     avro_schema: str | None = None
 
     @property
@@ -77,12 +75,8 @@ def print_summary(s: PipelineSummary, out: IO[str]) -> None:
     if s.read_back is not None:
         got = s.read_back_total or 0
         verdict = "OK" if got == s.rows else "MISMATCH"
-        extra = ""
-        if s.read_back_aborted:
-            extra += f"; {s.read_back_aborted:,} records of aborted attempts not counted"
-        if s.read_back_open:
-            extra += f"; {s.read_back_open:,} records of transactions still open"
-        out.write(f"  read back   {got:,} records from the topic with Fetch: {verdict}{extra}\n")
+        committed = " (read_committed)" if s.exactly_once else ""
+        out.write(f"  read back   {got:,} records from the topic with Fetch{committed}: {verdict}\n")
     if s.error is not None:
         out.write(f"  failures    the write failed: {s.error}\n")
     else:
