@@ -26,7 +26,7 @@ import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ..consumer import EARLIEST, LATEST, FetchSettings, fetch_range, list_offsets, partitions_for
+from ..consumer import EARLIEST, FetchSettings, fetch_range, list_offsets, partitions_for
 from ..errors import KafkaError, KafkaException
 from ..io.client import Client
 
@@ -94,11 +94,10 @@ def committed_marker(params: Mapping[str, str], topic: str, key: str, timeout: f
         partition = marker_partition(key, len(partitions))
         tp = (topic, partition)
         start = list_offsets(client, {tp: EARLIEST}, timeout=timeout)[tp].offset
-        end = list_offsets(client, {tp: LATEST}, timeout=timeout)[tp].offset
         # Other tasks' transactions may be open here; only this key's (finished) ones matter.
         settings = FetchSettings(read_committed=True, timeout=timeout, wait_for_open_transactions=False)
         last: int | None = None
-        for _batch, records in fetch_range(client, topic, partition, start, end, settings):
+        for _batch, records in fetch_range(client, topic, partition, start, None, settings):
             for record in records:
                 if record.key == wanted:
                     last = _batch_id(record.value)
