@@ -425,6 +425,29 @@ def test_aio_producer_failure_raises_from_the_future(target: Target, topic: str)
     asyncio.run(main())
 
 
+def test_aio_producer_a_failing_callback_does_not_hold_up_other_reports(target: Target, topic: str) -> None:
+    """Reports reach the loop in batches; one on_delivery that raises is reported to the loop's
+    exception handler, and every other future and callback in its batch still settles."""
+    seen: list[int] = []
+    errors: list[dict[str, Any]] = []
+
+    def on_delivery(err: KafkaError | None, msg: Message) -> None:
+        seen.append(int(msg.value()))
+        if int(msg.value()) % 10 == 0:
+            raise RuntimeError("user callback failed")
+
+    async def main() -> list[Message]:
+        asyncio.get_running_loop().set_exception_handler(lambda _loop, ctx: errors.append(ctx))
+        async with AIOProducer({"bootstrap.servers": target.bootstrap, "linger.ms": 20}) as p:
+            futures = [await p.produce(topic, b"%d" % i, partition=0, on_delivery=on_delivery) for i in range(100)]
+            return list(await asyncio.wait_for(asyncio.gather(*futures), 30))
+
+    delivered = asyncio.run(main())
+    assert [int(m.value()) for m in delivered] == list(range(100))
+    assert sorted(seen) == list(range(100)) and seen == list(range(100))  # all, in order
+    assert len(errors) == 10 and all(isinstance(e["exception"], RuntimeError) for e in errors)
+
+
 # --- 5. produce_batch ------------------------------------------------------------------------------
 
 

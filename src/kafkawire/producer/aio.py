@@ -2,15 +2,19 @@
 
 ``await produce(...)`` queues the record at once (no thread pool per call) and returns an
 asyncio future of the delivered `Message`. Delivery reports come from the producer's report
-thread and are handed to the event loop with ``call_soon_threadsafe``. When the buffer is full,
+thread and are handed to the event loop in batches: one ``call_soon_threadsafe`` wakes the loop
+for all the reports that arrived since its last wake-up, not one per record. When the buffer is full,
 ``produce`` awaits room (up to ``max.block.ms`` when set) instead of raising ``BufferError``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
-from collections.abc import Mapping
+from collections import deque
+from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 from ..errors import KafkaError, KafkaException
@@ -31,6 +35,13 @@ class AIOProducer:
         conf["max.block.ms"] = 0
         kwargs.pop("max.block.ms", None)
         self._producer = Producer(conf, **kwargs)
+        self._reports: dict[asyncio.AbstractEventLoop, _LoopReports] = {}
+
+    def _reports_for(self, loop: asyncio.AbstractEventLoop) -> _LoopReports:
+        reports = self._reports.get(loop)
+        if reports is None:
+            reports = self._reports[loop] = _LoopReports(loop)
+        return reports
 
     async def produce(
         self,
@@ -46,12 +57,7 @@ class AIOProducer:
         `KafkaException` with the delivery error."""
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[Message] = loop.create_future()
-
-        def report(err: KafkaError | None, msg: Message) -> None:
-            loop.call_soon_threadsafe(_settle, fut, err, msg)
-            if on_delivery is not None:
-                loop.call_soon_threadsafe(on_delivery, err, msg)
-
+        report = partial(self._reports_for(loop).add, fut, on_delivery)
         deadline = time.monotonic() + self._max_block if self._max_block > 0 else None
         while True:
             try:
@@ -82,6 +88,42 @@ class AIOProducer:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
+
+
+class _LoopReports:
+    """Delivery reports on their way to one event loop: the report thread appends, and only the
+    first report after the loop last drained schedules a drain (a wake-up costs a syscall)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._lock = threading.Lock()
+        self._pending: deque[tuple[asyncio.Future[Message], Callable[..., Any] | None, KafkaError | None, Message]]
+        self._pending = deque()
+        self._scheduled = False
+
+    def add(
+        self, fut: asyncio.Future[Message], on_delivery: Callable[..., Any] | None, err: KafkaError | None, msg: Message
+    ) -> None:
+        with self._lock:
+            self._pending.append((fut, on_delivery, err, msg))
+            if self._scheduled:
+                return
+            self._scheduled = True
+        self._loop.call_soon_threadsafe(self._drain)
+
+    def _drain(self) -> None:
+        with self._lock:
+            batch, self._pending = self._pending, deque()
+            self._scheduled = False
+        for fut, on_delivery, err, msg in batch:
+            _settle(fut, err, msg)
+            if on_delivery is not None:
+                try:
+                    on_delivery(err, msg)
+                except Exception as exc:  # as the loop does for a failing callback: report, go on
+                    self._loop.call_exception_handler(
+                        {"message": "exception in an AIOProducer on_delivery callback", "exception": exc}
+                    )
 
 
 def _settle(fut: asyncio.Future[Message], err: KafkaError | None, msg: Message) -> None:
