@@ -55,7 +55,7 @@ clean:
 	rm -rf $(DEMO_VENV) $(TEST_VENV) build *.egg-info src/*.egg-info
 
 # The benchmark (bench/README.md): kafkawire against confluent-kafka, aiokafka and kafka-python on
-# an embedded Tansu broker; prints the table and writes bench/RESULTS.md (about 30 minutes).
+# an embedded Tansu broker; prints the table and writes bench/RESULTS.md (about 40 minutes).
 # `make bench BENCH_ARGS=--quick` is a smoke run; `BENCH_ARGS="--scenarios latency --rounds 5"` picks.
 BENCH_VENV := .venv-bench
 BENCH_ARGS ?=
