@@ -16,7 +16,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import IO
 
-from .admin import AdminClient, NewTopic
+from .admin import NewTopic, create_topic_if_missing
 from .consumer import fetch_range
 from .errors import KafkaError, KafkaException
 from .io.client import Client
@@ -67,15 +67,8 @@ def sample_orders(count: int) -> Iterator[tuple[bytes, bytes, list[tuple[str, by
 
 def create_topic(bootstrap: str, topic: str, partitions: int, timeout: float) -> None:
     """Create the demo topic with kafkawire's AdminClient; one left by an earlier run is fine."""
-    admin = AdminClient({"bootstrap.servers": bootstrap, "socket.timeout.ms": int(timeout * 1000)})
-    try:
-        admin.create_topics([NewTopic(topic, partitions, 1)], request_timeout=timeout)[topic].result()
-    except KafkaException as exc:
-        error = exc.args[0]
-        if not (isinstance(error, KafkaError) and error.code() == KafkaError.TOPIC_ALREADY_EXISTS):
-            raise
-    finally:
-        admin.close()
+    conf = {"bootstrap.servers": bootstrap, "socket.timeout.ms": int(timeout * 1000)}
+    create_topic_if_missing(conf, NewTopic(topic, partitions, 1), timeout)
 
 
 def produce_dataset(bootstrap: str, topic: str, count: int, partitions: int, timeout: float) -> DemoSummary:

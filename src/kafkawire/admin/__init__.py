@@ -2,7 +2,7 @@
 
 from ..errors import KafkaError, KafkaException
 from ..model import BrokerMetadata, ClusterMetadata, PartitionMetadata, TopicMetadata, TopicPartition
-from .client import AdminClient
+from .client import AdminClient, create_topic_if_missing
 from .types import (
     AlterConfigOpType,
     ConfigEntry,
@@ -57,4 +57,5 @@ __all__ = [
     "ResourceType",
     "TopicMetadata",
     "TopicPartition",
+    "create_topic_if_missing",
 ]

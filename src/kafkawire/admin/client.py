@@ -666,6 +666,26 @@ def _by_topic(keys: Iterable[TopicPartition]) -> dict[str, list[TopicPartition]]
     return out
 
 
+def create_topic_if_missing(conf: Mapping[str, Any], topic: NewTopic, timeout: float) -> bool:
+    """Create ``topic`` unless it exists; True when this call created it.
+
+    For set-up code (the demo, the pipeline, the exactly-once control topic) where a topic left by
+    an earlier run is as good as a new one. Any other error is raised.
+    """
+    admin = AdminClient(dict(conf))
+    try:
+        futures = admin.create_topics([topic], operation_timeout=timeout, request_timeout=timeout)
+        futures[topic.topic].result(timeout + 5)
+        return True
+    except KafkaException as exc:
+        error = exc.args[0]
+        if isinstance(error, KafkaError) and error.code() == KafkaError.TOPIC_ALREADY_EXISTS:
+            return False
+        raise
+    finally:
+        admin.close()
+
+
 def _create_topic_entry(t: NewTopic) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "name": t.topic,

@@ -13,7 +13,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
-from kafkawire.admin import AdminClient, NewTopic
+from kafkawire.admin import NewTopic, create_topic_if_missing
 from kafkawire.consumer import FetchSettings, fetch_range, high_watermarks
 from kafkawire.errors import KafkaError, KafkaException
 from kafkawire.io.client import Client
@@ -34,19 +34,8 @@ class ReadBack:
 
 def ensure_topic(bootstrap: str, topic: str, partitions: int, replication_factor: int, timeout: float) -> bool:
     """Create ``topic`` with kafkawire's AdminClient; True if created, False if it already existed."""
-    admin = AdminClient({"bootstrap.servers": bootstrap, "client.id": "kafkawire-pipeline",
-                         "socket.timeout.ms": int(timeout * 1000)})  # fmt: skip
-    try:
-        new = NewTopic(topic, partitions, replication_factor)
-        admin.create_topics([new], request_timeout=timeout)[topic].result(timeout + 5)
-        return True
-    except KafkaException as exc:
-        error = exc.args[0]
-        if isinstance(error, KafkaError) and error.code() == KafkaError.TOPIC_ALREADY_EXISTS:
-            return False
-        raise
-    finally:
-        admin.close()
+    conf = {"bootstrap.servers": bootstrap, "client.id": "kafkawire-pipeline", "socket.timeout.ms": int(timeout * 1000)}
+    return create_topic_if_missing(conf, NewTopic(topic, partitions, replication_factor), timeout)
 
 
 def connect(bootstrap: str, topic: str, timeout: float) -> Client:

@@ -54,21 +54,10 @@ def marker_partition(key: str, partitions: int) -> int:
 
 def ensure_control_topic(params: Mapping[str, str], topic: str, timeout: float = WAIT) -> None:
     """Create the compacted control topic when it is missing (driver side, once per write)."""
-    from ..admin import AdminClient, NewTopic
+    from ..admin import NewTopic, create_topic_if_missing
 
-    admin = AdminClient(_connection_params(params))
-    try:
-        futures = admin.create_topics(
-            [NewTopic(topic, 1, -1, config={"cleanup.policy": "compact"})], operation_timeout=timeout
-        )
-        try:
-            futures[topic].result(timeout)
-        except KafkaException as exc:
-            error = exc.args[0]
-            if not (isinstance(error, KafkaError) and error.code() == KafkaError.TOPIC_ALREADY_EXISTS):
-                raise
-    finally:
-        admin.close()
+    new = NewTopic(topic, 1, -1, config={"cleanup.policy": "compact"})
+    create_topic_if_missing(_connection_params(params), new, timeout)
 
 
 def _connection_params(params: Mapping[str, str]) -> dict[str, str]:
