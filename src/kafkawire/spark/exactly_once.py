@@ -26,6 +26,7 @@ import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ..config import CONNECTION_OPTIONS, option_index
 from ..consumer import EARLIEST, FetchSettings, fetch_range, list_offsets, partitions_for
 from ..errors import KafkaError, KafkaException
 from ..io.client import Client
@@ -61,8 +62,10 @@ def ensure_control_topic(params: Mapping[str, str], topic: str, timeout: float =
 
 
 def _connection_params(params: Mapping[str, str]) -> dict[str, str]:
-    """The client-side part of a producer config (connection and security options only)."""
-    return {k: v for k, v in params.items() if k != "transactional.id"}
+    """The connection part of a producer config (bootstrap, security, timeouts): what the admin
+    client and the marker reader take. Producer-only options (acks, linger.ms, ...) stay out."""
+    known = option_index(CONNECTION_OPTIONS)
+    return {k: v for k, v in params.items() if k in known}
 
 
 @dataclass(frozen=True)
