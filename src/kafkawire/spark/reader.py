@@ -17,11 +17,9 @@ exit.
 
 from __future__ import annotations
 
-import atexit
 import importlib
 import logging
 import math
-import threading
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -57,6 +55,7 @@ from kafkawire.consumer import (
     topics_matching,
 )
 from kafkawire.io.client import Client
+from kafkawire.spark.cache import ProcessCache
 from kafkawire.spark.options import source_option
 from kafkawire.spark.read_options import (
     OffsetLimit,
@@ -111,34 +110,7 @@ def stream_reader(schema: StructType, options: Mapping[str, str]) -> KafkaStream
 
 # --- clients, one per config per process ----------------------------------------------------
 
-_CLIENTS: dict[tuple[tuple[str, str], ...], Client] = {}
-_CLIENTS_LOCK = threading.Lock()
-
-
-def shared_client(kafka: Mapping[str, str]) -> Client:
-    key = tuple(sorted(kafka.items()))
-    with _CLIENTS_LOCK:
-        client = _CLIENTS.get(key)
-        if client is None:
-            if not _CLIENTS:
-                atexit.register(close_clients)
-            client = _CLIENTS[key] = Client(dict(kafka))
-        return client
-
-
-def close_clients(kafka: Mapping[str, str] | None = None) -> None:
-    """Close this process's cached clients (only the one for ``kafka`` when given)."""
-    with _CLIENTS_LOCK:
-        keys = list(_CLIENTS) if kafka is None else [tuple(sorted(kafka.items()))]
-        closing = [_CLIENTS.pop(k) for k in keys if k in _CLIENTS]
-    for client in closing:
-        try:
-            client.close()
-        except Exception:
-            LOGGER.debug("closing a Kafka client failed", exc_info=True)
-
-
-# --- the driver's side: which partitions, from where to where --------------------------------
+clients: ProcessCache[Client] = ProcessCache(Client, lambda client: client.close())
 
 
 def assigned_partitions(client: Client, opts: ReadOptions) -> list[TopicPartition]:
@@ -254,7 +226,7 @@ def read_range(schema: StructType, opts: ReadOptions, r: OffsetRange) -> Iterato
     settings = FetchSettings(
         read_committed=opts.read_committed, fail_on_data_loss=opts.fail_on_data_loss, timeout=opts.fetch_timeout
     )
-    client = shared_client(opts.kafka)
+    client = clients.get(opts.kafka)
     headers_wanted = opts.include_headers
     keys: list[bytes | None] = []
     values: list[bytes | None] = []
@@ -309,7 +281,7 @@ class KafkaBatchReader(DataSourceReader):
 
     def partitions(self) -> list[KafkaInputPartition]:
         opts = self.opts
-        client = shared_client(opts.kafka)
+        client = clients.get(opts.kafka)
         tps = assigned_partitions(client, opts)
         starts = resolve(client, opts, opts.starting, tps, starting=True)
         ends = resolve(client, opts, opts.ending, tps, starting=False)
@@ -366,7 +338,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._last_trigger = time.monotonic()  # when the last micro-batch was planned (minOffsetsPerTrigger)
 
     def _client(self) -> Client:
-        return shared_client(self.opts.kafka)
+        return clients.get(self.opts.kafka)
 
     def initialOffset(self) -> dict[str, Any]:
         client = self._client()
@@ -439,4 +411,4 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         """Nothing to do: Spark's checkpoint holds the offsets; no group offsets are committed."""
 
     def stop(self) -> None:
-        close_clients(self.opts.kafka)
+        clients.close(self.opts.kafka)

@@ -17,12 +17,10 @@ With ``exactlyOnce=true`` each task writes in one Kafka transaction (see
 
 from __future__ import annotations
 
-import atexit
 import importlib
 import json
 import logging
 import os
-import threading
 import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
@@ -45,6 +43,7 @@ from pyspark.sql.types import (
 from ..errors import KafkaError, KafkaException
 from ..producer.arrow import DeliveryTracker, check_arrow_schema, produce_arrow
 from . import exactly_once as eo
+from .cache import ProcessCache
 from .options import bool_option, producer_params, source_option
 
 # The Arrow writers where this PySpark has them (DataSourceStreamArrowWriter is 4.1+), else Row writers.
@@ -113,51 +112,15 @@ def validate_schema(schema: StructType, topic: str | None) -> None:
 
 # --- the per-process producer cache (workers) ----------------------------------------------------
 
-_producers: dict[tuple[tuple[str, str], ...], Producer] = {}
-_producers_lock = threading.Lock()
-_atexit_registered = False
 
-
-def cached_producer(params: dict[str, str]) -> Producer:
-    """This worker process's producer for ``params``, created on first use and closed at exit.
-
-    (Spark's daemon ends forked workers with ``os._exit``, which skips ``atexit``; nothing is lost
-    then, because every ``write()`` has flushed before it returned.)"""
-    global _atexit_registered
+def _new_producer(params: dict[str, str]) -> Producer:
     from ..producer import Producer
 
-    key = tuple(sorted(params.items()))
-    with _producers_lock:
-        producer = _producers.get(key)
-        if producer is None:
-            producer = Producer(params)
-            _producers[key] = producer
-            if not _atexit_registered:
-                atexit.register(close_cached_producers)
-                _atexit_registered = True
-        return producer
+    return Producer(params)
 
 
-def _evict(params: dict[str, str]) -> None:
-    """Drop (and close) a cached producer after a failure, so the next task starts clean."""
-    with _producers_lock:
-        producer = _producers.pop(tuple(sorted(params.items())), None)
-    if producer is not None:
-        try:
-            producer.close(5)
-        except Exception:  # already failing: keep the task's own error
-            log.debug("closing a failed producer", exc_info=True)
-
-
-def close_cached_producers(timeout: float = 10.0) -> None:
-    with _producers_lock:
-        producers = list(_producers.values())
-        _producers.clear()
-    for producer in producers:
-        try:
-            producer.close(timeout)
-        except Exception:
-            log.warning("closing a cached producer failed", exc_info=True)
+# Closed at exit, or after a failed task so that the next task starts clean.
+producers: ProcessCache[Producer] = ProcessCache(_new_producer, lambda producer: producer.close(10))
 
 
 # --- commit messages -----------------------------------------------------------------------------
@@ -290,13 +253,13 @@ class _KafkaWrite:
 
     def _write_plain(self, batches: Iterator[RecordBatch], message: KafkaWriteCommitMessage, inject: int | None) -> None:
         tracker = DeliveryTracker()
-        producer = cached_producer(self.params)
+        producer = producers.get(self.params)
         try:
             self._produce_all(producer, batches, tracker, message, inject)
             producer.flush()
             self._raise_delivery_error(tracker, message)
         except BaseException:
-            _evict(self.params)
+            producers.close(self.params)
             raise
         message.partitions = sorted(tracker.partitions)
 
@@ -426,7 +389,6 @@ __all__ = [
     "KafkaWriteCommitMessage",
     "batch_writer",
     "check_arrow_schema",
-    "close_cached_producers",
     "stream_writer",
     "summarize",
     "validate_schema",
