@@ -9,13 +9,11 @@ and an open transaction is waited for until its marker.
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from dataclasses import dataclass, field
 
 from kafkawire.admin import NewTopic, create_topic_if_missing
-from kafkawire.consumer import FetchSettings, fetch_range, high_watermarks
-from kafkawire.errors import KafkaError, KafkaException
+from kafkawire.consumer import FetchSettings, fetch_range, high_watermarks, partitions_for
 from kafkawire.io.client import Client
 
 
@@ -32,30 +30,24 @@ class ReadBack:
         return sum(self.records.values())
 
 
+def _conf(bootstrap: str, timeout: float) -> dict[str, object]:
+    return {"bootstrap.servers": bootstrap, "client.id": "kafkawire-pipeline", "socket.timeout.ms": int(timeout * 1000)}
+
+
 def ensure_topic(bootstrap: str, topic: str, partitions: int, replication_factor: int, timeout: float) -> bool:
     """Create ``topic`` with kafkawire's AdminClient; True if created, False if it already existed."""
-    conf = {"bootstrap.servers": bootstrap, "client.id": "kafkawire-pipeline", "socket.timeout.ms": int(timeout * 1000)}
-    return create_topic_if_missing(conf, NewTopic(topic, partitions, replication_factor), timeout)
+    return create_topic_if_missing(_conf(bootstrap, timeout), NewTopic(topic, partitions, replication_factor), timeout)
 
 
 def connect(bootstrap: str, topic: str, timeout: float) -> Client:
-    client = Client({"bootstrap.servers": bootstrap, "client.id": "kafkawire-pipeline",
-                     "socket.timeout.ms": int(timeout * 1000)})  # fmt: skip
+    """A client that knows ``topic``'s partitions (offset lookups and fetches wait out leaders)."""
+    client = Client(_conf(bootstrap, timeout))
     try:
-        deadline = time.monotonic() + timeout
-        while True:
-            client.refresh_metadata([topic]).result(timeout)
-            info = client.metadata.topics.get(topic)
-            if info is not None and info.partitions and all(
-                client.metadata.leader_for(topic, p) is not None for p in info.partitions
-            ):
-                return client
-            if time.monotonic() >= deadline:
-                raise KafkaException(KafkaError(KafkaError.UNKNOWN_TOPIC_OR_PART, f"topic {topic!r} has no leaders"))
-            time.sleep(0.1)
+        partitions_for(client, [topic], timeout)
     except BaseException:
         client.close()
         raise
+    return client
 
 
 def end_offsets(client: Client, topic: str, timeout: float) -> dict[int, int]:
