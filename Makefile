@@ -8,13 +8,14 @@ TEST_VENV := .venv
 
 .PHONY: demo pipeline producer-demo java test lint clean
 
-$(DEMO_VENV)/.installed: pyproject.toml
+# setup.py builds the C extension (src/kafkawire/_native.c) at install time; a change to it reinstalls.
+$(DEMO_VENV)/.installed: pyproject.toml setup.py src/kafkawire/_native.c
 	$(PYTHON) -m venv $(DEMO_VENV)
 	$(DEMO_VENV)/bin/python -m pip install -q --upgrade pip
 	$(DEMO_VENV)/bin/python -m pip install -q -e '.[local,spark]'
 	touch $@
 
-$(TEST_VENV)/.installed: pyproject.toml
+$(TEST_VENV)/.installed: pyproject.toml setup.py src/kafkawire/_native.c
 	$(PYTHON) -m venv $(TEST_VENV)
 	$(TEST_VENV)/bin/python -m pip install -q --upgrade pip
 	$(TEST_VENV)/bin/python -m pip install -q -e '.[dev,local,spark]'
@@ -48,11 +49,14 @@ lint: $(TEST_VENV)/.installed
 	$(TEST_VENV)/bin/ruff check src tests
 	$(TEST_VENV)/bin/mypy src
 
+# The suite on the C extension (required to have built), then the unit and conformance tests
+# again on its pure-Python twins (kafkawire/native.py).
 test: lint
-	$(TEST_VENV)/bin/python -m pytest
+	KAFKAWIRE_REQUIRE_NATIVE=1 $(TEST_VENV)/bin/python -m pytest
+	KAFKAWIRE_PURE_PYTHON=1 $(TEST_VENV)/bin/python -m pytest -q tests/unit tests/conformance
 
 clean:
-	rm -rf $(DEMO_VENV) $(TEST_VENV) build *.egg-info src/*.egg-info
+	rm -rf $(DEMO_VENV) $(TEST_VENV) build *.egg-info src/*.egg-info src/kafkawire/_native*.so
 
 # The benchmark (bench/README.md): kafkawire against confluent-kafka, aiokafka and kafka-python on
 # an embedded Tansu broker; prints the table and writes bench/RESULTS.md (about 40 minutes).
@@ -62,7 +66,7 @@ BENCH_ARGS ?=
 
 .PHONY: bench
 
-$(BENCH_VENV)/.installed: pyproject.toml
+$(BENCH_VENV)/.installed: pyproject.toml setup.py src/kafkawire/_native.c
 	$(PYTHON) -m venv $(BENCH_VENV)
 	$(BENCH_VENV)/bin/python -m pip install -q --upgrade pip
 	$(BENCH_VENV)/bin/python -m pip install -q -e '.[bench]'

@@ -14,15 +14,17 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ..native import native
 from ..records import HEADER_SIZE, BatchBuilder, with_producer_state
 
 TopicPartition = tuple[str, int]
 
 
-class PendingMessage:
-    """One record between ``produce()`` and its delivery report."""
+class PurePendingMessage:
+    """One record between ``produce()`` and its delivery report (``PendingMessage``: the C twin
+    from ``kafkawire._native`` when built, this class otherwise; same fields, same ``size``)."""
 
     __slots__ = ("callback", "enqueued", "future", "headers", "key", "partition", "size", "timestamp", "topic", "value")
 
@@ -60,6 +62,12 @@ class PendingMessage:
                 if header_value is not None:
                     size += len(header_value)
         self.size = size
+
+
+if TYPE_CHECKING:  # the C twin has the same fields
+    PendingMessage = PurePendingMessage
+else:
+    PendingMessage = PurePendingMessage if native is None else native.PendingMessage
 
 
 class ProducerBatch:

@@ -46,6 +46,7 @@ from ..model import (
     TopicPartition,
     broker_name,
 )
+from ..native import native
 from .config import ProducerConfig, parse_producer_config
 from .delivery import Reports
 from .interceptors import InterceptorChain, ProducerRecord
@@ -147,6 +148,52 @@ def _refusal(exc: BaseException) -> KafkaError:
     return KafkaError(KafkaError._INVALID_ARG, str(exc))
 
 
+def serve_delivered(
+    messages: list[PendingMessage],
+    start: int,
+    base_offset: int,
+    log_append: tuple[int, int] | None,
+    create_time: int,
+    now: float,
+    message_type: type[Message],
+    overhead: int,
+) -> tuple[int, int, int, BaseException | None]:
+    """Run the callback of each record from ``start`` on with its report `Message`, made directly
+    (no re-check of values the producer checked). Stops at the first exception, which is returned
+    (not raised) with how far it got: (next index, callbacks run, their buffer charge, exception).
+    The twin of ``kafkawire._native.serve_delivered``."""
+    new = message_type.__new__
+    i = start
+    served = 0
+    charge = 0
+    try:
+        while i < len(messages):
+            m = messages[i]
+            i += 1
+            callback = m.callback
+            if callback is None:
+                continue
+            report = new(message_type)
+            report._topic = m.topic
+            report._partition = m.partition
+            report._offset = base_offset + i - 1 if base_offset >= 0 else None
+            report._key = m.key
+            report._value = m.value
+            report._headers = m.headers
+            report._timestamp = log_append or (create_time, m.timestamp)
+            report._error = None
+            latency = now - m.enqueued
+            report._latency = latency if latency >= 0 else None
+            report._leader_epoch = None
+            report._delivery_count = None
+            served += 1
+            charge += 2 * m.size + overhead  # buffer_charge(m)
+            callback(None, report)
+    except BaseException as exc:  # returned: the caller keeps its books, then raises it
+        return i, served, charge, exc
+    return i, served, charge, None
+
+
 class DeliveredReports:
     """The delivery reports of one delivered batch, served as one event (as librdkafka serves a
     batch of reports as one event): one queue entry, and one release of buffer room once served.
@@ -172,48 +219,22 @@ class DeliveredReports:
         self.charge = 0  # their buffer charge
 
     def __call__(self) -> None:
-        messages = self.messages
-        base = self.base_offset
         log_append = (TIMESTAMP_LOG_APPEND_TIME, self.append_time) if self.append_time != -1 else None
-        now = self.now
-        new = Message.__new__
-        i = self.next
-        served = 0
-        charge = 0
-        try:
-            while i < len(messages):
-                m = messages[i]
-                i += 1
-                callback = m.callback
-                if callback is None:
-                    continue
-                report = new(Message)
-                report._topic = m.topic
-                report._partition = m.partition
-                report._offset = base + i - 1 if base >= 0 else None
-                report._key = m.key
-                report._value = m.value
-                report._headers = m.headers
-                report._timestamp = log_append or (TIMESTAMP_CREATE_TIME, m.timestamp)
-                report._error = None
-                latency = now - m.enqueued
-                report._latency = latency if latency >= 0 else None
-                report._leader_epoch = None
-                report._delivery_count = None
-                served += 1
-                charge += 2 * m.size + RECORD_OVERHEAD  # buffer_charge(m)
-                callback(None, report)
-        except BaseException:
-            rest = messages[i:]
+        serve = serve_delivered if native is None else native.serve_delivered
+        i, served, charge, exc = serve(
+            self.messages, self.next, self.base_offset, log_append, TIMESTAMP_CREATE_TIME, self.now, Message, RECORD_OVERHEAD
+        )
+        self.next = i
+        self.served += served
+        self.charge += charge
+        self.producer._grouped_callbacks += served - 1
+        if exc is not None:
+            rest = self.messages[i:]
             if any(m.callback is not None for m in rest):
-                event = DeliveredReports(self.producer, rest, base + i if base >= 0 else base, self.append_time, now)
+                base = self.base_offset + i if self.base_offset >= 0 else self.base_offset
+                event = DeliveredReports(self.producer, rest, base, self.append_time, self.now)
                 self.producer._reports.put(event, (), event.release)
-            raise
-        finally:
-            self.next = i
-            self.served += served
-            self.charge += charge
-            self.producer._grouped_callbacks += served - 1
+            raise exc
 
     def release(self) -> None:
         self.producer._release(self.served, self.charge)

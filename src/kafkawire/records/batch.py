@@ -49,9 +49,10 @@ int16 type (0 abort, 1 commit) and whose value is int16 version (0) + int32 coor
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from kafkawire.native import native
 from kafkawire.protocol.primitives import (
     DecodeError,
     decode_varint,
@@ -261,72 +262,18 @@ class BatchBuilder:
         self.append_records(((timestamp_ms, key, value, headers),))
         return offset_delta
 
-    def append_records(self, records: Iterable[RecordFields]) -> None:
+    def append_records(self, records: Sequence[RecordFields]) -> None:
         """Encode many records at the end of the batch: ``(timestamp_ms, key, value, headers)``
         each (``headers`` may be None). The producer calls this once per batch, when it closes.
 
-        One loop and one ``join`` for all of them: per record only the small-int varint lookups
-        and the field concatenation, no call, no resize of the buffer. A key or value of the
-        wrong type fails in ``join`` before the batch is touched.
+        Done by ``kafkawire._native.encode_records`` when built, else by `encode_records`, its
+        byte-identical twin. A key or value of the wrong type fails before the batch is touched.
         """
-        small = _SMALL
-        limit = _SMALL_LIMIT
-        null = _NULL
-        zero = _ZERO
-        count = self._count
-        base = self._base_timestamp
-        top = self._max_timestamp
-        parts: list[bytes] = []
-        add = parts.extend
-        for timestamp_ms, key, value, headers in records:
-            if count:
-                delta = timestamp_ms - base
-                timestamp_delta = small[delta + 1] if -1 <= delta < limit else encode_varlong(delta)
-                if timestamp_ms > top:
-                    top = timestamp_ms
-            else:
-                base = top = timestamp_ms
-                timestamp_delta = zero
-            offset = small[count + 1] if count < limit else encode_varint(count)
-            if key is None:
-                key, key_length = b"", null
-            else:
-                n = len(key)
-                key_length = small[n + 1] if n < limit else encode_varint(n)
-            if value is None:
-                value, value_length = b"", null
-            else:
-                n = len(value)
-                value_length = small[n + 1] if n < limit else encode_varint(n)
-            encoded_headers = _encode_headers(headers) if headers else zero
-            size = (
-                1
-                + len(timestamp_delta)
-                + len(offset)
-                + len(key_length)
-                + len(key)
-                + len(value_length)
-                + len(value)
-                + len(encoded_headers)
-            )
-            add(
-                (
-                    small[size + 1] if size < limit else encode_varint(size),
-                    zero,  # record attributes
-                    timestamp_delta,
-                    offset,
-                    key_length,
-                    key,
-                    value_length,
-                    value,
-                    encoded_headers,
-                )
-            )
-            count += 1
-        self._buf += b"".join(parts)
-        self._count = count
-        self._base_timestamp = base
-        self._max_timestamp = top
+        encode = encode_records if native is None else native.encode_records
+        encoded, self._count, self._base_timestamp, self._max_timestamp = encode(
+            records, self._count, self._base_timestamp, self._max_timestamp
+        )
+        self._buf += encoded
 
     def build(
         self,
@@ -392,6 +339,67 @@ class BatchBuilder:
         )
         _CRC.pack_into(out, CRC_OFFSET, crc32c(memoryview(out)[ATTRIBUTES_OFFSET:]))
         return bytes(out)
+
+
+def encode_records(records: Sequence[RecordFields], count: int, base: int, top: int) -> tuple[bytes, int, int, int]:
+    """v2 records appended after ``count`` others whose first and largest timestamps are ``base`` and
+    ``top``: their bytes, and the new count, base and top.
+
+    One loop and one ``join`` for all of them: per record only the small-int varint lookups and
+    the field concatenation, no call, no resize of a buffer.
+    """
+    small = _SMALL
+    limit = _SMALL_LIMIT
+    null = _NULL
+    zero = _ZERO
+    parts: list[bytes] = []
+    add = parts.extend
+    for timestamp_ms, key, value, headers in records:
+        if count:
+            delta = timestamp_ms - base
+            timestamp_delta = small[delta + 1] if -1 <= delta < limit else encode_varlong(delta)
+            if timestamp_ms > top:
+                top = timestamp_ms
+        else:
+            base = top = timestamp_ms
+            timestamp_delta = zero
+        offset = small[count + 1] if count < limit else encode_varint(count)
+        if key is None:
+            key, key_length = b"", null
+        else:
+            n = len(key)
+            key_length = small[n + 1] if n < limit else encode_varint(n)
+        if value is None:
+            value, value_length = b"", null
+        else:
+            n = len(value)
+            value_length = small[n + 1] if n < limit else encode_varint(n)
+        encoded_headers = _encode_headers(headers) if headers else zero
+        size = (
+            1
+            + len(timestamp_delta)
+            + len(offset)
+            + len(key_length)
+            + len(key)
+            + len(value_length)
+            + len(value)
+            + len(encoded_headers)
+        )
+        add(
+            (
+                small[size + 1] if size < limit else encode_varint(size),
+                zero,  # record attributes
+                timestamp_delta,
+                offset,
+                key_length,
+                key,
+                value_length,
+                value,
+                encoded_headers,
+            )
+        )
+        count += 1
+    return b"".join(parts), count, base, top
 
 
 def _encode_headers(headers: Headers) -> bytes:

@@ -1,0 +1,577 @@
+/*
+ * kafkawire._native: the producer's three per-record loops, in C.
+ *
+ * Each function here has a pure-Python twin that produces the same result (bytes for bytes,
+ * field for field); kafkawire/native.py picks this module when it was built, and
+ * tests/unit/test_native.py holds the two against each other.
+ *
+ *   PendingMessage   one record between produce() and its report (core/accumulator.py)
+ *   encode_records   a record batch's records, v2 format (records/batch.py append_records)
+ *   serve_delivered  the delivery reports of a delivered batch (producer.py DeliveredReports)
+ *
+ * None of them keeps state between calls but serve_delivered's cache of Message's slot
+ * descriptors; none releases the GIL (each step is a few hundred nanoseconds).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+#include <stdint.h>
+#include <string.h>
+
+/* ---- PendingMessage --------------------------------------------------------------------- */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *topic;
+    PyObject *partition;
+    PyObject *key;
+    PyObject *value;
+    PyObject *headers;
+    PyObject *timestamp;
+    PyObject *callback;
+    PyObject *future;
+    PyObject *enqueued;
+    Py_ssize_t size;
+} Pending;
+
+static PyTypeObject PendingType;
+
+/* A header as (key, value): any sequence of two, as Python's unpacking takes it. New references. */
+static int
+header_pair(PyObject *item, PyObject **key, PyObject **value)
+{
+    PyObject *pair = PySequence_Fast(item, "a header must be a (key, value) pair");
+    if (pair == NULL) return -1;
+    if (PySequence_Fast_GET_SIZE(pair) != 2) {
+        PyErr_SetString(PyExc_TypeError, "a header must be a (key, value) pair");
+        Py_DECREF(pair);
+        return -1;
+    }
+    *key = Py_NewRef(PySequence_Fast_GET_ITEM(pair, 0));
+    *value = Py_NewRef(PySequence_Fast_GET_ITEM(pair, 1));
+    Py_DECREF(pair);
+    return 0;
+}
+
+/* The most bytes a record can take in a batch: as records.record_size_upper_bound. */
+static int
+pending_size(PyObject *key, PyObject *value, PyObject *headers, Py_ssize_t *out)
+{
+    Py_ssize_t size = 36, n;
+    if (key != Py_None) {
+        if ((n = PyObject_Length(key)) < 0) return -1;
+        size += n;
+    }
+    if (value != Py_None) {
+        if ((n = PyObject_Length(value)) < 0) return -1;
+        size += n;
+    }
+    int truth = PyObject_IsTrue(headers);
+    if (truth < 0) return -1;
+    if (truth) {
+        PyObject *it = PyObject_GetIter(headers), *item;
+        if (it == NULL) return -1;
+        while ((item = PyIter_Next(it)) != NULL) {
+            PyObject *hk, *hv;
+            int bad = header_pair(item, &hk, &hv);
+            Py_DECREF(item);
+            if (bad) {
+                Py_DECREF(it);
+                return -1;
+            }
+            Py_ssize_t klen;
+            if (!PyUnicode_Check(hk) || PyUnicode_AsUTF8AndSize(hk, &klen) == NULL) {
+                if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "a header key must be str");
+                Py_DECREF(hk);
+                Py_DECREF(hv);
+                Py_DECREF(it);
+                return -1;
+            }
+            size += 10 + klen;
+            n = hv == Py_None ? 0 : PyObject_Length(hv);
+            Py_DECREF(hk);
+            Py_DECREF(hv);
+            if (n < 0) {
+                Py_DECREF(it);
+                return -1;
+            }
+            size += n;
+        }
+        Py_DECREF(it);
+        if (PyErr_Occurred()) return -1;
+    }
+    *out = size;
+    return 0;
+}
+
+static PyObject *
+pending_make(PyTypeObject *type, PyObject *const *args)
+{
+    Py_ssize_t size;
+    if (pending_size(args[2], args[3], args[4], &size) < 0) return NULL;
+    Pending *self = PyObject_GC_New(Pending, type);
+    if (self == NULL) return NULL;
+    PyObject **fields[9] = {&self->topic, &self->partition, &self->key, &self->value, &self->headers,
+                            &self->timestamp, &self->callback, &self->future, &self->enqueued};
+    for (int i = 0; i < 9; i++) {
+        Py_INCREF(args[i]);
+        *fields[i] = args[i];
+    }
+    self->size = size;
+    PyObject_GC_Track(self);
+    return (PyObject *)self;
+}
+
+static PyObject *
+pending_vectorcall(PyObject *type, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (kwnames != NULL && PyTuple_GET_SIZE(kwnames)) {
+        PyErr_SetString(PyExc_TypeError, "PendingMessage() takes positional arguments only");
+        return NULL;
+    }
+    if (nargs != 9) {
+        PyErr_Format(PyExc_TypeError, "PendingMessage() takes 9 arguments (%zd given)", nargs);
+        return NULL;
+    }
+    return pending_make((PyTypeObject *)type, args);
+}
+
+static PyObject *
+pending_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    if (kwargs != NULL && PyDict_GET_SIZE(kwargs)) {
+        PyErr_SetString(PyExc_TypeError, "PendingMessage() takes positional arguments only");
+        return NULL;
+    }
+    if (PyTuple_GET_SIZE(args) != 9) {
+        PyErr_Format(PyExc_TypeError, "PendingMessage() takes 9 arguments (%zd given)", PyTuple_GET_SIZE(args));
+        return NULL;
+    }
+    return pending_make(type, &PyTuple_GET_ITEM(args, 0));
+}
+
+static int
+pending_traverse(Pending *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->topic);
+    Py_VISIT(self->partition);
+    Py_VISIT(self->key);
+    Py_VISIT(self->value);
+    Py_VISIT(self->headers);
+    Py_VISIT(self->timestamp);
+    Py_VISIT(self->callback);
+    Py_VISIT(self->future);
+    Py_VISIT(self->enqueued);
+    return 0;
+}
+
+static int
+pending_clear(Pending *self)
+{
+    Py_CLEAR(self->topic);
+    Py_CLEAR(self->partition);
+    Py_CLEAR(self->key);
+    Py_CLEAR(self->value);
+    Py_CLEAR(self->headers);
+    Py_CLEAR(self->timestamp);
+    Py_CLEAR(self->callback);
+    Py_CLEAR(self->future);
+    Py_CLEAR(self->enqueued);
+    return 0;
+}
+
+static void
+pending_dealloc(Pending *self)
+{
+    PyObject_GC_UnTrack(self);
+    pending_clear(self);
+    PyObject_GC_Del(self);
+}
+
+#define PENDING_FIELD(name) {#name, T_OBJECT, offsetof(Pending, name), 0, NULL}
+static PyMemberDef pending_members[] = {
+    PENDING_FIELD(topic),
+    PENDING_FIELD(partition),
+    PENDING_FIELD(key),
+    PENDING_FIELD(value),
+    PENDING_FIELD(headers),
+    PENDING_FIELD(timestamp),
+    PENDING_FIELD(callback),
+    PENDING_FIELD(future),
+    PENDING_FIELD(enqueued),
+    {"size", T_PYSSIZET, offsetof(Pending, size), 0, NULL},
+    {NULL},
+};
+
+static PyTypeObject PendingType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "kafkawire._native.PendingMessage",
+    .tp_doc = "One record between produce() and its delivery report.",
+    .tp_basicsize = sizeof(Pending),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_new = pending_new,
+    .tp_vectorcall = pending_vectorcall,
+    .tp_traverse = (traverseproc)pending_traverse,
+    .tp_clear = (inquiry)pending_clear,
+    .tp_dealloc = (destructor)pending_dealloc,
+    .tp_members = pending_members,
+};
+
+/* ---- encode_records ------------------------------------------------------------------- */
+
+typedef struct {
+    char *data;
+    Py_ssize_t len, cap;
+} Buf;
+
+static int
+buf_reserve(Buf *b, Py_ssize_t more)
+{
+    if (b->len + more <= b->cap) return 0;
+    Py_ssize_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->len + more) cap *= 2;
+    char *data = PyMem_Realloc(b->data, cap);
+    if (data == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    b->data = data;
+    b->cap = cap;
+    return 0;
+}
+
+/* Kafka's varint/varlong: zigzag, then 7 bits a byte, low first. */
+static int
+varint_len(int64_t n)
+{
+    uint64_t z = ((uint64_t)n << 1) ^ (uint64_t)(n >> 63);
+    int len = 1;
+    while (z >= 0x80) {
+        z >>= 7;
+        len++;
+    }
+    return len;
+}
+
+static void
+put_varint(Buf *b, int64_t n)
+{
+    uint64_t z = ((uint64_t)n << 1) ^ (uint64_t)(n >> 63);
+    while (z >= 0x80) {
+        b->data[b->len++] = (char)((z & 0x7f) | 0x80);
+        z >>= 7;
+    }
+    b->data[b->len++] = (char)z;
+}
+
+static void
+put_bytes(Buf *b, const void *p, Py_ssize_t n)
+{
+    if (n) memcpy(b->data + b->len, p, n);
+    b->len += n;
+}
+
+/* A key, value or header value: its bytes, or none (length -1). */
+typedef struct {
+    Py_buffer view;
+    int held;
+} Field;
+
+static int
+field_get(PyObject *o, Field *f)
+{
+    f->held = 0;
+    if (o == Py_None) return 0;
+    if (PyObject_GetBuffer(o, &f->view, PyBUF_SIMPLE) < 0) return -1;
+    f->held = 1;
+    return 0;
+}
+
+static void
+field_release(Field *f)
+{
+    if (f->held) PyBuffer_Release(&f->view);
+    f->held = 0;
+}
+
+static Py_ssize_t
+field_wire_len(Field *f)
+{
+    return f->held ? varint_len(f->view.len) + f->view.len : 1;
+}
+
+static void
+field_put(Buf *b, Field *f)
+{
+    if (f->held) {
+        put_varint(b, f->view.len);
+        put_bytes(b, f->view.buf, f->view.len);
+    } else {
+        put_varint(b, -1);
+    }
+}
+
+/* A record's headers, encoded into ``out`` (varint count, then key and value of each). */
+static int
+encode_headers(PyObject *headers, Buf *out)
+{
+    PyObject *seq = PySequence_Fast(headers, "headers must be a sequence of (key, value) pairs");
+    if (seq == NULL) return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    if (buf_reserve(out, 10) < 0) goto fail;
+    put_varint(out, n);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *hk, *hv;
+        if (header_pair(PySequence_Fast_GET_ITEM(seq, i), &hk, &hv) < 0) goto fail;
+        Py_ssize_t klen;
+        const char *kdata = PyUnicode_Check(hk) ? PyUnicode_AsUTF8AndSize(hk, &klen) : NULL;
+        if (kdata == NULL) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "a header key must be str");
+            Py_DECREF(hk);
+            Py_DECREF(hv);
+            goto fail;
+        }
+        Field v;
+        int bad = field_get(hv, &v) < 0 || buf_reserve(out, 10 + klen + field_wire_len(&v)) < 0;
+        if (!bad) {
+            put_varint(out, klen);
+            put_bytes(out, kdata, klen);
+            field_put(out, &v);
+        }
+        field_release(&v);
+        Py_DECREF(hk);
+        Py_DECREF(hv);
+        if (bad) goto fail;
+    }
+    Py_DECREF(seq);
+    return 0;
+fail:
+    Py_DECREF(seq);
+    return -1;
+}
+
+/* encode_records(records, count, base_timestamp, max_timestamp)
+ *   -> (bytes, count, base_timestamp, max_timestamp)
+ * ``records``: (timestamp_ms, key, value, headers) each, appended after ``count`` records. */
+static PyObject *
+encode_records(PyObject *module, PyObject *args)
+{
+    PyObject *records;
+    long long count, base, top;
+    if (!PyArg_ParseTuple(args, "OLLL:encode_records", &records, &count, &base, &top)) return NULL;
+    PyObject *seq = PySequence_Fast(records, "records must be a sequence");
+    if (seq == NULL) return NULL;
+    Buf out = {NULL, 0, 0}, hdr = {NULL, 0, 0};
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *rec = PySequence_Fast_GET_ITEM(seq, i);
+        if (!PyTuple_Check(rec) || PyTuple_GET_SIZE(rec) != 4) {
+            PyErr_SetString(PyExc_TypeError, "a record must be a (timestamp_ms, key, value, headers) tuple");
+            goto fail;
+        }
+        long long ts = PyLong_AsLongLong(PyTuple_GET_ITEM(rec, 0));
+        if (ts == -1 && PyErr_Occurred()) goto fail;
+        long long delta = 0;
+        if (count) {
+            delta = ts - base;
+            if (ts > top) top = ts;
+        } else {
+            base = top = ts;
+        }
+        PyObject *headers = PyTuple_GET_ITEM(rec, 3);
+        hdr.len = 0;
+        int has_headers = headers == Py_None ? 0 : PyObject_IsTrue(headers);
+        if (has_headers < 0) goto fail;
+        if (has_headers) {
+            if (encode_headers(headers, &hdr) < 0) goto fail;
+        }
+        Field k, v;
+        if (field_get(PyTuple_GET_ITEM(rec, 1), &k) < 0) goto fail;
+        if (field_get(PyTuple_GET_ITEM(rec, 2), &v) < 0) {
+            field_release(&k);
+            goto fail;
+        }
+        Py_ssize_t size = 1 + varint_len(delta) + varint_len(count) + field_wire_len(&k) + field_wire_len(&v)
+                          + (has_headers ? hdr.len : 1);
+        if (buf_reserve(&out, 10 + size) < 0) {
+            field_release(&k);
+            field_release(&v);
+            goto fail;
+        }
+        put_varint(&out, size);
+        out.data[out.len++] = 0; /* record attributes */
+        put_varint(&out, delta);
+        put_varint(&out, count);
+        field_put(&out, &k);
+        field_put(&out, &v);
+        field_release(&k);
+        field_release(&v);
+        if (has_headers) {
+            put_bytes(&out, hdr.data, hdr.len);
+        } else {
+            out.data[out.len++] = 0; /* no headers */
+        }
+        count++;
+    }
+    Py_DECREF(seq);
+    PyMem_Free(hdr.data);
+    PyObject *encoded = PyBytes_FromStringAndSize(out.data ? out.data : "", out.len);
+    PyMem_Free(out.data);
+    if (encoded == NULL) return NULL;
+    return Py_BuildValue("(NLLL)", encoded, count, base, top);
+fail:
+    Py_DECREF(seq);
+    PyMem_Free(hdr.data);
+    PyMem_Free(out.data);
+    return NULL;
+}
+
+/* ---- serve_delivered ----------------------------------------------------------------- */
+
+/* Message's slots, set through their descriptors (as ``report._topic = ...`` would). */
+enum { M_TOPIC, M_PARTITION, M_OFFSET, M_KEY, M_VALUE, M_HEADERS, M_TIMESTAMP, M_ERROR, M_LATENCY, M_LEADER_EPOCH,
+       M_DELIVERY_COUNT, M_SLOTS };
+static const char *slot_names[M_SLOTS] = {"_topic", "_partition", "_offset", "_key", "_value", "_headers",
+                                          "_timestamp", "_error", "_latency", "_leader_epoch", "_delivery_count"};
+static PyObject *cached_type = NULL;
+static PyObject *cached_slots[M_SLOTS];
+
+static int
+message_slots(PyObject *type)
+{
+    if (type == cached_type) return 0;
+    if (!PyType_Check(type)) {
+        PyErr_SetString(PyExc_TypeError, "message_type must be a class");
+        return -1;
+    }
+    PyObject *found[M_SLOTS];
+    for (int i = 0; i < M_SLOTS; i++) {
+        found[i] = PyObject_GetAttrString(type, slot_names[i]);
+        if (found[i] == NULL || Py_TYPE(found[i])->tp_descr_set == NULL) {
+            if (found[i] != NULL) PyErr_Format(PyExc_TypeError, "%s is not a slot", slot_names[i]);
+            for (int j = 0; j <= i; j++) Py_XDECREF(found[j]);
+            return -1;
+        }
+    }
+    for (int i = 0; i < M_SLOTS; i++) {
+        if (cached_type != NULL) Py_DECREF(cached_slots[i]);
+        cached_slots[i] = found[i];
+    }
+    Py_INCREF(type);
+    Py_XSETREF(cached_type, type);
+    return 0;
+}
+
+static int
+set_slot(PyObject *obj, int slot, PyObject *value)
+{
+    PyObject *d = cached_slots[slot];
+    return Py_TYPE(d)->tp_descr_set(d, obj, value);
+}
+
+/* serve_delivered(messages, start, base_offset, log_append, create_time, now, message_type, overhead)
+ *   -> (next, served, charge, exception or None)
+ * Runs the callback of each record from ``start`` on, with a new ``message_type`` report made
+ * as DeliveredReports makes it; stops at the first exception, which is returned, not raised,
+ * with how far it got, so that the caller keeps its books whatever happened. */
+static PyObject *
+serve_delivered(PyObject *module, PyObject *args)
+{
+    PyObject *messages, *log_append, *create_time, *type;
+    Py_ssize_t start;
+    long long base, overhead;
+    double now;
+    if (!PyArg_ParseTuple(args, "O!nLOOdOL:serve_delivered", &PyList_Type, &messages, &start, &base, &log_append,
+                          &create_time, &now, &type, &overhead))
+        return NULL;
+    if (message_slots(type) < 0) return NULL;
+    PyTypeObject *mtype = (PyTypeObject *)type;
+    Py_ssize_t i = start, served = 0;
+    long long charge = 0;
+    Py_INCREF(messages);
+    while (i < PyList_GET_SIZE(messages)) {
+        PyObject *item = PyList_GET_ITEM(messages, i);
+        i++;
+        if (Py_TYPE(item) != &PendingType) {
+            PyErr_SetString(PyExc_TypeError, "serve_delivered takes native PendingMessages");
+            break;
+        }
+        Pending *m = (Pending *)item;
+        if (m->callback == NULL || m->callback == Py_None) continue;
+        Py_INCREF(m);
+        PyObject *report = mtype->tp_alloc(mtype, 0);
+        PyObject *offset = NULL, *timestamp = NULL, *latency = NULL, *result = NULL;
+        if (report == NULL) goto failed;
+        offset = base >= 0 ? PyLong_FromLongLong(base + i - 1) : Py_NewRef(Py_None);
+        if (offset == NULL) goto failed;
+        timestamp = log_append != Py_None ? Py_NewRef(log_append) : PyTuple_Pack(2, create_time, m->timestamp);
+        if (timestamp == NULL) goto failed;
+        double waited = now - PyFloat_AsDouble(m->enqueued);
+        if (waited == -1.0 && PyErr_Occurred()) goto failed;
+        latency = waited >= 0 ? PyFloat_FromDouble(waited) : Py_NewRef(Py_None);
+        if (latency == NULL) goto failed;
+        if (set_slot(report, M_TOPIC, m->topic) < 0 || set_slot(report, M_PARTITION, m->partition) < 0
+            || set_slot(report, M_OFFSET, offset) < 0 || set_slot(report, M_KEY, m->key) < 0
+            || set_slot(report, M_VALUE, m->value) < 0 || set_slot(report, M_HEADERS, m->headers) < 0
+            || set_slot(report, M_TIMESTAMP, timestamp) < 0 || set_slot(report, M_ERROR, Py_None) < 0
+            || set_slot(report, M_LATENCY, latency) < 0 || set_slot(report, M_LEADER_EPOCH, Py_None) < 0
+            || set_slot(report, M_DELIVERY_COUNT, Py_None) < 0)
+            goto failed;
+        served++;
+        charge += 2 * (long long)m->size + overhead;
+        PyObject *cb_args[2] = {Py_None, report};
+        result = PyObject_Vectorcall(m->callback, cb_args, 2, NULL);
+    failed:
+        Py_XDECREF(report);
+        Py_XDECREF(offset);
+        Py_XDECREF(timestamp);
+        Py_XDECREF(latency);
+        Py_DECREF(m);
+        if (result == NULL) break;
+        Py_DECREF(result);
+    }
+    Py_DECREF(messages);
+    PyObject *exc = Py_None;
+    if (PyErr_Occurred()) {
+        PyObject *ptype, *pvalue, *ptb;
+        PyErr_Fetch(&ptype, &pvalue, &ptb);
+        PyErr_NormalizeException(&ptype, &pvalue, &ptb);
+        if (ptb != NULL) PyException_SetTraceback(pvalue, ptb);
+        Py_XDECREF(ptype);
+        Py_XDECREF(ptb);
+        return Py_BuildValue("(nnLN)", i, served, charge, pvalue);
+    }
+    return Py_BuildValue("(nnLO)", i, served, charge, exc);
+}
+
+/* ---- module ------------------------------------------------------------------------- */
+
+static PyMethodDef native_methods[] = {
+    {"encode_records", encode_records, METH_VARARGS,
+     "encode_records(records, count, base_timestamp, max_timestamp) -> (bytes, count, base, max)"},
+    {"serve_delivered", serve_delivered, METH_VARARGS,
+     "serve_delivered(messages, start, base_offset, log_append, create_time, now, message_type, overhead)"
+     " -> (next, served, charge, exception or None)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef native_module = {
+    PyModuleDef_HEAD_INIT, "kafkawire._native", "The producer's per-record loops in C (see native.py).", -1,
+    native_methods,
+};
+
+PyMODINIT_FUNC
+PyInit__native(void)
+{
+    if (PyType_Ready(&PendingType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&native_module);
+    if (m == NULL) return NULL;
+    Py_INCREF(&PendingType);
+    if (PyModule_AddObject(m, "PendingMessage", (PyObject *)&PendingType) < 0) {
+        Py_DECREF(&PendingType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,40 @@
+# The C extension's interface (_native.c); each has a pure-Python twin (see native.py).
+from typing import Any
+
+class PendingMessage:
+    topic: str
+    partition: int
+    key: bytes | None
+    value: bytes | None
+    headers: list[tuple[str, bytes | None]] | None
+    timestamp: int
+    callback: Any
+    future: Any
+    enqueued: float
+    size: int
+    def __init__(
+        self,
+        topic: str,
+        partition: int,
+        key: bytes | None,
+        value: bytes | None,
+        headers: list[tuple[str, bytes | None]] | None,
+        timestamp: int,
+        callback: Any,
+        future: Any,
+        enqueued: float,
+        /,
+    ) -> None: ...
+
+def encode_records(records: Any, count: int, base: int, top: int, /) -> tuple[bytes, int, int, int]: ...
+def serve_delivered(
+    messages: list[Any],
+    start: int,
+    base_offset: int,
+    log_append: tuple[int, int] | None,
+    create_time: int,
+    now: float,
+    message_type: type,
+    overhead: int,
+    /,
+) -> tuple[int, int, int, BaseException | None]: ...

@@ -1,0 +1,150 @@
+"""The C extension against its pure-Python twins: the same bytes, fields and bookkeeping.
+
+``make test`` sets KAFKAWIRE_REQUIRE_NATIVE=1, so there a missing build fails instead of skipping
+the comparisons (the rest of the suite then runs on the C code; the pure twins are exercised here
+and by a KAFKAWIRE_PURE_PYTHON=1 run of the unit tests).
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kafkawire.core.accumulator import PurePendingMessage
+from kafkawire.model import TIMESTAMP_CREATE_TIME, TIMESTAMP_LOG_APPEND_TIME, Message
+from kafkawire.native import native
+from kafkawire.producer.producer import RECORD_OVERHEAD, serve_delivered
+from kafkawire.records.batch import BatchBuilder, decode_batches, encode_records
+
+pytestmark = pytest.mark.skipif(
+    native is None and os.environ.get("KAFKAWIRE_REQUIRE_NATIVE") != "1", reason="kafkawire._native is not built"
+)
+
+INT64_MAX = 2**63 - 1
+
+
+def test_the_extension_is_built_where_it_is_required() -> None:
+    assert native is not None, "kafkawire._native did not build (or KAFKAWIRE_PURE_PYTHON is set)"
+
+
+blobs = st.one_of(st.none(), st.binary(max_size=40), st.binary(min_size=4090, max_size=5000))
+headers = st.one_of(
+    st.none(),
+    st.just([]),
+    st.lists(st.tuples(st.text(max_size=8), st.one_of(st.none(), st.binary(max_size=20))), max_size=4),
+)
+timestamps = st.one_of(st.integers(0, 10_000), st.integers(1_600_000_000_000, 1_800_000_000_000), st.just(INT64_MAX))
+records = st.lists(st.tuples(timestamps, blobs, blobs, headers), max_size=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(first=records, second=records)
+def test_encode_records_gives_the_bytes_of_the_python_twin(first: list[Any], second: list[Any]) -> None:
+    state_c: tuple[int, int, int] = (0, -1, -1)
+    state_py: tuple[int, int, int] = (0, -1, -1)
+    for part in (first, second):  # a second call carries on from the first's count and timestamps
+        c = native.encode_records(part, *state_c)
+        py = encode_records(part, *state_py)
+        assert c == py
+        state_c, state_py = c[1:], py[1:]
+
+
+def test_encode_records_decodes_to_what_went_in() -> None:
+    builder = BatchBuilder()
+    sent = [(1_700_000_000_000 + i, b"k%d" % i, b"v" * i, [("h", b"x"), ("n", None)]) for i in range(300)]
+    builder.append_records(sent)
+    (batch,) = decode_batches(builder.build())
+    got = [(r.timestamp, r.key, r.value, r.headers) for r in batch.records]
+    assert got == [(t, k, v, h) for t, k, v, h in sent]
+
+
+@pytest.mark.parametrize("bytes_like", [bytearray, memoryview])
+def test_encode_records_takes_bytes_like_fields_as_join_does(bytes_like: Any) -> None:
+    record = (5, bytes_like(b"key"), bytes_like(b"value"), [("h", bytes_like(b"hv"))])
+    assert native.encode_records([record], 0, -1, -1) == encode_records([record], 0, -1, -1)
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        (5, "text key", b"v", None),  # str where bytes belong
+        (5, None, 7, None),
+        (5, None, b"v", [("h",)]),  # a header that is not a pair
+        (5, None, b"v", [(b"bytes key", b"v")]),  # a header key that is not str
+    ],
+)
+def test_encode_records_refuses_what_the_python_twin_refuses(record: Any) -> None:
+    with pytest.raises((TypeError, AttributeError, ValueError)):  # what unpacking or join raise
+        encode_records([record], 0, -1, -1)
+    with pytest.raises(TypeError):
+        native.encode_records([record], 0, -1, -1)
+
+
+def _pending(kind: Any, i: int, callback: Any, hdrs: Any = None) -> Any:
+    value = None if i % 7 == 3 else b"v" * i
+    key = None if i % 2 else b"key-%d" % i
+    return kind("orders", i % 4, key, value, hdrs, 1_700_000_000_000 + i, callback, None, 10.0 + i / 1000)
+
+
+@settings(max_examples=200, deadline=None)
+@given(key=blobs, value=blobs, hdrs=headers)
+def test_pending_message_has_the_python_twins_fields_and_size(key: Any, value: Any, hdrs: Any) -> None:
+    args = ("orders", -1, key, value, hdrs, 123, None, None, 4.5)
+    c, py = native.PendingMessage(*args), PurePendingMessage(*args)
+    fields = ("topic", "partition", "key", "value", "headers", "timestamp", "callback", "future", "enqueued", "size")
+    assert [getattr(c, f) for f in fields] == [getattr(py, f) for f in fields]
+    c.partition = 2  # the producer sets it once the partitioner has chosen
+    assert c.partition == 2
+
+
+def test_pending_message_takes_part_in_garbage_collection() -> None:
+    class Holder:
+        pending: Any = None
+
+        def __call__(self, err: Any, msg: Any) -> None:
+            pass
+
+    holder = Holder()
+    holder.pending = native.PendingMessage("t", 0, None, b"v", None, 1, holder, None, 0.0)
+    assert holder in gc.get_referents(holder.pending)  # a cycle the collector can see and break
+
+
+def _serve(serve: Any, kind: Any, raise_at: int | None, base: int, log_append: Any) -> tuple[Any, list[Any]]:
+    got: list[Any] = []
+
+    def callback(err: Any, msg: Message) -> None:
+        got.append((err, msg.topic(), msg.partition(), msg.offset(), msg.key(), msg.value(), msg.headers(),
+                    msg.timestamp(), msg.error(), msg.latency(), msg.leader_epoch()))
+        if len(got) == raise_at:
+            raise ValueError("from the callback")
+
+    messages = [_pending(kind, i, None if i % 5 == 4 else callback, [("h", b"x")] if i % 3 else None) for i in range(40)]
+    outcome = serve(messages, 2, base, log_append, TIMESTAMP_CREATE_TIME, 10.02, Message, RECORD_OVERHEAD)
+    return outcome, got
+
+
+@pytest.mark.parametrize("raise_at", [None, 1, 17])
+@pytest.mark.parametrize("base", [-1, 0, 1_000])
+@pytest.mark.parametrize("log_append", [None, (TIMESTAMP_LOG_APPEND_TIME, 1_700_000_999_000)])
+def test_serve_delivered_reports_as_the_python_twin(raise_at: int | None, base: int, log_append: Any) -> None:
+    (i_c, served_c, charge_c, exc_c), got_c = _serve(native.serve_delivered, native.PendingMessage, raise_at, base, log_append)
+    (i_py, served_py, charge_py, exc_py), got_py = _serve(serve_delivered, PurePendingMessage, raise_at, base, log_append)
+    assert (i_c, served_c, charge_c) == (i_py, served_py, charge_py)
+    assert got_c == got_py
+    assert len(got_c) == (raise_at or 30)  # 30 of the 38 records from index 2 have a callback
+    if raise_at is None:
+        assert exc_c is None and exc_py is None
+    else:
+        assert isinstance(exc_c, ValueError) and isinstance(exc_py, ValueError)
+        assert exc_c.__traceback__ is not None
+
+
+def test_serve_delivered_refuses_python_pending_messages() -> None:
+    messages = [_pending(PurePendingMessage, 1, print)]
+    _, served, _, exc = native.serve_delivered(messages, 0, 0, None, TIMESTAMP_CREATE_TIME, 1.0, Message, 0)
+    assert served == 0 and isinstance(exc, TypeError)
