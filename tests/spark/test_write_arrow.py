@@ -9,6 +9,7 @@ from collections.abc import Callable
 import pyarrow as pa
 import pytest
 
+from kafkawire.errors import KafkaError, KafkaException
 from kafkawire.local_broker import TansuBroker
 from kafkawire.producer import Producer
 from kafkawire.producer.arrow import (
@@ -90,3 +91,61 @@ def test_schema_and_null_topic_errors() -> None:
     batch = pa.record_batch({"topic": pa.array(["t", None]), "value": pa.array(["a", "b"])})
     with pytest.raises(NullTopicError, match="null topic present in the data"):
         produce_arrow(None, batch)  # type: ignore[arg-type]  # refused before touching the producer
+
+
+def test_one_topic_goes_in_slices_and_keeps_per_partition_order(
+    tansu: TansuBroker, topic_name: Callable[[str], str]
+) -> None:
+    """The bulk path (one topic, no headers): keys, an explicit partition column, integer
+    timestamps and a queue far smaller than the batch; every row read back in order."""
+    topic = topic_name("bulk")
+    create_topic(tansu.bootstrap, topic, 3)
+    n = 5_000
+    batch = pa.record_batch(
+        {
+            "value": pa.array([b"v%d" % i for i in range(n)], pa.binary()),
+            "key": pa.array([f"k{i % 7}" for i in range(n)], pa.string()),
+            "partition": pa.array([None if i % 4 else i % 3 for i in range(n)], pa.int64()),
+            "timestamp": pa.array([TS0 + i for i in range(n)], pa.int64()),
+        }
+    )
+    tracker = DeliveryTracker()
+    conf = {"bootstrap.servers": tansu.bootstrap, "queue.buffering.max.messages": 300, "on_delivery": tracker}
+    with Producer(conf) as producer:
+        assert produce_arrow(producer, batch, topic).rows == n
+        assert producer.flush(30) == 0
+    assert tracker.delivered == n and tracker.first_error is None
+    got = consume_all(tansu.bootstrap, topic, n, settle=0.5)
+    by_key: dict[bytes, list[int]] = {}
+    for m in got:
+        i = int(m.value()[1:])
+        assert m.key() == b"k%d" % (i % 7) and m.timestamp() == (1, TS0 + i)
+        if i % 4 == 0:
+            assert m.partition() == i % 3
+        by_key.setdefault(m.key(), []).append(i)
+    assert sorted(i for ids in by_key.values() for i in ids) == list(range(n))
+    keyed_only = {k: [i for i in ids if i % 4] for k, ids in by_key.items()}  # the partitioner's rows
+    assert all(ids == sorted(ids) for ids in keyed_only.values())  # one key, one partition, in order
+
+
+def test_refused_rows_raise_once_the_others_are_queued(tansu: TansuBroker, topic_name: Callable[[str], str]) -> None:
+    topic = topic_name("refused")
+    create_topic(tansu.bootstrap, topic, 2)
+    values = [b"x" * (5_000 if i == 3 else 10) for i in range(10)]
+    tracker = DeliveryTracker()
+    conf = {"bootstrap.servers": tansu.bootstrap, "message.max.bytes": 2_000, "on_delivery": tracker}
+    with Producer(conf) as producer:
+        producer.list_topics(topic, 10)
+        with pytest.raises(KafkaException) as too_large:
+            produce_arrow(producer, pa.record_batch({"value": pa.array(values, pa.binary())}), topic)
+        assert too_large.value.args[0].code() == KafkaError.MSG_SIZE_TOO_LARGE
+        partitions = pa.array([0, 1, 5, 0], pa.int32())
+        with pytest.raises(KafkaException) as unknown:
+            produce_arrow(
+                producer, pa.record_batch({"value": pa.array(["a", "b", "c", "d"]), "partition": partitions}), topic
+            )
+        assert unknown.value.args[0].code() == KafkaError._UNKNOWN_PARTITION
+        with pytest.raises(OverflowError):  # out of int32: refused as produce() refuses it
+            produce_arrow(producer, pa.record_batch({"value": pa.array(["a"]), "partition": pa.array([2**40])}), topic)
+        assert producer.flush(30) == 0
+    assert tracker.delivered == 9 + 3 and tracker.failed == 0

@@ -47,6 +47,7 @@ __all__ = [
     "produce_arrow",
 ]
 
+_INT32_MAX = 2**31 - 1
 NULL_TOPIC_MESSAGE = "null topic present in the data. Use the topic option for setting a default topic."
 
 
@@ -220,16 +221,25 @@ def _timestamps_ms(column: Array) -> list[int]:
     return _int64_list(ms, 0)
 
 
-def _topics(column: Array) -> Iterator[str]:
-    """Per-row topic names, each distinct name one ``str`` (dictionary-encoded)."""
+def _topics(column: Array) -> tuple[list[str], Iterator[str]]:
+    """The distinct topic names, and the per-row names, each distinct name one ``str``
+    (dictionary-encoded)."""
     pa = _pa()
 
     if column.null_count:
         raise NullTopicError(NULL_TOPIC_MESSAGE)
     encoded = column.dictionary_encode()
-    names = encoded.dictionary.to_pylist()
+    names: list[str] = encoded.dictionary.to_pylist()
     indices = _int64_list(encoded.indices.cast(pa.int64()), 0)
-    return (names[i] for i in indices)
+    return names, (names[i] for i in indices)
+
+
+def _in_range(partitions: Any, timestamps: Any) -> bool:
+    """Whether every partition is -1 (any) or an int32 and every timestamp non-negative, as
+    produce() requires (the other values take the per-row path, which refuses them one by one)."""
+    if isinstance(partitions, list) and partitions and not (min(partitions) >= -1 and max(partitions) <= _INT32_MAX):
+        return False
+    return not (isinstance(timestamps, list) and timestamps and min(timestamps) < 0)
 
 
 def _header_lists(column: Array) -> tuple[list[list[tuple[str, bytes | None]] | None], int]:
@@ -284,7 +294,13 @@ def produce_arrow(
 
     value_col = column("value")
     assert value_col is not None
-    topics: Iterator[str] = repeat(topic, rows) if topic is not None else _topics(column("topic"))
+    single_topic = topic
+    if topic is not None:
+        topics: Iterator[str] = repeat(topic, rows)
+    else:
+        names_used, topics = _topics(column("topic"))
+        if len(names_used) == 1:
+            single_topic = names_used[0]
     values = _bytes_list(value_col)
     size = _byte_total(value_col)
     key_col = column("key")
@@ -302,9 +318,25 @@ def produce_arrow(
         headers, header_bytes = _header_lists(hdr_col)
         size += header_bytes
 
+    if single_topic is not None and hdr_col is None and _in_range(partitions, timestamps):
+        # One topic, no headers, fields in range: the rows are what produce() would make of them,
+        # queued in slices under one lock hold each (Producer._produce_many).
+        callback = on_delivery if on_delivery is not None else producer._conf.on_delivery
+        if callback is not None and not callable(callback):
+            raise TypeError("on_delivery must be callable")
+        rows_in_order = list(zip(range(rows), values, keys, partitions, timestamps, headers, repeat(callback)))
+        producer._produce_many(single_topic, rows_in_order)
+        return ArrowProduceCounts(rows, size)
+
     produce = producer.produce
     for row_topic, value, key, partition, timestamp, hdrs in zip(
-        topics, values, keys, partitions, timestamps, headers, strict=False  # some are endless repeat()s
+        topics,
+        values,
+        keys,
+        partitions,
+        timestamps,
+        headers,
+        strict=False,  # some are endless repeat()s
     ):
         try:
             produce(row_topic, value, key, partition, on_delivery, timestamp, hdrs)

@@ -62,6 +62,9 @@ INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 _wall = time.time  # a record's default timestamp (a module global: one lookup less per record)
 _SLICE = 512  # records produce_batch() queues per hold of the producer lock
 Headers = list[tuple[str, bytes | None]]
+# A record for the bulk paths (`Producer._queue_many`): (handle, value, key, partition, timestamp,
+# headers, callback), checked and converted; ``handle`` says which record a refusal is about.
+Prepared = tuple[Any, bytes | None, bytes | None, int, int, Headers | None, Callable[..., Any] | None]
 
 
 def _to_bytes(value: Any, what: str) -> bytes | None:
@@ -139,6 +142,10 @@ def buffer_charge(msg: PendingMessage) -> int:
     for the report, and encoded in its batch) plus the Python objects around it, so that
     ``queue.buffering.max.kbytes`` bounds the memory the producer really holds."""
     return 2 * msg.size + RECORD_OVERHEAD
+
+
+def _too_large(size: int, limit: int) -> KafkaError:
+    return KafkaError(KafkaError.MSG_SIZE_TOO_LARGE, f"record of {size} bytes exceeds message.max.bytes ({limit})")
 
 
 def _refusal(exc: BaseException) -> KafkaError:
@@ -398,7 +405,7 @@ class Producer:
         default_cb = _first_set(callback, on_delivery, self._conf.on_delivery)
         # Check every message before queueing any, as confluent-kafka does: a TypeError means
         # nothing was queued (no delivery report will come for any of them).
-        prepared = []
+        prepared: list[Prepared] = []
         for i, m in enumerate(messages):
             if not isinstance(m, dict):
                 raise TypeError(f"message at index {i} must be a dict, not {type(m).__name__}")
@@ -429,7 +436,12 @@ class Producer:
             prepared.append((m, value, key, part, timestamp, headers, cb))
         queued = 0
         if self._plain and self._txn is None:
-            queued, prepared = self._queue_many(topic, prepared)
+            refused: list[tuple[Any, KafkaError]] = []
+            taken = self._queue_many(topic, prepared, 0, refused)
+            for m, error in refused:
+                m["_error"] = error
+            queued = taken - len(refused)
+            prepared = prepared[taken:]
         queue = self._accept if self._plain else self._enqueue
         for m, value, key, part, timestamp, headers, cb in prepared:
             try:
@@ -444,50 +456,74 @@ class Producer:
         return queued
 
     def _queue_many(
-        self, topic: str, prepared: list[tuple[dict[str, Any], Any, Any, int, int, Any, Any]]
-    ) -> tuple[int, list[tuple[dict[str, Any], Any, Any, int, int, Any, Any]]]:
-        """produce_batch()'s fast path: `_accept` for many checked records of one topic, with the
-        per-call work done once per slice of records (clock, metadata lookup, lock) instead of
-        per record. The lock is let go between slices so that the sender keeps sending.
+        self, topic: str, prepared: list[Prepared], start: int, refused: list[tuple[Any, KafkaError]]
+    ) -> int:
+        """The bulk paths' fast path (produce_batch(), the Arrow writer): `_accept` for the checked
+        records ``prepared[start:]`` of one topic, with the per-call work done once per slice of
+        records (clock, metadata lookup, lock) instead of per record. The lock is let go between
+        slices so that the sender keeps sending.
 
-        Records the fast path cannot take (the buffer is full, the topic has no metadata yet, the
-        producer failed) are returned for `_accept`, which waits for room or refuses as usual;
-        returns how many were queued here and the rest.
+        Refused records are added to ``refused`` as (handle, error). Returns the index of the first
+        record the fast path could not take (the buffer is full, the topic has no metadata yet,
+        the producer failed: `_accept` waits for room or refuses as usual), or ``len(prepared)``.
         """
-        queued = 0
-        for start in range(0, len(prepared), _SLICE):
+        for first in range(start, len(prepared), _SLICE):
             if self._sender.fatal is not None or self._closed:
-                return queued, prepared[start:]
-            taken, full = self._queue_slice(topic, prepared, start, min(start + _SLICE, len(prepared)))
-            queued += taken
+                return first
+            full = self._queue_slice(topic, prepared, first, min(first + _SLICE, len(prepared)), refused)
             if full is not None:
-                return queued, prepared[full:]
-        return queued, []
+                return full
+        return len(prepared)
+
+    def _produce_many(self, topic: str, prepared: list[Prepared]) -> None:
+        """Queue checked records of one topic (the Arrow writer's path) as ``produce()`` one by one
+        would, but through `_queue_many`: waiting for room (serving reports) when the buffer is
+        full, and raising the first refusal as a `KafkaException` once the others are queued."""
+        self._check_open()
+        check_topic(topic)
+        fast = self._plain and self._txn is None
+        queue = self._accept if self._plain else self._enqueue
+        refused: list[tuple[Any, KafkaError]] = []
+        index = 0
+        while index < len(prepared):
+            if fast:
+                index = self._queue_many(topic, prepared, index, refused)
+                if index == len(prepared):
+                    break
+            _, value, key, part, timestamp, headers, cb = prepared[index]
+            try:
+                queue(topic, value, key, part, timestamp, headers, cb, None)
+            except BufferError:
+                self.poll(0.05)  # the queue is full: serve reports (frees room), then try again
+                continue
+            except KafkaException as exc:
+                if self._sender.fatal is not None:
+                    raise
+                refused.append((prepared[index][0], exc.args[0]))
+            index += 1
+        if refused:
+            raise KafkaException(refused[0][1])
 
     def _queue_slice(
-        self, topic: str, prepared: list[tuple[dict[str, Any], Any, Any, int, int, Any, Any]], start: int, stop: int
-    ) -> tuple[int, int | None]:
-        """Queue ``prepared[start:stop]`` under one lock hold: how many were queued, and the index
-        of the first record the fast path could not take (None when it took them all)."""
+        self, topic: str, prepared: list[Prepared], start: int, stop: int, refused: list[tuple[Any, KafkaError]]
+    ) -> int | None:
+        """Queue ``prepared[start:stop]`` under one lock hold: the index of the first record the
+        fast path could not take, or None when it took them all."""
         now = self._now()
         stamp = int(_wall() * 1000)
-        queued = 0
         wake = False
         with self._lock:
             info = self._client.metadata.topics.get(topic)
             count = len(info.partitions) if info is not None and info.partitions and not info.error_code else 0
             if not count:
-                return 0, start
+                return start
             append = self._acc.append
             sticky = self._keyless_sticky
             for index in range(start, stop):
-                m, value, key, part, timestamp, headers, cb = prepared[index]
+                handle, value, key, part, timestamp, headers, cb = prepared[index]
                 msg = PendingMessage(topic, part, key, value, headers, timestamp or stamp, cb, None, now)
                 if msg.size > self._max_record_bytes:
-                    m["_error"] = KafkaError(
-                        KafkaError.MSG_SIZE_TOO_LARGE,
-                        f"record of {msg.size} bytes exceeds message.max.bytes ({self._max_record_bytes})",
-                    )
+                    refused.append((handle, _too_large(msg.size, self._max_record_bytes)))
                     continue
                 charge = 2 * msg.size + RECORD_OVERHEAD  # buffer_charge(msg)
                 if (
@@ -502,20 +538,19 @@ class Producer:
                         part = self._partition_for(topic, key, count, len(value or b""))
                     msg.partition = part
                     if not 0 <= part < count:
-                        m["_error"] = KafkaError(KafkaError._UNKNOWN_PARTITION, f"partitioner chose {part} of {count}")
+                        refused.append((handle, KafkaError(KafkaError._UNKNOWN_PARTITION, f"partitioner chose {part} of {count}")))
                         continue
                 elif not 0 <= part < count:
-                    m["_error"] = KafkaError(KafkaError._UNKNOWN_PARTITION, f"{topic} has {count} partitions, not {part}")
+                    refused.append((handle, KafkaError(KafkaError._UNKNOWN_PARTITION, f"{topic} has {count} partitions, not {part}")))
                     continue
                 self._outstanding += 1
                 self._buffered_bytes += charge
                 wake = append(msg, now) or wake
-                queued += 1
             else:
                 stop = -1
         if wake:
             self._sender.wake()
-        return queued, None if stop < 0 else stop
+        return None if stop < 0 else stop
 
     def _enqueue(
         self,
@@ -582,12 +617,7 @@ class Producer:
         now = self._now()
         msg = PendingMessage(topic, partition, key_b, value_b, hdrs, timestamp or int(_wall() * 1000), callback, future, now)
         if msg.size > self._max_record_bytes:
-            raise KafkaException(
-                KafkaError(
-                    KafkaError.MSG_SIZE_TOO_LARGE,
-                    f"record of {msg.size} bytes exceeds message.max.bytes ({self._conf.message_max_bytes})",
-                )
-            )
+            raise KafkaException(_too_large(msg.size, self._max_record_bytes))
         charge = 2 * msg.size + RECORD_OVERHEAD  # buffer_charge(msg)
         with self._lock:
             if (
