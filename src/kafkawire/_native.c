@@ -17,6 +17,7 @@
 #include <structmember.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 /* ---- PendingMessage --------------------------------------------------------------------- */
 
@@ -109,13 +110,26 @@ pending_make(PyTypeObject *type, PyObject *const *args)
 {
     Py_ssize_t size;
     if (pending_size(args[2], args[3], args[4], &size) < 0) return NULL;
+    PyObject *timestamp = args[5];
+    int is_zero = PyLong_CheckExact(timestamp) && PyObject_Not(timestamp);
+    if (is_zero) { /* 0: now, in epoch milliseconds, as int(time.time() * 1000) */
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        timestamp = PyLong_FromLongLong((long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+        if (timestamp == NULL) return NULL;
+    } else {
+        Py_INCREF(timestamp);
+    }
     Pending *self = PyObject_GC_New(Pending, type);
-    if (self == NULL) return NULL;
+    if (self == NULL) {
+        Py_DECREF(timestamp);
+        return NULL;
+    }
     PyObject **fields[9] = {&self->topic, &self->partition, &self->key, &self->value, &self->headers,
                             &self->timestamp, &self->callback, &self->future, &self->enqueued};
     for (int i = 0; i < 9; i++) {
-        Py_INCREF(args[i]);
-        *fields[i] = args[i];
+        if (i != 5) Py_INCREF(args[i]);
+        *fields[i] = i == 5 ? timestamp : args[i];
     }
     self->size = size;
     PyObject_GC_Track(self);

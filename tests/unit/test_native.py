@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import os
+import time
 from typing import Any
 
 import pytest
@@ -100,6 +101,14 @@ def test_pending_message_has_the_python_twins_fields_and_size(key: Any, value: A
     assert [getattr(c, f) for f in fields] == [getattr(py, f) for f in fields]
     c.partition = 2  # the producer sets it once the partitioner has chosen
     assert c.partition == 2
+
+
+def test_pending_message_timestamp_zero_is_now_in_both() -> None:
+    args = ("orders", -1, None, b"v", None, 0, None, None, 4.5)
+    before = int(time.time() * 1000)
+    c, py = native.PendingMessage(*args), PurePendingMessage(*args)
+    after = int(time.time() * 1000)
+    assert before <= c.timestamp <= after and before <= py.timestamp <= after
 
 
 def test_pending_message_takes_part_in_garbage_collection() -> None:

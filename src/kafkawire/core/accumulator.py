@@ -11,6 +11,7 @@ here takes ``now`` and decides, nothing waits.
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -24,7 +25,10 @@ TopicPartition = tuple[str, int]
 
 class PurePendingMessage:
     """One record between ``produce()`` and its delivery report (``PendingMessage``: the C twin
-    from ``kafkawire._native`` when built, this class otherwise; same fields, same ``size``)."""
+    from ``kafkawire._native`` when built, this class otherwise; same fields, same ``size``).
+
+    A ``timestamp`` of 0 means now (epoch milliseconds), as in ``produce()``.
+    """
 
     __slots__ = ("callback", "enqueued", "future", "headers", "key", "partition", "size", "timestamp", "topic", "value")
 
@@ -45,7 +49,7 @@ class PurePendingMessage:
         self.key = key
         self.value = value
         self.headers = headers
-        self.timestamp = timestamp
+        self.timestamp = timestamp or int(time.time() * 1000)
         self.callback = callback
         self.future = future
         self.enqueued = enqueued
