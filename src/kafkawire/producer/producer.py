@@ -515,18 +515,20 @@ class Producer:
             count = len(info.partitions) if info is not None and info.partitions and not info.error_code else 0
             if not count:
                 return start
-            append = self._acc.append
+            extend = self._acc.extend
             sticky = self._keyless_sticky
+            max_record, max_messages, max_buffer = self._max_record_bytes, self._max_messages, self._max_buffer_bytes
+            outstanding, buffered = self._outstanding, self._buffered_bytes
+            run: list[PendingMessage] = []  # consecutive records for one partition: one extend()
+            run_partition = -1
             for index in range(start, stop):
                 handle, value, key, part, timestamp, headers, cb = prepared[index]
                 msg = PendingMessage(topic, part, key, value, headers, timestamp, cb, None, now)
-                if msg.size > self._max_record_bytes:
-                    refused.append((handle, _too_large(msg.size, self._max_record_bytes)))
+                if msg.size > max_record:
+                    refused.append((handle, _too_large(msg.size, max_record)))
                     continue
                 charge = 2 * msg.size + RECORD_OVERHEAD  # buffer_charge(msg)
-                if (
-                    self._max_messages and self._outstanding >= self._max_messages
-                ) or self._buffered_bytes + charge > self._max_buffer_bytes:
+                if (max_messages and outstanding >= max_messages) or buffered + charge > max_buffer:
                     stop = index
                     break
                 if part == -1:
@@ -541,11 +543,17 @@ class Producer:
                 elif not 0 <= part < count:
                     refused.append((handle, KafkaError(KafkaError._UNKNOWN_PARTITION, f"{topic} has {count} partitions, not {part}")))
                     continue
-                self._outstanding += 1
-                self._buffered_bytes += charge
-                wake = append(msg, now) or wake
+                outstanding += 1
+                buffered += charge
+                if part != run_partition:
+                    wake = extend(topic, run_partition, run, now) or wake
+                    run = []
+                    run_partition = part
+                run.append(msg)
             else:
                 stop = -1
+            wake = extend(topic, run_partition, run, now) or wake
+            self._outstanding, self._buffered_bytes = outstanding, buffered
         if wake:
             self._sender.wake()
         return None if stop < 0 else stop

@@ -8,6 +8,8 @@ pass in.
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kafkawire.core.accumulator import Accumulator, PendingMessage, ProducerBatch
 from kafkawire.core.error_policy import PRODUCE_ERRORS, Persisted, produce_policy
@@ -276,3 +278,39 @@ def test_codes_missing_from_the_table_follow_the_broker_table() -> None:
     assert not any(produce_policy(c).retry for c in missing_fatal)
     assert not produce_policy(9999).retry  # a code from a newer broker
     assert not produce_policy(KafkaError._PURGE_QUEUE).retry
+
+
+# --- extend: append for a run of records ----------------------------------------------------------
+
+
+def _layout(a: Accumulator) -> dict[tuple[str, int], list[tuple[list[int], int, bool]]]:
+    return {tp: [([id(m) for m in b.messages], b.bytes, b.full) for b in q] for tp, q in a._queues.items()}
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    runs=st.lists(
+        st.tuples(st.integers(0, 2), st.lists(st.integers(0, 300), max_size=30)),  # (partition, value sizes)
+        max_size=12,
+    ),
+    batch_size=st.integers(1, 2_000),
+    batch_num_messages=st.integers(1, 12),
+    pops=st.lists(st.integers(0, 2), max_size=3),
+)
+def test_extend_makes_the_batches_appending_one_by_one_makes(
+    runs: list[tuple[int, list[int]]], batch_size: int, batch_num_messages: int, pops: list[int]
+) -> None:
+    one, many = acc(batch_size=batch_size, batch_num_messages=batch_num_messages), acc(
+        batch_size=batch_size, batch_num_messages=batch_num_messages
+    )
+    for step, (partition, sizes) in enumerate(runs):
+        msgs = [msg(b"x" * size, partition=partition) for size in sizes]
+        woken = False
+        for m in msgs:
+            woken = one.append(m, float(step)) or woken
+        assert many.extend("orders", partition, msgs, float(step)) is woken
+        if step < len(pops):  # a batch leaves between runs: the next run must start a new one
+            one.pop(("orders", pops[step]))
+            many.pop(("orders", pops[step]))
+        assert _layout(one) == _layout(many)
+        assert len(one) == len(many)
