@@ -111,16 +111,10 @@ def test_pending_message_timestamp_zero_is_now_in_both() -> None:
     assert before <= c.timestamp <= after and before <= py.timestamp <= after
 
 
-def test_pending_message_takes_part_in_garbage_collection() -> None:
-    class Holder:
-        pending: Any = None
-
-        def __call__(self, err: Any, msg: Any) -> None:
-            pass
-
-    holder = Holder()
-    holder.pending = native.PendingMessage("t", 0, None, b"v", None, 1, holder, None, 0.0)
-    assert holder in gc.get_referents(holder.pending)  # a cycle the collector can see and break
+def test_pending_message_is_left_out_of_cyclic_garbage_collection() -> None:
+    """On purpose (see _native.c): the most numerous long-lived objects of a busy producer, never
+    reachable from user code; the twin is an ordinary class."""
+    assert not gc.is_tracked(native.PendingMessage("t", 0, None, b"v", None, 1, print, None, 0.0))
 
 
 def _serve(serve: Any, kind: Any, raise_at: int | None, base: int, log_append: Any) -> tuple[Any, list[Any]]:
