@@ -220,11 +220,17 @@ class KeyedPartitions:
         self._kept = 0
         self._maps: dict[tuple[str, int], dict[bytes, int]] = {}
 
-    def partition(self, topic: str, key: bytes, partition_count: int) -> int:
-        """The partition for ``key`` (``>= 0``), or the partitioner's sentinel."""
+    def known(self, topic: str, partition_count: int) -> dict[bytes, int]:
+        """The keys remembered for ``topic`` with ``partition_count`` partitions (read-only for the
+        caller: the bulk paths look keys up here first, once per slice of records)."""
         known = self._maps.get((topic, partition_count))
         if known is None:
             known = self._maps[(topic, partition_count)] = {}
+        return known
+
+    def partition(self, topic: str, key: bytes, partition_count: int) -> int:
+        """The partition for ``key`` (``>= 0``), or the partitioner's sentinel."""
+        known = self.known(topic, partition_count)
         chosen = known.get(key)
         if chosen is None:
             chosen = self._partitioner(key, partition_count)

@@ -515,12 +515,11 @@ class Producer:
             count = len(info.partitions) if info is not None and info.partitions and not info.error_code else 0
             if not count:
                 return start
-            extend = self._acc.extend
             sticky = self._keyless_sticky
+            known: dict[bytes, int] = {} if self._keyed is None else self._keyed.known(topic, count)
             max_record, max_messages, max_buffer = self._max_record_bytes, self._max_messages, self._max_buffer_bytes
             outstanding, buffered = self._outstanding, self._buffered_bytes
-            run: list[PendingMessage] = []  # consecutive records for one partition: one extend()
-            run_partition = -1
+            runs: dict[int, list[PendingMessage]] = {}  # per partition, in order: one extend() each
             for index in range(start, stop):
                 handle, value, key, part, timestamp, headers, cb = prepared[index]
                 msg = PendingMessage(topic, part, key, value, headers, timestamp, cb, None, now)
@@ -532,10 +531,15 @@ class Producer:
                     stop = index
                     break
                 if part == -1:
-                    if key is None and sticky:
-                        part = self._sticky.partition(topic, count, None, len(value or b""))
+                    if key is None:
+                        if sticky:
+                            part = self._sticky.partition(topic, count, None, len(value or b""))
+                        else:
+                            part = self._partition_for(topic, key, count, len(value or b""))
                     else:
-                        part = self._partition_for(topic, key, count, len(value or b""))
+                        part = known.get(key, -1)
+                        if part < 0:
+                            part = self._partition_for(topic, key, count, len(value or b""))
                     msg.partition = part
                     if not 0 <= part < count:
                         refused.append((handle, KafkaError(KafkaError._UNKNOWN_PARTITION, f"partitioner chose {part} of {count}")))
@@ -545,14 +549,14 @@ class Producer:
                     continue
                 outstanding += 1
                 buffered += charge
-                if part != run_partition:
-                    wake = extend(topic, run_partition, run, now) or wake
-                    run = []
-                    run_partition = part
+                run = runs.get(part)
+                if run is None:
+                    run = runs[part] = []
                 run.append(msg)
             else:
                 stop = -1
-            wake = extend(topic, run_partition, run, now) or wake
+            for part, run in runs.items():
+                wake = self._acc.extend(topic, part, run, now) or wake
             self._outstanding, self._buffered_bytes = outstanding, buffered
         if wake:
             self._sender.wake()
