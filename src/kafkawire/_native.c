@@ -8,6 +8,7 @@
  *   PendingMessage   one record between produce() and its report (core/accumulator.py)
  *   encode_records   a record batch's records, v2 format (records/batch.py append_records)
  *   serve_delivered  the delivery reports of a delivered batch (producer.py DeliveredReports)
+ *   tally_delivered  a delivered batch's bookkeeping (producer.py Producer._report_delivered)
  *
  * None of them keeps state between calls but serve_delivered's cache of Message's slot
  * descriptors; none releases the GIL (each step is a few hundred nanoseconds).
@@ -217,12 +218,17 @@ static PyTypeObject PendingType = {
 typedef struct {
     char *data;
     Py_ssize_t len, cap;
+    int fixed; /* memory of a bytearray sized beforehand: never grown here */
 } Buf;
 
 static int
 buf_reserve(Buf *b, Py_ssize_t more)
 {
     if (b->len + more <= b->cap) return 0;
+    if (b->fixed) {
+        PyErr_SetString(PyExc_RuntimeError, "a record changed size while being encoded");
+        return -1;
+    }
     Py_ssize_t cap = b->cap ? b->cap : 4096;
     while (cap < b->len + more) cap *= 2;
     char *data = PyMem_Realloc(b->data, cap);
@@ -345,79 +351,104 @@ fail:
     return -1;
 }
 
-/* encode_records(records, count, base_timestamp, max_timestamp)
- *   -> (bytes, count, base_timestamp, max_timestamp)
- * ``records``: (timestamp_ms, key, value, headers) each, appended after ``count`` records. */
+/* One record, after ``*count`` others: its bytes written to ``out`` (NULL: only counted).
+ * Returns the bytes it takes, or -1 with an exception set. */
+static Py_ssize_t
+encode_one(PyObject *rec, long long *count, long long *base, long long *top, Buf *hdr, Buf *out)
+{
+    PyObject *timestamp, *key, *value, *headers;
+    if (Py_TYPE(rec) == &PendingType) {
+        Pending *m = (Pending *)rec;
+        timestamp = m->timestamp, key = m->key, value = m->value, headers = m->headers;
+    } else if (PyTuple_Check(rec) && PyTuple_GET_SIZE(rec) == 4) {
+        timestamp = PyTuple_GET_ITEM(rec, 0), key = PyTuple_GET_ITEM(rec, 1);
+        value = PyTuple_GET_ITEM(rec, 2), headers = PyTuple_GET_ITEM(rec, 3);
+    } else {
+        PyErr_SetString(PyExc_TypeError, "a record must be a (timestamp_ms, key, value, headers) tuple");
+        return -1;
+    }
+    long long ts = PyLong_AsLongLong(timestamp);
+    if (ts == -1 && PyErr_Occurred()) return -1;
+    long long delta = 0;
+    if (*count) {
+        delta = ts - *base;
+        if (ts > *top) *top = ts;
+    } else {
+        *base = *top = ts;
+    }
+    hdr->len = 0;
+    int has_headers = headers == Py_None ? 0 : PyObject_IsTrue(headers);
+    if (has_headers < 0) return -1;
+    if (has_headers && encode_headers(headers, hdr) < 0) return -1;
+    Field k, v;
+    if (field_get(key, &k) < 0) return -1;
+    if (field_get(value, &v) < 0) {
+        field_release(&k);
+        return -1;
+    }
+    Py_ssize_t size = 1 + varint_len(delta) + varint_len(*count) + field_wire_len(&k) + field_wire_len(&v)
+                      + (has_headers ? hdr->len : 1);
+    Py_ssize_t total = varint_len(size) + size;
+    if (out != NULL) {
+        if (buf_reserve(out, total) < 0) {
+            field_release(&k);
+            field_release(&v);
+            return -1;
+        }
+        put_varint(out, size);
+        out->data[out->len++] = 0; /* record attributes */
+        put_varint(out, delta);
+        put_varint(out, *count);
+        field_put(out, &k);
+        field_put(out, &v);
+        if (has_headers) {
+            put_bytes(out, hdr->data, hdr->len);
+        } else {
+            out->data[out->len++] = 0; /* no headers */
+        }
+    }
+    field_release(&k);
+    field_release(&v);
+    (*count)++;
+    return total;
+}
+
+/* encode_records(buf, records, count, base_timestamp, max_timestamp) -> (count, base, max)
+ * Appends ``records`` ((timestamp_ms, key, value, headers) tuples, or PendingMessages) to the
+ * bytearray ``buf``, after
+ * ``count`` records. Two passes, the first counting, so that the records are written once, in
+ * place: no growing buffer, no copy into a bytes object, no copy into ``buf``. */
 static PyObject *
 encode_records(PyObject *module, PyObject *args)
 {
-    PyObject *records;
+    PyObject *buf, *records;
     long long count, base, top;
-    if (!PyArg_ParseTuple(args, "OLLL:encode_records", &records, &count, &base, &top)) return NULL;
+    if (!PyArg_ParseTuple(args, "O!OLLL:encode_records", &PyByteArray_Type, &buf, &records, &count, &base, &top))
+        return NULL;
     PyObject *seq = PySequence_Fast(records, "records must be a sequence");
     if (seq == NULL) return NULL;
-    Buf out = {NULL, 0, 0}, hdr = {NULL, 0, 0};
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    Buf hdr = {NULL, 0, 0, 0};
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq), total = 0, start = PyByteArray_GET_SIZE(buf);
+    long long c = count, b = base, t = top;
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *rec = PySequence_Fast_GET_ITEM(seq, i);
-        if (!PyTuple_Check(rec) || PyTuple_GET_SIZE(rec) != 4) {
-            PyErr_SetString(PyExc_TypeError, "a record must be a (timestamp_ms, key, value, headers) tuple");
+        Py_ssize_t len = encode_one(PySequence_Fast_GET_ITEM(seq, i), &c, &b, &t, &hdr, NULL);
+        if (len < 0) goto fail;
+        total += len;
+    }
+    if (PyByteArray_Resize(buf, start + total) < 0) goto fail;
+    Buf out = {PyByteArray_AS_STRING(buf) + start, 0, total, 1};
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (encode_one(PySequence_Fast_GET_ITEM(seq, i), &count, &base, &top, &hdr, &out) < 0) {
+            PyByteArray_Resize(buf, start); /* as it was: nothing appended */
             goto fail;
         }
-        long long ts = PyLong_AsLongLong(PyTuple_GET_ITEM(rec, 0));
-        if (ts == -1 && PyErr_Occurred()) goto fail;
-        long long delta = 0;
-        if (count) {
-            delta = ts - base;
-            if (ts > top) top = ts;
-        } else {
-            base = top = ts;
-        }
-        PyObject *headers = PyTuple_GET_ITEM(rec, 3);
-        hdr.len = 0;
-        int has_headers = headers == Py_None ? 0 : PyObject_IsTrue(headers);
-        if (has_headers < 0) goto fail;
-        if (has_headers) {
-            if (encode_headers(headers, &hdr) < 0) goto fail;
-        }
-        Field k, v;
-        if (field_get(PyTuple_GET_ITEM(rec, 1), &k) < 0) goto fail;
-        if (field_get(PyTuple_GET_ITEM(rec, 2), &v) < 0) {
-            field_release(&k);
-            goto fail;
-        }
-        Py_ssize_t size = 1 + varint_len(delta) + varint_len(count) + field_wire_len(&k) + field_wire_len(&v)
-                          + (has_headers ? hdr.len : 1);
-        if (buf_reserve(&out, 10 + size) < 0) {
-            field_release(&k);
-            field_release(&v);
-            goto fail;
-        }
-        put_varint(&out, size);
-        out.data[out.len++] = 0; /* record attributes */
-        put_varint(&out, delta);
-        put_varint(&out, count);
-        field_put(&out, &k);
-        field_put(&out, &v);
-        field_release(&k);
-        field_release(&v);
-        if (has_headers) {
-            put_bytes(&out, hdr.data, hdr.len);
-        } else {
-            out.data[out.len++] = 0; /* no headers */
-        }
-        count++;
     }
     Py_DECREF(seq);
     PyMem_Free(hdr.data);
-    PyObject *encoded = PyBytes_FromStringAndSize(out.data ? out.data : "", out.len);
-    PyMem_Free(out.data);
-    if (encoded == NULL) return NULL;
-    return Py_BuildValue("(NLLL)", encoded, count, base, top);
+    return Py_BuildValue("(LLL)", count, base, top);
 fail:
     Py_DECREF(seq);
     PyMem_Free(hdr.data);
-    PyMem_Free(out.data);
     return NULL;
 }
 
@@ -539,14 +570,65 @@ serve_delivered(PyObject *module, PyObject *args)
     return Py_BuildValue("(nnLO)", i, served, charge, exc);
 }
 
+/* ---- tally_delivered ----------------------------------------------------------------- */
+
+/* tally_delivered(messages, overhead) -> (value_bytes, without_callback, their_charge, with_future)
+ * The bookkeeping of a delivered batch, in one pass: its value bytes (statistics), the records
+ * that have no callback and the buffer charge they free now, and the indexes of those with a
+ * future to complete. */
+static PyObject *
+tally_delivered(PyObject *module, PyObject *args)
+{
+    PyObject *messages;
+    long long overhead;
+    if (!PyArg_ParseTuple(args, "O!L:tally_delivered", &PyList_Type, &messages, &overhead)) return NULL;
+    long long value_bytes = 0, charge = 0;
+    Py_ssize_t freed = 0;
+    PyObject *futures = PyList_New(0);
+    if (futures == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(messages); i++) {
+        PyObject *item = PyList_GET_ITEM(messages, i);
+        if (Py_TYPE(item) != &PendingType) {
+            Py_DECREF(futures);
+            PyErr_SetString(PyExc_TypeError, "tally_delivered takes native PendingMessages");
+            return NULL;
+        }
+        Pending *m = (Pending *)item;
+        if (m->value != Py_None) {
+            Py_ssize_t n = PyObject_Length(m->value);
+            if (n < 0) {
+                Py_DECREF(futures);
+                return NULL;
+            }
+            value_bytes += n;
+        }
+        if (m->future != NULL && m->future != Py_None) {
+            PyObject *index = PyLong_FromSsize_t(i);
+            if (index == NULL || PyList_Append(futures, index) < 0) {
+                Py_XDECREF(index);
+                Py_DECREF(futures);
+                return NULL;
+            }
+            Py_DECREF(index);
+        }
+        if (m->callback == NULL || m->callback == Py_None) {
+            freed++;
+            charge += 2 * (long long)m->size + overhead;
+        }
+    }
+    return Py_BuildValue("(LnLN)", value_bytes, freed, charge, futures);
+}
+
 /* ---- module ------------------------------------------------------------------------- */
 
 static PyMethodDef native_methods[] = {
     {"encode_records", encode_records, METH_VARARGS,
-     "encode_records(records, count, base_timestamp, max_timestamp) -> (bytes, count, base, max)"},
+     "encode_records(buf, records, count, base_timestamp, max_timestamp) -> (count, base, max)"},
     {"serve_delivered", serve_delivered, METH_VARARGS,
      "serve_delivered(messages, start, base_offset, log_append, create_time, now, message_type, overhead)"
      " -> (next, served, charge, exception or None)"},
+    {"tally_delivered", tally_delivered, METH_VARARGS,
+     "tally_delivered(messages, overhead) -> (value_bytes, without_callback, their_charge, with_future)"},
     {NULL, NULL, 0, NULL},
 };
 

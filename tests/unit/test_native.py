@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from kafkawire.core.accumulator import PurePendingMessage
 from kafkawire.model import TIMESTAMP_CREATE_TIME, TIMESTAMP_LOG_APPEND_TIME, Message
 from kafkawire.native import native
-from kafkawire.producer.producer import RECORD_OVERHEAD, serve_delivered
+from kafkawire.producer.producer import RECORD_OVERHEAD, serve_delivered, tally_delivered
 from kafkawire.records.batch import BatchBuilder, decode_batches, encode_records
 
 pytestmark = pytest.mark.skipif(
@@ -46,13 +46,14 @@ records = st.lists(st.tuples(timestamps, blobs, blobs, headers), max_size=30)
 @settings(max_examples=300, deadline=None)
 @given(first=records, second=records)
 def test_encode_records_gives_the_bytes_of_the_python_twin(first: list[Any], second: list[Any]) -> None:
+    buf_c, buf_py = bytearray(b"head"), bytearray(b"head")
     state_c: tuple[int, int, int] = (0, -1, -1)
     state_py: tuple[int, int, int] = (0, -1, -1)
     for part in (first, second):  # a second call carries on from the first's count and timestamps
-        c = native.encode_records(part, *state_c)
-        py = encode_records(part, *state_py)
-        assert c == py
-        state_c, state_py = c[1:], py[1:]
+        state_c = native.encode_records(buf_c, part, *state_c)
+        state_py = encode_records(buf_py, part, *state_py)
+        assert state_c == state_py
+        assert buf_c == buf_py
 
 
 def test_encode_records_decodes_to_what_went_in() -> None:
@@ -67,7 +68,9 @@ def test_encode_records_decodes_to_what_went_in() -> None:
 @pytest.mark.parametrize("bytes_like", [bytearray, memoryview])
 def test_encode_records_takes_bytes_like_fields_as_join_does(bytes_like: Any) -> None:
     record = (5, bytes_like(b"key"), bytes_like(b"value"), [("h", bytes_like(b"hv"))])
-    assert native.encode_records([record], 0, -1, -1) == encode_records([record], 0, -1, -1)
+    buf_c, buf_py = bytearray(), bytearray()
+    assert native.encode_records(buf_c, [record], 0, -1, -1) == encode_records(buf_py, [record], 0, -1, -1)
+    assert buf_c == buf_py
 
 
 @pytest.mark.parametrize(
@@ -80,10 +83,13 @@ def test_encode_records_takes_bytes_like_fields_as_join_does(bytes_like: Any) ->
     ],
 )
 def test_encode_records_refuses_what_the_python_twin_refuses(record: Any) -> None:
+    good = (1, None, b"ok", None)
     with pytest.raises((TypeError, AttributeError, ValueError)):  # what unpacking or join raise
-        encode_records([record], 0, -1, -1)
+        encode_records(bytearray(), [good, record], 0, -1, -1)
+    buf = bytearray(b"head")
     with pytest.raises(TypeError):
-        native.encode_records([record], 0, -1, -1)
+        native.encode_records(buf, [good, record], 0, -1, -1)
+    assert buf == b"head"  # nothing appended, not even the good record
 
 
 def _pending(kind: Any, i: int, callback: Any, hdrs: Any = None) -> Any:
@@ -151,3 +157,31 @@ def test_serve_delivered_refuses_python_pending_messages() -> None:
     messages = [_pending(PurePendingMessage, 1, print)]
     _, served, _, exc = native.serve_delivered(messages, 0, 0, None, TIMESTAMP_CREATE_TIME, 1.0, Message, 0)
     assert served == 0 and isinstance(exc, TypeError)
+
+
+def test_encode_records_takes_pending_messages_as_their_four_fields() -> None:
+    def records(kind: Any) -> list[Any]:
+        return [_pending(kind, i, None, [("h", b"x")] if i % 3 else None) for i in range(50)]
+
+    as_tuples = [(m.timestamp, m.key, m.value, m.headers) for m in records(PurePendingMessage)]
+    bufs = [bytearray(), bytearray(), bytearray()]
+    native.encode_records(bufs[0], records(native.PendingMessage), 0, -1, -1)
+    encode_records(bufs[1], records(PurePendingMessage), 0, -1, -1)
+    encode_records(bufs[2], as_tuples, 0, -1, -1)
+    assert bufs[0] == bufs[1] == bufs[2]
+
+
+def test_tally_delivered_counts_as_the_python_twin() -> None:
+    def records(kind: Any) -> list[Any]:
+        out = []
+        for i in range(60):
+            m = _pending(kind, i, None if i % 4 == 0 else print)
+            if i % 9 == 0:
+                m.future = object()  # only its presence counts
+            out.append(m)
+        return out
+
+    assert native.tally_delivered(records(native.PendingMessage), RECORD_OVERHEAD) == tally_delivered(
+        records(PurePendingMessage), RECORD_OVERHEAD
+    )
+    assert tally_delivered(records(PurePendingMessage), 0)[3] == list(range(0, 60, 9))

@@ -114,7 +114,7 @@ class ProducerBatch:
             builder = self._builder = BatchBuilder()
         done = len(builder)
         if done < len(self.messages):
-            builder.append_records([(m.timestamp, m.key, m.value, m.headers) for m in self.messages[done:]])
+            builder.append_records(self.messages[done:] if done else self.messages)
         return builder
 
     def close(

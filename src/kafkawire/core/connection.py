@@ -75,12 +75,11 @@ class Connection:
         timeout: float,
         expect_response: bool = True,
         context: Any = None,
-    ) -> tuple[bytes, InFlight | None]:
+    ) -> tuple[bytearray, InFlight | None]:
         """Return the framed bytes to write; the request is tracked when it expects a response."""
         correlation_id = self._next_correlation_id
         self._next_correlation_id = (correlation_id + 1) & 0x7FFFFFFF
-        payload = headers.encode_request(api, version, correlation_id, self.client_id, body)
-        frame = len(payload).to_bytes(_SIZE_PREFIX, "big") + payload
+        frame = headers.encode_request_frame(api, version, correlation_id, self.client_id, body)
         if not expect_response:
             return frame, None
         req = InFlight(correlation_id, api, version, now + timeout, context, now)

@@ -268,7 +268,7 @@ class BrokerConnection:
             self._write(frame, None if req is not None else functools.partial(q.callback, None, None))
         self._arm_timer()
 
-    def _write(self, frame: bytes, on_written: Callable[[], None] | None) -> None:
+    def _write(self, frame: bytes | bytearray, on_written: Callable[[], None] | None) -> None:
         was_idle = not self._out
         self._out.append((memoryview(frame), on_written))
         if was_idle:

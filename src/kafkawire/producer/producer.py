@@ -200,6 +200,23 @@ def serve_delivered(
     return i, served, charge, None
 
 
+def tally_delivered(messages: list[PendingMessage], overhead: int) -> tuple[int, int, int, list[int]]:
+    """A delivered batch's bookkeeping in one pass: its value bytes (statistics), how many records
+    have no callback and the buffer charge they free now, and the indexes of those with a future.
+    The twin of ``kafkawire._native.tally_delivered``."""
+    value_bytes = freed = charge = 0
+    with_future = []
+    for i, m in enumerate(messages):
+        if m.value is not None:
+            value_bytes += len(m.value)
+        if m.future is not None:
+            with_future.append(i)
+        if m.callback is None:
+            freed += 1
+            charge += 2 * m.size + overhead  # buffer_charge(m)
+    return value_bytes, freed, charge, with_future
+
+
 class DeliveredReports:
     """The delivery reports of one delivered batch, served as one event (as librdkafka serves a
     batch of reports as one event): one queue entry, and one release of buffer room once served.
@@ -730,14 +747,14 @@ class Producer:
         exc = KafkaException(error) if error is not None else None
         freed = 0
         freed_bytes = 0
+        if error is None and self._plain:
+            self._report_delivered(messages, base_offset, append_time, now)
+            return
         if error is None:
             self._delivered_count += len(messages)
             self._delivered_bytes += sum(len(m.value or b"") for m in messages)
         elif self._txn is not None:
             self._txn.fail(error)  # a record of the transaction is lost: it can only be aborted
-        if error is None and self._plain:
-            self._report_delivered(messages, base_offset, append_time, now)
-            return
         for i, m in enumerate(messages):
             offset = base_offset + i if error is None and base_offset >= 0 else OFFSET_INVALID
             ts = (TIMESTAMP_LOG_APPEND_TIME, append_time) if append_time != -1 else (TIMESTAMP_CREATE_TIME, m.timestamp)
@@ -780,25 +797,25 @@ class Producer:
     def _report_delivered(self, messages: list[PendingMessage], base_offset: int, append_time: int, now: float) -> None:
         """A delivered batch: futures completed here (on the IO thread), callbacks queued as one
         `DeliveredReports` event, buffer room of records without a callback freed at once."""
-        freed = 0
-        freed_bytes = 0
-        for i, m in enumerate(messages):
-            if m.future is not None:
-                ts = (TIMESTAMP_LOG_APPEND_TIME, append_time) if append_time != -1 else (TIMESTAMP_CREATE_TIME, m.timestamp)
-                m.future.set_result(
-                    RecordMetadata(
-                        m.topic,
-                        m.partition,
-                        base_offset + i if base_offset >= 0 else -1,
-                        ts[1],
-                        ts[0],
-                        -1 if m.key is None else len(m.key),
-                        -1 if m.value is None else len(m.value),
-                    )
+        tally = tally_delivered if native is None else native.tally_delivered
+        value_bytes, freed, freed_bytes, with_future = tally(messages, RECORD_OVERHEAD)
+        self._delivered_count += len(messages)
+        self._delivered_bytes += value_bytes
+        for i in with_future:
+            m = messages[i]
+            assert m.future is not None
+            ts = (TIMESTAMP_LOG_APPEND_TIME, append_time) if append_time != -1 else (TIMESTAMP_CREATE_TIME, m.timestamp)
+            m.future.set_result(
+                RecordMetadata(
+                    m.topic,
+                    m.partition,
+                    base_offset + i if base_offset >= 0 else -1,
+                    ts[1],
+                    ts[0],
+                    -1 if m.key is None else len(m.key),
+                    -1 if m.value is None else len(m.value),
                 )
-            if m.callback is None:
-                freed += 1
-                freed_bytes += 2 * m.size + RECORD_OVERHEAD  # buffer_charge(m)
+            )
         if freed < len(messages):
             event = DeliveredReports(self, messages, base_offset, append_time, now)
             self._reports.put(event, (), event.release)

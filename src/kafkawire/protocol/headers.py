@@ -49,10 +49,12 @@ def response_header_version(api: Api, version: int) -> int:
     return 1 if version in api.response.flexible else 0
 
 
-def encode_request(
+def encode_request_frame(
     api: Api, version: int, correlation_id: int, client_id: str | None, body: Mapping[str, Any]
-) -> bytes:
-    out = bytearray()
+) -> bytearray:
+    """The request as it goes on the wire: int32 size, header, body, built in one buffer (a
+    Produce request's record batches are copied once, into it, and the buffer is sent as is)."""
+    out = bytearray(4)
     header = {
         "request_api_key": api.key,
         "request_api_version": version,
@@ -61,7 +63,15 @@ def encode_request(
     }
     codec.encode_into(out, REQUEST_HEADER, request_header_version(api, version), header)
     codec.encode_into(out, api.request, version, body)
-    return bytes(out)
+    out[:4] = (len(out) - 4).to_bytes(4, "big")
+    return out
+
+
+def encode_request(
+    api: Api, version: int, correlation_id: int, client_id: str | None, body: Mapping[str, Any]
+) -> bytes:
+    """The request without its size prefix."""
+    return bytes(memoryview(encode_request_frame(api, version, correlation_id, client_id, body))[4:])
 
 
 def encode_response(api: Api, version: int, correlation_id: int, body: Mapping[str, Any]) -> bytes:

@@ -51,6 +51,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from kafkawire.native import native
 from kafkawire.protocol.primitives import (
@@ -262,18 +263,18 @@ class BatchBuilder:
         self.append_records(((timestamp_ms, key, value, headers),))
         return offset_delta
 
-    def append_records(self, records: Sequence[RecordFields]) -> None:
+    def append_records(self, records: Sequence[Any]) -> None:
         """Encode many records at the end of the batch: ``(timestamp_ms, key, value, headers)``
-        each (``headers`` may be None). The producer calls this once per batch, when it closes.
+        each (``headers`` may be None), or objects with those attributes. The producer calls this
+        once per batch, when it closes, with its pending records.
 
         Done by ``kafkawire._native.encode_records`` when built, else by `encode_records`, its
         byte-identical twin. A key or value of the wrong type fails before the batch is touched.
         """
         encode = encode_records if native is None else native.encode_records
-        encoded, self._count, self._base_timestamp, self._max_timestamp = encode(
-            records, self._count, self._base_timestamp, self._max_timestamp
+        self._count, self._base_timestamp, self._max_timestamp = encode(
+            self._buf, records, self._count, self._base_timestamp, self._max_timestamp
         )
-        self._buf += encoded
 
     def build(
         self,
@@ -341,9 +342,10 @@ class BatchBuilder:
         return bytes(out)
 
 
-def encode_records(records: Sequence[RecordFields], count: int, base: int, top: int) -> tuple[bytes, int, int, int]:
-    """v2 records appended after ``count`` others whose first and largest timestamps are ``base`` and
-    ``top``: their bytes, and the new count, base and top.
+def encode_records(buf: bytearray, records: Sequence[Any], count: int, base: int, top: int) -> tuple[int, int, int]:
+    """Append v2 records to ``buf`` after ``count`` others whose first and largest timestamps are
+    ``base`` and ``top``; return the new count, base and top. A record is a `RecordFields` tuple
+    or anything else with those four attributes (the producer's pending records).
 
     One loop and one ``join`` for all of them: per record only the small-int varint lookups and
     the field concatenation, no call, no resize of a buffer.
@@ -354,7 +356,11 @@ def encode_records(records: Sequence[RecordFields], count: int, base: int, top: 
     zero = _ZERO
     parts: list[bytes] = []
     add = parts.extend
-    for timestamp_ms, key, value, headers in records:
+    for record in records:
+        if record.__class__ is tuple:
+            timestamp_ms, key, value, headers = record
+        else:  # a producer's pending record
+            timestamp_ms, key, value, headers = record.timestamp, record.key, record.value, record.headers
         if count:
             delta = timestamp_ms - base
             timestamp_delta = small[delta + 1] if -1 <= delta < limit else encode_varlong(delta)
@@ -399,7 +405,8 @@ def encode_records(records: Sequence[RecordFields], count: int, base: int, top: 
             )
         )
         count += 1
-    return b"".join(parts), count, base, top
+    buf += b"".join(parts)
+    return count, base, top
 
 
 def _encode_headers(headers: Headers) -> bytes:
