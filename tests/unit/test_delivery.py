@@ -1,4 +1,4 @@
-"""`Reports`: where producer callbacks run (poll mode and background mode), and their bookkeeping.
+"""`Reports`: where producer callbacks run (poll, background and handed-over modes), and their bookkeeping.
 
 No broker: events are queued by hand, as the producer's IO thread queues them.
 """
@@ -334,3 +334,114 @@ def test_on_report_thread_is_true_only_inside_background_callbacks(bg_reports: R
     poll_reports.put(lambda: inside.append(poll_reports.on_report_thread), ())
     poll_reports.serve(0)
     assert inside == [True, False]
+
+
+# --- handed over (AIOProducer's event loop serves) ---------------------------------------------------
+
+
+@pytest.fixture
+def handed(poll_reports: Reports) -> tuple[Reports, Counter]:
+    """Poll-mode reports handed over to a taker that only counts its wake-ups (and serves by hand)."""
+    wakes = Counter()
+    poll_reports.hand_over(wakes)
+    return poll_reports, wakes
+
+
+def test_hand_over_wakes_once_per_empty_to_non_empty(handed: tuple[Reports, Counter]) -> None:
+    reports, wakes = handed
+    seen: list[Any] = []
+    assert reports.background  # the producer's poll()/flush()/close() must wait, not serve
+    for i in range(3):
+        reports.put(recorder(seen), (i,))
+    assert wakes.value == 1
+    assert reports.drain() == 3
+    assert [s[1:] for s in seen] == [(0,), (1,), (2,)]
+    assert seen[0][0] == threading.current_thread().name  # served by whoever drains
+    reports.put(recorder(seen), (3,))
+    assert wakes.value == 2
+    assert reports.drain() == 1
+    assert reports.drain() == 0  # nothing queued: returns at once
+
+
+def test_hand_over_an_event_queued_during_a_drain_leaves_it_queued_without_a_wake(
+    handed: tuple[Reports, Counter],
+) -> None:
+    """A drain serves what was queued when it began; what it leaves behind is its taker's to see
+    (``len(reports)``): the queue never went empty, so no wake-up comes for it."""
+    reports, wakes = handed
+    reports.put(lambda: reports.put(lambda: None, ()), ())
+    reports.put(lambda: None, ())
+    assert reports.drain() == 2
+    assert (len(reports), wakes.value) == (1, 1)
+    assert reports.drain() == 1
+    assert len(reports) == 0
+
+
+def test_hand_over_hook_runs_outside_the_lock(poll_reports: Reports) -> None:
+    """The hook may be slow (a syscall to wake a loop) while other threads keep queueing."""
+    other_done: list[bool] = []
+
+    def on_ready() -> None:
+        putter = threading.Thread(target=poll_reports.put, args=(lambda: None, ()))
+        putter.start()
+        putter.join(WAIT)
+        other_done.append(not putter.is_alive())
+
+    poll_reports.hand_over(on_ready)
+    poll_reports.put(lambda: None, ())
+    assert other_done == [True]
+    assert len(poll_reports) == 2
+
+
+def test_hand_over_poll_elsewhere_waits_for_the_drain_and_does_not_serve(handed: tuple[Reports, Counter]) -> None:
+    reports, _ = handed
+    seen: list[Any] = []
+    reports.put(recorder(seen), ("x",))
+    result: list[int] = []
+    waiter = threading.Thread(target=lambda: result.append(reports.serve(None)), name="poller")
+    waiter.start()
+    time.sleep(0.05)
+    assert seen == [] and waiter.is_alive()
+    assert reports.drain() == 1
+    waiter.join(WAIT)
+    assert result == [0]
+    assert seen == [(threading.current_thread().name, "x")]
+
+
+def test_hand_over_drain_raises_like_poll_and_keeps_the_rest(handed: tuple[Reports, Counter]) -> None:
+    reports, _ = handed
+    after = Counter()
+
+    def boom() -> None:
+        raise RuntimeError("error_cb failed")
+
+    reports.put(boom, (), after)
+    reports.put(lambda: None, (), after)
+    with pytest.raises(RuntimeError, match="error_cb failed"):
+        reports.drain()
+    assert (after.value, len(reports)) == (1, 1)
+    assert reports.drain() == 1
+    assert after.value == 2
+
+
+def test_hand_over_wait_idle_follows_drains_on_another_thread(handed: tuple[Reports, Counter]) -> None:
+    """The producer's flush() on a worker thread while the loop drains."""
+    reports, _ = handed
+    outstanding = [200]
+
+    def release() -> None:
+        outstanding[0] -= 1
+        if not outstanding[0]:
+            reports.notify()
+
+    for _ in range(200):
+        reports.put(lambda: None, (), release)
+
+    def drainer() -> None:
+        while len(reports):
+            reports.drain()
+
+    server = threading.Thread(target=drainer)
+    server.start()
+    assert reports.wait_idle(lambda: outstanding[0] == 0, WAIT) is True
+    server.join(WAIT)

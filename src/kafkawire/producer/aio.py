@@ -1,20 +1,25 @@
 """`AIOProducer`: the producer for asyncio, shaped like ``confluent_kafka.aio.AIOProducer``.
 
 ``await produce(...)`` queues the record at once (no thread pool per call) and returns an
-asyncio future of the delivered `Message`. Delivery reports come from the producer's report
-thread and are handed to the event loop in batches: one ``call_soon_threadsafe`` wakes the loop
-for all the reports that arrived since its last wake-up, not one per record. When the buffer is full,
-``produce`` awaits room (up to ``max.block.ms`` when set) instead of raising ``BufferError``.
+asyncio future of the delivered `Message`. Delivery reports are served on the event loop, with
+no thread of their own: the producer's report queue is handed over to the loop
+(`Reports.hand_over`), whose first report after an empty queue wakes the loop once
+(``call_soon_threadsafe``) and the loop then serves everything queued. So each record's future
+settles and its ``on_delivery`` runs on the loop's thread, and so do ``error_cb``, ``stats_cb``
+and ``throttle_cb``. When the buffer is full, ``produce`` awaits room (up to ``max.block.ms``
+when set) instead of raising ``BufferError``.
+
+Several loops may use one producer: reports are served on the loop that used it last, and a
+record produced on another loop is handed to its own loop to settle (with loops running at once
+on several threads, a loop may then see one partition's reports out of order; a record whose loop
+was closed before its report is dropped: nothing could await it).
 """
 
 from __future__ import annotations
 
 import asyncio
-import threading
-import time
-from collections import deque
+from asyncio.events import _get_running_loop
 from collections.abc import Callable, Mapping
-from functools import partial
 from typing import Any
 
 from ..errors import KafkaError, KafkaException
@@ -27,21 +32,21 @@ _ROOM_POLL = 0.002  # seconds between looks for buffer room while awaiting it
 
 class AIOProducer:
     def __init__(self, producer_conf: Mapping[str, Any], **kwargs: Any) -> None:
-        conf = {**producer_conf, "delivery.reports": "background"}
+        conf = {**producer_conf, "delivery.reports": "poll"}
         # Checked like every other option (_INVALID_ARG naming the key and the range); the
         # producer underneath never blocks a thread: this face awaits room instead.
         checked = parse_producer_config({**conf, **{k: v for k, v in kwargs.items() if k != "logger"}})
         self._max_block = checked.max_block_ms / 1000
         conf["max.block.ms"] = 0
         kwargs.pop("max.block.ms", None)
+        kwargs.pop("delivery.reports", None)
         self._producer = Producer(conf, **kwargs)
-        self._reports: dict[asyncio.AbstractEventLoop, _LoopReports] = {}
-
-    def _reports_for(self, loop: asyncio.AbstractEventLoop) -> _LoopReports:
-        reports = self._reports.get(loop)
-        if reports is None:
-            reports = self._reports[loop] = _LoopReports(loop)
-        return reports
+        self._reports = self._producer._reports
+        self._loop: asyncio.AbstractEventLoop | None = None  # where reports are served
+        self._reports.hand_over(self._wake)
+        loop = _get_running_loop()
+        if loop is not None:  # else the first loop to call a method (error_cb etc. wait till then)
+            self._serve_on(loop)
 
     async def produce(
         self,
@@ -56,80 +61,115 @@ class AIOProducer:
         """Queue a record; the returned future resolves to the delivered `Message` or raises
         `KafkaException` with the delivery error."""
         loop = asyncio.get_running_loop()
-        fut: asyncio.Future[Message] = loop.create_future()
-        report = partial(self._reports_for(loop).add, fut, on_delivery)
-        deadline = time.monotonic() + self._max_block if self._max_block > 0 else None
+        if loop is not self._loop:
+            self._serve_on(loop)
+        if on_delivery is not None and not callable(on_delivery):
+            raise TypeError("on_delivery must be callable")
+        fut = _Delivery(loop=loop)
+        fut.on_delivery = on_delivery
+        try:
+            self._producer.produce(topic, value, key, partition, fut, timestamp, headers)
+        except BufferError:
+            await self._produce_when_room(loop, topic, value, key, partition, fut, timestamp, headers)
+        return fut
+
+    async def _produce_when_room(self, loop: asyncio.AbstractEventLoop, *args: Any) -> None:
+        deadline = loop.time() + self._max_block if self._max_block > 0 else None
         while True:
+            # Room is freed only when reports are served, and they are served only on this loop.
+            self._drain(loop)
             try:
-                self._producer.produce(topic, value, key, partition, report, timestamp, headers)
-                return fut
+                self._producer.produce(*args)
+                return
             except BufferError:
-                if deadline is not None and time.monotonic() >= deadline:
+                if deadline is not None and loop.time() >= deadline:
                     raise
-                await asyncio.sleep(_ROOM_POLL)
+            await asyncio.sleep(_ROOM_POLL)
 
     async def flush(self, timeout: float = -1) -> int:
+        """Send everything now and wait until every record is reported (served on this loop
+        meanwhile); returns how many remain."""
+        self._serve_on(asyncio.get_running_loop())
         return await asyncio.to_thread(self._producer.flush, timeout)
 
     async def purge(self, in_queue: bool = True, in_flight: bool = True) -> None:
+        self._serve_on(asyncio.get_running_loop())
         await asyncio.to_thread(self._producer.purge, in_queue, in_flight)
 
     async def list_topics(self, topic: str | None = None, timeout: float = -1) -> ClusterMetadata:
+        self._serve_on(asyncio.get_running_loop())
         return await asyncio.to_thread(self._producer.list_topics, topic, timeout)
 
     async def close(self) -> None:
+        self._serve_on(asyncio.get_running_loop())
         await asyncio.to_thread(self._producer.close)
 
     def __len__(self) -> int:
         return len(self._producer)
 
     async def __aenter__(self) -> AIOProducer:
+        self._serve_on(asyncio.get_running_loop())
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
+    # --- serving reports on the loop ------------------------------------------------------------
 
-class _LoopReports:
-    """Delivery reports on their way to one event loop: the report thread appends, and only the
-    first report after the loop last drained schedules a drain (a wake-up costs a syscall)."""
+    def _serve_on(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Serve reports on ``loop`` from now on, starting with whatever is queued already."""
+        if loop is not self._loop:
+            self._loop = loop
+            loop.call_soon(self._serve)
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._loop = loop
-        self._lock = threading.Lock()
-        self._pending: deque[tuple[asyncio.Future[Message], Callable[..., Any] | None, KafkaError | None, Message]]
-        self._pending = deque()
-        self._scheduled = False
+    def _wake(self) -> None:
+        """The report queue stopped being empty (any thread, mostly the IO thread)."""
+        loop = self._loop
+        if loop is not None:
+            try:
+                loop.call_soon_threadsafe(self._serve)
+            except RuntimeError:  # that loop is closed: the next one to use the producer serves
+                pass
 
-    def add(
-        self, fut: asyncio.Future[Message], on_delivery: Callable[..., Any] | None, err: KafkaError | None, msg: Message
-    ) -> None:
-        with self._lock:
-            self._pending.append((fut, on_delivery, err, msg))
-            if self._scheduled:
-                return
-            self._scheduled = True
-        self._loop.call_soon_threadsafe(self._drain)
+    def _serve(self) -> None:
+        loop = asyncio.get_running_loop()
+        self._drain(loop)
+        if len(self._reports):  # queued while serving (no wake-up for those), or left by a raise
+            loop.call_soon(self._serve)
 
-    def _drain(self) -> None:
-        with self._lock:
-            batch, self._pending = self._pending, deque()
-            self._scheduled = False
-        for fut, on_delivery, err, msg in batch:
-            _settle(fut, err, msg)
-            if on_delivery is not None:
-                try:
-                    on_delivery(err, msg)
-                except Exception as exc:  # as the loop does for a failing callback: report, go on
-                    self._loop.call_exception_handler(
-                        {"message": "exception in an AIOProducer on_delivery callback", "exception": exc}
-                    )
+    def _drain(self, loop: asyncio.AbstractEventLoop) -> None:
+        try:
+            self._reports.drain()
+        except Exception as exc:  # error_cb, stats_cb or throttle_cb raised: as the loop does, report it
+            loop.call_exception_handler({"message": "exception in an AIOProducer callback", "exception": exc})
 
 
-def _settle(fut: asyncio.Future[Message], err: KafkaError | None, msg: Message) -> None:
-    if fut.done():
-        return
-    if err is None:
-        fut.set_result(msg)
-    else:
-        fut.set_exception(KafkaException(err))
+class _Delivery(asyncio.Future[Message]):
+    """A record's future, and its delivery callback: the producer calls it with the report, so a
+    record costs no object besides its future."""
+
+    __slots__ = ("on_delivery",)
+    on_delivery: Callable[[KafkaError | None, Message], Any] | None
+
+    def __call__(self, err: KafkaError | None, msg: Message) -> None:
+        loop = self.get_loop()
+        if _get_running_loop() is not loop:  # served on another loop's thread: settle on our own
+            try:
+                loop.call_soon_threadsafe(self, err, msg)
+            except RuntimeError:  # our loop is closed: no one can await this future
+                pass
+            return
+        try:
+            if err is None:
+                self.set_result(msg)
+            else:
+                self.set_exception(KafkaException(err))
+        except asyncio.InvalidStateError:  # cancelled by its awaiter
+            pass
+        if self.on_delivery is not None:
+            try:
+                self.on_delivery(err, msg)
+            except Exception as exc:  # as the loop does for a failing callback: report, go on
+                loop.call_exception_handler(
+                    {"message": "exception in an AIOProducer on_delivery callback", "exception": exc}
+                )

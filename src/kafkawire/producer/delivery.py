@@ -1,4 +1,4 @@
-"""Where callbacks run: the caller's thread (``poll()``/``flush()``) or a producer thread.
+"""Where callbacks run: the caller's thread (``poll()``/``flush()``), a producer thread, or an event loop.
 
 The IO thread never runs user callbacks (delivery reports, error_cb, throttle_cb, stats_cb); it
 queues them here. With ``delivery.reports = "poll"`` (confluent-kafka's behaviour) they run
@@ -7,7 +7,9 @@ out of that call (the events after it stay queued for the next call). With ``"ba
 thread of the producer serves them as they arrive, so no one has to call ``poll()``; there a
 raising callback is logged and the thread goes on, and ``poll(timeout)`` only waits (up to
 ``timeout``, or until the report thread served something) so that a ``while: poll(1)`` loop
-written for confluent-kafka does not spin.
+written for confluent-kafka does not spin. `Reports.hand_over` gives the serving to someone else
+(`AIOProducer`'s event loop): it is told when the queue stops being empty and serves with
+``drain()``; ``poll()``/``flush()``/``close()`` wait for it as they wait for a report thread.
 
 Every event's ``after`` hook runs exactly once, once its callback returned or raised, whichever
 thread serves it (the producer uses it to free buffer room and count reports). Events queued
@@ -35,15 +37,24 @@ class Reports:
         self._cond = threading.Condition()
         self._closed = False
         self._finished = False  # the report thread has ended: nothing will serve the queue again
-        self._served = 0  # events served by the report thread, for poll() in background mode
+        self._served = 0  # events served by the report thread or drain(), for poll() waiting on them
         self._thread: threading.Thread | None = None
+        self._on_ready: Callable[[], None] | None = None  # hand_over()'s hook
         if background:
             self._thread = threading.Thread(target=self._serve_forever, name=name, daemon=True)
             self._thread.start()
 
+    def hand_over(self, on_ready: Callable[[], None]) -> None:
+        """Let someone else serve (poll mode only): ``on_ready()`` is called, outside the lock and on
+        the queueing thread, when an event is queued into an empty queue; they serve with `drain`
+        until the queue is empty. Events queued before this wait for their first drain."""
+        assert self._thread is None, "a report thread serves already"
+        self._on_ready = on_ready
+
     @property
     def background(self) -> bool:
-        return self._thread is not None
+        """Callbacks are served by someone other than the caller of poll()/flush()/close()."""
+        return self._thread is not None or self._on_ready is not None
 
     @property
     def on_report_thread(self) -> bool:
@@ -57,10 +68,15 @@ class Reports:
     def put(self, fn: Callable[..., Any], args: tuple[Any, ...], after: Callable[[], None] | None = None) -> None:
         """Queue ``fn(*args)``; ``after()`` runs once it has been served (used to free buffer space)."""
         with self._cond:
-            if not self._finished:
+            queued = not self._finished
+            if queued:
+                first = not self._queue
                 self._queue.append((fn, args, after))
                 self._cond.notify_all()
-                return
+        if queued:
+            if first and self._on_ready is not None:
+                self._on_ready()
+            return
         log.warning("a producer callback was queued after the producer closed; dropped: %r", fn)
         if after is not None:
             _run_after(after)
@@ -70,14 +86,21 @@ class Reports:
 
         Serves at most what was queued when the first event was taken, so a steady stream of
         new events (statistics, say) cannot keep one call from returning. In background mode
-        nothing is served here: it waits up to ``timeout`` (None: until the report thread served
-        something) and returns 0.
+        nothing is served here: it waits up to ``timeout`` (None: until the report thread or a
+        drain served something) and returns 0.
         """
         deadline = None if timeout is None else time.monotonic() + timeout
-        if self._thread is not None:
-            if self._thread is not threading.current_thread():
+        if self.background:
+            if not self.on_report_thread:
                 self._wait_background(deadline)
             return 0
+        return self._serve(deadline)
+
+    def drain(self) -> int:
+        """Run the callbacks queued now, here, without waiting: serving for `hand_over`'s taker."""
+        return self._serve(time.monotonic())
+
+    def _serve(self, deadline: float | None) -> int:
         while True:
             with self._cond:
                 while not self._queue and not self._closed:
@@ -97,7 +120,9 @@ class Reports:
                     _run(fn, args, after)
             finally:
                 if served:
-                    self.notify()
+                    with self._cond:
+                        self._served += served
+                        self._cond.notify_all()
             if served or self._closed:
                 return served
             # Another poll()ing thread took what woke us: wait again for the rest of the timeout.
