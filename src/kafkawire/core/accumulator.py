@@ -18,7 +18,7 @@ from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 from ..native import native
-from ..records import HEADER_SIZE, BatchBuilder, with_producer_state
+from ..records import HEADER_SIZE, BatchBuilder, record_size_upper_bound, with_producer_state
 
 TopicPartition = tuple[str, int]
 
@@ -53,19 +53,7 @@ class PurePendingMessage:
         self.callback = callback
         self.future = future
         self.enqueued = enqueued
-        # Most bytes the record can take in a batch (records.record_size_upper_bound, inlined:
-        # this runs once per record on the caller's thread).
-        size = 36
-        if key is not None:
-            size += len(key)
-        if value is not None:
-            size += len(value)
-        if headers:
-            for header_key, header_value in headers:
-                size += 10 + len(header_key.encode())
-                if header_value is not None:
-                    size += len(header_value)
-        self.size = size
+        self.size = record_size_upper_bound(key, value, headers or ())
 
 
 if TYPE_CHECKING:  # the C twin has the same fields

@@ -29,6 +29,7 @@ from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 from ..errors import KafkaError
+from .config import INT32_MAX
 
 if TYPE_CHECKING:
     from .producer import Producer
@@ -47,7 +48,6 @@ __all__ = [
     "produce_arrow",
 ]
 
-_INT32_MAX = 2**31 - 1
 NULL_TOPIC_MESSAGE = "null topic present in the data. Use the topic option for setting a default topic."
 
 
@@ -237,7 +237,7 @@ def _topics(column: Array) -> tuple[list[str], Iterator[str]]:
 def _in_range(partitions: Any, timestamps: Any) -> bool:
     """Whether every partition is -1 (any) or an int32 and every timestamp non-negative, as
     produce() requires (the other values take the per-row path, which refuses them one by one)."""
-    if isinstance(partitions, list) and partitions and not (min(partitions) >= -1 and max(partitions) <= _INT32_MAX):
+    if isinstance(partitions, list) and partitions and not (min(partitions) >= -1 and max(partitions) <= INT32_MAX):
         return False
     return not (isinstance(timestamps, list) and timestamps and min(timestamps) < 0)
 
