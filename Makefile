@@ -6,7 +6,7 @@ PYTHON ?= python3
 DEMO_VENV := .venv-demo
 TEST_VENV := .venv
 
-.PHONY: demo pipeline producer-demo java test lint clean
+.PHONY: demo pipeline producer-demo java system-deps test lint clean
 
 # setup.py builds the C extension (src/kafkawire/_native.c) at install time; a change to it reinstalls.
 $(DEMO_VENV)/.installed: pyproject.toml setup.py src/kafkawire/_native.c
@@ -49,9 +49,26 @@ lint: $(TEST_VENV)/.installed
 	$(TEST_VENV)/bin/ruff check src tests
 	$(TEST_VENV)/bin/mypy src
 
+# System packages the broker tests need: Debian's ZooKeeper 3.8 jars (the Kafka 2.3 judge on
+# Java 17, tests/harness/kafka_broker.py) and socat (TLS in front of Tansu). Installed when missing
+# and running as root with apt-get; otherwise the command to run is printed.
+SYSTEM_PACKAGES := libzookeeper-java:/usr/share/java/zookeeper-jute-3.8.0.jar socat:/usr/bin/socat
+
+system-deps:
+	@missing=""; for entry in $(SYSTEM_PACKAGES); do [ -e "$${entry#*:}" ] || missing="$$missing $${entry%%:*}"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing:$$missing"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing >/dev/null 2>&1 || \
+	    { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing >/dev/null; }; \
+	  else \
+	    echo "The broker tests need:$$missing. Install them with: sudo apt-get install -y$$missing" >&2; \
+	  fi; \
+	fi
+
 # The suite on the C extension (required to have built), then the unit and conformance tests
 # again on its pure-Python twins (kafkawire/native.py).
-test: lint
+test: lint system-deps
 	KAFKAWIRE_REQUIRE_NATIVE=1 $(TEST_VENV)/bin/python -m pytest
 	KAFKAWIRE_PURE_PYTHON=1 $(TEST_VENV)/bin/python -m pytest -q tests/unit tests/conformance
 

@@ -8,6 +8,7 @@ import pytest
 
 from kafkawire.local_broker import LocalBrokerUnavailable, TansuBroker
 from tests.harness.judge import unique_name
+from tests.harness.kafka_broker import KafkaBroker, KafkaUnavailable
 from tests.harness.mock_cluster import MockCluster
 
 
@@ -22,6 +23,22 @@ def tansu() -> Iterator[TansuBroker]:
         broker.start()
     except LocalBrokerUnavailable as exc:
         pytest.fail(f"Tansu is not available: {exc}")
+    try:
+        yield broker
+    finally:
+        broker.stop()
+
+
+@pytest.fixture(scope="session")
+def kafka23() -> Iterator[KafkaBroker]:
+    """One real Apache Kafka 2.3 broker (JVM + ZooKeeper) on 127.0.0.1 for the whole session.
+
+    Shared like ``tansu``: tests use fresh topic and group names.
+    """
+    try:
+        broker = KafkaBroker().start()
+    except KafkaUnavailable as exc:
+        pytest.fail(f"Kafka 2.3 is not available: {exc}")
     try:
         yield broker
     finally:

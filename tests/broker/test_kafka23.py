@@ -1,0 +1,104 @@
+"""kafkawire against a real Apache Kafka 2.3 broker, judged by confluent-kafka.
+
+Kafka 2.3 is the judge Tansu and the mock cluster cannot be: it filters aborted transactions for
+read_committed readers by its last stable offset, checks producer sequences and epochs as Kafka
+does, and has no flexible versions (every request in its pre-KIP-482 form).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from kafkawire import KafkaError, Producer
+from kafkawire.consumer import FetchSettings, fetch_range
+from kafkawire.io.client import Client
+from tests.harness.judge import Record, consume_all, produce_with_confluent
+from tests.harness.kafka_broker import KafkaBroker
+from tests.harness.topics import create_topic
+
+pytestmark = pytest.mark.broker
+
+
+def _deliver(producer: Producer, topic: str, values: list[bytes], **kwargs: object) -> list[KafkaError | None]:
+    errors: list[KafkaError | None] = []
+    for value in values:
+        producer.produce(topic, value, on_delivery=lambda err, _msg: errors.append(err), **kwargs)  # type: ignore[arg-type]
+    producer.flush(30)
+    return errors
+
+
+@pytest.mark.parametrize("compression", ["none", "gzip", "snappy", "lz4", "zstd"])
+def test_idempotent_produce_read_back(kafka23: KafkaBroker, topic_name: Callable[[str], str], compression: str) -> None:
+    topic = topic_name("idem")
+    create_topic(kafka23.bootstrap(), topic, 3)
+    values = [f"{compression}-{i}".encode() for i in range(2000)]
+    p = Producer({"bootstrap.servers": kafka23.bootstrap(), "acks": "all", "compression.type": compression})
+    try:
+        assert _deliver(p, topic, values, key=b"k") == [None] * len(values)
+    finally:
+        p.close()
+    got = consume_all(kafka23.bootstrap(), topic, len(values), settle=0.5)
+    assert [m.value() for m in got] == values  # one key: one partition, in order
+
+
+def test_read_committed_hides_aborted_transactions(kafka23: KafkaBroker, topic_name: Callable[[str], str]) -> None:
+    topic = topic_name("txn")
+    create_topic(kafka23.bootstrap(), topic, 1)
+    p = Producer({"bootstrap.servers": kafka23.bootstrap(), "transactional.id": topic_name("tid")})
+    try:
+        p.init_transactions(30)
+        for round_ in range(4):
+            p.begin_transaction()
+            _deliver(p, topic, [f"r{round_}-{i}".encode() for i in range(50)])
+            if round_ % 2:
+                p.abort_transaction(30)
+            else:
+                p.commit_transaction(30)
+    finally:
+        p.close()
+    committed = [f"r{r}-{i}".encode() for r in (0, 2) for i in range(50)]
+    # Kafka itself filters by the last stable offset and the aborted-transaction index.
+    assert [m.value() for m in consume_all(kafka23.bootstrap(), topic, 100, settle=0.5)] == committed
+    everything = consume_all(kafka23.bootstrap(), topic, 200, settle=0.5, isolation_level="read_uncommitted")
+    assert len(everything) == 200
+    # kafkawire's read path gives the same committed view of the same log.
+    with Client({"bootstrap.servers": kafka23.bootstrap()}) as client:
+        ours = [
+            r.value
+            for _b, records in fetch_range(client, topic, 0, 0, None, FetchSettings(read_committed=True))
+            for r in records
+        ]
+    assert ours == committed
+
+
+def test_confluent_writes_kafkawire_reads(kafka23: KafkaBroker, topic_name: Callable[[str], str]) -> None:
+    topic = topic_name("rev")
+    create_topic(kafka23.bootstrap(), topic, 1)
+    records = [Record(value=f"v{i}".encode(), key=b"k", headers=[("h", b"1")]) for i in range(500)]
+    produce_with_confluent(kafka23.bootstrap(), topic, records, config={"compression.type": "lz4"})
+    with Client({"bootstrap.servers": kafka23.bootstrap()}) as client:
+        got = [r for _b, rs in fetch_range(client, topic, 0, 0, None) for r in rs]
+    assert [r.value for r in got] == [r.value for r in records]
+    assert all(r.key == b"k" for r in got)
+
+
+def test_sasl_plain_listener_serves_the_judge(kafka23: KafkaBroker, topic_name: Callable[[str], str]) -> None:
+    """The harness's SASL_PLAINTEXT listener works (for the security tests): confluent-kafka reads
+    over it what kafkawire wrote over PLAINTEXT."""
+    topic = topic_name("sasl")
+    create_topic(kafka23.bootstrap(), topic, 1)
+    p = Producer({"bootstrap.servers": kafka23.bootstrap()})
+    try:
+        assert _deliver(p, topic, [b"a", b"b"]) == [None, None]
+    finally:
+        p.close()
+    sasl = {
+        "security.protocol": "SASL_PLAINTEXT",
+        "sasl.mechanism": "PLAIN",
+        "sasl.username": "alice",
+        "sasl.password": "alice-secret",
+    }
+    got = consume_all(kafka23.bootstrap("SASL_PLAINTEXT"), topic, 2, partitions=[0], config=sasl)
+    assert [m.value() for m in got] == [b"a", b"b"]
