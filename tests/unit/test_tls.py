@@ -1,0 +1,178 @@
+"""TLS sessions over memory buffers, handshaking with an in-process TLS server (Python's ssl, the
+OpenSSL server side): verification outcomes, mutual TLS, and the SSLContext built from options."""
+
+from __future__ import annotations
+
+import ssl
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kafkawire.io.tls import TlsError, TlsSession, tls_context
+from tests.harness.certs import KEY_PASSWORD, STORE_PASSWORD, Authority, Leaf, make_ca, make_leaf
+
+
+@dataclass
+class Pki:
+    dir: Path
+    ca: Authority
+    other_ca: Authority
+    leaves: dict[str, Leaf] = field(default_factory=dict)
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
+    d = tmp_path_factory.mktemp("pki")
+    ca = make_ca(d)
+    p = Pki(d, ca, make_ca(d, "other-ca"))
+    p.leaves = {
+        "server": make_leaf(d, "server", ca),
+        "expired": make_leaf(d, "expired", ca, expired=True),
+        "other_host": make_leaf(d, "other", ca, hosts=("broker.example.com",)),
+        "self_signed": make_leaf(d, "self", None),
+        "client": make_leaf(d, "client", ca, hosts=(), client=True),
+    }
+    return p
+
+
+class Server:
+    """The server side of one TLS connection, in memory."""
+
+    def __init__(self, leaf: Leaf, client_ca: Authority | None = None) -> None:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(leaf.cert, leaf.key)
+        if client_ca is not None:
+            ctx.verify_mode = ssl.CERT_REQUIRED
+            ctx.load_verify_locations(client_ca.cert)
+        self.incoming, self.outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+        self.tls = ctx.wrap_bio(self.incoming, self.outgoing, server_side=True)
+        self.done = False
+
+    def step(self) -> None:
+        if not self.done:
+            try:
+                self.tls.do_handshake()
+                self.done = True
+            except ssl.SSLWantReadError:
+                pass
+
+
+def handshake(client: TlsSession, server: Server) -> None:
+    for _ in range(10):
+        done = client.handshake()
+        server.incoming.write(client.outgoing())
+        server.step()
+        client.receive(server.outgoing.read())
+        if done and server.done:
+            return
+    raise AssertionError("the handshake did not finish")
+
+
+def connect(conf: dict[str, Any], server: Server, host: str = "127.0.0.1") -> TlsSession:
+    client = TlsSession(tls_context(conf), host)
+    handshake(client, server)
+    return client
+
+
+def test_handshake_then_records_both_ways(pki: Pki) -> None:
+    server = Server(pki.leaves["server"])
+    client = connect({"ssl.ca.location": str(pki.ca.cert)}, server)
+    client.send(b"x" * 100_000)
+    server.incoming.write(client.outgoing())
+    got = b""
+    while len(got) < 100_000:
+        got += server.tls.read(1 << 16)
+    assert got == b"x" * 100_000
+    server.tls.write(b"answer")
+    assert client.receive(server.outgoing.read()) == b"answer"
+    assert client.receive(b"") == b""
+
+
+def test_host_name_checked_by_default_for_names_and_addresses(pki: Pki) -> None:
+    conf = {"ssl.ca.location": str(pki.ca.cert)}
+    connect(conf, Server(pki.leaves["server"]), "localhost")
+    with pytest.raises(TlsError, match="mismatch, certificate is not valid"):
+        connect(conf, Server(pki.leaves["other_host"]), "127.0.0.1")
+    # ssl.endpoint.identification.algorithm=none turns the name check off, not the chain check
+    connect({**conf, "ssl.endpoint.identification.algorithm": "none"}, Server(pki.leaves["other_host"]))
+
+
+@pytest.mark.parametrize(
+    ("leaf", "reason"),
+    [("expired", "certificate has expired"), ("self_signed", "self-signed certificate")],
+)
+def test_verification_failures_say_which_check(pki: Pki, leaf: str, reason: str) -> None:
+    with pytest.raises(TlsError, match=reason):
+        connect({"ssl.ca.location": str(pki.ca.cert)}, Server(pki.leaves[leaf]))
+
+
+def test_unknown_ca(pki: Pki) -> None:
+    with pytest.raises(TlsError, match="unable to get local issuer certificate"):
+        connect({"ssl.ca.location": str(pki.other_ca.cert)}, Server(pki.leaves["server"]))
+    # without verification anything goes (enable.ssl.certificate.verification=false)
+    connect({"enable.ssl.certificate.verification": False}, Server(pki.leaves["self_signed"]))
+
+
+def test_ca_as_pem_string(pki: Pki) -> None:
+    connect({"ssl.ca.pem": pki.ca.cert.read_text()}, Server(pki.leaves["server"]))
+
+
+@pytest.mark.parametrize(
+    "identity",
+    [
+        lambda c: {"ssl.certificate.location": str(c.cert), "ssl.key.location": str(c.key)},
+        lambda c: {"ssl.certificate.pem": c.cert.read_text(), "ssl.key.pem": c.key.read_text()},
+        lambda c: {
+            "ssl.certificate.location": str(c.cert),
+            "ssl.key.location": str(c.encrypted_key),
+            "ssl.key.password": KEY_PASSWORD,
+        },
+        lambda c: {"ssl.keystore.location": str(c.pkcs12), "ssl.keystore.password": STORE_PASSWORD},
+    ],
+    ids=["pem-files", "pem-strings", "encrypted-key", "pkcs12"],
+)
+def test_mutual_tls(pki: Pki, identity: Any) -> None:
+    conf = {"ssl.ca.location": str(pki.ca.cert), **identity(pki.leaves["client"])}
+    server = Server(pki.leaves["server"], client_ca=pki.ca)
+    connect(conf, server)
+    assert server.tls.getpeercert() is not None
+
+
+def test_mutual_tls_without_a_client_certificate_fails(pki: Pki) -> None:
+    server = Server(pki.leaves["server"], client_ca=pki.ca)
+    client = TlsSession(tls_context({"ssl.ca.location": str(pki.ca.cert)}), "127.0.0.1")
+    with pytest.raises((TlsError, ssl.SSLError)):
+        handshake(client, server)
+        client.send(b"hello")  # TLS 1.3: the refusal arrives after the client finished
+        server.incoming.write(client.outgoing())
+        server.tls.read(10)
+
+
+@pytest.mark.parametrize(
+    ("conf", "message"),
+    [
+        ({"ssl.ca.location": "/nonexistent/ca.pem"}, "ssl.ca.location: no such file"),
+        ({"ssl.certificate.location": "{cert}"}, "must be set together"),
+        (
+            {"ssl.certificate.location": "{cert}", "ssl.key.location": "{enc}", "ssl.key.password": "wrong-pass"},
+            "ssl.key.location: cannot decrypt",
+        ),
+        ({"ssl.certificate.location": "{cert}", "ssl.key.location": "{enc}"}, "ssl.key.password is not set"),
+        ({"ssl.keystore.location": "{p12}", "ssl.keystore.password": "wrong-pass"}, "wrong ssl.keystore.password"),
+        ({"ssl.ca.pem": "not a certificate"}, "ssl.ca.pem"),
+        ({"ssl.cipher.suites": "NO-SUCH-CIPHER"}, "ssl.cipher.suites"),
+    ],
+)
+def test_option_errors_name_the_option_and_hide_secrets(pki: Pki, conf: dict[str, str], message: str) -> None:
+    c = pki.leaves["client"]
+    paths = {"cert": str(c.cert), "enc": str(c.encrypted_key), "p12": str(c.pkcs12)}
+    conf = {k: v.format(**paths) for k, v in conf.items()}
+    with pytest.raises(ValueError, match=message) as info:
+        tls_context(conf)
+    assert "wrong-pass" not in str(info.value)
+
+
+def test_tls_1_2_is_the_minimum() -> None:
+    assert tls_context({}).minimum_version is ssl.TLSVersion.TLSv1_2
