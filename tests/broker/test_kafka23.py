@@ -84,21 +84,41 @@ def test_confluent_writes_kafkawire_reads(kafka23: KafkaBroker, topic_name: Call
     assert all(r.key == b"k" for r in got)
 
 
-def test_sasl_plain_listener_serves_the_judge(kafka23: KafkaBroker, topic_name: Callable[[str], str]) -> None:
-    """The harness's SASL_PLAINTEXT listener works (for the security tests): confluent-kafka reads
-    over it what kafkawire wrote over PLAINTEXT."""
-    topic = topic_name("sasl")
+JUDGE_SECURITY = {
+    "SSL": {},
+    "SASL_PLAINTEXT-PLAIN": {"sasl.mechanism": "PLAIN", "sasl.username": "alice", "sasl.password": "alice-secret"},
+    "SASL_SSL-SCRAM-SHA-256": {
+        "sasl.mechanism": "SCRAM-SHA-256",
+        "sasl.username": "carol",
+        "sasl.password": "carol-pw",
+    },
+    "SASL_SSL-SCRAM-SHA-512": {
+        "sasl.mechanism": "SCRAM-SHA-512",
+        "sasl.username": "carol",
+        "sasl.password": "carol-pw",
+    },
+    "SASL_PLAINTEXT-OAUTHBEARER": {
+        "sasl.mechanism": "OAUTHBEARER",
+        "enable.sasl.oauthbearer.unsecure.jwt": True,
+        "sasl.oauthbearer.config": "principal=alice",
+    },
+}
+
+
+@pytest.mark.parametrize("setup", sorted(JUDGE_SECURITY))
+def test_secured_listeners_serve_the_judge(kafka23: KafkaBroker, topic_name: Callable[[str], str], setup: str) -> None:
+    """The harness's TLS and SASL listeners work (the ground the security tests stand on):
+    confluent-kafka reads over each what kafkawire wrote over PLAINTEXT."""
+    topic = topic_name("sec")
     create_topic(kafka23.bootstrap(), topic, 1)
     p = Producer({"bootstrap.servers": kafka23.bootstrap()})
     try:
         assert _deliver(p, topic, [b"a", b"b"]) == [None, None]
     finally:
         p.close()
-    sasl = {
-        "security.protocol": "SASL_PLAINTEXT",
-        "sasl.mechanism": "PLAIN",
-        "sasl.username": "alice",
-        "sasl.password": "alice-secret",
-    }
-    got = consume_all(kafka23.bootstrap("SASL_PLAINTEXT"), topic, 2, partitions=[0], config=sasl)
+    kafka23.add_scram_user("carol", "carol-pw")
+    listener = setup.split("-")[0]
+    assert kafka23.ca is not None
+    conf = {"security.protocol": listener, "ssl.ca.location": str(kafka23.ca.cert), **JUDGE_SECURITY[setup]}
+    got = consume_all(kafka23.bootstrap(listener), topic, 2, partitions=[0], config=conf)
     assert [m.value() for m in got] == [b"a", b"b"]

@@ -7,9 +7,12 @@ Debian's ZooKeeper 3.8 jars (package ``libzookeeper-java``) go first on the clas
 run the ZooKeeper server. Both JVMs get small heaps, log to the run's directory, die with the
 process that started them (PR_SET_PDEATHSIG) and are stopped by ``stop()``.
 
-Listeners: PLAINTEXT and SASL_PLAINTEXT (PLAIN users from the listener's JAAS config). The broker
-is real in everything the judges need: a group and transaction coordinator, read_committed
-filtering by the last stable offset, generation checks.
+Listeners: PLAINTEXT, SSL, SASL_PLAINTEXT and SASL_SSL, with PLAIN users from the listeners' JAAS
+config, SCRAM-SHA-256/512 users stored in ZooKeeper (`add_scram_user`) and OAUTHBEARER with Kafka's
+unsecured-JWT validator; the TLS listeners use certificates made at start (`tests.harness.certs`),
+and ``client_auth="required"`` makes the SSL listener ask for a client certificate. The broker is
+real in everything the judges need: a group and transaction coordinator, read_committed filtering
+by the last stable offset, generation checks.
 """
 
 from __future__ import annotations
@@ -25,11 +28,14 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from kafkawire.local_broker import _free_loopback_port, _with_parent_death_signal
+from tests.harness.certs import STORE_PASSWORD, Authority, make_ca, make_leaf
 
 KAFKA_VERSION = "2.12-2.3.0"
 ZOOKEEPER_JARS = ("/usr/share/java/zookeeper-3.8.0.jar", "/usr/share/java/zookeeper-jute-3.8.0.jar")
 INSTALL_HINT = "apt-get install -y libzookeeper-java (make test does it when run as root)"
 PLAIN_USERS = {"admin": "admin-secret", "alice": "alice-secret"}
+LISTENERS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
 
 
 class KafkaUnavailable(RuntimeError):
@@ -70,22 +76,35 @@ def _java() -> str:
     return java
 
 
-def _jaas_plain(users: Mapping[str, str]) -> str:
-    entries = " ".join(f'user_{name}="{password}"' for name, password in users.items())
-    return (
-        "org.apache.kafka.common.security.plain.PlainLoginModule required "
-        f'username="admin" password="{users["admin"]}" {entries};'
-    )
+def _jaas(mechanism: str, users: Mapping[str, str]) -> str:
+    if mechanism == "PLAIN":
+        entries = " ".join(f'user_{name}="{password}"' for name, password in users.items())
+        return (
+            "org.apache.kafka.common.security.plain.PlainLoginModule required "
+            f'username="admin" password="{users["admin"]}" {entries};'
+        )
+    if mechanism == "OAUTHBEARER":
+        return "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;"
+    return "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+
+
+def _sasl_lines(listener: str) -> list[str]:
+    return [
+        f"listener.name.{listener.lower()}.{m.lower()}.sasl.jaas.config={_jaas(m, PLAIN_USERS)}" for m in MECHANISMS
+    ]
 
 
 class KafkaBroker:
     """One Kafka 2.3 broker and its ZooKeeper, in a fresh directory, on free loopback ports."""
 
-    def __init__(self, start_timeout: float = 60.0) -> None:
+    def __init__(self, start_timeout: float = 60.0, client_auth: str = "none") -> None:
         self.start_timeout = start_timeout
+        self.client_auth = client_auth
         self.ports: dict[str, int] = {}
+        self.ca: Authority | None = None
         self._dir: Path | None = None
         self._procs: list[subprocess.Popen[bytes]] = []
+        self._zookeeper = ""
 
     def bootstrap(self, listener: str = "PLAINTEXT") -> str:
         return f"127.0.0.1:{self.ports[listener]}"
@@ -95,7 +114,16 @@ class KafkaBroker:
         class_path = _class_path(home)
         self._dir = Path(tempfile.mkdtemp(prefix="kafkawire-kafka23-"))
         zk_port = _free_loopback_port()
-        self.ports = {"PLAINTEXT": _free_loopback_port(), "SASL_PLAINTEXT": _free_loopback_port()}
+        self._zookeeper = f"127.0.0.1:{zk_port}"
+        self.ports = {name: _free_loopback_port() for name in LISTENERS}
+        self.ca = make_ca(self._dir)
+        server = make_leaf(self._dir, "broker", self.ca)
+        truststore = self._dir / "truststore.jks"
+        subprocess.run(
+            [str(Path(_java()).with_name("keytool")), "-importcert", "-noprompt", "-alias", "ca", "-file", str(self.ca.cert),
+             "-keystore", str(truststore), "-storepass", STORE_PASSWORD, "-storetype", "JKS"],
+            check=True, capture_output=True,
+        )  # fmt: skip
         (self._dir / "zookeeper.properties").write_text(
             f"dataDir={self._dir / 'zookeeper'}\nclientPort={zk_port}\nclientPortAddress=127.0.0.1\n"
             "maxClientCnxns=0\nadmin.enableServer=false\n"
@@ -108,8 +136,17 @@ class KafkaBroker:
                     f"listeners={listeners}",
                     f"advertised.listeners={listeners}",
                     "inter.broker.listener.name=PLAINTEXT",
-                    "sasl.enabled.mechanisms=PLAIN",
-                    f"listener.name.sasl_plaintext.plain.sasl.jaas.config={_jaas_plain(PLAIN_USERS)}",
+                    f"sasl.enabled.mechanisms={','.join(MECHANISMS)}",
+                    *_sasl_lines("SASL_PLAINTEXT"),
+                    *_sasl_lines("SASL_SSL"),
+                    "ssl.keystore.type=PKCS12",
+                    f"ssl.keystore.location={server.pkcs12}",
+                    f"ssl.keystore.password={STORE_PASSWORD}",
+                    f"ssl.key.password={STORE_PASSWORD}",
+                    f"ssl.truststore.location={truststore}",
+                    f"ssl.truststore.password={STORE_PASSWORD}",
+                    f"listener.name.ssl.ssl.client.auth={self.client_auth}",
+                    "ssl.endpoint.identification.algorithm=",
                     f"log.dirs={self._dir / 'data'}",
                     f"zookeeper.connect=127.0.0.1:{zk_port}",
                     "num.partitions=1",
@@ -139,6 +176,18 @@ class KafkaBroker:
         self._spawn("kafka", [*common, "kafka.Kafka", "server.properties"])
         self._wait_started()
         return self
+
+    def add_scram_user(self, user: str, password: str) -> None:
+        """Create SCRAM-SHA-256 and -512 credentials in ZooKeeper (2.3 predates the admin API for it)."""
+        home = kafka_home()
+        config = f"SCRAM-SHA-256=[password={password}],SCRAM-SHA-512=[password={password}]"
+        subprocess.run(
+            [_java(), "-Xmx128m", "-cp", _class_path(home), "-Dzookeeper.sasl.client=false",
+             f"-Dlog4j.configuration=file:{home / 'config' / 'tools-log4j.properties'}",
+             "kafka.admin.ConfigCommand", "--zookeeper", self._zookeeper, "--alter", "--add-config", config,
+             "--entity-type", "users", "--entity-name", user],
+            check=True, capture_output=True, timeout=60,
+        )  # fmt: skip
 
     def stop(self) -> None:
         for proc in reversed(self._procs):  # the broker first, then ZooKeeper
