@@ -15,6 +15,7 @@ import abc
 import base64
 import hashlib
 import hmac
+import json
 import re
 import secrets
 from collections.abc import Mapping
@@ -160,6 +161,43 @@ class OAuthBearerClient(SaslClient):
             raise SaslError(f"OAUTHBEARER: the server refused the token: {_text(token)}")
         self.done = True
         return None
+
+
+def unsecured_jwt(config: str, now: float) -> tuple[str, float, str, dict[str, str]]:
+    """librdkafka's ``sasl.oauthbearer.config`` for test clusters -> (token, expiry, principal, extensions).
+
+    The form is space-separated ``key=value``: ``principal`` (required), ``principalClaimName``
+    (default sub), ``scope`` (comma-separated), ``scopeClaimName`` (default scope), ``lifeSeconds``
+    (default 3600) and ``extension_<name>``. The token is an unsigned JWT (alg none), what Kafka's
+    unsecured validator accepts; ``now`` is the caller's wall clock in seconds."""
+    settings: dict[str, str] = {}
+    extensions: dict[str, str] = {}
+    for item in config.split():
+        key, sep, value = item.partition("=")
+        if not sep or not value:
+            raise ValueError("sasl.oauthbearer.config: expected space-separated key=value pairs")
+        if key.startswith("extension_"):
+            extensions[key[len("extension_") :]] = value
+        elif key in ("principal", "principalClaimName", "scope", "scopeClaimName", "lifeSeconds"):
+            settings[key] = value
+        else:
+            raise ValueError(f"sasl.oauthbearer.config: unknown key {key!r}")
+    principal = settings.get("principal")
+    if not principal:
+        raise ValueError("sasl.oauthbearer.config: principal=<name> is required")
+    life = settings.get("lifeSeconds", "3600")
+    if not life.isdigit() or int(life) == 0:
+        raise ValueError("sasl.oauthbearer.config: lifeSeconds must be a positive integer")
+    expiry = now + int(life)
+    claims: dict[str, object] = {settings.get("principalClaimName", "sub"): principal, "iat": now, "exp": expiry}
+    if settings.get("scope"):
+        claims[settings.get("scopeClaimName", "scope")] = settings["scope"].split(",")
+    token = f"{_b64url({'alg': 'none'})}.{_b64url(claims)}."
+    return token, expiry, principal, extensions
+
+
+def _b64url(obj: object) -> str:
+    return base64.urlsafe_b64encode(json.dumps(obj, separators=(",", ":")).encode()).rstrip(b"=").decode()
 
 
 def _saslname(name: str) -> str:

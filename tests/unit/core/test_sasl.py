@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import json
 
 import pytest
 
@@ -14,6 +15,7 @@ from kafkawire.core.sasl import (
     SaslError,
     ScramClient,
     parse_jaas_config,
+    unsecured_jwt,
 )
 
 # RFC 7677 section 3: SCRAM-SHA-256, user "user", password "pencil".
@@ -143,3 +145,34 @@ def test_jaas_config_errors_never_echo_the_text(text: str, why: str) -> None:
     with pytest.raises(ValueError, match=why) as info:
         parse_jaas_config(text)
     assert "topsecret" not in str(info.value)
+
+
+def _claims(token: str) -> dict[str, object]:
+    header, payload, signature = token.split(".")
+    assert signature == ""
+    assert json.loads(base64.urlsafe_b64decode(header + "==")) == {"alg": "none"}
+    return json.loads(base64.urlsafe_b64decode(payload + "=="))  # type: ignore[no-any-return]
+
+
+def test_unsecured_jwt_from_librdkafka_config() -> None:
+    token, expiry, principal, ext = unsecured_jwt(
+        "principal=alice scope=read,write lifeSeconds=60 extension_traceId=7", 1000.0
+    )
+    assert (expiry, principal, ext) == (1060.0, "alice", {"traceId": "7"})
+    assert _claims(token) == {"sub": "alice", "iat": 1000.0, "exp": 1060.0, "scope": ["read", "write"]}
+    token, _, _, _ = unsecured_jwt("principal=bob principalClaimName=user", 5.0)
+    assert _claims(token)["user"] == "bob"
+
+
+@pytest.mark.parametrize(
+    ("config", "why"),
+    [
+        ("scope=x", "principal"),
+        ("principal=a lifeSeconds=-1", "lifeSeconds"),
+        ("principal=a bogus=1", "unknown key"),
+        ("principal", "key=value"),
+    ],
+)
+def test_unsecured_jwt_config_errors(config: str, why: str) -> None:
+    with pytest.raises(ValueError, match=why):
+        unsecured_jwt(config, 0.0)
