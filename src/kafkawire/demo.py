@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from typing import IO
 
 from .admin import NewTopic, create_topic_if_missing
+from .client.cluster import Client
 from .consumer import fetch_range
 from .errors import KafkaError, KafkaException
-from .io.client import Client
 from .local_broker import TansuBroker
 from .model import Message
 from .producer import Producer

@@ -9,8 +9,8 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
+from kafkawire.client.cluster import Client
 from kafkawire.errors import KafkaError, KafkaException
-from kafkawire.io.client import Client
 from kafkawire.protocol.apis import API_VERSIONS, METADATA, PRODUCE
 from tests.harness.mock_cluster import MockCluster
 

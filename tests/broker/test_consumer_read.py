@@ -8,6 +8,7 @@ from collections.abc import Callable
 import confluent_kafka
 import pytest
 
+from kafkawire.client.cluster import Client
 from kafkawire.consumer import (
     EARLIEST,
     LATEST,
@@ -17,7 +18,6 @@ from kafkawire.consumer import (
     high_watermarks,
     list_offsets,
 )
-from kafkawire.io.client import Client
 from kafkawire.local_broker import TansuBroker
 from tests.harness.judge import Record, judge_config, produce_with_confluent
 from tests.harness.mock_cluster import MockCluster

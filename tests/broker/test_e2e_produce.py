@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import confluent_kafka
 import pytest
 
+from kafkawire.client.cluster import Client
 from kafkawire.core.versions import ranges_from_response
-from kafkawire.io.client import Client
 from kafkawire.local_broker import TansuBroker
 from kafkawire.protocol.apis import API_VERSIONS, CREATE_TOPICS, PRODUCE
 from kafkawire.records import GZIP, LZ4, NONE, SNAPPY, ZSTD, BatchBuilder, encode_message_set

@@ -107,7 +107,7 @@ Handler = Callable[[Call], Mapping[str, Any] | KafkaError | None]
 
 
 class StubClient:
-    """Stands in for `kafkawire.io.client.Client` at the request boundary; see the module docstring.
+    """Stands in for `kafkawire.client.cluster.Client` at the request boundary; see the module docstring.
 
     Metadata refreshes answer the cluster in ``nodes`` and ``controller`` (the test may change
     them at any time; the next refresh reports the change) and fold it into ``metadata``.

@@ -13,9 +13,9 @@ from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
+from ..client.cluster import Client
 from ..config import parse_config
 from ..errors import KafkaError, KafkaException
-from ..io.client import Client
 from ..model import BrokerMetadata, ClusterMetadata, TopicPartition
 from ..protocol.apis import (
     ALTER_CONFIGS,

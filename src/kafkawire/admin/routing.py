@@ -15,10 +15,10 @@ from collections.abc import Callable, Hashable, Iterable, Mapping
 from concurrent.futures import Future
 from typing import Any, Generic, TypeVar
 
+from ..client.cluster import Client
 from ..core.backoff import backoff_delay
 from ..errors import KafkaError, KafkaException
 from ..io.broker import Body
-from ..io.client import Client
 from ..protocol.apis import FIND_COORDINATOR
 from ..protocol.codec import Struct
 from ..protocol.schema import Api

@@ -26,9 +26,9 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ..client.cluster import Client
 from ..core.committed import CommittedFilter
 from ..errors import KafkaError, KafkaException
-from ..io.client import Client
 from ..protocol.apis import FETCH
 from ..protocol.codec import Struct
 from ..records import Record, RecordBatch, decode_batches

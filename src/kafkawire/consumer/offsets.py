@@ -14,8 +14,8 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
+from ..client.cluster import Client
 from ..errors import KafkaError, KafkaException
-from ..io.client import Client
 from ..protocol.apis import LIST_OFFSETS
 from ..protocol.codec import Struct
 

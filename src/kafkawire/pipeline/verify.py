@@ -13,8 +13,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from kafkawire.admin import NewTopic, create_topic_if_missing
+from kafkawire.client.cluster import Client
 from kafkawire.consumer import FetchSettings, fetch_range, high_watermarks, partitions_for
-from kafkawire.io.client import Client
 
 
 @dataclass

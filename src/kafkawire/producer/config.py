@@ -196,7 +196,7 @@ class ProducerConfig:
     """Effective producer settings: the user's values, defaults, and librdkafka's adjustments.
 
     ``raw`` holds the same effective values under canonical names (plus the connection and no-op
-    options), for `kafkawire.io.client.Client` and for interceptors' ``configure(config)``.
+    options), for `kafkawire.client.cluster.Client` and for interceptors' ``configure(config)``.
     """
 
     bootstrap_servers: str | None

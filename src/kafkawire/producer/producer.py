@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future
 from typing import Any
 
+from ..client.cluster import Client
 from ..core.accumulator import Accumulator, PendingMessage
 from ..core.idempotence import Idempotence
 from ..core.partitioners import (
@@ -35,7 +36,6 @@ from ..core.partitioners import (
 from ..core.transactions import Call
 from ..core.transactions import State as TxnState
 from ..errors import KafkaError, KafkaException
-from ..io.client import Client
 from ..model import (
     TIMESTAMP_CREATE_TIME,
     TIMESTAMP_LOG_APPEND_TIME,

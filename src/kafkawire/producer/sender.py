@@ -16,13 +16,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..client.cluster import Client
 from ..core.accumulator import Accumulator, PendingMessage, ProducerBatch
 from ..core.backoff import backoff_delay
 from ..core.error_policy import produce_policy
 from ..core.idempotence import Idempotence, InitOutcome, Verdict
 from ..core.versions import UnsupportedVersionError
 from ..errors import KafkaError
-from ..io.client import Client
 from ..io.engine import Timer
 from ..protocol.apis import INIT_PRODUCER_ID, PRODUCE
 from ..protocol.codec import Struct

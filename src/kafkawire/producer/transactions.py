@@ -16,11 +16,11 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
+from ..client.cluster import Client
 from ..core.backoff import backoff_delay
 from ..core.idempotence import BUMP_REFUSED_ERRORS, Idempotence
 from ..core.transactions import State, TransactionState
 from ..errors import KafkaError, KafkaException
-from ..io.client import Client
 from ..protocol.apis import (
     ADD_OFFSETS_TO_TXN,
     ADD_PARTITIONS_TO_TXN,

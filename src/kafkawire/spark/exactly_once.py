@@ -26,10 +26,10 @@ import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ..client.cluster import Client
 from ..config import CONNECTION_OPTIONS, option_index
 from ..consumer import EARLIEST, FetchSettings, fetch_range, list_offsets, partitions_for
 from ..errors import KafkaError, KafkaException
-from ..io.client import Client
 
 DEFAULT_CONTROL_TOPIC = "kafkawire-spark-commits"
 WAIT = 30.0

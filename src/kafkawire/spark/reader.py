@@ -43,6 +43,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from kafkawire.client.cluster import Client
 from kafkawire.consumer import (
     EARLIEST,
     LATEST,
@@ -54,7 +55,6 @@ from kafkawire.consumer import (
     partitions_for,
     topics_matching,
 )
-from kafkawire.io.client import Client
 from kafkawire.spark.cache import ProcessCache
 from kafkawire.spark.options import source_option
 from kafkawire.spark.read_options import (

@@ -16,11 +16,11 @@ from .. import model
 from ..config import CONNECTION_OPTIONS, bootstrap_addresses, parse_config
 from ..core.metadata import ClusterMetadata
 from ..errors import KafkaError, KafkaException
+from ..io.broker import Body, BrokerConnection, Callback, ConnectionSettings, State
+from ..io.engine import Engine
 from ..protocol.apis import METADATA
 from ..protocol.codec import Struct
 from ..protocol.schema import Api
-from .broker import Body, BrokerConnection, Callback, ConnectionSettings, State
-from .engine import Engine
 
 
 class Client:
