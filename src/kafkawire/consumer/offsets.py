@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..client.cluster import Client
+from ..core import TopicPartitionKey
 from ..errors import KafkaError, KafkaException
 from ..protocol.apis import LIST_OFFSETS
 from ..protocol.codec import Struct
@@ -24,7 +25,6 @@ LATEST = -1  # ListOffsets' timestamp for the log end (the last stable offset un
 READ_UNCOMMITTED = 0
 READ_COMMITTED = 1
 
-TopicPartition = tuple[str, int]
 
 
 @dataclass(frozen=True)
@@ -88,15 +88,15 @@ def topics_matching(client: Client, pattern: str, timeout: float = 30.0) -> dict
 
 def list_offsets(
     client: Client,
-    queries: Mapping[TopicPartition, int],
+    queries: Mapping[TopicPartitionKey, int],
     *,
     isolation_level: int = READ_UNCOMMITTED,
     timeout: float = 30.0,
     backoff: float = 0.1,
-) -> dict[TopicPartition, OffsetAnswer]:
+) -> dict[TopicPartitionKey, OffsetAnswer]:
     """Ask each partition's leader for the offset of ``EARLIEST``, ``LATEST`` or a timestamp (ms)."""
     pending = dict(queries)
-    answers: dict[TopicPartition, OffsetAnswer] = {}
+    answers: dict[TopicPartitionKey, OffsetAnswer] = {}
     deadline = time.monotonic() + timeout
     last_error: KafkaError | None = None
     refresh = not all(client.metadata.leader_for(t, p) for t, p in pending)
@@ -115,7 +115,7 @@ def list_offsets(
                 time.sleep(backoff)
                 continue
             refresh = False
-        by_leader: dict[int, list[TopicPartition]] = {}
+        by_leader: dict[int, list[TopicPartitionKey]] = {}
         for tp in pending:
             leader = client.metadata.leader_for(*tp)
             if leader is None:
@@ -123,7 +123,7 @@ def list_offsets(
                 refresh = True
                 continue
             by_leader.setdefault(leader.node_id, []).append(tp)
-        futures: list[tuple[list[TopicPartition], Future[Struct]]] = []
+        futures: list[tuple[list[TopicPartitionKey], Future[Struct]]] = []
         for node_id, tps in by_leader.items():
             body = _request_body(tps, pending, isolation_level, remaining)
             futures.append((tps, client.request(LIST_OFFSETS, body, node=node_id, timeout=remaining)))
@@ -161,7 +161,7 @@ def list_offsets(
 
 
 def _request_body(
-    tps: list[TopicPartition], queries: Mapping[TopicPartition, int], isolation_level: int, remaining: float
+    tps: list[TopicPartitionKey], queries: Mapping[TopicPartitionKey, int], isolation_level: int, remaining: float
 ) -> dict[str, Any]:
     topics: dict[str, list[dict[str, Any]]] = {}
     for topic, partition in tps:

@@ -19,8 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..native import native
 from ..records import HEADER_SIZE, BatchBuilder, record_size_upper_bound, with_producer_state
-
-TopicPartition = tuple[str, int]
+from . import TopicPartitionKey
 
 
 class PurePendingMessage:
@@ -149,7 +148,7 @@ class Accumulator:
         self.compression = compression
         self.compression_level = compression_level
         self.flushing = False
-        self._queues: dict[TopicPartition, deque[ProducerBatch]] = {}
+        self._queues: dict[TopicPartitionKey, deque[ProducerBatch]] = {}
         self._count = 0
 
     def __len__(self) -> int:
@@ -210,9 +209,9 @@ class Accumulator:
         self._count += len(msgs)
         return filled
 
-    def ready(self, now: float) -> tuple[list[TopicPartition], float | None]:
+    def ready(self, now: float) -> tuple[list[TopicPartitionKey], float | None]:
         """Partitions whose first batch may be sent now, and when the next one will be."""
-        ready: list[TopicPartition] = []
+        ready: list[TopicPartitionKey] = []
         wake: float | None = None
         for tp, queue in self._queues.items():
             if not queue:
@@ -233,7 +232,7 @@ class Accumulator:
         heads = [queue[0].oldest for queue in self._queues.values() if queue]
         return min(heads) if heads else None
 
-    def pop(self, tp: TopicPartition) -> ProducerBatch | None:
+    def pop(self, tp: TopicPartitionKey) -> ProducerBatch | None:
         queue = self._queues.get(tp)
         if not queue:
             return None
@@ -272,7 +271,7 @@ class Accumulator:
         self._count -= sum(len(b.messages) for b in expired)
         return expired
 
-    def depths(self) -> dict[TopicPartition, tuple[int, int]]:
+    def depths(self) -> dict[TopicPartitionKey, tuple[int, int]]:
         """Per partition: records waiting and their bytes (upper bounds, for statistics)."""
         return {
             tp: (sum(len(b.messages) for b in queue), sum(b.bytes for b in queue))

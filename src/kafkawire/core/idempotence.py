@@ -14,7 +14,8 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable
 
-from .accumulator import ProducerBatch, TopicPartition
+from . import TopicPartitionKey
+from .accumulator import ProducerBatch
 
 SEQUENCE_MODULUS = 2**31  # sequences wrap from 2^31-1 to 0
 MAX_IN_FLIGHT = 5  # per partition; the broker remembers the last five batches of a producer
@@ -69,10 +70,10 @@ class Idempotence:
     def __init__(self) -> None:
         self.producer_id = -1
         self.epoch = -1
-        self._next: dict[TopicPartition, int] = {}
-        self._in_flight: dict[TopicPartition, list[ProducerBatch]] = {}  # by base sequence
-        self._node: dict[TopicPartition, int] = {}  # where a partition's in-flight batches went
-        self._failed: set[TopicPartition] = set()  # partitions draining after a failure
+        self._next: dict[TopicPartitionKey, int] = {}
+        self._in_flight: dict[TopicPartitionKey, list[ProducerBatch]] = {}  # by base sequence
+        self._node: dict[TopicPartitionKey, int] = {}  # where a partition's in-flight batches went
+        self._failed: set[TopicPartitionKey] = set()  # partitions draining after a failure
         self.bump_wanted = False  # sequences must restart under a new epoch before anything is sent
         self._bump_refused = False  # the broker will not bump: ask for a fresh producer id instead
         # Set for a transactional producer (KIP-360): a broken sequence only costs the open
@@ -127,7 +128,7 @@ class Idempotence:
 
     # --- sending -------------------------------------------------------------------------------
 
-    def may_send(self, tp: TopicPartition, node: int) -> bool:
+    def may_send(self, tp: TopicPartitionKey, node: int) -> bool:
         in_flight = self._in_flight.get(tp)
         if not in_flight:
             return True
@@ -160,7 +161,7 @@ class Idempotence:
             self._node.pop(tp, None)
             self._failed.discard(tp)
 
-    def in_flight(self, tp: TopicPartition) -> int:
+    def in_flight(self, tp: TopicPartitionKey) -> int:
         return len(self._in_flight.get(tp, ()))
 
     def anything_in_flight(self) -> bool:

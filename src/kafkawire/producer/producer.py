@@ -37,6 +37,7 @@ from ..core.transactions import Call
 from ..core.transactions import State as TxnState
 from ..errors import KafkaError, KafkaException
 from ..model import (
+    OFFSET_INVALID,
     TIMESTAMP_CREATE_TIME,
     TIMESTAMP_LOG_APPEND_TIME,
     ClusterMetadata,
@@ -56,7 +57,6 @@ from .transactions import TransactionManager
 log = logging.getLogger("kafkawire.producer")
 
 _LEGAL_TOPIC = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
-OFFSET_INVALID = -1001
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 _SLICE = 512  # records produce_batch() queues per hold of the producer lock

@@ -27,11 +27,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kafkawire.core import TopicPartitionKey
 from kafkawire.spark.options import bool_option, kafka_params, source_option
 
 LOGGER = logging.getLogger("kafkawire.spark")
-
-TopicPartition = tuple[str, int]
 
 EARLIEST_OFFSET = -2
 LATEST_OFFSET = -1
@@ -60,7 +59,7 @@ class OffsetLimit:
     """
 
     kind: str
-    per_partition: dict[TopicPartition, int] = field(default_factory=dict)
+    per_partition: dict[TopicPartitionKey, int] = field(default_factory=dict)
     timestamp: int | None = None
 
 
@@ -74,7 +73,7 @@ class ReadOptions:
     strategy: str  # one of STRATEGY_KEYS
     topics: tuple[str, ...] = ()  # subscribe
     pattern: str | None = None  # subscribePattern
-    assigned: tuple[TopicPartition, ...] = ()  # assign
+    assigned: tuple[TopicPartitionKey, ...] = ()  # assign
     starting: OffsetLimit = EARLIEST
     ending: OffsetLimit = LATEST
     include_headers: bool = False
@@ -89,7 +88,7 @@ class ReadOptions:
     fetch_timeout: float = 60.0
 
 
-def tp_name(tp: TopicPartition) -> str:
+def tp_name(tp: TopicPartitionKey) -> str:
     """A topic-partition as Kafka's Java TopicPartition prints it (``orders-0``)."""
     return f"{tp[0]}-{tp[1]}"
 
@@ -117,12 +116,12 @@ def duration_seconds(raw: str, name: str) -> float:
     return int(text[:digits]) * _TIME_UNITS[unit]
 
 
-def parse_assign(value: str) -> tuple[TopicPartition, ...]:
+def parse_assign(value: str) -> tuple[TopicPartitionKey, ...]:
     try:
         parsed = json.loads(value)
         if not isinstance(parsed, dict):
             raise TypeError
-        out: list[TopicPartition] = []
+        out: list[TopicPartitionKey] = []
         for topic, parts in parsed.items():
             if not isinstance(parts, list):
                 raise TypeError
@@ -135,12 +134,12 @@ def parse_assign(value: str) -> tuple[TopicPartition, ...]:
         raise ReadOptionError(f'Expected e.g. {{"topicA":[0,1],"topicB":[0,1]}}, got {value}') from None
 
 
-def _partition_longs(value: str, example: str) -> dict[TopicPartition, int]:
+def _partition_longs(value: str, example: str) -> dict[TopicPartitionKey, int]:
     try:
         parsed = json.loads(value)
         if not isinstance(parsed, dict):
             raise TypeError
-        out: dict[TopicPartition, int] = {}
+        out: dict[TopicPartitionKey, int] = {}
         for topic, parts in parsed.items():
             if not isinstance(parts, dict):
                 raise TypeError
@@ -153,11 +152,11 @@ def _partition_longs(value: str, example: str) -> dict[TopicPartition, int]:
         raise ReadOptionError(f"Expected e.g. {example}, got {value}") from None
 
 
-def parse_partition_offsets(value: str) -> dict[TopicPartition, int]:
+def parse_partition_offsets(value: str) -> dict[TopicPartitionKey, int]:
     return _partition_longs(value, '{"topicA":{"0":23,"1":-1},"topicB":{"0":-2}}')
 
 
-def parse_partition_timestamps(value: str) -> dict[TopicPartition, int]:
+def parse_partition_timestamps(value: str) -> dict[TopicPartitionKey, int]:
     return _partition_longs(value, '{"topicA": {"0": 123456789, "1": 123456789},\n"topicB": {"0": 123456789, "1": 123456789}}')
 
 
@@ -268,7 +267,7 @@ def _check_limits(start: OffsetLimit, end: OffsetLimit) -> None:
         return
     if set(start.per_partition) != set(end.per_partition):
 
-        def names(tps: Mapping[TopicPartition, int]) -> str:
+        def names(tps: Mapping[TopicPartitionKey, int]) -> str:
             return ", ".join(sorted(tp_name(tp) for tp in tps))
 
         raise ReadOptionError(

@@ -55,13 +55,13 @@ from kafkawire.consumer import (
     partitions_for,
     topics_matching,
 )
+from kafkawire.core import TopicPartitionKey
 from kafkawire.spark.cache import ProcessCache
 from kafkawire.spark.options import source_option
 from kafkawire.spark.read_options import (
     OffsetLimit,
     ReadOptionError,
     ReadOptions,
-    TopicPartition,
     batch_options,
     stream_options,
     tp_name,
@@ -113,7 +113,7 @@ def stream_reader(schema: StructType, options: Mapping[str, str]) -> KafkaStream
 clients: ProcessCache[Client] = ProcessCache(Client, lambda client: client.close())
 
 
-def assigned_partitions(client: Client, opts: ReadOptions) -> list[TopicPartition]:
+def assigned_partitions(client: Client, opts: ReadOptions) -> list[TopicPartitionKey]:
     if opts.strategy == "assign":
         return sorted(set(opts.assigned))
     if opts.strategy == "subscribe":
@@ -128,7 +128,7 @@ def _isolation(opts: ReadOptions) -> int:
     return READ_COMMITTED if opts.read_committed else READ_UNCOMMITTED
 
 
-def _ask(client: Client, opts: ReadOptions, queries: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
+def _ask(client: Client, opts: ReadOptions, queries: Mapping[TopicPartitionKey, int]) -> dict[TopicPartitionKey, int]:
     if not queries:
         return {}
     answers = list_offsets(client, queries, isolation_level=_isolation(opts), timeout=METADATA_TIMEOUT)
@@ -136,8 +136,8 @@ def _ask(client: Client, opts: ReadOptions, queries: Mapping[TopicPartition, int
 
 
 def resolve(
-    client: Client, opts: ReadOptions, limit: OffsetLimit, tps: list[TopicPartition], *, starting: bool
-) -> dict[TopicPartition, int]:
+    client: Client, opts: ReadOptions, limit: OffsetLimit, tps: list[TopicPartitionKey], *, starting: bool
+) -> dict[TopicPartitionKey, int]:
     """Offsets for ``limit`` on every partition in ``tps`` (the next offset to read, or the end)."""
     if limit.kind == "earliest":
         return _ask(client, opts, dict.fromkeys(tps, EARLIEST))
@@ -192,8 +192,8 @@ class KafkaInputPartition(InputPartition):
 
 
 def plan_ranges(
-    starts: Mapping[TopicPartition, int],
-    ends: Mapping[TopicPartition, int],
+    starts: Mapping[TopicPartitionKey, int],
+    ends: Mapping[TopicPartitionKey, int],
     max_records: int,
     min_partitions: int | None = None,
 ) -> list[OffsetRange]:
@@ -302,20 +302,20 @@ class KafkaBatchReader(DataSourceReader):
 # --- streaming ---------------------------------------------------------------------------------
 
 
-def offsets_to_json(offsets: Mapping[TopicPartition, int]) -> dict[str, dict[str, int]]:
+def offsets_to_json(offsets: Mapping[TopicPartitionKey, int]) -> dict[str, dict[str, int]]:
     out: dict[str, dict[str, int]] = {}
     for (topic, partition), offset in sorted(offsets.items()):
         out.setdefault(topic, {})[str(partition)] = offset
     return out
 
 
-def offsets_from_json(data: Mapping[str, Any]) -> dict[TopicPartition, int]:
+def offsets_from_json(data: Mapping[str, Any]) -> dict[TopicPartitionKey, int]:
     return {(topic, int(p)): int(off) for topic, parts in data.items() for p, off in parts.items()}
 
 
 def rate_limit(
-    starts: Mapping[TopicPartition, int], latest: Mapping[TopicPartition, int], limit: int
-) -> dict[TopicPartition, int]:
+    starts: Mapping[TopicPartitionKey, int], latest: Mapping[TopicPartitionKey, int], limit: int
+) -> dict[TopicPartitionKey, int]:
     """At most about ``limit`` offsets in all, shared in proportion to each partition's backlog
     (a partition with any backlog moves at least one offset), as Spark's connector does."""
     backlog = {tp: end - starts.get(tp, end) for tp, end in latest.items() if end > starts.get(tp, end)}
@@ -334,7 +334,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def __init__(self, schema: StructType, opts: ReadOptions) -> None:
         self.schema = schema
         self.opts = opts
-        self._target: dict[TopicPartition, int] | None = None  # Trigger.AvailableNow's end
+        self._target: dict[TopicPartitionKey, int] | None = None  # Trigger.AvailableNow's end
         self._last_trigger = time.monotonic()  # when the last micro-batch was planned (minOffsetsPerTrigger)
 
     def _client(self) -> Client:
@@ -345,7 +345,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         tps = assigned_partitions(client, self.opts)
         return offsets_to_json(resolve(client, self.opts, self.opts.starting, tps, starting=True))
 
-    def _latest(self) -> dict[TopicPartition, int]:
+    def _latest(self) -> dict[TopicPartitionKey, int]:
         client = self._client()
         return resolve(client, self.opts, OffsetLimit("latest"), assigned_partitions(client, self.opts), starting=False)
 
@@ -382,7 +382,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._last_trigger = time.monotonic()
         return offsets_to_json(latest)
 
-    def _too_few(self, starts: Mapping[TopicPartition, int], latest: Mapping[TopicPartition, int]) -> bool:
+    def _too_few(self, starts: Mapping[TopicPartitionKey, int], latest: Mapping[TopicPartitionKey, int]) -> bool:
         """minOffsetsPerTrigger as Spark's connector: fewer new offsets than asked, and the last
         micro-batch less than maxTriggerDelay ago (never under Trigger.AvailableNow, which must end)."""
         wanted = self.opts.min_offsets_per_trigger
