@@ -22,7 +22,14 @@ from .model import (
     TopicMetadata,
     TopicPartition,
 )
-from .producer import AIOProducer, ConsumerGroupMetadata, Producer, ProducerRecord, SyncProducer
+from .producer import (
+    AIOProducer,
+    ConsumerGroupMetadata,
+    Producer,
+    ProducerRecord,
+    SerializingProducer,
+    SyncProducer,
+)
 
 __all__ = [
     "OFFSET_BEGINNING",
@@ -43,6 +50,7 @@ __all__ = [
     "Producer",
     "ProducerRecord",
     "RecordMetadata",
+    "SerializingProducer",
     "SyncProducer",
     "ThrottleEvent",
     "TopicMetadata",

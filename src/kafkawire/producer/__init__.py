@@ -3,5 +3,6 @@
 from .aio import AIOProducer
 from .interceptors import ProducerRecord
 from .producer import ConsumerGroupMetadata, Producer, SyncProducer
+from .serializing import SerializingProducer
 
-__all__ = ["AIOProducer", "ConsumerGroupMetadata", "Producer", "ProducerRecord", "SyncProducer"]
+__all__ = ["AIOProducer", "ConsumerGroupMetadata", "Producer", "ProducerRecord", "SerializingProducer", "SyncProducer"]
