@@ -3,8 +3,9 @@
 ``from kafkawire import Producer`` is meant as a drop-in for ``from confluent_kafka import Producer``.
 """
 
-from ._version import __version__
+from ._version import __version__, libversion, version
 from .errors import KafkaError, KafkaException
+from .messages import Messages
 from .model import (
     OFFSET_BEGINNING,
     OFFSET_END,
@@ -22,6 +23,7 @@ from .model import (
     TopicMetadata,
     TopicPartition,
 )
+from .partitioning import consistent, fnv1a, murmur2
 from .producer import (
     AIOProducer,
     ConsumerGroupMetadata,
@@ -46,6 +48,7 @@ __all__ = [
     "KafkaError",
     "KafkaException",
     "Message",
+    "Messages",
     "PartitionMetadata",
     "Producer",
     "ProducerRecord",
@@ -56,4 +59,9 @@ __all__ = [
     "TopicMetadata",
     "TopicPartition",
     "__version__",
+    "consistent",
+    "fnv1a",
+    "libversion",
+    "murmur2",
+    "version",
 ]

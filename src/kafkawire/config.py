@@ -223,17 +223,38 @@ def parse_config(conf: Mapping[str, Any], options: Iterable[Option], *, ignore_u
 
 
 def bootstrap_addresses(value: str | None) -> list[tuple[str, int]]:
-    """``"host1:9092,host2:9093"`` -> [(host, port)]; an empty or malformed list is a config error."""
-    if not value:
-        raise config_error('"bootstrap.servers" is required: a comma-separated list of host:port')
-    out = []
-    for item in value.split(","):
+    """``"host1:9092,host2"`` -> [(host, port)], 9092 where no port is given (as librdkafka).
+
+    No servers at all is allowed, as in confluent-kafka: the client warns once (`NO_BOOTSTRAP`)
+    and its requests fail with ``_TRANSPORT``; a malformed entry is a config error.
+    """
+    out: list[tuple[str, int]] = []
+    for item in (value or "").split(","):
         item = item.strip()
-        for prefix in ("plaintext://", "PLAINTEXT://"):
-            item = item.removeprefix(prefix)
-        host, sep, port = item.rpartition(":")
-        host = host.strip("[]")
-        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-            raise config_error(f'Invalid "bootstrap.servers" entry {item!r}: expected host:port')
+        if not item:
+            continue
+        scheme, sep, rest = item.partition("://")
+        if sep:
+            if scheme.lower() not in _BOOTSTRAP_SCHEMES:
+                raise config_error(f'Invalid "bootstrap.servers" entry {item!r}: unknown scheme {scheme!r}')
+            item = rest
+        host, port = _host_port(item)
+        if not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise config_error(f'Invalid "bootstrap.servers" entry {item!r}: expected host[:port]')
         out.append((host, int(port)))
     return out
+
+
+NO_BOOTSTRAP = 'No "bootstrap.servers" configured: the client will not connect to any broker'
+_BOOTSTRAP_SCHEMES = ("plaintext", "ssl", "sasl_plaintext", "sasl_ssl")
+
+
+def _host_port(item: str) -> tuple[str, str]:
+    """``host:port``, ``host``, ``[v6]:port``, ``[v6]``; a bare IPv6 address needs brackets for a port."""
+    if item.startswith("["):
+        host, _, rest = item[1:].partition("]")
+        return host, rest[1:] if rest.startswith(":") else ("9092" if not rest else "x")
+    if item.count(":") == 1:
+        host, _, port = item.partition(":")
+        return host, port
+    return item, "9092"

@@ -89,16 +89,22 @@ _CODE_BY_NAME = (
 
 
 def error_name(code: int) -> str:
-    """librdkafka's name for the code, as confluent-kafka reports it."""
+    """librdkafka's name for the code, as confluent-kafka reports it (``ERR_<code>?`` when unknown)."""
     local = _LOCAL_BY_CODE.get(code)
     if local:
         return local[0]
+    if code not in broker_errors.BY_CODE:
+        return f"ERR_{code}?"
     return broker_errors.LIBRDKAFKA_NAMES.get(code) or broker_errors.error_for(code).name
 
 
 def error_description(code: int) -> str:
     local = _LOCAL_BY_CODE.get(code)
-    return local[1] if local else f"Broker: {broker_errors.error_for(code).description}"
+    if local:
+        return local[1]
+    if code not in broker_errors.BY_CODE:
+        return f"Err-{code}?"
+    return f"Broker: {broker_errors.error_for(code).description}"
 
 
 class _ErrorConstants(type):
@@ -122,12 +128,13 @@ class KafkaError(metaclass=_ErrorConstants):
 
     def __init__(
         self,
-        code: int,
+        error: int,
         reason: builtins.str | None = None,
         fatal: bool = False,
         retriable: bool | None = None,
         txn_requires_abort: bool = False,
     ) -> None:
+        code = error  # confluent-kafka's keyword is ``error``
         if not isinstance(code, int):
             raise TypeError(f"KafkaError code must be an int, not {type(code).__name__}")
         self._code = code
@@ -175,14 +182,15 @@ class KafkaError(metaclass=_ErrorConstants):
 
 
 class KafkaException(Exception):
-    """Raised with a `KafkaError` as its first argument, as confluent-kafka does."""
+    """Raised with a `KafkaError` as its first argument, as confluent-kafka does (subclasses may
+    raise it with no argument at all)."""
 
-    def __init__(self, error: KafkaError | int | builtins.str, *args: Any) -> None:
-        if isinstance(error, int):
-            error = KafkaError(error)
-        super().__init__(error, *args)
+    def __init__(self, *args: Any) -> None:
+        if args and isinstance(args[0], int):
+            args = (KafkaError(args[0]), *args[1:])
+        super().__init__(*args)
 
     @property
-    def error(self) -> KafkaError | builtins.str:
-        err: KafkaError | builtins.str = self.args[0]
+    def error(self) -> KafkaError | builtins.str | None:
+        err: KafkaError | builtins.str | None = self.args[0] if self.args else None
         return err

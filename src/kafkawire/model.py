@@ -72,8 +72,10 @@ def _non_negative(value: int | None) -> int | None:
     return value if value is not None and value >= 0 else None
 
 
+_INT16 = (-(2**15), 2**15 - 1)
+
+
 def _check_error(error: Any) -> KafkaError | None:
-    """Reject non-errors early; it also catches confluent's positional order (error before timestamp)."""
     if error is not None and not isinstance(error, KafkaError):
         raise TypeError(f"error must be a KafkaError or None, not {type(error).__name__}")
     return error
@@ -90,9 +92,8 @@ def _short_repr(data: object) -> str:
 class Message:
     """One produced (or consumed) message, or an event when `error()` is not None.
 
-    Accessors and setters mirror confluent-kafka's `Message`. The constructor's positional order is
-    the producer's: ``timestamp`` comes before ``error`` (confluent's has them the other way round),
-    so pass those two by keyword in code that must run on both.
+    Accessors, setters, the constructor's arguments and pickling mirror confluent-kafka's
+    `Message`; like it, the fields hold whatever they are given (tests build messages of mocks).
     """
 
     __slots__ = (
@@ -130,10 +131,10 @@ class Message:
         self._value = value
         self._headers = headers
         self._timestamp = self._check_timestamp(timestamp)
-        self._error = _check_error(error)
+        self._error = error
         self._latency = None if latency is None or latency < 0 else float(latency)
         self._leader_epoch = _non_negative(_optional_int(leader_epoch, _INT32))
-        count = _optional_int(delivery_count, _INT32)
+        count = _optional_int(delivery_count, _INT16)
         self._delivery_count = count if count is not None and count > 0 else None
 
     @staticmethod
@@ -203,7 +204,7 @@ class Message:
         self._topic = topic
 
     def set_error(self, error: KafkaError | None) -> None:
-        self._error = _check_error(error)
+        self._error = error
 
     def __len__(self) -> int:
         """The value's length (0 without one), as confluent-kafka: ``len()`` of whatever is stored."""
@@ -231,20 +232,21 @@ class Message:
     # Defining __eq__ leaves __hash__ = None: messages are mutable and unhashable, as in confluent-kafka.
 
     def __reduce__(self) -> tuple[Any, ...]:
+        """confluent-kafka's pickled form: "unknown" as its C sentinels (-1, OFFSET_INVALID, -1.0)."""
         return (
             type(self),
             (
                 self._topic,
-                self._partition,
-                self._offset,
+                -1 if self._partition is None else self._partition,
+                OFFSET_INVALID if self._offset is None else self._offset,
                 self._key,
                 self._value,
                 self._headers,
                 self._error,
                 self._timestamp,
-                self._latency,
-                self._leader_epoch,
-                self._delivery_count,
+                -1.0 if self._latency is None else self._latency,
+                -1 if self._leader_epoch is None else self._leader_epoch,
+                -1 if self._delivery_count is None else self._delivery_count,
             ),
         )
 

@@ -50,7 +50,7 @@ def test_sensitive_values_never_appear_in_errors() -> None:
     assert "hunter2" not in invalid_arg(exc) and "(hidden)" in invalid_arg(exc)
 
 
-@pytest.mark.parametrize("value", ["", "nohost", "h:0", "h:99999", "h:x", ":9092"])
+@pytest.mark.parametrize("value", ["h:0", "h:99999", "h:x", ":9092", "[::1]x", "http://h:1"])
 def test_malformed_bootstrap_servers(value: str) -> None:
     with pytest.raises(KafkaException) as exc:
         bootstrap_addresses(value)
@@ -59,3 +59,9 @@ def test_malformed_bootstrap_servers(value: str) -> None:
 
 def test_bootstrap_servers_parse() -> None:
     assert bootstrap_addresses("a:1, PLAINTEXT://b:2,[::1]:3") == [("a", 1), ("b", 2), ("::1", 3)]
+
+
+def test_bootstrap_servers_default_port_and_none() -> None:
+    """As librdkafka: a host without a port means 9092, and no servers at all is not an error."""
+    assert bootstrap_addresses("a, SSL://b,[::1],::1") == [("a", 9092), ("b", 9092), ("::1", 9092), ("::1", 9092)]
+    assert bootstrap_addresses(None) == [] and bootstrap_addresses(" , ") == []

@@ -8,12 +8,13 @@ already runs on the IO thread (the producer's sender).
 from __future__ import annotations
 
 import itertools
+import logging
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from typing import Any
 
 from .. import model
-from ..config import CONNECTION_OPTIONS, bootstrap_addresses, parse_config
+from ..config import CONNECTION_OPTIONS, NO_BOOTSTRAP, bootstrap_addresses, parse_config
 from ..core.metadata import ClusterMetadata
 from ..errors import KafkaError, KafkaException
 from ..io.broker import Body, BrokerConnection, Callback, ConnectionSettings, State
@@ -22,9 +23,13 @@ from ..protocol.apis import METADATA
 from ..protocol.codec import Struct
 from ..protocol.schema import Api
 
+log = logging.getLogger("kafkawire.client")
+
 
 class Client:
-    def __init__(self, conf: Mapping[str, Any], *, engine: Engine | None = None) -> None:
+    def __init__(
+        self, conf: Mapping[str, Any], *, engine: Engine | None = None, logger: logging.Logger | None = None
+    ) -> None:
         self.config = parse_config(conf, CONNECTION_OPTIONS, ignore_unknown=True)
         self.settings = ConnectionSettings.from_config(self.config)
         self.engine = engine or Engine()
@@ -35,6 +40,8 @@ class Client:
             BrokerConnection(self.engine, -1 - i, host, port, self.settings, self._state_changed)
             for i, (host, port) in enumerate(bootstrap_addresses(self.config["bootstrap.servers"]))
         ]
+        if not self._bootstrap:
+            (logger or log).warning(NO_BOOTSTRAP)
         # Told once when every connection is down (and again after one came back and all fell again).
         self.on_all_brokers_down: Callable[[KafkaError], None] | None = None
         self._all_down = False
@@ -108,6 +115,7 @@ class Client:
             None if timeout is None else timeout + 1
         )
         conn = self.least_busy()
+        assert conn is not None  # the refresh above was answered by some connection
         node_id = conn.node_id
         if node_id < 0:  # a bootstrap connection: name it by the broker id it turned out to have
             node_id = next((b.node_id for b in md.brokers.values() if (b.host, b.port) == (conn.host, conn.port)), -1)
@@ -153,7 +161,10 @@ class Client:
             return
         conn = self.connection(node) if node is not None else self.least_busy()
         if conn is None:
-            callback(None, KafkaError(KafkaError._UNKNOWN_BROKER, f"broker {node} is not in the metadata"))
+            if node is None:
+                callback(None, KafkaError(KafkaError._TRANSPORT, NO_BOOTSTRAP))
+            else:
+                callback(None, KafkaError(KafkaError._UNKNOWN_BROKER, f"broker {node} is not in the metadata"))
             return
         conn.request(api, body, callback, timeout=timeout, expect_response=expect_response, max_version=max_version)
 
@@ -194,7 +205,7 @@ class Client:
         """Every broker connection (bootstrap ones included), for statistics."""
         return [*self._bootstrap, *self._brokers.values()]
 
-    def least_busy(self) -> BrokerConnection:
+    def least_busy(self) -> BrokerConnection | None:
         """A ready connection with the fewest requests, else one on its way up, else the next
         broker in turn that did not just fail (a request must not queue behind a dead broker)."""
         every = [*self._brokers.values(), *self._bootstrap]
@@ -204,6 +215,8 @@ class Client:
         connecting = [c for c in every if c.state in (State.CONNECTING, State.NEGOTIATING)]
         if connecting:
             return min(connecting, key=lambda c: c.load)
+        if not every:
+            return None
         untried = [c for c in every if (c.host, c.port) not in self._down] or every
         return untried[next(self._round_robin) % len(untried)]
 

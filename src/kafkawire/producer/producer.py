@@ -296,7 +296,7 @@ class Producer:
         self._conf: ProducerConfig = conf
         self._log = logger if isinstance(logger, logging.Logger) else log
         self._interceptors = InterceptorChain(conf.interceptors, conf.raw)  # before any thread starts
-        self._client = Client(conf.raw)
+        self._client = Client(conf.raw, logger=self._log)
         self._lock = threading.RLock()
         self._space = threading.Condition(self._lock)
         self._acc = Accumulator(
