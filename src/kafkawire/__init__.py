@@ -29,9 +29,9 @@ from .producer import (
     ConsumerGroupMetadata,
     Producer,
     ProducerRecord,
-    SerializingProducer,
     SyncProducer,
 )
+from .serializing_producer import SerializingProducer
 
 __all__ = [
     "OFFSET_BEGINNING",

@@ -51,3 +51,9 @@ def test_messages_is_a_read_only_sequence() -> None:
     copy = batch.records()
     copy.clear()
     assert len(batch) == 3 and Messages().is_empty() is True
+
+
+def test_asyncio_module_path() -> None:
+    from kafkawire.aio import AIOProducer
+
+    assert AIOProducer is kafkawire.AIOProducer

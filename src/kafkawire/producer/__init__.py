@@ -3,6 +3,5 @@
 from .aio import AIOProducer
 from .interceptors import ProducerRecord
 from .producer import ConsumerGroupMetadata, Producer, SyncProducer
-from .serializing import SerializingProducer
 
-__all__ = ["AIOProducer", "ConsumerGroupMetadata", "Producer", "ProducerRecord", "SerializingProducer", "SyncProducer"]
+__all__ = ["AIOProducer", "ConsumerGroupMetadata", "Producer", "ProducerRecord", "SyncProducer"]

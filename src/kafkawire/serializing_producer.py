@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..error import KeySerializationError, ValueSerializationError
-from ..serialization import MessageField, SerializationContext
+from .error import KeySerializationError, ValueSerializationError
 from .producer import Producer
+from .serialization import MessageField, SerializationContext
 
 __all__ = ["SerializingProducer"]
 
