@@ -106,3 +106,16 @@ def test_client_errors_carry_code_cause_and_message() -> None:
         assert (e.code, e.exception, e.kafka_message) == (code, cause, msg)
     ce = ConsumeError(KafkaError(KafkaError._PARTITION_EOF))
     assert ce.name == "_PARTITION_EOF" and ce.exception is None
+
+
+def test_the_core_never_imports_the_optional_serdes() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, kafkawire, kafkawire.serialization, kafkawire.error;"
+        "bad = [m for m in ('kafkawire.schema_registry', 'httpx', 'fastavro', 'jsonschema', 'google.protobuf')"
+        " if m in sys.modules]; print(bad)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

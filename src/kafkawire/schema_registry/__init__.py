@@ -1,0 +1,59 @@
+"""Confluent Schema Registry support (confluent_kafka.schema_registry's API; optional extra).
+
+Install with ``pip install kafkawire[schemaregistry]`` (the client) plus ``[avro]``, ``[json]``,
+``[protobuf]`` for the formats, or ``[serdes]`` for all. The core client never imports this package.
+"""
+
+from ..serialization import SerializationError
+from ._sync.schema_registry_client import SchemaRegistryClient
+from .common.schema_registry_client import (
+    ConfigCompatibilityLevel,
+    Metadata,
+    MetadataProperties,
+    MetadataTags,
+    RegisteredSchema,
+    Rule,
+    RuleKind,
+    RuleMode,
+    RuleParams,
+    RuleSet,
+    Schema,
+    SchemaReference,
+    ServerConfig,
+)
+from .common.serde import (
+    dual_schema_id_deserializer,
+    header_schema_id_serializer,
+    prefix_schema_id_deserializer,
+    prefix_schema_id_serializer,
+    record_subject_name_strategy,
+    topic_record_subject_name_strategy,
+    topic_subject_name_strategy,
+)
+from .error import SchemaRegistryError
+
+__all__ = [
+    "ConfigCompatibilityLevel",
+    "Metadata",
+    "MetadataProperties",
+    "MetadataTags",
+    "RegisteredSchema",
+    "Rule",
+    "RuleKind",
+    "RuleMode",
+    "RuleParams",
+    "RuleSet",
+    "Schema",
+    "SchemaReference",
+    "SchemaRegistryClient",
+    "SchemaRegistryError",
+    "SerializationError",
+    "ServerConfig",
+    "dual_schema_id_deserializer",
+    "header_schema_id_serializer",
+    "prefix_schema_id_deserializer",
+    "prefix_schema_id_serializer",
+    "record_subject_name_strategy",
+    "topic_record_subject_name_strategy",
+    "topic_subject_name_strategy",
+]

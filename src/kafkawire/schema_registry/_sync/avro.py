@@ -1,0 +1,189 @@
+"""Avro with the Schema Registry (fastavro): AvroSerializer and AvroDeserializer.
+
+The body is fastavro's schemaless binary encoding, the bytes confluent-kafka writes for the same
+schema and value. Parsed schemas are cached per schema text, so no record parses a schema.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Callable
+from typing import Any
+
+from fastavro import parse_schema, schemaless_reader, schemaless_writer
+
+from ...serialization import SerializationContext, SerializationError
+from ..common.schema_registry_client import Schema
+from .schema_registry_client import SchemaRegistryClient
+from .serde import BaseDeserializer, BaseSerializer, where
+
+__all__ = ["AvroDeserializer", "AvroSerializer"]
+
+_PRIMITIVES = {"null", "boolean", "int", "long", "float", "double", "bytes", "string"}
+
+
+def _schema_name(schema: Any) -> str | None:
+    """The name a record strategy uses: a named type's full name, a primitive's type name."""
+    if isinstance(schema, str):
+        return schema
+    if isinstance(schema, dict):
+        name = schema.get("name")
+        if name is None:
+            return str(schema.get("type")) if schema.get("type") in _PRIMITIVES else None
+        namespace = schema.get("namespace")
+        return name if "." in name or not namespace else f"{namespace}.{name}"
+    return None  # a union has no name
+
+
+def _load(schema_str: str) -> Any:
+    return json.loads(schema_str)
+
+
+def _as_schema(schema_str: Any) -> Schema | None:
+    """A schema given as text is registered as confluent-kafka registers it: stripped, and a
+    primitive (``"string"``) as ``{"type":"string"}``, so both clients find the same registration."""
+    if isinstance(schema_str, str):
+        text = schema_str.strip()
+        if text[:1] not in ("{", "["):
+            text = '{"type":' + text + "}"
+        return Schema(text, schema_type="AVRO")
+    if isinstance(schema_str, Schema) or schema_str is None:
+        return schema_str
+    raise TypeError("You must pass either schema string or schema object")
+
+
+class _Parsing:
+    _registry: SchemaRegistryClient
+    _parsed: dict[str, Any]
+
+    def _parse(self, schema: Schema) -> Any:
+        """fastavro's parsed schema, with the references (other subjects' types) resolved first."""
+        key = schema.schema_str or ""
+        parsed = self._parsed.get(key)
+        if parsed is None:
+            named: dict[str, Any] = {}
+            self._resolve_references(schema, named, set())
+            try:
+                parsed = parse_schema(_load(key), named_schemas=named)
+            except Exception as e:
+                raise SerializationError(f"invalid Avro schema: {e}") from e
+            self._parsed[key] = parsed
+        return parsed
+
+    def _resolve_references(self, schema: Schema, named: dict[str, Any], seen: set[tuple[str | None, int | None]]) -> None:
+        for ref in schema.references or []:
+            if (ref.subject, ref.version) in seen:
+                continue
+            seen.add((ref.subject, ref.version))
+            assert ref.subject is not None and ref.version is not None
+            referenced = self._registry.get_version(ref.subject, ref.version).schema
+            self._resolve_references(referenced, named, seen)
+            parse_schema(_load(referenced.schema_str or ""), named_schemas=named)
+
+
+class AvroSerializer(_Parsing, BaseSerializer):
+    """Objects (dicts, or anything ``to_dict(obj, ctx)`` turns into one) to framed Avro.
+
+    Options: those of `BaseSerializer`, plus ``validate.strict`` and ``validate.strict.allow.default``
+    (fastavro's strict checks: no missing or extra fields).
+    """
+
+    _schema_type = "AVRO"
+
+    def __init__(
+        self,
+        schema_registry_client: SchemaRegistryClient,
+        schema_str: str | Schema | None = None,
+        to_dict: Callable[[Any, SerializationContext | None], Any] | None = None,
+        conf: dict[str, Any] | None = None,
+        rule_conf: dict[str, Any] | None = None,
+        rule_registry: Any = None,
+    ) -> None:
+        self._registry = schema_registry_client
+        self._parsed = {}
+        if to_dict is not None and not callable(to_dict):
+            raise ValueError("to_dict must be callable with the signature to_dict(object, SerializationContext)->dict")
+        self._to_dict = to_dict
+        conf = dict(conf or {})
+        self._strict = _flag(conf, "validate.strict")
+        self._strict_allow_default = _flag(conf, "validate.strict.allow.default")
+        self._serializer_conf(conf)
+        schema = _as_schema(schema_str)
+        self._schema = schema
+        self._schema_name: str | None = None
+        self._parsed_schema: Any = None
+        if schema is not None:
+            self._parsed_schema = self._parse(schema)
+            self._schema_name = _schema_name(self._parsed_schema)
+
+    def __call__(self, obj: Any, ctx: SerializationContext | None = None) -> bytes | None:
+        if obj is None:
+            return None
+        subject = self._subject(ctx, self._schema_name)
+        if subject is None:
+            raise SerializationError("the subject name strategy gave no subject")
+        schema_id, schema = self._writer(subject, self._schema)
+        parsed = self._parse(schema)
+        value = self._to_dict(obj, ctx) if self._to_dict is not None else obj
+        buf = io.BytesIO()
+        try:
+            schemaless_writer(buf, parsed, value, strict=self._strict, strict_allow_default=self._strict_allow_default)
+        except (ValueError, TypeError, KeyError, AttributeError) as e:
+            raise SerializationError(f"Avro encoding failed{where(ctx)}: {e}") from e
+        return self._frame(buf.getvalue(), ctx, schema_id)
+
+
+class AvroDeserializer(_Parsing, BaseDeserializer):
+    """Framed Avro to dicts (or whatever ``from_dict(dict, ctx)`` makes of them).
+
+    With ``schema_str`` (or ``use.latest.version``) the writer's data is resolved into that reader
+    schema, by Avro's schema resolution rules.
+    """
+
+    _schema_type = "AVRO"
+
+    def __init__(
+        self,
+        schema_registry_client: SchemaRegistryClient,
+        schema_str: str | Schema | None = None,
+        from_dict: Callable[[Any, SerializationContext | None], Any] | None = None,
+        return_record_name: bool = False,
+        conf: dict[str, Any] | None = None,
+        rule_conf: dict[str, Any] | None = None,
+        rule_registry: Any = None,
+    ) -> None:
+        self._registry = schema_registry_client
+        self._parsed = {}
+        self._schema = _as_schema(schema_str)
+        if from_dict is not None and not callable(from_dict):
+            raise ValueError("from_dict must be callable with the signature from_dict(SerializationContext, dict) -> object")
+        self._from_dict = from_dict
+        self._return_record_name = return_record_name
+        self._deserializer_conf(dict(conf or {}))
+        self._reader_schema = self._parse(self._schema) if self._schema is not None else None
+
+    def __call__(self, data: bytes | None, ctx: SerializationContext | None = None) -> Any:
+        if data is None:
+            return None
+        schema_id, payload = self._unframe(data, ctx)
+        writer = self._parse(self._writer_schema(schema_id, ctx))
+        reader = self._reader_schema
+        if reader is None and (self._use_latest_version or self._use_latest_with_metadata is not None):
+            subject = self._subject(ctx, None)
+            latest = self._latest(subject) if subject is not None else None
+            reader = self._parse(latest.schema) if latest is not None else None
+        try:
+            obj = schemaless_reader(
+                payload, writer, reader if reader is not None else writer, return_record_name=self._return_record_name
+            )
+        except (EOFError, ValueError, TypeError, KeyError, IndexError, UnicodeDecodeError, OverflowError) as e:
+            raise SerializationError(f"Avro decoding failed{where(ctx)}: {e!r}") from e
+        return self._from_dict(obj, ctx) if self._from_dict is not None else obj
+
+
+def _flag(conf: dict[str, Any], key: str) -> bool:
+    value = conf.pop(key, False)
+    if not isinstance(value, bool):
+        raise ValueError(f"{key} must be a boolean value")
+    return value

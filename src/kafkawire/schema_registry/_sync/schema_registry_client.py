@@ -1,0 +1,421 @@
+"""SchemaRegistryClient: the Schema Registry REST API over httpx, with caches and retries.
+
+Ids, guids and registrations never change once the registry gave them, so they are cached for
+good (LRU, ``cache.capacity``); "latest" answers are cached for ``cache.latest.ttl.sec`` (forever
+when unset, until ``clear_latest_caches()``). A request is retried on 408/429/5xx and network
+errors with full-jitter exponential backoff (``max.retries``, ``retries.wait.ms``,
+``retries.max.wait.ms``), then the next URL of ``url`` is tried.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import urllib.parse
+from typing import Any
+
+import httpx
+from cachetools import LRUCache, TTLCache
+
+from ..common.auth import bearer_headers
+from ..common.rest import error_from_response, parse_rest_config
+from ..common.schema_registry_client import (
+    RegisteredSchema,
+    Schema,
+    SchemaVersion,
+    ServerConfig,
+    full_jitter,
+    is_retriable,
+    is_success,
+)
+
+__all__ = ["SchemaRegistryClient"]
+
+ACCEPT = "application/vnd.schemaregistry.v1+json, application/vnd.schemaregistry+json, application/json"
+
+
+def _q(name: str) -> str:
+    return urllib.parse.quote(name, safe="")
+
+
+def _page(offset: int, limit: int) -> dict[str, Any]:
+    return {"offset": offset, "limit": limit}
+
+
+def _params(query: Any) -> list[tuple[str, Any]]:
+    """httpx query parameters; booleans as the registry spells them; a list of pairs may repeat names."""
+    pairs = query if isinstance(query, list) else list((query or {}).items())
+    return [(k, str(v).lower() if isinstance(v, bool) else v) for k, v in pairs if v is not None]
+
+
+class _RestClient:
+    """One httpx session over the configured URLs; ``send_request`` returns the decoded JSON."""
+
+    def __init__(self, conf: dict[str, Any]) -> None:
+        cfg = parse_rest_config(dict(conf))
+        self.config = cfg
+        self.base_urls = cfg.base_urls
+        self.max_retries = cfg.max_retries
+        self.retries_wait_ms = cfg.retries_wait_ms
+        self.retries_max_wait_ms = cfg.retries_max_wait_ms
+        self.bearer_field_provider = cfg.bearer
+        self.session = httpx.Client(
+            verify=cfg.verify,
+            timeout=cfg.timeout,
+            proxy=cfg.proxy,
+            auth=httpx.BasicAuth(*cfg.auth) if cfg.auth is not None else None,
+        )
+
+    def close(self) -> None:
+        self.session.close()
+
+    def get(self, url: str, query: Any = None) -> Any:
+        return self.send_request(url, "GET", query=query)
+
+    def post(self, url: str, body: Any, query: Any = None) -> Any:
+        return self.send_request(url, "POST", body, query)
+
+    def put(self, url: str, body: Any = None, query: Any = None) -> Any:
+        return self.send_request(url, "PUT", body, query)
+
+    def delete(self, url: str, query: Any = None) -> Any:
+        return self.send_request(url, "DELETE", query=query)
+
+    def send_request(self, url: str, method: str, body: Any = None, query: Any = None) -> Any:
+        headers = {"Accept": ACCEPT}
+        if body is not None:
+            headers["Content-Type"] = "application/vnd.schemaregistry.v1+json"
+        if self.bearer_field_provider is not None:
+            headers.update(bearer_headers(self.bearer_field_provider))
+        params = _params(query)
+        last: Exception | None = None
+        for i, base in enumerate(self.base_urls):
+            try:
+                response = self._send_with_retries(f"{base}/{url.lstrip('/')}", method, headers, body, params)
+            except httpx.TransportError as e:
+                last = e
+                continue
+            if is_retriable(response.status_code) and i + 1 < len(self.base_urls):
+                continue
+            if is_success(response.status_code):
+                return response.json() if response.content else None
+            raise error_from_response(response.status_code, response.content)
+        assert last is not None
+        raise last
+
+    def _send_with_retries(
+        self, url: str, method: str, headers: dict[str, str], body: Any, params: list[tuple[str, Any]]
+    ) -> httpx.Response:
+        attempt = 0
+        while True:
+            try:
+                response = self.session.request(method=method, url=url, headers=headers, json=body, params=params)
+            except httpx.TransportError:
+                if attempt >= self.max_retries:
+                    raise
+            else:
+                if not is_retriable(response.status_code) or attempt >= self.max_retries:
+                    return response
+            time.sleep(full_jitter(self.retries_wait_ms, self.retries_max_wait_ms, attempt))
+            attempt += 1
+
+
+def _path(prefix: str, subject_name: str | None) -> str:
+    return prefix if subject_name is None else f"{prefix}/{_q(subject_name)}"
+
+
+class SchemaRegistryClient:
+    """A Confluent Schema Registry client (confluent_kafka.schema_registry's API).
+
+    ``SchemaRegistryClient.new_client({"url": "mock://..."})`` gives the in-process registry
+    (kafkawire.schema_registry.mock_schema_registry_client) for unit tests.
+    """
+
+    def __init__(self, conf: dict[str, Any]) -> None:
+        self._conf = dict(conf)
+        self._rest_client = _RestClient(conf)
+        capacity = self._rest_client.config.cache_capacity
+        ttl = self._rest_client.config.cache_latest_ttl_sec
+        self._lock = threading.RLock()
+        self._by_id: LRUCache[tuple[str | None, int], Schema] = LRUCache(capacity)
+        self._by_guid: LRUCache[str, Schema] = LRUCache(capacity)
+        self._by_schema: LRUCache[tuple[str, Schema, bool], RegisteredSchema] = LRUCache(capacity)
+        self._by_version: LRUCache[tuple[str, int], RegisteredSchema] = LRUCache(capacity)
+        self._latest: Any = TTLCache(capacity, ttl) if ttl else LRUCache(capacity)
+        self._latest_meta: Any = TTLCache(capacity, ttl) if ttl else LRUCache(capacity)
+
+    @staticmethod
+    def new_client(conf: dict[str, Any]) -> SchemaRegistryClient:
+        """A client for ``conf``; a ``mock://`` url gives the in-process registry."""
+        url = conf.get("url")
+        if isinstance(url, str) and url.startswith("mock://"):
+            from .mock_schema_registry_client import MockSchemaRegistryClient
+
+            return MockSchemaRegistryClient(conf)
+        return SchemaRegistryClient(conf)
+
+    def __enter__(self) -> SchemaRegistryClient:
+        return self
+
+    def __exit__(self, *args: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._rest_client.close()
+
+    def config(self) -> dict[str, Any]:
+        return self._conf
+
+    # --- schemas -------------------------------------------------------------------------------
+
+    def register_schema(self, subject_name: str, schema: Schema, normalize_schemas: bool = False) -> int:
+        """Registers ``schema`` under ``subject_name`` (or finds it there); returns its id."""
+        registered = self.register_schema_full_response(subject_name, schema, normalize_schemas)
+        assert registered.schema_id is not None
+        return registered.schema_id
+
+    def register_schema_full_response(
+        self, subject_name: str, schema: Schema, normalize_schemas: bool = False
+    ) -> RegisteredSchema:
+        key = (subject_name, schema, normalize_schemas)
+        with self._lock:
+            hit = self._by_schema.get(key)
+        if hit is not None:
+            return hit
+        answer = self._rest_client.post(
+            f"subjects/{_q(subject_name)}/versions", schema.to_dict(), {"normalize": normalize_schemas}
+        )
+        reply = RegisteredSchema.from_dict(answer)
+        # Older registries answer with the id only: the registered schema is then the one sent.
+        registered = RegisteredSchema(
+            subject=reply.subject or subject_name,
+            version=reply.version,
+            schema_id=reply.schema_id,
+            guid=reply.guid,
+            schema=reply.schema if reply.schema.schema_str is not None else schema,
+        )
+        with self._lock:
+            self._by_schema[key] = registered
+            if registered.schema_id is not None:
+                self._by_id[(subject_name, registered.schema_id)] = registered.schema
+            if registered.guid is not None:
+                self._by_guid[registered.guid] = registered.schema
+        return registered
+
+    def get_schema(self, schema_id: int, subject_name: str | None = None, fmt: str | None = None) -> Schema:
+        key = (subject_name, schema_id)
+        with self._lock:
+            hit = self._by_id.get(key)
+        if hit is not None:
+            return hit
+        answer = self._rest_client.get(f"schemas/ids/{schema_id}", {"subject": subject_name, "format": fmt})
+        schema = Schema.from_dict(answer)
+        with self._lock:
+            self._by_id[key] = schema
+            if answer.get("guid"):
+                self._by_guid[answer["guid"]] = schema
+        return schema
+
+    def get_schema_by_guid(self, guid: str, fmt: str | None = None) -> Schema:
+        with self._lock:
+            hit = self._by_guid.get(guid)
+        if hit is not None:
+            return hit
+        schema = Schema.from_dict(self._rest_client.get(f"schemas/guids/{_q(guid)}", {"format": fmt}))
+        with self._lock:
+            self._by_guid[guid] = schema
+        return schema
+
+    def get_schema_types(self) -> list[str]:
+        result: list[str] = self._rest_client.get("schemas/types")
+        return result
+
+    def get_subjects_by_schema_id(
+        self, schema_id: int, subject_name: str | None = None, deleted: bool = False, offset: int = 0, limit: int = -1
+    ) -> list[str]:
+        query = {"subject": subject_name, "deleted": deleted, **_page(offset, limit)}
+        result: list[str] = self._rest_client.get(f"schemas/ids/{schema_id}/subjects", query)
+        return result
+
+    def get_schema_versions(
+        self, schema_id: int, subject_name: str | None = None, deleted: bool = False, offset: int = 0, limit: int = -1
+    ) -> list[SchemaVersion]:
+        query = {"subject": subject_name, "deleted": deleted, **_page(offset, limit)}
+        answer = self._rest_client.get(f"schemas/ids/{schema_id}/versions", query)
+        return [SchemaVersion.from_dict(v) for v in answer]
+
+    def lookup_schema(
+        self, subject_name: str, schema: Schema, normalize_schemas: bool = False, deleted: bool = False
+    ) -> RegisteredSchema:
+        """The registration of ``schema`` under ``subject_name`` (40403 when it is not there)."""
+        key = (subject_name, schema, normalize_schemas)
+        with self._lock:
+            hit = self._by_schema.get(key)
+        if hit is not None and hit.version is not None:
+            return hit
+        answer = self._rest_client.post(
+            f"subjects/{_q(subject_name)}", schema.to_dict(), {"normalize": normalize_schemas, "deleted": deleted}
+        )
+        registered = RegisteredSchema.from_dict(answer)
+        with self._lock:
+            self._by_schema[key] = registered
+        return registered
+
+    # --- subjects and versions ------------------------------------------------------------------
+
+    def get_subjects(
+        self, subject_prefix: str | None = None, deleted: bool = False, deleted_only: bool = False,
+        offset: int = 0, limit: int = -1,
+    ) -> list[str]:  # fmt: skip
+        query = {"subjectPrefix": subject_prefix, "deleted": deleted, "deletedOnly": deleted_only, **_page(offset, limit)}
+        result: list[str] = self._rest_client.get("subjects", query)
+        return result
+
+    def delete_subject(self, subject_name: str, permanent: bool = False) -> list[int]:
+        """Soft-deletes the subject (then, with ``permanent``, hard-deletes it); returns its versions."""
+        versions: list[int] = self._rest_client.delete(f"subjects/{_q(subject_name)}")
+        if permanent:
+            versions = self._rest_client.delete(f"subjects/{_q(subject_name)}", {"permanent": True})
+        self._forget(subject_name)
+        return versions
+
+    def _forget(self, subject_name: str, version: int | None = None) -> None:
+        with self._lock:
+            caches: tuple[Any, ...] = (self._by_schema, self._by_version)
+            for cache in caches:
+                stale = [k for k, v in cache.items() if k[0] == subject_name and version in (None, v.version)]
+                for key in stale:
+                    del cache[key]
+            self._latest.pop(subject_name, None)
+            for key in [k for k in self._latest_meta if k[0] == subject_name]:
+                del self._latest_meta[key]
+
+    def get_latest_version(self, subject_name: str, fmt: str | None = None) -> RegisteredSchema:
+        with self._lock:
+            hit: RegisteredSchema | None = self._latest.get(subject_name)
+        if hit is not None:
+            return hit
+        answer = self._rest_client.get(f"subjects/{_q(subject_name)}/versions/latest", {"format": fmt})
+        registered = RegisteredSchema.from_dict(answer)
+        with self._lock:
+            self._latest[subject_name] = registered
+        return registered
+
+    def get_latest_with_metadata(
+        self, subject_name: str, metadata: dict[str, str], deleted: bool = False, fmt: str | None = None
+    ) -> RegisteredSchema:
+        """The latest version whose metadata properties include every ``metadata`` key/value."""
+        key = (subject_name, frozenset(metadata.items()), deleted)
+        with self._lock:
+            hit: RegisteredSchema | None = self._latest_meta.get(key)
+        if hit is not None:
+            return hit
+        query: list[tuple[str, Any]] = [("deleted", deleted), ("format", fmt)]
+        for k, v in metadata.items():
+            query += [("key", k), ("value", v)]
+        registered = RegisteredSchema.from_dict(self._rest_client.get(f"subjects/{_q(subject_name)}/metadata", query))
+        with self._lock:
+            self._latest_meta[key] = registered
+        return registered
+
+    def get_version(
+        self, subject_name: str, version: int | str, deleted: bool = False, fmt: str | None = None
+    ) -> RegisteredSchema:
+        if version == "latest":
+            return self.get_latest_version(subject_name, fmt)
+        key = (subject_name, int(version))
+        with self._lock:
+            hit = self._by_version.get(key)
+        if hit is not None:
+            return hit
+        answer = self._rest_client.get(
+            f"subjects/{_q(subject_name)}/versions/{version}", {"deleted": deleted, "format": fmt}
+        )
+        registered = RegisteredSchema.from_dict(answer)
+        with self._lock:
+            self._by_version[key] = registered
+        return registered
+
+    def get_referenced_by(self, subject_name: str, version: int | str, offset: int = 0, limit: int = -1) -> list[int]:
+        path = f"subjects/{_q(subject_name)}/versions/{version}/referencedby"
+        result: list[int] = self._rest_client.get(path, _page(offset, limit))
+        return result
+
+    def get_versions(
+        self, subject_name: str, deleted: bool = False, deleted_only: bool = False, offset: int = 0, limit: int = -1
+    ) -> list[int]:
+        query = {"deleted": deleted, "deletedOnly": deleted_only, **_page(offset, limit)}
+        result: list[int] = self._rest_client.get(f"subjects/{_q(subject_name)}/versions", query)
+        return result
+
+    def delete_version(self, subject_name: str, version: int, permanent: bool = False) -> int:
+        path = f"subjects/{_q(subject_name)}/versions/{version}"
+        result: int = self._rest_client.delete(path)
+        if permanent:
+            result = self._rest_client.delete(path, {"permanent": True})
+        self._forget(subject_name, version)
+        return result
+
+    # --- compatibility, config, mode, contexts ------------------------------------------------
+
+    def set_compatibility(self, subject_name: str | None = None, level: str | None = None) -> dict[str, Any]:
+        if level is None:
+            raise ValueError("level must be set")
+        result: dict[str, Any] = self._rest_client.put(_path("config", subject_name), {"compatibility": level.upper()})
+        return result
+
+    def get_compatibility(self, subject_name: str | None = None) -> str:
+        query = {"defaultToGlobal": True} if subject_name is not None else None
+        answer = self._rest_client.get(_path("config", subject_name), query)
+        return str(answer.get("compatibilityLevel") or answer.get("compatibility"))
+
+    def test_compatibility(self, subject_name: str, schema: Schema, version: int | str = "latest") -> bool:
+        path = f"compatibility/subjects/{_q(subject_name)}/versions/{version}"
+        return bool(self._rest_client.post(path, schema.to_dict())["is_compatible"])
+
+    def test_compatibility_all_versions(self, subject_name: str, schema: Schema) -> bool:
+        path = f"compatibility/subjects/{_q(subject_name)}/versions"
+        return bool(self._rest_client.post(path, schema.to_dict())["is_compatible"])
+
+    def set_config(self, subject_name: str | None = None, config: ServerConfig | None = None) -> ServerConfig:
+        if config is None:
+            raise ValueError("config must be set")
+        return ServerConfig.from_dict(self._rest_client.put(_path("config", subject_name), config.to_dict()))
+
+    def delete_config(self, subject_name: str | None = None) -> ServerConfig:
+        return ServerConfig.from_dict(self._rest_client.delete(_path("config", subject_name)))
+
+    def get_config(self, subject_name: str | None = None) -> ServerConfig:
+        return ServerConfig.from_dict(self._rest_client.get(_path("config", subject_name)))
+
+    def get_global_mode(self) -> str:
+        return str(self._rest_client.get("mode")["mode"])
+
+    def update_global_mode(self, mode: str, force: bool = False) -> str:
+        return str(self._rest_client.put("mode", {"mode": mode}, {"force": force})["mode"])
+
+    def get_mode(self, subject_name: str) -> str:
+        return str(self._rest_client.get(_path("mode", subject_name))["mode"])
+
+    def update_mode(self, subject_name: str, mode: str, force: bool = False) -> str:
+        return str(self._rest_client.put(_path("mode", subject_name), {"mode": mode}, {"force": force})["mode"])
+
+    def delete_mode(self, subject_name: str) -> str:
+        return str(self._rest_client.delete(_path("mode", subject_name))["mode"])
+
+    def get_contexts(self, offset: int = 0, limit: int = -1) -> list[str]:
+        result: list[str] = self._rest_client.get("contexts", _page(offset, limit))
+        return result
+
+    # --- caches ---------------------------------------------------------------------------------
+
+    def clear_latest_caches(self) -> None:
+        with self._lock:
+            self._latest.clear()
+            self._latest_meta.clear()
+
+    def clear_caches(self) -> None:
+        with self._lock:
+            for cache in (self._by_id, self._by_guid, self._by_schema, self._by_version):
+                cache.clear()
+        self.clear_latest_caches()

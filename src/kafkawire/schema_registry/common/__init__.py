@@ -1,0 +1,1 @@
+"""What the sync and asyncio Schema Registry clients share: values, config, framing, codecs."""

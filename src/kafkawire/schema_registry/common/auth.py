@@ -1,0 +1,208 @@
+"""Bearer authentication for the Schema Registry: where the token and the Confluent Cloud
+``target-sr-cluster``/``Confluent-Identity-Pool-Id`` headers come from.
+
+Sources (``bearer.auth.credentials.source``): STATIC_TOKEN (``bearer.auth.token``), OAUTHBEARER
+(OAuth 2 client credentials at ``bearer.auth.issuer.endpoint.url``, refreshed before expiry),
+OAUTHBEARER_AZURE_IMDS (Azure's instance metadata endpoint) and CUSTOM (a user function returning
+the fields). Secrets never appear in errors or reprs.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import urllib.parse
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+
+from .schema_registry_client import normalize_identity_pool
+
+__all__ = ["bearer_field_provider"]
+
+BEARER_KEYS = (
+    "bearer.auth.credentials.source",
+    "bearer.auth.token",
+    "bearer.auth.logical.cluster",
+    "bearer.auth.identity.pool.id",
+    "bearer.auth.client.id",
+    "bearer.auth.client.secret",
+    "bearer.auth.scope",
+    "bearer.auth.issuer.endpoint.url",
+    "bearer.auth.issuer.endpoint.query",
+    "bearer.auth.custom.provider.function",
+    "bearer.auth.custom.provider.config",
+)
+AZURE_IMDS_ENDPOINT = "http://169.254.169.254/metadata/identity/oauth2/token"
+# Refresh this long (a fraction of the token's lifetime) before it expires.
+REFRESH_AT = 0.8
+
+
+def _str(conf: dict[str, Any], key: str) -> str:
+    value = conf.get(key)
+    if not isinstance(value, str):
+        raise TypeError(f"{key} must be a str, not {type(value)}")
+    return value
+
+
+class _Fields:
+    """Static fields: a fixed token plus the cluster and identity pool headers."""
+
+    def __init__(self, token: str, logical_cluster: str | None, identity_pool: str | None) -> None:
+        self._token = token
+        self.logical_cluster = logical_cluster
+        self.identity_pool = identity_pool
+
+    def token(self) -> str:
+        return self._token
+
+    def get_bearer_fields(self) -> dict[str, Any]:
+        fields: dict[str, Any] = {"bearer.auth.token": self.token()}
+        if self.logical_cluster is not None:
+            fields["bearer.auth.logical.cluster"] = self.logical_cluster
+        if self.identity_pool is not None:
+            fields["bearer.auth.identity.pool.id"] = self.identity_pool
+        return fields
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(logical_cluster={self.logical_cluster!r})"
+
+
+class OAuthClientCredentials:
+    """The OAuth 2 client-credentials grant (RFC 6749 section 4.4) against a token endpoint."""
+
+    def __init__(self, client_id: str, client_secret: str, scope: str, token_endpoint: str, timeout: float) -> None:
+        self.client_id = client_id
+        self.client_secret = client_secret
+        self.scope = scope
+        self.token_endpoint = token_endpoint
+        self.timeout = timeout
+
+    def fetch(self) -> tuple[str, float]:
+        """A token and its lifetime in seconds."""
+        resp = httpx.post(
+            self.token_endpoint,
+            data={"grant_type": "client_credentials", "scope": self.scope},
+            auth=(self.client_id, self.client_secret),
+            timeout=self.timeout,
+        )
+        if resp.status_code != 200:
+            raise OSError(f"OAuth token endpoint answered HTTP {resp.status_code}")
+        body = resp.json()
+        return str(body["access_token"]), float(body.get("expires_in", 3600))
+
+    def __repr__(self) -> str:
+        return f"OAuthClientCredentials(client_id={self.client_id!r}, token_endpoint={self.token_endpoint!r})"
+
+
+class _AzureImds:
+    """Azure's instance metadata service: a managed identity's token, no secret configured."""
+
+    def __init__(self, token_endpoint: str, timeout: float) -> None:
+        self.token_endpoint = token_endpoint
+        self.timeout = timeout
+
+    def fetch(self) -> tuple[str, float]:
+        resp = httpx.get(self.token_endpoint, headers={"Metadata": "true"}, timeout=self.timeout)
+        if resp.status_code != 200:
+            raise OSError(f"Azure IMDS answered HTTP {resp.status_code}")
+        body = resp.json()
+        return str(body["access_token"]), float(body.get("expires_in", 3600))
+
+
+class _Refreshing(_Fields):
+    """A token fetched on first use and again once REFRESH_AT of its lifetime has passed."""
+
+    def __init__(self, client: Any, token_endpoint: str, logical_cluster: str, identity_pool: str | None) -> None:
+        super().__init__("", logical_cluster, identity_pool)
+        self.client = client
+        self.token_endpoint = token_endpoint
+        self._lock = threading.Lock()
+        self._refresh_at = 0.0
+
+    def token(self) -> str:
+        with self._lock:
+            now = time.monotonic()
+            if now >= self._refresh_at:
+                self._token, lifetime = self.client.fetch()
+                self._refresh_at = now + lifetime * REFRESH_AT
+            return self._token
+
+
+class _Custom:
+    """CUSTOM: ``bearer.auth.custom.provider.function(config)`` returns the fields each request."""
+
+    def __init__(self, custom_function: Callable[[dict[str, Any]], dict[str, Any]], custom_config: Any) -> None:
+        self.custom_function = custom_function
+        self.custom_config = custom_config
+
+    def get_bearer_fields(self) -> dict[str, Any]:
+        return self.custom_function(self.custom_config)
+
+
+def _cluster_and_pool(conf: dict[str, Any]) -> tuple[str, str | None]:
+    missing = [k for k in ("bearer.auth.logical.cluster", "bearer.auth.identity.pool.id") if k not in conf]
+    if missing:
+        raise ValueError(f"Missing required bearer configuration properties: {', '.join(missing)}")
+    cluster = conf["bearer.auth.logical.cluster"]
+    if not isinstance(cluster, str):
+        raise TypeError(f"logical cluster must be a str, not {type(cluster)}")
+    return cluster, normalize_identity_pool(conf["bearer.auth.identity.pool.id"])
+
+
+def bearer_field_provider(conf: dict[str, Any], timeout: float) -> Any:
+    """The provider for ``bearer.auth.credentials.source``; None when bearer auth is not configured."""
+    source = conf.get("bearer.auth.credentials.source")
+    if source is None:
+        return None
+    if source == "CUSTOM":
+        missing = [
+            k for k in ("bearer.auth.custom.provider.function", "bearer.auth.custom.provider.config") if k not in conf
+        ]
+        if missing:
+            raise ValueError(f"Missing required custom OAuth configuration properties: {', '.join(missing)}")
+        function = conf["bearer.auth.custom.provider.function"]
+        if not callable(function):
+            raise TypeError("bearer.auth.custom.provider.function must be callable")
+        return _Custom(function, conf["bearer.auth.custom.provider.config"])
+    if source not in ("STATIC_TOKEN", "OAUTHBEARER", "OAUTHBEARER_AZURE_IMDS"):
+        raise ValueError(f"Invalid value for bearer.auth.credentials.source: {source!r}")
+    cluster, pool = _cluster_and_pool(conf)
+    if source == "STATIC_TOKEN":
+        if "bearer.auth.token" not in conf:
+            raise ValueError("Missing bearer.auth.token")
+        return _Fields(_str(conf, "bearer.auth.token"), cluster, pool)
+    if source == "OAUTHBEARER":
+        keys = ("bearer.auth.client.id", "bearer.auth.client.secret", "bearer.auth.scope", "bearer.auth.issuer.endpoint.url")
+        missing = [k for k in keys if k not in conf]
+        if missing:
+            raise ValueError(f"Missing required OAuth configuration properties: {', '.join(missing)}")
+        cid, secret, scope, endpoint = (_str(conf, k) for k in keys)
+        return _Refreshing(OAuthClientCredentials(cid, secret, scope, endpoint, timeout), endpoint, cluster, pool)
+    endpoint = conf.get("bearer.auth.issuer.endpoint.url", AZURE_IMDS_ENDPOINT)
+    if not isinstance(endpoint, str):
+        raise TypeError(f"bearer.auth.issuer.endpoint.url must be a str, not {type(endpoint)}")
+    try:
+        urllib.parse.urlsplit(endpoint)
+    except ValueError as e:
+        raise ValueError(f"Failed to parse token endpoint URL: {e}") from None
+    if "bearer.auth.issuer.endpoint.query" not in conf:
+        raise ValueError("bearer.auth.issuer.endpoint.query must be provided for OAUTHBEARER_AZURE_IMDS")
+    query = _str(conf, "bearer.auth.issuer.endpoint.query")
+    endpoint = f"{endpoint}?{query}"
+    return _Refreshing(_AzureImds(endpoint, timeout), endpoint, cluster, pool)
+
+
+def bearer_headers(provider: Any) -> dict[str, str]:
+    """The HTTP headers for one request from the provider's fields."""
+    fields = provider.get_bearer_fields()
+    missing = [k for k in ("bearer.auth.token", "bearer.auth.logical.cluster", "bearer.auth.identity.pool.id") if k not in fields]
+    if isinstance(provider, _Custom) and missing:
+        raise ValueError(f"Missing required bearer auth fields, needs to be set in config or custom function: {', '.join(missing)}")
+    headers = {"Authorization": f"Bearer {fields['bearer.auth.token']}"}
+    if fields.get("bearer.auth.logical.cluster") is not None:
+        headers["target-sr-cluster"] = fields["bearer.auth.logical.cluster"]
+    if fields.get("bearer.auth.identity.pool.id") is not None:
+        headers["Confluent-Identity-Pool-Id"] = fields["bearer.auth.identity.pool.id"]
+    return headers

@@ -1,0 +1,255 @@
+"""The Confluent wire framing of a serialized payload, and subject names.
+
+Framing: magic byte 0 + the schema id (4 bytes, big-endian), or magic byte 1 + the schema's
+16-byte guid; Protobuf payloads then carry the message-index array (varints: the count, then each
+index; the common [0] as the single byte 0). The id goes in front of the payload
+(``prefix_schema_id_serializer``, the default) or, as a guid, into a record header
+(``header_schema_id_serializer``); ``dual_schema_id_deserializer`` reads either.
+"""
+
+from __future__ import annotations
+
+import io
+import struct
+import uuid
+from collections.abc import Callable
+from enum import Enum
+from typing import Any
+
+from ...serialization import MessageField, SerializationContext, SerializationError
+
+__all__ = [
+    "KEY_SCHEMA_ID_HEADER",
+    "MAGIC_BYTE_V0",
+    "MAGIC_BYTE_V1",
+    "VALUE_SCHEMA_ID_HEADER",
+    "RuleConditionError",
+    "RuleError",
+    "SchemaId",
+    "SubjectNameStrategyType",
+    "dual_schema_id_deserializer",
+    "header_schema_id_serializer",
+    "prefix_schema_id_deserializer",
+    "prefix_schema_id_serializer",
+    "record_subject_name_strategy",
+    "topic_record_subject_name_strategy",
+    "topic_subject_name_strategy",
+]
+
+MAGIC_BYTE_V0 = 0
+MAGIC_BYTE_V1 = 1
+KEY_SCHEMA_ID_HEADER = "__key_schema_id"
+VALUE_SCHEMA_ID_HEADER = "__value_schema_id"
+_ID = struct.Struct(">I")
+
+
+class RuleError(Exception):
+    """A data-contract rule could not run."""
+
+
+class RuleConditionError(RuleError):
+    """A data-contract condition rule failed for a message."""
+
+    def __init__(self, rule: Any) -> None:
+        self.rule = rule
+        super().__init__(self._message(rule))
+
+    @staticmethod
+    def _message(rule: Any) -> str:
+        if getattr(rule, "doc", None):
+            return str(rule.doc)
+        if getattr(rule, "expr", None):
+            return f"Rule expr failed: {rule.expr}"
+        return f"Rule failed: {getattr(rule, 'name', rule)}"
+
+
+class SubjectNameStrategyType(str, Enum):
+    TOPIC = "TOPIC"
+    RECORD = "RECORD"
+    TOPIC_RECORD = "TOPIC_RECORD"
+
+
+def _write_varint(buf: io.BytesIO, value: int, zigzag: bool) -> None:
+    if zigzag:
+        value = (value << 1) ^ (value >> 63)
+    value &= (1 << 64) - 1
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    buf.write(out)
+
+
+def _read_varint(buf: io.BytesIO, zigzag: bool) -> int:
+    shift = 0
+    result = 0
+    while True:
+        b = buf.read(1)
+        if not b:
+            raise EOFError("Unexpected EOF while reading index")
+        result |= (b[0] & 0x7F) << shift
+        if not b[0] & 0x80:
+            break
+        shift += 7
+        if shift > 63:
+            raise SerializationError("Malformed varint in message indexes")
+    if zigzag:
+        result = (result >> 1) ^ -(result & 1)
+    return result
+
+
+class SchemaId:
+    """The schema a payload was written with: an id or a guid, and Protobuf's message indexes."""
+
+    def __init__(
+        self,
+        schema_type: str,
+        id: int | None = None,
+        guid: uuid.UUID | str | None = None,
+        message_indexes: list[int] | None = None,
+    ) -> None:
+        self.schema_type = schema_type
+        self.id = id
+        self.guid = uuid.UUID(guid) if isinstance(guid, str) else guid
+        self.message_indexes = message_indexes
+
+    def __repr__(self) -> str:
+        return f"SchemaId(schema_type={self.schema_type!r}, id={self.id}, guid={self.guid}, message_indexes={self.message_indexes})"
+
+    def from_bytes(self, payload: io.BytesIO) -> io.BytesIO:
+        """Reads the framing from ``payload``; returns it positioned at the serialized body."""
+        magic = payload.read(1)
+        if magic == bytes([MAGIC_BYTE_V0]):
+            raw = payload.read(4)
+            if len(raw) != 4:
+                raise SerializationError("Invalid payload: truncated schema id")
+            self.id = _ID.unpack(raw)[0]
+        elif magic == bytes([MAGIC_BYTE_V1]):
+            raw = payload.read(16)
+            if len(raw) != 16:
+                raise SerializationError("Invalid payload: truncated schema guid")
+            self.guid = uuid.UUID(bytes=raw)
+        else:
+            raise SerializationError(
+                f"Unexpected magic byte {magic[0] if magic else None}. This message was not produced with a "
+                "Confluent Schema Registry serializer"
+            )
+        if self.schema_type == "PROTOBUF":
+            try:
+                self.message_indexes = self._read_index_array(payload, zigzag=True)
+            except EOFError as e:
+                raise SerializationError(f"Invalid payload: {e}") from None
+        return payload
+
+    def id_to_bytes(self) -> bytes:
+        if self.id is None:
+            raise SerializationError("Schema ID is not set")
+        buf = io.BytesIO()
+        buf.write(bytes([MAGIC_BYTE_V0]))
+        buf.write(_ID.pack(self.id))
+        self._write_indexes(buf)
+        return buf.getvalue()
+
+    def guid_to_bytes(self) -> bytes:
+        if self.guid is None:
+            raise SerializationError("Schema GUID is not set")
+        buf = io.BytesIO()
+        buf.write(bytes([MAGIC_BYTE_V1]))
+        buf.write(self.guid.bytes)
+        self._write_indexes(buf)
+        return buf.getvalue()
+
+    def _write_indexes(self, buf: io.BytesIO) -> None:
+        if self.message_indexes is not None:
+            self._encode_varints(buf, self.message_indexes, zigzag=True)
+
+    @staticmethod
+    def _encode_varints(buf: io.BytesIO, ints: list[int], zigzag: bool = True) -> None:
+        """The message-index array: its length then each index; [0] (the first message) as one 0."""
+        if ints == [0]:
+            buf.write(b"\x00")
+            return
+        _write_varint(buf, len(ints), zigzag)
+        for value in ints:
+            _write_varint(buf, value, zigzag)
+
+    @staticmethod
+    def _read_index_array(buf: io.BytesIO, zigzag: bool = True) -> list[int]:
+        size = _read_varint(buf, zigzag)
+        if size < 0 or size > 100_000:
+            raise SerializationError(f"Invalid message index count {size}")
+        if size == 0:
+            return [0]
+        return [_read_varint(buf, zigzag) for _ in range(size)]
+
+
+def prefix_schema_id_serializer(payload: bytes, ctx: SerializationContext | None, schema_id: SchemaId) -> bytes:
+    """Magic byte 0 and the id in front of the payload (the classic framing)."""
+    return schema_id.id_to_bytes() + payload
+
+
+def header_schema_id_serializer(payload: bytes, ctx: SerializationContext | None, schema_id: SchemaId) -> bytes:
+    """The guid framing in the ``__key_schema_id``/``__value_schema_id`` header; the payload bare."""
+    if ctx is None:
+        raise SerializationError("SerializationContext is required for header_schema_id_serializer")
+    headers = ctx.headers
+    if headers is None:
+        raise SerializationError("Missing headers")
+    name = KEY_SCHEMA_ID_HEADER if ctx.field == MessageField.KEY else VALUE_SCHEMA_ID_HEADER
+    value = schema_id.guid_to_bytes()
+    if isinstance(headers, list):
+        headers.append((name, value))
+    elif isinstance(headers, dict):
+        headers[name] = value
+    else:
+        raise SerializationError("Invalid headers type")
+    return payload
+
+
+def _header(headers: Any, name: str) -> bytes | None:
+    if isinstance(headers, dict):
+        value = headers.get(name)
+        return value if isinstance(value, bytes) else None
+    found = None
+    for key, value in headers or ():
+        if key == name:
+            found = value  # the last one wins, as for Kafka's lastHeader
+    return found if isinstance(found, bytes) else None
+
+
+def dual_schema_id_deserializer(payload: bytes, ctx: SerializationContext | None, schema_id: SchemaId) -> io.BytesIO:
+    """The schema id from the record's header when it has one, else from the payload's prefix."""
+    if ctx is not None and ctx.headers:
+        name = KEY_SCHEMA_ID_HEADER if ctx.field == MessageField.KEY else VALUE_SCHEMA_ID_HEADER
+        header = _header(ctx.headers, name)
+        if header is not None:
+            schema_id.from_bytes(io.BytesIO(header))
+            return io.BytesIO(payload)
+    return schema_id.from_bytes(io.BytesIO(payload))
+
+
+def prefix_schema_id_deserializer(payload: bytes, ctx: SerializationContext | None, schema_id: SchemaId) -> io.BytesIO:
+    return schema_id.from_bytes(io.BytesIO(payload))
+
+
+def topic_subject_name_strategy(ctx: SerializationContext | None, record_name: str | None) -> str | None:
+    """``<topic>-key`` or ``<topic>-value`` (the default)."""
+    if ctx is None:
+        return None
+    return f"{ctx.topic}-{ctx.field}"
+
+
+def topic_record_subject_name_strategy(ctx: SerializationContext | None, record_name: str | None) -> str | None:
+    """``<topic>-<fully qualified record name>``."""
+    if ctx is None or record_name is None:
+        return None
+    return f"{ctx.topic}-{record_name}"
+
+
+def record_subject_name_strategy(ctx: SerializationContext | None, record_name: str | None) -> str | None:
+    """The fully qualified record name."""
+    return record_name
+
+
+SubjectNameStrategy = Callable[[SerializationContext | None, str | None], str | None]

@@ -1,0 +1,24 @@
+"""SchemaRegistryError: an error answer from the registry (HTTP status, its error code, message)."""
+
+from __future__ import annotations
+
+__all__ = ["SchemaRegistryError"]
+
+
+class SchemaRegistryError(Exception):
+    """The registry refused a request. ``error_code`` is the registry's (e.g. 40401 subject not
+    found), -1 when the answer carried none."""
+
+    UNKNOWN = -1
+
+    def __init__(self, http_status_code: int, error_code: int, error_message: str) -> None:
+        super().__init__(error_message)
+        self.http_status_code = http_status_code
+        self.error_code = error_code
+        self.error_message = error_message
+
+    def __repr__(self) -> str:
+        return f"SchemaRegistryError(http_code={self.http_status_code}, error_code={self.error_code}, error_message={self.error_message})"
+
+    def __str__(self) -> str:
+        return f"{self.error_message} (HTTP status code {self.http_status_code}, SR code {self.error_code})"

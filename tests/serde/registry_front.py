@@ -1,0 +1,136 @@
+"""A loopback HTTP front whose every answer comes from confluent-kafka's in-process registry.
+
+The registry logic judging our REST client is confluent's (``MockSchemaRegistryClient``): this
+module only maps the Schema Registry REST API's routes onto its methods and its
+``SchemaRegistryError``s onto HTTP errors. Routes its mock does not implement answer 404 with
+error code 40499 ("not offered by confluent's mock"), so no answer here is invented.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import urllib.parse
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from confluent_kafka.schema_registry import Schema, ServerConfig
+from confluent_kafka.schema_registry._sync.mock_schema_registry_client import MockSchemaRegistryClient
+from confluent_kafka.schema_registry.error import SchemaRegistryError
+
+Route = tuple[str, re.Pattern[str], Callable[..., Any]]
+
+
+def _flag(query: dict[str, list[str]], name: str) -> bool:
+    return query.get(name, ["false"])[0] == "true"
+
+
+def _routes(reg: MockSchemaRegistryClient) -> list[Route]:
+    def register(m: re.Match[str], q: dict[str, list[str]], body: Any) -> Any:
+        return reg.register_schema_full_response(m[1], Schema.from_dict(body), _flag(q, "normalize")).to_dict()
+
+    def lookup(m: re.Match[str], q: dict[str, list[str]], body: Any) -> Any:
+        return reg.lookup_schema(m[1], Schema.from_dict(body), _flag(q, "normalize"), _flag(q, "deleted")).to_dict()
+
+    def version(m: re.Match[str], q: dict[str, list[str]], body: Any) -> Any:
+        v = m[2]
+        found = reg.get_latest_version(m[1]) if v == "latest" else reg.get_version(m[1], int(v), _flag(q, "deleted"))
+        return found.to_dict()
+
+    def metadata(m: re.Match[str], q: dict[str, list[str]], body: Any) -> Any:
+        md = dict(zip(q.get("key", []), q.get("value", []), strict=True))
+        return reg.get_latest_with_metadata(m[1], md, _flag(q, "deleted")).to_dict()
+
+    def config_put(m: re.Match[str], q: dict[str, list[str]], body: Any) -> Any:
+        return reg.set_config(m[1], ServerConfig.from_dict(body)).to_dict()
+
+    return [
+        ("POST", re.compile(r"/subjects/([^/]+)/versions"), register),
+        ("POST", re.compile(r"/subjects/([^/]+)"), lookup),
+        ("GET", re.compile(r"/schemas/ids/(\d+)"), lambda m, q, b: reg.get_schema(int(m[1])).to_dict()),
+        ("GET", re.compile(r"/schemas/guids/([^/]+)"), lambda m, q, b: reg.get_schema_by_guid(m[1]).to_dict()),
+        ("GET", re.compile(r"/subjects"), lambda m, q, b: reg.get_subjects()),
+        ("GET", re.compile(r"/subjects/([^/]+)/versions"), lambda m, q, b: reg.get_versions(m[1])),
+        ("GET", re.compile(r"/subjects/([^/]+)/versions/([^/]+)"), version),
+        ("GET", re.compile(r"/subjects/([^/]+)/metadata"), metadata),
+        ("DELETE", re.compile(r"/subjects/([^/]+)"), lambda m, q, b: reg.delete_subject(m[1], _flag(q, "permanent"))),
+        (
+            "DELETE",
+            re.compile(r"/subjects/([^/]+)/versions/(\d+)"),
+            lambda m, q, b: reg.delete_version(m[1], int(m[2]), _flag(q, "permanent")),
+        ),
+        ("PUT", re.compile(r"/config/([^/]+)"), config_put),
+        ("GET", re.compile(r"/config/([^/]+)"), lambda m, q, b: reg.get_config(m[1]).to_dict()),
+    ]
+
+
+class RegistryFront:
+    """``url`` serves confluent's registry ``registry``; ``requests`` counts (method, path) seen."""
+
+    def __init__(self) -> None:
+        self.registry = MockSchemaRegistryClient({"url": "mock://front"})
+        self.requests: list[tuple[str, str]] = []
+        routes = _routes(self.registry)
+        front = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _serve(self, method: str) -> None:
+                url = urllib.parse.urlsplit(self.path)
+                path = urllib.parse.unquote(url.path)
+                query = urllib.parse.parse_qs(url.query)
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length)) if length else None
+                front.requests.append((method, path))
+                for verb, pattern, handler in routes:
+                    m = pattern.fullmatch(path)
+                    if verb == method and m:
+                        try:
+                            self._answer(200, handler(m, query, body))
+                        except SchemaRegistryError as e:
+                            self._answer(e.http_status_code, {"error_code": e.error_code, "message": e.error_message})
+                        return
+                self._answer(404, {"error_code": 40499, "message": f"not offered by confluent's mock: {method} {path}"})
+
+            def _answer(self, status: int, payload: Any) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/vnd.schemaregistry.v1+json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:
+                self._serve("GET")
+
+            def do_POST(self) -> None:
+                self._serve("POST")
+
+            def do_PUT(self) -> None:
+                self._serve("PUT")
+
+            def do_DELETE(self) -> None:
+                self._serve("DELETE")
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@contextmanager
+def registry_front() -> Iterator[RegistryFront]:
+    front = RegistryFront()
+    front.thread.start()
+    try:
+        yield front
+    finally:
+        front.close()

@@ -1,0 +1,133 @@
+"""Avro: our serializer's bytes equal confluent-kafka's for the same schema id, and each side
+decodes the other's, through one registry (confluent's logic, behind registry_front.py)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from confluent_kafka.schema_registry import Schema as TheirSchema
+from confluent_kafka.schema_registry.avro import AvroDeserializer as TheirDeserializer
+from confluent_kafka.schema_registry.avro import AvroSerializer as TheirSerializer
+from confluent_kafka.serialization import MessageField as TheirField
+from confluent_kafka.serialization import SerializationContext as TheirContext
+
+from kafkawire.schema_registry import (
+    Schema,
+    SchemaReference,
+    SchemaRegistryClient,
+    header_schema_id_serializer,
+    record_subject_name_strategy,
+)
+from kafkawire.schema_registry.avro import AvroDeserializer, AvroSerializer
+from kafkawire.serialization import MessageField, SerializationContext, SerializationError
+from tests.serde.registry_front import RegistryFront
+
+SCHEMA = json.dumps(
+    {
+        "type": "record",
+        "name": "Order",
+        "namespace": "shop",
+        "fields": [
+            {"name": "id", "type": "long"},
+            {"name": "customer", "type": "string"},
+            {"name": "amount", "type": "double"},
+            {"name": "tags", "type": {"type": "array", "items": "string"}},
+            {"name": "note", "type": ["null", "string"], "default": None},
+            {"name": "kind", "type": {"type": "enum", "name": "Kind", "symbols": ["A", "B"]}},
+            {"name": "attrs", "type": {"type": "map", "values": "int"}},
+            {"name": "raw", "type": "bytes"},
+        ],
+    }
+)
+ORDERS: list[dict[str, Any]] = [
+    {"id": i, "customer": f"c\u00e9{i}", "amount": i * 1.5, "tags": ["x"] * i, "note": None if i % 2 else "n",
+     "kind": "AB"[i % 2], "attrs": {"k": i}, "raw": bytes([i])}
+    for i in range(5)
+]  # fmt: skip
+CTX = SerializationContext("orders", MessageField.VALUE)
+THEIR_CTX = TheirContext("orders", TheirField.VALUE)
+
+
+def both(front: RegistryFront, schema: str = SCHEMA, conf: dict[str, Any] | None = None) -> tuple[Any, Any]:
+    ours = AvroSerializer(SchemaRegistryClient({"url": front.url}), schema, conf=conf)
+    theirs = TheirSerializer(front.registry, schema, conf=conf)
+    return ours, theirs
+
+
+def test_bytes_equal_and_cross_decoded(front: RegistryFront) -> None:
+    ours, theirs = both(front)
+    ours_de = AvroDeserializer(SchemaRegistryClient({"url": front.url}))
+    theirs_de = TheirDeserializer(front.registry)
+    for order in ORDERS:
+        data = ours(order, CTX)
+        assert data == theirs(order, THEIR_CTX)
+        assert data is not None and data[0] == 0
+        assert theirs_de(data, THEIR_CTX) == order
+        assert ours_de(theirs(order, THEIR_CTX), CTX) == order
+
+
+def test_primitive_and_key_subject(front: RegistryFront) -> None:
+    ours, theirs = both(front, '"string"')
+    key_ctx = SerializationContext("orders", MessageField.KEY)
+    assert ours("k1", key_ctx) == theirs("k1", TheirContext("orders", TheirField.KEY))
+    assert front.registry.get_subjects() == ["orders-key"]
+
+
+def test_record_strategy_and_reader_schema_resolution(front: RegistryFront) -> None:
+    conf = {"subject.name.strategy": record_subject_name_strategy}
+    ours = AvroSerializer(SchemaRegistryClient({"url": front.url}), SCHEMA, conf=conf)
+    data = ours(ORDERS[1], CTX)
+    assert front.registry.get_subjects() == ["shop.Order"]
+    reader = json.loads(SCHEMA)
+    reader["fields"] = [f for f in reader["fields"] if f["name"] in ("id", "customer")]
+    reader["fields"].append({"name": "extra", "type": "int", "default": 7})
+    got = AvroDeserializer(SchemaRegistryClient({"url": front.url}), json.dumps(reader))(data, CTX)
+    assert got == {"id": 1, "customer": "c\u00e91", "extra": 7}
+
+
+def test_references_resolved_from_the_registry(front: RegistryFront) -> None:
+    sr = SchemaRegistryClient({"url": front.url})
+    kind = '{"type":"enum","name":"Kind","namespace":"shop","symbols":["A","B"]}'
+    version = sr.register_schema_full_response("kind", Schema(kind, "AVRO")).version
+    outer = '{"type":"record","name":"Item","namespace":"shop","fields":[{"name":"k","type":"shop.Kind"}]}'
+    ref = Schema(outer, "AVRO", [SchemaReference("shop.Kind", "kind", version)])
+    ours = AvroSerializer(sr, ref)
+    theirs = TheirSerializer(front.registry, TheirSchema.from_dict(ref.to_dict()))
+    assert ours({"k": "B"}, CTX) == theirs({"k": "B"}, THEIR_CTX)
+    assert AvroDeserializer(sr)(ours({"k": "B"}, CTX), CTX) == {"k": "B"}
+
+
+def test_guid_in_header_read_by_confluent(front: RegistryFront) -> None:
+    ours = AvroSerializer(
+        SchemaRegistryClient({"url": front.url}), SCHEMA, conf={"schema.id.serializer": header_schema_id_serializer}
+    )
+    ctx = SerializationContext("orders", MessageField.VALUE, [])
+    data = ours(ORDERS[2], ctx)
+    assert ctx.headers[0][0] == "__value_schema_id" and ctx.headers[0][1][0] == 1
+    assert TheirDeserializer(front.registry)(data, TheirContext("orders", TheirField.VALUE, ctx.headers)) == ORDERS[2]
+
+
+def test_bad_payloads_are_serialization_errors(front: RegistryFront) -> None:
+    ours, _ = both(front)
+    good = ours(ORDERS[3], CTX)
+    assert good is not None
+    de = AvroDeserializer(SchemaRegistryClient({"url": front.url}))
+    for bad in [b"\x07" + good[1:], good[:3], good[:-3], b"\x00\x00\x00\x03\xe7" + good[5:]]:
+        with pytest.raises(SerializationError):
+            de(bad, CTX)
+    with pytest.raises(SerializationError):
+        ours({"id": "not a long"}, CTX)
+
+
+def test_auto_register_off_looks_up_and_use_latest_writes_the_latest(front: RegistryFront) -> None:
+    sr = SchemaRegistryClient({"url": front.url})
+    lookup_only = AvroSerializer(sr, SCHEMA, conf={"auto.register.schemas": False})
+    with pytest.raises(Exception, match=r"not found|Not Found"):
+        lookup_only(ORDERS[0], CTX)
+    theirs = both(front)[1]
+    theirs(ORDERS[0], THEIR_CTX)
+    assert lookup_only(ORDERS[0], CTX) == theirs(ORDERS[0], THEIR_CTX)
+    latest = AvroSerializer(sr, None, conf={"auto.register.schemas": False, "use.latest.version": True})
+    assert latest(ORDERS[0], CTX) == theirs(ORDERS[0], THEIR_CTX)

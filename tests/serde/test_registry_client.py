@@ -1,0 +1,168 @@
+"""Our SchemaRegistryClient over HTTP against confluent-kafka's registry logic (registry_front.py),
+and its HTTP mechanics (retries, fail-over, auth headers) against httpx mocks."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+import respx
+
+from kafkawire.schema_registry import (
+    Metadata,
+    MetadataProperties,
+    Schema,
+    SchemaRegistryClient,
+    SchemaRegistryError,
+)
+from tests.serde.registry_front import RegistryFront
+
+AVSC = '{"type":"record","name":"User","namespace":"t","fields":[{"name":"name","type":"string"}]}'
+AVSC2 = '{"type":"record","name":"User","namespace":"t","fields":[{"name":"name","type":"string"},{"name":"age","type":"int","default":0}]}'
+
+
+def test_register_lookup_get_as_confluents_registry_answers(front: RegistryFront) -> None:
+    sr = SchemaRegistryClient({"url": front.url})
+    first = sr.register_schema_full_response("users-value", Schema(AVSC, "AVRO"))
+    theirs = front.registry.lookup_schema("users-value", front.registry.get_schema(first.schema_id))
+    assert (first.schema_id, first.version, first.guid) == (theirs.schema_id, theirs.version, theirs.guid)
+    assert sr.register_schema("users-value", Schema(AVSC, "AVRO")) == first.schema_id
+    second = sr.register_schema_full_response("users-value", Schema(AVSC2, "AVRO"))
+    assert second.version == 2
+    assert sr.get_schema(first.schema_id) == Schema(AVSC, "AVRO")
+    assert sr.get_schema_by_guid(str(second.guid)).schema_str == AVSC2
+    assert sr.lookup_schema("users-value", Schema(AVSC2, "AVRO")).version == 2
+    assert sr.get_latest_version("users-value").schema.schema_str == AVSC2
+    assert sr.get_version("users-value", 1).schema_id == first.schema_id
+    assert sorted(sr.get_versions("users-value")) == [1, 2]  # confluent's registry keeps no order
+    assert sr.get_subjects() == ["users-value"]
+
+
+def test_cached_answers_cost_no_request(front: RegistryFront) -> None:
+    sr = SchemaRegistryClient({"url": front.url})
+    schema_id = sr.register_schema("c-value", Schema(AVSC, "AVRO"))
+    for _ in range(5):
+        sr.register_schema("c-value", Schema(AVSC, "AVRO"))
+        sr.get_schema(schema_id)
+        sr.get_latest_version("c-value")
+    assert sorted(set(front.requests)) == sorted(
+        {("POST", "/subjects/c-value/versions"), ("GET", f"/schemas/ids/{schema_id}"), ("GET", "/subjects/c-value/versions/latest")}
+    )
+    assert len(front.requests) == 3
+    sr.clear_latest_caches()
+    sr.get_latest_version("c-value")
+    assert len(front.requests) == 4
+
+
+def test_registry_errors_carry_status_and_code(front: RegistryFront) -> None:
+    sr = SchemaRegistryClient({"url": front.url})
+    with pytest.raises(SchemaRegistryError) as e:
+        sr.get_schema(999)
+    assert e.value.http_status_code == 404 and e.value.error_code == front_code(front, 999)
+    with pytest.raises(SchemaRegistryError):
+        sr.lookup_schema("nobody-value", Schema(AVSC, "AVRO"))
+
+
+def front_code(front: RegistryFront, schema_id: int) -> int:
+    """The code confluent's registry itself gives for an unknown id."""
+    from confluent_kafka.schema_registry.error import SchemaRegistryError as Theirs
+
+    try:
+        front.registry.get_schema(schema_id)
+    except Theirs as e:
+        return int(e.error_code)
+    raise AssertionError("confluent's registry knew the id")
+
+
+def test_latest_with_metadata_and_deletes(front: RegistryFront) -> None:
+    sr = SchemaRegistryClient({"url": front.url})
+    md = Metadata(None, MetadataProperties({"owner": "bob"}), None)
+    sr.register_schema("m-value", Schema(AVSC, "AVRO", metadata=md))
+    sr.register_schema("m-value", Schema(AVSC2, "AVRO"))
+    assert sr.get_latest_with_metadata("m-value", {"owner": "bob"}).schema.schema_str == AVSC
+    assert sr.delete_version("m-value", 2) == 2
+    assert sr.get_versions("m-value") == [1]
+    assert sr.delete_subject("m-value") == [1]
+
+
+def test_mock_url_gives_the_in_process_registry_shared_by_url() -> None:
+    a = SchemaRegistryClient.new_client({"url": "mock://kw-test-shared"})
+    b = SchemaRegistryClient.new_client({"url": "mock://kw-test-shared"})
+    schema_id = a.register_schema("s-value", Schema(AVSC, "AVRO"))
+    assert b.get_schema(schema_id).schema_str == AVSC
+    assert b.lookup_schema("s-value", Schema(AVSC, "AVRO")).version == 1
+    assert b.delete_subject("s-value", permanent=True) == [1]
+    assert a.get_subjects() == []
+
+
+URL = "http://registry.invalid:8081"
+
+
+@respx.mock
+def test_retries_429_and_5xx_then_succeeds() -> None:
+    route = respx.get(f"{URL}/subjects").mock(
+        side_effect=[httpx.Response(429), httpx.Response(503), httpx.Response(200, json=["a"])]
+    )
+    sr = SchemaRegistryClient({"url": URL, "retries.wait.ms": 1, "retries.max.wait.ms": 2})
+    assert sr.get_subjects() == ["a"]
+    assert route.call_count == 3
+
+
+@respx.mock
+def test_fails_over_to_the_next_url() -> None:
+    respx.get(f"{URL}/subjects").mock(side_effect=httpx.ConnectError("refused"))
+    respx.get("http://other.invalid/subjects").mock(return_value=httpx.Response(200, json=["b"]))
+    sr = SchemaRegistryClient({"url": f"{URL},http://other.invalid", "max.retries": 1, "retries.wait.ms": 1})
+    assert sr.get_subjects() == ["b"]
+
+
+@respx.mock
+def test_static_bearer_token_headers() -> None:
+    route = respx.get(f"{URL}/subjects").mock(return_value=httpx.Response(200, json=[]))
+    sr = SchemaRegistryClient(
+        {
+            "url": URL,
+            "bearer.auth.credentials.source": "STATIC_TOKEN",
+            "bearer.auth.token": "tok-secret",
+            "bearer.auth.logical.cluster": "lsrc-1",
+            "bearer.auth.identity.pool.id": ["p1", "p2"],
+        }
+    )
+    sr.get_subjects()
+    headers = route.calls.last.request.headers
+    assert headers["Authorization"] == "Bearer tok-secret"
+    assert (headers["target-sr-cluster"], headers["Confluent-Identity-Pool-Id"]) == ("lsrc-1", "p1,p2")
+    assert "tok-secret" not in repr(sr._rest_client.bearer_field_provider)
+
+
+@respx.mock
+def test_oauth_client_credentials_token_fetched_once_and_sent() -> None:
+    token = respx.post("http://idp.invalid/token").mock(
+        return_value=httpx.Response(200, json={"access_token": "abc", "expires_in": 3600})
+    )
+    api = respx.get(f"{URL}/subjects").mock(return_value=httpx.Response(200, json=[]))
+    sr = SchemaRegistryClient(
+        {
+            "url": URL,
+            "bearer.auth.credentials.source": "OAUTHBEARER",
+            "bearer.auth.logical.cluster": "lsrc-1",
+            "bearer.auth.identity.pool.id": "pool",
+            "bearer.auth.client.id": "cid",
+            "bearer.auth.client.secret": "csecret",
+            "bearer.auth.scope": "sr",
+            "bearer.auth.issuer.endpoint.url": "http://idp.invalid/token",
+        }
+    )
+    sr.get_subjects()
+    sr.get_subjects()
+    assert token.call_count == 1
+    assert b"grant_type=client_credentials" in token.calls.last.request.content
+    assert api.calls.last.request.headers["Authorization"] == "Bearer abc"
+
+
+def test_config_mistakes_fail_at_construction_naming_the_key() -> None:
+    with pytest.raises(ValueError, match="Unrecognized properties: nope"):
+        SchemaRegistryClient({"url": URL, "nope": 1})
+    with pytest.raises(ValueError, match="Invalid url"):
+        SchemaRegistryClient({"url": "ftp://x"})
+    with pytest.raises(TypeError, match=r"max\.retries"):
+        SchemaRegistryClient({"url": URL, "max.retries": "3"})
