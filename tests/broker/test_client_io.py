@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
+from kafkawire import Producer
 from kafkawire.client.cluster import Client
 from kafkawire.errors import KafkaError, KafkaException
 from kafkawire.protocol.apis import API_VERSIONS, METADATA, PRODUCE
@@ -175,3 +176,30 @@ def test_in_flight_limit_holds_requests_back(mock_cluster: MockCluster) -> None:
         assert (in_flight, load) == (1, 3)
         for fut in futures:
             assert fut.result(10).brokers
+
+
+@pytest.mark.parametrize("host", ["broker1..example.com", "b" * 64 + ".example.com"])
+def test_a_bootstrap_name_that_cannot_resolve_is_reported_and_flush_ends(host: str) -> None:
+    """Issue 13 defect 3: getaddrinfo raises UnicodeError (an empty label, a label over 63
+    characters); the attempt fails with _RESOLVE through error_cb, the record's report comes when
+    its timeout passes, and flush() returns."""
+
+    errors: list[KafkaError] = []
+    reports: list[KafkaError | None] = []
+    p = Producer(
+        {
+            "bootstrap.servers": f"{host}:9092",
+            "message.timeout.ms": 1500,
+            "error_cb": errors.append,
+            "reconnect.backoff.ms": 50,
+        }
+    )
+    try:
+        p.produce("t", b"v", on_delivery=lambda err, msg: reports.append(err))
+        assert p.flush(30) == 0
+        assert [e.code() if e else None for e in reports] == [KafkaError._MSG_TIMED_OUT]
+        codes = [e.code() for e in errors]
+        assert codes.count(KafkaError._RESOLVE) == 1, errors
+        assert host in errors[codes.index(KafkaError._RESOLVE)].str()
+    finally:
+        p.close()

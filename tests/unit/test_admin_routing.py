@@ -120,7 +120,7 @@ class StubClient:
         self.controller = controller
         self.handler: Handler = lambda call: None
         self.calls: list[Call] = []
-        self.on_all_brokers_down: Callable[[KafkaError], None] | None = None
+        self.on_error: Callable[[KafkaError], None] | None = None
         self.closed = False
 
     def requests(self, api: Api) -> list[Call]:

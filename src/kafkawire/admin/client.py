@@ -117,7 +117,7 @@ class AdminClient:
         merged = {**conf, **kwargs}
         self._config = parse_config(merged, ADMIN_OPTIONS)
         self._client = Client(merged) if _client is None else _client
-        self._client.on_all_brokers_down = self._config["error_cb"]
+        self._client.on_error = self._config["error_cb"]
         self._default_timeout = self._config["socket.timeout.ms"] / 1000
         self._backoff = (self._config["retry.backoff.ms"], self._config["retry.backoff.max.ms"])
         self._live: set[routing.Operation[Any]] = set()

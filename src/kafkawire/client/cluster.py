@@ -1,8 +1,9 @@
 """The network client every face builds on: bootstrap, broker connections, metadata, routing.
 
-It owns one IO `Engine` thread and one `BrokerConnection` per broker. Its public methods are
-thread-safe and return `concurrent.futures.Future`s; the ``*_io`` methods are for code that
-already runs on the IO thread (the producer's sender).
+It owns one IO `Engine` thread, a `Resolver` and one `BrokerConnection` per broker it has used
+(made on first use: a Metadata answer naming thousands of brokers costs no connection). Its public
+methods are thread-safe and return `concurrent.futures.Future`s; the ``*_io`` methods are for
+code that already runs on the IO thread (the producer's sender).
 """
 
 from __future__ import annotations
@@ -15,10 +16,12 @@ from typing import Any
 
 from .. import model
 from ..config import CONNECTION_OPTIONS, NO_BOOTSTRAP, bootstrap_addresses, parse_config
-from ..core.metadata import ClusterMetadata
+from ..core.cluster_health import ClusterHealth
+from ..core.metadata import ClusterMetadata, request_body
 from ..errors import KafkaError, KafkaException
 from ..io.broker import Body, BrokerConnection, Callback, ConnectionSettings, State
 from ..io.engine import Engine
+from ..io.resolve import Resolver
 from ..protocol.apis import METADATA
 from ..protocol.codec import Struct
 from ..protocol.schema import Api
@@ -35,17 +38,18 @@ class Client:
         self.engine = engine or Engine()
         self._owns_engine = engine is None
         self.metadata = ClusterMetadata(max_age=self.config["metadata.max.age.ms"] / 1000)
+        self._resolver = Resolver(self.engine.call_soon)
         # Bootstrap servers get negative ids, as in librdkafka, until metadata names the brokers.
         self._bootstrap = [
-            BrokerConnection(self.engine, -1 - i, host, port, self.settings, self._state_changed)
+            self._new_connection(-1 - i, host, port)
             for i, (host, port) in enumerate(bootstrap_addresses(self.config["bootstrap.servers"]))
         ]
         if not self._bootstrap:
             (logger or log).warning(NO_BOOTSTRAP)
-        # Told once when every connection is down (and again after one came back and all fell again).
-        self.on_all_brokers_down: Callable[[KafkaError], None] | None = None
-        self._all_down = False
-        self._down: set[tuple[str, int]] = set()  # addresses whose last connection attempt failed
+        # Told of the connection errors the user hears about (core/cluster_health.py): all brokers
+        # down, once until one comes back; a host name that does not resolve, once per address.
+        self.on_error: Callable[[KafkaError], None] | None = None
+        self._health = ClusterHealth()
         self._brokers: dict[int, BrokerConnection] = {}
         self._round_robin = itertools.count()
         self._closed = False
@@ -134,6 +138,7 @@ class Client:
                 conn.close()
 
         self.engine.run(shut).result(5)
+        self._resolver.close()
         if self._owns_engine:
             self.engine.stop()
 
@@ -177,10 +182,7 @@ class Client:
         auto_create: bool = False,
     ) -> None:
         def body(version: int) -> dict[str, Any]:
-            wanted = None if topics is None else [{"name": t} for t in topics]
-            if wanted is None and version == 0:
-                wanted = []  # v0 has no null: an empty list means every topic
-            return {"topics": wanted, "allow_auto_topic_creation": auto_create}
+            return request_body(topics, version, auto_create=auto_create)
 
         def done(response: Struct | None, error: KafkaError | None) -> None:
             if response is not None:
@@ -197,9 +199,14 @@ class Client:
             broker = self.metadata.brokers.get(node_id)
             if broker is None:
                 return next((c for c in self._bootstrap if c.node_id == node_id), None)
-            conn = BrokerConnection(self.engine, node_id, broker.host, broker.port, self.settings, self._state_changed)
+            conn = self._new_connection(node_id, broker.host, broker.port)
             self._brokers[node_id] = conn
         return conn
+
+    def _new_connection(self, node_id: int, host: str, port: int) -> BrokerConnection:
+        return BrokerConnection(
+            self.engine, node_id, host, port, self.settings, self._state_changed, resolver=self._resolver
+        )
 
     def connections(self) -> list[BrokerConnection]:
         """Every broker connection (bootstrap ones included), for statistics."""
@@ -217,41 +224,42 @@ class Client:
             return min(connecting, key=lambda c: c.load)
         if not every:
             return None
-        untried = [c for c in every if (c.host, c.port) not in self._down] or every
-        return untried[next(self._round_robin) % len(untried)]
+        # Brokers the metadata names but we never connected to are candidates too (their
+        # connection is made only if picked).
+        pool: dict[tuple[str, int], BrokerConnection | int] = {}  # address -> connection or node id
+        for c in every:
+            pool.setdefault((c.host, c.port), c)
+        for b in self.metadata.brokers.values():
+            pool.setdefault((b.host, b.port), b.node_id)
+        untried = [pick for address, pick in pool.items() if not self._health.is_down(address)] or list(pool.values())
+        pick = untried[next(self._round_robin) % len(untried)]
+        conn = pick if isinstance(pick, BrokerConnection) else self.connection(pick)
+        assert conn is not None
+        return conn
 
     def _state_changed(self, conn: BrokerConnection) -> None:
-        """Report all brokers down once every broker we know of has failed (as librdkafka: a broker
-        never tried is not down), and forget it once any connection is ready again."""
+        """Tell the health record; report what it says the user must hear (as librdkafka's error_cb)."""
         address = (conn.host, conn.port)
         if conn.state is State.READY:
-            self._down.discard(address)
-            self._all_down = False
+            self._health.up(address)
             return
-        self._down.add(address)
-        if self._all_down or self._closed:
+        if self._closed or conn.last_error is None:
             return
         known = {(b.host, b.port) for b in self.metadata.brokers.values()} or {
             (c.host, c.port) for c in self._bootstrap
         }
         live = (State.READY, State.CONNECTING, State.NEGOTIATING)
-        if not known <= self._down or any(c.state in live for c in (*self._bootstrap, *self._brokers.values())):
-            return
-        self._all_down = True
-        if self.on_all_brokers_down is not None:
-            self.on_all_brokers_down(
-                KafkaError(KafkaError._ALL_BROKERS_DOWN, f"{len(known)}/{len(known)} brokers are down")
-            )
+        any_live = any(c.state in live for c in (*self._bootstrap, *self._brokers.values()))
+        for error in self._health.failed(address, conn.last_error, known, any_live):
+            if self.on_error is not None:
+                self.on_error(error)
 
     def _sync_brokers(self) -> None:
-        """Follow broker moves: a broker whose address changed gets a fresh connection."""
-        for node_id, conn in list(self._brokers.items()):
+        """Follow broker moves: a broker whose address changed reconnects there, keeping its queue."""
+        for node_id, conn in self._brokers.items():
             broker = self.metadata.brokers.get(node_id)
-            if broker is not None and (broker.host, broker.port) != (conn.host, conn.port):
-                conn.close()
-                del self._brokers[node_id]
-        for node_id in self.metadata.brokers:
-            self.connection(node_id)
+            if broker is not None:
+                conn.move_to(broker.host, broker.port)
 
 
 def _resolver(fut: Future[Struct]) -> Callback:

@@ -6,29 +6,46 @@ response to its request (Kafka answers in order on a connection), enforces the r
 bound, and reports requests whose deadline (``now`` passed in by the caller) has passed.
 
 Anything a broker sends that breaks the protocol raises `ProtocolError`: the caller must close
-the connection and fail what was in flight. Nothing a broker sends can make this allocate more
-than ``max_response_size`` bytes.
+the connection and fail what was in flight. Invariant: a request stays in flight until its answer
+decoded and passed its checks (`RESPONSE_CHECKS`), so a body that cannot be trusted leaves it
+to that teardown, which fails it exactly once; answers completed before the bad frame ride on the
+error (`ProtocolError.completed`). Nothing a broker sends can make this allocate more than
+``max_response_size`` bytes.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..protocol import codec, headers
-from ..protocol.apis import API_VERSIONS
+from ..protocol.apis import API_VERSIONS, METADATA
 from ..protocol.codec import Struct
 from ..protocol.primitives import DecodeError
 from ..protocol.schema import Api
+from .metadata import check_response
 
 _SIZE_PREFIX = 4
 _UNSUPPORTED_VERSION = 35
 
 
 class ProtocolError(Exception):
-    """The peer broke the protocol; the connection cannot be trusted any more."""
+    """The peer broke the protocol; the connection cannot be trusted any more.
+
+    ``completed`` holds the answers that arrived whole before the bad one: deliver them, then fail
+    the connection."""
+
+    completed: list[Response]
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.completed = []
+
+
+# Checks a decoded answer must pass before it is handed on (ValueError: not trusted).
+RESPONSE_CHECKS: dict[int, Callable[[Struct], None]] = {METADATA.key: check_response}
 
 
 @dataclass
@@ -90,10 +107,18 @@ class Connection:
         """Feed bytes read from the socket; return every response they complete."""
         self._buffer += data
         out: list[Response] = []
+        try:
+            self._frames(out)
+        except ProtocolError as exc:
+            exc.completed = out
+            raise
+        return out
+
+    def _frames(self, out: list[Response]) -> None:
         while True:
             if self._expected is None:
                 if len(self._buffer) < _SIZE_PREFIX:
-                    return out
+                    return
                 size = int.from_bytes(self._buffer[:_SIZE_PREFIX], "big", signed=True)
                 if size < 4 or size > self.max_response_size:
                     raise ProtocolError(
@@ -102,7 +127,7 @@ class Connection:
                 del self._buffer[:_SIZE_PREFIX]
                 self._expected = size
             if len(self._buffer) < self._expected:
-                return out
+                return
             payload = bytes(self._buffer[: self._expected])
             del self._buffer[: self._expected]
             self._expected = None
@@ -122,13 +147,21 @@ class Connection:
         req = self._in_flight[0]
         if correlation_id != req.correlation_id:
             raise ProtocolError(f"response correlation id {correlation_id}, expected {req.correlation_id}")
-        self._in_flight.popleft()
         if req.api is API_VERSIONS and req.version > 0 and _api_versions_error(payload) == _UNSUPPORTED_VERSION:
-            return Response(req, _unsupported_api_versions(payload))
-        try:
-            return Response(req, headers.decode_response(req.api, req.version, payload)[1])
-        except DecodeError as exc:
-            raise ProtocolError(f"undecodable {req.api.name} v{req.version} response: {exc}") from None
+            body = _unsupported_api_versions(payload)
+        else:
+            try:
+                body = headers.decode_response(req.api, req.version, payload)[1]
+            except (DecodeError, ValueError) as exc:  # (text that is not UTF-8 is a ValueError)
+                raise ProtocolError(f"undecodable {req.api.name} v{req.version} response: {exc}") from None
+            check = RESPONSE_CHECKS.get(req.api.key)
+            try:
+                if check is not None:
+                    check(body)
+            except ValueError as exc:
+                raise ProtocolError(f"untrusted {req.api.name} v{req.version} response: {exc}") from None
+        self._in_flight.popleft()  # only now: a failure above leaves it for the teardown to fail
+        return Response(req, body)
 
 
 def _api_versions_error(payload: bytes) -> int:

@@ -1,18 +1,53 @@
 """The client's picture of the cluster: brokers, topics, partitions and their leaders.
 
-Built from Metadata responses; the IO layer decides when to ask (`needs_refresh`) and feeds
-answers in (`update`). Leader lookups are plain dictionary reads so the produce path can afford
-them per batch.
+Built from Metadata responses; the client services decide when to ask (`needs_refresh`), shape
+the request (`request_body`) and feed answers in (`update`). Leader lookups are plain dictionary
+reads so the produce path can afford them per batch.
+
+Invariant: an answer larger than any real cluster (`MAX_BROKERS`, `MAX_TOPICS`, `MAX_PARTITIONS`)
+is refused by `check_response` before anything is built from it, so a hostile peer cannot make
+the client hold (or connect to) more than these.
 """
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..protocol.codec import Struct
 
 NO_LEADER = -1
+
+# Far above the largest clusters run today (thousands of brokers, hundreds of thousands of
+# partitions), far below what fits in one 100 MB answer.
+MAX_BROKERS = 10_000
+MAX_TOPICS = 100_000
+MAX_PARTITIONS = 1_000_000  # over all topics of one answer
+
+
+class MetadataError(ValueError):
+    """A Metadata answer that cannot be trusted (the connection that carried it is failed)."""
+
+
+def check_response(body: Struct) -> None:
+    """Refuse an answer past the limits above (counts only: cheap, before any object is built)."""
+    if len(body.brokers) > MAX_BROKERS:
+        raise MetadataError(f"{len(body.brokers)} brokers (at most {MAX_BROKERS} accepted)")
+    if len(body.topics) > MAX_TOPICS:
+        raise MetadataError(f"{len(body.topics)} topics (at most {MAX_TOPICS} accepted)")
+    partitions = sum(len(t.partitions) for t in body.topics)
+    if partitions > MAX_PARTITIONS:
+        raise MetadataError(f"{partitions} partitions (at most {MAX_PARTITIONS} accepted)")
+
+
+def request_body(topics: Iterable[str] | None, version: int, *, auto_create: bool = False) -> dict[str, Any]:
+    """The Metadata request for ``topics`` (None: every topic; v0 has no null, an empty list means all)."""
+    wanted: list[dict[str, str]] | None = None if topics is None else [{"name": t} for t in topics]
+    if wanted is None and version == 0:
+        wanted = []
+    return {"topics": wanted, "allow_auto_topic_creation": auto_create}
 
 
 @dataclass(frozen=True)

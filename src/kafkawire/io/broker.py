@@ -1,24 +1,24 @@
-"""One broker's socket: connect, negotiate versions, write frames, read responses, reconnect.
+"""One broker's connection: resolve, connect, run the handshake, write frames, read answers, reconnect.
 
-Runs on the IO thread only. The protocol decisions (framing, correlation, version choice,
-backoff) are the sans-IO core's; this class owns the socket and the timers around them.
+Runs on the IO thread only, and moves bytes only: the framing and correlation (core/connection.py),
+the handshake steps (core/handshake.py), the version choice (core/versions.py) and the backoff
+(core/backoff.py) are the sans-IO core's; the bytes go through a `Transport` (io/transport.py).
 
-Lifecycle: DISCONNECTED -> CONNECTING -> NEGOTIATING (ApiVersions) -> READY, and back to
-DISCONNECTED on any failure. Requests sent before READY wait in a queue; on failure the requests
-in flight fail with ``_TRANSPORT`` (or ``_TIMED_OUT``), while queued ones wait for the reconnect,
-each until its own deadline.
+Lifecycle: DISCONNECTED -> CONNECTING (resolve, TCP, TLS) -> NEGOTIATING (handshake) -> READY, and
+back to DISCONNECTED on any failure. Every state but READY and DISCONNECTED has a deadline
+(``socket.connection.setup.timeout.ms`` up to READY, ``api.version.request.timeout.ms`` for the
+ApiVersions answer), every request in flight its own. Invariants: each request's callback runs
+exactly once; requests in flight on a failed connection fail with ``_TRANSPORT``, ``_TIMED_OUT``
+or ``_BAD_MSG`` (the caller's policy retries them), queued ones wait for the reconnect until
+their own deadline; only `close()` fails them with ``_DESTROY``.
 """
 
 from __future__ import annotations
 
 import enum
-import errno
 import functools
 import logging
-import os
 import random
-import selectors
-import socket
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -27,20 +27,26 @@ from typing import Any
 from .._version import __version__
 from ..core.backoff import backoff_delay
 from ..core.connection import Connection, ProtocolError
-from ..core.versions import UnsupportedVersionError, choose_version, ranges_from_response
+from ..core.handshake import Handshake, HandshakeError, Step
+from ..core.versions import Doubts, UnsupportedVersionError
 from ..errors import KafkaError
 from ..protocol.apis import API_VERSIONS
 from ..protocol.codec import Struct
 from ..protocol.schema import Api
-from .engine import Engine, Timer
+from .engine import Engine, Timer, guarded
+from .resolve import Addresses, Resolver
+from .transport import READ, WRITE, TcpTransport, Transport, TransportError
 
 log = logging.getLogger("kafkawire.io")
 
 Body = Mapping[str, Any] | Callable[[int], Mapping[str, Any]]
 Callback = Callable[[Struct | None, KafkaError | None], None]
+# (family, sockaddr, host, port) -> a transport not yet started
+TransportFactory = Callable[[int, Any, str, int], Transport]
 
-_UNSUPPORTED_VERSION = 35
-_READ_CHUNK = 1 << 20
+
+def tcp_transport(family: int, address: Any, host: str, port: int) -> Transport:
+    return TcpTransport(family, address, f"{host}:{port}")
 
 
 class State(enum.Enum):
@@ -56,6 +62,7 @@ class ConnectionSettings:
     client_id: str
     request_timeout: float
     connect_timeout: float
+    api_version_timeout: float
     backoff_ms: int
     backoff_max_ms: int
     max_response_size: int
@@ -67,6 +74,7 @@ class ConnectionSettings:
             client_id=conf["client.id"],
             request_timeout=conf["socket.timeout.ms"] / 1000,
             connect_timeout=conf["socket.connection.setup.timeout.ms"] / 1000,
+            api_version_timeout=conf["api.version.request.timeout.ms"] / 1000,
             backoff_ms=conf["reconnect.backoff.ms"],
             backoff_max_ms=conf["reconnect.backoff.max.ms"],
             max_response_size=conf["receive.message.max.bytes"],
@@ -110,6 +118,9 @@ class BrokerConnection:
         port: int,
         settings: ConnectionSettings,
         on_state: Callable[[BrokerConnection], None] | None = None,
+        *,
+        resolver: Resolver,
+        transport: TransportFactory = tcp_transport,
     ) -> None:
         self.engine = engine
         self.node_id = node_id
@@ -120,16 +131,21 @@ class BrokerConnection:
         self.state = State.DISCONNECTED
         self.versions: dict[int, tuple[int, int]] = {}
         self.last_error: KafkaError | None = None
-        self._sock: socket.socket | None = None
+        self.stats = BrokerStats()
+        self._resolver = resolver
+        self._new_transport = transport
+        self._transport: Transport | None = None
+        self._attempt = 0  # numbers connection attempts: a late resolver answer for an old one is dropped
         self._conn = Connection(settings.client_id, settings.max_response_size)
+        self._handshake: Handshake | None = None
+        self._doubts = Doubts()
         self._queue: deque[Queued] = deque()
         self._out: deque[tuple[memoryview, Callable[[], None] | None]] = deque()
         self._failures = 0
         self._timer: Timer | None = None
         self._reconnect_timer: Timer | None = None
         self._connect_deadline = 0.0
-        self.stats = BrokerStats()
-        self._api_versions_version = API_VERSIONS.max_version
+        self._settling = False  # failing in-flight requests: a retry queued now waits for the backoff
 
     def __repr__(self) -> str:
         return f"<broker {self.node_id} {self.host}:{self.port} {self.state.value}>"
@@ -163,73 +179,105 @@ class BrokerConnection:
             return
         deadline = self.engine.now() + (self.settings.request_timeout if timeout is None else timeout)
         self._queue.append(Queued(api, body, callback, deadline, expect_response, max_version))
-        if self.state is State.DISCONNECTED and self._reconnect_timer is None:
+        if self.state is State.DISCONNECTED and self._reconnect_timer is None and not self._settling:
             self._connect()
         self._pump()
+        self._arm_timer()
+
+    def move_to(self, host: str, port: int) -> None:
+        """The broker now advertises another address: reconnect there. Queued requests stay queued
+        and go to the new address; those in flight fail with ``_TRANSPORT`` (retried by policy)."""
+        if (host, port) == (self.host, self.port) or self.state is State.CLOSED:
+            return
+        old = f"{self.host}:{self.port}"
+        self._teardown(KafkaError(KafkaError._TRANSPORT, f"broker {self.node_id} moved from {old} to {host}:{port}"))
+        self.host, self.port = host, port
+        self._failures = 0
+        self.last_error = None
+        if self._queue:
+            self._connect()
         self._arm_timer()
 
     def close(self) -> None:
         """Fail everything with ``_DESTROY`` and stop for good."""
         self._teardown(KafkaError(KafkaError._DESTROY, "client closed"))
         self.state = State.CLOSED
-        self._fail_queue(KafkaError(KafkaError._DESTROY, "client closed"))
+        queue, self._queue = self._queue, deque()
+        for q in queue:
+            guarded(q.callback, None, KafkaError(KafkaError._DESTROY, "client closed"))
 
     # --- connecting ------------------------------------------------------------------------
 
     def _connect(self) -> None:
         self.state = State.CONNECTING
-        try:
-            infos = socket.getaddrinfo(self.host, self.port, type=socket.SOCK_STREAM)
-        except OSError as exc:
-            self._failed(KafkaError(KafkaError._RESOLVE, f"{self.host}:{self.port}: {exc}"))
-            return
-        family, type_, proto, _, address = infos[0]
-        sock = socket.socket(family, type_, proto)
-        sock.setblocking(False)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self._sock = sock
+        self._attempt += 1
         self._connect_deadline = self.engine.now() + self.settings.connect_timeout
-        err = sock.connect_ex(address)
-        if err not in (0, errno.EINPROGRESS, errno.EWOULDBLOCK, errno.EAGAIN):
-            self._failed(KafkaError(KafkaError._TRANSPORT, f"connect to {self.host}:{self.port} failed: {err}"))
-            return
-        self.engine.register(sock, selectors.EVENT_WRITE, self._on_connect_ready)
         self._arm_timer()
+        self._resolver.resolve(self.host, self.port, functools.partial(self._resolved, self._attempt))
 
-    def _on_connect_ready(self, _mask: int) -> None:
-        assert self._sock is not None
-        err = self._sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
-        if err:
-            self._failed(
-                KafkaError(KafkaError._TRANSPORT, f"connect to {self.host}:{self.port} failed: {os.strerror(err)}")
-            )
+    def _resolved(self, attempt: int, addresses: Addresses | None, reason: str | None) -> None:
+        if attempt != self._attempt or self.state is not State.CONNECTING:
+            return  # this attempt already ended (deadline, close, move)
+        if addresses is None:
+            self._failed(KafkaError(KafkaError._RESOLVE, f"Failed to resolve '{self.host}:{self.port}': {reason}"))
+            return
+        family, address = addresses[self._failures % len(addresses)]  # the next address on each retry
+        transport = self._new_transport(family, address, self.host, self.port)
+        self._transport = transport
+        try:
+            transport.start()
+        except TransportError as exc:
+            self._failed(KafkaError(exc.code or KafkaError._TRANSPORT, str(exc)))
+            return
+        self.engine.register(transport, WRITE, self._on_connecting)
+        self._on_connecting(0)
+
+    def _on_connecting(self, mask: int) -> None:
+        transport = self._transport
+        assert transport is not None
+        try:
+            wanted = transport.advance(mask)
+        except TransportError as exc:
+            self._failed(KafkaError(exc.code or KafkaError._TRANSPORT, str(exc)))
+            return
+        if wanted:
+            self.engine.modify(transport, wanted, self._on_connecting)
             return
         self.state = State.NEGOTIATING
-        self.engine.modify(self._sock, selectors.EVENT_READ, self._on_event)
-        self._send_api_versions(API_VERSIONS.max_version)
+        self.engine.modify(transport, READ, self._on_event)
+        self._handshake = Handshake("kafkawire", __version__)
+        self._handshake_next()
 
-    def _send_api_versions(self, version: int) -> None:
-        self._api_versions_version = version
-        body = {"client_software_name": "kafkawire", "client_software_version": __version__}
+    def _handshake_next(self) -> None:
+        assert self._handshake is not None
+        step = self._handshake.next_request()
+        if step is None:
+            self._ready(self._handshake.versions)
+            return
+        self._send_step(step)
+
+    def _send_step(self, step: Step) -> None:
+        timeout = self.settings.api_version_timeout if step.api is API_VERSIONS else self.settings.request_timeout
         frame, req = self._conn.send_request(
-            API_VERSIONS, version, body, now=self.engine.now(), timeout=self.settings.request_timeout
+            step.api, step.version, step.body, now=self.engine.now(), timeout=timeout, context=self._on_step_answer
         )
         assert req is not None
-        req.context = self._on_api_versions
         self._write(frame, None)
+        self._arm_timer()
 
-    def _on_api_versions(self, body: Struct | None, error: KafkaError | None) -> None:
-        if error is not None or body is None:
+    def _on_step_answer(self, body: Struct | None, error: KafkaError | None) -> None:
+        if error is not None or body is None or self._handshake is None:
             return  # the connection failure path already ran
-        if body.error_code == _UNSUPPORTED_VERSION and self._api_versions_version > 0:
-            # Retry with the highest version the broker named, or v0 when it named none.
-            theirs = ranges_from_response(body).get(API_VERSIONS.key, (0, 0))[1]
-            self._send_api_versions(min(theirs, API_VERSIONS.max_version, self._api_versions_version - 1))
+        try:
+            self._handshake.receive(body)
+        except HandshakeError as exc:
+            self._failed(KafkaError(exc.code, f"{self.host}:{self.port}: {exc}"))
             return
-        if body.error_code:
-            self._failed(KafkaError(body.error_code, f"ApiVersions failed on {self.host}:{self.port}"))
-            return
-        self.versions = ranges_from_response(body)
+        self._handshake_next()
+
+    def _ready(self, versions: dict[int, tuple[int, int]]) -> None:
+        self.versions = versions
+        self._handshake = None
         self.state = State.READY
         self._failures = 0
         self.last_error = None
@@ -241,13 +289,11 @@ class BrokerConnection:
 
     def _pump(self) -> None:
         """Move queued requests onto the wire while the in-flight limit allows."""
-        if self.state is not State.READY:
-            return
         # (a write that fails tears the connection down: stop there, the rest waits for the reconnect)
         while self._queue and self.state is State.READY and self._conn.in_flight < self.settings.max_in_flight:
             q = self._queue.popleft()
             try:
-                version = choose_version(q.api, self.versions, max_version=q.max_version)
+                version = self._doubts.choose(q.api, self.versions, max_version=q.max_version)
                 body = q.body(version) if callable(q.body) else q.body
                 frame, req = self._conn.send_request(
                     q.api,
@@ -259,10 +305,14 @@ class BrokerConnection:
                     context=q.callback,
                 )
             except UnsupportedVersionError as exc:
-                q.callback(None, KafkaError(KafkaError._UNSUPPORTED_FEATURE, str(exc)))
+                if not exc.confirmed:  # believe a gap only when the next connection's answer agrees
+                    self._queue.appendleft(q)
+                    self._failed(KafkaError(KafkaError._BAD_MSG, f"{self.host}:{self.port}: {exc}; asking again"))
+                    return
+                guarded(q.callback, None, KafkaError(KafkaError._UNSUPPORTED_FEATURE, str(exc)))
                 continue
             except Exception as exc:  # a body that cannot be encoded is the caller's error
-                q.callback(None, KafkaError(KafkaError._INVALID_ARG, f"cannot encode {q.api.name}: {exc}"))
+                guarded(q.callback, None, KafkaError(KafkaError._INVALID_ARG, f"cannot encode {q.api.name}: {exc}"))
                 continue
             self.stats.tx += 1
             self._write(frame, None if req is not None else functools.partial(q.callback, None, None))
@@ -275,55 +325,54 @@ class BrokerConnection:
             self._flush()
 
     def _flush(self) -> None:
-        sock = self._sock
-        if sock is None:
+        transport = self._transport
+        if transport is None:
             return
         try:
             while self._out:
                 view, on_written = self._out[0]
-                sent = sock.send(view)
+                sent = transport.send(view)
                 if sent < len(view):
                     self._out[0] = (view[sent:], on_written)
                     break
                 self._out.popleft()
                 if on_written is not None:
-                    on_written()
-        except BlockingIOError:
-            pass
-        except OSError as exc:
-            self._failed(KafkaError(KafkaError._TRANSPORT, f"send to {self.host}:{self.port} failed: {exc}"))
+                    guarded(on_written)
+        except TransportError as exc:
+            self._failed(KafkaError(exc.code or KafkaError._TRANSPORT, str(exc)))
             return
-        events = selectors.EVENT_READ | (selectors.EVENT_WRITE if self._out else 0)
-        self.engine.modify(sock, events, self._on_event)
+        if self._transport is transport:  # (a callback above may have torn it down)
+            events = READ | (WRITE if self._out or transport.pending() else 0)
+            self.engine.modify(transport, events, self._on_event)
 
     def _on_event(self, mask: int) -> None:
-        if mask & selectors.EVENT_WRITE:
+        if mask & WRITE:
             self._flush()
-        if mask & selectors.EVENT_READ and self._sock is not None:
+        if mask & READ and self._transport is not None:
             self._read()
 
     def _read(self) -> None:
-        assert self._sock is not None
+        transport = self._transport
+        assert transport is not None
         try:
-            data = self._sock.recv(_READ_CHUNK)
-        except BlockingIOError:
+            data = transport.recv()
+        except TransportError as exc:
+            self._failed(KafkaError(exc.code or KafkaError._TRANSPORT, str(exc)))
             return
-        except OSError as exc:
-            self._failed(KafkaError(KafkaError._TRANSPORT, f"receive from {self.host}:{self.port} failed: {exc}"))
+        if data is None:
             return
-        if not data:
-            self._failed(KafkaError(KafkaError._TRANSPORT, f"{self.host}:{self.port}: connection closed by broker"))
-            return
+        failure: ProtocolError | None = None
         try:
             responses = self._conn.receive_data(data)
         except ProtocolError as exc:
-            self._failed(KafkaError(KafkaError._BAD_MSG, f"{self.host}:{self.port}: {exc}"))
-            return
+            responses, failure = exc.completed, exc
         now = self.engine.now()
         for r in responses:
             self.stats.answered(now - r.request.sent_at)
-            callback: Callback = r.request.context
-            callback(r.body, None)
+            guarded(r.request.context, r.body, None)
+        if failure is not None and self._transport is transport:  # (unless a callback closed it)
+            self._failed(KafkaError(KafkaError._BAD_MSG, f"{self.host}:{self.port}: {failure}"))
+            return
         self._pump()
 
     # --- timers and failure ----------------------------------------------------------------
@@ -347,10 +396,21 @@ class BrokerConnection:
         self._timer = None
         now = self.engine.now()
         if self.state in (State.CONNECTING, State.NEGOTIATING) and now >= self._connect_deadline:
-            self._failed(KafkaError(KafkaError._TRANSPORT, f"connect to {self.host}:{self.port} timed out"))
-        elif self._conn.expired(now):
+            what = "connect to" if self.state is State.CONNECTING else "handshake with"
+            self._failed(
+                KafkaError(
+                    KafkaError._TRANSPORT,
+                    f"{what} {self.host}:{self.port} timed out (socket.connection.setup.timeout.ms)",
+                )
+            )
+        elif expired := self._conn.expired(now):
             # Responses come in order, so the connection is unusable once one is overdue.
-            self._failed(KafkaError(KafkaError._TIMED_OUT, f"request to {self.host}:{self.port} timed out"))
+            setting = "api.version.request.timeout.ms" if expired[0].api is API_VERSIONS else "the request timeout"
+            self._failed(
+                KafkaError(
+                    KafkaError._TIMED_OUT, f"{expired[0].api.name} to {self.host}:{self.port} timed out ({setting})"
+                )
+            )
         self._expire_queue(now)
         self._arm_timer()
 
@@ -363,16 +423,18 @@ class BrokerConnection:
         err = self.last_error if self.last_error is not None else KafkaError(KafkaError._TIMED_OUT)
         reason = f"request timed out before it could be sent to {self.host}:{self.port}: {err.str()}"
         for q in expired:
-            q.callback(None, KafkaError(KafkaError._TIMED_OUT, reason))
+            guarded(q.callback, None, KafkaError(KafkaError._TIMED_OUT, reason))
 
     def _failed(self, error: KafkaError) -> None:
+        if self.state is State.CLOSED:
+            return
         log.debug("%r failed: %s", self, error.str())
         self.last_error = error
         self._teardown(error)
         self._failures += 1
         if self.on_state is not None:
             self.on_state(self)
-        if self._queue:
+        if self._queue and self.state is State.DISCONNECTED and self._reconnect_timer is None:
             delay = backoff_delay(
                 self._failures - 1, self.settings.backoff_ms, self.settings.backoff_max_ms, random.random()
             )
@@ -385,27 +447,26 @@ class BrokerConnection:
             self._connect()
 
     def _teardown(self, error: KafkaError) -> None:
-        """Close the socket and fail the requests that were in flight on it."""
-        if self._sock is not None:
-            self.engine.unregister(self._sock)
-            self._sock.close()
-            self._sock = None
+        """Close the transport and fail the requests that were in flight on it."""
+        self._attempt += 1  # a resolver answer still on its way belongs to no attempt now
+        if self._transport is not None:
+            self.engine.unregister(self._transport)
+            self._transport.close()
+            self._transport = None
         pending = self._conn.pending()
         self._conn = Connection(self.settings.client_id, self.settings.max_response_size)
+        self._handshake = None
         self._out.clear()
         self.state = State.DISCONNECTED
-        for req in pending:
-            callback: Callback = req.context
-            callback(None, KafkaError(error.code(), error.str()))
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
         if self._reconnect_timer is not None:
             self._reconnect_timer.cancel()
             self._reconnect_timer = None
-
-    def _fail_queue(self, error: KafkaError) -> None:
-        queue, self._queue = self._queue, deque()
-        for q in queue:
-            q.callback(None, error)
-
+        self._settling = True
+        try:
+            for req in pending:
+                guarded(req.context, None, KafkaError(error.code(), error.str()))
+        finally:
+            self._settling = False

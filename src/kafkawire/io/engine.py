@@ -19,12 +19,24 @@ import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 log = logging.getLogger("kafkawire.io")
 
 T = TypeVar("T")
 Handler = Callable[[int], None]  # called with the ready event mask
+
+
+class Selectable(Protocol):
+    def fileno(self) -> int: ...
+
+
+def guarded(fn: Callable[..., None], *args: Any) -> None:
+    """Call ``fn``; log what it raises and go on (one failing callback must not stop the others)."""
+    try:
+        fn(*args)
+    except Exception:
+        log.exception("unexpected error on the IO thread (the loop continues)")
 
 
 class Timer:
@@ -101,13 +113,13 @@ class Engine:
         heapq.heappush(self._timers, timer)
         return timer
 
-    def register(self, sock: socket.socket, events: int, handler: Handler) -> None:
+    def register(self, sock: Selectable, events: int, handler: Handler) -> None:
         self._selector.register(sock, events, handler)
 
-    def modify(self, sock: socket.socket, events: int, handler: Handler) -> None:
+    def modify(self, sock: Selectable, events: int, handler: Handler) -> None:
         self._selector.modify(sock, events, handler)
 
-    def unregister(self, sock: socket.socket) -> None:
+    def unregister(self, sock: Selectable) -> None:
         with contextlib.suppress(KeyError, ValueError):
             self._selector.unregister(sock)
 
@@ -139,22 +151,15 @@ class Engine:
         try:
             while not self._stopping:
                 for key, mask in self._selector.select(self._next_timeout()):
-                    self._guarded(key.data, mask)
+                    guarded(key.data, mask)
                 now = self.now()
                 while self._timers and self._timers[0].when <= now:
                     timer = heapq.heappop(self._timers)
                     if not timer.cancelled:
-                        self._guarded(timer.fn)
+                        guarded(timer.fn)
                 for _ in range(len(self._calls)):
-                    self._guarded(self._calls.popleft())
+                    guarded(self._calls.popleft())
         finally:
             self._selector.close()
             self._wake_r.close()
             self._wake_w.close()
-
-    @staticmethod
-    def _guarded(fn: Callable[..., None], *args: Any) -> None:
-        try:
-            fn(*args)
-        except Exception:
-            log.exception("unexpected error on the IO thread (the loop continues)")

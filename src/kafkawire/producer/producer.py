@@ -360,7 +360,7 @@ class Producer:
             self._error,
             self._txn,
         )
-        self._client.on_all_brokers_down = self._error
+        self._client.on_error = self._error
         if self._txn is not None:
             self._txn.on_added = self._sender.wake
         self._stopping = threading.Event()

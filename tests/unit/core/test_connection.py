@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
+from kafkawire.core import metadata
 from kafkawire.core.connection import Connection, ProtocolError
 from kafkawire.protocol import headers
 from kafkawire.protocol.apis import API_VERSIONS, METADATA
@@ -95,3 +98,65 @@ def test_correlation_ids_wrap_at_int32() -> None:
     _, a = conn.send_request(API_VERSIONS, 3, {}, now=0.0, timeout=1.0)
     _, b = conn.send_request(API_VERSIONS, 3, {}, now=0.0, timeout=1.0)
     assert a is not None and b is not None and (a.correlation_id, b.correlation_id) == (2**31 - 1, 0)
+
+
+def metadata_response(correlation_id: int, brokers: int = 1, topics: int = 0, partitions: int = 0) -> bytes:
+    body = {
+        "brokers": [{"node_id": i, "host": "127.0.0.1", "port": 9092} for i in range(brokers)],
+        "topics": [
+            {"name": f"t{t}", "partitions": [{"partition_index": p, "leader_id": 0} for p in range(partitions)]}
+            for t in range(topics)
+        ],
+    }
+    return frame(headers.encode_response(METADATA, 12, correlation_id, body))
+
+
+def test_an_undecodable_body_leaves_its_request_in_flight_for_the_teardown() -> None:
+    """Issue 13 defect 1: the request stays in flight until its body decoded, so the teardown
+    that follows the error fails it (its callback runs once) instead of losing it."""
+    conn = Connection("cid")
+    conn.send_request(METADATA, 12, {"topics": None}, now=0.0, timeout=1.0, context="md")
+    with pytest.raises(ProtocolError):
+        conn.receive_data(frame(b"\x00\x00\x00\x00" + b"\xff" * 9))
+    assert [r.context for r in conn.pending()] == ["md"]
+
+
+def test_answers_complete_before_a_bad_frame_ride_on_the_error() -> None:
+    conn = Connection("cid")
+    conn.send_request(METADATA, 12, {"topics": None}, now=0.0, timeout=1.0, context="first")
+    conn.send_request(METADATA, 12, {"topics": None}, now=0.0, timeout=1.0, context="second")
+    with pytest.raises(ProtocolError) as exc:
+        conn.receive_data(metadata_response(0) + frame(b"\x00\x00\x00\x01" + b"\xff" * 9))
+    assert [r.request.context for r in exc.value.completed] == ["first"]
+    assert [r.context for r in conn.pending()] == ["second"]
+
+
+def test_a_metadata_answer_past_the_limits_is_not_trusted() -> None:
+    """Issue 13 defect 6: a Metadata answer naming more brokers than any real cluster fails the
+    connection (and its request stays for the teardown)."""
+    conn = Connection("cid", max_response_size=1 << 30)
+    conn.send_request(METADATA, 12, {"topics": None}, now=0.0, timeout=1.0)
+    with pytest.raises(ProtocolError, match=r"untrusted Metadata v12 response: .*brokers"):
+        conn.receive_data(metadata_response(0, brokers=metadata.MAX_BROKERS + 1))
+    assert conn.in_flight == 1
+
+
+@pytest.mark.parametrize(
+    "brokers,topics,partitions,what",
+    [
+        (metadata.MAX_BROKERS + 1, 0, 0, "brokers"),
+        (1, metadata.MAX_TOPICS + 1, 0, "topics"),
+        (1, 11, metadata.MAX_PARTITIONS // 10, "partitions"),
+    ],
+)
+def test_metadata_limits_count_brokers_topics_and_partitions(brokers: int, topics: int, partitions: int, what: str) -> None:
+    body = SimpleNamespace(brokers=range(brokers), topics=[SimpleNamespace(partitions=range(partitions))] * topics)
+    with pytest.raises(metadata.MetadataError, match=what):
+        metadata.check_response(body)  # type: ignore[arg-type]
+
+
+def test_a_metadata_answer_at_the_limits_is_accepted() -> None:
+    conn = Connection("cid", max_response_size=1 << 30)
+    conn.send_request(METADATA, 12, {"topics": None}, now=0.0, timeout=1.0)
+    [resp] = conn.receive_data(metadata_response(0, brokers=100, topics=3, partitions=5))
+    assert len(resp.body.brokers) == 100 and len(resp.body.topics) == 3

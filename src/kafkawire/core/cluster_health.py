@@ -1,0 +1,51 @@
+"""Which connection failures the user hears about (``error_cb``), decided without IO.
+
+All brokers down is reported once when every broker we know of has failed its last attempt (as
+librdkafka: a broker never tried is not down) and nothing is connected or connecting, and again
+only after some connection came back. A failure that no reconnect can mend by itself (a name
+that does not resolve; later: TLS and authentication failures) is reported per address, once
+until that address connects again, so a broker retried every second does not flood the callback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from ..errors import KafkaError
+
+Address = tuple[str, int]
+
+# Failures reported for each address (others only count towards "all brokers down").
+REPORTED_PER_ADDRESS = frozenset({KafkaError._RESOLVE})
+
+
+class ClusterHealth:
+    def __init__(self) -> None:
+        self._down: set[Address] = set()  # addresses whose last connection attempt failed
+        self._reported: dict[Address, int] = {}  # address -> code last reported for it
+        self._all_down = False
+
+    def is_down(self, address: Address) -> bool:
+        return address in self._down
+
+    def up(self, address: Address) -> None:
+        self._down.discard(address)
+        self._reported.pop(address, None)
+        self._all_down = False
+
+    def failed(
+        self, address: Address, error: KafkaError, known: Collection[Address], any_live: bool
+    ) -> list[KafkaError]:
+        """The errors to report now that the connection to ``address`` failed with ``error``.
+
+        ``known``: the addresses of every broker (metadata's, else the bootstrap list);
+        ``any_live``: some connection is ready or on its way up."""
+        self._down.add(address)
+        out = []
+        if error.code() in REPORTED_PER_ADDRESS and self._reported.get(address) != error.code():
+            self._reported[address] = error.code()
+            out.append(error)
+        if not self._all_down and not any_live and set(known) <= self._down:
+            self._all_down = True
+            out.append(KafkaError(KafkaError._ALL_BROKERS_DOWN, f"{len(known)}/{len(known)} brokers are down"))
+        return out

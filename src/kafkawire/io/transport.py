@@ -1,0 +1,116 @@
+"""The byte pipe under a broker connection: a non-blocking stream the IO thread drives.
+
+`io/broker.py` talks only to `Transport`, so TLS wraps the TCP transport without the connection
+logic knowing, and unit tests drive the layers above with a transport of their own. Nothing here
+knows Kafka. Every failure is a `TransportError` whose text says what failed (never a secret).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import selectors
+import socket
+from typing import Any, Protocol
+
+READ = selectors.EVENT_READ
+WRITE = selectors.EVENT_WRITE
+_READ_CHUNK = 1 << 20
+
+
+class TransportError(Exception):
+    """The pipe failed or the peer closed it; ``code`` is the KafkaError code to fail with."""
+
+    def __init__(self, message: str, code: int | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class Transport(Protocol):
+    def fileno(self) -> int:
+        """The descriptor the engine's selector waits on."""
+
+    def start(self) -> None:
+        """Begin connecting without blocking."""
+
+    def advance(self, mask: int) -> int:
+        """Drive connecting and any handshake of the transport itself (TLS) after the selector
+        reported ``mask`` (0 on the first call): 0 once established, else the events to wait for."""
+
+    def send(self, data: memoryview) -> int:
+        """Bytes of ``data`` taken (0: try again when writable)."""
+
+    def recv(self) -> bytes | None:
+        """Bytes read, or None when none are there yet; the peer closing raises."""
+
+    def pending(self) -> int:
+        """Bytes taken by `send` still waiting inside the transport for the socket (TLS records)."""
+
+    def close(self) -> None: ...
+
+
+class TcpTransport:
+    """A plain TCP stream to one resolved address."""
+
+    def __init__(self, family: int, address: Any, name: str) -> None:
+        self._family = family
+        self._address = address
+        self.name = name  # host:port, for messages
+        self._sock: socket.socket | None = None
+        self._connected = False
+
+    def fileno(self) -> int:
+        return -1 if self._sock is None else self._sock.fileno()
+
+    def start(self) -> None:
+        sock = socket.socket(self._family, socket.SOCK_STREAM)
+        self._sock = sock
+        try:
+            sock.setblocking(False)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            err = sock.connect_ex(self._address)
+        except OSError as exc:
+            raise TransportError(f"connect to {self.name} failed: {exc}") from None
+        if err not in (0, errno.EINPROGRESS, errno.EWOULDBLOCK, errno.EAGAIN):
+            raise TransportError(f"connect to {self.name} failed: {os.strerror(err)}")
+
+    def advance(self, mask: int) -> int:
+        if self._connected:
+            return 0
+        if not mask & WRITE:
+            return WRITE
+        assert self._sock is not None
+        err = self._sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+        if err:
+            raise TransportError(f"connect to {self.name} failed: {os.strerror(err)}")
+        self._connected = True
+        return 0
+
+    def send(self, data: memoryview) -> int:
+        assert self._sock is not None
+        try:
+            return self._sock.send(data)
+        except (BlockingIOError, InterruptedError):
+            return 0
+        except OSError as exc:
+            raise TransportError(f"send to {self.name} failed: {exc}") from None
+
+    def recv(self) -> bytes | None:
+        assert self._sock is not None
+        try:
+            data = self._sock.recv(_READ_CHUNK)
+        except (BlockingIOError, InterruptedError):
+            return None
+        except OSError as exc:
+            raise TransportError(f"receive from {self.name} failed: {exc}") from None
+        if not data:
+            raise TransportError(f"{self.name}: connection closed by broker")
+        return data
+
+    def pending(self) -> int:
+        return 0
+
+    def close(self) -> None:
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None

@@ -1,0 +1,344 @@
+"""The IO layer's mechanics over an in-memory transport on a virtual clock: what a connection does
+when its peer's bytes cannot be trusted, when a name does not resolve, when the broker moves, when
+the handshake stalls. The peer here plays misbehaviour byte by byte; it judges nothing (the real
+brokers in tests/broker do)."""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from kafkawire.errors import KafkaError
+from kafkawire.io.broker import BrokerConnection, ConnectionSettings, State
+from kafkawire.io.engine import Timer
+from kafkawire.io.resolve import lookup
+from kafkawire.io.transport import READ, WRITE, TransportError
+from kafkawire.protocol import headers
+from kafkawire.protocol.apis import ALL_APIS, API_BY_KEY, API_VERSIONS, METADATA, PRODUCE
+from kafkawire.protocol.codec import Struct
+
+
+class VirtualEngine:
+    """The `Engine` surface a BrokerConnection uses, on a virtual clock. `run` plays ready
+    transports, calls and timers in order until nothing is left (the clock jumps to each timer)."""
+
+    def __init__(self) -> None:
+        self.clock = 0.0
+        self.calls: deque[Callable[[], None]] = deque()
+        self.timers: list[Timer] = []
+        self.seq = itertools.count()
+        self.handlers: dict[Any, tuple[int, Callable[[int], None]]] = {}
+
+    def now(self) -> float:
+        return self.clock
+
+    def call_soon(self, fn: Callable[[], None]) -> None:
+        self.calls.append(fn)
+
+    def call_later(self, delay: float, fn: Callable[[], None]) -> Timer:
+        timer = Timer(self.clock + max(0.0, delay), next(self.seq), fn)
+        heapq.heappush(self.timers, timer)
+        return timer
+
+    def register(self, t: Any, events: int, handler: Callable[[int], None]) -> None:
+        assert t not in self.handlers
+        self.handlers[t] = (events, handler)
+
+    def modify(self, t: Any, events: int, handler: Callable[[int], None]) -> None:
+        assert t in self.handlers
+        self.handlers[t] = (events, handler)
+
+    def unregister(self, t: Any) -> None:
+        self.handlers.pop(t, None)
+
+    def _ready(self) -> bool:
+        for t, (events, handler) in list(self.handlers.items()):
+            mask = (WRITE if events & WRITE else 0) | (READ if events & READ and t.readable() else 0)
+            if mask:
+                handler(mask)
+                return True
+        return False
+
+    def run(self, until: float = 600.0) -> None:
+        while True:
+            while self.calls or self._ready():
+                while self.calls:
+                    self.calls.popleft()()
+            while self.timers and self.timers[0].cancelled:
+                heapq.heappop(self.timers)
+            if not self.timers or self.timers[0].when > until:
+                self.clock = max(self.clock, min(until, self.timers[0].when if self.timers else until))
+                return
+            timer = heapq.heappop(self.timers)
+            self.clock = max(self.clock, timer.when)
+            timer.fn()
+
+
+GOOD_VERSIONS = [{"api_key": a.key, "min_version": a.min_version, "max_version": a.max_version} for a in ALL_APIS]
+Answer = Callable[[int, int, Struct], bytes | None]  # (api key, version, request body) -> response payload
+
+
+def response(api_key: int, version: int, correlation_id: int, body: dict[str, Any]) -> bytes:
+    return headers.encode_response(API_BY_KEY[api_key], version, correlation_id, body)
+
+
+def answers(*, api_versions: list[dict[str, int]] | None = None, **by_api: Any) -> Answer:
+    """A peer's answers: ApiVersions from ``api_versions`` (default: everything we speak), and for
+    other APIs a payload (bytes) or a body (dict) by API name; None never answers."""
+
+    def answer(api_key: int, version: int, body: Struct) -> bytes | None:
+        if api_key == API_VERSIONS.key:
+            keys = GOOD_VERSIONS if api_versions is None else api_versions
+            return response(api_key, version, 0, {"error_code": 0, "api_keys": keys})
+        got = by_api.get(API_BY_KEY[api_key].name)
+        if got is None or isinstance(got, bytes):
+            return got
+        return response(api_key, version, 0, got)
+
+    return answer
+
+
+class Peer:
+    """One address's scripted peer: answers each request frame with what `answer` returns (or
+    not at all). Counts the connections made to it."""
+
+    def __init__(self, answer: Answer | None = None) -> None:
+        self.answer = answer or answers()
+        self.connections = 0
+        self.requests: list[tuple[int, int]] = []
+
+
+class MemoryTransport:
+    """A Transport whose far end is a `Peer`: frames written are answered into ``inbox``."""
+
+    def __init__(self, peer: Peer) -> None:
+        self.peer = peer
+        self.inbox = bytearray()
+        self.sent = bytearray()
+        self.closed = False
+
+    def fileno(self) -> int:
+        return 0
+
+    def readable(self) -> bool:
+        return bool(self.inbox)
+
+    def start(self) -> None:
+        self.peer.connections += 1
+
+    def advance(self, mask: int) -> int:
+        return 0 if mask & WRITE else WRITE
+
+    def send(self, data: memoryview) -> int:
+        if self.closed:
+            raise TransportError("closed")
+        self.sent += data
+        while len(self.sent) >= 4 and len(self.sent) >= 4 + int.from_bytes(self.sent[:4], "big"):
+            size = int.from_bytes(self.sent[:4], "big")
+            frame = bytes(self.sent[4 : 4 + size])
+            del self.sent[: 4 + size]
+            header, body = headers.decode_request(frame)
+            self.peer.requests.append((header.request_api_key, header.request_api_version))
+            payload = self.peer.answer(header.request_api_key, header.request_api_version, body)
+            if payload is not None:
+                with_id = header.correlation_id.to_bytes(4, "big") + payload[4:]
+                self.inbox += len(with_id).to_bytes(4, "big") + with_id
+        return len(data)
+
+    def recv(self) -> bytes | None:
+        if not self.inbox:
+            return None
+        data, self.inbox = bytes(self.inbox), bytearray()
+        return data
+
+    def pending(self) -> int:
+        return 0
+
+    def close(self) -> None:
+        self.closed = True
+
+
+METADATA_BODY = {"brokers": [{"node_id": 1, "host": "127.0.0.1", "port": 9092}], "topics": []}
+GARBAGE = b"\x00\x00\x00\x00" + b"\xff" * 9  # a correlation id, then no valid Metadata body
+
+
+class Resolver:
+    """Names resolved by a table; a name absent from it never answers (a hung DNS server)."""
+
+    def __init__(self, engine: VirtualEngine, table: dict[str, str]) -> None:
+        self.engine = engine
+        self.table = table  # host -> "ok" or the reason it fails
+
+    def resolve(self, host: str, port: int, done: Callable[..., None]) -> None:
+        if host not in self.table:
+            return
+        how = self.table[host]
+        addresses = [(2, (host, port))] if how == "ok" else None
+        self.engine.call_soon(lambda: done(addresses, None if how == "ok" else how))
+
+
+class Harness:
+    def __init__(self, peers: dict[str, Peer], resolve: dict[str, str] | None = None, **settings: Any) -> None:
+        self.engine = VirtualEngine()
+        self.peers = peers
+        self.transports: list[MemoryTransport] = []
+        values = dict(
+            client_id="t",
+            request_timeout=30.0,
+            connect_timeout=10.0,
+            api_version_timeout=10.0,
+            backoff_ms=100,
+            backoff_max_ms=1000,
+            max_response_size=1 << 20,
+            max_in_flight=5,
+        )
+        values.update(settings)
+        self.states: list[tuple[State, KafkaError | None]] = []
+        self.conn = BrokerConnection(
+            self.engine,  # type: ignore[arg-type]
+            1,
+            "a",
+            9092,
+            ConnectionSettings(**values),
+            lambda c: self.states.append((c.state, c.last_error)),
+            resolver=Resolver(self.engine, {h: "ok" for h in peers} if resolve is None else resolve),  # type: ignore[arg-type]
+            transport=self._transport,
+        )
+
+    def _transport(self, family: int, address: Any, host: str, port: int) -> MemoryTransport:
+        t = MemoryTransport(self.peers[host])
+        self.transports.append(t)
+        return t
+
+    def request(self, api: Any, body: Any, timeout: float | None = None) -> list[tuple[Any, KafkaError | None]]:
+        calls: list[tuple[Any, KafkaError | None]] = []
+        self.engine.call_soon(lambda: self.conn.request(api, body, lambda r, e: calls.append((r, e)), timeout=timeout))
+        return calls
+
+
+def test_an_undecodable_answer_fails_its_request_once_and_the_next_connection_works() -> None:
+    """Issue 13 defect 1: a Metadata answer whose body cannot be decoded fails that request with
+    _BAD_MSG exactly once (so a 'request pending' flag clears) and the connection is rebuilt."""
+    bodies = iter([GARBAGE, None])
+
+    def answer(api_key: int, version: int, body: Struct) -> bytes | None:
+        if api_key == METADATA.key:
+            bad = next(bodies)
+            return bad if bad is not None else response(api_key, version, 0, METADATA_BODY)
+        return answers()(api_key, version, body)
+
+    h = Harness({"a": Peer(answer)})
+    first = h.request(METADATA, {"topics": None})
+    h.engine.run(until=1)
+    assert [e.code() for _, e in first if e is not None] == [KafkaError._BAD_MSG] and len(first) == 1
+    second = h.request(METADATA, {"topics": None})
+    h.engine.run(until=5)
+    assert len(second) == 1 and second[0][1] is None and second[0][0].brokers[0].node_id == 1
+    assert h.peers["a"].connections == 2
+
+
+@pytest.mark.parametrize(
+    "mutated",
+    [
+        [{**k, "max_version": -32768} if k["api_key"] == PRODUCE.key else k for k in GOOD_VERSIONS],
+        [k for k in GOOD_VERSIONS if k["api_key"] != PRODUCE.key],
+        [k for k in GOOD_VERSIONS if k["api_key"] != METADATA.key],
+    ],
+    ids=["absurd-range", "produce-missing", "metadata-missing"],
+)
+def test_a_mutated_api_versions_answer_costs_a_reconnect_not_the_request(mutated: list[dict[str, int]]) -> None:
+    """Issue 13 defect 2: the first connection's ApiVersions answer is mutated; the queued request
+    waits, the next connection negotiates again, and the request is answered."""
+    sequence = iter([mutated, GOOD_VERSIONS, GOOD_VERSIONS])
+
+    def answer(api_key: int, version: int, body: Struct) -> bytes | None:
+        if api_key == API_VERSIONS.key:
+            return answers(api_versions=next(sequence))(api_key, version, body)
+        return answers(Produce={"responses": []})(api_key, version, body)
+
+    h = Harness({"a": Peer(answer)})
+    calls = h.request(PRODUCE, {"acks": 1, "timeout_ms": 100, "topic_data": []})
+    h.engine.run(until=20)
+    assert len(calls) == 1 and calls[0][1] is None, calls
+    assert h.peers["a"].connections == 2
+    assert any(e is not None and e.code() == KafkaError._BAD_MSG for _, e in h.states)
+
+
+def test_a_version_gap_two_connections_agree_on_is_unsupported_feature() -> None:
+    lacking = [k for k in GOOD_VERSIONS if k["api_key"] != PRODUCE.key]
+    h = Harness({"a": Peer(answers(api_versions=lacking))})
+    calls = h.request(PRODUCE, {"acks": 1, "timeout_ms": 100, "topic_data": []})
+    h.engine.run(until=20)
+    assert [e.code() for _, e in calls if e is not None] == [KafkaError._UNSUPPORTED_FEATURE]
+    assert "Produce" in calls[0][1].str()  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("host", ["broker1..example.com", "x" * 64 + ".example.com"])
+def test_lookup_turns_every_resolver_exception_into_a_reason(host: str) -> None:
+    """Issue 13 defect 3: getaddrinfo raises UnicodeError (not OSError) for an empty label or a
+    label over 63 characters; the lookup reports it instead of raising."""
+    addresses, reason = lookup(host, 9092)
+    assert addresses is None and reason
+
+
+def test_a_name_that_does_not_resolve_fails_the_attempt_and_the_request_times_out() -> None:
+    h = Harness({"a": Peer()}, resolve={"a": "UnicodeError: label empty or too long"})
+    calls = h.request(METADATA, {"topics": None}, timeout=5)
+    h.engine.run(until=30)
+    assert [e.code() for _, e in calls if e is not None] == [KafkaError._TIMED_OUT]
+    assert "Failed to resolve 'a:9092'" in calls[0][1].str()  # type: ignore[union-attr]
+    assert h.states and all(e is not None and e.code() == KafkaError._RESOLVE for _, e in h.states)
+
+
+def test_a_resolver_that_never_answers_is_bounded_by_the_setup_timeout() -> None:
+    h = Harness({"a": Peer()}, resolve={}, connect_timeout=2.0)
+    calls = h.request(METADATA, {"topics": None}, timeout=60)
+    h.engine.run(until=3)
+    assert h.states[0][0] is State.DISCONNECTED and h.conn.state is State.CONNECTING  # (the next attempt)
+    assert h.states[0][1] is not None and "socket.connection.setup.timeout.ms" in h.states[0][1].str()
+    assert calls == []  # still queued: it waits for the next attempt until its own deadline
+
+
+def test_a_broker_that_moves_takes_its_queued_requests_along() -> None:
+    """Issue 13 defect 4: the broker's advertised address changes while requests wait for it (the
+    old address never completes the handshake); they go to the new address, not _DESTROY."""
+    h = Harness({"a": Peer(lambda *_: None), "b": Peer(answers(Metadata=METADATA_BODY))})
+    calls = [h.request(METADATA, {"topics": None}) for _ in range(3)]
+    h.engine.run(until=1)
+    assert all(c == [] for c in calls)
+    h.engine.call_soon(lambda: h.conn.move_to("b", 9092))
+    h.engine.run(until=2)
+    assert [len(c) for c in calls] == [1, 1, 1] and all(c[0][1] is None for c in calls)
+    assert h.transports[0].closed and h.conn.host == "b"
+
+
+def test_a_silent_api_versions_is_bounded_by_api_version_request_timeout() -> None:
+    """Issue 13 defect 7 (the connection half): a broker that never answers ApiVersions is given
+    up on after api.version.request.timeout.ms, not after the whole connection setup timeout."""
+    h = Harness({"a": Peer(lambda *_: None)}, api_version_timeout=1.0, connect_timeout=60.0)
+    h.request(METADATA, {"topics": None}, timeout=100)
+    h.engine.run(until=20)
+    assert h.peers["a"].connections >= 3
+    assert h.states[0][1] is not None and "api.version.request.timeout.ms" in h.states[0][1].str()
+
+
+def test_answers_read_with_a_bad_frame_are_delivered_before_the_connection_fails() -> None:
+    replies = iter([METADATA_BODY, GARBAGE])
+
+    def answer(api_key: int, version: int, body: Struct) -> bytes | None:
+        if api_key != METADATA.key:
+            return answers()(api_key, version, body)
+        reply = next(replies)
+        return reply if isinstance(reply, bytes) else response(api_key, version, 0, reply)
+
+    h = Harness({"a": Peer(answer)})
+    # Both requests leave together, both answers arrive in one read.
+    first, second = h.request(METADATA, {"topics": None}), h.request(METADATA, {"topics": None})
+    h.engine.run(until=1)
+    assert first[0][1] is None
+    assert [e.code() for _, e in second if e is not None] == [KafkaError._BAD_MSG]
