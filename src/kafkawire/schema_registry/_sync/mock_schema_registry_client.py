@@ -13,7 +13,7 @@ from typing import Any
 
 from ..common.schema_registry_client import RegisteredSchema, Schema, ServerConfig
 from ..error import SchemaRegistryError
-from .schema_registry_client import SchemaRegistryClient
+from .schema_registry_client import IN_PROCESS, SchemaRegistryClient
 
 __all__ = ["MockSchemaRegistryClient"]
 
@@ -224,3 +224,6 @@ class MockSchemaRegistryClient(SchemaRegistryClient):
         with _STORES_LOCK:
             _STORES.pop(str(self._conf.get("url")), None)
             self._store = _STORES.setdefault(str(self._conf.get("url")), _Store())
+
+
+IN_PROCESS["mock"] = MockSchemaRegistryClient

@@ -124,6 +124,11 @@ def _path(prefix: str, subject_name: str | None) -> str:
     return prefix if subject_name is None else f"{prefix}/{_q(subject_name)}"
 
 
+# URL schemes served in-process ("mock"), filled in by the modules serving them (imported by the
+# package), so this module does not import them back.
+IN_PROCESS: dict[str, type[SchemaRegistryClient]] = {}
+
+
 class SchemaRegistryClient:
     """A Confluent Schema Registry client (confluent_kafka.schema_registry's API).
 
@@ -148,11 +153,8 @@ class SchemaRegistryClient:
     def new_client(conf: dict[str, Any]) -> SchemaRegistryClient:
         """A client for ``conf``; a ``mock://`` url gives the in-process registry."""
         url = conf.get("url")
-        if isinstance(url, str) and url.startswith("mock://"):
-            from .mock_schema_registry_client import MockSchemaRegistryClient
-
-            return MockSchemaRegistryClient(conf)
-        return SchemaRegistryClient(conf)
+        scheme = url.split("://", 1)[0] if isinstance(url, str) and "://" in url else ""
+        return IN_PROCESS.get(scheme, SchemaRegistryClient)(conf)
 
     def __enter__(self) -> SchemaRegistryClient:
         return self
