@@ -7,6 +7,7 @@ does, and has no flexible versions (every request in its pre-KIP-482 form).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 import pytest
@@ -122,3 +123,21 @@ def test_secured_listeners_serve_the_judge(kafka23: KafkaBroker, topic_name: Cal
     conf = {"security.protocol": listener, "ssl.ca.location": str(kafka23.ca.cert), **JUDGE_SECURITY[setup]}
     got = consume_all(kafka23.bootstrap(listener), topic, 2, partitions=[0], config=conf)
     assert [m.value() for m in got] == [b"a", b"b"]
+
+
+def test_admin_calls_without_operation_timeout_succeed(kafka23: KafkaBroker, topic_name: Callable[[str], str]) -> None:
+    """With operation_timeout 0 (the default) Kafka starts the change and answers REQUEST_TIMED_OUT
+    for it at once; that is the broker saying "started", and confluent-kafka reports success."""
+    from kafkawire.admin import AdminClient, NewPartitions, NewTopic
+
+    topic = topic_name("adm")
+    admin = AdminClient({"bootstrap.servers": kafka23.bootstrap()})
+    try:
+        assert admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30) is None
+        deadline = time.monotonic() + 30
+        while topic not in admin.list_topics(timeout=10).topics and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert admin.create_partitions([NewPartitions(topic, 3)])[topic].result(30) is None
+        assert admin.delete_topics([topic])[topic].result(30) is None
+    finally:
+        admin.close()

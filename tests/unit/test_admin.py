@@ -30,7 +30,6 @@ from kafkawire.admin import (
     TopicPartition,
 )
 from kafkawire.admin.client import decode_assignment
-from kafkawire.admin.routing import retriable
 
 NOWHERE = "127.0.0.1:1"
 
@@ -220,17 +219,6 @@ def test_decode_member_assignment() -> None:
     assert decode_assignment(b"") == [] and decode_assignment(None) == []
     assert decode_assignment(data[:9]) == []  # truncated: not the consumer protocol
     assert decode_assignment(b"\x00\x00\x00\x00\x00\x05\x00\x03abc") == []  # topic count past the end
-
-
-def test_retry_classification() -> None:
-    assert retriable(KafkaError(41), idempotent=False)  # NOT_CONTROLLER
-    assert retriable(KafkaError(16), idempotent=False)  # NOT_COORDINATOR
-    assert not retriable(KafkaError(7), idempotent=True)  # REQUEST_TIMED_OUT: the operation timeout
-    assert not retriable(KafkaError(3), idempotent=True)  # UNKNOWN_TOPIC_OR_PART: final for admin calls
-    assert not retriable(KafkaError(36), idempotent=True)  # TOPIC_ALREADY_EXISTS
-    assert retriable(KafkaError(KafkaError._TRANSPORT), idempotent=True)
-    assert not retriable(KafkaError(KafkaError._TRANSPORT), idempotent=False)
-    assert not retriable(KafkaError(KafkaError._TIMED_OUT), idempotent=True)
 
 
 def test_futures_cannot_be_cancelled_and_fail_on_close() -> None:

@@ -13,8 +13,13 @@ from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
+from ..client import routers
 from ..client.cluster import Client
+from ..client.coordinators import GROUP, Coordinators, ToCoordinator
+from ..client.driver import Operation, Router
 from ..config import parse_config
+from ..core.policy import ErrorPolicy
+from ..core.policy.admin import ADMIN_READ, ADMIN_STARTED, ADMIN_WRITE
 from ..errors import KafkaError, KafkaException
 from ..model import BrokerMetadata, ClusterMetadata, TopicPartition
 from ..protocol.apis import (
@@ -32,7 +37,6 @@ from ..protocol.apis import (
 )
 from ..protocol.codec import Struct
 from ..protocol.schema import Api
-from . import routing
 from .config import ADMIN_OPTIONS
 from .types import (
     CONFIG_WIRE_TYPE,
@@ -120,7 +124,9 @@ class AdminClient:
         self._client.on_error = self._config["error_cb"]
         self._default_timeout = self._config["socket.timeout.ms"] / 1000
         self._backoff = (self._config["retry.backoff.ms"], self._config["retry.backoff.max.ms"])
-        self._live: set[routing.Operation[Any]] = set()
+        self._live: set[Operation[Any]] = set()
+        self._coordinators = Coordinators(self._client)
+        self._to_group = ToCoordinator(self._coordinators, GROUP)
 
     def close(self) -> None:
         """Fail what is still in flight with ``_DESTROY`` and stop the IO thread."""
@@ -158,27 +164,25 @@ class AdminClient:
         self,
         keys: Iterable[K],
         api: Api,
-        router: routing.Router,
+        router: Router,
         body: Callable[[list[K], int], Mapping[str, Any]],
         parse: Callable[[Struct, list[K], int | None], Mapping[K, Any]],
         timeout: float,
         *,
-        idempotent: bool = False,
+        policy: ErrorPolicy = ADMIN_WRITE,
     ) -> dict[K, Future[Any]]:
-        futures = routing.new_futures(keys)
-        routing.Operation(
+        return Operation(
             self._client,
-            futures,
+            keys,
             api=api,
             router=router,
             body=body,
             parse=parse,
-            timeout=timeout,
+            policy=policy,
+            deadline=self._client.engine.now() + timeout,
             backoff_ms=self._backoff,
-            idempotent=idempotent,
             live=self._live,
-        ).start()
-        return futures
+        ).start().futures
 
     # --- topics ----------------------------------------------------------------------------
 
@@ -205,7 +209,7 @@ class AdminClient:
         def parse(response: Struct, names: list[str], node: int | None) -> dict[str, Any]:
             return {t.name: _error(t.error_code, t.get("error_message")) for t in response.topics}
 
-        return self._run(by_name, CREATE_TOPICS, routing.to_controller, body, parse, request_s)
+        return self._run(by_name, CREATE_TOPICS, routers.CONTROLLER, body, parse, request_s, policy=_changing(operation_ms))
 
     def delete_topics(self, topics: list[str], **kwargs: Any) -> dict[str, Future[None]]:
         """Delete topics (on the controller); an unknown topic fails its future with UNKNOWN_TOPIC_OR_PART."""
@@ -221,7 +225,7 @@ class AdminClient:
         def parse(response: Struct, keys: list[str], node: int | None) -> dict[str, Any]:
             return {r.name: _error(r.error_code, r.get("error_message")) for r in response.responses}
 
-        return self._run(names, DELETE_TOPICS, routing.to_controller, body, parse, request_s)
+        return self._run(names, DELETE_TOPICS, routers.CONTROLLER, body, parse, request_s, policy=_changing(operation_ms))
 
     def create_partitions(self, new_partitions: list[NewPartitions], **kwargs: Any) -> dict[str, Future[None]]:
         """Grow topics to a new total partition count (on the controller)."""
@@ -251,7 +255,7 @@ class AdminClient:
         def parse(response: Struct, names: list[str], node: int | None) -> dict[str, Any]:
             return {r.name: _error(r.error_code, r.get("error_message")) for r in response.results}
 
-        return self._run(by_name, CREATE_PARTITIONS, routing.to_controller, body, parse, request_s)
+        return self._run(by_name, CREATE_PARTITIONS, routers.CONTROLLER, body, parse, request_s, policy=_changing(operation_ms))
 
     def list_topics(self, topic: str | None = None, timeout: float = -1) -> ClusterMetadata:
         """Brokers, controller and topics (one, or all); never creates a topic."""
@@ -276,12 +280,12 @@ class AdminClient:
         body: Callable[[list[str], int], Mapping[str, Any]] = lambda keys, version: {  # noqa: E731
             "include_cluster_authorized_operations": include_ops
         }
-        futures = self._run([_CLUSTER], DESCRIBE_CLUSTER, routing.to_any, body, parse, request_s, idempotent=True)
+        futures = self._run([_CLUSTER], DESCRIBE_CLUSTER, routers.ANY_BROKER, body, parse, request_s, policy=ADMIN_READ)
         return futures[_CLUSTER]
 
     # --- configs ---------------------------------------------------------------------------
 
-    def _config_resources(self, resources: Any, element_error: type[Exception]) -> tuple[list[ConfigResource], routing.Router]:
+    def _config_resources(self, resources: Any, element_error: type[Exception]) -> tuple[list[ConfigResource], Router]:
         """Checked resources and where they go: the one BROKER resource's broker, else ``None``."""
         items = _check_list(resources, "ConfigResource objects", ConfigResource, error=element_error)
         _no_duplicates(items, "resources")
@@ -296,8 +300,8 @@ class AdminClient:
                 node = int(brokers[0].name)
             except ValueError:
                 raise ValueError(f"Expected an int32 broker_id for ConfigResource(type=BROKER, name={brokers[0].name})") from None
-            return items, routing.to_node(node)
-        return items, routing.to_any
+            return items, routers.ToNode(node)
+        return items, routers.ANY_BROKER
 
     def describe_configs(self, resources: list[ConfigResource], **kwargs: Any) -> dict[ConfigResource, Future[dict[str, ConfigEntry]]]:
         """Every config entry of each resource, with synonyms; at most one BROKER resource per call."""
@@ -324,7 +328,7 @@ class AdminClient:
                 out[key] = error if error is not None else {c.name: _config_entry(c) for c in result.configs}
             return out
 
-        return self._run(items, DESCRIBE_CONFIGS, router, body, parse, request_s, idempotent=True)
+        return self._run(items, DESCRIBE_CONFIGS, router, body, parse, request_s, policy=ADMIN_READ)
 
     def alter_configs(self, resources: list[ConfigResource], **kwargs: Any) -> dict[ConfigResource, Future[None]]:
         """Replace the whole dynamic configuration of each resource with its ``set_config`` values.
@@ -409,19 +413,18 @@ class AdminClient:
                 if not brokers:
                     outer.set_exception(KafkaException(error or KafkaError(KafkaError._TRANSPORT, "no brokers known")))
                     return
-                futures = routing.new_futures(brokers)
-                routing.Operation(
+                futures = Operation(
                     client,
-                    futures,
+                    brokers,
                     api=api,
-                    router=routing.to_every_broker,
+                    router=routers.EVERY_BROKER,
                     body=lambda keys, version: body(version) if callable(body) else body,
                     parse=lambda response, keys, node: {keys[0]: response},
-                    timeout=max(0.001, deadline - client.engine.now()),
+                    policy=ADMIN_READ,
+                    deadline=deadline,
                     backoff_ms=self._backoff,
-                    idempotent=True,
                     live=self._live,
-                ).start_io()
+                ).start_io().futures
                 _gather(futures, outer)
 
             client.refresh_metadata_io([], known, timeout=request_s)
@@ -473,7 +476,7 @@ class AdminClient:
         return result
 
     def _describe_groups(
-        self, groups: list[str], router: routing.Router, request_s: float
+        self, groups: list[str], router: Router, request_s: float
     ) -> dict[str, Future[tuple[Struct, int | None]]]:
         """DescribeGroups at each group's coordinator: the raw entry and the broker that answered."""
 
@@ -487,7 +490,7 @@ class AdminClient:
                 out[g.group_id] = error if error is not None else (g, node)
             return out
 
-        return self._run(groups, DESCRIBE_GROUPS, router, body, parse, request_s, idempotent=True)
+        return self._run(groups, DESCRIBE_GROUPS, router, body, parse, request_s, policy=ADMIN_READ)
 
     def describe_consumer_groups(self, group_ids: list[str], **kwargs: Any) -> dict[str, Future[ConsumerGroupDescription]]:
         """State, assignor and members (with their assignments) of each group, from its coordinator."""
@@ -500,7 +503,7 @@ class AdminClient:
         kwargs.pop("include_authorized_operations", None)
         request_s, _, _ = self._options(kwargs)
         _no_duplicates(group_ids, "groups")
-        raw = self._describe_groups(group_ids, routing.to_coordinators, request_s)
+        raw = self._describe_groups(group_ids, self._to_group, request_s)
         client = self._client
 
         def describe(entry: tuple[Struct, int | None]) -> ConsumerGroupDescription:
@@ -531,7 +534,7 @@ class AdminClient:
             if not isinstance(group, str):
                 raise TypeError("group must be a string")
             placement: dict[str, int | None] | None = None
-            raw = self._describe_groups([group], routing.to_coordinators, request_s)
+            raw = self._describe_groups([group], self._to_group, request_s)
         else:
             per_broker = self._per_broker(request_s, {}, LIST_GROUPS).result(request_s + 1)
             placement = {}
@@ -544,7 +547,7 @@ class AdminClient:
                     placement[g.group_id] = node
             if not placement:
                 return []
-            raw = self._describe_groups(list(placement), routing.to_nodes(placement), request_s)
+            raw = self._describe_groups(list(placement), routers.Placed(placement), request_s)
         out = []
         for group_id, fut in raw.items():
             metadata = GroupMetadata()
@@ -617,7 +620,7 @@ class AdminClient:
                     )
             return out
 
-        return self._run(specs, LIST_OFFSETS, routing.to_leaders, body, parse, request_s, idempotent=True)
+        return self._run(specs, LIST_OFFSETS, routers.LEADERS, body, parse, request_s, policy=ADMIN_READ)
 
     def delete_records(self, topic_partition_offsets: list[TopicPartition], **kwargs: Any) -> dict[TopicPartition, Future[DeletedRecords]]:
         """Delete each partition's records before its offset (OFFSET_END, -1: all of them), at its leader."""
@@ -651,7 +654,7 @@ class AdminClient:
                     out[TopicPartition(t.name, p.partition_index)] = error if error is not None else DeletedRecords(p.low_watermark)
             return out
 
-        return self._run(offsets, DELETE_RECORDS, routing.to_leaders, body, parse, request_s)
+        return self._run(offsets, DELETE_RECORDS, routers.LEADERS, body, parse, request_s)
 
 
 def _tp(tp: TopicPartition) -> TopicPartition:
@@ -733,9 +736,15 @@ def _alter_parse(response: Struct, keys: list[ConfigResource], node: int | None)
     return out
 
 
-def _controller_unless(router: routing.Router) -> routing.Router:
+def _changing(operation_ms: int) -> ErrorPolicy:
+    """The policy of a call that changes topics: without waiting (operation_timeout <= 0), a
+    broker's REQUEST_TIMED_OUT means the change started (Kafka 2.3: see core/policy/admin.py)."""
+    return ADMIN_STARTED if operation_ms <= 0 else ADMIN_WRITE
+
+
+def _controller_unless(router: Router) -> Router:
     """Config changes go to the named broker for a BROKER resource, else to the controller."""
-    return routing.to_controller if router is routing.to_any else router
+    return routers.CONTROLLER if router is routers.ANY_BROKER else router
 
 
 def _then(source: Future[Any], fn: Callable[[Any], Any]) -> Future[Any]:

@@ -1,0 +1,133 @@
+"""Finding coordinators (FindCoordinator), once for every client: groups' and transactional ids'.
+
+Answers are cached per (key type, key) until a conversation says the coordinator moved
+(NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, a lost connection: the driver's REFIND_COORDINATOR
+calls `Coordinators.forget`). Several keys are looked up in one request when the broker speaks
+FindCoordinator v4+ (KIP-699); an older broker answers the first key only, and the others are then
+asked one request each (remembered, so later lookups go one by one at once).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import KafkaError
+from ..protocol.apis import FIND_COORDINATOR
+from ..protocol.codec import Struct
+from .driver import Cluster, Operation, Routed, Router
+from .routers import with_metadata
+
+GROUP, TRANSACTION = 0, 1  # FindCoordinator's key types
+
+Found = dict[str, "int | KafkaError"]
+
+
+class Coordinators:
+    """The coordinator cache of one cluster client; all methods run on the IO thread."""
+
+    def __init__(self, client: Cluster) -> None:
+        self.client = client
+        self._nodes: dict[tuple[int, str], int] = {}
+        self._batched: bool | None = None  # does the broker take several keys per request (v4+)?
+
+    def cached(self, key_type: int, key: str) -> int | None:
+        return self._nodes.get((key_type, key))
+
+    def forget(self, key_type: int, key: str) -> None:
+        self._nodes.pop((key_type, key), None)
+
+    def find_io(self, key_type: int, keys: list[str], timeout: float, then: Callable[[Found], None]) -> None:
+        """Each key's coordinator node (known to the metadata by the time ``then`` runs) or the
+        KafkaError of its lookup; one attempt, the caller's policy decides about retries."""
+        found: Found = {}
+        missing = []
+        for key in dict.fromkeys(keys):
+            node = self._nodes.get((key_type, key))
+            if node is None:
+                missing.append(key)
+            else:
+                found[key] = node
+        if not missing:
+            then(found)
+            return
+        pending = [0]
+
+        def answered(asked: list[str], response: Struct | None, error: KafkaError | None) -> None:
+            pending[0] -= 1
+            if response is None:
+                for key in asked:
+                    found[key] = error or KafkaError(KafkaError._FAIL, "FindCoordinator: no answer")
+            else:
+                entries = response.get("coordinators") or [{**response, "key": asked[0]}]
+                for entry in entries:
+                    key = entry["key"]
+                    if key not in asked:
+                        continue
+                    if entry["error_code"]:
+                        found[key] = KafkaError(entry["error_code"], entry.get("error_message") or None)
+                    else:
+                        found[key] = entry["node_id"]
+                        self._nodes[(key_type, key)] = entry["node_id"]
+                rest = [key for key in asked if key not in found]
+                if rest and not self._batched:
+                    for key in rest:
+                        ask([key])
+                else:
+                    for key in rest:
+                        found[key] = KafkaError(KafkaError._BAD_MSG, f"FindCoordinator did not answer for {key!r}")
+            if pending[0] == 0:
+                self._reachable(found, timeout, then)
+
+        def ask(asked: list[str]) -> None:
+            pending[0] += 1
+
+            def body(version: int) -> dict[str, Any]:
+                self._batched = version >= 4
+                if self._batched:
+                    return {"key_type": key_type, "coordinator_keys": asked}
+                return {"key": asked[0], "key_type": key_type}
+
+            self.client.request_io(FIND_COORDINATOR, body, lambda r, e: answered(asked, r, e), timeout=timeout)
+
+        if self._batched is False:
+            for key in missing:
+                ask([key])
+        else:
+            ask(missing)
+
+    def _reachable(self, found: Found, timeout: float, then: Callable[[Found], None]) -> None:
+        """Refresh metadata first when a coordinator is a broker the metadata does not name yet."""
+        brokers = self.client.metadata.brokers
+        if any(isinstance(node, int) and node not in brokers for node in found.values()):
+            self.client.refresh_metadata_io([], lambda _r, _e: then(found), timeout=timeout)
+        else:
+            then(found)
+
+
+class ToCoordinator(Router):
+    """Keys to their coordinator: ``key_of(key)`` is the group id or transactional id it belongs to."""
+
+    def __init__(self, coordinators: Coordinators, key_type: int, key_of: Callable[[Any], str] = str) -> None:
+        self.coordinators = coordinators
+        self.key_type = key_type
+        self.key_of = key_of
+
+    def route(self, op: Operation[Any], keys: list[Any], refresh: bool, done: Callable[[Routed], None]) -> None:
+        def routed(found: Found) -> None:
+            groups: dict[int | None, list[Any]] = {}
+            errors: dict[Any, KafkaError] = {}
+            for key in keys:
+                node = found[self.key_of(key)]
+                if isinstance(node, KafkaError):
+                    errors[key] = node
+                else:
+                    groups.setdefault(node, []).append(key)
+            done((groups, errors))
+
+        names = [self.key_of(key) for key in keys]
+        with_metadata(op, None, refresh, lambda: self.coordinators.find_io(self.key_type, names, op.timeout(), routed))
+
+    def forget(self, op: Operation[Any], keys: list[Any]) -> None:
+        for key in keys:
+            self.coordinators.forget(self.key_type, self.key_of(key))

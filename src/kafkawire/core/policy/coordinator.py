@@ -1,0 +1,55 @@
+"""Coordinator conversations (transactions, groups, FindCoordinator): when to find the coordinator
+again, when to just ask again, and what is final (fencing and authorization)."""
+
+from __future__ import annotations
+
+from ...errors import KafkaError
+from ...protocol import error_codes as ec
+from . import LOST_ANSWER, Action, ErrorPolicy
+
+COORDINATOR = ErrorPolicy(
+    "coordinator",
+    {
+        # Moved or not there yet: find it again.
+        ec.COORDINATOR_NOT_AVAILABLE: Action.REFIND_COORDINATOR,
+        ec.NOT_COORDINATOR: Action.REFIND_COORDINATOR,
+        # Busy: the same coordinator will answer later.
+        ec.COORDINATOR_LOAD_IN_PROGRESS: Action.RETRY,
+        ec.CONCURRENT_TRANSACTIONS: Action.RETRY,
+        # No answer: the coordinator may be gone; look it up again.
+        **dict.fromkeys(LOST_ANSWER, Action.REFIND_COORDINATOR),
+        KafkaError._UNKNOWN_BROKER: Action.REFIND_COORDINATOR,
+        KafkaError._WAIT_COORD: Action.REFIND_COORDINATOR,
+    },
+    retriable=Action.FAIL,  # any other code is the caller's to judge (e.g. abortable)
+)
+
+# TxnOffsetCommit's per-partition answers that only mean "ask again" (the partition is not known
+# to the coordinator yet, the write timed out).
+TXN_OFFSET_COMMIT = COORDINATOR.extend(
+    "txn offset commit",
+    {ec.UNKNOWN_TOPIC_OR_PARTITION: Action.RETRY, ec.REQUEST_TIMED_OUT: Action.RETRY},
+)
+
+# FindCoordinator itself: any broker can answer, so a lost answer is just asked again.
+FIND_COORDINATOR = ErrorPolicy(
+    "find coordinator",
+    {
+        ec.COORDINATOR_NOT_AVAILABLE: Action.RETRY,
+        ec.COORDINATOR_LOAD_IN_PROGRESS: Action.RETRY,
+        **dict.fromkeys(LOST_ANSWER, Action.RETRY),
+        KafkaError._UNKNOWN_BROKER: Action.REFRESH_METADATA,
+    },
+)
+
+# The transactional producer is done for: another instance took over, or it may not use this id.
+TRANSACTION_FATAL = frozenset(
+    {
+        ec.INVALID_PRODUCER_EPOCH,
+        ec.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+        ec.PRODUCER_FENCED,
+        ec.INVALID_TXN_STATE,
+    }
+)
+# The broker forgot the producer (KIP-360): the abort that follows must take a new epoch.
+PRODUCER_FORGOTTEN = frozenset({ec.UNKNOWN_PRODUCER_ID, ec.INVALID_PRODUCER_ID_MAPPING})
