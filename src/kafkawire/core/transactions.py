@@ -14,6 +14,7 @@ import enum
 import threading
 
 from ..errors import KafkaError, KafkaException
+from ..protocol import error_codes as ec
 
 
 class State(enum.Enum):
@@ -64,6 +65,34 @@ HINTS: dict[State, str] = {
     State.ABORTABLE_ERROR: "the transaction failed: call abort_transaction(), then begin_transaction()",
     State.FATAL_ERROR: "the producer hit a fatal error: close it and create a new one",
 }
+
+
+class Failure(enum.Enum):
+    """What an error inside a transaction does to it."""
+
+    FATAL = "fatal"  # the producer is done for: another instance took over, or it may not use this id
+    ABORTABLE = "abortable"  # the transaction can only be aborted
+    FORGOTTEN = "abortable, new epoch"  # the broker forgot the producer (KIP-360): the abort bumps the epoch
+    PURGED = "purged"  # the application purged the records: not the transaction's failure
+
+
+# Errors not listed make the transaction abortable (unless the error itself says fatal).
+FAILURES: dict[int, Failure] = {
+    ec.INVALID_PRODUCER_EPOCH: Failure.FATAL,
+    ec.TRANSACTIONAL_ID_AUTHORIZATION_FAILED: Failure.FATAL,
+    ec.PRODUCER_FENCED: Failure.FATAL,
+    ec.INVALID_TXN_STATE: Failure.FATAL,
+    ec.UNKNOWN_PRODUCER_ID: Failure.FORGOTTEN,
+    ec.INVALID_PRODUCER_ID_MAPPING: Failure.FORGOTTEN,
+    KafkaError._PURGE_QUEUE: Failure.PURGED,
+    KafkaError._PURGE_INFLIGHT: Failure.PURGED,
+}
+
+
+def failure_of(error: KafkaError) -> Failure:
+    if error.fatal():
+        return Failure.FATAL
+    return FAILURES.get(error.code(), Failure.ABORTABLE)
 
 
 class TransactionState:

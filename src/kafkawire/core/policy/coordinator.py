@@ -30,26 +30,3 @@ TXN_OFFSET_COMMIT = COORDINATOR.extend(
     "txn offset commit",
     {ec.UNKNOWN_TOPIC_OR_PARTITION: Action.RETRY, ec.REQUEST_TIMED_OUT: Action.RETRY},
 )
-
-# FindCoordinator itself: any broker can answer, so a lost answer is just asked again.
-FIND_COORDINATOR = ErrorPolicy(
-    "find coordinator",
-    {
-        ec.COORDINATOR_NOT_AVAILABLE: Action.RETRY,
-        ec.COORDINATOR_LOAD_IN_PROGRESS: Action.RETRY,
-        **dict.fromkeys(LOST_ANSWER, Action.RETRY),
-        KafkaError._UNKNOWN_BROKER: Action.REFRESH_METADATA,
-    },
-)
-
-# The transactional producer is done for: another instance took over, or it may not use this id.
-TRANSACTION_FATAL = frozenset(
-    {
-        ec.INVALID_PRODUCER_EPOCH,
-        ec.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
-        ec.PRODUCER_FENCED,
-        ec.INVALID_TXN_STATE,
-    }
-)
-# The broker forgot the producer (KIP-360): the abort that follows must take a new epoch.
-PRODUCER_FORGOTTEN = frozenset({ec.UNKNOWN_PRODUCER_ID, ec.INVALID_PRODUCER_ID_MAPPING})
