@@ -29,22 +29,22 @@ def _flag(query: dict[str, list[str]], name: str) -> bool:
 
 
 def _routes(reg: MockSchemaRegistryClient) -> list[Route]:
-    def register(m: re.Match[str], q: dict[str, list[str]], body: Any) -> Any:
+    def register(m: tuple[str, ...], q: dict[str, list[str]], body: Any) -> Any:
         return reg.register_schema_full_response(m[1], Schema.from_dict(body), _flag(q, "normalize")).to_dict()
 
-    def lookup(m: re.Match[str], q: dict[str, list[str]], body: Any) -> Any:
+    def lookup(m: tuple[str, ...], q: dict[str, list[str]], body: Any) -> Any:
         return reg.lookup_schema(m[1], Schema.from_dict(body), _flag(q, "normalize"), _flag(q, "deleted")).to_dict()
 
-    def version(m: re.Match[str], q: dict[str, list[str]], body: Any) -> Any:
+    def version(m: tuple[str, ...], q: dict[str, list[str]], body: Any) -> Any:
         v = m[2]
         found = reg.get_latest_version(m[1]) if v == "latest" else reg.get_version(m[1], int(v), _flag(q, "deleted"))
         return found.to_dict()
 
-    def metadata(m: re.Match[str], q: dict[str, list[str]], body: Any) -> Any:
+    def metadata(m: tuple[str, ...], q: dict[str, list[str]], body: Any) -> Any:
         md = dict(zip(q.get("key", []), q.get("value", []), strict=True))
         return reg.get_latest_with_metadata(m[1], md, _flag(q, "deleted")).to_dict()
 
-    def config_put(m: re.Match[str], q: dict[str, list[str]], body: Any) -> Any:
+    def config_put(m: tuple[str, ...], q: dict[str, list[str]], body: Any) -> Any:
         return reg.set_config(m[1], ServerConfig.from_dict(body)).to_dict()
 
     return [
@@ -82,7 +82,7 @@ class RegistryFront:
 
             def _serve(self, method: str) -> None:
                 url = urllib.parse.urlsplit(self.path)
-                path = urllib.parse.unquote(url.path)
+                path = url.path  # subjects are matched percent-encoded ("a/b.proto" is one segment)
                 query = urllib.parse.parse_qs(url.query)
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length)) if length else None
@@ -90,8 +90,9 @@ class RegistryFront:
                 for verb, pattern, handler in routes:
                     m = pattern.fullmatch(path)
                     if verb == method and m:
+                        args = (path, *(urllib.parse.unquote(g) for g in m.groups()))  # args[1]: first group
                         try:
-                            self._answer(200, handler(m, query, body))
+                            self._answer(200, handler(args, query, body))
                         except SchemaRegistryError as e:
                             self._answer(e.http_status_code, {"error_code": e.error_code, "message": e.error_message})
                         return

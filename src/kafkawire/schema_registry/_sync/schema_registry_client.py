@@ -20,6 +20,7 @@ from cachetools import LRUCache, TTLCache
 from ..common.auth import bearer_headers
 from ..common.rest import error_from_response, parse_rest_config
 from ..common.schema_registry_client import (
+    Association,
     RegisteredSchema,
     Schema,
     SchemaVersion,
@@ -408,6 +409,23 @@ class SchemaRegistryClient:
     def get_contexts(self, offset: int = 0, limit: int = -1) -> list[str]:
         result: list[str] = self._rest_client.get("contexts", _page(offset, limit))
         return result
+
+    def get_associations_by_resource_name(
+        self,
+        resource_name: str,
+        resource_namespace: str,
+        resource_type: str | None = None,
+        association_types: list[str] | None = None,
+        lifecycle: str | None = None,
+        offset: int = 0,
+        limit: int = -1,
+    ) -> list[Association]:
+        """The subjects associated with a resource (e.g. a topic in a Kafka cluster's namespace)."""
+        query: list[tuple[str, Any]] = [("resourceType", resource_type), ("lifecycle", lifecycle)]
+        query += [("associationType", t) for t in association_types or []]
+        query += list(_page(offset, limit).items())
+        path = f"associations/resources/{_q(resource_namespace)}/{_q(resource_name)}"
+        return [Association.from_dict(a) for a in self._rest_client.get(path, query) or []]
 
     # --- caches ---------------------------------------------------------------------------------
 

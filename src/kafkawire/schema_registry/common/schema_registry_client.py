@@ -13,6 +13,7 @@ from enum import Enum
 from typing import Any
 
 __all__ = [
+    "Association",
     "ConfigCompatibilityLevel",
     "Metadata",
     "MetadataProperties",
@@ -388,3 +389,37 @@ class RegisteredSchema:
             guid=d.get("guid"),
             schema=Schema.from_dict(d),
         )
+
+
+@dataclass(frozen=True)
+class Association:
+    """A subject bound to a resource (a Kafka topic of a cluster) for the registry's association API."""
+
+    subject: str | None
+    guid: str | None
+    resource_name: str | None
+    resource_namespace: str | None
+    resource_id: str | None
+    resource_type: str | None
+    association_type: str | None
+    frozen: bool = False
+
+    _KEYS = (
+        ("subject", "subject"),
+        ("guid", "guid"),
+        ("resource_name", "resourceName"),
+        ("resource_namespace", "resourceNamespace"),
+        ("resource_id", "resourceId"),
+        ("resource_type", "resourceType"),
+        ("association_type", "associationType"),
+        ("frozen", "frozen"),
+    )
+
+    def to_dict(self) -> dict[str, Any]:
+        return _drop_none({key: getattr(self, attr) for attr, key in self._KEYS})
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Association:
+        values: dict[str, Any] = {attr: d.get(key) for attr, key in cls._KEYS}
+        values["frozen"] = bool(values["frozen"])
+        return cls(**values)

@@ -1,0 +1,173 @@
+"""JSON Schema with the Schema Registry: JSONSerializer and JSONDeserializer.
+
+Values are checked against the schema with jsonschema (the draft the schema declares), its
+references (other subjects' schemas, by the name they are imported under) resolved through a
+``referencing`` registry built once per schema. The body is compact UTF-8 JSON, the bytes
+confluent-kafka writes (orjson when installed, else the standard library's same output).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from jsonschema import ValidationError
+from jsonschema.validators import validator_for
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT7
+
+from ...serialization import SerializationContext, SerializationError
+from ..common.json_schema import _json_dumps, _json_loads
+from ..common.schema_registry_client import Schema
+from .schema_registry_client import SchemaRegistryClient
+from .serde import BaseDeserializer, BaseSerializer, _bool, where
+
+__all__ = ["JSONDeserializer", "JSONSerializer"]
+
+
+def _as_schema(schema_str: Any, what: str) -> Schema | None:
+    if isinstance(schema_str, str):
+        return Schema(schema_str, schema_type="JSON")
+    if isinstance(schema_str, Schema) or schema_str is None:
+        return schema_str
+    raise TypeError(f"You must pass either str or Schema{what}")
+
+
+class _Validating:
+    _registry: SchemaRegistryClient
+    _validators: dict[str, Any]
+
+    def _validator(self, schema: Schema) -> Any:
+        """jsonschema's validator for ``schema``, its references loaded from the registry once."""
+        key = schema.schema_str or ""
+        validator = self._validators.get(key)
+        if validator is None:
+            contents = json.loads(key)
+            resources: list[tuple[str, Resource[Any]]] = []
+            self._load_references(schema, resources, set())
+            registry: Registry[Any] = Registry().with_resources(resources)
+            cls = validator_for(contents)
+            validator = cls(contents, registry=registry)
+            self._validators[key] = validator
+        return validator
+
+    def _load_references(self, schema: Schema, out: list[tuple[str, Resource[Any]]], seen: set[str]) -> None:
+        for ref in schema.references or []:
+            if ref.name is None or ref.name in seen:
+                continue
+            seen.add(ref.name)
+            if self._registry is None:
+                raise ValueError('schema_registry_client must be provided if "schema_str" is a Schema instance with references')
+            assert ref.subject is not None and ref.version is not None
+            referenced = self._registry.get_version(ref.subject, ref.version).schema
+            out.append((ref.name, Resource.from_contents(json.loads(referenced.schema_str or "{}"), DRAFT7)))
+            self._load_references(referenced, out, seen)
+
+    def _validate(self, schema: Schema, value: Any, ctx: SerializationContext | None) -> None:
+        try:
+            self._validator(schema).validate(value)
+        except ValidationError as e:
+            raise SerializationError(f"{e.message}{where(ctx)}") from e
+
+
+class JSONSerializer(_Validating, BaseSerializer):
+    """Objects (or ``to_dict(obj, ctx)`` of them) to framed JSON, validated unless ``validate`` is False."""
+
+    _schema_type = "JSON"
+
+    def __init__(
+        self,
+        schema_str: str | Schema | None,
+        schema_registry_client: SchemaRegistryClient,
+        to_dict: Callable[[Any, SerializationContext | None], Any] | None = None,
+        conf: dict[str, Any] | None = None,
+        rule_conf: dict[str, Any] | None = None,
+        rule_registry: Any = None,
+        json_encode: Callable[[Any], str | bytes] | None = None,
+    ) -> None:
+        self._registry = schema_registry_client
+        self._validators = {}
+        if to_dict is not None and not callable(to_dict):
+            raise ValueError("to_dict must be callable with the signature to_dict(object, SerializationContext)->dict")
+        self._to_dict = to_dict
+        self._json_encode = json_encode or _json_dumps
+        conf = dict(conf or {})
+        self._validate_values = _bool(conf, "validate", True)
+        self._serializer_conf(conf)
+        self._schema = _as_schema(schema_str, "")
+        self._schema_name: str | None = None
+        if self._schema is not None and self._schema.schema_str is not None:
+            parsed = json.loads(self._schema.schema_str)
+            self._schema_name = parsed.get("title") if isinstance(parsed, dict) else None
+
+    def __call__(self, obj: Any, ctx: SerializationContext | None = None) -> bytes | None:
+        if obj is None:
+            return None
+        subject = self._subject(ctx, self._schema_name)
+        if subject is None:
+            raise SerializationError("the subject name strategy gave no subject")
+        schema_id, schema = self._writer(subject, self._schema)
+        value = self._to_dict(obj, ctx) if self._to_dict is not None else obj
+        if self._validate_values:
+            self._validate(schema, value, ctx)
+        try:
+            text = self._json_encode(value)
+        except (TypeError, ValueError) as e:
+            raise SerializationError(f"JSON encoding failed{where(ctx)}: {e}") from e
+        body = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+        return self._frame(body, ctx, schema_id)
+
+
+class JSONDeserializer(_Validating, BaseDeserializer):
+    """Framed JSON to objects, validated against ``schema_str`` (or, with a registry client and no
+    ``schema_str``, the writer's schema); ``from_dict(dict, ctx)`` makes the application's object."""
+
+    _schema_type = "JSON"
+
+    def __init__(
+        self,
+        schema_str: str | Schema | None,
+        from_dict: Callable[[Any, SerializationContext | None], Any] | None = None,
+        schema_registry_client: SchemaRegistryClient | None = None,
+        conf: dict[str, Any] | None = None,
+        rule_conf: dict[str, Any] | None = None,
+        rule_registry: Any = None,
+        json_decode: Callable[[bytes], Any] | None = None,
+    ) -> None:
+        self._registry = schema_registry_client  # type: ignore[assignment]  # None: no registry, schema_str only
+        self._validators = {}
+        self._schema = _as_schema(schema_str, "")
+        if self._schema is not None and self._schema.references and schema_registry_client is None:
+            raise ValueError('schema_registry_client must be provided if "schema_str" is a Schema instance with references')
+        if self._schema is None and schema_registry_client is None:
+            raise ValueError('schema_registry_client must be provided if "schema_str" is not provided')
+        if from_dict is not None and not callable(from_dict):
+            raise ValueError("from_dict must be callable with the signature from_dict(dict, SerializationContext) -> object")
+        self._from_dict = from_dict
+        self._json_decode = json_decode or _json_loads
+        conf = dict(conf or {})
+        self._validate_values = _bool(conf, "validate", True)
+        self._deserializer_conf(conf)
+
+    def __call__(self, data: bytes | None, ctx: SerializationContext | None = None) -> Any:
+        if data is None:
+            return None
+        schema_id, payload = self._unframe(data, ctx)
+        schema = self._schema
+        if self._registry is not None and schema is None:
+            schema = self._reader_from_registry(ctx) or self._writer_schema(schema_id, ctx)
+        try:
+            obj = self._json_decode(payload.read())
+        except (ValueError, TypeError, UnicodeDecodeError) as e:
+            raise SerializationError(f"JSON decoding failed{where(ctx)}: {e}") from e
+        if self._validate_values and schema is not None:
+            self._validate(schema, obj, ctx)
+        return self._from_dict(obj, ctx) if self._from_dict is not None else obj
+
+    def _reader_from_registry(self, ctx: SerializationContext | None) -> Schema | None:
+        if not (self._use_latest_version or self._use_latest_with_metadata is not None):
+            return None
+        subject = self._subject(ctx, None)
+        latest = self._latest(subject) if subject is not None else None
+        return latest.schema if latest is not None else None
