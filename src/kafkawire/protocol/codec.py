@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .primitives import DecodeError, decode_uvarint, encode_uvarint
-from .schema import Array, Field, FieldType, MessageSchema
+from .schema import NONE, Array, Field, FieldType, MessageSchema
 
 Buffer = bytes | bytearray | memoryview
 Encoder = Callable[[bytearray, Any], None]
@@ -108,7 +108,8 @@ def _plan(schema: MessageSchema, version: int) -> tuple[Encoder, Decoder]:
 
 def _default_value(fld: Field) -> Any:
     if fld.is_struct and not isinstance(fld.type, Array):
-        return default_struct(fld.struct_fields)
+        # A nullable struct (ConsumerGroupHeartbeat's assignment) defaults to null, as in Kafka.
+        return None if fld.nullable != NONE else default_struct(fld.struct_fields)
     if isinstance(fld.default, list):
         return list(fld.default)
     return fld.default
@@ -210,8 +211,22 @@ def _field_encoder(where: str, fld: Field, version: int, flexible: bool) -> Enco
         element = _element_encoder(where, t.of, version, flexible)
         return _array_encoder(where, element, nullable, flexible)
     if isinstance(t, tuple):
-        return _struct_encoder(where, t, version, flexible)
+        encode_struct = _struct_encoder(where, t, version, flexible)
+        return _nullable_struct_encoder(encode_struct) if nullable else encode_struct
     return _primitive_encoder(where, t, nullable, flexible)
+
+
+def _nullable_struct_encoder(encode_struct: Encoder) -> Encoder:
+    """A nullable struct travels behind an int8 marker: -1 null, 1 present."""
+
+    def encode_nullable_struct(out: bytearray, obj: Any) -> None:
+        if obj is None:
+            out += b"\xff"
+        else:
+            out += b"\x01"
+            encode_struct(out, obj)
+
+    return encode_nullable_struct
 
 
 def _element_encoder(where: str, of: FieldType, version: int, flexible: bool) -> Encoder:
@@ -295,8 +310,20 @@ def _field_decoder(fld: Field, version: int, flexible: bool) -> Decoder:
             raise TypeError("nested arrays are not part of the Kafka protocol")
         return _array_decoder(element, nullable, flexible)
     if isinstance(t, tuple):
-        return _struct_decoder(t, version, flexible)
+        decode_struct = _struct_decoder(t, version, flexible)
+        return _nullable_struct_decoder(decode_struct) if nullable else decode_struct
     return _primitive_decoder(t, nullable, flexible)
+
+
+def _nullable_struct_decoder(decode_struct: Decoder) -> Decoder:
+    def decode_nullable_struct(buf: Buffer, pos: int) -> tuple[Any, int]:
+        if pos >= len(buf):
+            raise DecodeError("a nullable struct's marker is missing")
+        if buf[pos] >= 0x80:  # a negative int8 means null, as Kafka reads it
+            return None, pos + 1
+        return decode_struct(buf, pos + 1)
+
+    return decode_nullable_struct
 
 
 def _read_length(buf: Buffer, pos: int, flexible: bool, short: bool) -> tuple[int, int]:
