@@ -17,6 +17,7 @@ from ..client import routers
 from ..client.cluster import Client
 from ..client.coordinators import GROUP, Coordinators, ToCoordinator
 from ..client.driver import Operation, Router
+from ..client.list_offsets import OffsetAnswer, list_offsets_operation
 from ..config import parse_config
 from ..core.policy import ErrorPolicy
 from ..core.policy.admin import ADMIN_READ, ADMIN_STARTED, ADMIN_WRITE
@@ -33,7 +34,6 @@ from ..protocol.apis import (
     DESCRIBE_GROUPS,
     INCREMENTAL_ALTER_CONFIGS,
     LIST_GROUPS,
-    LIST_OFFSETS,
 )
 from ..protocol.codec import Struct
 from ..protocol.schema import Api
@@ -597,30 +597,20 @@ class AdminClient:
         if not isinstance(isolation, IsolationLevel):
             raise TypeError("isolation_level argument should be an IsolationLevel")
         request_s, _, _ = self._options(kwargs)
-        specs = {_tp(tp): spec for tp, spec in topic_partition_offsets.items()}
+        op = list_offsets_operation(
+            self._client,
+            {_tp(tp): spec.timestamp for tp, spec in topic_partition_offsets.items()},
+            isolation_level=isolation.value,
+            deadline=self._client.engine.now() + request_s,
+            backoff_ms=self._backoff,
+            policy=ADMIN_READ,
+            live=self._live,
+        ).start()
 
-        def body(keys: list[TopicPartition], version: int) -> dict[str, Any]:
-            return {
-                "replica_id": -1,
-                "isolation_level": isolation.value,
-                "topics": [
-                    {"name": topic, "partitions": [{"partition_index": tp.partition, "timestamp": specs[tp].timestamp} for tp in tps]}
-                    for topic, tps in _by_topic(keys).items()
-                ],
-                "timeout_ms": int(request_s * 1000),
-            }
+        def info(answer: OffsetAnswer) -> ListOffsetsResultInfo:
+            return ListOffsetsResultInfo(answer.offset, answer.timestamp, answer.leader_epoch)
 
-        def parse(response: Struct, keys: list[TopicPartition], node: int | None) -> dict[TopicPartition, Any]:
-            out: dict[TopicPartition, Any] = {}
-            for t in response.topics:
-                for p in t.partitions:
-                    error = _error(p.error_code, None)
-                    out[TopicPartition(t.name, p.partition_index)] = (
-                        error if error is not None else ListOffsetsResultInfo(p.offset, p.timestamp, p.get("leader_epoch", -1))
-                    )
-            return out
-
-        return self._run(specs, LIST_OFFSETS, routers.LEADERS, body, parse, request_s, policy=ADMIN_READ)
+        return {tp: _then(fut, info) for tp, fut in op.futures.items()}
 
     def delete_records(self, topic_partition_offsets: list[TopicPartition], **kwargs: Any) -> dict[TopicPartition, Future[DeletedRecords]]:
         """Delete each partition's records before its offset (OFFSET_END, -1: all of them), at its leader."""

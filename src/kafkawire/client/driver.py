@@ -16,6 +16,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, Generic, Protocol, TypeVar
 
 from ..core.backoff import backoff_delay
@@ -26,11 +27,14 @@ from ..protocol.codec import Struct
 from ..protocol.schema import Api
 
 K = TypeVar("K", bound=Hashable)
+T = TypeVar("T")
 
 Body = Mapping[str, Any] | Callable[[int], Mapping[str, Any]]
 Callback = Callable[[Struct | None, KafkaError | None], None]
 # Where keys go: node id -> keys (None: any broker), and keys that failed before any request.
 Routed = tuple[dict[int | None, list[Any]], dict[Any, KafkaError]]
+# How a request leaves, when not by ``client.request_io``: (node, body, callback, timeout).
+Send = Callable[[int | None, Body, Callback, float], None]
 
 
 class Timers(Protocol):
@@ -111,6 +115,7 @@ class Operation(Generic[K]):
         max_version: int | None = None,
         futures: Mapping[K, Future[Any]] | None = None,
         live: set[Operation[Any]] | None = None,
+        send: Send | None = None,
     ) -> None:
         self.client = client
         self.futures: dict[K, Future[Any]] = new_futures(keys) if futures is None else dict(futures)
@@ -122,6 +127,7 @@ class Operation(Generic[K]):
         self.deadline = deadline
         self.backoff_ms = backoff_ms
         self.max_version = max_version
+        self.send = send
         self.results: dict[K, Any] = {}
         self._retry: dict[K, tuple[KafkaError, Action]] = {}
         self._last_error: KafkaError | None = None
@@ -133,9 +139,12 @@ class Operation(Generic[K]):
         if live is not None:
             live.add(self)
 
-    def start(self) -> Operation[K]:
-        """Thread-safe: hop to the IO thread and run the first round."""
-        self.client.engine.call_soon(self._first_round)
+    def start(self, after: float = 0.0) -> Operation[K]:
+        """Thread-safe: hop to the IO thread and run the first round (``after`` s from now)."""
+        if after > 0:
+            self.client.engine.call_soon(lambda: self.client.engine.call_later(after, self._first_round))
+        else:
+            self.client.engine.call_soon(self._first_round)
         return self
 
     def start_io(self) -> Operation[K]:
@@ -212,7 +221,10 @@ class Operation(Generic[K]):
         def body(version: int) -> Mapping[str, Any]:
             return self.body(keys, version)
 
-        self.client.request_io(self.api, body, done, node=node, timeout=self.timeout(), max_version=self.max_version)
+        if self.send is not None:
+            self.send(node, body, done, self.timeout())
+        else:
+            self.client.request_io(self.api, body, done, node=node, timeout=self.timeout(), max_version=self.max_version)
 
     def _settle(self, key: K, outcome: Any) -> None:
         if not isinstance(outcome, KafkaError):
@@ -274,6 +286,19 @@ _REFRESHING = (Action.REFRESH_METADATA, Action.REFIND_COORDINATOR)
 
 def _missing(api: Api, key: object) -> KafkaError:
     return KafkaError(KafkaError._BAD_MSG, f"the {api.name} response has no answer for {key!r}")
+
+
+def wait(fut: Future[T], timeout: float) -> T:
+    """Block the caller's thread for what an operation promises by its deadline (``timeout`` s from
+    now). The grace covers the hop to the IO thread; should the IO thread have stopped, the wait
+    still ends in a KafkaException (_TIMED_OUT), never a builtin TimeoutError."""
+    try:
+        return fut.result(max(0.0, timeout) + _GRACE)
+    except FutureTimeout:
+        raise KafkaException(KafkaError(KafkaError._TIMED_OUT, f"no answer within {timeout:g} s", retriable=True)) from None
+
+
+_GRACE = 5.0
 
 
 def error_of(fut: Future[Any]) -> KafkaError | None:

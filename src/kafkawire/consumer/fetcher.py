@@ -11,8 +11,10 @@ What a fetch answer can hold, and what this module does with it:
   the raw log), and the read goes on past ``end`` until every transaction with records below
   ``end`` has its marker, unless ``wait_for_open_transactions`` is off: then what is committed
   when the read reaches ``end`` is the answer;
-- a moved or missing leader: metadata is refreshed and the fetch sent again after a backoff, until
-  ``timeout`` passes without progress;
+- a moved or missing leader, a lost or unreadable answer: each Fetch is a request-driver operation
+  (`kafkawire.client.driver`, policy `core/policy/fetch.py`) that refreshes metadata and asks again
+  after a backoff; a batch that fails its checksum is fetched again. Everything, inner requests
+  included, is bounded by ``timeout`` without progress, then fails with a KafkaException (_TIMED_OUT);
 - records that are gone (the log start moved past them, or the log ends before ``end``): data loss,
   an error when ``fail_on_data_loss`` (as Spark's connector), else reported to ``on_data_loss``
   and skipped.
@@ -26,11 +28,16 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ..client import routers
 from ..client.cluster import Client
+from ..client.driver import Operation, wait
 from ..core.committed import CommittedFilter
+from ..core.policy.fetch import FETCH as FETCH_POLICY
 from ..errors import KafkaError, KafkaException
+from ..protocol import error_codes as ec
 from ..protocol.apis import FETCH
 from ..protocol.codec import Struct
+from ..protocol.primitives import DecodeError
 from ..records import Record, RecordBatch, decode_batches
 from .offsets import EARLIEST, LATEST, READ_UNCOMMITTED, list_offsets
 
@@ -93,61 +100,49 @@ class _RangeReader:
         self.on_data_loss = on_data_loss
         self.filter = CommittedFilter() if settings.read_committed else None
         self.max_bytes = settings.partition_max_bytes
+        self._stalled_since = time.monotonic()  # the time without progress starts here
+        self._last_error: KafkaError | None = None
 
     def run(self) -> Iterator[tuple[RecordBatch, list[Record]]]:
         offset = self.start
         end = self.end
         filt = self.filter
-        stalled_since = time.monotonic()
-        last_error: KafkaError | None = None
-        wait = self.settings.wait_for_open_transactions
-        while offset < end or (wait and filt is not None and filt.holding):
-            if time.monotonic() - stalled_since > self.settings.timeout:
-                raise self._stalled(offset, last_error)
-            try:
-                data = self._fetch(offset)
-            except KafkaException as exc:
-                error = exc.args[0] if isinstance(exc.args[0], KafkaError) else KafkaError(KafkaError._FAIL, str(exc))
-                if not (error.retriable() or error.code() in _LOCAL_RETRIABLE):
-                    raise
-                last_error = error
-                self._refresh()
-                time.sleep(self.settings.backoff)
-                continue
+        self._stalled_since = time.monotonic()
+        pause = 0.0  # before the next fetch: nothing came back last time
+        wait_markers = self.settings.wait_for_open_transactions
+        while offset < end or (wait_markers and filt is not None and filt.holding):
+            data = self._fetch(offset, after=pause)
+            pause = 0.0
             code = 0 if data is None else data.error_code
-            if code == KafkaError.OFFSET_OUT_OF_RANGE:
+            if code == ec.OFFSET_OUT_OF_RANGE:
                 moved = self._out_of_range(offset)
                 if moved is None:
                     return
-                offset, stalled_since = moved, time.monotonic()
-                continue
-            if code:
-                error = KafkaError(code, f"Fetch {self.topic}[{self.partition}] at {offset}: {KafkaError(code).str()}")
-                if not error.retriable():
-                    raise KafkaException(error)
-                last_error = error
-                self.client.metadata.forget_leader(self.topic, self.partition)
-                self._refresh()
-                time.sleep(self.settings.backoff)
+                offset, self._stalled_since = moved, time.monotonic()
                 continue
             raw = b"" if data is None else (data.records or b"")
-            batches = decode_batches(raw) if raw else []
+            try:
+                batches = decode_batches(raw) if raw else []
+            except DecodeError as exc:  # a bit flipped on the way, or a broken broker: ask again
+                self._last_error = KafkaError(KafkaError._BAD_MSG, f"Fetch {self.topic}[{self.partition}] at {offset}: {exc}")
+                pause = self.settings.backoff
+                continue
             if not batches:
                 high_watermark = -1 if data is None else data.high_watermark
                 if raw:  # one batch larger than the limit: ask for more next time
                     self.max_bytes = min(self.max_bytes * 2, MAX_PARTITION_MAX_BYTES)
-                elif offset >= high_watermark >= 0 or data is None:
+                    continue
+                if offset >= high_watermark >= 0 or data is None:
                     if self.to_log_end and end > offset:  # caught up: the range ends here
                         end = offset
                     if offset < end:  # the log ends before the range does
                         self._lost(offset, end, f"the log ends at {max(high_watermark, offset)}")
                         end = offset
-                        if not (wait and filt is not None and filt.holding):
+                        if not (wait_markers and filt is not None and filt.holding):
                             return
                     # else: past ``end``, waiting for the marker of an open transaction
-                    time.sleep(self.settings.backoff)
-                else:  # the broker holds records there but sent none this time
-                    time.sleep(self.settings.backoff)
+                # else: the broker holds records there but sent none this time
+                pause = self.settings.backoff
                 continue
             progressed = False
             for batch in batches:
@@ -170,53 +165,68 @@ class _RangeReader:
                                 yield released, records
                 offset = next_offset
             if progressed:
-                stalled_since, last_error = time.monotonic(), None
+                self._stalled_since, self._last_error = time.monotonic(), None
 
-    def _fetch(self, offset: int) -> Any:
-        md = self.client.metadata
-        leader = md.leader_for(self.topic, self.partition)
-        if leader is None:
-            self._refresh()
-            leader = md.leader_for(self.topic, self.partition)
-            if leader is None:
-                raise KafkaException(
-                    KafkaError(KafkaError.LEADER_NOT_AVAILABLE, f"no leader for {self.topic}[{self.partition}]")
-                )
-        info = md.topics.get(self.topic)
+    def _fetch(self, offset: int, after: float = 0.0) -> Any:
+        """One Fetch at ``offset`` from the partition's leader (asked again by the driver while the
+        answer says so): the partition's data, or None when the answer holds none. What is left of
+        the time without progress bounds it, retries included."""
+        remaining = self.settings.timeout - (time.monotonic() - self._stalled_since)
+        if remaining <= after:
+            raise self._stalled(offset)
+        info = self.client.metadata.topics.get(self.topic)
         topic_id = None if info is None else info.topic_id
-        body = {
-            # Tansu answers min_bytes 0 with no topics at all: ask for 1 byte and wait a little.
-            "max_wait_ms": self.settings.max_wait_ms,
-            "min_bytes": 1,
-            "max_bytes": self.max_bytes,
-            "isolation_level": READ_UNCOMMITTED,  # markers are applied here (core.committed)
-            "topics": [
-                {
-                    "topic": self.topic,
-                    "topic_id": topic_id,
-                    "partitions": [
-                        {"partition": self.partition, "fetch_offset": offset, "partition_max_bytes": self.max_bytes}
-                    ],
-                }
-            ],
-        }
-        wait = self.settings.max_wait_ms / 1000 + 30
-        response: Struct = self.client.request(
-            FETCH, body, node=leader.node_id, timeout=wait, max_version=None if topic_id else 12
-        ).result(wait + 1)
-        if response.get("error_code", 0):
-            raise KafkaException(KafkaError(response.error_code, "Fetch failed as a whole"))
-        for topic in response.responses:
-            for data in topic.partitions:
-                if data.partition_index == self.partition:
-                    return data
-        return None  # Tansu answers a fetch at the log end with no partitions at all
+        tp = (self.topic, self.partition)
 
-    def _refresh(self) -> None:
+        def body(keys: list[Any], version: int) -> dict[str, Any]:
+            return {
+                # Tansu answers min_bytes 0 with no topics at all: ask for 1 byte and wait a little.
+                "max_wait_ms": self.settings.max_wait_ms,
+                "min_bytes": 1,
+                "max_bytes": self.max_bytes,
+                "isolation_level": READ_UNCOMMITTED,  # markers are applied here (core.committed)
+                "topics": [
+                    {
+                        "topic": self.topic,
+                        "topic_id": topic_id,
+                        "partitions": [
+                            {"partition": self.partition, "fetch_offset": offset, "partition_max_bytes": self.max_bytes}
+                        ],
+                    }
+                ],
+            }
+
+        def parse(response: Struct, keys: list[Any], node: int | None) -> dict[Any, Any]:
+            if response.get("error_code", 0):
+                return {tp: KafkaError(response.error_code, "Fetch failed as a whole")}
+            for topic in response.responses:
+                for data in topic.partitions:
+                    if data.partition_index == self.partition:
+                        if data.error_code and data.error_code != ec.OFFSET_OUT_OF_RANGE:
+                            code = data.error_code
+                            return {tp: KafkaError(code, f"Fetch {self.topic}[{self.partition}] at {offset}: {KafkaError(code).str()}")}
+                        return {tp: data}
+            return {tp: None}  # Tansu answers a fetch at the log end with no partitions at all
+
+        op: Operation[Any] = Operation(
+            self.client,
+            [tp],
+            api=FETCH,
+            router=routers.LEADERS,
+            body=body,
+            parse=parse,
+            policy=FETCH_POLICY,
+            deadline=self.client.engine.now() + remaining,
+            backoff_ms=(max(1, int(self.settings.backoff * 1000)), 1000),
+            max_version=None if topic_id else 12,
+        ).start(after)
         try:
-            self.client.refresh_metadata([self.topic], timeout=10).result(11)
-        except KafkaException:
-            pass  # the next fetch fails again and is retried until the deadline
+            return wait(op.future(tp), remaining)
+        except KafkaException as exc:
+            error = exc.args[0]
+            if error.code() == KafkaError._TIMED_OUT:
+                raise self._stalled(offset, error) from None
+            raise
 
     def _out_of_range(self, offset: int) -> int | None:
         """OFFSET_OUT_OF_RANGE: the next offset to read, or None to stop."""
@@ -243,16 +253,14 @@ class _RangeReader:
         if self.on_data_loss is not None:
             self.on_data_loss(message)
 
-    def _stalled(self, offset: int, last_error: KafkaError | None) -> KafkaException:
+    def _stalled(self, offset: int, error: KafkaError | None = None) -> KafkaException:
         reason = f"reading {self.topic}[{self.partition}] made no progress at offset {offset} for {self.settings.timeout:g} s"
         if self.filter is not None and self.filter.holding and offset >= self.end:
             reason += f" (a transaction with records from offset {self.filter.first_held_offset} has no marker yet)"
-        if last_error is not None:
-            reason += f"; last error {last_error.name()}: {last_error.str()}"
+        last = self._last_error or error
+        if last is not None:
+            reason += f"; last error {last.name()}: {last.str()}"
         return KafkaException(KafkaError(KafkaError._TIMED_OUT, reason))
-
-
-_LOCAL_RETRIABLE = (KafkaError._TRANSPORT, KafkaError._TIMED_OUT, KafkaError._UNKNOWN_BROKER, KafkaError._ALL_BROKERS_DOWN)
 
 
 def high_watermarks(client: Client, topic: str, partitions: Iterable[int], timeout: float = 30.0) -> dict[int, int]:
