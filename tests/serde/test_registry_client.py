@@ -166,3 +166,20 @@ def test_config_mistakes_fail_at_construction_naming_the_key() -> None:
         SchemaRegistryClient({"url": "ftp://x"})
     with pytest.raises(TypeError, match=r"max\.retries"):
         SchemaRegistryClient({"url": URL, "max.retries": "3"})
+
+
+def test_async_client_awaits_the_same_calls(front: RegistryFront) -> None:
+    import asyncio
+
+    from kafkawire.schema_registry import AsyncSchemaRegistryClient
+
+    async def run() -> tuple[int, str | None, list[str]]:
+        async with AsyncSchemaRegistryClient({"url": front.url}) as sr:
+            schema_id = await sr.register_schema("a-value", Schema(AVSC, "AVRO"))  # type: ignore[attr-defined]
+            got = await sr.get_schema(schema_id)  # type: ignore[attr-defined]
+            subjects = await sr.get_subjects()  # type: ignore[attr-defined]
+            return schema_id, got.schema_str, subjects
+
+    schema_id, text, subjects = asyncio.run(run())
+    assert text == AVSC and subjects == ["a-value"]
+    assert front.registry.get_schema(schema_id).schema_str == AVSC

@@ -5,6 +5,7 @@ Install with ``pip install kafkawire[schemaregistry]`` (the client) plus ``[avro
 """
 
 from ..serialization import SerializationError
+from ._async.schema_registry_client import AsyncSchemaRegistryClient
 from ._sync import mock_schema_registry_client  # noqa: F401  (serves mock:// URLs)
 from ._sync.schema_registry_client import SchemaRegistryClient
 from .common.schema_registry_client import (
@@ -34,6 +35,7 @@ from .common.serde import (
 from .error import SchemaRegistryError
 
 __all__ = [
+    "AsyncSchemaRegistryClient",
     "ConfigCompatibilityLevel",
     "Metadata",
     "MetadataProperties",

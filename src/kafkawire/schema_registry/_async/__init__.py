@@ -1,0 +1,1 @@
+"""The asyncio face of the Schema Registry client (confluent-kafka keeps the same layout)."""

@@ -1,0 +1,69 @@
+"""AsyncSchemaRegistryClient: SchemaRegistryClient's calls as coroutines.
+
+A thin bridge: each call runs the synchronous client's method in a worker thread
+(``asyncio.to_thread``), so caches, retries, fail-over and auth stay one implementation and the
+event loop never blocks on the registry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from .._sync.schema_registry_client import SchemaRegistryClient
+
+__all__ = ["AsyncSchemaRegistryClient"]
+
+_METHODS = (
+    "register_schema", "register_schema_full_response", "get_schema", "get_schema_by_guid",
+    "get_schema_types", "get_subjects_by_schema_id", "get_schema_versions", "lookup_schema",
+    "get_subjects", "delete_subject", "get_latest_version", "get_latest_with_metadata", "get_version",
+    "get_referenced_by", "get_versions", "delete_version", "set_compatibility", "get_compatibility",
+    "test_compatibility", "test_compatibility_all_versions", "set_config", "delete_config", "get_config",
+    "get_global_mode", "update_global_mode", "get_mode", "update_mode", "delete_mode", "get_contexts",
+    "get_associations_by_resource_name",
+)  # fmt: skip
+
+
+class AsyncSchemaRegistryClient:
+    """``await client.register_schema(...)`` and every other SchemaRegistryClient call; ``mock://``
+    URLs give the in-process registry, shared with sync clients of the same URL."""
+
+    def __init__(self, conf: dict[str, Any]) -> None:
+        self._client = SchemaRegistryClient.new_client(conf)
+
+    @staticmethod
+    def new_client(conf: dict[str, Any]) -> AsyncSchemaRegistryClient:
+        return AsyncSchemaRegistryClient(conf)
+
+    def config(self) -> dict[str, Any]:
+        return self._client.config()
+
+    def clear_latest_caches(self) -> None:
+        self._client.clear_latest_caches()
+
+    def clear_caches(self) -> None:
+        self._client.clear_caches()
+
+    async def close(self) -> None:
+        await asyncio.to_thread(self._client.close)
+
+    async def __aenter__(self) -> AsyncSchemaRegistryClient:
+        return self
+
+    async def __aexit__(self, *args: Any) -> None:
+        await self.close()
+
+
+def _bridge(name: str) -> Callable[..., Coroutine[Any, Any, Any]]:
+    async def call(self: AsyncSchemaRegistryClient, *args: Any, **kwargs: Any) -> Any:
+        return await asyncio.to_thread(getattr(self._client, name), *args, **kwargs)
+
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = f"SchemaRegistryClient.{name}, awaited (runs in a worker thread)."
+    return call
+
+
+for _name in _METHODS:
+    setattr(AsyncSchemaRegistryClient, _name, _bridge(_name))
