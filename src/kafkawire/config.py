@@ -54,10 +54,63 @@ def _int(name: str, default: int, low: int, high: int = 2**31 - 1, aliases: tupl
     return Option(name, "int", default, low, high, aliases=aliases)
 
 
+# security.protocol, ssl.* and sasl.* (librdkafka's names); cross-field checks, the TLS context and
+# the SASL conversations are in security.py.
+PROTOCOLS = ("plaintext", "ssl", "sasl_plaintext", "sasl_ssl")
+
+
+def _refused(why: str) -> Callable[[Any], Any]:
+    def check(value: Any) -> Any:
+        if value:
+            raise ValueError(why)
+        return value
+
+    return check
+
+
+def _str(name: str, *, sensitive: bool = False, aliases: tuple[str, ...] = ()) -> Option:
+    return Option(name, "str", None, sensitive=sensitive, aliases=aliases)
+
+
+SECURITY_OPTIONS: tuple[Option, ...] = (
+    Option("security.protocol", "enum", "plaintext", choices=PROTOCOLS),
+    _str("ssl.ca.location"),
+    _str("ssl.ca.pem"),
+    _str("ssl.certificate.location"),
+    _str("ssl.certificate.pem"),
+    _str("ssl.key.location"),
+    _str("ssl.key.pem", sensitive=True),
+    _str("ssl.key.password", sensitive=True),
+    _str("ssl.keystore.location"),
+    _str("ssl.keystore.password", sensitive=True),
+    Option("ssl.endpoint.identification.algorithm", "enum", "https", choices=("https", "none")),
+    Option("enable.ssl.certificate.verification", "bool", True),
+    _str("ssl.cipher.suites"),
+    _str("ssl.crl.location"),
+    Option(
+        "ssl.providers",
+        "str",
+        None,
+        validate=_refused("OpenSSL providers are not supported: kafkawire uses Python's ssl module"),
+    ),
+    Option("sasl.mechanism", "str", "GSSAPI", aliases=("sasl.mechanisms",), validate=lambda v: v.strip().upper()),
+    _str("sasl.username"),
+    _str("sasl.password", sensitive=True),
+    _str("sasl.jaas.config", sensitive=True),
+    Option("oauth_cb", "callable", None),
+    Option("sasl.oauthbearer.method", "enum", "default", choices=("default", "oidc")),
+    _str("sasl.oauthbearer.config", sensitive=True),
+    _str("sasl.oauthbearer.client.id"),
+    _str("sasl.oauthbearer.client.secret", sensitive=True),
+    _str("sasl.oauthbearer.token.endpoint.url"),
+    _str("sasl.oauthbearer.scope"),
+    _str("sasl.oauthbearer.extensions"),
+)
+
+
 CONNECTION_OPTIONS: tuple[Option, ...] = (
     Option("bootstrap.servers", "str", None, aliases=("metadata.broker.list",)),
     Option("client.id", "str", "kafkawire"),
-    Option("security.protocol", "enum", "plaintext", choices=("plaintext",)),
     _int("socket.timeout.ms", 60_000, 10, 300_000),
     _int("socket.connection.setup.timeout.ms", 30_000, 1000),
     _int("reconnect.backoff.ms", 100, 0, 3_600_000),
@@ -67,6 +120,7 @@ CONNECTION_OPTIONS: tuple[Option, ...] = (
     _int("topic.metadata.refresh.interval.ms", 300_000, -1, 3_600_000),
     _int("metadata.max.age.ms", 900_000, 1, 86_400_000),
     _int("api.version.request.timeout.ms", 10_000, 1, 300_000),
+    *SECURITY_OPTIONS,
 )
 
 

@@ -1,0 +1,133 @@
+"""Security settings of every client: ``security.protocol``, ``ssl.*`` and ``sasl.*`` as librdkafka
+names them, checked at construction, and what a connection needs from them.
+
+`SecuritySettings` is built once per client: the TLS context (files read and keys decrypted at
+construction, so a wrong path or password fails there, naming the key) and a factory of SASL
+conversations (`core/sasl.py`). Credentials live only here and in the conversations: they never
+appear in an error, a log line, a repr or the statistics (the options are ``sensitive``).
+"""
+
+from __future__ import annotations
+
+import ssl
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from .config import config_error
+from .core import sasl
+
+
+def _mechanism(value: str) -> str:
+    upper = value.strip().upper()
+    if upper == "GSSAPI":
+        raise ValueError(f"GSSAPI (Kerberos) is not supported; supported: {', '.join(sasl.MECHANISMS)}")
+    if upper not in sasl.MECHANISMS:
+        raise ValueError(f"supported mechanisms are {', '.join(sasl.MECHANISMS)}")
+    return upper
+
+
+class SecuritySettings:
+    """What connections need: ``tls`` (an SSLContext or None) and ``sasl_client(now)``."""
+
+    def __init__(self, config: Mapping[str, Any]) -> None:
+        self.protocol: str = config["security.protocol"]
+        self.tls: ssl.SSLContext | None = None
+        self.mechanism: str | None = None
+        self._lock = threading.Lock()  # set_sasl_credentials may run on any thread
+        self._username: str | None = config["sasl.username"]
+        self._password: str | None = config["sasl.password"]
+        self._oauth_cb: Callable[..., Any] | None = config["oauth_cb"]
+        self._oauth_config: str | None = config["sasl.oauthbearer.config"]
+        self._token: tuple[str, float, dict[str, str]] | None = None
+        if self.protocol in ("ssl", "sasl_ssl"):
+            from .io.tls import tls_context  # ssl option checks live with the context they build
+
+            try:
+                self.tls = tls_context(config)
+            except ValueError as exc:
+                raise config_error(f"Invalid TLS configuration: {exc}") from None
+        if self.protocol.startswith("sasl_"):
+            self._sasl_settings(config)
+
+    def _sasl_settings(self, config: Mapping[str, Any]) -> None:
+        jaas = config["sasl.jaas.config"]
+        mechanism = config["sasl.mechanism"]
+        if jaas:
+            try:
+                family, options = sasl.parse_jaas_config(jaas)
+            except ValueError as exc:
+                raise config_error(
+                    f'Invalid value (hidden) for configuration property "sasl.jaas.config": {exc}'
+                ) from None
+            self._username = options.get("username", self._username)
+            self._password = options.get("password", self._password)
+            if family == "PLAIN" and mechanism == "GSSAPI":
+                mechanism = "PLAIN"
+        try:
+            self.mechanism = _mechanism(mechanism)
+        except ValueError as exc:
+            raise config_error(
+                f'Invalid value {mechanism!r} for configuration property "sasl.mechanism": {exc}'
+            ) from None
+        if self.mechanism == "OAUTHBEARER":
+            if config["sasl.oauthbearer.method"] == "oidc":
+                raise config_error('sasl.oauthbearer.method=oidc is not supported yet: use "oauth_cb" to supply tokens')
+            if self._oauth_cb is None and not self._oauth_config:
+                raise config_error('OAUTHBEARER needs "oauth_cb" or "sasl.oauthbearer.config"')
+            if self._oauth_cb is None:
+                try:
+                    sasl.unsecured_jwt(self._oauth_config or "", time.time())
+                except ValueError as exc:
+                    raise config_error(
+                        f'Invalid value (hidden) for configuration property "sasl.oauthbearer.config": {exc}'
+                    ) from None
+        elif not self._username or self._password is None:
+            raise config_error(f'sasl.mechanism {self.mechanism} needs "sasl.username" and "sasl.password"')
+
+    @property
+    def uses_sasl(self) -> bool:
+        return self.mechanism is not None
+
+    def set_credentials(self, username: str, password: str) -> None:
+        """confluent-kafka's ``set_sasl_credentials``: used from the next authentication on."""
+        if not isinstance(username, str) or not isinstance(password, str):
+            raise TypeError("username and password must be str")
+        with self._lock:
+            self._username, self._password = username, password
+
+    def sasl_client(self, now: float) -> sasl.SaslClient:
+        """A new conversation for one connection's authentication (``now``: wall-clock seconds)."""
+        with self._lock:
+            if self.mechanism == "PLAIN":
+                return sasl.PlainClient(self._username or "", self._password or "")
+            if self.mechanism in ("SCRAM-SHA-256", "SCRAM-SHA-512"):
+                return sasl.ScramClient(self.mechanism, self._username or "", self._password or "")
+            token, _expiry, extensions = self._bearer(now)
+            return sasl.OAuthBearerClient(token, extensions)
+
+    def _bearer(self, now: float) -> tuple[str, float, dict[str, str]]:
+        """The cached token, renewed at 80% of its lifetime (as librdkafka) or once expired."""
+        if self._token is not None and now < self._token[1]:
+            return self._token
+        if self._oauth_cb is None:
+            token, expiry, _principal, extensions = sasl.unsecured_jwt(self._oauth_config or "", now)
+        else:
+            token, expiry, extensions = _from_oauth_cb(self._oauth_cb(self._oauth_config))
+        self._token = (token, now + max(0.0, expiry - now) * 0.8, extensions)
+        return self._token
+
+    def __repr__(self) -> str:
+        return f"SecuritySettings(protocol={self.protocol!r}, mechanism={self.mechanism!r})"
+
+
+def _from_oauth_cb(result: Any) -> tuple[str, float, dict[str, str]]:
+    """confluent-kafka's oauth_cb result: ``(token, expiry)`` or ``(token, expiry, principal[, extensions])``."""
+    if not isinstance(result, tuple) or not 2 <= len(result) <= 4:
+        raise sasl.SaslError("oauth_cb must return (token, expiry_seconds[, principal[, extensions]])")
+    token, expiry = result[0], result[1]
+    extensions = result[3] if len(result) == 4 and result[3] else {}
+    if not isinstance(token, str) or not isinstance(expiry, (int, float)) or not isinstance(extensions, dict):
+        raise sasl.SaslError("oauth_cb returned a token that is not a str, or an expiry that is not a number")
+    return token, float(expiry), {str(k): str(v) for k, v in extensions.items()}

@@ -1,0 +1,123 @@
+"""security.protocol / ssl.* / sasl.* checked at construction, naming the key and never echoing a
+secret; the SASL conversations a connection gets; credentials and tokens renewed as librdkafka."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kafkawire import KafkaException
+from kafkawire.config import CONNECTION_OPTIONS, parse_config
+from kafkawire.core import sasl
+from kafkawire.security import SecuritySettings
+from tests.harness.certs import make_ca
+
+SECRET = "s3cr3t-Value"
+
+
+def _key(name: str) -> str:
+    return name if name == "oauth_cb" else name.replace("_", ".")
+
+
+def settings(**conf: Any) -> SecuritySettings:
+    return SecuritySettings(parse_config({_key(k): v for k, v in conf.items()}, CONNECTION_OPTIONS))
+
+
+def error_text(**conf: Any) -> str:
+    with pytest.raises(KafkaException) as exc:
+        settings(**conf)
+    return str(exc.value)
+
+
+def test_plaintext_by_default_and_protocol_any_case() -> None:
+    assert settings().protocol == "plaintext" and settings().tls is None and not settings().uses_sasl
+    assert settings(security_protocol="SASL_PLAINTEXT", sasl_mechanism="plain", sasl_username="u",
+                    sasl_password="p").mechanism == "PLAIN"  # fmt: skip
+
+
+def test_unsupported_mechanisms_and_providers_name_what_is_supported() -> None:
+    text = error_text(security_protocol="sasl_ssl", sasl_mechanisms="GSSAPI")
+    assert "GSSAPI" in text and "SCRAM-SHA-512" in text and "sasl.mechanism" in text
+    # GSSAPI is librdkafka's default mechanism: SASL without a mechanism says so too.
+    assert "GSSAPI" in error_text(security_protocol="sasl_plaintext")
+    assert "ssl.providers" in error_text(ssl_providers="legacy")
+
+
+def test_missing_credentials_fail_at_construction() -> None:
+    text = error_text(security_protocol="sasl_plaintext", sasl_mechanism="SCRAM-SHA-256", sasl_username="u")
+    assert "sasl.password" in text
+    assert "oauth_cb" in error_text(security_protocol="sasl_plaintext", sasl_mechanism="OAUTHBEARER")
+
+
+def test_secrets_never_in_errors_or_repr() -> None:
+    texts = [
+        error_text(security_protocol="sasl_ssl", sasl_mechanism="PLAIN", sasl_username="u", sasl_password=SECRET,
+                   ssl_ca_location="/nonexistent/ca.pem"),
+        error_text(security_protocol="sasl_plaintext", sasl_jaas_config=f'bogus {SECRET}'),
+        error_text(security_protocol="sasl_plaintext", sasl_mechanism="OAUTHBEARER",
+                   sasl_oauthbearer_config=f"principal=alice nonsense {SECRET}"),
+        error_text(ssl_key_password=12),
+    ]  # fmt: skip
+    good = settings(security_protocol="sasl_plaintext", sasl_mechanism="PLAIN", sasl_username="u",
+                    sasl_password=SECRET)  # fmt: skip
+    for text in [*texts, repr(good)]:
+        assert SECRET not in text
+
+
+def test_wrong_ca_file_names_the_option() -> None:
+    assert "ssl.ca.location" in error_text(security_protocol="ssl", ssl_ca_location="/nonexistent/ca.pem")
+
+
+def test_tls_context_verifies_host_names_by_default(tmp_path: Path) -> None:
+    ca = make_ca(tmp_path)
+    strict = settings(security_protocol="ssl", ssl_ca_location=str(ca.cert))
+    assert strict.tls is not None and strict.tls.check_hostname
+    loose = settings(security_protocol="ssl", ssl_ca_location=str(ca.cert),
+                     ssl_endpoint_identification_algorithm="none")  # fmt: skip
+    assert loose.tls is not None and not loose.tls.check_hostname
+
+
+def test_jaas_config_is_an_alias_for_the_credentials() -> None:
+    s = settings(security_protocol="sasl_ssl", sasl_mechanism="SCRAM-SHA-512", enable_ssl_certificate_verification=False,
+                 sasl_jaas_config='org.apache.kafka.common.security.scram.ScramLoginModule required '
+                                  'username="alice" password="a\\"b";')  # fmt: skip
+    client = s.sasl_client(0.0)
+    assert isinstance(client, sasl.ScramClient) and b"n=alice" in client.start()
+    plain = settings(security_protocol="sasl_plaintext", sasl_jaas_config=(
+        'org.apache.kafka.common.security.plain.PlainLoginModule required username="bob" password="pw";'))
+    assert plain.mechanism == "PLAIN" and plain.sasl_client(0.0).start() == b"\x00bob\x00pw"
+
+
+def test_set_credentials_applies_to_the_next_authentication() -> None:
+    s = settings(security_protocol="sasl_plaintext", sasl_mechanism="PLAIN", sasl_username="u", sasl_password="p")
+    s.set_credentials("v", "q")
+    assert s.sasl_client(0.0).start() == b"\x00v\x00q"
+    with pytest.raises(TypeError):
+        s.set_credentials("v", None)  # type: ignore[arg-type]
+
+
+def test_oauth_cb_token_cached_and_renewed_at_80_percent() -> None:
+    calls: list[object] = []
+
+    def oauth_cb(config: object) -> tuple[str, float, str, dict[str, str]]:
+        calls.append(config)
+        return f"token{len(calls)}", 1000.0 + 100, "alice", {"traceId": "1"}
+
+    s = settings(security_protocol="sasl_plaintext", sasl_mechanism="OAUTHBEARER", oauth_cb=oauth_cb,
+                 sasl_oauthbearer_config="anything")  # fmt: skip
+    first = s.sasl_client(1000.0).start()
+    assert b"auth=Bearer token1" in first and b"traceId=1" in first
+    assert b"token1" in s.sasl_client(1079.0).start() and len(calls) == 1
+    assert b"token2" in s.sasl_client(1081.0).start() and calls == ["anything", "anything"]
+
+
+def test_unsecured_jwt_for_test_clusters() -> None:
+    s = settings(security_protocol="sasl_plaintext", sasl_mechanism="OAUTHBEARER",
+                 sasl_oauthbearer_config="principal=alice lifeSeconds=60")  # fmt: skip
+    token = s.sasl_client(50.0).start().split(b"Bearer ")[1].split(b"\x01")[0].decode()
+    claims = json.loads(base64.urlsafe_b64decode(token.split(".")[1] + "=="))
+    assert claims["sub"] == "alice" and claims["exp"] == 110.0
