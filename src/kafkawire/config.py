@@ -100,6 +100,7 @@ SECURITY_OPTIONS: tuple[Option, ...] = (
     Option("oauth_cb", "callable", None),
     Option("sasl.oauthbearer.method", "enum", "default", choices=("default", "oidc")),
     _str("sasl.oauthbearer.config", sensitive=True),
+    Option("enable.sasl.oauthbearer.unsecure.jwt", "bool", False),
     _str("sasl.oauthbearer.client.id"),
     _str("sasl.oauthbearer.client.secret", sensitive=True),
     _str("sasl.oauthbearer.token.endpoint.url"),

@@ -74,8 +74,11 @@ class SecuritySettings:
         if self.mechanism == "OAUTHBEARER":
             if config["sasl.oauthbearer.method"] == "oidc":
                 raise config_error('sasl.oauthbearer.method=oidc is not supported yet: use "oauth_cb" to supply tokens')
-            if self._oauth_cb is None and not self._oauth_config:
-                raise config_error('OAUTHBEARER needs "oauth_cb" or "sasl.oauthbearer.config"')
+            if self._oauth_cb is None and not config["enable.sasl.oauthbearer.unsecure.jwt"]:
+                raise config_error(
+                    'OAUTHBEARER needs "oauth_cb", or "enable.sasl.oauthbearer.unsecure.jwt" with '
+                    '"sasl.oauthbearer.config" (unsigned tokens, for test clusters)'
+                )
             if self._oauth_cb is None:
                 try:
                     sasl.unsecured_jwt(self._oauth_config or "", time.time())

@@ -610,8 +610,7 @@ DIFFERENCES: list[tuple[dict[str, Any], bool, str]] = [
     ),
     ({"error_cb": 5}, True, "confluent-kafka raises TypeError; kafkawire reports every mistake as _INVALID_ARG"),
     # librdkafka features kafkawire does not implement (refused rather than silently ignored)
-    ({"security.protocol": "ssl"}, True, "TLS is not implemented"),
-    ({"sasl.mechanism": "PLAIN"}, True, "SASL is not implemented"),
+    ({"ssl.providers": "legacy"}, True, "Python's ssl module has no OpenSSL providers"),
     ({"queue.buffering.backpressure.threshold": 1}, True, "librdkafka's request backpressure heuristic"),
     ({"sticky.partitioning.linger.ms": 10}, True, "sticky partitioning has no linger of its own here"),
     ({"delivery.report.only.error": True}, True, "not implemented"),

@@ -59,6 +59,7 @@ def test_secrets_never_in_errors_or_repr() -> None:
                    ssl_ca_location="/nonexistent/ca.pem"),
         error_text(security_protocol="sasl_plaintext", sasl_jaas_config=f'bogus {SECRET}'),
         error_text(security_protocol="sasl_plaintext", sasl_mechanism="OAUTHBEARER",
+                   enable_sasl_oauthbearer_unsecure_jwt=True,
                    sasl_oauthbearer_config=f"principal=alice nonsense {SECRET}"),
         error_text(ssl_key_password=12),
     ]  # fmt: skip
@@ -87,8 +88,12 @@ def test_jaas_config_is_an_alias_for_the_credentials() -> None:
                                   'username="alice" password="a\\"b";')  # fmt: skip
     client = s.sasl_client(0.0)
     assert isinstance(client, sasl.ScramClient) and b"n=alice" in client.start()
-    plain = settings(security_protocol="sasl_plaintext", sasl_jaas_config=(
-        'org.apache.kafka.common.security.plain.PlainLoginModule required username="bob" password="pw";'))
+    plain = settings(
+        security_protocol="sasl_plaintext",
+        sasl_jaas_config=(
+            'org.apache.kafka.common.security.plain.PlainLoginModule required username="bob" password="pw";'
+        ),
+    )
     assert plain.mechanism == "PLAIN" and plain.sasl_client(0.0).start() == b"\x00bob\x00pw"
 
 
@@ -117,6 +122,7 @@ def test_oauth_cb_token_cached_and_renewed_at_80_percent() -> None:
 
 def test_unsecured_jwt_for_test_clusters() -> None:
     s = settings(security_protocol="sasl_plaintext", sasl_mechanism="OAUTHBEARER",
+                 enable_sasl_oauthbearer_unsecure_jwt=True,
                  sasl_oauthbearer_config="principal=alice lifeSeconds=60")  # fmt: skip
     token = s.sasl_client(50.0).start().split(b"Bearer ")[1].split(b"\x01")[0].decode()
     claims = json.loads(base64.urlsafe_b64decode(token.split(".")[1] + "=="))

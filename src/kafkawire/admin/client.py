@@ -257,6 +257,10 @@ class AdminClient:
 
         return self._run(by_name, CREATE_PARTITIONS, routers.CONTROLLER, body, parse, request_s, policy=_changing(operation_ms))
 
+    def set_sasl_credentials(self, username: str, password: str) -> None:
+        """New SASL username and password for the next authentications (confluent-kafka's call)."""
+        self._client.set_sasl_credentials(username, password)
+
     def list_topics(self, topic: str | None = None, timeout: float = -1) -> ClusterMetadata:
         """Brokers, controller and topics (one, or all); never creates a topic."""
         return self._client.list_topics(topic, None if timeout is None or timeout < 0 else timeout)

@@ -35,6 +35,7 @@ class Client:
     ) -> None:
         self.config = parse_config(conf, CONNECTION_OPTIONS, ignore_unknown=True)
         self.settings = ConnectionSettings.from_config(self.config)
+        self._transport = self.settings.transport()
         self.engine = engine or Engine()
         self._owns_engine = engine is None
         self.metadata = ClusterMetadata(max_age=self.config["metadata.max.age.ms"] / 1000)
@@ -128,6 +129,14 @@ class Client:
             result.topics = {name: t for name, t in result.topics.items() if name == topic}
         return result
 
+    def set_sasl_credentials(self, username: str, password: str) -> None:
+        """Credentials for the next SASL authentications (of a client configured for SASL or not,
+        as confluent-kafka: they matter once security.protocol uses SASL)."""
+        if not isinstance(username, str) or not isinstance(password, str):
+            raise TypeError("username and password must be str")
+        if self.settings.security is not None:
+            self.settings.security.set_credentials(username, password)
+
     def close(self) -> None:
         if self._closed:
             return
@@ -205,7 +214,14 @@ class Client:
 
     def _new_connection(self, node_id: int, host: str, port: int) -> BrokerConnection:
         return BrokerConnection(
-            self.engine, node_id, host, port, self.settings, self._state_changed, resolver=self._resolver
+            self.engine,
+            node_id,
+            host,
+            port,
+            self.settings,
+            self._state_changed,
+            resolver=self._resolver,
+            transport=self._transport,
         )
 
     def connections(self) -> list[BrokerConnection]:

@@ -3,7 +3,7 @@
 All brokers down is reported once when every broker we know of has failed its last attempt (as
 librdkafka: a broker never tried is not down) and nothing is connected or connecting, and again
 only after some connection came back. A failure that no reconnect can mend by itself (a name
-that does not resolve; later: TLS and authentication failures) is reported per address, once
+that does not resolve, a certificate not trusted, credentials refused) is reported per address, once
 until that address connects again, so a broker retried every second does not flood the callback.
 """
 
@@ -16,7 +16,7 @@ from ..errors import KafkaError
 Address = tuple[str, int]
 
 # Failures reported for each address (others only count towards "all brokers down").
-REPORTED_PER_ADDRESS = frozenset({KafkaError._RESOLVE})
+REPORTED_PER_ADDRESS = frozenset({KafkaError._RESOLVE, KafkaError._SSL, KafkaError._AUTHENTICATION})
 
 
 class ClusterHealth:

@@ -1,8 +1,9 @@
 """What a fresh connection says before it carries requests, as a list of sans-IO steps.
 
 The IO layer asks `Handshake.next_request()` for the request to send, hands the decoded answer
-to `Handshake.receive()`, and repeats until `done`. Today the one step is ApiVersions (with the
-downgrade a broker asks for by answering UNSUPPORTED_VERSION); SASL steps go after it. A step that
+to `Handshake.receive()`, and repeats until `done`. The steps are ApiVersions (with the downgrade a
+broker asks for by answering UNSUPPORTED_VERSION), then, under SASL, SaslHandshake v1 (choose the
+mechanism) and SaslAuthenticate round trips carrying the conversation of `core/sasl.py`. A step that
 cannot go on raises `HandshakeError`: the IO layer fails that connection (never the client) and
 the next connection starts the list afresh.
 """
@@ -14,11 +15,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import KafkaError
-from ..protocol.apis import API_VERSIONS
+from ..protocol.apis import API_VERSIONS, SASL_AUTHENTICATE, SASL_HANDSHAKE
 from ..protocol.codec import Struct
-from ..protocol.error_codes import NONE, UNSUPPORTED_VERSION
+from ..protocol.error_codes import NONE, UNSUPPORTED_SASL_MECHANISM, UNSUPPORTED_VERSION
 from ..protocol.schema import Api
-from .versions import VersionsError, ranges_from_response
+from .sasl import SaslClient, SaslError
+from .versions import UnsupportedVersionError, VersionsError, choose_version, ranges_from_response
 
 
 class HandshakeError(Exception):
@@ -61,12 +63,77 @@ class ApiVersionsStep:
             raise HandshakeError(KafkaError._BAD_MSG, str(exc)) from None
 
 
+class SaslStep:
+    """SaslHandshake v1 then SaslAuthenticate until the conversation is done (KIP-152).
+
+    Brokers older than Kafka 1.0 (SaslHandshake v0 only, raw tokens outside Kafka framing) are
+    refused with a clear error rather than spoken to in a second framing."""
+
+    def __init__(self, api_versions: ApiVersionsStep, client: SaslClient) -> None:
+        self._api_versions = api_versions
+        self._client = client
+        self._mechanism_agreed = False
+        self._token: bytes | None = None
+        self.done = False
+
+    def _version(self, api: Api, low: int) -> int:
+        assert self._api_versions.versions is not None
+        try:
+            version = choose_version(api, self._api_versions.versions)
+        except UnsupportedVersionError as exc:
+            raise HandshakeError(KafkaError._UNSUPPORTED_FEATURE, f"SASL: {exc}") from None
+        if version < low:
+            raise HandshakeError(KafkaError._UNSUPPORTED_FEATURE, "SASL: the broker predates Kafka 1.0 (SaslHandshake v0)")
+        return version
+
+    def request(self) -> Step | None:
+        if self.done:
+            return None
+        if not self._mechanism_agreed:
+            return Step(SASL_HANDSHAKE, self._version(SASL_HANDSHAKE, 1), {"mechanism": self._client.mechanism})
+        if self._token is None:
+            self._token = self._start()
+        return Step(SASL_AUTHENTICATE, self._version(SASL_AUTHENTICATE, 0), {"auth_bytes": self._token})
+
+    def _start(self) -> bytes:
+        try:
+            return self._client.start()
+        except (SaslError, ValueError) as exc:  # a token source that failed (oauth_cb, config)
+            raise HandshakeError(KafkaError._AUTHENTICATION, f"SASL {self._client.mechanism}: {exc}") from None
+
+    def receive(self, body: Struct) -> None:
+        if not self._mechanism_agreed:
+            if body.error_code == UNSUPPORTED_SASL_MECHANISM:
+                offered = ", ".join(body.mechanisms or []) or "none"
+                raise HandshakeError(
+                    KafkaError._AUTHENTICATION,
+                    f"the broker does not accept SASL mechanism {self._client.mechanism} (it offers: {offered})",
+                )
+            if body.error_code != NONE:
+                raise HandshakeError(body.error_code, f"SaslHandshake failed for {self._client.mechanism}")
+            self._mechanism_agreed = True
+            return
+        if body.error_code != NONE:
+            why = body.error_message or "authentication failed"
+            raise HandshakeError(KafkaError._AUTHENTICATION, f"SASL {self._client.mechanism}: {why}")
+        try:
+            reply = self._client.receive(body.auth_bytes or b"")
+        except SaslError as exc:
+            raise HandshakeError(KafkaError._AUTHENTICATION, f"SASL {self._client.mechanism}: {exc}") from None
+        if reply is None:
+            self.done = True
+        else:
+            self._token = reply
+
+
 class Handshake:
     """The steps of one connection's handshake, run in order."""
 
-    def __init__(self, software_name: str, software_version: str) -> None:
+    def __init__(self, software_name: str, software_version: str, sasl: SaslClient | None = None) -> None:
         self.api_versions = ApiVersionsStep(software_name, software_version)
-        self._steps = [self.api_versions]
+        self._steps: list[ApiVersionsStep | SaslStep] = [self.api_versions]
+        if sasl is not None:
+            self._steps.append(SaslStep(self.api_versions, sasl))
 
     def next_request(self) -> Step | None:
         """The request to send now, or None when the handshake is over."""

@@ -19,6 +19,7 @@ import enum
 import functools
 import logging
 import random
+import time
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -33,8 +34,10 @@ from ..errors import KafkaError
 from ..protocol.apis import API_VERSIONS
 from ..protocol.codec import Struct
 from ..protocol.schema import Api
+from ..security import SecuritySettings
 from .engine import Engine, Timer, guarded
 from .resolve import Addresses, Resolver
+from .tls import tls_transport
 from .transport import READ, WRITE, TcpTransport, Transport, TransportError
 
 log = logging.getLogger("kafkawire.io")
@@ -47,6 +50,9 @@ TransportFactory = Callable[[int, Any, str, int], Transport]
 
 def tcp_transport(family: int, address: Any, host: str, port: int) -> Transport:
     return TcpTransport(family, address, f"{host}:{port}")
+
+
+_NOTHING = memoryview(b"")
 
 
 class State(enum.Enum):
@@ -67,6 +73,7 @@ class ConnectionSettings:
     backoff_max_ms: int
     max_response_size: int
     max_in_flight: int
+    security: SecuritySettings | None = None  # None: plaintext, no SASL
 
     @classmethod
     def from_config(cls, conf: Mapping[str, Any]) -> ConnectionSettings:
@@ -79,7 +86,13 @@ class ConnectionSettings:
             backoff_max_ms=conf["reconnect.backoff.max.ms"],
             max_response_size=conf["receive.message.max.bytes"],
             max_in_flight=conf["max.in.flight.requests.per.connection"],
+            security=SecuritySettings(conf),
         )
+
+    def transport(self) -> TransportFactory:
+        """TCP, or TLS over TCP under security.protocol ssl / sasl_ssl."""
+        tls = None if self.security is None else self.security.tls
+        return tcp_transport if tls is None else tls_transport(tls)
 
 
 @dataclass
@@ -245,12 +258,23 @@ class BrokerConnection:
             return
         self.state = State.NEGOTIATING
         self.engine.modify(transport, READ, self._on_event)
-        self._handshake = Handshake("kafkawire", __version__)
+        security = self.settings.security
+        try:
+            # (the wall clock, not the engine's: a bearer token's expiry is a date)
+            sasl = security.sasl_client(time.time()) if security is not None and security.uses_sasl else None
+        except Exception as exc:  # the application's oauth_cb failed: fail this connection, say why
+            self._failed(KafkaError(KafkaError._AUTHENTICATION, f"{self.host}:{self.port}: token source failed: {exc}"))
+            return
+        self._handshake = Handshake("kafkawire", __version__, sasl)
         self._handshake_next()
 
     def _handshake_next(self) -> None:
         assert self._handshake is not None
-        step = self._handshake.next_request()
+        try:
+            step = self._handshake.next_request()
+        except HandshakeError as exc:
+            self._failed(KafkaError(exc.code, f"{self.host}:{self.port}: {exc}"))
+            return
         if step is None:
             self._ready(self._handshake.versions)
             return
@@ -329,6 +353,8 @@ class BrokerConnection:
         if transport is None:
             return
         try:
+            if transport.pending():
+                transport.send(_NOTHING)
             while self._out:
                 view, on_written = self._out[0]
                 sent = transport.send(view)

@@ -1,5 +1,5 @@
 """TLS for broker connections: the SSLContext built from librdkafka's ``ssl.*`` options, and a TLS
-session over memory buffers that the transport feeds with the socket's bytes.
+session over memory buffers, and `TlsTransport`, the transport that runs that session over TCP.
 
 The session never touches a socket (``ssl.MemoryBIO``), so the handshake runs on the IO thread
 without blocking it: ciphertext read from the socket goes into `TlsSession.receive`, and whatever
@@ -13,8 +13,11 @@ import contextlib
 import os
 import ssl
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
+
+from ..errors import KafkaError
+from .transport import READ, WRITE, TcpTransport, Transport, TransportError
 
 _READ = 1 << 16
 
@@ -207,3 +210,95 @@ class TlsSession:
     def outgoing(self) -> bytes:
         """Ciphertext to write to the socket (handshake messages included)."""
         return self._outgoing.read()
+
+
+class TlsTransport:
+    """A `Transport` speaking TLS over another transport (TCP): the handshake runs in `advance()`,
+    records are sealed in `send()` and opened in `recv()`. Ciphertext the socket did not take waits
+    here (`pending()`), and `send()` takes nothing more until it is out: the caller's queue, not
+    this buffer, holds the backlog."""
+
+    def __init__(self, inner: Transport, session: TlsSession) -> None:
+        self._inner = inner
+        self._session = session
+        self._out = bytearray()
+        self._tcp_up = False
+        self.name = getattr(inner, "name", "broker")
+
+    def fileno(self) -> int:
+        return self._inner.fileno()
+
+    def start(self) -> None:
+        self._inner.start()
+
+    def advance(self, mask: int) -> int:
+        if not self._tcp_up:
+            wanted = self._inner.advance(mask)
+            if wanted:
+                return wanted
+            self._tcp_up = True
+        try:
+            established = self._session.handshake()
+            self._out += self._session.outgoing()
+            if not self._push() and self._out:
+                return READ | WRITE
+            if established:
+                return 0 if not self._out else WRITE
+            data = self._inner.recv()
+            if data is not None:
+                self._session.receive(data)
+                self._out += self._session.outgoing()
+                self._push()
+                if self._session.established and not self._out:
+                    return 0
+        except TlsError as exc:
+            raise TransportError(f"{self.name}: {exc}", KafkaError._SSL) from None
+        return READ | (WRITE if self._out else 0)
+
+    def _push(self) -> bool:
+        """Write held ciphertext; True when all of it went out."""
+        while self._out:
+            sent = self._inner.send(memoryview(self._out))
+            if not sent:
+                return False
+            del self._out[:sent]
+        return True
+
+    def send(self, data: memoryview) -> int:
+        if not self._push() or not data:
+            return 0
+        try:
+            self._session.send(data)
+        except TlsError as exc:
+            raise TransportError(f"{self.name}: {exc}", KafkaError._SSL) from None
+        self._out += self._session.outgoing()
+        self._push()
+        return len(data)
+
+    def recv(self) -> bytes | None:
+        data = self._inner.recv()
+        if data is None:
+            return None
+        try:
+            plain = self._session.receive(data)
+        except TlsError as exc:
+            raise TransportError(f"{self.name}: {exc}", KafkaError._SSL) from None
+        self._out += self._session.outgoing()  # TLS 1.3 may answer (key updates)
+        self._push()
+        return plain or None
+
+    def pending(self) -> int:
+        return len(self._out)
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+def tls_transport(ctx: ssl.SSLContext) -> Callable[[int, Any, str, int], Transport]:
+    """A transport factory for `BrokerConnection`: TLS to ``host`` (the name checked against the
+    broker's certificate) over TCP to the resolved address."""
+
+    def make(family: int, address: Any, host: str, port: int) -> Transport:
+        return TlsTransport(TcpTransport(family, address, f"{host}:{port}"), TlsSession(ctx, host))
+
+    return make

@@ -38,7 +38,8 @@ class Transport(Protocol):
         reported ``mask`` (0 on the first call): 0 once established, else the events to wait for."""
 
     def send(self, data: memoryview) -> int:
-        """Bytes of ``data`` taken (0: try again when writable)."""
+        """Bytes of ``data`` taken (0: try again when writable); an empty ``data`` pushes out what
+        the transport itself holds (see `pending`)."""
 
     def recv(self) -> bytes | None:
         """Bytes read, or None when none are there yet; the peer closing raises."""

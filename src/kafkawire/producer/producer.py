@@ -916,6 +916,10 @@ class Producer:
         if self._closed:
             raise ProducerClosedError(KafkaError(KafkaError._DESTROY, "Producer has been closed"))
 
+    def set_sasl_credentials(self, username: str, password: str) -> None:
+        """New SASL username and password for the next authentications (confluent-kafka's call)."""
+        self._client.set_sasl_credentials(username, password)
+
     def list_topics(self, topic: str | None = None, timeout: float = -1) -> ClusterMetadata:
         """Cluster metadata (``auto.create.topics.enable`` brokers create an unknown ``topic``)."""
         self._check_open()

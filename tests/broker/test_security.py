@@ -1,0 +1,183 @@
+"""TLS and SASL on every connection, judged by a real Apache Kafka 2.3 broker's SSL, SASL_PLAINTEXT
+and SASL_SSL listeners: kafkawire writes over each, confluent-kafka reads what it wrote; wrong
+credentials and untrusted certificates fail the connection with a clear error (never the secret)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from kafkawire import KafkaError, Producer
+from kafkawire.admin import AdminClient
+from tests.harness.certs import make_ca
+from tests.harness.judge import consume_all
+from tests.harness.kafka_broker import KafkaBroker, KafkaUnavailable
+from tests.harness.topics import create_topic
+
+pytestmark = pytest.mark.broker
+
+SECRET = "carol-pw"
+
+SETUPS: dict[str, dict[str, Any]] = {
+    "SSL": {},
+    "SASL_PLAINTEXT-PLAIN": {"sasl.mechanism": "PLAIN", "sasl.username": "alice", "sasl.password": "alice-secret"},
+    "SASL_SSL-PLAIN-jaas": {
+        "sasl.jaas.config": 'org.apache.kafka.common.security.plain.PlainLoginModule required username="alice" '
+        'password="alice-secret";'
+    },
+    "SASL_SSL-SCRAM-SHA-256": {"sasl.mechanism": "SCRAM-SHA-256", "sasl.username": "carol", "sasl.password": SECRET},
+    "SASL_SSL-SCRAM-SHA-512": {"sasl.mechanisms": "SCRAM-SHA-512", "sasl.username": "carol", "sasl.password": SECRET},
+    "SASL_PLAINTEXT-OAUTHBEARER": {
+        "sasl.mechanism": "OAUTHBEARER",
+        "enable.sasl.oauthbearer.unsecure.jwt": True,
+        "sasl.oauthbearer.config": "principal=alice",
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def secured(kafka23: KafkaBroker) -> KafkaBroker:
+    kafka23.add_scram_user("carol", SECRET)
+    return kafka23
+
+
+def _conf(broker: KafkaBroker, setup: str, **extra: Any) -> dict[str, Any]:
+    listener = setup.split("-")[0]
+    assert broker.ca is not None
+    conf = {"bootstrap.servers": broker.bootstrap(listener), "security.protocol": listener.lower(), **SETUPS[setup]}
+    if "SSL" in listener:
+        conf["ssl.ca.location"] = str(broker.ca.cert)
+    return {**conf, **extra}
+
+
+def _deliver(conf: dict[str, Any], topic: str, values: list[bytes]) -> list[KafkaError | None]:
+    errors: list[KafkaError | None] = []
+    p = Producer({**conf, "message.timeout.ms": 30_000})
+    try:
+        for value in values:
+            p.produce(topic, value, on_delivery=lambda err, _msg: errors.append(err))
+        p.flush(40)
+    finally:
+        p.close()
+    return errors
+
+
+@pytest.mark.parametrize("setup", sorted(SETUPS))
+def test_produce_over_each_listener_read_by_confluent(
+    secured: KafkaBroker, topic_name: Callable[[str], str], setup: str
+) -> None:
+    topic = topic_name("sec")
+    create_topic(secured.bootstrap(), topic, 1)
+    assert _deliver(_conf(secured, setup), topic, [b"a", b"b"]) == [None, None]
+    got = consume_all(secured.bootstrap(), topic, 2, partitions=[0])
+    assert [m.value() for m in got] == [b"a", b"b"]
+
+
+@pytest.mark.parametrize("setup", ["SSL", "SASL_SSL-SCRAM-SHA-512"])
+def test_admin_over_secured_listeners(secured: KafkaBroker, topic_name: Callable[[str], str], setup: str) -> None:
+    topic = topic_name("secadm")
+    create_topic(secured.bootstrap(), topic, 2)
+    admin = AdminClient(_conf(secured, setup))
+    try:
+        md = admin.list_topics(topic, timeout=20)
+        assert len(md.topics[topic].partitions) == 2
+    finally:
+        admin.close()
+
+
+def _first_error(conf: dict[str, Any]) -> KafkaError:
+    """The error a client configured with ``conf`` reports through error_cb when it cannot connect."""
+    seen: list[KafkaError] = []
+    got = threading.Event()
+
+    def error_cb(err: KafkaError) -> None:
+        seen.append(err)
+        got.set()
+
+    p = Producer({**conf, "error_cb": error_cb, "message.timeout.ms": 3000})
+    try:
+        p.produce("never-created", b"x")
+        deadline = 20.0
+        while not got.is_set() and deadline > 0:
+            p.poll(0.5)
+            deadline -= 0.5
+        p.purge()
+        p.flush(5)
+    finally:
+        p.close()
+    assert seen, "no error reported"
+    return seen[0]
+
+
+def test_wrong_password_is_an_authentication_error_without_the_secret(secured: KafkaBroker) -> None:
+    wrong = "not-" + SECRET
+    err = _first_error(_conf(secured, "SASL_SSL-SCRAM-SHA-256", **{"sasl.password": wrong}))
+    assert err.code() == KafkaError._AUTHENTICATION, err
+    assert wrong not in str(err) and SECRET not in str(err)
+
+
+def test_untrusted_certificate_fails_with_ssl_error(secured: KafkaBroker, tmp_path: Any) -> None:
+    other = make_ca(tmp_path, "not-the-brokers-ca")
+    err = _first_error(_conf(secured, "SSL", **{"ssl.ca.location": str(other.cert)}))
+    assert err.code() == KafkaError._SSL and "certificate" in err.str(), err
+
+
+@pytest.fixture(scope="module")
+def mutual_tls() -> Iterator[KafkaBroker]:
+    try:
+        broker = KafkaBroker(client_auth="required").start()
+    except KafkaUnavailable as exc:
+        pytest.fail(f"Kafka 2.3 is not available: {exc}")
+    try:
+        yield broker
+    finally:
+        broker.stop()
+
+
+def test_mutual_tls_with_pem_and_pkcs12_identities(mutual_tls: KafkaBroker, topic_name: Callable[[str], str]) -> None:
+    from tests.harness.certs import STORE_PASSWORD, make_leaf
+
+    assert mutual_tls.ca is not None and mutual_tls._dir is not None
+    client = make_leaf(mutual_tls._dir, "kafkawire-client", mutual_tls.ca, hosts=(), client=True)
+    topic = topic_name("mtls")
+    create_topic(mutual_tls.bootstrap(), topic, 1)
+    base = {"ssl.ca.location": str(mutual_tls.ca.cert)}
+    pem = {**base, "ssl.certificate.location": str(client.cert), "ssl.key.location": str(client.key)}
+    p12 = {**base, "ssl.keystore.location": str(client.pkcs12), "ssl.keystore.password": STORE_PASSWORD}
+    for identity in (pem, p12):
+        conf = {"bootstrap.servers": mutual_tls.bootstrap("SSL"), "security.protocol": "SSL", **identity}
+        assert _deliver(conf, topic, [b"m"]) == [None]
+    assert len(consume_all(mutual_tls.bootstrap(), topic, 2, partitions=[0])) == 2
+    # Without a client certificate the broker refuses the handshake.
+    no_identity = {"bootstrap.servers": mutual_tls.bootstrap("SSL"), "security.protocol": "SSL", **base}
+    assert _first_error(no_identity).code() in (KafkaError._SSL, KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN)
+
+
+def test_set_sasl_credentials_used_by_the_next_authentication(
+    secured: KafkaBroker, topic_name: Callable[[str], str]
+) -> None:
+    topic = topic_name("secreds")
+    create_topic(secured.bootstrap(), topic, 1)
+    errors: list[KafkaError] = []
+    conf = _conf(secured, "SASL_PLAINTEXT-PLAIN", **{"sasl.password": "wrong"})
+    p = Producer({**conf, "error_cb": errors.append, "message.timeout.ms": 30_000})
+    try:
+        reports: list[KafkaError | None] = []
+        p.produce(topic, b"late", on_delivery=lambda err, _msg: reports.append(err))
+        for _ in range(40):
+            p.poll(0.25)
+            if errors:
+                break
+        assert errors and errors[0].code() == KafkaError._AUTHENTICATION
+        p.set_sasl_credentials("alice", "alice-secret")
+        p.flush(30)
+        assert reports == [None]
+    finally:
+        p.close()
+    for client in (AdminClient({"bootstrap.servers": "127.0.0.1:1"}),):
+        with pytest.raises(TypeError):
+            client.set_sasl_credentials(None, "x")  # type: ignore[arg-type]
+        client.close()
