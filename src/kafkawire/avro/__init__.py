@@ -1,0 +1,97 @@
+"""The legacy Avro producer (confluent_kafka.avro), deprecated as confluent-kafka deprecates it.
+
+A thin wrapper over `SerializingProducer`-style serialization with
+`kafkawire.schema_registry.avro.AvroSerializer`: new code should use those directly. Schemas are
+given as JSON text or parsed dicts (``load``/``loads`` here return fastavro-parsed dicts, not the
+``avro`` library's objects). Needs ``kafkawire[avro]``.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from typing import Any
+
+from fastavro import parse_schema
+
+from ..producer import Producer
+from ..schema_registry import SchemaRegistryClient
+from ..schema_registry.avro import AvroSerializer
+from ..serialization import MessageField, SerializationContext
+from .serializer import KeySerializerError, SerializerError, ValueSerializerError
+
+__all__ = ["AvroProducer", "KeySerializerError", "SerializerError", "ValueSerializerError", "load", "loads"]
+
+
+def loads(schema_str: str) -> Any:
+    """The schema ``schema_str`` parsed (checked) by fastavro."""
+    return parse_schema(json.loads(schema_str))
+
+
+def load(fp: str) -> Any:
+    """The schema in the file ``fp``."""
+    with open(fp, encoding="utf-8") as f:
+        return loads(f.read())
+
+
+def _text(schema: Any) -> str | None:
+    if schema is None or isinstance(schema, str):
+        return schema
+    if isinstance(schema, (dict, list)):
+        return json.dumps({k: v for k, v in schema.items() if not k.startswith("__")} if isinstance(schema, dict) else schema)
+    return str(schema)  # the avro library's Schema objects print as their JSON
+
+
+class AvroProducer(Producer):
+    """``Producer`` whose keys and values are Avro records framed for the Schema Registry.
+
+    ``config`` takes ``schema.registry.url`` and other ``schema.registry.*`` keys (the registry
+    client's options) besides the producer's.
+    """
+
+    def __init__(
+        self,
+        config: dict[str, Any],
+        default_key_schema: Any = None,
+        default_value_schema: Any = None,
+        schema_registry: SchemaRegistryClient | None = None,
+        **kwargs: Any,
+    ) -> None:
+        warnings.warn(
+            "AvroProducer has been deprecated. Use AvroSerializer instead.", category=DeprecationWarning, stacklevel=2
+        )
+        conf = dict(config)
+        registry_conf = {k[len("schema.registry.") :]: conf.pop(k) for k in list(conf) if k.startswith("schema.registry.")}
+        if schema_registry is None:
+            if "url" not in registry_conf:
+                raise ValueError("Missing parameter: schema.registry.url")
+            schema_registry = SchemaRegistryClient.new_client(registry_conf)
+        elif registry_conf:
+            raise ValueError("Cannot pass schema_registry along with schema.registry.* config")
+        super().__init__(conf, **kwargs)
+        self._registry = schema_registry
+        self._default_key_schema = _text(default_key_schema)
+        self._default_value_schema = _text(default_value_schema)
+        self._serializers: dict[str, AvroSerializer] = {}
+
+    def _serialize(self, obj: Any, schema: str | None, ctx: SerializationContext, error: type[SerializerError]) -> Any:
+        if obj is None:
+            return None
+        if schema is None:
+            raise error(f"Avro schema required for {ctx.field}s")
+        serializer = self._serializers.get(schema)
+        if serializer is None:
+            serializer = self._serializers[schema] = AvroSerializer(self._registry, schema)
+        try:
+            return serializer(obj, ctx)
+        except Exception as e:
+            raise error(str(e)) from e
+
+    def produce(self, topic: str, value: Any = None, key: Any = None, *args: Any, **kwargs: Any) -> None:
+        """``produce(topic=..., value=..., key=..., value_schema=..., key_schema=..., ...)``."""
+        value_schema = _text(kwargs.pop("value_schema", None)) or self._default_value_schema
+        key_schema = _text(kwargs.pop("key_schema", None)) or self._default_key_schema
+        headers = kwargs.get("headers")
+        value = self._serialize(value, value_schema, SerializationContext(topic, MessageField.VALUE, headers), ValueSerializerError)
+        key = self._serialize(key, key_schema, SerializationContext(topic, MessageField.KEY, headers), KeySerializerError)
+        super().produce(topic, value, key, *args, **kwargs)
