@@ -26,6 +26,7 @@ __all__ = [
     "TIMESTAMP_NOT_AVAILABLE",
     "BrokerMetadata",
     "ClusterMetadata",
+    "ConsumerGroupMetadata",
     "Headers",
     "Message",
     "PartitionMetadata",
@@ -414,6 +415,27 @@ class TopicPartition:
         )
 
     __str__ = __repr__
+
+
+class ConsumerGroupMetadata:
+    """A consumer group's identity, for ``send_offsets_to_transaction`` (KIP-447: the generation and
+    member let the group coordinator fence a zombie); the Consumer hands it out."""
+
+    def __init__(
+        self, group_id: str, generation_id: int = -1, member_id: str = "", group_instance_id: str | None = None
+    ) -> None:
+        if not isinstance(group_id, str) or not group_id:
+            raise TypeError("group_id must be a non-empty str")
+        self.group_id = group_id
+        self.generation_id = generation_id
+        self.member_id = member_id
+        self.group_instance_id = group_instance_id
+
+    def __repr__(self) -> str:
+        return (
+            f"ConsumerGroupMetadata(group_id={self.group_id!r}, generation_id={self.generation_id}, "
+            f"member_id={self.member_id!r}, group_instance_id={self.group_instance_id!r})"
+        )
 
 
 class ThrottleEvent:

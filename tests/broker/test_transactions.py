@@ -9,7 +9,7 @@ import pytest
 
 from kafkawire import KafkaError, KafkaException, Producer
 from kafkawire.local_broker import TansuBroker
-from kafkawire.producer.producer import ConsumerGroupMetadata
+from kafkawire.model import ConsumerGroupMetadata
 from tests.harness.mock_cluster import MockCluster
 from tests.harness.raw_log import committed_view, raw_log
 
@@ -180,7 +180,7 @@ def test_abort_with_records_in_flight_then_commit_the_next_transaction(
     p.begin_transaction()
     mock_cluster.broker_set_rtt(leader, 2000)
     p.produce(topic, b"purged", partition=0, on_delivery=lambda err, msg: reports.append(err))
-    while p._sender.in_flight == {}:  # until the batch is on the wire
+    while p._engine.sender.in_flight == {}:  # until the batch is on the wire
         p.poll(0.01)
     p.abort_transaction(WAIT)
     mock_cluster.broker_set_rtt(leader, 0)

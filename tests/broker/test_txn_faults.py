@@ -17,7 +17,7 @@ import pytest
 
 from kafkawire import KafkaError, KafkaException, Producer, TopicPartition
 from kafkawire.local_broker import TansuBroker
-from kafkawire.producer.producer import ConsumerGroupMetadata
+from kafkawire.model import ConsumerGroupMetadata
 from kafkawire.protocol.apis import (
     ADD_PARTITIONS_TO_TXN,
     END_TXN,
@@ -83,7 +83,7 @@ def markers(log: list[LogBatch]) -> list[bool]:
 
 
 def wait_in_flight(p: Producer) -> None:
-    while not p._sender.in_flight:  # until a Produce is on the wire
+    while not p._engine.sender.in_flight:  # until a Produce is on the wire
         p.poll(0.005)
 
 
@@ -446,10 +446,10 @@ def test_abort_after_purging_retried_batches_takes_a_new_epoch(mock_cluster: Moc
     mock_cluster.push_request_errors(PRODUCE.key, [KafkaError.NOT_ENOUGH_REPLICAS])  # retriable: waits 2 s
     mock_cluster.start_request_tracking()
     p.produce(topic, b"purged", partition=0)
-    while not mock_cluster.requests_of(PRODUCE.key) or p._sender.in_flight:  # answered: queued for its retry
+    while not mock_cluster.requests_of(PRODUCE.key) or p._engine.sender.in_flight:  # answered: queued for its retry
         p.poll(0.005)
-    with p._lock:
-        assert [b.base_sequence for b in p._acc.stamped_batches()] == [1], "waiting for its retry, sequence kept"
+    with p._engine.lock:
+        assert [b.base_sequence for b in p._engine.acc.stamped_batches()] == [1], "waiting for its retry, sequence kept"
     p.abort_transaction(WAIT)
     p.begin_transaction()
     p.produce(topic, b"next", partition=0)

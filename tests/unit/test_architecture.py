@@ -47,8 +47,6 @@ KNOWN_VIOLATIONS = frozenset(
         "size: kafkawire.admin.client",
         "size: kafkawire.admin.types",
         "size: kafkawire.model",
-        "size: kafkawire.producer.producer",
-        "size: kafkawire.producer.sender",
         "size: kafkawire.records.batch",
     }
 )

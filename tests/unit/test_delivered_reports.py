@@ -7,21 +7,22 @@ from typing import Any
 
 import pytest
 
+from kafkawire.client.executor import CallbackExecutor
 from kafkawire.core.accumulator import PendingMessage, ProducerBatch
-from kafkawire.producer.delivery import Reports
-from kafkawire.producer.producer import RECORD_OVERHEAD, DeliveredReports
+from kafkawire.producer.delivery import RECORD_OVERHEAD, DeliveredReports
 from kafkawire.records import BatchBuilder, decode_batches
 
 
-class StubProducer:
-    """What DeliveredReports uses of the producer: its report queue and its buffer release."""
+class StubDeliveries:
+    """What DeliveredReports uses of `Deliveries`: the executor and the buffer release."""
 
     def __init__(self) -> None:
-        self._reports = Reports(background=False)
-        self._grouped_callbacks = 0
+        self.executor = CallbackExecutor(background=False)
+        self._reports = self.executor
+        self.grouped_callbacks = 0
         self.released: list[tuple[int, int]] = []
 
-    def _release(self, count: int, size: int) -> None:
+    def release(self, count: int, size: int) -> None:
         self.released.append((count, size))
 
 
@@ -35,7 +36,7 @@ def test_reports_come_in_order_with_offsets_and_latency_and_release_once() -> No
     def cb(err: Any, msg: Any) -> None:
         seen.append((err, msg.value(), msg.offset(), msg.latency()))
 
-    stub = StubProducer()
+    stub = StubDeliveries()
     messages = [pending(b"a", cb), pending(b"b", None), pending(b"c", cb)]
     event = DeliveredReports(stub, messages, 100, -1, 10.5)  # type: ignore[arg-type]
     stub._reports.put(event, (), event.release)
@@ -43,7 +44,7 @@ def test_reports_come_in_order_with_offsets_and_latency_and_release_once() -> No
     assert seen == [(None, b"a", 100, 0.5), (None, b"c", 102, 0.5)]
     # Only the records with a callback are released here (the others when the answer came).
     assert stub.released == [(2, sum(2 * m.size + RECORD_OVERHEAD for m in (messages[0], messages[2])))]
-    assert stub._grouped_callbacks == 1  # two callbacks in one event: poll() counts one more
+    assert stub.grouped_callbacks == 1  # two callbacks in one event: poll() counts one more
 
 
 def test_a_raising_callback_stops_the_event_and_the_rest_is_served_next_time() -> None:
@@ -54,7 +55,7 @@ def test_a_raising_callback_stops_the_event_and_the_rest_is_served_next_time() -
         if msg.value() == b"b":
             raise ValueError("boom")
 
-    stub = StubProducer()
+    stub = StubDeliveries()
     messages = [pending(v, cb) for v in (b"a", b"b", b"c", b"d")]
     event = DeliveredReports(stub, messages, 7, 1234, 10.0)  # type: ignore[arg-type]
     stub._reports.put(event, (), event.release)
@@ -69,7 +70,7 @@ def test_a_raising_callback_stops_the_event_and_the_rest_is_served_next_time() -
 
 def test_log_append_time_is_every_report_timestamp() -> None:
     got: list[Any] = []
-    stub = StubProducer()
+    stub = StubDeliveries()
     event = DeliveredReports(stub, [pending(b"a", lambda e, m: got.append(m.timestamp()))], 0, 555, 10.0)  # type: ignore[arg-type]
     event()
     assert got == [(2, 555)]  # TIMESTAMP_LOG_APPEND_TIME

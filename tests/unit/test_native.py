@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from kafkawire.core.accumulator import PurePendingMessage
 from kafkawire.model import TIMESTAMP_CREATE_TIME, TIMESTAMP_LOG_APPEND_TIME, Message
 from kafkawire.native import native
-from kafkawire.producer.producer import RECORD_OVERHEAD, serve_delivered, tally_delivered
+from kafkawire.producer.delivery import RECORD_OVERHEAD, serve_delivered, tally_delivered
 from kafkawire.records.batch import BatchBuilder, decode_batches, encode_records
 
 pytestmark = pytest.mark.skipif(

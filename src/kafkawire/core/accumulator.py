@@ -147,9 +147,16 @@ class Accumulator:
         self.linger = linger
         self.compression = compression
         self.compression_level = compression_level
-        self.flushing = False
+        self._flushes = 0  # flushes under way: linger is off while any runs
         self._queues: dict[TopicPartitionKey, deque[ProducerBatch]] = {}
         self._count = 0
+
+    def flush_started(self) -> None:
+        """A flush began: every batch is ready now, whatever its linger, until it ends."""
+        self._flushes += 1
+
+    def flush_ended(self) -> None:
+        self._flushes -= 1
 
     def __len__(self) -> int:
         """Messages waiting here (not yet handed to a request)."""
@@ -219,7 +226,7 @@ class Accumulator:
             head = queue[0]
             if head.retry_at > now:
                 when = head.retry_at
-            elif head.full or len(queue) > 1 or self.flushing or now - head.created >= self.linger:
+            elif head.full or len(queue) > 1 or self._flushes or now - head.created >= self.linger:
                 ready.append(tp)
                 continue
             else:

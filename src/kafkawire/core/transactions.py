@@ -135,6 +135,24 @@ class TransactionState:
             if self.state is not State.FATAL_ERROR and call in ON_SUCCESS:
                 self.state = ON_SUCCESS[call]
 
+    def allows(self, call: Call) -> bool:
+        """Whether ``call`` may be made now (without marking it running)."""
+        with self._lock:
+            return self.state in ALLOWED[call][0] or (call is Call.ABORT and self.state is State.ABORTABLE_ERROR)
+
+    def call_failed(self, call: Call | None, error: KafkaError) -> KafkaError:
+        """A call's coordinator conversation failed with ``error`` (already recorded by `abortable`
+        or `fatal` when `moves_state` said so): the call may be made again, and what it raises is
+        the transaction's fatal or abortable error if it has one, else ``error``, retriable."""
+        with self._lock:
+            if self.state is State.FATAL_ERROR and self.last_error is not None:
+                return self.last_error
+            if call is not None:
+                self._busy = None if self._busy is call else self._busy
+            if self.state is State.ABORTABLE_ERROR and self.last_error is not None:
+                return self.last_error
+        return KafkaError(error.code(), error.str(), retriable=True)
+
     def interrupted(self, call: Call) -> None:
         """A call gave up (timeout) but may be called again to resume."""
         with self._lock:
@@ -162,6 +180,13 @@ class TransactionState:
             self.state = State.FATAL_ERROR
             self.last_error = error
             self._busy = None
+
+
+def moves_state(call: Call | None, error: KafkaError) -> bool:
+    """Whether a call's failure changes the transaction (abortable or fatal). A retriable error (a
+    timeout, a lost connection) leaves it as it was, so that the same call resumes; an
+    ``init_transactions()`` that failed only needs calling again."""
+    return call is not Call.INIT and not (error.retriable() and not error.fatal())
 
 
 def _abortable_again(call: Call, error: KafkaError | None) -> KafkaException:

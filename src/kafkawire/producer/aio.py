@@ -3,7 +3,7 @@
 ``await produce(...)`` queues the record at once (no thread pool per call) and returns an
 asyncio future of the delivered `Message`. Delivery reports are served on the event loop, with
 no thread of their own: the producer's report queue is handed over to the loop
-(`Reports.hand_over`), whose first report after an empty queue wakes the loop once
+(`CallbackExecutor.hand_over`), whose first report after an empty queue wakes the loop once
 (``call_soon_threadsafe``) and the loop then serves everything queued. So each record's future
 settles and its ``on_delivery`` runs on the loop's thread, and so do ``error_cb``, ``stats_cb``
 and ``throttle_cb``. When the buffer is full, ``produce`` awaits room (up to ``max.block.ms``
@@ -22,6 +22,7 @@ from asyncio.events import _get_running_loop
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..client.executor import CallbackExecutor
 from ..errors import KafkaError, KafkaException
 from ..model import ClusterMetadata, Message
 from .config import parse_producer_config
@@ -40,10 +41,10 @@ class AIOProducer:
         conf["max.block.ms"] = 0
         kwargs.pop("max.block.ms", None)
         kwargs.pop("delivery.reports", None)
-        self._producer = Producer(conf, **kwargs)
-        self._reports = self._producer._reports
+        self._reports = CallbackExecutor(background=False)
         self._loop: asyncio.AbstractEventLoop | None = None  # where reports are served
         self._reports.hand_over(self._wake)
+        self._producer = Producer(conf, _executor=self._reports, **kwargs)
         loop = _get_running_loop()
         if loop is not None:  # else the first loop to call a method (error_cb etc. wait till then)
             self._serve_on(loop)

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import KafkaError
 from .config import INT32_MAX
+from .producer import delivery_callback, queue_rows
 
 if TYPE_CHECKING:
     from .producer import Producer
@@ -320,12 +321,10 @@ def produce_arrow(
 
     if single_topic is not None and hdr_col is None and _in_range(partitions, timestamps):
         # One topic, no headers, fields in range: the rows are what produce() would make of them,
-        # queued in slices under one lock hold each (Producer._produce_many).
-        callback = on_delivery if on_delivery is not None else producer._conf.on_delivery
-        if callback is not None and not callable(callback):
-            raise TypeError("on_delivery must be callable")
+        # queued in slices under one lock hold each (`queue_rows`).
+        callback = delivery_callback(producer, on_delivery)
         rows_in_order = list(zip(range(rows), values, keys, partitions, timestamps, headers, repeat(callback)))
-        producer._produce_many(single_topic, rows_in_order)
+        queue_rows(producer, single_topic, rows_in_order)
         return ArrowProduceCounts(rows, size)
 
     produce = producer.produce

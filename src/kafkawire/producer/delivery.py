@@ -1,199 +1,255 @@
-"""Where callbacks run: the caller's thread (``poll()``/``flush()``), a producer thread, or an event loop.
+"""Delivery reports, built in one place: every record's report, future and acknowledgement.
 
-The IO thread never runs user callbacks (delivery reports, error_cb, throttle_cb, stats_cb); it
-queues them here. With ``delivery.reports = "poll"`` (confluent-kafka's behaviour) they run
-inside ``poll()``/``flush()`` on the caller's thread and an exception a callback raises comes
-out of that call (the events after it stay queued for the next call). With ``"background"`` a
-thread of the producer serves them as they arrive, so no one has to call ``poll()``; there a
-raising callback is logged and the thread goes on, and ``poll(timeout)`` only waits (up to
-``timeout``, or until the report thread served something) so that a ``while: poll(1)`` loop
-written for confluent-kafka does not spin. `Reports.hand_over` gives the serving to someone else
-(`AIOProducer`'s event loop): it is told when the queue stops being empty and serves with
-``drain()``; ``poll()``/``flush()``/``close()`` wait for it as they wait for a report thread.
-
-Every event's ``after`` hook runs exactly once, once its callback returned or raised, whichever
-thread serves it (the producer uses it to free buffer room and count reports). Events queued
-while the reports are being closed are still served; an event queued after the report thread
-has ended is dropped with a warning, its ``after`` hook still run.
+The sender (IO thread) hands each finished batch to `Deliveries.complete`: futures of ``send()`` are
+completed there, interceptors hear ``on_acknowledgement`` there, and each callback is queued on the
+client's `CallbackExecutor` with the buffer room it frees once served. A delivered batch without
+interceptors takes the fast way: one `DeliveredReports` event for the whole batch, whose `Message`
+objects are made when served, by `serve_delivered` (C twin ``kafkawire._native.serve_delivered``).
+The buffer charge of a record (`buffer_charge`) is defined here, next to those who free it.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
-import time
-from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-log = logging.getLogger("kafkawire.producer")
+from ..client.executor import CallbackExecutor
+from ..core.accumulator import PendingMessage
+from ..errors import KafkaError, KafkaException
+from ..model import (
+    OFFSET_INVALID,
+    TIMESTAMP_CREATE_TIME,
+    TIMESTAMP_LOG_APPEND_TIME,
+    Message,
+    RecordMetadata,
+    ThrottleEvent,
+    broker_name,
+)
+from ..native import native
+from .interceptors import InterceptorChain
 
-Event = tuple[Callable[..., Any], tuple[Any, ...], Callable[[], None] | None]
+# What one queued record costs beyond its bytes: the PendingMessage, its report Message, the queued
+# callback and its release hook (measured on CPython 3.11: about 600 bytes).
+RECORD_OVERHEAD = 640
+Release = Callable[[int, int], None]  # (records, their buffer charge): room freed once reported
 
 
-class Reports:
-    def __init__(self, background: bool, name: str = "kafkawire-reports") -> None:
-        self._queue: deque[Event] = deque()
-        self._cond = threading.Condition()
-        self._closed = False
-        self._finished = False  # the report thread has ended: nothing will serve the queue again
-        self._served = 0  # events served by the report thread or drain(), for poll() waiting on them
-        self._thread: threading.Thread | None = None
-        self._on_ready: Callable[[], None] | None = None  # hand_over()'s hook
-        if background:
-            self._thread = threading.Thread(target=self._serve_forever, name=name, daemon=True)
-            self._thread.start()
+def buffer_charge(size: int, overhead: int = RECORD_OVERHEAD) -> int:
+    """The buffer room a record of ``size`` bytes takes until its report is served: its bytes twice
+    (as given, kept for the report, and encoded in its batch) plus the Python objects around it, so
+    that ``queue.buffering.max.kbytes`` bounds the memory the producer really holds. (The C loops
+    of ``_native`` free the same; tests/unit/test_native.py holds them equal.)"""
+    return 2 * size + overhead
 
-    def hand_over(self, on_ready: Callable[[], None]) -> None:
-        """Let someone else serve (poll mode only): ``on_ready()`` is called, outside the lock and on
-        the queueing thread, when an event is queued into an empty queue; they serve with `drain`
-        until the queue is empty. Events queued before this wait for their first drain."""
-        assert self._thread is None, "a report thread serves already"
-        self._on_ready = on_ready
 
-    @property
-    def background(self) -> bool:
-        """Callbacks are served by someone other than the caller of poll()/flush()/close()."""
-        return self._thread is not None or self._on_ready is not None
+def serve_delivered(
+    messages: list[PendingMessage],
+    start: int,
+    base_offset: int,
+    log_append: tuple[int, int] | None,
+    create_time: int,
+    now: float,
+    message_type: type[Message],
+    overhead: int,
+) -> tuple[int, int, int, BaseException | None]:
+    """Run the callback of each record from ``start`` on with its report `Message`, made directly
+    (no re-check of values the producer checked). Stops at the first exception, which is returned
+    (not raised) with how far it got: (next index, callbacks run, their buffer charge, exception).
+    The twin of ``kafkawire._native.serve_delivered``."""
+    new = message_type.__new__
+    i = start
+    served = 0
+    charge = 0
+    try:
+        while i < len(messages):
+            m = messages[i]
+            i += 1
+            callback = m.callback
+            if callback is None:
+                continue
+            report = new(message_type)
+            report._topic = m.topic
+            report._partition = m.partition
+            report._offset = base_offset + i - 1 if base_offset >= 0 else None
+            report._key = m.key
+            report._value = m.value
+            report._headers = m.headers
+            report._timestamp = log_append or (create_time, m.timestamp)
+            report._error = None
+            latency = now - m.enqueued
+            report._latency = latency if latency >= 0 else None
+            report._leader_epoch = None
+            report._delivery_count = None
+            served += 1
+            charge += buffer_charge(m.size, overhead)
+            callback(None, report)
+    except BaseException as exc:  # returned: the caller keeps its books, then raises it
+        return i, served, charge, exc
+    return i, served, charge, None
 
-    @property
-    def on_report_thread(self) -> bool:
-        """True inside a callback run by the report thread, where waiting for reports would deadlock
-        (the running callback's own record is not reported until it returns)."""
-        return self._thread is not None and self._thread is threading.current_thread()
 
-    def __len__(self) -> int:
-        return len(self._queue)
+def tally_delivered(messages: list[PendingMessage], overhead: int) -> tuple[int, int, int, list[int]]:
+    """A delivered batch's bookkeeping in one pass: its value bytes (statistics), how many records
+    have no callback and the buffer charge they free now, and the indexes of those with a future.
+    The twin of ``kafkawire._native.tally_delivered``."""
+    value_bytes = freed = charge = 0
+    with_future = []
+    for i, m in enumerate(messages):
+        if m.value is not None:
+            value_bytes += len(m.value)
+        if m.future is not None:
+            with_future.append(i)
+        if m.callback is None:
+            freed += 1
+            charge += buffer_charge(m.size, overhead)
+    return value_bytes, freed, charge, with_future
 
-    def put(self, fn: Callable[..., Any], args: tuple[Any, ...], after: Callable[[], None] | None = None) -> None:
-        """Queue ``fn(*args)``; ``after()`` runs once it has been served (used to free buffer space)."""
-        with self._cond:
-            queued = not self._finished
-            if queued:
-                first = not self._queue
-                self._queue.append((fn, args, after))
-                self._cond.notify_all()
-        if queued:
-            if first and self._on_ready is not None:
-                self._on_ready()
+
+class DeliveredReports:
+    """The delivery reports of one delivered batch, served as one event (as librdkafka serves a
+    batch of reports as one event): one queue entry, and one release of buffer room once served.
+
+    If a callback raises, the records after it are queued again as a new event (behind what was
+    queued meanwhile) and the exception comes out of ``poll()``.
+    """
+
+    __slots__ = ("append_time", "base_offset", "charge", "deliveries", "messages", "next", "now", "served")
+
+    def __init__(
+        self, deliveries: Deliveries, messages: list[PendingMessage], base_offset: int, append_time: int, now: float
+    ) -> None:
+        self.deliveries = deliveries
+        self.messages = messages
+        self.base_offset = base_offset
+        self.append_time = append_time
+        self.now = now  # when the answer came: each record's latency is from its enqueueing to now
+        self.next = 0  # index in ``messages`` of the next record to report
+        self.served = 0  # callbacks run (records without a callback were released when answered)
+        self.charge = 0  # their buffer charge
+
+    def __call__(self) -> None:
+        log_append = (TIMESTAMP_LOG_APPEND_TIME, self.append_time) if self.append_time != -1 else None
+        serve = serve_delivered if native is None else native.serve_delivered
+        i, served, charge, exc = serve(
+            self.messages, self.next, self.base_offset, log_append, TIMESTAMP_CREATE_TIME, self.now, Message, RECORD_OVERHEAD
+        )
+        self.next = i
+        self.served += served
+        self.charge += charge
+        self.deliveries.grouped_callbacks += served - 1
+        if exc is not None:
+            rest = self.messages[i:]
+            if any(m.callback is not None for m in rest):
+                base = self.base_offset + i if self.base_offset >= 0 else self.base_offset
+                event = DeliveredReports(self.deliveries, rest, base, self.append_time, self.now)
+                self.deliveries.executor.put(event, (), event.release)
+            raise exc
+
+    def release(self) -> None:
+        self.deliveries.release(self.served, self.charge)
+
+
+class Deliveries:
+    """The producer's reports to the application: delivery reports, ``error_cb``, ``throttle_cb``.
+    Called on the IO thread; callbacks run where the executor serves them."""
+
+    def __init__(
+        self,
+        executor: CallbackExecutor,
+        interceptors: InterceptorChain,
+        release: Release,
+        clock: Callable[[], float],
+        error_cb: Callable[[KafkaError], Any] | None,
+        throttle_cb: Callable[[ThrottleEvent], Any] | None,
+        log: logging.Logger,
+    ) -> None:
+        self.executor = executor
+        self.release = release
+        self._interceptors = interceptors
+        self._clock = clock
+        self._error_cb = error_cb
+        self._throttle_cb = throttle_cb
+        self._log = log
+        self.grouped_callbacks = 0  # callbacks run by DeliveredReports events beyond one per event
+        self.delivered_count = 0  # statistics: records and value bytes acknowledged
+        self.delivered_bytes = 0
+
+    def complete(self, messages: list[PendingMessage], error: KafkaError | None, base_offset: int, append_time: int) -> None:
+        """A batch's records are done: delivered at ``base_offset`` (-1001: unknown), or failed."""
+        now = self._clock()
+        if error is None and not self._interceptors:
+            self._delivered(messages, base_offset, append_time, now)
             return
-        log.warning("a producer callback was queued after the producer closed; dropped: %r", fn)
-        if after is not None:
-            _run_after(after)
+        exc = KafkaException(error) if error is not None else None
+        if error is None:
+            self.delivered_count += len(messages)
+            self.delivered_bytes += sum(len(m.value or b"") for m in messages)
+        freed = freed_bytes = 0
+        for i, m in enumerate(messages):
+            offset = base_offset + i if error is None and base_offset >= 0 else OFFSET_INVALID
+            ts = (TIMESTAMP_LOG_APPEND_TIME, append_time) if append_time != -1 else (TIMESTAMP_CREATE_TIME, m.timestamp)
+            if self._interceptors or m.future is not None:
+                metadata = _metadata(m, offset, ts)
+                if self._interceptors:
+                    self._interceptors.on_acknowledgement(metadata, exc)
+                if m.future is not None:
+                    if exc is None:
+                        m.future.set_result(metadata)
+                    else:
+                        m.future.set_exception(exc)
+            charge = buffer_charge(m.size)
+            if m.callback is None:
+                freed += 1
+                freed_bytes += charge
+                continue
+            latency = None if error else now - m.enqueued
+            report = Message(m.topic, m.partition, offset, m.key, m.value, m.headers, error=error, timestamp=ts, latency=latency)
+            self.executor.put(m.callback, (error, report), self._releaser(charge))
+        if freed:
+            self.release(freed, freed_bytes)
 
-    def serve(self, timeout: float | None) -> int:
-        """Run the callbacks queued now, here; wait up to ``timeout`` (None = forever) for the first.
+    def _delivered(self, messages: list[PendingMessage], base_offset: int, append_time: int, now: float) -> None:
+        """A delivered batch: futures completed here (on the IO thread), callbacks queued as one
+        `DeliveredReports` event, buffer room of records without a callback freed at once."""
+        tally = tally_delivered if native is None else native.tally_delivered
+        value_bytes, freed, freed_bytes, with_future = tally(messages, RECORD_OVERHEAD)
+        self.delivered_count += len(messages)
+        self.delivered_bytes += value_bytes
+        for i in with_future:
+            m = messages[i]
+            assert m.future is not None
+            ts = (TIMESTAMP_LOG_APPEND_TIME, append_time) if append_time != -1 else (TIMESTAMP_CREATE_TIME, m.timestamp)
+            m.future.set_result(_metadata(m, base_offset + i if base_offset >= 0 else -1, ts))
+        if freed < len(messages):
+            event = DeliveredReports(self, messages, base_offset, append_time, now)
+            self.executor.put(event, (), event.release)
+        if freed:
+            self.release(freed, freed_bytes)
 
-        Serves at most what was queued when the first event was taken, so a steady stream of
-        new events (statistics, say) cannot keep one call from returning. In background mode
-        nothing is served here: it waits up to ``timeout`` (None: until the report thread or a
-        drain served something) and returns 0.
-        """
-        deadline = None if timeout is None else time.monotonic() + timeout
-        if self.background:
-            if not self.on_report_thread:
-                self._wait_background(deadline)
-            return 0
-        return self._serve(deadline)
+    def _releaser(self, size: int) -> Callable[[], None]:
+        return lambda: self.release(1, size)
 
-    def drain(self) -> int:
-        """Run the callbacks queued now, here, without waiting: serving for `hand_over`'s taker."""
-        return self._serve(time.monotonic())
+    def error(self, error: KafkaError) -> None:
+        """A client-level error for ``error_cb`` (logged when there is none)."""
+        if self._error_cb is not None:
+            self.executor.put(self._error_cb, (error,))
+        else:
+            self._log.error("%s", error.str())
 
-    def _serve(self, deadline: float | None) -> int:
-        while True:
-            with self._cond:
-                while not self._queue and not self._closed:
-                    remaining = None if deadline is None else deadline - time.monotonic()
-                    if remaining is not None and remaining <= 0:
-                        return 0
-                    self._cond.wait(remaining)
-                batch = len(self._queue)
-            served = 0
-            try:
-                while served < batch:
-                    try:
-                        fn, args, after = self._queue.popleft()
-                    except IndexError:  # another thread polling took the rest
-                        break
-                    served += 1
-                    _run(fn, args, after)
-            finally:
-                if served:
-                    with self._cond:
-                        self._served += served
-                        self._cond.notify_all()
-            if served or self._closed:
-                return served
-            # Another poll()ing thread took what woke us: wait again for the rest of the timeout.
-
-    def _wait_background(self, deadline: float | None) -> None:
-        with self._cond:
-            start = self._served
-            while not self._closed and (deadline is not None or self._served == start):
-                remaining = None if deadline is None else deadline - time.monotonic()
-                if remaining is not None and remaining <= 0:
-                    return
-                self._cond.wait(remaining)
-
-    def wait_idle(self, predicate: Callable[[], bool], timeout: float | None) -> bool:
-        """Block until ``predicate()`` holds, re-checking whenever an event is queued or served."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        with self._cond:
-            while not predicate():
-                remaining = None if deadline is None else deadline - time.monotonic()
-                if remaining is not None and remaining <= 0:
-                    return False
-                self._cond.wait(remaining if remaining is None else min(remaining, 0.1))
-            return True
-
-    def notify(self) -> None:
-        with self._cond:
-            self._cond.notify_all()
-
-    def close(self, timeout: float = 5.0) -> None:
-        """Stop the report thread once it has served everything queued (waiting up to ``timeout``)."""
-        with self._cond:
-            self._closed = True
-            self._cond.notify_all()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout)
-
-    def _serve_forever(self) -> None:
-        try:
-            while True:
-                with self._cond:
-                    while not self._queue and not self._closed:
-                        self._cond.wait()
-                    if not self._queue:  # closed, and everything served
-                        self._finished = True
-                        self._cond.notify_all()
-                        return
-                    fn, args, after = self._queue.popleft()
-                try:
-                    _run(fn, args, after)
-                except BaseException:  # the report thread must outlive any callback (SystemExit too)
-                    log.exception("a producer callback raised (ignored on the background thread)")
-                with self._cond:
-                    self._served += 1
-                    self._cond.notify_all()
-        finally:
-            with self._cond:
-                self._finished = True
-                self._cond.notify_all()
+    def throttled(self, node: int, host: str, port: int, throttle_ms: int) -> None:
+        if self._throttle_cb is not None:
+            event = ThrottleEvent(broker_name(host, port, node), node, throttle_ms / 1000)
+            self.executor.put(self._throttle_cb, (event,))
 
 
-def _run(fn: Callable[..., Any], args: tuple[Any, ...], after: Callable[[], None] | None) -> None:
-    """``fn(*args)``, then ``after()`` whether or not ``fn`` raised; ``fn``'s exception wins."""
-    try:
-        fn(*args)
-    finally:
-        if after is not None:
-            _run_after(after)
-
-
-def _run_after(after: Callable[[], None]) -> None:
-    try:
-        after()
-    except Exception:
-        log.exception("a producer bookkeeping hook raised (ignored)")
+def _metadata(m: PendingMessage, offset: int, ts: tuple[int, int]) -> RecordMetadata:
+    return RecordMetadata(
+        m.topic,
+        m.partition,
+        offset if offset >= 0 else -1,
+        ts[1],
+        ts[0],
+        -1 if m.key is None else len(m.key),
+        -1 if m.value is None else len(m.value),
+    )

@@ -12,8 +12,6 @@ from __future__ import annotations
 import logging
 import random
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from ..client.cluster import Client
@@ -21,39 +19,18 @@ from ..core.accumulator import Accumulator, PendingMessage, ProducerBatch
 from ..core.backoff import backoff_delay
 from ..core.error_policy import produce_policy
 from ..core.idempotence import Idempotence, InitOutcome, Verdict
-from ..core.versions import UnsupportedVersionError
+from ..core.unassigned import Assigner, Unassigned
 from ..errors import KafkaError
 from ..io.engine import Timer
 from ..protocol.apis import INIT_PRODUCER_ID, PRODUCE
 from ..protocol.codec import Struct
+from .delivery import Deliveries
+from .produce_request import SenderSettings, max_produce_version, produce_body
 from .transactions import TransactionManager
 
 log = logging.getLogger("kafkawire.producer")
 
-MIN_PRODUCE_VERSION = 3  # RecordBatch v2 (Kafka 0.11); older brokers are refused clearly
-TOPIC_NAMES_MAX_PRODUCE_VERSION = 12
-TRANSACTIONAL_MAX_PRODUCE_VERSION = 11
-UNKNOWN_TOPIC_OR_PARTITION = 3
-LEADER_NOT_AVAILABLE = 5
 METADATA_RETRY = 0.1  # seconds between metadata requests while waiting for an unknown topic
-
-
-@dataclass(frozen=True)
-class SenderSettings:
-    acks: int
-    request_timeout: float
-    message_timeout: float
-    retries: int
-    retry_backoff_ms: int
-    retry_backoff_max_ms: int
-    max_in_flight: int
-    max_request_bytes: int
-
-
-# (messages, error or None, base offset, log-append time or -1); called on the IO thread
-Completion = Callable[[list[PendingMessage], "KafkaError | None", int, int], None]
-# Assigns partitions to records of a topic whose metadata just arrived: (msg, partition count) -> partition
-Assigner = Callable[[PendingMessage, int], int]
 
 
 class Sender:
@@ -63,26 +40,23 @@ class Sender:
         accumulator: Accumulator,
         lock: threading.RLock,
         settings: SenderSettings,
-        complete: Completion,
+        deliveries: Deliveries,
         assign: Assigner,
-        on_throttle: Callable[[int, str, int, int], None],
         idempotence: Idempotence | None = None,
-        on_fatal: Callable[[KafkaError], None] | None = None,
         transactions: TransactionManager | None = None,
     ) -> None:
         self.client = client
         self.idem = idempotence
         self.txn = transactions  # set for a transactional producer: it owns the producer id
-        self.on_fatal = on_fatal
-        self.fatal: KafkaError | None = None  # set once: the producer can send nothing more
+        self._fatal_error: KafkaError | None = None
         self._pid_pending = False
         self.acc = accumulator
         self.lock = lock
         self.settings = settings
-        self.complete = complete
+        self.deliveries = deliveries  # where finished records, throttling and errors are reported
         self.assign = assign
-        self.on_throttle = on_throttle
-        self.unassigned: dict[str, list[PendingMessage]] = {}  # records waiting for their topic's metadata
+        self._unassigned = Unassigned()  # records waiting for their topic's metadata
+        self._unencodable: list[tuple[ProducerBatch, Exception]] = []  # batches _drain could not encode
         self.in_flight: dict[int, list[ProducerBatch]] = {}  # request id -> batches
         self._request_ids = 0
         self._scheduled = False
@@ -94,6 +68,16 @@ class Sender:
         # retried batch can never be overtaken by the next one (e.g. after a leader move).
         self._busy: set[tuple[str, int]] = set()
         self._rng = random.Random()
+
+    @property
+    def fatal(self) -> KafkaError | None:
+        """The fatal error, once one happened: the producer can send nothing more."""
+        return self._fatal_error
+
+    def await_metadata(self, msg: PendingMessage) -> bool:
+        """(Under the lock) Keep a record of a topic without metadata until a Metadata answer gives
+        its partitions or says the topic does not exist. True when the sender should look now."""
+        return self._unassigned.add(msg)
 
     # --- scheduling (any thread) ------------------------------------------------------------
 
@@ -120,9 +104,10 @@ class Sender:
             self._fail_queued(doomed)  # the transaction can only abort: nothing queued may leave
         with self.lock:
             expired = self.acc.take_expired(now, self.settings.message_timeout)
-            expired_unassigned = self._expire_unassigned(now)
+            expired_unassigned = self._unassigned.expire(now, self.settings.message_timeout)
             ready, wake_at = self.acc.ready(now)
             requests = [] if blocked else self._requests(ready)
+        self._fail_unencodable()
         for batch in expired:
             self._timed_out_after_sending(batch)
             self._fail(batch.messages, KafkaError(KafkaError._MSG_TIMED_OUT))
@@ -140,7 +125,9 @@ class Sender:
                 requests = self._requests(ready)
             for node, batches in requests:
                 self._send(node, batches)
-        if self.unassigned or self._stale_topics or self.client.metadata.needs_refresh(now):
+        self._fail_unencodable()
+        refresh_at = self._metadata_refresh_at()
+        if self._unassigned or self._stale_topics or (refresh_at is not None and now >= refresh_at):
             # At most one metadata request per METADATA_RETRY: a partition that stays leaderless
             # must not turn into a busy loop of Metadata requests.
             last = self._metadata_sent_at
@@ -148,8 +135,10 @@ class Sender:
                 self._refresh_metadata()
             else:
                 wake_at = _earliest(wake_at, last + METADATA_RETRY)
-        if self.unassigned:
+        if self._unassigned:
             wake_at = _earliest(wake_at, now + METADATA_RETRY)
+        elif refresh_at is not None and refresh_at > now:
+            wake_at = _earliest(wake_at, refresh_at)
         with self.lock:
             oldest = self.acc.oldest()
         if oldest is not None:
@@ -157,19 +146,22 @@ class Sender:
             wake_at = _earliest(wake_at, oldest + self.settings.message_timeout)
         self._schedule(wake_at)
 
+    def _metadata_refresh_at(self) -> float | None:
+        """When metadata is due again: now when there is none, else after ``metadata.max.age.ms``
+        or, sooner, ``topic.metadata.refresh.interval.ms`` (the periodic refresh, None when off)."""
+        metadata = self.client.metadata
+        if metadata.updated_at is None:
+            return float("-inf")
+        due = metadata.updated_at + metadata.max_age
+        interval = self.settings.metadata_refresh_interval
+        return due if interval is None else min(due, metadata.updated_at + interval)
+
     def _schedule(self, when: float | None) -> None:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
         if when is not None:
             self._timer = self.client.engine.call_later(when - self.client.engine.now(), self.run)
-
-    def _produce_max_version(self, ids_known: bool) -> int | None:
-        """Produce v13+ names topics by id only: stay below it unless every id is known. Inside
-        transactions stay at v11: v12+ belongs to KIP-890's transaction v2."""
-        if self.txn is not None:
-            return TRANSACTIONAL_MAX_PRODUCE_VERSION
-        return None if ids_known else TOPIC_NAMES_MAX_PRODUCE_VERSION
 
     def _blocked(self) -> bool:
         idem = self.idem
@@ -204,8 +196,15 @@ class Sender:
             head = self.acc.pop(tp)
             if head is None:
                 continue
-            stamp = self.idem.stamp(head) if self.idem is not None else (-1, -1, -1)
-            payload = head.close(self.acc.compression, self.acc.compression_level, stamp, self.txn is not None)
+            try:
+                # Records are encoded before the batch takes a sequence: one that cannot be
+                # encoded fails alone (_BAD_MSG), leaving no hole in the sequences.
+                _ = head.builder
+                stamp = self.idem.stamp(head) if self.idem is not None else (-1, -1, -1)
+                payload = head.close(self.acc.compression, self.acc.compression_level, stamp, self.txn is not None)
+            except Exception as exc:
+                self._unencodable.append((head, exc))
+                continue
             if batches and size + len(payload) > self.settings.max_request_bytes:
                 self.acc.requeue(head, 0.0)
                 break
@@ -225,27 +224,8 @@ class Sender:
             t: info.topic_id for t in topics if (info := self.client.metadata.topics.get(t)) and info.topic_id
         }
 
-        def body(version: int) -> dict[str, Any]:
-            if version < MIN_PRODUCE_VERSION:
-                raise UnsupportedVersionError(
-                    f"the broker speaks Produce v{version} at most; kafkawire needs v{MIN_PRODUCE_VERSION}+ (Kafka 0.11+)"
-                )
-            topic_data = []
-            for topic, tbatches in topics.items():
-                entry: dict[str, Any] = {
-                    "name": topic,
-                    "partition_data": [{"index": b.partition, "records": b.payload} for b in tbatches],
-                }
-                if topic in topic_ids:
-                    entry["topic_id"] = topic_ids[topic]
-                topic_data.append(entry)
-            return {
-                "transactional_id": self.txn.transactional_id if self.txn is not None else None,
-                "acks": self.settings.acks,
-                "timeout_ms": int(self.settings.request_timeout * 1000),
-                "topic_data": topic_data,
-            }
-
+        transactional_id = self.txn.transactional_id if self.txn is not None else None
+        body = produce_body(topics, topic_ids, transactional_id, self.settings)
         request_id = self._request_ids = self._request_ids + 1
         # As librdkafka: the request gives up no later than its oldest record's message timeout,
         # so a request stuck behind a dead connection cannot outlive the records it carries.
@@ -267,8 +247,7 @@ class Sender:
             node=node,
             timeout=timeout,
             expect_response=self.settings.acks != 0,
-            # Produce v13+ names topics by id only: stay below it unless every id is known.
-            max_version=self._produce_max_version(len(topic_ids) == len(topics)),
+            max_version=max_produce_version(self.txn is not None, len(topic_ids) == len(topics)),
         )
 
     # --- answers -------------------------------------------------------------------------------
@@ -284,7 +263,7 @@ class Sender:
             if response.throttle_time_ms > 0:
                 conn = self.client.connection(node)
                 host, port = (conn.host, conn.port) if conn else ("", 0)
-                self.on_throttle(node, host, port, response.throttle_time_ms)
+                self.deliveries.throttled(node, host, port, response.throttle_time_ms)
             by_partition = {(b.topic, b.partition): b for b in batches}
             by_id = {
                 info.topic_id: name
@@ -309,24 +288,24 @@ class Sender:
     def _delivered(self, batch: ProducerBatch, base_offset: int, append_time: int) -> None:
         if self.idem is not None:
             self.idem.answered(batch, failed=False)
-        self.complete(batch.messages, None, base_offset, append_time)
+        self.deliveries.complete(batch.messages, None, base_offset, append_time)
 
     def _failed_attempt(self, batch: ProducerBatch, error: KafkaError) -> None:
         now = self.client.engine.now()
-        if self.fatal is not None:  # an answer that arrives after the producer stopped for good
+        if self._fatal_error is not None:  # an answer that arrives after the producer stopped for good
             if self.idem is not None:
                 self.idem.answered(batch, failed=True)
-            self._fail(batch.messages, self.fatal)
+            self._fail(batch.messages, self._fatal_error)
             return
         if self.idem is not None:
             verdict = self.idem.verdict(batch, error.code())
             self.idem.answered(batch, failed=verdict is not Verdict.DELIVERED)
             if verdict is Verdict.DELIVERED:  # the log already holds it: the first attempt landed
-                self.complete(batch.messages, None, -1001, -1)
+                self.deliveries.complete(batch.messages, None, -1001, -1)
                 return
             if verdict is Verdict.FATAL:
                 self._fatal(KafkaError(error.code(), f"{error.str()} ({batch.topic}[{batch.partition}])", fatal=True))
-                self._fail(batch.messages, self.fatal or error)
+                self._fail(batch.messages, self._fatal_error or error)
                 return
             if verdict is Verdict.REQUEUE:
                 with self.lock:
@@ -409,42 +388,43 @@ class Sender:
 
     def _fatal(self, error: KafkaError) -> None:
         """Stop for good: fail everything queued with the fatal error and tell the application."""
-        if self.fatal is not None:
+        if self._fatal_error is not None:
             return
-        self.fatal = error
+        self._fatal_error = error
         log.error("fatal producer error: %s", error.str())
-        with self.lock:
-            queued = self.acc.take_all()
-            waiting = [m for msgs in self.unassigned.values() for m in msgs]
-            self.unassigned.clear()
-        for b in queued:
-            self._fail(b.messages, error)
-        if waiting:
-            self._fail(waiting, error)
-        if self.on_fatal is not None:
-            self.on_fatal(error)
+        self._fail_queued(error)
+        self.deliveries.error(error)
 
     def _fail(self, messages: list[PendingMessage], error: KafkaError) -> None:
-        self.complete(messages, error, -1001, -1)
+        if self.txn is not None:
+            self.txn.fail(error)  # a record of the transaction is lost: it can only be aborted
+        self.deliveries.complete(messages, error, -1001, -1)
 
     def _fail_queued(self, error: KafkaError) -> None:
-        """Fail every record not in flight (a retry's batch leaves a sequence hole: bump)."""
+        """Fail every record not in flight: queued batches and records waiting for metadata. A batch
+        that left before (queued for a retry) takes its sequence with it: the epoch is bumped."""
         with self.lock:
             queued = self.acc.take_all()
-            waiting = [m for msgs in self.unassigned.values() for m in msgs]
-            self.unassigned.clear()
+            waiting = self._unassigned.take_all()
         for b in queued:
             self._timed_out_after_sending(b)
             self._fail(b.messages, error)
         if waiting:
             self._fail(waiting, error)
 
+    def _fail_unencodable(self) -> None:
+        """Each record of a batch that could not be encoded gets its report (_BAD_MSG)."""
+        while self._unencodable:
+            batch, exc = self._unencodable.pop()
+            self._timed_out_after_sending(batch)
+            self._fail(batch.messages, KafkaError(KafkaError._BAD_MSG, f"the batch could not be encoded: {exc}"))
+
     # --- metadata ------------------------------------------------------------------------------
 
     def _refresh_metadata(self) -> None:
         if self._metadata_pending:
             return
-        topics = sorted(set(self.unassigned) | self._stale_topics | set(self.client.metadata.topics))
+        topics = sorted(self._unassigned.topics() | self._stale_topics | set(self.client.metadata.topics))
         self._stale_topics.clear()
         self._metadata_pending = True
         self._metadata_sent_at = self.client.engine.now()
@@ -460,55 +440,17 @@ class Sender:
     def _assign_waiting(self) -> None:
         """Give records waiting for metadata their partitions, or fail them if the topic is gone."""
         now = self.client.engine.now()
-        failed: list[tuple[list[PendingMessage], KafkaError]] = []
         with self.lock:
-            for topic in list(self.unassigned):
-                info = self.client.metadata.topics.get(topic)
-                if info is None or info.error_code == LEADER_NOT_AVAILABLE or not info.partitions:
-                    if info is not None and info.error_code not in (0, LEADER_NOT_AVAILABLE):
-                        failed.append((self.unassigned.pop(topic), _topic_error(topic, info.error_code)))
-                    continue
-                count = len(info.partitions)
-                bad: list[PendingMessage] = []
-                for msg in self.unassigned.pop(topic):
-                    # An explicit partition stays what the user asked for; only -1 is assigned.
-                    partition = msg.partition if msg.partition != -1 else self.assign(msg, count)
-                    if not 0 <= partition < count:
-                        bad.append(msg)
-                        continue
-                    msg.partition = partition
-                    self.acc.append(msg, now)
-                if bad:
-                    failed.append((bad, KafkaError(KafkaError._UNKNOWN_PARTITION, f"{topic} has {count} partitions")))
+            failed = self._unassigned.assign(self.client.metadata, self.acc, self.assign, now)
         for messages, error in failed:
             self._fail(messages, error)
-
-    def _expire_unassigned(self, now: float) -> list[PendingMessage]:
-        expired: list[PendingMessage] = []
-        for topic in list(self.unassigned):
-            waiting = self.unassigned[topic]
-            keep = [m for m in waiting if now - m.enqueued < self.settings.message_timeout]
-            if len(keep) != len(waiting):
-                expired += [m for m in waiting if now - m.enqueued >= self.settings.message_timeout]
-                if keep:
-                    self.unassigned[topic] = keep
-                else:
-                    del self.unassigned[topic]
-        return expired
 
     # --- purge ----------------------------------------------------------------------------------
 
     def purge(self, in_queue: bool, in_flight: bool) -> None:
         """Fail queued and/or in-flight records now; late answers for purged requests are ignored."""
         if in_queue:
-            with self.lock:
-                queued = self.acc.take_all()
-                waiting = [m for msgs in self.unassigned.values() for m in msgs]
-                self.unassigned.clear()
-            for b in queued:
-                self._fail(b.messages, KafkaError(KafkaError._PURGE_QUEUE))
-            if waiting:
-                self._fail(waiting, KafkaError(KafkaError._PURGE_QUEUE))
+            self._fail_queued(KafkaError(KafkaError._PURGE_QUEUE))
         if in_flight:
             requests, self.in_flight = self.in_flight, {}
             self._busy.clear()
@@ -521,9 +463,3 @@ class Sender:
 
 def _earliest(a: float | None, b: float) -> float:
     return b if a is None else min(a, b)
-
-
-def _topic_error(topic: str, code: int) -> KafkaError:
-    if code == UNKNOWN_TOPIC_OR_PARTITION:
-        return KafkaError(KafkaError._UNKNOWN_TOPIC, f"Local: Unknown topic: {topic}")
-    return KafkaError(code, f"topic {topic}")

@@ -146,9 +146,9 @@ def test_flushing_makes_lingering_batches_ready_now() -> None:
     a = acc(linger=100.0)
     a.append(msg(), 0.0)
     assert a.ready(0.0)[0] == []
-    a.flushing = True
+    a.flush_started()
     assert a.ready(0.0) == ([TP], None)
-    a.flushing = False
+    a.flush_ended()
     assert a.ready(0.0)[0] == []
 
 
@@ -198,7 +198,7 @@ def test_flushing_does_not_skip_a_retry_backoff() -> None:
     batch = a.pop(TP)
     assert batch is not None
     a.requeue(batch, 2.0)
-    a.flushing = True
+    a.flush_started()
     assert a.ready(1.0) == ([], pytest.approx(2.0))
 
 

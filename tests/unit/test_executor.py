@@ -1,4 +1,4 @@
-"""`Reports`: where producer callbacks run (poll, background and handed-over modes), and their bookkeeping.
+"""`CallbackExecutor`: where producer callbacks run (poll, background and handed-over modes), and their bookkeeping.
 
 No broker: events are queued by hand, as the producer's IO thread queues them.
 """
@@ -13,21 +13,21 @@ from typing import Any
 
 import pytest
 
-from kafkawire.producer.delivery import Reports
+from kafkawire.client.executor import CallbackExecutor
 
 WAIT = 5.0  # upper bound for outcomes the test waits on (never reached when things work)
 
 
 @pytest.fixture
-def poll_reports() -> Iterator[Reports]:
-    reports = Reports(background=False)
+def poll_reports() -> Iterator[CallbackExecutor]:
+    reports = CallbackExecutor(background=False)
     yield reports
     reports.close()
 
 
 @pytest.fixture
-def bg_reports() -> Iterator[Reports]:
-    reports = Reports(background=True, name="test-reports")
+def bg_reports() -> Iterator[CallbackExecutor]:
+    reports = CallbackExecutor(background=True, name="test-reports")
     yield reports
     reports.close()
 
@@ -52,7 +52,7 @@ def recorder(log: list[Any]) -> Callable[..., None]:
 # --- poll mode ------------------------------------------------------------------------------------
 
 
-def test_poll_mode_serves_in_the_callers_thread_in_order(poll_reports: Reports) -> None:
+def test_poll_mode_serves_in_the_callers_thread_in_order(poll_reports: CallbackExecutor) -> None:
     seen: list[Any] = []
     after = Counter()
     for i in range(5):
@@ -65,14 +65,14 @@ def test_poll_mode_serves_in_the_callers_thread_in_order(poll_reports: Reports) 
     assert len(poll_reports) == 0
 
 
-def test_poll_mode_serve_with_nothing_queued_returns_after_its_timeout(poll_reports: Reports) -> None:
+def test_poll_mode_serve_with_nothing_queued_returns_after_its_timeout(poll_reports: CallbackExecutor) -> None:
     assert poll_reports.serve(0) == 0
     start = time.monotonic()
     assert poll_reports.serve(0.05) == 0
     assert time.monotonic() - start >= 0.05
 
 
-def test_poll_mode_serve_waits_for_an_event_from_another_thread(poll_reports: Reports) -> None:
+def test_poll_mode_serve_waits_for_an_event_from_another_thread(poll_reports: CallbackExecutor) -> None:
     seen: list[Any] = []
     putter = threading.Thread(target=poll_reports.put, args=(recorder(seen), ("late",)))
     start = time.monotonic()
@@ -84,7 +84,7 @@ def test_poll_mode_serve_waits_for_an_event_from_another_thread(poll_reports: Re
     assert time.monotonic() - start < WAIT
 
 
-def test_poll_mode_exception_propagates_after_hook_runs_rest_stay_queued(poll_reports: Reports) -> None:
+def test_poll_mode_exception_propagates_after_hook_runs_rest_stay_queued(poll_reports: CallbackExecutor) -> None:
     seen: list[Any] = []
     after = Counter()
 
@@ -104,7 +104,7 @@ def test_poll_mode_exception_propagates_after_hook_runs_rest_stay_queued(poll_re
     assert after.value == 3
 
 
-def test_poll_mode_after_hook_runs_when_callback_raises_base_exception(poll_reports: Reports) -> None:
+def test_poll_mode_after_hook_runs_when_callback_raises_base_exception(poll_reports: CallbackExecutor) -> None:
     after = Counter()
 
     def interrupted() -> None:
@@ -117,7 +117,7 @@ def test_poll_mode_after_hook_runs_when_callback_raises_base_exception(poll_repo
 
 
 def test_poll_mode_a_failing_after_hook_is_logged_not_raised(
-    poll_reports: Reports, caplog: pytest.LogCaptureFixture
+    poll_reports: CallbackExecutor, caplog: pytest.LogCaptureFixture
 ) -> None:
     seen: list[Any] = []
 
@@ -132,7 +132,7 @@ def test_poll_mode_a_failing_after_hook_is_logged_not_raised(
     assert "bookkeeping" in caplog.text
 
 
-def test_poll_mode_one_serve_does_not_chase_events_queued_while_serving(poll_reports: Reports) -> None:
+def test_poll_mode_one_serve_does_not_chase_events_queued_while_serving(poll_reports: CallbackExecutor) -> None:
     """A callback that queues another event (a steady stream, e.g. statistics) must not keep one
     ``poll()`` from returning."""
     calls = Counter()
@@ -150,7 +150,7 @@ def test_poll_mode_one_serve_does_not_chase_events_queued_while_serving(poll_rep
     assert calls.value == 2
 
 
-def test_poll_mode_concurrent_pollers_serve_each_event_exactly_once(poll_reports: Reports) -> None:
+def test_poll_mode_concurrent_pollers_serve_each_event_exactly_once(poll_reports: CallbackExecutor) -> None:
     total = 20_000
     served: list[int] = []
     after = Counter()
@@ -174,7 +174,7 @@ def test_poll_mode_concurrent_pollers_serve_each_event_exactly_once(poll_reports
     assert after.value == total
 
 
-def test_poll_mode_serve_forever_returns_once_closed(poll_reports: Reports) -> None:
+def test_poll_mode_serve_forever_returns_once_closed(poll_reports: CallbackExecutor) -> None:
     result: list[int] = []
     waiter = threading.Thread(target=lambda: result.append(poll_reports.serve(None)))
     waiter.start()
@@ -188,7 +188,7 @@ def test_poll_mode_serve_forever_returns_once_closed(poll_reports: Reports) -> N
     assert poll_reports.serve(None) == 1
 
 
-def test_wait_idle_follows_a_predicate_changed_by_after_hooks(poll_reports: Reports) -> None:
+def test_wait_idle_follows_a_predicate_changed_by_after_hooks(poll_reports: CallbackExecutor) -> None:
     outstanding = [3]
 
     def release() -> None:
@@ -207,7 +207,7 @@ def test_wait_idle_follows_a_predicate_changed_by_after_hooks(poll_reports: Repo
 # --- background mode --------------------------------------------------------------------------------
 
 
-def test_background_serves_on_its_own_thread_without_poll(bg_reports: Reports) -> None:
+def test_background_serves_on_its_own_thread_without_poll(bg_reports: CallbackExecutor) -> None:
     assert bg_reports.background
     done = threading.Event()
     seen: list[Any] = []
@@ -222,7 +222,7 @@ def test_background_serves_on_its_own_thread_without_poll(bg_reports: Reports) -
 
 
 def test_background_callback_exception_is_logged_and_serving_goes_on(
-    bg_reports: Reports, caplog: pytest.LogCaptureFixture
+    bg_reports: CallbackExecutor, caplog: pytest.LogCaptureFixture
 ) -> None:
     done = threading.Event()
     after = Counter()
@@ -240,7 +240,7 @@ def test_background_callback_exception_is_logged_and_serving_goes_on(
 
 @pytest.mark.parametrize("exc", [SystemExit, KeyboardInterrupt, GeneratorExit])
 def test_background_thread_survives_base_exceptions_from_callbacks(
-    bg_reports: Reports, exc: type[BaseException]
+    bg_reports: CallbackExecutor, exc: type[BaseException]
 ) -> None:
     done = threading.Event()
     after = Counter()
@@ -254,7 +254,7 @@ def test_background_thread_survives_base_exceptions_from_callbacks(
     assert after.value == 1
 
 
-def test_background_thread_survives_a_failing_after_hook(bg_reports: Reports) -> None:
+def test_background_thread_survives_a_failing_after_hook(bg_reports: CallbackExecutor) -> None:
     done = threading.Event()
 
     def bad_after() -> None:
@@ -266,7 +266,7 @@ def test_background_thread_survives_a_failing_after_hook(bg_reports: Reports) ->
 
 
 def test_background_close_serves_everything_queued_first() -> None:
-    reports = Reports(background=True)
+    reports = CallbackExecutor(background=True)
     gate = threading.Event()
     seen: list[int] = []
     after = Counter()
@@ -282,7 +282,7 @@ def test_background_close_serves_everything_queued_first() -> None:
 
 
 def test_background_put_after_the_thread_ended_runs_the_after_hook(caplog: pytest.LogCaptureFixture) -> None:
-    reports = Reports(background=True)
+    reports = CallbackExecutor(background=True)
     reports.close(WAIT)
     called: list[str] = []
     after = Counter()
@@ -293,7 +293,7 @@ def test_background_put_after_the_thread_ended_runs_the_after_hook(caplog: pytes
     assert "after the producer closed" in caplog.text
 
 
-def test_background_poll_waits_its_timeout_instead_of_spinning(bg_reports: Reports) -> None:
+def test_background_poll_waits_its_timeout_instead_of_spinning(bg_reports: CallbackExecutor) -> None:
     """``while True: producer.poll(1.0)`` written for confluent-kafka must not burn a CPU."""
     start = time.monotonic()
     assert bg_reports.serve(0.1) == 0
@@ -301,7 +301,7 @@ def test_background_poll_waits_its_timeout_instead_of_spinning(bg_reports: Repor
 
 
 def test_background_poll_forever_returns_on_close() -> None:
-    reports = Reports(background=True)
+    reports = CallbackExecutor(background=True)
     result: list[int] = []
     waiter = threading.Thread(target=lambda: result.append(reports.serve(None)))
     waiter.start()
@@ -311,7 +311,7 @@ def test_background_poll_forever_returns_on_close() -> None:
     assert result == [0]
 
 
-def test_background_poll_from_a_callback_does_not_block(bg_reports: Reports) -> None:
+def test_background_poll_from_a_callback_does_not_block(bg_reports: CallbackExecutor) -> None:
     results: list[int] = []
     done = threading.Event()
 
@@ -324,7 +324,7 @@ def test_background_poll_from_a_callback_does_not_block(bg_reports: Reports) -> 
     assert results == [0]
 
 
-def test_on_report_thread_is_true_only_inside_background_callbacks(bg_reports: Reports, poll_reports: Reports) -> None:
+def test_on_report_thread_is_true_only_inside_background_callbacks(bg_reports: CallbackExecutor, poll_reports: CallbackExecutor) -> None:
     inside: list[bool] = []
     done = threading.Event()
     bg_reports.put(lambda: (inside.append(bg_reports.on_report_thread), done.set()), ())
@@ -340,14 +340,14 @@ def test_on_report_thread_is_true_only_inside_background_callbacks(bg_reports: R
 
 
 @pytest.fixture
-def handed(poll_reports: Reports) -> tuple[Reports, Counter]:
+def handed(poll_reports: CallbackExecutor) -> tuple[CallbackExecutor, Counter]:
     """Poll-mode reports handed over to a taker that only counts its wake-ups (and serves by hand)."""
     wakes = Counter()
     poll_reports.hand_over(wakes)
     return poll_reports, wakes
 
 
-def test_hand_over_wakes_once_per_empty_to_non_empty(handed: tuple[Reports, Counter]) -> None:
+def test_hand_over_wakes_once_per_empty_to_non_empty(handed: tuple[CallbackExecutor, Counter]) -> None:
     reports, wakes = handed
     seen: list[Any] = []
     assert reports.background  # the producer's poll()/flush()/close() must wait, not serve
@@ -364,7 +364,7 @@ def test_hand_over_wakes_once_per_empty_to_non_empty(handed: tuple[Reports, Coun
 
 
 def test_hand_over_an_event_queued_during_a_drain_leaves_it_queued_without_a_wake(
-    handed: tuple[Reports, Counter],
+    handed: tuple[CallbackExecutor, Counter],
 ) -> None:
     """A drain serves what was queued when it began; what it leaves behind is its taker's to see
     (``len(reports)``): the queue never went empty, so no wake-up comes for it."""
@@ -377,7 +377,7 @@ def test_hand_over_an_event_queued_during_a_drain_leaves_it_queued_without_a_wak
     assert len(reports) == 0
 
 
-def test_hand_over_hook_runs_outside_the_lock(poll_reports: Reports) -> None:
+def test_hand_over_hook_runs_outside_the_lock(poll_reports: CallbackExecutor) -> None:
     """The hook may be slow (a syscall to wake a loop) while other threads keep queueing."""
     other_done: list[bool] = []
 
@@ -393,7 +393,7 @@ def test_hand_over_hook_runs_outside_the_lock(poll_reports: Reports) -> None:
     assert len(poll_reports) == 2
 
 
-def test_hand_over_poll_elsewhere_waits_for_the_drain_and_does_not_serve(handed: tuple[Reports, Counter]) -> None:
+def test_hand_over_poll_elsewhere_waits_for_the_drain_and_does_not_serve(handed: tuple[CallbackExecutor, Counter]) -> None:
     reports, _ = handed
     seen: list[Any] = []
     reports.put(recorder(seen), ("x",))
@@ -408,7 +408,7 @@ def test_hand_over_poll_elsewhere_waits_for_the_drain_and_does_not_serve(handed:
     assert seen == [(threading.current_thread().name, "x")]
 
 
-def test_hand_over_drain_raises_like_poll_and_keeps_the_rest(handed: tuple[Reports, Counter]) -> None:
+def test_hand_over_drain_raises_like_poll_and_keeps_the_rest(handed: tuple[CallbackExecutor, Counter]) -> None:
     reports, _ = handed
     after = Counter()
 
@@ -424,7 +424,7 @@ def test_hand_over_drain_raises_like_poll_and_keeps_the_rest(handed: tuple[Repor
     assert after.value == 2
 
 
-def test_hand_over_wait_idle_follows_drains_on_another_thread(handed: tuple[Reports, Counter]) -> None:
+def test_hand_over_wait_idle_follows_drains_on_another_thread(handed: tuple[CallbackExecutor, Counter]) -> None:
     """The producer's flush() on a worker thread while the loop drains."""
     reports, _ = handed
     outstanding = [200]

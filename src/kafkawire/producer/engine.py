@@ -1,0 +1,330 @@
+"""`ProducerEngine`: the producer's machinery under its faces, and its one admission path.
+
+The engine owns the client (IO thread), the accumulator, the sender, idempotence and transactions,
+the callback executor and the buffer accounting. `admit` is the one way a record enters: buffer room
+(``queue.buffering.max.messages``/``kbytes``: raise `BufferError`, or wait ``max.block.ms``), the
+partition (partitioner; keyless records go to the sticky partitioner) and the accumulator (or the
+sender's wait for the topic's metadata). ``produce()``/``send()`` reach it through `accept` (input
+checks, one record); the bulk paths (`produce_batch`, the Arrow writer) through `queue_checked`,
+a loop over `admit` holding the lock for a slice of records at a time.
+
+Threads: `accept`/`queue_checked` run in the caller's thread and touch the accumulator only under
+``lock`` (no IO under it); the sender runs on the IO thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any
+
+from ..client.cluster import Client
+from ..client.executor import CallbackExecutor
+from ..core.accumulator import Accumulator, PendingMessage
+from ..core.idempotence import Idempotence
+from ..core.partitioners import (
+    BUILTIN_PARTITIONERS,
+    KEYLESS_STICKY,
+    KeyedPartitions,
+    StickyPartitioner,
+    choose_partition,
+    resolve_partitioner,
+)
+from ..core.transactions import Call
+from ..errors import KafkaError, KafkaException
+from ..model import RecordMetadata
+from .config import ProducerConfig
+from .delivery import RECORD_OVERHEAD, Deliveries, buffer_charge
+from .inputs import INT32_MAX, INT64_MAX, Prepared, check_fields, check_topic, to_bytes, to_headers
+from .interceptors import InterceptorChain
+from .produce_request import SenderSettings
+from .sender import Sender
+from .transactions import TransactionManager
+
+_SLICE = 512  # records the bulk path queues per hold of the lock
+
+
+def _too_large(size: int, limit: int) -> KafkaError:
+    return KafkaError(KafkaError.MSG_SIZE_TOO_LARGE, f"record of {size} bytes exceeds message.max.bytes ({limit})")
+
+
+class ProducerEngine:
+    def __init__(
+        self, conf: ProducerConfig, log: logging.Logger, executor: CallbackExecutor, interceptors: InterceptorChain
+    ) -> None:
+        self.conf = conf
+        self.executor = executor
+        self.client = Client(conf.raw, logger=log)
+        self.lock = threading.RLock()
+        self._space = threading.Condition(self.lock)
+        self._log = log
+        self.acc = Accumulator(
+            batch_size=conf.batch_size,
+            batch_num_messages=conf.batch_num_messages,
+            linger=conf.linger_ms / 1000,
+            compression=conf.compression_codec,
+            compression_level=None if conf.compression_level == -1 else conf.compression_level,
+        )
+        self._partitioner = resolve_partitioner(conf.partitioner)
+        self._sticky = StickyPartitioner(conf.batch_size)
+        self._keyless_sticky = self._partitioner in KEYLESS_STICKY
+        builtin = self._partitioner in BUILTIN_PARTITIONERS.values()
+        self._keyed = KeyedPartitions(self._partitioner) if builtin else None  # remembered key hashes
+        # The buffer: records produced and not yet reported (their report served), their charge.
+        self.outstanding = 0
+        self.buffered_bytes = 0
+        self._max_messages = conf.queue_buffering_max_messages  # 0: no limit on the count
+        self._max_buffer_bytes = conf.queue_buffering_max_kbytes * 1024
+        self._max_record_bytes = conf.message_max_bytes
+        self._legal_topics: set[str] = set()  # topic names already checked legal
+        self._now = self.client.engine.now
+        self.deliveries = Deliveries(
+            executor, interceptors, self.release, self._now, conf.error_cb, conf.throttle_cb, log
+        )
+        self.idem = Idempotence() if conf.enable_idempotence else None
+        self.txn: TransactionManager | None = None
+        if conf.transactional_id is not None:
+            assert self.idem is not None  # the configuration turns idempotence on for transactions
+            self.txn = TransactionManager(
+                self.client,
+                self.idem,
+                conf.transactional_id,
+                conf.transaction_timeout_ms,
+                conf.retry_backoff_ms,
+                conf.retry_backoff_max_ms,
+            )
+        refresh = conf.topic_metadata_refresh_interval_ms
+        self.sender = Sender(
+            self.client,
+            self.acc,
+            self.lock,
+            SenderSettings(
+                acks=conf.acks,
+                request_timeout=conf.request_timeout_ms / 1000,
+                message_timeout=(conf.message_timeout_ms or 2**31) / 1000,
+                retries=conf.retries,
+                retry_backoff_ms=conf.retry_backoff_ms,
+                retry_backoff_max_ms=conf.retry_backoff_max_ms,
+                max_in_flight=conf.max_in_flight,
+                max_request_bytes=conf.message_max_bytes,
+                metadata_refresh_interval=refresh / 1000 if refresh > 0 else None,
+            ),
+            self.deliveries,
+            self.assign_partition,
+            self.idem,
+            self.txn,
+        )
+        self.client.on_error = self.deliveries.error
+        if self.txn is not None:
+            self.txn.on_added = self.sender.wake
+            # A fatal transaction error reaches error_cb too (once: the sender reports its own).
+            self.txn.on_fatal = lambda error: None if self.sender.fatal is not None else self.deliveries.error(error)
+
+    # --- admission -------------------------------------------------------------------------------
+
+    def accept(
+        self,
+        topic: str,
+        value: Any,
+        key: Any,
+        partition: int,
+        timestamp: int,
+        headers: Any,
+        callback: Callable[..., Any] | None,
+        future: Future[RecordMetadata] | None,
+    ) -> None:
+        """Check and convert one record's fields, then `admit` it.
+
+        The common case (bytes, no headers, default partition and timestamp, a topic seen before)
+        skips the general checks, which would all pass; anything else goes through them.
+        """
+        if self.sender.fatal is not None:
+            raise KafkaException(self.sender.fatal)
+        if self.txn is not None:
+            self.txn.state.require(Call.PRODUCE)
+        if topic not in self._legal_topics:
+            check_topic(topic)
+            if len(self._legal_topics) < 10_000:
+                self._legal_topics.add(topic)
+        if (
+            partition.__class__ is not int
+            or timestamp.__class__ is not int
+            or not -1 <= partition <= INT32_MAX
+            or not 0 <= timestamp <= INT64_MAX
+        ):
+            check_fields(partition, timestamp, callback)
+        elif callback is not None and not callable(callback):
+            raise TypeError("on_delivery/callback must be callable")
+        key_b = key if key is None or key.__class__ is bytes else to_bytes(key, "key")
+        value_b = value if value is None or value.__class__ is bytes else to_bytes(value, "value")
+        hdrs = None if headers is None else to_headers(headers)
+        now = self._now()
+        msg = PendingMessage(topic, partition, key_b, value_b, hdrs, timestamp, callback, future, now)
+        with self.lock:
+            wake = self.admit(msg, self._partition_count(topic), now)
+        if wake:
+            self.sender.wake()
+
+    def _partition_count(self, topic: str) -> int:
+        """The topic's partitions, 0 while unknown (a topic whose metadata carries an error has no
+        usable partitions, as in the Java client)."""
+        info = self.client.metadata.topics.get(topic)
+        return len(info.partitions) if info is not None and info.partitions and not info.error_code else 0
+
+    def admit(self, msg: PendingMessage, count: int, now: float) -> bool:
+        """The one admission path (under ``lock``): take buffer room, pick the partition among
+        ``count`` (0: metadata unknown, the sender waits for it) and queue the record. Raises
+        `KafkaException` (too large, no such partition) or `BufferError` (full, after waiting
+        ``max.block.ms``), holding no room then. True when the sender should look now."""
+        if msg.size > self._max_record_bytes:
+            raise KafkaException(_too_large(msg.size, self._max_record_bytes))
+        charge = buffer_charge(msg.size)
+        if (
+            not self._max_messages or self.outstanding < self._max_messages
+        ) and self.buffered_bytes + charge <= self._max_buffer_bytes:
+            self.outstanding += 1
+            self.buffered_bytes += charge
+        else:
+            self._wait_for_room(charge)
+        if not count:
+            return self.sender.await_metadata(msg)
+        partition = msg.partition
+        if partition == -1:
+            key = msg.key
+            if key is None and self._keyless_sticky:
+                partition = self._sticky.partition(msg.topic, count, None, len(msg.value or b""))
+            else:
+                partition = self._partition_for(msg.topic, key, count, len(msg.value or b""))
+            if not 0 <= partition < count:
+                self.release(1, charge)
+                raise KafkaException(KafkaError(KafkaError._UNKNOWN_PARTITION, f"partitioner chose {partition} of {count}"))
+            msg.partition = partition
+        elif not 0 <= partition < count:
+            self.release(1, charge)
+            raise KafkaException(
+                KafkaError(KafkaError._UNKNOWN_PARTITION, f"{msg.topic} has {count} partitions, not {partition}")
+            )
+        return self.acc.append(msg, now)
+
+    def queue_checked(
+        self, topic: str, prepared: list[Prepared], refused: list[tuple[Any, KafkaError]], wait: bool
+    ) -> None:
+        """Queue checked records of one topic (the bulk paths), in slices under one lock hold each
+        (one clock read and metadata lookup per slice) so the sender keeps sending between them.
+        A record `admit` refuses is added to ``refused`` as (handle, error), and so is every record
+        left when the producer fails for good. When the buffer is full: with ``wait``, serve
+        reports (frees room) and go on; without, refuse that record with ``_QUEUE_FULL``."""
+        index = 0
+        while index < len(prepared):
+            try:
+                if self.sender.fatal is not None:
+                    raise KafkaException(self.sender.fatal)
+                if self.txn is not None:
+                    self.txn.state.require(Call.PRODUCE)
+            except KafkaException as exc:
+                refused.extend((p[0], exc.args[0]) for p in prepared[index:])
+                return
+            index, full = self._queue_slice(topic, prepared, index, min(index + _SLICE, len(prepared)), refused, wait)
+            if full:
+                self.executor.serve(0.05)  # the queue is full: serving reports frees room
+
+    def _queue_slice(
+        self, topic: str, prepared: list[Prepared], start: int, stop: int, refused: list[tuple[Any, KafkaError]], wait: bool
+    ) -> tuple[int, bool]:
+        """`admit` ``prepared[start:stop]``: (the index of the next record, whether the buffer was full)."""
+        now = self._now()
+        wake = False
+        index = start
+        with self.lock:
+            count = self._partition_count(topic)
+            while index < stop:
+                handle, value, key, part, timestamp, headers, cb = prepared[index]
+                msg = PendingMessage(topic, part, key, value, headers, timestamp, cb, None, now)
+                try:
+                    wake = self.admit(msg, count, now) or wake
+                except KafkaException as exc:
+                    refused.append((handle, exc.args[0]))
+                except BufferError:
+                    if wait:
+                        break
+                    refused.append((handle, KafkaError(KafkaError._QUEUE_FULL)))
+                index += 1
+        if wake:
+            self.sender.wake()
+        return index, index < stop
+
+    def _wait_for_room(self, charge: int) -> None:
+        """Take buffer room for a record when the fast check found none (under ``lock``): wait up to
+        ``max.block.ms`` (serving reports in poll mode: only that frees room), else `BufferError`."""
+        block = self.conf.max_block_ms / 1000
+        deadline = time.monotonic() + block
+
+        def full() -> bool:
+            return (
+                self._max_messages > 0 and self.outstanding + 1 > self._max_messages
+            ) or self.buffered_bytes + charge > self._max_buffer_bytes
+
+        while full():
+            remaining = deadline - time.monotonic()
+            if block == 0 or remaining <= 0:
+                raise BufferError("Local: Queue full")
+            if self.executor.background:
+                self._space.wait(remaining)
+            else:
+                self.lock.release()
+                try:
+                    self.executor.serve(min(remaining, 0.05))
+                finally:
+                    self.lock.acquire()
+        self.outstanding += 1
+        self.buffered_bytes += charge
+
+    def release(self, count: int, charge: int) -> None:
+        """Free the room of ``count`` reported records (any thread)."""
+        with self.lock:
+            self.outstanding -= count
+            self.buffered_bytes -= charge
+            self._space.notify_all()
+        if self.outstanding == 0:
+            self.executor.notify()
+
+    # --- partitions ------------------------------------------------------------------------------
+
+    def assign_partition(self, msg: PendingMessage, count: int) -> int:
+        """The partition of a record that waited for its topic's metadata: the one the caller named
+        (the sender fails it with _UNKNOWN_PARTITION when out of range), else the partitioner's."""
+        if msg.partition != -1:
+            return msg.partition
+        return self._choose_partition(msg.topic, msg.key, count, len(msg.value or b""))
+
+    def _partition_for(self, topic: str, key: bytes | None, count: int, value_len: int) -> int:
+        """`_choose_partition`, with a built-in partitioner's answer for a key remembered."""
+        if key is not None and self._keyed is not None:
+            chosen = self._keyed.partition(topic, key, count)
+            if chosen >= 0:
+                return chosen
+        return self._choose_partition(topic, key, count, value_len)
+
+    def _choose_partition(self, topic: str, key: bytes | None, count: int, value_len: int) -> int:
+        """The partitioner's choice, or -1 when user code answered nonsense or raised."""
+        try:
+            return choose_partition(self._partitioner, self._sticky, topic, key, count, None, value_len)
+        except Exception:
+            self._log.exception("the partitioner failed for topic %s", topic)
+            return -1
+
+    # --- the rest of the records' life -----------------------------------------------------------
+
+    def purge(self, in_queue: bool, in_flight: bool, blocking: bool) -> None:
+        done = self.client.engine.run(lambda: self.sender.purge(in_queue, in_flight))
+        if blocking:
+            done.result()
+
+    def close(self) -> None:
+        self.client.close()
+
+
+__all__ = ["RECORD_OVERHEAD", "ProducerEngine"]

@@ -1,0 +1,67 @@
+"""The Produce request's shape: its body at a version, and the versions the producer may use."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
+
+from ..core.accumulator import ProducerBatch
+from ..core.versions import UnsupportedVersionError
+
+MIN_PRODUCE_VERSION = 3  # RecordBatch v2 (Kafka 0.11); older brokers are refused clearly
+TOPIC_NAMES_MAX_PRODUCE_VERSION = 12  # v13+ names topics by id only
+TRANSACTIONAL_MAX_PRODUCE_VERSION = 11  # v12+ belongs to KIP-890's transaction v2
+
+
+@dataclass(frozen=True)
+class SenderSettings:
+    acks: int
+    request_timeout: float
+    message_timeout: float
+    retries: int
+    retry_backoff_ms: int
+    retry_backoff_max_ms: int
+    max_in_flight: int
+    max_request_bytes: int
+    metadata_refresh_interval: float | None = None  # topic.metadata.refresh.interval.ms (None: off)
+
+
+def max_produce_version(transactional: bool, ids_known: bool) -> int | None:
+    """Stay below v13 unless every topic id is known; inside transactions stay at v11."""
+    if transactional:
+        return TRANSACTIONAL_MAX_PRODUCE_VERSION
+    return None if ids_known else TOPIC_NAMES_MAX_PRODUCE_VERSION
+
+
+def produce_body(
+    topics: dict[str, list[ProducerBatch]],
+    topic_ids: dict[str, UUID],
+    transactional_id: str | None,
+    settings: SenderSettings,
+) -> Callable[[int], dict[str, Any]]:
+    """The request body as a function of the version the connection negotiates."""
+
+    def body(version: int) -> dict[str, Any]:
+        if version < MIN_PRODUCE_VERSION:
+            raise UnsupportedVersionError(
+                f"the broker speaks Produce v{version} at most; kafkawire needs v{MIN_PRODUCE_VERSION}+ (Kafka 0.11+)"
+            )
+        topic_data = []
+        for topic, batches in topics.items():
+            entry: dict[str, Any] = {
+                "name": topic,
+                "partition_data": [{"index": b.partition, "records": b.payload} for b in batches],
+            }
+            if topic in topic_ids:
+                entry["topic_id"] = topic_ids[topic]
+            topic_data.append(entry)
+        return {
+            "transactional_id": transactional_id,
+            "acks": settings.acks,
+            "timeout_ms": int(settings.request_timeout * 1000),
+            "topic_data": topic_data,
+        }
+
+    return body

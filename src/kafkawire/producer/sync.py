@@ -1,0 +1,43 @@
+"""`SyncProducer`: the blocking face (the seeds' KafkaSyncProducer) over `Producer.send`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..model import ClusterMetadata, RecordMetadata
+from .producer import Producer
+
+
+class SyncProducer:
+    """Blocking producer: ``send()`` returns the record's metadata or raises `KafkaException`."""
+
+    def __init__(self, config: Mapping[str, Any], **kwargs: Any) -> None:
+        conf = dict(config)
+        conf.setdefault("linger.ms", 0)  # nothing else will join a batch while we wait for it
+        self._producer = Producer(conf, **kwargs)
+
+    def send(
+        self,
+        topic: str,
+        value: Any = None,
+        key: Any = None,
+        partition: int = -1,
+        timestamp: int = 0,
+        headers: Any = None,
+        timeout: float | None = None,
+    ) -> RecordMetadata:
+        fut = self._producer.send(topic, value, key, partition, timestamp, headers)
+        return fut.result(timeout)
+
+    def list_topics(self, topic: str | None = None, timeout: float = -1) -> ClusterMetadata:
+        return self._producer.list_topics(topic, timeout)
+
+    def close(self, timeout: float = -1) -> None:
+        self._producer.close(timeout)
+
+    def __enter__(self) -> SyncProducer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
