@@ -1,0 +1,281 @@
+"""Classic consumer group membership (JoinGroup/SyncGroup/Heartbeat/LeaveGroup), sans-IO.
+
+The member's states and legal moves are one table (TRANSITIONS); what a group error means is
+another (VERDICTS), keyed by named error codes. `Membership` holds member id, generation and the
+owned partitions, builds request bodies, and turns answers into a `Step` that says which
+partitions to assign, revoke or declare lost and whether to (re)join. Callers pass ``now``
+(seconds); finding the coordinator and resending belong to the caller (the request driver).
+
+Eager protocols (range, roundrobin) revoke everything before rejoining; cooperative ones (KIP-429)
+keep what they own, revoke only what the new assignment takes away, then rejoin once more so the
+leader can hand those partitions on.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..protocol import error_codes as ec
+from ..protocol.consumer_protocol import PROTOCOL_TYPE, TopicPartitions
+
+
+class State(enum.Enum):
+    UNJOINED = "unjoined"  # not in the group (new, left, or lost the membership)
+    JOINING = "joining"  # JoinGroup sent
+    SYNCING = "syncing"  # SyncGroup sent (after a successful JoinGroup)
+    STABLE = "stable"  # holding an assignment, heartbeating
+    FATAL = "fatal"  # fenced or refused for good: the consumer reports and stops
+
+
+class Event(enum.Enum):
+    JOIN = "join sent"
+    JOINED = "join answered"
+    SYNCED = "sync answered"
+    REJOIN = "rejoin needed"
+    LEFT = "left or lost"
+    FAILED = "fatal error"
+
+
+TRANSITIONS: dict[tuple[State, Event], State] = {
+    (State.UNJOINED, Event.JOIN): State.JOINING,
+    (State.JOINING, Event.JOIN): State.JOINING,  # resent (member id required, coordinator moved)
+    (State.JOINING, Event.JOINED): State.SYNCING,
+    (State.SYNCING, Event.SYNCED): State.STABLE,
+    (State.STABLE, Event.JOIN): State.JOINING,  # a cooperative member rejoins while keeping partitions
+    **{(s, Event.REJOIN): State.UNJOINED for s in (State.JOINING, State.SYNCING, State.STABLE, State.UNJOINED)},
+    **{(s, Event.LEFT): State.UNJOINED for s in (State.JOINING, State.SYNCING, State.STABLE, State.UNJOINED)},
+    **{(s, Event.FAILED): State.FATAL for s in State},
+}
+
+
+class Verdict(enum.Enum):
+    """What a group error tells the member to do."""
+
+    REJOIN = "rejoin"  # a rebalance began: join again as who we are
+    RESET_GENERATION = "rejoin, new generation"  # our generation is stale: partitions are lost, rejoin
+    RESET_MEMBER = "rejoin as a new member"  # the coordinator forgot us: partitions are lost
+    ADOPT_MEMBER_ID = "rejoin with the given member id"  # KIP-394: first join hands out the id
+    COORDINATOR = "find the coordinator, then ask again (a join: rejoin)"
+    RETRY = "ask again later"
+    FATAL = "stop"
+
+
+VERDICTS: dict[int, Verdict] = {
+    ec.REBALANCE_IN_PROGRESS: Verdict.REJOIN,
+    ec.ILLEGAL_GENERATION: Verdict.RESET_GENERATION,
+    ec.UNKNOWN_MEMBER_ID: Verdict.RESET_MEMBER,
+    ec.MEMBER_ID_REQUIRED: Verdict.ADOPT_MEMBER_ID,
+    ec.NOT_COORDINATOR: Verdict.COORDINATOR,
+    ec.COORDINATOR_NOT_AVAILABLE: Verdict.COORDINATOR,
+    ec.COORDINATOR_LOAD_IN_PROGRESS: Verdict.RETRY,
+    ec.FENCED_INSTANCE_ID: Verdict.FATAL,  # another process took our group.instance.id
+    ec.GROUP_AUTHORIZATION_FAILED: Verdict.FATAL,
+    ec.INVALID_SESSION_TIMEOUT: Verdict.FATAL,
+    ec.INCONSISTENT_GROUP_PROTOCOL: Verdict.FATAL,
+    ec.INVALID_GROUP_ID: Verdict.FATAL,
+    ec.GROUP_MAX_SIZE_REACHED: Verdict.FATAL,
+}
+
+
+def verdict(error_code: int) -> Verdict:
+    """Unlisted codes are fatal: a group error we do not understand must not loop silently."""
+    return VERDICTS.get(error_code, Verdict.FATAL)
+
+
+@dataclass
+class Step:
+    """What the consumer must do after an answer or a timer: in this order, revoke or lose, assign, join."""
+
+    assign: TopicPartitions = field(default_factory=dict)
+    revoke: TopicPartitions = field(default_factory=dict)
+    lost: TopicPartitions = field(default_factory=dict)
+    rejoin: bool = False
+    find_coordinator: bool = False
+    retry: bool = False  # send the same request again after a backoff
+    error: int | None = None  # a fatal group error to report
+    members: list[Any] | None = None  # as leader: every member's JoinGroup metadata, to assign
+
+
+@dataclass
+class GroupConfig:
+    group_id: str
+    session_timeout: float  # seconds
+    rebalance_timeout: float  # max.poll.interval.ms, in seconds
+    heartbeat_interval: float
+    group_instance_id: str | None = None
+    cooperative: bool = False
+
+
+def _minus(a: TopicPartitions, b: TopicPartitions) -> TopicPartitions:
+    out: TopicPartitions = {}
+    for topic, parts in a.items():
+        rest = [p for p in parts if p not in set(b.get(topic, ()))]
+        if rest:
+            out[topic] = rest
+    return out
+
+
+class Membership:
+    """One consumer's membership of a classic group; every method takes the time as ``now``."""
+
+    def __init__(self, config: GroupConfig) -> None:
+        self.config = config
+        self.state = State.UNJOINED
+        self.member_id = ""
+        self.generation = -1
+        self.protocol: str | None = None
+        self.leader = ""
+        self.owned: TopicPartitions = {}
+        self._last_heartbeat_ok = 0.0
+        self._next_heartbeat = 0.0
+
+    def _move(self, event: Event) -> None:
+        try:
+            self.state = TRANSITIONS[(self.state, event)]
+        except KeyError:
+            raise RuntimeError(
+                f"group {self.config.group_id}: {event.value} is illegal in state {self.state.value}"
+            ) from None
+
+    @property
+    def is_leader(self) -> bool:
+        return bool(self.member_id) and self.member_id == self.leader
+
+    # --- requests ----------------------------------------------------------------------------
+
+    def join_request(self, protocols: list[tuple[str, bytes]]) -> dict[str, Any]:
+        """JoinGroup's body; ``protocols`` are (assignor name, subscription bytes) by preference."""
+        self._move(Event.JOIN)
+        return {
+            "group_id": self.config.group_id,
+            "session_timeout_ms": int(self.config.session_timeout * 1000),
+            "rebalance_timeout_ms": int(self.config.rebalance_timeout * 1000),
+            "member_id": self.member_id,
+            "group_instance_id": self.config.group_instance_id,
+            "protocol_type": PROTOCOL_TYPE,
+            "protocols": [{"name": name, "metadata": meta} for name, meta in protocols],
+        }
+
+    def sync_request(self, assignments: dict[str, bytes]) -> dict[str, Any]:
+        """SyncGroup's body; only the leader sends assignments (member id -> assignment bytes)."""
+        return {
+            "group_id": self.config.group_id,
+            "generation_id": self.generation,
+            "member_id": self.member_id,
+            "group_instance_id": self.config.group_instance_id,
+            "protocol_type": PROTOCOL_TYPE,
+            "protocol_name": self.protocol,
+            "assignments": [{"member_id": m, "assignment": a} for m, a in sorted(assignments.items())],
+        }
+
+    def heartbeat_request(self, now: float) -> dict[str, Any]:
+        self._next_heartbeat = now + self.config.heartbeat_interval
+        return {
+            "group_id": self.config.group_id,
+            "generation_id": self.generation,
+            "member_id": self.member_id,
+            "group_instance_id": self.config.group_instance_id,
+        }
+
+    def leave_request(self) -> dict[str, Any] | None:
+        """LeaveGroup's body, or None when there is nothing to leave. A static member never leaves
+        (KIP-345: its partitions wait for it until the session times out)."""
+        if not self.member_id or self.config.group_instance_id is not None:
+            return None
+        return {
+            "group_id": self.config.group_id,
+            "member_id": self.member_id,
+            "members": [{"member_id": self.member_id, "group_instance_id": None, "reason": "the consumer is closing"}],
+        }
+
+    # --- timers ------------------------------------------------------------------------------
+
+    def heartbeat_due(self, now: float) -> bool:
+        return self.state is State.STABLE and now >= self._next_heartbeat
+
+    def next_heartbeat(self) -> float | None:
+        return self._next_heartbeat if self.state is State.STABLE else None
+
+    def session_expired(self, now: float) -> Step | None:
+        """No successful heartbeat for a whole session: the coordinator has dropped us; our partitions
+        are someone else's by now (lost, not revoked)."""
+        if self.state is State.STABLE and now - self._last_heartbeat_ok > self.config.session_timeout:
+            return self._reset(Verdict.RESET_MEMBER)
+        return None
+
+    def left(self) -> Step:
+        """We left (close, unsubscribe, max.poll.interval.ms exceeded): everything is revoked."""
+        step = Step(revoke=self.owned)
+        self.owned = {}
+        self.member_id, self.generation = ("", -1) if self.config.group_instance_id is None else (self.member_id, -1)
+        self._move(Event.LEFT)
+        return step
+
+    # --- answers -----------------------------------------------------------------------------
+
+    def on_join(self, response: Any, now: float) -> Step:
+        code = response.error_code
+        if code == ec.MEMBER_ID_REQUIRED:
+            self.member_id = response.member_id
+            return Step(rejoin=True)
+        if code != ec.NONE:
+            return self._on_error(code)
+        self._move(Event.JOINED)
+        self.member_id = response.member_id
+        self.generation = response.generation_id
+        self.protocol = response.protocol_name
+        self.leader = response.leader
+        members = list(response.members) if self.is_leader and not getattr(response, "skip_assignment", False) else None
+        return Step(members=members)
+
+    def on_sync(self, response: Any, assignment: TopicPartitions | None, now: float) -> Step:
+        """``assignment`` is the decoded answer (None when the answer is an error)."""
+        if response.error_code != ec.NONE or assignment is None:
+            return self._on_error(response.error_code)
+        self._move(Event.SYNCED)
+        self._last_heartbeat_ok = now
+        self._next_heartbeat = now + self.config.heartbeat_interval
+        if not self.config.cooperative:
+            self.owned = assignment
+            return Step(assign=assignment)
+        revoke = _minus(self.owned, assignment)
+        step = Step(assign=_minus(assignment, self.owned), revoke=revoke, rejoin=bool(revoke))
+        self.owned = _minus(self.owned, revoke)
+        for topic, parts in step.assign.items():
+            self.owned.setdefault(topic, []).extend(parts)
+        return step
+
+    def on_heartbeat(self, error_code: int, now: float) -> Step:
+        if error_code == ec.NONE:
+            self._last_heartbeat_ok = now
+            return Step()
+        return self._on_error(error_code)
+
+    def _on_error(self, code: int) -> Step:
+        what = verdict(code)
+        if what is Verdict.RETRY:
+            return Step(retry=True)
+        if what is Verdict.COORDINATOR and self.state is State.STABLE:
+            # the membership lives on at the coordinator's new home: heartbeat there
+            return Step(find_coordinator=True, retry=True)
+        if what is Verdict.FATAL:
+            step = Step(lost=self.owned, error=code)
+            self.owned = {}
+            self._move(Event.FAILED)
+            return step
+        return self._reset(what)
+
+    def _reset(self, what: Verdict) -> Step:
+        step = Step(rejoin=True, find_coordinator=what is Verdict.COORDINATOR)
+        if what in (Verdict.RESET_GENERATION, Verdict.RESET_MEMBER):
+            step.lost, self.owned = self.owned, {}
+            self.generation = -1
+            if what is Verdict.RESET_MEMBER:
+                self.member_id = ""
+        elif not self.config.cooperative and self.state is State.STABLE:
+            step.revoke, self.owned = self.owned, {}  # eager: give everything back before rejoining
+        if self.state is not State.UNJOINED:
+            self._move(Event.REJOIN)
+        return step

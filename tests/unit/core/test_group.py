@@ -1,0 +1,160 @@
+"""Classic group membership: the join/sync/heartbeat conversation and every group error's verdict."""
+
+from __future__ import annotations
+
+import pytest
+
+from kafkawire.core.group import TRANSITIONS, VERDICTS, GroupConfig, Membership, State, Verdict, verdict
+from kafkawire.protocol import error_codes as ec
+from kafkawire.protocol.codec import Struct
+
+PROTOCOLS = [("range", b"sub")]
+
+
+def config(**kw: object) -> GroupConfig:
+    base: dict[str, object] = {
+        "group_id": "g",
+        "session_timeout": 10.0,
+        "rebalance_timeout": 300.0,
+        "heartbeat_interval": 3.0,
+    }
+    base.update(kw)
+    return GroupConfig(**base)  # type: ignore[arg-type]
+
+
+def join_answer(error: int = ec.NONE, member: str = "m1", leader: str = "m1", generation: int = 4) -> Struct:
+    members = [Struct(member_id="m1", group_instance_id=None, metadata=b"sub")] if leader == member else []
+    return Struct(error_code=error, member_id=member, generation_id=generation, protocol_name="range", leader=leader,
+                  members=members, skip_assignment=False)  # fmt: skip
+
+
+def stable(cooperative: bool = False, owned: dict[str, list[int]] | None = None, **kw: object) -> Membership:
+    m = Membership(config(cooperative=cooperative, **kw))
+    m.join_request(PROTOCOLS)
+    m.on_join(join_answer(), now=0.0)
+    m.on_sync(Struct(error_code=ec.NONE), owned if owned is not None else {"t": [0, 1]}, now=0.0)
+    assert m.state is State.STABLE
+    return m
+
+
+def test_leader_joins_assigns_and_gets_its_assignment() -> None:
+    m = Membership(config(group_instance_id="inst"))
+    body = m.join_request(PROTOCOLS)
+    assert body["member_id"] == "" and body["group_instance_id"] == "inst" and body["protocol_type"] == "consumer"
+    assert body["session_timeout_ms"] == 10000 and body["rebalance_timeout_ms"] == 300000
+    step = m.on_join(join_answer(), now=0.0)
+    assert m.state is State.SYNCING and m.is_leader and step.members is not None and len(step.members) == 1
+    sync = m.sync_request({"m1": b"assignment"})
+    assert sync["generation_id"] == 4 and sync["assignments"] == [{"member_id": "m1", "assignment": b"assignment"}]
+    step = m.on_sync(Struct(error_code=ec.NONE), {"t": [0]}, now=1.0)
+    assert step.assign == {"t": [0]} and not step.rejoin and m.state is State.STABLE
+
+
+def test_follower_gets_no_members_to_assign() -> None:
+    m = Membership(config())
+    m.join_request(PROTOCOLS)
+    assert m.on_join(join_answer(member="m2", leader="m1"), now=0.0).members is None
+
+
+def test_member_id_required_is_adopted_and_the_join_resent() -> None:
+    m = Membership(config())
+    m.join_request(PROTOCOLS)
+    step = m.on_join(join_answer(ec.MEMBER_ID_REQUIRED, member="given"), now=0.0)
+    assert step.rejoin and m.member_id == "given" and m.state is State.JOINING
+    assert m.join_request(PROTOCOLS)["member_id"] == "given"
+
+
+def test_heartbeats_fall_due_every_interval() -> None:
+    m = stable()
+    assert not m.heartbeat_due(2.9) and m.heartbeat_due(3.0)
+    m.heartbeat_request(3.0)
+    assert m.next_heartbeat() == 6.0
+
+
+def test_rebalance_in_progress_eager_revokes_everything_before_rejoining() -> None:
+    m = stable()
+    step = m.on_heartbeat(ec.REBALANCE_IN_PROGRESS, now=3.0)
+    assert step.rejoin and step.revoke == {"t": [0, 1]} and not step.lost and m.owned == {}
+    assert m.state is State.UNJOINED and m.member_id == "m1" and m.generation == 4
+
+
+def test_rebalance_in_progress_cooperative_keeps_partitions() -> None:
+    m = stable(cooperative=True)
+    step = m.on_heartbeat(ec.REBALANCE_IN_PROGRESS, now=3.0)
+    assert step.rejoin and not step.revoke and m.owned == {"t": [0, 1]}
+
+
+def test_cooperative_sync_revokes_only_what_was_taken_then_rejoins() -> None:
+    m = stable(cooperative=True, owned={"t": [0, 1, 2]})
+    m.on_heartbeat(ec.REBALANCE_IN_PROGRESS, now=1.0)
+    m.join_request(PROTOCOLS)
+    m.on_join(join_answer(generation=5), now=1.0)
+    step = m.on_sync(Struct(error_code=ec.NONE), {"t": [0, 1], "u": [0]}, now=1.0)
+    assert step.revoke == {"t": [2]} and step.assign == {"u": [0]} and step.rejoin
+    assert m.owned == {"t": [0, 1], "u": [0]}
+    m.join_request(PROTOCOLS)  # the second round, from STABLE
+
+
+@pytest.mark.parametrize("code,member_kept", [(ec.UNKNOWN_MEMBER_ID, False), (ec.ILLEGAL_GENERATION, True)])
+def test_lost_membership_loses_partitions(code: int, member_kept: bool) -> None:
+    m = stable(cooperative=True)
+    step = m.on_heartbeat(code, now=3.0)
+    assert step.lost == {"t": [0, 1]} and not step.revoke and step.rejoin
+    assert m.generation == -1 and (m.member_id == "m1") is member_kept and m.state is State.UNJOINED
+
+
+def test_fenced_static_member_is_fatal() -> None:
+    m = stable(group_instance_id="inst")
+    step = m.on_heartbeat(ec.FENCED_INSTANCE_ID, now=3.0)
+    assert step.error == ec.FENCED_INSTANCE_ID and step.lost == {"t": [0, 1]} and m.state is State.FATAL
+    with pytest.raises(RuntimeError, match="illegal in state fatal"):
+        m.join_request(PROTOCOLS)
+
+
+def test_coordinator_moved_while_stable_keeps_the_membership() -> None:
+    m = stable()
+    step = m.on_heartbeat(ec.NOT_COORDINATOR, now=3.0)
+    assert step.find_coordinator and step.retry and not step.rejoin and m.state is State.STABLE
+
+
+def test_coordinator_moved_during_join_rejoins_there() -> None:
+    m = Membership(config())
+    m.join_request(PROTOCOLS)
+    step = m.on_join(join_answer(ec.COORDINATOR_NOT_AVAILABLE), now=0.0)
+    assert step.find_coordinator and step.rejoin and m.state is State.UNJOINED
+
+
+def test_coordinator_loading_means_ask_again() -> None:
+    m = Membership(config())
+    m.join_request(PROTOCOLS)
+    step = m.on_join(join_answer(ec.COORDINATOR_LOAD_IN_PROGRESS), now=0.0)
+    assert step.retry and not step.rejoin and m.state is State.JOINING
+
+
+def test_session_expires_without_successful_heartbeats() -> None:
+    m = stable()
+    m.on_heartbeat(ec.NONE, now=5.0)
+    assert m.session_expired(15.0) is None
+    step = m.session_expired(15.1)
+    assert step is not None and step.lost == {"t": [0, 1]} and m.member_id == ""
+
+
+def test_leaving_revokes_and_a_static_member_sends_no_leave() -> None:
+    m = stable()
+    assert m.leave_request() == {"group_id": "g", "member_id": "m1",
+                                 "members": [{"member_id": "m1", "group_instance_id": None,
+                                              "reason": "the consumer is closing"}]}  # fmt: skip
+    assert m.left().revoke == {"t": [0, 1]} and m.state is State.UNJOINED and m.member_id == ""
+    assert stable(group_instance_id="inst").leave_request() is None
+
+
+def test_sync_before_join_is_illegal() -> None:
+    with pytest.raises(RuntimeError, match="sync answered is illegal in state unjoined"):
+        Membership(config()).on_sync(Struct(error_code=ec.NONE), {}, now=0.0)
+
+
+def test_unknown_group_errors_are_fatal_and_the_table_uses_named_codes() -> None:
+    assert verdict(ec.UNKNOWN_SERVER_ERROR) is Verdict.FATAL
+    names = {v: k for k, v in vars(ec).items() if isinstance(v, int) and k.isupper()}
+    assert all(code in names for code in VERDICTS)
+    assert all(isinstance(s, State) for pair in TRANSITIONS for s in (pair[0], TRANSITIONS[pair]))
