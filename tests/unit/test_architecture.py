@@ -44,8 +44,6 @@ KNOWN_VIOLATIONS = frozenset(
         "cycle: kafkawire.records.batch kafkawire.records.legacy",
         "sans-io: kafkawire.core.accumulator imports time",
         "sans-io: kafkawire.core.transactions imports threading",
-        "size: kafkawire.admin.client",
-        "size: kafkawire.admin.types",
         "size: kafkawire.model",
         "size: kafkawire.records.batch",
     }

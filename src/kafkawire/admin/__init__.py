@@ -3,23 +3,25 @@
 from ..errors import KafkaError, KafkaException
 from ..model import BrokerMetadata, ClusterMetadata, PartitionMetadata, TopicMetadata, TopicPartition
 from .client import AdminClient, create_topic_if_missing
+from .group_types import (
+    ConsumerGroupDescription,
+    ConsumerGroupListing,
+    ConsumerGroupState,
+    GroupMember,
+    GroupMetadata,
+    ListConsumerGroupsResult,
+    MemberAssignment,
+    MemberDescription,
+)
 from .types import (
     AlterConfigOpType,
     ConfigEntry,
     ConfigResource,
     ConfigSource,
-    ConsumerGroupDescription,
-    ConsumerGroupListing,
-    ConsumerGroupState,
     DeletedRecords,
     DescribeClusterResult,
-    GroupMember,
-    GroupMetadata,
     IsolationLevel,
-    ListConsumerGroupsResult,
     ListOffsetsResultInfo,
-    MemberAssignment,
-    MemberDescription,
     NewPartitions,
     NewTopic,
     Node,

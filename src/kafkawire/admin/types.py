@@ -13,25 +13,16 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..errors import KafkaError
-from ..model import BrokerMetadata, TopicPartition
 
 __all__ = [
     "AlterConfigOpType",
     "ConfigEntry",
     "ConfigResource",
     "ConfigSource",
-    "ConsumerGroupDescription",
-    "ConsumerGroupListing",
-    "ConsumerGroupState",
     "DeletedRecords",
     "DescribeClusterResult",
-    "GroupMember",
-    "GroupMetadata",
     "IsolationLevel",
-    "ListConsumerGroupsResult",
     "ListOffsetsResultInfo",
-    "MemberAssignment",
-    "MemberDescription",
     "NewPartitions",
     "NewTopic",
     "Node",
@@ -99,34 +90,6 @@ class AlterConfigOpType(_Ordered):
 class IsolationLevel(_Ordered):
     READ_UNCOMMITTED = 0
     READ_COMMITTED = 1
-
-
-class ConsumerGroupState(_Ordered):
-    UNKNOWN = 0
-    PREPARING_REBALANCING = 1
-    COMPLETING_REBALANCING = 2
-    STABLE = 3
-    DEAD = 4
-    EMPTY = 5
-
-    @classmethod
-    def from_wire(cls, name: str | None) -> ConsumerGroupState:
-        """Kafka names states in CamelCase ("PreparingRebalance"); anything else is UNKNOWN."""
-        return _STATE_BY_WIRE_NAME.get((name or "").lower(), cls.UNKNOWN)
-
-    def wire_name(self) -> str:
-        return _WIRE_NAME_BY_STATE[self]
-
-
-_WIRE_NAME_BY_STATE = {
-    ConsumerGroupState.UNKNOWN: "Unknown",
-    ConsumerGroupState.PREPARING_REBALANCING: "PreparingRebalance",
-    ConsumerGroupState.COMPLETING_REBALANCING: "CompletingRebalance",
-    ConsumerGroupState.STABLE: "Stable",
-    ConsumerGroupState.DEAD: "Dead",
-    ConsumerGroupState.EMPTY: "Empty",
-}
-_STATE_BY_WIRE_NAME = {name.lower(): state for state, name in _WIRE_NAME_BY_STATE.items()}
 
 
 def _int_arg(value: Any, what: str) -> int:
@@ -431,100 +394,6 @@ class DescribeClusterResult:
         self.controller = controller
         self.nodes = nodes
         self.authorized_operations = authorized_operations
-
-
-class GroupMember:
-    """A member of a group, as ``list_groups()`` reports it; metadata and assignment stay raw bytes."""
-
-    def __init__(self) -> None:
-        self.id: str | None = None
-        self.client_id: str | None = None
-        self.client_host: str | None = None
-        self.metadata: bytes | None = None
-        self.assignment: bytes | None = None
-
-
-class GroupMetadata:
-    """A group as ``list_groups()`` reports it (the legacy, librdkafka-shaped listing)."""
-
-    def __init__(self) -> None:
-        self.broker: BrokerMetadata | None = None
-        self.id: str | None = None
-        self.error: KafkaError | None = None
-        self.state: str | None = None
-        self.protocol_type: str | None = None
-        self.protocol: str | None = None
-        self.members: list[GroupMember] = []
-
-    def __repr__(self) -> str:
-        if self.error is not None:
-            return f"GroupMetadata({self.id}, {self.error})"
-        return f"GroupMetadata({self.id})"
-
-    def __str__(self) -> str:
-        return str(self.id)
-
-
-class ConsumerGroupListing:
-    def __init__(self, group_id: str, is_simple_consumer_group: bool, state: ConsumerGroupState | None = None) -> None:
-        self.group_id = group_id
-        self.is_simple_consumer_group = is_simple_consumer_group
-        self.state = state
-
-    def __repr__(self) -> str:
-        return f"ConsumerGroupListing({self.group_id!r}, state={self.state})"
-
-
-class ListConsumerGroupsResult:
-    """Every group the brokers answered for (``valid``), and the brokers that failed (``errors``)."""
-
-    def __init__(
-        self, valid: list[ConsumerGroupListing] | None = None, errors: list[Exception] | None = None
-    ) -> None:
-        self.valid = valid or []
-        self.errors = errors or []
-
-
-class MemberAssignment:
-    def __init__(self, topic_partitions: list[TopicPartition] | None = None) -> None:
-        self.topic_partitions = topic_partitions or []
-
-
-class MemberDescription:
-    def __init__(
-        self,
-        member_id: str,
-        client_id: str,
-        host: str,
-        assignment: MemberAssignment,
-        group_instance_id: str | None = None,
-    ) -> None:
-        self.member_id = member_id
-        self.client_id = client_id
-        self.host = host
-        self.assignment = assignment
-        self.group_instance_id = group_instance_id
-
-
-class ConsumerGroupDescription:
-    def __init__(
-        self,
-        group_id: str,
-        is_simple_consumer_group: bool,
-        members: list[MemberDescription],
-        partition_assignor: str,
-        state: ConsumerGroupState,
-        coordinator: Node | None,
-    ) -> None:
-        self.group_id = group_id
-        self.is_simple_consumer_group = is_simple_consumer_group
-        self.members = members
-        self.partition_assignor = partition_assignor
-        self.state = state
-        self.coordinator = coordinator
-
-    def __repr__(self) -> str:
-        return f"ConsumerGroupDescription({self.group_id!r}, state={self.state}, members={len(self.members)})"
 
 
 def check_new_topic(t: NewTopic) -> None:

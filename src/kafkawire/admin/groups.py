@@ -1,0 +1,247 @@
+"""Consumer group calls: list (every broker), describe (each group's coordinator), the legacy list_groups."""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future
+from typing import Any
+
+from ..client import routers
+from ..client.driver import Operation, Router
+from ..core.policy.admin import ADMIN_READ
+from ..errors import KafkaError, KafkaException
+from ..model import BrokerMetadata, TopicPartition
+from ..protocol import error_codes as ec
+from ..protocol.apis import (
+    DESCRIBE_GROUPS,
+    LIST_GROUPS,
+)
+from ..protocol.codec import Struct
+from ..protocol.schema import Api
+from .base import AdminBase, _error, _gather, _no_duplicates, _then
+from .group_types import (
+    ConsumerGroupDescription,
+    ConsumerGroupListing,
+    ConsumerGroupState,
+    GroupMember,
+    GroupMetadata,
+    ListConsumerGroupsResult,
+    MemberAssignment,
+    MemberDescription,
+)
+from .types import (
+    Node,
+)
+
+_GROUP_ID_NOT_FOUND = ec.GROUP_ID_NOT_FOUND
+
+
+class GroupCalls(AdminBase):
+    """Consumer groups."""
+
+    def _per_broker(
+        self, request_s: float, body: Mapping[str, Any] | Callable[[int], Mapping[str, Any]], api: Api
+    ) -> Future[dict[int, Any]]:
+        """One request to every broker in the metadata; a future of broker id -> response or KafkaError."""
+        outer: Future[dict[int, Any]] = Future()
+        outer.set_running_or_notify_cancel()
+        client = self._client
+
+        def start() -> None:
+            def known(_response: Struct | None, error: KafkaError | None) -> None:
+                brokers = sorted(client.metadata.brokers)
+                if not brokers:
+                    outer.set_exception(KafkaException(error or KafkaError(KafkaError._TRANSPORT, "no brokers known")))
+                    return
+                futures = Operation(
+                    client,
+                    brokers,
+                    api=api,
+                    router=routers.EVERY_BROKER,
+                    body=lambda keys, version: body(version) if callable(body) else body,
+                    parse=lambda response, keys, node: {keys[0]: response},
+                    policy=ADMIN_READ,
+                    deadline=deadline,
+                    backoff_ms=self._backoff,
+                    live=self._live,
+                ).start_io().futures
+                _gather(futures, outer)
+
+            client.refresh_metadata_io([], known, timeout=request_s)
+
+        deadline = client.engine.now() + request_s
+        client.engine.call_soon(start)
+        return outer
+
+    def list_consumer_groups(self, **kwargs: Any) -> Future[ListConsumerGroupsResult]:
+        """Every group every broker coordinates (optionally only in ``states``); failed brokers go to ``errors``."""
+        states = kwargs.pop("states", None)
+        if states is not None:
+            if not isinstance(states, set):
+                raise TypeError("'states' must be a set")
+            if not all(isinstance(s, ConsumerGroupState) for s in states):
+                raise TypeError("All elements of states must be of type ConsumerGroupState")
+        request_s, _, _ = self._options(kwargs)
+        wanted = None if not states else {s.wire_name() for s in states}
+
+        def body(version: int) -> dict[str, Any]:
+            return {"states_filter": sorted(wanted) if wanted and version >= 4 else []}
+
+        result: Future[ListConsumerGroupsResult] = Future()
+        result.set_running_or_notify_cancel()
+
+        def combine(answers: Future[dict[int, Any]]) -> None:
+            try:
+                per_broker = answers.result()
+            except Exception as exc:
+                result.set_exception(exc)
+                return
+            valid: dict[str, ConsumerGroupListing] = {}
+            errors: list[Exception] = []
+            for response in per_broker.values():
+                if isinstance(response, KafkaError):
+                    errors.append(KafkaException(response))
+                    continue
+                if response.error_code:
+                    errors.append(KafkaException(KafkaError(response.error_code)))
+                    continue
+                for g in response.groups:
+                    state = ConsumerGroupState.from_wire(g.get("group_state"))
+                    if wanted is not None and g.get("group_state") and g.group_state not in wanted:
+                        continue
+                    valid[g.group_id] = ConsumerGroupListing(g.group_id, g.protocol_type == "", state)
+            result.set_result(ListConsumerGroupsResult(list(valid.values()), errors))
+
+        self._per_broker(request_s, body, LIST_GROUPS).add_done_callback(combine)
+        return result
+
+    def _describe_groups(
+        self, groups: list[str], router: Router, request_s: float
+    ) -> dict[str, Future[tuple[Struct, int | None]]]:
+        """DescribeGroups at each group's coordinator: the raw entry and the broker that answered."""
+
+        def body(keys: list[str], version: int) -> dict[str, Any]:
+            return {"groups": keys, "include_authorized_operations": False}
+
+        def parse(response: Struct, keys: list[str], node: int | None) -> dict[str, Any]:
+            out: dict[str, Any] = {}
+            for g in response.groups:
+                error = _error(g.error_code, g.get("error_message"))
+                out[g.group_id] = error if error is not None else (g, node)
+            return out
+
+        return self._run(groups, DESCRIBE_GROUPS, router, body, parse, request_s, policy=ADMIN_READ)
+
+    def describe_consumer_groups(self, group_ids: list[str], **kwargs: Any) -> dict[str, Future[ConsumerGroupDescription]]:
+        """State, assignor and members (with their assignments) of each group, from its coordinator."""
+        if not isinstance(group_ids, list):
+            raise TypeError("Expected input to be list of group ids to be described")
+        if not group_ids:
+            raise ValueError("Expected at least one group to be described")
+        if not all(isinstance(g, str) for g in group_ids):
+            raise TypeError("Expected group ids to be strings")
+        kwargs.pop("include_authorized_operations", None)
+        request_s, _, _ = self._options(kwargs)
+        _no_duplicates(group_ids, "groups")
+        raw = self._describe_groups(group_ids, self._to_group, request_s)
+        client = self._client
+
+        def describe(entry: tuple[Struct, int | None]) -> ConsumerGroupDescription:
+            g, node = entry
+            state = ConsumerGroupState.from_wire(g.group_state)
+            if state is ConsumerGroupState.DEAD:
+                raise KafkaException(KafkaError(_GROUP_ID_NOT_FOUND, f"group {g.group_id} does not exist"))
+            members = [
+                MemberDescription(
+                    m.member_id,
+                    m.client_id,
+                    m.client_host,
+                    MemberAssignment(decode_assignment(m.member_assignment)),
+                    m.get("group_instance_id"),
+                )
+                for m in g.members
+            ]
+            broker = client.metadata.brokers.get(node) if node is not None else None
+            coordinator = None if broker is None else Node(broker.node_id, broker.host, broker.port, broker.rack)
+            return ConsumerGroupDescription(g.group_id, g.protocol_type == "", members, g.protocol_data, state, coordinator)
+
+        return {group: _then(fut, describe) for group, fut in raw.items()}
+
+    def list_groups(self, group: str | None = None, timeout: float = -1) -> list[GroupMetadata]:
+        """The legacy listing (librdkafka's): every group of every broker, described, or just ``group``."""
+        request_s = self._default_timeout if timeout is None or timeout < 0 else timeout
+        if group is not None:
+            if not isinstance(group, str):
+                raise TypeError("group must be a string")
+            placement: dict[str, int | None] | None = None
+            raw = self._describe_groups([group], self._to_group, request_s)
+        else:
+            per_broker = self._per_broker(request_s, {}, LIST_GROUPS).result(request_s + 1)
+            placement = {}
+            for node, response in per_broker.items():
+                if isinstance(response, KafkaError):
+                    raise KafkaException(response)
+                if response.error_code:
+                    raise KafkaException(KafkaError(response.error_code))
+                for g in response.groups:
+                    placement[g.group_id] = node
+            if not placement:
+                return []
+            raw = self._describe_groups(list(placement), routers.Placed(placement), request_s)
+        out = []
+        for group_id, fut in raw.items():
+            metadata = GroupMetadata()
+            metadata.id = group_id
+            try:
+                g, answered_by = fut.result(request_s + 1)
+            except KafkaException as exc:
+                error = exc.args[0]
+                metadata.error = error if isinstance(error, KafkaError) else KafkaError(KafkaError._FAIL, str(error))
+                out.append(metadata)
+                continue
+            broker = None if answered_by is None else self._client.metadata.brokers.get(answered_by)
+            if broker is not None:
+                metadata.broker = BrokerMetadata(broker.node_id, broker.host, broker.port)
+            metadata.state = g.group_state
+            metadata.protocol_type = g.protocol_type
+            metadata.protocol = g.protocol_data
+            for m in g.members:
+                member = GroupMember()
+                member.id = m.member_id
+                member.client_id = m.client_id
+                member.client_host = m.client_host
+                member.metadata = m.member_metadata
+                member.assignment = m.member_assignment
+                metadata.members.append(member)
+            out.append(metadata)
+        return out
+
+
+def decode_assignment(data: bytes | None) -> list[TopicPartition]:
+    """A consumer-protocol member assignment (version, [topic, [partition]], user data) -> partitions.
+
+    Anything that is not that format (another protocol type, an empty assignment) reads as none.
+    """
+    if not data:
+        return []
+    out: list[TopicPartition] = []
+    try:
+        pos = 2  # int16 version
+        (topics,) = struct.unpack_from(">i", data, pos)
+        pos += 4
+        for _ in range(max(0, topics)):
+            (length,) = struct.unpack_from(">h", data, pos)
+            pos += 2
+            topic = bytes(data[pos : pos + length]).decode()
+            if len(topic.encode()) != length:
+                return []
+            pos += length
+            (count,) = struct.unpack_from(">i", data, pos)
+            pos += 4
+            partitions = struct.unpack_from(f">{max(0, count)}i", data, pos)
+            pos += 4 * max(0, count)
+            out.extend(TopicPartition(topic, p) for p in partitions)
+    except (struct.error, UnicodeDecodeError):
+        return []
+    return out
