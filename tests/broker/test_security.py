@@ -181,3 +181,20 @@ def test_set_sasl_credentials_used_by_the_next_authentication(
         with pytest.raises(TypeError):
             client.set_sasl_credentials(None, "x")  # type: ignore[arg-type]
         client.close()
+
+
+@pytest.mark.parametrize("store_type", ["JKS", "PEM"])
+def test_java_truststore_options(secured: KafkaBroker, topic_name: Callable[[str], str], store_type: str) -> None:
+    """Spark's connector users keep Java's options: the broker's keytool-made JKS truststore."""
+    assert secured._dir is not None and secured.ca is not None
+    location = secured._dir / "truststore.jks" if store_type == "JKS" else secured.ca.cert
+    topic = topic_name("jks")
+    create_topic(secured.bootstrap(), topic, 1)
+    conf = {
+        "bootstrap.servers": secured.bootstrap("SSL"),
+        "security.protocol": "SSL",
+        "ssl.truststore.location": str(location),
+        "ssl.truststore.password": "store-pass",
+        "ssl.truststore.type": store_type,
+    }
+    assert _deliver(conf, topic, [b"j"]) == [None]

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..errors import KafkaError
 from .transport import READ, WRITE, TcpTransport, Transport, TransportError
+from .truststore import trusted_certificates
 
 _READ = 1 << 16
 
@@ -55,7 +56,16 @@ def _trust(ctx: ssl.SSLContext, conf: Mapping[str, Any]) -> None:
             _load(ctx.load_verify_locations, "ssl.ca.location", cafile=location)
     if pem:
         _load(ctx.load_verify_locations, "ssl.ca.pem", cadata=pem)
-    if not location and not pem:
+    store = conf.get("ssl.truststore.location")
+    if store:  # Java's options, as Spark's connector users write them
+        certs = trusted_certificates(
+            store, conf.get("ssl.truststore.password"), conf.get("ssl.truststore.type") or "JKS"
+        )
+        if not certs:
+            raise ValueError("ssl.truststore.location: the store trusts no certificate")
+        for der in certs:
+            _load(ctx.load_verify_locations, "ssl.truststore.location", cadata=der)
+    if not location and not pem and not store:
         ctx.load_default_certs()
 
 
