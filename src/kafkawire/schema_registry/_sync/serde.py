@@ -88,27 +88,34 @@ class BaseSerializer(_Common, Serializer):
         if self._use_latest_version and self._auto_register:
             raise ValueError("cannot enable both use.latest.version and auto.register.schemas")
         self._schema_id_serializer = _callable(conf, "schema.id.serializer", prefix_schema_id_serializer)
+        self._known: dict[str, tuple[SchemaId, Schema]] = {}  # subject -> immutable (id, schema)
         if conf:
             raise ValueError(f"Unrecognized properties: {', '.join(conf)}")
 
     def _writer(self, subject: str, schema: Schema | None) -> tuple[SchemaId, Schema]:
-        """The schema to write with and its id for ``subject``."""
+        """The schema to write with and its id for ``subject``. Ids the registry gave for a schema
+        (registered, looked up, or ``use.schema.id``) never change: remembered per subject, so a
+        record costs a dict look-up; "latest" answers are asked of the client (its TTL cache)."""
+        known = self._known.get(subject)
+        if known is not None:
+            return known
         if self._use_schema_id is not None:
             found = self._registry.get_schema(self._use_schema_id, subject)
-            return SchemaId(self._schema_type, self._use_schema_id), found
+            answer = SchemaId(self._schema_type, self._use_schema_id), found
+            self._known[subject] = answer
+            return answer
         registered = self._latest(subject)
-        if registered is None:
-            if schema is None:
-                raise SerializationError("no schema to write with: give one or set use.latest.version")
-            if self._auto_register:
-                registered = self._registry.register_schema_full_response(subject, schema, self._normalize_schemas)
-            else:
-                registered = self._registry.lookup_schema(subject, schema, self._normalize_schemas)
-            if registered.schema.schema_str is None:
-                registered = RegisteredSchema(
-                    registered.subject, registered.version, registered.schema_id, registered.guid, schema
-                )
-        return SchemaId(self._schema_type, registered.schema_id, registered.guid), registered.schema
+        if registered is not None:
+            return SchemaId(self._schema_type, registered.schema_id, registered.guid), registered.schema
+        if schema is None:
+            raise SerializationError("no schema to write with: give one or set use.latest.version")
+        if self._auto_register:
+            registered = self._registry.register_schema_full_response(subject, schema, self._normalize_schemas)
+        else:
+            registered = self._registry.lookup_schema(subject, schema, self._normalize_schemas)
+        answer = SchemaId(self._schema_type, registered.schema_id, registered.guid), schema
+        self._known[subject] = answer
+        return answer
 
     def _frame(self, payload: bytes, ctx: SerializationContext | None, schema_id: SchemaId) -> bytes:
         return self._schema_id_serializer(payload, ctx, schema_id)  # type: ignore[no-any-return]

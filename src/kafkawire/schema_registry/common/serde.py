@@ -237,7 +237,8 @@ def topic_subject_name_strategy(ctx: SerializationContext | None, record_name: s
     """``<topic>-key`` or ``<topic>-value`` (the default)."""
     if ctx is None:
         return None
-    return f"{ctx.topic}-{ctx.field}"
+    field = ctx.field
+    return ctx.topic + "-" + (field.value if isinstance(field, Enum) else str(field))
 
 
 def topic_record_subject_name_strategy(ctx: SerializationContext | None, record_name: str | None) -> str | None:
