@@ -1,0 +1,214 @@
+"""KIP-848 consumer group membership (group.protocol=consumer), sans-IO.
+
+One request, ConsumerGroupHeartbeat, does everything: join (epoch 0), heartbeat, report what the
+member owns, leave (epoch -1, or -2 for a static member that will return). The coordinator runs the
+assignor and answers a target assignment by topic id; the member reconciles towards it, revoking
+first and assigning next, and acknowledges by reporting its owned partitions in the next heartbeat.
+States and their moves are one table (TRANSITIONS), error verdicts another (VERDICTS). Callers pass
+``now`` in seconds; topic ids are resolved to names by the caller (metadata).
+"""
+
+from __future__ import annotations
+
+import enum
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..protocol import error_codes as ec
+
+JOIN_EPOCH = 0
+LEAVE_EPOCH = -1
+STATIC_LEAVE_EPOCH = -2  # a static member going away for a while: keep its assignment
+
+TopicIdPartitions = dict[uuid.UUID, list[int]]
+
+
+class State(enum.Enum):
+    UNJOINED = "unjoined"
+    JOINING = "joining"  # epoch 0 sent, no answer yet
+    RECONCILING = "reconciling"  # the target differs from what we own: callbacks to run, then acknowledge
+    STABLE = "stable"  # we own the target assignment
+    LEAVING = "leaving"  # epoch -1/-2 sent
+    FATAL = "fatal"
+
+
+class Event(enum.Enum):
+    JOIN = "join"
+    TARGET_CHANGED = "new target assignment"
+    RECONCILED = "reconciled"
+    FENCED = "fenced"
+    LEAVE = "leave"
+    LEFT = "left"
+    FAILED = "fatal error"
+
+
+_MEMBER_STATES = (State.JOINING, State.RECONCILING, State.STABLE)
+
+TRANSITIONS: dict[tuple[State, Event], State] = {
+    (State.UNJOINED, Event.JOIN): State.JOINING,
+    **{(s, Event.TARGET_CHANGED): State.RECONCILING for s in _MEMBER_STATES},
+    (State.RECONCILING, Event.RECONCILED): State.STABLE,
+    (State.JOINING, Event.RECONCILED): State.STABLE,  # joined with nothing to do
+    **{(s, Event.FENCED): State.UNJOINED for s in _MEMBER_STATES},
+    **{(s, Event.LEAVE): State.LEAVING for s in (*_MEMBER_STATES, State.UNJOINED)},
+    (State.LEAVING, Event.LEFT): State.UNJOINED,
+    **{(s, Event.FAILED): State.FATAL for s in State},
+}
+
+
+class Verdict(enum.Enum):
+    FENCED = "partitions lost: rejoin with epoch 0"
+    COORDINATOR = "find the coordinator, heartbeat again"
+    RETRY = "heartbeat again after a backoff"
+    FATAL = "stop"
+
+
+VERDICTS: dict[int, Verdict] = {
+    ec.FENCED_MEMBER_EPOCH: Verdict.FENCED,
+    ec.UNKNOWN_MEMBER_ID: Verdict.FENCED,
+    ec.STALE_MEMBER_EPOCH: Verdict.FENCED,
+    ec.NOT_COORDINATOR: Verdict.COORDINATOR,
+    ec.COORDINATOR_NOT_AVAILABLE: Verdict.COORDINATOR,
+    ec.COORDINATOR_LOAD_IN_PROGRESS: Verdict.RETRY,
+    ec.UNRELEASED_INSTANCE_ID: Verdict.FATAL,  # another live member holds our group.instance.id
+    ec.GROUP_AUTHORIZATION_FAILED: Verdict.FATAL,
+    ec.GROUP_MAX_SIZE_REACHED: Verdict.FATAL,
+    ec.UNSUPPORTED_ASSIGNOR: Verdict.FATAL,
+    ec.INVALID_REQUEST: Verdict.FATAL,
+    ec.UNSUPPORTED_VERSION: Verdict.FATAL,
+}
+
+
+def verdict(error_code: int) -> Verdict:
+    return VERDICTS.get(error_code, Verdict.FATAL)
+
+
+@dataclass
+class Step:
+    assign: TopicIdPartitions = field(default_factory=dict)
+    revoke: TopicIdPartitions = field(default_factory=dict)
+    lost: TopicIdPartitions = field(default_factory=dict)
+    find_coordinator: bool = False
+    retry: bool = False
+    error: int | None = None
+
+
+@dataclass
+class ConsumerGroupConfig:
+    group_id: str
+    rebalance_timeout: float  # max.poll.interval.ms in seconds
+    subscribed_topics: list[str]
+    group_instance_id: str | None = None
+    rack_id: str | None = None
+    server_assignor: str | None = None  # group.remote.assignor; None: the broker's default
+
+
+def _minus(a: TopicIdPartitions, b: TopicIdPartitions) -> TopicIdPartitions:
+    out: TopicIdPartitions = {}
+    for topic, parts in a.items():
+        rest = sorted(set(parts) - set(b.get(topic, ())))
+        if rest:
+            out[topic] = rest
+    return out
+
+
+class ConsumerGroupMember:
+    """One member of a KIP-848 group. The member id is ours (KIP-1082), kept for the member's life."""
+
+    def __init__(self, config: ConsumerGroupConfig, member_id: str | None = None) -> None:
+        self.config = config
+        self.member_id = member_id or str(uuid.uuid4())
+        self.epoch = JOIN_EPOCH
+        self.state = State.UNJOINED
+        self.owned: TopicIdPartitions = {}
+        self.target: TopicIdPartitions | None = None
+        self.heartbeat_interval = 5.0  # until the coordinator tells
+        self._next_heartbeat = 0.0
+
+    def _move(self, event: Event) -> None:
+        try:
+            self.state = TRANSITIONS[(self.state, event)]
+        except KeyError:
+            raise RuntimeError(
+                f"group {self.config.group_id}: {event.value} is illegal in state {self.state.value}"
+            ) from None
+
+    def heartbeat_due(self, now: float) -> bool:
+        return self.state in _MEMBER_STATES and now >= self._next_heartbeat
+
+    def heartbeat_request(self, now: float) -> dict[str, Any]:
+        """The next heartbeat; joins when unjoined. Every field is sent in full (equal values are
+        allowed), so a lost answer never leaves the coordinator with a stale picture."""
+        if self.state not in _MEMBER_STATES:
+            self._move(Event.JOIN)  # from UNJOINED; illegal once leaving or fatal
+            self.epoch = JOIN_EPOCH
+        self._next_heartbeat = now + self.heartbeat_interval
+        return {
+            "group_id": self.config.group_id,
+            "member_id": self.member_id,
+            "member_epoch": self.epoch,
+            "instance_id": self.config.group_instance_id,
+            "rack_id": self.config.rack_id,
+            "rebalance_timeout_ms": int(self.config.rebalance_timeout * 1000),
+            "subscribed_topic_names": sorted(self.config.subscribed_topics),
+            "server_assignor": self.config.server_assignor,
+            "topic_partitions": [{"topic_id": t, "partitions": sorted(p)} for t, p in sorted(self.owned.items())],
+        }
+
+    def leave_request(self) -> dict[str, Any] | None:
+        if self.state not in _MEMBER_STATES:
+            return None
+        self._move(Event.LEAVE)
+        epoch = STATIC_LEAVE_EPOCH if self.config.group_instance_id is not None else LEAVE_EPOCH
+        return {
+            "group_id": self.config.group_id,
+            "member_id": self.member_id,
+            "member_epoch": epoch,
+            "instance_id": self.config.group_instance_id,
+        }
+
+    def on_left(self) -> Step:
+        step = Step(revoke=self.owned)
+        self.owned, self.target, self.epoch = {}, None, JOIN_EPOCH
+        self._move(Event.LEFT)
+        return step
+
+    def on_heartbeat(self, response: Any, now: float) -> Step:
+        """The coordinator's answer: a new epoch, maybe a new target; reconcile towards it."""
+        code = response.error_code
+        if code != ec.NONE:
+            return self._on_error(code)
+        if response.member_id:
+            self.member_id = response.member_id
+        self.epoch = response.member_epoch
+        if response.heartbeat_interval_ms > 0:
+            self.heartbeat_interval = response.heartbeat_interval_ms / 1000
+            self._next_heartbeat = now + self.heartbeat_interval
+        if response.assignment is not None:
+            self.target = {tp.topic_id: sorted(tp.partitions) for tp in response.assignment.topic_partitions}
+        if self.target is None or self.target == self.owned:
+            if self.state is State.JOINING and self.target is not None:
+                self._move(Event.RECONCILED)
+            return Step()
+        self._move(Event.TARGET_CHANGED)
+        return Step(revoke=_minus(self.owned, self.target), assign=_minus(self.target, self.owned))
+
+    def reconciled(self, now: float) -> None:
+        """The application's callbacks ran: we own the target; acknowledge it at once."""
+        if self.state is not State.RECONCILING or self.target is None:
+            return
+        self.owned = {t: list(p) for t, p in self.target.items()}
+        self._move(Event.RECONCILED)
+        self._next_heartbeat = now
+
+    def _on_error(self, code: int) -> Step:
+        what = verdict(code)
+        if what is Verdict.COORDINATOR:
+            return Step(find_coordinator=True, retry=True)
+        if what is Verdict.RETRY:
+            return Step(retry=True)
+        step = Step(lost=self.owned, error=code if what is Verdict.FATAL else None)
+        self.owned, self.target, self.epoch = {}, None, JOIN_EPOCH
+        self._move(Event.FAILED if what is Verdict.FATAL else Event.FENCED)
+        return step
