@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..client.driver import wait
 from ..errors import KafkaError, KafkaException
 from .configs import ConfigCalls
 from .groups import GroupCalls, decode_assignment
@@ -39,7 +40,7 @@ def create_topic_if_missing(conf: Mapping[str, Any], topic: NewTopic, timeout: f
     admin = AdminClient(dict(conf))
     try:
         futures = admin.create_topics([topic], operation_timeout=timeout, request_timeout=timeout)
-        futures[topic.topic].result(timeout + 5)
+        wait(futures[topic.topic], timeout)
         return True
     except KafkaException as exc:
         error = exc.args[0]

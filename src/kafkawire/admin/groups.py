@@ -8,7 +8,7 @@ from concurrent.futures import Future
 from typing import Any
 
 from ..client import routers
-from ..client.driver import Operation, Router
+from ..client.driver import Operation, Router, wait
 from ..core.policy.admin import ADMIN_READ
 from ..errors import KafkaError, KafkaException
 from ..model import BrokerMetadata, TopicPartition
@@ -177,7 +177,7 @@ class GroupCalls(AdminBase):
             placement: dict[str, int | None] | None = None
             raw = self._describe_groups([group], self._to_group, request_s)
         else:
-            per_broker = self._per_broker(request_s, {}, LIST_GROUPS).result(request_s + 1)
+            per_broker = wait(self._per_broker(request_s, {}, LIST_GROUPS), request_s)
             placement = {}
             for node, response in per_broker.items():
                 if isinstance(response, KafkaError):
@@ -194,7 +194,7 @@ class GroupCalls(AdminBase):
             metadata = GroupMetadata()
             metadata.id = group_id
             try:
-                g, answered_by = fut.result(request_s + 1)
+                g, answered_by = wait(fut, request_s)
             except KafkaException as exc:
                 error = exc.args[0]
                 metadata.error = error if isinstance(error, KafkaError) else KafkaError(KafkaError._FAIL, str(error))

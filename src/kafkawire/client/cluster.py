@@ -25,6 +25,7 @@ from ..io.resolve import Resolver
 from ..protocol.apis import METADATA
 from ..protocol.codec import Struct
 from ..protocol.schema import Api
+from .driver import wait
 
 log = logging.getLogger("kafkawire.client")
 
@@ -116,9 +117,8 @@ class Client:
     ) -> model.ClusterMetadata:
         """confluent-kafka's ``list_topics()`` for every face: refresh metadata (one topic, or all),
         then copy it into the public objects, naming the broker that answered."""
-        md = self.refresh_metadata(None if topic is None else [topic], auto_create=auto_create, timeout=timeout).result(
-            None if timeout is None else timeout + 1
-        )
+        fut = self.refresh_metadata(None if topic is None else [topic], auto_create=auto_create, timeout=timeout)
+        md = fut.result() if timeout is None else wait(fut, timeout)
         conn = self.least_busy()
         assert conn is not None  # the refresh above was answered by some connection
         node_id = conn.node_id

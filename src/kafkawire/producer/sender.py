@@ -17,8 +17,8 @@ from typing import Any
 from ..client.cluster import Client
 from ..core.accumulator import Accumulator, PendingMessage, ProducerBatch
 from ..core.backoff import backoff_delay
-from ..core.error_policy import produce_policy
 from ..core.idempotence import Idempotence, InitOutcome, Verdict
+from ..core.policy.produce import produce_policy
 from ..core.unassigned import Assigner, Unassigned
 from ..errors import KafkaError
 from ..io.engine import Timer

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kafkawire.core.accumulator import Accumulator, PendingMessage, ProducerBatch
-from kafkawire.core.error_policy import PRODUCE_ERRORS, Persisted, produce_policy
+from kafkawire.core.policy.produce import PRODUCE_ERRORS, Persisted, produce_policy
 from kafkawire.errors import LOCAL_ERRORS, KafkaError
 from kafkawire.protocol.errors import BY_CODE
 from kafkawire.records import LZ4, NONE, decode_batches

@@ -3,8 +3,8 @@
 A policy maps a named error code (broker codes from `kafkawire.protocol.error_codes`, local codes
 from `KafkaError`) to an `Action`; codes a table does not list fall back on Kafka's ``retriable``
 flag. The request driver (`kafkawire.client.driver`) acts on the answer; no code here does IO.
-The producer's Produce table, which also tracks whether records may be persisted, is
-`core/error_policy.py`.
+The Produce table (`produce.py`) has its own shape: it also says whether records may already be
+in the log.
 """
 
 from __future__ import annotations

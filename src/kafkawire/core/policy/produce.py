@@ -12,7 +12,9 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from ..protocol import errors as broker_errors
+from ...errors import KafkaError
+from ...protocol import error_codes as ec
+from ...protocol import errors as broker_errors
 
 
 class Persisted(enum.Enum):
@@ -35,51 +37,42 @@ _RETRY_REFRESH_MAYBE = Policy(retry=True, refresh_metadata=True, persisted=Persi
 _FAIL = Policy(retry=False, refresh_metadata=False, persisted=Persisted.NOT)
 _FAIL_MAYBE = Policy(retry=False, refresh_metadata=False, persisted=Persisted.POSSIBLY)
 
-# Local codes (librdkafka's numbering) that reach the policy when a request fails as a whole.
-TRANSPORT = -195
-TIMED_OUT = -185
-MSG_TIMED_OUT = -192
-BAD_MSG = -199
-DESTROY = -197
-UNSUPPORTED_FEATURE = -165
-INVALID_ARG = -186
-
 PRODUCE_ERRORS: dict[int, Policy] = {
     # The leader moved or is unknown: the batch never reached a log.
-    3: _RETRY_REFRESH,  # UNKNOWN_TOPIC_OR_PARTITION
-    5: _RETRY_REFRESH,  # LEADER_NOT_AVAILABLE
-    6: _RETRY_REFRESH,  # NOT_LEADER_OR_FOLLOWER
-    56: _RETRY_REFRESH,  # KAFKA_STORAGE_ERROR
-    74: _RETRY_REFRESH,  # FENCED_LEADER_EPOCH
-    75: _RETRY_REFRESH,  # UNKNOWN_LEADER_EPOCH
+    ec.UNKNOWN_TOPIC_OR_PARTITION: _RETRY_REFRESH,
+    ec.LEADER_NOT_AVAILABLE: _RETRY_REFRESH,
+    ec.NOT_LEADER_OR_FOLLOWER: _RETRY_REFRESH,
+    ec.KAFKA_STORAGE_ERROR: _RETRY_REFRESH,
+    ec.FENCED_LEADER_EPOCH: _RETRY_REFRESH,
+    ec.UNKNOWN_LEADER_EPOCH: _RETRY_REFRESH,
     # The broker may have appended before giving up.
-    7: _RETRY_MAYBE,  # REQUEST_TIMED_OUT
-    13: _RETRY_REFRESH_MAYBE,  # NETWORK_EXCEPTION
-    20: _RETRY_MAYBE,  # NOT_ENOUGH_REPLICAS_AFTER_APPEND
+    ec.REQUEST_TIMED_OUT: _RETRY_MAYBE,
+    ec.NETWORK_EXCEPTION: _RETRY_REFRESH_MAYBE,
+    ec.NOT_ENOUGH_REPLICAS_AFTER_APPEND: _RETRY_MAYBE,
     # Refused before appending; worth another try.
-    2: _RETRY,  # CORRUPT_MESSAGE (a bit flipped on the way)
-    19: _RETRY,  # NOT_ENOUGH_REPLICAS
-    51: _RETRY,  # CONCURRENT_TRANSACTIONS
+    ec.CORRUPT_MESSAGE: _RETRY,  # a bit flipped on the way
+    ec.NOT_ENOUGH_REPLICAS: _RETRY,
+    ec.CONCURRENT_TRANSACTIONS: _RETRY,
     # Permanent for these records.
-    10: _FAIL,  # MESSAGE_TOO_LARGE
-    17: _FAIL,  # INVALID_TOPIC_EXCEPTION
-    18: _FAIL,  # RECORD_LIST_TOO_LARGE
-    21: _FAIL,  # INVALID_REQUIRED_ACKS
-    29: _FAIL,  # TOPIC_AUTHORIZATION_FAILED
-    31: _FAIL,  # CLUSTER_AUTHORIZATION_FAILED
-    32: _FAIL,  # INVALID_TIMESTAMP
-    35: _FAIL,  # UNSUPPORTED_VERSION
-    43: _FAIL,  # UNSUPPORTED_FOR_MESSAGE_FORMAT
-    76: _FAIL,  # UNSUPPORTED_COMPRESSION_TYPE
-    87: _FAIL,  # INVALID_RECORD
+    ec.MESSAGE_TOO_LARGE: _FAIL,
+    ec.INVALID_TOPIC_EXCEPTION: _FAIL,
+    ec.RECORD_LIST_TOO_LARGE: _FAIL,
+    ec.INVALID_REQUIRED_ACKS: _FAIL,
+    ec.TOPIC_AUTHORIZATION_FAILED: _FAIL,
+    ec.CLUSTER_AUTHORIZATION_FAILED: _FAIL,
+    ec.INVALID_TIMESTAMP: _FAIL,
+    ec.UNSUPPORTED_VERSION: _FAIL,
+    ec.UNSUPPORTED_FOR_MESSAGE_FORMAT: _FAIL,
+    ec.UNSUPPORTED_COMPRESSION_TYPE: _FAIL,
+    ec.INVALID_RECORD: _FAIL,
     # Whole-request failures, reported locally.
-    TRANSPORT: _RETRY_REFRESH_MAYBE,
-    TIMED_OUT: _RETRY_REFRESH_MAYBE,
-    BAD_MSG: _RETRY_REFRESH_MAYBE,
-    MSG_TIMED_OUT: _FAIL_MAYBE,
-    DESTROY: _FAIL_MAYBE,
-    UNSUPPORTED_FEATURE: _FAIL,
-    INVALID_ARG: _FAIL,
+    KafkaError._TRANSPORT: _RETRY_REFRESH_MAYBE,
+    KafkaError._TIMED_OUT: _RETRY_REFRESH_MAYBE,
+    KafkaError._BAD_MSG: _RETRY_REFRESH_MAYBE,
+    KafkaError._MSG_TIMED_OUT: _FAIL_MAYBE,
+    KafkaError._DESTROY: _FAIL_MAYBE,
+    KafkaError._UNSUPPORTED_FEATURE: _FAIL,
+    KafkaError._INVALID_ARG: _FAIL,
 }
 
 
