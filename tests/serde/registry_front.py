@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import ssl
 import threading
 import urllib.parse
 from collections.abc import Callable, Iterator
@@ -70,7 +71,7 @@ def _routes(reg: MockSchemaRegistryClient) -> list[Route]:
 class RegistryFront:
     """``url`` serves confluent's registry ``registry``; ``requests`` counts (method, path) seen."""
 
-    def __init__(self) -> None:
+    def __init__(self, tls: ssl.SSLContext | None = None) -> None:
         self.registry = MockSchemaRegistryClient({"url": "mock://front"})
         self.requests: list[tuple[str, str]] = []
         routes = _routes(self.registry)
@@ -119,7 +120,10 @@ class RegistryFront:
                 self._serve("DELETE")
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        if tls is not None:  # TLS is Python's ssl module's; the registry logic stays confluent's
+            self.server.socket = tls.wrap_socket(self.server.socket, server_side=True)
+        scheme = "https" if tls is not None else "http"
+        self.url = f"{scheme}://127.0.0.1:{self.server.server_address[1]}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     def close(self) -> None:
@@ -128,8 +132,8 @@ class RegistryFront:
 
 
 @contextmanager
-def registry_front() -> Iterator[RegistryFront]:
-    front = RegistryFront()
+def registry_front(tls: ssl.SSLContext | None = None) -> Iterator[RegistryFront]:
+    front = RegistryFront(tls)
     front.thread.start()
     try:
         yield front

@@ -183,3 +183,11 @@ def test_async_client_awaits_the_same_calls(front: RegistryFront) -> None:
     schema_id, text, subjects = asyncio.run(run())
     assert text == AVSC and subjects == ["a-value"]
     assert front.registry.get_schema(schema_id).schema_str == AVSC
+
+
+def test_secrets_never_in_errors_or_reprs() -> None:
+    with pytest.raises(ValueError) as e:
+        SchemaRegistryClient({"url": "htt://user:pa55word@host:1"})
+    assert "pa55word" not in str(e.value) and "Invalid url htt://host:1" in str(e.value)
+    sr = SchemaRegistryClient({"url": URL, "basic.auth.user.info": "u:pa55word"})
+    assert "pa55word" not in repr(sr) + repr(sr._rest_client.config)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ssl
 import urllib.parse
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .auth import BEARER_KEYS, bearer_field_provider
@@ -39,7 +39,7 @@ KNOWN_KEYS = {
 @dataclass
 class RestConfig:
     base_urls: list[str]
-    auth: tuple[str, str] | None
+    auth: tuple[str, str] | None = field(repr=False)  # the password never shows in a repr
     verify: ssl.SSLContext | bool
     timeout: float | None
     cache_capacity: int
@@ -70,7 +70,8 @@ def _urls(conf: dict[str, Any]) -> tuple[list[str], tuple[str, str] | None]:
         one = one.strip()
         parts = urllib.parse.urlsplit(one)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"Invalid url {one}")
+            shown = one if parts.username is None else one.replace(parts.netloc, parts.netloc.rsplit("@", 1)[1])
+            raise ValueError(f"Invalid url {shown}")  # never the userinfo's password
         if parts.username is not None:
             userinfo = (urllib.parse.unquote(parts.username), urllib.parse.unquote(parts.password or ""))
             netloc = parts.netloc.rsplit("@", 1)[1]
