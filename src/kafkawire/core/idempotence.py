@@ -14,17 +14,21 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable
 
+from ..errors import KafkaError
+from ..protocol import error_codes as ec
+from ..protocol.error_codes import (
+    DUPLICATE_SEQUENCE_NUMBER,
+    INVALID_PRODUCER_EPOCH,
+    OUT_OF_ORDER_SEQUENCE_NUMBER,
+    PRODUCER_FENCED,
+    UNKNOWN_PRODUCER_ID,
+)
 from . import TopicPartitionKey
 from .accumulator import ProducerBatch
 
 SEQUENCE_MODULUS = 2**31  # sequences wrap from 2^31-1 to 0
 MAX_IN_FLIGHT = 5  # per partition; the broker remembers the last five batches of a producer
 
-OUT_OF_ORDER_SEQUENCE_NUMBER = 45
-DUPLICATE_SEQUENCE_NUMBER = 46
-INVALID_PRODUCER_EPOCH = 47
-UNKNOWN_PRODUCER_ID = 59
-PRODUCER_FENCED = 90
 
 
 class Verdict(enum.Enum):
@@ -45,23 +49,23 @@ class InitOutcome(enum.Enum):
 # InitProducerId answers after which retrying cannot help.
 FATAL_INIT_ERRORS = frozenset(
     {
-        31,  # CLUSTER_AUTHORIZATION_FAILED
-        47,  # INVALID_PRODUCER_EPOCH
-        50,  # INVALID_TRANSACTION_TIMEOUT
-        53,  # TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-        90,  # PRODUCER_FENCED
-        -165,  # _UNSUPPORTED_FEATURE: the broker has no InitProducerId
+        ec.CLUSTER_AUTHORIZATION_FAILED,
+        INVALID_PRODUCER_EPOCH,
+        ec.INVALID_TRANSACTION_TIMEOUT,
+        ec.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+        PRODUCER_FENCED,
+        KafkaError._UNSUPPORTED_FEATURE,  # the broker has no InitProducerId
     }
 )
 # Answers to an epoch bump (KIP-360) that mean "this broker will not bump": a fresh producer id
 # resets the sequences just as well (as with brokers older than InitProducerId v3).
 BUMP_REFUSED_ERRORS = frozenset(
     {
-        -1,  # UNKNOWN_SERVER_ERROR (Tansu answers every bump so)
-        35,  # UNSUPPORTED_VERSION
-        42,  # INVALID_REQUEST
-        49,  # INVALID_PRODUCER_ID_MAPPING (librdkafka's mock: it bumps transactional ids only)
-        59,  # UNKNOWN_PRODUCER_ID: the broker forgot the id we want to bump
+        ec.UNKNOWN_SERVER_ERROR,  # Tansu answers every bump so
+        ec.UNSUPPORTED_VERSION,
+        ec.INVALID_REQUEST,
+        ec.INVALID_PRODUCER_ID_MAPPING,  # librdkafka's mock: it bumps transactional ids only
+        UNKNOWN_PRODUCER_ID,  # the broker forgot the id we want to bump
     }
 )
 
