@@ -179,7 +179,12 @@ class Idempotence:
         if code == DUPLICATE_SEQUENCE_NUMBER:
             return Verdict.DELIVERED
         if code in (INVALID_PRODUCER_EPOCH, PRODUCER_FENCED):
-            return Verdict.FATAL
+            if self.transactional:
+                return Verdict.FATAL  # another producer took our transactional id
+            # Without a transactional id nobody can fence us: the broker does not know the id we
+            # hold (an answer we should not have trusted). A fresh id restarts every sequence.
+            self._bump_refused = True
+            return Verdict.BUMP_EPOCH
         if code == OUT_OF_ORDER_SEQUENCE_NUMBER:
             # Behind an earlier failure (or a sequence hole that a bump will close) this is
             # expected; on the oldest batch it means the broker lost data we were told it had.

@@ -162,8 +162,8 @@ def test_after_a_failure_the_partition_drains_before_sending_again() -> None:
     ("code", "verdict"),
     [
         (DUPLICATE_SEQUENCE_NUMBER, Verdict.DELIVERED),
-        (INVALID_PRODUCER_EPOCH, Verdict.FATAL),
-        (PRODUCER_FENCED, Verdict.FATAL),
+        (INVALID_PRODUCER_EPOCH, Verdict.BUMP_EPOCH),  # (non-transactional: see the test below)
+        (PRODUCER_FENCED, Verdict.BUMP_EPOCH),
         (UNKNOWN_PRODUCER_ID, Verdict.BUMP_EPOCH),
         (NOT_LEADER_OR_FOLLOWER, Verdict.POLICY),
         (-195, Verdict.POLICY),  # _TRANSPORT
@@ -174,6 +174,20 @@ def test_verdict_of_each_idempotence_error(code: int, verdict: Verdict) -> None:
     b = batch(1)
     send(i, b)
     assert i.verdict(b, code) is verdict
+
+
+@pytest.mark.parametrize("code", [INVALID_PRODUCER_EPOCH, PRODUCER_FENCED])
+def test_fenced_without_a_transactional_id_takes_a_fresh_producer_id(code: int) -> None:
+    """Issue 13: nobody can fence a producer without a transactional id, so these codes mean the
+    broker does not know the id we hold (a mutated InitProducerId answer): a fresh id, not fatal."""
+    i = idem()
+    b = batch(1)
+    send(i, b)
+    assert i.verdict(b, code) is Verdict.BUMP_EPOCH
+    i.request_bump()
+    assert i.needs_init and i.init_ids(5) == (-1, -1)  # a fresh id, not a bump of the bad one
+    i.transactional = True
+    assert i.verdict(b, code) is Verdict.FATAL
 
 
 def test_out_of_order_on_the_oldest_batch_without_an_earlier_failure_is_fatal() -> None:
