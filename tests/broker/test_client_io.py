@@ -203,3 +203,16 @@ def test_a_bootstrap_name_that_cannot_resolve_is_reported_and_flush_ends(host: s
         assert host in errors[codes.index(KafkaError._RESOLVE)].str()
     finally:
         p.close()
+
+
+def test_host_names_resolve_off_the_io_thread_and_close_ends_the_worker(mock_cluster: MockCluster) -> None:
+    """A name (not a numeric address) is looked up on the resolver's worker thread, so a slow DNS
+    server never stalls the IO thread; closing the client ends that thread."""
+    port = mock_cluster.bootstraps.split(",")[0].rsplit(":", 1)[1]
+    before = {t.ident for t in threading.enumerate()}
+    with Client({"bootstrap.servers": f"localhost:{port}"}) as client:
+        assert client.request(API_VERSIONS, {}).result(10).error_code == 0
+        workers = [t for t in threading.enumerate() if t.name == "kafkawire-resolve"]
+        assert len(workers) == 1 and workers[0].ident not in before
+    workers[0].join(5)
+    assert not workers[0].is_alive()
