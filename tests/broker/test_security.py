@@ -198,3 +198,35 @@ def test_java_truststore_options(secured: KafkaBroker, topic_name: Callable[[str
         "ssl.truststore.type": store_type,
     }
     assert _deliver(conf, topic, [b"j"]) == [None]
+
+
+def test_secrets_never_in_logs_errors_reprs_or_statistics(
+    secured: KafkaBroker, topic_name: Callable[[str], str], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Every secret option set, a failing and a working authentication, DEBUG logging on: no secret
+    text in any log record, error, repr or statistics document."""
+    import logging
+
+    topic = topic_name("scan")
+    create_topic(secured.bootstrap(), topic, 1)
+    texts: list[str] = []
+    right = _conf(secured, "SASL_SSL-SCRAM-SHA-256", **{"statistics.interval.ms": 100, "ssl.key.password": "kp-SECRET"})
+    wrong = {**right, "sasl.password": "wrong-SECRET"}
+    with caplog.at_level(logging.DEBUG):
+        for conf in (wrong, right):
+            p = Producer({**conf, "error_cb": lambda e: texts.append(str(e)), "stats_cb": texts.append,
+                          "message.timeout.ms": 4000})  # fmt: skip
+            texts.append(repr(p))
+            p.produce(topic, b"v", on_delivery=lambda err, msg: texts.append(f"{err} {msg}"))
+            p.flush(10)
+            p.poll(0.3)
+            p.close()
+        admin = AdminClient({k: v for k, v in right.items() if k != "statistics.interval.ms"})
+        texts.append(repr(admin))
+        texts.append(str(admin.list_topics(topic, timeout=10).topics))
+        admin.close()
+    texts.extend(r.getMessage() for r in caplog.records)
+    assert any("SECRET" not in t for t in texts) and len(texts) > 5
+    for secret in (SECRET, "wrong-SECRET", "kp-SECRET"):
+        leaked = [t for t in texts if secret in t]
+        assert not leaked, leaked[:3]
