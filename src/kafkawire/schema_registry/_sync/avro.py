@@ -16,7 +16,7 @@ from fastavro import parse_schema, schemaless_reader, schemaless_writer
 from ...serialization import SerializationContext, SerializationError
 from ..common.schema_registry_client import Schema
 from .schema_registry_client import SchemaRegistryClient
-from .serde import BaseDeserializer, BaseSerializer, where
+from .serde import READ_MODES, BaseDeserializer, BaseSerializer, refuse_rules, where
 
 __all__ = ["AvroDeserializer", "AvroSerializer"]
 
@@ -172,7 +172,7 @@ class AvroDeserializer(_Parsing, BaseDeserializer):
         if reader is None and (self._use_latest_version or self._use_latest_with_metadata is not None):
             subject = self._subject(ctx, None)
             latest = self._latest(subject) if subject is not None else None
-            reader = self._parse(latest.schema) if latest is not None else None
+            reader = self._parse(refuse_rules(latest.schema, READ_MODES)) if latest is not None else None
         try:
             obj = schemaless_reader(
                 payload, writer, reader if reader is not None else writer, return_record_name=self._return_record_name

@@ -21,7 +21,7 @@ from ...serialization import SerializationContext, SerializationError
 from ..common.json_schema import _json_dumps, _json_loads
 from ..common.schema_registry_client import Schema
 from .schema_registry_client import SchemaRegistryClient
-from .serde import BaseDeserializer, BaseSerializer, _bool, where
+from .serde import READ_MODES, BaseDeserializer, BaseSerializer, _bool, refuse_rules, where
 
 __all__ = ["JSONDeserializer", "JSONSerializer"]
 
@@ -157,6 +157,8 @@ class JSONDeserializer(_Validating, BaseDeserializer):
         schema = self._schema
         if self._registry is not None and schema is None:
             schema = self._reader_from_registry(ctx) or self._writer_schema(schema_id, ctx)
+        if schema is not None:
+            refuse_rules(schema, READ_MODES)
         try:
             obj = self._json_decode(payload.read())
         except (ValueError, TypeError, UnicodeDecodeError) as e:

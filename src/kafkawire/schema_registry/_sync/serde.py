@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...serialization import Deserializer, SerializationContext, SerializationError, Serializer
-from ..common.schema_registry_client import RegisteredSchema, Schema
+from ..common.schema_registry_client import RegisteredSchema, RuleMode, Schema
 from ..common.serde import (
     SchemaId,
     dual_schema_id_deserializer,
@@ -101,11 +101,13 @@ class BaseSerializer(_Common, Serializer):
             return known
         if self._use_schema_id is not None:
             found = self._registry.get_schema(self._use_schema_id, subject)
+            refuse_rules(found, WRITE_MODES)
             answer = SchemaId(self._schema_type, self._use_schema_id), found
             self._known[subject] = answer
             return answer
         registered = self._latest(subject)
         if registered is not None:
+            refuse_rules(registered.schema, WRITE_MODES)
             return SchemaId(self._schema_type, registered.schema_id, registered.guid), registered.schema
         if schema is None:
             raise SerializationError("no schema to write with: give one or set use.latest.version")
@@ -113,6 +115,8 @@ class BaseSerializer(_Common, Serializer):
             registered = self._registry.register_schema_full_response(subject, schema, self._normalize_schemas)
         else:
             registered = self._registry.lookup_schema(subject, schema, self._normalize_schemas)
+        refuse_rules(schema, WRITE_MODES)
+        refuse_rules(registered.schema, WRITE_MODES)  # the registry may add its default rule set
         answer = SchemaId(self._schema_type, registered.schema_id, registered.guid), schema
         self._known[subject] = answer
         return answer
@@ -142,14 +146,35 @@ class BaseDeserializer(_Common, Deserializer):
         """The schema the payload names; one the registry does not know is a SerializationError."""
         try:
             if schema_id.id is not None:
-                return self._registry.get_schema(schema_id.id)
+                return refuse_rules(self._registry.get_schema(schema_id.id), READ_MODES)
             if schema_id.guid is not None:
-                return self._registry.get_schema_by_guid(str(schema_id.guid))
+                return refuse_rules(self._registry.get_schema_by_guid(str(schema_id.guid)), READ_MODES)
         except SchemaRegistryError as e:
             if e.http_status_code != 404:
                 raise
             raise SerializationError(f"unknown schema {schema_id.id or schema_id.guid}{where(ctx)}: {e}") from e
         raise SerializationError(f"the payload names no schema{where(ctx)}")
+
+
+WRITE_MODES = frozenset({RuleMode.WRITE, RuleMode.WRITEREAD})
+READ_MODES = frozenset({RuleMode.READ, RuleMode.WRITEREAD})
+
+
+def refuse_rules(schema: Schema, modes: frozenset[RuleMode]) -> Schema:
+    """Data-contract rules are not executed by kafkawire yet: a schema whose enabled domain or
+    encoding rules apply in ``modes`` (a CEL condition, a field encryption...) fails the record
+    instead of being written or read as if the rule had passed (plaintext where ciphertext was
+    required). Migration rules only run between versions, which kafkawire does not convert."""
+    rule_set = schema.rule_set
+    if rule_set is None:
+        return schema
+    for rule in (rule_set.domain_rules or []) + (rule_set.encoding_rules or []):
+        if not rule.disabled and rule.mode in modes:
+            raise SerializationError(
+                f"schema rule {rule.name!r} ({rule.type}, {rule.mode}) cannot be applied: kafkawire does not run "
+                "data-contract rules; disable the rule or use a client that runs them"
+            )
+    return schema
 
 
 def where(ctx: SerializationContext | None) -> str:
