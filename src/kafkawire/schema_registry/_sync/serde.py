@@ -22,11 +22,8 @@ from ..common.serde import (
 from ..error import SchemaRegistryError
 from .schema_registry_client import SchemaRegistryClient
 
-__all__ = ["FALLBACK_TYPE", "KAFKA_CLUSTER_ID", "BaseDeserializer", "BaseSerializer"]
+__all__ = ["BaseDeserializer", "BaseSerializer", "refuse_rules"]
 
-# Rule parameter names of confluent-kafka's data-contract rules (kept for imports that use them).
-FALLBACK_TYPE = "fallbackType"
-KAFKA_CLUSTER_ID = "kafka.cluster.id"
 
 
 def _bool(conf: dict[str, Any], key: str, default: bool) -> bool:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import io
 import struct
 import uuid
-from collections.abc import Callable
 from enum import Enum
 from typing import Any
 
@@ -252,5 +251,3 @@ def record_subject_name_strategy(ctx: SerializationContext | None, record_name: 
     """The fully qualified record name."""
     return record_name
 
-
-SubjectNameStrategy = Callable[[SerializationContext | None, str | None], str | None]
