@@ -253,6 +253,10 @@ class Membership:
             return Step()
         return self._on_error(error_code)
 
+    def on_no_answer(self) -> Step:
+        """A request got no answer (connection lost, timed out): as if the coordinator had moved."""
+        return self._on_error(ec.COORDINATOR_NOT_AVAILABLE)
+
     def _on_error(self, code: int) -> Step:
         what = verdict(code)
         if what is Verdict.RETRY:

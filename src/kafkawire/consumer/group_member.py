@@ -1,0 +1,229 @@
+"""A classic group membership run on the client's IO thread: `core.group.Membership` decides,
+this module only sends what it asks for and arms its timers.
+
+It finds the coordinator (the shared cache), joins with one protocol per configured assignor
+(preference order), runs the chosen assignor when it is the leader (after a metadata refresh for
+every member's topics), syncs, heartbeats, and rejoins when told. Every assignment change is handed
+to ``on_change`` on the IO thread; the consumer turns it into rebalance callbacks in poll().
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any
+
+from ..client.cluster import Client
+from ..client.coordinators import GROUP, Coordinators
+from ..core.assignors import ASSIGNORS, COOPERATIVE_STICKY, Member, encode_sticky_user_data
+from ..core.group import GroupConfig, Membership, State, Step
+from ..errors import KafkaError
+from ..io.engine import Timer
+from ..protocol.apis import HEARTBEAT, JOIN_GROUP, LEAVE_GROUP, SYNC_GROUP
+from ..protocol.codec import Struct
+from ..protocol.consumer_protocol import (
+    Assignment,
+    Subscription,
+    decode_assignment,
+    decode_subscription,
+    encode_assignment,
+    encode_subscription,
+)
+from ..protocol.primitives import DecodeError
+
+RETRY_BACKOFF = 0.1  # seconds before asking again after "ask again" or a lost coordinator
+REQUEST_SLACK = 5.0  # a JoinGroup may wait a whole rebalance timeout: its request gets this much more
+
+
+class GroupMember:
+    def __init__(
+        self,
+        client: Client,
+        coordinators: Coordinators,
+        config: GroupConfig,
+        assignors: list[str],
+        topics: list[str],
+        on_change: Callable[[Step], None],
+    ) -> None:
+        self.client = client
+        self.coordinators = coordinators
+        self.config = config
+        self.assignors = assignors
+        self.topics = sorted(topics)
+        self.on_change = on_change
+        self.membership = Membership(config)
+        self.coordinator: int | None = None
+        self._timer: Timer | None = None
+        self._stopped = False
+
+    # --- thread-safe ----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self.client.engine.call_soon(self._join)
+
+    def leave(self, timeout: float) -> Future[None]:
+        """Leave the group (LeaveGroup unless static); resolves once answered or ``timeout`` passed."""
+        done: Future[None] = Future()
+
+        def leave() -> None:
+            self._stopped = True
+            if self._timer is not None:
+                self._timer.cancel()
+            body = self.membership.leave_request() if self.membership.state is not State.FATAL else None
+            if self.membership.state is not State.FATAL:
+                self.on_change(self.membership.left())
+            if body is None or self.coordinator is None:
+                done.set_result(None)
+                return
+            self.client.request_io(
+                LEAVE_GROUP, body, lambda _r, _e: done.set_result(None), node=self.coordinator, timeout=timeout
+            )
+
+        self.client.engine.call_soon(leave)
+        return done
+
+    # --- IO thread ------------------------------------------------------------------------------
+
+    def _later(self, delay: float, fn: Callable[[], None]) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = self.client.engine.call_later(delay, fn)
+
+    def _with_coordinator(self, then: Callable[[int], None]) -> None:
+        def found(answer: dict[str, int | KafkaError]) -> None:
+            node = answer.get(self.config.group_id)
+            if self._stopped:
+                return
+            if isinstance(node, int):
+                self.coordinator = node
+                then(node)
+            else:
+                self._later(RETRY_BACKOFF, lambda: self._with_coordinator(then))
+
+        self.coordinators.find_io(GROUP, [self.config.group_id], self.config.session_timeout, found)
+
+    def _lost_coordinator(self) -> None:
+        self.coordinators.forget(GROUP, self.config.group_id)
+        self.coordinator = None
+
+    def _join(self) -> None:
+        if self._stopped:
+            return
+        self._with_coordinator(self._send_join)
+
+    def _send_join(self, node: int) -> None:
+        body = self.membership.join_request(self._protocols())
+        timeout = self.config.rebalance_timeout + REQUEST_SLACK
+        self.client.request_io(JOIN_GROUP, body, self._joined, node=node, timeout=timeout)
+
+    def _protocols(self) -> list[tuple[str, bytes]]:
+        m = self.membership
+        owned = m.owned if self.config.cooperative else {}
+        out = []
+        for name in self.assignors:
+            user_data = encode_sticky_user_data(owned, m.generation) if name == COOPERATIVE_STICKY else None
+            sub = Subscription(self.topics, user_data, owned, m.generation)
+            out.append((name, encode_subscription(sub)))
+        return out
+
+    def _joined(self, response: Struct | None, error: KafkaError | None) -> None:
+        if self._stopped:
+            return
+        if response is None:
+            self._follow(self.membership.on_no_answer())
+            return
+        step = self.membership.on_join(response, self.client.engine.now())
+        if step.members is not None:
+            self._assign_as_leader(step.members)
+        elif self.membership.state is State.SYNCING:
+            self._send_sync({})
+        else:
+            self._follow(step)
+
+    def _assign_as_leader(self, raw_members: list[Any]) -> None:
+        members: dict[str, Member] = {}
+        for raw in raw_members:
+            try:
+                sub = decode_subscription(raw.metadata)
+            except DecodeError:
+                sub = Subscription([])  # a member we cannot read gets nothing rather than failing everyone
+            members[raw.member_id] = Member(raw.member_id, sub, raw.get("group_instance_id"))
+        topics = sorted({t for m in members.values() for t in m.subscription.topics})
+
+        def refreshed(_response: Struct | None, _error: KafkaError | None) -> None:
+            if self._stopped or self.membership.state is not State.SYNCING:
+                return
+            counts = {}
+            for topic in topics:
+                count = self.client.metadata.partition_count(topic)
+                if count:
+                    counts[topic] = count
+            assignor = ASSIGNORS[self.membership.protocol or self.assignors[0]]
+            plan = assignor(members, counts)
+            self._send_sync({m: encode_assignment(Assignment(tps)) for m, tps in plan.items()})
+
+        self.client.refresh_metadata_io(topics, refreshed, timeout=self.config.session_timeout)
+
+    def _send_sync(self, assignments: dict[str, bytes]) -> None:
+        body = self.membership.sync_request(assignments)
+        timeout = self.config.rebalance_timeout + REQUEST_SLACK
+        self.client.request_io(SYNC_GROUP, body, self._synced, node=self.coordinator, timeout=timeout)
+
+    def _synced(self, response: Struct | None, error: KafkaError | None) -> None:
+        if self._stopped:
+            return
+        if response is None:
+            self._follow(self.membership.on_no_answer())
+            return
+        assignment = None
+        if response.error_code == 0:
+            try:
+                assignment = decode_assignment(response.assignment).partitions
+            except DecodeError:
+                assignment = {}
+        self._follow(self.membership.on_sync(response, assignment, self.client.engine.now()))
+
+    def _follow(self, step: Step) -> None:
+        """Act on a step: report it, then rejoin, retry or keep heartbeating."""
+        if step.assign or step.revoke or step.lost or step.error is not None:
+            self.on_change(step)
+        if step.error is not None:
+            self._stopped = True
+            return
+        if step.find_coordinator:
+            self._lost_coordinator()
+        if step.rejoin:
+            self._later(0.0 if not step.find_coordinator else RETRY_BACKOFF, self._join)
+        elif step.retry:
+            state = self.membership.state
+            self._later(RETRY_BACKOFF, self._heartbeat if state is State.STABLE else self._join)
+        elif self.membership.state is State.STABLE:
+            self._arm_heartbeat()
+
+    def _arm_heartbeat(self) -> None:
+        when = self.membership.next_heartbeat()
+        if when is not None:
+            self._later(max(0.0, when - self.client.engine.now()), self._heartbeat)
+
+    def _heartbeat(self) -> None:
+        if self._stopped or self.membership.state is not State.STABLE:
+            return
+        now = self.client.engine.now()
+        expired = self.membership.session_expired(now)
+        if expired is not None:
+            self._follow(expired)
+            return
+        if self.coordinator is None:
+            self._with_coordinator(lambda _node: self._heartbeat())
+            return
+        body = self.membership.heartbeat_request(now)
+        self.client.request_io(HEARTBEAT, body, self._heartbeat_answered, node=self.coordinator,
+                               timeout=self.config.session_timeout)  # fmt: skip
+
+    def _heartbeat_answered(self, response: Struct | None, error: KafkaError | None) -> None:
+        if self._stopped or self.membership.state is not State.STABLE:
+            return
+        if response is None:
+            self._follow(self.membership.on_no_answer())
+            return
+        self._follow(self.membership.on_heartbeat(response.error_code, self.client.engine.now()))
