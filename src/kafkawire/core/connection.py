@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..protocol import codec, headers
+from ..protocol import error_codes as ec
 from ..protocol.apis import API_VERSIONS, METADATA
 from ..protocol.codec import Struct
 from ..protocol.primitives import DecodeError
@@ -28,7 +29,6 @@ from ..protocol.schema import Api
 from .metadata import check_response
 
 _SIZE_PREFIX = 4
-_UNSUPPORTED_VERSION = 35
 
 
 class ProtocolError(Exception):
@@ -147,7 +147,7 @@ class Connection:
         req = self._in_flight[0]
         if correlation_id != req.correlation_id:
             raise ProtocolError(f"response correlation id {correlation_id}, expected {req.correlation_id}")
-        if req.api is API_VERSIONS and req.version > 0 and _api_versions_error(payload) == _UNSUPPORTED_VERSION:
+        if req.api is API_VERSIONS and req.version > 0 and _api_versions_error(payload) == ec.UNSUPPORTED_VERSION:
             body = _unsupported_api_versions(payload)
         else:
             try:
@@ -176,5 +176,5 @@ def _unsupported_api_versions(payload: bytes) -> Struct:
         return codec.decode(API_VERSIONS.response, 0, payload, 4)
     except DecodeError:
         body = codec.default_struct(API_VERSIONS.response.fields)
-        body.error_code = _UNSUPPORTED_VERSION
+        body.error_code = ec.UNSUPPORTED_VERSION
         return body
