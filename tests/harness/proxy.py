@@ -3,13 +3,16 @@ connections, and otherwise forwards every byte unchanged.
 
 It is a test harness, not a broker: requests and responses are read as Kafka frames (a 4-byte
 size, then the payload) only to know which request each response answers; the frames are
-forwarded exactly as received. Two faults can be injected:
+forwarded exactly as received unless a fault says otherwise. The faults:
 
 * ``drop_response(api_key, nth)``: the ``nth`` request of ``api_key`` (counted from that call)
   is forwarded, so the broker acts on it, but its response is swallowed and the client's
   connection closed, which is what a lost response looks like to a client;
 * ``cut_randomly(seed, max_cuts, duration, mean_interval)``: a seeded RNG closes random live
-  connections at random moments, at most ``max_cuts`` times, only within ``duration`` seconds.
+  connections at random moments, at most ``max_cuts`` times, only within ``duration`` seconds;
+* ``alter_response(api_key, change)``: the next response of ``api_key`` is replaced by
+  ``change(body)`` (the bytes after the correlation id; the size prefix is recomputed), as a
+  broker with a bug (or a hostile one) would answer.
 
 Clients must be told to connect to the proxy, not the broker: the broker has to advertise the
 proxy's address in its Metadata (``TansuBroker(advertised_port=proxy.port)``). So the proxy binds
@@ -26,6 +29,7 @@ import struct
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING
@@ -127,6 +131,8 @@ class KafkaProxy:
         self._stopping = threading.Event()
         self._requests: Counter[int] = Counter()
         self._drop_rules: dict[int, int] = {}  # api key -> requests of that key still to let pass
+        self._alter_rules: dict[int, Callable[[bytes], bytes]] = {}  # api key -> change of its next answer
+        self.altered: list[int] = []  # api keys of the responses altered so far
         self.dropped: list[DroppedResponse] = []
         self.response_dropped = threading.Event()
         self.cuts = 0  # connections closed by cut_randomly
@@ -182,6 +188,11 @@ class KafkaProxy:
             raise ValueError("nth counts from 1")
         with self._lock:
             self._drop_rules[api_key] = nth - 1
+
+    def alter_response(self, api_key: int, change: Callable[[bytes], bytes]) -> None:
+        """Replace the body of the next response to ``api_key`` by ``change(body)``."""
+        with self._lock:
+            self._alter_rules[api_key] = change
 
     def requests_seen(self, api_key: int) -> int:
         """Requests of ``api_key`` forwarded to the broker so far."""
@@ -288,6 +299,11 @@ class KafkaProxy:
                 with self._lock:
                     api_key, api_version = link.pending.pop(correlation_id, (-1, -1))
                     lose = correlation_id in link.drop
+                    change = self._alter_rules.pop(api_key, None)
+                if change is not None:
+                    payload = frame[4:8] + change(frame[8:])
+                    frame = struct.pack(">i", len(payload)) + payload
+                    self.altered.append(api_key)
                 if lose:
                     self.dropped.append(DroppedResponse(api_key, api_version, correlation_id))
                     with self._lock:
