@@ -152,6 +152,9 @@ class ConsumerGroupMember:
             "rack_id": self.config.rack_id,
             "rebalance_timeout_ms": int(self.config.rebalance_timeout * 1000),
             "subscribed_topic_names": sorted(self.config.subscribed_topics),
+            # v1+: an empty regex means "names, no regex" (and clears an earlier one), as librdkafka
+            # sends it; its mock coordinator requires both fields or neither
+            "subscribed_topic_regex": "",
             "server_assignor": self.config.server_assignor,
             "topic_partitions": [{"topic_id": t, "partitions": sorted(p)} for t, p in sorted(self.owned.items())],
         }

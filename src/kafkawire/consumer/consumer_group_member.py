@@ -1,0 +1,178 @@
+"""A KIP-848 group membership (group.protocol=consumer) run on the client's IO thread:
+`core.consumer_group.ConsumerGroupMember` decides, this module sends its heartbeats and arms timers.
+
+The coordinator's assignments name topics by id; they are turned into names with metadata
+(refreshed when an id is new) before the change is handed to ``on_change`` as a `core.group.Step`,
+the same shape the classic membership produces, so the consumer serves both alike. Once handed
+over, the member acknowledges the reconciliation in its next heartbeat, sent at once.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any
+
+from ..client.cluster import Client
+from ..client.coordinators import GROUP, Coordinators
+from ..core.consumer_group import ConsumerGroupConfig, ConsumerGroupMember, State, TopicIdPartitions
+from ..core.consumer_group import Step as IdStep
+from ..core.group import Step
+from ..errors import KafkaError
+from ..io.engine import Timer
+from ..protocol.apis import CONSUMER_GROUP_HEARTBEAT
+from ..protocol.codec import Struct
+from ..protocol.consumer_protocol import TopicPartitions
+
+RETRY_BACKOFF = 0.1
+
+
+class ConsumerGroupMembership:
+    def __init__(
+        self,
+        client: Client,
+        coordinators: Coordinators,
+        config: ConsumerGroupConfig,
+        on_change: Callable[[Step], None],
+    ) -> None:
+        self.client = client
+        self.coordinators = coordinators
+        self.config = config
+        self.on_change = on_change
+        self.member = ConsumerGroupMember(config)
+        self.coordinator: int | None = None
+        self._timer: Timer | None = None
+        self._stopped = False
+        self._in_flight = False  # one heartbeat at a time: the next waits for this one's answer
+
+    def start(self) -> None:
+        self.client.engine.call_soon(self._heartbeat)
+
+    def leave(self, timeout: float) -> Future[None]:
+        done: Future[None] = Future()
+
+        def leave() -> None:
+            self._stopped = True
+            if self._timer is not None:
+                self._timer.cancel()
+            body = self.member.leave_request()
+            if body is None:
+                done.set_result(None)
+                return
+            self.on_change(self._named(self.member.on_left()))
+            if self.coordinator is None:
+                done.set_result(None)
+                return
+            self.client.request_io(
+                CONSUMER_GROUP_HEARTBEAT,
+                body,
+                lambda _r, _e: done.set_result(None),
+                node=self.coordinator,
+                timeout=timeout,
+            )
+
+        self.client.engine.call_soon(leave)
+        return done
+
+    # --- IO thread ------------------------------------------------------------------------------
+
+    def _later(self, delay: float, fn: Callable[[], None]) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = self.client.engine.call_later(delay, fn)
+
+    def _heartbeat(self) -> None:
+        if self._stopped or self.member.state is State.FATAL or self._in_flight:
+            return
+        if self.coordinator is None:
+
+            def found(answer: dict[str, int | KafkaError]) -> None:
+                node = answer.get(self.config.group_id)
+                if isinstance(node, int):
+                    self.coordinator = node
+                    self._heartbeat()
+                elif not self._stopped:
+                    self._later(RETRY_BACKOFF, self._heartbeat)
+
+            self.coordinators.find_io(GROUP, [self.config.group_id], self.config.rebalance_timeout, found)
+            return
+        body = self.member.heartbeat_request(self.client.engine.now())
+        self._in_flight = True
+        self.client.request_io(
+            CONSUMER_GROUP_HEARTBEAT, lambda v: _for_version(body, v), self._answered, node=self.coordinator, timeout=self.config.rebalance_timeout
+        )
+
+    def _answered(self, response: Struct | None, error: KafkaError | None) -> None:
+        self._in_flight = False
+        if self._stopped:
+            return
+        if response is None:
+            self._lost_coordinator()
+            return
+        step = self.member.on_heartbeat(response, self.client.engine.now())
+        if step.find_coordinator:
+            self._lost_coordinator()
+            return
+        if step.retry:
+            self._later(RETRY_BACKOFF, self._heartbeat)
+            return
+        if step.lost or step.error is not None:
+            self.on_change(self._named(step))
+            if step.error is None:
+                self._later(0.0, self._heartbeat)  # rejoin with epoch 0 at once
+            return
+        if step.assign or step.revoke:
+            self._reconcile(step)
+        self._later(self.member.heartbeat_interval, self._heartbeat)
+
+    def _reconcile(self, step: IdStep) -> None:
+        """Hand the change over by topic name (refreshing metadata for new ids), then acknowledge."""
+        unknown = [t for t in (*step.assign, *step.revoke) if self._name(t) is None]
+
+        def go(_response: Struct | None = None, _error: KafkaError | None = None) -> None:
+            if self._stopped:
+                return
+            if any(self._name(t) is None for t in step.assign):
+                self._later(RETRY_BACKOFF, lambda: self._reconcile(step))  # a topic not in metadata yet
+                return
+            self.on_change(self._named(step))
+            self.member.reconciled(self.client.engine.now())
+            self._later(0.0, self._heartbeat)
+
+        if unknown:
+            self.client.refresh_metadata_io(None, go, timeout=self.config.rebalance_timeout)
+        else:
+            go()
+
+    def _lost_coordinator(self) -> None:
+        self.coordinators.forget(GROUP, self.config.group_id)
+        self.coordinator = None
+        self._later(RETRY_BACKOFF, self._heartbeat)
+
+    def _name(self, topic_id: uuid.UUID) -> str | None:
+        for info in self.client.metadata.topics.values():
+            if info.topic_id == topic_id:
+                return info.name
+        return None
+
+    def _by_name(self, tps: TopicIdPartitions) -> TopicPartitions:
+        out: TopicPartitions = {}
+        for topic_id, parts in tps.items():
+            name = self._name(topic_id)
+            if name is not None:
+                out[name] = list(parts)
+        return out
+
+    def _named(self, step: IdStep) -> Step:
+        return Step(
+            assign=self._by_name(step.assign),
+            revoke=self._by_name(step.revoke),
+            lost=self._by_name(step.lost),
+            error=step.error,
+        )
+
+
+def _for_version(body: dict[str, Any], version: int) -> dict[str, Any]:
+    """v0 has no regex field."""
+    return body if version >= 1 else {k: v for k, v in body.items() if k != "subscribed_topic_regex"}
