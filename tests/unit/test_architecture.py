@@ -41,11 +41,9 @@ BOTTOM_ALLOWED = {
 
 KNOWN_VIOLATIONS = frozenset(
     {
-        "cycle: kafkawire.records.batch kafkawire.records.legacy",
         "sans-io: kafkawire.core.accumulator imports time",
         "sans-io: kafkawire.core.transactions imports threading",
         "size: kafkawire.model",
-        "size: kafkawire.records.batch",
     }
 )
 

@@ -20,7 +20,8 @@ from kafkawire.core.accumulator import PurePendingMessage
 from kafkawire.model import TIMESTAMP_CREATE_TIME, TIMESTAMP_LOG_APPEND_TIME, Message
 from kafkawire.native import native
 from kafkawire.producer.delivery import RECORD_OVERHEAD, serve_delivered, tally_delivered
-from kafkawire.records.batch import BatchBuilder, decode_batches, encode_records
+from kafkawire.records import BatchBuilder, decode_batches
+from kafkawire.records.batch import encode_records
 
 pytestmark = pytest.mark.skipif(
     native is None and os.environ.get("KAFKAWIRE_REQUIRE_NATIVE") != "1", reason="kafkawire._native is not built"

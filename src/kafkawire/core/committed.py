@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from ..records.batch import RecordBatch, decode_transaction_marker
+from ..records import RecordBatch, decode_transaction_marker
 
 _HELD, _READY, _DROPPED = 0, 1, 2
 

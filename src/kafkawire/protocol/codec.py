@@ -308,7 +308,7 @@ def _field_decoder(fld: Field, version: int, flexible: bool) -> Decoder:
             element = _primitive_decoder(of, False, flexible)
         else:
             raise TypeError("nested arrays are not part of the Kafka protocol")
-        return _array_decoder(element, nullable, flexible)
+        return _array_decoder(element, max(1, _min_size(of, version, flexible)), nullable, flexible)
     if isinstance(t, tuple):
         decode_struct = _struct_decoder(t, version, flexible)
         return _nullable_struct_decoder(decode_struct) if nullable else decode_struct
@@ -342,13 +342,36 @@ def _read_length(buf: Buffer, pos: int, flexible: bool, short: bool) -> tuple[in
     return n, pos
 
 
-def _array_decoder(element: Decoder, nullable: bool, flexible: bool) -> Decoder:
+_FIXED_SIZES = {"bool": 1, "uuid": 16, **{name: s.size for name, s in _INTS.items()}}
+
+
+def _min_size(type_: FieldType, version: int, flexible: bool) -> int:
+    """The fewest bytes a value of ``type_`` takes in ``version`` (a null or empty one)."""
+    if isinstance(type_, str):
+        if type_ in _FIXED_SIZES:
+            return _FIXED_SIZES[type_]
+        return 1 if flexible else (2 if type_ == "string" else 4)  # the length alone
+    if isinstance(type_, Array):
+        return 1 if flexible else 4
+    size = 1 if flexible else 0  # the tagged-field count
+    for fld in type_:
+        if version in fld.versions and not (flexible and fld.tag is not None and version in fld.tagged):
+            size += _min_size(fld.type, version, flexible if fld.flexible is None else version in fld.flexible)
+    return size
+
+
+def _array_decoder(element: Decoder, min_element_size: int, nullable: bool, flexible: bool) -> Decoder:
+    """Arrays whose count could not fit in the bytes left (``min_element_size`` each) are refused
+    before anything is allocated: a count is a promise of bytes, not of objects."""
+
     def decode_array(buf: Buffer, pos: int) -> tuple[Any, int]:
         n, pos = _read_length(buf, pos, flexible, False)
         if n == -1:
             if not nullable:
                 raise DecodeError("null array where none is allowed")
             return None, pos
+        if n > (len(buf) - pos) // min_element_size:
+            raise DecodeError(f"{n} elements of at least {min_element_size} bytes exceed the {len(buf) - pos} left")
         items = []
         for _ in range(n):
             item, pos = element(buf, pos)

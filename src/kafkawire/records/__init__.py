@@ -2,19 +2,8 @@
 
 from kafkawire.protocol.primitives import DecodeError
 from kafkawire.records.batch import (
-    CONTROL_ABORT,
-    CONTROL_COMMIT,
-    CREATE_TIME,
-    HEADER_SIZE,
-    LOG_APPEND_TIME,
     BatchBuilder,
-    CorruptRecordError,
-    Record,
-    RecordBatch,
-    TransactionMarker,
     build_control_batch,
-    decode_batches,
-    decode_transaction_marker,
     record_size_upper_bound,
     with_producer_state,
 )
@@ -30,12 +19,28 @@ from kafkawire.records.compression import (
     decompress,
 )
 from kafkawire.records.crc import crc32, crc32c
+from kafkawire.records.decoder import decode_batches, decode_transaction_marker
 from kafkawire.records.legacy import encode_message_set
+from kafkawire.records.types import (
+    CONTROL_ABORT,
+    CONTROL_COMMIT,
+    CREATE_TIME,
+    DEFAULT_DECODE_BUDGET,
+    HEADER_SIZE,
+    LOG_APPEND_TIME,
+    CorruptRecordError,
+    DecodeBudget,
+    DecodeBudgetError,
+    Record,
+    RecordBatch,
+    TransactionMarker,
+)
 
 __all__ = [
     "CONTROL_ABORT",
     "CONTROL_COMMIT",
     "CREATE_TIME",
+    "DEFAULT_DECODE_BUDGET",
     "DEFAULT_MAX_DECOMPRESSED_SIZE",
     "GZIP",
     "HEADER_SIZE",
@@ -46,6 +51,8 @@ __all__ = [
     "ZSTD",
     "BatchBuilder",
     "CorruptRecordError",
+    "DecodeBudget",
+    "DecodeBudgetError",
     "DecodeError",
     "DecompressedSizeError",
     "Record",

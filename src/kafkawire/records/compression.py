@@ -20,6 +20,7 @@ from collections.abc import Callable
 import cramjam
 
 from kafkawire.protocol.primitives import DecodeError
+from kafkawire.records.types import DecodeBudgetError
 
 NONE = 0
 GZIP = 1
@@ -45,6 +46,7 @@ _INT32 = struct.Struct(">i")
 _RATIO_GUESS = 8
 _MIN_CAPACITY = 64 * 1024
 _GROWTH = 4
+_HINT_BYTES = 18  # enough for a zstd frame header's content size or an lz4 frame descriptor's
 
 Buffer = bytes | bytearray | memoryview
 _DecompressInto = Callable[[Buffer, bytearray], int]
@@ -56,7 +58,7 @@ _SKIPPABLE_FIRST = frozenset(bytes((b,)) for b in range(0x50, 0x60))
 _SKIPPABLE_MAGIC_TAIL = b"\x2a\x4d\x18"
 
 
-class DecompressedSizeError(DecodeError):
+class DecompressedSizeError(DecodeBudgetError):
     """Decompressed data would exceed the caller's ``max_size`` (a likely decompression bomb)."""
 
 
@@ -93,40 +95,48 @@ def compress(codec: int, data: Buffer, level: int | None = None) -> bytes:
     return bytes(cramjam.zstd.compress(data, level=resolved))
 
 
-def decompress(codec: int, data: Buffer, max_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE) -> bytes:
+def decompress(codec: int, data: Buffer, max_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE) -> bytearray:
     """Decompress ``data``; raise DecodeError if it is malformed, DecompressedSizeError past ``max_size``.
 
-    The size limit is enforced while decompressing (into a bounded buffer), not after, so a
-    hostile batch cannot make us allocate more than ``max_size`` bytes.
+    The limit holds while decompressing, not after: the output goes into one buffer of at most
+    ``max_size`` bytes, allocated at the size the format declares when it declares one, and the
+    result is that buffer (a bytearray: converting it to bytes would hold two copies at once).
     """
     if codec == NONE:
         if len(data) > max_size:
             raise DecompressedSizeError(f"{len(data)} bytes exceed the {max_size}-byte limit")
-        return bytes(data)
+        return bytearray(data)
     if codec == SNAPPY:
-        return _snappy_decompress(data, max_size)
+        return _snappy_decompress(memoryview(data), max_size)
     if codec == GZIP:
-        return _bounded(GZIP, cramjam.gzip.decompress_into, data, max_size)
+        return _bounded(GZIP, cramjam.gzip.decompress_into, data, max_size, _gzip_size_hint)
     if codec == LZ4:
-        return _bounded(LZ4, cramjam.lz4.decompress_into, data, max_size)
+        return _bounded(LZ4, cramjam.lz4.decompress_into, data, max_size, _lz4_size_hint)
     if codec == ZSTD:
-        return _bounded(ZSTD, cramjam.zstd.decompress_into, data, max_size)
+        return _bounded(ZSTD, cramjam.zstd.decompress_into, data, max_size, _zstd_size_hint)
     raise DecodeError(f"unknown compression codec id {codec}")
 
 
-def _bounded(codec: int, decompress_into: _DecompressInto, data: Buffer, max_size: int) -> bytes:
-    """Decompress into a buffer that grows geometrically up to ``max_size``.
+def _bounded(
+    codec: int, decompress_into: _DecompressInto, data: Buffer, max_size: int, size_hint: Callable[[bytes], int | None]
+) -> bytearray:
+    """Decompress into one buffer of at most ``max_size`` bytes.
 
-    cramjam's one-shot ``decompress`` ignores any output bound, but ``decompress_into`` stops
-    as soon as the output buffer is full, so the limit holds while decompressing. Only a
-    "buffer full" failure grows the buffer; any other failure is corrupt input, reported at once.
+    cramjam's ``decompress_into`` stops as soon as the output buffer is full, so the limit holds
+    while decompressing. The buffer starts at the size the frame declares (a hint: a lie only
+    costs a retry) or a guess, and a "buffer full" failure retries with a larger one, the old one
+    released first: at most one buffer of at most ``max_size`` bytes exists at a time. Any other
+    failure is corrupt input, reported at once.
     """
     name = CODEC_NAMES[codec]
-    head = bytes(memoryview(data)[:4])
+    view = memoryview(data)
+    head = bytes(view[:4])
     skippable = codec != GZIP and head[:1] in _SKIPPABLE_FIRST and head[1:] == _SKIPPABLE_MAGIC_TAIL
     if not head.startswith(_MAGIC[codec]) and not skippable:
         raise DecodeError(f"not {name} data (bad magic {head.hex()})")
-    capacity = min(max_size, max(_MIN_CAPACITY, len(data) * _RATIO_GUESS))
+    hint = size_hint(bytes(view[:_HINT_BYTES]) if codec != GZIP else bytes(view[-4:]))
+    guess = max(_MIN_CAPACITY, len(view) * _RATIO_GUESS) if hint is None else hint
+    capacity = min(max_size, guess)
     while True:
         out = bytearray(capacity)
         try:
@@ -136,10 +146,39 @@ def _bounded(codec: int, decompress_into: _DecompressInto, data: Buffer, max_siz
                 raise DecodeError(f"corrupt {name} data: {exc}") from exc
             if capacity >= max_size:
                 raise DecompressedSizeError(f"{name} data decompresses to more than the {max_size}-byte limit") from exc
-            capacity = min(max_size, capacity * _GROWTH)
+            del out
+            capacity = min(max_size, max(_MIN_CAPACITY, capacity * _GROWTH))
             continue
         del out[written:]
-        return bytes(out)
+        return out
+
+
+def _gzip_size_hint(trailer: bytes) -> int | None:
+    """A gzip member ends with its uncompressed size modulo 2^32 (ISIZE, little-endian)."""
+    return int.from_bytes(trailer, "little") if len(trailer) == 4 else None
+
+
+def _lz4_size_hint(head: bytes) -> int | None:
+    """The content size of an lz4 frame, when its descriptor carries one (FLG bit 3)."""
+    if len(head) < 14 or head[:4] != _MAGIC[LZ4] or not head[4] & 0x08:
+        return None
+    return int.from_bytes(head[6:14], "little")
+
+
+def _zstd_size_hint(head: bytes) -> int | None:
+    """The Frame_Content_Size of a zstd frame, when its header carries one (RFC 8878 3.1.1.1)."""
+    if len(head) < 6 or head[:4] != _MAGIC[ZSTD]:
+        return None
+    descriptor = head[4]
+    single_segment = descriptor & 0x20
+    size_bytes = (0, 2, 4, 8)[descriptor >> 6] or (1 if single_segment else 0)
+    if not size_bytes:
+        return None
+    start = 5 + (0 if single_segment else 1) + (0, 1, 2, 4)[descriptor & 0x03]
+    if len(head) < start + size_bytes:
+        return None
+    size = int.from_bytes(head[start : start + size_bytes], "little")
+    return size + 256 if size_bytes == 2 else size
 
 
 @functools.cache
@@ -156,43 +195,45 @@ def _overflow_message(codec: int, decompress_into: _DecompressInto) -> str:
     raise AssertionError(f"cramjam decompressed 64 bytes of {CODEC_NAMES[codec]} into 1 byte")
 
 
-def _snappy_decompress(data: Buffer, max_size: int) -> bytes:
-    """Raw snappy block or xerial framing; every block's declared length is checked up front."""
-    view = memoryview(data)
+def _snappy_decompress(view: memoryview, max_size: int) -> bytearray:
+    """Raw snappy block or xerial framing. Every block declares its length, so the output is
+    allocated once at the sum of those lengths (checked against ``max_size`` first)."""
     if view[: len(XERIAL_MAGIC)] != XERIAL_MAGIC:
-        return _snappy_block(view, max_size)
-    if len(view) < _XERIAL_HEADER_SIZE:
-        raise DecodeError("truncated xerial snappy header")
-    parts = []
-    budget = max_size
-    pos = _XERIAL_HEADER_SIZE
-    end = len(view)
-    while pos < end:
-        if end - pos < 4:
-            raise DecodeError("truncated xerial snappy chunk length")
-        (size,) = _INT32.unpack_from(view, pos)
-        pos += 4
-        if size < 0 or size > end - pos:
-            raise DecodeError(f"xerial snappy chunk of {size} bytes overruns the data")
-        block = _snappy_block(view[pos : pos + size], budget)
-        budget -= len(block)
-        parts.append(block)
+        blocks = [view]
+    else:
+        if len(view) < _XERIAL_HEADER_SIZE:
+            raise DecodeError("truncated xerial snappy header")
+        blocks = []
+        pos = _XERIAL_HEADER_SIZE
+        end = len(view)
+        while pos < end:
+            if end - pos < 4:
+                raise DecodeError("truncated xerial snappy chunk length")
+            (size,) = _INT32.unpack_from(view, pos)
+            pos += 4
+            if size < 0 or size > end - pos:
+                raise DecodeError(f"xerial snappy chunk of {size} bytes overruns the data")
+            blocks.append(view[pos : pos + size])
+            pos += size
+    sizes = []
+    for block in blocks:
+        try:
+            sizes.append(cramjam.snappy.decompress_raw_len(block))
+        except cramjam.DecompressionError as exc:
+            raise DecodeError(f"corrupt snappy data: {exc}") from exc
+    total = sum(sizes)
+    if total > max_size:
+        raise DecompressedSizeError(f"snappy data declares {total} bytes, over the {max_size}-byte limit")
+    out = bytearray(total)
+    target = memoryview(out)
+    pos = 0
+    for block, size in zip(blocks, sizes, strict=True):
+        try:
+            written = cramjam.snappy.decompress_raw_into(block, target[pos : pos + size])
+        except (cramjam.DecompressionError, OSError, ValueError) as exc:
+            raise DecodeError(f"corrupt snappy data: {exc}") from exc
+        if written != size:
+            raise DecodeError(f"snappy data declared {size} bytes but held {written}")
         pos += size
-    return b"".join(parts)
-
-
-def _snappy_block(block: memoryview, max_size: int) -> bytes:
-    try:
-        size = cramjam.snappy.decompress_raw_len(block)
-    except cramjam.DecompressionError as exc:
-        raise DecodeError(f"corrupt snappy data: {exc}") from exc
-    if size > max_size:
-        raise DecompressedSizeError(f"snappy data declares {size} bytes, over the {max_size}-byte limit")
-    out = bytearray(size)
-    try:
-        written = cramjam.snappy.decompress_raw_into(block, out)
-    except (cramjam.DecompressionError, OSError, ValueError) as exc:
-        raise DecodeError(f"corrupt snappy data: {exc}") from exc
-    if written != size:
-        raise DecodeError(f"snappy data declared {size} bytes but held {written}")
-    return bytes(out)
+    target.release()
+    return out

@@ -28,13 +28,6 @@ import struct
 from collections.abc import Sequence
 
 from kafkawire.protocol.primitives import DecodeError
-from kafkawire.records.batch import (
-    COMPRESSION_MASK,
-    TIMESTAMP_TYPE_MASK,
-    CorruptRecordError,
-    Record,
-    RecordBatch,
-)
 from kafkawire.records.compression import (
     DEFAULT_MAX_DECOMPRESSED_SIZE,
     LZ4,
@@ -44,6 +37,16 @@ from kafkawire.records.compression import (
     decompress,
 )
 from kafkawire.records.crc import crc32
+from kafkawire.records.types import (
+    COMPRESSION_MASK,
+    COPY_BODY_LIMIT,
+    RECORD_COST,
+    TIMESTAMP_TYPE_MASK,
+    CorruptRecordError,
+    DecodeBudget,
+    Record,
+    RecordBatch,
+)
 
 NO_TIMESTAMP = -1
 
@@ -113,24 +116,32 @@ def decode_legacy_message(
     pos: int,
     end: int,
     max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+    budget: DecodeBudget | None = None,
 ) -> RecordBatch:
     """Decode the top-level message in ``buf[pos:end]`` as a batch of its records.
 
     An uncompressed message is a batch of one; a compressed wrapper yields its inner
-    messages with absolute offsets. ``end`` must be exactly the message's end.
+    messages with absolute offsets. ``end`` must be exactly the message's end. What the
+    records take is charged to ``budget`` (see `DecodeBudget`).
     """
+    if budget is None:
+        budget = DecodeBudget()
     offset, size, crc, magic, attributes, timestamp, key, value = _read_message(buf, pos, end)
     codec = attributes & COMPRESSION_MASK
     if codec == NONE:
+        budget.charge(RECORD_COST + size, "a message")
         records = [Record(offset, timestamp, key, value, [])]
     else:
         if value is None:
             raise DecodeError(f"compressed message at offset {offset} has a null value")
         if codec == LZ4 and magic == 0:
             value = _set_lz4_header_checksum(value, broken=False)
-        inner = decompress(codec, value, max_decompressed_size)
+        inner = decompress(codec, value, min(max_decompressed_size, budget.remaining))
+        budget.charge(len(inner), "decompressed messages")
         log_append_time = timestamp if magic == 1 and attributes & TIMESTAMP_TYPE_MASK else None
-        records = _decode_inner(inner, magic, offset, log_append_time)
+        records = _decode_inner(
+            bytes(inner) if len(inner) <= COPY_BODY_LIMIT else inner, magic, offset, log_append_time, budget
+        )
     base_offset = records[0].offset
     return RecordBatch(
         base_offset=base_offset,
@@ -149,18 +160,33 @@ def decode_legacy_message(
     )
 
 
-def _decode_inner(data: bytes, magic: int, wrapper_offset: int, log_append_time: int | None) -> list[Record]:
-    """The uncompressed messages of a wrapper; unlike a fetch, none may be cut short."""
-    records = []
+def _decode_inner(
+    data: bytes | bytearray, magic: int, wrapper_offset: int, log_append_time: int | None, budget: DecodeBudget
+) -> list[Record]:
+    """The uncompressed messages of a wrapper; unlike a fetch, none may be cut short.
+
+    The messages are counted first (their sizes only) and charged to ``budget`` before any is
+    decoded, so a wrapper of millions of tiny messages fails before it allocates them.
+    """
+    count = 0
     pos = 0
     end = len(data)
-    while pos < end:
+    while pos < end:  # sizes only: nothing is allocated per message
         if end - pos < _LOG_OVERHEAD:
             raise DecodeError("truncated message inside a compressed wrapper")
         (size,) = _INT32.unpack_from(data, pos + 8)
-        message_end = pos + _LOG_OVERHEAD + size
-        if size < 0 or message_end > end:
+        if size < 0 or pos + _LOG_OVERHEAD + size > end:
             raise DecodeError(f"inner message size {size} overruns its wrapper")
+        count += 1
+        pos += _LOG_OVERHEAD + size
+    if not count:
+        raise DecodeError("compressed message holds no inner messages")
+    budget.charge(RECORD_COST * count, f"{count} messages in a wrapper")
+    records = []
+    pos = 0
+    while pos < end:
+        (size,) = _INT32.unpack_from(data, pos + 8)
+        message_end = pos + _LOG_OVERHEAD + size
         offset, _size, _crc, inner_magic, attributes, timestamp, key, value = _read_message(data, pos, message_end)
         if inner_magic != magic:
             raise DecodeError(f"magic {inner_magic} message inside a magic {magic} wrapper")
@@ -168,10 +194,10 @@ def _decode_inner(data: bytes, magic: int, wrapper_offset: int, log_append_time:
             raise DecodeError("nested compression inside a compressed message")
         if log_append_time is not None:
             timestamp = log_append_time
+        if data.__class__ is not bytes:  # a large body read in place: copy the values out
+            key, value = (None if key is None else bytes(key)), (None if value is None else bytes(value))
         records.append(Record(offset, timestamp, key, value, []))
         pos = message_end
-    if not records:
-        raise DecodeError("compressed message holds no inner messages")
     if magic == 1:
         shift = wrapper_offset - records[-1].offset
         for record in records:
@@ -179,7 +205,9 @@ def _decode_inner(data: bytes, magic: int, wrapper_offset: int, log_append_time:
     return records
 
 
-def _read_message(buf: bytes, pos: int, end: int) -> tuple[int, int, int, int, int, int, bytes | None, bytes | None]:
+def _read_message(
+    buf: bytes | bytearray, pos: int, end: int
+) -> tuple[int, int, int, int, int, int, bytes | None, bytes | None]:
     """Parse and CRC-check one message spanning exactly ``buf[pos:end]``."""
     if end - pos < _PREFIX_SIZE:
         raise DecodeError(f"message of {end - pos} bytes is shorter than its header")
@@ -205,7 +233,7 @@ def _read_message(buf: bytes, pos: int, end: int) -> tuple[int, int, int, int, i
     return offset, size, crc, magic, attributes, timestamp, key, value
 
 
-def _read_bytes(buf: bytes, pos: int, end: int) -> tuple[bytes | None, int]:
+def _read_bytes(buf: bytes | bytearray, pos: int, end: int) -> tuple[bytes | None, int]:
     if end - pos < 4:
         raise DecodeError("truncated length in message")
     (length,) = _INT32.unpack_from(buf, pos)
@@ -214,7 +242,7 @@ def _read_bytes(buf: bytes, pos: int, end: int) -> tuple[bytes | None, int]:
         return None, pos
     if length < 0 or length > end - pos:
         raise DecodeError(f"length {length} overruns the message")
-    return buf[pos : pos + length], pos + length
+    return buf[pos : pos + length], pos + length  # type: ignore[return-value]  # bytes from bytes
 
 
 def _set_lz4_header_checksum(frame: bytes, broken: bool) -> bytes:

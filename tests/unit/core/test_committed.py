@@ -5,7 +5,7 @@ from __future__ import annotations
 import struct
 
 from kafkawire.core.committed import CommittedFilter
-from kafkawire.records.batch import CONTROL_MASK, TRANSACTIONAL_MASK, Record, RecordBatch
+from kafkawire.records.types import CONTROL_MASK, TRANSACTIONAL_MASK, Record, RecordBatch
 
 
 def batch(base: int, count: int = 1, pid: int = -1, *, txn: bool = False) -> RecordBatch:
