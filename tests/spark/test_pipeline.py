@@ -198,9 +198,11 @@ def test_embedded_broker_from_the_command_line(spark: SparkSession, capsys: pyte
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["pipeline", "--topic", "t"], "give either INPUT or --sample"),
-        (["pipeline", "x.json", "--sample", "--topic", "t"], "give either INPUT or --sample"),
-        (["pipeline", "--sample"], "--topic"),
+        (["pipeline", "--topic", "t"], "give one of INPUT, --sample, --generate N or --from-topic TOPIC"),
+        (["pipeline", "x.json", "--sample", "--topic", "t"], "give one of INPUT"),
+        (["pipeline", "--generate", "5", "--from-topic", "a", "--topic", "t"], "give one of INPUT"),
+        (["pipeline", "--sample"], "give --topic"),
+        (["pipeline", "x.json", "--topic", "t", "--to", "out"], "--to needs --from-topic"),
         (["pipeline", "--sample", "--topic", "t", "--value-format", "xml"], "invalid choice"),
         (["pipeline", "--sample", "--topic", "t", "--kafka-option", "acks"], "KEY=VALUE"),
         (["pipeline", "--sample", "--topic", "t", "--transactional-id-prefix", "p"], "needs --exactly-once"),

@@ -46,7 +46,7 @@ class PipelineSummary:
         return self.read_back is None or self.read_back_total == self.rows
 
 
-def _size(n: float) -> str:
+def size_text(n: float) -> str:
     for unit in ("B", "KiB", "MiB", "GiB"):
         if n < 1024 or unit == "GiB":
             return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
@@ -63,8 +63,8 @@ def print_summary(s: PipelineSummary, out: IO[str]) -> None:
     out.write(f"Pipeline {s.input} ({s.input_format}) -> topic {s.topic} on {s.bootstrap}\n")
     out.write(f"  values      {s.value_format}, {key}, {guarantee}\n")
     out.write(f"  rows        {s.rows:,}\n")
-    out.write(f"  bytes       {s.bytes:,} ({_size(s.bytes)} of keys, values and headers)\n")
-    out.write(f"  time        {s.seconds:.2f} s write job ({rate:,.0f} rows/s, {_size(byte_rate)}/s)\n")
+    out.write(f"  bytes       {s.bytes:,} ({size_text(s.bytes)} of keys, values and headers)\n")
+    out.write(f"  time        {s.seconds:.2f} s write job ({rate:,.0f} rows/s, {size_text(byte_rate)}/s)\n")
     failed = f"{s.failed_tasks} failed attempts retried" if s.failed_tasks else "none failed"
     out.write(f"  spark       {s.master}: {s.tasks} task{'' if s.tasks == 1 else 's'}, {failed}\n")
     used = s.partitions_used

@@ -51,6 +51,7 @@ from kafkawire.consumer import (
     READ_UNCOMMITTED,
     FetchSettings,
     fetch_range,
+    high_watermarks,
     list_offsets,
     partitions_for,
     topics_matching,
@@ -346,8 +347,21 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return offsets_to_json(resolve(client, self.opts, self.opts.starting, tps, starting=True))
 
     def _latest(self) -> dict[TopicPartitionKey, int]:
+        """Where the log ends now: the last stable offset (ListOffsets) under read_committed, else
+        each partition's high watermark as Fetch reports it (`consumer.high_watermarks`: the same
+        number as ListOffsets on Kafka, and right on an embedded Tansu too, DESIGN.md quirks)."""
         client = self._client()
-        return resolve(client, self.opts, OffsetLimit("latest"), assigned_partitions(client, self.opts), starting=False)
+        tps = assigned_partitions(client, self.opts)
+        if self.opts.read_committed:
+            return resolve(client, self.opts, OffsetLimit("latest"), tps, starting=False)
+        by_topic: dict[str, list[int]] = {}
+        for topic, partition in tps:
+            by_topic.setdefault(topic, []).append(partition)
+        ends: dict[TopicPartitionKey, int] = {}
+        for topic, partitions in by_topic.items():
+            for partition, end in high_watermarks(client, topic, partitions, METADATA_TIMEOUT).items():
+                ends[(topic, partition)] = end
+        return ends
 
     def prepareForTriggerAvailableNow(self) -> None:
         self._target = self._latest()

@@ -1,0 +1,202 @@
+"""The streaming pipeline (``kafkawire pipeline --from-topic``): a topic read by Structured Streaming
+through the kafkawire data source, transformed with SQL, written to a topic or files; judged by
+confluent-kafka (read_committed) and by Spark reading the files back."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from kafkawire.local_broker import TansuBroker
+from kafkawire.pipeline import PipelineError
+from kafkawire.pipeline.stream import StreamOptions, parse_trigger, run_stream
+from tests.harness.judge import Record, consume_all, produce_with_confluent
+from tests.harness.kafka_broker import KafkaBroker
+from tests.harness.topics import create_topic
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+pytestmark = [pytest.mark.spark, pytest.mark.broker]
+
+SCHEMA = "id long, customer string, qty int, status string"
+
+
+def _order(i: int) -> dict[str, Any]:
+    return {"id": i, "customer": f"c{i % 7}", "qty": 1 + i % 3, "status": "paid" if i % 4 else "cancelled"}
+
+
+def _fill(bootstrap: str, topic: str, ids: range, partitions: int = 3) -> None:
+    records = [Record(json.dumps(_order(i)).encode(), f"c{i % 7}".encode(), partition=i % partitions) for i in ids]
+    produce_with_confluent(bootstrap, topic, records, timeout=60)
+
+
+def _run(opts: StreamOptions, spark: SparkSession) -> tuple[Any, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    summary = run_stream(opts, spark=spark, out=out, err=err)
+    return summary, out.getvalue(), err.getvalue()
+
+
+TRANSFORM = (
+    "SELECT value.id AS id, value.customer AS customer, value.qty * 10 AS cents, partition AS source_partition "
+    "FROM source WHERE value.status = 'paid'"
+)
+
+
+def test_topic_to_topic_with_a_transform_in_micro_batches(
+    spark: SparkSession, tansu: TansuBroker, topic_name: Callable[[str], str], tmp_path: Path
+) -> None:
+    source, sink = topic_name("in"), topic_name("out")
+    create_topic(tansu.bootstrap, source, 3)
+    _fill(tansu.bootstrap, source, range(600))
+    opts = StreamOptions(
+        source, topic=sink, transform=TRANSFORM, key_column="customer", bootstrap_servers=tansu.bootstrap,
+        checkpoint=str(tmp_path / "ckpt"), max_offsets_per_trigger=250, progress=True,
+    )  # fmt: skip
+    summary, out, err = _run(opts, spark)
+
+    paid = [_order(i) for i in range(600) if _order(i)["status"] == "paid"]
+    assert summary.ok and summary.error is None, out
+    assert summary.rows_in == 600 and summary.rows_out == len(paid) == summary.written == summary.read_back
+    assert [b.rows_in for b in summary.batches] == [249, 249, 102]  # 250 shared by backlog, rounded down
+    assert summary.lag == {0: 0, 1: 0, 2: 0}
+    assert summary.bytes_in > 600 * 40 and summary.bytes_out > 0
+    assert "batch 0: 249 rows in" in err and "batch 2: 102 rows in" in err and "lag 0" in err
+    assert "read back" in out and ": OK" in out
+    got = consume_all(tansu.bootstrap, sink, len(paid), timeout=60, settle=0.5)
+    values = [json.loads(m.value()) for m in got]
+    assert sorted(v["id"] for v in values) == sorted(o["id"] for o in paid)
+    for m, v in zip(got, values, strict=True):
+        assert m.key() == v["customer"].encode() and v["cents"] == 10 * _order(v["id"])["qty"]
+        assert v["source_partition"] == v["id"] % 3
+
+    # More input and a rerun from the checkpoint: only the new records go through.
+    _fill(tansu.bootstrap, source, range(600, 700))
+    again, _, _ = _run(opts, spark)
+    assert again.rows_in == 100 and again.ok
+    assert len(consume_all(tansu.bootstrap, sink, 10**6, timeout=5)) == len(paid) + 75
+
+
+def test_a_wrong_sql_fails_before_any_broker_work(spark: SparkSession) -> None:
+    # Nothing listens on port 1: any broker work would fail differently, and slowly.
+    opts = StreamOptions("orders", topic="out", value_schema=SCHEMA, bootstrap_servers="127.0.0.1:1",
+                         transform="SELECT value.nope FROM source")  # fmt: skip
+    started = time.monotonic()
+    with pytest.raises(PipelineError, match=r"--transform: .*nope"):
+        _run(opts, spark)
+    assert time.monotonic() - started < 30
+    with pytest.raises(PipelineError, match="SELECT"):
+        _run(StreamOptions("orders", topic="out", transform="DROP TABLE x"), spark)
+
+
+def test_a_bad_record_is_named_by_topic_partition_offset(
+    spark: SparkSession, tansu: TansuBroker, topic_name: Callable[[str], str], tmp_path: Path
+) -> None:
+    source = topic_name("in")
+    create_topic(tansu.bootstrap, source, 1)
+    _fill(tansu.bootstrap, source, range(40), partitions=1)
+    produce_with_confluent(tansu.bootstrap, source, [Record(b'{"id": "forty"', partition=0)])  # offset 40
+    _fill(tansu.bootstrap, source, range(41, 60), partitions=1)
+    opts = StreamOptions(source, to=str(tmp_path / "out"), value_schema=SCHEMA, transform="SELECT value.* FROM source",
+                         bootstrap_servers=tansu.bootstrap, checkpoint=str(tmp_path / "ckpt"))  # fmt: skip
+    summary, out, _ = _run(opts, spark)
+    assert not summary.ok and summary.error
+    assert summary.bad_row is not None and summary.bad_row.startswith(f"{source}/0@40:"), out
+    assert f"bad record  {source}/0@40" in out
+
+
+def test_file_sink_holds_each_record_once_after_a_replayed_batch(
+    spark: SparkSession, tansu: TansuBroker, topic_name: Callable[[str], str], tmp_path: Path
+) -> None:
+    source = topic_name("in")
+    create_topic(tansu.bootstrap, source, 3)
+    _fill(tansu.bootstrap, source, range(300))
+    checkpoint = tmp_path / "ckpt"
+    opts = StreamOptions(source, to=str(tmp_path / "out"), file_format="json", transform=TRANSFORM,
+                         bootstrap_servers=tansu.bootstrap, checkpoint=str(checkpoint), max_offsets_per_trigger=150)  # fmt: skip
+    first, _, _ = _run(opts, spark)
+    assert first.ok and [b.rows_in for b in first.batches] == [150, 150]
+    # The driver died after the sink wrote batch 1's files but before Spark logged its commit.
+    for name in ("1", ".1.crc"):
+        (checkpoint / "commits" / name).unlink(missing_ok=True)
+    again, out, _ = _run(opts, spark)
+    assert again.ok and [b.batch_id for b in again.batches] == [1]
+    rows = spark.read.json(str(tmp_path / "out")).collect()
+    paid = [i for i in range(300) if _order(i)["status"] == "paid"]
+    assert Counter(r["id"] for r in rows) == Counter(paid)
+    assert again.read_back == len(paid)
+    assert f"the files hold {len(paid):,} rows" in out
+
+
+def test_trigger_forms() -> None:
+    assert parse_trigger("available-now") == {"availableNow": True}
+    assert parse_trigger("processing-time=10s") == {"processingTime": "10 seconds"}
+    assert parse_trigger("processing-time=250ms") == {"processingTime": "250 milliseconds"}
+    with pytest.raises(PipelineError, match="processing-time"):
+        parse_trigger("once")
+
+
+def _submit_command(args: list[str]) -> tuple[list[str], dict[str, str]]:
+    import pyspark
+
+    import kafkawire.pipeline.submit as entry
+
+    submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
+    env.pop("PYSPARK_GATEWAY_PORT", None)
+    env.pop("PYSPARK_GATEWAY_SECRET", None)
+    command = [
+        str(submit), "--master", "local[2]", "--conf", "spark.ui.enabled=false",
+        "--conf", "spark.driver.host=127.0.0.1", "--conf", "spark.driver.bindAddress=127.0.0.1",
+        str(Path(entry.__file__)), *args,
+    ]  # fmt: skip
+    return command, env
+
+
+@pytest.mark.slow
+def test_killed_exactly_once_query_restarts_from_its_checkpoint_without_duplicates(
+    kafka23: KafkaBroker, topic_name: Callable[[str], str], tmp_path: Path
+) -> None:
+    """spark-submit runs the streaming pipeline; it is killed (SIGKILL, the whole process group)
+    once the first micro-batch is done, then run again on the same checkpoint. Kafka 2.3 filters
+    aborted transactions for confluent-kafka's read_committed consumer: each input record once."""
+    bootstrap = kafka23.bootstrap()
+    source, sink = topic_name("in"), topic_name("out")
+    create_topic(bootstrap, source, 3)
+    _fill(bootstrap, source, range(3000))
+    args = [
+        "--from-topic", source, "--topic", sink, "--bootstrap-servers", bootstrap, "--transform", TRANSFORM,
+        "--key-column", "customer", "--checkpoint", str(tmp_path / "ckpt"), "--exactly-once",
+        "--max-offsets-per-trigger", "300", "--progress",
+    ]  # fmt: skip
+    command, env = _submit_command(args)
+    log = tmp_path / "first.err"
+    with log.open("w") as err:
+        first = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=err, cwd="/", start_new_session=True)
+        try:
+            deadline = time.monotonic() + 240
+            while "batch 0:" not in log.read_text() and first.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.2)
+        finally:
+            os.killpg(first.pid, signal.SIGKILL)
+            first.wait(30)
+    assert "batch 0:" in log.read_text(), log.read_text()[-3000:]
+    assert "batch 9:" not in log.read_text()  # killed mid-way
+
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300, cwd="/")
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    assert "read back" in done.stdout and ": OK" in done.stdout
+    paid = [i for i in range(3000) if _order(i)["status"] == "paid"]
+    got = consume_all(bootstrap, sink, len(paid), timeout=60, settle=2.0, isolation_level="read_committed")
+    assert Counter(json.loads(m.value())["id"] for m in got) == Counter(paid)
