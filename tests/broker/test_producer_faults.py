@@ -10,6 +10,8 @@ was reported delivered. Waits are on flush()/poll()/events/request tracking, nev
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -181,6 +183,41 @@ def test_retries_zero_fails_on_the_first_retriable_error(
     assert p.flush(WAIT) == 0
     assert reports.codes() == [error] * 10
     assert len(mock_cluster.requests_of(PRODUCE.key)) == 1
+
+
+def test_a_batch_that_cannot_be_encoded_fails_alone_and_leaves_no_sequence_hole(
+    mock_cluster: MockCluster,
+    make_producer: Callable[..., Producer],
+    topic_name: Callable[[str], str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 13 defect 5: an encoding error in the sender (pure Python raised on a timestamp spread
+    over a varlong) lost the batch: no report, close() never returned. Now each of its records gets
+    _BAD_MSG and the partition's next batch is delivered (the failed batch took no sequence)."""
+    topic = topic_on(mock_cluster, topic_name("unencodable"), 2)
+    p = make_producer({"linger.ms": HOLD})
+    warm_up(p, topic, 0)
+    encode = BatchBuilder.append_records
+
+    def refuse_poison(self: BatchBuilder, records: Any) -> None:
+        if any(getattr(r, "value", None) == b"poison" for r in records):
+            raise OverflowError("a timestamp delta does not fit in a varlong")
+        encode(self, records)
+
+    monkeypatch.setattr(BatchBuilder, "append_records", refuse_poison)
+    bad, good = Reports(), Reports()
+    produce_values(p, topic, [b"poison", b"beside-poison"], bad, partition=0)
+    produce_values(p, topic, [b"other-partition"], good, partition=1)
+    assert p.flush(WAIT) == 0, "every record reported"
+    assert bad.codes() == [KafkaError._BAD_MSG] * 2
+    assert [m.value() for m in good.delivered()] == [b"other-partition"]
+    after = Reports()
+    produce_values(p, topic, [b"after"], after, partition=0)
+    assert p.flush(WAIT) == 0
+    assert [m.value() for m in after.delivered()] == [b"after"]
+    assert p.close(WAIT)
+    stored = sorted(m.value() for m in consume_all(mock_cluster.bootstraps, topic, 3))
+    assert stored == [b"after", b"other-partition", b"warm-up"]
 
 
 # --- leader moves -------------------------------------------------------------------------------
@@ -379,6 +416,28 @@ def test_one_broker_down_is_not_all_brokers_down(
     assert [e.name() for e in errors] == [], "brokers 2 and 3 were up all along"
 
 
+def test_a_producer_never_closed_warns_at_exit_with_the_records_it_drops(mock_cluster: MockCluster) -> None:
+    """Issue 13 defect 8: at interpreter exit a producer that was never closed says how many
+    records it drops (as librdkafka does when destroyed with messages in queue or in flight)."""
+    mock_cluster.broker_set_down(1)
+    script = (
+        "from kafkawire import Producer\n"
+        f"p = Producer({{'bootstrap.servers': {mock_cluster.bootstraps!r}}})\n"
+        "for i in range(3):\n"
+        "    p.produce('never-closed', b'v%d' % i)\n"
+        "p.flush(0.2)\n"
+    )
+    try:
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=WAIT)
+        assert done.returncode == 0, done.stderr
+        assert "never closed: 3 record(s)" in done.stderr
+        closed = script + "p.close(0.2)\n"
+        done = subprocess.run([sys.executable, "-c", closed], capture_output=True, text=True, timeout=WAIT)
+        assert "never closed" not in done.stderr
+    finally:
+        mock_cluster.broker_set_up(1)
+
+
 # --- slow brokers ---------------------------------------------------------------------------------
 
 
@@ -420,6 +479,18 @@ def test_rtt_that_never_drops_ends_in_msg_timed_out(
     assert p.flush(WAIT) == 0
     assert reports.codes() == [KafkaError._MSG_TIMED_OUT] * 10
     assert mock_cluster.requests_of(PRODUCE.key), "the request reached the slow broker"
+
+
+def test_metadata_is_refreshed_every_topic_metadata_refresh_interval(
+    mock_cluster: MockCluster, make_producer: Callable[..., Producer], topic_name: Callable[[str], str]
+) -> None:
+    """Issue 13 defect 7: ``topic.metadata.refresh.interval.ms`` was accepted and ignored; an idle
+    producer now asks for metadata again every interval (as librdkafka does)."""
+    topic = topic_on(mock_cluster, topic_name("refresh"))
+    p = make_producer({"topic.metadata.refresh.interval.ms": 100})
+    warm_up(p, topic)
+    mock_cluster.start_request_tracking()
+    until(lambda: len(mock_cluster.requests_of(METADATA.key)) >= 3, "three periodic Metadata requests")
 
 
 # --- unknown topics and partitions, invalid names -------------------------------------------------------

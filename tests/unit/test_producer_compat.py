@@ -154,6 +154,15 @@ DIFFERENT: list[tuple[str, tuple[Any, ...], dict[str, Any], str, str, str]] = [
         "confluent accepts it and crashes in poll()/flush() with SystemError when the report comes",
     ),
     ("on_delivery-not-callable", ("t",), {"on_delivery": "x"}, "ok", "TypeError", "as above"),
+    (
+        "timestamp-negative",
+        ("t",),
+        {"timestamp": -(2**63)},
+        "ok",
+        "KafkaException:_INVALID_ARG",
+        "issue 13 defect 5: a negative timestamp is no time; with one of 5 in a batch the delta overflows",
+    ),
+    ("timestamp-minus-one", ("t",), {"timestamp": -1}, "ok", "KafkaException:_INVALID_ARG", "as above"),
 ]
 
 
