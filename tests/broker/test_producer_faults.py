@@ -640,7 +640,9 @@ def test_purge_in_flight_fails_them_once_and_ignores_the_late_response(
     mock_cluster: MockCluster, make_producer: Callable[..., Producer], topic_name: Callable[[str], str]
 ) -> None:
     topic = topic_on(mock_cluster, topic_name("purgef"), leaders=[2])
-    p = make_producer({"linger.ms": 0, "max.in.flight.requests.per.connection": 1})
+    # The ten "flying" records fill one batch (so they leave together, whatever the IO thread's
+    # timing); max.in.flight 1 keeps the next ten queued behind them.
+    p = make_producer({"linger.ms": HOLD, "batch.num.messages": 10, "max.in.flight.requests.per.connection": 1})
     warm_up(p, topic)
     mock_cluster.start_request_tracking()
     mock_cluster.broker_set_rtt(2, 2000)
