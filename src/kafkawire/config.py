@@ -68,6 +68,23 @@ def _refused(why: str) -> Callable[[Any], Any]:
     return check
 
 
+MAX_PROTOCOL_STRING = 32_767  # a protocol STRING's int16 length, in UTF-8 bytes
+
+
+def protocol_string(value: str | None) -> str | None:
+    """A value sent in every request as a Kafka STRING (client.id, transactional.id, group.id):
+    checked here, or each request would fail to encode later, on the IO thread, as timeouts."""
+    if value is None:
+        return None
+    try:
+        size = len(value.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise ValueError("expected text that encodes as UTF-8 (no lone surrogates)") from None
+    if size > MAX_PROTOCOL_STRING:
+        raise ValueError(f"expected at most {MAX_PROTOCOL_STRING} bytes as UTF-8, got {size}")
+    return value
+
+
 def _str(name: str, *, sensitive: bool = False, aliases: tuple[str, ...] = ()) -> Option:
     return Option(name, "str", None, sensitive=sensitive, aliases=aliases)
 
@@ -114,7 +131,7 @@ SECURITY_OPTIONS: tuple[Option, ...] = (
 
 CONNECTION_OPTIONS: tuple[Option, ...] = (
     Option("bootstrap.servers", "str", None, aliases=("metadata.broker.list",)),
-    Option("client.id", "str", "kafkawire"),
+    Option("client.id", "str", "kafkawire", validate=protocol_string),
     _int("socket.timeout.ms", 60_000, 10, 300_000),
     _int("socket.connection.setup.timeout.ms", 30_000, 1000),
     _int("reconnect.backoff.ms", 100, 0, 3_600_000),

@@ -265,6 +265,11 @@ def test_out_of_range(key: str, value: Any, allowed: str) -> None:
         ("partitioner", 5, "allowed values are random"),
         ("client.id", 5, "expected a string"),
         ("transactional.id", "", "expected a non-empty string"),
+        # Sent in requests as a protocol STRING (int16 length of UTF-8): refused now, not on the IO thread.
+        ("client.id", "app\udc80", "expected text that encodes as UTF-8 (no lone surrogates)"),
+        ("client.id", "x" * 32_768, "expected at most 32767 bytes as UTF-8, got 32768"),
+        ("transactional.id", "txn\ud800", "expected text that encodes as UTF-8"),
+        ("transactional.id", "\u00e9" * 16_384, "expected at most 32767 bytes as UTF-8, got 32768"),
         ("error_cb", 5, "expected a callable (or None)"),
         ("on_delivery", "print", "expected a callable (or None)"),
         ("interceptor.classes", 5, "expected a list or a comma-separated string"),
@@ -280,6 +285,11 @@ def test_bad_values(key: str, value: Any, detail: str) -> None:
     message = error_of({key: value})
     assert message.startswith(f'Invalid value {value!r} for configuration property "{key}": ')
     assert detail in message
+
+
+def test_protocol_strings_at_the_limit_are_accepted() -> None:
+    conf = parse_producer_config({**BASE, "client.id": "\u00e9" * 16_383 + "x", "transactional.id": "t" * 32_767})
+    assert len(conf.client_id.encode()) == 32_767 and conf.transactional_id == "t" * 32_767
 
 
 # --- cross-field rules (librdkafka's rd_kafka_conf_finalize) -------------------------------------

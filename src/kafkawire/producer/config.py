@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..config import CONNECTION_OPTIONS, Option, config_error, option_index, parse_config
+from ..config import CONNECTION_OPTIONS, Option, config_error, option_index, parse_config, protocol_string
 from ..records.compression import CODEC_NAMES, LEVEL_RANGES
 
 INT32_MAX = 2**31 - 1
@@ -92,7 +92,7 @@ def _transactional_id(value: str | None) -> str | None:
     # librdkafka takes "" as a transactional id; the broker cannot use it, so say so now.
     if value == "":
         raise ValueError("expected a non-empty string, or None for a non-transactional producer")
-    return value
+    return protocol_string(value)
 
 
 def _debug(contexts: list[Any]) -> list[Any]:
