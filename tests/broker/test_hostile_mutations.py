@@ -87,27 +87,9 @@ def describe(api_name: str, client: str, seed: int, case: Case) -> str:
     return f"{api_name}/{client} seed {seed}: " + ("; ".join(case.problems) or "ok")
 
 
-_DEFECT1 = "issue 13 defect 1: an undecodable answer drops its request's callback"
-_CORRUPT = "issue 13: fetch_range lets CorruptRecordError escape (services)"
-# Targets whose quick seeds meet a defect not fixed on main yet (strict: the fixer removes it).
-KNOWN = {
-    ("Metadata", "producer"): _DEFECT1,
-    ("InitProducerId", "producer"): _DEFECT1,
-    ("Produce", "producer"): _DEFECT1,
-    ("FindCoordinator", "transactional"): _DEFECT1,
-    ("InitProducerId", "transactional"): _DEFECT1,
-    ("AddPartitionsToTxn", "transactional"): _DEFECT1,
-    ("EndTxn", "transactional"): _DEFECT1,
-    ("Metadata", "reader"): _DEFECT1,
-    ("ListOffsets", "reader"): _DEFECT1,
-    ("Fetch", "reader"): _CORRUPT,
-    ("Metadata", "admin"): _DEFECT1,
-    ("CreateTopics", "admin"): _DEFECT1,
-    ("DeleteTopics", "admin"): _DEFECT1,
-    ("DescribeConfigs", "admin"): _DEFECT1,
-    ("DescribeCluster", "admin"): _DEFECT1,
-    ("ListGroups", "admin"): _DEFECT1,
-}
+# Targets whose quick seeds meet a defect not fixed on main yet: (api, client) -> reason (strict
+# xfail; the fixer removes the entry). Empty: every target passes.
+KNOWN: dict[tuple[str, str], str] = {}
 
 
 @pytest.mark.parametrize(

@@ -81,9 +81,7 @@ APIS: dict[str, Api] = {
     "InitProducerId": INIT_PRODUCER_ID,
     "Produce": PRODUCE,
 }
-# The normal run meets each fault on one API; the slow run every fault on every API. A fault that
-# breaks the framing of a Metadata answer can arrive in the same read as the InitProducerId answer
-# before it, which is then lost (see KNOWN): the normal run keeps those faults off Metadata.
+# The normal run meets each fault on one API; the slow run every fault on every API.
 QUICK = [
     ("size-2^31-1", "ApiVersions"),
     ("size-negative", "Produce"),
@@ -98,31 +96,14 @@ QUICK = [
     ("one-byte-per-second", "InitProducerId"),
 ]
 EVERY = [(fault, api) for fault in WIRE_FAULTS for api in APIS if (fault, api) not in QUICK]
-_DEFECT1 = "issue 13 defect 1: an undecodable answer drops its request's callback"
-# The answer and its copy arrive in one read: the copy (answering nothing) raises, and the true
-# answer, already taken off the in-flight queue, is dropped with it (defect 1's mechanism).
-_DEFECT1_SAME_READ = "issue 13 defect 1: answers decoded before a bad frame in the same read are lost"
-# Which cases meet a defect of issue 13 not fixed on main yet (strict: the fixer removes it).
-KNOWN: dict[tuple[str, str], str] = {
-    ("garbage-body", "Metadata"): _DEFECT1,
-    ("garbage-body", "InitProducerId"): _DEFECT1,
-    ("garbage-body", "Produce"): _DEFECT1,
-    ("undecodable-body", "Metadata"): _DEFECT1,
-    ("undecodable-body", "InitProducerId"): _DEFECT1,
-    ("undecodable-body", "Produce"): _DEFECT1,
-    ("answer-twice", "InitProducerId"): _DEFECT1_SAME_READ,
-    ("answer-twice", "Metadata"): _DEFECT1_SAME_READ,
-    ("answer-twice", "Produce"): _DEFECT1_SAME_READ,
-}
-# Lost only when the InitProducerId answer and the broken Metadata frame share a read (timing).
-RACY = {(fault, "Metadata") for fault in ("size-2^31-1", "size-negative", "size-min-int32", "wrong-correlation-id")}
+# Cases that meet a defect of issue 13 not fixed on main yet: (fault, api) -> reason (strict
+# xfail; the fixer removes the entry). Empty: every wire fault passes on every API.
+KNOWN: dict[tuple[str, str], str] = {}
 
 
 def _param(fault: str, api: str) -> Any:
     known = KNOWN.get((fault, api))
     marks = [pytest.mark.xfail(strict=True, reason=known)] if known else []
-    if (fault, api) in RACY:
-        marks = [pytest.mark.xfail(strict=False, reason=_DEFECT1_SAME_READ + " (when they share a read)")]
     return pytest.param(fault, api, marks=marks, id=f"{fault}-{api}")
 
 
@@ -160,7 +141,6 @@ def _producer(proxy: HostileProxy, reports: Reports, errors: list[Any], **extra:
     )
 
 
-@pytest.mark.xfail(strict=True, reason="issue 13 defect 1: an undecodable answer drops its request's callback")
 @pytest.mark.parametrize("api", [METADATA, INIT_PRODUCER_ID], ids=lambda a: a.name)
 def test_defect1_undecodable_answer_does_not_wedge_the_producer(
     hostile: tuple[TansuBroker, HostileProxy], topic: str, api: Api
@@ -188,7 +168,6 @@ def test_defect1_undecodable_answer_does_not_wedge_the_producer(
     assert not reports.unreported() and not reports.duplicated()
 
 
-@pytest.mark.xfail(strict=True, reason="issue 13 defect 1: an undecodable answer drops its request's callback")
 def test_defect1_undecodable_produce_answer_reports_its_records_before_close(
     hostile: tuple[TansuBroker, HostileProxy], topic: str
 ) -> None:
@@ -210,7 +189,6 @@ def test_defect1_undecodable_produce_answer_reports_its_records_before_close(
     assert not reports.duplicated()
 
 
-@pytest.mark.xfail(strict=True, reason="issue 13 defect 2: a mutated ApiVersions answer makes the producer fatal")
 def test_defect2_nonsense_api_versions_fail_the_connection_not_the_producer(
     hostile: tuple[TansuBroker, HostileProxy], topic: str
 ) -> None:
@@ -219,13 +197,14 @@ def test_defect2_nonsense_api_versions_fail_the_connection_not_the_producer(
     _, proxy = hostile
     reports, errors = Reports(), []  # type: ignore[var-annotated]
     proxy.on(API_VERSIONS, api_versions_ranges({PRODUCE.key: (3, -32768)}), times=1)
+    rewritten = proxy.faults[API_VERSIONS.key]
     producer = _producer(proxy, reports, errors, **{"message.timeout.ms": 10_000})
     try:
         values = [reports.next_value() for _ in range(3)]
         for value in values:
             producer.produce(topic, value=value)
         assert producer.flush(15) == 0
-        assert proxy.faults[API_VERSIONS.key] == 1
+        assert proxy.faults[API_VERSIONS.key] == rewritten + 1
         fatal = [e for e in errors if isinstance(e, KafkaError) and e.fatal()]
         assert not fatal, fatal
         assert all(reports.delivered(v) for v in values), {v: e.str() for v, e in reports.errors.items()}
@@ -239,7 +218,6 @@ BAD_HOSTS = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="issue 13 defect 3: getaddrinfo's UnicodeError escapes BrokerConnection._connect")
 @pytest.mark.parametrize("host", list(BAD_HOSTS.values()), ids=list(BAD_HOSTS))
 def test_defect3_bootstrap_host_that_cannot_be_encoded(host: str, caplog: pytest.LogCaptureFixture) -> None:
     """A bootstrap host whose name makes getaddrinfo raise UnicodeError: no "unexpected error" on
@@ -271,7 +249,6 @@ def _unexpected(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.levelname == "ERROR" and "unexpected" in r.getMessage()]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 13 defect 3: getaddrinfo's UnicodeError escapes BrokerConnection._connect")
 @pytest.mark.parametrize("host", list(BAD_HOSTS.values()), ids=list(BAD_HOSTS))
 def test_defect3_advertised_host_that_cannot_be_encoded_then_fixed(
     hostile: tuple[TansuBroker, HostileProxy], topic: str, host: str, caplog: pytest.LogCaptureFixture
@@ -299,7 +276,6 @@ def test_defect3_advertised_host_that_cannot_be_encoded_then_fixed(
     assert not _unexpected(caplog), _unexpected(caplog)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 13 defect 4: a broker whose address changes fails its queue with _DESTROY")
 def test_defect4_broker_address_change_drains_to_the_new_connection(
     hostile: tuple[TansuBroker, HostileProxy], topic: str
 ) -> None:
@@ -317,11 +293,12 @@ def test_defect4_broker_address_change_drains_to_the_new_connection(
         assert producer.flush(10) == 0
         proxy.on(METADATA, advertise("127.0.0.1", port_b))
         proxy.on(API_VERSIONS, silent, times=1)  # the connection to port B stays negotiating
+        silenced = proxy.faults[API_VERSIONS.key] + 1
         producer.list_topics(topic, timeout=10)  # the broker is at port B now
         queued = [reports.next_value() for _ in range(5)]
         for value in queued:
             producer.produce(topic, value=value)
-        assert wait_until(lambda: proxy.faults[API_VERSIONS.key] == 1), "no connection to port B"
+        assert wait_until(lambda: proxy.faults[API_VERSIONS.key] == silenced), "no connection to port B"
         proxy.clear()
         producer.list_topics(topic, timeout=10)  # ... and back at port A, with records queued for B
         assert producer.flush(20) == 0
@@ -333,7 +310,6 @@ def test_defect4_broker_address_change_drains_to_the_new_connection(
     assert not reports.unreported() and not reports.duplicated()
 
 
-@pytest.mark.xfail(strict=True, reason="issue 13 defect 5: a timestamp spread overflowing a varlong loses the batch")
 @pytest.mark.parametrize("pure", [True, False], ids=["pure-python", "native"])
 def test_defect5_timestamp_spread_overflowing_a_varlong(tansu: TansuBroker, pure: bool) -> None:
     """Timestamps -2**63 and 5 in one batch: produce() refuses the one that cannot be encoded with
@@ -346,7 +322,7 @@ def test_defect5_timestamp_spread_overflowing_a_varlong(tansu: TansuBroker, pure
             "bootstrap": tansu.bootstrap,
             "topic": unique_name("hostile-ts"),
             "records": records,
-            "conf": {"linger.ms": 200, "message.timeout.ms": 5_000, "allow.auto.create.topics": True},
+            "conf": {"linger.ms": 200, "message.timeout.ms": 5_000},
         },
         env={"KAFKAWIRE_PURE_PYTHON": "1"} if pure else {},
     )
@@ -370,7 +346,6 @@ def test_defect7_client_id_that_cannot_be_encoded_fails_at_construction(client_i
     assert "client.id" in exc.value.args[0].str()
 
 
-@pytest.mark.xfail(strict=True, reason="issue 13 defect 7: api.version.request.timeout.ms is accepted but unused")
 def test_defect7_api_version_request_timeout_is_honoured(hostile: tuple[TansuBroker, HostileProxy], topic: str) -> None:
     """A broker that never answers the first ApiVersions: with api.version.request.timeout.ms of 1 s
     (and a 60 s socket timeout) the producer gives up on that connection and negotiates again,
@@ -399,7 +374,6 @@ def test_defect7_api_version_request_timeout_is_honoured(hostile: tuple[TansuBro
         producer.close(10)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 13 defect 7: topic.metadata.refresh.interval.ms is accepted but unused")
 def test_defect7_topic_metadata_refresh_interval_is_honoured(hostile: tuple[TansuBroker, HostileProxy], topic: str) -> None:
     """An idle producer with topic.metadata.refresh.interval.ms=200 keeps asking for metadata."""
     _, proxy = hostile
@@ -414,7 +388,6 @@ def test_defect7_topic_metadata_refresh_interval_is_honoured(hostile: tuple[Tans
         producer.close(10)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 13 defect 8: an unclosed producer drops records at exit silently")
 def test_defect8_unclosed_producer_warns_at_exit_with_the_count(hostile: tuple[TansuBroker, HostileProxy]) -> None:
     """Records a producer never delivered, and no close(): at interpreter exit a warning names how
     many records were dropped (confluent-kafka warns too)."""

@@ -19,8 +19,8 @@ from collections.abc import Callable
 from typing import Any
 
 from kafkawire import KafkaError, KafkaException, Producer
+from kafkawire.client.cluster import Client
 from kafkawire.consumer import FetchSettings, fetch_range
-from kafkawire.io.client import Client
 
 
 def _status_kb(field: str) -> int:
@@ -56,11 +56,15 @@ def list_topics(args: dict[str, Any], report: dict[str, Any]) -> None:
         _cap_address_space(args.get("as_limit_mb", 1536))
         deadline = time.monotonic() + args.get("seconds", 10)
         outcomes = []
+        brokers = []  # brokers each answer that came through listed
         while time.monotonic() < deadline:
-            text, _ = _describe(lambda: producer.list_topics(args.get("topic"), timeout=3))
+            text, md = _describe(lambda: producer.list_topics(args.get("topic"), timeout=3))
             outcomes.append(text)
+            if md is not None:
+                brokers.append(len(md.brokers))
             if text == "ok" and args.get("until_ok", True):
                 break
+        report["brokers"] = brokers
         report["outcome"] = outcomes[-1] if outcomes else "no call made"
         report["outcomes"] = sorted(set(outcomes))
         report["threads"] = threading.active_count()

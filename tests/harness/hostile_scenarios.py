@@ -23,8 +23,8 @@ from typing import Any
 
 from kafkawire import KafkaError, Producer
 from kafkawire.admin import AdminClient, ConfigResource, NewTopic
+from kafkawire.client.cluster import Client
 from kafkawire.consumer import EARLIEST, FetchSettings, fetch_range, list_offsets
-from kafkawire.io.client import Client
 from kafkawire.protocol.schema import Api
 from tests.harness.hostile import Fault, HostileProxy
 from tests.harness.hostile_checks import FAST, Outcome, Reports, escaped_repr, outcome
