@@ -134,7 +134,6 @@ def test_list_offsets_whose_answer_is_lost_raises_a_kafka_exception(
 # --- bombs (issue 13 defect 6), measured in a subprocess ---------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="issue 13 defect 6: decoded memory is bounded in bytes, not in records")
 def test_defect6_record_batch_bomb_keeps_memory_bounded(hostile: tuple[TansuBroker, HostileProxy], topic: str) -> None:
     """A Fetch answer holding one 11 KB zstd batch of 19 million 7-byte records (it fits the 128 MiB
     decompression cap): the reader must not grow by gigabytes (it used to: +3.7 GB); it raises a
@@ -149,10 +148,6 @@ def test_defect6_record_batch_bomb_keeps_memory_bounded(hostile: tuple[TansuBrok
     assert growth_mb < 400, f"memory grew {growth_mb:.0f} MB ({report['outcome']}, {report.get('records')} records)"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 13 defect 6: decompression allocates up to twice its cap first; DecompressedSizeError escapes fetch_range",
-)
 def test_defect6_batch_over_the_decompression_cap_keeps_memory_bounded(
     hostile: tuple[TansuBroker, HostileProxy], topic: str
 ) -> None:
