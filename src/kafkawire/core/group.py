@@ -14,6 +14,7 @@ leader can hand those partitions on.
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -179,16 +180,21 @@ class Membership:
             "group_instance_id": self.config.group_instance_id,
         }
 
-    def leave_request(self) -> dict[str, Any] | None:
-        """LeaveGroup's body, or None when there is nothing to leave. A static member never leaves
-        (KIP-345: its partitions wait for it until the session times out)."""
+    def leave_request(self) -> Callable[[int], dict[str, Any]] | None:
+        """LeaveGroup's body by version (v3 batched the member ids), or None when there is nothing
+        to leave. A static member never leaves (KIP-345: its partitions wait for it until the session
+        times out)."""
         if not self.member_id or self.config.group_instance_id is not None:
             return None
-        return {
-            "group_id": self.config.group_id,
-            "member_id": self.member_id,
-            "members": [{"member_id": self.member_id, "group_instance_id": None, "reason": "the consumer is closing"}],
-        }
+        group_id, member_id = self.config.group_id, self.member_id
+
+        def body(version: int) -> dict[str, Any]:
+            if version < 3:
+                return {"group_id": group_id, "member_id": member_id}
+            me = {"member_id": member_id, "group_instance_id": None, "reason": "the consumer is closing"}
+            return {"group_id": group_id, "members": [me]}
+
+        return body
 
     # --- timers ------------------------------------------------------------------------------
 
