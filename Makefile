@@ -6,7 +6,7 @@ PYTHON ?= python3
 DEMO_VENV := .venv-demo
 TEST_VENV := .venv
 
-.PHONY: demo pipeline producer-demo java system-deps test lint clean
+.PHONY: demo pipeline producer-demo java system-deps test lint clean peer
 
 # setup.py builds the C extension (src/kafkawire/_native.c) at install time; a change to it reinstalls.
 $(DEMO_VENV)/.installed: pyproject.toml setup.py src/kafkawire/_native.c
@@ -72,8 +72,23 @@ test: lint system-deps
 	KAFKAWIRE_REQUIRE_NATIVE=1 $(TEST_VENV)/bin/python -m pytest
 	KAFKAWIRE_PURE_PYTHON=1 $(TEST_VENV)/bin/python -m pytest -q tests/unit tests/conformance
 
+# Drop-in, measured: confluent-kafka-python's own unit tests run on kafkawire with the import renamed
+# (../shared/peer, see its README). The rate may only go up: raise PEER_FAIL_UNDER with it.
+PEER_DIR ?= ../shared/peer
+PEER_VENV := .venv-peer
+PEER_FAIL_UNDER ?= 50
+
+$(PEER_VENV)/.installed: pyproject.toml setup.py src/kafkawire/_native.c
+	$(PYTHON) -m venv $(PEER_VENV)
+	$(PEER_VENV)/bin/python -m pip install -q --upgrade pip
+	$(PEER_VENV)/bin/python -m pip install -q -r $(PEER_DIR)/requirements.txt -e '.[serdes]'
+	touch $@
+
+peer: $(PEER_VENV)/.installed
+	$(PEER_VENV)/bin/python $(PEER_DIR)/run --fail-under $(PEER_FAIL_UNDER)
+
 clean:
-	rm -rf $(DEMO_VENV) $(TEST_VENV) build *.egg-info src/*.egg-info src/kafkawire/_native*.so
+	rm -rf $(DEMO_VENV) $(TEST_VENV) $(PEER_VENV) build *.egg-info src/*.egg-info src/kafkawire/_native*.so
 
 # The benchmark (bench/README.md): kafkawire against confluent-kafka, aiokafka and kafka-python on
 # an embedded Tansu broker; prints the table and writes bench/RESULTS.md (about 40 minutes).
