@@ -35,11 +35,12 @@ def bootstrap(request: pytest.FixtureRequest) -> str:
 class Ours:
     """A kafkawire member and the partitions its steps say it owns."""
 
-    def __init__(self, bootstrap: str, group: str, topic: str, assignor: str) -> None:
+    def __init__(self, bootstrap: str, group: str, topic: str, assignor: str, instance: str | None = None) -> None:
         self.client = Client({"bootstrap.servers": bootstrap})
         self.owned: set[tuple[str, int]] = set()
         self.lock = threading.Lock()
-        config = GroupConfig(group, SESSION, 30.0, 1.0, cooperative=assignor == "cooperative-sticky")
+        cooperative = assignor == "cooperative-sticky"
+        config = GroupConfig(group, SESSION, 30.0, 1.0, group_instance_id=instance, cooperative=cooperative)
         self.member = GroupMember(self.client, Coordinators(self.client), config, [assignor], [topic], self.changed)
         self.member.start()
 
