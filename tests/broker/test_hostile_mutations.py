@@ -9,6 +9,7 @@ prints the per-API table and the totals ("N cases, M failures") so that they can
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 
 import pytest
@@ -46,6 +47,12 @@ TARGETS = [
 QUICK_SEEDS = range(2)  # the normal run
 SLOW_SEEDS = range(25)  # the slow run: 25 per target
 READ_VALUES = [b"r-%03d" % i for i in range(30)]
+# Found by this run (a Metadata/reader seed made the broker's host "127.0.\\x00\\x001"), reproduced
+# alone by test_hostile_read.py::test_read_path_recovers_from_an_unresolvable_advertised_host.
+READ_PATH_STALE_HOST = (
+    "issue 13: one Metadata answer naming an unresolvable host wedges list_offsets/fetch_range: their requests "
+    "wait on that broker until the call's deadline, so the metadata is never asked again"
+)
 
 
 @pytest.fixture(scope="module")
@@ -71,9 +78,11 @@ def topics(hostile: tuple[TansuBroker, HostileProxy]) -> dict[str, str]:
     return {"produce": produce_to, "read": read_from}
 
 
-def run_case(proxy: HostileProxy, topics: dict[str, str], api_name: str, client: str, seed: int) -> Case:
+def run_case(
+    proxy: HostileProxy, topics: dict[str, str], api_name: str, client: str, seed: int, tally: Counter[str] | None = None
+) -> Case:
     api = API_BY_NAME[api_name]
-    fault = mutated(seed)
+    fault = mutated(seed, tally)
     if client == "producer":
         return producer_case(proxy, topics["produce"], api, fault)
     if client == "transactional":
@@ -90,6 +99,16 @@ def describe(api_name: str, client: str, seed: int, case: Case) -> str:
 # Targets whose quick seeds meet a defect not fixed on main yet: (api, client) -> reason (strict
 # xfail; the fixer removes the entry). Empty: every target passes.
 KNOWN: dict[tuple[str, str], str] = {}
+
+
+# Slow-run failures that meet a defect not fixed on main yet: (api, client, text in the problem) ->
+# reason. They are printed and counted but do not fail the test. A seed's mutation lands on the same
+# byte positions every run but the true answers differ (ports, topic ids), so a known defect is
+# recognised by what it says, not by its seed; its own deterministic test is xfail(strict): whoever
+# fixes it removes both.
+KNOWN_SLOW: dict[tuple[str, str, str], str] = {
+    ("Metadata", "reader", "Failed to resolve"): READ_PATH_STALE_HOST,
+}
 
 
 @pytest.mark.parametrize(
@@ -120,22 +139,29 @@ def test_mutated_answers_25_per_api(
     failures = []
     for api_name, client in TARGETS:
         cases = bad = fatal = unexercised = 0
+        tally: Counter[str] = Counter()
         for seed in SLOW_SEEDS:
-            case = run_case(proxy, topics, api_name, client, seed)
+            case = run_case(proxy, topics, api_name, client, seed, tally)
             cases += 1
             fatal += bool(case.fatal)
             unexercised += not case.exercised
             if case.problems or not case.exercised:
                 bad += 1
-                failures.append(describe(api_name, client, seed, case))
-        rows.append((f"{api_name}/{client}", cases, bad, fatal, unexercised))
+                line = describe(api_name, client, seed, case)
+                known = [why for (a, c, text), why in KNOWN_SLOW.items() if (a, c) == (api_name, client) and text in line]
+                failures.append(line + (f" [known: {known[0]}]" if known else ""))
+        rows.append((f"{api_name}/{client}", cases, bad, fatal, unexercised, tally["undecodable"]))
     total_cases = sum(r[1] for r in rows)
     total_bad = sum(r[2] for r in rows)
     with capsys.disabled():
         print("\nmutation run (seeded mutations of valid answers, one per case):")
-        for name, cases, bad, fatal, unexercised in rows:
-            print(f"  {name:32} {cases:3} cases, {bad:2} failures ({fatal} fatal by a broker code, {unexercised} unexercised)")
+        for name, cases, bad, fatal, unexercised, undecodable in rows:
+            print(
+                f"  {name:32} {cases:3} cases, {bad:2} failures ({undecodable} answers undecodable, "
+                f"{fatal} fatal by a broker code, {unexercised} unexercised)"
+            )
         print(f"  total: {total_cases} cases, {total_bad} failures")
         for line in failures:
             print(f"  FAILED {line}")
-    assert total_bad == 0, "\n".join(failures)
+    unknown = [line for line in failures if "[known: " not in line]
+    assert not unknown, "\n".join(unknown)

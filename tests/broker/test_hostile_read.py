@@ -15,7 +15,7 @@ import pytest
 from kafkawire import Producer
 from kafkawire.client.cluster import Client
 from kafkawire.consumer import FetchSettings, fetch_range, list_offsets
-from kafkawire.consumer.offsets import LATEST
+from kafkawire.consumer.offsets import EARLIEST, LATEST
 from kafkawire.local_broker import TansuBroker
 from kafkawire.protocol.apis import FETCH, LIST_OFFSETS, METADATA
 from kafkawire.protocol.codec import Struct
@@ -24,6 +24,7 @@ from tests.harness.hostile import (
     Exchange,
     Fault,
     HostileProxy,
+    advertise,
     cut_body,
     metadata_bomb,
     record_bomb,
@@ -129,6 +130,32 @@ def test_list_offsets_whose_answer_is_lost_raises_a_kafka_exception(
         result = outcome(lambda: list_offsets(client, {(topic, 0): LATEST}, timeout=2))
     assert result.escaped is None, escaped_repr(result)
     assert result.error is not None
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 13: one Metadata answer naming an unresolvable host wedges list_offsets/fetch_range "
+    "(their requests wait on that broker until the call's deadline; the metadata is never asked again)",
+)
+def test_read_path_recovers_from_an_unresolvable_advertised_host(
+    hostile: tuple[TansuBroker, HostileProxy], topic: str
+) -> None:
+    """One Metadata answer names the broker at a host that cannot resolve (what the mutation run's
+    Metadata/reader seed 13 made of "127.0.0.1"); the peer is good at once after. The next
+    list_offsets and fetch_range must ask for metadata again and read the partition, not spend
+    their whole time on a request queued for the unresolvable address."""
+    _, proxy = hostile
+    with Client({"bootstrap.servers": proxy.address, **FAST}) as client:
+        proxy.on(METADATA, advertise("127.0.\x00\x001", proxy.port), times=1)
+        client.refresh_metadata([topic], timeout=10).result(11)
+        proxy.clear()
+        for _ in range(2):  # each call has 6 s: the second one too used to fail the same way
+            earliest = outcome(lambda: list_offsets(client, {(topic, 0): EARLIEST}, timeout=6))
+            if earliest.ok:
+                break
+        assert earliest.ok, earliest.error or escaped_repr(earliest)
+        read = outcome(lambda: [r.value for _, rs in fetch_range(client, topic, 0, 0, len(VALUES), FetchSettings(timeout=6)) for r in rs])
+        assert read.ok and read.value == VALUES, read.error or escaped_repr(read)
 
 
 # --- bombs (issue 13 defect 6), measured in a subprocess ---------------------------------------

@@ -80,7 +80,7 @@ class Exchange:
     correlation_id: int
     request: bytes
     response: bytes
-    seq: int  # how many answers of this API the proxy saw before this one (from 0)
+    seq: int  # how many answers this fault's rule rewrote before this one (from 0)
 
     @property
     def api(self) -> Api:
@@ -218,9 +218,11 @@ def mutate_bytes(data: bytes, rng: random.Random) -> bytes:
     return bytes(out)
 
 
-def mutated(seed: int) -> Fault:
+def mutated(seed: int, tally: Counter[str] | None = None) -> Fault:
     """The true answer with seeded edits after its correlation id (so the body's decoding is what
-    meets them). The same seed, API and position always give the same bytes."""
+    meets them). The same seed and position give the same edits (the bytes they hit vary with the
+    true answer: ports, topic ids). ``tally`` counts
+    the mutated answers our decoder refuses ("undecodable") and those it reads ("decodable")."""
 
     def fault(ex: Exchange) -> Reply:
         rng = random.Random(f"mutated-{seed}-{ex.api_key}-{ex.seq}")
@@ -229,7 +231,14 @@ def mutated(seed: int) -> Fault:
             changed = mutate_bytes(body, rng)
             if changed != body:
                 break
-        return Reply(frame(ex.response[:4] + changed))
+        payload = ex.response[:4] + changed
+        if tally is not None:
+            try:
+                headers.decode_response(ex.api, ex.api_version, payload)
+                tally["decodable"] += 1
+            except Exception:
+                tally["undecodable"] += 1
+        return Reply(frame(payload))
 
     return fault
 
@@ -325,6 +334,7 @@ def record_bomb(count: int, codec: int = ZSTD) -> Fault:
 class _Rule:
     fault: Fault
     left: int | None  # answers still to rewrite; None: until cleared
+    applied: int = 0  # answers rewritten so far (the next Exchange.seq)
 
 
 class _Link:
@@ -373,7 +383,6 @@ class HostileProxy:
         self._threads: list[threading.Thread] = []
         self._stopping = threading.Event()
         self._rules: dict[int | None, _Rule] = {}
-        self._seen: Counter[int] = Counter()  # answers per api key (the next Exchange.seq)
         self.requests: Counter[int] = Counter()  # requests forwarded, per api key
         self.faults: Counter[int] = Counter()  # answers rewritten, per api key
         self.connections = 0  # client connections accepted, on every listener
@@ -452,7 +461,7 @@ class HostileProxy:
         with self._lock:
             return sum(1 for link in self._links.values() if not link.closed)
 
-    def _fault_for(self, key: int) -> Fault | None:
+    def _fault_for(self, key: int) -> tuple[Fault, int] | None:
         with self._lock:
             rule = self._rules.get(key) or self._rules.get(None)
             if rule is None:
@@ -462,7 +471,8 @@ class HostileProxy:
                 if rule.left <= 0:
                     self._rules = {k: r for k, r in self._rules.items() if r is not rule}
             self.faults[key] += 1
-            return rule.fault
+            rule.applied += 1
+            return rule.fault, rule.applied - 1
 
     # --- forwarding -----------------------------------------------------------------------------
 
@@ -522,12 +532,11 @@ class HostileProxy:
                 (correlation_id,) = struct.unpack_from(">i", whole, 4)
                 with self._lock:
                     api_key, api_version, request = link.pending.pop(correlation_id, (-1, -1, b""))
-                    seq = self._seen[api_key]
-                    self._seen[api_key] += 1
-                fault = self._fault_for(api_key)
-                if fault is None:
+                ruled = self._fault_for(api_key)
+                if ruled is None:
                     reply = Reply(whole)
                 else:
+                    fault, seq = ruled
                     ex = Exchange(api_key, api_version, correlation_id, request, whole[4:], seq)
                     try:
                         reply = fault(ex)
