@@ -340,7 +340,6 @@ def test_defect5_timestamp_spread_overflowing_a_varlong(tansu: TansuBroker, pure
     assert reports.get("plain") == ["ok"]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 13 defect 7: client.id that cannot be encoded passes validation")
 @pytest.mark.parametrize("client_id", ["bad-\ud800", "x" * 32_768], ids=["surrogate", "over-32767-bytes"])
 def test_defect7_client_id_that_cannot_be_encoded_fails_at_construction(client_id: str) -> None:
     with pytest.raises(KafkaException) as exc:
