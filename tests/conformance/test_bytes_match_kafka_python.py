@@ -1,7 +1,7 @@
 """Byte-for-byte agreement with an independent implementation: kafka-python 3's JSON-driven messages.
 
 For every API, direction and version that both sides implement, a few hypothesis-generated values
-(test_roundtrip's strategies) are each built twice: as our `Struct` and, through a converter driven
+(tests/harness/strategies.py) are each built twice: as our `Struct` and, through a converter driven
 by OUR schema (no per-API code), as kafka-python message objects. The bodies must encode to the same
 bytes, whole messages (header included) too, and kafka-python must decode our bytes back to the
 same value. Anything kafka-python does not implement is reported as skipped, never passed silently.
@@ -27,7 +27,7 @@ from kafkawire.protocol.apis import ALL_APIS
 from kafkawire.protocol.codec import Struct
 from kafkawire.protocol.schema import Api, Array, Field, MessageSchema
 
-from .test_roundtrip import _struct
+from tests.harness.strategies import _struct
 
 _NULL_BITFIELD = -(2**31)  # kafka-python's None bitfield is bit 31 alone
 
