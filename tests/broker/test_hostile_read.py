@@ -132,11 +132,6 @@ def test_list_offsets_whose_answer_is_lost_raises_a_kafka_exception(
     assert result.error is not None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 13: one Metadata answer naming an unresolvable host wedges list_offsets/fetch_range "
-    "(their requests wait on that broker until the call's deadline; the metadata is never asked again)",
-)
 def test_read_path_recovers_from_an_unresolvable_advertised_host(
     hostile: tuple[TansuBroker, HostileProxy], topic: str
 ) -> None:

@@ -26,7 +26,6 @@ from kafkawire.protocol import codec, headers
 from kafkawire.protocol.apis import ALL_APIS
 from kafkawire.protocol.codec import Struct
 from kafkawire.protocol.schema import Api, Array, Field, MessageSchema
-
 from tests.harness.strategies import _struct
 
 _NULL_BITFIELD = -(2**31)  # kafka-python's None bitfield is bit 31 alone

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from kafkawire.errors import KafkaError
-from kafkawire.io.broker import BrokerConnection, ConnectionSettings, State
+from kafkawire.io.broker import BrokerConnection, State
+from kafkawire.io.connection_settings import ConnectionSettings
 from kafkawire.io.engine import Timer
 from kafkawire.io.resolve import lookup
 from kafkawire.io.transport import READ, WRITE, TransportError
@@ -183,7 +184,9 @@ class Resolver:
 
 
 class Harness:
-    def __init__(self, peers: dict[str, Peer], resolve: dict[str, str] | None = None, **settings: Any) -> None:
+    def __init__(
+        self, peers: dict[str, Peer], resolve: dict[str, str] | None = None, node_id: int = 1, **settings: Any
+    ) -> None:
         self.engine = VirtualEngine()
         self.peers = peers
         self.transports: list[MemoryTransport] = []
@@ -201,7 +204,7 @@ class Harness:
         self.states: list[tuple[State, KafkaError | None]] = []
         self.conn = BrokerConnection(
             self.engine,  # type: ignore[arg-type]
-            1,
+            node_id,
             "a",
             9092,
             ConnectionSettings(**values),
@@ -286,13 +289,24 @@ def test_lookup_turns_every_resolver_exception_into_a_reason(host: str) -> None:
     assert addresses is None and reason
 
 
-def test_a_name_that_does_not_resolve_fails_the_attempt_and_the_request_times_out() -> None:
-    h = Harness({"a": Peer()}, resolve={"a": "UnicodeError: label empty or too long"})
+def test_a_bootstrap_name_that_does_not_resolve_fails_the_attempt_and_the_request_times_out() -> None:
+    h = Harness({"a": Peer()}, resolve={"a": "UnicodeError: label empty or too long"}, node_id=-1)
     calls = h.request(METADATA, {"topics": None}, timeout=5)
     h.engine.run(until=30)
     assert [e.code() for _, e in calls if e is not None] == [KafkaError._TIMED_OUT]
     assert "Failed to resolve 'a:9092'" in calls[0][1].str()  # type: ignore[union-attr]
     assert h.states and all(e is not None and e.code() == KafkaError._RESOLVE for _, e in h.states)
+
+
+def test_an_advertised_name_that_does_not_resolve_hands_its_queue_back_at_once() -> None:
+    """Issue 13: metadata naming a host that does not resolve (perhaps stale) must not hold the
+    requests queued for that broker until their deadline: they fail with _TRANSPORT at once, so
+    the caller's policy refreshes metadata and routes again."""
+    h = Harness({"a": Peer()}, resolve={"a": "UnicodeError: label empty or too long"}, node_id=1)
+    calls = h.request(METADATA, {"topics": None}, timeout=30)
+    h.engine.run(until=1)
+    assert [e.code() for _, e in calls if e is not None] == [KafkaError._TRANSPORT]
+    assert "Failed to resolve 'a:9092'" in calls[0][1].str()  # type: ignore[union-attr]
 
 
 def test_a_resolver_that_never_answers_is_bounded_by_the_setup_timeout() -> None:

@@ -19,7 +19,8 @@ from ..config import CONNECTION_OPTIONS, NO_BOOTSTRAP, bootstrap_addresses, pars
 from ..core.cluster_health import ClusterHealth
 from ..core.metadata import ClusterMetadata, request_body
 from ..errors import KafkaError, KafkaException
-from ..io.broker import Body, BrokerConnection, Callback, ConnectionSettings, State
+from ..io.broker import Body, BrokerConnection, Callback, State
+from ..io.connection_settings import ConnectionSettings
 from ..io.engine import Engine
 from ..io.resolve import Resolver
 from ..protocol.apis import METADATA

@@ -34,24 +34,15 @@ from ..errors import KafkaError
 from ..protocol.apis import API_VERSIONS
 from ..protocol.codec import Struct
 from ..protocol.schema import Api
-from ..security import SecuritySettings
+from .connection_settings import BrokerStats, ConnectionSettings, TransportFactory, tcp_transport
 from .engine import Engine, Timer, guarded
 from .resolve import Addresses, Resolver
-from .tls import tls_transport
-from .transport import READ, WRITE, TcpTransport, Transport, TransportError
+from .transport import READ, WRITE, Transport, TransportError
 
 log = logging.getLogger("kafkawire.io")
 
 Body = Mapping[str, Any] | Callable[[int], Mapping[str, Any]]
 Callback = Callable[[Struct | None, KafkaError | None], None]
-# (family, sockaddr, host, port) -> a transport not yet started
-TransportFactory = Callable[[int, Any, str, int], Transport]
-
-
-def tcp_transport(family: int, address: Any, host: str, port: int) -> Transport:
-    return TcpTransport(family, address, f"{host}:{port}")
-
-
 _NOTHING = memoryview(b"")
 
 
@@ -61,55 +52,6 @@ class State(enum.Enum):
     NEGOTIATING = "negotiating"
     READY = "ready"
     CLOSED = "closed"
-
-
-@dataclass
-class ConnectionSettings:
-    client_id: str
-    request_timeout: float
-    connect_timeout: float
-    api_version_timeout: float
-    backoff_ms: int
-    backoff_max_ms: int
-    max_response_size: int
-    max_in_flight: int
-    security: SecuritySettings | None = None  # None: plaintext, no SASL
-
-    @classmethod
-    def from_config(cls, conf: Mapping[str, Any]) -> ConnectionSettings:
-        return cls(
-            client_id=conf["client.id"],
-            request_timeout=conf["socket.timeout.ms"] / 1000,
-            connect_timeout=conf["socket.connection.setup.timeout.ms"] / 1000,
-            api_version_timeout=conf["api.version.request.timeout.ms"] / 1000,
-            backoff_ms=conf["reconnect.backoff.ms"],
-            backoff_max_ms=conf["reconnect.backoff.max.ms"],
-            max_response_size=conf["receive.message.max.bytes"],
-            max_in_flight=conf["max.in.flight.requests.per.connection"],
-            security=SecuritySettings(conf),
-        )
-
-    def transport(self) -> TransportFactory:
-        """TCP, or TLS over TCP under security.protocol ssl / sasl_ssl."""
-        tls = None if self.security is None else self.security.tls
-        return tcp_transport if tls is None else tls_transport(tls)
-
-
-@dataclass
-class BrokerStats:
-    """Counters for statistics (librdkafka's names): requests sent, responses read, round trips."""
-
-    tx: int = 0
-    rx: int = 0
-    rtt_min: float = 0.0
-    rtt_max: float = 0.0
-    rtt_sum: float = 0.0
-
-    def answered(self, rtt: float) -> None:
-        self.rtt_min = rtt if not self.rx or rtt < self.rtt_min else self.rtt_min
-        self.rtt_max = max(self.rtt_max, rtt)
-        self.rtt_sum += rtt
-        self.rx += 1
 
 
 @dataclass
@@ -458,6 +400,12 @@ class BrokerConnection:
         self.last_error = error
         self._teardown(error)
         self._failures += 1
+        if error.code() == KafkaError._RESOLVE and self.node_id >= 0:
+            # The metadata named an address that does not resolve: perhaps stale. Hand the queue
+            # back (never sent) so the callers' policies refresh metadata instead of waiting here.
+            queue, self._queue = self._queue, deque()
+            for q in queue:
+                guarded(q.callback, None, KafkaError(KafkaError._TRANSPORT, error.str()))
         if self.on_state is not None:
             self.on_state(self)
         if self._queue and self.state is State.DISCONNECTED and self._reconnect_timer is None:

@@ -1,0 +1,68 @@
+"""What every broker connection of a client shares: its settings (from the parsed config) and the
+transport it connects with; and the per-connection counters statistics read."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..security import SecuritySettings
+from .tls import tls_transport
+from .transport import TcpTransport, Transport
+
+# (family, sockaddr, host, port) -> a transport not yet started
+TransportFactory = Callable[[int, Any, str, int], Transport]
+
+
+def tcp_transport(family: int, address: Any, host: str, port: int) -> Transport:
+    return TcpTransport(family, address, f"{host}:{port}")
+
+
+@dataclass
+class ConnectionSettings:
+    client_id: str
+    request_timeout: float
+    connect_timeout: float
+    api_version_timeout: float
+    backoff_ms: int
+    backoff_max_ms: int
+    max_response_size: int
+    max_in_flight: int
+    security: SecuritySettings | None = None  # None: plaintext, no SASL
+
+    @classmethod
+    def from_config(cls, conf: Mapping[str, Any]) -> ConnectionSettings:
+        return cls(
+            client_id=conf["client.id"],
+            request_timeout=conf["socket.timeout.ms"] / 1000,
+            connect_timeout=conf["socket.connection.setup.timeout.ms"] / 1000,
+            api_version_timeout=conf["api.version.request.timeout.ms"] / 1000,
+            backoff_ms=conf["reconnect.backoff.ms"],
+            backoff_max_ms=conf["reconnect.backoff.max.ms"],
+            max_response_size=conf["receive.message.max.bytes"],
+            max_in_flight=conf["max.in.flight.requests.per.connection"],
+            security=SecuritySettings(conf),
+        )
+
+    def transport(self) -> TransportFactory:
+        """TCP, or TLS over TCP under security.protocol ssl / sasl_ssl."""
+        tls = None if self.security is None else self.security.tls
+        return tcp_transport if tls is None else tls_transport(tls)
+
+
+@dataclass
+class BrokerStats:
+    """Counters for statistics (librdkafka's names): requests sent, responses read, round trips."""
+
+    tx: int = 0
+    rx: int = 0
+    rtt_min: float = 0.0
+    rtt_max: float = 0.0
+    rtt_sum: float = 0.0
+
+    def answered(self, rtt: float) -> None:
+        self.rtt_min = rtt if not self.rx or rtt < self.rtt_min else self.rtt_min
+        self.rtt_max = max(self.rtt_max, rtt)
+        self.rtt_sum += rtt
+        self.rx += 1
