@@ -6,7 +6,7 @@ PYTHON ?= python3
 DEMO_VENV := .venv-demo
 TEST_VENV := .venv
 
-.PHONY: demo pipeline producer-demo java system-deps test lint clean peer
+.PHONY: demo pipeline producer-demo java system-deps test test-slow lint clean peer
 
 # setup.py builds the C extension (src/kafkawire/_native.c) at install time; a change to it reinstalls.
 $(DEMO_VENV)/.installed: pyproject.toml setup.py src/kafkawire/_native.c
@@ -67,10 +67,14 @@ system-deps:
 	fi
 
 # The suite on the C extension (required to have built), then the unit and conformance tests
-# again on its pure-Python twins (kafkawire/native.py).
+# again on its pure-Python twins (kafkawire/native.py). Tests marked slow (soaks, long mutation runs,
+# most Spark jobs) are left to `make test-slow`, which CI runs too (.ci/run).
 test: lint system-deps
-	KAFKAWIRE_REQUIRE_NATIVE=1 $(TEST_VENV)/bin/python -m pytest
-	KAFKAWIRE_PURE_PYTHON=1 $(TEST_VENV)/bin/python -m pytest -q tests/unit tests/conformance
+	KAFKAWIRE_REQUIRE_NATIVE=1 $(TEST_VENV)/bin/python -m pytest -m "not slow"
+	KAFKAWIRE_PURE_PYTHON=1 $(TEST_VENV)/bin/python -m pytest -q -m "not slow" tests/unit tests/conformance
+
+test-slow: system-deps $(TEST_VENV)/.installed
+	KAFKAWIRE_REQUIRE_NATIVE=1 $(TEST_VENV)/bin/python -m pytest -m slow
 
 # Drop-in, measured: confluent-kafka-python's own unit tests run on kafkawire with the import renamed
 # (../shared/peer, see its README). The rate may only go up: raise PEER_FAIL_UNDER with it.
