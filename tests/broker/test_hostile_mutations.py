@@ -140,17 +140,21 @@ def test_mutated_answers_25_per_api(
     for api_name, client in TARGETS:
         cases = bad = fatal = unexercised = 0
         tally: Counter[str] = Counter()
+        fatal_names: Counter[str] = Counter()
         for seed in SLOW_SEEDS:
             case = run_case(proxy, topics, api_name, client, seed, tally)
             cases += 1
             fatal += bool(case.fatal)
+            if case.fatal:
+                fatal_names[case.fatal] += 1
             unexercised += not case.exercised
             if case.problems or not case.exercised:
                 bad += 1
                 line = describe(api_name, client, seed, case)
                 known = [why for (a, c, text), why in KNOWN_SLOW.items() if (a, c) == (api_name, client) and text in line]
                 failures.append(line + (f" [known: {known[0]}]" if known else ""))
-        rows.append((f"{api_name}/{client}", cases, bad, fatal, unexercised, tally["undecodable"]))
+        named = f" [{', '.join(f'{n} x{k}' for n, k in sorted(fatal_names.items()))}]" if fatal_names else ""
+        rows.append((f"{api_name}/{client}", cases, bad, f"{fatal}{named}", unexercised, tally["undecodable"]))
     total_cases = sum(r[1] for r in rows)
     total_bad = sum(r[2] for r in rows)
     with capsys.disabled():

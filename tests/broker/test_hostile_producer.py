@@ -376,6 +376,39 @@ def test_defect7_api_version_request_timeout_is_honoured(hostile: tuple[TansuBro
         producer.close(10)
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 13 defect 7: the producer bounds its Metadata requests by request.timeout.ms (30 s), "
+    "not socket.timeout.ms (a silent broker is asked again after 30 s whatever the setting)",
+)
+def test_defect7_socket_timeout_bounds_a_silent_brokers_metadata(
+    hostile: tuple[TansuBroker, HostileProxy], topic: str
+) -> None:
+    """One Metadata request is never answered; socket.timeout.ms is 2 s (request.timeout.ms, 30 s
+    by default, is the broker's ack timeout for Produce): the producer asks again after 2 s, so
+    the record is delivered within its 15 s message timeout (InitProducerId already is)."""
+    _, proxy = hostile
+    reports, errors = Reports(), []  # type: ignore[var-annotated]
+    proxy.on(METADATA, silent, times=1)
+    producer = Producer(
+        {
+            "bootstrap.servers": proxy.address,
+            **FAST,
+            "socket.timeout.ms": 2_000,
+            "message.timeout.ms": 15_000,
+            "on_delivery": reports.callback,
+            "error_cb": errors.append,
+        }
+    )
+    try:
+        value = reports.next_value()
+        producer.produce(topic, value=value)
+        producer.flush(20)
+        assert reports.delivered(value), reports.errors.get(value)
+    finally:
+        producer.close(10)
+
+
 def test_defect7_topic_metadata_refresh_interval_is_honoured(hostile: tuple[TansuBroker, HostileProxy], topic: str) -> None:
     """An idle producer with topic.metadata.refresh.interval.ms=200 keeps asking for metadata."""
     _, proxy = hostile
