@@ -376,11 +376,6 @@ def test_defect7_api_version_request_timeout_is_honoured(hostile: tuple[TansuBro
         producer.close(10)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 13 defect 7: the producer bounds its Metadata requests by request.timeout.ms (30 s), "
-    "not socket.timeout.ms (a silent broker is asked again after 30 s whatever the setting)",
-)
 def test_defect7_socket_timeout_bounds_a_silent_brokers_metadata(
     hostile: tuple[TansuBroker, HostileProxy], topic: str
 ) -> None:

@@ -38,7 +38,12 @@ def failure(client: StubClient, fut: Future[Any]) -> KafkaError:
 
 
 def end_txn(
-    client: StubClient, router: Router, *, policy: ErrorPolicy = COORDINATOR, timeout: float = 5.0
+    client: StubClient,
+    router: Router,
+    *,
+    policy: ErrorPolicy = COORDINATOR,
+    timeout: float = 5.0,
+    request_timeout: float | None = None,
 ) -> Operation[str]:
     return Operation(
         client,  # type: ignore[arg-type]
@@ -55,6 +60,7 @@ def end_txn(
         policy=policy,
         deadline=client.engine.now() + timeout,
         backoff_ms=(10, 100),
+        request_timeout=request_timeout,
     ).start()
 
 
@@ -119,6 +125,18 @@ def test_a_broker_that_never_answers_is_bounded_by_the_deadline() -> None:
     op = end_txn(client, routers.ANY_BROKER, timeout=1.0)
     assert failure(client, op.future("txn")).code() == KafkaError._TIMED_OUT
     assert all(c.timeout is not None and c.at + c.timeout <= 1.0 + 1e-9 for c in client.calls)
+
+
+def test_a_silent_request_is_asked_again_after_the_request_timeout() -> None:
+    """With socket.timeout.ms as each request's bound, one unanswered request costs that much,
+    not the whole call: the operation asks again and succeeds within its deadline."""
+    client = StubClient()
+    answers = iter([None, {"error_code": 0}])
+    client.handler = lambda call: next(answers)
+    op = end_txn(client, routers.ANY_BROKER, timeout=10.0, request_timeout=2.0)
+    assert run(client, op.future("txn")).error_code == 0
+    assert next(c.timeout for c in client.requests(END_TXN)) == 2.0
+    assert client.engine.clock < 3.0
 
 
 def test_final_errors_fail_at_once_and_success_quirks_succeed() -> None:

@@ -116,6 +116,7 @@ class Operation(Generic[K]):
         futures: Mapping[K, Future[Any]] | None = None,
         live: set[Operation[Any]] | None = None,
         send: Send | None = None,
+        request_timeout: float | None = None,
     ) -> None:
         self.client = client
         self.futures: dict[K, Future[Any]] = new_futures(keys) if futures is None else dict(futures)
@@ -128,6 +129,10 @@ class Operation(Generic[K]):
         self.backoff_ms = backoff_ms
         self.max_version = max_version
         self.send = send
+        # The most one request may take (socket.timeout.ms in the client's own conversations, so a
+        # silent broker is asked again within the call); None: the call's remaining time (admin
+        # calls, whose broker may work up to their timeout).
+        self.request_timeout = request_timeout
         self.results: dict[K, Any] = {}
         self._retry: dict[K, tuple[KafkaError, Action]] = {}
         self._last_error: KafkaError | None = None
@@ -163,7 +168,10 @@ class Operation(Generic[K]):
 
     def timeout(self) -> float:
         """The time a request of this round may take (never zero: the client wants a deadline)."""
-        return max(0.001, self.remaining())
+        remaining = self.remaining()
+        if self.request_timeout is not None:
+            remaining = min(remaining, self.request_timeout)
+        return max(0.001, remaining)
 
     def abort(self, error: KafkaError) -> None:
         """Fail every unresolved key (the IO thread has stopped: a pending retry would never run)."""

@@ -95,6 +95,7 @@ class ProducerEngine:
                 conf.transaction_timeout_ms,
                 conf.retry_backoff_ms,
                 conf.retry_backoff_max_ms,
+                request_timeout_ms=conf.socket_timeout_ms,
             )
         refresh = conf.topic_metadata_refresh_interval_ms
         self.sender = Sender(

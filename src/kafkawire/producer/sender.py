@@ -384,7 +384,7 @@ class Sender:
                 return
             self.wake()
 
-        self.client.request_io(INIT_PRODUCER_ID, body, done, timeout=self.settings.request_timeout)
+        self.client.request_io(INIT_PRODUCER_ID, body, done)
 
     def _fatal(self, error: KafkaError) -> None:
         """Stop for good: fail everything queued with the fatal error and tell the application."""
@@ -435,7 +435,7 @@ class Sender:
                 self._assign_waiting()
             self.wake()
 
-        self.client.refresh_metadata_io(topics, done, auto_create=True, timeout=self.settings.request_timeout)
+        self.client.refresh_metadata_io(topics, done, auto_create=True)
 
     def _assign_waiting(self) -> None:
         """Give records waiting for metadata their partitions, or fail them if the topic is gone."""

@@ -54,6 +54,8 @@ class TransactionManager:
         transaction_timeout_ms: int,
         retry_backoff_ms: int,
         retry_backoff_max_ms: int,
+        *,
+        request_timeout_ms: int | None = None,
     ) -> None:
         self.client = client
         self.idem = idempotence
@@ -61,6 +63,9 @@ class TransactionManager:
         self.transactional_id = transactional_id
         self.transaction_timeout_ms = transaction_timeout_ms
         self.backoff_ms = (retry_backoff_ms, retry_backoff_max_ms)
+        # Each request's own bound (socket.timeout.ms, as librdkafka): a silent coordinator is
+        # asked again within the call's deadline.
+        self.request_timeout = None if request_timeout_ms is None else request_timeout_ms / 1000
         self.state = TransactionState()
         self.coordinators = Coordinators(client)
         self._to_transaction = ToCoordinator(self.coordinators, TRANSACTION, lambda _key: self.transactional_id)
@@ -320,6 +325,7 @@ class TransactionManager:
             deadline=deadline,
             backoff_ms=self.backoff_ms,
             max_version=max_version,
+            request_timeout=self.request_timeout,
         ).start_io()
 
 
