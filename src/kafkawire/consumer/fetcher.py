@@ -32,6 +32,7 @@ from ..client import routers
 from ..client.cluster import Client
 from ..client.driver import Operation, wait
 from ..core.committed import CommittedFilter
+from ..core.fetch_positions import sift
 from ..core.policy.fetch import FETCH as FETCH_POLICY
 from ..errors import KafkaError, KafkaException
 from ..protocol import error_codes as ec
@@ -144,26 +145,10 @@ class _RangeReader:
                 # else: the broker holds records there but sent none this time
                 pause = self.settings.backoff
                 continue
-            progressed = False
-            for batch in batches:
-                next_offset = batch.next_offset
-                if next_offset <= offset:
-                    continue  # wholly before the offset asked (sent with the batch it belongs to)
-                progressed = True
-                if filt is None:
-                    if not batch.is_control:
-                        records = _within(batch, offset, end)
-                        if records:
-                            yield batch, records
-                else:
-                    if batch.base_offset >= end and not batch.is_control:
-                        pass  # past the range: only markers matter now
-                    else:
-                        for released in filt.push(batch):
-                            records = _within(released, self.start, end)
-                            if records:
-                                yield released, records
-                offset = next_offset
+            chunks, next_offset = sift(batches, offset, self.start, end, filt)
+            progressed = next_offset > offset
+            yield from chunks
+            offset = next_offset
             if progressed:
                 self._stalled_since, self._last_error = time.monotonic(), None
 
@@ -282,11 +267,3 @@ def high_watermarks(client: Client, topic: str, partitions: Iterable[int], timeo
             ends[p] = data.high_watermark
     return ends
 
-
-def _within(batch: RecordBatch, start: int, end: int) -> list[Record]:
-    records = batch.records
-    if not records:
-        return records
-    if records[0].offset >= start and records[-1].offset < end:
-        return records
-    return [r for r in records if start <= r.offset < end]

@@ -1,0 +1,441 @@
+"""The consumer's fetch engine: assigned partitions fetched ahead on the client's IO thread.
+
+Runs like the producer's sender: `_run` on the IO thread asks the table (core/fetch_positions.py)
+what to do, sends one Fetch per leader broker carrying all of that leader's fetchable partitions
+(one in flight per leader), starts offset lookups (ListOffsets, the group's OffsetFetch), and
+refreshes metadata for partitions without a known leader. Answers are decoded off the lock, then
+sifted (control batches, read_committed markers: `core.fetch_positions.sift`, the Spark reader's
+step too) into the table, and ``on_ready`` tells the face. The application's thread only takes
+from the table under the lock: `take` never waits for the network.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import Future
+from typing import Any, Protocol
+
+from .. import model
+from ..client.cluster import Client
+from ..client.coordinators import Coordinators
+from ..client.driver import Operation, error_of
+from ..client.group_offsets import fetch_operation
+from ..client.list_offsets import READ_COMMITTED, READ_UNCOMMITTED, list_offsets_operation
+from ..core import TopicPartitionKey
+from ..core.fetch_positions import AWAITING_OFFSET, FETCHING, FetchLimits, FetchTable, Partition, sift
+from ..core.policy import Action
+from ..core.policy.fetch import FETCH as FETCH_POLICY
+from ..errors import KafkaError
+from ..io.engine import Timer
+from ..protocol import error_codes as ec
+from ..protocol.apis import FETCH
+from ..protocol.codec import Struct
+from ..protocol.primitives import DecodeError
+from ..records import CorruptRecordError, RecordBatch, decode_batches
+
+METADATA_RETRY = 0.1  # seconds between metadata requests while a leader is unknown
+Message = model.Message
+
+
+class EngineConfig(Protocol):
+    """What the engine reads of `kafkawire.consumer.config.ConsumerConfig`."""
+
+    @property
+    def group_id(self) -> str | None: ...
+    @property
+    def auto_offset_reset(self) -> str: ...
+    @property
+    def read_committed(self) -> bool: ...
+    @property
+    def options(self) -> Mapping[str, Any]: ...
+
+
+def limits_of(config: EngineConfig) -> FetchLimits:
+    opts = config.options
+    return FetchLimits(
+        queue_bytes=int(opts["queued.max.messages.kbytes"]) * 1024,
+        queue_records=int(opts["queued.min.messages"]),
+        fetch_max_bytes=int(opts["fetch.max.bytes"]),
+        partition_max_bytes=int(opts["max.partition.fetch.bytes"]),
+        error_backoff=int(opts["fetch.error.backoff.ms"]) / 1000,
+        auto_offset_reset=config.auto_offset_reset,
+        read_committed=config.read_committed,
+        partition_eof=bool(opts["enable.partition.eof"]),
+        has_group=config.group_id is not None,
+    )
+
+
+class FetchEngine:
+    """Keeps every assigned, unpaused partition fetched ahead (see the module's docstring).
+    Public methods are thread-safe; ``on_ready`` is called on the IO thread when take() has
+    something new, and must be cheap."""
+
+    def __init__(self, client: Client, config: EngineConfig, on_ready: Callable[[], None]) -> None:
+        self.client = client
+        self.config = config
+        self.on_ready = on_ready
+        opts = config.options
+        self._table = FetchTable(limits_of(config))
+        self._lock = threading.Lock()
+        self._wait_ms = int(opts["fetch.wait.max.ms"])
+        self._min_bytes = max(1, int(opts["fetch.min.bytes"]))  # Tansu answers min_bytes 0 with nothing
+        self._rack = opts.get("client.rack") or ""
+        self._timeout = int(client.config["socket.timeout.ms"]) / 1000
+        self._isolation = READ_COMMITTED if config.read_committed else READ_UNCOMMITTED
+        self._coordinators = Coordinators(client)
+        self._live: set[Operation[Any]] = set()
+        self._busy: set[int] = set()  # leaders with a Fetch in flight
+        self._scheduled = False
+        self._timer: Timer | None = None
+        self._metadata_pending = False
+        self._metadata_sent_at: float | None = None
+        self._closed = False
+
+    # --- the application's thread -------------------------------------------------------------
+
+    def assign(self, partitions: Iterable[tuple[TopicPartitionKey, int, int | None]]) -> None:
+        with self._lock:
+            for key, offset, leader_epoch in partitions:
+                self._table.assign(key, offset, leader_epoch)
+        self._wake()
+
+    def unassign(self, keys: Iterable[TopicPartitionKey]) -> None:
+        with self._lock:
+            for key in keys:
+                self._table.unassign(key)
+
+    def seek(self, key: TopicPartitionKey, offset: int) -> None:
+        with self._lock:
+            self._table.seek(key, offset)
+        self._wake()
+
+    def pause(self, keys: Iterable[TopicPartitionKey]) -> None:
+        with self._lock:
+            for key in keys:
+                self._table.pause(key, True)
+
+    def resume(self, keys: Iterable[TopicPartitionKey]) -> None:
+        with self._lock:
+            for key in keys:
+                self._table.pause(key, False)
+        self._wake()
+
+    def assigned(self) -> list[TopicPartitionKey]:
+        with self._lock:
+            return list(self._table.parts)
+
+    def position(self, key: TopicPartitionKey) -> int | None:
+        with self._lock:
+            return self._table.position(key)
+
+    def leader_epoch(self, key: TopicPartitionKey) -> int | None:
+        with self._lock:
+            part = self._table.parts.get(key)
+            return None if part is None else part.leader_epoch
+
+    def watermarks(self, key: TopicPartitionKey) -> tuple[int, int] | None:
+        with self._lock:
+            part = self._table.parts.get(key)
+            if part is None or part.high_watermark < 0:
+                return None
+            return (part.log_start, part.high_watermark)
+
+    def buffered_bytes(self) -> int:
+        with self._lock:
+            return self._table.buffered_bytes
+
+    def take(self, max_records: int) -> list[model.Message]:
+        """Up to ``max_records`` messages (and error events), without waiting."""
+        with self._lock:
+            items = self._table.take(max_records)
+            wake = self._table.starved
+            self._table.starved = False
+        if wake and items:
+            self._wake()
+        out: list[model.Message] = []
+        append = out.append
+        for part, batch, records in items:
+            topic, partition = part.key
+            if batch is None:
+                assert not isinstance(records, list)
+                append(Message(topic, partition, records.offset, error=records.error))
+                continue
+            assert isinstance(records, list)
+            kind = model.TIMESTAMP_LOG_APPEND_TIME if batch.timestamp_type else model.TIMESTAMP_CREATE_TIME
+            epoch = batch.partition_leader_epoch if batch.partition_leader_epoch >= 0 else None
+            for r in records:
+                append(Message(topic, partition, r.offset, r.key, r.value, r.headers or None, None, (kind, r.timestamp), None, epoch))
+        return out
+
+    def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            for key in list(self._table.parts):
+                self._table.unassign(key)
+
+        def stop() -> None:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+
+        self.client.engine.call_soon(stop)
+
+    def _wake(self) -> None:
+        """Ask for a run on the IO thread; many wakes before it runs cost one run."""
+        if not self._scheduled:
+            self._scheduled = True
+            self.client.engine.call_soon(self._run)
+
+    # --- the IO thread --------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        self._scheduled = False
+        if self._closed:
+            return
+        now = self.client.engine.now()
+        metadata = self.client.metadata
+
+        def leader_of(key: TopicPartitionKey) -> int | None:
+            broker = metadata.leader_for(*key)
+            return None if broker is None else broker.node_id
+
+        with self._lock:
+            table = self._table
+            stored: list[tuple[TopicPartitionKey, int]] = []
+            listed: dict[int, list[tuple[TopicPartitionKey, int]]] = {}
+            events = False
+            for part in table.lookups(now):
+                if table.stored_lookup(part):
+                    stored.append((part.key, part.generation))
+                elif part.state == AWAITING_OFFSET:
+                    listed.setdefault(part.logical, []).append((part.key, part.generation))
+                else:
+                    events = True  # auto.offset.reset=error without a group: an event queued
+                    continue
+                part.resolving = True
+            plan, leaderless = table.fetch_plan(now, leader_of, self._busy)
+            sends = []
+            for node, (max_bytes, parts) in plan.items():
+                self._busy.add(node)
+                # Each partition's share of the room, so that even a broker that keeps only the
+                # partition limits (Tansu) cannot bring back more than the request's max_bytes.
+                share = max(1, max_bytes // len(parts))
+                sends.append((node, max_bytes, [(p, p.generation, p.fetch_offset, min(p.max_bytes, share)) for p in parts]))
+            wake_at = min((p.retry_at for p in table.parts.values() if p.retry_at > now), default=None)
+        if events:
+            self.on_ready()
+        if stored:
+            self._look_up_stored(stored, now)
+        for logical, keys in listed.items():
+            self._list_offsets(logical, keys, now)
+        for node, max_bytes, wanted in sends:
+            self._fetch(node, max_bytes, wanted)
+        if leaderless:
+            wake_at = self._refresh_metadata(now, wake_at)
+        self._schedule(wake_at)
+
+    def _schedule(self, when: float | None) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if when is not None:
+            self._timer = self.client.engine.call_later(when - self.client.engine.now(), self._run)
+
+    def _refresh_metadata(self, now: float, wake_at: float | None) -> float | None:
+        last = self._metadata_sent_at
+        if self._metadata_pending:
+            return wake_at
+        if last is not None and now - last < METADATA_RETRY:
+            due = last + METADATA_RETRY
+            return due if wake_at is None else min(wake_at, due)
+        with self._lock:
+            topics = sorted({key[0] for key in self._table.parts})
+        self._metadata_pending = True
+        self._metadata_sent_at = now
+
+        def done(response: Struct | None, error: KafkaError | None) -> None:
+            self._metadata_pending = False
+            if response is not None:
+                self._topic_errors()
+            self._wake()
+
+        self.client.refresh_metadata_io(topics, done, timeout=self._timeout)
+        return wake_at
+
+    def _topic_errors(self) -> None:
+        """Partitions whose topic the metadata answers with an error: tell the application once."""
+        now = self.client.engine.now()
+        new = False
+        with self._lock:
+            for part in self._table.parts.values():
+                info = self.client.metadata.topics.get(part.key[0])
+                code = ec.UNKNOWN_TOPIC_OR_PARTITION if info is None else info.error_code
+                if code and part.state == FETCHING:
+                    error = KafkaError(code, f"{part.key[0]} [{part.key[1]}]: {KafkaError(code).str()}")
+                    new = self._table.failed(part, error, now, report=True) or new
+        if new:
+            self.on_ready()
+
+    # --- offset lookups ------------------------------------------------------------------------
+
+    def _list_offsets(self, logical: int, keys: list[tuple[TopicPartitionKey, int]], now: float) -> None:
+        op: Operation[TopicPartitionKey] = list_offsets_operation(
+            self.client,
+            {key: logical for key, _ in keys},
+            isolation_level=self._isolation,
+            deadline=now + self._timeout,
+            live=self._live,
+        )
+        self._on_lookup(op, keys, lambda answer: answer.offset)
+        op.start_io()
+
+    def _look_up_stored(self, keys: list[tuple[TopicPartitionKey, int]], now: float) -> None:
+        group = self.config.group_id
+        assert group is not None
+        op = fetch_operation(
+            self.client,
+            self._coordinators,
+            group,
+            [key for key, _ in keys],
+            require_stable=self.config.read_committed,
+            deadline=now + self._timeout,
+            live=self._live,
+        )
+        self._on_lookup(op, keys, lambda committed: committed.offset)
+        op.start_io()
+
+    def _on_lookup(self, op: Operation[Any], keys: list[tuple[TopicPartitionKey, int]], offset_of: Callable[[Any], int]) -> None:
+        generations = dict(keys)
+
+        def done(key: TopicPartitionKey, fut: Future[Any]) -> None:
+            error = error_of(fut)
+            with self._lock:
+                if error is None:
+                    self._table.resolved(key, generations[key], offset_of(fut.result()))
+                else:
+                    self._table.lookup_failed(key, generations[key], error, self.client.engine.now())
+            if error is not None:
+                self.on_ready()
+            self._wake()
+
+        for key in generations:
+            op.future(key).add_done_callback(lambda fut, key=key: done(key, fut))  # type: ignore[misc]
+
+    # --- fetching ------------------------------------------------------------------------------
+
+    def _fetch(self, node: int, max_bytes: int, wanted: list[tuple[Partition, int, int, int]]) -> None:
+        metadata = self.client.metadata
+        topic_ids = {}
+        for part, _gen, _offset, _size in wanted:
+            info = metadata.topics.get(part.key[0])
+            topic_ids[part.key[0]] = None if info is None else info.topic_id
+        by_id = {tid: name for name, tid in topic_ids.items() if tid is not None}
+
+        def body(version: int) -> dict[str, Any]:
+            topics: dict[str, list[dict[str, Any]]] = {}
+            for part, _gen, offset, size in wanted:
+                topics.setdefault(part.key[0], []).append(
+                    {"partition": part.key[1], "fetch_offset": offset, "partition_max_bytes": size}
+                )
+            return {
+                "max_wait_ms": self._wait_ms,
+                "min_bytes": self._min_bytes,
+                "max_bytes": max_bytes,
+                "isolation_level": READ_UNCOMMITTED,  # markers are applied here (core.committed)
+                "session_id": 0,
+                "session_epoch": -1,  # a full fetch, no session
+                "topics": [{"topic": t, "topic_id": topic_ids[t], "partitions": ps} for t, ps in topics.items()],
+                "forgotten_topics_data": [],
+                "rack_id": self._rack,
+            }
+
+        def done(response: Struct | None, error: KafkaError | None) -> None:
+            self._answered(node, max_bytes, wanted, response, error, by_id)
+
+        self.client.request_io(
+            FETCH,
+            body,
+            done,
+            node=node,
+            timeout=self._wait_ms / 1000 + self._timeout,
+            max_version=None if all(topic_ids.values()) else 12,
+        )
+
+    def _answered(
+        self,
+        node: int,
+        max_bytes: int,
+        wanted: list[tuple[Partition, int, int, int]],
+        response: Struct | None,
+        error: KafkaError | None,
+        by_id: dict[Any, str],
+    ) -> None:
+        now = self.client.engine.now()
+        if error is None and response is not None and response.get("error_code", 0):
+            error = KafkaError(response.error_code, "Fetch failed as a whole")
+        answers: dict[TopicPartitionKey, Any] = {}
+        if error is None and response is not None:
+            for topic in response.responses:
+                name = topic.get("topic") or by_id.get(topic.get("topic_id"), "")
+                for data in topic.partitions:
+                    answers[(name, data.partition_index)] = data
+        decoded: dict[TopicPartitionKey, list[RecordBatch] | DecodeError] = {}
+        for key, data in answers.items():
+            if not data.error_code and data.records:
+                try:
+                    decoded[key] = decode_batches(data.records)
+                except DecodeError as exc:
+                    decoded[key] = exc
+        new = False
+        stale = False
+        with self._lock:
+            self._busy.discard(node)
+            table = self._table
+            table.answered(max_bytes, [p for p, _g, _o, _s in wanted])
+            for part, generation, offset, _size in wanted:
+                if not table.current(part, generation) or part.fetch_offset != offset:
+                    continue
+                if error is not None:
+                    table.failed(part, error, now, report=False)
+                    stale = True
+                    continue
+                data = answers.get(part.key)
+                if data is None:  # Tansu answers a fetch at the log end with no partitions
+                    new = table.add(part, [], offset, -1, -1) or new
+                    continue
+                code = data.error_code
+                if code == ec.OFFSET_OUT_OF_RANGE:
+                    table.out_of_range(part)
+                    new = True
+                    continue
+                if code:
+                    err = KafkaError(code, f"Fetch {part.key[0]} [{part.key[1]}] at {offset}: {KafkaError(code).str()}")
+                    if FETCH_POLICY.action(code) is Action.FAIL:
+                        new = table.failed(part, err, now, report=True) or new
+                    else:
+                        self.client.metadata.forget_leader(*part.key)
+                        table.failed(part, err, now, report=False)
+                        stale = True
+                    continue
+                batches = decoded.get(part.key, [])
+                if isinstance(batches, DecodeError):
+                    # A damaged batch: fetched again after the backoff; told once when it persists.
+                    code = KafkaError._BAD_MSG
+                    err = KafkaError(code, f"Fetch {part.key[0]} [{part.key[1]}] at {offset}: {batches}")
+                    new = table.failed(part, err, now, report=not isinstance(batches, CorruptRecordError)) or new
+                    continue
+                if not batches and data.records:
+                    table.too_large(part)
+                chunks, next_offset = sift(batches, offset, part.start, sys.maxsize, part.filter)
+                new = table.add(part, chunks, next_offset, data.high_watermark, data.get("log_start_offset", -1)) or new
+        if new:
+            self.on_ready()
+        if stale:
+            with self._lock:
+                wake_at = min((p.retry_at for p in self._table.parts.values() if p.retry_at > now), default=None)
+            self._schedule(self._refresh_metadata(now, wake_at))
+        self._wake()

@@ -1,0 +1,485 @@
+"""The consumer's fetch decisions, sans IO: one row per assigned partition, and what to do next.
+
+A partition's row holds its state (`AWAITING_OFFSET` while a logical offset is being resolved,
+`FETCHING`, `FAILED` after auto.offset.reset=error until the next seek), whether it is paused,
+the offset the next Fetch asks for, the position (after the last record handed over), the records
+fetched but not yet handed over, and what the last answer said of the log (start, high
+watermark). The engine (consumer/fetch_engine.py) does the IO and asks this table:
+
+- which partitions to fetch now, grouped by leader, and how many bytes a request may bring back:
+  fetched bytes held plus bytes asked for stay within ``queued.max.messages.kbytes`` (a single
+  batch larger than what was asked may still come whole, KIP-74), and a partition holding
+  ``queued.min.messages`` records is not fetched until they are taken;
+- which partitions need an offset looked up (ListOffsets, or the group's committed offset);
+- what an answer changes (records appended, a new start after OFFSET_OUT_OF_RANGE per
+  auto.offset.reset, an error event, a backoff);
+- what `take` hands over: fair across partitions (each turn gives every partition with records
+  an equal share), each partition in offset order.
+
+Every repositioning (assign, seek) bumps the row's generation; an answer or lookup sent under an
+older generation changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from ..errors import KafkaError
+from ..records import Record, RecordBatch
+from . import TopicPartitionKey
+from .committed import CommittedFilter
+
+AWAITING_OFFSET = "awaiting-offset"
+FETCHING = "fetching"
+FAILED = "failed"
+
+OFFSET_BEGINNING = -2
+OFFSET_END = -1
+OFFSET_STORED = -1000
+OFFSET_INVALID = -1001
+LOGICAL = (OFFSET_BEGINNING, OFFSET_END, OFFSET_STORED, OFFSET_INVALID)
+
+# auto.offset.reset -> the logical offset it resets to (None: report _AUTO_OFFSET_RESET)
+RESET_TO = {"earliest": OFFSET_BEGINNING, "latest": OFFSET_END, "error": None}
+
+BATCH_OVERHEAD = 12  # a batch's wire size is batch_length + 12
+
+
+@dataclass(frozen=True)
+class FetchLimits:
+    """The configuration the table decides by (librdkafka's names in comments)."""
+
+    queue_bytes: int = 65_536 * 1024  # queued.max.messages.kbytes
+    queue_records: int = 100_000  # queued.min.messages, per partition
+    fetch_max_bytes: int = 52_428_800  # fetch.max.bytes
+    partition_max_bytes: int = 1_048_576  # max.partition.fetch.bytes
+    error_backoff: float = 0.5  # fetch.error.backoff.ms, in s
+    auto_offset_reset: str = "latest"  # earliest | latest | error
+    read_committed: bool = False
+    partition_eof: bool = False  # enable.partition.eof
+    has_group: bool = False  # OFFSET_STORED is looked up in the group, else auto.offset.reset
+
+
+class Chunk:
+    """Records of one batch not yet handed over: ``records[pos:]``."""
+
+    __slots__ = ("batch", "pos", "records", "size")
+
+    def __init__(self, batch: RecordBatch, records: list[Record], size: int) -> None:
+        self.batch = batch
+        self.records = records
+        self.pos = 0
+        self.size = size  # the batch's wire bytes, released once its last record is taken
+
+
+class Event:
+    """An error event for take(): _PARTITION_EOF, _AUTO_OFFSET_RESET, a partition's final error."""
+
+    __slots__ = ("error", "offset")
+
+    def __init__(self, error: KafkaError, offset: int | None) -> None:
+        self.error = error
+        self.offset = offset
+
+
+class Partition:
+    """One assigned partition's row."""
+
+    __slots__ = (
+        "buffer",
+        "buffered_bytes",
+        "buffered_records",
+        "eof_at",
+        "fetch_offset",
+        "filter",
+        "generation",
+        "high_watermark",
+        "in_flight",
+        "key",
+        "last_error",
+        "leader_epoch",
+        "log_start",
+        "logical",
+        "max_bytes",
+        "paused",
+        "position",
+        "resolving",
+        "retry_at",
+        "start",
+        "state",
+    )
+
+    def __init__(self, key: TopicPartitionKey) -> None:
+        self.key = key
+        self.state = AWAITING_OFFSET
+        self.logical = OFFSET_STORED
+        self.generation = 0
+        self.paused = False
+        self.start = 0  # where this generation's reading began
+        self.fetch_offset = 0
+        self.position: int | None = None
+        self.leader_epoch: int | None = None
+        self.buffer: deque[Chunk | Event] = deque()
+        self.buffered_bytes = 0
+        self.buffered_records = 0
+        self.filter: CommittedFilter | None = None
+        self.in_flight = False
+        self.resolving = False
+        self.retry_at = 0.0
+        self.log_start = -1
+        self.high_watermark = -1
+        self.eof_at = -1  # the offset an EOF event was last given for
+        self.last_error: int | None = None  # the code of the last error event (given once)
+        self.max_bytes = 0  # this partition's Fetch size, doubled while one batch does not fit
+
+    @property
+    def fetchable(self) -> bool:
+        return self.state == FETCHING and not self.paused and not self.in_flight
+
+
+class FetchTable:
+    """Every assigned partition's row and the decisions over them (no clock, IO or threads: the
+    caller passes ``now`` and holds whatever lock it needs)."""
+
+    def __init__(self, limits: FetchLimits) -> None:
+        self.limits = limits
+        self.parts: dict[TopicPartitionKey, Partition] = {}
+        self.buffered_bytes = 0
+        self.reserved = 0  # bytes asked for by fetches in flight
+        self._turn = 0  # where take()'s next round starts, for fairness
+        self.starved = False  # a fetch was held back for room: take() should wake the engine
+
+    # --- the application's moves ---------------------------------------------------------------
+
+    def assign(self, key: TopicPartitionKey, offset: int, leader_epoch: int | None = None) -> None:
+        part = self.parts.get(key)
+        if part is None:
+            part = self.parts[key] = Partition(key)
+        self._reposition(part, offset)
+        if leader_epoch is not None and leader_epoch >= 0:
+            part.leader_epoch = leader_epoch
+
+    def unassign(self, key: TopicPartitionKey) -> None:
+        part = self.parts.pop(key, None)
+        if part is not None:
+            self._drop_buffer(part)
+
+    def seek(self, key: TopicPartitionKey, offset: int) -> None:
+        part = self.parts.get(key)
+        if part is None:
+            raise KeyError(key)
+        self._reposition(part, offset)
+
+    def pause(self, key: TopicPartitionKey, paused: bool) -> None:
+        part = self.parts.get(key)
+        if part is not None:
+            part.paused = paused
+
+    def _reposition(self, part: Partition, offset: int) -> None:
+        self._drop_buffer(part)
+        part.generation += 1
+        part.resolving = False
+        part.retry_at = 0.0
+        part.eof_at = -1
+        part.last_error = None
+        part.filter = CommittedFilter() if self.limits.read_committed else None
+        if offset >= 0:
+            self._start_at(part, offset)
+        elif offset in LOGICAL:
+            part.state, part.logical, part.position = AWAITING_OFFSET, offset, None
+        else:
+            raise ValueError(f"invalid offset {offset}")
+
+    def _start_at(self, part: Partition, offset: int) -> None:
+        part.state = FETCHING
+        part.start = part.fetch_offset = offset
+        part.position = offset
+        part.max_bytes = self.limits.partition_max_bytes
+
+    def _drop_buffer(self, part: Partition) -> None:
+        self.buffered_bytes -= part.buffered_bytes
+        part.buffer.clear()
+        part.buffered_bytes = part.buffered_records = 0
+
+    # --- offsets to look up ----------------------------------------------------------------------
+
+    def lookups(self, now: float) -> list[Partition]:
+        """Rows whose logical offset should be resolved now (the caller marks them `resolving`)."""
+        return [
+            p
+            for p in self.parts.values()
+            if p.state == AWAITING_OFFSET and not p.resolving and p.retry_at <= now
+        ]
+
+    def stored_lookup(self, part: Partition) -> bool:
+        """True when the row's offset is the group's committed one (else ListOffsets' timestamp
+        is ``part.logical``, after `lookups` turned a missing group into auto.offset.reset)."""
+        if part.logical in (OFFSET_STORED, OFFSET_INVALID):
+            if self.limits.has_group:
+                return True
+            self._reset(part, None)
+        return False
+
+    def resolved(self, key: TopicPartitionKey, generation: int, offset: int) -> None:
+        """A lookup's answer: a ListOffsets offset, or the committed offset (-1: none)."""
+        part = self._current(key, generation)
+        if part is None:
+            return
+        part.resolving = False
+        if offset >= 0:
+            self._start_at(part, offset)
+        else:
+            self._reset(part, None)
+
+    def lookup_failed(self, key: TopicPartitionKey, generation: int, error: KafkaError, now: float) -> None:
+        part = self._current(key, generation)
+        if part is None:
+            return
+        part.resolving = False
+        part.retry_at = now + self.limits.error_backoff
+        self._event(part, error, None)
+
+    def _reset(self, part: Partition, out_of_range_at: int | None) -> None:
+        """auto.offset.reset: look up the log start or end again, or report _AUTO_OFFSET_RESET."""
+        target = RESET_TO[self.limits.auto_offset_reset]
+        if target is not None:
+            part.state, part.logical = AWAITING_OFFSET, target
+            return
+        part.state = FAILED
+        if out_of_range_at is None:
+            why = "no committed offset, and auto.offset.reset is error"
+        else:
+            why = f"offset {out_of_range_at} is out of range, and auto.offset.reset is error"
+        self._event(part, KafkaError(KafkaError._AUTO_OFFSET_RESET, f"{part.key[0]} [{part.key[1]}]: {why}"), out_of_range_at)
+
+    # --- fetches to send -------------------------------------------------------------------------
+
+    def fetch_plan(
+        self, now: float, leader_of: Callable[[TopicPartitionKey], int | None], busy: Iterable[int]
+    ) -> tuple[dict[int, tuple[int, list[Partition]]], list[Partition]]:
+        """What to fetch now: node -> (the request's max_bytes, its partitions); and the rows
+        whose leader is unknown (the caller refreshes metadata). Marks the planned rows in flight
+        and reserves their bytes; `answered` releases them."""
+        limits = self.limits
+        plan: dict[int, list[Partition]] = {}
+        leaderless: list[Partition] = []
+        busy_nodes = set(busy)
+        held_back = False
+        for part in self.parts.values():
+            if not part.fetchable or part.retry_at > now:
+                continue
+            if part.buffered_records >= limits.queue_records:
+                held_back = True
+                continue
+            node = leader_of(part.key)
+            if node is None:
+                leaderless.append(part)
+            elif node not in busy_nodes:
+                plan.setdefault(node, []).append(part)
+        out: dict[int, tuple[int, list[Partition]]] = {}
+        for node, parts in plan.items():
+            room = limits.queue_bytes - self.buffered_bytes - self.reserved
+            # Too little room for a useful answer: wait until take() frees some.
+            if room < min(limits.partition_max_bytes, limits.queue_bytes // 4):
+                held_back = True
+                break
+            max_bytes = min(limits.fetch_max_bytes, room)
+            for part in parts:
+                part.in_flight = True
+            self.reserved += max_bytes
+            out[node] = (max_bytes, parts)
+        self.starved = held_back
+        return out, leaderless
+
+    # --- answers ---------------------------------------------------------------------------------
+
+    def answered(self, reserved: int, parts: list[Partition]) -> None:
+        """A fetch came back (or failed): its reservation and in-flight marks end."""
+        self.reserved -= reserved
+        for part in parts:
+            part.in_flight = False
+
+    def current(self, part: Partition, generation: int) -> bool:
+        """Is the row still assigned and not repositioned since ``generation``?"""
+        return self.parts.get(part.key) is part and part.generation == generation
+
+    def _current(self, key: TopicPartitionKey, generation: int) -> Partition | None:
+        part = self.parts.get(key)
+        return part if part is not None and part.generation == generation else None
+
+    def add(
+        self,
+        part: Partition,
+        chunks: list[tuple[RecordBatch, list[Record]]],
+        next_offset: int,
+        high_watermark: int,
+        log_start: int,
+    ) -> bool:
+        """Records of one answer for the row (already sifted: see `sift`). True when take() has
+        something new (records or an event)."""
+        new = False
+        for batch, records in chunks:
+            size = batch.batch_length + BATCH_OVERHEAD
+            part.buffer.append(Chunk(batch, records, size))
+            part.buffered_bytes += size
+            part.buffered_records += len(records)
+            self.buffered_bytes += size
+            new = True
+        if next_offset > part.fetch_offset:
+            part.fetch_offset = next_offset
+        part.last_error = None
+        if high_watermark >= 0:
+            part.high_watermark = high_watermark
+        if log_start >= 0:
+            part.log_start = log_start
+        if self.limits.partition_eof and self._at_end(part):
+            part.eof_at = part.fetch_offset
+            hw = part.high_watermark
+            eof = KafkaError(KafkaError._PARTITION_EOF, f"Fetch from {part.key[0]} [{part.key[1]}] reached end of partition at offset {hw}")
+            part.buffer.append(Event(eof, hw))
+            new = True
+        return new
+
+    @staticmethod
+    def _at_end(part: Partition) -> bool:
+        """Fetched up to the high watermark, nothing held for a marker, not yet reported there."""
+        hw = part.high_watermark
+        if hw < 0 or part.fetch_offset < hw or part.eof_at == part.fetch_offset:
+            return False
+        return part.filter is None or not part.filter.holding
+
+    def too_large(self, part: Partition) -> None:
+        """An answer held only part of one batch: ask for more next time (up to the queue)."""
+        part.max_bytes = min(part.max_bytes * 2, self.limits.queue_bytes)
+
+    def out_of_range(self, part: Partition) -> bool:
+        """OFFSET_OUT_OF_RANGE at the fetch offset: reset per auto.offset.reset. True when an
+        event was queued."""
+        self._drop_buffer(part)
+        part.generation += 1
+        part.filter = CommittedFilter() if self.limits.read_committed else None
+        self._reset(part, part.fetch_offset)
+        return part.state == FAILED
+
+    def failed(self, part: Partition, error: KafkaError, now: float, report: bool) -> bool:
+        """A fetch error for the row: back off (fetch.error.backoff.ms); with ``report``, tell the
+        application once per distinct error. True when an event was queued."""
+        part.retry_at = now + self.limits.error_backoff
+        if report and part.last_error != error.code():
+            part.last_error = error.code()
+            self._event(part, error, part.fetch_offset)
+            return True
+        return False
+
+    def _event(self, part: Partition, error: KafkaError, offset: int | None) -> None:
+        part.buffer.append(Event(error, offset))
+
+    # --- handing over ----------------------------------------------------------------------------
+
+    def position(self, key: TopicPartitionKey) -> int | None:
+        """The offset after the last record handed over; past skipped records (control batches,
+        aborted transactions) once nothing before them waits to be handed over."""
+        part = self.parts.get(key)
+        if part is None or part.position is None:
+            return None
+        if part.state != FETCHING or part.buffered_records:
+            return part.position
+        end = part.fetch_offset
+        if part.filter is not None and (held := part.filter.first_held_offset) is not None:
+            end = min(end, held)
+        return max(part.position, end)
+
+    def take(self, max_records: int) -> list[tuple[Partition, RecordBatch | None, list[Record] | Event]]:
+        """Up to ``max_records`` records (and the events among them), fair across unpaused rows:
+        rounds in which each row with something gives an equal share, starting one row further
+        each call. Advances positions past what is returned."""
+        out: list[tuple[Partition, RecordBatch | None, list[Record] | Event]] = []
+        ready = [p for p in self.parts.values() if p.buffer and not p.paused]
+        if not ready or max_records <= 0:
+            return out
+        turn = self._turn % len(ready)
+        ready = ready[turn:] + ready[:turn]
+        self._turn += 1
+        left = max_records
+        while left > 0 and ready:
+            share = max(1, left // len(ready))
+            still = []
+            for part in ready:
+                if left <= 0:
+                    break
+                left -= self._take_from(part, min(share, left), out)
+                if part.buffer:
+                    still.append(part)
+            ready = still
+        return out
+
+    def _take_from(
+        self, part: Partition, wanted: int, out: list[tuple[Partition, RecordBatch | None, list[Record] | Event]]
+    ) -> int:
+        taken = 0
+        buffer = part.buffer
+        while buffer and taken < wanted:
+            head = buffer[0]
+            if isinstance(head, Event):
+                buffer.popleft()
+                out.append((part, None, head))
+                taken += 1
+                continue
+            pos, records = head.pos, head.records
+            stop = min(len(records), pos + wanted - taken)
+            piece = records if pos == 0 and stop == len(records) else records[pos:stop]
+            out.append((part, head.batch, piece))
+            n = stop - pos
+            taken += n
+            part.buffered_records -= n
+            part.position = records[stop - 1].offset + 1
+            epoch = head.batch.partition_leader_epoch
+            part.leader_epoch = epoch if epoch >= 0 else part.leader_epoch
+            if stop == len(records):
+                buffer.popleft()
+                part.buffered_bytes -= head.size
+                self.buffered_bytes -= head.size
+            else:
+                head.pos = stop
+        return taken
+
+
+def sift(
+    batches: list[RecordBatch], offset: int, start: int, end: int, filt: CommittedFilter | None
+) -> tuple[list[tuple[RecordBatch, list[Record]]], int]:
+    """The decode-and-filter step every reader shares: of the batches a Fetch at ``offset``
+    brought back, the records a reader sees, in offset order, as (batch, records) with
+    ``start <= offset < end``; and the offset to fetch next.
+
+    Batches wholly before ``offset`` (sent with a batch they belong to) are skipped, control
+    batches are never data, and under read_committed (``filt``) transactional batches wait for
+    their producer's marker: released ones may be from earlier answers, hence ``start``.
+    """
+    out: list[tuple[RecordBatch, list[Record]]] = []
+    for batch in batches:
+        next_offset = batch.next_offset
+        if next_offset <= offset:
+            continue
+        if filt is None:
+            if not batch.is_control:
+                records = _within(batch, offset, end)
+                if records:
+                    out.append((batch, records))
+        elif batch.is_control or batch.base_offset < end:
+            for released in filt.push(batch):
+                records = _within(released, start, end)
+                if records:
+                    out.append((released, records))
+        offset = next_offset
+    return out, offset
+
+
+def _within(batch: RecordBatch, start: int, end: int) -> list[Record]:
+    records = batch.records
+    if not records:
+        return records
+    if records[0].offset >= start and records[-1].offset < end:
+        return records
+    return [r for r in records if start <= r.offset < end]
