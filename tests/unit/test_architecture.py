@@ -41,9 +41,6 @@ BOTTOM_ALLOWED = {
 
 KNOWN_VIOLATIONS = frozenset(
     {
-        "sans-io: kafkawire.core.accumulator imports time",
-        "sans-io: kafkawire.core.transactions imports threading",
-        "size: kafkawire.model",
     }
 )
 

@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 from kafkawire.client.executor import CallbackExecutor
-from kafkawire.core.accumulator import PendingMessage, ProducerBatch
+from kafkawire.core.accumulator import ProducerBatch
 from kafkawire.producer.delivery import RECORD_OVERHEAD, DeliveredReports
+from kafkawire.producer.pending import PendingMessage
 from kafkawire.records import BatchBuilder, decode_batches
 
 

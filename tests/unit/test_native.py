@@ -16,10 +16,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kafkawire.core.accumulator import PurePendingMessage
 from kafkawire.model import TIMESTAMP_CREATE_TIME, TIMESTAMP_LOG_APPEND_TIME, Message
 from kafkawire.native import native
 from kafkawire.producer.delivery import RECORD_OVERHEAD, serve_delivered, tally_delivered
+from kafkawire.producer.pending import PurePendingMessage
 from kafkawire.records import BatchBuilder, decode_batches
 from kafkawire.records.batch import encode_records
 

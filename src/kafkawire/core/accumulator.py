@@ -11,54 +11,29 @@ here takes ``now`` and decides, nothing waits.
 
 from __future__ import annotations
 
-import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from ..native import native
-from ..records import HEADER_SIZE, BatchBuilder, record_size_upper_bound, with_producer_state
+from ..records import HEADER_SIZE, BatchBuilder, with_producer_state
 from . import TopicPartitionKey
 
 
-class PurePendingMessage:
-    """One record between ``produce()`` and its delivery report (``PendingMessage``: the C twin
-    from ``kafkawire._native`` when built, this class otherwise; same fields, same ``size``).
+class Pending(Protocol):
+    """A record between ``produce()`` and its delivery report, as the accumulator and the batch
+    encoders see it (the producer's ``PendingMessage``: ``kafkawire.producer.pending``)."""
 
-    A ``timestamp`` of 0 means now (epoch milliseconds), as in ``produce()``.
-    """
-
-    __slots__ = ("callback", "enqueued", "future", "headers", "key", "partition", "size", "timestamp", "topic", "value")
-
-    def __init__(
-        self,
-        topic: str,
-        partition: int,
-        key: bytes | None,
-        value: bytes | None,
-        headers: list[tuple[str, bytes | None]] | None,
-        timestamp: int,
-        callback: Callable[..., Any] | None,
-        future: Future[Any] | None,
-        enqueued: float,
-    ) -> None:
-        self.topic = topic
-        self.partition = partition
-        self.key = key
-        self.value = value
-        self.headers = headers
-        self.timestamp = timestamp or int(time.time() * 1000)
-        self.callback = callback
-        self.future = future
-        self.enqueued = enqueued
-        self.size = record_size_upper_bound(key, value, headers or ())
-
-
-if TYPE_CHECKING:  # the C twin has the same fields
-    PendingMessage = PurePendingMessage
-else:
-    PendingMessage = PurePendingMessage if native is None else native.PendingMessage
+    topic: str
+    partition: int
+    key: bytes | None
+    value: bytes | None
+    headers: list[tuple[str, bytes | None]] | None
+    timestamp: int
+    callback: Callable[..., Any] | None
+    future: Future[Any] | None
+    enqueued: float
+    size: int
 
 
 class ProducerBatch:
@@ -83,7 +58,7 @@ class ProducerBatch:
         self.topic = topic
         self.partition = partition
         self._builder: BatchBuilder | None = None
-        self.messages: list[PendingMessage] = []
+        self.messages: list[Pending] = []
         self.bytes = HEADER_SIZE  # the batch's size if every record took its upper bound
         self.created = now
         self.full = False
@@ -162,7 +137,7 @@ class Accumulator:
         """Messages waiting here (not yet handed to a request)."""
         return self._count
 
-    def append(self, msg: PendingMessage, now: float) -> bool:
+    def append(self, msg: Pending, now: float) -> bool:
         """Add a record to its partition's open batch.
 
         True when the sender should look now: a batch filled up, or a partition with nothing waiting
@@ -188,7 +163,7 @@ class Accumulator:
             batch.full = filled = True
         return filled
 
-    def extend(self, topic: str, partition: int, msgs: Sequence[PendingMessage], now: float) -> bool:
+    def extend(self, topic: str, partition: int, msgs: Sequence[Pending], now: float) -> bool:
         """`append` for a run of records of one partition, in order: the same batches and the same
         answer (tests/unit/core/test_accumulator.py holds the two equal). The bulk paths use it;
         ``produce()`` keeps `append`, which saves the loop's setup per record."""
@@ -281,8 +256,7 @@ class Accumulator:
     def depths(self) -> dict[TopicPartitionKey, tuple[int, int]]:
         """Per partition: records waiting and their bytes (upper bounds, for statistics)."""
         return {
-            tp: (sum(len(b.messages) for b in queue), sum(b.bytes for b in queue))
-            for tp, queue in self._queues.items()
+            tp: (sum(len(b.messages) for b in queue), sum(b.bytes for b in queue)) for tp, queue in self._queues.items()
         }
 
     def stamped_batches(self) -> list[ProducerBatch]:
@@ -294,4 +268,3 @@ class Accumulator:
         self._queues.clear()
         self._count = 0
         return batches
-

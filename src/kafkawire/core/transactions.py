@@ -11,7 +11,6 @@ call raises the transaction's first error again, with ``txn_requires_abort()`` t
 from __future__ import annotations
 
 import enum
-import threading
 
 from ..errors import KafkaError, KafkaException
 from ..protocol import error_codes as ec
@@ -96,90 +95,82 @@ def failure_of(error: KafkaError) -> Failure:
 
 
 class TransactionState:
-    """The current state, guarded for use from several threads."""
+    """The current state and the rules that move it (the producer guards it with a lock:
+    `kafkawire.producer.transactions.SharedTransactionState`)."""
 
     def __init__(self) -> None:
         self.state = State.UNINITIALIZED
         self.last_error: KafkaError | None = None
         self._busy: Call | None = None
-        self._lock = threading.Lock()
 
     def require(self, call: Call) -> None:
         """Raise unless ``call`` is legal now; for a long call, mark it as running."""
-        with self._lock:
-            if self.state is State.FATAL_ERROR:
-                raise _fatal_again(self.last_error)
-            allowed, running = ALLOWED[call]
-            if self.state is State.ABORTABLE_ERROR and call is not Call.ABORT:
-                raise _abortable_again(call, self.last_error)
-            if self.state not in allowed:
+        if self.state is State.FATAL_ERROR:
+            raise _fatal_again(self.last_error)
+        allowed, running = ALLOWED[call]
+        if self.state is State.ABORTABLE_ERROR and call is not Call.ABORT:
+            raise _abortable_again(call, self.last_error)
+        if self.state not in allowed:
+            raise KafkaException(
+                KafkaError(
+                    KafkaError._STATE,
+                    f"{call.value}() is not allowed in state '{self.state.value}': {HINTS[self.state]}",
+                )
+            )
+        if running is not None:
+            if self._busy is not None and self._busy is not call:
                 raise KafkaException(
                     KafkaError(
-                        KafkaError._STATE,
-                        f"{call.value}() is not allowed in state '{self.state.value}': {HINTS[self.state]}",
+                        KafkaError._CONFLICT, f"{self._busy.value}() is still running; {call.value}() must wait"
                     )
                 )
-            if running is not None:
-                if self._busy is not None and self._busy is not call:
-                    raise KafkaException(
-                        KafkaError(
-                            KafkaError._CONFLICT, f"{self._busy.value}() is still running; {call.value}() must wait"
-                        )
-                    )
-                self._busy = call
-                self.state = running
+            self._busy = call
+            self.state = running
 
     def succeeded(self, call: Call) -> None:
-        with self._lock:
-            self._busy = None if self._busy is call else self._busy
-            if self.state is not State.FATAL_ERROR and call in ON_SUCCESS:
-                self.state = ON_SUCCESS[call]
+        self._busy = None if self._busy is call else self._busy
+        if self.state is not State.FATAL_ERROR and call in ON_SUCCESS:
+            self.state = ON_SUCCESS[call]
 
     def allows(self, call: Call) -> bool:
         """Whether ``call`` may be made now (without marking it running)."""
-        with self._lock:
-            return self.state in ALLOWED[call][0] or (call is Call.ABORT and self.state is State.ABORTABLE_ERROR)
+        return self.state in ALLOWED[call][0] or (call is Call.ABORT and self.state is State.ABORTABLE_ERROR)
 
     def call_failed(self, call: Call | None, error: KafkaError) -> KafkaError:
         """A call's coordinator conversation failed with ``error`` (already recorded by `abortable`
         or `fatal` when `moves_state` said so): the call may be made again, and what it raises is
         the transaction's fatal or abortable error if it has one, else ``error``, retriable."""
-        with self._lock:
-            if self.state is State.FATAL_ERROR and self.last_error is not None:
-                return self.last_error
-            if call is not None:
-                self._busy = None if self._busy is call else self._busy
-            if self.state is State.ABORTABLE_ERROR and self.last_error is not None:
-                return self.last_error
+        if self.state is State.FATAL_ERROR and self.last_error is not None:
+            return self.last_error
+        if call is not None:
+            self._busy = None if self._busy is call else self._busy
+        if self.state is State.ABORTABLE_ERROR and self.last_error is not None:
+            return self.last_error
         return KafkaError(error.code(), error.str(), retriable=True)
 
     def interrupted(self, call: Call) -> None:
         """A call gave up (timeout) but may be called again to resume."""
-        with self._lock:
-            self._busy = None if self._busy is call else self._busy
+        self._busy = None if self._busy is call else self._busy
 
     def abortable(self, error: KafkaError) -> None:
         """The open transaction cannot commit any more. The first error is kept: it is the cause."""
-        with self._lock:
-            if self.state is not State.FATAL_ERROR:
-                if self.state is not State.ABORTABLE_ERROR or self.last_error is None:
-                    self.last_error = error
-                self.state = State.ABORTABLE_ERROR
-            self._busy = None
+        if self.state is not State.FATAL_ERROR:
+            if self.state is not State.ABORTABLE_ERROR or self.last_error is None:
+                self.last_error = error
+            self.state = State.ABORTABLE_ERROR
+        self._busy = None
 
     @property
     def cannot_commit(self) -> KafkaError | None:
         """The error every record still waiting in the open transaction must fail with, if any."""
-        with self._lock:
-            if self.state in (State.ABORTABLE_ERROR, State.FATAL_ERROR):
-                return self.last_error
-            return None
+        if self.state in (State.ABORTABLE_ERROR, State.FATAL_ERROR):
+            return self.last_error
+        return None
 
     def fatal(self, error: KafkaError) -> None:
-        with self._lock:
-            self.state = State.FATAL_ERROR
-            self.last_error = error
-            self._busy = None
+        self.state = State.FATAL_ERROR
+        self.last_error = error
+        self._busy = None
 
 
 def moves_state(call: Call | None, error: KafkaError) -> bool:

@@ -8,18 +8,18 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..errors import KafkaError
-from .accumulator import Accumulator, PendingMessage
+from .accumulator import Accumulator, Pending
 from .metadata import ClusterMetadata
 
 UNKNOWN_TOPIC_OR_PARTITION = 3
 LEADER_NOT_AVAILABLE = 5
 # (record, partition count) -> the partition the partitioner picks for it
-Assigner = Callable[[PendingMessage, int], int]
+Assigner = Callable[[Pending, int], int]
 
 
 class Unassigned:
     def __init__(self) -> None:
-        self._waiting: dict[str, list[PendingMessage]] = {}
+        self._waiting: dict[str, list[Pending]] = {}
 
     def __bool__(self) -> bool:
         return bool(self._waiting)
@@ -27,20 +27,20 @@ class Unassigned:
     def topics(self) -> set[str]:
         return set(self._waiting)
 
-    def add(self, msg: PendingMessage) -> bool:
+    def add(self, msg: Pending) -> bool:
         """Keep ``msg``; True when it is its topic's first (the metadata request is due now)."""
         waiting = self._waiting.setdefault(msg.topic, [])
         waiting.append(msg)
         return len(waiting) == 1
 
-    def take_all(self) -> list[PendingMessage]:
+    def take_all(self) -> list[Pending]:
         waiting = [m for msgs in self._waiting.values() for m in msgs]
         self._waiting.clear()
         return waiting
 
-    def expire(self, now: float, timeout: float) -> list[PendingMessage]:
+    def expire(self, now: float, timeout: float) -> list[Pending]:
         """Remove and return the records that waited ``timeout`` or longer."""
-        expired: list[PendingMessage] = []
+        expired: list[Pending] = []
         for topic in list(self._waiting):
             waiting = self._waiting[topic]
             keep = [m for m in waiting if now - m.enqueued < timeout]
@@ -54,10 +54,10 @@ class Unassigned:
 
     def assign(
         self, metadata: ClusterMetadata, acc: Accumulator, assign: Assigner, now: float
-    ) -> list[tuple[list[PendingMessage], KafkaError]]:
+    ) -> list[tuple[list[Pending], KafkaError]]:
         """Move the records of topics with partitions now into the accumulator; return those that
         must fail (the topic does not exist, the partition asked for is not there)."""
-        failed: list[tuple[list[PendingMessage], KafkaError]] = []
+        failed: list[tuple[list[Pending], KafkaError]] = []
         for topic in list(self._waiting):
             info = metadata.topics.get(topic)
             if info is None or info.error_code == LEADER_NOT_AVAILABLE or not info.partitions:
@@ -65,7 +65,7 @@ class Unassigned:
                     failed.append((self._waiting.pop(topic), _topic_error(topic, info.error_code)))
                 continue
             count = len(info.partitions)
-            bad: list[PendingMessage] = []
+            bad: list[Pending] = []
             for msg in self._waiting.pop(topic):
                 # An explicit partition stays what the user asked for; only -1 is assigned.
                 partition = msg.partition if msg.partition != -1 else assign(msg, count)

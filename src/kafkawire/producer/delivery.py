@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..client.executor import CallbackExecutor
-from ..core.accumulator import PendingMessage
+from ..core.accumulator import Pending
 from ..errors import KafkaError, KafkaException
 from ..model import (
     OFFSET_INVALID,
@@ -44,7 +44,7 @@ def buffer_charge(size: int, overhead: int = RECORD_OVERHEAD) -> int:
 
 
 def serve_delivered(
-    messages: list[PendingMessage],
+    messages: list[Pending],
     start: int,
     base_offset: int,
     log_append: tuple[int, int] | None,
@@ -89,7 +89,7 @@ def serve_delivered(
     return i, served, charge, None
 
 
-def tally_delivered(messages: list[PendingMessage], overhead: int) -> tuple[int, int, int, list[int]]:
+def tally_delivered(messages: list[Pending], overhead: int) -> tuple[int, int, int, list[int]]:
     """A delivered batch's bookkeeping in one pass: its value bytes (statistics), how many records
     have no callback and the buffer charge they free now, and the indexes of those with a future.
     The twin of ``kafkawire._native.tally_delivered``."""
@@ -117,7 +117,7 @@ class DeliveredReports:
     __slots__ = ("append_time", "base_offset", "charge", "deliveries", "messages", "next", "now", "served")
 
     def __init__(
-        self, deliveries: Deliveries, messages: list[PendingMessage], base_offset: int, append_time: int, now: float
+        self, deliveries: Deliveries, messages: list[Pending], base_offset: int, append_time: int, now: float
     ) -> None:
         self.deliveries = deliveries
         self.messages = messages
@@ -175,7 +175,7 @@ class Deliveries:
         self.delivered_count = 0  # statistics: records and value bytes acknowledged
         self.delivered_bytes = 0
 
-    def complete(self, messages: list[PendingMessage], error: KafkaError | None, base_offset: int, append_time: int) -> None:
+    def complete(self, messages: list[Pending], error: KafkaError | None, base_offset: int, append_time: int) -> None:
         """A batch's records are done: delivered at ``base_offset`` (-1001: unknown), or failed."""
         now = self._clock()
         if error is None and not self._interceptors:
@@ -209,7 +209,7 @@ class Deliveries:
         if freed:
             self.release(freed, freed_bytes)
 
-    def _delivered(self, messages: list[PendingMessage], base_offset: int, append_time: int, now: float) -> None:
+    def _delivered(self, messages: list[Pending], base_offset: int, append_time: int, now: float) -> None:
         """A delivered batch: futures completed here (on the IO thread), callbacks queued as one
         `DeliveredReports` event, buffer room of records without a callback freed at once."""
         tally = tally_delivered if native is None else native.tally_delivered
@@ -243,7 +243,7 @@ class Deliveries:
             self.executor.put(self._throttle_cb, (event,))
 
 
-def _metadata(m: PendingMessage, offset: int, ts: tuple[int, int]) -> RecordMetadata:
+def _metadata(m: Pending, offset: int, ts: tuple[int, int]) -> RecordMetadata:
     return RecordMetadata(
         m.topic,
         m.partition,

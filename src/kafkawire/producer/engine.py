@@ -23,7 +23,7 @@ from typing import Any
 
 from ..client.cluster import Client
 from ..client.executor import CallbackExecutor
-from ..core.accumulator import Accumulator, PendingMessage
+from ..core.accumulator import Accumulator, Pending
 from ..core.idempotence import Idempotence
 from ..core.partitioners import (
     BUILTIN_PARTITIONERS,
@@ -40,6 +40,7 @@ from .config import ProducerConfig
 from .delivery import RECORD_OVERHEAD, Deliveries, buffer_charge
 from .inputs import INT32_MAX, INT64_MAX, Prepared, check_fields, check_topic, to_bytes, to_headers
 from .interceptors import InterceptorChain
+from .pending import PendingMessage
 from .produce_request import SenderSettings
 from .sender import Sender
 from .transactions import TransactionManager
@@ -294,7 +295,7 @@ class ProducerEngine:
 
     # --- partitions ------------------------------------------------------------------------------
 
-    def assign_partition(self, msg: PendingMessage, count: int) -> int:
+    def assign_partition(self, msg: Pending, count: int) -> int:
         """The partition of a record that waited for its topic's metadata: the one the caller named
         (the sender fails it with _UNKNOWN_PARTITION when out of range), else the partitioner's."""
         if msg.partition != -1:

@@ -15,7 +15,7 @@ import threading
 from typing import Any
 
 from ..client.cluster import Client
-from ..core.accumulator import Accumulator, PendingMessage, ProducerBatch
+from ..core.accumulator import Accumulator, Pending, ProducerBatch
 from ..core.backoff import backoff_delay
 from ..core.idempotence import Idempotence, InitOutcome, Verdict
 from ..core.policy.produce import produce_policy
@@ -74,7 +74,7 @@ class Sender:
         """The fatal error, once one happened: the producer can send nothing more."""
         return self._fatal_error
 
-    def await_metadata(self, msg: PendingMessage) -> bool:
+    def await_metadata(self, msg: Pending) -> bool:
         """(Under the lock) Keep a record of a topic without metadata until a Metadata answer gives
         its partitions or says the topic does not exist. True when the sender should look now."""
         return self._unassigned.add(msg)
@@ -395,7 +395,7 @@ class Sender:
         self._fail_queued(error)
         self.deliveries.error(error)
 
-    def _fail(self, messages: list[PendingMessage], error: KafkaError) -> None:
+    def _fail(self, messages: list[Pending], error: KafkaError) -> None:
         if self.txn is not None:
             self.txn.fail(error)  # a record of the transaction is lost: it can only be aborted
         self.deliveries.complete(messages, error, -1001, -1)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import threading
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from typing import Any
@@ -24,7 +25,7 @@ from ..core.idempotence import BUMP_REFUSED_ERRORS, Idempotence
 from ..core.policy import Action, ErrorPolicy
 from ..core.policy.coordinator import COORDINATOR
 from ..core.policy.coordinator import TXN_OFFSET_COMMIT as OFFSETS_POLICY
-from ..core.transactions import Failure, State, TransactionState, failure_of
+from ..core.transactions import Call, Failure, State, TransactionState, failure_of
 from ..errors import KafkaError, KafkaException
 from ..protocol.apis import (
     ADD_OFFSETS_TO_TXN,
@@ -43,6 +44,48 @@ ADD_PARTITIONS_MAX_VERSION = 3
 END_TXN_MAX_VERSION = 4
 
 Parse = Callable[[Struct, list[Any], int | None], Mapping[Any, Any]]
+
+
+class SharedTransactionState(TransactionState):
+    """`TransactionState` shared by the application's threads and the IO thread: each rule runs
+    under one lock (the core decides; guarding it from threads is the producer's business)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._lock = threading.Lock()
+
+    def require(self, call: Call) -> None:
+        with self._lock:
+            super().require(call)
+
+    def succeeded(self, call: Call) -> None:
+        with self._lock:
+            super().succeeded(call)
+
+    def allows(self, call: Call) -> bool:
+        with self._lock:
+            return super().allows(call)
+
+    def call_failed(self, call: Call | None, error: KafkaError) -> KafkaError:
+        with self._lock:
+            return super().call_failed(call, error)
+
+    def interrupted(self, call: Call) -> None:
+        with self._lock:
+            super().interrupted(call)
+
+    def abortable(self, error: KafkaError) -> None:
+        with self._lock:
+            super().abortable(error)
+
+    @property
+    def cannot_commit(self) -> KafkaError | None:
+        with self._lock:
+            return super().cannot_commit
+
+    def fatal(self, error: KafkaError) -> None:
+        with self._lock:
+            super().fatal(error)
 
 
 class TransactionManager:
@@ -66,7 +109,7 @@ class TransactionManager:
         # Each request's own bound (socket.timeout.ms, as librdkafka): a silent coordinator is
         # asked again within the call's deadline.
         self.request_timeout = None if request_timeout_ms is None else request_timeout_ms / 1000
-        self.state = TransactionState()
+        self.state = SharedTransactionState()
         self.coordinators = Coordinators(client)
         self._to_transaction = ToCoordinator(self.coordinators, TRANSACTION, lambda _key: self.transactional_id)
         self._to_group = ToCoordinator(self.coordinators, GROUP)
@@ -285,7 +328,11 @@ class TransactionManager:
 
         def start() -> None:
             op = self._call(
-                ADD_OFFSETS_TO_TXN, ["add"], lambda keys, version: {**self._ids(), "group_id": group_id}, whole, deadline
+                ADD_OFFSETS_TO_TXN,
+                ["add"],
+                lambda keys, version: {**self._ids(), "group_id": group_id},
+                whole,
+                deadline,
             )
             op.future("add").add_done_callback(added)
 

@@ -11,9 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kafkawire.core.accumulator import Accumulator, PendingMessage, ProducerBatch
+from kafkawire.core.accumulator import Accumulator, ProducerBatch
 from kafkawire.core.policy.produce import PRODUCE_ERRORS, Persisted, produce_policy
 from kafkawire.errors import LOCAL_ERRORS, KafkaError
+from kafkawire.producer.pending import PendingMessage
 from kafkawire.protocol.errors import BY_CODE
 from kafkawire.records import LZ4, NONE, decode_batches
 

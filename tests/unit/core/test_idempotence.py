@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from kafka.record.default_records import DefaultRecordBatch
 
-from kafkawire.core.accumulator import PendingMessage, ProducerBatch
+from kafkawire.core.accumulator import ProducerBatch
 from kafkawire.core.idempotence import (
     DUPLICATE_SEQUENCE_NUMBER,
     INVALID_PRODUCER_EPOCH,
@@ -26,6 +26,7 @@ from kafkawire.core.idempotence import (
     InitOutcome,
     Verdict,
 )
+from kafkawire.producer.pending import PendingMessage
 from kafkawire.records import NONE
 
 PID, EPOCH = 4242, 7
