@@ -4,6 +4,7 @@
 """
 
 from ._version import __version__, libversion, version
+from .consumer.consumer import Consumer
 from .errors import KafkaError, KafkaException
 from .messages import Messages
 from .model import (
@@ -44,6 +45,7 @@ __all__ = [
     "AIOProducer",
     "BrokerMetadata",
     "ClusterMetadata",
+    "Consumer",
     "ConsumerGroupMetadata",
     "KafkaError",
     "KafkaException",

@@ -4,7 +4,10 @@ this module only sends what it asks for and arms its timers.
 It finds the coordinator (the shared cache), joins with one protocol per configured assignor
 (preference order), runs the chosen assignor when it is the leader (after a metadata refresh for
 every member's topics), syncs, heartbeats, and rejoins when told. Every assignment change is handed
-to ``on_change`` on the IO thread; the consumer turns it into rebalance callbacks in poll().
+to ``on_change`` on the IO thread; the consumer turns it into rebalance callbacks in poll(). With
+``hold_revokes`` a rejoin that follows a revocation waits for `revoked` (the application's on_revoke
+ran, and could commit with the generation it consumed under), as librdkafka waits for its
+rebalance callback before it joins again.
 """
 
 from __future__ import annotations
@@ -44,6 +47,8 @@ class GroupMember:
         assignors: list[str],
         topics: list[str],
         on_change: Callable[[Step], None],
+        *,
+        hold_revokes: bool = False,
     ) -> None:
         self.client = client
         self.coordinators = coordinators
@@ -55,11 +60,35 @@ class GroupMember:
         self.coordinator: int | None = None
         self._timer: Timer | None = None
         self._stopped = False
+        self._hold_revokes = hold_revokes
+        self._held = False  # a rejoin waits for revoked()
 
     # --- thread-safe ----------------------------------------------------------------------------
 
     def start(self) -> None:
         self.client.engine.call_soon(self._join)
+
+    def revoked(self) -> None:
+        """The revocation handed over last has been served: the held rejoin may go."""
+
+        def release() -> None:
+            if self._held:
+                self._held = False
+                self._join()
+
+        self.client.engine.call_soon(release)
+
+    def resubscribe(self, topics: list[str]) -> None:
+        """A new topic list (a pattern matched another topic): join again with it."""
+
+        def change() -> None:
+            if sorted(topics) == self.topics or self._stopped:
+                return
+            self.topics = sorted(topics)
+            if self.membership.state is State.STABLE:
+                self._follow(self.membership.rejoin())
+
+        self.client.engine.call_soon(change)
 
     def leave(self, timeout: float) -> Future[None]:
         """Leave the group (LeaveGroup unless static); resolves once answered or ``timeout`` passed."""
@@ -192,7 +221,9 @@ class GroupMember:
             return
         if step.find_coordinator:
             self._lost_coordinator()
-        if step.rejoin:
+        if step.rejoin and step.revoke and self._hold_revokes:
+            self._held = True
+        elif step.rejoin:
             self._later(0.0 if not step.find_coordinator else RETRY_BACKOFF, self._join)
         elif step.retry:
             state = self.membership.state

@@ -211,6 +211,10 @@ class Membership:
             return self._reset(Verdict.RESET_MEMBER)
         return None
 
+    def rejoin(self) -> Step:
+        """Our subscription changed: join again (an eager member gives everything back first)."""
+        return self._reset(Verdict.REJOIN)
+
     def left(self) -> Step:
         """We left (close, unsubscribe, max.poll.interval.ms exceeded): everything is revoked."""
         step = Step(revoke=self.owned)

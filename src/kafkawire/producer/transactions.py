@@ -281,13 +281,14 @@ class TransactionManager:
     ) -> Future[None]:
         fut: Future[None] = Future()
 
+        # KIP-447's member fields exist from v3 (Kafka 2.5); older brokers cannot check them
+        member = {"generation_id": generation, "member_id": member_id, "group_instance_id": instance_id}
+
         def body(keys: list[str], version: int) -> dict[str, Any]:
             return {
                 **self._ids(),
                 "group_id": group_id,
-                "generation_id": generation,
-                "member_id": member_id,
-                "group_instance_id": instance_id,
+                **(member if version >= 3 else {}),
                 "topics": [
                     {
                         "name": topic,

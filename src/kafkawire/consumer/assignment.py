@@ -1,0 +1,76 @@
+"""The partitions assigned to the application, in the order it was given them, with the offset each
+starts from (a position, or a logical offset: OFFSET_STORED means the group's committed one).
+
+Only the application's thread changes it (``assign()``, the incremental calls, and the rebalance
+callbacks poll() runs); the fetch engine is told of every change by the face.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ..core import TopicPartitionKey as TP
+from ..errors import KafkaError, KafkaException
+from ..model import OFFSET_INVALID, OFFSET_STORED, TopicPartition
+
+
+def keyed(partitions: object, what: str = "partitions") -> list[TopicPartition]:
+    """A list of TopicPartition, checked as confluent-kafka checks it (TypeError otherwise)."""
+    if not isinstance(partitions, (list, tuple)):
+        raise TypeError(f"{what} must be a list of TopicPartition")
+    for tp in partitions:
+        if not isinstance(tp, TopicPartition):
+            raise TypeError(f"{what} must be a list of TopicPartition, not {type(tp).__name__}")
+    return list(partitions)
+
+
+def start_offset(tp: TopicPartition) -> int:
+    """Where a newly assigned partition starts: its given offset, else the committed one."""
+    return OFFSET_STORED if tp.offset == OFFSET_INVALID else tp.offset
+
+
+class Assignment:
+    def __init__(self) -> None:
+        self._start: dict[TP, int] = {}
+
+    def __contains__(self, tp: object) -> bool:
+        return tp in self._start
+
+    def __len__(self) -> int:
+        return len(self._start)
+
+    def tps(self) -> list[TP]:
+        return list(self._start)
+
+    def partitions(self) -> list[TopicPartition]:
+        return [TopicPartition(t, p) for t, p in self._start]
+
+    def replace(self, partitions: Iterable[TopicPartition]) -> tuple[dict[TP, int], list[TP]]:
+        """The whole assignment anew: (added with their start offsets, removed)."""
+        new = {(tp.topic, tp.partition): start_offset(tp) for tp in partitions}
+        removed = [tp for tp in self._start if tp not in new]
+        self._start = new
+        return dict(new), removed
+
+    def add(self, partitions: Iterable[TopicPartition]) -> dict[TP, int]:
+        added = {}
+        for tp in partitions:
+            key = (tp.topic, tp.partition)
+            if key in self._start or key in added:
+                raise KafkaException(
+                    KafkaError(KafkaError._INVALID_ARG, f"{tp.topic} [{tp.partition}] is already assigned")
+                )
+            added[key] = start_offset(tp)
+        self._start.update(added)
+        return added
+
+    def remove(self, partitions: Iterable[TopicPartition]) -> list[TP]:
+        keys = list(dict.fromkeys((tp.topic, tp.partition) for tp in partitions))
+        for key in keys:
+            if key not in self._start:
+                raise KafkaException(
+                    KafkaError(KafkaError._INVALID_ARG, f"{key[0]} [{key[1]}] is not part of the current assignment")
+                )
+        for key in keys:
+            del self._start[key]
+        return keys

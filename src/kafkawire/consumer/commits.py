@@ -1,0 +1,188 @@
+"""The consumer's offsets: what is stored for commit, and the commits themselves (manual, automatic).
+
+A stored offset is the next offset to read of an assigned partition: set by the face as records are
+returned (``enable.auto.offset.store``) or by ``store_offsets()``; dropped when the partition is
+unassigned. Commits go through `client/group_offsets.py`'s OffsetCommit operation with the member's
+generation (or KIP-848 epoch), so a commit from a member the group has moved past is refused by the
+coordinator. Only offsets that changed since our last commit are sent. The automatic commit runs on
+the IO thread every ``auto.commit.interval.ms``; its outcome (and an asynchronous ``commit()``'s)
+reaches ``on_commit`` through the consumer's callback queue, served by ``poll()``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import Future
+from typing import Any
+
+from ..client.cluster import Client
+from ..client.coordinators import Coordinators
+from ..client.driver import Operation, error_of, wait
+from ..client.executor import CallbackExecutor
+from ..client.group_offsets import Committed, Member, commit_operation, fetch_operation
+from ..core import TopicPartitionKey as TP
+from ..errors import KafkaError, KafkaException
+from ..io.engine import Timer
+from ..model import OFFSET_INVALID, TopicPartition
+
+OnCommit = Callable[[KafkaError | None, list[TopicPartition]], Any]
+
+
+def no_offset() -> KafkaError:
+    return KafkaError(KafkaError._NO_OFFSET, "Local: No offset stored")
+
+
+class Commits:
+    def __init__(
+        self,
+        client: Client,
+        coordinators: Coordinators,
+        group_id: str,
+        member: Callable[[], Member],
+        executor: CallbackExecutor,
+        on_commit: OnCommit | None,
+        *,
+        request_timeout: float,
+        backoff_ms: tuple[int, int],
+    ) -> None:
+        self._client = client
+        self._coordinators = coordinators
+        self._group_id = group_id
+        self._member = member
+        self._executor = executor
+        self._on_commit = on_commit
+        self._timeout = request_timeout
+        self._backoff = backoff_ms
+        self._lock = threading.Lock()
+        self._stored: dict[TP, Committed] = {}
+        self._committed: dict[TP, int] = {}  # what we last committed, to skip unchanged offsets
+        self._live: set[Operation[Any]] = set()
+        self._timer: Timer | None = None
+        self._stopped = False
+
+    # --- stored offsets (any thread) ---------------------------------------------------------
+
+    def store(self, tp: TP, offset: int, leader_epoch: int = -1, metadata: str | None = None) -> None:
+        with self._lock:
+            self._stored[tp] = Committed(offset, metadata, leader_epoch)
+
+    def forget(self, tps: Iterable[TP]) -> None:
+        with self._lock:
+            for tp in tps:
+                self._stored.pop(tp, None)
+                self._committed.pop(tp, None)
+
+    def pending(self, tps: Iterable[TP] | None = None) -> dict[TP, Committed]:
+        """Stored offsets not committed yet (of ``tps``, else of every partition)."""
+        with self._lock:
+            keys = list(self._stored) if tps is None else [tp for tp in tps if tp in self._stored]
+            return {tp: self._stored[tp] for tp in keys if self._committed.get(tp) != self._stored[tp].offset}
+
+    # --- committing --------------------------------------------------------------------------
+
+    def start(self, offsets: Mapping[TP, Committed], *, io: bool = False) -> Operation[TP]:
+        op = commit_operation(
+            self._client,
+            self._coordinators,
+            self._group_id,
+            dict(offsets),
+            member=self._member(),
+            deadline=self._client.engine.now() + self._timeout,
+            backoff_ms=self._backoff,
+            live=self._live,
+        )
+        return op.start_io() if io else op.start()
+
+    def commit_sync(self, offsets: Mapping[TP, Committed], timeout: float | None = None) -> list[TopicPartition]:
+        """Commit and wait; the partitions with their offsets and per-partition errors. Raises when
+        nothing could be committed (every partition failed alike, or nothing to commit)."""
+        if not offsets:
+            raise KafkaException(no_offset())
+        op = self.start(offsets)
+        for fut in op.futures.values():
+            wait(fut, self._timeout if timeout is None else timeout)
+        result = self._settled(offsets, op.futures)
+        errors = [tp.error for tp in result if tp.error is not None]
+        if errors and len(errors) == len(result):
+            raise KafkaException(errors[0])
+        return result
+
+    def commit_async(self, offsets: Mapping[TP, Committed]) -> None:
+        """Commit in the background; ``on_commit`` hears the outcome from poll()."""
+        if not offsets:
+            self._report(no_offset(), [])
+            return
+        self._watch(offsets, self.start(offsets))
+
+    def _watch(self, offsets: Mapping[TP, Committed], op: Operation[TP]) -> None:
+        left = [len(op.futures)]
+
+        def one_done(_fut: Future[Any]) -> None:
+            left[0] -= 1  # futures resolve together on the IO thread
+            if left[0] == 0:
+                result = self._settled(offsets, op.futures)
+                errors = [tp.error for tp in result if tp.error is not None]
+                self._report(errors[0] if errors else None, result)
+
+        for fut in op.futures.values():
+            fut.add_done_callback(one_done)
+
+    def _settled(self, offsets: Mapping[TP, Committed], futures: Mapping[TP, Future[Any]]) -> list[TopicPartition]:
+        out = []
+        for tp, fut in futures.items():
+            error = error_of(fut)
+            c = offsets[tp]
+            if error is None:
+                with self._lock:
+                    self._committed[tp] = c.offset
+            epoch = c.leader_epoch if c.leader_epoch >= 0 else None
+            out.append(TopicPartition(tp[0], tp[1], c.offset, c.metadata, epoch, error=error))
+        return sorted(out)
+
+    def _report(self, error: KafkaError | None, partitions: list[TopicPartition]) -> None:
+        if self._on_commit is not None:
+            self._executor.put(self._on_commit, (error, partitions))
+
+    # --- the automatic commit (IO thread) ----------------------------------------------------
+
+    def auto_commit_every(self, interval: float) -> None:
+        """Commit what is stored every ``interval`` seconds until `stop`."""
+
+        def tick() -> None:
+            if self._stopped:
+                return
+            offsets = self.pending()
+            if offsets:
+                op = self.start(offsets, io=True)
+                self._watch(offsets, op)
+            self._timer = self._client.engine.call_later(interval, tick)
+
+        self._client.engine.call_soon(lambda: setattr(self, "_timer", self._client.engine.call_later(interval, tick)))
+
+    def stop(self) -> None:
+        self._stopped = True
+        timer = self._timer
+        if timer is not None:
+            self._client.engine.call_soon(timer.cancel)
+
+    # --- reading committed offsets -----------------------------------------------------------
+
+    def committed(self, tps: list[TP], *, require_stable: bool, timeout: float) -> dict[TP, Committed]:
+        op = fetch_operation(
+            self._client,
+            self._coordinators,
+            self._group_id,
+            tps,
+            require_stable=require_stable,
+            deadline=self._client.engine.now() + timeout,
+            backoff_ms=self._backoff,
+            live=self._live,
+        ).start()
+        return {tp: wait(fut, timeout) for tp, fut in op.futures.items()}
+
+
+def committed_partition(tp: TP, c: Committed) -> TopicPartition:
+    """As confluent-kafka shows a committed position: OFFSET_INVALID when there is none."""
+    offset = c.offset if c.offset >= 0 else OFFSET_INVALID
+    return TopicPartition(tp[0], tp[1], offset, c.metadata, c.leader_epoch if c.leader_epoch >= 0 else None)

@@ -1,0 +1,487 @@
+"""`Consumer`: confluent-kafka's Consumer API, the face over one client, its group and its offsets.
+
+Threads: every method runs in the caller's thread and only waits for what the IO thread (one per
+consumer) answers. The group membership runs on the IO thread and hands its changes over as events
+on the consumer's callback queue (`client/executor.py`), together with ``on_commit``, ``error_cb``
+and ``stats_cb``; ``poll()``/``consume()`` serve that queue in the caller's thread, so the rebalance
+callbacks (``on_assign``/``on_revoke``/``on_lost``) run there, as with confluent-kafka, and an
+exception a callback raises comes out of that ``poll()``.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import time
+import weakref
+from collections.abc import Callable, Mapping
+from typing import Any, cast
+
+from ..client.cluster import Client
+from ..client.coordinators import Coordinators
+from ..client.driver import wait
+from ..client.executor import CallbackExecutor
+from ..client.group_offsets import Committed, Member
+from ..client.list_offsets import EARLIEST, LATEST, READ_COMMITTED, READ_UNCOMMITTED, list_offsets_operation
+from ..core import TopicPartitionKey as TP
+from ..core.group import Step
+from ..errors import KafkaError, KafkaException
+from ..model import OFFSET_INVALID, ClusterMetadata, ConsumerGroupMetadata, Message, TopicPartition
+from .assignment import Assignment, keyed
+from .commits import Commits, committed_partition
+from .config import ConsumerConfig, parse_consumer_config
+from .rebalance import Subscription
+
+log = logging.getLogger("kafkawire.consumer")
+
+MAX_MESSAGES = 1_000_000  # consume()'s bound, as confluent-kafka's
+REVOKE_COMMIT_TIMEOUT = 10.0  # seconds a commit of revoked partitions may take (auto-commit)
+
+Callback = Callable[[Any, list[TopicPartition]], Any]
+
+
+class ConsumerClosedError(KafkaException, RuntimeError):
+    """A call on a closed consumer: the ``RuntimeError`` confluent-kafka raises, and a
+    `KafkaException` (``_DESTROY``)."""
+
+
+def _closed_error(text: str = "Consumer closed") -> ConsumerClosedError:
+    return ConsumerClosedError(KafkaError(KafkaError._DESTROY, text))
+
+
+def _callback(value: Any, name: str) -> Callback | None:
+    if value is not None and not callable(value):
+        raise TypeError(f"{name} must be callable")
+    return cast("Callback | None", value)
+
+
+class Consumer:
+    def __init__(self, conf: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
+        logger = kwargs.pop("logger", None)
+        executor: CallbackExecutor | None = kwargs.pop("_executor", None)  # AIOConsumer serves on its loop
+        if not isinstance(conf, Mapping):
+            raise TypeError(f"expected configuration dict, not {type(conf).__name__}")
+        self._log = logger if isinstance(logger, logging.Logger) else log
+        config = parse_consumer_config({**conf, **kwargs}, self._log)
+        if config.group_id is None:
+            raise ValueError("group.id must be set")
+        self._config: ConsumerConfig = config
+        opts = config.options
+        self._request_timeout = opts["socket.timeout.ms"] / 1000
+        self._client = Client(opts, logger=self._log)
+        self._coordinators = Coordinators(self._client)
+        self._executor = executor or CallbackExecutor(background=False, name="kafkawire-consumer", owner="consumer")
+        self._client.on_error = self._error
+        self._incremental = config.cooperative or opts["group.protocol"] == "consumer"
+        self._assignment = Assignment()
+        self._subscription: Subscription | None = None
+        self._on_assign: Callback | None = None
+        self._on_revoke: Callback | None = None
+        self._on_lost: Callback | None = None
+        self._in_rebalance = False  # a rebalance callback is running
+        self._rebalance_assigned = False  # ... and it changed the assignment itself
+        self._commits = Commits(
+            self._client,
+            self._coordinators,
+            config.group_id,
+            self._member,
+            self._executor,
+            config.on_commit,
+            request_timeout=self._request_timeout,
+            backoff_ms=(opts["retry.backoff.ms"], opts["retry.backoff.max.ms"]),
+        )
+        if opts["enable.auto.commit"] and opts["auto.commit.interval.ms"] > 0:
+            self._commits.auto_commit_every(opts["auto.commit.interval.ms"] / 1000)
+        self._closed = False
+        _OPEN.add(self)
+
+    # --- subscription and assignment ---------------------------------------------------------
+
+    def subscribe(
+        self,
+        topics: list[str],
+        on_assign: Callback | None = None,
+        on_revoke: Callback | None = None,
+        on_lost: Callback | None = None,
+    ) -> None:
+        """Join the group for ``topics`` (names, and ``^regex`` patterns); replaces a subscription."""
+        self._check_open()
+        if not isinstance(topics, (list, tuple)) or not all(isinstance(t, str) for t in topics):
+            raise TypeError("topics must be a list of str")
+        if not topics:
+            raise KafkaException(KafkaError(KafkaError._INVALID_ARG, "subscribe() needs at least one topic"))
+        self._on_assign = _callback(on_assign, "on_assign")
+        self._on_revoke = _callback(on_revoke, "on_revoke")
+        self._on_lost = _callback(on_lost, "on_lost")
+        if self._subscription is not None:
+            self._subscription.change(list(topics))
+            return
+        current: list[Subscription] = []
+        sub = Subscription(
+            self._client, self._coordinators, self._config, list(topics), self._executor,
+            lambda step: self._serve_step(current[0], step),
+        )  # fmt: skip
+        current.append(sub)
+        self._subscription = sub
+        sub.start()
+
+    def unsubscribe(self) -> None:
+        """Revoke the assignment (``on_revoke``, then an automatic commit) and leave the group."""
+        self._check_open()
+        self._leave_group()
+
+    def assign(self, partitions: list[TopicPartition]) -> None:
+        """The assignment, replaced: start at each partition's offset, or the committed one."""
+        self._check_open()
+        parts = keyed(partitions)
+        self._rebalance_assigned = self._in_rebalance
+        removed = [tp for tp in self._assignment.tps() if tp not in {(p.topic, p.partition) for p in parts}]
+        self._commit_before_removing(removed)
+        self._assignment.replace(parts)
+        self._commits.forget(removed)
+
+    def unassign(self) -> None:
+        self._check_open()
+        self._rebalance_assigned = self._in_rebalance
+        removed = self._assignment.tps()
+        self._commit_before_removing(removed)
+        self._assignment.replace([])
+        self._commits.forget(removed)
+
+    def incremental_assign(self, partitions: list[TopicPartition]) -> None:
+        self._check_open()
+        parts = keyed(partitions)
+        self._rebalance_assigned = self._in_rebalance
+        self._assignment.add(parts)
+
+    def incremental_unassign(self, partitions: list[TopicPartition]) -> None:
+        self._check_open()
+        parts = keyed(partitions)
+        self._rebalance_assigned = self._in_rebalance
+        keys = [(tp.topic, tp.partition) for tp in parts]
+        missing = [k for k in keys if k not in self._assignment]
+        if not missing:
+            self._commit_before_removing(keys)
+        self._assignment.remove(parts)  # raises for a partition not assigned
+        self._commits.forget(keys)
+
+    def assignment(self) -> list[TopicPartition]:
+        self._check_open()
+        return self._assignment.partitions()
+
+    def _commit_before_removing(self, keys: list[TP]) -> None:
+        """With enable.auto.commit, what was consumed of partitions leaving us is committed first
+        (as librdkafka does), so the next owner starts after it."""
+        if not keys or not self._config.options["enable.auto.commit"]:
+            return
+        offsets = self._commits.pending(keys)
+        if not offsets:
+            return
+        try:
+            self._commits.commit_sync(offsets, REVOKE_COMMIT_TIMEOUT)
+        except KafkaException as exc:
+            self._log.warning("committing revoked partitions failed: %s", exc.args[0])
+
+    # --- rebalance callbacks (served by poll()) ----------------------------------------------
+
+    def _serve_step(self, sub: Subscription, step: Step) -> None:
+        """One change of the group's assignment, in the application's thread: lost, revoked, then
+        assigned partitions, each through its callback (which may assign itself) or by default."""
+        if sub is not self._subscription or self._closed:
+            return
+        if step.error is not None:
+            self._error(
+                KafkaError(
+                    step.error, f"consumer group {self._config.group_id}: {KafkaError(step.error).str()}", fatal=True
+                )
+            )
+        try:
+            if step.lost:
+                self._rebalance(self._on_lost or self._on_revoke, _listed(step.lost), self._drop)
+            if step.revoke:
+                self._rebalance(self._on_revoke, _listed(step.revoke), self._give_back)
+        finally:
+            if step.revoke:
+                sub.revoked()
+        if step.assign:
+            self._rebalance(self._on_assign, _listed(step.assign), self._take)
+
+    def _rebalance(
+        self, callback: Callback | None, parts: list[TopicPartition], default: Callable[[list[TopicPartition]], None]
+    ) -> None:
+        self._in_rebalance, self._rebalance_assigned = True, False
+        try:
+            if callback is not None:
+                callback(self, parts)
+        finally:
+            self._in_rebalance = False
+            if not self._rebalance_assigned:
+                default(parts)
+
+    def _take(self, parts: list[TopicPartition]) -> None:
+        if self._incremental:
+            self.incremental_assign([tp for tp in parts if (tp.topic, tp.partition) not in self._assignment])
+        else:
+            self.assign(parts)
+
+    def _give_back(self, parts: list[TopicPartition]) -> None:
+        if self._incremental:
+            self.incremental_unassign([tp for tp in parts if (tp.topic, tp.partition) in self._assignment])
+        else:
+            self.unassign()
+
+    def _drop(self, parts: list[TopicPartition]) -> None:
+        """Lost partitions are someone else's already: no commit, just forget them."""
+        keys = [(tp.topic, tp.partition) for tp in parts if (tp.topic, tp.partition) in self._assignment]
+        self._assignment.remove([TopicPartition(t, p) for t, p in keys])
+        self._commits.forget(keys)
+
+    def _leave_group(self) -> None:
+        sub, self._subscription = self._subscription, None
+        if sub is None:
+            return
+        try:
+            parts = self._assignment.partitions()
+            if parts:
+                self._subscription = sub  # the callback may still commit as this member
+                try:
+                    self._rebalance(self._on_revoke, parts, lambda _p: self.unassign())
+                finally:
+                    self._subscription = None
+        finally:
+            sub.leave(self._request_timeout).result(self._request_timeout + 5)
+
+    # --- consuming ---------------------------------------------------------------------------
+
+    def poll(self, timeout: float | None = None) -> Message | None:
+        """Serve callbacks (rebalances, commits, errors) and return one message or event, or None
+        when ``timeout`` seconds passed (None or negative: wait forever)."""
+        self._check_open()
+        found = self._consume(1, timeout)
+        return found[0] if found else None
+
+    def consume(self, num_messages: int = 1, timeout: float = -1) -> list[Message]:
+        """Up to ``num_messages`` messages or events; fewer (maybe none) once ``timeout`` passed."""
+        self._check_open()
+        if isinstance(num_messages, bool) or not isinstance(num_messages, int) or not 0 <= num_messages <= MAX_MESSAGES:
+            raise ValueError("num_messages must be between 0 and 1000000 (1M)")
+        return self._consume(num_messages, timeout)
+
+    def _consume(self, count: int, timeout: float | None) -> list[Message]:
+        deadline = None if timeout is None or timeout < 0 else time.monotonic() + timeout
+        while True:
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
+                self._executor.serve(0)
+                return []
+            self._executor.serve(remaining)
+
+    # --- offsets -----------------------------------------------------------------------------
+
+    def commit(
+        self,
+        message: Message | None = None,
+        offsets: list[TopicPartition] | None = None,
+        asynchronous: bool = True,
+    ) -> list[TopicPartition] | None:
+        """Commit a message's offset + 1, the given offsets, or (neither) what was consumed of the
+        assignment. Asynchronous: None at once, the outcome to ``on_commit``; else the committed
+        partitions (each with its error, if any)."""
+        self._check_open()
+        if message is not None and offsets is not None:
+            raise ValueError("message and offsets are mutually exclusive")
+        if message is not None:
+            wanted = _message_offset(message)
+        elif offsets is not None:
+            wanted = _given_offsets(offsets)
+        else:
+            wanted = self._commits.pending(self._assignment.tps())
+        if asynchronous:
+            self._commits.commit_async(wanted)
+            return None
+        return self._commits.commit_sync(wanted)
+
+    def committed(self, partitions: list[TopicPartition], timeout: float | None = None) -> list[TopicPartition]:
+        """The group's committed offsets (OFFSET_INVALID where none is)."""
+        self._check_open()
+        keys = [(tp.topic, tp.partition) for tp in keyed(partitions)]
+        found = self._commits.committed(
+            keys, require_stable=self._config.read_committed, timeout=self._timeout(timeout)
+        )
+        return [committed_partition(tp, found[tp]) for tp in keys]
+
+    def store_offsets(self, message: Message | None = None, offsets: list[TopicPartition] | None = None) -> None:
+        """Store offsets for the next commit (needs enable.auto.offset.store=false)."""
+        self._check_open()
+        if message is not None and offsets is not None:
+            raise ValueError("message and offsets are mutually exclusive")
+        if message is None and offsets is None:
+            raise ValueError("expected either message or offsets")
+        if self._config.options["enable.auto.offset.store"]:
+            raise KafkaException(
+                KafkaError(KafkaError._INVALID_ARG, "store_offsets() needs enable.auto.offset.store=false")
+            )
+        wanted = _message_offset(message) if message is not None else _given_offsets(offsets or [], keep_logical=True)
+        stored = 0
+        for tp, c in wanted.items():
+            if tp not in self._assignment:
+                continue
+            stored += 1
+            if c.offset >= 0:
+                self._commits.store(tp, c.offset, c.leader_epoch, c.metadata)
+        if wanted and not stored:
+            raise KafkaException(KafkaError(KafkaError._UNKNOWN_PARTITION, "none of the partitions is assigned"))
+
+    def get_watermark_offsets(
+        self, partition: TopicPartition, timeout: float | None = None, cached: bool = False
+    ) -> tuple[int, int] | None:
+        """(low, high): the log start and end offsets (high: the last stable offset under read_committed)."""
+        self._check_open()
+        if not isinstance(partition, TopicPartition):
+            raise TypeError("partition must be a TopicPartition")
+        key = (partition.topic, partition.partition)
+        if cached:
+            return (OFFSET_INVALID, OFFSET_INVALID)
+        seconds = self._timeout(timeout)
+        level = READ_COMMITTED if self._config.read_committed else READ_UNCOMMITTED
+        deadline = self._client.engine.now() + seconds
+        low = list_offsets_operation(self._client, {key: EARLIEST}, deadline=deadline).start()
+        high = list_offsets_operation(self._client, {key: LATEST}, isolation_level=level, deadline=deadline).start()
+        return (wait(low.futures[key], seconds).offset, wait(high.futures[key], seconds).offset)
+
+    def offsets_for_times(self, partitions: list[TopicPartition], timeout: float | None = None) -> list[TopicPartition]:
+        """Each partition's earliest offset whose timestamp is at or after the one given as offset
+        (-1 when there is none)."""
+        self._check_open()
+        queries = {(tp.topic, tp.partition): tp.offset for tp in keyed(partitions)}
+        if not queries:
+            return []
+        seconds = self._timeout(timeout)
+        level = READ_COMMITTED if self._config.read_committed else READ_UNCOMMITTED
+        op = list_offsets_operation(
+            self._client, queries, isolation_level=level, deadline=self._client.engine.now() + seconds
+        ).start()
+        out = []
+        for (topic, part), fut in op.futures.items():
+            answer = wait(fut, seconds)
+            epoch = answer.leader_epoch if answer.leader_epoch >= 0 else None
+            out.append(TopicPartition(topic, part, answer.offset, None, epoch))
+        return out
+
+    def _timeout(self, timeout: float | None) -> float:
+        return self._request_timeout if timeout is None or timeout < 0 else float(timeout)
+
+    # --- the group and the cluster -----------------------------------------------------------
+
+    def _member(self) -> Member:
+        sub = self._subscription
+        if sub is None:
+            return Member()
+        return sub.member()
+
+    def memberid(self) -> str | None:
+        """Our member id in the group (None before the first join)."""
+        self._check_open()
+        return self._member().member_id or None
+
+    def consumer_group_metadata(self) -> ConsumerGroupMetadata:
+        """For ``Producer.send_offsets_to_transaction``: the group, our generation and member id."""
+        self._check_open()
+        m = self._member()
+        assert self._config.group_id is not None
+        return ConsumerGroupMetadata(self._config.group_id, m.generation, m.member_id, m.group_instance_id)
+
+    def list_topics(self, topic: str | None = None, timeout: float = -1) -> ClusterMetadata:
+        if getattr(self, "_closed", True):
+            raise _closed_error("Handle has been closed")
+        auto = self._config.options["allow.auto.create.topics"]
+        return self._client.list_topics(topic, None if timeout is None or timeout < 0 else timeout, auto_create=auto)
+
+    def set_sasl_credentials(self, username: str, password: str) -> None:
+        self._check_open()
+        self._client.set_sasl_credentials(username, password)
+
+    def _error(self, error: KafkaError) -> None:
+        """A client-level error, for error_cb (logged when there is none); any thread."""
+        if self._config.error_cb is not None:
+            self._executor.put(self._config.error_cb, (error,))
+        else:
+            self._log.error("%s", error.str())
+
+    # --- closing -----------------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if getattr(self, "_closed", True):  # closed, or a subclass that never ran __init__
+            raise _closed_error()
+
+    def close(self) -> None:
+        """Revoke the assignment (``on_revoke``), commit what was consumed (enable.auto.commit),
+        leave the group so its partitions move at once, and stop. Closing again does nothing."""
+        if getattr(self, "_closed", True):
+            return
+        failure: BaseException | None = None
+        try:
+            if self._subscription is not None:
+                self._leave_group()
+            elif self._config.options["enable.auto.commit"]:
+                self._commit_before_removing(self._assignment.tps())
+        except BaseException as exc:  # a callback's exception is raised once closing is done
+            failure = exc
+        self._commits.stop()
+        self._closed = True
+        _OPEN.discard(self)
+        try:
+            self._executor.serve(0)  # on_commit of the last commits
+        except Exception as exc:
+            failure = failure or exc
+        self._executor.close()
+        self._client.close()
+        if failure is not None:
+            raise failure
+
+    def __enter__(self) -> Consumer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _listed(tps: Mapping[str, list[int]]) -> list[TopicPartition]:
+    return [TopicPartition(topic, p) for topic in sorted(tps) for p in sorted(tps[topic])]
+
+
+def _message_offset(message: Message) -> dict[TP, Committed]:
+    """A message's partition and the offset after it, as commit(message=...) commits."""
+    if not isinstance(message, Message):
+        raise TypeError("message must be a Message")
+    topic, part, offset = message.topic(), message.partition(), message.offset()
+    if topic is None or part is None or offset is None:
+        return {}
+    epoch = message.leader_epoch()
+    return {(topic, part): Committed(offset + 1, None, -1 if epoch is None else epoch)}
+
+
+def _given_offsets(offsets: list[TopicPartition], *, keep_logical: bool = False) -> dict[TP, Committed]:
+    """The given partitions' offsets (logical offsets are not committed, as librdkafka skips them)."""
+    out = {}
+    for tp in keyed(offsets, "offsets"):
+        if tp.offset >= 0 or keep_logical:
+            epoch = tp.leader_epoch
+            out[(tp.topic, tp.partition)] = Committed(tp.offset, tp.metadata, -1 if epoch is None else epoch)
+    return out
+
+
+# Consumers not closed yet: at interpreter exit each one in a group says so (its partitions wait
+# for session.timeout.ms before the group moves them, and what it consumed since its last commit
+# will be read again).
+_OPEN: weakref.WeakSet[Consumer] = weakref.WeakSet()
+
+
+@atexit.register
+def _warn_unclosed() -> None:
+    for consumer in list(_OPEN):
+        if not consumer._closed and consumer._subscription is not None:
+            consumer._log.warning(
+                "a Consumer of group %s was never closed: it did not leave the group (call close() before exiting)",
+                consumer._config.group_id,
+            )

@@ -1,0 +1,168 @@
+"""The subscription and its group membership, bridged to the application's thread.
+
+`Subscription` owns the membership (`group_member.GroupMember` for classic groups,
+`consumer_group_member.ConsumerGroupMembership` for KIP-848) and the topic list: names as given,
+``^patterns`` matched against the cluster's topics, again at every metadata refresh
+(``topic.metadata.refresh.interval.ms``), joining again when the match changes. The membership's
+changes arrive on the IO thread as `core.group.Step`s; each is queued on the consumer's callback
+queue, so ``poll()``/``consume()`` serve it in the caller's thread through ``apply`` (the face's
+rebalance callbacks). A revocation's rejoin waits until its callback ran (`GroupMember.revoked`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from concurrent.futures import Future
+
+from ..client.cluster import Client
+from ..client.coordinators import Coordinators
+from ..client.executor import CallbackExecutor
+from ..client.group_offsets import Member
+from ..core.consumer_group import ConsumerGroupConfig
+from ..core.group import GroupConfig, Step
+from ..errors import KafkaError
+from ..io.engine import Timer
+from ..protocol.codec import Struct
+from .config import ConsumerConfig
+from .consumer_group_member import ConsumerGroupMembership
+from .group_member import GroupMember
+
+RETRY_REFRESH = 1.0  # seconds before asking for metadata again when a refresh failed
+
+
+def topics_of(names: list[str], patterns: list[re.Pattern[str]], client: Client) -> list[str]:
+    """The subscribed names plus every known, non-internal topic a pattern matches."""
+    found = set(names)
+    if patterns:
+        for name, info in client.metadata.topics.items():
+            if not info.is_internal and info.error_code == 0 and any(p.search(name) for p in patterns):
+                found.add(name)
+    return sorted(found)
+
+
+class Subscription:
+    def __init__(
+        self,
+        client: Client,
+        coordinators: Coordinators,
+        config: ConsumerConfig,
+        topics: list[str],
+        executor: CallbackExecutor,
+        apply: Callable[[Step], None],
+    ) -> None:
+        self._client = client
+        self._coordinators = coordinators
+        self._config = config
+        self._executor = executor
+        self._apply = apply
+        self.names = [t for t in topics if not t.startswith("^")]
+        self.patterns = [re.compile(t) for t in topics if t.startswith("^")]
+        self.membership: GroupMember | ConsumerGroupMembership | None = None
+        self._timer: Timer | None = None
+        self._stopped = False
+
+    # --- thread-safe -----------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._client.engine.call_soon(self._refresh)
+
+    def change(self, topics: list[str]) -> None:
+        """A new topic list for this subscription (subscribe() again): join again with it."""
+        names = [t for t in topics if not t.startswith("^")]
+        patterns = [re.compile(t) for t in topics if t.startswith("^")]
+
+        def swap() -> None:
+            self.names, self.patterns = names, patterns
+            if self._timer is not None:
+                self._timer.cancel()
+            self._refresh()
+
+        self._client.engine.call_soon(swap)
+
+    def member(self) -> Member:
+        """Who commits: our generation (or epoch) and ids as the group knows them now."""
+        m = self.membership
+        if isinstance(m, GroupMember):
+            ms = m.membership
+            return Member(ms.generation, ms.member_id, self._config.options["group.instance.id"])
+        if isinstance(m, ConsumerGroupMembership):
+            return Member(m.member.epoch, m.member.member_id, self._config.options["group.instance.id"])
+        return Member()
+
+    def revoked(self) -> None:
+        if isinstance(self.membership, GroupMember):
+            self.membership.revoked()
+
+    def leave(self, timeout: float) -> Future[None]:
+        self._stopped = True
+        done: Future[None] = Future()
+
+        def stop() -> None:
+            if self._timer is not None:
+                self._timer.cancel()
+            if self.membership is None:
+                done.set_result(None)
+            else:
+                self.membership.leave(timeout).add_done_callback(lambda _f: done.set_result(None))
+
+        self._client.engine.call_soon(stop)
+        return done
+
+    # --- IO thread -------------------------------------------------------------------------
+
+    def _changed(self, step: Step) -> None:
+        if not self._stopped:
+            self._executor.put(self._apply, (step,))
+
+    def _refresh(self) -> None:
+        """Metadata for our topics (every topic when subscribed by pattern), then (re)start."""
+        if self._stopped:
+            return
+        wanted = None if self.patterns else self.names
+
+        def done(_response: Struct | None, error: KafkaError | None) -> None:
+            if self._stopped:
+                return
+            if error is not None and self.patterns and self.membership is None:
+                self._refresh_in(RETRY_REFRESH)  # patterns need the topic list first
+                return
+            self._follow_topics()
+            interval = self._config.options["topic.metadata.refresh.interval.ms"]
+            if self.patterns and interval > 0:
+                self._refresh_in(interval / 1000)
+
+        self._client.refresh_metadata_io(wanted, done, timeout=self._config.options["socket.timeout.ms"] / 1000)
+
+    def _refresh_in(self, delay: float) -> None:
+        self._timer = self._client.engine.call_later(delay, self._refresh)
+
+    def _follow_topics(self) -> None:
+        topics = topics_of(self.names, self.patterns, self._client)
+        if self.membership is None:
+            self.membership = self._new_membership(topics)
+            self.membership.start()
+        elif isinstance(self.membership, GroupMember):
+            self.membership.resubscribe(topics)
+
+    def _new_membership(self, topics: list[str]) -> GroupMember | ConsumerGroupMembership:
+        c, opts = self._config, self._config.options
+        assert c.group_id is not None
+        rebalance_timeout = opts["max.poll.interval.ms"] / 1000
+        if opts["group.protocol"] == "consumer":
+            config = ConsumerGroupConfig(
+                c.group_id, rebalance_timeout, topics, opts["group.instance.id"], opts["client.rack"],
+                opts["group.remote.assignor"],
+            )  # fmt: skip
+            return ConsumerGroupMembership(self._client, self._coordinators, config, self._changed)
+        group = GroupConfig(
+            c.group_id,
+            opts["session.timeout.ms"] / 1000,
+            rebalance_timeout,
+            opts["heartbeat.interval.ms"] / 1000,
+            group_instance_id=opts["group.instance.id"],
+            cooperative=c.cooperative,
+        )
+        return GroupMember(
+            self._client, self._coordinators, group, c.assignors, topics, self._changed, hold_revokes=True
+        )
