@@ -10,7 +10,8 @@ process that started them (PR_SET_PDEATHSIG) and are stopped by ``stop()``.
 Listeners: PLAINTEXT, SSL, SASL_PLAINTEXT and SASL_SSL, with PLAIN users from the listeners' JAAS
 config, SCRAM-SHA-256/512 users stored in ZooKeeper (`add_scram_user`) and OAUTHBEARER with Kafka's
 unsecured-JWT validator; the TLS listeners use certificates made at start (`tests.harness.certs`),
-and ``client_auth="required"`` makes the SSL listener ask for a client certificate. The broker is
+and ``client_auth="required"`` makes the SSL listener ask for a client certificate; ``extra`` adds
+server properties. The broker is
 real in everything the judges need: a group and transaction coordinator, read_committed filtering
 by the last stable offset, generation checks.
 """
@@ -97,9 +98,12 @@ def _sasl_lines(listener: str) -> list[str]:
 class KafkaBroker:
     """One Kafka 2.3 broker and its ZooKeeper, in a fresh directory, on free loopback ports."""
 
-    def __init__(self, start_timeout: float = 60.0, client_auth: str = "none") -> None:
+    def __init__(
+        self, start_timeout: float = 60.0, client_auth: str = "none", extra: Mapping[str, str] | None = None
+    ) -> None:
         self.start_timeout = start_timeout
         self.client_auth = client_auth
+        self.extra = dict(extra or {})  # more server.properties (e.g. connections.max.reauth.ms)
         self.ports: dict[str, int] = {}
         self.ca: Authority | None = None
         self._dir: Path | None = None
@@ -157,6 +161,7 @@ class KafkaBroker:
                     "transaction.state.log.num.partitions=4",
                     "group.initial.rebalance.delay.ms=0",
                     "auto.create.topics.enable=true",
+                    *(f"{key}={value}" for key, value in self.extra.items()),
                     "",
                 ]
             )

@@ -6,6 +6,10 @@ broker asks for by answering UNSUPPORTED_VERSION), then, under SASL, SaslHandsha
 mechanism) and SaslAuthenticate round trips carrying the conversation of `core/sasl.py`. A step that
 cannot go on raises `HandshakeError`: the IO layer fails that connection (never the client) and
 the next connection starts the list afresh.
+
+KIP-368: a broker that limits SASL sessions says so in the last SaslAuthenticate answer
+(``session_lifetime_ms``); before the session runs out the IO layer runs the SASL steps again on the
+same connection (`Handshake(..., versions=known)`: no ApiVersions) at `reauthenticate_at`.
 """
 
 from __future__ import annotations
@@ -21,6 +25,16 @@ from ..protocol.error_codes import NONE, UNSUPPORTED_SASL_MECHANISM, UNSUPPORTED
 from ..protocol.schema import Api
 from .sasl import SaslClient, SaslError
 from .versions import UnsupportedVersionError, VersionsError, choose_version, ranges_from_response
+
+# Re-authenticate when this share of the session lifetime has passed (counted from when the last
+# SaslAuthenticate request left, before the broker started the session's clock): the rest covers
+# the requests already on the wire, which the broker reads before the SaslHandshake.
+REAUTH_AT = 0.85
+
+
+def reauthenticate_at(sent_at: float, session_lifetime_ms: int) -> float | None:
+    """When to re-authenticate a session that began at ``sent_at``; None: it never expires."""
+    return sent_at + session_lifetime_ms / 1000 * REAUTH_AT if session_lifetime_ms > 0 else None
 
 
 class HandshakeError(Exception):
@@ -41,10 +55,12 @@ class Step:
 class ApiVersionsStep:
     """Ask which versions the broker speaks; step down when it does not know our version."""
 
-    def __init__(self, software_name: str, software_version: str) -> None:
+    def __init__(
+        self, software_name: str, software_version: str, versions: dict[int, tuple[int, int]] | None = None
+    ) -> None:
         self._version = API_VERSIONS.max_version
         self._body = {"client_software_name": software_name, "client_software_version": software_version}
-        self.versions: dict[int, tuple[int, int]] | None = None
+        self.versions = versions  # known already: a re-authentication asks nothing
 
     def request(self) -> Step | None:
         return None if self.versions is not None else Step(API_VERSIONS, self._version, self._body)
@@ -75,6 +91,7 @@ class SaslStep:
         self._mechanism_agreed = False
         self._token: bytes | None = None
         self.done = False
+        self.session_lifetime_ms = 0  # from the last SaslAuthenticate answer (v1+); 0: no limit
 
     def _version(self, api: Api, low: int) -> int:
         assert self._api_versions.versions is not None
@@ -83,7 +100,9 @@ class SaslStep:
         except UnsupportedVersionError as exc:
             raise HandshakeError(KafkaError._UNSUPPORTED_FEATURE, f"SASL: {exc}") from None
         if version < low:
-            raise HandshakeError(KafkaError._UNSUPPORTED_FEATURE, "SASL: the broker predates Kafka 1.0 (SaslHandshake v0)")
+            raise HandshakeError(
+                KafkaError._UNSUPPORTED_FEATURE, "SASL: the broker predates Kafka 1.0 (SaslHandshake v0)"
+            )
         return version
 
     def request(self) -> Step | None:
@@ -122,18 +141,31 @@ class SaslStep:
             raise HandshakeError(KafkaError._AUTHENTICATION, f"SASL {self._client.mechanism}: {exc}") from None
         if reply is None:
             self.done = True
+            self.session_lifetime_ms = body.session_lifetime_ms or 0
         else:
             self._token = reply
 
 
 class Handshake:
-    """The steps of one connection's handshake, run in order."""
+    """The steps of one connection's handshake, run in order (with ``versions``: a re-authentication)."""
 
-    def __init__(self, software_name: str, software_version: str, sasl: SaslClient | None = None) -> None:
-        self.api_versions = ApiVersionsStep(software_name, software_version)
+    def __init__(
+        self,
+        software_name: str,
+        software_version: str,
+        sasl: SaslClient | None = None,
+        versions: dict[int, tuple[int, int]] | None = None,
+    ) -> None:
+        self.api_versions = ApiVersionsStep(software_name, software_version, versions)
         self._steps: list[ApiVersionsStep | SaslStep] = [self.api_versions]
-        if sasl is not None:
-            self._steps.append(SaslStep(self.api_versions, sasl))
+        self._sasl = None if sasl is None else SaslStep(self.api_versions, sasl)
+        if self._sasl is not None:
+            self._steps.append(self._sasl)
+
+    @property
+    def session_lifetime_ms(self) -> int:
+        """How long the broker keeps the SASL session (KIP-368); 0: without limit, or no SASL."""
+        return 0 if self._sasl is None else self._sasl.session_lifetime_ms
 
     def next_request(self) -> Step | None:
         """The request to send now, or None when the handshake is over."""

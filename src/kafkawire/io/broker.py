@@ -5,7 +5,9 @@ the handshake steps (core/handshake.py), the version choice (core/versions.py) a
 (core/backoff.py) are the sans-IO core's; the bytes go through a `Transport` (io/transport.py).
 
 Lifecycle: DISCONNECTED -> CONNECTING (resolve, TCP, TLS) -> NEGOTIATING (handshake) -> READY, and
-back to DISCONNECTED on any failure. Every state but READY and DISCONNECTED has a deadline
+back to DISCONNECTED on any failure. A READY connection whose SASL session has a lifetime
+re-authenticates before it ends (KIP-368): the SASL steps again on the same connection, requests
+already in flight answered as usual, new ones held back until it is done. Every state but READY and DISCONNECTED has a deadline
 (``socket.connection.setup.timeout.ms`` up to READY, ``api.version.request.timeout.ms`` for the
 ApiVersions answer), every request in flight its own. Invariants: each request's callback runs
 exactly once; requests in flight on a failed connection fail with ``_TRANSPORT``, ``_TIMED_OUT``
@@ -28,7 +30,7 @@ from typing import Any
 from .._version import __version__
 from ..core.backoff import backoff_delay
 from ..core.connection import Connection, ProtocolError
-from ..core.handshake import Handshake, HandshakeError, Step
+from ..core.handshake import Handshake, HandshakeError, Step, reauthenticate_at
 from ..core.versions import Doubts, UnsupportedVersionError
 from ..errors import KafkaError
 from ..protocol.apis import API_VERSIONS
@@ -99,6 +101,9 @@ class BrokerConnection:
         self._failures = 0
         self._timer: Timer | None = None
         self._reconnect_timer: Timer | None = None
+        self._reauth_timer: Timer | None = None
+        self._reauthenticating = False  # the SASL steps again on a READY connection: nothing else is sent
+        self._step_sent_at = 0.0  # when the last handshake request left (a SASL session starts after it)
         self._connect_deadline = 0.0
         self._settling = False  # failing in-flight requests: a retry queued now waits for the backoff
 
@@ -200,6 +205,10 @@ class BrokerConnection:
             return
         self.state = State.NEGOTIATING
         self.engine.modify(transport, READ, self._on_event)
+        self._start_handshake(None)
+
+    def _start_handshake(self, versions: dict[int, tuple[int, int]] | None) -> None:
+        """The handshake of a new connection, or (``versions`` known) a re-authentication."""
         security = self.settings.security
         try:
             # (the wall clock, not the engine's: a bearer token's expiry is a date)
@@ -207,22 +216,40 @@ class BrokerConnection:
         except Exception as exc:  # the application's oauth_cb failed: fail this connection, say why
             self._failed(KafkaError(KafkaError._AUTHENTICATION, f"{self.host}:{self.port}: token source failed: {exc}"))
             return
-        self._handshake = Handshake("kafkawire", __version__, sasl)
+        self._handshake = Handshake("kafkawire", __version__, sasl, versions)
         self._handshake_next()
 
     def _handshake_next(self) -> None:
-        assert self._handshake is not None
+        handshake = self._handshake
+        assert handshake is not None
         try:
-            step = self._handshake.next_request()
+            step = handshake.next_request()
         except HandshakeError as exc:
             self._failed(KafkaError(exc.code, f"{self.host}:{self.port}: {exc}"))
             return
-        if step is None:
-            self._ready(self._handshake.versions)
+        if step is not None:
+            self._send_step(step)
             return
-        self._send_step(step)
+        due = reauthenticate_at(self._step_sent_at, handshake.session_lifetime_ms)
+        if self._reauthenticating:
+            self._reauthenticating = False
+            self._handshake = None
+            log.debug("%r re-authenticated", self)
+            self._pump()
+        else:
+            self._ready(handshake.versions)
+        if due is not None and self.state is State.READY and self._reauth_timer is None:
+            self._reauth_timer = self.engine.call_later(max(0.0, due - self.engine.now()), self._reauthenticate)
+
+    def _reauthenticate(self) -> None:
+        """KIP-368: the session is about to end; authenticate again on this connection."""
+        self._reauth_timer = None
+        if self.state is State.READY and not self._reauthenticating:
+            self._reauthenticating = True
+            self._start_handshake(self.versions)
 
     def _send_step(self, step: Step) -> None:
+        self._step_sent_at = self.engine.now()
         timeout = self.settings.api_version_timeout if step.api is API_VERSIONS else self.settings.request_timeout
         frame, req = self._conn.send_request(
             step.api, step.version, step.body, now=self.engine.now(), timeout=timeout, context=self._on_step_answer
@@ -256,7 +283,12 @@ class BrokerConnection:
     def _pump(self) -> None:
         """Move queued requests onto the wire while the in-flight limit allows."""
         # (a write that fails tears the connection down: stop there, the rest waits for the reconnect)
-        while self._queue and self.state is State.READY and self._conn.in_flight < self.settings.max_in_flight:
+        while (
+            self._queue
+            and self.state is State.READY
+            and not self._reauthenticating
+            and self._conn.in_flight < self.settings.max_in_flight
+        ):
             q = self._queue.popleft()
             try:
                 version = self._doubts.choose(q.api, self.versions, max_version=q.max_version)
@@ -438,6 +470,10 @@ class BrokerConnection:
         if self._reconnect_timer is not None:
             self._reconnect_timer.cancel()
             self._reconnect_timer = None
+        if self._reauth_timer is not None:
+            self._reauth_timer.cancel()
+            self._reauth_timer = None
+        self._reauthenticating = False
         self._settling = True
         try:
             for req in pending:

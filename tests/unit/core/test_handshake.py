@@ -108,3 +108,30 @@ def test_a_name_that_does_not_resolve_is_reported_once_per_address() -> None:
     assert health.failed(("a..b", 1), resolve, known, any_live=True) == []
     health.up(("a..b", 1))
     assert [e.code() for e in health.failed(("a..b", 1), resolve, known, any_live=True)] == [KafkaError._RESOLVE]
+
+
+def _sasl_answer(api: Any, version: int, **fields: Any) -> Struct:
+    encoded = codec.encode(api.response, version, {"error_code": 0, **fields})
+    return codec.decode(api.response, version, encoded, 0)
+
+
+@pytest.mark.parametrize("version,lifetime", [(1, 3000), (0, 0)])
+def test_reauthentication_runs_only_the_sasl_steps_and_reads_the_session_lifetime(version: int, lifetime: int) -> None:
+    """KIP-368: the versions are known, so a re-authentication starts at SaslHandshake; the last
+    SaslAuthenticate answer (v1+) says how long the session lasts (v0 cannot: no limit)."""
+    from kafkawire.core.handshake import reauthenticate_at
+    from kafkawire.core.sasl import PlainClient
+    from kafkawire.protocol.apis import SASL_AUTHENTICATE, SASL_HANDSHAKE
+
+    known = {API_VERSIONS.key: (0, 3), SASL_HANDSHAKE.key: (0, 1), SASL_AUTHENTICATE.key: (0, version)}
+    hs = Handshake("kafkawire", "1", PlainClient("u", "p"), versions=known)
+    step = hs.next_request()
+    assert step is not None and step.api is SASL_HANDSHAKE and step.version == 1
+    hs.receive(_sasl_answer(SASL_HANDSHAKE, 1, mechanisms=["PLAIN"]))
+    step = hs.next_request()
+    assert step is not None and step.api is SASL_AUTHENTICATE and step.version == version
+    assert step.body["auth_bytes"] == b"\0u\0p"
+    hs.receive(_sasl_answer(SASL_AUTHENTICATE, version, auth_bytes=b"", session_lifetime_ms=lifetime))
+    assert hs.done and hs.session_lifetime_ms == lifetime
+    due = reauthenticate_at(100.0, hs.session_lifetime_ms)
+    assert due is None if lifetime == 0 else 100.0 < due < 100.0 + lifetime / 1000
