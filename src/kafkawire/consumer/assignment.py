@@ -7,7 +7,7 @@ callbacks poll() runs); the fetch engine is told of every change by the face.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from ..core import TopicPartitionKey as TP
 from ..errors import KafkaError, KafkaException
@@ -27,6 +27,10 @@ def keyed(partitions: object, what: str = "partitions") -> list[TopicPartition]:
 def start_offset(tp: TopicPartition) -> int:
     """Where a newly assigned partition starts: its given offset, else the committed one."""
     return OFFSET_STORED if tp.offset == OFFSET_INVALID else tp.offset
+
+
+def listed(tps: Mapping[str, list[int]]) -> list[TopicPartition]:
+    return [TopicPartition(topic, p) for topic in sorted(tps) for p in sorted(tps[topic])]
 
 
 class Assignment:

@@ -24,7 +24,8 @@ from ..client.group_offsets import Committed, Member, commit_operation, fetch_op
 from ..core import TopicPartitionKey as TP
 from ..errors import KafkaError, KafkaException
 from ..io.engine import Timer
-from ..model import OFFSET_INVALID, TopicPartition
+from ..model import OFFSET_INVALID, Message, TopicPartition
+from .assignment import keyed
 
 OnCommit = Callable[[KafkaError | None, list[TopicPartition]], Any]
 
@@ -186,3 +187,24 @@ def committed_partition(tp: TP, c: Committed) -> TopicPartition:
     """As confluent-kafka shows a committed position: OFFSET_INVALID when there is none."""
     offset = c.offset if c.offset >= 0 else OFFSET_INVALID
     return TopicPartition(tp[0], tp[1], offset, c.metadata, c.leader_epoch if c.leader_epoch >= 0 else None)
+
+
+def message_offset(message: Message) -> dict[TP, Committed]:
+    """A message's partition and the offset after it, as commit(message=...) commits."""
+    if not isinstance(message, Message):
+        raise TypeError("message must be a Message")
+    topic, part, offset = message.topic(), message.partition(), message.offset()
+    if topic is None or part is None or offset is None:
+        return {}
+    epoch = message.leader_epoch()
+    return {(topic, part): Committed(offset + 1, None, -1 if epoch is None else epoch)}
+
+
+def given_offsets(offsets: list[TopicPartition], *, keep_logical: bool = False) -> dict[TP, Committed]:
+    """The given partitions' offsets (logical offsets are not committed, as librdkafka skips them)."""
+    out = {}
+    for tp in keyed(offsets, "offsets"):
+        if tp.offset >= 0 or keep_logical:
+            epoch = tp.leader_epoch
+            out[(tp.topic, tp.partition)] = Committed(tp.offset, tp.metadata, -1 if epoch is None else epoch)
+    return out

@@ -14,30 +14,30 @@ import atexit
 import logging
 import time
 import weakref
-from collections.abc import Callable, Mapping
-from typing import Any, cast
+from collections import deque
+from collections.abc import Mapping
+from typing import Any
 
 from ..client.cluster import Client
 from ..client.coordinators import Coordinators
-from ..client.driver import wait
 from ..client.executor import CallbackExecutor
-from ..client.group_offsets import Committed, Member
-from ..client.list_offsets import EARLIEST, LATEST, READ_COMMITTED, READ_UNCOMMITTED, list_offsets_operation
+from ..client.group_offsets import Member
 from ..core import TopicPartitionKey as TP
 from ..core.group import Step
 from ..errors import KafkaError, KafkaException
 from ..model import OFFSET_INVALID, ClusterMetadata, ConsumerGroupMetadata, Message, TopicPartition
 from .assignment import Assignment, keyed
-from .commits import Commits, committed_partition
+from .callbacks import Callback, RebalanceCallbacks
+from .commits import Commits, committed_partition, given_offsets, message_offset
 from .config import ConsumerConfig, parse_consumer_config
+from .fetch_engine import FetchEngine
+from .lookups import offsets_for_times, watermarks
 from .rebalance import Subscription
 
 log = logging.getLogger("kafkawire.consumer")
 
 MAX_MESSAGES = 1_000_000  # consume()'s bound, as confluent-kafka's
 REVOKE_COMMIT_TIMEOUT = 10.0  # seconds a commit of revoked partitions may take (auto-commit)
-
-Callback = Callable[[Any, list[TopicPartition]], Any]
 
 
 class ConsumerClosedError(KafkaException, RuntimeError):
@@ -47,12 +47,6 @@ class ConsumerClosedError(KafkaException, RuntimeError):
 
 def _closed_error(text: str = "Consumer closed") -> ConsumerClosedError:
     return ConsumerClosedError(KafkaError(KafkaError._DESTROY, text))
-
-
-def _callback(value: Any, name: str) -> Callback | None:
-    if value is not None and not callable(value):
-        raise TypeError(f"{name} must be callable")
-    return cast("Callback | None", value)
 
 
 class Consumer:
@@ -72,14 +66,10 @@ class Consumer:
         self._coordinators = Coordinators(self._client)
         self._executor = executor or CallbackExecutor(background=False, name="kafkawire-consumer", owner="consumer")
         self._client.on_error = self._error
-        self._incremental = config.cooperative or opts["group.protocol"] == "consumer"
+        incremental = config.cooperative or opts["group.protocol"] == "consumer"
         self._assignment = Assignment()
         self._subscription: Subscription | None = None
-        self._on_assign: Callback | None = None
-        self._on_revoke: Callback | None = None
-        self._on_lost: Callback | None = None
-        self._in_rebalance = False  # a rebalance callback is running
-        self._rebalance_assigned = False  # ... and it changed the assignment itself
+        self._callbacks = RebalanceCallbacks(self, incremental, self._drop)
         self._commits = Commits(
             self._client,
             self._coordinators,
@@ -92,6 +82,11 @@ class Consumer:
         )
         if opts["enable.auto.commit"] and opts["auto.commit.interval.ms"] > 0:
             self._commits.auto_commit_every(opts["auto.commit.interval.ms"] / 1000)
+        self._auto_store = bool(opts["enable.auto.offset.store"])
+        self._events: deque[Message] = deque()  # error events for poll() (max.poll.interval.ms)
+        self._wake_queued = False
+        self.polled_at = time.monotonic()  # the last poll()/consume(), for max.poll.interval.ms
+        self._fetch = FetchEngine(self._client, config, self._ready)
         self._closed = False
         _OPEN.add(self)
 
@@ -110,9 +105,7 @@ class Consumer:
             raise TypeError("topics must be a list of str")
         if not topics:
             raise KafkaException(KafkaError(KafkaError._INVALID_ARG, "subscribe() needs at least one topic"))
-        self._on_assign = _callback(on_assign, "on_assign")
-        self._on_revoke = _callback(on_revoke, "on_revoke")
-        self._on_lost = _callback(on_lost, "on_lost")
+        self._callbacks.set(on_assign, on_revoke, on_lost)
         if self._subscription is not None:
             self._subscription.change(list(topics))
             return
@@ -120,6 +113,7 @@ class Consumer:
         sub = Subscription(
             self._client, self._coordinators, self._config, list(topics), self._executor,
             lambda step: self._serve_step(current[0], step),
+            polled_at=lambda: self.polled_at, max_poll_exceeded=self._max_poll_exceeded,
         )  # fmt: skip
         current.append(sub)
         self._subscription = sub
@@ -134,36 +128,46 @@ class Consumer:
         """The assignment, replaced: start at each partition's offset, or the committed one."""
         self._check_open()
         parts = keyed(partitions)
-        self._rebalance_assigned = self._in_rebalance
+        self._callbacks.assignment_changed()
         removed = [tp for tp in self._assignment.tps() if tp not in {(p.topic, p.partition) for p in parts}]
         self._commit_before_removing(removed)
-        self._assignment.replace(parts)
-        self._commits.forget(removed)
+        added, _ = self._assignment.replace(parts)
+        self._removed(removed)
+        self._added(added)
 
     def unassign(self) -> None:
         self._check_open()
-        self._rebalance_assigned = self._in_rebalance
+        self._callbacks.assignment_changed()
         removed = self._assignment.tps()
         self._commit_before_removing(removed)
         self._assignment.replace([])
-        self._commits.forget(removed)
+        self._removed(removed)
 
     def incremental_assign(self, partitions: list[TopicPartition]) -> None:
         self._check_open()
         parts = keyed(partitions)
-        self._rebalance_assigned = self._in_rebalance
-        self._assignment.add(parts)
+        self._callbacks.assignment_changed()
+        self._added(self._assignment.add(parts))
 
     def incremental_unassign(self, partitions: list[TopicPartition]) -> None:
         self._check_open()
         parts = keyed(partitions)
-        self._rebalance_assigned = self._in_rebalance
+        self._callbacks.assignment_changed()
         keys = [(tp.topic, tp.partition) for tp in parts]
         missing = [k for k in keys if k not in self._assignment]
         if not missing:
             self._commit_before_removing(keys)
         self._assignment.remove(parts)  # raises for a partition not assigned
-        self._commits.forget(keys)
+        self._removed(keys)
+
+    def _added(self, starts: dict[TP, int]) -> None:
+        if starts:
+            self._fetch.assign((tp, offset, None) for tp, offset in starts.items())
+
+    def _removed(self, keys: list[TP]) -> None:
+        if keys:
+            self._fetch.unassign(keys)
+            self._commits.forget(keys)
 
     def assignment(self) -> list[TopicPartition]:
         self._check_open()
@@ -195,46 +199,13 @@ class Consumer:
                     step.error, f"consumer group {self._config.group_id}: {KafkaError(step.error).str()}", fatal=True
                 )
             )
-        try:
-            if step.lost:
-                self._rebalance(self._on_lost or self._on_revoke, _listed(step.lost), self._drop)
-            if step.revoke:
-                self._rebalance(self._on_revoke, _listed(step.revoke), self._give_back)
-        finally:
-            if step.revoke:
-                sub.revoked()
-        if step.assign:
-            self._rebalance(self._on_assign, _listed(step.assign), self._take)
-
-    def _rebalance(
-        self, callback: Callback | None, parts: list[TopicPartition], default: Callable[[list[TopicPartition]], None]
-    ) -> None:
-        self._in_rebalance, self._rebalance_assigned = True, False
-        try:
-            if callback is not None:
-                callback(self, parts)
-        finally:
-            self._in_rebalance = False
-            if not self._rebalance_assigned:
-                default(parts)
-
-    def _take(self, parts: list[TopicPartition]) -> None:
-        if self._incremental:
-            self.incremental_assign([tp for tp in parts if (tp.topic, tp.partition) not in self._assignment])
-        else:
-            self.assign(parts)
-
-    def _give_back(self, parts: list[TopicPartition]) -> None:
-        if self._incremental:
-            self.incremental_unassign([tp for tp in parts if (tp.topic, tp.partition) in self._assignment])
-        else:
-            self.unassign()
+        self._callbacks.serve(step, sub.revoked)
 
     def _drop(self, parts: list[TopicPartition]) -> None:
         """Lost partitions are someone else's already: no commit, just forget them."""
         keys = [(tp.topic, tp.partition) for tp in parts if (tp.topic, tp.partition) in self._assignment]
         self._assignment.remove([TopicPartition(t, p) for t, p in keys])
-        self._commits.forget(keys)
+        self._removed(keys)
 
     def _leave_group(self) -> None:
         sub, self._subscription = self._subscription, None
@@ -245,7 +216,7 @@ class Consumer:
             if parts:
                 self._subscription = sub  # the callback may still commit as this member
                 try:
-                    self._rebalance(self._on_revoke, parts, lambda _p: self.unassign())
+                    self._callbacks.revoke_all(parts)
                 finally:
                     self._subscription = None
         finally:
@@ -268,13 +239,79 @@ class Consumer:
         return self._consume(num_messages, timeout)
 
     def _consume(self, count: int, timeout: float | None) -> list[Message]:
+        """Serve callbacks, then take what the engine has; wait (serving) until something comes."""
         deadline = None if timeout is None or timeout < 0 else time.monotonic() + timeout
+        self.polled_at = time.monotonic()
+        sub = self._subscription
+        if sub is not None and sub.left_for_poll:
+            sub.rejoin()  # polled again after max.poll.interval.ms: join again, as librdkafka
         while True:
+            self._executor.serve(0)
+            found = self._take(count)
+            if found or count == 0:
+                return found
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0:
-                self._executor.serve(0)
                 return []
-            self._executor.serve(remaining)
+            self._executor.serve(remaining)  # returns once something was queued (records: _ready)
+
+    def _take(self, count: int) -> list[Message]:
+        events = self._events
+        found = [events.popleft() for _ in range(min(count, len(events)))]
+        records = self._fetch.take(count - len(found))
+        if records and self._auto_store:
+            last: dict[TP, Message] = {}
+            for m in records:
+                if m.error() is None:
+                    last[(m.topic(), m.partition())] = m  # type: ignore[index]
+            store = self._commits.store
+            for tp, m in last.items():
+                epoch = m.leader_epoch()
+                store(tp, m.offset() + 1, -1 if epoch is None else epoch)  # type: ignore[operator]
+        return found + records if found else records
+
+    def _ready(self) -> None:
+        """The engine has records (IO thread): wake a waiting poll() with one queued no-op."""
+        if not self._wake_queued:
+            self._wake_queued = True
+            self._executor.put(self._woken, ())
+
+    def _woken(self) -> None:
+        self._wake_queued = False
+
+    def _max_poll_exceeded(self) -> None:
+        """The group was left because poll() was not called in time (IO thread): an error event
+        for the next poll(), as librdkafka's."""
+        text = "Application maximum poll interval exceeded: leaving the group"
+        self._events.append(Message(error=KafkaError(KafkaError._MAX_POLL_EXCEEDED, text)))
+        self._ready()
+
+    def position(self, partitions: list[TopicPartition]) -> list[TopicPartition]:
+        """The offset of the next message poll() returns per partition (OFFSET_INVALID: unknown)."""
+        self._check_open()
+        out = []
+        for tp in keyed(partitions):
+            at = self._fetch.position((tp.topic, tp.partition))
+            out.append(TopicPartition(tp.topic, tp.partition, OFFSET_INVALID if at is None else at))
+        return out
+
+    def seek(self, partition: TopicPartition) -> None:
+        """Move an actively consumed partition to an offset (absolute or logical)."""
+        self._check_open()
+        if not isinstance(partition, TopicPartition):
+            raise TypeError("partition must be a TopicPartition")
+        key = (partition.topic, partition.partition)
+        if key not in self._assignment or self._fetch.position(key) is None:
+            raise KafkaException(KafkaError(KafkaError._STATE))  # as librdkafka: not being fetched yet
+        self._fetch.seek(key, partition.offset)
+
+    def pause(self, partitions: list[TopicPartition]) -> None:
+        self._check_open()
+        self._fetch.pause([(tp.topic, tp.partition) for tp in keyed(partitions)])
+
+    def resume(self, partitions: list[TopicPartition]) -> None:
+        self._check_open()
+        self._fetch.resume([(tp.topic, tp.partition) for tp in keyed(partitions)])
 
     # --- offsets -----------------------------------------------------------------------------
 
@@ -291,9 +328,9 @@ class Consumer:
         if message is not None and offsets is not None:
             raise ValueError("message and offsets are mutually exclusive")
         if message is not None:
-            wanted = _message_offset(message)
+            wanted = message_offset(message)
         elif offsets is not None:
-            wanted = _given_offsets(offsets)
+            wanted = given_offsets(offsets)
         else:
             wanted = self._commits.pending(self._assignment.tps())
         if asynchronous:
@@ -321,7 +358,7 @@ class Consumer:
             raise KafkaException(
                 KafkaError(KafkaError._INVALID_ARG, "store_offsets() needs enable.auto.offset.store=false")
             )
-        wanted = _message_offset(message) if message is not None else _given_offsets(offsets or [], keep_logical=True)
+        wanted = message_offset(message) if message is not None else given_offsets(offsets or [], keep_logical=True)
         stored = 0
         for tp, c in wanted.items():
             if tp not in self._assignment:
@@ -341,32 +378,17 @@ class Consumer:
             raise TypeError("partition must be a TopicPartition")
         key = (partition.topic, partition.partition)
         if cached:
-            return (OFFSET_INVALID, OFFSET_INVALID)
-        seconds = self._timeout(timeout)
-        level = READ_COMMITTED if self._config.read_committed else READ_UNCOMMITTED
-        deadline = self._client.engine.now() + seconds
-        low = list_offsets_operation(self._client, {key: EARLIEST}, deadline=deadline).start()
-        high = list_offsets_operation(self._client, {key: LATEST}, isolation_level=level, deadline=deadline).start()
-        return (wait(low.futures[key], seconds).offset, wait(high.futures[key], seconds).offset)
+            return self._fetch.watermarks(key) or (OFFSET_INVALID, OFFSET_INVALID)
+        return watermarks(self._client, key, read_committed=self._config.read_committed, timeout=self._timeout(timeout))
 
     def offsets_for_times(self, partitions: list[TopicPartition], timeout: float | None = None) -> list[TopicPartition]:
         """Each partition's earliest offset whose timestamp is at or after the one given as offset
         (-1 when there is none)."""
         self._check_open()
         queries = {(tp.topic, tp.partition): tp.offset for tp in keyed(partitions)}
-        if not queries:
-            return []
-        seconds = self._timeout(timeout)
-        level = READ_COMMITTED if self._config.read_committed else READ_UNCOMMITTED
-        op = list_offsets_operation(
-            self._client, queries, isolation_level=level, deadline=self._client.engine.now() + seconds
-        ).start()
-        out = []
-        for (topic, part), fut in op.futures.items():
-            answer = wait(fut, seconds)
-            epoch = answer.leader_epoch if answer.leader_epoch >= 0 else None
-            out.append(TopicPartition(topic, part, answer.offset, None, epoch))
-        return out
+        return offsets_for_times(
+            self._client, queries, read_committed=self._config.read_committed, timeout=self._timeout(timeout)
+        )
 
     def _timeout(self, timeout: float | None) -> float:
         return self._request_timeout if timeout is None or timeout < 0 else float(timeout)
@@ -428,6 +450,7 @@ class Consumer:
         except BaseException as exc:  # a callback's exception is raised once closing is done
             failure = exc
         self._commits.stop()
+        self._fetch.close()
         self._closed = True
         _OPEN.discard(self)
         try:
@@ -444,31 +467,6 @@ class Consumer:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _listed(tps: Mapping[str, list[int]]) -> list[TopicPartition]:
-    return [TopicPartition(topic, p) for topic in sorted(tps) for p in sorted(tps[topic])]
-
-
-def _message_offset(message: Message) -> dict[TP, Committed]:
-    """A message's partition and the offset after it, as commit(message=...) commits."""
-    if not isinstance(message, Message):
-        raise TypeError("message must be a Message")
-    topic, part, offset = message.topic(), message.partition(), message.offset()
-    if topic is None or part is None or offset is None:
-        return {}
-    epoch = message.leader_epoch()
-    return {(topic, part): Committed(offset + 1, None, -1 if epoch is None else epoch)}
-
-
-def _given_offsets(offsets: list[TopicPartition], *, keep_logical: bool = False) -> dict[TP, Committed]:
-    """The given partitions' offsets (logical offsets are not committed, as librdkafka skips them)."""
-    out = {}
-    for tp in keyed(offsets, "offsets"):
-        if tp.offset >= 0 or keep_logical:
-            epoch = tp.leader_epoch
-            out[(tp.topic, tp.partition)] = Committed(tp.offset, tp.metadata, -1 if epoch is None else epoch)
-    return out
 
 
 # Consumers not closed yet: at interpreter exit each one in a group says so (its partitions wait

@@ -7,11 +7,16 @@
 changes arrive on the IO thread as `core.group.Step`s; each is queued on the consumer's callback
 queue, so ``poll()``/``consume()`` serve it in the caller's thread through ``apply`` (the face's
 rebalance callbacks). A revocation's rejoin waits until its callback ran (`GroupMember.revoked`).
+
+``max.poll.interval.ms``: when the application has not polled for that long, the member leaves
+the group (its partitions are lost: another member may have them by the time it polls), the face
+returns a ``_MAX_POLL_EXCEEDED`` event, and the next poll joins again, as librdkafka does.
 """
 
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
 
@@ -29,6 +34,7 @@ from .consumer_group_member import ConsumerGroupMembership
 from .group_member import GroupMember
 
 RETRY_REFRESH = 1.0  # seconds before asking for metadata again when a refresh failed
+POLL_CHECK = 1.0  # seconds between looks at the application's last poll (at most)
 
 
 def topics_of(names: list[str], patterns: list[re.Pattern[str]], client: Client) -> list[str]:
@@ -50,6 +56,9 @@ class Subscription:
         topics: list[str],
         executor: CallbackExecutor,
         apply: Callable[[Step], None],
+        *,
+        polled_at: Callable[[], float],
+        max_poll_exceeded: Callable[[], None],
     ) -> None:
         self._client = client
         self._coordinators = coordinators
@@ -61,11 +70,27 @@ class Subscription:
         self.membership: GroupMember | ConsumerGroupMembership | None = None
         self._timer: Timer | None = None
         self._stopped = False
+        self._polled_at = polled_at
+        self._max_poll_exceeded = max_poll_exceeded
+        self._max_poll = config.options["max.poll.interval.ms"] / 1000
+        self.left_for_poll = False
 
     # --- thread-safe -----------------------------------------------------------------------
 
     def start(self) -> None:
         self._client.engine.call_soon(self._refresh)
+        self._client.engine.call_soon(self._watch_polls)
+
+    def rejoin(self) -> None:
+        """Join again (a new membership) after leaving for max.poll.interval.ms."""
+        self.left_for_poll = False
+
+        def join() -> None:
+            if not self._stopped:
+                self.membership = None
+                self._follow_topics()
+
+        self._client.engine.call_soon(join)
 
     def change(self, topics: list[str]) -> None:
         """A new topic list for this subscription (subscribe() again): join again with it."""
@@ -112,8 +137,21 @@ class Subscription:
     # --- IO thread -------------------------------------------------------------------------
 
     def _changed(self, step: Step) -> None:
-        if not self._stopped:
-            self._executor.put(self._apply, (step,))
+        if self._stopped:
+            return
+        if self.left_for_poll and step.revoke:
+            step = Step(lost=step.revoke)  # we left without the application: it cannot commit them
+        self._executor.put(self._apply, (step,))
+
+    def _watch_polls(self) -> None:
+        if self._stopped:
+            return
+        idle = time.monotonic() - self._polled_at()
+        if self.membership is not None and not self.left_for_poll and idle > self._max_poll:
+            self.left_for_poll = True
+            self.membership.leave(self._config.options["socket.timeout.ms"] / 1000)
+            self._max_poll_exceeded()
+        self._client.engine.call_later(min(POLL_CHECK, self._max_poll / 2), self._watch_polls)
 
     def _refresh(self) -> None:
         """Metadata for our topics (every topic when subscribed by pattern), then (re)start."""
