@@ -1,5 +1,5 @@
-# The two set-up commands (see README): `make demo` runs the main job (the Spark pipeline on the
-# bundled sample dataset), `make test` the test suite. Each creates its own virtualenv on first use
+# The two set-up commands (see README): `make demo` runs the main job (the two-step Spark pipeline
+# on an embedded broker), `make test` the test suite. Each creates its own virtualenv on first use
 # and installs what it needs into it. Spark needs Java 17+ (Debian: openjdk-17-jre-headless).
 
 PYTHON ?= python3
@@ -21,10 +21,15 @@ $(TEST_VENV)/.installed: pyproject.toml setup.py src/kafkawire/_native.c
 	$(TEST_VENV)/bin/python -m pip install -q -e '.[dev,local,spark]'
 	touch $@
 
-# The main job: Spark reads the sample orders, the kafkawire data source writes them to a topic on
-# an embedded Tansu broker, and the summary says what the broker holds.
-demo: pipeline
+# The demo, on an embedded Tansu broker: Spark generates DEMO_ROWS orders and the kafkawire data
+# source writes them to a topic; then a streaming job reads that topic, enriches it with SQL and
+# writes a second topic exactly once. Both summaries are printed.
+DEMO_ROWS ?= 1000000
 
+demo: java $(DEMO_VENV)/.installed
+	$(DEMO_VENV)/bin/kafkawire pipeline --demo --generate $(DEMO_ROWS)
+
+# The file -> topic job on the bundled sample (5,000 orders).
 pipeline: java $(DEMO_VENV)/.installed
 	$(DEMO_VENV)/bin/kafkawire pipeline --sample --topic orders --key-column customer_id
 

@@ -117,8 +117,8 @@ def check_stream_options(opts: StreamOptions) -> None:
 
 
 def _spark_message(exc: BaseException) -> str:
-    """Spark's own message, without the query context and JVM stack it appends."""
-    return str(exc).strip().split("\n\n")[0][:1000]
+    """Spark's own message (its first line), without the plan and JVM stack it appends."""
+    return str(exc).strip().splitlines()[0][:1000] if str(exc).strip() else type(exc).__name__
 
 
 def plan(spark: SparkSession, source: DataFrame, opts: StreamOptions, schema: StructType | None) -> DataFrame:
@@ -255,16 +255,16 @@ def run_stream(
     out = out or sys.stdout
     err = err or sys.stderr
     check_stream_options(opts)
-    try:
-        schema = parse_schema(opts.value_schema) if opts.value_schema is not None else None
-    except DecodeError as exc:
-        raise PipelineError(str(exc)) from None
     from kafkawire.consumer import EARLIEST, list_offsets
     from kafkawire.local_broker import TansuBroker
     from kafkawire.pipeline import verify
 
     with ExitStack() as broker_stack, ExitStack() as stack:
         spark = open_session(spark, opts.master, stack)
+        try:
+            schema = parse_schema(opts.value_schema) if opts.value_schema is not None else None
+        except DecodeError as exc:
+            raise PipelineError(str(exc)) from None
         if schema is not None or opts.value_format != "json":
             _check_plan(spark, opts, schema)
         bootstrap = opts.bootstrap_servers
