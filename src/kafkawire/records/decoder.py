@@ -48,8 +48,10 @@ _OFFSET_AND_LENGTH = struct.Struct(">qi")
 _MIN_RECORD_SIZE = 7
 _MIN_HEADER_SIZE = 2
 _ReadBytes = Callable[["bytes | bytearray", int, int], "tuple[bytes | None, int]"]
-# Values of the 128 one-byte varints, for the decoder's fast path.
+# Values of the 128 one-byte varints and of the 16,384 two-byte ones (indexed by their 14 payload
+# bits), for the decoder's fast path: nearly every length and delta in a record takes one or two bytes.
 _ONE_BYTE_VARINT = tuple(decode_varint(bytes((b,)), 0)[0] for b in range(0x80))
+_TWO_BYTE_VARINT = tuple(decode_varint(bytes((0x80 | (n & 0x7F), n >> 7)), 0)[0] for n in range(1 << 14))
 
 
 def decode_batches(
@@ -173,11 +175,12 @@ def _decode_records(
 ) -> tuple[list[Record], int]:
     """Decode ``count`` records from ``buf[pos:end]``.
 
-    Varints of one byte (nearly all lengths and deltas) are looked up inline; longer ones go
+    Varints of one or two bytes (nearly all lengths and deltas) are looked up inline; longer ones go
     through the shared decoder. Reading past ``len(buf)`` raises IndexError for the caller
     to convert; reading past a record's end is caught by the length checks.
     """
     one_byte = _ONE_BYTE_VARINT
+    two_byte = _TWO_BYTE_VARINT
     read_bytes = _read_bytes if buf.__class__ is bytes else _copy_bytes
     records = []
     for _ in range(count):
@@ -185,6 +188,9 @@ def _decode_records(
         if b < 0x80:
             length = one_byte[b]
             pos += 1
+        elif buf[pos + 1] < 0x80:
+            length = two_byte[(b & 0x7F) | (buf[pos + 1] << 7)]
+            pos += 2
         else:
             length, pos = decode_varint(buf, pos)
         record_end = pos + length
@@ -195,12 +201,18 @@ def _decode_records(
         if b < 0x80:
             timestamp_delta = one_byte[b]
             pos += 1
+        elif buf[pos + 1] < 0x80:
+            timestamp_delta = two_byte[(b & 0x7F) | (buf[pos + 1] << 7)]
+            pos += 2
         else:
             timestamp_delta, pos = decode_varlong(buf, pos)
         b = buf[pos]
         if b < 0x80:
             offset_delta = one_byte[b]
             pos += 1
+        elif buf[pos + 1] < 0x80:
+            offset_delta = two_byte[(b & 0x7F) | (buf[pos + 1] << 7)]
+            pos += 2
         else:
             offset_delta, pos = decode_varint(buf, pos)
         key, pos = read_bytes(buf, pos, record_end)
@@ -247,6 +259,9 @@ def _read_bytes(buf: bytes | bytearray, pos: int, end: int) -> tuple[bytes | Non
     if b < 0x80:
         length = _ONE_BYTE_VARINT[b]
         pos += 1
+    elif buf[pos + 1] < 0x80:
+        length = _TWO_BYTE_VARINT[(b & 0x7F) | (buf[pos + 1] << 7)]
+        pos += 2
     else:
         length, pos = decode_varint(buf, pos)
     if length < 0:
