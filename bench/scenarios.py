@@ -3,9 +3,10 @@
 A throughput scenario is named ``<size>-<keys>-<acks>-<compression>``, for example
 ``100b-keyless-acks1-none`` or ``1kb-keyed-acksall-lz4`` (acks=all always comes with
 idempotence). Any such name is accepted on the command line; ``DEFAULT_SCENARIOS`` is the set the
-issue's targets are read from. Three special scenarios measure something else: ``latency``
+issue's targets are read from. Four special scenarios measure something else: ``latency``
 (p50/p99 delivery latency at a fixed rate), ``rss`` (peak memory over ten million records with a
-bounded buffer) and ``spark`` (the data source writing a DataFrame in local mode).
+bounded buffer), ``spark`` (the data source writing a DataFrame in local mode) and ``spark-read``
+(the data source reading a topic into a DataFrame, against the read path alone).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ DEFAULT_SCENARIOS = (
     "latency",
     "rss",
     "spark",
+    "spark-read",
 )
 
 LATENCY_RATE = 10_000  # records per second
@@ -54,7 +56,7 @@ SPARK_ROWS = 1_000_000
 @dataclass(frozen=True)
 class Scenario:
     name: str
-    kind: str  # "throughput", "latency", "rss" or "spark"
+    kind: str  # "throughput", "latency", "rss", "spark" or "spark-read"
     value_size: int = 100
     keyed: bool = False
     acks_all: bool = False  # acks=all with enable.idempotence
@@ -82,6 +84,11 @@ class Scenario:
             )
         if self.kind == "spark":
             return f"{self.records:,} rows of 100 B values: Spark data source (local mode) vs produce_batch()"
+        if self.kind == "spark-read":
+            return (
+                f"{self.records:,} records of 100 B values read: Spark data source into a DataFrame (local mode) "
+                "vs the read path alone (fetch_range, one process)"
+            )
         acks = "acks=all + idempotence" if self.acks_all else "acks=1"
         keys = "keyed" if self.keyed else "keyless"
         return f"{self.records:,} x {self.value_size} B {keys}, {acks}, compression {self.compression}"
@@ -113,6 +120,13 @@ def parse_scenario(name: str, quick: bool) -> Scenario:
             records=SPARK_ROWS // 10 if quick else SPARK_ROWS,
             clients=("kafkawire-batch", "kafkawire-spark"),
         )
+    if name == "spark-read":
+        return Scenario(
+            name,
+            "spark-read",
+            records=SPARK_ROWS // 10 if quick else SPARK_ROWS,
+            clients=("kafkawire-fetch", "kafkawire-spark-read"),
+        )
     try:
         size, keys, acks, compression = name.split("-")
         value_size = SIZES[size]
@@ -120,7 +134,7 @@ def parse_scenario(name: str, quick: bool) -> Scenario:
             raise ValueError
     except (ValueError, KeyError):
         raise SystemExit(
-            f"unknown scenario {name!r}: expected latency, rss, spark or <size>-<keys>-<acks>-<compression> "
+            f"unknown scenario {name!r}: expected latency, rss, spark, spark-read or <size>-<keys>-<acks>-<compression> "
             f"with size in {sorted(SIZES)}, keys keyless/keyed, acks acks1/acksall, compression in {COMPRESSIONS}"
         ) from None
     records = 1_000_000 if value_size <= 100 else 200_000

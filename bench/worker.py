@@ -505,6 +505,92 @@ def kafkawire_spark(sc: Scenario, bootstrap: str, topic: str, w: Workload) -> di
     return {**result, "acked": before_rows, "failed": 0, "error": None, "cpu": None}
 
 
+# --- reading: the Spark data source and the read path alone ---------------------------------------------
+
+
+def _fill(bootstrap: str, topic: str, w: Workload) -> None:
+    """The records to read, written before the clock starts (produce_arrow, every one acknowledged)."""
+    import pyarrow as pa
+
+    from kafkawire.producer.arrow import produce_arrow
+
+    counts = Counts()
+    producer = _kafkawire_producer(Scenario("fill", "throughput"), bootstrap, counts)
+    nv = len(w.values)
+    for start in range(0, w.records, CHUNK):
+        stop = min(start + CHUNK, w.records)
+        produce_arrow(producer, pa.RecordBatch.from_pydict({"value": pa.array([w.values[i % nv] for i in range(start, stop)], pa.binary())}), topic)
+        producer.poll(0)
+    producer.flush(120)
+    producer.close()
+    if counts.acked != w.records:
+        raise RuntimeError(f"filling {topic}: {counts.acked} of {w.records} acknowledged ({counts.first_error})")
+
+
+def kafkawire_fetch(sc: Scenario, bootstrap: str, topic: str, w: Workload) -> dict[str, Any]:
+    """The read path alone: `kafkawire.consumer.fetch_range` over each partition in turn, every
+    record decoded (what a Spark task runs before building its Arrow batches)."""
+    from kafkawire.client.cluster import Client
+    from kafkawire.consumer import FetchSettings, fetch_range, partitions_for
+
+    _fill(bootstrap, topic, w)
+    client = Client({"bootstrap.servers": bootstrap})
+    partitions = partitions_for(client, [topic], timeout=30)[topic]
+    read = 0
+
+    def work() -> None:
+        nonlocal read
+        for p in partitions:
+            for _batch, records in fetch_range(client, topic, p, 0, None, FetchSettings()):
+                read += len(records)
+
+    result = _measure(work)
+    client.close()
+    return {**result, "acked": read, "failed": 0, "error": None}
+
+
+def kafkawire_spark_read(sc: Scenario, bootstrap: str, topic: str, w: Workload) -> dict[str, Any]:
+    """``spark.read.format("kafkawire")`` in local mode into a DataFrame, each value's length summed so
+    every row crosses into the JVM; the clock covers that job only (after a small warm-up read that
+    starts the Python workers)."""
+    try:
+        from pyspark.sql import SparkSession
+
+        import kafkawire.spark
+    except ImportError as exc:
+        return {"skipped": f"the Spark data source is not available ({exc})"}
+    from kafkawire.client.cluster import Client
+    from kafkawire.consumer import partitions_for
+
+    _fill(bootstrap, topic, w)
+    with Client({"bootstrap.servers": bootstrap}) as client:
+        partitions = partitions_for(client, [topic], timeout=30)[topic]
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .appName("kafkawire-bench-read")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    kafkawire.spark.register(spark)
+    reader = spark.read.format("kafkawire").option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic)
+    warm_up = json.dumps({topic: {str(p): 10 for p in partitions}})  # ten records of each partition
+    reader.option("endingOffsets", warm_up).load().count()
+    got: list[Any] = []
+
+    def work() -> None:
+        got.extend(reader.load().selectExpr("count(*)", "sum(length(value))").collect()[0])
+
+    result = _measure(work)
+    spark.stop()
+    rows, value_bytes = int(got[0]), int(got[1] or 0)
+    error = None if value_bytes == rows * len(w.values[0]) else f"value bytes {value_bytes:,} for {rows:,} rows"
+    return {**result, "acked": rows, "failed": 0 if error is None else rows, "error": error, "cpu": None}
+
+
 def run(spec: dict[str, Any]) -> dict[str, Any]:
     sc = Scenario.from_json(spec["scenario"])
     client = spec["client"]
@@ -514,6 +600,8 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
         table = LATENCY
     elif sc.kind == "spark":
         table = {"kafkawire-batch": kafkawire_batch, "kafkawire-spark": kafkawire_spark}
+    elif sc.kind == "spark-read":
+        table = {"kafkawire-fetch": kafkawire_fetch, "kafkawire-spark-read": kafkawire_spark_read}
     else:
         table = THROUGHPUT
     w = Workload(sc, records)

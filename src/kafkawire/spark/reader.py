@@ -20,6 +20,7 @@ from __future__ import annotations
 import importlib
 import logging
 import math
+import operator
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -219,11 +220,17 @@ def plan_ranges(
 
 
 def read_range(schema: StructType, opts: ReadOptions, r: OffsetRange) -> Iterator[Any]:
+    """One range as Arrow record batches of about ``ARROW_BATCH_ROWS`` rows. The record fields are
+    gathered a batch at a time (``map`` over the decoded records), the constant and timestamp
+    columns are made by Arrow: no Python work per record beyond what decoding did."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
     pa = importlib.import_module("pyarrow")  # typed as Any: pyarrow ships no type information
 
     arrow_schema = to_arrow_schema(schema, timezone="UTC")
+    stamp_type = arrow_schema.field("timestamp").type
+    topic = pa.scalar(r.topic, pa.string())
+    partition = pa.scalar(r.partition, pa.int32())
     settings = FetchSettings(
         read_committed=opts.read_committed, fail_on_data_loss=opts.fail_on_data_loss, timeout=opts.fetch_timeout
     )
@@ -232,7 +239,7 @@ def read_range(schema: StructType, opts: ReadOptions, r: OffsetRange) -> Iterato
     keys: list[bytes | None] = []
     values: list[bytes | None] = []
     offsets: list[int] = []
-    stamps: list[int] = []
+    stamps: list[int] = []  # milliseconds, as Kafka has them
     types: list[int] = []
     headers: list[list[tuple[str, bytes | None]]] = []
 
@@ -241,10 +248,10 @@ def read_range(schema: StructType, opts: ReadOptions, r: OffsetRange) -> Iterato
         columns = [
             pa.array(keys, pa.binary()),
             pa.array(values, pa.binary()),
-            pa.array([r.topic] * n, pa.string()),
-            pa.array([r.partition] * n, pa.int32()),
+            pa.repeat(topic, n),
+            pa.repeat(partition, n),
             pa.array(offsets, pa.int64()),
-            pa.array(stamps, pa.timestamp("us", tz="UTC")),
+            pa.array(stamps, pa.timestamp("ms", tz="UTC")).cast(stamp_type),
             pa.array(types, pa.int32()),
         ]
         if headers_wanted:
@@ -257,19 +264,22 @@ def read_range(schema: StructType, opts: ReadOptions, r: OffsetRange) -> Iterato
         LOGGER.warning(message)
 
     for batch, records in fetch_range(client, r.topic, r.partition, r.start, r.end, settings, lost):
-        timestamp_type = batch.timestamp_type
-        for record in records:
-            keys.append(record.key)
-            values.append(record.value)
-            offsets.append(record.offset)
-            stamps.append(record.timestamp * 1000)
-            if headers_wanted:
-                headers.append(record.headers)
-        types.extend([timestamp_type] * (len(offsets) - len(types)))
+        keys += map(_KEY, records)
+        values += map(_VALUE, records)
+        offsets += map(_OFFSET, records)
+        stamps += map(_TIMESTAMP, records)
+        types += [batch.timestamp_type] * len(records)
+        if headers_wanted:
+            headers += map(_HEADERS, records)
         if len(offsets) >= ARROW_BATCH_ROWS:
             yield flush()
     if offsets:
         yield flush()
+
+
+_KEY, _VALUE, _OFFSET, _TIMESTAMP, _HEADERS = (
+    operator.attrgetter(name) for name in ("key", "value", "offset", "timestamp", "headers")
+)
 
 
 # --- batch -------------------------------------------------------------------------------------
