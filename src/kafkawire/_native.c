@@ -1,5 +1,5 @@
 /*
- * kafkawire._native: the producer's three per-record loops, in C.
+ * kafkawire._native: the per-record loops of producing and consuming, in C.
  *
  * Each function here has a pure-Python twin that produces the same result (bytes for bytes,
  * field for field); kafkawire/native.py picks this module when it was built, and
@@ -9,6 +9,7 @@
  *   encode_records   a record batch's records, v2 format (records/batch.py append_records)
  *   serve_delivered  the delivery reports of a delivered batch (producer.py DeliveredReports)
  *   tally_delivered  a delivered batch's bookkeeping (producer.py Producer._report_delivered)
+ *   decode_messages  a fetched batch's records as consumed Messages (consumer/decode.py)
  *
  * None of them keeps state between calls but serve_delivered's cache of Message's slot
  * descriptors; none releases the GIL (each step is a few hundred nanoseconds).
@@ -619,6 +620,156 @@ tally_delivered(PyObject *module, PyObject *args)
     return Py_BuildValue("(LnLN)", value_bytes, freed, charge, futures);
 }
 
+/* ---- decode_messages ----------------------------------------------------------------- */
+
+/* A zigzag varint of at most ``max_bytes`` bytes (5: int32, 10: int64), as
+ * protocol/primitives.py reads it; -1 when it runs past ``end`` or is too long. */
+static int
+read_zigzag(const unsigned char *buf, Py_ssize_t end, Py_ssize_t *pos, int max_bytes, int64_t *out)
+{
+    uint64_t raw = 0;
+    for (int i = 0; i < max_bytes; i++) {
+        if (*pos >= end) return -1;
+        unsigned char b = buf[(*pos)++];
+        raw |= (uint64_t)(b & 0x7f) << (7 * i);
+        if (!(b & 0x80)) {
+            if (max_bytes == 5 && raw > 0xFFFFFFFFULL) return -1;
+            *out = (int64_t)(raw >> 1) ^ -(int64_t)(raw & 1);
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* A varint-length-prefixed byte string ending by ``end`` (-1: None), as a new bytes object. */
+static PyObject *
+read_bytes(const unsigned char *buf, Py_ssize_t end, Py_ssize_t *pos)
+{
+    int64_t length;
+    if (read_zigzag(buf, end, pos, 5, &length) < 0) return NULL;
+    if (length < 0) {
+        if (length != -1) return NULL;
+        return Py_NewRef(Py_None);
+    }
+    if (length > end - *pos) return NULL;
+    PyObject *out = PyBytes_FromStringAndSize((const char *)buf + *pos, (Py_ssize_t)length);
+    *pos += (Py_ssize_t)length;
+    return out;
+}
+
+static PyObject *
+read_headers(const unsigned char *buf, Py_ssize_t end, Py_ssize_t *pos)
+{
+    int64_t count;
+    if (read_zigzag(buf, end, pos, 5, &count) < 0 || count < 0 || count > (end - *pos) / 2) return NULL;
+    if (count == 0) return Py_NewRef(Py_None);
+    PyObject *headers = PyList_New((Py_ssize_t)count);
+    if (headers == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        int64_t klen;
+        if (read_zigzag(buf, end, pos, 5, &klen) < 0 || klen < 0 || klen > end - *pos) goto fail;
+        PyObject *key = PyUnicode_DecodeUTF8((const char *)buf + *pos, (Py_ssize_t)klen, "replace");
+        if (key == NULL) goto fail;
+        *pos += (Py_ssize_t)klen;
+        PyObject *value = read_bytes(buf, end, pos);
+        if (value == NULL) {
+            Py_DECREF(key);
+            goto fail;
+        }
+        PyObject *pair = PyTuple_Pack(2, key, value);
+        Py_DECREF(key);
+        Py_DECREF(value);
+        if (pair == NULL) goto fail;
+        PyList_SET_ITEM(headers, i, pair);
+    }
+    return headers;
+fail:
+    Py_DECREF(headers);
+    return NULL;
+}
+
+/* decode_messages(body, pos, end, count, base_offset, base_timestamp, log_append_time, min_offset,
+ *                 topic, partition, timestamp_type, leader_epoch, message_type) -> list
+ * The ``count`` records of a v2 batch body in ``body[pos:end]``, those at ``min_offset`` or later,
+ * each as a consumed ``message_type`` (latency, error and delivery count None); None when the
+ * bytes are malformed (the caller raises DecodeError). log_append_time < 0: CreateTime. */
+static PyObject *
+decode_messages(PyObject *module, PyObject *args)
+{
+    Py_buffer view;
+    Py_ssize_t pos, end, count;
+    long long base_offset, base_timestamp, log_append, min_offset;
+    PyObject *topic, *partition, *ts_type, *epoch, *type;
+    if (!PyArg_ParseTuple(args, "y*nnnLLLLOOOOO:decode_messages", &view, &pos, &end, &count, &base_offset,
+                          &base_timestamp, &log_append, &min_offset, &topic, &partition, &ts_type, &epoch, &type))
+        return NULL;
+    PyObject *out = NULL;
+    if (message_slots(type) < 0) goto done;
+    if (pos < 0 || end > view.len || pos > end || count < 0) goto malformed;
+    PyTypeObject *mtype = (PyTypeObject *)type;
+    const unsigned char *buf = (const unsigned char *)view.buf;
+    out = PyList_New(0);
+    if (out == NULL) goto done;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        int64_t length, ts_delta, offset_delta;
+        if (read_zigzag(buf, end, &pos, 5, &length) < 0 || length < 6 || length > end - pos) goto malformed;
+        Py_ssize_t record_end = pos + (Py_ssize_t)length;
+        pos += 1; /* attributes */
+        if (read_zigzag(buf, record_end, &pos, 10, &ts_delta) < 0) goto malformed;
+        if (read_zigzag(buf, record_end, &pos, 5, &offset_delta) < 0) goto malformed;
+        long long offset = base_offset + offset_delta;
+        if (offset < min_offset) {
+            pos = record_end;
+            continue;
+        }
+        PyObject *key = read_bytes(buf, record_end, &pos);
+        if (key == NULL) goto malformed;
+        PyObject *value = read_bytes(buf, record_end, &pos);
+        if (value == NULL) {
+            Py_DECREF(key);
+            goto malformed;
+        }
+        PyObject *headers = read_headers(buf, record_end, &pos);
+        if (headers == NULL || pos != record_end) {
+            Py_DECREF(key);
+            Py_DECREF(value);
+            Py_XDECREF(headers);
+            goto malformed;
+        }
+        PyObject *m = mtype->tp_alloc(mtype, 0);
+        PyObject *off = PyLong_FromLongLong(offset);
+        PyObject *ts = PyLong_FromLongLong(log_append >= 0 ? log_append : base_timestamp + ts_delta);
+        PyObject *stamp = (ts == NULL) ? NULL : PyTuple_Pack(2, ts_type, ts);
+        int bad = m == NULL || off == NULL || stamp == NULL;
+        if (!bad)
+            bad = set_slot(m, M_TOPIC, topic) < 0 || set_slot(m, M_PARTITION, partition) < 0
+                  || set_slot(m, M_OFFSET, off) < 0 || set_slot(m, M_KEY, key) < 0 || set_slot(m, M_VALUE, value) < 0
+                  || set_slot(m, M_HEADERS, headers) < 0 || set_slot(m, M_TIMESTAMP, stamp) < 0
+                  || set_slot(m, M_ERROR, Py_None) < 0 || set_slot(m, M_LATENCY, Py_None) < 0
+                  || set_slot(m, M_LEADER_EPOCH, epoch) < 0 || set_slot(m, M_DELIVERY_COUNT, Py_None) < 0
+                  || PyList_Append(out, m) < 0;
+        Py_DECREF(key);
+        Py_DECREF(value);
+        Py_DECREF(headers);
+        Py_XDECREF(off);
+        Py_XDECREF(ts);
+        Py_XDECREF(stamp);
+        Py_XDECREF(m);
+        if (bad) {
+            Py_CLEAR(out);
+            goto done;
+        }
+    }
+    if (pos != end) goto malformed;
+    goto done;
+malformed:
+    Py_CLEAR(out);
+    if (!PyErr_Occurred()) out = Py_NewRef(Py_None); /* else a MemoryError: raised */
+done:
+    PyBuffer_Release(&view);
+    return out;
+}
+
 /* ---- module ------------------------------------------------------------------------- */
 
 static PyMethodDef native_methods[] = {
@@ -629,6 +780,9 @@ static PyMethodDef native_methods[] = {
      " -> (next, served, charge, exception or None)"},
     {"tally_delivered", tally_delivered, METH_VARARGS,
      "tally_delivered(messages, overhead) -> (value_bytes, without_callback, their_charge, with_future)"},
+    {"decode_messages", decode_messages, METH_VARARGS,
+     "decode_messages(body, pos, end, count, base_offset, base_timestamp, log_append_time, min_offset, topic,"
+     " partition, timestamp_type, leader_epoch, message_type) -> list of messages, or None when malformed"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -16,11 +16,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kafkawire.consumer.decode import decode_messages
 from kafkawire.model import TIMESTAMP_CREATE_TIME, TIMESTAMP_LOG_APPEND_TIME, Message
 from kafkawire.native import native
 from kafkawire.producer.delivery import RECORD_OVERHEAD, serve_delivered, tally_delivered
 from kafkawire.producer.pending import PurePendingMessage
-from kafkawire.records import BatchBuilder, decode_batches
+from kafkawire.records import LZ4, NONE, BatchBuilder, decode_batches
 from kafkawire.records.batch import encode_records
 
 pytestmark = pytest.mark.skipif(
@@ -186,3 +187,49 @@ def test_tally_delivered_counts_as_the_python_twin() -> None:
         records(PurePendingMessage), RECORD_OVERHEAD
     )
     assert tally_delivered(records(PurePendingMessage), 0)[3] == list(range(0, 60, 9))
+
+
+def _fetched(records_: list[Any], compression: int, base_offset: int) -> Any:
+    builder = BatchBuilder()
+    builder.append_records(records_)
+    (batch,) = decode_batches(builder.build(compression=compression, base_offset=base_offset), lazy=True)
+    return batch
+
+
+def _decoded_both(batch: Any, min_offset: int, log_append: int = -1) -> tuple[Any, Any]:
+    body, pos, end, count = batch.body
+    args = (body, pos, end, count, batch.base_offset, batch.base_timestamp, log_append, min_offset, "t", 3, 1, 7, Message)
+    return native.decode_messages(*args), decode_messages(*args)
+
+
+@settings(max_examples=200, deadline=None)
+@given(recs=st.lists(st.tuples(timestamps, blobs, blobs, headers), min_size=1, max_size=30), skip=st.integers(0, 31), lz4=st.booleans())
+def test_decode_messages_gives_the_python_twins_messages(recs: list[Any], skip: int, lz4: bool) -> None:
+    batch = _fetched(recs, LZ4 if lz4 else NONE, 1000)
+    ours, twin = _decoded_both(batch, 1000 + skip)
+    assert ours == twin
+    assert [m.offset() for m in ours] == list(range(1000 + min(skip, len(recs)), 1000 + len(recs)))
+    for m, (ts, key, value, hdrs) in zip(ours, recs[skip:], strict=True):
+        assert (m.topic(), m.partition(), m.key(), m.value(), m.leader_epoch()) == ("t", 3, key, value, 7)
+        assert m.headers() == (list(hdrs) or None if hdrs else None)
+        assert m.timestamp() == (1, ts)
+        assert m.error() is None and m.latency() is None
+    log_append, twin_log_append = _decoded_both(batch, 0, log_append=123)
+    assert log_append == twin_log_append and {m.timestamp() for m in log_append} == {(1, 123)}
+
+
+@settings(max_examples=300, deadline=None)
+@given(cut=st.integers(1, 200), junk=st.binary(min_size=1, max_size=8))
+def test_decode_messages_refuses_what_the_python_twin_refuses(cut: int, junk: bytes) -> None:
+    batch = _fetched([(5, b"key", b"value" * 10, [("h", b"v")]), (6, None, b"x", None)], NONE, 0)
+    body, pos, end, count = batch.body
+    damaged = [
+        (body[: max(pos, end - cut)], pos, max(pos, end - cut), count),  # truncated
+        (body[:end] + junk, pos, end + len(junk), count),  # bytes left over
+        (body, pos, end, count + 1),  # a record more than the bytes hold
+        (bytes(body[:pos]) + junk + bytes(body[pos + len(junk) :]), pos, end, count),  # overwritten
+    ]
+    for data, p, e, n in damaged:
+        args = (data, p, e, n, 0, 0, -1, 0, "t", 0, 1, None, Message)
+        ours, twin = native.decode_messages(*args), decode_messages(*args)
+        assert ours == twin

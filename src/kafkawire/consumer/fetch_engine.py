@@ -4,7 +4,7 @@ Runs like the producer's sender: `_run` on the IO thread asks the table (core/fe
 what to do, sends one Fetch per leader broker carrying all of that leader's fetchable partitions
 (one in flight per leader), starts offset lookups (ListOffsets, the group's OffsetFetch), and
 refreshes metadata for partitions without a known leader. Answers are decoded off the lock, then
-sifted (control batches, read_committed markers: `core.fetch_positions.sift`, the Spark reader's
+sifted (control batches, read_committed markers: `core.sift.sift`, the Spark reader's
 step too) into the table, and ``on_ready`` tells the face. The application's thread only takes
 from the table under the lock: `take` never waits for the network.
 """
@@ -24,9 +24,10 @@ from ..client.driver import Operation, error_of
 from ..client.group_offsets import fetch_operation
 from ..client.list_offsets import READ_COMMITTED, READ_UNCOMMITTED, list_offsets_operation
 from ..core import TopicPartitionKey
-from ..core.fetch_positions import AWAITING_OFFSET, FETCHING, FetchLimits, FetchTable, Partition, sift
+from ..core.fetch_positions import AWAITING_OFFSET, FETCHING, FetchLimits, FetchTable, Partition
 from ..core.policy import Action
 from ..core.policy.fetch import FETCH as FETCH_POLICY
+from ..core.sift import sift
 from ..errors import KafkaError
 from ..io.engine import Timer
 from ..protocol import error_codes as ec
@@ -34,6 +35,7 @@ from ..protocol.apis import FETCH
 from ..protocol.codec import Struct
 from ..protocol.primitives import DecodeError
 from ..records import CorruptRecordError, RecordBatch, decode_batches
+from .decode import messages_of, offset_of
 
 METADATA_RETRY = 0.1  # seconds between metadata requests while a leader is unknown
 Message = model.Message
@@ -77,7 +79,7 @@ class FetchEngine:
         self.config = config
         self.on_ready = on_ready
         opts = config.options
-        self._table = FetchTable(limits_of(config))
+        self._table = FetchTable(limits_of(config), offset_of)
         self._lock = threading.Lock()
         self._wait_ms = int(opts["fetch.wait.max.ms"])
         self._min_bytes = max(1, int(opts["fetch.min.bytes"]))  # Tansu answers min_bytes 0 with nothing
@@ -154,19 +156,14 @@ class FetchEngine:
             self._table.starved = False
         if wake and items:
             self._wake()
+        if len(items) == 1 and isinstance(items[0][2], list):
+            return items[0][2]  # one batch's messages (made when fetched)
         out: list[model.Message] = []
-        append = out.append
-        for part, batch, records in items:
-            topic, partition = part.key
-            if batch is None:
-                assert not isinstance(records, list)
-                append(Message(topic, partition, records.offset, error=records.error))
-                continue
-            assert isinstance(records, list)
-            kind = model.TIMESTAMP_LOG_APPEND_TIME if batch.timestamp_type else model.TIMESTAMP_CREATE_TIME
-            epoch = batch.partition_leader_epoch if batch.partition_leader_epoch >= 0 else None
-            for r in records:
-                append(Message(topic, partition, r.offset, r.key, r.value, r.headers or None, None, (kind, r.timestamp), None, epoch))
+        for part, _batch, records in items:
+            if isinstance(records, list):
+                out += records
+            else:
+                out.append(Message(part.key[0], part.key[1], records.offset, error=records.error))
         return out
 
     def close(self) -> None:
@@ -387,7 +384,7 @@ class FetchEngine:
         for key, data in answers.items():
             if not data.error_code and data.records:
                 try:
-                    decoded[key] = decode_batches(data.records)
+                    decoded[key] = decode_batches(data.records, lazy=True)
                 except DecodeError as exc:
                     decoded[key] = exc
         new = False
@@ -430,7 +427,21 @@ class FetchEngine:
                     continue
                 if not batches and data.records:
                     table.too_large(part)
-                chunks, next_offset = sift(batches, offset, part.start, sys.maxsize, part.filter)
+                topic, partition = part.key
+                try:
+                    chunks, next_offset = sift(
+                        batches,
+                        offset,
+                        part.start,
+                        sys.maxsize,
+                        part.filter,
+                        lambda batch, lo, _hi: messages_of(batch, lo, topic, partition),  # noqa: B023 (used at once)
+                    )
+                except DecodeError as exc:  # records a producer broke: fetched again after the backoff
+                    err = KafkaError(KafkaError._BAD_MSG, f"Fetch {topic} [{partition}] at {offset}: {exc}")
+                    new = table.failed(part, err, now, report=True) or new
+                    table.restart(part)
+                    continue
                 new = table.add(part, chunks, next_offset, data.high_watermark, data.get("log_start_offset", -1)) or new
         if new:
             self.on_ready()

@@ -32,8 +32,8 @@ from ..client import routers
 from ..client.cluster import Client
 from ..client.driver import Operation, wait
 from ..core.committed import CommittedFilter
-from ..core.fetch_positions import sift
 from ..core.policy.fetch import FETCH as FETCH_POLICY
+from ..core.sift import sift
 from ..errors import KafkaError, KafkaException
 from ..protocol import error_codes as ec
 from ..protocol.apis import FETCH

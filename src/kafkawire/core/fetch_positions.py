@@ -25,9 +25,12 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from operator import attrgetter
+from typing import Any
 
 from ..errors import KafkaError
-from ..records import Record, RecordBatch
+from ..records import RecordBatch
+from ..records.types import RECORD_COST
 from . import TopicPartitionKey
 from .committed import CommittedFilter
 
@@ -63,15 +66,16 @@ class FetchLimits:
 
 
 class Chunk:
-    """Records of one batch not yet handed over: ``records[pos:]``."""
+    """Records of one batch not yet handed over: ``records[pos:]`` (Records, or whatever the
+    caller decoded them into: the engine keeps Messages)."""
 
     __slots__ = ("batch", "pos", "records", "size")
 
-    def __init__(self, batch: RecordBatch, records: list[Record], size: int) -> None:
+    def __init__(self, batch: RecordBatch, records: list[Any], size: int) -> None:
         self.batch = batch
         self.records = records
         self.pos = 0
-        self.size = size  # the batch's wire bytes, released once its last record is taken
+        self.size = size  # what it holds in memory (see FetchTable.add), released with its last record
 
 
 class Event:
@@ -143,9 +147,13 @@ class FetchTable:
     """Every assigned partition's row and the decisions over them (no clock, IO or threads: the
     caller passes ``now`` and holds whatever lock it needs)."""
 
-    def __init__(self, limits: FetchLimits) -> None:
+    def __init__(self, limits: FetchLimits, offset_of: Callable[[Any], int] = attrgetter("offset")) -> None:
         self.limits = limits
+        self.offset_of = offset_of  # a buffered record's offset
         self.parts: dict[TopicPartitionKey, Partition] = {}
+        # Held bytes per wire byte fetched, from the last answer: a request asks for the room left
+        # divided by it (records decoded into objects take more than their wire bytes).
+        self.expansion = 2.0
         self.buffered_bytes = 0
         self.reserved = 0  # bytes asked for by fetches in flight
         self._turn = 0  # where take()'s next round starts, for fairness
@@ -176,6 +184,14 @@ class FetchTable:
         part = self.parts.get(key)
         if part is not None:
             part.paused = paused
+
+    def restart(self, part: Partition) -> None:
+        """Read again from the first record not handed over (what was buffered, and a fresh
+        read_committed filter): after records that could not be decoded, keeping the backoff."""
+        position, retry_at, last_error = self.position(part.key), part.retry_at, part.last_error
+        if position is not None:
+            self._reposition(part, position)
+            part.retry_at, part.last_error = retry_at, last_error
 
     def _reposition(self, part: Partition, offset: int) -> None:
         self._drop_buffer(part)
@@ -285,7 +301,7 @@ class FetchTable:
             if room < min(limits.partition_max_bytes, limits.queue_bytes // 4):
                 held_back = True
                 break
-            max_bytes = min(limits.fetch_max_bytes, room)
+            max_bytes = max(1, min(limits.fetch_max_bytes, int(room / self.expansion)))
             for part in parts:
                 part.in_flight = True
             self.reserved += max_bytes
@@ -312,16 +328,19 @@ class FetchTable:
     def add(
         self,
         part: Partition,
-        chunks: list[tuple[RecordBatch, list[Record]]],
+        chunks: list[tuple[RecordBatch, list[Any]]],
         next_offset: int,
         high_watermark: int,
         log_start: int,
     ) -> bool:
         """Records of one answer for the row (already sifted: see `sift`). True when take() has
-        something new (records or an event)."""
+        something new (records or an event). A chunk holds its batch's wire bytes (about its keys
+        and values) plus RECORD_COST per record (the objects around them)."""
         new = False
         for batch, records in chunks:
-            size = batch.batch_length + BATCH_OVERHEAD
+            wire = batch.batch_length + BATCH_OVERHEAD
+            size = wire + RECORD_COST * len(records)
+            self.expansion = max(1.0, size / wire)
             part.buffer.append(Chunk(batch, records, size))
             part.buffered_bytes += size
             part.buffered_records += len(records)
@@ -391,11 +410,11 @@ class FetchTable:
             end = min(end, held)
         return max(part.position, end)
 
-    def take(self, max_records: int) -> list[tuple[Partition, RecordBatch | None, list[Record] | Event]]:
+    def take(self, max_records: int) -> list[tuple[Partition, RecordBatch | None, list[Any] | Event]]:
         """Up to ``max_records`` records (and the events among them), fair across unpaused rows:
         rounds in which each row with something gives an equal share, starting one row further
         each call. Advances positions past what is returned."""
-        out: list[tuple[Partition, RecordBatch | None, list[Record] | Event]] = []
+        out: list[tuple[Partition, RecordBatch | None, list[Any] | Event]] = []
         ready = [p for p in self.parts.values() if p.buffer and not p.paused]
         if not ready or max_records <= 0:
             return out
@@ -416,7 +435,7 @@ class FetchTable:
         return out
 
     def _take_from(
-        self, part: Partition, wanted: int, out: list[tuple[Partition, RecordBatch | None, list[Record] | Event]]
+        self, part: Partition, wanted: int, out: list[tuple[Partition, RecordBatch | None, list[Any] | Event]]
     ) -> int:
         taken = 0
         buffer = part.buffer
@@ -434,7 +453,7 @@ class FetchTable:
             n = stop - pos
             taken += n
             part.buffered_records -= n
-            part.position = records[stop - 1].offset + 1
+            part.position = self.offset_of(records[stop - 1]) + 1
             epoch = head.batch.partition_leader_epoch
             part.leader_epoch = epoch if epoch >= 0 else part.leader_epoch
             if stop == len(records):
@@ -445,41 +464,3 @@ class FetchTable:
                 head.pos = stop
         return taken
 
-
-def sift(
-    batches: list[RecordBatch], offset: int, start: int, end: int, filt: CommittedFilter | None
-) -> tuple[list[tuple[RecordBatch, list[Record]]], int]:
-    """The decode-and-filter step every reader shares: of the batches a Fetch at ``offset``
-    brought back, the records a reader sees, in offset order, as (batch, records) with
-    ``start <= offset < end``; and the offset to fetch next.
-
-    Batches wholly before ``offset`` (sent with a batch they belong to) are skipped, control
-    batches are never data, and under read_committed (``filt``) transactional batches wait for
-    their producer's marker: released ones may be from earlier answers, hence ``start``.
-    """
-    out: list[tuple[RecordBatch, list[Record]]] = []
-    for batch in batches:
-        next_offset = batch.next_offset
-        if next_offset <= offset:
-            continue
-        if filt is None:
-            if not batch.is_control:
-                records = _within(batch, offset, end)
-                if records:
-                    out.append((batch, records))
-        elif batch.is_control or batch.base_offset < end:
-            for released in filt.push(batch):
-                records = _within(released, start, end)
-                if records:
-                    out.append((released, records))
-        offset = next_offset
-    return out, offset
-
-
-def _within(batch: RecordBatch, start: int, end: int) -> list[Record]:
-    records = batch.records
-    if not records:
-        return records
-    if records[0].offset >= start and records[-1].offset < end:
-        return records
-    return [r for r in records if start <= r.offset < end]

@@ -22,6 +22,7 @@ from kafkawire.records.types import (
     CONTROL_ABORT,
     CONTROL_COMMIT,
     CONTROL_KEY,
+    CONTROL_MASK,
     CONTROL_VALUE,
     COPY_BODY_LIMIT,
     HEADER,
@@ -58,6 +59,7 @@ def decode_batches(
     data: Buffer,
     max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
     budget: DecodeBudget | None = None,
+    lazy: bool = False,
 ) -> list[RecordBatch]:
     """Decode the batches of a Fetch response partition (or any log segment bytes).
 
@@ -65,7 +67,9 @@ def decode_batches(
     brokers send when a fetch size limit cuts one, is dropped. ``max_decompressed_size`` bounds
     one batch's decompressed bytes, ``budget`` (a fresh `DecodeBudget` if None) everything the
     call allocates. Anything malformed raises DecodeError; a checksum failure its subclass
-    CorruptRecordError, a budget overrun DecodeBudgetError.
+    CorruptRecordError, a budget overrun DecodeBudgetError. ``lazy``: v2 data batches keep their
+    (checked, decompressed) record bytes in ``body`` for a caller that decodes them itself
+    (the consumer, straight into Messages); control batches are always decoded.
     """
     if budget is None:
         budget = DecodeBudget()
@@ -84,7 +88,7 @@ def decode_batches(
             raise DecodeError(f"batch of {length} bytes at byte {pos} is too short to hold its magic")
         magic = buf[pos + MAGIC_OFFSET]
         if magic == MAGIC:
-            batches.append(_decode_batch(buf, pos, batch_end, max_decompressed_size, budget))
+            batches.append(_decode_batch(buf, pos, batch_end, max_decompressed_size, budget, lazy))
         elif magic in (0, 1):
             batches.append(decode_legacy_message(buf, pos, batch_end, max_decompressed_size, budget))
         else:
@@ -93,7 +97,9 @@ def decode_batches(
     return batches
 
 
-def _decode_batch(buf: bytes, pos: int, end: int, max_decompressed_size: int, budget: DecodeBudget) -> RecordBatch:
+def _decode_batch(
+    buf: bytes, pos: int, end: int, max_decompressed_size: int, budget: DecodeBudget, lazy: bool = False
+) -> RecordBatch:
     if end - pos < HEADER_SIZE:
         raise DecodeError(f"v2 batch of {end - pos} bytes is shorter than its {HEADER_SIZE}-byte header")
     (
@@ -138,8 +144,25 @@ def _decode_batch(buf: bytes, pos: int, end: int, max_decompressed_size: int, bu
         if count > body_end // _MIN_RECORD_SIZE:
             raise DecodeError(f"{count} records cannot fit in {body_end} bytes")
     log_append_time = max_timestamp if attributes & TIMESTAMP_TYPE_MASK else None
+    if lazy and not attributes & CONTROL_MASK:
+        return RecordBatch(
+            base_offset,
+            length,
+            partition_leader_epoch,
+            magic,
+            crc,
+            attributes,
+            last_offset_delta,
+            base_timestamp,
+            max_timestamp,
+            producer_id,
+            producer_epoch,
+            base_sequence,
+            [],
+            (body, body_pos, body_end, count),
+        )
     try:
-        records, body_pos = _decode_records(
+        records, body_pos = decode_records(
             body, body_pos, body_end, count, base_offset, base_timestamp, log_append_time, budget
         )
     except IndexError:  # a varint ran past the end of the data
@@ -163,7 +186,7 @@ def _decode_batch(buf: bytes, pos: int, end: int, max_decompressed_size: int, bu
     )
 
 
-def _decode_records(
+def decode_records(
     buf: bytes | bytearray,
     pos: int,
     end: int,

@@ -163,6 +163,9 @@ class RecordBatch:
     producer_epoch: int
     base_sequence: int
     records: list[Record]
+    # decode_batches(lazy=True): the records not decoded yet, (bytes, start, end, count) of the
+    # (decompressed) record bytes; records is then empty.
+    body: tuple[bytes | bytearray, int, int, int] | None = None
 
     @property
     def compression(self) -> int:

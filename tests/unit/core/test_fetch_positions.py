@@ -15,10 +15,10 @@ from kafkawire.core.fetch_positions import (
     Event,
     FetchLimits,
     FetchTable,
-    sift,
 )
+from kafkawire.core.sift import sift
 from kafkawire.errors import KafkaError
-from kafkawire.records.types import Record, RecordBatch
+from kafkawire.records.types import RECORD_COST, Record, RecordBatch
 from tests.unit.core.test_committed import batch, marker
 
 A, B, C = ("t", 0), ("t", 1), ("t", 2)
@@ -113,15 +113,20 @@ def test_one_request_per_leader_and_none_to_a_busy_one() -> None:
 
 
 def test_the_budget_holds_fetches_back_until_take_frees_room() -> None:
-    t = FetchTable(FetchLimits(queue_bytes=1000, partition_max_bytes=200))
+    t = FetchTable(FetchLimits(queue_bytes=10_000, partition_max_bytes=2000))
     t.assign(A, 0)
     plan, _ = t.fetch_plan(0.0, leaders(), ())
-    assert plan[1][0] == 1000  # the request may bring back what the queue has room for
-    t.answered(1000, plan[1][1])
-    fill(t, A, 0, 9, size=900)
-    assert t.buffered_bytes == 900
-    assert t.fetch_plan(0.0, leaders(), ())[0] == {} and t.starved
-    assert len(offsets_taken(t.take(9))) == 9
+    assert plan[1][0] == 5000  # the room, over 2 held bytes per wire byte until an answer says
+    t.answered(5000, plan[1][1])
+    fill(t, A, 0, 9, size=4000)
+    assert t.buffered_bytes == 4000 + 9 * RECORD_COST  # wire bytes plus the objects per record
+    assert t.expansion == t.buffered_bytes / 4000
+    plan, _ = t.fetch_plan(0.0, leaders(), ())
+    assert plan[1][0] == int((10_000 - t.buffered_bytes) / t.expansion)
+    t.answered(plan[1][0], plan[1][1])
+    fill(t, A, 9, 9, size=4000)
+    assert t.fetch_plan(0.0, leaders(), ())[0] == {} and t.starved  # less room than a partition's fetch
+    assert len(offsets_taken(t.take(18))) == 18
     assert t.buffered_bytes == 0
     assert t.fetch_plan(0.0, leaders(), ())[0] != {}
 

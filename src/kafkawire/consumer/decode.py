@@ -1,0 +1,94 @@
+"""Fetched batches to consumed Messages in one step: the consumer's per-record decoding.
+
+A batch decoded lazily (``decode_batches(lazy=True)``) keeps its checked, decompressed record bytes;
+`messages_of` turns them straight into `kafkawire.Message`s (no Record in between) with the C
+extension's ``decode_messages``, or with its pure-Python twin `decode_messages` here
+(tests/unit/test_native.py holds the two equal). Messages are made without Message's argument
+checks: every field comes from the decoder, already of the right type and range.
+"""
+
+from __future__ import annotations
+
+from ..model import TIMESTAMP_CREATE_TIME, TIMESTAMP_LOG_APPEND_TIME, Message
+from ..native import native
+from ..protocol.primitives import DecodeError
+from ..records import DecodeBudget, Record, RecordBatch
+from ..records.decoder import decode_records
+
+
+def decode_messages(
+    body: bytes | bytearray,
+    pos: int,
+    end: int,
+    count: int,
+    base_offset: int,
+    base_timestamp: int,
+    log_append_time: int,
+    min_offset: int,
+    topic: str,
+    partition: int,
+    timestamp_type: int,
+    leader_epoch: int | None,
+    message_type: type[Message],
+) -> list[Message] | None:
+    """The twin of ``kafkawire._native.decode_messages``: the records at ``min_offset`` or later as
+    Messages, or None when the bytes are malformed."""
+    try:
+        records, stop = decode_records(
+            body, pos, end, count, base_offset, base_timestamp, None if log_append_time < 0 else log_append_time, DecodeBudget()
+        )
+    except (DecodeError, IndexError):
+        return None
+    if stop != end:
+        return None
+    return from_records([r for r in records if r.offset >= min_offset], topic, partition, timestamp_type, leader_epoch, message_type)
+
+
+def from_records(
+    records: list[Record], topic: str, partition: int, timestamp_type: int, leader_epoch: int | None, message_type: type[Message]
+) -> list[Message]:
+    """Messages of decoded records (legacy batches, and the twin above)."""
+    new = message_type.__new__
+    out = []
+    for r in records:
+        m = new(message_type)
+        m._topic = topic
+        m._partition = partition
+        m._offset = r.offset
+        m._key = r.key
+        m._value = r.value
+        m._headers = r.headers or None
+        m._timestamp = (timestamp_type, r.timestamp)
+        m._error = None
+        m._latency = None
+        m._leader_epoch = leader_epoch
+        m._delivery_count = None
+        out.append(m)
+    return out
+
+
+def offset_of(message: Message) -> int:
+    """A consumed message's offset (always set)."""
+    offset = message._offset
+    assert offset is not None
+    return offset
+
+
+_decode = native.decode_messages if native is not None else decode_messages
+
+
+def messages_of(batch: RecordBatch, min_offset: int, topic: str, partition: int) -> list[Message]:
+    """The batch's records at ``min_offset`` or later, as consumed Messages. Raises DecodeError."""
+    kind = TIMESTAMP_LOG_APPEND_TIME if batch.timestamp_type else TIMESTAMP_CREATE_TIME
+    epoch = batch.partition_leader_epoch if batch.partition_leader_epoch >= 0 else None
+    if batch.body is None:  # decoded already (legacy formats)
+        records = [r for r in batch.records if r.offset >= min_offset]
+        return from_records(records, topic, partition, kind, epoch, Message)
+    body, pos, end, count = batch.body
+    log_append = batch.max_timestamp if batch.timestamp_type else -1
+    out = _decode(
+        body, pos, end, count, batch.base_offset, batch.base_timestamp, log_append, min_offset, topic, partition, kind, epoch, Message
+    )
+    if out is None:
+        raise DecodeError(f"the records of the batch at offset {batch.base_offset} are malformed")
+    return out
