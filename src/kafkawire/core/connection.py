@@ -9,8 +9,9 @@ Anything a broker sends that breaks the protocol raises `ProtocolError`: the cal
 the connection and fail what was in flight. Invariant: a request stays in flight until its answer
 decoded and passed its checks (`RESPONSE_CHECKS`), so a body that cannot be trusted leaves it
 to that teardown, which fails it exactly once; answers completed before the bad frame ride on the
-error (`ProtocolError.completed`). Nothing a broker sends can make this allocate more than
-``max_response_size`` bytes.
+error (`ProtocolError.completed`). Nothing a broker sends can make this buffer more than
+``max_response_size`` bytes, nor decode a frame into more than `DECODE_FACTOR` times that (estimated
+before each array is built, with the count limits of `RESPONSE_LIMITS`).
 """
 
 from __future__ import annotations
@@ -24,9 +25,9 @@ from ..protocol import codec, headers
 from ..protocol import error_codes as ec
 from ..protocol.apis import API_VERSIONS, METADATA
 from ..protocol.codec import Struct
-from ..protocol.primitives import DecodeError
+from ..protocol.primitives import DecodeBudget, DecodeError
 from ..protocol.schema import Api
-from .metadata import check_response
+from .metadata import COUNT_LIMITS, check_response
 
 _SIZE_PREFIX = 4
 
@@ -46,6 +47,11 @@ class ProtocolError(Exception):
 
 # Checks a decoded answer must pass before it is handed on (ValueError: not trusted).
 RESPONSE_CHECKS: dict[int, Callable[[Struct], None]] = {METADATA.key: check_response}
+# The most elements an answer's arrays may hold (dotted field path -> count), checked as each
+# array's count is read, before its elements are built.
+RESPONSE_LIMITS: dict[int, Mapping[str, int]] = {METADATA.key: COUNT_LIMITS}
+# Decoding one answer may allocate at most this many times receive.message.max.bytes.
+DECODE_FACTOR = 4
 
 
 @dataclass
@@ -150,8 +156,10 @@ class Connection:
         if req.api is API_VERSIONS and req.version > 0 and _api_versions_error(payload) == ec.UNSUPPORTED_VERSION:
             body = _unsupported_api_versions(payload)
         else:
+            limit = min(codec.allocation_limit(len(payload)), DECODE_FACTOR * self.max_response_size)
+            budget = DecodeBudget(limit, RESPONSE_LIMITS.get(req.api.key))
             try:
-                body = headers.decode_response(req.api, req.version, payload)[1]
+                body = headers.decode_response(req.api, req.version, payload, budget)[1]
             except (DecodeError, ValueError) as exc:  # (text that is not UTF-8 is a ValueError)
                 raise ProtocolError(f"undecodable {req.api.name} v{req.version} response: {exc}") from None
             check = RESPONSE_CHECKS.get(req.api.key)

@@ -5,8 +5,9 @@ the request (`request_body`) and feed answers in (`update`). Leader lookups are 
 reads so the produce path can afford them per batch.
 
 Invariant: an answer larger than any real cluster (`MAX_BROKERS`, `MAX_TOPICS`, `MAX_PARTITIONS`)
-is refused by `check_response` before anything is built from it, so a hostile peer cannot make
-the client hold (or connect to) more than these.
+is refused, its counts as the codec reads them (`COUNT_LIMITS`, before the arrays are built) and
+the partitions of all its topics together by `check_response`, so a hostile peer cannot make the
+client hold (or connect to) more than these.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ NO_LEADER = -1
 MAX_BROKERS = 10_000
 MAX_TOPICS = 100_000
 MAX_PARTITIONS = 1_000_000  # over all topics of one answer
+# What the codec checks as it reads each array's count (dotted field path -> most elements).
+COUNT_LIMITS = {"brokers": MAX_BROKERS, "topics": MAX_TOPICS, "topics.partitions": MAX_PARTITIONS}
 
 
 class MetadataError(ValueError):
@@ -32,11 +35,8 @@ class MetadataError(ValueError):
 
 
 def check_response(body: Struct) -> None:
-    """Refuse an answer past the limits above (counts only: cheap, before any object is built)."""
-    if len(body.brokers) > MAX_BROKERS:
-        raise MetadataError(f"{len(body.brokers)} brokers (at most {MAX_BROKERS} accepted)")
-    if len(body.topics) > MAX_TOPICS:
-        raise MetadataError(f"{len(body.topics)} topics (at most {MAX_TOPICS} accepted)")
+    """Refuse an answer whose topics hold more partitions together than `MAX_PARTITIONS` (counts
+    only: cheap, before the cluster picture is built from it)."""
     partitions = sum(len(t.partitions) for t in body.topics)
     if partitions > MAX_PARTITIONS:
         raise MetadataError(f"{partitions} partitions (at most {MAX_PARTITIONS} accepted)")

@@ -4,8 +4,8 @@ Each (schema, version) pair is compiled once into a chain of small closures, so 
 per-field version checks at run time. Values are `Struct`s (dicts with attribute access) that
 look the same whatever the version: a field the version lacks decodes to its default.
 
-Decoding trusts nothing: every length and count is checked against the bytes that remain before
-anything is allocated, and any malformation raises `DecodeError`.
+Decoding trusts nothing (`decoding.py`): lengths and counts are checked against the bytes left and
+charged to a `DecodeBudget` before anything is allocated; any malformation raises `DecodeError`.
 """
 
 from __future__ import annotations
@@ -15,41 +15,22 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .primitives import DecodeError, decode_uvarint, encode_uvarint
-from .schema import NONE, Array, Field, FieldType, MessageSchema
+from .decoding import Decoder, struct_decoder
+from .primitives import DecodeBudget, DecodeError, encode_uvarint
+from .schema import Array, Field, FieldType, MessageSchema
+from .values import INTS, Buffer, Struct, UnsupportedFieldError, default_struct, default_value
 
-Buffer = bytes | bytearray | memoryview
+__all__ = ["Buffer", "Struct", "UnsupportedFieldError", "default_struct"]  # the values, re-exported
+
 Encoder = Callable[[bytearray, Any], None]
-Decoder = Callable[[Buffer, int], "tuple[Any, int]"]
 
+# A decoding given no budget may allocate this much per byte decoded, plus a constant: real
+# answers take 5-20 times their size in Python objects, an array of the smallest elements up to ~40.
+ALLOCATION_PER_BYTE = 64
+ALLOCATION_SLACK = 1 << 20
 
-class Struct(dict[str, Any]):
-    """A decoded (or to-be-encoded) message: a dict whose keys also read as attributes."""
-
-    def __getattr__(self, name: str) -> Any:
-        try:
-            return self[name]
-        except KeyError:
-            raise AttributeError(name) from None
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        self[name] = value
-
-
-class UnsupportedFieldError(ValueError):
-    """A field was given a value in a version that cannot carry it."""
-
-
-_INTS: dict[str, struct.Struct] = {
-    "int8": struct.Struct(">b"),
-    "int16": struct.Struct(">h"),
-    "int32": struct.Struct(">i"),
-    "int64": struct.Struct(">q"),
-    "uint16": struct.Struct(">H"),
-    "float64": struct.Struct(">d"),
-}
-_I16 = _INTS["int16"]
-_I32 = _INTS["int32"]
+_I16 = INTS["int16"]
+_I32 = INTS["int32"]
 
 
 def encode(schema: MessageSchema, version: int, value: Mapping[str, Any]) -> bytes:
@@ -62,29 +43,36 @@ def encode_into(out: bytearray, schema: MessageSchema, version: int, value: Mapp
     _plan(schema, version)[0](out, value)
 
 
-def decode(schema: MessageSchema, version: int, data: Buffer, pos: int = 0) -> Struct:
+def allocation_limit(size: int) -> int:
+    """What decoding ``size`` bytes may allocate when the caller sets no budget of its own."""
+    return ALLOCATION_PER_BYTE * size + ALLOCATION_SLACK
+
+
+def decode(
+    schema: MessageSchema, version: int, data: Buffer, pos: int = 0, budget: DecodeBudget | None = None
+) -> Struct:
     """Decode a whole message; trailing bytes are an error (the version must have been wrong)."""
-    obj, end = decode_from(schema, version, data, pos)
+    obj, end = decode_from(schema, version, data, pos, budget)
     if end != len(data):
         raise DecodeError(f"{schema.name} v{version}: {len(data) - end} unexpected trailing bytes")
     return obj
 
 
-def decode_from(schema: MessageSchema, version: int, data: Buffer, pos: int = 0) -> tuple[Struct, int]:
-    """Decode one message starting at ``pos``; returns it and the position after it."""
+def decode_from(
+    schema: MessageSchema, version: int, data: Buffer, pos: int = 0, budget: DecodeBudget | None = None
+) -> tuple[Struct, int]:
+    """Decode one message starting at ``pos``; returns it and the position after it. Without a
+    ``budget`` it may allocate `ALLOCATION_PER_BYTE` per byte left, plus `ALLOCATION_SLACK`."""
     decoder = _plan(schema, version)[1]
+    if budget is None:
+        budget = DecodeBudget(allocation_limit(len(data) - pos))
     try:
-        obj, end = decoder(data, pos)
-    except DecodeError as exc:
-        raise DecodeError(f"{schema.name} v{version}: {exc}") from None
+        obj, end = decoder(data, pos, budget)
+    except DecodeError as exc:  # (a DecodeBudgetError stays one)
+        raise type(exc)(f"{schema.name} v{version}: {exc}") from None
     except (struct.error, UnicodeDecodeError, IndexError, ValueError) as exc:
         raise DecodeError(f"{schema.name} v{version}: malformed ({exc})") from None
     return obj, end
-
-
-def default_struct(fields: tuple[Field, ...]) -> Struct:
-    """A struct holding every field's default, as the decoder fills fields a version lacks."""
-    return Struct({fld.name: _default_value(fld) for fld in fields})
 
 
 # --- compilation -------------------------------------------------------------------------------
@@ -100,19 +88,10 @@ def _plan(schema: MessageSchema, version: int) -> tuple[Encoder, Decoder]:
             raise UnsupportedFieldError(f"{schema.name} has no version {version} (valid: {schema.versions})")
         flexible = version in schema.flexible
         enc = _struct_encoder(schema.name, schema.fields, version, flexible)
-        dec = _struct_decoder(schema.fields, version, flexible)
+        dec = struct_decoder(schema.fields, version, flexible)
         plan = (schema, enc, dec)  # holding the schema keeps id() unique while cached
         _PLANS[key] = plan
     return plan[1], plan[2]
-
-
-def _default_value(fld: Field) -> Any:
-    if fld.is_struct and not isinstance(fld.type, Array):
-        # A nullable struct (ConsumerGroupHeartbeat's assignment) defaults to null, as in Kafka.
-        return None if fld.nullable != NONE else default_struct(fld.struct_fields)
-    if isinstance(fld.default, list):
-        return list(fld.default)
-    return fld.default
 
 
 def _struct_encoder(where: str, fields: tuple[Field, ...], version: int, flexible: bool) -> Encoder:
@@ -127,9 +106,9 @@ def _struct_encoder(where: str, fields: tuple[Field, ...], version: int, flexibl
         field_flexible = flexible if fld.flexible is None else version in fld.flexible
         enc = _field_encoder(f"{where}.{fld.name}", fld, version, field_flexible)
         if flexible and fld.tag is not None and version in fld.tagged:
-            tagged.append((fld.tag, fld.name, _default_value(fld), enc))
+            tagged.append((fld.tag, fld.name, default_value(fld), enc))
         else:
-            regular.append((fld.name, _default_value(fld), enc))
+            regular.append((fld.name, default_value(fld), enc))
     tagged.sort(key=lambda t: t[0])
 
     def encode_struct(out: bytearray, obj: Any) -> None:
@@ -157,48 +136,6 @@ def _struct_encoder(where: str, fields: tuple[Field, ...], version: int, flexibl
                 out += buf
 
     return encode_struct
-
-
-def _struct_decoder(fields: tuple[Field, ...], version: int, flexible: bool) -> Decoder:
-    regular: list[tuple[str, Decoder]] = []
-    tagged: dict[int, tuple[str, Decoder]] = {}
-    defaults: list[Field] = []  # filled before reading: absent fields and tagged ones not sent
-    for fld in fields:
-        if version not in fld.versions:
-            defaults.append(fld)
-            continue
-        field_flexible = flexible if fld.flexible is None else version in fld.flexible
-        dec = _field_decoder(fld, version, field_flexible)
-        if flexible and fld.tag is not None and version in fld.tagged:
-            tagged[fld.tag] = (fld.name, dec)
-            defaults.append(fld)
-        else:
-            regular.append((fld.name, dec))
-
-    def decode_struct(buf: Buffer, pos: int) -> tuple[Struct, int]:
-        obj = Struct()
-        for fld in defaults:
-            obj[fld.name] = _default_value(fld)
-        for name, dec in regular:
-            obj[name], pos = dec(buf, pos)
-        if flexible:
-            count, pos = decode_uvarint(buf, pos)
-            for _ in range(count):
-                tag, pos = decode_uvarint(buf, pos)
-                size, pos = decode_uvarint(buf, pos)
-                end = pos + size
-                if end > len(buf):
-                    raise DecodeError(f"tagged field {tag} overruns the message")
-                entry = tagged.get(tag)
-                if entry is not None:  # unknown tags are skipped, as Kafka requires
-                    name, dec = entry
-                    obj[name], stop = dec(buf, pos)
-                    if stop != end:
-                        raise DecodeError(f"tagged field {name} has {end - stop} stray bytes")
-                pos = end
-        return obj, pos
-
-    return decode_struct
 
 
 # --- field encoders ----------------------------------------------------------------------------
@@ -256,8 +193,8 @@ def _array_encoder(where: str, element: Encoder, nullable: bool, flexible: bool)
 
 
 def _primitive_encoder(where: str, type_: str, nullable: bool, flexible: bool) -> Encoder:
-    if type_ in _INTS:
-        pack = _INTS[type_].pack
+    if type_ in INTS:
+        pack = INTS[type_].pack
 
         def encode_number(out: bytearray, value: Any) -> None:
             out += pack(value)
@@ -294,125 +231,3 @@ def _bytes_encoder(where: str, nullable: bool, flexible: bool, *, short: bool) -
     return encode_bytes
 
 
-# --- field decoders ----------------------------------------------------------------------------
-
-
-def _field_decoder(fld: Field, version: int, flexible: bool) -> Decoder:
-    nullable = version in fld.nullable
-    t = fld.type
-    if isinstance(t, Array):
-        of = t.of
-        if isinstance(of, tuple):
-            element = _struct_decoder(of, version, flexible)
-        elif isinstance(of, str):
-            element = _primitive_decoder(of, False, flexible)
-        else:
-            raise TypeError("nested arrays are not part of the Kafka protocol")
-        return _array_decoder(element, max(1, _min_size(of, version, flexible)), nullable, flexible)
-    if isinstance(t, tuple):
-        decode_struct = _struct_decoder(t, version, flexible)
-        return _nullable_struct_decoder(decode_struct) if nullable else decode_struct
-    return _primitive_decoder(t, nullable, flexible)
-
-
-def _nullable_struct_decoder(decode_struct: Decoder) -> Decoder:
-    def decode_nullable_struct(buf: Buffer, pos: int) -> tuple[Any, int]:
-        if pos >= len(buf):
-            raise DecodeError("a nullable struct's marker is missing")
-        if buf[pos] >= 0x80:  # a negative int8 means null, as Kafka reads it
-            return None, pos + 1
-        return decode_struct(buf, pos + 1)
-
-    return decode_nullable_struct
-
-
-def _read_length(buf: Buffer, pos: int, flexible: bool, short: bool) -> tuple[int, int]:
-    """Read a length or count; -1 means null. Lengths past the end of the buffer are rejected."""
-    if flexible:
-        raw, pos = decode_uvarint(buf, pos, 5)
-        n = raw - 1
-    elif short:
-        (n,), pos = _I16.unpack_from(buf, pos), pos + 2
-    else:
-        (n,), pos = _I32.unpack_from(buf, pos), pos + 4
-    if n < -1:
-        raise DecodeError(f"negative length {n}")
-    if n > len(buf) - pos:
-        raise DecodeError(f"length {n} exceeds the {len(buf) - pos} bytes left")
-    return n, pos
-
-
-_FIXED_SIZES = {"bool": 1, "uuid": 16, **{name: s.size for name, s in _INTS.items()}}
-
-
-def _min_size(type_: FieldType, version: int, flexible: bool) -> int:
-    """The fewest bytes a value of ``type_`` takes in ``version`` (a null or empty one)."""
-    if isinstance(type_, str):
-        if type_ in _FIXED_SIZES:
-            return _FIXED_SIZES[type_]
-        return 1 if flexible else (2 if type_ == "string" else 4)  # the length alone
-    if isinstance(type_, Array):
-        return 1 if flexible else 4
-    size = 1 if flexible else 0  # the tagged-field count
-    for fld in type_:
-        if version in fld.versions and not (flexible and fld.tag is not None and version in fld.tagged):
-            size += _min_size(fld.type, version, flexible if fld.flexible is None else version in fld.flexible)
-    return size
-
-
-def _array_decoder(element: Decoder, min_element_size: int, nullable: bool, flexible: bool) -> Decoder:
-    """Arrays whose count could not fit in the bytes left (``min_element_size`` each) are refused
-    before anything is allocated: a count is a promise of bytes, not of objects."""
-
-    def decode_array(buf: Buffer, pos: int) -> tuple[Any, int]:
-        n, pos = _read_length(buf, pos, flexible, False)
-        if n == -1:
-            if not nullable:
-                raise DecodeError("null array where none is allowed")
-            return None, pos
-        if n > (len(buf) - pos) // min_element_size:
-            raise DecodeError(f"{n} elements of at least {min_element_size} bytes exceed the {len(buf) - pos} left")
-        items = []
-        for _ in range(n):
-            item, pos = element(buf, pos)
-            items.append(item)
-        return items, pos
-
-    return decode_array
-
-
-def _primitive_decoder(type_: str, nullable: bool, flexible: bool) -> Decoder:
-    if type_ in _INTS:
-        s = _INTS[type_]
-        unpack, size = s.unpack_from, s.size
-
-        def decode_number(buf: Buffer, pos: int) -> tuple[Any, int]:
-            return unpack(buf, pos)[0], pos + size
-
-        return decode_number
-    if type_ == "bool":
-
-        def decode_bool(buf: Buffer, pos: int) -> tuple[Any, int]:
-            return buf[pos] != 0, pos + 1
-
-        return decode_bool
-    if type_ == "uuid":
-
-        def decode_uuid(buf: Buffer, pos: int) -> tuple[Any, int]:
-            if pos + 16 > len(buf):
-                raise DecodeError("truncated uuid")
-            return uuid.UUID(bytes=bytes(buf[pos : pos + 16])), pos + 16
-
-        return decode_uuid
-    short = type_ == "string"
-
-    def decode_bytes(buf: Buffer, pos: int) -> tuple[Any, int]:
-        n, pos = _read_length(buf, pos, flexible, short)
-        if n == -1:
-            if not nullable:
-                raise DecodeError(f"null {type_} where none is allowed")
-            return None, pos
-        raw = bytes(buf[pos : pos + n])
-        return (raw.decode() if short else raw), pos + n
-
-    return decode_bytes

@@ -13,7 +13,7 @@ from typing import Any
 from . import codec
 from .apis import API_BY_KEY
 from .codec import Buffer, Struct
-from .primitives import DecodeError
+from .primitives import DecodeBudget, DecodeError
 from .schema import Api, MessageSchema, Versions, f
 
 API_VERSIONS_KEY = 18
@@ -90,12 +90,15 @@ def peek_correlation_id(payload: Buffer) -> int:
     return int.from_bytes(payload[:4], "big", signed=True)
 
 
-def decode_response(api: Api, version: int, payload: Buffer) -> tuple[int, Struct]:
-    """Decode a response frame. Bytes after the body are ignored, as the Java client and librdkafka
-    do: the frame's size prefix already delimits it, and some peers pad (librdkafka's mock cluster
-    sends one byte too many in Metadata v13)."""
+def decode_response(
+    api: Api, version: int, payload: Buffer, budget: DecodeBudget | None = None
+) -> tuple[int, Struct]:
+    """Decode a response frame (its body charged to ``budget``: see `codec.decode_from`). Bytes
+    after the body are ignored, as the Java client and librdkafka do: the frame's size prefix
+    already delimits it, and some peers pad (librdkafka's mock cluster sends one byte too many in
+    Metadata v13)."""
     header, pos = codec.decode_from(RESPONSE_HEADER, response_header_version(api, version), payload)
-    return header.correlation_id, codec.decode_from(api.response, version, payload, pos)[0]
+    return header.correlation_id, codec.decode_from(api.response, version, payload, pos, budget)[0]
 
 
 def decode_request_header(payload: Buffer) -> tuple[Struct, int]:

@@ -7,9 +7,42 @@ varints/varlongs inside records (so that small negative deltas stay short).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 
 class DecodeError(ValueError):
     """The bytes do not form a valid value of the expected type (truncated or malformed)."""
+
+
+class DecodeBudgetError(DecodeError):
+    """Decoding would take more memory than the caller's budget allows (a likely bomb)."""
+
+
+class DecodeBudget:
+    """The memory one decoding may still allocate, in bytes, and (optionally) the most elements
+    each named array may hold. The protocol codec and the record decoders charge it before they
+    build what a count promises, so a bomb fails before it allocates.
+    """
+
+    __slots__ = ("counts", "limit", "remaining")
+
+    def __init__(self, limit: int, counts: Mapping[str, int] | None = None) -> None:
+        self.limit = limit
+        self.remaining = limit
+        self.counts = counts
+
+    def charge(self, amount: int, what: str) -> None:
+        if amount > self.remaining:
+            raise DecodeBudgetError(f"{what} would exceed the {self.limit}-byte decoding budget")
+        self.remaining -= amount
+
+    def take(self, where: str, count: int, cost: int) -> None:
+        """``count`` elements of the array at ``where`` (a dotted field path), ``cost`` bytes each."""
+        if self.counts is not None:
+            most = self.counts.get(where)
+            if most is not None and count > most:
+                raise DecodeBudgetError(f"{count} elements in {where} (at most {most} accepted)")
+        self.charge(count * cost, f"{count} elements in {where}")
 
 
 def encode_uvarint(value: int) -> bytes:

@@ -25,6 +25,7 @@ from kafkawire.records.types import (
     CONTROL_MASK,
     CONTROL_VALUE,
     COPY_BODY_LIMIT,
+    DEFAULT_DECODE_BUDGET,
     HEADER,
     HEADER_COST,
     HEADER_SIZE,
@@ -72,7 +73,7 @@ def decode_batches(
     (the consumer, straight into Messages); control batches are always decoded.
     """
     if budget is None:
-        budget = DecodeBudget()
+        budget = DecodeBudget(DEFAULT_DECODE_BUDGET)
     buf = data if isinstance(data, bytes) else bytes(data)
     end = len(buf)
     pos = 0

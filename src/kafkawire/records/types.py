@@ -53,7 +53,9 @@ import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from kafkawire.protocol.primitives import DecodeError
+from kafkawire.protocol.primitives import DecodeBudget, DecodeBudgetError, DecodeError
+
+__all__ = ["DecodeBudget", "DecodeBudgetError"]  # re-exported: the records layer's budget is the codec's
 
 MAGIC = 2
 
@@ -100,31 +102,6 @@ DEFAULT_DECODE_BUDGET = 512 * 1024 * 1024
 # every batch: producers close batches at about 1 MB); a larger one is read in place, each key and
 # value copied out, so that a body near the decompression limit never exists twice.
 COPY_BODY_LIMIT = 32 * 1024 * 1024
-
-
-class DecodeBudgetError(DecodeError):
-    """Decoding would take more memory than the caller's budget allows (a likely bomb)."""
-
-
-class DecodeBudget:
-    """The memory one decoding may still allocate, in bytes: records' bytes (decompressed when
-    compressed), plus RECORD_COST per record and HEADER_COST per header.
-
-    Counts are charged before the objects are made, so a batch declaring millions of tiny
-    records fails before it allocates them. Share one budget between the partitions of a Fetch
-    answer to bound the whole answer.
-    """
-
-    __slots__ = ("limit", "remaining")
-
-    def __init__(self, limit: int = DEFAULT_DECODE_BUDGET) -> None:
-        self.limit = limit
-        self.remaining = limit
-
-    def charge(self, amount: int, what: str) -> None:
-        if amount > self.remaining:
-            raise DecodeBudgetError(f"{what} would exceed the {self.limit}-byte decoding budget")
-        self.remaining -= amount
 
 
 class CorruptRecordError(DecodeError):

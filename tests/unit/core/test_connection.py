@@ -136,7 +136,7 @@ def test_a_metadata_answer_past_the_limits_is_not_trusted() -> None:
     connection (and its request stays for the teardown)."""
     conn = Connection("cid", max_response_size=1 << 30)
     conn.send_request(METADATA, 12, {"topics": None}, now=0.0, timeout=1.0)
-    with pytest.raises(ProtocolError, match=r"untrusted Metadata v12 response: .*brokers"):
+    with pytest.raises(ProtocolError, match=r"undecodable Metadata v12 response: .*brokers \(at most"):
         conn.receive_data(metadata_response(0, brokers=metadata.MAX_BROKERS + 1))
     assert conn.in_flight == 1
 
@@ -144,15 +144,45 @@ def test_a_metadata_answer_past_the_limits_is_not_trusted() -> None:
 @pytest.mark.parametrize(
     "brokers,topics,partitions,what",
     [
-        (metadata.MAX_BROKERS + 1, 0, 0, "brokers"),
-        (1, metadata.MAX_TOPICS + 1, 0, "topics"),
-        (1, 11, metadata.MAX_PARTITIONS // 10, "partitions"),
+        (metadata.MAX_BROKERS + 1, 0, 0, "elements in brokers"),
+        (1, metadata.MAX_TOPICS + 1, 0, "elements in topics "),
+        (1, 1, metadata.MAX_PARTITIONS + 1, "elements in topics.partitions"),
     ],
 )
-def test_metadata_limits_count_brokers_topics_and_partitions(brokers: int, topics: int, partitions: int, what: str) -> None:
-    body = SimpleNamespace(brokers=range(brokers), topics=[SimpleNamespace(partitions=range(partitions))] * topics)
-    with pytest.raises(metadata.MetadataError, match=what):
+def test_metadata_counts_are_refused_as_they_are_read(brokers: int, topics: int, partitions: int, what: str) -> None:
+    """Counts past the limits fail before their arrays are built (the elements here are never
+    encoded: the count alone is past the limit, the bytes after it are only filler)."""
+    conn = Connection("cid", max_response_size=1 << 30)
+    conn.send_request(METADATA, 1, {"topics": None}, now=0.0, timeout=1.0)
+    count = (brokers if brokers > 1 else topics if topics > 1 else partitions).to_bytes(4, "big")
+    one_broker = (1).to_bytes(4, "big") + bytes(4) + b"\x00\x01a" + bytes(4) + b"\xff\xff"
+    one_topic = bytes(2) + b"\x00\x01t" + b"\x00"  # error, name, is_internal; then partitions
+    body = bytes(4)  # correlation id 0 (Metadata v1: brokers, controller_id, topics)
+    if brokers > 1:
+        body += count + bytes(brokers * 12)
+    elif topics > 1:
+        body += one_broker + bytes(4) + count + bytes(topics * 9)
+    else:
+        body += one_broker + bytes(4) + (1).to_bytes(4, "big") + one_topic + count + bytes(partitions * 22)
+    with pytest.raises(ProtocolError, match=what):
+        conn.receive_data(frame(body))
+    assert conn.in_flight == 1
+
+
+def test_metadata_partitions_of_all_topics_together_are_limited() -> None:
+    body = SimpleNamespace(topics=[SimpleNamespace(partitions=range(metadata.MAX_PARTITIONS // 10))] * 11)
+    with pytest.raises(metadata.MetadataError, match="partitions"):
         metadata.check_response(body)  # type: ignore[arg-type]
+
+
+def test_an_answer_past_the_decoding_budget_is_not_trusted() -> None:
+    """Decoding may allocate DECODE_FACTOR x receive.message.max.bytes (estimated before each array):
+    5,000 partitions in a 100 KB frame need about 3 MB of objects, over a 4 x 200 KB budget."""
+    conn = Connection("cid", max_response_size=200_000)
+    conn.send_request(METADATA, 12, {"topics": None}, now=0.0, timeout=1.0)
+    with pytest.raises(ProtocolError, match=r"5000 elements in topics\.partitions would exceed"):
+        conn.receive_data(metadata_response(0, topics=1, partitions=5_000))
+    assert conn.in_flight == 1
 
 
 def test_a_metadata_answer_at_the_limits_is_accepted() -> None:

@@ -1,0 +1,287 @@
+"""Decoders compiled from a schema and version: closures over (buffer, position, budget).
+
+Decoding trusts nothing: every length and count is checked against the bytes that remain before
+anything is allocated, and any malformation raises `DecodeError`. Each array is charged to a
+`DecodeBudget` before its elements are built (their estimated size in Python objects, and a count
+limit per field path when the caller sets one), so an answer promising millions of elements fails
+before it allocates them.
+"""
+
+from __future__ import annotations
+
+import struct
+import sys
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from .primitives import DecodeBudget, DecodeError, decode_uvarint
+from .schema import Array, Field, FieldType
+from .values import FORMAT_TYPES, INT_FORMATS, INTS, Buffer, Struct, default_value
+
+Decoder = Callable[[Buffer, int, DecodeBudget], "tuple[Any, int]"]
+
+_I16 = INTS["int16"]
+_I32 = INTS["int32"]
+
+
+def struct_decoder(fields: tuple[Field, ...], version: int, flexible: bool) -> Decoder:
+    """The decoder of a whole message."""
+    return _struct_decoder("", fields, version, flexible)
+
+
+def _struct_decoder(where: str, fields: tuple[Field, ...], version: int, flexible: bool) -> Decoder:
+    """``where``: the dotted path of the struct's field from the message ("" at the top). Runs of
+    two or more fixed-size numbers are read by one struct.unpack_from."""
+    steps: list[tuple[Any, Any, int]] = []  # (name, decoder, 0) or (names, unpack_from, size)
+    run: list[tuple[str, str]] = []  # the numbers read so far in a row: (name, struct format)
+    tagged: dict[int, tuple[str, Decoder]] = {}
+    constants: list[tuple[str, Any]] = []  # defaults filled before reading: absent fields and
+    fresh: list[Field] = []  # tagged ones not sent (a mutable default is made anew each time)
+
+    def end_run() -> None:
+        if len(run) == 1:
+            name, _fmt = run[0]
+            steps.append((name, _primitive_decoder(FORMAT_TYPES[_fmt], False, flexible), 0))
+        elif run:
+            unpacker = struct.Struct(">" + "".join(fmt for _name, fmt in run))
+            steps.append((tuple(name for name, _fmt in run), unpacker.unpack_from, unpacker.size))
+        run.clear()
+
+    for fld in fields:
+        path = f"{where}.{fld.name}" if where else fld.name
+        in_version = version in fld.versions
+        is_tagged = in_version and flexible and fld.tag is not None and version in fld.tagged
+        if in_version:
+            field_flexible = flexible if fld.flexible is None else version in fld.flexible
+            if is_tagged:
+                tagged[fld.tag] = (fld.name, _field_decoder(path, fld, version, field_flexible))  # type: ignore[index]
+            elif isinstance(fld.type, str) and fld.type in INT_FORMATS:
+                run.append((fld.name, INT_FORMATS[fld.type]))
+            else:
+                end_run()
+                steps.append((fld.name, _field_decoder(path, fld, version, field_flexible), 0))
+        if not in_version or is_tagged:
+            if fld.is_struct or isinstance(fld.default, list):
+                fresh.append(fld)
+            else:
+                constants.append((fld.name, fld.default))
+    end_run()
+
+    def decode_struct(buf: Buffer, pos: int, budget: DecodeBudget) -> tuple[Struct, int]:
+        obj = Struct(constants)
+        for fld in fresh:
+            obj[fld.name] = default_value(fld)
+        for name, dec, size in steps:
+            if size:
+                obj.update(zip(name, dec(buf, pos), strict=True))
+                pos += size
+            else:
+                obj[name], pos = dec(buf, pos, budget)
+        if flexible:
+            if pos < len(buf) and buf[pos] == 0:  # no tagged fields: nearly every struct
+                return obj, pos + 1
+            count, pos = decode_uvarint(buf, pos)
+            for _ in range(count):
+                tag, pos = decode_uvarint(buf, pos)
+                size, pos = decode_uvarint(buf, pos)
+                end = pos + size
+                if end > len(buf):
+                    raise DecodeError(f"tagged field {tag} overruns the message")
+                entry = tagged.get(tag)
+                if entry is not None:  # unknown tags are skipped, as Kafka requires
+                    name, dec = entry
+                    obj[name], stop = dec(buf, pos, budget)
+                    if stop != end:
+                        raise DecodeError(f"tagged field {name} has {end - stop} stray bytes")
+                pos = end
+        return obj, pos
+
+    return decode_struct
+
+
+# --- field decoders ----------------------------------------------------------------------------
+
+
+def _field_decoder(where: str, fld: Field, version: int, flexible: bool) -> Decoder:
+    nullable = version in fld.nullable
+    t = fld.type
+    if isinstance(t, Array):
+        of = t.of
+        if isinstance(of, tuple):
+            element = _struct_decoder(where, of, version, flexible)
+        elif isinstance(of, str):
+            if of in INT_FORMATS:
+                return _number_array_decoder(where, INT_FORMATS[of], _object_cost(of, version), nullable, flexible)
+            element = _primitive_decoder(of, False, flexible)
+        else:
+            raise TypeError("nested arrays are not part of the Kafka protocol")
+        size = max(1, _min_size(of, version, flexible))
+        return _array_decoder(where, element, size, _object_cost(of, version), nullable, flexible)
+    if isinstance(t, tuple):
+        decode_struct = _struct_decoder(where, t, version, flexible)
+        return _nullable_struct_decoder(decode_struct) if nullable else decode_struct
+    return _primitive_decoder(t, nullable, flexible)
+
+
+def _nullable_struct_decoder(decode_struct: Decoder) -> Decoder:
+    def decode_nullable_struct(buf: Buffer, pos: int, budget: DecodeBudget) -> tuple[Any, int]:
+        if pos >= len(buf):
+            raise DecodeError("a nullable struct's marker is missing")
+        if buf[pos] >= 0x80:  # a negative int8 means null, as Kafka reads it
+            return None, pos + 1
+        return decode_struct(buf, pos + 1, budget)
+
+    return decode_nullable_struct
+
+
+def _read_length(buf: Buffer, pos: int, flexible: bool, short: bool) -> tuple[int, int]:
+    """Read a length or count; -1 means null. Lengths past the end of the buffer are rejected."""
+    if flexible:
+        if pos < len(buf) and buf[pos] < 0x80:  # one byte: nearly every length
+            n = buf[pos] - 1
+            pos += 1
+        else:
+            raw, pos = decode_uvarint(buf, pos, 5)
+            n = raw - 1
+    elif short:
+        (n,), pos = _I16.unpack_from(buf, pos), pos + 2
+    else:
+        (n,), pos = _I32.unpack_from(buf, pos), pos + 4
+    if n < -1:
+        raise DecodeError(f"negative length {n}")
+    if n > len(buf) - pos:
+        raise DecodeError(f"length {n} exceeds the {len(buf) - pos} bytes left")
+    return n, pos
+
+
+_FIXED_SIZES = {"bool": 1, "uuid": 16, **{name: s.size for name, s in INTS.items()}}
+
+
+def _min_size(type_: FieldType, version: int, flexible: bool) -> int:
+    """The fewest bytes a value of ``type_`` takes in ``version`` (a null or empty one)."""
+    if isinstance(type_, str):
+        if type_ in _FIXED_SIZES:
+            return _FIXED_SIZES[type_]
+        return 1 if flexible else (2 if type_ == "string" else 4)  # the length alone
+    if isinstance(type_, Array):
+        return 1 if flexible else 4
+    size = 1 if flexible else 0  # the tagged-field count
+    for fld in type_:
+        if version in fld.versions and not (flexible and fld.tag is not None and version in fld.tagged):
+            size += _min_size(fld.type, version, flexible if fld.flexible is None else version in fld.flexible)
+    return size
+
+
+# What a decoded value costs in Python objects beyond its bytes (a str's or bytes' content is at
+# most the message's own size): measured with sys.getsizeof on CPython 3.11, rounded up.
+_VALUE_COSTS = {"bool": 0, "int8": 0, "int16": 32, "int32": 32, "int64": 32, "uint16": 32, "float64": 24,
+                "uuid": 104, "string": 56, "bytes": 40, "records": 40}  # fmt: skip
+_LIST_COST = 56
+_SLOT_COST = 8  # an element's pointer in its list
+
+
+def _object_cost(type_: FieldType, version: int) -> int:
+    """The estimated size of one decoded value of ``type_`` (an array's elements are charged when
+    that array is decoded, so an array field costs its empty list here)."""
+    if isinstance(type_, str):
+        return _SLOT_COST + _VALUE_COSTS.get(type_, 56)
+    if isinstance(type_, Array):
+        return _SLOT_COST + _LIST_COST
+    cost = _SLOT_COST + sys.getsizeof(Struct.fromkeys(range(len(type_))))
+    for fld in type_:
+        if version in fld.versions or isinstance(fld.default, list):
+            cost += _object_cost(fld.type, version)
+    return cost
+
+
+def _take(budget: DecodeBudget, where: str, count: int, cost: int) -> None:
+    """`DecodeBudget.take` with its common case first (it runs for every array of every answer)."""
+    counts = budget.counts
+    amount = count * cost
+    if amount > budget.remaining or (counts is not None and count > counts.get(where, count)):
+        budget.take(where, count, cost)  # raises
+    budget.remaining -= amount
+
+
+def _array_decoder(
+    where: str, element: Decoder, min_element_size: int, cost: int, nullable: bool, flexible: bool
+) -> Decoder:
+    """Arrays whose count could not fit in the bytes left (``min_element_size`` each) are refused
+    before anything is allocated: a count is a promise of bytes, not of objects. The count is then
+    charged to the budget (``cost`` bytes each, and the limit the caller sets for ``where``)."""
+
+    def decode_array(buf: Buffer, pos: int, budget: DecodeBudget) -> tuple[Any, int]:
+        n, pos = _read_length(buf, pos, flexible, False)
+        if n == -1:
+            if not nullable:
+                raise DecodeError("null array where none is allowed")
+            return None, pos
+        if n > (len(buf) - pos) // min_element_size:
+            raise DecodeError(f"{n} elements of at least {min_element_size} bytes exceed the {len(buf) - pos} left")
+        if n:
+            _take(budget, where, n, cost)
+        items = []
+        for _ in range(n):
+            item, pos = element(buf, pos, budget)
+            items.append(item)
+        return items, pos
+
+    return decode_array
+
+
+def _number_array_decoder(where: str, fmt: str, cost: int, nullable: bool, flexible: bool) -> Decoder:
+    """An array of fixed-size numbers (replica lists, partition ids): read by one unpack_from."""
+    size = struct.calcsize(">" + fmt)
+
+    def decode_numbers(buf: Buffer, pos: int, budget: DecodeBudget) -> tuple[Any, int]:
+        n, pos = _read_length(buf, pos, flexible, False)
+        if n == -1:
+            if not nullable:
+                raise DecodeError("null array where none is allowed")
+            return None, pos
+        if n > (len(buf) - pos) // size:
+            raise DecodeError(f"{n} elements of {size} bytes exceed the {len(buf) - pos} left")
+        if not n:
+            return [], pos
+        _take(budget, where, n, cost)
+        return list(struct.unpack_from(f">{n}{fmt}", buf, pos)), pos + n * size
+
+    return decode_numbers
+
+
+def _primitive_decoder(type_: str, nullable: bool, flexible: bool) -> Decoder:
+    if type_ in INTS:
+        s = INTS[type_]
+        unpack, size = s.unpack_from, s.size
+
+        def decode_number(buf: Buffer, pos: int, budget: DecodeBudget) -> tuple[Any, int]:
+            return unpack(buf, pos)[0], pos + size
+
+        return decode_number
+    if type_ == "bool":
+
+        def decode_bool(buf: Buffer, pos: int, budget: DecodeBudget) -> tuple[Any, int]:
+            return buf[pos] != 0, pos + 1
+
+        return decode_bool
+    if type_ == "uuid":
+
+        def decode_uuid(buf: Buffer, pos: int, budget: DecodeBudget) -> tuple[Any, int]:
+            if pos + 16 > len(buf):
+                raise DecodeError("truncated uuid")
+            return uuid.UUID(bytes=bytes(buf[pos : pos + 16])), pos + 16
+
+        return decode_uuid
+    short = type_ == "string"
+
+    def decode_bytes(buf: Buffer, pos: int, budget: DecodeBudget) -> tuple[Any, int]:
+        n, pos = _read_length(buf, pos, flexible, short)
+        if n == -1:
+            if not nullable:
+                raise DecodeError(f"null {type_} where none is allowed")
+            return None, pos
+        raw = bytes(buf[pos : pos + n])
+        return (raw.decode() if short else raw), pos + n
+
+    return decode_bytes

@@ -1,0 +1,54 @@
+"""The values the codec reads and writes: `Struct`, the fixed-size numbers, fields' defaults."""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+from .schema import NONE, Array, Field
+
+Buffer = bytes | bytearray | memoryview
+
+
+class Struct(dict[str, Any]):
+    """A decoded (or to-be-encoded) message: a dict whose keys also read as attributes."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self[name] = value
+
+
+class UnsupportedFieldError(ValueError):
+    """A field was given a value in a version that cannot carry it."""
+
+
+INTS: dict[str, struct.Struct] = {
+    "int8": struct.Struct(">b"),
+    "int16": struct.Struct(">h"),
+    "int32": struct.Struct(">i"),
+    "int64": struct.Struct(">q"),
+    "uint16": struct.Struct(">H"),
+    "float64": struct.Struct(">d"),
+}
+INT_FORMATS = {name: s.format[1:] for name, s in INTS.items()}  # "int32" -> "i"
+FORMAT_TYPES = {fmt: name for name, fmt in INT_FORMATS.items()}
+
+
+def default_struct(fields: tuple[Field, ...]) -> Struct:
+    """A struct holding every field's default, as the decoder fills fields a version lacks."""
+    return Struct({fld.name: default_value(fld) for fld in fields})
+
+
+def default_value(fld: Field) -> Any:
+    """A field's default as a decoded message holds it (a fresh list or struct each time)."""
+    if fld.is_struct and not isinstance(fld.type, Array):
+        # A nullable struct (ConsumerGroupHeartbeat's assignment) defaults to null, as in Kafka.
+        return None if fld.nullable != NONE else default_struct(fld.struct_fields)
+    if isinstance(fld.default, list):
+        return list(fld.default)
+    return fld.default
