@@ -119,6 +119,23 @@ def test_wrong_password_is_an_authentication_error_without_the_secret(secured: K
     assert wrong not in str(err) and SECRET not in str(err)
 
 
+def test_records_timed_out_behind_refused_credentials_name_the_cause(secured: KafkaBroker) -> None:
+    """librdkafka's _MSG_TIMED_OUT, its message naming what to fix (not the secret)."""
+    wrong = "not-" + SECRET
+    reports: list[KafkaError | None] = []
+    conf = _conf(secured, "SASL_SSL-SCRAM-SHA-256", **{"sasl.password": wrong})
+    p = Producer({**conf, "message.timeout.ms": 2000, "error_cb": lambda _e: None})
+    try:
+        p.produce("never-created", b"x", on_delivery=lambda err, _msg: reports.append(err))
+        p.flush(20)
+    finally:
+        p.close()
+    [err] = reports
+    assert err is not None and err.code() == KafkaError._MSG_TIMED_OUT
+    assert "_AUTHENTICATION" in err.str() and "SCRAM-SHA-256" in err.str(), err
+    assert wrong not in err.str() and SECRET not in err.str()
+
+
 def test_untrusted_certificate_fails_with_ssl_error(secured: KafkaBroker, tmp_path: Any) -> None:
     other = make_ca(tmp_path, "not-the-brokers-ca")
     err = _first_error(_conf(secured, "SSL", **{"ssl.ca.location": str(other.cert)}))

@@ -254,6 +254,10 @@ class Client:
         assert conn is not None
         return conn
 
+    def standing_failure(self) -> KafkaError | None:
+        """IO thread: a TLS, authentication or name failure that keeps brokers out of reach now."""
+        return self._health.standing()
+
     def _state_changed(self, conn: BrokerConnection) -> None:
         """Tell the health record; report what it says the user must hear (as librdkafka's error_cb)."""
         address = (conn.host, conn.port)

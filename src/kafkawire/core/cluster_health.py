@@ -22,11 +22,16 @@ REPORTED_PER_ADDRESS = frozenset({KafkaError._RESOLVE, KafkaError._SSL, KafkaErr
 class ClusterHealth:
     def __init__(self) -> None:
         self._down: set[Address] = set()  # addresses whose last connection attempt failed
-        self._reported: dict[Address, int] = {}  # address -> code last reported for it
+        self._reported: dict[Address, KafkaError] = {}  # address -> the error last reported for it
         self._all_down = False
 
     def is_down(self, address: Address) -> bool:
         return address in self._down
+
+    def standing(self) -> KafkaError | None:
+        """A failure no reconnect mends that still stands (the latest reported): records that time
+        out meanwhile say it was the cause."""
+        return next(reversed(self._reported.values()), None)
 
     def up(self, address: Address) -> None:
         self._down.discard(address)
@@ -42,9 +47,11 @@ class ClusterHealth:
         ``any_live``: some connection is ready or on its way up."""
         self._down.add(address)
         out = []
-        if error.code() in REPORTED_PER_ADDRESS and self._reported.get(address) != error.code():
-            self._reported[address] = error.code()
-            out.append(error)
+        if error.code() in REPORTED_PER_ADDRESS:
+            last = self._reported.pop(address, None)
+            self._reported[address] = error  # (last in the dict: the latest)
+            if last is None or last.code() != error.code():
+                out.append(error)
         if not self._all_down and not any_live and set(known) <= self._down:
             self._all_down = True
             out.append(KafkaError(KafkaError._ALL_BROKERS_DOWN, f"{len(known)}/{len(known)} brokers are down"))

@@ -108,11 +108,13 @@ class Sender:
             ready, wake_at = self.acc.ready(now)
             requests = [] if blocked else self._requests(ready)
         self._fail_unencodable()
-        for batch in expired:
-            self._timed_out_after_sending(batch)
-            self._fail(batch.messages, KafkaError(KafkaError._MSG_TIMED_OUT))
-        if expired_unassigned:
-            self._fail(expired_unassigned, KafkaError(KafkaError._MSG_TIMED_OUT))
+        if expired or expired_unassigned:
+            timed_out = self._timed_out_error()
+            for batch in expired:
+                self._timed_out_after_sending(batch)
+                self._fail(batch.messages, timed_out)
+            if expired_unassigned:
+                self._fail(expired_unassigned, timed_out)
         for node, batches in requests:
             self._send(node, batches)
         # A request carries one batch per partition: while a pass sent something, go again, so that
@@ -338,6 +340,14 @@ class Sender:
         # Given up after it left: its sequence is a hole the broker would never see filled.
         self._timed_out_after_sending(batch)
         self._fail(batch.messages, error)
+
+    def _timed_out_error(self) -> KafkaError:
+        """librdkafka's _MSG_TIMED_OUT, naming the cause when brokers are out of reach for a reason
+        no retry mends (credentials refused, certificate not trusted): the report says what to fix."""
+        cause = self.client.standing_failure()
+        if cause is None:
+            return KafkaError(KafkaError._MSG_TIMED_OUT)
+        return KafkaError(KafkaError._MSG_TIMED_OUT, f"Local: Message timed out ({cause.name()}: {cause.str()})")
 
     # --- idempotence ----------------------------------------------------------------------------
 

@@ -110,6 +110,25 @@ def test_a_name_that_does_not_resolve_is_reported_once_per_address() -> None:
     assert [e.code() for e in health.failed(("a..b", 1), resolve, known, any_live=True)] == [KafkaError._RESOLVE]
 
 
+def test_a_failure_no_retry_mends_stands_until_that_address_connects() -> None:
+    """Records timing out meanwhile name it (producer/sender.py): the latest such failure stands."""
+    health = ClusterHealth()
+    known = {("a", 1), ("b", 1)}
+    assert health.standing() is None
+    health.failed(("a", 1), KafkaError(KafkaError._TRANSPORT, "refused"), known, any_live=True)
+    assert health.standing() is None
+    auth = KafkaError(KafkaError._AUTHENTICATION, "a:1: SASL PLAIN: bad credentials")
+    tls = KafkaError(KafkaError._SSL, "b:1: certificate verify failed")
+    health.failed(("a", 1), auth, known, any_live=True)
+    health.failed(("b", 1), tls, known, any_live=True)
+    assert health.standing() is tls
+    assert health.failed(("a", 1), auth, known, any_live=True) == []  # reported once, now the latest
+    assert health.standing() is auth
+    health.up(("a", 1))
+    health.up(("b", 1))
+    assert health.standing() is None
+
+
 def _sasl_answer(api: Any, version: int, **fields: Any) -> Struct:
     encoded = codec.encode(api.response, version, {"error_code": 0, **fields})
     return codec.decode(api.response, version, encoded, 0)
