@@ -5,6 +5,7 @@
 
 from ._version import __version__, libversion, version
 from .consumer.consumer import Consumer
+from .deserializing_consumer import DeserializingConsumer
 from .errors import KafkaError, KafkaException
 from .messages import Messages
 from .model import (
@@ -47,6 +48,7 @@ __all__ = [
     "ClusterMetadata",
     "Consumer",
     "ConsumerGroupMetadata",
+    "DeserializingConsumer",
     "KafkaError",
     "KafkaException",
     "Message",

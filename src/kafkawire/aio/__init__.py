@@ -1,6 +1,7 @@
-"""confluent-kafka's asyncio module path: ``from kafkawire.aio import AIOProducer`` as
-``from confluent_kafka.aio import AIOProducer``."""
+"""confluent-kafka's asyncio module path: ``from kafkawire.aio import AIOProducer, AIOConsumer`` as
+``from confluent_kafka.aio import AIOProducer, AIOConsumer``."""
 
 from ..producer.aio import AIOProducer
+from ._AIOConsumer import AIOConsumer
 
-__all__ = ["AIOProducer"]
+__all__ = ["AIOConsumer", "AIOProducer"]

@@ -103,7 +103,11 @@ class Commits:
         op = self.start(offsets)
         for fut in op.futures.values():
             wait(fut, self._timeout if timeout is None else timeout)
-        result = self._settled(offsets, op.futures)
+        return self.outcome(offsets, op.futures)
+
+    def outcome(self, offsets: Mapping[TP, Committed], futures: Mapping[TP, Future[Any]]) -> list[TopicPartition]:
+        """A finished synchronous commit's partitions; raises when every partition failed."""
+        result = self._settled(offsets, futures)
         errors = [tp.error for tp in result if tp.error is not None]
         if errors and len(errors) == len(result):
             raise KafkaException(errors[0])

@@ -21,7 +21,7 @@ from typing import Any
 from ..client.cluster import Client
 from ..client.coordinators import Coordinators
 from ..client.executor import CallbackExecutor
-from ..client.group_offsets import Member
+from ..client.group_offsets import Committed, Member
 from ..core import TopicPartitionKey as TP
 from ..core.group import Step
 from ..errors import KafkaError, KafkaException
@@ -33,6 +33,7 @@ from .config import ConsumerConfig, parse_consumer_config
 from .fetch_engine import FetchEngine
 from .lookups import offsets_for_times, watermarks
 from .rebalance import Subscription
+from .stats import ConsumerStatistics
 
 log = logging.getLogger("kafkawire.consumer")
 
@@ -64,7 +65,9 @@ class Consumer:
         self._request_timeout = opts["socket.timeout.ms"] / 1000
         self._client = Client(opts, logger=self._log)
         self._coordinators = Coordinators(self._client)
-        self._executor = executor or CallbackExecutor(background=False, name="kafkawire-consumer", owner="consumer")
+        if executor is None:
+            executor = CallbackExecutor(background=False, name="kafkawire-consumer", owner="consumer")
+        self._executor = executor
         self._client.on_error = self._error
         incremental = config.cooperative or opts["group.protocol"] == "consumer"
         self._assignment = Assignment()
@@ -87,6 +90,12 @@ class Consumer:
         self._wake_queued = False
         self.polled_at = time.monotonic()  # the last poll()/consume(), for max.poll.interval.ms
         self._fetch = FetchEngine(self._client, config, self._ready)
+        self._stats: ConsumerStatistics | None = None
+        if opts["stats_cb"] is not None and opts["statistics.interval.ms"] > 0:
+            self._stats = ConsumerStatistics(
+                self._client, self._fetch, self._executor, opts["stats_cb"], opts["statistics.interval.ms"] / 1000,
+                lambda: len(self._assignment),
+            )  # fmt: skip
         self._closed = False
         _OPEN.add(self)
 
@@ -325,18 +334,20 @@ class Consumer:
         assignment. Asynchronous: None at once, the outcome to ``on_commit``; else the committed
         partitions (each with its error, if any)."""
         self._check_open()
-        if message is not None and offsets is not None:
-            raise ValueError("message and offsets are mutually exclusive")
-        if message is not None:
-            wanted = message_offset(message)
-        elif offsets is not None:
-            wanted = given_offsets(offsets)
-        else:
-            wanted = self._commits.pending(self._assignment.tps())
+        wanted = self._to_commit(message, offsets)
         if asynchronous:
             self._commits.commit_async(wanted)
             return None
         return self._commits.commit_sync(wanted)
+
+    def _to_commit(self, message: Message | None, offsets: list[TopicPartition] | None) -> dict[TP, Committed]:
+        if message is not None and offsets is not None:
+            raise ValueError("message and offsets are mutually exclusive")
+        if message is not None:
+            return message_offset(message)
+        if offsets is not None:
+            return given_offsets(offsets)
+        return self._commits.pending(self._assignment.tps())
 
     def committed(self, partitions: list[TopicPartition], timeout: float | None = None) -> list[TopicPartition]:
         """The group's committed offsets (OFFSET_INVALID where none is)."""
@@ -450,13 +461,16 @@ class Consumer:
         except BaseException as exc:  # a callback's exception is raised once closing is done
             failure = exc
         self._commits.stop()
+        if self._stats is not None:
+            self._stats.stop()
         self._fetch.close()
         self._closed = True
         _OPEN.discard(self)
-        try:
-            self._executor.serve(0)  # on_commit of the last commits
-        except Exception as exc:
-            failure = failure or exc
+        while len(self._executor) and not self._executor.background:
+            try:  # on_commit of the last commits; callbacks raising now are only logged
+                self._executor.serve(0)
+            except Exception:
+                self._log.exception("a consumer callback raised while closing (ignored)")
         self._executor.close()
         self._client.close()
         if failure is not None:

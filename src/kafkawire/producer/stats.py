@@ -8,7 +8,7 @@ import threading
 import time
 from typing import Any
 
-from ..model import broker_name
+from ..client.stats import brokers_snapshot
 from .engine import ProducerEngine
 
 
@@ -45,25 +45,7 @@ class Statistics:
         for (topic, partition), (count, size) in depths.items():
             parts = topics.setdefault(topic, {"topic": topic, "partitions": {}})["partitions"]
             parts[str(partition)] = {"partition": partition, "msgq_cnt": count, "msgq_bytes": size}
-        brokers = {}
-        for conn in engine.client.connections():
-            st = conn.stats
-            name = broker_name(conn.host, conn.port, conn.node_id)
-            brokers[name] = {
-                "name": name,
-                "nodeid": conn.node_id,
-                "state": conn.state.value.upper(),
-                "tx": st.tx,
-                "rx": st.rx,
-                "waitresp_cnt": conn.in_flight,
-                "outbuf_cnt": conn.load - conn.in_flight,
-                "rtt": {
-                    "min": int(st.rtt_min * 1e6),
-                    "max": int(st.rtt_max * 1e6),
-                    "avg": int(st.rtt_sum / st.rx * 1e6) if st.rx else 0,
-                    "cnt": st.rx,
-                },
-            }
+        brokers = brokers_snapshot(engine.client)
         now = time.monotonic()
         return {
             "name": conf.raw["client.id"],

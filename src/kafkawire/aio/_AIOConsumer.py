@@ -1,0 +1,220 @@
+"""`AIOConsumer`: the consumer for asyncio, shaped like ``confluent_kafka.aio.AIOConsumer``.
+
+``await poll()``/``consume()``/``commit()`` run on the event loop itself, with no thread-pool hop:
+they take what the fetch engine already holds and, when nothing is there, await a wake-up that the
+consumer's callback queue sends the loop (``call_soon_threadsafe``) when records or callbacks
+arrive. Callbacks (rebalance, ``on_commit``, ``error_cb``, ``stats_cb``) are served on the loop
+inside those calls; a rebalance callback may be a coroutine function (it is awaited before the call
+returns) and receives the AIOConsumer. Calls that wait on the network (``committed``,
+``get_watermark_offsets``, ``offsets_for_times``, ``list_topics``, ``close``) run on a small thread
+pool, as confluent-kafka runs every call (``max_workers``, ``executor``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import kafkawire
+
+from ..client.executor import CallbackExecutor
+from ..model import ClusterMetadata, ConsumerGroupMetadata, Message, TopicPartition
+from . import _common
+
+
+class AIOConsumer:
+    def __init__(
+        self,
+        consumer_conf: Mapping[str, Any],
+        max_workers: int = 2,
+        executor: concurrent.futures.Executor | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self._own_executor = executor is None
+        if executor is None:
+            if max_workers < 1:
+                raise ValueError("max_workers must be at least 1")
+            executor = concurrent.futures.ThreadPoolExecutor(max_workers=max_workers)
+        self.executor = executor
+        self._reports = CallbackExecutor(background=False, owner="consumer")
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._ready: asyncio.Event | None = None
+        self._reports.hand_over(self._wake)
+        self._pending: list[Any] = []  # coroutines of async rebalance callbacks, awaited in poll
+        self._consumer = kafkawire.Consumer(consumer_conf, _executor=self._reports, **kwargs)
+
+    async def _call(self, blocking_task: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        return await _common.async_call(self.executor, blocking_task, *args, **kwargs)
+
+    # --- consuming on the loop ------------------------------------------------------------------
+
+    async def poll(self, timeout: float | None = None) -> Message | None:
+        found = await self._until(lambda: self._consumer.poll(0), timeout)
+        return found  # type: ignore[no-any-return]
+
+    async def consume(self, num_messages: int = 1, timeout: float | None = None) -> list[Message]:
+        found = await self._until(lambda: self._consumer.consume(num_messages, 0) or None, timeout)
+        return found or []
+
+    async def _until(self, take: Callable[[], Any], timeout: float | None) -> Any:
+        """Serve callbacks and take, until something is taken or ``timeout`` s passed."""
+        ready = self._on_loop()
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None or timeout < 0 else loop.time() + timeout
+        while True:
+            ready.clear()
+            await self._serve()
+            found = take()
+            if found is not None:
+                return found
+            remaining = None if deadline is None else deadline - loop.time()
+            if remaining is not None and remaining <= 0:
+                return None
+            try:
+                await asyncio.wait_for(ready.wait(), remaining)
+            except asyncio.TimeoutError:
+                pass
+
+    async def _serve(self) -> None:
+        self._reports.drain()
+        while self._pending:
+            pending, self._pending = self._pending, []
+            for coro in pending:
+                await coro
+
+    def _on_loop(self) -> asyncio.Event:
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop or self._ready is None:
+            self._loop, self._ready = loop, asyncio.Event()
+        return self._ready
+
+    def _wake(self) -> None:
+        """Something was queued (any thread): wake a waiting poll on its loop."""
+        loop, ready = self._loop, self._ready
+        if loop is not None and ready is not None:
+            try:
+                loop.call_soon_threadsafe(ready.set)
+            except RuntimeError:  # the loop is closed
+                pass
+
+    def _bridge(self, callback: Any) -> Any:
+        """A rebalance callback called with this AIOConsumer; a coroutine it returns is awaited by
+        the poll serving it (or, called off the loop during close, run on the loop and waited for)."""
+        if callback is None:
+            return None
+
+        def call(_consumer: Any, partitions: list[TopicPartition]) -> None:
+            result = callback(self, partitions)
+            if inspect.isawaitable(result):
+                loop = self._loop
+                try:
+                    on_loop = asyncio.get_running_loop() is loop
+                except RuntimeError:
+                    on_loop = False
+                if on_loop or loop is None:
+                    self._pending.append(result)
+                else:
+                    asyncio.run_coroutine_threadsafe(_awaited(result), loop).result()
+
+        return call
+
+    # --- the rest of the Consumer API -------------------------------------------------------------
+
+    async def subscribe(
+        self, topics: list[str], on_assign: Any = None, on_revoke: Any = None, on_lost: Any = None
+    ) -> None:
+        self._on_loop()
+        self._consumer.subscribe(topics, self._bridge(on_assign), self._bridge(on_revoke), self._bridge(on_lost))
+
+    async def unsubscribe(self) -> None:
+        await self._call(self._consumer.unsubscribe)
+
+    async def commit(
+        self, message: Message | None = None, offsets: list[TopicPartition] | None = None, asynchronous: bool = True
+    ) -> list[TopicPartition] | None:
+        c = self._consumer
+        c._check_open()
+        wanted = c._to_commit(message, offsets)
+        if asynchronous or not wanted:
+            return c.commit(message, offsets, asynchronous)  # at once (or _NO_OFFSET)
+        op = c._commits.start(wanted)
+        await asyncio.gather(*(asyncio.wrap_future(f) for f in op.futures.values()), return_exceptions=True)
+        return c._commits.outcome(wanted, op.futures)
+
+    async def assign(self, partitions: list[TopicPartition]) -> None:
+        self._consumer.assign(partitions)
+
+    async def unassign(self) -> None:
+        self._consumer.unassign()
+
+    async def incremental_assign(self, partitions: list[TopicPartition]) -> None:
+        self._consumer.incremental_assign(partitions)
+
+    async def incremental_unassign(self, partitions: list[TopicPartition]) -> None:
+        self._consumer.incremental_unassign(partitions)
+
+    async def assignment(self) -> list[TopicPartition]:
+        return self._consumer.assignment()
+
+    async def store_offsets(self, message: Message | None = None, offsets: list[TopicPartition] | None = None) -> None:
+        self._consumer.store_offsets(message, offsets)
+
+    async def seek(self, partition: TopicPartition) -> None:
+        self._consumer.seek(partition)
+
+    async def pause(self, partitions: list[TopicPartition]) -> None:
+        self._consumer.pause(partitions)
+
+    async def resume(self, partitions: list[TopicPartition]) -> None:
+        self._consumer.resume(partitions)
+
+    async def position(self, partitions: list[TopicPartition]) -> list[TopicPartition]:
+        return self._consumer.position(partitions)
+
+    async def consumer_group_metadata(self) -> ConsumerGroupMetadata:
+        return self._consumer.consumer_group_metadata()
+
+    async def memberid(self) -> str | None:
+        return self._consumer.memberid()
+
+    async def set_sasl_credentials(self, username: str, password: str) -> None:
+        self._consumer.set_sasl_credentials(username, password)
+
+    async def committed(self, partitions: list[TopicPartition], timeout: float | None = None) -> list[TopicPartition]:
+        return await self._call(self._consumer.committed, partitions, timeout)  # type: ignore[no-any-return]
+
+    async def get_watermark_offsets(
+        self, partition: TopicPartition, timeout: float | None = None, cached: bool = False
+    ) -> tuple[int, int] | None:
+        if cached:
+            return self._consumer.get_watermark_offsets(partition, cached=True)
+        return await self._call(self._consumer.get_watermark_offsets, partition, timeout)  # type: ignore[no-any-return]
+
+    async def offsets_for_times(
+        self, partitions: list[TopicPartition], timeout: float | None = None
+    ) -> list[TopicPartition]:
+        return await self._call(self._consumer.offsets_for_times, partitions, timeout)  # type: ignore[no-any-return]
+
+    async def list_topics(self, topic: str | None = None, timeout: float = -1) -> ClusterMetadata:
+        return await self._call(self._consumer.list_topics, topic, timeout)  # type: ignore[no-any-return]
+
+    async def close(self) -> None:
+        """Revoke (callbacks), commit, leave the group and stop; then the thread pool."""
+        self._on_loop()
+        await self._call(self._consumer.close)
+        await self._serve()
+        if self._own_executor:
+            self.executor.shutdown(wait=False)
+
+    async def __aenter__(self) -> AIOConsumer:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+async def _awaited(awaitable: Any) -> Any:
+    return await awaitable
