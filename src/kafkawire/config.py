@@ -175,10 +175,11 @@ _FALSE = frozenset({"false", "f", "0"})
 def _coerce(opt: Option, value: Any, key: str | None = None) -> Any:
     """The typed value of ``opt`` given as ``value`` under ``key`` (an alias or the name)."""
     key = key or opt.name
-    shown = "(hidden)" if opt.sensitive else repr(value)
+    shown = "(hidden)" if opt.sensitive else value if isinstance(value, str) and value.strip() else repr(value)
 
     def bad(detail: str) -> KafkaException:
-        return config_error(f'Invalid value {shown} for configuration property "{key}": {detail}')
+        # librdkafka's wording: 'Invalid value for configuration property "partitioner": murmur'.
+        return config_error(f'Invalid value for configuration property "{key}": {shown} ({detail})')
 
     coerced: Any
     if opt.kind == "bool":
@@ -276,6 +277,24 @@ def unknown_key_error(key: str, known: Iterable[str]) -> KafkaException:
     return config_error(f'No such configuration property: "{key}"{hint}')
 
 
+def expand_default_topic_config(conf: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The deprecated ``default.topic.config`` dict merged into the top level where it stands: its
+    keys apply in order with the others (a later key wins), as confluent-kafka applies them."""
+    if "default.topic.config" not in conf:
+        return conf
+    out: dict[str, Any] = {}
+    for key, value in conf.items():
+        if key != "default.topic.config":
+            out[key] = value
+            continue
+        if not isinstance(value, Mapping):
+            raise config_error('Invalid value for configuration property "default.topic.config": expected a dict')
+        for topic_key, topic_value in value.items():
+            out.pop(topic_key, None)  # keep the order in which keys were applied
+            out[topic_key] = topic_value
+    return out
+
+
 def parse_config(conf: Mapping[str, Any], options: Iterable[Option], *, ignore_unknown: bool = False) -> dict[str, Any]:
     """Canonical name -> typed value for every option (defaults filled in).
 
@@ -284,6 +303,7 @@ def parse_config(conf: Mapping[str, Any], options: Iterable[Option], *, ignore_u
     by_key = option_index(options)
     if not isinstance(conf, Mapping):
         raise TypeError(f"expected configuration dict, not {type(conf).__name__}")
+    conf = expand_default_topic_config(conf)
     out = {opt.name: opt.default for opt in by_key.values()}
     for key, value in conf.items():
         if not isinstance(key, str):

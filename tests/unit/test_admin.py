@@ -5,6 +5,7 @@ Both clients point at 127.0.0.1:1 (nothing listens): a bad input must raise befo
 
 from __future__ import annotations
 
+import logging
 import struct
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -151,7 +152,7 @@ def test_unknown_configuration_key_is_an_error() -> None:
 
 
 def test_confluent_configuration_keys_are_accepted() -> None:
-    AdminClient({"bootstrap.servers": NOWHERE, "client.id": "x", "logger": object(), "debug": "admin",
+    AdminClient({"bootstrap.servers": NOWHERE, "client.id": "x", "logger": logging.getLogger("x"), "debug": "admin",
                  "retry.backoff.ms": 5, "socket.timeout.ms": 1000}).close()  # fmt: skip
 
 

@@ -9,6 +9,7 @@ kafkawire deliberately differs, the table entry says so and why, and both sides 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -565,6 +566,24 @@ def test_produce_batch_as_confluent(messages: Any, kwargs: dict[str, Any]) -> No
     assert batch_outcome(kafkawire, messages, **kwargs) == batch_outcome(ck, messages, **kwargs)
 
 
+@pytest.mark.parametrize(
+    ("messages", "wording"),
+    [
+        ([{"value": b"1"}, "x"], "Message at index 1 must be a dict"),
+        ([{"value": 1}], "Message value at index 0 must be bytes or str"),
+        ([{"value": b"1", "key": [1]}], "Message key at index 0 must be bytes or str"),
+        ([{"value": b"1", "partition": "x"}], "Message partition at index 0 must be int"),
+    ],
+)
+def test_produce_batch_type_errors_read_as_confluents(impl: Any, messages: Any, wording: str) -> None:
+    producer = make(impl)
+    try:
+        with pytest.raises(TypeError, match=wording):
+            producer.produce_batch("t", messages)
+    finally:
+        dispose(producer)
+
+
 def test_produce_batch_queue_full_sets_error_per_message(impl: Any) -> None:
     producer = make(impl, **{"queue.buffering.max.messages": 2})
     messages = [{"value": b"%d" % i} for i in range(4)]
@@ -640,3 +659,103 @@ def test_aio_producer_refuses_bad_arguments_at_once() -> None:
             await p.close()
 
     assert asyncio.run(main()) == ["TypeError", "TypeError", "TypeError", "KafkaException:_INVALID_ARG"]
+
+
+# --- construction, truthiness, subclasses, start-up --------------------------------------------
+
+
+def test_no_configuration_at_all_is_a_type_error(impl: Any) -> None:
+    with pytest.raises(TypeError, match="expected configuration dict"):
+        impl.Producer()
+    with pytest.raises(TypeError, match="expected configuration dict"):
+        impl.Producer("bootstrap.servers=x")
+
+
+def test_configuration_as_keyword_arguments(impl: Any) -> None:
+    producer = impl.Producer(**{"bootstrap.servers": UNREACHABLE, "log_level": 0})
+    dispose(producer)
+
+
+def test_an_empty_producer_is_truthy(impl: Any) -> None:
+    producer = make(impl)
+    try:
+        assert bool(producer)  # len() may count queued events (confluent-kafka): still truthy
+    finally:
+        dispose(producer)
+
+
+def test_a_subclass_that_skipped_init_acts_closed(impl: Any) -> None:
+    class Uninitialized(impl.Producer):  # type: ignore[misc,name-defined]
+        def __init__(self) -> None:
+            pass
+
+    producer = Uninitialized()
+    calls: list[Callable[[], Any]] = [
+        lambda: producer.produce("t", b"v"),
+        producer.poll,
+        producer.flush,
+        producer.purge,
+        lambda: producer.produce_batch("t", [{"value": b"v"}]),
+        producer.init_transactions,
+        producer.begin_transaction,
+    ]
+    for call in calls:
+        with pytest.raises(RuntimeError, match="Producer has been closed"):
+            call()
+
+
+def test_an_unreachable_cluster_is_reported_before_anything_is_produced(impl: Any) -> None:
+    seen: list[int] = []
+    producer = make(impl, error_cb=lambda err: seen.append(err.code()), **{"socket.timeout.ms": 10})
+    try:
+        deadline = time.monotonic() + 10
+        while KafkaError._ALL_BROKERS_DOWN not in seen and time.monotonic() < deadline:
+            producer.poll(0.2)
+        assert KafkaError._ALL_BROKERS_DOWN in seen
+    finally:
+        dispose(producer)
+
+
+def test_the_given_logger_hears_the_start(impl: Any) -> None:
+    """A ``logger`` (in the configuration or as a keyword) gets an "INIT ..." line at start."""
+    import io
+    import logging
+
+    for how in ("conf", "kwarg", "handler"):
+        buffer = io.StringIO()
+        handler = logging.StreamHandler(buffer)
+        logger = logging.getLogger(f"test.logger.{impl.__name__}.{how}")
+        logger.setLevel(logging.DEBUG)
+        if how == "handler":
+            if impl is ck:
+                continue  # confluent-kafka takes a Logger only
+            conf: dict[str, Any] = {"logger": handler}
+        else:
+            logger.addHandler(handler)
+            conf = {"logger": logger}
+        base = {"bootstrap.servers": UNREACHABLE, "debug": "msg"}
+        producer = impl.Producer({**base, **conf}) if how != "kwarg" else impl.Producer(base, logger=logger)
+        try:
+            deadline = time.monotonic() + 10
+            while "INIT [" not in buffer.getvalue() and time.monotonic() < deadline:
+                producer.poll(0.1)
+        finally:
+            dispose(producer)
+            logger.removeHandler(handler)
+        assert any(line.startswith("INIT [") for line in buffer.getvalue().splitlines()), how
+
+
+def test_calls_during_an_unfinished_init_transactions_conflict(impl: Any) -> None:
+    producer = make(impl, **{"transactional.id": "t", "socket.timeout.ms": 10})
+    try:
+        with pytest.raises(impl.KafkaException) as exc:
+            producer.init_transactions(0.5)
+        assert exc.value.args[0].code() == KafkaError._TIMED_OUT and exc.value.args[0].retriable()
+        with pytest.raises(impl.KafkaException) as exc:
+            producer.begin_transaction()
+        error = exc.value.args[0]
+        assert error.code() == KafkaError._CONFLICT
+        assert (error.retriable(), error.fatal(), error.txn_requires_abort()) == (True, False, False)
+    finally:
+        with contextlib.suppress(impl.KafkaException):  # confluent-kafka's purge() waits for the init
+            dispose(producer)

@@ -178,7 +178,7 @@ def test_noop_options_are_accepted_and_each_says_why() -> None:
         "socket.keepalive.enable",
         "socket.nagle.disable",
         "log_level",
-        "logger",
+        "log.thread.name",
         "debug",
         "enable.metrics.push",
     }
@@ -195,6 +195,23 @@ def test_noop_options_are_accepted_and_each_says_why() -> None:
         }
     )
     assert conf.raw["debug"] == ["broker", "msg"]
+
+
+def test_default_topic_config_applies_in_order() -> None:
+    # Deprecated but still written: its keys apply where the dict stands (a later key wins).
+    assert parse_producer_config({"message.timeout.ms": 600_000, "default.topic.config": {"message.timeout.ms": 1000}}).message_timeout_ms == 1000
+    assert parse_producer_config({"default.topic.config": {"acks": 1}, "acks": "all"}).acks == -1
+    with pytest.raises(KafkaException, match='No such configuration property: "bogus"'):
+        parse_producer_config({"default.topic.config": {"bogus": 5}})
+    with pytest.raises(KafkaException, match=r"default\.topic\.config"):
+        parse_producer_config({"default.topic.config": "acks=1"})
+
+
+def test_logger_is_a_logger_or_a_handler() -> None:
+    for good in (logging.getLogger("x"), logging.LoggerAdapter(logging.getLogger("x"), {}), logging.NullHandler()):
+        parse_producer_config({"logger": good})
+    with pytest.raises(KafkaException, match='"logger"'):
+        parse_producer_config({"logger": object()})
 
 
 # --- every kind of mistake names the key (as written), the value and what is allowed -----------
@@ -238,7 +255,7 @@ def test_unknown_key_far_from_every_name_gets_no_suggestion() -> None:
 )
 def test_out_of_range(key: str, value: Any, allowed: str) -> None:
     message = error_of({key: value})
-    assert f'Invalid value {value!r} for configuration property "{key}"' in message
+    assert f'Invalid value for configuration property "{key}": {value!r} (' in message
     assert f"allowed range is {allowed}" in message
 
 
@@ -283,7 +300,7 @@ def test_out_of_range(key: str, value: Any, allowed: str) -> None:
 )
 def test_bad_values(key: str, value: Any, detail: str) -> None:
     message = error_of({key: value})
-    assert message.startswith(f'Invalid value {value!r} for configuration property "{key}": ')
+    assert message.startswith(f'Invalid value for configuration property "{key}": ')
     assert detail in message
 
 
@@ -582,6 +599,10 @@ AGREE: list[tuple[dict[str, Any], bool]] = [
     ({"api.version.fallback.ms": -1}, True),
     ({"socket.nagle.disable": "x"}, True),
     ({"dr_msg_cb": _fn}, True),  # librdkafka's C callback slot; on_delivery is the Python one
+    ({"default.topic.config": {"acks": 1}}, False),  # deprecated nesting of topic-level options
+    ({"default.topic.config": {"linger.ms": 5}}, False),  # any option, as at the top level
+    ({"default.topic.config": {"bogus.x": 5}}, True),
+    ({"log.thread.name": False}, False),
 ]
 
 
@@ -627,7 +648,6 @@ DIFFERENCES: list[tuple[dict[str, Any], bool, str]] = [
     ({"enable.gapless.guarantee": False}, True, "experimental in librdkafka; not implemented"),
     ({"message.copy.max.bytes": 65535}, True, "librdkafka's copy-versus-reference tuning"),
     ({"allow.auto.create.topics": True}, True, "not implemented"),
-    ({"default.topic.config": {"acks": 1}}, True, "deprecated nesting; set topic options at the top level"),
 ]
 
 

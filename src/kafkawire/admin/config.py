@@ -7,7 +7,7 @@ errors, and confluent-kafka's no-op keys (``logger``, ``debug``, ...) are accept
 from __future__ import annotations
 
 from ..config import CONNECTION_OPTIONS, Option
-from ..producer.config import NOOP_OPTIONS
+from ..producer.config import LOGGER_OPTION, NOOP_OPTIONS
 
 ADMIN_OPTIONS: tuple[Option, ...] = (
     *CONNECTION_OPTIONS,
@@ -15,5 +15,6 @@ ADMIN_OPTIONS: tuple[Option, ...] = (
     Option("retry.backoff.max.ms", "int", 1000, 1, 300_000),
     # Told (on the IO thread) when every broker connection is down.
     Option("error_cb", "callable", None),
+    LOGGER_OPTION,  # accepted; the admin client logs to the 'kafkawire' logger
     *NOOP_OPTIONS,
 )

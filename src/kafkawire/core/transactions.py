@@ -110,6 +110,16 @@ class TransactionState:
         allowed, running = ALLOWED[call]
         if self.state is State.ABORTABLE_ERROR and call is not Call.ABORT:
             raise _abortable_again(call, self.last_error)
+        if self.state is State.INITIALIZING and call is not Call.INIT:
+            # An init_transactions() that timed out is still under way (it resumes when called
+            # again): as librdkafka, any other call conflicts with it and may be retried.
+            raise KafkaException(
+                KafkaError(
+                    KafkaError._CONFLICT,
+                    f"{call.value}() conflicts with init_transactions() in progress: {HINTS[self.state]}",
+                    retriable=True,
+                )
+            )
         if self.state not in allowed:
             raise KafkaException(
                 KafkaError(

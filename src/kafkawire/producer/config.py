@@ -13,7 +13,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..config import CONNECTION_OPTIONS, Option, config_error, option_index, parse_config, protocol_string
+from ..client.logs import check_logger
+from ..config import (
+    CONNECTION_OPTIONS,
+    Option,
+    config_error,
+    expand_default_topic_config,
+    option_index,
+    parse_config,
+    protocol_string,
+)
 from ..records.compression import CODEC_NAMES, LEVEL_RANGES
 
 INT32_MAX = 2**31 - 1
@@ -101,10 +110,6 @@ def _debug(contexts: list[Any]) -> list[Any]:
     return contexts
 
 
-def _anything(value: Any) -> Any:
-    return value
-
-
 def _int(name: str, default: int, low: int, high: int = INT32_MAX, *aliases: str, noop: str = "") -> Option:
     return Option(name, "int", default, low, high, aliases=aliases, noop=noop)
 
@@ -132,10 +137,7 @@ NOOP_OPTIONS: tuple[Option, ...] = (
     _bool("socket.keepalive.enable", False, noop="broker sockets keep the operating system's keep-alive setting"),
     _bool("socket.nagle.disable", True, noop="kafkawire always disables Nagle (TCP_NODELAY), librdkafka's default"),
     _int("log_level", 6, 0, 7, noop="kafkawire logs through the logging module; set levels on 'kafkawire'"),
-    Option(
-        "logger", "object", None, validate=_anything,
-        noop="kafkawire logs through the logging module's 'kafkawire' logger; attach handlers there",
-    ),
+    _bool("log.thread.name", True, noop="log records carry their thread's name already (logging's threadName)"),
     Option(
         "debug", "list", None, validate=_debug,
         noop="librdkafka's debug contexts; use logging.getLogger('kafkawire').setLevel(logging.DEBUG)",
@@ -144,8 +146,12 @@ NOOP_OPTIONS: tuple[Option, ...] = (
 )  # fmt: skip
 
 
+# A Logger (or adapter) or a Handler that receives the client's log records (`kafkawire.client.logs`).
+LOGGER_OPTION = Option("logger", "object", None, validate=check_logger)
+
 PRODUCER_OPTIONS: tuple[Option, ...] = (
     *CONNECTION_OPTIONS,
+    LOGGER_OPTION,
     Option("acks", "object", -1, aliases=("request.required.acks",), validate=_acks),
     Option("linger.ms", "float", 5.0, 0, 900_000, aliases=("queue.buffering.max.ms",)),
     _int("batch.size", 1_000_000, 1),
@@ -235,6 +241,7 @@ class ProducerConfig:
 
 def parse_producer_config(conf: Mapping[str, Any]) -> ProducerConfig:
     """Check every key and value, then the cross-field rules; raise _INVALID_ARG on the first mistake."""
+    conf = expand_default_topic_config(conf)
     values = parse_config(conf, PRODUCER_OPTIONS)
     # canonical name -> the key the user wrote, for librdkafka's "set explicitly" rules and so
     # that errors name keys as written.

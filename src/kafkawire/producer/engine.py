@@ -124,6 +124,10 @@ class ProducerEngine:
             self.txn.on_added = self.sender.wake
             # A fatal transaction error reaches error_cb too (once: the sender reports its own).
             self.txn.on_fatal = lambda error: None if self.sender.fatal is not None else self.deliveries.error(error)
+        # As librdkafka: the cluster is contacted at once (metadata, and the producer id when
+        # idempotent), so the first record does not wait for it and an unreachable cluster is
+        # reported through error_cb before anything is produced.
+        self.sender.wake()
 
     # --- admission -------------------------------------------------------------------------------
 

@@ -100,3 +100,49 @@ def refusal(exc: BaseException) -> KafkaError:
     if isinstance(exc, BufferError):
         return KafkaError(KafkaError._QUEUE_FULL)
     return KafkaError(KafkaError._INVALID_ARG, str(exc))
+
+
+def check_batch(
+    messages: list[Any], partition: int, default_cb: Callable[..., Any] | None
+) -> tuple[list[Prepared], list[tuple[Any, KafkaError]]]:
+    """``produce_batch()``'s messages checked and converted, each to be queued or refused (a value
+    produce() refuses with a `KafkaException`). A wrong type raises before anything is queued, as
+    confluent-kafka does (no delivery report will come for any of them), with its wording."""
+    prepared: list[Prepared] = []
+    refused: list[tuple[Any, KafkaError]] = []
+    for i, m in enumerate(messages):
+        if not isinstance(m, dict):
+            raise TypeError(f"Message at index {i} must be a dict, not {type(m).__name__}")
+        get = m.get
+        cb = get("callback")
+        if cb is None:
+            cb = get("on_delivery", default_cb)
+            if cb is None:
+                cb = default_cb
+        value, key, part, timestamp, headers = (
+            get("value"),
+            get("key"),
+            get("partition", partition),
+            get("timestamp", 0),
+            get("headers"),
+        )
+        for field, given in (("value", value), ("key", key)):
+            if given is not None and not isinstance(given, (bytes, str, bytearray, memoryview)):
+                raise TypeError(f"Message {field} at index {i} must be bytes or str, not {type(given).__name__}")
+        if not isinstance(part, int):
+            raise TypeError(f"Message partition at index {i} must be int, not {type(part).__name__}")
+        try:
+            if value is not None and value.__class__ is not bytes:
+                value = to_bytes(value, "value")
+            if key is not None and key.__class__ is not bytes:
+                key = to_bytes(key, "key")
+            check_fields(part, timestamp, cb)
+            if headers is not None:
+                headers = to_headers(headers)
+        except (TypeError, OverflowError) as exc:
+            raise type(exc)(f"Message at index {i}: {exc}") from None
+        except KafkaException as exc:
+            refused.append((m, exc.args[0]))
+            continue
+        prepared.append((m, value, key, part, timestamp, headers, cb))
+    return prepared, refused

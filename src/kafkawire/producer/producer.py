@@ -25,12 +25,13 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 from ..client.executor import CallbackExecutor
+from ..client.logs import client_logger, log_init
 from ..core.transactions import Call, moves_state
 from ..errors import KafkaError, KafkaException
 from ..model import ClusterMetadata, ConsumerGroupMetadata, RecordMetadata, TopicPartition
 from .config import ProducerConfig, parse_producer_config
 from .engine import ProducerEngine
-from .inputs import Prepared, check_fields, check_topic, first_set, refusal, to_bytes, to_headers
+from .inputs import Prepared, check_batch, check_topic, first_set, refusal
 from .interceptors import InterceptorChain, ProducerRecord
 from .stats import Statistics
 from .transactions import TransactionManager
@@ -44,12 +45,21 @@ class ProducerClosedError(KafkaException, RuntimeError):
 
 
 class Producer:
-    def __init__(self, config: Mapping[str, Any], **kwargs: Any) -> None:
-        logger = kwargs.pop("logger", None)
+    # What a subclass whose __init__ never called Producer.__init__ sees: a closed producer (its
+    # calls raise ProducerClosedError, as confluent-kafka's do), not an AttributeError.
+    _closed = True
+    _plain = False
+
+    def __init__(self, config: Mapping[str, Any] | None = None, /, **kwargs: Any) -> None:
+        if config is None and not kwargs:
+            raise TypeError("expected configuration dict")
+        if config is not None and not isinstance(config, Mapping):
+            raise TypeError(f"expected configuration dict, not {type(config).__name__}")
         executor: CallbackExecutor | None = kwargs.pop("_executor", None)  # AIOProducer serves on its loop
-        conf = parse_producer_config({**config, **kwargs})
+        merged = {**(config or {}), **kwargs}
+        conf = parse_producer_config(merged)
         self._conf: ProducerConfig = conf
-        self._log = logger if isinstance(logger, logging.Logger) else log
+        self._log = client_logger(merged.get("logger"), log)
         self._interceptors = InterceptorChain(conf.interceptors, conf.raw)  # before any thread starts
         if executor is None:
             executor = CallbackExecutor(background=conf.delivery_reports == "background")
@@ -60,6 +70,7 @@ class Producer:
         self._closed = False
         self._stats = Statistics(engine)
         _OPEN.add(self)
+        log_init(self._log, "producer", conf.client_id)
 
     # --- producing -------------------------------------------------------------------------------
 
@@ -76,10 +87,12 @@ class Producer:
         callback: Callable[..., Any] | None = None,
     ) -> None:
         """Queue one record; its delivery report comes from ``poll()``/``flush()`` (or the report thread)."""
-        cb = callback if callback is not None else on_delivery if on_delivery is not None else self._conf.on_delivery
         if self._plain and not self._closed:
+            cb = callback if callback is not None else on_delivery if on_delivery is not None else self._conf.on_delivery
             self._accept(topic, value, key, partition, timestamp, headers, cb, None)
         else:
+            self._check_open()
+            cb = callback if callback is not None else on_delivery if on_delivery is not None else self._conf.on_delivery
             self._enqueue(topic, value, key, partition, timestamp, headers, cb, None)
 
     def send(
@@ -113,39 +126,7 @@ class Producer:
         default_cb = first_set(callback, on_delivery, self._conf.on_delivery)
         # Check every message before queueing any, as confluent-kafka does: a TypeError means
         # nothing was queued (no delivery report will come for any of them).
-        prepared: list[Prepared] = []
-        refused: list[tuple[Any, KafkaError]] = []
-        for i, m in enumerate(messages):
-            if not isinstance(m, dict):
-                raise TypeError(f"message at index {i} must be a dict, not {type(m).__name__}")
-            get = m.get
-            cb = get("callback")
-            if cb is None:
-                cb = get("on_delivery", default_cb)
-                if cb is None:
-                    cb = default_cb
-            value, key, part, timestamp, headers = (
-                get("value"),
-                get("key"),
-                get("partition", partition),
-                get("timestamp", 0),
-                get("headers"),
-            )
-            try:
-                # The same checks produce() makes, here converting once for both passes.
-                if value is not None and value.__class__ is not bytes:
-                    value = to_bytes(value, "value")
-                if key is not None and key.__class__ is not bytes:
-                    key = to_bytes(key, "key")
-                check_fields(part, timestamp, cb)
-                if headers is not None:
-                    headers = to_headers(headers)
-            except (TypeError, OverflowError) as exc:
-                raise type(exc)(f"message at index {i}: {exc}") from None
-            except KafkaException as exc:  # a value produce() refuses (a negative timestamp)
-                refused.append((m, exc.args[0]))
-                continue
-            prepared.append((m, value, key, part, timestamp, headers, cb))
+        prepared, refused = check_batch(messages, partition, default_cb)
         self._queue_checked(topic, prepared, refused, wait=False)
         for m, error in refused:
             m["_error"] = error
@@ -375,6 +356,7 @@ class Producer:
         self.commit_transaction(timeout)
 
     def _transactional(self) -> TransactionManager:
+        self._check_open()
         if self._engine.txn is None:
             raise KafkaException(
                 KafkaError(KafkaError._NOT_CONFIGURED, 'transactions need "transactional.id" in the configuration')
@@ -408,6 +390,10 @@ class Producer:
 
     def __len__(self) -> int:
         return self._engine.outstanding
+
+    def __bool__(self) -> bool:
+        # A producer is truthy even when nothing is queued (``len() == 0``), as confluent-kafka's.
+        return True
 
     def close(self, timeout: float = -1) -> bool:
         """Flush (up to ``timeout``), fail whatever is left (``_PURGE_*``), serve every report and

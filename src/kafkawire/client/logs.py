@@ -1,0 +1,44 @@
+"""Where a client logs: the ``logger`` the application gave (confluent-kafka's option), else ours.
+
+A `logging.Logger` (or anything with the Logger's methods, an adapter) is used as it is; a
+`logging.Handler` gets a logger of its own that writes only to it. Each client says at DEBUG that
+it started ("INIT ..."), as librdkafka does, so an application can check its logger is wired.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from typing import Any
+
+from .._version import __version__
+
+_LOGGER_METHODS = ("debug", "info", "warning", "error", "exception", "log")
+_instances = itertools.count(1)
+
+
+def check_logger(value: Any) -> Any:
+    """The ``logger`` option: None, a Handler, or a Logger-like object (ValueError otherwise)."""
+    if value is None or isinstance(value, logging.Handler):
+        return value
+    if all(callable(getattr(value, name, None)) for name in _LOGGER_METHODS):
+        return value
+    raise ValueError("expected a logging.Logger (or adapter) or a logging.Handler")
+
+
+def client_logger(given: Any, default: logging.Logger) -> Any:
+    """The logger a client writes to (``given`` already checked by `check_logger`)."""
+    if given is None:
+        return default
+    if isinstance(given, logging.Handler):
+        own = logging.getLogger(f"{default.name}.{next(_instances)}")
+        own.propagate = False
+        own.addHandler(given)
+        own.setLevel(logging.DEBUG)  # the handler's own level decides
+        return own
+    return given
+
+
+def log_init(logger: Any, kind: str, client_id: str) -> None:
+    """The DEBUG line every client writes once it is built (librdkafka's "INIT" line)."""
+    logger.debug("INIT [%s#%s] kafkawire %s initialized", client_id, kind, __version__)
