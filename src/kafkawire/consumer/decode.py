@@ -12,7 +12,7 @@ from __future__ import annotations
 from ..model import TIMESTAMP_CREATE_TIME, TIMESTAMP_LOG_APPEND_TIME, Message
 from ..native import native
 from ..protocol.primitives import DecodeError
-from ..records import DecodeBudget, Record, RecordBatch
+from ..records import DEFAULT_DECODE_BUDGET, DecodeBudget, Record, RecordBatch
 from ..records.decoder import decode_records
 
 
@@ -35,7 +35,7 @@ def decode_messages(
     Messages, or None when the bytes are malformed."""
     try:
         records, stop = decode_records(
-            body, pos, end, count, base_offset, base_timestamp, None if log_append_time < 0 else log_append_time, DecodeBudget()
+            body, pos, end, count, base_offset, base_timestamp, None if log_append_time < 0 else log_append_time, DecodeBudget(DEFAULT_DECODE_BUDGET)
         )
     except (DecodeError, IndexError):
         return None
