@@ -20,7 +20,7 @@ BLOCKS = [b for b in ALL_BLOCKS if b not in SPARK_BLOCKS]
 
 def test_readme_has_a_quick_start_for_every_face() -> None:
     text = "\n".join(BLOCKS)
-    for face in ("Producer(", ".send(", "SyncProducer(", "AIOProducer("):
+    for face in ("Producer(", ".send(", "SyncProducer(", "AIOProducer(", "Consumer(", "AIOConsumer("):
         assert face in text, f"no quick start shows {face}"
 
 
