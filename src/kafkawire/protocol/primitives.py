@@ -18,6 +18,9 @@ class DecodeBudgetError(DecodeError):
     """Decoding would take more memory than the caller's budget allows (a likely bomb)."""
 
 
+DEFAULT_DECODE_BUDGET = 512 * 1024 * 1024  # a record fetch's default; protocol answers get their own
+
+
 class DecodeBudget:
     """The memory one decoding may still allocate, in bytes, and (optionally) the most elements
     each named array may hold. The protocol codec and the record decoders charge it before they
@@ -26,7 +29,7 @@ class DecodeBudget:
 
     __slots__ = ("counts", "limit", "remaining")
 
-    def __init__(self, limit: int, counts: Mapping[str, int] | None = None) -> None:
+    def __init__(self, limit: int = DEFAULT_DECODE_BUDGET, counts: Mapping[str, int] | None = None) -> None:
         self.limit = limit
         self.remaining = limit
         self.counts = counts

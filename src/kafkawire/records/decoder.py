@@ -25,7 +25,6 @@ from kafkawire.records.types import (
     CONTROL_MASK,
     CONTROL_VALUE,
     COPY_BODY_LIMIT,
-    DEFAULT_DECODE_BUDGET,
     HEADER,
     HEADER_COST,
     HEADER_SIZE,
@@ -73,7 +72,7 @@ def decode_batches(
     (the consumer, straight into Messages); control batches are always decoded.
     """
     if budget is None:
-        budget = DecodeBudget(DEFAULT_DECODE_BUDGET)
+        budget = DecodeBudget()
     buf = data if isinstance(data, bytes) else bytes(data)
     end = len(buf)
     pos = 0

@@ -40,7 +40,6 @@ from kafkawire.records.crc import crc32
 from kafkawire.records.types import (
     COMPRESSION_MASK,
     COPY_BODY_LIMIT,
-    DEFAULT_DECODE_BUDGET,
     RECORD_COST,
     TIMESTAMP_TYPE_MASK,
     CorruptRecordError,
@@ -126,7 +125,7 @@ def decode_legacy_message(
     records take is charged to ``budget`` (see `DecodeBudget`).
     """
     if budget is None:
-        budget = DecodeBudget(DEFAULT_DECODE_BUDGET)
+        budget = DecodeBudget()
     offset, size, crc, magic, attributes, timestamp, key, value = _read_message(buf, pos, end)
     codec = attributes & COMPRESSION_MASK
     if codec == NONE:

@@ -53,9 +53,9 @@ import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from kafkawire.protocol.primitives import DecodeBudget, DecodeBudgetError, DecodeError
+from kafkawire.protocol.primitives import DEFAULT_DECODE_BUDGET, DecodeBudget, DecodeBudgetError, DecodeError
 
-__all__ = ["DecodeBudget", "DecodeBudgetError"]  # re-exported: the records layer's budget is the codec's
+__all__ = ["DEFAULT_DECODE_BUDGET", "DecodeBudget", "DecodeBudgetError"]  # re-exported: the records layer's budget is the codec's
 
 MAGIC = 2
 
@@ -97,7 +97,6 @@ Headers = Sequence[tuple[str, bytes | None]]
 # 200 bytes beyond the payload, a header (tuple, str, bytes) about 100.
 RECORD_COST = 256
 HEADER_COST = 128
-DEFAULT_DECODE_BUDGET = 512 * 1024 * 1024
 # A decompressed body up to this size is copied into bytes for the fast slicing path (nearly
 # every batch: producers close batches at about 1 MB); a larger one is read in place, each key and
 # value copied out, so that a body near the decompression limit never exists twice.
