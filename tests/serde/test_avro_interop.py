@@ -99,6 +99,61 @@ def test_references_resolved_from_the_registry(front: RegistryFront) -> None:
     assert AvroDeserializer(sr)(ours({"k": "B"}, CTX), CTX) == {"k": "B"}
 
 
+def test_a_union_of_referenced_records_at_the_top_level(front: RegistryFront) -> None:
+    sr = SchemaRegistryClient({"url": front.url})
+    refs = []
+    for name, field in (("A", "x"), ("B", "y")):
+        text = json.dumps({"type": "record", "name": name, "namespace": "u", "fields": [{"name": field, "type": "int"}]})
+        refs.append(SchemaReference(f"u.{name}", name, sr.register_schema_full_response(name, Schema(text, "AVRO")).version))
+    union = Schema(json.dumps(["u.A", "u.B"]), "AVRO", refs)
+    ours = AvroSerializer(sr, union)
+    theirs = TheirSerializer(front.registry, TheirSchema.from_dict(union.to_dict()))
+    for value in ({"x": 1}, {"y": 2}):
+        data = ours(value, CTX)
+        assert data == theirs(value, THEIR_CTX)
+        assert AvroDeserializer(sr)(data, CTX) == value == TheirDeserializer(front.registry)(data, THEIR_CTX)
+
+
+@pytest.mark.parametrize("schema", ['"bytes"', '{"type": "bytes"}'])
+def test_a_bytes_schema_writes_the_bytes_raw(front: RegistryFront, schema: str) -> None:
+    """As Java's serializer and confluent-kafka: no Avro length prefix for a "bytes" value."""
+    ours, theirs = both(front, schema)
+    data = ours(b"\x02\x03\x04", CTX)
+    assert data == theirs(b"\x02\x03\x04", THEIR_CTX)
+    assert data is not None and data[5:] == b"\x02\x03\x04"
+    assert AvroDeserializer(SchemaRegistryClient({"url": front.url}))(theirs(b"", THEIR_CTX), CTX) == b""
+    assert TheirDeserializer(front.registry)(data, THEIR_CTX) == b"\x02\x03\x04"
+    with pytest.raises(SerializationError, match="expected bytes"):
+        ours("text", CTX)
+
+
+@pytest.mark.parametrize(
+    ("conf", "value", "refused"),
+    [
+        ({"validate.strict": True}, {"a": 1, "extra": 2}, True),
+        ({"validate.strict": True}, {}, True),  # a missing field, even with a default
+        ({"validate.strict.allow.default": True}, {}, False),
+        ({"validate.strict.allow.default": True}, {"a": 1, "extra": 2}, True),
+        ({}, {"a": 1, "extra": 2}, False),
+        ({}, {}, False),  # not strict: the default is written
+    ],
+)
+def test_strict_validation_refuses_as_confluent(front: RegistryFront, conf: dict[str, Any], value: Any, refused: bool) -> None:
+    """Refusals are SerializationError and the ValueError confluent-kafka raises (from fastavro)."""
+    schema = json.dumps({"type": "record", "name": "S", "fields": [{"name": "a", "type": "int", "default": 0}]})
+    ours, theirs = both(front, schema, conf)
+    outcomes = []
+    for ser, ctx in ((ours, CTX), (theirs, THEIR_CTX)):
+        try:
+            outcomes.append(ser(value, ctx))
+        except ValueError as e:
+            outcomes.append(type(e).__mro__[1].__name__ if ser is ours else "refused")
+    if refused:
+        assert outcomes == ["SerializationError", "refused"]
+    else:
+        assert outcomes[0] == outcomes[1]
+
+
 def test_guid_in_header_read_by_confluent(front: RegistryFront) -> None:
     ours = AvroSerializer(
         SchemaRegistryClient({"url": front.url}), SCHEMA, conf={"schema.id.serializer": header_schema_id_serializer}

@@ -18,7 +18,7 @@ from ..common.schema_registry_client import Schema
 from .schema_registry_client import SchemaRegistryClient
 from .serde import READ_MODES, BaseDeserializer, BaseSerializer, refuse_rules, where
 
-__all__ = ["AvroDeserializer", "AvroSerializer"]
+__all__ = ["AvroDeserializer", "AvroEncodingError", "AvroSerializer"]
 
 _PRIMITIVES = {"null", "boolean", "int", "long", "float", "double", "bytes", "string"}
 
@@ -34,6 +34,11 @@ def _schema_name(schema: Any) -> str | None:
         namespace = schema.get("namespace")
         return name if "." in name or not namespace else f"{namespace}.{name}"
     return None  # a union has no name
+
+
+def _raw_bytes(parsed: Any) -> bool:
+    """A plain "bytes" schema (no logical type): its value goes on the wire without Avro framing."""
+    return parsed == "bytes" or (isinstance(parsed, dict) and parsed.get("type") == "bytes" and "logicalType" not in parsed)
 
 
 def _load(schema_str: str) -> Any:
@@ -53,6 +58,11 @@ def _as_schema(schema_str: Any) -> Schema | None:
     raise TypeError("You must pass either schema string or schema object")
 
 
+class AvroEncodingError(SerializationError, ValueError):
+    """A value the schema refuses (a missing or, with ``validate.strict``, an extra field...): a
+    `SerializationError`, and the ``ValueError`` confluent-kafka lets through from fastavro."""
+
+
 class _Parsing:
     _registry: SchemaRegistryClient
     _parsed: dict[str, Any]
@@ -65,7 +75,13 @@ class _Parsing:
             named: dict[str, Any] = {}
             self._resolve_references(schema, named, set())
             try:
-                parsed = parse_schema(_load(key), named_schemas=named)
+                loaded = _load(key)
+                referenced = dict(named)
+                parsed = parse_schema(loaded, named_schemas=named)
+                if not isinstance(parsed, dict) and referenced:
+                    # A union (or a bare name) at the top level has nowhere to carry the types it
+                    # names from references: fastavro needs them written out in it.
+                    parsed = parse_schema(loaded, named_schemas=referenced, expand=True)
             except Exception as e:
                 raise SerializationError(f"invalid Avro schema: {e}") from e
             self._parsed[key] = parsed
@@ -126,10 +142,18 @@ class AvroSerializer(_Parsing, BaseSerializer):
         schema_id, schema = self._writer(subject, self._schema)
         parsed = self._parse(schema)
         value = self._to_dict(obj, ctx) if self._to_dict is not None else obj
+        if _raw_bytes(parsed):
+            # A "bytes" schema's value is written raw, without Avro's length prefix: the framing
+            # Java's KafkaAvroSerializer and confluent-kafka write and read.
+            if not isinstance(value, (bytes, bytearray, memoryview)):
+                raise SerializationError(f"Avro encoding failed{where(ctx)}: expected bytes, not {type(value).__name__}")
+            return self._frame(bytes(value), ctx, schema_id)
         buf = io.BytesIO()
         try:
             schemaless_writer(buf, parsed, value, strict=self._strict, strict_allow_default=self._strict_allow_default)
-        except (ValueError, TypeError, KeyError, AttributeError) as e:
+        except ValueError as e:
+            raise AvroEncodingError(f"Avro encoding failed{where(ctx)}: {e}") from e
+        except (TypeError, KeyError, AttributeError) as e:
             raise SerializationError(f"Avro encoding failed{where(ctx)}: {e}") from e
         return self._frame(buf.getvalue(), ctx, schema_id)
 
@@ -173,6 +197,13 @@ class AvroDeserializer(_Parsing, BaseDeserializer):
             subject = self._subject(ctx, None)
             latest = self._latest(subject) if subject is not None else None
             reader = self._parse(refuse_rules(latest.schema, READ_MODES)) if latest is not None else None
+        if _raw_bytes(writer):  # written raw (see AvroSerializer): the rest of the payload
+            raw = payload.read()
+            if reader is None or _raw_bytes(reader):
+                return self._from_dict(raw, ctx) if self._from_dict is not None else raw
+            payload = io.BytesIO()  # resolved into another reader schema from its Avro encoding
+            schemaless_writer(payload, "bytes", raw)
+            payload.seek(0)
         try:
             obj = schemaless_reader(
                 payload, writer, reader if reader is not None else writer, return_record_name=self._return_record_name
