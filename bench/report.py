@@ -119,9 +119,12 @@ def _rss_table(sr: ScenarioResult) -> list[str]:
 
 
 def _spark_table(sr: ScenarioResult) -> list[str]:
-    reading = sr.scenario.kind == "spark-read"
-    base = _median(sr, "kafkawire-fetch" if reading else "kafkawire-batch", _rate)
-    against = "x read path" if reading else "x produce_batch"
+    kind = sr.scenario.kind
+    base_client, against = {
+        "spark-read": ("kafkawire-fetch", "x read path"),
+        "consume": ("confluent-consume", "x confluent consume(1000)"),
+    }.get(kind, ("kafkawire-batch", "x produce_batch"))
+    base = _median(sr, base_client, _rate)
     lines = [f"| client | rows/s median | min - max | {against} | runs |", "|---|---:|---:|---:|---|"]
     for client in dict.fromkeys(r.client for r in sr.runs):
         runs = sr.of(client)
@@ -165,6 +168,10 @@ def _targets(results: list[ScenarioResult]) -> list[str]:
     check(f"10M records: peak RSS <= buffer limit + 100 MiB ({_fmt(limit)} MiB)", rss, lambda v: limit is not None and v <= limit, "{:,.0f} MiB")
     check("Spark data source >= 0.5x produce_batch() rows/s", ratio("spark", "kafkawire-spark", base="kafkawire-batch"), lambda v: v >= 0.5)
     check("Spark reader >= 0.5x the read path alone rows/s", ratio("spark-read", "kafkawire-spark-read", base="kafkawire-fetch"), lambda v: v >= 0.5)
+    check("consumer poll() loop >= 0.5x confluent-kafka poll() loop", ratio("consume", "kafkawire-poll", base="confluent-poll"), lambda v: v >= 0.5)
+    check("consume(1000) >= 0.8x confluent-kafka consume(1000)", ratio("consume", "kafkawire-consume", base="confluent-consume"), lambda v: v >= 0.8)
+    check("consume(1000) >= 4x aiokafka getmany", ratio("consume", "kafkawire-consume", base="aiokafka-getmany"), lambda v: v >= 4)
+    check("consume_arrow(1000) >= 2x confluent-kafka consume(1000)", ratio("consume", "kafkawire-arrow-read", base="confluent-consume"), lambda v: v >= 2)
     lines = ["| target | measured (medians, one run) | met |", "|---|---|---|"]
     for target, shown, met in rows:
         lines.append(f"| {target} | {shown} | {'-' if met is None else ('yes' if met else 'NO')} |")
@@ -202,7 +209,7 @@ def render(results: list[ScenarioResult], meta: dict[str, Any]) -> str:
             out += _latency_table(sr)
         elif kind == "rss":
             out += _rss_table(sr)
-        elif kind in ("spark", "spark-read"):
+        elif kind in ("spark", "spark-read", "consume"):
             out += _spark_table(sr)
         else:
             out += _throughput_table(sr)

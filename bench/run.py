@@ -161,7 +161,9 @@ def records_for(client: str, sc: Scenario, slow_fraction: float) -> int:
 
 def run_scenario(sc: Scenario, clients: list[str], args: argparse.Namespace, bootstrap: str) -> ScenarioResult:
     out = ScenarioResult(sc)
-    chosen = [c for c in sc.clients if c in clients or c in ("kafkawire-spark", "kafkawire-fetch", "kafkawire-spark-read")]
+    chosen = [
+        c for c in sc.clients if c in clients or c in ("kafkawire-spark", "kafkawire-fetch", "kafkawire-spark-read") or sc.kind == "consume"
+    ]
     print(f"\n== {sc.name}: {sc.describe()}", flush=True)
     for rnd in range(args.rounds):
         order = chosen[rnd % len(chosen) :] + chosen[: rnd % len(chosen)] if chosen else []

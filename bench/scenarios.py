@@ -5,8 +5,9 @@ A throughput scenario is named ``<size>-<keys>-<acks>-<compression>``, for examp
 idempotence). Any such name is accepted on the command line; ``DEFAULT_SCENARIOS`` is the set the
 issue's targets are read from. Four special scenarios measure something else: ``latency``
 (p50/p99 delivery latency at a fixed rate), ``rss`` (peak memory over ten million records with a
-bounded buffer), ``spark`` (the data source writing a DataFrame in local mode) and ``spark-read``
-(the data source reading a topic into a DataFrame, against the read path alone).
+bounded buffer), ``spark`` (the data source writing a DataFrame in local mode), ``spark-read``
+(the data source reading a topic into a DataFrame, against the read path alone) and ``consume``
+(consumers reading records already in the topic: bench/consume.py).
 """
 
 from __future__ import annotations
@@ -45,18 +46,29 @@ DEFAULT_SCENARIOS = (
     "rss",
     "spark",
     "spark-read",
+    "consume",
 )
 
 LATENCY_RATE = 10_000  # records per second
 RSS_RECORDS = 10_000_000
 RSS_BUFFER_KBYTES = 65_536  # queue.buffering.max.kbytes for the rss scenario (64 MiB)
 SPARK_ROWS = 1_000_000
+CONSUME_RECORDS = 1_000_000
+# The consume scenario's readers; confluent-consume is the baseline of its ratios.
+CONSUME_CLIENTS = (
+    "confluent-consume",
+    "confluent-poll",
+    "kafkawire-consume",
+    "kafkawire-poll",
+    "kafkawire-arrow-read",
+    "aiokafka-getmany",
+)
 
 
 @dataclass(frozen=True)
 class Scenario:
     name: str
-    kind: str  # "throughput", "latency", "rss", "spark" or "spark-read"
+    kind: str  # "throughput", "latency", "rss", "spark", "spark-read" or "consume"
     value_size: int = 100
     keyed: bool = False
     acks_all: bool = False  # acks=all with enable.idempotence
@@ -88,6 +100,11 @@ class Scenario:
             return (
                 f"{self.records:,} records of 100 B values read: Spark data source into a DataFrame (local mode) "
                 "vs the read path alone (fetch_range, one process)"
+            )
+        if self.kind == "consume":
+            return (
+                f"{self.records:,} x 100 B already in the topic, read from the beginning (every partition assigned): "
+                "poll() loop, consume(1000), consume_arrow(1000), aiokafka getmany(max_records=1000)"
             )
         acks = "acks=all + idempotence" if self.acks_all else "acks=1"
         keys = "keyed" if self.keyed else "keyless"
@@ -127,6 +144,8 @@ def parse_scenario(name: str, quick: bool) -> Scenario:
             records=SPARK_ROWS // 10 if quick else SPARK_ROWS,
             clients=("kafkawire-fetch", "kafkawire-spark-read"),
         )
+    if name == "consume":
+        return Scenario(name, "consume", records=CONSUME_RECORDS // 10 if quick else CONSUME_RECORDS, clients=CONSUME_CLIENTS)
     try:
         size, keys, acks, compression = name.split("-")
         value_size = SIZES[size]
@@ -134,7 +153,7 @@ def parse_scenario(name: str, quick: bool) -> Scenario:
             raise ValueError
     except (ValueError, KeyError):
         raise SystemExit(
-            f"unknown scenario {name!r}: expected latency, rss, spark, spark-read or <size>-<keys>-<acks>-<compression> "
+            f"unknown scenario {name!r}: expected latency, rss, spark, spark-read, consume or <size>-<keys>-<acks>-<compression> "
             f"with size in {sorted(SIZES)}, keys keyless/keyed, acks acks1/acksall, compression in {COMPRESSIONS}"
         ) from None
     records = 1_000_000 if value_size <= 100 else 200_000

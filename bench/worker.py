@@ -602,6 +602,10 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
         table = {"kafkawire-batch": kafkawire_batch, "kafkawire-spark": kafkawire_spark}
     elif sc.kind == "spark-read":
         table = {"kafkawire-fetch": kafkawire_fetch, "kafkawire-spark-read": kafkawire_spark_read}
+    elif sc.kind == "consume":
+        from bench.consume import consume_worker
+
+        table = {client: consume_worker(client)}
     else:
         table = THROUGHPUT
     w = Workload(sc, records)

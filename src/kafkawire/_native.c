@@ -10,6 +10,7 @@
  *   serve_delivered  the delivery reports of a delivered batch (producer.py DeliveredReports)
  *   tally_delivered  a delivered batch's bookkeeping (producer.py Producer._report_delivered)
  *   decode_messages  a fetched batch's records as consumed Messages (consumer/decode.py)
+ *   decode_columns   a fetched batch's records as Arrow buffers (consumer/arrow.py)
  *
  * None of them keeps state between calls but serve_delivered's cache of Message's slot
  * descriptors; none releases the GIL (each step is a few hundred nanoseconds).
@@ -770,6 +771,133 @@ done:
     return out;
 }
 
+/* ---- decode_columns ------------------------------------------------------------------ */
+
+/* One binary column being filled: int32 offsets, the bytes, a validity bitmap (nulls). */
+typedef struct {
+    PyObject *offsets, *data, *valid;
+    int32_t *off;
+    char *bytes;
+    unsigned char *bits;
+    Py_ssize_t used;
+    int nulls;
+} BinaryColumn;
+
+static int
+column_init(BinaryColumn *c, Py_ssize_t count, Py_ssize_t max_bytes)
+{
+    c->offsets = PyBytes_FromStringAndSize(NULL, (count + 1) * 4);
+    c->data = PyBytes_FromStringAndSize(NULL, max_bytes);
+    c->valid = PyBytes_FromStringAndSize(NULL, (count + 7) / 8);
+    if (c->offsets == NULL || c->data == NULL || c->valid == NULL) return -1;
+    c->off = (int32_t *)PyBytes_AS_STRING(c->offsets);
+    c->bytes = PyBytes_AS_STRING(c->data);
+    c->bits = (unsigned char *)PyBytes_AS_STRING(c->valid);
+    memset(c->bits, 0xff, (count + 7) / 8);
+    c->off[0] = 0;
+    c->used = 0;
+    c->nulls = 0;
+    return 0;
+}
+
+static void
+column_clear(BinaryColumn *c)
+{
+    Py_CLEAR(c->offsets);
+    Py_CLEAR(c->data);
+    Py_CLEAR(c->valid);
+}
+
+/* Append the next varint-length-prefixed field (-1: null) as row ``row``. */
+static int
+column_append(BinaryColumn *c, Py_ssize_t row, const unsigned char *buf, Py_ssize_t end, Py_ssize_t *pos)
+{
+    int64_t length;
+    if (read_zigzag(buf, end, pos, 5, &length) < 0) return -1;
+    if (length < 0) {
+        if (length != -1) return -1;
+        c->bits[row / 8] &= (unsigned char)~(1u << (row % 8));
+        c->nulls++;
+    } else {
+        if (length > end - *pos) return -1;
+        memcpy(c->bytes + c->used, buf + *pos, (size_t)length);
+        c->used += (Py_ssize_t)length;
+        *pos += (Py_ssize_t)length;
+    }
+    c->off[row + 1] = (int32_t)c->used;
+    return 0;
+}
+
+/* decode_columns(body, pos, end, count, base_offset, base_timestamp, log_append_time, min_offset)
+ *   -> (rows, offsets, timestamps, key_valid, key_offsets, key_data, value_valid, value_offsets,
+ *       value_data), or None when the bytes are malformed
+ * The records at ``min_offset`` or later as Arrow buffers (little-endian int64 offsets and
+ * timestamps; binary keys and values: validity bitmap or None without nulls, int32 offsets,
+ * data): a columnar hand-over with no Python object per record. */
+static PyObject *
+decode_columns(PyObject *module, PyObject *args)
+{
+    Py_buffer view;
+    Py_ssize_t pos, end, count;
+    long long base_offset, base_timestamp, log_append, min_offset;
+    if (!PyArg_ParseTuple(args, "y*nnnLLLL:decode_columns", &view, &pos, &end, &count, &base_offset, &base_timestamp,
+                          &log_append, &min_offset))
+        return NULL;
+    PyObject *out = NULL, *offsets = NULL, *stamps = NULL;
+    BinaryColumn keys = {0}, values = {0};
+    if (pos < 0 || end > view.len || pos > end || count < 0 || count > (end - pos) / 7) goto malformed;
+    const unsigned char *buf = (const unsigned char *)view.buf;
+    offsets = PyBytes_FromStringAndSize(NULL, count * 8);
+    stamps = PyBytes_FromStringAndSize(NULL, count * 8);
+    if (offsets == NULL || stamps == NULL || column_init(&keys, count, end - pos) < 0
+        || column_init(&values, count, end - pos) < 0)
+        goto done;
+    int64_t *off = (int64_t *)PyBytes_AS_STRING(offsets), *ts = (int64_t *)PyBytes_AS_STRING(stamps);
+    Py_ssize_t rows = 0;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        int64_t length, ts_delta, offset_delta, nheaders;
+        if (read_zigzag(buf, end, &pos, 5, &length) < 0 || length < 6 || length > end - pos) goto malformed;
+        Py_ssize_t record_end = pos + (Py_ssize_t)length;
+        pos += 1; /* attributes */
+        if (read_zigzag(buf, record_end, &pos, 10, &ts_delta) < 0) goto malformed;
+        if (read_zigzag(buf, record_end, &pos, 5, &offset_delta) < 0) goto malformed;
+        if (base_offset + offset_delta < min_offset) {
+            pos = record_end;
+            continue;
+        }
+        if (column_append(&keys, rows, buf, record_end, &pos) < 0) goto malformed;
+        if (column_append(&values, rows, buf, record_end, &pos) < 0) goto malformed;
+        /* Headers are checked, not kept (the columns are the connector's without headers). */
+        if (read_zigzag(buf, record_end, &pos, 5, &nheaders) < 0 || nheaders < 0) goto malformed;
+        for (int64_t h = 0; h < nheaders; h++) {
+            int64_t klen, vlen;
+            if (read_zigzag(buf, record_end, &pos, 5, &klen) < 0 || klen < 0 || klen > record_end - pos) goto malformed;
+            pos += (Py_ssize_t)klen;
+            if (read_zigzag(buf, record_end, &pos, 5, &vlen) < 0 || vlen < -1 || vlen > record_end - pos) goto malformed;
+            if (vlen > 0) pos += (Py_ssize_t)vlen;
+        }
+        if (pos != record_end) goto malformed;
+        off[rows] = base_offset + offset_delta;
+        ts[rows] = log_append >= 0 ? log_append : base_timestamp + ts_delta;
+        rows++;
+    }
+    if (pos != end) goto malformed;
+    /* Trim to what was used (each data buffer was sized for the whole body). */
+    if (_PyBytes_Resize(&keys.data, keys.used) < 0 || _PyBytes_Resize(&values.data, values.used) < 0) goto done;
+    out = Py_BuildValue("(nOOOOOOOO)", rows, offsets, stamps, keys.nulls ? keys.valid : Py_None, keys.offsets,
+                        keys.data, values.nulls ? values.valid : Py_None, values.offsets, values.data);
+    goto done;
+malformed:
+    if (!PyErr_Occurred()) out = Py_NewRef(Py_None);
+done:
+    Py_XDECREF(offsets);
+    Py_XDECREF(stamps);
+    column_clear(&keys);
+    column_clear(&values);
+    PyBuffer_Release(&view);
+    return out;
+}
+
 /* ---- module ------------------------------------------------------------------------- */
 
 static PyMethodDef native_methods[] = {
@@ -783,6 +911,9 @@ static PyMethodDef native_methods[] = {
     {"decode_messages", decode_messages, METH_VARARGS,
      "decode_messages(body, pos, end, count, base_offset, base_timestamp, log_append_time, min_offset, topic,"
      " partition, timestamp_type, leader_epoch, message_type) -> list of messages, or None when malformed"},
+    {"decode_columns", decode_columns, METH_VARARGS,
+     "decode_columns(body, pos, end, count, base_offset, base_timestamp, log_append_time, min_offset)"
+     " -> Arrow buffers of the records, or None when malformed"},
     {NULL, NULL, 0, NULL},
 };
 

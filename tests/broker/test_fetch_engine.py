@@ -243,3 +243,43 @@ def test_unassign_forgets_the_partition(tansu: TansuBroker, topic_name: Callable
         assert t.engine.position((topic, 0)) is None
         got = t.take(20)
         assert {m.partition() for m in got} == {1}
+
+
+def test_take_arrow_hands_over_columns(tansu: TansuBroker, topic_name: Callable[[str], str]) -> None:
+    pa = pytest.importorskip("pyarrow")
+    topic = topic_name("arrow")
+    create_topic(tansu.bootstrap, topic, 2)
+    written = [Record(b"v%d" % i, key=None if i % 3 == 0 else b"k%d" % i, partition=i % 2, timestamp_ms=1_700_000_000_000 + i) for i in range(600)]
+    produce_with_confluent(tansu.bootstrap, topic, written, config={"compression.type": "zstd", "batch.num.messages": 40})
+    by_key = {(r.partition, i // 2): r for i, r in enumerate(written)}
+    with taker(tansu.bootstrap, settings(enable_partition_eof=True)) as t:
+        t.engine.assign([((topic, p), 0, None) for p in range(2)])
+        t.until(lambda: all((w := t.engine.watermarks((topic, p))) is not None and w[1] == 300 for p in range(2)))
+        first = t.engine.take(5)  # decoded as Messages before the first take_arrow(): converted
+        batches = []
+        rows = len(first)
+        while rows < 600:
+            t.ready.clear()
+            got = t.engine.take_arrow(128)
+            if got is None:
+                t.ready.wait(0.5)
+                continue
+            assert got.num_rows <= 128
+            batches.append(got)
+            rows += got.num_rows
+        table = pa.Table.from_batches(batches)
+        assert table.schema.names == ["key", "value", "topic", "partition", "offset", "timestamp", "timestampType"]
+        seen = {(m.partition(), m.offset()) for m in first}
+        for row in table.to_pylist():
+            rec = by_key[(row["partition"], row["offset"])]
+            assert (row["key"], row["value"], row["topic"], row["timestampType"]) == (rec.key, rec.value, topic, 0)
+            assert int(row["timestamp"].timestamp() * 1000) == rec.timestamp_ms
+            seen.add((row["partition"], row["offset"]))
+        assert len(seen) == 600
+        assert [t.engine.position((topic, p)) for p in range(2)] == [300, 300]
+        # The EOF events met by take_arrow() wait for take(); records come as Messages there too.
+        events = t.take(2, errors=True)
+        assert {e.error().code() for e in events} == {KafkaError._PARTITION_EOF}
+        produce_with_confluent(tansu.bootstrap, topic, [Record(b"late", key=b"k", partition=1)])
+        (late,) = t.take(1)
+        assert (late.partition(), late.offset(), late.key(), late.value()) == (1, 300, b"k", b"late")

@@ -233,3 +233,41 @@ def test_decode_messages_refuses_what_the_python_twin_refuses(cut: int, junk: by
         args = (data, p, e, n, 0, 0, -1, 0, "t", 0, 1, None, Message)
         ours, twin = native.decode_messages(*args), decode_messages(*args)
         assert ours == twin
+
+
+@settings(max_examples=150, deadline=None)
+@given(recs=st.lists(st.tuples(timestamps, blobs, blobs, headers), min_size=1, max_size=30), skip=st.integers(0, 31), lz4=st.booleans())
+def test_decode_columns_gives_the_python_twins_columns(recs: list[Any], skip: int, lz4: bool) -> None:
+    pa = pytest.importorskip("pyarrow")
+    from kafkawire.consumer import arrow
+
+    batch = _fetched(recs, LZ4 if lz4 else NONE, 1000)
+    body, pos, end, count = batch.body
+    ours = native.decode_columns(body, pos, end, count, batch.base_offset, batch.base_timestamp, -1, 1000 + skip)
+    twin = arrow.decode_columns(body, pos, end, count, batch.base_offset, batch.base_timestamp, -1, 1000 + skip)
+    assert ours[0] == twin[0] == max(0, len(recs) - skip)
+    got = arrow.columns_of(batch, 1000 + skip, "t", 3).batch
+    expected = recs[skip:]
+    assert got.schema == arrow.SCHEMA
+    assert got.column("key").to_pylist() == [k for _, k, _, _ in expected]
+    assert got.column("value").to_pylist() == [v for _, _, v, _ in expected]
+    assert got.column("offset").to_pylist() == list(range(1000 + skip, 1000 + len(recs)))
+    assert got.column("timestamp").cast(pa.int64()).to_pylist() == [ts for ts, _, _, _ in expected]
+    assert set(got.column("topic").to_pylist()) <= {"t"} and set(got.column("partition").to_pylist()) <= {3}
+    n = ours[0]
+    for ours_buf, twin_buf, width in zip(ours[1:3], twin[1:3], (8, 8), strict=True):
+        assert ours_buf[: n * width] == twin_buf
+    for i in (3, 6):  # validity: None without nulls, else the same bits for the rows there are
+        assert (ours[i] is None) == (twin[i] is None)
+    assert ours[4][: (n + 1) * 4] == twin[4] and ours[5] == twin[5]
+    assert ours[7][: (n + 1) * 4] == twin[7] and ours[8] == twin[8]
+
+
+def test_decode_columns_refuses_what_the_python_twin_refuses() -> None:
+    from kafkawire.consumer import arrow
+
+    batch = _fetched([(5, b"key", b"value" * 10, [("h", b"v")]), (6, None, b"x", None)], NONE, 0)
+    body, pos, end, count = batch.body
+    for data, p, e, n in [(body[: end - 3], pos, end - 3, count), (body, pos, end, count + 1), (body[:end] + b"\x00", pos, end + 1, count)]:
+        assert native.decode_columns(data, p, e, n, 0, 0, -1, 0) is None
+        assert arrow.decode_columns(data, p, e, n, 0, 0, -1, 0) is None

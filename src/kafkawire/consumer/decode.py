@@ -9,6 +9,8 @@ checks: every field comes from the decoder, already of the right type and range.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..model import TIMESTAMP_CREATE_TIME, TIMESTAMP_LOG_APPEND_TIME, Message
 from ..native import native
 from ..protocol.primitives import DecodeError
@@ -67,11 +69,11 @@ def from_records(
     return out
 
 
-def offset_of(message: Message) -> int:
-    """A consumed message's offset (always set)."""
-    offset = message._offset
-    assert offset is not None
-    return offset
+def offset_at(records: Any, i: int) -> int:
+    """The offset of a buffered record: of a list of consumed Messages, or of Arrow Columns."""
+    if isinstance(records, list):
+        return int(records[i]._offset)
+    return int(records.offset_at(i))
 
 
 _decode = native.decode_messages if native is not None else decode_messages

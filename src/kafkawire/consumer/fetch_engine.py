@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import sys
 import threading
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future
 from typing import Any, Protocol
@@ -24,7 +25,7 @@ from ..client.driver import Operation, error_of
 from ..client.group_offsets import fetch_operation
 from ..client.list_offsets import READ_COMMITTED, READ_UNCOMMITTED, list_offsets_operation
 from ..core import TopicPartitionKey
-from ..core.fetch_positions import AWAITING_OFFSET, FETCHING, FetchLimits, FetchTable, Partition
+from ..core.fetch_positions import AWAITING_OFFSET, FETCHING, Chunk, Event, FetchLimits, FetchTable, Partition
 from ..core.policy import Action
 from ..core.policy.fetch import FETCH as FETCH_POLICY
 from ..core.sift import sift
@@ -35,7 +36,7 @@ from ..protocol.apis import FETCH
 from ..protocol.codec import Struct
 from ..protocol.primitives import DecodeError
 from ..records import CorruptRecordError, RecordBatch, decode_batches
-from .decode import messages_of, offset_of
+from .decode import messages_of, offset_at
 
 METADATA_RETRY = 0.1  # seconds between metadata requests while a leader is unknown
 Message = model.Message
@@ -79,7 +80,9 @@ class FetchEngine:
         self.config = config
         self.on_ready = on_ready
         opts = config.options
-        self._table = FetchTable(limits_of(config), offset_of)
+        self._table = FetchTable(limits_of(config), offset_at)
+        self._columnar: Any = None  # consumer/arrow.py once take_arrow() was called: batches become Columns
+        self._held: deque[model.Message] = deque()  # error events met by take_arrow(), for take()
         self._lock = threading.Lock()
         self._wait_ms = int(opts["fetch.wait.max.ms"])
         self._min_bytes = max(1, int(opts["fetch.min.bytes"]))  # Tansu answers min_bytes 0 with nothing
@@ -150,21 +153,53 @@ class FetchEngine:
 
     def take(self, max_records: int) -> list[model.Message]:
         """Up to ``max_records`` messages (and error events), without waiting."""
+        held = self._held
+        out: list[model.Message] = [held.popleft() for _ in range(min(max_records, len(held)))] if held else []
+        items = self._take(max_records - len(out))
+        if len(items) == 1 and not out and isinstance(items[0][2], list):
+            return items[0][2]  # one batch's messages (made when fetched)
+        for part, batch, records in items:
+            if isinstance(records, list):
+                out += records
+            elif isinstance(records, Event):
+                out.append(Message(part.key[0], part.key[1], records.offset, error=records.error))
+            else:  # Columns, fetched after a take_arrow()
+                assert batch is not None
+                epoch = batch.partition_leader_epoch if batch.partition_leader_epoch >= 0 else None
+                out += self._columnar.to_messages(records, epoch)
+        return out
+
+    def take_arrow(self, max_records: int) -> Any:
+        """Up to ``max_records`` records as one pyarrow RecordBatch (consumer/arrow.py's columns),
+        or None when none is buffered; no Python object is made per record. From the first call on,
+        fetched batches are decoded into Arrow buffers. Error events met on the way are kept for
+        the next take(). Raises ImportError without pyarrow."""
+        if self._columnar is None:
+            from . import arrow
+
+            with self._lock:
+                self._columnar = arrow
+                for part in self._table.parts.values():  # records decoded before: converted once
+                    for chunk in part.buffer:
+                        if isinstance(chunk, Chunk) and isinstance(chunk.records, list):
+                            chunk.records, chunk.pos = arrow.from_messages(chunk.records[chunk.pos :]), 0
+        arrow = self._columnar
+        pieces = []
+        for part, _batch, records in self._take(max_records):
+            if isinstance(records, Event):
+                self._held.append(Message(part.key[0], part.key[1], records.offset, error=records.error))
+            else:
+                pieces.append(records if not isinstance(records, list) else arrow.from_messages(records))
+        return arrow.record_batch(pieces)
+
+    def _take(self, max_records: int) -> list[tuple[Partition, RecordBatch | None, Any]]:
         with self._lock:
             items = self._table.take(max_records)
             wake = self._table.starved
             self._table.starved = False
         if wake and items:
             self._wake()
-        if len(items) == 1 and isinstance(items[0][2], list):
-            return items[0][2]  # one batch's messages (made when fetched)
-        out: list[model.Message] = []
-        for part, _batch, records in items:
-            if isinstance(records, list):
-                out += records
-            else:
-                out.append(Message(part.key[0], part.key[1], records.offset, error=records.error))
-        return out
+        return items
 
     def close(self) -> None:
         with self._lock:
@@ -428,6 +463,7 @@ class FetchEngine:
                 if not batches and data.records:
                     table.too_large(part)
                 topic, partition = part.key
+                decode = messages_of if self._columnar is None else self._columnar.columns_of
                 try:
                     chunks, next_offset = sift(
                         batches,
@@ -435,7 +471,7 @@ class FetchEngine:
                         part.start,
                         sys.maxsize,
                         part.filter,
-                        lambda batch, lo, _hi: messages_of(batch, lo, topic, partition),  # noqa: B023 (used at once)
+                        lambda batch, lo, _hi: decode(batch, lo, topic, partition),  # noqa: B023 (used at once)
                     )
                 except DecodeError as exc:  # records a producer broke: fetched again after the backoff
                     err = KafkaError(KafkaError._BAD_MSG, f"Fetch {topic} [{partition}] at {offset}: {exc}")

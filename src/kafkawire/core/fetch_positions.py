@@ -25,11 +25,10 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from operator import attrgetter
 from typing import Any
 
 from ..errors import KafkaError
-from ..records import RecordBatch
+from ..records import Record, RecordBatch
 from ..records.types import RECORD_COST
 from . import TopicPartitionKey
 from .committed import CommittedFilter
@@ -71,7 +70,7 @@ class Chunk:
 
     __slots__ = ("batch", "pos", "records", "size")
 
-    def __init__(self, batch: RecordBatch, records: list[Any], size: int) -> None:
+    def __init__(self, batch: RecordBatch, records: Any, size: int) -> None:
         self.batch = batch
         self.records = records
         self.pos = 0
@@ -147,9 +146,9 @@ class FetchTable:
     """Every assigned partition's row and the decisions over them (no clock, IO or threads: the
     caller passes ``now`` and holds whatever lock it needs)."""
 
-    def __init__(self, limits: FetchLimits, offset_of: Callable[[Any], int] = attrgetter("offset")) -> None:
+    def __init__(self, limits: FetchLimits, offset_at: Callable[[Any, int], int] | None = None) -> None:
         self.limits = limits
-        self.offset_of = offset_of  # a buffered record's offset
+        self.offset_at = offset_at or _record_offset  # (buffered records, index) -> that record's offset
         self.parts: dict[TopicPartitionKey, Partition] = {}
         # Held bytes per wire byte fetched, from the last answer: a request asks for the room left
         # divided by it (records decoded into objects take more than their wire bytes).
@@ -419,8 +418,12 @@ class FetchTable:
         if not ready or max_records <= 0:
             return out
         turn = self._turn % len(ready)
-        ready = ready[turn:] + ready[:turn]
         self._turn += 1
+        if max_records == 1:  # poll(): one record, from the next row in turn
+            self._take_from(ready[turn], 1, out)
+            return out
+        if turn:
+            ready = ready[turn:] + ready[:turn]
         left = max_records
         while left > 0 and ready:
             share = max(1, left // len(ready))
@@ -453,7 +456,7 @@ class FetchTable:
             n = stop - pos
             taken += n
             part.buffered_records -= n
-            part.position = self.offset_of(records[stop - 1]) + 1
+            part.position = self.offset_at(records, stop - 1) + 1
             epoch = head.batch.partition_leader_epoch
             part.leader_epoch = epoch if epoch >= 0 else part.leader_epoch
             if stop == len(records):
@@ -464,3 +467,6 @@ class FetchTable:
                 head.pos = stop
         return taken
 
+
+def _record_offset(records: list[Record], i: int) -> int:
+    return records[i].offset

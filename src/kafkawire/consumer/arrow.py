@@ -1,0 +1,179 @@
+"""The consumer's columnar hand-over: fetched records as Arrow columns, with no Python object per
+record (``FetchEngine.take_arrow``). Imported only when asked for: pyarrow is optional.
+
+The columns are the Spark connector's without headers: key, value (binary), topic (string),
+partition (int32), offset (int64), timestamp (timestamp[ms, UTC]), timestampType (int32: 0
+CreateTime, 1 LogAppendTime). A fetched batch is decoded into Arrow buffers by the C extension's
+``decode_columns`` (its pure-Python twin `decode_columns` here; tests/unit/test_native.py holds them
+equal), wrapped as `Columns`, which the fetch table slices like a list.
+"""
+
+from __future__ import annotations
+
+import importlib
+import struct
+from typing import Any
+
+from ..model import Message
+from ..native import native
+from ..protocol.primitives import DecodeError
+from ..records import DecodeBudget, Record, RecordBatch
+from ..records.decoder import decode_records
+
+# pyarrow ships no type information: its objects are typed Any here.
+pa: Any = importlib.import_module("pyarrow")
+STAMP = pa.timestamp("ms", tz="UTC")
+SCHEMA = pa.schema(
+    [
+        ("key", pa.binary()),
+        ("value", pa.binary()),
+        ("topic", pa.string()),
+        ("partition", pa.int32()),
+        ("offset", pa.int64()),
+        ("timestamp", STAMP),
+        ("timestampType", pa.int32()),
+    ]
+)
+
+
+class Columns:
+    """One batch's records as an Arrow record batch of SCHEMA; sliced like a list by the table."""
+
+    __slots__ = ("batch",)
+
+    def __init__(self, batch: Any) -> None:
+        self.batch = batch
+
+    def __len__(self) -> int:
+        return int(self.batch.num_rows)
+
+    def __getitem__(self, index: slice) -> Columns:
+        start, stop, _ = index.indices(self.batch.num_rows)
+        return Columns(self.batch.slice(start, stop - start))
+
+    def offset_at(self, i: int) -> int:
+        return int(self.batch.column(4)[i].as_py())
+
+
+def decode_columns(
+    body: bytes | bytearray, pos: int, end: int, count: int, base_offset: int, base_timestamp: int, log_append_time: int, min_offset: int
+) -> tuple[Any, ...] | None:
+    """The twin of ``kafkawire._native.decode_columns`` (same buffers, as far as the rows go)."""
+    try:
+        records, stop = decode_records(
+            body, pos, end, count, base_offset, base_timestamp, None if log_append_time < 0 else log_append_time, DecodeBudget()
+        )
+    except (DecodeError, IndexError):
+        return None
+    if stop != end:
+        return None
+    rows = [r for r in records if r.offset >= min_offset]
+    n = len(rows)
+    out: list[Any] = [n, struct.pack(f"<{n}q", *(r.offset for r in rows)), struct.pack(f"<{n}q", *(r.timestamp for r in rows))]
+    for field in ("key", "value"):
+        values = [getattr(r, field) for r in rows]
+        ends, used = [0], 0
+        for v in values:
+            used += 0 if v is None else len(v)
+            ends.append(used)
+        bits = bytearray(b"\xff" * ((n + 7) // 8))
+        for i, v in enumerate(values):
+            if v is None:
+                bits[i // 8] &= ~(1 << (i % 8)) & 0xFF
+        has_null = any(v is None for v in values)
+        out += [bytes(bits) if has_null else None, struct.pack(f"<{n + 1}i", *ends), b"".join(v for v in values if v is not None)]
+    return tuple(out)
+
+
+_decode = native.decode_columns if native is not None else decode_columns
+
+
+def _binary(n: int, valid: bytes | None, offsets: bytes, data: bytes) -> Any:
+    return pa.Array.from_buffers(pa.binary(), n, [None if valid is None else pa.py_buffer(valid), pa.py_buffer(offsets), pa.py_buffer(data)])
+
+
+def _columns(n: int, keys: Any, values: Any, offsets: Any, stamps: Any, topic: str, partition: int, kind: int) -> Columns:
+    arrays = [
+        keys,
+        values,
+        pa.repeat(pa.scalar(topic, pa.string()), n),
+        pa.repeat(pa.scalar(partition, pa.int32()), n),
+        offsets,
+        stamps,
+        pa.repeat(pa.scalar(kind, pa.int32()), n),
+    ]
+    return Columns(pa.RecordBatch.from_arrays(arrays, schema=SCHEMA))
+
+
+def columns_of(batch: RecordBatch, min_offset: int, topic: str, partition: int) -> Columns:
+    """The batch's records at ``min_offset`` or later as Columns. Raises DecodeError."""
+    kind = batch.timestamp_type
+    if batch.body is None:  # decoded already (legacy formats)
+        return from_records([r for r in batch.records if r.offset >= min_offset], topic, partition, kind)
+    body, pos, end, count = batch.body
+    log_append = batch.max_timestamp if batch.timestamp_type else -1
+    found = _decode(body, pos, end, count, batch.base_offset, batch.base_timestamp, log_append, min_offset)
+    if found is None:
+        raise DecodeError(f"the records of the batch at offset {batch.base_offset} are malformed")
+    n, offsets, stamps, key_valid, key_offsets, key_data, value_valid, value_offsets, value_data = found
+    return _columns(
+        n,
+        _binary(n, key_valid, key_offsets, key_data),
+        _binary(n, value_valid, value_offsets, value_data),
+        pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(offsets)]),
+        pa.Array.from_buffers(STAMP, n, [None, pa.py_buffer(stamps)]),
+        topic,
+        partition,
+        kind,
+    )
+
+
+def from_records(records: list[Record], topic: str, partition: int, kind: int) -> Columns:
+    return _columns(
+        len(records),
+        pa.array([r.key for r in records], pa.binary()),
+        pa.array([r.value for r in records], pa.binary()),
+        pa.array([r.offset for r in records], pa.int64()),
+        pa.array([r.timestamp for r in records], STAMP),
+        topic,
+        partition,
+        kind,
+    )
+
+
+def from_messages(messages: list[Message]) -> Columns:
+    """Messages decoded before the first take_arrow() (they exist already)."""
+    first = messages[0]
+    kind = first.timestamp()[0] - 1  # Message's types are 1 CreateTime, 2 LogAppendTime
+    records = [Record(m.offset() or 0, m.timestamp()[1], m.key(), m.value()) for m in messages]
+    return from_records(records, first.topic() or "", first.partition() or 0, kind)
+
+
+def to_messages(columns: Columns, leader_epoch: int | None) -> list[Message]:
+    """take() after take_arrow(): the columns as Messages (headers were not kept)."""
+    data = columns.batch.to_pydict()
+    n = columns.batch.num_rows
+    return [
+        Message(
+            data["topic"][i],
+            data["partition"][i],
+            data["offset"][i],
+            data["key"][i],
+            data["value"][i],
+            None,
+            None,
+            (data["timestampType"][i] + 1, int(columns.batch.column(5)[i].value)),
+            None,
+            leader_epoch,
+        )
+        for i in range(n)
+    ]
+
+
+def record_batch(pieces: list[Columns]) -> Any:
+    """One record batch of the pieces a take_arrow() gathered (None when there are none)."""
+    if not pieces:
+        return None
+    if len(pieces) == 1:
+        return pieces[0].batch
+    return pa.concat_batches([p.batch for p in pieces])
