@@ -4,6 +4,9 @@
 """
 
 from ._version import __version__, libversion, version
+from .admin.group_types import ConsumerGroupState, ConsumerGroupTopicPartitions, ConsumerGroupType
+from .admin.topic_types import ElectionType, TopicCollection, TopicPartitionInfo
+from .admin.types import IsolationLevel, Node
 from .consumer.consumer import Consumer
 from .deserializing_consumer import DeserializingConsumer
 from .errors import KafkaError, KafkaException
@@ -48,11 +51,17 @@ __all__ = [
     "ClusterMetadata",
     "Consumer",
     "ConsumerGroupMetadata",
+    "ConsumerGroupState",
+    "ConsumerGroupTopicPartitions",
+    "ConsumerGroupType",
     "DeserializingConsumer",
+    "ElectionType",
+    "IsolationLevel",
     "KafkaError",
     "KafkaException",
     "Message",
     "Messages",
+    "Node",
     "PartitionMetadata",
     "Producer",
     "ProducerRecord",
@@ -60,8 +69,10 @@ __all__ = [
     "SerializingProducer",
     "SyncProducer",
     "ThrottleEvent",
+    "TopicCollection",
     "TopicMetadata",
     "TopicPartition",
+    "TopicPartitionInfo",
     "__version__",
     "consistent",
     "fnv1a",

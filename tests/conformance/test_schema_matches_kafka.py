@@ -21,7 +21,8 @@ REQUIRED_APIS = {
     "DescribeConfigs", "AlterConfigs", "IncrementalAlterConfigs", "DescribeCluster", "ListOffsets",
     "Fetch", "ListGroups", "DescribeGroups", "DeleteRecords", "SaslHandshake", "SaslAuthenticate",
     "JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit", "OffsetFetch",
-    "ConsumerGroupHeartbeat",
+    "ConsumerGroupHeartbeat", "CreateAcls", "DescribeAcls", "DeleteAcls", "DeleteGroups", "ElectLeaders",
+    "DescribeUserScramCredentials", "AlterUserScramCredentials",
 }  # fmt: skip
 
 # APIs newer than the specs the kafka-python wheel ships: librdkafka's mock cluster judges them

@@ -11,7 +11,8 @@ Listeners: PLAINTEXT, SSL, SASL_PLAINTEXT and SASL_SSL, with PLAIN users from th
 config, SCRAM-SHA-256/512 users stored in ZooKeeper (`add_scram_user`) and OAUTHBEARER with Kafka's
 unsecured-JWT validator; the TLS listeners use certificates made at start (`tests.harness.certs`),
 and ``client_auth="required"`` makes the SSL listener ask for a client certificate; ``extra`` adds
-server properties. The broker is
+server properties (`AUTHORIZER`: Kafka's ZooKeeper-backed ACL authorizer, `SUPER_USERS` may do
+anything, everyone else only what an ACL allows). The broker is
 real in everything the judges need: a group and transaction coordinator, read_committed filtering
 by the last stable offset, generation checks.
 """
@@ -37,6 +38,9 @@ INSTALL_HINT = "apt-get install -y libzookeeper-java (make test does it when run
 PLAIN_USERS = {"admin": "admin-secret", "alice": "alice-secret"}
 LISTENERS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
+# With the authorizer: PLAINTEXT clients (the broker itself included) and the SASL user "admin".
+SUPER_USERS = ("User:ANONYMOUS", "User:admin")
+AUTHORIZER = {"authorizer.class.name": "kafka.security.auth.SimpleAclAuthorizer", "super.users": ";".join(SUPER_USERS)}
 
 
 class KafkaUnavailable(RuntimeError):

@@ -14,6 +14,7 @@ import confluent_kafka
 import confluent_kafka.admin as ck
 import pytest
 
+import kafkawire.admin
 from kafkawire.admin import (
     AdminClient,
     AlterConfigOpType,
@@ -131,9 +132,6 @@ REFUSED_EARLY: list[tuple[str, Callable[[AdminClient], Any]]] = [
     ("two BROKER resources", lambda a: a.describe_configs([ConfigResource("broker", "1"), ConfigResource("broker", "2")])),
     ("BROKER name not an id", lambda a: a.describe_configs([ConfigResource("broker", "abc")])),
     ("ANY resource", lambda a: a.describe_configs([ConfigResource("any", "x")])),
-    ("duplicate config keys", lambda a: a.incremental_alter_configs([ConfigResource("topic", "x", incremental_configs=[
-        ConfigEntry("a", "1", incremental_operation=AlterConfigOpType.SET),
-        ConfigEntry("a", "2", incremental_operation=AlterConfigOpType.SET)])])),
     ("entry without operation", lambda a: a.incremental_alter_configs([ConfigResource("topic", "x", incremental_configs=[ConfigEntry("a", "1")])])),
     ("duplicate partitions", lambda a: a.delete_records([TopicPartition("x", 0, 1), TopicPartition("x", 0, 2)])),
     ("duplicate groups", lambda a: a.describe_consumer_groups(["g", "g"])),
@@ -143,6 +141,19 @@ REFUSED_EARLY: list[tuple[str, Callable[[AdminClient], Any]]] = [
 @pytest.mark.parametrize("label,call", REFUSED_EARLY, ids=[label for label, _ in REFUSED_EARLY])
 def test_inputs_refused_at_the_call(clients: tuple[AdminClient, ck.AdminClient], label: str, call: Callable[[AdminClient], Any]) -> None:
     assert _outcome(lambda: call(clients[0])) in (TypeError, ValueError)
+
+
+def test_duplicate_incremental_config_keys_are_an_invalid_arg(clients: tuple[AdminClient, ck.AdminClient]) -> None:
+    """As librdkafka refuses them: every future of the call fails with _INVALID_ARG."""
+    for admin, module in zip(clients, (kafkawire.admin, ck), strict=True):
+        entries = [
+            module.ConfigEntry("a", "1", incremental_operation=module.AlterConfigOpType.SET),
+            module.ConfigEntry("a", "2", incremental_operation=module.AlterConfigOpType.SET),
+        ]
+        futures = admin.incremental_alter_configs([module.ConfigResource("topic", "x", incremental_configs=entries)])
+        with pytest.raises((KafkaException, confluent_kafka.KafkaException)) as exc:
+            next(iter(futures.values())).result(timeout=10)
+        assert exc.value.args[0].code() == KafkaError._INVALID_ARG
 
 
 def test_unknown_configuration_key_is_an_error() -> None:

@@ -6,6 +6,7 @@ the IO thread, so their done-callbacks run there and must not block."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future
 from typing import Any, TypeVar
@@ -14,15 +15,19 @@ from ..client import routers
 from ..client.cluster import Client
 from ..client.coordinators import GROUP, Coordinators, ToCoordinator
 from ..client.driver import Operation, Router
-from ..config import parse_config
-from ..core.policy import ErrorPolicy
+from ..client.executor import CallbackExecutor
+from ..client.logs import client_logger, log_init
+from ..config import bootstrap_addresses, parse_config
+from ..core.policy import Action, ErrorPolicy
 from ..core.policy.admin import ADMIN_STARTED, ADMIN_WRITE
 from ..errors import KafkaError, KafkaException
-from ..model import TopicPartition
+from ..model import ThrottleEvent, TopicPartition, broker_name
 from ..protocol.codec import Struct
 from ..protocol.schema import Api
 from .config import ADMIN_OPTIONS
+from .stats import AdminStatistics
 
+log = logging.getLogger("kafkawire.admin")
 K = TypeVar("K")
 A = TypeVar("A", bound="AdminBase")
 
@@ -45,7 +50,9 @@ def _seconds(name: str, value: Any, low: float) -> float:
     return float(value)
 
 
-def _check_list(value: Any, what: str, element: type | tuple[type, ...], *, error: type[Exception] = TypeError) -> list[Any]:
+def _check_list(
+    value: Any, what: str, element: type | tuple[type, ...], *, error: type[Exception] = TypeError
+) -> list[Any]:
     if not isinstance(value, list):
         raise TypeError(f"Expected a list of {what}, not {type(value).__name__}")
     if not value:
@@ -64,33 +71,86 @@ def _no_duplicates(keys: Iterable[Any], what: str) -> None:
         seen.add(key)
 
 
+class AdminClosedError(KafkaException, RuntimeError):
+    """A call on a closed (or never initialised) admin client: a `KafkaException` (``_DESTROY``)
+    that is also the ``RuntimeError`` confluent-kafka raises there."""
+
+
 class AdminBase:
-    """What every group of admin calls shares: the cluster client, options, running a call."""
+    """What every group of admin calls shares: the cluster client, options, running a call.
 
+    Callbacks (``error_cb``, ``throttle_cb``, ``stats_cb``) are queued by the IO thread and run in
+    ``poll()`` on the caller's thread, as confluent-kafka serves them; what they raise comes out of
+    ``poll()``."""
 
-    def __init__(self, conf: Mapping[str, Any], *, _client: Client | None = None, **kwargs: Any) -> None:
+    _closed = True  # until __init__ ran: a subclass that skipped it fails as a closed client
+
+    def __init__(self, conf: Mapping[str, Any] | None = None, *, _client: Client | None = None, **kwargs: Any) -> None:
         """``kwargs`` are more configuration keys. ``_client`` is for tests only: a stand-in for the
         network `Client` (its ``request_io``, ``refresh_metadata_io``, ``metadata`` and ``engine``),
         so routing, retries and request bodies can be unit-tested at the client boundary."""
-        merged = {**conf, **kwargs}
+        if conf is None and not kwargs:
+            raise TypeError("AdminClient() needs a configuration dict")
+        merged = {**(conf or {}), **kwargs}
         self._config = parse_config(merged, ADMIN_OPTIONS)
-        self._client = Client(merged) if _client is None else _client
-        self._client.on_error = self._config["error_cb"]
+        self._log = client_logger(self._config["logger"], log)
+        self._reports = CallbackExecutor(background=False, owner="admin")
+        self._client = Client(merged, logger=self._log) if _client is None else _client
+        # Without bootstrap servers no request can ever leave, so a call's _TRANSPORT never means
+        # "maybe carried out": every call asks again until its deadline (_TIMED_OUT), as librdkafka's.
+        self._nowhere = _client is None and not bootstrap_addresses(self._config["bootstrap.servers"])
+        error_cb = self._config["error_cb"]
+        if error_cb is not None:
+            self._client.on_error = lambda error: self._reports.put(error_cb, (error,))
         self._default_timeout = self._config["socket.timeout.ms"] / 1000
         self._backoff = (self._config["retry.backoff.ms"], self._config["retry.backoff.max.ms"])
         self._live: set[Operation[Any]] = set()
         self._coordinators = Coordinators(self._client)
         self._to_group = ToCoordinator(self._coordinators, GROUP)
+        self._closed = False
+        self._stats = AdminStatistics(self._client, self._reports, self._config)
+        if _client is None:
+            # As librdkafka does, reach the bootstrap brokers at once: a cluster that cannot be
+            # reached is told to error_cb (poll()) without waiting for a first call.
+            self._client.engine.call_soon(
+                lambda: self._client.refresh_metadata_io([], lambda _r, _e: None, timeout=self._default_timeout)
+            )
+        log_init(self._log, "admin", self._config["client.id"])
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise AdminClosedError(KafkaError(KafkaError._DESTROY, "AdminClient has been closed"))
+
+    def _check_handle(self) -> None:
+        """The calls confluent-kafka serves from its handle (list_topics, list_groups) say so."""
+        if self._closed:
+            raise AdminClosedError(KafkaError(KafkaError._DESTROY, "Handle has been closed"))
+
+    def poll(self, timeout: float = -1) -> int:
+        """Serve queued callbacks (error_cb, throttle_cb, stats_cb); wait up to ``timeout`` s
+        (-1: forever) for the first. Returns how many ran; a callback's exception is raised."""
+        self._check_open()
+        return self._reports.serve(None if timeout is None or timeout < 0 else timeout)
+
+    def __len__(self) -> int:
+        """Callbacks waiting for poll() (0 once closed)."""
+        return 0 if self._closed else len(self._reports)
 
     def set_sasl_credentials(self, username: str, password: str) -> None:
         """New SASL username and password for the next authentications (confluent-kafka's call)."""
+        self._check_open()
         self._client.set_sasl_credentials(username, password)
 
     def close(self) -> None:
-        """Fail what is still in flight with ``_DESTROY`` and stop the IO thread."""
+        """Fail what is still in flight with ``_DESTROY`` and stop the IO thread (again: nothing)."""
+        if self._closed:
+            return
+        self._closed = True
+        self._stats.stop()
         self._client.close()
         for op in list(self._live):
             op.abort(KafkaError(KafkaError._DESTROY, "admin client closed"))
+        self._reports.close(0)
 
     def __enter__(self: A) -> A:
         return self
@@ -104,14 +164,19 @@ class AdminBase:
         self, kwargs: Mapping[str, Any], *, operation: bool = False, validate: bool = False
     ) -> tuple[float, int, bool]:
         """(request timeout s, operation timeout ms, validate_only) from a call's keyword arguments."""
-        allowed = {"request_timeout"} | ({"operation_timeout"} if operation else set()) | (
-            {"validate_only"} if validate else set()
+        self._check_open()
+        allowed = (
+            {"request_timeout"}
+            | ({"operation_timeout"} if operation else set())
+            | ({"validate_only"} if validate else set())
         )
         for key in kwargs:
             if key not in allowed:
                 raise TypeError(f"'{key}' is an invalid keyword argument for this function")
         request_timeout = kwargs.get("request_timeout")
-        request_s = self._default_timeout if request_timeout is None else _seconds("request_timeout", request_timeout, 0)
+        request_s = (
+            self._default_timeout if request_timeout is None else _seconds("request_timeout", request_timeout, 0)
+        )
         operation_s = _seconds("operation_timeout", kwargs.get("operation_timeout", 0), -0.001)
         validate_only = kwargs.get("validate_only", False)
         if not isinstance(validate_only, bool):
@@ -128,19 +193,50 @@ class AdminBase:
         timeout: float,
         *,
         policy: ErrorPolicy = ADMIN_WRITE,
+        max_version: int | None = None,
     ) -> dict[K, Future[Any]]:
-        return Operation(
-            self._client,
-            keys,
-            api=api,
-            router=router,
-            body=body,
-            parse=parse,
-            policy=policy,
-            deadline=self._client.engine.now() + timeout,
-            backoff_ms=self._backoff,
-            live=self._live,
-        ).start().futures
+        return (
+            Operation(
+                self._client,
+                keys,
+                api=api,
+                router=router,
+                body=body,
+                parse=self._throttled(parse),
+                policy=self._policy(policy),
+                max_version=max_version,
+                deadline=self._client.engine.now() + timeout,
+                backoff_ms=self._backoff,
+                live=self._live,
+            )
+            .start()
+            .futures
+        )
+
+    def _policy(self, policy: ErrorPolicy) -> ErrorPolicy:
+        if not self._nowhere:
+            return policy
+        return policy.extend(policy.name, {KafkaError._TRANSPORT: Action.REFRESH_METADATA})
+
+    def _throttled(
+        self, parse: Callable[[Struct, list[K], int | None], Mapping[K, Any]]
+    ) -> Callable[[Struct, list[K], int | None], Mapping[K, Any]]:
+        """``parse`` that first tells throttle_cb (through poll()) of a broker's throttle time."""
+        throttle_cb = self._config["throttle_cb"]
+        if throttle_cb is None:
+            return parse
+        client = self._client
+
+        def throttled(response: Struct, keys: list[K], node: int | None) -> Mapping[K, Any]:
+            delay_ms = response.get("throttle_time_ms", 0)
+            if delay_ms and delay_ms > 0:
+                node_id = -1 if node is None else node
+                broker = client.metadata.brokers.get(node_id)
+                name = broker_name(broker.host, broker.port, node_id) if broker is not None else str(node_id)
+                self._reports.put(throttle_cb, (ThrottleEvent(name, node_id, delay_ms / 1000),))
+            return parse(response, keys, node)
+
+        return throttled
 
 
 def _tp(tp: TopicPartition) -> TopicPartition:
@@ -164,6 +260,14 @@ def _changing(operation_ms: int) -> ErrorPolicy:
 def _controller_unless(router: Router) -> Router:
     """Config changes go to the named broker for a BROKER resource, else to the controller."""
     return routers.CONTROLLER if router is routers.ANY_BROKER else router
+
+
+def _failed(exc: BaseException) -> Future[Any]:
+    """A future already failed with ``exc`` (a call refused as a whole, as librdkafka refuses it)."""
+    out: Future[Any] = Future()
+    out.set_running_or_notify_cancel()
+    out.set_exception(exc)
+    return out
 
 
 def _then(source: Future[Any], fn: Callable[[Any], Any]) -> Future[Any]:

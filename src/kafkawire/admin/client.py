@@ -1,6 +1,7 @@
 """`AdminClient`: confluent-kafka's admin API over kafkawire's request driver.
 
-The calls live with their concern (topics.py, configs.py, groups.py, records.py) over the shared
+The calls live with their concern (topics.py, configs.py, groups.py, group_offsets.py, records.py,
+acls.py, scram.py) over the shared
 plumbing in base.py; this module puts them together.
 """
 
@@ -11,9 +12,12 @@ from typing import Any
 
 from ..client.driver import wait
 from ..errors import KafkaError, KafkaException
+from .acls import AclCalls
 from .configs import ConfigCalls
+from .group_offsets import GroupOffsetCalls
 from .groups import GroupCalls, decode_assignment
 from .records import RecordCalls
+from .scram import ScramCalls
 from .topics import TopicCalls
 from .types import (
     NewTopic,
@@ -22,12 +26,12 @@ from .types import (
 __all__ = ["AdminClient", "create_topic_if_missing", "decode_assignment"]
 
 
-class AdminClient(TopicCalls, ConfigCalls, GroupCalls, RecordCalls):
+class AdminClient(TopicCalls, ConfigCalls, GroupCalls, GroupOffsetCalls, RecordCalls, AclCalls, ScramCalls):
     """Create, describe, change and delete topics, configs, groups and records.
 
     Built like confluent-kafka's ``AdminClient``: every call returns a dict of futures keyed by
-    the entity (topic name, `ConfigResource`, group id, `TopicPartition`), and an entity's
-    failure is a `KafkaException` on its own future.
+    the entity (topic name, `ConfigResource`, group id, `TopicPartition`, `AclBinding`, user), and
+    an entity's failure is a `KafkaException` on its own future. Callbacks run in ``poll()``.
     """
 
 

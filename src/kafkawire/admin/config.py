@@ -1,7 +1,8 @@
 """The admin client's option table: the connection options plus the few the admin client uses.
 
 Same mechanism as the producer's table (`kafkawire.config`): librdkafka's names, unknown keys are
-errors, and confluent-kafka's no-op keys (``logger``, ``debug``, ...) are accepted with no effect.
+errors, and confluent-kafka's no-op keys (``debug``, ...) are accepted with no effect; ``logger``
+is checked here (a Logger, an adapter or a Handler) and used by the client.
 """
 
 from __future__ import annotations
@@ -13,8 +14,11 @@ ADMIN_OPTIONS: tuple[Option, ...] = (
     *CONNECTION_OPTIONS,
     Option("retry.backoff.ms", "int", 100, 1, 300_000),
     Option("retry.backoff.max.ms", "int", 1000, 1, 300_000),
-    # Told (on the IO thread) when every broker connection is down.
+    # Callbacks, served by poll(): every broker connection down; a broker's throttle time; statistics.
     Option("error_cb", "callable", None),
-    LOGGER_OPTION,  # accepted; the admin client logs to the 'kafkawire' logger
+    LOGGER_OPTION,  # a Logger (or adapter) or a Handler: where the admin client logs
+    Option("throttle_cb", "callable", None),
+    Option("stats_cb", "callable", None),
+    Option("statistics.interval.ms", "int", 0, 0, 86_400_000),  # 0: no statistics
     *NOOP_OPTIONS,
 )

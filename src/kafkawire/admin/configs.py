@@ -9,13 +9,14 @@ from typing import Any
 from ..client import routers
 from ..client.driver import Router
 from ..core.policy.admin import ADMIN_READ
+from ..errors import KafkaError, KafkaException
 from ..protocol.apis import (
     ALTER_CONFIGS,
     DESCRIBE_CONFIGS,
     INCREMENTAL_ALTER_CONFIGS,
 )
 from ..protocol.codec import Struct
-from .base import AdminBase, _check_list, _controller_unless, _error, _no_duplicates
+from .base import AdminBase, _check_list, _controller_unless, _error, _failed, _no_duplicates
 from .types import (
     CONFIG_WIRE_TYPE,
     AlterConfigOpType,
@@ -105,6 +106,7 @@ class ConfigCalls(AdminBase):
         """Apply each resource's ``incremental_configs`` (SET, DELETE, APPEND, SUBTRACT); other keys stay."""
         items, router = self._config_resources(resources, TypeError)
         request_s, _, validate_only = self._options(kwargs, validate=True)
+        duplicated = None
         for r in items:
             if not r.incremental_configs:
                 raise ValueError(
@@ -113,11 +115,18 @@ class ConfigCalls(AdminBase):
             for entry in r.incremental_configs:
                 if not isinstance(entry, ConfigEntry):
                     raise TypeError("incremental_configs must hold ConfigEntry objects")
+                if not isinstance(entry.name, str):
+                    raise TypeError(f"ConfigEntry name must be a string, not {type(entry.name).__name__}")
                 if not isinstance(entry.incremental_operation, AlterConfigOpType):
                     raise TypeError("ConfigEntry.incremental_operation must be an AlterConfigOpType")
                 if entry.incremental_operation is not AlterConfigOpType.DELETE and not isinstance(entry.value, str):
                     raise TypeError(f"ConfigEntry {entry.name}: value must be a string for {entry.incremental_operation.name}")
-            _no_duplicates((e.name for e in r.incremental_configs), f"config entries of {r}")
+            names = [e.name for e in r.incremental_configs]
+            if len(set(names)) != len(names):
+                duplicated = r
+        if duplicated is not None:  # librdkafka refuses the whole request: every future fails _INVALID_ARG
+            error = KafkaException(KafkaError(KafkaError._INVALID_ARG, f"Duplicate ConfigEntry found in {duplicated}"))
+            return {r: _failed(error) for r in items}
 
         def body(keys: list[ConfigResource], version: int) -> dict[str, Any]:
             return {

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..errors import KafkaError
 from ..model import BrokerMetadata, TopicPartition
 from .types import Node, _Ordered
@@ -10,6 +12,8 @@ __all__ = [
     "ConsumerGroupDescription",
     "ConsumerGroupListing",
     "ConsumerGroupState",
+    "ConsumerGroupTopicPartitions",
+    "ConsumerGroupType",
     "GroupMember",
     "GroupMetadata",
     "ListConsumerGroupsResult",
@@ -20,6 +24,7 @@ __all__ = [
 
 class ConsumerGroupState(_Ordered):
     UNKNOWN = 0
+    UNKOWN = 0  # confluent-kafka's deprecated misspelling, kept as an alias
     PREPARING_REBALANCING = 1
     COMPLETING_REBALANCING = 2
     STABLE = 3
@@ -44,6 +49,33 @@ _WIRE_NAME_BY_STATE = {
     ConsumerGroupState.EMPTY: "Empty",
 }
 _STATE_BY_WIRE_NAME = {name.lower(): state for state, name in _WIRE_NAME_BY_STATE.items()}
+
+
+class ConsumerGroupType(_Ordered):
+    """Classic (JoinGroup) or KIP-848 consumer group; Kafka names them "classic" and "consumer"."""
+
+    UNKNOWN = 0
+    CONSUMER = 1
+    CLASSIC = 2
+
+    @classmethod
+    def from_wire(cls, name: str | None) -> ConsumerGroupType:
+        return {"consumer": cls.CONSUMER, "classic": cls.CLASSIC}.get((name or "").lower(), cls.UNKNOWN)
+
+    def wire_name(self) -> str:
+        return self.name.lower()
+
+
+class ConsumerGroupTopicPartitions:
+    """A group and some of its partitions: what the group-offset calls take and answer (offsets and
+    per-partition errors on the `TopicPartition`s). None partitions: every partition (list only)."""
+
+    def __init__(self, group_id: str, topic_partitions: list[TopicPartition] | None = None) -> None:
+        self.group_id = group_id
+        self.topic_partitions = topic_partitions
+
+    def __repr__(self) -> str:
+        return f"ConsumerGroupTopicPartitions({self.group_id!r}, {self.topic_partitions!r})"
 
 
 class GroupMember:
@@ -79,10 +111,17 @@ class GroupMetadata:
 
 
 class ConsumerGroupListing:
-    def __init__(self, group_id: str, is_simple_consumer_group: bool, state: ConsumerGroupState | None = None) -> None:
+    def __init__(
+        self,
+        group_id: str,
+        is_simple_consumer_group: bool,
+        state: ConsumerGroupState | None = None,
+        type: ConsumerGroupType | None = None,
+    ) -> None:
         self.group_id = group_id
         self.is_simple_consumer_group = is_simple_consumer_group
         self.state = state
+        self.type = type
 
     def __repr__(self) -> str:
         return f"ConsumerGroupListing({self.group_id!r}, state={self.state})"
@@ -91,9 +130,7 @@ class ConsumerGroupListing:
 class ListConsumerGroupsResult:
     """Every group the brokers answered for (``valid``), and the brokers that failed (``errors``)."""
 
-    def __init__(
-        self, valid: list[ConsumerGroupListing] | None = None, errors: list[Exception] | None = None
-    ) -> None:
+    def __init__(self, valid: list[ConsumerGroupListing] | None = None, errors: list[Exception] | None = None) -> None:
         self.valid = valid or []
         self.errors = errors or []
 
@@ -111,11 +148,13 @@ class MemberDescription:
         host: str,
         assignment: MemberAssignment,
         group_instance_id: str | None = None,
+        target_assignment: MemberAssignment | None = None,
     ) -> None:
         self.member_id = member_id
         self.client_id = client_id
         self.host = host
         self.assignment = assignment
+        self.target_assignment = target_assignment
         self.group_instance_id = group_instance_id
 
 
@@ -128,13 +167,17 @@ class ConsumerGroupDescription:
         partition_assignor: str,
         state: ConsumerGroupState,
         coordinator: Node | None,
+        type: ConsumerGroupType = ConsumerGroupType.UNKNOWN,
+        authorized_operations: list[Any] | None = None,
     ) -> None:
         self.group_id = group_id
         self.is_simple_consumer_group = is_simple_consumer_group
         self.members = members
         self.partition_assignor = partition_assignor
         self.state = state
+        self.type = type
         self.coordinator = coordinator
+        self.authorized_operations = authorized_operations
 
     def __repr__(self) -> str:
         return f"ConsumerGroupDescription({self.group_id!r}, state={self.state}, members={len(self.members)})"

@@ -19,11 +19,13 @@ from ..protocol.apis import (
 )
 from ..protocol.codec import Struct
 from ..protocol.schema import Api
+from .acl_types import operations_from_bits
 from .base import AdminBase, _error, _gather, _no_duplicates, _then
 from .group_types import (
     ConsumerGroupDescription,
     ConsumerGroupListing,
     ConsumerGroupState,
+    ConsumerGroupType,
     GroupMember,
     GroupMetadata,
     ListConsumerGroupsResult,
@@ -54,18 +56,22 @@ class GroupCalls(AdminBase):
                 if not brokers:
                     outer.set_exception(KafkaException(error or KafkaError(KafkaError._TRANSPORT, "no brokers known")))
                     return
-                futures = Operation(
-                    client,
-                    brokers,
-                    api=api,
-                    router=routers.EVERY_BROKER,
-                    body=lambda keys, version: body(version) if callable(body) else body,
-                    parse=lambda response, keys, node: {keys[0]: response},
-                    policy=ADMIN_READ,
-                    deadline=deadline,
-                    backoff_ms=self._backoff,
-                    live=self._live,
-                ).start_io().futures
+                futures = (
+                    Operation(
+                        client,
+                        brokers,
+                        api=api,
+                        router=routers.EVERY_BROKER,
+                        body=lambda keys, version: body(version) if callable(body) else body,
+                        parse=lambda response, keys, node: {keys[0]: response},
+                        policy=ADMIN_READ,
+                        deadline=deadline,
+                        backoff_ms=self._backoff,
+                        live=self._live,
+                    )
+                    .start_io()
+                    .futures
+                )
                 _gather(futures, outer)
 
             client.refresh_metadata_io([], known, timeout=request_s)
@@ -75,18 +81,19 @@ class GroupCalls(AdminBase):
         return outer
 
     def list_consumer_groups(self, **kwargs: Any) -> Future[ListConsumerGroupsResult]:
-        """Every group every broker coordinates (optionally only in ``states``); failed brokers go to ``errors``."""
-        states = kwargs.pop("states", None)
-        if states is not None:
-            if not isinstance(states, set):
-                raise TypeError("'states' must be a set")
-            if not all(isinstance(s, ConsumerGroupState) for s in states):
-                raise TypeError("All elements of states must be of type ConsumerGroupState")
+        """Every group every broker coordinates (optionally only in ``states``, of ``types``);
+        failed brokers go to ``errors``. Brokers before ListGroups v5 (KIP-848) know classic groups only."""
+        states = _enum_set(kwargs.pop("states", None), ConsumerGroupState, "states")
+        types = _enum_set(kwargs.pop("types", None), ConsumerGroupType, "types")
         request_s, _, _ = self._options(kwargs)
         wanted = None if not states else {s.wire_name() for s in states}
+        wanted_types = None if not types else set(types)
 
         def body(version: int) -> dict[str, Any]:
-            return {"states_filter": sorted(wanted) if wanted and version >= 4 else []}
+            return {
+                "states_filter": sorted(wanted) if wanted and version >= 4 else [],
+                "types_filter": sorted(t.wire_name() for t in wanted_types) if wanted_types and version >= 5 else [],
+            }
 
         result: Future[ListConsumerGroupsResult] = Future()
         result.set_running_or_notify_cancel()
@@ -110,19 +117,24 @@ class GroupCalls(AdminBase):
                     state = ConsumerGroupState.from_wire(g.get("group_state"))
                     if wanted is not None and g.get("group_state") and g.group_state not in wanted:
                         continue
-                    valid[g.group_id] = ConsumerGroupListing(g.group_id, g.protocol_type == "", state)
+                    # Before ListGroups v5 the broker says no type (UNKNOWN, as confluent-kafka
+                    # reports it) and cannot filter by type: those groups are kept, like states.
+                    kind = ConsumerGroupType.from_wire(g.get("group_type"))
+                    if wanted_types is not None and g.get("group_type") and kind not in wanted_types:
+                        continue
+                    valid[g.group_id] = ConsumerGroupListing(g.group_id, g.protocol_type == "", state, kind)
             result.set_result(ListConsumerGroupsResult(list(valid.values()), errors))
 
         self._per_broker(request_s, body, LIST_GROUPS).add_done_callback(combine)
         return result
 
     def _describe_groups(
-        self, groups: list[str], router: Router, request_s: float
+        self, groups: list[str], router: Router, request_s: float, include_ops: bool = False
     ) -> dict[str, Future[tuple[Struct, int | None]]]:
         """DescribeGroups at each group's coordinator: the raw entry and the broker that answered."""
 
         def body(keys: list[str], version: int) -> dict[str, Any]:
-            return {"groups": keys, "include_authorized_operations": False}
+            return {"groups": keys, "include_authorized_operations": include_ops and version >= 3}
 
         def parse(response: Struct, keys: list[str], node: int | None) -> dict[str, Any]:
             out: dict[str, Any] = {}
@@ -133,7 +145,9 @@ class GroupCalls(AdminBase):
 
         return self._run(groups, DESCRIBE_GROUPS, router, body, parse, request_s, policy=ADMIN_READ)
 
-    def describe_consumer_groups(self, group_ids: list[str], **kwargs: Any) -> dict[str, Future[ConsumerGroupDescription]]:
+    def describe_consumer_groups(
+        self, group_ids: list[str], **kwargs: Any
+    ) -> dict[str, Future[ConsumerGroupDescription]]:
         """State, assignor and members (with their assignments) of each group, from its coordinator."""
         if not isinstance(group_ids, list):
             raise TypeError("Expected input to be list of group ids to be described")
@@ -141,10 +155,12 @@ class GroupCalls(AdminBase):
             raise ValueError("Expected at least one group to be described")
         if not all(isinstance(g, str) for g in group_ids):
             raise TypeError("Expected group ids to be strings")
-        kwargs.pop("include_authorized_operations", None)
+        include_ops = kwargs.pop("include_authorized_operations", False)
+        if not isinstance(include_ops, bool):
+            raise TypeError("include_authorized_operations must be a bool")
         request_s, _, _ = self._options(kwargs)
         _no_duplicates(group_ids, "groups")
-        raw = self._describe_groups(group_ids, self._to_group, request_s)
+        raw = self._describe_groups(group_ids, self._to_group, request_s, include_ops)
         client = self._client
 
         def describe(entry: tuple[Struct, int | None]) -> ConsumerGroupDescription:
@@ -164,12 +180,23 @@ class GroupCalls(AdminBase):
             ]
             broker = client.metadata.brokers.get(node) if node is not None else None
             coordinator = None if broker is None else Node(broker.node_id, broker.host, broker.port, broker.rack)
-            return ConsumerGroupDescription(g.group_id, g.protocol_type == "", members, g.protocol_data, state, coordinator)
+            # DescribeGroups describes classic groups (KIP-848 groups have ConsumerGroupDescribe).
+            return ConsumerGroupDescription(
+                g.group_id,
+                g.protocol_type == "",
+                members,
+                g.protocol_data,
+                state,
+                coordinator,
+                ConsumerGroupType.CLASSIC,
+                operations_from_bits(g.authorized_operations) if include_ops else None,
+            )
 
         return {group: _then(fut, describe) for group, fut in raw.items()}
 
     def list_groups(self, group: str | None = None, timeout: float = -1) -> list[GroupMetadata]:
         """The legacy listing (librdkafka's): every group of every broker, described, or just ``group``."""
+        self._check_handle()
         request_s = self._default_timeout if timeout is None or timeout < 0 else timeout
         if group is not None:
             if not isinstance(group, str):
@@ -216,6 +243,17 @@ class GroupCalls(AdminBase):
                 metadata.members.append(member)
             out.append(metadata)
         return out
+
+
+def _enum_set(value: Any, cls: type, what: str) -> set[Any] | None:
+    """confluent-kafka's checks of the ``states``/``types`` filters: a set of the enum, or None."""
+    if value is None:
+        return None
+    if not isinstance(value, set):
+        raise TypeError(f"'{what}' must be a set")
+    if not all(isinstance(v, cls) for v in value):
+        raise TypeError(f"All elements of {what} must be of type {cls.__name__}")
+    return value
 
 
 def decode_assignment(data: bytes | None) -> list[TopicPartition]:

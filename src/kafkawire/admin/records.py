@@ -50,7 +50,7 @@ class RecordCalls(AdminBase):
             isolation_level=isolation.value,
             deadline=self._client.engine.now() + request_s,
             backoff_ms=self._backoff,
-            policy=ADMIN_READ,
+            policy=self._policy(ADMIN_READ),
             live=self._live,
         ).start()
 

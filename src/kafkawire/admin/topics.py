@@ -7,17 +7,25 @@ from concurrent.futures import Future
 from typing import Any
 
 from ..client import routers
+from ..client.driver import error_of
+from ..core.metadata import request_body
 from ..core.policy.admin import ADMIN_READ
-from ..errors import KafkaError
-from ..model import ClusterMetadata
+from ..core.versions import UnsupportedVersionError
+from ..errors import KafkaError, KafkaException
+from ..model import ClusterMetadata, TopicPartition
 from ..protocol.apis import (
     CREATE_PARTITIONS,
     CREATE_TOPICS,
     DELETE_TOPICS,
     DESCRIBE_CLUSTER,
+    ELECT_LEADERS,
+    METADATA,
 )
 from ..protocol.codec import Struct
-from .base import _CLUSTER, AdminBase, _changing, _check_list, _error, _no_duplicates
+from .acl_types import NO_OPERATIONS as _NO_OPERATIONS
+from .acl_types import operations_from_bits
+from .base import _CLUSTER, AdminBase, _by_topic, _changing, _check_list, _error, _no_duplicates, _tp
+from .topic_types import ElectionType, TopicCollection, TopicDescription, TopicPartitionInfo
 from .types import (
     DescribeClusterResult,
     NewPartitions,
@@ -54,11 +62,13 @@ class TopicCalls(AdminBase):
         def parse(response: Struct, names: list[str], node: int | None) -> dict[str, Any]:
             return {t.name: _error(t.error_code, t.get("error_message")) for t in response.topics}
 
-        return self._run(by_name, CREATE_TOPICS, routers.CONTROLLER, body, parse, request_s, policy=_changing(operation_ms))
+        return self._run(
+            by_name, CREATE_TOPICS, routers.CONTROLLER, body, parse, request_s, policy=_changing(operation_ms)
+        )
 
     def delete_topics(self, topics: list[str], **kwargs: Any) -> dict[str, Future[None]]:
         """Delete topics (on the controller); an unknown topic fails its future with UNKNOWN_TOPIC_OR_PART."""
-        names = _check_list(topics, "topic strings", str)
+        names = _check_list(topics, "topic strings", str, error=ValueError)
         request_s, operation_ms, _ = self._options(kwargs, operation=True)
         _no_duplicates(names, "topics")
 
@@ -70,7 +80,9 @@ class TopicCalls(AdminBase):
         def parse(response: Struct, keys: list[str], node: int | None) -> dict[str, Any]:
             return {r.name: _error(r.error_code, r.get("error_message")) for r in response.responses}
 
-        return self._run(names, DELETE_TOPICS, routers.CONTROLLER, body, parse, request_s, policy=_changing(operation_ms))
+        return self._run(
+            names, DELETE_TOPICS, routers.CONTROLLER, body, parse, request_s, policy=_changing(operation_ms)
+        )
 
     def create_partitions(self, new_partitions: list[NewPartitions], **kwargs: Any) -> dict[str, Future[None]]:
         """Grow topics to a new total partition count (on the controller)."""
@@ -100,33 +112,186 @@ class TopicCalls(AdminBase):
         def parse(response: Struct, names: list[str], node: int | None) -> dict[str, Any]:
             return {r.name: _error(r.error_code, r.get("error_message")) for r in response.results}
 
-        return self._run(by_name, CREATE_PARTITIONS, routers.CONTROLLER, body, parse, request_s, policy=_changing(operation_ms))
+        return self._run(
+            by_name, CREATE_PARTITIONS, routers.CONTROLLER, body, parse, request_s, policy=_changing(operation_ms)
+        )
 
     def list_topics(self, topic: str | None = None, timeout: float = -1) -> ClusterMetadata:
         """Brokers, controller and topics (one, or all); never creates a topic."""
+        self._check_handle()
         return self._client.list_topics(topic, None if timeout is None or timeout < 0 else timeout)
 
     def describe_cluster(self, **kwargs: Any) -> Future[DescribeClusterResult]:
-        """The cluster id, the controller and the brokers (DescribeCluster)."""
+        """The cluster id, the controller and the brokers: DescribeCluster (Kafka 2.8+), else a
+        Metadata request for no topics, as confluent-kafka asks brokers without DescribeCluster."""
         include_ops = kwargs.pop("include_authorized_operations", False)
         if not isinstance(include_ops, bool):
             raise TypeError("include_authorized_operations must be a bool")
         request_s, _, _ = self._options(kwargs)
+        deadline = self._client.engine.now() + request_s
+
+        def result(response: Struct, brokers: list[Any], node_id: Callable[[Any], int]) -> DescribeClusterResult:
+            nodes = [Node(node_id(b), b.host, b.port, b.get("rack")) for b in brokers]
+            controller = next((n for n in nodes if n.id == response.controller_id), None)
+            ops = response.get("cluster_authorized_operations", _NO_OPERATIONS)
+            authorized = operations_from_bits(ops) if include_ops else None
+            return DescribeClusterResult(controller, nodes, response.get("cluster_id"), authorized)
 
         def parse(response: Struct, keys: list[str], node: int | None) -> dict[str, Any]:
             if response.error_code:
                 return {_CLUSTER: KafkaError(response.error_code, response.get("error_message"))}
-            nodes = [Node(b.broker_id, b.host, b.port, b.get("rack")) for b in response.brokers]
-            controller = next((n for n in nodes if n.id == response.controller_id), None)
-            ops = response.get("cluster_authorized_operations", -(2**31))
-            authorized = None if not include_ops or ops == -(2**31) else [b for b in range(32) if ops >> b & 1]
-            return {_CLUSTER: DescribeClusterResult(controller, nodes, response.cluster_id, authorized)}
+            return {_CLUSTER: result(response, response.brokers, lambda b: b.broker_id)}
+
+        def from_metadata(response: Struct, keys: list[str], node: int | None) -> dict[str, Any]:
+            return {_CLUSTER: result(response, response.brokers, lambda b: b.node_id)}
+
+        def metadata_body(keys: list[str], version: int) -> dict[str, Any]:
+            wanted = request_body([], version)
+            if 8 <= version <= 10:
+                wanted["include_cluster_authorized_operations"] = include_ops
+            return wanted
+
+        def fallback() -> Future[Any]:
+            remaining = max(0.0, deadline - self._client.engine.now())
+            return self._run(
+                [_CLUSTER], METADATA, routers.ANY_BROKER, metadata_body, from_metadata, remaining, policy=ADMIN_READ
+            )[_CLUSTER]
 
         body: Callable[[list[str], int], Mapping[str, Any]] = lambda keys, version: {  # noqa: E731
             "include_cluster_authorized_operations": include_ops
         }
-        futures = self._run([_CLUSTER], DESCRIBE_CLUSTER, routers.ANY_BROKER, body, parse, request_s, policy=ADMIN_READ)
-        return futures[_CLUSTER]
+        first = self._run([_CLUSTER], DESCRIBE_CLUSTER, routers.ANY_BROKER, body, parse, request_s, policy=ADMIN_READ)
+        return _unless_unsupported(first[_CLUSTER], fallback)
+
+    def describe_topics(self, topics: TopicCollection, **kwargs: Any) -> dict[str, Future[TopicDescription]]:
+        """Each topic's id, partitions (leader, replicas, in-sync replicas) and, when asked, the
+        operations the caller may perform on it; from a Metadata request that creates nothing."""
+        if not isinstance(topics, TopicCollection):
+            raise TypeError("Expected input to be a TopicCollection")
+        names = topics.topic_names
+        if not isinstance(names, list):
+            raise TypeError("Expected the topic names of the TopicCollection to be a list")
+        for name in names:
+            if not isinstance(name, str):
+                raise TypeError(f"Expected topic names to be strings, not {type(name).__name__}")
+            if not name:
+                raise ValueError("Empty topic name")
+        include_ops = kwargs.pop("include_authorized_operations", False)
+        if not isinstance(include_ops, bool):
+            raise TypeError("include_authorized_operations must be a bool")
+        request_s, _, _ = self._options(kwargs)
+        _no_duplicates(names, "topics")
+        if not names:
+            return {}
+
+        def body(keys: list[str], version: int) -> dict[str, Any]:
+            wanted = request_body(keys, version)
+            if version >= 8:
+                wanted["include_topic_authorized_operations"] = include_ops
+            return wanted
+
+        def parse(response: Struct, keys: list[str], node: int | None) -> dict[str, Any]:
+            nodes = {b.node_id: Node(b.node_id, b.host, b.port, b.get("rack")) for b in response.brokers}
+            out: dict[str, Any] = {}
+            for t in response.topics:
+                if t.error_code:
+                    out[t.name] = KafkaError(t.error_code)
+                    continue
+                partitions = [
+                    TopicPartitionInfo(
+                        p.partition_index,
+                        nodes.get(p.leader_id),
+                        [nodes[r] for r in p.replica_nodes if r in nodes],
+                        [nodes[r] for r in p.isr_nodes if r in nodes],
+                    )
+                    for p in sorted(t.partitions, key=lambda p: p.partition_index)
+                ]
+                topic_id = t.get("topic_id")
+                ops = t.get("topic_authorized_operations", _NO_OPERATIONS)
+                out[t.name] = TopicDescription(
+                    t.name,
+                    None if topic_id is None or topic_id.int == 0 else topic_id,
+                    bool(t.get("is_internal", False)),
+                    partitions,
+                    operations_from_bits(ops) if include_ops else None,
+                )
+            return out
+
+        return self._run(names, METADATA, routers.ANY_BROKER, body, parse, request_s, policy=ADMIN_READ)
+
+    def elect_leaders(
+        self, election_type: ElectionType, partitions: list[TopicPartition] | None = None, **kwargs: Any
+    ) -> Future[dict[TopicPartition, KafkaException | None]]:
+        """Elect each partition's preferred (or, Kafka 2.4+, unclean) leader at the
+        controller; None: every partition. The future gives each partition's outcome."""
+        if not isinstance(election_type, ElectionType):
+            raise TypeError("Expected 'election_type' to be of type 'ElectionType'")
+        if partitions is not None:
+            if not isinstance(partitions, list):
+                raise TypeError(f"Expected 'partitions' to be a list, got '{type(partitions).__name__}'")
+            for tp in partitions:
+                if not isinstance(tp, TopicPartition):
+                    raise TypeError(
+                        f"Element of the 'partitions' list must be of type 'TopicPartition' got '{type(tp).__name__}'"
+                    )
+                if not tp.topic:
+                    raise ValueError("Elements of the 'partitions' list must not have empty topic")
+                if tp.partition < 0:
+                    raise ValueError("Elements of the 'partitions' list must not have negative partition")
+            _no_duplicates((_tp(tp) for tp in partitions), "partitions")
+        self._check_open()
+        if "operation_timeout" not in kwargs:
+            kwargs["operation_timeout"] = kwargs.get("request_timeout", self._default_timeout)
+        request_s, operation_ms, _ = self._options(kwargs, operation=True)
+        wanted = None if partitions is None else [
+            {"topic": topic, "partitions": [tp.partition for tp in tps]} for topic, tps in _by_topic(partitions).items()
+        ]  # fmt: skip
+
+        def body(keys: list[str], version: int) -> dict[str, Any]:
+            if version == 0 and election_type is not ElectionType.PREFERRED:
+                # Kafka 2.2-2.3 (ElectPreferredLeaders) elect preferred leaders only.
+                raise UnsupportedVersionError(
+                    "the broker does not support unclean leader elections (ElectLeaders v1+, Kafka 2.4)"
+                )
+            return {"election_type": election_type.value, "topic_partitions": wanted, "timeout_ms": operation_ms}
+
+        def parse(response: Struct, keys: list[str], node: int | None) -> dict[str, Any]:
+            error = _error(response.get("error_code", 0), None)
+            if error is not None:
+                return {_CLUSTER: error}
+            outcome: dict[TopicPartition, KafkaException | None] = {}
+            for t in response.replica_election_results:
+                for p in t.partition_result:
+                    failed = _error(p.error_code, p.error_message)
+                    outcome[TopicPartition(t.topic, p.partition_id)] = (
+                        None if failed is None else KafkaException(failed)
+                    )
+            return {_CLUSTER: outcome}
+
+        return self._run([_CLUSTER], ELECT_LEADERS, routers.CONTROLLER, body, parse, request_s)[_CLUSTER]
+
+
+def _unless_unsupported(first: Future[Any], fallback: Callable[[], Future[Any]]) -> Future[Any]:
+    """``first``'s outcome, unless the broker lacks its API (_UNSUPPORTED_FEATURE): then ``fallback()``'s."""
+    out: Future[Any] = Future()
+    out.set_running_or_notify_cancel()
+
+    def settle(f: Future[Any]) -> None:
+        exc = f.exception()
+        if exc is None:
+            out.set_result(f.result())
+        else:
+            out.set_exception(exc)
+
+    def done(f: Future[Any]) -> None:
+        error = error_of(f)
+        if error is not None and error.code() == KafkaError._UNSUPPORTED_FEATURE:
+            fallback().add_done_callback(settle)
+        else:
+            settle(f)
+
+    first.add_done_callback(done)
+    return out
 
 
 def _create_topic_entry(t: NewTopic) -> dict[str, Any]:
@@ -135,7 +300,8 @@ def _create_topic_entry(t: NewTopic) -> dict[str, Any]:
         "num_partitions": t.num_partitions,
         "replication_factor": t.replication_factor,
         "assignments": [],
-        "configs": [{"name": k, "value": v} for k, v in (t.config or {}).items()],
+        # values other than str are sent as their str(), as confluent-kafka does
+        "configs": [{"name": k, "value": v if v is None else str(v)} for k, v in (t.config or {}).items()],
     }
     if t.replica_assignment is not None:
         # Kafka wants -1 for both counts when replicas are placed explicitly.

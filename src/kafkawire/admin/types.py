@@ -388,7 +388,7 @@ class DescribeClusterResult:
         controller: Node | None,
         nodes: list[Node],
         cluster_id: str | None = None,
-        authorized_operations: list[int] | None = None,
+        authorized_operations: list[Any] | None = None,
     ) -> None:
         self.cluster_id = cluster_id
         self.controller = controller
@@ -410,8 +410,8 @@ def check_new_topic(t: NewTopic) -> None:
         assignment = _check_assignment(t.replica_assignment, t.topic)
         if assignment is None or (t.num_partitions != -1 and len(assignment) != t.num_partitions):
             raise ValueError("replica_assignment must be a list of int lists with an outer size of num_partitions")
-    for key, value in (t.config or {}).items():
-        if not isinstance(key, str) or not isinstance(value, str):
+    for key in t.config or {}:
+        if not isinstance(key, str):
             raise TypeError("config must be a dict of strings")
 
 

@@ -96,6 +96,10 @@ class Leaders(Router):
             md = op.client.metadata
             groups: dict[int | None, list[Any]] = {}
             errors: dict[Any, KafkaError] = {}
+            if md.updated_at is None:  # no broker ever answered: nothing is known about the topics
+                lost = KafkaError(KafkaError._TRANSPORT, "no metadata yet: no broker has answered")
+                done(({}, dict.fromkeys(keys, lost)))
+                return
             for key in keys:
                 topic, partition = topic_partition(key)
                 info = md.topics.get(topic)

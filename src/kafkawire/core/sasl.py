@@ -115,7 +115,7 @@ class ScramClient(SaslClient):
             salt = base64.b64decode(salt_b64, validate=True)
         except ValueError:
             raise SaslError(f"{self.mechanism}: the salt is not base64") from None
-        salted = hashlib.pbkdf2_hmac(self._hash, self._password.encode(), salt, iterations)
+        salted = salted_password(self.mechanism, self._password.encode(), salt, iterations)
         client_key = self._hmac(salted, b"Client Key")
         stored_key = hashlib.new(self._hash, client_key).digest()
         without_proof = f"c=biws,r={nonce}"
@@ -161,6 +161,12 @@ class OAuthBearerClient(SaslClient):
             raise SaslError(f"OAUTHBEARER: the server refused the token: {_text(token)}")
         self.done = True
         return None
+
+
+def salted_password(mechanism: str, password: bytes, salt: bytes, iterations: int) -> bytes:
+    """SCRAM's SaltedPassword, Hi() of RFC 5802 (PBKDF2-HMAC): what a client proves at login and
+    what the admin call that sets a credential sends instead of the password."""
+    return hashlib.pbkdf2_hmac(_HASHES[mechanism], password, salt, iterations)
 
 
 def unsecured_jwt(config: str, now: float) -> tuple[str, float, str, dict[str, str]]:
