@@ -4,6 +4,7 @@ request bodies, where they go, and how answers land on futures, for what Kafka 2
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -198,3 +199,12 @@ def test_throttle_cb_and_error_cb_run_in_poll(client: StubClient) -> None:
     finally:
         admin.close()
     assert len(admin) == 0
+
+
+def test_logger_option_takes_a_handler_and_hears_init(client: StubClient) -> None:
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = records.append  # type: ignore[method-assign]
+    admin = AdminClient({"bootstrap.servers": "unused:9092", "client.id": "adm", "logger": handler}, _client=client)  # type: ignore[arg-type]
+    admin.close()
+    assert any("INIT" in r.getMessage() and "adm" in r.getMessage() for r in records)
