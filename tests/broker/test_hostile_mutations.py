@@ -1,8 +1,8 @@
 """Issue 13: seeded mutations of valid answers, for every API the clients use.
 
-Each case: a fresh client (producer, transactional producer, admin client or reader) whose first
-answer of one API is the broker's true answer with one to four seeded edits after its correlation
-id; then the peer turns good and the client must recover (see tests/harness/hostile_scenarios.py
+Each case: a fresh client (producer, transactional producer, admin client, reader or group
+member) whose first answer of one API is the broker's true answer with one to four seeded edits
+after its correlation id; then the peer turns good and the client must recover (see tests/harness/hostile_scenarios.py
 for what each case checks). The normal run takes a handful of seeds per API; the slow run 25, and
 prints the per-API table and the totals ("N cases, M failures") so that they can be quoted.
 """
@@ -19,7 +19,14 @@ from kafkawire.local_broker import TansuBroker
 from kafkawire.protocol.apis import API_BY_NAME
 from tests.harness.hostile import HostileProxy, mutated
 from tests.harness.hostile_checks import FAST, hostile_tansu
-from tests.harness.hostile_scenarios import Case, admin_case, producer_case, reader_case, transaction_case
+from tests.harness.hostile_scenarios import (
+    Case,
+    admin_case,
+    consumer_case,
+    producer_case,
+    reader_case,
+    transaction_case,
+)
 from tests.harness.judge import unique_name
 
 pytestmark = pytest.mark.broker
@@ -43,6 +50,15 @@ TARGETS = [
     ("DescribeConfigs", "admin"),
     ("DescribeCluster", "admin"),
     ("ListGroups", "admin"),
+    ("Metadata", "consumer"),
+    ("FindCoordinator", "consumer"),
+    ("JoinGroup", "consumer"),
+    ("SyncGroup", "consumer"),
+    ("Heartbeat", "consumer"),
+    ("OffsetFetch", "consumer"),
+    ("ListOffsets", "consumer"),
+    ("Fetch", "consumer"),
+    ("OffsetCommit", "consumer"),
 ]
 QUICK_SEEDS = range(2)  # the normal run
 SLOW_SEEDS = range(25)  # the slow run: 25 per target
@@ -89,6 +105,8 @@ def run_case(
         return transaction_case(proxy, topics["produce"], api, fault)
     if client == "reader":
         return reader_case(proxy, topics["read"], READ_VALUES, api, fault)
+    if client == "consumer":
+        return consumer_case(proxy, topics["read"], READ_VALUES, api, fault)
     return admin_case(proxy, topics["produce"], api, fault, api_name)
 
 

@@ -5,7 +5,8 @@ case passed), in words a failing test can print:
 * every record has exactly one delivery report, every call returns or raises a `KafkaException`
   with a code (no builtin exception escapes), and nothing waits forever;
 * once the peer is good again the same client works: a new record is delivered, a new
-  transaction commits, the admin call or the read answers right (on a new connection).
+  transaction commits, the admin call or the read answers right (on a new connection), a group
+  member reads every record and commits its position.
 
 A fatal producer error is accepted only when a broker error code caused it (a mutated answer may
 carry a code that is fatal by the protocol); a fatal local code (the client gave up on a peer it
@@ -21,7 +22,7 @@ from concurrent.futures import Future, wait
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafkawire import KafkaError, Producer
+from kafkawire import Consumer, KafkaError, Producer, TopicPartition
 from kafkawire.admin import AdminClient, ConfigResource, NewTopic
 from kafkawire.client.cluster import Client
 from kafkawire.consumer import EARLIEST, FetchSettings, fetch_range, list_offsets
@@ -102,7 +103,6 @@ def _producer_conf(proxy: HostileProxy, reports: Reports, errors: list[Any], ext
         "bootstrap.servers": proxy.address,
         **FAST,
         "message.timeout.ms": MESSAGE_TIMEOUT_MS,
-        "request.timeout.ms": 3_000,  # the producer bounds Metadata and InitProducerId with it
         "on_delivery": reports.callback,
         "error_cb": errors.append,
         **extra,
@@ -319,6 +319,65 @@ def reader_case(
     finally:
         case.exercised = case.exercised or proxy.fault_applied.is_set()
         _close_within(client.close, case, "Client")
+    return case
+
+
+def consumer_case(
+    proxy: HostileProxy, topic: str, values: list[bytes], api: Api | None, fault: Fault, times: int | None = 1
+) -> Case:
+    """A group member (subscribe, poll, commit) meets the fault on one of the APIs it uses; once the
+    peer is good it has read every record of partition 0 and committed() answers its position."""
+    case = Case()
+    proxy.clear()
+    errors: list[Any] = []
+    consumer = Consumer(
+        {
+            "bootstrap.servers": proxy.address,
+            **FAST,
+            "group.id": unique_name("hostile-group"),
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+            "session.timeout.ms": 6_000,
+            "heartbeat.interval.ms": 300,
+            "error_cb": errors.append,
+        }
+    )
+    seen: set[bytes] = set()
+
+    def poll_for(seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline and not seen.issuperset(values):
+            got = _check(case, "poll()", outcome(lambda: consumer.poll(0.2)))
+            if got.escaped is not None:
+                return
+            msg = got.value
+            if msg is not None and msg.error() is None and msg.partition() == 0:
+                seen.add(msg.value())
+
+    try:
+        if api is not None:
+            proxy.on(api, fault, times)
+        _check(case, "subscribe()", outcome(lambda: consumer.subscribe([topic])))
+        poll_for(WAIT / 2)
+        _check(case, "commit() under the fault", outcome(lambda: consumer.commit(asynchronous=False)))
+        _wait_applied(proxy, case, 3)
+        proxy.clear()
+        poll_for(WAIT * 2)
+        if not seen.issuperset(values):
+            case.problems.append(f"no recovery: read {len(seen & set(values))} of the {len(values)} records")
+            return case
+        committed = _check(case, "commit() once good", outcome(lambda: consumer.commit(asynchronous=False)))
+        if committed.error is not None and committed.error.code() != KafkaError._NO_OFFSET:  # (all committed)
+            case.problems.append(f"no recovery: commit() failed with {committed.error.name()}: {committed.error.str()}")
+        got = _check(case, "committed() once good", outcome(lambda: consumer.committed([TopicPartition(topic, 0)], 6)))
+        if got.error is not None or (got.ok and got.value[0].offset != len(values)):
+            case.problems.append(f"no recovery: committed() answered {got.error or got.value}")
+    finally:
+        case.exercised = case.exercised or proxy.fault_applied.is_set()
+        _close_within(consumer.close, case, "Consumer")
+        bad = [e for e in errors if not isinstance(e, KafkaError)]
+        if bad:
+            case.problems.append(f"error_cb got non-KafkaError values: {bad[:3]}")
     return case
 
 
