@@ -126,6 +126,8 @@ SECURITY_OPTIONS: tuple[Option, ...] = (
     _str("sasl.oauthbearer.token.endpoint.url"),
     _str("sasl.oauthbearer.scope"),
     _str("sasl.oauthbearer.extensions"),
+    _str("https.ca.location"),  # the CA of HTTPS endpoints (the OIDC token endpoint); else the system's
+    _str("https.ca.pem"),
 )
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from .config import config_error
 from .core import sasl
+from .oidc import OidcTokenSource
 
 
 def _mechanism(value: str) -> str:
@@ -41,6 +42,7 @@ class SecuritySettings:
         self._oauth_cb: Callable[..., Any] | None = config["oauth_cb"]
         self._oauth_config: str | None = config["sasl.oauthbearer.config"]
         self._token: tuple[str, float, dict[str, str]] | None = None
+        self._oidc: OidcTokenSource | None = None
         if self.protocol in ("ssl", "sasl_ssl"):
             from .io.tls import tls_context  # ssl option checks live with the context they build
 
@@ -73,7 +75,11 @@ class SecuritySettings:
             ) from None
         if self.mechanism == "OAUTHBEARER":
             if config["sasl.oauthbearer.method"] == "oidc":
-                raise config_error('sasl.oauthbearer.method=oidc is not supported yet: use "oauth_cb" to supply tokens')
+                try:
+                    self._oidc = OidcTokenSource(config)
+                except ValueError as exc:
+                    raise config_error(f"sasl.oauthbearer.method=oidc: {exc}") from None
+                return
             if self._oauth_cb is None and not config["enable.sasl.oauthbearer.unsecure.jwt"]:
                 raise config_error(
                     'OAUTHBEARER needs "oauth_cb", or "enable.sasl.oauthbearer.unsecure.jwt" with '
@@ -100,8 +106,13 @@ class SecuritySettings:
         with self._lock:
             self._username, self._password = username, password
 
-    def sasl_client(self, now: float) -> sasl.SaslClient:
-        """A new conversation for one connection's authentication (``now``: wall-clock seconds)."""
+    def sasl_client(self, now: float, on_ready: Callable[[], None]) -> sasl.SaslClient | None:
+        """A new conversation for one connection's authentication (``now``: wall-clock seconds).
+
+        None: an OIDC token is being fetched; ``on_ready()`` (from another thread) says to ask again."""
+        if self._oidc is not None:
+            token = self._oidc.token(now, on_ready)
+            return None if token is None else sasl.OAuthBearerClient(token, self._oidc.extensions)
         with self._lock:
             if self.mechanism == "PLAIN":
                 return sasl.PlainClient(self._username or "", self._password or "")

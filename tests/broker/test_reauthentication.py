@@ -12,13 +12,16 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kafkawire import KafkaError, Producer
+from tests.harness.certs import make_leaf
 from tests.harness.judge import consume_all
 from tests.harness.kafka_broker import KafkaBroker, KafkaUnavailable
+from tests.harness.token_endpoint import TokenEndpoint
 from tests.harness.topics import create_topic
 
 pytestmark = [pytest.mark.broker, pytest.mark.slow]
@@ -142,3 +145,43 @@ def test_producers_reauthenticate_on_the_same_connections(
             by_key.setdefault(msg.key(), []).append(int(msg.value()))
         assert sorted(v for vs in by_key.values() for v in vs) == list(range(-1, sent[m]))
         assert all(vs == sorted(vs) for vs in by_key.values()), m
+
+
+def test_oidc_tokens_refreshed_before_they_expire(
+    short_sessions: KafkaBroker, topic_name: Callable[[str], str], tmp_path: Path
+) -> None:
+    """Tokens from the token endpoint live 4 s, sessions at most 3 s: over 10 s of producing the
+    client fetches fresh tokens before the old ones expire and re-authenticates with them on the
+    same connection (Kafka refuses an expired token, and caps a session at its token's expiry)."""
+    from tests.broker.test_oidc import CLIENT_SECRET, oidc_conf
+
+    assert short_sessions.ca is not None
+    topic = topic_name("reauth-oidc")
+    create_topic(short_sessions.bootstrap(), topic, 1)
+    leaf = make_leaf(tmp_path, "idp", short_sessions.ca)
+    errors: list[KafkaError] = []
+    reports: list[KafkaError | None] = []
+    sasl_ports = {short_sessions.ports["SASL_PLAINTEXT"]}
+    with TokenEndpoint(leaf, "kafkawire-app", CLIENT_SECRET, principal="alice", lifetime=4.0) as idp:
+        p = Producer({**oidc_conf(short_sessions, idp, "SASL_PLAINTEXT"), "error_cb": errors.append, "linger.ms": 2})
+        try:
+            p.produce(topic, b"-1", on_delivery=lambda err, _m: reports.append(err))
+            p.flush(30)
+            first = _client_ports(sasl_ports)
+            sent = 0
+            stop = time.monotonic() + PRODUCE_SECONDS
+            while time.monotonic() < stop:
+                p.produce(topic, str(sent).encode(), on_delivery=lambda err, _m: reports.append(err))
+                sent += 1
+                p.poll(0.005)
+            assert p.flush(60) == 0
+            last = _client_ports(sasl_ports)
+        finally:
+            p.close()
+    assert not errors, errors[:3]
+    assert reports == [None] * (sent + 1)
+    assert first and first <= last, (first, last)
+    grants = [g.at for g in idp.grants if g.authorized]
+    assert len(grants) >= 3, grants  # 10 s of sessions on 4 s tokens (Kafka refuses expired ones)
+    got = consume_all(short_sessions.bootstrap(), topic, sent + 1, timeout=60, partitions=[0])
+    assert [int(m.value()) for m in got] == list(range(-1, sent))

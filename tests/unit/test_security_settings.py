@@ -19,6 +19,10 @@ from tests.harness.certs import make_ca
 SECRET = "s3cr3t-Value"
 
 
+def _never() -> None:
+    raise AssertionError("only an OIDC token fetch calls back")
+
+
 def _key(name: str) -> str:
     return name if name == "oauth_cb" else name.replace("_", ".")
 
@@ -86,7 +90,7 @@ def test_jaas_config_is_an_alias_for_the_credentials() -> None:
     s = settings(security_protocol="sasl_ssl", sasl_mechanism="SCRAM-SHA-512", enable_ssl_certificate_verification=False,
                  sasl_jaas_config='org.apache.kafka.common.security.scram.ScramLoginModule required '
                                   'username="alice" password="a\\"b";')  # fmt: skip
-    client = s.sasl_client(0.0)
+    client = s.sasl_client(0.0, _never)
     assert isinstance(client, sasl.ScramClient) and b"n=alice" in client.start()
     plain = settings(
         security_protocol="sasl_plaintext",
@@ -94,13 +98,13 @@ def test_jaas_config_is_an_alias_for_the_credentials() -> None:
             'org.apache.kafka.common.security.plain.PlainLoginModule required username="bob" password="pw";'
         ),
     )
-    assert plain.mechanism == "PLAIN" and plain.sasl_client(0.0).start() == b"\x00bob\x00pw"
+    assert plain.mechanism == "PLAIN" and plain.sasl_client(0.0, _never).start() == b"\x00bob\x00pw"
 
 
 def test_set_credentials_applies_to_the_next_authentication() -> None:
     s = settings(security_protocol="sasl_plaintext", sasl_mechanism="PLAIN", sasl_username="u", sasl_password="p")
     s.set_credentials("v", "q")
-    assert s.sasl_client(0.0).start() == b"\x00v\x00q"
+    assert s.sasl_client(0.0, _never).start() == b"\x00v\x00q"
     with pytest.raises(TypeError):
         s.set_credentials("v", None)  # type: ignore[arg-type]
 
@@ -114,16 +118,50 @@ def test_oauth_cb_token_cached_and_renewed_at_80_percent() -> None:
 
     s = settings(security_protocol="sasl_plaintext", sasl_mechanism="OAUTHBEARER", oauth_cb=oauth_cb,
                  sasl_oauthbearer_config="anything")  # fmt: skip
-    first = s.sasl_client(1000.0).start()
+    first = s.sasl_client(1000.0, _never).start()
     assert b"auth=Bearer token1" in first and b"traceId=1" in first
-    assert b"token1" in s.sasl_client(1079.0).start() and len(calls) == 1
-    assert b"token2" in s.sasl_client(1081.0).start() and calls == ["anything", "anything"]
+    assert b"token1" in s.sasl_client(1079.0, _never).start() and len(calls) == 1
+    assert b"token2" in s.sasl_client(1081.0, _never).start() and calls == ["anything", "anything"]
 
 
 def test_unsecured_jwt_for_test_clusters() -> None:
     s = settings(security_protocol="sasl_plaintext", sasl_mechanism="OAUTHBEARER",
                  enable_sasl_oauthbearer_unsecure_jwt=True,
                  sasl_oauthbearer_config="principal=alice lifeSeconds=60")  # fmt: skip
-    token = s.sasl_client(50.0).start().split(b"Bearer ")[1].split(b"\x01")[0].decode()
+    token = s.sasl_client(50.0, _never).start().split(b"Bearer ")[1].split(b"\x01")[0].decode()
     claims = json.loads(base64.urlsafe_b64decode(token.split(".")[1] + "=="))
     assert claims["sub"] == "alice" and claims["exp"] == 110.0
+
+
+OIDC = {
+    "security_protocol": "sasl_ssl",
+    "sasl_mechanism": "OAUTHBEARER",
+    "sasl_oauthbearer_method": "oidc",
+    "sasl_oauthbearer_client_id": "app",
+    "sasl_oauthbearer_client_secret": SECRET,
+    "sasl_oauthbearer_token_endpoint_url": "https://idp.example.com/oauth2/token",
+}
+
+
+@pytest.mark.parametrize(
+    "change,named",
+    [
+        ({"sasl_oauthbearer_token_endpoint_url": None}, "sasl.oauthbearer.token.endpoint.url"),
+        ({"sasl_oauthbearer_token_endpoint_url": "http://idp.example.com/t"}, "https://"),
+        ({"sasl_oauthbearer_client_secret": None}, "sasl.oauthbearer.client.secret"),
+        ({"sasl_oauthbearer_client_id": ""}, "sasl.oauthbearer.client.id"),
+        ({"sasl_oauthbearer_extensions": "auth=x"}, "alphabetic keys"),
+        ({"https_ca_location": "/nonexistent/ca.pem"}, "https.ca.location"),
+    ],
+)
+def test_oidc_settings_checked_at_construction_naming_the_option(change: dict[str, Any], named: str) -> None:
+    text = error_text(**{**OIDC, **change})
+    assert named in text and "oidc" in text and SECRET not in text
+
+
+def test_oidc_is_accepted_and_fetches_nothing_until_a_connection_asks() -> None:
+    from kafkawire.oidc import parse_extensions
+
+    s = settings(**OIDC, sasl_oauthbearer_extensions="traceId=abc,logicalCluster=lkc-1")
+    assert s.mechanism == "OAUTHBEARER" and SECRET not in repr(s)
+    assert parse_extensions("traceId=abc, logicalCluster=lkc-1") == {"traceId": "abc", "logicalCluster": "lkc-1"}

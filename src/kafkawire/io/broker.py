@@ -210,14 +210,29 @@ class BrokerConnection:
     def _start_handshake(self, versions: dict[int, tuple[int, int]] | None) -> None:
         """The handshake of a new connection, or (``versions`` known) a re-authentication."""
         security = self.settings.security
-        try:
-            # (the wall clock, not the engine's: a bearer token's expiry is a date)
-            sasl = security.sasl_client(time.time()) if security is not None and security.uses_sasl else None
-        except Exception as exc:  # the application's oauth_cb failed: fail this connection, say why
-            self._failed(KafkaError(KafkaError._AUTHENTICATION, f"{self.host}:{self.port}: token source failed: {exc}"))
-            return
+        sasl = None
+        if security is not None and security.uses_sasl:
+            # An OIDC token still being fetched: its worker thread calls back, the handshake resumes then.
+            resume = functools.partial(
+                self.engine.call_soon, functools.partial(self._token_ready, self._attempt, versions)
+            )
+            try:
+                # (the wall clock, not the engine's: a bearer token's expiry is a date)
+                sasl = security.sasl_client(time.time(), resume)
+            except Exception as exc:  # oauth_cb or the token endpoint failed: fail this connection, say why
+                self._failed(
+                    KafkaError(KafkaError._AUTHENTICATION, f"{self.host}:{self.port}: token source failed: {exc}")
+                )
+                return
+            if sasl is None:
+                return
         self._handshake = Handshake("kafkawire", __version__, sasl, versions)
         self._handshake_next()
+
+    def _token_ready(self, attempt: int, versions: dict[int, tuple[int, int]] | None) -> None:
+        waiting = self.state is State.NEGOTIATING or (self.state is State.READY and self._reauthenticating)
+        if attempt == self._attempt and waiting and self._handshake is None:
+            self._start_handshake(versions)
 
     def _handshake_next(self) -> None:
         handshake = self._handshake
