@@ -283,3 +283,16 @@ def test_take_arrow_hands_over_columns(tansu: TansuBroker, topic_name: Callable[
         produce_with_confluent(tansu.bootstrap, topic, [Record(b"late", key=b"k", partition=1)])
         (late,) = t.take(1)
         assert (late.partition(), late.offset(), late.key(), late.value()) == (1, 300, b"k", b"late")
+
+
+def test_a_partition_of_a_missing_topic_is_reported_once(mock_cluster: MockCluster, topic_name: Callable[[str], str]) -> None:
+    topic = topic_name("missing")
+    with taker(mock_cluster.bootstraps, settings(fetch_error_backoff_ms=50)) as t:
+        t.engine.assign([((topic, 0), 0, None)])
+        (event,) = t.take(1, errors=True)
+        assert event.error().code() == KafkaError.UNKNOWN_TOPIC_OR_PART
+        assert (event.topic(), event.partition()) == (topic, 0)
+        assert t.quiet(0.5) == []  # once, while it stays missing
+        mock_cluster.create_topic(topic, partitions=1)
+        produce_with_confluent(mock_cluster.bootstraps, topic, [b"now"])
+        assert [m.value() for m in t.take(1, timeout=60)] == [b"now"]

@@ -87,6 +87,7 @@ class FetchEngine:
         self._wait_ms = int(opts["fetch.wait.max.ms"])
         self._min_bytes = max(1, int(opts["fetch.min.bytes"]))  # Tansu answers min_bytes 0 with nothing
         self._rack = opts.get("client.rack") or ""
+        self._check_crcs = bool(opts.get("check.crcs"))
         self._timeout = int(client.config["socket.timeout.ms"]) / 1000
         self._isolation = READ_COMMITTED if config.read_committed else READ_UNCOMMITTED
         self._coordinators = Coordinators(client)
@@ -455,10 +456,12 @@ class FetchEngine:
                     continue
                 batches = decoded.get(part.key, [])
                 if isinstance(batches, DecodeError):
-                    # A damaged batch: fetched again after the backoff; told once when it persists.
+                    # A damaged batch: fetched again after the backoff; a checksum failure is told
+                    # (once) under check.crcs, anything else malformed always.
                     code = KafkaError._BAD_MSG
                     err = KafkaError(code, f"Fetch {part.key[0]} [{part.key[1]}] at {offset}: {batches}")
-                    new = table.failed(part, err, now, report=not isinstance(batches, CorruptRecordError)) or new
+                    report = self._check_crcs or not isinstance(batches, CorruptRecordError)
+                    new = table.failed(part, err, now, report=report) or new
                     continue
                 if not batches and data.records:
                     table.too_large(part)
