@@ -9,6 +9,7 @@ of its value lengths (what it read must be what was written), then by the driver
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import uuid
 from collections.abc import Callable
@@ -43,18 +44,55 @@ def _kafkawire(bootstrap: str) -> tuple[Any, Any]:
     return kafkawire.Consumer(_conf(bootstrap)), kafkawire.TopicPartition
 
 
+class _EngineReader:
+    """FetchEngine.take_arrow() with a Consumer's configuration: what Consumer.consume_arrow wraps."""
+
+    def __init__(self, bootstrap: str) -> None:
+        import threading
+
+        from kafkawire.client.cluster import Client
+        from kafkawire.consumer.config import parse_consumer_config
+        from kafkawire.consumer.fetch_engine import FetchEngine
+
+        config = parse_consumer_config(_conf(bootstrap))
+        self.ready = threading.Event()
+        self.client = Client(config.options)
+        self.engine = FetchEngine(self.client, config, self.ready.set)
+        self.assign = self.engine.assign
+
+    def list_topics(self, topic: str, timeout: float) -> Any:
+        return self.client.list_topics(topic, timeout)
+
+    def consume_arrow(self, max_records: int, timeout: float) -> Any:
+        deadline = time.monotonic() + timeout
+        while True:
+            self.ready.clear()
+            batch = self.engine.take_arrow(max_records)
+            left = deadline - time.monotonic()
+            if batch is not None or left <= 0:
+                return batch
+            self.ready.wait(left)
+
+    def close(self) -> None:
+        self.engine.close()
+        self.client.close()
+
+
 def _read(make: Callable[[str], tuple[Any, Any]], how: str, sc: Scenario, bootstrap: str, topic: str, records: int, value_size: int) -> dict[str, Any]:
     from bench.worker import _measure
 
     consumer, topic_partition = make(bootstrap)
     if how == "arrow" and not hasattr(consumer, "consume_arrow"):
         consumer.close()
-        return {"skipped": "this kafkawire has no Consumer.consume_arrow"}
+        consumer, topic_partition = _EngineReader(bootstrap), None  # the face has no consume_arrow yet
     partitions = sorted(consumer.list_topics(topic, timeout=10).topics[topic].partitions)
     counted = [0, 0, 0]  # records, value bytes, error events
 
     def work() -> None:
-        consumer.assign([topic_partition(topic, p, OFFSET_BEGINNING) for p in partitions])
+        if topic_partition is None:
+            consumer.assign([((topic, p), OFFSET_BEGINNING, None) for p in partitions])
+        else:
+            consumer.assign([topic_partition(topic, p, OFFSET_BEGINNING) for p in partitions])
         n = value_bytes = errors = 0
         if how == "poll":
             poll = consumer.poll
@@ -111,26 +149,32 @@ def aiokafka_getmany(sc: Scenario, bootstrap: str, topic: str, records: int, val
     from bench.worker import _measure
 
     counted = [0, 0, 0]
+    loop = asyncio.new_event_loop()
+    async def start() -> Any:
+        made = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, auto_offset_reset="earliest")
+        await made.start()
+        await made.topics()  # metadata of every topic, so partitions_for_topic() knows this one
+        return made
 
-    async def main() -> None:
-        consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, auto_offset_reset="earliest")
-        await consumer.start()
-        try:
-            partitions = sorted(await consumer.partitions_for_topic(topic) or ())
-            tps = [TopicPartition(topic, p) for p in partitions]
-            consumer.assign(tps)
-            await consumer.seek_to_beginning(*tps)
-            n = value_bytes = 0
-            while n < records:
-                got = await consumer.getmany(timeout_ms=1000, max_records=MAX_RECORDS)
-                for messages in got.values():
-                    n += len(messages)
-                    value_bytes += sum(len(m.value) for m in messages)
-            counted[:] = [n, value_bytes, 0]
-        finally:
-            await consumer.stop()
+    consumer = loop.run_until_complete(start())
+    partitions = sorted(consumer.partitions_for_topic(topic) or ())
 
-    result = _measure(lambda: asyncio.run(main()))
+    async def read() -> None:
+        tps = [TopicPartition(topic, p) for p in partitions]
+        consumer.assign(tps)
+        await consumer.seek_to_beginning(*tps)
+        n = value_bytes = 0
+        while n < records:
+            got = await consumer.getmany(timeout_ms=1000, max_records=MAX_RECORDS)
+            for messages in got.values():
+                n += len(messages)
+                value_bytes += sum(len(m.value) for m in messages)
+        counted[:] = [n, value_bytes, 0]
+
+    result = _measure(lambda: loop.run_until_complete(read()))
+    with contextlib.suppress(asyncio.CancelledError):  # aiokafka's stop() without a group raises it
+        loop.run_until_complete(consumer.stop())
+    loop.close()
     return _outcome(result, counted, value_size)
 
 
