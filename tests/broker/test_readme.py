@@ -12,7 +12,12 @@ from kafkawire.local_broker import TansuBroker
 pytestmark = pytest.mark.broker
 
 README = Path(__file__).resolve().parents[2] / "README.md"
-ALL_BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
+_PYTHON = r"```python\n(.*?)```"
+# "Connecting to a secured cluster" needs secured listeners: test_readme_security.py and
+# tests/spark/test_secured.py run those.
+_SECURED = re.search(r"### Connecting to a secured cluster\n(.*?)\n##", README.read_text(), re.S)
+SECURED_BLOCKS = re.findall(_PYTHON, _SECURED.group(1), re.S) if _SECURED else []
+ALL_BLOCKS = [b for b in re.findall(_PYTHON, README.read_text(), re.S) if b not in SECURED_BLOCKS]
 # The Spark examples work on a session and a DataFrame the reader has; tests/spark runs them.
 SPARK_BLOCKS = [b for b in ALL_BLOCKS if "df." in b or "(df" in b]
 BLOCKS = [b for b in ALL_BLOCKS if b not in SPARK_BLOCKS]

@@ -93,3 +93,26 @@ def test_wrong_password_fails_the_write_naming_authentication_not_the_secret(
     text = str(raised.value)
     assert "_AUTHENTICATION" in text and "SCRAM-SHA-512" in text, text[-3000:]
     assert wrong not in text and SECRET not in text
+
+
+def test_the_readme_spark_example_over_sasl_ssl(
+    spark: SparkSession,
+    kafka23: KafkaBroker,
+    topic_name: Callable[[str], str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from tests.broker.test_readme import README, SECURED_BLOCKS
+    from tests.broker.test_readme_security import SCRAM_PASSWORD, adapt
+
+    assert kafka23._dir is not None
+    kafka23.add_scram_user("payments-app", SCRAM_PASSWORD)
+    topic = topic_name("payments")
+    create_topic(kafka23.bootstrap(), topic, 2)
+    monkeypatch.setenv("KAFKA_PASSWORD", SCRAM_PASSWORD)
+    monkeypatch.setenv("TRUSTSTORE_PASSWORD", STORE_PASSWORD)
+    block = adapt(SECURED_BLOCKS[2], kafka23, {"truststore.jks": kafka23._dir / "truststore.jks"}, "", topic)
+    df = spark.range(40).selectExpr("cast(id as string) as value")
+    exec(compile("import os\n" + block, str(README), "exec"), {"spark": spark, "df": df})
+    assert capsys.readouterr().out.strip().splitlines()[-1] == "40"
+    assert len(consume_all(kafka23.bootstrap(), topic, 40, timeout=30)) == 40
