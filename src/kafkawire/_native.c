@@ -658,6 +658,33 @@ read_bytes(const unsigned char *buf, Py_ssize_t end, Py_ssize_t *pos)
     return out;
 }
 
+/* Past a varint-length-prefixed byte string (or null) ending by ``end``; -1 when malformed. */
+static int
+skip_bytes(const unsigned char *buf, Py_ssize_t end, Py_ssize_t *pos)
+{
+    int64_t length;
+    if (read_zigzag(buf, end, pos, 5, &length) < 0 || length < -1 || length > end - *pos) return -1;
+    if (length > 0) *pos += (Py_ssize_t)length;
+    return 0;
+}
+
+/* Past a record's key, value and headers, checked as read_bytes/read_headers would check them
+ * (a record skipped below min_offset is refused when malformed, as the Python twin refuses it). */
+static int
+skip_record_fields(const unsigned char *buf, Py_ssize_t end, Py_ssize_t *pos)
+{
+    int64_t count;
+    if (skip_bytes(buf, end, pos) < 0 || skip_bytes(buf, end, pos) < 0) return -1;
+    if (read_zigzag(buf, end, pos, 5, &count) < 0 || count < 0 || count > (end - *pos) / 2) return -1;
+    for (int64_t i = 0; i < count; i++) {
+        int64_t klen;
+        if (read_zigzag(buf, end, pos, 5, &klen) < 0 || klen < 0 || klen > end - *pos) return -1;
+        *pos += (Py_ssize_t)klen;
+        if (skip_bytes(buf, end, pos) < 0) return -1;
+    }
+    return *pos == end ? 0 : -1;
+}
+
 static PyObject *
 read_headers(const unsigned char *buf, Py_ssize_t end, Py_ssize_t *pos)
 {
@@ -720,7 +747,7 @@ decode_messages(PyObject *module, PyObject *args)
         if (read_zigzag(buf, record_end, &pos, 5, &offset_delta) < 0) goto malformed;
         long long offset = base_offset + offset_delta;
         if (offset < min_offset) {
-            pos = record_end;
+            if (skip_record_fields(buf, record_end, &pos) < 0) goto malformed;
             continue;
         }
         PyObject *key = read_bytes(buf, record_end, &pos);
