@@ -57,7 +57,7 @@ class RebalanceCallbacks:
         finally:
             if step.revoke:
                 revoked()
-        if step.assign:
+        if step.assign or step.synced:  # librdkafka calls on_assign after every rebalance, maybe with []
             self.run(self.on_assign, listed(step.assign), self._take)
 
     def revoke_all(self, parts: list[TopicPartition]) -> None:

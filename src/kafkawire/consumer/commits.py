@@ -27,6 +27,8 @@ from ..io.engine import Timer
 from ..model import OFFSET_INVALID, Message, TopicPartition
 from .assignment import keyed
 
+LEAVING_COMMIT_TIMEOUT = 10.0  # seconds a commit of partitions being revoked may take
+
 OnCommit = Callable[[KafkaError | None, list[TopicPartition]], Any]
 
 
@@ -112,6 +114,15 @@ class Commits:
         if errors and len(errors) == len(result):
             raise KafkaException(errors[0])
         return result
+
+    def commit_leaving(self, tps: list[TP], log: Any) -> None:
+        """Commit what is stored for partitions leaving us (bounded wait; a failure is logged)."""
+        offsets = self.pending(tps)
+        if offsets:
+            try:
+                self.commit_sync(offsets, LEAVING_COMMIT_TIMEOUT)
+            except KafkaException as exc:
+                log.warning("committing revoked partitions failed: %s", exc.args[0])
 
     def commit_async(self, offsets: Mapping[TP, Committed]) -> None:
         """Commit in the background; ``on_commit`` hears the outcome from poll()."""

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..config import CONNECTION_OPTIONS, Option, config_error, option_index, parse_config, protocol_string
 from ..core.assignors import ASSIGNORS
-from ..producer.config import NOOP_OPTIONS, PRODUCER_OPTIONS
+from ..producer.config import LOGGER_OPTION, NOOP_OPTIONS, PRODUCER_OPTIONS
 
 INT32_MAX = 2**31 - 1
 
@@ -48,6 +48,7 @@ def _group_id(value: str | None) -> str | None:
 CONSUMER_OPTIONS: tuple[Option, ...] = (
     *CONNECTION_OPTIONS,
     *NOOP_OPTIONS,
+    LOGGER_OPTION,
     Option("group.id", "str", None, validate=_group_id),
     Option("group.instance.id", "str", None, validate=_group_id),
     Option("group.protocol", "enum", "classic", choices=("classic", "consumer")),

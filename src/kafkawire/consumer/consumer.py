@@ -22,6 +22,7 @@ from ..client.cluster import Client
 from ..client.coordinators import Coordinators
 from ..client.executor import CallbackExecutor
 from ..client.group_offsets import Committed, Member
+from ..client.logs import client_logger, log_init
 from ..core import TopicPartitionKey as TP
 from ..core.group import Step
 from ..errors import KafkaError, KafkaException
@@ -38,7 +39,6 @@ from .stats import ConsumerStatistics
 log = logging.getLogger("kafkawire.consumer")
 
 MAX_MESSAGES = 1_000_000  # consume()'s bound, as confluent-kafka's
-REVOKE_COMMIT_TIMEOUT = 10.0  # seconds a commit of revoked partitions may take (auto-commit)
 
 
 class ConsumerClosedError(KafkaException, RuntimeError):
@@ -52,12 +52,12 @@ def _closed_error(text: str = "Consumer closed") -> ConsumerClosedError:
 
 class Consumer:
     def __init__(self, conf: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
-        logger = kwargs.pop("logger", None)
         executor: CallbackExecutor | None = kwargs.pop("_executor", None)  # AIOConsumer serves on its loop
         if not isinstance(conf, Mapping):
             raise TypeError(f"expected configuration dict, not {type(conf).__name__}")
-        self._log = logger if isinstance(logger, logging.Logger) else log
-        config = parse_consumer_config({**conf, **kwargs}, self._log)
+        merged = {**conf, **kwargs}
+        config = parse_consumer_config(merged, log)
+        self._log = client_logger(merged.get("logger"), log)
         if config.group_id is None:
             raise ValueError("group.id must be set")
         self._config: ConsumerConfig = config
@@ -98,6 +98,7 @@ class Consumer:
             )  # fmt: skip
         self._closed = False
         _OPEN.add(self)
+        log_init(self._log, "consumer", opts["client.id"])
 
     # --- subscription and assignment ---------------------------------------------------------
 
@@ -185,15 +186,8 @@ class Consumer:
     def _commit_before_removing(self, keys: list[TP]) -> None:
         """With enable.auto.commit, what was consumed of partitions leaving us is committed first
         (as librdkafka does), so the next owner starts after it."""
-        if not keys or not self._config.options["enable.auto.commit"]:
-            return
-        offsets = self._commits.pending(keys)
-        if not offsets:
-            return
-        try:
-            self._commits.commit_sync(offsets, REVOKE_COMMIT_TIMEOUT)
-        except KafkaException as exc:
-            self._log.warning("committing revoked partitions failed: %s", exc.args[0])
+        if keys and self._config.options["enable.auto.commit"]:
+            self._commits.commit_leaving(keys, self._log)
 
     # --- rebalance callbacks (served by poll()) ----------------------------------------------
 

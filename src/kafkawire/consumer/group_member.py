@@ -214,7 +214,7 @@ class GroupMember:
 
     def _follow(self, step: Step) -> None:
         """Act on a step: report it, then rejoin, retry or keep heartbeating."""
-        if step.assign or step.revoke or step.lost or step.error is not None:
+        if step.assign or step.revoke or step.lost or step.synced or step.error is not None:
             self.on_change(step)
         if step.error is not None:
             self._stopped = True

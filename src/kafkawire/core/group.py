@@ -97,6 +97,7 @@ class Step:
     retry: bool = False  # send the same request again after a backoff
     error: int | None = None  # a fatal group error to report
     members: list[Any] | None = None  # as leader: every member's JoinGroup metadata, to assign
+    synced: bool = False  # a rebalance ended: the application hears of it even when nothing changed
 
 
 @dataclass
@@ -249,9 +250,9 @@ class Membership:
         self._next_heartbeat = now + self.config.heartbeat_interval
         if not self.config.cooperative:
             self.owned = assignment
-            return Step(assign=assignment)
+            return Step(assign=assignment, synced=True)
         revoke = _minus(self.owned, assignment)
-        step = Step(assign=_minus(assignment, self.owned), revoke=revoke, rejoin=bool(revoke))
+        step = Step(assign=_minus(assignment, self.owned), revoke=revoke, rejoin=bool(revoke), synced=True)
         self.owned = _minus(self.owned, revoke)
         for topic, parts in step.assign.items():
             self.owned.setdefault(topic, []).extend(parts)
