@@ -9,6 +9,7 @@ bytes of those APIs are proven against kafka-python's encoder in tests/conforman
 from __future__ import annotations
 
 import json
+import socket
 import time
 from collections.abc import Callable, Iterator
 
@@ -300,3 +301,21 @@ def test_stats_cb_served_by_poll_in_librdkafkas_names(kafka23: KafkaBroker) -> N
         assert sum(b["tx"] for b in mine["brokers"].values()) > 0  # type: ignore[attr-defined]
     finally:
         ours.close()
+
+
+def test_cluster_id_as_confluent(admins: tuple[AdminClient, ck.AdminClient]) -> None:
+    ours, theirs = admins
+    theirs.list_topics(timeout=30)  # its admin handle knows the id only after a metadata request (DESIGN.md)
+    assert ours.cluster_id(30) == theirs.cluster_id(30) and ours.cluster_id()
+    with socket.socket() as closed:  # a port nothing listens on: both time out and say why
+        closed.bind(("127.0.0.1", 0))
+        nowhere = f"127.0.0.1:{closed.getsockname()[1]}"
+    errors = []
+    for admin in (AdminClient({"bootstrap.servers": nowhere}), ck.AdminClient({"bootstrap.servers": nowhere})):
+        with pytest.raises((KafkaException, confluent_kafka.KafkaException)) as exc:
+            admin.cluster_id(1)
+        errors.append(exc.value.args[0])
+        if isinstance(admin, AdminClient):
+            admin.close()
+    assert [e.code() for e in errors] == [KafkaError._TIMED_OUT] * 2
+    assert all(e.str().startswith("Failed to retrieve cluster id") for e in errors)

@@ -241,3 +241,11 @@ def test_futures_cannot_be_cancelled_and_fail_on_close() -> None:
     with pytest.raises(KafkaException) as exc:
         futures["x"].result(5)
     assert exc.value.args[0].code() in (KafkaError._DESTROY, KafkaError._TRANSPORT)
+
+
+def test_module_constants_and_calls_match_confluent_kafka_admin() -> None:
+    """Every constant of confluent_kafka.admin with its value, every public AdminClient call."""
+    constants = [n for n in dir(ck) if n.isupper()]
+    assert constants and {n: getattr(kafkawire.admin, n, None) for n in constants} == {n: getattr(ck, n) for n in constants}
+    calls = {n for n in dir(ck.AdminClient) if not n.startswith("_")}
+    assert calls - set(dir(AdminClient)) == set()

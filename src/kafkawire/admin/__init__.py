@@ -1,7 +1,7 @@
 """The admin client: ``from kafkawire.admin import AdminClient, NewTopic`` as with ``confluent_kafka.admin``."""
 
 from ..errors import KafkaError, KafkaException
-from ..model import BrokerMetadata, ClusterMetadata, PartitionMetadata, TopicMetadata, TopicPartition
+from ..model import OFFSET_INVALID, BrokerMetadata, ClusterMetadata, PartitionMetadata, TopicMetadata, TopicPartition
 from .acl_types import AclBinding, AclBindingFilter, AclOperation, AclPermissionType, ResourcePatternType
 from .client import AdminClient, create_topic_if_missing
 from .group_types import (
@@ -50,7 +50,36 @@ _IsolationLevel = IsolationLevel
 _TopicCollection = TopicCollection
 _TopicPartition = TopicPartition
 
+# confluent_kafka.admin's module-level constants: librdkafka's enum values as plain ints
+CONFIG_SOURCE_UNKNOWN_CONFIG = ConfigSource.UNKNOWN_CONFIG.value
+CONFIG_SOURCE_DYNAMIC_TOPIC_CONFIG = ConfigSource.DYNAMIC_TOPIC_CONFIG.value
+CONFIG_SOURCE_DYNAMIC_BROKER_CONFIG = ConfigSource.DYNAMIC_BROKER_CONFIG.value
+CONFIG_SOURCE_DYNAMIC_DEFAULT_BROKER_CONFIG = ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG.value
+CONFIG_SOURCE_STATIC_BROKER_CONFIG = ConfigSource.STATIC_BROKER_CONFIG.value
+CONFIG_SOURCE_DEFAULT_CONFIG = ConfigSource.DEFAULT_CONFIG.value
+CONFIG_SOURCE_GROUP_CONFIG = ConfigSource.GROUP_CONFIG.value
+RESOURCE_UNKNOWN = ResourceType.UNKNOWN.value
+RESOURCE_ANY = ResourceType.ANY.value
+RESOURCE_TOPIC = ResourceType.TOPIC.value
+RESOURCE_GROUP = ResourceType.GROUP.value
+RESOURCE_BROKER = ResourceType.BROKER.value
+RESOURCE_TRANSACTIONAL_ID = ResourceType.TRANSACTIONAL_ID.value
+
 __all__ = [
+    "CONFIG_SOURCE_DEFAULT_CONFIG",
+    "CONFIG_SOURCE_DYNAMIC_BROKER_CONFIG",
+    "CONFIG_SOURCE_DYNAMIC_DEFAULT_BROKER_CONFIG",
+    "CONFIG_SOURCE_DYNAMIC_TOPIC_CONFIG",
+    "CONFIG_SOURCE_GROUP_CONFIG",
+    "CONFIG_SOURCE_STATIC_BROKER_CONFIG",
+    "CONFIG_SOURCE_UNKNOWN_CONFIG",
+    "OFFSET_INVALID",
+    "RESOURCE_ANY",
+    "RESOURCE_BROKER",
+    "RESOURCE_GROUP",
+    "RESOURCE_TOPIC",
+    "RESOURCE_TRANSACTIONAL_ID",
+    "RESOURCE_UNKNOWN",
     "AclBinding",
     "AclBindingFilter",
     "AclOperation",

@@ -121,6 +121,11 @@ class TopicCalls(AdminBase):
         self._check_handle()
         return self._client.list_topics(topic, None if timeout is None or timeout < 0 else timeout)
 
+    def cluster_id(self, timeout: float = -1) -> str | None:
+        """The cluster's id from metadata, asked for when not yet known; ``timeout`` -1: no limit."""
+        self._check_handle()
+        return self._client.cluster_id(None if timeout is None or timeout < 0 else timeout)
+
     def describe_cluster(self, **kwargs: Any) -> Future[DescribeClusterResult]:
         """The cluster id, the controller and the brokers: DescribeCluster (Kafka 2.8+), else a
         Metadata request for no topics, as confluent-kafka asks brokers without DescribeCluster."""

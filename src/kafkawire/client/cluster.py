@@ -130,6 +130,21 @@ class Client:
             result.topics = {name: t for name, t in result.topics.items() if name == topic}
         return result
 
+    def cluster_id(self, timeout: float | None = None) -> str | None:
+        """confluent-kafka's ``cluster_id()`` for every face: the id the metadata gave (KIP-78, None
+        from brokers before 0.10.1), asked for with no topics when no broker has answered yet.
+        ``timeout`` None waits as long as it takes, as librdkafka's -1 does."""
+        if self.metadata.updated_at is None:
+            fut = self.refresh_metadata([], timeout=timeout)
+            try:
+                fut.result() if timeout is None else wait(fut, timeout)
+            except KafkaException as exc:
+                cause = exc.args[0]
+                raise KafkaException(
+                    KafkaError(cause.code(), f"Failed to retrieve cluster id: {cause.str()}", retriable=cause.retriable())
+                ) from None
+        return self.metadata.cluster_id
+
     def set_sasl_credentials(self, username: str, password: str) -> None:
         """Credentials for the next SASL authentications (of a client configured for SASL or not,
         as confluent-kafka: they matter once security.protocol uses SASL)."""
