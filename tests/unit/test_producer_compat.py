@@ -702,6 +702,7 @@ def test_a_subclass_that_skipped_init_acts_closed(impl: Any) -> None:
     for call in calls:
         with pytest.raises(RuntimeError, match="Producer has been closed"):
             call()
+    assert len(producer) == 0
 
 
 def test_an_unreachable_cluster_is_reported_before_anything_is_produced(impl: Any) -> None:

@@ -389,7 +389,8 @@ class Producer:
         raise KafkaException(txn.state.call_failed(call, error)) from None
 
     def __len__(self) -> int:
-        return self._engine.outstanding
+        engine = getattr(self, "_engine", None)  # None: a subclass that never called __init__
+        return 0 if engine is None else engine.outstanding
 
     def __bool__(self) -> bool:
         # A producer is truthy even when nothing is queued (``len() == 0``), as confluent-kafka's.
