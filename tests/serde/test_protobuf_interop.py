@@ -3,6 +3,7 @@ message indexes), and each side reads the other's, through one registry (conflue
 
 from __future__ import annotations
 
+import base64
 from decimal import Decimal
 
 import pytest
@@ -97,3 +98,42 @@ def test_decimal_round_trip(text: str) -> None:
     value = Decimal(text)
     scale = max(0, -int(value.as_tuple().exponent))
     assert protobuf_to_decimal(decimal_to_protobuf(value, scale)) == value
+
+
+def _tagged() -> type:
+    """kwtest/person.proto: imports confluent/meta.proto, its ``ssn`` field tagged PII."""
+    from kafkawire.schema_registry.confluent import meta_pb2
+
+    pool = descriptor_pool.Default()
+    try:
+        pool.FindFileByName("kwtest/person.proto")
+    except KeyError:
+        fdp = descriptor_pb2.FileDescriptorProto(
+            name="kwtest/person.proto", package="kwtest", syntax="proto3", dependency=["confluent/meta.proto"]
+        )
+        ssn = fdp.message_type.add(name="Person").field.add(name="ssn", number=1, type=F.TYPE_STRING, label=F.LABEL_OPTIONAL)
+        ssn.options.Extensions[meta_pb2.field_meta].tags.append("PII")
+        pool.Add(fdp)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("kwtest.Person"))
+
+
+def test_a_file_importing_confluent_meta(front: RegistryFront) -> None:
+    """confluent/meta.proto is importable at confluent-kafka's path (renamed) and, as a file the
+    registry knows, never registered as a reference; the field's tag reaches the registry."""
+    from kafkawire.schema_registry.confluent import meta_pb2
+
+    person = _tagged()
+    field = person.DESCRIPTOR.fields_by_name["ssn"]
+    assert list(field.GetOptions().Extensions[meta_pb2.field_meta].tags) == ["PII"]
+    ours = ProtobufSerializer(person, SchemaRegistryClient({"url": front.url}), conf={"use.deprecated.format": False})
+    theirs = TheirSerializer(person, front.registry, conf={"use.deprecated.format": False})
+    msg = person(ssn="123")
+    data = ours(msg, CTX)
+    assert data == theirs(msg, THEIR_CTX)
+    assert front.registry.get_subjects() == ["orders-value"]
+    registered = descriptor_pb2.FileDescriptorProto.FromString(
+        base64.b64decode(front.registry.get_latest_version("orders-value").schema.schema_str)
+    )
+    assert list(registered.dependency) == ["confluent/meta.proto"]
+    assert list(registered.message_type[0].field[0].options.Extensions[meta_pb2.field_meta].tags) == ["PII"]
+    assert ProtobufDeserializer(person, {"use.deprecated.format": False})(data, CTX) == msg
