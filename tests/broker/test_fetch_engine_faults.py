@@ -127,3 +127,21 @@ def test_a_broker_down_and_back(mock_cluster: MockCluster, topic_name: Callable[
         mock_cluster.broker_set_up(leader.node_id)
         produce_with_confluent(mock_cluster.bootstraps, topic, [b"y%d" % i for i in range(10)])
         assert [m.value() for m in t.take(10)] == [b"y%d" % i for i in range(10)]
+
+
+def test_fetches_go_to_the_preferred_read_replica(mock_cluster: MockCluster, topic_name: Callable[[str], str]) -> None:
+    """KIP-392: with client.rack set, the leader names a follower to fetch from; the engine follows."""
+    topic = topic_name("rack")
+    mock_cluster.create_topic(topic, partitions=1)
+    produce_with_confluent(mock_cluster.bootstraps, topic, [b"r%d" % i for i in range(20)])
+    with taker(mock_cluster.bootstraps, settings(client_rack="rack-b", fetch_wait_max_ms=50)) as t:
+        t.client.refresh_metadata([topic]).result(10)
+        leader = t.client.metadata.leader_for(topic, 0)
+        assert leader is not None
+        follower = next(b for b in mock_cluster.broker_ids if b != leader.node_id)
+        mock_cluster.partition_set_follower(topic, 0, follower)
+        mock_cluster.start_request_tracking()
+        t.engine.assign([((topic, 0), 0, None)])
+        assert [m.value() for m in t.take(20)] == [b"r%d" % i for i in range(20)]
+        fetched_at = {r.broker_id for r in mock_cluster.requests_of(FETCH_KEY)}
+        assert follower in fetched_at

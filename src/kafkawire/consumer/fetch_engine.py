@@ -88,6 +88,8 @@ class FetchEngine:
         self._min_bytes = max(1, int(opts["fetch.min.bytes"]))  # Tansu answers min_bytes 0 with nothing
         self._rack = opts.get("client.rack") or ""
         self._check_crcs = bool(opts.get("check.crcs"))
+        # How long a preferred read replica (KIP-392) is used before the leader is asked again.
+        self._preferred_ttl = int(client.config["metadata.max.age.ms"]) / 1000
         self._timeout = int(client.config["socket.timeout.ms"]) / 1000
         self._isolation = READ_COMMITTED if config.read_committed else READ_UNCOMMITTED
         self._coordinators = Coordinators(client)
@@ -462,6 +464,10 @@ class FetchEngine:
                     err = KafkaError(code, f"Fetch {part.key[0]} [{part.key[1]}] at {offset}: {batches}")
                     report = self._check_crcs or not isinstance(batches, CorruptRecordError)
                     new = table.failed(part, err, now, report=report) or new
+                    continue
+                replica = data.get("preferred_read_replica", -1)
+                if replica >= 0 and replica != node:  # KIP-392: no records, fetch there from now on
+                    table.prefer(part, replica, now, self._preferred_ttl)
                     continue
                 if not batches and data.records:
                     table.too_large(part)

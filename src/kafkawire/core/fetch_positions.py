@@ -108,6 +108,7 @@ class Partition:
         "max_bytes",
         "paused",
         "position",
+        "preferred",
         "resolving",
         "retry_at",
         "start",
@@ -136,6 +137,7 @@ class Partition:
         self.eof_at = -1  # the offset an EOF event was last given for
         self.last_error: int | None = None  # the code of the last error event (given once)
         self.max_bytes = 0  # this partition's Fetch size, doubled while one batch does not fit
+        self.preferred: tuple[int, float] | None = None  # KIP-392: (replica to fetch from, until when)
 
     @property
     def fetchable(self) -> bool:
@@ -288,7 +290,7 @@ class FetchTable:
             if part.buffered_records >= limits.queue_records:
                 held_back = True
                 continue
-            node = leader_of(part.key)
+            node = self.fetch_node(part, leader_of(part.key), now)
             if node is None:
                 leaderless.append(part)
             elif node not in busy_nodes:
@@ -368,6 +370,18 @@ class FetchTable:
             return False
         return part.filter is None or not part.filter.holding
 
+    def prefer(self, part: Partition, replica: int, now: float, ttl: float) -> None:
+        """KIP-392: the leader says to fetch from ``replica`` (nearer to client.rack) for a while."""
+        part.preferred = (replica, now + ttl) if replica >= 0 else None
+
+    @staticmethod
+    def fetch_node(part: Partition, leader: int | None, now: float) -> int | None:
+        """Where the row's next Fetch goes: its preferred replica while that holds, else the leader."""
+        preferred = part.preferred
+        if preferred is not None and now < preferred[1]:
+            return preferred[0]
+        return leader
+
     def too_large(self, part: Partition) -> None:
         """An answer held only part of one batch: ask for more next time (up to the queue)."""
         part.max_bytes = min(part.max_bytes * 2, self.limits.queue_bytes)
@@ -382,9 +396,11 @@ class FetchTable:
         return part.state == FAILED
 
     def failed(self, part: Partition, error: KafkaError, now: float, report: bool) -> bool:
-        """A fetch error for the row: back off (fetch.error.backoff.ms); with ``report``, tell the
-        application once per distinct error. True when an event was queued."""
+        """A fetch error for the row: back off (fetch.error.backoff.ms), back to the leader if a
+        preferred replica answered; with ``report``, tell the application once per distinct error.
+        True when an event was queued."""
         part.retry_at = now + self.limits.error_backoff
+        part.preferred = None
         if report and part.last_error != error.code():
             part.last_error = error.code()
             self._event(part, error, part.fetch_offset)

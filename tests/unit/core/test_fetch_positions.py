@@ -257,3 +257,18 @@ def test_records_kept_as_decoded() -> None:
     t.add(part, [(b, b.records)], 2, 2, 0)
     ((_, got_batch, records),) = t.take(5)
     assert got_batch is b and records == b.records
+
+
+def test_a_preferred_read_replica_is_used_until_it_expires_or_fails() -> None:
+    t = FetchTable(FetchLimits())
+    t.assign(A, 0)
+    part = t.parts[A]
+    t.prefer(part, 7, 10.0, 60.0)
+    plan, _ = t.fetch_plan(11.0, leaders(1), ())
+    assert list(plan) == [7]
+    t.answered(plan[7][0], plan[7][1])
+    assert list(t.fetch_plan(71.0, leaders(1), ())[0]) == [1]  # expired: the leader again
+    t.answered(t.reserved, [part])
+    t.prefer(part, 7, 80.0, 60.0)
+    t.failed(part, KafkaError(6, "not leader or follower"), 80.0, report=False)
+    assert part.preferred is None
