@@ -889,13 +889,14 @@ decode_columns(PyObject *module, PyObject *args)
         if (read_zigzag(buf, record_end, &pos, 10, &ts_delta) < 0) goto malformed;
         if (read_zigzag(buf, record_end, &pos, 5, &offset_delta) < 0) goto malformed;
         if (base_offset + offset_delta < min_offset) {
-            pos = record_end;
+            if (skip_record_fields(buf, record_end, &pos) < 0) goto malformed;
             continue;
         }
         if (column_append(&keys, rows, buf, record_end, &pos) < 0) goto malformed;
         if (column_append(&values, rows, buf, record_end, &pos) < 0) goto malformed;
         /* Headers are checked, not kept (the columns are the connector's without headers). */
-        if (read_zigzag(buf, record_end, &pos, 5, &nheaders) < 0 || nheaders < 0) goto malformed;
+        if (read_zigzag(buf, record_end, &pos, 5, &nheaders) < 0 || nheaders < 0 || nheaders > (record_end - pos) / 2)
+            goto malformed;
         for (int64_t h = 0; h < nheaders; h++) {
             int64_t klen, vlen;
             if (read_zigzag(buf, record_end, &pos, 5, &klen) < 0 || klen < 0 || klen > record_end - pos) goto malformed;
