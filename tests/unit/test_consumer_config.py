@@ -30,6 +30,7 @@ def test_librdkafka_names_aliases_and_defaults() -> None:
         ({"partition.assignment.strategy": "sticky-ish"}, "partition.assignment.strategy"),
         ({"session.timeout.ms": 6000, "heartbeat.interval.ms": 6000}, "heartbeat.interval.ms"),
         ({"group.instance.id": "i"}, "group.instance.id"),
+        ({"session.timeout.ms": 60000, "max.poll.interval.ms": 50000}, "max.poll.interval.ms"),
         ({"enable.auto.commit": "maybe"}, "enable.auto.commit"),
         ({"fetch.wait.max.mss": 1}, "fetch.wait.max.mss"),
     ],

@@ -126,6 +126,8 @@ def parse_consumer_config(conf: Mapping[str, Any], logger: logging.Logger | None
     session, heartbeat = opts["session.timeout.ms"], opts["heartbeat.interval.ms"]
     if "heartbeat.interval.ms" in conf and heartbeat >= session:
         raise config_error('"heartbeat.interval.ms" must be lower than "session.timeout.ms"')
+    if opts["max.poll.interval.ms"] < session:  # as librdkafka: the rebalance timeout covers a session
+        raise config_error('"max.poll.interval.ms" must be >= "session.timeout.ms"')
     if opts["group.instance.id"] is not None and opts["group.id"] is None:
         raise config_error('"group.instance.id" needs "group.id"')
     return ConsumerConfig(

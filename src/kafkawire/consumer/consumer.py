@@ -202,7 +202,10 @@ class Consumer:
                     step.error, f"consumer group {self._config.group_id}: {KafkaError(step.error).str()}", fatal=True
                 )
             )
-        self._callbacks.serve(step, sub.revoked)
+        try:
+            self._callbacks.serve(step, sub.revoked)
+        finally:
+            sub.served(step)
 
     def _drop(self, parts: list[TopicPartition]) -> None:
         """Lost partitions are someone else's already: no commit, just forget them."""

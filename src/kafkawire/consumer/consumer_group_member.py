@@ -4,7 +4,9 @@
 The coordinator's assignments name topics by id; they are turned into names with metadata
 (refreshed when an id is new) before the change is handed to ``on_change`` as a `core.group.Step`,
 the same shape the classic membership produces, so the consumer serves both alike. Once handed
-over, the member acknowledges the reconciliation in its next heartbeat, sent at once.
+over, the member acknowledges the reconciliation in its next heartbeat, sent at once; with
+``hold_acks`` only once `acknowledge` says the application's callbacks ran (so partitions it
+commits in on_revoke are not handed on before), as librdkafka waits for its rebalance callback.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ class ConsumerGroupMembership:
         coordinators: Coordinators,
         config: ConsumerGroupConfig,
         on_change: Callable[[Step], None],
+        *,
+        hold_acks: bool = False,
     ) -> None:
         self.client = client
         self.coordinators = coordinators
@@ -45,9 +49,22 @@ class ConsumerGroupMembership:
         self._timer: Timer | None = None
         self._stopped = False
         self._in_flight = False  # one heartbeat at a time: the next waits for this one's answer
+        self._hold_acks = hold_acks
+        self._unacked = 0  # changes handed over and not yet served: the acknowledgement waits for 0
 
     def start(self) -> None:
         self.client.engine.call_soon(self._heartbeat)
+
+    def acknowledge(self) -> None:
+        """The change handed over last has been served: acknowledge it in a heartbeat now."""
+
+        def ack() -> None:
+            self._unacked = max(0, self._unacked - 1)
+            if not self._unacked and not self._stopped:
+                self.member.reconciled(self.client.engine.now())
+                self._later(0.0, self._heartbeat)
+
+        self.client.engine.call_soon(ack)
 
     def leave(self, timeout: float) -> Future[None]:
         done: Future[None] = Future()
@@ -100,7 +117,11 @@ class ConsumerGroupMembership:
         body = self.member.heartbeat_request(self.client.engine.now())
         self._in_flight = True
         self.client.request_io(
-            CONSUMER_GROUP_HEARTBEAT, lambda v: _for_version(body, v), self._answered, node=self.coordinator, timeout=self.config.rebalance_timeout
+            CONSUMER_GROUP_HEARTBEAT,
+            lambda v: _for_version(body, v),
+            self._answered,
+            node=self.coordinator,
+            timeout=self.config.rebalance_timeout,
         )
 
     def _answered(self, response: Struct | None, error: KafkaError | None) -> None:
@@ -137,6 +158,9 @@ class ConsumerGroupMembership:
                 self._later(RETRY_BACKOFF, lambda: self._reconcile(step))  # a topic not in metadata yet
                 return
             self.on_change(self._named(step))
+            if self._hold_acks:
+                self._unacked += 1
+                return
             self.member.reconciled(self.client.engine.now())
             self._later(0.0, self._heartbeat)
 

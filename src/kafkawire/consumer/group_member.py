@@ -90,6 +90,15 @@ class GroupMember:
 
         self.client.engine.call_soon(change)
 
+    def rejoin(self) -> None:
+        """Join again now (the assignment we were given cannot be right)."""
+
+        def again() -> None:
+            if not self._stopped and self.membership.state is State.STABLE:
+                self._follow(self.membership.rejoin())
+
+        self.client.engine.call_soon(again)
+
     def leave(self, timeout: float) -> Future[None]:
         """Leave the group (LeaveGroup unless static); resolves once answered or ``timeout`` passed."""
         done: Future[None] = Future()

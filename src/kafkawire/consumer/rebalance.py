@@ -15,6 +15,7 @@ returns a ``_MAX_POLL_EXCEEDED`` event, and the next poll joins again, as librdk
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from collections.abc import Callable
@@ -32,6 +33,8 @@ from ..protocol.codec import Struct
 from .config import ConsumerConfig
 from .consumer_group_member import ConsumerGroupMembership
 from .group_member import GroupMember
+
+log = logging.getLogger("kafkawire.consumer")
 
 RETRY_REFRESH = 1.0  # seconds before asking for metadata again when a refresh failed
 POLL_CHECK = 1.0  # seconds between looks at the application's last poll (at most)
@@ -116,8 +119,14 @@ class Subscription:
         return Member()
 
     def revoked(self) -> None:
+        """A classic revocation was served: its held rejoin may go."""
         if isinstance(self.membership, GroupMember):
             self.membership.revoked()
+
+    def served(self, step: Step) -> None:
+        """A KIP-848 reconciliation was served (callbacks ran): acknowledge it to the coordinator."""
+        if isinstance(self.membership, ConsumerGroupMembership) and (step.assign or step.revoke):
+            self.membership.acknowledge()
 
     def leave(self, timeout: float) -> Future[None]:
         self._stopped = True
@@ -142,6 +151,24 @@ class Subscription:
         if self.left_for_poll and step.revoke:
             step = Step(lost=step.revoke)  # we left without the application: it cannot commit them
         self._executor.put(self._apply, (step,))
+        if isinstance(self.membership, GroupMember) and self._impossible(step):
+            self.membership.rejoin()
+
+    def _impossible(self, step: Step) -> bool:
+        """An assignment naming partitions the topic does not have (a damaged SyncGroup answer, or
+        a leader with other metadata): join again rather than hold it until the next rebalance."""
+        md = self._client.metadata
+        for topic, parts in step.assign.items():
+            count = md.partition_count(topic)
+            if count is not None and any(p >= count for p in parts):
+                log.warning(
+                    "the assignment names partitions %s of %s, which has %d: joining the group again",
+                    parts,
+                    topic,
+                    count,
+                )
+                return True
+        return False
 
     def _watch_polls(self) -> None:
         if self._stopped:
@@ -192,7 +219,7 @@ class Subscription:
                 c.group_id, rebalance_timeout, topics, opts["group.instance.id"], opts["client.rack"],
                 opts["group.remote.assignor"],
             )  # fmt: skip
-            return ConsumerGroupMembership(self._client, self._coordinators, config, self._changed)
+            return ConsumerGroupMembership(self._client, self._coordinators, config, self._changed, hold_acks=True)
         group = GroupConfig(
             c.group_id,
             opts["session.timeout.ms"] / 1000,

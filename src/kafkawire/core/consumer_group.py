@@ -123,6 +123,7 @@ class ConsumerGroupMember:
         self.state = State.UNJOINED
         self.owned: TopicIdPartitions = {}
         self.target: TopicIdPartitions | None = None
+        self._handed: TopicIdPartitions | None = None  # the target of the reconciliation under way
         self.heartbeat_interval = 5.0  # until the coordinator tells
         self._next_heartbeat = 0.0
 
@@ -190,12 +191,15 @@ class ConsumerGroupMember:
             self._next_heartbeat = now + self.heartbeat_interval
         if response.assignment is not None:
             self.target = {tp.topic_id: sorted(tp.partitions) for tp in response.assignment.topic_partitions}
-        if self.target is None or self.target == self.owned:
+        # while the application still serves a change, the next one is relative to what it was handed
+        held = self._handed if self.state is State.RECONCILING and self._handed is not None else self.owned
+        if self.target is None or self.target == held:
             if self.state is State.JOINING and self.target is not None:
                 self._move(Event.RECONCILED)
             return Step()
         self._move(Event.TARGET_CHANGED)
-        return Step(revoke=_minus(self.owned, self.target), assign=_minus(self.target, self.owned))
+        self._handed = dict(self.target)
+        return Step(revoke=_minus(held, self.target), assign=_minus(self.target, held))
 
     def reconciled(self, now: float) -> None:
         """The application's callbacks ran: we own the target; acknowledge it at once."""

@@ -111,3 +111,16 @@ def test_unknown_errors_are_fatal() -> None:
     assert verdict(ec.UNKNOWN_SERVER_ERROR) is Verdict.FATAL
     assert verdict(ec.COORDINATOR_LOAD_IN_PROGRESS) is Verdict.RETRY
     assert set(VERDICTS) <= {v for k, v in vars(ec).items() if k.isupper() and isinstance(v, int)}
+
+
+def test_a_target_repeated_while_the_application_reconciles_is_handed_over_once() -> None:
+    m = member()
+    m.heartbeat_request(0.0)
+    first = m.on_heartbeat(answer(3, {T1: [0, 1]}), 1.0)
+    assert first.assign == {T1: [0, 1]}
+    again = m.on_heartbeat(answer(3, {T1: [0, 1]}), 2.0)  # callbacks not served yet
+    assert not again.assign and not again.revoke and m.state is State.RECONCILING
+    changed = m.on_heartbeat(answer(4, {T1: [0]}), 3.0)  # news, relative to what was handed over
+    assert changed.revoke == {T1: [1]} and not changed.assign
+    m.reconciled(3.1)
+    assert m.state is State.STABLE and m.owned == {T1: [0]}
