@@ -27,6 +27,7 @@ from typing import Any
 from bench.report import render, write_results
 from bench.scenarios import (
     CLIENTS,
+    CONSUME_CLIENTS,
     DEFAULT_SCENARIOS,
     SLOW_CLIENTS,
     Scenario,
@@ -161,8 +162,9 @@ def records_for(client: str, sc: Scenario, slow_fraction: float) -> int:
 
 def run_scenario(sc: Scenario, clients: list[str], args: argparse.Namespace, bootstrap: str) -> ScenarioResult:
     out = ScenarioResult(sc)
+    readers = sc.kind == "consume" and not any(c in CONSUME_CLIENTS for c in clients)  # none named: all
     chosen = [
-        c for c in sc.clients if c in clients or c in ("kafkawire-spark", "kafkawire-fetch", "kafkawire-spark-read") or sc.kind == "consume"
+        c for c in sc.clients if c in clients or c in ("kafkawire-spark", "kafkawire-fetch", "kafkawire-spark-read") or readers
     ]
     print(f"\n== {sc.name}: {sc.describe()}", flush=True)
     for rnd in range(args.rounds):
@@ -278,9 +280,9 @@ def main(argv: list[str] | None = None) -> int:
     names = all_throughput_scenarios() if args.scenarios == "matrix" else args.scenarios.split(",")
     scenarios = [parse_scenario(n.strip(), args.quick) for n in names if n.strip()]
     clients = [c.strip() for c in args.clients.split(",") if c.strip()]
-    unknown = [c for c in clients if c not in CLIENTS]
+    unknown = [c for c in clients if c not in CLIENTS and c not in CONSUME_CLIENTS]
     if unknown:
-        raise SystemExit(f"unknown clients {unknown}: choose from {', '.join(CLIENTS)}")
+        raise SystemExit(f"unknown clients {unknown}: choose from {', '.join(CLIENTS + CONSUME_CLIENTS)}")
     started = time.time()
     results = []
     with broker(args.bootstrap_servers) as bootstrap:
