@@ -308,3 +308,40 @@ def test_consume_transform_produce_exactly_once(kafka23_bootstrap: str, topic_na
         for consumer, producer in workers:
             consumer.close()
             producer.close()
+
+
+@pytest.mark.slow
+def test_static_consumer_restarts_without_a_rebalance(kafka23_bootstrap: str, topic_name: Callable[[str], str]) -> None:
+    """KIP-345 through the face: close() of a static member sends no LeaveGroup, and a new Consumer
+    with the same group.instance.id gets the same partitions while the judge sees no rebalance."""
+    bootstrap, topic, group = kafka23_bootstrap, topic_name("st"), unique_name("grp")
+    create_topic(bootstrap, topic, 4)
+    rebalances: list[str] = []
+    judge = confluent_kafka.Consumer(judge_config(bootstrap, **{
+        "group.id": group, "session.timeout.ms": SESSION_MS, "heartbeat.interval.ms": 1000}))  # fmt: skip
+    judge.subscribe([topic], on_assign=lambda _c, _p: rebalances.append("assign"),
+                    on_revoke=lambda _c, _p: rebalances.append("revoke"))  # fmt: skip
+    mine = ours(bootstrap, group, **{"group.instance.id": "instance-1"})
+    try:
+        mine.subscribe([topic])
+        end = time.monotonic() + 60
+        while time.monotonic() < end and not (mine.assignment() and judge.assignment()
+                                              and len(mine.assignment()) + len(judge.assignment()) == 4):  # fmt: skip
+            mine.poll(0.1)
+            judge.poll(0.1)
+        before, calls = set(mine.assignment()), len(rebalances)
+        assert before and judge.assignment()
+        mine.close()
+        mine = ours(bootstrap, group, **{"group.instance.id": "instance-1"})
+        mine.subscribe([topic])
+        end = time.monotonic() + 30
+        while set(mine.assignment()) != before and time.monotonic() < end:
+            mine.poll(0.1)
+            judge.poll(0.1)
+        assert set(mine.assignment()) == before
+        for _ in range(10):
+            judge.poll(0.1)
+        assert len(rebalances) == calls, f"the judge saw a rebalance: {rebalances[calls:]}"
+    finally:
+        mine.close()
+        judge.close()
