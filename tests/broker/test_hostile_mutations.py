@@ -63,14 +63,6 @@ TARGETS = [
 QUICK_SEEDS = range(2)  # the normal run
 SLOW_SEEDS = range(25)  # the slow run: 25 per target
 READ_VALUES = [b"r-%03d" % i for i in range(30)]
-# Found by this run (a Metadata/reader seed made the broker's host "127.0.\\x00\\x001"), reproduced
-# alone by test_hostile_read.py::test_read_path_recovers_from_an_unresolvable_advertised_host.
-READ_PATH_STALE_HOST = (
-    "issue 13: one Metadata answer naming an unresolvable host wedges list_offsets/fetch_range: their requests "
-    "wait on that broker until the call's deadline, so the metadata is never asked again"
-)
-
-
 @pytest.fixture(scope="module")
 def hostile() -> Iterator[tuple[TansuBroker, HostileProxy]]:
     yield from hostile_tansu()
@@ -124,9 +116,7 @@ KNOWN: dict[tuple[str, str], str] = {}
 # byte positions every run but the true answers differ (ports, topic ids), so a known defect is
 # recognised by what it says, not by its seed; its own deterministic test is xfail(strict): whoever
 # fixes it removes both.
-KNOWN_SLOW: dict[tuple[str, str, str], str] = {
-    ("Metadata", "reader", "Failed to resolve"): READ_PATH_STALE_HOST,
-}
+KNOWN_SLOW: dict[tuple[str, str, str], str] = {}
 
 
 @pytest.mark.parametrize(

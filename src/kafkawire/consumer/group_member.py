@@ -218,8 +218,8 @@ class GroupMember:
             try:
                 assignment = decode_assignment(response.assignment).partitions
             except DecodeError:
-                assignment = {}
-        self._follow(self.membership.on_sync(response, assignment, self.client.engine.now()))
+                pass  # the membership joins again
+        self._follow(self.membership.on_sync(response, assignment, self.client.engine.now(), self.topics))
 
     def _follow(self, step: Step) -> None:
         """Act on a step: report it, then rejoin, retry or keep heartbeating."""

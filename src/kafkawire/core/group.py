@@ -14,7 +14,7 @@ leader can hand those partitions on.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -241,10 +241,16 @@ class Membership:
         members = list(response.members) if self.is_leader and not getattr(response, "skip_assignment", False) else None
         return Step(members=members)
 
-    def on_sync(self, response: Any, assignment: TopicPartitions | None, now: float) -> Step:
-        """``assignment`` is the decoded answer (None when the answer is an error)."""
-        if response.error_code != ec.NONE or assignment is None:
+    def on_sync(
+        self, response: Any, assignment: TopicPartitions | None, now: float, subscribed: Collection[str] | None = None
+    ) -> Step:
+        """``assignment`` is the decoded answer (None when it could not be decoded). One that cannot
+        be read or names a topic outside ``subscribed`` is not ours (the leader's or the wire's
+        fault): join again, as Java's consumer does, rather than sit on partitions nobody reads."""
+        if response.error_code != ec.NONE:
             return self._on_error(response.error_code)
+        if assignment is None or (subscribed is not None and not set(assignment).issubset(subscribed)):
+            return self._reset(Verdict.REJOIN)
         self._move(Event.SYNCED)
         self._last_heartbeat_ok = now
         self._next_heartbeat = now + self.config.heartbeat_interval

@@ -52,6 +52,20 @@ def test_leader_joins_assigns_and_gets_its_assignment() -> None:
     assert step.assign == {"t": [0]} and not step.rejoin and m.state is State.STABLE
 
 
+@pytest.mark.parametrize("assignment", [None, {"t": [0], "not-subscribed": [0]}])
+def test_an_assignment_that_cannot_be_ours_makes_the_member_join_again(assignment: dict[str, list[int]] | None) -> None:
+    """Issue 13: an undecodable assignment (None) or one naming a topic we did not subscribe to
+    (a mutated answer) used to be taken as is, leaving the member on partitions it never reads."""
+    m = Membership(config())
+    m.join_request(PROTOCOLS)
+    m.on_join(join_answer(), now=0.0)
+    step = m.on_sync(Struct(error_code=ec.NONE), assignment, now=1.0, subscribed=["t"])
+    assert step.rejoin and not step.assign and m.state is State.UNJOINED and m.owned == {}
+    m.join_request(PROTOCOLS)
+    m.on_join(join_answer(), now=2.0)
+    assert m.on_sync(Struct(error_code=ec.NONE), {"t": [0]}, now=3.0, subscribed=["t"]).assign == {"t": [0]}
+
+
 def test_follower_gets_no_members_to_assign() -> None:
     m = Membership(config())
     m.join_request(PROTOCOLS)
