@@ -23,7 +23,7 @@ from typing import Any
 
 from ..protocol import codec, headers
 from ..protocol import error_codes as ec
-from ..protocol.apis import API_VERSIONS, METADATA
+from ..protocol.apis import API_VERSIONS, METADATA, SASL_AUTHENTICATE
 from ..protocol.codec import Struct
 from ..protocol.primitives import DecodeBudget, DecodeError
 from ..protocol.schema import Api
@@ -64,6 +64,7 @@ class InFlight:
     deadline: float
     context: Any = None  # the caller's handle (a future, a batch list…); opaque here
     sent_at: float = 0.0  # the caller's clock when the request was framed (for round-trip times)
+    raw: bool = False  # a SASL token outside Kafka framing (after SaslHandshake v0): so is its answer
 
 
 @dataclass
@@ -109,6 +110,13 @@ class Connection:
         self._in_flight.append(req)
         return frame, req
 
+    def send_sasl_token(self, token: bytes, *, now: float, timeout: float, context: Any = None) -> bytes:
+        """A SASL token as brokers before KIP-152 take it after SaslHandshake v0: size-prefixed,
+        no header. The answer (the server's token, maybe empty) comes back as a SaslAuthenticate
+        body with error code 0; a broker refusing the credentials closes the connection instead."""
+        self._in_flight.append(InFlight(-1, SASL_AUTHENTICATE, 0, now + timeout, context, now, raw=True))
+        return len(token).to_bytes(_SIZE_PREFIX, "big") + token
+
     def receive_data(self, data: bytes) -> list[Response]:
         """Feed bytes read from the socket; return every response they complete."""
         self._buffer += data
@@ -126,9 +134,10 @@ class Connection:
                 if len(self._buffer) < _SIZE_PREFIX:
                     return
                 size = int.from_bytes(self._buffer[:_SIZE_PREFIX], "big", signed=True)
-                if size < 4 or size > self.max_response_size:
+                smallest = 0 if self._in_flight and self._in_flight[0].raw else 4  # (a raw token may be empty)
+                if size < smallest or size > self.max_response_size:
                     raise ProtocolError(
-                        f"response size {size} outside 4..{self.max_response_size} (receive.message.max.bytes)"
+                        f"response size {size} outside {smallest}..{self.max_response_size} (receive.message.max.bytes)"
                     )
                 del self._buffer[:_SIZE_PREFIX]
                 self._expected = size
@@ -149,6 +158,10 @@ class Connection:
     def _complete(self, payload: bytes) -> Response:
         if not self._in_flight:
             raise ProtocolError("response received with no request in flight")
+        if self._in_flight[0].raw:
+            body = codec.default_struct(SASL_AUTHENTICATE.response.fields)
+            body.auth_bytes = payload
+            return Response(self._in_flight.popleft(), body)
         correlation_id = headers.peek_correlation_id(payload)
         req = self._in_flight[0]
         if correlation_id != req.correlation_id:

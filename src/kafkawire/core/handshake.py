@@ -50,6 +50,7 @@ class Step:
     api: Api
     version: int
     body: Mapping[str, Any]
+    raw: bool = False  # a bare SASL token (``body["auth_bytes"]``) outside Kafka framing: SaslHandshake v0
 
 
 class ApiVersionsStep:
@@ -82,37 +83,38 @@ class ApiVersionsStep:
 class SaslStep:
     """SaslHandshake v1 then SaslAuthenticate until the conversation is done (KIP-152).
 
-    Brokers older than Kafka 1.0 (SaslHandshake v0 only, raw tokens outside Kafka framing) are
-    refused with a clear error rather than spoken to in a second framing."""
+    Brokers older than Kafka 1.0 know SaslHandshake v0 only: the tokens then travel bare,
+    size-prefixed outside Kafka framing (``Step.raw``), and refused credentials close the connection
+    instead of answering an error."""
 
     def __init__(self, api_versions: ApiVersionsStep, client: SaslClient) -> None:
         self._api_versions = api_versions
         self._client = client
         self._mechanism_agreed = False
+        self._raw = False  # SaslHandshake v0 was spoken: bare tokens follow
         self._token: bytes | None = None
         self.done = False
         self.session_lifetime_ms = 0  # from the last SaslAuthenticate answer (v1+); 0: no limit
 
-    def _version(self, api: Api, low: int) -> int:
+    def _version(self, api: Api) -> int:
         assert self._api_versions.versions is not None
         try:
-            version = choose_version(api, self._api_versions.versions)
+            return choose_version(api, self._api_versions.versions)
         except UnsupportedVersionError as exc:
             raise HandshakeError(KafkaError._UNSUPPORTED_FEATURE, f"SASL: {exc}") from None
-        if version < low:
-            raise HandshakeError(
-                KafkaError._UNSUPPORTED_FEATURE, "SASL: the broker predates Kafka 1.0 (SaslHandshake v0)"
-            )
-        return version
 
     def request(self) -> Step | None:
         if self.done:
             return None
         if not self._mechanism_agreed:
-            return Step(SASL_HANDSHAKE, self._version(SASL_HANDSHAKE, 1), {"mechanism": self._client.mechanism})
+            version = self._version(SASL_HANDSHAKE)
+            self._raw = version == 0
+            return Step(SASL_HANDSHAKE, version, {"mechanism": self._client.mechanism})
         if self._token is None:
             self._token = self._start()
-        return Step(SASL_AUTHENTICATE, self._version(SASL_AUTHENTICATE, 0), {"auth_bytes": self._token})
+        if self._raw:
+            return Step(SASL_AUTHENTICATE, 0, {"auth_bytes": self._token}, raw=True)
+        return Step(SASL_AUTHENTICATE, self._version(SASL_AUTHENTICATE), {"auth_bytes": self._token})
 
     def _start(self) -> bytes:
         try:

@@ -266,8 +266,14 @@ class BrokerConnection:
     def _send_step(self, step: Step) -> None:
         self._step_sent_at = self.engine.now()
         timeout = self.settings.api_version_timeout if step.api is API_VERSIONS else self.settings.request_timeout
+        now = self.engine.now()
+        if step.raw:
+            token = step.body["auth_bytes"]
+            self._write(self._conn.send_sasl_token(token, now=now, timeout=timeout, context=self._on_step_answer), None)
+            self._arm_timer()
+            return
         frame, req = self._conn.send_request(
-            step.api, step.version, step.body, now=self.engine.now(), timeout=timeout, context=self._on_step_answer
+            step.api, step.version, step.body, now=now, timeout=timeout, context=self._on_step_answer
         )
         assert req is not None
         self._write(frame, None)

@@ -190,3 +190,18 @@ def test_a_metadata_answer_at_the_limits_is_accepted() -> None:
     conn.send_request(METADATA, 12, {"topics": None}, now=0.0, timeout=1.0)
     [resp] = conn.receive_data(metadata_response(0, brokers=100, topics=3, partitions=5))
     assert len(resp.body.brokers) == 100 and len(resp.body.topics) == 3
+
+
+def test_bare_sasl_tokens_after_handshake_v0_and_their_empty_answer() -> None:
+    """SaslHandshake v0: the token goes out with only its size, the answer (possibly empty) comes
+    back as a SaslAuthenticate body; a size under 4 stays refused for framed answers."""
+    conn = Connection("cid")
+    assert conn.send_sasl_token(b"\0alice\0pw", now=0.0, timeout=1.0, context="tok") == frame(b"\0alice\0pw")
+    [answer] = conn.receive_data(frame(b""))
+    assert answer.request.context == "tok" and answer.body.auth_bytes == b"" and answer.body.error_code == 0
+    conn.send_sasl_token(b"n,,n=u,r=abc", now=0.0, timeout=1.0)
+    [answer] = conn.receive_data(frame(b"r=abcdef,s=c2FsdA==,i=4096"))
+    assert answer.body.auth_bytes == b"r=abcdef,s=c2FsdA==,i=4096" and conn.in_flight == 0
+    conn.send_request(API_VERSIONS, 3, {}, now=0.0, timeout=1.0)
+    with pytest.raises(ProtocolError, match="outside 4"):
+        conn.receive_data(frame(b""))
