@@ -110,12 +110,12 @@ class Connection:
         self._in_flight.append(req)
         return frame, req
 
-    def send_sasl_token(self, token: bytes, *, now: float, timeout: float, context: Any = None) -> bytes:
+    def send_sasl_token(self, token: bytes, *, now: float, timeout: float, context: Any = None) -> bytearray:
         """A SASL token as brokers before KIP-152 take it after SaslHandshake v0: size-prefixed,
         no header. The answer (the server's token, maybe empty) comes back as a SaslAuthenticate
         body with error code 0; a broker refusing the credentials closes the connection instead."""
         self._in_flight.append(InFlight(-1, SASL_AUTHENTICATE, 0, now + timeout, context, now, raw=True))
-        return len(token).to_bytes(_SIZE_PREFIX, "big") + token
+        return bytearray(len(token).to_bytes(_SIZE_PREFIX, "big") + token)
 
     def receive_data(self, data: bytes) -> list[Response]:
         """Feed bytes read from the socket; return every response they complete."""

@@ -213,16 +213,12 @@ class BrokerConnection:
         sasl = None
         if security is not None and security.uses_sasl:
             # An OIDC token still being fetched: its worker thread calls back, the handshake resumes then.
-            resume = functools.partial(
-                self.engine.call_soon, functools.partial(self._token_ready, self._attempt, versions)
-            )
-            try:
-                # (the wall clock, not the engine's: a bearer token's expiry is a date)
-                sasl = security.sasl_client(time.time(), resume)
+            ready = functools.partial(self._token_ready, self._attempt, versions)
+            try:  # (the wall clock, not the engine's: a bearer token's expiry is a date)
+                sasl = security.sasl_client(time.time(), functools.partial(self.engine.call_soon, ready))
             except Exception as exc:  # oauth_cb or the token endpoint failed: fail this connection, say why
-                self._failed(
-                    KafkaError(KafkaError._AUTHENTICATION, f"{self.host}:{self.port}: token source failed: {exc}")
-                )
+                why = f"{self.host}:{self.port}: token source failed: {exc}"
+                self._failed(KafkaError(KafkaError._AUTHENTICATION, why))
                 return
             if sasl is None:
                 return
@@ -264,18 +260,15 @@ class BrokerConnection:
             self._start_handshake(self.versions)
 
     def _send_step(self, step: Step) -> None:
-        self._step_sent_at = self.engine.now()
+        self._step_sent_at = now = self.engine.now()
         timeout = self.settings.api_version_timeout if step.api is API_VERSIONS else self.settings.request_timeout
-        now = self.engine.now()
-        if step.raw:
-            token = step.body["auth_bytes"]
-            self._write(self._conn.send_sasl_token(token, now=now, timeout=timeout, context=self._on_step_answer), None)
-            self._arm_timer()
-            return
-        frame, req = self._conn.send_request(
-            step.api, step.version, step.body, now=now, timeout=timeout, context=self._on_step_answer
-        )
-        assert req is not None
+        answer = self._on_step_answer
+        if step.raw:  # a bare SASL token (SaslHandshake v0)
+            frame = self._conn.send_sasl_token(step.body["auth_bytes"], now=now, timeout=timeout, context=answer)
+        else:
+            frame, _ = self._conn.send_request(
+                step.api, step.version, step.body, now=now, timeout=timeout, context=answer
+            )
         self._write(frame, None)
         self._arm_timer()
 
