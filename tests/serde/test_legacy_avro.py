@@ -55,3 +55,56 @@ def test_missing_schema_is_a_key_serializer_error() -> None:
             p.produce(topic="t", key="k")
     finally:
         p.close(0)
+
+
+@pytest.mark.broker
+def test_avro_consumer_reads_confluents_records(tansu: TansuBroker, topic_name: Callable[[str], str]) -> None:
+    """confluent-kafka's producer and AvroSerializer write; AvroConsumer decodes (into a reader
+    schema with a defaulted field), reports an undecodable record by offset and goes on after it."""
+    import confluent_kafka
+    from confluent_kafka.schema_registry.avro import AvroSerializer as TheirSerializer
+
+    from kafkawire.avro import AvroConsumer
+    from tests.harness.judge import judge_config, unique_name
+
+    topic = topic_name("legacy-in")
+    reader = '{"type":"record","name":"V","fields":[{"name":"n","type":"int"},{"name":"m","type":"int","default":7}]}'
+    with registry_front() as front:
+        value_ser = TheirSerializer(front.registry, VALUE)
+        key_ser = TheirSerializer(front.registry, '"string"')
+        p = confluent_kafka.Producer(judge_config(tansu.bootstrap))
+        for n, raw in ((1, None), (None, b"not avro"), (3, None)):
+            value = raw if n is None else value_ser({"n": n}, ck.SerializationContext(topic, ck.MessageField.VALUE))
+            p.produce(topic, value, key_ser("k", ck.SerializationContext(topic, ck.MessageField.KEY)), partition=0)
+        assert p.flush(15) == 0
+        with pytest.warns(DeprecationWarning):
+            c = AvroConsumer(
+                {"bootstrap.servers": tansu.bootstrap, "group.id": unique_name("g"), "auto.offset.reset": "earliest",
+                 "schema.registry.url": front.url},
+                reader_value_schema=reader,
+            )  # fmt: skip
+        got: list[object] = []
+        try:
+            c.subscribe([topic])
+            for _ in range(300):
+                try:
+                    msg = c.poll(0.2)
+                except SerializerError as e:
+                    got.append(e.message)
+                    continue
+                if msg is not None and msg.error() is None:
+                    got.append((msg.key(), msg.value(), msg.offset()))
+                if len(got) == 3:
+                    break
+        finally:
+            c.close()
+    assert got[0] == ("k", {"n": 1, "m": 7}, 0)
+    assert isinstance(got[1], str) and f"{topic} [0] offset 1" in got[1]
+    assert got[2] == ("k", {"n": 3, "m": 7}, 2)
+
+
+def test_avro_consumer_needs_a_registry() -> None:
+    from kafkawire.avro import AvroConsumer
+
+    with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match=r"schema\.registry\.url"):
+        AvroConsumer({"bootstrap.servers": "127.0.0.1:9", "group.id": "g"})

@@ -1,7 +1,7 @@
-"""The legacy Avro producer (confluent_kafka.avro), deprecated as confluent-kafka deprecates it.
+"""The legacy Avro producer and consumer (confluent_kafka.avro), deprecated as confluent-kafka deprecates them.
 
-A thin wrapper over `SerializingProducer`-style serialization with
-`kafkawire.schema_registry.avro.AvroSerializer`: new code should use those directly. Schemas are
+Thin wrappers over `kafkawire.schema_registry.avro.AvroSerializer`/`AvroDeserializer` (as
+`SerializingProducer`/`DeserializingConsumer` use them): new code should use those directly. Schemas are
 given as JSON text or parsed dicts (``load``/``loads`` here return fastavro-parsed dicts, not the
 ``avro`` library's objects). Needs ``kafkawire[avro]``.
 """
@@ -14,13 +14,15 @@ from typing import Any
 
 from fastavro import parse_schema
 
+from ..consumer.consumer import Consumer
+from ..model import Message
 from ..producer import Producer
 from ..schema_registry import SchemaRegistryClient
-from ..schema_registry.avro import AvroSerializer
+from ..schema_registry.avro import AvroDeserializer, AvroSerializer
 from ..serialization import MessageField, SerializationContext
 from .serializer import KeySerializerError, SerializerError, ValueSerializerError
 
-__all__ = ["AvroProducer", "KeySerializerError", "SerializerError", "ValueSerializerError", "load", "loads"]
+__all__ = ["AvroConsumer", "AvroProducer", "KeySerializerError", "SerializerError", "ValueSerializerError", "load", "loads"]
 
 
 def loads(schema_str: str) -> Any:
@@ -42,6 +44,18 @@ def _text(schema: Any) -> str | None:
     return str(schema)  # the avro library's Schema objects print as their JSON
 
 
+def _registry(conf: dict[str, Any], schema_registry: SchemaRegistryClient | None) -> SchemaRegistryClient:
+    """The registry client: given, or made from the ``schema.registry.*`` keys (taken out of ``conf``)."""
+    registry_conf = {k[len("schema.registry.") :]: conf.pop(k) for k in list(conf) if k.startswith("schema.registry.")}
+    if schema_registry is None:
+        if "url" not in registry_conf:
+            raise ValueError("Missing parameter: schema.registry.url")
+        return SchemaRegistryClient.new_client(registry_conf)
+    if registry_conf:
+        raise ValueError("Cannot pass schema_registry along with schema.registry.* config")
+    return schema_registry
+
+
 class AvroProducer(Producer):
     """``Producer`` whose keys and values are Avro records framed for the Schema Registry.
 
@@ -61,15 +75,8 @@ class AvroProducer(Producer):
             "AvroProducer has been deprecated. Use AvroSerializer instead.", category=DeprecationWarning, stacklevel=2
         )
         conf = dict(config)
-        registry_conf = {k[len("schema.registry.") :]: conf.pop(k) for k in list(conf) if k.startswith("schema.registry.")}
-        if schema_registry is None:
-            if "url" not in registry_conf:
-                raise ValueError("Missing parameter: schema.registry.url")
-            schema_registry = SchemaRegistryClient.new_client(registry_conf)
-        elif registry_conf:
-            raise ValueError("Cannot pass schema_registry along with schema.registry.* config")
+        self._registry = _registry(conf, schema_registry)
         super().__init__(conf, **kwargs)
-        self._registry = schema_registry
         self._default_key_schema = _text(default_key_schema)
         self._default_value_schema = _text(default_value_schema)
         self._serializers: dict[str, AvroSerializer] = {}
@@ -95,3 +102,50 @@ class AvroProducer(Producer):
         value = self._serialize(value, value_schema, SerializationContext(topic, MessageField.VALUE, headers), ValueSerializerError)
         key = self._serialize(key, key_schema, SerializationContext(topic, MessageField.KEY, headers), KeySerializerError)
         super().produce(topic, value, key, *args, **kwargs)
+
+
+class AvroConsumer(Consumer):
+    """``Consumer`` whose ``poll()`` decodes Schema Registry framed Avro keys and values.
+
+    ``config`` takes ``schema.registry.*`` keys besides the consumer's. ``reader_key_schema`` and
+    ``reader_value_schema`` resolve the writers' data into those schemas. A payload that cannot be
+    decoded raises `SerializerError` naming its topic, partition and offset; the consumer has moved
+    past it, so the next ``poll()`` goes on with the following record.
+    """
+
+    def __init__(
+        self,
+        config: dict[str, Any],
+        schema_registry: SchemaRegistryClient | None = None,
+        reader_key_schema: Any = None,
+        reader_value_schema: Any = None,
+        return_record_name: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        warnings.warn(
+            "AvroConsumer has been deprecated. Use AvroDeserializer instead.", category=DeprecationWarning, stacklevel=2
+        )
+        conf = dict(config)
+        registry = _registry(conf, schema_registry)
+        named = return_record_name
+        self._key_deserializer = AvroDeserializer(registry, _text(reader_key_schema), return_record_name=named)
+        self._value_deserializer = AvroDeserializer(registry, _text(reader_value_schema), return_record_name=named)
+        super().__init__(conf, **kwargs)
+
+    def poll(self, timeout: float | None = None) -> Message | None:
+        """A message with its Avro key and value decoded (an error event as it came)."""
+        msg = super().poll(timeout)
+        if msg is None or msg.error() is not None:
+            return msg
+        topic, headers = msg.topic() or "", msg.headers()
+        try:
+            if msg.value() is not None:
+                ctx = SerializationContext(topic, MessageField.VALUE, headers)
+                msg.set_value(self._value_deserializer(msg.value(), ctx))
+            if msg.key() is not None:
+                msg.set_key(self._key_deserializer(msg.key(), SerializationContext(topic, MessageField.KEY, headers)))
+        except Exception as e:
+            raise SerializerError(
+                f"Message deserialization failed for message at {topic} [{msg.partition()}] offset {msg.offset()}: {e}"
+            ) from e
+        return msg
