@@ -145,3 +145,15 @@ def test_fetches_go_to_the_preferred_read_replica(mock_cluster: MockCluster, top
         assert [m.value() for m in t.take(20)] == [b"r%d" % i for i in range(20)]
         fetched_at = {r.broker_id for r in mock_cluster.requests_of(FETCH_KEY)}
         assert follower in fetched_at
+
+
+def test_a_final_fetch_error_is_one_event_then_reading_goes_on(mock_cluster: MockCluster, topic_name: Callable[[str], str]) -> None:
+    topic = topic_name("denied")
+    mock_cluster.create_topic(topic, partitions=1)
+    produce_with_confluent(mock_cluster.bootstraps, topic, [b"a", b"b"])
+    with taker(mock_cluster.bootstraps, settings(fetch_error_backoff_ms=20)) as t:
+        mock_cluster.push_request_errors(FETCH_KEY, [ec.TOPIC_AUTHORIZATION_FAILED] * 3)
+        t.engine.assign([((topic, 0), 0, None)])
+        got = t.take(3, errors=True)
+        assert [m.error().code() for m in got if m.error() is not None] == [ec.TOPIC_AUTHORIZATION_FAILED]
+        assert [m.value() for m in got if m.error() is None] == [b"a", b"b"]

@@ -434,9 +434,10 @@ class FetchEngine:
             for part, generation, offset, _size in wanted:
                 if not table.current(part, generation) or part.fetch_offset != offset:
                     continue
-                if error is not None:
-                    table.failed(part, error, now, report=False)
-                    stale = True
+                if error is not None:  # no answer, or one that failed as a whole
+                    final = FETCH_POLICY.of(error) is Action.FAIL
+                    new = table.failed(part, error, now, report=final) or new
+                    stale = stale or not final
                     continue
                 data = answers.get(part.key)
                 if data is None:  # Tansu answers a fetch at the log end with no partitions
