@@ -5,7 +5,7 @@
 
 from ._version import __version__, libversion, version
 from .admin.group_types import ConsumerGroupState, ConsumerGroupTopicPartitions, ConsumerGroupType
-from .admin.topic_types import ElectionType, TopicCollection, TopicPartitionInfo
+from .admin.topic_types import ElectionType, TopicCollection, TopicPartitionInfo, Uuid
 from .admin.types import IsolationLevel, Node
 from .consumer.consumer import Consumer
 from .deserializing_consumer import DeserializingConsumer
@@ -73,6 +73,7 @@ __all__ = [
     "TopicMetadata",
     "TopicPartition",
     "TopicPartitionInfo",
+    "Uuid",
     "__version__",
     "consistent",
     "fnv1a",

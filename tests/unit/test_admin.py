@@ -249,3 +249,21 @@ def test_module_constants_and_calls_match_confluent_kafka_admin() -> None:
     assert constants and {n: getattr(kafkawire.admin, n, None) for n in constants} == {n: getattr(ck, n) for n in constants}
     calls = {n for n in dir(ck.AdminClient) if not n.startswith("_")}
     assert calls - set(dir(AdminClient)) == set()
+
+
+@pytest.mark.parametrize("bits", [(0, 0), (0x0123456789ABCDEF, 0x1122334455667788), (-2, -5), (2**63 - 1, -(2**63))])
+def test_uuid_shown_and_split_as_confluent_kafka(bits: tuple[int, int]) -> None:
+    ours, theirs = kafkawire.Uuid(*bits), confluent_kafka.Uuid(*bits)
+    assert str(ours) == str(theirs) and repr(ours) == repr(theirs)
+    assert (ours.get_most_significant_bits(), ours.get_least_significant_bits()) == bits
+    assert ours == kafkawire.Uuid(*bits) and hash(ours) == hash(kafkawire.Uuid(*bits))
+
+
+@pytest.mark.parametrize("bits", [("a", 1), (2**63, 1), (1, -(2**63) - 1)])
+def test_uuid_refuses_what_confluent_kafka_refuses(bits: tuple[Any, int]) -> None:
+    errors = []
+    for cls in (kafkawire.Uuid, confluent_kafka.Uuid):
+        with pytest.raises((TypeError, OverflowError)) as exc:
+            cls(*bits)
+        errors.append(exc.type)
+    assert errors[0] is errors[1]

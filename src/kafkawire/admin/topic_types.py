@@ -3,12 +3,53 @@
 
 from __future__ import annotations
 
+import base64
+import struct
 import uuid
 from typing import Any
 
 from .types import Node, _Ordered
 
-__all__ = ["ElectionType", "TopicCollection", "TopicDescription", "TopicPartitionInfo"]
+__all__ = ["ElectionType", "TopicCollection", "TopicDescription", "TopicPartitionInfo", "Uuid"]
+
+_INT64 = struct.Struct(">q")
+
+
+class Uuid:
+    """A Kafka id (topic ids) as confluent-kafka's ``Uuid``: two signed 64-bit halves, shown as
+    librdkafka shows it (16 bytes in standard base64 without padding; Java's is URL-safe)."""
+
+    def __init__(self, most_significant_bits: int, least_significant_bits: int) -> None:
+        for bits in (most_significant_bits, least_significant_bits):
+            if isinstance(bits, bool) or not isinstance(bits, int):
+                raise TypeError(f"'{type(bits).__name__}' object cannot be interpreted as an integer")
+            if not -(2**63) <= bits < 2**63:
+                raise OverflowError("int too big to convert")
+        self._bits = (most_significant_bits, least_significant_bits)
+
+    @classmethod
+    def from_uuid(cls, value: uuid.UUID) -> Uuid:
+        high, low = struct.unpack(">qq", value.bytes)
+        return cls(high, low)
+
+    def get_most_significant_bits(self) -> int:
+        return self._bits[0]
+
+    def get_least_significant_bits(self) -> int:
+        return self._bits[1]
+
+    def __str__(self) -> str:
+        raw = _INT64.pack(self._bits[0]) + _INT64.pack(self._bits[1])
+        return base64.b64encode(raw).decode().rstrip("=")
+
+    __repr__ = __str__
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Uuid) and self._bits == other._bits
+
+    def __hash__(self) -> int:
+        return hash(self._bits)
+
 
 
 class TopicCollection:
@@ -35,13 +76,13 @@ class TopicPartitionInfo:
 
 
 class TopicDescription:
-    """A topic's id (None from brokers before Kafka 2.8), internal flag, partitions, and the
+    """A topic's id (all zero from brokers before Kafka 2.8), internal flag, partitions, and the
     operations the caller may perform on it (asked for with ``include_authorized_operations``)."""
 
     def __init__(
         self,
         name: str,
-        topic_id: uuid.UUID | None,
+        topic_id: Uuid,
         is_internal: bool,
         partitions: list[TopicPartitionInfo],
         authorized_operations: list[Any] | None = None,

@@ -25,7 +25,7 @@ from ..protocol.codec import Struct
 from .acl_types import NO_OPERATIONS as _NO_OPERATIONS
 from .acl_types import operations_from_bits
 from .base import _CLUSTER, AdminBase, _by_topic, _changing, _check_list, _error, _no_duplicates, _tp
-from .topic_types import ElectionType, TopicCollection, TopicDescription, TopicPartitionInfo
+from .topic_types import ElectionType, TopicCollection, TopicDescription, TopicPartitionInfo, Uuid
 from .types import (
     DescribeClusterResult,
     NewPartitions,
@@ -215,7 +215,7 @@ class TopicCalls(AdminBase):
                 ops = t.get("topic_authorized_operations", _NO_OPERATIONS)
                 out[t.name] = TopicDescription(
                     t.name,
-                    None if topic_id is None or topic_id.int == 0 else topic_id,
+                    Uuid(0, 0) if topic_id is None else Uuid.from_uuid(topic_id),
                     bool(t.get("is_internal", False)),
                     partitions,
                     operations_from_bits(ops) if include_ops else None,
