@@ -24,7 +24,7 @@ $(TEST_VENV)/.installed: pyproject.toml setup.py src/kafkawire/_native.c
 # The demo, on an embedded Tansu broker: Spark generates DEMO_ROWS orders and the kafkawire data
 # source writes them to a topic; then a streaming job reads that topic, enriches it with SQL and
 # writes a second topic exactly once. Both summaries are printed.
-DEMO_ROWS ?= 1000000
+DEMO_ROWS ?= 250000
 
 demo: java $(DEMO_VENV)/.installed
 	$(DEMO_VENV)/bin/kafkawire pipeline --demo --generate $(DEMO_ROWS)

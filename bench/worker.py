@@ -560,11 +560,14 @@ def kafkawire_spark_read(sc: Scenario, bootstrap: str, topic: str, w: Workload) 
     except ImportError as exc:
         return {"skipped": f"the Spark data source is not available ({exc})"}
     from kafkawire.client.cluster import Client
-    from kafkawire.consumer import partitions_for
+    from kafkawire.consumer import high_watermarks, partitions_for
 
     _fill(bootstrap, topic, w)
+    # The log ends as Fetch reports them: Tansu answers ListOffsets "latest" with the last batch's
+    # base offset + 1 (DESIGN.md, quirks), which would leave that batch's other records out.
     with Client({"bootstrap.servers": bootstrap}) as client:
         partitions = partitions_for(client, [topic], timeout=30)[topic]
+        ends = high_watermarks(client, topic, partitions, 30)
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     spark = (
@@ -576,13 +579,17 @@ def kafkawire_spark_read(sc: Scenario, bootstrap: str, topic: str, w: Workload) 
     )
     spark.sparkContext.setLogLevel("ERROR")
     kafkawire.spark.register(spark)
-    reader = spark.read.format("kafkawire").option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic)
+
+    def reader() -> Any:  # a new one each time: option() changes a DataFrameReader in place
+        return spark.read.format("kafkawire").option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic)
+
     warm_up = json.dumps({topic: {str(p): 10 for p in partitions}})  # ten records of each partition
-    reader.option("endingOffsets", warm_up).load().count()
+    reader().option("endingOffsets", warm_up).load().count()
     got: list[Any] = []
 
     def work() -> None:
-        got.extend(reader.load().selectExpr("count(*)", "sum(length(value))").collect()[0])
+        whole = reader().option("endingOffsets", json.dumps({topic: {str(p): end for p, end in ends.items()}}))
+        got.extend(whole.load().selectExpr("count(*)", "sum(length(value))").collect()[0])
 
     result = _measure(work)
     spark.stop()

@@ -21,7 +21,7 @@ from kafkawire.pipeline.stream import StreamOptions, run_stream
 from kafkawire.pipeline.stream_summary import StreamSummary
 from kafkawire.pipeline.summary import PipelineSummary
 
-DEMO_ROWS = 1_000_000
+DEMO_ROWS = 250_000  # about a minute on 2 idle cores (README); make demo DEMO_ROWS=1000000 for more
 SOURCE_TOPIC = "orders"
 SINK_TOPIC = "orders-enriched"
 ORDER_SCHEMA = (
