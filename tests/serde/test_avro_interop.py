@@ -114,6 +114,18 @@ def test_a_union_of_referenced_records_at_the_top_level(front: RegistryFront) ->
         assert AvroDeserializer(sr)(data, CTX) == value == TheirDeserializer(front.registry)(data, THEIR_CTX)
 
 
+def test_a_union_with_a_record_that_uses_a_referenced_type_twice(front: RegistryFront) -> None:
+    sr = SchemaRegistryClient({"url": front.url})
+    b = json.dumps({"type": "record", "name": "B", "namespace": "w", "fields": [{"name": "s", "type": "string"}]})
+    ref = SchemaReference("w.B", "wb", sr.register_schema_full_response("wb", Schema(b, "AVRO")).version)
+    a = {"type": "record", "name": "A", "namespace": "w", "fields": [{"name": "f", "type": "B"}, {"name": "g", "type": "B"}]}
+    union = Schema(json.dumps(["null", a]), "AVRO", [ref])
+    value = {"f": {"s": "x"}, "g": {"s": "y"}}
+    data = AvroSerializer(sr, union)(value, CTX)
+    assert data == TheirSerializer(front.registry, TheirSchema.from_dict(union.to_dict()))(value, THEIR_CTX)
+    assert AvroDeserializer(sr)(data, CTX) == value
+
+
 @pytest.mark.parametrize("schema", ['"bytes"', '{"type": "bytes"}'])
 def test_a_bytes_schema_writes_the_bytes_raw(front: RegistryFront, schema: str) -> None:
     """As Java's serializer and confluent-kafka: no Avro length prefix for a "bytes" value."""

@@ -41,6 +41,13 @@ def _raw_bytes(parsed: Any) -> bool:
     return parsed == "bytes" or (isinstance(parsed, dict) and parsed.get("type") == "bytes" and "logicalType" not in parsed)
 
 
+def _names_at_top_level(parsed: Any) -> bool:
+    """Whether a parsed schema is, or is a union with, a bare name of a named type."""
+    if isinstance(parsed, str):
+        return parsed not in _PRIMITIVES
+    return isinstance(parsed, list) and any(isinstance(b, str) and b not in _PRIMITIVES for b in parsed)
+
+
 def _load(schema_str: str) -> Any:
     return json.loads(schema_str)
 
@@ -78,9 +85,10 @@ class _Parsing:
                 loaded = _load(key)
                 referenced = dict(named)
                 parsed = parse_schema(loaded, named_schemas=named)
-                if not isinstance(parsed, dict) and referenced:
-                    # A union (or a bare name) at the top level has nowhere to carry the types it
-                    # names from references: fastavro needs them written out in it.
+                if referenced and _names_at_top_level(parsed):
+                    # A union that names referenced types itself (or a bare name) has nowhere to
+                    # carry their definitions: fastavro needs them written out in it. (A record
+                    # inside the union carries what it uses.)
                     parsed = parse_schema(loaded, named_schemas=referenced, expand=True)
             except Exception as e:
                 raise SerializationError(f"invalid Avro schema: {e}") from e
