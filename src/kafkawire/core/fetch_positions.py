@@ -436,7 +436,19 @@ class FetchTable:
         turn = self._turn % len(ready)
         self._turn += 1
         if max_records == 1:  # poll(): one record, from the next row in turn
-            self._take_from(ready[turn], 1, out)
+            part = ready[turn]
+            head = part.buffer[0]
+            if type(head) is Chunk and head.pos + 1 < len(head.records):  # not its last record
+                pos = head.pos
+                head.pos = pos + 1
+                part.buffered_records -= 1
+                part.position = self.offset_at(head.records, pos) + 1
+                epoch = head.batch.partition_leader_epoch
+                if epoch >= 0:
+                    part.leader_epoch = epoch
+                out.append((part, head.batch, head.records[pos : pos + 1]))
+            else:
+                self._take_from(part, 1, out)
             return out
         if turn:
             ready = ready[turn:] + ready[:turn]
