@@ -14,6 +14,7 @@ import confluent_kafka
 import confluent_kafka.admin as ck
 import pytest
 
+import kafkawire
 import kafkawire.admin
 from kafkawire.admin import (
     AdminClient,
@@ -267,3 +268,26 @@ def test_uuid_refuses_what_confluent_kafka_refuses(bits: tuple[Any, int]) -> Non
             cls(*bits)
         errors.append(exc.type)
     assert errors[0] is errors[1]
+
+
+DUPLICATES_IN_FUTURES: list[tuple[str, Callable[[Any, Any], Any]]] = [
+    ("groups to delete", lambda a, m: a.delete_consumer_groups(["g", "g"], request_timeout=5)),
+    ("SCRAM users", lambda a, m: a.describe_user_scram_credentials(["u", "u"], request_timeout=5)),
+    ("topics to describe", lambda a, m: a.describe_topics(m.TopicCollection(["t", "t"]), request_timeout=5)),
+    ("partitions to elect", lambda a, m: a.elect_leaders(m.ElectionType.PREFERRED, [m.TopicPartition("t", 0)] * 2)),
+]
+
+
+@pytest.mark.parametrize("call", [c for _, c in DUPLICATES_IN_FUTURES], ids=[n for n, _ in DUPLICATES_IN_FUTURES])
+def test_duplicates_fail_the_futures_with_invalid_arg(
+    clients: tuple[AdminClient, ck.AdminClient], call: Callable[[Any, Any], Any]
+) -> None:
+    """As librdkafka refuses them: no exception at the call, every future fails _INVALID_ARG."""
+    for admin, module in zip(clients, (kafkawire, confluent_kafka), strict=True):
+        answer = call(admin, module)
+        futures = list(answer.values()) if isinstance(answer, dict) else [answer]
+        assert futures
+        for fut in futures:
+            with pytest.raises((KafkaException, confluent_kafka.KafkaException)) as exc:
+                fut.result(timeout=10)
+            assert exc.value.args[0].code() == KafkaError._INVALID_ARG

@@ -270,6 +270,11 @@ def _failed(exc: BaseException) -> Future[Any]:
     return out
 
 
+def _invalid(message: str) -> Future[Any]:
+    """A future failed with _INVALID_ARG: how librdkafka refuses some calls (duplicates) as a whole."""
+    return _failed(KafkaException(KafkaError(KafkaError._INVALID_ARG, message)))
+
+
 def _then(source: Future[Any], fn: Callable[[Any], Any]) -> Future[Any]:
     """A future of ``fn(source's result)``; ``fn`` may raise to fail it."""
     out: Future[Any] = Future()

@@ -17,7 +17,7 @@ from ..errors import KafkaError
 from ..model import OFFSET_INVALID, TopicPartition
 from ..protocol.apis import DELETE_GROUPS, OFFSET_FETCH
 from ..protocol.codec import Struct
-from .base import AdminBase, _by_topic, _error
+from .base import AdminBase, _by_topic, _error, _invalid
 from .group_types import ConsumerGroupTopicPartitions
 
 
@@ -156,7 +156,9 @@ class GroupOffsetCalls(AdminBase):
         if not all(isinstance(g, str) for g in group_ids):
             raise TypeError("Expected group ids to be strings")
         request_s, _, _ = self._options(kwargs)
-        groups = list(dict.fromkeys(group_ids))
+        if len(set(group_ids)) != len(group_ids):  # refused in the futures, as librdkafka refuses them
+            return {group: _invalid("Duplicate groups not allowed") for group in group_ids}
+        groups = group_ids
 
         def body(keys: list[str], version: int) -> dict[str, Any]:
             return {"groups_names": keys}

@@ -14,10 +14,10 @@ from typing import Any
 from ..client import routers
 from ..core.policy.admin import ADMIN_READ
 from ..core.sasl import salted_password
-from ..errors import KafkaError, KafkaException
+from ..errors import KafkaError
 from ..protocol.apis import ALTER_USER_SCRAM_CREDENTIALS, DESCRIBE_USER_SCRAM_CREDENTIALS
 from ..protocol.codec import Struct
-from .base import _CLUSTER, AdminBase, _error
+from .base import _CLUSTER, AdminBase, _error, _invalid
 from .scram_types import (
     ScramCredentialInfo,
     ScramMechanism,
@@ -110,9 +110,9 @@ class ScramCalls(AdminBase):
                 raise TypeError(f"Expected users to be a list of strings, not {type(users).__name__}")
             for u in users:
                 _user(u)
-            if len(set(users)) != len(users):
-                raise KafkaException(KafkaError(KafkaError._INVALID_ARG, "Duplicate users not allowed"))
         request_s, _, _ = self._options(kwargs)
+        if users is not None and len(set(users)) != len(users):  # refused in the futures, as librdkafka
+            return {user: _invalid("Duplicate users aren't allowed in the request") for user in users}
         every_user = users is None
 
         def body(keys: list[str], version: int) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from ..protocol.apis import (
 from ..protocol.codec import Struct
 from .acl_types import NO_OPERATIONS as _NO_OPERATIONS
 from .acl_types import operations_from_bits
-from .base import _CLUSTER, AdminBase, _by_topic, _changing, _check_list, _error, _no_duplicates, _tp
+from .base import _CLUSTER, AdminBase, _by_topic, _changing, _check_list, _error, _invalid, _no_duplicates, _tp
 from .topic_types import ElectionType, TopicCollection, TopicDescription, TopicPartitionInfo, Uuid
 from .types import (
     DescribeClusterResult,
@@ -185,7 +185,8 @@ class TopicCalls(AdminBase):
         if not isinstance(include_ops, bool):
             raise TypeError("include_authorized_operations must be a bool")
         request_s, _, _ = self._options(kwargs)
-        _no_duplicates(names, "topics")
+        if len(set(names)) != len(names):  # refused in the futures, as librdkafka refuses them
+            return {name: _invalid("Duplicate topics not allowed") for name in names}
         if not names:
             return {}
 
@@ -243,11 +244,12 @@ class TopicCalls(AdminBase):
                     raise ValueError("Elements of the 'partitions' list must not have empty topic")
                 if tp.partition < 0:
                     raise ValueError("Elements of the 'partitions' list must not have negative partition")
-            _no_duplicates((_tp(tp) for tp in partitions), "partitions")
         self._check_open()
         if "operation_timeout" not in kwargs:
             kwargs["operation_timeout"] = kwargs.get("request_timeout", self._default_timeout)
         request_s, operation_ms, _ = self._options(kwargs, operation=True)
+        if partitions is not None and len({_tp(tp) for tp in partitions}) != len(partitions):
+            return _invalid("Duplicate partitions specified")
         wanted = None if partitions is None else [
             {"topic": topic, "partitions": [tp.partition for tp in tps]} for topic, tps in _by_topic(partitions).items()
         ]  # fmt: skip
