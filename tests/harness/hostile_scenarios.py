@@ -363,6 +363,9 @@ def consumer_case(
         _wait_applied(proxy, case, 3)
         proxy.clear()
         poll_for(WAIT * 2)
+        fatal = [e for e in errors if isinstance(e, KafkaError) and e.fatal()]
+        if fatal and _fatal_ok(case, fatal[0]):  # a broker code the group table calls fatal
+            return case
         if not seen.issuperset(values):
             at = outcome(lambda: consumer.position([TopicPartition(topic, 0)])[0].offset)
             if at.ok and at.value > len(values):  # a lying answer moved it past the log end: Tansu
