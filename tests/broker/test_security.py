@@ -8,12 +8,14 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import confluent_kafka
 import pytest
 
+import kafkawire
 from kafkawire import KafkaError, Producer
 from kafkawire.admin import AdminClient
 from tests.harness.certs import make_ca
-from tests.harness.judge import consume_all
+from tests.harness.judge import consume_all, judge_config, produce_with_confluent, unique_name
 from tests.harness.kafka_broker import KafkaBroker, KafkaUnavailable
 from tests.harness.topics import create_topic
 
@@ -247,3 +249,71 @@ def test_secrets_never_in_logs_errors_reprs_or_statistics(
     for secret in (SECRET, "wrong-SECRET", "kp-SECRET"):
         leaked = [t for t in texts if secret in t]
         assert not leaked, leaked[:3]
+
+
+def test_group_consumer_over_sasl_ssl_commits_what_confluent_sees(
+    secured: KafkaBroker, topic_name: Callable[[str], str]
+) -> None:
+    """A kafkawire Consumer in a group reads over SASL_SSL SCRAM-SHA-512 what confluent-kafka wrote
+    over the same listener; its commit is what confluent-kafka's consumer reads back there."""
+    topic, group = topic_name("secgrp"), unique_name("secgrp")
+    create_topic(secured.bootstrap(), topic, 2)
+    conf = _conf(secured, "SASL_SSL-SCRAM-SHA-512")
+    listener = conf["bootstrap.servers"]
+    sent = [b"v%d" % i for i in range(20)]
+    produce_with_confluent(listener, topic, sent, config=conf)
+    consumer = kafkawire.Consumer({**conf, "group.id": group, "auto.offset.reset": "earliest",
+                                   "enable.auto.commit": False, "session.timeout.ms": 6000})  # fmt: skip
+    got: list[kafkawire.Message] = []
+    try:
+        consumer.subscribe([topic])
+        for _ in range(120):
+            for m in consumer.consume(20, 0.25):
+                error = m.error()
+                assert error is None or error.code() == KafkaError._PARTITION_EOF, error
+                if error is None:
+                    got.append(m)
+            if len(got) >= len(sent):
+                break
+        assert sorted(m.value() or b"" for m in got) == sorted(sent)
+        consumer.commit(asynchronous=False)
+    finally:
+        consumer.close()
+    ends: dict[int, int] = {}
+    for m in got:
+        partition, offset = m.partition(), m.offset()
+        assert partition is not None and offset is not None
+        ends[partition] = max(ends.get(partition, 0), offset + 1)
+    judge = confluent_kafka.Consumer(judge_config(listener, **{**conf, "group.id": group}))
+    try:
+        committed = judge.committed([confluent_kafka.TopicPartition(topic, p) for p in (0, 1)], timeout=20)
+    finally:
+        judge.close()
+    assert {tp.partition: tp.offset for tp in committed if tp.partition in ends} == ends
+    assert all(tp.error is None for tp in committed)
+
+
+def test_group_consumer_wrong_password_reports_authentication_without_the_secret(
+    secured: KafkaBroker, topic_name: Callable[[str], str]
+) -> None:
+    wrong = "not-" + SECRET
+    conf = _conf(secured, "SASL_SSL-SCRAM-SHA-512", **{"sasl.password": wrong})
+    errors: list[KafkaError] = []
+    consumer = kafkawire.Consumer({**conf, "group.id": unique_name("secbad"), "error_cb": errors.append})
+    events: list[KafkaError] = []
+    try:
+        consumer.subscribe([topic_name("secbad")])
+        for _ in range(80):
+            m = consumer.poll(0.25)
+            error = None if m is None else m.error()
+            if error is not None:
+                events.append(error)
+            if errors:
+                break
+    finally:
+        consumer.close()
+    assert errors, f"no error_cb report (poll events: {events})"
+    assert errors[0].code() == KafkaError._AUTHENTICATION, errors[0]
+    assert "_AUTHENTICATION" in str(errors[0]) and "SCRAM-SHA-512" in errors[0].str(), errors[0]
+    for err in errors + events:
+        assert wrong not in str(err) and SECRET not in str(err), err
