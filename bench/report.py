@@ -161,6 +161,11 @@ def _targets(results: list[ScenarioResult]) -> list[str]:
     idem = ratio("100b-keyless-acksall-lz4", "kafkawire-produce")
     drop = None if acks1 is None or idem is None else (acks1 - idem) * 100
     check("acks=all+idempotence+lz4 ratio >= acks=1 ratio - 10 points", drop, lambda v: v <= 10, "{:+.0f} points lost" if drop is None else f"{idem:.2f}x vs {acks1:.2f}x: {{:.0f}} points lost")
+    for over in ("ssl", "sasl_ssl"):
+        tls = ratio(f"{headline}-{over}", "kafkawire-produce")
+        lost = None if acks1 is None or tls is None else (acks1 - tls) * 100
+        shown = "{:+.0f}" if lost is None else f"{tls:.2f}x vs {acks1:.2f}x: {{:.0f}} points lost"
+        check(f"{over} ratio >= plaintext ratio - 10 points (100 B, same broker)", lost, lambda v: v <= 10, shown)
     check("p99 latency at 10k msg/s <= 2x confluent-kafka", ratio("latency", "kafkawire-produce", lambda r: r.result.get("p99")), lambda v: v <= 2, "{:.2f}x")
     rss_sr = by_name.get("rss")
     rss = None if rss_sr is None else _median(rss_sr, "kafkawire-produce", lambda r: r.result["rss_kb"] * 1024 / MiB)

@@ -20,7 +20,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +62,18 @@ class ScenarioResult:
 
 
 _ADMINS: dict[str, Any] = {}
+# The SCRAM user of the sasl_ssl scenarios (a throwaway broker's, not a secret).
+BENCH_USER, BENCH_PASSWORD = "bench", "bench-password"
+
+
+@dataclass
+class Target:
+    """The broker of a run: its plaintext address (topics, verification) and, on Kafka 2.3, the
+    client settings of each TLS listener."""
+
+    bootstrap: str
+    secured: dict[str, dict[str, Any]] = field(default_factory=dict)
+    name: str = "embedded Tansu (memory)"
 
 
 def _admin(bootstrap: str) -> Any:
@@ -160,8 +172,10 @@ def records_for(client: str, sc: Scenario, slow_fraction: float) -> int:
     return sc.records
 
 
-def run_scenario(sc: Scenario, clients: list[str], args: argparse.Namespace, bootstrap: str) -> ScenarioResult:
+def run_scenario(sc: Scenario, clients: list[str], args: argparse.Namespace, target: Target) -> ScenarioResult:
+    bootstrap = target.bootstrap
     out = ScenarioResult(sc)
+    sc = replace(sc, client_conf=target.secured[sc.security]) if sc.secured else sc
     readers = sc.kind == "consume" and not any(c in CONSUME_CLIENTS for c in clients)  # none named: all
     chosen = [
         c for c in sc.clients if c in clients or c in ("kafkawire-spark", "kafkawire-fetch", "kafkawire-spark-read") or readers
@@ -205,18 +219,47 @@ def _one_line(run: Run) -> str:
 
 
 @contextlib.contextmanager
-def broker(bootstrap: str | None) -> Iterator[str]:
+def broker(bootstrap: str | None, secured: bool) -> Iterator[Target]:
     if bootstrap:
-        yield bootstrap
+        if secured:
+            raise SystemExit("the -ssl/-sasl_ssl scenarios run on the Kafka 2.3 broker the benchmark starts")
+        yield Target(bootstrap, name="external " + bootstrap)
+        return
+    if secured:
+        yield from _kafka23()
         return
     from kafkawire.local_broker import TansuBroker
 
     with TansuBroker() as tansu:
         print(f"Started Tansu on {tansu.bootstrap}", flush=True)
         try:
-            yield tansu.bootstrap
+            yield Target(tansu.bootstrap)
         finally:
             _ADMINS.clear()  # before the broker stops, so they do not log failed reconnects
+
+
+def _kafka23() -> Iterator[Target]:
+    """The tests' Kafka 2.3 harness (SSL and SASL_SSL listeners, a test-time CA), from the repository."""
+    from tests.harness.kafka_broker import KafkaBroker
+
+    with KafkaBroker() as kafka:
+        kafka.add_scram_user(BENCH_USER, BENCH_PASSWORD)
+        assert kafka.ca is not None
+        tls = {"ssl.ca.location": str(kafka.ca.cert)}
+        scram = {"sasl.mechanism": "SCRAM-SHA-512", "sasl.username": BENCH_USER, "sasl.password": BENCH_PASSWORD}
+        print(f"Started Kafka 2.3 on {kafka.bootstrap()} (SSL {kafka.bootstrap('SSL')})", flush=True)
+        try:
+            yield Target(
+                kafka.bootstrap(),
+                {
+                    "ssl": {"bootstrap.servers": kafka.bootstrap("SSL"), "security.protocol": "ssl", **tls},
+                    "sasl_ssl": {"bootstrap.servers": kafka.bootstrap("SASL_SSL"), "security.protocol": "sasl_ssl",
+                                 **tls, **scram},
+                },
+                "Apache Kafka 2.3 (the tests' harness: JVM + ZooKeeper, PLAINTEXT/SSL/SASL_SSL listeners)",
+            )  # fmt: skip
+        finally:
+            _ADMINS.clear()
 
 
 def versions() -> dict[str, str]:
@@ -285,9 +328,9 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"unknown clients {unknown}: choose from {', '.join(CLIENTS + CONSUME_CLIENTS)}")
     started = time.time()
     results = []
-    with broker(args.bootstrap_servers) as bootstrap:
+    with broker(args.bootstrap_servers, any(sc.secured for sc in scenarios)) as target:
         for sc in scenarios:
-            results.append(run_scenario(sc, clients, args, bootstrap))
+            results.append(run_scenario(sc, clients, args, target))
     meta = {
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(started)),
         "minutes": (time.time() - started) / 60,
@@ -297,7 +340,7 @@ def main(argv: list[str] | None = None) -> int:
         "rounds": args.rounds,
         "partitions": args.partitions,
         "slow_fraction": args.slow_fraction,
-        "broker": "external " + args.bootstrap_servers if args.bootstrap_servers else "embedded Tansu (memory)",
+        "broker": target.name,
     }
     text = render(results, meta)
     print("\n" + text)

@@ -7,7 +7,10 @@ issue's targets are read from. Four special scenarios measure something else: ``
 (p50/p99 delivery latency at a fixed rate), ``rss`` (peak memory over ten million records with a
 bounded buffer), ``spark`` (the data source writing a DataFrame in local mode), ``spark-read``
 (the data source reading a topic into a DataFrame, against the read path alone) and ``consume``
-(consumers reading records already in the topic: bench/consume.py).
+(consumers reading records already in the topic: bench/consume.py). A throughput name may end in
+``-ssl`` or ``-sasl_ssl`` (SCRAM-SHA-512): the same workload over a Kafka 2.3 TLS listener, for the
+clients that take librdkafka's options; the run then uses that broker for every scenario, so the
+TLS ratio sits next to a plaintext one taken on the same broker.
 """
 
 from __future__ import annotations
@@ -19,6 +22,9 @@ from typing import Any
 
 SIZES = {"100b": 100, "1kb": 1000}
 COMPRESSIONS = ("none", "lz4", "zstd")
+SECURITIES = ("ssl", "sasl_ssl")
+# The clients configured with librdkafka's option names (bench/worker.py's _librdkafka_style_conf).
+SECURED_CLIENTS = ("confluent-kafka", "kafkawire-produce", "kafkawire-batch")
 
 # Every client the benchmark knows, in the order the table lists them.
 CLIENTS = (
@@ -78,6 +84,12 @@ class Scenario:
     seconds: float = 0.0  # how long the latency scenario runs
     buffer_kbytes: int = 0  # the rss scenario's queue.buffering.max.kbytes
     clients: tuple[str, ...] = field(default=CLIENTS)
+    security: str = "plaintext"  # or one of SECURITIES
+    client_conf: dict[str, Any] = field(default_factory=dict)  # the driver's listener settings
+
+    @property
+    def secured(self) -> bool:
+        return self.security != "plaintext"
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -108,7 +120,8 @@ class Scenario:
             )
         acks = "acks=all + idempotence" if self.acks_all else "acks=1"
         keys = "keyed" if self.keyed else "keyless"
-        return f"{self.records:,} x {self.value_size} B {keys}, {acks}, compression {self.compression}"
+        over = {"ssl": ", over TLS", "sasl_ssl": ", over SASL_SSL (SCRAM-SHA-512)"}.get(self.security, "")
+        return f"{self.records:,} x {self.value_size} B {keys}, {acks}, compression {self.compression}{over}"
 
 
 def parse_scenario(name: str, quick: bool) -> Scenario:
@@ -147,14 +160,17 @@ def parse_scenario(name: str, quick: bool) -> Scenario:
     if name == "consume":
         return Scenario(name, "consume", records=CONSUME_RECORDS // 10 if quick else CONSUME_RECORDS, clients=CONSUME_CLIENTS)
     try:
-        size, keys, acks, compression = name.split("-")
+        size, keys, acks, compression, *over = name.split("-")
         value_size = SIZES[size]
         if keys not in ("keyless", "keyed") or acks not in ("acks1", "acksall") or compression not in COMPRESSIONS:
+            raise ValueError
+        if over and (len(over) > 1 or over[0] not in SECURITIES):
             raise ValueError
     except (ValueError, KeyError):
         raise SystemExit(
             f"unknown scenario {name!r}: expected latency, rss, spark, spark-read, consume or <size>-<keys>-<acks>-<compression> "
-            f"with size in {sorted(SIZES)}, keys keyless/keyed, acks acks1/acksall, compression in {COMPRESSIONS}"
+            f"with size in {sorted(SIZES)}, keys keyless/keyed, acks acks1/acksall, compression in {COMPRESSIONS}, "
+            f"optionally -<security> in {SECURITIES}"
         ) from None
     records = 1_000_000 if value_size <= 100 else 200_000
     return Scenario(
@@ -165,6 +181,8 @@ def parse_scenario(name: str, quick: bool) -> Scenario:
         acks_all=acks == "acksall",
         compression=compression,
         records=records // 10 if quick else records,
+        clients=SECURED_CLIENTS if over else CLIENTS,
+        security=over[0] if over else "plaintext",
     )
 
 

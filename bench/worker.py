@@ -95,6 +95,7 @@ def _librdkafka_style_conf(sc: Scenario, bootstrap: str, counts: Counts | None) 
         conf["on_delivery"] = counts.report
     if sc.buffer_kbytes:
         conf["queue.buffering.max.kbytes"] = sc.buffer_kbytes
+    conf.update(sc.client_conf)  # a secured scenario's listener, CA and credentials
     return conf
 
 
