@@ -9,6 +9,7 @@ appear in an error, a log line, a repr or the statistics (the options are ``sens
 
 from __future__ import annotations
 
+import logging
 import ssl
 import threading
 import time
@@ -17,7 +18,13 @@ from typing import Any
 
 from .config import config_error
 from .core import sasl
-from .oidc import OidcTokenSource
+from .errors import KafkaError, KafkaException
+from .oidc import REFRESH_AT, OidcTokenSource
+
+log = logging.getLogger("kafkawire.security")
+
+# After a failed oauth_cb renewal the next attempt comes this many seconds later (librdkafka's 10 s).
+RETRY_AFTER = 10.0
 
 
 def _mechanism(value: str) -> str:
@@ -42,6 +49,7 @@ class SecuritySettings:
         self._oauth_cb: Callable[..., Any] | None = config["oauth_cb"]
         self._oauth_config: str | None = config["sasl.oauthbearer.config"]
         self._token: tuple[str, float, dict[str, str]] | None = None
+        self._tokens: CallbackTokens | None = None
         self._oidc: OidcTokenSource | None = None
         if self.protocol in ("ssl", "sasl_ssl"):
             from .io.tls import tls_context  # ssl option checks live with the context they build
@@ -85,7 +93,9 @@ class SecuritySettings:
                     'OAUTHBEARER needs "oauth_cb", or "enable.sasl.oauthbearer.unsecure.jwt" with '
                     '"sasl.oauthbearer.config" (unsigned tokens, for test clusters)'
                 )
-            if self._oauth_cb is None:
+            if self._oauth_cb is not None:
+                self._tokens = CallbackTokens(self._oauth_cb, self._oauth_config)
+            else:
                 try:
                     sasl.unsecured_jwt(self._oauth_config or "", time.time())
                 except ValueError as exc:
@@ -98,6 +108,16 @@ class SecuritySettings:
     @property
     def uses_sasl(self) -> bool:
         return self.mechanism is not None
+
+    def start(self, on_error: Callable[[KafkaError], None]) -> None:
+        """Renew oauth_cb's token in the background from now on; ``on_error`` (any thread) hears of a
+        failed renewal."""
+        if self._tokens is not None:
+            self._tokens.start(on_error)
+
+    def close(self) -> None:
+        if self._tokens is not None:
+            self._tokens.close()
 
     def set_credentials(self, username: str, password: str) -> None:
         """confluent-kafka's ``set_sasl_credentials``: used from the next authentication on."""
@@ -123,17 +143,74 @@ class SecuritySettings:
 
     def _bearer(self, now: float) -> tuple[str, float, dict[str, str]]:
         """The cached token, renewed at 80% of its lifetime (as librdkafka) or once expired."""
+        if self._tokens is not None:
+            return self._tokens.current(now)
         if self._token is not None and now < self._token[1]:
             return self._token
-        if self._oauth_cb is None:
-            token, expiry, _principal, extensions = sasl.unsecured_jwt(self._oauth_config or "", now)
-        else:
-            token, expiry, extensions = _from_oauth_cb(self._oauth_cb(self._oauth_config))
-        self._token = (token, now + max(0.0, expiry - now) * 0.8, extensions)
+        token, expiry, _principal, extensions = sasl.unsecured_jwt(self._oauth_config or "", now)
+        self._token = (token, now + max(0.0, expiry - now) * REFRESH_AT, extensions)
         return self._token
 
     def __repr__(self) -> str:
         return f"SecuritySettings(protocol={self.protocol!r}, mechanism={self.mechanism!r})"
+
+
+class CallbackTokens:
+    """oauth_cb's tokens as librdkafka gets them: the first while the client is built (a callback
+    that raises or answers badly fails the construction), then renewed on a thread of its own once
+    80% of the token's lifetime has passed (never on the IO thread: the callback is user code that
+    may block). A failed renewal is retried RETRY_AFTER seconds later; connections keep using the
+    current token until it expires, and call the callback themselves after that."""
+
+    def __init__(self, oauth_cb: Callable[..., Any], argument: str | None) -> None:
+        self._cb, self._argument = oauth_cb, argument
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        try:
+            self._token = self._fetch(time.time())
+        except Exception as exc:
+            why = f"oauth_cb failed to give the first OAUTHBEARER token: {type(exc).__name__}: {exc}"
+            raise KafkaException(KafkaError(KafkaError._AUTHENTICATION, why)) from None
+
+    def _fetch(self, now: float) -> tuple[str, float, dict[str, str], float]:
+        """(token, expiry, extensions, when to renew it)."""
+        token, expiry, extensions = _from_oauth_cb(self._cb(self._argument))
+        if expiry <= now:
+            raise sasl.SaslError("oauth_cb returned a token that has already expired")
+        return token, expiry, extensions, now + (expiry - now) * REFRESH_AT
+
+    def current(self, now: float) -> tuple[str, float, dict[str, str]]:
+        with self._lock:
+            token = self._token
+            if now >= token[1]:  # renewals failed until it expired: ask again (raises when it fails)
+                token = self._token = self._fetch(now)
+        return token[0], token[1], token[2]
+
+    def start(self, on_error: Callable[[KafkaError], None]) -> None:
+        self._thread = threading.Thread(target=self._renew, args=(on_error,), name="kafkawire-oauth_cb", daemon=True)
+        self._thread.start()
+
+    def _renew(self, on_error: Callable[[KafkaError], None]) -> None:
+        wake = self._token[3]
+        while not self._stop.wait(max(0.0, wake - time.time())):
+            now = time.time()
+            try:
+                fresh = self._fetch(now)
+            except Exception as exc:
+                wake = now + RETRY_AFTER
+                why = f"Failed to acquire SASL OAUTHBEARER token: {type(exc).__name__}: {exc}"
+                log.warning("%s (retrying in %.0f s)", why, RETRY_AFTER)
+                on_error(KafkaError(KafkaError._AUTHENTICATION, why))
+                continue
+            with self._lock:
+                self._token = fresh
+            wake = fresh[3]
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join()
 
 
 def _from_oauth_cb(result: Any) -> tuple[str, float, dict[str, str]]:

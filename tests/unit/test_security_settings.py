@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import base64
 import json
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from kafkawire import KafkaException
+from kafkawire import KafkaError, KafkaException, security
 from kafkawire.config import CONNECTION_OPTIONS, parse_config
 from kafkawire.core import sasl
 from kafkawire.security import SecuritySettings
@@ -109,19 +111,64 @@ def test_set_credentials_applies_to_the_next_authentication() -> None:
         s.set_credentials("v", None)  # type: ignore[arg-type]
 
 
-def test_oauth_cb_token_cached_and_renewed_at_80_percent() -> None:
+OAUTH = {"security_protocol": "sasl_plaintext", "sasl_mechanism": "OAUTHBEARER", "sasl_oauthbearer_config": "arg"}
+
+
+def test_oauth_cb_asked_at_construction_and_its_token_used_until_it_expires() -> None:
     calls: list[object] = []
 
     def oauth_cb(config: object) -> tuple[str, float, str, dict[str, str]]:
         calls.append(config)
-        return f"token{len(calls)}", 1000.0 + 100, "alice", {"traceId": "1"}
+        return f"token{len(calls)}", time.time() + 100 * len(calls) ** 2, "alice", {"traceId": "1"}
 
-    s = settings(security_protocol="sasl_plaintext", sasl_mechanism="OAUTHBEARER", oauth_cb=oauth_cb,
-                 sasl_oauthbearer_config="anything")  # fmt: skip
-    first = s.sasl_client(1000.0, _never).start()
-    assert b"auth=Bearer token1" in first and b"traceId=1" in first
-    assert b"token1" in s.sasl_client(1079.0, _never).start() and len(calls) == 1
-    assert b"token2" in s.sasl_client(1081.0, _never).start() and calls == ["anything", "anything"]
+    s = settings(**OAUTH, oauth_cb=oauth_cb)
+    assert calls == ["arg"]  # before any connection, as librdkafka
+    first = s.sasl_client(time.time(), _never).start()
+    assert b"auth=Bearer token1" in first and b"traceId=1" in first and len(calls) == 1
+    # Renewals failed until the token expired: the connection asks the callback itself.
+    assert b"token2" in s.sasl_client(time.time() + 150, _never).start() and calls == ["arg", "arg"]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [Exception("no token today"), None, ("token",), (b"token", 1e12), ("token", "soon"), ("token", 1.0)],
+)
+def test_oauth_cb_failing_or_answering_badly_fails_construction(answer: object) -> None:
+    def oauth_cb(_config: object) -> object:
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    with pytest.raises(KafkaException) as exc:
+        settings(**OAUTH, oauth_cb=oauth_cb)
+    assert exc.value.args[0].code() == KafkaError._AUTHENTICATION and "oauth_cb" in str(exc.value)
+
+
+def test_oauth_cb_token_renewed_in_the_background_and_failures_retried(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(security, "RETRY_AFTER", 0.05)
+    calls: list[float] = []
+    errors: list[KafkaError] = []
+    renewed = threading.Event()
+
+    def oauth_cb(_config: object) -> tuple[str, float]:
+        calls.append(time.time())
+        if len(calls) == 2:
+            raise RuntimeError("identity provider down")
+        if len(calls) == 4:
+            renewed.set()
+        return f"token{len(calls)}", time.time() + 0.2  # renewed after 80% of it
+
+    s = settings(**OAUTH, oauth_cb=oauth_cb)
+    s.start(errors.append)
+    try:
+        assert renewed.wait(20)  # asked again, failed, retried, then renewed once more
+    finally:
+        s.close()
+    count = len(calls)
+    assert count >= 4 and [e.code() for e in errors] == [KafkaError._AUTHENTICATION]
+    assert "identity provider down" in errors[0].str()
+    time.sleep(0.3)
+    assert len(calls) == count  # closed: no more renewals
 
 
 def test_unsecured_jwt_for_test_clusters() -> None:
@@ -165,3 +212,28 @@ def test_oidc_is_accepted_and_fetches_nothing_until_a_connection_asks() -> None:
     s = settings(**OIDC, sasl_oauthbearer_extensions="traceId=abc,logicalCluster=lkc-1")
     assert s.mechanism == "OAUTHBEARER" and SECRET not in repr(s)
     assert parse_extensions("traceId=abc, logicalCluster=lkc-1") == {"traceId": "abc", "logicalCluster": "lkc-1"}
+
+
+@pytest.mark.parametrize("face", ["Producer", "Consumer", "AdminClient"])
+def test_every_client_asks_oauth_cb_while_built_and_fails_when_it_fails(face: str) -> None:
+    import kafkawire
+    import kafkawire.admin
+
+    make = kafkawire.admin.AdminClient if face == "AdminClient" else getattr(kafkawire, face)
+    calls: list[object] = []
+
+    def oauth_cb(config: object) -> tuple[str, float]:
+        calls.append(config)
+        if len(calls) > 1:
+            raise ValueError("revoked")
+        return "token", time.time() + 300
+
+    conf = {"bootstrap.servers": "127.0.0.1:1", "security.protocol": "sasl_plaintext",
+            "sasl.mechanisms": "OAUTHBEARER", "sasl.oauthbearer.config": "arg", "oauth_cb": oauth_cb}  # fmt: skip
+    if face == "Consumer":
+        conf["group.id"] = "g"
+    client = make(conf)
+    assert calls == ["arg"]
+    client.close()
+    with pytest.raises(KafkaException, match="revoked"):
+        make(conf)

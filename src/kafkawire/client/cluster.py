@@ -56,6 +56,8 @@ class Client:
         self._brokers: dict[int, BrokerConnection] = {}
         self._round_robin = itertools.count()
         self._closed = False
+        if self.settings.security is not None:
+            self.settings.security.start(self._token_failed)
 
     # --- thread-safe -----------------------------------------------------------------------
 
@@ -163,6 +165,8 @@ class Client:
                 conn.close()
 
         self.engine.run(shut).result(5)
+        if self.settings.security is not None:
+            self.settings.security.close()
         self._resolver.close()
         if self._owns_engine:
             self.engine.stop()
@@ -172,6 +176,15 @@ class Client:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def _token_failed(self, error: KafkaError) -> None:
+        """A bearer token renewal failed (on the renewal thread): the user hears it on the IO thread."""
+
+        def tell() -> None:
+            if self.on_error is not None and not self._closed:
+                self.on_error(error)
+
+        self.engine.call_soon(tell)
 
     # --- IO thread -------------------------------------------------------------------------
 
