@@ -188,13 +188,21 @@ class KafkaBroker:
 
     def add_scram_user(self, user: str, password: str) -> None:
         """Create SCRAM-SHA-256 and -512 credentials in ZooKeeper (2.3 predates the admin API for it)."""
-        home = kafka_home()
         config = f"SCRAM-SHA-256=[password={password}],SCRAM-SHA-512=[password={password}]"
+        self._configs("users", user, config)
+
+    def set_client_quota(self, client_id: str, config: str) -> None:
+        """A quota for one client.id, e.g. ``consumer_byte_rate=100`` (KIP-546's admin API is 2.6+)."""
+        self._configs("clients", client_id, config)
+
+    def _configs(self, entity_type: str, name: str, config: str) -> None:
+        """kafka-configs --zookeeper ... --alter --add-config CONFIG on one entity."""
+        home = kafka_home()
         subprocess.run(
             [_java(), "-Xmx128m", "-cp", _class_path(home), "-Dzookeeper.sasl.client=false",
              f"-Dlog4j.configuration=file:{home / 'config' / 'tools-log4j.properties'}",
              "kafka.admin.ConfigCommand", "--zookeeper", self._zookeeper, "--alter", "--add-config", config,
-             "--entity-type", "users", "--entity-name", user],
+             "--entity-type", entity_type, "--entity-name", name],
             check=True, capture_output=True, timeout=60,
         )  # fmt: skip
 

@@ -12,7 +12,7 @@ from concurrent.futures import Future
 from typing import Any, TypeVar
 
 from ..client import routers
-from ..client.cluster import Client
+from ..client.cluster import Client, throttle_event
 from ..client.coordinators import GROUP, Coordinators, ToCoordinator
 from ..client.driver import Operation, Router
 from ..client.executor import CallbackExecutor
@@ -21,7 +21,7 @@ from ..config import bootstrap_addresses, parse_config
 from ..core.policy import Action, ErrorPolicy
 from ..core.policy.admin import ADMIN_STARTED, ADMIN_WRITE
 from ..errors import KafkaError, KafkaException
-from ..model import ThrottleEvent, TopicPartition, broker_name
+from ..model import TopicPartition
 from ..protocol.codec import Struct
 from ..protocol.schema import Api
 from .config import ADMIN_OPTIONS
@@ -230,10 +230,7 @@ class AdminBase:
         def throttled(response: Struct, keys: list[K], node: int | None) -> Mapping[K, Any]:
             delay_ms = response.get("throttle_time_ms", 0)
             if delay_ms and delay_ms > 0:
-                node_id = -1 if node is None else node
-                broker = client.metadata.brokers.get(node_id)
-                name = broker_name(broker.host, broker.port, node_id) if broker is not None else str(node_id)
-                self._reports.put(throttle_cb, (ThrottleEvent(name, node_id, delay_ms / 1000),))
+                self._reports.put(throttle_cb, (throttle_event(client.metadata, node, delay_ms),))
             return parse(response, keys, node)
 
         return throttled

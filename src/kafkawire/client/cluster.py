@@ -31,6 +31,15 @@ from .driver import wait
 log = logging.getLogger("kafkawire.client")
 
 
+def throttle_event(metadata: ClusterMetadata, node: int | None, throttle_ms: int) -> model.ThrottleEvent:
+    """What throttle_cb is told of broker ``node``'s answer delayed ``throttle_ms`` for a quota."""
+    node_id = -1 if node is None else node
+    broker = metadata.brokers.get(node_id)
+    if broker is None:
+        return model.ThrottleEvent(str(node_id), node_id, throttle_ms / 1000)
+    return model.throttle_event(broker.host, broker.port, node_id, throttle_ms)
+
+
 class Client:
     def __init__(
         self, conf: Mapping[str, Any], *, engine: Engine | None = None, logger: logging.Logger | None = None

@@ -90,6 +90,9 @@ class Consumer:
         self._wake_queued = False
         self.polled_at = time.monotonic()  # the last poll()/consume(), for max.poll.interval.ms
         self._fetch = FetchEngine(self._client, config, self._ready)
+        throttle_cb = opts["throttle_cb"]
+        if throttle_cb is not None:  # served by poll(), as error_cb
+            self._fetch.on_throttled = lambda event: self._executor.put(throttle_cb, (event,))
         self._stats: ConsumerStatistics | None = None
         if opts["stats_cb"] is not None and opts["statistics.interval.ms"] > 0:
             self._stats = ConsumerStatistics(

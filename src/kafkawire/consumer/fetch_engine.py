@@ -19,7 +19,7 @@ from concurrent.futures import Future
 from typing import Any, Protocol
 
 from .. import model
-from ..client.cluster import Client
+from ..client.cluster import Client, throttle_event
 from ..client.coordinators import Coordinators
 from ..client.driver import Operation, error_of
 from ..client.group_offsets import fetch_operation
@@ -72,13 +72,14 @@ def limits_of(config: EngineConfig) -> FetchLimits:
 
 class FetchEngine:
     """Keeps every assigned, unpaused partition fetched ahead (see the module's docstring).
-    Public methods are thread-safe; ``on_ready`` is called on the IO thread when take() has
-    something new, and must be cheap."""
+    Public methods are thread-safe; on the IO thread, ``on_ready`` (cheap) hears take() has something
+    new, ``on_throttled`` (when set) of Fetch answers a broker delayed for a quota (throttle_cb)."""
 
     def __init__(self, client: Client, config: EngineConfig, on_ready: Callable[[], None]) -> None:
         self.client = client
         self.config = config
         self.on_ready = on_ready
+        self.on_throttled: Callable[[model.ThrottleEvent], None] | None = None
         opts = config.options
         self._table = FetchTable(limits_of(config), offset_at)
         self._columnar: Any = None  # consumer/arrow.py once take_arrow() was called: batches become Columns
@@ -410,6 +411,8 @@ class FetchEngine:
         by_id: dict[Any, str],
     ) -> None:
         now = self.client.engine.now()
+        if response is not None and self.on_throttled and response.get("throttle_time_ms", 0) > 0:
+            self.on_throttled(throttle_event(self.client.metadata, node, response.throttle_time_ms))
         if error is None and response is not None and response.get("error_code", 0):
             error = KafkaError(response.error_code, "Fetch failed as a whole")
         answers: dict[TopicPartitionKey, Any] = {}
@@ -425,8 +428,7 @@ class FetchEngine:
                     decoded[key] = decode_batches(data.records, lazy=True)
                 except DecodeError as exc:
                     decoded[key] = exc
-        new = False
-        stale = False
+        new = stale = False
         with self._lock:
             self._busy.discard(node)
             table = self._table

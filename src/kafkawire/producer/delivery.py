@@ -24,7 +24,7 @@ from ..model import (
     Message,
     RecordMetadata,
     ThrottleEvent,
-    broker_name,
+    throttle_event,
 )
 from ..native import native
 from .interceptors import InterceptorChain
@@ -239,8 +239,7 @@ class Deliveries:
 
     def throttled(self, node: int, host: str, port: int, throttle_ms: int) -> None:
         if self._throttle_cb is not None:
-            event = ThrottleEvent(broker_name(host, port, node), node, throttle_ms / 1000)
-            self.executor.put(self._throttle_cb, (event,))
+            self.executor.put(self._throttle_cb, (throttle_event(host, port, node, throttle_ms),))
 
 
 def _metadata(m: Pending, offset: int, ts: tuple[int, int]) -> RecordMetadata:
