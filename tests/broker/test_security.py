@@ -5,6 +5,7 @@ credentials and untrusted certificates fail the connection with a clear error (n
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -14,6 +15,7 @@ import pytest
 import kafkawire
 from kafkawire import KafkaError, Producer
 from kafkawire.admin import AdminClient
+from kafkawire.core import sasl
 from tests.harness.certs import make_ca
 from tests.harness.judge import consume_all, judge_config, produce_with_confluent, unique_name
 from tests.harness.kafka_broker import KafkaBroker, KafkaUnavailable
@@ -37,7 +39,18 @@ SETUPS: dict[str, dict[str, Any]] = {
         "enable.sasl.oauthbearer.unsecure.jwt": True,
         "sasl.oauthbearer.config": "principal=alice",
     },
+    "SASL_PLAINTEXT-OAUTHBEARER-oauth_cb": {
+        "sasl.mechanism": "OAUTHBEARER",
+        "sasl.oauthbearer.config": "principal=alice",
+        "oauth_cb": lambda config: _unsigned_token(config),
+    },
 }
+
+
+def _unsigned_token(config: str) -> tuple[str, float, str]:
+    """An oauth_cb's answer the broker's default (unsecured) validator accepts."""
+    token, expiry, principal, _extensions = sasl.unsecured_jwt(config, time.time())
+    return token, expiry, principal
 
 
 @pytest.fixture(scope="module")
