@@ -139,6 +139,7 @@ def test_mutated_answers_quick(
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)  # 26 targets x 25 seeds: about 23 minutes on two cores
 def test_mutated_answers_25_per_api(
     hostile: tuple[TansuBroker, HostileProxy], topics: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
