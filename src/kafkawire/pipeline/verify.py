@@ -58,7 +58,7 @@ def _default_replication_factor(conf: dict[str, object], timeout: float) -> int:
         broker = min(admin.list_topics(timeout=timeout).brokers)
         resource = ConfigResource(ConfigResource.Type.BROKER, str(broker))
         entries = admin.describe_configs([resource], request_timeout=timeout)[resource].result(timeout)
-    return int(entries["default.replication.factor"].value)
+    return int(entries["default.replication.factor"].value or "1")  # unset: Kafka's own default, 1
 
 
 def connect(bootstrap: str, topic: str, timeout: float) -> Client:
