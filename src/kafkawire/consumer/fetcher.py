@@ -123,7 +123,8 @@ class _RangeReader:
                 continue
             raw = b"" if data is None else (data.records or b"")
             try:
-                batches = decode_batches(raw) if raw else []
+                # Past ``end`` only markers matter, to release what read_committed holds.
+                batches = decode_batches(raw, end_offset=end if filt is None else None) if raw else []
             except DecodeError as exc:  # a bit flipped on the way, or a broken broker: ask again
                 self._last_error = KafkaError(KafkaError._BAD_MSG, f"Fetch {self.topic}[{self.partition}] at {offset}: {exc}")
                 pause = self.settings.backoff

@@ -60,6 +60,7 @@ def decode_batches(
     max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
     budget: DecodeBudget | None = None,
     lazy: bool = False,
+    end_offset: int | None = None,
 ) -> list[RecordBatch]:
     """Decode the batches of a Fetch response partition (or any log segment bytes).
 
@@ -69,7 +70,9 @@ def decode_batches(
     call allocates. Anything malformed raises DecodeError; a checksum failure its subclass
     CorruptRecordError, a budget overrun DecodeBudgetError. ``lazy``: v2 data batches keep their
     (checked, decompressed) record bytes in ``body`` for a caller that decodes them itself
-    (the consumer, straight into Messages); control batches are always decoded.
+    (the consumer, straight into Messages); control batches are always decoded. ``end_offset``: a
+    range reader's end; batches starting there or later are not decoded (a broker fills its size
+    limit, often far past a short range), except the first, so that the reader always moves on.
     """
     if budget is None:
         budget = DecodeBudget()
@@ -78,7 +81,9 @@ def decode_batches(
     pos = 0
     batches: list[RecordBatch] = []
     while end - pos >= LOG_OVERHEAD:
-        _base_offset, length = _OFFSET_AND_LENGTH.unpack_from(buf, pos)
+        base_offset, length = _OFFSET_AND_LENGTH.unpack_from(buf, pos)
+        if end_offset is not None and base_offset >= end_offset and batches:
+            break
         if length < 0:
             raise DecodeError(f"negative batch length {length} at byte {pos}")
         batch_end = pos + LOG_OVERHEAD + length

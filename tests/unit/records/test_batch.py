@@ -552,3 +552,17 @@ def test_mutated_batches_with_fixed_crc_raise_only_decode_error(
         struct.pack_into(">i", original, 8, len(original) - 12)
     with contextlib.suppress(DecodeError):
         decode_batches(bytes(_fix_crc(original)))
+
+
+def test_a_range_end_stops_decoding_at_the_batch_that_starts_there() -> None:
+    def batch(base_offset: int, count: int) -> bytes:
+        builder = BatchBuilder()
+        builder.append_records([(0, None, b"v%d" % i, []) for i in range(count)])
+        return bytes(builder.build(base_offset=base_offset))
+
+    log = batch(0, 3) + batch(3, 3) + batch(6, 3)
+    assert [b.base_offset for b in decode_batches(log)] == [0, 3, 6]
+    assert [b.base_offset for b in decode_batches(log, end_offset=4)] == [0, 3]
+    assert [b.base_offset for b in decode_batches(log, end_offset=3)] == [0]
+    # The first batch is decoded even past the end (a compacted gap), so a reader moves on.
+    assert [b.base_offset for b in decode_batches(log[len(batch(0, 3)) :], end_offset=1)] == [3]
