@@ -19,9 +19,7 @@ from .groups import GroupCalls, decode_assignment
 from .records import RecordCalls
 from .scram import ScramCalls
 from .topics import TopicCalls
-from .types import (
-    NewTopic,
-)
+from .types import ConfigResource, NewTopic
 
 __all__ = ["AdminClient", "create_topic_if_missing", "decode_assignment"]
 
@@ -39,17 +37,42 @@ def create_topic_if_missing(conf: Mapping[str, Any], topic: NewTopic, timeout: f
     """Create ``topic`` unless it exists; True when this call created it.
 
     For set-up code (the demo, the pipeline, the exactly-once control topic) where a topic left by
-    an earlier run is as good as a new one. Any other error is raised.
+    an earlier run is as good as a new one. A replication factor of -1 (the broker's default) is
+    refused by brokers before 2.4 (CreateTopics before v4, KIP-464) as INVALID_REPLICATION_FACTOR:
+    then the broker's ``default.replication.factor`` is read and asked for, as that broker would
+    have applied it. Any other error is raised.
     """
     admin = AdminClient(dict(conf))
     try:
-        futures = admin.create_topics([topic], operation_timeout=timeout, request_timeout=timeout)
+        try:
+            return _create(admin, topic, timeout)
+        except KafkaException as exc:
+            if topic.replication_factor != -1 or _code(exc) != KafkaError.INVALID_REPLICATION_FACTOR:
+                raise
+        explicit = NewTopic(topic.topic, topic.num_partitions, _default_replication_factor(admin, timeout), config=topic.config)
+        return _create(admin, explicit, timeout)
+    finally:
+        admin.close()
+
+
+def _create(admin: AdminClient, topic: NewTopic, timeout: float) -> bool:
+    futures = admin.create_topics([topic], operation_timeout=timeout, request_timeout=timeout)
+    try:
         wait(futures[topic.topic], timeout)
         return True
     except KafkaException as exc:
-        error = exc.args[0]
-        if isinstance(error, KafkaError) and error.code() == KafkaError.TOPIC_ALREADY_EXISTS:
+        if _code(exc) == KafkaError.TOPIC_ALREADY_EXISTS:
             return False
         raise
-    finally:
-        admin.close()
+
+
+def _code(exc: KafkaException) -> int | None:
+    error = exc.args[0] if exc.args else None
+    return error.code() if isinstance(error, KafkaError) else None
+
+
+def _default_replication_factor(admin: AdminClient, timeout: float) -> int:
+    broker = min(admin.list_topics(timeout=timeout).brokers)
+    resource = ConfigResource(ConfigResource.Type.BROKER, str(broker))
+    entries = wait(admin.describe_configs([resource], request_timeout=timeout)[resource], timeout)
+    return int(entries["default.replication.factor"].value or "1")  # unset: Kafka's own default, 1

@@ -12,10 +12,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from kafkawire.admin import AdminClient, ConfigResource, NewTopic, create_topic_if_missing
+from kafkawire.admin import NewTopic, create_topic_if_missing
 from kafkawire.client.cluster import Client
 from kafkawire.consumer import FetchSettings, fetch_range, high_watermarks, partitions_for
-from kafkawire.errors import KafkaError, KafkaException
 
 
 @dataclass
@@ -36,29 +35,8 @@ def _conf(bootstrap: str, timeout: float) -> dict[str, object]:
 
 
 def ensure_topic(bootstrap: str, topic: str, partitions: int, replication_factor: int, timeout: float) -> bool:
-    """Create ``topic`` with kafkawire's AdminClient; True if created, False if it already existed.
-
-    ``replication_factor`` -1 asks the broker for its default, which brokers before 2.4 (CreateTopics
-    before v4, KIP-464) refuse as INVALID_REPLICATION_FACTOR: then the broker's
-    ``default.replication.factor`` is read and asked for explicitly, as that broker would have applied it.
-    """
-    conf = _conf(bootstrap, timeout)
-    try:
-        return create_topic_if_missing(conf, NewTopic(topic, partitions, replication_factor), timeout)
-    except KafkaException as exc:
-        error = exc.args[0]
-        if replication_factor != -1 or not isinstance(error, KafkaError) or error.code() != KafkaError.INVALID_REPLICATION_FACTOR:
-            raise
-    replication = _default_replication_factor(conf, timeout)
-    return create_topic_if_missing(conf, NewTopic(topic, partitions, replication), timeout)
-
-
-def _default_replication_factor(conf: dict[str, object], timeout: float) -> int:
-    with AdminClient(dict(conf)) as admin:
-        broker = min(admin.list_topics(timeout=timeout).brokers)
-        resource = ConfigResource(ConfigResource.Type.BROKER, str(broker))
-        entries = admin.describe_configs([resource], request_timeout=timeout)[resource].result(timeout)
-    return int(entries["default.replication.factor"].value or "1")  # unset: Kafka's own default, 1
+    """Create ``topic`` with kafkawire's AdminClient; True if created, False if it already existed."""
+    return create_topic_if_missing(_conf(bootstrap, timeout), NewTopic(topic, partitions, replication_factor), timeout)
 
 
 def connect(bootstrap: str, topic: str, timeout: float) -> Client:
