@@ -14,8 +14,6 @@ long (local-timestamp-micros); decimal(p, s) -> bytes (decimal); array; map with
 
 from __future__ import annotations
 
-import json
-import re
 import struct
 from collections.abc import Callable
 from datetime import date, datetime, timezone
@@ -23,88 +21,20 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from kafkawire.protocol.primitives import encode_varlong
+from kafkawire.spark.avro_types import AvroSchemaError, avro_schema, schema_json
 
 if TYPE_CHECKING:
     from pyspark.sql.types import DataType, StructType
 
+__all__ = ["AvroSchemaError", "row_encoder", "schema_json"]
+
 Encoder = Callable[[Any, bytearray], None]
 
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _EPOCH_NAIVE = datetime(1970, 1, 1)
 _EPOCH_DAY = date(1970, 1, 1).toordinal()
 _FLOAT = struct.Struct("<f")
 _DOUBLE = struct.Struct("<d")
-
-
-class AvroSchemaError(ValueError):
-    """The input's schema has a column Avro cannot carry (a name or a type)."""
-
-
-def _check_name(name: str, where: str) -> str:
-    if not _NAME.match(name):
-        raise AvroSchemaError(
-            f"column {where!r} is not a valid Avro name ([A-Za-z_][A-Za-z0-9_]*); rename it, or use --value-format json"
-        )
-    return name
-
-
-def avro_schema(schema: StructType, name: str = "topLevelRecord", namespace: str = "") -> dict[str, Any]:
-    """The Avro record schema (as a JSON-ready dict) for rows of ``schema``; nested records are
-    named after their field, in a namespace made of the path to them, as spark-avro does."""
-    fields = []
-    for field in schema.fields:
-        _check_name(field.name, f"{namespace}.{field.name}".lstrip("."))
-        inner_ns = f"{namespace}.{field.name}" if namespace else field.name
-        fields.append({"name": field.name, "type": _avro_type(field.dataType, field.nullable, field.name, inner_ns)})
-    record: dict[str, Any] = {"type": "record", "name": name, "fields": fields}
-    if namespace:
-        record["namespace"] = namespace
-    return record
-
-
-def schema_json(schema: StructType) -> str:
-    """The writer's schema as compact JSON text (what a consumer hands to its Avro decoder)."""
-    return json.dumps(avro_schema(schema), separators=(",", ":"))
-
-
-def _avro_type(dt: DataType, nullable: bool, name: str, namespace: str) -> Any:
-    from pyspark.sql import types as T
-
-    kind: Any
-    if isinstance(dt, T.BooleanType):
-        kind = "boolean"
-    elif isinstance(dt, (T.ByteType, T.ShortType, T.IntegerType)):
-        kind = "int"
-    elif isinstance(dt, T.LongType):
-        kind = "long"
-    elif isinstance(dt, T.FloatType):
-        kind = "float"
-    elif isinstance(dt, T.DoubleType):
-        kind = "double"
-    elif isinstance(dt, T.StringType):
-        kind = "string"
-    elif isinstance(dt, T.BinaryType):
-        kind = "bytes"
-    elif isinstance(dt, T.DateType):
-        kind = {"type": "int", "logicalType": "date"}
-    elif isinstance(dt, T.TimestampNTZType):
-        kind = {"type": "long", "logicalType": "local-timestamp-micros"}
-    elif isinstance(dt, T.TimestampType):
-        kind = {"type": "long", "logicalType": "timestamp-micros"}
-    elif isinstance(dt, T.DecimalType):
-        kind = {"type": "bytes", "logicalType": "decimal", "precision": dt.precision, "scale": dt.scale}
-    elif isinstance(dt, T.ArrayType):
-        kind = {"type": "array", "items": _avro_type(dt.elementType, dt.containsNull, name, namespace)}
-    elif isinstance(dt, T.MapType):
-        if not isinstance(dt.keyType, T.StringType):
-            raise AvroSchemaError(f"column {namespace!r}: Avro maps need string keys, not {dt.keyType.simpleString()}")
-        kind = {"type": "map", "values": _avro_type(dt.valueType, dt.valueContainsNull, name, namespace)}
-    elif isinstance(dt, T.StructType):
-        kind = avro_schema(dt, name, namespace)
-    else:
-        raise AvroSchemaError(f"column {namespace!r} has type {dt.simpleString()}, which the Avro encoder does not support")
-    return ["null", kind] if nullable else kind
 
 
 def _long(value: int, out: bytearray) -> None:

@@ -12,31 +12,31 @@ import atexit
 import logging
 import threading
 from collections.abc import Callable, Mapping
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 log = logging.getLogger("kafkawire.spark")
 
 
 C = TypeVar("C")
 
-ConfigKey = tuple[tuple[str, str], ...]
+ConfigKey = tuple[tuple[str, Any], ...]
 
 
-def _key(config: Mapping[str, str]) -> ConfigKey:
+def _key(config: Mapping[str, Any]) -> ConfigKey:
     return tuple(sorted(config.items()))
 
 
 class ProcessCache(Generic[C]):
     """``get(config)`` answers this process's entry for ``config``, made by ``factory`` on first use."""
 
-    def __init__(self, factory: Callable[[dict[str, str]], C], closer: Callable[[C], object]) -> None:
+    def __init__(self, factory: Callable[[dict[str, Any]], C], closer: Callable[[C], object]) -> None:
         self._factory = factory
         self._closer = closer
         self._entries: dict[ConfigKey, C] = {}
         self._lock = threading.Lock()
         atexit.register(self.close)
 
-    def get(self, config: Mapping[str, str]) -> C:
+    def get(self, config: Mapping[str, Any]) -> C:
         key = _key(config)
         with self._lock:
             entry = self._entries.get(key)
@@ -44,7 +44,7 @@ class ProcessCache(Generic[C]):
                 entry = self._entries[key] = self._factory(dict(config))
             return entry
 
-    def close(self, config: Mapping[str, str] | None = None) -> None:
+    def close(self, config: Mapping[str, Any] | None = None) -> None:
         """Close and forget the entry for ``config``, or every entry (at exit)."""
         with self._lock:
             keys = list(self._entries) if config is None else [_key(config)]
