@@ -73,10 +73,18 @@ system-deps:
 
 # The suite on the C extension (required to have built), then the unit and conformance tests
 # again on its pure-Python twins (kafkawire/native.py). Tests marked slow (soaks, long mutation runs,
-# most Spark jobs) are left to `make test-slow`, which CI runs too (.ci/run).
+# most Spark jobs) are left to `make test-slow`, which CI runs too (.ci/run). Workers (pytest-xdist)
+# keep it under 15 minutes on two cores: the unit and conformance tests (CPU-bound) on two, the
+# broker tests (mostly waiting on brokers; each worker starts its own, one file per worker) on
+# three, the Spark tests on one shared Spark session.
+UNIT_TESTS := tests/unit tests/conformance
+PYTEST := $(TEST_VENV)/bin/python -m pytest -m "not slow"
+
 test: lint system-deps
-	KAFKAWIRE_REQUIRE_NATIVE=1 $(TEST_VENV)/bin/python -m pytest -m "not slow"
-	KAFKAWIRE_PURE_PYTHON=1 $(TEST_VENV)/bin/python -m pytest -q -m "not slow" tests/unit tests/conformance
+	KAFKAWIRE_REQUIRE_NATIVE=1 $(PYTEST) -q -n 2 $(UNIT_TESTS)
+	KAFKAWIRE_REQUIRE_NATIVE=1 $(PYTEST) -n 3 --dist loadfile $(addprefix --ignore=,$(UNIT_TESTS) tests/spark)
+	KAFKAWIRE_REQUIRE_NATIVE=1 $(PYTEST) tests/spark
+	KAFKAWIRE_PURE_PYTHON=1 $(PYTEST) -q -n 2 $(UNIT_TESTS)
 
 test-slow: system-deps $(TEST_VENV)/.installed
 	KAFKAWIRE_REQUIRE_NATIVE=1 $(TEST_VENV)/bin/python -m pytest -m slow

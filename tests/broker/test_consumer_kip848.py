@@ -88,6 +88,7 @@ def cluster() -> Iterator[MockCluster]:
         yield c
 
 
+@pytest.mark.slow
 def test_kip848_group_shares_partitions_with_confluent_kafka(cluster: MockCluster) -> None:
     topic, group = unique_name("kip848"), unique_name("group")
     cluster.create_topic(topic, PARTITIONS)

@@ -314,7 +314,9 @@ def test_a_partition_without_leader_waits_without_flooding_metadata_then_deliver
     # partition_set_leader(topic, 0, -1) crashes this librdkafka's mock (segfault); a topic error
     # makes its Metadata list no partitions, which gives the producer the same picture: no leader.
     mock_cluster.topic_set_error(topic, KafkaError.UNKNOWN_TOPIC_OR_PARTITION)
-    mock_cluster.push_request_errors(PRODUCE.key, [KafkaError.NOT_LEADER_OR_FOLLOWER])
+    # One refusal per record: with linger.ms 0 on a loaded machine each record can go in its own
+    # request before the Metadata without a leader arrives, and the mock would accept the others.
+    mock_cluster.push_request_errors(PRODUCE.key, [KafkaError.NOT_LEADER_OR_FOLLOWER] * 5)
     mock_cluster.start_request_tracking()
     reports = Reports()
     sent = values(5)

@@ -29,6 +29,7 @@ def test_readme_has_a_quick_start_for_every_face() -> None:
         assert face in text, f"no quick start shows {face}"
 
 
+@pytest.mark.slow
 def test_quick_starts_run_in_order(tansu: TansuBroker, capsys: pytest.CaptureFixture[str]) -> None:
     namespace: dict[str, object] = {}
     for block in BLOCKS:

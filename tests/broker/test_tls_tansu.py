@@ -173,4 +173,6 @@ def test_mutual_tls_through_socat(pki: Pki, front: Front, topic_name: Callable[[
     theirs = _confluent_error(tls.bootstrap, anonymous)
     ours = _kafkawire_error(tls.bootstrap, anonymous)
     assert theirs.code() in (confluent_kafka.KafkaError._SSL, confluent_kafka.KafkaError._TRANSPORT)
-    assert ours.code() in (KafkaError._SSL, KafkaError._TRANSPORT), ours
+    # Under TLS 1.3 the client's handshake can end before socat checks (and refuses) the missing
+    # certificate; then the failure is a closed connection, told only as all brokers down.
+    assert ours.code() in (KafkaError._SSL, KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN), ours

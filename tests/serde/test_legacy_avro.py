@@ -57,6 +57,7 @@ def test_missing_schema_is_a_key_serializer_error() -> None:
         p.close(0)
 
 
+@pytest.mark.slow
 @pytest.mark.broker
 def test_avro_consumer_reads_confluents_records(tansu: TansuBroker, topic_name: Callable[[str], str]) -> None:
     """confluent-kafka's producer and AvroSerializer write; AvroConsumer decodes (into a reader

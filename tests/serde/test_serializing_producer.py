@@ -70,6 +70,7 @@ def test_serializers_must_be_callable() -> None:
         SerializingProducer({"bootstrap.servers": "127.0.0.1:9", "value.serializer": "nope"})
 
 
+@pytest.mark.slow
 def test_avro_across_clients_through_one_registry(tansu: TansuBroker, topic_name: Callable[[str], str]) -> None:
     """SerializingProducer + our AvroSerializer -> Tansu -> confluent's DeserializingConsumer with its
     AvroDeserializer, both on one registry (confluent's logic behind the loopback front)."""

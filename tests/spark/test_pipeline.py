@@ -43,6 +43,7 @@ def test_shipped_sample_is_what_the_generator_makes() -> None:
     assert len(ORDERS) == SAMPLE_ROWS
 
 
+@pytest.mark.slow
 def test_sample_dataset_keyed_json(spark: SparkSession, tansu: TansuBroker, topic_name: Callable[[str], str]) -> None:
     topic = topic_name("orders")
     opts = PipelineOptions(str(sample_path()), topic, tansu.bootstrap, key_column="customer_id", partitions=4)
@@ -119,6 +120,7 @@ def _avro_reader(spark: SparkSession, schema_json: str) -> Callable[[bytes], dic
     return decode
 
 
+@pytest.mark.slow
 def test_parquet_input_avro_values(
     spark: SparkSession, tansu: TansuBroker, topic_name: Callable[[str], str], tmp_path: Path
 ) -> None:

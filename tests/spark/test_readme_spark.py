@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 pytestmark = [pytest.mark.spark, pytest.mark.broker]
 
 
+@pytest.mark.slow
 def test_the_spark_examples_write_what_they_say(
     spark: SparkSession, tansu: TansuBroker, topic_name: Callable[[str], str], tmp_path_factory: pytest.TempPathFactory
 ) -> None:

@@ -54,6 +54,7 @@ TRANSFORM = (
 )
 
 
+@pytest.mark.slow
 def test_topic_to_topic_with_a_transform_in_micro_batches(
     spark: SparkSession, tansu: TansuBroker, topic_name: Callable[[str], str], tmp_path: Path
 ) -> None:
@@ -100,6 +101,7 @@ def test_a_wrong_sql_fails_before_any_broker_work(spark: SparkSession) -> None:
         _run(StreamOptions("orders", topic="out", transform="DROP TABLE x"), spark)
 
 
+@pytest.mark.slow
 def test_a_bad_record_is_named_by_topic_partition_offset(
     spark: SparkSession, tansu: TansuBroker, topic_name: Callable[[str], str], tmp_path: Path
 ) -> None:
@@ -116,6 +118,7 @@ def test_a_bad_record_is_named_by_topic_partition_offset(
     assert f"bad record  {source}/0@40" in out
 
 
+@pytest.mark.slow
 def test_file_sink_holds_each_record_once_after_a_replayed_batch(
     spark: SparkSession, tansu: TansuBroker, topic_name: Callable[[str], str], tmp_path: Path
 ) -> None:

@@ -232,6 +232,7 @@ def test_exactly_once_batch_write_survives_failed_attempts(
     assert len(raw) == n + 4 * 300  # the dead attempts' rows are in the log, never committed
 
 
+@pytest.mark.slow
 def test_exactly_once_streaming_write_with_failures_and_a_replayed_batch(
     spark: SparkSession, tansu: TansuBroker, topic_name: Callable[[str], str], tmp_path: Path
 ) -> None:

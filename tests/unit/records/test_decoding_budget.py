@@ -93,6 +93,7 @@ def test_millions_of_empty_records_uncompressed_are_bounded_too() -> None:
     assert peak < 4 * MiB
 
 
+@pytest.mark.slow
 def test_a_legacy_wrapper_of_millions_of_messages_is_refused_before_decoding_them() -> None:
     body = bytes((0, 0)) + struct.pack(">ii", -1, -1)  # magic 0, no compression, null key and value
     message = struct.pack(">qiI", 0, 4 + len(body), crc32(body)) + body
