@@ -12,7 +12,7 @@ reaches ``on_commit`` through the consumer's callback queue, served by ``poll()`
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping
 from concurrent.futures import Future
 from typing import Any
 
@@ -66,9 +66,22 @@ class Commits:
 
     # --- stored offsets (any thread) ---------------------------------------------------------
 
-    def store(self, tp: TP, offset: int, leader_epoch: int = -1, metadata: str | None = None) -> None:
+    def store_returned(self, m: Message) -> None:
+        """enable.auto.offset.store: a message handed to the application, stored (offset + 1)."""
+        epoch = m._leader_epoch
         with self._lock:
-            self._stored[tp] = Committed(offset, metadata, leader_epoch)
+            self._stored[(m._topic, m._partition)] = Committed(m._offset + 1, None, -1 if epoch is None else epoch)  # type: ignore[index,operator]
+
+    def store_assigned(self, wanted: Mapping[TP, Committed], assigned: Container[TP]) -> None:
+        """store_offsets(): the offsets given for assigned partitions (logical ones are skipped);
+        _UNKNOWN_PARTITION when none of the partitions is assigned."""
+        known = [tp for tp in wanted if tp in assigned]
+        if wanted and not known:
+            raise KafkaException(KafkaError(KafkaError._UNKNOWN_PARTITION, "none of the partitions is assigned"))
+        with self._lock:
+            for tp in known:
+                if wanted[tp].offset >= 0:
+                    self._stored[tp] = wanted[tp]
 
     def forget(self, tps: Iterable[TP]) -> None:
         with self._lock:

@@ -10,10 +10,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from ..config import CONNECTION_OPTIONS, Option, config_error, option_index, parse_config, protocol_string
 from ..core.assignors import ASSIGNORS
+from ..core.fetch_rows import FetchLimits
 from ..producer.config import LOGGER_OPTION, NOOP_OPTIONS, PRODUCER_OPTIONS
 
 INT32_MAX = 2**31 - 1
@@ -138,4 +139,33 @@ def parse_consumer_config(conf: Mapping[str, Any], logger: logging.Logger | None
         assignors=list(opts["partition.assignment.strategy"]),
         on_commit=opts["on_commit"],
         error_cb=opts["error_cb"],
+    )
+
+
+class EngineConfig(Protocol):
+    """What the fetch engine (fetch_engine.py) reads of `ConsumerConfig`."""
+
+    @property
+    def group_id(self) -> str | None: ...
+    @property
+    def auto_offset_reset(self) -> str: ...
+    @property
+    def read_committed(self) -> bool: ...
+    @property
+    def options(self) -> Mapping[str, Any]: ...
+
+
+def limits_of(config: EngineConfig) -> FetchLimits:
+    """The fetch table's limits (core/fetch_rows.py) from the configuration."""
+    opts = config.options
+    return FetchLimits(
+        queue_bytes=int(opts["queued.max.messages.kbytes"]) * 1024,
+        queue_records=int(opts["queued.min.messages"]),
+        fetch_max_bytes=int(opts["fetch.max.bytes"]),
+        partition_max_bytes=int(opts["max.partition.fetch.bytes"]),
+        error_backoff=int(opts["fetch.error.backoff.ms"]) / 1000,
+        auto_offset_reset=config.auto_offset_reset,
+        read_committed=config.read_committed,
+        partition_eof=bool(opts["enable.partition.eof"]),
+        has_group=config.group_id is not None,
     )

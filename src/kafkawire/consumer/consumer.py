@@ -237,6 +237,15 @@ class Consumer:
         """Serve callbacks (rebalances, commits, errors) and return one message or event, or None
         when ``timeout`` seconds passed (None or negative: wait forever)."""
         self._check_open()
+        sub = self._subscription
+        if not len(self._executor) and not self._events and (sub is None or not sub.left_for_poll):
+            # Nothing to serve first: a buffered message is handed over at once.
+            self.polled_at = time.monotonic()
+            m = self._fetch.take_one()
+            if m is not None:
+                if self._auto_store and m._error is None:
+                    self._commits.store_returned(m)
+                return m
         found = self._consume(1, timeout)
         return found[0] if found else None
 
@@ -269,14 +278,9 @@ class Consumer:
         found = [events.popleft() for _ in range(min(count, len(events)))]
         records = self._fetch.take(count - len(found))
         if records and self._auto_store:
-            last: dict[TP, Message] = {}
-            for m in records:
-                if m.error() is None:
-                    last[(m.topic(), m.partition())] = m  # type: ignore[index]
-            store = self._commits.store
-            for tp, m in last.items():
-                epoch = m.leader_epoch()
-                store(tp, m.offset() + 1, -1 if epoch is None else epoch)  # type: ignore[operator]
+            last = {(m._topic, m._partition): m for m in records if m._error is None}
+            for m in last.values():
+                self._commits.store_returned(m)
         return found + records if found else records
 
     def _ready(self) -> None:
@@ -370,15 +374,7 @@ class Consumer:
                 KafkaError(KafkaError._INVALID_ARG, "store_offsets() needs enable.auto.offset.store=false")
             )
         wanted = message_offset(message) if message is not None else given_offsets(offsets or [], keep_logical=True)
-        stored = 0
-        for tp, c in wanted.items():
-            if tp not in self._assignment:
-                continue
-            stored += 1
-            if c.offset >= 0:
-                self._commits.store(tp, c.offset, c.leader_epoch, c.metadata)
-        if wanted and not stored:
-            raise KafkaException(KafkaError(KafkaError._UNKNOWN_PARTITION, "none of the partitions is assigned"))
+        self._commits.store_assigned(wanted, self._assignment)
 
     def get_watermark_offsets(
         self, partition: TopicPartition, timeout: float | None = None, cached: bool = False

@@ -71,8 +71,8 @@ def from_records(
 
 def offset_at(records: Any, i: int) -> int:
     """The offset of a buffered record: of a list of consumed Messages, or of Arrow Columns."""
-    if isinstance(records, list):
-        return int(records[i]._offset)
+    if type(records) is list:
+        return records[i]._offset  # type: ignore[no-any-return]
     return int(records.offset_at(i))
 
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 import sys
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future
-from typing import Any, Protocol
+from typing import Any
 
 from .. import model
 from ..client.cluster import Client, throttle_event
@@ -25,7 +25,8 @@ from ..client.driver import Operation, error_of
 from ..client.group_offsets import fetch_operation
 from ..client.list_offsets import READ_COMMITTED, READ_UNCOMMITTED, list_offsets_operation
 from ..core import TopicPartitionKey
-from ..core.fetch_positions import AWAITING_OFFSET, FETCHING, Chunk, Event, FetchLimits, FetchTable, Partition
+from ..core.fetch_positions import FetchTable
+from ..core.fetch_rows import AWAITING_OFFSET, FETCHING, Chunk, Event, Partition
 from ..core.policy import Action
 from ..core.policy.fetch import FETCH as FETCH_POLICY
 from ..core.sift import sift
@@ -36,38 +37,11 @@ from ..protocol.apis import FETCH
 from ..protocol.codec import Struct
 from ..protocol.primitives import DecodeError
 from ..records import CorruptRecordError, RecordBatch, decode_batches
+from .config import EngineConfig, limits_of
 from .decode import messages_of, offset_at
 
 METADATA_RETRY = 0.1  # seconds between metadata requests while a leader is unknown
 Message = model.Message
-
-
-class EngineConfig(Protocol):
-    """What the engine reads of `kafkawire.consumer.config.ConsumerConfig`."""
-
-    @property
-    def group_id(self) -> str | None: ...
-    @property
-    def auto_offset_reset(self) -> str: ...
-    @property
-    def read_committed(self) -> bool: ...
-    @property
-    def options(self) -> Mapping[str, Any]: ...
-
-
-def limits_of(config: EngineConfig) -> FetchLimits:
-    opts = config.options
-    return FetchLimits(
-        queue_bytes=int(opts["queued.max.messages.kbytes"]) * 1024,
-        queue_records=int(opts["queued.min.messages"]),
-        fetch_max_bytes=int(opts["fetch.max.bytes"]),
-        partition_max_bytes=int(opts["max.partition.fetch.bytes"]),
-        error_backoff=int(opts["fetch.error.backoff.ms"]) / 1000,
-        auto_offset_reset=config.auto_offset_reset,
-        read_committed=config.read_committed,
-        partition_eof=bool(opts["enable.partition.eof"]),
-        has_group=config.group_id is not None,
-    )
 
 
 class FetchEngine:
@@ -162,12 +136,34 @@ class FetchEngine:
         items = self._take(max_records - len(out))
         if len(items) == 1 and not out and isinstance(items[0][2], list):
             return items[0][2]  # one batch's messages (made when fetched)
+        return self._messages(items, out)
+
+    def take_one(self) -> model.Message | None:
+        """take(1) for poll(): the next message or event, or None; one lock hold and, for a
+        message in the middle of a fetched batch, no list made. The buffer's room is freed a
+        chunk at a time, so a fetch held back for room is woken at a chunk's end, not per record."""
+        if self._held:
+            return self._held.popleft()
+        items: list[tuple[Partition, RecordBatch | None, Any]] = []
+        with self._lock:
+            record = self._table.take_one(items)
+            if record is not None:  # from the middle of a chunk: no room freed, no wake
+                return record  # type: ignore[no-any-return]
+            wake = self._table.starved and bool(items)
+            self._table.starved = False
+        if wake:
+            self._wake()
+        return self._messages(items, [])[0] if items else None
+
+    def _messages(self, items: list[tuple[Partition, RecordBatch | None, Any]], out: list[model.Message]) -> list[model.Message]:
+        """What the table handed over, as messages appended to ``out``: lists as they are,
+        events as error messages, Columns (fetched after a take_arrow()) converted."""
         for part, batch, records in items:
             if isinstance(records, list):
                 out += records
             elif isinstance(records, Event):
                 out.append(Message(part.key[0], part.key[1], records.offset, error=records.error))
-            else:  # Columns, fetched after a take_arrow()
+            else:
                 assert batch is not None
                 epoch = batch.partition_leader_epoch if batch.partition_leader_epoch >= 0 else None
                 out += self._columnar.to_messages(records, epoch)

@@ -22,9 +22,7 @@ older generation changes nothing.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from ..errors import KafkaError
@@ -32,116 +30,21 @@ from ..records import Record, RecordBatch
 from ..records.types import RECORD_COST
 from . import TopicPartitionKey
 from .committed import CommittedFilter
-
-AWAITING_OFFSET = "awaiting-offset"
-FETCHING = "fetching"
-FAILED = "failed"
-
-OFFSET_BEGINNING = -2
-OFFSET_END = -1
-OFFSET_STORED = -1000
-OFFSET_INVALID = -1001
-LOGICAL = (OFFSET_BEGINNING, OFFSET_END, OFFSET_STORED, OFFSET_INVALID)
-
-# auto.offset.reset -> the logical offset it resets to (None: report _AUTO_OFFSET_RESET)
-RESET_TO = {"earliest": OFFSET_BEGINNING, "latest": OFFSET_END, "error": None}
+from .fetch_rows import (
+    AWAITING_OFFSET,
+    FAILED,
+    FETCHING,
+    LOGICAL,
+    OFFSET_INVALID,
+    OFFSET_STORED,
+    RESET_TO,
+    Chunk,
+    Event,
+    FetchLimits,
+    Partition,
+)
 
 BATCH_OVERHEAD = 12  # a batch's wire size is batch_length + 12
-
-
-@dataclass(frozen=True)
-class FetchLimits:
-    """The configuration the table decides by (librdkafka's names in comments)."""
-
-    queue_bytes: int = 65_536 * 1024  # queued.max.messages.kbytes
-    queue_records: int = 100_000  # queued.min.messages, per partition
-    fetch_max_bytes: int = 52_428_800  # fetch.max.bytes
-    partition_max_bytes: int = 1_048_576  # max.partition.fetch.bytes
-    error_backoff: float = 0.5  # fetch.error.backoff.ms, in s
-    auto_offset_reset: str = "latest"  # earliest | latest | error
-    read_committed: bool = False
-    partition_eof: bool = False  # enable.partition.eof
-    has_group: bool = False  # OFFSET_STORED is looked up in the group, else auto.offset.reset
-
-
-class Chunk:
-    """Records of one batch not yet handed over: ``records[pos:]`` (Records, or whatever the
-    caller decoded them into: the engine keeps Messages)."""
-
-    __slots__ = ("batch", "pos", "records", "size")
-
-    def __init__(self, batch: RecordBatch, records: Any, size: int) -> None:
-        self.batch = batch
-        self.records = records
-        self.pos = 0
-        self.size = size  # what it holds in memory (see FetchTable.add), released with its last record
-
-
-class Event:
-    """An error event for take(): _PARTITION_EOF, _AUTO_OFFSET_RESET, a partition's final error."""
-
-    __slots__ = ("error", "offset")
-
-    def __init__(self, error: KafkaError, offset: int | None) -> None:
-        self.error = error
-        self.offset = offset
-
-
-class Partition:
-    """One assigned partition's row."""
-
-    __slots__ = (
-        "buffer",
-        "buffered_bytes",
-        "buffered_records",
-        "eof_at",
-        "fetch_offset",
-        "filter",
-        "generation",
-        "high_watermark",
-        "in_flight",
-        "key",
-        "last_error",
-        "leader_epoch",
-        "log_start",
-        "logical",
-        "max_bytes",
-        "paused",
-        "position",
-        "preferred",
-        "resolving",
-        "retry_at",
-        "start",
-        "state",
-    )
-
-    def __init__(self, key: TopicPartitionKey) -> None:
-        self.key = key
-        self.state = AWAITING_OFFSET
-        self.logical = OFFSET_STORED
-        self.generation = 0
-        self.paused = False
-        self.start = 0  # where this generation's reading began
-        self.fetch_offset = 0
-        self.position: int | None = None
-        self.leader_epoch: int | None = None
-        self.buffer: deque[Chunk | Event] = deque()
-        self.buffered_bytes = 0
-        self.buffered_records = 0
-        self.filter: CommittedFilter | None = None
-        self.in_flight = False
-        self.resolving = False
-        self.retry_at = 0.0
-        self.log_start = -1
-        self.high_watermark = -1
-        self.eof_at = -1  # the offset an EOF event was last given for
-        self.last_error: int | None = None  # the code of the last error event (given once)
-        self.max_bytes = 0  # this partition's Fetch size, doubled while one batch does not fit
-        self.preferred: tuple[int, float] | None = None  # KIP-392: (replica to fetch from, until when)
-
-    @property
-    def fetchable(self) -> bool:
-        return self.state == FETCHING and not self.paused and not self.in_flight
 
 
 class FetchTable:
@@ -158,6 +61,7 @@ class FetchTable:
         self.buffered_bytes = 0
         self.reserved = 0  # bytes asked for by fetches in flight
         self._turn = 0  # where take()'s next round starts, for fairness
+        self._rows: list[Partition] | None = None  # parts' values in order, for take(1)'s turn
         self.starved = False  # a fetch was held back for room: take() should wake the engine
 
     # --- the application's moves ---------------------------------------------------------------
@@ -166,6 +70,7 @@ class FetchTable:
         part = self.parts.get(key)
         if part is None:
             part = self.parts[key] = Partition(key)
+            self._rows = None
         self._reposition(part, offset)
         if leader_epoch is not None and leader_epoch >= 0:
             part.leader_epoch = leader_epoch
@@ -173,6 +78,7 @@ class FetchTable:
     def unassign(self, key: TopicPartitionKey) -> None:
         part = self.parts.pop(key, None)
         if part is not None:
+            self._rows = None
             self._drop_buffer(part)
 
     def seek(self, key: TopicPartitionKey, offset: int) -> None:
@@ -430,26 +336,16 @@ class FetchTable:
         rounds in which each row with something gives an equal share, starting one row further
         each call. Advances positions past what is returned."""
         out: list[tuple[Partition, RecordBatch | None, list[Any] | Event]] = []
+        if max_records == 1:  # poll(): one record, from the next row in turn
+            part = self._next_row()
+            if part is not None:
+                self._take_from(part, 1, out)
+            return out
         ready = [p for p in self.parts.values() if p.buffer and not p.paused]
         if not ready or max_records <= 0:
             return out
         turn = self._turn % len(ready)
         self._turn += 1
-        if max_records == 1:  # poll(): one record, from the next row in turn
-            part = ready[turn]
-            head = part.buffer[0]
-            if type(head) is Chunk and head.pos + 1 < len(head.records):  # not its last record
-                pos = head.pos
-                head.pos = pos + 1
-                part.buffered_records -= 1
-                part.position = self.offset_at(head.records, pos) + 1
-                epoch = head.batch.partition_leader_epoch
-                if epoch >= 0:
-                    part.leader_epoch = epoch
-                out.append((part, head.batch, head.records[pos : pos + 1]))
-            else:
-                self._take_from(part, 1, out)
-            return out
         if turn:
             ready = ready[turn:] + ready[:turn]
         left = max_records
@@ -464,6 +360,42 @@ class FetchTable:
                     still.append(part)
             ready = still
         return out
+
+    def take_one(self, out: list[tuple[Partition, RecordBatch | None, list[Any] | Event]]) -> Any:
+        """take(1) for poll(), without the lists: a record of a list of records comes back as
+        it is (``out`` untouched); anything else (an event, Columns) is appended to ``out`` as
+        take(1) gives it, and None returned (as when nothing is buffered)."""
+        part = self._next_row()
+        if part is None:
+            return None
+        head = part.buffer[0]
+        if type(head) is not Chunk or type(head.records) is not list or head.pos + 1 >= len(head.records):
+            self._take_from(part, 1, out)  # an event, Columns, or a chunk's last record
+            return None
+        pos = head.pos
+        head.pos = pos + 1
+        part.buffered_records -= 1
+        records = head.records
+        part.position = self.offset_at(records, pos) + 1
+        epoch = head.batch.partition_leader_epoch
+        if epoch >= 0:
+            part.leader_epoch = epoch
+        return records[pos]
+
+    def _next_row(self) -> Partition | None:
+        """The next unpaused row with something buffered, after the one served last."""
+        rows = self._rows
+        if rows is None:
+            rows = self._rows = list(self.parts.values())
+        count = len(rows)
+        start = self._turn % count if count else 0
+        for i in range(count):
+            index = start + i
+            part = rows[index - count if index >= count else index]
+            if part.buffer and not part.paused:
+                self._turn = index + 1
+                return part
+        return None
 
     def _take_from(
         self, part: Partition, wanted: int, out: list[tuple[Partition, RecordBatch | None, list[Any] | Event]]

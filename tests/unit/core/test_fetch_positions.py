@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from kafkawire.core.committed import CommittedFilter
-from kafkawire.core.fetch_positions import (
+from kafkawire.core.fetch_positions import FetchTable
+from kafkawire.core.fetch_rows import (
     AWAITING_OFFSET,
     FAILED,
     FETCHING,
@@ -14,7 +15,6 @@ from kafkawire.core.fetch_positions import (
     OFFSET_STORED,
     Event,
     FetchLimits,
-    FetchTable,
 )
 from kafkawire.core.sift import sift
 from kafkawire.errors import KafkaError
@@ -155,6 +155,29 @@ def test_take_is_fair_and_rotates_and_advances_positions() -> None:
     assert len(rest) == 30 - 11
     for key in (A, B, C):
         assert t.position(key) == 10
+
+
+def test_take_one_alternates_rows_and_leaves_events_and_last_records_to_take() -> None:
+    t = FetchTable(FetchLimits(partition_eof=True))
+    for key in (A, B, C):
+        t.assign(key, 0)
+    fill(t, A, 0, 3, hw=3)  # three records, then an EOF event
+    fill(t, C, 0, 3)
+    t.pause(C, True)
+    out: list = []
+    assert [t.take_one(out).offset for _ in range(2)] == [0, 1]  # B has nothing, C is paused
+    assert out == [] and t.position(A) == 2 and t.parts[A].leader_epoch == 3
+    assert t.take_one(out) is None  # the chunk's last record: as take(1) gives it
+    assert offsets_taken(out) == [(0, 2)] and t.parts[A].buffered_bytes == 0
+    out.clear()
+    assert t.take_one(out) is None and [e.error.code() for _, b, e in out if b is None] == [KafkaError._PARTITION_EOF]  # type: ignore[union-attr]
+    out.clear()
+    assert t.take_one(out) is None and out == []  # nothing left but the paused row
+    t.pause(C, False)
+    fill(t, A, 3, 3)
+    got = [t.take_one(out) for _ in range(4)]
+    assert [(r.offset if r is not None else None) for r in got] == [0, 3, 1, 4]  # in turn: C, A, C, A
+    assert offsets_taken(t.take(10)) in ([(2, 2), (0, 5)], [(0, 5), (2, 2)])
 
 
 def test_paused_partitions_keep_their_records_and_are_not_fetched() -> None:
