@@ -5,7 +5,7 @@ Everything costly happens once per worker process, not per row or batch: schemas
 registry clients opened and schemas registered or looked up by cached factories keyed by the
 (picklable) `AvroWrite`/`AvroRead` the driver built. Framed values go through
 `kafkawire.schema_registry`'s AvroSerializer/AvroDeserializer, so the bytes are the ones
-confluent-kafka writes and reads. Imported in the workers only (it needs fastavro and pyarrow).
+confluent-kafka writes and reads. fastavro and the registry client are imported on first use.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from fastavro import parse_schema, schemaless_reader, schemaless_writer
 from pyspark.sql.pandas.types import from_arrow_type, to_arrow_type
 from pyspark.sql.types import DataType, _parse_datatype_json_string
 
@@ -134,11 +133,15 @@ def _arrow_type(spark_type: str) -> Any:
 
 @lru_cache(maxsize=64)
 def _parsed(schema: str) -> Any:
+    from fastavro import parse_schema
+
     return parse_schema(json.loads(schema))
 
 
 @lru_cache(maxsize=64)
 def _plain_writer(schema: str) -> Callable[[Any], bytes]:
+    from fastavro import schemaless_writer
+
     parsed = _parsed(schema)
     buf = io.BytesIO()
 
@@ -153,6 +156,8 @@ def _plain_writer(schema: str) -> Callable[[Any], bytes]:
 
 @lru_cache(maxsize=64)
 def _plain_reader(schema: str) -> Callable[[bytes], Any]:
+    from fastavro import schemaless_reader
+
     parsed = _parsed(schema)
 
     def read(data: bytes) -> Any:

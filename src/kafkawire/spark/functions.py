@@ -70,12 +70,14 @@ def to_avro(
 ) -> Column:
     """``data`` as Avro binary: schemaless, or framed for the registry at ``schemaRegistryUrl``
     under ``subject`` (the schema registered there unless ``autoRegister=False``, which only looks
-    it up). ``registryConf``: more SchemaRegistryClient config (``basic.auth.user.info``...)."""
+    it up). ``registryConf``: more SchemaRegistryClient config (``basic.auth.user.info``...).
+    Given ``jsonFormatSchema``, the schema is registered now, on the driver; else (derived from the
+    column's type, which a Column does not know yet) by each worker process on first use."""
     registry = registry_conf(schemaRegistryUrl, registryConf)
     if registry is not None and not subject:
         raise ValueError("to_avro with schemaRegistryUrl needs a subject")
     if jsonFormatSchema is not None:
-        schema = _checked(jsonFormatSchema)
+        schema = checked_schema(jsonFormatSchema)
         if registry is not None:  # fail now, on the driver, if the registry refuses the schema
             from ..schema_registry import Schema
 
@@ -128,12 +130,12 @@ def avro_read(schema: str | None, registry: RegistryConf | None, subject: str | 
             raise ValueError("from_avro needs jsonFormatSchema, or schemaRegistryUrl and a subject")
         schema = client(registry).get_latest_version(subject).schema.schema_str
     assert schema is not None
-    schema = _checked(schema)
+    schema = checked_schema(schema)
     dt, _nullable = spark_type(json.loads(schema))
     return AvroRead(schema, dt.json(), registry, permissive)
 
 
-def _checked(schema: str) -> str:
+def checked_schema(schema: str) -> str:
     """The schema text, refused at once (on the driver) if fastavro cannot parse it."""
     from fastavro import parse_schema
 

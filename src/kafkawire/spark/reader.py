@@ -58,7 +58,9 @@ from kafkawire.consumer import (
     topics_matching,
 )
 from kafkawire.core import TopicPartitionKey
+from kafkawire.spark.avro_codec import AvroRead
 from kafkawire.spark.cache import ProcessCache
+from kafkawire.spark.formats import column_type, read_formats
 from kafkawire.spark.options import source_option
 from kafkawire.spark.read_options import (
     OffsetLimit,
@@ -77,11 +79,14 @@ METADATA_TIMEOUT = 30.0
 HEADER_TYPE = ArrayType(StructType([StructField("key", StringType()), StructField("value", BinaryType())]))
 
 
-def read_schema(options: Mapping[str, str]) -> StructType:
-    """Spark's Kafka connector's columns; ``headers`` with ``includeHeaders=true``."""
+def read_schema(options: Mapping[str, str], formats: Mapping[str, AvroRead] | None = None) -> StructType:
+    """Spark's Kafka connector's columns; ``headers`` with ``includeHeaders=true``; key and value
+    decoded into their Avro schema's type with keyFormat/valueFormat avro (see `formats`)."""
+    if formats is None:
+        formats = read_formats(options)
     fields = [
-        StructField("key", BinaryType()),
-        StructField("value", BinaryType()),
+        StructField("key", column_type(formats, "key", BinaryType())),
+        StructField("value", column_type(formats, "value", BinaryType())),
         StructField("topic", StringType()),
         StructField("partition", IntegerType()),
         StructField("offset", LongType()),
@@ -93,21 +98,21 @@ def read_schema(options: Mapping[str, str]) -> StructType:
     return StructType(fields)
 
 
-def _check_schema(schema: StructType, options: Mapping[str, str]) -> None:
-    if schema != read_schema(options):
+def _check_schema(schema: StructType, options: Mapping[str, str]) -> dict[str, AvroRead]:
+    formats = read_formats(options)
+    if schema != read_schema(options, formats):
         raise ReadOptionError("Kafka source has a fixed schema and cannot be set with a custom one")
+    return formats
 
 
 def batch_reader(schema: StructType, options: Mapping[str, str]) -> KafkaBatchReader:
     opts = batch_options(options)
-    _check_schema(schema, options)
-    return KafkaBatchReader(schema, opts)
+    return KafkaBatchReader(schema, opts, _check_schema(schema, options))
 
 
 def stream_reader(schema: StructType, options: Mapping[str, str]) -> KafkaStreamReader:
     opts = stream_options(options)
-    _check_schema(schema, options)
-    return KafkaStreamReader(schema, opts)
+    return KafkaStreamReader(schema, opts, _check_schema(schema, options))
 
 
 # --- clients, one per config per process ----------------------------------------------------
@@ -219,7 +224,9 @@ def plan_ranges(
 # --- a task's side: one range into Arrow record batches ---------------------------------------
 
 
-def read_range(schema: StructType, opts: ReadOptions, r: OffsetRange) -> Iterator[Any]:
+def read_range(
+    schema: StructType, opts: ReadOptions, r: OffsetRange, formats: Mapping[str, AvroRead] | None = None
+) -> Iterator[Any]:
     """One range as Arrow record batches of about ``ARROW_BATCH_ROWS`` rows. The record fields are
     gathered a batch at a time (``map`` over the decoded records), the constant and timestamp
     columns are made by Arrow: no Python work per record beyond what decoding did."""
@@ -246,8 +253,8 @@ def read_range(schema: StructType, opts: ReadOptions, r: OffsetRange) -> Iterato
     def flush() -> Any:
         n = len(offsets)
         columns = [
-            pa.array(keys, pa.binary()),
-            pa.array(values, pa.binary()),
+            _decoded(pa.array(keys, pa.binary()), "key", r, offsets, formats),
+            _decoded(pa.array(values, pa.binary()), "value", r, offsets, formats),
             pa.repeat(topic, n),
             pa.repeat(partition, n),
             pa.array(offsets, pa.int64()),
@@ -277,6 +284,17 @@ def read_range(schema: StructType, opts: ReadOptions, r: OffsetRange) -> Iterato
         yield flush()
 
 
+def _decoded(
+    column: Any, field: str, r: OffsetRange, offsets: list[int], formats: Mapping[str, AvroRead] | None
+) -> Any:
+    """``column`` decoded from Avro with keyFormat/valueFormat avro; an undecodable record fails
+    the task naming its topic, partition and offset."""
+    plan = formats.get(field) if formats else None
+    if plan is None:
+        return column
+    return plan.decode(column, lambda i: f" ({field} of topic {r.topic!r}, partition {r.partition}, offset {offsets[i]})")
+
+
 _KEY, _VALUE, _OFFSET, _TIMESTAMP, _HEADERS = (
     operator.attrgetter(name) for name in ("key", "value", "offset", "timestamp", "headers")
 )
@@ -286,8 +304,9 @@ _KEY, _VALUE, _OFFSET, _TIMESTAMP, _HEADERS = (
 
 
 class KafkaBatchReader(DataSourceReader):
-    def __init__(self, schema: StructType, opts: ReadOptions) -> None:
+    def __init__(self, schema: StructType, opts: ReadOptions, formats: Mapping[str, AvroRead]) -> None:
         self.schema = schema
+        self.formats = formats
         self.opts = opts
 
     def partitions(self) -> list[KafkaInputPartition]:
@@ -307,7 +326,7 @@ class KafkaBatchReader(DataSourceReader):
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
         assert isinstance(partition, KafkaInputPartition)
-        return read_range(self.schema, self.opts, partition.value)
+        return read_range(self.schema, self.opts, partition.value, self.formats)
 
 
 # --- streaming ---------------------------------------------------------------------------------
@@ -342,8 +361,9 @@ def rate_limit(
 
 
 class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
-    def __init__(self, schema: StructType, opts: ReadOptions) -> None:
+    def __init__(self, schema: StructType, opts: ReadOptions, formats: Mapping[str, AvroRead]) -> None:
         self.schema = schema
+        self.formats = formats
         self.opts = opts
         self._target: dict[TopicPartitionKey, int] | None = None  # Trigger.AvailableNow's end
         self._last_trigger = time.monotonic()  # when the last micro-batch was planned (minOffsetsPerTrigger)
@@ -429,7 +449,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
         assert isinstance(partition, KafkaInputPartition)
-        return read_range(self.schema, self.opts, partition.value)
+        return read_range(self.schema, self.opts, partition.value, self.formats)
 
     def commit(self, end: dict[str, Any]) -> None:
         """Nothing to do: Spark's checkpoint holds the offsets; no group offsets are committed."""

@@ -44,6 +44,7 @@ from ..errors import KafkaError, KafkaException
 from ..producer.arrow import DeliveryTracker, check_arrow_schema, produce_arrow
 from . import exactly_once as eo
 from .cache import ProcessCache
+from .formats import avro_fields, encode_batch, write_formats
 from .options import bool_option, producer_params, source_option
 
 # The Arrow writers where this PySpark has them (DataSourceStreamArrowWriter is 4.1+), else Row writers.
@@ -82,13 +83,14 @@ def _same_type(a: DataType, b: DataType) -> bool:
     return a.simpleString() == b.simpleString()
 
 
-def validate_schema(schema: StructType, topic: str | None) -> None:
+def validate_schema(schema: StructType, topic: str | None, encoded: Sequence[str] = ()) -> None:
     """Refuse a schema as Spark's connector does, with its messages (``KafkaWriter.validateQuery``),
-    plus the timestamp column, which the connector only checks when the first row is written."""
+    plus the timestamp column, which the connector only checks when the first row is written.
+    The ``encoded`` columns (keyFormat/valueFormat avro) may have any type."""
     by_name = {f.name: f.dataType for f in schema.fields}
 
     def check(name: str, desired: Sequence[DataType]) -> None:
-        if name not in by_name:
+        if name not in by_name or name in encoded:
             return
         actual = by_name[name]
         if not any(_same_type(actual, d) for d in desired):
@@ -168,7 +170,8 @@ class _KafkaWrite:
         if overwrite:
             raise ValueError(OVERWRITE_MESSAGE)
         self.topic = source_option(options, "topic")
-        validate_schema(schema, self.topic)
+        validate_schema(schema, self.topic, avro_fields(options))
+        self.formats = write_formats(options, schema, self.topic)
         self.params = producer_params(options)
         from ..producer.config import parse_producer_config
 
@@ -215,6 +218,7 @@ class _KafkaWrite:
             batch_id = int(raw_batch) if raw_batch is not None else None
             scope = ctx.getLocalProperty(QUERY_ID_PROPERTY) or scope
         message = KafkaWriteCommitMessage(partition_id, attempt, batch_id=batch_id)
+        batches = (encode_batch(b, self.formats, f"task {partition_id}'s batch") for b in batches)
         inject = self.fail_first_attempt_after if attempt == 0 else None
         if self.exactly_once:
             self._write_in_transaction(batches, message, scope, inject)
