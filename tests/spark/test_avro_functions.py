@@ -109,6 +109,7 @@ def test_auto_register_off_needs_the_schema_registered(spark: SparkSession, fron
         to_avro(F.struct("id"), schema_json(df.schema), schemaRegistryUrl=front.url, subject="x-value", autoRegister=False)
 
 
+@pytest.mark.slow  # each failing task is retried 4 times
 def test_wrong_magic_or_unknown_id_fails_naming_the_row(spark: SparkSession, front: RegistryFront) -> None:
     from confluent_kafka.schema_registry import Schema
 

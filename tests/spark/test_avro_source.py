@@ -21,7 +21,7 @@ from tests.serde.registry_front import RegistryFront, registry_front
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-pytestmark = [pytest.mark.spark, pytest.mark.broker]
+pytestmark = [pytest.mark.spark, pytest.mark.broker, pytest.mark.slow]
 
 ORDER = json.dumps(
     {

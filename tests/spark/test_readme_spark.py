@@ -52,6 +52,7 @@ def test_the_spark_examples_write_what_they_say(
     assert query.exception() is None
 
 
+@pytest.mark.slow
 def test_the_spark_schema_registry_example_writes_framed_avro(
     spark: SparkSession, tansu: TansuBroker, topic_name: Callable[[str], str]
 ) -> None:

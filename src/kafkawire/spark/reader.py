@@ -304,9 +304,9 @@ _KEY, _VALUE, _OFFSET, _TIMESTAMP, _HEADERS = (
 
 
 class KafkaBatchReader(DataSourceReader):
-    def __init__(self, schema: StructType, opts: ReadOptions, formats: Mapping[str, AvroRead]) -> None:
+    def __init__(self, schema: StructType, opts: ReadOptions, formats: Mapping[str, AvroRead] | None = None) -> None:
         self.schema = schema
-        self.formats = formats
+        self.formats = formats or {}
         self.opts = opts
 
     def partitions(self) -> list[KafkaInputPartition]:
@@ -361,9 +361,9 @@ def rate_limit(
 
 
 class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
-    def __init__(self, schema: StructType, opts: ReadOptions, formats: Mapping[str, AvroRead]) -> None:
+    def __init__(self, schema: StructType, opts: ReadOptions, formats: Mapping[str, AvroRead] | None = None) -> None:
         self.schema = schema
-        self.formats = formats
+        self.formats = formats or {}
         self.opts = opts
         self._target: dict[TopicPartitionKey, int] | None = None  # Trigger.AvailableNow's end
         self._last_trigger = time.monotonic()  # when the last micro-batch was planned (minOffsetsPerTrigger)
