@@ -44,55 +44,15 @@ def _kafkawire(bootstrap: str) -> tuple[Any, Any]:
     return kafkawire.Consumer(_conf(bootstrap)), kafkawire.TopicPartition
 
 
-class _EngineReader:
-    """FetchEngine.take_arrow() with a Consumer's configuration: what Consumer.consume_arrow wraps."""
-
-    def __init__(self, bootstrap: str) -> None:
-        import threading
-
-        from kafkawire.client.cluster import Client
-        from kafkawire.consumer.config import parse_consumer_config
-        from kafkawire.consumer.fetch_engine import FetchEngine
-
-        config = parse_consumer_config(_conf(bootstrap))
-        self.ready = threading.Event()
-        self.client = Client(config.options)
-        self.engine = FetchEngine(self.client, config, self.ready.set)
-        self.assign = self.engine.assign
-
-    def list_topics(self, topic: str, timeout: float) -> Any:
-        return self.client.list_topics(topic, timeout)
-
-    def consume_arrow(self, max_records: int, timeout: float) -> Any:
-        deadline = time.monotonic() + timeout
-        while True:
-            self.ready.clear()
-            batch = self.engine.take_arrow(max_records)
-            left = deadline - time.monotonic()
-            if batch is not None or left <= 0:
-                return batch
-            self.ready.wait(left)
-
-    def close(self) -> None:
-        self.engine.close()
-        self.client.close()
-
-
 def _read(make: Callable[[str], tuple[Any, Any]], how: str, sc: Scenario, bootstrap: str, topic: str, records: int, value_size: int) -> dict[str, Any]:
     from bench.worker import _measure
 
     consumer, topic_partition = make(bootstrap)
-    if how == "arrow" and not hasattr(consumer, "consume_arrow"):
-        consumer.close()
-        consumer, topic_partition = _EngineReader(bootstrap), None  # the face has no consume_arrow yet
     partitions = sorted(consumer.list_topics(topic, timeout=10).topics[topic].partitions)
     counted = [0, 0, 0]  # records, value bytes, error events
 
     def work() -> None:
-        if topic_partition is None:
-            consumer.assign([((topic, p), OFFSET_BEGINNING, None) for p in partitions])
-        else:
-            consumer.assign([topic_partition(topic, p, OFFSET_BEGINNING) for p in partitions])
+        consumer.assign([topic_partition(topic, p, OFFSET_BEGINNING) for p in partitions])
         n = value_bytes = errors = 0
         if how == "poll":
             poll = consumer.poll

@@ -72,6 +72,13 @@ class Commits:
         with self._lock:
             self._stored[(m._topic, m._partition)] = Committed(m._offset + 1, None, -1 if epoch is None else epoch)  # type: ignore[index,operator]
 
+    def store_handed(self, handed: Mapping[TP, tuple[int, int]]) -> None:
+        """enable.auto.offset.store for consume_arrow(): per partition, (the offset after the last
+        record handed over, its leader epoch)."""
+        with self._lock:
+            for tp, (offset, epoch) in handed.items():
+                self._stored[tp] = Committed(offset, None, epoch)
+
     def store_assigned(self, wanted: Mapping[TP, Committed], assigned: Container[TP]) -> None:
         """store_offsets(): the offsets given for assigned partitions (logical ones are skipped);
         _UNKNOWN_PARTITION when none of the partitions is assigned."""
@@ -236,3 +243,15 @@ def given_offsets(offsets: list[TopicPartition], *, keep_logical: bool = False) 
             epoch = tp.leader_epoch
             out[(tp.topic, tp.partition)] = Committed(tp.offset, tp.metadata, -1 if epoch is None else epoch)
     return out
+
+
+def wanted_offsets(
+    message: Message | None, offsets: list[TopicPartition] | None, *, keep_logical: bool = False
+) -> dict[TP, Committed] | None:
+    """commit()'s and store_offsets()' arguments: a message's offset + 1, or the given offsets;
+    None when neither was given. Both: ValueError."""
+    if message is not None and offsets is not None:
+        raise ValueError("message and offsets are mutually exclusive")
+    if message is not None:
+        return message_offset(message)
+    return None if offsets is None else given_offsets(offsets, keep_logical=keep_logical)

@@ -15,7 +15,7 @@ import logging
 import time
 import weakref
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..client.cluster import Client
@@ -29,7 +29,7 @@ from ..errors import KafkaError, KafkaException
 from ..model import OFFSET_INVALID, ClusterMetadata, ConsumerGroupMetadata, Message, TopicPartition
 from .assignment import Assignment, keyed
 from .callbacks import Callback, RebalanceCallbacks
-from .commits import Commits, committed_partition, given_offsets, message_offset
+from .commits import Commits, committed_partition, wanted_offsets
 from .config import ConsumerConfig, parse_consumer_config
 from .fetch_engine import FetchEngine
 from .lookups import offsets_for_times, watermarks
@@ -235,11 +235,11 @@ class Consumer:
 
     def poll(self, timeout: float | None = None) -> Message | None:
         """Serve callbacks (rebalances, commits, errors) and return one message or event, or None
-        when ``timeout`` seconds passed (None or negative: wait forever)."""
+        when ``timeout`` seconds passed (None or negative: wait forever). With nothing to serve, a
+        buffered message is handed over at once (one hold of the engine's lock)."""
         self._check_open()
         sub = self._subscription
-        if not len(self._executor) and not self._events and (sub is None or not sub.left_for_poll):
-            # Nothing to serve first: a buffered message is handed over at once.
+        if not len(self._executor) and not self._events and (sub is None or not sub.left_for_poll):  # nothing to serve
             self.polled_at = time.monotonic()
             m = self._fetch.take_one()
             if m is not None:
@@ -256,8 +256,23 @@ class Consumer:
             raise ValueError("num_messages must be between 0 and 1000000 (1M)")
         return self._consume(num_messages, timeout)
 
+    def consume_arrow(self, max_records: int = 1000, timeout: float = -1) -> Any:
+        """Up to ``max_records`` records as one pyarrow RecordBatch (consumer/arrow.py's columns, no
+        headers; no Python object per record), or None once ``timeout`` passed; serves callbacks as
+        poll(). Error events are raised as KafkaException, one per call (arrow.hand_over)."""
+        self._check_open()
+        if isinstance(max_records, bool) or not isinstance(max_records, int) or not 1 <= max_records <= MAX_MESSAGES:
+            raise ValueError("max_records must be between 1 and 1000000 (1M)")
+        from .arrow import hand_over  # pyarrow, needed from here on
+        commits = self._commits if self._auto_store else None
+        return self._serve_until(lambda: hand_over(self._events, self._fetch, commits, max_records), timeout)
+
     def _consume(self, count: int, timeout: float | None) -> list[Message]:
-        """Serve callbacks, then take what the engine has; wait (serving) until something comes."""
+        return self._serve_until(lambda: self._take(count), 0 if count == 0 else timeout) or []
+
+    def _serve_until(self, take: Callable[[], Any], timeout: float | None) -> Any:
+        """Serve callbacks, then ``take()``; wait (serving) until it gives something, or None
+        once ``timeout`` passed."""
         deadline = None if timeout is None or timeout < 0 else time.monotonic() + timeout
         self.polled_at = time.monotonic()
         sub = self._subscription
@@ -265,12 +280,12 @@ class Consumer:
             sub.rejoin()  # polled again after max.poll.interval.ms: join again, as librdkafka
         while True:
             self._executor.serve(0)
-            found = self._take(count)
-            if found or count == 0:
+            found = take()
+            if found:
                 return found
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0:
-                return []
+                return None
             self._executor.serve(remaining)  # returns once something was queued (records: _ready)
 
     def _take(self, count: int) -> list[Message]:
@@ -287,10 +302,7 @@ class Consumer:
         """The engine has records (IO thread): wake a waiting poll() with one queued no-op."""
         if not self._wake_queued:
             self._wake_queued = True
-            self._executor.put(self._woken, ())
-
-    def _woken(self) -> None:
-        self._wake_queued = False
+            self._executor.put(setattr, (self, "_wake_queued", False))  # served: the next one may be queued
 
     def _max_poll_exceeded(self) -> None:
         """The group was left because poll() was not called in time (IO thread): an error event
@@ -345,13 +357,8 @@ class Consumer:
         return self._commits.commit_sync(wanted)
 
     def _to_commit(self, message: Message | None, offsets: list[TopicPartition] | None) -> dict[TP, Committed]:
-        if message is not None and offsets is not None:
-            raise ValueError("message and offsets are mutually exclusive")
-        if message is not None:
-            return message_offset(message)
-        if offsets is not None:
-            return given_offsets(offsets)
-        return self._commits.pending(self._assignment.tps())
+        wanted = wanted_offsets(message, offsets)
+        return self._commits.pending(self._assignment.tps()) if wanted is None else wanted  # neither: what was consumed
 
     def committed(self, partitions: list[TopicPartition], timeout: float | None = None) -> list[TopicPartition]:
         """The group's committed offsets (OFFSET_INVALID where none is)."""
@@ -365,15 +372,11 @@ class Consumer:
     def store_offsets(self, message: Message | None = None, offsets: list[TopicPartition] | None = None) -> None:
         """Store offsets for the next commit (needs enable.auto.offset.store=false)."""
         self._check_open()
-        if message is not None and offsets is not None:
-            raise ValueError("message and offsets are mutually exclusive")
-        if message is None and offsets is None:
+        wanted = wanted_offsets(message, offsets, keep_logical=True)
+        if wanted is None:
             raise ValueError("expected either message or offsets")
         if self._config.options["enable.auto.offset.store"]:
-            raise KafkaException(
-                KafkaError(KafkaError._INVALID_ARG, "store_offsets() needs enable.auto.offset.store=false")
-            )
-        wanted = message_offset(message) if message is not None else given_offsets(offsets or [], keep_logical=True)
+            raise KafkaException(KafkaError(KafkaError._INVALID_ARG, "store_offsets() needs enable.auto.offset.store=false"))
         self._commits.store_assigned(wanted, self._assignment)
 
     def get_watermark_offsets(

@@ -139,9 +139,8 @@ class FetchEngine:
         return self._messages(items, out)
 
     def take_one(self) -> model.Message | None:
-        """take(1) for poll(): the next message or event, or None; one lock hold and, for a
-        message in the middle of a fetched batch, no list made. The buffer's room is freed a
-        chunk at a time, so a fetch held back for room is woken at a chunk's end, not per record."""
+        """take(1) for poll() in one lock hold, no list made mid-batch. Room is freed a chunk at a
+        time: a fetch held back for room is woken at a chunk's end, not per record."""
         if self._held:
             return self._held.popleft()
         items: list[tuple[Partition, RecordBatch | None, Any]] = []
@@ -156,8 +155,7 @@ class FetchEngine:
         return self._messages(items, [])[0] if items else None
 
     def _messages(self, items: list[tuple[Partition, RecordBatch | None, Any]], out: list[model.Message]) -> list[model.Message]:
-        """What the table handed over, as messages appended to ``out``: lists as they are,
-        events as error messages, Columns (fetched after a take_arrow()) converted."""
+        """What the table handed over, appended to ``out`` as messages (events, Columns converted)."""
         for part, batch, records in items:
             if isinstance(records, list):
                 out += records
@@ -169,11 +167,11 @@ class FetchEngine:
                 out += self._columnar.to_messages(records, epoch)
         return out
 
-    def take_arrow(self, max_records: int) -> Any:
+    def take_arrow(self, max_records: int, handed: dict[TopicPartitionKey, tuple[int, int]] | None = None) -> Any:
         """Up to ``max_records`` records as one pyarrow RecordBatch (consumer/arrow.py's columns),
-        or None when none is buffered; no Python object is made per record. From the first call on,
-        fetched batches are decoded into Arrow buffers. Error events met on the way are kept for
-        the next take(). Raises ImportError without pyarrow."""
+        or None; no Python object per record: from the first call on, fetched batches are decoded
+        into Arrow buffers. Error events met are kept for take() or `held_event`. ``handed`` gets per
+        partition (offset after its last record, leader epoch or -1). ImportError without pyarrow."""
         if self._columnar is None:
             from . import arrow
 
@@ -185,12 +183,18 @@ class FetchEngine:
                             chunk.records, chunk.pos = arrow.from_messages(chunk.records[chunk.pos :]), 0
         arrow = self._columnar
         pieces = []
-        for part, _batch, records in self._take(max_records):
+        for part, batch, records in self._take(max_records):
             if isinstance(records, Event):
                 self._held.append(Message(part.key[0], part.key[1], records.offset, error=records.error))
             else:
                 pieces.append(records if not isinstance(records, list) else arrow.from_messages(records))
+                if handed is not None and batch is not None:
+                    handed[part.key] = (offset_at(records, len(records) - 1) + 1, batch.partition_leader_epoch)
         return arrow.record_batch(pieces)
+
+    def held_event(self) -> model.Message | None:
+        """The first error event a take_arrow() met and kept, taken (None when there is none)."""
+        return self._held.popleft() if self._held else None
 
     def _take(self, max_records: int) -> list[tuple[Partition, RecordBatch | None, Any]]:
         with self._lock:
