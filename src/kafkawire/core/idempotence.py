@@ -6,7 +6,8 @@ retried batch is byte-identical and the broker can drop a duplicate. Order is ke
 a partition sends only to the node its in-flight batches went to (after a leader change nothing
 goes to the new leader until the old requests have drained), and after a failure a partition
 sends nothing more until everything it had in flight has been answered, then resends in
-sequence order.
+sequence order one batch at a time until one succeeds (as the Java client): a later batch never
+overtakes a retried one, even at a broker that does not check sequences.
 """
 
 from __future__ import annotations
@@ -78,6 +79,7 @@ class Idempotence:
         self._in_flight: dict[TopicPartitionKey, list[ProducerBatch]] = {}  # by base sequence
         self._node: dict[TopicPartitionKey, int] = {}  # where a partition's in-flight batches went
         self._failed: set[TopicPartitionKey] = set()  # partitions draining after a failure
+        self._recovering: set[TopicPartitionKey] = set()  # one batch in flight until one succeeds
         self.bump_wanted = False  # sequences must restart under a new epoch before anything is sent
         self._bump_refused = False  # the broker will not bump: ask for a fresh producer id instead
         # Set for a transactional producer (KIP-360): a broken sequence only costs the open
@@ -136,8 +138,8 @@ class Idempotence:
         in_flight = self._in_flight.get(tp)
         if not in_flight:
             return True
-        if tp in self._failed:
-            return False  # drain first, then resend in order
+        if tp in self._failed or tp in self._recovering:
+            return False  # drain first, then resend in order, one at a time
         return self._node.get(tp) == node and len(in_flight) < MAX_IN_FLIGHT
 
     def stamp(self, batch: ProducerBatch) -> tuple[int, int, int]:
@@ -160,6 +162,9 @@ class Idempotence:
             queue.remove(batch)
         if failed:
             self._failed.add(tp)
+            self._recovering.add(tp)
+        else:
+            self._recovering.discard(tp)
         if not queue:
             self._in_flight.pop(tp, None)
             self._node.pop(tp, None)

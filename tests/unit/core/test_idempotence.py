@@ -156,6 +156,28 @@ def test_after_a_failure_the_partition_drains_before_sending_again() -> None:
     assert i.may_send(tp, 1) and not i.anything_in_flight()
 
 
+def test_after_a_failure_retries_go_one_at_a_time_until_one_succeeds() -> None:
+    """A later batch never overtakes a retried one, even at a broker that accepts any sequence
+    (librdkafka's mock cluster wrote b before a when both were resent at once)."""
+    i = idem()
+    tp = ("t", 0)
+    a, b = batch(1), batch(1, first=1)
+    send(i, a)
+    send(i, b)
+    i.answered(a, failed=True)
+    i.answered(b, failed=True)
+    assert i.may_send(tp, 1), "drained: the oldest may go again"
+    send(i, a)
+    assert not i.may_send(tp, 1), "b waits until a's retry is answered"
+    i.answered(a, failed=True)
+    send(i, a)
+    assert not i.may_send(tp, 1), "still recovering after a second failure"
+    i.answered(a, failed=False)
+    assert i.may_send(tp, 1)
+    send(i, b)
+    assert i.may_send(tp, 1), "recovered: batches are pipelined again"
+
+
 # --- verdicts -------------------------------------------------------------------------------------
 
 
