@@ -99,6 +99,9 @@ def _add_pipeline_parser(
     p.add_argument("--value-format", choices=("json", "avro", "string"), default="json",
                    help="json: the row as a JSON object (default); avro: an Avro binary datum (schema printed); "
                    "string: one column's text, or the columns' texts joined by ','")  # fmt: skip
+    p.add_argument("--schema-registry", metavar="URL",
+                   help="with --value-format avro: register the schema under TOPIC-value in this Confluent Schema "
+                   "Registry and write framed values (magic byte 0, schema id); the read-back decodes them")  # fmt: skip
     p.add_argument("--master", help="Spark master, e.g. local[*] or spark://host:7077 (default: spark-submit's, else local[*])")
     p.add_argument("--exactly-once", action="store_true", help="write each task's rows in one Kafka transaction")
     p.add_argument("--transactional-id-prefix", help="with --exactly-once (default: kafkawire-pipeline-TOPIC)")
@@ -139,6 +142,8 @@ def _pipeline(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         kafka_options[key.removeprefix("kafka.")] = value
     if args.transactional_id_prefix and not args.exactly_once:
         parser.error("--transactional-id-prefix needs --exactly-once")
+    if args.schema_registry is not None and (args.from_topic is not None or args.value_format != "avro"):
+        parser.error("--schema-registry is for writing INPUT with --value-format avro")
     if args.from_topic is not None:
         return _stream(args, kafka_options)
     if args.to is not None:
@@ -151,6 +156,7 @@ def _pipeline(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         key_column=args.key_column,
         input_format=args.format,
         value_format=args.value_format,
+        schema_registry=args.schema_registry,
         master=args.master,
         exactly_once=args.exactly_once,
         transactional_id_prefix=args.transactional_id_prefix,

@@ -173,6 +173,37 @@ def test_parquet_input_avro_values(
         assert record["nested"] == (None if row[9] is None else {"a": row[9][0], "b": row[9][1]})
 
 
+@pytest.mark.slow
+def test_avro_values_framed_for_a_schema_registry(
+    spark: SparkSession, tansu: TansuBroker, topic_name: Callable[[str], str], tmp_path: Path
+) -> None:
+    """--schema-registry: the schema registered under <topic>-value, values framed; judged by
+    confluent-kafka's AvroDeserializer through the same registry (confluent's logic, registry_front)."""
+    from confluent_kafka.schema_registry.avro import AvroDeserializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    from tests.serde.registry_front import registry_front
+
+    path = tmp_path / "orders.json"
+    path.write_text("".join(json.dumps({"id": i, "item": f"i{i}", "qty": i % 4}) + "\n" for i in range(120)))
+    topic = topic_name("registry")
+    with registry_front() as front:
+        opts = PipelineOptions(str(path), topic, tansu.bootstrap, key_column="id", value_format="avro",
+                               schema_registry=front.url)  # fmt: skip
+        summary, out, _ = _quiet(opts, spark)
+        assert summary.ok, out
+        assert summary.subject == f"{topic}-value" and summary.decoded == 120
+        assert f"registry    subject {topic}-value; read back and decoded 120 values" in out
+        registered = front.registry.get_latest_version(f"{topic}-value")
+        assert registered.schema.schema_str == summary.avro_schema
+        decode = AvroDeserializer(front.registry)
+        ctx = SerializationContext(topic, MessageField.VALUE)
+        got = {int(m.key()): decode(m.value(), ctx) for m in consume_all(tansu.bootstrap, topic, 120, timeout=30)}
+        assert got == {i: {"id": i, "item": f"i{i}", "qty": i % 4} for i in range(120)}
+        with pytest.raises(PipelineError, match="--schema-registry is for --value-format avro"):
+            _quiet(PipelineOptions(str(path), topic, tansu.bootstrap, schema_registry=front.url), spark)
+
+
 def test_exactly_once_on_the_sample(spark: SparkSession, tansu: TansuBroker, topic_name: Callable[[str], str]) -> None:
     topic = topic_name("eos")
     opts = PipelineOptions(

@@ -2,8 +2,9 @@
 
 - ``json`` (default): Spark's ``to_json`` of the whole row (in the JVM, no Python per row).
 - ``string``: a single column's text, or several columns' texts joined with ``,`` (null as empty).
-- ``avro``: one Avro binary datum per row, encoded by ``avro.py`` in a Python UDF. Not
-  ``mapInArrow``: PySpark requires pandas for that, and the pipeline needs only pyarrow.
+- ``avro``: one Avro binary datum per row, by `kafkawire.spark.functions.to_avro` (whole Arrow
+  batches through fastavro): the schema derived from the input's Spark schema; with a Schema
+  Registry it is registered under ``<topic>-value`` and each value framed (magic byte 0, schema id).
 
 The key is ``--key-column`` as a string (null stays null: the producer's sticky partitioner places
 those rows). The value holds every column, the key column included, so a consumer needs only it.
@@ -11,13 +12,11 @@ those rows). The value holds every column, the key column included, so a consume
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
-    from pyspark.sql.types import StructType
 
 VALUE_FORMATS = ("json", "avro", "string")
 STRING_SEPARATOR = ","
@@ -31,12 +30,15 @@ class SerializeError(ValueError):
 class Serialized:
     frame: DataFrame  # columns key (string), value (string or binary)
     avro_schema: str | None = None  # the writer's schema, for --value-format avro
+    subject: str | None = None  # where it is registered, with a Schema Registry
 
 
-def serialize(df: DataFrame, value_format: str, key_column: str | None) -> Serialized:
-    """``df`` as records: see the module docstring. Raises :class:`SerializeError` before any job runs."""
+def serialize(
+    df: DataFrame, value_format: str, key_column: str | None, registry: str | None = None, topic: str | None = None
+) -> Serialized:
+    """``df`` as records: see the module docstring. Raises :class:`SerializeError` before any job runs
+    (with ``registry``, after the schema was registered under ``<topic>-value``)."""
     from pyspark.sql import functions as F
-    from pyspark.sql.types import BinaryType
 
     if value_format not in VALUE_FORMATS:
         raise SerializeError(f"unknown value format {value_format!r}; choose one of {', '.join(VALUE_FORMATS)}")
@@ -49,14 +51,18 @@ def serialize(df: DataFrame, value_format: str, key_column: str | None) -> Seria
     row = F.struct(*[F.col(f"`{c}`") for c in columns])
 
     if value_format == "avro":
-        from kafkawire.pipeline.avro import AvroSchemaError, schema_json
+        from kafkawire.spark.avro_types import AvroSchemaError, schema_json
+        from kafkawire.spark.functions import to_avro
 
+        subject = f"{topic}-value" if registry is not None else None
         try:
             schema = schema_json(df.schema)
+            value = to_avro(row, schema, schemaRegistryUrl=registry, subject=subject)
         except AvroSchemaError as exc:
             raise SerializeError(str(exc)) from None
-        encode = F.udf(avro_udf(df.schema), BinaryType(), useArrow=False)
-        return Serialized(df.select(key.alias("key"), encode(row).alias("value")), schema)
+        return Serialized(df.select(key.alias("key"), value.alias("value")), schema, subject)
+    if registry is not None:
+        raise SerializeError("a Schema Registry is for --value-format avro")
 
     if value_format == "json":
         value = F.to_json(row)
@@ -67,17 +73,3 @@ def serialize(df: DataFrame, value_format: str, key_column: str | None) -> Seria
         value = F.concat_ws(STRING_SEPARATOR, *texts)
     return Serialized(df.select(key.alias("key"), value.alias("value")))
 
-
-def avro_udf(schema: StructType) -> Callable[[Any], bytes]:
-    """The UDF body: a Row in, its Avro datum out. The encoder is compiled once per worker process
-    (on the first row), not pickled: only the Spark schema travels with the function."""
-    compiled: list[Callable[[Any], bytes]] = []
-
-    def encode(row: Any) -> bytes:
-        if not compiled:
-            from kafkawire.pipeline.avro import row_encoder
-
-            compiled.append(row_encoder(schema))
-        return compiled[0](row)
-
-    return encode

@@ -28,6 +28,8 @@ class PipelineSummary:
     read_back: dict[int, int] | None = None  # partition -> committed records read back (None: not verified)
     read_back_bytes: int = 0  # keys and values of the records read back
     avro_schema: str | None = None
+    subject: str | None = None  # the Schema Registry subject the avro schema is registered under
+    decoded: int | None = None  # values the read-back decoded with the registry's schemas
 
     @property
     def partitions_used(self) -> list[int]:
@@ -83,3 +85,5 @@ def print_summary(s: PipelineSummary, out: IO[str]) -> None:
         out.write("  failures    none\n")
     if s.avro_schema is not None:
         out.write(f"  avro schema {s.avro_schema}\n")
+    if s.subject is not None:
+        out.write(f"  registry    subject {s.subject}; read back and decoded {s.decoded} values\n")

@@ -10,6 +10,7 @@ and an open transaction is waited for until its marker.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kafkawire.admin import NewTopic, create_topic_if_missing
@@ -24,6 +25,7 @@ class ReadBack:
     records: Counter[int] = field(default_factory=Counter)
     key_bytes: int = 0
     value_bytes: int = 0
+    decoded: int = 0  # values the decoder read (with a Schema Registry)
 
     @property
     def total(self) -> int:
@@ -55,8 +57,22 @@ def end_offsets(client: Client, topic: str, timeout: float) -> dict[int, int]:
     return high_watermarks(client, topic, client.metadata.topics[topic].partitions, timeout)
 
 
-def read_back(client: Client, topic: str, start: dict[int, int], timeout: float) -> ReadBack:
-    """Count the committed data records from ``start`` to the end of each partition (see the module doc)."""
+def registry_decoder(url: str, topic: str) -> Callable[[bytes], object]:
+    """The registry's AvroDeserializer for ``topic``'s values: a value it cannot read raises."""
+    from kafkawire.schema_registry import SchemaRegistryClient
+    from kafkawire.schema_registry.avro import AvroDeserializer
+    from kafkawire.serialization import MessageField, SerializationContext
+
+    deserializer = AvroDeserializer(SchemaRegistryClient({"url": url}))
+    ctx = SerializationContext(topic, MessageField.VALUE)
+    return lambda value: deserializer(value, ctx)
+
+
+def read_back(
+    client: Client, topic: str, start: dict[int, int], timeout: float, decode: Callable[[bytes], object] | None = None
+) -> ReadBack:
+    """Count the committed data records from ``start`` to the end of each partition (see the module
+    doc); with ``decode``, each value is decoded too (a failure names its partition and offset)."""
     result = ReadBack()
     settings = FetchSettings(read_committed=True, timeout=timeout)
     for partition, offset in sorted(start.items()):
@@ -64,4 +80,12 @@ def read_back(client: Client, topic: str, start: dict[int, int], timeout: float)
             result.records[partition] += len(records)
             result.key_bytes += sum(len(r.key) for r in records if r.key is not None)
             result.value_bytes += sum(len(r.value) for r in records if r.value is not None)
+            if decode is not None:
+                for r in records:
+                    if r.value is not None:
+                        try:
+                            decode(r.value)
+                        except Exception as e:
+                            raise ValueError(f"{topic} [{partition}] offset {r.offset}: {e}") from e
+                        result.decoded += 1
     return result
