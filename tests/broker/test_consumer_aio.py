@@ -56,3 +56,29 @@ def test_aio_consumer_reads_commits_and_closes(tansu: Any, topic_name: Callable[
         assert [tp.offset for tp in got] == [50, 50]
     finally:
         judge.close()
+
+
+def test_aio_consume_arrow_reads_columns_on_the_loop(tansu: Any, topic_name: Callable[[str], str]) -> None:
+    pytest.importorskip("pyarrow")
+    bootstrap = str(tansu.bootstrap() if callable(tansu.bootstrap) else tansu.bootstrap)
+    topic = topic_name("aio-arrow")
+    create_topic(bootstrap, topic, 2)
+    produce_with_confluent(bootstrap, topic, [Record(value=b"%d" % i, partition=i % 2) for i in range(100)])
+
+    async def run() -> list[tuple[int, int, int]]:
+        conf = {"bootstrap.servers": bootstrap, "group.id": unique_name("grp"), "enable.auto.commit": False}
+        async with AIOConsumer(conf) as consumer:
+            await consumer.assign([TopicPartition(topic, p, -2) for p in range(2)])
+            rows: list[tuple[int, int, int]] = []
+            while len(rows) < 100:
+                batch = await asyncio.wait_for(consumer.consume_arrow(30, 1.0), 30)
+                if batch is not None:
+                    assert batch.num_rows <= 30
+                    values = [int(v) for v in batch.column("value").to_pylist()]
+                    rows += zip(batch.column("partition").to_pylist(), batch.column("offset").to_pylist(), values, strict=True)
+            assert (await consumer.consume_arrow(30, 0.2)) is None
+        return rows
+
+    rows = asyncio.run(run())
+    assert sorted(value for _, _, value in rows) == list(range(100))
+    assert all(value == 2 * offset + partition for partition, offset, value in rows)

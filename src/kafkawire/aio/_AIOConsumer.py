@@ -59,6 +59,10 @@ class AIOConsumer:
         found = await self._until(lambda: self._consumer.consume(num_messages, 0) or None, timeout)
         return found or []
 
+    async def consume_arrow(self, max_records: int = 1000, timeout: float | None = None) -> Any:
+        """`Consumer.consume_arrow` on the loop: a pyarrow RecordBatch, or None once ``timeout`` passed."""
+        return await self._until(lambda: self._consumer.consume_arrow(max_records, 0), timeout)
+
     async def _until(self, take: Callable[[], Any], timeout: float | None) -> Any:
         """Serve callbacks and take, until something is taken or ``timeout`` s passed."""
         ready = self._on_loop()
