@@ -1,7 +1,8 @@
 """Avro for whole Arrow batches in the Python workers: a binary column from a column of values,
 and back, schemaless (Spark's ``to_avro``/``from_avro``) or framed for a Schema Registry.
 
-Everything costly happens once per worker process, not per row or batch: schemas are parsed,
+Records of primitive fields are encoded a column at a time (`kafkawire.spark.avro_columns`), other
+values row by row with fastavro; the bytes are the same. Everything costly happens once per worker process, not per row or batch: schemas are parsed,
 registry clients opened and schemas registered or looked up by cached factories keyed by the
 (picklable) `AvroWrite`/`AvroRead` the driver built. Framed values go through
 `kafkawire.schema_registry`'s AvroSerializer/AvroDeserializer, so the bytes are the ones
@@ -21,10 +22,12 @@ from typing import Any
 from pyspark.sql.pandas.types import from_arrow_type, to_arrow_type
 from pyspark.sql.types import DataType, _parse_datatype_json_string
 
+from .avro_columns import NeedsRows, column_encoder
 from .avro_types import map_fixer, schema_json
 from .cache import ProcessCache
 
 pa: Any = importlib.import_module("pyarrow")  # typed as Any: pyarrow ships no type information
+pc: Any = importlib.import_module("pyarrow.compute")
 Array = Any
 
 Where = Callable[[int], str]  # a row's place, for error messages: " at row 3", " (topic 't' [0] offset 7)"
@@ -56,6 +59,19 @@ class AvroWrite:
 
     def encode(self, values: Array, where: Where) -> Array:
         schema = self.schema if self.schema is not None else _derived_schema(str(values.type), values.type)
+        columns = _column_encoder(schema)
+        body = None
+        if columns is not None:  # a record of primitive fields: Arrow compute, no Python per row
+            try:
+                body = columns(values)
+            except (NeedsRows, pa.ArrowException):
+                body = None  # row by row: fastavro takes it or names the row it refuses
+        if body is not None:
+            if self.registry is not None:
+                assert self.subject is not None
+                prefix = _frame_prefix(self.registry, schema, self.subject, self.auto_register)
+                body = pc.binary_join_element_wise(pa.scalar(prefix, pa.binary()), body, b"")
+            return pc.if_else(values.is_null(), pa.scalar(None, pa.binary()), body)
         fix = _fixer(str(values.type), values.type)
         rows = values.to_pylist()
         if fix is not None:
@@ -129,6 +145,25 @@ def _fixer(type_name: str, arrow_type: Any) -> Callable[[Any], Any] | None:
 @lru_cache(maxsize=64)
 def _arrow_type(spark_type: str) -> Any:
     return to_arrow_type(_parse_datatype_json_string(spark_type), timezone="UTC")  # fastavro's instants are UTC
+
+
+@lru_cache(maxsize=64)
+def _column_encoder(schema: str) -> Callable[[Any], Any] | None:
+    """The columnar encoder (`avro_columns`) of a record schema of primitive fields, else None."""
+    loaded = json.loads(schema)
+    return column_encoder(loaded) if isinstance(loaded, dict) and loaded.get("type") == "record" else None
+
+
+@lru_cache(maxsize=64)
+def _frame_prefix(registry: RegistryConf, schema: str, subject: str, auto_register: bool) -> bytes:
+    """Magic byte 0 and the schema's id, as AvroSerializer writes them: registered (or looked up)
+    once per process, as the serializer would register ``schema``."""
+    from ..schema_registry import Schema
+
+    client = registries.get(dict(registry))
+    wanted = Schema(schema.strip(), "AVRO")
+    schema_id = client.register_schema(subject, wanted) if auto_register else client.lookup_schema(subject, wanted).schema_id
+    return b"\x00" + int(schema_id).to_bytes(4, "big")
 
 
 @lru_cache(maxsize=64)
