@@ -14,7 +14,7 @@ from typing import Any
 from ..model import TIMESTAMP_CREATE_TIME, TIMESTAMP_LOG_APPEND_TIME, Message
 from ..native import native
 from ..protocol.primitives import DecodeError
-from ..records import DEFAULT_DECODE_BUDGET, DecodeBudget, Record, RecordBatch
+from ..records import DEFAULT_DECODE_BUDGET, DecodeBudget, Record, RecordBatch, decode_batches
 from ..records.decoder import decode_records
 
 
@@ -94,3 +94,16 @@ def messages_of(batch: RecordBatch, min_offset: int, topic: str, partition: int)
     if out is None:
         raise DecodeError(f"the records of the batch at offset {batch.base_offset} are malformed")
     return out
+
+
+def batches_of(answers: dict[Any, Any]) -> dict[Any, list[RecordBatch] | DecodeError]:
+    """Each Fetch answer's record batches, decoded lazily (off the fetch table's lock), or the
+    DecodeError that stopped them; answers with an error or no records are left out."""
+    decoded: dict[Any, list[RecordBatch] | DecodeError] = {}
+    for key, data in answers.items():
+        if not data.error_code and data.records:
+            try:
+                decoded[key] = decode_batches(data.records, lazy=True)
+            except DecodeError as exc:
+                decoded[key] = exc
+    return decoded

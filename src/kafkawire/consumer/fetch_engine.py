@@ -27,6 +27,7 @@ from ..client.list_offsets import READ_COMMITTED, READ_UNCOMMITTED, list_offsets
 from ..core import TopicPartitionKey
 from ..core.fetch_positions import FetchTable
 from ..core.fetch_rows import AWAITING_OFFSET, FETCHING, Chunk, Event, Partition
+from ..core.fetch_session import FetchSession, SessionRequest, answered_partitions, partition_share, session_fields
 from ..core.policy import Action
 from ..core.policy.fetch import FETCH as FETCH_POLICY
 from ..core.sift import sift
@@ -36,9 +37,9 @@ from ..protocol import error_codes as ec
 from ..protocol.apis import FETCH
 from ..protocol.codec import Struct
 from ..protocol.primitives import DecodeError
-from ..records import CorruptRecordError, RecordBatch, decode_batches
+from ..records import CorruptRecordError, RecordBatch
 from .config import EngineConfig, limits_of
-from .decode import messages_of, offset_at
+from .decode import batches_of, messages_of, offset_at
 
 METADATA_RETRY = 0.1  # seconds between metadata requests while a leader is unknown
 Message = model.Message
@@ -70,6 +71,7 @@ class FetchEngine:
         self._coordinators = Coordinators(client)
         self._live: set[Operation[Any]] = set()
         self._busy: set[int] = set()  # leaders with a Fetch in flight
+        self._sessions: dict[int, FetchSession] = {}  # per broker (KIP-227), IO thread only
         self._scheduled = False
         self._timer: Timer | None = None
         self._metadata_pending = False
@@ -192,6 +194,12 @@ class FetchEngine:
                     handed[part.key] = (offset_at(records, len(records) - 1) + 1, batch.partition_leader_epoch)
         return arrow.record_batch(pieces)
 
+    def session_stats(self) -> dict[str, int]:
+        """Fetch sessions (KIP-227) for statistics: Fetches built full and incremental, resets, open."""
+        sessions = list(self._sessions.values())
+        totals = {name: sum(getattr(s, name) for s in sessions) for name in ("full", "incremental", "resets")}
+        return {**totals, "open": sum(1 for s in sessions if s.id)}
+
     def held_event(self) -> model.Message | None:
         """The first error event a take_arrow() met and kept, taken (None when there is none)."""
         return self._held.popleft() if self._held else None
@@ -259,7 +267,7 @@ class FetchEngine:
                 self._busy.add(node)
                 # Each partition's share of the room, so that even a broker that keeps only the
                 # partition limits (Tansu) cannot bring back more than the request's max_bytes.
-                share = max(1, max_bytes // len(parts))
+                share = partition_share(max_bytes, len(parts))
                 sends.append((node, max_bytes, [(p, p.generation, p.fetch_offset, min(p.max_bytes, share)) for p in parts]))
             wake_at = min((p.retry_at for p in table.parts.values() if p.retry_at > now), default=None)
         if events:
@@ -365,32 +373,29 @@ class FetchEngine:
 
     def _fetch(self, node: int, max_bytes: int, wanted: list[tuple[Partition, int, int, int]]) -> None:
         metadata = self.client.metadata
-        topic_ids = {}
-        for part, _gen, _offset, _size in wanted:
-            info = metadata.topics.get(part.key[0])
-            topic_ids[part.key[0]] = None if info is None else info.topic_id
+        session = self._sessions.setdefault(node, FetchSession())
+        sent: list[SessionRequest] = []
+
+        def topic_id(name: str) -> Any:
+            info = metadata.topics.get(name)
+            return None if info is None else info.topic_id
+
+        topic_ids = {part.key[0]: topic_id(part.key[0]) for part, _g, _o, _s in wanted}
         by_id = {tid: name for name, tid in topic_ids.items() if tid is not None}
 
         def body(version: int) -> dict[str, Any]:
-            topics: dict[str, list[dict[str, Any]]] = {}
-            for part, _gen, offset, size in wanted:
-                topics.setdefault(part.key[0], []).append(
-                    {"partition": part.key[1], "fetch_offset": offset, "partition_max_bytes": size}
-                )
+            sent.append(session.request([(p.key, offset, size) for p, _g, offset, size in wanted], version))
             return {
                 "max_wait_ms": self._wait_ms,
                 "min_bytes": self._min_bytes,
                 "max_bytes": max_bytes,
                 "isolation_level": READ_UNCOMMITTED,  # markers are applied here (core.committed)
-                "session_id": 0,
-                "session_epoch": -1,  # a full fetch, no session
-                "topics": [{"topic": t, "topic_id": topic_ids[t], "partitions": ps} for t, ps in topics.items()],
-                "forgotten_topics_data": [],
+                **session_fields(sent[-1], topic_id),
                 "rack_id": self._rack,
             }
 
         def done(response: Struct | None, error: KafkaError | None) -> None:
-            self._answered(node, max_bytes, wanted, response, error, by_id)
+            self._answered(node, max_bytes, wanted, response, error, by_id, sent[-1] if sent else None)
 
         self.client.request_io(
             FETCH,
@@ -409,25 +414,18 @@ class FetchEngine:
         response: Struct | None,
         error: KafkaError | None,
         by_id: dict[Any, str],
+        sent: SessionRequest | None,
     ) -> None:
         now = self.client.engine.now()
-        if response is not None and self.on_throttled and response.get("throttle_time_ms", 0) > 0:
-            self.on_throttled(throttle_event(self.client.metadata, node, response.throttle_time_ms))
-        if error is None and response is not None and response.get("error_code", 0):
-            error = KafkaError(response.error_code, "Fetch failed as a whole")
         answers: dict[TopicPartitionKey, Any] = {}
         if error is None and response is not None:
-            for topic in response.responses:
-                name = topic.get("topic") or by_id.get(topic.get("topic_id"), "")
-                for data in topic.partitions:
-                    answers[(name, data.partition_index)] = data
-        decoded: dict[TopicPartitionKey, list[RecordBatch] | DecodeError] = {}
-        for key, data in answers.items():
-            if not data.error_code and data.records:
-                try:
-                    decoded[key] = decode_batches(data.records, lazy=True)
-                except DecodeError as exc:
-                    decoded[key] = exc
+            if self.on_throttled and response.get("throttle_time_ms", 0) > 0:
+                self.on_throttled(throttle_event(self.client.metadata, node, response.throttle_time_ms))
+            answers = answered_partitions(response, by_id)
+            error = self._sessions[node].answer_error(response, answers)
+        else:
+            self._sessions[node].lost()
+        decoded = batches_of(answers) if error is None else {}
         new = stale = False
         with self._lock:
             self._busy.discard(node)
@@ -437,12 +435,14 @@ class FetchEngine:
                 if not table.current(part, generation) or part.fetch_offset != offset:
                     continue
                 if error is not None:  # no answer, or one that failed as a whole
-                    final = FETCH_POLICY.of(error) is Action.FAIL
-                    new = table.failed(part, error, now, report=final) or new
-                    stale = stale or not final
+                    action = FETCH_POLICY.of(error)
+                    if action is Action.RETRY and sent is not None and sent.incremental:
+                        continue  # the session ended: a full Fetch at once
+                    new = table.failed(part, error, now, report=action is Action.FAIL) or new
+                    stale = stale or action is Action.REFRESH_METADATA
                     continue
                 data = answers.get(part.key)
-                if data is None:  # Tansu answers a fetch at the log end with no partitions
+                if data is None:  # nothing new in a session (Tansu: at the log end, in any Fetch)
                     new = table.add(part, [], offset, -1, -1) or new
                     continue
                 code = data.error_code

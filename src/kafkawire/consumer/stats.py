@@ -69,4 +69,5 @@ class ConsumerStatistics:
             "brokers": brokers,
             "cgrp": {"assignment_size": self._assigned()},
             "fetchq_size": self._fetch.buffered_bytes(),
+            "fetch_sessions": self._fetch.session_stats(),  # kafkawire's own (librdkafka has no KIP-227)
         }
