@@ -15,6 +15,8 @@ import pytest
 
 import kafkawire
 from kafkawire import OFFSET_BEGINNING, KafkaError, TopicPartition
+from kafkawire.core.fetch_session import FetchSession
+from tests.harness.fetching import settings, taker
 from tests.harness.judge import Record, produce_with_confluent, unique_name
 from tests.harness.topics import create_topic
 
@@ -112,3 +114,48 @@ def test_pause_resume_and_seeks_read_every_record_once_in_order(
         assert sessions["resets"] == 0 and sessions["open"] == 1, sessions
     else:  # no sessions there: every Fetch full
         assert sessions["incremental"] == 0 and sessions["open"] == 0 and sessions["full"] > 0, sessions
+
+
+def _spoil_after_next_answer(session: FetchSession, field: str, shift: int) -> None:
+    """Once the session's next answer was taken, move its id or epoch away from the broker's, so
+    that the Fetch after it is refused (on the IO thread, where the session lives)."""
+    real = session.answered
+
+    def once(*args: Any) -> bool:
+        believed = real(*args)
+        if believed and session.epoch > 0:
+            setattr(session, field, getattr(session, field) + shift)
+            del session.answered  # type: ignore[method-assign]
+        return believed
+
+    session.answered = once  # type: ignore[method-assign]
+
+
+def test_kafka23_session_errors_reset_to_a_full_fetch_and_lose_nothing(kafka23: Any, topic_name: Callable[[str], str]) -> None:
+    """Kafka 2.3 answers a stale epoch INVALID_FETCH_SESSION_EPOCH and an unknown session
+    FETCH_SESSION_ID_NOT_FOUND; each resets the session to a full Fetch, and reading goes on."""
+    bootstrap = kafka23.bootstrap() if callable(kafka23.bootstrap) else kafka23.bootstrap
+    topic = topic_name("reset")
+    create_topic(bootstrap, topic, 2)
+    written = [Record(b"v%d" % i, partition=i % 2) for i in range(1200)]
+    placed = produce_with_confluent(bootstrap, topic, written, config={"batch.num.messages": 20, "linger.ms": 1})
+    config = settings(max_partition_fetch_bytes=1024, queued_min_messages=20, fetch_wait_max_ms=50)
+    got: list[kafkawire.Message] = []
+    with taker(bootstrap, config) as t:
+        t.engine.assign([((topic, p), 0, None) for p in range(2)])
+        got += t.take(300, chunk=10)
+        stats = [t.engine.session_stats()]
+        for field, shift in (("epoch", 5), ("id", 1)):
+            t.client.engine.call_soon(lambda field=field, shift=shift: _spoil_after_next_answer(next(iter(t.engine._sessions.values())), field, shift))
+            got += t.take(300, chunk=10)
+            stats.append(t.engine.session_stats())
+        got += t.take(300, chunk=10)
+        assert t.quiet(0.3) == []
+        stats.append(t.engine.session_stats())
+    assert [s["resets"] for s in stats] == [0, 1, 2, 2], stats
+    assert stats[0]["full"] == 1 and stats[-1]["full"] == 3 and stats[-1]["incremental"] > stats[2]["incremental"], stats
+    for p in range(2):
+        mine = [m for m in got if m.partition() == p]
+        assert [m.offset() for m in mine] == list(range(600))
+    by_place = dict(zip(placed, written, strict=True))
+    assert all(m.value() == by_place[(m.partition(), m.offset())].value for m in got)  # type: ignore[index]
