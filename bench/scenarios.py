@@ -111,7 +111,7 @@ class Scenario:
         if self.kind == "spark-read":
             return (
                 f"{self.records:,} records of 100 B values read: Spark data source into a DataFrame (local mode) "
-                "vs the read path alone (fetch_range, one process)"
+                "vs the read path alone (fetch_range into Arrow columns, one process)"
             )
         if self.kind == "consume":
             return (

@@ -529,10 +529,11 @@ def _fill(bootstrap: str, topic: str, w: Workload) -> None:
 
 
 def kafkawire_fetch(sc: Scenario, bootstrap: str, topic: str, w: Workload) -> dict[str, Any]:
-    """The read path alone: `kafkawire.consumer.fetch_range` over each partition in turn, every
-    record decoded (what a Spark task runs before building its Arrow batches)."""
+    """The read path alone: `kafkawire.consumer.fetch_range` over each partition in turn, each
+    batch decoded into Arrow columns as a Spark task does (the decoder ``consume_arrow`` uses)."""
     from kafkawire.client.cluster import Client
     from kafkawire.consumer import FetchSettings, fetch_range, partitions_for
+    from kafkawire.consumer.arrow import columns_of
 
     _fill(bootstrap, topic, w)
     client = Client({"bootstrap.servers": bootstrap})
@@ -542,8 +543,11 @@ def kafkawire_fetch(sc: Scenario, bootstrap: str, topic: str, w: Workload) -> di
     def work() -> None:
         nonlocal read
         for p in partitions:
-            for _batch, records in fetch_range(client, topic, p, 0, None, FetchSettings()):
-                read += len(records)
+            def records_of(batch: Any, start: int, end: int, p: int = p) -> Any:
+                return columns_of(batch, start, topic, p)
+
+            for _batch, columns in fetch_range(client, topic, p, 0, None, FetchSettings(), records_of=records_of):
+                read += len(columns)
 
     result = _measure(work)
     client.close()

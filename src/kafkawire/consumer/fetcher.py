@@ -39,7 +39,7 @@ from ..protocol import error_codes as ec
 from ..protocol.apis import FETCH
 from ..protocol.codec import Struct
 from ..protocol.primitives import DecodeError
-from ..records import Record, RecordBatch, decode_batches
+from ..records import RecordBatch, decode_batches
 from .offsets import EARLIEST, LATEST, READ_UNCOMMITTED, list_offsets
 
 DEFAULT_PARTITION_MAX_BYTES = 4 << 20
@@ -69,15 +69,19 @@ def fetch_range(
     end: int | None,
     settings: FetchSettings = FetchSettings(),
     on_data_loss: Callable[[str], None] | None = None,
-) -> Iterator[tuple[RecordBatch, list[Record]]]:
+    records_of: Callable[[RecordBatch, int, int], Any] | None = None,
+) -> Iterator[tuple[RecordBatch, Any]]:
     """Every record with ``start <= offset < end``, in offset order, as (its batch, its records).
 
     ``end=None`` reads up to the log end: until a fetch answers at the high watermark.
 
     The batch gives what records share: timestamp type, producer id. Under read_committed only
-    committed transactional records and non-transactional ones are yielded.
+    committed transactional records and non-transactional ones are yielded. ``records_of(batch,
+    start, end)`` makes a batch's records in the range from a lazily decoded batch (its ``body``,
+    see `decode_batches`); by default they are a list of `Record`. The Spark reader asks for Arrow
+    columns.
     """
-    return _RangeReader(client, topic, partition, start, end, settings, on_data_loss).run()
+    return _RangeReader(client, topic, partition, start, end, settings, on_data_loss, records_of).run()
 
 
 class _RangeReader:
@@ -90,8 +94,10 @@ class _RangeReader:
         end: int | None,
         settings: FetchSettings,
         on_data_loss: Callable[[str], None] | None,
+        records_of: Callable[[RecordBatch, int, int], Any] | None = None,
     ) -> None:
         self.client = client
+        self.records_of = records_of
         self.topic = topic
         self.partition = partition
         self.start = start
@@ -104,7 +110,7 @@ class _RangeReader:
         self._stalled_since = time.monotonic()  # the time without progress starts here
         self._last_error: KafkaError | None = None
 
-    def run(self) -> Iterator[tuple[RecordBatch, list[Record]]]:
+    def run(self) -> Iterator[tuple[RecordBatch, Any]]:
         offset = self.start
         end = self.end
         filt = self.filter
@@ -124,7 +130,9 @@ class _RangeReader:
             raw = b"" if data is None else (data.records or b"")
             try:
                 # Past ``end`` only markers matter, to release what read_committed holds.
-                batches = decode_batches(raw, end_offset=end if filt is None else None) if raw else []
+                # A caller's records_of decodes the records itself (lazy): Arrow columns need no Records.
+                lazy = self.records_of is not None
+                batches = decode_batches(raw, lazy=lazy, end_offset=end if filt is None else None) if raw else []
             except DecodeError as exc:  # a bit flipped on the way, or a broken broker: ask again
                 self._last_error = KafkaError(KafkaError._BAD_MSG, f"Fetch {self.topic}[{self.partition}] at {offset}: {exc}")
                 pause = self.settings.backoff
@@ -146,7 +154,7 @@ class _RangeReader:
                 # else: the broker holds records there but sent none this time
                 pause = self.settings.backoff
                 continue
-            chunks, next_offset = sift(batches, offset, self.start, end, filt)
+            chunks, next_offset = sift(batches, offset, self.start, end, filt, self.records_of)
             progressed = next_offset > offset
             yield from chunks
             offset = next_offset

@@ -20,9 +20,8 @@ from __future__ import annotations
 import importlib
 import logging
 import math
-import operator
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,6 +57,7 @@ from kafkawire.consumer import (
     topics_matching,
 )
 from kafkawire.core import TopicPartitionKey
+from kafkawire.records import RecordBatch
 from kafkawire.spark.avro_codec import AvroRead
 from kafkawire.spark.cache import ProcessCache
 from kafkawire.spark.formats import column_type, read_formats
@@ -74,6 +74,7 @@ from kafkawire.spark.read_options import (
 LOGGER = logging.getLogger("kafkawire.spark")
 
 ARROW_BATCH_ROWS = 8192
+ARROW_BATCH_BYTES = 64 << 20  # a Spark Arrow batch's keys and values (binary columns hold < 2 GiB)
 METADATA_TIMEOUT = 30.0
 
 HEADER_TYPE = ArrayType(StructType([StructField("key", StringType()), StructField("value", BinaryType())]))
@@ -227,77 +228,77 @@ def plan_ranges(
 def read_range(
     schema: StructType, opts: ReadOptions, r: OffsetRange, formats: Mapping[str, AvroRead] | None = None
 ) -> Iterator[Any]:
-    """One range as Arrow record batches of about ``ARROW_BATCH_ROWS`` rows. The record fields are
-    gathered a batch at a time (``map`` over the decoded records), the constant and timestamp
-    columns are made by Arrow: no Python work per record beyond what decoding did."""
+    """One range as Arrow record batches of about ``ARROW_BATCH_ROWS`` rows (or ``ARROW_BATCH_BYTES``
+    of keys and values). Each Kafka batch is decoded straight into Arrow columns by the consumer's
+    columnar decoder (`kafkawire.consumer.arrow`, the C extension where built): no Python object per
+    record, except the headers when ``includeHeaders`` asks for them."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
+    from kafkawire.consumer.arrow import SCHEMA, columns_of
+    from kafkawire.consumer.decode import messages_of
+
     pa = importlib.import_module("pyarrow")  # typed as Any: pyarrow ships no type information
+    pc = importlib.import_module("pyarrow.compute")
 
     arrow_schema = to_arrow_schema(schema, timezone="UTC")
     stamp_type = arrow_schema.field("timestamp").type
-    topic = pa.scalar(r.topic, pa.string())
-    partition = pa.scalar(r.partition, pa.int32())
     settings = FetchSettings(
         read_committed=opts.read_committed, fail_on_data_loss=opts.fail_on_data_loss, timeout=opts.fetch_timeout
     )
     client = clients.get(opts.kafka)
     headers_wanted = opts.include_headers
-    keys: list[bytes | None] = []
-    values: list[bytes | None] = []
-    offsets: list[int] = []
-    stamps: list[int] = []  # milliseconds, as Kafka has them
-    types: list[int] = []
-    headers: list[list[tuple[str, bytes | None]]] = []
+    pending: list[Any] = []  # record batches of consumer.arrow.SCHEMA
+    headers: list[Any] = []  # per row: its headers as Message.headers() gives them
+    rows = size = 0
+
+    def records_of(batch: RecordBatch, start: int, end: int) -> Any:
+        columns = columns_of(batch, start, r.topic, r.partition).batch
+        if batch.next_offset > end:  # the range ends inside this batch
+            columns = columns.slice(0, pc.sum(pc.less(columns.column(4), end)).as_py() or 0)
+        if headers_wanted:
+            messages = messages_of(batch, start, r.topic, r.partition)
+            headers.extend(m.headers() or [] for m in messages[: columns.num_rows])
+        return columns
 
     def flush() -> Any:
-        n = len(offsets)
+        table = pa.Table.from_batches(pending, schema=SCHEMA).combine_chunks()
+        pending.clear()
+        offsets = table.column(4)
+
+        def where(field: str) -> Callable[[int], str]:
+            return lambda i: f" ({field} of topic {r.topic!r}, partition {r.partition}, offset {offsets[i].as_py()})"
+
         columns = [
-            _decoded(pa.array(keys, pa.binary()), "key", r, offsets, formats),
-            _decoded(pa.array(values, pa.binary()), "value", r, offsets, formats),
-            pa.repeat(topic, n),
-            pa.repeat(partition, n),
-            pa.array(offsets, pa.int64()),
-            pa.array(stamps, pa.timestamp("ms", tz="UTC")).cast(stamp_type),
-            pa.array(types, pa.int32()),
+            _decoded(table.column(0).chunk(0), "key", where("key"), formats),
+            _decoded(table.column(1).chunk(0), "value", where("value"), formats),
+            *(table.column(i) for i in (2, 3, 4)),
+            table.column(5).cast(stamp_type),
+            table.column(6),
         ]
         if headers_wanted:
             columns.append(pa.array(headers, arrow_schema.field("headers").type))
-        for column in (keys, values, offsets, stamps, types, headers):
-            column.clear()
-        return pa.RecordBatch.from_arrays(columns, schema=arrow_schema)
+            headers.clear()
+        return pa.Table.from_arrays(columns, schema=arrow_schema).combine_chunks().to_batches()[0]
 
     def lost(message: str) -> None:
         LOGGER.warning(message)
 
-    for batch, records in fetch_range(client, r.topic, r.partition, r.start, r.end, settings, lost):
-        keys += map(_KEY, records)
-        values += map(_VALUE, records)
-        offsets += map(_OFFSET, records)
-        stamps += map(_TIMESTAMP, records)
-        types += [batch.timestamp_type] * len(records)
-        if headers_wanted:
-            headers += map(_HEADERS, records)
-        if len(offsets) >= ARROW_BATCH_ROWS:
+    for _batch, columns in fetch_range(client, r.topic, r.partition, r.start, r.end, settings, lost, records_of):
+        pending.append(columns)
+        rows += columns.num_rows
+        size += columns.column(0).nbytes + columns.column(1).nbytes
+        if rows >= ARROW_BATCH_ROWS or size >= ARROW_BATCH_BYTES:
             yield flush()
-    if offsets:
+            rows = size = 0
+    if rows:
         yield flush()
 
 
-def _decoded(
-    column: Any, field: str, r: OffsetRange, offsets: list[int], formats: Mapping[str, AvroRead] | None
-) -> Any:
+def _decoded(column: Any, field: str, where: Callable[[int], str], formats: Mapping[str, AvroRead] | None) -> Any:
     """``column`` decoded from Avro with keyFormat/valueFormat avro; an undecodable record fails
     the task naming its topic, partition and offset."""
     plan = formats.get(field) if formats else None
-    if plan is None:
-        return column
-    return plan.decode(column, lambda i: f" ({field} of topic {r.topic!r}, partition {r.partition}, offset {offsets[i]})")
-
-
-_KEY, _VALUE, _OFFSET, _TIMESTAMP, _HEADERS = (
-    operator.attrgetter(name) for name in ("key", "value", "offset", "timestamp", "headers")
-)
+    return column if plan is None else plan.decode(column, where)
 
 
 # --- batch -------------------------------------------------------------------------------------
