@@ -202,38 +202,62 @@ def test_max_poll_interval_exceeded_leaves_then_rejoins(
         consumer.close()
 
 
-CHILD = r"""
+# A member of the crash tests' groups, in its own process so that it can be killed: it records
+# each processed record's partition and offset (auto-commit), or, with a transactional.id, copies
+# the records it consumed to the sink topic in one transaction per consume() with their offsets.
+MEMBER = r"""
 import sys, kafkawire
-bootstrap, group, topic, out = sys.argv[1:5]
+bootstrap, group, topic, out, sink, txid = sys.argv[1:7]
 c = kafkawire.Consumer({"bootstrap.servers": bootstrap, "group.id": group, "session.timeout.ms": 6000,
-    "heartbeat.interval.ms": 1000, "auto.offset.reset": "earliest", "auto.commit.interval.ms": 200})
+    "heartbeat.interval.ms": 1000, "auto.offset.reset": "earliest", "auto.commit.interval.ms": 200,
+    "enable.auto.commit": not txid})
 c.subscribe([topic])
+if txid:
+    p = kafkawire.Producer({"bootstrap.servers": bootstrap, "transactional.id": txid,
+                            "transaction.timeout.ms": 10000})
+    p.init_transactions(30)
 with open(out, "a", buffering=1) as f:
     while True:
-        for m in c.consume(200, 0.2):
-            if m.error() is None:
-                f.write("%d %d\n" % (m.partition(), m.offset()))
+        batch = [m for m in c.consume(1000, 0.2) if m.error() is None]
+        if not txid:
+            f.writelines("%d %d\n" % (m.partition(), m.offset()) for m in batch)
+            continue
+        if not batch:
+            continue
+        ends = {}
+        p.begin_transaction()
+        for m in batch:
+            p.produce(sink, m.value())
+            ends[m.partition()] = m.offset() + 1
+        p.send_offsets_to_transaction([kafkawire.TopicPartition(topic, q, o) for q, o in ends.items()],
+                                      c.consumer_group_metadata())
+        p.commit_transaction(30)
+        f.writelines("%d %d\n" % (m.partition(), m.offset()) for m in batch)
 """
+CRASH_COUNT = 300_000  # records in the crash tests' source topic (issue 15: 300,000)
 
 
-@pytest.mark.slow
-def test_group_of_three_with_a_crash_and_a_join_processes_everything(
-    kafka23_bootstrap: str, topic_name: Callable[[str], str], tmp_path: Path
-) -> None:
-    """Every record processed at least once with auto-commit, though one member is killed (no
-    close) and another joins while the records are being read."""
-    bootstrap, topic, group = kafka23_bootstrap, topic_name("g3"), unique_name("grp")
-    partitions, count = 6, 30_000
+def run_group_with_a_crash_and_a_join(
+    bootstrap: str, topic: str, tmp_path: Path, sink: str = "", transactional: bool = False
+) -> set[tuple[int, int]]:
+    """Three members read ``topic``; once a fifth of its records were processed the first is
+    killed (no close, no LeaveGroup, no last commit) and a fourth joins. Returns the (partition,
+    offset) of every record the source holds, once all were processed at least once."""
+    partitions, group = 6, unique_name("grp")
     create_topic(bootstrap, topic, partitions)
     placed = produce_with_confluent(
-        bootstrap, topic, [Record(value=b"x" * 100, partition=i % partitions) for i in range(count)], timeout=60
+        bootstrap,
+        topic,
+        [Record(value=b"%d" % i, partition=i % partitions) for i in range(CRASH_COUNT)],
+        config={"linger.ms": 50, "batch.size": 1_000_000},
+        timeout=120,
     )
     want = set(placed)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
 
     def start(i: int) -> subprocess.Popen[bytes]:
-        out = tmp_path / f"member-{i}.txt"
-        return subprocess.Popen([sys.executable, "-c", CHILD, bootstrap, group, topic, str(out)], env=env)
+        out, txid = tmp_path / f"member-{i}.txt", unique_name(f"tx{i}") if transactional else ""
+        return subprocess.Popen([sys.executable, "-c", MEMBER, bootstrap, group, topic, str(out), sink, txid], env=env)
 
     def seen() -> set[tuple[int, int]]:
         found: set[tuple[int, int]] = set()
@@ -245,19 +269,47 @@ def test_group_of_three_with_a_crash_and_a_join_processes_everything(
 
     members = [start(i) for i in range(3)]
     try:
-        end = time.monotonic() + 60
-        while len(seen()) < count // 5 and time.monotonic() < end:
-            time.sleep(0.1)
-        members[0].kill()  # a crash: no close, no LeaveGroup, no last commit
-        members.append(start(3))
         end = time.monotonic() + 120
-        while not want <= seen() and time.monotonic() < end:
+        while len(seen()) < CRASH_COUNT // 5 and time.monotonic() < end:
             time.sleep(0.5)
+        members[0].kill()  # a crash: no close, no LeaveGroup, no last commit (or an open transaction)
+        members.append(start(3))
+        end = time.monotonic() + 180
+        while not want <= seen() and time.monotonic() < end:
+            time.sleep(1.0)
         assert want <= seen(), f"{len(want - seen())} records never processed"
     finally:
         for m in members:
             m.kill()
             m.wait()
+    return want
+
+
+@pytest.mark.slow
+def test_group_of_three_with_a_crash_and_a_join_processes_everything(
+    kafka23_bootstrap: str, topic_name: Callable[[str], str], tmp_path: Path
+) -> None:
+    """Every record processed at least once with auto-commit, though one member is killed (no
+    close) and another joins while the records are being read."""
+    run_group_with_a_crash_and_a_join(kafka23_bootstrap, topic_name("g3"), tmp_path)
+
+
+@pytest.mark.slow
+def test_transactional_group_with_a_crash_and_a_join_outputs_each_record_once(
+    kafka23_bootstrap: str, topic_name: Callable[[str], str], tmp_path: Path
+) -> None:
+    """The consume-transform-produce pattern in a group of three, one member killed mid-way (its
+    open transaction is aborted by the broker when it times out) and one added: the sink, read
+    read_committed by confluent-kafka, holds each source record exactly once."""
+    bootstrap, sink = kafka23_bootstrap, topic_name("g3-out")
+    create_topic(bootstrap, sink, 3)
+    run_group_with_a_crash_and_a_join(bootstrap, topic_name("g3-in"), tmp_path, sink, transactional=True)
+    # The killed member's transaction holds the sink's read_committed readers back until the
+    # broker aborts it (transaction.timeout.ms 10 s, then the broker's abort sweep).
+    output = consume_all(bootstrap, sink, CRASH_COUNT, timeout=180, settle=3.0)
+    values = sorted(int(m.value() or b"-1") for m in output)
+    duplicated = len(values) - len(set(values))
+    assert duplicated == 0 and values == list(range(CRASH_COUNT)), f"{len(values)} records, {duplicated} duplicated"
 
 
 def test_consume_transform_produce_exactly_once(kafka23_bootstrap: str, topic_name: Callable[[str], str]) -> None:

@@ -163,6 +163,9 @@ class KafkaBroker:
                     "transaction.state.log.replication.factor=1",
                     "transaction.state.log.min.isr=1",
                     "transaction.state.log.num.partitions=4",
+                    # A killed transactional producer's open transaction is aborted soon after it
+                    # times out (the default sweep runs once a minute).
+                    "transaction.abort.timed.out.transaction.cleanup.interval.ms=2000",
                     "group.initial.rebalance.delay.ms=0",
                     "auto.create.topics.enable=true",
                     *(f"{key}={value}" for key, value in self.extra.items()),
