@@ -25,7 +25,8 @@ def test_consume_arrow_reads_what_confluent_wrote_and_commits_it(tansu: TansuBro
     topic = topic_name("arrow-face")
     create_topic(tansu.bootstrap, topic, 2)
     written = [
-        Record(b"v%d" % i, key=None if i % 4 == 0 else b"k%d" % i, partition=i % 2, timestamp_ms=BASE_MS + i)
+        Record(b"v%d" % i, key=None if i % 4 == 0 else b"k%d" % i, partition=i % 2, timestamp_ms=BASE_MS + i,
+               headers=[("n", b"%d" % i)] * (i % 3))
         for i in range(400)
     ]
     produce_with_confluent(tansu.bootstrap, topic, written, config={"compression.type": "lz4", "batch.num.messages": 30})
@@ -49,12 +50,13 @@ def test_consume_arrow_reads_what_confluent_wrote_and_commits_it(tansu: TansuBro
                 eofs += 1
                 continue
             assert batch is not None and batch.num_rows <= 64
-            assert batch.schema.names == ["key", "value", "topic", "partition", "offset", "timestamp", "timestampType"]
+            assert batch.schema.names == ["key", "value", "topic", "partition", "offset", "timestamp", "timestampType", "headers"]
             rows += batch.to_pylist()
         assert len(rows) == 399
         for row in rows:
             record = expected.pop((row["partition"], row["offset"]))
             assert (row["key"], row["value"], row["topic"]) == (record.key, record.value, topic)
+            assert row["headers"] == ([{"key": k, "value": v} for k, v in record.headers] or None)
             assert row["timestamp"] == pa.scalar(record.timestamp_ms, pa.timestamp("ms", tz="UTC")).as_py()
             assert row["timestampType"] == 0
         assert len(expected) == 1  # the one poll() returned

@@ -249,7 +249,11 @@ def test_take_arrow_hands_over_columns(tansu: TansuBroker, topic_name: Callable[
     pa = pytest.importorskip("pyarrow")
     topic = topic_name("arrow")
     create_topic(tansu.bootstrap, topic, 2)
-    written = [Record(b"v%d" % i, key=None if i % 3 == 0 else b"k%d" % i, partition=i % 2, timestamp_ms=1_700_000_000_000 + i) for i in range(600)]
+    written = [
+        Record(b"v%d" % i, key=None if i % 3 == 0 else b"k%d" % i, partition=i % 2, timestamp_ms=1_700_000_000_000 + i,
+               headers=[("h", b"%d" % i), ("schlüssel", None)] if i % 5 else ())
+        for i in range(600)
+    ]  # fmt: skip
     produce_with_confluent(tansu.bootstrap, topic, written, config={"compression.type": "zstd", "batch.num.messages": 40})
     by_key = {(r.partition, i // 2): r for i, r in enumerate(written)}
     with taker(tansu.bootstrap, settings(enable_partition_eof=True)) as t:
@@ -268,11 +272,12 @@ def test_take_arrow_hands_over_columns(tansu: TansuBroker, topic_name: Callable[
             batches.append(got)
             rows += got.num_rows
         table = pa.Table.from_batches(batches)
-        assert table.schema.names == ["key", "value", "topic", "partition", "offset", "timestamp", "timestampType"]
+        assert table.schema.names == ["key", "value", "topic", "partition", "offset", "timestamp", "timestampType", "headers"]
         seen = {(m.partition(), m.offset()) for m in first}
         for row in table.to_pylist():
             rec = by_key[(row["partition"], row["offset"])]
             assert (row["key"], row["value"], row["topic"], row["timestampType"]) == (rec.key, rec.value, topic, 0)
+            assert row["headers"] == ([{"key": k, "value": v} for k, v in rec.headers] or None)
             assert int(row["timestamp"].timestamp() * 1000) == rec.timestamp_ms
             seen.add((row["partition"], row["offset"]))
         assert len(seen) == 600
@@ -280,9 +285,9 @@ def test_take_arrow_hands_over_columns(tansu: TansuBroker, topic_name: Callable[
         # The EOF events met by take_arrow() wait for take(); records come as Messages there too.
         events = t.take(2, errors=True)
         assert {e.error().code() for e in events} == {KafkaError._PARTITION_EOF}
-        produce_with_confluent(tansu.bootstrap, topic, [Record(b"late", key=b"k", partition=1)])
+        produce_with_confluent(tansu.bootstrap, topic, [Record(b"late", key=b"k", partition=1, headers=[("h", b"x")])])
         (late,) = t.take(1)
-        assert (late.partition(), late.offset(), late.key(), late.value()) == (1, 300, b"k", b"late")
+        assert (late.partition(), late.offset(), late.key(), late.value(), late.headers()) == (1, 300, b"k", b"late", [("h", b"x")])
 
 
 def test_a_partition_of_a_missing_topic_is_reported_once(mock_cluster: MockCluster, topic_name: Callable[[str], str]) -> None:

@@ -254,13 +254,34 @@ def test_decode_columns_gives_the_python_twins_columns(recs: list[Any], skip: in
     assert got.column("offset").to_pylist() == list(range(1000 + skip, 1000 + len(recs)))
     assert got.column("timestamp").cast(pa.int64()).to_pylist() == [ts for ts, _, _, _ in expected]
     assert set(got.column("topic").to_pylist()) <= {"t"} and set(got.column("partition").to_pylist()) <= {3}
-    n = ours[0]
+    assert got.column("headers").to_pylist() == [[{"key": k, "value": v} for k, v in h] if h else None for *_, h in expected]
+    got.validate(full=True)
+    n, headers = ours[0], ours[11]
+    assert headers == twin[11] == sum(len(h or ()) for *_, h in expected)
     for ours_buf, twin_buf, width in zip(ours[1:3], twin[1:3], (8, 8), strict=True):
         assert ours_buf[: n * width] == twin_buf
-    for i in (3, 6):  # validity: None without nulls, else the same bits for the rows there are
-        assert (ours[i] is None) == (twin[i] is None)
-    assert ours[4][: (n + 1) * 4] == twin[4] and ours[5] == twin[5]
-    assert ours[7][: (n + 1) * 4] == twin[7] and ours[8] == twin[8]
+    # validity bitmaps (None without nulls, else the same bits for the rows there are), int32 ends, data
+    for valid, ends, data in ((3, 4, 5), (6, 7, 8), (9, 10, None)):  # sized for every record: rows skipped leave room
+        if ours[valid] is not None:
+            mask = [bool(ours[valid][i // 8] >> (i % 8) & 1) for i in range(n)]
+            assert twin[valid] is not None and mask == [bool(twin[valid][i // 8] >> (i % 8) & 1) for i in range(n)]
+        assert (ours[valid] is None) == (twin[valid] is None) and ours[ends][: (n + 1) * 4] == twin[ends]
+        assert data is None or ours[data] == twin[data]
+    assert ours[12:] == twin[12:]  # the headers' keys and values: byte for byte
+
+
+def test_decode_columns_replaces_undecodable_header_keys_as_the_python_twin_does() -> None:
+    pytest.importorskip("pyarrow")
+    from kafkawire.consumer import arrow
+
+    batch = _fetched([(5, b"k", b"v", [("h\u00e9!", b"x"), ("plain", None)])], NONE, 0)
+    body, pos, end, count = batch.body
+    data = bytearray(body)
+    at = data.index("h\u00e9!".encode(), pos)
+    data[at + 1 : at + 3] = b"\xff\xc3"  # not UTF-8: 0xff, then a lead byte without its continuation
+    ours = native.decode_columns(bytes(data), pos, end, count, 0, 0, -1, 0)
+    twin = arrow.decode_columns(bytes(data), pos, end, count, 0, 0, -1, 0)
+    assert ours[11:] == twin[11:] and ours[13] == "h\ufffd\ufffd!plain".encode()
 
 
 def test_decode_columns_refuses_what_the_python_twin_refuses() -> None:

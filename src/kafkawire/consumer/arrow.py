@@ -1,9 +1,10 @@
 """The consumer's columnar hand-over: fetched records as Arrow columns, with no Python object per
 record (``FetchEngine.take_arrow``). Imported only when asked for: pyarrow is optional.
 
-The columns are the Spark connector's without headers: key, value (binary), topic (string),
+The columns are the Spark connector's with includeHeaders: key, value (binary), topic (string),
 partition (int32), offset (int64), timestamp (timestamp[ms, UTC]), timestampType (int32: 0
-CreateTime, 1 LogAppendTime). A fetched batch is decoded into Arrow buffers by the C extension's
+CreateTime, 1 LogAppendTime), headers (list<struct<key: string, value: binary>>, null for a record
+without headers). A fetched batch is decoded into Arrow buffers by the C extension's
 ``decode_columns`` (its pure-Python twin `decode_columns` here; tests/unit/test_native.py holds them
 equal), wrapped as `Columns`, which the fetch table slices like a list.
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 import importlib
 import struct
 from collections import deque
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import KafkaException
 from ..model import Message
@@ -30,6 +31,8 @@ if TYPE_CHECKING:
 # pyarrow ships no type information: its objects are typed Any here.
 pa: Any = importlib.import_module("pyarrow")
 STAMP = pa.timestamp("ms", tz="UTC")
+HEADER = pa.struct([("key", pa.string()), ("value", pa.binary())])
+HEADERS = pa.list_(HEADER)
 SCHEMA = pa.schema(
     [
         ("key", pa.binary()),
@@ -39,6 +42,7 @@ SCHEMA = pa.schema(
         ("offset", pa.int64()),
         ("timestamp", STAMP),
         ("timestampType", pa.int32()),
+        ("headers", HEADERS),
     ]
 )
 
@@ -78,18 +82,29 @@ def decode_columns(
     n = len(rows)
     out: list[Any] = [n, struct.pack(f"<{n}q", *(r.offset for r in rows)), struct.pack(f"<{n}q", *(r.timestamp for r in rows))]
     for field in ("key", "value"):
-        values = [getattr(r, field) for r in rows]
-        ends, used = [0], 0
-        for v in values:
-            used += 0 if v is None else len(v)
-            ends.append(used)
-        bits = bytearray(b"\xff" * ((n + 7) // 8))
-        for i, v in enumerate(values):
-            if v is None:
-                bits[i // 8] &= ~(1 << (i % 8)) & 0xFF
-        has_null = any(v is None for v in values)
-        out += [bytes(bits) if has_null else None, struct.pack(f"<{n + 1}i", *ends), b"".join(v for v in values if v is not None)]
+        out += _binary_buffers([getattr(r, field) for r in rows])
+    headers = [h for r in rows for h in r.headers]
+    valid, ends, _ = _binary_buffers([r.headers or None for r in rows])  # a list per record: ends count headers
+    out += [valid, ends, len(headers)]
+    out += _binary_buffers([k.encode() for k, _ in headers])[1:]
+    out += _binary_buffers([v for _, v in headers])
     return tuple(out)
+
+
+def _binary_buffers(values: list[Any]) -> list[Any]:
+    """A column's validity bitmap (None without nulls), int32 ends (the values' lengths added up)
+    and bytes (the values joined, when they are bytes)."""
+    ends, used = [0], 0
+    bits = bytearray(b"\xff" * ((len(values) + 7) // 8))
+    for i, v in enumerate(values):
+        if v is None:
+            bits[i // 8] &= ~(1 << (i % 8)) & 0xFF
+        else:
+            used += len(v)
+        ends.append(used)
+    has_null = any(v is None for v in values)
+    data = b"".join(v for v in values if isinstance(v, bytes))
+    return [bytes(bits) if has_null else None, struct.pack(f"<{len(values) + 1}i", *ends), data]
 
 
 _decode = native.decode_columns if native is not None else decode_columns
@@ -99,7 +114,16 @@ def _binary(n: int, valid: bytes | None, offsets: bytes, data: bytes) -> Any:
     return pa.Array.from_buffers(pa.binary(), n, [None if valid is None else pa.py_buffer(valid), pa.py_buffer(offsets), pa.py_buffer(data)])
 
 
-def _columns(n: int, keys: Any, values: Any, offsets: Any, stamps: Any, topic: str, partition: int, kind: int) -> Columns:
+def _headers(n: int, valid: bytes | None, ends: bytes, count: int, key_ends: bytes, key_data: bytes, *value: Any) -> Any:
+    if not count:  # no record has headers (the common case): every row null, built cheaper
+        return pa.nulls(n, HEADERS)
+    keys = pa.Array.from_buffers(pa.string(), count, [None, pa.py_buffer(key_ends), pa.py_buffer(key_data)])
+    items = pa.StructArray.from_arrays([keys, _binary(count, *value)], fields=list(HEADER))
+    buffers = [None if valid is None else pa.py_buffer(valid), pa.py_buffer(ends)]
+    return pa.Array.from_buffers(HEADERS, n, buffers, children=[items])
+
+
+def _columns(n: int, keys: Any, values: Any, offsets: Any, stamps: Any, headers: Any, topic: str, partition: int, kind: int) -> Columns:
     arrays = [
         keys,
         values,
@@ -108,6 +132,7 @@ def _columns(n: int, keys: Any, values: Any, offsets: Any, stamps: Any, topic: s
         offsets,
         stamps,
         pa.repeat(pa.scalar(kind, pa.int32()), n),
+        headers,
     ]
     return Columns(pa.RecordBatch.from_arrays(arrays, schema=SCHEMA))
 
@@ -122,13 +147,14 @@ def columns_of(batch: RecordBatch, min_offset: int, topic: str, partition: int) 
     found = _decode(body, pos, end, count, batch.base_offset, batch.base_timestamp, log_append, min_offset)
     if found is None:
         raise DecodeError(f"the records of the batch at offset {batch.base_offset} are malformed")
-    n, offsets, stamps, key_valid, key_offsets, key_data, value_valid, value_offsets, value_data = found
+    n, offsets, stamps, key_valid, key_offsets, key_data, value_valid, value_offsets, value_data = found[:9]
     return _columns(
         n,
         _binary(n, key_valid, key_offsets, key_data),
         _binary(n, value_valid, value_offsets, value_data),
         pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(offsets)]),
         pa.Array.from_buffers(STAMP, n, [None, pa.py_buffer(stamps)]),
+        _headers(n, *found[9:]),
         topic,
         partition,
         kind,
@@ -142,6 +168,7 @@ def from_records(records: list[Record], topic: str, partition: int, kind: int) -
         pa.array([r.value for r in records], pa.binary()),
         pa.array([r.offset for r in records], pa.int64()),
         pa.array([r.timestamp for r in records], STAMP),
+        pa.array([[{"key": k, "value": v} for k, v in r.headers] or None for r in records], HEADERS),
         topic,
         partition,
         kind,
@@ -152,12 +179,12 @@ def from_messages(messages: list[Message]) -> Columns:
     """Messages decoded before the first take_arrow() (they exist already)."""
     first = messages[0]
     kind = first.timestamp()[0] - 1  # Message's types are 1 CreateTime, 2 LogAppendTime
-    records = [Record(m.offset() or 0, m.timestamp()[1], m.key(), m.value()) for m in messages]
+    records = [Record(m.offset() or 0, m.timestamp()[1], m.key(), m.value(), cast("list[tuple[str, bytes | None]]", m.headers() or [])) for m in messages]
     return from_records(records, first.topic() or "", first.partition() or 0, kind)
 
 
 def to_messages(columns: Columns, leader_epoch: int | None) -> list[Message]:
-    """take() after take_arrow(): the columns as Messages (headers were not kept)."""
+    """take() after take_arrow(): the columns as Messages."""
     data = columns.batch.to_pydict()
     n = columns.batch.num_rows
     return [
@@ -167,7 +194,7 @@ def to_messages(columns: Columns, leader_epoch: int | None) -> list[Message]:
             data["offset"][i],
             data["key"][i],
             data["value"][i],
-            None,
+            None if (hs := data["headers"][i]) is None else [(h["key"], h["value"]) for h in hs],
             None,
             (data["timestampType"][i] + 1, int(columns.batch.column(5)[i].value)),
             None,

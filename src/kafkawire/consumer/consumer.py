@@ -257,8 +257,8 @@ class Consumer:
         return self._consume(num_messages, timeout)
 
     def consume_arrow(self, max_records: int = 1000, timeout: float = -1) -> Any:
-        """Up to ``max_records`` records as one pyarrow RecordBatch (consumer/arrow.py's columns, no
-        headers; no Python object per record), or None once ``timeout`` passed; serves callbacks as
+        """Up to ``max_records`` records as one pyarrow RecordBatch (consumer/arrow.py's columns,
+        headers included; no Python object per record), or None once ``timeout`` passed; serves callbacks as
         poll(). Error events are raised as KafkaException, one per call (arrow.hand_over)."""
         self._check_open()
         if isinstance(max_records, bool) or not isinstance(max_records, int) or not 1 <= max_records <= MAX_MESSAGES:
