@@ -137,6 +137,36 @@ def _spark_table(sr: ScenarioResult) -> list[str]:
     return lines
 
 
+def _read_rate(run: Run) -> float | None:
+    r = run.result
+    return r["records"] / r["read_seconds"] if r.get("read_seconds") else None
+
+
+def _serde_table(sr: ScenarioResult) -> list[str]:
+    """Both halves of each run: serialize + produce, then consume + deserialize."""
+    base_write, base_read = _median(sr, "confluent-avro", _rate), _median(sr, "confluent-avro", _read_rate)
+    lines = [
+        "| client | write msg/s median | min - max | x confluent | CPU us/msg | read msg/s median | min - max "
+        "| x confluent | CPU us/msg | runs |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for client in dict.fromkeys(r.client for r in sr.runs):
+        runs = sr.of(client)
+        write, read = _stats(runs, _rate), _stats(runs, _read_rate)
+        if write is None or read is None:
+            lines.append(f"| {client} | - | - | - | - | - | - | - | - | {_status(runs)} |")
+            continue
+        wcpu = _stats(runs, lambda r: r.result["cpu"] / r.result["records"] * 1e6)
+        rcpu = _stats(runs, lambda r: r.result["read_cpu"] / r.result["records"] * 1e6)
+        wx = f"{write[1] / base_write:.2f}" if base_write else "-"
+        rx = f"{read[1] / base_read:.2f}" if base_read else "-"
+        lines.append(
+            f"| {client} | {write[1]:,.0f} | {write[0]:,.0f} - {write[2]:,.0f} | {wx} | {_fmt(wcpu and wcpu[1], '.2f')} "
+            f"| {read[1]:,.0f} | {read[0]:,.0f} - {read[2]:,.0f} | {rx} | {_fmt(rcpu and rcpu[1], '.2f')} | {_status(runs)} |"
+        )
+    return lines
+
+
 def _targets(results: list[ScenarioResult]) -> list[str]:
     by_name = {sr.scenario.name: sr for sr in results}
     rows: list[tuple[str, str, bool | None]] = []
@@ -177,6 +207,8 @@ def _targets(results: list[ScenarioResult]) -> list[str]:
     check("consume(1000) >= 0.8x confluent-kafka consume(1000)", ratio("consume", "kafkawire-consume", base="confluent-consume"), lambda v: v >= 0.8)
     check("consume(1000) >= 4x aiokafka getmany", ratio("consume", "kafkawire-consume", base="aiokafka-getmany"), lambda v: v >= 4)
     check("consume_arrow(1000) >= 2x confluent-kafka consume(1000)", ratio("consume", "kafkawire-arrow-read", base="confluent-consume"), lambda v: v >= 2)
+    check("Avro serialize + produce >= 1.0x confluent-kafka's", ratio("serde-avro", "kafkawire-avro", base="confluent-avro"), lambda v: v >= 1.0)
+    check("Avro consume + deserialize >= 1.0x confluent-kafka's", ratio("serde-avro", "kafkawire-avro", _read_rate, "confluent-avro"), lambda v: v >= 1.0)
     lines = ["| target | measured (medians, one run) | met |", "|---|---|---|"]
     for target, shown, met in rows:
         lines.append(f"| {target} | {shown} | {'-' if met is None else ('yes' if met else 'NO')} |")
@@ -216,6 +248,8 @@ def render(results: list[ScenarioResult], meta: dict[str, Any]) -> str:
             out += _rss_table(sr)
         elif kind in ("spark", "spark-read", "consume"):
             out += _spark_table(sr)
+        elif kind == "serde":
+            out += _serde_table(sr)
         else:
             out += _throughput_table(sr)
         out.append("")

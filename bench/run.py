@@ -29,6 +29,7 @@ from bench.scenarios import (
     CLIENTS,
     CONSUME_CLIENTS,
     DEFAULT_SCENARIOS,
+    SERDE_CLIENTS,
     SLOW_CLIENTS,
     Scenario,
     all_throughput_scenarios,
@@ -74,6 +75,7 @@ class Target:
     bootstrap: str
     secured: dict[str, dict[str, Any]] = field(default_factory=dict)
     name: str = "embedded Tansu (memory)"
+    registry: str = ""  # the serde scenarios' Schema Registry URL
 
 
 def _admin(bootstrap: str) -> Any:
@@ -176,7 +178,10 @@ def run_scenario(sc: Scenario, clients: list[str], args: argparse.Namespace, tar
     bootstrap = target.bootstrap
     out = ScenarioResult(sc)
     sc = replace(sc, client_conf=target.secured[sc.security]) if sc.secured else sc
-    readers = sc.kind == "consume" and not any(c in CONSUME_CLIENTS for c in clients)  # none named: all
+    if sc.kind == "serde":
+        sc = replace(sc, client_conf={"schema.registry.url": target.registry})
+    # A consume or serde scenario whose own clients none were named runs all of them.
+    readers = sc.kind in ("consume", "serde") and not any(c in sc.clients for c in clients)
     chosen = [
         c for c in sc.clients if c in clients or c in ("kafkawire-spark", "kafkawire-fetch", "kafkawire-spark-read") or readers
     ]
@@ -212,6 +217,8 @@ def _one_line(run: Run) -> str:
         return f"FAILED: {r['failed_run']}"
     rate = r["records"] / r["seconds"] if r["seconds"] else 0.0
     text = f"{rate:>12,.0f} msg/s  {r['seconds']:6.2f} s  rss {r['rss_kb'] / 1024:6.0f} MiB"
+    if r.get("read_seconds"):
+        text += f"  read {r['records'] / r['read_seconds']:>10,.0f} msg/s {r['read_seconds']:6.2f} s"
     if r.get("p99") is not None:
         text += f"  p50 {r['p50']:.2f} ms  p99 {r['p99']:.2f} ms"
     text += f"  verified {run.verified:,}" if run.verified is not None else ""
@@ -236,6 +243,22 @@ def broker(bootstrap: str | None, secured: bool) -> Iterator[Target]:
             yield Target(tansu.bootstrap)
         finally:
             _ADMINS.clear()  # before the broker stops, so they do not log failed reconnects
+
+
+@contextlib.contextmanager
+def registry(wanted: bool, target: Target) -> Iterator[None]:
+    """The serde scenarios' Schema Registry: confluent-kafka's registry logic behind a loopback
+    HTTP front (the serialization tests' tests/serde/registry_front.py), in this process, shared
+    by the workers."""
+    if not wanted:
+        yield
+        return
+    from tests.serde.registry_front import registry_front
+
+    with registry_front() as front:
+        target.registry = front.url
+        print(f"Started the Schema Registry front on {front.url}", flush=True)
+        yield
 
 
 def _kafka23() -> Iterator[Target]:
@@ -323,12 +346,15 @@ def main(argv: list[str] | None = None) -> int:
     names = all_throughput_scenarios() if args.scenarios == "matrix" else args.scenarios.split(",")
     scenarios = [parse_scenario(n.strip(), args.quick) for n in names if n.strip()]
     clients = [c.strip() for c in args.clients.split(",") if c.strip()]
-    unknown = [c for c in clients if c not in CLIENTS and c not in CONSUME_CLIENTS]
+    known = CLIENTS + CONSUME_CLIENTS + SERDE_CLIENTS
+    unknown = [c for c in clients if c not in known]
     if unknown:
-        raise SystemExit(f"unknown clients {unknown}: choose from {', '.join(CLIENTS + CONSUME_CLIENTS)}")
+        raise SystemExit(f"unknown clients {unknown}: choose from {', '.join(known)}")
     started = time.time()
     results = []
-    with broker(args.bootstrap_servers, any(sc.secured for sc in scenarios)) as target:
+    with broker(args.bootstrap_servers, any(sc.secured for sc in scenarios)) as target, registry(
+        any(sc.kind == "serde" for sc in scenarios), target
+    ):
         for sc in scenarios:
             results.append(run_scenario(sc, clients, args, target))
     meta = {

@@ -3,12 +3,13 @@
 A throughput scenario is named ``<size>-<keys>-<acks>-<compression>``, for example
 ``100b-keyless-acks1-none`` or ``1kb-keyed-acksall-lz4`` (acks=all always comes with
 idempotence). Any such name is accepted on the command line; ``DEFAULT_SCENARIOS`` is the set the
-issue's targets are read from. Four special scenarios measure something else: ``latency``
+issue's targets are read from. Special scenarios measure something else: ``latency``
 (p50/p99 delivery latency at a fixed rate), ``rss`` (peak memory over ten million records with a
 bounded buffer), ``spark`` (the data source writing a DataFrame in local mode), ``spark-read``
-(the data source reading a topic into a DataFrame, against the read path alone) and ``consume``
-(consumers reading records already in the topic: bench/consume.py). A throughput name may end in
-``-ssl`` or ``-sasl_ssl`` (SCRAM-SHA-512): the same workload over a Kafka 2.3 TLS listener, for the
+(the data source reading a topic into a DataFrame, against the read path alone), ``consume``
+(consumers reading records already in the topic: bench/consume.py) and ``serde-avro`` (Avro with
+a Schema Registry through SerializingProducer and DeserializingConsumer: bench/serde.py). A
+throughput name may end in ``-ssl`` or ``-sasl_ssl`` (SCRAM-SHA-512): the same workload over a Kafka 2.3 TLS listener, for the
 clients that take librdkafka's options; the run then uses that broker for every scenario, so the
 TLS ratio sits next to a plaintext one taken on the same broker.
 """
@@ -53,6 +54,7 @@ DEFAULT_SCENARIOS = (
     "spark",
     "spark-read",
     "consume",
+    "serde-avro",
 )
 
 LATENCY_RATE = 10_000  # records per second
@@ -69,12 +71,15 @@ CONSUME_CLIENTS = (
     "kafkawire-arrow-read",
     "aiokafka-getmany",
 )
+SERDE_RECORDS = 200_000
+# The serde-avro scenario's clients: each library's serializing producer and deserializing consumer.
+SERDE_CLIENTS = ("confluent-avro", "kafkawire-avro")
 
 
 @dataclass(frozen=True)
 class Scenario:
     name: str
-    kind: str  # "throughput", "latency", "rss", "spark", "spark-read" or "consume"
+    kind: str  # "throughput", "latency", "rss", "spark", "spark-read", "consume" or "serde"
     value_size: int = 100
     keyed: bool = False
     acks_all: bool = False  # acks=all with enable.idempotence
@@ -118,6 +123,12 @@ class Scenario:
                 f"{self.records:,} x 100 B already in the topic, read from the beginning (every partition assigned): "
                 "poll() loop, consume(1000), consume_arrow(1000), aiokafka getmany(max_records=1000)"
             )
+        if self.kind == "serde":
+            return (
+                f"{self.records:,} Avro records (10 fields: strings, ints, longs, doubles, a boolean, an optional "
+                "string), Schema Registry framing: SerializingProducer + AvroSerializer writes them (acks=1), then "
+                "DeserializingConsumer + AvroDeserializer reads them back (poll() loop, every partition assigned)"
+            )
         acks = "acks=all + idempotence" if self.acks_all else "acks=1"
         keys = "keyed" if self.keyed else "keyless"
         over = {"ssl": ", over TLS", "sasl_ssl": ", over SASL_SSL (SCRAM-SHA-512)"}.get(self.security, "")
@@ -159,6 +170,8 @@ def parse_scenario(name: str, quick: bool) -> Scenario:
         )
     if name == "consume":
         return Scenario(name, "consume", records=CONSUME_RECORDS // 10 if quick else CONSUME_RECORDS, clients=CONSUME_CLIENTS)
+    if name == "serde-avro":
+        return Scenario(name, "serde", records=SERDE_RECORDS // 10 if quick else SERDE_RECORDS, clients=SERDE_CLIENTS)
     try:
         size, keys, acks, compression, *over = name.split("-")
         value_size = SIZES[size]
@@ -168,7 +181,7 @@ def parse_scenario(name: str, quick: bool) -> Scenario:
             raise ValueError
     except (ValueError, KeyError):
         raise SystemExit(
-            f"unknown scenario {name!r}: expected latency, rss, spark, spark-read, consume or <size>-<keys>-<acks>-<compression> "
+            f"unknown scenario {name!r}: expected latency, rss, spark, spark-read, consume, serde-avro or <size>-<keys>-<acks>-<compression> "
             f"with size in {sorted(SIZES)}, keys keyless/keyed, acks acks1/acksall, compression in {COMPRESSIONS}, "
             f"optionally -<security> in {SECURITIES}"
         ) from None

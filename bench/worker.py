@@ -618,6 +618,10 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
         from bench.consume import consume_worker
 
         table = {client: consume_worker(client)}
+    elif sc.kind == "serde":
+        from bench.serde import SERDE
+
+        table = {client: lambda sc, bootstrap, topic, w: SERDE[client](sc, bootstrap, topic, w.records)}
     else:
         table = THROUGHPUT
     w = Workload(sc, records)

@@ -59,6 +59,4 @@ class SerializingProducer(Producer):
             except Exception as e:
                 raise ValueSerializationError(e) from e
         # ctx.headers: a serializer that writes the schema id into headers may have added one.
-        super().produce(
-            topic, value, key, partition=partition, on_delivery=on_delivery, timestamp=timestamp, headers=ctx.headers
-        )
+        super().produce(topic, value, key, partition, on_delivery, timestamp, ctx.headers)

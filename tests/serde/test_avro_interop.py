@@ -209,3 +209,50 @@ def test_a_five_byte_payload_decodes(front: RegistryFront) -> None:
     assert AvroDeserializer(SchemaRegistryClient({"url": front.url}))(data, CTX) == {}
     with pytest.raises(Exception, match=r"5 bytes|framing"):
         TheirDeserializer(front.registry)(data, THEIR_CTX)
+
+
+def test_later_records_take_the_ready_framing_and_ask_the_registry_nothing(front: RegistryFront) -> None:
+    """After a (topic, key or value)'s first record, the serializer writes the cached framing and
+    fastavro's body: each place keeps its own subject's id, the body stays confluent-kafka's, no
+    request is made, and refusals stay SerializationErrors that leave the next record unharmed."""
+    ours, theirs = both(front, conf={"validate.strict": True})
+    places = [("orders", MessageField.VALUE), ("orders", MessageField.KEY), ("refunds", MessageField.VALUE)]
+    for topic, field in places:
+        ours(ORDERS[0], SerializationContext(topic, field))
+    asked = len(front.requests)
+    for _ in range(2):
+        for topic, field in places:
+            schema_id = front.registry.get_latest_version(f"{topic}-{field.value}").schema_id
+            for order in ORDERS:
+                data = ours(order, SerializationContext(topic, field))
+                assert data is not None and data[:5] == b"\x00" + schema_id.to_bytes(4, "big")
+                assert data[5:] == theirs(order, THEIR_CTX)[5:]  # type: ignore[index]
+    assert len(front.requests) == asked  # (theirs asks confluent's registry in-process, not over HTTP)
+    with pytest.raises(SerializationError) as refused:
+        ours({**ORDERS[1], "extra": 1}, CTX)
+    assert isinstance(refused.value, ValueError)
+    with pytest.raises(SerializationError):
+        ours({"id": "not a long"}, CTX)
+    assert ours(ORDERS[4], CTX) == theirs(ORDERS[4], THEIR_CTX)
+
+
+def test_payloads_of_a_seen_schema_id_decode_and_fail_as_before(front: RegistryFront) -> None:
+    """Once a schema id was read, its payloads go straight to fastavro: still equal objects,
+    truncated ones still SerializationErrors, other ids and header framing still looked up."""
+    theirs = both(front)[1]
+    de = AvroDeserializer(SchemaRegistryClient({"url": front.url}))
+    datas = [theirs(order, THEIR_CTX) for order in ORDERS]
+    for _ in range(2):
+        assert [de(d, CTX) for d in datas] == ORDERS
+    asked = len(front.requests)
+    for bad in [datas[3][:-3], datas[3][:6], b"\x00" + datas[3][1:5]]:  # type: ignore[index]
+        with pytest.raises(SerializationError):
+            de(bad, CTX)
+    assert len(front.requests) == asked
+    other = json.dumps({"type": "record", "name": "Other", "fields": [{"name": "n", "type": "int"}]})
+    assert de(both(front, other)[1]({"n": 7}, TheirContext("other", TheirField.VALUE)), CTX) == {"n": 7}
+    by_header = AvroSerializer(
+        SchemaRegistryClient({"url": front.url}), SCHEMA, conf={"schema.id.serializer": header_schema_id_serializer}
+    )
+    ctx = SerializationContext("orders", MessageField.VALUE, [])
+    assert de(by_header(ORDERS[1], ctx), ctx) == ORDERS[1]

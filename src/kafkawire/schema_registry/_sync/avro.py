@@ -1,7 +1,9 @@
 """Avro with the Schema Registry (fastavro): AvroSerializer and AvroDeserializer.
 
 The body is fastavro's schemaless binary encoding, the bytes confluent-kafka writes for the same
-schema and value. Parsed schemas are cached per schema text, so no record parses a schema.
+schema and value. Parsed schemas are cached per schema text, so no record parses a schema; once a
+(topic, key or value) has its schema id, later records go straight to fastavro writing after the
+ready-made framing prefix, and a payload whose id was seen goes straight to fastavro's reader.
 """
 
 from __future__ import annotations
@@ -13,14 +15,33 @@ from typing import Any
 
 from fastavro import parse_schema, schemaless_reader, schemaless_writer
 
-from ...serialization import SerializationContext, SerializationError
+from ...serialization import MessageField, SerializationContext, SerializationError
 from ..common.schema_registry_client import Schema
+from ..common.serde import (
+    dual_schema_id_deserializer,
+    prefix_schema_id_deserializer,
+    prefix_schema_id_serializer,
+    record_subject_name_strategy,
+    topic_record_subject_name_strategy,
+    topic_subject_name_strategy,
+)
 from .schema_registry_client import SchemaRegistryClient
 from .serde import READ_MODES, BaseDeserializer, BaseSerializer, refuse_rules, where
 
 __all__ = ["AvroDeserializer", "AvroEncodingError", "AvroSerializer"]
 
 _PRIMITIVES = {"null", "boolean", "int", "long", "float", "double", "bytes", "string"}
+# Strategies whose subject depends only on the topic, key or value, and the record name: the
+# subject (so the schema id) of a (topic, field) never changes for one serializer.
+_FIXED_STRATEGIES = (topic_subject_name_strategy, topic_record_subject_name_strategy, record_subject_name_strategy)
+_KEY, _VALUE = MessageField.KEY, MessageField.VALUE
+
+
+class _Framed(bytearray):
+    """The output of one record: starts as the framing prefix, fastavro appends the body to it
+    (it writes a whole record with one ``write``): no BytesIO and no concatenation per record."""
+
+    write = bytearray.extend
 
 
 def _schema_name(schema: Any) -> str | None:
@@ -140,10 +161,37 @@ class AvroSerializer(_Parsing, BaseSerializer):
         if schema is not None:
             self._parsed_schema = self._parse(schema)
             self._schema_name = _schema_name(self._parsed_schema)
+        # (topic, is key) -> (framing prefix, parsed schema), when nothing can change them: a fixed
+        # strategy, the id in front of the payload, no "latest" schema (those the client's TTL rules).
+        self._ready: dict[tuple[str, bool], tuple[bytes, Any]] = {}
+        self._can_ready = (
+            self._subject_name_func in _FIXED_STRATEGIES
+            and self._schema_id_serializer is prefix_schema_id_serializer
+            and not self._use_latest_version
+            and self._use_latest_with_metadata is None
+        )
 
     def __call__(self, obj: Any, ctx: SerializationContext | None = None) -> bytes | None:
         if obj is None:
             return None
+        if ctx is not None and ((field := ctx.field) is _VALUE or field is _KEY):
+            ready = self._ready.get((ctx.topic, field is _KEY))
+            if ready is not None:  # the steady state: one dict look-up, then fastavro
+                out = _Framed(ready[0])
+                self._write(out, ready[1], self._to_dict(obj, ctx) if self._to_dict is not None else obj, ctx)
+                return bytes(out)
+        return self._serialize(obj, ctx)
+
+    def _write(self, out: _Framed, parsed: Any, value: Any, ctx: SerializationContext | None) -> None:
+        try:
+            schemaless_writer(out, parsed, value, strict=self._strict, strict_allow_default=self._strict_allow_default)  # type: ignore[arg-type]  # it only calls write()
+        except ValueError as e:
+            raise AvroEncodingError(f"Avro encoding failed{where(ctx)}: {e}") from e
+        except (TypeError, KeyError, AttributeError) as e:
+            raise SerializationError(f"Avro encoding failed{where(ctx)}: {e}") from e
+
+    def _serialize(self, obj: Any, ctx: SerializationContext | None) -> bytes | None:
+        """The general path: subject, writer schema (registering it if asked), framing."""
         subject = self._subject(ctx, self._schema_name)
         if subject is None:
             raise SerializationError("the subject name strategy gave no subject")
@@ -156,14 +204,11 @@ class AvroSerializer(_Parsing, BaseSerializer):
             if not isinstance(value, (bytes, bytearray, memoryview)):
                 raise SerializationError(f"Avro encoding failed{where(ctx)}: expected bytes, not {type(value).__name__}")
             return self._frame(bytes(value), ctx, schema_id)
-        buf = io.BytesIO()
-        try:
-            schemaless_writer(buf, parsed, value, strict=self._strict, strict_allow_default=self._strict_allow_default)
-        except ValueError as e:
-            raise AvroEncodingError(f"Avro encoding failed{where(ctx)}: {e}") from e
-        except (TypeError, KeyError, AttributeError) as e:
-            raise SerializationError(f"Avro encoding failed{where(ctx)}: {e}") from e
-        return self._frame(buf.getvalue(), ctx, schema_id)
+        if self._can_ready and ctx is not None and (ctx.field is _VALUE or ctx.field is _KEY):
+            self._ready[(ctx.topic, ctx.field is _KEY)] = (self._frame(b"", ctx, schema_id), parsed)
+        body = _Framed()
+        self._write(body, parsed, value, ctx)
+        return self._frame(bytes(body), ctx, schema_id)
 
 
 class AvroDeserializer(_Parsing, BaseDeserializer):
@@ -194,10 +239,35 @@ class AvroDeserializer(_Parsing, BaseDeserializer):
         self._return_record_name = return_record_name
         self._deserializer_conf(dict(conf or {}))
         self._reader_schema = self._parse(self._schema) if self._schema is not None else None
+        # The 4 id bytes of a prefix-framed payload -> (writer, reader) parsed schemas, when nothing
+        # else picks them: the prefix framing read, no "latest" reader schema (the client's TTL rules).
+        self._ready: dict[bytes, tuple[Any, Any]] = {}
+        self._can_ready = (
+            self._schema_id_deserializer in (dual_schema_id_deserializer, prefix_schema_id_deserializer)
+            and not self._use_latest_version
+            and self._use_latest_with_metadata is None
+        )
 
     def __call__(self, data: bytes | None, ctx: SerializationContext | None = None) -> Any:
         if data is None:
             return None
+        if data[:1] == b"\x00" and (ctx is None or not ctx.headers):  # no schema-id header to look for
+            ready = self._ready.get(data[1:5])
+            if ready is not None:  # the steady state: one dict look-up, then fastavro
+                payload = io.BytesIO(data)
+                payload.seek(5)
+                return self._read(payload, ready[0], ready[1], ctx)
+        return self._deserialize(data, ctx)
+
+    def _read(self, payload: io.BytesIO, writer: Any, reader: Any, ctx: SerializationContext | None) -> Any:
+        try:
+            obj = schemaless_reader(payload, writer, reader, return_record_name=self._return_record_name)
+        except (EOFError, ValueError, TypeError, KeyError, IndexError, UnicodeDecodeError, OverflowError) as e:
+            raise SerializationError(f"Avro decoding failed{where(ctx)}: {e!r}") from e
+        return self._from_dict(obj, ctx) if self._from_dict is not None else obj
+
+    def _deserialize(self, data: bytes, ctx: SerializationContext | None) -> Any:
+        """The general path: the framing read, the writer's schema asked of the registry (cached)."""
         schema_id, payload = self._unframe(data, ctx)
         writer = self._parse(self._writer_schema(schema_id, ctx))
         reader = self._reader_schema
@@ -212,13 +282,9 @@ class AvroDeserializer(_Parsing, BaseDeserializer):
             payload = io.BytesIO()  # resolved into another reader schema from its Avro encoding
             schemaless_writer(payload, "bytes", raw)
             payload.seek(0)
-        try:
-            obj = schemaless_reader(
-                payload, writer, reader if reader is not None else writer, return_record_name=self._return_record_name
-            )
-        except (EOFError, ValueError, TypeError, KeyError, IndexError, UnicodeDecodeError, OverflowError) as e:
-            raise SerializationError(f"Avro decoding failed{where(ctx)}: {e!r}") from e
-        return self._from_dict(obj, ctx) if self._from_dict is not None else obj
+        elif self._can_ready and data[:1] == b"\x00" and (ctx is None or not ctx.headers):
+            self._ready[data[1:5]] = (writer, reader if reader is not None else writer)
+        return self._read(payload, writer, reader if reader is not None else writer, ctx)
 
 
 def _flag(conf: dict[str, Any], key: str) -> bool:
