@@ -66,7 +66,7 @@ def test_batch_read_of_what_confluent_wrote(spark: SparkSession, tansu: TansuBro
         assert row.topic == topic and row.key == rec.key and row.value == rec.value
         assert row.ts_ms == rec.timestamp_ms
         assert row.timestampType == 0
-        assert [(h.key, h.value) for h in row.headers] == list(rec.headers)
+        assert (None if row.headers is None else [(h.key, h.value) for h in row.headers]) == (list(rec.headers) or None)
 
     # An offset range of one partition; the other partition's range is empty.
     ranged = reader(
@@ -80,6 +80,23 @@ def test_batch_read_of_what_confluent_wrote(spark: SparkSession, tansu: TansuBro
     assert ranged.rdd.getNumPartitions() == 3
     got = sorted((r.partition, r.offset, r.value) for r in ranged.select("partition", "offset", "value").collect())
     assert got == [(0, o, rows[(0, o)].value) for o in range(17, 42)]
+
+
+def test_headers_of_more_records_than_one_arrow_batch(spark: SparkSession, tansu: TansuBroker, topic_name: Callable[[str], str]) -> None:
+    """One Fetch answer holding more records than an Arrow batch (ARROW_BATCH_ROWS): every row keeps
+    its own headers."""
+    topic = topic_name("hdrs")
+    create_topic(tansu.bootstrap, topic, 1)
+    count = 20_000
+    written = [Record(b"v%d" % i, headers=[("i", b"%d" % i)] if i % 2 else [], partition=0) for i in range(count)]
+    produce_with_confluent(tansu.bootstrap, topic, written, config={"linger.ms": 50, "batch.num.messages": 10_000}, timeout=60)
+    df = reader(
+        spark, tansu.bootstrap, subscribe=topic, includeHeaders="true", endingOffsets=json.dumps({topic: {"0": count}})
+    ).load()
+    got = {row.offset: row.headers for row in df.select("offset", "headers").collect()}
+    assert sorted(got) == list(range(count))
+    for i, headers in got.items():
+        assert (None if headers is None else [(h.key, h.value) for h in headers]) == (written[i].headers or None)
 
 
 def test_latest_and_ending_offsets_on_the_mock_cluster(

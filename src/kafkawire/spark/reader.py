@@ -230,12 +230,11 @@ def read_range(
 ) -> Iterator[Any]:
     """One range as Arrow record batches of about ``ARROW_BATCH_ROWS`` rows (or ``ARROW_BATCH_BYTES``
     of keys and values). Each Kafka batch is decoded straight into Arrow columns by the consumer's
-    columnar decoder (`kafkawire.consumer.arrow`, the C extension where built): no Python object per
-    record, except the headers when ``includeHeaders`` asks for them."""
+    columnar decoder (`kafkawire.consumer.arrow`, the C extension where built), headers included:
+    no Python object per record."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
     from kafkawire.consumer.arrow import SCHEMA, columns_of
-    from kafkawire.consumer.decode import messages_of
 
     pa = importlib.import_module("pyarrow")  # typed as Any: pyarrow ships no type information
     pc = importlib.import_module("pyarrow.compute")
@@ -248,16 +247,12 @@ def read_range(
     client = clients.get(opts.kafka)
     headers_wanted = opts.include_headers
     pending: list[Any] = []  # record batches of consumer.arrow.SCHEMA
-    headers: list[Any] = []  # per row: its headers as Message.headers() gives them
     rows = size = 0
 
     def records_of(batch: RecordBatch, start: int, end: int) -> Any:
         columns = columns_of(batch, start, r.topic, r.partition).batch
         if batch.next_offset > end:  # the range ends inside this batch
             columns = columns.slice(0, pc.sum(pc.less(columns.column(4), end)).as_py() or 0)
-        if headers_wanted:
-            messages = messages_of(batch, start, r.topic, r.partition)
-            headers.extend(m.headers() or [] for m in messages[: columns.num_rows])
         return columns
 
     def flush() -> Any:
@@ -275,9 +270,8 @@ def read_range(
             table.column(5).cast(stamp_type),
             table.column(6),
         ]
-        if headers_wanted:
-            columns.append(pa.array(headers, arrow_schema.field("headers").type))
-            headers.clear()
+        if headers_wanted:  # null for a record without headers, as Spark's connector
+            columns.append(table.column(7).cast(arrow_schema.field("headers").type))
         return pa.Table.from_arrays(columns, schema=arrow_schema).combine_chunks().to_batches()[0]
 
     def lost(message: str) -> None:
