@@ -101,7 +101,9 @@ def _add_pipeline_parser(
                    "string: one column's text, or the columns' texts joined by ','")  # fmt: skip
     p.add_argument("--schema-registry", metavar="URL",
                    help="with --value-format avro: register the schema under TOPIC-value in this Confluent Schema "
-                   "Registry and write framed values (magic byte 0, schema id); the read-back decodes them")  # fmt: skip
+                   "Registry and write framed values (magic byte 0, schema id); the read-back decodes them. "
+                   "With --from-topic: decode the source's framed Avro values (as its subject FROM-TOPIC-value's "
+                   "latest schema); a topic sink's avro values are registered there too")  # fmt: skip
     p.add_argument("--master", help="Spark master, e.g. local[*] or spark://host:7077 (default: spark-submit's, else local[*])")
     p.add_argument("--exactly-once", action="store_true", help="write each task's rows in one Kafka transaction")
     p.add_argument("--transactional-id-prefix", help="with --exactly-once (default: kafkawire-pipeline-TOPIC)")
@@ -142,8 +144,8 @@ def _pipeline(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         kafka_options[key.removeprefix("kafka.")] = value
     if args.transactional_id_prefix and not args.exactly_once:
         parser.error("--transactional-id-prefix needs --exactly-once")
-    if args.schema_registry is not None and (args.from_topic is not None or args.value_format != "avro"):
-        parser.error("--schema-registry is for writing INPUT with --value-format avro")
+    if args.schema_registry is not None and args.value_format != "avro":
+        parser.error("--schema-registry is for --value-format avro")
     if args.from_topic is not None:
         return _stream(args, kafka_options)
     if args.to is not None:
@@ -182,6 +184,7 @@ def _stream(args: argparse.Namespace, kafka_options: dict[str, str]) -> int:
         transform=args.transform,
         value_format=args.value_format,
         value_schema=args.value_schema,
+        schema_registry=args.schema_registry,
         key_column=args.key_column,
         bootstrap_servers=args.bootstrap_servers,
         checkpoint=args.checkpoint,

@@ -20,7 +20,7 @@ import pytest
 
 from kafkawire.local_broker import TansuBroker
 from kafkawire.pipeline import PipelineError
-from kafkawire.pipeline.stream import StreamOptions, parse_trigger, run_stream
+from kafkawire.pipeline.stream import StreamOptions, check_stream_options, parse_trigger, run_stream
 from tests.harness.judge import Record, consume_all, produce_with_confluent
 from tests.harness.kafka_broker import KafkaBroker
 from tests.harness.topics import create_topic
@@ -240,3 +240,71 @@ def test_two_step_demo_ingests_then_streams_each_order_once(
         assert v["size"] == ("large" if order.total >= 300 else "medium" if order.total >= 50 else "small")
         if order.currency == "EUR":
             assert v["total_eur"] == float(order.total)
+
+
+AVRO_CUSTOMER = json.dumps(
+    {
+        "type": "record",
+        "name": "Customer",
+        "namespace": "shop",
+        "fields": [
+            {"name": "id", "type": "long"},
+            {"name": "name", "type": "string"},
+            {"name": "score", "type": "double"},
+            {"name": "active", "type": "boolean"},
+            {"name": "note", "type": ["null", "string"], "default": None},
+        ],
+    }
+)
+
+
+def _customer(i: int) -> dict[str, Any]:
+    return {"id": i, "name": f"n{i}", "score": i / 4, "active": i % 3 != 0, "note": None if i % 2 else f"note {i}"}
+
+
+@pytest.mark.slow
+def test_avro_values_framed_by_confluent_are_decoded_and_written_back_framed(
+    spark: SparkSession, tansu: TansuBroker, topic_name: Callable[[str], str], tmp_path: Path
+) -> None:
+    """``--value-format avro --schema-registry``: confluent-kafka's AvroSerializer writes the source
+    through a registry (confluent's logic behind the loopback front); the stream decodes it as the
+    subject's schema, transforms it, and its Avro output (registered under the sink's subject) is
+    read by confluent-kafka's AvroDeserializer."""
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+    from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    from tests.serde.registry_front import registry_front
+
+    source, sink = topic_name("in"), topic_name("out")
+    create_topic(tansu.bootstrap, source, 2)
+    with registry_front() as front:
+        registry = SchemaRegistryClient({"url": front.url})
+        serializer = AvroSerializer(registry, AVRO_CUSTOMER)
+        ctx = SerializationContext(source, MessageField.VALUE)
+        records = [Record(serializer(_customer(i), ctx), partition=i % 2) for i in range(120)]
+        produce_with_confluent(tansu.bootstrap, source, records, timeout=60)
+        transform = "SELECT value.id AS id, upper(value.name) AS name, value.note AS note FROM source WHERE value.active"
+        opts = StreamOptions(source, topic=sink, transform=transform, value_format="avro", schema_registry=front.url,
+                             bootstrap_servers=tansu.bootstrap, checkpoint=str(tmp_path / "ckpt"))  # fmt: skip
+        summary, out, _ = _run(opts, spark)
+        kept = [_customer(i) for i in range(120) if _customer(i)["active"]]
+        assert summary.ok and summary.rows_in == 120 and summary.written == len(kept) == summary.read_back, out
+        assert f"{sink}-value" in front.registry.get_subjects()
+        deserializer = AvroDeserializer(registry)
+        got = consume_all(tansu.bootstrap, sink, len(kept), timeout=60, settle=0.5)
+        values = [deserializer(m.value(), SerializationContext(sink, MessageField.VALUE)) for m in got]
+        expected = [{"id": c["id"], "name": c["name"].upper(), "note": c["note"]} for c in kept]
+        assert sorted(values, key=lambda v: v["id"]) == expected
+
+        # A value that is not framed Avro fails the run, named by topic/partition@offset.
+        produce_with_confluent(tansu.bootstrap, source, [Record(b'{"id": 1}', partition=0)])
+        bad, out, _ = _run(opts, spark)
+        assert not bad.ok and bad.bad_row is not None and bad.bad_row.startswith(f"{source}/0@60"), out
+
+
+def test_avro_values_need_their_registry() -> None:
+    with pytest.raises(PipelineError, match="--schema-registry"):
+        check_stream_options(StreamOptions("orders", topic="out", value_format="avro"))
+    with pytest.raises(PipelineError, match="--schema-registry"):
+        check_stream_options(StreamOptions("orders", topic="out", schema_registry="http://127.0.0.1:1"))

@@ -5,6 +5,10 @@ decoded per ``--value-format``, next to ``topic``, ``partition``, ``offset``, ``
   schema Spark infers from the first records of each partition. Parsed with ``FAILFAST``: a
   record that is not JSON fails the run (and ``badrow.py`` names it) instead of turning into nulls.
 - ``string``: ``value`` as UTF-8 text.
+- ``avro``: Confluent-framed Avro (``--schema-registry``): ``value`` becomes a struct of the
+  subject ``<topic>-value``'s latest schema, each record's writer schema (the id it carries)
+  resolved into it by `kafkawire.spark.functions.from_avro`; a value that is not such Avro fails
+  the run, as a bad JSON record does.
 """
 
 from __future__ import annotations
@@ -12,10 +16,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
-DECODE_FORMATS = ("json", "string")
+DECODE_FORMATS = ("json", "string", "avro")
 SAMPLE_PER_PARTITION = 200
 SOURCE_VIEW = "source"
 
@@ -37,11 +41,16 @@ def parse_schema(ddl: str) -> StructType:
     return parsed
 
 
-def decode(frame: DataFrame, value_format: str, value_schema: StructType | None) -> DataFrame:
-    """``frame`` (the kafkawire source's columns) with key and value decoded."""
+def decode(
+    frame: DataFrame, value_format: str, value_schema: StructType | None, registry: str | None = None, topic: str = ""
+) -> DataFrame:
+    """``frame`` (the kafkawire source's columns) with key and value decoded; ``registry`` and the
+    source ``topic`` are for avro values."""
     from pyspark.sql import functions as F
 
-    if value_format == "json":
+    if value_format == "avro":
+        value = avro_values(registry, topic)
+    elif value_format == "json":
         if value_schema is None:
             raise DecodeError("json values need a schema")
         value = F.from_json(F.col("value").cast("string"), value_schema, {"mode": "FAILFAST"})
@@ -58,6 +67,22 @@ def decode(frame: DataFrame, value_format: str, value_schema: StructType | None)
         "timestamp",
         "timestampType",
     )
+
+
+def avro_values(registry: str | None, topic: str) -> Column:
+    """The ``value`` column decoded from Confluent-framed Avro, read as ``<topic>-value``'s latest
+    schema (asked of the registry now, on the driver)."""
+    from pyspark.sql import functions as F
+
+    from kafkawire.spark.functions import from_avro
+
+    if registry is None:
+        raise DecodeError("avro values need --schema-registry (the registry their schema ids refer to)")
+    subject = f"{topic}-value"
+    try:
+        return from_avro(F.col("value"), schemaRegistryUrl=registry, subject=subject)
+    except Exception as exc:  # the registry's answer (no such subject, unreachable) or a schema Spark cannot hold
+        raise DecodeError(f"avro values of {topic!r}: no usable schema under subject {subject!r} at {registry}: {exc}") from None
 
 
 def infer_json_schema(spark: SparkSession, bootstrap: str, topic: str, starts: dict[int, int], ends: dict[int, int]) -> StructType:

@@ -60,6 +60,7 @@ class StreamOptions:
     transform: str | None = None  # a Spark SQL SELECT over the view ``source``
     value_format: str = "json"  # how source values are decoded and, for a topic sink, output rows encoded
     value_schema: str | None = None  # DDL of json values (None: inferred from the first records)
+    schema_registry: str | None = None  # avro values: their registry; a topic sink's avro values registered there
     key_column: str | None = None  # the output column that keys each record (topic sink)
     bootstrap_servers: str | None = None  # None: an embedded Tansu broker for the run
     checkpoint: str | None = None  # None: a temporary folder (the run cannot be resumed)
@@ -98,6 +99,8 @@ def check_stream_options(opts: StreamOptions) -> None:
         raise PipelineError(f"--from-topic decodes values as {' or '.join(DECODE_FORMATS)}, not {opts.value_format!r}")
     if opts.value_schema is not None and opts.value_format != "json":
         raise PipelineError("--value-schema is for --value-format json")
+    if (opts.schema_registry is not None) != (opts.value_format == "avro"):
+        raise PipelineError("--from-topic with --value-format avro needs --schema-registry, and only avro takes it")
     if opts.to is not None:
         if opts.file_format not in FILE_FORMATS:
             raise PipelineError(f"unknown file format {opts.file_format!r}; choose one of {', '.join(FILE_FORMATS)}")
@@ -130,7 +133,10 @@ def plan(spark: SparkSession, source: DataFrame, opts: StreamOptions, schema: St
 
     record_bytes = F.coalesce(F.length("key"), F.lit(0)) + F.coalesce(F.length("value"), F.lit(0))
     observed = source.observe(IN_METRICS, F.count(F.lit(1)).alias("rows"), F.sum(record_bytes).alias("bytes"))
-    decoded = decode(observed, opts.value_format, schema)
+    try:
+        decoded = decode(observed, opts.value_format, schema, opts.schema_registry, opts.from_topic)
+    except DecodeError as exc:
+        raise PipelineError(str(exc)) from None
     result = decoded
     if opts.transform is not None:
         decoded.createOrReplaceTempView(SOURCE_VIEW)
@@ -144,7 +150,7 @@ def plan(spark: SparkSession, source: DataFrame, opts: StreamOptions, schema: St
             result = result.select(*[c for c in WRITER_COLUMNS if c in result.columns])
         else:
             try:
-                result = serialize(result, opts.value_format, opts.key_column).frame
+                result = serialize(result, opts.value_format, opts.key_column, opts.schema_registry, opts.topic).frame
             except SerializeError as exc:
                 raise PipelineError(str(exc)) from None
         try:
