@@ -47,7 +47,7 @@ SCHEMA = json.dumps(
 
 
 def make_records(distinct: int = DISTINCT, seed: int = 11) -> list[dict[str, Any]]:
-    """Distinct 10-field records, about 90 bytes of Avro each; half have no note."""
+    """Distinct 10-field records, about 72 bytes of Avro each; half have no note."""
     rng = random.Random(seed)
     letters = "abcdefghijklmnopqrstuvwxyz"
     out = []
@@ -181,7 +181,6 @@ def _run(library: str, sc: Scenario, bootstrap: str, topic: str, records: int) -
         "acked": counts.acked,
         "failed": counts.failed if error is None or counts.failed else counts.acked,
         "error": error,
-        "value_bytes": len(serializer(pool[0], ctx)),
     }
 
 
