@@ -15,6 +15,8 @@ from .serialization import MessageField, SerializationContext
 
 __all__ = ["SerializingProducer"]
 
+_KEY, _VALUE = MessageField.KEY, MessageField.VALUE  # (an Enum attribute look-up per record costs)
+
 
 class SerializingProducer(Producer):
     """``key.serializer``/``value.serializer``: callables ``(obj, SerializationContext) -> bytes``."""
@@ -43,16 +45,17 @@ class SerializingProducer(Producer):
         Checked before the serializers run (they may register schemas): the producer is open and
         ``topic`` is a str.
         """
-        self._check_open()
+        if self._closed:
+            self._check_open()
         if not isinstance(topic, str):
             raise TypeError(f"topic must be str, not {type(topic).__name__}")
-        ctx = SerializationContext(topic, MessageField.KEY, headers)
+        ctx = SerializationContext(topic, _KEY, headers)
         if self._key_serializer is not None:
             try:
                 key = self._key_serializer(key, ctx)
             except Exception as e:
                 raise KeySerializationError(e) from e
-        ctx.field = MessageField.VALUE
+        ctx.field = _VALUE
         if self._value_serializer is not None:
             try:
                 value = self._value_serializer(value, ctx)
