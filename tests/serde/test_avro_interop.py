@@ -244,6 +244,7 @@ def test_payloads_of_a_seen_schema_id_decode_and_fail_as_before(front: RegistryF
     datas = [theirs(order, THEIR_CTX) for order in ORDERS]
     for _ in range(2):
         assert [de(d, CTX) for d in datas] == ORDERS
+    assert [de(bytearray(d), CTX) for d in datas] == [de(memoryview(d), CTX) for d in datas] == ORDERS  # type: ignore[arg-type]
     asked = len(front.requests)
     for bad in [datas[3][:-3], datas[3][:6], b"\x00" + datas[3][1:5]]:  # type: ignore[index]
         with pytest.raises(SerializationError):

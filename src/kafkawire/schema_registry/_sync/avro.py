@@ -251,7 +251,8 @@ class AvroDeserializer(_Parsing, BaseDeserializer):
     def __call__(self, data: bytes | None, ctx: SerializationContext | None = None) -> Any:
         if data is None:
             return None
-        if data[:1] == b"\x00" and (ctx is None or not ctx.headers):  # no schema-id header to look for
+        # bytes (its id bytes are a key), prefix-framed, no schema-id header to look for
+        if type(data) is bytes and data[:1] == b"\x00" and (ctx is None or not ctx.headers):
             ready = self._ready.get(data[1:5])
             if ready is not None:  # the steady state: one dict look-up, then fastavro
                 payload = io.BytesIO(data)
@@ -282,7 +283,7 @@ class AvroDeserializer(_Parsing, BaseDeserializer):
             payload = io.BytesIO()  # resolved into another reader schema from its Avro encoding
             schemaless_writer(payload, "bytes", raw)
             payload.seek(0)
-        elif self._can_ready and data[:1] == b"\x00" and (ctx is None or not ctx.headers):
+        elif self._can_ready and type(data) is bytes and data[:1] == b"\x00" and (ctx is None or not ctx.headers):
             self._ready[data[1:5]] = (writer, reader if reader is not None else writer)
         return self._read(payload, writer, reader if reader is not None else writer, ctx)
 
