@@ -308,3 +308,13 @@ def test_avro_values_need_their_registry() -> None:
         check_stream_options(StreamOptions("orders", topic="out", value_format="avro"))
     with pytest.raises(PipelineError, match="--schema-registry"):
         check_stream_options(StreamOptions("orders", topic="out", schema_registry="http://127.0.0.1:1"))
+
+
+def test_avro_values_without_a_registered_schema_fail_before_any_broker_work(spark: SparkSession) -> None:
+    from tests.serde.registry_front import registry_front
+
+    with registry_front() as front:  # nothing registered: the subject orders-value is unknown
+        opts = StreamOptions("orders", topic="out", value_format="avro", schema_registry=front.url,
+                             bootstrap_servers="127.0.0.1:1")  # fmt: skip
+        with pytest.raises(PipelineError, match=r"no usable schema under subject 'orders-value'"):
+            _run(opts, spark)
