@@ -175,6 +175,33 @@ def test_regex_subscription_picks_up_a_new_topic(bootstrap: str) -> None:
         consumer.close()
 
 
+def test_group_gets_a_topic_created_after_it_joined(bootstrap: str, topic_name: Callable[[str], str]) -> None:
+    """Subscribed by name to a topic that does not exist yet, the group settles with nothing; once
+    the topic is created its leader sees the new partitions and the group shares them (the leader's
+    metadata check, as the Java client's), without waiting for topic.metadata.refresh.interval.ms."""
+    topic, group = topic_name("later"), unique_name("grp")
+    members = [ours(bootstrap, group) for _ in range(2)]
+    try:
+        for m in members:
+            m.subscribe([topic])
+        end = time.monotonic() + SESSION_MS / 1000  # Tansu's join waits about half the session
+        while time.monotonic() < end:
+            for m in members:
+                m.poll(0.1)
+        assert not any(m.assignment() for m in members)
+        create_topic(bootstrap, topic, 4)
+        end = time.monotonic() + 60
+        owned: list[tuple[str, int]] = []
+        while time.monotonic() < end and not (len(owned) == 4 and all(m.assignment() for m in members)):
+            for m in members:
+                m.poll(0.1)
+            owned = [(tp.topic, tp.partition) for m in members for tp in m.assignment()]
+        assert sorted(owned) == [(topic, p) for p in range(4)]
+    finally:
+        for m in members:
+            m.close()
+
+
 @pytest.mark.slow
 def test_max_poll_interval_exceeded_leaves_then_rejoins(
     kafka23_bootstrap: str, topic_name: Callable[[str], str]

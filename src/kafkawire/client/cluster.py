@@ -63,6 +63,10 @@ class Client:
         self.on_error: Callable[[KafkaError], None] | None = None
         self._health = ClusterHealth()
         self._brokers: dict[int, BrokerConnection] = {}
+        # Group membership conversations have a connection of their own to the coordinator (as in
+        # librdkafka and the Java client): a broker answers one connection's requests in order, so
+        # a heartbeat or JoinGroup must not wait there behind a fetch's long poll.
+        self._lanes: dict[int, BrokerConnection] = {}
         self._round_robin = itertools.count()
         self._closed = False
         if self.settings.security is not None:
@@ -170,7 +174,7 @@ class Client:
         self._closed = True
 
         def shut() -> None:
-            for conn in [*self._bootstrap, *self._brokers.values()]:
+            for conn in self.connections():
                 conn.close()
 
         self.engine.run(shut).result(5)
@@ -207,11 +211,14 @@ class Client:
         timeout: float | None = None,
         max_version: int | None = None,
         expect_response: bool = True,
+        coordinator_lane: bool = False,
     ) -> None:
+        """Send one request to ``node`` (any ready broker when None); ``coordinator_lane``: over
+        that broker's second connection, kept for group membership conversations."""
         if self._closed:
             callback(None, KafkaError(KafkaError._DESTROY, "client closed"))
             return
-        conn = self.connection(node) if node is not None else self.least_busy()
+        conn = self.least_busy() if node is None else self.lane(node) if coordinator_lane else self.connection(node)
         if conn is None:
             if node is None:
                 callback(None, KafkaError(KafkaError._TRANSPORT, NO_BOOTSTRAP))
@@ -250,6 +257,16 @@ class Client:
             self._brokers[node_id] = conn
         return conn
 
+    def lane(self, node_id: int) -> BrokerConnection | None:
+        """The coordinator's own connection to broker ``node_id`` (created on first use)."""
+        conn = self._lanes.get(node_id)
+        if conn is None:
+            broker = self.metadata.brokers.get(node_id)
+            if broker is None:
+                return None
+            conn = self._lanes[node_id] = self._new_connection(node_id, broker.host, broker.port)
+        return conn
+
     def _new_connection(self, node_id: int, host: str, port: int) -> BrokerConnection:
         return BrokerConnection(
             self.engine,
@@ -263,8 +280,12 @@ class Client:
         )
 
     def connections(self) -> list[BrokerConnection]:
-        """Every broker connection (bootstrap ones included), for statistics."""
-        return [*self._bootstrap, *self._brokers.values()]
+        """Every broker connection (bootstrap ones and coordinator lanes included)."""
+        return [*self._bootstrap, *self._brokers.values(), *self._lanes.values()]
+
+    def lanes(self) -> list[BrokerConnection]:
+        """The coordinator lanes among `connections`."""
+        return list(self._lanes.values())
 
     def least_busy(self) -> BrokerConnection | None:
         """A ready connection with the fewest requests, else one on its way up, else the next
@@ -314,7 +335,7 @@ class Client:
 
     def _sync_brokers(self) -> None:
         """Follow broker moves: a broker whose address changed reconnects there, keeping its queue."""
-        for node_id, conn in self._brokers.items():
+        for node_id, conn in [*self._brokers.items(), *self._lanes.items()]:
             broker = self.metadata.brokers.get(node_id)
             if broker is not None:
                 conn.move_to(broker.host, broker.port)

@@ -11,12 +11,14 @@ from .cluster import Client
 
 def brokers_snapshot(client: Client) -> dict[str, Any]:
     brokers = {}
+    lanes = client.lanes()
     for conn in client.connections():
         st = conn.stats
-        name = broker_name(conn.host, conn.port, conn.node_id)
+        lane = conn in lanes  # librdkafka lists its coordinator connection as "GroupCoordinator"
+        name = "GroupCoordinator" if lane else broker_name(conn.host, conn.port, conn.node_id)
         brokers[name] = {
             "name": name,
-            "nodeid": conn.node_id,
+            "nodeid": -1 if lane else conn.node_id,
             "state": conn.state.value.upper(),
             "tx": st.tx,
             "rx": st.rx,

@@ -87,6 +87,7 @@ class ConsumerGroupMembership:
                 lambda _r, _e: done.set_result(None),
                 node=self.coordinator,
                 timeout=timeout,
+                coordinator_lane=True,
             )
 
         self.client.engine.call_soon(leave)
@@ -122,6 +123,7 @@ class ConsumerGroupMembership:
             self._answered,
             node=self.coordinator,
             timeout=self.config.rebalance_timeout,
+            coordinator_lane=True,
         )
 
     def _answered(self, response: Struct | None, error: KafkaError | None) -> None:

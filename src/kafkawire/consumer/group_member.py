@@ -8,6 +8,10 @@ to ``on_change`` on the IO thread; the consumer turns it into rebalance callback
 ``hold_revokes`` a rejoin that follows a revocation waits for `revoked` (the application's on_revoke
 ran, and could commit with the generation it consumed under), as librdkafka waits for its
 rebalance callback before it joins again.
+
+The leader keeps the partition counts it assigned with and looks at the metadata again (every
+second while a subscribed topic is missing, else every ``metadata_interval``): a topic created or
+grown since makes the group join again, as the Java client's leader does.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from ..protocol.primitives import DecodeError
 
 RETRY_BACKOFF = 0.1  # seconds before asking again after "ask again" or a lost coordinator
 REQUEST_SLACK = 5.0  # a JoinGroup may wait a whole rebalance timeout: its request gets this much more
+MISSING_TOPIC_RECHECK = 1.0  # seconds between the leader's looks for a subscribed topic it could not assign
 
 
 class GroupMember:
@@ -49,6 +54,7 @@ class GroupMember:
         on_change: Callable[[Step], None],
         *,
         hold_revokes: bool = False,
+        metadata_interval: float = 300.0,
     ) -> None:
         self.client = client
         self.coordinators = coordinators
@@ -62,6 +68,9 @@ class GroupMember:
         self._stopped = False
         self._hold_revokes = hold_revokes
         self._held = False  # a rejoin waits for revoked()
+        self._metadata_interval = metadata_interval
+        self._assigned: tuple[int, dict[str, int]] | None = None  # the leader's generation and counts
+        self._recheck: Timer | None = None
 
     # --- thread-safe ----------------------------------------------------------------------------
 
@@ -105,8 +114,9 @@ class GroupMember:
 
         def leave() -> None:
             self._stopped = True
-            if self._timer is not None:
-                self._timer.cancel()
+            for timer in (self._timer, self._recheck):
+                if timer is not None:
+                    timer.cancel()
             body = self.membership.leave_request() if self.membership.state is not State.FATAL else None
             if self.membership.state is not State.FATAL:
                 self.on_change(self.membership.left())
@@ -114,8 +124,9 @@ class GroupMember:
                 done.set_result(None)
                 return
             self.client.request_io(
-                LEAVE_GROUP, body, lambda _r, _e: done.set_result(None), node=self.coordinator, timeout=timeout
-            )
+                LEAVE_GROUP, body, lambda _r, _e: done.set_result(None), node=self.coordinator, timeout=timeout,
+                coordinator_lane=True,
+            )  # fmt: skip
 
         self.client.engine.call_soon(leave)
         return done
@@ -152,7 +163,7 @@ class GroupMember:
     def _send_join(self, node: int) -> None:
         body = self.membership.join_request(self._protocols())
         timeout = self.config.rebalance_timeout + REQUEST_SLACK
-        self.client.request_io(JOIN_GROUP, body, self._joined, node=node, timeout=timeout)
+        self.client.request_io(JOIN_GROUP, body, self._joined, node=node, timeout=timeout, coordinator_lane=True)
 
     def _protocols(self) -> list[tuple[str, bytes]]:
         m = self.membership
@@ -198,14 +209,51 @@ class GroupMember:
                     counts[topic] = count
             assignor = ASSIGNORS[self.membership.protocol or self.assignors[0]]
             plan = assignor(members, counts)
+            self._assigned = (self.membership.generation, {t: counts.get(t, 0) for t in topics})
+            self._recheck_later()
             self._send_sync({m: encode_assignment(Assignment(tps)) for m, tps in plan.items()})
 
         self.client.refresh_metadata_io(topics, refreshed, timeout=self.config.session_timeout)
 
+    def _recheck_later(self) -> None:
+        if self._recheck is not None:
+            self._recheck.cancel()
+        assigned = self._assigned
+        missing = assigned is not None and not all(assigned[1].values())
+        delay = MISSING_TOPIC_RECHECK if missing else self._metadata_interval
+        if assigned is not None and delay > 0:
+            self._recheck = self.client.engine.call_later(delay, self._check_assigned_topics)
+
+    def _check_assigned_topics(self) -> None:
+        """The leader's metadata check: join again when a topic's partition count is not the one
+        the assignment was made with (created, grown or deleted since)."""
+        assigned = self._assigned
+        if self._stopped or assigned is None:
+            return
+        generation, counts = assigned
+
+        def refreshed(_response: Struct | None, _error: KafkaError | None) -> None:
+            if self._stopped or self._assigned is not assigned:
+                return  # a newer assignment keeps its own counts
+            m = self.membership
+            if m.generation != generation:  # another generation: its leader (maybe us again) checks
+                self._assigned = None
+                return
+            now = {t: self.client.metadata.partition_count(t) or 0 for t in counts}
+            if now != counts and m.state is State.STABLE:
+                self._assigned = None
+                self._follow(m.rejoin())
+            else:
+                self._recheck_later()
+
+        self.client.refresh_metadata_io(sorted(counts), refreshed, timeout=self.config.session_timeout)
+
     def _send_sync(self, assignments: dict[str, bytes]) -> None:
         body = self.membership.sync_request(assignments)
         timeout = self.config.rebalance_timeout + REQUEST_SLACK
-        self.client.request_io(SYNC_GROUP, body, self._synced, node=self.coordinator, timeout=timeout)
+        self.client.request_io(
+            SYNC_GROUP, body, self._synced, node=self.coordinator, timeout=timeout, coordinator_lane=True
+        )
 
     def _synced(self, response: Struct | None, error: KafkaError | None) -> None:
         if self._stopped:
@@ -258,7 +306,7 @@ class GroupMember:
             return
         body = self.membership.heartbeat_request(now)
         self.client.request_io(HEARTBEAT, body, self._heartbeat_answered, node=self.coordinator,
-                               timeout=self.config.session_timeout)  # fmt: skip
+                               timeout=self.config.session_timeout, coordinator_lane=True)  # fmt: skip
 
     def _heartbeat_answered(self, response: Struct | None, error: KafkaError | None) -> None:
         if self._stopped or self.membership.state is not State.STABLE:

@@ -229,5 +229,6 @@ class Subscription:
             cooperative=c.cooperative,
         )
         return GroupMember(
-            self._client, self._coordinators, group, c.assignors, topics, self._changed, hold_revokes=True
-        )
+            self._client, self._coordinators, group, c.assignors, topics, self._changed, hold_revokes=True,
+            metadata_interval=opts["topic.metadata.refresh.interval.ms"] / 1000,
+        )  # fmt: skip
