@@ -73,3 +73,34 @@ def test_kip848_consumer_face_with_confluent_kafka(cluster: MockCluster) -> None
     finally:
         mine.close()
         theirs.close()
+
+
+def test_kip848_regex_subscription_picks_up_a_new_topic(cluster: MockCluster) -> None:
+    """A ``^pattern`` is matched against the cluster's topics at every metadata refresh; a new
+    match goes to the coordinator in the next ConsumerGroupHeartbeat's topic names, and its
+    partitions are assigned and read."""
+    prefix = unique_name("rx848")
+    first, second = f"{prefix}-a", f"{prefix}-b"
+    cluster.create_topic(first, 2)
+    producer = confluent_kafka.Producer({"bootstrap.servers": cluster.bootstraps})
+    consumer = kafkawire.Consumer({"bootstrap.servers": cluster.bootstraps, "group.id": unique_name("group"),
+                                   "group.protocol": "consumer", "auto.offset.reset": "earliest",
+                                   "topic.metadata.refresh.interval.ms": 1000})  # fmt: skip
+    try:
+        consumer.subscribe([f"^{prefix}-.*"])
+        end = time.monotonic() + 30
+        while len(consumer.assignment()) < 2 and time.monotonic() < end:
+            consumer.poll(0.1)
+        assert {(tp.topic, tp.partition) for tp in consumer.assignment()} == {(first, 0), (first, 1)}
+        cluster.create_topic(second, 2)
+        for i in range(10):
+            producer.produce(second, b"b%d" % i, partition=i % 2)
+        assert producer.flush(15) == 0
+        got: list[bytes] = []
+        end = time.monotonic() + 60
+        while len(got) < 10 and time.monotonic() < end:
+            got += [m.value() or b"" for m in consumer.consume(50, 0.1) if m.error() is None]
+        assert sorted(got) == sorted(b"b%d" % i for i in range(10))
+        assert {(tp.topic, tp.partition) for tp in consumer.assignment()} == {(t, p) for t in (first, second) for p in (0, 1)}
+    finally:
+        consumer.close()

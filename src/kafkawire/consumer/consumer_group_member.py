@@ -66,6 +66,15 @@ class ConsumerGroupMembership:
 
         self.client.engine.call_soon(ack)
 
+    def resubscribe(self, topics: list[str]) -> None:
+        """A new topic list (a pattern matched another topic): heartbeat with it now."""
+
+        def change() -> None:
+            if not self._stopped and self.member.resubscribe(topics) and not self._in_flight:
+                self._later(0.0, self._heartbeat)
+
+        self.client.engine.call_soon(change)
+
     def leave(self, timeout: float) -> Future[None]:
         done: Future[None] = Future()
 

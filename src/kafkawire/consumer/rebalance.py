@@ -207,7 +207,7 @@ class Subscription:
         if self.membership is None:
             self.membership = self._new_membership(topics)
             self.membership.start()
-        elif isinstance(self.membership, GroupMember):
+        else:
             self.membership.resubscribe(topics)
 
     def _new_membership(self, topics: list[str]) -> GroupMember | ConsumerGroupMembership:

@@ -160,6 +160,16 @@ class ConsumerGroupMember:
             "topic_partitions": [{"topic_id": t, "partitions": sorted(p)} for t, p in sorted(self.owned.items())],
         }
 
+    def resubscribe(self, topics: list[str]) -> bool:
+        """A new subscription (a pattern matched other topics): the next heartbeat, due now,
+        carries it and the coordinator assigns from it. False when nothing changed."""
+        topics = sorted(topics)
+        if topics == sorted(self.config.subscribed_topics):
+            return False
+        self.config.subscribed_topics = topics
+        self._next_heartbeat = 0.0
+        return True
+
     def leave_request(self) -> dict[str, Any] | None:
         if self.state not in _MEMBER_STATES:
             return None

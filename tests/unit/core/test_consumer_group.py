@@ -124,3 +124,13 @@ def test_a_target_repeated_while_the_application_reconciles_is_handed_over_once(
     assert changed.revoke == {T1: [1]} and not changed.assign
     m.reconciled(3.1)
     assert m.state is State.STABLE and m.owned == {T1: [0]}
+
+
+def test_resubscribe_sends_the_new_topics_in_a_heartbeat_due_now() -> None:
+    m = member()
+    m.heartbeat_request(now=10.0)
+    assert not m.heartbeat_due(11.0)  # the next one waits for the interval
+    assert not m.resubscribe(["a", "b"])  # the same topics: nothing to tell
+    assert m.resubscribe(["a", "b", "c"])
+    assert m.heartbeat_due(11.0)
+    assert m.heartbeat_request(now=11.0)["subscribed_topic_names"] == ["a", "b", "c"]
