@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import time
+import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -173,6 +174,41 @@ def test_regex_subscription_picks_up_a_new_topic(bootstrap: str) -> None:
         assert {(tp.topic, tp.partition) for tp in consumer.assignment()} == {(first, 0), (second, 0)}
     finally:
         consumer.close()
+
+
+def test_read_committed_memory_stays_bounded_while_a_transaction_is_open(
+    bootstrap: str, topic_name: Callable[[str], str]
+) -> None:
+    """A transaction left open while 30 MB is written after it: the consumer hands over nothing
+    (its records come first) and holds at most a quarter of queued.max.messages.kbytes for the
+    marker, skimming on; once the transaction commits, everything arrives once, in offset order."""
+    topic = topic_name("open-txn")
+    create_topic(bootstrap, topic, 1)
+    txn = confluent_kafka.Producer(judge_config(bootstrap, **{"transactional.id": unique_name("tid")}))
+    txn.init_transactions(30)
+    txn.begin_transaction()
+    for i in range(100):
+        txn.produce(topic, b"t%03d" % i, partition=0)
+    txn.flush(30)  # in the log; its marker is not
+    plain = [b"p%05d-" % i + b"x" * 1000 for i in range(30_000)]
+    produce_with_confluent(bootstrap, topic, [Record(v, partition=0) for v in plain], timeout=120)
+    consumer = ours(bootstrap, **{"queued.max.messages.kbytes": 1024, "fetch.max.bytes": 1 << 20,
+                                  "max.partition.fetch.bytes": 1 << 20})  # fmt: skip
+    tracemalloc.start()
+    try:
+        consumer.assign([TopicPartition(topic, 0, kafkawire.OFFSET_BEGINNING)])
+        end = time.monotonic() + 15
+        while time.monotonic() < end:
+            m = consumer.poll(0.2)
+            assert m is None or m.error() is not None, "a record handed over before the open transaction's"
+        peak = tracemalloc.get_traced_memory()[1]
+        txn.commit_transaction(30)
+        got = [m.value() for m in read(consumer, 100 + len(plain), deadline=120)]
+    finally:
+        tracemalloc.stop()
+        consumer.close()
+    assert got == [b"t%03d" % i for i in range(100)] + plain
+    assert peak < 12 << 20, f"{peak / 2**20:.1f} MiB traced while the transaction was open"
 
 
 def test_group_gets_a_topic_created_after_it_joined(bootstrap: str, topic_name: Callable[[str], str]) -> None:

@@ -58,6 +58,7 @@ class FetchSettings:
     max_wait_ms: int = 100
     timeout: float = 60.0  # seconds without progress before giving up
     wait_for_open_transactions: bool = True  # read_committed: a range's answer never changes later
+    max_held_bytes: int = 64 << 20  # read_committed: batches held for a marker (core.committed)
     backoff: float = 0.1
 
 
@@ -105,7 +106,7 @@ class _RangeReader:
         self.end = sys.maxsize if end is None else end
         self.settings = settings
         self.on_data_loss = on_data_loss
-        self.filter = CommittedFilter() if settings.read_committed else None
+        self.filter = CommittedFilter(settings.max_held_bytes) if settings.read_committed else None
         self.max_bytes = settings.partition_max_bytes
         self._stalled_since = time.monotonic()  # the time without progress starts here
         self._last_error: KafkaError | None = None

@@ -107,7 +107,7 @@ class FetchTable:
         part.retry_at = 0.0
         part.eof_at = -1
         part.last_error = None
-        part.filter = CommittedFilter() if self.limits.read_committed else None
+        part.filter = self._committed_filter()
         if offset >= 0:
             self._start_at(part, offset)
         elif offset in LOGICAL:
@@ -253,7 +253,7 @@ class FetchTable:
             part.buffered_records += len(records)
             self.buffered_bytes += size
             new = True
-        if next_offset > part.fetch_offset:
+        if next_offset != part.fetch_offset:  # below it: the read_committed filter reads again
             part.fetch_offset = next_offset
         part.last_error = None
         if high_watermark >= 0:
@@ -276,6 +276,10 @@ class FetchTable:
             return False
         return part.filter is None or not part.filter.holding
 
+    def _committed_filter(self) -> CommittedFilter | None:
+        """read_committed: a row's filter may hold a quarter of the prefetch bound for markers."""
+        return CommittedFilter(self.limits.queue_bytes // 4) if self.limits.read_committed else None
+
     def prefer(self, part: Partition, replica: int, now: float, ttl: float) -> None:
         """KIP-392: the leader says to fetch from ``replica`` (nearer to client.rack) for a while."""
         part.preferred = (replica, now + ttl) if replica >= 0 else None
@@ -297,7 +301,7 @@ class FetchTable:
         event was queued."""
         self._drop_buffer(part)
         part.generation += 1
-        part.filter = CommittedFilter() if self.limits.read_committed else None
+        part.filter = self._committed_filter()
         self._reset(part, part.fetch_offset)
         return part.state == FAILED
 

@@ -24,7 +24,8 @@ def sift(
 
     Batches wholly before ``offset`` (sent with a batch they belong to) are skipped, control
     batches are never data, and under read_committed (``filt``) transactional batches wait for
-    their producer's marker: released ones may be from earlier answers, hence ``start``.
+    their producer's marker: released ones may be from earlier answers, hence ``start``. The
+    offset to fetch next is below ``offset`` when the filter asks to read again from there.
     ``records_of(batch, start, end)`` gives a batch's records in the range (default: its decoded
     Records; the consumer decodes lazily decoded batches straight into Messages).
     """
@@ -45,6 +46,9 @@ def sift(
                 records = records_of(released, start, end)
                 if records:
                     out.append((released, records))
+            rewind = filt.take_rewind()
+            if rewind is not None:  # the filter skimmed past what it could not hold: read it again
+                return out, rewind
         offset = next_offset
     return out, offset
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import struct
 
 from kafkawire.core.committed import CommittedFilter
@@ -66,3 +67,55 @@ def test_a_marker_without_held_batches_is_harmless() -> None:
     f = CommittedFilter()
     assert f.push(marker(0, 9, commit=False)) == []
     assert offsets(f.push(batch(1))) == [1]
+
+
+def read_all(log: list[RecordBatch], f: CommittedFilter) -> list[int]:
+    """A reader of ``log`` as sift drives the filter: fetch again from where a skim says."""
+    out: list[int] = []
+    by_offset = {b.base_offset: i for i, b in enumerate(log)}
+    i = 0
+    while i < len(log):
+        out += offsets(f.push(log[i]))
+        rewind = f.take_rewind()
+        i = by_offset[rewind] if rewind is not None else i + 1
+    return out
+
+
+def test_a_long_open_transaction_is_skimmed_past_not_held() -> None:
+    log = [batch(0, 1, 1, txn=True), batch(1), batch(2, 1, 2, txn=True), batch(3), marker(4, 2, commit=False),
+           batch(5), marker(6, 1, commit=True), batch(7)]  # fmt: skip
+    f = CommittedFilter(max_held_bytes=30)  # two 12-byte test batches fit, a third does not
+    assert f.push(log[0]) == [] and f.push(log[1]) == [] and f.push(log[2]) == []
+    assert f.holding and f.first_held_offset == 0  # dropped, skimming: the position stays
+    for b in log[3:6]:
+        assert f.push(b) == [] and f.take_rewind() is None
+    assert f.push(log[6]) == [] and f.take_rewind() == 0  # pid 1's marker: read again from 0
+    assert read_all(log, CommittedFilter(max_held_bytes=30)) == [0, 1, 3, 5, 7]
+
+
+def test_a_bounded_filter_answers_what_an_unbounded_one_does() -> None:
+    rng = random.Random(11)
+    for _ in range(2000):
+        log: list[RecordBatch] = []
+        open_txn: set[int] = set()
+        offset = 0
+        for _ in range(rng.randint(1, 40)):
+            pid = rng.randint(1, 4)
+            roll = rng.random()
+            if pid in open_txn and roll < 0.3:
+                log.append(marker(offset, pid, commit=rng.random() < 0.6))
+                open_txn.discard(pid)
+                offset += 1
+                continue
+            count = rng.randint(1, 3)
+            if roll < 0.6:
+                log.append(batch(offset, count, pid, txn=True))
+                open_txn.add(pid)
+            else:
+                log.append(batch(offset, count))
+            offset += count
+        for pid in sorted(open_txn):
+            log.append(marker(offset, pid, commit=rng.random() < 0.6))
+            offset += 1
+        want = read_all(log, CommittedFilter())
+        assert read_all(log, CommittedFilter(max_held_bytes=rng.choice([12, 30, 60]))) == want
