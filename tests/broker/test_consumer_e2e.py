@@ -273,29 +273,33 @@ import sys, kafkawire
 bootstrap, group, topic, out, sink, txid = sys.argv[1:7]
 c = kafkawire.Consumer({"bootstrap.servers": bootstrap, "group.id": group, "session.timeout.ms": 6000,
     "heartbeat.interval.ms": 1000, "auto.offset.reset": "earliest", "auto.commit.interval.ms": 200,
-    "enable.auto.commit": not txid})
+    "enable.auto.commit": not txid, "enable.auto.offset.store": False})
 c.subscribe([topic])
 if txid:
     p = kafkawire.Producer({"bootstrap.servers": bootstrap, "transactional.id": txid,
                             "transaction.timeout.ms": 10000})
     p.init_transactions(30)
-with open(out, "a", buffering=1) as f:
+with open(out, "a") as f:
     while True:
         batch = [m for m in c.consume(1000, 0.2) if m.error() is None]
-        if not txid:
-            f.writelines("%d %d\n" % (m.partition(), m.offset()) for m in batch)
-            continue
         if not batch:
             continue
+        # Noted before its offsets can be committed: a kill between the commit and the note would
+        # leave records committed (so never read again) but never seen by the test.
+        f.write("".join("%d %d\n" % (m.partition(), m.offset()) for m in batch))
+        f.flush()
         ends = {}
+        for m in batch:
+            ends[m.partition()] = m.offset() + 1
+        done = [kafkawire.TopicPartition(topic, q, o) for q, o in ends.items()]
+        if not txid:
+            c.store_offsets(offsets=done)
+            continue
         p.begin_transaction()
         for m in batch:
             p.produce(sink, m.value())
-            ends[m.partition()] = m.offset() + 1
-        p.send_offsets_to_transaction([kafkawire.TopicPartition(topic, q, o) for q, o in ends.items()],
-                                      c.consumer_group_metadata())
+        p.send_offsets_to_transaction(done, c.consumer_group_metadata())
         p.commit_transaction(30)
-        f.writelines("%d %d\n" % (m.partition(), m.offset()) for m in batch)
 """
 CRASH_COUNT = 300_000  # records in the crash tests' source topic (issue 15: 300,000)
 
@@ -326,8 +330,8 @@ def run_group_with_a_crash_and_a_join(
         found: set[tuple[int, int]] = set()
         for f in tmp_path.glob("member-*.txt"):
             for line in f.read_text().splitlines():
-                p, o = line.split()
-                found.add((int(p), int(o)))
+                if len(fields := line.split()) == 2:  # a killed member may leave its last line cut
+                    found.add((int(fields[0]), int(fields[1])))
         return found
 
     members = [start(i) for i in range(3)]
