@@ -85,6 +85,9 @@ class TopicInfo:
 class ClusterMetadata:
     brokers: dict[int, Broker] = field(default_factory=dict)
     topics: dict[str, TopicInfo] = field(default_factory=dict)
+    # Per topic a record can be sent to (partitions known, no topic error, as the Java client
+    # counts): how many partitions. Kept with `topics` for the producer's per-record look-up.
+    partition_counts: dict[str, int] = field(default_factory=dict)
     cluster_id: str | None = None
     controller_id: int = NO_LEADER
     updated_at: float | None = None
@@ -119,6 +122,7 @@ class ClusterMetadata:
                 is_internal=t.get("is_internal", False),
             )
         self.topics = topics
+        self.partition_counts = {n: len(t.partitions) for n, t in topics.items() if t.partitions and not t.error_code}
         self.updated_at = now
 
     def needs_refresh(self, now: float) -> bool:

@@ -170,15 +170,9 @@ class ProducerEngine:
         now = self._now()
         msg = PendingMessage(topic, partition, key_b, value_b, hdrs, timestamp, callback, future, now)
         with self.lock:
-            wake = self.admit(msg, self._partition_count(topic), now)
+            wake = self.admit(msg, self.client.metadata.partition_counts.get(topic, 0), now)
         if wake:
             self.sender.wake()
-
-    def _partition_count(self, topic: str) -> int:
-        """The topic's partitions, 0 while unknown (a topic whose metadata carries an error has no
-        usable partitions, as in the Java client)."""
-        info = self.client.metadata.topics.get(topic)
-        return len(info.partitions) if info is not None and info.partitions and not info.error_code else 0
 
     def admit(self, msg: PendingMessage, count: int, now: float) -> bool:
         """The one admission path (under ``lock``): take buffer room, pick the partition among
@@ -245,7 +239,7 @@ class ProducerEngine:
         wake = False
         index = start
         with self.lock:
-            count = self._partition_count(topic)
+            count = self.client.metadata.partition_counts.get(topic, 0)
             while index < stop:
                 handle, value, key, part, timestamp, headers, cb = prepared[index]
                 msg = PendingMessage(topic, part, key, value, headers, timestamp, cb, None, now)

@@ -48,7 +48,9 @@ class Sender:
         self.client = client
         self.idem = idempotence
         self.txn = transactions  # set for a transactional producer: it owns the producer id
-        self._fatal_error: KafkaError | None = None
+        # The fatal error, once one happened: the producer can send nothing more. Set once, by
+        # `_fatal` on the IO thread; a plain attribute because produce() reads it per record.
+        self.fatal: KafkaError | None = None
         self._pid_pending = False
         self.acc = accumulator
         self.lock = lock
@@ -68,11 +70,6 @@ class Sender:
         # retried batch can never be overtaken by the next one (e.g. after a leader move).
         self._busy: set[tuple[str, int]] = set()
         self._rng = random.Random()
-
-    @property
-    def fatal(self) -> KafkaError | None:
-        """The fatal error, once one happened: the producer can send nothing more."""
-        return self._fatal_error
 
     def await_metadata(self, msg: Pending) -> bool:
         """(Under the lock) Keep a record of a topic without metadata until a Metadata answer gives
@@ -294,10 +291,10 @@ class Sender:
 
     def _failed_attempt(self, batch: ProducerBatch, error: KafkaError) -> None:
         now = self.client.engine.now()
-        if self._fatal_error is not None:  # an answer that arrives after the producer stopped for good
+        if self.fatal is not None:  # an answer that arrives after the producer stopped for good
             if self.idem is not None:
                 self.idem.answered(batch, failed=True)
-            self._fail(batch.messages, self._fatal_error)
+            self._fail(batch.messages, self.fatal)
             return
         if self.idem is not None:
             verdict = self.idem.verdict(batch, error.code())
@@ -307,7 +304,7 @@ class Sender:
                 return
             if verdict is Verdict.FATAL:
                 self._fatal(KafkaError(error.code(), f"{error.str()} ({batch.topic}[{batch.partition}])", fatal=True))
-                self._fail(batch.messages, self._fatal_error or error)
+                self._fail(batch.messages, self.fatal or error)
                 return
             if verdict is Verdict.REQUEUE:
                 with self.lock:
@@ -398,9 +395,9 @@ class Sender:
 
     def _fatal(self, error: KafkaError) -> None:
         """Stop for good: fail everything queued with the fatal error and tell the application."""
-        if self._fatal_error is not None:
+        if self.fatal is not None:
             return
-        self._fatal_error = error
+        self.fatal = error
         log.error("fatal producer error: %s", error.str())
         self._fail_queued(error)
         self.deliveries.error(error)

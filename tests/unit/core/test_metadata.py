@@ -1,0 +1,32 @@
+"""core/metadata.py: what a Metadata answer leaves in the client's picture of the cluster."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafkawire.core.metadata import ClusterMetadata
+from kafkawire.errors import KafkaError
+from kafkawire.protocol import codec
+from kafkawire.protocol.apis import METADATA
+
+
+def answer(topics: list[tuple[str, int, int]]) -> Any:
+    """A decoded Metadata v1 answer naming ``(topic, error code, partition count)``."""
+    body = {
+        "brokers": [{"node_id": 1, "host": "b1", "port": 9092, "rack": None}],
+        "controller_id": 1,
+        "topics": [{"error_code": code, "name": name, "is_internal": False, "partitions": [
+            {"error_code": 0, "partition_index": p, "leader_id": 1, "replica_nodes": [1], "isr_nodes": [1]}
+            for p in range(count)]} for name, code, count in topics],
+    }  # fmt: skip
+    return codec.decode(METADATA.response, 1, codec.encode(METADATA.response, 1, body))
+
+
+def test_partition_counts_hold_only_topics_a_record_can_go_to() -> None:
+    md = ClusterMetadata()
+    md.update(answer([("ok", 0, 3), ("creating", KafkaError.LEADER_NOT_AVAILABLE, 0), ("bad", KafkaError.TOPIC_AUTHORIZATION_FAILED, 2)]), 1.0)
+    assert md.partition_counts == {"ok": 3}
+    md.update(answer([("creating", 0, 2)]), 2.0)  # a partial answer keeps the topics it does not name
+    assert md.partition_counts == {"ok": 3, "creating": 2}
+    md.update(answer([("ok", 0, 5)]), 3.0, full=True)  # a full answer drops the rest
+    assert md.partition_counts == {"ok": 5}
