@@ -487,6 +487,25 @@ def test_produce_batch_like_confluent(target: Target, topic: str) -> None:
     assert_reports_match_broker(our_reports, {k: v for k, v in stored.items() if k in mine})
 
 
+def test_produce_batch_larger_than_the_buffer_waits_for_room_with_max_block_ms(target: Target, topic: str) -> None:
+    """With max.block.ms set, a batch of more records than ``queue.buffering.max.messages`` waits
+    for room as reports are served: the records already admitted from it must be sendable while it
+    waits (else no report, so no room, ever comes), and every record is queued and delivered once."""
+    reports: Reports = []
+    p = Producer({"bootstrap.servers": target.bootstrap, "linger.ms": 5, "queue.buffering.max.messages": 50,
+                  "max.block.ms": 60_000, "on_delivery": lambda err, msg: reports.append((err, msg))})  # fmt: skip
+    try:
+        batch = [{"value": b"%d" % i, "partition": i % PARTITIONS} for i in range(700)]
+        assert p.produce_batch(topic, batch) == 700
+        assert not [m for m in batch if "_error" in m]
+        assert p.flush(30) == 0
+    finally:
+        p.close(5)
+    assert [err for err, _ in reports if err is not None] == []
+    assert sorted(int(m.value()) for _, m in reports) == list(range(700))
+    assert len(read_back(target, topic, 700)) == 700
+
+
 # --- 6. list_topics --------------------------------------------------------------------------------
 
 

@@ -25,3 +25,23 @@ def test_a_transactional_call_that_outlives_its_wait_raises_kafka_exception_not_
         txn.state.require(Call.INIT)  # not left running: init_transactions() may be called again
     finally:
         p.close(0)
+
+
+def test_each_record_takes_its_buffer_charge_and_the_report_frees_it() -> None:
+    """What admission takes from ``queue.buffering.max.kbytes`` is `buffer_charge` of the record's
+    size (admission writes the formula inline), and a purge gives all of it back."""
+    from kafkawire.producer.delivery import buffer_charge
+    from kafkawire.records import record_size_upper_bound
+
+    p = Producer({"bootstrap.servers": "127.0.0.1:9"})  # nothing listens: the records wait for metadata
+    try:
+        engine = p._engine
+        p.produce("t", b"v" * 100, b"key")
+        p.produce("t", b"w" * 7, headers=[("h", b"x")])
+        sizes = [record_size_upper_bound(b"key", b"v" * 100), record_size_upper_bound(None, b"w" * 7, [("h", b"x")])]
+        assert (engine.outstanding, engine.buffered_bytes) == (2, sum(buffer_charge(s) for s in sizes))
+        p.purge()
+        p.poll(0)
+        assert (engine.outstanding, engine.buffered_bytes) == (0, 0)
+    finally:
+        p.close(0)

@@ -37,7 +37,7 @@ from ..core.transactions import Call
 from ..errors import KafkaError, KafkaException
 from ..model import RecordMetadata
 from .config import ProducerConfig
-from .delivery import RECORD_OVERHEAD, Deliveries, buffer_charge
+from .delivery import RECORD_OVERHEAD, Deliveries
 from .inputs import INT32_MAX, INT64_MAX, Prepared, check_fields, check_topic, to_bytes, to_headers
 from .interceptors import InterceptorChain
 from .pending import PendingMessage
@@ -174,20 +174,28 @@ class ProducerEngine:
         if wake:
             self.sender.wake()
 
-    def admit(self, msg: PendingMessage, count: int, now: float) -> bool:
+    def admit(self, msg: PendingMessage, count: int, now: float, runs: dict[int, list[Pending]] | None = None) -> bool:
         """The one admission path (under ``lock``): take buffer room, pick the partition among
-        ``count`` (0: metadata unknown, the sender waits for it) and queue the record. Raises
+        ``count`` (0: metadata unknown, the sender waits for it) and queue the record: in the
+        accumulator, or with ``runs`` (the bulk paths) in its partition's run, which the caller
+        hands to the accumulator in one `Accumulator.extend` per partition. Raises
         `KafkaException` (too large, no such partition) or `BufferError` (full, after waiting
         ``max.block.ms``), holding no room then. True when the sender should look now."""
-        if msg.size > self._max_record_bytes:
-            raise KafkaException(_too_large(msg.size, self._max_record_bytes))
-        charge = buffer_charge(msg.size)
+        size = msg.size
+        if size > self._max_record_bytes:
+            raise KafkaException(_too_large(size, self._max_record_bytes))
+        charge = size + size + RECORD_OVERHEAD  # buffer_charge(size), inline: it runs per record
         if (
             not self._max_messages or self.outstanding < self._max_messages
         ) and self.buffered_bytes + charge <= self._max_buffer_bytes:
             self.outstanding += 1
             self.buffered_bytes += charge
         else:
+            # What was admitted before must be on its way while this waits, or no report frees
+            # room: the bulk paths' gathered runs handed over, the sender woken now, not after.
+            if runs:
+                self._hand_over(msg.topic, runs, now)
+            self.sender.wake()
             self._wait_for_room(charge)
         if not count:
             return self.sender.await_metadata(msg)
@@ -207,7 +215,14 @@ class ProducerEngine:
             raise KafkaException(
                 KafkaError(KafkaError._UNKNOWN_PARTITION, f"{msg.topic} has {count} partitions, not {partition}")
             )
-        return self.acc.append(msg, now)
+        if runs is None:
+            return self.acc.append(msg, now)
+        run = runs.get(partition)
+        if run is None:
+            runs[partition] = [msg]
+        else:
+            run.append(msg)
+        return False
 
     def queue_checked(
         self, topic: str, prepared: list[Prepared], refused: list[tuple[Any, KafkaError]], wait: bool
@@ -238,13 +253,15 @@ class ProducerEngine:
         now = self._now()
         wake = False
         index = start
+        runs: dict[int, list[Pending]] = {}  # per partition, in order
+        admit = self.admit
         with self.lock:
             count = self.client.metadata.partition_counts.get(topic, 0)
             while index < stop:
                 handle, value, key, part, timestamp, headers, cb = prepared[index]
                 msg = PendingMessage(topic, part, key, value, headers, timestamp, cb, None, now)
                 try:
-                    wake = self.admit(msg, count, now) or wake
+                    wake = admit(msg, count, now, runs) or wake
                 except KafkaException as exc:
                     refused.append((handle, exc.args[0]))
                 except BufferError:
@@ -252,9 +269,19 @@ class ProducerEngine:
                         break
                     refused.append((handle, KafkaError(KafkaError._QUEUE_FULL)))
                 index += 1
+            wake = self._hand_over(topic, runs, now) or wake
         if wake:
             self.sender.wake()
         return index, index < stop
+
+    def _hand_over(self, topic: str, runs: dict[int, list[Pending]], now: float) -> bool:
+        """Move the records `admit` gathered in ``runs`` into the accumulator (under ``lock``);
+        True when the sender should look now."""
+        wake = False
+        for partition, run in runs.items():
+            wake = self.acc.extend(topic, partition, run, now) or wake
+        runs.clear()
+        return wake
 
     def _wait_for_room(self, charge: int) -> None:
         """Take buffer room for a record when the fast check found none (under ``lock``): wait up to

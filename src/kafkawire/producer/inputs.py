@@ -102,6 +102,9 @@ def refusal(exc: BaseException) -> KafkaError:
     return KafkaError(KafkaError._INVALID_ARG, str(exc))
 
 
+_PAYLOADS = (bytes, str, bytearray, memoryview)  # what produce_batch() takes as a key or value
+
+
 def check_batch(
     messages: list[Any], partition: int, default_cb: Callable[..., Any] | None
 ) -> tuple[list[Prepared], list[tuple[Any, KafkaError]]]:
@@ -119,24 +122,31 @@ def check_batch(
             cb = get("on_delivery", default_cb)
             if cb is None:
                 cb = default_cb
-        value, key, part, timestamp, headers = (
-            get("value"),
-            get("key"),
-            get("partition", partition),
-            get("timestamp", 0),
-            get("headers"),
-        )
-        for field, given in (("value", value), ("key", key)):
-            if given is not None and not isinstance(given, (bytes, str, bytearray, memoryview)):
-                raise TypeError(f"Message {field} at index {i} must be bytes or str, not {type(given).__name__}")
-        if not isinstance(part, int):
+        value = get("value")
+        key = get("key")
+        part = get("partition", partition)
+        timestamp = get("timestamp", 0)
+        headers = get("headers")
+        if value is not None and value.__class__ is not bytes and not isinstance(value, _PAYLOADS):
+            raise TypeError(f"Message value at index {i} must be bytes or str, not {type(value).__name__}")
+        if key is not None and key.__class__ is not bytes and not isinstance(key, _PAYLOADS):
+            raise TypeError(f"Message key at index {i} must be bytes or str, not {type(key).__name__}")
+        if part.__class__ is not int and not isinstance(part, int):
             raise TypeError(f"Message partition at index {i} must be int, not {type(part).__name__}")
         try:
             if value is not None and value.__class__ is not bytes:
                 value = to_bytes(value, "value")
             if key is not None and key.__class__ is not bytes:
                 key = to_bytes(key, "key")
-            check_fields(part, timestamp, cb)
+            # The common values pass every check of check_fields (as in produce()).
+            if (
+                part.__class__ is not int
+                or timestamp.__class__ is not int
+                or not -1 <= part <= INT32_MAX
+                or not 0 <= timestamp <= INT64_MAX
+                or (cb is not None and not callable(cb))
+            ):
+                check_fields(part, timestamp, cb)
             if headers is not None:
                 headers = to_headers(headers)
         except (TypeError, OverflowError) as exc:
