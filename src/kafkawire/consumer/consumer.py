@@ -291,9 +291,11 @@ class Consumer:
     def _take(self, count: int) -> list[Message]:
         events = self._events
         found = [events.popleft() for _ in range(min(count, len(events)))]
-        records = self._fetch.take(count - len(found))
-        if records and self._auto_store:
-            last = {(m._topic, m._partition): m for m in records if m._error is None}
+        if not self._auto_store:
+            records = self._fetch.take(count - len(found))
+        else:
+            last: dict[TP, Message] = {}
+            records = self._fetch.take(count - len(found), last)
             for m in last.values():
                 self._commits.store_returned(m)
         return found + records if found else records

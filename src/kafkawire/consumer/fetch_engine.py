@@ -131,14 +131,17 @@ class FetchEngine:
         with self._lock:
             return self._table.buffered_bytes
 
-    def take(self, max_records: int) -> list[model.Message]:
-        """Up to ``max_records`` messages (and error events), without waiting."""
+    def take(self, max_records: int, last: dict[TopicPartitionKey, Message] | None = None) -> list[Message]:
+        """Up to ``max_records`` messages (and error events), without waiting; ``last`` gets each
+        partition's last record (for the offset store), found per piece, not per record."""
         held = self._held
         out: list[model.Message] = [held.popleft() for _ in range(min(max_records, len(held)))] if held else []
         items = self._take(max_records - len(out))
         if len(items) == 1 and not out and isinstance(items[0][2], list):
+            if last is not None and items[0][2]:
+                last[items[0][0].key] = items[0][2][-1]
             return items[0][2]  # one batch's messages (made when fetched)
-        return self._messages(items, out)
+        return self._messages(items, out, last)
 
     def take_one(self) -> model.Message | None:
         """take(1) for poll() in one lock hold, no list made mid-batch. Room is freed a chunk at a
@@ -154,19 +157,20 @@ class FetchEngine:
             self._table.starved = False
         if wake:
             self._wake()
-        return self._messages(items, [])[0] if items else None
+        return self._messages(items, [], None)[0] if items else None
 
-    def _messages(self, items: list[tuple[Partition, RecordBatch | None, Any]], out: list[model.Message]) -> list[model.Message]:
+    def _messages(self, items: list[Any], out: list[Message], last: dict[Any, Message] | None) -> list[Message]:
         """What the table handed over, appended to ``out`` as messages (events, Columns converted)."""
         for part, batch, records in items:
-            if isinstance(records, list):
-                out += records
-            elif isinstance(records, Event):
+            if isinstance(records, Event):
                 out.append(Message(part.key[0], part.key[1], records.offset, error=records.error))
-            else:
-                assert batch is not None
+                continue
+            if not isinstance(records, list):
                 epoch = batch.partition_leader_epoch if batch.partition_leader_epoch >= 0 else None
-                out += self._columnar.to_messages(records, epoch)
+                records = self._columnar.to_messages(records, epoch)
+            out += records
+            if last is not None and records:
+                last[part.key] = records[-1]
         return out
 
     def take_arrow(self, max_records: int, handed: dict[TopicPartitionKey, tuple[int, int]] | None = None) -> Any:
@@ -328,12 +332,9 @@ class FetchEngine:
 
     def _list_offsets(self, logical: int, keys: list[tuple[TopicPartitionKey, int]], now: float) -> None:
         op: Operation[TopicPartitionKey] = list_offsets_operation(
-            self.client,
-            {key: logical for key, _ in keys},
-            isolation_level=self._isolation,
-            deadline=now + self._timeout,
-            live=self._live,
-        )
+            self.client, {key: logical for key, _ in keys},
+            isolation_level=self._isolation, deadline=now + self._timeout, live=self._live,
+        )  # fmt: skip
         self._on_lookup(op, keys, lambda answer: answer.offset)
         op.start_io()
 
@@ -341,14 +342,9 @@ class FetchEngine:
         group = self.config.group_id
         assert group is not None
         op = fetch_operation(
-            self.client,
-            self._coordinators,
-            group,
-            [key for key, _ in keys],
-            require_stable=self.config.read_committed,
-            deadline=now + self._timeout,
-            live=self._live,
-        )
+            self.client, self._coordinators, group, [key for key, _ in keys],
+            require_stable=self.config.read_committed, deadline=now + self._timeout, live=self._live,
+        )  # fmt: skip
         self._on_lookup(op, keys, lambda committed: committed.offset)
         op.start_io()
 
