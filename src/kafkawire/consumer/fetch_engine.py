@@ -43,6 +43,7 @@ from .decode import batches_of, messages_of, offset_at
 
 METADATA_RETRY = 0.1  # seconds between metadata requests while a leader is unknown
 Message = model.Message
+Taken = tuple[Partition, RecordBatch | None, Any]  # what the table hands over: a row, its batch, a piece
 
 
 class FetchEngine:
@@ -148,7 +149,7 @@ class FetchEngine:
         time: a fetch held back for room is woken at a chunk's end, not per record."""
         if self._held:
             return self._held.popleft()
-        items: list[tuple[Partition, RecordBatch | None, Any]] = []
+        items: list[Taken] = []
         with self._lock:
             record = self._table.take_one(items)
             if record is not None:  # from the middle of a chunk: no room freed, no wake
@@ -159,13 +160,14 @@ class FetchEngine:
             self._wake()
         return self._messages(items, [], None)[0] if items else None
 
-    def _messages(self, items: list[Any], out: list[Message], last: dict[Any, Message] | None) -> list[Message]:
+    def _messages(self, items: list[Taken], out: list[Message], last: dict[TopicPartitionKey, Message] | None) -> list[Message]:
         """What the table handed over, appended to ``out`` as messages (events, Columns converted)."""
         for part, batch, records in items:
             if isinstance(records, Event):
                 out.append(Message(part.key[0], part.key[1], records.offset, error=records.error))
                 continue
             if not isinstance(records, list):
+                assert batch is not None
                 epoch = batch.partition_leader_epoch if batch.partition_leader_epoch >= 0 else None
                 records = self._columnar.to_messages(records, epoch)
             out += records
@@ -208,7 +210,7 @@ class FetchEngine:
         """The first error event a take_arrow() met and kept, taken (None when there is none)."""
         return self._held.popleft() if self._held else None
 
-    def _take(self, max_records: int) -> list[tuple[Partition, RecordBatch | None, Any]]:
+    def _take(self, max_records: int) -> list[Taken]:
         with self._lock:
             items = self._table.take(max_records)
             wake = self._table.starved
