@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from confluent_kafka.schema_registry import Schema, ServerConfig
+from confluent_kafka.schema_registry import AssociationCreateOrUpdateRequest, Schema, ServerConfig
 from confluent_kafka.schema_registry._sync.mock_schema_registry_client import MockSchemaRegistryClient
 from confluent_kafka.schema_registry.error import SchemaRegistryError
 
@@ -34,7 +34,7 @@ def _routes(reg: MockSchemaRegistryClient) -> list[Route]:
         return reg.register_schema_full_response(m[1], Schema.from_dict(body), _flag(q, "normalize")).to_dict()
 
     def lookup(m: tuple[str, ...], q: dict[str, list[str]], body: Any) -> Any:
-        return reg.lookup_schema(m[1], Schema.from_dict(body), _flag(q, "normalize"), _flag(q, "deleted")).to_dict()
+        return reg.lookup_schema(m[1], Schema.from_dict(body), _flag(q, "normalize"), deleted=_flag(q, "deleted")).to_dict()
 
     def version(m: tuple[str, ...], q: dict[str, list[str]], body: Any) -> Any:
         v = m[2]
@@ -47,6 +47,17 @@ def _routes(reg: MockSchemaRegistryClient) -> list[Route]:
 
     def config_put(m: tuple[str, ...], q: dict[str, list[str]], body: Any) -> Any:
         return reg.set_config(m[1], ServerConfig.from_dict(body)).to_dict()
+
+    def associate(m: tuple[str, ...], q: dict[str, list[str]], body: Any) -> Any:
+        return reg.create_association(AssociationCreateOrUpdateRequest.from_dict(body)).to_dict()
+
+    def associations(m: tuple[str, ...], q: dict[str, list[str]], body: Any) -> Any:
+        kind, types = q.get("resourceType", [None])[0], q.get("associationType")
+        return [a.to_dict() for a in reg.get_associations_by_resource_name(m[2], m[1], kind, types)]
+
+    def dissociate(m: tuple[str, ...], q: dict[str, list[str]], body: Any) -> Any:
+        kind, types = q.get("resourceType", [None])[0], q.get("associationType")
+        return reg.delete_associations(m[1], kind, types, _flag(q, "cascadeLifecycle"))
 
     return [
         ("POST", re.compile(r"/subjects/([^/]+)/versions"), register),
@@ -65,6 +76,9 @@ def _routes(reg: MockSchemaRegistryClient) -> list[Route]:
         ),
         ("PUT", re.compile(r"/config/([^/]+)"), config_put),
         ("GET", re.compile(r"/config/([^/]+)"), lambda m, q, b: reg.get_config(m[1]).to_dict()),
+        ("POST", re.compile(r"/associations"), associate),
+        ("GET", re.compile(r"/associations/resources/([^/]+)/([^/]+)"), associations),
+        ("DELETE", re.compile(r"/associations/resources/([^/]+)"), dissociate),
     ]
 
 

@@ -9,6 +9,9 @@ from ._async.schema_registry_client import AsyncSchemaRegistryClient
 from ._sync import mock_schema_registry_client  # noqa: F401  (serves mock:// URLs)
 from ._sync.schema_registry_client import SchemaRegistryClient
 from .common.schema_registry_client import (
+    Association,
+    AssociationCreateOrUpdateInfo,
+    AssociationCreateOrUpdateRequest,
     ConfigCompatibilityLevel,
     Metadata,
     MetadataProperties,
@@ -35,6 +38,9 @@ from .common.serde import (
 from .error import SchemaRegistryError
 
 __all__ = [
+    "Association",
+    "AssociationCreateOrUpdateInfo",
+    "AssociationCreateOrUpdateRequest",
     "AsyncSchemaRegistryClient",
     "ConfigCompatibilityLevel",
     "Metadata",

@@ -1,7 +1,11 @@
-"""confluent_kafka.schema_registry.serde's names: the wire framing and the shared serde bases."""
+"""confluent_kafka.schema_registry.serde's names: the wire framing, the rule engine's values and the
+shared serde bases."""
 
+from ._sync.rule_runner import Migration
 from ._sync.serde import BaseDeserializer, BaseSerializer
+from .common.rules import *  # noqa: F403
+from .common.rules import __all__ as _rules
 from .common.serde import *  # noqa: F403
 from .common.serde import __all__ as _framing
 
-__all__ = ["BaseDeserializer", "BaseSerializer", *_framing]
+__all__ = ["BaseDeserializer", "BaseSerializer", "Migration", *_rules, *sorted(set(_framing) - set(_rules))]

@@ -22,7 +22,7 @@ _METHODS = (
     "get_referenced_by", "get_versions", "delete_version", "set_compatibility", "get_compatibility",
     "test_compatibility", "test_compatibility_all_versions", "set_config", "delete_config", "get_config",
     "get_global_mode", "update_global_mode", "get_mode", "update_mode", "delete_mode", "get_contexts",
-    "get_associations_by_resource_name",
+    "get_associations_by_resource_name", "create_association", "delete_associations",
 )  # fmt: skip
 
 

@@ -16,7 +16,9 @@ from typing import Any
 from fastavro import parse_schema, schemaless_reader, schemaless_writer
 
 from ...serialization import MessageField, SerializationContext, SerializationError
-from ..common.schema_registry_client import Schema
+from ..common.avro_fields import transform_avro
+from ..common.rules import FieldTransform, FieldTransformer, RuleContext
+from ..common.schema_registry_client import RegisteredSchema, RuleMode, RulePhase, Schema
 from ..common.serde import (
     dual_schema_id_deserializer,
     prefix_schema_id_deserializer,
@@ -26,7 +28,7 @@ from ..common.serde import (
     topic_subject_name_strategy,
 )
 from .schema_registry_client import SchemaRegistryClient
-from .serde import READ_MODES, BaseDeserializer, BaseSerializer, refuse_rules, where
+from .serde import BaseDeserializer, BaseSerializer, where
 
 __all__ = ["AvroDeserializer", "AvroEncodingError", "AvroSerializer"]
 
@@ -67,6 +69,13 @@ def _names_at_top_level(parsed: Any) -> bool:
     if isinstance(parsed, str):
         return parsed not in _PRIMITIVES
     return isinstance(parsed, list) and any(isinstance(b, str) and b not in _PRIMITIVES for b in parsed)
+
+
+def _field_walk(parsed: Any) -> FieldTransformer:
+    def walk(ctx: RuleContext, field_transform: FieldTransform, message: Any) -> Any:
+        return transform_avro(ctx, parsed, message, field_transform)
+
+    return walk
 
 
 def _load(schema_str: str) -> Any:
@@ -154,6 +163,7 @@ class AvroSerializer(_Parsing, BaseSerializer):
         self._strict = _flag(conf, "validate.strict")
         self._strict_allow_default = _flag(conf, "validate.strict.allow.default")
         self._serializer_conf(conf)
+        self._rules_conf(rule_conf, rule_registry)
         schema = _as_schema(schema_str)
         self._schema = schema
         self._schema_name: str | None = None
@@ -191,24 +201,32 @@ class AvroSerializer(_Parsing, BaseSerializer):
             raise SerializationError(f"Avro encoding failed{where(ctx)}: {e}") from e
 
     def _serialize(self, obj: Any, ctx: SerializationContext | None) -> bytes | None:
-        """The general path: subject, writer schema (registering it if asked), framing."""
+        """The general path: subject, writer schema (registering it if asked), the schema's rules
+        (domain rules on the object, encoding rules on the bytes), framing."""
         subject = self._subject(ctx, self._schema_name)
         if subject is None:
             raise SerializationError("the subject name strategy gave no subject")
         schema_id, schema = self._writer(subject, self._schema)
         parsed = self._parse(schema)
         value = self._to_dict(obj, ctx) if self._to_dict is not None else obj
+        rules = schema.rule_set is not None
+        if rules:
+            value = self._rules.run(ctx, subject, RulePhase.DOMAIN, RuleMode.WRITE, None, schema, value, None, _field_walk(parsed))
         if _raw_bytes(parsed):
             # A "bytes" schema's value is written raw, without Avro's length prefix: the framing
             # Java's KafkaAvroSerializer and confluent-kafka write and read.
             if not isinstance(value, (bytes, bytearray, memoryview)):
                 raise SerializationError(f"Avro encoding failed{where(ctx)}: expected bytes, not {type(value).__name__}")
-            return self._frame(bytes(value), ctx, schema_id)
-        if self._can_ready and ctx is not None and (ctx.field is _VALUE or ctx.field is _KEY):
-            self._ready[(ctx.topic, ctx.field is _KEY)] = (self._frame(b"", ctx, schema_id), parsed)
-        body = _Framed()
-        self._write(body, parsed, value, ctx)
-        return self._frame(bytes(body), ctx, schema_id)
+            body = bytes(value)
+        else:
+            if not rules and self._can_ready and ctx is not None and (ctx.field is _VALUE or ctx.field is _KEY):
+                self._ready[(ctx.topic, ctx.field is _KEY)] = (self._frame(b"", ctx, schema_id), parsed)
+            out = _Framed()
+            self._write(out, parsed, value, ctx)
+            body = bytes(out)
+        if rules:
+            body = self._rules.run(ctx, subject, RulePhase.ENCODING, RuleMode.WRITE, None, schema, body, None, None)
+        return self._frame(body, ctx, schema_id)
 
 
 class AvroDeserializer(_Parsing, BaseDeserializer):
@@ -238,6 +256,7 @@ class AvroDeserializer(_Parsing, BaseDeserializer):
         self._from_dict = from_dict
         self._return_record_name = return_record_name
         self._deserializer_conf(dict(conf or {}))
+        self._rules_conf(rule_conf, rule_registry)
         self._reader_schema = self._parse(self._schema) if self._schema is not None else None
         # The 4 id bytes of a prefix-framed payload -> (writer, reader) parsed schemas, when nothing
         # else picks them: the prefix framing read, no "latest" reader schema (the client's TTL rules).
@@ -257,35 +276,60 @@ class AvroDeserializer(_Parsing, BaseDeserializer):
             if ready is not None:  # the steady state: one dict look-up, then fastavro
                 payload = io.BytesIO(data)
                 payload.seek(5)
-                return self._read(payload, ready[0], ready[1], ctx)
+                return self._finish(self._read(payload, ready[0], ready[1], ctx), ctx)
         return self._deserialize(data, ctx)
 
     def _read(self, payload: io.BytesIO, writer: Any, reader: Any, ctx: SerializationContext | None) -> Any:
         try:
-            obj = schemaless_reader(payload, writer, reader, return_record_name=self._return_record_name)
+            return schemaless_reader(payload, writer, reader, return_record_name=self._return_record_name)
         except (EOFError, ValueError, TypeError, KeyError, IndexError, UnicodeDecodeError, OverflowError) as e:
             raise SerializationError(f"Avro decoding failed{where(ctx)}: {e!r}") from e
+
+    def _finish(self, obj: Any, ctx: SerializationContext | None) -> Any:
         return self._from_dict(obj, ctx) if self._from_dict is not None else obj
 
     def _deserialize(self, data: bytes, ctx: SerializationContext | None) -> Any:
-        """The general path: the framing read, the writer's schema asked of the registry (cached)."""
+        """The general path: the framing read, the writer's schema asked of the registry (cached),
+        the rules (encoding rules on the bytes, migrations between versions, domain rules on the
+        object) when the schemas have any."""
         schema_id, payload = self._unframe(data, ctx)
-        writer = self._parse(self._writer_schema(schema_id, ctx))
-        reader = self._reader_schema
-        if reader is None and (self._use_latest_version or self._use_latest_with_metadata is not None):
-            subject = self._subject(ctx, None)
-            latest = self._latest(subject) if subject is not None else None
-            reader = self._parse(refuse_rules(latest.schema, READ_MODES)) if latest is not None else None
+        writer_schema = self._writer_schema(schema_id, ctx)
+        writer = self._parse(writer_schema)
+        reader_schema, reader = self._schema, self._reader_schema
+        uses_latest = self._use_latest_version or self._use_latest_with_metadata is not None
+        subject = None
+        if uses_latest or writer_schema.rule_set is not None or (reader_schema is not None and reader_schema.rule_set is not None):
+            subject = self._subject(ctx, _schema_name(writer))
+        latest: RegisteredSchema | None = None
+        if reader is None and uses_latest and subject is not None:
+            latest = self._latest(subject)
+            if latest is not None:
+                reader_schema, reader = latest.schema, self._parse(latest.schema)
+        if writer_schema.rule_set is not None:
+            body = self._rules.run(ctx, subject, RulePhase.ENCODING, RuleMode.READ, None, writer_schema, payload.read(), None, None)
+            payload = io.BytesIO(body)
         if _raw_bytes(writer):  # written raw (see AvroSerializer): the rest of the payload
             raw = payload.read()
             if reader is None or _raw_bytes(reader):
-                return self._from_dict(raw, ctx) if self._from_dict is not None else raw
+                return self._read_rules(raw, ctx, subject, reader_schema or writer_schema, reader or writer)
             payload = io.BytesIO()  # resolved into another reader schema from its Avro encoding
             schemaless_writer(payload, "bytes", raw)
             payload.seek(0)
-        elif self._can_ready and type(data) is bytes and data[:1] == b"\x00" and (ctx is None or not ctx.headers):
-            self._ready[data[1:5]] = (writer, reader if reader is not None else writer)
-        return self._read(payload, writer, reader if reader is not None else writer, ctx)
+        steps = self._rules.migrations(self._registry, subject, writer_schema, latest) if latest is not None and subject else []
+        if steps:
+            obj = self._rules.migrate(ctx, subject or "", steps, self._read(payload, writer, writer, ctx))
+        else:
+            no_rules = writer_schema.rule_set is None and (reader_schema is None or reader_schema.rule_set is None)
+            if no_rules and self._can_ready and type(data) is bytes and data[:1] == b"\x00" and (ctx is None or not ctx.headers):
+                self._ready[data[1:5]] = (writer, reader if reader is not None else writer)
+            obj = self._read(payload, writer, reader if reader is not None else writer, ctx)
+        return self._read_rules(obj, ctx, subject, reader_schema or writer_schema, reader or writer)
+
+    def _read_rules(self, obj: Any, ctx: SerializationContext | None, subject: str | None, schema: Schema, parsed: Any) -> Any:
+        """The reader schema's domain rules on the decoded object, then ``from_dict``."""
+        if schema.rule_set is not None:
+            obj = self._rules.run(ctx, subject, RulePhase.DOMAIN, RuleMode.READ, None, schema, obj, None, _field_walk(parsed))
+        return self._finish(obj, ctx)
 
 
 def _flag(conf: dict[str, Any], key: str) -> bool:

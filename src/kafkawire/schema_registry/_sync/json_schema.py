@@ -18,10 +18,12 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT7
 
 from ...serialization import SerializationContext, SerializationError
+from ..common.json_fields import transform_json
 from ..common.json_schema import _json_dumps, _json_loads
-from ..common.schema_registry_client import Schema
+from ..common.rules import FieldTransform, FieldTransformer, RuleContext
+from ..common.schema_registry_client import RuleMode, RulePhase, Schema
 from .schema_registry_client import SchemaRegistryClient
-from .serde import READ_MODES, BaseDeserializer, BaseSerializer, _bool, refuse_rules, where
+from .serde import BaseDeserializer, BaseSerializer, _bool, where
 
 __all__ = ["JSONDeserializer", "JSONSerializer"]
 
@@ -32,6 +34,14 @@ def _as_schema(schema_str: Any, what: str) -> Schema | None:
     if isinstance(schema_str, Schema) or schema_str is None:
         return schema_str
     raise TypeError(f"You must pass either str or Schema{what}")
+
+
+def _title(schema: Schema | None) -> str | None:
+    """The record name a record subject strategy uses: the schema's ``title``."""
+    if schema is None or not schema.schema_str:
+        return None
+    parsed = json.loads(schema.schema_str)
+    return parsed.get("title") if isinstance(parsed, dict) else None
 
 
 class _Validating:
@@ -64,6 +74,14 @@ class _Validating:
             out.append((ref.name, Resource.from_contents(json.loads(referenced.schema_str or "{}"), DRAFT7)))
             self._load_references(referenced, out, seen)
 
+    def _field_walk(self, schema: Schema) -> FieldTransformer:
+        validator = self._validator(schema)
+
+        def walk(ctx: RuleContext, field_transform: FieldTransform, message: Any) -> Any:
+            return transform_json(ctx, validator, message, field_transform)
+
+        return walk
+
     def _validate(self, schema: Schema, value: Any, ctx: SerializationContext | None) -> None:
         try:
             self._validator(schema).validate(value)
@@ -95,11 +113,9 @@ class JSONSerializer(_Validating, BaseSerializer):
         conf = dict(conf or {})
         self._validate_values = _bool(conf, "validate", True)
         self._serializer_conf(conf)
+        self._rules_conf(rule_conf, rule_registry)
         self._schema = _as_schema(schema_str, "")
-        self._schema_name: str | None = None
-        if self._schema is not None and self._schema.schema_str is not None:
-            parsed = json.loads(self._schema.schema_str)
-            self._schema_name = parsed.get("title") if isinstance(parsed, dict) else None
+        self._schema_name = _title(self._schema)
 
     def __call__(self, obj: Any, ctx: SerializationContext | None = None) -> bytes | None:
         if obj is None:
@@ -109,6 +125,9 @@ class JSONSerializer(_Validating, BaseSerializer):
             raise SerializationError("the subject name strategy gave no subject")
         schema_id, schema = self._writer(subject, self._schema)
         value = self._to_dict(obj, ctx) if self._to_dict is not None else obj
+        rules = schema.rule_set is not None
+        if rules:
+            value = self._rules.run(ctx, subject, RulePhase.DOMAIN, RuleMode.WRITE, None, schema, value, None, self._field_walk(schema))
         if self._validate_values:
             self._validate(schema, value, ctx)
         try:
@@ -116,6 +135,8 @@ class JSONSerializer(_Validating, BaseSerializer):
         except (TypeError, ValueError) as e:
             raise SerializationError(f"JSON encoding failed{where(ctx)}: {e}") from e
         body = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+        if rules:
+            body = self._rules.run(ctx, subject, RulePhase.ENCODING, RuleMode.WRITE, None, schema, body, None, None)
         return self._frame(body, ctx, schema_id)
 
 
@@ -149,27 +170,36 @@ class JSONDeserializer(_Validating, BaseDeserializer):
         conf = dict(conf or {})
         self._validate_values = _bool(conf, "validate", True)
         self._deserializer_conf(conf)
+        self._rules_conf(rule_conf, rule_registry)
 
     def __call__(self, data: bytes | None, ctx: SerializationContext | None = None) -> Any:
         if data is None:
             return None
         schema_id, payload = self._unframe(data, ctx)
-        schema = self._schema
-        if self._registry is not None and schema is None:
-            schema = self._reader_from_registry(ctx) or self._writer_schema(schema_id, ctx)
-        if schema is not None:
-            refuse_rules(schema, READ_MODES)
+        body = payload.read()
+        writer = None
+        if self._registry is not None and (schema_id.id is not None or schema_id.guid is not None):
+            writer = self._writer_schema(schema_id, ctx)
+        reader = self._schema
+        uses_latest = self._use_latest_version or self._use_latest_with_metadata is not None
+        has_rules = any(s is not None and s.rule_set is not None for s in (writer, reader))
+        subject = self._subject(ctx, _title(writer or reader)) if self._registry is not None and (uses_latest or has_rules) else None
+        latest = self._latest(subject) if reader is None and uses_latest and subject is not None else None
+        if latest is not None:
+            reader = latest.schema
+        if writer is not None and writer.rule_set is not None:
+            body = self._rules.run(ctx, subject, RulePhase.ENCODING, RuleMode.READ, None, writer, body, None, None)
         try:
-            obj = self._json_decode(payload.read())
+            obj = self._json_decode(body)
         except (ValueError, TypeError, UnicodeDecodeError) as e:
             raise SerializationError(f"JSON decoding failed{where(ctx)}: {e}") from e
+        if latest is not None and writer is not None and subject is not None:
+            steps = self._rules.migrations(self._registry, subject, writer, latest)
+            if steps:
+                obj = self._rules.migrate(ctx, subject, steps, obj)
+        schema = reader or writer
+        if schema is not None and schema.rule_set is not None:
+            obj = self._rules.run(ctx, subject, RulePhase.DOMAIN, RuleMode.READ, None, schema, obj, None, self._field_walk(schema))
         if self._validate_values and schema is not None:
             self._validate(schema, obj, ctx)
         return self._from_dict(obj, ctx) if self._from_dict is not None else obj
-
-    def _reader_from_registry(self, ctx: SerializationContext | None) -> Schema | None:
-        if not (self._use_latest_version or self._use_latest_with_metadata is not None):
-            return None
-        subject = self._subject(ctx, None)
-        latest = self._latest(subject) if subject is not None else None
-        return latest.schema if latest is not None else None

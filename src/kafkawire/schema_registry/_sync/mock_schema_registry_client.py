@@ -2,7 +2,10 @@
 
 Every client of one ``mock://`` URL shares one store for the life of the process (so a test's
 producer and consumer see the same registry). Ids are global per distinct schema, versions per
-subject, guids per id; deletes are soft unless permanent. It does not check compatibility.
+subject, guids per id; deletes are soft unless permanent. A schema no subject holds any more after
+a permanent delete is forgotten, and a store left empty numbers ids from 1 again, as a new
+in-process registry (confluent-kafka's, one per client) would. It does not check compatibility.
+Associations of subjects with topics follow mock_associations.py.
 """
 
 from __future__ import annotations
@@ -11,8 +14,16 @@ import threading
 import uuid
 from typing import Any
 
-from ..common.schema_registry_client import RegisteredSchema, Schema, ServerConfig
+from ..common.schema_registry_client import (
+    Association,
+    AssociationCreateOrUpdateRequest,
+    AssociationResponse,
+    RegisteredSchema,
+    Schema,
+    ServerConfig,
+)
 from ..error import SchemaRegistryError
+from .mock_associations import AssociationBook
 from .schema_registry_client import IN_PROCESS, SchemaRegistryClient
 
 __all__ = ["MockSchemaRegistryClient"]
@@ -27,6 +38,8 @@ class _Store:
         self.versions: dict[str, list[tuple[RegisteredSchema, bool]]] = {}  # subject -> (schema, deleted)
         self.config: dict[str | None, ServerConfig] = {}
         self.modes: dict[str | None, str] = {}
+        self.associations = AssociationBook(self)
+        self.next_id = 1
 
     def register(self, subject: str, schema: Schema) -> RegisteredSchema:
         with self.lock:
@@ -36,7 +49,8 @@ class _Store:
                     return registered
             schema_id = self.ids.get(schema)
             if schema_id is None:
-                schema_id = len(self.ids) + 1
+                schema_id = self.next_id
+                self.next_id += 1
                 self.ids[schema] = schema_id
                 self.by_id[schema_id] = schema
                 self.guids[schema_id] = str(uuid.uuid4())
@@ -44,6 +58,16 @@ class _Store:
             registered = RegisteredSchema(subject, version, schema_id, self.guids[schema_id], schema)
             entries.append((registered, False))
             return registered
+
+    def forget_unheld(self) -> None:
+        """After a permanent delete: drop the schemas no subject holds."""
+        with self.lock:
+            held = {r.schema_id for entries in self.versions.values() for r, _ in entries}
+            for schema, schema_id in list(self.ids.items()):
+                if schema_id not in held:
+                    del self.ids[schema], self.by_id[schema_id], self.guids[schema_id]
+            if not self.ids:
+                self.next_id = 1
 
     def live(self, subject: str, deleted: bool = False) -> list[RegisteredSchema]:
         with self.lock:
@@ -80,7 +104,9 @@ class MockSchemaRegistryClient(SchemaRegistryClient):
             raise TypeError(f"schema must be a Schema, not {type(schema).__name__}")
         return self._store.register(subject_name, schema)
 
-    def get_schema(self, schema_id: int, subject_name: str | None = None, fmt: str | None = None) -> Schema:
+    def get_schema(
+        self, schema_id: int, subject_name: str | None = None, fmt: str | None = None, reference_format: str | None = None
+    ) -> Schema:
         schema = self._store.by_id.get(schema_id)
         if schema is None:
             raise _not_found()
@@ -117,6 +143,7 @@ class MockSchemaRegistryClient(SchemaRegistryClient):
             versions = [r.version for r, gone in entries if permanent or not gone]
             if permanent:
                 del self._store.versions[subject_name]
+                self._store.forget_unheld()
             else:
                 self._store.versions[subject_name] = [(r, True) for r, _ in entries]
         return [v for v in versions if v is not None]
@@ -163,6 +190,7 @@ class MockSchemaRegistryClient(SchemaRegistryClient):
                 if registered.version == version and (permanent or not gone):
                     if permanent:
                         del entries[i]
+                        self._store.forget_unheld()
                     else:
                         entries[i] = (registered, True)
                     return version
@@ -218,6 +246,32 @@ class MockSchemaRegistryClient(SchemaRegistryClient):
     def delete_mode(self, subject_name: str) -> str:
         self._store.modes.pop(subject_name, None)
         return self.get_global_mode()
+
+    def get_associations_by_resource_name(
+        self,
+        resource_name: str,
+        resource_namespace: str,
+        resource_type: str | None = None,
+        association_types: list[str] | None = None,
+        offset: int = 0,
+        limit: int = -1,
+        lifecycle: str | None = None,
+    ) -> list[Association]:
+        return self._store.associations.by_resource_name(
+            resource_name, resource_namespace, resource_type, association_types, lifecycle, offset, limit
+        )
+
+    def create_association(self, request: AssociationCreateOrUpdateRequest) -> AssociationResponse:
+        return self._store.associations.create(request)
+
+    def delete_associations(
+        self,
+        resource_id: str,
+        resource_type: str | None = None,
+        association_types: list[str] | None = None,
+        cascade_lifecycle: bool = False,
+    ) -> None:
+        self._store.associations.delete(resource_id, resource_type, association_types, cascade_lifecycle)
 
     def clear(self) -> None:
         """Forgets everything this URL's registry holds."""

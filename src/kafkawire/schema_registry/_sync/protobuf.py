@@ -19,7 +19,8 @@ from google.protobuf.descriptor import Descriptor, FileDescriptor
 from google.protobuf.message import DecodeError, Message
 
 from ...serialization import SerializationContext, SerializationError
-from ..common.schema_registry_client import Schema, SchemaReference
+from ..common.protobuf_fields import transform_protobuf
+from ..common.schema_registry_client import RuleMode, RulePhase, Schema, SchemaReference
 from ..common.serde import SchemaId
 from .schema_registry_client import SchemaRegistryClient
 from .serde import BaseDeserializer, BaseSerializer, _bool, _callable, where
@@ -86,6 +87,7 @@ class ProtobufSerializer(BaseSerializer):
             raise ValueError("use.deprecated.format is no longer supported")
         self._ref_subject = _callable(conf, "reference.subject.name.strategy", reference_subject_name_strategy)
         self._serializer_conf(conf)
+        self._rules_conf(rule_conf, rule_registry)
         descriptor = getattr(msg_type, "DESCRIPTOR", None)
         if not isinstance(descriptor, Descriptor):
             raise ValueError("msg_type must be a generated Protobuf message class")
@@ -129,17 +131,23 @@ class ProtobufSerializer(BaseSerializer):
         subject = self._subject(ctx, self._schema_name)
         if subject is None:
             raise SerializationError("the subject name strategy gave no subject")
-        schema_id, _ = self._writer(subject, self._own_schema(subject, ctx))
+        schema_id, schema = self._writer(subject, self._own_schema(subject, ctx))
         schema_id.message_indexes = self._index_array
+        rules = schema is not None and schema.rule_set is not None
+        if rules:
+            obj = self._rules.run(ctx, subject, RulePhase.DOMAIN, RuleMode.WRITE, None, schema, obj, None, transform_protobuf_walk)
         try:
             body = obj.SerializeToString()
         except Exception as e:  # protobuf raises EncodeError or its own types for unset required fields
             raise SerializationError(f"Protobuf encoding failed{where(ctx)}: {e}") from e
+        if rules:
+            body = self._rules.run(ctx, subject, RulePhase.ENCODING, RuleMode.WRITE, None, schema, body, None, None)
         return self._frame(body, ctx, schema_id)
 
 
 class ProtobufDeserializer(BaseDeserializer):
-    """Framed Protobuf to ``message_type`` messages; the registry is not needed to read."""
+    """Framed Protobuf to ``message_type`` messages. The registry is needed only for the writer
+    schema's rules (field and payload encryption, conditions); without it none run."""
 
     _schema_type = "PROTOBUF"
 
@@ -147,26 +155,46 @@ class ProtobufDeserializer(BaseDeserializer):
         self,
         message_type: type[Message],
         conf: dict[str, Any] | None = None,
+        schema_registry_client: SchemaRegistryClient | None = None,
         rule_conf: dict[str, Any] | None = None,
         rule_registry: Any = None,
     ) -> None:
+        self._registry = schema_registry_client  # type: ignore[assignment]  # None: read without rules
         conf = dict(conf or {})
         if _bool(conf, "use.deprecated.format", False):
             raise ValueError("use.deprecated.format is no longer supported")
         self._deserializer_conf(conf)
+        self._rules_conf(rule_conf, rule_registry)
         descriptor = getattr(message_type, "DESCRIPTOR", None)
         if not isinstance(descriptor, Descriptor):
             raise ValueError("message_type must be a generated Protobuf message class")
         self._msg_class = message_type
+        self._schema_name = descriptor.full_name
 
     def __call__(self, data: bytes | None, ctx: SerializationContext | None = None) -> Any:
         if data is None:
             return None
-        _, payload = self._unframe(data, ctx)
+        schema_id, payload = self._unframe(data, ctx)
+        body = payload.read()
+        writer = None
+        if self._registry is not None and (schema_id.id is not None or schema_id.guid is not None):
+            writer = self._writer_schema(schema_id, ctx)
+        subject = None
+        if writer is not None and writer.rule_set is not None:
+            subject = self._subject(ctx, self._schema_name)
+            body = self._rules.run(ctx, subject, RulePhase.ENCODING, RuleMode.READ, None, writer, body, None, None)
         try:
-            return self._msg_class.FromString(payload.read())
+            message = self._msg_class.FromString(body)
         except DecodeError as e:
             raise SerializationError(f"Protobuf decoding failed{where(ctx)}: {e}") from e
+        if writer is not None and writer.rule_set is not None:
+            message = self._rules.run(ctx, subject, RulePhase.DOMAIN, RuleMode.READ, None, writer, message, None, transform_protobuf_walk)
+        return message
+
+
+def transform_protobuf_walk(ctx: Any, field_transform: Any, message: Any) -> Any:
+    """The field walk in the shape the rule runner calls it."""
+    return transform_protobuf(ctx, message, field_transform)
 
 
 def _decimal_class() -> Any:

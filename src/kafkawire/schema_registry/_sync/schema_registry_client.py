@@ -21,6 +21,8 @@ from ..common.auth import bearer_headers
 from ..common.rest import error_from_response, parse_rest_config
 from ..common.schema_registry_client import (
     Association,
+    AssociationCreateOrUpdateRequest,
+    AssociationResponse,
     RegisteredSchema,
     Schema,
     SchemaVersion,
@@ -29,6 +31,7 @@ from ..common.schema_registry_client import (
     is_retriable,
     is_success,
 )
+from .schema_cache import SchemaCache
 
 __all__ = ["SchemaRegistryClient"]
 
@@ -143,10 +146,7 @@ class SchemaRegistryClient:
         capacity = self._rest_client.config.cache_capacity
         ttl = self._rest_client.config.cache_latest_ttl_sec
         self._lock = threading.RLock()
-        self._by_id: LRUCache[tuple[str | None, int], Schema] = LRUCache(capacity)
-        self._by_guid: LRUCache[str, Schema] = LRUCache(capacity)
-        self._by_schema: LRUCache[tuple[str, Schema, bool], RegisteredSchema] = LRUCache(capacity)
-        self._by_version: LRUCache[tuple[str, int], RegisteredSchema] = LRUCache(capacity)
+        self._cache = SchemaCache(capacity)
         self._latest: Any = TTLCache(capacity, ttl) if ttl else LRUCache(capacity)
         self._latest_meta: Any = TTLCache(capacity, ttl) if ttl else LRUCache(capacity)
 
@@ -180,9 +180,7 @@ class SchemaRegistryClient:
     def register_schema_full_response(
         self, subject_name: str, schema: Schema, normalize_schemas: bool = False
     ) -> RegisteredSchema:
-        key = (subject_name, schema, normalize_schemas)
-        with self._lock:
-            hit = self._by_schema.get(key)
+        hit = self._cache.registered(subject_name, schema, normalize_schemas)
         if hit is not None:
             return hit
         answer = self._rest_client.post(
@@ -197,36 +195,29 @@ class SchemaRegistryClient:
             guid=reply.guid,
             schema=reply.schema if reply.schema.schema_str is not None else schema,
         )
-        with self._lock:
-            self._by_schema[key] = registered
-            if registered.schema_id is not None:
-                self._by_id[(subject_name, registered.schema_id)] = registered.schema
-            if registered.guid is not None:
-                self._by_guid[registered.guid] = registered.schema
+        self._cache.set_registered_schema(schema, registered, subject_name, normalize_schemas)
         return registered
 
-    def get_schema(self, schema_id: int, subject_name: str | None = None, fmt: str | None = None) -> Schema:
-        key = (subject_name, schema_id)
-        with self._lock:
-            hit = self._by_id.get(key)
+    def get_schema(
+        self, schema_id: int, subject_name: str | None = None, fmt: str | None = None, reference_format: str | None = None
+    ) -> Schema:
+        """The schema of ``schema_id`` (as registered under ``subject_name``, in ``fmt``, its
+        references in ``reference_format``: format names depend on the schema type)."""
+        hit = self._cache.schema_by_id(subject_name, schema_id)
         if hit is not None:
             return hit
-        answer = self._rest_client.get(f"schemas/ids/{schema_id}", {"subject": subject_name, "format": fmt})
+        query = {"subject": subject_name, "format": fmt, "reference_format": reference_format}
+        answer = self._rest_client.get(f"schemas/ids/{schema_id}", query)
         schema = Schema.from_dict(answer)
-        with self._lock:
-            self._by_id[key] = schema
-            if answer.get("guid"):
-                self._by_guid[answer["guid"]] = schema
+        self._cache.set_schema(subject_name, schema_id, answer.get("guid"), schema)
         return schema
 
     def get_schema_by_guid(self, guid: str, fmt: str | None = None) -> Schema:
-        with self._lock:
-            hit = self._by_guid.get(guid)
+        hit = self._cache.schema_by_guid(guid)
         if hit is not None:
             return hit
         schema = Schema.from_dict(self._rest_client.get(f"schemas/guids/{_q(guid)}", {"format": fmt}))
-        with self._lock:
-            self._by_guid[guid] = schema
+        self._cache.set_schema(None, None, guid, schema)
         return schema
 
     def get_schema_types(self) -> list[str]:
@@ -251,17 +242,14 @@ class SchemaRegistryClient:
         self, subject_name: str, schema: Schema, normalize_schemas: bool = False, deleted: bool = False
     ) -> RegisteredSchema:
         """The registration of ``schema`` under ``subject_name`` (40403 when it is not there)."""
-        key = (subject_name, schema, normalize_schemas)
-        with self._lock:
-            hit = self._by_schema.get(key)
+        hit = self._cache.registered(subject_name, schema, normalize_schemas)
         if hit is not None and hit.version is not None:
             return hit
         answer = self._rest_client.post(
             f"subjects/{_q(subject_name)}", schema.to_dict(), {"normalize": normalize_schemas, "deleted": deleted}
         )
         registered = RegisteredSchema.from_dict(answer)
-        with self._lock:
-            self._by_schema[key] = registered
+        self._cache.set_registered_schema(schema, registered, subject_name, normalize_schemas)
         return registered
 
     # --- subjects and versions ------------------------------------------------------------------
@@ -283,12 +271,8 @@ class SchemaRegistryClient:
         return versions
 
     def _forget(self, subject_name: str, version: int | None = None) -> None:
+        self._cache.forget(subject_name, version)
         with self._lock:
-            caches: tuple[Any, ...] = (self._by_schema, self._by_version)
-            for cache in caches:
-                stale = [k for k, v in cache.items() if k[0] == subject_name and version in (None, v.version)]
-                for key in stale:
-                    del cache[key]
             self._latest.pop(subject_name, None)
             for key in [k for k in self._latest_meta if k[0] == subject_name]:
                 del self._latest_meta[key]
@@ -326,17 +310,14 @@ class SchemaRegistryClient:
     ) -> RegisteredSchema:
         if version == "latest":
             return self.get_latest_version(subject_name, fmt)
-        key = (subject_name, int(version))
-        with self._lock:
-            hit = self._by_version.get(key)
+        hit = self._cache.version(subject_name, int(version))
         if hit is not None:
             return hit
         answer = self._rest_client.get(
             f"subjects/{_q(subject_name)}/versions/{version}", {"deleted": deleted, "format": fmt}
         )
         registered = RegisteredSchema.from_dict(answer)
-        with self._lock:
-            self._by_version[key] = registered
+        self._cache.set_version(subject_name, int(version), registered)
         return registered
 
     def get_referenced_by(self, subject_name: str, version: int | str, offset: int = 0, limit: int = -1) -> list[int]:
@@ -410,22 +391,42 @@ class SchemaRegistryClient:
         result: list[str] = self._rest_client.get("contexts", _page(offset, limit))
         return result
 
+    # --- associations (a subject bound to a topic) -----------------------------------------------
+
     def get_associations_by_resource_name(
         self,
         resource_name: str,
         resource_namespace: str,
         resource_type: str | None = None,
         association_types: list[str] | None = None,
-        lifecycle: str | None = None,
         offset: int = 0,
         limit: int = -1,
+        lifecycle: str | None = None,
     ) -> list[Association]:
-        """The subjects associated with a resource (e.g. a topic in a Kafka cluster's namespace)."""
+        """The subjects associated with a resource: a topic, in its Kafka cluster's namespace
+        ("-": any cluster's); optionally only key or value ones, of one lifecycle (STRONG, WEAK)."""
         query: list[tuple[str, Any]] = [("resourceType", resource_type), ("lifecycle", lifecycle)]
         query += [("associationType", t) for t in association_types or []]
         query += list(_page(offset, limit).items())
         path = f"associations/resources/{_q(resource_namespace)}/{_q(resource_name)}"
         return [Association.from_dict(a) for a in self._rest_client.get(path, query) or []]
+
+    def create_association(self, request: AssociationCreateOrUpdateRequest) -> AssociationResponse:
+        """Associates subjects with a resource, registering the schemas the request carries."""
+        return AssociationResponse.from_dict(self._rest_client.post("associations", request.to_dict()))
+
+    def delete_associations(
+        self,
+        resource_id: str,
+        resource_type: str | None = None,
+        association_types: list[str] | None = None,
+        cascade_lifecycle: bool = False,
+    ) -> None:
+        """Removes a resource's associations (only those of ``association_types``, when given);
+        ``cascade_lifecycle`` also deletes the subjects of its STRONG ones, and frozen ones need it."""
+        query: list[tuple[str, Any]] = [("cascadeLifecycle", cascade_lifecycle), ("resourceType", resource_type)]
+        query += [("associationType", t) for t in association_types or []]
+        self._rest_client.delete(f"associations/resources/{_q(resource_id)}", query)
 
     # --- caches ---------------------------------------------------------------------------------
 
@@ -435,7 +436,5 @@ class SchemaRegistryClient:
             self._latest_meta.clear()
 
     def clear_caches(self) -> None:
-        with self._lock:
-            for cache in (self._by_id, self._by_guid, self._by_schema, self._by_version):
-                cache.clear()
+        self._cache.clear()
         self.clear_latest_caches()

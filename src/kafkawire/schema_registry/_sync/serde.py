@@ -12,17 +12,18 @@ from collections.abc import Callable
 from typing import Any
 
 from ...serialization import Deserializer, SerializationContext, SerializationError, Serializer
-from ..common.schema_registry_client import RegisteredSchema, RuleMode, Schema
+from ..common.schema_registry_client import RegisteredSchema, Schema
 from ..common.serde import (
     SchemaId,
     dual_schema_id_deserializer,
     prefix_schema_id_serializer,
-    topic_subject_name_strategy,
 )
 from ..error import SchemaRegistryError
+from .associated_name_strategy import FALLBACK_TYPE, KAFKA_CLUSTER_ID, AssociatedNameStrategy, subject_name_options
+from .rule_runner import RuleRunner
 from .schema_registry_client import SchemaRegistryClient
 
-__all__ = ["BaseDeserializer", "BaseSerializer", "refuse_rules"]
+__all__ = ["FALLBACK_TYPE", "KAFKA_CLUSTER_ID", "AssociatedNameStrategy", "BaseDeserializer", "BaseSerializer"]
 
 
 
@@ -42,6 +43,7 @@ def _callable(conf: dict[str, Any], key: str, default: Callable[..., Any]) -> Ca
 
 class _Common:
     _registry: SchemaRegistryClient
+    _rules: RuleRunner
     _subject_name_func: Callable[..., Any]
     _use_latest_version: bool
     _use_latest_with_metadata: dict[str, str] | None
@@ -52,12 +54,18 @@ class _Common:
         if md is not None and not isinstance(md, dict):
             raise ValueError("use.latest.with.metadata must be a dict value")
         self._use_latest_with_metadata = md
-        self._subject_name_func = _callable(conf, "subject.name.strategy", topic_subject_name_strategy)
-        # The upstream strategy signature (ctx, record_name); registry-aware strategies are not offered.
-        self._strategy_accepts_client = False
-        self._subject_name_conf = None
+        self._subject_name_func, self._subject_name_conf = subject_name_options(conf)
+        # The associated strategy asks the registry: it is called with the client and its conf too.
+        self._strategy_accepts_client = isinstance(self._subject_name_func, AssociatedNameStrategy)
+
+    def _rules_conf(self, rule_conf: dict[str, Any] | None, rule_registry: Any) -> None:
+        """The data-contract rules this serde runs: the executors of ``rule_registry`` (else the
+        process-wide one), configured with the registry client's settings and ``rule_conf``."""
+        self._rules = RuleRunner(self._registry, rule_conf, rule_registry)
 
     def _subject(self, ctx: SerializationContext | None, record_name: str | None) -> str | None:
+        if self._strategy_accepts_client:
+            return self._subject_name_func(ctx, record_name, self._registry, self._subject_name_conf)  # type: ignore[no-any-return]
         return self._subject_name_func(ctx, record_name)  # type: ignore[no-any-return]
 
     def _latest(self, subject: str) -> RegisteredSchema | None:
@@ -70,7 +78,7 @@ class _Common:
 
 class BaseSerializer(_Common, Serializer):
     """Options shared by the formats: auto.register.schemas, normalize.schemas, use.schema.id,
-    use.latest.version, use.latest.with.metadata, subject.name.strategy, schema.id.serializer."""
+    use.latest.version, use.latest.with.metadata, subject.name.strategy (.type, .conf), schema.id.serializer."""
 
     _schema_type = ""
 
@@ -98,13 +106,11 @@ class BaseSerializer(_Common, Serializer):
             return known
         if self._use_schema_id is not None:
             found = self._registry.get_schema(self._use_schema_id, subject)
-            refuse_rules(found, WRITE_MODES)
             answer = SchemaId(self._schema_type, self._use_schema_id), found
             self._known[subject] = answer
             return answer
         registered = self._latest(subject)
         if registered is not None:
-            refuse_rules(registered.schema, WRITE_MODES)
             return SchemaId(self._schema_type, registered.schema_id, registered.guid), registered.schema
         if schema is None:
             raise SerializationError("no schema to write with: give one or set use.latest.version")
@@ -112,8 +118,6 @@ class BaseSerializer(_Common, Serializer):
             registered = self._registry.register_schema_full_response(subject, schema, self._normalize_schemas)
         else:
             registered = self._registry.lookup_schema(subject, schema, self._normalize_schemas)
-        refuse_rules(schema, WRITE_MODES)
-        refuse_rules(registered.schema, WRITE_MODES)  # the registry may add its default rule set
         answer = SchemaId(self._schema_type, registered.schema_id, registered.guid), schema
         self._known[subject] = answer
         return answer
@@ -124,7 +128,7 @@ class BaseSerializer(_Common, Serializer):
 
 class BaseDeserializer(_Common, Deserializer):
     """Options shared by the formats: use.latest.version, use.latest.with.metadata,
-    subject.name.strategy, schema.id.deserializer."""
+    subject.name.strategy (.type, .conf), schema.id.deserializer."""
 
     _schema_type = ""
 
@@ -143,35 +147,14 @@ class BaseDeserializer(_Common, Deserializer):
         """The schema the payload names; one the registry does not know is a SerializationError."""
         try:
             if schema_id.id is not None:
-                return refuse_rules(self._registry.get_schema(schema_id.id), READ_MODES)
+                return self._registry.get_schema(schema_id.id)
             if schema_id.guid is not None:
-                return refuse_rules(self._registry.get_schema_by_guid(str(schema_id.guid)), READ_MODES)
+                return self._registry.get_schema_by_guid(str(schema_id.guid))
         except SchemaRegistryError as e:
             if e.http_status_code != 404:
                 raise
             raise SerializationError(f"unknown schema {schema_id.id or schema_id.guid}{where(ctx)}: {e}") from e
         raise SerializationError(f"the payload names no schema{where(ctx)}")
-
-
-WRITE_MODES = frozenset({RuleMode.WRITE, RuleMode.WRITEREAD})
-READ_MODES = frozenset({RuleMode.READ, RuleMode.WRITEREAD})
-
-
-def refuse_rules(schema: Schema, modes: frozenset[RuleMode]) -> Schema:
-    """Data-contract rules are not executed by kafkawire yet: a schema whose enabled domain or
-    encoding rules apply in ``modes`` (a CEL condition, a field encryption...) fails the record
-    instead of being written or read as if the rule had passed (plaintext where ciphertext was
-    required). Migration rules only run between versions, which kafkawire does not convert."""
-    rule_set = schema.rule_set
-    if rule_set is None:
-        return schema
-    for rule in (rule_set.domain_rules or []) + (rule_set.encoding_rules or []):
-        if not rule.disabled and rule.mode in modes:
-            raise SerializationError(
-                f"schema rule {rule.name!r} ({rule.type}, {rule.mode}) cannot be applied: kafkawire does not run "
-                "data-contract rules; disable the rule or use a client that runs them"
-            )
-    return schema
 
 
 def where(ctx: SerializationContext | None) -> str:

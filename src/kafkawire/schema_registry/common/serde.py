@@ -63,9 +63,14 @@ class RuleConditionError(RuleError):
 
 
 class SubjectNameStrategyType(str, Enum):
+    """``subject.name.strategy.type``: how a serde names its subject. ASSOCIATED asks the registry
+    which subject the topic is associated with; NONE is only a fallback (no subject: an error)."""
+
+    NONE = "NONE"
     TOPIC = "TOPIC"
     RECORD = "RECORD"
     TOPIC_RECORD = "TOPIC_RECORD"
+    ASSOCIATED = "ASSOCIATED"
 
 
 def _write_varint(buf: io.BytesIO, value: int, zigzag: bool) -> None:

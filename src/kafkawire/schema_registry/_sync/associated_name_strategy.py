@@ -1,0 +1,143 @@
+"""The ASSOCIATED subject name strategy: the subject the registry associates with the topic.
+
+With explicit topic-subject associations the registry, not a naming rule, says which subject a
+topic's keys or values are written under. The strategy asks once per (topic, key or value, record
+name) and keeps the answer for the serde's life, so only a serde's first record costs a request.
+A topic with no association falls back to another strategy: TOPIC unless
+``subject.name.strategy.fallback.type`` names RECORD, TOPIC_RECORD or NONE (an error).
+
+``subject_name_options`` reads a serde's subject naming options, this strategy's included.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from cachetools import LRUCache
+
+from ...serialization import MessageField, SerializationContext, SerializationError
+from ..common.serde import (
+    SubjectNameStrategyType,
+    record_subject_name_strategy,
+    topic_record_subject_name_strategy,
+    topic_subject_name_strategy,
+)
+from ..error import SchemaRegistryError
+from .schema_registry_client import SchemaRegistryClient
+
+__all__ = ["FALLBACK_TYPE", "KAFKA_CLUSTER_ID", "AssociatedNameStrategy", "subject_name_options"]
+
+# Keys of ``subject.name.strategy.conf``.
+KAFKA_CLUSTER_ID = "subject.name.strategy.kafka.cluster.id"
+FALLBACK_TYPE = "subject.name.strategy.fallback.type"
+# The resource namespace matching every cluster, used when no cluster id is configured.
+NAMESPACE_WILDCARD = "-"
+
+StrategyFunc = Callable[[SerializationContext | None, str | None], str | None]
+
+NAMED_STRATEGIES: dict[SubjectNameStrategyType, StrategyFunc] = {
+    SubjectNameStrategyType.TOPIC: topic_subject_name_strategy,
+    SubjectNameStrategyType.RECORD: record_subject_name_strategy,
+    SubjectNameStrategyType.TOPIC_RECORD: topic_record_subject_name_strategy,
+}
+
+
+def strategy_type(value: Any, key: str) -> SubjectNameStrategyType:
+    """``value`` (a SubjectNameStrategyType or its name, any case) as the enum; else a ValueError naming ``key``."""
+    if isinstance(value, SubjectNameStrategyType):
+        return value
+    try:
+        return SubjectNameStrategyType(str(value).upper())
+    except ValueError:
+        names = ", ".join(t.value for t in SubjectNameStrategyType)
+        raise ValueError(f"Invalid value for {key}: {value!r}; valid values are: {names}") from None
+
+
+def fallback_strategy(conf: dict[str, Any] | None) -> StrategyFunc | None:
+    """The strategy naming the subject of a topic without an association; None for NONE (no subject)."""
+    kind = strategy_type((conf or {}).get(FALLBACK_TYPE, SubjectNameStrategyType.TOPIC), FALLBACK_TYPE)
+    if kind is SubjectNameStrategyType.ASSOCIATED:
+        raise ValueError(f"Invalid value for {FALLBACK_TYPE}: ASSOCIATED cannot be its own fallback")
+    return NAMED_STRATEGIES.get(kind)
+
+
+def subject_name_options(conf: dict[str, Any]) -> tuple[Callable[..., Any], dict[str, Any] | None]:
+    """Pops a serde's subject naming options from ``conf``: the strategy (``subject.name.strategy``,
+    a callable, wins over ``subject.name.strategy.type``; TOPIC when neither is set) and
+    ``subject.name.strategy.conf``. Bad values fail here, when the serde is made."""
+    strategy_conf = conf.pop("subject.name.strategy.conf", None)
+    if strategy_conf is not None and not isinstance(strategy_conf, dict):
+        raise ValueError("subject.name.strategy.conf must be a dict value")
+    kind = conf.pop("subject.name.strategy.type", None)
+    func = conf.pop("subject.name.strategy", None)
+    if func is not None:
+        if not callable(func):
+            raise ValueError("subject.name.strategy must be callable")
+        return func, strategy_conf
+    kind = strategy_type(SubjectNameStrategyType.TOPIC if kind is None else kind, "subject.name.strategy.type")
+    if kind is SubjectNameStrategyType.ASSOCIATED:
+        fallback_strategy(strategy_conf)
+        return AssociatedNameStrategy(), strategy_conf
+    if kind is SubjectNameStrategyType.NONE:
+        raise ValueError("subject.name.strategy.type NONE names no subject: it is only a fallback type")
+    return NAMED_STRATEGIES[kind], strategy_conf
+
+
+class AssociatedNameStrategy:
+    """``strategy(ctx, record_name, client, conf)``: the topic's associated subject, looked up under
+    the namespace ``conf[KAFKA_CLUSTER_ID]`` (every cluster's, "-", when unset) and remembered;
+    more than one subject is ambiguous and a SerializationError."""
+
+    def __init__(self, cache_capacity: int = 1000) -> None:
+        self._cache: LRUCache[tuple[str, bool, str | None], str] = LRUCache(cache_capacity)
+        self._lock = threading.Lock()
+
+    def __call__(
+        self,
+        ctx: SerializationContext | None,
+        record_name: str | None,
+        schema_registry_client: SchemaRegistryClient,
+        conf: dict[str, Any] | None = None,
+    ) -> str | None:
+        if ctx is None:
+            raise ValueError("the associated subject name strategy needs a SerializationContext (the topic)")
+        key = (ctx.topic, ctx.field == MessageField.KEY, record_name)
+        with self._lock:
+            subject = self._cache.get(key)
+        if subject is None:
+            subject = self._load(ctx, record_name, schema_registry_client, conf)
+            if subject is not None:
+                with self._lock:
+                    self._cache[key] = subject
+        return subject
+
+    def clear_cache(self) -> None:
+        """Forgets every answer: the next record of each topic asks the registry again."""
+        with self._lock:
+            self._cache.clear()
+
+    @staticmethod
+    def _load(
+        ctx: SerializationContext, record_name: str | None, client: SchemaRegistryClient, conf: dict[str, Any] | None
+    ) -> str | None:
+        otherwise = fallback_strategy(conf)
+        field = "key" if ctx.field == MessageField.KEY else "value"
+        namespace = (conf or {}).get(KAFKA_CLUSTER_ID) or NAMESPACE_WILDCARD
+        try:
+            found = client.get_associations_by_resource_name(ctx.topic, namespace, "topic", [field])
+        except SchemaRegistryError as e:
+            if e.http_status_code != 404:  # a registry without the association API: no association
+                raise
+            found = []
+        subjects = sorted({a.subject for a in found if a.subject})
+        if len(subjects) > 1:
+            raise SerializationError(
+                f"Multiple associated subjects found for topic {ctx.topic!r} ({field}): {subjects}"
+            )
+        if subjects:
+            return subjects[0]
+        if otherwise is None:
+            raise SerializationError(f"No associated subject found for topic {ctx.topic!r} ({field})")
+        return otherwise(ctx, record_name)

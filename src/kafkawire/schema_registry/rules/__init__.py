@@ -1,0 +1,1 @@
+"""Data-contract rule executors (CEL, JSONata, encryption): the optional extra ``kafkawire[rules]``."""

@@ -1,0 +1,1 @@
+"""CEL rules: conditions and transforms on a whole record (CEL) or on each field (CEL_FIELD)."""

@@ -1,0 +1,1 @@
+"""JSONata rules: the migration transforms between schema versions."""
