@@ -88,6 +88,7 @@ class MockSchemaRegistryClient(SchemaRegistryClient):
 
     def __init__(self, conf: dict[str, Any]) -> None:
         super().__init__(conf if not str(conf.get("url", "")).startswith("mock://") else {**conf, "url": "http://mock"})
+        self._conf = dict(conf)  # config() answers the mock:// URL: rule executors find the same mock by it
         url = str(conf.get("url"))
         with _STORES_LOCK:
             self._store = _STORES.setdefault(url, _Store())

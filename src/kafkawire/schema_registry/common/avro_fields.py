@@ -56,6 +56,10 @@ def field_type(schema: Any, named: dict[str, Any]) -> FieldType:
     return _PRIMITIVE_TYPES.get(name, FieldType.NULL) if isinstance(name, str) else FieldType.NULL
 
 
+def _name(schema: Any) -> str | None:
+    return schema.get("name") if isinstance(schema, dict) else schema if isinstance(schema, str) else None
+
+
 def _branch(schema: Any, named: dict[str, Any]) -> Any:
     """A union branch as fastavro's validator takes it: parsed, with the named types it uses."""
     schema = _deref(schema, named)
@@ -87,6 +91,12 @@ def _transform(ctx: RuleContext, schema: Any, named: dict[str, Any], message: An
     if field_ctx is not None:
         field_ctx.field_type = field_type(schema, named)
     if isinstance(schema, list):
+        if isinstance(message, tuple) and len(message) == 2 and isinstance(message[0], str):
+            # fastavro's tuple notation, (type name, value): the branch is named.
+            for branch in schema:
+                if _name(_deref(branch, named)) == message[0]:
+                    return (message[0], _transform(ctx, branch, named, message[1], ft))
+            return message
         branch = _resolve_union(schema, named, message)
         return message if branch is None else _transform(ctx, branch, named, message, ft)
     kind = schema.get("type") if isinstance(schema, dict) else None

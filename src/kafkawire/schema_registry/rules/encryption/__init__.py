@@ -1,0 +1,1 @@
+"""Field and payload encryption (the ENCRYPT and ENCRYPT_PAYLOAD rules), DEK registry and KMS drivers."""

@@ -1,0 +1,1 @@
+"""AWS KMS driver (extra ``kafkawire[kms-aws]``)."""

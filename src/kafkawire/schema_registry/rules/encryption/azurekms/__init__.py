@@ -1,0 +1,1 @@
+"""Azure Key Vault driver (extra ``kafkawire[kms-azure]``)."""

@@ -1,0 +1,1 @@
+"""Google Cloud KMS driver (extra ``kafkawire[kms-gcp]``)."""

@@ -1,0 +1,1 @@
+"""HashiCorp Vault transit driver (extra ``kafkawire[kms-hcvault]``)."""
