@@ -26,6 +26,26 @@ def _present(d: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in d.items() if v is not None}
 
 
+# The resource an association request or response is about: (attribute, JSON field).
+_RESOURCE_KEYS = (
+    ("resource_name", "resourceName"),
+    ("resource_namespace", "resourceNamespace"),
+    ("resource_id", "resourceId"),
+    ("resource_type", "resourceType"),
+)
+
+
+def _resource_dict(value: Any, associations: list[Any] | None) -> dict[str, Any]:
+    d = _present({key: getattr(value, attr) for attr, key in _RESOURCE_KEYS})
+    if associations is not None:
+        d["associations"] = [a.to_dict() for a in associations]
+    return d
+
+
+def _resource_args(d: dict[str, Any]) -> list[Any]:
+    return [d.get(key) for _, key in _RESOURCE_KEYS]
+
+
 def _schema(d: dict[str, Any]) -> Schema | None:
     raw = d.get("schema")
     return Schema.from_dict(raw) if raw else None
@@ -114,23 +134,13 @@ class AssociationCreateOrUpdateRequest:
     associations: list[AssociationCreateOrUpdateInfo] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        d = _present(
-            {
-                "resourceName": self.resource_name,
-                "resourceNamespace": self.resource_namespace,
-                "resourceId": self.resource_id,
-                "resourceType": self.resource_type,
-            }
-        )
-        if self.associations is not None:
-            d["associations"] = [a.to_dict() for a in self.associations]
-        return d
+        return _resource_dict(self, self.associations)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> AssociationCreateOrUpdateRequest:
         raw = d.get("associations")
         infos = [AssociationCreateOrUpdateInfo.from_dict(a) for a in raw] if raw else None
-        return cls(d.get("resourceName"), d.get("resourceNamespace"), d.get("resourceId"), d.get("resourceType"), infos)
+        return cls(*_resource_args(d), infos)
 
 
 @dataclass
@@ -166,20 +176,10 @@ class AssociationResponse:
     associations: list[AssociationInfo] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        d = _present(
-            {
-                "resourceName": self.resource_name,
-                "resourceNamespace": self.resource_namespace,
-                "resourceId": self.resource_id,
-                "resourceType": self.resource_type,
-            }
-        )
-        if self.associations is not None:
-            d["associations"] = [a.to_dict() for a in self.associations]
-        return d
+        return _resource_dict(self, self.associations)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> AssociationResponse:
         raw = d.get("associations")
         infos = [AssociationInfo.from_dict(a) for a in raw] if raw else None
-        return cls(d.get("resourceName"), d.get("resourceNamespace"), d.get("resourceId"), d.get("resourceType"), infos)
+        return cls(*_resource_args(d), infos)
