@@ -42,8 +42,8 @@ def _resource_dict(value: Any, associations: list[Any] | None) -> dict[str, Any]
     return d
 
 
-def _resource_args(d: dict[str, Any]) -> list[Any]:
-    return [d.get(key) for _, key in _RESOURCE_KEYS]
+def _resource_args(d: dict[str, Any]) -> dict[str, Any]:
+    return {attr: d.get(key) for attr, key in _RESOURCE_KEYS}
 
 
 def _schema(d: dict[str, Any]) -> Schema | None:
@@ -140,7 +140,7 @@ class AssociationCreateOrUpdateRequest:
     def from_dict(cls, d: dict[str, Any]) -> AssociationCreateOrUpdateRequest:
         raw = d.get("associations")
         infos = [AssociationCreateOrUpdateInfo.from_dict(a) for a in raw] if raw else None
-        return cls(*_resource_args(d), infos)
+        return cls(**_resource_args(d), associations=infos)
 
 
 @dataclass
@@ -182,4 +182,4 @@ class AssociationResponse:
     def from_dict(cls, d: dict[str, Any]) -> AssociationResponse:
         raw = d.get("associations")
         infos = [AssociationInfo.from_dict(a) for a in raw] if raw else None
-        return cls(*_resource_args(d), infos)
+        return cls(**_resource_args(d), associations=infos)
