@@ -23,6 +23,7 @@ from .metadata import (
     broker_name,
     cluster_metadata_from,
 )
+from .native import native
 
 __all__ = [
     "OFFSET_BEGINNING",
@@ -61,6 +62,7 @@ Headers: TypeAlias = Mapping[str, str | bytes | None] | Sequence[tuple[str, str 
 """Message headers: a list of (key, value) pairs (keys may repeat) or a dict, as confluent-kafka accepts."""
 
 _INT32 = (-(2**31), 2**31 - 1)
+_track = native.track if native is not None else None  # see Message's setters
 _INT64 = (-(2**63), 2**63 - 1)
 
 
@@ -200,19 +202,32 @@ class Message:
         """Share-group delivery count; None outside share consumers (so always for the producer)."""
         return self._delivery_count
 
+    # The setters take any object, so a consumed message the C decoder left untracked by the
+    # cycle collector (its fields cannot form a cycle) is tracked again first.
+
     def set_key(self, key: Any) -> None:
+        if _track is not None:
+            _track(self)
         self._key = key
 
     def set_value(self, value: Any) -> None:
+        if _track is not None:
+            _track(self)
         self._value = value
 
     def set_headers(self, headers: Any) -> None:
+        if _track is not None:
+            _track(self)
         self._headers = headers
 
     def set_topic(self, topic: Any) -> None:
+        if _track is not None:
+            _track(self)
         self._topic = topic
 
     def set_error(self, error: KafkaError | None) -> None:
+        if _track is not None:
+            _track(self)
         self._error = error
 
     def __len__(self) -> int:

@@ -218,6 +218,34 @@ def test_decode_messages_gives_the_python_twins_messages(recs: list[Any], skip: 
     assert log_append == twin_log_append and {m.timestamp() for m in log_append} == {(1, 123)}
 
 
+def test_decoded_messages_without_headers_are_left_out_of_cyclic_garbage_collection() -> None:
+    """On purpose (see _native.c): a consumed record's fields cannot reach it back, and a prefetch
+    of them would be walked by every collection. One with headers (a list) stays tracked."""
+    batch = _fetched([(1, b"k", b"v", []), (2, None, b"w", [("h", b"x")])], NONE, 0)
+    plain, with_headers = _decoded_both(batch, 0)[0]
+    assert not gc.is_tracked(plain) and not gc.is_tracked(plain.timestamp())
+    assert gc.is_tracked(with_headers) and not gc.is_tracked(with_headers.headers()[0])
+
+
+@pytest.mark.parametrize("setter", ["set_key", "set_value", "set_headers", "set_topic", "set_error"])
+def test_a_setter_tracks_a_decoded_message_again_so_a_cycle_through_it_is_collected(setter: str) -> None:
+    import weakref
+
+    class Holder:
+        message: Any = None
+
+    (m,) = _decoded_both(_fetched([(1, b"k", b"v", [])], NONE, 0), 0)[0]
+    assert not gc.is_tracked(m)
+    holder = Holder()
+    holder.message = m
+    getattr(m, setter)(holder)  # m -> holder -> m: only the cycle collector can free them
+    assert gc.is_tracked(m)
+    gone = weakref.ref(holder)
+    del m, holder
+    gc.collect()
+    assert gone() is None
+
+
 @settings(max_examples=300, deadline=None)
 @given(cut=st.integers(1, 200), junk=st.binary(min_size=1, max_size=8))
 def test_decode_messages_refuses_what_the_python_twin_refuses(cut: int, junk: bytes) -> None:
