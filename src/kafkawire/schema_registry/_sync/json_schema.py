@@ -183,7 +183,11 @@ class JSONDeserializer(_Validating, BaseDeserializer):
         reader = self._schema
         uses_latest = self._use_latest_version or self._use_latest_with_metadata is not None
         has_rules = any(s is not None and s.rule_set is not None for s in (writer, reader))
-        subject = self._subject(ctx, _title(writer or reader)) if self._registry is not None and (uses_latest or has_rules) else None
+        subject = None
+        if self._registry is not None and (uses_latest or has_rules):
+            named_by = writer or reader  # its title, parsed once per schema (the validator's), not per record
+            parsed = self._validator(named_by).schema if named_by is not None else None
+            subject = self._subject(ctx, parsed.get("title") if isinstance(parsed, dict) else None)
         latest = self._latest(subject) if reader is None and uses_latest and subject is not None else None
         if latest is not None:
             reader = latest.schema
