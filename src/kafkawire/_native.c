@@ -456,13 +456,15 @@ fail:
 
 /* ---- serve_delivered ----------------------------------------------------------------- */
 
-/* Message's slots, set through their descriptors (as ``report._topic = ...`` would). */
+/* Message's slots: written straight at their offsets when they are plain slots (member
+ * descriptors, as ``__slots__`` makes them), else through their descriptors. */
 enum { M_TOPIC, M_PARTITION, M_OFFSET, M_KEY, M_VALUE, M_HEADERS, M_TIMESTAMP, M_ERROR, M_LATENCY, M_LEADER_EPOCH,
        M_DELIVERY_COUNT, M_SLOTS };
 static const char *slot_names[M_SLOTS] = {"_topic", "_partition", "_offset", "_key", "_value", "_headers",
                                           "_timestamp", "_error", "_latency", "_leader_epoch", "_delivery_count"};
 static PyObject *cached_type = NULL;
 static PyObject *cached_slots[M_SLOTS];
+static Py_ssize_t cached_offsets[M_SLOTS]; /* -1: not a plain slot */
 
 static int
 message_slots(PyObject *type)
@@ -484,15 +486,22 @@ message_slots(PyObject *type)
     for (int i = 0; i < M_SLOTS; i++) {
         if (cached_type != NULL) Py_DECREF(cached_slots[i]);
         cached_slots[i] = found[i];
+        PyMemberDef *member = Py_IS_TYPE(found[i], &PyMemberDescr_Type) ? ((PyMemberDescrObject *)found[i])->d_member : NULL;
+        cached_offsets[i] = member != NULL && member->type == T_OBJECT_EX && !(member->flags & READONLY) ? member->offset : -1;
     }
     Py_INCREF(type);
     Py_XSETREF(cached_type, type);
     return 0;
 }
 
-static int
+static inline int
 set_slot(PyObject *obj, int slot, PyObject *value)
 {
+    Py_ssize_t offset = cached_offsets[slot];
+    if (offset >= 0) {
+        Py_XSETREF(*(PyObject **)((char *)obj + offset), Py_NewRef(value));
+        return 0;
+    }
     PyObject *d = cached_slots[slot];
     return Py_TYPE(d)->tp_descr_set(d, obj, value);
 }
@@ -732,7 +741,8 @@ decode_messages(PyObject *module, PyObject *args)
     if (!PyArg_ParseTuple(args, "y*nnnLLLLOOOOO:decode_messages", &view, &pos, &end, &count, &base_offset,
                           &base_timestamp, &log_append, &min_offset, &topic, &partition, &ts_type, &epoch, &type))
         return NULL;
-    PyObject *out = NULL;
+    PyObject *out = NULL, *last_stamp = NULL;
+    long long last_when = 0;
     if (message_slots(type) < 0) goto done;
     if (pos < 0 || end > view.len || pos > end || count < 0) goto malformed;
     PyTypeObject *mtype = (PyTypeObject *)type;
@@ -767,8 +777,15 @@ decode_messages(PyObject *module, PyObject *args)
         }
         PyObject *m = mtype->tp_alloc(mtype, 0);
         PyObject *off = PyLong_FromLongLong(offset);
-        PyObject *ts = PyLong_FromLongLong(log_append >= 0 ? log_append : base_timestamp + ts_delta);
-        PyObject *stamp = (ts == NULL) ? NULL : PyTuple_Pack(2, ts_type, ts);
+        long long when = log_append >= 0 ? log_append : base_timestamp + ts_delta;
+        if (last_stamp == NULL || when != last_when) { /* records of a batch mostly share one: one tuple */
+            PyObject *ts = PyLong_FromLongLong(when);
+            Py_XSETREF(last_stamp, ts == NULL ? NULL : PyTuple_Pack(2, ts_type, ts));
+            Py_XDECREF(ts);
+            if (last_stamp != NULL) PyObject_GC_UnTrack(last_stamp); /* an int and an int: no cycle */
+            last_when = when;
+        }
+        PyObject *stamp = Py_XNewRef(last_stamp);
         int bad = m == NULL || off == NULL || stamp == NULL;
         if (!bad)
             bad = set_slot(m, M_TOPIC, topic) < 0 || set_slot(m, M_PARTITION, partition) < 0
@@ -783,14 +800,12 @@ decode_messages(PyObject *module, PyObject *args)
              * messages is walked by every collection their own allocation triggers (40% of a
              * consume() loop's CPU). A message with headers (a list) stays tracked; Message's setters
              * track it again (track() below) before it can hold anything else. */
-            PyObject_GC_UnTrack(stamp);
             if (headers == Py_None) PyObject_GC_UnTrack(m);
         }
         Py_DECREF(key);
         Py_DECREF(value);
         Py_DECREF(headers);
         Py_XDECREF(off);
-        Py_XDECREF(ts);
         Py_XDECREF(stamp);
         Py_XDECREF(m);
         if (bad) {
@@ -804,6 +819,7 @@ malformed:
     Py_CLEAR(out);
     if (!PyErr_Occurred()) out = Py_NewRef(Py_None); /* else a MemoryError: raised */
 done:
+    Py_XDECREF(last_stamp);
     PyBuffer_Release(&view);
     return out;
 }

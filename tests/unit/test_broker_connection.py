@@ -151,11 +151,13 @@ class MemoryTransport:
                 self.inbox += len(with_id).to_bytes(4, "big") + with_id
         return len(data)
 
-    def recv(self) -> bytes | None:
+    def recv_into(self, buffer: memoryview) -> int | None:
         if not self.inbox:
             return None
-        data, self.inbox = bytes(self.inbox), bytearray()
-        return data
+        n = min(len(buffer), len(self.inbox))
+        buffer[:n] = self.inbox[:n]
+        del self.inbox[:n]
+        return n
 
     def pending(self) -> int:
         return 0

@@ -90,6 +90,20 @@ def test_handshake_then_records_both_ways(pki: Pki) -> None:
     assert client.receive(b"") == b""
 
 
+def test_plaintext_is_opened_into_the_callers_buffer(pki: Pki) -> None:
+    server = Server(pki.leaves["server"])
+    client = connect({"ssl.ca.location": str(pki.ca.cert)}, server)
+    buffer = memoryview(bytearray(70_000))
+    assert client.read_into(buffer) == 0  # nothing yet: more ciphertext needed
+    sent = bytes(range(256)) * 1000
+    server.tls.write(sent)
+    client.feed(server.outgoing.read())
+    got = b""
+    while n := client.read_into(buffer):
+        got += buffer[:n]
+    assert got == sent
+
+
 def test_host_name_checked_by_default_for_names_and_addresses(pki: Pki) -> None:
     conf = {"ssl.ca.location": str(pki.ca.cert)}
     connect(conf, Server(pki.leaves["server"]), "localhost")

@@ -1,7 +1,7 @@
 """One broker connection's protocol state, without sockets or clocks (sans-IO, as h11).
 
-The IO layer hands in the bytes it reads (`receive_data`) and writes the bytes this returns
-(`send_request`). This object frames requests with their size prefix, numbers them, matches each
+The IO layer reads into the buffer this hands out (`receive_buffer`, then `received`), or hands
+in bytes it has (`receive_data`), and writes the bytes this returns (`send_request`). This object frames requests with their size prefix, numbers them, matches each
 response to its request (Kafka answers in order on a connection), enforces the response-size
 bound, and reports requests whose deadline (``now`` passed in by the caller) has passed.
 
@@ -30,6 +30,12 @@ from ..protocol.schema import Api
 from .metadata import COUNT_LIMITS, check_response
 
 _SIZE_PREFIX = 4
+# Answers up to this size are read into one reusable buffer, several per read; a larger one (a
+# Fetch answer) is read straight into a buffer of its own size: the socket's copy is its only one.
+_SMALL_READS = 1 << 16
+# The last large answer's buffer is kept for the next one (the codec copies out all it keeps) when
+# no larger than this: a consumer's Fetch answers then cost no allocation and no page faults.
+_SPARE_MAX = 16 << 20
 
 
 class ProtocolError(Exception):
@@ -79,8 +85,12 @@ class Connection:
     max_response_size: int = 100_000_000
     _next_correlation_id: int = 0
     _in_flight: deque[InFlight] = field(default_factory=deque)
-    _buffer: bytearray = field(default_factory=bytearray)
-    _expected: int | None = None  # size of the frame being read, once its prefix is in
+    _small: bytearray = field(default_factory=lambda: bytearray(_SMALL_READS))
+    _small_used: int = 0  # bytes of _small holding data not yet framed
+    _large: bytearray | None = None  # a large answer's own buffer while it is being read
+    _large_size: int = 0  # the answer's size (the buffer may be a larger spare)
+    _large_used: int = 0
+    _spare: bytearray | None = None
 
     @property
     def in_flight(self) -> int:
@@ -117,36 +127,79 @@ class Connection:
         self._in_flight.append(InFlight(-1, SASL_AUTHENTICATE, 0, now + timeout, context, now, raw=True))
         return bytearray(len(token).to_bytes(_SIZE_PREFIX, "big") + token)
 
-    def receive_data(self, data: bytes) -> list[Response]:
-        """Feed bytes read from the socket; return every response they complete."""
-        self._buffer += data
+    def receive_buffer(self) -> memoryview:
+        """Where the next bytes from the socket go (then `received` with how many came): the rest
+        of a large answer's own buffer, else the free end of the small-reads buffer. Never empty."""
+        if self._large is not None:
+            return memoryview(self._large)[self._large_used : self._large_size]
+        return memoryview(self._small)[self._small_used :]
+
+    def received(self, count: int) -> list[Response]:
+        """``count`` bytes were written at the start of the last `receive_buffer`: every response
+        they complete."""
         out: list[Response] = []
         try:
-            self._frames(out)
+            if self._large is None:
+                self._small_used += count
+                self._frames(out)
+            else:
+                self._large_used += count
+                if self._large_used == self._large_size:
+                    frame, self._large = self._large, None
+                    with memoryview(frame)[: self._large_size] as payload:
+                        out.append(self._complete(payload))
+                    if len(frame) <= _SPARE_MAX:
+                        self._spare = frame
         except ProtocolError as exc:
             exc.completed = out
             raise
         return out
 
+    def receive_data(self, data: bytes | bytearray | memoryview) -> list[Response]:
+        """Feed bytes read elsewhere; return every response they complete."""
+        out: list[Response] = []
+        view = memoryview(data)
+        while view:
+            room = self.receive_buffer()
+            n = min(len(room), len(view))
+            room[:n] = view[:n]
+            view = view[n:]
+            try:
+                out += self.received(n)
+            except ProtocolError as exc:
+                exc.completed = out + exc.completed
+                raise
+        return out
+
     def _frames(self, out: list[Response]) -> None:
-        while True:
-            if self._expected is None:
-                if len(self._buffer) < _SIZE_PREFIX:
-                    return
-                size = int.from_bytes(self._buffer[:_SIZE_PREFIX], "big", signed=True)
+        """Frame what the small-reads buffer holds; an answer too large for it moves, with what
+        came of it so far, to a buffer of its own size."""
+        buf, used, pos = self._small, self._small_used, 0
+        view = memoryview(buf)
+        try:
+            while used - pos >= _SIZE_PREFIX:
+                size = int.from_bytes(view[pos : pos + _SIZE_PREFIX], "big", signed=True)
                 smallest = 0 if self._in_flight and self._in_flight[0].raw else 4  # (a raw token may be empty)
                 if size < smallest or size > self.max_response_size:
                     raise ProtocolError(
                         f"response size {size} outside {smallest}..{self.max_response_size} (receive.message.max.bytes)"
                     )
-                del self._buffer[:_SIZE_PREFIX]
-                self._expected = size
-            if len(self._buffer) < self._expected:
-                return
-            payload = bytes(self._buffer[: self._expected])
-            del self._buffer[: self._expected]
-            self._expected = None
-            out.append(self._complete(payload))
+                start = pos + _SIZE_PREFIX
+                if used - start < size:
+                    if _SIZE_PREFIX + size > len(buf):
+                        spare, self._spare = self._spare, None
+                        self._large = spare if spare is not None and len(spare) >= size else bytearray(size)
+                        self._large_size, self._large_used = size, used - start
+                        self._large[: used - start] = view[start:used]
+                        pos = used
+                    break
+                pos = start + size
+                out.append(self._complete(bytes(view[start:pos])))
+        finally:
+            view.release()
+            if pos:  # what is left of a frame moves to the front (same length: no resize)
+                buf[: used - pos] = buf[pos:used]
+                self._small_used = used - pos
 
     def expired(self, now: float) -> list[InFlight]:
         """Requests past their deadline. Responses are ordered, so any expiry dooms the connection."""
@@ -155,12 +208,12 @@ class Connection:
     def next_deadline(self) -> float | None:
         return min((r.deadline for r in self._in_flight), default=None)
 
-    def _complete(self, payload: bytes) -> Response:
+    def _complete(self, payload: bytes | memoryview) -> Response:
         if not self._in_flight:
             raise ProtocolError("response received with no request in flight")
         if self._in_flight[0].raw:
             body = codec.default_struct(SASL_AUTHENTICATE.response.fields)
-            body.auth_bytes = payload
+            body.auth_bytes = bytes(payload)
             return Response(self._in_flight.popleft(), body)
         correlation_id = headers.peek_correlation_id(payload)
         req = self._in_flight[0]
@@ -185,12 +238,12 @@ class Connection:
         return Response(req, body)
 
 
-def _api_versions_error(payload: bytes) -> int:
+def _api_versions_error(payload: bytes | memoryview) -> int:
     """The error code of an ApiVersions response: its header is always v0 and the code comes first."""
     return int.from_bytes(payload[4:6], "big", signed=True) if len(payload) >= 6 else 0
 
 
-def _unsupported_api_versions(payload: bytes) -> Struct:
+def _unsupported_api_versions(payload: bytes | memoryview) -> Struct:
     """A broker that does not know the ApiVersions version we asked for says so, with a body in
     v0 form (Kafka) or in a form of its own (librdkafka's mock): read what v0 can, keep the error."""
     try:

@@ -29,7 +29,7 @@ from typing import Any
 
 from .._version import __version__
 from ..core.backoff import backoff_delay
-from ..core.connection import Connection, ProtocolError
+from ..core.connection import Connection, ProtocolError, Response
 from ..core.handshake import Handshake, HandshakeError, Step, reauthenticate_at
 from ..core.versions import Doubts, UnsupportedVersionError
 from ..errors import KafkaError
@@ -366,26 +366,29 @@ class BrokerConnection:
             self._read()
 
     def _read(self) -> None:
+        """Read into the connection's buffer (a large answer's own) until the socket has nothing
+        more: a full buffer may leave bytes behind that no event announces (TLS)."""
         transport = self._transport
         assert transport is not None
-        try:
-            data = transport.recv()
-        except TransportError as exc:
-            self._failed(KafkaError(exc.code or KafkaError._TRANSPORT, str(exc)))
-            return
-        if data is None:
-            return
-        failure: ProtocolError | None = None
-        try:
-            responses = self._conn.receive_data(data)
-        except ProtocolError as exc:
-            responses, failure = exc.completed, exc
+        responses: list[Response] = []
+        failure: KafkaError | None = None
+        got, room = 0, memoryview(b"")
+        while got == len(room) and failure is None:
+            room = self._conn.receive_buffer()
+            try:
+                got = transport.recv_into(room) or 0
+                responses += self._conn.received(got) if got else ()
+            except TransportError as exc:
+                failure = KafkaError(exc.code or KafkaError._TRANSPORT, str(exc))
+            except ProtocolError as exc:
+                responses += exc.completed
+                failure = KafkaError(KafkaError._BAD_MSG, f"{self.host}:{self.port}: {exc}")
         now = self.engine.now()
         for r in responses:
             self.stats.answered(now - r.request.sent_at)
             guarded(r.request.context, r.body, None)
         if failure is not None and self._transport is transport:  # (unless a callback closed it)
-            self._failed(KafkaError(KafkaError._BAD_MSG, f"{self.host}:{self.port}: {failure}"))
+            self._failed(failure)
             return
         self._pump()
 

@@ -2,7 +2,8 @@
 session over memory buffers, and `TlsTransport`, the transport that runs that session over TCP.
 
 The session never touches a socket (``ssl.MemoryBIO``), so the handshake runs on the IO thread
-without blocking it: ciphertext read from the socket goes into `TlsSession.receive`, and whatever
+without blocking it: ciphertext read from the socket goes into `TlsSession.feed` (plaintext comes
+out of `read_into`), and whatever
 `TlsSession.outgoing` returns is written. Certificate problems become `TlsError` with the reason
 OpenSSL gives (expired, unknown CA, host name mismatch), never with a key or a password.
 """
@@ -21,6 +22,7 @@ from .transport import READ, WRITE, TcpTransport, Transport, TransportError
 from .truststore import trusted_certificates
 
 _READ = 1 << 16
+_CIPHER_READS = 1 << 18
 
 
 class TlsError(Exception):
@@ -190,25 +192,33 @@ class TlsSession:
             self.established = True
         return True
 
-    def receive(self, data: bytes) -> bytes:
+    def receive(self, data: bytes | bytearray | memoryview) -> bytes:
         """Feed ciphertext from the socket; return the plaintext it completes (b"" if none yet)."""
-        self._incoming.write(data)
+        self.feed(data)
         if not self.handshake():
             return b""
         chunks = []
-        while True:
-            try:
-                chunk = self._tls.read(_READ)
-            except ssl.SSLWantReadError:
-                break
-            except ssl.SSLZeroReturnError:
-                raise TlsError("the broker closed the TLS session") from None
-            except ssl.SSLError as exc:
-                raise TlsError(f"TLS record error: {exc.reason or exc}") from None
-            if not chunk:
-                break
+        while chunk := self._read(_READ):
             chunks.append(chunk)
         return b"".join(chunks)
+
+    def feed(self, data: bytes | bytearray | memoryview) -> None:
+        """Ciphertext read from the socket, opened later by `read_into` (or `receive`)."""
+        self._incoming.write(data)
+
+    def read_into(self, buffer: memoryview) -> int:
+        """Plaintext opened so far written into ``buffer``: how many bytes (0: more ciphertext needed)."""
+        return self._read(len(buffer), buffer) if self.handshake() else 0
+
+    def _read(self, size: int, buffer: memoryview | None = None) -> Any:
+        try:
+            return self._tls.read(size) if buffer is None else self._tls.read(size, buffer)
+        except ssl.SSLWantReadError:
+            return b"" if buffer is None else 0
+        except ssl.SSLZeroReturnError:
+            raise TlsError("the broker closed the TLS session") from None
+        except ssl.SSLError as exc:
+            raise TlsError(f"TLS record error: {exc.reason or exc}") from None
 
     def send(self, data: bytes | bytearray | memoryview) -> None:
         """Encrypt plaintext; the ciphertext waits in `outgoing`."""
@@ -232,6 +242,7 @@ class TlsTransport:
         self._inner = inner
         self._session = session
         self._out = bytearray()
+        self._cipher = memoryview(bytearray(_CIPHER_READS))  # ciphertext read from the socket
         self._tcp_up = False
         self.name = getattr(inner, "name", "broker")
 
@@ -254,9 +265,10 @@ class TlsTransport:
                 return READ | WRITE
             if established:
                 return 0 if not self._out else WRITE
-            data = self._inner.recv()
-            if data is not None:
-                self._session.receive(data)
+            got = self._inner.recv_into(self._cipher)
+            if got is not None:
+                self._session.feed(self._cipher[:got])
+                self._session.handshake()
                 self._out += self._session.outgoing()
                 self._push()
                 if self._session.established and not self._out:
@@ -285,17 +297,25 @@ class TlsTransport:
         self._push()
         return len(data)
 
-    def recv(self) -> bytes | None:
-        data = self._inner.recv()
-        if data is None:
-            return None
+    def recv_into(self, buffer: memoryview) -> int | None:
+        """Plaintext into ``buffer`` until it is full or the socket has nothing more: none left
+        opened inside the session unless ``buffer`` is full (the caller then reads again)."""
+        total = 0
         try:
-            plain = self._session.receive(data)
+            while total < len(buffer):
+                n = self._session.read_into(buffer[total:])
+                if n:
+                    total += n
+                    continue
+                got = self._inner.recv_into(self._cipher)
+                if got is None:
+                    break
+                self._session.feed(self._cipher[:got])
+                self._out += self._session.outgoing()  # TLS 1.3 may answer (key updates)
+                self._push()
         except TlsError as exc:
             raise TransportError(f"{self.name}: {exc}", KafkaError._SSL) from None
-        self._out += self._session.outgoing()  # TLS 1.3 may answer (key updates)
-        self._push()
-        return plain or None
+        return total or None
 
     def pending(self) -> int:
         return len(self._out)

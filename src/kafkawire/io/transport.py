@@ -15,7 +15,6 @@ from typing import Any, Protocol
 
 READ = selectors.EVENT_READ
 WRITE = selectors.EVENT_WRITE
-_READ_CHUNK = 1 << 20
 
 
 class TransportError(Exception):
@@ -41,8 +40,9 @@ class Transport(Protocol):
         """Bytes of ``data`` taken (0: try again when writable); an empty ``data`` pushes out what
         the transport itself holds (see `pending`)."""
 
-    def recv(self) -> bytes | None:
-        """Bytes read, or None when none are there yet; the peer closing raises."""
+    def recv_into(self, buffer: memoryview) -> int | None:
+        """Bytes read into the start of ``buffer`` (never empty): how many, or None when none are
+        there yet; the peer closing raises. A full ``buffer`` may mean more is waiting."""
 
     def pending(self) -> int:
         """Bytes taken by `send` still waiting inside the transport for the socket (TLS records)."""
@@ -96,17 +96,17 @@ class TcpTransport:
         except OSError as exc:
             raise TransportError(f"send to {self.name} failed: {exc}") from None
 
-    def recv(self) -> bytes | None:
+    def recv_into(self, buffer: memoryview) -> int | None:
         assert self._sock is not None
         try:
-            data = self._sock.recv(_READ_CHUNK)
+            got = self._sock.recv_into(buffer)
         except (BlockingIOError, InterruptedError):
             return None
         except OSError as exc:
             raise TransportError(f"receive from {self.name} failed: {exc}") from None
-        if not data:
+        if not got:
             raise TransportError(f"{self.name}: connection closed by broker")
-        return data
+        return got
 
     def pending(self) -> int:
         return 0

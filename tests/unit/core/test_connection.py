@@ -43,6 +43,41 @@ def test_responses_split_across_reads_are_reassembled_in_order() -> None:
     assert conn.in_flight == 0
 
 
+def test_a_large_answer_is_read_into_a_buffer_of_its_own_size() -> None:
+    """An answer larger than the small-reads buffer gets one of its own (the last one's, when
+    large enough), filled by the reads themselves; small answers around it are framed from the
+    shared buffer, several per read."""
+    conn = Connection("cid")
+    for _ in range(4):
+        conn.send_request(METADATA, 1, {"topics": None}, now=0.0, timeout=1.0)
+
+    def answer(correlation_id: int, topics: int) -> bytes:
+        body = {
+            "brokers": [{"node_id": 1, "host": "h" * 200, "port": 9092, "rack": None}],
+            "controller_id": 1,
+            "topics": [{"error_code": 0, "name": f"t-{correlation_id}-{i}", "is_internal": False, "partitions": []} for i in range(topics)],
+        }
+        return frame(headers.encode_response(METADATA, 1, correlation_id, body))
+
+    large, smaller = answer(1, 20_000), answer(3, 12_000)  # the second read into the first's buffer
+    stream = memoryview(answer(0, 1) + large + answer(2, 1) + smaller)
+    assert len(smaller) > 3 * len(conn.receive_buffer())
+    got, owners = [], []
+    while stream:
+        room = conn.receive_buffer()
+        owners.append(room.obj)
+        n = min(len(room), len(stream), 50_000)
+        room[:n] = stream[:n]
+        stream = stream[n:]
+        got += conn.received(n)
+    assert [r.request.correlation_id for r in got] == [0, 1, 2, 3]
+    assert [t.name for t in got[1].body.topics] == [f"t-1-{i}" for i in range(20_000)]
+    assert [t.name for t in got[3].body.topics] == [f"t-3-{i}" for i in range(12_000)]
+    large_buffers = [b for b in owners if len(b) > 1 << 16]
+    assert large_buffers and all(b is large_buffers[0] for b in large_buffers)  # one, then reused
+    assert len(conn.receive_buffer()) == 1 << 16  # back to the shared buffer, empty
+
+
 def test_unexpected_correlation_id_fails_the_connection() -> None:
     conn = Connection("cid")
     conn.send_request(API_VERSIONS, 3, {}, now=0.0, timeout=1.0)
