@@ -6,6 +6,7 @@
  * tests/unit/test_native.py holds the two against each other.
  *
  *   PendingMessage   one record between produce() and its report (core/accumulator.py)
+ *   MessageFields    Message's fields and accessors (model.py _MessageFields)
  *   encode_records   a record batch's records, v2 format (records/batch.py append_records)
  *   serve_delivered  the delivery reports of a delivered batch (producer.py DeliveredReports)
  *   tally_delivered  a delivered batch's bookkeeping (producer.py Producer._report_delivered)
@@ -453,6 +454,80 @@ fail:
     PyMem_Free(hdr.data);
     return NULL;
 }
+
+/* ---- MessageFields ------------------------------------------------------------------ */
+
+/* The base of model.Message: its eleven fields as slots and their accessors, in C as
+ * confluent-kafka's Message is (an accessor called per consumed record costs a Python frame in
+ * the twin). Fields hold any object; an accessor of a field never set raises AttributeError, as
+ * the twin's slots do. Everything with a rule (constructor, setters, pickling) stays in Python. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *topic, *partition, *offset, *key, *value, *headers, *timestamp, *error, *latency, *leader_epoch,
+        *delivery_count;
+} MessageFields;
+
+#define MF_FIELDS(X) X(topic) X(partition) X(offset) X(key) X(value) X(headers) X(timestamp) X(error) X(latency) \
+    X(leader_epoch) X(delivery_count)
+
+static int
+mf_traverse(MessageFields *self, visitproc visit, void *arg)
+{
+#define MF_VISIT(name) Py_VISIT(self->name);
+    MF_FIELDS(MF_VISIT)
+    return 0;
+}
+
+static int
+mf_clear(MessageFields *self)
+{
+#define MF_CLEAR(name) Py_CLEAR(self->name);
+    MF_FIELDS(MF_CLEAR)
+    return 0;
+}
+
+static void
+mf_dealloc(MessageFields *self)
+{
+    PyTypeObject *type = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    mf_clear(self);
+    type->tp_free((PyObject *)self);
+}
+
+#define MF_GETTER(name)                                                                \
+    static PyObject *mf_##name(MessageFields *self, PyObject *Py_UNUSED(ignored))      \
+    {                                                                                  \
+        if (self->name == NULL) {                                                      \
+            PyErr_SetString(PyExc_AttributeError, "_" #name);                          \
+            return NULL;                                                               \
+        }                                                                              \
+        return Py_NewRef(self->name);                                                  \
+    }
+MF_FIELDS(MF_GETTER)
+
+static PyMethodDef mf_methods[] = {
+#define MF_METHOD(name) {#name, (PyCFunction)mf_##name, METH_NOARGS, NULL},
+    MF_FIELDS(MF_METHOD){NULL, NULL, 0, NULL},
+};
+
+static PyMemberDef mf_members[] = {
+#define MF_MEMBER(name) {"_" #name, T_OBJECT_EX, offsetof(MessageFields, name), 0, NULL},
+    MF_FIELDS(MF_MEMBER){NULL, 0, 0, 0, NULL},
+};
+
+static PyTypeObject MessageFieldsType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "kafkawire._native.MessageFields",
+    .tp_basicsize = sizeof(MessageFields),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "Message's fields and their accessors (model.py).",
+    .tp_traverse = (traverseproc)mf_traverse,
+    .tp_clear = (inquiry)mf_clear,
+    .tp_dealloc = (destructor)mf_dealloc,
+    .tp_methods = mf_methods,
+    .tp_members = mf_members,
+    .tp_new = PyType_GenericNew,
+};
 
 /* ---- serve_delivered ----------------------------------------------------------------- */
 
@@ -1079,12 +1154,11 @@ static struct PyModuleDef native_module = {
 PyMODINIT_FUNC
 PyInit__native(void)
 {
-    if (PyType_Ready(&PendingType) < 0) return NULL;
+    if (PyType_Ready(&PendingType) < 0 || PyType_Ready(&MessageFieldsType) < 0) return NULL;
     PyObject *m = PyModule_Create(&native_module);
     if (m == NULL) return NULL;
-    Py_INCREF(&PendingType);
-    if (PyModule_AddObject(m, "PendingMessage", (PyObject *)&PendingType) < 0) {
-        Py_DECREF(&PendingType);
+    if (PyModule_AddObjectRef(m, "PendingMessage", (PyObject *)&PendingType) < 0
+        || PyModule_AddObjectRef(m, "MessageFields", (PyObject *)&MessageFieldsType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

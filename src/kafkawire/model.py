@@ -10,11 +10,11 @@ the Java client's result of a send, for code written against that API.
 from __future__ import annotations
 
 import operator
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any
 
 from .errors import KafkaError
+from .message_fields import Headers, MessageFields
 from .metadata import (
     BrokerMetadata,
     ClusterMetadata,
@@ -58,8 +58,6 @@ OFFSET_END = -1
 OFFSET_STORED = -1000
 OFFSET_INVALID = -1001
 
-Headers: TypeAlias = Mapping[str, str | bytes | None] | Sequence[tuple[str, str | bytes | None]]
-"""Message headers: a list of (key, value) pairs (keys may repeat) or a dict, as confluent-kafka accepts."""
 
 _INT32 = (-(2**31), 2**31 - 1)
 _track = native.track if native is not None else None  # see Message's setters
@@ -100,26 +98,14 @@ def _short_repr(data: object) -> str:
     return f"{text[:64]}...({len(data)} {'chars' if isinstance(data, str) else 'bytes'})"
 
 
-class Message:
+class Message(MessageFields):
     """One produced (or consumed) message, or an event when `error()` is not None.
 
     Accessors, setters, the constructor's arguments and pickling mirror confluent-kafka's
     `Message`; like it, the fields hold whatever they are given (tests build messages of mocks).
     """
 
-    __slots__ = (
-        "_delivery_count",
-        "_error",
-        "_headers",
-        "_key",
-        "_latency",
-        "_leader_epoch",
-        "_offset",
-        "_partition",
-        "_timestamp",
-        "_topic",
-        "_value",
-    )
+    __slots__ = ()
 
     def __init__(
         self,
@@ -159,48 +145,12 @@ class Message:
         except TypeError:
             raise TypeError("timestamp must be a tuple of (int, int)") from None
 
-    def topic(self) -> str | None:
-        return self._topic
-
-    def partition(self) -> int | None:
-        return self._partition
-
-    def offset(self) -> int | None:
-        return self._offset
-
-    def key(self) -> bytes | None:
-        return self._key
-
-    def value(self) -> bytes | None:
-        return self._value
-
     def deserialized_key(self) -> Any:
         """The same object as `key()`; confluent's serializing clients put the deserialized key here."""
         return self._key
 
     def deserialized_value(self) -> Any:
         return self._value
-
-    def headers(self) -> Headers | None:
-        return self._headers
-
-    def timestamp(self) -> tuple[int, int]:
-        """``(type, ms since epoch)``; ignore the ms when the type is TIMESTAMP_NOT_AVAILABLE."""
-        return self._timestamp
-
-    def latency(self) -> float | None:
-        """Seconds from produce() to the broker's acknowledgement, or None when unknown."""
-        return self._latency
-
-    def error(self) -> KafkaError | None:
-        return self._error
-
-    def leader_epoch(self) -> int | None:
-        return self._leader_epoch
-
-    def delivery_count(self) -> int | None:
-        """Share-group delivery count; None outside share consumers (so always for the producer)."""
-        return self._delivery_count
 
     # The setters take any object, so a consumed message the C decoder left untracked by the
     # cycle collector (its fields cannot form a cycle) is tracked again first.

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import os
 import time
+import weakref
 from typing import Any
 
 import pytest
@@ -17,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kafkawire.consumer.decode import decode_messages
+from kafkawire.message_fields import _MessageFields
 from kafkawire.model import TIMESTAMP_CREATE_TIME, TIMESTAMP_LOG_APPEND_TIME, Message
 from kafkawire.native import native
 from kafkawire.producer.delivery import RECORD_OVERHEAD, serve_delivered, tally_delivered
@@ -320,3 +322,38 @@ def test_decode_columns_refuses_what_the_python_twin_refuses() -> None:
     for data, p, e, n in [(body[: end - 3], pos, end - 3, count), (body, pos, end, count + 1), (body[:end] + b"\x00", pos, end + 1, count)]:
         assert native.decode_columns(data, p, e, n, 0, 0, -1, 0) is None
         assert arrow.decode_columns(data, p, e, n, 0, 0, -1, 0) is None
+
+
+ACCESSORS = ("topic", "partition", "offset", "key", "value", "headers", "timestamp", "latency", "error", "leader_epoch", "delivery_count")
+
+
+@pytest.mark.parametrize("name", ACCESSORS)
+def test_message_fields_accessors_are_the_python_twins(name: str) -> None:
+    class Twin(_MessageFields):
+        __slots__ = ()
+
+    assert Message.__mro__[1] is native.MessageFields  # the C base where the extension is built
+    ours, twin = native.MessageFields(), Twin()
+    for m in (ours, twin):  # a field never set: AttributeError, as a slot's
+        with pytest.raises(AttributeError):
+            getattr(m, name)()
+    held = object()
+    setattr(ours, f"_{name}", held)
+    setattr(twin, f"_{name}", held)
+    assert getattr(ours, name)() is held is getattr(twin, name)()
+
+
+def test_message_fields_collects_a_cycle_through_a_field() -> None:
+    m = Message("t", value=b"v")
+    m.set_headers([m])  # a cycle: only the collector frees it
+    collected = []
+
+    class Marker:
+        pass
+
+    marker = Marker()
+    m.set_key(marker)
+    weakref.finalize(marker, collected.append, True)
+    del m, marker
+    gc.collect()
+    assert collected == [True]
