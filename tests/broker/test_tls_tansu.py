@@ -143,7 +143,10 @@ def test_certificate_for_another_host_refused_by_both(pki: Pki, front: Front, to
     tls = front(pki.other_host)
     ours = _kafkawire_error(tls.bootstrap, _tls(pki))
     theirs = _confluent_error(tls.bootstrap, _tls(pki))
-    assert theirs.code() == confluent_kafka.KafkaError._SSL
+    # librdkafka reports a failed verification as _SSL, or under load as _TRANSPORT (DESIGN.md, quirks).
+    assert theirs.code() == confluent_kafka.KafkaError._SSL or (
+        theirs.code() == confluent_kafka.KafkaError._TRANSPORT and "certificate verify failed" in theirs.str()
+    ), theirs
     assert ours.code() == KafkaError._SSL and "mismatch" in ours.str() and tls.bootstrap in ours.str(), ours
     # With host name verification off (the certificate still checked against the CA) it works.
     off = _tls(pki, **{"ssl.endpoint.identification.algorithm": "none"})
