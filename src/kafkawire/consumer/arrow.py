@@ -67,7 +67,7 @@ class Columns:
 
 
 def decode_columns(
-    body: bytes | bytearray, pos: int, end: int, count: int, base_offset: int, base_timestamp: int, log_append_time: int, min_offset: int
+    body: bytes | bytearray | memoryview, pos: int, end: int, count: int, base_offset: int, base_timestamp: int, log_append_time: int, min_offset: int
 ) -> tuple[Any, ...] | None:
     """The twin of ``kafkawire._native.decode_columns`` (same buffers, as far as the rows go)."""
     try:
@@ -147,6 +147,7 @@ def columns_of(batch: RecordBatch, min_offset: int, topic: str, partition: int) 
     found = _decode(body, pos, end, count, batch.base_offset, batch.base_timestamp, log_append, min_offset)
     if found is None:
         raise DecodeError(f"the records of the batch at offset {batch.base_offset} are malformed")
+    batch.body = None  # decoded (once): the batch no longer holds a view of the Fetch answer
     n, offsets, stamps, key_valid, key_offsets, key_data, value_valid, value_offsets, value_data = found[:9]
     return _columns(
         n,

@@ -19,7 +19,7 @@ from ..records.decoder import decode_records
 
 
 def decode_messages(
-    body: bytes | bytearray,
+    body: bytes | bytearray | memoryview,
     pos: int,
     end: int,
     count: int,
@@ -93,6 +93,7 @@ def messages_of(batch: RecordBatch, min_offset: int, topic: str, partition: int)
     )
     if out is None:
         raise DecodeError(f"the records of the batch at offset {batch.base_offset} are malformed")
+    batch.body = None  # decoded (once): the batch no longer holds a view of the Fetch answer
     return out
 
 

@@ -114,6 +114,10 @@ class CommittedFilter:
                 del self._known[pid]
 
     def _append(self, entry: _Entry) -> None:
+        body = entry.batch.body
+        if body is not None and type(body[0]) is not bytes:  # held: its own copy, not a view
+            data, pos, end, count = body  # into a whole Fetch answer (see decode_batches)
+            entry.batch.body = (bytes(data[pos:end]), 0, end - pos, count)
         self._queue.append(entry)
         self._queued_bytes += entry.size
 

@@ -16,6 +16,7 @@ before each array is built, with the count limits of `RESPONSE_LIMITS`).
 
 from __future__ import annotations
 
+import sys
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -33,8 +34,9 @@ _SIZE_PREFIX = 4
 # Answers up to this size are read into one reusable buffer, several per read; a larger one (a
 # Fetch answer) is read straight into a buffer of its own size: the socket's copy is its only one.
 _SMALL_READS = 1 << 16
-# The last large answer's buffer is kept for the next one (the codec copies out all it keeps) when
-# no larger than this: a consumer's Fetch answers then cost no allocation and no page faults.
+# The last large answer's buffer is kept for the next one when no larger than this, and reused
+# once nothing holds a view of it (record batches, see decoding.py): a consumer's Fetch answers
+# then cost no allocation and no page faults.
 _SPARE_MAX = 16 << 20
 
 
@@ -187,10 +189,11 @@ class Connection:
                 start = pos + _SIZE_PREFIX
                 if used - start < size:
                     if _SIZE_PREFIX + size > len(buf):
-                        spare, self._spare = self._spare, None
-                        self._large = spare if spare is not None and len(spare) >= size else bytearray(size)
+                        spare, self._spare = self._spare, None  # reused when nothing holds a view of it
+                        reuse = spare is not None and len(spare) >= size and sys.getrefcount(spare) == 2
+                        large = self._large = spare if spare is not None and reuse else bytearray(size)
                         self._large_size, self._large_used = size, used - start
-                        self._large[: used - start] = view[start:used]
+                        large[: used - start] = view[start:used]
                         pos = used
                     break
                 pos = start + size

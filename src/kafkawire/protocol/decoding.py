@@ -273,6 +273,21 @@ def _primitive_decoder(type_: str, nullable: bool, flexible: bool) -> Decoder:
             return uuid.UUID(bytes=bytes(buf[pos : pos + 16])), pos + 16
 
         return decode_uuid
+    if type_ == "records":
+
+        def decode_records(buf: Buffer, pos: int, budget: DecodeBudget) -> tuple[Any, int]:
+            """A view into the answer when it is one (a large answer's own buffer, see
+            core/connection.py): record batches are most of a Fetch answer, read once, then
+            dropped; else a copy."""
+            n, pos = _read_length(buf, pos, flexible, False)
+            if n == -1:
+                if not nullable:
+                    raise DecodeError("null records where none are allowed")
+                return None, pos
+            piece = buf[pos : pos + n]
+            return (piece if type(buf) is memoryview else bytes(piece)), pos + n
+
+        return decode_records
     short = type_ == "string"
 
     def decode_bytes(buf: Buffer, pos: int, budget: DecodeBudget) -> tuple[Any, int]:

@@ -48,7 +48,7 @@ _OFFSET_AND_LENGTH = struct.Struct(">qi")
 # valueLength (-1), headersCount (0), one byte each. A header is at least 2 (an empty key, a null value).
 _MIN_RECORD_SIZE = 7
 _MIN_HEADER_SIZE = 2
-_ReadBytes = Callable[["bytes | bytearray", int, int], "tuple[bytes | None, int]"]
+_ReadBytes = Callable[["bytes | bytearray | memoryview", int, int], "tuple[bytes | None, int]"]
 # Values of the 128 one-byte varints and of the 16,384 two-byte ones (indexed by their 14 payload
 # bits), for the decoder's fast path: nearly every length and delta in a record takes one or two bytes.
 _ONE_BYTE_VARINT = tuple(decode_varint(bytes((b,)), 0)[0] for b in range(0x80))
@@ -76,7 +76,8 @@ def decode_batches(
     """
     if budget is None:
         budget = DecodeBudget()
-    buf = data if isinstance(data, bytes) else bytes(data)
+    # Lazy batches read a view in place (the consumer decodes them at once, in C); else bytes.
+    buf = data if type(data) is bytes or (lazy and type(data) is memoryview) else bytes(data)
     end = len(buf)
     pos = 0
     batches: list[RecordBatch] = []
@@ -95,6 +96,7 @@ def decode_batches(
         if magic == MAGIC:
             batches.append(_decode_batch(buf, pos, batch_end, max_decompressed_size, budget, lazy))
         elif magic in (0, 1):
+            buf = buf if type(buf) is bytes else bytes(buf)  # (old segments: rare, read as bytes)
             batches.append(decode_legacy_message(buf, pos, batch_end, max_decompressed_size, budget))
         else:
             raise DecodeError(f"unknown record magic {magic} at byte {pos}")
@@ -103,7 +105,7 @@ def decode_batches(
 
 
 def _decode_batch(
-    buf: bytes, pos: int, end: int, max_decompressed_size: int, budget: DecodeBudget, lazy: bool = False
+    buf: bytes | memoryview, pos: int, end: int, max_decompressed_size: int, budget: DecodeBudget, lazy: bool = False
 ) -> RecordBatch:
     if end - pos < HEADER_SIZE:
         raise DecodeError(f"v2 batch of {end - pos} bytes is shorter than its {HEADER_SIZE}-byte header")
@@ -130,7 +132,7 @@ def _decode_batch(
     if count < 0:
         raise DecodeError(f"negative record count {count}")
     codec = attributes & COMPRESSION_MASK
-    body: bytes | bytearray
+    body: bytes | bytearray | memoryview
     if codec == NONE:
         body, body_pos, body_end = buf, pos + HEADER_SIZE, end
         if count > (body_end - body_pos) // _MIN_RECORD_SIZE:
@@ -192,7 +194,7 @@ def _decode_batch(
 
 
 def decode_records(
-    buf: bytes | bytearray,
+    buf: bytes | bytearray | memoryview,
     pos: int,
     end: int,
     count: int,
@@ -265,7 +267,7 @@ def decode_records(
 
 
 def _read_headers(
-    buf: bytes | bytearray, pos: int, end: int, read_bytes: _ReadBytes, budget: DecodeBudget
+    buf: bytes | bytearray | memoryview, pos: int, end: int, read_bytes: _ReadBytes, budget: DecodeBudget
 ) -> tuple[list[tuple[str, bytes | None]], int]:
     count, pos = decode_varint(buf, pos)
     if count < 0 or count > (end - pos) // _MIN_HEADER_SIZE:
@@ -281,7 +283,7 @@ def _read_headers(
     return headers, pos
 
 
-def _read_bytes(buf: bytes | bytearray, pos: int, end: int) -> tuple[bytes | None, int]:
+def _read_bytes(buf: bytes | bytearray | memoryview, pos: int, end: int) -> tuple[bytes | None, int]:
     """A varint-length-prefixed byte string (-1 = null) that must end by ``end``."""
     b = buf[pos]
     if b < 0x80:
@@ -302,8 +304,8 @@ def _read_bytes(buf: bytes | bytearray, pos: int, end: int) -> tuple[bytes | Non
     return buf[pos:stop], stop  # type: ignore[return-value]  # bytes when buf is bytes
 
 
-def _copy_bytes(buf: bytes | bytearray, pos: int, end: int) -> tuple[bytes | None, int]:
-    """`_read_bytes` for a bytearray body: the value copied out as bytes."""
+def _copy_bytes(buf: bytes | bytearray | memoryview, pos: int, end: int) -> tuple[bytes | None, int]:
+    """`_read_bytes` for a bytearray or memoryview body: the value copied out as bytes."""
     value, pos = _read_bytes(buf, pos, end)
     return (None if value is None else bytes(value)), pos
 

@@ -141,7 +141,7 @@ class RecordBatch:
     records: list[Record]
     # decode_batches(lazy=True): the records not decoded yet, (bytes, start, end, count) of the
     # (decompressed) record bytes; records is then empty.
-    body: tuple[bytes | bytearray, int, int, int] | None = None
+    body: tuple[bytes | bytearray | memoryview, int, int, int] | None = None
 
     @property
     def compression(self) -> int:

@@ -40,6 +40,20 @@ def test_a_transaction_is_held_until_its_commit_and_dropped_on_abort() -> None:
     assert not f.holding
 
 
+def test_a_held_batch_keeps_a_copy_of_its_records_not_a_view_of_the_answer() -> None:
+    """Lazily decoded batches read their records in place in a Fetch answer's buffer; one the
+    filter holds for a marker takes its own copy, so a waiting transaction never pins an answer."""
+    answer = bytearray(b"..records of a whole answer..")
+    held = batch(0, 2, pid=5, txn=True)
+    held.body = (memoryview(answer)[2:9], 0, 7, 2)
+    f = CommittedFilter()
+    assert f.push(held) == []
+    assert held.body is not None and type(held.body[0]) is bytes and held.body == (b"records", 0, 7, 2)
+    answer[2:9] = b"XXXXXXX"  # the answer's buffer reused: the held copy is unchanged
+    [released] = f.push(marker(2, 5, commit=True))
+    assert released is held and released.body == (b"records", 0, 7, 2)
+
+
 def test_output_stays_in_offset_order_behind_a_held_transaction() -> None:
     f = CommittedFilter()
     out: list[RecordBatch] = []

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
 from kafkawire.core import metadata
 from kafkawire.core.connection import Connection, ProtocolError
 from kafkawire.protocol import headers
-from kafkawire.protocol.apis import API_VERSIONS, METADATA
+from kafkawire.protocol.apis import API_VERSIONS, FETCH, METADATA
 
 
 def frame(payload: bytes) -> bytes:
@@ -43,39 +44,68 @@ def test_responses_split_across_reads_are_reassembled_in_order() -> None:
     assert conn.in_flight == 0
 
 
+def _read(conn: Connection, stream: bytes, piece: int = 50_000) -> tuple[list[Any], list[tuple[int, int]]]:
+    """Feed ``stream`` through receive_buffer/received, ``piece`` bytes at most per read: the
+    responses, and (id, size) of each buffer read into (ids of buffers alive while compared)."""
+    view, got, buffers = memoryview(stream), [], []
+    while view:
+        room = conn.receive_buffer()
+        buffers.append((id(room.obj), len(room.obj)))
+        n = min(len(room), len(view), piece)
+        room[:n] = view[:n]
+        view = view[n:]
+        del room
+        got += conn.received(n)
+    return got, buffers
+
+
+def _metadata(correlation_id: int, topics: int) -> bytes:
+    body = {
+        "brokers": [{"node_id": 1, "host": "h" * 200, "port": 9092, "rack": None}],
+        "controller_id": 1,
+        "topics": [{"error_code": 0, "name": f"t-{correlation_id}-{i}", "is_internal": False, "partitions": []} for i in range(topics)],
+    }
+    return frame(headers.encode_response(METADATA, 1, correlation_id, body))
+
+
 def test_a_large_answer_is_read_into_a_buffer_of_its_own_size() -> None:
     """An answer larger than the small-reads buffer gets one of its own (the last one's, when
-    large enough), filled by the reads themselves; small answers around it are framed from the
-    shared buffer, several per read."""
+    large enough and nothing holds it), filled by the reads themselves; small answers around it
+    are framed from the shared buffer, several per read."""
     conn = Connection("cid")
     for _ in range(4):
         conn.send_request(METADATA, 1, {"topics": None}, now=0.0, timeout=1.0)
-
-    def answer(correlation_id: int, topics: int) -> bytes:
-        body = {
-            "brokers": [{"node_id": 1, "host": "h" * 200, "port": 9092, "rack": None}],
-            "controller_id": 1,
-            "topics": [{"error_code": 0, "name": f"t-{correlation_id}-{i}", "is_internal": False, "partitions": []} for i in range(topics)],
-        }
-        return frame(headers.encode_response(METADATA, 1, correlation_id, body))
-
-    large, smaller = answer(1, 20_000), answer(3, 12_000)  # the second read into the first's buffer
-    stream = memoryview(answer(0, 1) + large + answer(2, 1) + smaller)
+    large, smaller = _metadata(1, 20_000), _metadata(3, 12_000)  # the second read into the first's buffer
     assert len(smaller) > 3 * len(conn.receive_buffer())
-    got, owners = [], []
-    while stream:
-        room = conn.receive_buffer()
-        owners.append(room.obj)
-        n = min(len(room), len(stream), 50_000)
-        room[:n] = stream[:n]
-        stream = stream[n:]
-        got += conn.received(n)
+    got, buffers = _read(conn, _metadata(0, 1) + large + _metadata(2, 1) + smaller)
     assert [r.request.correlation_id for r in got] == [0, 1, 2, 3]
     assert [t.name for t in got[1].body.topics] == [f"t-1-{i}" for i in range(20_000)]
     assert [t.name for t in got[3].body.topics] == [f"t-3-{i}" for i in range(12_000)]
-    large_buffers = [b for b in owners if len(b) > 1 << 16]
-    assert large_buffers and all(b is large_buffers[0] for b in large_buffers)  # one, then reused
+    assert len({key for key in buffers if key[1] > 1 << 16}) == 1  # one large buffer, then reused
     assert len(conn.receive_buffer()) == 1 << 16  # back to the shared buffer, empty
+
+
+def test_record_batches_are_views_and_a_held_one_keeps_its_buffer() -> None:
+    """A Fetch answer's records are a view into its buffer (no copy); while one is held, the next
+    large answer gets a new buffer and the held records stay as they were."""
+    conn = Connection("cid")
+    conn.send_request(FETCH, 4, {}, now=0.0, timeout=1.0)
+    conn.send_request(FETCH, 4, {}, now=0.0, timeout=1.0)
+
+    def fetch(correlation_id: int, records: bytes) -> bytes:
+        partition = {"partition_index": 0, "error_code": 0, "high_watermark": 1, "last_stable_offset": 1,
+                     "aborted_transactions": [], "records": records}  # fmt: skip
+        body = {"throttle_time_ms": 0, "responses": [{"topic": "t", "partitions": [partition]}]}
+        return frame(headers.encode_response(FETCH, 4, correlation_id, body))
+
+    first, second = bytes(range(256)) * 1000, b"\x07" * 200_000
+    got, buffers = _read(conn, fetch(0, first))
+    held = got[0].body.responses[0].partitions[0].records
+    assert type(held) is memoryview and held == first
+    got, more = _read(conn, fetch(1, second))
+    assert got[0].body.responses[0].partitions[0].records == second
+    assert held == first  # not overwritten: a buffer of its own
+    assert {key for key in buffers if key[1] > 1 << 16}.isdisjoint(key for key in more if key[1] > 1 << 16)
 
 
 def test_unexpected_correlation_id_fails_the_connection() -> None:
