@@ -1,9 +1,10 @@
 """One broker connection's protocol state, without sockets or clocks (sans-IO, as h11).
 
 The IO layer reads into the buffer this hands out (`receive_buffer`, then `received`), or hands
-in bytes it has (`receive_data`), and writes the bytes this returns (`send_request`). This object frames requests with their size prefix, numbers them, matches each
-response to its request (Kafka answers in order on a connection), enforces the response-size
-bound, and reports requests whose deadline (``now`` passed in by the caller) has passed.
+in bytes it has (`receive_data`), and writes the bytes this returns (`send_request`). This object
+frames requests with their size prefix, numbers them, matches each response to its request (Kafka
+answers in order on a connection), enforces the response-size bound, and reports requests whose
+deadline (``now`` passed in by the caller) has passed.
 
 Anything a broker sends that breaks the protocol raises `ProtocolError`: the caller must close
 the connection and fail what was in flight. Invariant: a request stays in flight until its answer
@@ -189,10 +190,10 @@ class Connection:
                 start = pos + _SIZE_PREFIX
                 if used - start < size:
                     if _SIZE_PREFIX + size > len(buf):
-                        spare, self._spare = self._spare, None  # reused when nothing holds a view of it
-                        reuse = spare is not None and len(spare) >= size and sys.getrefcount(spare) == 2
-                        large = self._large = spare if spare is not None and reuse else bytearray(size)
-                        self._large_size, self._large_used = size, used - start
+                        large, self._spare = self._spare, None  # reused when nothing holds a view of it
+                        if large is None or len(large) < size or sys.getrefcount(large) > 2:
+                            large = bytearray(size)
+                        self._large, self._large_size, self._large_used = large, size, used - start
                         large[: used - start] = view[start:used]
                         pos = used
                     break

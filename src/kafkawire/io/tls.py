@@ -15,13 +15,12 @@ import os
 import ssl
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import Any, cast
 
 from ..errors import KafkaError
 from .transport import READ, WRITE, TcpTransport, Transport, TransportError
 from .truststore import trusted_certificates
 
-_READ = 1 << 16
 _CIPHER_READS = 1 << 18
 
 
@@ -192,29 +191,18 @@ class TlsSession:
             self.established = True
         return True
 
-    def receive(self, data: bytes | bytearray | memoryview) -> bytes:
-        """Feed ciphertext from the socket; return the plaintext it completes (b"" if none yet)."""
-        self.feed(data)
-        if not self.handshake():
-            return b""
-        chunks = []
-        while chunk := self._read(_READ):
-            chunks.append(chunk)
-        return b"".join(chunks)
-
     def feed(self, data: bytes | bytearray | memoryview) -> None:
-        """Ciphertext read from the socket, opened later by `read_into` (or `receive`)."""
+        """Ciphertext read from the socket, opened later by `read_into`."""
         self._incoming.write(data)
 
     def read_into(self, buffer: memoryview) -> int:
         """Plaintext opened so far written into ``buffer``: how many bytes (0: more ciphertext needed)."""
-        return self._read(len(buffer), buffer) if self.handshake() else 0
-
-    def _read(self, size: int, buffer: memoryview | None = None) -> Any:
+        if not self.handshake():
+            return 0
         try:
-            return self._tls.read(size) if buffer is None else self._tls.read(size, buffer)
+            return cast(int, self._tls.read(len(buffer), buffer))  # (typeshed: bytes; with a buffer, a count)
         except ssl.SSLWantReadError:
-            return b"" if buffer is None else 0
+            return 0
         except ssl.SSLZeroReturnError:
             raise TlsError("the broker closed the TLS session") from None
         except ssl.SSLError as exc:
