@@ -125,16 +125,33 @@ def _spark_table(sr: ScenarioResult) -> list[str]:
         "consume": ("confluent-consume", "x confluent consume(1000)"),
     }.get(kind, ("kafkawire-batch", "x produce_batch"))
     base = _median(sr, base_client, _rate)
-    lines = [f"| client | rows/s median | min - max | {against} | runs |", "|---|---:|---:|---:|---|"]
+    if kind == "consume":
+        lines = [f"| client | rows/s median | min - max | {against} | runs |", "|---|---:|---:|---:|---|"]
+    else:  # each worker runs the job several times; the last is the result
+        first_base = _median(sr, base_client, _first_rate)
+        lines = [
+            f"| client | rows/s median (last job) | min - max | {against} | first job rows/s | first job {against} | runs |",
+            "|---|---:|---:|---:|---:|---:|---|",
+        ]
     for client in dict.fromkeys(r.client for r in sr.runs):
         runs = sr.of(client)
         rate = _stats(runs, _rate)
         if rate is None:
-            lines.append(f"| {client} | - | - | - | {_status(runs)} |")
+            lines.append(f"| {client} | - | - | - |{'' if kind == 'consume' else ' - | - |'} {_status(runs)} |")
             continue
         ratio = f"{rate[1] / base:.2f}" if base else "-"
-        lines.append(f"| {client} | {rate[1]:,.0f} | {rate[0]:,.0f} - {rate[2]:,.0f} | {ratio} | {_status(runs)} |")
+        cells = f"| {client} | {rate[1]:,.0f} | {rate[0]:,.0f} - {rate[2]:,.0f} | {ratio} |"
+        if kind != "consume":
+            first = _median(sr, client, _first_rate)
+            cells += f" {_fmt(first)} | {f'{first / first_base:.2f}' if first and first_base else '-'} |"
+        lines.append(f"{cells} {_status(runs)} |")
     return lines
+
+
+def _first_rate(run: Run) -> float | None:
+    """The first of a worker's two jobs (Spark's Python workers starting, the JVM's JIT cold)."""
+    r = run.result
+    return r["records"] / r["first_seconds"] if r.get("first_seconds") else None
 
 
 def _read_rate(run: Run) -> float | None:
@@ -201,8 +218,8 @@ def _targets(results: list[ScenarioResult]) -> list[str]:
     rss = None if rss_sr is None else _median(rss_sr, "kafkawire-produce", lambda r: r.result["rss_kb"] * 1024 / MiB)
     limit = None if rss_sr is None else rss_sr.scenario.buffer_kbytes * 1024 / MiB + 100
     check(f"10M records: peak RSS <= buffer limit + 100 MiB ({_fmt(limit)} MiB)", rss, lambda v: limit is not None and v <= limit, "{:,.0f} MiB")
-    check("Spark data source >= 0.5x produce_batch() rows/s", ratio("spark", "kafkawire-spark", base="kafkawire-batch"), lambda v: v >= 0.5)
-    check("Spark reader >= 0.5x the read path alone rows/s", ratio("spark-read", "kafkawire-spark-read", base="kafkawire-fetch"), lambda v: v >= 0.5)
+    check("Spark data source >= 0.5x produce_batch() rows/s (steady: last job)", ratio("spark", "kafkawire-spark", base="kafkawire-batch"), lambda v: v >= 0.5)
+    check("Spark reader >= 0.5x the read path alone rows/s (steady: last job)", ratio("spark-read", "kafkawire-spark-read", base="kafkawire-fetch"), lambda v: v >= 0.5)
     check("consumer poll() loop >= 0.5x confluent-kafka poll() loop", ratio("consume", "kafkawire-poll", base="confluent-poll"), lambda v: v >= 0.5)
     check("consume(1000) >= 0.8x confluent-kafka consume(1000)", ratio("consume", "kafkawire-consume", base="confluent-consume"), lambda v: v >= 0.8)
     check("consume(1000) >= 4x aiokafka getmany", ratio("consume", "kafkawire-consume", base="aiokafka-getmany"), lambda v: v >= 4)

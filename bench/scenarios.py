@@ -61,6 +61,9 @@ LATENCY_RATE = 10_000  # records per second
 RSS_RECORDS = 10_000_000
 RSS_BUFFER_KBYTES = 65_536  # queue.buffering.max.kbytes for the rss scenario (64 MiB)
 SPARK_ROWS = 1_000_000
+# Whole-size jobs a Spark scenario's worker runs before the timed one (its baseline too): the JVM's
+# JIT takes a few 1M-row jobs to compile the loops of the Arrow hand-off (bench/RESULTS.md notes).
+WARM_UP_JOBS = 4
 CONSUME_RECORDS = 1_000_000
 # The consume scenario's readers; confluent-consume is the baseline of its ratios.
 CONSUME_CLIENTS = (
@@ -112,11 +115,17 @@ class Scenario:
                 f"queue.buffering.max.kbytes={self.buffer_kbytes} ({self.buffer_kbytes // 1024} MiB): peak RSS"
             )
         if self.kind == "spark":
-            return f"{self.records:,} rows of 100 B values: Spark data source (local mode) vs produce_batch()"
+            return (
+                f"{self.records:,} rows of 100 B values: Spark data source (local mode) vs produce_batch(); each "
+                f"worker writes them {WARM_UP_JOBS + 1} times, into a scratch topic but the last: the last write is the "
+                "result (the steady rate of a long-running job), the first is shown as the first job's"
+            )
         if self.kind == "spark-read":
             return (
                 f"{self.records:,} records of 100 B values read: Spark data source into a DataFrame (local mode) "
-                "vs the read path alone (fetch_range into Arrow columns, one process)"
+                "vs the read path alone (fetch_range into Arrow columns, one process); each worker reads them "
+                f"{WARM_UP_JOBS + 1} times: the last read is the result (the steady rate of a long-running job), "
+                "the first is shown as the first job's"
             )
         if self.kind == "consume":
             return (
