@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -54,12 +55,18 @@ def test_batch_write_keys_headers_partitions_timestamps(
         f"timestamp_millis({TS0} + id) as timestamp",
     )
     summary = tmp_path / "summary.jsonl"
+    before = time.time()
     _writer(df, tansu.bootstrap, topic=topic, summaryPath=summary).save()
+    after = time.time()
 
     [s] = _summaries(summary)
     assert s["outcome"] == "committed" and s["rows"] == n and s["failed_tasks"] == 0
     assert s["partitions"] == [[topic, 0], [topic, 1], [topic, 2]]
     assert s["tasks"] == 4 and sum(m["rows"] for m in s["task_messages"]) == n
+    # Each task's writing lies inside the job; the write's span runs from the first row to the last task done.
+    spans = [(m["first_row_at"], m["done_at"]) for m in s["task_messages"]]
+    assert all(before <= start <= end <= after for start, end in spans)
+    assert s["writing_seconds"] == max(e for _, e in spans) - min(b for b, _ in spans)
 
     messages = consume_all(tansu.bootstrap, topic, n, timeout=120)
     assert len(messages) == n

@@ -320,6 +320,7 @@ def run(
         written = _writer_report(report)
         if written is not None:
             summary.rows, summary.bytes = int(written["rows"]), int(written["bytes"])
+            summary.writing_seconds = written.get("writing_seconds")
 
         after = verify.end_offsets(client, opts.topic, opts.timeout)
         summary.appended = {p: after.get(p, 0) - before.get(p, 0) for p in sorted(after)}

@@ -10,7 +10,7 @@ checked first (a wrong SQL fails with Spark's message before any broker work); t
 (the given cluster or an embedded Tansu), the source's offsets (a JSON schema inferred from its
 first records when none is given), the output topic, the query with its checkpoint, one line per
 micro-batch under ``--progress``, and the summary (``stream_summary.py``): rows and bytes in and
-out, rows/s over the micro-batches (not Spark's start-up), lag per source partition, and for a
+out, rows/s over the micro-batches and after the first (not Spark's start-up), lag per source partition, and for a
 topic sink the read_committed read-back of what the run appended. A failed query has its failing
 record looked for (``badrow.py``) and named by topic/partition/offset.
 """

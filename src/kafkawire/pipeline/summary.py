@@ -21,6 +21,7 @@ class PipelineSummary:
     rows: int = 0  # rows the data source wrote (its successful tasks' commit messages)
     bytes: int = 0  # their keys, values and headers
     seconds: float = 0.0  # the write job, wall clock
+    writing_seconds: float | None = None  # first row at the data source to the last task done (its report)
     tasks: int = 0
     failed_tasks: int = 0  # attempts that failed (Spark retried them)
     error: str | None = None  # the write failed: the first line of why
@@ -56,9 +57,19 @@ def size_text(n: float) -> str:
     raise AssertionError("unreachable")
 
 
+def time_line(rows: int, size: int, seconds: float, writing: float | None, what: str) -> str:
+    """The rates over the rows' own flow when the data source measured it (``writing``: its first
+    row to its last task done), else over ``seconds``, the whole of ``what``."""
+    if writing is None or writing <= 0:
+        rate, byte_rate = (rows / seconds, size / seconds) if seconds > 0 else (0.0, 0.0)
+        return f"{seconds:.2f} s {what} ({rate:,.0f} rows/s, {size_text(byte_rate)}/s)"
+    return (
+        f"{writing:.2f} s writing ({rows / writing:,.0f} rows/s, {size_text(size / writing)}/s) "
+        f"in a {seconds:.2f} s {what}"
+    )
+
+
 def print_summary(s: PipelineSummary, out: IO[str]) -> None:
-    rate = s.rows / s.seconds if s.seconds > 0 else 0.0
-    byte_rate = s.bytes / s.seconds if s.seconds > 0 else 0.0
     key = f"key {s.key_column}" if s.key_column else "no key"
     guarantee = "exactly-once (transactions)" if s.exactly_once else "at-least-once (idempotent producer)"
     out.write("\n")
@@ -66,7 +77,7 @@ def print_summary(s: PipelineSummary, out: IO[str]) -> None:
     out.write(f"  values      {s.value_format}, {key}, {guarantee}\n")
     out.write(f"  rows        {s.rows:,}\n")
     out.write(f"  bytes       {s.bytes:,} ({size_text(s.bytes)} of keys, values and headers)\n")
-    out.write(f"  time        {s.seconds:.2f} s write job ({rate:,.0f} rows/s, {size_text(byte_rate)}/s)\n")
+    out.write(f"  time        {time_line(s.rows, s.bytes, s.seconds, s.writing_seconds, 'write job')}\n")
     failed = f"{s.failed_tasks} failed attempts retried" if s.failed_tasks else "none failed"
     out.write(f"  spark       {s.master}: {s.tasks} task{'' if s.tasks == 1 else 's'}, {failed}\n")
     used = s.partitions_used

@@ -6,8 +6,9 @@
    in euros, a size class; cancelled orders dropped) and written to ``orders-enriched`` exactly
    once (transactions with the data source's commit markers).
 
-Each half prints its summary; the rows/s figures are measured over the write job and the
-micro-batches, not over Spark's start-up.
+Each half prints its summary; the ingest's rows/s is measured over its rows' flow (the first row
+at the data source to the last acknowledged), the stream's over its micro-batches and over those
+after the first, which also starts the query: not over Spark's start-up.
 """
 
 from __future__ import annotations

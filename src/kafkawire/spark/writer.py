@@ -132,7 +132,9 @@ producers: ProcessCache[Producer] = ProcessCache(_new_producer, lambda producer:
 class KafkaWriteCommitMessage(WriterCommitMessage):
     """What one task wrote: its rows and bytes (key + value + headers), the (topic, partition)s
     its records went to, and, for streaming, the micro-batch id. ``skipped`` is True when an
-    exactly-once task found its batch already committed (a replay) and wrote nothing."""
+    exactly-once task found its batch already committed (a replay) and wrote nothing.
+    ``first_row_at`` and ``done_at`` (wall clock, ``time.time()``) bound the task's writing: its
+    first row reaching the writer, its last record acknowledged (or its transaction committed)."""
 
     partition_id: int
     attempt: int
@@ -142,6 +144,8 @@ class KafkaWriteCommitMessage(WriterCommitMessage):
     batch_id: int | None = None
     transactional_id: str | None = None
     skipped: bool = False
+    first_row_at: float | None = None
+    done_at: float | None = None
 
 
 def summarize(messages: Sequence[WriterCommitMessage | None], batch_id: int | None = None) -> dict[str, Any]:
@@ -156,8 +160,19 @@ def summarize(messages: Sequence[WriterCommitMessage | None], batch_id: int | No
         "rows": sum(m.rows for m in done),
         "bytes": sum(m.bytes for m in done),
         "partitions": [list(p) for p in partitions],
+        "writing_seconds": writing_seconds(done),
         "task_messages": [asdict(m) for m in done],
     }
+
+
+def writing_seconds(done: Sequence[KafkaWriteCommitMessage]) -> float | None:
+    """From the first row any task received to the last task done: the write without Spark
+    starting the job (Python workers, planning, the JIT's first pass before rows flow). Hosts'
+    wall clocks: one clock in local mode. None when no task wrote a row."""
+    spans = [(m.first_row_at, m.done_at) for m in done if m.first_row_at is not None and m.done_at is not None]
+    if not spans:
+        return None
+    return max(end for _, end in spans) - min(start for start, _ in spans)
 
 
 # --- the writer ----------------------------------------------------------------------------------
@@ -224,6 +239,7 @@ class _KafkaWrite:
             self._write_in_transaction(batches, message, scope, inject)
         else:
             self._write_plain(batches, message, inject)
+        message.done_at = time.time()
         return message
 
     def _produce_all(
@@ -231,6 +247,8 @@ class _KafkaWrite:
         message: KafkaWriteCommitMessage, inject: int | None,
     ) -> None:
         for batch in batches:
+            if message.first_row_at is None:
+                message.first_row_at = time.time()
             if inject is not None:  # the test hook: part of the rows, flushed, then the worker dies
                 part = batch.slice(0, min(inject, batch.num_rows))
                 produce_arrow(producer, part, self.topic, on_delivery=tracker, check_schema=False)
