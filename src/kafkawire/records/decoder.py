@@ -12,7 +12,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable
 
-from kafkawire.protocol.primitives import DecodeError, decode_varint, decode_varlong
+from kafkawire.protocol.primitives import DecodeError, decode_varint, decode_varlong, unzigzag
 from kafkawire.records.compression import DEFAULT_MAX_DECOMPRESSED_SIZE, NONE, decompress
 from kafkawire.records.crc import crc32c
 from kafkawire.records.legacy import decode_legacy_message
@@ -50,9 +50,10 @@ _MIN_RECORD_SIZE = 7
 _MIN_HEADER_SIZE = 2
 _ReadBytes = Callable[["bytes | bytearray | memoryview", int, int], "tuple[bytes | None, int]"]
 # Values of the 128 one-byte varints and of the 16,384 two-byte ones (indexed by their 14 payload
-# bits), for the decoder's fast path: nearly every length and delta in a record takes one or two bytes.
-_ONE_BYTE_VARINT = tuple(decode_varint(bytes((b,)), 0)[0] for b in range(0x80))
-_TWO_BYTE_VARINT = tuple(decode_varint(bytes((0x80 | (n & 0x7F), n >> 7)), 0)[0] for n in range(1 << 14))
+# bits, which are the unsigned value), for the decoder's fast path: nearly every length and delta in
+# a record takes one or two bytes. Built with the zigzag formula: decoding each would cost 17 ms at import.
+_TWO_BYTE_VARINT = tuple(map(unzigzag, range(1 << 14)))
+_ONE_BYTE_VARINT = _TWO_BYTE_VARINT[:0x80]
 
 
 def decode_batches(

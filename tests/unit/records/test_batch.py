@@ -566,3 +566,15 @@ def test_a_range_end_stops_decoding_at_the_batch_that_starts_there() -> None:
     assert [b.base_offset for b in decode_batches(log, end_offset=3)] == [0]
     # The first batch is decoded even past the end (a compacted gap), so a reader moves on.
     assert [b.base_offset for b in decode_batches(log[len(batch(0, 3)) :], end_offset=1)] == [3]
+
+
+def test_the_decoders_short_varint_tables_hold_what_each_encoding_decodes_to() -> None:
+    """The fast path's tables (built by formula) agree with the varint decoder on every one- and
+    two-byte encoding."""
+    from kafkawire.protocol.primitives import decode_varint
+    from kafkawire.records import decoder
+
+    assert decoder._ONE_BYTE_VARINT == tuple(decode_varint(bytes((b,)), 0)[0] for b in range(0x80))
+    assert decoder._TWO_BYTE_VARINT == tuple(
+        decode_varint(bytes((0x80 | (n & 0x7F), n >> 7)), 0)[0] for n in range(1 << 14)
+    )
