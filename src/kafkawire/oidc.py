@@ -16,11 +16,12 @@ import json
 import ssl
 import threading
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import urllib.error
 
 # A token is renewed when this share of its lifetime has passed (librdkafka's choice).
 REFRESH_AT = 0.8
@@ -133,6 +134,9 @@ class OidcTokenSource:
 
     def _request(self) -> tuple[str, float]:
         """POST the grant; return (access token, lifetime in seconds)."""
+        import urllib.error  # here, not at import: urllib.request brings http.client and email (13 ms)
+        import urllib.request
+
         form = {"grant_type": "client_credentials", **({"scope": self._scope} if self._scope else {})}
         # RFC 6749 2.3.1: the id and the secret are form-encoded before going into Basic auth.
         basic = f"{urllib.parse.quote_plus(self._client_id)}:{urllib.parse.quote_plus(self._secret)}"
