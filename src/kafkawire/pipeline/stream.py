@@ -10,9 +10,10 @@ checked first (a wrong SQL fails with Spark's message before any broker work); t
 (the given cluster or an embedded Tansu), the source's offsets (a JSON schema inferred from its
 first records when none is given), the output topic, the query with its checkpoint, one line per
 micro-batch under ``--progress``, and the summary (``stream_summary.py``): rows and bytes in and
-out, rows/s over the micro-batches and after the first (not Spark's start-up), lag per source partition, and for a
-topic sink the read_committed read-back of what the run appended. A failed query has its failing
-record looked for (``badrow.py``) and named by topic/partition/offset.
+out, rows/s over the micro-batches and over those after the first (which also starts the query),
+lag per source partition, and for a topic sink the read_committed read-back of what the run
+appended. A failed query has its failing record looked for (``badrow.py``) and named by
+topic/partition/offset.
 """
 
 from __future__ import annotations
