@@ -149,7 +149,7 @@ def _spark_table(sr: ScenarioResult) -> list[str]:
 
 
 def _first_rate(run: Run) -> float | None:
-    """The first of a worker's two jobs (Spark's Python workers starting, the JVM's JIT cold)."""
+    """The first of a worker's jobs (Spark's Python workers starting, the JVM's JIT cold)."""
     r = run.result
     return r["records"] / r["first_seconds"] if r.get("first_seconds") else None
 

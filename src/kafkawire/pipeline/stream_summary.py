@@ -115,9 +115,9 @@ def print_stream_summary(s: StreamSummary, out: IO[str]) -> None:
     out.write(f"  batches     {len(s.batches)}\n")
     out.write(f"  rows        {s.rows_in:,} in ({size_text(s.bytes_in)}), {s.rows_out:,} out ({size_text(s.bytes_out)})\n")
     steady = ""
-    later = s.batches[1:]
-    if later and sum(b.seconds for b in later) > 0:  # the first batch also starts the query (workers, compiling)
-        steady = f"; {sum(b.rows_in for b in later) / sum(b.seconds for b in later):,.0f} after the first batch"
+    later_seconds = sum(b.seconds for b in s.batches[1:])
+    if later_seconds > 0:  # the first batch also starts the query (workers, compiling)
+        steady = f"; {(s.rows_in - s.batches[0].rows_in) / later_seconds:,.0f} after the first batch"
     out.write(f"  time        {s.seconds:.2f} s of micro-batches ({rate:,.0f} rows/s in{steady})\n")
     lag = ", ".join(f"{p}:{n:,}" for p, n in sorted(s.lag.items()))
     out.write(f"  lag         {sum(s.lag.values()):,} records behind at the end ({lag or 'no partitions'})\n")
