@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from dataclasses import dataclass
 
 import confluent_kafka
 import pytest
 
+from kafkawire import KafkaError, KafkaException
 from kafkawire.client.cluster import Client
 from kafkawire.core.versions import ranges_from_response
 from kafkawire.local_broker import TansuBroker
@@ -80,8 +82,21 @@ def produce(client: Client, topic: str, partition: int, version: int, records: b
         "timeout_ms": 10_000,
         "topic_data": [{"name": topic, "partition_data": [{"index": partition, "records": records}]}],
     }
-    if acks == 0:
-        client.send_without_response(PRODUCE, body, node=leader.node_id, max_version=version).result(15)
+    if acks == 0:  # no answer comes: the callback runs once the request is written
+        written: Future[None] = Future()
+
+        def done(_body: object, error: KafkaError | None) -> None:
+            if error is not None:
+                written.set_exception(KafkaException(error))
+            else:
+                written.set_result(None)
+
+        client.engine.call_soon(
+            lambda: client.request_io(
+                PRODUCE, body, done, node=leader.node_id, max_version=version, expect_response=False
+            )
+        )
+        written.result(15)
         return
     response = client.request(PRODUCE, body, node=leader.node_id, max_version=version).result(15)
     [topic_response] = response.responses

@@ -239,15 +239,31 @@ class KafkaBroker:
                 subprocess.Popen(_with_parent_death_signal(argv), cwd=self._dir, stdout=out, stderr=subprocess.STDOUT)
             )
 
+    def _listed_in_metadata(self, budget: float) -> bool:
+        """Whether a Metadata answer (asked by confluent-kafka, the judge) names this broker."""
+        import confluent_kafka.admin
+
+        admin = confluent_kafka.admin.AdminClient({"bootstrap.servers": self.bootstrap(), "log_level": 0})
+        try:
+            return bool(admin.list_topics(timeout=max(0.5, min(budget, 5.0))).brokers)
+        except confluent_kafka.KafkaException:
+            return False
+
     def _wait_started(self) -> None:
         assert self._dir is not None
         deadline = time.monotonic() + self.start_timeout
         log = self._dir / "kafka.out"
         while time.monotonic() < deadline:
             if b"started (kafka.server.KafkaServer)" in log.read_bytes():
-                return
-            if any(p.poll() is not None for p in self._procs):
                 break
+            if any(p.poll() is not None for p in self._procs):
+                deadline = 0.0
+            time.sleep(0.1)
+        # "started" is logged before the controller has seen the broker register: until then a
+        # Metadata answer lists no broker and CreateTopics fails (INVALID_REPLICATION_FACTOR).
+        while time.monotonic() < deadline:
+            if self._listed_in_metadata(deadline - time.monotonic()):
+                return
             time.sleep(0.1)
         tail = self.log_tail()
         self.stop()

@@ -159,8 +159,8 @@ def test_duplicate_incremental_config_keys_are_an_invalid_arg(clients: tuple[Adm
 
 def test_unknown_configuration_key_is_an_error() -> None:
     with pytest.raises(KafkaException) as exc:
-        AdminClient({"bootstrap.servers": NOWHERE, "linger.ms": 5})
-    assert exc.value.args[0].code() == KafkaError._INVALID_ARG and "linger.ms" in exc.value.args[0].str()
+        AdminClient({"bootstrap.servers": NOWHERE, "linger.mss": 5})
+    assert exc.value.args[0].code() == KafkaError._INVALID_ARG and "linger.mss" in exc.value.args[0].str()
 
 
 def test_confluent_configuration_keys_are_accepted() -> None:

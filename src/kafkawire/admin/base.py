@@ -17,6 +17,7 @@ from ..client.coordinators import GROUP, Coordinators, ToCoordinator
 from ..client.driver import Operation, Router
 from ..client.executor import CallbackExecutor
 from ..client.logs import client_logger, log_init
+from ..client.options import ADMIN, foreign_keys, warn_foreign
 from ..config import bootstrap_addresses, parse_config
 from ..core.policy import Action, ErrorPolicy
 from ..core.policy.admin import ADMIN_STARTED, ADMIN_WRITE
@@ -24,7 +25,7 @@ from ..errors import KafkaError, KafkaException
 from ..model import TopicPartition
 from ..protocol.codec import Struct
 from ..protocol.schema import Api
-from .config import ADMIN_OPTIONS
+from .config import ADMIN_INDEX, ADMIN_OPTIONS
 from .stats import AdminStatistics
 
 log = logging.getLogger("kafkawire.admin")
@@ -92,8 +93,10 @@ class AdminBase:
         if conf is None and not kwargs:
             raise TypeError("AdminClient() needs a configuration dict")
         merged = {**(conf or {}), **kwargs}
-        self._config = parse_config(merged, ADMIN_OPTIONS)
+        foreign = foreign_keys(merged, ADMIN_INDEX, ADMIN)  # one dict for all three clients is common
+        self._config = parse_config({k: v for k, v in merged.items() if k not in foreign}, ADMIN_OPTIONS)
         self._log = client_logger(self._config["logger"], log)
+        warn_foreign(foreign, ADMIN, self._log)
         self._reports = CallbackExecutor(background=False, owner="admin")
         self._client = Client(merged, logger=self._log) if _client is None else _client
         # Without bootstrap servers no request can ever leave, so a call's _TRANSPORT never means

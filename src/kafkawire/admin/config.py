@@ -7,18 +7,16 @@ is checked here (a Logger, an adapter or a Handler) and used by the client.
 
 from __future__ import annotations
 
-from ..config import CONNECTION_OPTIONS, Option
-from ..producer.config import LOGGER_OPTION, NOOP_OPTIONS
+from ..client.options import CALLBACK_OPTIONS, LOGGER_OPTION, NOOP_OPTIONS, RETRY_OPTIONS
+from ..config import CONNECTION_OPTIONS, Option, option_index
 
 ADMIN_OPTIONS: tuple[Option, ...] = (
     *CONNECTION_OPTIONS,
-    Option("retry.backoff.ms", "int", 100, 1, 300_000),
-    Option("retry.backoff.max.ms", "int", 1000, 1, 300_000),
+    *RETRY_OPTIONS,
     # Callbacks, served by poll(): every broker connection down; a broker's throttle time; statistics.
-    Option("error_cb", "callable", None),
+    *CALLBACK_OPTIONS,
     LOGGER_OPTION,  # a Logger (or adapter) or a Handler: where the admin client logs
-    Option("throttle_cb", "callable", None),
-    Option("stats_cb", "callable", None),
-    Option("statistics.interval.ms", "int", 0, 0, 86_400_000),  # 0: no statistics
     *NOOP_OPTIONS,
 )
+
+ADMIN_INDEX = option_index(ADMIN_OPTIONS)

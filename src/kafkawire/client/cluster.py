@@ -92,24 +92,6 @@ class Client:
         self.engine.call_soon(send)
         return fut
 
-    def send_without_response(
-        self, api: Api, body: Body, *, node: int | None = None, max_version: int | None = None
-    ) -> Future[None]:
-        """Send a request the broker will not answer (Produce with acks=0); resolves once written."""
-        fut: Future[None] = Future()
-
-        def done(_body: Struct | None, error: KafkaError | None) -> None:
-            if error is not None:
-                fut.set_exception(KafkaException(error))
-            else:
-                fut.set_result(None)
-
-        def send() -> None:
-            self.request_io(api, body, done, node=node, max_version=max_version, expect_response=False)
-
-        self.engine.call_soon(send)
-        return fut
-
     def refresh_metadata(
         self, topics: list[str] | None = None, *, timeout: float | None = None, auto_create: bool = False
     ) -> Future[ClusterMetadata]:

@@ -12,10 +12,18 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ..client.options import (
+    CALLBACK_OPTIONS,
+    CONSUMER,
+    LOGGER_OPTION,
+    NOOP_OPTIONS,
+    RETRY_OPTIONS,
+    foreign_keys,
+    warn_foreign,
+)
 from ..config import CONNECTION_OPTIONS, Option, config_error, option_index, parse_config, protocol_string
 from ..core.assignors import ASSIGNORS
 from ..core.fetch_rows import FetchLimits
-from ..producer.config import LOGGER_OPTION, NOOP_OPTIONS, PRODUCER_OPTIONS
 
 INT32_MAX = 2**31 - 1
 
@@ -76,17 +84,12 @@ CONSUMER_OPTIONS: tuple[Option, ...] = (
     Option("enable.partition.eof", "bool", False),
     Option("allow.auto.create.topics", "bool", False),
     Option("on_commit", "callable", None),
-    Option("error_cb", "callable", None),
-    Option("stats_cb", "callable", None),
-    Option("throttle_cb", "callable", None),
-    _int("statistics.interval.ms", 0, 0, 86_400_000),
-    # Options librdkafka gives both clients (the producer's table has them too).
-    _int("retry.backoff.ms", 100, 1, 300_000),
-    _int("retry.backoff.max.ms", 1000, 1, 300_000),
+    *CALLBACK_OPTIONS,
+    *RETRY_OPTIONS,
     _int("message.max.bytes", 1_000_000, 1000, 1_000_000_000),
 )
 
-_PRODUCER_ONLY = frozenset(option_index(PRODUCER_OPTIONS)) - frozenset(option_index(CONSUMER_OPTIONS))
+_INDEX = option_index(CONSUMER_OPTIONS)
 
 
 @dataclass(frozen=True)
@@ -115,13 +118,9 @@ def parse_consumer_config(conf: Mapping[str, Any], logger: logging.Logger | None
     """Check every key and value; a mistake raises KafkaException(_INVALID_ARG) naming the key."""
     if not isinstance(conf, Mapping):
         raise TypeError(f"expected configuration dict, not {type(conf).__name__}")
-    producer_only = {k: v for k, v in conf.items() if k in _PRODUCER_ONLY}
+    producer_only = foreign_keys(conf, _INDEX, CONSUMER)  # a bad value is still a mistake
     if producer_only:
-        parse_config(producer_only, PRODUCER_OPTIONS)  # a bad value is still a mistake
-        for key in producer_only:
-            (logger or log).warning(
-                "Configuration property %s is a producer property and will be ignored by this consumer instance", key
-            )
+        warn_foreign(producer_only, CONSUMER, logger or log)
         conf = {k: v for k, v in conf.items() if k not in producer_only}
     opts = parse_config(conf, CONSUMER_OPTIONS)
     session, heartbeat = opts["session.timeout.ms"], opts["heartbeat.interval.ms"]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..protocol.consumer_protocol import Subscription, TopicPartitions
 
@@ -38,12 +38,6 @@ class Member:
         if self.group_instance_id is not None:
             return (0, self.group_instance_id)
         return (1, self.member_id)
-
-
-@dataclass
-class _Bucket:
-    topics: frozenset[str]
-    partitions: list[Partition] = field(default_factory=list)
 
 
 def _sorted(members: Mapping[str, Member]) -> list[Member]:

@@ -70,8 +70,9 @@ STICKY: Final = -1
 RANDOM: Final = -2
 """Place this record alone on a uniformly random partition."""
 
-DEFAULT_PARTITIONER: Final = "consistent_random"
-"""librdkafka's (and so confluent-kafka's) default ``partitioner``."""
+DEFAULT_PARTITIONER: Final = "murmur2_random"
+"""kafkawire's default ``partitioner``: the Java client's placement of keys, so that a key lands on
+the same partition as with Java producers (librdkafka's default, consistent_random, differs)."""
 
 _MASK = 0xFFFFFFFF
 

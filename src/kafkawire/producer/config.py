@@ -13,7 +13,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..client.logs import check_logger
+from ..client.options import (
+    CALLBACK_OPTIONS,
+    LOGGER_OPTION,
+    NOOP_OPTIONS,
+    PRODUCER,
+    RETRY_OPTIONS,
+    foreign_keys,
+)
 from ..config import (
     CONNECTION_OPTIONS,
     Option,
@@ -23,6 +30,7 @@ from ..config import (
     parse_config,
     protocol_string,
 )
+from ..core.partitioners import DEFAULT_PARTITIONER
 from ..records.compression import CODEC_NAMES, LEVEL_RANGES
 
 INT32_MAX = 2**31 - 1
@@ -37,13 +45,6 @@ PARTITIONERS = (
     "fnv1a",
     "fnv1a_random",
 )
-
-# librdkafka's debug contexts; ``debug`` is accepted (and checked) but has no effect.
-DEBUG_CONTEXTS = (
-    "generic", "broker", "topic", "metadata", "feature", "queue", "msg", "protocol", "cgrp",
-    "security", "fetch", "interceptor", "plugin", "consumer", "admin", "eos", "mock", "assignor",
-    "conf", "telemetry", "all",
-)  # fmt: skip
 
 # librdkafka caps an idempotent producer's in-flight requests per connection at 5 (as Kafka does).
 IDEMPOTENT_MAX_IN_FLIGHT = 5
@@ -104,50 +105,9 @@ def _transactional_id(value: str | None) -> str | None:
     return protocol_string(value)
 
 
-def _debug(contexts: list[Any]) -> list[Any]:
-    if not contexts or any(c not in DEBUG_CONTEXTS for c in contexts):
-        raise ValueError("expected a comma-separated list of " + ", ".join(DEBUG_CONTEXTS))
-    return contexts
+def _int(name: str, default: int, low: int, high: int = INT32_MAX, *aliases: str) -> Option:
+    return Option(name, "int", default, low, high, aliases=aliases)
 
-
-def _int(name: str, default: int, low: int, high: int = INT32_MAX, *aliases: str, noop: str = "") -> Option:
-    return Option(name, "int", default, low, high, aliases=aliases, noop=noop)
-
-
-def _bool(name: str, default: bool, *, noop: str = "") -> Option:
-    return Option(name, "bool", default, noop=noop)
-
-
-def _callback(name: str) -> Option:
-    return Option(name, "callable", None)
-
-
-# Accepted so that confluent-kafka configurations work unchanged, checked as librdkafka checks
-# them, and otherwise without effect; each says why. Every other unknown key is an error.
-NOOP_OPTIONS: tuple[Option, ...] = (
-    _bool("api.version.request", True, noop="kafkawire always asks brokers for their versions (ApiVersions)"),
-    _int(
-        "api.version.fallback.ms", 0, 0, 604_800_000,
-        noop="no fallback to a guessed broker version is ever needed: ApiVersions is always used",
-    ),
-    Option(
-        "broker.version.fallback", "str", "0.10.0",
-        noop="kafkawire never guesses a broker's versions; brokers before 0.10 are not supported",
-    ),
-    _bool("socket.keepalive.enable", False, noop="broker sockets keep the operating system's keep-alive setting"),
-    _bool("socket.nagle.disable", True, noop="kafkawire always disables Nagle (TCP_NODELAY), librdkafka's default"),
-    _int("log_level", 6, 0, 7, noop="kafkawire logs through the logging module; set levels on 'kafkawire'"),
-    _bool("log.thread.name", True, noop="log records carry their thread's name already (logging's threadName)"),
-    Option(
-        "debug", "list", None, validate=_debug,
-        noop="librdkafka's debug contexts; use logging.getLogger('kafkawire').setLevel(logging.DEBUG)",
-    ),
-    _bool("enable.metrics.push", True, noop="kafkawire does not push client metrics to brokers (KIP-714)"),
-)  # fmt: skip
-
-
-# A Logger (or adapter) or a Handler that receives the client's log records (`kafkawire.client.logs`).
-LOGGER_OPTION = Option("logger", "object", None, validate=check_logger)
 
 PRODUCER_OPTIONS: tuple[Option, ...] = (
     *CONNECTION_OPTIONS,
@@ -165,19 +125,15 @@ PRODUCER_OPTIONS: tuple[Option, ...] = (
     ),
     # librdkafka's range; the codec narrows it (see _check_compression_level).
     _int("compression.level", -1, -1, 12),
-    # kafkawire's default is murmur2_random, the Java client's: the same key lands on the same
-    # partition as with Java producers. confluent-kafka's (librdkafka's) default is
-    # consistent_random (CRC32), which places keys differently.
-    Option("partitioner", "object", "murmur2_random", validate=_partitioner),
+    # Differs on purpose from librdkafka's default (core/partitioners.py says why).
+    Option("partitioner", "object", DEFAULT_PARTITIONER, validate=_partitioner),
     _int("retries", INT32_MAX, 0, INT32_MAX, "message.send.max.retries"),
-    _int("retry.backoff.ms", 100, 1, 300_000),
-    _int("retry.backoff.max.ms", 1000, 1, 300_000),
+    *RETRY_OPTIONS,
     _int("message.timeout.ms", 300_000, 0, INT32_MAX, "delivery.timeout.ms"),  # 0: no timeout
     _int("request.timeout.ms", 30_000, 1, 900_000),
     # True as in the Java client since 3.0 (librdkafka: false); quietly off when left unset and
     # acks, retries or max.in.flight ask for something idempotence cannot give.
-    _bool("enable.idempotence", True),
-    _int("statistics.interval.ms", 0, 0, 86_400_000),  # 0: no statistics
+    Option("enable.idempotence", "bool", True),
     # kafkawire/Java extension. 0: produce() raises BufferError at once when the buffer is full,
     # as confluent-kafka does; > 0: wait up to that long for room first.
     _int("max.block.ms", 0, 0),
@@ -185,10 +141,8 @@ PRODUCER_OPTIONS: tuple[Option, ...] = (
     # with confluent-kafka; "background": a producer thread runs them.
     Option("delivery.reports", "enum", "poll", choices=("poll", "background")),
     Option("interceptor.classes", "list", (), validate=_interceptors),
-    _callback("error_cb"),
-    _callback("throttle_cb"),
-    _callback("stats_cb"),
-    _callback("on_delivery"),  # confluent-kafka has no alias for it ("delivery.report.cb" is refused)
+    *CALLBACK_OPTIONS,
+    Option("on_delivery", "callable", None),  # confluent-kafka has no alias for it ("delivery.report.cb" is refused)
     Option("transactional.id", "str", None, validate=_transactional_id),
     _int("transaction.timeout.ms", 60_000, 1000),
     *NOOP_OPTIONS,
@@ -237,11 +191,14 @@ class ProducerConfig:
     transactional_id: str | None
     transaction_timeout_ms: int
     raw: dict[str, Any]
+    ignored: tuple[str, ...] = ()  # consumer-only keys given: checked, then left unused (librdkafka warns)
 
 
 def parse_producer_config(conf: Mapping[str, Any]) -> ProducerConfig:
     """Check every key and value, then the cross-field rules; raise _INVALID_ARG on the first mistake."""
     conf = expand_default_topic_config(conf)
+    consumer_only = foreign_keys(conf, _INDEX, PRODUCER)  # a bad value is still a mistake
+    conf = {k: v for k, v in conf.items() if k not in consumer_only}
     values = parse_config(conf, PRODUCER_OPTIONS)
     # canonical name -> the key the user wrote, for librdkafka's "set explicitly" rules and so
     # that errors name keys as written.
@@ -282,6 +239,7 @@ def parse_producer_config(conf: Mapping[str, Any]) -> ProducerConfig:
         transactional_id=v["transactional.id"],
         transaction_timeout_ms=v["transaction.timeout.ms"],
         raw=values,
+        ignored=tuple(consumer_only),
     )
 
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from ..client.executor import CallbackExecutor
 from ..client.logs import client_logger, log_init
+from ..client.options import PRODUCER, warn_foreign
 from ..core.transactions import Call, moves_state
 from ..errors import KafkaError, KafkaException
 from ..model import ClusterMetadata, ConsumerGroupMetadata, RecordMetadata, TopicPartition
@@ -60,6 +61,7 @@ class Producer:
         conf = parse_producer_config(merged)
         self._conf: ProducerConfig = conf
         self._log = client_logger(merged.get("logger"), log)
+        warn_foreign(dict.fromkeys(conf.ignored), PRODUCER, self._log)
         self._interceptors = InterceptorChain(conf.interceptors, conf.raw)  # before any thread starts
         if executor is None:
             executor = CallbackExecutor(background=conf.delivery_reports == "background")

@@ -10,8 +10,9 @@ Deleting a resource without associations is not an error (as in confluent's mock
 
 from __future__ import annotations
 
+import threading
 import uuid
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from ..common.associations import (
     Association,
@@ -23,13 +24,24 @@ from ..common.associations import (
 from ..error import SchemaRegistryError
 
 if TYPE_CHECKING:
-    from ..common.schema_registry_client import Schema
-    from .mock_schema_registry_client import _Store
+    from ..common.schema_registry_client import RegisteredSchema, Schema
 
 __all__ = ["AssociationBook"]
 
 _TYPES = ("key", "value")
 _LIFECYCLES = ("STRONG", "WEAK")
+
+
+class SubjectStore(Protocol):
+    """What the associations need of the registry's subjects (the mock client's store), named
+    here so that the two modules do not import each other."""
+
+    lock: threading.RLock
+    versions: dict[str, list[tuple[RegisteredSchema, bool]]]
+
+    def register(self, subject: str, schema: Schema) -> RegisteredSchema: ...
+
+    def live(self, subject: str, deleted: bool = False) -> list[RegisteredSchema]: ...
 
 
 def _invalid(why: str) -> SchemaRegistryError:
@@ -49,7 +61,7 @@ def _matches(a: Association, resource_type: str | None, association_types: list[
 class AssociationBook:
     """The associations of one ``mock://`` registry, beside (and under the lock of) its subjects."""
 
-    def __init__(self, store: _Store) -> None:
+    def __init__(self, store: SubjectStore) -> None:
         self._store = store
         self._by_resource: dict[str, list[Association]] = {}
 
