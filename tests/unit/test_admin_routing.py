@@ -99,6 +99,7 @@ class Call:
     timeout: float | None
     at: float  # virtual time it was sent
     make_body: Body  # what the admin client passed: a body, or a function of the version
+    lane: bool = False  # sent over the node's coordinator lane
 
 
 # A handler answers a request: a response body, a KafkaError, or None (it never answers, so the
@@ -157,9 +158,11 @@ class StubClient:
         timeout: float | None = None,
         max_version: int | None = None,
         expect_response: bool = True,
+        coordinator_lane: bool = False,
     ) -> None:
         assert expect_response
         call = self._record(api, body, node, timeout, max_version)
+        call.lane = coordinator_lane
         self._answer(api, call, self.handler(call), callback)
 
     def refresh_metadata_io(
@@ -363,6 +366,9 @@ def test_group_requests_follow_the_coordinator_and_retry_not_coordinator(client:
     assert (description.state.name, description.partition_assignor) == ("STABLE", "range")
     assert description.coordinator is not None and description.coordinator.id == 2
     assert [c.node for c in client.requests(DESCRIBE_GROUPS)] == [2, 2]
+    # A coordinator's conversation has its own connection, never queued behind a long-poll Fetch.
+    assert [c.lane for c in client.requests(DESCRIBE_GROUPS)] == [True, True]
+    assert not any(c.lane for c in client.requests(FIND_COORDINATOR))
     (find, again) = client.requests(FIND_COORDINATOR)  # found again before the retry
     assert find.body.coordinator_keys == again.body.coordinator_keys == ["g"]
     assert [c.api for c in client.calls] == ["Metadata", "FindCoordinator", "DescribeGroups",

@@ -108,6 +108,8 @@ class Coordinators:
 class ToCoordinator(Router):
     """Keys to their coordinator: ``key_of(key)`` is the group id or transactional id it belongs to."""
 
+    coordinator_lane = True
+
     def __init__(self, coordinators: Coordinators, key_type: int, key_of: Callable[[Any], str] = str) -> None:
         self.coordinators = coordinators
         self.key_type = key_type

@@ -60,6 +60,7 @@ class Cluster(Protocol):
         node: int | None = None,
         timeout: float | None = None,
         max_version: int | None = None,
+        coordinator_lane: bool = False,
     ) -> None: ...
 
     def refresh_metadata_io(
@@ -71,6 +72,10 @@ class Router:
     """Where each key of a round goes. ``route`` calls ``done`` exactly once (maybe later, after a
     metadata refresh or a coordinator lookup); ``forget`` drops what it knew about keys whose
     coordinator moved."""
+
+    # Send over the node's coordinator lane (`Client.request_io`), not the connection a Fetch may
+    # hold for fetch.wait.max.ms: a broker answers one request per connection at a time.
+    coordinator_lane = False
 
     def route(self, op: Operation[Any], keys: list[Any], refresh: bool, done: Callable[[Routed], None]) -> None:
         raise NotImplementedError
@@ -232,7 +237,10 @@ class Operation(Generic[K]):
         if self.send is not None:
             self.send(node, body, done, self.timeout())
         else:
-            self.client.request_io(self.api, body, done, node=node, timeout=self.timeout(), max_version=self.max_version)
+            self.client.request_io(
+                self.api, body, done, node=node, timeout=self.timeout(), max_version=self.max_version,
+                coordinator_lane=self.router.coordinator_lane and node is not None,
+            )  # fmt: skip
 
     def _settle(self, key: K, outcome: Any) -> None:
         if not isinstance(outcome, KafkaError):
