@@ -28,8 +28,7 @@ from ..core import TopicPartitionKey
 from ..core.fetch_positions import FetchTable
 from ..core.fetch_rows import AWAITING_OFFSET, FETCHING, Chunk, Event, Partition
 from ..core.fetch_session import FetchSession, SessionRequest, answered_partitions, partition_share, session_fields
-from ..core.policy import Action
-from ..core.policy.fetch import FETCH as FETCH_POLICY
+from ..core.fetch_verdict import FAILURES, REFRESHES, FetchVerdict, partition_answered, request_failed
 from ..core.sift import sift
 from ..errors import KafkaError
 from ..io.engine import Timer
@@ -37,7 +36,7 @@ from ..protocol import error_codes as ec
 from ..protocol.apis import FETCH
 from ..protocol.codec import Struct
 from ..protocol.primitives import DecodeError
-from ..records import CorruptRecordError, RecordBatch
+from ..records import RecordBatch
 from .config import EngineConfig, limits_of
 from .decode import batches_of, messages_of, offset_at
 
@@ -432,44 +431,38 @@ class FetchEngine:
             for part, generation, offset, _size in wanted:
                 if not table.current(part, generation) or part.fetch_offset != offset:
                     continue
+                data: Any = answers.get(part.key)  # None: left out of the answer
+                batches = decoded.get(part.key, [])
                 if error is not None:  # no answer, or one that failed as a whole
-                    action = FETCH_POLICY.of(error)
-                    if action is Action.RETRY and sent is not None and sent.incremental:
-                        continue  # the session ended: a full Fetch at once
-                    new = table.failed(part, error, now, report=action is Action.FAIL) or new
-                    stale = stale or action is Action.REFRESH_METADATA
+                    verdict = request_failed(error.code(), sent is not None and sent.incremental)
+                else:
+                    verdict = partition_answered(
+                        None if data is None else data.error_code,
+                        batches if isinstance(batches, DecodeError) else None,
+                        check_crcs=self._check_crcs,
+                        preferred_replica=-1 if data is None else data.get("preferred_read_replica", -1),
+                        node=node,
+                    )
+                if verdict is FetchVerdict.REFETCH_FULL:
                     continue
-                data = answers.get(part.key)
-                if data is None:  # nothing new in a session (Tansu: at the log end, in any Fetch)
+                if verdict in FAILURES:
+                    if verdict is FetchVerdict.LEADER_MOVED:
+                        self.client.metadata.forget_leader(*part.key)
+                    err = error if error is not None else _partition_error(part.key, offset, data.error_code, batches)
+                    new = table.failed(part, err, now, report=verdict is FetchVerdict.REPORT) or new
+                    stale = stale or verdict in REFRESHES
+                    continue
+                if verdict is FetchVerdict.NOTHING_NEW:
                     new = table.add(part, [], offset, -1, -1) or new
                     continue
-                code = data.error_code
-                if code == ec.OFFSET_OUT_OF_RANGE:
+                if verdict is FetchVerdict.OUT_OF_RANGE:
                     table.out_of_range(part)
                     new = True
                     continue
-                if code:
-                    err = KafkaError(code, f"Fetch {part.key[0]} [{part.key[1]}] at {offset}: {KafkaError(code).str()}")
-                    if FETCH_POLICY.action(code) is Action.FAIL:
-                        new = table.failed(part, err, now, report=True) or new
-                    else:
-                        self.client.metadata.forget_leader(*part.key)
-                        table.failed(part, err, now, report=False)
-                        stale = True
+                if verdict is FetchVerdict.PREFERRED_REPLICA:
+                    table.prefer(part, data.preferred_read_replica, now, self._preferred_ttl)
                     continue
-                batches = decoded.get(part.key, [])
-                if isinstance(batches, DecodeError):
-                    # A damaged batch: fetched again after the backoff; a checksum failure is told
-                    # (once) under check.crcs, anything else malformed always.
-                    code = KafkaError._BAD_MSG
-                    err = KafkaError(code, f"Fetch {part.key[0]} [{part.key[1]}] at {offset}: {batches}")
-                    report = self._check_crcs or not isinstance(batches, CorruptRecordError)
-                    new = table.failed(part, err, now, report=report) or new
-                    continue
-                replica = data.get("preferred_read_replica", -1)
-                if replica >= 0 and replica != node:  # KIP-392: no records, fetch there from now on
-                    table.prefer(part, replica, now, self._preferred_ttl)
-                    continue
+                assert not isinstance(batches, DecodeError)  # RECORDS: the batches decoded
                 if not batches and data.records:
                     table.too_large(part)
                 topic, partition = part.key
@@ -496,3 +489,10 @@ class FetchEngine:
                 wake_at = min((p.retry_at for p in self._table.parts.values() if p.retry_at > now), default=None)
             self._schedule(self._refresh_metadata(now, wake_at))
         self._wake()
+
+
+def _partition_error(key: TopicPartitionKey, offset: int, code: int, batches: Any) -> KafkaError:
+    """A failed partition's error: the broker's code, else why its batches did not decode."""
+    if code:
+        return KafkaError(code, f"Fetch {key[0]} [{key[1]}] at {offset}: {KafkaError(code).str()}")
+    return KafkaError(KafkaError._BAD_MSG, f"Fetch {key[0]} [{key[1]}] at {offset}: {batches}")

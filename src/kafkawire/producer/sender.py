@@ -2,8 +2,9 @@
 
 One ``run`` looks at the accumulator, groups ready partitions by leader, and sends one
 ProduceRequest per broker carrying many partitions, as long as that broker has room under
-``max.in.flight.requests.per.connection``. Answers go through the error-policy table: deliver,
-retry after a backoff (refreshing metadata first when the leader moved), or fail. Nothing here
+``max.in.flight.requests.per.connection``. A failed attempt's fate is decided in
+core/produce_verdict.py: deliver, retry after a backoff (refreshing metadata first when the
+leader moved), resend under a new epoch, or fail. Nothing here
 blocks; the producer's user-facing threads only touch the accumulator under the shared lock.
 """
 
@@ -17,8 +18,8 @@ from typing import Any
 from ..client.cluster import Client
 from ..core.accumulator import Accumulator, Pending, ProducerBatch
 from ..core.backoff import backoff_delay
-from ..core.idempotence import Idempotence, InitOutcome, Verdict
-from ..core.policy.produce import produce_policy
+from ..core.idempotence import Idempotence, InitOutcome
+from ..core.produce_verdict import Step, produce_verdict
 from ..core.unassigned import Assigner, Unassigned
 from ..errors import KafkaError
 from ..io.engine import Timer
@@ -290,53 +291,58 @@ class Sender:
         self.deliveries.complete(batch.messages, None, base_offset, append_time)
 
     def _failed_attempt(self, batch: ProducerBatch, error: KafkaError) -> None:
+        """Carry out core/produce_verdict.py's step for a batch whose attempt failed."""
         now = self.client.engine.now()
-        if self.fatal is not None:  # an answer that arrives after the producer stopped for good
-            if self.idem is not None:
-                self.idem.answered(batch, failed=True)
-            self._fail(batch.messages, self.fatal)
-            return
-        if self.idem is not None:
-            verdict = self.idem.verdict(batch, error.code())
-            self.idem.answered(batch, failed=verdict is not Verdict.DELIVERED)
-            if verdict is Verdict.DELIVERED:  # the log already holds it: the first attempt landed
-                self.deliveries.complete(batch.messages, None, -1001, -1)
-                return
-            if verdict is Verdict.FATAL:
-                self._fatal(KafkaError(error.code(), f"{error.str()} ({batch.topic}[{batch.partition}])", fatal=True))
-                self._fail(batch.messages, self.fatal or error)
-                return
-            if verdict is Verdict.REQUEUE:
-                with self.lock:
-                    self.acc.requeue(batch, now)
-                return
-            if verdict is Verdict.BUMP_EPOCH and self.txn is not None:
-                self.idem.request_bump()  # the abort takes the new epoch
-                self._fail(batch.messages, error)  # inside a transaction: abort, and init again
-                return
-            if verdict is Verdict.BUMP_EPOCH:
-                self.idem.request_bump()
-                with self.lock:
-                    self.acc.requeue(batch, now)
-                return
-        policy = produce_policy(error.code())
-        if policy.refresh_metadata:
+        idem = self.idem
+        stopped = self.fatal is not None
+        step, refresh_metadata = produce_verdict(
+            error.code(),
+            stopped=stopped,
+            # (Not asked once stopped: reading an error may change idempotence's state.)
+            idempotent=idem.verdict(batch, error.code()) if idem is not None and not stopped else None,
+            transactional=self.txn is not None,
+            attempts=batch.attempts,
+            retries=self.settings.retries,
+            now=now,
+            first_queued=batch.oldest,
+            delivery_timeout=self.settings.message_timeout,
+        )
+        if idem is not None:
+            idem.answered(batch, failed=step is not Step.DELIVERED)
+        if refresh_metadata:
             self.client.metadata.forget_leader(batch.topic, batch.partition)
             self._stale_topics.add(batch.topic)
-        timed_out = now - batch.oldest >= self.settings.message_timeout
-        if policy.retry and not timed_out and batch.attempts <= self.settings.retries:
+        if step is Step.DELIVERED:  # the log already holds it: the first attempt landed
+            self.deliveries.complete(batch.messages, None, -1001, -1)
+        elif step is Step.STOPPED:  # an answer that arrives after the producer stopped for good
+            self._fail(batch.messages, self.fatal or error)
+        elif step is Step.FATAL:
+            self._fatal(KafkaError(error.code(), f"{error.str()} ({batch.topic}[{batch.partition}])", fatal=True))
+            self._fail(batch.messages, self.fatal or error)
+        elif step is Step.RESEND:
+            with self.lock:
+                self.acc.requeue(batch, now)
+        elif step is Step.BUMP_AND_RESEND:
+            assert idem is not None  # only idempotence asks for a new epoch
+            idem.request_bump()
+            with self.lock:
+                self.acc.requeue(batch, now)
+        elif step is Step.FAIL_AND_BUMP_EPOCH:
+            assert idem is not None
+            idem.request_bump()  # the abort takes the new epoch
+            self._fail(batch.messages, error)  # inside a transaction: abort, and init again
+        elif step is Step.RETRY:
             delay = backoff_delay(
                 batch.attempts - 1, self.settings.retry_backoff_ms, self.settings.retry_backoff_max_ms, self._rng.random()
             )
             log.debug("retrying %s[%d] after %s (attempt %d)", batch.topic, batch.partition, error.name(), batch.attempts)
             with self.lock:
                 self.acc.requeue(batch, now + delay)
-            return
-        if timed_out and policy.retry:
-            error = KafkaError(KafkaError._MSG_TIMED_OUT, f"Local: Message timed out (last error: {error.name()})")
-        # Given up after it left: its sequence is a hole the broker would never see filled.
-        self._timed_out_after_sending(batch)
-        self._fail(batch.messages, error)
+        else:  # FAIL, EXPIRED: given up after it left, its sequence is a hole the broker would never see filled
+            if step is Step.EXPIRED:
+                error = KafkaError(KafkaError._MSG_TIMED_OUT, f"Local: Message timed out (last error: {error.name()})")
+            self._timed_out_after_sending(batch)
+            self._fail(batch.messages, error)
 
     def _timed_out_error(self) -> KafkaError:
         """librdkafka's _MSG_TIMED_OUT, naming the cause when brokers are out of reach for a reason

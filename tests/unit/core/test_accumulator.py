@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kafkawire.core.accumulator import Accumulator, ProducerBatch
-from kafkawire.core.policy.produce import PRODUCE_ERRORS, Persisted, produce_policy
+from kafkawire.core.policy import Action
+from kafkawire.core.policy.produce import PRODUCE
 from kafkawire.errors import LOCAL_ERRORS, KafkaError
 from kafkawire.producer.pending import PendingMessage
 from kafkawire.protocol.errors import BY_CODE
@@ -245,40 +246,41 @@ def test_take_all_empties_everything() -> None:
 LOCAL_CODES = {code for code, _, _ in LOCAL_ERRORS}
 
 
-@pytest.mark.parametrize("code", sorted(PRODUCE_ERRORS))
+def retries(code: int) -> bool:
+    return PRODUCE.action(code) in (Action.RETRY, Action.REFRESH_METADATA)
+
+
+@pytest.mark.parametrize("code", sorted(PRODUCE.table))
 def test_every_policy_code_is_a_known_broker_or_local_code(code: int) -> None:
     assert code in BY_CODE or code in LOCAL_CODES, f"{code} is neither a broker error nor a librdkafka local code"
 
 
 def test_broker_codes_in_the_table_agree_with_the_broker_table_on_retrying() -> None:
-    for code, policy in PRODUCE_ERRORS.items():
+    for code in PRODUCE.table:
         if code in BY_CODE:
-            assert policy.retry == BY_CODE[code].retriable, BY_CODE[code].name
+            assert retries(code) == BY_CODE[code].retriable, BY_CODE[code].name
 
 
 def test_the_policy_for_the_injected_errors_of_the_fault_tests() -> None:
-    not_leader = produce_policy(KafkaError.NOT_LEADER_OR_FOLLOWER)
-    assert not_leader.retry and not_leader.refresh_metadata and not_leader.persisted is Persisted.NOT
-    timed_out = produce_policy(KafkaError.REQUEST_TIMED_OUT)
-    assert timed_out.retry and timed_out.persisted is Persisted.POSSIBLY
-    not_enough = produce_policy(KafkaError.NOT_ENOUGH_REPLICAS)
-    assert not_enough.retry and not_enough.persisted is Persisted.NOT
+    assert PRODUCE.action(KafkaError.NOT_LEADER_OR_FOLLOWER) is Action.REFRESH_METADATA
+    assert retries(KafkaError.REQUEST_TIMED_OUT)
+    assert retries(KafkaError.NOT_ENOUGH_REPLICAS)
     for permanent in (KafkaError.MESSAGE_TOO_LARGE, KafkaError.TOPIC_AUTHORIZATION_FAILED):
-        assert not produce_policy(permanent).retry
+        assert not retries(permanent)
     for local in (KafkaError._TRANSPORT, KafkaError._TIMED_OUT):
-        assert produce_policy(local).retry and produce_policy(local).refresh_metadata
+        assert PRODUCE.action(local) is Action.REFRESH_METADATA
     for final in (KafkaError._MSG_TIMED_OUT, KafkaError._DESTROY, KafkaError._INVALID_ARG):
-        assert not produce_policy(final).retry
+        assert not retries(final)
 
 
 def test_codes_missing_from_the_table_follow_the_broker_table() -> None:
-    missing_retriable = [e.code for e in BY_CODE.values() if e.retriable and e.code not in PRODUCE_ERRORS]
-    missing_fatal = [e.code for e in BY_CODE.values() if not e.retriable and e.code not in PRODUCE_ERRORS]
+    missing_retriable = [e.code for e in BY_CODE.values() if e.retriable and e.code not in PRODUCE.table]
+    missing_fatal = [e.code for e in BY_CODE.values() if not e.retriable and e.code not in PRODUCE.table]
     assert missing_retriable and missing_fatal
-    assert all(produce_policy(c).retry for c in missing_retriable)
-    assert not any(produce_policy(c).retry for c in missing_fatal)
-    assert not produce_policy(9999).retry  # a code from a newer broker
-    assert not produce_policy(KafkaError._PURGE_QUEUE).retry
+    assert all(retries(c) for c in missing_retriable)
+    assert not any(retries(c) for c in missing_fatal)
+    assert not retries(9999)  # a code from a newer broker
+    assert not retries(KafkaError._PURGE_QUEUE)
 
 
 # --- extend: append for a run of records ----------------------------------------------------------

@@ -2,9 +2,8 @@
 
 A policy maps a named error code (broker codes from `kafkawire.protocol.error_codes`, local codes
 from `KafkaError`) to an `Action`; codes a table does not list fall back on Kafka's ``retriable``
-flag. The request driver (`kafkawire.client.driver`) acts on the answer; no code here does IO.
-The Produce table (`produce.py`) has its own shape: it also says whether records may already be
-in the log.
+flag. The request driver (`kafkawire.client.driver`) and the producer's verdict
+(`kafkawire.core.produce_verdict`) act on the answer; no code here does IO.
 """
 
 from __future__ import annotations

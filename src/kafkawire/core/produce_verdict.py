@@ -1,0 +1,75 @@
+"""What becomes of a batch whose Produce attempt failed: one pure function, so that every rule the
+sender used to weigh inline (the producer stopped for good, idempotence's reading of the error,
+the transaction, the produce error table, the retry count, the delivery timeout) is decided in one
+place and tested without a broker. ``producer/sender.py`` only carries the answer out.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import NamedTuple
+
+from .idempotence import Verdict as Idempotent
+from .policy import Action
+from .policy.produce import PRODUCE
+
+
+class Step(enum.Enum):
+    DELIVERED = "delivered"  # a duplicate of a batch the log holds: reported as written
+    STOPPED = "stopped"  # the producer had already stopped for good: failed with that error
+    FATAL = "fatal"  # the producer stops for good now (fenced, sequences broken)
+    RESEND = "resend"  # behind an earlier failure: sent again at once, in sequence order
+    BUMP_AND_RESEND = "bump and resend"  # a new epoch first, then sent again under it
+    FAIL_AND_BUMP_EPOCH = "fail and bump epoch"  # in a transaction: the batch fails, the abort takes a new epoch
+    RETRY = "retry"  # sent again after the retry backoff
+    FAIL = "fail"  # given up on with the error it met
+    EXPIRED = "expired"  # retriable, but the delivery timeout passed: given up as _MSG_TIMED_OUT
+
+
+class ProduceVerdict(NamedTuple):
+    step: Step
+    # The partition's leader is stale: forget it and refresh metadata (whether or not it retries).
+    refresh_metadata: bool = False
+
+
+_IDEMPOTENT_STEPS = {
+    # (idempotence's verdict, transactional) -> step; POLICY is absent: the error table decides.
+    (Idempotent.DELIVERED, False): Step.DELIVERED,
+    (Idempotent.DELIVERED, True): Step.DELIVERED,
+    (Idempotent.FATAL, False): Step.FATAL,
+    (Idempotent.FATAL, True): Step.FATAL,
+    (Idempotent.REQUEUE, False): Step.RESEND,
+    (Idempotent.REQUEUE, True): Step.RESEND,
+    (Idempotent.BUMP_EPOCH, False): Step.BUMP_AND_RESEND,
+    (Idempotent.BUMP_EPOCH, True): Step.FAIL_AND_BUMP_EPOCH,
+}
+
+
+def produce_verdict(
+    code: int,
+    *,
+    stopped: bool,
+    idempotent: Idempotent | None,
+    transactional: bool,
+    attempts: int,
+    retries: int,
+    now: float,
+    first_queued: float,
+    delivery_timeout: float,
+) -> ProduceVerdict:
+    """The step for a batch that failed with ``code`` on its ``attempts``-th send. ``idempotent``
+    is the idempotence state's verdict on the error (None without idempotence or once stopped);
+    ``first_queued`` + ``delivery_timeout`` (``message.timeout.ms``) is the batch's deadline."""
+    if stopped:
+        return ProduceVerdict(Step.STOPPED)
+    if idempotent is not None and idempotent is not Idempotent.POLICY:
+        return ProduceVerdict(_IDEMPOTENT_STEPS[idempotent, transactional])
+    action = PRODUCE.action(code)
+    refresh = action is Action.REFRESH_METADATA
+    if action is not Action.RETRY and not refresh:
+        return ProduceVerdict(Step.FAIL, refresh)
+    if now - first_queued >= delivery_timeout:
+        return ProduceVerdict(Step.EXPIRED, refresh)
+    if attempts <= retries:
+        return ProduceVerdict(Step.RETRY, refresh)
+    return ProduceVerdict(Step.FAIL, refresh)

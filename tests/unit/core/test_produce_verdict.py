@@ -1,0 +1,117 @@
+"""The produce-failure verdict (core/produce_verdict.py), row by row, without a broker or a clock:
+every input the sender used to weigh inline is passed in, the step it must carry out comes back."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kafkawire.core.idempotence import Verdict as Idempotent
+from kafkawire.core.produce_verdict import ProduceVerdict, Step, produce_verdict
+from kafkawire.errors import KafkaError
+from kafkawire.protocol import error_codes as ec
+
+TIMEOUT = 300.0  # message.timeout.ms, in seconds
+
+
+def judge(code: int, **given: Any) -> ProduceVerdict:
+    """The verdict for an error on a batch queued at 0 and sent once, retries left, in time."""
+    args: dict[str, Any] = dict(
+        stopped=False,
+        idempotent=None,
+        transactional=False,
+        attempts=1,
+        retries=5,
+        now=10.0,
+        first_queued=0.0,
+        delivery_timeout=TIMEOUT,
+    )
+    args.update(given)
+    return produce_verdict(code, **args)
+
+
+# --- the producer already stopped ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("idempotent", [None, Idempotent.DELIVERED, Idempotent.POLICY])
+def test_once_stopped_every_answer_fails_with_the_fatal_error(idempotent: Idempotent | None) -> None:
+    assert judge(ec.NOT_LEADER_OR_FOLLOWER, stopped=True, idempotent=idempotent) == (Step.STOPPED, False)
+    assert judge(ec.DUPLICATE_SEQUENCE_NUMBER, stopped=True, idempotent=idempotent).step is Step.STOPPED
+
+
+# --- idempotence decides before the error table ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("idempotent", "transactional", "step"),
+    [
+        (Idempotent.DELIVERED, False, Step.DELIVERED),
+        (Idempotent.DELIVERED, True, Step.DELIVERED),
+        (Idempotent.FATAL, False, Step.FATAL),
+        (Idempotent.FATAL, True, Step.FATAL),
+        (Idempotent.REQUEUE, False, Step.RESEND),
+        (Idempotent.REQUEUE, True, Step.RESEND),
+        (Idempotent.BUMP_EPOCH, False, Step.BUMP_AND_RESEND),
+        (Idempotent.BUMP_EPOCH, True, Step.FAIL_AND_BUMP_EPOCH),
+    ],
+)
+def test_idempotence_verdicts(idempotent: Idempotent, transactional: bool, step: Step) -> None:
+    # The error (a retriable, leader-moving one) and the retry budget do not matter here: no
+    # metadata refresh either, the sequence rules own the batch.
+    verdict = judge(ec.NOT_LEADER_OR_FOLLOWER, idempotent=idempotent, transactional=transactional)
+    assert verdict == (step, False)
+    exhausted = judge(ec.NOT_LEADER_OR_FOLLOWER, idempotent=idempotent, transactional=transactional, attempts=9, now=TIMEOUT)
+    assert exhausted == (step, False)
+
+
+def test_idempotence_leaving_it_to_the_table_is_the_same_as_no_idempotence() -> None:
+    for code in (ec.NOT_LEADER_OR_FOLLOWER, ec.REQUEST_TIMED_OUT, ec.MESSAGE_TOO_LARGE, KafkaError._TRANSPORT):
+        for transactional in (False, True):
+            assert judge(code, idempotent=Idempotent.POLICY, transactional=transactional) == judge(code)
+
+
+# --- the error table, the retry count and the delivery timeout -------------------------------------
+
+
+def test_a_moved_leader_retries_after_a_metadata_refresh() -> None:
+    assert judge(ec.NOT_LEADER_OR_FOLLOWER) == (Step.RETRY, True)
+    assert judge(KafkaError._TRANSPORT) == (Step.RETRY, True)  # the request was lost as a whole
+
+
+def test_a_retriable_error_retries_without_refreshing() -> None:
+    assert judge(ec.REQUEST_TIMED_OUT) == (Step.RETRY, False)
+    assert judge(ec.NOT_ENOUGH_REPLICAS) == (Step.RETRY, False)
+
+
+def test_the_last_allowed_attempt_still_retries_the_next_fails() -> None:
+    assert judge(ec.REQUEST_TIMED_OUT, attempts=5, retries=5) == (Step.RETRY, False)
+    assert judge(ec.REQUEST_TIMED_OUT, attempts=6, retries=5) == (Step.FAIL, False)
+    assert judge(ec.REQUEST_TIMED_OUT, attempts=1, retries=0) == (Step.FAIL, False)
+
+
+def test_out_of_retries_a_stale_leader_is_still_forgotten() -> None:
+    assert judge(ec.NOT_LEADER_OR_FOLLOWER, attempts=6, retries=5) == (Step.FAIL, True)
+
+
+def test_past_the_delivery_timeout_a_retriable_error_expires() -> None:
+    assert judge(ec.REQUEST_TIMED_OUT, now=TIMEOUT) == (Step.EXPIRED, False)  # the deadline itself counts
+    assert judge(ec.REQUEST_TIMED_OUT, now=TIMEOUT - 0.001) == (Step.RETRY, False)
+    assert judge(ec.NOT_LEADER_OR_FOLLOWER, now=TIMEOUT + 1, first_queued=1.0) == (Step.EXPIRED, True)
+    # Out of time and out of retries: the timeout is what the report names.
+    assert judge(ec.REQUEST_TIMED_OUT, now=TIMEOUT, attempts=9) == (Step.EXPIRED, False)
+
+
+@pytest.mark.parametrize(
+    "code",
+    [ec.MESSAGE_TOO_LARGE, ec.TOPIC_AUTHORIZATION_FAILED, ec.INVALID_RECORD, KafkaError._MSG_TIMED_OUT, 9999],
+)
+def test_a_permanent_error_fails_at_once_even_late(code: int) -> None:
+    assert judge(code) == (Step.FAIL, False)
+    assert judge(code, now=TIMEOUT * 2) == (Step.FAIL, False)  # not renamed a timeout: it was not one
+
+
+def test_without_idempotence_sequence_errors_follow_the_table() -> None:
+    # A non-idempotent producer never reads these itself: Kafka's flags decide.
+    assert judge(ec.OUT_OF_ORDER_SEQUENCE_NUMBER).step is Step.FAIL
+    assert judge(ec.UNKNOWN_PRODUCER_ID).step is Step.FAIL
