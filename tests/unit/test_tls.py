@@ -3,6 +3,7 @@ OpenSSL server side): verification outcomes, mutual TLS, and the SSLContext buil
 
 from __future__ import annotations
 
+import contextlib
 import ssl
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from kafkawire.io.tls import TlsError, TlsSession, tls_context
+from kafkawire.io.tls import TlsError, TlsSession, TlsTransport, tls_context
+from kafkawire.io.transport import TransportError
 from tests.harness.certs import KEY_PASSWORD, STORE_PASSWORD, Authority, Leaf, make_ca, make_leaf
 
 
@@ -199,3 +201,49 @@ def test_option_errors_name_the_option_and_hide_secrets(pki: Pki, conf: dict[str
 
 def test_tls_1_2_is_the_minimum() -> None:
     assert tls_context({}).minimum_version is ssl.TLSVersion.TLSv1_2
+
+
+class Pipe:
+    """The TCP side of a TlsTransport in memory: hands over what the server wrote, then the close."""
+
+    name = "127.0.0.1:9093"
+
+    def __init__(self) -> None:
+        self.incoming = bytearray()  # ciphertext from the server, not read yet
+        self.sent = bytearray()  # ciphertext from the client
+        self.closed = False  # the server closed TCP once ``incoming`` is read
+
+    def recv_into(self, buffer: memoryview) -> int | None:
+        if not self.incoming:
+            if self.closed:
+                raise TransportError(f"{self.name}: connection closed by broker")
+            return None
+        n = min(len(buffer), len(self.incoming))
+        buffer[:n] = self.incoming[:n]
+        del self.incoming[:n]
+        return n
+
+    def send(self, data: memoryview) -> int:
+        self.sent += data
+        return len(data)
+
+
+@pytest.mark.parametrize("close_notify", [True, False], ids=["close_notify", "tcp_close_only"])
+def test_an_answer_that_arrives_with_the_close_is_handed_over_before_the_close(pki: Pki, close_notify: bool) -> None:
+    server = Server(pki.leaves["server"])
+    session = connect({"ssl.ca.location": str(pki.ca.cert)}, server)
+    pipe = Pipe()
+    transport = TlsTransport(pipe, session)  # type: ignore[arg-type]
+    transport._tcp_up = True
+    server.tls.write(b"the last answer")
+    if close_notify:
+        with contextlib.suppress(ssl.SSLWantReadError):
+            server.tls.unwrap()
+    pipe.incoming += server.outgoing.read()
+    pipe.closed = True
+    buffer = memoryview(bytearray(4096))
+    n = transport.recv_into(buffer)
+    assert n is not None and bytes(buffer[:n]) == b"the last answer"
+    with pytest.raises(TransportError) as closed:
+        transport.recv_into(buffer)
+    assert closed.value.code is None and "closed by broker" in str(closed.value)  # a close, not a TLS failure

@@ -28,6 +28,10 @@ class TlsError(Exception):
     """The TLS handshake or record layer failed; the message says which check."""
 
 
+class TlsClosed(TlsError):
+    """The broker ended the TLS session (close_notify): a close, not a failure of TLS."""
+
+
 def tls_context(conf: Mapping[str, Any]) -> ssl.SSLContext:
     """An SSLContext from the parsed ``ssl.*`` options; ValueError names the option that is wrong."""
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
@@ -204,7 +208,7 @@ class TlsSession:
         except ssl.SSLWantReadError:
             return 0
         except ssl.SSLZeroReturnError:
-            raise TlsError("the broker closed the TLS session") from None
+            raise TlsClosed("connection closed by broker (TLS close_notify)") from None
         except ssl.SSLError as exc:
             raise TlsError(f"TLS record error: {exc.reason or exc}") from None
 
@@ -232,6 +236,7 @@ class TlsTransport:
         self._out = bytearray()
         self._cipher = memoryview(bytearray(_CIPHER_READS))  # ciphertext read from the socket
         self._tcp_up = False
+        self._ended: TransportError | None = None  # the close met while answer bytes were still to hand over
         self.name = getattr(inner, "name", "broker")
 
     def fileno(self) -> int:
@@ -287,7 +292,11 @@ class TlsTransport:
 
     def recv_into(self, buffer: memoryview) -> int | None:
         """Plaintext into ``buffer`` until it is full or the socket has nothing more: none left
-        opened inside the session unless ``buffer`` is full (the caller then reads again)."""
+        opened inside the session unless ``buffer`` is full (the caller then reads again).
+
+        A close (the broker's close_notify, or TCP closing without one) that comes with the last
+        answer is raised on the next read, once that answer's bytes were handed over: a broker
+        that answers then hangs up (a refused SASL login) must be heard before the close is."""
         total = 0
         try:
             while total < len(buffer):
@@ -295,14 +304,22 @@ class TlsTransport:
                 if n:
                     total += n
                     continue
+                if self._ended is not None:
+                    break
                 got = self._inner.recv_into(self._cipher)
                 if got is None:
                     break
                 self._session.feed(self._cipher[:got])
                 self._out += self._session.outgoing()  # TLS 1.3 may answer (key updates)
                 self._push()
+        except TransportError as exc:
+            self._ended = exc
+        except TlsClosed as exc:
+            self._ended = TransportError(f"{self.name}: {exc}")
         except TlsError as exc:
-            raise TransportError(f"{self.name}: {exc}", KafkaError._SSL) from None
+            self._ended = TransportError(f"{self.name}: {exc}", KafkaError._SSL)
+        if not total and self._ended is not None:
+            raise self._ended
         return total or None
 
     def pending(self) -> int:
