@@ -7,6 +7,7 @@ the value and what is allowed; a sensitive option's value never appears in an er
 
 from __future__ import annotations
 
+import copy
 import difflib
 import math
 from collections.abc import Callable, Iterable, Mapping
@@ -177,7 +178,7 @@ _FALSE = frozenset({"false", "f", "0"})
 def _coerce(opt: Option, value: Any, key: str | None = None) -> Any:
     """The typed value of ``opt`` given as ``value`` under ``key`` (an alias or the name)."""
     key = key or opt.name
-    shown = "(hidden)" if opt.sensitive else value if isinstance(value, str) and value.strip() else repr(value)
+    shown = HIDDEN if opt.sensitive else value if isinstance(value, str) and value.strip() else repr(value)
 
     def bad(detail: str) -> KafkaException:
         # librdkafka's wording: 'Invalid value for configuration property "partitioner": murmur'.
@@ -297,7 +298,40 @@ def expand_default_topic_config(conf: Mapping[str, Any]) -> Mapping[str, Any]:
     return out
 
 
-def parse_config(conf: Mapping[str, Any], options: Iterable[Option], *, ignore_unknown: bool = False) -> dict[str, Any]:
+class Options(dict[str, Any]):
+    """Effective option values by canonical name. The values of sensitive options (passwords,
+    keys, JAAS and OAuth secrets) are shown as "(hidden)" by repr() and str() and left out of a
+    pickle, so that a traceback with locals, a debugger or a log of ``vars()`` never shows them;
+    copy.copy/deepcopy keep them (a copy is still a configuration)."""
+
+    __slots__ = ("_hidden",)
+
+    def __init__(self, values: Mapping[str, Any], hidden: frozenset[str]) -> None:
+        super().__init__(values)
+        self._hidden = hidden
+
+    def _shown(self) -> dict[str, Any]:
+        return {k: HIDDEN if k in self._hidden and v is not None else v for k, v in self.items()}
+
+    def __repr__(self) -> str:
+        return repr(self._shown())
+
+    __str__ = __repr__
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (dict, (self._shown(),))
+
+    def __copy__(self) -> Options:
+        return Options(self, self._hidden)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Options:
+        return Options(copy.deepcopy(dict(self), memo), self._hidden)
+
+
+HIDDEN = "(hidden)"
+
+
+def parse_config(conf: Mapping[str, Any], options: Iterable[Option], *, ignore_unknown: bool = False) -> Options:
     """Canonical name -> typed value for every option (defaults filled in).
 
     ``ignore_unknown`` lets a layer read just its own options out of a larger configuration.
@@ -316,7 +350,7 @@ def parse_config(conf: Mapping[str, Any], options: Iterable[Option], *, ignore_u
                 continue
             raise unknown_key_error(key, by_key)
         out[known.name] = _coerce(known, value, key)
-    return out
+    return Options(out, frozenset(opt.name for opt in by_key.values() if opt.sensitive))
 
 
 def bootstrap_addresses(value: str | None) -> list[tuple[str, int]]:
