@@ -39,6 +39,8 @@ _SMALL_READS = 1 << 16
 # once nothing holds a view of it (record batches, see decoding.py): a consumer's Fetch answers
 # then cost no allocation and no page faults.
 _SPARE_MAX = 16 << 20
+# A large answer's buffer starts at this (or what came of it already) and doubles as bytes arrive.
+_FIRST_LARGE = 1 << 20
 
 
 class ProtocolError(Exception):
@@ -132,9 +134,10 @@ class Connection:
 
     def receive_buffer(self) -> memoryview:
         """Where the next bytes from the socket go (then `received` with how many came): the rest
-        of a large answer's own buffer, else the free end of the small-reads buffer. Never empty."""
+        of a large answer's own buffer, else the free end of the small-reads buffer. Never empty.
+        Release the view before calling `received`, which may grow the buffer."""
         if self._large is not None:
-            return memoryview(self._large)[self._large_used : self._large_size]
+            return memoryview(self._large)[self._large_used : min(len(self._large), self._large_size)]
         return memoryview(self._small)[self._small_used :]
 
     def received(self, count: int) -> list[Response]:
@@ -147,7 +150,9 @@ class Connection:
                 self._frames(out)
             else:
                 self._large_used += count
-                if self._large_used == self._large_size:
+                if self._large_used == len(self._large) < self._large_size:
+                    self._grow_large()
+                elif self._large_used == self._large_size:
                     frame, self._large = self._large, None
                     with memoryview(frame)[: self._large_size] as payload:
                         out.append(self._complete(payload))
@@ -163,9 +168,9 @@ class Connection:
         out: list[Response] = []
         view = memoryview(data)
         while view:
-            room = self.receive_buffer()
-            n = min(len(room), len(view))
-            room[:n] = view[:n]
+            with self.receive_buffer() as room:  # released before `received` may grow the buffer
+                n = min(len(room), len(view))
+                room[:n] = view[:n]
             view = view[n:]
             try:
                 out += self.received(n)
@@ -191,8 +196,10 @@ class Connection:
                 if used - start < size:
                     if _SIZE_PREFIX + size > len(buf):
                         large, self._spare = self._spare, None  # reused when nothing holds a view of it
-                        if large is None or len(large) < size or sys.getrefcount(large) > 2:
-                            large = bytearray(size)
+                        if large is None or sys.getrefcount(large) > 2:
+                            large = bytearray(min(size, max(_FIRST_LARGE, used - start)))
+                        elif len(large) < used - start:
+                            large += bytes(used - start - len(large))
                         self._large, self._large_size, self._large_used = large, size, used - start
                         large[: used - start] = view[start:used]
                         pos = used
@@ -204,6 +211,12 @@ class Connection:
             if pos:  # what is left of a frame moves to the front (same length: no resize)
                 buf[: used - pos] = buf[pos:used]
                 self._small_used = used - pos
+
+    def _grow_large(self) -> None:
+        """Double a large answer's buffer, up to its declared size: memory follows the bytes that
+        arrived, so a size prefix alone (garbage, or a hostile peer's) cannot make us allocate."""
+        assert self._large is not None
+        self._large += bytes(min(len(self._large), self._large_size - len(self._large)))
 
     def expired(self, now: float) -> list[InFlight]:
         """Requests past their deadline. Responses are ordered, so any expiry dooms the connection."""

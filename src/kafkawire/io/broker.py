@@ -372,11 +372,12 @@ class BrokerConnection:
         assert transport is not None
         responses: list[Response] = []
         failure: KafkaError | None = None
-        got, room = 0, memoryview(b"")
-        while got == len(room) and failure is None:
-            room = self._conn.receive_buffer()
+        got = wanted = 0
+        while got == wanted and failure is None:
             try:
-                got = transport.recv_into(room) or 0
+                with self._conn.receive_buffer() as room:  # released before `received` may grow it
+                    wanted = len(room)
+                    got = transport.recv_into(room) or 0
                 responses += self._conn.received(got) if got else ()
             except TransportError as exc:
                 failure = KafkaError(exc.code or KafkaError._TRANSPORT, str(exc))

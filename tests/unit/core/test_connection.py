@@ -108,6 +108,25 @@ def test_record_batches_are_views_and_a_held_one_keeps_its_buffer() -> None:
     assert {key for key in buffers if key[1] > 1 << 16}.isdisjoint(key for key in more if key[1] > 1 << 16)
 
 
+def test_memory_follows_the_bytes_that_arrive_not_the_size_prefix() -> None:
+    """A size prefix alone allocates nothing near it: the answer's buffer doubles as its bytes
+    come (garbage or a hostile prefix costs what was sent), and a large answer still reads whole."""
+    conn = Connection("cid", max_response_size=100_000_000)
+    conn.send_request(FETCH, 4, {}, now=0.0, timeout=1.0)
+    conn.receive_data((90_000_000).to_bytes(4, "big") + b"\x00" * 70_000)
+    assert len(conn.receive_buffer().obj) <= 2 << 20  # type: ignore[arg-type]
+    conn = Connection("cid")
+    conn.send_request(FETCH, 4, {}, now=0.0, timeout=1.0)
+    partition = {"partition_index": 0, "error_code": 0, "high_watermark": 1, "last_stable_offset": 1,
+                 "aborted_transactions": [], "records": b"\x05" * 5_000_000}  # fmt: skip
+    body = {"throttle_time_ms": 0, "responses": [{"topic": "t", "partitions": [partition]}]}
+    answer = frame(headers.encode_response(FETCH, 4, 0, body))
+    got, buffers = _read(conn, answer[: 3_000_000])
+    assert got == [] and max(size for _, size in buffers) <= 2 * 3_000_000
+    more, _ = _read(conn, answer[3_000_000:])
+    assert more[0].body.responses[0].partitions[0].records == b"\x05" * 5_000_000
+
+
 def test_unexpected_correlation_id_fails_the_connection() -> None:
     conn = Connection("cid")
     conn.send_request(API_VERSIONS, 3, {}, now=0.0, timeout=1.0)
