@@ -21,6 +21,7 @@ from typing import Any
 import kafkawire
 
 from ..client.executor import CallbackExecutor
+from ..consumer.consumer import engine_of
 from ..model import ClusterMetadata, ConsumerGroupMetadata, Message, TopicPartition
 from . import _common
 
@@ -45,6 +46,7 @@ class AIOConsumer:
         self._reports.hand_over(self._wake)
         self._pending: list[Any] = []  # coroutines of async rebalance callbacks, awaited in poll
         self._consumer = kafkawire.Consumer(consumer_conf, _executor=self._reports, **kwargs)
+        self._engine = engine_of(self._consumer)  # commit() awaits the commit's futures on the loop
 
     async def _call(self, blocking_task: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         return await _common.async_call(self.executor, blocking_task, *args, **kwargs)
@@ -139,14 +141,14 @@ class AIOConsumer:
     async def commit(
         self, message: Message | None = None, offsets: list[TopicPartition] | None = None, asynchronous: bool = True
     ) -> list[TopicPartition] | None:
-        c = self._consumer
-        c._check_open()
-        wanted = c._to_commit(message, offsets)
+        engine = self._engine
+        engine.check_open()
+        wanted = engine.offsets_to_commit(message, offsets)
         if asynchronous or not wanted:
-            return c.commit(message, offsets, asynchronous)  # at once (or _NO_OFFSET)
-        op = c._commits.start(wanted)
+            return engine.commit(wanted, asynchronous)  # at once (or _NO_OFFSET)
+        op = engine.start_commit(wanted)
         await asyncio.gather(*(asyncio.wrap_future(f) for f in op.futures.values()), return_exceptions=True)
-        return c._commits.outcome(wanted, op.futures)
+        return engine.commit_outcome(wanted, op.futures)
 
     async def assign(self, partitions: list[TopicPartition]) -> None:
         self._consumer.assign(partitions)

@@ -6,13 +6,14 @@ revoked ones to ``on_revoke``, then new ones to ``on_assign``; a callback may ch
 itself (assign/unassign or the incremental calls, with offsets), else it is changed for it
 afterwards: eager groups replace the whole assignment, cooperative and KIP-848 groups
 (``incremental``) add or remove just the partitions named. A callback's exception comes out of poll()
-once the default has been applied.
+once the default has been applied. The default goes through the engine (`Assigner`), never through
+the face's public methods, which an application's subclass may have overridden.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from ..core.group import Step
 from ..model import TopicPartition
@@ -27,11 +28,22 @@ def checked(value: Any, name: str) -> Callback | None:
     return value  # type: ignore[no-any-return]
 
 
+class Assigner(Protocol):
+    """What a callback's default changes: the consumer engine's assignment."""
+
+    def assigned(self) -> list[TopicPartition]: ...
+    def assign(self, partitions: list[TopicPartition]) -> None: ...
+    def unassign(self) -> None: ...
+    def incremental_assign(self, partitions: list[TopicPartition]) -> None: ...
+    def incremental_unassign(self, partitions: list[TopicPartition]) -> None: ...
+    def drop(self, partitions: list[TopicPartition]) -> None: ...
+
+
 class RebalanceCallbacks:
-    def __init__(self, consumer: Any, incremental: bool, drop: Callable[[list[TopicPartition]], None]) -> None:
-        self._consumer = consumer
+    def __init__(self, consumer: Any, assigner: Assigner, incremental: bool) -> None:
+        self._consumer = consumer  # what the callbacks receive (the face)
+        self._assigner = assigner
         self._incremental = incremental
-        self._drop = drop
         self.on_assign: Callback | None = None
         self.on_revoke: Callback | None = None
         self.on_lost: Callback | None = None
@@ -51,7 +63,7 @@ class RebalanceCallbacks:
         """One change: lost, revoked (then ``revoked()``: the membership may rejoin), assigned."""
         try:
             if step.lost:
-                self.run(self.on_lost or self.on_revoke, listed(step.lost), self._drop)
+                self.run(self.on_lost or self.on_revoke, listed(step.lost), self._assigner.drop)
             if step.revoke:
                 self.run(self.on_revoke, listed(step.revoke), self._give_back)
         finally:
@@ -62,7 +74,7 @@ class RebalanceCallbacks:
 
     def revoke_all(self, parts: list[TopicPartition]) -> None:
         """Leaving the group: everything through on_revoke, then unassigned."""
-        self.run(self.on_revoke, parts, lambda _parts: self._consumer.unassign())
+        self.run(self.on_revoke, parts, lambda _parts: self._assigner.unassign())
 
     def run(
         self, callback: Callback | None, parts: list[TopicPartition], default: Callable[[list[TopicPartition]], None]
@@ -77,17 +89,17 @@ class RebalanceCallbacks:
                 default(parts)
 
     def _take(self, parts: list[TopicPartition]) -> None:
-        c = self._consumer
+        c = self._assigner
         if self._incremental:
-            owned = set(c.assignment())
+            owned = set(c.assigned())
             c.incremental_assign([tp for tp in parts if tp not in owned])
         else:
             c.assign(parts)
 
     def _give_back(self, parts: list[TopicPartition]) -> None:
-        c = self._consumer
+        c = self._assigner
         if self._incremental:
-            owned = set(c.assignment())
+            owned = set(c.assigned())
             c.incremental_unassign([tp for tp in parts if tp in owned])
         else:
             c.unassign()

@@ -345,6 +345,36 @@ class ProducerEngine:
 
     # --- the rest of the records' life -----------------------------------------------------------
 
+    def flush(self, timeout: float | None, serve: Callable[[float], None]) -> int:
+        """Send everything now (linger is off while any flush runs) and wait until every record is
+        reported or ``timeout`` s passed (None or negative: no limit); returns how many are left.
+
+        In poll mode the reports are served meanwhile by ``serve(seconds)``, the face's (it decides
+        what a callback's exception means), at least once even with ``timeout=0``; with a report
+        thread they are waited for. On the report thread itself a flush only sends: the running
+        callback's own record cannot be reported until it returns.
+        """
+        deadline = None if timeout is None or timeout < 0 else time.monotonic() + timeout
+        executor = self.executor
+        with self.lock:
+            self.acc.flush_started()
+        self.sender.wake()
+        try:
+            if not executor.background:
+                serve(0)
+            while self.outstanding > 0 and not executor.on_report_thread:
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    break
+                if executor.background:
+                    executor.wait_idle(lambda: self.outstanding == 0, remaining)
+                else:
+                    serve(0.1 if remaining is None else min(remaining, 0.1))
+        finally:
+            with self.lock:
+                self.acc.flush_ended()
+        return self.outstanding
+
     def purge(self, in_queue: bool, in_flight: bool, blocking: bool) -> None:
         done = self.client.engine.run(lambda: self.sender.purge(in_queue, in_flight))
         if blocking:

@@ -212,7 +212,8 @@ class Producer:
         return self._flush(timeout)
 
     def _flush(self, timeout: float | None) -> int:
-        deadline = None if timeout is None or timeout < 0 else time.monotonic() + timeout
+        """`ProducerEngine.flush`, serving reports here: a callback's exception does not stop it;
+        the last one is raised at the end, earlier ones chained as its context."""
         failure: Exception | None = None
 
         def serve(wait: float) -> None:
@@ -224,29 +225,10 @@ class Producer:
                     exc.__context__ = failure
                 failure = exc
 
-        engine = self._engine
-        with engine.lock:
-            engine.acc.flush_started()  # linger stays off while any flush() runs
-        engine.sender.wake()
-        try:
-            if not self._reports.background:
-                serve(0)
-            while engine.outstanding > 0 and not self._reports.on_report_thread:
-                # (On the report thread the running callback's own record cannot be reported
-                # until it returns: flushing there only sends, it does not wait.)
-                remaining = None if deadline is None else deadline - time.monotonic()
-                if remaining is not None and remaining <= 0:
-                    break
-                if self._reports.background:
-                    self._reports.wait_idle(lambda: engine.outstanding == 0, remaining)
-                else:
-                    serve(0.1 if remaining is None else min(remaining, 0.1))
-        finally:
-            with engine.lock:
-                engine.acc.flush_ended()
+        left = self._engine.flush(timeout, serve)
         if failure is not None:
             raise failure
-        return len(self)
+        return left
 
     def purge(self, in_queue: bool = True, in_flight: bool = True, blocking: bool = True) -> None:
         """Fail queued (``_PURGE_QUEUE``) and in-flight (``_PURGE_INFLIGHT``) records; their reports
