@@ -9,6 +9,7 @@ appear in an error, a log line, a repr or the statistics (the options are ``sens
 
 from __future__ import annotations
 
+import functools
 import logging
 import ssl
 import threading
@@ -19,12 +20,15 @@ from typing import Any
 from .config import config_error
 from .core import sasl
 from .errors import KafkaError, KafkaException
-from .oidc import REFRESH_AT, OidcTokenSource
+from .oidc import OidcTokenSource
+from .token_renewer import TokenRenewer
 
 log = logging.getLogger("kafkawire.security")
 
 # After a failed oauth_cb renewal the next attempt comes this many seconds later (librdkafka's 10 s).
 RETRY_AFTER = 10.0
+
+Bearer = tuple[str, dict[str, str]]  # an OAUTHBEARER token and its SASL extensions
 
 
 def _mechanism(value: str) -> str:
@@ -48,8 +52,7 @@ class SecuritySettings:
         self._password: str | None = config["sasl.password"]
         self._oauth_cb: Callable[..., Any] | None = config["oauth_cb"]
         self._oauth_config: str | None = config["sasl.oauthbearer.config"]
-        self._token: tuple[str, float, dict[str, str]] | None = None
-        self._tokens: CallbackTokens | None = None
+        self._bearer: TokenRenewer[Bearer] | None = None  # oauth_cb's tokens, or unsecured JWTs
         self._oidc: OidcTokenSource | None = None
         if self.protocol in ("ssl", "sasl_ssl"):
             from .io.tls import tls_context  # ssl option checks live with the context they build
@@ -94,7 +97,16 @@ class SecuritySettings:
                     '"sasl.oauthbearer.config" (unsigned tokens, for test clusters)'
                 )
             if self._oauth_cb is not None:
-                self._tokens = CallbackTokens(self._oauth_cb, self._oauth_config)
+                # As librdkafka: the first token while the client is built; renewed on a thread of
+                # its own from start() on (never on the IO thread: the callback may block).
+                self._bearer = TokenRenewer(
+                    functools.partial(_ask_oauth_cb, self._oauth_cb, self._oauth_config), "kafkawire-oauth_cb"
+                )
+                try:
+                    self._bearer.current(time.time())
+                except Exception as exc:
+                    why = f"oauth_cb failed to give the first OAUTHBEARER token: {type(exc).__name__}: {exc}"
+                    raise KafkaException(KafkaError(KafkaError._AUTHENTICATION, why)) from None
             else:
                 try:
                     sasl.unsecured_jwt(self._oauth_config or "", time.time())
@@ -102,6 +114,7 @@ class SecuritySettings:
                     raise config_error(
                         f'Invalid value (hidden) for configuration property "sasl.oauthbearer.config": {exc}'
                     ) from None
+                self._bearer = TokenRenewer(functools.partial(_unsecured_jwt, self._oauth_config or ""))
         elif not self._username or self._password is None:
             raise config_error(f'sasl.mechanism {self.mechanism} needs "sasl.username" and "sasl.password"')
 
@@ -111,13 +124,20 @@ class SecuritySettings:
 
     def start(self, on_error: Callable[[KafkaError], None]) -> None:
         """Renew oauth_cb's token in the background from now on; ``on_error`` (any thread) hears of a
-        failed renewal."""
-        if self._tokens is not None:
-            self._tokens.start(on_error)
+        failed renewal, tried again RETRY_AFTER seconds later (connections keep the token in hand
+        until it expires, then ask the callback themselves)."""
+
+        def failed(exc: Exception) -> None:
+            why = f"Failed to acquire SASL OAUTHBEARER token: {type(exc).__name__}: {exc}"
+            log.warning("%s (retrying in %.0f s)", why, RETRY_AFTER)
+            on_error(KafkaError(KafkaError._AUTHENTICATION, why))
+
+        if self._bearer is not None and self._oauth_cb is not None:
+            self._bearer.renew_ahead(failed, RETRY_AFTER)
 
     def close(self) -> None:
-        if self._tokens is not None:
-            self._tokens.close()
+        if self._bearer is not None:
+            self._bearer.close()
 
     def set_credentials(self, username: str, password: str) -> None:
         """confluent-kafka's ``set_sasl_credentials``: used from the next authentication on."""
@@ -138,79 +158,24 @@ class SecuritySettings:
                 return sasl.PlainClient(self._username or "", self._password or "")
             if self.mechanism in ("SCRAM-SHA-256", "SCRAM-SHA-512"):
                 return sasl.ScramClient(self.mechanism, self._username or "", self._password or "")
-            token, _expiry, extensions = self._bearer(now)
-            return sasl.OAuthBearerClient(token, extensions)
-
-    def _bearer(self, now: float) -> tuple[str, float, dict[str, str]]:
-        """The cached token, renewed at 80% of its lifetime (as librdkafka) or once expired."""
-        if self._tokens is not None:
-            return self._tokens.current(now)
-        if self._token is not None and now < self._token[1]:
-            return self._token
-        token, expiry, _principal, extensions = sasl.unsecured_jwt(self._oauth_config or "", now)
-        self._token = (token, now + max(0.0, expiry - now) * REFRESH_AT, extensions)
-        return self._token
+        assert self._bearer is not None
+        token, extensions = self._bearer.current(now)
+        return sasl.OAuthBearerClient(token, extensions)
 
     def __repr__(self) -> str:
         return f"SecuritySettings(protocol={self.protocol!r}, mechanism={self.mechanism!r})"
 
 
-class CallbackTokens:
-    """oauth_cb's tokens as librdkafka gets them: the first while the client is built (a callback
-    that raises or answers badly fails the construction), then renewed on a thread of its own once
-    80% of the token's lifetime has passed (never on the IO thread: the callback is user code that
-    may block). A failed renewal is retried RETRY_AFTER seconds later; connections keep using the
-    current token until it expires, and call the callback themselves after that."""
+def _ask_oauth_cb(oauth_cb: Callable[..., Any], argument: str | None, now: float) -> tuple[Bearer, float]:
+    token, expiry, extensions = _from_oauth_cb(oauth_cb(argument))
+    if expiry <= now:
+        raise sasl.SaslError("oauth_cb returned a token that has already expired")
+    return (token, extensions), expiry
 
-    def __init__(self, oauth_cb: Callable[..., Any], argument: str | None) -> None:
-        self._cb, self._argument = oauth_cb, argument
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        try:
-            self._token = self._fetch(time.time())
-        except Exception as exc:
-            why = f"oauth_cb failed to give the first OAUTHBEARER token: {type(exc).__name__}: {exc}"
-            raise KafkaException(KafkaError(KafkaError._AUTHENTICATION, why)) from None
 
-    def _fetch(self, now: float) -> tuple[str, float, dict[str, str], float]:
-        """(token, expiry, extensions, when to renew it)."""
-        token, expiry, extensions = _from_oauth_cb(self._cb(self._argument))
-        if expiry <= now:
-            raise sasl.SaslError("oauth_cb returned a token that has already expired")
-        return token, expiry, extensions, now + (expiry - now) * REFRESH_AT
-
-    def current(self, now: float) -> tuple[str, float, dict[str, str]]:
-        with self._lock:
-            token = self._token
-            if now >= token[1]:  # renewals failed until it expired: ask again (raises when it fails)
-                token = self._token = self._fetch(now)
-        return token[0], token[1], token[2]
-
-    def start(self, on_error: Callable[[KafkaError], None]) -> None:
-        self._thread = threading.Thread(target=self._renew, args=(on_error,), name="kafkawire-oauth_cb", daemon=True)
-        self._thread.start()
-
-    def _renew(self, on_error: Callable[[KafkaError], None]) -> None:
-        wake = self._token[3]
-        while not self._stop.wait(max(0.0, wake - time.time())):
-            now = time.time()
-            try:
-                fresh = self._fetch(now)
-            except Exception as exc:
-                wake = now + RETRY_AFTER
-                why = f"Failed to acquire SASL OAUTHBEARER token: {type(exc).__name__}: {exc}"
-                log.warning("%s (retrying in %.0f s)", why, RETRY_AFTER)
-                on_error(KafkaError(KafkaError._AUTHENTICATION, why))
-                continue
-            with self._lock:
-                self._token = fresh
-            wake = fresh[3]
-
-    def close(self) -> None:
-        self._stop.set()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join()
+def _unsecured_jwt(config: str, now: float) -> tuple[Bearer, float]:
+    token, expiry, _principal, extensions = sasl.unsecured_jwt(config, now)
+    return (token, extensions), expiry
 
 
 def _from_oauth_cb(result: Any) -> tuple[str, float, dict[str, str]]:

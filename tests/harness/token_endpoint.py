@@ -1,10 +1,10 @@
-"""A small OAuth 2.0 token endpoint over HTTPS on 127.0.0.1: the stand-in for an identity provider
-in the OIDC tests (it judges nothing about Kafka: Kafka 2.3's OAUTHBEARER listener judges the tokens).
+"""A small OAuth 2.0 token endpoint over HTTPS (or plain HTTP) on 127.0.0.1: the stand-in for an
+identity provider in the OIDC and Schema Registry bearer tests (it judges nothing about Kafka: Kafka 2.3's OAUTHBEARER listener judges the tokens).
 
 It answers the client-credentials grant (RFC 6749 4.4) for one client id and secret with Basic
 authentication, issuing unsecured JWTs (alg none, what Kafka's unsecured validator accepts) for a
 principal with a chosen lifetime, and 401 ``invalid_client`` otherwise. It records every grant
-request it saw (the form, whether the credentials were right, when).
+request it saw (the form, whether the credentials were right, when, the token it gave).
 """
 
 from __future__ import annotations
@@ -35,10 +35,11 @@ class Grant:
     form: dict[str, str]
     authorized: bool
     at: float
+    token: str | None = None
 
 
 class TokenEndpoint:
-    def __init__(self, leaf: Leaf, client_id: str, secret: str, principal: str, lifetime: float = 3600.0) -> None:
+    def __init__(self, leaf: Leaf | None, client_id: str, secret: str, principal: str, lifetime: float = 3600.0) -> None:
         self.client_id, self.secret, self.principal, self.lifetime = client_id, secret, principal, lifetime
         self.grants: list[Grant] = []
         endpoint = self
@@ -49,11 +50,12 @@ class TokenEndpoint:
                 form = dict(urllib.parse.parse_qsl(self.rfile.read(length).decode()))
                 expected = f"{endpoint.client_id}:{endpoint.secret}".encode()
                 authorized = self.headers.get("Authorization") == "Basic " + base64.b64encode(expected).decode()
-                endpoint.grants.append(Grant(form, authorized, time.time()))
+                grant = Grant(form, authorized, time.time())
+                endpoint.grants.append(grant)
                 if not authorized or form.get("grant_type") != "client_credentials":
                     self._answer(401, {"error": "invalid_client", "error_description": "client authentication failed"})
                     return
-                token = unsecured_jwt(endpoint.principal, endpoint.lifetime)
+                token = grant.token = unsecured_jwt(endpoint.principal, endpoint.lifetime)
                 self._answer(200, {"access_token": token, "token_type": "bearer", "expires_in": endpoint.lifetime})
 
             def _answer(self, status: int, body: dict[str, Any]) -> None:
@@ -68,10 +70,13 @@ class TokenEndpoint:
                 pass
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        tls.load_cert_chain(leaf.cert, leaf.key)
-        self._server.socket = tls.wrap_socket(self._server.socket, server_side=True)
-        self.url = f"https://127.0.0.1:{self._server.server_address[1]}/oauth2/token"
+        scheme = "http"  # without a leaf certificate: the Schema Registry's issuer URL may be http://
+        if leaf is not None:
+            tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            tls.load_cert_chain(leaf.cert, leaf.key)
+            self._server.socket = tls.wrap_socket(self._server.socket, server_side=True)
+            scheme = "https"
+        self.url = f"{scheme}://127.0.0.1:{self._server.server_address[1]}/oauth2/token"
         self._thread = threading.Thread(target=self._server.serve_forever, name="token-endpoint", daemon=True)
 
     def __enter__(self) -> TokenEndpoint:

@@ -14,6 +14,7 @@ from kafkawire.schema_registry import (
     SchemaRegistryClient,
     SchemaRegistryError,
 )
+from tests.harness.token_endpoint import TokenEndpoint
 from tests.serde.registry_front import RegistryFront
 
 AVSC = '{"type":"record","name":"User","namespace":"t","fields":[{"name":"name","type":"string"}]}'
@@ -136,27 +137,26 @@ def test_static_bearer_token_headers() -> None:
 
 @respx.mock
 def test_oauth_client_credentials_token_fetched_once_and_sent() -> None:
-    token = respx.post("http://idp.invalid/token").mock(
-        return_value=httpx.Response(200, json={"access_token": "abc", "expires_in": 3600})
-    )
     api = respx.get(f"{URL}/subjects").mock(return_value=httpx.Response(200, json=[]))
-    sr = SchemaRegistryClient(
-        {
-            "url": URL,
-            "bearer.auth.credentials.source": "OAUTHBEARER",
-            "bearer.auth.logical.cluster": "lsrc-1",
-            "bearer.auth.identity.pool.id": "pool",
-            "bearer.auth.client.id": "cid",
-            "bearer.auth.client.secret": "csecret",
-            "bearer.auth.scope": "sr",
-            "bearer.auth.issuer.endpoint.url": "http://idp.invalid/token",
-        }
-    )
-    sr.get_subjects()
-    sr.get_subjects()
-    assert token.call_count == 1
-    assert b"grant_type=client_credentials" in token.calls.last.request.content
-    assert api.calls.last.request.headers["Authorization"] == "Bearer abc"
+    # The identity provider on loopback (the token client is urllib's: respx does not see it).
+    with TokenEndpoint(None, "cid", "csecret", principal="sr-app") as idp:
+        sr = SchemaRegistryClient(
+            {
+                "url": URL,
+                "bearer.auth.credentials.source": "OAUTHBEARER",
+                "bearer.auth.logical.cluster": "lsrc-1",
+                "bearer.auth.identity.pool.id": "pool",
+                "bearer.auth.client.id": "cid",
+                "bearer.auth.client.secret": "csecret",
+                "bearer.auth.scope": "sr",
+                "bearer.auth.issuer.endpoint.url": idp.url,
+            }
+        )
+        sr.get_subjects()
+        sr.get_subjects()
+    assert len(idp.grants) == 1 and idp.grants[0].authorized
+    assert idp.grants[0].form == {"grant_type": "client_credentials", "scope": "sr"}
+    assert api.calls.last.request.headers["Authorization"] == f"Bearer {idp.grants[0].token}"
 
 
 def test_config_mistakes_fail_at_construction_naming_the_key() -> None:

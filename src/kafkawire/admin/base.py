@@ -18,6 +18,7 @@ from ..client.driver import Operation, Router
 from ..client.executor import CallbackExecutor
 from ..client.logs import client_logger, log_init
 from ..client.options import ADMIN, foreign_keys, warn_foreign
+from ..client.stats import StatisticsEmitter
 from ..config import bootstrap_addresses, parse_config
 from ..core.policy import Action, ErrorPolicy
 from ..core.policy.admin import ADMIN_STARTED, ADMIN_WRITE
@@ -26,7 +27,6 @@ from ..model import TopicPartition
 from ..protocol.codec import Struct
 from ..protocol.schema import Api
 from .config import ADMIN_INDEX, ADMIN_OPTIONS
-from .stats import AdminStatistics
 
 log = logging.getLogger("kafkawire.admin")
 K = TypeVar("K")
@@ -111,7 +111,11 @@ class AdminBase:
         self._coordinators = Coordinators(self._client)
         self._to_group = ToCoordinator(self._coordinators, GROUP)
         self._closed = False
-        self._stats = AdminStatistics(self._client, self._reports, self._config)
+        # An admin handle's statistics: librdkafka's header and the brokers, nothing of its own.
+        stats_cb, interval = self._config["stats_cb"], self._config["statistics.interval.ms"] / 1000
+        self._stats = StatisticsEmitter(
+            "admin", self._client, self._reports, stats_cb, interval, self._config["client.id"]
+        )
         if _client is None:
             # As librdkafka does, reach the bootstrap brokers at once: a cluster that cannot be
             # reached is told to error_cb (poll()) without waiting for a first call.

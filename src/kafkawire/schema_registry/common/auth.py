@@ -2,14 +2,16 @@
 ``target-sr-cluster``/``Confluent-Identity-Pool-Id`` headers come from.
 
 Sources (``bearer.auth.credentials.source``): STATIC_TOKEN (``bearer.auth.token``), OAUTHBEARER
-(OAuth 2 client credentials at ``bearer.auth.issuer.endpoint.url``, refreshed before expiry),
-OAUTHBEARER_AZURE_IMDS (Azure's instance metadata endpoint) and CUSTOM (a user function returning
-the fields). Secrets never appear in errors or reprs.
+(OAuth 2 client credentials at ``bearer.auth.issuer.endpoint.url``), OAUTHBEARER_AZURE_IMDS (Azure's
+instance metadata endpoint) and CUSTOM (a user function returning the fields). The two fetched
+tokens come through the package's token client (`kafkawire.oauth`, urllib, trusting the CAs httpx
+would) and its renewer (`kafkawire.token_renewer`, renewed once 80% of their life has passed); the
+registry's own requests stay on httpx. Secrets never appear in errors or reprs.
 """
 
 from __future__ import annotations
 
-import threading
+import functools
 import time
 import urllib.parse
 from collections.abc import Callable
@@ -17,6 +19,8 @@ from typing import Any
 
 import httpx
 
+from ...oauth import ClientCredentials, request_token
+from ...token_renewer import TokenRenewer, from_lifetime
 from .schema_registry_client import normalize_identity_pool
 
 __all__ = ["bearer_field_provider"]
@@ -35,8 +39,9 @@ BEARER_KEYS = (
     "bearer.auth.custom.provider.config",
 )
 AZURE_IMDS_ENDPOINT = "http://169.254.169.254/metadata/identity/oauth2/token"
-# Refresh this long (a fraction of the token's lifetime) before it expires.
-REFRESH_AT = 0.8
+Fetch = Callable[[], tuple[str, float]]  # a token and its lifetime in seconds
+# The lifetime of a token whose answer says none (no expires_in, not a JWT with an exp claim).
+DEFAULT_LIFETIME = 3600.0
 
 
 def _str(conf: dict[str, Any], key: str) -> str:
@@ -69,65 +74,16 @@ class _Fields:
         return f"{type(self).__name__}(logical_cluster={self.logical_cluster!r})"
 
 
-class OAuthClientCredentials:
-    """The OAuth 2 client-credentials grant (RFC 6749 section 4.4) against a token endpoint."""
-
-    def __init__(self, client_id: str, client_secret: str, scope: str, token_endpoint: str, timeout: float) -> None:
-        self.client_id = client_id
-        self.client_secret = client_secret
-        self.scope = scope
-        self.token_endpoint = token_endpoint
-        self.timeout = timeout
-
-    def fetch(self) -> tuple[str, float]:
-        """A token and its lifetime in seconds."""
-        resp = httpx.post(
-            self.token_endpoint,
-            data={"grant_type": "client_credentials", "scope": self.scope},
-            auth=(self.client_id, self.client_secret),
-            timeout=self.timeout,
-        )
-        if resp.status_code != 200:
-            raise OSError(f"OAuth token endpoint answered HTTP {resp.status_code}")
-        body = resp.json()
-        return str(body["access_token"]), float(body.get("expires_in", 3600))
-
-    def __repr__(self) -> str:
-        return f"OAuthClientCredentials(client_id={self.client_id!r}, token_endpoint={self.token_endpoint!r})"
-
-
-class _AzureImds:
-    """Azure's instance metadata service: a managed identity's token, no secret configured."""
-
-    def __init__(self, token_endpoint: str, timeout: float) -> None:
-        self.token_endpoint = token_endpoint
-        self.timeout = timeout
-
-    def fetch(self) -> tuple[str, float]:
-        resp = httpx.get(self.token_endpoint, headers={"Metadata": "true"}, timeout=self.timeout)
-        if resp.status_code != 200:
-            raise OSError(f"Azure IMDS answered HTTP {resp.status_code}")
-        body = resp.json()
-        return str(body["access_token"]), float(body.get("expires_in", 3600))
-
-
 class _Refreshing(_Fields):
-    """A token fetched on first use and again once REFRESH_AT of its lifetime has passed."""
+    """A token fetched on first use, and again once 80% of its lifetime has passed."""
 
-    def __init__(self, client: Any, token_endpoint: str, logical_cluster: str, identity_pool: str | None) -> None:
+    def __init__(self, fetch: Fetch, token_endpoint: str, logical_cluster: str, identity_pool: str | None) -> None:
         super().__init__("", logical_cluster, identity_pool)
-        self.client = client
         self.token_endpoint = token_endpoint
-        self._lock = threading.Lock()
-        self._refresh_at = 0.0
+        self._tokens = TokenRenewer(from_lifetime(fetch))
 
     def token(self) -> str:
-        with self._lock:
-            now = time.monotonic()
-            if now >= self._refresh_at:
-                self._token, lifetime = self.client.fetch()
-                self._refresh_at = now + lifetime * REFRESH_AT
-            return self._token
+        return self._tokens.current(time.monotonic())
 
 
 class _Custom:
@@ -179,7 +135,8 @@ def bearer_field_provider(conf: dict[str, Any], timeout: float) -> Any:
         if missing:
             raise ValueError(f"Missing required OAuth configuration properties: {', '.join(missing)}")
         cid, secret, scope, endpoint = (_str(conf, k) for k in keys)
-        return _Refreshing(OAuthClientCredentials(cid, secret, scope, endpoint, timeout), endpoint, cluster, pool)
+        grant = ClientCredentials(endpoint, cid, secret, scope, httpx.create_ssl_context(), timeout, DEFAULT_LIFETIME)
+        return _Refreshing(grant.fetch, endpoint, cluster, pool)
     endpoint = conf.get("bearer.auth.issuer.endpoint.url", AZURE_IMDS_ENDPOINT)
     if not isinstance(endpoint, str):
         raise TypeError(f"bearer.auth.issuer.endpoint.url must be a str, not {type(endpoint)}")
@@ -191,7 +148,8 @@ def bearer_field_provider(conf: dict[str, Any], timeout: float) -> Any:
         raise ValueError("bearer.auth.issuer.endpoint.query must be provided for OAUTHBEARER_AZURE_IMDS")
     query = _str(conf, "bearer.auth.issuer.endpoint.query")
     endpoint = f"{endpoint}?{query}"
-    return _Refreshing(_AzureImds(endpoint, timeout), endpoint, cluster, pool)
+    imds = functools.partial(request_token, endpoint, {"Metadata": "true"}, None, None, timeout, DEFAULT_LIFETIME)
+    return _Refreshing(imds, endpoint, cluster, pool)
 
 
 def bearer_headers(provider: Any) -> dict[str, str]:
