@@ -46,7 +46,6 @@ BOTTOM_ALLOWED = {
 
 KNOWN_VIOLATIONS = frozenset(
     {
-        "cycle: kafkawire.consumer.arrow kafkawire.consumer.fetch_engine",
     }
 )
 

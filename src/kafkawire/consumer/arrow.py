@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import importlib
 import struct
-from collections import deque
 from typing import TYPE_CHECKING, Any, cast
 
-from ..errors import KafkaException
 from ..model import Message
 from ..native import native
 from ..protocol.primitives import DecodeError
@@ -24,9 +22,7 @@ from ..records import DecodeBudget, Record, RecordBatch
 from ..records.decoder import decode_records
 
 if TYPE_CHECKING:
-    from ..core import TopicPartitionKey
-    from .commits import Commits
-    from .fetch_engine import FetchEngine
+    pass
 
 # pyarrow ships no type information: its objects are typed Any here.
 pa: Any = importlib.import_module("pyarrow")
@@ -212,21 +208,3 @@ def record_batch(pieces: list[Columns]) -> Any:
     if len(pieces) == 1:
         return pieces[0].batch
     return pa.concat_batches([p.batch for p in pieces])
-
-
-def hand_over(events: deque[Message], engine: FetchEngine, commits: Commits | None, max_records: int) -> Any:
-    """Consumer.consume_arrow's take: the first error event waiting (the face's, then those
-    take_arrow() kept) raised as KafkaException; else up to ``max_records`` records as one record
-    batch, their offsets stored in ``commits`` (enable.auto.offset.store), or None."""
-    event = events.popleft() if events else engine.held_event()
-    if event is None:
-        handed: dict[TopicPartitionKey, tuple[int, int]] = {}
-        batch = engine.take_arrow(max_records, handed)
-        if batch is not None:
-            if commits is not None:
-                commits.store_handed(handed)
-            return batch
-        event = engine.held_event()  # the take met only events
-    if event is not None:
-        raise KafkaException(event.error())
-    return None

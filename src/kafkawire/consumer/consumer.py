@@ -121,7 +121,7 @@ class Consumer:
     def consume_arrow(self, max_records: int = 1000, timeout: float = -1) -> Any:
         """Up to ``max_records`` records as one pyarrow RecordBatch (consumer/arrow.py's columns,
         headers included; no Python object per record), or None once ``timeout`` passed; serves callbacks as
-        poll(). Error events are raised as KafkaException, one per call (arrow.hand_over)."""
+        poll(). Error events are raised as KafkaException, one per call (the engine's consume_arrow)."""
         engine = self._open()
         if isinstance(max_records, bool) or not isinstance(max_records, int) or not 1 <= max_records <= MAX_MESSAGES:
             raise ValueError("max_records must be between 1 and 1000000 (1M)")

@@ -240,10 +240,24 @@ class ConsumerEngine:
 
     def consume_arrow(self, max_records: int, timeout: float | None) -> Any:
         """As `consume`, the records as one pyarrow RecordBatch (consumer/arrow.py), or None."""
-        from .arrow import hand_over  # pyarrow, needed from here on
+        return self._serve_until(lambda: self._take_arrow(max_records), timeout)
 
-        commits = self._commits if self._auto_store else None
-        return self._serve_until(lambda: hand_over(self._events, self._fetch, commits, max_records), timeout)
+    def _take_arrow(self, max_records: int) -> Any:
+        """The first error event waiting (ours, then those take_arrow() kept) raised as
+        KafkaException; else up to ``max_records`` records as one record batch, their offsets
+        stored (enable.auto.offset.store), or None."""
+        event = self._events.popleft() if self._events else self._fetch.held_event()
+        if event is None:
+            handed: dict[TP, tuple[int, int]] = {}
+            batch = self._fetch.take_arrow(max_records, handed)
+            if batch is not None:
+                if self._auto_store:
+                    self._commits.store_handed(handed)
+                return batch
+            event = self._fetch.held_event()  # the take met only events
+        if event is not None:
+            raise KafkaException(event.error())
+        return None
 
     def _serve_until(self, take: Callable[[], Any], timeout: float | None) -> Any:
         """Serve callbacks, then ``take()``; wait (serving) until it gives something, or None
