@@ -313,7 +313,7 @@ class TlsTransport:
                 self._out += self._session.outgoing()  # TLS 1.3 may answer (key updates)
                 self._push()
         except TransportError as exc:
-            self._ended = exc
+            self._ended = exc.with_traceback(None)  # its frames would hold views of the read buffer
         except TlsClosed as exc:
             self._ended = TransportError(f"{self.name}: {exc}")
         except TlsError as exc:
