@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -46,8 +47,9 @@ class AIOConsumer:
         self._pending: list[Any] = []  # coroutines of async rebalance callbacks, awaited in poll
         self._consumer = kafkawire.Consumer(consumer_conf, _executor=self._reports, **kwargs)
 
-    async def _call(self, blocking_task: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        return await _common.async_call(self.executor, blocking_task, *args, **kwargs)
+    async def _call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """``fn(*args, **kwargs)`` on the thread pool: for Consumer calls that wait on the network."""
+        return await _common.async_call(self.executor, functools.partial(fn, *args, **kwargs))
 
     # --- consuming on the loop ------------------------------------------------------------------
 

@@ -98,19 +98,20 @@ class ProtobufSerializer(BaseSerializer):
         self._lock = threading.Lock()
         self._schemas: dict[str, Schema] = {}  # subject -> the schema with its references registered
 
-    def _resolve_dependencies(self, ctx: SerializationContext | None, file: FileDescriptor) -> list[SchemaReference]:
-        """Registers (or looks up) each imported file, depth first; their references in order."""
-        refs = []
-        for dep in file.dependencies:
-            if self._skip_known_types and _is_known(dep):
-                continue
-            schema = Schema(_schema_to_str(dep), "PROTOBUF", self._resolve_dependencies(ctx, dep))
-            subject = self._ref_subject(ctx, dep)
-            if self._auto_register:
-                self._registry.register_schema(subject, schema, self._normalize_schemas)
-            registered = self._registry.lookup_schema(subject, schema, self._normalize_schemas)
-            refs.append(SchemaReference(dep.name, subject, registered.version))
-        return refs
+    def _imports_registered(self, ctx: SerializationContext | None, file: FileDescriptor) -> list[SchemaReference]:
+        """References to what ``file`` imports, in import order; each imported file is registered
+        (or looked up) under its reference subject after its own imports, so the registry knows
+        every schema a reference names before it sees the reference."""
+        wanted = [dep for dep in file.dependencies if not (self._skip_known_types and _is_known(dep))]
+        return [self._registered_as_reference(ctx, dep) for dep in wanted]
+
+    def _registered_as_reference(self, ctx: SerializationContext | None, dep: FileDescriptor) -> SchemaReference:
+        schema = Schema(_schema_to_str(dep), "PROTOBUF", self._imports_registered(ctx, dep))
+        subject = self._ref_subject(ctx, dep)
+        if self._auto_register:
+            self._registry.register_schema(subject, schema, self._normalize_schemas)
+        version = self._registry.lookup_schema(subject, schema, self._normalize_schemas).version
+        return SchemaReference(dep.name, subject, version)
 
     def _own_schema(self, subject: str, ctx: SerializationContext | None) -> Schema | None:
         if self._use_schema_id is not None or self._use_latest_version or self._use_latest_with_metadata is not None:
@@ -118,7 +119,7 @@ class ProtobufSerializer(BaseSerializer):
         with self._lock:
             schema = self._schemas.get(subject)
         if schema is None:
-            schema = Schema(_schema_to_str(self._file), "PROTOBUF", self._resolve_dependencies(ctx, self._file))
+            schema = Schema(_schema_to_str(self._file), "PROTOBUF", self._imports_registered(ctx, self._file))
             with self._lock:
                 self._schemas[subject] = schema
         return schema
