@@ -120,7 +120,7 @@ class _RestClient:
             else:
                 if not is_retriable(response.status_code) or attempt >= self.max_retries:
                     return response
-            time.sleep(full_jitter(self.retries_wait_ms, self.retries_max_wait_ms, attempt))
+            time.sleep(full_jitter(self.retries_wait_ms, self.retries_max_wait_ms, attempt) / 1000)
             attempt += 1
 
 

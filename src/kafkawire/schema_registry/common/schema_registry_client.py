@@ -71,9 +71,10 @@ def is_retriable(status_code: int) -> bool:
 
 
 def full_jitter(base_delay_ms: int, max_delay_ms: int, retries_attempted: int) -> float:
-    """Seconds to wait before retry number ``retries_attempted + 1``: uniform in [0, min(max, base*2^n)]."""
+    """Milliseconds (as confluent-kafka's function of this name) to wait before retry number
+    ``retries_attempted + 1``: uniform in [0, min(max, base*2^n)]."""
     cap = min(max_delay_ms, base_delay_ms * (2**retries_attempted))
-    return float(random.random() * cap / 1000)
+    return float(random.random() * cap)
 
 
 def normalize_identity_pool(pool: Any) -> str | None:
