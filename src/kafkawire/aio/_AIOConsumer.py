@@ -37,6 +37,7 @@ class AIOConsumer:
         self._own_executor = executor is None
         if executor is None:
             if max_workers < 1:
+                # same text as confluent-kafka: its tests match on it
                 raise ValueError("max_workers must be at least 1")
             executor = concurrent.futures.ThreadPoolExecutor(max_workers=max_workers)
         self.executor = executor

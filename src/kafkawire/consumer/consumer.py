@@ -43,7 +43,7 @@ MAX_MESSAGES = 1_000_000  # consume()'s bound, as confluent-kafka's
 
 class ConsumerClosedError(KafkaException, RuntimeError):
     """A call on a closed consumer: the ``RuntimeError`` confluent-kafka raises, and a
-    `KafkaException` (``_DESTROY``)."""
+    `KafkaException` (``_DESTROY``). Its text is confluent-kafka's: tests match on it."""
 
 
 def _closed_error(text: str = "Consumer closed") -> ConsumerClosedError:
@@ -326,7 +326,7 @@ class Consumer:
         """Move an actively consumed partition to an offset (absolute or logical)."""
         self._check_open()
         if not isinstance(partition, TopicPartition):
-            raise TypeError("partition must be a TopicPartition")
+            raise TypeError(f"expected a TopicPartition, not {type(partition).__name__}")
         key = (partition.topic, partition.partition)
         if key not in self._assignment or self._fetch.position(key) is None:
             raise KafkaException(KafkaError(KafkaError._STATE))  # as librdkafka: not being fetched yet
@@ -387,7 +387,7 @@ class Consumer:
         """(low, high): the log start and end offsets (high: the last stable offset under read_committed)."""
         self._check_open()
         if not isinstance(partition, TopicPartition):
-            raise TypeError("partition must be a TopicPartition")
+            raise TypeError(f"expected a TopicPartition, not {type(partition).__name__}")
         key = (partition.topic, partition.partition)
         if cached:
             return self._fetch.watermarks(key) or (OFFSET_INVALID, OFFSET_INVALID)

@@ -84,7 +84,7 @@ class ProtobufSerializer(BaseSerializer):
         conf = dict(conf or {})
         self._skip_known_types = _bool(conf, "skip.known.types", True)
         if _bool(conf, "use.deprecated.format", False):
-            raise ValueError("use.deprecated.format is no longer supported")
+            raise ValueError("use.deprecated.format=True (framing without message indexes) is not supported")
         self._ref_subject = _callable(conf, "reference.subject.name.strategy", reference_subject_name_strategy)
         self._serializer_conf(conf)
         self._rules_conf(rule_conf, rule_registry)
@@ -128,7 +128,7 @@ class ProtobufSerializer(BaseSerializer):
         if obj is None:
             return None
         if not isinstance(obj, self._msg_class):
-            raise SerializationError(f"message must be of type {self._msg_class} not {type(obj)}")
+            raise SerializationError(f"this serializer writes {self._msg_class.__name__} messages, not {type(obj).__name__}")
         subject = self._subject(ctx, self._schema_name)
         if subject is None:
             raise SerializationError("the subject name strategy gave no subject")
@@ -163,7 +163,7 @@ class ProtobufDeserializer(BaseDeserializer):
         self._registry = schema_registry_client  # type: ignore[assignment]  # None: read without rules
         conf = dict(conf or {})
         if _bool(conf, "use.deprecated.format", False):
-            raise ValueError("use.deprecated.format is no longer supported")
+            raise ValueError("use.deprecated.format=True (framing without message indexes) is not supported")
         self._deserializer_conf(conf)
         self._rules_conf(rule_conf, rule_registry)
         descriptor = getattr(message_type, "DESCRIPTOR", None)

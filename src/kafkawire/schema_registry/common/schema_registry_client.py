@@ -83,4 +83,5 @@ def normalize_identity_pool(pool: Any) -> str | None:
         return pool
     if isinstance(pool, list) and all(isinstance(p, str) for p in pool):
         return ",".join(pool)
+    # same text as confluent-kafka: its tests match on it
     raise TypeError(f"identity pool id must be a str or list, not {type(pool)}")
