@@ -231,7 +231,7 @@ class TopicCalls(AdminBase):
         """Elect each partition's preferred (or, Kafka 2.4+, unclean) leader at the
         controller; None: every partition. The future gives each partition's outcome."""
         if not isinstance(election_type, ElectionType):
-            raise TypeError("Expected 'election_type' to be of type 'ElectionType'")
+            raise TypeError(f"election_type must be an ElectionType, not {type(election_type).__name__}")
         if partitions is not None:
             if not isinstance(partitions, list):
                 raise TypeError(f"Expected 'partitions' to be a list, got '{type(partitions).__name__}'")

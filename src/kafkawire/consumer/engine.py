@@ -49,7 +49,7 @@ from .stats import ConsumerStatistics
 
 class ConsumerClosedError(KafkaException, RuntimeError):
     """A call on a closed consumer: the ``RuntimeError`` confluent-kafka raises, and a
-    `KafkaException` (``_DESTROY``)."""
+    `KafkaException` (``_DESTROY``). Its text is confluent-kafka's: tests match on it."""
 
 
 def closed_error(text: str = "Consumer closed") -> ConsumerClosedError:

@@ -238,6 +238,7 @@ class Producer:
 
     def _check_open(self) -> None:
         if self._closed:
+            # same text as confluent-kafka: its tests match on it
             raise ProducerClosedError(KafkaError(KafkaError._DESTROY, "Producer has been closed"))
 
     def set_sasl_credentials(self, username: str, password: str) -> None:
