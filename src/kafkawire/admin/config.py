@@ -7,13 +7,12 @@ is checked here (a Logger, an adapter or a Handler) and used by the client.
 
 from __future__ import annotations
 
-from ..config import CONNECTION_OPTIONS, Option
+from ..config import CONNECTION_OPTIONS, RETRY_BACKOFF_OPTIONS, Option
 from ..producer.config import LOGGER_OPTION, NOOP_OPTIONS
 
 ADMIN_OPTIONS: tuple[Option, ...] = (
     *CONNECTION_OPTIONS,
-    Option("retry.backoff.ms", "int", 100, 1, 300_000),
-    Option("retry.backoff.max.ms", "int", 1000, 1, 300_000),
+    *RETRY_BACKOFF_OPTIONS,
     # Callbacks, served by poll(): every broker connection down; a broker's throttle time; statistics.
     Option("error_cb", "callable", None),
     LOGGER_OPTION,  # a Logger (or adapter) or a Handler: where the admin client logs

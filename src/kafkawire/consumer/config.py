@@ -12,7 +12,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..config import CONNECTION_OPTIONS, Option, config_error, option_index, parse_config, protocol_string
+from ..config import (
+    CONNECTION_OPTIONS,
+    RETRY_BACKOFF_OPTIONS,
+    Option,
+    config_error,
+    option_index,
+    parse_config,
+    protocol_string,
+)
 from ..core.assignors import ASSIGNORS
 from ..core.fetch_rows import FetchLimits
 from ..producer.config import LOGGER_OPTION, NOOP_OPTIONS, PRODUCER_OPTIONS
@@ -81,8 +89,7 @@ CONSUMER_OPTIONS: tuple[Option, ...] = (
     Option("throttle_cb", "callable", None),
     _int("statistics.interval.ms", 0, 0, 86_400_000),
     # Options librdkafka gives both clients (the producer's table has them too).
-    _int("retry.backoff.ms", 100, 1, 300_000),
-    _int("retry.backoff.max.ms", 1000, 1, 300_000),
+    *RETRY_BACKOFF_OPTIONS,
     _int("message.max.bytes", 1_000_000, 1000, 1_000_000_000),
 )
 

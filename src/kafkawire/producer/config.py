@@ -16,6 +16,7 @@ from typing import Any
 from ..client.logs import check_logger
 from ..config import (
     CONNECTION_OPTIONS,
+    RETRY_BACKOFF_OPTIONS,
     Option,
     config_error,
     expand_default_topic_config,
@@ -170,8 +171,7 @@ PRODUCER_OPTIONS: tuple[Option, ...] = (
     # consistent_random (CRC32), which places keys differently.
     Option("partitioner", "object", "murmur2_random", validate=_partitioner),
     _int("retries", INT32_MAX, 0, INT32_MAX, "message.send.max.retries"),
-    _int("retry.backoff.ms", 100, 1, 300_000),
-    _int("retry.backoff.max.ms", 1000, 1, 300_000),
+    *RETRY_BACKOFF_OPTIONS,
     _int("message.timeout.ms", 300_000, 0, INT32_MAX, "delivery.timeout.ms"),  # 0: no timeout
     _int("request.timeout.ms", 30_000, 1, 900_000),
     # True as in the Java client since 3.0 (librdkafka: false); quietly off when left unset and
