@@ -56,6 +56,10 @@ class MetadataOwner:
     ) -> None:
         """A refresh of ``topics`` (None: every topic; []: brokers only) at ``pace``; ``then`` hears
         the answer (or the error) of the request that carries it."""
+        if self._closed:
+            if then is not None:
+                guarded(then, None, KafkaError(KafkaError._DESTROY, "client closed"))
+            return
         if self._schedule.ask(topics, pace, auto_create=auto_create, waiter=then, timeout=timeout):
             self._pump_soon()
 
@@ -75,6 +79,7 @@ class MetadataOwner:
             self._subscribers.remove(fn)
 
     def close(self) -> None:
+        """No request from here on; later asks hear _DESTROY at once."""
         self._closed = True
         if self._timer is not None:
             self._timer.cancel()
@@ -122,7 +127,7 @@ class MetadataOwner:
             if ok:
                 for fn in list(self._subscribers):
                     guarded(fn)
-            if self._fresh is not None and self._schedule.last_answer is not None:
+            if self._fresh is not None and self._schedule.last_answer is not None and not self._closed:
                 self._ask_periodic()
             self._pump_soon()
 
