@@ -142,9 +142,19 @@ CONNECTION_OPTIONS: tuple[Option, ...] = (
     _int("receive.message.max.bytes", 100_000_000, 1000, 2_147_483_647),
     _int("max.in.flight.requests.per.connection", 1_000_000, 1, 1_000_000, aliases=("max.in.flight",)),
     _int("topic.metadata.refresh.interval.ms", 300_000, -1, 3_600_000),
+    # While a leader or topic is unknown: the least time between two metadata requests.
+    _int("topic.metadata.refresh.fast.interval.ms", 100, 1, 60_000),
+    # True: the periodic refresh asks for the topics in use; false: for every topic of the cluster.
+    Option("topic.metadata.refresh.sparse", "bool", True),
     _int("metadata.max.age.ms", 900_000, 1, 86_400_000),
     _int("api.version.request.timeout.ms", 10_000, 1, 300_000),
     *SECURITY_OPTIONS,
+)
+
+# Every client backs off retries (and the metadata owner failed refreshes) by these.
+RETRY_BACKOFF_OPTIONS: tuple[Option, ...] = (
+    _int("retry.backoff.ms", 100, 1, 300_000),
+    _int("retry.backoff.max.ms", 1000, 1, 300_000),
 )
 
 

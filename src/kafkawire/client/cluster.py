@@ -15,9 +15,10 @@ from concurrent.futures import Future
 from typing import Any
 
 from .. import model
-from ..config import CONNECTION_OPTIONS, NO_BOOTSTRAP, bootstrap_addresses, parse_config
+from ..config import CONNECTION_OPTIONS, NO_BOOTSTRAP, RETRY_BACKOFF_OPTIONS, bootstrap_addresses, parse_config
 from ..core.cluster_health import ClusterHealth
-from ..core.metadata import ClusterMetadata, request_body
+from ..core.metadata import ClusterMetadata
+from ..core.metadata_refresh import Intervals
 from ..errors import KafkaError, KafkaException
 from ..io.broker import Body, BrokerConnection, Callback, State
 from ..io.connection_settings import ConnectionSettings
@@ -27,6 +28,7 @@ from ..protocol.apis import METADATA
 from ..protocol.codec import Struct
 from ..protocol.schema import Api
 from .driver import wait
+from .metadata_owner import MetadataOwner
 
 log = logging.getLogger("kafkawire.client")
 
@@ -44,12 +46,17 @@ class Client:
     def __init__(
         self, conf: Mapping[str, Any], *, engine: Engine | None = None, logger: logging.Logger | None = None
     ) -> None:
-        self.config = parse_config(conf, CONNECTION_OPTIONS, ignore_unknown=True)
+        self.config = parse_config(conf, (*CONNECTION_OPTIONS, *RETRY_BACKOFF_OPTIONS), ignore_unknown=True)
         self.settings = ConnectionSettings.from_config(self.config)
         self._transport = self.settings.transport()
         self.engine = engine or Engine()
         self._owns_engine = engine is None
-        self.metadata = ClusterMetadata(max_age=self.config["metadata.max.age.ms"] / 1000)
+        self.metadata = ClusterMetadata()
+        # Every part of the client asks this one owner for metadata (client/metadata_owner.py).
+        self.metadata_refresh = MetadataOwner(
+            self.engine, self._send_metadata, self._fold_metadata, lambda: self.metadata.topics,
+            Intervals.from_config(self.config),
+        )  # fmt: skip
         self._resolver = Resolver(self.engine.call_soon)
         # Bootstrap servers get negative ids, as in librdkafka, until metadata names the brokers.
         self._bootstrap = [
@@ -156,6 +163,7 @@ class Client:
         self._closed = True
 
         def shut() -> None:
+            self.metadata_refresh.close()
             for conn in self.connections():
                 conn.close()
 
@@ -217,16 +225,16 @@ class Client:
         timeout: float | None = None,
         auto_create: bool = False,
     ) -> None:
-        def body(version: int) -> dict[str, Any]:
-            return request_body(topics, version, auto_create=auto_create)
+        """Metadata for ``topics`` (None: all) now, through the owner: asks alike share one request."""
+        self.metadata_refresh.ask(topics, callback, timeout=timeout, auto_create=auto_create)
 
-        def done(response: Struct | None, error: KafkaError | None) -> None:
-            if response is not None:
-                self.metadata.update(response, self.engine.now(), full=topics is None)
-                self._sync_brokers()
-            callback(response, error)
+    def _send_metadata(self, body: Body, callback: Callback, timeout: float | None) -> None:
+        self.request_io(METADATA, body, callback, timeout=timeout)
 
-        self.request_io(METADATA, body, done, timeout=timeout)
+    def _fold_metadata(self, response: Struct, full: bool) -> None:
+        """A Metadata answer into the picture (``full``: it named every topic); brokers followed."""
+        self.metadata.update(response, self.engine.now(), full=full)
+        self._sync_brokers()
 
     def connection(self, node_id: int) -> BrokerConnection | None:
         """The connection to a broker named by the metadata (created on first use)."""

@@ -67,12 +67,6 @@ NOOP_OPTIONS: tuple[Option, ...] = (
 # A Logger (or adapter) or a Handler that receives the client's log records (`kafkawire.client.logs`).
 LOGGER_OPTION = Option("logger", "object", None, validate=check_logger)
 
-# Retries' backoff, librdkafka's names and ranges: every client retries something.
-RETRY_OPTIONS: tuple[Option, ...] = (
-    _int("retry.backoff.ms", 100, 1, 300_000),
-    _int("retry.backoff.max.ms", 1000, 1, 300_000),
-)
-
 # The callbacks every client serves (from poll()), and the statistics period.
 CALLBACK_OPTIONS: tuple[Option, ...] = (
     Option("error_cb", "callable", None),

@@ -17,11 +17,18 @@ from ..client.options import (
     CONSUMER,
     LOGGER_OPTION,
     NOOP_OPTIONS,
-    RETRY_OPTIONS,
     foreign_keys,
     warn_foreign,
 )
-from ..config import CONNECTION_OPTIONS, Option, config_error, option_index, parse_config, protocol_string
+from ..config import (
+    CONNECTION_OPTIONS,
+    RETRY_BACKOFF_OPTIONS,
+    Option,
+    config_error,
+    option_index,
+    parse_config,
+    protocol_string,
+)
 from ..core.assignors import ASSIGNORS
 from ..core.fetch_rows import FetchLimits
 
@@ -85,7 +92,7 @@ CONSUMER_OPTIONS: tuple[Option, ...] = (
     Option("allow.auto.create.topics", "bool", False),
     Option("on_commit", "callable", None),
     *CALLBACK_OPTIONS,
-    *RETRY_OPTIONS,
+    *RETRY_BACKOFF_OPTIONS,
     _int("message.max.bytes", 1_000_000, 1000, 1_000_000_000),
 )
 

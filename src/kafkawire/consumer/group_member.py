@@ -16,6 +16,7 @@ grown since makes the group join again, as the Java client's leader does.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
@@ -23,6 +24,7 @@ from typing import Any
 from ..client.cluster import Client
 from ..client.coordinators import GROUP, Coordinators
 from ..core.assignors import ASSIGNORS, COOPERATIVE_STICKY, Member, encode_sticky_user_data
+from ..core.backoff import RetryBackoff
 from ..core.group import GroupConfig, Membership, State, Step
 from ..errors import KafkaError
 from ..io.engine import Timer
@@ -38,7 +40,6 @@ from ..protocol.consumer_protocol import (
 )
 from ..protocol.primitives import DecodeError
 
-RETRY_BACKOFF = 0.1  # seconds before asking again after "ask again" or a lost coordinator
 REQUEST_SLACK = 5.0  # a JoinGroup may wait a whole rebalance timeout: its request gets this much more
 MISSING_TOPIC_RECHECK = 1.0  # seconds between the leader's looks for a subscribed topic it could not assign
 
@@ -71,6 +72,9 @@ class GroupMember:
         self._metadata_interval = metadata_interval
         self._assigned: tuple[int, dict[str, int]] | None = None  # the leader's generation and counts
         self._recheck: Timer | None = None
+        # "Ask again" answers and lost coordinators: retry.backoff.ms, doubling while they repeat.
+        self._backoff = RetryBackoff(client.config["retry.backoff.ms"], client.config["retry.backoff.max.ms"])
+        self._rng = random.Random()
 
     # --- thread-safe ----------------------------------------------------------------------------
 
@@ -147,9 +151,12 @@ class GroupMember:
                 self.coordinator = node
                 then(node)
             else:
-                self._later(RETRY_BACKOFF, lambda: self._with_coordinator(then))
+                self._later(self._retry_delay(), lambda: self._with_coordinator(then))
 
         self.coordinators.find_io(GROUP, [self.config.group_id], self.config.session_timeout, found)
+
+    def _retry_delay(self) -> float:
+        return self._backoff.next(self._rng.random())
 
     def _lost_coordinator(self) -> None:
         self.coordinators.forget(GROUP, self.config.group_id)
@@ -278,13 +285,15 @@ class GroupMember:
             return
         if step.find_coordinator:
             self._lost_coordinator()
+        elif not step.retry:
+            self._backoff.reset()
         if step.rejoin and step.revoke and self._hold_revokes:
             self._held = True
         elif step.rejoin:
-            self._later(0.0 if not step.find_coordinator else RETRY_BACKOFF, self._join)
+            self._later(0.0 if not step.find_coordinator else self._retry_delay(), self._join)
         elif step.retry:
             state = self.membership.state
-            self._later(RETRY_BACKOFF, self._heartbeat if state is State.STABLE else self._join)
+            self._later(self._retry_delay(), self._heartbeat if state is State.STABLE else self._join)
         elif self.membership.state is State.STABLE:
             self._arm_heartbeat()
 

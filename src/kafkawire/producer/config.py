@@ -18,11 +18,11 @@ from ..client.options import (
     LOGGER_OPTION,
     NOOP_OPTIONS,
     PRODUCER,
-    RETRY_OPTIONS,
     foreign_keys,
 )
 from ..config import (
     CONNECTION_OPTIONS,
+    RETRY_BACKOFF_OPTIONS,
     Option,
     config_error,
     expand_default_topic_config,
@@ -128,7 +128,7 @@ PRODUCER_OPTIONS: tuple[Option, ...] = (
     # Differs on purpose from librdkafka's default (core/partitioners.py says why).
     Option("partitioner", "object", DEFAULT_PARTITIONER, validate=_partitioner),
     _int("retries", INT32_MAX, 0, INT32_MAX, "message.send.max.retries"),
-    *RETRY_OPTIONS,
+    *RETRY_BACKOFF_OPTIONS,
     _int("message.timeout.ms", 300_000, 0, INT32_MAX, "delivery.timeout.ms"),  # 0: no timeout
     _int("request.timeout.ms", 30_000, 1, 900_000),
     # True as in the Java client since 3.0 (librdkafka: false); quietly off when left unset and

@@ -98,7 +98,6 @@ class ProducerEngine:
                 conf.retry_backoff_max_ms,
                 request_timeout_ms=conf.socket_timeout_ms,
             )
-        refresh = conf.topic_metadata_refresh_interval_ms
         self.sender = Sender(
             self.client,
             self.acc,
@@ -112,7 +111,6 @@ class ProducerEngine:
                 retry_backoff_max_ms=conf.retry_backoff_max_ms,
                 max_in_flight=conf.max_in_flight,
                 max_request_bytes=conf.message_max_bytes,
-                metadata_refresh_interval=refresh / 1000 if refresh > 0 else None,
             ),
             self.deliveries,
             self.assign_partition,

@@ -25,7 +25,6 @@ class SenderSettings:
     retry_backoff_max_ms: int
     max_in_flight: int
     max_request_bytes: int
-    metadata_refresh_interval: float | None = None  # topic.metadata.refresh.interval.ms (None: off)
 
 
 def max_produce_version(transactional: bool, ids_known: bool) -> int | None:
