@@ -46,6 +46,7 @@ BOTTOM_ALLOWED = {
 
 KNOWN_VIOLATIONS = frozenset(
     {
+        "size: kafkawire.io.broker",  # its handshake driving moves to a module of its own next
     }
 )
 

@@ -310,7 +310,8 @@ class Client:
         """Tell the health record; report what it says the user must hear (as librdkafka's error_cb)."""
         address = (conn.host, conn.port)
         if conn.state is State.READY:
-            self._health.up(address)
+            if conn.proven:  # (ready but closed before answering anything is no recovery)
+                self._health.up(address)
             return
         if self._closed or conn.last_error is None:
             return
@@ -319,7 +320,7 @@ class Client:
         }
         live = (State.READY, State.CONNECTING, State.NEGOTIATING)
         any_live = any(c.state in live for c in (*self._bootstrap, *self._brokers.values()))
-        for error in self._health.failed(address, conn.last_error, known, any_live):
+        for error in self._health.failed(address, conn.last_error, known, any_live, lasting=conn.last_error_lasting):
             if self.on_error is not None:
                 self.on_error(error)
 

@@ -31,6 +31,7 @@ from .._version import __version__
 from ..core.backoff import backoff_delay
 from ..core.connection import Connection, ProtocolError, Response
 from ..core.handshake import Handshake, HandshakeError, Step, reauthenticate_at
+from ..core.mismatch import close_mismatch, lasting
 from ..core.versions import Doubts, UnsupportedVersionError
 from ..errors import KafkaError
 from ..protocol.apis import API_VERSIONS
@@ -88,6 +89,10 @@ class BrokerConnection:
         self.state = State.DISCONNECTED
         self.versions: dict[int, tuple[int, int]] = {}
         self.last_error: KafkaError | None = None
+        self.last_error_lasting = False  # no reconnect mends it (core/mismatch.py): report once per address
+        self.proven = False  # answered a request since its handshake (what "up" means to error reports)
+        self._answered_since_ready: int | None = None  # None until the handshake is done
+        self._last_mismatch: str | None = None  # the close diagnosis of the previous attempt
         self.stats = BrokerStats()
         self._resolver = resolver
         self._new_transport = transport
@@ -198,7 +203,7 @@ class BrokerConnection:
         try:
             wanted = transport.advance(mask)
         except TransportError as exc:
-            self._failed(KafkaError(exc.code or KafkaError._TRANSPORT, str(exc)))
+            self._failed_closing(exc, during_tls_handshake=exc.handshaking)
             return
         if wanted:
             self.engine.modify(transport, wanted, self._on_connecting)
@@ -286,6 +291,7 @@ class BrokerConnection:
         self.versions = versions
         self._handshake = None
         self.state = State.READY
+        self._answered_since_ready = 0
         self._failures = 0
         self.last_error = None
         if self.on_state is not None:
@@ -372,26 +378,58 @@ class BrokerConnection:
         assert transport is not None
         responses: list[Response] = []
         failure: KafkaError | None = None
+        closed: TransportError | None = None
+        lasting_failure = False
         got = wanted = 0
-        while got == wanted and failure is None:
+        while got == wanted and failure is None and closed is None:
             try:
                 with self._conn.receive_buffer() as room:  # released before `received` may grow it
                     wanted = len(room)
                     got = transport.recv_into(room) or 0
                 responses += self._conn.received(got) if got else ()
             except TransportError as exc:
-                failure = KafkaError(exc.code or KafkaError._TRANSPORT, str(exc))
+                closed = exc
             except ProtocolError as exc:
                 responses += exc.completed
-                failure = KafkaError(KafkaError._BAD_MSG, f"{self.host}:{self.port}: {exc}")
+                code = KafkaError._TRANSPORT if exc.mismatch else KafkaError._BAD_MSG
+                failure = KafkaError(code, f"{self.host}:{self.port}: {exc}")
+                lasting_failure = exc.mismatch
         now = self.engine.now()
+        if self._answered_since_ready is not None and self.state is State.READY:
+            self._answered_since_ready += len(responses)
         for r in responses:
             self.stats.answered(now - r.request.sent_at)
             guarded(r.request.context, r.body, None)
-        if failure is not None and self._transport is transport:  # (unless a callback closed it)
-            self._failed(failure)
+        if self._answered_since_ready and not self.proven and self.state is State.READY:
+            self._proven()
+        if self._transport is not transport:  # a callback closed it
             return
-        self._pump()
+        if closed is not None:
+            self._failed_closing(closed, during_tls_handshake=False)
+        elif failure is not None:
+            self._failed(failure, lasting=lasting_failure)
+        else:
+            self._pump()
+
+    def _proven(self) -> None:
+        self.proven = True
+        self._last_mismatch = None
+        if self.on_state is not None:
+            self.on_state(self)
+
+    def _failed_closing(self, exc: TransportError, *, during_tls_handshake: bool) -> None:
+        """The transport failed or the broker closed it: named as a security.protocol mismatch
+        when it has the signs of one (core/mismatch.py), else as it came."""
+        security = self.settings.security
+        sasl = security is not None and security.uses_sasl
+        answered = self._answered_since_ready if self.state is State.READY and self._conn.in_flight else None
+        why = close_mismatch(during_tls_handshake=during_tls_handshake, answered_since_ready=answered, sasl=sasl)
+        if why is None:
+            self._failed(KafkaError(exc.code or KafkaError._TRANSPORT, str(exc)))
+            return
+        sure = lasting(why, self._last_mismatch)
+        self._last_mismatch = why
+        self._failed(KafkaError(KafkaError._TRANSPORT, f"{self.host}:{self.port}: {why} ({exc})"), lasting=sure)
 
     # --- timers and failure ----------------------------------------------------------------
 
@@ -443,11 +481,12 @@ class BrokerConnection:
         for q in expired:
             guarded(q.callback, None, KafkaError(KafkaError._TIMED_OUT, reason))
 
-    def _failed(self, error: KafkaError) -> None:
+    def _failed(self, error: KafkaError, *, lasting: bool = False) -> None:
         if self.state is State.CLOSED:
             return
         log.debug("%r failed: %s", self, error.str())
         self.last_error = error
+        self.last_error_lasting = lasting
         self._teardown(error)
         self._failures += 1
         if error.code() == KafkaError._RESOLVE and self.node_id >= 0:
@@ -482,6 +521,8 @@ class BrokerConnection:
         self._handshake = None
         self._out.clear()
         self.state = State.DISCONNECTED
+        self.proven = False
+        self._answered_since_ready = None
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None

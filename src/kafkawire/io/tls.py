@@ -258,7 +258,10 @@ class TlsTransport:
                 return READ | WRITE
             if established:
                 return 0 if not self._out else WRITE
-            got = self._inner.recv_into(self._cipher)
+            try:
+                got = self._inner.recv_into(self._cipher)
+            except TransportError as exc:
+                raise TransportError(str(exc), exc.code, handshaking=True) from None
             if got is not None:
                 self._session.feed(self._cipher[:got])
                 self._session.handshake()
