@@ -61,3 +61,35 @@ def test_a_mismatched_security_protocol_is_named_once(kafka23: KafkaBroker, case
         assert any("PLAINTEXT broker listener" in text for text in named)
     if any(code == "_AUTHENTICATION" for code, _text in theirs):
         assert any(code == "_AUTHENTICATION" for code, _text in ours)
+
+
+@pytest.mark.parametrize("case", ["wrong password", "plaintext client, TLS listener", "untrusted certificate"])
+def test_admin_calls_fail_with_the_cause_not_a_timeout(kafka23: KafkaBroker, case: str) -> None:
+    """Every broker the admin client could use failed for a reason no retry mends: its calls fail
+    with that reason (and its code), not _TIMED_OUT at the deadline. So do list_topics and the
+    consumer's metadata look-ups."""
+    from kafkawire.admin import AdminClient, NewTopic
+
+    conf, code = {
+        "wrong password": ({"bootstrap.servers": kafka23.bootstrap("SASL_PLAINTEXT"), "security.protocol": "SASL_PLAINTEXT",
+                            "sasl.mechanism": "PLAIN", "sasl.username": "alice", "sasl.password": "not-hers"},
+                           kafkawire.KafkaError._AUTHENTICATION),
+        "plaintext client, TLS listener": ({"bootstrap.servers": kafka23.bootstrap("SSL")}, kafkawire.KafkaError._TRANSPORT),
+        "untrusted certificate": ({"bootstrap.servers": kafka23.bootstrap("SSL"), "security.protocol": "SSL",
+                                   "ssl.ca.location": "/etc/ssl/certs/ca-certificates.crt"}, kafkawire.KafkaError._SSL),
+    }[case]  # fmt: skip
+    admin = AdminClient(conf)
+    with pytest.raises(kafkawire.KafkaException) as created:
+        admin.create_topics([NewTopic("never", 1, 1)], request_timeout=60)["never"].result(timeout=90)
+    with pytest.raises(kafkawire.KafkaException) as listed:
+        admin.list_topics(timeout=60)
+    consumer = kafkawire.Consumer({**conf, "group.id": "mismatch"})
+    try:
+        with pytest.raises(kafkawire.KafkaException) as watermarks:
+            consumer.get_watermark_offsets(kafkawire.TopicPartition("never", 0), timeout=60)
+    finally:
+        consumer.close()
+    for failure in (created, listed, watermarks):
+        error = failure.value.args[0]
+        assert error.code() == code, error
+        assert "not-hers" not in error.str()

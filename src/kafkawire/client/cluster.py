@@ -202,9 +202,12 @@ class Client:
         max_version: int | None = None,
         expect_response: bool = True,
         coordinator_lane: bool = False,
+        fail_fast: bool = False,
     ) -> None:
         """Send one request to ``node`` (any ready broker when None); ``coordinator_lane``: over
-        that broker's second connection, kept for group membership conversations."""
+        that broker's second connection, kept for group membership conversations; ``fail_fast``:
+        a request still queued when its connection fails for a reason no reconnect mends (TLS,
+        credentials, a security.protocol mismatch) fails with that reason rather than waiting."""
         if self._closed:
             callback(None, KafkaError(KafkaError._DESTROY, "client closed"))
             return
@@ -215,7 +218,10 @@ class Client:
             else:
                 callback(None, KafkaError(KafkaError._UNKNOWN_BROKER, f"broker {node} is not in the metadata"))
             return
-        conn.request(api, body, callback, timeout=timeout, expect_response=expect_response, max_version=max_version)
+        conn.request(
+            api, body, callback, timeout=timeout, expect_response=expect_response, max_version=max_version,
+            fail_fast=fail_fast,
+        )  # fmt: skip
 
     def refresh_metadata_io(
         self,
@@ -229,7 +235,7 @@ class Client:
         self.metadata_refresh.ask(topics, callback, timeout=timeout, auto_create=auto_create)
 
     def _send_metadata(self, body: Body, callback: Callback, timeout: float | None) -> None:
-        self.request_io(METADATA, body, callback, timeout=timeout)
+        self.request_io(METADATA, body, callback, timeout=timeout, fail_fast=True)  # a waiting caller hears why
 
     def _fold_metadata(self, response: Struct, full: bool) -> None:
         """A Metadata answer into the picture (``full``: it named every topic); brokers followed."""
@@ -305,6 +311,10 @@ class Client:
     def standing_failure(self) -> KafkaError | None:
         """IO thread: a TLS, authentication or name failure that keeps brokers out of reach now."""
         return self._health.standing()
+
+    def blocking_failure(self) -> KafkaError | None:
+        """IO thread: that failure when every known broker is down because of it (a retry only waits)."""
+        return self._health.blocking()
 
     def _state_changed(self, conn: BrokerConnection) -> None:
         """Tell the health record; report what it says the user must hear (as librdkafka's error_cb)."""

@@ -33,6 +33,11 @@ class ClusterHealth:
         out meanwhile say it was the cause."""
         return next(reversed(self._reported.values()), None)
 
+    def blocking(self) -> KafkaError | None:
+        """The standing failure when every known broker is down: a caller waiting for an answer
+        would only wait for its deadline, so it is told this instead."""
+        return self.standing() if self._all_down else None
+
     def up(self, address: Address) -> None:
         self._down.discard(address)
         self._reported.pop(address, None)

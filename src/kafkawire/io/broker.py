@@ -29,6 +29,7 @@ from typing import Any
 
 from .._version import __version__
 from ..core.backoff import backoff_delay
+from ..core.cluster_health import REPORTED_PER_ADDRESS
 from ..core.connection import Connection, ProtocolError, Response
 from ..core.handshake import Handshake, HandshakeError, Step, reauthenticate_at
 from ..core.mismatch import close_mismatch, lasting
@@ -65,6 +66,7 @@ class Queued:
     deadline: float
     expect_response: bool
     max_version: int | None
+    fail_fast: bool = False  # failed at once by a failure no reconnect mends (Client.request_io)
 
 
 class BrokerConnection:
@@ -133,6 +135,7 @@ class BrokerConnection:
         timeout: float | None = None,
         expect_response: bool = True,
         max_version: int | None = None,
+        fail_fast: bool = False,
     ) -> None:
         """Queue a request. ``body`` may be a function of the negotiated version.
 
@@ -143,7 +146,7 @@ class BrokerConnection:
             callback(None, KafkaError(KafkaError._DESTROY))
             return
         deadline = self.engine.now() + (self.settings.request_timeout if timeout is None else timeout)
-        self._queue.append(Queued(api, body, callback, deadline, expect_response, max_version))
+        self._queue.append(Queued(api, body, callback, deadline, expect_response, max_version, fail_fast))
         if self.state is State.DISCONNECTED and self._reconnect_timer is None and not self._settling:
             self._connect()
         self._pump()
@@ -495,6 +498,11 @@ class BrokerConnection:
             queue, self._queue = self._queue, deque()
             for q in queue:
                 guarded(q.callback, None, KafkaError(KafkaError._TRANSPORT, error.str()))
+        elif lasting or error.code() in REPORTED_PER_ADDRESS:
+            waiting = [q for q in self._queue if q.fail_fast]
+            self._queue = deque(q for q in self._queue if not q.fail_fast)
+            for q in waiting:
+                guarded(q.callback, None, KafkaError(error.code(), error.str()))
         if self.on_state is not None:
             self.on_state(self)
         if self._queue and self.state is State.DISCONNECTED and self._reconnect_timer is None:
