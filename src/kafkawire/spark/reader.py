@@ -288,6 +288,16 @@ def read_range(
         yield flush()
 
 
+def read_partition(
+    schema: StructType, opts: ReadOptions, partition: InputPartition, formats: Mapping[str, AvroRead]
+) -> Iterator[Any]:
+    """A task's rows. When planning finds nothing to read, PySpark still runs one task, with a bare
+    ``InputPartition(None)``: that task yields nothing, and the read is an empty DataFrame."""
+    if not isinstance(partition, KafkaInputPartition):
+        return iter(())
+    return read_range(schema, opts, partition.value, formats)
+
+
 def _decoded(column: Any, field: str, where: Callable[[int], str], formats: Mapping[str, AvroRead] | None) -> Any:
     """``column`` decoded from Avro with keyFormat/valueFormat avro; an undecodable record fails
     the task naming its topic, partition and offset."""
@@ -320,8 +330,7 @@ class KafkaBatchReader(DataSourceReader):
         return [KafkaInputPartition(r) for r in ranges]
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
-        assert isinstance(partition, KafkaInputPartition)
-        return read_range(self.schema, self.opts, partition.value, self.formats)
+        return read_partition(self.schema, self.opts, partition, self.formats)
 
 
 # --- streaming ---------------------------------------------------------------------------------
@@ -443,8 +452,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return [KafkaInputPartition(r) for r in ranges]
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
-        assert isinstance(partition, KafkaInputPartition)
-        return read_range(self.schema, self.opts, partition.value, self.formats)
+        return read_partition(self.schema, self.opts, partition, self.formats)
 
     def commit(self, end: dict[str, Any]) -> None:
         """Nothing to do: Spark's checkpoint holds the offsets; no group offsets are committed."""
