@@ -51,7 +51,8 @@ def test_write_names() -> None:
         check_option_names({"topik": "t"}, WRITE_OPTIONS, "write")
     with pytest.raises(ValueError, match=re.escape("Unknown option 'checkpointlocation' for a kafkawire write. Known options: ")):
         check_option_names({"checkpointlocation": "/c"}, WRITE_OPTIONS, "write")  # a batch write has none
-    check_option_names({"checkpointlocation": "/c", "topic": "t", "kafka.acks": "all"}, STREAM_WRITE_OPTIONS, "write")
+    stream = {"checkpointlocation": "/c", "queryname": "q", "topic": "t", "kafka.acks": "all"}
+    check_option_names(stream, STREAM_WRITE_OPTIONS, "write")
     check_option_names({"schemaregistry.basic.auth.user.info": "u:p", "valueformat": "avro"}, READ_OPTIONS, "read")
 
 

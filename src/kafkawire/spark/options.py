@@ -31,7 +31,8 @@ WRITE_OPTIONS = (
     "kafka.bootstrap.servers", "topic", "exactlyOnce", "transactionalIdPrefix", "exactlyOnceControlTopic",
     "summaryPath", "testFailFirstAttemptAfterRows", "autoRegisterSchemas", *FORMAT_OPTIONS,
 )  # fmt: skip
-STREAM_WRITE_OPTIONS = (*WRITE_OPTIONS, "checkpointLocation")  # Spark hands the sink its checkpoint option
+# Spark hands a stream's sink the query's checkpointLocation and queryName options too.
+STREAM_WRITE_OPTIONS = (*WRITE_OPTIONS, "checkpointLocation", "queryName")
 
 
 class UnknownOptionError(ValueError):
