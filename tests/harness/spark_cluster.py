@@ -43,8 +43,11 @@ def free_port() -> int:
 class SparkCluster:
     """``with SparkCluster(tmp) as cluster: ... cluster.master_url``."""
 
-    def __init__(self, directory: Path, workers: int = 2) -> None:
+    def __init__(self, directory: Path, workers: int = 2, *, inherit_pythonpath: bool = True) -> None:
+        """``inherit_pythonpath=False``: the daemons (so the executors) do not see this process's
+        PYTHONPATH: executors with no kafkawire but what the application ships."""
         self.directory = directory
+        self.inherit_pythonpath = inherit_pythonpath
         self.worker_count = workers
         self.port = free_port()
         self.web_port = free_port()
@@ -52,7 +55,9 @@ class SparkCluster:
         self._procs: dict[str, subprocess.Popen[bytes]] = {}
 
     def _env(self) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK_GATEWAY", "SPARK_"))}
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK_", "SPARK_"))}
+        if not self.inherit_pythonpath:
+            env.pop("PYTHONPATH", None)
         home = pyspark_home()
         env.update(
             SPARK_HOME=str(home),
