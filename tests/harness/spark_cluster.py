@@ -120,8 +120,8 @@ class SparkCluster:
             try:
                 if self.alive_workers() >= count:
                     return
-            except OSError:
-                pass  # the web UI is not up yet
+            except (OSError, ValueError):
+                pass  # the web UI is not up yet (no answer, or not JSON yet)
             time.sleep(0.5)
         tails = "\n".join(f"--- {name}\n{self.log_tail(name)}" for name in self._procs)
         raise SparkClusterUnavailable(f"{count} workers did not register in {timeout:.0f} s\n{tails}")
