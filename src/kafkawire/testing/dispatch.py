@@ -13,7 +13,7 @@ from typing import Any
 
 from kafkawire.protocol import error_codes as E
 from kafkawire.protocol.apis import API_BY_KEY
-from kafkawire.protocol.codec import Struct, decode
+from kafkawire.protocol.codec import Struct, decode_from
 from kafkawire.protocol.headers import API_VERSIONS_KEY, decode_request_header, encode_response
 from kafkawire.protocol.primitives import DecodeError
 from kafkawire.protocol.schema import Api
@@ -95,8 +95,8 @@ class Dispatcher:
         if not low <= version <= high:
             reply(None, 0)
             return
-        try:
-            body = decode(api.request, version, frame, pos)
+        try:  # bytes after the body are ignored, as Kafka does (librdkafka pads some Metadata v12 requests)
+            body = decode_from(api.request, version, frame, pos)[0]
         except DecodeError:
             reply(None, 0)
             return

@@ -155,7 +155,6 @@ def describe_configs(world: World, req: Request) -> dict[str, Any]:
                 "value": configs[k],
                 "read_only": False,
                 "config_source": sources[k],
-                "is_default": sources[k] == DEFAULT_CONFIG_SOURCE,
             }
             for k in keys
             if k in configs
