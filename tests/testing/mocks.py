@@ -41,6 +41,16 @@ class Mock:
         else:
             self.cluster.push_request_errors(api_key, list(errors))
 
+    def push_request_errors_rtt(self, leader: int, api_key: int, errors_rtts: list[tuple[int, int]]) -> None:
+        """Errors with delays for the next ``api_key`` requests (librdkafka's: to ``leader`` only)."""
+        if isinstance(self.cluster, KafkawireMock):
+            self.cluster.push_request_errors_rtt(api_key, errors_rtts)
+        else:
+            self.cluster.push_request_error_rtts(leader, api_key, errors_rtts)
+
+    def set_apiversion(self, api_key: int, low: int, high: int) -> None:
+        self.cluster.set_apiversion(api_key, low, high)
+
     def broker_set_down(self, broker_id: int) -> None:
         self.cluster.broker_set_down(broker_id)
 

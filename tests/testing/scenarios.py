@@ -80,12 +80,13 @@ def consume_in_group(
     *,
     members: int = 2,
     config: dict[str, Any] | None = None,
+    group: str | None = None,
     timeout: float = 30.0,
 ) -> tuple[list[bytes], dict[int, int]]:
     """``members`` consumers of one group read ``topic`` until ``count`` distinct records are in (a
     partition that moves before its first commit is read again: at least once); then each commits and
     closes. Returns the sorted distinct values read and the committed offsets by partition."""
-    group = unique_name("group")
+    group = group or unique_name("group")
     conf = client_config(
         client,
         bootstrap,
