@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.harness.kafka_broker import KafkaBroker
 from tests.harness.judge import unique_name
+from tests.harness.kafka_broker import KafkaBroker
 from tests.harness.topics import create_topic
 
 from .mocks import CLIENTS, mock_cluster

@@ -43,6 +43,8 @@ class MockCluster:
         ``auto.create.topics.enable`` does.
     :param default_partitions: partitions of an auto-created topic.
     :param max_partition_bytes: each partition's log keeps at most this many bytes (oldest batches go).
+    :param sasl_users: user -> password: the brokers then require a SASL login (PLAIN, SCRAM-SHA-256 or
+        SCRAM-SHA-512; ``security.protocol=SASL_PLAINTEXT``) before anything else.
     """
 
     def __init__(
@@ -53,6 +55,7 @@ class MockCluster:
         auto_create_topics: bool = True,
         default_partitions: int = 4,
         max_partition_bytes: int = DEFAULT_MAX_BYTES,
+        sasl_users: Mapping[str, str] | None = None,
     ) -> None:
         if num_brokers < 1:
             raise ValueError("num_brokers must be at least 1")
@@ -66,6 +69,7 @@ class MockCluster:
                 max_partition_bytes=max_partition_bytes,
             )
         )
+        world.users = None if sasl_users is None else dict(sasl_users)
         self._dispatcher = Dispatcher(world)
         self._server = Server(ids, self._dispatcher, self._lock)
         self._world = world

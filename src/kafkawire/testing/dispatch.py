@@ -19,7 +19,7 @@ from kafkawire.protocol.primitives import DecodeError
 from kafkawire.protocol.schema import Api
 from kafkawire.protocol.values import UnsupportedFieldError
 
-from . import handlers_data, handlers_groups, handlers_meta, handlers_txn
+from . import handlers_data, handlers_groups, handlers_meta, handlers_sasl, handlers_txn
 from .faults import TRANSPORT_ERROR, error_response
 from .world import Handler, Parked, Request, World
 
@@ -28,6 +28,7 @@ HANDLERS: dict[int, tuple[Handler, int, int]] = {
     **handlers_data.HANDLERS,
     **handlers_groups.HANDLERS,
     **handlers_txn.HANDLERS,
+    **handlers_sasl.HANDLERS,
 }
 API_VERSIONS_RANGE = (0, 3)
 HISTORY_LIMIT = 100_000
@@ -92,7 +93,7 @@ class Dispatcher:
             body = {"error_code": E.UNSUPPORTED_VERSION, "api_keys": self.advertised()}
             reply(_frame(api, 0, header.correlation_id, body), self.world.faults.rtt_ms.get(broker_id, 0))
             return
-        if not low <= version <= high:
+        if not low <= version <= high or not self.world.may_serve(connection, api.key):
             reply(None, 0)
             return
         try:  # bytes after the body are ignored, as Kafka does (librdkafka pads some Metadata v12 requests)

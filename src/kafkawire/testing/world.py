@@ -17,6 +17,9 @@ from .groups import Groups
 from .state import ClusterState
 from .transactions import Transactions
 
+AUTHENTICATED = "authenticated"
+LOGIN_APIS = frozenset({17, 18, 36})  # SaslHandshake, ApiVersions, SaslAuthenticate
+
 
 @dataclass
 class Request:
@@ -52,7 +55,12 @@ class World:
     consumer_groups: ConsumerGroups = field(default_factory=ConsumerGroups)
     transactions: Transactions = field(default_factory=Transactions)
     sessions: FetchSessions = field(default_factory=FetchSessions)
-    authenticated: dict[int, Any] = field(default_factory=dict)  # connection -> SASL conversation or True
+    users: dict[str, str] | None = None  # SASL users and passwords: None, no login needed
+    authenticated: dict[int, Any] = field(default_factory=dict)  # connection -> SASL conversation or AUTHENTICATED
+
+    def may_serve(self, connection: int, api_key: int) -> bool:
+        """Before it has logged in, a connection to a cluster with users gets only the login's APIs."""
+        return self.users is None or api_key in LOGIN_APIS or self.authenticated.get(connection) is AUTHENTICATED
 
     def tick(self, now_ms: int) -> None:
         """Expire what timed out (group members), at every loop turn."""
