@@ -142,3 +142,35 @@ def fresh_topic(mock: Mock, partitions: int) -> str:
     topic = unique_name("t")
     mock.create_topic(topic, partitions)
     return topic
+
+
+def consume_transform_produce(client: ModuleType, bootstrap: str, source: str, count: int) -> dict[int, int]:
+    """Read ``count`` records in a group, write them on in one transaction with the group's offsets;
+    returns the offsets the group has committed afterwards (waiting up to 10 s for them to show)."""
+    group = unique_name("eos")
+    conf = {"group.id": group, "auto.offset.reset": "earliest", "enable.auto.commit": False}
+    consumer = client.Consumer(client_config(client, bootstrap, **conf))
+    producer = client.Producer(client_config(client, bootstrap, **{"transactional.id": unique_name("eos")}))
+    producer.init_transactions(15)
+    consumer.subscribe([source])
+    read = 0
+    deadline = time.monotonic() + 20
+    while read < count and time.monotonic() < deadline:
+        message = consumer.poll(0.2)
+        if message is not None and message.error() is None:
+            read += 1
+    producer.begin_transaction()
+    producer.produce(source + "-out", value=b"%d" % read)
+    producer.send_offsets_to_transaction(
+        consumer.position(consumer.assignment()), consumer.consumer_group_metadata(), 15
+    )
+    producer.commit_transaction(15)
+    tps = [client.TopicPartition(source, tp.partition) for tp in consumer.assignment()]
+    committed = {tp.partition: tp.offset for tp in consumer.committed(tps, timeout=10)}
+    while min(committed.values(), default=0) < 0 and time.monotonic() < deadline + 10:
+        time.sleep(0.2)  # a real broker writes the transaction's offsets after EndTxn answers
+        committed = {tp.partition: tp.offset for tp in consumer.committed(tps, timeout=10)}
+    consumer.close()
+    if client.__name__ == "kafkawire":
+        producer.close()
+    return committed

@@ -10,7 +10,7 @@ from tests.harness.kafka_broker import KafkaBroker
 from tests.harness.topics import create_topic
 
 from .mocks import CLIENTS, mock_cluster
-from .scenarios import fresh_topic, read_back, transactions
+from .scenarios import consume_transform_produce, fresh_topic, produce, read_back, transactions
 
 pytestmark = [pytest.mark.broker, pytest.mark.slow]
 
@@ -37,3 +37,15 @@ def test_transactions_read_the_same_as_on_kafka_23(kafka23: KafkaBroker, client:
         }
     assert len(reference["read_committed"]) == 8 and len(reference["read_uncommitted"]) == 12
     assert ours == reference
+
+
+@pytest.mark.parametrize("client", sorted(CLIENTS))
+def test_offsets_sent_to_a_transaction_commit_as_on_kafka_23(kafka23: KafkaBroker, client: str) -> None:
+    topic = unique_name("eos-ref")
+    create_topic(kafka23.bootstrap(), topic, 2)
+    produce(CLIENTS["confluent"], kafka23.bootstrap(), topic, [b"%d" % i for i in range(6)], partition=lambda i: i % 2)
+    reference = consume_transform_produce(CLIENTS[client], kafka23.bootstrap(), topic, 6)
+    with mock_cluster("kafkawire") as mock:
+        topic = fresh_topic(mock, 2)
+        produce(CLIENTS["confluent"], mock.bootstrap(), topic, [b"%d" % i for i in range(6)], partition=lambda i: i % 2)
+        assert consume_transform_produce(CLIENTS[client], mock.bootstrap(), topic, 6) == reference == {0: 3, 1: 3}

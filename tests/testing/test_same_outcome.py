@@ -8,7 +8,7 @@ from types import ModuleType
 import pytest
 
 from .mocks import CLIENTS, MOCKS, mock_cluster
-from .scenarios import consume_in_group, fresh_topic, produce, read_back, transactions
+from .scenarios import consume_in_group, consume_transform_produce, fresh_topic, produce, read_back, transactions
 
 pytestmark = pytest.mark.broker
 
@@ -80,3 +80,13 @@ def test_read_committed_skips_the_aborted_transaction(client: str) -> None:
         transactions(CLIENTS[client], mock.bootstrap(), topic)
         values = [v for _, _, v in read_back(mock.bootstrap(), topic, 8, isolation="read_committed")]
     assert sorted(values) == sorted(f"{label}-{i}".encode() for label in ("first", "second") for i in range(4))
+
+
+@pytest.mark.parametrize("client", sorted(CLIENTS))
+def test_offsets_sent_to_a_transaction_are_committed_with_it(client: str) -> None:
+    """Kafka 2.3 is the reference (test_kafka23_reference.py): librdkafka's mock keeps no offsets
+    sent to a transaction (its group reads -1001 after the commit)."""
+    with mock_cluster("kafkawire") as mock:
+        topic = fresh_topic(mock, 2)
+        produce(CLIENTS["confluent"], mock.bootstrap(), topic, VALUES[:6], partition=lambda i: i % 2)
+        assert consume_transform_produce(CLIENTS[client], mock.bootstrap(), topic, 6) == {0: 3, 1: 3}

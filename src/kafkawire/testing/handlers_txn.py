@@ -9,6 +9,7 @@ from kafkawire.protocol import error_codes as E
 
 from .handlers_groups import commit_offsets, coordinator_error
 from .state import GROUP, TRANSACTION
+from .transactions import OffsetSink, Transaction
 from .world import Handler, Request, World
 
 
@@ -25,19 +26,31 @@ def init_producer_id(world: World, req: Request) -> dict[str, Any]:
         body.producer_epoch,
         world.state,
         req.now_ms,
-        lambda group_id, offsets: commit_offsets(world, group_id, offsets),
+        _offset_sink(world),
     )
     return {"error_code": error, "producer_id": producer_id, "producer_epoch": epoch}
 
 
+def _transaction(
+    world: World, req: Request, coordinator: tuple[str, str], transactional_id: str, producer_id: int, epoch: int
+) -> tuple[int, Transaction | None]:
+    """The transaction a request names, if this broker coordinates the request and the producer matches."""
+    error = coordinator_error(world, req, *coordinator)
+    if error:
+        return error, None
+    return world.transactions.check(transactional_id, producer_id, epoch)
+
+
+def _offset_sink(world: World) -> OffsetSink:
+    return lambda group_id, offsets: commit_offsets(world, group_id, offsets)
+
+
 def add_partitions_to_txn(world: World, req: Request) -> dict[str, Any]:
     body = req.body
-    error = coordinator_error(world, req, TRANSACTION, body.v3_and_below_transactional_id)
-    txn = None
-    if not error:
-        error, txn = world.transactions.check(
-            body.v3_and_below_transactional_id, body.v3_and_below_producer_id, body.v3_and_below_producer_epoch
-        )
+    txn_id = body.v3_and_below_transactional_id
+    error, txn = _transaction(
+        world, req, (TRANSACTION, txn_id), txn_id, body.v3_and_below_producer_id, body.v3_and_below_producer_epoch
+    )
     results = []
     for t in body.v3_and_below_topics:
         parts = []
@@ -59,20 +72,17 @@ def add_partitions_to_txn(world: World, req: Request) -> dict[str, Any]:
 
 def add_offsets_to_txn(world: World, req: Request) -> dict[str, Any]:
     body = req.body
-    error = coordinator_error(world, req, TRANSACTION, body.transactional_id)
-    if not error:
-        error, txn = world.transactions.check(body.transactional_id, body.producer_id, body.producer_epoch)
-        if txn is not None:
-            txn.groups.add(body.group_id)
+    coordinator = (TRANSACTION, body.transactional_id)
+    error, txn = _transaction(world, req, coordinator, body.transactional_id, body.producer_id, body.producer_epoch)
+    if txn is not None:
+        txn.groups.add(body.group_id)
     return {"error_code": error}
 
 
 def txn_offset_commit(world: World, req: Request) -> dict[str, Any]:
     body = req.body
-    error = coordinator_error(world, req, GROUP, body.group_id)
-    txn = None
-    if not error:
-        error, txn = world.transactions.check(body.transactional_id, body.producer_id, body.producer_epoch)
+    coordinator = (GROUP, body.group_id)
+    error, txn = _transaction(world, req, coordinator, body.transactional_id, body.producer_id, body.producer_epoch)
     if txn is not None and body.group_id not in txn.groups:
         error = E.INVALID_TXN_STATE
     topics = []
@@ -92,19 +102,12 @@ def txn_offset_commit(world: World, req: Request) -> dict[str, Any]:
 
 def end_txn(world: World, req: Request) -> dict[str, Any]:
     body = req.body
-    error = coordinator_error(world, req, TRANSACTION, body.transactional_id)
-    if not error:
-        error, txn = world.transactions.check(body.transactional_id, body.producer_id, body.producer_epoch)
-        if txn is not None and not txn.ongoing:
-            error = E.INVALID_TXN_STATE
-        elif txn is not None:
-            world.transactions.finish(
-                txn,
-                body.committed,
-                world.state,
-                req.now_ms,
-                lambda group_id, offsets: commit_offsets(world, group_id, offsets),
-            )
+    coordinator = (TRANSACTION, body.transactional_id)
+    error, txn = _transaction(world, req, coordinator, body.transactional_id, body.producer_id, body.producer_epoch)
+    if txn is not None and not txn.ongoing:
+        error = E.INVALID_TXN_STATE
+    elif txn is not None:
+        world.transactions.finish(txn, body.committed, world.state, req.now_ms, _offset_sink(world))
     return {"error_code": error}
 
 
