@@ -18,7 +18,7 @@ from .test_faults import NOT_IDEMPOTENT, VALUES, delivered_in_order, on_both
 pytestmark = pytest.mark.broker
 
 
-@pytest.mark.parametrize("client", sorted(CLIENTS))
+@pytest.mark.parametrize("client", ["confluent", pytest.param("kafkawire", marks=pytest.mark.slow)])
 def test_delayed_errors_are_retried(client: str) -> None:
     def step(mock: Mock, module: Any) -> Any:
         topic = fresh_topic(mock, 1)
@@ -46,7 +46,7 @@ def test_a_narrowed_produce_version_range_still_delivers(client: str) -> None:
         assert {r.api_version for r in cluster.requests(PRODUCE.key)} <= {3, 4}
 
 
-@pytest.mark.parametrize("client", sorted(CLIENTS))
+@pytest.mark.parametrize("client", [pytest.param("confluent", marks=pytest.mark.slow), "kafkawire"])
 def test_a_pinned_group_coordinator_gets_the_group_requests(client: str) -> None:
     def step(mock: Mock, module: Any) -> Any:
         topic = fresh_topic(mock, 2)

@@ -35,7 +35,7 @@ def delivered_in_order(count: int, partition: int = 0) -> list[tuple[int | None,
     return [(None, partition, i) for i in range(count)]
 
 
-@pytest.mark.parametrize("client", sorted(CLIENTS))
+@pytest.mark.parametrize("client", ["confluent", pytest.param("kafkawire", marks=pytest.mark.slow)])
 def test_retriable_produce_errors_are_retried_and_written_once(client: str) -> None:
     def step(mock: Mock, module: Any) -> Any:
         topic = fresh_topic(mock, 1)
@@ -114,7 +114,8 @@ def test_round_trip_delays_slow_but_do_not_fail(client: str) -> None:
     assert sorted(v for _, _, v in records) == sorted(VALUES)
 
 
-@pytest.mark.parametrize("client", [pytest.param("confluent", marks=pytest.mark.slow), "kafkawire"])
+@pytest.mark.slow
+@pytest.mark.parametrize("client", sorted(CLIENTS))
 def test_a_group_finds_its_coordinator_after_errors(client: str) -> None:
     def step(mock: Mock, module: Any) -> Any:
         topic = fresh_topic(mock, 2)

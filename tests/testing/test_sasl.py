@@ -39,6 +39,7 @@ def test_both_clients_log_in_and_are_refused_alike(mechanism: str) -> None:
     assert outcomes["kafkawire"] == outcomes["confluent"]
 
 
+@pytest.mark.slow
 def test_a_client_without_sasl_gets_nothing() -> None:
     with MockCluster(1, sasl_users={"alice": "s3cret"}) as cluster:
         outcomes = {client: attempt(client, cluster.bootstrap_servers())[0] for client in CLIENTS}
