@@ -210,3 +210,47 @@ def test_the_dispatcher_answers_encoded_requests_and_records_them() -> None:
     assert [r.api_name for r in dispatcher.history] == ["ApiVersions", "ApiVersions", "Metadata", "Fetch", "Fetch"]
     dispatcher.handle(1, 1, b"\x00\x00", 0, lambda data, delay: answers.append(data))
     assert answers[-1] is None  # garbage closes the connection
+
+
+def test_followers_report_their_own_watermarks_and_readers_with_a_rack_are_sent_there() -> None:
+    world = World(ClusterState([Broker(1, "127.0.0.1", 1), Broker(2, "127.0.0.1", 2)]))
+    world.state.create_topic("t", 1, 2)
+    partition = world.state.partition("t", 0)
+    assert partition is not None and partition.leader == 1
+    for value in (b"a", b"b", b"c"):
+        append(partition.log, batch([value]))
+    partition.follower, partition.follower_wmarks = 2, (0, 1)
+    dispatcher = Dispatcher(world)
+    answers: list[bytes | None] = []
+
+    def fetch(broker: int, rack: str) -> Any:
+        body = {
+            "max_wait_ms": 0,
+            "min_bytes": 0,
+            "rack_id": rack,
+            "topics": [
+                {"topic": "t", "partitions": [{"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20}]}
+            ],
+        }
+        dispatcher.handle(broker, broker, encode_request(FETCH, 11, 1, "c", body), 0, lambda d, _: answers.append(d))
+        frame = answers[-1]
+        assert frame is not None
+        return decode_response(FETCH, 11, frame[4:])[1].responses[0].partitions[0]
+
+    redirected = fetch(1, "rack-a")
+    assert (redirected.preferred_read_replica, redirected.records) == (2, None)
+    from_follower = fetch(2, "rack-a")
+    assert from_follower.high_watermark == 1
+    assert [b.base_offset for b in decode_batches(from_follower.records)] == [0]
+    assert fetch(1, "").high_watermark == 3
+
+
+def test_a_pushed_transport_error_drops_the_connection_instead_of_answering() -> None:
+    world = World(ClusterState([Broker(1, "127.0.0.1", 1)]))
+    dispatcher = Dispatcher(world)
+    world.faults.push(METADATA.key, [(-195, 0)])
+    answers: list[bytes | None] = []
+    request = encode_request(METADATA, 12, 1, "c", {"topics": None})
+    for _ in range(2):
+        dispatcher.handle(1, 1, request, 0, lambda d, _: answers.append(d))
+    assert answers[0] is None and answers[1] is not None
