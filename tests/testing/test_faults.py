@@ -35,12 +35,22 @@ def delivered_in_order(count: int, partition: int = 0) -> list[tuple[int | None,
     return [(None, partition, i) for i in range(count)]
 
 
-@pytest.mark.parametrize("client", ["confluent", pytest.param("kafkawire", marks=pytest.mark.slow)])
-def test_retriable_produce_errors_are_retried_and_written_once(client: str) -> None:
+@pytest.mark.parametrize(
+    ("client", "idempotent"),
+    [
+        ("confluent", False),
+        ("kafkawire", True),
+        pytest.param("kafkawire", False, marks=pytest.mark.slow),
+        pytest.param("confluent", True, marks=pytest.mark.slow),
+    ],
+)
+def test_retriable_produce_errors_are_retried_and_written_once(client: str, idempotent: bool) -> None:
+    config = {"enable.idempotence": True} if idempotent else NOT_IDEMPOTENT
+
     def step(mock: Mock, module: Any) -> Any:
         topic = fresh_topic(mock, 1)
         mock.push_request_errors(PRODUCE.key, ec.NOT_LEADER_OR_FOLLOWER, ec.REQUEST_TIMED_OUT)
-        deliveries = produce(module, mock.bootstrap(), topic, VALUES, partition=lambda i: 0, config=NOT_IDEMPOTENT)
+        deliveries = produce(module, mock.bootstrap(), topic, VALUES, partition=lambda i: 0, config=config)
         return deliveries, read_back(mock.bootstrap(), topic, len(VALUES))
 
     deliveries, records = on_both(step, client)
