@@ -254,3 +254,13 @@ def test_a_pushed_transport_error_drops_the_connection_instead_of_answering() ->
     for _ in range(2):
         dispatcher.handle(1, 1, request, 0, lambda d, _: answers.append(d))
     assert answers[0] is None and answers[1] is not None
+
+
+def test_delete_records_moves_the_log_start_and_drops_whole_batches_before_it() -> None:
+    log = PartitionLog()
+    append(log, batch([b"a", b"b"]))
+    append(log, batch([b"c"]))
+    log.delete_before(1)
+    assert (log.log_start, len(log.batches)) == (1, 2)
+    log.delete_before(2)
+    assert (log.log_start, len(log.batches), log.end) == (2, 1, 3)

@@ -224,6 +224,11 @@ class MockCluster:
             self._check_broker(broker_id)
             self._world.faults.push_broker(broker_id, api_key, list(errors_rtts))
 
+    def error_stack_count(self, broker_id: int, api_key: int) -> int:
+        """How many errors pushed for ``broker_id`` and ``api_key`` are still to be served."""
+        with self._lock:
+            return self._world.faults.pending(broker_id, api_key)
+
     def clear_request_errors(self, api_key: int) -> None:
         with self._lock:
             self._world.faults.clear(api_key)

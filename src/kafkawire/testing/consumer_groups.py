@@ -8,7 +8,6 @@ once it holds no partition it must give up. Sans-IO.
 
 from __future__ import annotations
 
-import itertools
 import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -56,9 +55,10 @@ class ConsumerGroup:
 
 
 class ConsumerGroups:
+    """Every KIP-848 group of the cluster."""
+
     def __init__(self) -> None:
         self.groups: dict[str, ConsumerGroup] = {}
-        self._ids = itertools.count(1)
 
     def heartbeat(self, group: ConsumerGroup, body: Any, state: ClusterState, now_ms: int) -> dict[str, Any]:
         member_id = body.member_id

@@ -114,6 +114,17 @@ ECHOES: dict[int, tuple[Echo, ...]] = {
             (Echo("partitions", "partitions", (("partition_index", "partition_index"),)),),
         ),
     ),
+    13: (Echo("members", "members", (("member_id", "member_id"), ("group_instance_id", "group_instance_id"))),),
+    15: (Echo("groups", "groups", ((None, "group_id"),)),),
+    21: (
+        Echo(
+            "topics",
+            "topics",
+            (("name", "name"),),
+            (Echo("partitions", "partitions", (("partition_index", "partition_index"),)),),
+        ),
+    ),
+    37: (Echo("topics", "results", (("name", "name"),)),),
     32: (Echo("resources", "results", (("resource_type", "resource_type"), ("resource_name", "resource_name"))),),
 }
 

@@ -62,9 +62,6 @@ class FetchSessions:
         session.partitions.update(entries)
         return E.NONE, session, dict(session.partitions)
 
-    def close(self, session_id: int) -> None:
-        self._sessions.pop(session_id, None)
-
 
 def changed(session: Session | None, key: PartitionKey, answer: dict[str, Any], requested: bool) -> bool:
     """Should an incremental answer carry this partition? (A full one carries every partition.)"""

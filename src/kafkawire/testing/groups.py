@@ -81,8 +81,6 @@ class Groups:
 
     def join(self, group: Group, member_id: str, body: Any, client_id: str, now_ms: int) -> tuple[int, str]:
         """A member (re)joins; (error, its member id). The answer waits for the rebalance."""
-        if group.kind != "classic":
-            return E.INCONSISTENT_GROUP_PROTOCOL, member_id
         if group.members and body.protocol_type != group.protocol_type:
             return E.INCONSISTENT_GROUP_PROTOCOL, member_id
         protocols = [(p.name, bytes(p.metadata)) for p in body.protocols]

@@ -186,8 +186,30 @@ def list_offsets(world: World, req: Request) -> dict[str, Any]:
     return {"topics": topics}
 
 
+def delete_records(world: World, req: Request) -> dict[str, Any]:
+    topics = []
+    for t in req.body.topics:
+        parts = []
+        for p in t.partitions:
+            partition = world.state.partition(t.name, p.partition_index)
+            entry: dict[str, Any] = {"partition_index": p.partition_index, "low_watermark": -1, "error_code": E.NONE}
+            if partition is None:
+                entry["error_code"] = E.UNKNOWN_TOPIC_OR_PARTITION
+            elif partition.leader != req.broker_id:
+                entry["error_code"] = E.NOT_LEADER_OR_FOLLOWER
+            elif p.offset > partition.log.end:
+                entry["error_code"] = E.OFFSET_OUT_OF_RANGE
+            else:
+                partition.log.delete_before(partition.log.end if p.offset == LATEST else p.offset)
+                entry["low_watermark"] = partition.log.log_start
+            parts.append(entry)
+        topics.append({"name": t.name, "partitions": parts})
+    return {"topics": topics}
+
+
 HANDLERS: dict[int, tuple[Handler, int, int]] = {
     0: (produce, 3, 12),
     1: (fetch, 4, 16),
     2: (list_offsets, 1, 9),
+    21: (delete_records, 0, 2),
 }
