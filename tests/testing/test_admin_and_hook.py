@@ -42,6 +42,20 @@ def topic_calls(module: ModuleType, bootstrap: str) -> list[Any]:
     resource = admin_module.ConfigResource("topic", topic)
     configs = admin.describe_configs([resource])[resource].result(10)
     outcome.append((configs["retention.ms"].value, configs["cleanup.policy"].value))
+    change = admin_module.ConfigResource("topic", topic)
+    change.add_incremental_config(
+        admin_module.ConfigEntry("retention.ms", "2000", incremental_operation=admin_module.AlterConfigOpType.SET)
+    )
+    admin.incremental_alter_configs([change])[change].result(10)
+    outcome.append(admin.describe_configs([resource])[resource].result(10)["retention.ms"].value)
+    group = unique_name("gone")
+    moved = module.ConsumerGroupTopicPartitions(group, [module.TopicPartition(topic, 0, 1)])
+    admin.alter_consumer_group_offsets([moved])[group].result(10)
+    admin.delete_consumer_groups([group])[group].result(10)
+    try:
+        admin.delete_consumer_groups([group])[group].result(10)
+    except module.KafkaException as exc:
+        outcome.append(exc.args[0].code())
     admin.delete_topics([topic])[topic].result(10)
     outcome.append(topic in admin.list_topics(timeout=10).topics)
     if module is kafkawire:
@@ -50,8 +64,9 @@ def topic_calls(module: ModuleType, bootstrap: str) -> list[Any]:
 
 
 def test_admin_topic_calls_give_both_clients_the_same_answers() -> None:
-    """librdkafka's mock serves none of these (no CreateTopics, DeleteTopics, CreatePartitions or
-    DescribeConfigs): confluent-kafka's answers on kafkawire's mock are the reference."""
+    """librdkafka's mock serves none of these (no CreateTopics, DeleteTopics, CreatePartitions,
+    DescribeConfigs, IncrementalAlterConfigs or DeleteGroups): confluent-kafka's answers on kafkawire's
+    mock are the reference."""
     with kafkawire.testing.MockCluster(3) as cluster:
         outcomes = {name: topic_calls(module, cluster.bootstrap_servers()) for name, module in CLIENTS.items()}
     assert outcomes["confluent"] == [
@@ -59,6 +74,8 @@ def test_admin_topic_calls_give_both_clients_the_same_answers() -> None:
         confluent_kafka.KafkaError.TOPIC_ALREADY_EXISTS,
         [0, 1, 2, 3, 4],
         ("1000", "delete"),
+        "2000",
+        confluent_kafka.KafkaError.GROUP_ID_NOT_FOUND,
         False,
     ]
     assert outcomes["kafkawire"] == outcomes["confluent"]

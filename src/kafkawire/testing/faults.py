@@ -124,7 +124,10 @@ ECHOES: dict[int, tuple[Echo, ...]] = {
             (Echo("partitions", "partitions", (("partition_index", "partition_index"),)),),
         ),
     ),
+    33: (Echo("resources", "responses", (("resource_type", "resource_type"), ("resource_name", "resource_name"))),),
     37: (Echo("topics", "results", (("name", "name"),)),),
+    42: (Echo("groups_names", "results", ((None, "group_id"),)),),
+    44: (Echo("resources", "responses", (("resource_type", "resource_type"), ("resource_name", "resource_name"))),),
     32: (Echo("resources", "results", (("resource_type", "resource_type"), ("resource_name", "resource_name"))),),
 }
 

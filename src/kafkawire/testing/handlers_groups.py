@@ -243,6 +243,22 @@ def describe_groups(world: World, req: Request) -> dict[str, Any]:
     return {"groups": out}
 
 
+def delete_groups(world: World, req: Request) -> dict[str, Any]:
+    results = []
+    for group_id in req.body.groups_names:
+        error = coordinator_error(world, req, GROUP, group_id)
+        group = any_group(world, group_id)
+        if not error and group is None:
+            error = E.GROUP_ID_NOT_FOUND
+        elif not error and group is not None and group.members:
+            error = E.NON_EMPTY_GROUP
+        elif not error:
+            world.groups.groups.pop(group_id, None)
+            world.consumer_groups.groups.pop(group_id, None)
+        results.append({"group_id": group_id, "error_code": error})
+    return {"results": results}
+
+
 def consumer_group_heartbeat(world: World, req: Request) -> dict[str, Any]:
     body = req.body
     error = coordinator_error(world, req, GROUP, body.group_id)
@@ -271,5 +287,6 @@ HANDLERS: dict[int, tuple[Handler, int, int]] = {
     14: (sync_group, 0, 5),
     15: (describe_groups, 0, 5),
     16: (list_groups, 0, 5),
+    42: (delete_groups, 0, 2),
     68: (consumer_group_heartbeat, 0, 1),
 }

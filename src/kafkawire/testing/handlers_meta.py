@@ -163,6 +163,56 @@ def describe_configs(world: World, req: Request) -> dict[str, Any]:
     return {"results": results}
 
 
+def _set(configs: dict[str, str], name: str, value: str | None) -> None:
+    configs[name] = value or ""
+
+
+def _delete(configs: dict[str, str], name: str, value: str | None) -> None:
+    configs.pop(name, None)
+
+
+def _append(configs: dict[str, str], name: str, value: str | None) -> None:
+    items = [i for i in configs.get(name, "").split(",") if i]
+    configs[name] = ",".join(items + [v for v in (value or "").split(",") if v and v not in items])
+
+
+def _subtract(configs: dict[str, str], name: str, value: str | None) -> None:
+    gone = set((value or "").split(","))
+    configs[name] = ",".join(i for i in configs.get(name, "").split(",") if i and i not in gone)
+
+
+CONFIG_OPERATIONS = {0: _set, 1: _delete, 2: _append, 3: _subtract}  # IncrementalAlterConfigs' op codes
+INCREMENTAL_ALTER_CONFIGS_KEY = 44
+
+
+def alter_configs(world: World, req: Request) -> dict[str, Any]:
+    """AlterConfigs (the whole dynamic set replaced) and IncrementalAlterConfigs (key by key), on topics."""
+    incremental = req.api.key == INCREMENTAL_ALTER_CONFIGS_KEY
+    out = []
+    for r in req.body.resources:
+        entry: dict[str, Any] = {
+            "resource_type": r.resource_type,
+            "resource_name": r.resource_name,
+            "error_code": E.NONE,
+        }
+        topic = world.state.topic(r.resource_name) if r.resource_type == TOPIC_RESOURCE else None
+        operations = [CONFIG_OPERATIONS.get(c.config_operation if incremental else 0) for c in r.configs]
+        if r.resource_type != TOPIC_RESOURCE:
+            entry.update(error_code=E.INVALID_REQUEST, error_message="the mock cluster changes topic configs only")
+        elif topic is None:
+            entry["error_code"] = E.UNKNOWN_TOPIC_OR_PARTITION
+        elif None in operations:
+            entry["error_code"] = E.INVALID_REQUEST
+        elif not req.body.validate_only:
+            configs = dict(topic.configs) if incremental else {}
+            for c, operation in zip(r.configs, operations, strict=True):
+                assert operation is not None
+                operation(configs, c.name, c.value)
+            topic.configs = configs
+        out.append(entry)
+    return {"responses": out}
+
+
 def describe_cluster(world: World, req: Request) -> dict[str, Any]:
     state = world.state
     return {
@@ -177,6 +227,8 @@ HANDLERS: dict[int, tuple[Handler, int, int]] = {
     19: (create_topics, 2, 7),
     20: (delete_topics, 1, 6),
     32: (describe_configs, 1, 4),
+    33: (alter_configs, 0, 2),
+    44: (alter_configs, 0, 1),
     37: (create_partitions, 0, 3),
     60: (describe_cluster, 0, 1),
 }
