@@ -109,14 +109,14 @@ def consume_in_group(
             except Exception as exc:  # nothing consumed since the assignment: nothing to commit
                 if "NO_OFFSET" not in str(exc):
                     raise
-    committed: dict[int, int] = {}
+    for consumer in consumers:
+        consumer.close()
+    if topic.startswith("^"):  # a pattern: the values tell
+        return sorted(seen), {}
     probe = client.Consumer(client_config(client, bootstrap, **{"group.id": group}))
     partitions = probe.list_topics(topic, timeout=10).topics[topic].partitions
     tps = [client.TopicPartition(topic, p) for p in sorted(partitions)]
-    for consumer in consumers:
-        consumer.close()
-    for tp in probe.committed(tps, timeout=10):
-        committed[tp.partition] = tp.offset
+    committed = {tp.partition: tp.offset for tp in probe.committed(tps, timeout=10)}
     probe.close()
     return sorted(seen), committed
 

@@ -90,3 +90,20 @@ def test_offsets_sent_to_a_transaction_are_committed_with_it(client: str) -> Non
         topic = fresh_topic(mock, 2)
         produce(CLIENTS["confluent"], mock.bootstrap(), topic, VALUES[:6], partition=lambda i: i % 2)
         assert consume_transform_produce(CLIENTS[client], mock.bootstrap(), topic, 6) == {0: 3, 1: 3}
+
+
+@pytest.mark.parametrize("client", ["confluent", pytest.param("kafkawire", marks=pytest.mark.slow)])
+def test_a_kip848_regex_subscription_reads_the_matching_topics(client: str) -> None:
+    outcomes = {}
+    for kind in MOCKS:
+        with mock_cluster(kind) as mock:
+            prefix = fresh_topic(mock, 1)
+            for suffix, partitions in (("-a", 2), ("-b", 1)):
+                mock.create_topic(prefix + suffix, partitions)
+                produce(CLIENTS["confluent"], mock.bootstrap(), prefix + suffix, [suffix.encode()] * 2)
+            config = {"group.protocol": "consumer"}
+            outcomes[kind] = consume_in_group(
+                CLIENTS[client], mock.bootstrap(), f"^{prefix}-.*", 2, members=1, config=config
+            )[0]
+    assert outcomes["kafkawire"] == [b"-a", b"-b"]
+    assert outcomes["kafkawire"] == outcomes["librdkafka"]

@@ -164,7 +164,13 @@ def test_kip848_members_get_disjoint_partitions_once_the_owner_lets_go() -> None
 
     def beat(member: str, epoch: int, owned: list[int] | None) -> dict[str, Any]:
         tps = None if owned is None else [SimpleNamespace(topic_id=topic_id, partitions=owned)]
-        body = SimpleNamespace(member_id=member, member_epoch=epoch, subscribed_topic_names=["t"], topic_partitions=tps)
+        body = SimpleNamespace(
+            member_id=member,
+            member_epoch=epoch,
+            subscribed_topic_names=["t"],
+            subscribed_topic_regex=None,
+            topic_partitions=tps,
+        )
         return groups.heartbeat(group, body, state, 0)
 
     first = beat("a", 0, [])

@@ -8,6 +8,7 @@ once it holds no partition it must give up. Sans-IO.
 
 from __future__ import annotations
 
+import re
 import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -30,6 +31,7 @@ class ConsumerMember:
     member_id: str
     epoch: int = 0
     subscribed: list[str] = field(default_factory=list)
+    regex: str | None = None  # KIP-848 v1: topics matching it are subscribed too (re-matched as topics come)
     given: Owned = field(default_factory=set)  # what the last answer assigned
     reported: Owned = field(default_factory=set)  # what the member last said it owns
     last_seen_ms: int = 0
@@ -80,11 +82,11 @@ class ConsumerGroups:
         member.last_seen_ms = now_ms
         if body.topic_partitions is not None:
             member.reported = {(tp.topic_id, p) for tp in body.topic_partitions for p in tp.partitions}
-        subscribed = list(body.subscribed_topic_names) if body.subscribed_topic_names is not None else member.subscribed
-        if body.member_epoch == 0 or sorted(subscribed) != sorted(member.subscribed):
-            member.subscribed = subscribed
-            self._retarget(group, state)
-        elif self._target_of(group, state) != group.target:
+        if body.subscribed_topic_names is not None:
+            member.subscribed = list(body.subscribed_topic_names)
+        if body.subscribed_topic_regex is not None:
+            member.regex = body.subscribed_topic_regex or None
+        if body.member_epoch == 0 or self._target_of(group, state) != group.target:
             self._retarget(group, state)
         before = set(member.given)
         self._reconcile(group, member)
@@ -114,11 +116,12 @@ class ConsumerGroups:
 
     def _target_of(self, group: ConsumerGroup, state: ClusterState) -> dict[str, Owned]:
         target: dict[str, Owned] = {m: set() for m in group.members}
-        for name in sorted({t for m in group.members.values() for t in m.subscribed}):
+        topics = {m.member_id: _topics_of(m, state) for m in group.members.values()}
+        for name in sorted(set().union(*topics.values())):
             topic = state.topic(name)
             if topic is None:
                 continue
-            subscribers = sorted(m.member_id for m in group.members.values() if name in m.subscribed)
+            subscribers = sorted(member_id for member_id, names in topics.items() if name in names)
             for partition in topic.partitions:
                 target[subscribers[partition.index % len(subscribers)]].add((topic.topic_id, partition.index))
         return target
@@ -142,6 +145,16 @@ class ConsumerGroups:
         if member is None:
             return E.UNKNOWN_MEMBER_ID
         return E.NONE if epoch in (member.epoch, member.epoch - 1) else E.STALE_MEMBER_EPOCH
+
+
+def _topics_of(member: ConsumerMember, state: ClusterState) -> set[str]:
+    topics = set(member.subscribed)
+    if member.regex:
+        try:
+            topics |= {name for name in state.topics if re.fullmatch(member.regex, name)}
+        except re.error:
+            pass  # Kafka refuses such a regex (INVALID_REGULAR_EXPRESSION); here it matches nothing
+    return topics
 
 
 def _by_topic(owned: Owned) -> list[dict[str, Any]]:
