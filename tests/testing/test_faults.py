@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from kafkawire.protocol import error_codes as ec
-from kafkawire.protocol.apis import FIND_COORDINATOR, PRODUCE
+from kafkawire.protocol.apis import FETCH, FIND_COORDINATOR, PRODUCE
 
 from .mocks import CLIENTS, MOCKS, Mock, mock_cluster
 from .scenarios import consume_in_group, fresh_topic, produce, read_back
@@ -131,6 +131,19 @@ def test_a_group_finds_its_coordinator_after_errors(client: str) -> None:
         topic = fresh_topic(mock, 2)
         produce(CLIENTS["confluent"], mock.bootstrap(), topic, VALUES, partition=lambda i: i % 2)
         mock.push_request_errors(FIND_COORDINATOR.key, ec.COORDINATOR_NOT_AVAILABLE, ec.COORDINATOR_LOAD_IN_PROGRESS)
+        return consume_in_group(module, mock.bootstrap(), topic, len(VALUES), members=1)
+
+    values, committed = on_both(step, client)
+    assert values == sorted(VALUES)
+    assert committed == {0: 3, 1: 3}
+
+
+@pytest.mark.parametrize("client", ["confluent", pytest.param("kafkawire", marks=pytest.mark.slow)])
+def test_fetch_errors_are_retried_and_nothing_is_lost(client: str) -> None:
+    def step(mock: Mock, module: Any) -> Any:
+        topic = fresh_topic(mock, 2)
+        produce(CLIENTS["confluent"], mock.bootstrap(), topic, VALUES, partition=lambda i: i % 2)
+        mock.push_request_errors(FETCH.key, ec.NOT_LEADER_OR_FOLLOWER, ec.UNKNOWN_TOPIC_OR_PARTITION)
         return consume_in_group(module, mock.bootstrap(), topic, len(VALUES), members=1)
 
     values, committed = on_both(step, client)

@@ -13,6 +13,7 @@ import selectors
 import socket
 import threading
 import time
+import traceback
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -104,17 +105,23 @@ class Server:
         while not self._stopping:
             events = self.selector.select(self._timeout())
             with self.lock:
-                for key, mask in events:
-                    if key.fileobj is self._waker_r:
-                        self._drain_waker()
-                    elif isinstance(key.data, int):
-                        self._accept(key.data)
-                    else:
-                        self._serve(key.data, mask)
-                self._drop_down_brokers()
-                self.dispatcher.tick(now_ms())
-                for conn in list(self.connections.values()):
-                    self._flush(conn)
+                try:
+                    self._turn(events)
+                except Exception:  # a bug in the mock: reported by close(), the brokers keep serving
+                    self.dispatcher.failures.append(traceback.format_exc())
+
+    def _turn(self, events: list[tuple[selectors.SelectorKey, int]]) -> None:
+        for key, mask in events:
+            if key.fileobj is self._waker_r:
+                self._drain_waker()
+            elif isinstance(key.data, int):
+                self._accept(key.data)
+            else:
+                self._serve(key.data, mask)
+        self._drop_down_brokers()
+        self.dispatcher.tick(now_ms())
+        for conn in list(self.connections.values()):
+            self._flush(conn)
 
     def _timeout(self) -> float:
         wait = TICK_S
