@@ -10,7 +10,7 @@ from typing import Any
 
 from tests.harness.judge import LOGGER, consume_all, unique_name
 
-from .mocks import Mock
+from .mocks import CLIENTS, Mock
 
 Delivery = tuple[int | None, int | None, int | None]  # (error code or None, partition, offset)
 
@@ -174,3 +174,27 @@ def consume_transform_produce(client: ModuleType, bootstrap: str, source: str, c
     if client.__name__ == "kafkawire":
         producer.close()
     return committed
+
+
+def read_across_a_leader_move(client: ModuleType, mock: Mock, topic: str, values: list[bytes]) -> list[bytes]:
+    """An assigned reader reads the first half, the leader moves (1 -> 3), the second half is
+    written to the new leader; returns everything the reader got, in order."""
+    half = len(values) // 2
+    mock.partition_set_leader(topic, 0, 1)
+    produce(CLIENTS["confluent"], mock.bootstrap(), topic, values[:half], partition=lambda i: 0)
+    conf = {"group.id": unique_name("mover"), "enable.auto.commit": False}
+    consumer = client.Consumer(client_config(client, mock.bootstrap(), **conf))
+    consumer.assign([client.TopicPartition(topic, 0, 0)])
+    got: list[bytes] = []
+    moved = False
+    deadline = time.monotonic() + 30
+    while len(got) < len(values) and time.monotonic() < deadline:
+        if len(got) == half and not moved:
+            mock.partition_set_leader(topic, 0, 3)
+            moved = True
+            produce(CLIENTS["confluent"], mock.bootstrap(), topic, values[half:], partition=lambda i: 0)
+        message = consumer.poll(0.1)
+        if message is not None and message.error() is None:
+            got.append(message.value())
+    consumer.close()
+    return got

@@ -13,7 +13,7 @@ from kafkawire.protocol import error_codes as ec
 from kafkawire.protocol.apis import FETCH, FIND_COORDINATOR, PRODUCE
 
 from .mocks import CLIENTS, MOCKS, Mock, mock_cluster
-from .scenarios import consume_in_group, fresh_topic, produce, read_back
+from .scenarios import consume_in_group, fresh_topic, produce, read_across_a_leader_move, read_back
 
 pytestmark = pytest.mark.broker
 
@@ -149,3 +149,11 @@ def test_fetch_errors_are_retried_and_nothing_is_lost(client: str) -> None:
     values, committed = on_both(step, client)
     assert values == sorted(VALUES)
     assert committed == {0: 3, 1: 3}
+
+
+@pytest.mark.parametrize("client", [pytest.param("confluent", marks=pytest.mark.slow), "kafkawire"])
+def test_a_reader_follows_a_leader_move(client: str) -> None:
+    def step(mock: Mock, module: Any) -> Any:
+        return read_across_a_leader_move(module, mock, fresh_topic(mock, 1), VALUES)
+
+    assert on_both(step, client) == VALUES

@@ -244,7 +244,7 @@ def test_followers_report_their_own_watermarks_and_readers_with_a_rack_are_sent_
         return decode_response(FETCH, 11, frame[4:])[1].responses[0].partitions[0]
 
     redirected = fetch(1, "rack-a")
-    assert (redirected.preferred_read_replica, redirected.records) == (2, None)
+    assert (redirected.preferred_read_replica, bytes(redirected.records)) == (2, b"")
     from_follower = fetch(2, "rack-a")
     assert from_follower.high_watermark == 1
     assert [b.base_offset for b in decode_batches(from_follower.records)] == [0]

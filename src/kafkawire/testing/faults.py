@@ -159,6 +159,8 @@ def _stamp(fields: tuple[Field, ...], version: int, obj: dict[str, Any], code: i
             continue
         if fld.name in ERROR_FIELDS:
             obj[fld.name] = code
+        elif fld.type == "records":
+            obj.setdefault(fld.name, b"")  # empty, never null: as Kafka answers (librdkafka rejects null)
         elif isinstance(fld.type, Array) and isinstance(fld.type.of, tuple):
             for item in obj.get(fld.name, ()):
                 _stamp(fld.type.of, version, item, code)

@@ -126,7 +126,7 @@ def _topic_id(world: World, name: str) -> Any:
 def _read_partition(
     world: World, req: Request, name: str, index: int, entry: dict[str, Any], budget: int
 ) -> dict[str, Any]:
-    out: dict[str, Any] = {"partition_index": index, "error_code": E.NONE, "high_watermark": -1, "records": None}
+    out: dict[str, Any] = {"partition_index": index, "error_code": E.NONE, "high_watermark": -1, "records": b""}
     partition = world.state.partition(name, index)
     if partition is None:
         out["error_code"] = E.UNKNOWN_TOPIC_ID if req.version >= 13 else E.UNKNOWN_TOPIC_OR_PARTITION
