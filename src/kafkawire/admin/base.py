@@ -101,7 +101,11 @@ class AdminBase:
         self._client = Client(merged, logger=self._log) if _client is None else _client
         # Without bootstrap servers no request can ever leave, so a call's _TRANSPORT never means
         # "maybe carried out": every call asks again until its deadline (_TIMED_OUT), as librdkafka's.
-        self._nowhere = _client is None and not bootstrap_addresses(self._config["bootstrap.servers"])
+        self._nowhere = (
+            _client is None
+            and not bootstrap_addresses(self._config["bootstrap.servers"])
+            and not self._config["test.mock.num.brokers"]
+        )
         error_cb = self._config["error_cb"]
         if error_cb is not None:
             self._client.on_error = lambda error: self._reports.put(error_cb, (error,))

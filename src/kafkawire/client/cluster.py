@@ -8,6 +8,7 @@ code that already runs on the IO thread (the producer's sender).
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import logging
 from collections.abc import Callable, Mapping
@@ -58,10 +59,11 @@ class Client:
             Intervals.from_config(self.config),
         )  # fmt: skip
         self._resolver = Resolver(self.engine.call_soon)
+        self._mock = _start_mock_cluster(self.config)
+        bootstrap = self.config["bootstrap.servers"] if self._mock is None else self._mock.bootstrap_servers()
         # Bootstrap servers get negative ids, as in librdkafka, until metadata names the brokers.
         self._bootstrap = [
-            self._new_connection(-1 - i, host, port)
-            for i, (host, port) in enumerate(bootstrap_addresses(self.config["bootstrap.servers"]))
+            self._new_connection(-1 - i, host, port) for i, (host, port) in enumerate(bootstrap_addresses(bootstrap))
         ]
         if not self._bootstrap:
             (logger or log).warning(NO_BOOTSTRAP)
@@ -173,6 +175,8 @@ class Client:
         self._resolver.close()
         if self._owns_engine:
             self.engine.stop()
+        if self._mock is not None:
+            self._mock.close()
 
     def __enter__(self) -> Client:
         return self
@@ -353,3 +357,15 @@ def _resolver(fut: Future[Struct]) -> Callback:
             fut.set_result(body)
 
     return done
+
+
+def _start_mock_cluster(config: Mapping[str, Any]) -> Any:
+    """``test.mock.num.brokers``: a mock cluster of the client's own, as librdkafka starts one.
+    kafkawire.testing is an optional part the client never imports but here, by name, on demand."""
+    count = config["test.mock.num.brokers"]
+    if not count:
+        return None
+    cluster = importlib.import_module("kafkawire.testing").MockCluster(count)
+    if config["test.mock.broker.rtt"]:
+        cluster.broker_set_rtt(-1, config["test.mock.broker.rtt"])
+    return cluster
