@@ -1444,30 +1444,31 @@ lane_produce(Lane *self, PyObject *const *given)
 check:
     if (PyErr_Occurred()) goto fail;
 out:
+    if (0) {
+fail:
+        done = -1;
+    }
+    PyObject *exc_type, *exc_value, *exc_tb;
+    PyErr_Fetch(&exc_type, &exc_value, &exc_tb); /* the lock is let go whatever happened */
     got = PyObject_CallNoArgs(self->release);
-    Py_XDECREF(got);
     Py_XDECREF(stick);
     Py_XDECREF(batch);
     Py_XDECREF(msg);
     Py_XDECREF(enqueued);
     Py_XDECREF(part);
+    if (done < 0) {
+        Py_XDECREF(got);
+        PyErr_Restore(exc_type, exc_value, exc_tb);
+        return -1;
+    }
     if (got == NULL) return -1;
+    Py_DECREF(got);
     if (done == 2) {
         got = PyObject_CallNoArgs(self->wake);
         if (got == NULL) return -1;
         Py_DECREF(got);
     }
     return done > 0;
-fail:
-    done = -1;
-    got = PyObject_CallNoArgs(self->release);
-    Py_XDECREF(got);
-    Py_XDECREF(stick);
-    Py_XDECREF(batch);
-    Py_XDECREF(msg);
-    Py_XDECREF(enqueued);
-    Py_XDECREF(part);
-    return -1;
 }
 
 /* ProduceMethod(function): Producer.produce. A method descriptor whose call queues the record
