@@ -23,7 +23,7 @@ from typing import Any
 
 from ..client.cluster import Client
 from ..client.executor import CallbackExecutor
-from ..core.accumulator import Accumulator, Pending
+from ..core.accumulator import Accumulator, Pending, ProducerBatch
 from ..core.idempotence import Idempotence
 from ..core.partitioners import (
     BUILTIN_PARTITIONERS,
@@ -36,6 +36,7 @@ from ..core.partitioners import (
 from ..core.transactions import Call
 from ..errors import KafkaError, KafkaException
 from ..model import RecordMetadata
+from ..native import native
 from .config import ProducerConfig
 from .delivery import RECORD_OVERHEAD, Deliveries
 from .inputs import INT32_MAX, INT64_MAX, Prepared, check_fields, check_topic, to_bytes, to_headers
@@ -122,6 +123,32 @@ class ProducerEngine:
             self.txn.on_added = self.sender.wake
             # A fatal transaction error reaches error_cb too (once: the sender reports its own).
             self.txn.on_fatal = lambda error: None if self.sender.fatal is not None else self.deliveries.error(error)
+        # produce()'s common case in C (`kafkawire._native` ProduceLane): it reads and moves the
+        # state kept here (the buffer's counters, the open batches, the sticky partition, remembered
+        # keys) and leaves everything else to `accept`. Not for transactions (their state is checked
+        # per record) and not without the extension.
+        self.lane: Any = None
+        if native is not None and self.txn is None:
+            self.lane = native.ProduceLane(
+                vars(self),
+                vars(self.acc),
+                self._sticky.topics if self._keyless_sticky else None,
+                None if self._keyed is None else self._keyed.maps,
+                self._legal_topics,
+                self.client.metadata,
+                self.sender,
+                self.lock,
+                self._now,
+                conf.on_delivery,
+                ProducerBatch,
+                self._max_messages,
+                self._max_buffer_bytes,
+                self._max_record_bytes,
+                RECORD_OVERHEAD,
+                conf.batch_size,
+                conf.batch_num_messages,
+                conf.batch_size,
+            )
         # As librdkafka: the cluster is contacted at once (metadata, and the producer id when
         # idempotent), so the first record does not wait for it and an unreachable cluster is
         # reported through error_cb before anything is produced.
