@@ -129,5 +129,18 @@ class Acknowledgements:
         for tp in tps:
             self._in_flight.pop(tp, None)
 
+    def clear(self) -> None:
+        """Forget everything (the sessions are closing: the brokers release what was not acknowledged)."""
+        self._in_flight.clear()
+        self._pending.clear()
+
     def in_flight_count(self) -> int:
         return sum(len(offsets) for offsets in self._in_flight.values())
+
+
+class AcknowledgeType(enum.IntEnum):
+    """What the application tells the broker to do with a record (confluent-kafka's values)."""
+
+    ACCEPT = ACCEPT
+    RELEASE = RELEASE
+    REJECT = REJECT

@@ -70,6 +70,7 @@ class ShareSession:
         """The session part of the next ShareFetch: epoch, topics, forgotten_topics_data. ``acks``
         must be empty while the session is not open (the caller keeps them for the next one)."""
         assert self.is_open or not acks, "no acknowledgements on a session's opening request"
+        changed: dict[Key, list[dict[str, Any]]]
         if not self.is_open:
             changed = {k: [] for k in wanted}
             forgotten: set[Key] = set()
