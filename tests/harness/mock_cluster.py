@@ -40,6 +40,13 @@ _RD_KAFKA_PRODUCER = 0
 _RD_KAFKA_CONF_OK = 0
 _ERRSTR_SIZE = 512
 _LOOPBACK_HOSTS = ("127.0.0.1",)
+SHAREGROUP_SETTINGS = (
+    "auto_offset_reset",  # 0 latest (the mock's default), 1 earliest
+    "record_lock_duration",  # ms
+    "max_delivery_attempts",
+    "session_timeout",  # ms
+    "heartbeat_interval",  # ms
+)
 
 
 class MockClusterError(RuntimeError):
@@ -159,6 +166,10 @@ class _Lib:
             [ctypes.POINTER(_VoidP), _SizeT],
         )
         self.clear_requests = self._fn("rd_kafka_mock_clear_requests", None, [_VoidP])
+        # KIP-932 share group settings (librdkafka 2.15+): rd_kafka_mock_sharegroup_set_<name>(mcluster, int)
+        self.sharegroup_set = {
+            name: self._fn(f"rd_kafka_mock_sharegroup_set_{name}", None, [_VoidP, _Int]) for name in SHAREGROUP_SETTINGS
+        }
 
     def _fn(self, name: str, restype: Any, argtypes: list[Any]) -> Callable[..., Any]:
         function = getattr(self._dll, name)
@@ -421,6 +432,10 @@ class MockCluster:
 
     def clear_request_errors(self, api_key: int) -> None:
         self._lib.clear_request_errors(self._handle(), api_key)
+
+    def sharegroup_set(self, name: str, value: int) -> None:
+        """A share group setting of every group of the mock (one of SHAREGROUP_SETTINGS)."""
+        self._lib.sharegroup_set[name](self._handle(), value)
 
     # -- request tracking --------------------------------------------------
 

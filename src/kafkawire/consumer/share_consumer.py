@@ -218,14 +218,14 @@ class ShareConsumer:
             return
         with engine.lock:
             self._acks.before_commit()
-        closed = engine.commit(close=True)
+            pending = self._acks.take()
+            self._acks.clear()  # what was still in flight is released as the sessions close
+        closed = engine.commit(pending, close=True)
         if wait:
             try:
                 closed.result(self._request_timeout)
             except Exception:
                 pass
-        with engine.lock:
-            self._acks.clear()  # what was still in flight is released as the sessions close
         left = membership.leave(self._request_timeout)
         if wait:
             try:
@@ -324,8 +324,8 @@ class ShareConsumer:
             return None
         with engine.lock:
             self._acks.before_commit()
-            pending = self._acks.has_pending()
-        return engine.commit() if pending else None
+            pending = self._acks.take()
+        return engine.commit(pending) if pending else None
 
     def set_acknowledgement_commit_callback(self, callback: Any) -> None:
         """``callback(offsets, error)`` once a broker answered acknowledgements; None removes it."""

@@ -94,14 +94,14 @@ class ShareFetchEngine:
         kept = {(self._names.get(t), p) for t, parts in assignment.items() for p in parts}
         with self.lock:  # records of partitions taken away are released by the broker as it forgets them
             self._buffer = [m for m in self._buffer if (m._topic, m._partition) in kept]
-            self.acks.forget({self._tp(k) for s in self._sessions.values() for k in s.partitions} - kept)
         self._kick()
 
-    def commit(self, *, close: bool = False) -> Future[dict[TP, KafkaException | None]]:
-        """Send the pending acknowledgements (ShareAcknowledge per leader); resolves to each
-        partition's outcome. The caller settled the book (``before_commit``) under ``lock``."""
+    def commit(self, pending: dict[TP, dict[int, int]], *, close: bool = False) -> Future[dict[TP, KafkaException | None]]:
+        """Send acknowledgements the caller took from the book under ``lock`` (so no ShareFetch
+        carries them instead) in ShareAcknowledge requests, one per leader; resolves to each
+        partition's outcome."""
         done: Future[dict[TP, KafkaException | None]] = Future()
-        self.client.engine.call_soon(lambda: self._commit(done, close))
+        self.client.engine.call_soon(lambda: self._commit(done, pending, close))
         return done
 
     # --- IO thread ------------------------------------------------------------------------------
@@ -152,7 +152,7 @@ class ShareFetchEngine:
 
     def _fetch(self, node: int, keys: set[Key]) -> None:
         session = self._sessions.setdefault(node, ShareSession())
-        acks = self._take_acks(session, keys)
+        acks = self._take_acks(session, keys | session.partitions)  # forgotten ones' acks go first
         s = self.settings
         body = {
             "group_id": s.group_id,
@@ -207,8 +207,14 @@ class ShareFetchEngine:
                     gaps[tp] = missing
         self._report(acks, None)  # acknowledged partitions the answer did not mention
         with self.lock:
+            buffered = {(m._topic, m._partition, m._offset) for m in self._buffer}
+            messages = [
+                m for m in messages
+                if (m._topic, m._partition, m._offset) not in buffered
+                and not self.acks.holds((m._topic, m._partition), m._offset)  # type: ignore[arg-type]
+            ]  # fmt: skip
             for tp, offsets in gaps.items():
-                self.acks.gaps(tp, offsets)
+                self.acks.gaps(tp, [o for o in offsets if not self.acks.holds(tp, o)])
             self._buffer.extend(messages)
         if messages:
             self._on_ready()
@@ -217,11 +223,11 @@ class ShareFetchEngine:
         else:
             self._kick()
 
-    def _commit(self, done: Future[dict[TP, KafkaException | None]], close: bool) -> None:
+    def _commit(
+        self, done: Future[dict[TP, KafkaException | None]], pending: dict[TP, dict[int, int]], close: bool
+    ) -> None:
         if close:
             self._closed = True
-        with self.lock:
-            pending = self.acks.take()
         by_node: dict[int, dict[Key, dict[int, int]]] = {}
         results: dict[TP, KafkaException | None] = {}
         ids = {name: t for t, name in self._names.items()}

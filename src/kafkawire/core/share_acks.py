@@ -113,10 +113,10 @@ class Acknowledgements:
             if not offsets:
                 del self._in_flight[tp]
 
-    def has_pending(self, tps: Iterable[TP] | None = None) -> bool:
-        if tps is None:
-            return any(self._pending.values())
-        return any(self._pending.get(tp) for tp in tps)
+    def holds(self, tp: TP, offset: int) -> bool:
+        """The record is with the application or its acknowledgement not sent yet: an answer naming
+        it acquired again (a broker repeating what this member still holds) must not deliver it twice."""
+        return offset in self._in_flight.get(tp, ()) or offset in self._pending.get(tp, ())
 
     def take(self, tps: Iterable[TP] | None = None) -> dict[TP, dict[int, int]]:
         """Remove and return the pending acknowledgements (of ``tps``; all when None)."""

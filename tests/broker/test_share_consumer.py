@@ -1,0 +1,175 @@
+"""KIP-932 share groups on librdkafka's mock cluster, judged by confluent-kafka's ShareConsumer.
+
+Two members share one group and one topic of N records: every record is accepted exactly once
+across both and none is lost; RELEASE delivers a record again with a higher delivery count;
+REJECT never does; a member closing with records unacknowledged hands them to the other. Each
+scenario runs with two kafkawire members, two confluent-kafka members and one of each, and must
+end the same way.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+confluent_kafka = pytest.importorskip("confluent_kafka")
+if not hasattr(confluent_kafka, "ShareConsumer"):
+    pytest.skip("this confluent-kafka has no ShareConsumer", allow_module_level=True)
+
+import kafkawire  # noqa: E402
+from tests.harness.mock_cluster import MockCluster  # noqa: E402
+
+TOPIC = "shared"
+N = 60
+PARTITIONS = 3
+DEADLINE = 30.0
+KINDS = {"kafkawire": kafkawire, "confluent": confluent_kafka}
+PAIRS = [("kafkawire", "kafkawire"), ("confluent", "confluent"), ("kafkawire", "confluent")]
+_groups = itertools.count()
+
+Key = tuple[int, int]
+
+
+@pytest.fixture
+def cluster() -> Iterator[MockCluster]:
+    with MockCluster(3) as mock:
+        mock.create_topic(TOPIC, PARTITIONS, 1)
+        mock.sharegroup_set("auto_offset_reset", 1)  # earliest: the records are produced first
+        mock.sharegroup_set("heartbeat_interval", 200)
+        producer = confluent_kafka.Producer({"bootstrap.servers": mock.bootstraps})
+        for i in range(N):
+            producer.produce(TOPIC, value=b"%d" % i, partition=i % PARTITIONS)
+        assert producer.flush(10) == 0
+        yield mock
+
+
+def member(kind: str, cluster: MockCluster, group: str, mode: str = "explicit") -> Any:
+    conf = {"bootstrap.servers": cluster.bootstraps, "group.id": group, "share.acknowledgement.mode": mode}
+    consumer = KINDS[kind].ShareConsumer(conf)
+    consumer.subscribe([TOPIC])
+    return consumer
+
+
+def drain(
+    consumers: list[Any], decide: Callable[[Any, Any], int] | None, until: Callable[[list[list[Any]]], bool]
+) -> list[list[Any]]:
+    """Poll the members in turn until ``until(seen)``; ``decide(consumer, msg)`` acknowledges each
+    record (explicit mode; None: implicit) and each batch is committed. Each member's records."""
+    seen: list[list[Any]] = [[] for _ in consumers]
+    end = time.monotonic() + DEADLINE
+    while not until(seen) and time.monotonic() < end:
+        for i, consumer in enumerate(consumers):
+            batch = consumer.poll(0.2)
+            for msg in batch:
+                assert msg.error() is None, msg.error()
+                seen[i].append(msg)
+                if decide is not None:
+                    consumer.acknowledge(msg, decide(consumer, msg))
+            if len(batch):
+                consumer.commit_sync(10)
+    return seen
+
+
+def key(msg: Any) -> Key:
+    return (msg.partition(), msg.offset())
+
+
+def keys(seen: list[list[Any]]) -> list[Key]:
+    return [key(m) for s in seen for m in s]
+
+
+ALL = {(p, o) for p in range(PARTITIONS) for o in range(N // PARTITIONS)}
+
+
+def close_all(consumers: list[Any]) -> None:
+    for c in consumers:
+        c.close()
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids="+".join)
+def test_two_members_accept_every_record_exactly_once(cluster: MockCluster, pair: tuple[str, str]) -> None:
+    group = f"share-all-{next(_groups)}"
+    consumers = [member(kind, cluster, group, "implicit") for kind in pair]
+    accepted: list[Key] = []
+
+    def acked(offsets: dict[Any, set[int]], error: Any) -> None:
+        if error is None:  # a record whose acceptance the broker refused was not accepted
+            accepted.extend((tp.partition, o) for tp, o_set in offsets.items() for o in o_set)
+
+    for c in consumers:
+        c.set_acknowledgement_commit_callback(acked)
+    try:
+        drain(consumers, None, lambda _seen: len(set(accepted)) >= N)
+    finally:
+        close_all(consumers)
+    assert set(accepted) == ALL  # none lost
+    assert len(accepted) == N  # none accepted twice
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids="+".join)
+def test_release_redelivers_with_a_higher_delivery_count(cluster: MockCluster, pair: tuple[str, str]) -> None:
+    group = f"share-release-{next(_groups)}"
+    consumers = [member(kind, cluster, group) for kind in pair]
+    released: set[Key] = set()
+
+    def decide(_consumer: Any, msg: Any) -> int:
+        if msg.delivery_count() == 1 and msg.offset() % 2 == 0:
+            released.add(key(msg))
+            return int(KINDS["kafkawire"].AcknowledgeType.RELEASE)
+        return int(KINDS["kafkawire"].AcknowledgeType.ACCEPT)
+
+    def done(seen: list[list[Any]]) -> bool:
+        accepted = {key(m) for s in seen for m in s if not (m.delivery_count() == 1 and m.offset() % 2 == 0)}
+        return accepted >= ALL
+
+    try:
+        seen = drain(consumers, decide, done)
+    finally:
+        close_all(consumers)
+    counts: dict[Key, list[int]] = {}
+    for m in (m for s in seen for m in s):
+        counts.setdefault(key(m), []).append(m.delivery_count())
+    assert set(counts) == ALL and released == {k for k in ALL if k[1] % 2 == 0}
+    for k, deliveries in counts.items():
+        assert deliveries == ([1, 2] if k in released else [1]), (k, deliveries)
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids="+".join)
+def test_reject_is_never_redelivered(cluster: MockCluster, pair: tuple[str, str]) -> None:
+    group = f"share-reject-{next(_groups)}"
+    consumers = [member(kind, cluster, group) for kind in pair]
+
+    def decide(_consumer: Any, msg: Any) -> int:
+        kind = "REJECT" if msg.offset() % 3 == 0 else "ACCEPT"
+        return int(getattr(KINDS["kafkawire"].AcknowledgeType, kind))
+
+    try:
+        seen = drain(consumers, decide, lambda seen: len(set(keys(seen))) >= N)
+        settle = time.monotonic() + 1.0  # keep polling a while: a rejected record must not come back
+        more = drain(consumers, decide, lambda _seen: time.monotonic() > settle)
+    finally:
+        close_all(consumers)
+    assert set(keys(seen)) == ALL and len(keys(seen)) == N
+    assert keys(more) == []
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids="+".join)
+def test_closing_with_records_unacknowledged_hands_them_to_the_other(cluster: MockCluster, pair: tuple[str, str]) -> None:
+    group = f"share-close-{next(_groups)}"
+    first, second = (member(kind, cluster, group) for kind in pair)
+    try:
+        held = drain([first], None, lambda seen: bool(seen[0]))[0]
+        assert held, "the first member got nothing"
+        first.close()  # unacknowledged: the broker releases them to the group
+        accept = int(KINDS["kafkawire"].AcknowledgeType.ACCEPT)
+        seen = drain([second], lambda _c, _m: accept, lambda seen: len(set(keys(seen))) >= N)
+    finally:
+        close_all([first, second])
+    redelivered = {key(m): m.delivery_count() for m in seen[0] if key(m) in {key(h) for h in held}}
+    assert set(keys(seen)) == ALL
+    assert set(redelivered) == {key(h) for h in held}
+    assert all(count == 2 for count in redelivered.values())
