@@ -106,8 +106,10 @@ class ShareConsumer:
         self._log = DeferredLogger(client_logger(merged.get("logger"), log), self._executor.put)
         try:
             self._client = Client(opts, logger=cast(logging.Logger, self._log))
-        except (ValueError, OSError) as exc:
-            raise ValueError(f"Failed to create share consumer: {exc}") from None
+        except KafkaException as exc:
+            if exc.args[0].code() != KafkaError._INVALID_ARG:
+                raise
+            raise ValueError(f"Failed to create share consumer: {exc.args[0].str()}") from None
         self._finalizer = weakref.finalize(self, _shut, self._client, self._executor)
         self._built = True
         self._group_id = config.group_id
