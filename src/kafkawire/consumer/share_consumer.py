@@ -220,7 +220,7 @@ class ShareConsumer:
             return
         with engine.lock:
             self._acks.before_commit()
-            pending = self._acks.take()
+            pending = self._acks.take(until_sent=True)
             self._acks.clear()  # what was still in flight is released as the sessions close
         closed = engine.commit(pending, close=True)
         if wait:
@@ -326,7 +326,7 @@ class ShareConsumer:
             return None
         with engine.lock:
             self._acks.before_commit()
-            pending = self._acks.take()
+            pending = self._acks.take(until_sent=True)
         return engine.commit(pending) if pending else None
 
     def set_acknowledgement_commit_callback(self, callback: Any) -> None:

@@ -91,15 +91,12 @@ class ShareFetchEngine:
         """From the membership, on the IO thread: where to fetch from now."""
         self._assignment = assignment
         self._names = {info.topic_id: name for name, info in self.client.metadata.topics.items() if info.topic_id}
-        kept = {(self._names.get(t), p) for t, parts in assignment.items() for p in parts}
-        with self.lock:  # records of partitions taken away are released by the broker as it forgets them
-            self._buffer = [m for m in self._buffer if (m._topic, m._partition) in kept]
         self._kick()
 
     def commit(self, pending: dict[TP, dict[int, int]], *, close: bool = False) -> Future[dict[TP, KafkaException | None]]:
-        """Send acknowledgements the caller took from the book under ``lock`` (so no ShareFetch
-        carries them instead) in ShareAcknowledge requests, one per leader; resolves to each
-        partition's outcome."""
+        """Send acknowledgements the caller took from the book under ``lock`` with
+        ``take(until_sent=True)`` (so no ShareFetch carries them instead) in ShareAcknowledge
+        requests, one per leader; resolves to each partition's outcome."""
         done: Future[dict[TP, KafkaException | None]] = Future()
         self.client.engine.call_soon(lambda: self._commit(done, pending, close))
         return done
@@ -134,25 +131,39 @@ class ShareFetchEngine:
             if node in self._fetching:
                 continue
             keys = wanted.get(node, set())
+            session = self._sessions.get(node)
+            leaving = {self._tp(k) for k in session.leaving(keys)} if session is not None else set()
             with self.lock:
                 idle = not self._buffer
-            if (keys and idle) or (not keys and self._sessions[node].partitions):
+                # A partition taken away is forgotten once what this member acquired there is
+                # acknowledged (in that same request, ahead of the forgetting): its records are
+                # still this member's, and dropping them would spend one of their delivery attempts.
+                waiting = bool(leaving) and (
+                    bool(self.acks.unsettled(leaving)) or any((m._topic, m._partition) in leaving for m in self._buffer)
+                )
+            if waiting:
+                continue
+            if (keys and idle) or (not keys and session is not None and session.partitions):
                 self._fetch(node, keys)
 
     def _tp(self, key: Key) -> TP:
         return (self._names.get(key[0], ""), key[1])
 
-    def _take_acks(self, session: ShareSession, keys: set[Key]) -> dict[Key, dict[int, int]]:
-        if not session.is_open:
-            return {}
+    def _take_acks(self, session: ShareSession, keys: set[Key]) -> tuple[dict[Key, dict[int, int]], dict[TP, set[int]]]:
+        """The acknowledgements to send with a ShareFetch, and what this member holds there
+        besides: the broker lists those acquired again in its answer (librdkafka's mock does so in
+        every answer; an acknowledgement sent after this request is applied after it)."""
         by_tp = {self._tp(k): k for k in keys}
         with self.lock:
-            taken = self.acks.take(by_tp)
-        return {by_tp[tp]: types for tp, types in taken.items()}
+            taken = self.acks.take(by_tp) if session.is_open else {}
+            held = self.acks.held(by_tp)
+            for m in self._buffer:
+                held.setdefault((m._topic, m._partition), set()).add(m._offset)  # type: ignore[arg-type]
+        return {by_tp[tp]: types for tp, types in taken.items()}, held
 
     def _fetch(self, node: int, keys: set[Key]) -> None:
         session = self._sessions.setdefault(node, ShareSession())
-        acks = self._take_acks(session, keys | session.partitions)  # forgotten ones' acks go first
+        acks, held = self._take_acks(session, keys | session.partitions)  # forgotten ones' acks go first
         s = self.settings
         body = {
             "group_id": s.group_id,
@@ -168,7 +179,7 @@ class ShareFetchEngine:
 
         def answered(response: Struct | None, error: KafkaError | None) -> None:
             self._fetching.discard(node)
-            self._fetched(session, acks, response, error)
+            self._fetched(session, acks, held, response, error)
 
         timeout = s.max_wait_ms / 1000 + s.request_timeout
         self.client.request_io(SHARE_FETCH, body, answered, node=node, timeout=timeout)
@@ -178,7 +189,12 @@ class ShareFetchEngine:
             self._on_acked({self._tp(k): set(t) for k, t in acks.items()}, failure)
 
     def _fetched(
-        self, session: ShareSession, acks: dict[Key, dict[int, int]], response: Struct | None, error: KafkaError | None
+        self,
+        session: ShareSession,
+        acks: dict[Key, dict[int, int]],
+        held: dict[TP, set[int]],
+        response: Struct | None,
+        error: KafkaError | None,
     ) -> None:
         if self._closed:
             return
@@ -207,14 +223,15 @@ class ShareFetchEngine:
                     gaps[tp] = missing
         self._report(acks, None)  # acknowledged partitions the answer did not mention
         with self.lock:
-            buffered = {(m._topic, m._partition, m._offset) for m in self._buffer}
-            messages = [
-                m for m in messages
-                if (m._topic, m._partition, m._offset) not in buffered
-                and not self.acks.holds((m._topic, m._partition), m._offset)  # type: ignore[arg-type]
-            ]  # fmt: skip
+            for m in self._buffer:
+                held.setdefault((m._topic, m._partition), set()).add(m._offset)  # type: ignore[arg-type]
+
+            def new(tp: TP, offset: int) -> bool:  # not a repeat of what this member holds
+                return offset not in held.get(tp, ()) and not self.acks.holds(tp, offset)
+
+            messages = [m for m in messages if new((m._topic, m._partition), m._offset)]  # type: ignore[arg-type]
             for tp, offsets in gaps.items():
-                self.acks.gaps(tp, [o for o in offsets if not self.acks.holds(tp, o)])
+                self.acks.gaps(tp, [o for o in offsets if new(tp, o)])
             self._buffer.extend(messages)
         if messages:
             self._on_ready()
@@ -224,6 +241,16 @@ class ShareFetchEngine:
             self._kick()
 
     def _commit(
+        self, done: Future[dict[TP, KafkaException | None]], pending: dict[TP, dict[int, int]], close: bool
+    ) -> None:
+        try:
+            self._acknowledge(done, pending, close)
+        finally:  # on the connections now, ahead of any later ShareFetch
+            with self.lock:
+                self.acks.sent(pending)
+            self._kick()
+
+    def _acknowledge(
         self, done: Future[dict[TP, KafkaException | None]], pending: dict[TP, dict[int, int]], close: bool
     ) -> None:
         if close:

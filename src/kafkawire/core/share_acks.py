@@ -68,6 +68,7 @@ class Acknowledgements:
         self.mode = mode
         self._in_flight: dict[TP, dict[int, int | None]] = {}  # delivered by the last poll -> type chosen
         self._pending: dict[TP, dict[int, int]] = {}  # ready to send
+        self._sending: dict[TP, set[int]] = {}  # taken for a ShareAcknowledge not yet on its way
 
     def delivered(self, records: Iterable[tuple[TP, int]]) -> None:
         """The records a poll hands to the application."""
@@ -116,13 +117,42 @@ class Acknowledgements:
     def holds(self, tp: TP, offset: int) -> bool:
         """The record is with the application or its acknowledgement not sent yet: an answer naming
         it acquired again (a broker repeating what this member still holds) must not deliver it twice."""
-        return offset in self._in_flight.get(tp, ()) or offset in self._pending.get(tp, ())
+        return any(offset in book.get(tp, ()) for book in (self._in_flight, self._pending, self._sending))
 
-    def take(self, tps: Iterable[TP] | None = None) -> dict[TP, dict[int, int]]:
-        """Remove and return the pending acknowledgements (of ``tps``; all when None)."""
+    def held(self, tps: Iterable[TP]) -> dict[TP, set[int]]:
+        """`holds` for whole partitions, as a snapshot: what a ShareFetch leaving now will find
+        listed again in its answer even if its acknowledgement is sent before the answer comes."""
+        out: dict[TP, set[int]] = {}
+        for tp in tps:
+            offsets = set(self._in_flight.get(tp, ())) | set(self._pending.get(tp, ())) | self._sending.get(tp, set())
+            if offsets:
+                out[tp] = offsets
+        return out
+
+    def unsettled(self, tps: Iterable[TP]) -> set[TP]:
+        """Those of ``tps`` with records the application has not acknowledged yet, or whose
+        acknowledgements are taken but not on their way."""
+        return {tp for tp in tps if self._in_flight.get(tp) or self._sending.get(tp)}
+
+    def take(self, tps: Iterable[TP] | None = None, *, until_sent: bool = False) -> dict[TP, dict[int, int]]:
+        """Remove and return the pending acknowledgements (of ``tps``; all when None). ``until_sent``:
+        they are still held until `sent` (taken on one thread, sent from another: a ShareFetch
+        leaving in between is answered before they are applied)."""
         keys = list(self._pending) if tps is None else [tp for tp in tps if tp in self._pending]
-        out = {tp: self._pending.pop(tp) for tp in keys}
-        return {tp: types for tp, types in out.items() if types}
+        out = {tp: types for tp in keys if (types := self._pending.pop(tp))}
+        if until_sent:
+            for tp, types in out.items():
+                self._sending.setdefault(tp, set()).update(types)
+        return out
+
+    def sent(self, taken: dict[TP, dict[int, int]]) -> None:
+        """The request carrying what `take(until_sent=True)` returned is on its way."""
+        for tp, types in taken.items():
+            offsets = self._sending.get(tp)
+            if offsets is not None:
+                offsets.difference_update(types)
+                if not offsets:
+                    del self._sending[tp]
 
     def forget(self, tps: Iterable[TP]) -> None:
         """Partitions no longer assigned: their in-flight records can no longer be acknowledged."""
@@ -133,6 +163,7 @@ class Acknowledgements:
         """Forget everything (the sessions are closing: the brokers release what was not acknowledged)."""
         self._in_flight.clear()
         self._pending.clear()
+        self._sending.clear()
 
     def in_flight_count(self) -> int:
         return sum(len(offsets) for offsets in self._in_flight.values())

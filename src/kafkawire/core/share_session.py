@@ -66,6 +66,11 @@ class ShareSession:
         self.epoch = 1 if epoch >= _MAX_EPOCH else epoch + 1
         return epoch
 
+    def leaving(self, wanted: set[Key]) -> set[Key]:
+        """What the next ShareFetch with ``wanted`` forgets (the broker releases this member's
+        records there)."""
+        return self.partitions - wanted if self.is_open else set()
+
     def fetch(self, wanted: set[Key], acks: dict[Key, list[dict[str, Any]]]) -> dict[str, Any]:
         """The session part of the next ShareFetch: epoch, topics, forgotten_topics_data. ``acks``
         must be empty while the session is not open (the caller keeps them for the next one)."""

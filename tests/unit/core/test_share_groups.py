@@ -100,6 +100,33 @@ def test_gaps_are_pending_at_once() -> None:
     assert book.holds(TP, 4) and not book.holds(TP, 6) and book.take() == {TP: {4: GAP, 5: GAP}}
 
 
+def test_what_a_share_fetch_finds_held_includes_acks_taken_for_a_commit_until_they_are_sent() -> None:
+    """A ShareFetch that leaves before a commit's ShareAcknowledge is answered before the broker
+    applies it, so its answer lists those records acquired still: they must not count as new."""
+    other = ("t", 1)
+    book = Acknowledgements(IMPLICIT)
+    book.delivered([(TP, 0), (TP, 1), (other, 5)])
+    assert book.held([TP, other, ("t", 2)]) == {TP: {0, 1}, other: {5}}
+    assert book.unsettled([TP, ("t", 2)]) == {TP}
+    book.before_commit()
+    taken = book.take([TP], until_sent=True)
+    assert taken == {TP: {0: ACCEPT, 1: ACCEPT}} and book.holds(TP, 0) and book.held([TP]) == {TP: {0, 1}}
+    assert book.unsettled([TP]) == {TP}  # not on its way yet: forgetting the partition must wait
+    book.sent(taken)
+    assert not book.holds(TP, 0) and book.held([TP]) == {} and book.unsettled([TP]) == set()
+    fetched = book.take([other])  # a ShareFetch carries these itself: they are applied before it acquires
+    assert fetched == {other: {5: ACCEPT}} and book.held([other]) == {}
+
+
+def test_session_leaving_is_what_the_next_fetch_forgets() -> None:
+    s = ShareSession()
+    a, b = (T, 0), (T, 1)
+    s.fetch({a, b}, {})
+    assert s.leaving({a}) == {b} and s.leaving({a, b}) == set()
+    s.reset()
+    assert s.leaving(set()) == set()  # no session: nothing to forget
+
+
 def test_session_opens_then_sends_only_changes_and_acks() -> None:
     s = ShareSession()
     a, b = (T, 0), (T, 1)
