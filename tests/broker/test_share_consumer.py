@@ -50,7 +50,7 @@ def cluster() -> Iterator[tuple[MockCluster, Any]]:
         yield mock, producer
 
 
-def members(kinds: tuple[str, str], cluster: tuple[MockCluster, Any], group: str, mode: str = "explicit") -> list[Any]:
+def members(kinds: tuple[str, ...], cluster: tuple[MockCluster, Any], group: str, mode: str = "explicit") -> list[Any]:
     """The group's members, joined and assigned, then the topic's N records produced."""
     mock, producer = cluster
     consumers = []
@@ -191,3 +191,36 @@ def test_closing_with_records_unacknowledged_hands_them_to_the_other(cluster: tu
     assert set(keys(seen)) == ALL
     assert set(redelivered) == {key(h) for h in held}
     assert all(count == 2 for count in redelivered.values())
+
+
+
+def test_a_member_losing_partitions_delivers_what_it_acquired_there(cluster: tuple[MockCluster, Any]) -> None:
+    """kafkawire fetches ahead. A member holding records (some with its application, the rest
+    fetched ahead) while a second member joins and takes partitions from it hands them all to its
+    application and forgets those partitions only with their acknowledgements: no delivery attempt
+    is spent, every record comes once with delivery count 1."""
+    mock, _producer = cluster
+    group = f"share-handover-{next(_groups)}"
+    first = members(("kafkawire",), cluster, group)[0]
+    second = kafkawire.ShareConsumer(
+        {"bootstrap.servers": mock.bootstraps, "group.id": group, "share.acknowledgement.mode": "explicit"}
+    )
+    accept = int(kafkawire.AcknowledgeType.ACCEPT)
+    try:
+        held = drain([first], None, lambda seen: bool(seen[0]))[0]  # unacknowledged: no poll until they are
+        second.subscribe([TOPIC])
+        early: list[Any] = []
+        rounds = 0
+        end = time.monotonic() + DEADLINE
+        while rounds < SETTLE_ROUNDS and time.monotonic() < end:  # joined, and the assignments handed out
+            for msg in second.poll(0.2):
+                second.acknowledge(msg, accept)
+                early.append(msg)
+            rounds += len(mock.sharegroup_members(group)) == 2
+        for msg in held:
+            first.acknowledge(msg, accept)
+        seen = drain([first, second], lambda _c, _m: accept, lambda seen: len(held + early) + len(keys(seen)) >= N)
+    finally:
+        close_all([first, second])
+    got = [(key(m), m.delivery_count()) for m in held + early + seen[0] + seen[1]]
+    assert sorted(k for k, _ in got) == sorted(ALL) and {count for _, count in got} == {1}
