@@ -224,3 +224,28 @@ def test_a_member_losing_partitions_delivers_what_it_acquired_there(cluster: tup
         close_all([first, second])
     got = [(key(m), m.delivery_count()) for m in held + early + seen[0] + seen[1]]
     assert sorted(k for k, _ in got) == sorted(ALL) and {count for _, count in got} == {1}
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_implicit_mode_close_releases_the_last_poll(cluster: tuple[MockCluster, Any], kind: str) -> None:
+    """Implicit mode accepts a poll's records at the next poll or commit, not at close() (as
+    librdkafka's): the broker releases them, and a confluent-kafka member gets them again."""
+    mock, _producer = cluster
+    group = f"share-implicit-close-{next(_groups)}"
+    first = members((kind,), cluster, group, "implicit")[0]
+    held: list[Any] = []
+    end = time.monotonic() + DEADLINE
+    try:
+        while not held and time.monotonic() < end:  # no commit: that would accept them
+            held = list(first.poll(0.2))
+    finally:
+        first.close()
+    assert held, "the first member got nothing"
+    judge = confluent_kafka.ShareConsumer({"bootstrap.servers": mock.bootstraps, "group.id": group})
+    judge.subscribe([TOPIC])
+    try:
+        seen = drain([judge], None, lambda seen: len(keys(seen)) >= N)[0]
+    finally:
+        judge.close()
+    again = {key(m): m.delivery_count() for m in seen}
+    assert set(again) == ALL and all(again[key(m)] == 2 for m in held)

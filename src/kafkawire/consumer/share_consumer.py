@@ -208,7 +208,7 @@ class ShareConsumer:
         membership.start()
 
     def unsubscribe(self) -> None:
-        """Acknowledge what is pending, close the share sessions and leave the group."""
+        """Send the acknowledgements made, close the share sessions and leave the group (as close())."""
         with self._call():
             self._stop(wait=False)
 
@@ -219,7 +219,7 @@ class ShareConsumer:
         if engine is None or membership is None:
             return
         with engine.lock:
-            self._acks.before_commit()
+            self._acks.before_close()
             pending = self._acks.take(until_sent=True)
             self._acks.clear()  # what was still in flight is released as the sessions close
         closed = engine.commit(pending, close=True)
@@ -345,8 +345,9 @@ class ShareConsumer:
     # --- the end --------------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Acknowledge what is pending, close the share sessions (the brokers release what this
-        member still holds), leave the group and stop; a second close() does nothing."""
+        """Send the acknowledgements made (implicit mode: not the last poll's records, as
+        librdkafka's), close the share sessions (the brokers release what this member still
+        holds), leave the group and stop; a second close() does nothing."""
         if self._closed or not getattr(self, "_built", False):
             return
         with self._call():

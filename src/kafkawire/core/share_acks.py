@@ -2,9 +2,9 @@
 
 Records handed to the application by a poll are *in flight* until acknowledged: ACCEPT (done),
 RELEASE (deliver again, maybe elsewhere, with a higher delivery count) or REJECT (never again).
-In implicit mode the whole previous poll is accepted at the next poll or commit; in explicit mode
-the application acknowledges each record, must have acknowledged all of them before its next poll,
-and a commit sends only what it acknowledged. Acquired offsets that hold no record the application
+In implicit mode the whole previous poll is accepted at the next poll or commit (not at close:
+the broker releases it then); in explicit mode the application acknowledges each record, must have
+acknowledged all of them before its next poll, and a commit sends only what it acknowledged. Acquired offsets that hold no record the application
 can see (compacted away, control records) are acknowledged as GAP as soon as they arrive.
 Acknowledgements wait here, *pending*, until the IO side takes them for a ShareFetch or a
 ShareAcknowledge to the partition's leader, encoded as batches of consecutive offsets with one type.
@@ -103,11 +103,17 @@ class Acknowledgements:
         """Make what is acknowledged pending (implicit mode: every in-flight record, as ACCEPT)."""
         self._settle()
 
-    def _settle(self) -> None:
+    def before_close(self) -> None:
+        """Make pending only what the application acknowledged itself: as librdkafka's, closing
+        (or unsubscribing) accepts nothing implicitly; the broker releases the last poll's records
+        to the group as the sessions close."""
+        self._settle(implicit=False)
+
+    def _settle(self, implicit: bool = True) -> None:
         for tp, offsets in list(self._in_flight.items()):
             pending = self._pending.setdefault(tp, {})
             for offset, kind in list(offsets.items()):
-                if kind is None and self.mode == EXPLICIT:
+                if kind is None and (self.mode == EXPLICIT or not implicit):
                     continue
                 pending[offset] = ACCEPT if kind is None else kind
                 del offsets[offset]

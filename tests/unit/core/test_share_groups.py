@@ -94,6 +94,17 @@ def test_explicit_mode_needs_every_record_acknowledged_before_the_next_poll() ->
     assert book.take([TP]) == {TP: {1: REJECT}}
 
 
+@pytest.mark.parametrize("mode", ["implicit", "explicit"])
+def test_closing_sends_only_what_the_application_acknowledged(mode: str) -> None:
+    book = Acknowledgements(mode)
+    book.delivered([(TP, 0), (TP, 1)])
+    if mode == "explicit":
+        assert book.acknowledge(TP, 1, REJECT) is None
+    book.before_close()
+    assert book.take() == ({} if mode == "implicit" else {TP: {1: REJECT}})
+    assert book.in_flight_count() == (2 if mode == "implicit" else 1)  # left for the broker to release
+
+
 def test_gaps_are_pending_at_once() -> None:
     book = Acknowledgements(IMPLICIT)
     book.gaps(TP, [4, 5])
