@@ -12,6 +12,7 @@ assignments: a member losing partitions while it holds records there is a differ
 from __future__ import annotations
 
 import itertools
+import json
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -249,3 +250,26 @@ def test_implicit_mode_close_releases_the_last_poll(cluster: tuple[MockCluster, 
         judge.close()
     again = {key(m): m.delivery_count() for m in seen}
     assert set(again) == ALL and all(again[key(m)] == 2 for m in held)
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_stats_cb_is_served_by_poll(cluster: tuple[MockCluster, Any], kind: str) -> None:
+    """statistics.interval.ms / stats_cb on the share consumer: librdkafka's statistics JSON."""
+    mock, _producer = cluster
+    docs: list[dict[str, Any]] = []
+    conf = {
+        "bootstrap.servers": mock.bootstraps,
+        "group.id": f"share-stats-{next(_groups)}",
+        "statistics.interval.ms": 100,
+        "stats_cb": lambda doc: docs.append(json.loads(doc)),
+    }
+    consumer = KINDS[kind].ShareConsumer(conf)
+    consumer.subscribe([TOPIC])
+    try:
+        end = time.monotonic() + DEADLINE
+        while len(docs) < 3 and time.monotonic() < end:
+            consumer.poll(0.2)
+    finally:
+        consumer.close()
+    assert docs and all(doc["type"] == "consumer" for doc in docs)
+    assert any(broker["nodeid"] >= 0 and broker["tx"] for broker in docs[-1]["brokers"].values())

@@ -33,6 +33,7 @@ from ..model import Message, TopicPartition
 from .config import parse_consumer_config
 from .share_engine import ShareFetchEngine, ShareFetchSettings
 from .share_member import ShareMembership
+from .stats import ConsumerStatistics
 
 log = logging.getLogger("kafkawire.share_consumer")
 
@@ -131,6 +132,10 @@ class ShareConsumer:
         self._topics: list[str] = []
         self._membership: ShareMembership | None = None
         self._engine: ShareFetchEngine | None = None
+        stats_cb, stats_interval = opts["stats_cb"], opts["statistics.interval.ms"] / 1000
+        self._stats_cb = stats_cb if stats_cb is not None and stats_interval > 0 else None
+        self._stats_interval = stats_interval
+        self._stats: ConsumerStatistics | None = None  # while subscribed: the engine is what it reads
         self._owner: int | None = None  # the thread inside a call
         self._depth = 0
         self._guard = threading.Lock()
@@ -205,6 +210,10 @@ class ShareConsumer:
             engine.assign, error_cb if error_cb is not None else (lambda _e: None),
         )  # fmt: skip
         self._engine, self._membership = engine, membership
+        if self._stats_cb is not None:
+            self._stats = ConsumerStatistics(
+                self._client, engine, executor, self._stats_cb, self._stats_interval, engine.assigned_count
+            )
         membership.start()
 
     def unsubscribe(self) -> None:
@@ -213,9 +222,11 @@ class ShareConsumer:
             self._stop(wait=False)
 
     def _stop(self, wait: bool) -> None:
-        engine, membership = self._engine, self._membership
-        self._engine = self._membership = None
+        engine, membership, stats = self._engine, self._membership, self._stats
+        self._engine = self._membership = self._stats = None
         self._topics = []
+        if stats is not None:
+            stats.stop()
         if engine is None or membership is None:
             return
         with engine.lock:

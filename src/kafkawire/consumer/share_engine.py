@@ -84,6 +84,20 @@ class ShareFetchEngine:
             self.wake()
         return out
 
+    def buffered_bytes(self) -> int:
+        """Keys and values of the records fetched and not yet polled (statistics' fetchq_size)."""
+        with self.lock:
+            return sum(len(m._key or b"") + len(m._value or b"") for m in self._buffer)
+
+    def session_stats(self) -> dict[str, int]:
+        """Share sessions for statistics: ShareFetches that opened one, incremental ones, resets, open."""
+        sessions = list(self._sessions.values())
+        totals = {name: sum(getattr(s, name) for s in sessions) for name in ("full", "incremental", "resets")}
+        return {**totals, "open": sum(1 for s in sessions if s.is_open)}
+
+    def assigned_count(self) -> int:
+        return sum(len(parts) for parts in self._assignment.values())
+
     def wake(self) -> None:
         self.client.engine.call_soon(self._kick)
 

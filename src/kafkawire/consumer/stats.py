@@ -6,20 +6,27 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from ..client.cluster import Client
 from ..client.executor import CallbackExecutor
 from ..client.stats import brokers_snapshot
 from ..io.engine import Timer
-from .fetch_engine import FetchEngine
+
+
+class Fetching(Protocol):
+    """What the statistics read of a fetch engine (the consumer's, or the share consumer's)."""
+
+    def buffered_bytes(self) -> int: ...
+
+    def session_stats(self) -> dict[str, int]: ...
 
 
 class ConsumerStatistics:
     def __init__(
         self,
         client: Client,
-        fetch: FetchEngine,
+        fetch: Fetching,
         executor: CallbackExecutor,
         stats_cb: Callable[[str], Any],
         interval: float,

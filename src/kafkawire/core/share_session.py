@@ -56,6 +56,9 @@ class ShareSession:
     def __init__(self) -> None:
         self.epoch = OPEN_EPOCH
         self.partitions: set[Key] = set()  # what the broker's session holds
+        self.full = 0  # requests that opened the session (statistics)
+        self.incremental = 0
+        self.resets = 0  # sessions started over after an error
 
     @property
     def is_open(self) -> bool:
@@ -77,9 +80,11 @@ class ShareSession:
         assert self.is_open or not acks, "no acknowledgements on a session's opening request"
         changed: dict[Key, list[dict[str, Any]]]
         if not self.is_open:
+            self.full += 1
             changed = {k: [] for k in wanted}
             forgotten: set[Key] = set()
         else:
+            self.incremental += 1
             changed = {k: [] for k in wanted - self.partitions}
             forgotten = self.partitions - wanted
         for key, batches in acks.items():
@@ -100,9 +105,14 @@ class ShareSession:
             return None
         epoch = CLOSE_EPOCH if close else self._advance()
         if close:
-            self.reset()
+            self._clear()
         return {"share_session_epoch": epoch, "topics": topics_body(acks)}
 
     def reset(self) -> None:
+        """After a session-level error: the next ShareFetch opens a new session."""
+        self.resets += 1
+        self._clear()
+
+    def _clear(self) -> None:
         self.epoch = OPEN_EPOCH
         self.partitions = set()
