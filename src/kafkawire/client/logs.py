@@ -42,3 +42,35 @@ def client_logger(given: Any, default: logging.Logger) -> Any:
 def log_init(logger: Any, kind: str, client_id: str) -> None:
     """The DEBUG line every client writes once it is built (librdkafka's "INIT" line)."""
     logger.debug("INIT [%s#%s] kafkawire %s initialized", client_id, kind, __version__)
+
+
+class DeferredLogger:
+    """A logger whose records wait on a client's callback queue until the application serves it
+    (the share consumer's: its log lines surface from poll(), a commit or close(), as librdkafka's
+    share consumer forwards its log queue to the one those calls drain). ``put(fn, args)`` queues."""
+
+    def __init__(self, target: Any, put: Any) -> None:
+        self.target = target
+        self.name = getattr(target, "name", "kafkawire")
+        self._put = put
+
+    def log(self, level: int, msg: str, *args: Any, **kwargs: Any) -> None:
+        self._put(lambda: self.target.log(level, msg, *args, **kwargs), ())
+
+    def debug(self, msg: str, *args: Any, **kwargs: Any) -> None:
+        self.log(logging.DEBUG, msg, *args, **kwargs)
+
+    def info(self, msg: str, *args: Any, **kwargs: Any) -> None:
+        self.log(logging.INFO, msg, *args, **kwargs)
+
+    def warning(self, msg: str, *args: Any, **kwargs: Any) -> None:
+        self.log(logging.WARNING, msg, *args, **kwargs)
+
+    def error(self, msg: str, *args: Any, **kwargs: Any) -> None:
+        self.log(logging.ERROR, msg, *args, **kwargs)
+
+    def exception(self, msg: str, *args: Any, **kwargs: Any) -> None:
+        self.log(logging.ERROR, msg, *args, exc_info=True, **kwargs)
+
+    def isEnabledFor(self, level: int) -> bool:
+        return bool(self.target.isEnabledFor(level))
