@@ -7,7 +7,7 @@ is checked here (a Logger, an adapter or a Handler) and used by the client.
 
 from __future__ import annotations
 
-from ..client.options import CALLBACK_OPTIONS, LOGGER_OPTION, NOOP_OPTIONS
+from ..client.options import CALLBACK_OPTIONS, DEBUG_OPTION, LOGGER_OPTION, NOOP_OPTIONS
 from ..config import CONNECTION_OPTIONS, RETRY_BACKOFF_OPTIONS, Option, option_index
 
 ADMIN_OPTIONS: tuple[Option, ...] = (
@@ -16,6 +16,7 @@ ADMIN_OPTIONS: tuple[Option, ...] = (
     # Callbacks, served by poll(): every broker connection down; a broker's throttle time; statistics.
     *CALLBACK_OPTIONS,
     LOGGER_OPTION,  # a Logger (or adapter) or a Handler: where the admin client logs
+    DEBUG_OPTION,
     *NOOP_OPTIONS,
 )
 

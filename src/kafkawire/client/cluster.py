@@ -20,6 +20,7 @@ from ..config import CONNECTION_OPTIONS, NO_BOOTSTRAP, RETRY_BACKOFF_OPTIONS, bo
 from ..core.cluster_health import ClusterHealth
 from ..core.metadata import ClusterMetadata
 from ..core.metadata_refresh import Intervals
+from ..debug import APP, OFF, Debug, broker_name
 from ..errors import KafkaError, KafkaException
 from ..io.broker import Body, BrokerConnection, Callback, State
 from ..io.connection_settings import ConnectionSettings
@@ -45,10 +46,16 @@ def throttle_event(metadata: ClusterMetadata, node: int | None, throttle_ms: int
 
 class Client:
     def __init__(
-        self, conf: Mapping[str, Any], *, engine: Engine | None = None, logger: logging.Logger | None = None
+        self,
+        conf: Mapping[str, Any],
+        *,
+        engine: Engine | None = None,
+        logger: logging.Logger | None = None,
+        debug: Debug = OFF,
     ) -> None:
         self.config = parse_config(conf, (*CONNECTION_OPTIONS, *RETRY_BACKOFF_OPTIONS), ignore_unknown=True)
-        self.settings = ConnectionSettings.from_config(self.config)
+        self.debug = debug  # the client's diagnostics, for every part built on it (kafkawire.debug)
+        self.settings = ConnectionSettings.from_config(self.config, debug)
         self._transport = self.settings.transport()
         self.engine = engine or Engine()
         self._owns_engine = engine is None
@@ -56,7 +63,7 @@ class Client:
         # Every part of the client asks this one owner for metadata (client/metadata_owner.py).
         self.metadata_refresh = MetadataOwner(
             self.engine, self._send_metadata, self._fold_metadata, lambda: self.metadata.topics,
-            Intervals.from_config(self.config),
+            Intervals.from_config(self.config), debug,
         )  # fmt: skip
         self._resolver = Resolver(self.engine.call_soon)
         self._mock = _start_mock_cluster(self.config)
@@ -163,6 +170,8 @@ class Client:
         if self._closed:
             return
         self._closed = True
+        if self.debug.generic:
+            self.debug.log("generic", "DESTROY", APP, "Terminating instance (%d connection(s))", len(self.connections()))
 
         def shut() -> None:
             self.metadata_refresh.close()
@@ -278,6 +287,11 @@ class Client:
             resolver=self._resolver,
             transport=self._transport,
         )
+
+    def broker_name(self, node_id: int) -> str:
+        """Broker ``node_id`` as diagnostics name it (`kafkawire.debug.broker_name`)."""
+        broker = self.metadata.brokers.get(node_id)
+        return str(node_id) if broker is None else broker_name(broker.host, broker.port, node_id)
 
     def connections(self) -> list[BrokerConnection]:
         """Every broker connection (bootstrap ones and coordinator lanes included)."""

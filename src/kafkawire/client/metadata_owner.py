@@ -16,6 +16,7 @@ from typing import Any
 
 from ..core.metadata import request_body
 from ..core.metadata_refresh import Intervals, Pace, RefreshSchedule, Request
+from ..debug import MAIN, OFF, Debug
 from ..errors import KafkaError
 from ..io.broker import Body, Callback
 from ..io.engine import Timer, guarded
@@ -29,9 +30,16 @@ Fold = Callable[[Struct, bool], None]
 
 class MetadataOwner:
     def __init__(
-        self, timers: Timers, send: Send, fold: Fold, known: Callable[[], Iterable[str]], intervals: Intervals
+        self,
+        timers: Timers,
+        send: Send,
+        fold: Fold,
+        known: Callable[[], Iterable[str]],
+        intervals: Intervals,
+        debug: Debug = OFF,
     ) -> None:
         self._timers = timers
+        self._debug = debug
         self._send = send
         self._fold = fold
         self._known = known
@@ -119,6 +127,8 @@ class MetadataOwner:
 
         def done(response: Struct | None, error: KafkaError | None) -> None:
             ok = response is not None and error is None
+            if self._debug.metadata:
+                _answer_lines(self._debug, response, error)
             if ok:
                 assert response is not None
                 self._fold(response, topics is None)
@@ -131,4 +141,28 @@ class MetadataOwner:
                 self._ask_periodic()
             self._pump_soon()
 
+        if self._debug.metadata:
+            what = "all topics" if topics is None else f"{len(topics)} topic(s)" if topics else "brokers only"
+            self._debug.log("metadata", "METADATA", MAIN, "Request metadata for %s (%s)", what, request.pace.name.lower())
         self._send(body, done, request.timeout)
+
+
+def _answer_lines(debug: Debug, response: Struct | None, error: KafkaError | None) -> None:
+    """The ``metadata`` context's summary of an answer: brokers, then each topic's partitions and leaders."""
+    if response is None or error is not None:
+        debug.log("metadata", "METADATA", MAIN, "Metadata request failed: %s", error.str() if error else "no answer")
+        return
+    debug.log(
+        "metadata", "METADATA", MAIN, "Received metadata: %d brokers, %d topics (ClusterId %s, ControllerId %d)",
+        len(response.brokers), len(response.topics), response.get("cluster_id"), response.get("controller_id", -1),
+    )  # fmt: skip
+    for b in response.brokers:
+        debug.log("metadata", "METADATA", MAIN, "  Broker %s:%d NodeId %d", b.host, b.port, b.node_id)
+    for t in response.topics:
+        problem = f": {KafkaError(t.error_code).str()}" if t.error_code else ""
+        debug.log("metadata", "METADATA", MAIN, "  Topic %s with %d partitions%s", t.name, len(t.partitions), problem)
+        for p in t.partitions:
+            debug.log(
+                "metadata", "METADATA", MAIN, "    Topic %s [%d] Leader %d Epoch %d%s", t.name, p.partition_index,
+                p.leader_id, p.get("leader_epoch", -1), f": {KafkaError(p.error_code).str()}" if p.error_code else "",
+            )  # fmt: skip

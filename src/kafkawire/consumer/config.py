@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from ..client.options import (
     CALLBACK_OPTIONS,
     CONSUMER,
+    DEBUG_OPTION,
     LOGGER_OPTION,
     NOOP_OPTIONS,
     foreign_keys,
@@ -65,6 +66,7 @@ CONSUMER_OPTIONS: tuple[Option, ...] = (
     *CONNECTION_OPTIONS,
     *NOOP_OPTIONS,
     LOGGER_OPTION,
+    DEBUG_OPTION,
     Option("group.id", "str", None, validate=_group_id),
     Option("group.instance.id", "str", None, validate=_group_id),
     Option("group.protocol", "enum", "classic", choices=("classic", "consumer")),

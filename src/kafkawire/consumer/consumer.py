@@ -48,7 +48,7 @@ class Consumer:
         if executor is None:
             executor = CallbackExecutor(background=False, name="kafkawire-consumer", owner="consumer")
         self._engine = ConsumerEngine(config, logger, executor, self)
-        log_init(logger, "consumer", config.options["client.id"])
+        log_init(self._engine.client.debug, merged)
 
     def _open(self) -> ConsumerEngine:
         engine = self._engine

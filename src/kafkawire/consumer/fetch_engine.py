@@ -38,6 +38,7 @@ from ..protocol.apis import FETCH
 from ..protocol.codec import Struct
 from ..protocol.primitives import DecodeError
 from ..records import RecordBatch
+from . import diagnostics
 from .config import EngineConfig, limits_of
 from .decode import batches_of, messages_of, offset_at
 
@@ -75,6 +76,7 @@ class FetchEngine:
         self._scheduled = False
         self._timer: Timer | None = None
         self._closed = False
+        self._debug = client.debug
 
     # --- the application's thread -------------------------------------------------------------
 
@@ -340,9 +342,13 @@ class FetchEngine:
 
     def _on_lookup(self, op: Operation[Any], keys: list[tuple[TopicPartitionKey, int]], offset_of: Callable[[Any], int]) -> None:
         generations = dict(keys)
+        if self._debug.fetch:
+            diagnostics.lookup(self._debug, op.api.name, keys)
 
         def done(key: TopicPartitionKey, fut: Future[Any]) -> None:
             error = error_of(fut)
+            if self._debug.fetch:
+                diagnostics.resolved(self._debug, key, None if error else offset_of(fut.result()), error)
             with self._lock:
                 if error is None:
                     self._table.resolved(key, generations[key], offset_of(fut.result()))
@@ -371,6 +377,9 @@ class FetchEngine:
 
         def body(version: int) -> dict[str, Any]:
             sent.append(session.request([(p.key, offset, size) for p, _g, offset, size in wanted], version))
+            if self._debug.fetch:
+                kind = "incremental session" if sent[-1].incremental else "full request"
+                diagnostics.fetch_sent(self._debug, self.client.broker_name(node), wanted, kind)
             return {
                 "max_wait_ms": self._wait_ms,
                 "min_bytes": self._min_bytes,
@@ -432,6 +441,8 @@ class FetchEngine:
                         preferred_replica=-1 if data is None else data.get("preferred_read_replica", -1),
                         node=node,
                     )
+                if self._debug.fetch:
+                    diagnostics.fetch_answer(self._debug, self.client.broker_name(node), part, offset, verdict, data)
                 if verdict is FetchVerdict.REFETCH_FULL:
                     continue
                 if verdict in FAILURES:
@@ -439,6 +450,8 @@ class FetchEngine:
                         self.client.metadata.forget_leader(*part.key)
                     err = error if error is not None else _partition_error(part.key, offset, data.error_code, batches)
                     new = table.failed(part, err, now, report=verdict is FetchVerdict.REPORT) or new
+                    if self._debug.fetch:
+                        diagnostics.backoff(self._debug, part, now, err)
                     stale = stale or verdict in REFRESHES
                     continue
                 if verdict is FetchVerdict.NOTHING_NEW:

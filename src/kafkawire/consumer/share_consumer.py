@@ -27,6 +27,7 @@ from ..client.executor import CallbackExecutor
 from ..client.logs import DeferredLogger, client_logger, log_init
 from ..core import TopicPartitionKey as TP
 from ..core.share_acks import ACCEPT, IMPLICIT, MODES, Acknowledgements, Refusal
+from ..debug import Debug
 from ..errors import ConcurrentModificationException, IllegalStateException, KafkaError, KafkaException
 from ..messages import Messages
 from ..model import Message, TopicPartition
@@ -106,7 +107,9 @@ class ShareConsumer:
         self._executor = CallbackExecutor(background=False, name="kafkawire-share-consumer", owner="share_consumer")
         self._log = DeferredLogger(client_logger(merged.get("logger"), log), self._executor.put)
         try:
-            self._client = Client(opts, logger=cast(logging.Logger, self._log))
+            self._client = Client(
+                opts, logger=cast(logging.Logger, self._log), debug=Debug.of(opts, self._log, "consumer")
+            )
         except KafkaException as exc:
             if exc.args[0].code() != KafkaError._INVALID_ARG:
                 raise
@@ -140,7 +143,7 @@ class ShareConsumer:
         self._depth = 0
         self._guard = threading.Lock()
         self._closed = False
-        log_init(self._log, "share_consumer", opts["client.id"])
+        log_init(self._client.debug, merged)
         if opts["socket.timeout.ms"] < opts["fetch.wait.max.ms"] + _CONFWARN_MARGIN_MS:
             self._log.warning(
                 "CONFWARN [%s] fetch.wait.max.ms (%d) should be at least %d ms below socket.timeout.ms (%d): a "

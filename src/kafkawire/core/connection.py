@@ -84,6 +84,7 @@ class InFlight:
 class Response:
     request: InFlight
     body: Struct
+    size: int = 0  # the answer's bytes (its size prefix left out), for diagnostics
 
 
 @dataclass
@@ -238,7 +239,7 @@ class Connection:
             body = codec.default_struct(SASL_AUTHENTICATE.response.fields)
             body.auth_bytes = bytes(payload)
             self._answers += 1
-            return Response(self._in_flight.popleft(), body)
+            return Response(self._in_flight.popleft(), body, len(payload))
         correlation_id = headers.peek_correlation_id(payload)
         req = self._in_flight[0]
         if correlation_id != req.correlation_id:
@@ -260,7 +261,7 @@ class Connection:
                 raise ProtocolError(f"untrusted {req.api.name} v{req.version} response: {exc}") from None
         self._in_flight.popleft()  # only now: a failure above leaves it for the teardown to fail
         self._answers += 1
-        return Response(req, body)
+        return Response(req, body, len(payload))
 
 
 def _api_versions_error(payload: bytes | memoryview) -> int:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import enum
 import functools
-import logging
 import random
 import time
 from collections import deque
@@ -34,16 +33,16 @@ from ..core.connection import Connection, ProtocolError, Response
 from ..core.handshake import Handshake, HandshakeError, Step, reauthenticate_at
 from ..core.mismatch import close_mismatch, lasting
 from ..core.versions import Doubts, UnsupportedVersionError
+from ..debug import broker_name
 from ..errors import KafkaError
 from ..protocol.apis import API_VERSIONS
 from ..protocol.codec import Struct
 from ..protocol.schema import Api
+from . import wire_log
 from .connection_settings import BrokerStats, ConnectionSettings, TransportFactory, tcp_transport
 from .engine import Engine, Timer, guarded
 from .resolve import Addresses, Resolver
 from .transport import READ, WRITE, Transport, TransportError
-
-log = logging.getLogger("kafkawire.io")
 
 Body = Mapping[str, Any] | Callable[[int], Mapping[str, Any]]
 Callback = Callable[[Struct | None, KafkaError | None], None]
@@ -88,7 +87,8 @@ class BrokerConnection:
         self.port = port
         self.settings = settings
         self.on_state = on_state  # told when the connection becomes ready or fails
-        self.state = State.DISCONNECTED
+        self._debug = settings.debug
+        self._state = State.DISCONNECTED
         self.versions: dict[int, tuple[int, int]] = {}
         self.last_error: KafkaError | None = None
         self.last_error_lasting = False  # no reconnect mends it (core/mismatch.py): report once per address
@@ -116,6 +116,21 @@ class BrokerConnection:
 
     def __repr__(self) -> str:
         return f"<broker {self.node_id} {self.host}:{self.port} {self.state.value}>"
+
+    @property
+    def name(self) -> str:
+        """As diagnostics name this broker: ``host:port/id`` (``/bootstrap`` before metadata)."""
+        return broker_name(self.host, self.port, self.node_id)
+
+    @property
+    def state(self) -> State:
+        return self._state
+
+    @state.setter
+    def state(self, new: State) -> None:
+        if new is not self._state and self._debug.broker:
+            wire_log.state_changed(self._debug, self.name, self._state, new)
+        self._state = new
 
     @property
     def in_flight(self) -> int:
@@ -190,6 +205,9 @@ class BrokerConnection:
             self._failed(KafkaError(KafkaError._RESOLVE, f"Failed to resolve '{self.host}:{self.port}': {reason}"))
             return
         family, address = addresses[self._failures % len(addresses)]  # the next address on each retry
+        if self._debug.broker:
+            protocol = "plaintext" if self.settings.security is None else self.settings.security.protocol
+            wire_log.connecting(self._debug, self.name, family, address, protocol)
         transport = self._new_transport(family, address, self.host, self.port)
         self._transport = transport
         try:
@@ -230,6 +248,8 @@ class BrokerConnection:
                 return
             if sasl is None:
                 return
+            if self._debug.security:
+                wire_log.sasl_started(self._debug, self.name, security.mechanism, versions is not None)
         self._handshake = Handshake("kafkawire", __version__, sasl, versions)
         self._handshake_next()
 
@@ -250,10 +270,11 @@ class BrokerConnection:
             self._send_step(step)
             return
         due = reauthenticate_at(self._step_sent_at, handshake.session_lifetime_ms)
+        if self._debug.security and self.settings.security is not None and self.settings.security.uses_sasl:
+            wire_log.sasl_done(self._debug, self.name, handshake.session_lifetime_ms)
         if self._reauthenticating:
             self._reauthenticating = False
             self._handshake = None
-            log.debug("%r re-authenticated", self)
             self._pump()
         else:
             self._ready(handshake.versions)
@@ -277,6 +298,10 @@ class BrokerConnection:
             frame, _ = self._conn.send_request(
                 step.api, step.version, step.body, now=now, timeout=timeout, context=answer
             )
+        if self._debug.protocol:
+            wire_log.sent(self._debug, self.name, step.api, step.version, frame, step.raw)
+        if self._debug.security:
+            wire_log.sasl_step(self._debug, self.name, step.api, step.version, step.body)
         self._write(frame, None)
         self._arm_timer()
 
@@ -291,6 +316,8 @@ class BrokerConnection:
         self._handshake_next()
 
     def _ready(self, versions: dict[int, tuple[int, int]]) -> None:
+        if self._debug.feature:
+            wire_log.features(self._debug, self.name, versions)
         self.versions = versions
         self._handshake = None
         self.state = State.READY
@@ -336,6 +363,8 @@ class BrokerConnection:
                 guarded(q.callback, None, KafkaError(KafkaError._INVALID_ARG, f"cannot encode {q.api.name}: {exc}"))
                 continue
             self.stats.tx += 1
+            if self._debug.protocol:
+                wire_log.sent(self._debug, self.name, q.api, version, frame)
             self._write(frame, None if req is not None else functools.partial(q.callback, None, None))
         self._arm_timer()
 
@@ -402,6 +431,8 @@ class BrokerConnection:
             self._answered_since_ready += len(responses)
         for r in responses:
             self.stats.answered(now - r.request.sent_at)
+            if self._debug.protocol:
+                wire_log.received(self._debug, self.name, r, now - r.request.sent_at)
             guarded(r.request.context, r.body, None)
         if self._answered_since_ready and not self.proven and self.state is State.READY:
             self._proven()
@@ -487,7 +518,8 @@ class BrokerConnection:
     def _failed(self, error: KafkaError, *, lasting: bool = False) -> None:
         if self.state is State.CLOSED:
             return
-        log.debug("%r failed: %s", self, error.str())
+        if self._debug.broker:
+            wire_log.failed(self._debug, self.name, self.state, error.str())
         self.last_error = error
         self.last_error_lasting = lasting
         self._teardown(error)

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..debug import OFF, Debug
 from ..security import SecuritySettings
 from .tls import tls_transport
 from .transport import TcpTransport, Transport
@@ -30,9 +31,10 @@ class ConnectionSettings:
     max_response_size: int
     max_in_flight: int
     security: SecuritySettings | None = None  # None: plaintext, no SASL
+    debug: Debug = OFF  # the client's diagnostics (broker, protocol, security contexts)
 
     @classmethod
-    def from_config(cls, conf: Mapping[str, Any]) -> ConnectionSettings:
+    def from_config(cls, conf: Mapping[str, Any], debug: Debug = OFF) -> ConnectionSettings:
         return cls(
             client_id=conf["client.id"],
             request_timeout=conf["socket.timeout.ms"] / 1000,
@@ -43,6 +45,7 @@ class ConnectionSettings:
             max_response_size=conf["receive.message.max.bytes"],
             max_in_flight=conf["max.in.flight.requests.per.connection"],
             security=SecuritySettings(conf),
+            debug=debug,
         )
 
     def transport(self) -> TransportFactory:

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..client.options import (
     CALLBACK_OPTIONS,
+    DEBUG_OPTION,
     LOGGER_OPTION,
     NOOP_OPTIONS,
     PRODUCER,
@@ -112,6 +113,7 @@ def _int(name: str, default: int, low: int, high: int = INT32_MAX, *aliases: str
 PRODUCER_OPTIONS: tuple[Option, ...] = (
     *CONNECTION_OPTIONS,
     LOGGER_OPTION,
+    DEBUG_OPTION,
     Option("acks", "object", -1, aliases=("request.required.acks",), validate=_acks),
     Option("linger.ms", "float", 5.0, 0, 900_000, aliases=("queue.buffering.max.ms",)),
     _int("batch.size", 1_000_000, 1),

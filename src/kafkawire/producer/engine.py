@@ -34,6 +34,7 @@ from ..core.partitioners import (
     resolve_partitioner,
 )
 from ..core.transactions import Call
+from ..debug import Debug
 from ..errors import KafkaError, KafkaException
 from ..model import RecordMetadata
 from ..native import native
@@ -59,7 +60,7 @@ class ProducerEngine:
     ) -> None:
         self.conf = conf
         self.executor = executor
-        self.client = Client(conf.raw, logger=log)
+        self.client = Client(conf.raw, logger=log, debug=Debug.of(conf.raw, log, "producer"))
         self.lock = threading.RLock()
         self._space = threading.Condition(self.lock)
         self._log = log
@@ -98,6 +99,7 @@ class ProducerEngine:
                 conf.retry_backoff_ms,
                 conf.retry_backoff_max_ms,
                 request_timeout_ms=conf.socket_timeout_ms,
+                debug=self.client.debug,
             )
         self.sender = Sender(
             self.client,

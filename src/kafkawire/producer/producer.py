@@ -75,7 +75,7 @@ class Producer:
         self._closed = False
         self._stats = Statistics(engine)
         _OPEN.add(self)
-        log_init(self._log, "producer", conf.client_id)
+        log_init(engine.client.debug, merged)
 
     # --- producing -------------------------------------------------------------------------------
 

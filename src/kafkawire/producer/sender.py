@@ -22,6 +22,7 @@ from ..core.idempotence import Idempotence, InitOutcome
 from ..core.metadata_refresh import Pace
 from ..core.produce_verdict import Step, produce_verdict
 from ..core.unassigned import Assigner, Unassigned
+from ..debug import MAIN
 from ..errors import KafkaError
 from ..io.engine import Timer
 from ..protocol.apis import INIT_PRODUCER_ID, PRODUCE
@@ -214,6 +215,13 @@ class Sender:
         expires = min(b.oldest for b in batches) + self.settings.message_timeout
         timeout = max(0.001, min(self.settings.request_timeout, expires - self.client.engine.now()))
         self.in_flight[request_id] = batches
+        if self.client.debug.msg:
+            where = self.client.broker_name(node)
+            for b in batches:
+                self.client.debug.log(
+                    "msg", "PRODUCE", where, "%s: %s [%d]: Produce MessageSet with %d message(s) (%d bytes, attempt %d, BaseSeq %d)",
+                    where, b.topic, b.partition, len(b.messages), b.bytes, b.attempts, b.base_sequence,
+                )  # fmt: skip
 
         def done(response: Struct | None, error: KafkaError | None) -> None:
             if self.in_flight.pop(request_id, None) is None:
@@ -270,6 +278,11 @@ class Sender:
     def _delivered(self, batch: ProducerBatch, base_offset: int, append_time: int) -> None:
         if self.idem is not None:
             self.idem.answered(batch, failed=False)
+        if self.client.debug.msg:
+            self.client.debug.log(
+                "msg", "MSGSET", MAIN, "%s [%d]: MessageSet with %d message(s) delivered at offset %d",
+                batch.topic, batch.partition, len(batch.messages), base_offset,
+            )  # fmt: skip
         self.deliveries.complete(batch.messages, None, base_offset, append_time)
 
     def _failed_attempt(self, batch: ProducerBatch, error: KafkaError) -> None:
@@ -317,7 +330,11 @@ class Sender:
             delay = backoff_delay(
                 batch.attempts - 1, self.settings.retry_backoff_ms, self.settings.retry_backoff_max_ms, self._rng.random()
             )
-            log.debug("retrying %s[%d] after %s (attempt %d)", batch.topic, batch.partition, error.name(), batch.attempts)
+            if self.client.debug.msg:
+                self.client.debug.log(
+                    "msg", "RETRY", MAIN, "%s [%d]: retrying in %.0fms after %s (attempt %d)",
+                    batch.topic, batch.partition, delay * 1000, error.name(), batch.attempts,
+                )  # fmt: skip
             with self.lock:
                 self.acc.requeue(batch, now + delay)
         else:  # FAIL, EXPIRED: given up after it left, its sequence is a hole the broker would never see filled
@@ -368,13 +385,14 @@ class Sender:
             else:
                 code = error.code() if error is not None else -1
                 outcome = idem.init_answered(code)
+            if self.client.debug.eos:
+                self.client.debug.log("eos", "INITPID", MAIN, "InitProducerId answered: %s (%s)", outcome.name, KafkaError(code).str() if code else "Success")  # fmt: skip
             if outcome is InitOutcome.DONE:
                 with self.lock:
                     idem.restamp(self.acc.stamped_batches())
             elif outcome is InitOutcome.FATAL:
                 self._fatal(KafkaError(code, "InitProducerId failed", fatal=True))
             else:
-                log.debug("InitProducerId failed (%s); will retry", code)
                 self._schedule(self.client.engine.now() + self.settings.retry_backoff_ms / 1000)
                 return
             self.wake()
