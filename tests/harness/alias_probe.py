@@ -27,18 +27,17 @@ KINDS = ("module", "object", "constant", "value")
 def confluent_names(module: types.ModuleType) -> dict[str, tuple[str, Any]]:
     """The names ``module`` (a real confluent_kafka module) gives a program, each with its kind:
     a submodule, a class or function of confluent-kafka's, a constant (compared by value), or
-    another value of confluent-kafka's (looked up only). Names from other libraries are left out
-    unless ``__all__`` declares them."""
-    declared = getattr(module, "__all__", None)
-    names = list(declared) if declared is not None else [n for n in vars(module) if not n.startswith("_")]
+    another value of confluent-kafka's (looked up only): those ``__all__`` declares and the public
+    ones of its own beside them. Names from other libraries are left out unless ``__all__`` declares them."""
+    declared = set(getattr(module, "__all__", ()))
     out: dict[str, tuple[str, Any]] = {}
-    for name in names:
+    for name in sorted(declared | {n for n in vars(module) if not n.startswith("_")}):
         if not hasattr(module, name):
             continue
         kind = _kind(name, getattr(module, name))
         if kind is not None:
             out[name] = kind
-        elif declared is not None:
+        elif name in declared:
             out[name] = ("value", None)
     return out
 

@@ -50,19 +50,19 @@ KNOWN_MISSING: dict[str, str] = {
         "AcknowledgeType ConcurrentModificationException DeserializingShareConsumer IllegalStateException "
         "ShareConsumer kafkatest"
     ),
-    "._model": "AcknowledgeType",
+    "._model": ("AcknowledgeType"),
     "._serde_builder": (
         "AsyncSharedClusterIdResolver CLUSTER_ID_TIMEOUT SerdeSpec SharedClusterIdResolver "
         "async_build_serdes async_close_serdes build_serdes close_serdes intersect_leftovers maybe_await "
         "pop_serde_props propagate_async_cluster_id_resolver propagate_cluster_id_resolver "
         "validate_build_result"
     ),
-    ".admin._acl": "ConversionUtil ValidationUtil",
-    ".admin._cluster": "ConversionUtil",
-    ".admin._group": "ConversionUtil",
-    ".admin._listoffsets": "EarliestSpec LatestSpec MaxTimestampSpec TimestampSpec",
-    ".admin._topic": "ConversionUtil Uuid",
-    ".aio": "AsyncDeserializingConsumer AsyncSerializingProducer",
+    ".admin._acl": ("ConversionUtil ValidationUtil"),
+    ".admin._cluster": ("ConversionUtil"),
+    ".admin._group": ("ConversionUtil"),
+    ".admin._listoffsets": ("EarliestSpec LatestSpec MaxTimestampSpec TimestampSpec"),
+    ".admin._topic": ("ConversionUtil Uuid"),
+    ".aio": ("AsyncDeserializingConsumer AsyncSerializingProducer"),
     ".aio._AsyncDeserializingConsumer": (
         "AsyncDeserializingConsumer AsyncSharedClusterIdResolver ConsumeError KeyDeserializationError "
         "Message MessageField SerializationContext ValueDeserializationError async_build_serdes "
@@ -76,13 +76,13 @@ KNOWN_MISSING: dict[str, str] = {
     ".aio._common": (
         "AsyncLogger ReentryContext wrap_callback wrap_common_callbacks wrap_conf_callback wrap_conf_logger"
     ),
-    ".aio.producer._AIOProducer": "BufferTimeoutManager ProducerBatchExecutor ProducerBatchManager",
-    ".avro": "CachedSchemaRegistryClient ClientError MessageSerializer",
+    ".aio.producer._AIOProducer": ("BufferTimeoutManager ProducerBatchExecutor ProducerBatchManager"),
+    ".avro": ("CachedSchemaRegistryClient ClientError MessageSerializer"),
     ".avro.cached_schema_registry_client": (
         "ACCEPT_HDR CachedSchemaRegistryClient ClientError VALID_AUTH_PROVIDERS VALID_LEVELS VALID_METHODS"
     ),
-    ".avro.error": "ClientError",
-    ".avro.serializer": "message_serializer",
+    ".avro.error": ("ClientError"),
+    ".avro.serializer": ("message_serializer"),
     ".cimpl": (
         "ACL_OPERATION_ALL ACL_OPERATION_ALTER ACL_OPERATION_ALTER_CONFIGS ACL_OPERATION_ANY "
         "ACL_OPERATION_CLUSTER_ACTION ACL_OPERATION_CREATE ACL_OPERATION_DELETE ACL_OPERATION_DESCRIBE "
@@ -104,16 +104,25 @@ KNOWN_MISSING: dict[str, str] = {
     ".deserializing_consumer": (
         "SharedClusterIdResolver build_serdes close_serdes pop_serde_props propagate_cluster_id_resolver"
     ),
-    ".deserializing_share_consumer": "DeserializingShareConsumer KafkaError Messages",
-    ".error": "Message",
-    ".schema_registry": "AssociationInfo AssociationResponse",
+    ".deserializing_share_consumer": ("DeserializingShareConsumer KafkaError Messages"),
+    ".error": ("Message"),
+    ".schema_registry": ("MessageField SerializationContext"),
     ".schema_registry._async.avro": (
-        "AsyncAvroDeserializer AsyncAvroDeserializerBuilder AsyncAvroSerializer "
-        "AsyncAvroSerializerBuilder _resolve_named_schema"
+        "AVRO_TYPE AsyncAvroDeserializer AsyncAvroDeserializerBuilder AsyncAvroSerializer "
+        "AsyncAvroSerializerBuilder AsyncBaseDeserializer AsyncBaseSerializer AsyncSchemaRegistryClient "
+        "DeserializerBuilder MessageField ParsedSchemaCache RuleMode RulePhase RuleRegistry Schema "
+        "SchemaId SerializationContext SerializationError SerializerBuilder ValidationRulesExecution "
+        "_resolve_named_schema async_build_serde asyncinit clear_original_key dual_schema_id_deserializer "
+        "get_inline_tags parse_schema_with_repo prefix_schema_id_serializer set_original_key transform "
+        "validate_message"
     ),
     ".schema_registry._async.json_schema": (
-        "AsyncJSONDeserializer AsyncJSONDeserializerBuilder AsyncJSONSerializer "
-        "AsyncJSONSerializerBuilder _resolve_named_schema"
+        "AsyncBaseDeserializer AsyncBaseSerializer AsyncJSONDeserializer AsyncJSONDeserializerBuilder "
+        "AsyncJSONSerializer AsyncJSONSerializerBuilder AsyncSchemaRegistryClient DeserializerBuilder "
+        "JSON_TYPE MessageField ParsedSchemaCache RuleMode RulePhase RuleRegistry Schema SchemaId "
+        "SerializationContext SerializationError SerializerBuilder ValidationRulesExecution "
+        "_resolve_named_schema async_build_serde asyncinit clear_original_key dual_schema_id_deserializer "
+        "prefix_schema_id_serializer set_original_key transform validate_message"
     ),
     ".schema_registry._async.mock_schema_registry_client": (
         "Association AssociationCreateOrUpdateRequest AssociationInfo AssociationResponse "
@@ -121,28 +130,66 @@ KNOWN_MISSING: dict[str, str] = {
         "SchemaRegistryError ServerConfig"
     ),
     ".schema_registry._async.protobuf": (
-        "AsyncProtobufDeserializer AsyncProtobufDeserializerBuilder AsyncProtobufSerializer "
-        "AsyncProtobufSerializerBuilder _resolve_named_schema"
+        "AsyncBaseDeserializer AsyncBaseSerializer AsyncProtobufDeserializer "
+        "AsyncProtobufDeserializerBuilder AsyncProtobufSerializer AsyncProtobufSerializerBuilder "
+        "AsyncSchemaRegistryClient DeserializerBuilder MessageField PROTOBUF_TYPE ParsedSchemaCache "
+        "RuleMode RulePhase RuleRegistry Schema SchemaId SchemaReference SerializationContext "
+        "SerializationError SerializerBuilder ValidationRulesExecution _resolve_named_schema "
+        "async_build_serde asyncinit clear_original_key dual_schema_id_deserializer "
+        "prefix_schema_id_serializer reference_subject_name_strategy set_original_key transform "
+        "validate_message"
     ),
     ".schema_registry._async.schema_registry_client": (
-        "_AsyncBaseRestClient _AsyncCustomOAuthClient _AsyncOAuthClient _AsyncRestClient _urlencode"
+        "Association AssociationCreateOrUpdateRequest AssociationResponse OAuthTokenError "
+        "RegisteredSchema Schema SchemaRegistryError SchemaVersion ServerConfig _AsyncBaseRestClient "
+        "_AsyncCustomOAuthClient _AsyncOAuthClient _AsyncRestClient _urlencode full_jitter is_retriable "
+        "is_success version"
     ),
     ".schema_registry._async.serde": (
         "AsyncAssociatedNameStrategy AsyncBaseDeserializer AsyncBaseSerde AsyncBaseSerializer "
-        "FALLBACK_TYPE KAFKA_CLUSTER_ID async_build_serde"
+        "AsyncSchemaRegistryClient DEFAULT_CACHE_CAPACITY DLQ_RULE_NAME_HEADER Deserializer ErrorAction "
+        "FALLBACK_TYPE KAFKA_CLUSTER_ID MessageField Migration NAMESPACE_WILDCARD NoneAction "
+        "RegisteredSchema Rule RuleAction RuleConditionError RuleContext RuleError RuleKind RuleMode "
+        "RulePhase RuleSet STRATEGY_TYPE_MAP Schema SchemaId SchemaRegistryError SerializationContext "
+        "SerializationError Serializer SubjectNameStrategyType ValidationRuleError ValidationRuleExecutor "
+        "ValidationRulesExecution async_build_serde default_validation_rule_executor get_original_key "
+        "topic_subject_name_strategy"
     ),
-    ".schema_registry._sync.avro": "AvroDeserializerBuilder AvroSerializerBuilder _resolve_named_schema",
-    ".schema_registry._sync.json_schema": ("JSONDeserializerBuilder JSONSerializerBuilder _resolve_named_schema"),
-    ".schema_registry._sync.mock_schema_registry_client": "AssociationInfo",
-    ".schema_registry._sync.protobuf": ("ProtobufDeserializerBuilder ProtobufSerializerBuilder _resolve_named_schema"),
-    ".schema_registry._sync.schema_registry_client": ("_BaseRestClient _CustomOAuthClient _OAuthClient _urlencode"),
-    ".schema_registry._sync.serde": "BaseSerde build_serde",
+    ".schema_registry._sync.avro": (
+        "AVRO_TYPE AvroDeserializerBuilder AvroSerializerBuilder DeserializerBuilder ParsedSchemaCache "
+        "RuleRegistry SchemaId SerializerBuilder ValidationRulesExecution _resolve_named_schema "
+        "build_serde clear_original_key get_inline_tags parse_schema_with_repo set_original_key transform "
+        "validate_message"
+    ),
+    ".schema_registry._sync.json_schema": (
+        "DeserializerBuilder JSONDeserializerBuilder JSONSerializerBuilder JSON_TYPE MessageField "
+        "ParsedSchemaCache RuleRegistry SchemaId SerializerBuilder ValidationRulesExecution "
+        "_resolve_named_schema build_serde clear_original_key dual_schema_id_deserializer "
+        "prefix_schema_id_serializer set_original_key transform validate_message"
+    ),
+    ".schema_registry._sync.mock_schema_registry_client": ("AssociationInfo"),
+    ".schema_registry._sync.protobuf": (
+        "DeserializerBuilder MessageField PROTOBUF_TYPE ParsedSchemaCache ProtobufDeserializerBuilder "
+        "ProtobufSerializerBuilder RuleRegistry SerializerBuilder ValidationRulesExecution "
+        "_resolve_named_schema build_serde clear_original_key dual_schema_id_deserializer "
+        "prefix_schema_id_serializer set_original_key transform validate_message"
+    ),
+    ".schema_registry._sync.schema_registry_client": (
+        "OAuthTokenError SchemaRegistryError _BaseRestClient _CustomOAuthClient _OAuthClient _urlencode version"
+    ),
+    ".schema_registry._sync.serde": (
+        "BaseSerde DEFAULT_CACHE_CAPACITY DLQ_RULE_NAME_HEADER ErrorAction MessageField Migration "
+        "NAMESPACE_WILDCARD NoneAction Rule RuleAction RuleConditionError RuleContext RuleError RuleKind "
+        "RuleMode RulePhase RuleSet STRATEGY_TYPE_MAP SubjectNameStrategyType ValidationRuleError "
+        "ValidationRuleExecutor ValidationRulesExecution build_serde default_validation_rule_executor "
+        "get_original_key topic_subject_name_strategy"
+    ),
     ".schema_registry.avro": (
         "AsyncAvroDeserializer AsyncAvroDeserializerBuilder AsyncAvroSerializer "
         "AsyncAvroSerializerBuilder AvroDeserializerBuilder AvroSerializerBuilder LocalSchemaRepository "
         "get_inline_tags get_type parse_schema_with_repo transform validate_message"
     ),
-    ".schema_registry.common": "asyncinit",
+    ".schema_registry.common": ("asyncinit"),
     ".schema_registry.common._oauthbearer": (
         "_AbstractCustomOAuthBearerFieldProviderBuilder _AbstractOAuthBearerFieldProviderBuilder "
         "_AbstractOAuthBearerOIDCAzureIMDSFieldProviderBuilder "
@@ -150,18 +197,27 @@ KNOWN_MISSING: dict[str, str] = {
         "_StaticFieldProvider _StaticOAuthBearerFieldProviderBuilder"
     ),
     ".schema_registry.common.avro": (
-        "AvroMessage AvroSchema LocalSchemaRepository _collapse_schema _disjoint "
-        "_get_inline_tags_recursively _implied_namespace _resolve_union _schema_loads _transform_field "
-        "get_inline_tags get_type parse_schema_with_repo transform validate_message"
+        "AVRO_TYPE AvroMessage AvroSchema FieldType LocalSchemaRepository RuleConditionError RuleContext "
+        "RuleKind Schema VALIDATION_RULES_PROP ValidationRule ValidationRuleError ValidationRuleExecutor "
+        "Variant _collapse_schema _disjoint _get_inline_tags_recursively _implied_namespace "
+        "_resolve_union _schema_loads _transform_field evaluate_validation_rule get_inline_tags get_type "
+        "parse_schema_with_repo parse_validation_rules transform validate_message"
     ),
     ".schema_registry.common.json_schema": (
-        "DEFAULT_SPEC JsonMessage JsonSchema _disjoint _retrieve_via_httpx _transform_field "
-        "_validate_subschemas get_inline_tags get_type transform validate_message"
+        "DEFAULT_SPEC FieldType JSON_TYPE JsonMessage JsonSchema RuleConditionError RuleContext RuleKind "
+        "VALIDATION_RULES_PROP ValidationRule ValidationRuleError ValidationRuleExecutor _disjoint "
+        "_retrieve_via_httpx _transform_field _validate_subschemas evaluate_validation_rule "
+        "get_inline_tags get_type parse_validation_rules transform validate_message"
     ),
     ".schema_registry.common.protobuf": (
-        "_bytes _disjoint _init_pool _is_builtin _is_repeated _proto_to_str _set_field _str_to_proto "
-        "_transform_field get_inline_tags get_type is_map_field protobuf_to_variant transform "
-        "validate_message variant_to_protobuf"
+        "DECIMAL_TYPE_NAME FieldType MAX_EMAX MAX_ENCODABLE_COEFFICIENT_DIGITS MAX_PREC MIN_EMIN "
+        "PROTOBUF_MAJOR_VERSION PROTOBUF_TYPE ROUND_HALF_UP RuleConditionError RuleContext RuleError "
+        "RuleKind SerializationError TIMESTAMP_TYPE_NAME ValidationRule ValidationRuleError "
+        "ValidationRuleExecutor Variant _bytes _disjoint _init_pool _is_builtin _is_repeated "
+        "_proto_to_str _set_field _str_to_proto _transform_field decimal_pb2 evaluate_validation_rule "
+        "get_inline_tags get_type is_cel_leaf_message is_map_field legacy_decimal_pb2 protobuf_to_variant "
+        "rebuild_value_type set_decimal_message set_timestamp_message transform unscaled_to_bytes "
+        "validate_message variant_pb2 variant_to_protobuf"
     ),
     ".schema_registry.common.schema_registry_client": (
         "VALID_AUTH_PROVIDERS _AsyncStaticFieldProvider _SchemaCache _StaticFieldProvider"
@@ -169,18 +225,19 @@ KNOWN_MISSING: dict[str, str] = {
     ".schema_registry.common.serde": (
         "DLQ_HEADER_PREFIX DLQ_RULE_EXCEPTION_HEADER DLQ_RULE_MODE_HEADER DLQ_RULE_NAME_HEADER "
         "DLQ_RULE_SUBJECT_HEADER DLQ_RULE_TOPIC_HEADER ErrorAction FieldContext FieldRuleExecutor "
-        "FieldTransform FieldTransformer FieldType Migration NoneAction ParsedSchemaCache RuleAction "
-        "RuleBase RuleContext RuleExecutor STRATEGY_TYPE_MAP VALIDATION_RULES_PROP ValidationRule "
-        "ValidationRuleError ValidationRuleExecutor ValidationRulesExecution clear_original_key "
+        "FieldTransform FieldTransformer FieldType Migration NoneAction ParsedSchemaCache "
+        "RegisteredSchema Rule RuleAction RuleBase RuleContext RuleExecutor RuleKind RuleMode "
+        "STRATEGY_TYPE_MAP Schema VALIDATION_RULES_PROP ValidationRule ValidationRuleError "
+        "ValidationRuleExecutor ValidationRulesExecution clear_original_key "
         "default_validation_rule_executor evaluate_validation_rule get_original_key "
-        "parse_validation_rules set_original_key"
+        "parse_validation_rules set_original_key wildcard_match"
     ),
-    ".schema_registry.confluent": "type types",
+    ".schema_registry.confluent": ("type types"),
     ".schema_registry.confluent.meta_pb2": (
         "ENUM_META_FIELD_NUMBER ENUM_VALUE_META_FIELD_NUMBER FIELD_META_FIELD_NUMBER "
         "FILE_META_FIELD_NUMBER MESSAGE_META_FIELD_NUMBER"
     ),
-    ".schema_registry.error": "OAuthTokenError SchemaParseException UnknownType",
+    ".schema_registry.error": ("OAuthTokenError SchemaParseException UnknownType"),
     ".schema_registry.json_schema": (
         "AsyncJSONDeserializer AsyncJSONDeserializerBuilder AsyncJSONSerializer "
         "AsyncJSONSerializerBuilder JSONDeserializerBuilder JSONSerializerBuilder get_inline_tags "
@@ -192,13 +249,13 @@ KNOWN_MISSING: dict[str, str] = {
         "get_inline_tags get_type is_map_field protobuf_to_variant transform validate_message "
         "variant_to_protobuf"
     ),
-    ".schema_registry.rule_registry": "RuleAction RuleExecutor",
-    ".schema_registry.rules": "dlq",
+    ".schema_registry.rule_registry": ("RuleAction RuleExecutor"),
+    ".schema_registry.rules": ("dlq"),
     ".schema_registry.rules.cel.cel_executor": (
         "DAYS_SHIFT EXTRA_FUNCS FieldContext InterpretedRunner Schema field_value_to_cel msg_to_cel "
         "protobuf_result_writer"
     ),
-    ".schema_registry.rules.cel.cel_field_executor": "field_value_to_cel msg_to_cel",
+    ".schema_registry.rules.cel.cel_field_executor": ("field_value_to_cel msg_to_cel"),
     ".schema_registry.rules.cel.cel_validator": (
         "CelValidator EXTRA_FUNCS InterpretedRunner RuleError ValidationRule ValidationRuleExecutor "
         "decimal_boundary_value"
@@ -207,12 +264,12 @@ KNOWN_MISSING: dict[str, str] = {
         "EXTRA_FUNCS make_extra_funcs string_format validate_email validate_host_and_port validate_ip "
         "validate_port validate_uuid"
     ),
-    ".schema_registry.rules.encryption.dek_registry.dek_registry_client": "CreateDekRequest CreateKekRequest",
+    ".schema_registry.rules.encryption.dek_registry.dek_registry_client": ("CreateDekRequest CreateKekRequest"),
     ".schema_registry.rules.encryption.dek_registry.mock_dek_registry_client": ("Dek DekId Kek KekId KekKmsProps"),
     ".schema_registry.rules.encryption.encrypt_executor": (
         "AeadWrapper DekId EncryptionExecutorTransform FieldEncryptionExecutorTransform KekId KmsDriver"
     ),
-    ".schema_registry.rules.encryption.kms_driver_registry": "reset_kms_drivers",
+    ".schema_registry.rules.encryption.kms_driver_registry": ("reset_kms_drivers"),
     ".schema_registry.schema_registry_client": ("AsyncSchemaRegistryClient SchemaRegistryError VALID_AUTH_PROVIDERS"),
     ".schema_registry.serde": (
         "AssociatedNameStrategy AsyncAssociatedNameStrategy AsyncBaseDeserializer AsyncBaseSerde "
@@ -223,7 +280,7 @@ KNOWN_MISSING: dict[str, str] = {
         "build_serde clear_original_key default_validation_rule_executor evaluate_validation_rule "
         "get_original_key parse_validation_rules set_original_key"
     ),
-    ".serialization": "DeserializerBuilder SerializerBuilder",
+    ".serialization": ("DeserializerBuilder SerializerBuilder"),
     ".serializing_producer": (
         "SharedClusterIdResolver build_serdes close_serdes pop_serde_props propagate_cluster_id_resolver"
     ),
