@@ -62,6 +62,10 @@ NOOP_OPTIONS: tuple[Option, ...] = (
         noop="librdkafka's debug contexts; use logging.getLogger('kafkawire').setLevel(logging.DEBUG)",
     ),
     _bool("enable.metrics.push", True, noop="kafkawire does not push client metrics to brokers (KIP-714)"),
+    _int(
+        "connections.max.idle.ms", 0, 0,
+        noop="kafkawire does not close idle broker connections (librdkafka's default, 0, does not either)",
+    ),
 )  # fmt: skip
 
 # A Logger (or adapter) or a Handler that receives the client's log records (`kafkawire.client.logs`).
