@@ -7,6 +7,7 @@ from ._version import __version__, libversion, version
 from .admin.group_types import ConsumerGroupState, ConsumerGroupTopicPartitions, ConsumerGroupType
 from .admin.topic_types import ElectionType, TopicCollection, TopicPartitionInfo, Uuid
 from .admin.types import IsolationLevel, Node
+from .alias import install_as_confluent_kafka
 from .consumer.consumer import Consumer
 from .consumer.share_consumer import ShareConsumer
 from .core.share_acks import AcknowledgeType
@@ -85,6 +86,7 @@ __all__ = [
     "__version__",
     "consistent",
     "fnv1a",
+    "install_as_confluent_kafka",
     "libversion",
     "murmur2",
     "version",

@@ -180,6 +180,7 @@ def test_noop_options_are_accepted_and_each_says_why() -> None:
         "log_level",
         "log.thread.name",
         "enable.metrics.push",
+        "connections.max.idle.ms",
     }  # ("debug" has an effect now: kafkawire.debug)
     assert all(opt.noop for opt in NOOP_OPTIONS)
     assert not any(opt.noop for opt in PRODUCER_OPTIONS if opt not in NOOP_OPTIONS)
@@ -602,6 +603,10 @@ AGREE: list[tuple[dict[str, Any], bool]] = [
     ({"default.topic.config": {"linger.ms": 5}}, False),  # any option, as at the top level
     ({"default.topic.config": {"bogus.x": 5}}, True),
     ({"log.thread.name": False}, False),
+    ({"allow.auto.create.topics": False}, False),
+    ({"allow.auto.create.topics": "maybe"}, True),
+    ({"connections.max.idle.ms": 540_000}, False),
+    ({"connections.max.idle.ms": -1}, True),
 ]
 
 
@@ -646,7 +651,6 @@ DIFFERENCES: list[tuple[dict[str, Any], bool, str]] = [
     ({"delivery.report.only.error": True}, True, "not implemented"),
     ({"enable.gapless.guarantee": False}, True, "experimental in librdkafka; not implemented"),
     ({"message.copy.max.bytes": 65535}, True, "librdkafka's copy-versus-reference tuning"),
-    ({"allow.auto.create.topics": True}, True, "not implemented"),
 ]
 
 

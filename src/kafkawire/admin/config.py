@@ -17,6 +17,9 @@ ADMIN_OPTIONS: tuple[Option, ...] = (
     *CALLBACK_OPTIONS,
     LOGGER_OPTION,  # a Logger (or adapter) or a Handler: where the admin client logs
     DEBUG_OPTION,
+    # list_topics(topic) may create an unknown topic, as librdkafka's admin client (a producer
+    # handle, so the producer's default: true) does.
+    Option("allow.auto.create.topics", "bool", True),
     *NOOP_OPTIONS,
 )
 

@@ -117,9 +117,11 @@ class TopicCalls(AdminBase):
         )
 
     def list_topics(self, topic: str | None = None, timeout: float = -1) -> ClusterMetadata:
-        """Brokers, controller and topics (one, or all); never creates a topic."""
+        """Brokers, controller and topics (one, or all); an unknown ``topic`` is created by a broker
+        that auto-creates topics, unless ``allow.auto.create.topics`` is false."""
         self._check_handle()
-        return self._client.list_topics(topic, None if timeout is None or timeout < 0 else timeout)
+        seconds = None if timeout is None or timeout < 0 else timeout
+        return self._client.list_topics(topic, seconds, auto_create=self._config["allow.auto.create.topics"])
 
     def cluster_id(self, timeout: float = -1) -> str | None:
         """The cluster's id from metadata, asked for when not yet known; ``timeout`` -1: no limit."""

@@ -51,6 +51,10 @@ NOOP_OPTIONS: tuple[Option, ...] = (
     _int("log_level", 6, 0, 7, noop="kafkawire logs through the logging module; set levels on 'kafkawire'"),
     _bool("log.thread.name", True, noop="log records carry their thread's name already (logging's threadName)"),
     _bool("enable.metrics.push", True, noop="kafkawire does not push client metrics to brokers (KIP-714)"),
+    _int(
+        "connections.max.idle.ms", 0, 0,
+        noop="kafkawire does not close idle broker connections (librdkafka's default, 0, does not either)",
+    ),
 )  # fmt: skip
 
 # A Logger (or adapter) or a Handler that receives the client's log records (`kafkawire.client.logs`).

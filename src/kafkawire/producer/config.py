@@ -133,6 +133,9 @@ PRODUCER_OPTIONS: tuple[Option, ...] = (
     *RETRY_BACKOFF_OPTIONS,
     _int("message.timeout.ms", 300_000, 0, INT32_MAX, "delivery.timeout.ms"),  # 0: no timeout
     _int("request.timeout.ms", 30_000, 1, 900_000),
+    # The producer's Metadata requests may create a topic the broker does not know (librdkafka's
+    # producer default: true; the consumer's is false).
+    Option("allow.auto.create.topics", "bool", True),
     # True as in the Java client since 3.0 (librdkafka: false); quietly off when left unset and
     # acks, retries or max.in.flight ask for something idempotence cannot give.
     Option("enable.idempotence", "bool", True),

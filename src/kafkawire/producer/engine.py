@@ -114,6 +114,7 @@ class ProducerEngine:
                 retry_backoff_max_ms=conf.retry_backoff_max_ms,
                 max_in_flight=conf.max_in_flight,
                 max_request_bytes=conf.message_max_bytes,
+                auto_create_topics=conf.raw["allow.auto.create.topics"],
             ),
             self.deliveries,
             self.assign_partition,

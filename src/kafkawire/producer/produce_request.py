@@ -25,6 +25,7 @@ class SenderSettings:
     retry_backoff_max_ms: int
     max_in_flight: int
     max_request_bytes: int
+    auto_create_topics: bool = True  # allow.auto.create.topics
 
 
 def max_produce_version(transactional: bool, ids_known: bool) -> int | None:

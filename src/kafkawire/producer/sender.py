@@ -72,7 +72,7 @@ class Sender:
         # Metadata comes from the client's one owner: kept fresh periodically (topics are created
         # as records ask for them, as librdkafka's producer does), and each new picture may give
         # records waiting for their topic a partition.
-        client.metadata_refresh.keep_fresh(auto_create=True)
+        client.metadata_refresh.keep_fresh(auto_create=settings.auto_create_topics)
         client.metadata_refresh.subscribe(self._new_picture)
 
     def await_metadata(self, msg: Pending) -> bool:
@@ -440,7 +440,9 @@ class Sender:
         The answer, or a failure, runs the sender again; it asks again while still in need."""
         topics = self._unassigned.topics() | self._stale_topics | set(self.client.metadata.topics)
         self._stale_topics.clear()
-        self.client.metadata_refresh.ask(topics, self._metadata_answered, pace=Pace.FAST, auto_create=True)
+        self.client.metadata_refresh.ask(
+            topics, self._metadata_answered, pace=Pace.FAST, auto_create=self.settings.auto_create_topics
+        )
 
     def _metadata_answered(self, _response: Struct | None, _error: KafkaError | None) -> None:
         self.wake()  # (one waiter however often the sender asked: the same bound method)

@@ -16,6 +16,7 @@ from enum import Enum
 from typing import Any
 
 from ...serialization import MessageField, SerializationContext, SerializationError
+from .schemas import SchemaReference
 
 __all__ = [
     "KEY_SCHEMA_ID_HEADER",
@@ -260,3 +261,8 @@ def record_subject_name_strategy(ctx: SerializationContext | None, record_name: 
     """The fully qualified record name."""
     return record_name
 
+
+
+def reference_subject_name_strategy(ctx: SerializationContext | None, schema_ref: SchemaReference | None) -> str | None:
+    """A referenced schema's subject: the reference's own name (the context is not needed)."""
+    return schema_ref.name if schema_ref is not None else None
