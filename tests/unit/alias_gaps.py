@@ -46,16 +46,11 @@ UNIMPORTABLE = frozenset(
 # Per module (its name after "confluent_kafka"), the names confluent-kafka's gives that kafkawire's
 # counterpart does not.
 KNOWN_MISSING: dict[str, str] = {
-    ".": (
-        "AcknowledgeType ConcurrentModificationException DeserializingShareConsumer IllegalStateException "
-        "ShareConsumer kafkatest"
-    ),
-    "._model": ("AcknowledgeType"),
+    ".": ("kafkatest"),
     "._serde_builder": (
-        "AsyncSharedClusterIdResolver CLUSTER_ID_TIMEOUT SerdeSpec SharedClusterIdResolver "
-        "async_build_serdes async_close_serdes build_serdes close_serdes intersect_leftovers maybe_await "
-        "pop_serde_props propagate_async_cluster_id_resolver propagate_cluster_id_resolver "
-        "validate_build_result"
+        "AsyncSharedClusterIdResolver CLUSTER_ID_TIMEOUT SerdeSpec SharedClusterIdResolver async_build_serdes "
+        "async_close_serdes build_serdes close_serdes intersect_leftovers maybe_await pop_serde_props "
+        "propagate_async_cluster_id_resolver propagate_cluster_id_resolver validate_build_result"
     ),
     ".admin._acl": ("ConversionUtil ValidationUtil"),
     ".admin._cluster": ("ConversionUtil"),
@@ -64,9 +59,9 @@ KNOWN_MISSING: dict[str, str] = {
     ".admin._topic": ("ConversionUtil Uuid"),
     ".aio": ("AsyncDeserializingConsumer AsyncSerializingProducer"),
     ".aio._AsyncDeserializingConsumer": (
-        "AsyncDeserializingConsumer AsyncSharedClusterIdResolver ConsumeError KeyDeserializationError "
-        "Message MessageField SerializationContext ValueDeserializationError async_build_serdes "
-        "async_close_serdes asyncinit maybe_await pop_serde_props propagate_async_cluster_id_resolver"
+        "AsyncDeserializingConsumer AsyncSharedClusterIdResolver ConsumeError KeyDeserializationError Message "
+        "MessageField SerializationContext ValueDeserializationError async_build_serdes async_close_serdes "
+        "asyncinit maybe_await pop_serde_props propagate_async_cluster_id_resolver"
     ),
     ".aio._AsyncSerializingProducer": (
         "AsyncSerializingProducer AsyncSharedClusterIdResolver KeySerializationError MessageField "
@@ -90,28 +85,30 @@ KNOWN_MISSING: dict[str, str] = {
         "ACL_OPERATION_UNKNOWN ACL_OPERATION_WRITE ACL_PERMISSION_TYPE_ALLOW ACL_PERMISSION_TYPE_ANY "
         "ACL_PERMISSION_TYPE_DENY ACL_PERMISSION_TYPE_UNKNOWN ALTER_CONFIG_OP_TYPE_APPEND "
         "ALTER_CONFIG_OP_TYPE_DELETE ALTER_CONFIG_OP_TYPE_SET ALTER_CONFIG_OP_TYPE_SUBTRACT "
+        "CONFIG_SOURCE_DEFAULT_CONFIG CONFIG_SOURCE_DYNAMIC_BROKER_CONFIG "
+        "CONFIG_SOURCE_DYNAMIC_DEFAULT_BROKER_CONFIG CONFIG_SOURCE_DYNAMIC_TOPIC_CONFIG "
+        "CONFIG_SOURCE_GROUP_CONFIG CONFIG_SOURCE_STATIC_BROKER_CONFIG CONFIG_SOURCE_UNKNOWN_CONFIG "
         "CONSUMER_GROUP_STATE_COMPLETING_REBALANCE CONSUMER_GROUP_STATE_DEAD CONSUMER_GROUP_STATE_EMPTY "
-        "CONSUMER_GROUP_STATE_PREPARING_REBALANCE CONSUMER_GROUP_STATE_STABLE "
-        "CONSUMER_GROUP_STATE_UNKNOWN CONSUMER_GROUP_TYPE_CLASSIC CONSUMER_GROUP_TYPE_CONSUMER "
-        "CONSUMER_GROUP_TYPE_UNKNOWN ConcurrentModificationException ELECTION_TYPE_PREFERRED "
-        "ELECTION_TYPE_UNCLEAN ISOLATION_LEVEL_READ_COMMITTED ISOLATION_LEVEL_READ_UNCOMMITTED "
-        "IllegalStateException OFFSET_SPEC_EARLIEST OFFSET_SPEC_LATEST OFFSET_SPEC_MAX_TIMESTAMP "
-        "RESOURCE_PATTERN_ANY RESOURCE_PATTERN_LITERAL RESOURCE_PATTERN_MATCH RESOURCE_PATTERN_PREFIXED "
-        "RESOURCE_PATTERN_UNKNOWN SCRAM_MECHANISM_SHA_256 SCRAM_MECHANISM_SHA_512 SCRAM_MECHANISM_UNKNOWN "
-        "SHARE_ACKNOWLEDGE_TYPE_ACCEPT SHARE_ACKNOWLEDGE_TYPE_REJECT SHARE_ACKNOWLEDGE_TYPE_RELEASE "
-        "ShareConsumer"
+        "CONSUMER_GROUP_STATE_PREPARING_REBALANCE CONSUMER_GROUP_STATE_STABLE CONSUMER_GROUP_STATE_UNKNOWN "
+        "CONSUMER_GROUP_TYPE_CLASSIC CONSUMER_GROUP_TYPE_CONSUMER CONSUMER_GROUP_TYPE_UNKNOWN "
+        "ELECTION_TYPE_PREFERRED ELECTION_TYPE_UNCLEAN ISOLATION_LEVEL_READ_COMMITTED "
+        "ISOLATION_LEVEL_READ_UNCOMMITTED OFFSET_SPEC_EARLIEST OFFSET_SPEC_LATEST OFFSET_SPEC_MAX_TIMESTAMP "
+        "RESOURCE_ANY RESOURCE_BROKER RESOURCE_GROUP RESOURCE_PATTERN_ANY RESOURCE_PATTERN_LITERAL "
+        "RESOURCE_PATTERN_MATCH RESOURCE_PATTERN_PREFIXED RESOURCE_PATTERN_UNKNOWN RESOURCE_TOPIC "
+        "RESOURCE_TRANSACTIONAL_ID RESOURCE_UNKNOWN SCRAM_MECHANISM_SHA_256 SCRAM_MECHANISM_SHA_512 "
+        "SCRAM_MECHANISM_UNKNOWN SHARE_ACKNOWLEDGE_TYPE_ACCEPT SHARE_ACKNOWLEDGE_TYPE_REJECT "
+        "SHARE_ACKNOWLEDGE_TYPE_RELEASE"
     ),
     ".deserializing_consumer": (
         "SharedClusterIdResolver build_serdes close_serdes pop_serde_props propagate_cluster_id_resolver"
     ),
-    ".deserializing_share_consumer": ("DeserializingShareConsumer KafkaError Messages"),
     ".error": ("Message"),
     ".schema_registry": ("MessageField SerializationContext"),
     ".schema_registry._async.avro": (
         "AVRO_TYPE AsyncAvroDeserializer AsyncAvroDeserializerBuilder AsyncAvroSerializer "
         "AsyncAvroSerializerBuilder AsyncBaseDeserializer AsyncBaseSerializer AsyncSchemaRegistryClient "
-        "DeserializerBuilder MessageField ParsedSchemaCache RuleMode RulePhase RuleRegistry Schema "
-        "SchemaId SerializationContext SerializationError SerializerBuilder ValidationRulesExecution "
+        "DeserializerBuilder MessageField ParsedSchemaCache RuleMode RulePhase RuleRegistry Schema SchemaId "
+        "SerializationContext SerializationError SerializerBuilder ValidationRulesExecution "
         "_resolve_named_schema async_build_serde asyncinit clear_original_key dual_schema_id_deserializer "
         "get_inline_tags parse_schema_with_repo prefix_schema_id_serializer set_original_key transform "
         "validate_message"
@@ -126,39 +123,37 @@ KNOWN_MISSING: dict[str, str] = {
     ),
     ".schema_registry._async.mock_schema_registry_client": (
         "Association AssociationCreateOrUpdateRequest AssociationInfo AssociationResponse "
-        "AsyncMockSchemaRegistryClient AsyncSchemaRegistryClient RegisteredSchema Schema "
-        "SchemaRegistryError ServerConfig"
+        "AsyncMockSchemaRegistryClient AsyncSchemaRegistryClient RegisteredSchema Schema SchemaRegistryError "
+        "ServerConfig"
     ),
     ".schema_registry._async.protobuf": (
-        "AsyncBaseDeserializer AsyncBaseSerializer AsyncProtobufDeserializer "
-        "AsyncProtobufDeserializerBuilder AsyncProtobufSerializer AsyncProtobufSerializerBuilder "
-        "AsyncSchemaRegistryClient DeserializerBuilder MessageField PROTOBUF_TYPE ParsedSchemaCache "
-        "RuleMode RulePhase RuleRegistry Schema SchemaId SchemaReference SerializationContext "
-        "SerializationError SerializerBuilder ValidationRulesExecution _resolve_named_schema "
-        "async_build_serde asyncinit clear_original_key dual_schema_id_deserializer "
+        "AsyncBaseDeserializer AsyncBaseSerializer AsyncProtobufDeserializer AsyncProtobufDeserializerBuilder "
+        "AsyncProtobufSerializer AsyncProtobufSerializerBuilder AsyncSchemaRegistryClient DeserializerBuilder "
+        "MessageField PROTOBUF_TYPE ParsedSchemaCache RuleMode RulePhase RuleRegistry Schema SchemaId "
+        "SchemaReference SerializationContext SerializationError SerializerBuilder ValidationRulesExecution "
+        "_resolve_named_schema async_build_serde asyncinit clear_original_key dual_schema_id_deserializer "
         "prefix_schema_id_serializer reference_subject_name_strategy set_original_key transform "
         "validate_message"
     ),
     ".schema_registry._async.schema_registry_client": (
-        "Association AssociationCreateOrUpdateRequest AssociationResponse OAuthTokenError "
-        "RegisteredSchema Schema SchemaRegistryError SchemaVersion ServerConfig _AsyncBaseRestClient "
-        "_AsyncCustomOAuthClient _AsyncOAuthClient _AsyncRestClient _urlencode full_jitter is_retriable "
-        "is_success version"
+        "Association AssociationCreateOrUpdateRequest AssociationResponse OAuthTokenError RegisteredSchema "
+        "Schema SchemaRegistryError SchemaVersion ServerConfig _AsyncBaseRestClient _AsyncCustomOAuthClient "
+        "_AsyncOAuthClient _AsyncRestClient _urlencode full_jitter is_retriable is_success version"
     ),
     ".schema_registry._async.serde": (
         "AsyncAssociatedNameStrategy AsyncBaseDeserializer AsyncBaseSerde AsyncBaseSerializer "
         "AsyncSchemaRegistryClient DEFAULT_CACHE_CAPACITY DLQ_RULE_NAME_HEADER Deserializer ErrorAction "
-        "FALLBACK_TYPE KAFKA_CLUSTER_ID MessageField Migration NAMESPACE_WILDCARD NoneAction "
-        "RegisteredSchema Rule RuleAction RuleConditionError RuleContext RuleError RuleKind RuleMode "
-        "RulePhase RuleSet STRATEGY_TYPE_MAP Schema SchemaId SchemaRegistryError SerializationContext "
-        "SerializationError Serializer SubjectNameStrategyType ValidationRuleError ValidationRuleExecutor "
+        "FALLBACK_TYPE KAFKA_CLUSTER_ID MessageField Migration NAMESPACE_WILDCARD NoneAction RegisteredSchema "
+        "Rule RuleAction RuleConditionError RuleContext RuleError RuleKind RuleMode RulePhase RuleSet "
+        "STRATEGY_TYPE_MAP Schema SchemaId SchemaRegistryError SerializationContext SerializationError "
+        "Serializer SubjectNameStrategyType ValidationRuleError ValidationRuleExecutor "
         "ValidationRulesExecution async_build_serde default_validation_rule_executor get_original_key "
         "topic_subject_name_strategy"
     ),
     ".schema_registry._sync.avro": (
         "AVRO_TYPE AvroDeserializerBuilder AvroSerializerBuilder DeserializerBuilder ParsedSchemaCache "
-        "RuleRegistry SchemaId SerializerBuilder ValidationRulesExecution _resolve_named_schema "
-        "build_serde clear_original_key get_inline_tags parse_schema_with_repo set_original_key transform "
+        "RuleRegistry SchemaId SerializerBuilder ValidationRulesExecution _resolve_named_schema build_serde "
+        "clear_original_key get_inline_tags parse_schema_with_repo set_original_key transform "
         "validate_message"
     ),
     ".schema_registry._sync.json_schema": (
@@ -185,39 +180,38 @@ KNOWN_MISSING: dict[str, str] = {
         "get_original_key topic_subject_name_strategy"
     ),
     ".schema_registry.avro": (
-        "AsyncAvroDeserializer AsyncAvroDeserializerBuilder AsyncAvroSerializer "
-        "AsyncAvroSerializerBuilder AvroDeserializerBuilder AvroSerializerBuilder LocalSchemaRepository "
-        "get_inline_tags get_type parse_schema_with_repo transform validate_message"
+        "AsyncAvroDeserializer AsyncAvroDeserializerBuilder AsyncAvroSerializer AsyncAvroSerializerBuilder "
+        "AvroDeserializerBuilder AvroSerializerBuilder LocalSchemaRepository get_inline_tags get_type "
+        "parse_schema_with_repo transform validate_message"
     ),
     ".schema_registry.common": ("asyncinit"),
     ".schema_registry.common._oauthbearer": (
         "_AbstractCustomOAuthBearerFieldProviderBuilder _AbstractOAuthBearerFieldProviderBuilder "
-        "_AbstractOAuthBearerOIDCAzureIMDSFieldProviderBuilder "
-        "_AbstractOAuthBearerOIDCFieldProviderBuilder _AsyncBearerFieldProvider _BearerFieldProvider "
-        "_StaticFieldProvider _StaticOAuthBearerFieldProviderBuilder"
+        "_AbstractOAuthBearerOIDCAzureIMDSFieldProviderBuilder _AbstractOAuthBearerOIDCFieldProviderBuilder "
+        "_AsyncBearerFieldProvider _BearerFieldProvider _StaticFieldProvider "
+        "_StaticOAuthBearerFieldProviderBuilder"
     ),
     ".schema_registry.common.avro": (
         "AVRO_TYPE AvroMessage AvroSchema FieldType LocalSchemaRepository RuleConditionError RuleContext "
         "RuleKind Schema VALIDATION_RULES_PROP ValidationRule ValidationRuleError ValidationRuleExecutor "
-        "Variant _collapse_schema _disjoint _get_inline_tags_recursively _implied_namespace "
-        "_resolve_union _schema_loads _transform_field evaluate_validation_rule get_inline_tags get_type "
+        "Variant _collapse_schema _disjoint _get_inline_tags_recursively _implied_namespace _resolve_union "
+        "_schema_loads _transform_field evaluate_validation_rule get_inline_tags get_type "
         "parse_schema_with_repo parse_validation_rules transform validate_message"
     ),
     ".schema_registry.common.json_schema": (
         "DEFAULT_SPEC FieldType JSON_TYPE JsonMessage JsonSchema RuleConditionError RuleContext RuleKind "
         "VALIDATION_RULES_PROP ValidationRule ValidationRuleError ValidationRuleExecutor _disjoint "
-        "_retrieve_via_httpx _transform_field _validate_subschemas evaluate_validation_rule "
-        "get_inline_tags get_type parse_validation_rules transform validate_message"
+        "_retrieve_via_httpx _transform_field _validate_subschemas evaluate_validation_rule get_inline_tags "
+        "get_type parse_validation_rules transform validate_message"
     ),
     ".schema_registry.common.protobuf": (
         "DECIMAL_TYPE_NAME FieldType MAX_EMAX MAX_ENCODABLE_COEFFICIENT_DIGITS MAX_PREC MIN_EMIN "
-        "PROTOBUF_MAJOR_VERSION PROTOBUF_TYPE ROUND_HALF_UP RuleConditionError RuleContext RuleError "
-        "RuleKind SerializationError TIMESTAMP_TYPE_NAME ValidationRule ValidationRuleError "
-        "ValidationRuleExecutor Variant _bytes _disjoint _init_pool _is_builtin _is_repeated "
-        "_proto_to_str _set_field _str_to_proto _transform_field decimal_pb2 evaluate_validation_rule "
-        "get_inline_tags get_type is_cel_leaf_message is_map_field legacy_decimal_pb2 protobuf_to_variant "
-        "rebuild_value_type set_decimal_message set_timestamp_message transform unscaled_to_bytes "
-        "validate_message variant_pb2 variant_to_protobuf"
+        "PROTOBUF_MAJOR_VERSION PROTOBUF_TYPE ROUND_HALF_UP RuleConditionError RuleContext RuleError RuleKind "
+        "SerializationError TIMESTAMP_TYPE_NAME ValidationRule ValidationRuleError ValidationRuleExecutor "
+        "Variant _bytes _disjoint _init_pool _is_builtin _is_repeated _proto_to_str _set_field _str_to_proto "
+        "_transform_field decimal_pb2 evaluate_validation_rule get_inline_tags get_type is_cel_leaf_message "
+        "is_map_field legacy_decimal_pb2 protobuf_to_variant rebuild_value_type set_decimal_message "
+        "set_timestamp_message transform unscaled_to_bytes validate_message variant_pb2 variant_to_protobuf"
     ),
     ".schema_registry.common.schema_registry_client": (
         "VALID_AUTH_PROVIDERS _AsyncStaticFieldProvider _SchemaCache _StaticFieldProvider"
@@ -225,29 +219,26 @@ KNOWN_MISSING: dict[str, str] = {
     ".schema_registry.common.serde": (
         "DLQ_HEADER_PREFIX DLQ_RULE_EXCEPTION_HEADER DLQ_RULE_MODE_HEADER DLQ_RULE_NAME_HEADER "
         "DLQ_RULE_SUBJECT_HEADER DLQ_RULE_TOPIC_HEADER ErrorAction FieldContext FieldRuleExecutor "
-        "FieldTransform FieldTransformer FieldType Migration NoneAction ParsedSchemaCache "
-        "RegisteredSchema Rule RuleAction RuleBase RuleContext RuleExecutor RuleKind RuleMode "
-        "STRATEGY_TYPE_MAP Schema VALIDATION_RULES_PROP ValidationRule ValidationRuleError "
-        "ValidationRuleExecutor ValidationRulesExecution clear_original_key "
-        "default_validation_rule_executor evaluate_validation_rule get_original_key "
-        "parse_validation_rules set_original_key wildcard_match"
+        "FieldTransform FieldTransformer FieldType Migration NoneAction ParsedSchemaCache RegisteredSchema "
+        "Rule RuleAction RuleBase RuleContext RuleExecutor RuleKind RuleMode STRATEGY_TYPE_MAP Schema "
+        "VALIDATION_RULES_PROP ValidationRule ValidationRuleError ValidationRuleExecutor "
+        "ValidationRulesExecution clear_original_key default_validation_rule_executor "
+        "evaluate_validation_rule get_original_key parse_validation_rules set_original_key wildcard_match"
     ),
     ".schema_registry.confluent": ("type types"),
     ".schema_registry.confluent.meta_pb2": (
-        "ENUM_META_FIELD_NUMBER ENUM_VALUE_META_FIELD_NUMBER FIELD_META_FIELD_NUMBER "
-        "FILE_META_FIELD_NUMBER MESSAGE_META_FIELD_NUMBER"
+        "ENUM_META_FIELD_NUMBER ENUM_VALUE_META_FIELD_NUMBER FIELD_META_FIELD_NUMBER FILE_META_FIELD_NUMBER "
+        "MESSAGE_META_FIELD_NUMBER"
     ),
     ".schema_registry.error": ("OAuthTokenError SchemaParseException UnknownType"),
     ".schema_registry.json_schema": (
-        "AsyncJSONDeserializer AsyncJSONDeserializerBuilder AsyncJSONSerializer "
-        "AsyncJSONSerializerBuilder JSONDeserializerBuilder JSONSerializerBuilder get_inline_tags "
-        "get_type transform validate_message"
+        "AsyncJSONDeserializer AsyncJSONDeserializerBuilder AsyncJSONSerializer AsyncJSONSerializerBuilder "
+        "JSONDeserializerBuilder JSONSerializerBuilder get_inline_tags get_type transform validate_message"
     ),
     ".schema_registry.protobuf": (
         "AsyncProtobufDeserializer AsyncProtobufDeserializerBuilder AsyncProtobufSerializer "
-        "AsyncProtobufSerializerBuilder ProtobufDeserializerBuilder ProtobufSerializerBuilder "
-        "get_inline_tags get_type is_map_field protobuf_to_variant transform validate_message "
-        "variant_to_protobuf"
+        "AsyncProtobufSerializerBuilder ProtobufDeserializerBuilder ProtobufSerializerBuilder get_inline_tags "
+        "get_type is_map_field protobuf_to_variant transform validate_message variant_to_protobuf"
     ),
     ".schema_registry.rule_registry": ("RuleAction RuleExecutor"),
     ".schema_registry.rules": ("dlq"),
@@ -274,11 +265,11 @@ KNOWN_MISSING: dict[str, str] = {
     ".schema_registry.serde": (
         "AssociatedNameStrategy AsyncAssociatedNameStrategy AsyncBaseDeserializer AsyncBaseSerde "
         "AsyncBaseSerializer BaseSerde DLQ_HEADER_PREFIX DLQ_RULE_EXCEPTION_HEADER DLQ_RULE_MODE_HEADER "
-        "DLQ_RULE_NAME_HEADER DLQ_RULE_SUBJECT_HEADER DLQ_RULE_TOPIC_HEADER FALLBACK_TYPE "
-        "KAFKA_CLUSTER_ID ParsedSchemaCache STRATEGY_TYPE_MAP VALIDATION_RULES_PROP ValidationRule "
-        "ValidationRuleError ValidationRuleExecutor ValidationRulesExecution async_build_serde "
-        "build_serde clear_original_key default_validation_rule_executor evaluate_validation_rule "
-        "get_original_key parse_validation_rules set_original_key"
+        "DLQ_RULE_NAME_HEADER DLQ_RULE_SUBJECT_HEADER DLQ_RULE_TOPIC_HEADER FALLBACK_TYPE KAFKA_CLUSTER_ID "
+        "ParsedSchemaCache STRATEGY_TYPE_MAP VALIDATION_RULES_PROP ValidationRule ValidationRuleError "
+        "ValidationRuleExecutor ValidationRulesExecution async_build_serde build_serde clear_original_key "
+        "default_validation_rule_executor evaluate_validation_rule get_original_key parse_validation_rules "
+        "set_original_key"
     ),
     ".serialization": ("DeserializerBuilder SerializerBuilder"),
     ".serializing_producer": (
