@@ -52,6 +52,15 @@ class ClientCredentials:
         self._timeout = timeout
         self._default_lifetime = default_lifetime
 
+    @property
+    def client_secret(self) -> str:
+        """(confluent-kafka's registry client exposes its grant's fields; programs and tests read them)"""
+        return self._secret
+
+    @property
+    def scope(self) -> str | None:
+        return self._scope
+
     def fetch(self) -> tuple[str, float]:
         """(access token, lifetime in seconds); TokenEndpointError says why there is none."""
         form = {"grant_type": "client_credentials", **({"scope": self._scope} if self._scope else {})}

@@ -78,9 +78,12 @@ class _Fields:
 class _Refreshing(_Fields):
     """A token fetched on first use, and again once 80% of its lifetime has passed."""
 
-    def __init__(self, fetch: Fetch, token_endpoint: str, logical_cluster: str, identity_pool: str | None) -> None:
+    def __init__(
+        self, fetch: Fetch, token_endpoint: str, logical_cluster: str, identity_pool: str | None, client: Any = None
+    ) -> None:
         super().__init__("", logical_cluster, identity_pool)
         self.token_endpoint = token_endpoint
+        self.client = client  # the grant (client_id, client_secret, scope), as confluent-kafka's provider has it
         self._tokens = TokenRenewer(from_lifetime(fetch))
 
     def token(self) -> str:
@@ -142,7 +145,7 @@ def bearer_field_provider(conf: dict[str, Any], timeout: float) -> Any:
             raise ValueError(f"Missing required OAuth configuration properties: {', '.join(missing)}")
         cid, secret, scope, endpoint = (_str(conf, k) for k in keys)
         grant = ClientCredentials(endpoint, cid, secret, scope, httpx.create_ssl_context(), timeout, DEFAULT_LIFETIME)
-        return _Refreshing(grant.fetch, endpoint, cluster, pool)
+        return _Refreshing(grant.fetch, endpoint, cluster, pool, grant)
     endpoint = conf.get("bearer.auth.issuer.endpoint.url", AZURE_IMDS_ENDPOINT)
     if not isinstance(endpoint, str):
         # same text as confluent-kafka: its tests match on it
