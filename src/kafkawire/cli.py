@@ -241,7 +241,7 @@ def _topics(args: argparse.Namespace) -> int:
     from .admin import AdminClient, ConfigResource, NewTopic
 
     try:
-        with AdminClient({"bootstrap.servers": args.bootstrap_servers}) as admin:
+        with AdminClient({"bootstrap.servers": args.bootstrap_servers, "allow.auto.create.topics": False}) as admin:
             if args.action == "list":
                 md = admin.list_topics(timeout=args.timeout)
                 rows = [(name, len(t.partitions), t.error or "") for name, t in sorted(md.topics.items())]
