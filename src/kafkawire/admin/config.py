@@ -7,7 +7,8 @@ is checked here (a Logger, an adapter or a Handler) and used by the client.
 
 from __future__ import annotations
 
-from ..client.options import CALLBACK_OPTIONS, LOGGER_OPTION, NOOP_OPTIONS, RETRY_OPTIONS
+from ..client.inert_properties import unimplemented
+from ..client.options import ADMIN, CALLBACK_OPTIONS, LOGGER_OPTION, NOOP_OPTIONS, RETRY_OPTIONS
 from ..config import CONNECTION_OPTIONS, Option, option_index
 
 ADMIN_OPTIONS: tuple[Option, ...] = (
@@ -18,5 +19,7 @@ ADMIN_OPTIONS: tuple[Option, ...] = (
     LOGGER_OPTION,  # a Logger (or adapter) or a Handler: where the admin client logs
     *NOOP_OPTIONS,
 )
+
+ADMIN_OPTIONS += unimplemented(ADMIN_OPTIONS, ADMIN)
 
 ADMIN_INDEX = option_index(ADMIN_OPTIONS)

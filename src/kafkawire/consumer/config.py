@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ..client.inert_properties import unimplemented
 from ..client.options import (
     CALLBACK_OPTIONS,
     CONSUMER,
@@ -88,6 +89,8 @@ CONSUMER_OPTIONS: tuple[Option, ...] = (
     *RETRY_OPTIONS,
     _int("message.max.bytes", 1_000_000, 1000, 1_000_000_000),
 )
+
+CONSUMER_OPTIONS += unimplemented(CONSUMER_OPTIONS, CONSUMER)
 
 _INDEX = option_index(CONSUMER_OPTIONS)
 

@@ -320,11 +320,12 @@ def resolve_partitioner(spec: PartitionerSpec) -> Partitioner:
 
 
 class _Stick:
-    __slots__ = ("partition", "produced")
+    __slots__ = ("partition", "produced", "since")
 
     def __init__(self) -> None:
         self.partition = -1
         self.produced = 0
+        self.since = 0.0  # when the current partition was chosen (sticky.partitioning.linger.ms)
 
 
 class StickyPartitioner:
@@ -336,14 +337,18 @@ class StickyPartitioner:
     others). A current partition that loses its leader is left at once.
 
     This is KIP-794's byte rule without its adaptive part: Java also weighs partitions by queue
-    length and avoids slow brokers; librdkafka instead switches on a timer
-    (``sticky.partitioning.linger.ms``). Not thread-safe: the producer calls it under its lock.
+    length and avoids slow brokers. librdkafka instead switches on a timer: given ``linger``
+    (``sticky.partitioning.linger.ms`` set explicitly, in seconds), a partition is also left once
+    that long has passed since it was chosen (``now`` passed by the caller), and a ``linger`` of 0
+    turns stickiness off (each record to a random partition). Not thread-safe: the producer calls
+    it under its lock.
     """
 
-    def __init__(self, batch_size: int, rng: random.Random | None = None) -> None:
+    def __init__(self, batch_size: int, rng: random.Random | None = None, linger: float | None = None) -> None:
         """``rng`` makes the choices reproducible (tests); by default a fresh ``random.Random()``."""
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, not {batch_size}")
+        self._linger = linger
         self._batch_size = batch_size
         self._rng = rng if rng is not None else random.Random()
         self._topics: dict[str, _Stick] = {}
@@ -354,14 +359,19 @@ class StickyPartitioner:
         partition_count: int,
         available: Sequence[int] | None,
         record_bytes: int,
+        now: float = 0.0,
     ) -> int:
         """The partition for the next keyless record of ``topic``, counting its ``record_bytes``.
 
         ``available`` lists the partitions that have a leader; ``None`` or empty means all of them.
-        ``record_bytes`` is the record's size as counted toward ``batch.size``.
+        ``record_bytes`` is the record's size as counted toward ``batch.size``; ``now`` matters
+        only with a ``linger``.
         """
         if partition_count < 1:
             raise ValueError(f"partition_count must be at least 1, not {partition_count}")
+        linger = self._linger
+        if linger == 0:
+            return self._pick(partition_count, available, avoid=-1)
         stick = self._topics.get(topic)
         if stick is None:
             stick = self._topics[topic] = _Stick()
@@ -371,9 +381,11 @@ class StickyPartitioner:
             or current >= partition_count
             or stick.produced >= self._batch_size
             or (available and current not in available)
+            or (linger is not None and now - stick.since >= linger)
         ):
             current = stick.partition = self._pick(partition_count, available, avoid=current)
             stick.produced = 0
+            stick.since = now
         stick.produced += record_bytes
         return current
 
@@ -410,6 +422,7 @@ def choose_partition(
     partition_count: int,
     available: Sequence[int] | None,
     record_bytes: int,
+    now: float = 0.0,
 ) -> int:
     """The partition for one record: ``partitioner`` decides, the sentinels defer to ``sticky``.
 
@@ -420,5 +433,5 @@ def choose_partition(
     if chosen >= 0:
         return chosen
     if chosen == STICKY:
-        return sticky.partition(topic, partition_count, available, record_bytes)
+        return sticky.partition(topic, partition_count, available, record_bytes, now)
     return sticky.random_partition(partition_count, available)

@@ -1,18 +1,18 @@
 """One broker's connection: resolve, connect, run the handshake, write frames, read answers, reconnect.
 
-Runs on the IO thread only, and moves bytes only: the framing and correlation (core/connection.py),
-the handshake steps (core/handshake.py), the version choice (core/versions.py) and the backoff
-(core/backoff.py) are the sans-IO core's; the bytes go through a `Transport` (io/transport.py).
+Runs on the IO thread only, and moves bytes only: the framing and correlation (core/connection.py), the handshake
+steps (core/handshake.py), the version choice (core/versions.py) and the backoff (core/backoff.py) are the sans-IO
+core's; the bytes go through a `Transport` (io/transport.py).
 
-Lifecycle: DISCONNECTED -> CONNECTING (resolve, TCP, TLS) -> NEGOTIATING (handshake) -> READY, and
-back to DISCONNECTED on any failure. A READY connection whose SASL session has a lifetime
-re-authenticates before it ends (KIP-368): the SASL steps again on the same connection, requests
-already in flight answered as usual, new ones held back until it is done. Every state but READY and DISCONNECTED has a deadline
-(``socket.connection.setup.timeout.ms`` up to READY, ``api.version.request.timeout.ms`` for the
-ApiVersions answer), every request in flight its own. Invariants: each request's callback runs
-exactly once; requests in flight on a failed connection fail with ``_TRANSPORT``, ``_TIMED_OUT``
-or ``_BAD_MSG`` (the caller's policy retries them), queued ones wait for the reconnect until
-their own deadline; only `close()` fails them with ``_DESTROY``.
+Lifecycle: DISCONNECTED -> CONNECTING (resolve, TCP, TLS) -> NEGOTIATING (handshake) -> READY, and back
+to DISCONNECTED on any failure, or quietly after ``connections.max.idle.ms`` with nothing to do. A READY
+connection whose SASL session has a lifetime re-authenticates before it ends (KIP-368): the SASL steps
+again on the same connection, requests already in flight answered as usual, new ones held back until it
+is done. Every state but READY and DISCONNECTED has a deadline (``socket.connection.setup.timeout.ms`` up
+to READY, ``api.version.request.timeout.ms`` for the ApiVersions answer), every request in flight its
+own. Invariants: each request's callback runs exactly once; requests in flight on a failed connection
+fail with ``_TRANSPORT``, ``_TIMED_OUT`` or ``_BAD_MSG`` (the caller's policy retries them), queued ones
+wait for the reconnect until their own deadline; only `close()` fails them with ``_DESTROY``.
 """
 
 from __future__ import annotations
@@ -39,13 +39,12 @@ from ..protocol.schema import Api
 from .connection_settings import BrokerStats, ConnectionSettings, TransportFactory, tcp_transport
 from .engine import Engine, Timer, guarded
 from .resolve import Addresses, Resolver
-from .transport import READ, WRITE, Transport, TransportError
+from .transport import READ, WRITE, PeerClosed, Transport, TransportError
 
 log = logging.getLogger("kafkawire.io")
 
 Body = Mapping[str, Any] | Callable[[int], Mapping[str, Any]]
 Callback = Callable[[Struct | None, KafkaError | None], None]
-_NOTHING = memoryview(b"")
 
 
 class State(enum.Enum):
@@ -106,6 +105,7 @@ class BrokerConnection:
         self._step_sent_at = 0.0  # when the last handshake request left (a SASL session starts after it)
         self._connect_deadline = 0.0
         self._settling = False  # failing in-flight requests: a retry queued now waits for the backoff
+        self._active_at = 0.0  # the last bytes sent or read (connections.max.idle.ms)
 
     def __repr__(self) -> str:
         return f"<broker {self.node_id} {self.host}:{self.port} {self.state.value}>"
@@ -173,7 +173,8 @@ class BrokerConnection:
         self._attempt += 1
         self._connect_deadline = self.engine.now() + self.settings.connect_timeout
         self._arm_timer()
-        self._resolver.resolve(self.host, self.port, functools.partial(self._resolved, self._attempt))
+        done, s = functools.partial(self._resolved, self._attempt), self.settings
+        self._resolver.resolve(self.host, self.port, done, family=s.address_family, ttl=s.address_ttl)
 
     def _resolved(self, attempt: int, addresses: Addresses | None, reason: str | None) -> None:
         if attempt != self._attempt or self.state is not State.CONNECTING:
@@ -331,6 +332,7 @@ class BrokerConnection:
         self._arm_timer()
 
     def _write(self, frame: bytes | bytearray, on_written: Callable[[], None] | None) -> None:
+        self._active_at = self.engine.now()
         was_idle = not self._out
         self._out.append((memoryview(frame), on_written))
         if was_idle:
@@ -342,7 +344,7 @@ class BrokerConnection:
             return
         try:
             if transport.pending():
-                transport.send(_NOTHING)
+                transport.send(memoryview(b""))
             while self._out:
                 view, on_written = self._out[0]
                 sent = transport.send(view)
@@ -381,10 +383,12 @@ class BrokerConnection:
                 responses += self._conn.received(got) if got else ()
             except TransportError as exc:
                 failure = KafkaError(exc.code or KafkaError._TRANSPORT, str(exc))
+                if isinstance(exc, PeerClosed) and self.settings.log_close:
+                    log.info("%s:%d: Disconnected: %s", self.host, self.port, exc)
             except ProtocolError as exc:
                 responses += exc.completed
                 failure = KafkaError(KafkaError._BAD_MSG, f"{self.host}:{self.port}: {exc}")
-        now = self.engine.now()
+        self._active_at = now = self.engine.now()
         for r in responses:
             self.stats.answered(now - r.request.sent_at)
             guarded(r.request.context, r.body, None)
@@ -403,6 +407,8 @@ class BrokerConnection:
             deadlines.append(nxt)
         if self.state in (State.CONNECTING, State.NEGOTIATING):
             deadlines.append(self._connect_deadline)
+        if self._idle_closes():
+            deadlines.append(self._active_at + self.settings.idle_timeout)
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -415,22 +421,21 @@ class BrokerConnection:
         now = self.engine.now()
         if self.state in (State.CONNECTING, State.NEGOTIATING) and now >= self._connect_deadline:
             what = "connect to" if self.state is State.CONNECTING else "handshake with"
-            self._failed(
-                KafkaError(
-                    KafkaError._TRANSPORT,
-                    f"{what} {self.host}:{self.port} timed out (socket.connection.setup.timeout.ms)",
-                )
-            )
+            why = f"{what} {self.host}:{self.port} timed out (socket.connection.setup.timeout.ms)"
+            self._failed(KafkaError(KafkaError._TRANSPORT, why))
+        elif self._idle_closes() and now >= self._active_at + self.settings.idle_timeout:
+            self._teardown(KafkaError(KafkaError._TRANSPORT, "idle connection closed"))  # nothing is in flight
         elif expired := self._conn.expired(now):
             # Responses come in order, so the connection is unusable once one is overdue.
             setting = "api.version.request.timeout.ms" if expired[0].api is API_VERSIONS else "the request timeout"
-            self._failed(
-                KafkaError(
-                    KafkaError._TIMED_OUT, f"{expired[0].api.name} to {self.host}:{self.port} timed out ({setting})"
-                )
-            )
+            why = f"{expired[0].api.name} to {self.host}:{self.port} timed out ({setting})"
+            self._failed(KafkaError(KafkaError._TIMED_OUT, why))
         self._expire_queue(now)
         self._arm_timer()
+
+    def _idle_closes(self) -> bool:  # a ready connection with nothing to do closes after connections.max.idle.ms
+        idle = self.state is State.READY and not self._queue and not self._out and not self._conn.in_flight
+        return idle and self.settings.idle_timeout > 0 and not self._reauthenticating
 
     def _expire_queue(self, now: float) -> None:
         # Settle the queue first: a callback may queue a new request here (a retry).
@@ -482,15 +487,10 @@ class BrokerConnection:
         self._handshake = None
         self._out.clear()
         self.state = State.DISCONNECTED
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        if self._reconnect_timer is not None:
-            self._reconnect_timer.cancel()
-            self._reconnect_timer = None
-        if self._reauth_timer is not None:
-            self._reauth_timer.cancel()
-            self._reauth_timer = None
+        for timer in (self._timer, self._reconnect_timer, self._reauth_timer):
+            if timer is not None:
+                timer.cancel()
+        self._timer = self._reconnect_timer = self._reauth_timer = None
         self._reauthenticating = False
         self._settling = True
         try:

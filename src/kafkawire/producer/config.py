@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..client.inert_properties import unimplemented
 from ..client.options import (
     CALLBACK_OPTIONS,
     LOGGER_OPTION,
@@ -143,10 +144,18 @@ PRODUCER_OPTIONS: tuple[Option, ...] = (
     Option("interceptor.classes", "list", (), validate=_interceptors),
     *CALLBACK_OPTIONS,
     Option("on_delivery", "callable", None),  # confluent-kafka has no alias for it ("delivery.report.cb" is refused)
+    Option("delivery.report.only.error", "bool", False),  # report failed deliveries only
+    # Set: keyless records also leave their sticky partition after this long (0: no stickiness), as
+    # librdkafka's timer; unset: they leave it after batch.size bytes only (KIP-794, Java's rule).
+    _int("sticky.partitioning.linger.ms", 10, 0, 900_000),
+    # librdkafka's producer default: the producer's metadata requests let the broker create topics
+    Option("allow.auto.create.topics", "bool", True),
     Option("transactional.id", "str", None, validate=_transactional_id),
     _int("transaction.timeout.ms", 60_000, 1000),
     *NOOP_OPTIONS,
 )  # fmt: skip
+
+PRODUCER_OPTIONS += unimplemented(PRODUCER_OPTIONS, PRODUCER)
 
 _INDEX = option_index(PRODUCER_OPTIONS)
 
@@ -192,6 +201,7 @@ class ProducerConfig:
     transaction_timeout_ms: int
     raw: dict[str, Any]
     ignored: tuple[str, ...] = ()  # consumer-only keys given: checked, then left unused (librdkafka warns)
+    sticky_linger_ms: int | None = None  # sticky.partitioning.linger.ms when set explicitly
 
 
 def parse_producer_config(conf: Mapping[str, Any]) -> ProducerConfig:
@@ -240,6 +250,7 @@ def parse_producer_config(conf: Mapping[str, Any]) -> ProducerConfig:
         transaction_timeout_ms=v["transaction.timeout.ms"],
         raw=values,
         ignored=tuple(consumer_only),
+        sticky_linger_ms=v["sticky.partitioning.linger.ms"] if "sticky.partitioning.linger.ms" in given else None,
     )
 
 

@@ -26,6 +26,7 @@ class SenderSettings:
     max_in_flight: int
     max_request_bytes: int
     metadata_refresh_interval: float | None = None  # topic.metadata.refresh.interval.ms (None: off)
+    auto_create_topics: bool = True  # allow.auto.create.topics (the producer's default: true)
 
 
 def max_produce_version(transactional: bool, ids_known: bool) -> int | None:

@@ -245,9 +245,11 @@ class Producer:
         self._engine.client.set_sasl_credentials(username, password)
 
     def list_topics(self, topic: str | None = None, timeout: float = -1) -> ClusterMetadata:
-        """Cluster metadata (``auto.create.topics.enable`` brokers create an unknown ``topic``)."""
+        """Cluster metadata (``auto.create.topics.enable`` brokers create an unknown ``topic`` unless
+        allow.auto.create.topics is false)."""
         self._check_open()
-        return self._engine.client.list_topics(topic, None if timeout < 0 else timeout, auto_create=True)
+        auto_create = self._engine.conf.raw["allow.auto.create.topics"]
+        return self._engine.client.list_topics(topic, None if timeout < 0 else timeout, auto_create=auto_create)
 
     # --- transactions (the Transactional Producer API of confluent-kafka) ----------------------
 

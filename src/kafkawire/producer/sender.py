@@ -448,7 +448,7 @@ class Sender:
                 self._assign_waiting()
             self.wake()
 
-        self.client.refresh_metadata_io(topics, done, auto_create=True)
+        self.client.refresh_metadata_io(topics, done, auto_create=self.settings.auto_create_topics)
 
     def _assign_waiting(self) -> None:
         """Give records waiting for metadata their partitions, or fail them if the topic is gone."""

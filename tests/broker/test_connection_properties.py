@@ -1,0 +1,100 @@
+"""librdkafka properties with an effect on a real broker (Tansu): connections.max.idle.ms closes an
+idle connection (and the client carries on), log.connection.close says when a broker closes one,
+delivery.report.only.error reports failed deliveries only, judged by confluent-kafka doing the same."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+import confluent_kafka as ck
+import pytest
+
+import kafkawire
+from kafkawire.io.broker import State
+from kafkawire.local_broker import TansuBroker
+from tests.harness.topics import create_topic
+
+
+def _wait(condition: Callable[[], bool], limit: float = 20.0) -> bool:
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
+
+
+def test_an_idle_connection_is_closed_and_the_client_reconnects(tansu: TansuBroker) -> None:
+    admin = kafkawire.admin.AdminClient({"bootstrap.servers": tansu.bootstrap, "connections.max.idle.ms": 300})
+    client = admin._client  # the admin client's network client, to see its connections
+    admin.list_topics(timeout=10)
+    conns = lambda: [*client._bootstrap, *client._brokers.values()]  # noqa: E731
+    assert any(c.state is State.READY for c in conns())
+    assert _wait(lambda: all(c.state is State.DISCONNECTED for c in conns()))
+    assert all(c.last_error is None for c in conns())  # closed quietly: not a failure
+    assert admin.list_topics(timeout=10).brokers  # the next request connects again
+
+
+def test_without_connections_max_idle_ms_connections_stay(tansu: TansuBroker) -> None:
+    admin = kafkawire.admin.AdminClient({"bootstrap.servers": tansu.bootstrap})
+    admin.list_topics(timeout=10)
+    time.sleep(1.0)
+    assert any(c.state is State.READY for c in admin._client._bootstrap + list(admin._client._brokers.values()))
+
+
+def _deliveries(producer: Any, topic: str) -> list[tuple[str | None, int]]:
+    reports: list[tuple[str | None, int]] = []
+
+    def on_delivery(err: Any, msg: Any) -> None:
+        reports.append((None if err is None else err.name(), msg.partition()))
+
+    producer.produce(topic, b"good", partition=0, on_delivery=on_delivery)
+    producer.produce(topic, b"bad", partition=7, on_delivery=on_delivery)  # the topic has 1 partition
+    producer.flush(30)
+    return sorted(reports, key=str)
+
+
+@pytest.mark.parametrize("only_error", [False, True])
+def test_delivery_report_only_error_as_confluent_kafka(
+    tansu: TansuBroker, topic_name: Callable[[str], str], only_error: bool
+) -> None:
+    topic = topic_name("dr")
+    create_topic(tansu.bootstrap, topic, 1)
+    conf = {"bootstrap.servers": tansu.bootstrap, "delivery.report.only.error": only_error, "message.timeout.ms": 10_000}
+    ours = _deliveries(kafkawire.Producer(conf), topic)
+    theirs = _deliveries(ck.Producer(conf), topic)
+    assert ours == theirs
+    expected = [("_UNKNOWN_PARTITION", 7)] + ([] if only_error else [(None, 0)])
+    assert sorted(ours, key=str) == sorted(expected, key=str)
+
+
+def test_log_connection_close(caplog: pytest.LogCaptureFixture) -> None:
+    """A broker closing a connection is logged unless log.connection.close is false."""
+    import socket
+    import threading
+
+    for log_close in (True, False):
+        server = socket.socket()
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        host, port = server.getsockname()
+
+        def accept_and_close(server: socket.socket = server) -> None:
+            conn, _ = server.accept()
+            conn.recv(4096)  # the ApiVersions request, then the "broker" closes the connection
+            conn.close()
+
+        threading.Thread(target=accept_and_close, daemon=True).start()
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="kafkawire.io"):
+            admin = kafkawire.admin.AdminClient(
+                {"bootstrap.servers": f"{host}:{port}", "log.connection.close": log_close, "reconnect.backoff.ms": 10_000}
+            )
+            with pytest.raises(kafkawire.KafkaException):
+                admin.list_topics(timeout=2)
+        server.close()
+        closed = [r for r in caplog.records if "Disconnected" in r.getMessage()]
+        assert bool(closed) is log_close
