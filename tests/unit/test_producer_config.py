@@ -615,6 +615,8 @@ AGREE: list[tuple[dict[str, Any], bool]] = [
     ({"group.id": "g", "coordinator.query.interval.ms": 1000}, False),  # a consumer's, ignored with a warning
     ({"socket_cb": _fn}, True),  # a C API slot
     ({"enable.gapless.guarantee": 2}, True),
+    ({"enable.idempotence": True, "enable.gapless.guarantee": True}, False),
+    ({"enable.idempotence": False, "enable.gapless.guarantee": True}, True),
     ({"broker.address.family": "v5"}, True),
 ]
 
@@ -654,7 +656,6 @@ DIFFERENCES: list[tuple[dict[str, Any], bool, str]] = [
     ({"error_cb": 5}, True, "confluent-kafka raises TypeError; kafkawire reports every mistake as _INVALID_ARG"),
     # librdkafka features kafkawire does not implement (refused rather than silently ignored)
     ({"ssl.providers": "legacy"}, True, "Python's ssl module has no OpenSSL providers"),
-    ({"enable.idempotence": True, "enable.gapless.guarantee": True}, True, "experimental in librdkafka; not implemented"),
     ({"delivery.report.only.error": "true"}, False, "confluent-kafka wants a bool there; librdkafka's text forms do"),
 ]
 

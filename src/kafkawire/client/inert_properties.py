@@ -104,7 +104,6 @@ ONLY_VALUES: dict[str, tuple[tuple[str, ...], str]] = {
     "offset.store.method": (("broker",), "the deprecated file offset store is not implemented: offsets go to the broker"),
     "group.protocol.type": (("consumer",), "a classic group's protocol type is consumer, as librdkafka supports"),
     "queuing.strategy": (("fifo",), "the deprecated lifo queuing is not implemented: records go in produce() order"),
-    "enable.gapless.guarantee": (("false",), "the experimental gapless guarantee is not implemented by kafkawire"),
 }
 
 def _only(values: tuple[str, ...], why: str) -> Callable[[Any], Any]:

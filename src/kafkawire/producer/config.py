@@ -135,6 +135,8 @@ PRODUCER_OPTIONS: tuple[Option, ...] = (
     # True as in the Java client since 3.0 (librdkafka: false); quietly off when left unset and
     # acks, retries or max.in.flight ask for something idempotence cannot give.
     Option("enable.idempotence", "bool", True),
+    # With idempotence: a batch that would fail (not expire) stops the producer (_GAPLESS_GUARANTEE).
+    Option("enable.gapless.guarantee", "bool", False),
     # kafkawire/Java extension. 0: produce() raises BufferError at once when the buffer is full,
     # as confluent-kafka does; > 0: wait up to that long for room first.
     _int("max.block.ms", 0, 0),
@@ -291,6 +293,9 @@ def _apply_rules(v: dict[str, Any], given: Mapping[str, str]) -> None:
             or (in_flight in given and v[in_flight] > IDEMPOTENT_MAX_IN_FLIGHT)
         ):
             v["enable.idempotence"] = False
+
+    if v["enable.gapless.guarantee"] and not v["enable.idempotence"]:
+        conflict(f'"enable.gapless.guarantee" requires "enable.idempotence" to be true, not {key("enable.idempotence")}')
 
     if v["enable.idempotence"]:
         name = "max.in.flight.requests.per.connection"

@@ -117,6 +117,7 @@ class ProducerEngine:
                 max_request_bytes=conf.message_max_bytes,
                 metadata_refresh_interval=refresh / 1000 if refresh > 0 else None,
                 auto_create_topics=conf.raw["allow.auto.create.topics"],
+                gapless=conf.raw["enable.gapless.guarantee"],
             ),
             self.deliveries,
             self.assign_partition,

@@ -27,6 +27,7 @@ class SenderSettings:
     max_request_bytes: int
     metadata_refresh_interval: float | None = None  # topic.metadata.refresh.interval.ms (None: off)
     auto_create_topics: bool = True  # allow.auto.create.topics (the producer's default: true)
+    gapless: bool = False  # enable.gapless.guarantee (with idempotence)
 
 
 def max_produce_version(transactional: bool, ids_known: bool) -> int | None:

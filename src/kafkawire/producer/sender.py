@@ -306,6 +306,7 @@ class Sender:
             now=now,
             first_queued=batch.oldest,
             delivery_timeout=self.settings.message_timeout,
+            gapless=self.settings.gapless,
         )
         if idem is not None:
             idem.answered(batch, failed=step is not Step.DELIVERED)
@@ -316,8 +317,9 @@ class Sender:
             self.deliveries.complete(batch.messages, None, -1001, -1)
         elif step is Step.STOPPED:  # an answer that arrives after the producer stopped for good
             self._fail(batch.messages, self.fatal or error)
-        elif step is Step.FATAL:
-            self._fatal(KafkaError(error.code(), f"{error.str()} ({batch.topic}[{batch.partition}])", fatal=True))
+        elif step is Step.FATAL or step is Step.GAP:
+            code = error.code() if step is Step.FATAL else KafkaError._GAPLESS_GUARANTEE
+            self._fatal(KafkaError(code, f"{error.str()} ({batch.topic}[{batch.partition}])", fatal=True))
             self._fail(batch.messages, self.fatal or error)
         elif step is Step.RESEND:
             with self.lock:
