@@ -320,7 +320,7 @@ class Sender:
         elif step is Step.FATAL or step is Step.GAP:
             code = error.code() if step is Step.FATAL else KafkaError._GAPLESS_GUARANTEE
             self._fatal(KafkaError(code, f"{error.str()} ({batch.topic}[{batch.partition}])", fatal=True))
-            self._fail(batch.messages, self.fatal or error)
+            self._fail(batch.messages, error if step is Step.GAP else self.fatal or error)  # (GAP: as librdkafka)
         elif step is Step.RESEND:
             with self.lock:
                 self.acc.requeue(batch, now)
