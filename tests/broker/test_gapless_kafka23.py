@@ -58,7 +58,7 @@ def _run(module: Any, bootstrap: str, topic: str, gapless: bool) -> dict[str, An
             raised.append(name)
     return {
         "large": None if delivered.get(b"xxxxx") is None else delivered[b"xxxxx"].name(),
-        "small": "not delivered" if b"small" not in delivered else delivered[b"small"],
+        "small": delivered.get(b"small", "not delivered"),
         "small refused": "produce small" in raised,
         "error_cb": sorted({(e.name(), e.fatal()) for e in errors}),
     }
