@@ -98,3 +98,37 @@ def test_log_connection_close(caplog: pytest.LogCaptureFixture) -> None:
         server.close()
         closed = [r for r in caplog.records if "Disconnected" in r.getMessage()]
         assert bool(closed) is log_close
+
+
+def _unknown_topic_outcome(module: Any, bootstrap: str, topic: str, propagation: int, created: Callable[[], None]) -> str:
+    """A record for a topic the metadata says does not exist; the topic appears after the first
+    answers (``created``): delivered if the producer still waited, else failed. Judged by the log's
+    end offset (confluent-kafka cannot build the delivery report of a record that never had a
+    partition: its callback machinery fails with TypeError)."""
+    producer = module.Producer(
+        {"bootstrap.servers": bootstrap, "topic.metadata.propagation.max.ms": propagation, "message.timeout.ms": 60_000}
+    )
+    producer.produce(topic, b"v")
+    producer.poll(1.0)  # the first metadata answers: unknown topic
+    created()
+    producer.flush(60)
+    judge = ck.Consumer({"bootstrap.servers": bootstrap, "group.id": "watermarks"})
+    try:
+        _low, high = judge.get_watermark_offsets(ck.TopicPartition(topic, 0), timeout=10)
+    finally:
+        judge.close()
+    return "delivered" if high == 1 else "failed"
+
+
+@pytest.mark.parametrize("propagation", [0, 30_000])
+def test_topic_metadata_propagation_max_ms_as_confluent_kafka(
+    mock_cluster: Any, topic_name: Callable[[str], str], propagation: int
+) -> None:
+    outcomes = []
+    for module in (kafkawire, ck):
+        topic = topic_name("prop")
+        mock_cluster.create_topic(topic, partitions=1, replication=1)
+        mock_cluster.topic_set_error(topic, 3)  # UNKNOWN_TOPIC_OR_PARTITION until "created"
+        created = lambda t=topic: mock_cluster.topic_set_error(t, 0)  # noqa: E731
+        outcomes.append(_unknown_topic_outcome(module, mock_cluster.bootstraps, topic, propagation, created))
+    assert outcomes[0] == outcomes[1] == ("failed" if propagation == 0 else "delivered")

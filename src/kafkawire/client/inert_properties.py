@@ -70,8 +70,7 @@ NO_EFFECT: dict[str, str] = {
     # Not implemented (yet); what kafkawire does instead.
     "coordinator.query.interval.ms": "not implemented: kafkawire looks the coordinator up again when an answer or "
     "a failed connection says it moved, not on a timer",
-    "topic.metadata.propagation.max.ms": "not implemented: a topic the metadata says does not exist fails its "
-    "queued records at once (_UNKNOWN_TOPIC)",
+    "topic.metadata.propagation.max.ms": "(consumer, admin) only the producer waits for a topic to propagate",
     "metadata.recovery.strategy": "not implemented: kafkawire keeps retrying the brokers it knows (no re-bootstrap)",
     "metadata.recovery.rebootstrap.trigger.ms": "not implemented: kafkawire never re-bootstraps",
     # Properties librdkafka gives every client type that mean nothing to some of them.

@@ -147,6 +147,8 @@ PRODUCER_OPTIONS: tuple[Option, ...] = (
     *CALLBACK_OPTIONS,
     Option("on_delivery", "callable", None),  # confluent-kafka has no alias for it ("delivery.report.cb" is refused)
     Option("delivery.report.only.error", "bool", False),  # report failed deliveries only
+    # How long a topic the metadata says does not exist may still be created/propagating: its records wait.
+    _int("topic.metadata.propagation.max.ms", 30_000, 0, 3_600_000),
     # Set: keyless records also leave their sticky partition after this long (0: no stickiness), as
     # librdkafka's timer; unset: they leave it after batch.size bytes only (KIP-794, Java's rule).
     _int("sticky.partitioning.linger.ms", 10, 0, 900_000),

@@ -118,6 +118,7 @@ class ProducerEngine:
                 metadata_refresh_interval=refresh / 1000 if refresh > 0 else None,
                 auto_create_topics=conf.raw["allow.auto.create.topics"],
                 gapless=conf.raw["enable.gapless.guarantee"],
+                topic_propagation=conf.raw["topic.metadata.propagation.max.ms"] / 1000,
             ),
             self.deliveries,
             self.assign_partition,

@@ -28,6 +28,7 @@ class SenderSettings:
     metadata_refresh_interval: float | None = None  # topic.metadata.refresh.interval.ms (None: off)
     auto_create_topics: bool = True  # allow.auto.create.topics (the producer's default: true)
     gapless: bool = False  # enable.gapless.guarantee (with idempotence)
+    topic_propagation: float = 0.0  # topic.metadata.propagation.max.ms, in seconds
 
 
 def max_produce_version(transactional: bool, ids_known: bool) -> int | None:

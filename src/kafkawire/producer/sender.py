@@ -58,7 +58,7 @@ class Sender:
         self.settings = settings
         self.deliveries = deliveries  # where finished records, throttling and errors are reported
         self.assign = assign
-        self._unassigned = Unassigned()  # records waiting for their topic's metadata
+        self._unassigned = Unassigned(settings.topic_propagation)  # records waiting for their topic's metadata
         self._unencodable: list[tuple[ProducerBatch, Exception]] = []  # batches _drain could not encode
         self.in_flight: dict[int, list[ProducerBatch]] = {}  # request id -> batches
         self._request_ids = 0
