@@ -130,6 +130,25 @@ SECURITY_OPTIONS: tuple[Option, ...] = (
     _str("sasl.oauthbearer.token.endpoint.url"),
     _str("sasl.oauthbearer.scope"),
     _str("sasl.oauthbearer.extensions"),
+    # The JWT-bearer grant (RFC 7523) of method oidc: a signed assertion instead of a client secret.
+    Option(
+        "sasl.oauthbearer.grant.type",
+        "enum",
+        "client_credentials",
+        choices=("client_credentials", "urn:ietf:params:oauth:grant-type:jwt-bearer"),
+    ),
+    Option("sasl.oauthbearer.assertion.algorithm", "enum", "rs256", choices=("rs256", "es256")),
+    _str("sasl.oauthbearer.assertion.private.key.file"),
+    _str("sasl.oauthbearer.assertion.private.key.passphrase", sensitive=True),
+    _str("sasl.oauthbearer.assertion.private.key.pem", sensitive=True),
+    _str("sasl.oauthbearer.assertion.file"),
+    _str("sasl.oauthbearer.assertion.claim.aud"),
+    _str("sasl.oauthbearer.assertion.claim.iss"),
+    _str("sasl.oauthbearer.assertion.claim.sub"),
+    _int("sasl.oauthbearer.assertion.claim.exp.seconds", 300, 1),
+    _int("sasl.oauthbearer.assertion.claim.nbf.seconds", 60, 0),
+    Option("sasl.oauthbearer.assertion.claim.jti.include", "bool", False),
+    _str("sasl.oauthbearer.assertion.jwt.template.file"),
     _str("https.ca.location"),  # the CA of HTTPS endpoints (the OIDC token endpoint); else the system's
     _str("https.ca.pem"),
 )

@@ -1,6 +1,7 @@
 """OAuth 2.0 access tokens over HTTP(S), the package's one token client: the client-credentials grant
 (RFC 6749 4.4) of ``sasl.oauthbearer.method=oidc`` and of the Schema Registry's OAUTHBEARER source,
-and the plain GET of Azure's instance metadata endpoint.
+the JWT-bearer grant (RFC 7523 2.1) of ``sasl.oauthbearer.grant.type``, and the plain GET of Azure's
+instance metadata endpoint.
 
 It is urllib (the standard library), so that the client needs no HTTP package: httpx is the Schema
 Registry's optional extra. A client secret never appears in an error, nor does a token.
@@ -14,7 +15,7 @@ import json
 import ssl
 import time
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -71,6 +72,41 @@ class ClientCredentials:
 
     def __repr__(self) -> str:
         return f"ClientCredentials(url={self.url!r}, client_id={self.client_id!r})"
+
+
+JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+
+
+class JwtBearer:
+    """The JWT-bearer grant at one token endpoint: each request carries a fresh ``assertion(now)``
+    (a signed JWT, `kafkawire.jwt_assertion`) instead of a client secret."""
+
+    def __init__(
+        self,
+        url: str,
+        assertion: Callable[[float], str],
+        scope: str | None = None,
+        tls: ssl.SSLContext | None = None,
+        timeout: float = REQUEST_TIMEOUT,
+    ) -> None:
+        self.url = url
+        self._assertion = assertion
+        self._scope = scope
+        self._tls = tls
+        self._timeout = timeout
+
+    def fetch(self) -> tuple[str, float]:
+        """(access token, lifetime in seconds); TokenEndpointError says why there is none."""
+        try:
+            assertion = self._assertion(time.time())
+        except ValueError as exc:  # an assertion file gone or emptied since construction
+            raise TokenEndpointError(str(exc)) from None
+        form = {"grant_type": JWT_BEARER, "assertion": assertion, **({"scope": self._scope} if self._scope else {})}
+        headers = {"Content-Type": "application/x-www-form-urlencoded"}
+        return request_token(self.url, headers, urllib.parse.urlencode(form).encode(), self._tls, self._timeout)
+
+    def __repr__(self) -> str:
+        return f"JwtBearer(url={self.url!r})"
 
 
 def request_token(

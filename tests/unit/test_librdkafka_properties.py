@@ -170,7 +170,7 @@ def test_each_table_names_a_property_once_and_every_unimplemented_one_says_why()
         ({"ssl.engine.location": "/opt/engine.so"}, "ssl.engine.location"),
         ({"plugin.library.paths": "monitoring-interceptor"}, "plugin.library.paths"),
         ({"client.dns.lookup": "resolve_canonical_bootstrap_servers_only"}, "client.dns.lookup"),
-        ({"sasl.oauthbearer.grant.type": "urn:ietf:params:oauth:grant-type:jwt-bearer"}, "grant.type"),
+        ({"sasl.oauthbearer.metadata.authentication.type": "azure_imds"}, "metadata.authentication.type"),
         ({"queuing.strategy": "lifo"}, "queuing.strategy"),
         ({"socket.max.fails": 3}, "socket.max.fails"),
     ],

@@ -26,7 +26,6 @@ from .librdkafka_properties import PROPERTIES
 from .options import ADMIN, catalog_option
 
 _GSSAPI = "used only by sasl.mechanism=GSSAPI (Kerberos), which kafkawire refuses"
-_JWT_BEARER = "used only by the jwt-bearer grant, which kafkawire refuses (see sasl.oauthbearer.grant.type)"
 _FILE_STORE = "used only by the deprecated file offset store (offset.store.method=file), which kafkawire refuses"
 
 NO_EFFECT: dict[str, str] = {
@@ -47,18 +46,6 @@ NO_EFFECT: dict[str, str] = {
     "sasl.kerberos.kinit.cmd": _GSSAPI,
     "sasl.kerberos.keytab": _GSSAPI,
     "sasl.kerberos.min.time.before.relogin": _GSSAPI,
-    "sasl.oauthbearer.assertion.algorithm": _JWT_BEARER,
-    "sasl.oauthbearer.assertion.private.key.file": _JWT_BEARER,
-    "sasl.oauthbearer.assertion.private.key.passphrase": _JWT_BEARER,
-    "sasl.oauthbearer.assertion.private.key.pem": _JWT_BEARER,
-    "sasl.oauthbearer.assertion.file": _JWT_BEARER,
-    "sasl.oauthbearer.assertion.claim.aud": _JWT_BEARER,
-    "sasl.oauthbearer.assertion.claim.exp.seconds": _JWT_BEARER,
-    "sasl.oauthbearer.assertion.claim.iss": _JWT_BEARER,
-    "sasl.oauthbearer.assertion.claim.jti.include": _JWT_BEARER,
-    "sasl.oauthbearer.assertion.claim.nbf.seconds": _JWT_BEARER,
-    "sasl.oauthbearer.assertion.claim.sub": _JWT_BEARER,
-    "sasl.oauthbearer.assertion.jwt.template.file": _JWT_BEARER,
     "offset.store.path": _FILE_STORE,
     "offset.store.sync.interval.ms": _FILE_STORE,
     "consume.callback.max.messages": "bounds librdkafka's C rd_kafka_consume_callback(), which Python has no access to",
@@ -90,10 +77,6 @@ ONLY_VALUES: dict[str, tuple[tuple[str, ...], str]] = {
     "client.dns.lookup": (
         ("use_all_dns_ips",),
         "resolve_canonical_bootstrap_servers_only serves only GSSAPI (Kerberos), which kafkawire does not implement",
-    ),
-    "sasl.oauthbearer.grant.type": (
-        ("client_credentials",),
-        "the jwt-bearer grant (a signed JWT assertion) is not implemented by kafkawire",
     ),
     "sasl.oauthbearer.metadata.authentication.type": (
         ("none",),
