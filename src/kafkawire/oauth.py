@@ -103,7 +103,9 @@ class JwtBearer:
             raise TokenEndpointError(str(exc)) from None
         form = {"grant_type": JWT_BEARER, "assertion": assertion, **({"scope": self._scope} if self._scope else {})}
         headers = {"Content-Type": "application/x-www-form-urlencoded"}
-        return request_token(self.url, headers, urllib.parse.urlencode(form).encode(), self._tls, self._timeout)
+        body = urllib.parse.urlencode(form).encode()
+        # Some providers (GCP) answer an id_token instead, as librdkafka allows for this grant.
+        return request_token(self.url, headers, body, self._tls, self._timeout, fields=("access_token", "id_token"))
 
     def __repr__(self) -> str:
         return f"JwtBearer(url={self.url!r})"
@@ -116,9 +118,11 @@ def request_token(
     tls: ssl.SSLContext | None,
     timeout: float,
     default_lifetime: float | None = None,
+    fields: tuple[str, ...] = ("access_token",),
 ) -> tuple[str, float]:
-    """POST ``form`` (GET without one) to ``url``; the answer's access token and its lifetime in
-    seconds: ``expires_in``, else the token's JWT ``exp`` claim, else ``default_lifetime``."""
+    """POST ``form`` (GET without one) to ``url``; the answer's token (the first of ``fields`` it
+    has) and its lifetime in seconds: ``expires_in``, else the token's JWT ``exp`` claim, else
+    ``default_lifetime``."""
     import urllib.error  # here, not at import: urllib.request brings http.client and email (13 ms)
     import urllib.request
 
@@ -140,9 +144,10 @@ def request_token(
         answer_json = json.loads(body)
     except ValueError:
         raise TokenEndpointError(f"{where}: the answer is not JSON") from None
-    token = answer_json.get("access_token") if isinstance(answer_json, dict) else None
-    if not isinstance(token, str) or not token:
-        raise TokenEndpointError(f"{where}: the answer has no access_token")
+    given = answer_json if isinstance(answer_json, dict) else {}
+    token = next((given[f] for f in fields if isinstance(given.get(f), str) and given[f]), None)
+    if token is None:
+        raise TokenEndpointError(f"{where}: the answer has no {' or '.join(fields)}")
     lifetime = _seconds(answer_json.get("expires_in"))
     if lifetime is not None:
         return token, lifetime

@@ -70,9 +70,7 @@ def _shape(idp: TokenEndpoint) -> tuple[Any, ...]:
     return sorted(grant.form), grant.form["grant_type"], grant.form.get("scope"), header, times, named, "jti" in claims, signature
 
 
-def test_jwt_bearer_tokens_as_confluent_kafka(
-    kafka23: KafkaBroker, endpoint: TokenEndpoint, topic_name: Callable[[str], str], tmp_path: Path
-) -> None:
+def _key_file(tmp_path: Path) -> Path:
     key_file = tmp_path / "assertion-key.pem"
     key_file.write_bytes(
         KEY.private_bytes(
@@ -81,6 +79,13 @@ def test_jwt_bearer_tokens_as_confluent_kafka(
             serialization.BestAvailableEncryption(PASSPHRASE.encode()),
         )
     )
+    return key_file
+
+
+def test_jwt_bearer_tokens_as_confluent_kafka(
+    kafka23: KafkaBroker, endpoint: TokenEndpoint, topic_name: Callable[[str], str], tmp_path: Path
+) -> None:
+    key_file = _key_file(tmp_path)
     topic = topic_name("jwtb")
     create_topic(kafka23.bootstrap(), topic, 1)
     conf = jwt_conf(kafka23, endpoint, key_file)
@@ -124,3 +129,23 @@ def test_a_refused_assertion_is_an_authentication_error(
     assert errors and errors[0].code() == KafkaError._AUTHENTICATION and "HTTP 400" in errors[0].str()
     assert endpoint.grants and not any(g.authorized for g in endpoint.grants)
     assert {g.assertion[2] for g in endpoint.grants if g.assertion} == {"bad"}
+
+
+def test_an_id_token_answer_is_taken_as_confluent_kafka_takes_it(
+    kafka23: KafkaBroker, endpoint_leaf: Leaf, topic_name: Callable[[str], str], tmp_path: Path
+) -> None:
+    """Some identity providers (GCP) answer the JWT-bearer grant with an id_token only."""
+    topic = topic_name("idtok")
+    create_topic(kafka23.bootstrap(), topic, 1)
+    with TokenEndpoint(endpoint_leaf, "unused", "unused", "alice", assertion_key=KEY.public_key(),
+                       token_field="id_token") as idp:  # fmt: skip
+        conf = jwt_conf(kafka23, idp, _key_file(tmp_path))
+        p = Producer(conf)
+        try:
+            reports: list[KafkaError | None] = []
+            p.produce(topic, b"by-id-token", on_delivery=lambda err, _m: reports.append(err))
+            p.flush(30)
+        finally:
+            p.close()
+        assert reports == [None]
+        assert [m.value() for m in consume_all(kafka23.bootstrap(), topic, 1, config=conf)] == [b"by-id-token"]

@@ -88,9 +88,11 @@ class TokenEndpoint:
         principal: str,
         lifetime: float = 3600.0,
         assertion_key: Any = None,
+        token_field: str = "access_token",
     ) -> None:
+        """``token_field``: the answer's field holding the token (id_token: as GCP answers a JWT-bearer grant)."""
         self.client_id, self.secret, self.principal, self.lifetime = client_id, secret, principal, lifetime
-        self.assertion_key = assertion_key
+        self.assertion_key, self.token_field = assertion_key, token_field
         self.grants: list[Grant] = []
         endpoint = self
 
@@ -112,7 +114,7 @@ class TokenEndpoint:
                     self._answer(401, {"error": "invalid_client", "error_description": "client authentication failed"})
                     return
                 token = grant.token = unsecured_jwt(endpoint.principal, endpoint.lifetime)
-                self._answer(200, {"access_token": token, "token_type": "bearer", "expires_in": endpoint.lifetime})
+                self._answer(200, {endpoint.token_field: token, "token_type": "bearer", "expires_in": endpoint.lifetime})
 
             def _answer(self, status: int, body: dict[str, Any]) -> None:
                 data = json.dumps(body).encode()
