@@ -132,3 +132,32 @@ def test_topic_metadata_propagation_max_ms_as_confluent_kafka(
         created = lambda t=topic: mock_cluster.topic_set_error(t, 0)  # noqa: E731
         outcomes.append(_unknown_topic_outcome(module, mock_cluster.bootstraps, topic, propagation, created))
     assert outcomes[0] == outcomes[1] == ("failed" if propagation == 0 else "delivered")
+
+
+def test_every_address_of_a_name_is_tried_use_all_dns_ips(tansu: TansuBroker, monkeypatch: pytest.MonkeyPatch) -> None:
+    """client.dns.lookup=use_all_dns_ips (librdkafka's default): a name whose first address refuses
+    connections is reached through its next one."""
+    import socket
+
+    dead = socket.socket()
+    dead.bind(("127.0.0.1", 0))  # bound, never listening: connections to it are refused
+    tansu_port = int(tansu.bootstrap.rsplit(":", 1)[1])
+    real = socket.getaddrinfo
+
+    def two_addresses(host: str, port: int, *args: Any, **kw: Any) -> Any:
+        if host != "two.addresses.test":
+            return real(host, port, *args, **kw)
+        stream, tcp = socket.SOCK_STREAM, socket.IPPROTO_TCP
+        return [
+            (socket.AF_INET, stream, tcp, "", ("127.0.0.1", dead.getsockname()[1])),
+            (socket.AF_INET, stream, tcp, "", ("127.0.0.1", tansu_port)),
+        ]
+
+    monkeypatch.setattr(socket, "getaddrinfo", two_addresses)
+    try:
+        admin = kafkawire.admin.AdminClient(
+            {"bootstrap.servers": f"two.addresses.test:{tansu_port}", "client.dns.lookup": "use_all_dns_ips"}
+        )
+        assert admin.list_topics(timeout=20).brokers
+    finally:
+        dead.close()
