@@ -52,8 +52,8 @@ NO_EFFECT: dict[str, str] = {
     "max.poll.records": "librdkafka 2.16 applies it to share consumers only (their ShareFetch), not to Consumer",
     "share.acknowledgement.mode": "a share consumer's setting (KIP-932), not Consumer's",
     "produce.offset.report": "deprecated, no longer used by librdkafka (offsets are always reported)",
-    "queue.buffering.backpressure.threshold": "kafkawire's sender has no backlog of built, unsent Produce requests "
-    "to bound: it builds a broker's next request when the connection takes it",
+    "queue.buffering.backpressure.threshold": "kafkawire builds a broker's next Produce only while its connection "
+    "holds fewer than max.in.flight requests, sent or not: that bounds the unsent ones",
     # Not implemented (yet); what kafkawire does instead.
     "coordinator.query.interval.ms": "not implemented: kafkawire looks the coordinator up again when an answer or "
     "a failed connection says it moved, not on a timer",
@@ -87,6 +87,7 @@ ONLY_VALUES: dict[str, tuple[tuple[str, ...], str]] = {
     "group.protocol.type": (("consumer",), "a classic group's protocol type is consumer, as librdkafka supports"),
     "queuing.strategy": (("fifo",), "the deprecated lifo queuing is not implemented: records go in produce() order"),
 }
+
 
 def _only(values: tuple[str, ...], why: str) -> Callable[[Any], Any]:
     def check(value: Any) -> Any:

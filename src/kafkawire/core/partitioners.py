@@ -320,12 +320,11 @@ def resolve_partitioner(spec: PartitionerSpec) -> Partitioner:
 
 
 class _Stick:
-    __slots__ = ("partition", "produced", "since")
+    __slots__ = ("partition", "produced")
 
     def __init__(self) -> None:
         self.partition = -1
         self.produced = 0
-        self.since = 0.0  # when the current partition was chosen (sticky.partitioning.linger.ms)
 
 
 class StickyPartitioner:
@@ -337,18 +336,15 @@ class StickyPartitioner:
     others). A current partition that loses its leader is left at once.
 
     This is KIP-794's byte rule without its adaptive part: Java also weighs partitions by queue
-    length and avoids slow brokers. librdkafka instead switches on a timer: given ``linger``
-    (``sticky.partitioning.linger.ms`` set explicitly, in seconds), a partition is also left once
-    that long has passed since it was chosen (``now`` passed by the caller), and a ``linger`` of 0
-    turns stickiness off (each record to a random partition). Not thread-safe: the producer calls
-    it under its lock.
+    length and avoids slow brokers; librdkafka instead switches on a timer
+    (``sticky.partitioning.linger.ms``: `TimedStickyPartitioner`, when it is set). Not thread-safe:
+    the producer calls it under its lock.
     """
 
-    def __init__(self, batch_size: int, rng: random.Random | None = None, linger: float | None = None) -> None:
+    def __init__(self, batch_size: int, rng: random.Random | None = None) -> None:
         """``rng`` makes the choices reproducible (tests); by default a fresh ``random.Random()``."""
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, not {batch_size}")
-        self._linger = linger
         self._batch_size = batch_size
         self._rng = rng if rng is not None else random.Random()
         self._topics: dict[str, _Stick] = {}
@@ -364,14 +360,11 @@ class StickyPartitioner:
         """The partition for the next keyless record of ``topic``, counting its ``record_bytes``.
 
         ``available`` lists the partitions that have a leader; ``None`` or empty means all of them.
-        ``record_bytes`` is the record's size as counted toward ``batch.size``; ``now`` matters
-        only with a ``linger``.
+        ``record_bytes`` is the record's size as counted toward ``batch.size``; ``now`` is for
+        `TimedStickyPartitioner`.
         """
         if partition_count < 1:
             raise ValueError(f"partition_count must be at least 1, not {partition_count}")
-        linger = self._linger
-        if linger == 0:
-            return self._pick(partition_count, available, avoid=-1)
         stick = self._topics.get(topic)
         if stick is None:
             stick = self._topics[topic] = _Stick()
@@ -381,11 +374,9 @@ class StickyPartitioner:
             or current >= partition_count
             or stick.produced >= self._batch_size
             or (available and current not in available)
-            or (linger is not None and now - stick.since >= linger)
         ):
             current = stick.partition = self._pick(partition_count, available, avoid=current)
             stick.produced = 0
-            stick.since = now
         stick.produced += record_bytes
         return current
 
@@ -412,6 +403,37 @@ class StickyPartitioner:
                 index += 1  # skip the partition being left
             return candidates[index]
         return candidates[self._rng.randrange(count)]
+
+
+class TimedStickyPartitioner(StickyPartitioner):
+    """librdkafka's timer (``sticky.partitioning.linger.ms`` set explicitly, ``linger`` in seconds):
+    keyless records also leave their partition once ``linger`` has passed since it was chosen (the
+    caller passes ``now``); a ``linger`` of 0 turns stickiness off, each record to a random partition."""
+
+    def __init__(self, batch_size: int, linger: float, rng: random.Random | None = None) -> None:
+        super().__init__(batch_size, rng)
+        self._linger = linger
+        self._since: dict[str, float] = {}  # per topic: when its current partition was chosen
+
+    def partition(
+        self,
+        topic: str,
+        partition_count: int,
+        available: Sequence[int] | None,
+        record_bytes: int,
+        now: float = 0.0,
+    ) -> int:
+        if not self._linger:
+            return self.random_partition(partition_count, available)
+        stick = self._topics.get(topic)
+        before = -1 if stick is None else stick.partition
+        due = stick is not None and now - self._since.get(topic, now) >= self._linger
+        if due and stick is not None:
+            stick.produced = self._batch_size  # time is up: the byte rule moves it on
+        chosen = super().partition(topic, partition_count, available, record_bytes)
+        if due or chosen != before:
+            self._since[topic] = now
+        return chosen
 
 
 def choose_partition(

@@ -30,6 +30,7 @@ from ..core.partitioners import (
     KEYLESS_STICKY,
     KeyedPartitions,
     StickyPartitioner,
+    TimedStickyPartitioner,
     choose_partition,
     resolve_partitioner,
 )
@@ -70,9 +71,13 @@ class ProducerEngine:
             compression_level=None if conf.compression_level == -1 else conf.compression_level,
         )
         self._partitioner = resolve_partitioner(conf.partitioner)
-        linger = None if conf.sticky_linger_ms is None else conf.sticky_linger_ms / 1000
-        self._sticky = StickyPartitioner(conf.batch_size, linger=linger)
-        self._sticky_timed = bool(linger)  # its switches need the time
+        # sticky.partitioning.linger.ms set: librdkafka's timer; unset: the byte rule alone (KIP-794)
+        self._sticky_timed = conf.sticky_linger_ms is not None  # its switches need the time
+        self._sticky = (
+            TimedStickyPartitioner(conf.batch_size, conf.sticky_linger_ms / 1000)
+            if conf.sticky_linger_ms is not None
+            else StickyPartitioner(conf.batch_size)
+        )
         self._keyless_sticky = self._partitioner in KEYLESS_STICKY
         builtin = self._partitioner in BUILTIN_PARTITIONERS.values()
         self._keyed = KeyedPartitions(self._partitioner) if builtin else None  # remembered key hashes

@@ -27,6 +27,7 @@ from kafkawire.core.partitioners import (
     STICKY,
     InvalidPartitionError,
     StickyPartitioner,
+    TimedStickyPartitioner,
     choose_partition,
     fnv1a,
     murmur2,
@@ -429,7 +430,7 @@ def test_missing_and_empty_keys_take_librdkafkas_path(name: str, mock_topics: tu
 
 def test_a_sticky_linger_moves_keyless_records_on_after_that_long() -> None:
     """sticky.partitioning.linger.ms set: librdkafka's timer, on top of the byte rule."""
-    sticky = StickyPartitioner(batch_size=10**9, rng=random.Random(6), linger=0.010)
+    sticky = TimedStickyPartitioner(batch_size=10**9, linger=0.010, rng=random.Random(6))
     first = sticky.partition("t", 8, None, 10, now=100.0)
     assert sticky.partition("t", 8, None, 10, now=100.009) == first
     moved = sticky.partition("t", 8, None, 10, now=100.010)
@@ -441,7 +442,7 @@ def test_a_sticky_linger_moves_keyless_records_on_after_that_long() -> None:
 
 
 def test_a_sticky_linger_of_zero_turns_stickiness_off() -> None:
-    sticky = StickyPartitioner(batch_size=10**9, rng=random.Random(7), linger=0.0)
+    sticky = TimedStickyPartitioner(batch_size=10**9, linger=0.0, rng=random.Random(7))
     chosen = [sticky.partition("t", 4, None, 1, now=5.0) for _ in range(200)]
     assert set(chosen) == {0, 1, 2, 3}
     assert sum(a == b for a, b in itertools.pairwise(chosen)) < 120  # not runs: each record drawn anew
