@@ -15,16 +15,8 @@ import pytest
 import kafkawire
 from kafkawire.io.broker import State
 from kafkawire.local_broker import TansuBroker
+from tests.harness.hostile_scenarios import wait_until
 from tests.harness.topics import create_topic
-
-
-def _wait(condition: Callable[[], bool], limit: float = 20.0) -> bool:
-    end = time.monotonic() + limit
-    while time.monotonic() < end:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return condition()
 
 
 def test_an_idle_connection_is_closed_and_the_client_reconnects(tansu: TansuBroker) -> None:
@@ -33,7 +25,7 @@ def test_an_idle_connection_is_closed_and_the_client_reconnects(tansu: TansuBrok
     admin.list_topics(timeout=10)
     conns = lambda: [*client._bootstrap, *client._brokers.values()]  # noqa: E731
     assert any(c.state is State.READY for c in conns())
-    assert _wait(lambda: all(c.state is State.DISCONNECTED for c in conns()))
+    assert wait_until(lambda: all(c.state is State.DISCONNECTED for c in conns()))
     assert all(c.last_error is None for c in conns())  # closed quietly: not a failure
     assert admin.list_topics(timeout=10).brokers  # the next request connects again
 

@@ -15,7 +15,8 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from kafkawire import KafkaError, Producer
-from tests.harness.certs import Leaf, make_leaf
+from tests.broker import test_oidc
+from tests.harness.certs import Leaf
 from tests.harness.judge import consume_all
 from tests.harness.kafka_broker import KafkaBroker
 from tests.harness.token_endpoint import JWT_BEARER, TokenEndpoint
@@ -24,13 +25,9 @@ from tests.harness.topics import create_topic
 pytestmark = pytest.mark.broker
 
 PASSPHRASE = "assertion-key-PASSPHRASE"
+endpoint_leaf = test_oidc.endpoint_leaf  # the token endpoint's certificate, as the client-credentials tests'
+
 KEY = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-
-
-@pytest.fixture(scope="module")
-def endpoint_leaf(kafka23: KafkaBroker, tmp_path_factory: pytest.TempPathFactory) -> Leaf:
-    assert kafka23.ca is not None
-    return make_leaf(tmp_path_factory.mktemp("idp"), "idp", kafka23.ca)
 
 
 @pytest.fixture
