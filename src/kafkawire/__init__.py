@@ -7,9 +7,13 @@ from ._version import __version__, libversion, version
 from .admin.group_types import ConsumerGroupState, ConsumerGroupTopicPartitions, ConsumerGroupType
 from .admin.topic_types import ElectionType, TopicCollection, TopicPartitionInfo, Uuid
 from .admin.types import IsolationLevel, Node
+from .alias import install_as_confluent_kafka
 from .consumer.consumer import Consumer
+from .consumer.share_consumer import ShareConsumer
+from .core.share_acks import AcknowledgeType
 from .deserializing_consumer import DeserializingConsumer
-from .errors import KafkaError, KafkaException
+from .deserializing_share_consumer import DeserializingShareConsumer
+from .errors import ConcurrentModificationException, IllegalStateException, KafkaError, KafkaException
 from .messages import Messages
 from .model import (
     OFFSET_BEGINNING,
@@ -47,15 +51,19 @@ __all__ = [
     "TIMESTAMP_LOG_APPEND_TIME",
     "TIMESTAMP_NOT_AVAILABLE",
     "AIOProducer",
+    "AcknowledgeType",
     "BrokerMetadata",
     "ClusterMetadata",
+    "ConcurrentModificationException",
     "Consumer",
     "ConsumerGroupMetadata",
     "ConsumerGroupState",
     "ConsumerGroupTopicPartitions",
     "ConsumerGroupType",
     "DeserializingConsumer",
+    "DeserializingShareConsumer",
     "ElectionType",
+    "IllegalStateException",
     "IsolationLevel",
     "KafkaError",
     "KafkaException",
@@ -67,6 +75,7 @@ __all__ = [
     "ProducerRecord",
     "RecordMetadata",
     "SerializingProducer",
+    "ShareConsumer",
     "SyncProducer",
     "ThrottleEvent",
     "TopicCollection",
@@ -77,6 +86,7 @@ __all__ = [
     "__version__",
     "consistent",
     "fnv1a",
+    "install_as_confluent_kafka",
     "libversion",
     "murmur2",
     "version",

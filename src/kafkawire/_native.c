@@ -1118,6 +1118,509 @@ done:
     return out;
 }
 
+/* ---- ProduceLane, ProduceMethod ------------------------------------------------------ */
+
+/* produce()'s common case in C: a record of bytes (or None) to a topic seen before, no headers,
+ * the default or a known partition, room in the buffer, a sticky partition that does not move on
+ * or a remembered key, and an open batch it fits in. The lane only reads the state the Python side
+ * keeps (the engine's counters, the accumulator's open batches, the sticky partitioner's current
+ * partition, the remembered key partitions) and makes the moves the Python path would make with
+ * it; anything else, and every decision (a new sticky partition, a new batch, a full buffer, a
+ * refusal), is left to the Python path, which the caller runs when the lane declines. All of it
+ * runs under the GIL without calling Python code, and only when the engine's lock is free: to
+ * the Python side it is one step of the lock's holder, as the Python path is. The equality of the
+ * two is held by tests/unit/test_produce_lane.py. */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *engine;      /* the engine's __dict__: outstanding, buffered_bytes */
+    PyObject *acc;         /* the accumulator's __dict__: _queues, _count */
+    PyObject *sticky;      /* the sticky partitioner's per-topic state (dict topic -> _Stick), or None */
+    PyObject *keyed;       /* KeyedPartitions' maps (dict (topic, count) -> dict key -> partition), or None */
+    PyObject *legal;       /* the set of topic names already found legal */
+    PyObject *metadata;    /* the cluster metadata: its partition_counts */
+    PyObject *sender;      /* its fatal error; its wake() */
+    PyObject *wake;
+    PyObject *acquire, *release; /* the engine's lock */
+    PyObject *now;         /* the engine's monotonic clock */
+    PyObject *on_delivery; /* the configured default callback, or None */
+    Py_ssize_t max_messages, max_bytes, max_record, overhead, batch_size, batch_count, sticky_size;
+    Py_ssize_t off_messages, off_bytes, off_full, off_payload, off_attempts; /* ProducerBatch's slots */
+} Lane;
+
+static PyObject *s_outstanding, *s_buffered, *s_queues, *s_count, *s_partition, *s_produced, *s_fatal,
+    *s_partition_counts, *s_lane;
+
+static Py_ssize_t
+slot_offset(PyObject *type, const char *name)
+{
+    PyObject *d = PyObject_GetAttrString(type, name);
+    if (d == NULL) return -1;
+    Py_ssize_t off = -1;
+    if (Py_IS_TYPE(d, &PyMemberDescr_Type)) {
+        PyMemberDef *m = ((PyMemberDescrObject *)d)->d_member;
+        if (m->type == T_OBJECT_EX && !(m->flags & READONLY)) off = m->offset;
+    }
+    Py_DECREF(d);
+    if (off < 0) PyErr_Format(PyExc_TypeError, "%s is not a slot", name);
+    return off;
+}
+
+#define SLOT(obj, off) (*(PyObject **)((char *)(obj) + (off)))
+
+static int
+lane_traverse(Lane *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->engine);
+    Py_VISIT(self->acc);
+    Py_VISIT(self->sticky);
+    Py_VISIT(self->keyed);
+    Py_VISIT(self->legal);
+    Py_VISIT(self->metadata);
+    Py_VISIT(self->sender);
+    Py_VISIT(self->wake);
+    Py_VISIT(self->acquire);
+    Py_VISIT(self->release);
+    Py_VISIT(self->now);
+    Py_VISIT(self->on_delivery);
+    return 0;
+}
+
+static int
+lane_clear(Lane *self)
+{
+    Py_CLEAR(self->engine);
+    Py_CLEAR(self->acc);
+    Py_CLEAR(self->sticky);
+    Py_CLEAR(self->keyed);
+    Py_CLEAR(self->legal);
+    Py_CLEAR(self->metadata);
+    Py_CLEAR(self->sender);
+    Py_CLEAR(self->wake);
+    Py_CLEAR(self->acquire);
+    Py_CLEAR(self->release);
+    Py_CLEAR(self->now);
+    Py_CLEAR(self->on_delivery);
+    return 0;
+}
+
+static void
+lane_dealloc(Lane *self)
+{
+    PyObject_GC_UnTrack(self);
+    lane_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* ProduceLane(engine_vars, acc_vars, sticky_topics, keyed_maps, legal_topics, metadata, sender, lock, now,
+ *             on_delivery, batch_type, max_messages, max_bytes, max_record, overhead, batch_size,
+ *             batch_count, sticky_size) */
+static PyObject *
+lane_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    PyObject *engine, *acc, *sticky, *keyed, *legal, *metadata, *sender, *lock, *now, *on_delivery, *batch_type;
+    Py_ssize_t limits[7];
+    if (!PyArg_ParseTuple(args, "O!O!OOO!OOOOOOnnnnnnn:ProduceLane", &PyDict_Type, &engine, &PyDict_Type, &acc,
+                          &sticky, &keyed, &PySet_Type, &legal, &metadata, &sender, &lock, &now, &on_delivery,
+                          &batch_type, &limits[0], &limits[1], &limits[2], &limits[3], &limits[4], &limits[5],
+                          &limits[6]))
+        return NULL;
+    if ((sticky != Py_None && !PyDict_Check(sticky)) || (keyed != Py_None && !PyDict_Check(keyed))) {
+        PyErr_SetString(PyExc_TypeError, "sticky and keyed state must be dicts or None");
+        return NULL;
+    }
+    Lane *self = (Lane *)type->tp_alloc(type, 0);
+    if (self == NULL) return NULL;
+    self->engine = Py_NewRef(engine);
+    self->acc = Py_NewRef(acc);
+    self->sticky = Py_NewRef(sticky);
+    self->keyed = Py_NewRef(keyed);
+    self->legal = Py_NewRef(legal);
+    self->metadata = Py_NewRef(metadata);
+    self->sender = Py_NewRef(sender);
+    self->now = Py_NewRef(now);
+    self->on_delivery = Py_NewRef(on_delivery);
+    self->wake = PyObject_GetAttrString(sender, "wake");
+    self->acquire = PyObject_GetAttrString(lock, "acquire");
+    self->release = PyObject_GetAttrString(lock, "release");
+    self->max_messages = limits[0];
+    self->max_bytes = limits[1];
+    self->max_record = limits[2];
+    self->overhead = limits[3];
+    self->batch_size = limits[4];
+    self->batch_count = limits[5];
+    self->sticky_size = limits[6];
+    if (self->wake == NULL || self->acquire == NULL || self->release == NULL
+        || (self->off_messages = slot_offset(batch_type, "messages")) < 0
+        || (self->off_bytes = slot_offset(batch_type, "bytes")) < 0
+        || (self->off_full = slot_offset(batch_type, "full")) < 0
+        || (self->off_payload = slot_offset(batch_type, "payload")) < 0
+        || (self->off_attempts = slot_offset(batch_type, "attempts")) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    return (PyObject *)self;
+}
+
+static PyTypeObject LaneType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "kafkawire._native.ProduceLane",
+    .tp_doc = "The state produce()'s C path reads and moves (see _native.c).",
+    .tp_basicsize = sizeof(Lane),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_new = lane_new,
+    .tp_traverse = (traverseproc)lane_traverse,
+    .tp_clear = (inquiry)lane_clear,
+    .tp_dealloc = (destructor)lane_dealloc,
+};
+
+/* A Py_ssize_t from a dict's int value; -1 with no error when missing or not a plain int. */
+static Py_ssize_t
+dict_size(PyObject *dict, PyObject *name)
+{
+    PyObject *v = PyDict_GetItemWithError(dict, name);
+    if (v == NULL || !PyLong_CheckExact(v)) return -1;
+    Py_ssize_t n = PyLong_AsSsize_t(v);
+    if (n == -1) PyErr_Clear();
+    return n;
+}
+
+static int
+dict_set_size(PyObject *dict, PyObject *name, Py_ssize_t n)
+{
+    PyObject *v = PyLong_FromSsize_t(n);
+    if (v == NULL) return -1;
+    int r = PyDict_SetItem(dict, name, v);
+    Py_DECREF(v);
+    return r;
+}
+
+enum { A_TOPIC, A_VALUE, A_KEY, A_PARTITION, A_ON_DELIVERY, A_TIMESTAMP, A_HEADERS, A_CALLBACK, A_COUNT };
+static const char *arg_names[A_COUNT] = {"topic", "value", "key", "partition", "on_delivery", "timestamp", "headers",
+                                         "callback"};
+
+/* The record of one produce() call queued by the lane: 1, or 0 when the Python path must take it
+ * (nothing was changed then), or -1 with an exception set. */
+static int
+lane_produce(Lane *self, PyObject *const *given)
+{
+    PyObject *topic = given[A_TOPIC], *value = given[A_VALUE], *key = given[A_KEY];
+    if (topic == NULL || !PyUnicode_CheckExact(topic) || given[A_HEADERS] != Py_None) return 0;
+    if ((value != Py_None && !PyBytes_CheckExact(value)) || (key != Py_None && !PyBytes_CheckExact(key))) return 0;
+    PyObject *part_obj = given[A_PARTITION], *ts_obj = given[A_TIMESTAMP];
+    if (!PyLong_CheckExact(part_obj) || !PyLong_CheckExact(ts_obj)) return 0;
+    int overflow;
+    long long chosen = PyLong_AsLongLongAndOverflow(part_obj, &overflow);
+    if (overflow || chosen < -1) return 0;
+    long long ts = PyLong_AsLongLongAndOverflow(ts_obj, &overflow);
+    if (overflow || ts < 0) return 0;
+    PyObject *cb = given[A_CALLBACK] != Py_None ? given[A_CALLBACK]
+                   : given[A_ON_DELIVERY] != Py_None ? given[A_ON_DELIVERY] : self->on_delivery;
+    if (cb != Py_None && !PyCallable_Check(cb)) return 0;
+    int legal = PySet_Contains(self->legal, topic);
+    if (legal <= 0) return legal;
+    PyObject *fatal = PyObject_GetAttr(self->sender, s_fatal);
+    if (fatal == NULL) return -1;
+    Py_DECREF(fatal);
+    if (fatal != Py_None) return 0;
+
+    Py_ssize_t vlen = value == Py_None ? 0 : PyBytes_GET_SIZE(value);
+    Py_ssize_t size = 36 + vlen + (key == Py_None ? 0 : PyBytes_GET_SIZE(key));
+    Py_ssize_t charge = size + size + self->overhead;
+    if (size > self->max_record) return 0;
+
+    PyObject *got = PyObject_CallOneArg(self->acquire, Py_False);
+    if (got == NULL) return -1;
+    Py_DECREF(got);
+    if (got != Py_True) return 0; /* another thread is in the middle of something: the Python path waits */
+    int done = 0;
+    PyObject *stick = NULL, *batch = NULL, *msg = NULL, *enqueued = NULL, *part = NULL;
+
+    /* Room in the buffer, as admit's fast test. */
+    Py_ssize_t outstanding = dict_size(self->engine, s_outstanding);
+    Py_ssize_t buffered = dict_size(self->engine, s_buffered);
+    if (outstanding < 0 || buffered < 0) goto check;
+    if (!((!self->max_messages || outstanding < self->max_messages) && buffered + charge <= self->max_bytes)) goto out;
+    /* The partition count, from the metadata as the Python path reads it. */
+    PyObject *counts = PyObject_GetAttr(self->metadata, s_partition_counts);
+    if (counts == NULL) goto fail;
+    Py_ssize_t count = PyDict_Check(counts) ? dict_size(counts, topic) : -1;
+    Py_DECREF(counts);
+    if (PyErr_Occurred()) goto fail;
+    if (count <= 0) goto out;
+    /* The partition: the caller's, the sticky one while it stays, or a remembered key's. */
+    Py_ssize_t partition = -1, produced = 0;
+    if (chosen >= 0) {
+        if (chosen >= count) goto out;
+        partition = (Py_ssize_t)chosen;
+    } else if (key == Py_None) {
+        if (self->sticky == Py_None) goto out;
+        stick = Py_XNewRef(PyDict_GetItemWithError(self->sticky, topic));
+        if (stick == NULL) goto check;
+        PyObject *p = PyObject_GetAttr(stick, s_partition), *n = p == NULL ? NULL : PyObject_GetAttr(stick, s_produced);
+        if (n == NULL) {
+            Py_XDECREF(p);
+            goto fail;
+        }
+        partition = PyLong_CheckExact(p) ? PyLong_AsSsize_t(p) : -1;
+        produced = PyLong_CheckExact(n) ? PyLong_AsSsize_t(n) : -1;
+        Py_DECREF(p);
+        Py_DECREF(n);
+        if (PyErr_Occurred()) goto fail;
+        if (partition < 0 || partition >= count || produced < 0 || produced >= self->sticky_size) goto out;
+    } else {
+        if (self->keyed == Py_None) goto out;
+        PyObject *c = PyLong_FromSsize_t(count), *tc = c == NULL ? NULL : PyTuple_Pack(2, topic, c);
+        Py_XDECREF(c);
+        if (tc == NULL) goto fail;
+        PyObject *known = PyDict_GetItemWithError(self->keyed, tc);
+        Py_DECREF(tc);
+        if (known == NULL || !PyDict_Check(known)) goto check;
+        PyObject *p = PyDict_GetItemWithError(known, key);
+        if (p == NULL || !PyLong_CheckExact(p)) goto check;
+        partition = PyLong_AsSsize_t(p);
+        if (partition < 0 || partition >= count) goto check;
+    }
+    /* The partition's open batch, when the record joins it as Accumulator.append would add it. */
+    part = PyLong_FromSsize_t(partition);
+    PyObject *tp = part == NULL ? NULL : PyTuple_Pack(2, topic, part);
+    if (tp == NULL) goto fail;
+    PyObject *queues = PyDict_GetItemWithError(self->acc, s_queues);
+    PyObject *queue = queues != NULL && PyDict_Check(queues) ? PyDict_GetItemWithError(queues, tp) : NULL;
+    Py_DECREF(tp);
+    if (queue == NULL) goto check;
+    Py_ssize_t depth = PySequence_Size(queue);
+    if (depth <= 0) {
+        if (depth < 0) goto fail;
+        goto out;
+    }
+    batch = PySequence_GetItem(queue, depth - 1);
+    if (batch == NULL) goto fail;
+    PyObject *messages = SLOT(batch, self->off_messages), *bytes_obj = SLOT(batch, self->off_bytes);
+    PyObject *full = SLOT(batch, self->off_full), *payload = SLOT(batch, self->off_payload);
+    PyObject *attempts = SLOT(batch, self->off_attempts);
+    if (messages == NULL || !PyList_CheckExact(messages) || bytes_obj == NULL || !PyLong_CheckExact(bytes_obj)
+        || full != Py_False || payload != Py_None || attempts == NULL || !PyLong_CheckExact(attempts))
+        goto out;
+    if (PyObject_IsTrue(attempts)) goto out;
+    Py_ssize_t batch_bytes = PyLong_AsSsize_t(bytes_obj);
+    if (batch_bytes < 0) goto check;
+    if (PyList_GET_SIZE(messages) && batch_bytes + size > self->batch_size) goto out;
+    Py_ssize_t acc_count = dict_size(self->acc, s_count);
+    if (acc_count < 0) goto check;
+
+    /* Every test passed: the moves of admit and Accumulator.append. */
+    enqueued = PyObject_CallNoArgs(self->now);
+    if (enqueued == NULL) goto fail;
+    if (!PyFloat_CheckExact(enqueued)) goto out;
+    PyObject *fields[9] = {topic, part, key, value, Py_None, ts_obj, cb, Py_None, enqueued};
+    msg = pending_make(&PendingType, fields);
+    if (msg == NULL) goto fail;
+    if (((Pending *)msg)->size != size) goto out; /* cannot be: the same sum */
+    PyObject *new_bytes = PyLong_FromSsize_t(batch_bytes + size);
+    if (new_bytes == NULL) goto fail;
+    if (stick != NULL) {
+        PyObject *n = PyLong_FromSsize_t(produced + vlen);
+        if (n == NULL || PyObject_SetAttr(stick, s_produced, n) < 0) {
+            Py_XDECREF(n);
+            Py_DECREF(new_bytes);
+            goto fail;
+        }
+        Py_DECREF(n);
+    }
+    if (dict_set_size(self->engine, s_outstanding, outstanding + 1) < 0
+        || dict_set_size(self->engine, s_buffered, buffered + charge) < 0 || PyList_Append(messages, msg) < 0
+        || dict_set_size(self->acc, s_count, acc_count + 1) < 0) {
+        Py_DECREF(new_bytes);
+        goto fail;
+    }
+    Py_SETREF(SLOT(batch, self->off_bytes), new_bytes);
+    done = 1;
+    if (PyList_GET_SIZE(messages) >= self->batch_count || batch_bytes + size >= self->batch_size) {
+        Py_SETREF(SLOT(batch, self->off_full), Py_NewRef(Py_True));
+        done = 2; /* filled: the sender looks now */
+    }
+    goto out;
+check:
+    if (PyErr_Occurred()) goto fail;
+out:
+    if (0) {
+fail:
+        done = -1;
+    }
+    PyObject *exc_type, *exc_value, *exc_tb;
+    PyErr_Fetch(&exc_type, &exc_value, &exc_tb); /* the lock is let go whatever happened */
+    got = PyObject_CallNoArgs(self->release);
+    Py_XDECREF(stick);
+    Py_XDECREF(batch);
+    Py_XDECREF(msg);
+    Py_XDECREF(enqueued);
+    Py_XDECREF(part);
+    if (done < 0) {
+        Py_XDECREF(got);
+        PyErr_Restore(exc_type, exc_value, exc_tb);
+        return -1;
+    }
+    if (got == NULL) return -1;
+    Py_DECREF(got);
+    if (done == 2) {
+        got = PyObject_CallNoArgs(self->wake);
+        if (got == NULL) return -1;
+        Py_DECREF(got);
+    }
+    return done > 0;
+}
+
+/* ProduceMethod(function): Producer.produce. A method descriptor whose call queues the record
+ * through the producer's ``_lane`` when it has one and the lane takes it, and otherwise calls
+ * ``function`` (the Python produce()) with the same arguments. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *function;
+    PyObject *dict;
+    vectorcallfunc vectorcall;
+} ProduceMethod;
+
+static PyObject *
+pm_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    ProduceMethod *self = (ProduceMethod *)callable;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (nargs < 1 || nargs > 1 + 7) goto slow;
+    PyObject *lane = PyObject_GetAttr(args[0], s_lane);
+    if (lane == NULL) return NULL;
+    Py_DECREF(lane); /* the producer holds it */
+    if (!Py_IS_TYPE(lane, &LaneType)) goto slow;
+    PyObject *given[A_COUNT] = {NULL, Py_None, Py_None, NULL, Py_None, NULL, Py_None, Py_None};
+    static PyObject *minus_one = NULL, *zero = NULL;
+    if (minus_one == NULL) {
+        minus_one = PyLong_FromLong(-1);
+        zero = PyLong_FromLong(0);
+        if (minus_one == NULL || zero == NULL) return NULL;
+    }
+    given[A_PARTITION] = minus_one;
+    given[A_TIMESTAMP] = zero;
+    int seen = 0;
+    for (Py_ssize_t i = 1; i < nargs; i++) {
+        given[i - 1] = args[i];
+        seen |= 1 << (i - 1);
+    }
+    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    for (Py_ssize_t k = 0; k < nkw; k++) {
+        PyObject *name = PyTuple_GET_ITEM(kwnames, k);
+        int which = -1;
+        for (int j = 0; j < A_COUNT; j++) {
+            if (PyUnicode_CompareWithASCIIString(name, arg_names[j]) == 0) {
+                which = j;
+                break;
+            }
+        }
+        if (which < 0 || (seen & (1 << which))) goto slow; /* Python raises the TypeError */
+        seen |= 1 << which;
+        given[which] = args[nargs + k];
+    }
+    int r = lane_produce((Lane *)lane, given);
+    if (r < 0) return NULL;
+    if (r > 0) Py_RETURN_NONE;
+slow:
+    return PyObject_Vectorcall(self->function, args, nargsf, kwnames);
+}
+
+static PyObject *
+pm_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    PyObject *function;
+    if (!PyArg_ParseTuple(args, "O:ProduceMethod", &function)) return NULL;
+    if (!PyCallable_Check(function)) {
+        PyErr_SetString(PyExc_TypeError, "ProduceMethod takes a function");
+        return NULL;
+    }
+    ProduceMethod *self = (ProduceMethod *)type->tp_alloc(type, 0);
+    if (self == NULL) return NULL;
+    self->function = Py_NewRef(function);
+    self->vectorcall = pm_vectorcall;
+    /* What inspect and help() read: the Python function's name, docstring and signature. */
+    self->dict = PyDict_New();
+    if (self->dict == NULL || PyDict_SetItemString(self->dict, "__wrapped__", function) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    static const char *copied[] = {"__name__", "__qualname__", "__doc__", "__module__"};
+    for (int i = 0; i < 4; i++) {
+        PyObject *v = PyObject_GetAttrString(function, copied[i]);
+        if (v == NULL) {
+            PyErr_Clear();
+            continue;
+        }
+        int bad = PyDict_SetItemString(self->dict, copied[i], v);
+        Py_DECREF(v);
+        if (bad < 0) {
+            Py_DECREF(self);
+            return NULL;
+        }
+    }
+    return (PyObject *)self;
+}
+
+static PyObject *
+pm_get(PyObject *self, PyObject *obj, PyObject *type)
+{
+    if (obj == NULL || obj == Py_None) return Py_NewRef(self);
+    return PyMethod_New(self, obj);
+}
+
+static int
+pm_traverse(ProduceMethod *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->function);
+    Py_VISIT(self->dict);
+    return 0;
+}
+
+static int
+pm_clear(ProduceMethod *self)
+{
+    Py_CLEAR(self->function);
+    Py_CLEAR(self->dict);
+    return 0;
+}
+
+static void
+pm_dealloc(ProduceMethod *self)
+{
+    PyObject_GC_UnTrack(self);
+    pm_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *
+pm_getdoc(ProduceMethod *self, void *closure)
+{
+    PyObject *doc = self->dict == NULL ? NULL : PyDict_GetItemString(self->dict, "__doc__");
+    return Py_NewRef(doc == NULL ? Py_None : doc);
+}
+
+static PyGetSetDef pm_getset[] = {
+    {"__doc__", (getter)pm_getdoc, NULL, NULL, NULL},
+    {NULL},
+};
+
+static PyTypeObject ProduceMethodType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "kafkawire._native.ProduceMethod",
+    .tp_basicsize = sizeof(ProduceMethod),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_METHOD_DESCRIPTOR | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_new = pm_new,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(ProduceMethod, vectorcall),
+    .tp_dictoffset = offsetof(ProduceMethod, dict),
+    .tp_descr_get = pm_get,
+    .tp_getset = pm_getset,
+    .tp_traverse = (traverseproc)pm_traverse,
+    .tp_clear = (inquiry)pm_clear,
+    .tp_dealloc = (destructor)pm_dealloc,
+};
+
 /* ---- module ------------------------------------------------------------------------- */
 
 /* track(obj): puts an object decode_messages untracked back in the cycle collector's sight. */
@@ -1154,11 +1657,21 @@ static struct PyModuleDef native_module = {
 PyMODINIT_FUNC
 PyInit__native(void)
 {
-    if (PyType_Ready(&PendingType) < 0 || PyType_Ready(&MessageFieldsType) < 0) return NULL;
+    if (PyType_Ready(&PendingType) < 0 || PyType_Ready(&MessageFieldsType) < 0 || PyType_Ready(&LaneType) < 0
+        || PyType_Ready(&ProduceMethodType) < 0)
+        return NULL;
+    PyObject **names[] = {&s_outstanding, &s_buffered, &s_queues, &s_count, &s_partition, &s_produced, &s_fatal,
+                          &s_partition_counts, &s_lane};
+    const char *texts[] = {"outstanding", "buffered_bytes", "_queues", "_count", "partition", "produced", "fatal",
+                           "partition_counts", "_lane"};
+    for (int i = 0; i < 9; i++)
+        if ((*names[i] = PyUnicode_InternFromString(texts[i])) == NULL) return NULL;
     PyObject *m = PyModule_Create(&native_module);
     if (m == NULL) return NULL;
     if (PyModule_AddObjectRef(m, "PendingMessage", (PyObject *)&PendingType) < 0
-        || PyModule_AddObjectRef(m, "MessageFields", (PyObject *)&MessageFieldsType) < 0) {
+        || PyModule_AddObjectRef(m, "MessageFields", (PyObject *)&MessageFieldsType) < 0
+        || PyModule_AddObjectRef(m, "ProduceLane", (PyObject *)&LaneType) < 0
+        || PyModule_AddObjectRef(m, "ProduceMethod", (PyObject *)&ProduceMethodType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -182,8 +182,17 @@ CONNECTION_OPTIONS: tuple[Option, ...] = (
     Option("topic.metadata.refresh.sparse", "bool", True),
     _int("metadata.max.age.ms", 900_000, 1, 86_400_000),
     _int("api.version.request.timeout.ms", 10_000, 1, 300_000),
+    # librdkafka's in-client mock cluster (kafkawire.testing): bootstrap.servers is then ignored.
+    _int("test.mock.num.brokers", 0, 0, 10_000),
+    _int("test.mock.broker.rtt", 0, 0, 3_600_000),
     *SECURITY_OPTIONS,
     *SOCKET_OPTIONS,
+)
+
+# Every client backs off retries (and the metadata owner failed refreshes) by these.
+RETRY_BACKOFF_OPTIONS: tuple[Option, ...] = (
+    _int("retry.backoff.ms", 100, 1, 300_000),
+    _int("retry.backoff.max.ms", 1000, 1, 300_000),
 )
 
 

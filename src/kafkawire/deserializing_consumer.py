@@ -38,28 +38,43 @@ class DeserializingConsumer(Consumer):
     def poll(self, timeout: float | None = -1) -> Message | None:
         """A message with its key and value deserialized, or None once ``timeout`` s passed."""
         msg = super().poll(timeout)
-        if msg is None:
-            return None
-        error = msg.error()
-        if error is not None:
-            raise ConsumeError(error, kafka_message=msg)
-        ctx = SerializationContext(msg.topic() or "", MessageField.VALUE, msg.headers())
-        value = msg.value()
-        if self._value_deserializer is not None:
-            try:
-                value = self._value_deserializer(value, ctx)
-            except Exception as e:
-                raise ValueDeserializationError(exception=e, kafka_message=msg) from e
-        key = msg.key()
-        ctx.field = MessageField.KEY
-        if self._key_deserializer is not None:
-            try:
-                key = self._key_deserializer(key, ctx)
-            except Exception as e:
-                raise KeyDeserializationError(exception=e, kafka_message=msg) from e
-        msg.set_key(key)
+        return None if msg is None else self._decoded(msg)
+
+    def _decoded(self, msg: Message) -> Message:
+        """Raise the message's error, else replace its value and key (value first) by what the
+        deserializers make of them; the message is changed only once both have succeeded."""
+        failure = msg.error()
+        if failure is not None:
+            raise ConsumeError(failure, kafka_message=msg)
+        topic, headers = msg.topic() or "", msg.headers()
+        value_ctx = SerializationContext(topic, _VALUE, headers)
+        value = _run(self._value_deserializer, msg.value(), value_ctx, ValueDeserializationError, msg)
+        key_ctx = SerializationContext(topic, _KEY, headers)
+        key = _run(self._key_deserializer, msg.key(), key_ctx, KeyDeserializationError, msg)
         msg.set_value(value)
+        msg.set_key(key)
         return msg
 
     def consume(self, num_messages: int = 1, timeout: float = -1) -> list[Message]:
-        raise NotImplementedError("Consumer.consume() not implemented, use DeserializingConsumer.poll() instead")
+        """Not offered: each record's deserializer can fail on its own, which ``poll()`` reports."""
+        raise NotImplementedError("DeserializingConsumer has no consume(); poll() returns one deserialized message")
+
+
+_KEY, _VALUE = MessageField.KEY, MessageField.VALUE
+
+
+def _run(
+    deserializer: Callable[..., Any] | None,
+    data: bytes | None,
+    ctx: SerializationContext,
+    failed: type[KeyDeserializationError] | type[ValueDeserializationError],
+    msg: Message,
+) -> Any:
+    """``deserializer(data, ctx)``, its failure wrapped as ``failed`` with the message; no
+    deserializer leaves the bytes as they are."""
+    if deserializer is None:
+        return data
+    try:
+        return deserializer(data, ctx)
+    except Exception as e:
+        raise failed(exception=e, kafka_message=msg) from e

@@ -194,3 +194,13 @@ class KafkaException(Exception):
     def error(self) -> KafkaError | builtins.str | None:
         err: KafkaError | builtins.str | None = self.args[0] if self.args else None
         return err
+
+
+class IllegalStateException(RuntimeError):
+    """A share consumer call its state does not allow (closed, not subscribed, an explicit
+    acknowledgement in implicit mode, a record not in flight): confluent-kafka's, a RuntimeError on
+    purpose and not a KafkaException, so ``except KafkaException`` does not swallow it."""
+
+
+class ConcurrentModificationException(RuntimeError):
+    """A share consumer used from a second thread while another thread is inside one of its calls."""

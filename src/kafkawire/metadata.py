@@ -18,6 +18,7 @@ class BrokerMetadata:
         self.port = port
 
     def __repr__(self) -> str:
+        # confluent-kafka's repr: tests compare it with theirs
         return f"BrokerMetadata({self.id}, {self.host}:{self.port})"
 
     def __str__(self) -> str:
@@ -42,6 +43,7 @@ class PartitionMetadata:
         self.error = error
 
     def __repr__(self) -> str:
+        # confluent-kafka's repr: tests compare it with theirs
         if self.error is not None:
             return f"PartitionMetadata({self.id}, {self.error})"
         return f"PartitionMetadata({self.id})"
@@ -64,6 +66,7 @@ class TopicMetadata:
         self.error = error
 
     def __repr__(self) -> str:
+        # confluent-kafka's repr: tests compare it with theirs
         if self.error is not None:
             return f"TopicMetadata({self.topic}, {len(self.partitions)} partitions, {self.error})"
         return f"TopicMetadata({self.topic}, {len(self.partitions)} partitions)"

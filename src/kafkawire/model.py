@@ -421,6 +421,7 @@ class ThrottleEvent:
         """Seconds the broker held the request back."""
 
     def __str__(self) -> str:
+        # confluent-kafka's str(): its tests compare it
         return f"{self.broker_name}/{self.broker_id} throttled for {int(self.throttle_time * 1000)} ms"
 
     def __repr__(self) -> str:

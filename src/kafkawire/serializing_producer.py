@@ -50,16 +50,15 @@ class SerializingProducer(Producer):
         if not isinstance(topic, str):
             raise TypeError(f"topic must be str, not {type(topic).__name__}")
         ctx = SerializationContext(topic, _KEY, headers)
-        if self._key_serializer is not None:
-            try:
+        # One try for both serializers: ``stage`` is the error a failure at this point becomes.
+        stage: type[KeySerializationError] | type[ValueSerializationError] = KeySerializationError
+        try:
+            if self._key_serializer is not None:
                 key = self._key_serializer(key, ctx)
-            except Exception as e:
-                raise KeySerializationError(e) from e
-        ctx.field = _VALUE
-        if self._value_serializer is not None:
-            try:
+            stage, ctx.field = ValueSerializationError, _VALUE
+            if self._value_serializer is not None:
                 value = self._value_serializer(value, ctx)
-            except Exception as e:
-                raise ValueSerializationError(e) from e
+        except Exception as e:
+            raise stage(e) from e
         # ctx.headers: a serializer that writes the schema id into headers may have added one.
         super().produce(topic, value, key, partition, on_delivery, timestamp, ctx.headers)

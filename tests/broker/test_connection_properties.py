@@ -81,7 +81,7 @@ def test_log_connection_close(caplog: pytest.LogCaptureFixture) -> None:
 
         threading.Thread(target=accept_and_close, daemon=True).start()
         caplog.clear()
-        with caplog.at_level(logging.INFO, logger="kafkawire.io"):
+        with caplog.at_level(logging.INFO, logger="kafkawire"):
             admin = kafkawire.admin.AdminClient(
                 {"bootstrap.servers": f"{host}:{port}", "log.connection.close": log_close, "reconnect.backoff.ms": 10_000}
             )

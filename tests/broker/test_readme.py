@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from kafkawire.local_broker import TansuBroker
+from tests.harness.mock_cluster import MockCluster
 
 pytestmark = pytest.mark.broker
 
@@ -20,7 +21,9 @@ SECURED_BLOCKS = re.findall(_PYTHON, _SECURED.group(1), re.S) if _SECURED else [
 ALL_BLOCKS = [b for b in re.findall(_PYTHON, README.read_text(), re.S) if b not in SECURED_BLOCKS]
 # The Spark examples work on a session and a DataFrame the reader has; tests/spark runs them.
 SPARK_BLOCKS = [b for b in ALL_BLOCKS if "df." in b or "(df" in b]
-BLOCKS = [b for b in ALL_BLOCKS if b not in SPARK_BLOCKS]
+# Share groups (KIP-932): Tansu has none; librdkafka's mock cluster runs those.
+SHARE_BLOCKS = [b for b in ALL_BLOCKS if "ShareConsumer(" in b]
+BLOCKS = [b for b in ALL_BLOCKS if b not in SPARK_BLOCKS and b not in SHARE_BLOCKS]
 
 
 def test_readme_has_a_quick_start_for_every_face() -> None:
@@ -37,3 +40,29 @@ def test_quick_starts_run_in_order(tansu: TansuBroker, capsys: pytest.CaptureFix
         exec(compile(code, str(README), "exec"), namespace)
     out = capsys.readouterr().out
     assert "orders[" in out and "failed" not in out
+
+
+@pytest.mark.slow
+def test_share_consumer_quick_start_acknowledges_every_job() -> None:
+    """The share-consumer block on the mock cluster, "jobs" holding records to accept and one to
+    reject: afterwards a confluent-kafka member of the group finds nothing left to deliver."""
+    confluent_kafka = pytest.importorskip("confluent_kafka")
+    if not hasattr(confluent_kafka, "ShareConsumer"):
+        pytest.skip("this confluent-kafka has no ShareConsumer to judge with")
+    assert SHARE_BLOCKS, "the README has no share-consumer quick start"
+    with MockCluster(3) as mock:
+        mock.create_topic("jobs", 2, 1)
+        mock.sharegroup_set("auto_offset_reset", 1)  # earliest: the jobs are there before the group
+        producer = confluent_kafka.Producer({"bootstrap.servers": mock.bootstraps})
+        for i in range(20):
+            producer.produce("jobs", value=b"bad" if i == 7 else b"job-%d" % i, partition=i % 2)
+        assert producer.flush(10) == 0
+        for block in SHARE_BLOCKS:
+            exec(compile(block.replace("127.0.0.1:9092", mock.bootstraps), str(README), "exec"), {})
+        judge = confluent_kafka.ShareConsumer({"bootstrap.servers": mock.bootstraps, "group.id": "workers"})
+        judge.subscribe(["jobs"])
+        try:
+            left = [m for _ in range(10) for m in judge.poll(0.2) if m.error() is None]
+        finally:
+            judge.close()
+        assert left == []

@@ -26,8 +26,9 @@ REQUIRED_APIS = {
 }  # fmt: skip
 
 # APIs newer than the specs the kafka-python wheel ships: librdkafka's mock cluster judges them
-# (KIP-848's ConsumerGroupHeartbeat, tests/broker/test_consumer_kip848.py) until the wheel has them.
-NOT_IN_WHEEL = {"ConsumerGroupHeartbeat"}
+# (KIP-848's ConsumerGroupHeartbeat, tests/broker/test_consumer_kip848.py; KIP-932's share group APIs,
+# tests/broker/test_share_consumer.py) until the wheel has them.
+NOT_IN_WHEEL = {"ConsumerGroupHeartbeat", "ShareGroupHeartbeat", "ShareGroupDescribe", "ShareFetch", "ShareAcknowledge"}
 COMPARABLE_APIS = [a for a in ALL_APIS if a.name not in NOT_IN_WHEEL]
 
 

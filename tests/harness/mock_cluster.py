@@ -40,6 +40,13 @@ _RD_KAFKA_PRODUCER = 0
 _RD_KAFKA_CONF_OK = 0
 _ERRSTR_SIZE = 512
 _LOOPBACK_HOSTS = ("127.0.0.1",)
+SHAREGROUP_SETTINGS = (
+    "auto_offset_reset",  # 0 latest (the mock's default), 1 earliest
+    "record_lock_duration",  # ms
+    "max_delivery_attempts",
+    "session_timeout",  # ms
+    "heartbeat_interval",  # ms
+)
 
 
 class MockClusterError(RuntimeError):
@@ -88,6 +95,7 @@ _I64 = ctypes.c_int64
 _Int = ctypes.c_int
 _SizeT = ctypes.c_size_t
 _Err = ctypes.c_int  # rd_kafka_resp_err_t is a C enum
+_GROUP_ID_NOT_FOUND = 69
 
 
 class _Lib:
@@ -159,6 +167,16 @@ class _Lib:
             [ctypes.POINTER(_VoidP), _SizeT],
         )
         self.clear_requests = self._fn("rd_kafka_mock_clear_requests", None, [_VoidP])
+        # KIP-932 share group settings (librdkafka 2.15+): rd_kafka_mock_sharegroup_set_<name>(mcluster, int)
+        self.sharegroup_set = {
+            name: self._fn(f"rd_kafka_mock_sharegroup_set_{name}", None, [_VoidP, _Int]) for name in SHAREGROUP_SETTINGS
+        }
+        self.sharegroup_get_member_ids = self._fn(
+            "rd_kafka_mock_sharegroup_get_member_ids",
+            _Err,
+            [_VoidP, _CharP, ctypes.POINTER(ctypes.POINTER(_VoidP)), ctypes.POINTER(_SizeT)],
+        )
+        self.mem_free = self._fn("rd_kafka_mem_free", None, [_VoidP, _VoidP])
 
     def _fn(self, name: str, restype: Any, argtypes: list[Any]) -> Callable[..., Any]:
         function = getattr(self._dll, name)
@@ -421,6 +439,29 @@ class MockCluster:
 
     def clear_request_errors(self, api_key: int) -> None:
         self._lib.clear_request_errors(self._handle(), api_key)
+
+    def sharegroup_set(self, name: str, value: int) -> None:
+        """A share group setting of every group of the mock (one of SHAREGROUP_SETTINGS)."""
+        self._lib.sharegroup_set[name](self._handle(), value)
+
+    def sharegroup_members(self, group_id: str) -> list[str]:
+        """The member ids the mock's share group ``group_id`` has now ([] before it exists)."""
+        ids = ctypes.POINTER(_VoidP)()
+        count = _SizeT(0)
+        code = self._lib.sharegroup_get_member_ids(self._handle(), group_id.encode(), ctypes.byref(ids), ctypes.byref(count))
+        if code == _GROUP_ID_NOT_FOUND:
+            return []
+        self._check(code, f"sharegroup_get_member_ids({group_id!r})")
+        members: list[str] = []
+        try:
+            for i in range(count.value):
+                members.append(ctypes.string_at(ids[i]).decode())
+        finally:  # librdkafka allocated the strings and the array: its allocator frees them
+            for i in range(count.value):
+                self._lib.mem_free(self._rk, ids[i])
+            if ids:
+                self._lib.mem_free(self._rk, ctypes.cast(ids, _VoidP))
+        return members
 
     # -- request tracking --------------------------------------------------
 

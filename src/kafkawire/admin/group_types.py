@@ -102,6 +102,7 @@ class GroupMetadata:
         self.members: list[GroupMember] = []
 
     def __repr__(self) -> str:
+        # confluent-kafka's repr: tests compare it with theirs
         if self.error is not None:
             return f"GroupMetadata({self.id}, {self.error})"
         return f"GroupMetadata({self.id})"

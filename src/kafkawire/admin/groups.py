@@ -150,9 +150,9 @@ class GroupCalls(AdminBase):
     ) -> dict[str, Future[ConsumerGroupDescription]]:
         """State, assignor and members (with their assignments) of each group, from its coordinator."""
         if not isinstance(group_ids, list):
-            raise TypeError("Expected input to be list of group ids to be described")
+            raise TypeError(f"group_ids must be a list of the groups to describe, not {type(group_ids).__name__}")
         if not group_ids:
-            raise ValueError("Expected at least one group to be described")
+            raise ValueError("group_ids is empty: no group to describe")
         if not all(isinstance(g, str) for g in group_ids):
             raise TypeError("Expected group ids to be strings")
         include_ops = kwargs.pop("include_authorized_operations", False)
@@ -250,9 +250,9 @@ def _enum_set(value: Any, cls: type, what: str) -> set[Any] | None:
     if value is None:
         return None
     if not isinstance(value, set):
-        raise TypeError(f"'{what}' must be a set")
+        raise TypeError(f"'{what}' must be a set, not {type(value).__name__}")
     if not all(isinstance(v, cls) for v in value):
-        raise TypeError(f"All elements of {what} must be of type {cls.__name__}")
+        raise TypeError(f"'{what}' may hold only {cls.__name__} members")
     return value
 
 

@@ -33,16 +33,16 @@ class RecordCalls(AdminBase):
             raise TypeError("Expected topic_partition_offsets to be dict of [TopicPartitions,OffsetSpec] for list offsets request")
         for tp, spec in topic_partition_offsets.items():
             if not isinstance(tp, TopicPartition):
-                raise TypeError("partition must be a TopicPartition")
+                raise TypeError(f"topic_partition_offsets keys must be TopicPartition, not {type(tp).__name__}")
             if not tp.topic:
-                raise ValueError("partition topic name cannot be empty")
+                raise ValueError("a TopicPartition in topic_partition_offsets has an empty topic")
             if tp.partition < 0:
-                raise ValueError("partition index must be non-negative")
+                raise ValueError(f"{tp.topic} [{tp.partition}]: a partition is never negative")
             if not isinstance(spec, OffsetSpec):
-                raise TypeError("Value must be a OffsetSpec")
+                raise TypeError(f"topic_partition_offsets values must be OffsetSpec, not {type(spec).__name__}")
         isolation = kwargs.pop("isolation_level", IsolationLevel.READ_UNCOMMITTED)
         if not isinstance(isolation, IsolationLevel):
-            raise TypeError("isolation_level argument should be an IsolationLevel")
+            raise TypeError(f"isolation_level must be an IsolationLevel, not {type(isolation).__name__}")
         request_s, _, _ = self._options(kwargs)
         op = list_offsets_operation(
             self._client,
@@ -62,12 +62,14 @@ class RecordCalls(AdminBase):
     def delete_records(self, topic_partition_offsets: list[TopicPartition], **kwargs: Any) -> dict[TopicPartition, Future[DeletedRecords]]:
         """Delete each partition's records before its offset (OFFSET_END, -1: all of them), at its leader."""
         if not isinstance(topic_partition_offsets, list):
+            # same text as confluent-kafka: its tests match on it
             raise TypeError(f"Expected Request to be a list, got '{type(topic_partition_offsets).__name__}' ")
         for tp in topic_partition_offsets:
             if not isinstance(tp, TopicPartition):
+                # same text as confluent-kafka: its tests match on it
                 raise TypeError(f"Element of the request list must be of type 'TopicPartition' got '{type(tp).__name__}' ")
             if tp.partition < 0:
-                raise ValueError("'partition' cannot be negative")
+                raise ValueError(f"{tp.topic} [{tp.partition}]: 'partition' is negative")
         if not topic_partition_offsets:
             raise ValueError("Expected non-empty list of TopicPartition objects")
         _no_duplicates(topic_partition_offsets, "partitions")

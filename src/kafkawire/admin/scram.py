@@ -35,7 +35,7 @@ def _user(user: Any) -> str:
     if not isinstance(user, str):
         raise TypeError(f"Expected user to be a string, not {type(user).__name__}")
     if not user:
-        raise ValueError("'user' cannot be empty")
+        raise ValueError("'user' is empty: name the SCRAM user")
     return user
 
 
@@ -62,7 +62,7 @@ def _check_alteration(a: Any) -> None:
         if not isinstance(a.password, bytes):
             raise TypeError("Expected password to be bytes")
         if not a.password:
-            raise ValueError("'password' cannot be empty")
+            raise ValueError("'password' is empty")
         if a.salt is not None:
             if not isinstance(a.salt, bytes):
                 raise TypeError("Expected salt to be bytes")
@@ -144,7 +144,7 @@ class ScramCalls(AdminBase):
         if not isinstance(alterations, list):
             raise TypeError(f"Expected alterations to be a list, not {type(alterations).__name__}")
         if not alterations:
-            raise ValueError("Expected at least one alteration")
+            raise ValueError("alterations is empty: nothing to change")
         for a in alterations:
             _check_alteration(a)
         request_s, _, _ = self._options(kwargs)

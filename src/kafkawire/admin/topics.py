@@ -117,9 +117,11 @@ class TopicCalls(AdminBase):
         )
 
     def list_topics(self, topic: str | None = None, timeout: float = -1) -> ClusterMetadata:
-        """Brokers, controller and topics (one, or all); never creates a topic."""
+        """Brokers, controller and topics (one, or all); an unknown ``topic`` is created by a broker
+        that auto-creates topics, unless ``allow.auto.create.topics`` is false."""
         self._check_handle()
-        return self._client.list_topics(topic, None if timeout is None or timeout < 0 else timeout)
+        seconds = None if timeout is None or timeout < 0 else timeout
+        return self._client.list_topics(topic, seconds, auto_create=self._config["allow.auto.create.topics"])
 
     def cluster_id(self, timeout: float = -1) -> str | None:
         """The cluster's id from metadata, asked for when not yet known; ``timeout`` -1: no limit."""
@@ -231,7 +233,7 @@ class TopicCalls(AdminBase):
         """Elect each partition's preferred (or, Kafka 2.4+, unclean) leader at the
         controller; None: every partition. The future gives each partition's outcome."""
         if not isinstance(election_type, ElectionType):
-            raise TypeError("Expected 'election_type' to be of type 'ElectionType'")
+            raise TypeError(f"election_type must be an ElectionType, not {type(election_type).__name__}")
         if partitions is not None:
             if not isinstance(partitions, list):
                 raise TypeError(f"Expected 'partitions' to be a list, got '{type(partitions).__name__}'")

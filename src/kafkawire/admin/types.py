@@ -241,12 +241,12 @@ class ConfigResource:
         incremental_configs: Iterable[ConfigEntry] | None = None,
     ) -> None:
         if name is None:
-            raise ValueError("Expected resource name to be a string")
+            raise ValueError("ConfigResource needs a name (a str), not None")
         if isinstance(restype, str):
             try:
                 restype = ResourceType[restype.upper()]
             except KeyError:
-                raise ValueError(f'Unknown resource type "{restype}": should be a ConfigResource.Type') from None
+                raise ValueError(f"restype {restype!r} names no ConfigResource.Type") from None
         elif isinstance(restype, int):
             restype = ResourceType(restype)
         self.restype: ResourceType = restype

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -37,6 +38,7 @@ class AIOConsumer:
         self._own_executor = executor is None
         if executor is None:
             if max_workers < 1:
+                # same text as confluent-kafka: its tests match on it
                 raise ValueError("max_workers must be at least 1")
             executor = concurrent.futures.ThreadPoolExecutor(max_workers=max_workers)
         self.executor = executor
@@ -48,8 +50,9 @@ class AIOConsumer:
         self._consumer = kafkawire.Consumer(consumer_conf, _executor=self._reports, **kwargs)
         self._engine = engine_of(self._consumer)  # commit() awaits the commit's futures on the loop
 
-    async def _call(self, blocking_task: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        return await _common.async_call(self.executor, blocking_task, *args, **kwargs)
+    async def _call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """``fn(*args, **kwargs)`` on the thread pool: for Consumer calls that wait on the network."""
+        return await _common.async_call(self.executor, functools.partial(fn, *args, **kwargs))
 
     # --- consuming on the loop ------------------------------------------------------------------
 

@@ -71,6 +71,7 @@ class AvroProducer(Producer):
         schema_registry: SchemaRegistryClient | None = None,
         **kwargs: Any,
     ) -> None:
+        # same text as confluent-kafka: programs filter this warning by its text
         warnings.warn(
             "AvroProducer has been deprecated. Use AvroSerializer instead.", category=DeprecationWarning, stacklevel=2
         )
@@ -85,7 +86,7 @@ class AvroProducer(Producer):
         if obj is None:
             return None
         if schema is None:
-            raise error(f"Avro schema required for {ctx.field}s")
+            raise error(f"{ctx.field}: Avro schema required (none with the record, no default_{ctx.field}_schema)")
         serializer = self._serializers.get(schema)
         if serializer is None:
             serializer = self._serializers[schema] = AvroSerializer(self._registry, schema)
@@ -122,6 +123,7 @@ class AvroConsumer(Consumer):
         return_record_name: bool = False,
         **kwargs: Any,
     ) -> None:
+        # same text as confluent-kafka: programs filter this warning by its text
         warnings.warn(
             "AvroConsumer has been deprecated. Use AvroDeserializer instead.", category=DeprecationWarning, stacklevel=2
         )
@@ -146,6 +148,6 @@ class AvroConsumer(Consumer):
                 msg.set_key(self._key_deserializer(msg.key(), SerializationContext(topic, MessageField.KEY, headers)))
         except Exception as e:
             raise SerializerError(
-                f"Message deserialization failed for message at {topic} [{msg.partition()}] offset {msg.offset()}: {e}"
+                f"could not decode the Avro record at {topic} [{msg.partition()}] offset {msg.offset()}: {e}"
             ) from e
         return msg

@@ -8,6 +8,7 @@ code that already runs on the IO thread (the producer's sender).
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import logging
 from collections.abc import Callable, Mapping
@@ -15,9 +16,11 @@ from concurrent.futures import Future
 from typing import Any
 
 from .. import model
-from ..config import CONNECTION_OPTIONS, NO_BOOTSTRAP, bootstrap_addresses, parse_config
+from ..config import CONNECTION_OPTIONS, NO_BOOTSTRAP, RETRY_BACKOFF_OPTIONS, bootstrap_addresses, parse_config
 from ..core.cluster_health import ClusterHealth
-from ..core.metadata import ClusterMetadata, request_body
+from ..core.metadata import ClusterMetadata
+from ..core.metadata_refresh import Intervals
+from ..debug import APP, OFF, Debug, broker_name
 from ..errors import KafkaError, KafkaException
 from ..io.broker import Body, BrokerConnection, Callback, State
 from ..io.connection_settings import ConnectionSettings
@@ -27,6 +30,7 @@ from ..protocol.apis import METADATA
 from ..protocol.codec import Struct
 from ..protocol.schema import Api
 from .driver import wait
+from .metadata_owner import MetadataOwner
 
 log = logging.getLogger("kafkawire.client")
 
@@ -42,19 +46,31 @@ def throttle_event(metadata: ClusterMetadata, node: int | None, throttle_ms: int
 
 class Client:
     def __init__(
-        self, conf: Mapping[str, Any], *, engine: Engine | None = None, logger: logging.Logger | None = None
+        self,
+        conf: Mapping[str, Any],
+        *,
+        engine: Engine | None = None,
+        logger: logging.Logger | None = None,
+        debug: Debug = OFF,
     ) -> None:
-        self.config = parse_config(conf, CONNECTION_OPTIONS, ignore_unknown=True)
-        self.settings = ConnectionSettings.from_config(self.config)
+        self.config = parse_config(conf, (*CONNECTION_OPTIONS, *RETRY_BACKOFF_OPTIONS), ignore_unknown=True)
+        self.debug = debug  # the client's diagnostics, for every part built on it (kafkawire.debug)
+        self.settings = ConnectionSettings.from_config(self.config, debug)
         self._transport = self.settings.transport()
         self.engine = engine or Engine()
         self._owns_engine = engine is None
-        self.metadata = ClusterMetadata(max_age=self.config["metadata.max.age.ms"] / 1000)
+        self.metadata = ClusterMetadata()
+        # Every part of the client asks this one owner for metadata (client/metadata_owner.py).
+        self.metadata_refresh = MetadataOwner(
+            self.engine, self._send_metadata, self._fold_metadata, lambda: self.metadata.topics,
+            Intervals.from_config(self.config), debug,
+        )  # fmt: skip
         self._resolver = Resolver(self.engine.call_soon)
+        self._mock = _start_mock_cluster(self.config)
+        bootstrap = self.config["bootstrap.servers"] if self._mock is None else self._mock.bootstrap_servers()
         # Bootstrap servers get negative ids, as in librdkafka, until metadata names the brokers.
         self._bootstrap = [
-            self._new_connection(-1 - i, host, port)
-            for i, (host, port) in enumerate(bootstrap_addresses(self.config["bootstrap.servers"]))
+            self._new_connection(-1 - i, host, port) for i, (host, port) in enumerate(bootstrap_addresses(bootstrap))
         ]
         if not self._bootstrap:
             (logger or log).warning(NO_BOOTSTRAP)
@@ -154,8 +170,11 @@ class Client:
         if self._closed:
             return
         self._closed = True
+        if self.debug.generic:
+            self.debug.log("generic", "DESTROY", APP, "Terminating instance (%d connection(s))", len(self.connections()))
 
         def shut() -> None:
+            self.metadata_refresh.close()
             for conn in self.connections():
                 conn.close()
 
@@ -165,6 +184,8 @@ class Client:
         self._resolver.close()
         if self._owns_engine:
             self.engine.stop()
+        if self._mock is not None:
+            self._mock.close()
 
     def __enter__(self) -> Client:
         return self
@@ -194,9 +215,12 @@ class Client:
         max_version: int | None = None,
         expect_response: bool = True,
         coordinator_lane: bool = False,
+        fail_fast: bool = False,
     ) -> None:
         """Send one request to ``node`` (any ready broker when None); ``coordinator_lane``: over
-        that broker's second connection, kept for group membership conversations."""
+        that broker's second connection, kept for group membership conversations; ``fail_fast``:
+        a request still queued when its connection fails for a reason no reconnect mends (TLS,
+        credentials, a security.protocol mismatch) fails with that reason rather than waiting."""
         if self._closed:
             callback(None, KafkaError(KafkaError._DESTROY, "client closed"))
             return
@@ -207,7 +231,10 @@ class Client:
             else:
                 callback(None, KafkaError(KafkaError._UNKNOWN_BROKER, f"broker {node} is not in the metadata"))
             return
-        conn.request(api, body, callback, timeout=timeout, expect_response=expect_response, max_version=max_version)
+        conn.request(
+            api, body, callback, timeout=timeout, expect_response=expect_response, max_version=max_version,
+            fail_fast=fail_fast,
+        )  # fmt: skip
 
     def refresh_metadata_io(
         self,
@@ -217,16 +244,16 @@ class Client:
         timeout: float | None = None,
         auto_create: bool = False,
     ) -> None:
-        def body(version: int) -> dict[str, Any]:
-            return request_body(topics, version, auto_create=auto_create)
+        """Metadata for ``topics`` (None: all) now, through the owner: asks alike share one request."""
+        self.metadata_refresh.ask(topics, callback, timeout=timeout, auto_create=auto_create)
 
-        def done(response: Struct | None, error: KafkaError | None) -> None:
-            if response is not None:
-                self.metadata.update(response, self.engine.now(), full=topics is None)
-                self._sync_brokers()
-            callback(response, error)
+    def _send_metadata(self, body: Body, callback: Callback, timeout: float | None) -> None:
+        self.request_io(METADATA, body, callback, timeout=timeout, fail_fast=True)  # a waiting caller hears why
 
-        self.request_io(METADATA, body, done, timeout=timeout)
+    def _fold_metadata(self, response: Struct, full: bool) -> None:
+        """A Metadata answer into the picture (``full``: it named every topic); brokers followed."""
+        self.metadata.update(response, self.engine.now(), full=full)
+        self._sync_brokers()
 
     def connection(self, node_id: int) -> BrokerConnection | None:
         """The connection to a broker named by the metadata (created on first use)."""
@@ -260,6 +287,11 @@ class Client:
             resolver=self._resolver,
             transport=self._transport,
         )
+
+    def broker_name(self, node_id: int) -> str:
+        """Broker ``node_id`` as diagnostics name it (`kafkawire.debug.broker_name`)."""
+        broker = self.metadata.brokers.get(node_id)
+        return str(node_id) if broker is None else broker_name(broker.host, broker.port, node_id)
 
     def connections(self) -> list[BrokerConnection]:
         """Every broker connection (bootstrap ones and coordinator lanes included)."""
@@ -298,11 +330,16 @@ class Client:
         """IO thread: a TLS, authentication or name failure that keeps brokers out of reach now."""
         return self._health.standing()
 
+    def blocking_failure(self) -> KafkaError | None:
+        """IO thread: that failure when every known broker is down because of it (a retry only waits)."""
+        return self._health.blocking()
+
     def _state_changed(self, conn: BrokerConnection) -> None:
         """Tell the health record; report what it says the user must hear (as librdkafka's error_cb)."""
         address = (conn.host, conn.port)
         if conn.state is State.READY:
-            self._health.up(address)
+            if conn.proven:  # (ready but closed before answering anything is no recovery)
+                self._health.up(address)
             return
         if self._closed or conn.last_error is None:
             return
@@ -311,7 +348,7 @@ class Client:
         }
         live = (State.READY, State.CONNECTING, State.NEGOTIATING)
         any_live = any(c.state in live for c in (*self._bootstrap, *self._brokers.values()))
-        for error in self._health.failed(address, conn.last_error, known, any_live):
+        for error in self._health.failed(address, conn.last_error, known, any_live, lasting=conn.last_error_lasting):
             if self.on_error is not None:
                 self.on_error(error)
 
@@ -334,3 +371,15 @@ def _resolver(fut: Future[Struct]) -> Callback:
             fut.set_result(body)
 
     return done
+
+
+def _start_mock_cluster(config: Mapping[str, Any]) -> Any:
+    """``test.mock.num.brokers``: a mock cluster of the client's own, as librdkafka starts one.
+    kafkawire.testing is an optional part the client never imports but here, by name, on demand."""
+    count = config["test.mock.num.brokers"]
+    if not count:
+        return None
+    cluster = importlib.import_module("kafkawire.testing").MockCluster(count)
+    if config["test.mock.broker.rtt"]:
+        cluster.broker_set_rtt(-1, config["test.mock.broker.rtt"])
+    return cluster

@@ -61,7 +61,10 @@ class Cluster(Protocol):
         timeout: float | None = None,
         max_version: int | None = None,
         coordinator_lane: bool = False,
+        fail_fast: bool = False,
     ) -> None: ...
+
+    def blocking_failure(self) -> KafkaError | None: ...
 
     def refresh_metadata_io(
         self, topics: list[str] | None, callback: Callback, *, timeout: float | None = None
@@ -239,7 +242,7 @@ class Operation(Generic[K]):
         else:
             self.client.request_io(
                 self.api, body, done, node=node, timeout=self.timeout(), max_version=self.max_version,
-                coordinator_lane=self.router.coordinator_lane and node is not None,
+                coordinator_lane=self.router.coordinator_lane and node is not None, fail_fast=True,
             )  # fmt: skip
 
     def _settle(self, key: K, outcome: Any) -> None:
@@ -258,6 +261,12 @@ class Operation(Generic[K]):
     def _end_of_round(self) -> None:
         retry, self._retry = self._retry, {}
         if not retry or self._finished:
+            self._finish()
+            return
+        blocked = self.client.blocking_failure()
+        if blocked is not None:  # every broker out of reach for a reason no retry mends: say it now
+            for key in retry:
+                self.results[key] = KafkaError(blocked.code(), blocked.str())
             self._finish()
             return
         delay = backoff_delay(self._attempt, self.backoff_ms[0], self.backoff_ms[1], random.random())

@@ -13,7 +13,7 @@ own option table; the rest are here, in three kinds:
   refuses as configuration too: refused naming the Python way, where there is one.
 
 README's table "librdkafka properties kafkawire accepts without effect" is `readme_table()`'s
-output (tests/unit/test_librdkafka_properties.py holds them equal).
+output over every client's table (tests/unit/test_librdkafka_properties.py holds them equal).
 """
 
 from __future__ import annotations
@@ -49,7 +49,6 @@ NO_EFFECT: dict[str, str] = {
     "offset.store.path": _FILE_STORE,
     "offset.store.sync.interval.ms": _FILE_STORE,
     "consume.callback.max.messages": "bounds librdkafka's C rd_kafka_consume_callback(), which Python has no access to",
-    "max.poll.records": "librdkafka 2.16 applies it to share consumers only (their ShareFetch), not to Consumer",
     "share.acknowledgement.mode": "a share consumer's setting (KIP-932), not Consumer's",
     "produce.offset.report": "deprecated, no longer used by librdkafka (offsets are always reported)",
     "queue.buffering.backpressure.threshold": "kafkawire builds a broker's next Produce only while its connection "
@@ -63,7 +62,6 @@ NO_EFFECT: dict[str, str] = {
     # Properties librdkafka gives every client type that mean nothing to some of them.
     "client.rack": "(producer, admin) only a consumer fetches from its rack's replica (KIP-392)",
     "message.max.bytes": "(admin) the admin client sends no records",
-    "allow.auto.create.topics": "(admin) the admin client creates topics explicitly, never through metadata",
 }
 
 # name -> (the values accepted, as their text; why any other value is refused)

@@ -2,19 +2,25 @@
 
 A `logging.Logger` (or anything with the Logger's methods, an adapter) is used as it is; a
 `logging.Handler` gets a logger of its own that writes only to it. Each client says at DEBUG that
-it started ("INIT ..."), as librdkafka does, so an application can check its logger is wired.
+it started ("INIT ..."), as librdkafka does, so an application can check its logger is wired; with
+the ``conf`` debug context it then lists the configuration it was given, secrets hidden.
 """
 
 from __future__ import annotations
 
 import itertools
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from .._version import __version__
+from ..config import SECURITY_OPTIONS
+from ..debug import Debug
 
 _LOGGER_METHODS = ("debug", "info", "warning", "error", "exception", "log")
 _instances = itertools.count(1)
+# Options whose values never appear in a diagnostic (besides the names `kafkawire.debug` hides).
+SENSITIVE = frozenset(name for o in SECURITY_OPTIONS if o.sensitive for name in (o.name, *o.aliases))
 
 
 def check_logger(value: Any) -> Any:
@@ -39,6 +45,41 @@ def client_logger(given: Any, default: logging.Logger) -> Any:
     return given
 
 
-def log_init(logger: Any, kind: str, client_id: str) -> None:
-    """The DEBUG line every client writes once it is built (librdkafka's "INIT" line)."""
-    logger.debug("INIT [%s#%s] kafkawire %s initialized", client_id, kind, __version__)
+def log_init(debug: Debug, given: Mapping[str, Any]) -> None:
+    """The DEBUG line every client writes once it is built (librdkafka's "INIT" line), then the
+    configuration it was ``given`` under the ``conf`` context."""
+    contexts = ",".join(sorted(debug.on)) or "none"
+    debug.always("INIT", "kafkawire %s %s initialized (debug %s)", __version__, debug.name, contexts)
+    debug.dump_config(given, SENSITIVE)
+
+
+class DeferredLogger:
+    """A logger whose records wait on a client's callback queue until the application serves it
+    (the share consumer's: its log lines surface from poll(), a commit or close(), as librdkafka's
+    share consumer forwards its log queue to the one those calls drain). ``put(fn, args)`` queues."""
+
+    def __init__(self, target: Any, put: Any) -> None:
+        self.target = target
+        self.name = getattr(target, "name", "kafkawire")
+        self._put = put
+
+    def log(self, level: int, msg: str, *args: Any, **kwargs: Any) -> None:
+        self._put(lambda: self.target.log(level, msg, *args, **kwargs), ())
+
+    def debug(self, msg: str, *args: Any, **kwargs: Any) -> None:
+        self.log(logging.DEBUG, msg, *args, **kwargs)
+
+    def info(self, msg: str, *args: Any, **kwargs: Any) -> None:
+        self.log(logging.INFO, msg, *args, **kwargs)
+
+    def warning(self, msg: str, *args: Any, **kwargs: Any) -> None:
+        self.log(logging.WARNING, msg, *args, **kwargs)
+
+    def error(self, msg: str, *args: Any, **kwargs: Any) -> None:
+        self.log(logging.ERROR, msg, *args, **kwargs)
+
+    def exception(self, msg: str, *args: Any, **kwargs: Any) -> None:
+        self.log(logging.ERROR, msg, *args, exc_info=True, **kwargs)
+
+    def isEnabledFor(self, level: int) -> bool:
+        return bool(self.target.isEnabledFor(level))

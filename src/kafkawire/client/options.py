@@ -14,22 +14,15 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..config import Option, parse_config
+from ..debug import parse_contexts
 from .librdkafka_properties import PROPERTIES
 from .logs import check_logger
 
 INT32_MAX = 2**31 - 1
 
-# librdkafka's debug contexts; ``debug`` is accepted (and checked) but has no effect.
-DEBUG_CONTEXTS = (
-    "generic", "broker", "topic", "metadata", "feature", "queue", "msg", "protocol", "cgrp",
-    "security", "fetch", "interceptor", "plugin", "consumer", "admin", "eos", "mock", "assignor",
-    "conf", "telemetry", "all",
-)  # fmt: skip
-
 
 def _debug(contexts: list[Any]) -> list[Any]:
-    if not contexts or any(c not in DEBUG_CONTEXTS for c in contexts):
-        raise ValueError("expected a comma-separated list of " + ", ".join(DEBUG_CONTEXTS))
+    parse_contexts(contexts)  # (raises for an unknown context)
     return contexts
 
 
@@ -55,21 +48,13 @@ NOOP_OPTIONS: tuple[Option, ...] = (
     ),
     _int("log_level", 6, 0, 7, noop="kafkawire logs through the logging module; set levels on 'kafkawire'"),
     _bool("log.thread.name", True, noop="log records carry their thread's name already (logging's threadName)"),
-    Option(
-        "debug", "list", None, validate=_debug,
-        noop="librdkafka's debug contexts; use logging.getLogger('kafkawire').setLevel(logging.DEBUG)",
-    ),
     _bool("enable.metrics.push", True, noop="kafkawire does not push client metrics to brokers (KIP-714)"),
 )  # fmt: skip
 
 # A Logger (or adapter) or a Handler that receives the client's log records (`kafkawire.client.logs`).
 LOGGER_OPTION = Option("logger", "object", None, validate=check_logger)
-
-# Retries' backoff, librdkafka's names and ranges: every client retries something.
-RETRY_OPTIONS: tuple[Option, ...] = (
-    _int("retry.backoff.ms", 100, 1, 300_000),
-    _int("retry.backoff.max.ms", 1000, 1, 300_000),
-)
+# librdkafka's debug contexts: the diagnostics each client writes to that logger (`kafkawire.debug`).
+DEBUG_OPTION = Option("debug", "list", None, validate=_debug)
 
 # The callbacks every client serves (from poll()), and the statistics period.
 CALLBACK_OPTIONS: tuple[Option, ...] = (

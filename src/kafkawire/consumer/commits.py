@@ -25,6 +25,7 @@ from ..core import TopicPartitionKey as TP
 from ..errors import KafkaError, KafkaException
 from ..io.engine import Timer
 from ..model import OFFSET_INVALID, Message, TopicPartition
+from . import diagnostics
 from .assignment import keyed
 
 LEAVING_COMMIT_TIMEOUT = 10.0  # seconds a commit of partitions being revoked may take
@@ -105,16 +106,19 @@ class Commits:
     # --- committing --------------------------------------------------------------------------
 
     def start(self, offsets: Mapping[TP, Committed], *, io: bool = False) -> Operation[TP]:
+        member = self._member()
         op = commit_operation(
             self._client,
             self._coordinators,
             self._group_id,
             dict(offsets),
-            member=self._member(),
+            member=member,
             deadline=self._client.engine.now() + self._timeout,
             backoff_ms=self._backoff,
             live=self._live,
         )
+        if self._client.debug.cgrp:
+            diagnostics.commit(self._client.debug, self._group_id, offsets, member.generation, op.futures)
         return op.start_io() if io else op.start()
 
     def commit_sync(self, offsets: Mapping[TP, Committed], timeout: float | None = None) -> list[TopicPartition]:

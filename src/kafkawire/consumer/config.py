@@ -16,13 +16,21 @@ from ..client.inert_properties import unimplemented
 from ..client.options import (
     CALLBACK_OPTIONS,
     CONSUMER,
+    DEBUG_OPTION,
     LOGGER_OPTION,
     NOOP_OPTIONS,
-    RETRY_OPTIONS,
     foreign_keys,
     warn_foreign,
 )
-from ..config import CONNECTION_OPTIONS, Option, config_error, option_index, parse_config, protocol_string
+from ..config import (
+    CONNECTION_OPTIONS,
+    RETRY_BACKOFF_OPTIONS,
+    Option,
+    config_error,
+    option_index,
+    parse_config,
+    protocol_string,
+)
 from ..core.assignors import ASSIGNORS
 from ..core.fetch_rows import FetchLimits
 
@@ -59,6 +67,7 @@ CONSUMER_OPTIONS: tuple[Option, ...] = (
     *CONNECTION_OPTIONS,
     *NOOP_OPTIONS,
     LOGGER_OPTION,
+    DEBUG_OPTION,
     Option("group.id", "str", None, validate=_group_id),
     Option("group.instance.id", "str", None, validate=_group_id),
     Option("group.protocol", "enum", "classic", choices=("classic", "consumer")),
@@ -84,9 +93,12 @@ CONSUMER_OPTIONS: tuple[Option, ...] = (
     Option("client.rack", "str", None),
     Option("enable.partition.eof", "bool", False),
     Option("allow.auto.create.topics", "bool", False),
+    # As librdkafka 2.16: a share consumer's ShareFetch MaxRecords (ShareConsumer reads it), not Consumer's.
+    Option("max.poll.records", "int", 500, 1, INT32_MAX,
+           noop="(Consumer) librdkafka 2.16 applies it to share consumers only: ShareConsumer's ShareFetch"),
     Option("on_commit", "callable", None),
     *CALLBACK_OPTIONS,
-    *RETRY_OPTIONS,
+    *RETRY_BACKOFF_OPTIONS,
     _int("message.max.bytes", 1_000_000, 1000, 1_000_000_000),
 )
 

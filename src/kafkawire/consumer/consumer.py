@@ -48,7 +48,7 @@ class Consumer:
         if executor is None:
             executor = CallbackExecutor(background=False, name="kafkawire-consumer", owner="consumer")
         self._engine = ConsumerEngine(config, logger, executor, self)
-        log_init(logger, "consumer", config.options["client.id"])
+        log_init(self._engine.client.debug, merged)
 
     def _open(self) -> ConsumerEngine:
         engine = self._engine
@@ -136,7 +136,7 @@ class Consumer:
         """Move an actively consumed partition to an offset (absolute or logical)."""
         engine = self._open()
         if not isinstance(partition, TopicPartition):
-            raise TypeError("partition must be a TopicPartition")
+            raise TypeError(f"expected a TopicPartition, not {type(partition).__name__}")
         engine.seek((partition.topic, partition.partition), partition.offset)
 
     def pause(self, partitions: list[TopicPartition]) -> None:
@@ -180,7 +180,7 @@ class Consumer:
         """(low, high): the log start and end offsets (high: the last stable offset under read_committed)."""
         engine = self._open()
         if not isinstance(partition, TopicPartition):
-            raise TypeError("partition must be a TopicPartition")
+            raise TypeError(f"expected a TopicPartition, not {type(partition).__name__}")
         return engine.watermarks((partition.topic, partition.partition), timeout, cached)
 
     def offsets_for_times(self, partitions: list[TopicPartition], timeout: float | None = None) -> list[TopicPartition]:

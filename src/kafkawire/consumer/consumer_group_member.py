@@ -11,6 +11,7 @@ commits in on_revoke are not handed on before), as librdkafka waits for its reba
 
 from __future__ import annotations
 
+import random
 import uuid
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -18,16 +19,16 @@ from typing import Any
 
 from ..client.cluster import Client
 from ..client.coordinators import GROUP, Coordinators
+from ..core.backoff import RetryBackoff
 from ..core.consumer_group import ConsumerGroupConfig, ConsumerGroupMember, State, TopicIdPartitions
 from ..core.consumer_group import Step as IdStep
 from ..core.group import Step
+from ..core.metadata_refresh import Pace
 from ..errors import KafkaError
 from ..io.engine import Timer
 from ..protocol.apis import CONSUMER_GROUP_HEARTBEAT
 from ..protocol.codec import Struct
 from ..protocol.consumer_protocol import TopicPartitions
-
-RETRY_BACKOFF = 0.1
 
 
 class ConsumerGroupMembership:
@@ -51,6 +52,9 @@ class ConsumerGroupMembership:
         self._in_flight = False  # one heartbeat at a time: the next waits for this one's answer
         self._hold_acks = hold_acks
         self._unacked = 0  # changes handed over and not yet served: the acknowledgement waits for 0
+        # Lost coordinators and "ask again" answers: retry.backoff.ms, doubling while they repeat.
+        self._backoff = RetryBackoff(client.config["retry.backoff.ms"], client.config["retry.backoff.max.ms"])
+        self._rng = random.Random()
 
     def start(self) -> None:
         self.client.engine.call_soon(self._heartbeat)
@@ -120,7 +124,7 @@ class ConsumerGroupMembership:
                     self.coordinator = node
                     self._heartbeat()
                 elif not self._stopped:
-                    self._later(RETRY_BACKOFF, self._heartbeat)
+                    self._later(self._retry_delay(), self._heartbeat)
 
             self.coordinators.find_io(GROUP, [self.config.group_id], self.config.rebalance_timeout, found)
             return
@@ -147,8 +151,9 @@ class ConsumerGroupMembership:
             self._lost_coordinator()
             return
         if step.retry:
-            self._later(RETRY_BACKOFF, self._heartbeat)
+            self._later(self._retry_delay(), self._heartbeat)
             return
+        self._backoff.reset()
         if step.lost or step.error is not None:
             self.on_change(self._named(step))
             if step.error is None:
@@ -166,7 +171,8 @@ class ConsumerGroupMembership:
             if self._stopped:
                 return
             if any(self._name(t) is None for t in step.assign):
-                self._later(RETRY_BACKOFF, lambda: self._reconcile(step))  # a topic not in metadata yet
+                # A topic not in the metadata yet: asked for again at the owner's fast pace.
+                self.client.metadata_refresh.ask(None, go, pace=Pace.FAST, timeout=self.config.rebalance_timeout)
                 return
             self.on_change(self._named(step))
             if self._hold_acks:
@@ -180,10 +186,13 @@ class ConsumerGroupMembership:
         else:
             go()
 
+    def _retry_delay(self) -> float:
+        return self._backoff.next(self._rng.random())
+
     def _lost_coordinator(self) -> None:
         self.coordinators.forget(GROUP, self.config.group_id)
         self.coordinator = None
-        self._later(RETRY_BACKOFF, self._heartbeat)
+        self._later(self._retry_delay(), self._heartbeat)
 
     def _name(self, topic_id: uuid.UUID) -> str | None:
         for info in self.client.metadata.topics.values():

@@ -106,5 +106,7 @@ def batches_of(answers: dict[Any, Any]) -> dict[Any, list[RecordBatch] | DecodeE
             try:
                 decoded[key] = decode_batches(data.records, lazy=True)
             except DecodeError as exc:
-                decoded[key] = exc
+                # Kept without its traceback: the frames would hold the decompression buffer (up to
+                # a frame's declared size) in a cycle with this dict until the collector ran.
+                decoded[key] = type(exc)(*exc.args)
     return decoded

@@ -35,6 +35,7 @@ from ..client.executor import CallbackExecutor
 from ..client.group_offsets import Committed, Member
 from ..core import TopicPartitionKey as TP
 from ..core.group import Step
+from ..debug import Debug
 from ..errors import KafkaError, KafkaException
 from ..model import OFFSET_INVALID, ClusterMetadata, ConsumerGroupMetadata, Message, TopicPartition
 from .assignment import Assignment
@@ -49,7 +50,7 @@ from .stats import ConsumerStatistics
 
 class ConsumerClosedError(KafkaException, RuntimeError):
     """A call on a closed consumer: the ``RuntimeError`` confluent-kafka raises, and a
-    `KafkaException` (``_DESTROY``)."""
+    `KafkaException` (``_DESTROY``). Its text is confluent-kafka's: tests match on it."""
 
 
 def closed_error(text: str = "Consumer closed") -> ConsumerClosedError:
@@ -65,7 +66,7 @@ class ConsumerEngine:
         self.log = log
         opts = config.options
         self.request_timeout = opts["socket.timeout.ms"] / 1000
-        self.client = Client(opts, logger=log)
+        self.client = Client(opts, logger=log, debug=Debug.of(opts, log, "consumer"))
         self._coordinators = Coordinators(self.client)
         self.executor = executor
         self.client.on_error = self.error

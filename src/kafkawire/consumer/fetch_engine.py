@@ -29,6 +29,7 @@ from ..core.fetch_positions import FetchTable
 from ..core.fetch_rows import AWAITING_OFFSET, FETCHING, Chunk, Event, Partition
 from ..core.fetch_session import FetchSession, SessionRequest, answered_partitions, partition_share, session_fields
 from ..core.fetch_verdict import FAILURES, REFRESHES, FetchVerdict, partition_answered, request_failed
+from ..core.metadata_refresh import Pace
 from ..core.sift import sift
 from ..errors import KafkaError
 from ..io.engine import Timer
@@ -37,10 +38,10 @@ from ..protocol.apis import FETCH
 from ..protocol.codec import Struct
 from ..protocol.primitives import DecodeError
 from ..records import RecordBatch
+from . import diagnostics
 from .config import EngineConfig, limits_of
 from .decode import batches_of, messages_of, offset_at
 
-METADATA_RETRY = 0.1  # seconds between metadata requests while a leader is unknown
 Message = model.Message
 Taken = tuple[Partition, RecordBatch | None, Any]  # what the table hands over: a row, its batch, a piece
 
@@ -74,9 +75,8 @@ class FetchEngine:
         self._sessions: dict[int, FetchSession] = {}  # per broker (KIP-227), IO thread only
         self._scheduled = False
         self._timer: Timer | None = None
-        self._metadata_pending = False
-        self._metadata_sent_at: float | None = None
         self._closed = False
+        self._debug = client.debug
 
     # --- the application's thread -------------------------------------------------------------
 
@@ -284,7 +284,7 @@ class FetchEngine:
         for node, max_bytes, wanted in sends:
             self._fetch(node, max_bytes, wanted)
         if leaderless:
-            wake_at = self._refresh_metadata(now, wake_at)
+            self._ask_metadata()
         self._schedule(wake_at)
 
     def _schedule(self, when: float | None) -> None:
@@ -294,26 +294,17 @@ class FetchEngine:
         if when is not None:
             self._timer = self.client.engine.call_later(when - self.client.engine.now(), self._run)
 
-    def _refresh_metadata(self, now: float, wake_at: float | None) -> float | None:
-        last = self._metadata_sent_at
-        if self._metadata_pending:
-            return wake_at
-        if last is not None and now - last < METADATA_RETRY:
-            due = last + METADATA_RETRY
-            return due if wake_at is None else min(wake_at, due)
+    def _ask_metadata(self) -> None:
+        """Metadata for the assigned topics, from the client's owner at the fast pace (leaders
+        unknown); its answer is looked at for topic errors and fetching goes on."""
         with self._lock:
-            topics = sorted({key[0] for key in self._table.parts})
-        self._metadata_pending = True
-        self._metadata_sent_at = now
+            topics = {key[0] for key in self._table.parts}
+        self.client.metadata_refresh.ask(topics, self._metadata_answered, pace=Pace.FAST, timeout=self._timeout)
 
-        def done(response: Struct | None, error: KafkaError | None) -> None:
-            self._metadata_pending = False
-            if response is not None:
-                self._topic_errors()
-            self._wake()
-
-        self.client.refresh_metadata_io(topics, done, timeout=self._timeout)
-        return wake_at
+    def _metadata_answered(self, response: Struct | None, error: KafkaError | None) -> None:
+        if response is not None:
+            self._topic_errors()
+        self._wake()
 
     def _topic_errors(self) -> None:
         """Partitions whose topic the metadata answers with an error: tell the application once."""
@@ -351,9 +342,13 @@ class FetchEngine:
 
     def _on_lookup(self, op: Operation[Any], keys: list[tuple[TopicPartitionKey, int]], offset_of: Callable[[Any], int]) -> None:
         generations = dict(keys)
+        if self._debug.fetch:
+            diagnostics.lookup(self._debug, op.api.name, keys)
 
         def done(key: TopicPartitionKey, fut: Future[Any]) -> None:
             error = error_of(fut)
+            if self._debug.fetch:
+                diagnostics.resolved(self._debug, key, None if error else offset_of(fut.result()), error)
             with self._lock:
                 if error is None:
                     self._table.resolved(key, generations[key], offset_of(fut.result()))
@@ -382,6 +377,9 @@ class FetchEngine:
 
         def body(version: int) -> dict[str, Any]:
             sent.append(session.request([(p.key, offset, size) for p, _g, offset, size in wanted], version))
+            if self._debug.fetch:
+                kind = "incremental session" if sent[-1].incremental else "full request"
+                diagnostics.fetch_sent(self._debug, self.client.broker_name(node), wanted, kind)
             return {
                 "max_wait_ms": self._wait_ms,
                 "min_bytes": self._min_bytes,
@@ -443,6 +441,8 @@ class FetchEngine:
                         preferred_replica=-1 if data is None else data.get("preferred_read_replica", -1),
                         node=node,
                     )
+                if self._debug.fetch:
+                    diagnostics.fetch_answer(self._debug, self.client.broker_name(node), part, offset, verdict, data)
                 if verdict is FetchVerdict.REFETCH_FULL:
                     continue
                 if verdict in FAILURES:
@@ -450,6 +450,8 @@ class FetchEngine:
                         self.client.metadata.forget_leader(*part.key)
                     err = error if error is not None else _partition_error(part.key, offset, data.error_code, batches)
                     new = table.failed(part, err, now, report=verdict is FetchVerdict.REPORT) or new
+                    if self._debug.fetch:
+                        diagnostics.backoff(self._debug, part, now, err)
                     stale = stale or verdict in REFRESHES
                     continue
                 if verdict is FetchVerdict.NOTHING_NEW:
@@ -485,9 +487,7 @@ class FetchEngine:
         if new:
             self.on_ready()
         if stale:
-            with self._lock:
-                wake_at = min((p.retry_at for p in self._table.parts.values() if p.retry_at > now), default=None)
-            self._schedule(self._refresh_metadata(now, wake_at))
+            self._ask_metadata()
         self._wake()
 
 

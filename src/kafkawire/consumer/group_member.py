@@ -16,6 +16,7 @@ grown since makes the group join again, as the Java client's leader does.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
@@ -23,6 +24,7 @@ from typing import Any
 from ..client.cluster import Client
 from ..client.coordinators import GROUP, Coordinators
 from ..core.assignors import ASSIGNORS, COOPERATIVE_STICKY, Member, encode_sticky_user_data
+from ..core.backoff import RetryBackoff
 from ..core.group import GroupConfig, Membership, State, Step
 from ..errors import KafkaError
 from ..io.engine import Timer
@@ -37,8 +39,8 @@ from ..protocol.consumer_protocol import (
     encode_subscription,
 )
 from ..protocol.primitives import DecodeError
+from . import diagnostics
 
-RETRY_BACKOFF = 0.1  # seconds before asking again after "ask again" or a lost coordinator
 REQUEST_SLACK = 5.0  # a JoinGroup may wait a whole rebalance timeout: its request gets this much more
 MISSING_TOPIC_RECHECK = 1.0  # seconds between the leader's looks for a subscribed topic it could not assign
 
@@ -71,6 +73,11 @@ class GroupMember:
         self._metadata_interval = metadata_interval
         self._assigned: tuple[int, dict[str, int]] | None = None  # the leader's generation and counts
         self._recheck: Timer | None = None
+        # "Ask again" answers and lost coordinators: retry.backoff.ms, doubling while they repeat.
+        self._backoff = RetryBackoff(client.config["retry.backoff.ms"], client.config["retry.backoff.max.ms"])
+        self._rng = random.Random()
+        self._debug = client.debug
+        self._seen: State | None = None  # the state last told to the cgrp debug context
 
     # --- thread-safe ----------------------------------------------------------------------------
 
@@ -143,13 +150,19 @@ class GroupMember:
             node = answer.get(self.config.group_id)
             if self._stopped:
                 return
+            if self._debug.cgrp:
+                where = self.client.broker_name(node) if isinstance(node, int) else ""
+                diagnostics.coordinator(self._debug, self.config.group_id, node, where)
             if isinstance(node, int):
                 self.coordinator = node
                 then(node)
             else:
-                self._later(RETRY_BACKOFF, lambda: self._with_coordinator(then))
+                self._later(self._retry_delay(), lambda: self._with_coordinator(then))
 
         self.coordinators.find_io(GROUP, [self.config.group_id], self.config.session_timeout, found)
+
+    def _retry_delay(self) -> float:
+        return self._backoff.next(self._rng.random())
 
     def _lost_coordinator(self) -> None:
         self.coordinators.forget(GROUP, self.config.group_id)
@@ -162,7 +175,10 @@ class GroupMember:
 
     def _send_join(self, node: int) -> None:
         body = self.membership.join_request(self._protocols())
+        self._note_state()
         timeout = self.config.rebalance_timeout + REQUEST_SLACK
+        if self._debug.cgrp:
+            diagnostics.joining(self._debug, self.config.group_id, self.membership, self.topics, self.client.broker_name(node))
         self.client.request_io(JOIN_GROUP, body, self._joined, node=node, timeout=timeout, coordinator_lane=True)
 
     def _protocols(self) -> list[tuple[str, bytes]]:
@@ -178,6 +194,8 @@ class GroupMember:
     def _joined(self, response: Struct | None, error: KafkaError | None) -> None:
         if self._stopped:
             return
+        if self._debug.cgrp:
+            diagnostics.join_answer(self._debug, response, error)
         if response is None:
             self._follow(self.membership.on_no_answer())
             return
@@ -209,6 +227,9 @@ class GroupMember:
                     counts[topic] = count
             assignor = ASSIGNORS[self.membership.protocol or self.assignors[0]]
             plan = assignor(members, counts)
+            if self._debug.assignor:
+                name = self.membership.protocol or self.assignors[0]
+                diagnostics.assignment(self._debug, self.config.group_id, name, plan, counts)
             self._assigned = (self.membership.generation, {t: counts.get(t, 0) for t in topics})
             self._recheck_later()
             self._send_sync({m: encode_assignment(Assignment(tps)) for m, tps in plan.items()})
@@ -250,6 +271,7 @@ class GroupMember:
 
     def _send_sync(self, assignments: dict[str, bytes]) -> None:
         body = self.membership.sync_request(assignments)
+        self._note_state()
         timeout = self.config.rebalance_timeout + REQUEST_SLACK
         self.client.request_io(
             SYNC_GROUP, body, self._synced, node=self.coordinator, timeout=timeout, coordinator_lane=True
@@ -267,10 +289,13 @@ class GroupMember:
                 assignment = decode_assignment(response.assignment).partitions
             except DecodeError:
                 pass  # the membership joins again
+        if self._debug.cgrp:
+            diagnostics.sync_answer(self._debug, response, error, assignment)
         self._follow(self.membership.on_sync(response, assignment, self.client.engine.now(), self.topics))
 
     def _follow(self, step: Step) -> None:
         """Act on a step: report it, then rejoin, retry or keep heartbeating."""
+        self._note_state()
         if step.assign or step.revoke or step.lost or step.synced or step.error is not None:
             self.on_change(step)
         if step.error is not None:
@@ -278,15 +303,24 @@ class GroupMember:
             return
         if step.find_coordinator:
             self._lost_coordinator()
+        elif not step.retry:
+            self._backoff.reset()
         if step.rejoin and step.revoke and self._hold_revokes:
             self._held = True
         elif step.rejoin:
-            self._later(0.0 if not step.find_coordinator else RETRY_BACKOFF, self._join)
+            self._later(0.0 if not step.find_coordinator else self._retry_delay(), self._join)
         elif step.retry:
             state = self.membership.state
-            self._later(RETRY_BACKOFF, self._heartbeat if state is State.STABLE else self._join)
+            self._later(self._retry_delay(), self._heartbeat if state is State.STABLE else self._join)
         elif self.membership.state is State.STABLE:
             self._arm_heartbeat()
+
+    def _note_state(self) -> None:
+        """The cgrp context hears each change of the membership's state."""
+        if self.membership.state is not self._seen:
+            if self._debug.cgrp:
+                diagnostics.group_state(self._debug, self.config.group_id, self._seen, self.membership)
+            self._seen = self.membership.state
 
     def _arm_heartbeat(self) -> None:
         when = self.membership.next_heartbeat()
@@ -305,6 +339,8 @@ class GroupMember:
             self._with_coordinator(lambda _node: self._heartbeat())
             return
         body = self.membership.heartbeat_request(now)
+        if self._debug.cgrp:
+            diagnostics.heartbeat(self._debug, self.config.group_id, self.membership, self.client.broker_name(self.coordinator))
         self.client.request_io(HEARTBEAT, body, self._heartbeat_answered, node=self.coordinator,
                                timeout=self.config.session_timeout, coordinator_lane=True)  # fmt: skip
 
@@ -314,4 +350,6 @@ class GroupMember:
         if response is None:
             self._follow(self.membership.on_no_answer())
             return
+        if self._debug.cgrp:
+            diagnostics.heartbeat_answer(self._debug, self.config.group_id, response.error_code)
         self._follow(self.membership.on_heartbeat(response.error_code, self.client.engine.now()))

@@ -2,8 +2,9 @@
 
 `Subscription` owns the membership (`group_member.GroupMember` for classic groups,
 `consumer_group_member.ConsumerGroupMembership` for KIP-848) and the topic list: names as given,
-``^patterns`` matched against the cluster's topics, again at every metadata refresh
-(``topic.metadata.refresh.interval.ms``), joining again when the match changes. The membership's
+``^patterns`` matched against the cluster's topics, again at every new metadata picture (the
+client's metadata owner refreshes every topic each ``topic.metadata.refresh.interval.ms`` for a
+pattern subscription), joining again when the match changes. The membership's
 changes arrive on the IO thread as `core.group.Step`s; each is queued on the consumer's callback
 queue, so ``poll()``/``consume()`` serve it in the caller's thread through ``apply`` (the face's
 rebalance callbacks). A revocation's rejoin waits until its callback ran (`GroupMember.revoked`).
@@ -27,8 +28,8 @@ from ..client.executor import CallbackExecutor
 from ..client.group_offsets import Member
 from ..core.consumer_group import ConsumerGroupConfig
 from ..core.group import GroupConfig, Step
+from ..core.metadata_refresh import Pace
 from ..errors import KafkaError
-from ..io.engine import Timer
 from ..protocol.codec import Struct
 from .config import ConsumerConfig
 from .consumer_group_member import ConsumerGroupMembership
@@ -36,7 +37,6 @@ from .group_member import GroupMember
 
 log = logging.getLogger("kafkawire.consumer")
 
-RETRY_REFRESH = 1.0  # seconds before asking for metadata again when a refresh failed
 POLL_CHECK = 1.0  # seconds between looks at the application's last poll (at most)
 
 
@@ -71,7 +71,6 @@ class Subscription:
         self.names = [t for t in topics if not t.startswith("^")]
         self.patterns = [re.compile(t) for t in topics if t.startswith("^")]
         self.membership: GroupMember | ConsumerGroupMembership | None = None
-        self._timer: Timer | None = None
         self._stopped = False
         self._polled_at = polled_at
         self._max_poll_exceeded = max_poll_exceeded
@@ -102,8 +101,6 @@ class Subscription:
 
         def swap() -> None:
             self.names, self.patterns = names, patterns
-            if self._timer is not None:
-                self._timer.cancel()
             self._refresh()
 
         self._client.engine.call_soon(swap)
@@ -133,8 +130,7 @@ class Subscription:
         done: Future[None] = Future()
 
         def stop() -> None:
-            if self._timer is not None:
-                self._timer.cancel()
+            self._client.metadata_refresh.unsubscribe(self._new_picture)
             if self.membership is None:
                 done.set_result(None)
             else:
@@ -180,27 +176,32 @@ class Subscription:
             self._max_poll_exceeded()
         self._client.engine.call_later(min(POLL_CHECK, self._max_poll / 2), self._watch_polls)
 
-    def _refresh(self) -> None:
-        """Metadata for our topics (every topic when subscribed by pattern), then (re)start."""
+    def _refresh(self, pace: Pace = Pace.NOW) -> None:
+        """Metadata for our topics (every topic when subscribed by pattern), then (re)start. A
+        pattern subscription follows every later picture, refreshed periodically by the owner."""
         if self._stopped:
             return
+        owner = self._client.metadata_refresh
+        owner.unsubscribe(self._new_picture)
+        if self.patterns:
+            owner.keep_fresh(all_topics=True)
+            owner.subscribe(self._new_picture)
         wanted = None if self.patterns else self.names
 
         def done(_response: Struct | None, error: KafkaError | None) -> None:
             if self._stopped:
                 return
             if error is not None and self.patterns and self.membership is None:
-                self._refresh_in(RETRY_REFRESH)  # patterns need the topic list first
+                self._refresh(Pace.FAST)  # patterns need the topic list first (the owner backs off)
                 return
             self._follow_topics()
-            interval = self._config.options["topic.metadata.refresh.interval.ms"]
-            if self.patterns and interval > 0:
-                self._refresh_in(interval / 1000)
 
-        self._client.refresh_metadata_io(wanted, done, timeout=self._config.options["socket.timeout.ms"] / 1000)
+        owner.ask(wanted, done, pace=pace, timeout=self._config.options["socket.timeout.ms"] / 1000)
 
-    def _refresh_in(self, delay: float) -> None:
-        self._timer = self._client.engine.call_later(delay, self._refresh)
+    def _new_picture(self) -> None:
+        """A pattern subscription: match the topics again (a new match joins again)."""
+        if not self._stopped and self.membership is not None:
+            self._follow_topics()
 
     def _follow_topics(self) -> None:
         topics = topics_of(self.names, self.patterns, self._client)

@@ -4,19 +4,26 @@ the fetched bytes waiting, and the fetch sessions' counts, after the brokers."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from ..client.cluster import Client
 from ..client.executor import CallbackExecutor
 from ..client.stats import StatisticsEmitter
-from .fetch_engine import FetchEngine
+
+
+class Fetching(Protocol):
+    """What the statistics read of a fetch engine (the consumer's, or the share consumer's)."""
+
+    def buffered_bytes(self) -> int: ...
+
+    def session_stats(self) -> dict[str, int]: ...
 
 
 class ConsumerStatistics(StatisticsEmitter):
     def __init__(
         self,
         client: Client,
-        fetch: FetchEngine,
+        fetch: Fetching,
         executor: CallbackExecutor,
         stats_cb: Callable[[str], Any],
         interval: float,

@@ -64,7 +64,7 @@ class ProducerBatch:
         self.full = False
         self.attempts = 0
         self.retry_at = 0.0
-        self.payload: bytes | None = None  # built once; a retry re-sends the same bytes
+        self.payload: bytes | bytearray | None = None  # built once; a retry re-sends the same bytes
         self.base_sequence = -1  # set by the idempotent producer when the batch first leaves
         self.stamp = (-1, -1, -1)  # the (producer id, epoch, base sequence) inside ``payload``
 
@@ -85,7 +85,7 @@ class ProducerBatch:
         compression_level: int | None,
         stamp: tuple[int, int, int] = (-1, -1, -1),
         transactional: bool = False,
-    ) -> bytes:
+    ) -> bytes | bytearray:
         """The batch's bytes: built once; only a new producer epoch rewrites the header fields."""
         if self.payload is None:
             producer_id, epoch, sequence = stamp
@@ -96,6 +96,7 @@ class ProducerBatch:
                 transactional=transactional,
                 compression=compression,
                 compression_level=compression_level,
+                hand_over=True,  # the builder's buffer is the payload: no copy of the batch
             )
         elif stamp != self.stamp:
             self.payload = with_producer_state(self.payload, *stamp)

@@ -33,24 +33,30 @@ class ClusterHealth:
         out meanwhile say it was the cause."""
         return next(reversed(self._reported.values()), None)
 
+    def blocking(self) -> KafkaError | None:
+        """The standing failure when every known broker is down: a caller waiting for an answer
+        would only wait for its deadline, so it is told this instead."""
+        return self.standing() if self._all_down else None
+
     def up(self, address: Address) -> None:
         self._down.discard(address)
         self._reported.pop(address, None)
         self._all_down = False
 
     def failed(
-        self, address: Address, error: KafkaError, known: Collection[Address], any_live: bool
+        self, address: Address, error: KafkaError, known: Collection[Address], any_live: bool, *, lasting: bool = False
     ) -> list[KafkaError]:
         """The errors to report now that the connection to ``address`` failed with ``error``.
 
         ``known``: the addresses of every broker (metadata's, else the bootstrap list);
-        ``any_live``: some connection is ready or on its way up."""
+        ``any_live``: some connection is ready or on its way up; ``lasting``: the connection
+        judged that no reconnect mends this one either (a security.protocol mismatch)."""
         self._down.add(address)
         out = []
-        if error.code() in REPORTED_PER_ADDRESS:
+        if lasting or error.code() in REPORTED_PER_ADDRESS:
             last = self._reported.pop(address, None)
             self._reported[address] = error  # (last in the dict: the latest)
-            if last is None or last.code() != error.code():
+            if last is None or (last.code(), last.str()) != (error.code(), error.str()):
                 out.append(error)
         if not self._all_down and not any_live and set(known) <= self._down:
             self._all_down = True

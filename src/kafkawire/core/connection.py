@@ -30,6 +30,7 @@ from ..protocol.codec import Struct
 from ..protocol.primitives import DecodeBudget, DecodeError
 from ..protocol.schema import Api
 from .metadata import COUNT_LIMITS, check_response
+from .mismatch import first_answer_mismatch
 
 _SIZE_PREFIX = 4
 # Answers up to this size are read into one reusable buffer, several per read; a larger one (a
@@ -51,9 +52,10 @@ class ProtocolError(Exception):
 
     completed: list[Response]
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, *, mismatch: bool = False) -> None:
         super().__init__(message)
         self.completed = []
+        self.mismatch = mismatch  # the listener speaks another security.protocol (core/mismatch.py)
 
 
 # Checks a decoded answer must pass before it is handed on (ValueError: not trusted).
@@ -82,6 +84,7 @@ class InFlight:
 class Response:
     request: InFlight
     body: Struct
+    size: int = 0  # the answer's bytes (its size prefix left out), for diagnostics
 
 
 @dataclass
@@ -96,6 +99,7 @@ class Connection:
     _large_size: int = 0  # the answer's size (the buffer may be a larger spare)
     _large_used: int = 0
     _spare: bytearray | None = None
+    _answers: int = 0  # answers framed so far on this connection
 
     @property
     def in_flight(self) -> int:
@@ -189,6 +193,9 @@ class Connection:
                 size = int.from_bytes(view[pos : pos + _SIZE_PREFIX], "big", signed=True)
                 smallest = 0 if self._in_flight and self._in_flight[0].raw else 4  # (a raw token may be empty)
                 if size < smallest or size > self.max_response_size:
+                    tls = first_answer_mismatch(view[pos : pos + _SIZE_PREFIX], self._answers)
+                    if tls is not None:
+                        raise ProtocolError(tls, mismatch=True)
                     raise ProtocolError(
                         f"response size {size} outside {smallest}..{self.max_response_size} (receive.message.max.bytes)"
                     )
@@ -231,7 +238,8 @@ class Connection:
         if self._in_flight[0].raw:
             body = codec.default_struct(SASL_AUTHENTICATE.response.fields)
             body.auth_bytes = bytes(payload)
-            return Response(self._in_flight.popleft(), body)
+            self._answers += 1
+            return Response(self._in_flight.popleft(), body, len(payload))
         correlation_id = headers.peek_correlation_id(payload)
         req = self._in_flight[0]
         if correlation_id != req.correlation_id:
@@ -252,7 +260,8 @@ class Connection:
             except ValueError as exc:
                 raise ProtocolError(f"untrusted {req.api.name} v{req.version} response: {exc}") from None
         self._in_flight.popleft()  # only now: a failure above leaves it for the teardown to fail
-        return Response(req, body)
+        self._answers += 1
+        return Response(req, body, len(payload))
 
 
 def _api_versions_error(payload: bytes | memoryview) -> int:

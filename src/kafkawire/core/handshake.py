@@ -21,8 +21,9 @@ from typing import Any
 from ..errors import KafkaError
 from ..protocol.apis import API_VERSIONS, SASL_AUTHENTICATE, SASL_HANDSHAKE
 from ..protocol.codec import Struct
-from ..protocol.error_codes import NONE, UNSUPPORTED_SASL_MECHANISM, UNSUPPORTED_VERSION
+from ..protocol.error_codes import ILLEGAL_SASL_STATE, NONE, UNSUPPORTED_SASL_MECHANISM, UNSUPPORTED_VERSION
 from ..protocol.schema import Api
+from .mismatch import LISTENER_WITHOUT_SASL
 from .sasl import SaslClient, SaslError
 from .versions import UnsupportedVersionError, VersionsError, choose_version, ranges_from_response
 
@@ -124,6 +125,10 @@ class SaslStep:
 
     def receive(self, body: Struct) -> None:
         if not self._mechanism_agreed:
+            if body.error_code == ILLEGAL_SASL_STATE or (
+                body.error_code == UNSUPPORTED_SASL_MECHANISM and not body.mechanisms
+            ):  # a listener without SASL refuses the handshake itself
+                raise HandshakeError(KafkaError._AUTHENTICATION, LISTENER_WITHOUT_SASL)
             if body.error_code == UNSUPPORTED_SASL_MECHANISM:
                 offered = ", ".join(body.mechanisms or []) or "none"
                 raise HandshakeError(

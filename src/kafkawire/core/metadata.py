@@ -1,7 +1,7 @@
 """The client's picture of the cluster: brokers, topics, partitions and their leaders.
 
-Built from Metadata responses; the client services decide when to ask (`needs_refresh`), shape
-the request (`request_body`) and feed answers in (`update`). Leader lookups are plain dictionary
+Built from Metadata responses; `core.metadata_refresh` decides when to ask, this module shapes
+the request (`request_body`) and takes answers in (`update`). Leader lookups are plain dictionary
 reads so the produce path can afford them per batch.
 
 Invariant: an answer larger than any real cluster (`MAX_BROKERS`, `MAX_TOPICS`, `MAX_PARTITIONS`)
@@ -91,7 +91,6 @@ class ClusterMetadata:
     cluster_id: str | None = None
     controller_id: int = NO_LEADER
     updated_at: float | None = None
-    max_age: float = 300.0
 
     def update(self, body: Struct, now: float, *, full: bool = False) -> None:
         """Apply a Metadata response. ``full`` (all topics were asked for) drops topics it lacks."""
@@ -124,9 +123,6 @@ class ClusterMetadata:
         self.topics = topics
         self.partition_counts = {n: len(t.partitions) for n, t in topics.items() if t.partitions and not t.error_code}
         self.updated_at = now
-
-    def needs_refresh(self, now: float) -> bool:
-        return self.updated_at is None or now - self.updated_at >= self.max_age
 
     def leader_for(self, topic: str, partition: int) -> Broker | None:
         """The partition's leader, or None when unknown (refresh metadata and try again)."""

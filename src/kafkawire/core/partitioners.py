@@ -221,6 +221,12 @@ class KeyedPartitions:
         self._kept = 0
         self._maps: dict[tuple[str, int], dict[bytes, int]] = {}
 
+    @property
+    def maps(self) -> dict[tuple[str, int], dict[bytes, int]]:
+        """Every remembered key's partition per (topic, partition count), read-only for the caller
+        (the producer's C path looks keys up here, and leaves a miss to `partition`)."""
+        return self._maps
+
     def known(self, topic: str, partition_count: int) -> dict[bytes, int]:
         """The keys remembered for ``topic`` with ``partition_count`` partitions (read-only for the
         caller: the bulk paths look keys up here first, once per slice of records)."""
@@ -348,6 +354,12 @@ class StickyPartitioner:
         self._batch_size = batch_size
         self._rng = rng if rng is not None else random.Random()
         self._topics: dict[str, _Stick] = {}
+
+    @property
+    def topics(self) -> dict[str, _Stick]:
+        """Per topic: the current partition and the bytes gone to it. The producer's C path reads
+        it and counts a record's bytes while the partition stays; moving on is left to `partition`."""
+        return self._topics
 
     def partition(
         self,

@@ -30,6 +30,10 @@ class Unassigned:
     def topics(self) -> set[str]:
         return set(self._waiting)
 
+    def oldest(self) -> float | None:
+        """When the record waiting longest was queued (its timeout is the next to pass)."""
+        return min((msgs[0].enqueued for msgs in self._waiting.values()), default=None)
+
     def add(self, msg: Pending) -> bool:
         """Keep ``msg``; True when it is its topic's first (the metadata request is due now)."""
         waiting = self._waiting.setdefault(msg.topic, [])

@@ -1,25 +1,25 @@
 """One broker's connection: resolve, connect, run the handshake, write frames, read answers, reconnect.
 
-Runs on the IO thread only, and moves bytes only: the framing and correlation (core/connection.py), the handshake
-steps (core/handshake.py), the version choice (core/versions.py) and the backoff (core/backoff.py) are the sans-IO
-core's; the bytes go through a `Transport` (io/transport.py).
+Runs on the IO thread only, and moves bytes only: the framing and correlation (core/connection.py),
+the handshake steps (core/handshake.py), the version choice (core/versions.py) and the backoff
+(core/backoff.py) are the sans-IO core's; the bytes go through a `Transport` (io/transport.py).
 
-Lifecycle: DISCONNECTED -> CONNECTING (resolve, TCP, TLS) -> NEGOTIATING (handshake) -> READY, and back
-to DISCONNECTED on any failure, or quietly after ``connections.max.idle.ms`` with nothing to do. A READY
-connection whose SASL session has a lifetime re-authenticates before it ends (KIP-368): the SASL steps
-again on the same connection, requests already in flight answered as usual, new ones held back until it
-is done. Every state but READY and DISCONNECTED has a deadline (``socket.connection.setup.timeout.ms`` up
-to READY, ``api.version.request.timeout.ms`` for the ApiVersions answer), every request in flight its
-own. Invariants: each request's callback runs exactly once; requests in flight on a failed connection
-fail with ``_TRANSPORT``, ``_TIMED_OUT`` or ``_BAD_MSG`` (the caller's policy retries them), queued ones
-wait for the reconnect until their own deadline; only `close()` fails them with ``_DESTROY``.
+Lifecycle: DISCONNECTED -> CONNECTING (resolve, TCP, TLS) -> NEGOTIATING (handshake) -> READY, and
+back to DISCONNECTED on any failure (or, quietly, after ``connections.max.idle.ms`` with nothing to
+do). A READY connection whose SASL session has a lifetime
+re-authenticates before it ends (KIP-368): the SASL steps again on the same connection, requests
+already in flight answered as usual, new ones held back until it is done. Every state but READY and DISCONNECTED has a deadline
+(``socket.connection.setup.timeout.ms`` up to READY, ``api.version.request.timeout.ms`` for the
+ApiVersions answer), every request in flight its own. Invariants: each request's callback runs
+exactly once; requests in flight on a failed connection fail with ``_TRANSPORT``, ``_TIMED_OUT``
+or ``_BAD_MSG`` (the caller's policy retries them), queued ones wait for the reconnect until
+their own deadline; only `close()` fails them with ``_DESTROY``.
 """
 
 from __future__ import annotations
 
 import enum
 import functools
-import logging
 import random
 import time
 from collections import deque
@@ -29,22 +29,25 @@ from typing import Any
 
 from .._version import __version__
 from ..core.backoff import backoff_delay
+from ..core.cluster_health import REPORTED_PER_ADDRESS
 from ..core.connection import Connection, ProtocolError, Response
 from ..core.handshake import Handshake, HandshakeError, Step, reauthenticate_at
+from ..core.mismatch import close_mismatch, lasting
 from ..core.versions import Doubts, UnsupportedVersionError
+from ..debug import broker_name
 from ..errors import KafkaError
 from ..protocol.apis import API_VERSIONS
 from ..protocol.codec import Struct
 from ..protocol.schema import Api
+from . import wire_log
 from .connection_settings import BrokerStats, ConnectionSettings, TransportFactory, tcp_transport
 from .engine import Engine, Timer, guarded
 from .resolve import Addresses, Resolver
 from .transport import READ, WRITE, PeerClosed, Transport, TransportError
 
-log = logging.getLogger("kafkawire.io")
-
 Body = Mapping[str, Any] | Callable[[int], Mapping[str, Any]]
 Callback = Callable[[Struct | None, KafkaError | None], None]
+_NOTHING = memoryview(b"")
 
 
 class State(enum.Enum):
@@ -63,6 +66,7 @@ class Queued:
     deadline: float
     expect_response: bool
     max_version: int | None
+    fail_fast: bool = False  # failed at once by a failure no reconnect mends (Client.request_io)
 
 
 class BrokerConnection:
@@ -84,9 +88,14 @@ class BrokerConnection:
         self.port = port
         self.settings = settings
         self.on_state = on_state  # told when the connection becomes ready or fails
-        self.state = State.DISCONNECTED
+        self._debug = settings.debug
+        self._state = State.DISCONNECTED
         self.versions: dict[int, tuple[int, int]] = {}
         self.last_error: KafkaError | None = None
+        self.last_error_lasting = False  # no reconnect mends it (core/mismatch.py): report once per address
+        self.proven = False  # answered a request since its handshake (what "up" means to error reports)
+        self._answered_since_ready: int | None = None  # None until the handshake is done
+        self._last_mismatch: str | None = None  # the close diagnosis of the previous attempt
         self.stats = BrokerStats()
         self._resolver = resolver
         self._new_transport = transport
@@ -111,6 +120,21 @@ class BrokerConnection:
         return f"<broker {self.node_id} {self.host}:{self.port} {self.state.value}>"
 
     @property
+    def name(self) -> str:
+        """As diagnostics name this broker: ``host:port/id`` (``/bootstrap`` before metadata)."""
+        return broker_name(self.host, self.port, self.node_id)
+
+    @property
+    def state(self) -> State:
+        return self._state
+
+    @state.setter
+    def state(self, new: State) -> None:
+        if new is not self._state and self._debug.broker:
+            wire_log.state_changed(self._debug, self.name, self._state, new)
+        self._state = new
+
+    @property
     def in_flight(self) -> int:
         return self._conn.in_flight
 
@@ -128,6 +152,7 @@ class BrokerConnection:
         timeout: float | None = None,
         expect_response: bool = True,
         max_version: int | None = None,
+        fail_fast: bool = False,
     ) -> None:
         """Queue a request. ``body`` may be a function of the negotiated version.
 
@@ -138,7 +163,7 @@ class BrokerConnection:
             callback(None, KafkaError(KafkaError._DESTROY))
             return
         deadline = self.engine.now() + (self.settings.request_timeout if timeout is None else timeout)
-        self._queue.append(Queued(api, body, callback, deadline, expect_response, max_version))
+        self._queue.append(Queued(api, body, callback, deadline, expect_response, max_version, fail_fast))
         if self.state is State.DISCONNECTED and self._reconnect_timer is None and not self._settling:
             self._connect()
         self._pump()
@@ -183,6 +208,9 @@ class BrokerConnection:
             self._failed(KafkaError(KafkaError._RESOLVE, f"Failed to resolve '{self.host}:{self.port}': {reason}"))
             return
         family, address = addresses[self._failures % len(addresses)]  # the next address on each retry
+        if self._debug.broker:
+            protocol = "plaintext" if self.settings.security is None else self.settings.security.protocol
+            wire_log.connecting(self._debug, self.name, family, address, protocol)
         transport = self._new_transport(family, address, self.host, self.port)
         self._transport = transport
         try:
@@ -199,7 +227,7 @@ class BrokerConnection:
         try:
             wanted = transport.advance(mask)
         except TransportError as exc:
-            self._failed(KafkaError(exc.code or KafkaError._TRANSPORT, str(exc)))
+            self._failed_closing(exc, during_tls_handshake=exc.handshaking)
             return
         if wanted:
             self.engine.modify(transport, wanted, self._on_connecting)
@@ -223,6 +251,8 @@ class BrokerConnection:
                 return
             if sasl is None:
                 return
+            if self._debug.security:
+                wire_log.sasl_started(self._debug, self.name, security.mechanism, versions is not None)
         self._handshake = Handshake("kafkawire", __version__, sasl, versions)
         self._handshake_next()
 
@@ -243,10 +273,11 @@ class BrokerConnection:
             self._send_step(step)
             return
         due = reauthenticate_at(self._step_sent_at, handshake.session_lifetime_ms)
+        if self._debug.security and self.settings.security is not None and self.settings.security.uses_sasl:
+            wire_log.sasl_done(self._debug, self.name, handshake.session_lifetime_ms)
         if self._reauthenticating:
             self._reauthenticating = False
             self._handshake = None
-            log.debug("%r re-authenticated", self)
             self._pump()
         else:
             self._ready(handshake.versions)
@@ -270,6 +301,10 @@ class BrokerConnection:
             frame, _ = self._conn.send_request(
                 step.api, step.version, step.body, now=now, timeout=timeout, context=answer
             )
+        if self._debug.protocol:
+            wire_log.sent(self._debug, self.name, step.api, step.version, frame, step.raw)
+        if self._debug.security:
+            wire_log.sasl_step(self._debug, self.name, step.api, step.version, step.body)
         self._write(frame, None)
         self._arm_timer()
 
@@ -284,9 +319,12 @@ class BrokerConnection:
         self._handshake_next()
 
     def _ready(self, versions: dict[int, tuple[int, int]]) -> None:
+        if self._debug.feature:
+            wire_log.features(self._debug, self.name, versions)
         self.versions = versions
         self._handshake = None
         self.state = State.READY
+        self._answered_since_ready = 0
         self._failures = 0
         self.last_error = None
         if self.on_state is not None:
@@ -328,6 +366,8 @@ class BrokerConnection:
                 guarded(q.callback, None, KafkaError(KafkaError._INVALID_ARG, f"cannot encode {q.api.name}: {exc}"))
                 continue
             self.stats.tx += 1
+            if self._debug.protocol:
+                wire_log.sent(self._debug, self.name, q.api, version, frame)
             self._write(frame, None if req is not None else functools.partial(q.callback, None, None))
         self._arm_timer()
 
@@ -344,7 +384,7 @@ class BrokerConnection:
             return
         try:
             if transport.pending():
-                transport.send(memoryview(b""))
+                transport.send(_NOTHING)
             while self._out:
                 view, on_written = self._out[0]
                 sent = transport.send(view)
@@ -374,28 +414,62 @@ class BrokerConnection:
         assert transport is not None
         responses: list[Response] = []
         failure: KafkaError | None = None
+        closed: TransportError | None = None
+        lasting_failure = False
         got = wanted = 0
-        while got == wanted and failure is None:
+        while got == wanted and failure is None and closed is None:
             try:
                 with self._conn.receive_buffer() as room:  # released before `received` may grow it
                     wanted = len(room)
                     got = transport.recv_into(room) or 0
                 responses += self._conn.received(got) if got else ()
             except TransportError as exc:
-                failure = KafkaError(exc.code or KafkaError._TRANSPORT, str(exc))
+                closed = exc
                 if isinstance(exc, PeerClosed) and self.settings.log_close:
-                    log.info("%s:%d: Disconnected: %s", self.host, self.port, exc)
+                    self._debug.info("FAIL", self.name, "%s: Disconnected (%s)", self.name, exc)
             except ProtocolError as exc:
                 responses += exc.completed
-                failure = KafkaError(KafkaError._BAD_MSG, f"{self.host}:{self.port}: {exc}")
+                code = KafkaError._TRANSPORT if exc.mismatch else KafkaError._BAD_MSG
+                failure = KafkaError(code, f"{self.host}:{self.port}: {exc}")
+                lasting_failure = exc.mismatch
         self._active_at = now = self.engine.now()
+        if self._answered_since_ready is not None and self.state is State.READY:
+            self._answered_since_ready += len(responses)
         for r in responses:
             self.stats.answered(now - r.request.sent_at)
+            if self._debug.protocol:
+                wire_log.received(self._debug, self.name, r, now - r.request.sent_at)
             guarded(r.request.context, r.body, None)
-        if failure is not None and self._transport is transport:  # (unless a callback closed it)
-            self._failed(failure)
+        if self._answered_since_ready and not self.proven and self.state is State.READY:
+            self._proven()
+        if self._transport is not transport:  # a callback closed it
             return
-        self._pump()
+        if closed is not None:
+            self._failed_closing(closed, during_tls_handshake=False)
+        elif failure is not None:
+            self._failed(failure, lasting=lasting_failure)
+        else:
+            self._pump()
+
+    def _proven(self) -> None:
+        self.proven = True
+        self._last_mismatch = None
+        if self.on_state is not None:
+            self.on_state(self)
+
+    def _failed_closing(self, exc: TransportError, *, during_tls_handshake: bool) -> None:
+        """The transport failed or the broker closed it: named as a security.protocol mismatch
+        when it has the signs of one (core/mismatch.py), else as it came."""
+        security = self.settings.security
+        sasl = security is not None and security.uses_sasl
+        answered = self._answered_since_ready if self.state is State.READY and self._conn.in_flight else None
+        why = close_mismatch(during_tls_handshake=during_tls_handshake, answered_since_ready=answered, sasl=sasl)
+        if why is None:
+            self._failed(KafkaError(exc.code or KafkaError._TRANSPORT, str(exc)))
+            return
+        sure = lasting(why, self._last_mismatch)
+        self._last_mismatch = why
+        self._failed(KafkaError(KafkaError._TRANSPORT, f"{self.host}:{self.port}: {why} ({exc})"), lasting=sure)
 
     # --- timers and failure ----------------------------------------------------------------
 
@@ -421,15 +495,22 @@ class BrokerConnection:
         now = self.engine.now()
         if self.state in (State.CONNECTING, State.NEGOTIATING) and now >= self._connect_deadline:
             what = "connect to" if self.state is State.CONNECTING else "handshake with"
-            why = f"{what} {self.host}:{self.port} timed out (socket.connection.setup.timeout.ms)"
-            self._failed(KafkaError(KafkaError._TRANSPORT, why))
+            self._failed(
+                KafkaError(
+                    KafkaError._TRANSPORT,
+                    f"{what} {self.host}:{self.port} timed out (socket.connection.setup.timeout.ms)",
+                )
+            )
         elif self._idle_closes() and now >= self._active_at + self.settings.idle_timeout:
             self._teardown(KafkaError(KafkaError._TRANSPORT, "idle connection closed"))  # nothing is in flight
         elif expired := self._conn.expired(now):
             # Responses come in order, so the connection is unusable once one is overdue.
             setting = "api.version.request.timeout.ms" if expired[0].api is API_VERSIONS else "the request timeout"
-            why = f"{expired[0].api.name} to {self.host}:{self.port} timed out ({setting})"
-            self._failed(KafkaError(KafkaError._TIMED_OUT, why))
+            self._failed(
+                KafkaError(
+                    KafkaError._TIMED_OUT, f"{expired[0].api.name} to {self.host}:{self.port} timed out ({setting})"
+                )
+            )
         self._expire_queue(now)
         self._arm_timer()
 
@@ -448,11 +529,13 @@ class BrokerConnection:
         for q in expired:
             guarded(q.callback, None, KafkaError(KafkaError._TIMED_OUT, reason))
 
-    def _failed(self, error: KafkaError) -> None:
+    def _failed(self, error: KafkaError, *, lasting: bool = False) -> None:
         if self.state is State.CLOSED:
             return
-        log.debug("%r failed: %s", self, error.str())
+        if self._debug.broker:
+            wire_log.failed(self._debug, self.name, self.state, error.str())
         self.last_error = error
+        self.last_error_lasting = lasting
         self._teardown(error)
         self._failures += 1
         if error.code() == KafkaError._RESOLVE and self.node_id >= 0:
@@ -461,6 +544,11 @@ class BrokerConnection:
             queue, self._queue = self._queue, deque()
             for q in queue:
                 guarded(q.callback, None, KafkaError(KafkaError._TRANSPORT, error.str()))
+        elif lasting or error.code() in REPORTED_PER_ADDRESS:
+            waiting = [q for q in self._queue if q.fail_fast]
+            self._queue = deque(q for q in self._queue if not q.fail_fast)
+            for q in waiting:
+                guarded(q.callback, None, KafkaError(error.code(), error.str()))
         if self.on_state is not None:
             self.on_state(self)
         if self._queue and self.state is State.DISCONNECTED and self._reconnect_timer is None:
@@ -487,10 +575,17 @@ class BrokerConnection:
         self._handshake = None
         self._out.clear()
         self.state = State.DISCONNECTED
-        for timer in (self._timer, self._reconnect_timer, self._reauth_timer):
-            if timer is not None:
-                timer.cancel()
-        self._timer = self._reconnect_timer = self._reauth_timer = None
+        self.proven = False
+        self._answered_since_ready = None
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._reconnect_timer is not None:
+            self._reconnect_timer.cancel()
+            self._reconnect_timer = None
+        if self._reauth_timer is not None:
+            self._reauth_timer.cancel()
+            self._reauth_timer = None
         self._reauthenticating = False
         self._settling = True
         try:

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..debug import OFF, Debug
 from ..security import SecuritySettings
 from .resolve import FAMILIES
 from .tls import tls_transport
@@ -31,6 +32,7 @@ class ConnectionSettings:
     max_response_size: int
     max_in_flight: int
     security: SecuritySettings | None = None  # None: plaintext, no SASL
+    debug: Debug = OFF  # the client's diagnostics (broker, protocol, security contexts)
     socket: SocketOptions = field(default_factory=SocketOptions)
     address_family: int = 0  # socket.AF_UNSPEC, AF_INET or AF_INET6 (broker.address.family)
     address_ttl: float = 0.0  # seconds a host name's addresses are kept (broker.address.ttl)
@@ -38,7 +40,7 @@ class ConnectionSettings:
     log_close: bool = True  # log.connection.close: log a broker closing the connection
 
     @classmethod
-    def from_config(cls, conf: Mapping[str, Any]) -> ConnectionSettings:
+    def from_config(cls, conf: Mapping[str, Any], debug: Debug = OFF) -> ConnectionSettings:
         return cls(
             client_id=conf["client.id"],
             request_timeout=conf["socket.timeout.ms"] / 1000,
@@ -49,6 +51,7 @@ class ConnectionSettings:
             max_response_size=conf["receive.message.max.bytes"],
             max_in_flight=conf["max.in.flight.requests.per.connection"],
             security=SecuritySettings(conf),
+            debug=debug,
             socket=SocketOptions(
                 send_buffer=conf["socket.send.buffer.bytes"],
                 receive_buffer=conf["socket.receive.buffer.bytes"],

@@ -258,7 +258,10 @@ class TlsTransport:
                 return READ | WRITE
             if established:
                 return 0 if not self._out else WRITE
-            got = self._inner.recv_into(self._cipher)
+            try:
+                got = self._inner.recv_into(self._cipher)
+            except TransportError as exc:
+                raise TransportError(str(exc), exc.code, handshaking=True) from None
             if got is not None:
                 self._session.feed(self._cipher[:got])
                 self._session.handshake()
@@ -313,7 +316,7 @@ class TlsTransport:
                 self._out += self._session.outgoing()  # TLS 1.3 may answer (key updates)
                 self._push()
         except TransportError as exc:
-            self._ended = exc
+            self._ended = exc.with_traceback(None)  # its frames would hold views of the read buffer
         except TlsClosed as exc:
             self._ended = TransportError(f"{self.name}: {exc}")
         except TlsError as exc:

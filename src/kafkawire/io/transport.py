@@ -21,9 +21,10 @@ WRITE = selectors.EVENT_WRITE
 class TransportError(Exception):
     """The pipe failed or the peer closed it; ``code`` is the KafkaError code to fail with."""
 
-    def __init__(self, message: str, code: int | None = None) -> None:
+    def __init__(self, message: str, code: int | None = None, *, handshaking: bool = False) -> None:
         super().__init__(message)
         self.code = code
+        self.handshaking = handshaking  # the pipe failed during a TLS handshake (TCP was up)
 
 
 class PeerClosed(TransportError):

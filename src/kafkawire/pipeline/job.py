@@ -121,7 +121,8 @@ def check_java() -> None:
 def build_session(master: str | None, app_name: str = "kafkawire-pipeline") -> SparkSession:
     """A SparkSession for the command line. Python workers run this interpreter (unless
     PYSPARK_PYTHON says otherwise), so they import the same kafkawire; in local mode the driver
-    binds to 127.0.0.1 only and starts no web UI."""
+    binds to 127.0.0.1 only and starts no web UI; on a standalone master it binds where the
+    workers can reach it."""
     from pyspark import SparkConf, SparkContext
     from pyspark.sql import SparkSession
 
@@ -148,9 +149,29 @@ def build_session(master: str | None, app_name: str = "kafkawire-pipeline") -> S
             # One machine: a few shuffle (and streaming state) partitions, not Spark's 200.
             .config("spark.sql.shuffle.partitions", str(2 * (os.cpu_count() or 1)))
         )
+    elif launching_jvm:
+        builder = _reachable_driver(builder, effective)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def _reachable_driver(builder: SparkSession.Builder, master: str) -> SparkSession.Builder:
+    """A standalone master's executors connect back to the driver: bind and advertise the address
+    they can reach (`pipeline.cluster`), or say what to set."""
+    from .cluster import driver_address
+
+    try:
+        address = driver_address(master)
+    except OSError as exc:
+        raise PipelineError(
+            f"--master {master}: no route from this machine to the master ({exc}), so the driver cannot tell "
+            "the workers where to reach it; set SPARK_LOCAL_IP to an address of this machine they can reach"
+        ) from None
+    if address is None:
+        return builder
+    os.environ.setdefault("SPARK_LOCAL_IP", address)
+    return builder.config("spark.driver.bindAddress", address).config("spark.driver.host", address)
 
 
 def open_session(spark: SparkSession | None, master: str | None, stack: ExitStack) -> SparkSession:

@@ -16,14 +16,15 @@ from typing import Any
 from ..client.inert_properties import unimplemented
 from ..client.options import (
     CALLBACK_OPTIONS,
+    DEBUG_OPTION,
     LOGGER_OPTION,
     NOOP_OPTIONS,
     PRODUCER,
-    RETRY_OPTIONS,
     foreign_keys,
 )
 from ..config import (
     CONNECTION_OPTIONS,
+    RETRY_BACKOFF_OPTIONS,
     Option,
     config_error,
     expand_default_topic_config,
@@ -113,6 +114,7 @@ def _int(name: str, default: int, low: int, high: int = INT32_MAX, *aliases: str
 PRODUCER_OPTIONS: tuple[Option, ...] = (
     *CONNECTION_OPTIONS,
     LOGGER_OPTION,
+    DEBUG_OPTION,
     Option("acks", "object", -1, aliases=("request.required.acks",), validate=_acks),
     Option("linger.ms", "float", 5.0, 0, 900_000, aliases=("queue.buffering.max.ms",)),
     _int("batch.size", 1_000_000, 1),
@@ -129,9 +131,12 @@ PRODUCER_OPTIONS: tuple[Option, ...] = (
     # Differs on purpose from librdkafka's default (core/partitioners.py says why).
     Option("partitioner", "object", DEFAULT_PARTITIONER, validate=_partitioner),
     _int("retries", INT32_MAX, 0, INT32_MAX, "message.send.max.retries"),
-    *RETRY_OPTIONS,
+    *RETRY_BACKOFF_OPTIONS,
     _int("message.timeout.ms", 300_000, 0, INT32_MAX, "delivery.timeout.ms"),  # 0: no timeout
     _int("request.timeout.ms", 30_000, 1, 900_000),
+    # The producer's Metadata requests may create a topic the broker does not know (librdkafka's
+    # producer default: true; the consumer's is false).
+    Option("allow.auto.create.topics", "bool", True),
     # True as in the Java client since 3.0 (librdkafka: false); quietly off when left unset and
     # acks, retries or max.in.flight ask for something idempotence cannot give.
     Option("enable.idempotence", "bool", True),
@@ -152,8 +157,6 @@ PRODUCER_OPTIONS: tuple[Option, ...] = (
     # Set: keyless records also leave their sticky partition after this long (0: no stickiness), as
     # librdkafka's timer; unset: they leave it after batch.size bytes only (KIP-794, Java's rule).
     _int("sticky.partitioning.linger.ms", 10, 0, 900_000),
-    # librdkafka's producer default: the producer's metadata requests let the broker create topics
-    Option("allow.auto.create.topics", "bool", True),
     Option("transactional.id", "str", None, validate=_transactional_id),
     _int("transaction.timeout.ms", 60_000, 1000),
     *NOOP_OPTIONS,

@@ -23,7 +23,7 @@ from typing import Any
 
 from ..client.cluster import Client
 from ..client.executor import CallbackExecutor
-from ..core.accumulator import Accumulator, Pending
+from ..core.accumulator import Accumulator, Pending, ProducerBatch
 from ..core.idempotence import Idempotence
 from ..core.partitioners import (
     BUILTIN_PARTITIONERS,
@@ -35,8 +35,10 @@ from ..core.partitioners import (
     resolve_partitioner,
 )
 from ..core.transactions import Call
+from ..debug import Debug
 from ..errors import KafkaError, KafkaException
 from ..model import RecordMetadata
+from ..native import native
 from .config import ProducerConfig
 from .delivery import RECORD_OVERHEAD, Deliveries
 from .inputs import INT32_MAX, INT64_MAX, Prepared, check_fields, check_topic, to_bytes, to_headers
@@ -59,7 +61,7 @@ class ProducerEngine:
     ) -> None:
         self.conf = conf
         self.executor = executor
-        self.client = Client(conf.raw, logger=log)
+        self.client = Client(conf.raw, logger=log, debug=Debug.of(conf.raw, log, "producer"))
         self.lock = threading.RLock()
         self._space = threading.Condition(self.lock)
         self._log = log
@@ -105,8 +107,8 @@ class ProducerEngine:
                 conf.retry_backoff_ms,
                 conf.retry_backoff_max_ms,
                 request_timeout_ms=conf.socket_timeout_ms,
+                debug=self.client.debug,
             )
-        refresh = conf.topic_metadata_refresh_interval_ms
         self.sender = Sender(
             self.client,
             self.acc,
@@ -120,7 +122,6 @@ class ProducerEngine:
                 retry_backoff_max_ms=conf.retry_backoff_max_ms,
                 max_in_flight=conf.max_in_flight,
                 max_request_bytes=conf.message_max_bytes,
-                metadata_refresh_interval=refresh / 1000 if refresh > 0 else None,
                 auto_create_topics=conf.raw["allow.auto.create.topics"],
                 gapless=conf.raw["enable.gapless.guarantee"],
                 topic_propagation=conf.raw["topic.metadata.propagation.max.ms"] / 1000,
@@ -135,6 +136,32 @@ class ProducerEngine:
             self.txn.on_added = self.sender.wake
             # A fatal transaction error reaches error_cb too (once: the sender reports its own).
             self.txn.on_fatal = lambda error: None if self.sender.fatal is not None else self.deliveries.error(error)
+        # produce()'s common case in C (`kafkawire._native` ProduceLane): it reads and moves the
+        # state kept here (the buffer's counters, the open batches, the sticky partition, remembered
+        # keys) and leaves everything else to `accept`. Not for transactions (their state is checked
+        # per record) and not without the extension.
+        self.lane: Any = None
+        if native is not None and self.txn is None:
+            self.lane = native.ProduceLane(
+                vars(self),
+                vars(self.acc),
+                self._sticky.topics if self._keyless_sticky else None,
+                None if self._keyed is None else self._keyed.maps,
+                self._legal_topics,
+                self.client.metadata,
+                self.sender,
+                self.lock,
+                self._now,
+                conf.on_delivery,
+                ProducerBatch,
+                self._max_messages,
+                self._max_buffer_bytes,
+                self._max_record_bytes,
+                RECORD_OVERHEAD,
+                conf.batch_size,
+                conf.batch_num_messages,
+                conf.batch_size,
+            )
         # As librdkafka: the cluster is contacted at once (metadata, and the producer id when
         # idempotent), so the first record does not wait for it and an unreachable cluster is
         # reported through error_cb before anything is produced.

@@ -25,8 +25,7 @@ class SenderSettings:
     retry_backoff_max_ms: int
     max_in_flight: int
     max_request_bytes: int
-    metadata_refresh_interval: float | None = None  # topic.metadata.refresh.interval.ms (None: off)
-    auto_create_topics: bool = True  # allow.auto.create.topics (the producer's default: true)
+    auto_create_topics: bool = True  # allow.auto.create.topics
     gapless: bool = False  # enable.gapless.guarantee (with idempotence)
     topic_propagation: float = 0.0  # topic.metadata.propagation.max.ms, in seconds
 

@@ -22,7 +22,7 @@ import weakref
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..client.executor import CallbackExecutor
 from ..client.logs import client_logger, log_init
@@ -30,6 +30,7 @@ from ..client.options import PRODUCER, warn_foreign
 from ..core.transactions import Call, moves_state
 from ..errors import KafkaError, KafkaException
 from ..model import ClusterMetadata, ConsumerGroupMetadata, RecordMetadata, TopicPartition
+from ..native import native
 from .config import ProducerConfig, parse_producer_config
 from .engine import ProducerEngine
 from .inputs import Prepared, check_batch, check_topic, first_set, refusal
@@ -50,6 +51,7 @@ class Producer:
     # calls raise ProducerClosedError, as confluent-kafka's do), not an AttributeError.
     _closed = True
     _plain = False
+    _lane: Any = None  # the engine's C path for produce(): set while open and without interceptors
 
     def __init__(self, config: Mapping[str, Any] | None = None, /, **kwargs: Any) -> None:
         if config is None and not kwargs:
@@ -69,10 +71,11 @@ class Producer:
         self._engine = engine = ProducerEngine(conf, self._log, self._reports, self._interceptors)
         self._accept = engine.accept  # produce()'s way in, bound once
         self._plain = not self._interceptors  # no interceptors: produce() goes straight to the engine
+        self._lane = engine.lane if self._plain else None
         self._closed = False
         self._stats = Statistics(engine)
         _OPEN.add(self)
-        log_init(self._log, "producer", conf.client_id)
+        log_init(engine.client.debug, merged)
 
     # --- producing -------------------------------------------------------------------------------
 
@@ -96,6 +99,11 @@ class Producer:
             self._check_open()
             cb = callback if callback is not None else on_delivery if on_delivery is not None else self._conf.on_delivery
             self._enqueue(topic, value, key, partition, timestamp, headers, cb, None)
+
+    if native is not None and not TYPE_CHECKING:
+        # The same produce(), called from C: its common case queued by the engine's lane without a
+        # Python frame (`kafkawire._native` ProduceMethod), everything else by the function above.
+        produce = native.ProduceMethod(produce)
 
     def send(
         self,
@@ -238,6 +246,7 @@ class Producer:
 
     def _check_open(self) -> None:
         if self._closed:
+            # same text as confluent-kafka: its tests match on it
             raise ProducerClosedError(KafkaError(KafkaError._DESTROY, "Producer has been closed"))
 
     def set_sasl_credentials(self, username: str, password: str) -> None:
@@ -245,11 +254,11 @@ class Producer:
         self._engine.client.set_sasl_credentials(username, password)
 
     def list_topics(self, topic: str | None = None, timeout: float = -1) -> ClusterMetadata:
-        """Cluster metadata (``auto.create.topics.enable`` brokers create an unknown ``topic`` unless
-        allow.auto.create.topics is false)."""
+        """Cluster metadata (``auto.create.topics.enable`` brokers create an unknown ``topic``, unless
+        ``allow.auto.create.topics`` is false)."""
         self._check_open()
-        auto_create = self._engine.conf.raw["allow.auto.create.topics"]
-        return self._engine.client.list_topics(topic, None if timeout < 0 else timeout, auto_create=auto_create)
+        auto = self._conf.raw["allow.auto.create.topics"]
+        return self._engine.client.list_topics(topic, None if timeout < 0 else timeout, auto_create=auto)
 
     # --- transactions (the Transactional Producer API of confluent-kafka) ----------------------
 
@@ -406,6 +415,7 @@ class Producer:
         engine = self._engine
         if engine.outstanding:
             engine.purge(True, True, True)
+        self._lane = None
         self._closed = True
         _OPEN.discard(self)
         while engine.outstanding and not self._reports.background:

@@ -19,8 +19,10 @@ from ..client.cluster import Client
 from ..core.accumulator import Accumulator, Pending, ProducerBatch
 from ..core.backoff import backoff_delay
 from ..core.idempotence import Idempotence, InitOutcome
+from ..core.metadata_refresh import Pace
 from ..core.produce_verdict import Step, produce_verdict
 from ..core.unassigned import Assigner, Unassigned
+from ..debug import MAIN
 from ..errors import KafkaError
 from ..io.engine import Timer
 from ..protocol.apis import INIT_PRODUCER_ID, PRODUCE
@@ -30,8 +32,6 @@ from .produce_request import SenderSettings, max_produce_version, produce_body
 from .transactions import TransactionManager
 
 log = logging.getLogger("kafkawire.producer")
-
-METADATA_RETRY = 0.1  # seconds between metadata requests while waiting for an unknown topic
 
 
 class Sender:
@@ -64,13 +64,16 @@ class Sender:
         self._request_ids = 0
         self._scheduled = False
         self._timer: Timer | None = None
-        self._metadata_pending = False
-        self._metadata_sent_at: float | None = None  # when the last metadata request left
-        self._stale_topics: set[str] = set()
+        self._stale_topics: set[str] = set()  # topics with a partition whose leader is unknown
         # Partitions with a batch in flight. With max.in.flight 1 they wait for its answer, so a
         # retried batch can never be overtaken by the next one (e.g. after a leader move).
         self._busy: set[tuple[str, int]] = set()
         self._rng = random.Random()
+        # Metadata comes from the client's one owner: kept fresh periodically (topics are created
+        # as records ask for them, as librdkafka's producer does), and each new picture may give
+        # records waiting for their topic a partition.
+        client.metadata_refresh.keep_fresh(auto_create=settings.auto_create_topics)
+        client.metadata_refresh.subscribe(self._new_picture)
 
     def await_metadata(self, msg: Pending) -> bool:
         """(Under the lock) Keep a record of a topic without metadata until a Metadata answer gives
@@ -126,35 +129,15 @@ class Sender:
             for node, batches in requests:
                 self._send(node, batches)
         self._fail_unencodable()
-        refresh_at = self._metadata_refresh_at()
-        if self._unassigned or self._stale_topics or (refresh_at is not None and now >= refresh_at):
-            # At most one metadata request per METADATA_RETRY: a partition that stays leaderless
-            # must not turn into a busy loop of Metadata requests.
-            last = self._metadata_sent_at
-            if last is None or now - last >= METADATA_RETRY:
-                self._refresh_metadata()
-            else:
-                wake_at = _earliest(wake_at, last + METADATA_RETRY)
-        if self._unassigned:
-            wake_at = _earliest(wake_at, now + METADATA_RETRY)
-        elif refresh_at is not None and refresh_at > now:
-            wake_at = _earliest(wake_at, refresh_at)
+        if self._unassigned or self._stale_topics:
+            self._ask_metadata()
         with self.lock:
-            oldest = self.acc.oldest()
-        if oldest is not None:
-            # Wake for the next expiry even when nothing else will (e.g. its leader is unreachable).
-            wake_at = _earliest(wake_at, oldest + self.settings.message_timeout)
+            queued = (self.acc.oldest(), self._unassigned.oldest())
+        for oldest in queued:
+            if oldest is not None:
+                # Wake for the next expiry even when nothing else will (e.g. no broker answers).
+                wake_at = _earliest(wake_at, oldest + self.settings.message_timeout)
         self._schedule(wake_at)
-
-    def _metadata_refresh_at(self) -> float | None:
-        """When metadata is due again: now when there is none, else after ``metadata.max.age.ms``
-        or, sooner, ``topic.metadata.refresh.interval.ms`` (the periodic refresh, None when off)."""
-        metadata = self.client.metadata
-        if metadata.updated_at is None:
-            return float("-inf")
-        due = metadata.updated_at + metadata.max_age
-        interval = self.settings.metadata_refresh_interval
-        return due if interval is None else min(due, metadata.updated_at + interval)
 
     def _schedule(self, when: float | None) -> None:
         if self._timer is not None:
@@ -232,6 +215,13 @@ class Sender:
         expires = min(b.oldest for b in batches) + self.settings.message_timeout
         timeout = max(0.001, min(self.settings.request_timeout, expires - self.client.engine.now()))
         self.in_flight[request_id] = batches
+        if self.client.debug.msg:
+            where = self.client.broker_name(node)
+            for b in batches:
+                self.client.debug.log(
+                    "msg", "PRODUCE", where, "%s: %s [%d]: Produce MessageSet with %d message(s) (%d bytes, attempt %d, BaseSeq %d)",
+                    where, b.topic, b.partition, len(b.messages), b.bytes, b.attempts, b.base_sequence,
+                )  # fmt: skip
 
         def done(response: Struct | None, error: KafkaError | None) -> None:
             if self.in_flight.pop(request_id, None) is None:
@@ -288,6 +278,11 @@ class Sender:
     def _delivered(self, batch: ProducerBatch, base_offset: int, append_time: int) -> None:
         if self.idem is not None:
             self.idem.answered(batch, failed=False)
+        if self.client.debug.msg:
+            self.client.debug.log(
+                "msg", "MSGSET", MAIN, "%s [%d]: MessageSet with %d message(s) delivered at offset %d",
+                batch.topic, batch.partition, len(batch.messages), base_offset,
+            )  # fmt: skip
         self.deliveries.complete(batch.messages, None, base_offset, append_time)
 
     def _failed_attempt(self, batch: ProducerBatch, error: KafkaError) -> None:
@@ -337,7 +332,11 @@ class Sender:
             delay = backoff_delay(
                 batch.attempts - 1, self.settings.retry_backoff_ms, self.settings.retry_backoff_max_ms, self._rng.random()
             )
-            log.debug("retrying %s[%d] after %s (attempt %d)", batch.topic, batch.partition, error.name(), batch.attempts)
+            if self.client.debug.msg:
+                self.client.debug.log(
+                    "msg", "RETRY", MAIN, "%s [%d]: retrying in %.0fms after %s (attempt %d)",
+                    batch.topic, batch.partition, delay * 1000, error.name(), batch.attempts,
+                )  # fmt: skip
             with self.lock:
                 self.acc.requeue(batch, now + delay)
         else:  # FAIL, EXPIRED: given up after it left, its sequence is a hole the broker would never see filled
@@ -388,13 +387,14 @@ class Sender:
             else:
                 code = error.code() if error is not None else -1
                 outcome = idem.init_answered(code)
+            if self.client.debug.eos:
+                self.client.debug.log("eos", "INITPID", MAIN, "InitProducerId answered: %s (%s)", outcome.name, KafkaError(code).str() if code else "Success")  # fmt: skip
             if outcome is InitOutcome.DONE:
                 with self.lock:
                     idem.restamp(self.acc.stamped_batches())
             elif outcome is InitOutcome.FATAL:
                 self._fatal(KafkaError(code, "InitProducerId failed", fatal=True))
             else:
-                log.debug("InitProducerId failed (%s); will retry", code)
                 self._schedule(self.client.engine.now() + self.settings.retry_backoff_ms / 1000)
                 return
             self.wake()
@@ -436,21 +436,22 @@ class Sender:
 
     # --- metadata ------------------------------------------------------------------------------
 
-    def _refresh_metadata(self) -> None:
-        if self._metadata_pending:
-            return
-        topics = sorted(self._unassigned.topics() | self._stale_topics | set(self.client.metadata.topics))
+    def _ask_metadata(self) -> None:
+        """Ask the owner for the topics records wait on (and every topic known) at the fast pace:
+        a partition that stays leaderless must not turn into a busy loop of Metadata requests.
+        The answer, or a failure, runs the sender again; it asks again while still in need."""
+        topics = self._unassigned.topics() | self._stale_topics | set(self.client.metadata.topics)
         self._stale_topics.clear()
-        self._metadata_pending = True
-        self._metadata_sent_at = self.client.engine.now()
+        self.client.metadata_refresh.ask(
+            topics, self._metadata_answered, pace=Pace.FAST, auto_create=self.settings.auto_create_topics
+        )
 
-        def done(response: Struct | None, error: KafkaError | None) -> None:
-            self._metadata_pending = False
-            if error is None:
-                self._assign_waiting()
-            self.wake()
+    def _metadata_answered(self, _response: Struct | None, _error: KafkaError | None) -> None:
+        self.wake()  # (one waiter however often the sender asked: the same bound method)
 
-        self.client.refresh_metadata_io(topics, done, auto_create=self.settings.auto_create_topics)
+    def _new_picture(self) -> None:
+        self._assign_waiting()
+        self.wake()
 
     def _assign_waiting(self) -> None:
         """Give records waiting for metadata their partitions, or fail them if the topic is gone."""

@@ -26,6 +26,7 @@ from ..core.policy import Action, ErrorPolicy
 from ..core.policy.coordinator import COORDINATOR
 from ..core.policy.coordinator import TXN_OFFSET_COMMIT as OFFSETS_POLICY
 from ..core.transactions import Call, Failure, State, TransactionState, failure_of
+from ..debug import MAIN, OFF, Debug
 from ..errors import KafkaError, KafkaException
 from ..protocol.apis import (
     ADD_OFFSETS_TO_TXN,
@@ -48,11 +49,24 @@ Parse = Callable[[Struct, list[Any], int | None], Mapping[Any, Any]]
 
 class SharedTransactionState(TransactionState):
     """`TransactionState` shared by the application's threads and the IO thread: each rule runs
-    under one lock (the core decides; guarding it from threads is the producer's business)."""
+    under one lock (the core decides; guarding it from threads is the producer's business). Each
+    change of state is told to the ``eos`` debug context."""
 
-    def __init__(self) -> None:
+    def __init__(self, debug: Debug = OFF) -> None:
+        self._debug = debug
+        self._state = State.UNINITIALIZED
         super().__init__()
         self._lock = threading.Lock()
+
+    @property
+    def state(self) -> State:
+        return self._state
+
+    @state.setter
+    def state(self, new: State) -> None:
+        if new is not self._state and self._debug.eos:
+            self._debug.log("eos", "TXNSTATE", MAIN, "Transaction state change %s -> %s", self._state.name, new.name)
+        self._state = new
 
     def require(self, call: Call) -> None:
         with self._lock:
@@ -99,6 +113,7 @@ class TransactionManager:
         retry_backoff_max_ms: int,
         *,
         request_timeout_ms: int | None = None,
+        debug: Debug = OFF,
     ) -> None:
         self.client = client
         self.idem = idempotence
@@ -109,7 +124,7 @@ class TransactionManager:
         # Each request's own bound (socket.timeout.ms, as librdkafka): a silent coordinator is
         # asked again within the call's deadline.
         self.request_timeout = None if request_timeout_ms is None else request_timeout_ms / 1000
-        self.state = SharedTransactionState()
+        self.state = SharedTransactionState(debug)
         self.coordinators = Coordinators(client)
         self._to_transaction = ToCoordinator(self.coordinators, TRANSACTION, lambda _key: self.transactional_id)
         self._to_group = ToCoordinator(self.coordinators, GROUP)

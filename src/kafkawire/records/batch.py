@@ -139,8 +139,11 @@ class BatchBuilder:
         compression_level: int | None = None,
         base_offset: int = 0,
         partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
-    ) -> bytes:
-        """Return the finished batch. Keep these bytes for retries: a retry must be identical."""
+        hand_over: bool = False,
+    ) -> bytes | bytearray:
+        """Return the finished batch. Keep these bytes for retries: a retry must be identical.
+        ``hand_over``: the batch is this builder's own buffer, not a copy of it (a producer's 1 MB
+        batch is not copied once more); the builder must not be used again."""
         if transactional and producer_id < 0:
             raise ValueError("a transactional batch needs a producer id")
         attributes = compression | (TRANSACTIONAL_MASK if transactional else 0)
@@ -152,6 +155,7 @@ class BatchBuilder:
             base_sequence,
             base_offset,
             partition_leader_epoch,
+            hand_over,
         )
 
     def _finish(
@@ -163,7 +167,8 @@ class BatchBuilder:
         base_sequence: int,
         base_offset: int,
         partition_leader_epoch: int,
-    ) -> bytes:
+        hand_over: bool,
+    ) -> bytes | bytearray:
         if self._count == 0:
             raise ValueError("a record batch needs at least one record")
         compression = attributes & COMPRESSION_MASK
@@ -192,7 +197,7 @@ class BatchBuilder:
             self._count,
         )
         CRC.pack_into(out, CRC_OFFSET, crc32c(memoryview(out)[ATTRIBUTES_OFFSET:]))
-        return bytes(out)
+        return out if hand_over else bytes(out)
 
 
 def encode_records(buf: bytearray, records: Sequence[Any], count: int, base: int, top: int) -> tuple[int, int, int]:
@@ -294,14 +299,17 @@ def build_control_batch(
     builder = BatchBuilder()
     key = CONTROL_KEY.pack(0, CONTROL_COMMIT if commit else CONTROL_ABORT)
     builder.append(timestamp_ms, key, CONTROL_VALUE.pack(0, coordinator_epoch))
-    return builder._finish(
-        TRANSACTIONAL_MASK | CONTROL_MASK,
-        None,
-        producer_id,
-        producer_epoch,
-        NO_SEQUENCE,
-        base_offset,
-        partition_leader_epoch,
+    return bytes(  # already bytes: not copied again
+        builder._finish(
+            TRANSACTIONAL_MASK | CONTROL_MASK,
+            None,
+            producer_id,
+            producer_epoch,
+            NO_SEQUENCE,
+            base_offset,
+            partition_leader_epoch,
+            False,
+        )
     )
 
 

@@ -12,6 +12,8 @@ from .common.schema_registry_client import (
     Association,
     AssociationCreateOrUpdateInfo,
     AssociationCreateOrUpdateRequest,
+    AssociationInfo,
+    AssociationResponse,
     ConfigCompatibilityLevel,
     Metadata,
     MetadataProperties,
@@ -32,6 +34,7 @@ from .common.serde import (
     prefix_schema_id_deserializer,
     prefix_schema_id_serializer,
     record_subject_name_strategy,
+    reference_subject_name_strategy,
     topic_record_subject_name_strategy,
     topic_subject_name_strategy,
 )
@@ -41,6 +44,8 @@ __all__ = [
     "Association",
     "AssociationCreateOrUpdateInfo",
     "AssociationCreateOrUpdateRequest",
+    "AssociationInfo",
+    "AssociationResponse",
     "AsyncSchemaRegistryClient",
     "ConfigCompatibilityLevel",
     "Metadata",
@@ -63,6 +68,7 @@ __all__ = [
     "prefix_schema_id_deserializer",
     "prefix_schema_id_serializer",
     "record_subject_name_strategy",
+    "reference_subject_name_strategy",
     "topic_record_subject_name_strategy",
     "topic_subject_name_strategy",
 ]

@@ -21,4 +21,4 @@ class SchemaRegistryError(Exception):
         return f"SchemaRegistryError(http_code={self.http_status_code}, error_code={self.error_code}, error_message={self.error_message})"
 
     def __str__(self) -> str:
-        return f"{self.error_message} (HTTP status code {self.http_status_code}, SR code {self.error_code})"
+        return f"{self.error_message} (HTTP {self.http_status_code}, registry error code {self.error_code})"

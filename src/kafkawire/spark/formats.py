@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .options import bool_option, source_option
+from .options import REGISTRY_PREFIX, bool_option, source_option
 
 if TYPE_CHECKING:
     from pyspark.sql.types import DataType, StructType
@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     from .avro_codec import AvroRead, AvroWrite, RegistryConf
 
 FIELDS = ("key", "value")
-REGISTRY_PREFIX = "schemaregistry."
 
 
 def _format(options: Mapping[str, str], field: str) -> str:

@@ -7,9 +7,49 @@ lower-cased (``startingoffsets``). Kafka's own option names are lower-case alrea
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import difflib
+from collections.abc import Iterable, Mapping
 
 KAFKA_PREFIX = "kafka."
+REGISTRY_PREFIX = "schemaregistry."  # schemaRegistry.<any SchemaRegistryClient setting>
+
+# keyFormat/valueFormat avro (kafkawire.spark.formats), on reads and writes alike.
+FORMAT_OPTIONS = (
+    "keyFormat", "valueFormat", "schemaRegistryUrl", "keySubject", "valueSubject", "keyAvroSchema", "valueAvroSchema",
+)  # fmt: skip
+# Spark's connector's source options, then kafkawire's own (maxRecordsPerPartition's default differs).
+READ_OPTIONS = (
+    "kafka.bootstrap.servers", "subscribe", "subscribePattern", "assign",
+    "startingOffsets", "endingOffsets", "startingTimestamp", "endingTimestamp",
+    "startingOffsetsByTimestamp", "endingOffsetsByTimestamp", "startingOffsetsByTimestampStrategy",
+    "failOnDataLoss", "kafkaConsumer.pollTimeoutMs", "fetchOffset.numRetries", "fetchOffset.retryIntervalMs",
+    "maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay", "minPartitions", "maxRecordsPerPartition",
+    "includeHeaders", *FORMAT_OPTIONS,
+)  # fmt: skip
+# The connector's sink options, then kafkawire's (exactly-once, summaries, the test hook).
+WRITE_OPTIONS = (
+    "kafka.bootstrap.servers", "topic", "exactlyOnce", "transactionalIdPrefix", "exactlyOnceControlTopic",
+    "summaryPath", "testFailFirstAttemptAfterRows", "autoRegisterSchemas", *FORMAT_OPTIONS,
+)  # fmt: skip
+# Spark hands a stream's sink the query's checkpointLocation and queryName options too.
+STREAM_WRITE_OPTIONS = (*WRITE_OPTIONS, "checkpointLocation", "queryName")
+
+
+class UnknownOptionError(ValueError):
+    """An option the data source does not know (a typo, or another source's option)."""
+
+
+def check_option_names(options: Mapping[str, str], known: Iterable[str], what: str) -> None:
+    """Refuse any option not in ``known`` (nor ``kafka.*``/``schemaRegistry.*``), naming the nearest
+    known name: an option silently ignored is a typo that reads from the wrong place."""
+    names = {name.lower(): name for name in known}
+    for key in options:
+        lowered = key.lower()
+        if lowered in names or lowered.startswith((KAFKA_PREFIX, REGISTRY_PREFIX)):
+            continue
+        near = difflib.get_close_matches(lowered, list(names), n=1, cutoff=0.6)
+        hint = f" Did you mean '{names[near[0]]}'?" if near else f" Known options: {', '.join(names.values())}, kafka.*."
+        raise UnknownOptionError(f"Unknown option '{key}' for a kafkawire {what}.{hint}")
 
 
 def kafka_params(options: Mapping[str, str]) -> dict[str, str]:

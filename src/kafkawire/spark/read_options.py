@@ -9,8 +9,11 @@ Rules taken from Spark's connector (``KafkaSourceProvider``):
 - ``kafka.bootstrap.servers`` is required;
 - ``kafka.auto.offset.reset``, ``kafka.key.deserializer``, ``kafka.value.deserializer``,
   ``kafka.enable.auto.commit`` and ``kafka.interceptor.classes`` are refused (each with the
-  connector's reason); ``kafka.group.id`` is allowed with a warning (kafkawire joins no group, so
-  it changes nothing);
+  connector's reason); so are ``kafka.group.id`` and ``groupIdPrefix``: kafkawire joins no group,
+  so they could mean nothing; other ``kafka.*`` options are checked against the consumer's table;
+- an option the source does not know is refused, naming the nearest known one;
+- ``fetchOffset.numRetries`` attempts (default 3) ``fetchOffset.retryIntervalMs`` apart (default
+  10) for the driver's offset look-ups, as the connector;
 - ``startingOffsets`` / ``endingOffsets``: ``earliest``, ``latest`` or JSON ``{"t":{"0":23,"1":-1}}``
   (-2 earliest, -1 latest); batch queries refuse a latest start and an earliest end; streaming
   queries refuse any ending option;
@@ -27,8 +30,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kafkawire.consumer.config import parse_consumer_config
 from kafkawire.core import TopicPartitionKey
-from kafkawire.spark.options import bool_option, kafka_params, source_option
+from kafkawire.errors import KafkaException
+from kafkawire.spark.options import READ_OPTIONS, bool_option, check_option_names, kafka_params, source_option
 
 LOGGER = logging.getLogger("kafkawire.spark")
 
@@ -40,9 +45,10 @@ _STRATEGY_LIST = "subscribe, subscribepattern, assign"
 
 DEFAULT_MAX_RECORDS_PER_PARTITION = 1_000_000  # kafkawire's split of large partitions (Spark: none)
 
-GROUP_ID_WARNING = (
-    "Kafka option 'kafka.group.id' has been set on this query, it is not recommended to set this option. "
-    "kafkawire reads by explicit partition assignment and joins no consumer group, so the option is ignored."
+GROUP_OPTION_REFUSAL = (
+    "Option '{}' is not supported: kafkawire reads each partition from offsets the driver resolves and "
+    "joins no consumer group, so a group id would name nothing (no group ACL, quota or committed "
+    "offset applies). Remove the option."
 )
 
 
@@ -86,6 +92,8 @@ class ReadOptions:
     max_records_per_partition: int = DEFAULT_MAX_RECORDS_PER_PARTITION
     latest_on_no_timestamp_match: bool = False  # startingOffsetsByTimestampStrategy=latest
     fetch_timeout: float = 60.0
+    offset_fetch_attempts: int = 3  # fetchOffset.numRetries: the driver's offset look-ups, tries in all ...
+    offset_retry_interval: float = 0.01  # ... fetchOffset.retryIntervalMs apart (seconds)
 
 
 def tp_name(tp: TopicPartitionKey) -> str:
@@ -195,6 +203,10 @@ def _ending(options: Mapping[str, str]) -> OffsetLimit:
 
 def _validate_general(options: Mapping[str, str]) -> tuple[str, str]:
     lowered = {k.lower(): v for k, v in options.items()}
+    for name in ("groupIdPrefix", "kafka.group.id"):
+        if name.lower() in lowered:
+            raise ReadOptionError(GROUP_OPTION_REFUSAL.format(name))
+    check_option_names(options, READ_OPTIONS, "read")
     chosen = [k for k in STRATEGY_KEYS if k in lowered]
     if not chosen:
         raise ReadOptionError(
@@ -223,8 +235,6 @@ def _validate_general(options: Mapping[str, str]) -> tuple[str, str]:
         raise ReadOptionError("maxrecordsperpartition must be positive")
 
     kafka = kafka_params(options)
-    if "group.id" in kafka:
-        LOGGER.warning(GROUP_ID_WARNING)
     if "auto.offset.reset" in kafka:
         raise ReadOptionError(
             "\nKafka option 'auto.offset.reset' is not supported.\n"
@@ -293,6 +303,16 @@ def _common(options: Mapping[str, str], strategy: str, value: str, starting: Off
             f"Invalid value {kafka['isolation.level']} for configuration isolation.level: "
             "String must be one of: read_committed, read_uncommitted"
         )
+    try:
+        parse_consumer_config(kafka, LOGGER)  # unknown or invalid kafka.* options fail here, on the driver
+    except KafkaException as exc:
+        raise ReadOptionError(f"Invalid kafka.* option: {exc.args[0].str()}") from None
+    attempts = _long(options, "fetchOffset.numRetries")
+    if attempts is not None and attempts <= 0:
+        raise ReadOptionError("fetchOffset.numRetries must be positive")
+    interval_ms = _long(options, "fetchOffset.retryIntervalMs")
+    if interval_ms is not None and interval_ms < 0:
+        raise ReadOptionError("fetchOffset.retryIntervalMs must not be negative")
     no_match = (source_option(options, "startingOffsetsByTimestampStrategy") or "error").strip().lower()
     if no_match not in ("error", "latest"):
         raise ReadOptionError(
@@ -321,6 +341,8 @@ def _common(options: Mapping[str, str], strategy: str, value: str, starting: Off
         max_records_per_partition=_long(options, "maxRecordsPerPartition") or DEFAULT_MAX_RECORDS_PER_PARTITION,
         latest_on_no_timestamp_match=no_match == "latest",
         fetch_timeout=60.0 if timeout_ms is None else max(timeout_ms, 1000) / 1000,
+        offset_fetch_attempts=3 if attempts is None else attempts,
+        offset_retry_interval=0.01 if interval_ms is None else interval_ms / 1000,
         **kwargs,
     )
 

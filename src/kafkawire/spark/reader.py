@@ -23,7 +23,8 @@ import math
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from functools import partial
+from typing import Any, TypeVar
 
 from pyspark.sql.datasource import DataSourceReader, DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import (
@@ -57,6 +58,7 @@ from kafkawire.consumer import (
     topics_matching,
 )
 from kafkawire.core import TopicPartitionKey
+from kafkawire.errors import KafkaException
 from kafkawire.records import RecordBatch
 from kafkawire.spark.avro_codec import AvroRead
 from kafkawire.spark.cache import ProcessCache
@@ -76,6 +78,7 @@ LOGGER = logging.getLogger("kafkawire.spark")
 ARROW_BATCH_ROWS = 8192
 ARROW_BATCH_BYTES = 64 << 20  # a Spark Arrow batch's keys and values (binary columns hold < 2 GiB)
 METADATA_TIMEOUT = 30.0
+T = TypeVar("T")
 
 HEADER_TYPE = ArrayType(StructType([StructField("key", StringType()), StructField("value", BinaryType())]))
 
@@ -121,14 +124,27 @@ def stream_reader(schema: StructType, options: Mapping[str, str]) -> KafkaStream
 clients: ProcessCache[Client] = ProcessCache(Client, lambda client: client.close())
 
 
+def with_retries(opts: ReadOptions, lookup: Callable[[], T]) -> T:
+    """A driver-side look-up (partitions, offsets) tried ``fetchOffset.numRetries`` times in all,
+    ``fetchOffset.retryIntervalMs`` apart, as the connector does; the last failure is raised."""
+    for attempt in range(1, opts.offset_fetch_attempts):
+        try:
+            return lookup()
+        except KafkaException as exc:
+            LOGGER.warning("Kafka look-up failed (attempt %d of %d), retrying: %s", attempt, opts.offset_fetch_attempts, exc)
+            time.sleep(opts.offset_retry_interval)
+    return lookup()
+
+
 def assigned_partitions(client: Client, opts: ReadOptions) -> list[TopicPartitionKey]:
     if opts.strategy == "assign":
         return sorted(set(opts.assigned))
     if opts.strategy == "subscribe":
-        found = partitions_for(client, opts.topics, timeout=METADATA_TIMEOUT)
+        found = with_retries(opts, lambda: partitions_for(client, opts.topics, timeout=METADATA_TIMEOUT))
     else:
-        assert opts.pattern is not None
-        found = topics_matching(client, opts.pattern, timeout=METADATA_TIMEOUT)
+        pattern = opts.pattern
+        assert pattern is not None
+        found = with_retries(opts, lambda: topics_matching(client, pattern, timeout=METADATA_TIMEOUT))
     return sorted((topic, p) for topic, parts in found.items() for p in parts)
 
 
@@ -139,7 +155,9 @@ def _isolation(opts: ReadOptions) -> int:
 def _ask(client: Client, opts: ReadOptions, queries: Mapping[TopicPartitionKey, int]) -> dict[TopicPartitionKey, int]:
     if not queries:
         return {}
-    answers = list_offsets(client, queries, isolation_level=_isolation(opts), timeout=METADATA_TIMEOUT)
+    answers = with_retries(
+        opts, lambda: list_offsets(client, queries, isolation_level=_isolation(opts), timeout=METADATA_TIMEOUT)
+    )
     return {tp: answer.offset for tp, answer in answers.items()}
 
 
@@ -288,6 +306,16 @@ def read_range(
         yield flush()
 
 
+def read_partition(
+    schema: StructType, opts: ReadOptions, partition: InputPartition, formats: Mapping[str, AvroRead]
+) -> Iterator[Any]:
+    """A task's rows. When planning finds nothing to read, PySpark still runs one task, with a bare
+    ``InputPartition(None)``: that task yields nothing, and the read is an empty DataFrame."""
+    if not isinstance(partition, KafkaInputPartition):
+        return iter(())
+    return read_range(schema, opts, partition.value, formats)
+
+
 def _decoded(column: Any, field: str, where: Callable[[int], str], formats: Mapping[str, AvroRead] | None) -> Any:
     """``column`` decoded from Avro with keyFormat/valueFormat avro; an undecodable record fails
     the task naming its topic, partition and offset."""
@@ -320,8 +348,7 @@ class KafkaBatchReader(DataSourceReader):
         return [KafkaInputPartition(r) for r in ranges]
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
-        assert isinstance(partition, KafkaInputPartition)
-        return read_range(self.schema, self.opts, partition.value, self.formats)
+        return read_partition(self.schema, self.opts, partition, self.formats)
 
 
 # --- streaming ---------------------------------------------------------------------------------
@@ -384,7 +411,8 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             by_topic.setdefault(topic, []).append(partition)
         ends: dict[TopicPartitionKey, int] = {}
         for topic, partitions in by_topic.items():
-            for partition, end in high_watermarks(client, topic, partitions, METADATA_TIMEOUT).items():
+            found = with_retries(self.opts, partial(high_watermarks, client, topic, partitions, METADATA_TIMEOUT))
+            for partition, end in found.items():
                 ends[(topic, partition)] = end
         return ends
 
@@ -443,8 +471,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return [KafkaInputPartition(r) for r in ranges]
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
-        assert isinstance(partition, KafkaInputPartition)
-        return read_range(self.schema, self.opts, partition.value, self.formats)
+        return read_partition(self.schema, self.opts, partition, self.formats)
 
     def commit(self, end: dict[str, Any]) -> None:
         """Nothing to do: Spark's checkpoint holds the offsets; no group offsets are committed."""

@@ -42,8 +42,12 @@ class KafkaDataSource(DataSource):
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         from kafkawire.spark.reader import stream_reader
+        from kafkawire.spark.refused import RefusedStreamReader
 
-        return stream_reader(schema, self.options)
+        try:
+            return stream_reader(schema, self.options)
+        except ValueError as exc:  # raised here, PySpark would bury it under an UnboundLocalError
+            return RefusedStreamReader(exc)
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
         from kafkawire.spark.writer import batch_writer

@@ -45,7 +45,14 @@ from ..producer.arrow import DeliveryTracker, check_arrow_schema, produce_arrow
 from . import exactly_once as eo
 from .cache import ProcessCache
 from .formats import avro_fields, encode_batch, write_formats
-from .options import bool_option, producer_params, source_option
+from .options import (
+    STREAM_WRITE_OPTIONS,
+    WRITE_OPTIONS,
+    bool_option,
+    check_option_names,
+    producer_params,
+    source_option,
+)
 
 # The Arrow writers where this PySpark has them (DataSourceStreamArrowWriter is 4.1+), else Row writers.
 _datasource = importlib.import_module("pyspark.sql.datasource")
@@ -184,6 +191,7 @@ class _KafkaWrite:
     def __init__(self, schema: StructType, options: dict[str, str], overwrite: bool, streaming: bool) -> None:
         if overwrite:
             raise ValueError(OVERWRITE_MESSAGE)
+        check_option_names(options, STREAM_WRITE_OPTIONS if streaming else WRITE_OPTIONS, "write")
         self.topic = source_option(options, "topic")
         validate_schema(schema, self.topic, avro_fields(options))
         self.formats = write_formats(options, schema, self.topic)

@@ -74,6 +74,7 @@ def subject_name_options(conf: dict[str, Any]) -> tuple[Callable[..., Any], dict
     func = conf.pop("subject.name.strategy", None)
     if func is not None:
         if not callable(func):
+            # same text as confluent-kafka: its tests match on it
             raise ValueError("subject.name.strategy must be callable")
         return func, strategy_conf
     kind = strategy_type(SubjectNameStrategyType.TOPIC if kind is None else kind, "subject.name.strategy.type")

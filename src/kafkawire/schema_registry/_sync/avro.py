@@ -92,6 +92,7 @@ def _as_schema(schema_str: Any) -> Schema | None:
         return Schema(text, schema_type="AVRO")
     if isinstance(schema_str, Schema) or schema_str is None:
         return schema_str
+    # same text as confluent-kafka: its tests match on it
     raise TypeError("You must pass either schema string or schema object")
 
 
@@ -157,7 +158,7 @@ class AvroSerializer(_Parsing, BaseSerializer):
         self._registry = schema_registry_client
         self._parsed = {}
         if to_dict is not None and not callable(to_dict):
-            raise ValueError("to_dict must be callable with the signature to_dict(object, SerializationContext)->dict")
+            raise ValueError("to_dict is not callable: it takes (object, SerializationContext) and returns a dict")
         self._to_dict = to_dict
         conf = dict(conf or {})
         self._strict = _flag(conf, "validate.strict")
@@ -252,7 +253,7 @@ class AvroDeserializer(_Parsing, BaseDeserializer):
         self._parsed = {}
         self._schema = _as_schema(schema_str)
         if from_dict is not None and not callable(from_dict):
-            raise ValueError("from_dict must be callable with the signature from_dict(SerializationContext, dict) -> object")
+            raise ValueError("from_dict is not callable: it takes (SerializationContext, dict) and returns the object")
         self._from_dict = from_dict
         self._return_record_name = return_record_name
         self._deserializer_conf(dict(conf or {}))
@@ -335,5 +336,5 @@ class AvroDeserializer(_Parsing, BaseDeserializer):
 def _flag(conf: dict[str, Any], key: str) -> bool:
     value = conf.pop(key, False)
     if not isinstance(value, bool):
-        raise ValueError(f"{key} must be a boolean value")
+        raise ValueError(f"{key} takes True or False, not {value!r}")
     return value

@@ -33,6 +33,7 @@ def _as_schema(schema_str: Any, what: str) -> Schema | None:
         return Schema(schema_str, schema_type="JSON")
     if isinstance(schema_str, Schema) or schema_str is None:
         return schema_str
+    # same text as confluent-kafka: its tests match on it
     raise TypeError(f"You must pass either str or Schema{what}")
 
 
@@ -68,6 +69,7 @@ class _Validating:
                 continue
             seen.add(ref.name)
             if self._registry is None:
+                # same text as confluent-kafka: its tests match on it
                 raise ValueError('schema_registry_client must be provided if "schema_str" is a Schema instance with references')
             assert ref.subject is not None and ref.version is not None
             referenced = self._registry.get_version(ref.subject, ref.version).schema
@@ -107,7 +109,7 @@ class JSONSerializer(_Validating, BaseSerializer):
         self._registry = schema_registry_client
         self._validators = {}
         if to_dict is not None and not callable(to_dict):
-            raise ValueError("to_dict must be callable with the signature to_dict(object, SerializationContext)->dict")
+            raise ValueError("to_dict is not callable: it takes (object, SerializationContext) and returns a dict")
         self._to_dict = to_dict
         self._json_encode = json_encode or _json_dumps
         conf = dict(conf or {})
@@ -160,11 +162,12 @@ class JSONDeserializer(_Validating, BaseDeserializer):
         self._validators = {}
         self._schema = _as_schema(schema_str, "")
         if self._schema is not None and self._schema.references and schema_registry_client is None:
+            # same text as confluent-kafka: its tests match on it
             raise ValueError('schema_registry_client must be provided if "schema_str" is a Schema instance with references')
         if self._schema is None and schema_registry_client is None:
-            raise ValueError('schema_registry_client must be provided if "schema_str" is not provided')
+            raise ValueError("without schema_str the writer's schema comes from the registry: pass schema_registry_client")
         if from_dict is not None and not callable(from_dict):
-            raise ValueError("from_dict must be callable with the signature from_dict(dict, SerializationContext) -> object")
+            raise ValueError("from_dict is not callable: it takes (dict, SerializationContext) and returns the object")
         self._from_dict = from_dict
         self._json_decode = json_decode or _json_loads
         conf = dict(conf or {})

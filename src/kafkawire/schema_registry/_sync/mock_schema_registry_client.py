@@ -199,7 +199,7 @@ class MockSchemaRegistryClient(SchemaRegistryClient):
 
     def set_config(self, subject_name: str | None = None, config: ServerConfig | None = None) -> ServerConfig:
         if config is None:
-            raise ValueError("config must be set")
+            raise ValueError("set_config needs a ServerConfig; config is None")
         with self._store.lock:
             self._store.config[subject_name] = config
         return config
@@ -219,7 +219,7 @@ class MockSchemaRegistryClient(SchemaRegistryClient):
 
     def set_compatibility(self, subject_name: str | None = None, level: str | None = None) -> dict[str, Any]:
         if level is None:
-            raise ValueError("level must be set")
+            raise ValueError("set_compatibility needs a level; level is None")
         from ..common.schema_registry_client import ConfigCompatibilityLevel
 
         self.set_config(subject_name, ServerConfig(compatibility=ConfigCompatibilityLevel(level.upper())))

@@ -84,7 +84,7 @@ class ProtobufSerializer(BaseSerializer):
         conf = dict(conf or {})
         self._skip_known_types = _bool(conf, "skip.known.types", True)
         if _bool(conf, "use.deprecated.format", False):
-            raise ValueError("use.deprecated.format is no longer supported")
+            raise ValueError("use.deprecated.format=True (framing without message indexes) is not supported")
         self._ref_subject = _callable(conf, "reference.subject.name.strategy", reference_subject_name_strategy)
         self._serializer_conf(conf)
         self._rules_conf(rule_conf, rule_registry)
@@ -98,19 +98,20 @@ class ProtobufSerializer(BaseSerializer):
         self._lock = threading.Lock()
         self._schemas: dict[str, Schema] = {}  # subject -> the schema with its references registered
 
-    def _resolve_dependencies(self, ctx: SerializationContext | None, file: FileDescriptor) -> list[SchemaReference]:
-        """Registers (or looks up) each imported file, depth first; their references in order."""
-        refs = []
-        for dep in file.dependencies:
-            if self._skip_known_types and _is_known(dep):
-                continue
-            schema = Schema(_schema_to_str(dep), "PROTOBUF", self._resolve_dependencies(ctx, dep))
-            subject = self._ref_subject(ctx, dep)
-            if self._auto_register:
-                self._registry.register_schema(subject, schema, self._normalize_schemas)
-            registered = self._registry.lookup_schema(subject, schema, self._normalize_schemas)
-            refs.append(SchemaReference(dep.name, subject, registered.version))
-        return refs
+    def _imports_registered(self, ctx: SerializationContext | None, file: FileDescriptor) -> list[SchemaReference]:
+        """References to what ``file`` imports, in import order; each imported file is registered
+        (or looked up) under its reference subject after its own imports, so the registry knows
+        every schema a reference names before it sees the reference."""
+        wanted = [dep for dep in file.dependencies if not (self._skip_known_types and _is_known(dep))]
+        return [self._registered_as_reference(ctx, dep) for dep in wanted]
+
+    def _registered_as_reference(self, ctx: SerializationContext | None, dep: FileDescriptor) -> SchemaReference:
+        schema = Schema(_schema_to_str(dep), "PROTOBUF", self._imports_registered(ctx, dep))
+        subject = self._ref_subject(ctx, dep)
+        if self._auto_register:
+            self._registry.register_schema(subject, schema, self._normalize_schemas)
+        version = self._registry.lookup_schema(subject, schema, self._normalize_schemas).version
+        return SchemaReference(dep.name, subject, version)
 
     def _own_schema(self, subject: str, ctx: SerializationContext | None) -> Schema | None:
         if self._use_schema_id is not None or self._use_latest_version or self._use_latest_with_metadata is not None:
@@ -118,7 +119,7 @@ class ProtobufSerializer(BaseSerializer):
         with self._lock:
             schema = self._schemas.get(subject)
         if schema is None:
-            schema = Schema(_schema_to_str(self._file), "PROTOBUF", self._resolve_dependencies(ctx, self._file))
+            schema = Schema(_schema_to_str(self._file), "PROTOBUF", self._imports_registered(ctx, self._file))
             with self._lock:
                 self._schemas[subject] = schema
         return schema
@@ -127,7 +128,7 @@ class ProtobufSerializer(BaseSerializer):
         if obj is None:
             return None
         if not isinstance(obj, self._msg_class):
-            raise SerializationError(f"message must be of type {self._msg_class} not {type(obj)}")
+            raise SerializationError(f"this serializer writes {self._msg_class.__name__} messages, not {type(obj).__name__}")
         subject = self._subject(ctx, self._schema_name)
         if subject is None:
             raise SerializationError("the subject name strategy gave no subject")
@@ -162,7 +163,7 @@ class ProtobufDeserializer(BaseDeserializer):
         self._registry = schema_registry_client  # type: ignore[assignment]  # None: read without rules
         conf = dict(conf or {})
         if _bool(conf, "use.deprecated.format", False):
-            raise ValueError("use.deprecated.format is no longer supported")
+            raise ValueError("use.deprecated.format=True (framing without message indexes) is not supported")
         self._deserializer_conf(conf)
         self._rules_conf(rule_conf, rule_registry)
         descriptor = getattr(message_type, "DESCRIPTOR", None)

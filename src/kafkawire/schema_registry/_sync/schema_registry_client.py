@@ -120,7 +120,7 @@ class _RestClient:
             else:
                 if not is_retriable(response.status_code) or attempt >= self.max_retries:
                     return response
-            time.sleep(full_jitter(self.retries_wait_ms, self.retries_max_wait_ms, attempt))
+            time.sleep(full_jitter(self.retries_wait_ms, self.retries_max_wait_ms, attempt) / 1000)
             attempt += 1
 
 
@@ -344,7 +344,7 @@ class SchemaRegistryClient:
 
     def set_compatibility(self, subject_name: str | None = None, level: str | None = None) -> dict[str, Any]:
         if level is None:
-            raise ValueError("level must be set")
+            raise ValueError("set_compatibility needs a level; level is None")
         result: dict[str, Any] = self._rest_client.put(_path("config", subject_name), {"compatibility": level.upper()})
         return result
 
@@ -363,7 +363,7 @@ class SchemaRegistryClient:
 
     def set_config(self, subject_name: str | None = None, config: ServerConfig | None = None) -> ServerConfig:
         if config is None:
-            raise ValueError("config must be set")
+            raise ValueError("set_config needs a ServerConfig; config is None")
         return ServerConfig.from_dict(self._rest_client.put(_path("config", subject_name), config.to_dict()))
 
     def delete_config(self, subject_name: str | None = None) -> ServerConfig:

@@ -30,6 +30,7 @@ __all__ = ["FALLBACK_TYPE", "KAFKA_CLUSTER_ID", "AssociatedNameStrategy", "BaseD
 def _bool(conf: dict[str, Any], key: str, default: bool) -> bool:
     value = conf.pop(key, default)
     if not isinstance(value, bool):
+        # same text as confluent-kafka: its tests match on it
         raise ValueError(f"{key} must be a boolean value")
     return value
 
@@ -37,6 +38,7 @@ def _bool(conf: dict[str, Any], key: str, default: bool) -> bool:
 def _callable(conf: dict[str, Any], key: str, default: Callable[..., Any]) -> Callable[..., Any]:
     value: Callable[..., Any] = conf.pop(key, default)
     if not callable(value):
+        # same text as confluent-kafka: its tests match on it
         raise ValueError(f"{key} must be callable")
     return value
 
@@ -52,7 +54,7 @@ class _Common:
         self._use_latest_version = _bool(conf, "use.latest.version", False)
         md = conf.pop("use.latest.with.metadata", None)
         if md is not None and not isinstance(md, dict):
-            raise ValueError("use.latest.with.metadata must be a dict value")
+            raise ValueError(f"use.latest.with.metadata must be a dict, not {type(md).__name__}")
         self._use_latest_with_metadata = md
         self._subject_name_func, self._subject_name_conf = subject_name_options(conf)
         # The associated strategy asks the registry: it is called with the client and its conf too.
@@ -87,14 +89,15 @@ class BaseSerializer(_Common, Serializer):
         self._normalize_schemas = _bool(conf, "normalize.schemas", False)
         use_id = conf.pop("use.schema.id", None)
         if use_id is not None and (isinstance(use_id, bool) or not isinstance(use_id, int)):
-            raise ValueError("use.schema.id must be an int value")
+            raise ValueError(f"use.schema.id must be an int (a schema id), not {use_id!r}")
         self._use_schema_id: int | None = use_id
         self._common_conf(conf)
         if self._use_latest_version and self._auto_register:
-            raise ValueError("cannot enable both use.latest.version and auto.register.schemas")
+            raise ValueError("use.latest.version writes with the registry's schema, auto.register.schemas with ours: set only one")
         self._schema_id_serializer = _callable(conf, "schema.id.serializer", prefix_schema_id_serializer)
         self._known: dict[str, tuple[SchemaId, Schema]] = {}  # subject -> immutable (id, schema)
         if conf:
+            # same text as confluent-kafka: its tests match on it
             raise ValueError(f"Unrecognized properties: {', '.join(conf)}")
 
     def _writer(self, subject: str, schema: Schema | None) -> tuple[SchemaId, Schema]:
@@ -136,6 +139,7 @@ class BaseDeserializer(_Common, Deserializer):
         self._common_conf(conf)
         self._schema_id_deserializer = _callable(conf, "schema.id.deserializer", dual_schema_id_deserializer)
         if conf:
+            # same text as confluent-kafka: its tests match on it
             raise ValueError(f"Unrecognized properties: {', '.join(conf)}")
 
     def _unframe(self, data: bytes, ctx: SerializationContext | None) -> tuple[SchemaId, Any]:

@@ -47,6 +47,7 @@ DEFAULT_LIFETIME = 3600.0
 def _str(conf: dict[str, Any], key: str) -> str:
     value = conf.get(key)
     if not isinstance(value, str):
+        # same text as confluent-kafka: its tests match on it
         raise TypeError(f"{key} must be a str, not {type(value)}")
     return value
 
@@ -100,9 +101,11 @@ class _Custom:
 def _cluster_and_pool(conf: dict[str, Any]) -> tuple[str, str | None]:
     missing = [k for k in ("bearer.auth.logical.cluster", "bearer.auth.identity.pool.id") if k not in conf]
     if missing:
+        # same text as confluent-kafka: its tests match on it
         raise ValueError(f"Missing required bearer configuration properties: {', '.join(missing)}")
     cluster = conf["bearer.auth.logical.cluster"]
     if not isinstance(cluster, str):
+        # same text as confluent-kafka: its tests match on it
         raise TypeError(f"logical cluster must be a str, not {type(cluster)}")
     return cluster, normalize_identity_pool(conf["bearer.auth.identity.pool.id"])
 
@@ -117,6 +120,7 @@ def bearer_field_provider(conf: dict[str, Any], timeout: float) -> Any:
             k for k in ("bearer.auth.custom.provider.function", "bearer.auth.custom.provider.config") if k not in conf
         ]
         if missing:
+            # same text as confluent-kafka: its tests match on it
             raise ValueError(f"Missing required custom OAuth configuration properties: {', '.join(missing)}")
         function = conf["bearer.auth.custom.provider.function"]
         if not callable(function):
@@ -127,24 +131,29 @@ def bearer_field_provider(conf: dict[str, Any], timeout: float) -> Any:
     cluster, pool = _cluster_and_pool(conf)
     if source == "STATIC_TOKEN":
         if "bearer.auth.token" not in conf:
+            # same text as confluent-kafka: its tests match on it
             raise ValueError("Missing bearer.auth.token")
         return _Fields(_str(conf, "bearer.auth.token"), cluster, pool)
     if source == "OAUTHBEARER":
         keys = ("bearer.auth.client.id", "bearer.auth.client.secret", "bearer.auth.scope", "bearer.auth.issuer.endpoint.url")
         missing = [k for k in keys if k not in conf]
         if missing:
+            # same text as confluent-kafka: its tests match on it
             raise ValueError(f"Missing required OAuth configuration properties: {', '.join(missing)}")
         cid, secret, scope, endpoint = (_str(conf, k) for k in keys)
         grant = ClientCredentials(endpoint, cid, secret, scope, httpx.create_ssl_context(), timeout, DEFAULT_LIFETIME)
         return _Refreshing(grant.fetch, endpoint, cluster, pool)
     endpoint = conf.get("bearer.auth.issuer.endpoint.url", AZURE_IMDS_ENDPOINT)
     if not isinstance(endpoint, str):
+        # same text as confluent-kafka: its tests match on it
         raise TypeError(f"bearer.auth.issuer.endpoint.url must be a str, not {type(endpoint)}")
     try:
         urllib.parse.urlsplit(endpoint)
     except ValueError as e:
+        # same text as confluent-kafka: its tests match on it
         raise ValueError(f"Failed to parse token endpoint URL: {e}") from None
     if "bearer.auth.issuer.endpoint.query" not in conf:
+        # same text as confluent-kafka: its tests match on it
         raise ValueError("bearer.auth.issuer.endpoint.query must be provided for OAUTHBEARER_AZURE_IMDS")
     query = _str(conf, "bearer.auth.issuer.endpoint.query")
     endpoint = f"{endpoint}?{query}"
@@ -157,7 +166,7 @@ def bearer_headers(provider: Any) -> dict[str, str]:
     fields = provider.get_bearer_fields()
     missing = [k for k in ("bearer.auth.token", "bearer.auth.logical.cluster", "bearer.auth.identity.pool.id") if k not in fields]
     if isinstance(provider, _Custom) and missing:
-        raise ValueError(f"Missing required bearer auth fields, needs to be set in config or custom function: {', '.join(missing)}")
+        raise ValueError(f"the custom bearer provider's fields lack {', '.join(missing)}")
     headers = {"Authorization": f"Bearer {fields['bearer.auth.token']}"}
     if fields.get("bearer.auth.logical.cluster") is not None:
         headers["target-sr-cluster"] = fields["bearer.auth.logical.cluster"]

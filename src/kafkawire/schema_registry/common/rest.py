@@ -60,9 +60,11 @@ def _int(conf: dict[str, Any], key: str, default: int) -> int:
 
 def _urls(conf: dict[str, Any]) -> tuple[list[str], tuple[str, str] | None]:
     if "url" not in conf:
+        # same text as confluent-kafka: its tests match on it
         raise ValueError("Missing required configuration property url")
     url = conf["url"]
     if not isinstance(url, str):
+        # same text as confluent-kafka: its tests match on it
         raise TypeError(f"url must be a str, not {type(url)}")
     base_urls: list[str] = []
     userinfo: tuple[str, str] | None = None
@@ -71,6 +73,7 @@ def _urls(conf: dict[str, Any]) -> tuple[list[str], tuple[str, str] | None]:
         parts = urllib.parse.urlsplit(one)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             shown = one if parts.username is None else one.replace(parts.netloc, parts.netloc.rsplit("@", 1)[1])
+            # same text as confluent-kafka: its tests match on it
             raise ValueError(f"Invalid url {shown}")  # never the userinfo's password
         if parts.username is not None:
             userinfo = (urllib.parse.unquote(parts.username), urllib.parse.unquote(parts.password or ""))
@@ -86,19 +89,21 @@ def _basic_auth(conf: dict[str, Any], userinfo: tuple[str, str] | None) -> tuple
         raise ValueError(f"basic.auth.credentials.source must be one of URL, USER_INFO, SASL_INHERIT, not {source}")
     if "basic.auth.user.info" in conf:
         if userinfo is not None:
+            # same text as confluent-kafka: its tests match on it
             raise ValueError(
                 "basic.auth.user.info configured with userinfo credentials in the URL."
                 " Remove userinfo credentials from the url or remove basic.auth.user.info from the configuration"
             )
         user_info = conf["basic.auth.user.info"]
         if not isinstance(user_info, str) or ":" not in user_info:
+            # same text as confluent-kafka: its tests match on it
             raise ValueError("basic.auth.user.info must be in the form of {username}:{password}")
         user, password = user_info.split(":", 1)
         return user, password
     if source == "SASL_INHERIT":
         mechanism = str(conf.get("sasl.mechanism", "PLAIN")).upper()
         if mechanism == "GSSAPI":
-            raise ValueError("SASL_INHERIT does not support SASL mechanism GSSAPI")
+            raise ValueError("basic.auth.credentials.source SASL_INHERIT needs a username and password; sasl.mechanism GSSAPI has none")
         if "sasl.username" not in conf or "sasl.password" not in conf:
             raise ValueError("sasl.username and sasl.password required when basic.auth.credentials.source is SASL_INHERIT")
         return str(conf["sasl.username"]), str(conf["sasl.password"])
@@ -109,6 +114,7 @@ def _tls(conf: dict[str, Any]) -> ssl.SSLContext | bool:
     key, password = conf.get("ssl.key.location"), conf.get("ssl.key.password")
     cert = conf.get("ssl.certificate.location")
     if (key is not None or password is not None) and cert is None:
+        # same text as confluent-kafka: its tests match on it
         raise ValueError(
             "ssl.certificate.location required when configuring ssl.key.location or ssl.key.password"
         )
@@ -133,13 +139,14 @@ def parse_rest_config(conf: dict[str, Any]) -> RestConfig:
         raise TypeError(f"timeout must be a number, not {type(timeout)}")
     ttl = conf.get("cache.latest.ttl.sec")
     if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, (int, float))):
-        raise TypeError(f"cache.latest.ttl.sec must be a number, not {type(ttl)}")
+        raise TypeError(f"cache.latest.ttl.sec must be a number of seconds, not {type(ttl)}")
     proxy = conf.get("proxy")
     bearer = bearer_field_provider(conf, float(timeout) if timeout is not None else 30.0)
     if bearer is not None and auth is not None:
         raise ValueError("basic auth and bearer auth cannot both be configured")
     unknown = sorted(set(conf) - KNOWN_KEYS)
     if unknown:
+        # same text as confluent-kafka: its tests match on it
         raise ValueError(f"Unrecognized properties: {', '.join(unknown)}")
     return RestConfig(
         base_urls=base_urls,
@@ -167,4 +174,4 @@ def error_from_response(status: int, body: bytes) -> Any:
         return SchemaRegistryError(status, int(data.get("error_code", -1)), str(data.get("message")))
     except (ValueError, TypeError, AttributeError):
         text = body[:200].decode("utf-8", "replace")
-        return SchemaRegistryError(status, -1, f"Unknown Schema Registry Error: {text}")
+        return SchemaRegistryError(status, -1, f"the registry's error answer is not JSON: {text}")

@@ -15,7 +15,7 @@ from typing import Any
 
 from ...serialization import SerializationContext, SerializationError
 from ..wildcard_matcher import wildcard_match
-from .schema_registry_client import Rule, RuleKind, RuleMode, Schema
+from .schema_registry_client import Metadata, Rule, RuleKind, RuleMode, Schema
 from .serde import RuleConditionError, RuleError
 
 __all__ = [
@@ -118,46 +118,52 @@ class RuleContext:
         self.rules = rules
         self.inline_tags = inline_tags
         self.field_transformer = field_transformer
-        self._field_contexts: list[FieldContext] = []
+        self._path: list[FieldContext] = []  # the fields the walker is inside, innermost last
+
+    def _schema_metadata(self) -> Metadata | None:
+        return None if self.target is None else self.target.metadata
 
     def get_parameter(self, name: str) -> str | None:
         """The rule's parameter, else the target schema's metadata property of that name."""
-        params = self.rule.params
-        if params is not None and name in params.params:
-            return params.params[name]
-        metadata = self.target.metadata if self.target is not None else None
-        if metadata is not None and metadata.properties is not None:
-            return metadata.properties.properties.get(name)
+        metadata = self._schema_metadata()
+        sources = (
+            self.rule.params.params if self.rule.params is not None else {},
+            metadata.properties.properties if metadata is not None and metadata.properties is not None else {},
+        )
+        for found in sources:
+            if name in found:
+                return found[name]
         return None
 
-    def _get_inline_tags(self, name: str) -> set[str]:
-        return set() if self.inline_tags is None else self.inline_tags.get(name, set())
+    def _tags_inline(self, full_name: str) -> set[str]:
+        """The field's ``confluent:tags`` as the format's parser collected them (none: empty)."""
+        return (self.inline_tags or {}).get(full_name, set())
 
     def current_field(self) -> FieldContext | None:
-        return self._field_contexts[-1] if self._field_contexts else None
+        return self._path[-1] if self._path else None
 
     def enter_field(
         self, containing_message: Any, full_name: str, name: str, field_type: FieldType, tags: Iterable[str] | None
     ) -> FieldContext:
-        all_tags = set(tags) if tags is not None else self._get_inline_tags(full_name)
-        all_tags |= self.get_tags(full_name)
-        field_ctx = FieldContext(containing_message, full_name, name, field_type, all_tags)
-        self._field_contexts.append(field_ctx)
-        return field_ctx
+        """Push the field the walker steps into; its tags are the declared ones (the walker's, or the
+        parser's when the walker has none) joined with those the schema's metadata gives it."""
+        declared = self._tags_inline(full_name) if tags is None else tags
+        field = FieldContext(containing_message, full_name, name, field_type, self.get_tags(full_name).union(declared))
+        self._path.append(field)
+        return field
 
     def get_tags(self, full_name: str) -> set[str]:
         """Tags the target schema's metadata gives the field (``tags``: path pattern -> tags)."""
-        metadata = self.target.metadata if self.target is not None else None
-        found: set[str] = set()
-        if metadata is not None and metadata.tags is not None:
-            for pattern, tags in metadata.tags.tags.items():
-                if wildcard_match(full_name, pattern):
-                    found.update(tags)
-        return found
+        metadata = self._schema_metadata()
+        if metadata is None or metadata.tags is None:
+            return set()
+        patterns = metadata.tags.tags
+        return {tag for pattern, tags in patterns.items() if wildcard_match(full_name, pattern) for tag in tags}
 
     def exit_field(self) -> None:
-        if self._field_contexts:
-            self._field_contexts.pop()
+        """Pop the innermost field; outside every field there is nothing to leave."""
+        if self._path:
+            del self._path[-1]
 
 
 class RuleBase:

@@ -71,9 +71,10 @@ def is_retriable(status_code: int) -> bool:
 
 
 def full_jitter(base_delay_ms: int, max_delay_ms: int, retries_attempted: int) -> float:
-    """Seconds to wait before retry number ``retries_attempted + 1``: uniform in [0, min(max, base*2^n)]."""
+    """Milliseconds (as confluent-kafka's function of this name) to wait before retry number
+    ``retries_attempted + 1``: uniform in [0, min(max, base*2^n)]."""
     cap = min(max_delay_ms, base_delay_ms * (2**retries_attempted))
-    return float(random.random() * cap / 1000)
+    return float(random.random() * cap)
 
 
 def normalize_identity_pool(pool: Any) -> str | None:
@@ -82,4 +83,5 @@ def normalize_identity_pool(pool: Any) -> str | None:
         return pool
     if isinstance(pool, list) and all(isinstance(p, str) for p in pool):
         return ",".join(pool)
+    # same text as confluent-kafka: its tests match on it
     raise TypeError(f"identity pool id must be a str or list, not {type(pool)}")

@@ -16,6 +16,7 @@ from enum import Enum
 from typing import Any
 
 from ...serialization import MessageField, SerializationContext, SerializationError
+from .schemas import SchemaReference
 
 __all__ = [
     "KEY_SCHEMA_ID_HEADER",
@@ -47,19 +48,19 @@ class RuleError(Exception):
 
 
 class RuleConditionError(RuleError):
-    """A data-contract condition rule failed for a message."""
+    """A data-contract condition rule failed for a message; ``rule`` is the rule that said no."""
 
     def __init__(self, rule: Any) -> None:
         self.rule = rule
-        super().__init__(self._message(rule))
+        super().__init__(_verdict_text(rule))
 
-    @staticmethod
-    def _message(rule: Any) -> str:
-        if getattr(rule, "doc", None):
-            return str(rule.doc)
-        if getattr(rule, "expr", None):
-            return f"Rule expr failed: {rule.expr}"
-        return f"Rule failed: {getattr(rule, 'name', rule)}"
+
+def _verdict_text(rule: Any) -> str:
+    """The rule's own ``doc`` when its author wrote one; else what it tested, else its name."""
+    doc, expr = getattr(rule, "doc", None), getattr(rule, "expr", None)
+    if doc:
+        return str(doc)
+    return f"condition {expr} did not hold" if expr else f"condition rule {getattr(rule, 'name', rule)} did not hold"
 
 
 class SubjectNameStrategyType(str, Enum):
@@ -91,7 +92,7 @@ def _read_varint(buf: io.BytesIO, zigzag: bool) -> int:
     while True:
         b = buf.read(1)
         if not b:
-            raise EOFError("Unexpected EOF while reading index")
+            raise EOFError("the message-index array ends early")
         result |= (b[0] & 0x7F) << shift
         if not b[0] & 0x80:
             break
@@ -136,8 +137,8 @@ class SchemaId:
             self.guid = uuid.UUID(bytes=raw)
         else:
             raise SerializationError(
-                f"Unexpected magic byte {magic[0] if magic else None}. This message was not produced with a "
-                "Confluent Schema Registry serializer"
+                f"unknown magic byte {magic[0] if magic else None}: the payload is not framed by a "
+                "Schema Registry serializer"
             )
         if self.schema_type == "PROTOBUF":
             try:
@@ -148,7 +149,7 @@ class SchemaId:
 
     def id_to_bytes(self) -> bytes:
         if self.id is None:
-            raise SerializationError("Schema ID is not set")
+            raise SerializationError("no schema id to write: SchemaId.id is None")
         buf = io.BytesIO()
         buf.write(bytes([MAGIC_BYTE_V0]))
         buf.write(_ID.pack(self.id))
@@ -157,7 +158,7 @@ class SchemaId:
 
     def guid_to_bytes(self) -> bytes:
         if self.guid is None:
-            raise SerializationError("Schema GUID is not set")
+            raise SerializationError("no schema guid to write: SchemaId.guid is None")
         buf = io.BytesIO()
         buf.write(bytes([MAGIC_BYTE_V1]))
         buf.write(self.guid.bytes)
@@ -194,21 +195,26 @@ def prefix_schema_id_serializer(payload: bytes, ctx: SerializationContext | None
 
 
 def header_schema_id_serializer(payload: bytes, ctx: SerializationContext | None, schema_id: SchemaId) -> bytes:
-    """The guid framing in the ``__key_schema_id``/``__value_schema_id`` header; the payload bare."""
+    """The guid framing in the ``__key_schema_id``/``__value_schema_id`` header; the payload bare.
+    A dict of headers keeps one value per name; a list gets one more pair (readers take the last)."""
     if ctx is None:
+        # same text as confluent-kafka: its tests match on "SerializationContext is required"
         raise SerializationError("SerializationContext is required for header_schema_id_serializer")
     headers = ctx.headers
-    if headers is None:
-        raise SerializationError("Missing headers")
-    name = KEY_SCHEMA_ID_HEADER if ctx.field == MessageField.KEY else VALUE_SCHEMA_ID_HEADER
-    value = schema_id.guid_to_bytes()
-    if isinstance(headers, list):
-        headers.append((name, value))
-    elif isinstance(headers, dict):
-        headers[name] = value
+    if not isinstance(headers, (dict, list)):
+        if headers is None:
+            raise SerializationError("the record has no headers to carry the schema id (pass headers=[] or {})")
+        raise SerializationError(f"headers must be a list or dict to carry the schema id, not {type(headers).__name__}")
+    name, framing = _id_header(ctx), schema_id.guid_to_bytes()
+    if isinstance(headers, dict):
+        headers[name] = framing
     else:
-        raise SerializationError("Invalid headers type")
+        headers.append((name, framing))
     return payload
+
+
+def _id_header(ctx: SerializationContext) -> str:
+    return KEY_SCHEMA_ID_HEADER if ctx.field == MessageField.KEY else VALUE_SCHEMA_ID_HEADER
 
 
 def _header(headers: Any, name: str) -> bytes | None:
@@ -225,8 +231,7 @@ def _header(headers: Any, name: str) -> bytes | None:
 def dual_schema_id_deserializer(payload: bytes, ctx: SerializationContext | None, schema_id: SchemaId) -> io.BytesIO:
     """The schema id from the record's header when it has one, else from the payload's prefix."""
     if ctx is not None and ctx.headers:
-        name = KEY_SCHEMA_ID_HEADER if ctx.field == MessageField.KEY else VALUE_SCHEMA_ID_HEADER
-        header = _header(ctx.headers, name)
+        header = _header(ctx.headers, _id_header(ctx))
         if header is not None:
             schema_id.from_bytes(io.BytesIO(header))
             return io.BytesIO(payload)
@@ -256,3 +261,8 @@ def record_subject_name_strategy(ctx: SerializationContext | None, record_name: 
     """The fully qualified record name."""
     return record_name
 
+
+
+def reference_subject_name_strategy(ctx: SerializationContext | None, schema_ref: SchemaReference | None) -> str | None:
+    """A referenced schema's subject: the reference's own name (the context is not needed)."""
+    return schema_ref.name if schema_ref is not None else None

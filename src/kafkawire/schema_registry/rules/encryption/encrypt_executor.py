@@ -82,9 +82,11 @@ class EncryptionExecutor(RuleExecutor):
                 if self.client is None:
                     self.client = DekRegistryClient.new_client(client_conf)
                 elif self.client.config() != client_conf:
+                    # same text as confluent-kafka: its tests match on it
                     raise RuleError("executor already configured")
             for key, value in (rule_conf or {}).items():
                 if key in self.config and self.config[key] != value:
+                    # same text as confluent-kafka: its tests match on it
                     raise RuleError(f"rule config key already set: {key}")
             added = {k: v for k, v in (rule_conf or {}).items() if k not in self.config}
             if added:

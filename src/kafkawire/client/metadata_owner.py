@@ -1,0 +1,168 @@
+"""The one owner of a client's metadata refreshes: every part asks here, one request goes out.
+
+Runs on the IO thread. `ask` records what a caller wants in `core.metadata_refresh.RefreshSchedule`,
+which decides when a request leaves; asks made in one turn of the IO loop leave together, and an ask
+that a request in flight covers waits for that request's answer. Each answer is folded into the
+cluster picture (``fold``), then the askers are told, then the subscribers (`subscribe`). With
+`keep_fresh` the owner also asks again for the known topics (or every topic) every
+``topic.metadata.refresh.interval.ms``.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from ..core.metadata import request_body
+from ..core.metadata_refresh import Intervals, Pace, RefreshSchedule, Request
+from ..debug import MAIN, OFF, Debug
+from ..errors import KafkaError
+from ..io.broker import Body, Callback
+from ..io.engine import Timer, guarded
+from ..protocol.codec import Struct
+from .driver import Timers
+
+# How a Metadata request leaves: (body, callback, timeout); how an answer enters the picture: (answer, full).
+Send = Callable[[Body, Callback, float | None], None]
+Fold = Callable[[Struct, bool], None]
+
+
+class MetadataOwner:
+    def __init__(
+        self,
+        timers: Timers,
+        send: Send,
+        fold: Fold,
+        known: Callable[[], Iterable[str]],
+        intervals: Intervals,
+        debug: Debug = OFF,
+    ) -> None:
+        self._timers = timers
+        self._debug = debug
+        self._send = send
+        self._fold = fold
+        self._known = known
+        self._schedule: RefreshSchedule[Callback] = RefreshSchedule(intervals)
+        self._subscribers: list[Callable[[], None]] = []
+        self._fresh: tuple[bool, bool] | None = None  # keep_fresh's (all_topics, auto_create)
+        self._timer: Timer | None = None
+        self._pump_due = False
+        self._closed = False
+        self._rng = random.Random()
+
+    # --- IO thread -------------------------------------------------------------------------
+
+    def ask(
+        self,
+        topics: Iterable[str] | None,
+        then: Callback | None = None,
+        *,
+        pace: Pace = Pace.NOW,
+        auto_create: bool = False,
+        timeout: float | None = None,
+    ) -> None:
+        """A refresh of ``topics`` (None: every topic; []: brokers only) at ``pace``; ``then`` hears
+        the answer (or the error) of the request that carries it."""
+        if self._closed:
+            if then is not None:
+                guarded(then, None, KafkaError(KafkaError._DESTROY, "client closed"))
+            return
+        if self._schedule.ask(topics, pace, auto_create=auto_create, waiter=then, timeout=timeout):
+            self._pump_soon()
+
+    def keep_fresh(self, *, all_topics: bool = False, auto_create: bool = False) -> None:
+        """Refresh periodically from the first answer on: the topics known (every topic when
+        ``all_topics`` or ``topic.metadata.refresh.sparse`` is false)."""
+        self._fresh = (all_topics, auto_create)
+        if self._schedule.last_answer is not None:
+            self._ask_periodic()
+
+    def subscribe(self, fn: Callable[[], None]) -> None:
+        """``fn`` runs (IO thread) after each new picture, whoever asked for it."""
+        self._subscribers.append(fn)
+
+    def unsubscribe(self, fn: Callable[[], None]) -> None:
+        if fn in self._subscribers:
+            self._subscribers.remove(fn)
+
+    def close(self) -> None:
+        """No request from here on; later asks hear _DESTROY at once."""
+        self._closed = True
+        if self._timer is not None:
+            self._timer.cancel()
+
+    # --- internals -------------------------------------------------------------------------
+
+    def _ask_periodic(self) -> None:
+        assert self._fresh is not None
+        all_topics, auto_create = self._fresh
+        topics = None if all_topics else self._schedule.periodic_topics(self._known())
+        self.ask(topics, pace=Pace.PERIODIC, auto_create=auto_create)
+
+    def _pump_soon(self) -> None:
+        if not self._pump_due:
+            self._pump_due = True
+            self._timers.call_soon(self._pump)
+
+    def _pump(self) -> None:
+        self._pump_due = False
+        if self._closed:
+            return
+        now = self._timers.now()
+        while (request := self._schedule.take(now)) is not None:
+            self._request(request)
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        due = self._schedule.due_at()
+        if due is not None:
+            self._timer = self._timers.call_later(max(0.0, due - now), self._pump)
+
+    def _request(self, request: Request[Callback]) -> None:
+        topics = request.topic_list()
+
+        def body(version: int) -> dict[str, Any]:
+            return request_body(topics, version, auto_create=request.auto_create)
+
+        def done(response: Struct | None, error: KafkaError | None) -> None:
+            ok = response is not None and error is None
+            if self._debug.metadata:
+                _answer_lines(self._debug, response, error)
+            if ok:
+                assert response is not None
+                self._fold(response, topics is None)
+            for waiter in self._schedule.answered(request, self._timers.now(), ok, self._rng.random()):
+                guarded(waiter, response, error)
+            if ok:
+                for fn in list(self._subscribers):
+                    guarded(fn)
+            if self._fresh is not None and self._schedule.last_answer is not None and not self._closed:
+                self._ask_periodic()
+            self._pump_soon()
+
+        if self._debug.metadata:
+            what = "all topics" if topics is None else f"{len(topics)} topic(s)" if topics else "brokers only"
+            self._debug.log("metadata", "METADATA", MAIN, "Request metadata for %s (%s)", what, request.pace.name.lower())
+        self._send(body, done, request.timeout)
+
+
+def _answer_lines(debug: Debug, response: Struct | None, error: KafkaError | None) -> None:
+    """The ``metadata`` context's summary of an answer: brokers, then each topic's partitions and leaders."""
+    if response is None or error is not None:
+        debug.log("metadata", "METADATA", MAIN, "Metadata request failed: %s", error.str() if error else "no answer")
+        return
+    debug.log(
+        "metadata", "METADATA", MAIN, "Received metadata: %d brokers, %d topics (ClusterId %s, ControllerId %d)",
+        len(response.brokers), len(response.topics), response.get("cluster_id"), response.get("controller_id", -1),
+    )  # fmt: skip
+    for b in response.brokers:
+        debug.log("metadata", "METADATA", MAIN, "  Broker %s:%d NodeId %d", b.host, b.port, b.node_id)
+    for t in response.topics:
+        problem = f": {KafkaError(t.error_code).str()}" if t.error_code else ""
+        debug.log("metadata", "METADATA", MAIN, "  Topic %s with %d partitions%s", t.name, len(t.partitions), problem)
+        for p in t.partitions:
+            debug.log(
+                "metadata", "METADATA", MAIN, "    Topic %s [%d] Leader %d Epoch %d%s", t.name, p.partition_index,
+                p.leader_id, p.get("leader_epoch", -1), f": {KafkaError(p.error_code).str()}" if p.error_code else "",
+            )  # fmt: skip

@@ -1,0 +1,192 @@
+"""KIP-932 share group membership (ShareGroupHeartbeat), sans-IO.
+
+A share group member makes up its own member id, joins with epoch 0, heartbeats with the epoch the
+coordinator last gave it and leaves with -1. The coordinator answers an assignment by topic id
+when it changed; several members may share a partition and nothing is revoked or handed back, so
+there is no reconciliation: the new assignment is where the member fetches from from now on.
+States and their moves are one table (TRANSITIONS), the error verdicts another (VERDICTS).
+"""
+
+from __future__ import annotations
+
+import enum
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from ..protocol import error_codes as ec
+
+JOIN_EPOCH = 0
+LEAVE_EPOCH = -1
+
+TopicIdPartitions = dict[uuid.UUID, list[int]]
+
+
+class State(enum.Enum):
+    UNJOINED = "unjoined"
+    JOINING = "joining"  # epoch 0 sent, no answer yet
+    STABLE = "stable"  # a member with an epoch
+    LEAVING = "leaving"  # epoch -1 sent
+    LEFT = "left"
+    FATAL = "fatal"
+
+
+class Event(enum.Enum):
+    JOIN = "join"
+    JOINED = "joined"
+    FENCED = "fenced"
+    LEAVE = "leave"
+    LEFT = "left"
+    FAILED = "fatal error"
+
+
+_MEMBER_STATES = (State.JOINING, State.STABLE)
+
+TRANSITIONS: dict[tuple[State, Event], State] = {
+    (State.UNJOINED, Event.JOIN): State.JOINING,
+    (State.JOINING, Event.JOINED): State.STABLE,
+    **{(s, Event.FENCED): State.UNJOINED for s in _MEMBER_STATES},
+    **{(s, Event.LEAVE): State.LEAVING for s in (*_MEMBER_STATES, State.UNJOINED)},
+    (State.LEAVING, Event.LEFT): State.LEFT,
+    **{(s, Event.FAILED): State.FATAL for s in State},
+}
+
+
+class Verdict(enum.Enum):
+    FENCED = "assignment lost: join again with epoch 0"
+    COORDINATOR = "find the coordinator, heartbeat again"
+    RETRY = "heartbeat again after a backoff"
+    FATAL = "stop"
+
+
+VERDICTS: dict[int, Verdict] = {
+    ec.FENCED_MEMBER_EPOCH: Verdict.FENCED,
+    ec.UNKNOWN_MEMBER_ID: Verdict.FENCED,
+    ec.NOT_COORDINATOR: Verdict.COORDINATOR,
+    ec.COORDINATOR_NOT_AVAILABLE: Verdict.COORDINATOR,
+    ec.COORDINATOR_LOAD_IN_PROGRESS: Verdict.RETRY,
+    ec.GROUP_AUTHORIZATION_FAILED: Verdict.FATAL,
+    ec.TOPIC_AUTHORIZATION_FAILED: Verdict.FATAL,
+    ec.GROUP_MAX_SIZE_REACHED: Verdict.FATAL,
+    ec.INVALID_REQUEST: Verdict.FATAL,
+    ec.UNSUPPORTED_VERSION: Verdict.FATAL,
+}
+
+
+def verdict(error_code: int) -> Verdict:
+    return VERDICTS.get(error_code, Verdict.FATAL)
+
+
+class IllegalMove(RuntimeError):
+    """A state machine move the TRANSITIONS table does not allow (a bug in the caller)."""
+
+
+@dataclass
+class Step:
+    """What an answer means for the IO side: a new assignment to fetch from (None: unchanged), or
+    what to do about an error."""
+
+    assignment: TopicIdPartitions | None = None
+    find_coordinator: bool = False
+    retry: bool = False
+    error: int | None = None
+
+
+class ShareGroupMember:
+    def __init__(self, group_id: str, member_id: str, topics: list[str], rack_id: str | None = None) -> None:
+        self.group_id = group_id
+        self.member_id = member_id
+        self.topics = list(topics)
+        self.rack_id = rack_id
+        self.state = State.UNJOINED
+        self.epoch = JOIN_EPOCH
+        self.assignment: TopicIdPartitions = {}
+        self.heartbeat_interval = 5.0  # until the coordinator says (seconds)
+        self._send_topics = True  # the topic list goes in the next heartbeat (joining, or changed)
+
+    def _move(self, event: Event) -> None:
+        new = TRANSITIONS.get((self.state, event))
+        if new is None:
+            raise IllegalMove(f"{event.value} in state {self.state.value}")
+        self.state = new
+
+    def subscribe(self, topics: list[str]) -> bool:
+        """A new topic list; True when it differs (the next heartbeat carries it)."""
+        if sorted(topics) == sorted(self.topics):
+            return False
+        self.topics = list(topics)
+        self._send_topics = True
+        return True
+
+    def heartbeat_request(self) -> dict[str, Any]:
+        if self.state is State.UNJOINED:
+            self._move(Event.JOIN)
+            self._send_topics = True
+        body: dict[str, Any] = {
+            "group_id": self.group_id,
+            "member_id": self.member_id,
+            "member_epoch": self.epoch,
+            "rack_id": self.rack_id if self.epoch == JOIN_EPOCH else None,
+            "subscribed_topic_names": list(self.topics) if self._send_topics else None,
+        }
+        self._send_topics = False
+        return body
+
+    def on_heartbeat(self, response: Any) -> Step:
+        code = response.error_code
+        if code:
+            return self._on_error(code)
+        if response.member_id:
+            self.member_id = response.member_id
+        self.epoch = response.member_epoch
+        if response.heartbeat_interval_ms > 0:
+            self.heartbeat_interval = response.heartbeat_interval_ms / 1000
+        if self.state is State.JOINING:
+            self._move(Event.JOINED)
+        if response.assignment is None:
+            return Step()
+        new = {t.topic_id: sorted(t.partitions) for t in response.assignment.topic_partitions}
+        if new == self.assignment:
+            return Step()
+        self.assignment = new
+        return Step(assignment=dict(new))
+
+    def _on_error(self, code: int) -> Step:
+        kind = verdict(code)
+        if kind is Verdict.COORDINATOR:
+            self._send_topics = True
+            return Step(find_coordinator=True)
+        if kind is Verdict.RETRY:
+            self._send_topics = True
+            return Step(retry=True)
+        if kind is Verdict.FENCED:
+            self._move(Event.FENCED)
+            self.epoch = JOIN_EPOCH
+            lost = bool(self.assignment)
+            self.assignment = {}
+            return Step(assignment={} if lost else None)
+        self._move(Event.FAILED)
+        self.assignment = {}
+        return Step(assignment={}, error=code)
+
+    def leave_request(self) -> dict[str, Any] | None:
+        """The leaving heartbeat, or None when the coordinator never knew us (nothing to leave)."""
+        joined = self.state is State.STABLE
+        if self.state in (State.LEAVING, State.LEFT, State.FATAL):
+            return None
+        self._move(Event.LEAVE)
+        self.assignment = {}
+        if not joined:
+            self._move(Event.LEFT)
+            return None
+        return {
+            "group_id": self.group_id,
+            "member_id": self.member_id,
+            "member_epoch": LEAVE_EPOCH,
+            "rack_id": None,
+            "subscribed_topic_names": None,
+        }
+
+    def left(self) -> None:
+        if self.state is State.LEAVING:
+            self._move(Event.LEFT)

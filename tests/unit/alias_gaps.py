@@ -1,0 +1,278 @@
+"""What confluent-kafka has and kafkawire, under the alias, does not (tests/unit/test_alias.py holds
+these equal to what it finds: a module or name kafkawire gains must be struck off here)."""
+
+# confluent-kafka's modules with no kafkawire counterpart, so `import confluent_kafka.<module>` fails
+# under the alias as on any missing module.
+UNIMPORTABLE = frozenset(
+    {
+        # the AWS IAM token provider for OAUTHBEARER (kafkawire has OIDC only)
+        *("._oauthbearer", "._oauthbearer.aws", "._oauthbearer.aws.aws_autowire", "._oauthbearer.aws.aws_iam_marker"),
+        *("._oauthbearer.aws.aws_oauthbearer_config", "._oauthbearer.aws.aws_sts_token_provider"),
+        *("._oauthbearer.aws.jwt_extractor", "._oauthbearer.aws.sasl_extensions_parser"),
+        # confluent-kafka's private helpers and its AIOProducer's batching machinery
+        *("._util", "._util.asyncinit", "._util.conversion_util", "._util.librdkafka_string_parser"),
+        *("._util.validation_util", ".schema_registry.common._httpx_compat"),
+        *(".aio.producer._buffer_timeout_manager", ".aio.producer._kafka_batch_executor"),
+        *(".aio.producer._message_batch", ".aio.producer._producer_batch_processor"),
+        # the legacy Avro API: kafkawire.avro's `load` is the function (a module there would replace
+        # it) and kafkawire.avro.serializer is a module, not a package
+        *(".avro.load", ".avro.serializer.message_serializer"),
+        # the clients of Apache Kafka's system tests
+        *(
+            ".kafkatest",
+            ".kafkatest.verifiable_client",
+            ".kafkatest.verifiable_consumer",
+            ".kafkatest.verifiable_producer",
+        ),
+        # Confluent's Decimal and Variant protobuf types
+        *(".schema_registry.confluent.type", ".schema_registry.confluent.type.decimal_pb2"),
+        *(".schema_registry.confluent.type.decimal_utils", ".schema_registry.confluent.type.variant_pb2"),
+        *(".schema_registry.confluent.type.variant_utils", ".schema_registry.confluent.types"),
+        *(".schema_registry.confluent.types.decimal_pb2",),
+        # CEL helpers kafkawire's rules do not have as modules, and the DLQ rule action
+        *(".schema_registry.rules.cel.cel_field_presence", ".schema_registry.rules.cel.constraints"),
+        *(".schema_registry.rules.cel.decimal_funcs", ".schema_registry.rules.cel.protobuf_result_writer"),
+        *(".schema_registry.rules.cel.string_format", ".schema_registry.rules.cel.timestamp_funcs"),
+        *(".schema_registry.rules.cel.variant_funcs", ".schema_registry.rules.cel.variant_path"),
+        *(".schema_registry.rules.dlq", ".schema_registry.rules.dlq.dlq_action"),
+        # the cloud KMS SDKs' wrappers (kafkawire's drivers hold their own)
+        *(
+            ".schema_registry.rules.encryption.azurekms.azure_aead",
+            ".schema_registry.rules.encryption.gcpkms.gcp_client",
+        ),
+    }
+)
+
+# Per module (its name after "confluent_kafka"), the names confluent-kafka's gives that kafkawire's
+# counterpart does not.
+KNOWN_MISSING: dict[str, str] = {
+    ".": ("kafkatest"),
+    "._serde_builder": (
+        "AsyncSharedClusterIdResolver CLUSTER_ID_TIMEOUT SerdeSpec SharedClusterIdResolver async_build_serdes "
+        "async_close_serdes build_serdes close_serdes intersect_leftovers maybe_await pop_serde_props "
+        "propagate_async_cluster_id_resolver propagate_cluster_id_resolver validate_build_result"
+    ),
+    ".admin._acl": ("ConversionUtil ValidationUtil"),
+    ".admin._cluster": ("ConversionUtil"),
+    ".admin._group": ("ConversionUtil"),
+    ".admin._listoffsets": ("EarliestSpec LatestSpec MaxTimestampSpec TimestampSpec"),
+    ".admin._topic": ("ConversionUtil Uuid"),
+    ".aio": ("AsyncDeserializingConsumer AsyncSerializingProducer"),
+    ".aio._AsyncDeserializingConsumer": (
+        "AsyncDeserializingConsumer AsyncSharedClusterIdResolver ConsumeError KeyDeserializationError Message "
+        "MessageField SerializationContext ValueDeserializationError async_build_serdes async_close_serdes "
+        "asyncinit maybe_await pop_serde_props propagate_async_cluster_id_resolver"
+    ),
+    ".aio._AsyncSerializingProducer": (
+        "AsyncSerializingProducer AsyncSharedClusterIdResolver KeySerializationError MessageField "
+        "SerializationContext ValueSerializationError async_build_serdes async_close_serdes asyncinit "
+        "maybe_await pop_serde_props propagate_async_cluster_id_resolver"
+    ),
+    ".aio._common": (
+        "AsyncLogger ReentryContext wrap_callback wrap_common_callbacks wrap_conf_callback wrap_conf_logger"
+    ),
+    ".aio.producer._AIOProducer": ("BufferTimeoutManager ProducerBatchExecutor ProducerBatchManager"),
+    ".avro": ("CachedSchemaRegistryClient ClientError MessageSerializer"),
+    ".avro.cached_schema_registry_client": (
+        "ACCEPT_HDR CachedSchemaRegistryClient ClientError VALID_AUTH_PROVIDERS VALID_LEVELS VALID_METHODS"
+    ),
+    ".avro.error": ("ClientError"),
+    ".avro.serializer": ("message_serializer"),
+    ".cimpl": (
+        "ACL_OPERATION_ALL ACL_OPERATION_ALTER ACL_OPERATION_ALTER_CONFIGS ACL_OPERATION_ANY "
+        "ACL_OPERATION_CLUSTER_ACTION ACL_OPERATION_CREATE ACL_OPERATION_DELETE ACL_OPERATION_DESCRIBE "
+        "ACL_OPERATION_DESCRIBE_CONFIGS ACL_OPERATION_IDEMPOTENT_WRITE ACL_OPERATION_READ "
+        "ACL_OPERATION_UNKNOWN ACL_OPERATION_WRITE ACL_PERMISSION_TYPE_ALLOW ACL_PERMISSION_TYPE_ANY "
+        "ACL_PERMISSION_TYPE_DENY ACL_PERMISSION_TYPE_UNKNOWN ALTER_CONFIG_OP_TYPE_APPEND "
+        "ALTER_CONFIG_OP_TYPE_DELETE ALTER_CONFIG_OP_TYPE_SET ALTER_CONFIG_OP_TYPE_SUBTRACT "
+        "CONFIG_SOURCE_DEFAULT_CONFIG CONFIG_SOURCE_DYNAMIC_BROKER_CONFIG "
+        "CONFIG_SOURCE_DYNAMIC_DEFAULT_BROKER_CONFIG CONFIG_SOURCE_DYNAMIC_TOPIC_CONFIG "
+        "CONFIG_SOURCE_GROUP_CONFIG CONFIG_SOURCE_STATIC_BROKER_CONFIG CONFIG_SOURCE_UNKNOWN_CONFIG "
+        "CONSUMER_GROUP_STATE_COMPLETING_REBALANCE CONSUMER_GROUP_STATE_DEAD CONSUMER_GROUP_STATE_EMPTY "
+        "CONSUMER_GROUP_STATE_PREPARING_REBALANCE CONSUMER_GROUP_STATE_STABLE CONSUMER_GROUP_STATE_UNKNOWN "
+        "CONSUMER_GROUP_TYPE_CLASSIC CONSUMER_GROUP_TYPE_CONSUMER CONSUMER_GROUP_TYPE_UNKNOWN "
+        "ELECTION_TYPE_PREFERRED ELECTION_TYPE_UNCLEAN ISOLATION_LEVEL_READ_COMMITTED "
+        "ISOLATION_LEVEL_READ_UNCOMMITTED OFFSET_SPEC_EARLIEST OFFSET_SPEC_LATEST OFFSET_SPEC_MAX_TIMESTAMP "
+        "RESOURCE_ANY RESOURCE_BROKER RESOURCE_GROUP RESOURCE_PATTERN_ANY RESOURCE_PATTERN_LITERAL "
+        "RESOURCE_PATTERN_MATCH RESOURCE_PATTERN_PREFIXED RESOURCE_PATTERN_UNKNOWN RESOURCE_TOPIC "
+        "RESOURCE_TRANSACTIONAL_ID RESOURCE_UNKNOWN SCRAM_MECHANISM_SHA_256 SCRAM_MECHANISM_SHA_512 "
+        "SCRAM_MECHANISM_UNKNOWN SHARE_ACKNOWLEDGE_TYPE_ACCEPT SHARE_ACKNOWLEDGE_TYPE_REJECT "
+        "SHARE_ACKNOWLEDGE_TYPE_RELEASE"
+    ),
+    ".deserializing_consumer": (
+        "SharedClusterIdResolver build_serdes close_serdes pop_serde_props propagate_cluster_id_resolver"
+    ),
+    ".error": ("Message"),
+    ".schema_registry": ("MessageField SerializationContext"),
+    ".schema_registry._async.avro": (
+        "AVRO_TYPE AsyncAvroDeserializer AsyncAvroDeserializerBuilder AsyncAvroSerializer "
+        "AsyncAvroSerializerBuilder AsyncBaseDeserializer AsyncBaseSerializer AsyncSchemaRegistryClient "
+        "DeserializerBuilder MessageField ParsedSchemaCache RuleMode RulePhase RuleRegistry Schema SchemaId "
+        "SerializationContext SerializationError SerializerBuilder ValidationRulesExecution "
+        "_resolve_named_schema async_build_serde asyncinit clear_original_key dual_schema_id_deserializer "
+        "get_inline_tags parse_schema_with_repo prefix_schema_id_serializer set_original_key transform "
+        "validate_message"
+    ),
+    ".schema_registry._async.json_schema": (
+        "AsyncBaseDeserializer AsyncBaseSerializer AsyncJSONDeserializer AsyncJSONDeserializerBuilder "
+        "AsyncJSONSerializer AsyncJSONSerializerBuilder AsyncSchemaRegistryClient DeserializerBuilder "
+        "JSON_TYPE MessageField ParsedSchemaCache RuleMode RulePhase RuleRegistry Schema SchemaId "
+        "SerializationContext SerializationError SerializerBuilder ValidationRulesExecution "
+        "_resolve_named_schema async_build_serde asyncinit clear_original_key dual_schema_id_deserializer "
+        "prefix_schema_id_serializer set_original_key transform validate_message"
+    ),
+    ".schema_registry._async.mock_schema_registry_client": (
+        "Association AssociationCreateOrUpdateRequest AssociationInfo AssociationResponse "
+        "AsyncMockSchemaRegistryClient AsyncSchemaRegistryClient RegisteredSchema Schema SchemaRegistryError "
+        "ServerConfig"
+    ),
+    ".schema_registry._async.protobuf": (
+        "AsyncBaseDeserializer AsyncBaseSerializer AsyncProtobufDeserializer AsyncProtobufDeserializerBuilder "
+        "AsyncProtobufSerializer AsyncProtobufSerializerBuilder AsyncSchemaRegistryClient DeserializerBuilder "
+        "MessageField PROTOBUF_TYPE ParsedSchemaCache RuleMode RulePhase RuleRegistry Schema SchemaId "
+        "SchemaReference SerializationContext SerializationError SerializerBuilder ValidationRulesExecution "
+        "_resolve_named_schema async_build_serde asyncinit clear_original_key dual_schema_id_deserializer "
+        "prefix_schema_id_serializer reference_subject_name_strategy set_original_key transform "
+        "validate_message"
+    ),
+    ".schema_registry._async.schema_registry_client": (
+        "Association AssociationCreateOrUpdateRequest AssociationResponse OAuthTokenError RegisteredSchema "
+        "Schema SchemaRegistryError SchemaVersion ServerConfig _AsyncBaseRestClient _AsyncCustomOAuthClient "
+        "_AsyncOAuthClient _AsyncRestClient _urlencode full_jitter is_retriable is_success version"
+    ),
+    ".schema_registry._async.serde": (
+        "AsyncAssociatedNameStrategy AsyncBaseDeserializer AsyncBaseSerde AsyncBaseSerializer "
+        "AsyncSchemaRegistryClient DEFAULT_CACHE_CAPACITY DLQ_RULE_NAME_HEADER Deserializer ErrorAction "
+        "FALLBACK_TYPE KAFKA_CLUSTER_ID MessageField Migration NAMESPACE_WILDCARD NoneAction RegisteredSchema "
+        "Rule RuleAction RuleConditionError RuleContext RuleError RuleKind RuleMode RulePhase RuleSet "
+        "STRATEGY_TYPE_MAP Schema SchemaId SchemaRegistryError SerializationContext SerializationError "
+        "Serializer SubjectNameStrategyType ValidationRuleError ValidationRuleExecutor "
+        "ValidationRulesExecution async_build_serde default_validation_rule_executor get_original_key "
+        "topic_subject_name_strategy"
+    ),
+    ".schema_registry._sync.avro": (
+        "AVRO_TYPE AvroDeserializerBuilder AvroSerializerBuilder DeserializerBuilder ParsedSchemaCache "
+        "RuleRegistry SchemaId SerializerBuilder ValidationRulesExecution _resolve_named_schema build_serde "
+        "clear_original_key get_inline_tags parse_schema_with_repo set_original_key transform "
+        "validate_message"
+    ),
+    ".schema_registry._sync.json_schema": (
+        "DeserializerBuilder JSONDeserializerBuilder JSONSerializerBuilder JSON_TYPE MessageField "
+        "ParsedSchemaCache RuleRegistry SchemaId SerializerBuilder ValidationRulesExecution "
+        "_resolve_named_schema build_serde clear_original_key dual_schema_id_deserializer "
+        "prefix_schema_id_serializer set_original_key transform validate_message"
+    ),
+    ".schema_registry._sync.mock_schema_registry_client": ("AssociationInfo"),
+    ".schema_registry._sync.protobuf": (
+        "DeserializerBuilder MessageField PROTOBUF_TYPE ParsedSchemaCache ProtobufDeserializerBuilder "
+        "ProtobufSerializerBuilder RuleRegistry SerializerBuilder ValidationRulesExecution "
+        "_resolve_named_schema build_serde clear_original_key dual_schema_id_deserializer "
+        "prefix_schema_id_serializer set_original_key transform validate_message"
+    ),
+    ".schema_registry._sync.schema_registry_client": (
+        "OAuthTokenError SchemaRegistryError _BaseRestClient _CustomOAuthClient _OAuthClient _urlencode version"
+    ),
+    ".schema_registry._sync.serde": (
+        "BaseSerde DEFAULT_CACHE_CAPACITY DLQ_RULE_NAME_HEADER ErrorAction MessageField Migration "
+        "NAMESPACE_WILDCARD NoneAction Rule RuleAction RuleConditionError RuleContext RuleError RuleKind "
+        "RuleMode RulePhase RuleSet STRATEGY_TYPE_MAP SubjectNameStrategyType ValidationRuleError "
+        "ValidationRuleExecutor ValidationRulesExecution build_serde default_validation_rule_executor "
+        "get_original_key topic_subject_name_strategy"
+    ),
+    ".schema_registry.avro": (
+        "AsyncAvroDeserializer AsyncAvroDeserializerBuilder AsyncAvroSerializer AsyncAvroSerializerBuilder "
+        "AvroDeserializerBuilder AvroSerializerBuilder LocalSchemaRepository get_inline_tags get_type "
+        "parse_schema_with_repo transform validate_message"
+    ),
+    ".schema_registry.common": ("asyncinit"),
+    ".schema_registry.common._oauthbearer": (
+        "_AbstractCustomOAuthBearerFieldProviderBuilder _AbstractOAuthBearerFieldProviderBuilder "
+        "_AbstractOAuthBearerOIDCAzureIMDSFieldProviderBuilder _AbstractOAuthBearerOIDCFieldProviderBuilder "
+        "_AsyncBearerFieldProvider _BearerFieldProvider _StaticFieldProvider "
+        "_StaticOAuthBearerFieldProviderBuilder"
+    ),
+    ".schema_registry.common.avro": (
+        "AVRO_TYPE AvroMessage AvroSchema FieldType LocalSchemaRepository RuleConditionError RuleContext "
+        "RuleKind Schema VALIDATION_RULES_PROP ValidationRule ValidationRuleError ValidationRuleExecutor "
+        "Variant _collapse_schema _disjoint _get_inline_tags_recursively _implied_namespace _resolve_union "
+        "_schema_loads _transform_field evaluate_validation_rule get_inline_tags get_type "
+        "parse_schema_with_repo parse_validation_rules transform validate_message"
+    ),
+    ".schema_registry.common.json_schema": (
+        "DEFAULT_SPEC FieldType JSON_TYPE JsonMessage JsonSchema RuleConditionError RuleContext RuleKind "
+        "VALIDATION_RULES_PROP ValidationRule ValidationRuleError ValidationRuleExecutor _disjoint "
+        "_retrieve_via_httpx _transform_field _validate_subschemas evaluate_validation_rule get_inline_tags "
+        "get_type parse_validation_rules transform validate_message"
+    ),
+    ".schema_registry.common.protobuf": (
+        "DECIMAL_TYPE_NAME FieldType MAX_EMAX MAX_ENCODABLE_COEFFICIENT_DIGITS MAX_PREC MIN_EMIN "
+        "PROTOBUF_MAJOR_VERSION PROTOBUF_TYPE ROUND_HALF_UP RuleConditionError RuleContext RuleError RuleKind "
+        "SerializationError TIMESTAMP_TYPE_NAME ValidationRule ValidationRuleError ValidationRuleExecutor "
+        "Variant _bytes _disjoint _init_pool _is_builtin _is_repeated _proto_to_str _set_field _str_to_proto "
+        "_transform_field decimal_pb2 evaluate_validation_rule get_inline_tags get_type is_cel_leaf_message "
+        "is_map_field legacy_decimal_pb2 protobuf_to_variant rebuild_value_type set_decimal_message "
+        "set_timestamp_message transform unscaled_to_bytes validate_message variant_pb2 variant_to_protobuf"
+    ),
+    ".schema_registry.common.schema_registry_client": (
+        "VALID_AUTH_PROVIDERS _AsyncStaticFieldProvider _SchemaCache _StaticFieldProvider"
+    ),
+    ".schema_registry.common.serde": (
+        "DLQ_HEADER_PREFIX DLQ_RULE_EXCEPTION_HEADER DLQ_RULE_MODE_HEADER DLQ_RULE_NAME_HEADER "
+        "DLQ_RULE_SUBJECT_HEADER DLQ_RULE_TOPIC_HEADER ErrorAction FieldContext FieldRuleExecutor "
+        "FieldTransform FieldTransformer FieldType Migration NoneAction ParsedSchemaCache RegisteredSchema "
+        "Rule RuleAction RuleBase RuleContext RuleExecutor RuleKind RuleMode STRATEGY_TYPE_MAP Schema "
+        "VALIDATION_RULES_PROP ValidationRule ValidationRuleError ValidationRuleExecutor "
+        "ValidationRulesExecution clear_original_key default_validation_rule_executor "
+        "evaluate_validation_rule get_original_key parse_validation_rules set_original_key wildcard_match"
+    ),
+    ".schema_registry.confluent": ("type types"),
+    ".schema_registry.confluent.meta_pb2": (
+        "ENUM_META_FIELD_NUMBER ENUM_VALUE_META_FIELD_NUMBER FIELD_META_FIELD_NUMBER FILE_META_FIELD_NUMBER "
+        "MESSAGE_META_FIELD_NUMBER"
+    ),
+    ".schema_registry.error": ("OAuthTokenError SchemaParseException UnknownType"),
+    ".schema_registry.json_schema": (
+        "AsyncJSONDeserializer AsyncJSONDeserializerBuilder AsyncJSONSerializer AsyncJSONSerializerBuilder "
+        "JSONDeserializerBuilder JSONSerializerBuilder get_inline_tags get_type transform validate_message"
+    ),
+    ".schema_registry.protobuf": (
+        "AsyncProtobufDeserializer AsyncProtobufDeserializerBuilder AsyncProtobufSerializer "
+        "AsyncProtobufSerializerBuilder ProtobufDeserializerBuilder ProtobufSerializerBuilder get_inline_tags "
+        "get_type is_map_field protobuf_to_variant transform validate_message variant_to_protobuf"
+    ),
+    ".schema_registry.rule_registry": ("RuleAction RuleExecutor"),
+    ".schema_registry.rules": ("dlq"),
+    ".schema_registry.rules.cel.cel_executor": (
+        "DAYS_SHIFT EXTRA_FUNCS FieldContext InterpretedRunner Schema field_value_to_cel msg_to_cel "
+        "protobuf_result_writer"
+    ),
+    ".schema_registry.rules.cel.cel_field_executor": ("field_value_to_cel msg_to_cel"),
+    ".schema_registry.rules.cel.cel_validator": (
+        "CelValidator EXTRA_FUNCS InterpretedRunner RuleError ValidationRule ValidationRuleExecutor "
+        "decimal_boundary_value"
+    ),
+    ".schema_registry.rules.cel.extra_func": (
+        "EXTRA_FUNCS make_extra_funcs string_format validate_email validate_host_and_port validate_ip "
+        "validate_port validate_uuid"
+    ),
+    ".schema_registry.rules.encryption.dek_registry.dek_registry_client": ("CreateDekRequest CreateKekRequest"),
+    ".schema_registry.rules.encryption.dek_registry.mock_dek_registry_client": ("Dek DekId Kek KekId KekKmsProps"),
+    ".schema_registry.rules.encryption.encrypt_executor": (
+        "AeadWrapper DekId EncryptionExecutorTransform FieldEncryptionExecutorTransform KekId KmsDriver"
+    ),
+    ".schema_registry.rules.encryption.kms_driver_registry": ("reset_kms_drivers"),
+    ".schema_registry.schema_registry_client": ("AsyncSchemaRegistryClient SchemaRegistryError VALID_AUTH_PROVIDERS"),
+    ".schema_registry.serde": (
+        "AssociatedNameStrategy AsyncAssociatedNameStrategy AsyncBaseDeserializer AsyncBaseSerde "
+        "AsyncBaseSerializer BaseSerde DLQ_HEADER_PREFIX DLQ_RULE_EXCEPTION_HEADER DLQ_RULE_MODE_HEADER "
+        "DLQ_RULE_NAME_HEADER DLQ_RULE_SUBJECT_HEADER DLQ_RULE_TOPIC_HEADER FALLBACK_TYPE KAFKA_CLUSTER_ID "
+        "ParsedSchemaCache STRATEGY_TYPE_MAP VALIDATION_RULES_PROP ValidationRule ValidationRuleError "
+        "ValidationRuleExecutor ValidationRulesExecution async_build_serde build_serde clear_original_key "
+        "default_validation_rule_executor evaluate_validation_rule get_original_key parse_validation_rules "
+        "set_original_key"
+    ),
+    ".serialization": ("DeserializerBuilder SerializerBuilder"),
+    ".serializing_producer": (
+        "SharedClusterIdResolver build_serdes close_serdes pop_serde_props propagate_cluster_id_resolver"
+    ),
+}

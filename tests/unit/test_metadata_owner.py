@@ -1,0 +1,97 @@
+"""The metadata owner (client/metadata_owner.py) on a virtual clock: what it sends, whom it tells.
+
+Requests go to a recording ``send`` that answers after ``RTT`` virtual seconds; no sockets."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kafkawire.client.metadata_owner import MetadataOwner
+from kafkawire.core.metadata_refresh import Intervals, Pace
+from kafkawire.errors import KafkaError
+from kafkawire.protocol.codec import Struct
+from tests.unit.test_admin_routing import VirtualEngine
+
+RTT = 0.05
+INTERVALS = Intervals(fast=0.1, periodic=10.0, backoff_ms=100, backoff_max_ms=1000)
+
+
+class Recorder:
+    def __init__(self, intervals: Intervals = INTERVALS, fail: bool = False) -> None:
+        self.engine = VirtualEngine()
+        self.sent: list[tuple[float, list[str] | None, bool]] = []  # (at, topics, auto_create)
+        self.folded: list[bool] = []  # each answer's ``full``
+        self.fail = fail
+        self.known = ["known"]
+        self.owner = MetadataOwner(self.engine, self.send, self.fold, lambda: self.known, intervals)
+
+    def send(self, body: Any, callback: Any, timeout: float | None) -> None:
+        request = body(12)
+        topics = None if request["topics"] is None else [t["name"] for t in request["topics"]]
+        self.sent.append((self.engine.now(), topics, request["allow_auto_topic_creation"]))
+        if self.fail:
+            error = KafkaError(KafkaError._TRANSPORT)
+            self.engine.call_later(RTT, lambda: callback(None, error))
+        else:
+            self.engine.call_later(RTT, lambda: callback(Struct(), None))
+
+    def fold(self, response: Struct, full: bool) -> None:
+        self.folded.append(full)
+
+
+def test_asks_of_one_turn_and_asks_a_request_in_flight_covers_share_one_request() -> None:
+    r = Recorder()
+    told: list[str] = []
+    for name, topics in (("a", ["x"]), ("b", ["y"]), ("c", None)):
+        r.owner.ask(topics, lambda _r, _e, name=name: told.append(name))  # type: ignore[misc]
+    r.engine.call_later(RTT / 2, lambda: r.owner.ask(["z"], lambda _r, _e: told.append("in flight")))
+    r.engine.run()
+    assert [(topics, auto) for _at, topics, auto in r.sent] == [(None, False)]
+    assert r.folded == [True]  # every topic was asked for: the picture drops what the answer lacks
+    assert told == ["a", "b", "c", "in flight"]
+
+
+def test_subscribers_hear_every_new_picture_and_not_failures() -> None:
+    r = Recorder()
+    pictures: list[int] = []
+    r.owner.subscribe(lambda: pictures.append(len(r.folded)))
+    r.owner.ask(["x"])
+    r.engine.run()
+    r.fail = True
+    r.owner.ask(["x"])
+    r.engine.run()
+    assert pictures == [1]
+
+
+def test_a_fast_ask_right_after_a_request_waits_the_fast_interval() -> None:
+    r = Recorder()
+    r.owner.ask(["x"])
+    r.engine.run()
+    r.owner.ask(["x"], pace=Pace.FAST)
+    r.engine.run()
+    (first, _, _), (second, _, _) = r.sent
+    assert second - first >= INTERVALS.fast
+
+
+def test_keep_fresh_asks_for_the_known_topics_every_interval_from_the_first_answer() -> None:
+    r = Recorder()
+    r.owner.keep_fresh(auto_create=True)
+    r.engine.run()
+    assert r.sent == []  # nothing asked yet: no picture to keep fresh
+    r.owner.ask(["x"])
+    r.engine.call_later(35.0, r.owner.close)
+    r.engine.run(limit=60.0)
+    assert [at for at, _, _ in r.sent] == pytest.approx([0.0, 10.0 + RTT, 20.0 + 2 * RTT, 30.0 + 3 * RTT])
+    assert {(tuple(topics or ()), auto) for _, topics, auto in r.sent[1:]} == {(("known",), True)}
+
+
+def test_a_closed_owner_sends_nothing_and_tells_askers_at_once() -> None:
+    r = Recorder()
+    r.owner.close()
+    errors: list[KafkaError | None] = []
+    r.owner.ask(["x"], lambda _r, e: errors.append(e))
+    r.engine.run()
+    assert r.sent == []
+    assert [e.code() if e else None for e in errors] == [KafkaError._DESTROY]

@@ -1,0 +1,146 @@
+"""produce()'s C path (`kafkawire._native` ProduceLane) against the Python path it stands in for.
+
+Two producers get the same records, one with the engine's lane and one without (``_lane`` None:
+every record through `ProducerEngine.accept`); their sticky partitioners draw from equally seeded
+generators. Both must end with the same batches (records, partitions, byte counts, full flags),
+the same buffer counters and the same refusals, and the lane must have taken the common records.
+No broker: the topic's partition count is put in each producer's metadata as a refresh would.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kafkawire import Producer
+from kafkawire.native import native
+
+pytestmark = pytest.mark.skipif(
+    native is None and os.environ.get("KAFKAWIRE_REQUIRE_NATIVE") != "1", reason="kafkawire._native is not built"
+)
+
+TOPIC = "lane-topic"
+
+
+def _producer(lane: bool, **conf: Any) -> tuple[Producer, list[int]]:
+    p = Producer(
+        {
+            "bootstrap.servers": "127.0.0.1:1",
+            "linger.ms": 600_000,
+            "message.timeout.ms": 900_000,
+            **conf,
+        }
+    )
+    engine = p._engine
+    engine._sticky._rng = random.Random(7)
+    engine.client.metadata.partition_counts = {TOPIC: 4, "other": 2}
+    if not lane:
+        p._lane = None
+    slow = [0]
+    accept = p._accept
+
+    def counted(*args: Any) -> None:
+        slow[0] += 1
+        accept(*args)
+
+    p._accept = counted
+    return p, slow
+
+
+def _state(p: Producer) -> Any:
+    engine = p._engine
+    batches = []
+    for tp, queue in sorted(engine.acc._queues.items()):
+        for batch in queue:
+            records = [(m.partition, m.key, m.value, m.headers, m.callback, m.size, m.future) for m in batch.messages]
+            batches.append((tp, batch.bytes, batch.full, records))
+    sticks = {t: (s.partition, s.produced) for t, s in engine._sticky.topics.items()}
+    return batches, engine.outstanding, engine.buffered_bytes, len(engine.acc), sticks
+
+
+def _call(p: Producer, record: tuple[Any, ...]) -> Any:
+    args, kwargs = record
+    try:
+        p.produce(*args, **kwargs)
+    except BaseException as exc:  # the same refusal from both paths
+        return type(exc), str(exc)
+    return None
+
+
+def _done(err: Any, msg: Any) -> None:
+    pass
+
+
+def _other(err: Any, msg: Any) -> None:
+    pass
+
+
+values = st.one_of(st.none(), st.binary(max_size=300), st.text(max_size=5))
+keys = st.one_of(st.none(), st.none(), st.sampled_from([b"a", b"b", b"key-3", b""]), st.just("text-key"))
+calls = st.tuples(
+    st.tuples(st.sampled_from([TOPIC, TOPIC, TOPIC, "other", "unknown", "bad topic!"]), values, keys),
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "partition": st.sampled_from([-1, 0, 3, 7, 2**40]),
+            "timestamp": st.sampled_from([0, 1_700_000_000_000, -5]),
+            "on_delivery": st.sampled_from([_done, None, 42]),
+            "callback": st.sampled_from([_other, None]),
+            "headers": st.sampled_from([None, [("h", b"v")]]),
+        },
+    ),
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(records=st.lists(calls, min_size=1, max_size=120))
+def test_the_lane_queues_as_the_python_path(records: list[Any]) -> None:
+    conf = {"batch.size": 700, "batch.num.messages": 9, "queue.buffering.max.messages": 60}
+    with_lane, _ = _producer(True, **conf)
+    without, _ = _producer(False, **conf)
+    try:
+        for record in records:
+            assert _call(with_lane, record) == _call(without, record)
+            a, b = _state(with_lane), _state(without)
+            # Timestamps of 0 are the clock's: compared apart, as set or not.
+            assert a == b
+    finally:
+        for p in (with_lane, without):
+            p.purge()
+            p.close(0)
+
+
+def test_the_lane_takes_the_common_records_keyless_and_keyed() -> None:
+    p, slow = _producer(True, **{"batch.size": 1_000_000})
+    try:
+        for i in range(2_000):
+            p.produce(TOPIC, b"v" * 100, None if i % 2 else b"key-%d" % (i % 10), on_delivery=_done)
+        # The first record of a topic, of a batch and of each key go through Python; the rest not.
+        assert slow[0] < 100
+        assert len(p) == 2_000
+        assert sum(len(b.messages) for q in p._engine.acc._queues.values() for b in q) == 2_000
+    finally:
+        p.purge()
+        p.close(0)
+
+
+def test_a_closed_producer_refuses_through_the_python_path() -> None:
+    p, _ = _producer(True)
+    p.produce(TOPIC, b"x")
+    p.purge()
+    p.close(0)
+    with pytest.raises(RuntimeError):
+        p.produce(TOPIC, b"x")
+
+
+def test_produce_keeps_its_signature_and_docstring() -> None:
+    import inspect
+
+    params = list(inspect.signature(Producer.produce).parameters)
+    assert params == ["self", "topic", "value", "key", "partition", "on_delivery", "timestamp", "headers", "callback"]
+    assert Producer.produce.__doc__ and "Queue one record" in Producer.produce.__doc__

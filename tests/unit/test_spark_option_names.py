@@ -1,0 +1,108 @@
+"""The data source's strict options (issue 29): unknown names refused with the nearest known one,
+kafka.* checked against the consumer's table on reads, the group options refused, and the driver's
+look-ups retried per fetchOffset.numRetries / fetchOffset.retryIntervalMs. No session, no broker."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from kafkawire.errors import KafkaError, KafkaException
+from kafkawire.spark.options import READ_OPTIONS, STREAM_WRITE_OPTIONS, WRITE_OPTIONS, check_option_names
+from kafkawire.spark.read_options import ReadOptionError, batch_options, stream_options
+from kafkawire.spark.reader import with_retries
+
+BASE = {"kafka.bootstrap.servers": "127.0.0.1:9092", "subscribe": "t"}
+
+
+def refused(options: dict[str, str], *, stream: bool = False) -> str:
+    with pytest.raises(ValueError) as exc:
+        (stream_options if stream else batch_options)(options)
+    return str(exc.value)
+
+
+@pytest.mark.parametrize(
+    ("typo", "nearest"),
+    [
+        ("startingOffset", "startingOffsets"),
+        ("startingoffset", "startingOffsets"),  # as Spark hands it over: lower-cased
+        ("subscibe", "subscribe"),
+        ("failOnDataloss ", "failOnDataLoss"),
+        ("maxOffsetPerTrigger", "maxOffsetsPerTrigger"),
+        ("kafak.bootstrap.servers", "kafka.bootstrap.servers"),
+    ],
+)
+def test_a_read_typo_names_the_nearest_option(typo: str, nearest: str) -> None:
+    message = refused({**BASE, typo: "x"})
+    assert message == f"Unknown option '{typo}' for a kafkawire read. Did you mean '{nearest}'?"
+    assert refused({**BASE, typo: "x"}, stream=True) == message
+
+
+def test_an_option_far_from_any_lists_the_known_ones() -> None:
+    assert "Known options: " in refused({**BASE, "topik": "t"})  # topic is a write option
+    message = refused({**BASE, "path": "/data"})
+    assert message.startswith("Unknown option 'path' for a kafkawire read. Known options: kafka.bootstrap.servers, ")
+    assert message.endswith("kafka.*.")
+
+
+def test_write_names() -> None:
+    with pytest.raises(ValueError, match=re.escape("Unknown option 'topik' for a kafkawire write. Did you mean 'topic'?")):
+        check_option_names({"topik": "t"}, WRITE_OPTIONS, "write")
+    with pytest.raises(ValueError, match=re.escape("Unknown option 'checkpointlocation' for a kafkawire write. Known options: ")):
+        check_option_names({"checkpointlocation": "/c"}, WRITE_OPTIONS, "write")  # a batch write has none
+    stream = {"checkpointlocation": "/c", "queryname": "q", "topic": "t", "kafka.acks": "all"}
+    check_option_names(stream, STREAM_WRITE_OPTIONS, "write")
+    check_option_names({"schemaregistry.basic.auth.user.info": "u:p", "valueformat": "avro"}, READ_OPTIONS, "read")
+
+
+def test_kafka_options_are_checked_against_the_consumer() -> None:
+    message = refused({**BASE, "kafka.bogus.option": "1"})
+    assert message == 'Invalid kafka.* option: No such configuration property: "bogus.option"'
+    assert 'did you mean "fetch.max.bytes"' in refused({**BASE, "kafka.fetch.max.byte": "1"})
+    assert "fetch.max.bytes" in refused({**BASE, "kafka.fetch.max.bytes": "lots"}, stream=True)
+    assert batch_options({**BASE, "kafka.client.id": "etl", "kafka.fetch.max.bytes": "1048576"}).kafka["client.id"] == "etl"
+
+
+def test_group_options_are_refused() -> None:
+    for name in ("groupIdPrefix", "kafka.group.id"):
+        message = refused({**BASE, name: "etl"})
+        assert message.startswith(f"Option '{name}' is not supported: kafkawire reads")
+        assert "joins no consumer group" in message
+        assert refused({**BASE, name.lower(): "etl"}, stream=True) == message
+
+
+def test_fetch_offset_options() -> None:
+    opts = batch_options(BASE)
+    assert (opts.offset_fetch_attempts, opts.offset_retry_interval) == (3, 0.01)  # the connector's defaults
+    opts = batch_options({**BASE, "fetchOffset.numRetries": "5", "fetchoffset.retryintervalms": "250"})
+    assert (opts.offset_fetch_attempts, opts.offset_retry_interval) == (5, 0.25)
+    assert refused({**BASE, "fetchOffset.numRetries": "0"}) == "fetchOffset.numRetries must be positive"
+    assert "must not be negative" in refused({**BASE, "fetchOffset.retryIntervalMs": "-1"})
+    assert "whole number" in refused({**BASE, "fetchOffset.numRetries": "three"})
+
+
+def test_look_ups_are_tried_num_retries_times() -> None:
+    calls: list[int] = []
+
+    def flaky(failures: int) -> int:
+        calls.append(1)
+        if len(calls) <= failures:
+            raise KafkaException(KafkaError(KafkaError._TIMED_OUT, "no leader yet"))
+        return 42
+
+    opts = batch_options({**BASE, "fetchOffset.numRetries": "3", "fetchOffset.retryIntervalMs": "0"})
+    assert with_retries(opts, lambda: flaky(2)) == 42 and len(calls) == 3
+    calls.clear()
+    with pytest.raises(KafkaException, match="no leader yet"):
+        with_retries(opts, lambda: flaky(3))
+    assert len(calls) == 3
+    calls.clear()
+
+    def refusal() -> int:
+        calls.append(1)
+        raise ReadOptionError("not retried")
+
+    with pytest.raises(ReadOptionError):
+        with_retries(opts, refusal)
+    assert len(calls) == 1
