@@ -1,6 +1,7 @@
 """Configuration as one table of options: names, aliases, types, ranges, defaults.
 
-Values may be given as Python values or as strings (``"true"``, ``"100"``), as with librdkafka.
+Values may be given as Python values or as strings (``"true"``, ``"100"``), as with librdkafka;
+any other object counts as its ``str()`` (``group.id=uuid.uuid1()``), as confluent-kafka passes it.
 Any mistake fails at construction with ``KafkaError._INVALID_ARG``, naming the key as written,
 the value and what is allowed; a sensitive option's value never appears in an error or a log line.
 """
@@ -23,6 +24,8 @@ from .errors import KafkaError, KafkaException
 #   enum        one of ``choices``, case-insensitive, stored lower-case
 #   callable    a Python callable, or None for "no callback"
 #   list        a list/tuple, or a comma-separated string (split, blanks dropped)
+# Every kind but callable and object also takes any other object as its str() (a UUID, a Decimal,
+# a numpy integer), which is all librdkafka ever sees of it under confluent-kafka.
 #   object      anything; ``validate`` decides
 # ``validate`` runs on the coerced value and returns the value to store; it raises ValueError
 # with a message saying what is allowed. The caller prefixes the key and the value (hidden for
@@ -122,15 +125,46 @@ SECURITY_OPTIONS: tuple[Option, ...] = (
     Option("sasl.oauthbearer.method", "enum", "default", choices=("default", "oidc")),
     _str("sasl.oauthbearer.config", sensitive=True),
     Option("enable.sasl.oauthbearer.unsecure.jwt", "bool", False),
-    _str("sasl.oauthbearer.client.id"),
-    _str("sasl.oauthbearer.client.secret", sensitive=True),
+    _str("sasl.oauthbearer.client.id", aliases=("sasl.oauthbearer.client.credentials.client.id",)),
+    _str("sasl.oauthbearer.client.secret", sensitive=True, aliases=("sasl.oauthbearer.client.credentials.client.secret",)),
     _str("sasl.oauthbearer.token.endpoint.url"),
     _str("sasl.oauthbearer.scope"),
     _str("sasl.oauthbearer.extensions"),
+    # The JWT-bearer grant (RFC 7523) of method oidc: a signed assertion instead of a client secret.
+    Option(
+        "sasl.oauthbearer.grant.type",
+        "enum",
+        "client_credentials",
+        choices=("client_credentials", "urn:ietf:params:oauth:grant-type:jwt-bearer"),
+    ),
+    Option("sasl.oauthbearer.assertion.algorithm", "enum", "rs256", choices=("rs256", "es256")),
+    _str("sasl.oauthbearer.assertion.private.key.file"),
+    _str("sasl.oauthbearer.assertion.private.key.passphrase", sensitive=True),
+    _str("sasl.oauthbearer.assertion.private.key.pem", sensitive=True),
+    _str("sasl.oauthbearer.assertion.file"),
+    _str("sasl.oauthbearer.assertion.claim.aud"),
+    _str("sasl.oauthbearer.assertion.claim.iss"),
+    _str("sasl.oauthbearer.assertion.claim.sub"),
+    _int("sasl.oauthbearer.assertion.claim.exp.seconds", 300, 1),
+    _int("sasl.oauthbearer.assertion.claim.nbf.seconds", 60, 0),
+    Option("sasl.oauthbearer.assertion.claim.jti.include", "bool", False),
+    _str("sasl.oauthbearer.assertion.jwt.template.file"),
     _str("https.ca.location"),  # the CA of HTTPS endpoints (the OIDC token endpoint); else the system's
     _str("https.ca.pem"),
 )
 
+
+# How broker connections are resolved, made and kept (io/connection_settings.py reads them).
+SOCKET_OPTIONS: tuple[Option, ...] = (
+    _int("socket.send.buffer.bytes", 0, 0, 100_000_000),  # SO_SNDBUF; 0: the system's
+    _int("socket.receive.buffer.bytes", 0, 0, 100_000_000),  # SO_RCVBUF; 0: the system's
+    Option("socket.keepalive.enable", "bool", False),  # SO_KEEPALIVE
+    Option("socket.nagle.disable", "bool", True),  # TCP_NODELAY
+    Option("broker.address.family", "enum", "any", choices=("any", "v4", "v6")),
+    _int("broker.address.ttl", 1000, 0, 86_400_000),  # how long a host name's addresses are kept
+    _int("connections.max.idle.ms", 0, 0, 2**31 - 1),  # 0: never close an idle connection
+    Option("log.connection.close", "bool", True),  # log a broker closing a connection
+)
 
 CONNECTION_OPTIONS: tuple[Option, ...] = (
     Option("bootstrap.servers", "str", None, aliases=("metadata.broker.list",)),
@@ -152,6 +186,7 @@ CONNECTION_OPTIONS: tuple[Option, ...] = (
     _int("test.mock.num.brokers", 0, 0, 10_000),
     _int("test.mock.broker.rtt", 0, 0, 3_600_000),
     *SECURITY_OPTIONS,
+    *SOCKET_OPTIONS,
 )
 
 # Every client backs off retries (and the metadata owner failed refreshes) by these.
@@ -185,12 +220,16 @@ def allowed(opt: Option) -> str:
 
 
 _TRUE = frozenset({"true", "t", "1"})
+# Values taken as they are; any other object is taken as its str().
+_NATIVE = (str, bool, int, float, list, tuple, type(None))
 _FALSE = frozenset({"false", "f", "0"})
 
 
 def _coerce(opt: Option, value: Any, key: str | None = None) -> Any:
     """The typed value of ``opt`` given as ``value`` under ``key`` (an alias or the name)."""
     key = key or opt.name
+    if opt.kind not in ("callable", "object") and not isinstance(value, _NATIVE):
+        value = str(value)
     shown = HIDDEN if opt.sensitive else value if isinstance(value, str) and value.strip() else repr(value)
 
     def bad(detail: str) -> KafkaException:
@@ -227,16 +266,13 @@ def _coerce(opt: Option, value: Any, key: str | None = None) -> Any:
             raise bad("expected a list or a comma-separated string")
     elif opt.kind == "object":
         coerced = value
-    elif value is None and opt.default is None:
-        coerced = None  # a str option that is unset by default may be given as None
-    elif not isinstance(value, str):
-        raise bad("expected a string")
-    elif opt.kind == "enum":
-        coerced = value.strip().lower()
-        if coerced not in opt.choices:
-            raise bad(allowed(opt))
+    elif value is None:
+        coerced = opt.default  # None sets a str or enum option back to its default, as librdkafka's NULL
     else:
-        coerced = value
+        text = value if isinstance(value, str) else str(value)  # 5, True: their str(), as confluent-kafka's
+        coerced = text.strip().lower() if opt.kind == "enum" else text
+        if opt.kind == "enum" and coerced not in opt.choices:
+            raise bad(allowed(opt))
     if opt.validate is not None:
         try:
             coerced = opt.validate(coerced)

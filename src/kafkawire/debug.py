@@ -106,6 +106,11 @@ class Debug:
             return
         self._logger.log(logging.DEBUG, "%s [%s] [thrd:%s]: " + fmt, facility, self.name, where, *args)
 
+    def info(self, facility: str, where: str, fmt: str, *args: Any) -> None:
+        """A line at INFO whatever the contexts: what librdkafka logs at level 6 without debug (a
+        broker closing a connection, under log.connection.close)."""
+        self._logger.log(logging.INFO, "%s [%s] [thrd:%s]: " + fmt, facility, self.name, where, *args)
+
     def always(self, facility: str, fmt: str, *args: Any) -> None:
         """A line written whatever the contexts (the INIT line an application checks its logger by)."""
         self._logger.log(logging.DEBUG, "%s [%s] [thrd:%s]: " + fmt, facility, self.name, APP, *args)

@@ -1,6 +1,7 @@
 """OAuth 2.0 access tokens over HTTP(S), the package's one token client: the client-credentials grant
 (RFC 6749 4.4) of ``sasl.oauthbearer.method=oidc`` and of the Schema Registry's OAUTHBEARER source,
-and the plain GET of Azure's instance metadata endpoint.
+the JWT-bearer grant (RFC 7523 2.1) of ``sasl.oauthbearer.grant.type``, and the plain GET of Azure's
+instance metadata endpoint.
 
 It is urllib (the standard library), so that the client needs no HTTP package: httpx is the Schema
 Registry's optional extra. A client secret never appears in an error, nor does a token.
@@ -14,7 +15,7 @@ import json
 import ssl
 import time
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -82,6 +83,43 @@ class ClientCredentials:
         return f"ClientCredentials(url={self.url!r}, client_id={self.client_id!r})"
 
 
+JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+
+
+class JwtBearer:
+    """The JWT-bearer grant at one token endpoint: each request carries a fresh ``assertion(now)``
+    (a signed JWT, `kafkawire.jwt_assertion`) instead of a client secret."""
+
+    def __init__(
+        self,
+        url: str,
+        assertion: Callable[[float], str],
+        scope: str | None = None,
+        tls: ssl.SSLContext | None = None,
+        timeout: float = REQUEST_TIMEOUT,
+    ) -> None:
+        self.url = url
+        self._assertion = assertion
+        self._scope = scope
+        self._tls = tls
+        self._timeout = timeout
+
+    def fetch(self) -> tuple[str, float]:
+        """(access token, lifetime in seconds); TokenEndpointError says why there is none."""
+        try:
+            assertion = self._assertion(time.time())
+        except ValueError as exc:  # an assertion file gone or emptied since construction
+            raise TokenEndpointError(str(exc)) from None
+        form = {"grant_type": JWT_BEARER, "assertion": assertion, **({"scope": self._scope} if self._scope else {})}
+        headers = {"Content-Type": "application/x-www-form-urlencoded"}
+        body = urllib.parse.urlencode(form).encode()
+        # Some providers (GCP) answer an id_token instead, as librdkafka allows for this grant.
+        return request_token(self.url, headers, body, self._tls, self._timeout, fields=("access_token", "id_token"))
+
+    def __repr__(self) -> str:
+        return f"JwtBearer(url={self.url!r})"
+
+
 def request_token(
     url: str,
     headers: Mapping[str, str],
@@ -89,9 +127,11 @@ def request_token(
     tls: ssl.SSLContext | None,
     timeout: float,
     default_lifetime: float | None = None,
+    fields: tuple[str, ...] = ("access_token",),
 ) -> tuple[str, float]:
-    """POST ``form`` (GET without one) to ``url``; the answer's access token and its lifetime in
-    seconds: ``expires_in``, else the token's JWT ``exp`` claim, else ``default_lifetime``."""
+    """POST ``form`` (GET without one) to ``url``; the answer's token (the first of ``fields`` it
+    has) and its lifetime in seconds: ``expires_in``, else the token's JWT ``exp`` claim, else
+    ``default_lifetime``."""
     import urllib.error  # here, not at import: urllib.request brings http.client and email (13 ms)
     import urllib.request
 
@@ -113,9 +153,10 @@ def request_token(
         answer_json = json.loads(body)
     except ValueError:
         raise TokenEndpointError(f"{where}: the answer is not JSON") from None
-    token = answer_json.get("access_token") if isinstance(answer_json, dict) else None
-    if not isinstance(token, str) or not token:
-        raise TokenEndpointError(f"{where}: the answer has no access_token")
+    given = answer_json if isinstance(answer_json, dict) else {}
+    token = next((given[f] for f in fields if isinstance(given.get(f), str) and given[f]), None)
+    if token is None:
+        raise TokenEndpointError(f"{where}: the answer has no {' or '.join(fields)}")
     lifetime = _seconds(answer_json.get("expires_in"))
     if lifetime is not None:
         return token, lifetime

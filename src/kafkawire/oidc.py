@@ -1,5 +1,6 @@
 """``sasl.oauthbearer.method=oidc``: OAUTHBEARER tokens from an identity provider's token endpoint
-with the OAuth 2.0 client-credentials grant (RFC 6749 4.4) over HTTPS, as librdkafka does.
+with the OAuth 2.0 client-credentials grant (RFC 6749 4.4), or the JWT-bearer grant (RFC 7523, a
+signed assertion instead of a secret: ``sasl.oauthbearer.grant.type``), over HTTPS, as librdkafka does.
 
 The HTTP exchange (`oauth.py`) runs on a worker thread, never on the IO thread: a connection that
 needs a token asks `OidcTokenSource.token()`, which answers the token in hand, or None after starting
@@ -16,7 +17,8 @@ import urllib.parse
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .oauth import ClientCredentials
+from .jwt_assertion import JwtAssertion
+from .oauth import JWT_BEARER, ClientCredentials, JwtBearer
 from .token_renewer import TokenRenewer, from_lifetime
 
 
@@ -47,14 +49,20 @@ class OidcTokenSource:
             raise ValueError('"sasl.oauthbearer.token.endpoint.url" is required')
         if urllib.parse.urlsplit(url).scheme != "https" or not urllib.parse.urlsplit(url).hostname:
             raise ValueError('"sasl.oauthbearer.token.endpoint.url" must be an https:// URL')
-        if not client_id or not secret:
+        jwt_bearer = config["sasl.oauthbearer.grant.type"] == JWT_BEARER
+        if not jwt_bearer and (not client_id or not secret):
             raise ValueError('"sasl.oauthbearer.client.id" and "sasl.oauthbearer.client.secret" are required')
         self.extensions = parse_extensions(config["sasl.oauthbearer.extensions"])
         try:
             tls = ssl.create_default_context(cafile=config["https.ca.location"], cadata=config["https.ca.pem"])
         except (OSError, ssl.SSLError, ValueError):
             raise ValueError('"https.ca.location"/"https.ca.pem": no CA certificate could be read') from None
-        grant = ClientCredentials(url, client_id, secret, config["sasl.oauthbearer.scope"], tls)
+        scope = config["sasl.oauthbearer.scope"]
+        grant: ClientCredentials | JwtBearer
+        if jwt_bearer:
+            grant = JwtBearer(url, JwtAssertion(config).make, scope, tls)
+        else:
+            grant = ClientCredentials(url, client_id, secret, scope, tls)
         self._tokens = TokenRenewer(from_lifetime(grant.fetch), "kafkawire-oidc")
 
     def token(self, now: float, on_ready: Callable[[], None]) -> str | None:

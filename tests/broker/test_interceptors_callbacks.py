@@ -237,7 +237,13 @@ def test_on_acknowledgement_gets_no_partition_for_a_record_failed_before_any_bro
     topic = topic_name()
     mock_cluster.topic_set_error(topic, UNKNOWN_TOPIC_OR_PARTITION)
     events: list[tuple[Any, ...]] = []
-    producer = Producer({"bootstrap.servers": mock_cluster.bootstraps, "interceptor.classes": [EventLog(events)]})
+    producer = Producer(
+        {
+            "bootstrap.servers": mock_cluster.bootstraps,
+            "interceptor.classes": [EventLog(events)],
+            "topic.metadata.propagation.max.ms": 0,  # fail at once, not after librdkafka's 30 s
+        }
+    )
     closing.append(producer)
     producer.produce(
         topic,

@@ -503,7 +503,7 @@ def test_unknown_topic_fails_with_unknown_topic(
 ) -> None:
     topic = topic_name("missing")
     mock_cluster.topic_set_error(topic, KafkaError.UNKNOWN_TOPIC_OR_PARTITION)
-    p = make_producer()
+    p = make_producer({"topic.metadata.propagation.max.ms": 0})  # (not librdkafka's 30 s wait for the topic)
     reports = Reports()
     produce_values(p, topic, values(5), reports)
     assert p.flush(WAIT) == 0

@@ -273,3 +273,28 @@ def test_stats_cb_is_served_by_poll(cluster: tuple[MockCluster, Any], kind: str)
         consumer.close()
     assert docs and all(doc["type"] == "consumer" for doc in docs)
     assert any(broker["nodeid"] >= 0 and broker["tx"] for broker in docs[-1]["brokers"].values())
+
+
+@pytest.mark.parametrize("kind", ["kafkawire", "confluent"])
+def test_max_poll_records_bounds_what_a_share_fetch_acquires(cluster: tuple[MockCluster, Any], kind: str) -> None:
+    """max.poll.records goes into ShareFetch's MaxRecords (librdkafka 2.16): the broker acquires and
+    returns no more per fetch, so no poll hands over more; every record still arrives once."""
+    mock, producer = cluster
+    group = f"g-max-poll-{kind}-{next(_groups)}"
+    conf = {"bootstrap.servers": mock.bootstraps, "group.id": group, "max.poll.records": 4}
+    consumer = KINDS[kind].ShareConsumer(conf)
+    consumer.subscribe([TOPIC])
+    for i in range(N):
+        producer.produce(TOPIC, value=b"%d" % i, partition=i % PARTITIONS)
+    assert producer.flush(10) == 0
+    sizes: list[int] = []
+    got: set[Key] = set()
+    end = time.monotonic() + DEADLINE
+    while len(got) < N and time.monotonic() < end:
+        batch = consumer.poll(0.2)
+        if len(batch):
+            sizes.append(len(batch))
+            got |= {key(m) for m in batch}
+    consumer.close()
+    assert got == ALL
+    assert max(sizes) <= 4 * PARTITIONS, sizes  # one fetch per partition leader at most, each capped at 4

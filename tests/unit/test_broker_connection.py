@@ -177,7 +177,7 @@ class Resolver:
         self.engine = engine
         self.table = table  # host -> "ok" or the reason it fails
 
-    def resolve(self, host: str, port: int, done: Callable[..., None]) -> None:
+    def resolve(self, host: str, port: int, done: Callable[..., None], **_settings: object) -> None:
         if host not in self.table:
             return
         how = self.table[host]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -72,3 +73,168 @@ def test_one_dict_serves_all_three_clients(caplog: pytest.LogCaptureFixture) -> 
     assert "group.id is a consumer property and will be ignored by this admin instance" in text
     admin_lines = [line for line in text.splitlines() if "admin instance" in line]
     assert not any("producer property" in line for line in admin_lines)  # an admin client is a producer
+
+
+# --- every client's table against the catalog ------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+CLIENTS = ("producer", "consumer", "admin")
+
+
+def _make(kind: str, conf: dict[str, Any], module: Any) -> None:
+    """Build (and close) one client of ``kind`` from ``module`` (kafkawire or confluent_kafka)."""
+    full = {"bootstrap.servers": "127.0.0.1:1", **conf}
+    if kind == "producer":
+        client = module.Producer(full)
+    elif kind == "consumer":
+        client = module.Consumer({"group.id": "g", **full})
+    else:
+        client = module.admin.AdminClient(full)
+    close = getattr(client, "close", None)
+    if close is not None:
+        close()
+
+
+def _outcome(kind: str, conf: dict[str, Any], module: Any) -> str:
+    try:
+        _make(kind, conf, module)
+    except Exception as exc:  # either client's KafkaException, or confluent-kafka's TypeError/ValueError
+        first = exc.args[0] if exc.args else exc
+        return first.str() if hasattr(first, "str") else str(exc)
+    return "ok"
+
+
+DEFAULTS = [(name, default) for name, _scope, _kind, _rng, default, _target in PROPERTIES if default != ""]
+
+
+@pytest.mark.parametrize("kind", CLIENTS)
+def test_every_property_at_its_default_is_accepted_by_every_client(kind: str) -> None:
+    """confluent-kafka's judgement is taken in the same run: it refuses a few defaults for their
+    form (platform-specific ones, a Python type check), never for the name; kafkawire refuses none."""
+    import confluent_kafka
+    import confluent_kafka.admin
+
+    import kafkawire
+    import kafkawire.admin
+
+    assert len(DEFAULTS) > 100
+    logging.disable(logging.WARNING)
+    try:
+        ours = {name: _outcome(kind, {name: default}, kafkawire) for name, default in DEFAULTS}
+        theirs = {name: _outcome(kind, {name: default}, confluent_kafka) for name, default in DEFAULTS}
+    finally:
+        logging.disable(logging.NOTSET)
+    assert {name: why for name, why in ours.items() if why != "ok"} == {}
+    refused = {name: why for name, why in theirs.items() if why != "ok"}
+    assert not any("No such configuration property" in why for why in refused.values())
+    # What confluent-kafka refuses today: its build's feature list (sasl_gssapi is not in this
+    # build), a Windows-only property, and a bool the Python wrapper wants as a bool.
+    expected = {"builtin.features", "ssl.ca.certificate.stores"} | ({"delivery.report.only.error"} if kind == "producer" else set())
+    assert set(refused) == expected
+
+
+@pytest.mark.parametrize("kind", CLIENTS)
+def test_no_property_is_unknown_to_any_client(kind: str) -> None:
+    import kafkawire
+    import kafkawire.admin
+
+    logging.disable(logging.WARNING)
+    try:
+        unknown = [
+            name
+            for name, *_ in PROPERTIES
+            if "No such configuration property" in _outcome(kind, {name: "x"}, kafkawire)
+        ]
+    finally:
+        logging.disable(logging.NOTSET)
+    assert unknown == []
+
+
+def test_each_table_names_a_property_once_and_every_unimplemented_one_says_why() -> None:
+    from kafkawire.admin.config import ADMIN_OPTIONS
+    from kafkawire.client.inert_properties import NO_EFFECT, ONLY_VALUES
+    from kafkawire.consumer.config import CONSUMER_OPTIONS
+    from kafkawire.producer.config import PRODUCER_OPTIONS
+
+    catalog = {row[0] for row in PROPERTIES}
+    assert set(NO_EFFECT) <= catalog and set(ONLY_VALUES) <= catalog and not set(NO_EFFECT) & set(ONLY_VALUES)
+    for table in (PRODUCER_OPTIONS, CONSUMER_OPTIONS, ADMIN_OPTIONS):
+        keys = [key for opt in table for key in (opt.name, *opt.aliases)]
+        assert len(keys) == len(set(keys))
+
+
+@pytest.mark.parametrize(
+    ("conf", "key"),
+    [
+        ({"sasl.mechanism": "GSSAPI", "security.protocol": "sasl_plaintext"}, "GSSAPI"),
+        ({"ssl.engine.location": "/opt/engine.so"}, "ssl.engine.location"),
+        ({"plugin.library.paths": "monitoring-interceptor"}, "plugin.library.paths"),
+        ({"client.dns.lookup": "resolve_canonical_bootstrap_servers_only"}, "client.dns.lookup"),
+        ({"sasl.oauthbearer.metadata.authentication.type": "azure_imds"}, "metadata.authentication.type"),
+        ({"queuing.strategy": "lifo"}, "queuing.strategy"),
+        ({"socket.max.fails": 3}, "socket.max.fails"),
+    ],
+)
+def test_a_value_selecting_what_kafkawire_lacks_fails_construction_saying_so(conf: dict[str, Any], key: str) -> None:
+    import kafkawire
+
+    with pytest.raises(KafkaException) as e:
+        kafkawire.Producer({"bootstrap.servers": "127.0.0.1:1", **conf})
+    message = e.value.args[0].str()
+    assert e.value.args[0].code() == KafkaError._INVALID_ARG and key in message
+    assert "not supported" in message or "is not supported" in message
+
+
+def test_a_c_api_slot_is_refused_as_confluent_kafka_refuses_it() -> None:
+    import confluent_kafka
+
+    import kafkawire
+
+    for key in ("socket_cb", "dr_msg_cb", "log_cb", "rebalance_cb"):
+        ours = _outcome("producer", {key: print}, kafkawire)
+        assert key in ours and "C API slot" in ours
+        assert "must be set through dedicated" in _outcome("producer", {key: print}, confluent_kafka)
+
+
+def test_values_of_any_type_are_taken_as_their_str_as_confluent_kafka_does() -> None:
+    import uuid
+    from decimal import Decimal
+
+    import confluent_kafka
+
+    import kafkawire
+    from kafkawire.consumer.config import parse_consumer_config
+
+    group = uuid.uuid1()
+    cases = [
+        {"group.id": group},
+        {"client.id": 5},
+        {"client.id": True},
+        {"session.timeout.ms": Decimal(6000)},
+        {"enable.auto.commit": "True"},
+        {"broker.address.family": "V4"},
+    ]
+    for conf in cases:
+        assert _outcome("consumer", conf, kafkawire) == "ok" == _outcome("consumer", conf, confluent_kafka), conf
+    parsed = parse_consumer_config({"group.id": group, "session.timeout.ms": Decimal(6000), "client.id": True})
+    assert parsed.group_id == str(group) and parsed["session.timeout.ms"] == 6000 and parsed["client.id"] == "True"
+    for conf in ({"enable.auto.commit": 2}, {"enable.auto.commit": None}, {"session.timeout.ms": "soon"}):
+        assert _outcome("consumer", conf, kafkawire) != "ok" and _outcome("consumer", conf, confluent_kafka) != "ok"
+
+
+def clients_options() -> list[Any]:
+    """Every client's option table, for README's table (its options without effect)."""
+    from kafkawire.admin.config import ADMIN_OPTIONS
+    from kafkawire.consumer.config import CONSUMER_OPTIONS
+    from kafkawire.producer.config import PRODUCER_OPTIONS
+
+    return [*PRODUCER_OPTIONS, *CONSUMER_OPTIONS, *ADMIN_OPTIONS]
+
+
+def test_readme_table_is_the_codes() -> None:
+    from kafkawire.client.inert_properties import readme_table
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    start, end = "<!-- inert-properties:start -->\n", "\n<!-- inert-properties:end -->"
+    assert start in text and end in text
+    assert text[text.index(start) + len(start) : text.index(end)] == readme_table(clients_options())

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from kafkawire.client.inert_properties import NO_EFFECT
 from kafkawire.config import CONNECTION_OPTIONS, Option, parse_config
 from kafkawire.errors import KafkaError, KafkaException
 from kafkawire.producer.config import (
@@ -175,15 +176,13 @@ def test_noop_options_are_accepted_and_each_says_why() -> None:
         "api.version.request",
         "api.version.fallback.ms",
         "broker.version.fallback",
-        "socket.keepalive.enable",
-        "socket.nagle.disable",
         "log_level",
         "log.thread.name",
         "enable.metrics.push",
-        "connections.max.idle.ms",
-    }  # ("debug" has an effect now: kafkawire.debug)
+    }  # ("debug" has an effect now: kafkawire.debug; connections.max.idle.ms too: io/broker.py)
     assert all(opt.noop for opt in NOOP_OPTIONS)
-    assert not any(opt.noop for opt in PRODUCER_OPTIONS if opt not in NOOP_OPTIONS)
+    # The other options without effect are librdkafka's, each with why (client/inert_properties.py).
+    assert not any(opt.noop for opt in PRODUCER_OPTIONS if opt not in NOOP_OPTIONS and opt.name not in NO_EFFECT)
     conf = parse_producer_config(
         {
             "api.version.request": False,
@@ -280,7 +279,6 @@ def test_out_of_range(key: str, value: Any, allowed: str) -> None:
         ("partitioner", "MURMUR2", "allowed values are random, consistent, consistent_random, murmur2"),
         ("partitioner", b"murmur2", "a callable, or an object with a partition() method"),
         ("partitioner", 5, "allowed values are random"),
-        ("client.id", 5, "expected a string"),
         ("transactional.id", "", "expected a non-empty string"),
         # Sent in requests as a protocol STRING (int16 length of UTF-8): refused now, not on the IO thread.
         ("client.id", "app\udc80", "expected text that encodes as UTF-8 (no lone surrogates)"),
@@ -431,7 +429,7 @@ def _secret_validate(value: Any) -> Any:
 @pytest.mark.parametrize(
     "option",
     [
-        Option("sasl.password", "str", None, sensitive=True),
+        Option("sasl.password", "str", None, sensitive=True, validate=_secret_validate),
         Option("sasl.password", "int", 0, 0, 10, sensitive=True),
         Option("sasl.password", "bool", False, sensitive=True),
         Option("sasl.password", "enum", "a", choices=("a", "b"), sensitive=True),
@@ -603,7 +601,22 @@ AGREE: list[tuple[dict[str, Any], bool]] = [
     ({"default.topic.config": {"linger.ms": 5}}, False),  # any option, as at the top level
     ({"default.topic.config": {"bogus.x": 5}}, True),
     ({"log.thread.name": False}, False),
+    # Every librdkafka property is known; any object is taken as its str(), as confluent-kafka passes it.
+    ({"client.id": 5}, False),
+    ({"client.id": None}, False),
+    ({"queue.buffering.backpressure.threshold": 1}, False),
+    ({"sticky.partitioning.linger.ms": 10}, False),
+    ({"delivery.report.only.error": True}, False),
+    ({"enable.gapless.guarantee": False}, False),
+    ({"message.copy.max.bytes": 65535}, False),
     ({"allow.auto.create.topics": False}, False),
+    ({"socket.send.buffer.bytes": 65536, "socket.keepalive.enable": True}, False),
+    ({"group.id": "g", "coordinator.query.interval.ms": 1000}, False),  # a consumer's, ignored with a warning
+    ({"socket_cb": _fn}, True),  # a C API slot
+    ({"enable.gapless.guarantee": 2}, True),
+    ({"enable.idempotence": True, "enable.gapless.guarantee": True}, False),
+    ({"enable.idempotence": False, "enable.gapless.guarantee": True}, True),
+    ({"broker.address.family": "v5"}, True),
     ({"allow.auto.create.topics": "maybe"}, True),
     ({"connections.max.idle.ms": 540_000}, False),
     ({"connections.max.idle.ms": -1}, True),
@@ -634,7 +647,6 @@ DIFFERENCES: list[tuple[dict[str, Any], bool, str]] = [
     ({"batch.size": "0x10"}, True, "no C-style hex"),
     ({"linger.ms": "5ms"}, True, "no trailing garbage in numbers (strtod stops at 'm')"),
     ({"batch.size": 2**32 + 5}, True, "confluent-kafka wraps it to a C int (5)"),
-    ({"client.id": 5}, True, "string options take strings; confluent-kafka applies str() to anything"),
     ({"transactional.id": ""}, True, "an empty transactional id cannot be used with the broker"),
     ({"compression.type": "gzip", "compression.level": 10}, True, "gzip has levels 0-9 only"),
     ({"retry.backoff.ms": 500, "retry.backoff.max.ms": 100}, True, "librdkafka only warns and uses a static backoff"),
@@ -646,11 +658,7 @@ DIFFERENCES: list[tuple[dict[str, Any], bool, str]] = [
     ({"error_cb": 5}, True, "confluent-kafka raises TypeError; kafkawire reports every mistake as _INVALID_ARG"),
     # librdkafka features kafkawire does not implement (refused rather than silently ignored)
     ({"ssl.providers": "legacy"}, True, "Python's ssl module has no OpenSSL providers"),
-    ({"queue.buffering.backpressure.threshold": 1}, True, "librdkafka's request backpressure heuristic"),
-    ({"sticky.partitioning.linger.ms": 10}, True, "sticky partitioning has no linger of its own here"),
-    ({"delivery.report.only.error": True}, True, "not implemented"),
-    ({"enable.gapless.guarantee": False}, True, "experimental in librdkafka; not implemented"),
-    ({"message.copy.max.bytes": 65535}, True, "librdkafka's copy-versus-reference tuning"),
+    ({"delivery.report.only.error": "true"}, False, "confluent-kafka wants a bool there; librdkafka's text forms do"),
 ]
 
 

@@ -67,7 +67,8 @@ def test_secrets_never_in_errors_or_repr() -> None:
         error_text(security_protocol="sasl_plaintext", sasl_mechanism="OAUTHBEARER",
                    enable_sasl_oauthbearer_unsecure_jwt=True,
                    sasl_oauthbearer_config=f"principal=alice nonsense {SECRET}"),
-        error_text(ssl_key_password=12),
+        error_text(security_protocol="ssl", ssl_key_password=SECRET, ssl_certificate_location="/nonexistent/c.pem",
+                   ssl_key_location="/nonexistent/key.pem"),
     ]  # fmt: skip
     good = settings(security_protocol="sasl_plaintext", sasl_mechanism="PLAIN", sasl_username="u",
                     sasl_password=SECRET)  # fmt: skip

@@ -7,7 +7,8 @@ is checked here (a Logger, an adapter or a Handler) and used by the client.
 
 from __future__ import annotations
 
-from ..client.options import CALLBACK_OPTIONS, DEBUG_OPTION, LOGGER_OPTION, NOOP_OPTIONS
+from ..client.inert_properties import unimplemented
+from ..client.options import ADMIN, CALLBACK_OPTIONS, DEBUG_OPTION, LOGGER_OPTION, NOOP_OPTIONS
 from ..config import CONNECTION_OPTIONS, RETRY_BACKOFF_OPTIONS, Option, option_index
 
 ADMIN_OPTIONS: tuple[Option, ...] = (
@@ -22,5 +23,7 @@ ADMIN_OPTIONS: tuple[Option, ...] = (
     Option("allow.auto.create.topics", "bool", True),
     *NOOP_OPTIONS,
 )
+
+ADMIN_OPTIONS += unimplemented(ADMIN_OPTIONS, ADMIN)
 
 ADMIN_INDEX = option_index(ADMIN_OPTIONS)

@@ -10,7 +10,7 @@ value, and warns when the property is for the other client type. The catalog of 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..config import Option, parse_config
@@ -46,15 +46,9 @@ NOOP_OPTIONS: tuple[Option, ...] = (
         "broker.version.fallback", "str", "0.10.0",
         noop="kafkawire never guesses a broker's versions; brokers before 0.10 are not supported",
     ),
-    _bool("socket.keepalive.enable", False, noop="broker sockets keep the operating system's keep-alive setting"),
-    _bool("socket.nagle.disable", True, noop="kafkawire always disables Nagle (TCP_NODELAY), librdkafka's default"),
     _int("log_level", 6, 0, 7, noop="kafkawire logs through the logging module; set levels on 'kafkawire'"),
     _bool("log.thread.name", True, noop="log records carry their thread's name already (logging's threadName)"),
     _bool("enable.metrics.push", True, noop="kafkawire does not push client metrics to brokers (KIP-714)"),
-    _int(
-        "connections.max.idle.ms", 0, 0,
-        noop="kafkawire does not close idle broker connections (librdkafka's default, 0, does not either)",
-    ),
 )  # fmt: skip
 
 # A Logger (or adapter) or a Handler that receives the client's log records (`kafkawire.client.logs`).
@@ -82,7 +76,31 @@ _ROLE_NAMES = {PRODUCER: "producer", CONSUMER: "consumer"}
 _NAMED_INTEGERS: Mapping[str, Mapping[str, int]] = {"request.required.acks": {"all": -1}}
 
 
-def _catalog_option(name: str, kind: str, rng: str, target: str) -> Option:
+# The Python way to do what a librdkafka C API slot (kind "api") does, where confluent-kafka has one.
+_PYTHON_WAY = {
+    "log_cb": "the logger option",
+    "oauthbearer_token_refresh_cb": "oauth_cb",
+    "dr_cb": "on_delivery",
+    "dr_msg_cb": "on_delivery",
+    "partitioner_cb": "a callable partitioner",
+    "rebalance_cb": "subscribe(on_assign=, on_revoke=, on_lost=)",
+    "offset_commit_cb": "on_commit",
+    "default_topic_conf": "default.topic.config",
+}
+
+
+def _c_api_slot(name: str) -> Callable[[Any], Any]:
+    """A C API slot is refused whatever its value, as confluent-kafka refuses it."""
+    instead = _PYTHON_WAY.get(name)
+    why = "a librdkafka C API slot, not a configuration value" + (f"; use {instead}" if instead else "")
+
+    def refuse(value: Any) -> Any:
+        raise ValueError(why)
+
+    return refuse
+
+
+def catalog_option(name: str, kind: str, rng: str, target: str) -> Option:
     """An Option that checks a value as librdkafka checks this property's (kind, range, choices)."""
     named = _NAMED_INTEGERS.get(target or name)
     if kind in ("int", "float") and named is None:
@@ -92,19 +110,19 @@ def _catalog_option(name: str, kind: str, rng: str, target: str) -> Option:
         return Option(name, "object", None, validate=lambda v: named.get(str(v).strip().lower(), v))
     if kind == "bool":
         return Option(name, "bool", None)
-    if kind == "enum":
-        return Option(name, "enum", None, choices=tuple(c.strip() for c in rng.split(",")))
+    if kind == "enum":  # (case-insensitive, as librdkafka)
+        return Option(name, "enum", None, choices=tuple(c.strip().lower() for c in rng.split(",")))
     if kind == "list":
         return Option(name, "list", None)
-    if kind == "api":  # a callback or handle set through an API of its own: any object
-        return Option(name, "object", None, validate=lambda v: v)
-    return Option(name, "object", None, validate=str)
+    if kind == "api":
+        return Option(name, "object", None, validate=_c_api_slot(name))
+    return Option(name, "str", None)
 
 
 # name -> (the client type that reads it, the checking Option), aliases resolved to their target's type.
 _SCOPES: dict[str, tuple[str, Option]] = {}
 for _name, _scope, _kind, _rng, _default, _target in PROPERTIES:
-    _SCOPES[_name] = (_scope, _catalog_option(_name, _kind, _rng, _target))
+    _SCOPES[_name] = (_scope, catalog_option(_name, _kind, _rng, _target))
 
 
 def foreign_keys(conf: Mapping[str, Any], own: Mapping[str, Option], role: str) -> dict[str, Any]:

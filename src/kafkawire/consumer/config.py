@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ..client.inert_properties import unimplemented
 from ..client.options import (
     CALLBACK_OPTIONS,
     CONSUMER,
@@ -92,11 +93,16 @@ CONSUMER_OPTIONS: tuple[Option, ...] = (
     Option("client.rack", "str", None),
     Option("enable.partition.eof", "bool", False),
     Option("allow.auto.create.topics", "bool", False),
+    # As librdkafka 2.16: a share consumer's ShareFetch MaxRecords (ShareConsumer reads it), not Consumer's.
+    Option("max.poll.records", "int", 500, 1, INT32_MAX,
+           noop="(Consumer) librdkafka 2.16 applies it to share consumers only: ShareConsumer's ShareFetch"),
     Option("on_commit", "callable", None),
     *CALLBACK_OPTIONS,
     *RETRY_BACKOFF_OPTIONS,
     _int("message.max.bytes", 1_000_000, 1000, 1_000_000_000),
 )
+
+CONSUMER_OPTIONS += unimplemented(CONSUMER_OPTIONS, CONSUMER)
 
 _INDEX = option_index(CONSUMER_OPTIONS)
 

@@ -39,7 +39,6 @@ from .stats import ConsumerStatistics
 log = logging.getLogger("kafkawire.share_consumer")
 
 CLOSED = "Share consumer closed"
-MAX_POLL_RECORDS = 500  # records per ShareFetch (its MaxRecords and BatchSize), librdkafka's default
 _CONFWARN_MARGIN_MS = 1000
 _NOT_SUPPORTED = ("on_commit",)  # nothing to commit: records are acknowledged instead
 _REFUSALS: dict[Refusal, type[Exception]] = {
@@ -126,7 +125,7 @@ class ShareConsumer:
             max_wait_ms=opts["fetch.wait.max.ms"],
             min_bytes=opts["fetch.min.bytes"],
             max_bytes=opts["fetch.max.bytes"],
-            max_records=MAX_POLL_RECORDS,
+            max_records=opts["max.poll.records"],  # records per ShareFetch (its MaxRecords and BatchSize)
             request_timeout=self._request_timeout,
         )
         executor, error_cb = self._executor, config.error_cb

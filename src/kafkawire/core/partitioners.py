@@ -343,7 +343,8 @@ class StickyPartitioner:
 
     This is KIP-794's byte rule without its adaptive part: Java also weighs partitions by queue
     length and avoids slow brokers; librdkafka instead switches on a timer
-    (``sticky.partitioning.linger.ms``). Not thread-safe: the producer calls it under its lock.
+    (``sticky.partitioning.linger.ms``: `TimedStickyPartitioner`, when it is set). Not thread-safe:
+    the producer calls it under its lock.
     """
 
     def __init__(self, batch_size: int, rng: random.Random | None = None) -> None:
@@ -366,11 +367,13 @@ class StickyPartitioner:
         partition_count: int,
         available: Sequence[int] | None,
         record_bytes: int,
+        now: float = 0.0,
     ) -> int:
         """The partition for the next keyless record of ``topic``, counting its ``record_bytes``.
 
         ``available`` lists the partitions that have a leader; ``None`` or empty means all of them.
-        ``record_bytes`` is the record's size as counted toward ``batch.size``.
+        ``record_bytes`` is the record's size as counted toward ``batch.size``; ``now`` is for
+        `TimedStickyPartitioner`.
         """
         if partition_count < 1:
             raise ValueError(f"partition_count must be at least 1, not {partition_count}")
@@ -414,6 +417,37 @@ class StickyPartitioner:
         return candidates[self._rng.randrange(count)]
 
 
+class TimedStickyPartitioner(StickyPartitioner):
+    """librdkafka's timer (``sticky.partitioning.linger.ms`` set explicitly, ``linger`` in seconds):
+    keyless records also leave their partition once ``linger`` has passed since it was chosen (the
+    caller passes ``now``); a ``linger`` of 0 turns stickiness off, each record to a random partition."""
+
+    def __init__(self, batch_size: int, linger: float, rng: random.Random | None = None) -> None:
+        super().__init__(batch_size, rng)
+        self._linger = linger
+        self._since: dict[str, float] = {}  # per topic: when its current partition was chosen
+
+    def partition(
+        self,
+        topic: str,
+        partition_count: int,
+        available: Sequence[int] | None,
+        record_bytes: int,
+        now: float = 0.0,
+    ) -> int:
+        if not self._linger:
+            return self.random_partition(partition_count, available)
+        stick = self._topics.get(topic)
+        before = -1 if stick is None else stick.partition
+        due = stick is not None and now - self._since.get(topic, now) >= self._linger
+        if due and stick is not None:
+            stick.produced = self._batch_size  # time is up: the byte rule moves it on
+        chosen = super().partition(topic, partition_count, available, record_bytes)
+        if due or chosen != before:
+            self._since[topic] = now
+        return chosen
+
+
 def choose_partition(
     partitioner: Partitioner,
     sticky: StickyPartitioner,
@@ -422,6 +456,7 @@ def choose_partition(
     partition_count: int,
     available: Sequence[int] | None,
     record_bytes: int,
+    now: float = 0.0,
 ) -> int:
     """The partition for one record: ``partitioner`` decides, the sentinels defer to ``sticky``.
 
@@ -432,5 +467,5 @@ def choose_partition(
     if chosen >= 0:
         return chosen
     if chosen == STICKY:
-        return sticky.partition(topic, partition_count, available, record_bytes)
+        return sticky.partition(topic, partition_count, available, record_bytes, now)
     return sticky.random_partition(partition_count, available)

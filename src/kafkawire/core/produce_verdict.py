@@ -24,6 +24,7 @@ class Step(enum.Enum):
     RETRY = "retry"  # sent again after the retry backoff
     FAIL = "fail"  # given up on with the error it met
     EXPIRED = "expired"  # retriable, but the delivery timeout passed: given up as _MSG_TIMED_OUT
+    GAP = "gap"  # would fail and leave a gap under enable.gapless.guarantee: the producer stops (_GAPLESS_GUARANTEE)
 
 
 class ProduceVerdict(NamedTuple):
@@ -56,20 +57,24 @@ def produce_verdict(
     now: float,
     first_queued: float,
     delivery_timeout: float,
+    gapless: bool = False,
 ) -> ProduceVerdict:
     """The step for a batch that failed with ``code`` on its ``attempts``-th send. ``idempotent``
     is the idempotence state's verdict on the error (None without idempotence or once stopped);
-    ``first_queued`` + ``delivery_timeout`` (``message.timeout.ms``) is the batch's deadline."""
+    ``first_queued`` + ``delivery_timeout`` (``message.timeout.ms``) is the batch's deadline.
+    ``gapless`` (enable.gapless.guarantee, idempotent and not transactional): a batch that would
+    fail stops the producer instead, as librdkafka's; one that expires does not."""
     if stopped:
         return ProduceVerdict(Step.STOPPED)
     if idempotent is not None and idempotent is not Idempotent.POLICY:
         return ProduceVerdict(_IDEMPOTENT_STEPS[idempotent, transactional])
     action = PRODUCE.action(code)
     refresh = action is Action.REFRESH_METADATA
+    fail = Step.GAP if gapless and idempotent is not None and not transactional else Step.FAIL
     if action is not Action.RETRY and not refresh:
-        return ProduceVerdict(Step.FAIL, refresh)
+        return ProduceVerdict(fail, refresh)
     if now - first_queued >= delivery_timeout:
         return ProduceVerdict(Step.EXPIRED, refresh)
     if attempts <= retries:
         return ProduceVerdict(Step.RETRY, refresh)
-    return ProduceVerdict(Step.FAIL, refresh)
+    return ProduceVerdict(fail, refresh)

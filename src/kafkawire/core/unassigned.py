@@ -1,7 +1,9 @@
 """Records waiting for their topic's metadata (sans-IO): kept per topic until a Metadata answer
 gives the topic's partitions (each record then gets its partition), says the topic does not exist
-(``_UNKNOWN_TOPIC``) or the record's ``message.timeout.ms`` passes. The producer's sender holds one
-and asks for metadata while it is not empty."""
+(``_UNKNOWN_TOPIC``) once ``topic.metadata.propagation.max.ms`` has passed since the topic's oldest
+waiting record (a topic just created may not have reached every broker yet), or the record's
+``message.timeout.ms`` passes. The producer's sender holds one and asks for metadata while it is
+not empty."""
 
 from __future__ import annotations
 
@@ -18,8 +20,9 @@ Assigner = Callable[[Pending, int], int]
 
 
 class Unassigned:
-    def __init__(self) -> None:
+    def __init__(self, propagation: float = 0.0) -> None:
         self._waiting: dict[str, list[Pending]] = {}
+        self._propagation = propagation  # seconds a topic may be unknown before its records fail
 
     def __bool__(self) -> bool:
         return bool(self._waiting)
@@ -65,8 +68,10 @@ class Unassigned:
         for topic in list(self._waiting):
             info = metadata.topics.get(topic)
             if info is None or info.error_code == LEADER_NOT_AVAILABLE or not info.partitions:
-                if info is not None and info.error_code not in (0, LEADER_NOT_AVAILABLE):
-                    failed.append((self._waiting.pop(topic), _topic_error(topic, info.error_code)))
+                code = 0 if info is None else info.error_code
+                propagating = now - self._waiting[topic][0].enqueued < self._propagation
+                if code not in (0, LEADER_NOT_AVAILABLE) and not (code == UNKNOWN_TOPIC_OR_PARTITION and propagating):
+                    failed.append((self._waiting.pop(topic), _topic_error(topic, code)))
                 continue
             count = len(info.partitions)
             bad: list[Pending] = []

@@ -5,7 +5,8 @@ the handshake steps (core/handshake.py), the version choice (core/versions.py) a
 (core/backoff.py) are the sans-IO core's; the bytes go through a `Transport` (io/transport.py).
 
 Lifecycle: DISCONNECTED -> CONNECTING (resolve, TCP, TLS) -> NEGOTIATING (handshake) -> READY, and
-back to DISCONNECTED on any failure. A READY connection whose SASL session has a lifetime
+back to DISCONNECTED on any failure (or, quietly, after ``connections.max.idle.ms`` with nothing to
+do). A READY connection whose SASL session has a lifetime
 re-authenticates before it ends (KIP-368): the SASL steps again on the same connection, requests
 already in flight answered as usual, new ones held back until it is done. Every state but READY and DISCONNECTED has a deadline
 (``socket.connection.setup.timeout.ms`` up to READY, ``api.version.request.timeout.ms`` for the
@@ -42,7 +43,7 @@ from . import wire_log
 from .connection_settings import BrokerStats, ConnectionSettings, TransportFactory, tcp_transport
 from .engine import Engine, Timer, guarded
 from .resolve import Addresses, Resolver
-from .transport import READ, WRITE, Transport, TransportError
+from .transport import READ, WRITE, PeerClosed, Transport, TransportError
 
 Body = Mapping[str, Any] | Callable[[int], Mapping[str, Any]]
 Callback = Callable[[Struct | None, KafkaError | None], None]
@@ -113,6 +114,7 @@ class BrokerConnection:
         self._step_sent_at = 0.0  # when the last handshake request left (a SASL session starts after it)
         self._connect_deadline = 0.0
         self._settling = False  # failing in-flight requests: a retry queued now waits for the backoff
+        self._active_at = 0.0  # the last bytes sent or read (connections.max.idle.ms)
 
     def __repr__(self) -> str:
         return f"<broker {self.node_id} {self.host}:{self.port} {self.state.value}>"
@@ -196,7 +198,8 @@ class BrokerConnection:
         self._attempt += 1
         self._connect_deadline = self.engine.now() + self.settings.connect_timeout
         self._arm_timer()
-        self._resolver.resolve(self.host, self.port, functools.partial(self._resolved, self._attempt))
+        done, s = functools.partial(self._resolved, self._attempt), self.settings
+        self._resolver.resolve(self.host, self.port, done, family=s.address_family, ttl=s.address_ttl)
 
     def _resolved(self, attempt: int, addresses: Addresses | None, reason: str | None) -> None:
         if attempt != self._attempt or self.state is not State.CONNECTING:
@@ -369,6 +372,7 @@ class BrokerConnection:
         self._arm_timer()
 
     def _write(self, frame: bytes | bytearray, on_written: Callable[[], None] | None) -> None:
+        self._active_at = self.engine.now()
         was_idle = not self._out
         self._out.append((memoryview(frame), on_written))
         if was_idle:
@@ -421,12 +425,14 @@ class BrokerConnection:
                 responses += self._conn.received(got) if got else ()
             except TransportError as exc:
                 closed = exc
+                if isinstance(exc, PeerClosed) and self.settings.log_close:
+                    self._debug.info("FAIL", self.name, "%s: Disconnected (%s)", self.name, exc)
             except ProtocolError as exc:
                 responses += exc.completed
                 code = KafkaError._TRANSPORT if exc.mismatch else KafkaError._BAD_MSG
                 failure = KafkaError(code, f"{self.host}:{self.port}: {exc}")
                 lasting_failure = exc.mismatch
-        now = self.engine.now()
+        self._active_at = now = self.engine.now()
         if self._answered_since_ready is not None and self.state is State.READY:
             self._answered_since_ready += len(responses)
         for r in responses:
@@ -475,6 +481,8 @@ class BrokerConnection:
             deadlines.append(nxt)
         if self.state in (State.CONNECTING, State.NEGOTIATING):
             deadlines.append(self._connect_deadline)
+        if self._idle_closes():
+            deadlines.append(self._active_at + self.settings.idle_timeout)
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -493,6 +501,8 @@ class BrokerConnection:
                     f"{what} {self.host}:{self.port} timed out (socket.connection.setup.timeout.ms)",
                 )
             )
+        elif self._idle_closes() and now >= self._active_at + self.settings.idle_timeout:
+            self._teardown(KafkaError(KafkaError._TRANSPORT, "idle connection closed"))  # nothing is in flight
         elif expired := self._conn.expired(now):
             # Responses come in order, so the connection is unusable once one is overdue.
             setting = "api.version.request.timeout.ms" if expired[0].api is API_VERSIONS else "the request timeout"
@@ -503,6 +513,10 @@ class BrokerConnection:
             )
         self._expire_queue(now)
         self._arm_timer()
+
+    def _idle_closes(self) -> bool:  # a ready connection with nothing to do closes after connections.max.idle.ms
+        idle = self.state is State.READY and not self._queue and not self._out and not self._conn.in_flight
+        return idle and self.settings.idle_timeout > 0 and not self._reauthenticating
 
     def _expire_queue(self, now: float) -> None:
         # Settle the queue first: a callback may queue a new request here (a retry).

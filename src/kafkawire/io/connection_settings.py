@@ -4,13 +4,14 @@ transport it connects with; and the per-connection counters statistics read."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..debug import OFF, Debug
 from ..security import SecuritySettings
+from .resolve import FAMILIES
 from .tls import tls_transport
-from .transport import TcpTransport, Transport
+from .transport import SocketOptions, TcpTransport, Transport
 
 # (family, sockaddr, host, port) -> a transport not yet started
 TransportFactory = Callable[[int, Any, str, int], Transport]
@@ -32,6 +33,11 @@ class ConnectionSettings:
     max_in_flight: int
     security: SecuritySettings | None = None  # None: plaintext, no SASL
     debug: Debug = OFF  # the client's diagnostics (broker, protocol, security contexts)
+    socket: SocketOptions = field(default_factory=SocketOptions)
+    address_family: int = 0  # socket.AF_UNSPEC, AF_INET or AF_INET6 (broker.address.family)
+    address_ttl: float = 0.0  # seconds a host name's addresses are kept (broker.address.ttl)
+    idle_timeout: float = 0.0  # seconds without traffic before a connection is closed; 0: never
+    log_close: bool = True  # log.connection.close: log a broker closing the connection
 
     @classmethod
     def from_config(cls, conf: Mapping[str, Any], debug: Debug = OFF) -> ConnectionSettings:
@@ -46,12 +52,29 @@ class ConnectionSettings:
             max_in_flight=conf["max.in.flight.requests.per.connection"],
             security=SecuritySettings(conf),
             debug=debug,
+            socket=SocketOptions(
+                send_buffer=conf["socket.send.buffer.bytes"],
+                receive_buffer=conf["socket.receive.buffer.bytes"],
+                keepalive=conf["socket.keepalive.enable"],
+                nodelay=conf["socket.nagle.disable"],
+            ),
+            address_family=FAMILIES[conf["broker.address.family"]],
+            address_ttl=conf["broker.address.ttl"] / 1000,
+            idle_timeout=conf["connections.max.idle.ms"] / 1000,
+            log_close=conf["log.connection.close"],
         )
 
     def transport(self) -> TransportFactory:
-        """TCP, or TLS over TCP under security.protocol ssl / sasl_ssl."""
+        """TCP, or TLS over TCP under security.protocol ssl / sasl_ssl, with the socket options."""
         tls = None if self.security is None else self.security.tls
-        return tcp_transport if tls is None else tls_transport(tls)
+        if tls is not None:
+            return tls_transport(tls, self.socket)
+        options = self.socket
+
+        def tcp(family: int, address: Any, host: str, port: int) -> Transport:
+            return TcpTransport(family, address, f"{host}:{port}", options)
+
+        return tcp
 
 
 @dataclass

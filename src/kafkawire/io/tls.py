@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, cast
 
 from ..errors import KafkaError
-from .transport import READ, WRITE, TcpTransport, Transport, TransportError
+from .transport import READ, SYSTEM_DEFAULTS, WRITE, SocketOptions, TcpTransport, Transport, TransportError
 from .truststore import trusted_certificates
 
 _CIPHER_READS = 1 << 18
@@ -332,11 +332,13 @@ class TlsTransport:
         self._inner.close()
 
 
-def tls_transport(ctx: ssl.SSLContext) -> Callable[[int, Any, str, int], Transport]:
+def tls_transport(
+    ctx: ssl.SSLContext, options: SocketOptions = SYSTEM_DEFAULTS
+) -> Callable[[int, Any, str, int], Transport]:
     """A transport factory for `BrokerConnection`: TLS to ``host`` (the name checked against the
     broker's certificate) over TCP to the resolved address."""
 
     def make(family: int, address: Any, host: str, port: int) -> Transport:
-        return TlsTransport(TcpTransport(family, address, f"{host}:{port}"), TlsSession(ctx, host))
+        return TlsTransport(TcpTransport(family, address, f"{host}:{port}", options), TlsSession(ctx, host))
 
     return make

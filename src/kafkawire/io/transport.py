@@ -11,6 +11,7 @@ import errno
 import os
 import selectors
 import socket
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 READ = selectors.EVENT_READ
@@ -24,6 +25,10 @@ class TransportError(Exception):
         super().__init__(message)
         self.code = code
         self.handshaking = handshaking  # the pipe failed during a TLS handshake (TCP was up)
+
+
+class PeerClosed(TransportError):
+    """The broker closed the connection (log.connection.close says whether that is logged)."""
 
 
 class Transport(Protocol):
@@ -51,12 +56,37 @@ class Transport(Protocol):
     def close(self) -> None: ...
 
 
+@dataclass(frozen=True)
+class SocketOptions:
+    """What a new socket is set to (librdkafka's socket.* properties); a buffer size of 0 leaves
+    the system's, as librdkafka does."""
+
+    send_buffer: int = 0  # SO_SNDBUF
+    receive_buffer: int = 0  # SO_RCVBUF
+    keepalive: bool = False  # SO_KEEPALIVE
+    nodelay: bool = True  # TCP_NODELAY: Nagle off
+
+    def apply(self, sock: socket.socket) -> None:
+        if self.send_buffer > 0:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, self.send_buffer)
+        if self.receive_buffer > 0:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, self.receive_buffer)
+        if self.keepalive:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+        if self.nodelay:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+
+SYSTEM_DEFAULTS = SocketOptions()
+
+
 class TcpTransport:
     """A plain TCP stream to one resolved address."""
 
-    def __init__(self, family: int, address: Any, name: str) -> None:
+    def __init__(self, family: int, address: Any, name: str, options: SocketOptions = SYSTEM_DEFAULTS) -> None:
         self._family = family
         self._address = address
+        self._options = options
         self.name = name  # host:port, for messages
         self._sock: socket.socket | None = None
         self._connected = False
@@ -69,7 +99,7 @@ class TcpTransport:
         self._sock = sock
         try:
             sock.setblocking(False)
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            self._options.apply(sock)
             err = sock.connect_ex(self._address)
         except OSError as exc:
             raise TransportError(f"connect to {self.name} failed: {exc}") from None
@@ -106,7 +136,7 @@ class TcpTransport:
         except OSError as exc:
             raise TransportError(f"receive from {self.name} failed: {exc}") from None
         if not got:
-            raise TransportError(f"{self.name}: connection closed by broker")
+            raise PeerClosed(f"{self.name}: connection closed by broker")
         return got
 
     def pending(self) -> int:

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..client.inert_properties import unimplemented
 from ..client.options import (
     CALLBACK_OPTIONS,
     DEBUG_OPTION,
@@ -139,6 +140,8 @@ PRODUCER_OPTIONS: tuple[Option, ...] = (
     # True as in the Java client since 3.0 (librdkafka: false); quietly off when left unset and
     # acks, retries or max.in.flight ask for something idempotence cannot give.
     Option("enable.idempotence", "bool", True),
+    # With idempotence: a batch that would fail (not expire) stops the producer (_GAPLESS_GUARANTEE).
+    Option("enable.gapless.guarantee", "bool", False),
     # kafkawire/Java extension. 0: produce() raises BufferError at once when the buffer is full,
     # as confluent-kafka does; > 0: wait up to that long for room first.
     _int("max.block.ms", 0, 0),
@@ -148,10 +151,18 @@ PRODUCER_OPTIONS: tuple[Option, ...] = (
     Option("interceptor.classes", "list", (), validate=_interceptors),
     *CALLBACK_OPTIONS,
     Option("on_delivery", "callable", None),  # confluent-kafka has no alias for it ("delivery.report.cb" is refused)
+    Option("delivery.report.only.error", "bool", False),  # report failed deliveries only
+    # How long a topic the metadata says does not exist may still be created/propagating: its records wait.
+    _int("topic.metadata.propagation.max.ms", 30_000, 0, 3_600_000),
+    # Set: keyless records also leave their sticky partition after this long (0: no stickiness), as
+    # librdkafka's timer; unset: they leave it after batch.size bytes only (KIP-794, Java's rule).
+    _int("sticky.partitioning.linger.ms", 10, 0, 900_000),
     Option("transactional.id", "str", None, validate=_transactional_id),
     _int("transaction.timeout.ms", 60_000, 1000),
     *NOOP_OPTIONS,
 )  # fmt: skip
+
+PRODUCER_OPTIONS += unimplemented(PRODUCER_OPTIONS, PRODUCER)
 
 _INDEX = option_index(PRODUCER_OPTIONS)
 
@@ -197,6 +208,7 @@ class ProducerConfig:
     transaction_timeout_ms: int
     raw: dict[str, Any]
     ignored: tuple[str, ...] = ()  # consumer-only keys given: checked, then left unused (librdkafka warns)
+    sticky_linger_ms: int | None = None  # sticky.partitioning.linger.ms when set explicitly
 
 
 def parse_producer_config(conf: Mapping[str, Any]) -> ProducerConfig:
@@ -245,6 +257,7 @@ def parse_producer_config(conf: Mapping[str, Any]) -> ProducerConfig:
         transaction_timeout_ms=v["transaction.timeout.ms"],
         raw=values,
         ignored=tuple(consumer_only),
+        sticky_linger_ms=v["sticky.partitioning.linger.ms"] if "sticky.partitioning.linger.ms" in given else None,
     )
 
 
@@ -285,6 +298,9 @@ def _apply_rules(v: dict[str, Any], given: Mapping[str, str]) -> None:
             or (in_flight in given and v[in_flight] > IDEMPOTENT_MAX_IN_FLIGHT)
         ):
             v["enable.idempotence"] = False
+
+    if v["enable.gapless.guarantee"] and not v["enable.idempotence"]:
+        conflict(f'"enable.gapless.guarantee" requires "enable.idempotence" to be true, not {key("enable.idempotence")}')
 
     if v["enable.idempotence"]:
         name = "max.in.flight.requests.per.connection"

@@ -163,6 +163,7 @@ class Deliveries:
         error_cb: Callable[[KafkaError], Any] | None,
         throttle_cb: Callable[[ThrottleEvent], Any] | None,
         log: logging.Logger,
+        only_errors: bool = False,
     ) -> None:
         self.executor = executor
         self.release = release
@@ -171,6 +172,7 @@ class Deliveries:
         self._error_cb = error_cb
         self._throttle_cb = throttle_cb
         self._log = log
+        self._only_errors = only_errors  # delivery.report.only.error: delivered records call no callback
         self.grouped_callbacks = 0  # callbacks run by DeliveredReports events beyond one per event
         self.delivered_count = 0  # statistics: records and value bytes acknowledged
         self.delivered_bytes = 0
@@ -199,7 +201,7 @@ class Deliveries:
                     else:
                         m.future.set_exception(exc)
             charge = buffer_charge(m.size)
-            if m.callback is None:
+            if m.callback is None or (error is None and self._only_errors):
                 freed += 1
                 freed_bytes += charge
                 continue
@@ -221,7 +223,9 @@ class Deliveries:
             assert m.future is not None
             ts = (TIMESTAMP_LOG_APPEND_TIME, append_time) if append_time != -1 else (TIMESTAMP_CREATE_TIME, m.timestamp)
             m.future.set_result(_metadata(m, base_offset + i if base_offset >= 0 else -1, ts))
-        if freed < len(messages):
+        if freed < len(messages) and self._only_errors:
+            freed, freed_bytes = len(messages), sum(buffer_charge(m.size) for m in messages)
+        elif freed < len(messages):
             event = DeliveredReports(self, messages, base_offset, append_time, now)
             self.executor.put(event, (), event.release)
         if freed:

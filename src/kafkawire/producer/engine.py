@@ -30,6 +30,7 @@ from ..core.partitioners import (
     KEYLESS_STICKY,
     KeyedPartitions,
     StickyPartitioner,
+    TimedStickyPartitioner,
     choose_partition,
     resolve_partitioner,
 )
@@ -72,7 +73,13 @@ class ProducerEngine:
             compression_level=None if conf.compression_level == -1 else conf.compression_level,
         )
         self._partitioner = resolve_partitioner(conf.partitioner)
-        self._sticky = StickyPartitioner(conf.batch_size)
+        # sticky.partitioning.linger.ms set: librdkafka's timer; unset: the byte rule alone (KIP-794)
+        self._sticky_timed = conf.sticky_linger_ms is not None  # its switches need the time
+        self._sticky = (
+            TimedStickyPartitioner(conf.batch_size, conf.sticky_linger_ms / 1000)
+            if conf.sticky_linger_ms is not None
+            else StickyPartitioner(conf.batch_size)
+        )
         self._keyless_sticky = self._partitioner in KEYLESS_STICKY
         builtin = self._partitioner in BUILTIN_PARTITIONERS.values()
         self._keyed = KeyedPartitions(self._partitioner) if builtin else None  # remembered key hashes
@@ -85,7 +92,8 @@ class ProducerEngine:
         self._legal_topics: set[str] = set()  # topic names already checked legal
         self._now = self.client.engine.now
         self.deliveries = Deliveries(
-            executor, interceptors, self.release, self._now, conf.error_cb, conf.throttle_cb, log
+            executor, interceptors, self.release, self._now, conf.error_cb, conf.throttle_cb, log,
+            only_errors=conf.raw["delivery.report.only.error"],
         )
         self.idem = Idempotence() if conf.enable_idempotence else None
         self.txn: TransactionManager | None = None
@@ -115,6 +123,8 @@ class ProducerEngine:
                 max_in_flight=conf.max_in_flight,
                 max_request_bytes=conf.message_max_bytes,
                 auto_create_topics=conf.raw["allow.auto.create.topics"],
+                gapless=conf.raw["enable.gapless.guarantee"],
+                topic_propagation=conf.raw["topic.metadata.propagation.max.ms"] / 1000,
             ),
             self.deliveries,
             self.assign_partition,
@@ -231,7 +241,7 @@ class ProducerEngine:
         if partition == -1:
             key = msg.key
             if key is None and self._keyless_sticky:
-                partition = self._sticky.partition(msg.topic, count, None, len(msg.value or b""))
+                partition = self._sticky.partition(msg.topic, count, None, len(msg.value or b""), now)
             else:
                 partition = self._partition_for(msg.topic, key, count, len(msg.value or b""))
             if not 0 <= partition < count:
@@ -366,7 +376,8 @@ class ProducerEngine:
     def _choose_partition(self, topic: str, key: bytes | None, count: int, value_len: int) -> int:
         """The partitioner's choice, or -1 when user code answered nonsense or raised."""
         try:
-            return choose_partition(self._partitioner, self._sticky, topic, key, count, None, value_len)
+            now = self._now() if self._sticky_timed else 0.0
+            return choose_partition(self._partitioner, self._sticky, topic, key, count, None, value_len, now)
         except Exception:
             self._log.exception("the partitioner failed for topic %s", topic)
             return -1

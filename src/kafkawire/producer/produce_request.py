@@ -26,6 +26,8 @@ class SenderSettings:
     max_in_flight: int
     max_request_bytes: int
     auto_create_topics: bool = True  # allow.auto.create.topics
+    gapless: bool = False  # enable.gapless.guarantee (with idempotence)
+    topic_propagation: float = 0.0  # topic.metadata.propagation.max.ms, in seconds
 
 
 def max_produce_version(transactional: bool, ids_known: bool) -> int | None:

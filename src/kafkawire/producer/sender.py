@@ -58,7 +58,7 @@ class Sender:
         self.settings = settings
         self.deliveries = deliveries  # where finished records, throttling and errors are reported
         self.assign = assign
-        self._unassigned = Unassigned()  # records waiting for their topic's metadata
+        self._unassigned = Unassigned(settings.topic_propagation)  # records waiting for their topic's metadata
         self._unencodable: list[tuple[ProducerBatch, Exception]] = []  # batches _drain could not encode
         self.in_flight: dict[int, list[ProducerBatch]] = {}  # request id -> batches
         self._request_ids = 0
@@ -301,6 +301,7 @@ class Sender:
             now=now,
             first_queued=batch.oldest,
             delivery_timeout=self.settings.message_timeout,
+            gapless=self.settings.gapless,
         )
         if idem is not None:
             idem.answered(batch, failed=step is not Step.DELIVERED)
@@ -311,9 +312,10 @@ class Sender:
             self.deliveries.complete(batch.messages, None, -1001, -1)
         elif step is Step.STOPPED:  # an answer that arrives after the producer stopped for good
             self._fail(batch.messages, self.fatal or error)
-        elif step is Step.FATAL:
-            self._fatal(KafkaError(error.code(), f"{error.str()} ({batch.topic}[{batch.partition}])", fatal=True))
-            self._fail(batch.messages, self.fatal or error)
+        elif step is Step.FATAL or step is Step.GAP:
+            code = error.code() if step is Step.FATAL else KafkaError._GAPLESS_GUARANTEE
+            self._fatal(KafkaError(code, f"{error.str()} ({batch.topic}[{batch.partition}])", fatal=True))
+            self._fail(batch.messages, error if step is Step.GAP else self.fatal or error)  # (GAP: as librdkafka)
         elif step is Step.RESEND:
             with self.lock:
                 self.acc.requeue(batch, now)

@@ -7,6 +7,7 @@ missing/empty keys must take the same path (hash, sticky or per-record random) a
 
 from __future__ import annotations
 
+import itertools
 import random
 import zlib
 from collections import Counter
@@ -26,6 +27,7 @@ from kafkawire.core.partitioners import (
     STICKY,
     InvalidPartitionError,
     StickyPartitioner,
+    TimedStickyPartitioner,
     choose_partition,
     fnv1a,
     murmur2,
@@ -424,3 +426,31 @@ def test_missing_and_empty_keys_take_librdkafkas_path(name: str, mock_topics: tu
             else:
                 assert theirs == {ours}, (name, count, key)
         assert len(sticky_group) <= 1, (name, count, sticky_group)
+
+
+def test_a_sticky_linger_moves_keyless_records_on_after_that_long() -> None:
+    """sticky.partitioning.linger.ms set: librdkafka's timer, on top of the byte rule."""
+    sticky = TimedStickyPartitioner(batch_size=10**9, linger=0.010, rng=random.Random(6))
+    first = sticky.partition("t", 8, None, 10, now=100.0)
+    assert sticky.partition("t", 8, None, 10, now=100.009) == first
+    moved = sticky.partition("t", 8, None, 10, now=100.010)
+    assert moved != first
+    assert sticky.partition("t", 8, None, 10, now=100.019) == moved
+    unset = StickyPartitioner(batch_size=10**9, rng=random.Random(6))  # not set: bytes only
+    kept = unset.partition("t", 8, None, 10, now=0.0)
+    assert unset.partition("t", 8, None, 10, now=1e6) == kept
+
+
+def test_a_sticky_linger_of_zero_turns_stickiness_off() -> None:
+    sticky = TimedStickyPartitioner(batch_size=10**9, linger=0.0, rng=random.Random(7))
+    chosen = [sticky.partition("t", 4, None, 1, now=5.0) for _ in range(200)]
+    assert set(chosen) == {0, 1, 2, 3}
+    assert sum(a == b for a, b in itertools.pairwise(chosen)) < 120  # not runs: each record drawn anew
+
+
+def test_sticky_linger_reaches_the_partitioner_only_when_set() -> None:
+    from kafkawire.producer.config import parse_producer_config
+
+    assert parse_producer_config({}).sticky_linger_ms is None
+    assert parse_producer_config({"sticky.partitioning.linger.ms": 0}).sticky_linger_ms == 0
+    assert parse_producer_config({"sticky.partitioning.linger.ms": "25"}).sticky_linger_ms == 25

@@ -115,3 +115,19 @@ def test_without_idempotence_sequence_errors_follow_the_table() -> None:
     # A non-idempotent producer never reads these itself: Kafka's flags decide.
     assert judge(ec.OUT_OF_ORDER_SEQUENCE_NUMBER).step is Step.FAIL
     assert judge(ec.UNKNOWN_PRODUCER_ID).step is Step.FAIL
+
+
+# --- enable.gapless.guarantee ----------------------------------------------------------------------
+
+
+def test_gapless_turns_a_failure_of_an_idempotent_producer_into_a_stop() -> None:
+    policy = Idempotent.POLICY  # idempotence on, the error table decides
+    assert judge(ec.MESSAGE_TOO_LARGE, idempotent=policy, gapless=True).step is Step.GAP
+    assert judge(ec.NOT_LEADER_OR_FOLLOWER, idempotent=policy, gapless=True, attempts=6).step is Step.GAP
+    # retries left: still retried; the delivery timeout passed: expired, not covered (as librdkafka)
+    assert judge(ec.NOT_LEADER_OR_FOLLOWER, idempotent=policy, gapless=True).step is Step.RETRY
+    assert judge(ec.NOT_LEADER_OR_FOLLOWER, idempotent=policy, gapless=True, now=TIMEOUT).step is Step.EXPIRED
+    # without the guarantee, without idempotence, or in a transaction (aborted instead): failed
+    assert judge(ec.MESSAGE_TOO_LARGE, idempotent=policy).step is Step.FAIL
+    assert judge(ec.MESSAGE_TOO_LARGE, idempotent=None, gapless=True).step is Step.FAIL
+    assert judge(ec.MESSAGE_TOO_LARGE, idempotent=policy, gapless=True, transactional=True).step is Step.FAIL
