@@ -33,7 +33,6 @@ from ..protocol.primitives import DecodeError
 from ..records import decode_batches
 from .decode import messages_of
 
-RETRY_BACKOFF = 0.1
 Acked = Callable[[dict[TP, set[int]], KafkaException | None], None]
 
 
@@ -135,7 +134,7 @@ class ShareFetchEngine:
 
     def _later(self, fn: Callable[[], None]) -> None:
         if not self._closed:
-            self.client.engine.call_later(RETRY_BACKOFF, fn)
+            self.client.engine.call_later(self.client.config["retry.backoff.ms"] / 1000, fn)
 
     def _kick(self) -> None:
         if self._closed:

@@ -9,19 +9,19 @@ they never queue behind a ShareFetch's long poll.
 
 from __future__ import annotations
 
+import random
 import uuid
 from collections.abc import Callable
 from concurrent.futures import Future
 
 from ..client.cluster import Client
 from ..client.coordinators import GROUP, Coordinators
+from ..core.backoff import RetryBackoff
 from ..core.share_group import ShareGroupMember, State, Step, TopicIdPartitions
 from ..errors import KafkaError
 from ..io.engine import Timer
 from ..protocol.apis import SHARE_GROUP_HEARTBEAT
 from ..protocol.codec import Struct
-
-RETRY_BACKOFF = 0.1
 
 
 class ShareMembership:
@@ -45,6 +45,8 @@ class ShareMembership:
         self._timer: Timer | None = None
         self._stopped = False
         self._in_flight = False
+        # Retries in a row wait retry.backoff.ms, doubling up to retry.backoff.max.ms.
+        self._backoff = RetryBackoff(client.config["retry.backoff.ms"], client.config["retry.backoff.max.ms"])
 
     @property
     def member_id(self) -> str:
@@ -103,7 +105,7 @@ class ShareMembership:
                     self.coordinator = node
                     self._heartbeat()
                 elif not self._stopped:
-                    self._later(RETRY_BACKOFF, self._heartbeat)
+                    self._later(self._backoff.next(random.random()), self._heartbeat)
 
             self.coordinators.find_io(GROUP, [self.member.group_id], self.request_timeout, found)
             return
@@ -129,7 +131,7 @@ class ShareMembership:
             self._lost_coordinator()
             return
         if step.retry:
-            self._later(RETRY_BACKOFF, self._heartbeat)
+            self._later(self._backoff.next(random.random()), self._heartbeat)
             return
         if step.assignment is not None:
             self._hand_over(step)
@@ -137,6 +139,7 @@ class ShareMembership:
             text = response.error_message or "share group heartbeat failed"
             self.on_error(KafkaError(step.error, text, fatal=True))
             return
+        self._backoff.reset()
         delay = 0.0 if self.member.state is State.UNJOINED else self.member.heartbeat_interval
         self._later(delay, self._heartbeat)
 
@@ -153,7 +156,7 @@ class ShareMembership:
             if all(self._known(t) for t in assignment):
                 self.on_assignment(assignment)
             else:
-                self.client.engine.call_later(RETRY_BACKOFF, lambda: self._hand_over(step))
+                self.client.engine.call_later(self._backoff.next(random.random()), lambda: self._hand_over(step))
 
         self.client.refresh_metadata_io(None, again, timeout=self.request_timeout)
 
@@ -163,4 +166,4 @@ class ShareMembership:
     def _lost_coordinator(self) -> None:
         self.coordinators.forget(GROUP, self.member.group_id)
         self.coordinator = None
-        self._later(RETRY_BACKOFF, self._heartbeat)
+        self._later(self._backoff.next(random.random()), self._heartbeat)
