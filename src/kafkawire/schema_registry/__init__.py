@@ -4,7 +4,7 @@ Install with ``pip install kafkawire[schemaregistry]`` (the client) plus ``[avro
 ``[protobuf]`` for the formats, or ``[serdes]`` for all. The core client never imports this package.
 """
 
-from ..serialization import SerializationError
+from ..serialization import MessageField, SerializationContext, SerializationError
 from ._async.schema_registry_client import AsyncSchemaRegistryClient
 from ._sync import mock_schema_registry_client  # noqa: F401  (serves mock:// URLs)
 from ._sync.schema_registry_client import SchemaRegistryClient
@@ -12,6 +12,8 @@ from .common.schema_registry_client import (
     Association,
     AssociationCreateOrUpdateInfo,
     AssociationCreateOrUpdateRequest,
+    AssociationInfo,
+    AssociationResponse,
     ConfigCompatibilityLevel,
     Metadata,
     MetadataProperties,
@@ -32,6 +34,7 @@ from .common.serde import (
     prefix_schema_id_deserializer,
     prefix_schema_id_serializer,
     record_subject_name_strategy,
+    reference_subject_name_strategy,
     topic_record_subject_name_strategy,
     topic_subject_name_strategy,
 )
@@ -41,8 +44,11 @@ __all__ = [
     "Association",
     "AssociationCreateOrUpdateInfo",
     "AssociationCreateOrUpdateRequest",
+    "AssociationInfo",
+    "AssociationResponse",
     "AsyncSchemaRegistryClient",
     "ConfigCompatibilityLevel",
+    "MessageField",
     "Metadata",
     "MetadataProperties",
     "MetadataTags",
@@ -56,6 +62,7 @@ __all__ = [
     "SchemaReference",
     "SchemaRegistryClient",
     "SchemaRegistryError",
+    "SerializationContext",
     "SerializationError",
     "ServerConfig",
     "dual_schema_id_deserializer",
@@ -63,6 +70,7 @@ __all__ = [
     "prefix_schema_id_deserializer",
     "prefix_schema_id_serializer",
     "record_subject_name_strategy",
+    "reference_subject_name_strategy",
     "topic_record_subject_name_strategy",
     "topic_subject_name_strategy",
 ]

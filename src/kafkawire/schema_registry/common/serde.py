@@ -260,3 +260,8 @@ def record_subject_name_strategy(ctx: SerializationContext | None, record_name: 
     """The fully qualified record name."""
     return record_name
 
+
+def reference_subject_name_strategy(ctx: SerializationContext | None, schema_ref: Any) -> str | None:
+    """A schema reference's subject: the reference's own name (None without a reference)."""
+    return None if schema_ref is None else schema_ref.name
+
