@@ -54,6 +54,7 @@ class AIOProducer:
         here (records are queued at once). ``kwargs``: more configuration, as the Producer's."""
         self._own_executor = executor is None
         self.executor = executor if executor is not None else concurrent.futures.ThreadPoolExecutor(max_workers)
+        self._closed = False
         conf = {**producer_conf, "delivery.reports": "poll"}
         # Checked like every other option (_INVALID_ARG naming the key and the range); the
         # producer underneath never blocks a thread: this face awaits room instead.
@@ -120,7 +121,11 @@ class AIOProducer:
         return await self._call(self._producer.list_topics, topic, timeout)
 
     async def close(self) -> None:
+        """Flush and close the producer, then the thread pool it made; closing again does nothing."""
+        if self._closed:
+            return
         await self._call(self._producer.close)
+        self._closed = True
         if self._own_executor:
             self.executor.shutdown(wait=False)
 

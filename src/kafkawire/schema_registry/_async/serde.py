@@ -2,8 +2,8 @@
 the event loop, so framing, schema choice and data-contract rules stay one implementation.
 
 ``await AsyncAvroSerializer(client, ...)`` (and the other formats) builds the format's synchronous
-serde with the same arguments, over the synchronous client under ``client`` (an
-`AsyncSchemaRegistryClient`, its mock, or a synchronous client). ``await serde(data, ctx)`` runs
+serde with the same arguments, with the synchronous client under an
+`AsyncSchemaRegistryClient` (or its mock) in its place. ``await serde(data, ctx)`` runs
 it in a worker thread: it may ask the registry (look-ups, registration) or a rule's key service.
 """
 
@@ -20,9 +20,10 @@ from .schema_registry_client import AsyncSchemaRegistryClient
 __all__ = ["AsyncBaseDeserializer", "AsyncBaseSerde", "AsyncBaseSerializer"]
 
 
-def blocking_client(client: Any) -> SchemaRegistryClient:
-    """The synchronous client a serde runs over: the one under an asyncio client, else ``client``."""
-    return client.sync_client() if isinstance(client, AsyncSchemaRegistryClient) else client
+def blocking_client(value: Any) -> SchemaRegistryClient | Any:
+    """An argument as the synchronous serde takes it: the synchronous client under an asyncio
+    client, anything else as it is."""
+    return value.sync_client() if isinstance(value, AsyncSchemaRegistryClient) else value
 
 
 class AsyncBaseSerde:
@@ -30,8 +31,11 @@ class AsyncBaseSerde:
 
     _sync_type: ClassVar[type[Any]]
 
-    def __init__(self, schema_registry_client: Any, *args: Any, **kwargs: Any) -> None:
-        self._serde = self._sync_type(blocking_client(schema_registry_client), *args, **kwargs)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """The synchronous serde's arguments, in its order (JSON's take the schema first)."""
+        args = tuple(blocking_client(a) for a in args)
+        kwargs = {k: blocking_client(v) for k, v in kwargs.items()}
+        self._serde = self._sync_type(*args, **kwargs)
 
     def __await__(self) -> Generator[Any, None, Any]:
         """``await AsyncAvroSerializer(...)`` gives the serde, as confluent-kafka's (built already)."""
