@@ -48,7 +48,8 @@ class AIOConsumer:
         self._reports.hand_over(self._wake)
         self._consumer = kafkawire.Consumer(consumer_conf, _executor=self._reports, **kwargs)
         self._engine = engine_of(self._consumer)  # commit() awaits the commit's futures on the loop
-        self._engine.await_callbacks()  # async rebalance callbacks: awaited in _serve
+        self._pending: list[Any] = []  # async rebalance callbacks' coroutines, awaited in _serve
+        self._engine.await_callbacks(self._pending.append)
 
     async def _call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """``fn(*args, **kwargs)`` on the thread pool: for Consumer calls that wait on the network."""
@@ -92,7 +93,8 @@ class AIOConsumer:
         its default applies (none when it assigned itself) and before the next change is served."""
         self._reports.drain()
         engine = self._engine
-        while (pending := engine.awaited_callback()) is not None:
+        while self._pending:
+            pending = self._pending.pop(0)
             try:
                 await pending
             except BaseException as exc:  # raised out of this call once the default was applied

@@ -59,10 +59,11 @@ class RebalanceCallbacks:
         self.on_lost: Callback | None = None
         self._running = False  # a callback is running
         self._assigned_itself = False  # ... and it changed the assignment
-        # An asyncio face awaits what async callbacks return: the run waiting on one (with what
-        # ends its step), and the group's changes that came meanwhile, started after it.
-        self.awaits = False
-        self._awaited: tuple[Awaited, Callable[[], None], Awaitable[Any]] | None = None
+        # An asyncio face awaits what async callbacks return (handed to it by `hand_over`): the
+        # run waiting on one (with what ends its step), and the group's changes that came
+        # meanwhile, started after it.
+        self.hand_over: Callable[[Awaitable[Any]], None] | None = None
+        self._awaited: tuple[Awaited, Callable[[], None]] | None = None
         self._held: deque[Callable[[], None]] = deque()
 
     def set(self, on_assign: Any, on_revoke: Any, on_lost: Any) -> None:
@@ -95,17 +96,19 @@ class RebalanceCallbacks:
             start()
 
     def drive(
-        self, run: Awaited, end: Callable[[], None], error: BaseException | None = None, *, awaits: bool | None = None
+        self, run: Awaited, end: Callable[[], None], error: BaseException | None = None, *, awaits: bool = True
     ) -> None:
-        """Run on up to the next awaitable, kept for the face to await (`awaited`, `done`); where
+        """Run on up to the next awaitable, handed over for the face to await (then `done`); where
         nothing awaits, awaitables are dropped unawaited, as a blocking consumer always did.
         ``end()`` once the run is over, raising or not."""
         try:
             while True:
                 pending = run.throw(error) if error is not None else next(run)
                 error = None
-                if self.awaits if awaits is None else awaits:
-                    self._awaited = (run, end, pending)
+                hand_over = self.hand_over if awaits else None
+                if hand_over is not None:
+                    self._awaited = (run, end)
+                    hand_over(pending)
                     return
         except StopIteration:
             end()
@@ -113,18 +116,17 @@ class RebalanceCallbacks:
             end()
             raise
 
-    def awaited(self) -> Awaitable[Any] | None:
-        """What must be awaited now, starting held changes while nothing is; None: nothing."""
-        while self._awaited is None and self._held:
-            self._held.popleft()()
-        return None if self._awaited is None else self._awaited[2]
-
     def done(self, error: BaseException | None) -> None:
-        """The awaited callback ended (``error``: its exception, raised once the default ran)."""
+        """The awaited callback ended (``error``: its exception, raised once the default ran);
+        then the changes held behind it start, up to the next one that hands something over."""
         assert self._awaited is not None
-        run, end, _ = self._awaited
+        run, end = self._awaited
         self._awaited = None
-        self.drive(run, end, error)
+        try:
+            self.drive(run, end, error)
+        finally:
+            while self._awaited is None and self._held:
+                self._held.popleft()()
 
     def abandon(self) -> None:
         """Closing: a run still awaited ends without its default; held changes are dropped."""

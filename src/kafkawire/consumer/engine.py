@@ -208,14 +208,11 @@ class ConsumerEngine:
             self._events.append(Message(error=KafkaError(step.refused, text)))
         self._callbacks.drive(self._callbacks.serve(step, sub.revoked), lambda: sub.served(step))
 
-    def await_callbacks(self) -> None:
-        """For an asyncio face: it awaits what async rebalance callbacks return (`awaited_callback`,
-        then `callback_done`), and a callback's default waits for that end."""
-        self._callbacks.awaits = True
-
-    def awaited_callback(self) -> Awaitable[Any] | None:
-        """What the face must await now (a callback's coroutine); None when nothing waits."""
-        return self._callbacks.awaited()
+    def await_callbacks(self, hand_over: Callable[[Awaitable[Any]], None]) -> None:
+        """For an asyncio face: what an async rebalance callback returns is handed over to it, to
+        await and then report with `callback_done`; the callback's default waits for that end,
+        and the group's later changes wait behind it."""
+        self._callbacks.hand_over = hand_over
 
     def callback_done(self, error: BaseException | None) -> None:
         """The awaited callback ended (``error``: what it raised, raised here once its default

@@ -34,7 +34,12 @@ def offsets_for_times(
     if not queries:
         return []
     deadline = client.engine.now() + timeout
-    wait(client.refresh_metadata(sorted({topic for topic, _ in queries}), timeout=timeout), timeout)
+    topics = sorted({topic for topic, _ in queries})
+    try:
+        wait(client.refresh_metadata(topics, timeout=timeout), timeout)
+    except KafkaException as exc:  # no metadata: librdkafka looks for the leaders until it times out
+        cause = exc.args[0].str() if isinstance(exc.args[0], KafkaError) else str(exc)
+        raise KafkaException(KafkaError(KafkaError._TIMED_OUT, f"Failed to get offsets: {cause}")) from None
     refused = unknown_partitions(client.metadata, queries)
     asked = {tp: ts for tp, ts in queries.items() if tp not in refused}
     if not asked:
