@@ -60,7 +60,8 @@ class RecordCalls(AdminBase):
         return {tp: _then(fut, info) for tp, fut in op.futures.items()}
 
     def delete_records(self, topic_partition_offsets: list[TopicPartition], **kwargs: Any) -> dict[TopicPartition, Future[DeletedRecords]]:
-        """Delete each partition's records before its offset (OFFSET_END, -1: all of them), at its leader."""
+        """Delete each partition's records before its offset (OFFSET_END, -1: all of them), at its leader;
+        the futures are keyed by the partitions with the offsets asked for."""
         if not isinstance(topic_partition_offsets, list):
             # same text as confluent-kafka: its tests match on it
             raise TypeError(f"Expected Request to be a list, got '{type(topic_partition_offsets).__name__}' ")
@@ -93,4 +94,6 @@ class RecordCalls(AdminBase):
                     out[TopicPartition(t.name, p.partition_index)] = error if error is not None else DeletedRecords(p.low_watermark)
             return out
 
-        return self._run(offsets, DELETE_RECORDS, routers.LEADERS, body, parse, request_s)
+        futures = self._run(offsets, DELETE_RECORDS, routers.LEADERS, body, parse, request_s)
+        # Keyed as confluent-kafka keys them: each partition with the offset asked for.
+        return {TopicPartition(tp.topic, tp.partition, tp.offset): futures[_tp(tp)] for tp in topic_partition_offsets}

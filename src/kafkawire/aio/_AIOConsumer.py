@@ -46,9 +46,10 @@ class AIOConsumer:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._ready: asyncio.Event | None = None
         self._reports.hand_over(self._wake)
-        self._pending: list[Any] = []  # coroutines of async rebalance callbacks, awaited in poll
         self._consumer = kafkawire.Consumer(consumer_conf, _executor=self._reports, **kwargs)
         self._engine = engine_of(self._consumer)  # commit() awaits the commit's futures on the loop
+        self._pending: list[Any] = []  # async rebalance callbacks' coroutines, awaited in _serve
+        self._engine.await_callbacks(self._pending.append)
 
     async def _call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """``fn(*args, **kwargs)`` on the thread pool: for Consumer calls that wait on the network."""
@@ -88,11 +89,18 @@ class AIOConsumer:
                 pass
 
     async def _serve(self) -> None:
+        """Serve the queued callbacks; a rebalance callback's coroutine is awaited to its end before
+        its default applies (none when it assigned itself) and before the next change is served."""
         self._reports.drain()
+        engine = self._engine
         while self._pending:
-            pending, self._pending = self._pending, []
-            for coro in pending:
-                await coro
+            pending = self._pending.pop(0)
+            try:
+                await pending
+            except BaseException as exc:  # raised out of this call once the default was applied
+                engine.callback_done(exc)
+            else:
+                engine.callback_done(None)
 
     def _on_loop(self) -> asyncio.Event:
         loop = asyncio.get_running_loop()
@@ -110,23 +118,25 @@ class AIOConsumer:
                 pass
 
     def _bridge(self, callback: Any) -> Any:
-        """A rebalance callback called with this AIOConsumer; a coroutine it returns is awaited by
-        the poll serving it (or, called off the loop during close, run on the loop and waited for)."""
+        """A rebalance callback called with this AIOConsumer. A coroutine it returns goes back to
+        the engine, for the poll serving it to await (`_serve`); called off the loop (close and
+        unsubscribe run on the thread pool), it is run on the loop and waited for here."""
         if callback is None:
             return None
 
-        def call(_consumer: Any, partitions: list[TopicPartition]) -> None:
+        def call(_consumer: Any, partitions: list[TopicPartition]) -> Any:
             result = callback(self, partitions)
-            if inspect.isawaitable(result):
-                loop = self._loop
-                try:
-                    on_loop = asyncio.get_running_loop() is loop
-                except RuntimeError:
-                    on_loop = False
-                if on_loop or loop is None:
-                    self._pending.append(result)
-                else:
-                    asyncio.run_coroutine_threadsafe(_awaited(result), loop).result()
+            if not inspect.isawaitable(result):
+                return None
+            loop = self._loop
+            try:
+                on_loop = asyncio.get_running_loop() is loop
+            except RuntimeError:
+                on_loop = False
+            if on_loop or loop is None:
+                return result
+            asyncio.run_coroutine_threadsafe(_awaited(result), loop).result()
+            return None
 
         return call
 

@@ -57,14 +57,18 @@ class Assignment:
         return dict(new), removed
 
     def add(self, partitions: Iterable[TopicPartition]) -> dict[TP, int]:
+        """Partitions added to the assignment; librdkafka's errors (and texts) for a partition named
+        twice (_INVALID_ARG) or already assigned (_CONFLICT), nothing added then."""
         added = {}
         for tp in partitions:
             key = (tp.topic, tp.partition)
-            if key in self._start or key in added:
-                raise KafkaException(
-                    KafkaError(KafkaError._INVALID_ARG, f"{tp.topic} [{tp.partition}] is already assigned")
-                )
+            if key in added:
+                raise KafkaException(KafkaError(KafkaError._INVALID_ARG, f"Duplicate {tp.topic} [{tp.partition}] in input list"))
             added[key] = start_offset(tp)
+        for topic, partition in added:
+            if (topic, partition) in self._start:
+                text = f"{topic} [{partition}] is already part of the current assignment"
+                raise KafkaException(KafkaError(KafkaError._CONFLICT, text))
         self._start.update(added)
         return added
 
@@ -72,9 +76,8 @@ class Assignment:
         keys = list(dict.fromkeys((tp.topic, tp.partition) for tp in partitions))
         for key in keys:
             if key not in self._start:
-                raise KafkaException(
-                    KafkaError(KafkaError._INVALID_ARG, f"{key[0]} [{key[1]}] is not part of the current assignment")
-                )
+                text = f"{key[0]} [{key[1]}] can't be unassigned since it is not in the current assignment"
+                raise KafkaException(KafkaError(KafkaError._INVALID_ARG, text))
         for key in keys:
             del self._start[key]
         return keys

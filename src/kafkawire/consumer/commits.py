@@ -223,9 +223,12 @@ class Commits:
 
 
 def committed_partition(tp: TP, c: Committed) -> TopicPartition:
-    """As confluent-kafka shows a committed position: OFFSET_INVALID when there is none."""
+    """As confluent-kafka shows a committed position: OFFSET_INVALID when there is none, the
+    metadata read as the C string librdkafka reads (up to its first NUL: confluent-kafka commits
+    '' as "\\x00" and reads it back as '')."""
     offset = c.offset if c.offset >= 0 else OFFSET_INVALID
-    return TopicPartition(tp[0], tp[1], offset, c.metadata, c.leader_epoch if c.leader_epoch >= 0 else None)
+    metadata = None if c.metadata is None else c.metadata.split("\x00", 1)[0]
+    return TopicPartition(tp[0], tp[1], offset, metadata, c.leader_epoch if c.leader_epoch >= 0 else None)
 
 
 def message_offset(message: Message) -> dict[TP, Committed]:

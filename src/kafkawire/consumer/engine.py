@@ -24,7 +24,7 @@ import logging
 import time
 import weakref
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import Future
 from typing import Any
 
@@ -48,13 +48,13 @@ from .rebalance import Subscription
 from .stats import ConsumerStatistics
 
 
-class ConsumerClosedError(KafkaException, RuntimeError):
-    """A call on a closed consumer: the ``RuntimeError`` confluent-kafka raises, and a
-    `KafkaException` (``_DESTROY``). Its text is confluent-kafka's: tests match on it."""
+class ConsumerClosedError(RuntimeError):
+    """A call on a closed consumer: the ``RuntimeError`` confluent-kafka raises, its text alone
+    (``"Consumer closed"``) as its only argument, as programs written for it match on."""
 
 
 def closed_error(text: str = "Consumer closed") -> ConsumerClosedError:
-    return ConsumerClosedError(KafkaError(KafkaError._DESTROY, text))
+    return ConsumerClosedError(text)
 
 
 class ConsumerEngine:
@@ -89,6 +89,7 @@ class ConsumerEngine:
         self._auto_commit = bool(opts["enable.auto.commit"])
         self._auto_store = bool(opts["enable.auto.offset.store"])
         self._events: deque[Message] = deque()  # error events for poll() (max.poll.interval.ms)
+        self._rejoin_due = False  # _MAX_POLL_EXCEEDED was handed over: the next poll joins again
         self._wake_queued = False
         self.polled_at = time.monotonic()  # the last poll()/consume(), for max.poll.interval.ms
         self._fetch = FetchEngine(self.client, config, self._ready)
@@ -193,16 +194,31 @@ class ConsumerEngine:
 
     def _serve_step(self, sub: Subscription, step: Step) -> None:
         """One change of the group's assignment, in the application's thread: lost, revoked, then
-        assigned partitions, each through its callback (which may assign itself) or by default."""
+        assigned partitions, each through its callback (which may assign itself) or by default;
+        after the one an async callback holds up, if any."""
+        self._callbacks.after_awaited(lambda: self._start_step(sub, step))
+
+    def _start_step(self, sub: Subscription, step: Step) -> None:
         if sub is not self._subscription or self.closed:
             return
         if step.error is not None:
             text = f"consumer group {self.group_id}: {KafkaError(step.error).str()}"
             self.error(KafkaError(step.error, text, fatal=True))
-        try:
-            self._callbacks.serve(step, sub.revoked)
-        finally:
-            sub.served(step)
+        if step.refused is not None:  # an error event from poll(), as librdkafka's
+            text = f"JoinGroup failed: {KafkaError(step.refused).str()}"
+            self._events.append(Message(error=KafkaError(step.refused, text)))
+        self._callbacks.drive(self._callbacks.serve(step, sub.revoked), lambda: sub.served(step))
+
+    def await_callbacks(self, hand_over: Callable[[Awaitable[Any]], None]) -> None:
+        """For an asyncio face: what an async rebalance callback returns is handed over to it, to
+        await and then report with `callback_done`; the callback's default waits for that end,
+        and the group's later changes wait behind it."""
+        self._callbacks.hand_over = hand_over
+
+    def callback_done(self, error: BaseException | None) -> None:
+        """The awaited callback ended (``error``: what it raised, raised here once its default
+        was applied); its step goes on."""
+        self._callbacks.done(error)
 
     def _leave_group(self) -> None:
         sub, self._subscription = self._subscription, None
@@ -213,7 +229,7 @@ class ConsumerEngine:
             if parts:
                 self._subscription = sub  # the callback may still commit as this member
                 try:
-                    self._callbacks.revoke_all(parts)
+                    self._callbacks.drive(self._callbacks.revoke_all(parts), lambda: None, awaits=False)
                 finally:
                     self._subscription = None
         finally:
@@ -226,7 +242,7 @@ class ConsumerEngine:
         due after max.poll.interval.ms), one buffered message, taken under one hold of the fetch
         engine's lock. None when something must be served first or nothing is buffered."""
         sub = self._subscription
-        if len(self.executor) or self._events or (sub is not None and sub.left_for_poll):
+        if len(self.executor) or self._events or self._rejoin_due or (sub is not None and sub.left_for_poll):
             return None
         self.polled_at = time.monotonic()
         m = self._fetch.take_one()
@@ -247,7 +263,7 @@ class ConsumerEngine:
         """The first error event waiting (ours, then those take_arrow() kept) raised as
         KafkaException; else up to ``max_records`` records as one record batch, their offsets
         stored (enable.auto.offset.store), or None."""
-        event = self._events.popleft() if self._events else self._fetch.held_event()
+        event = self._handed(self._events.popleft()) if self._events else self._fetch.held_event()
         if event is None:
             handed: dict[TP, tuple[int, int]] = {}
             batch = self._fetch.take_arrow(max_records, handed)
@@ -266,8 +282,10 @@ class ConsumerEngine:
         deadline = None if timeout is None or timeout < 0 else time.monotonic() + timeout
         self.polled_at = time.monotonic()
         sub = self._subscription
-        if sub is not None and sub.left_for_poll:
-            sub.rejoin()  # polled again after max.poll.interval.ms: join again, as librdkafka
+        if self._rejoin_due:
+            self._rejoin_due = False
+            if sub is not None:  # polled again after _MAX_POLL_EXCEEDED: lost, then join again
+                sub.rejoin()
         while True:
             self.executor.serve(0)
             found = take()
@@ -280,7 +298,7 @@ class ConsumerEngine:
 
     def _take(self, count: int) -> list[Message]:
         events = self._events
-        found = [events.popleft() for _ in range(min(count, len(events)))]
+        found = [self._handed(events.popleft()) for _ in range(min(count, len(events)))]
         if not self._auto_store:
             records = self._fetch.take(count - len(found))
         else:
@@ -289,6 +307,14 @@ class ConsumerEngine:
             for m in last.values():
                 self._commits.store_returned(m)
         return found + records if found else records
+
+    def _handed(self, event: Message) -> Message:
+        """An error event on its way to the application; after _MAX_POLL_EXCEEDED the next poll
+        hands over the lost partitions and joins again (librdkafka's order)."""
+        error = event.error()
+        if error is not None and error.code() == KafkaError._MAX_POLL_EXCEEDED:
+            self._rejoin_due = True
+        return event
 
     def _ready(self) -> None:
         """The fetch engine has records (IO thread): wake a waiting poll() with one queued no-op."""
@@ -400,6 +426,7 @@ class ConsumerEngine:
         leave the group so its partitions move at once, and stop. A callback's exception is
         raised once everything is stopped."""
         failure: BaseException | None = None
+        self._callbacks.abandon()
         try:
             if self._subscription is not None:
                 self._leave_group()

@@ -25,7 +25,7 @@ from ..client.cluster import Client
 from ..client.coordinators import GROUP, Coordinators
 from ..core.assignors import ASSIGNORS, COOPERATIVE_STICKY, Member, encode_sticky_user_data
 from ..core.backoff import RetryBackoff
-from ..core.group import GroupConfig, Membership, State, Step
+from ..core.group import REFUSED_JOIN_PAUSE, GroupConfig, Membership, State, Step
 from ..errors import KafkaError
 from ..io.engine import Timer
 from ..protocol.apis import HEARTBEAT, JOIN_GROUP, LEAVE_GROUP, SYNC_GROUP
@@ -296,10 +296,13 @@ class GroupMember:
     def _follow(self, step: Step) -> None:
         """Act on a step: report it, then rejoin, retry or keep heartbeating."""
         self._note_state()
-        if step.assign or step.revoke or step.lost or step.synced or step.error is not None:
+        if step.assign or step.revoke or step.lost or step.synced or step.error is not None or step.refused is not None:
             self.on_change(step)
         if step.error is not None:
             self._stopped = True
+            return
+        if step.refused is not None:
+            self._later(REFUSED_JOIN_PAUSE, self._join)
             return
         if step.find_coordinator:
             self._lost_coordinator()

@@ -3,13 +3,16 @@ watermarks and offsets by timestamp. The caller's thread only waits for the oper
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from ..client.cluster import Client
 from ..client.driver import wait
 from ..client.list_offsets import EARLIEST, LATEST, READ_COMMITTED, READ_UNCOMMITTED, list_offsets_operation
 from ..core import TopicPartitionKey as TP
+from ..core.metadata import ClusterMetadata
+from ..errors import KafkaError, KafkaException
 from ..model import TopicPartition
+from ..protocol import error_codes as ec
 
 
 def watermarks(client: Client, key: TP, *, read_committed: bool, timeout: float) -> tuple[int, int]:
@@ -24,15 +27,47 @@ def watermarks(client: Client, key: TP, *, read_committed: bool, timeout: float)
 def offsets_for_times(
     client: Client, queries: Mapping[TP, int], *, read_committed: bool, timeout: float
 ) -> list[TopicPartition]:
-    """Each partition's first offset with a timestamp at or after the one asked (-1: none)."""
+    """Each partition's first offset with a timestamp at or after the one asked (-1: none), in the
+    order asked. As librdkafka: the topics' metadata first; a partition it does not show keeps the
+    timestamp asked and carries its error (the topic's, or _UNKNOWN_PARTITION), and when no
+    partition is left to ask the call raises _UNKNOWN_PARTITION."""
     if not queries:
         return []
+    deadline = client.engine.now() + timeout
+    topics = sorted({topic for topic, _ in queries})
+    try:
+        wait(client.refresh_metadata(topics, timeout=timeout), timeout)
+    except KafkaException as exc:  # no metadata: librdkafka looks for the leaders until it times out
+        cause = exc.args[0].str() if isinstance(exc.args[0], KafkaError) else str(exc)
+        raise KafkaException(KafkaError(KafkaError._TIMED_OUT, f"Failed to get offsets: {cause}")) from None
+    refused = unknown_partitions(client.metadata, queries)
+    asked = {tp: ts for tp, ts in queries.items() if tp not in refused}
+    if not asked:
+        code = KafkaError._UNKNOWN_PARTITION
+        raise KafkaException(KafkaError(code, f"Failed to get offsets: {KafkaError(code).str()}"))
     level = READ_COMMITTED if read_committed else READ_UNCOMMITTED
-    op = list_offsets_operation(client, queries, isolation_level=level, deadline=client.engine.now() + timeout)
+    op = list_offsets_operation(client, asked, isolation_level=level, deadline=deadline)
     op.start()
     out = []
-    for (topic, part), fut in op.futures.items():
-        answer = wait(fut, timeout)
+    for (topic, part), ts in queries.items():
+        fut = op.futures.get((topic, part))
+        if fut is None:
+            out.append(TopicPartition(topic, part, ts, error=KafkaError(refused[(topic, part)])))
+            continue
+        answer = wait(fut, max(0.0, deadline - client.engine.now()))
         epoch = answer.leader_epoch if answer.leader_epoch >= 0 else None
         out.append(TopicPartition(topic, part, answer.offset, None, epoch))
+    return out
+
+
+def unknown_partitions(md: ClusterMetadata, keys: Iterable[TP]) -> dict[TP, int]:
+    """The partitions the metadata does not show, with why: the topic's error (a topic it does not
+    name: UNKNOWN_TOPIC_OR_PARTITION), or _UNKNOWN_PARTITION for a partition the topic lacks."""
+    out = {}
+    for topic, part in keys:
+        info = md.topics.get(topic)
+        if info is None or info.error_code:
+            out[(topic, part)] = info.error_code if info is not None else ec.UNKNOWN_TOPIC_OR_PARTITION
+        elif part not in info.partitions:
+            out[(topic, part)] = KafkaError._UNKNOWN_PARTITION
     return out

@@ -11,7 +11,8 @@ rebalance callbacks). A revocation's rejoin waits until its callback ran (`Group
 
 ``max.poll.interval.ms``: when the application has not polled for that long, the member leaves
 the group (its partitions are lost: another member may have them by the time it polls), the face
-returns a ``_MAX_POLL_EXCEEDED`` event, and the next poll joins again, as librdkafka does.
+returns a ``_MAX_POLL_EXCEEDED`` event, and the poll after it serves the loss and joins again, as
+librdkafka orders them (the loss is held here until `rejoin`).
 """
 
 from __future__ import annotations
@@ -76,6 +77,7 @@ class Subscription:
         self._max_poll_exceeded = max_poll_exceeded
         self._max_poll = config.options["max.poll.interval.ms"] / 1000
         self.left_for_poll = False
+        self._lost_while_away: list[Step] = []  # held for the poll that joins again
 
     # --- thread-safe -----------------------------------------------------------------------
 
@@ -84,8 +86,12 @@ class Subscription:
         self._client.engine.call_soon(self._watch_polls)
 
     def rejoin(self) -> None:
-        """Join again (a new membership) after leaving for max.poll.interval.ms."""
+        """Join again (a new membership) after leaving for max.poll.interval.ms; the partitions
+        lost by leaving are handed over first."""
         self.left_for_poll = False
+        held, self._lost_while_away = self._lost_while_away, []
+        for step in held:
+            self._executor.put(self._apply, (step,))
 
         def join() -> None:
             if not self._stopped:
@@ -144,8 +150,10 @@ class Subscription:
     def _changed(self, step: Step) -> None:
         if self._stopped:
             return
-        if self.left_for_poll and step.revoke:
-            step = Step(lost=step.revoke)  # we left without the application: it cannot commit them
+        if self.left_for_poll:
+            if step.revoke:  # we left without the application: it cannot commit them
+                self._lost_while_away.append(Step(lost=step.revoke))
+            return
         self._executor.put(self._apply, (step,))
         if isinstance(self.membership, GroupMember) and self._impossible(step):
             self.membership.rejoin()
@@ -173,7 +181,7 @@ class Subscription:
         if self.membership is not None and not self.left_for_poll and idle > self._max_poll:
             self.left_for_poll = True
             self.membership.leave(self._config.options["socket.timeout.ms"] / 1000)
-            self._max_poll_exceeded()
+            self._client.engine.call_soon(self._max_poll_exceeded)  # after the leave (its loss held)
         self._client.engine.call_later(min(POLL_CHECK, self._max_poll / 2), self._watch_polls)
 
     def _refresh(self, pace: Pace = Pace.NOW) -> None:

@@ -60,6 +60,7 @@ class Verdict(enum.Enum):
     ADOPT_MEMBER_ID = "rejoin with the given member id"  # KIP-394: first join hands out the id
     COORDINATOR = "find the coordinator, then ask again (a join: rejoin)"
     RETRY = "ask again later"
+    REFUSED = "report, then join again later"  # a JoinGroup refused for a reason of ours
     FATAL = "stop"
 
 
@@ -85,6 +86,18 @@ def verdict(error_code: int) -> Verdict:
     return VERDICTS.get(error_code, Verdict.FATAL)
 
 
+# What stops a member elsewhere only refuses a JoinGroup (a session timeout out of the broker's
+# range, no rights on the group, ...): as librdkafka, the application hears of each refusal (an
+# error event from poll()) and the member asks again after REFUSED_JOIN_PAUSE; a static member
+# fenced by another stays stopped.
+REFUSED_JOIN_PAUSE = 2.0  # seconds (librdkafka asks again every 2 s)
+
+
+def join_verdict(error_code: int) -> Verdict:
+    what = verdict(error_code)
+    return Verdict.REFUSED if what is Verdict.FATAL and error_code != ec.FENCED_INSTANCE_ID else what
+
+
 @dataclass
 class Step:
     """What the consumer must do after an answer or a timer: in this order, revoke or lose, assign, join."""
@@ -96,6 +109,7 @@ class Step:
     find_coordinator: bool = False
     retry: bool = False  # send the same request again after a backoff
     error: int | None = None  # a fatal group error to report
+    refused: int | None = None  # the error a JoinGroup was refused with: report it, join again later
     members: list[Any] | None = None  # as leader: every member's JoinGroup metadata, to assign
     synced: bool = False  # a rebalance ended: the application hears of it even when nothing changed
 
@@ -232,6 +246,8 @@ class Membership:
             self.member_id = response.member_id
             return Step(rejoin=True)
         if code != ec.NONE:
+            if join_verdict(code) is Verdict.REFUSED:
+                return Step(refused=code)
             return self._on_error(code)
         self._move(Event.JOINED)
         self.member_id = response.member_id

@@ -9,6 +9,11 @@ settles and its ``on_delivery`` runs on the loop's thread, and so do ``error_cb`
 and ``throttle_cb``. When the buffer is full, ``produce`` awaits room (up to ``max.block.ms``
 when set) instead of raising ``BufferError``.
 
+The calls that wait (``flush``, ``purge``, ``list_topics``, ``close`` and the transactional calls)
+run on a thread pool, ``executor`` or one of ``max_workers`` threads, as confluent-kafka's do;
+its ``batch_size`` and ``buffer_timeout`` size a local buffer this producer does not have (each
+record is queued at once): accepted, and they change nothing (README, "differs on purpose").
+
 Several loops may use one producer: reports are served on the loop that used it last, and a
 record produced on another loop is handed to its own loop to settle (with loops running at once
 on several threads, a loop may then see one partition's reports out of order; a record whose loop
@@ -18,21 +23,38 @@ was closed before its report is dropped: nothing could await it).
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import functools
 from asyncio.events import _get_running_loop
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from ..client.executor import CallbackExecutor
 from ..errors import KafkaError, KafkaException
-from ..model import ClusterMetadata, Message
+from ..model import ClusterMetadata, ConsumerGroupMetadata, Message, TopicPartition
 from .config import parse_producer_config
 from .producer import Producer
 
 _ROOM_POLL = 0.002  # seconds between looks for buffer room while awaiting it
+T = TypeVar("T")
 
 
 class AIOProducer:
-    def __init__(self, producer_conf: Mapping[str, Any], **kwargs: Any) -> None:
+    def __init__(
+        self,
+        producer_conf: Mapping[str, Any],
+        max_workers: int = 4,
+        executor: concurrent.futures.Executor | None = None,
+        batch_size: int = 1000,
+        buffer_timeout: float = 1.0,
+        **kwargs: Any,
+    ) -> None:
+        """confluent-kafka's arguments: ``executor`` (else a pool of ``max_workers`` threads) runs
+        the calls that wait; ``batch_size`` and ``buffer_timeout`` are accepted and mean nothing
+        here (records are queued at once). ``kwargs``: more configuration, as the Producer's."""
+        self._own_executor = executor is None
+        self.executor = executor if executor is not None else concurrent.futures.ThreadPoolExecutor(max_workers)
+        self._closed = False
         conf = {**producer_conf, "delivery.reports": "poll"}
         # Checked like every other option (_INVALID_ARG naming the key and the range); the
         # producer underneath never blocks a thread: this face awaits room instead.
@@ -90,20 +112,52 @@ class AIOProducer:
     async def flush(self, timeout: float = -1) -> int:
         """Send everything now and wait until every record is reported (served on this loop
         meanwhile); returns how many remain."""
-        self._serve_on(asyncio.get_running_loop())
-        return await asyncio.to_thread(self._producer.flush, timeout)
+        return await self._call(self._producer.flush, timeout)
 
     async def purge(self, in_queue: bool = True, in_flight: bool = True) -> None:
-        self._serve_on(asyncio.get_running_loop())
-        await asyncio.to_thread(self._producer.purge, in_queue, in_flight)
+        await self._call(self._producer.purge, in_queue, in_flight)
 
     async def list_topics(self, topic: str | None = None, timeout: float = -1) -> ClusterMetadata:
-        self._serve_on(asyncio.get_running_loop())
-        return await asyncio.to_thread(self._producer.list_topics, topic, timeout)
+        return await self._call(self._producer.list_topics, topic, timeout)
 
     async def close(self) -> None:
-        self._serve_on(asyncio.get_running_loop())
-        await asyncio.to_thread(self._producer.close)
+        """Flush and close the producer, then the thread pool it made; closing again does nothing."""
+        if self._closed:
+            return
+        await self._call(self._producer.close)
+        self._closed = True
+        if self._own_executor:
+            self.executor.shutdown(wait=False)
+
+    # --- transactions (each call on the pool; reports go on being served on the loop) -------------
+
+    async def init_transactions(self, timeout: float | None = None) -> None:
+        await self._call(self._producer.init_transactions, timeout)
+
+    async def begin_transaction(self) -> None:
+        """Flush first, as confluent-kafka's: records produced before belong to no transaction."""
+        await self.flush()
+        await self._call(self._producer.begin_transaction)
+
+    async def send_offsets_to_transaction(
+        self, positions: list[TopicPartition], group_metadata: ConsumerGroupMetadata, timeout: float | None = None
+    ) -> None:
+        await self._call(self._producer.send_offsets_to_transaction, positions, group_metadata, timeout)
+
+    async def commit_transaction(self, timeout: float | None = None) -> None:
+        await self.flush()
+        await self._call(self._producer.commit_transaction, timeout)
+
+    async def abort_transaction(self, timeout: float | None = None) -> None:
+        """Flush first, as confluent-kafka's: what was produced is delivered, then aborted."""
+        await self.flush()
+        await self._call(self._producer.abort_transaction, timeout)
+
+    async def _call(self, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(*args)`` on the pool, this loop serving reports meanwhile."""
+        loop = asyncio.get_running_loop()
+        self._serve_on(loop)
+        return await loop.run_in_executor(self.executor, functools.partial(fn, *args))
 
     def __len__(self) -> int:
         return len(self._producer)

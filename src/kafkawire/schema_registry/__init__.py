@@ -4,7 +4,7 @@ Install with ``pip install kafkawire[schemaregistry]`` (the client) plus ``[avro
 ``[protobuf]`` for the formats, or ``[serdes]`` for all. The core client never imports this package.
 """
 
-from ..serialization import SerializationError
+from ..serialization import MessageField, SerializationContext, SerializationError
 from ._async.schema_registry_client import AsyncSchemaRegistryClient
 from ._sync import mock_schema_registry_client  # noqa: F401  (serves mock:// URLs)
 from ._sync.schema_registry_client import SchemaRegistryClient
@@ -48,6 +48,7 @@ __all__ = [
     "AssociationResponse",
     "AsyncSchemaRegistryClient",
     "ConfigCompatibilityLevel",
+    "MessageField",
     "Metadata",
     "MetadataProperties",
     "MetadataTags",
@@ -61,6 +62,7 @@ __all__ = [
     "SchemaReference",
     "SchemaRegistryClient",
     "SchemaRegistryError",
+    "SerializationContext",
     "SerializationError",
     "ServerConfig",
     "dual_schema_id_deserializer",

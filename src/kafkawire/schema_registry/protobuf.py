@@ -1,5 +1,6 @@
 """Protobuf serializer and deserializer (``pip install kafkawire[protobuf]``)."""
 
+from ._async.protobuf import AsyncProtobufDeserializer, AsyncProtobufSerializer
 from ._sync.protobuf import (
     ProtobufDeserializer,
     ProtobufSerializer,
@@ -11,6 +12,8 @@ from ._sync.protobuf import (
 )
 
 __all__ = [
+    "AsyncProtobufDeserializer",
+    "AsyncProtobufSerializer",
     "ProtobufDeserializer",
     "ProtobufSerializer",
     "_create_index_array",

@@ -31,7 +31,17 @@ class AsyncSchemaRegistryClient:
     URLs give the in-process registry, shared with sync clients of the same URL."""
 
     def __init__(self, conf: dict[str, Any]) -> None:
-        self._client = SchemaRegistryClient.new_client(conf)
+        self._client = self._blocking_client(conf)
+
+    @staticmethod
+    def _blocking_client(conf: dict[str, Any]) -> SchemaRegistryClient:
+        """The synchronous client every call runs on (AsyncMockSchemaRegistryClient: the mock)."""
+        return SchemaRegistryClient.new_client(conf)
+
+    def sync_client(self) -> SchemaRegistryClient:
+        """The synchronous client underneath: what the asyncio serdes run their format's serde
+        over (`kafkawire.schema_registry._async.serde`)."""
+        return self._client
 
     @staticmethod
     def new_client(conf: dict[str, Any]) -> AsyncSchemaRegistryClient:

@@ -1,0 +1,60 @@
+"""The asyncio serdes' bases: each asyncio serde is the synchronous serde of its format, run off
+the event loop, so framing, schema choice and data-contract rules stay one implementation.
+
+``await AsyncAvroSerializer(client, ...)`` (and the other formats) builds the format's synchronous
+serde with the same arguments, with the synchronous client under an
+`AsyncSchemaRegistryClient` (or its mock) in its place. ``await serde(data, ctx)`` runs
+it in a worker thread: it may ask the registry (look-ups, registration) or a rule's key service.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine, Generator
+from typing import Any, ClassVar
+
+from ...serialization import Deserializer, SerializationContext, Serializer
+from .._sync.schema_registry_client import SchemaRegistryClient
+from .schema_registry_client import AsyncSchemaRegistryClient
+
+__all__ = ["AsyncBaseDeserializer", "AsyncBaseSerde", "AsyncBaseSerializer"]
+
+
+def blocking_client(value: Any) -> SchemaRegistryClient | Any:
+    """An argument as the synchronous serde takes it: the synchronous client under an asyncio
+    client, anything else as it is."""
+    return value.sync_client() if isinstance(value, AsyncSchemaRegistryClient) else value
+
+
+class AsyncBaseSerde:
+    """An asyncio serde over ``_sync_type``, the synchronous serde of its format."""
+
+    _sync_type: ClassVar[type[Any]]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """The synchronous serde's arguments, in its order (JSON's take the schema first)."""
+        args = tuple(blocking_client(a) for a in args)
+        kwargs = {k: blocking_client(v) for k, v in kwargs.items()}
+        self._serde = self._sync_type(*args, **kwargs)
+
+    def __await__(self) -> Generator[Any, None, Any]:
+        """``await AsyncAvroSerializer(...)`` gives the serde, as confluent-kafka's (built already)."""
+        return self._built().__await__()
+
+    async def _built(self) -> AsyncBaseSerde:
+        return self
+
+    async def _run(self, data: Any, ctx: SerializationContext | None) -> Any:
+        return await asyncio.to_thread(self._serde, data, ctx)
+
+
+class AsyncBaseSerializer(AsyncBaseSerde, Serializer):
+    def __call__(self, obj: Any, ctx: SerializationContext | None = None) -> Coroutine[Any, Any, bytes | None]:  # type: ignore[override]
+        """A coroutine of the framed bytes (None for None)."""
+        return self._run(obj, ctx)
+
+
+class AsyncBaseDeserializer(AsyncBaseSerde, Deserializer):
+    def __call__(self, data: bytes | None, ctx: SerializationContext | None = None) -> Coroutine[Any, Any, Any]:
+        """A coroutine of the decoded object (None for None)."""
+        return self._run(data, ctx)
