@@ -103,10 +103,8 @@ KNOWN_MISSING: dict[str, str] = {
         "SharedClusterIdResolver build_serdes close_serdes pop_serde_props propagate_cluster_id_resolver"
     ),
     ".error": ("Message"),
-    ".schema_registry": ("MessageField SerializationContext"),
     ".schema_registry._async.avro": (
-        "AVRO_TYPE AsyncAvroDeserializer AsyncAvroDeserializerBuilder AsyncAvroSerializer "
-        "AsyncAvroSerializerBuilder AsyncBaseDeserializer AsyncBaseSerializer AsyncSchemaRegistryClient "
+        "AVRO_TYPE AsyncAvroDeserializerBuilder AsyncAvroSerializerBuilder AsyncSchemaRegistryClient "
         "DeserializerBuilder MessageField ParsedSchemaCache RuleMode RulePhase RuleRegistry Schema SchemaId "
         "SerializationContext SerializationError SerializerBuilder ValidationRulesExecution "
         "_resolve_named_schema async_build_serde asyncinit clear_original_key dual_schema_id_deserializer "
@@ -114,26 +112,23 @@ KNOWN_MISSING: dict[str, str] = {
         "validate_message"
     ),
     ".schema_registry._async.json_schema": (
-        "AsyncBaseDeserializer AsyncBaseSerializer AsyncJSONDeserializer AsyncJSONDeserializerBuilder "
-        "AsyncJSONSerializer AsyncJSONSerializerBuilder AsyncSchemaRegistryClient DeserializerBuilder "
-        "JSON_TYPE MessageField ParsedSchemaCache RuleMode RulePhase RuleRegistry Schema SchemaId "
-        "SerializationContext SerializationError SerializerBuilder ValidationRulesExecution "
+        "AsyncJSONDeserializerBuilder AsyncJSONSerializerBuilder AsyncSchemaRegistryClient "
+        "DeserializerBuilder JSON_TYPE MessageField ParsedSchemaCache RuleMode RulePhase RuleRegistry Schema "
+        "SchemaId SerializationContext SerializationError SerializerBuilder ValidationRulesExecution "
         "_resolve_named_schema async_build_serde asyncinit clear_original_key dual_schema_id_deserializer "
         "prefix_schema_id_serializer set_original_key transform validate_message"
     ),
     ".schema_registry._async.mock_schema_registry_client": (
-        "Association AssociationCreateOrUpdateRequest AssociationInfo AssociationResponse "
-        "AsyncMockSchemaRegistryClient AsyncSchemaRegistryClient RegisteredSchema Schema SchemaRegistryError "
-        "ServerConfig"
+        "Association AssociationCreateOrUpdateRequest AssociationInfo AssociationResponse RegisteredSchema "
+        "Schema SchemaRegistryError ServerConfig"
     ),
     ".schema_registry._async.protobuf": (
-        "AsyncBaseDeserializer AsyncBaseSerializer AsyncProtobufDeserializer AsyncProtobufDeserializerBuilder "
-        "AsyncProtobufSerializer AsyncProtobufSerializerBuilder AsyncSchemaRegistryClient DeserializerBuilder "
-        "MessageField PROTOBUF_TYPE ParsedSchemaCache RuleMode RulePhase RuleRegistry Schema SchemaId "
-        "SchemaReference SerializationContext SerializationError SerializerBuilder ValidationRulesExecution "
-        "_resolve_named_schema async_build_serde asyncinit clear_original_key dual_schema_id_deserializer "
-        "prefix_schema_id_serializer reference_subject_name_strategy set_original_key transform "
-        "validate_message"
+        "AsyncProtobufDeserializerBuilder AsyncProtobufSerializerBuilder AsyncSchemaRegistryClient "
+        "DeserializerBuilder MessageField PROTOBUF_TYPE ParsedSchemaCache RuleMode RulePhase RuleRegistry "
+        "Schema SchemaId SchemaReference SerializationContext SerializationError SerializerBuilder "
+        "ValidationRulesExecution _resolve_named_schema async_build_serde asyncinit clear_original_key "
+        "dual_schema_id_deserializer prefix_schema_id_serializer reference_subject_name_strategy "
+        "set_original_key transform validate_message"
     ),
     ".schema_registry._async.schema_registry_client": (
         "Association AssociationCreateOrUpdateRequest AssociationResponse OAuthTokenError RegisteredSchema "
@@ -141,14 +136,12 @@ KNOWN_MISSING: dict[str, str] = {
         "_AsyncOAuthClient _AsyncRestClient _urlencode full_jitter is_retriable is_success version"
     ),
     ".schema_registry._async.serde": (
-        "AsyncAssociatedNameStrategy AsyncBaseDeserializer AsyncBaseSerde AsyncBaseSerializer "
-        "AsyncSchemaRegistryClient DEFAULT_CACHE_CAPACITY DLQ_RULE_NAME_HEADER Deserializer ErrorAction "
-        "FALLBACK_TYPE KAFKA_CLUSTER_ID MessageField Migration NAMESPACE_WILDCARD NoneAction RegisteredSchema "
-        "Rule RuleAction RuleConditionError RuleContext RuleError RuleKind RuleMode RulePhase RuleSet "
-        "STRATEGY_TYPE_MAP Schema SchemaId SchemaRegistryError SerializationContext SerializationError "
-        "Serializer SubjectNameStrategyType ValidationRuleError ValidationRuleExecutor "
-        "ValidationRulesExecution async_build_serde default_validation_rule_executor get_original_key "
-        "topic_subject_name_strategy"
+        "AsyncAssociatedNameStrategy DEFAULT_CACHE_CAPACITY DLQ_RULE_NAME_HEADER ErrorAction FALLBACK_TYPE "
+        "KAFKA_CLUSTER_ID MessageField Migration NAMESPACE_WILDCARD NoneAction RegisteredSchema Rule "
+        "RuleAction RuleConditionError RuleContext RuleError RuleKind RuleMode RulePhase RuleSet "
+        "STRATEGY_TYPE_MAP Schema SchemaId SchemaRegistryError SerializationError SubjectNameStrategyType "
+        "ValidationRuleError ValidationRuleExecutor ValidationRulesExecution async_build_serde "
+        "default_validation_rule_executor get_original_key topic_subject_name_strategy"
     ),
     ".schema_registry._sync.avro": (
         "AVRO_TYPE AvroDeserializerBuilder AvroSerializerBuilder DeserializerBuilder ParsedSchemaCache "
@@ -180,9 +173,9 @@ KNOWN_MISSING: dict[str, str] = {
         "get_original_key topic_subject_name_strategy"
     ),
     ".schema_registry.avro": (
-        "AsyncAvroDeserializer AsyncAvroDeserializerBuilder AsyncAvroSerializer AsyncAvroSerializerBuilder "
-        "AvroDeserializerBuilder AvroSerializerBuilder LocalSchemaRepository get_inline_tags get_type "
-        "parse_schema_with_repo transform validate_message"
+        "AsyncAvroDeserializerBuilder AsyncAvroSerializerBuilder AvroDeserializerBuilder "
+        "AvroSerializerBuilder LocalSchemaRepository get_inline_tags get_type parse_schema_with_repo "
+        "transform validate_message"
     ),
     ".schema_registry.common": ("asyncinit"),
     ".schema_registry.common._oauthbearer": (
@@ -232,13 +225,13 @@ KNOWN_MISSING: dict[str, str] = {
     ),
     ".schema_registry.error": ("OAuthTokenError SchemaParseException UnknownType"),
     ".schema_registry.json_schema": (
-        "AsyncJSONDeserializer AsyncJSONDeserializerBuilder AsyncJSONSerializer AsyncJSONSerializerBuilder "
-        "JSONDeserializerBuilder JSONSerializerBuilder get_inline_tags get_type transform validate_message"
+        "AsyncJSONDeserializerBuilder AsyncJSONSerializerBuilder JSONDeserializerBuilder "
+        "JSONSerializerBuilder get_inline_tags get_type transform validate_message"
     ),
     ".schema_registry.protobuf": (
-        "AsyncProtobufDeserializer AsyncProtobufDeserializerBuilder AsyncProtobufSerializer "
-        "AsyncProtobufSerializerBuilder ProtobufDeserializerBuilder ProtobufSerializerBuilder get_inline_tags "
-        "get_type is_map_field protobuf_to_variant transform validate_message variant_to_protobuf"
+        "AsyncProtobufDeserializerBuilder AsyncProtobufSerializerBuilder ProtobufDeserializerBuilder "
+        "ProtobufSerializerBuilder get_inline_tags get_type is_map_field protobuf_to_variant transform "
+        "validate_message variant_to_protobuf"
     ),
     ".schema_registry.rule_registry": ("RuleAction RuleExecutor"),
     ".schema_registry.rules": ("dlq"),
@@ -261,13 +254,13 @@ KNOWN_MISSING: dict[str, str] = {
         "AeadWrapper DekId EncryptionExecutorTransform FieldEncryptionExecutorTransform KekId KmsDriver"
     ),
     ".schema_registry.rules.encryption.kms_driver_registry": ("reset_kms_drivers"),
-    ".schema_registry.schema_registry_client": ("AsyncSchemaRegistryClient SchemaRegistryError VALID_AUTH_PROVIDERS"),
+    ".schema_registry.schema_registry_client": ("SchemaRegistryError VALID_AUTH_PROVIDERS"),
     ".schema_registry.serde": (
-        "AssociatedNameStrategy AsyncAssociatedNameStrategy AsyncBaseDeserializer AsyncBaseSerde "
-        "AsyncBaseSerializer BaseSerde DLQ_HEADER_PREFIX DLQ_RULE_EXCEPTION_HEADER DLQ_RULE_MODE_HEADER "
-        "DLQ_RULE_NAME_HEADER DLQ_RULE_SUBJECT_HEADER DLQ_RULE_TOPIC_HEADER FALLBACK_TYPE KAFKA_CLUSTER_ID "
-        "ParsedSchemaCache STRATEGY_TYPE_MAP VALIDATION_RULES_PROP ValidationRule ValidationRuleError "
-        "ValidationRuleExecutor ValidationRulesExecution async_build_serde build_serde clear_original_key "
+        "AssociatedNameStrategy AsyncAssociatedNameStrategy BaseSerde DLQ_HEADER_PREFIX "
+        "DLQ_RULE_EXCEPTION_HEADER DLQ_RULE_MODE_HEADER DLQ_RULE_NAME_HEADER DLQ_RULE_SUBJECT_HEADER "
+        "DLQ_RULE_TOPIC_HEADER FALLBACK_TYPE KAFKA_CLUSTER_ID ParsedSchemaCache STRATEGY_TYPE_MAP "
+        "VALIDATION_RULES_PROP ValidationRule ValidationRuleError ValidationRuleExecutor "
+        "ValidationRulesExecution async_build_serde build_serde clear_original_key "
         "default_validation_rule_executor evaluate_validation_rule get_original_key parse_validation_rules "
         "set_original_key"
     ),
