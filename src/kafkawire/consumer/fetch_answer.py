@@ -72,6 +72,7 @@ class AnswerReader:
             budget, rows = self.read(max_bytes, wanted)
         outcomes = self.decode(node, rows, answers, error, incremental, budget, columnar)
         with self._lock:
+            self._table.wants_room(budget.short)
             return self.apply(node, max_bytes, wanted, outcomes)
 
     def read(self, max_bytes: int, wanted: list[Wanted]) -> tuple[AnswerBudget, list[Row]]:

@@ -26,11 +26,12 @@ WHOLE = sys.maxsize  # a cut's stop offset when its last batch is decoded whole
 class AnswerBudget:
     """One answer's room for decoded records (see the module's docstring)."""
 
-    __slots__ = ("budget", "must_progress")
+    __slots__ = ("budget", "must_progress", "short")
 
     def __init__(self, room: int, empty: bool) -> None:
         self.budget = DecodeBudget(max(0, room))
         self.must_progress = empty  # nothing buffered: the first record is decoded whatever it costs
+        self.short = 0  # the smallest cost of a batch left undecoded: the room to wait for (0: none)
 
     @property
     def spent(self) -> bool:
@@ -62,6 +63,7 @@ class AnswerBudget:
             else:
                 fits = 0
             if fits <= 0:
+                self.short = min(self.short or cost, cost)
                 return i, WHOLE
             budget.charge(budget.remaining, "the answer's last slice")
             self.must_progress = False

@@ -58,7 +58,20 @@ def test_past_the_budget_nothing_is_decoded_unless_the_prefetch_is_empty() -> No
     assert AnswerBudget(0, empty=True).cut(batches, 0, can_slice=True) == (1, 1)  # one record: reading moves on
     # a batch that cannot be sliced (read_committed holding, Columns) comes whole into an empty prefetch
     assert AnswerBudget(0, empty=True).cut(batches, 0, can_slice=False) == (1, WHOLE)
-    assert AnswerBudget(0, empty=False).cut(batches, 0, can_slice=False) == (0, WHOLE)
+    waiting = AnswerBudget(0, empty=False)
+    assert waiting.cut(batches, 0, can_slice=False) == (0, WHOLE)
+    assert waiting.short == _cost(batches[0], 100)  # the room the partition waits for
+
+
+def test_a_fetch_waits_for_the_room_an_undecoded_batch_needs() -> None:
+    table = FetchTable(FetchLimits(queue_bytes=10_000_000, partition_max_bytes=1000))
+    table.assign(("t", 0), 0)
+    table.buffered_bytes = 4_000_000
+    table.wants_room(8_000_000)
+    assert table.fetch_plan(0.0, lambda key: 1, ()) == ({}, []) and table.starved
+    table.buffered_bytes = 1_000_000
+    plan, _ = table.fetch_plan(0.0, lambda key: 1, ())
+    assert list(plan) == [1] and table.room_wanted == 0
 
 
 def test_a_transactional_batch_is_never_sliced() -> None:
