@@ -95,8 +95,7 @@ def messages_of(batch: RecordBatch, min_offset: int, topic: str, partition: int,
     out = _decode(*args) if stop_offset == sys.maxsize else _decode(*args, stop_offset)
     if out is None:
         raise DecodeError(f"the records of the batch at offset {batch.base_offset} are malformed")
-    if stop_offset >= batch.next_offset:
-        batch.body = None  # decoded (once): the batch no longer holds a view of the Fetch answer
+    batch.body = None  # decoded (once, a slice too): the batch no longer holds a view of the Fetch answer
     return out
 
 
