@@ -802,19 +802,21 @@ fail:
 }
 
 /* decode_messages(body, pos, end, count, base_offset, base_timestamp, log_append_time, min_offset,
- *                 topic, partition, timestamp_type, leader_epoch, message_type) -> list
- * The ``count`` records of a v2 batch body in ``body[pos:end]``, those at ``min_offset`` or later,
- * each as a consumed ``message_type`` (latency, error and delivery count None); None when the
- * bytes are malformed (the caller raises DecodeError). log_append_time < 0: CreateTime. */
+ *                 topic, partition, timestamp_type, leader_epoch, message_type[, stop_offset]) -> list
+ * The ``count`` records of a v2 batch body in ``body[pos:end]``, those at ``min_offset`` or later
+ * and before ``stop_offset`` (a slice of a batch too large for the consumer's room), each as a
+ * consumed ``message_type`` (latency, error and delivery count None); None when the bytes are
+ * malformed (the caller raises DecodeError). log_append_time < 0: CreateTime. */
 static PyObject *
 decode_messages(PyObject *module, PyObject *args)
 {
     Py_buffer view;
     Py_ssize_t pos, end, count;
-    long long base_offset, base_timestamp, log_append, min_offset;
+    long long base_offset, base_timestamp, log_append, min_offset, stop_offset = LLONG_MAX;
     PyObject *topic, *partition, *ts_type, *epoch, *type;
-    if (!PyArg_ParseTuple(args, "y*nnnLLLLOOOOO:decode_messages", &view, &pos, &end, &count, &base_offset,
-                          &base_timestamp, &log_append, &min_offset, &topic, &partition, &ts_type, &epoch, &type))
+    if (!PyArg_ParseTuple(args, "y*nnnLLLLOOOOO|L:decode_messages", &view, &pos, &end, &count, &base_offset,
+                          &base_timestamp, &log_append, &min_offset, &topic, &partition, &ts_type, &epoch, &type,
+                          &stop_offset))
         return NULL;
     PyObject *out = NULL, *last_stamp = NULL;
     long long last_when = 0;
@@ -832,7 +834,7 @@ decode_messages(PyObject *module, PyObject *args)
         if (read_zigzag(buf, record_end, &pos, 10, &ts_delta) < 0) goto malformed;
         if (read_zigzag(buf, record_end, &pos, 5, &offset_delta) < 0) goto malformed;
         long long offset = base_offset + offset_delta;
-        if (offset < min_offset) {
+        if (offset < min_offset || offset >= stop_offset) {
             if (skip_record_fields(buf, record_end, &pos) < 0) goto malformed;
             continue;
         }

@@ -14,7 +14,6 @@ from pathlib import Path
 _CHILD = textwrap.dedent(
     """
     import gc, json, struct, sys
-    from types import SimpleNamespace
     sys.path.insert(0, sys.argv[1])
     from tests.unit.records.test_decoding_budget import _v2_batch
     from kafkawire.consumer.decode import batches_of
@@ -28,12 +27,12 @@ _CHILD = textwrap.dedent(
     # magic, a descriptor with an 8-byte content size (single segment), 128 MiB, then no valid block
     frame = struct.pack("<I", 0xFD2FB528) + bytes([0xE0]) + struct.pack("<Q", 128 << 20) + b"\\x01\\x00\\x00" + b"junk" * 8
     batch = _v2_batch(frame, 1, ZSTD)
-    batches_of({("t", 0): SimpleNamespace(error_code=0, records=batch)})  # first-use loading not counted
+    batches_of(batch)  # first-use loading not counted
     gc.disable()
     before = rss()
-    kept = [batches_of({("t", 0): SimpleNamespace(error_code=0, records=batch)}) for _ in range(6)]
+    kept = [batches_of(batch) for _ in range(6)]
     grown = rss() - before
-    failures = [type(k[("t", 0)]).__name__ for k in kept if isinstance(k[("t", 0)], DecodeError)]
+    failures = [type(k).__name__ for k in kept if isinstance(k, DecodeError)]
     print(json.dumps({"size": len(batch), "grown": grown, "failures": failures}))
     """
 )

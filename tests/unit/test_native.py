@@ -220,6 +220,18 @@ def test_decode_messages_gives_the_python_twins_messages(recs: list[Any], skip: 
     assert log_append == twin_log_append and {m.timestamp() for m in log_append} == {(1, 123)}
 
 
+@settings(max_examples=100, deadline=None)
+@given(recs=st.lists(st.tuples(timestamps, blobs, blobs, headers), min_size=1, max_size=30), skip=st.integers(0, 31), take=st.integers(0, 31))
+def test_decode_messages_stops_at_the_stop_offset_as_the_python_twin_does(recs: list[Any], skip: int, take: int) -> None:
+    """A slice of a batch (the consumer's room ran out inside it): records in [min, stop) only."""
+    batch = _fetched(recs, NONE, 1000)
+    body, pos, end, count = batch.body
+    args = (body, pos, end, count, batch.base_offset, batch.base_timestamp, -1, 1000 + skip, "t", 3, 1, 7, Message, 1000 + skip + take)
+    ours, twin = native.decode_messages(*args), decode_messages(*args)
+    assert ours == twin
+    assert [m.offset() for m in ours] == list(range(1000 + min(skip, len(recs)), 1000 + min(skip + take, len(recs))))
+
+
 def test_decoded_messages_without_headers_are_left_out_of_cyclic_garbage_collection() -> None:
     """On purpose (see _native.c): a consumed record's fields cannot reach it back, and a prefetch
     of them would be walked by every collection. One with headers (a list) stays tracked."""

@@ -9,6 +9,7 @@ checks: every field comes from the decoder, already of the right type and range.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from ..model import TIMESTAMP_CREATE_TIME, TIMESTAMP_LOG_APPEND_TIME, Message
@@ -32,9 +33,10 @@ def decode_messages(
     timestamp_type: int,
     leader_epoch: int | None,
     message_type: type[Message],
+    stop_offset: int = sys.maxsize,
 ) -> list[Message] | None:
-    """The twin of ``kafkawire._native.decode_messages``: the records at ``min_offset`` or later as
-    Messages, or None when the bytes are malformed."""
+    """The twin of ``kafkawire._native.decode_messages``: the records at ``min_offset`` or later,
+    before ``stop_offset``, as Messages, or None when the bytes are malformed."""
     try:
         records, stop = decode_records(
             body, pos, end, count, base_offset, base_timestamp, None if log_append_time < 0 else log_append_time, DecodeBudget(DEFAULT_DECODE_BUDGET)
@@ -43,7 +45,7 @@ def decode_messages(
         return None
     if stop != end:
         return None
-    return from_records([r for r in records if r.offset >= min_offset], topic, partition, timestamp_type, leader_epoch, message_type)
+    return from_records([r for r in records if min_offset <= r.offset < stop_offset], topic, partition, timestamp_type, leader_epoch, message_type)
 
 
 def from_records(
@@ -79,34 +81,29 @@ def offset_at(records: Any, i: int) -> int:
 _decode = native.decode_messages if native is not None else decode_messages
 
 
-def messages_of(batch: RecordBatch, min_offset: int, topic: str, partition: int) -> list[Message]:
-    """The batch's records at ``min_offset`` or later, as consumed Messages. Raises DecodeError."""
+def messages_of(batch: RecordBatch, min_offset: int, topic: str, partition: int, stop_offset: int = sys.maxsize) -> list[Message]:
+    """The batch's records at ``min_offset`` or later (before ``stop_offset``: a slice of a batch
+    larger than the room left), as consumed Messages. Raises DecodeError."""
     kind = TIMESTAMP_LOG_APPEND_TIME if batch.timestamp_type else TIMESTAMP_CREATE_TIME
     epoch = batch.partition_leader_epoch if batch.partition_leader_epoch >= 0 else None
     if batch.body is None:  # decoded already (legacy formats)
-        records = [r for r in batch.records if r.offset >= min_offset]
+        records = [r for r in batch.records if min_offset <= r.offset < stop_offset]
         return from_records(records, topic, partition, kind, epoch, Message)
     body, pos, end, count = batch.body
     log_append = batch.max_timestamp if batch.timestamp_type else -1
-    out = _decode(
-        body, pos, end, count, batch.base_offset, batch.base_timestamp, log_append, min_offset, topic, partition, kind, epoch, Message
-    )
+    args = (body, pos, end, count, batch.base_offset, batch.base_timestamp, log_append, min_offset, topic, partition, kind, epoch, Message)
+    out = _decode(*args) if stop_offset == sys.maxsize else _decode(*args, stop_offset)
     if out is None:
         raise DecodeError(f"the records of the batch at offset {batch.base_offset} are malformed")
-    batch.body = None  # decoded (once): the batch no longer holds a view of the Fetch answer
+    batch.body = None  # decoded (once, a slice too): the batch no longer holds a view of the Fetch answer
     return out
 
 
-def batches_of(answers: dict[Any, Any]) -> dict[Any, list[RecordBatch] | DecodeError]:
-    """Each Fetch answer's record batches, decoded lazily (off the fetch table's lock), or the
-    DecodeError that stopped them; answers with an error or no records are left out."""
-    decoded: dict[Any, list[RecordBatch] | DecodeError] = {}
-    for key, data in answers.items():
-        if not data.error_code and data.records:
-            try:
-                decoded[key] = decode_batches(data.records, lazy=True)
-            except DecodeError as exc:
-                # Kept without its traceback: the frames would hold the decompression buffer (up to
-                # a frame's declared size) in a cycle with this dict until the collector ran.
-                decoded[key] = type(exc)(*exc.args)
-    return decoded
+def batches_of(records: Any) -> list[RecordBatch] | DecodeError:
+    """A partition's record batches in a Fetch answer, decoded lazily (off the fetch table's lock),
+    or the DecodeError that stopped them, kept without its traceback: the frames would hold the
+    decompression buffer (up to a frame's declared size) in a cycle until the collector ran."""
+    try:
+        return decode_batches(records, lazy=True)
+    except DecodeError as exc:
+        return type(exc)(*exc.args)

@@ -3,15 +3,14 @@
 Runs like the producer's sender: `_run` on the IO thread asks the table (core/fetch_positions.py)
 what to do, sends one Fetch per leader broker carrying all of that leader's fetchable partitions
 (one in flight per leader), starts offset lookups (ListOffsets, the group's OffsetFetch), and
-refreshes metadata for partitions without a known leader. Answers are decoded off the lock, then
-sifted (control batches, read_committed markers: `core.sift.sift`, the Spark reader's
-step too) into the table, and ``on_ready`` tells the face. The application's thread only takes
+refreshes metadata for partitions without a known leader. Answers are decoded and sifted off the
+lock, within one budget per answer (consumer/fetch_answer.py), then put into the table, and
+``on_ready`` tells the face. The application's thread only takes
 from the table under the lock: `take` never waits for the network.
 """
 
 from __future__ import annotations
 
-import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -28,19 +27,17 @@ from ..core import TopicPartitionKey
 from ..core.fetch_positions import FetchTable
 from ..core.fetch_rows import AWAITING_OFFSET, FETCHING, Chunk, Event, Partition
 from ..core.fetch_session import FetchSession, SessionRequest, answered_partitions, partition_share, session_fields
-from ..core.fetch_verdict import FAILURES, REFRESHES, FetchVerdict, partition_answered, request_failed
 from ..core.metadata_refresh import Pace
-from ..core.sift import sift
 from ..errors import KafkaError
 from ..io.engine import Timer
 from ..protocol import error_codes as ec
 from ..protocol.apis import FETCH
 from ..protocol.codec import Struct
-from ..protocol.primitives import DecodeError
 from ..records import RecordBatch
 from . import diagnostics
 from .config import EngineConfig, limits_of
-from .decode import batches_of, messages_of, offset_at
+from .decode import offset_at
+from .fetch_answer import AnswerReader
 
 Message = model.Message
 Taken = tuple[Partition, RecordBatch | None, Any]  # what the table hands over: a row, its batch, a piece
@@ -77,6 +74,7 @@ class FetchEngine:
         self._timer: Timer | None = None
         self._closed = False
         self._debug = client.debug
+        self._reader = AnswerReader(client, self._table, self._lock, self._check_crcs, self._preferred_ttl)
 
     # --- the application's thread -------------------------------------------------------------
 
@@ -411,7 +409,6 @@ class FetchEngine:
         by_id: dict[Any, str],
         sent: SessionRequest | None,
     ) -> None:
-        now = self.client.engine.now()
         answers: dict[TopicPartitionKey, Any] = {}
         if error is None and response is not None:
             if self.on_throttled and response.get("throttle_time_ms", 0) > 0:
@@ -420,79 +417,11 @@ class FetchEngine:
             error = self._sessions[node].answer_error(response, answers)
         else:
             self._sessions[node].lost()
-        decoded = batches_of(answers) if error is None else {}
-        new = stale = False
-        with self._lock:
-            self._busy.discard(node)
-            table = self._table
-            table.answered(max_bytes, [p for p, _g, _o, _s in wanted])
-            for part, generation, offset, _size in wanted:
-                if not table.current(part, generation) or part.fetch_offset != offset:
-                    continue
-                data: Any = answers.get(part.key)  # None: left out of the answer
-                batches = decoded.get(part.key, [])
-                if error is not None:  # no answer, or one that failed as a whole
-                    verdict = request_failed(error.code(), sent is not None and sent.incremental)
-                else:
-                    verdict = partition_answered(
-                        None if data is None else data.error_code,
-                        batches if isinstance(batches, DecodeError) else None,
-                        check_crcs=self._check_crcs,
-                        preferred_replica=-1 if data is None else data.get("preferred_read_replica", -1),
-                        node=node,
-                    )
-                if self._debug.fetch:
-                    diagnostics.fetch_answer(self._debug, self.client.broker_name(node), part, offset, verdict, data)
-                if verdict is FetchVerdict.REFETCH_FULL:
-                    continue
-                if verdict in FAILURES:
-                    if verdict is FetchVerdict.LEADER_MOVED:
-                        self.client.metadata.forget_leader(*part.key)
-                    err = error if error is not None else _partition_error(part.key, offset, data.error_code, batches)
-                    new = table.failed(part, err, now, report=verdict is FetchVerdict.REPORT) or new
-                    if self._debug.fetch:
-                        diagnostics.backoff(self._debug, part, now, err)
-                    stale = stale or verdict in REFRESHES
-                    continue
-                if verdict is FetchVerdict.NOTHING_NEW:
-                    new = table.add(part, [], offset, -1, -1) or new
-                    continue
-                if verdict is FetchVerdict.OUT_OF_RANGE:
-                    table.out_of_range(part)
-                    new = True
-                    continue
-                if verdict is FetchVerdict.PREFERRED_REPLICA:
-                    table.prefer(part, data.preferred_read_replica, now, self._preferred_ttl)
-                    continue
-                assert not isinstance(batches, DecodeError)  # RECORDS: the batches decoded
-                if not batches and data.records:
-                    table.too_large(part)
-                topic, partition = part.key
-                decode = messages_of if self._columnar is None else self._columnar.columns_of
-                try:
-                    chunks, next_offset = sift(
-                        batches,
-                        offset,
-                        part.start,
-                        sys.maxsize,
-                        part.filter,
-                        lambda batch, lo, _hi: decode(batch, lo, topic, partition),  # noqa: B023 (used at once)
-                    )
-                except DecodeError as exc:  # records a producer broke: fetched again after the backoff
-                    err = KafkaError(KafkaError._BAD_MSG, f"Fetch {topic} [{partition}] at {offset}: {exc}")
-                    new = table.failed(part, err, now, report=True) or new
-                    table.restart(part)
-                    continue
-                new = table.add(part, chunks, next_offset, data.high_watermark, data.get("log_start_offset", -1)) or new
+        self._busy.discard(node)
+        incremental = sent is not None and sent.incremental
+        new, stale = self._reader.answered(node, max_bytes, wanted, answers, error, incremental, self._columnar)
         if new:
             self.on_ready()
         if stale:
             self._ask_metadata()
         self._wake()
-
-
-def _partition_error(key: TopicPartitionKey, offset: int, code: int, batches: Any) -> KafkaError:
-    """A failed partition's error: the broker's code, else why its batches did not decode."""
-    if code:
-        return KafkaError(code, f"Fetch {key[0]} [{key[1]}] at {offset}: {KafkaError(code).str()}")
-    return KafkaError(KafkaError._BAD_MSG, f"Fetch {key[0]} [{key[1]}] at {offset}: {batches}")

@@ -63,6 +63,7 @@ class FetchTable:
         self._turn = 0  # where take()'s next round starts, for fairness
         self._rows: list[Partition] | None = None  # parts' values in order, for take(1)'s turn
         self.starved = False  # a fetch was held back for room: take() should wake the engine
+        self.room_wanted = 0  # what a batch left undecoded for want of room costs (core/fetch_budget.py)
 
     # --- the application's moves ---------------------------------------------------------------
 
@@ -204,10 +205,12 @@ class FetchTable:
         out: dict[int, tuple[int, list[Partition]]] = {}
         for node, parts in plan.items():
             room = limits.queue_bytes - self.buffered_bytes - self.reserved
-            # Too little room for a useful answer: wait until take() frees some.
-            if room < min(limits.partition_max_bytes, limits.queue_bytes // 4):
+            # Too little room for a useful answer (or for the batch an answer left undecoded, an
+            # empty prefetch always has): wait until take() frees some.
+            if room < max(min(limits.partition_max_bytes, limits.queue_bytes // 4), min(self.room_wanted, limits.queue_bytes)):
                 held_back = True
                 break
+            self.room_wanted = 0
             max_bytes = max(1, min(limits.fetch_max_bytes, int(room / self.expansion)))
             for part in parts:
                 part.in_flight = True
@@ -223,6 +226,10 @@ class FetchTable:
         self.reserved -= reserved
         for part in parts:
             part.in_flight = False
+
+    def wants_room(self, cost: int) -> None:
+        """An answer left a batch costing ``cost`` undecoded: fetch again once there is room for it."""
+        self.room_wanted = max(self.room_wanted, cost)
 
     def current(self, part: Partition, generation: int) -> bool:
         """Is the row still assigned and not repositioned since ``generation``?"""
