@@ -13,7 +13,7 @@ from .consumer.share_consumer import ShareConsumer
 from .core.share_acks import AcknowledgeType
 from .deserializing_consumer import DeserializingConsumer
 from .deserializing_share_consumer import DeserializingShareConsumer
-from .errors import ConcurrentModificationException, IllegalStateException, KafkaError, KafkaException
+from .kafka_error import ConcurrentModificationException, IllegalStateException, KafkaError, KafkaException
 from .messages import Messages
 from .model import (
     OFFSET_BEGINNING,

@@ -20,7 +20,7 @@ from . import (
 from .admin import NewPartitions, NewTopic
 from .consumer.consumer import Consumer
 from .consumer.share_consumer import ShareConsumer
-from .errors import ConcurrentModificationException, IllegalStateException, KafkaError, KafkaException
+from .kafka_error import ConcurrentModificationException, IllegalStateException, KafkaError, KafkaException
 from .model import Message, TopicPartition
 from .producer import Producer
 

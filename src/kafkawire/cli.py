@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .errors import KafkaException
+from .kafka_error import KafkaException
 from .local_broker import LocalBrokerError
 
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import KafkaError, KafkaException
+from .kafka_error import KafkaError, KafkaException
 
 # What each kind accepts:
 #   int, float  a number or a numeric string, within low..high

@@ -19,7 +19,7 @@ from typing import IO
 from .admin import NewTopic, create_topic_if_missing
 from .client.cluster import Client
 from .consumer import fetch_range
-from .errors import KafkaError, KafkaException
+from .kafka_error import KafkaError, KafkaException
 from .local_broker import TansuBroker
 from .model import Message
 from .producer import Producer

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .consumer.share_consumer import ShareConsumer
-from .errors import KafkaError
+from .kafka_error import KafkaError
 from .messages import Messages
 from .model import Message
 from .serialization import MessageField, SerializationContext

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, TypeAlias
 
-from .errors import KafkaError
+from .kafka_error import KafkaError
 from .native import native
 
 Headers: TypeAlias = Mapping[str, str | bytes | None] | Sequence[tuple[str, str | bytes | None]]

@@ -6,7 +6,7 @@ decoded metadata by `cluster_metadata_from`.
 from __future__ import annotations
 
 from .core import metadata as core_metadata
-from .errors import KafkaError
+from .kafka_error import KafkaError
 
 
 class BrokerMetadata:
@@ -111,7 +111,7 @@ def _error_or_none(code: int) -> KafkaError | None:
 
 
 def cluster_metadata_from(
-    core: core_metadata.ClusterMetadata, orig_broker_id: int, orig_broker_name: str
+    core: core_metadata.ClusterView, orig_broker_id: int, orig_broker_name: str
 ) -> ClusterMetadata:
     """Copy the client's internal picture into fresh public objects the caller may keep or mutate."""
     brokers = {node_id: BrokerMetadata(b.node_id, b.host, b.port) for node_id, b in core.brokers.items()}

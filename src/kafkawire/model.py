@@ -13,7 +13,7 @@ import operator
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import KafkaError
+from .kafka_error import KafkaError
 from .message_fields import Headers, MessageFields
 from .metadata import (
     BrokerMetadata,

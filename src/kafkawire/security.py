@@ -19,7 +19,7 @@ from typing import Any
 
 from .config import config_error
 from .core import sasl
-from .errors import KafkaError, KafkaException
+from .kafka_error import KafkaError, KafkaException
 from .oidc import OidcTokenSource
 from .token_renewer import TokenRenewer
 

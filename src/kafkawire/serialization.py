@@ -14,7 +14,7 @@ from collections.abc import Callable
 from enum import Enum
 from typing import Any
 
-from .errors import KafkaException
+from .kafka_error import KafkaException
 
 __all__ = [
     "Deserializer",

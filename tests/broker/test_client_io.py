@@ -11,7 +11,7 @@ import pytest
 
 from kafkawire import Producer
 from kafkawire.client.cluster import Client
-from kafkawire.errors import KafkaError, KafkaException
+from kafkawire.kafka_error import KafkaError, KafkaException
 from kafkawire.protocol.apis import API_VERSIONS, METADATA, PRODUCE
 from tests.harness.mock_cluster import MockCluster
 

@@ -15,7 +15,7 @@ from kafkawire.client.cluster import Client
 from kafkawire.client.coordinators import Coordinators
 from kafkawire.client.driver import wait
 from kafkawire.client.group_offsets import Committed, Member, commit_operation, fetch_operation
-from kafkawire.errors import KafkaException
+from kafkawire.kafka_error import KafkaException
 from kafkawire.protocol import error_codes as ec
 from tests.harness.judge import unique_name
 from tests.harness.topics import create_topic

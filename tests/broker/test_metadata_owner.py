@@ -11,7 +11,7 @@ import pytest
 
 from kafkawire.client.cluster import Client
 from kafkawire.core.metadata_refresh import Pace
-from kafkawire.errors import KafkaError
+from kafkawire.kafka_error import KafkaError
 from kafkawire.protocol.apis import METADATA
 from kafkawire.protocol.codec import Struct
 from tests.harness.mock_cluster import MockCluster

@@ -33,7 +33,7 @@ from kafkawire.admin import (
     NewPartitions,
     NewTopic,
 )
-from kafkawire.core.metadata import ClusterMetadata
+from kafkawire.core.metadata import ClusterView
 from kafkawire.io.broker import Body, Callback
 from kafkawire.io.engine import Timer
 from kafkawire.protocol import codec, headers
@@ -116,7 +116,7 @@ class StubClient:
 
     def __init__(self, nodes: tuple[int, ...] = (1, 2), controller: int = 1) -> None:
         self.engine = VirtualEngine()
-        self.metadata = ClusterMetadata()
+        self.metadata = ClusterView()
         self.nodes = nodes
         self.controller = controller
         self.handler: Handler = lambda call: None

@@ -26,7 +26,7 @@ DECLARATIVE_TABLES: frozenset[str] = frozenset()
 OPTIONAL_PARTS = frozenset({"spark", "pipeline", "schema_registry", "serialization", "avro", "testing"})
 # Packages and modules that must work without the optional parts installed.
 CLIENT_PARTS = ("protocol", "records", "core", "io", "client", "producer", "admin", "consumer")
-CLIENT_MODULES = ("kafkawire", "kafkawire.model", "kafkawire.errors", "kafkawire.config", "kafkawire.native")
+CLIENT_MODULES = ("kafkawire", "kafkawire.model", "kafkawire.kafka_error", "kafkawire.config", "kafkawire.native")
 
 # The core decides; clocks, threads and sockets belong to io/ (callers pass `now`).
 IO_STDLIB = frozenset({"socket", "ssl", "selectors", "threading", "time", "asyncio"})

@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from kafkawire.errors import KafkaError
 from kafkawire.io.broker import BrokerConnection, State
 from kafkawire.io.connection_settings import ConnectionSettings
 from kafkawire.io.engine import Timer
 from kafkawire.io.resolve import lookup
 from kafkawire.io.transport import READ, WRITE, TransportError
+from kafkawire.kafka_error import KafkaError
 from kafkawire.protocol import headers
 from kafkawire.protocol.apis import ALL_APIS, API_BY_KEY, API_VERSIONS, METADATA, PRODUCE
 from kafkawire.protocol.codec import Struct

@@ -4,7 +4,7 @@ import importlib.util
 from pathlib import Path
 
 from kafkawire.protocol import error_codes
-from kafkawire.protocol.errors import ERROR_CODES
+from kafkawire.protocol.error_table import ERROR_CODES
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "generate_error_codes.py"
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from kafkawire.protocol.errors import ALIASES, BY_CODE, BY_NAME, ERROR_CODES, ErrorCode, error_for, error_named
+from kafkawire.protocol.error_table import ALIASES, BY_CODE, BY_NAME, ERROR_CODES, ErrorCode, error_for, error_named
 
 # Where we follow the Java client rather than kafka-python on retriability, and why.
 RETRIABLE_DIFFERS_FROM_KAFKA_PYTHON = {

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from kafkawire.consumer import FetchSettings, fetch_range
-from kafkawire.errors import KafkaError, KafkaException
 from kafkawire.io.engine import Engine
+from kafkawire.kafka_error import KafkaError, KafkaException
 from kafkawire.protocol.apis import FETCH
 from kafkawire.records import BatchBuilder
 

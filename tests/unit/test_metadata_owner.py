@@ -10,7 +10,7 @@ import pytest
 
 from kafkawire.client.metadata_owner import MetadataOwner
 from kafkawire.core.metadata_refresh import Intervals, Pace
-from kafkawire.errors import KafkaError
+from kafkawire.kafka_error import KafkaError
 from kafkawire.protocol.codec import Struct
 from tests.unit.test_admin_routing import VirtualEngine
 

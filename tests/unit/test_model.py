@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from kafkawire import model
 from kafkawire.core import metadata as core_metadata
-from kafkawire.errors import KafkaError
+from kafkawire.kafka_error import KafkaError
 from kafkawire.model import (
     BrokerMetadata,
     ClusterMetadata,
@@ -480,7 +480,7 @@ def test_broker_name_is_librdkafkas() -> None:
 
 
 def test_cluster_metadata_from_core_copies_and_translates_errors() -> None:
-    core = core_metadata.ClusterMetadata(
+    core = core_metadata.ClusterView(
         brokers={1: core_metadata.Broker(1, "h1", 9092, "r1"), 2: core_metadata.Broker(2, "h2", 9093)},
         topics={
             "ok": core_metadata.TopicInfo(

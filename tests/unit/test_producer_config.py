@@ -10,7 +10,7 @@ import pytest
 
 from kafkawire.client.inert_properties import NO_EFFECT
 from kafkawire.config import CONNECTION_OPTIONS, Option, parse_config
-from kafkawire.errors import KafkaError, KafkaException
+from kafkawire.kafka_error import KafkaError, KafkaException
 from kafkawire.producer.config import (
     NOOP_OPTIONS,
     PARTITIONERS,

@@ -10,7 +10,7 @@ import pytest
 
 from kafkawire.core.idempotence import Idempotence
 from kafkawire.core.transactions import State
-from kafkawire.errors import KafkaError, KafkaException
+from kafkawire.kafka_error import KafkaError, KafkaException
 from kafkawire.producer.transactions import TransactionManager
 from kafkawire.protocol import error_codes as ec
 from kafkawire.protocol.apis import ADD_PARTITIONS_TO_TXN, END_TXN, FIND_COORDINATOR, INIT_PRODUCER_ID

@@ -1,6 +1,6 @@
 """The admin client: ``from kafkawire.admin import AdminClient, NewTopic`` as with ``confluent_kafka.admin``."""
 
-from ..errors import KafkaError, KafkaException
+from ..kafka_error import KafkaError, KafkaException
 from ..model import OFFSET_INVALID, BrokerMetadata, ClusterMetadata, PartitionMetadata, TopicMetadata, TopicPartition
 from .acl_types import AclBinding, AclBindingFilter, AclOperation, AclPermissionType, ResourcePatternType
 from .client import AdminClient, create_topic_if_missing

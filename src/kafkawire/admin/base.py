@@ -24,7 +24,7 @@ from ..config import bootstrap_addresses, parse_config
 from ..core.policy import Action, ErrorPolicy
 from ..core.policy.admin import ADMIN_STARTED, ADMIN_WRITE
 from ..debug import APP, MAIN, Debug
-from ..errors import KafkaError, KafkaException
+from ..kafka_error import KafkaError, KafkaException
 from ..model import TopicPartition
 from ..protocol.codec import Struct
 from ..protocol.schema import Api

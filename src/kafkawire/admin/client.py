@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..client.driver import wait
-from ..errors import KafkaError, KafkaException
+from ..kafka_error import KafkaError, KafkaException
 from .acls import AclCalls
 from .configs import ConfigCalls
 from .group_offsets import GroupOffsetCalls

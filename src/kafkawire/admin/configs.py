@@ -9,7 +9,7 @@ from typing import Any
 from ..client import routers
 from ..client.driver import Router
 from ..core.policy.admin import ADMIN_READ
-from ..errors import KafkaError, KafkaException
+from ..kafka_error import KafkaError, KafkaException
 from ..protocol.apis import (
     ALTER_CONFIGS,
     DESCRIBE_CONFIGS,

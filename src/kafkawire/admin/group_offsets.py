@@ -13,7 +13,7 @@ from typing import Any
 from ..client.driver import error_of
 from ..client.group_offsets import MAX_VERSION, Committed, commit_operation
 from ..core.policy.admin import ADMIN_READ, ADMIN_WRITE
-from ..errors import KafkaError
+from ..kafka_error import KafkaError
 from ..model import OFFSET_INVALID, TopicPartition
 from ..protocol.apis import DELETE_GROUPS, OFFSET_FETCH
 from ..protocol.codec import Struct

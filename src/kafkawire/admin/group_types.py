@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import KafkaError
+from ..kafka_error import KafkaError
 from ..model import BrokerMetadata, TopicPartition
 from .types import Node, _Ordered
 

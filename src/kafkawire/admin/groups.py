@@ -10,7 +10,7 @@ from typing import Any
 from ..client import routers
 from ..client.driver import Operation, Router, wait
 from ..core.policy.admin import ADMIN_READ
-from ..errors import KafkaError, KafkaException
+from ..kafka_error import KafkaError, KafkaException
 from ..model import BrokerMetadata, TopicPartition
 from ..protocol import error_codes as ec
 from ..protocol.apis import (

@@ -11,7 +11,7 @@ from ..client.driver import error_of
 from ..core.metadata import request_body
 from ..core.policy.admin import ADMIN_READ
 from ..core.versions import UnsupportedVersionError
-from ..errors import KafkaError, KafkaException
+from ..kafka_error import KafkaError, KafkaException
 from ..model import ClusterMetadata, TopicPartition
 from ..protocol.apis import (
     CREATE_PARTITIONS,

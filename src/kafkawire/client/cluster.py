@@ -18,14 +18,14 @@ from typing import Any
 from .. import model
 from ..config import CONNECTION_OPTIONS, NO_BOOTSTRAP, RETRY_BACKOFF_OPTIONS, bootstrap_addresses, parse_config
 from ..core.cluster_health import ClusterHealth
-from ..core.metadata import ClusterMetadata
+from ..core.metadata import ClusterView
 from ..core.metadata_refresh import Intervals
 from ..debug import APP, OFF, Debug, broker_name
-from ..errors import KafkaError, KafkaException
 from ..io.broker import Body, BrokerConnection, Callback, State
 from ..io.connection_settings import ConnectionSettings
 from ..io.engine import Engine
 from ..io.resolve import Resolver
+from ..kafka_error import KafkaError, KafkaException
 from ..protocol.apis import METADATA
 from ..protocol.codec import Struct
 from ..protocol.schema import Api
@@ -35,7 +35,7 @@ from .metadata_owner import MetadataOwner
 log = logging.getLogger("kafkawire.client")
 
 
-def throttle_event(metadata: ClusterMetadata, node: int | None, throttle_ms: int) -> model.ThrottleEvent:
+def throttle_event(metadata: ClusterView, node: int | None, throttle_ms: int) -> model.ThrottleEvent:
     """What throttle_cb is told of broker ``node``'s answer delayed ``throttle_ms`` for a quota."""
     node_id = -1 if node is None else node
     broker = metadata.brokers.get(node_id)
@@ -59,7 +59,7 @@ class Client:
         self._transport = self.settings.transport()
         self.engine = engine or Engine()
         self._owns_engine = engine is None
-        self.metadata = ClusterMetadata()
+        self.metadata = ClusterView()
         # Every part of the client asks this one owner for metadata (client/metadata_owner.py).
         self.metadata_refresh = MetadataOwner(
             self.engine, self._send_metadata, self._fold_metadata, lambda: self.metadata.topics,
@@ -110,9 +110,9 @@ class Client:
 
     def refresh_metadata(
         self, topics: list[str] | None = None, *, timeout: float | None = None, auto_create: bool = False
-    ) -> Future[ClusterMetadata]:
+    ) -> Future[ClusterView]:
         """Ask for metadata (all topics when ``topics`` is None) and fold it into the cache."""
-        fut: Future[ClusterMetadata] = Future()
+        fut: Future[ClusterView] = Future()
 
         def send() -> None:
             def done(body: Struct | None, error: KafkaError | None) -> None:

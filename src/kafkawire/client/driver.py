@@ -20,9 +20,9 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, Generic, Protocol, TypeVar
 
 from ..core.backoff import backoff_delay
-from ..core.metadata import ClusterMetadata
+from ..core.metadata import ClusterView
 from ..core.policy import Action, ErrorPolicy
-from ..errors import KafkaError, KafkaException
+from ..kafka_error import KafkaError, KafkaException
 from ..protocol.codec import Struct
 from ..protocol.schema import Api
 
@@ -49,7 +49,7 @@ class Cluster(Protocol):
     @property
     def engine(self) -> Timers: ...
     @property
-    def metadata(self) -> ClusterMetadata: ...
+    def metadata(self) -> ClusterView: ...
 
     def request_io(
         self,

@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 
 from ..core.policy import ErrorPolicy
 from ..core.policy.group_offsets import GROUP_OFFSETS
-from ..errors import KafkaError
+from ..kafka_error import KafkaError
 from ..protocol import error_codes as ec
 from ..protocol.apis import OFFSET_COMMIT, OFFSET_FETCH
 from ..protocol.codec import Struct

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 from ..core.policy import ErrorPolicy
 from ..core.policy.offsets import LIST_OFFSETS as READER_POLICY
-from ..errors import KafkaError
+from ..kafka_error import KafkaError
 from ..protocol import error_codes as ec
 from ..protocol.apis import LIST_OFFSETS
 from ..protocol.codec import Struct

@@ -17,9 +17,9 @@ from typing import Any
 from ..core.metadata import request_body
 from ..core.metadata_refresh import Intervals, Pace, RefreshSchedule, Request
 from ..debug import MAIN, OFF, Debug
-from ..errors import KafkaError
 from ..io.broker import Body, Callback
 from ..io.engine import Timer, guarded
+from ..kafka_error import KafkaError
 from ..protocol.codec import Struct
 from .driver import Timers
 

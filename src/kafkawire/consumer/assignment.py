@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from ..core import TopicPartitionKey as TP
-from ..errors import KafkaError, KafkaException
+from ..kafka_error import KafkaError, KafkaException
 from ..model import OFFSET_INVALID, OFFSET_STORED, TopicPartition
 
 

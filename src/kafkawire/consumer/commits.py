@@ -22,8 +22,8 @@ from ..client.driver import Operation, error_of, wait
 from ..client.executor import CallbackExecutor
 from ..client.group_offsets import Committed, Member, commit_operation, fetch_operation
 from ..core import TopicPartitionKey as TP
-from ..errors import KafkaError, KafkaException
 from ..io.engine import Timer
+from ..kafka_error import KafkaError, KafkaException
 from ..model import OFFSET_INVALID, Message, TopicPartition
 from . import diagnostics
 from .assignment import keyed

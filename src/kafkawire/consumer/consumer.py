@@ -18,7 +18,7 @@ from typing import Any
 
 from ..client.executor import CallbackExecutor
 from ..client.logs import client_logger, log_init
-from ..errors import KafkaError, KafkaException
+from ..kafka_error import KafkaError, KafkaException
 from ..model import ClusterMetadata, ConsumerGroupMetadata, Message, TopicPartition
 from .assignment import keyed
 from .callbacks import Callback

@@ -24,8 +24,8 @@ from ..core.consumer_group import ConsumerGroupConfig, ConsumerGroupMember, Stat
 from ..core.consumer_group import Step as IdStep
 from ..core.group import Step
 from ..core.metadata_refresh import Pace
-from ..errors import KafkaError
 from ..io.engine import Timer
+from ..kafka_error import KafkaError
 from ..protocol.apis import CONSUMER_GROUP_HEARTBEAT
 from ..protocol.codec import Struct
 from ..protocol.consumer_protocol import TopicPartitions

@@ -14,7 +14,7 @@ from typing import Any
 from ..core.fetch_rows import Partition
 from ..core.group import Membership
 from ..debug import MAIN, Debug
-from ..errors import KafkaError
+from ..kafka_error import KafkaError
 from ..protocol.codec import Struct
 
 

@@ -36,7 +36,7 @@ from ..client.group_offsets import Committed, Member
 from ..core import TopicPartitionKey as TP
 from ..core.group import Step
 from ..debug import Debug
-from ..errors import KafkaError, KafkaException
+from ..kafka_error import KafkaError, KafkaException
 from ..model import OFFSET_INVALID, ClusterMetadata, ConsumerGroupMetadata, Message, TopicPartition
 from .assignment import Assignment
 from .callbacks import RebalanceCallbacks

@@ -28,8 +28,8 @@ from ..core.fetch_positions import FetchTable
 from ..core.fetch_rows import AWAITING_OFFSET, FETCHING, Chunk, Event, Partition
 from ..core.fetch_session import FetchSession, SessionRequest, answered_partitions, partition_share, session_fields
 from ..core.metadata_refresh import Pace
-from ..errors import KafkaError
 from ..io.engine import Timer
+from ..kafka_error import KafkaError
 from ..protocol import error_codes as ec
 from ..protocol.apis import FETCH
 from ..protocol.codec import Struct
@@ -382,7 +382,7 @@ class FetchEngine:
                 "max_wait_ms": self._wait_ms,
                 "min_bytes": self._min_bytes,
                 "max_bytes": max_bytes,
-                "isolation_level": READ_UNCOMMITTED,  # markers are applied here (core.committed)
+                "isolation_level": READ_UNCOMMITTED,  # markers are applied here (core.read_committed)
                 **session_fields(sent[-1], topic_id),
                 "rack_id": self._rack,
             }

@@ -7,7 +7,7 @@ What a fetch answer can hold, and what this module does with it:
 - an incomplete batch at the end (the size limit cut it): `decode_batches` drops it and the next
   fetch starts there; a batch larger than the limit doubles the limit for the next request;
 - control batches (transaction markers): never data; under read_committed they decide whether a
-  producer's held batches are released or dropped (`core.committed.CommittedFilter`, which reads
+  producer's held batches are released or dropped (`core.read_committed.CommittedFilter`, which reads
   the raw log), and the read goes on past ``end`` until every transaction with records below
   ``end`` has its marker, unless ``wait_for_open_transactions`` is off: then what is committed
   when the read reaches ``end`` is the answer;
@@ -31,10 +31,10 @@ from typing import Any
 from ..client import routers
 from ..client.cluster import Client
 from ..client.driver import Operation, wait
-from ..core.committed import CommittedFilter
 from ..core.policy.fetch import FETCH as FETCH_POLICY
+from ..core.read_committed import CommittedFilter
 from ..core.sift import sift
-from ..errors import KafkaError, KafkaException
+from ..kafka_error import KafkaError, KafkaException
 from ..protocol import error_codes as ec
 from ..protocol.apis import FETCH
 from ..protocol.codec import Struct
@@ -58,7 +58,7 @@ class FetchSettings:
     max_wait_ms: int = 100
     timeout: float = 60.0  # seconds without progress before giving up
     wait_for_open_transactions: bool = True  # read_committed: a range's answer never changes later
-    max_held_bytes: int = 64 << 20  # read_committed: batches held for a marker (core.committed)
+    max_held_bytes: int = 64 << 20  # read_committed: batches held for a marker (core.read_committed)
     backoff: float = 0.1
 
 
@@ -179,7 +179,7 @@ class _RangeReader:
                 "max_wait_ms": self.settings.max_wait_ms,
                 "min_bytes": 1,
                 "max_bytes": self.max_bytes,
-                "isolation_level": READ_UNCOMMITTED,  # markers are applied here (core.committed)
+                "isolation_level": READ_UNCOMMITTED,  # markers are applied here (core.read_committed)
                 "topics": [
                     {
                         "topic": self.topic,

@@ -26,8 +26,8 @@ from ..client.coordinators import GROUP, Coordinators
 from ..core.assignors import ASSIGNORS, COOPERATIVE_STICKY, Member, encode_sticky_user_data
 from ..core.backoff import RetryBackoff
 from ..core.group import REFUSED_JOIN_PAUSE, GroupConfig, Membership, State, Step
-from ..errors import KafkaError
 from ..io.engine import Timer
+from ..kafka_error import KafkaError
 from ..protocol.apis import HEARTBEAT, JOIN_GROUP, LEAVE_GROUP, SYNC_GROUP
 from ..protocol.codec import Struct
 from ..protocol.consumer_protocol import (

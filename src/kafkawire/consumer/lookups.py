@@ -9,8 +9,8 @@ from ..client.cluster import Client
 from ..client.driver import wait
 from ..client.list_offsets import EARLIEST, LATEST, READ_COMMITTED, READ_UNCOMMITTED, list_offsets_operation
 from ..core import TopicPartitionKey as TP
-from ..core.metadata import ClusterMetadata
-from ..errors import KafkaError, KafkaException
+from ..core.metadata import ClusterView
+from ..kafka_error import KafkaError, KafkaException
 from ..model import TopicPartition
 from ..protocol import error_codes as ec
 
@@ -60,7 +60,7 @@ def offsets_for_times(
     return out
 
 
-def unknown_partitions(md: ClusterMetadata, keys: Iterable[TP]) -> dict[TP, int]:
+def unknown_partitions(md: ClusterView, keys: Iterable[TP]) -> dict[TP, int]:
     """The partitions the metadata does not show, with why: the topic's error (a topic it does not
     name: UNKNOWN_TOPIC_OR_PARTITION), or _UNKNOWN_PARTITION for a partition the topic lacks."""
     out = {}

@@ -26,7 +26,7 @@ from ..client.list_offsets import (
 )
 from ..core import TopicPartitionKey
 from ..core.policy import LOST_ANSWER, Action, ErrorPolicy
-from ..errors import KafkaError, KafkaException
+from ..kafka_error import KafkaError, KafkaException
 from ..protocol import error_codes as ec
 from ..protocol.apis import METADATA
 from ..protocol.codec import Struct

@@ -30,7 +30,7 @@ from ..client.group_offsets import Member
 from ..core.consumer_group import ConsumerGroupConfig
 from ..core.group import GroupConfig, Step
 from ..core.metadata_refresh import Pace
-from ..errors import KafkaError
+from ..kafka_error import KafkaError
 from ..protocol.codec import Struct
 from .config import ConsumerConfig
 from .consumer_group_member import ConsumerGroupMembership

@@ -28,7 +28,7 @@ from ..client.logs import DeferredLogger, client_logger, log_init
 from ..core import TopicPartitionKey as TP
 from ..core.share_acks import ACCEPT, IMPLICIT, MODES, Acknowledgements, Refusal
 from ..debug import Debug
-from ..errors import ConcurrentModificationException, IllegalStateException, KafkaError, KafkaException
+from ..kafka_error import ConcurrentModificationException, IllegalStateException, KafkaError, KafkaException
 from ..messages import Messages
 from ..model import Message, TopicPartition
 from .config import parse_consumer_config

@@ -25,7 +25,7 @@ from ..core import TopicPartitionKey as TP
 from ..core.share_acks import Acknowledgements, acquired_offsets, batches
 from ..core.share_group import TopicIdPartitions
 from ..core.share_session import Key, ShareSession, Verdict, verdict
-from ..errors import KafkaError, KafkaException
+from ..kafka_error import KafkaError, KafkaException
 from ..model import Message
 from ..protocol.apis import SHARE_ACKNOWLEDGE, SHARE_FETCH
 from ..protocol.codec import Struct

@@ -18,8 +18,8 @@ from ..client.cluster import Client
 from ..client.coordinators import GROUP, Coordinators
 from ..core.backoff import RetryBackoff
 from ..core.share_group import ShareGroupMember, State, Step, TopicIdPartitions
-from ..errors import KafkaError
 from ..io.engine import Timer
+from ..kafka_error import KafkaError
 from ..protocol.apis import SHARE_GROUP_HEARTBEAT
 from ..protocol.codec import Struct
 

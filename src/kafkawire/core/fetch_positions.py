@@ -25,11 +25,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..errors import KafkaError
+from ..kafka_error import KafkaError
 from ..records import Record, RecordBatch
 from ..records.types import RECORD_COST
 from . import TopicPartitionKey
-from .committed import CommittedFilter
 from .fetch_rows import (
     AWAITING_OFFSET,
     FAILED,
@@ -43,6 +42,7 @@ from .fetch_rows import (
     FetchLimits,
     Partition,
 )
+from .read_committed import CommittedFilter
 
 BATCH_OVERHEAD = 12  # a batch's wire size is batch_length + 12
 

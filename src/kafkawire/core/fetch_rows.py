@@ -7,10 +7,10 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import KafkaError
+from ..kafka_error import KafkaError
 from ..records import RecordBatch
 from . import TopicPartitionKey
-from .committed import CommittedFilter
+from .read_committed import CommittedFilter
 
 AWAITING_OFFSET = "awaiting-offset"
 FETCHING = "fetching"

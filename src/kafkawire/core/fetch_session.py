@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import KafkaError
+from ..kafka_error import KafkaError
 from ..protocol import error_codes as ec
 from . import TopicPartitionKey
 

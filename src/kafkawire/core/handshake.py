@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import KafkaError
+from ..kafka_error import KafkaError
 from ..protocol.apis import API_VERSIONS, SASL_AUTHENTICATE, SASL_HANDSHAKE
 from ..protocol.codec import Struct
 from ..protocol.error_codes import ILLEGAL_SASL_STATE, NONE, UNSUPPORTED_SASL_MECHANISM, UNSUPPORTED_VERSION

@@ -15,7 +15,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable
 
-from ..errors import KafkaError
+from ..kafka_error import KafkaError
 from ..protocol import error_codes as ec
 from ..protocol.error_codes import (
     DUPLICATE_SEQUENCE_NUMBER,

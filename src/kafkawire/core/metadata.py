@@ -82,7 +82,7 @@ class TopicInfo:
 
 
 @dataclass
-class ClusterMetadata:
+class ClusterView:
     brokers: dict[int, Broker] = field(default_factory=dict)
     topics: dict[str, TopicInfo] = field(default_factory=dict)
     # Per topic a record can be sent to (partitions known, no topic error, as the Java client

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..records import Record, RecordBatch
-from .committed import CommittedFilter
+from .read_committed import CommittedFilter
 
 
 def sift(

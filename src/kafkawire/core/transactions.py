@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import enum
 
-from ..errors import KafkaError, KafkaException
+from ..kafka_error import KafkaError, KafkaException
 from ..protocol import error_codes as ec
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..errors import KafkaError
+from ..kafka_error import KafkaError
 from .accumulator import Accumulator, Pending
-from .metadata import ClusterMetadata
+from .metadata import ClusterView
 
 UNKNOWN_TOPIC_OR_PARTITION = 3
 LEADER_NOT_AVAILABLE = 5
@@ -60,7 +60,7 @@ class Unassigned:
         return expired
 
     def assign(
-        self, metadata: ClusterMetadata, acc: Accumulator, assign: Assigner, now: float
+        self, metadata: ClusterView, acc: Accumulator, assign: Assigner, now: float
     ) -> list[tuple[list[Pending], KafkaError]]:
         """Move the records of topics with partitions now into the accumulator; return those that
         must fail (the topic does not exist, the partition asked for is not there)."""

@@ -35,7 +35,7 @@ from ..core.handshake import Handshake, HandshakeError, Step, reauthenticate_at
 from ..core.mismatch import close_mismatch, lasting
 from ..core.versions import Doubts, UnsupportedVersionError
 from ..debug import broker_name
-from ..errors import KafkaError
+from ..kafka_error import KafkaError
 from ..protocol.apis import API_VERSIONS
 from ..protocol.codec import Struct
 from ..protocol.schema import Api

@@ -17,7 +17,7 @@ import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, cast
 
-from ..errors import KafkaError
+from ..kafka_error import KafkaError
 from .transport import READ, SYSTEM_DEFAULTS, WRITE, SocketOptions, TcpTransport, Transport, TransportError
 from .truststore import trusted_certificates
 

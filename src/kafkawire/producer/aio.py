@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from ..client.executor import CallbackExecutor
-from ..errors import KafkaError, KafkaException
+from ..kafka_error import KafkaError, KafkaException
 from ..model import ClusterMetadata, ConsumerGroupMetadata, Message, TopicPartition
 from .config import parse_producer_config
 from .producer import Producer

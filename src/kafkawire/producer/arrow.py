@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
-from ..errors import KafkaError
+from ..kafka_error import KafkaError
 from .config import INT32_MAX
 from .producer import delivery_callback, queue_rows
 

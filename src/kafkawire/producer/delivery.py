@@ -16,7 +16,7 @@ from typing import Any
 
 from ..client.executor import CallbackExecutor
 from ..core.accumulator import Pending
-from ..errors import KafkaError, KafkaException
+from ..kafka_error import KafkaError, KafkaException
 from ..model import (
     OFFSET_INVALID,
     TIMESTAMP_CREATE_TIME,

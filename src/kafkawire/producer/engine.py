@@ -36,7 +36,7 @@ from ..core.partitioners import (
 )
 from ..core.transactions import Call
 from ..debug import Debug
-from ..errors import KafkaError, KafkaException
+from ..kafka_error import KafkaError, KafkaException
 from ..model import RecordMetadata
 from ..native import native
 from .config import ProducerConfig

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..errors import KafkaError, KafkaException
+from ..kafka_error import KafkaError, KafkaException
 from ..model import TIMESTAMP_NOT_AVAILABLE, RecordMetadata
 
 log = logging.getLogger("kafkawire.producer")

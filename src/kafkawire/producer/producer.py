@@ -28,7 +28,7 @@ from ..client.executor import CallbackExecutor
 from ..client.logs import client_logger, log_init
 from ..client.options import PRODUCER, warn_foreign
 from ..core.transactions import Call, moves_state
-from ..errors import KafkaError, KafkaException
+from ..kafka_error import KafkaError, KafkaException
 from ..model import ClusterMetadata, ConsumerGroupMetadata, RecordMetadata, TopicPartition
 from ..native import native
 from .config import ProducerConfig, parse_producer_config

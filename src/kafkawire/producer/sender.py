@@ -23,8 +23,8 @@ from ..core.metadata_refresh import Pace
 from ..core.produce_verdict import Step, produce_verdict
 from ..core.unassigned import Assigner, Unassigned
 from ..debug import MAIN
-from ..errors import KafkaError
 from ..io.engine import Timer
+from ..kafka_error import KafkaError
 from ..protocol.apis import INIT_PRODUCER_ID, PRODUCE
 from ..protocol.codec import Struct
 from .delivery import Deliveries

@@ -27,7 +27,7 @@ from ..core.policy.coordinator import COORDINATOR
 from ..core.policy.coordinator import TXN_OFFSET_COMMIT as OFFSETS_POLICY
 from ..core.transactions import Call, Failure, State, TransactionState, failure_of
 from ..debug import MAIN, OFF, Debug
-from ..errors import KafkaError, KafkaException
+from ..kafka_error import KafkaError, KafkaException
 from ..protocol.apis import (
     ADD_OFFSETS_TO_TXN,
     ADD_PARTITIONS_TO_TXN,

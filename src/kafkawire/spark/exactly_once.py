@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from ..client.cluster import Client
 from ..config import CONNECTION_OPTIONS, option_index
 from ..consumer import EARLIEST, FetchSettings, fetch_range, list_offsets, partitions_for
-from ..errors import KafkaError, KafkaException
+from ..kafka_error import KafkaError, KafkaException
 
 DEFAULT_CONTROL_TOPIC = "kafkawire-spark-commits"
 WAIT = 30.0

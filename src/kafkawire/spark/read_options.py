@@ -32,7 +32,7 @@ from typing import Any
 
 from kafkawire.consumer.config import parse_consumer_config
 from kafkawire.core import TopicPartitionKey
-from kafkawire.errors import KafkaException
+from kafkawire.kafka_error import KafkaException
 from kafkawire.spark.options import READ_OPTIONS, bool_option, check_option_names, kafka_params, source_option
 
 LOGGER = logging.getLogger("kafkawire.spark")

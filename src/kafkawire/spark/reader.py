@@ -58,7 +58,7 @@ from kafkawire.consumer import (
     topics_matching,
 )
 from kafkawire.core import TopicPartitionKey
-from kafkawire.errors import KafkaException
+from kafkawire.kafka_error import KafkaException
 from kafkawire.records import RecordBatch
 from kafkawire.spark.avro_codec import AvroRead
 from kafkawire.spark.cache import ProcessCache

@@ -40,7 +40,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from ..errors import KafkaError, KafkaException
+from ..kafka_error import KafkaError, KafkaException
 from ..producer.arrow import DeliveryTracker, check_arrow_schema, produce_arrow
 from . import exactly_once as eo
 from .cache import ProcessCache

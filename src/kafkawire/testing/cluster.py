@@ -10,7 +10,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from kafkawire.protocol import error_codes as E
-from kafkawire.protocol.errors import error_for
+from kafkawire.protocol.error_table import error_for
 
 from .dispatch import Dispatcher, MockRequest
 from .log import DEFAULT_MAX_BYTES

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import struct
 
-from kafkawire.core.committed import CommittedFilter
+from kafkawire.core.read_committed import CommittedFilter
 from kafkawire.records.types import CONTROL_MASK, TRANSACTIONAL_MASK, Record, RecordBatch
 
 

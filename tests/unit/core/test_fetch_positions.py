@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from kafkawire.core.committed import CommittedFilter
 from kafkawire.core.fetch_positions import FetchTable
 from kafkawire.core.fetch_rows import (
     AWAITING_OFFSET,
@@ -16,8 +15,9 @@ from kafkawire.core.fetch_rows import (
     Event,
     FetchLimits,
 )
+from kafkawire.core.read_committed import CommittedFilter
 from kafkawire.core.sift import sift
-from kafkawire.errors import KafkaError
+from kafkawire.kafka_error import KafkaError
 from kafkawire.records.types import RECORD_COST, Record, RecordBatch
 from tests.unit.core.test_committed import batch, marker
 

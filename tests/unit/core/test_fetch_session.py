@@ -17,7 +17,7 @@ from kafkawire.core.fetch_session import (
 )
 from kafkawire.core.policy import Action
 from kafkawire.core.policy.fetch import FETCH
-from kafkawire.errors import KafkaError
+from kafkawire.kafka_error import KafkaError
 from kafkawire.protocol import error_codes as ec
 from kafkawire.protocol.codec import Struct
 

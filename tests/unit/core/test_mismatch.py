@@ -14,7 +14,7 @@ from kafkawire.core.mismatch import (
     lasting,
     looks_like_tls,
 )
-from kafkawire.errors import KafkaError
+from kafkawire.kafka_error import KafkaError
 
 
 def test_a_tls_record_is_told_from_a_kafka_size_prefix() -> None:

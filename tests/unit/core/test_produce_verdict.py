@@ -9,7 +9,7 @@ import pytest
 
 from kafkawire.core.idempotence import Verdict as Idempotent
 from kafkawire.core.produce_verdict import ProduceVerdict, Step, produce_verdict
-from kafkawire.errors import KafkaError
+from kafkawire.kafka_error import KafkaError
 from kafkawire.protocol import error_codes as ec
 
 TIMEOUT = 300.0  # message.timeout.ms, in seconds

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kafkawire.core.transactions import ALLOWED, HINTS, Call, State, TransactionState
-from kafkawire.errors import KafkaError, KafkaException
+from kafkawire.kafka_error import KafkaError, KafkaException
 
 
 def code_of(exc: pytest.ExceptionInfo[KafkaException]) -> int:

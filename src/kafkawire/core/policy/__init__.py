@@ -12,8 +12,8 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ...errors import KafkaError
-from ...protocol import errors as broker_errors
+from ...kafka_error import KafkaError
+from ...protocol import error_table as broker_errors
 
 
 class Action(enum.Enum):

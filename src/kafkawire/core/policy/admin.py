@@ -9,7 +9,7 @@ again will not create it). A lost connection is asked again only by calls that c
 
 from __future__ import annotations
 
-from ...errors import KafkaError
+from ...kafka_error import KafkaError
 from ...protocol import error_codes as ec
 from . import Action, ErrorPolicy
 

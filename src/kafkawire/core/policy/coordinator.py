@@ -3,7 +3,7 @@ again, when to just ask again, and what is final (fencing and authorization)."""
 
 from __future__ import annotations
 
-from ...errors import KafkaError
+from ...kafka_error import KafkaError
 from ...protocol import error_codes as ec
 from . import LOST_ANSWER, Action, ErrorPolicy
 

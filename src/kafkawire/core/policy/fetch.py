@@ -5,7 +5,7 @@ errors (KIP-227: core/fetch_session.py) are asked again of the same broker, with
 
 from __future__ import annotations
 
-from ...errors import KafkaError
+from ...kafka_error import KafkaError
 from ...protocol import error_codes as ec
 from . import LOST_ANSWER, Action, ErrorPolicy
 

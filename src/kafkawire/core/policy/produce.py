@@ -6,7 +6,7 @@ retry count, the delivery timeout and idempotence."""
 
 from __future__ import annotations
 
-from ...errors import KafkaError
+from ...kafka_error import KafkaError
 from ...protocol import error_codes as ec
 from . import Action, ErrorPolicy
 

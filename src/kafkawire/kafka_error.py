@@ -1,6 +1,6 @@
 """`KafkaError` and `KafkaException`, shaped like confluent-kafka's, over two tables.
 
-Broker error codes (>= -1) come from `kafkawire.protocol.errors`; local codes (< -1) are
+Broker error codes (>= -1) come from `kafkawire.protocol.error_table`; local codes (< -1) are
 librdkafka's, with librdkafka's numbers and names, so code that compares against
 ``KafkaError._MSG_TIMED_OUT`` keeps working after switching imports.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
-from .protocol import errors as broker_errors
+from .protocol import error_table as broker_errors
 
 # librdkafka's local error codes: (code, name, description). Descriptions follow librdkafka's
 # wording because applications log and sometimes match them.
