@@ -167,6 +167,10 @@ class KafkaBroker:
                     # times out (the default sweep runs once a minute).
                     "transaction.abort.timed.out.transaction.cleanup.interval.ms=2000",
                     "group.initial.rebalance.delay.ms=0",
+                    # Tests stamp records with fixed, long-past times (1_700_000_000_000): the
+                    # default 7-day retention would delete them at the first check, 30 s after the
+                    # broker starts and every 5 min after, moving the log start to the log end.
+                    "log.retention.ms=-1",
                     "auto.create.topics.enable=true",
                     *(f"{key}={value}" for key, value in self.extra.items()),
                     "",
