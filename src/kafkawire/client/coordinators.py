@@ -37,6 +37,21 @@ class Coordinators:
     def forget(self, key_type: int, key: str) -> None:
         self._nodes.pop((key_type, key), None)
 
+    def find_one_io(
+        self, key_type: int, key: str, timeout: float, found: Callable[[int], None], missed: Callable[[], None]
+    ) -> None:
+        """One key's coordinator: ``found(node)``, or ``missed()`` when the lookup failed (a group
+        member's heartbeat loop then tries again after its backoff)."""
+
+        def answered(answer: Found) -> None:
+            node = answer.get(key)
+            if isinstance(node, int):
+                found(node)
+            else:
+                missed()
+
+        self.find_io(key_type, [key], timeout, answered)
+
     def find_io(self, key_type: int, keys: list[str], timeout: float, then: Callable[[Found], None]) -> None:
         """Each key's coordinator node (known to the metadata by the time ``then`` runs) or the
         KafkaError of its lookup; one attempt, the caller's policy decides about retries."""

@@ -113,20 +113,21 @@ class ConsumerGroupMembership:
             self._timer.cancel()
         self._timer = self.client.engine.call_later(delay, fn)
 
+    def _found(self, node: int) -> None:
+        self.coordinator = node
+        self._heartbeat()
+
+    def _retry_later(self) -> None:
+        if not self._stopped:
+            self._later(self._retry_delay(), self._heartbeat)
+
     def _heartbeat(self) -> None:
         if self._stopped or self.member.state is State.FATAL or self._in_flight:
             return
         if self.coordinator is None:
-
-            def found(answer: dict[str, int | KafkaError]) -> None:
-                node = answer.get(self.config.group_id)
-                if isinstance(node, int):
-                    self.coordinator = node
-                    self._heartbeat()
-                elif not self._stopped:
-                    self._later(self._retry_delay(), self._heartbeat)
-
-            self.coordinators.find_io(GROUP, [self.config.group_id], self.config.rebalance_timeout, found)
+            self.coordinators.find_one_io(
+                GROUP, self.config.group_id, self.config.rebalance_timeout, self._found, self._retry_later
+            )
             return
         body = self.member.heartbeat_request(self.client.engine.now())
         self._in_flight = True

@@ -94,20 +94,19 @@ class ShareMembership:
             self._timer.cancel()
         self._timer = self.client.engine.call_later(delay, fn)
 
+    def _found(self, node: int) -> None:
+        self.coordinator = node
+        self._heartbeat()
+
+    def _retry_later(self) -> None:
+        if not self._stopped:
+            self._later(self._backoff.next(random.random()), self._heartbeat)
+
     def _heartbeat(self) -> None:
         if self._stopped or self.member.state is State.FATAL or self._in_flight:
             return
         if self.coordinator is None:
-
-            def found(answer: dict[str, int | KafkaError]) -> None:
-                node = answer.get(self.member.group_id)
-                if isinstance(node, int):
-                    self.coordinator = node
-                    self._heartbeat()
-                elif not self._stopped:
-                    self._later(self._backoff.next(random.random()), self._heartbeat)
-
-            self.coordinators.find_io(GROUP, [self.member.group_id], self.request_timeout, found)
+            self.coordinators.find_one_io(GROUP, self.member.group_id, self.request_timeout, self._found, self._retry_later)
             return
         self._in_flight = True
         self.client.request_io(
@@ -131,7 +130,7 @@ class ShareMembership:
             self._lost_coordinator()
             return
         if step.retry:
-            self._later(self._backoff.next(random.random()), self._heartbeat)
+            self._retry_later()
             return
         if step.assignment is not None:
             self._hand_over(step)
