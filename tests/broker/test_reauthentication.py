@@ -98,14 +98,16 @@ def test_producers_reauthenticate_on_the_same_connections(
     reports: dict[str, list[KafkaError | None]] = {m: [] for m in CLIENTS}
     producers = {
         m: Producer(
-            {**_conf(short_sessions, m), "error_cb": errors.append, "linger.ms": 2, "message.timeout.ms": 60_000}
+            # debug=security: each re-authentication is logged ("Re-authenticating with SASL mechanism ...")
+            {**_conf(short_sessions, m), "error_cb": errors.append, "linger.ms": 2, "message.timeout.ms": 60_000,
+             "debug": "security"}
         )
         for m in CLIENTS
     }
     sasl_ports = {short_sessions.ports["SASL_PLAINTEXT"], short_sessions.ports["SASL_SSL"]}
     sent: dict[str, int] = dict.fromkeys(CLIENTS, 0)
     try:
-        with caplog.at_level(logging.DEBUG, logger="kafkawire.io"):
+        with caplog.at_level(logging.DEBUG, logger="kafkawire"):
             for m, p in producers.items():  # connect every producer before watching the sockets
                 p.produce(topics[m], b"-1", key=b"warm-up", on_delivery=lambda err, _msg, m=m: reports[m].append(err))
                 p.flush(30)
@@ -130,7 +132,7 @@ def test_producers_reauthenticate_on_the_same_connections(
     finally:
         for p in producers.values():
             p.close()
-    reauthentications = [r for r in caplog.records if "re-authenticated" in r.getMessage()]
+    reauthentications = [r for r in caplog.records if "Re-authenticating with SASL mechanism" in r.getMessage()]
     assert not errors, errors[:3]
     for m in CLIENTS:
         assert reports[m] == [None] * (sent[m] + 1), (m, [e for e in reports[m] if e is not None][:3])
