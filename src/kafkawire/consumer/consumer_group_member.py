@@ -29,9 +29,10 @@ from ..kafka_error import KafkaError
 from ..protocol.apis import CONSUMER_GROUP_HEARTBEAT
 from ..protocol.codec import Struct
 from ..protocol.consumer_protocol import TopicPartitions
+from .heartbeat_loop import HeartbeatLoop
 
 
-class ConsumerGroupMembership:
+class ConsumerGroupMembership(HeartbeatLoop):
     def __init__(
         self,
         client: Client,
@@ -107,19 +108,6 @@ class ConsumerGroupMembership:
         return done
 
     # --- IO thread ------------------------------------------------------------------------------
-
-    def _later(self, delay: float, fn: Callable[[], None]) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-        self._timer = self.client.engine.call_later(delay, fn)
-
-    def _found(self, node: int) -> None:
-        self.coordinator = node
-        self._heartbeat()
-
-    def _retry_later(self) -> None:
-        if not self._stopped:
-            self._later(self._retry_delay(), self._heartbeat)
 
     def _heartbeat(self) -> None:
         if self._stopped or self.member.state is State.FATAL or self._in_flight:

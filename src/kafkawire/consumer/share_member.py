@@ -22,9 +22,10 @@ from ..io.engine import Timer
 from ..kafka_error import KafkaError
 from ..protocol.apis import SHARE_GROUP_HEARTBEAT
 from ..protocol.codec import Struct
+from .heartbeat_loop import HeartbeatLoop
 
 
-class ShareMembership:
+class ShareMembership(HeartbeatLoop):
     def __init__(
         self,
         client: Client,
@@ -89,18 +90,8 @@ class ShareMembership:
 
     # --- IO thread ------------------------------------------------------------------------------
 
-    def _later(self, delay: float, fn: Callable[[], None]) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-        self._timer = self.client.engine.call_later(delay, fn)
-
-    def _found(self, node: int) -> None:
-        self.coordinator = node
-        self._heartbeat()
-
-    def _retry_later(self) -> None:
-        if not self._stopped:
-            self._later(self._backoff.next(random.random()), self._heartbeat)
+    def _retry_delay(self) -> float:
+        return self._backoff.next(random.random())
 
     def _heartbeat(self) -> None:
         if self._stopped or self.member.state is State.FATAL or self._in_flight:
@@ -155,7 +146,7 @@ class ShareMembership:
             if all(self._known(t) for t in assignment):
                 self.on_assignment(assignment)
             else:
-                self.client.engine.call_later(self._backoff.next(random.random()), lambda: self._hand_over(step))
+                self.client.engine.call_later(self._retry_delay(), lambda: self._hand_over(step))
 
         self.client.refresh_metadata_io(None, again, timeout=self.request_timeout)
 
@@ -165,4 +156,4 @@ class ShareMembership:
     def _lost_coordinator(self) -> None:
         self.coordinators.forget(GROUP, self.member.group_id)
         self.coordinator = None
-        self._later(self._backoff.next(random.random()), self._heartbeat)
+        self._later(self._retry_delay(), self._heartbeat)

@@ -1,0 +1,35 @@
+"""What a heartbeat-driven group member (KIP-848's and the share group's) does between heartbeats:
+one timer, the coordinator found (then a heartbeat at once), a retry after the member's backoff."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..client.cluster import Client
+from ..io.engine import Timer
+
+
+class HeartbeatLoop:
+    client: Client
+    coordinator: int | None
+    _timer: Timer | None
+    _stopped: bool
+
+    def _heartbeat(self) -> None:
+        raise NotImplementedError
+
+    def _retry_delay(self) -> float:
+        raise NotImplementedError
+
+    def _later(self, delay: float, fn: Callable[[], None]) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = self.client.engine.call_later(delay, fn)
+
+    def _found(self, node: int) -> None:
+        self.coordinator = node
+        self._heartbeat()
+
+    def _retry_later(self) -> None:
+        if not self._stopped:
+            self._later(self._retry_delay(), self._heartbeat)
