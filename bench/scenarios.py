@@ -48,7 +48,7 @@ DEFAULT_SCENARIOS = (
     "100b-keyed-acks1-none",
     "1kb-keyless-acks1-none",
     "100b-keyless-acksall-lz4",
-    "100b-keyless-acks1-zstd",
+    "100b-keyless-acksall-zstd",
     "latency",
     "rss",
     "spark",
