@@ -20,9 +20,10 @@ from typing import Any
 from ..client.cluster import Client
 from ..client.coordinators import GROUP, Coordinators
 from ..core.backoff import RetryBackoff
-from ..core.consumer_group import ConsumerGroupConfig, ConsumerGroupMember, State, TopicIdPartitions
+from ..core.consumer_group import ConsumerGroupConfig, ConsumerGroupMember, State
 from ..core.consumer_group import Step as IdStep
 from ..core.group import Step
+from ..core.member_states import TopicIdPartitions
 from ..core.metadata_refresh import Pace
 from ..io.engine import Timer
 from ..kafka_error import KafkaError

@@ -17,7 +17,8 @@ from concurrent.futures import Future
 from ..client.cluster import Client
 from ..client.coordinators import GROUP, Coordinators
 from ..core.backoff import RetryBackoff
-from ..core.share_group import ShareGroupMember, State, Step, TopicIdPartitions
+from ..core.member_states import TopicIdPartitions
+from ..core.share_group import ShareGroupMember, State, Step
 from ..io.engine import Timer
 from ..kafka_error import KafkaError
 from ..protocol.apis import SHARE_GROUP_HEARTBEAT
