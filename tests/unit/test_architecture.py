@@ -44,11 +44,7 @@ BOTTOM_ALLOWED = {
     "records": ("protocol", "records", "native", "_native"),
 }
 
-KNOWN_VIOLATIONS = frozenset(
-    {
-        "size: kafkawire.io.broker",  # its handshake driving moves to a module of its own next
-    }
-)
+KNOWN_VIOLATIONS: frozenset[str] = frozenset()
 
 
 @dataclass

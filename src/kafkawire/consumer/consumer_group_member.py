@@ -20,9 +20,10 @@ from typing import Any
 from ..client.cluster import Client
 from ..client.coordinators import GROUP, Coordinators
 from ..core.backoff import RetryBackoff
-from ..core.consumer_group import ConsumerGroupConfig, ConsumerGroupMember, State, TopicIdPartitions
+from ..core.consumer_group import ConsumerGroupConfig, ConsumerGroupMember, State
 from ..core.consumer_group import Step as IdStep
 from ..core.group import Step
+from ..core.member_states import TopicIdPartitions
 from ..core.metadata_refresh import Pace
 from ..io.engine import Timer
 from ..kafka_error import KafkaError
@@ -45,6 +46,7 @@ class ConsumerGroupMembership(HeartbeatLoop):
         self.client = client
         self.coordinators = coordinators
         self.config = config
+        self._group = config.group_id
         self.on_change = on_change
         self.member = ConsumerGroupMember(config)
         self.coordinator: int | None = None
@@ -56,9 +58,6 @@ class ConsumerGroupMembership(HeartbeatLoop):
         # Lost coordinators and "ask again" answers: retry.backoff.ms, doubling while they repeat.
         self._backoff = RetryBackoff(client.config["retry.backoff.ms"], client.config["retry.backoff.max.ms"])
         self._rng = random.Random()
-
-    def start(self) -> None:
-        self.client.engine.call_soon(self._heartbeat)
 
     def acknowledge(self) -> None:
         """The change handed over last has been served: acknowledge it in a heartbeat now."""
@@ -84,9 +83,7 @@ class ConsumerGroupMembership(HeartbeatLoop):
         done: Future[None] = Future()
 
         def leave() -> None:
-            self._stopped = True
-            if self._timer is not None:
-                self._timer.cancel()
+            self._stop()
             body = self.member.leave_request()
             if body is None:
                 done.set_result(None)
@@ -177,11 +174,6 @@ class ConsumerGroupMembership(HeartbeatLoop):
 
     def _retry_delay(self) -> float:
         return self._backoff.next(self._rng.random())
-
-    def _lost_coordinator(self) -> None:
-        self.coordinators.forget(GROUP, self.config.group_id)
-        self.coordinator = None
-        self._later(self._retry_delay(), self._heartbeat)
 
     def _name(self, topic_id: uuid.UUID) -> str | None:
         for info in self.client.metadata.topics.values():

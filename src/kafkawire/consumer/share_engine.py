@@ -22,8 +22,8 @@ from typing import Any
 
 from ..client.cluster import Client
 from ..core import TopicPartitionKey as TP
+from ..core.member_states import TopicIdPartitions
 from ..core.share_acks import Acknowledgements, acquired_offsets, batches
-from ..core.share_group import TopicIdPartitions
 from ..core.share_session import Key, ShareSession, Verdict, verdict
 from ..kafka_error import KafkaError, KafkaException
 from ..model import Message

@@ -17,7 +17,8 @@ from concurrent.futures import Future
 from ..client.cluster import Client
 from ..client.coordinators import GROUP, Coordinators
 from ..core.backoff import RetryBackoff
-from ..core.share_group import ShareGroupMember, State, Step, TopicIdPartitions
+from ..core.member_states import TopicIdPartitions
+from ..core.share_group import ShareGroupMember, State, Step
 from ..io.engine import Timer
 from ..kafka_error import KafkaError
 from ..protocol.apis import SHARE_GROUP_HEARTBEAT
@@ -39,6 +40,7 @@ class ShareMembership(HeartbeatLoop):
         self.client = client
         self.coordinators = coordinators
         self.member = ShareGroupMember(group_id, str(uuid.uuid4()), topics)
+        self._group = group_id
         self.request_timeout = request_timeout
         self.on_assignment = on_assignment
         self.on_error = on_error
@@ -53,9 +55,6 @@ class ShareMembership(HeartbeatLoop):
     def member_id(self) -> str:
         return self.member.member_id
 
-    def start(self) -> None:
-        self.client.engine.call_soon(self._heartbeat)
-
     def resubscribe(self, topics: list[str]) -> None:
         def change() -> None:
             if not self._stopped and self.member.subscribe(topics) and not self._in_flight:
@@ -69,9 +68,7 @@ class ShareMembership(HeartbeatLoop):
         done: Future[None] = Future()
 
         def leave() -> None:
-            self._stopped = True
-            if self._timer is not None:
-                self._timer.cancel()
+            self._stop()
             body = self.member.leave_request()
             if body is None or self.coordinator is None:
                 done.set_result(None)
@@ -152,8 +149,3 @@ class ShareMembership(HeartbeatLoop):
 
     def _known(self, topic_id: uuid.UUID) -> bool:
         return any(info.topic_id == topic_id for info in self.client.metadata.topics.values())
-
-    def _lost_coordinator(self) -> None:
-        self.coordinators.forget(GROUP, self.member.group_id)
-        self.coordinator = None
-        self._later(self._retry_delay(), self._heartbeat)

@@ -4,8 +4,9 @@ One request, ConsumerGroupHeartbeat, does everything: join (epoch 0), heartbeat,
 member owns, leave (epoch -1, or -2 for a static member that will return). The coordinator runs the
 assignor and answers a target assignment by topic id; the member reconciles towards it, revoking
 first and assigning next, and acknowledges by reporting its owned partitions in the next heartbeat.
-States and their moves are one table (TRANSITIONS), error verdicts another (VERDICTS). Callers pass
-``now`` in seconds; topic ids are resolved to names by the caller (metadata).
+States and their moves are one table (TRANSITIONS), error verdicts another (VERDICTS, over the
+ones shared with share groups in `member_states.py`). Callers pass ``now`` in seconds; topic ids are
+resolved to names by the caller (metadata).
 """
 
 from __future__ import annotations
@@ -16,12 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..protocol import error_codes as ec
+from .member_states import HEARTBEAT_VERDICTS, JOIN_EPOCH, LEAVE_EPOCH, TopicIdPartitions, Verdict, moved
 
-JOIN_EPOCH = 0
-LEAVE_EPOCH = -1
 STATIC_LEAVE_EPOCH = -2  # a static member going away for a while: keep its assignment
-
-TopicIdPartitions = dict[uuid.UUID, list[int]]
 
 
 class State(enum.Enum):
@@ -57,26 +55,11 @@ TRANSITIONS: dict[tuple[State, Event], State] = {
 }
 
 
-class Verdict(enum.Enum):
-    FENCED = "partitions lost: rejoin with epoch 0"
-    COORDINATOR = "find the coordinator, heartbeat again"
-    RETRY = "heartbeat again after a backoff"
-    FATAL = "stop"
-
-
 VERDICTS: dict[int, Verdict] = {
-    ec.FENCED_MEMBER_EPOCH: Verdict.FENCED,
-    ec.UNKNOWN_MEMBER_ID: Verdict.FENCED,
+    **HEARTBEAT_VERDICTS,
     ec.STALE_MEMBER_EPOCH: Verdict.FENCED,
-    ec.NOT_COORDINATOR: Verdict.COORDINATOR,
-    ec.COORDINATOR_NOT_AVAILABLE: Verdict.COORDINATOR,
-    ec.COORDINATOR_LOAD_IN_PROGRESS: Verdict.RETRY,
     ec.UNRELEASED_INSTANCE_ID: Verdict.FATAL,  # another live member holds our group.instance.id
-    ec.GROUP_AUTHORIZATION_FAILED: Verdict.FATAL,
-    ec.GROUP_MAX_SIZE_REACHED: Verdict.FATAL,
     ec.UNSUPPORTED_ASSIGNOR: Verdict.FATAL,
-    ec.INVALID_REQUEST: Verdict.FATAL,
-    ec.UNSUPPORTED_VERSION: Verdict.FATAL,
 }
 
 
@@ -128,12 +111,7 @@ class ConsumerGroupMember:
         self._next_heartbeat = 0.0
 
     def _move(self, event: Event) -> None:
-        try:
-            self.state = TRANSITIONS[(self.state, event)]
-        except KeyError:
-            raise RuntimeError(
-                f"group {self.config.group_id}: {event.value} is illegal in state {self.state.value}"
-            ) from None
+        self.state = moved(TRANSITIONS, self.state, event, self.config.group_id)
 
     def heartbeat_due(self, now: float) -> bool:
         return self.state in _MEMBER_STATES and now >= self._next_heartbeat

@@ -20,6 +20,7 @@ from typing import Any
 
 from ..protocol import error_codes as ec
 from ..protocol.consumer_protocol import PROTOCOL_TYPE, TopicPartitions
+from .member_states import moved
 
 
 class State(enum.Enum):
@@ -148,12 +149,7 @@ class Membership:
         self._next_heartbeat = 0.0
 
     def _move(self, event: Event) -> None:
-        try:
-            self.state = TRANSITIONS[(self.state, event)]
-        except KeyError:
-            raise RuntimeError(
-                f"group {self.config.group_id}: {event.value} is illegal in state {self.state.value}"
-            ) from None
+        self.state = moved(TRANSITIONS, self.state, event, self.config.group_id)
 
     @property
     def is_leader(self) -> bool:

@@ -4,22 +4,18 @@ A share group member makes up its own member id, joins with epoch 0, heartbeats 
 coordinator last gave it and leaves with -1. The coordinator answers an assignment by topic id
 when it changed; several members may share a partition and nothing is revoked or handed back, so
 there is no reconciliation: the new assignment is where the member fetches from from now on.
-States and their moves are one table (TRANSITIONS), the error verdicts another (VERDICTS).
+States and their moves are one table (TRANSITIONS), the error verdicts another (VERDICTS, over the
+ones shared with KIP-848 groups in `member_states.py`).
 """
 
 from __future__ import annotations
 
 import enum
-import uuid
 from dataclasses import dataclass
 from typing import Any
 
 from ..protocol import error_codes as ec
-
-JOIN_EPOCH = 0
-LEAVE_EPOCH = -1
-
-TopicIdPartitions = dict[uuid.UUID, list[int]]
+from .member_states import HEARTBEAT_VERDICTS, JOIN_EPOCH, LEAVE_EPOCH, TopicIdPartitions, Verdict, moved
 
 
 class State(enum.Enum):
@@ -52,33 +48,11 @@ TRANSITIONS: dict[tuple[State, Event], State] = {
 }
 
 
-class Verdict(enum.Enum):
-    FENCED = "assignment lost: join again with epoch 0"
-    COORDINATOR = "find the coordinator, heartbeat again"
-    RETRY = "heartbeat again after a backoff"
-    FATAL = "stop"
-
-
-VERDICTS: dict[int, Verdict] = {
-    ec.FENCED_MEMBER_EPOCH: Verdict.FENCED,
-    ec.UNKNOWN_MEMBER_ID: Verdict.FENCED,
-    ec.NOT_COORDINATOR: Verdict.COORDINATOR,
-    ec.COORDINATOR_NOT_AVAILABLE: Verdict.COORDINATOR,
-    ec.COORDINATOR_LOAD_IN_PROGRESS: Verdict.RETRY,
-    ec.GROUP_AUTHORIZATION_FAILED: Verdict.FATAL,
-    ec.TOPIC_AUTHORIZATION_FAILED: Verdict.FATAL,
-    ec.GROUP_MAX_SIZE_REACHED: Verdict.FATAL,
-    ec.INVALID_REQUEST: Verdict.FATAL,
-    ec.UNSUPPORTED_VERSION: Verdict.FATAL,
-}
+VERDICTS: dict[int, Verdict] = {**HEARTBEAT_VERDICTS, ec.TOPIC_AUTHORIZATION_FAILED: Verdict.FATAL}
 
 
 def verdict(error_code: int) -> Verdict:
     return VERDICTS.get(error_code, Verdict.FATAL)
-
-
-class IllegalMove(RuntimeError):
-    """A state machine move the TRANSITIONS table does not allow (a bug in the caller)."""
 
 
 @dataclass
@@ -105,10 +79,7 @@ class ShareGroupMember:
         self._send_topics = True  # the topic list goes in the next heartbeat (joining, or changed)
 
     def _move(self, event: Event) -> None:
-        new = TRANSITIONS.get((self.state, event))
-        if new is None:
-            raise IllegalMove(f"{event.value} in state {self.state.value}")
-        self.state = new
+        self.state = moved(TRANSITIONS, self.state, event, self.group_id)
 
     def subscribe(self, topics: list[str]) -> bool:
         """A new topic list; True when it differs (the next heartbeat carries it)."""

@@ -1,14 +1,14 @@
 """One broker's connection: resolve, connect, run the handshake, write frames, read answers, reconnect.
 
 Runs on the IO thread only, and moves bytes only: the framing and correlation (core/connection.py),
-the handshake steps (core/handshake.py), the version choice (core/versions.py) and the backoff
-(core/backoff.py) are the sans-IO core's; the bytes go through a `Transport` (io/transport.py).
+the version choice (core/versions.py) and the backoff (core/backoff.py) are the sans-IO core's; the
+bytes go through a `Transport` (io/transport.py); the handshake runs in `HandshakeDriver`
+(io/handshake_driver.py).
 
 Lifecycle: DISCONNECTED -> CONNECTING (resolve, TCP, TLS) -> NEGOTIATING (handshake) -> READY, and
 back to DISCONNECTED on any failure (or, quietly, after ``connections.max.idle.ms`` with nothing to
-do). A READY connection whose SASL session has a lifetime
-re-authenticates before it ends (KIP-368): the SASL steps again on the same connection, requests
-already in flight answered as usual, new ones held back until it is done. Every state but READY and DISCONNECTED has a deadline
+do). A READY connection whose SASL session has a lifetime re-authenticates before it ends (KIP-368),
+new requests held back until it is done. Every state but READY and DISCONNECTED has a deadline
 (``socket.connection.setup.timeout.ms`` up to READY, ``api.version.request.timeout.ms`` for the
 ApiVersions answer), every request in flight its own. Invariants: each request's callback runs
 exactly once; requests in flight on a failed connection fail with ``_TRANSPORT``, ``_TIMED_OUT``
@@ -21,17 +21,14 @@ from __future__ import annotations
 import enum
 import functools
 import random
-import time
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .._version import __version__
 from ..core.backoff import backoff_delay
 from ..core.cluster_health import REPORTED_PER_ADDRESS
 from ..core.connection import Connection, ProtocolError, Response
-from ..core.handshake import Handshake, HandshakeError, Step, reauthenticate_at
 from ..core.mismatch import close_mismatch, lasting
 from ..core.versions import Doubts, UnsupportedVersionError
 from ..debug import broker_name
@@ -42,6 +39,7 @@ from ..protocol.schema import Api
 from . import wire_log
 from .connection_settings import BrokerStats, ConnectionSettings, TransportFactory, tcp_transport
 from .engine import Engine, Timer, guarded
+from .handshake_driver import HandshakeDriver
 from .resolve import Addresses, Resolver
 from .transport import READ, WRITE, PeerClosed, Transport, TransportError
 
@@ -102,16 +100,15 @@ class BrokerConnection:
         self._transport: Transport | None = None
         self._attempt = 0  # numbers connection attempts: a late resolver answer for an old one is dropped
         self._conn = Connection(settings.client_id, settings.max_response_size)
-        self._handshake: Handshake | None = None
+        self._handshake = HandshakeDriver(
+            engine, settings, write=self._write_step, ready=self._ready, resumed=self._pump, failed=self._refused
+        )
         self._doubts = Doubts()
         self._queue: deque[Queued] = deque()
         self._out: deque[tuple[memoryview, Callable[[], None] | None]] = deque()
         self._failures = 0
         self._timer: Timer | None = None
         self._reconnect_timer: Timer | None = None
-        self._reauth_timer: Timer | None = None
-        self._reauthenticating = False  # the SASL steps again on a READY connection: nothing else is sent
-        self._step_sent_at = 0.0  # when the last handshake request left (a SASL session starts after it)
         self._connect_deadline = 0.0
         self._settling = False  # failing in-flight requests: a retry queued now waits for the backoff
         self._active_at = 0.0  # the last bytes sent or read (connections.max.idle.ms)
@@ -187,9 +184,7 @@ class BrokerConnection:
         """Fail everything with ``_DESTROY`` and stop for good."""
         self._teardown(KafkaError(KafkaError._DESTROY, "client closed"))
         self.state = State.CLOSED
-        queue, self._queue = self._queue, deque()
-        for q in queue:
-            guarded(q.callback, None, KafkaError(KafkaError._DESTROY, "client closed"))
+        self._fail_queued(lambda q: True, KafkaError(KafkaError._DESTROY, "client closed"))
 
     # --- connecting ------------------------------------------------------------------------
 
@@ -234,95 +229,17 @@ class BrokerConnection:
             return
         self.state = State.NEGOTIATING
         self.engine.modify(transport, READ, self._on_event)
-        self._start_handshake(None)
+        self._handshake.start(self._conn, self.name)
 
-    def _start_handshake(self, versions: dict[int, tuple[int, int]] | None) -> None:
-        """The handshake of a new connection, or (``versions`` known) a re-authentication."""
-        security = self.settings.security
-        sasl = None
-        if security is not None and security.uses_sasl:
-            # An OIDC token still being fetched: its worker thread calls back, the handshake resumes then.
-            ready = functools.partial(self._token_ready, self._attempt, versions)
-            try:  # (the wall clock, not the engine's: a bearer token's expiry is a date)
-                sasl = security.sasl_client(time.time(), functools.partial(self.engine.call_soon, ready))
-            except Exception as exc:  # oauth_cb or the token endpoint failed: fail this connection, say why
-                why = f"{self.host}:{self.port}: token source failed: {exc}"
-                self._failed(KafkaError(KafkaError._AUTHENTICATION, why))
-                return
-            if sasl is None:
-                return
-            if self._debug.security:
-                wire_log.sasl_started(self._debug, self.name, security.mechanism, versions is not None)
-        self._handshake = Handshake("kafkawire", __version__, sasl, versions)
-        self._handshake_next()
-
-    def _token_ready(self, attempt: int, versions: dict[int, tuple[int, int]] | None) -> None:
-        waiting = self.state is State.NEGOTIATING or (self.state is State.READY and self._reauthenticating)
-        if attempt == self._attempt and waiting and self._handshake is None:
-            self._start_handshake(versions)
-
-    def _handshake_next(self) -> None:
-        handshake = self._handshake
-        assert handshake is not None
-        try:
-            step = handshake.next_request()
-        except HandshakeError as exc:
-            self._failed(KafkaError(exc.code, f"{self.host}:{self.port}: {exc}"))
-            return
-        if step is not None:
-            self._send_step(step)
-            return
-        due = reauthenticate_at(self._step_sent_at, handshake.session_lifetime_ms)
-        if self._debug.security and self.settings.security is not None and self.settings.security.uses_sasl:
-            wire_log.sasl_done(self._debug, self.name, handshake.session_lifetime_ms)
-        if self._reauthenticating:
-            self._reauthenticating = False
-            self._handshake = None
-            self._pump()
-        else:
-            self._ready(handshake.versions)
-        if due is not None and self.state is State.READY and self._reauth_timer is None:
-            self._reauth_timer = self.engine.call_later(max(0.0, due - self.engine.now()), self._reauthenticate)
-
-    def _reauthenticate(self) -> None:
-        """KIP-368: the session is about to end; authenticate again on this connection."""
-        self._reauth_timer = None
-        if self.state is State.READY and not self._reauthenticating:
-            self._reauthenticating = True
-            self._start_handshake(self.versions)
-
-    def _send_step(self, step: Step) -> None:
-        self._step_sent_at = now = self.engine.now()
-        timeout = self.settings.api_version_timeout if step.api is API_VERSIONS else self.settings.request_timeout
-        answer = self._on_step_answer
-        if step.raw:  # a bare SASL token (SaslHandshake v0)
-            frame = self._conn.send_sasl_token(step.body["auth_bytes"], now=now, timeout=timeout, context=answer)
-        else:
-            frame, _ = self._conn.send_request(
-                step.api, step.version, step.body, now=now, timeout=timeout, context=answer
-            )
-        if self._debug.protocol:
-            wire_log.sent(self._debug, self.name, step.api, step.version, frame, step.raw)
-        if self._debug.security:
-            wire_log.sasl_step(self._debug, self.name, step.api, step.version, step.body)
+    def _write_step(self, frame: bytearray) -> None:
         self._write(frame, None)
         self._arm_timer()
 
-    def _on_step_answer(self, body: Struct | None, error: KafkaError | None) -> None:
-        if error is not None or body is None or self._handshake is None:
-            return  # the connection failure path already ran
-        try:
-            self._handshake.receive(body)
-        except HandshakeError as exc:
-            self._failed(KafkaError(exc.code, f"{self.host}:{self.port}: {exc}"))
-            return
-        self._handshake_next()
+    def _refused(self, code: int, why: str) -> None:  # the handshake cannot go on
+        self._failed(KafkaError(code, f"{self.host}:{self.port}: {why}"))
 
     def _ready(self, versions: dict[int, tuple[int, int]]) -> None:
-        if self._debug.feature:
-            wire_log.features(self._debug, self.name, versions)
         self.versions = versions
-        self._handshake = None
         self.state = State.READY
         self._answered_since_ready = 0
         self._failures = 0
@@ -339,7 +256,7 @@ class BrokerConnection:
         while (
             self._queue
             and self.state is State.READY
-            and not self._reauthenticating
+            and not self._handshake.reauthenticating
             and self._conn.in_flight < self.settings.max_in_flight
         ):
             q = self._queue.popleft()
@@ -495,39 +412,35 @@ class BrokerConnection:
         now = self.engine.now()
         if self.state in (State.CONNECTING, State.NEGOTIATING) and now >= self._connect_deadline:
             what = "connect to" if self.state is State.CONNECTING else "handshake with"
-            self._failed(
-                KafkaError(
-                    KafkaError._TRANSPORT,
-                    f"{what} {self.host}:{self.port} timed out (socket.connection.setup.timeout.ms)",
-                )
-            )
+            why = f"{what} {self.host}:{self.port} timed out (socket.connection.setup.timeout.ms)"
+            self._failed(KafkaError(KafkaError._TRANSPORT, why))
         elif self._idle_closes() and now >= self._active_at + self.settings.idle_timeout:
             self._teardown(KafkaError(KafkaError._TRANSPORT, "idle connection closed"))  # nothing is in flight
         elif expired := self._conn.expired(now):
             # Responses come in order, so the connection is unusable once one is overdue.
             setting = "api.version.request.timeout.ms" if expired[0].api is API_VERSIONS else "the request timeout"
-            self._failed(
-                KafkaError(
-                    KafkaError._TIMED_OUT, f"{expired[0].api.name} to {self.host}:{self.port} timed out ({setting})"
-                )
-            )
+            why = f"{expired[0].api.name} to {self.host}:{self.port} timed out ({setting})"
+            self._failed(KafkaError(KafkaError._TIMED_OUT, why))
         self._expire_queue(now)
         self._arm_timer()
 
     def _idle_closes(self) -> bool:  # a ready connection with nothing to do closes after connections.max.idle.ms
         idle = self.state is State.READY and not self._queue and not self._out and not self._conn.in_flight
-        return idle and self.settings.idle_timeout > 0 and not self._reauthenticating
+        return idle and self.settings.idle_timeout > 0 and not self._handshake.reauthenticating
 
     def _expire_queue(self, now: float) -> None:
-        # Settle the queue first: a callback may queue a new request here (a retry).
-        expired = [q for q in self._queue if q.deadline <= now]
-        if not expired:
-            return
-        self._queue = deque(q for q in self._queue if q.deadline > now)
-        err = self.last_error if self.last_error is not None else KafkaError(KafkaError._TIMED_OUT)
-        reason = f"request timed out before it could be sent to {self.host}:{self.port}: {err.str()}"
-        for q in expired:
-            guarded(q.callback, None, KafkaError(KafkaError._TIMED_OUT, reason))
+        if any(q.deadline <= now for q in self._queue):
+            err = self.last_error if self.last_error is not None else KafkaError(KafkaError._TIMED_OUT)
+            reason = f"request timed out before it could be sent to {self.host}:{self.port}: {err.str()}"
+            self._fail_queued(lambda q: q.deadline <= now, KafkaError(KafkaError._TIMED_OUT, reason))
+
+    def _fail_queued(self, leaving: Callable[[Queued], bool], error: KafkaError) -> None:
+        """Fail the queued requests ``leaving`` picks, each with its own copy of ``error``. The queue
+        is settled first: a callback may queue a new request (a retry)."""
+        gone = [q for q in self._queue if leaving(q)]
+        self._queue = deque(q for q in self._queue if not leaving(q))
+        for q in gone:
+            guarded(q.callback, None, KafkaError(error.code(), error.str()))
 
     def _failed(self, error: KafkaError, *, lasting: bool = False) -> None:
         if self.state is State.CLOSED:
@@ -541,20 +454,14 @@ class BrokerConnection:
         if error.code() == KafkaError._RESOLVE and self.node_id >= 0:
             # The metadata named an address that does not resolve: perhaps stale. Hand the queue
             # back (never sent) so the callers' policies refresh metadata instead of waiting here.
-            queue, self._queue = self._queue, deque()
-            for q in queue:
-                guarded(q.callback, None, KafkaError(KafkaError._TRANSPORT, error.str()))
+            self._fail_queued(lambda q: True, KafkaError(KafkaError._TRANSPORT, error.str()))
         elif lasting or error.code() in REPORTED_PER_ADDRESS:
-            waiting = [q for q in self._queue if q.fail_fast]
-            self._queue = deque(q for q in self._queue if not q.fail_fast)
-            for q in waiting:
-                guarded(q.callback, None, KafkaError(error.code(), error.str()))
+            self._fail_queued(lambda q: q.fail_fast, error)
         if self.on_state is not None:
             self.on_state(self)
         if self._queue and self.state is State.DISCONNECTED and self._reconnect_timer is None:
-            delay = backoff_delay(
-                self._failures - 1, self.settings.backoff_ms, self.settings.backoff_max_ms, random.random()
-            )
+            s = self.settings
+            delay = backoff_delay(self._failures - 1, s.backoff_ms, s.backoff_max_ms, random.random())
             self._reconnect_timer = self.engine.call_later(delay, self._reconnect)
         self._arm_timer()
 
@@ -572,21 +479,15 @@ class BrokerConnection:
             self._transport = None
         pending = self._conn.pending()
         self._conn = Connection(self.settings.client_id, self.settings.max_response_size)
-        self._handshake = None
+        self._handshake.stop()
         self._out.clear()
         self.state = State.DISCONNECTED
         self.proven = False
         self._answered_since_ready = None
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        if self._reconnect_timer is not None:
-            self._reconnect_timer.cancel()
-            self._reconnect_timer = None
-        if self._reauth_timer is not None:
-            self._reauth_timer.cancel()
-            self._reauth_timer = None
-        self._reauthenticating = False
+        for timer in (self._timer, self._reconnect_timer):
+            if timer is not None:
+                timer.cancel()
+        self._timer = self._reconnect_timer = None
         self._settling = True
         try:
             for req in pending:

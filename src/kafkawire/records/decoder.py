@@ -152,31 +152,19 @@ def _decode_batch(
         if count > body_end // _MIN_RECORD_SIZE:
             raise DecodeError(f"{count} records cannot fit in {body_end} bytes")
     log_append_time = max_timestamp if attributes & TIMESTAMP_TYPE_MASK else None
+    records: list[Record] = []
+    undecoded = None
     if lazy and not attributes & CONTROL_MASK:
-        return RecordBatch(
-            base_offset,
-            length,
-            partition_leader_epoch,
-            magic,
-            crc,
-            attributes,
-            last_offset_delta,
-            base_timestamp,
-            max_timestamp,
-            producer_id,
-            producer_epoch,
-            base_sequence,
-            [],
-            (body, body_pos, body_end, count),
-        )
-    try:
-        records, body_pos = decode_records(
-            body, body_pos, body_end, count, base_offset, base_timestamp, log_append_time, budget
-        )
-    except IndexError:  # a varint ran past the end of the data
-        raise DecodeError(f"batch at offset {base_offset} is truncated") from None
-    if body_pos != body_end:
-        raise DecodeError(f"{body_end - body_pos} bytes left over after {count} records")
+        undecoded = (body, body_pos, body_end, count)
+    else:
+        try:
+            records, body_pos = decode_records(
+                body, body_pos, body_end, count, base_offset, base_timestamp, log_append_time, budget
+            )
+        except IndexError:  # a varint ran past the end of the data
+            raise DecodeError(f"batch at offset {base_offset} is truncated") from None
+        if body_pos != body_end:
+            raise DecodeError(f"{body_end - body_pos} bytes left over after {count} records")
     return RecordBatch(
         base_offset,
         length,
@@ -191,6 +179,7 @@ def _decode_batch(
         producer_epoch,
         base_sequence,
         records,
+        undecoded,
     )
 
 
