@@ -47,6 +47,10 @@ from .lookups import offsets_for_times, watermarks
 from .rebalance import Subscription
 from .stats import ConsumerStatistics
 
+# The partition of a consumer error event that concerns no partition (a refused join, the poll
+# interval exceeded): 0, as confluent-kafka's Message from librdkafka's event says.
+EVENT_PARTITION = 0
+
 
 class ConsumerClosedError(RuntimeError):
     """A call on a closed consumer: the ``RuntimeError`` confluent-kafka raises, its text alone
@@ -173,7 +177,7 @@ class ConsumerEngine:
         self._removed(keys)
 
     def assigned(self) -> list[TopicPartition]:
-        return self._assignment.partitions()
+        return self._assignment.as_given()
 
     def _added(self, starts: dict[TP, int]) -> None:
         if starts:
@@ -206,7 +210,7 @@ class ConsumerEngine:
             self.error(KafkaError(step.error, text, fatal=True))
         if step.refused is not None:  # an error event from poll(), as librdkafka's
             text = f"JoinGroup failed: {KafkaError(step.refused).str()}"
-            self._events.append(Message(error=KafkaError(step.refused, text)))
+            self._events.append(Message(partition=EVENT_PARTITION, error=KafkaError(step.refused, text)))
         self._callbacks.drive(self._callbacks.serve(step, sub.revoked), lambda: sub.served(step))
 
     def await_callbacks(self, hand_over: Callable[[Awaitable[Any]], None]) -> None:
@@ -326,7 +330,7 @@ class ConsumerEngine:
         """The group was left because poll() was not called in time (IO thread): an error event
         for the next poll(), as librdkafka's."""
         text = "Application maximum poll interval exceeded: leaving the group"
-        self._events.append(Message(error=KafkaError(KafkaError._MAX_POLL_EXCEEDED, text)))
+        self._events.append(Message(partition=EVENT_PARTITION, error=KafkaError(KafkaError._MAX_POLL_EXCEEDED, text)))
         self._ready()
 
     def position(self, partitions: list[TopicPartition]) -> list[TopicPartition]:
