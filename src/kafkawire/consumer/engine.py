@@ -38,6 +38,7 @@ from ..core.group import Step
 from ..debug import Debug
 from ..kafka_error import KafkaError, KafkaException
 from ..model import OFFSET_INVALID, ClusterMetadata, ConsumerGroupMetadata, Message, TopicPartition
+from . import diagnostics
 from .assignment import Assignment
 from .callbacks import RebalanceCallbacks
 from .commits import Commits, committed_partition, wanted_offsets
@@ -120,6 +121,8 @@ class ConsumerEngine:
         """Join the group for ``topics`` (names, ``^regex`` patterns), or give a running
         subscription new topics; the rebalance callbacks are replaced either way."""
         self._callbacks.set(on_assign, on_revoke, on_lost)
+        if self.client.debug.consumer:
+            diagnostics.subscribed(self.client.debug, self.group_id, topics)
         if self._subscription is not None:
             self._subscription.change(list(topics))
             return
@@ -139,6 +142,8 @@ class ConsumerEngine:
 
     def unsubscribe(self) -> None:
         """Revoke the assignment (``on_revoke``, then an automatic commit) and leave the group."""
+        if self.client.debug.consumer:
+            diagnostics.unsubscribed(self.client.debug, self.group_id)
         self._leave_group()
 
     def assign(self, partitions: list[TopicPartition]) -> None:
@@ -181,10 +186,14 @@ class ConsumerEngine:
 
     def _added(self, starts: dict[TP, int]) -> None:
         if starts:
+            if self.client.debug.consumer:
+                diagnostics.added(self.client.debug, starts, len(self._assignment))
             self._fetch.assign((tp, offset, None) for tp, offset in starts.items())
 
     def _removed(self, keys: list[TP]) -> None:
         if keys:
+            if self.client.debug.consumer:
+                diagnostics.removed(self.client.debug, keys, len(self._assignment))
             self._fetch.unassign(keys)
             self._commits.forget(keys)
 
@@ -363,6 +372,8 @@ class ConsumerEngine:
     def commit(self, wanted: Mapping[TP, Committed], asynchronous: bool) -> list[TopicPartition] | None:
         """Asynchronous: None at once, the outcome to ``on_commit``; else wait and return the
         partitions, each with its error (raises when none could be committed)."""
+        if self.client.debug.consumer:
+            diagnostics.commit_called(self.client.debug, self.group_id, wanted, asynchronous)
         if asynchronous:
             self._commits.commit_async(wanted)
             return None
@@ -430,6 +441,8 @@ class ConsumerEngine:
         leave the group so its partitions move at once, and stop. A callback's exception is
         raised once everything is stopped."""
         failure: BaseException | None = None
+        if self.client.debug.consumer:
+            diagnostics.closing(self.client.debug, self.group_id, len(self._assignment))
         self._callbacks.abandon()
         try:
             if self._subscription is not None:
