@@ -1,6 +1,7 @@
 """What the ``topic`` debug context says (`kafkawire.debug` writes it): how each topic's picture
-changed when a Metadata answer was folded in, in librdkafka's facilities: a topic's state
-(unknown, exists, notexists, error), its partition count, each partition's leader and epoch.
+changed when a Metadata answer was folded in: a topic's state (unknown, exists, notexists, error;
+facility TOPIC, as STATE names a broker connection's states here), its partition count (PARTCNT),
+each partition's leader and epoch (LEADER).
 Called only when the context is on, with the topics before and after the fold.
 """
 
@@ -36,7 +37,7 @@ def changes(debug: Debug, before: Mapping[str, TopicInfo], after: Mapping[str, T
             now = "notexists"
         if was != now:
             why = f": {KafkaError(new.error_code).str()}" if new is not None and new.error_code else ""
-            debug.log("topic", "STATE", MAIN, "Topic %s changed state %s -> %s%s", name, was, now, why)
+            debug.log("topic", "TOPIC", MAIN, "Topic %s changed state %s -> %s%s", name, was, now, why)
         if new is None:
             continue
         old_parts = {} if old is None else old.partitions
