@@ -6,7 +6,6 @@ heartbeats, heartbeat errors, assignment changes)."""
 
 from __future__ import annotations
 
-import logging
 import re
 import time
 from typing import Any
@@ -17,35 +16,16 @@ import pytest
 import kafkawire
 from kafkawire.protocol import error_codes as E
 from kafkawire.protocol.apis import CONSUMER_GROUP_HEARTBEAT
+from tests.broker.test_debug_logs import LINE, Capture, _logger
 from tests.harness.judge import unique_name
 from tests.harness.mock_cluster import MockCluster
 from tests.harness.topics import create_topic
 
 pytestmark = pytest.mark.broker
 
-LINE = re.compile(r"^(?P<fac>[A-Z_]+) \[(?P<name>[^\]]+)\] \[thrd:(?P<thrd>[^\]]+)\]: (?P<msg>.*)$")
-
-
-class Capture(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.lines: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if record.levelno == logging.DEBUG:
-            self.lines.append(record.getMessage())
-
-    def said(self, facility: str) -> list[str]:
-        return [m["msg"] for line in list(self.lines) if (m := LINE.match(line)) and m["fac"] == facility]
-
-
-def _logger(name: str) -> tuple[logging.Logger, Capture]:
-    logger = logging.getLogger(f"test.debugctx.broker.{name}.{unique_name('l')}")
-    logger.setLevel(logging.DEBUG)
-    logger.propagate = False
-    capture = Capture()
-    logger.addHandler(capture)
-    return logger, capture
+def said(capture: Capture, facility: str) -> list[str]:
+    """The messages of one facility's lines."""
+    return [m["msg"] for line in list(capture.lines) if (m := LINE.match(line)) and m["fac"] == facility]
 
 
 def _poll_until(consumer: Any, done: Any, budget: float = 30.0) -> list[Any]:
@@ -78,7 +58,7 @@ def test_topic_lines_follow_a_topic_that_appears_one_that_does_not_exist_and_a_l
             """The leader's move, from the one we knew (or from none, when a NOT_LEADER answer made
             the client forget it first) to the new one, with the mock's next leader epoch."""
             shape = re.compile(rf"{topic} \[0\]: leader ({now}|-1) epoch 0 -> leader {target} epoch 1")
-            return any(shape.fullmatch(line) for line in capture.said("LEADER"))
+            return any(shape.fullmatch(line) for line in said(capture, "LEADER"))
 
         deadline = time.monotonic() + 30
         while not moved() and time.monotonic() < deadline:
@@ -86,11 +66,11 @@ def test_topic_lines_follow_a_topic_that_appears_one_that_does_not_exist_and_a_l
             producer.flush(1)
     finally:
         producer.flush(5)
-    states = capture.said("TOPIC")
+    states = said(capture, "TOPIC")
     assert f"Topic {topic} changed state unknown -> exists" in states
     assert any(s.startswith(f"Topic {missing} changed state unknown -> notexists: ") for s in states), states
-    assert f"Topic {topic} partition count changed from 0 to 2" in capture.said("PARTCNT")
-    assert moved(), capture.said("LEADER")
+    assert f"Topic {topic} partition count changed from 0 to 2" in said(capture, "PARTCNT")
+    assert moved(), said(capture, "LEADER")
 
 
 def test_consumer_and_queue_lines_over_a_consumer_session(kafka23: Any, topic_name: Any) -> None:
@@ -116,20 +96,20 @@ def test_consumer_and_queue_lines_over_a_consumer_session(kafka23: Any, topic_na
     finally:
         consumer.close()
     # consumer: the calls, the partitions' starts and stops
-    assert capture.said("SUBSCRIBE") == [f'Group "{group}": subscribe to 1 topic(s): {topic}']
-    assert capture.said("ASSIGNMENT")[0] == "Added 2 partition(s) to assignment which now consists of 2 partition(s)"
-    assert f"Start consuming {topic} [0] at offset STORED" in capture.said("CONSUMER")
-    assert f"Stop consuming {topic} [1]" in capture.said("CONSUMER")
+    assert said(capture, "SUBSCRIBE") == [f'Group "{group}": subscribe to 1 topic(s): {topic}']
+    assert said(capture, "ASSIGNMENT")[0] == "Added 2 partition(s) to assignment which now consists of 2 partition(s)"
+    assert f"Start consuming {topic} [0] at offset STORED" in said(capture, "CONSUMER")
+    assert f"Stop consuming {topic} [1]" in said(capture, "CONSUMER")
     m = got[-1]
     commit = f'Group "{group}": synchronous commit of 1 partition(s): {topic} [{m.partition()}] @ {m.offset() + 1}'
-    assert commit in capture.said("COMMIT")
-    assert capture.said("CLOSE") == [f'Closing consumer of group "{group}" (2 partition(s) assigned)']
+    assert commit in said(capture, "COMMIT")
+    assert said(capture, "CLOSE") == [f'Closing consumer of group "{group}" (2 partition(s) assigned)']
     # queue: fetched records handed to the application, callbacks served, flush and purge
     enqueued = re.compile(rf"{topic} \[\d\]: offsets \d+\.\.\d+ \(\d+ batch\(es\)\) enqueued for the application \(\d+ bytes buffered\)")
-    assert any(enqueued.fullmatch(q) for q in capture.said("FETCHQ")), capture.said("FETCHQ")
-    assert any("from the producer's callback queue" in s for s in capture.said("SERVE"))
-    assert "Flushing 4 message(s) from the queues" in capture.said("FLUSH")
-    assert "Purging queues with flags queue,inflight (1 message(s) outstanding)" in capture.said("PURGE")
+    assert any(enqueued.fullmatch(q) for q in said(capture, "FETCHQ")), said(capture, "FETCHQ")
+    assert any("from the producer's callback queue" in s for s in said(capture, "SERVE"))
+    assert "Flushing 4 message(s) from the queues" in said(capture, "FLUSH")
+    assert "Purging queues with flags queue,inflight (1 message(s) outstanding)" in said(capture, "PURGE")
 
 
 @pytest.fixture
@@ -152,16 +132,16 @@ def test_the_kip848_member_says_its_states_epochs_heartbeats_and_assignments(kip
         consumer.subscribe([topic])
         assert len(_poll_until(consumer, lambda g: len(g) >= 1)) == 1
         deadline = time.monotonic() + 30
-        while not any("-> stable" in s for s in capture.said("CGRPSTATE")) and time.monotonic() < deadline:
+        while not any("-> stable" in s for s in said(capture, "CGRPSTATE")) and time.monotonic() < deadline:
             consumer.poll(0.2)
         member_id = consumer.memberid()
         kip848_cluster.push_request_errors(CONSUMER_GROUP_HEARTBEAT.key, [E.COORDINATOR_LOAD_IN_PROGRESS])
         deadline = time.monotonic() + 30
-        while not any("error" in s for s in capture.said("HEARTBEAT")) and time.monotonic() < deadline:
+        while not any("error" in s for s in said(capture, "HEARTBEAT")) and time.monotonic() < deadline:
             consumer.poll(0.2)
     finally:
         consumer.close()
-    states = capture.said("CGRPSTATE")
+    states = said(capture, "CGRPSTATE")
     shape = re.compile(rf'Group "{group}" changed state (\w+) -> (\w+) \(member epoch (-?\d+), member id "([^"]*)"\)')
     moves = [m.groups() for s in states if (m := shape.fullmatch(s))]
     assert len(moves) == len(states), states
@@ -169,8 +149,8 @@ def test_the_kip848_member_says_its_states_epochs_heartbeats_and_assignments(kip
     assert int(moves[2][2]) > 0 and moves[2][3] == member_id
     assert ("stable", "leaving") in [(a, b) for a, b, _e, _id in moves]
     assert any(re.fullmatch(rf'.+: ConsumerGroupHeartbeat for group "{group}" with member epoch -?\d+ \(\d+ topic\(s\) owned\)', h)
-               for h in capture.said("HEARTBEAT"))  # fmt: skip
+               for h in said(capture, "HEARTBEAT"))  # fmt: skip
     assert any(h.startswith(f'Group "{group}" ConsumerGroupHeartbeat error: ') and h.endswith(": retrying")
-               for h in capture.said("HEARTBEAT")), capture.said("HEARTBEAT")  # fmt: skip
-    changes = capture.said("ASSIGNMENT")
+               for h in said(capture, "HEARTBEAT")), said(capture, "HEARTBEAT")  # fmt: skip
+    changes = said(capture, "ASSIGNMENT")
     assert f'Group "{group}" assignment change at member epoch {moves[1][2]}: assigned {topic} [0], {topic} [1]; revoked none; lost none' in changes, changes  # fmt: skip

@@ -5,7 +5,6 @@ served). Each checked for librdkafka's line shape, and for silence when its cont
 
 from __future__ import annotations
 
-import logging
 import re
 from typing import Any
 
@@ -19,33 +18,18 @@ from kafkawire.debug import Debug, parse_contexts
 from kafkawire.protocol import error_codes as E
 from kafkawire.protocol.apis import METADATA
 from kafkawire.testing import MockCluster
+from tests.unit.test_debug import Capture, capturing
 
 NOWHERE = "127.0.0.1:1"
-LINE = re.compile(r"^(?P<fac>[A-Z_]+) \[(?P<name>[^\]]+)\] \[thrd:(?P<thrd>[^\]]+)\]: (?P<msg>.*)$")
+LINE = re.compile(r"^(?P<fac>[A-Z_]+) \[(?P<name>[^\]]+)\] \[thrd:(?P<thrd>[^\]]+)\]: (?P<msg>.*)$")  # any client kind
 
 
-class Capture(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.lines: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if record.levelno == logging.DEBUG:
-            self.lines.append(record.getMessage())
-
-    def parsed(self, facility: str | None = None) -> list[re.Match[str]]:
-        found = [m for line in self.lines if (m := LINE.match(line))]
-        assert len(found) == len(self.lines), [line for line in self.lines if not LINE.match(line)]
-        return [m for m in found if facility is None or m["fac"] == facility]
-
-
-def capturing(name: str) -> tuple[logging.Logger, Capture]:
-    logger = logging.getLogger(f"test.debugctx.{name}")
-    logger.setLevel(logging.DEBUG)
-    logger.propagate = False
-    handler = Capture()
-    logger.handlers[:] = [handler]
-    return logger, handler
+def parsed(handler: Capture, facility: str | None = None) -> list[re.Match[str]]:
+    """The captured DEBUG lines (each in librdkafka's shape), of one facility or all."""
+    lines = handler.lines()
+    found = [m for line in lines if (m := LINE.match(line))]
+    assert len(found) == len(lines), [line for line in lines if not LINE.match(line)]
+    return [m for m in found if facility is None or m["fac"] == facility]
 
 
 @pytest.mark.parametrize("debug", ["plugin,telemetry", "all", None])
@@ -54,8 +38,8 @@ def test_plugin_and_telemetry_say_once_what_kafkawire_does_not_do(debug: str | N
     conf: dict[str, Any] = {"bootstrap.servers": NOWHERE, "logger": logger, **({"debug": debug} if debug else {})}
     clients = [Producer(conf), AdminClient(conf), Consumer({**conf, "group.id": "g"})]
     try:
-        plugin = [m["msg"] for m in handler.parsed("PLUGLOAD")]
-        telemetry = [m["msg"] for m in handler.parsed("TELEMETRY")]
+        plugin = [m["msg"] for m in parsed(handler, "PLUGLOAD")]
+        telemetry = [m["msg"] for m in parsed(handler, "TELEMETRY")]
     finally:
         clients[0].flush(0)
         clients[2].close()
@@ -80,7 +64,7 @@ def test_topic_lines_say_state_partition_count_and_leader_changes() -> None:
     topic_log.changes(debug, first, dict(first))  # the same picture again: nothing to say
     second = {"a": _topic("a", {0: (2, 1), 1: (3, 0)})}  # a full answer without "gone"
     topic_log.changes(debug, first, second)
-    said = [(m["fac"], m["thrd"], m["msg"]) for m in handler.parsed()]
+    said = [(m["fac"], m["thrd"], m["msg"]) for m in parsed(handler)]
     assert said == [
         ("TOPIC", "main", "Topic a changed state unknown -> exists"),
         ("PARTCNT", "main", "Topic a partition count changed from 0 to 1"),
@@ -91,9 +75,9 @@ def test_topic_lines_say_state_partition_count_and_leader_changes() -> None:
         ("LEADER", "main", "a [0]: leader 1 epoch 0 -> leader 2 epoch 1"),
         ("LEADER", "main", "a [1]: leader -1 epoch -1 -> leader 3 epoch 0"),
     ], said  # fmt: skip
-    handler.lines.clear()
+    handler.records.clear()
     topic_log.changes(debug, second, {})  # a full answer without "a": it is gone
-    assert [m["msg"] for m in handler.parsed()] == ["Topic a changed state exists -> notexists"]
+    assert [m["msg"] for m in parsed(handler)] == ["Topic a changed state exists -> notexists"]
 
 
 class Counting:
@@ -113,18 +97,22 @@ class Failing:
         raise RuntimeError("boom")
 
 
-def test_interceptor_lines_name_each_hook_call_and_failure() -> None:
-    logger, handler = capturing("ic")
-    counting = Counting()
-    p = Producer({"bootstrap.servers": NOWHERE, "logger": logger, "debug": "interceptor",
-                  "interceptor.classes": [counting, Failing()], "message.timeout.ms": 1000})  # fmt: skip
+def _produce_one_and_purge(conf: dict[str, Any]) -> None:
+    """One record through the interceptors, purged (acknowledged as failed), then close()."""
+    p = Producer({"bootstrap.servers": NOWHERE, **conf})
     try:
         p.produce("t", b"v", partition=0)
         p.purge()
         p.flush(5)
     finally:
         p.close()
-    said = [(m["fac"], m["msg"]) for m in handler.parsed() if m["fac"] != "INIT"]
+
+
+def test_interceptor_lines_name_each_hook_call_and_failure() -> None:
+    logger, handler = capturing("ic")
+    counting = Counting()
+    _produce_one_and_purge({"logger": logger, "debug": "interceptor", "interceptor.classes": [counting, Failing()]})
+    said = [(m["fac"], m["msg"]) for m in parsed(handler) if m["fac"] != "INIT"]
     assert ("INTERCEPTOR", "Interceptor Counting added (on_send, on_acknowledgement)") in said
     assert ("INTERCEPTOR", "Interceptor Failing added (on_send)") in said
     assert ("INTERCEPTOR", "Interceptor Counting on_send for t [0]") in said
@@ -135,15 +123,8 @@ def test_interceptor_lines_name_each_hook_call_and_failure() -> None:
 
 def test_interceptors_say_nothing_with_the_context_off() -> None:
     logger, handler = capturing("icoff")
-    p = Producer({"bootstrap.servers": NOWHERE, "logger": logger, "debug": "broker",
-                  "interceptor.classes": [Counting(), Failing()]})  # fmt: skip
-    try:
-        p.produce("t", b"v", partition=0)
-        p.purge()
-        p.flush(5)
-    finally:
-        p.close()
-    assert not [m for m in handler.parsed() if m["fac"] in ("INTERCEPTOR", "ICFAIL")]
+    _produce_one_and_purge({"logger": logger, "debug": "broker", "interceptor.classes": [Counting(), Failing()]})
+    assert not [m for m in parsed(handler) if m["fac"] in ("INTERCEPTOR", "ICFAIL")]
 
 
 def test_the_mock_cluster_says_what_it_served_and_which_faults_it_injected() -> None:
@@ -156,8 +137,8 @@ def test_the_mock_cluster_says_what_it_served_and_which_faults_it_injected() -> 
             p.list_topics("t", timeout=10)
         finally:
             p.flush(0)
-    said = [m["msg"] for m in handler.parsed("MOCK")]
-    assert all(m["thrd"] == "mock" for m in handler.parsed())
+    said = [m["msg"] for m in parsed(handler, "MOCK")]
+    assert all(m["thrd"] == "mock" for m in parsed(handler))
     assert "Fault set up: Metadata: 1 error(s) pushed: LEADER_NOT_AVAILABLE" in said
     assert any(re.fullmatch(r"Broker 1: Received MetadataRequestV\d+ from connection \d+ \(client\.id me\)", s) for s in said)
     assert any(re.fullmatch(r"Broker 1: Injecting error LEADER_NOT_AVAILABLE into MetadataResponseV\d+ \(delayed 0 ms\)", s) for s in said)
@@ -167,13 +148,13 @@ def test_the_mock_cluster_says_what_it_served_and_which_faults_it_injected() -> 
 def test_a_client_with_its_own_mock_cluster_writes_the_mock_lines() -> None:
     logger, handler = capturing("ownmock")
     for debug in ("mock", "broker"):
-        handler.lines.clear()
+        handler.records.clear()
         p = Producer({"test.mock.num.brokers": 1, "logger": logger, "debug": debug})
         try:
             p.list_topics(timeout=10)
         finally:
             p.flush(0)
-        mock = handler.parsed("MOCK")
+        mock = parsed(handler, "MOCK")
         if debug == "mock":
             assert mock and all(m["name"].split("#")[1].startswith("producer-") for m in mock)
         else:
