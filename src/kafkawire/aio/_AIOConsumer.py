@@ -7,7 +7,7 @@ arrive. Callbacks (rebalance, ``on_commit``, ``error_cb``, ``stats_cb``) are ser
 inside those calls; a rebalance callback may be a coroutine function (it is awaited before the call
 returns) and receives the AIOConsumer. Calls that wait on the network (``committed``,
 ``get_watermark_offsets``, ``offsets_for_times``, ``list_topics``, ``close``) run on a small thread
-pool, as confluent-kafka runs every call (``max_workers``, ``executor``).
+pool, as confluent-kafka runs every call (``max_workers``, 100 by default as there, ``executor``).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ class AIOConsumer:
     def __init__(
         self,
         consumer_conf: Mapping[str, Any],
-        max_workers: int = 2,
+        max_workers: int = 100,
         executor: concurrent.futures.Executor | None = None,
         **kwargs: Any,
     ) -> None:

@@ -29,6 +29,7 @@ from ..kafka_error import KafkaError, KafkaException
 from ..protocol.apis import METADATA
 from ..protocol.codec import Struct
 from ..protocol.schema import Api
+from . import topic_log
 from .driver import wait
 from .metadata_owner import MetadataOwner
 
@@ -66,7 +67,7 @@ class Client:
             Intervals.from_config(self.config), debug,
         )  # fmt: skip
         self._resolver = Resolver(self.engine.call_soon)
-        self._mock = _start_mock_cluster(self.config)
+        self._mock = _start_mock_cluster(self.config, debug)
         bootstrap = self.config["bootstrap.servers"] if self._mock is None else self._mock.bootstrap_servers()
         # Bootstrap servers get negative ids, as in librdkafka, until metadata names the brokers.
         self._bootstrap = [
@@ -252,7 +253,10 @@ class Client:
 
     def _fold_metadata(self, response: Struct, full: bool) -> None:
         """A Metadata answer into the picture (``full``: it named every topic); brokers followed."""
+        before = self.metadata.topics
         self.metadata.update(response, self.engine.now(), full=full)
+        if self.debug.topic:
+            topic_log.changes(self.debug, before, self.metadata.topics)
         self._sync_brokers()
 
     def connection(self, node_id: int) -> BrokerConnection | None:
@@ -373,13 +377,14 @@ def _resolver(fut: Future[Struct]) -> Callback:
     return done
 
 
-def _start_mock_cluster(config: Mapping[str, Any]) -> Any:
+def _start_mock_cluster(config: Mapping[str, Any], debug: Debug) -> Any:
     """``test.mock.num.brokers``: a mock cluster of the client's own, as librdkafka starts one.
-    kafkawire.testing is an optional part the client never imports but here, by name, on demand."""
+    kafkawire.testing is an optional part the client never imports but here, by name, on demand;
+    it writes the client's ``mock`` debug lines."""
     count = config["test.mock.num.brokers"]
     if not count:
         return None
-    cluster = importlib.import_module("kafkawire.testing").MockCluster(count)
+    cluster = importlib.import_module("kafkawire.testing").MockCluster(count, debug=debug)
     if config["test.mock.broker.rtt"]:
         cluster.broker_set_rtt(-1, config["test.mock.broker.rtt"])
     return cluster

@@ -27,6 +27,9 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from ..debug import OFF, Debug
+from . import queue_log
+
 Event = tuple[Callable[..., Any], tuple[Any, ...], Callable[[], None] | None]
 
 
@@ -44,9 +47,14 @@ class CallbackExecutor:
         self._served = 0  # events served by the report thread or drain(), for poll() waiting on them
         self._thread: threading.Thread | None = None
         self._on_ready: Callable[[], None] | None = None  # hand_over()'s hook
+        self._debug = OFF  # the client's, once it exists (`diagnose`)
         if background:
             self._thread = threading.Thread(target=self._serve_forever, name=name, daemon=True)
             self._thread.start()
+
+    def diagnose(self, debug: Debug) -> None:
+        """Write the ``queue`` context's handover lines to ``debug`` from now on."""
+        self._debug = debug
 
     def hand_over(self, on_ready: Callable[[], None]) -> None:
         """Let someone else serve (poll mode only): ``on_ready()`` is called, outside the lock and on
@@ -127,6 +135,8 @@ class CallbackExecutor:
                     with self._cond:
                         self._served += served
                         self._cond.notify_all()
+                    if self._debug.queue:
+                        queue_log.served(self._debug, self._owner, served, len(self._queue))
             if served or self._closed:
                 return served
             # Another poll()ing thread took what woke us: wait again for the rest of the timeout.

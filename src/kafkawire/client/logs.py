@@ -3,7 +3,8 @@
 A `logging.Logger` (or anything with the Logger's methods, an adapter) is used as it is; a
 `logging.Handler` gets a logger of its own that writes only to it. Each client says at DEBUG that
 it started ("INIT ..."), as librdkafka does, so an application can check its logger is wired; with
-the ``conf`` debug context it then lists the configuration it was given, secrets hidden.
+the ``conf`` debug context it then lists the configuration it was given, secrets hidden; the
+``plugin`` and ``telemetry`` contexts say once that kafkawire loads no plugins and pushes no metrics.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 
 from .._version import __version__
 from ..config import SECURITY_OPTIONS
-from ..debug import Debug
+from ..debug import APP, Debug
 
 _LOGGER_METHODS = ("debug", "info", "warning", "error", "exception", "log")
 _instances = itertools.count(1)
@@ -51,6 +52,10 @@ def log_init(debug: Debug, given: Mapping[str, Any]) -> None:
     contexts = ",".join(sorted(debug.on)) or "none"
     debug.always("INIT", "kafkawire %s %s initialized (debug %s)", __version__, debug.name, contexts)
     debug.dump_config(given, SENSITIVE)
+    if debug.plugin:
+        debug.log("plugin", "PLUGLOAD", APP, "No plugins loaded: plugin.library.paths names librdkafka's C plugins, which kafkawire does not load")  # fmt: skip
+    if debug.telemetry:
+        debug.log("telemetry", "TELEMETRY", APP, "Client metrics are not pushed (KIP-714): kafkawire sends no GetTelemetrySubscriptions or PushTelemetry")  # fmt: skip
 
 
 class DeferredLogger:

@@ -49,6 +49,11 @@ class Assignment:
     def partitions(self) -> list[TopicPartition]:
         return [TopicPartition(t, p) for t, p in self._start]
 
+    def as_given(self) -> list[TopicPartition]:
+        """The partitions with the offsets they were assigned at, as confluent-kafka's
+        ``assignment()`` shows them (OFFSET_STORED for none given; not moved by consuming)."""
+        return [TopicPartition(t, p, start) for (t, p), start in self._start.items()]
+
     def replace(self, partitions: Iterable[TopicPartition]) -> tuple[dict[TP, int], list[TP]]:
         """The whole assignment anew: (added with their start offsets, removed)."""
         new = {(tp.topic, tp.partition): start_offset(tp) for tp in partitions}

@@ -111,7 +111,7 @@ class Commits:
             self._client,
             self._coordinators,
             self._group_id,
-            dict(offsets),
+            {tp: c._replace(metadata=c_string(c.metadata)) for tp, c in offsets.items()},
             member=member,
             deadline=self._client.engine.now() + self._timeout,
             backoff_ms=self._backoff,
@@ -220,6 +220,12 @@ class Commits:
             live=self._live,
         ).start()
         return {tp: wait(fut, timeout) for tp, fut in op.futures.items()}
+
+
+def c_string(metadata: str | None) -> str | None:
+    """Metadata as confluent-kafka commits it: NUL-terminated (librdkafka copies the C string with
+    its NUL), so confluent-kafka readers, which read up to a NUL, find the end where they look."""
+    return None if metadata is None else metadata + "\x00"
 
 
 def committed_partition(tp: TP, c: Committed) -> TopicPartition:

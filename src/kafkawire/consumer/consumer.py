@@ -48,6 +48,7 @@ class Consumer:
         if executor is None:
             executor = CallbackExecutor(background=False, name="kafkawire-consumer", owner="consumer")
         self._engine = ConsumerEngine(config, logger, executor, self)
+        executor.diagnose(self._engine.client.debug)
         log_init(self._engine.client.debug, merged)
 
     def _open(self) -> ConsumerEngine:

@@ -30,6 +30,7 @@ from ..kafka_error import KafkaError
 from ..protocol.apis import CONSUMER_GROUP_HEARTBEAT
 from ..protocol.codec import Struct
 from ..protocol.consumer_protocol import TopicPartitions
+from . import diagnostics
 from .heartbeat_loop import HeartbeatLoop
 
 
@@ -65,7 +66,9 @@ class ConsumerGroupMembership(HeartbeatLoop):
         def ack() -> None:
             self._unacked = max(0, self._unacked - 1)
             if not self._unacked and not self._stopped:
+                before = self.member.state
                 self.member.reconciled(self.client.engine.now())
+                self._moved(before)
                 self._later(0.0, self._heartbeat)
 
         self.client.engine.call_soon(ack)
@@ -84,11 +87,13 @@ class ConsumerGroupMembership(HeartbeatLoop):
 
         def leave() -> None:
             self._stop()
+            before = self.member.state
             body = self.member.leave_request()
             if body is None:
                 done.set_result(None)
                 return
-            self.on_change(self._named(self.member.on_left()))
+            self._moved(before)
+            self._hand_over(self._named(self.member.on_left()))
             if self.coordinator is None:
                 done.set_result(None)
                 return
@@ -114,7 +119,12 @@ class ConsumerGroupMembership(HeartbeatLoop):
                 GROUP, self.config.group_id, self.config.rebalance_timeout, self._found, self._retry_later
             )
             return
+        before = self.member.state
         body = self.member.heartbeat_request(self.client.engine.now())
+        if self.client.debug.cgrp:
+            self._moved(before)
+            where = self.client.broker_name(self.coordinator)
+            diagnostics.member_heartbeat(self.client.debug, self.config.group_id, self.member.epoch, len(self.member.owned), where)  # fmt: skip
         self._in_flight = True
         self.client.request_io(
             CONSUMER_GROUP_HEARTBEAT,
@@ -129,10 +139,19 @@ class ConsumerGroupMembership(HeartbeatLoop):
         self._in_flight = False
         if self._stopped:
             return
+        debug = self.client.debug
         if response is None:
+            if debug.cgrp:
+                diagnostics.member_heartbeat_failed(debug, self.config.group_id, None, error, "finding the coordinator again")
             self._lost_coordinator()
             return
+        before = self.member.state
         step = self.member.on_heartbeat(response, self.client.engine.now())
+        if debug.cgrp:
+            if response.error_code:
+                outcome = "rejoining" if step.lost and step.error is None else "stopping" if step.error else "retrying"
+                diagnostics.member_heartbeat_failed(debug, self.config.group_id, response.error_code, None, outcome)
+            self._moved(before)
         if step.find_coordinator:
             self._lost_coordinator()
             return
@@ -141,7 +160,7 @@ class ConsumerGroupMembership(HeartbeatLoop):
             return
         self._backoff.reset()
         if step.lost or step.error is not None:
-            self.on_change(self._named(step))
+            self._hand_over(self._named(step))
             if step.error is None:
                 self._later(0.0, self._heartbeat)  # rejoin with epoch 0 at once
             return
@@ -160,17 +179,31 @@ class ConsumerGroupMembership(HeartbeatLoop):
                 # A topic not in the metadata yet: asked for again at the owner's fast pace.
                 self.client.metadata_refresh.ask(None, go, pace=Pace.FAST, timeout=self.config.rebalance_timeout)
                 return
-            self.on_change(self._named(step))
+            self._hand_over(self._named(step))
             if self._hold_acks:
                 self._unacked += 1
                 return
+            before = self.member.state
             self.member.reconciled(self.client.engine.now())
+            self._moved(before)
             self._later(0.0, self._heartbeat)
 
         if unknown:
             self.client.refresh_metadata_io(None, go, timeout=self.config.rebalance_timeout)
         else:
             go()
+
+    def _hand_over(self, step: Step) -> None:
+        """A change to the consumer (``on_change``), said first under ``cgrp``."""
+        if self.client.debug.cgrp:
+            diagnostics.member_assignment(self.client.debug, self.config.group_id, self.member.epoch, step)
+        self.on_change(step)
+
+    def _moved(self, before: State) -> None:
+        """Under ``cgrp``: the member's state change since ``before``, if any, with epoch and id."""
+        member = self.member
+        if member.state is not before and self.client.debug.cgrp:
+            diagnostics.member_state(self.client.debug, self.config.group_id, before, member.state, member.epoch, member.member_id)  # fmt: skip
 
     def _retry_delay(self) -> float:
         return self._backoff.next(self._rng.random())

@@ -1,6 +1,7 @@
 """What the consumer's debug contexts say (`kafkawire.debug` writes them): group membership
-(``cgrp``: joins, syncs, heartbeats, state changes with generation and member id), the leader's
-assignment (``assignor``), and fetch decisions (``fetch``: which partitions from which broker at
+(``cgrp``: joins, syncs, heartbeats, state changes with generation and member id; the KIP-848
+member's epochs), the leader's assignment (``assignor``), the application's calls (``consumer``:
+subscriptions, assignment changes with where each partition starts, commits, close), and fetch decisions (``fetch``: which partitions from which broker at
 which offsets, what each answer became, backoffs). Callers ask ``if debug.<context>:`` first, so
 nothing here runs when the context is off.
 """
@@ -13,8 +14,9 @@ from typing import Any
 
 from ..core.fetch_rows import Partition
 from ..core.group import Membership
-from ..debug import MAIN, Debug
+from ..debug import APP, MAIN, Debug
 from ..kafka_error import KafkaError
+from ..model import OFFSET_BEGINNING, OFFSET_END, OFFSET_INVALID, OFFSET_STORED
 from ..protocol.codec import Struct
 
 
@@ -129,3 +131,74 @@ def resolved(debug: Debug, key: Any, offset: int | None, error: KafkaError | Non
         debug.log("fetch", "OFFSET", MAIN, "%s [%d]: start offset %s", key[0], key[1], offset)
     else:
         debug.log("fetch", "OFFSET", MAIN, "%s [%d]: offset lookup failed: %s", key[0], key[1], error.str())
+
+
+# --- the ``consumer`` context: the application's calls, as librdkafka's consumer facilities ---
+
+_LOGICAL = {OFFSET_BEGINNING: "BEGINNING", OFFSET_END: "END", OFFSET_STORED: "STORED", OFFSET_INVALID: "INVALID"}
+
+
+def subscribed(debug: Debug, group: str, topics: list[str]) -> None:
+    debug.log("consumer", "SUBSCRIBE", APP, 'Group "%s": subscribe to %d topic(s): %s', group, len(topics), ", ".join(topics))  # fmt: skip
+
+
+def unsubscribed(debug: Debug, group: str) -> None:
+    debug.log("consumer", "UNSUBSCRIBE", APP, 'Group "%s": unsubscribe: revoking the assignment and leaving', group)
+
+
+def added(debug: Debug, starts: Mapping[Any, int], total: int) -> None:
+    """Partitions added to the assignment, each with where it starts."""
+    debug.log("consumer", "ASSIGNMENT", APP, "Added %d partition(s) to assignment which now consists of %d partition(s)", len(starts), total)  # fmt: skip
+    for (topic, partition), offset in starts.items():
+        shown = _LOGICAL.get(offset, str(offset))
+        debug.log("consumer", "CONSUMER", APP, "Start consuming %s [%d] at offset %s", topic, partition, shown)
+
+
+def removed(debug: Debug, keys: list[Any], total: int) -> None:
+    debug.log("consumer", "ASSIGNMENT", APP, "Removed %d partition(s) from assignment which now consists of %d partition(s)", len(keys), total)  # fmt: skip
+    for topic, partition in keys:
+        debug.log("consumer", "CONSUMER", APP, "Stop consuming %s [%d]", topic, partition)
+
+
+def commit_called(debug: Debug, group: str, offsets: Mapping[Any, Any], asynchronous: bool) -> None:
+    shown = ", ".join(f"{t} [{p}] @ {c.offset}" for (t, p), c in offsets.items())
+    how = "asynchronous" if asynchronous else "synchronous"
+    debug.log("consumer", "COMMIT", APP, 'Group "%s": %s commit of %d partition(s): %s', group, how, len(offsets), shown or "nothing")  # fmt: skip
+
+
+def closing(debug: Debug, group: str, assigned: int) -> None:
+    debug.log("consumer", "CLOSE", APP, 'Closing consumer of group "%s" (%d partition(s) assigned)', group, assigned)
+
+
+# --- ``cgrp`` for the KIP-848 member (group.protocol=consumer): epochs instead of generations ---
+
+
+def member_state(debug: Debug, group: str, old: Any, new: Any, epoch: int, member_id: str) -> None:
+    debug.log(
+        "cgrp", "CGRPSTATE", MAIN, 'Group "%s" changed state %s -> %s (member epoch %d, member id "%s")',
+        group, old.value, new.value, epoch, member_id,
+    )  # fmt: skip
+
+
+def member_heartbeat(debug: Debug, group: str, epoch: int, owned: int, where: str) -> None:
+    debug.log(
+        "cgrp", "HEARTBEAT", MAIN, '%s: ConsumerGroupHeartbeat for group "%s" with member epoch %d (%d topic(s) owned)',
+        where, group, epoch, owned,
+    )  # fmt: skip
+
+
+def member_heartbeat_failed(debug: Debug, group: str, code: int | None, error: KafkaError | None, outcome: str) -> None:
+    why = _error(code) if code else (error.str() if error is not None else "no answer")
+    debug.log("cgrp", "HEARTBEAT", MAIN, 'Group "%s" ConsumerGroupHeartbeat error: %s: %s', group, why, outcome)
+
+
+def member_assignment(debug: Debug, group: str, epoch: int, step: Any) -> None:
+    """A change handed to the consumer, by topic name: what is assigned, revoked or lost."""
+
+    def shown(tps: Mapping[str, Any]) -> str:
+        return ", ".join(f"{t} [{p}]" for t, ps in sorted(tps.items()) for p in sorted(ps)) or "none"
+
+    debug.log(
+        "cgrp", "ASSIGNMENT", MAIN, 'Group "%s" assignment change at member epoch %d: assigned %s; revoked %s; lost %s',
+        group, epoch, shown(step.assign), shown(step.revoke), shown(step.lost),
+    )  # fmt: skip

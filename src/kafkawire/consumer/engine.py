@@ -38,6 +38,7 @@ from ..core.group import Step
 from ..debug import Debug
 from ..kafka_error import KafkaError, KafkaException
 from ..model import OFFSET_INVALID, ClusterMetadata, ConsumerGroupMetadata, Message, TopicPartition
+from . import diagnostics
 from .assignment import Assignment
 from .callbacks import RebalanceCallbacks
 from .commits import Commits, committed_partition, wanted_offsets
@@ -46,6 +47,10 @@ from .fetch_engine import FetchEngine
 from .lookups import offsets_for_times, watermarks
 from .rebalance import Subscription
 from .stats import ConsumerStatistics
+
+# The partition of a consumer error event that concerns no partition (a refused join, the poll
+# interval exceeded): 0, as confluent-kafka's Message from librdkafka's event says.
+EVENT_PARTITION = 0
 
 
 class ConsumerClosedError(RuntimeError):
@@ -116,6 +121,8 @@ class ConsumerEngine:
         """Join the group for ``topics`` (names, ``^regex`` patterns), or give a running
         subscription new topics; the rebalance callbacks are replaced either way."""
         self._callbacks.set(on_assign, on_revoke, on_lost)
+        if self.client.debug.consumer:
+            diagnostics.subscribed(self.client.debug, self.group_id, topics)
         if self._subscription is not None:
             self._subscription.change(list(topics))
             return
@@ -135,6 +142,8 @@ class ConsumerEngine:
 
     def unsubscribe(self) -> None:
         """Revoke the assignment (``on_revoke``, then an automatic commit) and leave the group."""
+        if self.client.debug.consumer:
+            diagnostics.unsubscribed(self.client.debug, self.group_id)
         self._leave_group()
 
     def assign(self, partitions: list[TopicPartition]) -> None:
@@ -173,14 +182,18 @@ class ConsumerEngine:
         self._removed(keys)
 
     def assigned(self) -> list[TopicPartition]:
-        return self._assignment.partitions()
+        return self._assignment.as_given()
 
     def _added(self, starts: dict[TP, int]) -> None:
         if starts:
+            if self.client.debug.consumer:
+                diagnostics.added(self.client.debug, starts, len(self._assignment))
             self._fetch.assign((tp, offset, None) for tp, offset in starts.items())
 
     def _removed(self, keys: list[TP]) -> None:
         if keys:
+            if self.client.debug.consumer:
+                diagnostics.removed(self.client.debug, keys, len(self._assignment))
             self._fetch.unassign(keys)
             self._commits.forget(keys)
 
@@ -206,7 +219,7 @@ class ConsumerEngine:
             self.error(KafkaError(step.error, text, fatal=True))
         if step.refused is not None:  # an error event from poll(), as librdkafka's
             text = f"JoinGroup failed: {KafkaError(step.refused).str()}"
-            self._events.append(Message(error=KafkaError(step.refused, text)))
+            self._events.append(Message(partition=EVENT_PARTITION, error=KafkaError(step.refused, text)))
         self._callbacks.drive(self._callbacks.serve(step, sub.revoked), lambda: sub.served(step))
 
     def await_callbacks(self, hand_over: Callable[[Awaitable[Any]], None]) -> None:
@@ -326,7 +339,7 @@ class ConsumerEngine:
         """The group was left because poll() was not called in time (IO thread): an error event
         for the next poll(), as librdkafka's."""
         text = "Application maximum poll interval exceeded: leaving the group"
-        self._events.append(Message(error=KafkaError(KafkaError._MAX_POLL_EXCEEDED, text)))
+        self._events.append(Message(partition=EVENT_PARTITION, error=KafkaError(KafkaError._MAX_POLL_EXCEEDED, text)))
         self._ready()
 
     def position(self, partitions: list[TopicPartition]) -> list[TopicPartition]:
@@ -359,6 +372,8 @@ class ConsumerEngine:
     def commit(self, wanted: Mapping[TP, Committed], asynchronous: bool) -> list[TopicPartition] | None:
         """Asynchronous: None at once, the outcome to ``on_commit``; else wait and return the
         partitions, each with its error (raises when none could be committed)."""
+        if self.client.debug.consumer:
+            diagnostics.commit_called(self.client.debug, self.group_id, wanted, asynchronous)
         if asynchronous:
             self._commits.commit_async(wanted)
             return None
@@ -426,6 +441,8 @@ class ConsumerEngine:
         leave the group so its partitions move at once, and stop. A callback's exception is
         raised once everything is stopped."""
         failure: BaseException | None = None
+        if self.client.debug.consumer:
+            diagnostics.closing(self.client.debug, self.group_id, len(self._assignment))
         self._callbacks.abandon()
         try:
             if self._subscription is not None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from ..client import queue_log
 from ..client.cluster import Client
 from ..core import TopicPartitionKey
 from ..core.fetch_budget import WHOLE, AnswerBudget, answer_budget
@@ -179,6 +180,8 @@ class AnswerReader:
                     table.too_large(part)
                 hw, log_start = data.high_watermark, data.get("log_start_offset", -1)
                 new = table.add(part, outcome.chunks, outcome.next_offset, hw, log_start) or new
+                if debug.queue and outcome.chunks:
+                    queue_log.enqueued(debug, part.key, offset, outcome.next_offset, len(outcome.chunks), table.buffered_bytes)
         return new, stale
 
 

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
+from ..client import queue_log
 from ..client.cluster import Client
 from ..client.executor import CallbackExecutor
 from ..core.accumulator import Accumulator, Pending, ProducerBatch
@@ -395,6 +396,9 @@ class ProducerEngine:
         """
         deadline = None if timeout is None or timeout < 0 else time.monotonic() + timeout
         executor = self.executor
+        debug = self.client.debug
+        if debug.queue:
+            queue_log.flushing(debug, self.outstanding)
         with self.lock:
             self.acc.flush_started()
         self.sender.wake()
@@ -412,9 +416,13 @@ class ProducerEngine:
         finally:
             with self.lock:
                 self.acc.flush_ended()
+        if debug.queue:
+            queue_log.flushed(debug, self.outstanding)
         return self.outstanding
 
     def purge(self, in_queue: bool, in_flight: bool, blocking: bool) -> None:
+        if self.client.debug.queue:
+            queue_log.purging(self.client.debug, in_queue, in_flight, blocking, self.outstanding)
         done = self.client.engine.run(lambda: self.sender.purge(in_queue, in_flight))
         if blocking:
             done.result()

@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..debug import APP, OFF, Debug
 from ..kafka_error import KafkaError, KafkaException
 from ..model import TIMESTAMP_NOT_AVAILABLE, RecordMetadata
 
@@ -88,11 +89,17 @@ def _copy(record: ProducerRecord) -> ProducerRecord:
     return replace(record, headers=headers)
 
 
+def _name(interceptor: Any) -> str:
+    """An interceptor as diagnostics name it: its class (its repr may hold anything)."""
+    return type(interceptor).__name__
+
+
 class InterceptorChain:
     def __init__(self, interceptors: Sequence[Any], config: Mapping[str, Any]) -> None:
         self.interceptors = [load(i) for i in interceptors]
         self._close_lock = threading.Lock()
         self._closed = False
+        self._debug = OFF  # the producer's, once its client exists (`diagnose`)
         for i in self.interceptors:
             configure = getattr(i, "configure", None)
             if configure is not None:
@@ -101,6 +108,26 @@ class InterceptorChain:
     def __bool__(self) -> bool:
         return bool(self.interceptors)
 
+    def diagnose(self, debug: Debug) -> None:
+        """Write the ``interceptor`` context's lines to ``debug`` from now on: the chain first,
+        then each hook called, and each failure."""
+        self._debug = debug
+        if debug.interceptor:
+            for i in self.interceptors:
+                hooks = ", ".join(h for h in HOOKS if hasattr(i, h))
+                debug.log("interceptor", "INTERCEPTOR", APP, "Interceptor %s added (%s)", _name(i), hooks)
+
+    def _called(self, interceptor: Any, hook: str, record: Any, error: BaseException | None = None) -> None:
+        """A hook's call (``record``: a ProducerRecord or RecordMetadata), and its failure if any."""
+        where = f"{record.topic} [{record.partition}]" if record is not None else "the producer"
+        if error is None:
+            self._debug.log("interceptor", "INTERCEPTOR", APP, "Interceptor %s %s for %s", _name(interceptor), hook, where)
+        else:
+            self._debug.log(
+                "interceptor", "ICFAIL", APP, "Interceptor %s failed %s for %s: %s: %s",
+                _name(interceptor), hook, where, type(error).__name__, error,
+            )  # fmt: skip
+
     def on_send(self, record: ProducerRecord) -> ProducerRecord:
         for i in self.interceptors:
             hook = getattr(i, "on_send", None)
@@ -108,9 +135,13 @@ class InterceptorChain:
                 continue
             try:
                 result = hook(_copy(record))
-            except Exception:
+            except Exception as exc:
+                if self._debug.interceptor:
+                    self._called(i, "on_send", record, exc)
                 log.exception("interceptor %r on_send failed; the record goes on unchanged", i)
                 continue
+            if self._debug.interceptor:
+                self._called(i, "on_send", record)
             if isinstance(result, ProducerRecord):
                 record = result
             else:
@@ -124,8 +155,13 @@ class InterceptorChain:
                 continue
             try:
                 hook(metadata, exception)
-            except Exception:
+            except Exception as exc:
+                if self._debug.interceptor:
+                    self._called(i, "on_acknowledgement", metadata, exc)
                 log.exception("interceptor %r on_acknowledgement failed (ignored)", i)
+                continue
+            if self._debug.interceptor:
+                self._called(i, "on_acknowledgement", metadata)
 
     def on_send_error(self, record: ProducerRecord, exception: KafkaException) -> None:
         """``on_acknowledgement`` for a record that ``produce()``/``send()`` refused (it raised): the
@@ -149,5 +185,10 @@ class InterceptorChain:
                 continue
             try:
                 hook()
-            except Exception:
+            except Exception as exc:
+                if self._debug.interceptor:
+                    self._called(i, "close", None, exc)
                 log.exception("interceptor %r close failed (ignored)", i)
+                continue
+            if self._debug.interceptor:
+                self._called(i, "close", None)

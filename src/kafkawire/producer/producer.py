@@ -69,6 +69,8 @@ class Producer:
             executor = CallbackExecutor(background=conf.delivery_reports == "background")
         self._reports = executor
         self._engine = engine = ProducerEngine(conf, self._log, self._reports, self._interceptors)
+        self._interceptors.diagnose(engine.client.debug)
+        executor.diagnose(engine.client.debug)
         self._accept = engine.accept  # produce()'s way in, bound once
         self._plain = not self._interceptors  # no interceptors: produce() goes straight to the engine
         self._lane = engine.lane if self._plain else None

@@ -9,10 +9,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING
 
+from kafkawire.debug import OFF, Debug
 from kafkawire.protocol import error_codes as E
+from kafkawire.protocol.apis import API_BY_KEY
 from kafkawire.protocol.error_table import error_for
 
+from . import mock_log
 from .dispatch import Dispatcher, MockRequest
+from .faults import TRANSPORT_ERROR
 from .log import DEFAULT_MAX_BYTES
 from .server import Server
 from .state import COORDINATOR_KINDS, Broker, ClusterState
@@ -45,6 +49,8 @@ class MockCluster:
     :param max_partition_bytes: each partition's log keeps at most this many bytes (oldest batches go).
     :param sasl_users: user -> password: the brokers then require a SASL login (PLAIN, SCRAM-SHA-256 or
         SCRAM-SHA-512; ``security.protocol=SASL_PLAINTEXT``) before anything else.
+    :param debug: where the ``mock`` debug context's lines go (requests served, faults injected): a
+        client's `kafkawire.debug.Debug`, as a client with ``test.mock.num.brokers`` passes its own.
     """
 
     def __init__(
@@ -56,6 +62,7 @@ class MockCluster:
         default_partitions: int = 4,
         max_partition_bytes: int = DEFAULT_MAX_BYTES,
         sasl_users: Mapping[str, str] | None = None,
+        debug: Debug = OFF,
     ) -> None:
         if num_brokers < 1:
             raise ValueError("num_brokers must be at least 1")
@@ -70,7 +77,8 @@ class MockCluster:
             )
         )
         world.users = None if sasl_users is None else dict(sasl_users)
-        self._dispatcher = Dispatcher(world)
+        self._debug = debug
+        self._dispatcher = Dispatcher(world, debug)
         self._server = Server(ids, self._dispatcher, self._lock)
         self._world = world
         world.state.brokers = {i: Broker(i, "127.0.0.1", self._server.port(i)) for i in ids}
@@ -145,6 +153,7 @@ class MockCluster:
 
     def partition_set_leader(self, topic: str, partition: int, broker_id: int) -> None:
         """Move the partition's leader (-1: no leader); the leader epoch goes up."""
+        self._fault("%s [%d]: leader set to broker %d", topic, partition, broker_id)
         with self._lock:
             self._check(
                 self._world.state.set_leader(topic, partition, broker_id),
@@ -183,16 +192,19 @@ class MockCluster:
 
     def broker_set_down(self, broker_id: int) -> None:
         """Close the broker's connections and refuse new ones (-1: every broker). Leaders stay."""
+        self._fault("broker %d set down", broker_id)
         with self._lock:
             self._world.faults.down.update(self._brokers(broker_id))
         self._server.wake()
 
     def broker_set_up(self, broker_id: int) -> None:
+        self._fault("broker %d set up", broker_id)
         with self._lock:
             self._world.faults.down.difference_update(self._brokers(broker_id))
 
     def broker_set_rtt(self, broker_id: int, rtt_ms: int) -> None:
         """Delay every answer of the broker (-1: every broker) by ``rtt_ms``."""
+        self._fault("broker %d round trip set to %d ms", broker_id, rtt_ms)
         with self._lock:
             for i in self._brokers(broker_id):
                 self._world.faults.rtt_ms[i] = rtt_ms
@@ -201,18 +213,21 @@ class MockCluster:
 
     def set_apiversion(self, api_key: int, min_version: int, max_version: int) -> None:
         """Advertise only ``min_version..max_version`` of an API (-1, -1: not at all)."""
+        self._fault("%s versions set to %d..%d", _api(api_key), min_version, max_version)
         with self._lock:
             self._world.faults.versions[api_key] = (min_version, max_version)
 
     def push_request_errors(self, api_key: int, *errors: int) -> None:
         """The next requests of ``api_key`` (to any broker) fail with these codes, in order;
         -195 (librdkafka's _TRANSPORT) closes the connection instead."""
+        self._fault("%s: %d error(s) pushed: %s", _api(api_key), len(errors), _errors(errors))
         with self._lock:
             self._world.faults.push(api_key, [(error, 0) for error in errors])
 
     def push_request_errors_rtt(self, api_key: int, errors_rtts: Sequence[tuple[int, int]]) -> None:
         """Like :meth:`push_request_errors`, each answer also delayed by its ``rtt_ms`` (error 0
         only delays)."""
+        self._fault("%s: %d error(s) pushed: %s", _api(api_key), len(errors_rtts), _errors(e for e, _ in errors_rtts))
         with self._lock:
             self._world.faults.push(api_key, [(error, rtt) for error, rtt in errors_rtts])
 
@@ -220,6 +235,7 @@ class MockCluster:
         self, broker_id: int, api_key: int, errors_rtts: Sequence[tuple[int, int]]
     ) -> None:
         """librdkafka's per-broker form of :meth:`push_request_errors_rtt`."""
+        self._fault("broker %d %s: %d error(s) pushed: %s", broker_id, _api(api_key), len(errors_rtts), _errors(e for e, _ in errors_rtts))
         with self._lock:
             self._check_broker(broker_id)
             self._world.faults.push_broker(broker_id, api_key, list(errors_rtts))
@@ -230,10 +246,15 @@ class MockCluster:
             return self._world.faults.pending(broker_id, api_key)
 
     def clear_request_errors(self, api_key: int) -> None:
+        self._fault("%s: pushed errors cleared", _api(api_key))
         with self._lock:
             self._world.faults.clear(api_key)
 
     # -- internals ----------------------------------------------------------------------------
+
+    def _fault(self, fmt: str, *args: object) -> None:
+        if self._debug.mock:
+            mock_log.fault_set(self._debug, fmt % args)
 
     def _brokers(self, broker_id: int) -> list[int]:
         if broker_id == -1:
@@ -249,3 +270,12 @@ class MockCluster:
     def _check(code: int, what: str) -> None:
         if code != E.NONE:
             raise MockClusterError(f"{what} failed: {error_for(code).name}", code)
+
+
+def _api(api_key: int) -> str:
+    api = API_BY_KEY.get(api_key)
+    return api.name if api is not None else f"ApiKey {api_key}"
+
+
+def _errors(codes: Iterable[int]) -> str:
+    return ", ".join(error_for(c).name if c != TRANSPORT_ERROR else "_TRANSPORT" for c in codes)

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from kafkawire.debug import OFF, Debug
 from kafkawire.protocol import error_codes as E
 from kafkawire.protocol.apis import API_BY_KEY
 from kafkawire.protocol.codec import Struct, decode_from
@@ -19,7 +20,7 @@ from kafkawire.protocol.primitives import DecodeError
 from kafkawire.protocol.schema import Api
 from kafkawire.protocol.values import UnsupportedFieldError
 
-from . import handlers_data, handlers_groups, handlers_meta, handlers_sasl, handlers_txn
+from . import handlers_data, handlers_groups, handlers_meta, handlers_sasl, handlers_txn, mock_log
 from .faults import TRANSPORT_ERROR, error_response
 from .world import Handler, Parked, Request, World
 
@@ -63,8 +64,9 @@ class _Waiting:
 
 
 class Dispatcher:
-    def __init__(self, world: World) -> None:
+    def __init__(self, world: World, debug: Debug = OFF) -> None:
         self.world = world
+        self.debug = debug  # the ``mock`` context's lines (testing/mock_log.py)
         self.history: deque[MockRequest] = deque(maxlen=HISTORY_LIMIT)
         self.failures: list[str] = []  # handler crashes: a bug in the mock, reported by close()
         self._waiting: list[_Waiting] = []
@@ -94,6 +96,8 @@ class Dispatcher:
             reply(_frame(api, 0, header.correlation_id, body), self.world.faults.rtt_ms.get(broker_id, 0))
             return
         if not low <= version <= high or not self.world.may_serve(connection, api.key):
+            if self.debug.mock:
+                mock_log.refused(self.debug, broker_id, api, version, "version not advertised or not authenticated")
             reply(None, 0)
             return
         try:  # bytes after the body are ignored, as Kafka does (librdkafka pads some Metadata v12 requests)
@@ -102,13 +106,19 @@ class Dispatcher:
             reply(None, 0)
             return
         self.history.append(MockRequest(broker_id, api.key, version, now_ms, header.client_id, body))
+        if self.debug.mock:
+            mock_log.received(self.debug, broker_id, connection, api, version, header.client_id)
         request = Request(broker_id, connection, api, version, header, body, now_ms)
         error, extra = self.world.faults.next_error(broker_id, api.key)
         delay = self.world.faults.rtt_ms.get(broker_id, 0) + extra
         if error == TRANSPORT_ERROR:
+            if self.debug.mock:
+                mock_log.refused(self.debug, broker_id, api, version, "injected transport error")
             reply(None, delay)
             return
         if error:
+            if self.debug.mock:
+                mock_log.injected(self.debug, broker_id, api, version, error, delay)
             self._send(request, header.correlation_id, error_response(api, version, body, error), reply, delay)
             return
         try:
@@ -158,6 +168,8 @@ class Dispatcher:
             self.failures.append(f"{request.api.name} v{request.version}: {traceback.format_exc()}")
             reply(None, 0)
             return
+        if self.debug.mock:
+            mock_log.sending(self.debug, request.broker_id, request.api, request.version, len(frame), delay)
         reply(frame, delay)
 
 
