@@ -12,6 +12,9 @@
  *   tally_delivered  a delivered batch's bookkeeping (producer.py Producer._report_delivered)
  *   decode_messages  a fetched batch's records as consumed Messages (consumer/decode.py)
  *   decode_columns   a fetched batch's records as Arrow buffers, headers included (consumer/arrow.py)
+ *   ProduceLane      produce()'s common case (ProduceMethod); pending_from_dicts, pending_from_columns and
+ *                    lane_queue: produce_batch() and the Arrow writer on the same lane (producer/engine.py;
+ *                    their twin is the Python admission path)
  *
  * None of them keeps state between calls but serve_delivered's cache of Message's slot
  * descriptors; none releases the GIL (each step is a few hundred nanoseconds).
@@ -1666,6 +1669,16 @@ plain_int(PyObject *v, long long lo, long long hi)
 
 static PyObject *s_callback, *s_on_delivery, *s_value, *s_key, *s_timestamp, *s_headers, *zero_int;
 
+/* The timestamp of a record given 0 ("now"): read once per call of the builders below, so that
+ * the records of one produce_batch() or Arrow batch share one clock read and one int. */
+static PyObject *
+now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return PyLong_FromLongLong((long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+}
+
 /* pending_from_dicts(messages, topic, partition, callback, now) -> list of PendingMessage, or
  * None when a message is not plain: not a dict, headers, a value or key neither bytes nor str, a
  * partition or timestamp check_fields would look at, a callback that is not callable. */
@@ -1677,8 +1690,11 @@ pending_from_dicts(PyObject *module, PyObject *args)
                           &PyFloat_Type, &now))
         return NULL;
     Py_ssize_t n = PyList_GET_SIZE(messages);
-    PyObject *out = PyList_New(n);
-    if (out == NULL) return NULL;
+    PyObject *stamp = now_ms(), *out = stamp == NULL ? NULL : PyList_New(n);
+    if (out == NULL) {
+        Py_XDECREF(stamp);
+        return NULL;
+    }
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *m = PyList_GET_ITEM(messages, i);
         if (!PyDict_CheckExact(m)) goto plain_not;
@@ -1697,6 +1713,7 @@ pending_from_dicts(PyObject *module, PyObject *args)
         if (ts == NULL) ts = zero_int;
         if (PyErr_Occurred()) goto fail;
         if (!plain_int(part, -1, 2147483647LL) || !plain_int(ts, 0, INT64_MAX)) goto plain_not;
+        if (ts == zero_int || PyObject_Not(ts)) ts = stamp;
         PyObject *vin = PyDict_GetItemWithError(m, s_value), *kin = vin == NULL && PyErr_Occurred()
                                                                            ? NULL
                                                                            : PyDict_GetItemWithError(m, s_key);
@@ -1715,11 +1732,14 @@ pending_from_dicts(PyObject *module, PyObject *args)
         if (msg == NULL) goto fail;
         PyList_SET_ITEM(out, i, msg);
     }
+    Py_DECREF(stamp);
     return out;
 plain_not:
+    Py_DECREF(stamp);
     Py_DECREF(out);
     Py_RETURN_NONE;
 fail:
+    Py_DECREF(stamp);
     Py_DECREF(out);
     return NULL;
 }
@@ -1880,13 +1900,17 @@ pending_from_columns(PyObject *module, PyObject *args)
             }
         }
     }
-    PyObject *list = PyList_New(rows);
-    if (list == NULL) goto done;
+    PyObject *stamp = now_ms(), *list = stamp == NULL ? NULL : PyList_New(rows);
+    if (list == NULL) {
+        Py_XDECREF(stamp);
+        goto done;
+    }
     for (Py_ssize_t i = 0; i < rows; i++) {
         PyObject *value = have_v ? arrow_column_cell(&vc, i) : Py_NewRef(Py_None);
         PyObject *key = value == NULL ? NULL : have_k ? arrow_column_cell(&kc, i) : Py_NewRef(Py_None);
         PyObject *part = key == NULL ? NULL : PyLong_FromLongLong(have_p ? int64_at(&pv, poff, i) : -1);
-        PyObject *ts = part == NULL ? NULL : PyLong_FromLongLong(have_t ? int64_at(&tv, toff, i) : 0);
+        int64_t given = have_t ? int64_at(&tv, toff, i) : 0;
+        PyObject *ts = part == NULL ? NULL : given ? PyLong_FromLongLong(given) : Py_NewRef(stamp);
         PyObject *msg = NULL;
         if (ts != NULL) {
             PyObject *fields[9] = {topic, part, key, value, Py_None, ts, callback, Py_None, now};
@@ -1898,10 +1922,12 @@ pending_from_columns(PyObject *module, PyObject *args)
         Py_XDECREF(ts);
         if (msg == NULL) {
             Py_DECREF(list);
+            Py_DECREF(stamp);
             goto done;
         }
         PyList_SET_ITEM(list, i, msg);
     }
+    Py_DECREF(stamp);
     out = list;
 done:
     if (have_v) arrow_column_release(&vc);

@@ -5,7 +5,10 @@ The columns are Spark's Kafka connector's: ``value`` (binary or string, required
 ``timestamp`` (an Arrow timestamp of any unit, an integer of epoch milliseconds, or a double of
 epoch seconds as Spark casts it). Other columns are ignored.
 
-How each column becomes what `Producer.produce` takes, cheaply:
+The common batch (one topic, no headers, with the C extension and a plain producer) is read in C
+straight from the columns' buffers (`producer.queue_columns`): each record's bytes and its pending
+record are the only objects made per row. Otherwise each column becomes what `Producer.produce`
+takes, cheaply:
 
 - ``value``/``key``: a string column is *viewed* as binary (same buffers, no copy), then Arrow's
   C++ converter makes the list of ``bytes`` in one call. Those ``bytes`` are the only per-cell
