@@ -1824,6 +1824,149 @@ arrow_column_cell(ArrowColumn *c, Py_ssize_t i)
     return PyBytes_FromStringAndSize(c->has_data ? (const char *)c->data.buf + start : "", (Py_ssize_t)(end - start));
 }
 
+/* Row ``i``'s bytes as (pointer, length): 1, or 0 when null. */
+static int
+arrow_column_span(ArrowColumn *c, Py_ssize_t i, const char **ptr, Py_ssize_t *len)
+{
+    Py_ssize_t at = c->offset + i;
+    if (c->has_validity && !((((const unsigned char *)c->validity.buf)[at >> 3] >> (at & 7)) & 1)) return 0;
+    int64_t start, end;
+    if (c->large) {
+        memcpy(&start, (const char *)c->offsets.buf + 8 * at, 8);
+        memcpy(&end, (const char *)c->offsets.buf + 8 * at + 8, 8);
+    } else {
+        int32_t s32, e32;
+        memcpy(&s32, (const char *)c->offsets.buf + 4 * at, 4);
+        memcpy(&e32, (const char *)c->offsets.buf + 4 * at + 4, 4);
+        start = s32;
+        end = e32;
+    }
+    *ptr = c->has_data ? (const char *)c->data.buf + start : "";
+    *len = (Py_ssize_t)(end - start);
+    return 1;
+}
+
+/* A headers column (list<struct<key: string, value: binary>>): the list's validity and offsets
+ * into the struct's rows, and the struct's key and value children (value None: all null). */
+typedef struct {
+    Py_buffer validity, offsets;
+    int has_validity, large, has_values;
+    Py_ssize_t offset;
+    ArrowColumn keys, values;
+} HeaderColumn;
+
+static void
+header_column_release(HeaderColumn *h)
+{
+    if (h->has_validity) PyBuffer_Release(&h->validity);
+    if (h->offsets.obj != NULL) PyBuffer_Release(&h->offsets);
+    if (h->keys.offsets.obj != NULL) arrow_column_release(&h->keys);
+    if (h->has_values) arrow_column_release(&h->values);
+    h->has_validity = h->has_values = 0;
+    h->offsets.obj = NULL;
+}
+
+static inline int64_t
+list_offset_at(HeaderColumn *h, Py_ssize_t at)
+{
+    if (h->large) {
+        int64_t o;
+        memcpy(&o, (const char *)h->offsets.buf + 8 * at, 8);
+        return o;
+    }
+    int32_t o32;
+    memcpy(&o32, (const char *)h->offsets.buf + 4 * at, 4);
+    return o32;
+}
+
+/* (validity or None, offsets, offset, large, children, key column, value column or None), every
+ * offset checked against the struct's ``children`` rows. */
+static int
+header_column_get(PyObject *spec, Py_ssize_t rows, HeaderColumn *h)
+{
+    PyObject *validity, *offsets, *kspec, *vspec;
+    Py_ssize_t children;
+    memset(h, 0, sizeof(*h));
+    if (!PyArg_ParseTuple(spec, "OOnpnOO:headers", &validity, &offsets, &h->offset, &h->large, &children, &kspec,
+                          &vspec))
+        return -1;
+    if (h->offset < 0 || children < 0) goto bad;
+    if (validity != Py_None) {
+        if (PyObject_GetBuffer(validity, &h->validity, PyBUF_SIMPLE) < 0) return -1;
+        h->has_validity = 1;
+        if ((h->offset + rows + 7) / 8 > h->validity.len) goto bad;
+    }
+    if (PyObject_GetBuffer(offsets, &h->offsets, PyBUF_SIMPLE) < 0) goto fail;
+    if ((h->offset + rows + 1) * (h->large ? 8 : 4) > h->offsets.len) goto bad;
+    int64_t last = 0;
+    for (Py_ssize_t i = h->offset; i <= h->offset + rows; i++) {
+        int64_t o = list_offset_at(h, i);
+        if ((i > h->offset && o < last) || o < 0 || o > children) goto bad;
+        last = o;
+    }
+    if (arrow_column_get(kspec, children, &h->keys) < 0) goto fail;
+    if (vspec != Py_None) {
+        if (arrow_column_get(vspec, children, &h->values) < 0) goto fail;
+        h->has_values = 1;
+    }
+    return 0;
+bad:
+    PyErr_SetString(PyExc_ValueError, "an Arrow headers column's buffers do not hold its rows");
+fail:
+    header_column_release(h);
+    return -1;
+}
+
+/* Row ``i``'s headers as produce() keeps them (a list of (str, bytes or None), None when null or
+ * empty) in ``*out``: 1, or 0 when the per-row path must take the batch (a null or non-UTF-8 key),
+ * or -1 with an error. */
+static int
+header_column_cell(HeaderColumn *h, Py_ssize_t i, PyObject **out)
+{
+    Py_ssize_t at = h->offset + i;
+    *out = NULL;
+    if (h->has_validity && !((((const unsigned char *)h->validity.buf)[at >> 3] >> (at & 7)) & 1)) {
+        *out = Py_NewRef(Py_None);
+        return 1;
+    }
+    int64_t start = list_offset_at(h, at), end = list_offset_at(h, at + 1);
+    if (end <= start) {
+        *out = Py_NewRef(Py_None);
+        return 1;
+    }
+    PyObject *list = PyList_New((Py_ssize_t)(end - start));
+    if (list == NULL) return -1;
+    for (int64_t j = start; j < end; j++) {
+        const char *ptr;
+        Py_ssize_t len;
+        if (!arrow_column_span(&h->keys, (Py_ssize_t)j, &ptr, &len)) {
+            Py_DECREF(list);
+            return 0;
+        }
+        PyObject *key = PyUnicode_DecodeUTF8(ptr, len, NULL);
+        if (key == NULL) {
+            PyErr_Clear();
+            Py_DECREF(list);
+            return 0;
+        }
+        PyObject *value = h->has_values ? arrow_column_cell(&h->values, (Py_ssize_t)j) : Py_NewRef(Py_None);
+        PyObject *pair = value == NULL ? NULL : PyTuple_Pack(2, key, value);
+        Py_DECREF(key);
+        Py_XDECREF(value);
+        if (pair == NULL) {
+            Py_DECREF(list);
+            return -1;
+        }
+        PyObject_GC_UnTrack(pair); /* a str and bytes or None: no cycle can run through it */
+        PyList_SET_ITEM(list, (Py_ssize_t)(j - start), pair);
+    }
+    /* Out of the cycle collector's sight as the pending record holding it (see PendingMessage):
+     * it holds only such pairs; a cycle through it would take user code putting one there (a leak then). */
+    PyObject_GC_UnTrack(list);
+    *out = list;
+    return 1;
+}
+
 /* An int64 column's buffer (nulls already filled), as (data, offset), or None. */
 static int
 int64_column_get(PyObject *spec, Py_ssize_t rows, Py_buffer *view, Py_ssize_t *offset)
@@ -1847,30 +1990,36 @@ int64_at(Py_buffer *view, Py_ssize_t offset, Py_ssize_t i)
     return v;
 }
 
-/* pending_from_columns(topic, rows, value, key, partitions, timestamps, callback, now) -> list of
- * PendingMessage, or None when a partition is not -1 or an int32 or a timestamp is negative (the
- * per-row path refuses those one by one). ``value``/``key``: None (all null) or
- * (validity, offsets, data, offset, large); ``partitions``/``timestamps``: None or (int64 data,
- * offset). Arrow buffers are little-endian, as the machines this builds on. */
+/* pending_from_columns(topic, rows, value, key, partitions, timestamps, headers, callback, now) ->
+ * list of PendingMessage, or None when a partition is not -1 or an int32, a timestamp is negative
+ * or a header key null or not UTF-8 (the per-row path judges those one by one). ``value``/``key``:
+ * None (all null) or (validity, offsets, data, offset, large); ``partitions``/``timestamps``: None
+ * or (int64 data, offset); ``headers``: None or as header_column_get reads it. Arrow buffers are
+ * little-endian, as the machines this builds on. */
 static PyObject *
 pending_from_columns(PyObject *module, PyObject *args)
 {
-    PyObject *topic, *vspec, *kspec, *pspec, *tspec, *callback, *now;
+    PyObject *topic, *vspec, *kspec, *pspec, *tspec, *hspec, *callback, *now;
     Py_ssize_t rows;
-    if (!PyArg_ParseTuple(args, "UnOOOOOO!:pending_from_columns", &topic, &rows, &vspec, &kspec, &pspec, &tspec,
-                          &callback, &PyFloat_Type, &now))
+    if (!PyArg_ParseTuple(args, "UnOOOOOOO!:pending_from_columns", &topic, &rows, &vspec, &kspec, &pspec, &tspec,
+                          &hspec, &callback, &PyFloat_Type, &now))
         return NULL;
     if (rows < 0) {
         PyErr_SetString(PyExc_ValueError, "rows must not be negative");
         return NULL;
     }
     ArrowColumn vc, kc;
+    HeaderColumn hc;
     Py_buffer pv, tv;
     Py_ssize_t poff = 0, toff = 0;
-    int have_v = 0, have_k = 0, have_p = 0, have_t = 0;
+    int have_v = 0, have_k = 0, have_p = 0, have_t = 0, have_h = 0;
     PyObject *out = NULL;
     memset(&vc, 0, sizeof(vc));
     memset(&kc, 0, sizeof(kc));
+    if (hspec != Py_None) {
+        if (header_column_get(hspec, rows, &hc) < 0) goto done;
+        have_h = 1;
+    }
     if (vspec != Py_None) {
         if (arrow_column_get(vspec, rows, &vc) < 0) goto done;
         have_v = 1;
@@ -1911,18 +2060,28 @@ pending_from_columns(PyObject *module, PyObject *args)
         PyObject *part = key == NULL ? NULL : PyLong_FromLongLong(have_p ? int64_at(&pv, poff, i) : -1);
         int64_t given = have_t ? int64_at(&tv, toff, i) : 0;
         PyObject *ts = part == NULL ? NULL : given ? PyLong_FromLongLong(given) : Py_NewRef(stamp);
-        PyObject *msg = NULL;
+        PyObject *msg = NULL, *headers = NULL;
+        int plain = 1;
         if (ts != NULL) {
-            PyObject *fields[9] = {topic, part, key, value, Py_None, ts, callback, Py_None, now};
+            if (have_h) {
+                plain = header_column_cell(&hc, i, &headers);
+            } else {
+                headers = Py_NewRef(Py_None);
+            }
+        }
+        if (headers != NULL) {
+            PyObject *fields[9] = {topic, part, key, value, headers, ts, callback, Py_None, now};
             msg = pending_make(&PendingType, fields);
         }
         Py_XDECREF(value);
         Py_XDECREF(key);
         Py_XDECREF(part);
         Py_XDECREF(ts);
+        Py_XDECREF(headers);
         if (msg == NULL) {
             Py_DECREF(list);
             Py_DECREF(stamp);
+            if (plain == 0) out = Py_NewRef(Py_None); /* a header the per-row path must judge */
             goto done;
         }
         PyList_SET_ITEM(list, i, msg);
@@ -1934,6 +2093,7 @@ done:
     if (have_k) arrow_column_release(&kc);
     if (have_p) PyBuffer_Release(&pv);
     if (have_t) PyBuffer_Release(&tv);
+    if (have_h) header_column_release(&hc);
     return out;
 }
 
@@ -2164,7 +2324,8 @@ static PyMethodDef native_methods[] = {
     {"pending_from_dicts", pending_from_dicts, METH_VARARGS,
      "pending_from_dicts(messages, topic, partition, callback, now) -> PendingMessages, or None when one is not plain"},
     {"pending_from_columns", pending_from_columns, METH_VARARGS,
-     "pending_from_columns(topic, rows, value, key, partitions, timestamps, callback, now) -> PendingMessages, or None"},
+     "pending_from_columns(topic, rows, value, key, partitions, timestamps, headers, callback, now)"
+     " -> PendingMessages, or None"},
     {"lane_queue", lane_queue, METH_VARARGS,
      "lane_queue(lane, records, start, stop, count) -> (next, wake): records into their open batches, under the lock"},
     {NULL, NULL, 0, NULL},

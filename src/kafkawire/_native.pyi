@@ -59,6 +59,15 @@ def pending_from_dicts(
     messages: list[Any], topic: str, partition: Any, callback: Any, now: float, /
 ) -> list[PendingMessage] | None: ...
 def pending_from_columns(
-    topic: str, rows: int, value: Any, key: Any, partitions: Any, timestamps: Any, callback: Any, now: float, /
+    topic: str,
+    rows: int,
+    value: Any,
+    key: Any,
+    partitions: Any,
+    timestamps: Any,
+    headers: Any,
+    callback: Any,
+    now: float,
+    /,
 ) -> list[PendingMessage] | None: ...
 def lane_queue(lane: Any, records: list[PendingMessage], start: int, stop: int, count: int, /) -> tuple[int, int]: ...

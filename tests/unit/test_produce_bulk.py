@@ -171,11 +171,23 @@ def _arrow_state(lane: bool, batches: list[Any], **conf: Any) -> tuple[Any, Any,
         for batch in batches:
             try:
                 counts.append(produce_arrow(p, batch, TOPIC, on_delivery=_done))
-            except (KafkaException, OverflowError) as exc:  # the same refusal from both paths
+            except (KafkaException, OverflowError, TypeError) as exc:  # the same refusal from both paths
                 counts.append(f"{type(exc).__name__}: {exc}")
         return counts, _state(p, timestamps=False), admitted[0]
     finally:
         _close(p)
+
+
+def _header_type(pa: Any, large: bool, string: bool) -> Any:
+    value = pa.large_binary() if large else pa.string() if string else pa.binary()
+    item = pa.struct([("key", pa.large_string() if large else pa.string()), ("value", value)])
+    return pa.large_list(item) if large else pa.list_(item)
+
+
+def _headers(rng: random.Random, i: int) -> Any:
+    if i % 7 == 0:
+        return None
+    return [{"key": f"h{j}", "value": None if rng.random() < 0.2 else "x" * rng.randrange(9)} for j in range(i % 4)]
 
 
 def _arrow_batches() -> list[Any]:
@@ -194,6 +206,9 @@ def _arrow_batches() -> list[Any]:
         timestamp = pa.array([1_700_000_000_000 + i for i in range(n)], pa.int64())
         full = pa.RecordBatch.from_arrays([value, key, partition, timestamp], ["value", "key", "partition", "timestamp"])
         out.append(full.slice(13, 600))  # sliced: every column read from an offset
+        headers = pa.array([_headers(rng, i) for i in range(n)], _header_type(pa, large, string))
+        with_headers = pa.RecordBatch.from_arrays([value, headers], ["value", "headers"])
+        out.append(with_headers.slice(5, 650))
         out.append(pa.RecordBatch.from_arrays([value], ["value"]))
         out.append(pa.RecordBatch.from_arrays([pa.nulls(n), key], ["value", "key"]))
     return out
@@ -222,6 +237,9 @@ def test_produce_arrow_refusals_and_odd_columns_match() -> None:
         pa.RecordBatch.from_arrays([big[:5], odd_partition[:5]], ["value", "partition"]),
         pa.RecordBatch.from_arrays([big[:5], negative[:5]], ["value", "timestamp"]),
     ]
+    item = pa.struct([("key", pa.string()), ("value", pa.binary())])
+    null_key = pa.array([[{"key": None, "value": b"v"}]] * 5, pa.list_(item))  # the per-row path refuses it
+    batches.append(pa.RecordBatch.from_arrays([big[:5], null_key], ["value", "headers"]))
     conf = {"message.max.bytes": 2_000}
     assert _arrow_state(True, batches, **conf)[:2] == _arrow_state(False, batches, **conf)[:2]
 
@@ -232,9 +250,9 @@ def test_pending_from_columns_checks_the_buffers() -> None:
     value = pa.array([b"ab", b"c"], pa.binary())
     _, offsets, data = value.buffers()
     with pytest.raises(ValueError):  # more rows than the offsets hold
-        native.pending_from_columns(TOPIC, 5, (None, offsets, data, 0, False), None, None, None, None, 0.0)
+        native.pending_from_columns(TOPIC, 5, (None, offsets, data, 0, False), None, None, None, None, None, 0.0)
     short = pa.py_buffer(b"a")  # offsets past the data
     with pytest.raises(ValueError):
-        native.pending_from_columns(TOPIC, 2, (None, offsets, short, 0, False), None, None, None, None, 0.0)
-    records = native.pending_from_columns(TOPIC, 2, (None, offsets, data, 0, False), None, None, None, None, 0.0)
+        native.pending_from_columns(TOPIC, 2, (None, offsets, short, 0, False), None, None, None, None, None, 0.0)
+    records = native.pending_from_columns(TOPIC, 2, (None, offsets, data, 0, False), None, None, None, None, None, 0.0)
     assert [(r.value, r.key, r.partition) for r in records] == [(b"ab", None, -1), (b"c", None, -1)]

@@ -5,9 +5,9 @@ The columns are Spark's Kafka connector's: ``value`` (binary or string, required
 ``timestamp`` (an Arrow timestamp of any unit, an integer of epoch milliseconds, or a double of
 epoch seconds as Spark casts it). Other columns are ignored.
 
-The common batch (one topic, no headers, with the C extension and a plain producer) is read in C
-straight from the columns' buffers (`producer.queue_columns`): each record's bytes and its pending
-record are the only objects made per row. Otherwise each column becomes what `Producer.produce`
+The common batch (one topic, with the C extension and a plain producer) is read in C straight
+from the columns' buffers (`producer.queue_columns`): each record's bytes (and header pairs) and
+its pending record are the only objects made per row. Otherwise each column becomes what `Producer.produce`
 takes, cheaply:
 
 - ``value``/``key``: a string column is *viewed* as binary (same buffers, no copy), then Arrow's
@@ -245,21 +245,46 @@ def _int64_buffer(column: Array, null_as: int) -> tuple[Any, int]:
     return column.buffers()[1], column.offset
 
 
+def _header_buffers(column: Array) -> tuple[Any, ...] | None:
+    """A headers column as the lane reads it: (list validity or None, list offsets, offset, large,
+    struct rows, key column, value column or None); None when the struct has no rows."""
+    pa = _pa()
+
+    validity, offsets = column.buffers()[:2]
+    struct = column.values
+    if not len(struct):
+        return None
+    keys, values = struct.field("key"), struct.field("value")
+    return (
+        validity if column.null_count else None,
+        offsets,
+        column.offset,
+        pa.types.is_large_list(column.type),
+        len(struct),
+        _binary_buffers(keys),
+        _binary_buffers(values),
+    )
+
+
 def _columns_in_c(producer: Producer, topic: str, batch: RecordBatch, on_delivery: Any) -> bool:
     """The rows queued by the producer's lane straight from the columns' buffers (no Python object
-    per cell but each record's bytes); False, nothing queued, when it cannot take them all."""
+    per cell but each record's bytes and headers); False, nothing queued, when it cannot take them all."""
     pa = _pa()
 
     names = batch.schema.names
-    columns = [batch.column(names.index(n)) if n in names else None for n in ("value", "key", "partition", "timestamp")]
+    wanted = ("value", "key", "partition", "timestamp", "headers")
+    columns = [batch.column(names.index(n)) if n in names else None for n in wanted]
     if any(isinstance(c, pa.ChunkedArray) for c in columns):
         return False
-    value, key, part, ts = columns
+    value, key, part, ts, headers = columns
+    if headers is not None and headers.values.null_count:  # a null header struct: the per-row path
+        return False
     specs = (
         _binary_buffers(value),
         None if key is None else _binary_buffers(key),
         None if part is None else _int64_buffer(part, -1),
         None if ts is None else _int64_buffer(_timestamps_ms(ts), 0),
+        None if headers is None else _header_buffers(headers),
     )
     return queue_columns(producer, topic, batch.num_rows, specs, delivery_callback(producer, on_delivery))
 
@@ -285,6 +310,12 @@ def _in_range(partitions: Any, timestamps: Any) -> bool:
     return not (isinstance(timestamps, list) and timestamps and min(timestamps) < 0)
 
 
+def _header_bytes(column: Array) -> int:
+    """The key and value bytes of a headers column's rows."""
+    flat = column.flatten()  # skips null rows and honours slicing
+    return _byte_total(flat.field("key")) + _byte_total(flat.field("value"))
+
+
 def _header_lists(column: Array) -> tuple[list[list[tuple[str, bytes | None]] | None], int]:
     """Per-row header lists (None for a null or empty list) and the total header bytes."""
     pc = _pc()
@@ -294,7 +325,7 @@ def _header_lists(column: Array) -> tuple[list[list[tuple[str, bytes | None]] | 
     keys = flat.field("key")
     values = flat.field("value")
     pairs = list(zip(keys.to_pylist(), _bytes_list(values), strict=True))
-    total = _byte_total(keys) + _byte_total(values)
+    total = _header_bytes(column)
     out: list[list[tuple[str, bytes | None]] | None] = []
     start = 0
     for n in lengths:
@@ -345,13 +376,12 @@ def produce_arrow(
         if len(names_used) == 1:
             single_topic = names_used[0]
     hdr_col = column("headers")
-    if single_topic is not None and hdr_col is None and _columns_in_c(producer, single_topic, batch, on_delivery):
-        size = _byte_total(value_col)
-        key_col = column("key")
-        return ArrowProduceCounts(rows, size if key_col is None else size + _byte_total(key_col))
+    key_col = column("key")
+    if single_topic is not None and _columns_in_c(producer, single_topic, batch, on_delivery):
+        size = _byte_total(value_col) + (0 if key_col is None else _byte_total(key_col))
+        return ArrowProduceCounts(rows, size if hdr_col is None else size + _header_bytes(hdr_col))
     values = _bytes_list(value_col)
     size = _byte_total(value_col)
-    key_col = column("key")
     keys: Any = repeat(None, rows)
     if key_col is not None:
         keys = _bytes_list(key_col)
