@@ -1679,6 +1679,65 @@ now_ms(void)
     return PyLong_FromLongLong((long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
 }
 
+/* d[name] as a new reference, or NULL: missing (no error) or failed (an error set). Strong
+ * references, because a key's __eq__ (a dict's non-str keys) may run code that changes the dict. */
+static inline PyObject *
+dict_get_ref(PyObject *d, PyObject *name)
+{
+    PyObject *v = PyDict_GetItemWithError(d, name);
+    Py_XINCREF(v);
+    return v;
+}
+
+/* One produce_batch() message as a PendingMessage in ``*out``: 1, or 0 when it is not plain, or
+ * -1 with an error. */
+static int
+dict_pending(PyObject *m, PyObject *topic, PyObject *partition, PyObject *callback, PyObject *stamp, PyObject *now,
+             PyObject **out)
+{
+    PyObject *h = NULL, *cb = NULL, *part = NULL, *ts = NULL, *vin = NULL, *kin = NULL, *value = NULL, *key = NULL;
+    int r = 0;
+    *out = NULL;
+    if ((h = dict_get_ref(m, s_headers)) == NULL && PyErr_Occurred()) goto fail;
+    if (h != NULL && h != Py_None) goto done;
+    if ((cb = dict_get_ref(m, s_callback)) == NULL && PyErr_Occurred()) goto fail;
+    if (cb == NULL || cb == Py_None) {
+        Py_XDECREF(cb);
+        if ((cb = dict_get_ref(m, s_on_delivery)) == NULL && PyErr_Occurred()) goto fail;
+        if (cb == NULL || cb == Py_None) Py_XSETREF(cb, Py_NewRef(callback));
+    }
+    if (cb != Py_None && !PyCallable_Check(cb)) goto done;
+    if ((part = dict_get_ref(m, s_partition)) == NULL) {
+        if (PyErr_Occurred()) goto fail;
+        part = Py_NewRef(partition);
+    }
+    if ((ts = dict_get_ref(m, s_timestamp)) == NULL) {
+        if (PyErr_Occurred()) goto fail;
+        ts = Py_NewRef(zero_int);
+    }
+    if (!plain_int(part, -1, 2147483647LL) || !plain_int(ts, 0, INT64_MAX)) goto done;
+    if (ts == zero_int || PyObject_Not(ts)) Py_SETREF(ts, Py_NewRef(stamp));
+    if ((vin = dict_get_ref(m, s_value)) == NULL && PyErr_Occurred()) goto fail;
+    if ((kin = dict_get_ref(m, s_key)) == NULL && PyErr_Occurred()) goto fail;
+    if ((value = plain_payload(vin)) == NULL || (key = plain_payload(kin)) == NULL) goto done;
+    PyObject *fields[9] = {topic, part, key, value, Py_None, ts, cb, Py_None, now};
+    if ((*out = pending_make(&PendingType, fields)) == NULL) goto fail;
+    r = 1;
+    goto done;
+fail:
+    r = -1;
+done:
+    Py_XDECREF(h);
+    Py_XDECREF(cb);
+    Py_XDECREF(part);
+    Py_XDECREF(ts);
+    Py_XDECREF(vin);
+    Py_XDECREF(kin);
+    Py_XDECREF(value);
+    Py_XDECREF(key);
+    return r;
+}
+
 /* pending_from_dicts(messages, topic, partition, callback, now) -> list of PendingMessage, or
  * None when a message is not plain: not a dict, headers, a value or key neither bytes nor str, a
  * partition or timestamp check_fields would look at, a callback that is not callable. */
@@ -1695,53 +1754,24 @@ pending_from_dicts(PyObject *module, PyObject *args)
         Py_XDECREF(stamp);
         return NULL;
     }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *m = PyList_GET_ITEM(messages, i);
-        if (!PyDict_CheckExact(m)) goto plain_not;
-        PyObject *h = PyDict_GetItemWithError(m, s_headers);
-        if (h != NULL && h != Py_None) goto plain_not;
-        PyObject *cb = PyDict_GetItemWithError(m, s_callback);
-        if (cb == NULL || cb == Py_None) {
-            cb = PyDict_GetItemWithError(m, s_on_delivery);
-            if (cb == NULL || cb == Py_None) cb = callback;
+    int r = 1;
+    for (Py_ssize_t i = 0; i < n && r > 0; i++) {
+        if (PyList_GET_SIZE(messages) != n) { /* changed under us by a key's __eq__: the Python path */
+            r = 0;
+            break;
         }
-        if (PyErr_Occurred()) goto fail;
-        if (cb != Py_None && !PyCallable_Check(cb)) goto plain_not;
-        PyObject *part = PyDict_GetItemWithError(m, s_partition);
-        if (part == NULL) part = partition;
-        PyObject *ts = PyDict_GetItemWithError(m, s_timestamp);
-        if (ts == NULL) ts = zero_int;
-        if (PyErr_Occurred()) goto fail;
-        if (!plain_int(part, -1, 2147483647LL) || !plain_int(ts, 0, INT64_MAX)) goto plain_not;
-        if (ts == zero_int || PyObject_Not(ts)) ts = stamp;
-        PyObject *vin = PyDict_GetItemWithError(m, s_value), *kin = vin == NULL && PyErr_Occurred()
-                                                                           ? NULL
-                                                                           : PyDict_GetItemWithError(m, s_key);
-        if (PyErr_Occurred()) goto fail;
-        PyObject *value = plain_payload(vin);
-        if (value == NULL) goto plain_not;
-        PyObject *key = plain_payload(kin);
-        if (key == NULL) {
-            Py_DECREF(value);
-            goto plain_not;
-        }
-        PyObject *fields[9] = {topic, part, key, value, Py_None, ts, cb, Py_None, now};
-        PyObject *msg = pending_make(&PendingType, fields);
-        Py_DECREF(key);
-        Py_DECREF(value);
-        if (msg == NULL) goto fail;
-        PyList_SET_ITEM(out, i, msg);
+        PyObject *m = Py_NewRef(PyList_GET_ITEM(messages, i)), *msg = NULL;
+        r = PyDict_CheckExact(m) ? dict_pending(m, topic, partition, callback, stamp, now, &msg) : 0;
+        Py_DECREF(m);
+        if (r > 0) PyList_SET_ITEM(out, i, msg);
     }
     Py_DECREF(stamp);
+    if (r <= 0) {
+        Py_DECREF(out);
+        if (r < 0) return NULL;
+        Py_RETURN_NONE;
+    }
     return out;
-plain_not:
-    Py_DECREF(stamp);
-    Py_DECREF(out);
-    Py_RETURN_NONE;
-fail:
-    Py_DECREF(stamp);
-    Py_DECREF(out);
-    return NULL;
 }
 
 /* One binary (or string) Arrow column as pending_from_columns reads it. */
