@@ -1781,6 +1781,20 @@ typedef struct {
     Py_ssize_t offset;
 } ArrowColumn;
 
+/* Entry ``at`` of an Arrow offsets buffer (int32, or int64 for the large types). */
+static inline int64_t
+offset_at(const Py_buffer *offsets, int large, Py_ssize_t at)
+{
+    if (large) {
+        int64_t o;
+        memcpy(&o, (const char *)offsets->buf + 8 * at, 8);
+        return o;
+    }
+    int32_t o32;
+    memcpy(&o32, (const char *)offsets->buf + 4 * at, 4);
+    return o32;
+}
+
 static void
 arrow_column_release(ArrowColumn *c)
 {
@@ -1814,14 +1828,7 @@ arrow_column_get(PyObject *spec, Py_ssize_t rows, ArrowColumn *c)
     if ((c->offset + rows + 1) * width > c->offsets.len) goto bad;
     int64_t limit = c->has_data ? c->data.len : 0, last = -1;
     for (Py_ssize_t i = c->offset; i <= c->offset + rows; i++) {
-        int64_t o;
-        if (c->large) {
-            memcpy(&o, (const char *)c->offsets.buf + 8 * i, 8);
-        } else {
-            int32_t o32;
-            memcpy(&o32, (const char *)c->offsets.buf + 4 * i, 4);
-            o = o32;
-        }
+        int64_t o = offset_at(&c->offsets, c->large, i);
         if (o < last || o > limit) goto bad;
         last = o;
     }
@@ -1833,47 +1840,26 @@ fail:
     return -1;
 }
 
-/* Row ``i``'s bytes, or None when null. */
-static PyObject *
-arrow_column_cell(ArrowColumn *c, Py_ssize_t i)
-{
-    Py_ssize_t at = c->offset + i;
-    if (c->has_validity && !((((const unsigned char *)c->validity.buf)[at >> 3] >> (at & 7)) & 1))
-        return Py_NewRef(Py_None);
-    int64_t start, end;
-    if (c->large) {
-        memcpy(&start, (const char *)c->offsets.buf + 8 * at, 8);
-        memcpy(&end, (const char *)c->offsets.buf + 8 * at + 8, 8);
-    } else {
-        int32_t s32, e32;
-        memcpy(&s32, (const char *)c->offsets.buf + 4 * at, 4);
-        memcpy(&e32, (const char *)c->offsets.buf + 4 * at + 4, 4);
-        start = s32;
-        end = e32;
-    }
-    return PyBytes_FromStringAndSize(c->has_data ? (const char *)c->data.buf + start : "", (Py_ssize_t)(end - start));
-}
-
 /* Row ``i``'s bytes as (pointer, length): 1, or 0 when null. */
 static int
 arrow_column_span(ArrowColumn *c, Py_ssize_t i, const char **ptr, Py_ssize_t *len)
 {
     Py_ssize_t at = c->offset + i;
     if (c->has_validity && !((((const unsigned char *)c->validity.buf)[at >> 3] >> (at & 7)) & 1)) return 0;
-    int64_t start, end;
-    if (c->large) {
-        memcpy(&start, (const char *)c->offsets.buf + 8 * at, 8);
-        memcpy(&end, (const char *)c->offsets.buf + 8 * at + 8, 8);
-    } else {
-        int32_t s32, e32;
-        memcpy(&s32, (const char *)c->offsets.buf + 4 * at, 4);
-        memcpy(&e32, (const char *)c->offsets.buf + 4 * at + 4, 4);
-        start = s32;
-        end = e32;
-    }
+    int64_t start = offset_at(&c->offsets, c->large, at), end = offset_at(&c->offsets, c->large, at + 1);
     *ptr = c->has_data ? (const char *)c->data.buf + start : "";
     *len = (Py_ssize_t)(end - start);
     return 1;
+}
+
+/* Row ``i``'s bytes, or None when null. */
+static PyObject *
+arrow_column_cell(ArrowColumn *c, Py_ssize_t i)
+{
+    const char *ptr;
+    Py_ssize_t len;
+    if (!arrow_column_span(c, i, &ptr, &len)) return Py_NewRef(Py_None);
+    return PyBytes_FromStringAndSize(ptr, len);
 }
 
 /* A headers column (list<struct<key: string, value: binary>>): the list's validity and offsets
@@ -1894,19 +1880,6 @@ header_column_release(HeaderColumn *h)
     if (h->has_values) arrow_column_release(&h->values);
     h->has_validity = h->has_values = 0;
     h->offsets.obj = NULL;
-}
-
-static inline int64_t
-list_offset_at(HeaderColumn *h, Py_ssize_t at)
-{
-    if (h->large) {
-        int64_t o;
-        memcpy(&o, (const char *)h->offsets.buf + 8 * at, 8);
-        return o;
-    }
-    int32_t o32;
-    memcpy(&o32, (const char *)h->offsets.buf + 4 * at, 4);
-    return o32;
 }
 
 /* (validity or None, offsets, offset, large, children, key column, value column or None), every
@@ -1930,7 +1903,7 @@ header_column_get(PyObject *spec, Py_ssize_t rows, HeaderColumn *h)
     if ((h->offset + rows + 1) * (h->large ? 8 : 4) > h->offsets.len) goto bad;
     int64_t last = 0;
     for (Py_ssize_t i = h->offset; i <= h->offset + rows; i++) {
-        int64_t o = list_offset_at(h, i);
+        int64_t o = offset_at(&h->offsets, h->large, i);
         if ((i > h->offset && o < last) || o < 0 || o > children) goto bad;
         last = o;
     }
@@ -1959,7 +1932,7 @@ header_column_cell(HeaderColumn *h, Py_ssize_t i, PyObject **out)
         *out = Py_NewRef(Py_None);
         return 1;
     }
-    int64_t start = list_offset_at(h, at), end = list_offset_at(h, at + 1);
+    int64_t start = offset_at(&h->offsets, h->large, at), end = offset_at(&h->offsets, h->large, at + 1);
     if (end <= start) {
         *out = Py_NewRef(Py_None);
         return 1;
