@@ -55,3 +55,19 @@ def serve_delivered(
 ) -> tuple[int, int, int, BaseException | None]: ...
 def tally_delivered(messages: list[Any], overhead: int, /) -> tuple[int, int, int, list[int]]: ...
 def track(obj: object, /) -> None: ...
+def pending_from_dicts(
+    messages: list[Any], topic: str, partition: Any, callback: Any, now: float, /
+) -> list[PendingMessage] | None: ...
+def pending_from_columns(
+    topic: str,
+    rows: int,
+    value: Any,
+    key: Any,
+    partitions: Any,
+    timestamps: Any,
+    headers: Any,
+    callback: Any,
+    now: float,
+    /,
+) -> list[PendingMessage] | None: ...
+def lane_queue(lane: Any, records: list[PendingMessage], start: int, stop: int, count: int, /) -> tuple[int, int]: ...

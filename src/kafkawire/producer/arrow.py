@@ -5,7 +5,10 @@ The columns are Spark's Kafka connector's: ``value`` (binary or string, required
 ``timestamp`` (an Arrow timestamp of any unit, an integer of epoch milliseconds, or a double of
 epoch seconds as Spark casts it). Other columns are ignored.
 
-How each column becomes what `Producer.produce` takes, cheaply:
+The common batch (one topic, with the C extension and a plain producer) is read in C straight
+from the columns' buffers (`producer.queue_columns`): each record's bytes (and header pairs) and
+its pending record are the only objects made per row. Otherwise each column becomes what `Producer.produce`
+takes, cheaply:
 
 - ``value``/``key``: a string column is *viewed* as binary (same buffers, no copy), then Arrow's
   C++ converter makes the list of ``bytes`` in one call. Those ``bytes`` are the only per-cell
@@ -30,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..kafka_error import KafkaError
 from .config import INT32_MAX
-from .producer import delivery_callback, queue_rows
+from .producer import delivery_callback, queue_columns, queue_rows
 
 if TYPE_CHECKING:
     from .producer import Producer
@@ -205,8 +208,9 @@ def _int64_list(column: Array, null_as: int) -> list[int]:
 _UNIT_PER_MS = {"s": None, "ms": 1, "us": 1_000, "ns": 1_000_000}
 
 
-def _timestamps_ms(column: Array) -> list[int]:
-    """Epoch milliseconds per row; 0 (the producer's "now") where null, as Spark's connector."""
+def _timestamps_ms(column: Array) -> Array:
+    """Epoch milliseconds per row (an Arrow array; nulls stay null, "now" for the producer), as
+    Spark's connector reads the column."""
     pa = _pa()
     pc = _pc()
 
@@ -214,12 +218,75 @@ def _timestamps_ms(column: Array) -> list[int]:
     if pa.types.is_timestamp(t):
         raw = column.cast(pa.int64())
         per_ms = _UNIT_PER_MS[t.unit]
-        ms = pc.multiply(raw, 1000) if per_ms is None else raw if per_ms == 1 else pc.divide(raw, per_ms)
-    elif pa.types.is_floating(t):  # double seconds, as Spark casts a double to a timestamp
-        ms = pc.cast(pc.floor(pc.multiply(column, 1000.0)), pa.int64())
-    else:
-        ms = column
-    return _int64_list(ms, 0)
+        return pc.multiply(raw, 1000) if per_ms is None else raw if per_ms == 1 else pc.divide(raw, per_ms)
+    if pa.types.is_floating(t):  # double seconds, as Spark casts a double to a timestamp
+        return pc.cast(pc.floor(pc.multiply(column, 1000.0)), pa.int64())
+    return column
+
+
+def _binary_buffers(column: Array) -> tuple[Any, ...] | None:
+    """A binary or string column as the lane reads it: (validity or None, offsets, data, offset,
+    large); None for a null-typed column (every cell None)."""
+    pa = _pa()
+
+    t = column.type
+    if pa.types.is_null(t):
+        return None
+    validity, offsets, data = column.buffers()
+    large = pa.types.is_large_binary(t) or pa.types.is_large_string(t)
+    return (validity if column.null_count else None, offsets, data, column.offset, large)
+
+
+def _int64_buffer(column: Array, null_as: int) -> tuple[Any, int]:
+    """An integer column as the lane reads it: (int64 data, offset), nulls as ``null_as``."""
+    pa = _pa()
+
+    column = column.fill_null(null_as).cast(pa.int64())
+    return column.buffers()[1], column.offset
+
+
+def _header_buffers(column: Array) -> tuple[Any, ...] | None:
+    """A headers column as the lane reads it: (list validity or None, list offsets, offset, large,
+    struct rows, key column, value column or None); None when the struct has no rows."""
+    pa = _pa()
+
+    validity, offsets = column.buffers()[:2]
+    struct = column.values
+    if not len(struct):
+        return None
+    keys, values = struct.field("key"), struct.field("value")
+    return (
+        validity if column.null_count else None,
+        offsets,
+        column.offset,
+        pa.types.is_large_list(column.type),
+        len(struct),
+        _binary_buffers(keys),
+        _binary_buffers(values),
+    )
+
+
+def _columns_in_c(producer: Producer, topic: str, batch: RecordBatch, on_delivery: Any) -> bool:
+    """The rows queued by the producer's lane straight from the columns' buffers (no Python object
+    per cell but each record's bytes and headers); False, nothing queued, when it cannot take them all."""
+    pa = _pa()
+
+    names = batch.schema.names
+    wanted = ("value", "key", "partition", "timestamp", "headers")
+    columns = [batch.column(names.index(n)) if n in names else None for n in wanted]
+    if any(isinstance(c, pa.ChunkedArray) for c in columns):
+        return False
+    value, key, part, ts, headers = columns
+    if headers is not None and headers.values.null_count:  # a null header struct: the per-row path
+        return False
+    specs = (
+        _binary_buffers(value),
+        None if key is None else _binary_buffers(key),
+        None if part is None else _int64_buffer(part, -1),
+        None if ts is None else _int64_buffer(_timestamps_ms(ts), 0),
+        None if headers is None else _header_buffers(headers),
+    )
+    return queue_columns(producer, topic, batch.num_rows, specs, delivery_callback(producer, on_delivery))
 
 
 def _topics(column: Array) -> tuple[list[str], Iterator[str]]:
@@ -243,6 +310,12 @@ def _in_range(partitions: Any, timestamps: Any) -> bool:
     return not (isinstance(timestamps, list) and timestamps and min(timestamps) < 0)
 
 
+def _header_bytes(column: Array) -> int:
+    """The key and value bytes of a headers column's rows."""
+    flat = column.flatten()  # skips null rows and honours slicing
+    return _byte_total(flat.field("key")) + _byte_total(flat.field("value"))
+
+
 def _header_lists(column: Array) -> tuple[list[list[tuple[str, bytes | None]] | None], int]:
     """Per-row header lists (None for a null or empty list) and the total header bytes."""
     pc = _pc()
@@ -252,7 +325,7 @@ def _header_lists(column: Array) -> tuple[list[list[tuple[str, bytes | None]] | 
     keys = flat.field("key")
     values = flat.field("value")
     pairs = list(zip(keys.to_pylist(), _bytes_list(values), strict=True))
-    total = _byte_total(keys) + _byte_total(values)
+    total = _header_bytes(column)
     out: list[list[tuple[str, bytes | None]] | None] = []
     start = 0
     for n in lengths:
@@ -302,9 +375,13 @@ def produce_arrow(
         names_used, topics = _topics(column("topic"))
         if len(names_used) == 1:
             single_topic = names_used[0]
+    hdr_col = column("headers")
+    key_col = column("key")
+    if single_topic is not None and _columns_in_c(producer, single_topic, batch, on_delivery):
+        size = _byte_total(value_col) + (0 if key_col is None else _byte_total(key_col))
+        return ArrowProduceCounts(rows, size if hdr_col is None else size + _header_bytes(hdr_col))
     values = _bytes_list(value_col)
     size = _byte_total(value_col)
-    key_col = column("key")
     keys: Any = repeat(None, rows)
     if key_col is not None:
         keys = _bytes_list(key_col)
@@ -312,8 +389,7 @@ def produce_arrow(
     part_col = column("partition")
     partitions: Any = repeat(-1, rows) if part_col is None else _int64_list(part_col, -1)
     ts_col = column("timestamp")
-    timestamps: Any = repeat(0, rows) if ts_col is None else _timestamps_ms(ts_col)
-    hdr_col = column("headers")
+    timestamps: Any = repeat(0, rows) if ts_col is None else _int64_list(_timestamps_ms(ts_col), 0)
     headers: Any = repeat(None, rows)
     if hdr_col is not None:
         headers, header_bytes = _header_lists(hdr_col)

@@ -285,6 +285,72 @@ class ProducerEngine:
             if full:
                 self.executor.serve(0.05)  # the queue is full: serving reports frees room
 
+    def queue_messages(
+        self, topic: str, messages: list[Any], partition: Any, callback: Any, refused: list[tuple[int, KafkaError]]
+    ) -> bool:
+        """`produce_batch`'s messages on the lane when every one is plain (`native.pending_from_dicts`:
+        bytes/str/None, no headers, the common partition and timestamp values); False, nothing
+        queued, when not: the caller checks them the usual way. Refusals as (index, error)."""
+        if self.lane is None or native is None:
+            return False
+        records = native.pending_from_dicts(messages, topic, partition, callback, self._now())
+        if records is None:
+            return False
+        self._queue_records(topic, records, refused, wait=False)
+        return True
+
+    def queue_columns(
+        self, topic: str, rows: int, columns: tuple[Any, ...], callback: Any, refused: list[tuple[int, KafkaError]]
+    ) -> bool:
+        """The Arrow writer's rows on the lane, read from the columns' buffers in C
+        (`native.pending_from_columns`: value, key, partitions, timestamps); False, nothing
+        queued, when a row needs the per-row path. Waits for room; refusals as (row, error)."""
+        if self.lane is None or native is None:
+            return False
+        records = native.pending_from_columns(topic, rows, *columns, callback, self._now())
+        if records is None:
+            return False
+        self._queue_records(topic, records, refused, wait=True)
+        return True
+
+    def _queue_records(
+        self, topic: str, records: list[PendingMessage], refused: list[tuple[int, KafkaError]], wait: bool
+    ) -> None:
+        """`queue_checked` for records already made: in slices under one lock hold each, the lane's
+        C loop (`native.lane_queue`) appending the runs it can take as `admit` would, and `admit`
+        deciding each record it leaves (a new batch or sticky partition, a full buffer, a refusal)."""
+        assert native is not None  # the records were made by it
+        index, total, lane_queue = 0, len(records), native.lane_queue
+        while index < total:
+            fatal = self.sender.fatal
+            if fatal is not None:
+                refused.extend((i, fatal) for i in range(index, total))
+                return
+            stop = min(index + _SLICE, total)
+            now = self._now()
+            wake = full = False
+            with self.lock:
+                count = self.client.metadata.partition_counts.get(topic, 0)
+                while index < stop:
+                    index, filled = lane_queue(self.lane, records, index, stop, count)
+                    wake = wake or filled
+                    if index == stop:
+                        break
+                    try:
+                        wake = self.admit(records[index], count, now) or wake
+                    except KafkaException as exc:
+                        refused.append((index, exc.args[0]))
+                    except BufferError:
+                        if wait:
+                            full = True
+                            break
+                        refused.append((index, KafkaError(KafkaError._QUEUE_FULL)))
+                    index += 1
+            if wake:
+                self.sender.wake()
+            if full:
+                self.executor.serve(0.05)  # the queue is full: serving reports frees room
+
     def _queue_slice(
         self, topic: str, prepared: list[Prepared], start: int, stop: int, refused: list[tuple[Any, KafkaError]], wait: bool
     ) -> tuple[int, bool]:

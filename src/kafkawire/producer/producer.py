@@ -136,8 +136,13 @@ class Producer:
             raise TypeError(f"messages must be a list, not {type(messages).__name__}")
         check_topic(topic)
         default_cb = first_set(callback, on_delivery, self._conf.on_delivery)
-        # Check every message before queueing any, as confluent-kafka does: a TypeError means
-        # nothing was queued (no delivery report will come for any of them).
+        # Plain messages (the common case) on the engine's lane; any other batch is checked whole
+        # first, as confluent-kafka does: a TypeError means nothing was queued.
+        refused_at: list[tuple[int, KafkaError]] = []
+        if self._lane is not None and self._engine.queue_messages(topic, messages, partition, default_cb, refused_at):
+            for i, error in refused_at:
+                messages[i]["_error"] = error
+            return len(messages) - len(refused_at)
         prepared, refused = check_batch(messages, partition, default_cb)
         self._queue_checked(topic, prepared, refused, wait=False)
         for m, error in refused:
@@ -460,6 +465,20 @@ def queue_rows(producer: Producer, topic: str, rows: list[Prepared]) -> None:
     producer._queue_checked(topic, rows, refused, wait=True)
     if refused:
         raise KafkaException(refused[0][1])
+
+
+def queue_columns(producer: Producer, topic: str, rows: int, columns: tuple[Any, ...], callback: Any) -> bool:
+    """`queue_rows` for an Arrow batch whose columns the engine's lane reads in C (``columns``: see
+    `ProducerEngine.queue_columns`); False, nothing queued, when the producer has no lane (no
+    extension, interceptors, transactions) or a row needs the per-row path."""
+    producer._check_open()
+    check_topic(topic)
+    refused: list[tuple[int, KafkaError]] = []
+    if producer._lane is None or not producer._engine.queue_columns(topic, rows, columns, callback, refused):
+        return False
+    if refused:
+        raise KafkaException(refused[0][1])
+    return True
 
 
 # Producers not closed yet: at interpreter exit each one still holding records says so (as
