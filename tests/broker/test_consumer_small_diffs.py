@@ -123,3 +123,35 @@ def test_aio_consumer_thread_pool_default_is_confluents() -> None:
             await consumer.close()
 
     assert asyncio.run(pool_size()) == theirs
+
+
+def test_a_subscribed_topic_that_does_not_exist_is_one_error_event(kafka23: Any, topic_name: Callable[[str], str]) -> None:
+    """Subscribed to a missing topic and an existing one: one event names the missing topic, the
+    other's records still come (the subscription stays)."""
+    bootstrap = _bootstrap(kafka23)
+    topic, missing = topic_name("present"), topic_name("absent")
+    create_topic(bootstrap, topic, 1)
+    produce_with_confluent(bootstrap, topic, [Record(b"v%d" % i, None) for i in range(5)])
+    seen = {}
+    for name, lib in CLIENTS.items():
+        consumer = _consumer(lib, bootstrap, **{"auto.offset.reset": "earliest"})
+        consumer.subscribe([missing, topic])
+        events, values = [], []
+        deadline = time.monotonic() + 30
+        while len(values) < 5 and time.monotonic() < deadline:
+            m = consumer.poll(0.5)
+            if m is None:
+                continue
+            if m.error() is not None:
+                events.append((m.error().name(), m.topic(), m.partition(), "Subscribed topic not available" in m.error().str()))
+            else:
+                values.append(m.value())
+        for _ in range(4):  # no second report while the topic stays missing
+            m = consumer.poll(0.5)
+            if m is not None and m.error() is not None:
+                events.append((m.error().name(), m.topic(), m.partition(), None))
+        consumer.close()
+        seen[name] = (events, sorted(values))
+    assert seen["ours"] == seen["theirs"] == (
+        [("UNKNOWN_TOPIC_OR_PART", missing, 0, True)], [b"v%d" % i for i in range(5)]
+    )

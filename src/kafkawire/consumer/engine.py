@@ -131,6 +131,7 @@ class ConsumerEngine:
             self.client, self._coordinators, self.config, list(topics), self.executor,
             lambda step: self._serve_step(current[0], step),
             polled_at=lambda: self.polled_at, max_poll_exceeded=self._max_poll_exceeded,
+            unavailable=self._topic_unavailable,
         )  # fmt: skip
         current.append(sub)
         self._subscription = sub
@@ -340,6 +341,13 @@ class ConsumerEngine:
         for the next poll(), as librdkafka's."""
         text = "Application maximum poll interval exceeded: leaving the group"
         self._events.append(Message(partition=EVENT_PARTITION, error=KafkaError(KafkaError._MAX_POLL_EXCEEDED, text)))
+        self._ready()
+
+    def _topic_unavailable(self, topic: str, code: int) -> None:
+        """A subscribed topic the cluster does not have (IO thread): an error event naming it, as
+        librdkafka's; the subscription stays (the topic may be created)."""
+        error = KafkaError(code, f"Subscribed topic not available: {topic}: {KafkaError(code).str()}")
+        self._events.append(Message(topic=topic, partition=EVENT_PARTITION, error=error))
         self._ready()
 
     def position(self, partitions: list[TopicPartition]) -> list[TopicPartition]:

@@ -32,6 +32,7 @@ from ..core.group import GroupConfig, Step
 from ..core.metadata_refresh import Pace
 from ..kafka_error import KafkaError
 from ..protocol.codec import Struct
+from ..protocol.error_codes import UNKNOWN_TOPIC_OR_PARTITION
 from .config import ConsumerConfig
 from .consumer_group_member import ConsumerGroupMembership
 from .group_member import GroupMember
@@ -63,6 +64,7 @@ class Subscription:
         *,
         polled_at: Callable[[], float],
         max_poll_exceeded: Callable[[], None],
+        unavailable: Callable[[str, int], None] = lambda _topic, _code: None,
     ) -> None:
         self._client = client
         self._coordinators = coordinators
@@ -78,6 +80,8 @@ class Subscription:
         self._max_poll = config.options["max.poll.interval.ms"] / 1000
         self.left_for_poll = False
         self._lost_while_away: list[Step] = []  # held for the poll that joins again
+        self._unavailable = unavailable
+        self._missing: set[str] = set()  # named topics reported unavailable, until they appear
 
     # --- thread-safe -----------------------------------------------------------------------
 
@@ -202,6 +206,8 @@ class Subscription:
             if error is not None and self.patterns and self.membership is None:
                 self._refresh(Pace.FAST)  # patterns need the topic list first (the owner backs off)
                 return
+            if error is None:
+                self._report_missing()
             self._follow_topics()
 
         owner.ask(wanted, done, pace=pace, timeout=self._config.options["socket.timeout.ms"] / 1000)
@@ -209,7 +215,21 @@ class Subscription:
     def _new_picture(self) -> None:
         """A pattern subscription: match the topics again (a new match joins again)."""
         if not self._stopped and self.membership is not None:
+            self._report_missing()
             self._follow_topics()
+
+    def _report_missing(self) -> None:
+        """A named topic the cluster does not have (or refuses) is reported once, as librdkafka's
+        "Subscribed topic not available" event, and again only after it was seen in between."""
+        known = self._client.metadata.topics
+        for name in self.names:
+            info = known.get(name)
+            code = UNKNOWN_TOPIC_OR_PARTITION if info is None else info.error_code
+            if not code:
+                self._missing.discard(name)
+            elif name not in self._missing:
+                self._missing.add(name)
+                self._unavailable(name, code)
 
     def _follow_topics(self) -> None:
         topics = topics_of(self.names, self.patterns, self._client)
