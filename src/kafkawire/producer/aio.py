@@ -370,7 +370,9 @@ class _Batch:
             pass
 
 
-def _run_callback(loop: asyncio.AbstractEventLoop, callback: Callable[..., Any], err: KafkaError | None, msg: Message) -> None:
+def _run_callback(
+    loop: asyncio.AbstractEventLoop, callback: Callable[..., Any], err: KafkaError | None, msg: Message
+) -> None:
     try:
         callback(err, msg)
     except Exception as exc:  # as the loop does for a failing callback: report, go on
