@@ -96,7 +96,9 @@ def test_refused_records_carry_their_error_and_no_report(bootstrap: str, topic: 
     assert "on_delivery" not in messages[7] and callable(messages[7]["callback"])
     assert len(reports) == 18 and all(m.error() is None for m in reports)
     assert own == [(None, b"own")], "a message's own callback runs instead of the call's"
-    assert sorted(v or b"" for v in shared) == sorted((m["value"] for i, m in enumerate(messages) if i not in (3, 5, 7)))
+    assert sorted(v or b"" for v in shared) == sorted(
+        (m["value"] for i, m in enumerate(messages) if i not in (3, 5, 7))
+    )
     assert left == 0
 
 
