@@ -202,6 +202,8 @@ def _targets(results: list[ScenarioResult]) -> list[str]:
     check("produce() >= 0.5x confluent-kafka (100 B keyless acks=1)", ratio(headline, "kafkawire-produce"), lambda v: v >= 0.5)
     check("produce() >= 4x aiokafka (100 B keyless acks=1)", ratio(headline, "kafkawire-produce", base="aiokafka"), lambda v: v >= 4)
     check("produce_batch() >= 1.0x confluent-kafka produce() loop", ratio(headline, "kafkawire-batch"), lambda v: v >= 1.0)
+    check("AIOProducer.produce() >= 0.5x confluent-kafka produce() loop", ratio(headline, "kafkawire-aio"), lambda v: v >= 0.5)
+    check("AIOProducer.produce_batch() >= 1.5x confluent-kafka produce() loop", ratio(headline, "kafkawire-aio-batch"), lambda v: v >= 1.5)
     check("Arrow path >= 1.0x confluent-kafka produce() loop", ratio(headline, "kafkawire-arrow"), lambda v: v >= 1.0)
     check("1 KB values: MB/s >= 0.8x confluent-kafka", ratio("1kb-keyless-acks1-none", "kafkawire-produce", _mbps), lambda v: v >= 0.8)
     acks1 = ratio(headline, "kafkawire-produce")

@@ -246,6 +246,51 @@ def kafkawire_aio(sc: Scenario, bootstrap: str, topic: str, w: Workload) -> dict
     return {**result, "acked": counts.acked, "failed": counts.failed, "error": counts.first_error}
 
 
+def kafkawire_aio_batch(sc: Scenario, bootstrap: str, topic: str, w: Workload) -> dict[str, Any]:
+    """``AIOProducer``: ``await produce_batch()`` with lists of message dicts (built inside the clock,
+    as for kafkawire-batch), one future per call, awaited in groups as kafkawire-aio's."""
+    from kafkawire import AIOProducer
+
+    counts = Counts()
+
+    def tally(reports: list[Any]) -> None:
+        failed = [m for m in reports if m.error() is not None]
+        counts.acked += len(reports) - len(failed)
+        for m in failed:
+            counts.report(m.error())
+
+    async def main() -> dict[str, float]:
+        producer = AIOProducer(_librdkafka_style_conf(sc, bootstrap, None))
+        await producer.list_topics(topic, 10)
+        pending: deque[Any] = deque()
+        values, keys, nv = w.values, w.keys, len(w.values)
+        loop = asyncio.get_running_loop()
+        before = resource.getrusage(resource.RUSAGE_SELF)
+        started = loop.time()
+        for start in range(0, w.records, CHUNK):
+            stop = min(start + CHUNK, w.records)
+            if keys is None:
+                batch = [{"value": values[i % nv]} for i in range(start, stop)]
+            else:
+                batch = [{"value": values[i % nv], "key": keys[i % len(keys)]} for i in range(start, stop)]
+            pending.append(await producer.produce_batch(topic, batch))
+            for m in batch:
+                if "_error" in m:
+                    counts.report(m["_error"])
+            if len(pending) > 8:
+                tally(await pending.popleft())
+        while pending:
+            tally(await pending.popleft())
+        seconds = loop.time() - started
+        after = resource.getrusage(resource.RUSAGE_SELF)
+        await producer.close()
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        return {"seconds": seconds, "cpu": cpu}
+
+    result = asyncio.run(main())
+    return {**result, "acked": counts.acked, "failed": counts.failed, "error": counts.first_error}
+
+
 def _aiokafka_producer(sc: Scenario, bootstrap: str) -> Any:
     from aiokafka import AIOKafkaProducer
 
@@ -327,6 +372,7 @@ THROUGHPUT: dict[str, Callable[[Scenario, str, str, Workload], dict[str, Any]]] 
     "kafkawire-batch": kafkawire_batch,
     "kafkawire-arrow": kafkawire_arrow,
     "kafkawire-aio": kafkawire_aio,
+    "kafkawire-aio-batch": kafkawire_aio_batch,
     "aiokafka": aiokafka,
     "kafka-python": kafka_python,
 }
