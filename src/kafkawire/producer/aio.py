@@ -126,24 +126,14 @@ class AIOProducer:
         if per_record is not None and not callable(per_record):
             raise TypeError("on_delivery/callback must be callable")
         batch = _Batch(loop, per_record)
-        # Records with a callback of their own are queued as copies whose callback reports to the
-        # batch first; a stale ``_error`` is removed so that refusals are this call's.
-        queue, copies = messages, None
-        for i, m in enumerate(messages):
-            if m.__class__ is dict and ("callback" in m or "on_delivery" in m or "_error" in m):
-                m.pop("_error", None)
-                own = first_set(m.get("callback"), m.get("on_delivery"))
-                if own is not None and callable(own):
-                    if copies is None:
-                        queue, copies = list(messages), []
-                    copy = {**m, "callback": functools.partial(batch.report_via, own)}
-                    copy.pop("on_delivery", None)
-                    queue[i] = copy
-                    copies.append((m, copy))
+        queue: list[Any] = messages
+        copies: list[tuple[dict[str, Any], dict[str, Any]]] = []
+        if isinstance(messages, list) and not _plain(messages):
+            queue, copies = _reporting_to(batch, messages)
         try:
             await self._queue_batch(loop, batch, topic, queue, partition)
         finally:
-            for original, copy in copies or ():
+            for original, copy in copies:
                 if "_error" in copy:
                     original["_error"] = copy["_error"]
             batch.all_queued()
@@ -274,6 +264,36 @@ class AIOProducer:
             self._reports.drain()
         except Exception as exc:  # error_cb, stats_cb or throttle_cb raised: as the loop does, report it
             loop.call_exception_handler({"message": "exception in an AIOProducer callback", "exception": exc})
+
+
+_OWN_KEYS = frozenset(("callback", "on_delivery", "_error"))  # what makes a message need a look
+
+
+def _plain(messages: list[Any]) -> bool:
+    """No message has a callback of its own or a stale ``_error`` (checked in C: the common case)."""
+    try:
+        return all(map(_OWN_KEYS.isdisjoint, messages))
+    except TypeError:  # a message that is not a dict: the sync produce_batch refuses the call
+        return True
+
+
+def _reporting_to(batch: _Batch, messages: list[Any]) -> tuple[list[Any], list[tuple[dict[str, Any], dict[str, Any]]]]:
+    """``messages`` to queue for ``batch``: a record with a callback of its own as a copy whose
+    callback reports to the batch first, and a stale ``_error`` (an earlier call's) removed, so
+    that refusals are this call's. Returns them and the (original, copy) pairs."""
+    queue = list(messages)
+    copies = []
+    for i, m in enumerate(messages):
+        if not isinstance(m, dict):
+            continue
+        m.pop("_error", None)
+        own = first_set(m.get("callback"), m.get("on_delivery"))
+        if own is not None and callable(own):  # (not callable: the sync produce_batch raises)
+            copy = {**m, "callback": functools.partial(batch.report_via, own)}
+            copy.pop("on_delivery", None)
+            queue[i] = copy
+            copies.append((m, copy))
+    return queue, copies
 
 
 class _Delivery(asyncio.Future[Message]):
