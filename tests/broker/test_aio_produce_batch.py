@@ -176,17 +176,24 @@ def test_full_buffer_refused_after_max_block_ms_and_cancellation_loses_no_report
     assert more[0]["_error"].code() == KafkaError._QUEUE_FULL and seen == []
 
 
-def test_a_cancelled_future_loses_no_report(bootstrap: str, topic: str) -> None:
+def test_a_cancelled_future_loses_no_report_and_close_settles_the_rest(bootstrap: str, topic: str) -> None:
     seen: list[bytes | None] = []
 
-    async def main() -> bool:
+    async def main() -> tuple[bool, list[Message]]:
         async with AIOProducer({"bootstrap.servers": bootstrap, "linger.ms": 50}) as p:
-            future = await p.produce_batch(
+            cancelled = await p.produce_batch(
                 topic, [{"value": b"%d" % i} for i in range(500)], on_delivery=lambda err, msg: seen.append(msg.value())
             )
-            future.cancel()
+            cancelled.cancel()
             await p.flush()
-        return future.cancelled()
+            left = await p.produce_batch(topic, [{"value": b"left-%d" % i} for i in range(300)])
+            assert not left.done()
+        # Closing (the context's exit) delivers and reports everything before it returns.
+        assert left.done()
+        return cancelled.cancelled(), left.result()
 
-    assert asyncio.run(main())
+    was_cancelled, left = asyncio.run(main())
+    assert was_cancelled
     assert sorted(v or b"" for v in seen) == sorted(b"%d" % i for i in range(500))
+    assert sorted(m.value() or b"" for m in left) == sorted(b"left-%d" % i for i in range(300))
+    assert all(m.error() is None for m in left)
