@@ -208,6 +208,7 @@ def _targets(results: list[ScenarioResult]) -> list[str]:
     check("produce_arrow() >= 3x confluent-kafka produce() loop", ratio(headline, "kafkawire-arrow"), lambda v: v >= 3.0)
     check("AIOProducer.produce() >= 0.5x confluent-kafka produce() loop", ratio(headline, "kafkawire-aio"), lambda v: v >= 0.5)
     check("produce() >= 4x aiokafka (100 B keyless acks=1)", ratio(headline, "kafkawire-produce", base="aiokafka"), lambda v: v >= 4)
+    check("AIOProducer.produce_batch() >= 1.5x confluent-kafka produce() loop", ratio(headline, "kafkawire-aio-batch"), lambda v: v >= 1.5)
     acks1 = ratio(headline, "kafkawire-produce")
     for over in ("ssl", "sasl_ssl"):
         tls = ratio(f"{headline}-{over}", "kafkawire-produce")

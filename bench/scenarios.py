@@ -34,6 +34,7 @@ CLIENTS = (
     "kafkawire-batch",
     "kafkawire-arrow",
     "kafkawire-aio",
+    "kafkawire-aio-batch",
     "aiokafka",
     "kafka-python",
 )
@@ -41,7 +42,7 @@ CLIENTS = (
 # and a full-size run of theirs would take most of the benchmark's time).
 SLOW_CLIENTS = ("aiokafka", "kafka-python")
 # Clients without a per-record latency (they hand over whole batches).
-BULK_CLIENTS = ("kafkawire-batch", "kafkawire-arrow")
+BULK_CLIENTS = ("kafkawire-batch", "kafkawire-arrow", "kafkawire-aio-batch")
 
 DEFAULT_SCENARIOS = (
     "100b-keyless-acks1-none",

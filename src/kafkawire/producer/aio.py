@@ -9,6 +9,11 @@ settles and its ``on_delivery`` runs on the loop's thread, and so do ``error_cb`
 and ``throttle_cb``. When the buffer is full, ``produce`` awaits room (up to ``max.block.ms``
 when set) instead of raising ``BufferError``.
 
+``await produce_batch(topic, messages)`` is the bulk form (not in confluent-kafka's aio module):
+the sync `Producer.produce_batch` (same arguments, same ``_error`` entries for records it refuses)
+plus one future for the whole call, resolved to the queued records' reports once the last is
+served: no future per record, one callback per record (the batch's own `_Batch`).
+
 The calls that wait (``flush``, ``purge``, ``list_topics``, ``close`` and the transactional calls)
 run on a thread pool, ``executor`` or one of ``max_workers`` threads, as confluent-kafka's do;
 its ``batch_size`` and ``buffer_timeout`` size a local buffer this producer does not have (each
@@ -25,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import functools
+from asyncio import InvalidStateError, get_running_loop
 from asyncio.events import _get_running_loop
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
@@ -33,6 +39,7 @@ from ..client.executor import CallbackExecutor
 from ..kafka_error import KafkaError, KafkaException
 from ..model import ClusterMetadata, ConsumerGroupMetadata, Message, TopicPartition
 from .config import parse_producer_config
+from .inputs import first_set
 from .producer import Producer
 
 _ROOM_POLL = 0.002  # seconds between looks for buffer room while awaiting it
@@ -83,18 +90,78 @@ class AIOProducer:
     ) -> asyncio.Future[Message]:
         """Queue a record; the returned future resolves to the delivered `Message` or raises
         `KafkaException` with the delivery error."""
-        loop = asyncio.get_running_loop()
+        loop = get_running_loop()
         if loop is not self._loop:
             self._serve_on(loop)
-        if on_delivery is not None and not callable(on_delivery):
+        if on_delivery is None:
+            fut: _Delivery = _Delivery(loop=loop)
+        elif callable(on_delivery):
+            fut = _DeliveryThenCallback(loop=loop)
+            fut.on_delivery = on_delivery
+        else:
             raise TypeError("on_delivery must be callable")
-        fut = _Delivery(loop=loop)
-        fut.on_delivery = on_delivery
         try:
             self._producer.produce(topic, value, key, partition, fut, timestamp, headers)
         except BufferError:
             await self._produce_when_room(loop, topic, value, key, partition, fut, timestamp, headers)
         return fut
+
+    async def produce_batch(
+        self,
+        topic: str,
+        messages: list[dict[str, Any]],
+        partition: int = -1,
+        on_delivery: Callable[..., Any] | None = None,
+        callback: Callable[..., Any] | None = None,
+    ) -> asyncio.Future[list[Message]]:
+        """Queue many records, as `Producer.produce_batch` (a record it refuses gets an ``_error``
+        entry in its dict; a full buffer is awaited, up to ``max.block.ms`` when set, then refused
+        with ``_QUEUE_FULL``). The returned future resolves, once every queued record is reported,
+        to their reports in the order served: `Message` objects, ``error()`` set on a failed one.
+        ``on_delivery``/``callback`` and each message's own run per record too, on the loop."""
+        loop = get_running_loop()
+        if loop is not self._loop:
+            self._serve_on(loop)
+        per_record = first_set(callback, on_delivery)
+        if per_record is not None and not callable(per_record):
+            raise TypeError("on_delivery/callback must be callable")
+        batch = _Batch(loop, per_record)
+        queue: list[Any] = messages
+        copies: list[tuple[dict[str, Any], dict[str, Any]]] = []
+        if isinstance(messages, list) and not _plain(messages):
+            queue, copies = _reporting_to(batch, messages)
+        try:
+            await self._queue_batch(loop, batch, topic, queue, partition)
+        finally:
+            for original, copy in copies:
+                if "_error" in copy:
+                    original["_error"] = copy["_error"]
+            batch.all_queued()
+        return batch.future
+
+    async def _queue_batch(
+        self, loop: asyncio.AbstractEventLoop, batch: _Batch, topic: str, queue: list[dict[str, Any]], partition: int
+    ) -> None:
+        """The sync producer's produce_batch, again for the records refused for want of room (it
+        never blocks here) until they fit or ``max.block.ms`` passed."""
+        deadline = None
+        while True:
+            queued = self._producer.produce_batch(topic, queue, partition, on_delivery=batch)
+            batch.expected += queued
+            if queued == len(queue):
+                return
+            full = [m for m in queue if m.get("_error") is not None and m["_error"].code() == KafkaError._QUEUE_FULL]
+            if not full:
+                return
+            if deadline is None:
+                deadline = loop.time() + self._max_block if self._max_block > 0 else float("inf")
+            if loop.time() >= deadline:
+                return
+            self._drain(loop)  # room is freed only when reports are served, here on this loop
+            await asyncio.sleep(_ROOM_POLL)
+            for m in full:
+                del m["_error"]
+            queue = full
 
     async def _produce_when_room(self, loop: asyncio.AbstractEventLoop, *args: Any) -> None:
         deadline = loop.time() + self._max_block if self._max_block > 0 else None
@@ -199,32 +266,134 @@ class AIOProducer:
             loop.call_exception_handler({"message": "exception in an AIOProducer callback", "exception": exc})
 
 
+_OWN_KEYS = frozenset(("callback", "on_delivery", "_error"))  # what makes a message need a look
+
+
+def _plain(messages: list[Any]) -> bool:
+    """No message has a callback of its own or a stale ``_error`` (checked in C: the common case)."""
+    try:
+        return all(map(_OWN_KEYS.isdisjoint, messages))
+    except TypeError:  # a message that is not a dict: the sync produce_batch refuses the call
+        return True
+
+
+def _reporting_to(batch: _Batch, messages: list[Any]) -> tuple[list[Any], list[tuple[dict[str, Any], dict[str, Any]]]]:
+    """``messages`` to queue for ``batch``: a record with a callback of its own as a copy whose
+    callback reports to the batch first, and a stale ``_error`` (an earlier call's) removed, so
+    that refusals are this call's. Returns them and the (original, copy) pairs."""
+    queue = list(messages)
+    copies = []
+    for i, m in enumerate(messages):
+        if not isinstance(m, dict):
+            continue
+        m.pop("_error", None)
+        own = first_set(m.get("callback"), m.get("on_delivery"))
+        if own is not None and callable(own):  # (not callable: the sync produce_batch raises)
+            copy = {**m, "callback": functools.partial(batch.report_via, own)}
+            copy.pop("on_delivery", None)
+            queue[i] = copy
+            copies.append((m, copy))
+    return queue, copies
+
+
 class _Delivery(asyncio.Future[Message]):
     """A record's future, and its delivery callback: the producer calls it with the report, so a
     record costs no object besides its future."""
 
-    __slots__ = ("on_delivery",)
-    on_delivery: Callable[[KafkaError | None, Message], Any] | None
+    __slots__ = ()
 
-    def __call__(self, err: KafkaError | None, msg: Message) -> None:
+    def __call__(self, err: KafkaError | None, msg: Message) -> bool:
+        """Settle with the report; False when handed to this future's own loop to do it there."""
         loop = self.get_loop()
         if _get_running_loop() is not loop:  # served on another loop's thread: settle on our own
             try:
                 loop.call_soon_threadsafe(self, err, msg)
             except RuntimeError:  # our loop is closed: no one can await this future
                 pass
-            return
+            return False
         try:
             if err is None:
                 self.set_result(msg)
             else:
                 self.set_exception(KafkaException(err))
-        except asyncio.InvalidStateError:  # cancelled by its awaiter
+        except InvalidStateError:  # cancelled by its awaiter
             pass
+        return True
+
+
+class _DeliveryThenCallback(_Delivery):
+    """A record's future whose ``on_delivery`` runs once the future is settled (on its loop)."""
+
+    __slots__ = ("on_delivery",)
+    on_delivery: Callable[[KafkaError | None, Message], Any]
+
+    def __call__(self, err: KafkaError | None, msg: Message) -> bool:
+        if not _Delivery.__call__(self, err, msg):
+            return False
+        _run_callback(self.get_loop(), self.on_delivery, err, msg)
+        return True
+
+
+class _Batch:
+    """One ``produce_batch()`` call's future and the delivery callback of its records: each report
+    is kept, and the future resolved to them with the last (``expected`` is the count queued)."""
+
+    __slots__ = ("expected", "future", "loop", "on_delivery", "queueing", "reports")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, on_delivery: Callable[..., Any] | None) -> None:
+        self.loop = loop
+        self.future: asyncio.Future[list[Message]] = loop.create_future()
+        self.on_delivery = on_delivery
+        self.reports: list[Message] = []
+        self.expected = 0
+        self.queueing = True  # more records may be queued: no settling yet
+
+    def __call__(self, err: KafkaError | None, msg: Message) -> None:
+        loop = self.loop
+        if _get_running_loop() is not loop:  # served on another loop's thread: go on on our own
+            self._hand_over(self, err, msg)
+            return
+        reports = self.reports
+        reports.append(msg)
         if self.on_delivery is not None:
-            try:
-                self.on_delivery(err, msg)
-            except Exception as exc:  # as the loop does for a failing callback: report, go on
-                loop.call_exception_handler(
-                    {"message": "exception in an AIOProducer on_delivery callback", "exception": exc}
-                )
+            _run_callback(loop, self.on_delivery, err, msg)
+        if len(reports) == self.expected and not self.queueing:
+            self._settle()
+
+    def report_via(self, callback: Callable[..., Any], err: KafkaError | None, msg: Message) -> None:
+        """The report of a record with a callback of its own (run instead of the call's)."""
+        loop = self.loop
+        if _get_running_loop() is not loop:
+            self._hand_over(self.report_via, callback, err, msg)
+            return
+        reports = self.reports
+        reports.append(msg)
+        _run_callback(loop, callback, err, msg)
+        if len(reports) == self.expected and not self.queueing:
+            self._settle()
+
+    def _hand_over(self, fn: Callable[..., None], *args: Any) -> None:
+        try:
+            self.loop.call_soon_threadsafe(fn, *args)
+        except RuntimeError:  # our loop is closed: no one can await this batch
+            pass
+
+    def all_queued(self) -> None:
+        self.queueing = False
+        if len(self.reports) == self.expected:
+            self._settle()
+
+    def _settle(self) -> None:
+        try:
+            self.future.set_result(self.reports)
+        except InvalidStateError:  # cancelled by its awaiter
+            pass
+
+
+def _run_callback(
+    loop: asyncio.AbstractEventLoop, callback: Callable[..., Any], err: KafkaError | None, msg: Message
+) -> None:
+    try:
+        callback(err, msg)
+    except Exception as exc:  # as the loop does for a failing callback: report, go on
+        loop.call_exception_handler({"message": "exception in an AIOProducer on_delivery callback", "exception": exc})
