@@ -181,6 +181,9 @@ CONNECTION_OPTIONS: tuple[Option, ...] = (
     # True: the periodic refresh asks for the topics in use; false: for every topic of the cluster.
     Option("topic.metadata.refresh.sparse", "bool", True),
     _int("metadata.max.age.ms", 900_000, 1, 86_400_000),
+    # When no known broker answers: start again from bootstrap.servers (KIP-899, KIP-1102).
+    Option("metadata.recovery.strategy", "enum", "rebootstrap", choices=("none", "rebootstrap")),
+    _int("metadata.recovery.rebootstrap.trigger.ms", 300_000, 0),
     _int("api.version.request.timeout.ms", 10_000, 1, 300_000),
     # librdkafka's in-client mock cluster (kafkawire.testing): bootstrap.servers is then ignored.
     _int("test.mock.num.brokers", 0, 0, 10_000),

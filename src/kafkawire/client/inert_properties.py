@@ -57,8 +57,6 @@ NO_EFFECT: dict[str, str] = {
     "coordinator.query.interval.ms": "not implemented: kafkawire looks the coordinator up again when an answer or "
     "a failed connection says it moved, not on a timer",
     "topic.metadata.propagation.max.ms": "(consumer, admin) only the producer waits for a topic to propagate",
-    "metadata.recovery.strategy": "not implemented: kafkawire keeps retrying the brokers it knows (no re-bootstrap)",
-    "metadata.recovery.rebootstrap.trigger.ms": "not implemented: kafkawire never re-bootstraps",
     # Properties librdkafka gives every client type that mean nothing to some of them.
     "client.rack": "(producer, admin) only a consumer fetches from its rack's replica (KIP-392)",
     "message.max.bytes": "(admin) the admin client sends no records",
