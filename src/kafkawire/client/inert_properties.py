@@ -54,8 +54,6 @@ NO_EFFECT: dict[str, str] = {
     "queue.buffering.backpressure.threshold": "kafkawire builds a broker's next Produce only while its connection "
     "holds fewer than max.in.flight requests, sent or not: that bounds the unsent ones",
     # Not implemented (yet); what kafkawire does instead.
-    "coordinator.query.interval.ms": "not implemented: kafkawire looks the coordinator up again when an answer or "
-    "a failed connection says it moved, not on a timer",
     "topic.metadata.propagation.max.ms": "(consumer, admin) only the producer waits for a topic to propagate",
     # Properties librdkafka gives every client type that mean nothing to some of them.
     "client.rack": "(producer, admin) only a consumer fetches from its rack's replica (KIP-392)",

@@ -240,4 +240,5 @@ class Subscription:
         return GroupMember(
             self._client, self._coordinators, group, c.assignors, topics, self._changed, hold_revokes=True,
             metadata_interval=opts["topic.metadata.refresh.interval.ms"] / 1000,
+            coordinator_query_interval=opts["coordinator.query.interval.ms"] / 1000,
         )  # fmt: skip
