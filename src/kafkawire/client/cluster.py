@@ -68,11 +68,13 @@ class Client:
         )  # fmt: skip
         self._resolver = Resolver(self.engine.call_soon)
         self._mock = _start_mock_cluster(self.config)
-        self._bootstrap_servers = self.config["bootstrap.servers"] if self._mock is None else self._mock.bootstrap_servers()
-        # Bootstrap connections serve until a Metadata answer names the brokers (then they are
-        # retired, as librdkafka decommissions them); a rebootstrap makes them anew.
-        self._bootstrap = self._bootstrap_connections()
-        self._retired: list[BrokerConnection] = []  # retired bootstrap connections not yet closed
+        bootstrap = self.config["bootstrap.servers"] if self._mock is None else self._mock.bootstrap_servers()
+        # Bootstrap servers get negative ids, as in librdkafka, until metadata names the brokers.
+        # They serve until a Metadata answer names the brokers, then retire until a rebootstrap.
+        self._bootstrap = [
+            self._new_connection(-1 - i, host, port) for i, (host, port) in enumerate(bootstrap_addresses(bootstrap))
+        ]
+        self._retired: list[BrokerConnection] = []  # the bootstrap connections while retired
         if not self._bootstrap:
             (logger or log).warning(NO_BOOTSTRAP)
         # Told of the connection errors the user hears about (core/cluster_health.py): all brokers
@@ -258,26 +260,18 @@ class Client:
         if self.metadata.brokers:
             self._retire_bootstrap()
 
-    def _bootstrap_connections(self) -> list[BrokerConnection]:
-        # Bootstrap servers get negative ids, as in librdkafka, until metadata names the brokers.
-        addresses = bootstrap_addresses(self._bootstrap_servers)
-        return [self._new_connection(-1 - i, host, port) for i, (host, port) in enumerate(addresses)]
-
     def _retire_bootstrap(self) -> None:
-        """The brokers are named: the bootstrap connections take no new request, and close once idle."""
+        """The brokers are named: the bootstrap connections take no new request (as librdkafka
+        decommissions them) until a rebootstrap puts them back."""
         self._retired += self._bootstrap
         self._bootstrap = []
-        idle = [c for c in self._retired if not c.load]
-        self._retired = [c for c in self._retired if c.load]
-        for conn in idle:
-            self.engine.call_soon(conn.close)  # (not inside the answer's callback)
 
     def _rebootstrap(self) -> None:
-        """Metadata recovery (client/metadata_owner.py): connect to bootstrap.servers again (their
-        names resolved anew), the brokers' down marks forgotten, as librdkafka's re-bootstrap."""
+        """Metadata recovery (client/metadata_owner.py): the bootstrap connections serve again (a
+        closed one reconnects, resolving its name anew), counted as untried, as librdkafka's re-bootstrap."""
         if self._closed or self._bootstrap:
             return
-        self._bootstrap = self._bootstrap_connections()
+        self._bootstrap, self._retired = self._retired, []
         self._health.rebootstrapped([(c.host, c.port) for c in self._bootstrap])
 
     def connection(self, node_id: int) -> BrokerConnection | None:
@@ -366,8 +360,8 @@ class Client:
             if conn.proven:  # (ready but closed before answering anything is no recovery)
                 self._health.up(address)
             return
-        if self._closed or conn.last_error is None or conn in self._retired or conn.state is State.CLOSED:
-            return  # (a retired bootstrap connection's closing says nothing of the brokers)
+        if self._closed or conn.last_error is None or conn in self._retired:
+            return  # (a retired bootstrap connection's failure says nothing of the brokers)
         known = {(b.host, b.port) for b in self.metadata.brokers.values()} or {
             (c.host, c.port) for c in self._bootstrap
         }
