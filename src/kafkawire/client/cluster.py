@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import itertools
 import logging
+import re
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from typing import Any
@@ -59,7 +60,7 @@ class Client:
         self._transport = self.settings.transport()
         self.engine = engine or Engine()
         self._owns_engine = engine is None
-        self.metadata = ClusterView()
+        self.metadata = ClusterView(blacklist=tuple(re.compile(p) for p in self.config["topic.blacklist"]))
         # Every part of the client asks this one owner for metadata (client/metadata_owner.py).
         self.metadata_refresh = MetadataOwner(
             self.engine, self._send_metadata, self._fold_metadata, lambda: self.metadata.topics,

@@ -66,7 +66,6 @@ ONLY_VALUES: dict[str, tuple[tuple[str, ...], str]] = {
     "ssl.curves.list": (("",), "Python's ssl module cannot set the TLS supported-curves list"),
     "ssl.sigalgs.list": (("",), "Python's ssl module cannot set the TLS signature algorithms"),
     "plugin.library.paths": (("",), "librdkafka plugins are C libraries for librdkafka; kafkawire loads none"),
-    "topic.blacklist": (("",), "not implemented by kafkawire: every topic of the metadata is shown"),
     "socket.max.fails": (("1",), "kafkawire closes a connection at its first timed-out request, always"),
     "client.dns.lookup": (
         ("use_all_dns_ips",),

@@ -42,8 +42,9 @@ POLL_CHECK = 1.0  # seconds between looks at the application's last poll (at mos
 
 
 def topics_of(names: list[str], patterns: list[re.Pattern[str]], client: Client) -> list[str]:
-    """The subscribed names plus every known, non-internal topic a pattern matches."""
-    found = set(names)
+    """The subscribed names plus every known, non-internal topic a pattern matches (neither one
+    topic.blacklist names: the metadata keeps those apart)."""
+    found = {name for name in names if not client.metadata.ignores(name)}
     if patterns:
         for name, info in client.metadata.topics.items():
             if not info.is_internal and info.error_code == 0 and any(p.search(name) for p in patterns):
