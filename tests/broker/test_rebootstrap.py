@@ -11,22 +11,15 @@ import confluent_kafka
 import pytest
 
 import kafkawire
-from kafkawire.local_broker import LocalBrokerUnavailable, TansuBroker, _free_loopback_port
+from kafkawire.local_broker import TansuBroker, _free_loopback_port
 
 pytestmark = pytest.mark.broker
 
 
 @pytest.fixture(scope="module")
 def unreachable_advertised() -> Iterator[TansuBroker]:
-    try:
-        broker = TansuBroker(advertised_port=_free_loopback_port())  # nothing listens there
-        broker.start()
-    except LocalBrokerUnavailable as exc:
-        pytest.fail(f"Tansu is not available: {exc}")
-    try:
+    with TansuBroker(advertised_port=_free_loopback_port()) as broker:  # nothing listens there
         yield broker
-    finally:
-        broker.stop()
 
 
 def _outcomes(module: Any, bootstrap: str, strategy: str) -> list[bool]:
