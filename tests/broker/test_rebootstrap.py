@@ -51,7 +51,8 @@ def test_recovery_through_bootstrap_servers_as_confluent_kafka(
     reference = _outcomes(confluent_kafka, unreachable_advertised.bootstrap, strategy)
     ours = _outcomes(kafkawire, unreachable_advertised.bootstrap, strategy)
     # rebootstrap: each refresh finds the learned broker down and goes back to bootstrap.servers;
-    # none: the bootstrap connection is retired after the first answer and never used again.
-    expected = [True, True, True] if strategy == "rebootstrap" else [True, False, False]
-    assert reference == expected
-    assert ours == reference
+    # none: the bootstrap connection is retired after the first answer and never used again. (The
+    # first call is left out: the client's own first Metadata answer may already have retired it.)
+    expected = [True, True] if strategy == "rebootstrap" else [False, False]
+    assert reference[1:] == expected
+    assert ours[1:] == expected
