@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import difflib
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -73,6 +74,16 @@ def _refused(why: str) -> Callable[[Any], Any]:
 
 
 MAX_PROTOCOL_STRING = 32_767  # a protocol STRING's int16 length, in UTF-8 bytes
+
+
+def _regex_list(patterns: list[str]) -> list[str]:
+    """librdkafka's pattern list: regular expressions, each matched anywhere in a name."""
+    for pattern in patterns:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ValueError(f"not a regular expression: {pattern!r}: {exc}") from None
+    return patterns
 
 
 def protocol_string(value: str | None) -> str | None:
@@ -181,6 +192,11 @@ CONNECTION_OPTIONS: tuple[Option, ...] = (
     # True: the periodic refresh asks for the topics in use; false: for every topic of the cluster.
     Option("topic.metadata.refresh.sparse", "bool", True),
     _int("metadata.max.age.ms", 900_000, 1, 86_400_000),
+    # Topics the client acts as if they did not exist (list_topics() still shows them).
+    Option("topic.blacklist", "list", [], validate=_regex_list),
+    # When no known broker answers: start again from bootstrap.servers (KIP-899, KIP-1102).
+    Option("metadata.recovery.strategy", "enum", "rebootstrap", choices=("none", "rebootstrap")),
+    _int("metadata.recovery.rebootstrap.trigger.ms", 300_000, 0),
     _int("api.version.request.timeout.ms", 10_000, 1, 300_000),
     # librdkafka's in-client mock cluster (kafkawire.testing): bootstrap.servers is then ignored.
     _int("test.mock.num.brokers", 0, 0, 10_000),

@@ -126,6 +126,6 @@ def cluster_metadata_from(
             },
             _error_or_none(info.error_code),
         )
-        for name, info in core.topics.items()
+        for name, info in {**core.topics, **core.ignored}.items()  # (a blacklisted topic is listed, as librdkafka)
     }
     return ClusterMetadata(core.cluster_id, core.controller_id, brokers, topics, orig_broker_id, orig_broker_name)

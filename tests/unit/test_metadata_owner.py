@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 
 from kafkawire.client.metadata_owner import MetadataOwner
-from kafkawire.core.metadata_refresh import Intervals, Pace
+from kafkawire.core.metadata_refresh import Intervals, Pace, Recovery
 from kafkawire.kafka_error import KafkaError
 from kafkawire.protocol.codec import Struct
+from kafkawire.protocol.error_codes import REBOOTSTRAP_REQUIRED
 from tests.unit.test_admin_routing import VirtualEngine
 
 RTT = 0.05
@@ -95,3 +96,58 @@ def test_a_closed_owner_sends_nothing_and_tells_askers_at_once() -> None:
     r.engine.run()
     assert r.sent == []
     assert [e.code() if e else None for e in errors] == [KafkaError._DESTROY]
+
+
+class Recovering:
+    """An owner with metadata recovery on; ``answers`` are given in turn (None: never answered)."""
+
+    def __init__(self, answers: list[Struct | None], strategy: bool = True) -> None:
+        self.engine = VirtualEngine()
+        self.answers = answers
+        self.sent: list[float] = []
+        self.silent: list[Any] = []  # callbacks of the requests never answered
+        self.rebootstraps: list[float] = []
+        self.owner = MetadataOwner(
+            self.engine, self.send, lambda _r, _f: None, lambda: ["known"], INTERVALS,
+            recovery=Recovery(strategy, 5.0), rebootstrap=lambda: self.rebootstraps.append(self.engine.now()),
+        )  # fmt: skip
+
+    def send(self, body: Any, callback: Any, timeout: float | None) -> None:
+        self.sent.append(self.engine.now())
+        answer = self.answers.pop(0) if self.answers else Struct()
+        if answer is None:
+            self.silent.append(callback)
+        else:
+            self.engine.call_later(RTT, lambda: callback(answer, None))
+
+
+def test_no_answer_within_the_trigger_interval_rebootstraps_and_sends_the_request_again() -> None:
+    r = Recovering([None])
+    told: list[Any] = []
+    r.owner.ask(["x"], lambda resp, err: told.append(err))
+    r.engine.run()
+    assert r.rebootstraps == [pytest.approx(5.0)]
+    assert r.sent[:2] == [0.0, pytest.approx(5.0)]  # the same request, through the bootstrap servers
+    assert told == [None]  # answered by the copy
+    r.silent[0](None, KafkaError(KafkaError._TIMED_OUT))  # the first copy's late failure changes nothing
+    assert told == [None]
+
+
+def test_rebootstrap_required_in_an_answer_rebootstraps_at_once() -> None:
+    r = Recovering([Struct(error_code=REBOOTSTRAP_REQUIRED)])
+    told: list[Any] = []
+    r.owner.ask(["x"], lambda resp, err: told.append(err and err.code()))
+    r.engine.run()
+    assert told == [REBOOTSTRAP_REQUIRED]  # nothing of that answer is folded in
+    assert r.rebootstraps == [pytest.approx(RTT)]
+    assert len(r.sent) == 2  # then the brokers and known topics are asked for
+
+
+def test_strategy_none_never_rebootstraps() -> None:
+    r = Recovering([Struct(error_code=REBOOTSTRAP_REQUIRED), None], strategy=False)
+    r.owner.ask(["x"])
+    r.engine.run()
+    r.owner.ask(["y"])  # never answered: no clock runs either
+    r.engine.run()
+    r.owner.all_brokers_down()
+    assert r.rebootstraps == [] and len(r.sent) == 2

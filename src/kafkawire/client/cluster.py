@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import itertools
 import logging
+import re
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from typing import Any
@@ -19,7 +20,7 @@ from .. import model
 from ..config import CONNECTION_OPTIONS, NO_BOOTSTRAP, RETRY_BACKOFF_OPTIONS, bootstrap_addresses, parse_config
 from ..core.cluster_health import ClusterHealth
 from ..core.metadata import ClusterView
-from ..core.metadata_refresh import Intervals
+from ..core.metadata_refresh import Intervals, Recovery
 from ..debug import APP, OFF, Debug, broker_name
 from ..io.broker import Body, BrokerConnection, Callback, State
 from ..io.connection_settings import ConnectionSettings
@@ -60,19 +61,22 @@ class Client:
         self._transport = self.settings.transport()
         self.engine = engine or Engine()
         self._owns_engine = engine is None
-        self.metadata = ClusterView()
+        self.metadata = ClusterView(blacklist=tuple(re.compile(p) for p in self.config["topic.blacklist"]))
         # Every part of the client asks this one owner for metadata (client/metadata_owner.py).
         self.metadata_refresh = MetadataOwner(
             self.engine, self._send_metadata, self._fold_metadata, lambda: self.metadata.topics,
             Intervals.from_config(self.config), debug,
+            recovery=Recovery.from_config(self.config), rebootstrap=self._rebootstrap,
         )  # fmt: skip
         self._resolver = Resolver(self.engine.call_soon)
         self._mock = _start_mock_cluster(self.config, debug)
         bootstrap = self.config["bootstrap.servers"] if self._mock is None else self._mock.bootstrap_servers()
         # Bootstrap servers get negative ids, as in librdkafka, until metadata names the brokers.
+        # They serve until a Metadata answer names the brokers, then retire until a rebootstrap.
         self._bootstrap = [
             self._new_connection(-1 - i, host, port) for i, (host, port) in enumerate(bootstrap_addresses(bootstrap))
         ]
+        self._retired: list[BrokerConnection] = []  # the bootstrap connections while retired
         if not self._bootstrap:
             (logger or log).warning(NO_BOOTSTRAP)
         # Told of the connection errors the user hears about (core/cluster_health.py): all brokers
@@ -258,6 +262,22 @@ class Client:
         if self.debug.topic:
             topic_log.changes(self.debug, before, self.metadata.topics)
         self._sync_brokers()
+        if self.metadata.brokers:
+            self._retire_bootstrap()
+
+    def _retire_bootstrap(self) -> None:
+        """The brokers are named: the bootstrap connections take no new request (as librdkafka
+        decommissions them) until a rebootstrap puts them back."""
+        self._retired += self._bootstrap
+        self._bootstrap = []
+
+    def _rebootstrap(self) -> None:
+        """Metadata recovery (client/metadata_owner.py): the bootstrap connections serve again (a
+        closed one reconnects, resolving its name anew), counted as untried, as librdkafka's re-bootstrap."""
+        if self._closed or self._bootstrap:
+            return
+        self._bootstrap, self._retired = self._retired, []
+        self._health.rebootstrapped([(c.host, c.port) for c in self._bootstrap])
 
     def connection(self, node_id: int) -> BrokerConnection | None:
         """The connection to a broker named by the metadata (created on first use)."""
@@ -299,7 +319,7 @@ class Client:
 
     def connections(self) -> list[BrokerConnection]:
         """Every broker connection (bootstrap ones and coordinator lanes included)."""
-        return [*self._bootstrap, *self._brokers.values(), *self._lanes.values()]
+        return [*self._bootstrap, *self._retired, *self._brokers.values(), *self._lanes.values()]
 
     def lanes(self) -> list[BrokerConnection]:
         """The coordinator lanes among `connections`."""
@@ -315,7 +335,7 @@ class Client:
         connecting = [c for c in every if c.state in (State.CONNECTING, State.NEGOTIATING)]
         if connecting:
             return min(connecting, key=lambda c: c.load)
-        if not every:
+        if not every and not self.metadata.brokers:
             return None
         # Brokers the metadata names but we never connected to are candidates too (their
         # connection is made only if picked).
@@ -345,8 +365,8 @@ class Client:
             if conn.proven:  # (ready but closed before answering anything is no recovery)
                 self._health.up(address)
             return
-        if self._closed or conn.last_error is None:
-            return
+        if self._closed or conn.last_error is None or conn in self._retired:
+            return  # (a retired bootstrap connection's failure says nothing of the brokers)
         known = {(b.host, b.port) for b in self.metadata.brokers.values()} or {
             (c.host, c.port) for c in self._bootstrap
         }
@@ -355,6 +375,8 @@ class Client:
         for error in self._health.failed(address, conn.last_error, known, any_live, lasting=conn.last_error_lasting):
             if self.on_error is not None:
                 self.on_error(error)
+            if error.code() == KafkaError._ALL_BROKERS_DOWN:
+                self.metadata_refresh.all_brokers_down()
 
     def _sync_brokers(self) -> None:
         """Follow broker moves: a broker whose address changed reconnects there, keeping its queue."""

@@ -54,11 +54,7 @@ NO_EFFECT: dict[str, str] = {
     "queue.buffering.backpressure.threshold": "kafkawire builds a broker's next Produce only while its connection "
     "holds fewer than max.in.flight requests, sent or not: that bounds the unsent ones",
     # Not implemented (yet); what kafkawire does instead.
-    "coordinator.query.interval.ms": "not implemented: kafkawire looks the coordinator up again when an answer or "
-    "a failed connection says it moved, not on a timer",
     "topic.metadata.propagation.max.ms": "(consumer, admin) only the producer waits for a topic to propagate",
-    "metadata.recovery.strategy": "not implemented: kafkawire keeps retrying the brokers it knows (no re-bootstrap)",
-    "metadata.recovery.rebootstrap.trigger.ms": "not implemented: kafkawire never re-bootstraps",
     # Properties librdkafka gives every client type that mean nothing to some of them.
     "client.rack": "(producer, admin) only a consumer fetches from its rack's replica (KIP-392)",
     "message.max.bytes": "(admin) the admin client sends no records",
@@ -70,7 +66,6 @@ ONLY_VALUES: dict[str, tuple[tuple[str, ...], str]] = {
     "ssl.curves.list": (("",), "Python's ssl module cannot set the TLS supported-curves list"),
     "ssl.sigalgs.list": (("",), "Python's ssl module cannot set the TLS signature algorithms"),
     "plugin.library.paths": (("",), "librdkafka plugins are C libraries for librdkafka; kafkawire loads none"),
-    "topic.blacklist": (("",), "not implemented by kafkawire: every topic of the metadata is shown"),
     "socket.max.fails": (("1",), "kafkawire closes a connection at its first timed-out request, always"),
     "client.dns.lookup": (
         ("use_all_dns_ips",),

@@ -6,6 +6,9 @@ that a request in flight covers waits for that request's answer. Each answer is 
 cluster picture (``fold``), then the askers are told, then the subscribers (`subscribe`). With
 `keep_fresh` the owner also asks again for the known topics (or every topic) every
 ``topic.metadata.refresh.interval.ms``.
+
+It also runs the metadata recovery `core.metadata_refresh.Recovery` decides: ``rebootstrap`` (the
+client's) makes the client connect to ``bootstrap.servers`` again, then a refresh is asked for.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..core.metadata import request_body
-from ..core.metadata_refresh import Intervals, Pace, RefreshSchedule, Request
+from ..core.metadata_refresh import Intervals, Pace, Recovery, RefreshSchedule, Request
 from ..debug import MAIN, OFF, Debug
 from ..io.broker import Body, Callback
 from ..io.engine import Timer, guarded
@@ -37,6 +40,9 @@ class MetadataOwner:
         known: Callable[[], Iterable[str]],
         intervals: Intervals,
         debug: Debug = OFF,
+        *,
+        recovery: Recovery | None = None,
+        rebootstrap: Callable[[], None] | None = None,
     ) -> None:
         self._timers = timers
         self._debug = debug
@@ -50,6 +56,10 @@ class MetadataOwner:
         self._pump_due = False
         self._closed = False
         self._rng = random.Random()
+        self._recovery = recovery or Recovery(False, 0.0)
+        self._rebootstrap = rebootstrap
+        self._recovery_timer: Timer | None = None
+        self._unanswered: dict[int, Callable[[], None]] = {}  # id(request) -> send it again
 
     # --- IO thread -------------------------------------------------------------------------
 
@@ -86,11 +96,44 @@ class MetadataOwner:
         if fn in self._subscribers:
             self._subscribers.remove(fn)
 
+    def all_brokers_down(self) -> None:
+        """Every broker the client knows failed its last attempt: rebootstrap, if configured."""
+        if self._recovery.on_all_brokers_down():
+            self._recover("all known brokers are down")
+
     def close(self) -> None:
         """No request from here on; later asks hear _DESTROY at once."""
         self._closed = True
-        if self._timer is not None:
-            self._timer.cancel()
+        for timer in (self._timer, self._recovery_timer):
+            if timer is not None:
+                timer.cancel()
+
+    def _recover(self, why: str) -> None:
+        """Connect to the bootstrap servers again, then ask for the brokers and known topics."""
+        if self._closed or self._rebootstrap is None:
+            return
+        if self._debug.generic:
+            self._debug.log("generic", "REBOOTSTRAP", MAIN, "Starting re-bootstrap sequence (%s)", why)
+        self._rebootstrap()
+        for send in list(self._unanswered.values()):
+            send()  # (a copy through the bootstrap servers: a request queued for a dead broker would wait)
+        self.ask(list(self._known()), pace=Pace.FAST)
+
+    def _arm_recovery(self) -> None:
+        """(Re)set the one timer for the recovery deadline, if any."""
+        if self._recovery_timer is not None:
+            self._recovery_timer.cancel()
+            self._recovery_timer = None
+        deadline = self._recovery.deadline
+        if deadline is not None and not self._closed:
+            self._recovery_timer = self._timers.call_later(max(0.0, deadline - self._timers.now()), self._recovery_due)
+
+    def _recovery_due(self) -> None:
+        self._recovery_timer = None
+        if self._recovery.expired(self._timers.now()):
+            self._recover("no metadata answer within metadata.recovery.rebootstrap.trigger.ms")
+        else:
+            self._arm_recovery()
 
     # --- internals -------------------------------------------------------------------------
 
@@ -125,12 +168,31 @@ class MetadataOwner:
         def body(version: int) -> dict[str, Any]:
             return request_body(topics, version, auto_create=request.auto_create)
 
+        copies = 0  # sent and not yet answered: a rebootstrap sends the request again
+        ended = False
+
+        def send() -> None:
+            nonlocal copies
+            copies += 1
+            self._send(body, done, request.timeout)
+
         def done(response: Struct | None, error: KafkaError | None) -> None:
+            nonlocal copies, ended
+            copies -= 1
+            if ended or ((response is None or error is not None) and copies):
+                return  # answered already, or a failed copy while another may still answer
+            ended = True
+            self._unanswered.pop(id(request), None)
+            top = 0 if response is None else response.get("error_code") or 0
+            if top:  # (v13+) the answer as a whole is refused: nothing in it is folded in
+                response, error = None, KafkaError(top)
             ok = response is not None and error is None
             if self._debug.metadata:
                 _answer_lines(self._debug, response, error)
             if ok:
                 assert response is not None
+                self._recovery.answered()
+                self._arm_recovery()
                 self._fold(response, topics is None)
             for waiter in self._schedule.answered(request, self._timers.now(), ok, self._rng.random()):
                 guarded(waiter, response, error)
@@ -140,11 +202,17 @@ class MetadataOwner:
             if self._fresh is not None and self._schedule.last_answer is not None and not self._closed:
                 self._ask_periodic()
             self._pump_soon()
+            if top and self._recovery.on_answer_error(top):
+                self._recover("the broker answered REBOOTSTRAP_REQUIRED")
 
         if self._debug.metadata:
             what = "all topics" if topics is None else f"{len(topics)} topic(s)" if topics else "brokers only"
             self._debug.log("metadata", "METADATA", MAIN, "Request metadata for %s (%s)", what, request.pace.name.lower())
-        self._send(body, done, request.timeout)
+        if self._recovery.deadline is None:
+            self._recovery.sent(self._timers.now(), full=topics is None)
+            self._arm_recovery()
+        self._unanswered[id(request)] = send
+        send()
 
 
 def _answer_lines(debug: Debug, response: Struct | None, error: KafkaError | None) -> None:

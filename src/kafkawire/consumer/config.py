@@ -75,6 +75,7 @@ CONSUMER_OPTIONS: tuple[Option, ...] = (
     Option("partition.assignment.strategy", "list", ["range", "roundrobin"], validate=_assignors),
     _int("session.timeout.ms", 45_000, 1, 3_600_000),
     _int("heartbeat.interval.ms", 3_000, 1, 3_600_000),
+    _int("coordinator.query.interval.ms", 600_000, 1, 3_600_000),  # FindCoordinator again this often
     _int("max.poll.interval.ms", 300_000, 1, 86_400_000),
     Option("enable.auto.commit", "bool", True, aliases=("auto.commit.enable",)),
     _int("auto.commit.interval.ms", 5_000, 0, 86_400_000),

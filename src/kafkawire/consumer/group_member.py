@@ -12,6 +12,10 @@ rebalance callback before it joins again.
 The leader keeps the partition counts it assigned with and looks at the metadata again (every
 second while a subscribed topic is missing, else every ``metadata_interval``): a topic created or
 grown since makes the group join again, as the Java client's leader does.
+
+Every ``coordinator.query.interval.ms`` (a tenth of it while the coordinator's connection is down) it
+asks FindCoordinator again, as librdkafka does: a coordinator that moved is followed at once rather
+than when an answer says NOT_COORDINATOR.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from ..client.coordinators import GROUP, Coordinators
 from ..core.assignors import ASSIGNORS, COOPERATIVE_STICKY, Member, encode_sticky_user_data
 from ..core.backoff import RetryBackoff
 from ..core.group import REFUSED_JOIN_PAUSE, GroupConfig, Membership, State, Step
+from ..io.broker import State as ConnectionState
 from ..io.engine import Timer
 from ..kafka_error import KafkaError
 from ..protocol.apis import HEARTBEAT, JOIN_GROUP, LEAVE_GROUP, SYNC_GROUP
@@ -57,6 +62,7 @@ class GroupMember:
         *,
         hold_revokes: bool = False,
         metadata_interval: float = 300.0,
+        coordinator_query_interval: float = 600.0,
     ) -> None:
         self.client = client
         self.coordinators = coordinators
@@ -73,6 +79,8 @@ class GroupMember:
         self._metadata_interval = metadata_interval
         self._assigned: tuple[int, dict[str, int]] | None = None  # the leader's generation and counts
         self._recheck: Timer | None = None
+        self._query_interval = coordinator_query_interval
+        self._query: Timer | None = None  # the next periodic FindCoordinator
         # "Ask again" answers and lost coordinators: retry.backoff.ms, doubling while they repeat.
         self._backoff = RetryBackoff(client.config["retry.backoff.ms"], client.config["retry.backoff.max.ms"])
         self._rng = random.Random()
@@ -83,6 +91,7 @@ class GroupMember:
 
     def start(self) -> None:
         self.client.engine.call_soon(self._join)
+        self.client.engine.call_soon(self._arm_query)
 
     def revoked(self) -> None:
         """The revocation handed over last has been served: the held rejoin may go."""
@@ -121,7 +130,7 @@ class GroupMember:
 
         def leave() -> None:
             self._stopped = True
-            for timer in (self._timer, self._recheck):
+            for timer in (self._timer, self._recheck, self._query):
                 if timer is not None:
                     timer.cancel()
             body = self.membership.leave_request() if self.membership.state is not State.FATAL else None
@@ -160,6 +169,33 @@ class GroupMember:
                 self._later(self._retry_delay(), lambda: self._with_coordinator(then))
 
         self.coordinators.find_io(GROUP, [self.config.group_id], self.config.session_timeout, found)
+
+    def _arm_query(self) -> None:
+        """The next periodic coordinator query: sooner while the coordinator cannot be reached."""
+        if self._stopped:
+            return
+        lane = None if self.coordinator is None else self.client.lane(self.coordinator)
+        down = lane is None or lane.state is not ConnectionState.READY
+        self._query = self.client.engine.call_later(self._query_interval / (10 if down else 1), self._query_coordinator)
+
+    def _query_coordinator(self) -> None:
+        if self._stopped:
+            return
+        key = self.config.group_id
+
+        def found(answer: dict[str, int | KafkaError]) -> None:
+            node = answer.get(key)
+            if self._stopped:
+                return
+            if isinstance(node, int) and node != self.coordinator:
+                if self._debug.cgrp:
+                    diagnostics.coordinator(self._debug, key, node, self.client.broker_name(node))
+                if self.coordinator is not None:
+                    self.coordinator = node  # heartbeats and the next join go there
+            self._arm_query()
+
+        self.coordinators.forget(GROUP, key)  # (asked of the cluster, not the cache)
+        self.coordinators.find_io(GROUP, [key], self.config.session_timeout, found)
 
     def _retry_delay(self) -> float:
         return self._backoff.next(self._rng.random())

@@ -43,8 +43,9 @@ POLL_CHECK = 1.0  # seconds between looks at the application's last poll (at mos
 
 
 def topics_of(names: list[str], patterns: list[re.Pattern[str]], client: Client) -> list[str]:
-    """The subscribed names plus every known, non-internal topic a pattern matches."""
-    found = set(names)
+    """The subscribed names plus every known, non-internal topic a pattern matches (neither one
+    topic.blacklist names: the metadata keeps those apart)."""
+    found = {name for name in names if not client.metadata.ignores(name)}
     if patterns:
         for name, info in client.metadata.topics.items():
             if not info.is_internal and info.error_code == 0 and any(p.search(name) for p in patterns):
@@ -260,4 +261,5 @@ class Subscription:
         return GroupMember(
             self._client, self._coordinators, group, c.assignors, topics, self._changed, hold_revokes=True,
             metadata_interval=opts["topic.metadata.refresh.interval.ms"] / 1000,
+            coordinator_query_interval=opts["coordinator.query.interval.ms"] / 1000,
         )  # fmt: skip

@@ -96,6 +96,8 @@ class ShareConsumer:
         for key in _NOT_SUPPORTED:
             if key in merged:
                 raise ValueError(f"{key} is not supported by the share consumer (records are acknowledged, not committed)")
+        if "topic.blacklist" in merged:  # (librdkafka's refusal, in its words)
+            raise ValueError("Failed to create share consumer: `topic.blacklist` is not applicable for share consumer")
         mode = str(merged.pop("share.acknowledgement.mode", IMPLICIT)).lower()
         if mode not in MODES:
             raise ValueError(f"share.acknowledgement.mode must be 'implicit' or 'explicit', not {mode!r}")

@@ -43,6 +43,12 @@ class ClusterHealth:
         self._reported.pop(address, None)
         self._all_down = False
 
+    def rebootstrapped(self, bootstrap: Collection[Address]) -> None:
+        """The client starts again from its bootstrap servers: they count as untried, and all
+        brokers down can be reported again (as librdkafka resets it)."""
+        self._down.difference_update(bootstrap)
+        self._all_down = False
+
     def failed(
         self, address: Address, error: KafkaError, known: Collection[Address], any_live: bool, *, lasting: bool = False
     ) -> list[KafkaError]:

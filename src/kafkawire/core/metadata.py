@@ -12,6 +12,7 @@ client hold (or connect to) more than these.
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -91,6 +92,13 @@ class ClusterView:
     cluster_id: str | None = None
     controller_id: int = NO_LEADER
     updated_at: float | None = None
+    # topic.blacklist: topics whose names match are kept apart in `ignored`, as if they did not
+    # exist (librdkafka's cache skips them); only list_topics() shows them.
+    blacklist: tuple[re.Pattern[str], ...] = ()
+    ignored: dict[str, TopicInfo] = field(default_factory=dict)
+
+    def ignores(self, topic: str) -> bool:
+        return any(p.search(topic) for p in self.blacklist)
 
     def update(self, body: Struct, now: float, *, full: bool = False) -> None:
         """Apply a Metadata response. ``full`` (all topics were asked for) drops topics it lacks."""
@@ -98,6 +106,7 @@ class ClusterView:
         self.cluster_id = body.get("cluster_id")
         self.controller_id = body.get("controller_id", NO_LEADER)
         topics = {} if full else dict(self.topics)
+        ignored = {} if full else dict(self.ignored)
         for t in body.topics:
             if t.name is None:
                 continue
@@ -113,14 +122,14 @@ class ClusterView:
                 for p in t.partitions
             }
             topic_id = t.get("topic_id")
-            topics[t.name] = TopicInfo(
+            (ignored if self.ignores(t.name) else topics)[t.name] = TopicInfo(
                 name=t.name,
                 error_code=t.error_code,
                 partitions=partitions,
                 topic_id=topic_id if topic_id and topic_id.int else None,
                 is_internal=t.get("is_internal", False),
             )
-        self.topics = topics
+        self.topics, self.ignored = topics, ignored
         self.partition_counts = {n: len(t.partitions) for n, t in topics.items() if t.partitions and not t.error_code}
         self.updated_at = now
 

@@ -14,6 +14,11 @@ PERIODIC) never have two requests in flight, and after failed requests they also
 ``retry.backoff.ms``, doubling up to ``retry.backoff.max.ms``. The IO side
 (`kafkawire.client.metadata_owner`) passes ``now``, sends what `take` hands out and reports each
 answer with `answered`; waiters are opaque to this module.
+
+`Recovery` decides when the client starts again from ``bootstrap.servers`` (KIP-899, KIP-1102), as
+librdkafka 2.16 does with ``metadata.recovery.strategy=rebootstrap``: at once when every broker it
+knows is down or an answer says REBOOTSTRAP_REQUIRED, or when no Metadata answer came within
+``metadata.recovery.rebootstrap.trigger.ms`` of the first request sent after the last answer.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from ..protocol.error_codes import REBOOTSTRAP_REQUIRED
 from .backoff import RetryBackoff
 
 W = TypeVar("W")
@@ -177,3 +183,42 @@ class RefreshSchedule(Generic[W]):
     def periodic_topics(self, known: Iterable[str]) -> Topics:
         """What the periodic refresh asks for: the topics known (sparse), else every topic."""
         return frozenset(known) if self.intervals.sparse else None
+
+
+class Recovery:
+    """Whether and when to repeat the bootstrap; the owner asks and runs the one timer it names."""
+
+    def __init__(self, rebootstrap: bool, trigger: float) -> None:
+        self.enabled = rebootstrap
+        self.trigger = trigger  # seconds without an answer, from the first request after the last answer
+        self.deadline: float | None = None
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> Recovery:
+        return cls(
+            config["metadata.recovery.strategy"] == "rebootstrap",
+            config["metadata.recovery.rebootstrap.trigger.ms"] / 1000,
+        )
+
+    def sent(self, now: float, full: bool) -> None:
+        """A Metadata request left. The first one since the last answer starts the clock; a request
+        for every topic does not (as librdkafka: it is not retried, so it cannot prove the silence)."""
+        if self.enabled and not full and self.deadline is None:
+            self.deadline = now + self.trigger
+
+    def answered(self) -> None:
+        self.deadline = None
+
+    def expired(self, now: float) -> bool:
+        """The trigger interval passed with no answer: rebootstrap (the clock restarts with the next request)."""
+        if self.deadline is None or now < self.deadline:
+            return False
+        self.deadline = None
+        return self.enabled
+
+    def on_all_brokers_down(self) -> bool:
+        return self.enabled
+
+    def on_answer_error(self, code: int) -> bool:
+        """A Metadata answer's top-level error (v13+): REBOOTSTRAP_REQUIRED asks for it at once."""
+        return self.enabled and code == REBOOTSTRAP_REQUIRED

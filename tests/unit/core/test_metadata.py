@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from kafkawire.core.metadata import ClusterView
@@ -30,3 +31,13 @@ def test_partition_counts_hold_only_topics_a_record_can_go_to() -> None:
     assert md.partition_counts == {"ok": 3, "creating": 2}
     md.update(answer([("ok", 0, 5)]), 3.0, full=True)  # a full answer drops the rest
     assert md.partition_counts == {"ok": 5}
+
+
+def test_blacklisted_topics_are_kept_apart_as_if_they_did_not_exist() -> None:
+    md = ClusterView(blacklist=(re.compile("^tmp-"), re.compile("secret")))
+    md.update(answer([("tmp-a", 0, 1), ("orders", 0, 2), ("my-secret-x", 0, 1)]), 1.0)
+    assert set(md.topics) == {"orders"} and md.partition_counts == {"orders": 2}
+    assert set(md.ignored) == {"tmp-a", "my-secret-x"}  # (matched anywhere in the name, as librdkafka)
+    assert md.ignores("tmp-b") and not md.ignores("orders-tmp-")
+    md.update(answer([("orders", 0, 2)]), 2.0, full=True)
+    assert md.ignored == {}

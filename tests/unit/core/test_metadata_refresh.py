@@ -7,7 +7,8 @@ import math
 import pytest
 
 from kafkawire.core.backoff import RetryBackoff
-from kafkawire.core.metadata_refresh import Intervals, Pace, RefreshSchedule
+from kafkawire.core.metadata_refresh import Intervals, Pace, Recovery, RefreshSchedule
+from kafkawire.protocol.error_codes import REBOOTSTRAP_REQUIRED, UNKNOWN_SERVER_ERROR
 
 INTERVALS = Intervals(fast=0.1, periodic=300.0, backoff_ms=100, backoff_max_ms=1000)
 
@@ -200,3 +201,38 @@ def test_retry_backoff_doubles_to_its_cap_and_resets() -> None:
     assert [b.next(0.5) for _ in range(4)] == pytest.approx([0.1, 0.2, 0.3, 0.3])
     b.reset()
     assert b.next(0.5) == pytest.approx(0.1)
+
+
+def test_recovery_clock_starts_at_the_first_request_after_an_answer() -> None:
+    r = Recovery(True, 300.0)
+    r.sent(10.0, full=False)
+    r.sent(50.0, full=False)  # a later request does not push the deadline back
+    assert r.deadline == 310.0
+    assert not r.expired(309.9)
+    assert r.expired(310.0)
+    assert r.deadline is None  # the next request starts it again
+    r.sent(400.0, full=False)
+    r.answered()
+    assert r.deadline is None and not r.expired(10_000.0)
+
+
+def test_recovery_clock_ignores_requests_for_every_topic() -> None:
+    r = Recovery(True, 1.0)
+    r.sent(0.0, full=True)
+    assert r.deadline is None
+
+
+def test_recovery_triggers_on_all_brokers_down_and_rebootstrap_required() -> None:
+    r = Recovery(True, 300.0)
+    assert r.on_all_brokers_down()
+    assert r.on_answer_error(REBOOTSTRAP_REQUIRED)
+    assert not r.on_answer_error(UNKNOWN_SERVER_ERROR)
+
+
+def test_recovery_none_never_rebootstraps() -> None:
+    r = Recovery.from_config({"metadata.recovery.strategy": "none", "metadata.recovery.rebootstrap.trigger.ms": 5})
+    r.sent(0.0, full=False)
+    assert r.deadline is None and not r.expired(100.0)
+    assert not r.on_all_brokers_down() and not r.on_answer_error(REBOOTSTRAP_REQUIRED)
+    r = Recovery.from_config({"metadata.recovery.strategy": "rebootstrap", "metadata.recovery.rebootstrap.trigger.ms": 5})
+    assert r.enabled and r.trigger == 0.005

@@ -58,3 +58,14 @@ def test_a_lasting_failure_is_reported_once_per_address_until_it_connects() -> N
     plain = KafkaError(KafkaError._TRANSPORT, "connection closed by broker")
     # An ordinary close counts only towards "all brokers down" (one of two known here: nothing yet).
     assert health.failed(("c", 1), plain, [("c", 1), ("e", 1)], any_live=False) == []
+
+
+def test_a_rebootstrap_makes_the_bootstrap_servers_untried_and_all_down_reportable_again() -> None:
+    health, learned, boot = ClusterHealth(), ("b", 9092), ("boot", 9092)
+    plain = KafkaError(KafkaError._TRANSPORT, "connection refused")
+    assert [e.code() for e in health.failed(learned, plain, [learned], any_live=False)] == [KafkaError._ALL_BROKERS_DOWN]
+    health.failed(boot, plain, [learned], any_live=False)
+    assert health.failed(learned, plain, [learned], any_live=False) == []  # once until something comes back
+    health.rebootstrapped([boot])
+    assert not health.is_down(boot) and health.is_down(learned)  # the learned broker's last attempt still failed
+    assert [e.code() for e in health.failed(learned, plain, [learned], any_live=False)] == [KafkaError._ALL_BROKERS_DOWN]
