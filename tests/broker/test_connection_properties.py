@@ -23,7 +23,7 @@ def test_an_idle_connection_is_closed_and_the_client_reconnects(tansu: TansuBrok
     with kafkawire.admin.AdminClient({"bootstrap.servers": tansu.bootstrap, "connections.max.idle.ms": 300}) as admin:
         client = admin._client  # the admin client's network client, to see its connections
         admin.list_topics(timeout=10)
-        conns = lambda: [*client._bootstrap, *client._brokers.values()]  # noqa: E731
+        conns = client.connections
         assert any(c.state is State.READY for c in conns())
         assert wait_until(lambda: all(c.state is State.DISCONNECTED for c in conns()))
         assert all(c.last_error is None for c in conns())  # closed quietly: not a failure
@@ -34,7 +34,7 @@ def test_without_connections_max_idle_ms_connections_stay(tansu: TansuBroker) ->
     with kafkawire.admin.AdminClient({"bootstrap.servers": tansu.bootstrap}) as admin:
         admin.list_topics(timeout=10)
         time.sleep(1.0)
-        assert any(c.state is State.READY for c in admin._client._bootstrap + list(admin._client._brokers.values()))
+        assert any(c.state is State.READY for c in admin._client.connections())
 
 
 def _deliveries(producer: Any, topic: str) -> list[tuple[str | None, int]]:
