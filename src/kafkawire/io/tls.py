@@ -14,7 +14,7 @@ import contextlib
 import os
 import ssl
 import tempfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, cast
 
 from ..kafka_error import KafkaError
@@ -283,15 +283,25 @@ class TlsTransport:
         return True
 
     def send(self, data: memoryview) -> int:
-        if not self._push() or not data:
+        return self.send_many((data,))
+
+    def send_many(self, views: Sequence[memoryview]) -> int:
+        """Seal each view (a batch's buffer is encrypted from where it is, never joined to the
+        others first); all of them are taken once the ciphertext held before is out."""
+        if not self._push():
             return 0
+        taken = 0
         try:
-            self._session.send(data)
+            for view in views:
+                if view:
+                    self._session.send(view)
+                    taken += len(view)
         except TlsError as exc:
             raise TransportError(f"{self.name}: {exc}", KafkaError._SSL) from None
-        self._out += self._session.outgoing()
-        self._push()
-        return len(data)
+        if taken:
+            self._out += self._session.outgoing()
+            self._push()
+        return taken
 
     def recv_into(self, buffer: memoryview) -> int | None:
         """Plaintext into ``buffer`` until it is full or the socket has nothing more: none left
