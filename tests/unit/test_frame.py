@@ -98,12 +98,18 @@ class Trickle:
         return self.step - room
 
 
-@pytest.mark.parametrize("step", [1, 7, 4096, 1 << 20])
-def test_partial_writes_resume_where_they_stopped_and_callbacks_follow_each_frame(step: int) -> None:
+@pytest.mark.parametrize(
+    ("step", "count", "value_size"),
+    [(1, 3, 700), (7, 3, 700), (4096, 3, 700), (1 << 20, 3, 700), (1 << 24, 40, 700), (1 << 24, 12, 20_000)],
+    ids=["1", "7", "4096", "1MiB", "more-views-than-one-write", "more-bytes-than-one-write"],
+)
+def test_partial_writes_resume_where_they_stopped_and_callbacks_follow_each_frame(
+    step: int, count: int, value_size: int
+) -> None:
     frames = [
-        headers.encode_request_frame(PRODUCE, 9, i, "cid", produce_body(batch(10 + i, 700), batch(1, 5)))
-        for i in range(3)
-    ] + [headers.encode_request_frame(METADATA, 12, 3, "cid", {"topics": None})]
+        headers.encode_request_frame(PRODUCE, 9, i, "cid", produce_body(batch(10 + i, value_size), batch(1, 5)))
+        for i in range(count)
+    ] + [headers.encode_request_frame(METADATA, 12, count, "cid", {"topics": None})]
     expected = b"".join(f.joined() for f in frames)
     ends = [sum(f.size for f in frames[: i + 1]) for i in range(len(frames))]
     outbox, transport = Outbox(), Trickle(step)
@@ -116,7 +122,7 @@ def test_partial_writes_resume_where_they_stopped_and_callbacks_follow_each_fram
         # exactly the frames whose last byte is on the wire have been reported, in order
         assert written == [i for i, end in enumerate(ends) if end <= len(transport.stream)]
     assert bytes(transport.stream) == expected
-    assert written == [0, 1, 2, 3]
+    assert written == list(range(count + 1))
 
 
 def test_a_sasl_token_frame_is_its_bytes() -> None:

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
-from itertools import islice
 
 from ..protocol.frame import Frame
 from .transport import Transport
 
-# Views per gathering write (Linux's IOV_MAX is 1024; a write this wide already moves megabytes).
+# A gathering write offers views until it holds this many (Linux's IOV_MAX is 1024) or this many
+# bytes: more than a socket buffer takes at once is pointless, and TLS seals all it is offered.
 GATHER = 64
+GATHER_BYTES = 1 << 20
 
 OnWritten = Callable[[], None]
 
@@ -41,9 +42,15 @@ class Outbox:
         views = self._views
         done: list[OnWritten] = []
         while views:
-            batch = [view for view, _ in islice(views, GATHER)]
+            batch: list[memoryview] = []
+            size = 0
+            for view, _ in views:
+                batch.append(view)
+                size += len(view)
+                if size >= GATHER_BYTES or len(batch) == GATHER:
+                    break
             sent = transport.send_many(batch)
-            whole = sent == sum(map(len, batch))
+            whole = sent == size
             while sent:
                 view, on_written = views[0]
                 if sent < len(view):

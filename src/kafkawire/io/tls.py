@@ -22,6 +22,9 @@ from .transport import READ, SYSTEM_DEFAULTS, WRITE, SocketOptions, TcpTransport
 from .truststore import trusted_certificates
 
 _CIPHER_READS = 1 << 18
+# A view this large (a record batch) is sealed from where it is, into TLS records of its own;
+# smaller ones are joined and sealed together.
+SEAL_APART = 1 << 14
 
 
 class TlsError(Exception):
@@ -286,21 +289,31 @@ class TlsTransport:
         return self.send_many((data,))
 
     def send_many(self, views: Sequence[memoryview]) -> int:
-        """Seal each view (a batch's buffer is encrypted from where it is, never joined to the
-        others first); all of them are taken once the ciphertext held before is out."""
-        if not self._push():
+        """Seal the views, all taken once the ciphertext held before is out: a large one (a record
+        batch) from where it is, runs of small ones joined first (a TLS record per small piece costs
+        more than the copy). The ciphertext goes to the socket from the session's bytes, only a
+        rest the socket leaves is kept here."""
+        taken = sum(map(len, views))
+        if not self._push() or not taken:
             return 0
-        taken = 0
+        run: list[memoryview] = []  # small views waiting to be sealed together
         try:
             for view in views:
-                if view:
-                    self._session.send(view)
-                    taken += len(view)
+                if len(view) < SEAL_APART:
+                    run.append(view)
+                    continue
+                if run:
+                    self._session.send(b"".join(run))
+                    run.clear()
+                self._session.send(view)
+            if run and (small := b"".join(run)):
+                self._session.send(small)
         except TlsError as exc:
             raise TransportError(f"{self.name}: {exc}", KafkaError._SSL) from None
-        if taken:
-            self._out += self._session.outgoing()
-            self._push()
+        with memoryview(self._session.outgoing()) as cipher:
+            sent = self._inner.send(cipher)
+            if sent < len(cipher):
+                self._out += cipher[sent:]
         return taken
 
     def recv_into(self, buffer: memoryview) -> int | None:
