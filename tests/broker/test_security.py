@@ -91,6 +91,17 @@ def test_produce_over_each_listener_read_by_confluent(
     assert [m.value() for m in got] == [b"a", b"b"]
 
 
+def test_large_batches_over_ssl_read_by_confluent(secured: KafkaBroker, topic_name: Callable[[str], str]) -> None:
+    """Batches of many KiB, sealed from the producer's own buffers (not copied into the request),
+    arrive byte for byte over Kafka 2.3's SSL listener."""
+    topic = topic_name("sec-large")
+    create_topic(secured.bootstrap(), topic, 2)
+    values = [bytes([i % 251]) * (500 + (i * 37) % 2500) + str(i).encode() for i in range(3000)]
+    assert _deliver(_conf(secured, "SSL"), topic, values) == [None] * len(values)
+    got = consume_all(secured.bootstrap(), topic, len(values), timeout=60, partitions=[0, 1])
+    assert sorted(m.value() for m in got) == sorted(values)
+
+
 @pytest.mark.parametrize("setup", ["SSL", "SASL_SSL-SCRAM-SHA-512"])
 def test_admin_over_secured_listeners(secured: KafkaBroker, topic_name: Callable[[str], str], setup: str) -> None:
     topic = topic_name("secadm")

@@ -104,6 +104,19 @@ def test_produce_through_socat_tls_read_by_confluent(
     assert sorted(m.value() for m in got) == sorted(values)
 
 
+def test_large_batches_through_socat_tls_read_by_confluent(pki: Pki, front: Front, topic_name: Callable[[str], str]) -> None:
+    """Batches of many KiB (referenced by the request, not copied into it) are sealed from the
+    producer's own buffers: OpenSSL's server and confluent-kafka read every byte back."""
+    tls = front(pki.server)
+    conf = _tls(pki)
+    topic = topic_name("tlsfront-large")
+    _create_topic(tls.bootstrap, conf, topic, 3)
+    values = [bytes([i % 251]) * (500 + (i * 37) % 2500) + str(i).encode() for i in range(3000)]
+    assert _produce(tls.bootstrap, conf, topic, values) == [None] * len(values)
+    got = consume_all(tls.bootstrap, topic, len(values), timeout=60, partitions=[0, 1, 2], config=conf)
+    assert sorted(m.value() for m in got) == sorted(values)
+
+
 def _kafkawire_error(bootstrap: str, conf: dict[str, Any]) -> KafkaError:
     """The first error kafkawire reports through error_cb when it cannot connect, and the record's report."""
     seen: list[KafkaError] = []

@@ -151,6 +151,9 @@ class MemoryTransport:
                 self.inbox += len(with_id).to_bytes(4, "big") + with_id
         return len(data)
 
+    def send_many(self, views: list[memoryview]) -> int:
+        return sum(self.send(view) for view in views)
+
     def recv_into(self, buffer: memoryview) -> int | None:
         if not self.inbox:
             return None

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from kafkawire.io.tls import TlsError, TlsSession, TlsTransport, tls_context
+from kafkawire.io.tls import SEAL_APART, TlsError, TlsSession, TlsTransport, tls_context
 from kafkawire.io.transport import TransportError
 from tests.harness.certs import KEY_PASSWORD, STORE_PASSWORD, Authority, Leaf, make_ca, make_leaf
 
@@ -247,3 +247,41 @@ def test_an_answer_that_arrives_with_the_close_is_handed_over_before_the_close(p
     with pytest.raises(TransportError) as closed:
         transport.recv_into(buffer)
     assert closed.value.code is None and "closed by broker" in str(closed.value)  # a close, not a TLS failure
+
+
+class SlowPipe(Pipe):
+    """A socket that takes at most ``room`` bytes per write."""
+
+    def __init__(self, room: int) -> None:
+        super().__init__()
+        self.room = room
+
+    def send(self, data: memoryview) -> int:
+        n = min(self.room, len(data))
+        self.sent += data[:n]
+        return n
+
+
+@pytest.mark.parametrize("room", [1 << 30, 10_000], ids=["socket-takes-all", "socket-takes-some"])
+def test_views_sealed_apart_or_joined_reach_the_server_in_order(pki: Pki, room: int) -> None:
+    """A frame's pieces: large ones sealed from their own buffers, runs of small ones joined; the
+    server opens exactly their concatenation, whatever the socket takes per write."""
+    server = Server(pki.leaves["server"])
+    session = connect({"ssl.ca.location": str(pki.ca.cert)}, server)
+    pipe = SlowPipe(room)
+    transport = TlsTransport(pipe, session)  # type: ignore[arg-type]
+    transport._tcp_up = True
+    sizes = [80, 12, 40_000, 12, 7, 3, 70_000, 5, SEAL_APART, SEAL_APART - 1]
+    views = [memoryview(bytes([i]) * n) for i, n in enumerate(sizes)]
+    frames = [views, [memoryview(b"second frame")]]
+    for frame in frames:
+        while not transport.send_many(frame):  # taken whole once the ciphertext before it is out
+            transport.send(memoryview(b""))
+    while transport.pending():
+        transport.send(memoryview(b""))
+    server.incoming.write(bytes(pipe.sent))
+    opened = bytearray()
+    with contextlib.suppress(ssl.SSLWantReadError):
+        while chunk := server.tls.read(1 << 20):
+            opened += chunk
+    assert bytes(opened) == b"".join(bytes(v) for frame in frames for v in frame)

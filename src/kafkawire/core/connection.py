@@ -27,6 +27,7 @@ from ..protocol import codec, headers
 from ..protocol import error_codes as ec
 from ..protocol.apis import API_VERSIONS, METADATA, SASL_AUTHENTICATE
 from ..protocol.codec import Struct
+from ..protocol.frame import Frame
 from ..protocol.primitives import DecodeBudget, DecodeError
 from ..protocol.schema import Api
 from .metadata import COUNT_LIMITS, check_response
@@ -118,8 +119,8 @@ class Connection:
         timeout: float,
         expect_response: bool = True,
         context: Any = None,
-    ) -> tuple[bytearray, InFlight | None]:
-        """Return the framed bytes to write; the request is tracked when it expects a response."""
+    ) -> tuple[Frame, InFlight | None]:
+        """Return the frame to write (its `pieces`); the request is tracked when it expects a response."""
         correlation_id = self._next_correlation_id
         self._next_correlation_id = (correlation_id + 1) & 0x7FFFFFFF
         frame = headers.encode_request_frame(api, version, correlation_id, self.client_id, body)
@@ -129,12 +130,12 @@ class Connection:
         self._in_flight.append(req)
         return frame, req
 
-    def send_sasl_token(self, token: bytes, *, now: float, timeout: float, context: Any = None) -> bytearray:
+    def send_sasl_token(self, token: bytes, *, now: float, timeout: float, context: Any = None) -> Frame:
         """A SASL token as brokers before KIP-152 take it after SaslHandshake v0: size-prefixed,
         no header. The answer (the server's token, maybe empty) comes back as a SaslAuthenticate
         body with error code 0; a broker refusing the credentials closes the connection instead."""
         self._in_flight.append(InFlight(-1, SASL_AUTHENTICATE, 0, now + timeout, context, now, raw=True))
-        return bytearray(len(token).to_bytes(_SIZE_PREFIX, "big") + token)
+        return Frame(len(token).to_bytes(_SIZE_PREFIX, "big") + token)
 
     def receive_buffer(self) -> memoryview:
         """Where the next bytes from the socket go (then `received` with how many came): the rest

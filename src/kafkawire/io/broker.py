@@ -35,11 +35,13 @@ from ..debug import broker_name
 from ..kafka_error import KafkaError
 from ..protocol.apis import API_VERSIONS
 from ..protocol.codec import Struct
+from ..protocol.frame import Frame
 from ..protocol.schema import Api
 from . import wire_log
 from .connection_settings import BrokerStats, ConnectionSettings, TransportFactory, tcp_transport
 from .engine import Engine, Timer, guarded
 from .handshake_driver import HandshakeDriver
+from .outbox import Outbox
 from .resolve import Addresses, Resolver
 from .transport import READ, WRITE, PeerClosed, Transport, TransportError
 
@@ -105,7 +107,7 @@ class BrokerConnection:
         )
         self._doubts = Doubts()
         self._queue: deque[Queued] = deque()
-        self._out: deque[tuple[memoryview, Callable[[], None] | None]] = deque()
+        self._out = Outbox()
         self._failures = 0
         self._timer: Timer | None = None
         self._reconnect_timer: Timer | None = None
@@ -231,7 +233,7 @@ class BrokerConnection:
         self.engine.modify(transport, READ, self._on_event)
         self._handshake.start(self._conn, self.name)
 
-    def _write_step(self, frame: bytearray) -> None:
+    def _write_step(self, frame: Frame) -> None:
         self._write(frame, None)
         self._arm_timer()
 
@@ -288,10 +290,10 @@ class BrokerConnection:
             self._write(frame, None if req is not None else functools.partial(q.callback, None, None))
         self._arm_timer()
 
-    def _write(self, frame: bytes | bytearray, on_written: Callable[[], None] | None) -> None:
+    def _write(self, frame: Frame, on_written: Callable[[], None] | None) -> None:
         self._active_at = self.engine.now()
         was_idle = not self._out
-        self._out.append((memoryview(frame), on_written))
+        self._out.add(frame, on_written)
         if was_idle:
             self._flush()
 
@@ -302,15 +304,8 @@ class BrokerConnection:
         try:
             if transport.pending():
                 transport.send(_NOTHING)
-            while self._out:
-                view, on_written = self._out[0]
-                sent = transport.send(view)
-                if sent < len(view):
-                    self._out[0] = (view[sent:], on_written)
-                    break
-                self._out.popleft()
-                if on_written is not None:
-                    guarded(on_written)
+            for on_written in self._out.write(transport):
+                guarded(on_written)
         except TransportError as exc:
             self._failed(KafkaError(exc.code or KafkaError._TRANSPORT, str(exc)))
             return

@@ -20,6 +20,7 @@ from ..core.handshake import Handshake, HandshakeError, Step, reauthenticate_at
 from ..kafka_error import KafkaError
 from ..protocol.apis import API_VERSIONS
 from ..protocol.codec import Struct
+from ..protocol.frame import Frame
 from . import wire_log
 from .connection_settings import ConnectionSettings
 from .engine import Engine, Timer
@@ -39,7 +40,7 @@ class HandshakeDriver:
         engine: Engine,
         settings: ConnectionSettings,
         *,
-        write: Callable[[bytearray], None],
+        write: Callable[[Frame], None],
         ready: Callable[[Versions], None],
         resumed: Callable[[], None],
         failed: Callable[[int, str], None],

@@ -14,7 +14,7 @@ import contextlib
 import os
 import ssl
 import tempfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, cast
 
 from ..kafka_error import KafkaError
@@ -22,6 +22,10 @@ from .transport import READ, SYSTEM_DEFAULTS, WRITE, SocketOptions, TcpTransport
 from .truststore import trusted_certificates
 
 _CIPHER_READS = 1 << 18
+_NOTHING = memoryview(b"")
+# A view this large (a record batch) is sealed from where it is, into TLS records of its own;
+# smaller ones are joined and sealed together.
+SEAL_APART = 1 << 14
 
 
 class TlsError(Exception):
@@ -234,6 +238,7 @@ class TlsTransport:
         self._inner = inner
         self._session = session
         self._out = bytearray()
+        self._held = _NOTHING  # the rest of send_many's ciphertext, a view of the session's bytes (sent first)
         self._cipher = memoryview(bytearray(_CIPHER_READS))  # ciphertext read from the socket
         self._tcp_up = False
         self._ended: TransportError | None = None  # the close met while answer bytes were still to hand over
@@ -275,6 +280,11 @@ class TlsTransport:
 
     def _push(self) -> bool:
         """Write held ciphertext; True when all of it went out."""
+        while self._held:
+            sent = self._inner.send(self._held)
+            if not sent:
+                return False
+            self._held = self._held[sent:]
         while self._out:
             sent = self._inner.send(memoryview(self._out))
             if not sent:
@@ -283,15 +293,33 @@ class TlsTransport:
         return True
 
     def send(self, data: memoryview) -> int:
-        if not self._push() or not data:
+        return self.send_many((data,))
+
+    def send_many(self, views: Sequence[memoryview]) -> int:
+        """Seal the views, all taken once the ciphertext held before is out: a large one (a record
+        batch) from where it is, runs of small ones joined first (a TLS record per small piece costs
+        more than the copy). The ciphertext goes to the socket from the session's bytes; a rest the
+        socket leaves is held as a view of them, not copied."""
+        taken = sum(map(len, views))
+        if not self._push() or not taken:
             return 0
+        run: list[memoryview] = []  # small views waiting to be sealed together
         try:
-            self._session.send(data)
+            for view in views:
+                if len(view) < SEAL_APART:
+                    run.append(view)
+                    continue
+                if run:
+                    self._session.send(b"".join(run))
+                    run.clear()
+                self._session.send(view)
+            if run and (small := b"".join(run)):
+                self._session.send(small)
         except TlsError as exc:
             raise TransportError(f"{self.name}: {exc}", KafkaError._SSL) from None
-        self._out += self._session.outgoing()
-        self._push()
-        return len(data)
+        cipher = memoryview(self._session.outgoing())
+        self._held = cipher[self._inner.send(cipher) :]
+        return taken
 
     def recv_into(self, buffer: memoryview) -> int | None:
         """Plaintext into ``buffer`` until it is full or the socket has nothing more: none left
@@ -326,7 +354,7 @@ class TlsTransport:
         return total or None
 
     def pending(self) -> int:
-        return len(self._out)
+        return len(self._held) + len(self._out)
 
     def close(self) -> None:
         self._inner.close()

@@ -11,6 +11,7 @@ import errno
 import os
 import selectors
 import socket
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -45,6 +46,10 @@ class Transport(Protocol):
     def send(self, data: memoryview) -> int:
         """Bytes of ``data`` taken (0: try again when writable); an empty ``data`` pushes out what
         the transport itself holds (see `pending`)."""
+
+    def send_many(self, views: Sequence[memoryview]) -> int:
+        """Bytes taken from the start of ``views``, written as one stream (0: try again when
+        writable). The views must stay unchanged until taken."""
 
     def recv_into(self, buffer: memoryview) -> int | None:
         """Bytes read into the start of ``buffer`` (never empty): how many, or None when none are
@@ -119,9 +124,12 @@ class TcpTransport:
         return 0
 
     def send(self, data: memoryview) -> int:
+        return self.send_many((data,))
+
+    def send_many(self, views: Sequence[memoryview]) -> int:
         assert self._sock is not None
         try:
-            return self._sock.send(data)
+            return self._sock.sendmsg(views)  # one gathering write: the views are not joined first
         except (BlockingIOError, InterruptedError):
             return 0
         except OSError as exc:

@@ -16,6 +16,7 @@ from typing import Any
 from ..core.connection import Response
 from ..debug import Debug
 from ..protocol.apis import API_BY_KEY, SASL_AUTHENTICATE, SASL_HANDSHAKE
+from ..protocol.frame import Frame
 from ..protocol.schema import Api
 
 _FAMILIES: dict[int, str] = {socket.AF_INET: "ipv4", socket.AF_INET6: "ipv6"}
@@ -34,13 +35,13 @@ def failed(debug: Debug, name: str, state: Any, why: str) -> None:
     debug.log("broker", "FAIL", name, "%s: %s (in state %s)", name, why, state.name)
 
 
-def sent(debug: Debug, name: str, api: Api, version: int, frame: bytes | bytearray, raw: bool = False) -> None:
+def sent(debug: Debug, name: str, api: Api, version: int, frame: Frame, raw: bool = False) -> None:
     """A request written (``raw``: a bare SASL token, no header and no correlation id)."""
     if raw:
-        debug.log("protocol", "SEND", name, "%s: Sent SASL token (%d bytes)", name, len(frame))
+        debug.log("protocol", "SEND", name, "%s: Sent SASL token (%d bytes)", name, frame.size)
         return
     corr = int.from_bytes(frame[8:12], "big")  # size, api key, api version, then the correlation id
-    debug.log("protocol", "SEND", name, "%s: Sent %sRequest (v%d, %d bytes, CorrId %d)", name, api.name, version, len(frame), corr)  # fmt: skip
+    debug.log("protocol", "SEND", name, "%s: Sent %sRequest (v%d, %d bytes, CorrId %d)", name, api.name, version, frame.size, corr)  # fmt: skip
 
 
 def received(debug: Debug, name: str, response: Response, rtt: float) -> None:

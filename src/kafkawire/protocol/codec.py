@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .decoding import Decoder, struct_decoder
+from .frame import SPLICE_MIN, Frame
 from .primitives import DecodeBudget, DecodeError, encode_uvarint
 from .schema import Array, Field, FieldType, MessageSchema
 from .values import INTS, Buffer, Struct, UnsupportedFieldError, default_struct, default_value
@@ -211,11 +212,13 @@ def _primitive_encoder(where: str, type_: str, nullable: bool, flexible: bool) -
     if type_ == "string":
         encode_bytes = _bytes_encoder(where, nullable, flexible, short=True)
         return lambda out, value: encode_bytes(out, None if value is None else value.encode())
-    return _bytes_encoder(where, nullable, flexible, short=False)  # bytes and records
+    return _bytes_encoder(where, nullable, flexible, short=False, splice=type_ == "records")
 
 
-def _bytes_encoder(where: str, nullable: bool, flexible: bool, *, short: bool) -> Encoder:
-    """Strings carry an int16 length, bytes an int32 one; compact forms a varint of length + 1."""
+def _bytes_encoder(where: str, nullable: bool, flexible: bool, *, short: bool, splice: bool = False) -> Encoder:
+    """Strings carry an int16 length, bytes an int32 one; compact forms a varint of length + 1.
+    ``splice`` (record batches): written into a `Frame`, a large value is referenced in place
+    rather than copied (a Produce request's batches)."""
     null = b"\x00" if flexible else (b"\xff\xff" if short else b"\xff\xff\xff\xff")
     pack_len = _I16.pack if short else _I32.pack
 
@@ -226,8 +229,12 @@ def _bytes_encoder(where: str, nullable: bool, flexible: bool, *, short: bool) -
             out += null
             return
         out += encode_uvarint(len(value) + 1) if flexible else pack_len(len(value))
-        out += value
+        if splice and len(value) >= SPLICE_MIN and isinstance(out, Frame):
+            out.refer(value)
+        else:
+            out += value
 
     return encode_bytes
+
 
 

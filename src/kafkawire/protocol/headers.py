@@ -13,6 +13,7 @@ from typing import Any
 from . import codec
 from .apis import API_BY_KEY
 from .codec import Buffer, Struct
+from .frame import Frame
 from .primitives import DecodeBudget, DecodeError
 from .schema import Api, MessageSchema, Versions, f
 
@@ -51,10 +52,10 @@ def response_header_version(api: Api, version: int) -> int:
 
 def encode_request_frame(
     api: Api, version: int, correlation_id: int, client_id: str | None, body: Mapping[str, Any]
-) -> bytearray:
-    """The request as it goes on the wire: int32 size, header, body, built in one buffer (a
-    Produce request's record batches are copied once, into it, and the buffer is sent as is)."""
-    out = bytearray(4)
+) -> Frame:
+    """The request as it goes on the wire: int32 size, header, body, in one `Frame` (a Produce
+    request's large record batches stay in their own buffers, referenced: see `Frame.pieces`)."""
+    out = Frame(4)
     header = {
         "request_api_key": api.key,
         "request_api_version": version,
@@ -63,7 +64,7 @@ def encode_request_frame(
     }
     codec.encode_into(out, REQUEST_HEADER, request_header_version(api, version), header)
     codec.encode_into(out, api.request, version, body)
-    out[:4] = (len(out) - 4).to_bytes(4, "big")
+    out[:4] = (out.size - 4).to_bytes(4, "big")
     return out
 
 
@@ -71,7 +72,7 @@ def encode_request(
     api: Api, version: int, correlation_id: int, client_id: str | None, body: Mapping[str, Any]
 ) -> bytes:
     """The request without its size prefix."""
-    return bytes(memoryview(encode_request_frame(api, version, correlation_id, client_id, body))[4:])
+    return encode_request_frame(api, version, correlation_id, client_id, body).joined()[4:]
 
 
 def encode_response(api: Api, version: int, correlation_id: int, body: Mapping[str, Any]) -> bytes:
