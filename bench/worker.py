@@ -188,8 +188,9 @@ def kafkawire_arrow(sc: Scenario, bootstrap: str, topic: str, w: Workload) -> di
     produce_arrow = getattr(arrow, "produce_arrow", None)
     if produce_arrow is None:
         return {"skipped": "kafkawire.producer.arrow has no produce_arrow()"}
-    counts = Counts()
-    producer = _kafkawire_producer(sc, bootstrap, counts)
+    # The Spark writer's delivery callback: every record counted, a produced batch's in one call.
+    tracker = arrow.DeliveryTracker()
+    producer = _kafkawire_producer(sc, bootstrap, None)
     producer.list_topics(topic, timeout=10)
     nv = len(w.values)
     tables = []
@@ -202,12 +203,13 @@ def kafkawire_arrow(sc: Scenario, bootstrap: str, topic: str, w: Workload) -> di
 
     def work() -> None:
         for table in tables:
-            produce_arrow(producer, table, topic)
+            produce_arrow(producer, table, topic, on_delivery=tracker)
             producer.poll(0)
         producer.flush(120)
 
     result = _measure(work)
-    return {**result, "acked": counts.acked, "failed": counts.failed, "error": counts.first_error}
+    error = None if tracker.first_error is None else str(tracker.first_error)
+    return {**result, "acked": tracker.delivered, "failed": tracker.failed, "error": error}
 
 
 async def _gather_oldest(pending: deque[list[Any]], counts: Counts) -> None:

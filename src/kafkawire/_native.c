@@ -10,6 +10,7 @@
  *   encode_records   a record batch's records, v2 format (records/batch.py append_records)
  *   serve_delivered  the delivery reports of a delivered batch (producer.py DeliveredReports)
  *   tally_delivered  a delivered batch's bookkeeping (producer.py Producer._report_delivered)
+ *   tally_shared     a batch reported in one call to a batch-aware callback (producer/delivery.py)
  *   decode_messages  a fetched batch's records as consumed Messages (consumer/decode.py)
  *   decode_columns   a fetched batch's records as Arrow buffers, headers included (consumer/arrow.py)
  *   ProduceLane      produce()'s common case (ProduceMethod); pending_from_dicts, pending_from_columns and
@@ -706,6 +707,45 @@ tally_delivered(PyObject *module, PyObject *args)
         }
     }
     return Py_BuildValue("(LnLN)", value_bytes, freed, charge, futures);
+}
+
+/* ---- tally_shared -------------------------------------------------------------------- */
+
+/* tally_shared(messages, callback, overhead) -> (value_bytes, charge) or None
+ * A batch whose every record has ``callback``, no future and one topic and partition, as one
+ * report sees it: its value bytes (statistics) and the buffer charge of all its records; None
+ * when one record differs (its reports are then made per record). */
+static PyObject *
+tally_shared(PyObject *module, PyObject *args)
+{
+    PyObject *messages, *callback;
+    long long overhead;
+    if (!PyArg_ParseTuple(args, "O!OL:tally_shared", &PyList_Type, &messages, &callback, &overhead)) return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(messages);
+    if (n == 0) Py_RETURN_NONE;
+    long long value_bytes = 0, charge = 0;
+    Pending *first = (Pending *)PyList_GET_ITEM(messages, 0);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PyList_GET_ITEM(messages, i);
+        if (Py_TYPE(item) != &PendingType) {
+            PyErr_SetString(PyExc_TypeError, "tally_shared takes native PendingMessages");
+            return NULL;
+        }
+        Pending *m = (Pending *)item;
+        if (m->callback != callback || (m->future != NULL && m->future != Py_None)) Py_RETURN_NONE;
+        int same = m->topic == first->topic ? 1 : PyObject_RichCompareBool(m->topic, first->topic, Py_EQ);
+        if (same == 1 && m->partition != first->partition)
+            same = PyObject_RichCompareBool(m->partition, first->partition, Py_EQ);
+        if (same < 0) return NULL;
+        if (!same) Py_RETURN_NONE;
+        if (m->value != Py_None) {
+            Py_ssize_t len = PyObject_Length(m->value);
+            if (len < 0) return NULL;
+            value_bytes += len;
+        }
+        charge += 2 * (long long)m->size + overhead;
+    }
+    return Py_BuildValue("(LL)", value_bytes, charge);
 }
 
 /* ---- decode_messages ----------------------------------------------------------------- */
@@ -2318,6 +2358,8 @@ static PyMethodDef native_methods[] = {
      " -> (next, served, charge, exception or None)"},
     {"tally_delivered", tally_delivered, METH_VARARGS,
      "tally_delivered(messages, overhead) -> (value_bytes, without_callback, their_charge, with_future)"},
+    {"tally_shared", tally_shared, METH_VARARGS,
+     "tally_shared(messages, callback, overhead) -> (value_bytes, charge), or None when a record differs"},
     {"decode_messages", decode_messages, METH_VARARGS,
      "decode_messages(body, pos, end, count, base_offset, base_timestamp, log_append_time, min_offset, topic,"
      " partition, timestamp_type, leader_epoch, message_type) -> list of messages, or None when malformed"},
