@@ -8,8 +8,9 @@ RSS, and for the latency scenario each record's delivery latency summarised as p
 
 Every client gets the same data (values and keys built before the clock starts), the same
 ``linger.ms`` (5), the same batch size (1 MB), acks, idempotence and compression, its metadata
-fetched before the clock starts, and a delivery report per record so that what it acknowledged
-can be checked against what the broker holds.
+fetched before the clock starts, and every record's delivery reported (per record; the Arrow path
+per produced batch, counting its records, as the Spark writer's tracker takes them) so that what it
+acknowledged can be checked against what the broker holds.
 """
 
 from __future__ import annotations
