@@ -51,6 +51,26 @@ typedef struct {
 
 static PyTypeObject PendingType;
 
+/* The length of a key, value or header value: read directly from a bytes object (the common
+ * case), else its len(). */
+static inline Py_ssize_t
+blob_len(PyObject *o)
+{
+    return PyBytes_CheckExact(o) ? PyBytes_GET_SIZE(o) : PyObject_Length(o);
+}
+
+/* An int as a long long; CPython 3.11's PyLong_AsLongLong goes through a byte array for any int
+ * past 2**30 (every epoch-millisecond timestamp), PyLong_AsLong reads the digits directly. */
+static inline long long
+int64_of(PyObject *o)
+{
+#if LONG_MAX == LLONG_MAX
+    return PyLong_AsLong(o);
+#else
+    return PyLong_AsLongLong(o);
+#endif
+}
+
 /* A header as (key, value): any sequence of two, as Python's unpacking takes it. New references. */
 static int
 header_pair(PyObject *item, PyObject **key, PyObject **value)
@@ -74,11 +94,11 @@ pending_size(PyObject *key, PyObject *value, PyObject *headers, Py_ssize_t *out)
 {
     Py_ssize_t size = 36, n;
     if (key != Py_None) {
-        if ((n = PyObject_Length(key)) < 0) return -1;
+        if ((n = blob_len(key)) < 0) return -1;
         size += n;
     }
     if (value != Py_None) {
-        if ((n = PyObject_Length(value)) < 0) return -1;
+        if ((n = blob_len(value)) < 0) return -1;
         size += n;
     }
     int truth = PyObject_IsTrue(headers);
@@ -103,7 +123,7 @@ pending_size(PyObject *key, PyObject *value, PyObject *headers, Py_ssize_t *out)
                 return -1;
             }
             size += 10 + klen;
-            n = hv == Py_None ? 0 : PyObject_Length(hv);
+            n = hv == Py_None ? 0 : blob_len(hv);
             Py_DECREF(hk);
             Py_DECREF(hv);
             if (n < 0) {
@@ -279,7 +299,8 @@ put_bytes(Buf *b, const void *p, Py_ssize_t n)
     b->len += n;
 }
 
-/* A key, value or header value: its bytes, or none (length -1). */
+/* A key, value or header value: its bytes, or none (length -1). ``held``: 0 none, 1 a buffer
+ * view to release, 2 a bytes object's own storage (borrowed, nothing to release). */
 typedef struct {
     Py_buffer view;
     int held;
@@ -290,6 +311,12 @@ field_get(PyObject *o, Field *f)
 {
     f->held = 0;
     if (o == Py_None) return 0;
+    if (PyBytes_CheckExact(o)) {
+        f->view.buf = PyBytes_AS_STRING(o);
+        f->view.len = PyBytes_GET_SIZE(o);
+        f->held = 2;
+        return 0;
+    }
     if (PyObject_GetBuffer(o, &f->view, PyBUF_SIMPLE) < 0) return -1;
     f->held = 1;
     return 0;
@@ -298,7 +325,7 @@ field_get(PyObject *o, Field *f)
 static void
 field_release(Field *f)
 {
-    if (f->held) PyBuffer_Release(&f->view);
+    if (f->held == 1) PyBuffer_Release(&f->view);
     f->held = 0;
 }
 
@@ -374,7 +401,7 @@ encode_one(PyObject *rec, long long *count, long long *base, long long *top, Buf
         PyErr_SetString(PyExc_TypeError, "a record must be a (timestamp_ms, key, value, headers) tuple");
         return -1;
     }
-    long long ts = PyLong_AsLongLong(timestamp);
+    long long ts = int64_of(timestamp);
     if (ts == -1 && PyErr_Occurred()) return -1;
     long long delta = 0;
     if (*count) {
@@ -384,7 +411,7 @@ encode_one(PyObject *rec, long long *count, long long *base, long long *top, Buf
         *base = *top = ts;
     }
     hdr->len = 0;
-    int has_headers = headers == Py_None ? 0 : PyObject_IsTrue(headers);
+    int has_headers = headers == Py_None ? 0 : PyList_CheckExact(headers) ? PyList_GET_SIZE(headers) > 0 : PyObject_IsTrue(headers);
     if (has_headers < 0) return -1;
     if (has_headers && encode_headers(headers, hdr) < 0) return -1;
     Field k, v;
@@ -685,7 +712,7 @@ tally_delivered(PyObject *module, PyObject *args)
         }
         Pending *m = (Pending *)item;
         if (m->value != Py_None) {
-            Py_ssize_t n = PyObject_Length(m->value);
+            Py_ssize_t n = blob_len(m->value);
             if (n < 0) {
                 Py_DECREF(futures);
                 return NULL;
@@ -739,7 +766,7 @@ tally_shared(PyObject *module, PyObject *args)
         if (same < 0) return NULL;
         if (!same) Py_RETURN_NONE;
         if (m->value != Py_None) {
-            Py_ssize_t len = PyObject_Length(m->value);
+            Py_ssize_t len = blob_len(m->value);
             if (len < 0) return NULL;
             value_bytes += len;
         }

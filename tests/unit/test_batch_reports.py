@@ -73,6 +73,18 @@ def test_a_failed_batch_is_one_report_with_the_error_and_no_offset() -> None:
     assert [count for count, _ in released] == [3] and deliveries.delivered_count == 0
 
 
+def test_a_raising_batch_report_comes_out_of_poll_and_still_frees_the_room() -> None:
+    class Raising(Recorder):
+        def report_batch(self, *args: Any) -> None:
+            raise ValueError("from report_batch")
+
+    deliveries, released = _deliveries()
+    deliveries.complete(_records(PendingMessage, 3, Raising()), None, 0, -1)
+    with pytest.raises(ValueError, match="from report_batch"):
+        deliveries.executor.serve(0)
+    assert [count for count, _ in released] == [3]
+
+
 def test_records_not_all_of_one_callback_are_reported_one_by_one() -> None:
     deliveries, released = _deliveries()
     recorder, other = Recorder(), Recorder()
