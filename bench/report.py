@@ -245,7 +245,8 @@ def render(results: list[ScenarioResult], meta: dict[str, Any]) -> str:
         "Versions: " + ", ".join(f"{k} {val}" for k, val in v.items()),
         "",
         f"Each client runs in its own process, {meta['rounds']} rounds, clients' order rotating each round. "
-        "All clients: linger 5 ms, 1 MB batches, a delivery report per record, metadata fetched before the clock "
+        "All clients: linger 5 ms, 1 MB batches, every record's delivery reported (the Arrow path's per produced "
+        "batch, as the Spark writer's DeliveryTracker takes them), metadata fetched before the clock "
         "starts; the clock runs from the first record handed over to the last one acknowledged. Every run is "
         "verified by reading the topic back with confluent-kafka (CRC checks on): the broker must hold exactly "
         "the records acknowledged, and all must be acknowledged; runs failing that are left out of the medians. "

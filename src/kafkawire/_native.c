@@ -10,6 +10,7 @@
  *   encode_records   a record batch's records, v2 format (records/batch.py append_records)
  *   serve_delivered  the delivery reports of a delivered batch (producer.py DeliveredReports)
  *   tally_delivered  a delivered batch's bookkeeping (producer.py Producer._report_delivered)
+ *   tally_shared     a batch reported in one call to a batch-aware callback (producer/delivery.py)
  *   decode_messages  a fetched batch's records as consumed Messages (consumer/decode.py)
  *   decode_columns   a fetched batch's records as Arrow buffers, headers included (consumer/arrow.py)
  *   ProduceLane      produce()'s common case (ProduceMethod); pending_from_dicts, pending_from_columns and
@@ -50,6 +51,26 @@ typedef struct {
 
 static PyTypeObject PendingType;
 
+/* The length of a key, value or header value: read directly from a bytes object (the common
+ * case), else its len(). */
+static inline Py_ssize_t
+blob_len(PyObject *o)
+{
+    return PyBytes_CheckExact(o) ? PyBytes_GET_SIZE(o) : PyObject_Length(o);
+}
+
+/* An int as a long long; CPython 3.11's PyLong_AsLongLong goes through a byte array for any int
+ * past 2**30 (every epoch-millisecond timestamp), PyLong_AsLong reads the digits directly. */
+static inline long long
+int64_of(PyObject *o)
+{
+#if LONG_MAX == LLONG_MAX
+    return PyLong_AsLong(o);
+#else
+    return PyLong_AsLongLong(o);
+#endif
+}
+
 /* A header as (key, value): any sequence of two, as Python's unpacking takes it. New references. */
 static int
 header_pair(PyObject *item, PyObject **key, PyObject **value)
@@ -73,11 +94,11 @@ pending_size(PyObject *key, PyObject *value, PyObject *headers, Py_ssize_t *out)
 {
     Py_ssize_t size = 36, n;
     if (key != Py_None) {
-        if ((n = PyObject_Length(key)) < 0) return -1;
+        if ((n = blob_len(key)) < 0) return -1;
         size += n;
     }
     if (value != Py_None) {
-        if ((n = PyObject_Length(value)) < 0) return -1;
+        if ((n = blob_len(value)) < 0) return -1;
         size += n;
     }
     int truth = PyObject_IsTrue(headers);
@@ -102,7 +123,7 @@ pending_size(PyObject *key, PyObject *value, PyObject *headers, Py_ssize_t *out)
                 return -1;
             }
             size += 10 + klen;
-            n = hv == Py_None ? 0 : PyObject_Length(hv);
+            n = hv == Py_None ? 0 : blob_len(hv);
             Py_DECREF(hk);
             Py_DECREF(hv);
             if (n < 0) {
@@ -278,7 +299,8 @@ put_bytes(Buf *b, const void *p, Py_ssize_t n)
     b->len += n;
 }
 
-/* A key, value or header value: its bytes, or none (length -1). */
+/* A key, value or header value: its bytes, or none (length -1). ``held``: 0 none, 1 a buffer
+ * view to release, 2 a bytes object's own storage (borrowed, nothing to release). */
 typedef struct {
     Py_buffer view;
     int held;
@@ -289,6 +311,12 @@ field_get(PyObject *o, Field *f)
 {
     f->held = 0;
     if (o == Py_None) return 0;
+    if (PyBytes_CheckExact(o)) {
+        f->view.buf = PyBytes_AS_STRING(o);
+        f->view.len = PyBytes_GET_SIZE(o);
+        f->held = 2;
+        return 0;
+    }
     if (PyObject_GetBuffer(o, &f->view, PyBUF_SIMPLE) < 0) return -1;
     f->held = 1;
     return 0;
@@ -297,7 +325,7 @@ field_get(PyObject *o, Field *f)
 static void
 field_release(Field *f)
 {
-    if (f->held) PyBuffer_Release(&f->view);
+    if (f->held == 1) PyBuffer_Release(&f->view);
     f->held = 0;
 }
 
@@ -373,7 +401,7 @@ encode_one(PyObject *rec, long long *count, long long *base, long long *top, Buf
         PyErr_SetString(PyExc_TypeError, "a record must be a (timestamp_ms, key, value, headers) tuple");
         return -1;
     }
-    long long ts = PyLong_AsLongLong(timestamp);
+    long long ts = int64_of(timestamp);
     if (ts == -1 && PyErr_Occurred()) return -1;
     long long delta = 0;
     if (*count) {
@@ -383,7 +411,7 @@ encode_one(PyObject *rec, long long *count, long long *base, long long *top, Buf
         *base = *top = ts;
     }
     hdr->len = 0;
-    int has_headers = headers == Py_None ? 0 : PyObject_IsTrue(headers);
+    int has_headers = headers == Py_None ? 0 : PyList_CheckExact(headers) ? PyList_GET_SIZE(headers) > 0 : PyObject_IsTrue(headers);
     if (has_headers < 0) return -1;
     if (has_headers && encode_headers(headers, hdr) < 0) return -1;
     Field k, v;
@@ -684,7 +712,7 @@ tally_delivered(PyObject *module, PyObject *args)
         }
         Pending *m = (Pending *)item;
         if (m->value != Py_None) {
-            Py_ssize_t n = PyObject_Length(m->value);
+            Py_ssize_t n = blob_len(m->value);
             if (n < 0) {
                 Py_DECREF(futures);
                 return NULL;
@@ -706,6 +734,45 @@ tally_delivered(PyObject *module, PyObject *args)
         }
     }
     return Py_BuildValue("(LnLN)", value_bytes, freed, charge, futures);
+}
+
+/* ---- tally_shared -------------------------------------------------------------------- */
+
+/* tally_shared(messages, callback, overhead) -> (value_bytes, charge) or None
+ * A batch whose every record has ``callback``, no future and one topic and partition, as one
+ * report sees it: its value bytes (statistics) and the buffer charge of all its records; None
+ * when one record differs (its reports are then made per record). */
+static PyObject *
+tally_shared(PyObject *module, PyObject *args)
+{
+    PyObject *messages, *callback;
+    long long overhead;
+    if (!PyArg_ParseTuple(args, "O!OL:tally_shared", &PyList_Type, &messages, &callback, &overhead)) return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(messages);
+    if (n == 0) Py_RETURN_NONE;
+    long long value_bytes = 0, charge = 0;
+    Pending *first = (Pending *)PyList_GET_ITEM(messages, 0);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PyList_GET_ITEM(messages, i);
+        if (Py_TYPE(item) != &PendingType) {
+            PyErr_SetString(PyExc_TypeError, "tally_shared takes native PendingMessages");
+            return NULL;
+        }
+        Pending *m = (Pending *)item;
+        if (m->callback != callback || (m->future != NULL && m->future != Py_None)) Py_RETURN_NONE;
+        int same = m->topic == first->topic ? 1 : PyObject_RichCompareBool(m->topic, first->topic, Py_EQ);
+        if (same == 1 && m->partition != first->partition)
+            same = PyObject_RichCompareBool(m->partition, first->partition, Py_EQ);
+        if (same < 0) return NULL;
+        if (!same) Py_RETURN_NONE;
+        if (m->value != Py_None) {
+            Py_ssize_t len = blob_len(m->value);
+            if (len < 0) return NULL;
+            value_bytes += len;
+        }
+        charge += 2 * (long long)m->size + overhead;
+    }
+    return Py_BuildValue("(LL)", value_bytes, charge);
 }
 
 /* ---- decode_messages ----------------------------------------------------------------- */
@@ -2318,6 +2385,8 @@ static PyMethodDef native_methods[] = {
      " -> (next, served, charge, exception or None)"},
     {"tally_delivered", tally_delivered, METH_VARARGS,
      "tally_delivered(messages, overhead) -> (value_bytes, without_callback, their_charge, with_future)"},
+    {"tally_shared", tally_shared, METH_VARARGS,
+     "tally_shared(messages, callback, overhead) -> (value_bytes, charge), or None when a record differs"},
     {"decode_messages", decode_messages, METH_VARARGS,
      "decode_messages(body, pos, end, count, base_offset, base_timestamp, log_append_time, min_offset, topic,"
      " partition, timestamp_type, leader_epoch, message_type) -> list of messages, or None when malformed"},

@@ -149,3 +149,35 @@ def test_refused_rows_raise_once_the_others_are_queued(tansu: TansuBroker, topic
             produce_arrow(producer, pa.record_batch({"value": pa.array(["a"]), "partition": pa.array([2**40])}), topic)
         assert producer.flush(30) == 0
     assert tracker.delivered == 9 + 3 and tracker.failed == 0
+
+
+def test_a_tracker_hears_each_produced_batch_once_at_its_offsets(
+    tansu: TansuBroker, topic_name: Callable[[str], str]
+) -> None:
+    """Batch reports (`DeliveryTracker.report_batch`): fewer calls than records, and the offset
+    ranges they report cover exactly the records confluent-kafka reads back, each once."""
+    topic = topic_name("batch-reports")
+    create_topic(tansu.bootstrap, topic, 2)
+    n = 4_000
+
+    class Ranges(DeliveryTracker):
+        def __init__(self) -> None:
+            super().__init__()
+            self.ranges: list[tuple[int, int, int]] = []  # (partition, base offset, count)
+
+        def report_batch(self, topic: str, partition: int, count: int, base_offset: int, error: KafkaError | None) -> None:
+            super().report_batch(topic, partition, count, base_offset, error)
+            self.ranges.append((partition, base_offset, count))
+
+    tracker = Ranges()
+    with Producer({"bootstrap.servers": tansu.bootstrap, "linger.ms": 5, "batch.size": 16_384}) as producer:
+        for start in range(0, n, 1_000):
+            values = pa.array([b"r%d" % i for i in range(start, start + 1_000)], pa.binary())
+            produce_arrow(producer, pa.record_batch({"value": values}), topic, on_delivery=tracker)
+        assert producer.flush(30) == 0
+    assert tracker.delivered == n and tracker.failed == 0
+    assert 1 < len(tracker.ranges) < n
+    reported = sorted((p, o) for p, base, count in tracker.ranges for o in range(base, base + count))
+    got = consume_all(tansu.bootstrap, topic, n, settle=0.3)
+    assert reported == sorted((m.partition(), m.offset()) for m in got)
+    assert sorted(int(m.value()[1:]) for m in got) == list(range(n))

@@ -5,13 +5,17 @@ completed there, interceptors hear ``on_acknowledgement`` there, and each callba
 client's `CallbackExecutor` with the buffer room it frees once served. A delivered batch without
 interceptors takes the fast way: one `DeliveredReports` event for the whole batch, whose `Message`
 objects are made when served, by `serve_delivered` (C twin ``kafkawire._native.serve_delivered``).
+A batch whose records share one `BatchDeliveryCallback` is reported by one call of it, with no
+`Message` at all (the Arrow writer's reports: one per produced batch, not per record).
 The buffer charge of a record (`buffer_charge`) is defined here, next to those who free it.
 """
 
 from __future__ import annotations
 
 import logging
+from abc import ABC, abstractmethod
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from ..client.executor import CallbackExecutor
@@ -106,6 +110,42 @@ def tally_delivered(messages: list[Pending], overhead: int) -> tuple[int, int, i
     return value_bytes, freed, charge, with_future
 
 
+def tally_shared(messages: list[Pending], callback: Any, overhead: int) -> tuple[int, int] | None:
+    """A batch whose every record has ``callback``, no future, one topic and one partition: its
+    value bytes (statistics) and the buffer charge of all its records; None when a record differs.
+    The twin of ``kafkawire._native.tally_shared``."""
+    if not messages:
+        return None
+    first = messages[0]
+    value_bytes = charge = 0
+    for m in messages:
+        if m.callback is not callback or m.future is not None or m.topic != first.topic or m.partition != first.partition:
+            return None
+        if m.value is not None:
+            value_bytes += len(m.value)
+        charge += buffer_charge(m.size, overhead)
+    return value_bytes, charge
+
+
+class BatchDeliveryCallback(ABC):
+    """An ``on_delivery`` callback that can take a produced batch's reports in one call.
+
+    When every record of a batch has this callback (and no interceptor listens, no future
+    waits), the batch is reported by one `report_batch` call instead of a `Message` and a call
+    per record; otherwise each record is reported through ``__call__`` as usual. Either way each
+    record is counted in exactly one report.
+    """
+
+    @abstractmethod
+    def __call__(self, error: KafkaError | None, message: Message) -> None:
+        """One record's report, as any ``on_delivery`` callback gets it."""
+
+    @abstractmethod
+    def report_batch(self, topic: str, partition: int, count: int, base_offset: int, error: KafkaError | None) -> None:
+        """``count`` records of ``topic``/``partition`` delivered at ``base_offset`` onwards
+        (OFFSET_INVALID when unknown or failed), or all failed with ``error``."""
+
+
 class DeliveredReports:
     """The delivery reports of one delivered batch, served as one event (as librdkafka serves a
     batch of reports as one event): one queue entry, and one release of buffer room once served.
@@ -180,6 +220,8 @@ class Deliveries:
     def complete(self, messages: list[Pending], error: KafkaError | None, base_offset: int, append_time: int) -> None:
         """A batch's records are done: delivered at ``base_offset`` (-1001: unknown), or failed."""
         now = self._clock()
+        if not self._interceptors and self._reported_as_batch(messages, error, base_offset):
+            return
         if error is None and not self._interceptors:
             self._delivered(messages, base_offset, append_time, now)
             return
@@ -210,6 +252,30 @@ class Deliveries:
             self.executor.put(m.callback, (error, report), self._releaser(charge))
         if freed:
             self.release(freed, freed_bytes)
+
+    def _reported_as_batch(self, messages: list[Pending], error: KafkaError | None, base_offset: int) -> bool:
+        """The batch's reports queued as one `BatchDeliveryCallback.report_batch` call, when its
+        records share such a callback (False, nothing done, otherwise)."""
+        callback = messages[0].callback if messages else None
+        if not isinstance(callback, BatchDeliveryCallback):
+            return False
+        tally = tally_shared if native is None else native.tally_shared
+        shared = tally(messages, callback, RECORD_OVERHEAD)
+        if shared is None:
+            return False
+        value_bytes, charge = shared
+        count = len(messages)
+        if error is None:
+            self.delivered_count += count
+            self.delivered_bytes += value_bytes
+            if self._only_errors:
+                self.release(count, charge)
+                return True
+        first = messages[0]
+        offset = base_offset if error is None and base_offset >= 0 else OFFSET_INVALID
+        report = (first.topic, first.partition, count, offset, error)
+        self.executor.put(callback.report_batch, report, partial(self.release, count, charge))
+        return True
 
     def _delivered(self, messages: list[Pending], base_offset: int, append_time: int, now: float) -> None:
         """A delivered batch: futures completed here (on the IO thread), callbacks queued as one
