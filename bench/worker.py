@@ -266,10 +266,9 @@ def kafkawire_aio_batch(sc: Scenario, bootstrap: str, topic: str, w: Workload) -
     as for kafkawire-batch), one future per call, awaited in groups as kafkawire-aio's."""
     counts = Counts()
 
-    def tally(reports: list[Any]) -> None:
-        failed = [m for m in reports if m.error() is not None]
-        counts.acked += len(reports) - len(failed)
-        for m in failed:
+    def tally(result: Any) -> None:
+        counts.acked += result.delivered
+        for m in result.failed:
             counts.report(m.error())
 
     async def send_all(producer: Any) -> None:

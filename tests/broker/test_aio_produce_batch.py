@@ -1,7 +1,7 @@
 """`AIOProducer.produce_batch()`, the awaitable bulk form, against Tansu (confluent-kafka reads back).
 
 What matters: every queued record ends in exactly one report, and the call's one future resolves
-to exactly those reports; a record the producer refuses carries its own error (``_error``, as the
+to a `BatchResult` counting exactly those (the delivered ones, each failure's `Message`); a record the producer refuses carries its own error (``_error``, as the
 sync ``produce_batch``) and no report; a full buffer is awaited, or refused after ``max.block.ms``;
 cancelling the future or the call loses no report; callbacks run on the loop's thread.
 """
@@ -18,6 +18,7 @@ import pytest
 
 from kafkawire import AIOProducer, KafkaError, Message
 from kafkawire.local_broker import TansuBroker
+from kafkawire.producer.aio import BatchResult
 from tests.harness.judge import consume_all
 from tests.harness.topics import create_topic
 
@@ -39,17 +40,19 @@ def topic(bootstrap: str, topic_name: Callable[[str], str]) -> str:
     return name
 
 
-def test_every_record_reported_once_and_the_future_holds_the_reports(bootstrap: str, topic: str) -> None:
+def test_every_record_reported_once_and_the_future_counts_them(bootstrap: str, topic: str) -> None:
     calls = 5
     per_call = 4_000
     threads: list[int] = []
     called: collections.Counter[bytes] = collections.Counter()
+    seen: list[Message] = []
 
     def on_delivery(err: KafkaError | None, msg: Message) -> None:
         threads.append(threading.get_ident())
         called[msg.value() or b""] += 1
+        seen.append(msg)
 
-    async def main() -> tuple[int, list[list[Message]], list[int]]:
+    async def main() -> tuple[int, list[BatchResult]]:
         async with AIOProducer({"bootstrap.servers": bootstrap, "linger.ms": 5}) as p:
             futures = []
             for c in range(calls):
@@ -57,16 +60,15 @@ def test_every_record_reported_once_and_the_future_holds_the_reports(bootstrap: 
                 futures.append(await p.produce_batch(topic, messages, on_delivery=on_delivery))
                 assert not any("_error" in m for m in messages)
             results = await asyncio.wait_for(asyncio.gather(*futures), 60)
-        return threading.get_ident(), results, [len(r) for r in results]
+        return threading.get_ident(), results
 
-    loop_thread, results, sizes = asyncio.run(main())
-    assert sizes == [per_call] * calls
-    for c, reports in enumerate(results):
-        assert all(m.error() is None and m.offset() is not None and m.offset() >= 0 for m in reports)
-        assert sorted(m.value() or b"" for m in reports) == sorted(b"%d-%d" % (c, i) for i in range(per_call))
-    assert set(called.values()) == {1} and len(called) == calls * per_call, "on_delivery once per record"
+    loop_thread, results = asyncio.run(main())
+    assert [(r.delivered, r.failed) for r in results] == [(per_call, [])] * calls
+    assert all(m.error() is None and m.offset() is not None and m.offset() >= 0 for m in seen)
+    assert sorted(called) == sorted(b"%d-%d" % (c, i) for c in range(calls) for i in range(per_call))
+    assert set(called.values()) == {1}, "on_delivery once per record"
     assert set(threads) == {loop_thread}
-    positions = {(m.partition(), m.offset()) for reports in results for m in reports}
+    positions = {(m.partition(), m.offset()) for m in seen}
     assert len(positions) == calls * per_call
     stored = consume_all(bootstrap, topic, calls * per_call, timeout=30)
     assert {(m.partition(), m.offset()) for m in stored} == positions
@@ -76,7 +78,7 @@ def test_refused_records_carry_their_error_and_no_report(bootstrap: str, topic: 
     own: list[tuple[KafkaError | None, bytes | None]] = []
     shared: list[bytes | None] = []
 
-    async def main() -> tuple[list[dict[str, Any]], list[Message], int]:
+    async def main() -> tuple[list[dict[str, Any]], BatchResult, int]:
         conf = {"bootstrap.servers": bootstrap, "message.max.bytes": 10_000}
         async with AIOProducer(conf) as p:
             await p.list_topics(topic, 10)  # the partition count known: partition 99 refused at once
@@ -86,15 +88,15 @@ def test_refused_records_carry_their_error_and_no_report(bootstrap: str, topic: 
             messages[7] = {"value": b"own", "callback": lambda err, msg: own.append((err, msg.value()))}
             messages[9] = {"value": b"stale", "_error": KafkaError(KafkaError._QUEUE_FULL)}  # an earlier call's
             future = await p.produce_batch(topic, messages, on_delivery=lambda err, msg: shared.append(msg.value()))
-            reports = await asyncio.wait_for(future, 30)
-            return messages, reports, len(p)
+            result = await asyncio.wait_for(future, 30)
+            return messages, result, len(p)
 
-    messages, reports, left = asyncio.run(main())
+    messages, result, left = asyncio.run(main())
     assert messages[3]["_error"].code() == KafkaError.MSG_SIZE_TOO_LARGE
     assert messages[5]["_error"].code() == KafkaError._UNKNOWN_PARTITION
     assert [i for i, m in enumerate(messages) if "_error" in m] == [3, 5], "the stale _error is gone"
     assert "on_delivery" not in messages[7] and callable(messages[7]["callback"])
-    assert len(reports) == 18 and all(m.error() is None for m in reports)
+    assert result.delivered == 18 and result.failed == []
     assert own == [(None, b"own")], "a message's own callback runs instead of the call's"
     assert sorted(v or b"" for v in shared) == sorted(
         (m["value"] for i, m in enumerate(messages) if i not in (3, 5, 7))
@@ -115,42 +117,44 @@ def test_wrong_type_raises_and_queues_nothing(bootstrap: str, topic: str) -> Non
 
 
 def test_failed_deliveries_resolve_the_future_with_their_errors(bootstrap: str, topic: str) -> None:
-    async def main() -> list[Message]:
+    async def main() -> BatchResult:
         p = AIOProducer({"bootstrap.servers": bootstrap, "linger.ms": 10_000})
         await p.list_topics(topic, 10)
         future = await p.produce_batch(topic, [{"value": b"%d" % i} for i in range(100)])
         await p.purge()
-        reports = await asyncio.wait_for(future, 10)
+        result = await asyncio.wait_for(future, 10)
         await p.close()
-        return reports
+        return result
 
-    reports = asyncio.run(main())
-    assert len(reports) == 100
-    assert {m.error().code() for m in reports if m.error() is not None} == {KafkaError._PURGE_QUEUE}
-    assert all(m.error() is not None for m in reports)
+    result = asyncio.run(main())
+    assert result.delivered == 0 and len(result.failed) == 100
+    assert {m.error().code() for m in result.failed if m.error() is not None} == {KafkaError._PURGE_QUEUE}
+    assert all(m.error() is not None for m in result.failed)
+    assert sorted(m.value() or b"" for m in result.failed) == sorted(b"%d" % i for i in range(100))
 
 
 def test_full_buffer_is_awaited_then_every_record_delivered(bootstrap: str, topic: str) -> None:
     count = 2_000
 
-    async def main() -> tuple[int, list[Message], list[dict[str, Any]]]:
+    async def main() -> tuple[int, BatchResult, list[dict[str, Any]]]:
         conf = {"bootstrap.servers": bootstrap, "linger.ms": 1, "queue.buffering.max.messages": 100}
         async with AIOProducer(conf) as p:
             messages = [{"value": b"%d" % i} for i in range(count)]
             future = await p.produce_batch(topic, messages)
             most = len(p)
-            reports = await asyncio.wait_for(future, 60)
-        return most, reports, messages
+            result = await asyncio.wait_for(future, 60)
+        return most, result, messages
 
-    most, reports, messages = asyncio.run(main())
+    most, result, messages = asyncio.run(main())
     assert most <= 100
     assert not any("_error" in m for m in messages)
-    assert sorted(m.value() or b"" for m in reports) == sorted(b"%d" % i for i in range(count))
-    assert len({(m.partition(), m.offset()) for m in reports}) == count
+    assert result.delivered == count and result.failed == []
+    stored = consume_all(bootstrap, topic, count, timeout=30)
+    assert sorted(m.value() or b"" for m in stored) == sorted(b"%d" % i for i in range(count))
 
 
 def test_full_buffer_refused_after_max_block_ms_and_cancellation_loses_no_report() -> None:
-    async def main() -> tuple[list[dict[str, Any]], list[Message], bool, list[dict[str, Any]], list[Message]]:
+    async def main() -> tuple[list[dict[str, Any]], BatchResult, bool, list[dict[str, Any]], list[Message]]:
         conf = {"bootstrap.servers": UNREACHABLE, "queue.buffering.max.messages": 10, "max.block.ms": 200}
         p = AIOProducer(conf)
         messages = [{"value": b"%d" % i} for i in range(30)]
@@ -164,14 +168,15 @@ def test_full_buffer_refused_after_max_block_ms_and_cancellation_loses_no_report
         with pytest.raises(asyncio.CancelledError):
             await task
         await p.purge()
-        reports = await asyncio.wait_for(future, 10)
+        result = await asyncio.wait_for(future, 10)
         await p.close()
-        return messages, reports, future.cancelled(), more, seen
+        return messages, result, future.cancelled(), more, seen
 
-    messages, reports, cancelled, more, seen = asyncio.run(main())
+    messages, result, cancelled, more, seen = asyncio.run(main())
     refused = [m for m in messages if "_error" in m]
     assert len(refused) == 20 and {m["_error"].code() for m in refused} == {KafkaError._QUEUE_FULL}
-    assert len(reports) == 10 and {m.error().code() for m in reports if m.error()} == {KafkaError._PURGE_QUEUE}
+    assert result.delivered == 0 and len(result.failed) == 10
+    assert {m.error().code() for m in result.failed if m.error()} == {KafkaError._PURGE_QUEUE}
     assert not cancelled
     assert more[0]["_error"].code() == KafkaError._QUEUE_FULL and seen == []
 
@@ -179,7 +184,7 @@ def test_full_buffer_refused_after_max_block_ms_and_cancellation_loses_no_report
 def test_a_cancelled_future_loses_no_report_and_close_settles_the_rest(bootstrap: str, topic: str) -> None:
     seen: list[bytes | None] = []
 
-    async def main() -> tuple[bool, list[Message]]:
+    async def main() -> tuple[bool, BatchResult]:
         async with AIOProducer({"bootstrap.servers": bootstrap, "linger.ms": 50}) as p:
             cancelled = await p.produce_batch(
                 topic, [{"value": b"%d" % i} for i in range(500)], on_delivery=lambda err, msg: seen.append(msg.value())
@@ -195,5 +200,8 @@ def test_a_cancelled_future_loses_no_report_and_close_settles_the_rest(bootstrap
     was_cancelled, left = asyncio.run(main())
     assert was_cancelled
     assert sorted(v or b"" for v in seen) == sorted(b"%d" % i for i in range(500))
-    assert sorted(m.value() or b"" for m in left) == sorted(b"left-%d" % i for i in range(300))
-    assert all(m.error() is None for m in left)
+    assert left.delivered == 300 and left.failed == []
+    stored = consume_all(bootstrap, topic, 800, timeout=30)
+    assert sorted(m.value() or b"" for m in stored if (m.value() or b"").startswith(b"left-")) == sorted(
+        b"left-%d" % i for i in range(300)
+    )

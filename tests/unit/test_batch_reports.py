@@ -73,6 +73,21 @@ def test_a_failed_batch_is_one_report_with_the_error_and_no_offset() -> None:
     assert [count for count, _ in released] == [3] and deliveries.delivered_count == 0
 
 
+def test_without_batch_failures_a_failed_batch_is_reported_per_record_and_a_delivered_one_as_one() -> None:
+    class PerRecordFailures(Recorder):
+        batch_failures = False
+
+    deliveries, released = _deliveries()
+    recorder = PerRecordFailures()
+    error = KafkaError(KafkaError._MSG_TIMED_OUT)
+    deliveries.complete(_records(PendingMessage, 3, recorder), error, -1001, -1)
+    deliveries.complete(_records(PendingMessage, 2, recorder), None, 7, -1)
+    deliveries.executor.serve(0)
+    assert recorder.records == [(error, None)] * 3
+    assert recorder.batches == [("t", 2, 2, 7, None)]
+    assert sum(count for count, _ in released) == 5
+
+
 def test_a_raising_batch_report_comes_out_of_poll_and_still_frees_the_room() -> None:
     class Raising(Recorder):
         def report_batch(self, *args: Any) -> None:

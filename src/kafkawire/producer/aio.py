@@ -11,8 +11,9 @@ when set) instead of raising ``BufferError``.
 
 ``await produce_batch(topic, messages)`` is the bulk form (not in confluent-kafka's aio module):
 the sync `Producer.produce_batch` (same arguments, same ``_error`` entries for records it refuses)
-plus one future for the whole call, resolved to the queued records' reports once the last is
-served: no future per record, one callback per record (the batch's own `_Batch`).
+plus one future for the whole call, resolved once the last queued record is reported to a
+`BatchResult` (the count delivered, each failure's report): no future per record, and, unless a
+callback per record is asked for, one report per produced batch (`BatchDeliveryCallback`).
 
 The calls that wait (``flush``, ``purge``, ``list_topics``, ``close`` and the transactional calls)
 run on a thread pool, ``executor`` or one of ``max_workers`` threads, as confluent-kafka's do;
@@ -33,12 +34,14 @@ import functools
 from asyncio import InvalidStateError, get_running_loop
 from asyncio.events import _get_running_loop
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from ..client.executor import CallbackExecutor
 from ..kafka_error import KafkaError, KafkaException
 from ..model import ClusterMetadata, ConsumerGroupMetadata, Message, TopicPartition
 from .config import parse_producer_config
+from .delivery import BatchDeliveryCallback
 from .inputs import first_set
 from .producer import Producer
 
@@ -113,12 +116,12 @@ class AIOProducer:
         partition: int = -1,
         on_delivery: Callable[..., Any] | None = None,
         callback: Callable[..., Any] | None = None,
-    ) -> asyncio.Future[list[Message]]:
+    ) -> asyncio.Future[BatchResult]:
         """Queue many records, as `Producer.produce_batch` (a record it refuses gets an ``_error``
         entry in its dict; a full buffer is awaited, up to ``max.block.ms`` when set, then refused
         with ``_QUEUE_FULL``). The returned future resolves, once every queued record is reported,
-        to their reports in the order served: `Message` objects, ``error()`` set on a failed one.
-        ``on_delivery``/``callback`` and each message's own run per record too, on the loop."""
+        to a `BatchResult`: the count delivered and the report of each failed record.
+        ``on_delivery``/``callback`` and each message's own run per record, on the loop."""
         loop = get_running_loop()
         if loop is not self._loop:
             self._serve_on(loop)
@@ -146,7 +149,7 @@ class AIOProducer:
         never blocks here) until they fit or ``max.block.ms`` passed."""
         deadline = None
         while True:
-            queued = self._producer.produce_batch(topic, queue, partition, on_delivery=batch)
+            queued = self._producer.produce_batch(topic, queue, partition, on_delivery=batch.callback())
             batch.expected += queued
             if queued == len(queue):
                 return
@@ -334,43 +337,74 @@ class _DeliveryThenCallback(_Delivery):
         return True
 
 
-class _Batch:
-    """One ``produce_batch()`` call's future and the delivery callback of its records: each report
-    is kept, and the future resolved to them with the last (``expected`` is the count queued)."""
+@dataclass
+class BatchResult:
+    """What ``await produce_batch()``'s future resolves to: how many queued records were delivered,
+    and the report (`Message`, ``error()`` set) of each that failed. A delivered record has no
+    report object of its own here (its produced batch is tallied once); ``on_delivery`` gives them."""
 
-    __slots__ = ("expected", "future", "loop", "on_delivery", "queueing", "reports")
+    delivered: int = 0
+    failed: list[Message] = field(default_factory=list)
+
+
+class _Batch(BatchDeliveryCallback):
+    """One ``produce_batch()`` call's future and the delivery callback of its records: a produced
+    batch is counted by one `report_batch` call, a failed record's report kept, and the future
+    resolved with the last (``expected`` is the count queued)."""
+
+    __slots__ = ("expected", "future", "loop", "on_delivery", "queueing", "reported", "result")
+    batch_failures = False  # each failed record's report is kept: per record
 
     def __init__(self, loop: asyncio.AbstractEventLoop, on_delivery: Callable[..., Any] | None) -> None:
         self.loop = loop
-        self.future: asyncio.Future[list[Message]] = loop.create_future()
+        self.future: asyncio.Future[BatchResult] = loop.create_future()
         self.on_delivery = on_delivery
-        self.reports: list[Message] = []
+        self.result = BatchResult()
+        self.reported = 0
         self.expected = 0
         self.queueing = True  # more records may be queued: no settling yet
 
+    def callback(self) -> Callable[[KafkaError | None, Message], None]:
+        """What the records' ``on_delivery`` is: this batch, or (a callback per record asked for)
+        its per-record face, which the producer never reports as a batch."""
+        return self if self.on_delivery is None else self.report
+
     def __call__(self, err: KafkaError | None, msg: Message) -> None:
-        loop = self.loop
-        if _get_running_loop() is not loop:  # served on another loop's thread: go on on our own
-            self._hand_over(self, err, msg)
+        self.report(err, msg)
+
+    def report(self, err: KafkaError | None, msg: Message) -> None:
+        if _get_running_loop() is not self.loop:  # served on another loop's thread: go on on our own
+            self._hand_over(self.report, err, msg)
             return
-        reports = self.reports
-        reports.append(msg)
+        self._count(err, msg)
         if self.on_delivery is not None:
-            _run_callback(loop, self.on_delivery, err, msg)
-        if len(reports) == self.expected and not self.queueing:
-            self._settle()
+            _run_callback(self.loop, self.on_delivery, err, msg)
+        self._maybe_settle()
+
+    def report_batch(self, topic: str, partition: int, count: int, base_offset: int, error: KafkaError | None) -> None:
+        """A produced batch of ``count`` records delivered (failures come per record)."""
+        if _get_running_loop() is not self.loop:
+            self._hand_over(self.report_batch, topic, partition, count, base_offset, error)
+            return
+        self.result.delivered += count
+        self.reported += count
+        self._maybe_settle()
 
     def report_via(self, callback: Callable[..., Any], err: KafkaError | None, msg: Message) -> None:
         """The report of a record with a callback of its own (run instead of the call's)."""
-        loop = self.loop
-        if _get_running_loop() is not loop:
+        if _get_running_loop() is not self.loop:
             self._hand_over(self.report_via, callback, err, msg)
             return
-        reports = self.reports
-        reports.append(msg)
-        _run_callback(loop, callback, err, msg)
-        if len(reports) == self.expected and not self.queueing:
-            self._settle()
+        self._count(err, msg)
+        _run_callback(self.loop, callback, err, msg)
+        self._maybe_settle()
+
+    def _count(self, err: KafkaError | None, msg: Message) -> None:
+        self.reported += 1
+        if err is None:
+            self.result.delivered += 1
+        else:
+            self.result.failed.append(msg)
 
     def _hand_over(self, fn: Callable[..., None], *args: Any) -> None:
         try:
@@ -380,14 +414,14 @@ class _Batch:
 
     def all_queued(self) -> None:
         self.queueing = False
-        if len(self.reports) == self.expected:
-            self._settle()
+        self._maybe_settle()
 
-    def _settle(self) -> None:
-        try:
-            self.future.set_result(self.reports)
-        except InvalidStateError:  # cancelled by its awaiter
-            pass
+    def _maybe_settle(self) -> None:
+        if self.reported == self.expected and not self.queueing:
+            try:
+                self.future.set_result(self.result)
+            except InvalidStateError:  # cancelled by its awaiter (or settled already)
+                pass
 
 
 def _run_callback(

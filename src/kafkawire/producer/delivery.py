@@ -133,8 +133,11 @@ class BatchDeliveryCallback(ABC):
     When every record of a batch has this callback (and no interceptor listens, no future
     waits), the batch is reported by one `report_batch` call instead of a `Message` and a call
     per record; otherwise each record is reported through ``__call__`` as usual. Either way each
-    record is counted in exactly one report.
+    record is counted in exactly one report. With ``batch_failures`` False, a failed batch is
+    reported per record instead (each failure's `Message`, for a caller that keeps those).
     """
+
+    batch_failures = True
 
     @abstractmethod
     def __call__(self, error: KafkaError | None, message: Message) -> None:
@@ -257,7 +260,7 @@ class Deliveries:
         """The batch's reports queued as one `BatchDeliveryCallback.report_batch` call, when its
         records share such a callback (False, nothing done, otherwise)."""
         callback = messages[0].callback if messages else None
-        if not isinstance(callback, BatchDeliveryCallback):
+        if not isinstance(callback, BatchDeliveryCallback) or (error is not None and not callback.batch_failures):
             return False
         tally = tally_shared if native is None else native.tally_shared
         shared = tally(messages, callback, RECORD_OVERHEAD)
