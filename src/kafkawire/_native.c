@@ -1203,12 +1203,16 @@ done:
  * the Python side it is one step of the lock's holder, as the Python path is. The equality of the
  * two is held by tests/unit/test_produce_lane.py. */
 
+/* The keyed partitioners whose answers the lane computes (core.partitioners.KEY_HASHES). */
+enum { KEY_HASH_NONE = 0, KEY_HASH_MURMUR2 = 1, KEY_HASH_CRC32 = 2 };
+
 typedef struct {
     PyObject_HEAD
     PyObject *engine;      /* the engine's __dict__: outstanding, buffered_bytes */
     PyObject *acc;         /* the accumulator's __dict__: _queues, _count */
     PyObject *sticky;      /* the sticky partitioner's per-topic state (dict topic -> _Stick), or None */
     PyObject *keyed;       /* KeyedPartitions' maps (dict (topic, count) -> dict key -> partition), or None */
+    int key_hash;          /* the partitioner's hash when the lane may compute it (core.partitioners.KEY_HASHES) */
     PyObject *legal;       /* the set of topic names already found legal */
     PyObject *metadata;    /* the cluster metadata: its partition_counts */
     PyObject *sender;      /* its fatal error; its wake() */
@@ -1284,21 +1288,26 @@ lane_dealloc(Lane *self)
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-/* ProduceLane(engine_vars, acc_vars, sticky_topics, keyed_maps, legal_topics, metadata, sender, lock, now,
- *             on_delivery, batch_type, max_messages, max_bytes, max_record, overhead, batch_size,
+/* ProduceLane(engine_vars, acc_vars, sticky_topics, keyed_maps, key_hash, legal_topics, metadata, sender, lock,
+ *             now, on_delivery, batch_type, max_messages, max_bytes, max_record, overhead, batch_size,
  *             batch_count, sticky_size) */
 static PyObject *
 lane_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     PyObject *engine, *acc, *sticky, *keyed, *legal, *metadata, *sender, *lock, *now, *on_delivery, *batch_type;
     Py_ssize_t limits[7];
-    if (!PyArg_ParseTuple(args, "O!O!OOO!OOOOOOnnnnnnn:ProduceLane", &PyDict_Type, &engine, &PyDict_Type, &acc,
-                          &sticky, &keyed, &PySet_Type, &legal, &metadata, &sender, &lock, &now, &on_delivery,
+    int key_hash;
+    if (!PyArg_ParseTuple(args, "O!O!OOiO!OOOOOOnnnnnnn:ProduceLane", &PyDict_Type, &engine, &PyDict_Type, &acc,
+                          &sticky, &keyed, &key_hash, &PySet_Type, &legal, &metadata, &sender, &lock, &now, &on_delivery,
                           &batch_type, &limits[0], &limits[1], &limits[2], &limits[3], &limits[4], &limits[5],
                           &limits[6]))
         return NULL;
     if ((sticky != Py_None && !PyDict_Check(sticky)) || (keyed != Py_None && !PyDict_Check(keyed))) {
         PyErr_SetString(PyExc_TypeError, "sticky and keyed state must be dicts or None");
+        return NULL;
+    }
+    if (key_hash != KEY_HASH_NONE && key_hash != KEY_HASH_MURMUR2 && key_hash != KEY_HASH_CRC32) {
+        PyErr_Format(PyExc_ValueError, "unknown key hash %d", key_hash);
         return NULL;
     }
     Lane *self = (Lane *)type->tp_alloc(type, 0);
@@ -1307,6 +1316,7 @@ lane_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     self->acc = Py_NewRef(acc);
     self->sticky = Py_NewRef(sticky);
     self->keyed = Py_NewRef(keyed);
+    self->key_hash = key_hash;
     self->legal = Py_NewRef(legal);
     self->metadata = Py_NewRef(metadata);
     self->sender = Py_NewRef(sender);
@@ -1345,6 +1355,66 @@ static PyTypeObject LaneType = {
     .tp_clear = (inquiry)lane_clear,
     .tp_dealloc = (destructor)lane_dealloc,
 };
+
+/* The keyed partitioners whose answer the lane computes itself, as core/partitioners.py defines them
+ * (the codes are its KEY_HASHES values): MURMUR2 is the positive Kafka murmur2 of any key (b"" too)
+ * modulo the count; CRC32 is zlib's CRC-32 modulo the count for a non-empty key (an empty one goes
+ * sticky, which the lane leaves to Python). The unit tests hold them equal to the Python functions. */
+
+static uint32_t
+kafka_murmur2(const unsigned char *data, Py_ssize_t len)
+{
+    const uint32_t m = 0x5bd1e995;
+    uint32_t h = 0x9747b28c ^ (uint32_t)len;
+    Py_ssize_t whole = len & ~(Py_ssize_t)3;
+    for (Py_ssize_t i = 0; i < whole; i += 4) {
+        uint32_t k = (uint32_t)data[i] | (uint32_t)data[i + 1] << 8 | (uint32_t)data[i + 2] << 16
+                     | (uint32_t)data[i + 3] << 24;
+        k *= m;
+        k ^= k >> 24;
+        k *= m;
+        h = (h * m) ^ k;
+    }
+    switch (len & 3) {
+    case 3: h ^= (uint32_t)data[whole + 2] << 16; /* fall through */
+    case 2: h ^= (uint32_t)data[whole + 1] << 8;  /* fall through */
+    case 1:
+        h ^= data[whole];
+        h *= m;
+    }
+    h ^= h >> 13;
+    h *= m;
+    h ^= h >> 15;
+    return h;
+}
+
+static uint32_t crc32_table[256];
+
+static uint32_t
+zlib_crc32(const unsigned char *data, Py_ssize_t len)
+{
+    if (crc32_table[1] == 0) {
+        for (uint32_t n = 0; n < 256; n++) {
+            uint32_t c = n;
+            for (int b = 0; b < 8; b++) c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+            crc32_table[n] = c;
+        }
+    }
+    uint32_t c = 0xFFFFFFFFu;
+    for (Py_ssize_t i = 0; i < len; i++) c = crc32_table[(c ^ data[i]) & 0xFF] ^ (c >> 8);
+    return c ^ 0xFFFFFFFFu;
+}
+
+/* A key's partition under the lane's hash: >= 0, or -1 when the lane has no answer of its own. */
+static Py_ssize_t
+lane_hash_key(Lane *self, PyObject *key, Py_ssize_t count)
+{
+    const unsigned char *data = (const unsigned char *)PyBytes_AS_STRING(key);
+    Py_ssize_t len = PyBytes_GET_SIZE(key);
+    if (self->key_hash == KEY_HASH_MURMUR2) return (Py_ssize_t)((kafka_murmur2(data, len) & 0x7FFFFFFFu) % (uint32_t)count);
+    if (self->key_hash == KEY_HASH_CRC32 && len > 0) return (Py_ssize_t)(zlib_crc32(data, len) % (uint32_t)count);
+    return -1;
+}
 
 /* A Py_ssize_t from a dict's int value; -1 with no error when missing or not a plain int. */
 static Py_ssize_t
@@ -1440,6 +1510,8 @@ lane_produce(Lane *self, PyObject *const *given)
         Py_DECREF(n);
         if (PyErr_Occurred()) goto fail;
         if (partition < 0 || partition >= count || produced < 0 || produced >= self->sticky_size) goto out;
+    } else if (self->key_hash != KEY_HASH_NONE) {
+        if (count > 0x7FFFFFFF || (partition = lane_hash_key(self, key, count)) < 0) goto out;
     } else {
         if (self->keyed == Py_None) goto out;
         PyObject *c = PyLong_FromSsize_t(count), *tc = c == NULL ? NULL : PyTuple_Pack(2, topic, c);
@@ -2290,6 +2362,9 @@ lane_queue(PyObject *module, PyObject *args)
             if (stick_part < 0 || stick_part >= count || produced < 0 || produced >= self->sticky_size) break;
             partition = stick_part;
             sticky = 1;
+        } else if (self->key_hash != KEY_HASH_NONE) {
+            if (!PyBytes_CheckExact(p->key) || count > 0x7FFFFFFF || (partition = lane_hash_key(self, p->key, count)) < 0)
+                break;
         } else {
             if (self->keyed == Py_None || !PyBytes_CheckExact(p->key)) break;
             if (known == NULL) {

@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kafkawire import Producer
+from kafkawire.core.partitioners import BUILTIN_PARTITIONERS
 from kafkawire.native import native
 
 pytestmark = pytest.mark.skipif(
@@ -97,10 +98,11 @@ calls = st.tuples(
 )
 
 
+@pytest.mark.parametrize("partitioner", ["murmur2_random", "murmur2", "consistent_random", "fnv1a"])
 @settings(max_examples=40, deadline=None)
 @given(records=st.lists(calls, min_size=1, max_size=120))
-def test_the_lane_queues_as_the_python_path(records: list[Any]) -> None:
-    conf = {"batch.size": 700, "batch.num.messages": 9, "queue.buffering.max.messages": 60}
+def test_the_lane_queues_as_the_python_path(partitioner: str, records: list[Any]) -> None:
+    conf = {"batch.size": 700, "batch.num.messages": 9, "queue.buffering.max.messages": 60, "partitioner": partitioner}
     with_lane, _ = _producer(True, **conf)
     without, _ = _producer(False, **conf)
     try:
@@ -127,6 +129,34 @@ def test_the_lane_takes_the_common_records_keyless_and_keyed() -> None:
     finally:
         p.purge()
         p.close(0)
+
+
+@pytest.mark.parametrize("name", ["murmur2_random", "murmur2", "consistent_random"])
+def test_the_lane_hashes_keys_as_the_python_partitioner(name: str) -> None:
+    """The lane computes these partitioners' answers itself (no remembered key): the same as Python's."""
+    partitioner = BUILTIN_PARTITIONERS[name]
+    rng = random.Random(name)
+    keys = [None, b"", b"a", b"ab", b"abc", b"abcd", b"\xff" * 5, b"\x80\x00\x7f"]
+    keys += [rng.randbytes(rng.randrange(41)) for _ in range(1_500)]
+    for count in (1, 2, 3, 4, 7, 16, 101, 1000):
+        p, slow = _producer(True, **{"batch.size": 1_000_000, "partitioner": name})
+        p._engine.client.metadata.partition_counts = {TOPIC: count}
+        try:
+            for key in keys:
+                p.produce(TOPIC, b"v", key)
+            queued = [m for q in p._engine.acc._queues.values() for b in q for m in b.messages]
+            assert len(queued) == len(keys)
+            for m in queued:
+                expected = partitioner(m.key, count)
+                if expected >= 0:  # STICKY (None, or consistent_random's b""): the sticky partitioner's
+                    assert m.partition == expected, (m.key, count)
+            # Python takes the first record of each partition's batch and of the sticky partition, and
+            # consistent_random's empty keys (its STICKY), not the rest.
+            empty = sum(1 for key in keys if key is not None and partitioner(key, count) < 0)
+            assert slow[0] <= min(count, len(keys)) + 1 + empty
+        finally:
+            p.purge()
+            p.close(0)
 
 
 def test_a_closed_producer_refuses_through_the_python_path() -> None:

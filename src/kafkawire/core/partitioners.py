@@ -40,6 +40,10 @@ from typing import Final, Protocol, SupportsIndex
 __all__ = [
     "BUILTIN_PARTITIONERS",
     "DEFAULT_PARTITIONER",
+    "KEY_HASHES",
+    "KEY_HASH_CRC32",
+    "KEY_HASH_MURMUR2",
+    "KEY_HASH_NONE",
     "RANDOM",
     "STICKY",
     "InvalidPartitionError",
@@ -206,6 +210,22 @@ KEYLESS_STICKY: Final[frozenset[Partitioner]] = frozenset(
 producer asks the sticky partitioner directly (one call less per keyless record)."""
 
 
+KEY_HASH_NONE: Final = 0
+KEY_HASH_MURMUR2: Final = 1
+KEY_HASH_CRC32: Final = 2
+
+KEY_HASHES: Final[Mapping[Partitioner, int]] = MappingProxyType(
+    {
+        partition_murmur2: KEY_HASH_MURMUR2,
+        partition_murmur2_random: KEY_HASH_MURMUR2,
+        partition_consistent_random: KEY_HASH_CRC32,
+    }
+)
+"""The built-in partitioners whose answer for a ``bytes`` key the producer's C path computes itself
+(the codes are ``_native.c``'s): murmur2's for any key, consistent_random's for a non-empty key.
+Every other answer (a ``None`` key, consistent_random's empty key, other partitioners) stays here."""
+
+
 class KeyedPartitions:
     """Each key's partition under a built-in partitioner, remembered per topic and partition count.
 
@@ -217,6 +237,7 @@ class KeyedPartitions:
 
     def __init__(self, partitioner: Partitioner, limit: int = 100_000) -> None:
         self._partitioner = partitioner
+        self.key_hash = KEY_HASHES.get(partitioner, KEY_HASH_NONE)  # for the C path: see KEY_HASHES
         self._limit = limit
         self._kept = 0
         self._maps: dict[tuple[str, int], dict[bytes, int]] = {}

@@ -28,6 +28,7 @@ from ..core.accumulator import Accumulator, Pending, ProducerBatch
 from ..core.idempotence import Idempotence
 from ..core.partitioners import (
     BUILTIN_PARTITIONERS,
+    KEY_HASH_NONE,
     KEYLESS_STICKY,
     KeyedPartitions,
     StickyPartitioner,
@@ -137,10 +138,8 @@ class ProducerEngine:
             self.txn.on_added = self.sender.wake
             # A fatal transaction error reaches error_cb too (once: the sender reports its own).
             self.txn.on_fatal = lambda error: None if self.sender.fatal is not None else self.deliveries.error(error)
-        # produce()'s common case in C (`kafkawire._native` ProduceLane): it reads and moves the
-        # state kept here (the buffer's counters, the open batches, the sticky partition, remembered
-        # keys) and leaves everything else to `accept`. Not for transactions (their state is checked
-        # per record) and not without the extension.
+        # produce()'s common case in C (`_native` ProduceLane): it reads and moves the state kept here (buffer
+        # counters, open batches, sticky partition, keys) and leaves all else to `accept`. Not for transactions.
         self.lane: Any = None
         if native is not None and self.txn is None:
             self.lane = native.ProduceLane(
@@ -148,6 +147,7 @@ class ProducerEngine:
                 vars(self.acc),
                 self._sticky.topics if self._keyless_sticky else None,
                 None if self._keyed is None else self._keyed.maps,
+                KEY_HASH_NONE if self._keyed is None else self._keyed.key_hash,
                 self._legal_topics,
                 self.client.metadata,
                 self.sender,
