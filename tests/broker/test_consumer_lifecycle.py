@@ -14,13 +14,14 @@ import pytest
 from confluent_kafka.admin import AdminClient as TheirAdmin
 
 import kafkawire
-from tests.harness.judge import judge_config, produce_with_confluent, unique_name
+from tests.harness.judge import Record, judge_config, produce_with_confluent, unique_name
 from tests.harness.topics import create_topic
 
 pytestmark = pytest.mark.broker
 
 PARTITIONS = 4
 RECORDS = 40
+OFFSET_INVALID = -1001
 # Every public call a lifecycle path might be tempted to use.
 OVERRIDDEN = (
     "assign", "unassign", "incremental_assign", "incremental_unassign", "assignment", "commit",
@@ -63,12 +64,6 @@ def run(make: Callable[[dict[str, Any]], Any], bootstrap: str, topic: str, group
         m = consumer.poll(0.5)
         if m is not None and m.error() is None:
             seen += 1
-    # The empty partitions' start offsets are looked up in the background: poll until every
-    # assigned partition has one (read through the base class: the subclass refuses), so that
-    # close() has a position to commit on either client, however loaded the machine.
-    base = type(consumer).__mro__[1]
-    while time.monotonic() < deadline and any(tp.offset < 0 for tp in base.position(consumer, base.assignment(consumer))):
-        consumer.poll(0.2)
     consumer.close()
     with pytest.raises(RuntimeError):
         consumer.poll(0)
@@ -91,7 +86,8 @@ def test_close_and_rebalance_defaults_skip_overridden_calls(
     bootstrap = str(kafka23.bootstrap() if callable(kafka23.bootstrap) else kafka23.bootstrap)
     topic = topic_name("life")
     create_topic(bootstrap, topic, PARTITIONS)
-    produce_with_confluent(bootstrap, topic, [b"r%d" % i for i in range(RECORDS)])
+    # All in partition 0: the three others stay empty (see the commit check below).
+    produce_with_confluent(bootstrap, topic, [Record(b"r%d" % i, None, partition=0) for i in range(RECORDS)])
     judge = confluent_kafka.Consumer(judge_config(bootstrap, **{"group.id": unique_name("wm")}))
     try:
         ends = [judge.get_watermark_offsets(confluent_kafka.TopicPartition(topic, p), timeout=10)[1] for p in range(PARTITIONS)]
@@ -103,8 +99,13 @@ def test_close_and_rebalance_defaults_skip_overridden_calls(
         "ours": run(refusing(kafkawire.Consumer), bootstrap, topic, groups["ours"], assignor),
     }
     assert results["ours"] == results["theirs"] == {"seen": RECORDS, "last_call": ("revoke", list(range(PARTITIONS)))}
-    # close() committed what was consumed (enable.auto.commit), and left the group
-    assert committed(bootstrap, groups["ours"], topic) == committed(bootstrap, groups["theirs"], topic) == ends
+    # close() committed what was consumed (enable.auto.commit), and left the group. An empty
+    # partition: kafkawire commits nothing (no record was handed over); librdkafka sometimes
+    # commits the start auto.offset.reset found (0), sometimes nothing (DESIGN.md, quirks).
+    ours, theirs = committed(bootstrap, groups["ours"], topic), committed(bootstrap, groups["theirs"], topic)
+    assert ends == [RECORDS, 0, 0, 0]
+    assert ours == [RECORDS, OFFSET_INVALID, OFFSET_INVALID, OFFSET_INVALID]
+    assert theirs[0] == RECORDS and all(o in (0, OFFSET_INVALID) for o in theirs[1:]), theirs
     admin = TheirAdmin(judge_config(bootstrap))
     for group in groups.values():
         assert admin.describe_consumer_groups([group])[group].result(10).members == []
