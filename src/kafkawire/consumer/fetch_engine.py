@@ -30,7 +30,6 @@ from ..core.fetch_session import FetchSession, SessionRequest, answered_partitio
 from ..core.metadata_refresh import Pace
 from ..io.engine import Timer
 from ..kafka_error import KafkaError
-from ..protocol import error_codes as ec
 from ..protocol.apis import FETCH
 from ..protocol.codec import Struct
 from ..records import RecordBatch
@@ -310,8 +309,7 @@ class FetchEngine:
         new = False
         with self._lock:
             for part in self._table.parts.values():
-                info = self.client.metadata.topics.get(part.key[0])
-                code = ec.UNKNOWN_TOPIC_OR_PARTITION if info is None else info.error_code
+                code = self.client.metadata.topic_error(part.key[0])
                 if code and part.state == FETCHING:
                     error = KafkaError(code, f"{part.key[0]} [{part.key[1]}]: {KafkaError(code).str()}")
                     new = self._table.failed(part, error, now, report=True) or new

@@ -12,7 +12,6 @@ from ..core import TopicPartitionKey as TP
 from ..core.metadata import ClusterView
 from ..kafka_error import KafkaError, KafkaException
 from ..model import TopicPartition
-from ..protocol import error_codes as ec
 
 
 def watermarks(client: Client, key: TP, *, read_committed: bool, timeout: float) -> tuple[int, int]:
@@ -65,9 +64,9 @@ def unknown_partitions(md: ClusterView, keys: Iterable[TP]) -> dict[TP, int]:
     name: UNKNOWN_TOPIC_OR_PARTITION), or _UNKNOWN_PARTITION for a partition the topic lacks."""
     out = {}
     for topic, part in keys:
-        info = md.topics.get(topic)
-        if info is None or info.error_code:
-            out[(topic, part)] = info.error_code if info is not None else ec.UNKNOWN_TOPIC_OR_PARTITION
-        elif part not in info.partitions:
+        code = md.topic_error(topic)
+        if code:
+            out[(topic, part)] = code
+        elif part not in md.topics[topic].partitions:
             out[(topic, part)] = KafkaError._UNKNOWN_PARTITION
     return out

@@ -32,7 +32,6 @@ from ..core.group import GroupConfig, Step
 from ..core.metadata_refresh import Pace
 from ..kafka_error import KafkaError
 from ..protocol.codec import Struct
-from ..protocol.error_codes import UNKNOWN_TOPIC_OR_PARTITION
 from .config import ConsumerConfig
 from .consumer_group_member import ConsumerGroupMembership
 from .group_member import GroupMember
@@ -222,10 +221,8 @@ class Subscription:
     def _report_missing(self) -> None:
         """A named topic the cluster does not have (or refuses) is reported once, as librdkafka's
         "Subscribed topic not available" event, and again only after it was seen in between."""
-        known = self._client.metadata.topics
         for name in self.names:
-            info = known.get(name)
-            code = UNKNOWN_TOPIC_OR_PARTITION if info is None else info.error_code
+            code = self._client.metadata.topic_error(name)
             if not code:
                 self._missing.discard(name)
             elif name not in self._missing:

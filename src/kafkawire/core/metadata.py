@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..protocol.codec import Struct
+from ..protocol.error_codes import UNKNOWN_TOPIC_OR_PARTITION
 
 NO_LEADER = -1
 
@@ -142,6 +143,12 @@ class ClusterView:
         if p is None or p.leader == NO_LEADER:
             return None
         return self.brokers.get(p.leader)
+
+    def topic_error(self, topic: str) -> int:
+        """The topic's error code in the last answer (0: none); a topic no answer named counts as
+        UNKNOWN_TOPIC_OR_PARTITION."""
+        info = self.topics.get(topic)
+        return UNKNOWN_TOPIC_OR_PARTITION if info is None else info.error_code
 
     def partition_count(self, topic: str) -> int | None:
         info = self.topics.get(topic)
