@@ -64,7 +64,7 @@ class ProducerEngine:
         self.conf = conf
         self.executor = executor
         self.client = Client(conf.raw, logger=log, debug=Debug.of(conf.raw, log, "producer"))
-        self.lock = threading.RLock()
+        self.lock = threading.RLock() if native is None else native.RLock()  # the lane takes it in C
         self._space = threading.Condition(self.lock)
         self._log = log
         self.acc = Accumulator(

@@ -1,0 +1,164 @@
+"""The producer engine's lock: `_native.RLock` behaves as `threading.RLock` wherever the engine and
+`threading.Condition` use it. Each test runs on both, so a difference shows as one of them failing."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from kafkawire.native import native
+
+pytestmark = pytest.mark.skipif(
+    native is None and os.environ.get("KAFKAWIRE_REQUIRE_NATIVE") != "1", reason="kafkawire._native is not built"
+)
+
+LOCKS: list[Callable[[], Any]] = [threading.RLock, lambda: native.RLock()]  # type: ignore[union-attr]
+IDS = ["threading", "native"]
+
+
+def in_thread(fn: Callable[[], Any]) -> Any:
+    out: list[Any] = []
+    t = threading.Thread(target=lambda: out.append(fn()))
+    t.start()
+    t.join(10)
+    return out[0]
+
+
+@pytest.mark.parametrize("make", LOCKS, ids=IDS)
+def test_reentry_and_release(make: Callable[[], Any]) -> None:
+    lock = make()
+    assert lock.acquire() is True
+    assert lock.acquire(False) is True  # the owner again
+    assert lock._is_owned()
+    assert in_thread(lambda: lock.acquire(False)) is False
+    assert in_thread(lambda: lock._is_owned()) is False
+    lock.release()
+    assert in_thread(lambda: lock.acquire(False)) is False  # still held once
+    lock.release()
+    assert not lock._is_owned()
+    with pytest.raises(RuntimeError):
+        lock.release()
+
+
+@pytest.mark.parametrize("make", LOCKS, ids=IDS)
+def test_only_the_owner_releases(make: Callable[[], Any]) -> None:
+    lock = make()
+    lock.acquire()
+
+    def other() -> str:
+        try:
+            lock.release()
+        except RuntimeError:
+            return "refused"
+        return "released"
+
+    assert in_thread(other) == "refused"
+    lock.release()
+
+
+@pytest.mark.parametrize("make", LOCKS, ids=IDS)
+def test_arguments(make: Callable[[], Any]) -> None:
+    lock = make()
+    with pytest.raises(ValueError):
+        lock.acquire(False, 1)
+    with pytest.raises(ValueError):
+        lock.acquire(True, -2)
+    assert lock.acquire(blocking=True, timeout=0.5) is True
+    lock.release()
+
+
+@pytest.mark.parametrize("make", LOCKS, ids=IDS)
+def test_timeout_while_another_holds_it(make: Callable[[], Any]) -> None:
+    lock = make()
+    held, done = threading.Event(), threading.Event()
+
+    def holder() -> None:
+        with lock:
+            held.set()
+            done.wait(10)
+
+    t = threading.Thread(target=holder)
+    t.start()
+    held.wait(10)
+    started = time.monotonic()
+    assert lock.acquire(timeout=0.2) is False
+    assert time.monotonic() - started >= 0.15
+    done.set()
+    t.join(10)
+    assert lock.acquire(timeout=5) is True
+    lock.release()
+
+
+@pytest.mark.parametrize("make", LOCKS, ids=IDS)
+def test_waiters_get_it_in_turn(make: Callable[[], Any]) -> None:
+    lock = make()
+    total = [0]
+
+    def work() -> None:
+        for _ in range(20_000):
+            with lock:
+                with lock:
+                    total[0] += 1
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert total[0] == 80_000
+
+
+@pytest.mark.parametrize("make", LOCKS, ids=IDS)
+def test_condition_wait_lets_go_of_every_level(make: Callable[[], Any]) -> None:
+    lock = make()
+    ready = threading.Condition(lock)
+    state: list[str] = []
+
+    def waiter() -> None:
+        with lock, lock:  # held twice while waiting
+            ready.wait_for(lambda: state, timeout=10)
+            state.append("woke")
+            assert lock._is_owned()
+
+    t = threading.Thread(target=waiter)
+    t.start()
+    time.sleep(0.1)
+    with ready:  # possible only when the waiter let go of both levels
+        state.append("set")
+        ready.notify()
+    t.join(10)
+    assert state == ["set", "woke"]
+    assert lock.acquire(False) is True
+    lock.release()
+
+
+@pytest.mark.parametrize("make", LOCKS, ids=IDS)
+def test_a_signal_handler_runs_during_a_blocking_wait(make: Callable[[], Any]) -> None:
+    lock = make()
+    fired: list[int] = []
+    held, done = threading.Event(), threading.Event()
+
+    def holder() -> None:
+        with lock:
+            held.set()
+            done.wait(10)
+
+    t = threading.Thread(target=holder)
+    t.start()
+    held.wait(10)
+    previous = signal.signal(signal.SIGALRM, lambda signum, frame: fired.append(signum))
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.1)
+        assert lock.acquire(timeout=0.5) is False
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        done.set()
+        t.join(10)
+    assert fired == [signal.SIGALRM]
