@@ -1430,6 +1430,10 @@ typedef struct {
     PyObject *legal;       /* the set of topic names already found legal */
     PyObject *metadata;    /* the cluster metadata: its partition_counts */
     PyObject *sender;      /* its fatal error; its wake() */
+    PyObject *meta_vars, *sender_vars; /* their __dict__s, read directly when they have one (else NULL) */
+    PyObject *stick_type;  /* the sticky state's class, whose slots the lane reads and writes */
+    Py_ssize_t off_stick_partition, off_stick_produced;
+    PyObject *tp_topic, *tp_keys; /* the last topic's (topic, partition) keys of _queues, by partition */
     PyObject *wake;
     PyObject *lock;        /* the engine's lock: taken by rlock_try when it is an RLock of ours */
     PyObject *acquire, *release; /* else its methods */
@@ -1459,6 +1463,31 @@ slot_offset(PyObject *type, const char *name)
 
 #define SLOT(obj, off) (*(PyObject **)((char *)(obj) + (off)))
 
+/* An object's own __dict__ when it has a plain one, else NULL (no error). */
+static PyObject *
+instance_vars(PyObject *obj)
+{
+    PyObject *d = PyObject_GetAttrString(obj, "__dict__");
+    if (d == NULL) {
+        PyErr_Clear();
+        return NULL;
+    }
+    if (!PyDict_CheckExact(d)) Py_CLEAR(d);
+    return d;
+}
+
+/* obj.name, looked up in ``vars`` (its __dict__) first: a new reference, or NULL with an error. */
+static PyObject *
+attr_of(PyObject *obj, PyObject *vars, PyObject *name)
+{
+    if (vars != NULL) {
+        PyObject *v = PyDict_GetItemWithError(vars, name);
+        if (v != NULL) return Py_NewRef(v);
+        if (PyErr_Occurred()) return NULL;
+    }
+    return PyObject_GetAttr(obj, name);
+}
+
 static int
 lane_traverse(Lane *self, visitproc visit, void *arg)
 {
@@ -1469,6 +1498,11 @@ lane_traverse(Lane *self, visitproc visit, void *arg)
     Py_VISIT(self->legal);
     Py_VISIT(self->metadata);
     Py_VISIT(self->sender);
+    Py_VISIT(self->meta_vars);
+    Py_VISIT(self->sender_vars);
+    Py_VISIT(self->stick_type);
+    Py_VISIT(self->tp_topic);
+    Py_VISIT(self->tp_keys);
     Py_VISIT(self->wake);
     Py_VISIT(self->lock);
     Py_VISIT(self->acquire);
@@ -1488,6 +1522,11 @@ lane_clear(Lane *self)
     Py_CLEAR(self->legal);
     Py_CLEAR(self->metadata);
     Py_CLEAR(self->sender);
+    Py_CLEAR(self->meta_vars);
+    Py_CLEAR(self->sender_vars);
+    Py_CLEAR(self->stick_type);
+    Py_CLEAR(self->tp_topic);
+    Py_CLEAR(self->tp_keys);
     Py_CLEAR(self->wake);
     Py_CLEAR(self->lock);
     Py_CLEAR(self->acquire);
@@ -1537,6 +1576,8 @@ lane_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     self->legal = Py_NewRef(legal);
     self->metadata = Py_NewRef(metadata);
     self->sender = Py_NewRef(sender);
+    self->meta_vars = instance_vars(metadata);
+    self->sender_vars = instance_vars(sender);
     self->now = Py_NewRef(now);
     self->on_delivery = Py_NewRef(on_delivery);
     self->wake = PyObject_GetAttrString(sender, "wake");
@@ -1655,6 +1696,48 @@ dict_set_size(PyObject *dict, PyObject *name, Py_ssize_t n)
     return r;
 }
 
+/* The sticky state's slot offsets, found once per class: 0, or -1 with an error when it has no
+ * such slots (the Python path takes the record then). */
+static int
+lane_know_stick(Lane *self, PyObject *stick)
+{
+    if ((PyObject *)Py_TYPE(stick) == self->stick_type) return 0;
+    PyObject *type = (PyObject *)Py_TYPE(stick);
+    Py_ssize_t p = slot_offset(type, "partition"), n = p < 0 ? -1 : slot_offset(type, "produced");
+    if (n < 0) return -1;
+    Py_XSETREF(self->stick_type, Py_NewRef(type));
+    self->off_stick_partition = p;
+    self->off_stick_produced = n;
+    return 0;
+}
+
+/* The accumulator's key of a partition's queue, (topic, partition), a new reference: kept per
+ * partition of the last topic, so that a record to it makes no tuple. */
+static PyObject *
+lane_queue_key(Lane *self, PyObject *topic, PyObject *part, Py_ssize_t partition)
+{
+    if (partition >= 4096) return PyTuple_Pack(2, topic, part);
+    if (self->tp_topic != topic) {
+        int same = self->tp_topic == NULL ? 0 : PyUnicode_Compare(self->tp_topic, topic) == 0;
+        if (PyErr_Occurred()) return NULL;
+        if (!same) {
+            PyObject *keys = PyList_New(0);
+            if (keys == NULL) return NULL;
+            Py_XSETREF(self->tp_keys, keys);
+            Py_XSETREF(self->tp_topic, Py_NewRef(topic));
+        }
+    }
+    PyObject *keys = self->tp_keys;
+    if (partition < PyList_GET_SIZE(keys) && PyList_GET_ITEM(keys, partition) != Py_None)
+        return Py_NewRef(PyList_GET_ITEM(keys, partition));
+    while (PyList_GET_SIZE(keys) <= partition)
+        if (PyList_Append(keys, Py_None) < 0) return NULL;
+    PyObject *tp = PyTuple_Pack(2, topic, part);
+    if (tp == NULL) return NULL;
+    PyList_SetItem(keys, partition, Py_NewRef(tp)); /* steals the new reference; the old was None */
+    return tp;
+}
+
 enum { A_TOPIC, A_VALUE, A_KEY, A_PARTITION, A_ON_DELIVERY, A_TIMESTAMP, A_HEADERS, A_CALLBACK, A_COUNT };
 static const char *arg_names[A_COUNT] = {"topic", "value", "key", "partition", "on_delivery", "timestamp", "headers",
                                          "callback"};
@@ -1679,7 +1762,7 @@ lane_produce(Lane *self, PyObject *const *given)
     if (cb != Py_None && !PyCallable_Check(cb)) return 0;
     int legal = PySet_Contains(self->legal, topic);
     if (legal <= 0) return legal;
-    PyObject *fatal = PyObject_GetAttr(self->sender, s_fatal);
+    PyObject *fatal = attr_of(self->sender, self->sender_vars, s_fatal);
     if (fatal == NULL) return -1;
     Py_DECREF(fatal);
     if (fatal != Py_None) return 0;
@@ -1709,7 +1792,7 @@ lane_produce(Lane *self, PyObject *const *given)
     if (outstanding < 0 || buffered < 0) goto check;
     if (!((!self->max_messages || outstanding < self->max_messages) && buffered + charge <= self->max_bytes)) goto out;
     /* The partition count, from the metadata as the Python path reads it. */
-    PyObject *counts = PyObject_GetAttr(self->metadata, s_partition_counts);
+    PyObject *counts = attr_of(self->metadata, self->meta_vars, s_partition_counts);
     if (counts == NULL) goto fail;
     Py_ssize_t count = PyDict_Check(counts) ? dict_size(counts, topic) : -1;
     Py_DECREF(counts);
@@ -1724,15 +1807,14 @@ lane_produce(Lane *self, PyObject *const *given)
         if (self->sticky == Py_None) goto out;
         stick = Py_XNewRef(PyDict_GetItemWithError(self->sticky, topic));
         if (stick == NULL) goto check;
-        PyObject *p = PyObject_GetAttr(stick, s_partition), *n = p == NULL ? NULL : PyObject_GetAttr(stick, s_produced);
-        if (n == NULL) {
-            Py_XDECREF(p);
-            goto fail;
+        if (lane_know_stick(self, stick) < 0) {
+            PyErr_Clear();
+            goto out;
         }
+        PyObject *p = SLOT(stick, self->off_stick_partition), *n = SLOT(stick, self->off_stick_produced);
+        if (p == NULL || n == NULL) goto out;
         partition = PyLong_CheckExact(p) ? PyLong_AsSsize_t(p) : -1;
         produced = PyLong_CheckExact(n) ? PyLong_AsSsize_t(n) : -1;
-        Py_DECREF(p);
-        Py_DECREF(n);
         if (PyErr_Occurred()) goto fail;
         if (partition < 0 || partition >= count || produced < 0 || produced >= self->sticky_size) goto out;
     } else if (self->key_hash != KEY_HASH_NONE) {
@@ -1752,7 +1834,7 @@ lane_produce(Lane *self, PyObject *const *given)
     }
     /* The partition's open batch, when the record joins it as Accumulator.append would add it. */
     part = PyLong_FromSsize_t(partition);
-    PyObject *tp = part == NULL ? NULL : PyTuple_Pack(2, topic, part);
+    PyObject *tp = part == NULL ? NULL : lane_queue_key(self, topic, part, partition);
     if (tp == NULL) goto fail;
     PyObject *queues = PyDict_GetItemWithError(self->acc, s_queues);
     PyObject *queue = queues != NULL && PyDict_Check(queues) ? PyDict_GetItemWithError(queues, tp) : NULL;
@@ -1790,12 +1872,11 @@ lane_produce(Lane *self, PyObject *const *given)
     if (new_bytes == NULL) goto fail;
     if (stick != NULL) {
         PyObject *n = PyLong_FromSsize_t(produced + vlen);
-        if (n == NULL || PyObject_SetAttr(stick, s_produced, n) < 0) {
-            Py_XDECREF(n);
+        if (n == NULL) {
             Py_DECREF(new_bytes);
             goto fail;
         }
-        Py_DECREF(n);
+        Py_SETREF(SLOT(stick, self->off_stick_produced), n);
     }
     if (dict_set_size(self->engine, s_outstanding, outstanding + 1) < 0
         || dict_set_size(self->engine, s_buffered, buffered + charge) < 0 || PyList_Append(messages, msg) < 0

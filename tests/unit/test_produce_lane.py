@@ -58,7 +58,7 @@ def _state(p: Producer) -> Any:
     batches = []
     for tp, queue in sorted(engine.acc._queues.items()):
         for batch in queue:
-            records = [(m.partition, m.key, m.value, m.headers, m.callback, m.size, m.future) for m in batch.messages]
+            records = [(m.topic, m.partition, m.key, m.value, m.headers, m.callback, m.size, m.future) for m in batch.messages]
             batches.append((tp, batch.bytes, batch.full, records))
     sticks = {t: (s.partition, s.produced) for t, s in engine._sticky.topics.items()}
     return batches, engine.outstanding, engine.buffered_bytes, len(engine.acc), sticks
@@ -155,6 +155,26 @@ def test_the_lane_hashes_keys_as_the_python_partitioner(name: str) -> None:
             empty = sum(1 for key in keys if key is not None and partitioner(key, count) < 0)
             assert slow[0] <= min(count, len(keys)) + 1 + empty
         finally:
+            p.purge()
+            p.close(0)
+
+
+def test_records_to_topics_in_turn_join_their_own_topics_batches() -> None:
+    """The lane keeps the last topic's queue keys; a record to another topic (or to an equal name in
+    another str object) must still find its own topic's queue."""
+    with_lane, slow = _producer(True, **{"batch.size": 1_000_000})
+    without, _ = _producer(False, **{"batch.size": 1_000_000})
+    try:
+        for i in range(400):
+            topic = (TOPIC, "other", "".join(["oth", "er"]), TOPIC[:4] + TOPIC[4:])[i % 4]
+            for p in (with_lane, without):
+                p.produce(topic, b"v%d" % i, None if i % 3 else b"k%d" % i)
+        assert _state(with_lane) == _state(without)
+        for tp, queue in with_lane._engine.acc._queues.items():
+            assert {m.topic for b in queue for m in b.messages} == {tp[0]}
+        assert slow[0] < 40  # and the lane took most of them
+    finally:
+        for p in (with_lane, without):
             p.purge()
             p.close(0)
 
