@@ -4,8 +4,8 @@ One ``run`` looks at the accumulator, groups ready partitions by leader, and sen
 ProduceRequest per broker carrying many partitions, as long as that broker has room under
 ``max.in.flight.requests.per.connection``. A failed attempt's fate is decided in
 core/produce_verdict.py: deliver, retry after a backoff (refreshing metadata first when the
-leader moved), resend under a new epoch, or fail. Nothing here
-blocks; the producer's user-facing threads only touch the accumulator under the shared lock.
+leader moved), resend under a new epoch, or fail. Nothing here blocks. The accumulator is shared
+under the engine's lock; batches taken out of it are encoded and compressed after letting go of it.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ class Sender:
         self.deliveries = deliveries  # where finished records, throttling and errors are reported
         self.assign = assign
         self._unassigned = Unassigned(settings.topic_propagation)  # records waiting for their topic's metadata
-        self._unencodable: list[tuple[ProducerBatch, Exception]] = []  # batches _drain could not encode
+        self._unencodable: list[tuple[ProducerBatch, Exception]] = []  # batches _encode could not encode
         self.in_flight: dict[int, list[ProducerBatch]] = {}  # request id -> batches
         self._request_ids = 0
         self._scheduled = False
@@ -107,7 +107,8 @@ class Sender:
             expired = self.acc.take_expired(now, self.settings.message_timeout)
             expired_unassigned = self._unassigned.expire(now, self.settings.message_timeout)
             ready, wake_at = self.acc.ready(now)
-            requests = [] if blocked else self._requests(ready)
+            taken = [] if blocked else self._take(ready)
+        requests = self._encode(taken)
         self._fail_unencodable()
         if expired or expired_unassigned:
             timed_out = self._timed_out_error()
@@ -125,7 +126,8 @@ class Sender:
             passes += 1
             with self.lock:
                 ready, wake_at = self.acc.ready(now)
-                requests = self._requests(ready)
+                taken = self._take(ready)
+            requests = self._encode(taken)
             for node, batches in requests:
                 self._send(node, batches)
         self._fail_unencodable()
@@ -150,8 +152,8 @@ class Sender:
         idem = self.idem
         return idem is not None and (idem.needs_init or self._pid_pending or self.fatal is not None)
 
-    def _requests(self, ready: list[tuple[str, int]]) -> list[tuple[int, list[ProducerBatch]]]:
-        """One request's batches per leader of the ready partitions (under the lock)."""
+    def _take(self, ready: list[tuple[str, int]]) -> list[tuple[int, list[ProducerBatch]]]:
+        """The ready partitions' head batches out of the accumulator, per leader (under the lock)."""
         by_leader: dict[int, list[tuple[str, int]]] = {}
         for tp in ready:
             leader = self.client.metadata.leader_for(*tp)
@@ -159,15 +161,14 @@ class Sender:
                 self._stale_topics.add(tp[0])
             else:
                 by_leader.setdefault(leader.node_id, []).append(tp)
-        return [(node, batches) for node, tps in by_leader.items() if (batches := self._drain(node, tps))]
+        return [(node, heads) for node, tps in by_leader.items() if (heads := self._drain(node, tps))]
 
     def _drain(self, node: int, tps: list[tuple[str, int]]) -> list[ProducerBatch]:
-        """Batches for one request to ``node``, if it has room for another request."""
+        """Head batches for one request to ``node``, if it has room for another request."""
         conn = self.client.connection(node)
         if conn is None or conn.load >= self.settings.max_in_flight:
             return []
-        batches: list[ProducerBatch] = []
-        size = 0
+        heads: list[ProducerBatch] = []
         keep_order = self.settings.max_in_flight == 1
         for tp in tps:
             if keep_order and tp in self._busy:
@@ -177,23 +178,41 @@ class Sender:
             if self.txn is not None and not self.txn.partition_ready(tp):
                 continue  # AddPartitionsToTxn first; the sender is woken when it is done
             head = self.acc.pop(tp)
-            if head is None:
-                continue
-            try:
-                # Records are encoded before the batch takes a sequence: one that cannot be
-                # encoded fails alone (_BAD_MSG), leaving no hole in the sequences.
-                _ = head.builder
-                stamp = self.idem.stamp(head) if self.idem is not None else (-1, -1, -1)
-                payload = head.close(self.acc.compression, self.acc.compression_level, stamp, self.txn is not None)
-            except Exception as exc:
-                self._unencodable.append((head, exc))
-                continue
-            if batches and size + len(payload) > self.settings.max_request_bytes:
-                self.acc.requeue(head, 0.0)
-                break
-            batches.append(head)
-            size += len(payload)
-        return batches
+            if head is not None:
+                heads.append(head)
+        return heads
+
+    def _encode(self, taken: list[tuple[int, list[ProducerBatch]]]) -> list[tuple[int, list[ProducerBatch]]]:
+        """Encode and close the taken batches, outside the lock: produce() goes on meanwhile (a lane
+        record appends to an open batch, never to a taken one). The batches past a request's size
+        go back to the head of their partitions."""
+        requests: list[tuple[int, list[ProducerBatch]]] = []
+        back: list[ProducerBatch] = []
+        for node, heads in taken:
+            batches: list[ProducerBatch] = []
+            size = 0
+            for i, head in enumerate(heads):
+                try:
+                    # Records are encoded before the batch takes a sequence: one that cannot be
+                    # encoded fails alone (_BAD_MSG), leaving no hole in the sequences.
+                    _ = head.builder
+                    stamp = self.idem.stamp(head) if self.idem is not None else (-1, -1, -1)
+                    payload = head.close(self.acc.compression, self.acc.compression_level, stamp, self.txn is not None)
+                except Exception as exc:
+                    self._unencodable.append((head, exc))
+                    continue
+                if batches and size + len(payload) > self.settings.max_request_bytes:
+                    back += heads[i:]
+                    break
+                batches.append(head)
+                size += len(payload)
+            if batches:
+                requests.append((node, batches))
+        if back:
+            with self.lock:
+                for head in back:  # one per partition: their order among themselves does not matter
+                    self.acc.requeue(head, 0.0)
+        return requests
 
     def _send(self, node: int, batches: list[ProducerBatch]) -> None:
         topics: dict[str, list[ProducerBatch]] = {}
