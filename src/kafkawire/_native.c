@@ -448,6 +448,108 @@ encode_one(PyObject *rec, long long *count, long long *base, long long *top, Buf
     return total;
 }
 
+/* ---- encoding with the GIL let go ------------------------------------------------------
+ *
+ * The common batch (every record a PendingMessage of bytes or None, no headers) is encoded in two
+ * steps: under the GIL, each record's timestamp and a reference to its key and value are taken
+ * and the sizes counted; then, with the GIL let go when the batch is large, the bytes are written.
+ * Meanwhile the application's thread produces: a Python process runs one thread at a time, and
+ * this is the IO thread's largest share of work per record. The batch is the IO thread's alone by
+ * then (out of the accumulator), its bytearray is written nowhere else, and the references keep
+ * every key and value alive whatever happens to the records meanwhile. */
+
+typedef struct {
+    long long ts;
+    PyObject *key, *value; /* new references: bytes or None */
+} Plain;
+
+/* Records of at least this many bytes are written without the GIL (below, letting it go and
+ * waiting for it again costs more than it frees). */
+#define UNLOCKED_ENCODE_BYTES (64 * 1024)
+
+static Py_ssize_t
+plain_blob_len(PyObject *o)
+{
+    return o == Py_None ? 1 : varint_len(PyBytes_GET_SIZE(o)) + PyBytes_GET_SIZE(o);
+}
+
+static void
+plain_blob_put(Buf *b, PyObject *o)
+{
+    if (o == Py_None) {
+        put_varint(b, -1);
+    } else {
+        put_varint(b, PyBytes_GET_SIZE(o));
+        put_bytes(b, PyBytes_AS_STRING(o), PyBytes_GET_SIZE(o));
+    }
+}
+
+/* The record's body size (after its length), as encode_one counts it. */
+static Py_ssize_t
+plain_size(const Plain *r, long long delta, long long index)
+{
+    return 1 + varint_len(delta) + varint_len(index) + plain_blob_len(r->key) + plain_blob_len(r->value) + 1;
+}
+
+/* No Python API: runs with the GIL let go. */
+static void
+plain_write(Buf *out, const Plain *recs, Py_ssize_t n, long long count, long long base)
+{
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const Plain *r = &recs[i];
+        long long index = count + i, delta = index ? r->ts - base : 0;
+        put_varint(out, plain_size(r, delta, index));
+        out->data[out->len++] = 0; /* record attributes */
+        put_varint(out, delta);
+        put_varint(out, index);
+        plain_blob_put(out, r->key);
+        plain_blob_put(out, r->value);
+        out->data[out->len++] = 0; /* no headers */
+    }
+}
+
+static void
+plain_release(Plain *recs, Py_ssize_t n)
+{
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_DECREF(recs[i].key);
+        Py_DECREF(recs[i].value);
+    }
+    PyMem_Free(recs);
+}
+
+/* The plain records of ``seq``, their timestamps and references taken: an array, or NULL when one
+ * is not plain (the general path takes the call) or with an exception set. */
+static Plain *
+plain_take(PyObject *seq, Py_ssize_t n)
+{
+    Plain *recs = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(Plain));
+    if (recs == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    Py_ssize_t i = 0;
+    for (; i < n; i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+        if (Py_TYPE(item) != &PendingType) break;
+        Pending *m = (Pending *)item;
+        PyObject *key = m->key, *value = m->value, *headers = m->headers;
+        if ((key != Py_None && !PyBytes_CheckExact(key)) || (value != Py_None && !PyBytes_CheckExact(value))) break;
+        if (headers != Py_None && !(PyList_CheckExact(headers) && PyList_GET_SIZE(headers) == 0)) break;
+        if (!PyLong_CheckExact(m->timestamp)) break;
+        long long ts = int64_of(m->timestamp);
+        if (ts == -1 && PyErr_Occurred()) break;
+        recs[i].ts = ts;
+        recs[i].key = Py_NewRef(key);
+        recs[i].value = Py_NewRef(value);
+    }
+    if (i < n) {
+        plain_release(recs, i);
+        return NULL;
+    }
+    return recs;
+}
+
 /* encode_records(buf, records, count, base_timestamp, max_timestamp) -> (count, base, max)
  * Appends ``records`` ((timestamp_ms, key, value, headers) tuples, or PendingMessages) to the
  * bytearray ``buf``, after
@@ -464,6 +566,32 @@ encode_records(PyObject *module, PyObject *args)
     if (seq == NULL) return NULL;
     Buf hdr = {NULL, 0, 0, 0};
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq), total = 0, start = PyByteArray_GET_SIZE(buf);
+    Plain *plain = plain_take(seq, n);
+    if (plain != NULL) {
+        for (Py_ssize_t i = 0; i < n; i++) {
+            long long index = count + i;
+            if (index == 0) base = top = plain[i].ts;
+            else if (plain[i].ts > top) top = plain[i].ts;
+            Py_ssize_t size = plain_size(&plain[i], index ? plain[i].ts - base : 0, index);
+            total += varint_len(size) + size;
+        }
+        if (PyByteArray_Resize(buf, start + total) < 0) {
+            plain_release(plain, n);
+            goto fail;
+        }
+        Buf out = {PyByteArray_AS_STRING(buf) + start, 0, total, 1};
+        if (total >= UNLOCKED_ENCODE_BYTES) {
+            Py_BEGIN_ALLOW_THREADS
+            plain_write(&out, plain, n, count, base);
+            Py_END_ALLOW_THREADS
+        } else {
+            plain_write(&out, plain, n, count, base);
+        }
+        plain_release(plain, n);
+        Py_DECREF(seq);
+        return Py_BuildValue("(LLL)", count + n, base, top);
+    }
+    if (PyErr_Occurred()) goto fail;
     long long c = count, b = base, t = top;
     for (Py_ssize_t i = 0; i < n; i++) {
         Py_ssize_t len = encode_one(PySequence_Fast_GET_ITEM(seq, i), &c, &b, &t, &hdr, NULL);
