@@ -148,10 +148,20 @@ pending_make(PyTypeObject *type, PyObject *const *args)
     PyObject *timestamp = args[5];
     int is_zero = PyLong_CheckExact(timestamp) && PyObject_Not(timestamp);
     if (is_zero) { /* 0: now, in epoch milliseconds, as int(time.time() * 1000) */
+        /* The records of one millisecond share one int (a thousand of them at 1M records/s), and
+         * serve_delivered then makes one timestamp tuple for them all. */
+        static long long last_ms = -1;
+        static PyObject *last_int = NULL;
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
-        timestamp = PyLong_FromLongLong((long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
-        if (timestamp == NULL) return NULL;
+        long long ms = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+        if (ms != last_ms || last_int == NULL) {
+            PyObject *made = PyLong_FromLongLong(ms);
+            if (made == NULL) return NULL;
+            Py_XSETREF(last_int, made);
+            last_ms = ms;
+        }
+        timestamp = Py_NewRef(last_int);
     } else {
         Py_INCREF(timestamp);
     }
@@ -760,6 +770,7 @@ serve_delivered(PyObject *module, PyObject *args)
     PyTypeObject *mtype = (PyTypeObject *)type;
     Py_ssize_t i = start, served = 0;
     long long charge = 0;
+    PyObject *stamp_of = NULL, *stamp = NULL; /* the last timestamp tuple made, and its record's int */
     Py_INCREF(messages);
     while (i < PyList_GET_SIZE(messages)) {
         PyObject *item = PyList_GET_ITEM(messages, i);
@@ -776,8 +787,16 @@ serve_delivered(PyObject *module, PyObject *args)
         if (report == NULL) goto failed;
         offset = base >= 0 ? PyLong_FromLongLong(base + i - 1) : Py_NewRef(Py_None);
         if (offset == NULL) goto failed;
-        timestamp = log_append != Py_None ? Py_NewRef(log_append) : PyTuple_Pack(2, create_time, m->timestamp);
-        if (timestamp == NULL) goto failed;
+        if (log_append != Py_None) {
+            timestamp = Py_NewRef(log_append);
+        } else if (stamp != NULL && m->timestamp == stamp_of) {
+            timestamp = Py_NewRef(stamp);
+        } else {
+            timestamp = PyTuple_Pack(2, create_time, m->timestamp);
+            if (timestamp == NULL) goto failed;
+            Py_XSETREF(stamp, Py_NewRef(timestamp));
+            stamp_of = m->timestamp; /* compared by identity only while ``stamp`` holds it */
+        }
         double waited = now - PyFloat_AsDouble(m->enqueued);
         if (waited == -1.0 && PyErr_Occurred()) goto failed;
         latency = waited >= 0 ? PyFloat_FromDouble(waited) : Py_NewRef(Py_None);
@@ -803,6 +822,7 @@ serve_delivered(PyObject *module, PyObject *args)
         Py_DECREF(result);
     }
     Py_DECREF(messages);
+    Py_XDECREF(stamp);
     PyObject *exc = Py_None;
     if (PyErr_Occurred()) {
         PyObject *ptype, *pvalue, *ptb;
@@ -1555,6 +1575,7 @@ typedef struct {
     PyObject *sticky;      /* the sticky partitioner's per-topic state (dict topic -> _Stick), or None */
     PyObject *keyed;       /* KeyedPartitions' maps (dict (topic, count) -> dict key -> partition), or None */
     int key_hash;          /* the partitioner's hash when the lane may compute it (core.partitioners.KEY_HASHES) */
+    int now_monotonic;     /* ``now`` is time.monotonic: read the same clock without calling it */
     PyObject *legal;       /* the set of topic names already found legal */
     PyObject *metadata;    /* the cluster metadata: its partition_counts */
     PyObject *sender;      /* its fatal error; its wake() */
@@ -1707,6 +1728,15 @@ lane_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     self->meta_vars = instance_vars(metadata);
     self->sender_vars = instance_vars(sender);
     self->now = Py_NewRef(now);
+    PyObject *time_module = PyImport_ImportModule("time");
+    PyObject *monotonic = time_module == NULL ? NULL : PyObject_GetAttrString(time_module, "monotonic");
+    Py_XDECREF(time_module);
+    if (monotonic == NULL) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    self->now_monotonic = monotonic == now;
+    Py_DECREF(monotonic);
     self->on_delivery = Py_NewRef(on_delivery);
     self->wake = PyObject_GetAttrString(sender, "wake");
     self->lock = Py_NewRef(lock);
@@ -1822,6 +1852,16 @@ dict_set_size(PyObject *dict, PyObject *name, Py_ssize_t n)
     int r = PyDict_SetItem(dict, name, v);
     Py_DECREF(v);
     return r;
+}
+
+/* time.monotonic() without the call: CLOCK_MONOTONIC in seconds, as CPython converts it. */
+static PyObject *
+monotonic_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    int64_t ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    return PyFloat_FromDouble(ns % 1000000000 == 0 ? (double)(ns / 1000000000) : (double)ns / 1e9);
 }
 
 /* The sticky state's slot offsets, found once per class: 0, or -1 with an error when it has no
@@ -1989,7 +2029,7 @@ lane_produce(Lane *self, PyObject *const *given)
     if (acc_count < 0) goto check;
 
     /* Every test passed: the moves of admit and Accumulator.append. */
-    enqueued = PyObject_CallNoArgs(self->now);
+    enqueued = self->now_monotonic ? monotonic_now() : PyObject_CallNoArgs(self->now);
     if (enqueued == NULL) goto fail;
     if (!PyFloat_CheckExact(enqueued)) goto out;
     PyObject *fields[9] = {topic, part, key, value, Py_None, ts_obj, cb, Py_None, enqueued};
