@@ -102,9 +102,8 @@ def test_waiters_get_it_in_turn(make: Callable[[], Any]) -> None:
 
     def work() -> None:
         for _ in range(20_000):
-            with lock:
-                with lock:
-                    total[0] += 1
+            with lock, lock:
+                total[0] += 1
 
     threads = [threading.Thread(target=work) for _ in range(4)]
     for t in threads:

@@ -147,6 +147,29 @@ def test_produce_batch_takes_plain_messages_on_the_lane() -> None:
         _close(p, q)
 
 
+def test_message_keys_that_are_not_the_literal_names_read_the_same() -> None:
+    """The C path walks a message dict matching its keys by identity with the interned names, as a
+    program's literals are; keys made at run time (equal, other objects) and unknown keys take the
+    lookups instead, with the same outcome."""
+    made = {name: "".join(list(name)) for name in ("value", "key", "partition", "timestamp", "on_delivery")}
+    assert all(made[n] is not n for n in made)
+    calls = [
+        [{made["value"]: b"v%d" % i, made["key"]: b"k%d" % (i % 3)} for i in range(20)],
+        [{made["value"]: b"w", made["partition"]: 2, made["timestamp"]: 1_700_000_000_000 + i} for i in range(20)],
+        [{"value": b"x", "unknown": 1, made["on_delivery"]: _done} for _ in range(20)],
+        [{"value": b"y", "key": b"k", "on_delivery": None, "callback": _other} for _ in range(20)],
+    ]
+    with_lane, admitted = _producer(True)
+    without, _ = _producer(False)
+    try:
+        for messages in calls:
+            assert _batch_call(with_lane, messages) == _batch_call(without, messages)
+        assert _state(with_lane, timestamps=False) == _state(without, timestamps=False)
+        assert admitted[0] < 40
+    finally:
+        _close(with_lane, without)
+
+
 def test_a_full_buffer_refuses_the_rest_as_the_python_path() -> None:
     conf = {"queue.buffering.max.messages": 50, "batch.num.messages": 7}
     (p, _), (q, _) = _producer(True, **conf), _producer(False, **conf)
