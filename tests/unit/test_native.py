@@ -200,30 +200,34 @@ def test_plain_pending_messages_encode_as_the_python_twin_with_the_gil_let_go(
 
 
 def test_a_batch_written_without_the_gil_lets_another_thread_run_meanwhile() -> None:
-    """The point of the plain path: a thread running Python is not stopped by a large batch's encoding."""
-    big = [native.PendingMessage("t", 0, None, b"v" * 1000, None, 1_700_000_000_000, None, None, 0.0) for _ in range(3000)]
+    """The point of the plain path: a thread running Python is not stopped by a large batch's encoding.
+    The other thread sleeps between ticks, so it needs the GIL only briefly, and the switch interval
+    is longer than the test: it can tick only while encode_records has let the GIL go."""
+    value = b"v" * 10_000
+    big = [native.PendingMessage("t", 0, None, value, None, 1_700_000_000_000, None, None, 0.0) for _ in range(3000)]
     ticks, done = [0], threading.Event()
 
     def count() -> None:
         while not done.is_set():
             ticks[0] += 1
+            time.sleep(0.0005)
 
     t = threading.Thread(target=count)
     t.start()
+    switch = sys.getswitchinterval()
     try:
         time.sleep(0.05)
+        sys.setswitchinterval(10.0)
         before = ticks[0]
-        switch = sys.getswitchinterval()
-        sys.setswitchinterval(1.0)  # the counter keeps the GIL unless this thread's C code lets it go
-        try:
-            for _ in range(20):
-                native.encode_records(bytearray(), big, 0, -1, -1)
-        finally:
-            sys.setswitchinterval(switch)
-        assert ticks[0] > before
+        deadline = time.monotonic() + 3
+        while ticks[0] == before and time.monotonic() < deadline:
+            native.encode_records(bytearray(), big, 0, -1, -1)
+        advanced = ticks[0] > before
     finally:
+        sys.setswitchinterval(switch)
         done.set()
         t.join(10)
+    assert advanced
 
 
 def test_tally_delivered_counts_as_the_python_twin() -> None:
