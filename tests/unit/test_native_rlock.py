@@ -30,6 +30,21 @@ def in_thread(fn: Callable[[], Any]) -> Any:
     return out[0]
 
 
+def _held_elsewhere(lock: Any) -> tuple[threading.Event, threading.Thread]:
+    """Another thread takes ``lock`` and keeps it until the returned event is set."""
+    held, done = threading.Event(), threading.Event()
+
+    def holder() -> None:
+        with lock:
+            held.set()
+            done.wait(10)
+
+    t = threading.Thread(target=holder)
+    t.start()
+    held.wait(10)
+    return done, t
+
+
 @pytest.mark.parametrize("make", LOCKS, ids=IDS)
 def test_reentry_and_release(make: Callable[[], Any]) -> None:
     lock = make()
@@ -76,16 +91,7 @@ def test_arguments(make: Callable[[], Any]) -> None:
 @pytest.mark.parametrize("make", LOCKS, ids=IDS)
 def test_timeout_while_another_holds_it(make: Callable[[], Any]) -> None:
     lock = make()
-    held, done = threading.Event(), threading.Event()
-
-    def holder() -> None:
-        with lock:
-            held.set()
-            done.wait(10)
-
-    t = threading.Thread(target=holder)
-    t.start()
-    held.wait(10)
+    done, t = _held_elsewhere(lock)
     started = time.monotonic()
     assert lock.acquire(timeout=0.2) is False
     assert time.monotonic() - started >= 0.15
@@ -143,16 +149,7 @@ def test_a_signal_handler_runs_during_a_blocking_wait(make: Callable[[], Any]) -
     the wait goes on to its timeout."""
     lock = make()
     fired: list[float] = []
-    held, done = threading.Event(), threading.Event()
-
-    def holder() -> None:
-        with lock:
-            held.set()
-            done.wait(10)
-
-    t = threading.Thread(target=holder)
-    t.start()
-    held.wait(10)
+    done, t = _held_elsewhere(lock)
     previous = signal.signal(signal.SIGUSR1, lambda signum, frame: fired.append(time.monotonic()))
     waiter = threading.get_ident()
     sender = threading.Timer(0.1, lambda: signal.pthread_kill(waiter, signal.SIGUSR1))
