@@ -238,7 +238,9 @@ def test_local_message_timeout_makes_commit_fail_and_only_abort_allowed(mock_clu
     topic = topic_on(mock_cluster, unique_name("msgtimeout"), [1])
     tid = unique_name("tid")
     mock_cluster.coordinator_set("transaction", tid, 2)  # the coordinator stays up
-    p = make(tid, **{"message.timeout.ms": 800})
+    # Room for "next" to be delivered on a loaded host once the leader is back: a 3 s timeout, and
+    # reconnection attempts that stay 200 ms apart however long the leader was down.
+    p = make(tid, **{"message.timeout.ms": 3000, "reconnect.backoff.max.ms": 200})
     p.init_transactions(WAIT)
     p.begin_transaction()
     p.produce(topic, b"first", partition=0)
