@@ -102,13 +102,29 @@ def consume_in_group(
             message = consumer.poll(0.1)
             if message is not None and message.error() is None:
                 seen.add(message.value())
-    for consumer in consumers:
-        if consumer.assignment():
-            try:
-                consumer.commit(asynchronous=False)
-            except Exception as exc:  # nothing consumed since the assignment: nothing to commit
-                if "NO_OFFSET" not in str(exc):
-                    raise
+    # Each commits. A commit can meet a rebalance still under way (the second member's join moves
+    # the generation on): as an application does, every member polls so that it ends, then all
+    # commit again (positions only move forward, so the last round commits the ends).
+    moving = {client.KafkaError.ILLEGAL_GENERATION, client.KafkaError.REBALANCE_IN_PROGRESS}
+    while True:
+        rebalancing = False
+        for consumer in consumers:
+            if consumer.assignment():
+                try:
+                    consumer.commit(asynchronous=False)
+                except client.KafkaException as exc:
+                    code = exc.args[0].code()
+                    if code in moving and time.monotonic() < deadline:
+                        rebalancing = True
+                    elif code != client.KafkaError._NO_OFFSET:  # else nothing consumed since the assignment
+                        raise
+        if not rebalancing:
+            break
+        for _ in range(5):
+            for consumer in consumers:
+                message = consumer.poll(0.1)
+                if message is not None and message.error() is None:
+                    seen.add(message.value())
     for consumer in consumers:
         consumer.close()
     if topic.startswith("^"):  # a pattern: the values tell
