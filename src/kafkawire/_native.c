@@ -17,9 +17,10 @@
  *                    lane_queue: produce_batch() and the Arrow writer on the same lane (producer/engine.py;
  *                    their twin is the Python admission path)
  *   RLock            the producer engine's lock, threading.RLock's twin, which the lane takes from C
+ *   BufferCounts     the counters the lane moves per record (core/buffer_counts.py)
  *
  * None of them keeps state between calls but serve_delivered's cache of Message's slot
- * descriptors; none releases the GIL (each step is a few hundred nanoseconds).
+ * descriptors; only encode_records lets the GIL go (while writing a large batch of plain records).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -1568,10 +1569,61 @@ static PyTypeObject RLockType = {
 /* The keyed partitioners whose answers the lane computes (core.partitioners.KEY_HASHES). */
 enum { KEY_HASH_NONE = 0, KEY_HASH_MURMUR2 = 1, KEY_HASH_CRC32 = 2 };
 
+/* ---- BufferCounts ------------------------------------------------------------------------ *
+ * The producer's counters that the lane moves for every record (the engine's outstanding and
+ * buffered_bytes, the accumulator's queued), kept as machine integers: the lane adds to them with
+ * no dict lookup and no int object per record. Python reads and writes them as int attributes. */
+
 typedef struct {
     PyObject_HEAD
-    PyObject *engine;      /* the engine's __dict__: outstanding, buffered_bytes */
-    PyObject *acc;         /* the accumulator's __dict__: _queues, _count */
+    Py_ssize_t outstanding, buffered_bytes, queued;
+} BufferCounts;
+
+/* A counter by its offset. (A T_PYSSIZET member would store -1 before refusing a value that is
+ * not an int: a bad assignment must leave the count as it was.) */
+static PyObject *
+buffer_count_get(BufferCounts *self, void *offset)
+{
+    return PyLong_FromSsize_t(*(Py_ssize_t *)((char *)self + (Py_ssize_t)offset));
+}
+
+static int
+buffer_count_set(BufferCounts *self, PyObject *value, void *offset)
+{
+    if (value == NULL || !PyLong_Check(value)) {
+        PyErr_SetString(PyExc_TypeError, "a buffer count is an int");
+        return -1;
+    }
+    Py_ssize_t n = PyLong_AsSsize_t(value);
+    if (n == -1 && PyErr_Occurred()) return -1;
+    *(Py_ssize_t *)((char *)self + (Py_ssize_t)offset) = n;
+    return 0;
+}
+
+static PyGetSetDef buffer_counts_getset[] = {
+    {"outstanding", (getter)buffer_count_get, (setter)buffer_count_set, "records produced and not yet reported",
+     (void *)offsetof(BufferCounts, outstanding)},
+    {"buffered_bytes", (getter)buffer_count_get, (setter)buffer_count_set, "those records' buffer charge",
+     (void *)offsetof(BufferCounts, buffered_bytes)},
+    {"queued", (getter)buffer_count_get, (setter)buffer_count_set, "records in the accumulator, not yet in a request",
+     (void *)offsetof(BufferCounts, queued)},
+    {NULL},
+};
+
+static PyTypeObject BufferCountsType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "kafkawire._native.BufferCounts",
+    .tp_doc = "The producer's buffer counters (core/buffer_counts.py), moved by the lane from C.",
+    .tp_basicsize = sizeof(BufferCounts),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = PyType_GenericNew,
+    .tp_getset = buffer_counts_getset,
+};
+
+typedef struct {
+    PyObject_HEAD
+    BufferCounts *counts;  /* the engine's and the accumulator's counters */
+    PyObject *acc;         /* the accumulator's __dict__: _queues */
     PyObject *sticky;      /* the sticky partitioner's per-topic state (dict topic -> _Stick), or None */
     PyObject *keyed;       /* KeyedPartitions' maps (dict (topic, count) -> dict key -> partition), or None */
     int key_hash;          /* the partitioner's hash when the lane may compute it (core.partitioners.KEY_HASHES) */
@@ -1592,7 +1644,7 @@ typedef struct {
     Py_ssize_t off_messages, off_bytes, off_full, off_payload, off_attempts; /* ProducerBatch's slots */
 } Lane;
 
-static PyObject *s_outstanding, *s_buffered, *s_queues, *s_count, *s_partition, *s_produced, *s_fatal,
+static PyObject *s_queues, *s_partition, *s_produced, *s_fatal,
     *s_partition_counts, *s_lane;
 
 static Py_ssize_t
@@ -1640,7 +1692,7 @@ attr_of(PyObject *obj, PyObject *vars, PyObject *name)
 static int
 lane_traverse(Lane *self, visitproc visit, void *arg)
 {
-    Py_VISIT(self->engine);
+    Py_VISIT(self->counts);
     Py_VISIT(self->acc);
     Py_VISIT(self->sticky);
     Py_VISIT(self->keyed);
@@ -1664,7 +1716,7 @@ lane_traverse(Lane *self, visitproc visit, void *arg)
 static int
 lane_clear(Lane *self)
 {
-    Py_CLEAR(self->engine);
+    Py_CLEAR(self->counts);
     Py_CLEAR(self->acc);
     Py_CLEAR(self->sticky);
     Py_CLEAR(self->keyed);
@@ -1693,16 +1745,16 @@ lane_dealloc(Lane *self)
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-/* ProduceLane(engine_vars, acc_vars, sticky_topics, keyed_maps, key_hash, legal_topics, metadata, sender, lock,
+/* ProduceLane(counts, acc_vars, sticky_topics, keyed_maps, key_hash, legal_topics, metadata, sender, lock,
  *             now, on_delivery, batch_type, max_messages, max_bytes, max_record, overhead, batch_size,
  *             batch_count, sticky_size) */
 static PyObject *
 lane_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    PyObject *engine, *acc, *sticky, *keyed, *legal, *metadata, *sender, *lock, *now, *on_delivery, *batch_type;
+    PyObject *counts, *acc, *sticky, *keyed, *legal, *metadata, *sender, *lock, *now, *on_delivery, *batch_type;
     Py_ssize_t limits[7];
     int key_hash;
-    if (!PyArg_ParseTuple(args, "O!O!OOiO!OOOOOOnnnnnnn:ProduceLane", &PyDict_Type, &engine, &PyDict_Type, &acc,
+    if (!PyArg_ParseTuple(args, "O!O!OOiO!OOOOOOnnnnnnn:ProduceLane", &BufferCountsType, &counts, &PyDict_Type, &acc,
                           &sticky, &keyed, &key_hash, &PySet_Type, &legal, &metadata, &sender, &lock, &now, &on_delivery,
                           &batch_type, &limits[0], &limits[1], &limits[2], &limits[3], &limits[4], &limits[5],
                           &limits[6]))
@@ -1717,7 +1769,7 @@ lane_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     }
     Lane *self = (Lane *)type->tp_alloc(type, 0);
     if (self == NULL) return NULL;
-    self->engine = Py_NewRef(engine);
+    self->counts = (BufferCounts *)Py_NewRef(counts);
     self->acc = Py_NewRef(acc);
     self->sticky = Py_NewRef(sticky);
     self->keyed = Py_NewRef(keyed);
@@ -1844,16 +1896,6 @@ dict_size(PyObject *dict, PyObject *name)
     return n;
 }
 
-static int
-dict_set_size(PyObject *dict, PyObject *name, Py_ssize_t n)
-{
-    PyObject *v = PyLong_FromSsize_t(n);
-    if (v == NULL) return -1;
-    int r = PyDict_SetItem(dict, name, v);
-    Py_DECREF(v);
-    return r;
-}
-
 /* time.monotonic() without the call: CLOCK_MONOTONIC in seconds, as CPython converts it. */
 static PyObject *
 monotonic_now(void)
@@ -1955,9 +1997,8 @@ lane_produce(Lane *self, PyObject *const *given)
     PyObject *stick = NULL, *batch = NULL, *msg = NULL, *enqueued = NULL, *part = NULL;
 
     /* Room in the buffer, as admit's fast test. */
-    Py_ssize_t outstanding = dict_size(self->engine, s_outstanding);
-    Py_ssize_t buffered = dict_size(self->engine, s_buffered);
-    if (outstanding < 0 || buffered < 0) goto check;
+    BufferCounts *tally = self->counts;
+    Py_ssize_t outstanding = tally->outstanding, buffered = tally->buffered_bytes;
     if (!((!self->max_messages || outstanding < self->max_messages) && buffered + charge <= self->max_bytes)) goto out;
     /* The partition count, from the metadata as the Python path reads it. */
     PyObject *counts = attr_of(self->metadata, self->meta_vars, s_partition_counts);
@@ -2025,8 +2066,6 @@ lane_produce(Lane *self, PyObject *const *given)
     Py_ssize_t batch_bytes = PyLong_AsSsize_t(bytes_obj);
     if (batch_bytes < 0) goto check;
     if (PyList_GET_SIZE(messages) && batch_bytes + size > self->batch_size) goto out;
-    Py_ssize_t acc_count = dict_size(self->acc, s_count);
-    if (acc_count < 0) goto check;
 
     /* Every test passed: the moves of admit and Accumulator.append. */
     enqueued = self->now_monotonic ? monotonic_now() : PyObject_CallNoArgs(self->now);
@@ -2046,12 +2085,13 @@ lane_produce(Lane *self, PyObject *const *given)
         }
         Py_SETREF(SLOT(stick, self->off_stick_produced), n);
     }
-    if (dict_set_size(self->engine, s_outstanding, outstanding + 1) < 0
-        || dict_set_size(self->engine, s_buffered, buffered + charge) < 0 || PyList_Append(messages, msg) < 0
-        || dict_set_size(self->acc, s_count, acc_count + 1) < 0) {
+    if (PyList_Append(messages, msg) < 0) {
         Py_DECREF(new_bytes);
         goto fail;
     }
+    tally->outstanding = outstanding + 1;
+    tally->buffered_bytes = buffered + charge;
+    tally->queued += 1;
     Py_SETREF(SLOT(batch, self->off_bytes), new_bytes);
     done = 1;
     if (PyList_GET_SIZE(messages) >= self->batch_count || batch_bytes + size >= self->batch_size) {
@@ -2821,17 +2861,12 @@ lane_queue(PyObject *module, PyObject *args)
     }
     Py_ssize_t i = start;
     int wake = 0, failed = 0;
-    Py_ssize_t outstanding = dict_size(self->engine, s_outstanding);
-    Py_ssize_t buffered = dict_size(self->engine, s_buffered);
-    Py_ssize_t acc_count = dict_size(self->acc, s_count);
-    Py_ssize_t o0 = outstanding, b0 = buffered, a0 = acc_count;
+    BufferCounts *tally = self->counts;
+    Py_ssize_t outstanding = tally->outstanding, buffered = tally->buffered_bytes, queued = tally->queued;
     PyObject *stick = NULL, *known = NULL, *topic = NULL;
     Py_ssize_t stick_part = -1, produced = 0, produced0 = 0;
     OpenBatch ob = {-1, NULL, NULL, 0};
-    if (outstanding < 0 || buffered < 0 || acc_count < 0 || count <= 0) {
-        if (PyErr_Occurred()) return NULL;
-        return Py_BuildValue("(ni)", start, 0);
-    }
+    if (count <= 0) return Py_BuildValue("(ni)", start, 0);
     for (; i < stop; i++) {
         PyObject *item = PyList_GET_ITEM(records, i);
         if (!Py_IS_TYPE(item, &PendingType)) break;
@@ -2916,7 +2951,7 @@ lane_queue(PyObject *module, PyObject *args)
         if (PyList_Append(ob.messages, item) < 0) goto fail;
         outstanding += 1;
         buffered += charge;
-        acc_count += 1;
+        queued += 1;
         if (sticky) produced += p->value == Py_None ? 0 : PyBytes_GET_SIZE(p->value);
         ob.bytes += size;
         if (PyList_GET_SIZE(ob.messages) >= self->batch_count || ob.bytes >= self->batch_size) {
@@ -2932,10 +2967,10 @@ fail:
     /* The counters written back, whatever happened: the records appended are queued. */
     PyObject *exc_type, *exc_value, *exc_tb;
     PyErr_Fetch(&exc_type, &exc_value, &exc_tb);
-    int bad = open_batch_leave(self, &ob) < 0
-              || (outstanding != o0 && dict_set_size(self->engine, s_outstanding, outstanding) < 0)
-              || (buffered != b0 && dict_set_size(self->engine, s_buffered, buffered) < 0)
-              || (acc_count != a0 && dict_set_size(self->acc, s_count, acc_count) < 0);
+    tally->outstanding = outstanding;
+    tally->buffered_bytes = buffered;
+    tally->queued = queued;
+    int bad = open_batch_leave(self, &ob) < 0;
     if (!bad && stick != NULL && produced != produced0) {
         PyObject *n = PyLong_FromSsize_t(produced);
         bad = n == NULL || PyObject_SetAttr(stick, s_produced, n) < 0;
@@ -2998,13 +3033,12 @@ PyMODINIT_FUNC
 PyInit__native(void)
 {
     if (PyType_Ready(&PendingType) < 0 || PyType_Ready(&MessageFieldsType) < 0 || PyType_Ready(&LaneType) < 0
-        || PyType_Ready(&ProduceMethodType) < 0 || PyType_Ready(&RLockType) < 0)
+        || PyType_Ready(&ProduceMethodType) < 0 || PyType_Ready(&RLockType) < 0
+        || PyType_Ready(&BufferCountsType) < 0)
         return NULL;
-    PyObject **names[] = {&s_outstanding, &s_buffered, &s_queues, &s_count, &s_partition, &s_produced, &s_fatal,
-                          &s_partition_counts, &s_lane};
-    const char *texts[] = {"outstanding", "buffered_bytes", "_queues", "_count", "partition", "produced", "fatal",
-                           "partition_counts", "_lane"};
-    for (int i = 0; i < 9; i++)
+    PyObject **names[] = {&s_queues, &s_partition, &s_produced, &s_fatal, &s_partition_counts, &s_lane};
+    const char *texts[] = {"_queues", "partition", "produced", "fatal", "partition_counts", "_lane"};
+    for (int i = 0; i < 6; i++)
         if ((*names[i] = PyUnicode_InternFromString(texts[i])) == NULL) return NULL;
     PyObject **bulk_names[] = {&s_callback, &s_on_delivery, &s_value, &s_key, &s_timestamp, &s_headers};
     const char *bulk_texts[] = {"callback", "on_delivery", "value", "key", "timestamp", "headers"};
@@ -3017,7 +3051,8 @@ PyInit__native(void)
         || PyModule_AddObjectRef(m, "MessageFields", (PyObject *)&MessageFieldsType) < 0
         || PyModule_AddObjectRef(m, "ProduceLane", (PyObject *)&LaneType) < 0
         || PyModule_AddObjectRef(m, "ProduceMethod", (PyObject *)&ProduceMethodType) < 0
-        || PyModule_AddObjectRef(m, "RLock", (PyObject *)&RLockType) < 0) {
+        || PyModule_AddObjectRef(m, "RLock", (PyObject *)&RLockType) < 0
+        || PyModule_AddObjectRef(m, "BufferCounts", (PyObject *)&BufferCountsType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from ..records import HEADER_SIZE, BatchBuilder, with_producer_state
 from . import TopicPartitionKey
+from .buffer_counts import BufferCounts, new_buffer_counts
 
 
 class Pending(Protocol):
@@ -117,6 +118,7 @@ class Accumulator:
         linger: float,
         compression: int,
         compression_level: int | None,
+        counts: BufferCounts | None = None,
     ) -> None:
         self.batch_size = batch_size
         self.batch_num_messages = batch_num_messages
@@ -125,7 +127,8 @@ class Accumulator:
         self.compression_level = compression_level
         self._flushes = 0  # flushes under way: linger is off while any runs
         self._queues: dict[TopicPartitionKey, deque[ProducerBatch]] = {}
-        self._count = 0
+        # ``queued`` (records here) shares the producer's counters, which its C lane moves too
+        self.counts = counts if counts is not None else new_buffer_counts()
 
     def flush_started(self) -> None:
         """A flush began: every batch is ready now, whatever its linger, until it ends."""
@@ -136,7 +139,7 @@ class Accumulator:
 
     def __len__(self) -> int:
         """Messages waiting here (not yet handed to a request)."""
-        return self._count
+        return self.counts.queued
 
     def append(self, msg: Pending, now: float) -> bool:
         """Add a record to its partition's open batch.
@@ -158,7 +161,7 @@ class Accumulator:
             queue.append(batch)
         batch.messages.append(msg)
         batch.bytes += msg.size
-        self._count += 1
+        self.counts.queued += 1
         # Full by count, or by size: no further record, however small, could join it.
         if len(batch.messages) >= self.batch_num_messages or batch.bytes >= self.batch_size:
             batch.full = filled = True
@@ -189,7 +192,7 @@ class Accumulator:
             # Full by count, or by size: no further record, however small, could join it.
             if len(batch.messages) >= self.batch_num_messages or batch.bytes >= batch_size:
                 batch.full = filled = True
-        self._count += len(msgs)
+        self.counts.queued += len(msgs)
         return filled
 
     def ready(self, now: float) -> tuple[list[TopicPartitionKey], float | None]:
@@ -222,7 +225,7 @@ class Accumulator:
         batch = queue.popleft()
         if not queue:
             del self._queues[tp]
-        self._count -= len(batch.messages)
+        self.counts.queued -= len(batch.messages)
         batch.full = True
         return batch
 
@@ -240,7 +243,7 @@ class Accumulator:
             ):
                 position += 1
         queue.insert(position, batch)
-        self._count += len(batch.messages)
+        self.counts.queued += len(batch.messages)
 
     def take_expired(self, now: float, timeout: float) -> list[ProducerBatch]:
         """Remove and return waiting batches whose oldest record is older than ``timeout``."""
@@ -251,7 +254,7 @@ class Accumulator:
                 expired.append(queue.popleft())
             if not queue:
                 del self._queues[tp]
-        self._count -= sum(len(b.messages) for b in expired)
+        self.counts.queued -= sum(len(b.messages) for b in expired)
         return expired
 
     def depths(self) -> dict[TopicPartitionKey, tuple[int, int]]:
@@ -267,5 +270,5 @@ class Accumulator:
     def take_all(self) -> list[ProducerBatch]:
         batches = [b for queue in self._queues.values() for b in queue]
         self._queues.clear()
-        self._count = 0
+        self.counts.queued = 0
         return batches

@@ -25,6 +25,7 @@ from ..client import queue_log
 from ..client.cluster import Client
 from ..client.executor import CallbackExecutor
 from ..core.accumulator import Accumulator, Pending, ProducerBatch
+from ..core.buffer_counts import new_buffer_counts
 from ..core.idempotence import Idempotence
 from ..core.partitioners import (
     BUILTIN_PARTITIONERS,
@@ -67,7 +68,9 @@ class ProducerEngine:
         self.lock = threading.RLock() if native is None else native.RLock()  # the lane takes it in C
         self._space = threading.Condition(self.lock)
         self._log = log
+        self.counts = new_buffer_counts()  # records not yet reported, their charge; the C lane moves them
         self.acc = Accumulator(
+            counts=self.counts,
             batch_size=conf.batch_size,
             batch_num_messages=conf.batch_num_messages,
             linger=conf.linger_ms / 1000,
@@ -85,9 +88,6 @@ class ProducerEngine:
         self._keyless_sticky = self._partitioner in KEYLESS_STICKY
         builtin = self._partitioner in BUILTIN_PARTITIONERS.values()
         self._keyed = KeyedPartitions(self._partitioner) if builtin else None  # remembered key hashes
-        # The buffer: records produced and not yet reported (their report served), their charge.
-        self.outstanding = 0
-        self.buffered_bytes = 0
         self._max_messages = conf.queue_buffering_max_messages  # 0: no limit on the count
         self._max_buffer_bytes = conf.queue_buffering_max_kbytes * 1024
         self._max_record_bytes = conf.message_max_bytes
@@ -143,7 +143,7 @@ class ProducerEngine:
         self.lane: Any = None
         if native is not None and self.txn is None:
             self.lane = native.ProduceLane(
-                vars(self),
+                self.counts,
                 vars(self.acc),
                 self._sticky.topics if self._keyless_sticky else None,
                 None if self._keyed is None else self._keyed.maps,
@@ -224,11 +224,10 @@ class ProducerEngine:
         if size > self._max_record_bytes:
             raise KafkaException(_too_large(size, self._max_record_bytes))
         charge = size + size + RECORD_OVERHEAD  # buffer_charge(size), inline: it runs per record
-        if (
-            not self._max_messages or self.outstanding < self._max_messages
-        ) and self.buffered_bytes + charge <= self._max_buffer_bytes:
-            self.outstanding += 1
-            self.buffered_bytes += charge
+        counts, limit = self.counts, self._max_messages
+        if (not limit or counts.outstanding < limit) and counts.buffered_bytes + charge <= self._max_buffer_bytes:
+            counts.outstanding += 1
+            counts.buffered_bytes += charge
         else:
             # What was admitted before must be on its way while this waits, or no report frees
             # room: the bulk paths' gathered runs handed over, the sender woken now, not after.
@@ -396,8 +395,8 @@ class ProducerEngine:
 
         def full() -> bool:
             return (
-                self._max_messages > 0 and self.outstanding + 1 > self._max_messages
-            ) or self.buffered_bytes + charge > self._max_buffer_bytes
+                self._max_messages > 0 and self.counts.outstanding + 1 > self._max_messages
+            ) or self.counts.buffered_bytes + charge > self._max_buffer_bytes
 
         while full():
             remaining = deadline - time.monotonic()
@@ -411,16 +410,16 @@ class ProducerEngine:
                     self.executor.serve(min(remaining, 0.05))
                 finally:
                     self.lock.acquire()
-        self.outstanding += 1
-        self.buffered_bytes += charge
+        self.counts.outstanding += 1
+        self.counts.buffered_bytes += charge
 
     def release(self, count: int, charge: int) -> None:
         """Free the room of ``count`` reported records (any thread)."""
         with self.lock:
-            self.outstanding -= count
-            self.buffered_bytes -= charge
+            self.counts.outstanding -= count
+            self.counts.buffered_bytes -= charge
             self._space.notify_all()
-        if self.outstanding == 0:
+        if self.counts.outstanding == 0:
             self.executor.notify()
 
     # --- partitions ------------------------------------------------------------------------------
@@ -464,31 +463,31 @@ class ProducerEngine:
         executor = self.executor
         debug = self.client.debug
         if debug.queue:
-            queue_log.flushing(debug, self.outstanding)
+            queue_log.flushing(debug, self.counts.outstanding)
         with self.lock:
             self.acc.flush_started()
         self.sender.wake()
         try:
             if not executor.background:
                 serve(0)
-            while self.outstanding > 0 and not executor.on_report_thread:
+            while self.counts.outstanding > 0 and not executor.on_report_thread:
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
                     break
                 if executor.background:
-                    executor.wait_idle(lambda: self.outstanding == 0, remaining)
+                    executor.wait_idle(lambda: self.counts.outstanding == 0, remaining)
                 else:
                     serve(0.1 if remaining is None else min(remaining, 0.1))
         finally:
             with self.lock:
                 self.acc.flush_ended()
         if debug.queue:
-            queue_log.flushed(debug, self.outstanding)
-        return self.outstanding
+            queue_log.flushed(debug, self.counts.outstanding)
+        return self.counts.outstanding
 
     def purge(self, in_queue: bool, in_flight: bool, blocking: bool) -> None:
         if self.client.debug.queue:
-            queue_log.purging(self.client.debug, in_queue, in_flight, blocking, self.outstanding)
+            queue_log.purging(self.client.debug, in_queue, in_flight, blocking, self.counts.outstanding)
         done = self.client.engine.run(lambda: self.sender.purge(in_queue, in_flight))
         if blocking:
             done.result()
