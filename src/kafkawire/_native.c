@@ -167,6 +167,41 @@ pending_size(PyObject *key, PyObject *value, PyObject *headers, Py_ssize_t *out)
     return 0;
 }
 
+/* Now on both clocks for one clock read per record: CLOCK_MONOTONIC, and the wall clock (epoch
+ * milliseconds, as int(time.time() * 1000)) through its offset from the monotonic one, read again
+ * whenever the monotonic millisecond changes: a step of the wall clock shows within a millisecond. */
+static void
+clocks_now(int64_t *mono_ns, long long *epoch_ms)
+{
+    static int64_t offset_ns, offset_of_ms = -1;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    int64_t mono = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    if (mono / 1000000 != offset_of_ms) {
+        clock_gettime(CLOCK_REALTIME, &ts);
+        offset_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec - mono;
+        offset_of_ms = mono / 1000000;
+    }
+    *mono_ns = mono;
+    *epoch_ms = (long long)((mono + offset_ns) / 1000000);
+}
+
+/* The int of an epoch millisecond: the records of one millisecond share one (a thousand of them
+ * at 1M records/s), and serve_delivered then makes one timestamp tuple for them all. */
+static PyObject *
+epoch_ms_int(long long ms)
+{
+    static long long last_ms = -1;
+    static PyObject *last_int = NULL;
+    if (ms != last_ms || last_int == NULL) {
+        PyObject *made = PyLong_FromLongLong(ms);
+        if (made == NULL) return NULL;
+        Py_XSETREF(last_int, made);
+        last_ms = ms;
+    }
+    return Py_NewRef(last_int);
+}
+
 static PyObject *
 pending_make(PyTypeObject *type, PyObject *const *args)
 {
@@ -174,21 +209,12 @@ pending_make(PyTypeObject *type, PyObject *const *args)
     if (pending_size(args[2], args[3], args[4], &size) < 0) return NULL;
     PyObject *timestamp = args[5];
     int is_zero = PyLong_CheckExact(timestamp) && PyObject_Not(timestamp);
-    if (is_zero) { /* 0: now, in epoch milliseconds, as int(time.time() * 1000) */
-        /* The records of one millisecond share one int (a thousand of them at 1M records/s), and
-         * serve_delivered then makes one timestamp tuple for them all. */
-        static long long last_ms = -1;
-        static PyObject *last_int = NULL;
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        long long ms = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-        if (ms != last_ms || last_int == NULL) {
-            PyObject *made = PyLong_FromLongLong(ms);
-            if (made == NULL) return NULL;
-            Py_XSETREF(last_int, made);
-            last_ms = ms;
-        }
-        timestamp = Py_NewRef(last_int);
+    if (is_zero) { /* 0: now */
+        int64_t mono;
+        long long ms;
+        clocks_now(&mono, &ms);
+        timestamp = epoch_ms_int(ms);
+        if (timestamp == NULL) return NULL;
     } else {
         Py_INCREF(timestamp);
     }
@@ -1927,13 +1953,10 @@ dict_size(PyObject *dict, PyObject *name)
     return n;
 }
 
-/* time.monotonic() without the call: CLOCK_MONOTONIC in seconds, as CPython converts it. */
+/* time.monotonic()'s float of a CLOCK_MONOTONIC reading, as CPython converts it. */
 static PyObject *
-monotonic_now(void)
+monotonic_float(int64_t ns)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    int64_t ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
     return PyFloat_FromDouble(ns % 1000000000 == 0 ? (double)(ns / 1000000000) : (double)ns / 1e9);
 }
 
@@ -2025,7 +2048,7 @@ lane_produce(Lane *self, PyObject *const *given)
         if (got != Py_True) return 0;
     }
     int done = 0;
-    PyObject *stick = NULL, *batch = NULL, *msg = NULL, *enqueued = NULL, *part = NULL;
+    PyObject *stick = NULL, *batch = NULL, *msg = NULL, *enqueued = NULL, *part = NULL, *stamp = NULL;
 
     /* Room in the buffer, as admit's fast test. */
     BufferCounts *tally = self->counts;
@@ -2099,10 +2122,18 @@ lane_produce(Lane *self, PyObject *const *given)
     if (PyList_GET_SIZE(messages) && batch_bytes + size > self->batch_size) goto out;
 
     /* Every test passed: the moves of admit and Accumulator.append. */
-    enqueued = self->now_monotonic ? monotonic_now() : PyObject_CallNoArgs(self->now);
-    if (enqueued == NULL) goto fail;
+    if (self->now_monotonic) { /* one clock read for the enqueueing time and, when 0, the timestamp */
+        int64_t mono;
+        long long ms;
+        clocks_now(&mono, &ms);
+        enqueued = monotonic_float(mono);
+        if (enqueued == NULL || (ts == 0 && (stamp = epoch_ms_int(ms)) == NULL)) goto fail;
+    } else {
+        enqueued = PyObject_CallNoArgs(self->now);
+        if (enqueued == NULL) goto fail;
+    }
     if (!PyFloat_CheckExact(enqueued)) goto out;
-    PyObject *fields[9] = {topic, part, key, value, Py_None, ts_obj, cb, Py_None, enqueued};
+    PyObject *fields[9] = {topic, part, key, value, Py_None, stamp != NULL ? stamp : ts_obj, cb, Py_None, enqueued};
     msg = pending_make(&PendingType, fields);
     if (msg == NULL) goto fail;
     if (((Pending *)msg)->size != size) goto out; /* cannot be: the same sum */
@@ -2149,6 +2180,7 @@ fail:
     Py_XDECREF(batch);
     Py_XDECREF(msg);
     Py_XDECREF(enqueued);
+    Py_XDECREF(stamp);
     Py_XDECREF(part);
     if (done < 0) {
         Py_XDECREF(got);
