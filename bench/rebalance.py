@@ -33,8 +33,9 @@ PHASES = ("join", "leave", "add")
 LIMIT = 60.0  # seconds a phase may take before the round fails
 
 
-def _consumer(client: str, bootstrap: str, group: str) -> Any:
-    conf = {"bootstrap.servers": bootstrap, "group.id": group, **SETTINGS}
+def make_consumer(client: str, bootstrap: str, group: str, settings: dict[str, Any] = SETTINGS) -> Any:
+    """A consumer of ``client`` (confluent-kafka or kafkawire) in ``group`` with ``settings``."""
+    conf = {"bootstrap.servers": bootstrap, "group.id": group, **settings}
     if client == "confluent-kafka":
         import confluent_kafka
 
@@ -68,7 +69,7 @@ def one_round(client: str, bootstrap: str, topic: str, partitions: int) -> dict[
     try:
         started = time.monotonic()
         for _ in range(3):
-            member = _consumer(client, bootstrap, group)
+            member = make_consumer(client, bootstrap, group)
             member.subscribe([topic])
             members.append(member)
         times["join"] = _until_settled(members, partitions, started)
@@ -76,7 +77,7 @@ def one_round(client: str, bootstrap: str, topic: str, partitions: int) -> dict[
         members.pop(0).close()
         times["leave"] = _until_settled(members, partitions, started)
         started = time.monotonic()
-        member = _consumer(client, bootstrap, group)
+        member = make_consumer(client, bootstrap, group)
         member.subscribe([topic])
         members.append(member)
         times["add"] = _until_settled(members, partitions, started)
@@ -86,7 +87,7 @@ def one_round(client: str, bootstrap: str, topic: str, partitions: int) -> dict[
     return times
 
 
-def _create_topic(bootstrap: str, topic: str, partitions: int) -> None:
+def create_topic(bootstrap: str, topic: str, partitions: int) -> None:
     from kafkawire.admin import AdminClient, NewTopic
 
     admin = AdminClient({"bootstrap.servers": bootstrap})
@@ -110,7 +111,7 @@ def main(argv: list[str] | None = None) -> None:
             order = clients if r % 2 == 0 else clients[::-1]
             for client in order:
                 topic = f"rebalance-{uuid.uuid4().hex[:8]}"
-                _create_topic(bootstrap, topic, args.partitions)
+                create_topic(bootstrap, topic, args.partitions)
                 times = one_round(client, bootstrap, topic, args.partitions)
                 results[client].append(times)
                 shown = "  ".join(f"{p} {times[p]:6.2f} s" for p in PHASES)
