@@ -415,3 +415,17 @@ def test_a_record_refused_by_produce_is_acknowledged_with_the_error(
     md, exc = acks[0][2], acks[0][3]
     assert md.topic == "not a legal topic!" and md.partition == -1
     assert isinstance(exc, KafkaException) and exc.args[0].code() == KafkaError._INVALID_ARG
+
+
+def test_produce_batch_with_interceptors_refuses_the_rest_after_a_full_queue(
+    producer_conf: dict[str, Any], producers: list[Producer]
+) -> None:
+    """The per-record path (interceptors) stops where the engine's bulk path does: the record that
+    met the full queue and every later one get _QUEUE_FULL; interceptors saw only those tried."""
+    plain = Recorder("r")
+    producer = Producer({**producer_conf, "interceptor.classes": [plain], "queue.buffering.max.messages": 2})
+    producers.append(producer)
+    messages = [{"value": b"%d" % i} for i in range(5)]
+    assert producer.produce_batch("t", messages) == 2
+    assert [m.get("_error") and m["_error"].code() for m in messages] == [None, None] + [KafkaError._QUEUE_FULL] * 3
+    assert [e[2] for e in plain.log if e[1] == "on_send"] == [b"0", b"1", b"2"]

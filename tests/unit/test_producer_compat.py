@@ -599,6 +599,34 @@ def test_produce_batch_queue_full_sets_error_per_message(impl: Any) -> None:
         dispose(producer)
 
 
+@pytest.mark.parametrize("headers", [None, [("h", b"v")]], ids=["plain", "headers"])  # C lane, checked path
+def test_produce_batch_refuses_every_record_after_a_full_queue(impl: Any, headers: Any) -> None:
+    """Once a record finds the queue full, every later one in the call is refused with _QUEUE_FULL,
+    even one too large for message.max.bytes (librdkafka's order), across the bulk path's slices."""
+    producer = make(impl, **{"queue.buffering.max.messages": 3, "message.max.bytes": 1000})
+    messages = [{"value": b"%d" % i, "headers": headers} for i in range(600)]
+    messages[4]["value"] = messages[550]["value"] = b"x" * 2000
+    try:
+        assert producer.produce_batch("t", messages) == 3
+        codes = [m.get("_error") and m["_error"].code() for m in messages]
+        assert codes == [None] * 3 + [KafkaError._QUEUE_FULL] * 597
+    finally:
+        dispose(producer)
+
+
+def test_produce_batch_refuses_a_record_that_would_fit_after_the_queue_filled() -> None:
+    """By bytes too (kafkawire's charge differs from librdkafka's, so not side by side): after the
+    first refusal a small record that would fit is refused too, as confluent-kafka does by count."""
+    producer = make(kafkawire, **{"queue.buffering.max.kbytes": 2})  # 300 B takes 1,240 of 2,048
+    messages = [{"value": b"a" * 300}, {"value": b"b" * 300}, {"value": b"c"}]
+    try:
+        assert producer.produce_batch("t", messages) == 1
+        assert [m.get("_error") and m["_error"].code() for m in messages] == [None] + [KafkaError._QUEUE_FULL] * 2
+        producer.produce("t", b"c")  # it fits: only the batch call stopped at the first refusal
+    finally:
+        dispose(producer)
+
+
 def test_produce_batch_where_we_differ_on_purpose() -> None:
     """confluent-kafka 2.x's produce_batch drops headers, refuses timestamps (NotImplementedError)
     and puts every message in the batch's partition, although its docstring says a message's own

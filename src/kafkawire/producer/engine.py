@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from typing import Any
 
@@ -52,6 +52,13 @@ from .sender import Sender
 from .transactions import TransactionManager
 
 _SLICE = 512  # records the bulk path queues per hold of the lock
+
+
+def _refuse_rest(refused: list[tuple[Any, KafkaError]], handles: Iterable[Any]) -> None:
+    """A bulk call that does not wait met a full buffer: it and every later record are refused, as
+    librdkafka's produce_batch does (even one that would fit), in one step, not a raise each."""
+    full = KafkaError(KafkaError._QUEUE_FULL)
+    refused.extend((handle, full) for handle in handles)
 
 
 def _too_large(size: int, limit: int) -> KafkaError:
@@ -181,11 +188,8 @@ class ProducerEngine:
         callback: Callable[..., Any] | None,
         future: Future[RecordMetadata] | None,
     ) -> None:
-        """Check and convert one record's fields, then `admit` it.
-
-        The common case (bytes, no headers, default partition and timestamp, a topic seen before)
-        skips the general checks, which would all pass; anything else goes through them.
-        """
+        """Check and convert one record's fields, then `admit` it. The common case (bytes, no headers,
+        default partition and timestamp, a topic seen before) skips the checks, which would all pass."""
         if self.sender.fatal is not None:
             raise KafkaException(self.sender.fatal)
         if self.txn is not None:
@@ -343,7 +347,9 @@ class ProducerEngine:
                         if wait:
                             full = True
                             break
-                        refused.append((index, KafkaError(KafkaError._QUEUE_FULL)))
+                        _refuse_rest(refused, range(index, total))
+                        index = stop = total
+                        break
                     index += 1
             if wake:
                 self.sender.wake()
@@ -369,9 +375,10 @@ class ProducerEngine:
                 except KafkaException as exc:
                     refused.append((handle, exc.args[0]))
                 except BufferError:
-                    if wait:
-                        break
-                    refused.append((handle, KafkaError(KafkaError._QUEUE_FULL)))
+                    if not wait:
+                        _refuse_rest(refused, [p[0] for p in prepared[index:]])
+                        index = stop = len(prepared)
+                    break
                 index += 1
             wake = self._hand_over(topic, runs, now) or wake
         if wake:
@@ -392,13 +399,8 @@ class ProducerEngine:
         ``max.block.ms`` (serving reports in poll mode: only that frees room), else `BufferError`."""
         block = self.conf.max_block_ms / 1000
         deadline = time.monotonic() + block
-
-        def full() -> bool:
-            return (
-                self._max_messages > 0 and self.counts.outstanding + 1 > self._max_messages
-            ) or self.counts.buffered_bytes + charge > self._max_buffer_bytes
-
-        while full():
+        limit, most = self._max_messages, self._max_buffer_bytes
+        while (limit > 0 and self.counts.outstanding >= limit) or self.counts.buffered_bytes + charge > most:
             remaining = deadline - time.monotonic()
             if block == 0 or remaining <= 0:
                 raise BufferError("Local: Queue full")
@@ -457,8 +459,7 @@ class ProducerEngine:
         In poll mode the reports are served meanwhile by ``serve(seconds)``, the face's (it decides
         what a callback's exception means), at least once even with ``timeout=0``; with a report
         thread they are waited for. On the report thread itself a flush only sends: the running
-        callback's own record cannot be reported until it returns.
-        """
+        callback's own record cannot be reported until it returns."""
         deadline = None if timeout is None or timeout < 0 else time.monotonic() + timeout
         executor = self.executor
         debug = self.client.debug

@@ -158,7 +158,7 @@ class Producer:
         if self._plain:
             self._engine.queue_checked(topic, prepared, refused, wait)
             return
-        for handle, value, key, part, timestamp, headers, cb in prepared:
+        for index, (handle, value, key, part, timestamp, headers, cb) in enumerate(prepared):
             while True:
                 try:
                     self._enqueue(topic, value, key, part, timestamp, headers, cb, None)
@@ -168,7 +168,9 @@ class Producer:
                     if wait:
                         self.poll(0.05)  # serving reports frees room
                         continue
-                    refused.append((handle, KafkaError(KafkaError._QUEUE_FULL)))
+                    full = KafkaError(KafkaError._QUEUE_FULL)  # and every record after it, as librdkafka
+                    refused.extend((p[0], full) for p in prepared[index:])
+                    return
                 break
 
 
