@@ -54,7 +54,7 @@ from .transactions import TransactionManager
 _SLICE = 512  # records the bulk path queues per hold of the lock
 
 
-def _refuse_rest(refused: list[tuple[Any, KafkaError]], handles: Iterable[Any]) -> None:
+def refuse_rest(refused: list[tuple[Any, KafkaError]], handles: Iterable[Any]) -> None:
     """A bulk call that does not wait met a full buffer: it and every later record are refused, as
     librdkafka's produce_batch does (even one that would fit), in one step, not a raise each."""
     full = KafkaError(KafkaError._QUEUE_FULL)
@@ -347,8 +347,8 @@ class ProducerEngine:
                         if wait:
                             full = True
                             break
-                        _refuse_rest(refused, range(index, total))
-                        index = stop = total
+                        refuse_rest(refused, range(index, total))
+                        index = total
                         break
                     index += 1
             if wake:
@@ -376,7 +376,7 @@ class ProducerEngine:
                     refused.append((handle, exc.args[0]))
                 except BufferError:
                     if not wait:
-                        _refuse_rest(refused, [p[0] for p in prepared[index:]])
+                        refuse_rest(refused, [p[0] for p in prepared[index:]])
                         index = stop = len(prepared)
                     break
                 index += 1
@@ -497,4 +497,4 @@ class ProducerEngine:
         self.client.close()
 
 
-__all__ = ["RECORD_OVERHEAD", "ProducerEngine"]
+__all__ = ["RECORD_OVERHEAD", "ProducerEngine", "refuse_rest"]

@@ -32,7 +32,7 @@ from ..kafka_error import KafkaError, KafkaException
 from ..model import ClusterMetadata, ConsumerGroupMetadata, RecordMetadata, TopicPartition
 from ..native import native
 from .config import ProducerConfig, parse_producer_config
-from .engine import ProducerEngine
+from .engine import ProducerEngine, refuse_rest
 from .inputs import Prepared, check_batch, check_topic, first_set, refusal
 from .interceptors import InterceptorChain, ProducerRecord
 from .stats import Statistics
@@ -168,8 +168,7 @@ class Producer:
                     if wait:
                         self.poll(0.05)  # serving reports frees room
                         continue
-                    full = KafkaError(KafkaError._QUEUE_FULL)  # and every record after it, as librdkafka
-                    refused.extend((p[0], full) for p in prepared[index:])
+                    refuse_rest(refused, [p[0] for p in prepared[index:]])
                     return
                 break
 
