@@ -2079,7 +2079,8 @@ lane_produce(Lane *self, PyObject *const *given)
         partition = PyLong_CheckExact(p) ? PyLong_AsSsize_t(p) : -1;
         produced = PyLong_CheckExact(n) ? PyLong_AsSsize_t(n) : -1;
         if (PyErr_Occurred()) goto fail;
-        if (partition < 0 || partition >= count || produced < 0 || produced >= self->sticky_size) goto out;
+        if (partition < 0 || partition >= count || produced < 0 || (produced > 0 && produced + size > self->sticky_size))
+            goto out; /* the record would not fit the partition's batch: the partitioner moves on */
     } else if (self->key_hash != KEY_HASH_NONE) {
         if (count > 0x7FFFFFFF || (partition = lane_hash_key(self, key, count)) < 0) goto out;
     } else {
@@ -2140,7 +2141,7 @@ lane_produce(Lane *self, PyObject *const *given)
     PyObject *new_bytes = PyLong_FromSsize_t(batch_bytes + size);
     if (new_bytes == NULL) goto fail;
     if (stick != NULL) {
-        PyObject *n = PyLong_FromSsize_t(produced + vlen);
+        PyObject *n = PyLong_FromSsize_t(produced + size);
         if (n == NULL) {
             Py_DECREF(new_bytes);
             goto fail;
@@ -2968,7 +2969,8 @@ lane_queue(PyObject *module, PyObject *args)
                 Py_DECREF(sn);
                 if (PyErr_Occurred()) goto fail;
             }
-            if (stick_part < 0 || stick_part >= count || produced < 0 || produced >= self->sticky_size) break;
+            if (stick_part < 0 || stick_part >= count || produced < 0 || (produced > 0 && produced + size > self->sticky_size))
+                break;
             partition = stick_part;
             sticky = 1;
         } else if (self->key_hash != KEY_HASH_NONE) {
@@ -3015,7 +3017,7 @@ lane_queue(PyObject *module, PyObject *args)
         outstanding += 1;
         buffered += charge;
         queued += 1;
-        if (sticky) produced += p->value == Py_None ? 0 : PyBytes_GET_SIZE(p->value);
+        if (sticky) produced += size;
         ob.bytes += size;
         if (PyList_GET_SIZE(ob.messages) >= self->batch_count || ob.bytes >= self->batch_size) {
             Py_SETREF(SLOT(ob.batch, self->off_full), Py_NewRef(Py_True));

@@ -130,6 +130,11 @@ class Accumulator:
         # ``queued`` (records here) shares the producer's counters, which its C lane moves too
         self.counts = counts if counts is not None else new_buffer_counts()
 
+    @property
+    def room(self) -> int:
+        """What a batch holds after its header: where the sticky partitioner moves on."""
+        return max(1, self.batch_size - HEADER_SIZE)
+
     def flush_started(self) -> None:
         """A flush began: every batch is ready now, whatever its linger, until it ends."""
         self._flushes += 1

@@ -358,9 +358,11 @@ class StickyPartitioner:
     """Uniform sticky partitioning of keyless records (KIP-480, KIP-794).
 
     Per topic, records stick to one partition so they fill one batch instead of many small ones.
-    Once ``batch_size`` bytes have gone to the current partition, the next record moves to another
-    one, uniformly at random among the available partitions (never the same one if there are
-    others). A current partition that loses its leader is left at once.
+    A record that would take the bytes gone to the current partition past ``batch_size`` moves to
+    another one, uniformly at random among the available partitions (never the same one if there
+    are others). A current partition that loses its leader is left at once. The producer counts
+    each record as its batch does and passes the room a batch has after its header, so the
+    partition moves on exactly when its batch is full: no batch of a few records left behind.
 
     This is KIP-794's byte rule without its adaptive part: Java also weighs partitions by queue
     length and avoids slow brokers; librdkafka instead switches on a timer
@@ -393,7 +395,7 @@ class StickyPartitioner:
         """The partition for the next keyless record of ``topic``, counting its ``record_bytes``.
 
         ``available`` lists the partitions that have a leader; ``None`` or empty means all of them.
-        ``record_bytes`` is the record's size as counted toward ``batch.size``; ``now`` is for
+        ``record_bytes`` is the record's size as its batch counts it; ``now`` is for
         `TimedStickyPartitioner`.
         """
         if partition_count < 1:
@@ -405,7 +407,7 @@ class StickyPartitioner:
         if (
             current < 0
             or current >= partition_count
-            or stick.produced >= self._batch_size
+            or (stick.produced and stick.produced + record_bytes > self._batch_size)
             or (available and current not in available)
         ):
             current = stick.partition = self._pick(partition_count, available, avoid=current)
@@ -462,7 +464,7 @@ class TimedStickyPartitioner(StickyPartitioner):
         before = -1 if stick is None else stick.partition
         due = stick is not None and now - self._since.get(topic, now) >= self._linger
         if due and stick is not None:
-            stick.produced = self._batch_size  # time is up: the byte rule moves it on
+            stick.produced = self._batch_size + 1  # time is up: past any batch, the byte rule moves it on
         chosen = super().partition(topic, partition_count, available, record_bytes)
         if due or chosen != before:
             self._since[topic] = now

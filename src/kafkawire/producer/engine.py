@@ -88,9 +88,9 @@ class ProducerEngine:
         # sticky.partitioning.linger.ms set: librdkafka's timer; unset: the byte rule alone (KIP-794)
         self._sticky_timed = conf.sticky_linger_ms is not None  # its switches need the time
         self._sticky = (
-            TimedStickyPartitioner(conf.batch_size, conf.sticky_linger_ms / 1000)
+            TimedStickyPartitioner(self.acc.room, conf.sticky_linger_ms / 1000)
             if conf.sticky_linger_ms is not None
-            else StickyPartitioner(conf.batch_size)
+            else StickyPartitioner(self.acc.room)
         )
         self._keyless_sticky = self._partitioner in KEYLESS_STICKY
         builtin = self._partitioner in BUILTIN_PARTITIONERS.values()
@@ -168,7 +168,7 @@ class ProducerEngine:
                 RECORD_OVERHEAD,
                 conf.batch_size,
                 conf.batch_num_messages,
-                conf.batch_size,
+                self.acc.room,
             )
         # As librdkafka: the cluster is contacted at once (metadata, and the producer id when
         # idempotent), so the first record does not wait for it and an unreachable cluster is
@@ -245,9 +245,9 @@ class ProducerEngine:
         if partition == -1:
             key = msg.key
             if key is None and self._keyless_sticky:
-                partition = self._sticky.partition(msg.topic, count, None, len(msg.value or b""), now)
+                partition = self._sticky.partition(msg.topic, count, None, size, now)
             else:
-                partition = self._partition_for(msg.topic, key, count, len(msg.value or b""))
+                partition = self._partition_for(msg.topic, key, count, size)
             if not 0 <= partition < count:
                 self.release(1, charge)
                 raise KafkaException(KafkaError(KafkaError._UNKNOWN_PARTITION, f"partitioner chose {partition} of {count}"))
@@ -431,21 +431,21 @@ class ProducerEngine:
         (the sender fails it with _UNKNOWN_PARTITION when out of range), else the partitioner's."""
         if msg.partition != -1:
             return msg.partition
-        return self._choose_partition(msg.topic, msg.key, count, len(msg.value or b""))
+        return self._choose_partition(msg.topic, msg.key, count, msg.size)
 
-    def _partition_for(self, topic: str, key: bytes | None, count: int, value_len: int) -> int:
+    def _partition_for(self, topic: str, key: bytes | None, count: int, size: int) -> int:
         """`_choose_partition`, with a built-in partitioner's answer for a key remembered."""
         if key is not None and self._keyed is not None:
             chosen = self._keyed.partition(topic, key, count)
             if chosen >= 0:
                 return chosen
-        return self._choose_partition(topic, key, count, value_len)
+        return self._choose_partition(topic, key, count, size)
 
-    def _choose_partition(self, topic: str, key: bytes | None, count: int, value_len: int) -> int:
+    def _choose_partition(self, topic: str, key: bytes | None, count: int, size: int) -> int:
         """The partitioner's choice, or -1 when user code answered nonsense or raised."""
         try:
             now = self._now() if self._sticky_timed else 0.0
-            return choose_partition(self._partitioner, self._sticky, topic, key, count, None, value_len, now)
+            return choose_partition(self._partitioner, self._sticky, topic, key, count, None, size, now)
         except Exception:
             self._log.exception("the partitioner failed for topic %s", topic)
             return -1
