@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import Any, Protocol
 
-from ..records import HEADER_SIZE, BatchBuilder, with_producer_state
+from ..records import HEADER_SIZE, BatchBuilder, crc, with_producer_state
 from . import TopicPartitionKey
 from .buffer_counts import BufferCounts, new_buffer_counts
 
@@ -129,6 +129,7 @@ class Accumulator:
         self._queues: dict[TopicPartitionKey, deque[ProducerBatch]] = {}
         # ``queued`` (records here) shares the producer's counters, which its C lane moves too
         self.counts = counts if counts is not None else new_buffer_counts()
+        crc.load()  # here, on the thread making the producer: not on the IO thread at the first batch
 
     @property
     def room(self) -> int:

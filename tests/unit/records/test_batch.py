@@ -578,3 +578,60 @@ def test_the_decoders_short_varint_tables_hold_what_each_encoding_decodes_to() -
     two_bytes = [decode_varint(bytes((0x80 | (n & 0x7F), n >> 7)), 0)[0] for n in range(1 << 14)]
     assert list(decoder._ONE_BYTE_VARINT) == one_byte
     assert list(decoder._TWO_BYTE_VARINT) == two_bytes
+
+
+def test_the_crc32c_package_is_loaded_when_a_producer_is_made_not_at_its_first_batch() -> None:
+    """Imported on the IO thread at the first batch, while the application produced in a loop, the
+    package's import waited for the GIL at each file it read: the first batch left ~40 ms late."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys, kafkawire\n"
+        "assert 'crc32c' not in sys.modules\n"  # import kafkawire stays light
+        "p = kafkawire.Producer({'bootstrap.servers': '127.0.0.1:1'})\n"
+        "assert 'crc32c' in sys.modules\n"
+        "p.close(0)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_checksum_keeps_the_gil() -> None:
+    """A 1 MB batch's CRC takes ~30 us; letting the GIL go for it cost the IO thread up to the
+    switch interval (5 ms) to get it back while the application produced. A thread that wakes
+    every 50 us never runs during a 64 MB checksum (some milliseconds) unless the GIL is let go."""
+    import sys
+    import threading
+    import time
+
+    from kafkawire.records import crc
+
+    data = bytearray(64 << 20)
+    expected = crc32c_package.crc32c(data)
+    ticks = [0]
+    stop = threading.Event()
+
+    def tick() -> None:
+        while not stop.is_set():
+            ticks[0] += 1
+            time.sleep(0.00005)
+
+    worker = threading.Thread(target=tick)
+    worker.start()
+    try:
+        while ticks[0] < 3:
+            time.sleep(0.001)
+        switch = sys.getswitchinterval()
+        sys.setswitchinterval(1.0)  # no forced handover between the two reads of ticks either
+        try:
+            before = ticks[0]
+            got = crc.crc32c(data)
+            after = ticks[0]
+        finally:
+            sys.setswitchinterval(switch)
+        assert after == before
+        assert got == expected
+    finally:
+        stop.set()
+        worker.join()
