@@ -8,6 +8,7 @@ code that already runs on the IO thread (the producer's sender).
 
 from __future__ import annotations
 
+import functools
 import importlib
 import itertools
 import logging
@@ -132,12 +133,16 @@ class Client:
         return fut
 
     def list_topics(
-        self, topic: str | None = None, timeout: float | None = None, *, auto_create: bool = False
+        self, topic: str | None = None, timeout: float | None = None, *, auto_create: bool = False, open_leaders: bool = False
     ) -> model.ClusterMetadata:
         """confluent-kafka's ``list_topics()`` for every face: refresh metadata (one topic, or all),
-        then copy it into the public objects, naming the broker that answered."""
+        then copy it into the public objects, naming the broker that answered. ``open_leaders``
+        (a producer's): connect to ``topic``'s partition leaders now, as librdkafka does for a
+        topic it was asked about, so its first batch does not wait for a connection."""
         fut = self.refresh_metadata(None if topic is None else [topic], auto_create=auto_create, timeout=timeout)
         md = fut.result() if timeout is None else wait(fut, timeout)
+        if open_leaders and topic is not None:
+            self.engine.call_soon(functools.partial(self._open_leaders, topic))
         conn = self.least_busy()
         assert conn is not None  # the refresh above was answered by some connection
         node_id = conn.node_id
@@ -289,6 +294,13 @@ class Client:
             conn = self._new_connection(node_id, broker.host, broker.port)
             self._brokers[node_id] = conn
         return conn
+
+    def _open_leaders(self, topic: str) -> None:
+        for partition in range(self.metadata.partition_count(topic) or 0):
+            leader = self.metadata.leader_for(topic, partition)
+            conn = None if leader is None else self.connection(leader.node_id)
+            if conn is not None:
+                conn.open()
 
     def lane(self, node_id: int) -> BrokerConnection | None:
         """The coordinator's own connection to broker ``node_id`` (created on first use)."""

@@ -163,10 +163,15 @@ class BrokerConnection:
             return
         deadline = self.engine.now() + (self.settings.request_timeout if timeout is None else timeout)
         self._queue.append(Queued(api, body, callback, deadline, expect_response, max_version, fail_fast))
-        if self.state is State.DISCONNECTED and self._reconnect_timer is None and not self._settling:
-            self._connect()
+        self.open()
         self._pump()
         self._arm_timer()
+
+    def open(self) -> None:
+        """Connect now if down (and not waiting out a reconnect backoff), whether or not a request
+        waits: a producer opens its partitions' leaders before their first batch, as librdkafka does."""
+        if self.state is State.DISCONNECTED and self._reconnect_timer is None and not self._settling:
+            self._connect()
 
     def move_to(self, host: str, port: int) -> None:
         """The broker now advertises another address: reconnect there. Queued requests stay queued

@@ -266,7 +266,7 @@ class Producer:
         ``allow.auto.create.topics`` is false)."""
         self._check_open()
         auto = self._conf.raw["allow.auto.create.topics"]
-        return self._engine.client.list_topics(topic, None if timeout < 0 else timeout, auto_create=auto)
+        return self._engine.client.list_topics(topic, None if timeout < 0 else timeout, auto_create=auto, open_leaders=True)
 
     # --- transactions (the Transactional Producer API of confluent-kafka) ----------------------
 
