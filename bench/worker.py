@@ -242,22 +242,24 @@ def _run_aio_producer(sc: Scenario, bootstrap: str, topic: str, send_all: Callab
     return asyncio.run(main())
 
 
+async def await_each(producer: Any, topic: str, w: Workload, counts: Counts) -> None:
+    """``await produce()`` per record, the delivery futures gathered in groups of CHUNK, at most
+    8 groups pending: kafkawire-aio's loop, and bench.asyncio_floor's with no producer behind it."""
+    pending: deque[list[Any]] = deque([[]])
+    for i in range(w.records):
+        pending[-1].append(await producer.produce(topic, w.value(i), w.key(i)))
+        if len(pending[-1]) >= CHUNK:
+            pending.append([])
+            if len(pending) > 8:
+                await _gather_oldest(pending, counts)
+    while pending:
+        await _gather_oldest(pending, counts)
+
+
 def kafkawire_aio(sc: Scenario, bootstrap: str, topic: str, w: Workload) -> dict[str, Any]:
     """``AIOProducer``: await produce() per record, gather the delivery futures in groups."""
     counts = Counts()
-
-    async def send_all(producer: Any) -> None:
-        pending: deque[list[Any]] = deque([[]])
-        for i in range(w.records):
-            pending[-1].append(await producer.produce(topic, w.value(i), w.key(i)))
-            if len(pending[-1]) >= CHUNK:
-                pending.append([])
-                if len(pending) > 8:
-                    await _gather_oldest(pending, counts)
-        while pending:
-            await _gather_oldest(pending, counts)
-
-    result = _run_aio_producer(sc, bootstrap, topic, send_all)
+    result = _run_aio_producer(sc, bootstrap, topic, partial(await_each, topic=topic, w=w, counts=counts))
     return {**result, "acked": counts.acked, "failed": counts.failed, "error": counts.first_error}
 
 
