@@ -116,19 +116,33 @@ header_pair(PyObject *item, PyObject **key, PyObject **value)
     return 0;
 }
 
-/* The most bytes a record can take in a batch: as records.record_size_upper_bound. */
+static int varint_len(int64_t n);
+
+/* librdkafka's measure against message.max.bytes: the data plus every varint at its widest (36
+ * bytes for a record without headers), as records.record_size_widest; at most WIDEST_GAP more
+ * than record_bound's for such a record (which takes at least 20 bytes besides the data). */
+#define WIDEST_OVERHEAD 36
+#define WIDEST_GAP (WIDEST_OVERHEAD - 20)
+#define HEADER_GAP (10 - 2) /* and at most this much more a header */
+
+/* The most bytes a record can take in a batch (records.record_size_upper_bound): every length as
+ * it will be written, the two deltas at their widest (a varlong, an int32 varint). ``key_len`` and
+ * ``value_len`` are -1 for null; ``headers`` counts the headers' bytes, ``header_count`` them. */
+static Py_ssize_t
+record_bound(Py_ssize_t key_len, Py_ssize_t value_len, Py_ssize_t headers, Py_ssize_t header_count)
+{
+    Py_ssize_t body = 1 + 10 + 5 + varint_len(header_count) + headers;
+    body += key_len < 0 ? 1 : varint_len(key_len) + key_len;
+    body += value_len < 0 ? 1 : varint_len(value_len) + value_len;
+    return varint_len(body) + body;
+}
+
 static int
 pending_size(PyObject *key, PyObject *value, PyObject *headers, Py_ssize_t *out)
 {
-    Py_ssize_t size = 36, n;
-    if (key != Py_None) {
-        if ((n = blob_len(key)) < 0) return -1;
-        size += n;
-    }
-    if (value != Py_None) {
-        if ((n = blob_len(value)) < 0) return -1;
-        size += n;
-    }
+    Py_ssize_t key_len = -1, value_len = -1, header_bytes = 0, header_count = 0, n;
+    if (key != Py_None && (key_len = blob_len(key)) < 0) return -1;
+    if (value != Py_None && (value_len = blob_len(value)) < 0) return -1;
     int truth = PyObject_IsTrue(headers);
     if (truth < 0) return -1;
     if (truth) {
@@ -150,7 +164,6 @@ pending_size(PyObject *key, PyObject *value, PyObject *headers, Py_ssize_t *out)
                 Py_DECREF(it);
                 return -1;
             }
-            size += 10 + klen;
             n = hv == Py_None ? 0 : blob_len(hv);
             Py_DECREF(hk);
             Py_DECREF(hv);
@@ -158,12 +171,13 @@ pending_size(PyObject *key, PyObject *value, PyObject *headers, Py_ssize_t *out)
                 Py_DECREF(it);
                 return -1;
             }
-            size += n;
+            header_bytes += varint_len(klen) + klen + (hv == Py_None ? 1 : varint_len(n) + n);
+            header_count++;
         }
         Py_DECREF(it);
         if (PyErr_Occurred()) return -1;
     }
-    *out = size;
+    *out = record_bound(key_len, value_len, header_bytes, header_count);
     return 0;
 }
 
@@ -2032,9 +2046,10 @@ lane_produce(Lane *self, PyObject *const *given)
     if (fatal != Py_None) return 0;
 
     Py_ssize_t vlen = value == Py_None ? 0 : PyBytes_GET_SIZE(value);
-    Py_ssize_t size = 36 + vlen + (key == Py_None ? 0 : PyBytes_GET_SIZE(key));
+    Py_ssize_t klen = key == Py_None ? 0 : PyBytes_GET_SIZE(key);
+    Py_ssize_t size = record_bound(key == Py_None ? -1 : klen, value == Py_None ? -1 : vlen, 0, 0);
     Py_ssize_t charge = size + size + self->overhead;
-    if (size > self->max_record) return 0;
+    if (WIDEST_OVERHEAD + klen + vlen > self->max_record) return 0; /* too large: the Python path says so */
 
     /* Another thread in the middle of something: the Python path waits for it. */
     RLock *rlock = Py_IS_TYPE(self->lock, &RLockType) ? (RLock *)self->lock : NULL;
@@ -2938,7 +2953,8 @@ lane_queue(PyObject *module, PyObject *args)
         if (topic == NULL) topic = p->topic;
         else if (p->topic != topic) break;
         Py_ssize_t size = p->size, charge = size + size + self->overhead;
-        if (size > self->max_record) break;
+        Py_ssize_t headers = p->headers == Py_None ? 0 : PyList_CheckExact(p->headers) ? PyList_GET_SIZE(p->headers) : -1;
+        if (headers < 0 || size > self->max_record - WIDEST_GAP - HEADER_GAP * headers) break; /* maybe too large */
         if (!((!self->max_messages || outstanding < self->max_messages) && buffered + charge <= self->max_bytes)) break;
         if (!PyLong_CheckExact(p->partition)) break;
         Py_ssize_t chosen = PyLong_AsSsize_t(p->partition), partition;

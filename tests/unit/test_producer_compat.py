@@ -252,6 +252,23 @@ def test_message_too_large_with_headers_is_at_most_slightly_stricter() -> None:
         ours.close(0)
 
 
+def test_produce_batch_refuses_too_large_records_at_the_same_size_as_confluent() -> None:
+    """produce_batch's lane checks sizes against its tight batching bound and leaves the records
+    near the limit to the Python path, which measures them as librdkafka does."""
+    theirs, ours = make(ck), make(kafkawire)
+    try:
+        limit = largest_accepted(theirs, None, None)
+        for producer in (theirs, ours):
+            batch = [{"value": b"x" * size} for size in (limit - 1, limit, limit + 1, 10)]
+            assert producer.produce_batch("t", batch) == 3
+            refused = [m["_error"].code() if "_error" in m else None for m in batch]
+            assert refused == [None, None, KafkaError.MSG_SIZE_TOO_LARGE, None], producer
+    finally:
+        dispose(theirs)
+        dispose(ours)
+        ours.close(0)
+
+
 def test_message_max_bytes_configured_is_the_limit(impl: Any) -> None:
     producer = make(impl, **{"message.max.bytes": 10_000})
     try:

@@ -155,7 +155,7 @@ PRODUCER_OPTIONS: tuple[Option, ...] = (
     # How long a topic the metadata says does not exist may still be created/propagating: its records wait.
     _int("topic.metadata.propagation.max.ms", 30_000, 0, 3_600_000),
     # Set: keyless records also leave their sticky partition after this long (0: no stickiness), as
-    # librdkafka's timer; unset: they leave it after batch.size bytes only (KIP-794, Java's rule).
+    # librdkafka's timer; unset: they leave it when their batch is full only (KIP-794's byte rule).
     _int("sticky.partitioning.linger.ms", 10, 0, 900_000),
     Option("transactional.id", "str", None, validate=_transactional_id),
     _int("transaction.timeout.ms", 60_000, 1000),

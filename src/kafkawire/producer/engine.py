@@ -42,6 +42,7 @@ from ..debug import Debug
 from ..kafka_error import KafkaError, KafkaException
 from ..model import RecordMetadata
 from ..native import native
+from ..records import HEADER_GAP, WIDEST_GAP, record_size_widest
 from .config import ProducerConfig
 from .delivery import RECORD_OVERHEAD, Deliveries
 from .inputs import INT32_MAX, INT64_MAX, Prepared, check_fields, check_topic, to_bytes, to_headers
@@ -220,13 +221,12 @@ class ProducerEngine:
     def admit(self, msg: PendingMessage, count: int, now: float, runs: dict[int, list[Pending]] | None = None) -> bool:
         """The one admission path (under ``lock``): take buffer room, pick the partition among
         ``count`` (0: metadata unknown, the sender waits for it) and queue the record: in the
-        accumulator, or with ``runs`` (the bulk paths) in its partition's run, which the caller
-        hands to the accumulator in one `Accumulator.extend` per partition. Raises
-        `KafkaException` (too large, no such partition) or `BufferError` (full, after waiting
-        ``max.block.ms``), holding no room then. True when the sender should look now."""
-        size = msg.size
-        if size > self._max_record_bytes:
-            raise KafkaException(_too_large(size, self._max_record_bytes))
+        accumulator, or with ``runs`` (the bulk paths) in its partition's run, handed over in one
+        `Accumulator.extend` per partition. Raises `KafkaException` (too large, no such partition)
+        or `BufferError` (full, after ``max.block.ms``), holding no room then. True: sender, look."""
+        size, most, headers = msg.size, self._max_record_bytes, msg.headers or ()
+        if size > most - WIDEST_GAP - HEADER_GAP * len(headers) and (wide := record_size_widest(msg.key, msg.value, headers)) > most:
+            raise KafkaException(_too_large(wide, most))  # librdkafka's measure, as confluent-kafka refuses
         charge = size + size + RECORD_OVERHEAD  # buffer_charge(size), inline: it runs per record
         counts, limit = self.counts, self._max_messages
         if (not limit or counts.outstanding < limit) and counts.buffered_bytes + charge <= self._max_buffer_bytes:

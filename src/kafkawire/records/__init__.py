@@ -2,9 +2,12 @@
 
 from kafkawire.protocol.primitives import DecodeError
 from kafkawire.records.batch import (
+    HEADER_GAP,
+    WIDEST_GAP,
     BatchBuilder,
     build_control_batch,
     record_size_upper_bound,
+    record_size_widest,
     with_producer_state,
 )
 from kafkawire.records.compression import (
@@ -43,11 +46,13 @@ __all__ = [
     "DEFAULT_DECODE_BUDGET",
     "DEFAULT_MAX_DECOMPRESSED_SIZE",
     "GZIP",
+    "HEADER_GAP",
     "HEADER_SIZE",
     "LOG_APPEND_TIME",
     "LZ4",
     "NONE",
     "SNAPPY",
+    "WIDEST_GAP",
     "ZSTD",
     "BatchBuilder",
     "CorruptRecordError",
@@ -67,5 +72,6 @@ __all__ = [
     "decompress",
     "encode_message_set",
     "record_size_upper_bound",
+    "record_size_widest",
     "with_producer_state",
 ]

@@ -297,7 +297,10 @@ def test_size_upper_bound_is_an_upper_bound(
     for timestamp, key, value, headers in records:
         before = builder.size
         builder.append(timestamp, key, value, headers)
-        assert builder.size - before <= record_size_upper_bound(key, value, headers)
+        bound = record_size_upper_bound(key, value, headers)
+        assert builder.size - before <= bound
+        # and tight: only the two deltas are taken at their widest (15 bytes, at least 2 written)
+        assert bound - (builder.size - before) <= 14
 
 
 def test_build_is_repeatable() -> None:
