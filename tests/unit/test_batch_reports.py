@@ -1,6 +1,7 @@
 """A produced batch reported by one call of a `BatchDeliveryCallback` (the Arrow writer's
-`DeliveryTracker`): every record counted in exactly one report, per-record reports whenever the
-batch is not one callback's alone, and ``tally_shared``'s C and Python twins equal."""
+`DeliveryTracker`): every record counted in exactly one report, one report per run of records
+sharing such a callback, per-record reports when a record has another kind of callback, and
+``tally_shared``'s C and Python twins equal."""
 
 from __future__ import annotations
 
@@ -100,15 +101,31 @@ def test_a_raising_batch_report_comes_out_of_poll_and_still_frees_the_room() -> 
     assert [count for count, _ in released] == [3]
 
 
-def test_records_not_all_of_one_callback_are_reported_one_by_one() -> None:
+def test_runs_of_batch_callbacks_are_one_report_each() -> None:
+    """A produced batch holding the end of one produce_batch() call and the start of the next (the
+    sticky partition moves when a batch is full, not at a call's end): one report per run."""
     deliveries, released = _deliveries()
     recorder, other = Recorder(), Recorder()
+    records = _records(PendingMessage, 5, recorder)
+    records[2].callback = records[3].callback = other
+    deliveries.complete(records, None, 100, -1)
+    assert deliveries.executor.serve(0) == 3
+    assert recorder.batches == [("t", 2, 2, 100, None), ("t", 2, 1, 104, None)] and recorder.records == []
+    assert other.batches == [("t", 2, 2, 102, None)] and other.records == []
+    assert [count for count, _ in released] == [2, 2, 1]
+    assert sum(charge for _, charge in released) == sum(buffer_charge(m.size) for m in records)
+    assert (deliveries.delivered_count, deliveries.delivered_bytes) == (5, 1 + 2 + 3 + 4 + 5)
+
+
+def test_a_record_of_another_callback_makes_the_whole_batch_per_record() -> None:
+    deliveries, released = _deliveries()
+    recorder, seen = Recorder(), []
     records = _records(PendingMessage, 4, recorder)
-    records[2].callback = other
+    records[2].callback = lambda err, msg: seen.append(msg.offset())
     deliveries.complete(records, None, 0, -1)
     deliveries.executor.serve(0)
-    assert recorder.batches == other.batches == []
-    assert recorder.records == [(None, 0), (None, 1), (None, 3)] and other.records == [(None, 2)]
+    assert recorder.batches == []
+    assert recorder.records == [(None, 0), (None, 1), (None, 3)] and seen == [2]
     assert sum(count for count, _ in released) == 4
 
 

@@ -16,7 +16,8 @@ import logging
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from functools import partial
-from typing import Any
+from itertools import groupby
+from typing import Any, TypeGuard
 
 from ..client.executor import CallbackExecutor
 from ..core.accumulator import Pending
@@ -257,28 +258,55 @@ class Deliveries:
             self.release(freed, freed_bytes)
 
     def _reported_as_batch(self, messages: list[Pending], error: KafkaError | None, base_offset: int) -> bool:
-        """The batch's reports queued as one `BatchDeliveryCallback.report_batch` call, when its
-        records share such a callback (False, nothing done, otherwise)."""
-        callback = messages[0].callback if messages else None
-        if not isinstance(callback, BatchDeliveryCallback) or (error is not None and not callback.batch_failures):
+        """The batch's reports queued as `BatchDeliveryCallback.report_batch` calls, one per run of
+        records sharing such a callback (a produced batch may end one ``produce_batch()`` call and
+        begin the next); False, nothing done, when a record has another callback."""
+        runs = self._shared_runs(messages, error)
+        if runs is None:
             return False
-        tally = tally_shared if native is None else native.tally_shared
-        shared = tally(messages, callback, RECORD_OVERHEAD)
-        if shared is None:
-            return False
-        value_bytes, charge = shared
-        count = len(messages)
-        if error is None:
-            self.delivered_count += count
-            self.delivered_bytes += value_bytes
-            if self._only_errors:
-                self.release(count, charge)
-                return True
-        first = messages[0]
-        offset = base_offset if error is None and base_offset >= 0 else OFFSET_INVALID
-        report = (first.topic, first.partition, count, offset, error)
-        self.executor.put(callback.report_batch, report, partial(self.release, count, charge))
+        for start, stop, callback, (value_bytes, charge) in runs:
+            count = stop - start
+            if error is None:
+                self.delivered_count += count
+                self.delivered_bytes += value_bytes
+                if self._only_errors:
+                    self.release(count, charge)
+                    continue
+            first = messages[start]
+            offset = base_offset + start if error is None and base_offset >= 0 else OFFSET_INVALID
+            report = (first.topic, first.partition, count, offset, error)
+            self.executor.put(callback.report_batch, report, partial(self.release, count, charge))
         return True
+
+    @staticmethod
+    def _shared_runs(
+        messages: list[Pending], error: KafkaError | None
+    ) -> list[tuple[int, int, BatchDeliveryCallback, tuple[int, int]]] | None:
+        """(start, stop, callback, (value bytes, charge)) of each run of records sharing one
+        `BatchDeliveryCallback` that takes this report as a batch, or None. One C pass when the
+        whole batch shares one; a look at each record's callback only when it does not."""
+        tally = tally_shared if native is None else native.tally_shared
+
+        def takes(callback: Any) -> TypeGuard[BatchDeliveryCallback]:
+            return isinstance(callback, BatchDeliveryCallback) and (error is None or callback.batch_failures)
+
+        first = messages[0].callback if messages else None
+        if not takes(first):
+            return None
+        whole = tally(messages, first, RECORD_OVERHEAD)
+        if whole is not None:
+            return [(0, len(messages), first, whole)]
+        callbacks = [m.callback for m in messages]
+        runs: list[tuple[int, int, BatchDeliveryCallback, tuple[int, int]]] = []
+        start = 0
+        for _, group in groupby(callbacks, key=id):
+            stop = start + sum(1 for _ in group)
+            shared = callbacks[start]
+            if not takes(shared) or (counted := tally(messages[start:stop], shared, RECORD_OVERHEAD)) is None:
+                return None
+            runs.append((start, stop, shared, counted))
+            start = stop
+        return runs
 
     def _delivered(self, messages: list[Pending], base_offset: int, append_time: int, now: float) -> None:
         """A delivered batch: futures completed here (on the IO thread), callbacks queued as one
