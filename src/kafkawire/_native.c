@@ -820,6 +820,18 @@ set_slot(PyObject *obj, int slot, PyObject *value)
     return Py_TYPE(d)->tp_descr_set(d, obj, value);
 }
 
+/* Whether a report of these fields can be left untracked: none of them is a container that could
+ * lead back to it (headers None; a timestamp tuple of two non-containers). Partition, offset and
+ * latency are ints, floats or None by construction. */
+static inline int
+report_atomic(PyObject *topic, PyObject *key, PyObject *value, PyObject *headers, PyObject *timestamp)
+{
+    if (headers != Py_None || PyObject_IS_GC(topic) || PyObject_IS_GC(key) || PyObject_IS_GC(value)) return 0;
+    if (!PyObject_IS_GC(timestamp)) return 1;
+    return PyTuple_CheckExact(timestamp) && PyTuple_GET_SIZE(timestamp) == 2
+           && !PyObject_IS_GC(PyTuple_GET_ITEM(timestamp, 0)) && !PyObject_IS_GC(PyTuple_GET_ITEM(timestamp, 1));
+}
+
 /* serve_delivered(messages, start, base_offset, log_append, create_time, now, message_type, overhead)
  *   -> (next, served, charge, exception or None)
  * Runs the callback of each record from ``start`` on, with a new ``message_type`` report made
@@ -864,6 +876,8 @@ serve_delivered(PyObject *module, PyObject *args)
         } else {
             timestamp = PyTuple_Pack(2, create_time, m->timestamp);
             if (timestamp == NULL) goto failed;
+            if (!PyObject_IS_GC(create_time) && !PyObject_IS_GC(m->timestamp))
+                PyObject_GC_UnTrack(timestamp); /* two ints: no cycle */
             Py_XSETREF(stamp, Py_NewRef(timestamp));
             stamp_of = m->timestamp; /* compared by identity only while ``stamp`` holds it */
         }
@@ -878,6 +892,10 @@ serve_delivered(PyObject *module, PyObject *args)
             || set_slot(report, M_LATENCY, latency) < 0 || set_slot(report, M_LEADER_EPOCH, Py_None) < 0
             || set_slot(report, M_DELIVERY_COUNT, Py_None) < 0)
             goto failed;
+        /* Untracked as decode_messages leaves a consumed record, for the same reason: an
+         * AIOProducer keeps a report per pending future (100,000s), and every full collection
+         * walked each one and its fields (1.9 of 5.4 CPU us per record in kafkawire-aio). */
+        if (report_atomic(m->topic, m->key, m->value, m->headers, timestamp)) PyObject_GC_UnTrack(report);
         served++;
         charge += 2 * (long long)m->size + overhead;
         PyObject *cb_args[2] = {Py_None, report};

@@ -159,6 +159,20 @@ def test_serve_delivered_reports_as_the_python_twin(raise_at: int | None, base: 
         assert exc_c.__traceback__ is not None
 
 
+def test_delivery_reports_without_headers_are_left_out_of_cyclic_garbage_collection() -> None:
+    """As a consumed record: an AIOProducer keeps each report in a pending future, 100,000s of
+    them, which every full collection walked. One with headers (a list) stays tracked; a setter
+    tracks one again before it can hold anything that leads back to it."""
+    got: list[Message] = []
+    messages = [_pending(native.PendingMessage, i, lambda err, msg: got.append(msg), [("h", b"x")] if i else None) for i in range(2)]
+    native.serve_delivered(messages, 0, 0, None, TIMESTAMP_CREATE_TIME, 1.0, Message, RECORD_OVERHEAD)
+    plain, with_headers = got
+    assert not gc.is_tracked(plain) and not gc.is_tracked(plain.timestamp())
+    assert gc.is_tracked(with_headers)
+    plain.set_value([plain])
+    assert gc.is_tracked(plain)
+
+
 def test_serve_delivered_refuses_python_pending_messages() -> None:
     messages = [_pending(PurePendingMessage, 1, print)]
     _, served, _, exc = native.serve_delivered(messages, 0, 0, None, TIMESTAMP_CREATE_TIME, 1.0, Message, 0)
