@@ -66,7 +66,7 @@ async def _floor(records: int, gathered: bool) -> tuple[float, float]:
     stand_in = StandIn(asyncio.get_running_loop(), records)
     cpu, wall = time.process_time(), time.perf_counter()
     if gathered:
-        await await_each(stand_in, "t", w, counts)
+        await await_each(stand_in.produce, "t", w, counts)
     else:
         await _await_in_order(stand_in, w, counts)
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall

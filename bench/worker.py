@@ -22,7 +22,7 @@ import resource
 import sys
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
 from typing import Any
@@ -242,12 +242,13 @@ def _run_aio_producer(sc: Scenario, bootstrap: str, topic: str, send_all: Callab
     return asyncio.run(main())
 
 
-async def await_each(producer: Any, topic: str, w: Workload, counts: Counts) -> None:
-    """``await produce()`` per record, the delivery futures gathered in groups of CHUNK, at most
-    8 groups pending: kafkawire-aio's loop, and bench.asyncio_floor's with no producer behind it."""
+async def await_each(send: Callable[..., Awaitable[Any]], topic: str, w: Workload, counts: Counts) -> None:
+    """``await send()`` per record (a producer's ``produce``, aiokafka's ``send``), the delivery
+    futures it returns gathered in groups of CHUNK, at most 8 groups pending: kafkawire-aio's and
+    aiokafka's loop, and bench.asyncio_floor's with no producer behind it."""
     pending: deque[list[Any]] = deque([[]])
     for i in range(w.records):
-        pending[-1].append(await producer.produce(topic, w.value(i), w.key(i)))
+        pending[-1].append(await send(topic, w.value(i), w.key(i)))
         if len(pending[-1]) >= CHUNK:
             pending.append([])
             if len(pending) > 8:
@@ -259,7 +260,7 @@ async def await_each(producer: Any, topic: str, w: Workload, counts: Counts) -> 
 def kafkawire_aio(sc: Scenario, bootstrap: str, topic: str, w: Workload) -> dict[str, Any]:
     """``AIOProducer``: await produce() per record, gather the delivery futures in groups."""
     counts = Counts()
-    result = _run_aio_producer(sc, bootstrap, topic, partial(await_each, topic=topic, w=w, counts=counts))
+    result = _run_aio_producer(sc, bootstrap, topic, lambda producer: await_each(producer.produce, topic, w, counts))
     return {**result, "acked": counts.acked, "failed": counts.failed, "error": counts.first_error}
 
 
@@ -310,17 +311,9 @@ def aiokafka(sc: Scenario, bootstrap: str, topic: str, w: Workload) -> dict[str,
         producer = _aiokafka_producer(sc, bootstrap)
         await producer.start()
         await producer.partitions_for(topic)
-        pending: deque[list[Any]] = deque([[]])
         before = resource.getrusage(resource.RUSAGE_SELF)
         started = time.perf_counter()
-        for i in range(w.records):
-            pending[-1].append(await producer.send(topic, w.value(i), w.key(i)))
-            if len(pending[-1]) >= CHUNK:
-                pending.append([])
-                if len(pending) > 8:
-                    await _gather_oldest(pending, counts)
-        while pending:
-            await _gather_oldest(pending, counts)
+        await await_each(producer.send, topic, w, counts)
         seconds = time.perf_counter() - started
         after = resource.getrusage(resource.RUSAGE_SELF)
         await producer.stop()

@@ -11,6 +11,7 @@ in the metadata, and nothing leaves (a long linger, an unreachable bootstrap ser
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -44,34 +45,34 @@ def _batches_behind(p: Producer) -> list[int]:
     return counts
 
 
-@pytest.mark.parametrize("lane", LANE)
-@pytest.mark.parametrize("value_size", [1000, 1024, 77])
-def test_produce_fills_each_batch_before_the_sticky_partition_moves(lane: bool, value_size: int) -> None:
-    p = _producer(lane, **{"batch.size": 20_000})
+def _assert_full_batches(lane: bool, batch_size: int, value: bytes, produce: Callable[[Any], Any]) -> None:
+    """``produce(producer)`` left at least 8 batches behind the open one, each holding as many
+    records of ``value`` as fit ``batch_size``."""
+    p = _producer(lane, **{"batch.size": batch_size})
     try:
-        value = b"v" * value_size
-        for _ in range(2_000):
-            p.produce(TOPIC, value)
-        per_batch = (20_000 - HEADER_SIZE) // record_size_upper_bound(None, value)
+        produce(p)
+        per_batch = (batch_size - HEADER_SIZE) // record_size_upper_bound(None, value)
         behind = _batches_behind(p)
         assert len(behind) >= 8
         assert set(behind) == {per_batch}
     finally:
         p.purge()
         p.close(0)
+
+
+@pytest.mark.parametrize("lane", LANE)
+@pytest.mark.parametrize("value_size", [1000, 1024, 77])
+def test_produce_fills_each_batch_before_the_sticky_partition_moves(lane: bool, value_size: int) -> None:
+    value = b"v" * value_size
+    _assert_full_batches(lane, 20_000, value, lambda p: [p.produce(TOPIC, value) for _ in range(2_000)])
 
 
 @pytest.mark.parametrize("lane", LANE)
 def test_produce_batch_fills_each_batch_before_the_sticky_partition_moves(lane: bool) -> None:
-    p = _producer(lane, **{"batch.size": 50_000})
-    try:
-        value = b"w" * 1024
+    value = b"w" * 1024
+
+    def produce(p: Any) -> None:
         for _ in range(20):
             assert p.produce_batch(TOPIC, [{"value": value} for _ in range(100)]) == 100
-        per_batch = (50_000 - HEADER_SIZE) // record_size_upper_bound(None, value)
-        behind = _batches_behind(p)
-        assert len(behind) >= 8
-        assert set(behind) == {per_batch}
-    finally:
-        p.purge()
-        p.close(0)
+
+    _assert_full_batches(lane, 50_000, value, produce)
