@@ -40,8 +40,14 @@ def test_produce_and_read_back(client: str) -> None:
         ("confluent", {"partition.assignment.strategy": "range"}),
         pytest.param("confluent", {"partition.assignment.strategy": "cooperative-sticky"}, marks=pytest.mark.slow),
         ("confluent", {"group.protocol": "consumer"}),
-        pytest.param("kafkawire", {"partition.assignment.strategy": "roundrobin"}, marks=pytest.mark.slow),
-        ("kafkawire", {"partition.assignment.strategy": "cooperative-sticky"}),
+        # session.timeout.ms (kafkawire's classic members): librdkafka's mock may answer a SyncGroup
+        # with a null assignment (DESIGN.md, judges' quirks), then holds the rejoin a session timeout.
+        pytest.param(
+            "kafkawire",
+            {"partition.assignment.strategy": "roundrobin", "session.timeout.ms": 6000},
+            marks=pytest.mark.slow,
+        ),
+        ("kafkawire", {"partition.assignment.strategy": "cooperative-sticky", "session.timeout.ms": 6000}),
         pytest.param("kafkawire", {"group.protocol": "consumer"}, marks=pytest.mark.slow),
     ],
     ids=lambda v: v if isinstance(v, str) else next(iter(v.values())),
