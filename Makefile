@@ -8,14 +8,16 @@ TEST_VENV := .venv
 
 .PHONY: demo pipeline producer-demo java system-deps test test-slow lint clean peer
 
-# setup.py builds the C extension (src/kafkawire/_native.c) at install time; a change to it reinstalls.
-$(DEMO_VENV)/.installed: pyproject.toml setup.py src/kafkawire/_native.c
+# setup.py builds the C extension (src/kafkawire/native_c/, one file per mechanism) at install time;
+# a change to it reinstalls.
+NATIVE_SOURCES := $(wildcard src/kafkawire/native_c/*.c)
+$(DEMO_VENV)/.installed: pyproject.toml setup.py $(NATIVE_SOURCES)
 	$(PYTHON) -m venv $(DEMO_VENV)
 	$(DEMO_VENV)/bin/python -m pip install -q --upgrade pip
 	$(DEMO_VENV)/bin/python -m pip install -q -e '.[local,spark]'
 	touch $@
 
-$(TEST_VENV)/.installed: pyproject.toml setup.py src/kafkawire/_native.c
+$(TEST_VENV)/.installed: pyproject.toml setup.py $(NATIVE_SOURCES)
 	$(PYTHON) -m venv $(TEST_VENV)
 	$(TEST_VENV)/bin/python -m pip install -q --upgrade pip
 	$(TEST_VENV)/bin/python -m pip install -q -e '.[dev,local,spark]'
@@ -96,7 +98,7 @@ PEER_DIR ?= ../shared/peer
 PEER_VENV := .venv-peer
 PEER_FAIL_UNDER ?= 93.6
 
-$(PEER_VENV)/.installed: pyproject.toml setup.py src/kafkawire/_native.c
+$(PEER_VENV)/.installed: pyproject.toml setup.py $(NATIVE_SOURCES)
 	$(PYTHON) -m venv $(PEER_VENV)
 	$(PEER_VENV)/bin/python -m pip install -q --upgrade pip
 	$(PEER_VENV)/bin/python -m pip install -q -r $(PEER_DIR)/requirements.txt -e '.[serdes]'
@@ -116,7 +118,7 @@ BENCH_ARGS ?=
 
 .PHONY: bench
 
-$(BENCH_VENV)/.installed: pyproject.toml setup.py src/kafkawire/_native.c
+$(BENCH_VENV)/.installed: pyproject.toml setup.py $(NATIVE_SOURCES)
 	$(PYTHON) -m venv $(BENCH_VENV)
 	$(BENCH_VENV)/bin/python -m pip install -q --upgrade pip
 	$(BENCH_VENV)/bin/python -m pip install -q -e '.[bench]'

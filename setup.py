@@ -4,6 +4,14 @@
 on its pure-Python twins of the same functions.
 """
 
+from glob import glob
+
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("kafkawire._native", ["src/kafkawire/_native.c"], optional=True)])
+# One translation unit: module.c includes the other files of native_c/ (one per mechanism).
+PARTS = sorted(glob("src/kafkawire/native_c/*.c"))
+setup(
+    ext_modules=[
+        Extension("kafkawire._native", ["src/kafkawire/native_c/module.c"], depends=PARTS, optional=True)
+    ]
+)

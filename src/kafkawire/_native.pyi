@@ -1,4 +1,4 @@
-# The C extension's interface (_native.c); each has a pure-Python twin (see native.py).
+# The C extension's interface (native_c/); each has a pure-Python twin (see native.py).
 from typing import Any
 
 class PendingMessage:

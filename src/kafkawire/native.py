@@ -1,7 +1,7 @@
 """The C extension ``kafkawire._native``, when it was built and not switched off.
 
-It holds the producer's per-record loops (see ``_native.c``); each has a pure-Python twin next to
-where it is used, which runs when ``native`` is None: no compiler at install time, or
+It holds the per-record loops of producing and consuming (``native_c/``, one C file per mechanism,
+each naming its pure-Python twin); each twin lives next to where it is used and runs when ``native`` is None: no compiler at install time, or
 ``KAFKAWIRE_PURE_PYTHON=1`` in the environment (to compare, or to rule the extension out).
 """
 

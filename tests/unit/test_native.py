@@ -124,7 +124,7 @@ def test_pending_message_timestamp_zero_is_now_in_both() -> None:
 
 
 def test_pending_message_is_left_out_of_cyclic_garbage_collection() -> None:
-    """On purpose (see _native.c): the most numerous long-lived objects of a busy producer, never
+    """On purpose (see native_c/pending.c): the most numerous long-lived objects of a busy producer, never
     reachable from user code; the twin is an ordinary class."""
     assert not gc.is_tracked(native.PendingMessage("t", 0, None, b"v", None, 1, print, None, 0.0))
 
@@ -302,7 +302,7 @@ def test_decode_messages_stops_at_the_stop_offset_as_the_python_twin_does(recs: 
 
 
 def test_decoded_messages_without_headers_are_left_out_of_cyclic_garbage_collection() -> None:
-    """On purpose (see _native.c): a consumed record's fields cannot reach it back, and a prefetch
+    """On purpose (see native_c/decode_messages.c): a consumed record's fields cannot reach it back, and a prefetch
     of them would be walked by every collection. One with headers (a list) stays tracked."""
     batch = _fetched([(1, b"k", b"v", []), (2, None, b"w", [("h", b"x")])], NONE, 0)
     plain, with_headers = _decoded_both(batch, 0)[0]

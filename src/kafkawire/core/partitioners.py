@@ -222,7 +222,7 @@ KEY_HASHES: Final[Mapping[Partitioner, int]] = MappingProxyType(
     }
 )
 """The built-in partitioners whose answer for a ``bytes`` key the producer's C path computes itself
-(the codes are ``_native.c``'s): murmur2's for any key, consistent_random's for a non-empty key.
+(the codes are ``native_c/produce_lane.c``'s): murmur2's for any key, consistent_random's for a non-empty key.
 Every other answer (a ``None`` key, consistent_random's empty key, other partitioners) stays here."""
 
 

@@ -1,0 +1,709 @@
+/* bulk_paths.c: pending_from_dicts, pending_from_columns, lane_queue: produce_batch() and the Arrow writer on
+ * the produce lane. Pure-Python twin: producer/engine.py queue_checked over admit (tests/unit/test_produce_bulk.py).
+ *
+ * Part of kafkawire._native, compiled as one unit by module.c (see its list for the order). */
+
+/* ---- the bulk paths: produce_batch() and the Arrow writer on the lane ------------------- *
+ * Two builders make the records' PendingMessages in one pass, each only when every record is one
+ * the Python checks would take unchanged (else None: the caller takes the Python path, which
+ * raises or refuses as it always did): pending_from_dicts (produce_batch's message dicts) and
+ * pending_from_columns (an Arrow batch's key/value offset and data buffers, read through the
+ * buffer protocol, no per-cell Python object but the record's bytes). lane_queue then moves a run
+ * of them into their partitions' open batches, as ProducerEngine.admit would one by one, and
+ * stops at the first record it cannot take as cheaply (a new batch, a new sticky partition, a
+ * full buffer, a key not remembered): the Python caller admits that one and calls again. The
+ * caller holds the engine's lock around it. tests/unit/test_produce_bulk.py holds both against
+ * the Python path. */
+
+/* The UTF-8 bytes of a str, the bytes themselves, or None; NULL without an error when the Python
+ * path must take it (another type, or a str that does not encode). */
+static PyObject *
+plain_payload(PyObject *v)
+{
+    if (v == NULL || v == Py_None) return Py_NewRef(Py_None);
+    if (PyBytes_CheckExact(v)) return Py_NewRef(v);
+    if (PyUnicode_CheckExact(v)) {
+        PyObject *b = PyUnicode_AsUTF8String(v);
+        if (b == NULL) PyErr_Clear();
+        return b;
+    }
+    return NULL;
+}
+
+/* An exact int in [lo, hi] (the common values check_fields lets through), or 0. */
+static int
+plain_int(PyObject *v, long long lo, long long hi)
+{
+    if (v == NULL || !PyLong_CheckExact(v)) return 0;
+    int overflow;
+    long long n = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (n == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return 0;
+    }
+    return !overflow && n >= lo && n <= hi;
+}
+
+static PyObject *s_callback, *s_on_delivery, *s_value, *s_key, *s_timestamp, *s_headers, *zero_int;
+
+/* The timestamp of a record given 0 ("now"): read once per call of the builders below, so that
+ * the records of one produce_batch() or Arrow batch share one clock read and one int. */
+static PyObject *
+now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return PyLong_FromLongLong((long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+}
+
+/* d[name] as a new reference, or NULL: missing (no error) or failed (an error set). Strong
+ * references, because a key's __eq__ (a dict's non-str keys) may run code that changes the dict. */
+static inline PyObject *
+dict_get_ref(PyObject *d, PyObject *name)
+{
+    PyObject *v = PyDict_GetItemWithError(d, name);
+    Py_XINCREF(v);
+    return v;
+}
+
+/* A message dict's fields, in this order (new references, NULL when absent). */
+enum { MF_HEADERS, MF_CALLBACK, MF_ON_DELIVERY, MF_PARTITION, MF_TIMESTAMP, MF_VALUE, MF_KEY, MF_COUNT };
+
+/* The fields by one walk over the dict when each of its keys is one of the names as the same
+ * (interned) object, as the literals of a program are: 1; else 0 with nothing taken, and the
+ * caller looks each name up. A message holds one to three of seven names: the walk is cheaper
+ * than seven lookups. No Python code runs here. */
+static int
+dict_fields_walk(PyObject *m, PyObject **f)
+{
+    PyObject *names[MF_COUNT] = {s_headers, s_callback, s_on_delivery, s_partition, s_timestamp, s_value, s_key};
+    Py_ssize_t pos = 0;
+    PyObject *k, *v;
+    for (int j = 0; j < MF_COUNT; j++) f[j] = NULL;
+    while (PyDict_Next(m, &pos, &k, &v)) {
+        int j = 0;
+        while (j < MF_COUNT && names[j] != k) j++;
+        if (j == MF_COUNT) return 0;
+        f[j] = v;
+    }
+    for (int j = 0; j < MF_COUNT; j++) Py_XINCREF(f[j]);
+    return 1;
+}
+
+static int
+dict_fields(PyObject *m, PyObject **f)
+{
+    if (dict_fields_walk(m, f)) return 0;
+    PyObject *names[MF_COUNT] = {s_headers, s_callback, s_on_delivery, s_partition, s_timestamp, s_value, s_key};
+    for (int j = 0; j < MF_COUNT; j++) {
+        if ((f[j] = dict_get_ref(m, names[j])) == NULL && PyErr_Occurred()) {
+            while (j-- > 0) Py_CLEAR(f[j]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* One produce_batch() message as a PendingMessage in ``*out``: 1, or 0 when it is not plain, or
+ * -1 with an error. */
+static int
+dict_pending(PyObject *m, PyObject *topic, PyObject *partition, PyObject *callback, PyObject *stamp, PyObject *now,
+             PyObject **out)
+{
+    PyObject *f[MF_COUNT];
+    *out = NULL;
+    if (dict_fields(m, f) < 0) return -1;
+    PyObject *h = f[MF_HEADERS], *cb = f[MF_CALLBACK], *part = f[MF_PARTITION], *ts = f[MF_TIMESTAMP];
+    PyObject *vin = f[MF_VALUE], *kin = f[MF_KEY], *value = NULL, *key = NULL;
+    int r = 0;
+    if (h != NULL && h != Py_None) goto done;
+    if (cb == NULL || cb == Py_None) {
+        Py_XSETREF(cb, f[MF_ON_DELIVERY]);
+        f[MF_ON_DELIVERY] = NULL;
+        if (cb == NULL || cb == Py_None) Py_XSETREF(cb, Py_NewRef(callback));
+    }
+    if (cb != Py_None && !PyCallable_Check(cb)) goto done;
+    if (part == NULL) part = Py_NewRef(partition);
+    if (ts == NULL) ts = Py_NewRef(zero_int);
+    if (!plain_int(part, -1, 2147483647LL) || !plain_int(ts, 0, INT64_MAX)) goto done;
+    if (ts == zero_int || PyObject_Not(ts)) Py_SETREF(ts, Py_NewRef(stamp));
+    if ((value = plain_payload(vin)) == NULL || (key = plain_payload(kin)) == NULL) goto done;
+    PyObject *fields[9] = {topic, part, key, value, Py_None, ts, cb, Py_None, now};
+    if ((*out = pending_make(&PendingType, fields)) == NULL) goto fail;
+    r = 1;
+    goto done;
+fail:
+    r = -1;
+done:
+    Py_XDECREF(h);
+    Py_XDECREF(cb);
+    Py_XDECREF(f[MF_ON_DELIVERY]);
+    Py_XDECREF(part);
+    Py_XDECREF(ts);
+    Py_XDECREF(vin);
+    Py_XDECREF(kin);
+    Py_XDECREF(value);
+    Py_XDECREF(key);
+    return r;
+}
+
+/* pending_from_dicts(messages, topic, partition, callback, now) -> list of PendingMessage, or
+ * None when a message is not plain: not a dict, headers, a value or key neither bytes nor str, a
+ * partition or timestamp check_fields would look at, a callback that is not callable. */
+static PyObject *
+pending_from_dicts(PyObject *module, PyObject *args)
+{
+    PyObject *messages, *topic, *partition, *callback, *now;
+    if (!PyArg_ParseTuple(args, "O!UOOO!:pending_from_dicts", &PyList_Type, &messages, &topic, &partition, &callback,
+                          &PyFloat_Type, &now))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(messages);
+    PyObject *stamp = now_ms(), *out = stamp == NULL ? NULL : PyList_New(n);
+    if (out == NULL) {
+        Py_XDECREF(stamp);
+        return NULL;
+    }
+    int r = 1;
+    for (Py_ssize_t i = 0; i < n && r > 0; i++) {
+        if (PyList_GET_SIZE(messages) != n) { /* changed under us by a key's __eq__: the Python path */
+            r = 0;
+            break;
+        }
+        PyObject *m = Py_NewRef(PyList_GET_ITEM(messages, i)), *msg = NULL;
+        r = PyDict_CheckExact(m) ? dict_pending(m, topic, partition, callback, stamp, now, &msg) : 0;
+        Py_DECREF(m);
+        if (r > 0) PyList_SET_ITEM(out, i, msg);
+    }
+    Py_DECREF(stamp);
+    if (r <= 0) {
+        Py_DECREF(out);
+        if (r < 0) return NULL;
+        Py_RETURN_NONE;
+    }
+    return out;
+}
+
+/* One binary (or string) Arrow column as pending_from_columns reads it. */
+typedef struct {
+    Py_buffer validity, offsets, data;
+    int has_validity, has_data, large;
+    Py_ssize_t offset;
+} ArrowColumn;
+
+/* Entry ``at`` of an Arrow offsets buffer (int32, or int64 for the large types). */
+static inline int64_t
+offset_at(const Py_buffer *offsets, int large, Py_ssize_t at)
+{
+    if (large) {
+        int64_t o;
+        memcpy(&o, (const char *)offsets->buf + 8 * at, 8);
+        return o;
+    }
+    int32_t o32;
+    memcpy(&o32, (const char *)offsets->buf + 4 * at, 4);
+    return o32;
+}
+
+static void
+arrow_column_release(ArrowColumn *c)
+{
+    if (c->has_validity) PyBuffer_Release(&c->validity);
+    if (c->offsets.obj != NULL) PyBuffer_Release(&c->offsets);
+    if (c->has_data) PyBuffer_Release(&c->data);
+    c->has_validity = c->has_data = 0;
+    c->offsets.obj = NULL;
+}
+
+/* (validity or None, offsets, data or None, offset, large) for a column of ``rows`` rows; every
+ * offset is checked against the data before any is used. */
+static int
+arrow_column_get(PyObject *spec, Py_ssize_t rows, ArrowColumn *c)
+{
+    PyObject *validity, *offsets, *data;
+    memset(c, 0, sizeof(*c));
+    if (!PyArg_ParseTuple(spec, "OOOnp:column", &validity, &offsets, &data, &c->offset, &c->large)) return -1;
+    if (c->offset < 0) goto bad;
+    if (validity != Py_None) {
+        if (PyObject_GetBuffer(validity, &c->validity, PyBUF_SIMPLE) < 0) return -1;
+        c->has_validity = 1;
+        if ((c->offset + rows + 7) / 8 > c->validity.len) goto bad;
+    }
+    if (PyObject_GetBuffer(offsets, &c->offsets, PyBUF_SIMPLE) < 0) goto fail;
+    if (data != Py_None) {
+        if (PyObject_GetBuffer(data, &c->data, PyBUF_SIMPLE) < 0) goto fail;
+        c->has_data = 1;
+    }
+    Py_ssize_t width = c->large ? 8 : 4;
+    if ((c->offset + rows + 1) * width > c->offsets.len) goto bad;
+    int64_t limit = c->has_data ? c->data.len : 0, last = -1;
+    for (Py_ssize_t i = c->offset; i <= c->offset + rows; i++) {
+        int64_t o = offset_at(&c->offsets, c->large, i);
+        if (o < last || o > limit) goto bad;
+        last = o;
+    }
+    return 0;
+bad:
+    PyErr_SetString(PyExc_ValueError, "an Arrow column's buffers do not hold its rows");
+fail:
+    arrow_column_release(c);
+    return -1;
+}
+
+/* Row ``i``'s bytes as (pointer, length): 1, or 0 when null. */
+static int
+arrow_column_span(ArrowColumn *c, Py_ssize_t i, const char **ptr, Py_ssize_t *len)
+{
+    Py_ssize_t at = c->offset + i;
+    if (c->has_validity && !((((const unsigned char *)c->validity.buf)[at >> 3] >> (at & 7)) & 1)) return 0;
+    int64_t start = offset_at(&c->offsets, c->large, at), end = offset_at(&c->offsets, c->large, at + 1);
+    *ptr = c->has_data ? (const char *)c->data.buf + start : "";
+    *len = (Py_ssize_t)(end - start);
+    return 1;
+}
+
+/* Row ``i``'s bytes, or None when null. */
+static PyObject *
+arrow_column_cell(ArrowColumn *c, Py_ssize_t i)
+{
+    const char *ptr;
+    Py_ssize_t len;
+    if (!arrow_column_span(c, i, &ptr, &len)) return Py_NewRef(Py_None);
+    return PyBytes_FromStringAndSize(ptr, len);
+}
+
+/* A headers column (list<struct<key: string, value: binary>>): the list's validity and offsets
+ * into the struct's rows, and the struct's key and value children (value None: all null). */
+typedef struct {
+    Py_buffer validity, offsets;
+    int has_validity, large, has_values;
+    Py_ssize_t offset;
+    ArrowColumn keys, values;
+} HeaderColumn;
+
+static void
+header_column_release(HeaderColumn *h)
+{
+    if (h->has_validity) PyBuffer_Release(&h->validity);
+    if (h->offsets.obj != NULL) PyBuffer_Release(&h->offsets);
+    if (h->keys.offsets.obj != NULL) arrow_column_release(&h->keys);
+    if (h->has_values) arrow_column_release(&h->values);
+    h->has_validity = h->has_values = 0;
+    h->offsets.obj = NULL;
+}
+
+/* (validity or None, offsets, offset, large, children, key column, value column or None), every
+ * offset checked against the struct's ``children`` rows. */
+static int
+header_column_get(PyObject *spec, Py_ssize_t rows, HeaderColumn *h)
+{
+    PyObject *validity, *offsets, *kspec, *vspec;
+    Py_ssize_t children;
+    memset(h, 0, sizeof(*h));
+    if (!PyArg_ParseTuple(spec, "OOnpnOO:headers", &validity, &offsets, &h->offset, &h->large, &children, &kspec,
+                          &vspec))
+        return -1;
+    if (h->offset < 0 || children < 0) goto bad;
+    if (validity != Py_None) {
+        if (PyObject_GetBuffer(validity, &h->validity, PyBUF_SIMPLE) < 0) return -1;
+        h->has_validity = 1;
+        if ((h->offset + rows + 7) / 8 > h->validity.len) goto bad;
+    }
+    if (PyObject_GetBuffer(offsets, &h->offsets, PyBUF_SIMPLE) < 0) goto fail;
+    if ((h->offset + rows + 1) * (h->large ? 8 : 4) > h->offsets.len) goto bad;
+    int64_t last = 0;
+    for (Py_ssize_t i = h->offset; i <= h->offset + rows; i++) {
+        int64_t o = offset_at(&h->offsets, h->large, i);
+        if ((i > h->offset && o < last) || o < 0 || o > children) goto bad;
+        last = o;
+    }
+    if (arrow_column_get(kspec, children, &h->keys) < 0) goto fail;
+    if (vspec != Py_None) {
+        if (arrow_column_get(vspec, children, &h->values) < 0) goto fail;
+        h->has_values = 1;
+    }
+    return 0;
+bad:
+    PyErr_SetString(PyExc_ValueError, "an Arrow headers column's buffers do not hold its rows");
+fail:
+    header_column_release(h);
+    return -1;
+}
+
+/* Row ``i``'s headers as produce() keeps them (a list of (str, bytes or None), None when null or
+ * empty) in ``*out``: 1, or 0 when the per-row path must take the batch (a null or non-UTF-8 key),
+ * or -1 with an error. */
+static int
+header_column_cell(HeaderColumn *h, Py_ssize_t i, PyObject **out)
+{
+    Py_ssize_t at = h->offset + i;
+    *out = NULL;
+    if (h->has_validity && !((((const unsigned char *)h->validity.buf)[at >> 3] >> (at & 7)) & 1)) {
+        *out = Py_NewRef(Py_None);
+        return 1;
+    }
+    int64_t start = offset_at(&h->offsets, h->large, at), end = offset_at(&h->offsets, h->large, at + 1);
+    if (end <= start) {
+        *out = Py_NewRef(Py_None);
+        return 1;
+    }
+    PyObject *list = PyList_New((Py_ssize_t)(end - start));
+    if (list == NULL) return -1;
+    for (int64_t j = start; j < end; j++) {
+        const char *ptr;
+        Py_ssize_t len;
+        if (!arrow_column_span(&h->keys, (Py_ssize_t)j, &ptr, &len)) {
+            Py_DECREF(list);
+            return 0;
+        }
+        PyObject *key = PyUnicode_DecodeUTF8(ptr, len, NULL);
+        if (key == NULL) {
+            PyErr_Clear();
+            Py_DECREF(list);
+            return 0;
+        }
+        PyObject *value = h->has_values ? arrow_column_cell(&h->values, (Py_ssize_t)j) : Py_NewRef(Py_None);
+        PyObject *pair = value == NULL ? NULL : PyTuple_Pack(2, key, value);
+        Py_DECREF(key);
+        Py_XDECREF(value);
+        if (pair == NULL) {
+            Py_DECREF(list);
+            return -1;
+        }
+        PyObject_GC_UnTrack(pair); /* a str and bytes or None: no cycle can run through it */
+        PyList_SET_ITEM(list, (Py_ssize_t)(j - start), pair);
+    }
+    /* Out of the cycle collector's sight as the pending record holding it (see PendingMessage):
+     * it holds only such pairs; a cycle through it would take user code putting one there (a leak then). */
+    PyObject_GC_UnTrack(list);
+    *out = list;
+    return 1;
+}
+
+/* An int64 column's buffer (nulls already filled), as (data, offset), or None. */
+static int
+int64_column_get(PyObject *spec, Py_ssize_t rows, Py_buffer *view, Py_ssize_t *offset)
+{
+    PyObject *data;
+    if (!PyArg_ParseTuple(spec, "On:column", &data, offset)) return -1;
+    if (PyObject_GetBuffer(data, view, PyBUF_SIMPLE) < 0) return -1;
+    if (*offset < 0 || (*offset + rows) * 8 > view->len) {
+        PyBuffer_Release(view);
+        PyErr_SetString(PyExc_ValueError, "an Arrow column's buffer does not hold its rows");
+        return -1;
+    }
+    return 0;
+}
+
+static inline int64_t
+int64_at(Py_buffer *view, Py_ssize_t offset, Py_ssize_t i)
+{
+    int64_t v;
+    memcpy(&v, (const char *)view->buf + 8 * (offset + i), 8);
+    return v;
+}
+
+/* pending_from_columns(topic, rows, value, key, partitions, timestamps, headers, callback, now) ->
+ * list of PendingMessage, or None when a partition is not -1 or an int32, a timestamp is negative
+ * or a header key null or not UTF-8 (the per-row path judges those one by one). ``value``/``key``:
+ * None (all null) or (validity, offsets, data, offset, large); ``partitions``/``timestamps``: None
+ * or (int64 data, offset); ``headers``: None or as header_column_get reads it. Arrow buffers are
+ * little-endian, as the machines this builds on. */
+static PyObject *
+pending_from_columns(PyObject *module, PyObject *args)
+{
+    PyObject *topic, *vspec, *kspec, *pspec, *tspec, *hspec, *callback, *now;
+    Py_ssize_t rows;
+    if (!PyArg_ParseTuple(args, "UnOOOOOOO!:pending_from_columns", &topic, &rows, &vspec, &kspec, &pspec, &tspec,
+                          &hspec, &callback, &PyFloat_Type, &now))
+        return NULL;
+    if (rows < 0) {
+        PyErr_SetString(PyExc_ValueError, "rows must not be negative");
+        return NULL;
+    }
+    ArrowColumn vc, kc;
+    HeaderColumn hc;
+    Py_buffer pv, tv;
+    Py_ssize_t poff = 0, toff = 0;
+    int have_v = 0, have_k = 0, have_p = 0, have_t = 0, have_h = 0;
+    PyObject *out = NULL;
+    memset(&vc, 0, sizeof(vc));
+    memset(&kc, 0, sizeof(kc));
+    if (hspec != Py_None) {
+        if (header_column_get(hspec, rows, &hc) < 0) goto done;
+        have_h = 1;
+    }
+    if (vspec != Py_None) {
+        if (arrow_column_get(vspec, rows, &vc) < 0) goto done;
+        have_v = 1;
+    }
+    if (kspec != Py_None) {
+        if (arrow_column_get(kspec, rows, &kc) < 0) goto done;
+        have_k = 1;
+    }
+    if (pspec != Py_None) {
+        if (int64_column_get(pspec, rows, &pv, &poff) < 0) goto done;
+        have_p = 1;
+        for (Py_ssize_t i = 0; i < rows; i++) {
+            int64_t p = int64_at(&pv, poff, i);
+            if (p < -1 || p > 2147483647LL) {
+                out = Py_NewRef(Py_None);
+                goto done;
+            }
+        }
+    }
+    if (tspec != Py_None) {
+        if (int64_column_get(tspec, rows, &tv, &toff) < 0) goto done;
+        have_t = 1;
+        for (Py_ssize_t i = 0; i < rows; i++) {
+            if (int64_at(&tv, toff, i) < 0) {
+                out = Py_NewRef(Py_None);
+                goto done;
+            }
+        }
+    }
+    PyObject *stamp = now_ms(), *list = stamp == NULL ? NULL : PyList_New(rows);
+    if (list == NULL) {
+        Py_XDECREF(stamp);
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < rows; i++) {
+        PyObject *value = have_v ? arrow_column_cell(&vc, i) : Py_NewRef(Py_None);
+        PyObject *key = value == NULL ? NULL : have_k ? arrow_column_cell(&kc, i) : Py_NewRef(Py_None);
+        PyObject *part = key == NULL ? NULL : PyLong_FromLongLong(have_p ? int64_at(&pv, poff, i) : -1);
+        int64_t given = have_t ? int64_at(&tv, toff, i) : 0;
+        PyObject *ts = part == NULL ? NULL : given ? PyLong_FromLongLong(given) : Py_NewRef(stamp);
+        PyObject *msg = NULL, *headers = NULL;
+        int plain = 1;
+        if (ts != NULL) {
+            if (have_h) {
+                plain = header_column_cell(&hc, i, &headers);
+            } else {
+                headers = Py_NewRef(Py_None);
+            }
+        }
+        if (headers != NULL) {
+            PyObject *fields[9] = {topic, part, key, value, headers, ts, callback, Py_None, now};
+            msg = pending_make(&PendingType, fields);
+        }
+        Py_XDECREF(value);
+        Py_XDECREF(key);
+        Py_XDECREF(part);
+        Py_XDECREF(ts);
+        Py_XDECREF(headers);
+        if (msg == NULL) {
+            Py_DECREF(list);
+            Py_DECREF(stamp);
+            if (plain == 0) out = Py_NewRef(Py_None); /* a header the per-row path must judge */
+            goto done;
+        }
+        PyList_SET_ITEM(list, i, msg);
+    }
+    Py_DECREF(stamp);
+    out = list;
+done:
+    if (have_v) arrow_column_release(&vc);
+    if (have_k) arrow_column_release(&kc);
+    if (have_p) PyBuffer_Release(&pv);
+    if (have_t) PyBuffer_Release(&tv);
+    if (have_h) header_column_release(&hc);
+    return out;
+}
+
+/* What lane_queue keeps of the open batch it appends to, written back when it moves on. */
+typedef struct {
+    Py_ssize_t partition; /* -1: none */
+    PyObject *batch;      /* borrowed from the accumulator's queue, which the lock keeps */
+    PyObject *messages;
+    Py_ssize_t bytes;
+} OpenBatch;
+
+static int
+open_batch_leave(Lane *self, OpenBatch *ob)
+{
+    if (ob->partition < 0) return 0;
+    ob->partition = -1;
+    PyObject *n = PyLong_FromSsize_t(ob->bytes);
+    if (n == NULL) return -1;
+    Py_SETREF(SLOT(ob->batch, self->off_bytes), n);
+    return 0;
+}
+
+/* The partition's open batch, when records may join it as Accumulator.append would add them:
+ * 1, or 0 (the Python path makes a new one), or -1 with an error. */
+static int
+open_batch_find(Lane *self, PyObject *topic, Py_ssize_t partition, OpenBatch *ob)
+{
+    PyObject *part = PyLong_FromSsize_t(partition);
+    PyObject *tp = part == NULL ? NULL : PyTuple_Pack(2, topic, part);
+    Py_XDECREF(part);
+    if (tp == NULL) return -1;
+    PyObject *queues = PyDict_GetItemWithError(self->acc, s_queues);
+    PyObject *queue = queues != NULL && PyDict_Check(queues) ? PyDict_GetItemWithError(queues, tp) : NULL;
+    Py_DECREF(tp);
+    if (queue == NULL) return PyErr_Occurred() ? -1 : 0;
+    Py_ssize_t depth = PySequence_Size(queue);
+    if (depth <= 0) return depth < 0 ? -1 : 0;
+    PyObject *batch = PySequence_GetItem(queue, depth - 1);
+    if (batch == NULL) return -1;
+    Py_DECREF(batch); /* the queue holds it, and the caller holds the lock */
+    PyObject *messages = SLOT(batch, self->off_messages), *bytes_obj = SLOT(batch, self->off_bytes);
+    PyObject *attempts = SLOT(batch, self->off_attempts);
+    if (messages == NULL || !PyList_CheckExact(messages) || bytes_obj == NULL || !PyLong_CheckExact(bytes_obj)
+        || SLOT(batch, self->off_full) != Py_False || SLOT(batch, self->off_payload) != Py_None || attempts == NULL
+        || !PyLong_CheckExact(attempts))
+        return 0;
+    int tried = PyObject_IsTrue(attempts);
+    if (tried) return tried < 0 ? -1 : 0;
+    Py_ssize_t bytes = PyLong_AsSsize_t(bytes_obj);
+    if (bytes < 0) return PyErr_Occurred() ? -1 : 0;
+    ob->partition = partition;
+    ob->batch = batch;
+    ob->messages = messages;
+    ob->bytes = bytes;
+    return 1;
+}
+
+/* lane_queue(lane, records, start, stop, count) -> (next, wake): records[start:stop] (PendingMessages
+ * of one topic with ``count`` partitions) into their open batches while each passes the tests
+ * produce()'s lane makes; ``next`` is the first one left to the Python path. Under the engine's lock. */
+static PyObject *
+lane_queue(PyObject *module, PyObject *args)
+{
+    Lane *self;
+    PyObject *records;
+    Py_ssize_t start, stop, count;
+    if (!PyArg_ParseTuple(args, "O!O!nnn:lane_queue", &LaneType, &self, &PyList_Type, &records, &start, &stop, &count))
+        return NULL;
+    if (start < 0 || stop > PyList_GET_SIZE(records) || start > stop) {
+        PyErr_SetString(PyExc_IndexError, "lane_queue: bad range");
+        return NULL;
+    }
+    Py_ssize_t i = start;
+    int wake = 0, failed = 0;
+    BufferCounts *tally = self->counts;
+    Py_ssize_t outstanding = tally->outstanding, buffered = tally->buffered_bytes, queued = tally->queued;
+    PyObject *stick = NULL, *known = NULL, *topic = NULL;
+    Py_ssize_t stick_part = -1, produced = 0, produced0 = 0;
+    OpenBatch ob = {-1, NULL, NULL, 0};
+    if (count <= 0) return Py_BuildValue("(ni)", start, 0);
+    for (; i < stop; i++) {
+        PyObject *item = PyList_GET_ITEM(records, i);
+        if (!Py_IS_TYPE(item, &PendingType)) break;
+        Pending *p = (Pending *)item;
+        if (topic == NULL) topic = p->topic;
+        else if (p->topic != topic) break;
+        Py_ssize_t size = p->size, charge = size + size + self->overhead;
+        Py_ssize_t headers = p->headers == Py_None ? 0 : PyList_CheckExact(p->headers) ? PyList_GET_SIZE(p->headers) : -1;
+        if (headers < 0 || size > self->max_record - WIDEST_GAP - HEADER_GAP * headers) break; /* maybe too large */
+        if (!((!self->max_messages || outstanding < self->max_messages) && buffered + charge <= self->max_bytes)) break;
+        if (!PyLong_CheckExact(p->partition)) break;
+        Py_ssize_t chosen = PyLong_AsSsize_t(p->partition), partition;
+        if (chosen == -1 && PyErr_Occurred()) goto fail;
+        int sticky = 0;
+        if (chosen >= 0) {
+            if (chosen >= count) break;
+            partition = chosen;
+        } else if (chosen < -1) {
+            break;
+        } else if (p->key == Py_None) {
+            if (self->sticky == Py_None) break;
+            if (stick == NULL) {
+                stick = Py_XNewRef(PyDict_GetItemWithError(self->sticky, topic));
+                if (stick == NULL) {
+                    if (PyErr_Occurred()) goto fail;
+                    break;
+                }
+                PyObject *sp = PyObject_GetAttr(stick, s_partition);
+                PyObject *sn = sp == NULL ? NULL : PyObject_GetAttr(stick, s_produced);
+                if (sn == NULL) {
+                    Py_XDECREF(sp);
+                    goto fail;
+                }
+                stick_part = PyLong_CheckExact(sp) ? PyLong_AsSsize_t(sp) : -1;
+                produced0 = produced = PyLong_CheckExact(sn) ? PyLong_AsSsize_t(sn) : -1;
+                Py_DECREF(sp);
+                Py_DECREF(sn);
+                if (PyErr_Occurred()) goto fail;
+            }
+            if (stick_part < 0 || stick_part >= count || produced < 0 || (produced > 0 && produced + size > self->sticky_size))
+                break;
+            partition = stick_part;
+            sticky = 1;
+        } else if (self->key_hash != KEY_HASH_NONE) {
+            if (!PyBytes_CheckExact(p->key) || count > 0x7FFFFFFF || (partition = lane_hash_key(self, p->key, count)) < 0)
+                break;
+        } else {
+            if (self->keyed == Py_None || !PyBytes_CheckExact(p->key)) break;
+            if (known == NULL) {
+                PyObject *c = PyLong_FromSsize_t(count), *tc = c == NULL ? NULL : PyTuple_Pack(2, topic, c);
+                Py_XDECREF(c);
+                if (tc == NULL) goto fail;
+                known = Py_XNewRef(PyDict_GetItemWithError(self->keyed, tc));
+                Py_DECREF(tc);
+                if (known == NULL || !PyDict_Check(known)) {
+                    if (PyErr_Occurred()) goto fail;
+                    break;
+                }
+            }
+            PyObject *kp = PyDict_GetItemWithError(known, p->key);
+            if (kp == NULL || !PyLong_CheckExact(kp)) {
+                if (PyErr_Occurred()) goto fail;
+                break;
+            }
+            partition = PyLong_AsSsize_t(kp);
+            if (partition < 0 || partition >= count) {
+                if (PyErr_Occurred()) goto fail;
+                break;
+            }
+        }
+        if (ob.partition != partition) {
+            if (open_batch_leave(self, &ob) < 0) goto fail;
+            int found = open_batch_find(self, topic, partition, &ob);
+            if (found < 0) goto fail;
+            if (!found) break;
+        }
+        if (PyList_GET_SIZE(ob.messages) && ob.bytes + size > self->batch_size) break;
+        /* Every test passed: admit's and Accumulator.append's moves. */
+        if (chosen < 0) {
+            PyObject *part = PyLong_FromSsize_t(partition);
+            if (part == NULL) goto fail;
+            Py_SETREF(p->partition, part);
+        }
+        if (PyList_Append(ob.messages, item) < 0) goto fail;
+        outstanding += 1;
+        buffered += charge;
+        queued += 1;
+        if (sticky) produced += size;
+        ob.bytes += size;
+        if (PyList_GET_SIZE(ob.messages) >= self->batch_count || ob.bytes >= self->batch_size) {
+            Py_SETREF(SLOT(ob.batch, self->off_full), Py_NewRef(Py_True));
+            wake = 1; /* filled: the sender looks now */
+            if (open_batch_leave(self, &ob) < 0) goto fail;
+        }
+    }
+    if (0) {
+fail:
+        failed = 1;
+    }
+    /* The counters written back, whatever happened: the records appended are queued. */
+    PyObject *exc_type, *exc_value, *exc_tb;
+    PyErr_Fetch(&exc_type, &exc_value, &exc_tb);
+    tally->outstanding = outstanding;
+    tally->buffered_bytes = buffered;
+    tally->queued = queued;
+    int bad = open_batch_leave(self, &ob) < 0;
+    if (!bad && stick != NULL && produced != produced0) {
+        PyObject *n = PyLong_FromSsize_t(produced);
+        bad = n == NULL || PyObject_SetAttr(stick, s_produced, n) < 0;
+        Py_XDECREF(n);
+    }
+    Py_XDECREF(stick);
+    Py_XDECREF(known);
+    if (failed) {
+        if (bad) PyErr_Clear();
+        PyErr_Restore(exc_type, exc_value, exc_tb);
+        return NULL;
+    }
+    if (bad) return NULL;
+    return Py_BuildValue("(ni)", i, wake);
+}

@@ -1,0 +1,103 @@
+/*
+ * kafkawire._native: the per-record loops of producing and consuming, in C, one file per mechanism.
+ *
+ * Each mechanism has a pure-Python twin that produces the same result (bytes for bytes, field for
+ * field); kafkawire/native.py picks this module when it was built, and the tests named in each
+ * file's header hold the two against each other. The files are compiled as one translation unit,
+ * included below in the order their definitions need (a later file uses the earlier ones' static
+ * helpers and types), so that the compiler sees the whole hot path at once, as it did when it was
+ * one file: each file says what it is and where its twin lives.
+ *
+ * None of them keeps state between calls but serve_delivered's cache of Message's slot
+ * descriptors; only encode_records lets the GIL go (while
+ * writing a large batch of plain records).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#include "pending.c"
+#include "encode_records.c"
+#include "message_fields.c"
+#include "delivery_reports.c"
+#include "decode_messages.c"
+#include "decode_columns.c"
+#include "rlock.c"
+#include "buffer_counts.c"
+#include "produce_lane.c"
+#include "bulk_paths.c"
+
+/* ---- module ------------------------------------------------------------------------- */
+
+/* track(obj): puts an object decode_messages untracked back in the cycle collector's sight. */
+static PyObject *
+track(PyObject *module, PyObject *obj)
+{
+    if (PyObject_IS_GC(obj) && !PyObject_GC_IsTracked(obj)) PyObject_GC_Track(obj);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef native_methods[] = {
+    {"track", track, METH_O, "track(obj): back under the cycle collector (see decode_messages)"},
+    {"encode_records", encode_records, METH_VARARGS,
+     "encode_records(buf, records, count, base_timestamp, max_timestamp) -> (count, base, max)"},
+    {"serve_delivered", serve_delivered, METH_VARARGS,
+     "serve_delivered(messages, start, base_offset, log_append, create_time, now, message_type, overhead)"
+     " -> (next, served, charge, exception or None)"},
+    {"tally_delivered", tally_delivered, METH_VARARGS,
+     "tally_delivered(messages, overhead) -> (value_bytes, without_callback, their_charge, with_future)"},
+    {"tally_shared", tally_shared, METH_VARARGS,
+     "tally_shared(messages, callback, overhead) -> (value_bytes, charge), or None when a record differs"},
+    {"decode_messages", decode_messages, METH_VARARGS,
+     "decode_messages(body, pos, end, count, base_offset, base_timestamp, log_append_time, min_offset, topic,"
+     " partition, timestamp_type, leader_epoch, message_type) -> list of messages, or None when malformed"},
+    {"decode_columns", decode_columns, METH_VARARGS,
+     "decode_columns(body, pos, end, count, base_offset, base_timestamp, log_append_time, min_offset)"
+     " -> Arrow buffers of the records, or None when malformed"},
+    {"pending_from_dicts", pending_from_dicts, METH_VARARGS,
+     "pending_from_dicts(messages, topic, partition, callback, now) -> PendingMessages, or None when one is not plain"},
+    {"pending_from_columns", pending_from_columns, METH_VARARGS,
+     "pending_from_columns(topic, rows, value, key, partitions, timestamps, headers, callback, now)"
+     " -> PendingMessages, or None"},
+    {"lane_queue", lane_queue, METH_VARARGS,
+     "lane_queue(lane, records, start, stop, count) -> (next, wake): records into their open batches, under the lock"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef native_module = {
+    PyModuleDef_HEAD_INIT, "kafkawire._native", "The producer's per-record loops in C (see native.py).", -1,
+    native_methods,
+};
+
+PyMODINIT_FUNC
+PyInit__native(void)
+{
+    if (PyType_Ready(&PendingType) < 0 || PyType_Ready(&MessageFieldsType) < 0 || PyType_Ready(&LaneType) < 0
+        || PyType_Ready(&ProduceMethodType) < 0 || PyType_Ready(&RLockType) < 0
+        || PyType_Ready(&BufferCountsType) < 0)
+        return NULL;
+    PyObject **names[] = {&s_queues, &s_partition, &s_produced, &s_fatal, &s_partition_counts, &s_lane};
+    const char *texts[] = {"_queues", "partition", "produced", "fatal", "partition_counts", "_lane"};
+    for (int i = 0; i < 6; i++)
+        if ((*names[i] = PyUnicode_InternFromString(texts[i])) == NULL) return NULL;
+    PyObject **bulk_names[] = {&s_callback, &s_on_delivery, &s_value, &s_key, &s_timestamp, &s_headers};
+    const char *bulk_texts[] = {"callback", "on_delivery", "value", "key", "timestamp", "headers"};
+    for (int i = 0; i < 6; i++)
+        if ((*bulk_names[i] = PyUnicode_InternFromString(bulk_texts[i])) == NULL) return NULL;
+    if ((zero_int = PyLong_FromLong(0)) == NULL) return NULL;
+    PyObject *m = PyModule_Create(&native_module);
+    if (m == NULL) return NULL;
+    if (PyModule_AddObjectRef(m, "PendingMessage", (PyObject *)&PendingType) < 0
+        || PyModule_AddObjectRef(m, "MessageFields", (PyObject *)&MessageFieldsType) < 0
+        || PyModule_AddObjectRef(m, "ProduceLane", (PyObject *)&LaneType) < 0
+        || PyModule_AddObjectRef(m, "ProduceMethod", (PyObject *)&ProduceMethodType) < 0
+        || PyModule_AddObjectRef(m, "RLock", (PyObject *)&RLockType) < 0
+        || PyModule_AddObjectRef(m, "BufferCounts", (PyObject *)&BufferCountsType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
