@@ -6,7 +6,7 @@ PYTHON ?= python3
 DEMO_VENV := .venv-demo
 TEST_VENV := .venv
 
-.PHONY: demo pipeline producer-demo java system-deps test test-slow lint clean peer
+.PHONY: demo pipeline producer-demo java system-deps test test-slow lint clean peer docs
 
 # setup.py builds the C extension (src/kafkawire/native_c/, one file per mechanism) at install time;
 # a change to it reinstalls.
@@ -107,8 +107,21 @@ $(PEER_VENV)/.installed: pyproject.toml setup.py $(NATIVE_SOURCES)
 peer: $(PEER_VENV)/.installed
 	$(PEER_VENV)/bin/python $(PEER_DIR)/run --fail-under $(PEER_FAIL_UNDER)
 
+# The documentation site (docs/, mkdocs.yml) into site/; a warning (a broken link, a docstring the
+# API reference cannot read) fails the build. The pages' examples run in the tests (test_doc_examples.py).
+DOCS_VENV := .venv-docs
+
+$(DOCS_VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(DOCS_VENV)
+	$(DOCS_VENV)/bin/python -m pip install -q --upgrade pip
+	$(DOCS_VENV)/bin/python -m pip install -q -e '.[docs]'
+	touch $@
+
+docs: $(DOCS_VENV)/.installed
+	$(DOCS_VENV)/bin/mkdocs build --strict
+
 clean:
-	rm -rf $(DEMO_VENV) $(TEST_VENV) $(PEER_VENV) build *.egg-info src/*.egg-info src/kafkawire/_native*.so
+	rm -rf $(DEMO_VENV) $(TEST_VENV) $(PEER_VENV) $(DOCS_VENV) site build *.egg-info src/*.egg-info src/kafkawire/_native*.so
 
 # The benchmark (bench/README.md): kafkawire against confluent-kafka, aiokafka and kafka-python on
 # an embedded Tansu broker; prints the table and writes bench/RESULTS.md (about 40 minutes).

@@ -1,29 +1,17 @@
-"""The README's quick starts run as written (against Tansu instead of 127.0.0.1:9092)."""
+"""The README's quick starts and the documentation pages' examples run as written (against Tansu
+instead of 127.0.0.1:9092): the README first, then each page in one namespace of its own."""
 
 from __future__ import annotations
-
-import re
-from pathlib import Path
 
 import pytest
 
 from kafkawire.local_broker import TansuBroker
+from tests.harness.doc_blocks import README, SHARE_BLOCKS, pages, python_blocks, runnable
 from tests.harness.mock_cluster import MockCluster
 
 pytestmark = pytest.mark.broker
 
-README = Path(__file__).resolve().parents[2] / "README.md"
-_PYTHON = r"```python\n(.*?)```"
-# "Connecting to a secured cluster" needs secured listeners: test_readme_security.py and
-# tests/spark/test_secured.py run those.
-_SECURED = re.search(r"### Connecting to a secured cluster\n(.*?)\n##", README.read_text(), re.S)
-SECURED_BLOCKS = re.findall(_PYTHON, _SECURED.group(1), re.S) if _SECURED else []
-ALL_BLOCKS = [b for b in re.findall(_PYTHON, README.read_text(), re.S) if b not in SECURED_BLOCKS]
-# The Spark examples work on a session and a DataFrame the reader has; tests/spark runs them.
-SPARK_BLOCKS = [b for b in ALL_BLOCKS if "df." in b or "(df" in b]
-# Share groups (KIP-932): Tansu has none; librdkafka's mock cluster runs those.
-SHARE_BLOCKS = [b for b in ALL_BLOCKS if "ShareConsumer(" in b]
-BLOCKS = [b for b in ALL_BLOCKS if b not in SPARK_BLOCKS and b not in SHARE_BLOCKS]
+BLOCKS = runnable(python_blocks(README.read_text()))
 
 
 def test_readme_has_a_quick_start_for_every_face() -> None:
@@ -40,6 +28,13 @@ def test_quick_starts_run_in_order(tansu: TansuBroker, capsys: pytest.CaptureFix
         exec(compile(code, str(README), "exec"), namespace)
     out = capsys.readouterr().out
     assert "orders[" in out and "failed" not in out
+    ran = 0
+    for page in pages():
+        namespace = {}
+        for block in runnable(python_blocks(page.read_text())):
+            exec(compile(block.replace("127.0.0.1:9092", tansu.bootstrap), str(page), "exec"), namespace)
+            ran += 1
+    assert ran >= 5, "the documentation pages' examples were not found"
 
 
 @pytest.mark.slow

@@ -1,4 +1,4 @@
-"""The README's "Connecting to a secured cluster" examples run as written against a real Kafka 2.3
+"""docs/security.md's "Connecting to a secured cluster" examples run as written against a real Kafka 2.3
 broker whose SSL listener requires client certificates: only the placeholders change (host names,
 file paths, the token endpoint), secrets come through the environment as the examples read them,
 and the system trust store is the test CA (SSL_CERT_FILE). confluent-kafka reads what they wrote.
@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.broker.test_readme import README, SECURED_BLOCKS
 from tests.harness.certs import KEY_PASSWORD, STORE_PASSWORD, make_leaf
+from tests.harness.doc_blocks import SECURED_BLOCKS
+from tests.harness.doc_blocks import SECURITY as README
 from tests.harness.judge import consume_all
 from tests.harness.kafka_broker import PLAIN_USERS, KafkaBroker, KafkaUnavailable
 from tests.harness.token_endpoint import TokenEndpoint
@@ -83,7 +84,7 @@ def test_secured_examples_run_as_written(
     requiring_client_certificates: KafkaBroker, topic_name: Callable[[str], str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     broker = requiring_client_certificates
-    assert len(SECURED_BLOCKS) == 3, "the README's secured section changed: update this test"
+    assert len(SECURED_BLOCKS) == 3, "docs/security.md's secured section changed: update this test"
     clients, producing, _spark = SECURED_BLOCKS
     topic = topic_name("payments")
     create_topic(broker.bootstrap(), topic, 1)

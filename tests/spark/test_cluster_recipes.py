@@ -28,15 +28,15 @@ from tests.packaging.test_zip_import import build_wheel
 pytestmark = [pytest.mark.spark, pytest.mark.broker, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
-README = ROOT / "README.md"
+README = ROOT / "docs" / "pipeline.md"
 SAMPLE = ROOT / "src" / "kafkawire" / "pipeline" / "data" / "orders.jsonl"
 SAMPLE_ROWS = 5000
 SHIPPED = ("pyarrow", "cramjam", "crc32c")  # what the cluster's own Python holds
 
 
 def recipes() -> dict[int, str]:
-    """The shell block of each numbered recipe in the README's cluster section."""
-    section = README.read_text().split("### On a cluster", 1)[1].split("\n## ", 1)[0]
+    """The shell block of each numbered recipe in the pipeline page's cluster section."""
+    section = README.read_text().split("## On a cluster", 1)[1].split("\n## ", 1)[0]
     found = re.findall(r"\*\*(\d)\. .*?```sh\n(.*?)```", section, re.S)
     return {int(n): block for n, block in found}
 

@@ -1,4 +1,4 @@
-"""The README's Spark examples run as written, given a session and a DataFrame."""
+"""The documentation's Spark examples run as written, given a session and a DataFrame."""
 
 from __future__ import annotations
 
@@ -8,9 +8,11 @@ from typing import TYPE_CHECKING
 import pytest
 
 from kafkawire.local_broker import TansuBroker
-from tests.broker.test_readme import README, SPARK_BLOCKS
+from tests.harness.doc_blocks import DOCS, SPARK_BLOCKS
 from tests.harness.judge import consume_all
 from tests.harness.topics import create_topic
+
+README = DOCS / "spark.md"
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -22,7 +24,7 @@ pytestmark = [pytest.mark.spark, pytest.mark.broker]
 def test_the_spark_examples_write_what_they_say(
     spark: SparkSession, tansu: TansuBroker, topic_name: Callable[[str], str], tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    assert len(SPARK_BLOCKS) == 3, "the README's Spark sections changed: update this test"
+    assert len(SPARK_BLOCKS) == 3, "the documentation's Spark examples changed: update this test"
     batch, streaming = [b for b in SPARK_BLOCKS if "to_avro" not in b]
     topic = topic_name("orders")
     create_topic(tansu.bootstrap, topic, 3)

@@ -102,8 +102,9 @@ def test_the_readme_spark_example_over_sasl_ssl(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from tests.broker.test_readme import README, SECURED_BLOCKS
     from tests.broker.test_readme_security import SCRAM_PASSWORD, adapt
+    from tests.harness.doc_blocks import SECURED_BLOCKS
+    from tests.harness.doc_blocks import SECURITY as README
 
     assert kafka23._dir is not None
     kafka23.add_scram_user("payments-app", SCRAM_PASSWORD)

@@ -223,7 +223,7 @@ def test_values_of_any_type_are_taken_as_their_str_as_confluent_kafka_does() -> 
 
 
 def clients_options() -> list[Any]:
-    """Every client's option table, for README's table (its options without effect)."""
+    """Every client's option table, for docs/compatibility.md's table (its options without effect)."""
     from kafkawire.admin.config import ADMIN_OPTIONS
     from kafkawire.consumer.config import CONSUMER_OPTIONS
     from kafkawire.producer.config import PRODUCER_OPTIONS
@@ -234,7 +234,7 @@ def clients_options() -> list[Any]:
 def test_readme_table_is_the_codes() -> None:
     from kafkawire.client.inert_properties import readme_table
 
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "compatibility.md").read_text(encoding="utf-8")
     start, end = "<!-- inert-properties:start -->\n", "\n<!-- inert-properties:end -->"
     assert start in text and end in text
     assert text[text.index(start) + len(start) : text.index(end)] == readme_table(clients_options())

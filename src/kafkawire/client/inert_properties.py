@@ -12,7 +12,7 @@ own option table; the rest are here, in three kinds:
 - librdkafka's C API slots (kind ``api``: ``socket_cb``, ``dr_msg_cb``...), which confluent-kafka
   refuses as configuration too: refused naming the Python way, where there is one.
 
-README's table "librdkafka properties kafkawire accepts without effect" is `readme_table()`'s
+docs/compatibility.md's table "librdkafka properties kafkawire accepts without effect" is `readme_table()`'s
 output over every client's table (tests/unit/test_librdkafka_properties.py holds them equal).
 """
 
@@ -114,7 +114,7 @@ def unimplemented(own: Iterable[Option], role: str) -> tuple[Option, ...]:
 
 
 def readme_table(options: Iterable[Option]) -> str:
-    """README's markdown table: the properties accepted without effect (``options`` with a noop
+    """docs/compatibility.md's markdown table: the properties accepted without effect (``options`` with a noop
     reason, and NO_EFFECT), then those accepted only at some values (ONLY_VALUES), with why."""
     reasons = {opt.name: opt.noop for opt in options if opt.noop} | NO_EFFECT
     rows = [f"| `{name}` | any | {why} |" for name, why in sorted(reasons.items())]
