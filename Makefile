@@ -137,5 +137,5 @@ $(BENCH_VENV)/.installed: pyproject.toml setup.py $(NATIVE_SOURCES)
 	$(BENCH_VENV)/bin/python -m pip install -q -e '.[bench]'
 	touch $@
 
-bench: java $(BENCH_VENV)/.installed
+bench: java system-deps $(BENCH_VENV)/.installed
 	$(BENCH_VENV)/bin/python -m bench $(BENCH_ARGS)

@@ -37,6 +37,9 @@ from bench.scenarios import (
 )
 
 ROOT = Path(__file__).resolve().parent.parent
+# The brokers a run can start (--broker) and where each one's table goes by default.
+BROKERS = ("tansu", "kafka23")
+RESULTS_FILES = {"tansu": "RESULTS.md", "kafka23": "RESULTS-KAFKA23.md"}
 RUN_TIMEOUT = 900.0  # seconds one client's run may take before it counts as failed
 
 
@@ -226,13 +229,15 @@ def _one_line(run: Run) -> str:
 
 
 @contextlib.contextmanager
-def broker(bootstrap: str | None, secured: bool) -> Iterator[Target]:
+def broker(bootstrap: str | None, secured: bool, kind: str = "tansu") -> Iterator[Target]:
+    """The run's broker: one given, the tests' Kafka 2.3 (``--broker kafka23``, and every -ssl/-sasl_ssl
+    scenario), else an embedded Tansu."""
     if bootstrap:
         if secured:
             raise SystemExit("the -ssl/-sasl_ssl scenarios run on the Kafka 2.3 broker the benchmark starts")
         yield Target(bootstrap, name="external " + bootstrap)
         return
-    if secured:
+    if secured or kind == "kafka23":
         yield from _kafka23()
         return
     from kafkawire.local_broker import TansuBroker
@@ -316,7 +321,14 @@ def machine() -> str:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
-    p.add_argument("--bootstrap-servers", help="use this broker instead of starting Tansu")
+    p.add_argument("--bootstrap-servers", help="use this broker instead of starting one")
+    p.add_argument(
+        "--broker",
+        choices=BROKERS,
+        default="tansu",
+        help="the broker the benchmark starts: an embedded Tansu, or Apache Kafka 2.3 as the tests start it "
+        "(results to bench/RESULTS-KAFKA23.md unless --output says otherwise; default: %(default)s)",
+    )
     p.add_argument(
         "--scenarios",
         default=",".join(DEFAULT_SCENARIOS),
@@ -333,9 +345,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="share of the records the pure-Python peers produce (default: %(default)s)",
     )
     p.add_argument("--quick", action="store_true", help="a tenth of the records, 2 rounds: a smoke run")
-    p.add_argument("--output", default=str(ROOT / "bench" / "RESULTS.md"), help="where to write the results")
+    p.add_argument("--output", help="where to write the results (default: bench/RESULTS.md, or RESULTS-KAFKA23.md)")
     p.add_argument("--no-write", action="store_true", help="print the table only")
     args = p.parse_args(argv)
+    if args.output is None:
+        args.output = str(ROOT / "bench" / RESULTS_FILES[args.broker])
     if args.quick and args.rounds == 3:
         args.rounds = 2
     return args
@@ -352,7 +366,7 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"unknown clients {unknown}: choose from {', '.join(known)}")
     started = time.time()
     results = []
-    with broker(args.bootstrap_servers, any(sc.secured for sc in scenarios)) as target, registry(
+    with broker(args.bootstrap_servers, any(sc.secured for sc in scenarios), args.broker) as target, registry(
         any(sc.kind == "serde" for sc in scenarios), target
     ):
         for sc in scenarios:
