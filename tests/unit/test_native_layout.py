@@ -57,7 +57,7 @@ def test_each_part_names_its_twin_and_it_exists() -> None:
 
 
 def test_the_checker_sees_stale_and_missing_names() -> None:
-    assert header_faults("/* x.c: Pure-Python twin: core/buffer_counts.py") == []
+    assert header_faults("/* x.c: Pure-Python twin: core/lane_state.py") == []
     assert header_faults("/* x.c: Pure-Python twin: core/no_such_module.py") == [
         "names core/no_such_module.py, which does not exist"
     ]

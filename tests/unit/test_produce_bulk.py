@@ -58,7 +58,7 @@ def _state(p: Producer, timestamps: bool = True) -> Any:
             ]
             batches.append((tp, batch.bytes, batch.full, records))
     sticks = {t: (s.partition, s.produced) for t, s in engine._sticky.topics.items()}
-    return batches, engine.counts.outstanding, engine.counts.buffered_bytes, len(engine.acc), sticks
+    return batches, engine.state.outstanding, engine.state.buffered_bytes, len(engine.acc), sticks
 
 
 def _close(*producers: Producer) -> None:

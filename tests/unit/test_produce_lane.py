@@ -61,7 +61,7 @@ def _state(p: Producer) -> Any:
             records = [(m.topic, m.partition, m.key, m.value, m.headers, m.callback, m.size, m.future) for m in batch.messages]
             batches.append((tp, batch.bytes, batch.full, records))
     sticks = {t: (s.partition, s.produced) for t, s in engine._sticky.topics.items()}
-    return batches, engine.counts.outstanding, engine.counts.buffered_bytes, len(engine.acc), sticks
+    return batches, engine.state.outstanding, engine.state.buffered_bytes, len(engine.acc), sticks
 
 
 def _call(p: Producer, record: tuple[Any, ...]) -> Any:

@@ -39,9 +39,9 @@ def test_each_record_takes_its_buffer_charge_and_the_report_frees_it() -> None:
         p.produce("t", b"v" * 100, b"key")
         p.produce("t", b"w" * 7, headers=[("h", b"x")])
         sizes = [record_size_upper_bound(b"key", b"v" * 100), record_size_upper_bound(None, b"w" * 7, [("h", b"x")])]
-        assert (engine.counts.outstanding, engine.counts.buffered_bytes) == (2, sum(buffer_charge(s) for s in sizes))
+        assert (engine.state.outstanding, engine.state.buffered_bytes) == (2, sum(buffer_charge(s) for s in sizes))
         p.purge()
         p.poll(0)
-        assert (engine.counts.outstanding, engine.counts.buffered_bytes) == (0, 0)
+        assert (engine.state.outstanding, engine.state.buffered_bytes) == (0, 0)
     finally:
         p.close(0)

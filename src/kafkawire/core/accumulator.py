@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from ..records import HEADER_SIZE, BatchBuilder, crc, with_producer_state
 from . import TopicPartitionKey
-from .buffer_counts import BufferCounts, new_buffer_counts
+from .lane_state import LaneState, new_lane_state
 
 
 class Pending(Protocol):
@@ -118,7 +118,7 @@ class Accumulator:
         linger: float,
         compression: int,
         compression_level: int | None,
-        counts: BufferCounts | None = None,
+        state: LaneState | None = None,
     ) -> None:
         self.batch_size = batch_size
         self.batch_num_messages = batch_num_messages
@@ -126,9 +126,10 @@ class Accumulator:
         self.compression = compression
         self.compression_level = compression_level
         self._flushes = 0  # flushes under way: linger is off while any runs
-        self._queues: dict[TopicPartitionKey, deque[ProducerBatch]] = {}
-        # ``queued`` (records here) shares the producer's counters, which its C lane moves too
-        self.counts = counts if counts is not None else new_buffer_counts()
+        # The open batches and ``queued`` (records here) live in the state the producer's C lane
+        # moves too; the dict is never replaced, so both sides keep reaching the same one.
+        self.state = state if state is not None else new_lane_state()
+        self._queues: dict[TopicPartitionKey, deque[ProducerBatch]] = self.state.queues
         crc.load()  # here, on the thread making the producer: not on the IO thread at the first batch
 
     @property
@@ -145,7 +146,7 @@ class Accumulator:
 
     def __len__(self) -> int:
         """Messages waiting here (not yet handed to a request)."""
-        return self.counts.queued
+        return self.state.queued
 
     def append(self, msg: Pending, now: float) -> bool:
         """Add a record to its partition's open batch.
@@ -167,7 +168,7 @@ class Accumulator:
             queue.append(batch)
         batch.messages.append(msg)
         batch.bytes += msg.size
-        self.counts.queued += 1
+        self.state.queued += 1
         # Full by count, or by size: no further record, however small, could join it.
         if len(batch.messages) >= self.batch_num_messages or batch.bytes >= self.batch_size:
             batch.full = filled = True
@@ -198,7 +199,7 @@ class Accumulator:
             # Full by count, or by size: no further record, however small, could join it.
             if len(batch.messages) >= self.batch_num_messages or batch.bytes >= batch_size:
                 batch.full = filled = True
-        self.counts.queued += len(msgs)
+        self.state.queued += len(msgs)
         return filled
 
     def ready(self, now: float) -> tuple[list[TopicPartitionKey], float | None]:
@@ -231,7 +232,7 @@ class Accumulator:
         batch = queue.popleft()
         if not queue:
             del self._queues[tp]
-        self.counts.queued -= len(batch.messages)
+        self.state.queued -= len(batch.messages)
         batch.full = True
         return batch
 
@@ -249,7 +250,7 @@ class Accumulator:
             ):
                 position += 1
         queue.insert(position, batch)
-        self.counts.queued += len(batch.messages)
+        self.state.queued += len(batch.messages)
 
     def take_expired(self, now: float, timeout: float) -> list[ProducerBatch]:
         """Remove and return waiting batches whose oldest record is older than ``timeout``."""
@@ -260,7 +261,7 @@ class Accumulator:
                 expired.append(queue.popleft())
             if not queue:
                 del self._queues[tp]
-        self.counts.queued -= sum(len(b.messages) for b in expired)
+        self.state.queued -= sum(len(b.messages) for b in expired)
         return expired
 
     def depths(self) -> dict[TopicPartitionKey, tuple[int, int]]:
@@ -276,5 +277,5 @@ class Accumulator:
     def take_all(self) -> list[ProducerBatch]:
         batches = [b for queue in self._queues.values() for b in queue]
         self._queues.clear()
-        self.counts.queued = 0
+        self.state.queued = 0
         return batches

@@ -83,7 +83,7 @@ class TopicInfo:
     is_internal: bool = False
 
 
-@dataclass
+@dataclass(slots=True)  # the produce lane reads partition_counts by its slot (core/lane_state.py)
 class ClusterView:
     brokers: dict[int, Broker] = field(default_factory=dict)
     topics: dict[str, TopicInfo] = field(default_factory=dict)

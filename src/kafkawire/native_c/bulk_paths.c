@@ -537,8 +537,8 @@ open_batch_find(Lane *self, PyObject *topic, Py_ssize_t partition, OpenBatch *ob
     PyObject *tp = part == NULL ? NULL : PyTuple_Pack(2, topic, part);
     Py_XDECREF(part);
     if (tp == NULL) return -1;
-    PyObject *queues = PyDict_GetItemWithError(self->acc, s_queues);
-    PyObject *queue = queues != NULL && PyDict_Check(queues) ? PyDict_GetItemWithError(queues, tp) : NULL;
+    PyObject *queues = self->state->queues;
+    PyObject *queue = queues != NULL ? PyDict_GetItemWithError(queues, tp) : NULL;
     Py_DECREF(tp);
     if (queue == NULL) return PyErr_Occurred() ? -1 : 0;
     Py_ssize_t depth = PySequence_Size(queue);
@@ -580,7 +580,7 @@ lane_queue(PyObject *module, PyObject *args)
     }
     Py_ssize_t i = start;
     int wake = 0, failed = 0;
-    BufferCounts *tally = self->counts;
+    LaneState *tally = self->state;
     Py_ssize_t outstanding = tally->outstanding, buffered = tally->buffered_bytes, queued = tally->queued;
     PyObject *stick = NULL, *known = NULL, *topic = NULL;
     Py_ssize_t stick_part = -1, produced = 0, produced0 = 0;

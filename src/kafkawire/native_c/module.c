@@ -26,7 +26,7 @@
 #include "decode_messages.c"
 #include "decode_columns.c"
 #include "rlock.c"
-#include "buffer_counts.c"
+#include "lane_state.c"
 #include "produce_lane.c"
 #include "bulk_paths.c"
 
@@ -77,11 +77,11 @@ PyInit__native(void)
 {
     if (PyType_Ready(&PendingType) < 0 || PyType_Ready(&MessageFieldsType) < 0 || PyType_Ready(&LaneType) < 0
         || PyType_Ready(&ProduceMethodType) < 0 || PyType_Ready(&RLockType) < 0
-        || PyType_Ready(&BufferCountsType) < 0)
+        || PyType_Ready(&LaneStateType) < 0)
         return NULL;
-    PyObject **names[] = {&s_queues, &s_partition, &s_produced, &s_fatal, &s_partition_counts, &s_lane};
-    const char *texts[] = {"_queues", "partition", "produced", "fatal", "partition_counts", "_lane"};
-    for (int i = 0; i < 6; i++)
+    PyObject **names[] = {&s_partition, &s_produced, &s_lane};
+    const char *texts[] = {"partition", "produced", "_lane"};
+    for (int i = 0; i < 3; i++)
         if ((*names[i] = PyUnicode_InternFromString(texts[i])) == NULL) return NULL;
     PyObject **bulk_names[] = {&s_callback, &s_on_delivery, &s_value, &s_key, &s_timestamp, &s_headers};
     const char *bulk_texts[] = {"callback", "on_delivery", "value", "key", "timestamp", "headers"};
@@ -95,7 +95,7 @@ PyInit__native(void)
         || PyModule_AddObjectRef(m, "ProduceLane", (PyObject *)&LaneType) < 0
         || PyModule_AddObjectRef(m, "ProduceMethod", (PyObject *)&ProduceMethodType) < 0
         || PyModule_AddObjectRef(m, "RLock", (PyObject *)&RLockType) < 0
-        || PyModule_AddObjectRef(m, "BufferCounts", (PyObject *)&BufferCountsType) < 0) {
+        || PyModule_AddObjectRef(m, "LaneState", (PyObject *)&LaneStateType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -7,9 +7,13 @@
 /* produce()'s common case in C: a record of bytes (or None) to a topic seen before, no headers,
  * the default or a known partition, room in the buffer, a sticky partition that does not move on
  * or a remembered key, and an open batch it fits in. The lane only reads the state the Python side
- * keeps (the engine's counters, the accumulator's open batches, the sticky partitioner's current
- * partition, the remembered key partitions) and makes the moves the Python path would make with
- * it; anything else, and every decision (a new sticky partition, a new batch, a full buffer, a
+ * keeps and makes the moves the Python path would make with it. Its contract with the Python side:
+ * the LaneState (lane_state.c: the counters, the open batches, the fatal error), and named slots of
+ * three classes, found by name when the lane is made: ProducerBatch's messages, bytes, full,
+ * payload and attempts (core/accumulator.py), the sticky state's partition and produced
+ * (core/partitioners.py), the metadata's partition_counts (core/metadata.py ClusterView); plus the
+ * remembered key partitions and the set of legal topics it is handed. It moves the counters, a
+ * batch's messages, bytes and full, and a sticky state's produced; anything else, and every decision (a new sticky partition, a new batch, a full buffer, a
  * refusal), is left to the Python path, which the caller runs when the lane declines. All of it
  * runs under the GIL without calling Python code, and only when the engine's lock is free: to
  * the Python side it is one step of the lock's holder, as the Python path is. The equality of the
@@ -20,20 +24,18 @@ enum { KEY_HASH_NONE = 0, KEY_HASH_MURMUR2 = 1, KEY_HASH_CRC32 = 2 };
 
 typedef struct {
     PyObject_HEAD
-    BufferCounts *counts;  /* the engine's and the accumulator's counters */
-    PyObject *acc;         /* the accumulator's __dict__: _queues */
+    LaneState *state;      /* the counters, the open batches and the fatal error it shares with Python */
     PyObject *sticky;      /* the sticky partitioner's per-topic state (dict topic -> _Stick), or None */
     PyObject *keyed;       /* KeyedPartitions' maps (dict (topic, count) -> dict key -> partition), or None */
     int key_hash;          /* the partitioner's hash when the lane may compute it (core.partitioners.KEY_HASHES) */
     int now_monotonic;     /* ``now`` is time.monotonic: read the same clock without calling it */
     PyObject *legal;       /* the set of topic names already found legal */
-    PyObject *metadata;    /* the cluster metadata: its partition_counts */
-    PyObject *sender;      /* its fatal error; its wake() */
-    PyObject *meta_vars, *sender_vars; /* their __dict__s, read directly when they have one (else NULL) */
+    PyObject *metadata;    /* the cluster metadata, read through its partition_counts slot */
+    Py_ssize_t off_partition_counts;
     PyObject *stick_type;  /* the sticky state's class, whose slots the lane reads and writes */
     Py_ssize_t off_stick_partition, off_stick_produced;
-    PyObject *tp_topic, *tp_keys; /* the last topic's (topic, partition) keys of _queues, by partition */
-    PyObject *wake;
+    PyObject *tp_topic, *tp_keys; /* the last topic's (topic, partition) keys of the open batches, by partition */
+    PyObject *wake;        /* the sender's wake(): a batch filled up */
     PyObject *lock;        /* the engine's lock: taken by rlock_try when it is an RLock of ours */
     PyObject *acquire, *release; /* else its methods */
     PyObject *now;         /* the engine's monotonic clock */
@@ -42,8 +44,7 @@ typedef struct {
     Py_ssize_t off_messages, off_bytes, off_full, off_payload, off_attempts; /* ProducerBatch's slots */
 } Lane;
 
-static PyObject *s_queues, *s_partition, *s_produced, *s_fatal,
-    *s_partition_counts, *s_lane;
+static PyObject *s_partition, *s_produced, *s_lane;
 
 static Py_ssize_t
 slot_offset(PyObject *type, const char *name)
@@ -62,43 +63,14 @@ slot_offset(PyObject *type, const char *name)
 
 #define SLOT(obj, off) (*(PyObject **)((char *)(obj) + (off)))
 
-/* An object's own __dict__ when it has a plain one, else NULL (no error). */
-static PyObject *
-instance_vars(PyObject *obj)
-{
-    PyObject *d = PyObject_GetAttrString(obj, "__dict__");
-    if (d == NULL) {
-        PyErr_Clear();
-        return NULL;
-    }
-    if (!PyDict_CheckExact(d)) Py_CLEAR(d);
-    return d;
-}
-
-/* obj.name, looked up in ``vars`` (its __dict__) first: a new reference, or NULL with an error. */
-static PyObject *
-attr_of(PyObject *obj, PyObject *vars, PyObject *name)
-{
-    if (vars != NULL) {
-        PyObject *v = PyDict_GetItemWithError(vars, name);
-        if (v != NULL) return Py_NewRef(v);
-        if (PyErr_Occurred()) return NULL;
-    }
-    return PyObject_GetAttr(obj, name);
-}
-
 static int
 lane_traverse(Lane *self, visitproc visit, void *arg)
 {
-    Py_VISIT(self->counts);
-    Py_VISIT(self->acc);
+    Py_VISIT(self->state);
     Py_VISIT(self->sticky);
     Py_VISIT(self->keyed);
     Py_VISIT(self->legal);
     Py_VISIT(self->metadata);
-    Py_VISIT(self->sender);
-    Py_VISIT(self->meta_vars);
-    Py_VISIT(self->sender_vars);
     Py_VISIT(self->stick_type);
     Py_VISIT(self->tp_topic);
     Py_VISIT(self->tp_keys);
@@ -114,15 +86,11 @@ lane_traverse(Lane *self, visitproc visit, void *arg)
 static int
 lane_clear(Lane *self)
 {
-    Py_CLEAR(self->counts);
-    Py_CLEAR(self->acc);
+    Py_CLEAR(self->state);
     Py_CLEAR(self->sticky);
     Py_CLEAR(self->keyed);
     Py_CLEAR(self->legal);
     Py_CLEAR(self->metadata);
-    Py_CLEAR(self->sender);
-    Py_CLEAR(self->meta_vars);
-    Py_CLEAR(self->sender_vars);
     Py_CLEAR(self->stick_type);
     Py_CLEAR(self->tp_topic);
     Py_CLEAR(self->tp_keys);
@@ -143,19 +111,18 @@ lane_dealloc(Lane *self)
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-/* ProduceLane(counts, acc_vars, sticky_topics, keyed_maps, key_hash, legal_topics, metadata, sender, lock,
+/* ProduceLane(state, sticky_topics, keyed_maps, key_hash, legal_topics, metadata, wake, lock,
  *             now, on_delivery, batch_type, max_messages, max_bytes, max_record, overhead, batch_size,
  *             batch_count, sticky_size) */
 static PyObject *
 lane_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    PyObject *counts, *acc, *sticky, *keyed, *legal, *metadata, *sender, *lock, *now, *on_delivery, *batch_type;
+    PyObject *state, *sticky, *keyed, *legal, *metadata, *wake, *lock, *now, *on_delivery, *batch_type;
     Py_ssize_t limits[7];
     int key_hash;
-    if (!PyArg_ParseTuple(args, "O!O!OOiO!OOOOOOnnnnnnn:ProduceLane", &BufferCountsType, &counts, &PyDict_Type, &acc,
-                          &sticky, &keyed, &key_hash, &PySet_Type, &legal, &metadata, &sender, &lock, &now, &on_delivery,
-                          &batch_type, &limits[0], &limits[1], &limits[2], &limits[3], &limits[4], &limits[5],
-                          &limits[6]))
+    if (!PyArg_ParseTuple(args, "O!OOiO!OOOOOOnnnnnnn:ProduceLane", &LaneStateType, &state, &sticky, &keyed, &key_hash,
+                          &PySet_Type, &legal, &metadata, &wake, &lock, &now, &on_delivery, &batch_type, &limits[0],
+                          &limits[1], &limits[2], &limits[3], &limits[4], &limits[5], &limits[6]))
         return NULL;
     if ((sticky != Py_None && !PyDict_Check(sticky)) || (keyed != Py_None && !PyDict_Check(keyed))) {
         PyErr_SetString(PyExc_TypeError, "sticky and keyed state must be dicts or None");
@@ -167,16 +134,12 @@ lane_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     }
     Lane *self = (Lane *)type->tp_alloc(type, 0);
     if (self == NULL) return NULL;
-    self->counts = (BufferCounts *)Py_NewRef(counts);
-    self->acc = Py_NewRef(acc);
+    self->state = (LaneState *)Py_NewRef(state);
     self->sticky = Py_NewRef(sticky);
     self->keyed = Py_NewRef(keyed);
     self->key_hash = key_hash;
     self->legal = Py_NewRef(legal);
     self->metadata = Py_NewRef(metadata);
-    self->sender = Py_NewRef(sender);
-    self->meta_vars = instance_vars(metadata);
-    self->sender_vars = instance_vars(sender);
     self->now = Py_NewRef(now);
     PyObject *time_module = PyImport_ImportModule("time");
     PyObject *monotonic = time_module == NULL ? NULL : PyObject_GetAttrString(time_module, "monotonic");
@@ -188,7 +151,7 @@ lane_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     self->now_monotonic = monotonic == now;
     Py_DECREF(monotonic);
     self->on_delivery = Py_NewRef(on_delivery);
-    self->wake = PyObject_GetAttrString(sender, "wake");
+    self->wake = Py_NewRef(wake);
     self->lock = Py_NewRef(lock);
     self->acquire = PyObject_GetAttrString(lock, "acquire");
     self->release = PyObject_GetAttrString(lock, "release");
@@ -199,7 +162,8 @@ lane_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     self->batch_size = limits[4];
     self->batch_count = limits[5];
     self->sticky_size = limits[6];
-    if (self->wake == NULL || self->acquire == NULL || self->release == NULL
+    if (self->acquire == NULL || self->release == NULL
+        || (self->off_partition_counts = slot_offset((PyObject *)Py_TYPE(metadata), "partition_counts")) < 0
         || (self->off_messages = slot_offset(batch_type, "messages")) < 0
         || (self->off_bytes = slot_offset(batch_type, "bytes")) < 0
         || (self->off_full = slot_offset(batch_type, "full")) < 0
@@ -367,10 +331,7 @@ lane_produce(Lane *self, PyObject *const *given)
     if (cb != Py_None && !PyCallable_Check(cb)) return 0;
     int legal = PySet_Contains(self->legal, topic);
     if (legal <= 0) return legal;
-    PyObject *fatal = attr_of(self->sender, self->sender_vars, s_fatal);
-    if (fatal == NULL) return -1;
-    Py_DECREF(fatal);
-    if (fatal != Py_None) return 0;
+    if (self->state->fatal != Py_None) return 0;
 
     Py_ssize_t vlen = value == Py_None ? 0 : PyBytes_GET_SIZE(value);
     Py_ssize_t klen = key == Py_None ? 0 : PyBytes_GET_SIZE(key);
@@ -393,14 +354,12 @@ lane_produce(Lane *self, PyObject *const *given)
     PyObject *stick = NULL, *batch = NULL, *msg = NULL, *enqueued = NULL, *part = NULL, *stamp = NULL;
 
     /* Room in the buffer, as admit's fast test. */
-    BufferCounts *tally = self->counts;
+    LaneState *tally = self->state;
     Py_ssize_t outstanding = tally->outstanding, buffered = tally->buffered_bytes;
     if (!((!self->max_messages || outstanding < self->max_messages) && buffered + charge <= self->max_bytes)) goto out;
     /* The partition count, from the metadata as the Python path reads it. */
-    PyObject *counts = attr_of(self->metadata, self->meta_vars, s_partition_counts);
-    if (counts == NULL) goto fail;
-    Py_ssize_t count = PyDict_Check(counts) ? dict_size(counts, topic) : -1;
-    Py_DECREF(counts);
+    PyObject *counts = SLOT(self->metadata, self->off_partition_counts);
+    Py_ssize_t count = counts != NULL && PyDict_Check(counts) ? dict_size(counts, topic) : -1;
     if (PyErr_Occurred()) goto fail;
     if (count <= 0) goto out;
     /* The partition: the caller's, the sticky one while it stays, or a remembered key's. */
@@ -442,8 +401,8 @@ lane_produce(Lane *self, PyObject *const *given)
     part = PyLong_FromSsize_t(partition);
     PyObject *tp = part == NULL ? NULL : lane_queue_key(self, topic, part, partition);
     if (tp == NULL) goto fail;
-    PyObject *queues = PyDict_GetItemWithError(self->acc, s_queues);
-    PyObject *queue = queues != NULL && PyDict_Check(queues) ? PyDict_GetItemWithError(queues, tp) : NULL;
+    PyObject *queues = self->state->queues;
+    PyObject *queue = queues != NULL ? PyDict_GetItemWithError(queues, tp) : NULL;
     Py_DECREF(tp);
     if (queue == NULL) goto check;
     Py_ssize_t depth = PySequence_Size(queue);

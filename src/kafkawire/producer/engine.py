@@ -25,8 +25,8 @@ from ..client import queue_log
 from ..client.cluster import Client
 from ..client.executor import CallbackExecutor
 from ..core.accumulator import Accumulator, Pending, ProducerBatch
-from ..core.buffer_counts import new_buffer_counts
 from ..core.idempotence import Idempotence
+from ..core.lane_state import new_lane_state
 from ..core.partitioners import (
     BUILTIN_PARTITIONERS,
     KEY_HASH_NONE,
@@ -76,9 +76,11 @@ class ProducerEngine:
         self.lock = threading.RLock() if native is None else native.RLock()  # the lane takes it in C
         self._space = threading.Condition(self.lock)
         self._log = log
-        self.counts = new_buffer_counts()  # records not yet reported, their charge; the C lane moves them
+        # The counters (records not yet reported, their charge), the open batches and the fatal error,
+        # shared with the C lane (core/lane_state.py).
+        self.state = new_lane_state()
         self.acc = Accumulator(
-            counts=self.counts,
+            state=self.state,
             batch_size=conf.batch_size,
             batch_num_messages=conf.batch_num_messages,
             linger=conf.linger_ms / 1000,
@@ -146,19 +148,19 @@ class ProducerEngine:
             self.txn.on_added = self.sender.wake
             # A fatal transaction error reaches error_cb too (once: the sender reports its own).
             self.txn.on_fatal = lambda error: None if self.sender.fatal is not None else self.deliveries.error(error)
-        # produce()'s common case in C (`_native` ProduceLane): it reads and moves the state kept here (buffer
-        # counters, open batches, sticky partition, keys) and leaves all else to `accept`. Not for transactions.
+        # produce()'s common case in C (`_native` ProduceLane): it reads and moves the lane state (buffer
+        # counters, open batches), the sticky partition and the keys, and leaves all else to `accept`.
+        # Not for transactions.
         self.lane: Any = None
         if native is not None and self.txn is None:
             self.lane = native.ProduceLane(
-                self.counts,
-                vars(self.acc),
+                self.state,
                 self._sticky.topics if self._keyless_sticky else None,
                 None if self._keyed is None else self._keyed.maps,
                 KEY_HASH_NONE if self._keyed is None else self._keyed.key_hash,
                 self._legal_topics,
                 self.client.metadata,
-                self.sender,
+                self.sender.wake,
                 self.lock,
                 self._now,
                 conf.on_delivery,
@@ -228,10 +230,10 @@ class ProducerEngine:
         if size > most - WIDEST_GAP - HEADER_GAP * len(headers) and (wide := record_size_widest(msg.key, msg.value, headers)) > most:
             raise KafkaException(_too_large(wide, most))  # librdkafka's measure, as confluent-kafka refuses
         charge = size + size + RECORD_OVERHEAD  # buffer_charge(size), inline: it runs per record
-        counts, limit = self.counts, self._max_messages
-        if (not limit or counts.outstanding < limit) and counts.buffered_bytes + charge <= self._max_buffer_bytes:
-            counts.outstanding += 1
-            counts.buffered_bytes += charge
+        state, limit = self.state, self._max_messages
+        if (not limit or state.outstanding < limit) and state.buffered_bytes + charge <= self._max_buffer_bytes:
+            state.outstanding += 1
+            state.buffered_bytes += charge
         else:
             # What was admitted before must be on its way while this waits, or no report frees
             # room: the bulk paths' gathered runs handed over, the sender woken now, not after.
@@ -400,7 +402,7 @@ class ProducerEngine:
         block = self.conf.max_block_ms / 1000
         deadline = time.monotonic() + block
         limit, most = self._max_messages, self._max_buffer_bytes
-        while (limit > 0 and self.counts.outstanding >= limit) or self.counts.buffered_bytes + charge > most:
+        while (limit > 0 and self.state.outstanding >= limit) or self.state.buffered_bytes + charge > most:
             remaining = deadline - time.monotonic()
             if block == 0 or remaining <= 0:
                 raise BufferError("Local: Queue full")
@@ -412,16 +414,16 @@ class ProducerEngine:
                     self.executor.serve(min(remaining, 0.05))
                 finally:
                     self.lock.acquire()
-        self.counts.outstanding += 1
-        self.counts.buffered_bytes += charge
+        self.state.outstanding += 1
+        self.state.buffered_bytes += charge
 
     def release(self, count: int, charge: int) -> None:
         """Free the room of ``count`` reported records (any thread)."""
         with self.lock:
-            self.counts.outstanding -= count
-            self.counts.buffered_bytes -= charge
+            self.state.outstanding -= count
+            self.state.buffered_bytes -= charge
             self._space.notify_all()
-        if self.counts.outstanding == 0:
+        if self.state.outstanding == 0:
             self.executor.notify()
 
     # --- partitions ------------------------------------------------------------------------------
@@ -464,31 +466,31 @@ class ProducerEngine:
         executor = self.executor
         debug = self.client.debug
         if debug.queue:
-            queue_log.flushing(debug, self.counts.outstanding)
+            queue_log.flushing(debug, self.state.outstanding)
         with self.lock:
             self.acc.flush_started()
         self.sender.wake()
         try:
             if not executor.background:
                 serve(0)
-            while self.counts.outstanding > 0 and not executor.on_report_thread:
+            while self.state.outstanding > 0 and not executor.on_report_thread:
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
                     break
                 if executor.background:
-                    executor.wait_idle(lambda: self.counts.outstanding == 0, remaining)
+                    executor.wait_idle(lambda: self.state.outstanding == 0, remaining)
                 else:
                     serve(0.1 if remaining is None else min(remaining, 0.1))
         finally:
             with self.lock:
                 self.acc.flush_ended()
         if debug.queue:
-            queue_log.flushed(debug, self.counts.outstanding)
-        return self.counts.outstanding
+            queue_log.flushed(debug, self.state.outstanding)
+        return self.state.outstanding
 
     def purge(self, in_queue: bool, in_flight: bool, blocking: bool) -> None:
         if self.client.debug.queue:
-            queue_log.purging(self.client.debug, in_queue, in_flight, blocking, self.counts.outstanding)
+            queue_log.purging(self.client.debug, in_queue, in_flight, blocking, self.state.outstanding)
         done = self.client.engine.run(lambda: self.sender.purge(in_queue, in_flight))
         if blocking:
             done.result()

@@ -393,7 +393,7 @@ class Producer:
 
     def __len__(self) -> int:
         engine = getattr(self, "_engine", None)  # None: a subclass that never called __init__
-        return 0 if engine is None else engine.counts.outstanding
+        return 0 if engine is None else engine.state.outstanding
 
     def __bool__(self) -> bool:
         # A producer is truthy even when nothing is queued (``len() == 0``), as confluent-kafka's.
@@ -421,18 +421,18 @@ class Producer:
         except Exception as exc:
             keep(exc)
         engine = self._engine
-        if engine.counts.outstanding:
+        if engine.state.outstanding:
             engine.purge(True, True, True)
         self._lane = None
         self._closed = True
         _OPEN.discard(self)
-        while engine.counts.outstanding and not self._reports.background:
+        while engine.state.outstanding and not self._reports.background:
             try:
                 self._reports.serve(0.1)
             except Exception as exc:
                 keep(exc)
         if self._reports.background and not self._reports.on_report_thread:
-            self._reports.wait_idle(lambda: engine.counts.outstanding == 0, 10)
+            self._reports.wait_idle(lambda: engine.state.outstanding == 0, 10)
         self._stats.stop()
         self._interceptors.close()
         engine.close()

@@ -49,11 +49,10 @@ class Sender:
         self.client = client
         self.idem = idempotence
         self.txn = transactions  # set for a transactional producer: it owns the producer id
-        # The fatal error, once one happened: the producer can send nothing more. Set once, by
-        # `_fatal` on the IO thread; a plain attribute because produce() reads it per record.
-        self.fatal: KafkaError | None = None
         self._pid_pending = False
         self.acc = accumulator
+        # The fatal error lives in the lane state, where produce()'s C path reads it per record.
+        self._state = accumulator.state
         self.lock = lock
         self.settings = settings
         self.deliveries = deliveries  # where finished records, throttling and errors are reported
@@ -420,11 +419,17 @@ class Sender:
 
         self.client.request_io(INIT_PRODUCER_ID, body, done)
 
+    @property
+    def fatal(self) -> KafkaError | None:
+        """The fatal error, once one happened: the producer can send nothing more. Set once, by `_fatal`
+        on the IO thread."""
+        return self._state.fatal
+
     def _fatal(self, error: KafkaError) -> None:
         """Stop for good: fail everything queued with the fatal error and tell the application."""
         if self.fatal is not None:
             return
-        self.fatal = error
+        self._state.fatal = error
         log.error("fatal producer error: %s", error.str())
         self._fail_queued(error)
         self.deliveries.error(error)

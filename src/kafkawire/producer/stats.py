@@ -26,8 +26,8 @@ class Statistics(StatisticsEmitter):
         engine = self._engine
         conf = engine.conf
         return {
-            "msg_cnt": engine.counts.outstanding,
-            "msg_size": engine.counts.buffered_bytes,
+            "msg_cnt": engine.state.outstanding,
+            "msg_size": engine.state.buffered_bytes,
             "msg_max": conf.queue_buffering_max_messages,
             "msg_size_max": conf.queue_buffering_max_kbytes * 1024,
             "txmsgs": engine.deliveries.delivered_count,
