@@ -104,6 +104,12 @@ def _str(name: str, *, sensitive: bool = False, aliases: tuple[str, ...] = ()) -
     return Option(name, "str", None, sensitive=sensitive, aliases=aliases)
 
 
+# librdkafka's default sasl.kerberos.kinit.cmd: a ticket for the principal from the keytab.
+DEFAULT_KINIT_CMD = (
+    'kinit -R -t "%{sasl.kerberos.keytab}" -k %{sasl.kerberos.principal} || '
+    'kinit -t "%{sasl.kerberos.keytab}" -k %{sasl.kerberos.principal}'
+)
+
 SECURITY_OPTIONS: tuple[Option, ...] = (
     Option("security.protocol", "enum", "plaintext", choices=PROTOCOLS),
     _str("ssl.ca.location"),
@@ -132,6 +138,12 @@ SECURITY_OPTIONS: tuple[Option, ...] = (
     _str("sasl.username"),
     _str("sasl.password", sensitive=True),
     _str("sasl.jaas.config", sensitive=True),
+    # sasl.mechanism=GSSAPI (Kerberos; kafkawire/kerberos.py).
+    Option("sasl.kerberos.service.name", "str", "kafka"),
+    Option("sasl.kerberos.principal", "str", "kafkaclient"),
+    _str("sasl.kerberos.keytab"),
+    Option("sasl.kerberos.kinit.cmd", "str", DEFAULT_KINIT_CMD),
+    _int("sasl.kerberos.min.time.before.relogin", 60_000, 0, 86_400_000),
     Option("oauth_cb", "callable", None),
     Option("sasl.oauthbearer.method", "enum", "default", choices=("default", "oidc")),
     _str("sasl.oauthbearer.config", sensitive=True),
@@ -172,6 +184,11 @@ SOCKET_OPTIONS: tuple[Option, ...] = (
     Option("socket.keepalive.enable", "bool", False),  # SO_KEEPALIVE
     Option("socket.nagle.disable", "bool", True),  # TCP_NODELAY
     Option("broker.address.family", "enum", "any", choices=("any", "v4", "v6")),
+    # resolve_canonical_bootstrap_servers_only: each bootstrap name becomes the canonical names of
+    # its addresses when the client is made (Kerberos wants the name the service principal has).
+    Option(
+        "client.dns.lookup", "enum", "use_all_dns_ips", choices=("use_all_dns_ips", "resolve_canonical_bootstrap_servers_only")
+    ),
     _int("broker.address.ttl", 1000, 0, 86_400_000),  # how long a host name's addresses are kept
     _int("connections.max.idle.ms", 0, 0, 2**31 - 1),  # 0: never close an idle connection
     Option("log.connection.close", "bool", True),  # log a broker closing a connection
