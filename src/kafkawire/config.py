@@ -142,7 +142,7 @@ SECURITY_OPTIONS: tuple[Option, ...] = (
     Option("sasl.kerberos.service.name", "str", "kafka"),
     Option("sasl.kerberos.principal", "str", "kafkaclient"),
     _str("sasl.kerberos.keytab"),
-    Option("sasl.kerberos.kinit.cmd", "str", DEFAULT_KINIT_CMD),
+    Option("sasl.kerberos.kinit.cmd", "str", DEFAULT_KINIT_CMD, sensitive=True),  # (it may hold a password)
     _int("sasl.kerberos.min.time.before.relogin", 60_000, 0, 86_400_000),
     Option("oauth_cb", "callable", None),
     Option("sasl.oauthbearer.method", "enum", "default", choices=("default", "oidc")),

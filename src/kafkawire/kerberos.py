@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import struct
 import subprocess
 import threading
 import time
@@ -52,6 +53,7 @@ KRB_AP_ERR_SKEW = -1765328347
 KRB5_CC_NOTFOUND = -1765328243
 KRB5_REALM_UNKNOWN = -1765328230
 KRB5_KDC_UNREACH = -1765328228
+KRB5_KDCREP_SKEW = -1765328236
 KRB5_KT_NOTFOUND = -1765328203
 KRB5_FCC_NOFILE = -1765328189
 KG_EMPTY_CCACHE = -1765328174  # (mechglue: "credential cache is empty")
@@ -61,14 +63,15 @@ _NO_CREDENTIALS = (
     "or get a ticket with kinit before (KRB5CCNAME)"
 )
 _UNREACHABLE = "the KDC did not answer: check krb5.conf's realm (KRB5_CONFIG) and that its KDC is reachable"
+_SKEW = "this machine's clock and the KDC's (or the broker's) differ by more than the allowed skew: synchronise the clocks"
 HINTS: dict[int, str] = {
     KDC_ERR_C_PRINCIPAL_UNKNOWN: "the KDC does not know the client principal: check sasl.kerberos.principal",
     KDC_ERR_S_PRINCIPAL_UNKNOWN: "the KDC does not know the broker's service principal: check "
     "sasl.kerberos.service.name and the broker's host name as this client was given it",
     KDC_ERR_PREAUTH_FAILED: "the KDC refused the key: the keytab's key for sasl.kerberos.principal is not the KDC's",
     KRB_AP_ERR_TKT_EXPIRED: "the Kerberos ticket has expired: kinit again, or use sasl.kerberos.keytab",
-    KRB_AP_ERR_SKEW: "this machine's clock and the KDC's (or the broker's) differ by more than the allowed "
-    "skew: synchronise the clocks",
+    KRB_AP_ERR_SKEW: _SKEW,
+    KRB5_KDCREP_SKEW: _SKEW,
     KRB5_REALM_UNKNOWN: _UNREACHABLE,
     KRB5_KDC_UNREACH: _UNREACHABLE,
     KRB5_KT_NOTFOUND: "sasl.kerberos.keytab holds no key for sasl.kerberos.principal",
@@ -99,6 +102,36 @@ def explain(exc: BaseException) -> str:
     if hint is None and "No Kerberos credentials available" in words:
         hint = _NO_CREDENTIALS
     return f"{hint} ({words})" if hint else words
+
+
+def keytab_principals(path: str) -> set[str] | None:
+    """The principals (``name/instance@REALM``) a keytab holds keys for, from MIT's file format
+    (version 0x0502: size-prefixed entries, a negative size a hole); None when the file is not in
+    that format. Only the names are read, never a key."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:2] != b"\x05\x02":
+        return None
+    found: set[str] = set()
+    pos = 2
+    try:
+        while pos + 4 <= len(data):
+            size = struct.unpack_from(">i", data, pos)[0]
+            pos += 4
+            if size > 0:
+                entry = memoryview(data)[pos : pos + size]
+                (count,) = struct.unpack_from(">H", entry, 0)
+                at = 2
+                parts = []
+                for _ in range(count + 1):  # the realm, then the components
+                    (length,) = struct.unpack_from(">H", entry, at)
+                    parts.append(bytes(entry[at + 2 : at + 2 + length]).decode("utf-8", "replace"))
+                    at += 2 + length
+                found.add("/".join(parts[1:]) + "@" + parts[0])
+            pos += abs(size)
+    except struct.error:
+        return None
+    return found
 
 
 def _signed32(code: int) -> int:
@@ -148,11 +181,21 @@ class KerberosLogin:
     """One client's Kerberos: its credentials, a kinit command's renewals, and first tokens made
     on worker threads for the connections that ask (`client()`)."""
 
-    def __init__(self, config: Mapping[str, Any]) -> None:
+    def __init__(self, config: Mapping[str, Any], login_module: Mapping[str, str] | None = None) -> None:
         self._gssapi = import_gssapi()
         self.service = config["sasl.kerberos.service.name"]
         self.principal = config["sasl.kerberos.principal"]
         self._keytab = config["sasl.kerberos.keytab"]
+        ticket_cache = None
+        if login_module is not None:
+            # Java's Krb5LoginModule (sasl.jaas.config, Spark's kafka.sasl.jaas.config) names the same
+            # things; Kafka reads serviceName from it too.
+            if login_module.get("useKeyTab", "false").lower() == "true" and login_module.get("keyTab"):
+                self._keytab = login_module["keyTab"]
+            self.principal = login_module.get("principal") or self.principal
+            self.service = login_module.get("serviceName") or self.service
+            if login_module.get("useTicketCache", "false").lower() == "true":
+                ticket_cache = login_module.get("ticketCache")
         self._command = config["sasl.kerberos.kinit.cmd"] or ""
         self._relogin = config["sasl.kerberos.min.time.before.relogin"] / 1000
         self._lock = threading.Lock()
@@ -167,18 +210,40 @@ class KerberosLogin:
         elif self._keytab:
             if not os.access(self._keytab, os.R_OK):
                 raise ValueError(f'sasl.kerberos.keytab: cannot read the keytab file "{self._keytab}"')
+            self._check_keytab()
             self._store = {b"client_keytab": self._keytab.encode(), b"ccache": f"MEMORY:kafkawire-{id(self):x}".encode()}
-        self._credentials()  # the local part of the credentials, checked now (the KDC is asked per connection)
+        elif ticket_cache:
+            self._store = {b"ccache": ticket_cache.encode()}
+        if self._store is None or b"client_keytab" not in self._store:
+            self._credentials()  # a ticket cache is checked now; a keytab's key meets the KDC per connection
         if runs_command:
             self._renewer = threading.Thread(target=self._renew, name="kafkawire-kinit", daemon=True)
             self._renewer.start()
 
+    def _check_keytab(self) -> None:
+        """ValueError when the keytab holds no key for the principal (MIT would only say, at the
+        first connection, that no credentials cache was found)."""
+        gssapi = self._gssapi
+        try:
+            name = gssapi.Name(self.principal, gssapi.NameType.kerberos_principal)
+            principal = str(name.canonicalize(gssapi.MechType.kerberos))
+        except Exception as exc:
+            raise ValueError(f"sasl.kerberos.principal: {explain(exc)}") from None
+        held = keytab_principals(self._keytab)
+        if held is not None and principal not in held:
+            holds = ", ".join(sorted(held)) or "no key at all"
+            raise ValueError(
+                f'sasl.kerberos.keytab "{self._keytab}" holds no key for sasl.kerberos.principal {principal} (it holds: {holds})'
+            )
+
     def _credentials(self) -> Any:
         gssapi = self._gssapi
         try:
-            if self._store is not None:
+            if self._store is not None and b"client_keytab" in self._store:
                 name = gssapi.Name(self.principal, gssapi.NameType.kerberos_principal)
                 return gssapi.Credentials(name=name, usage="initiate", store=self._store)
+            if self._store is not None:
+                return gssapi.Credentials(usage="initiate", store=self._store)
             return gssapi.Credentials(usage="initiate")
         except Exception as exc:
             raise SaslError(explain(exc)) from None

@@ -56,6 +56,7 @@ class SecuritySettings:
         self._bearer: TokenRenewer[Bearer] | None = None  # oauth_cb's tokens, or unsecured JWTs
         self._oidc: OidcTokenSource | None = None
         self._kerberos: KerberosLogin | None = None
+        self._krb5_login_module: dict[str, str] | None = None  # sasl.jaas.config's Krb5LoginModule options
         if self.protocol in ("ssl", "sasl_ssl"):
             from .io.tls import tls_context  # ssl option checks live with the context they build
 
@@ -80,6 +81,8 @@ class SecuritySettings:
             self._password = options.get("password", self._password)
             if family == "PLAIN" and mechanism == "GSSAPI":
                 mechanism = "PLAIN"
+            if family == "GSSAPI":
+                self._krb5_login_module = options
         try:
             self.mechanism = _mechanism(mechanism)
         except ValueError as exc:
@@ -126,7 +129,7 @@ class SecuritySettings:
         from .kerberos import KerberosLogin  # the optional gssapi package is imported by GSSAPI users only
 
         try:
-            self._kerberos = KerberosLogin(config)
+            self._kerberos = KerberosLogin(config, self._krb5_login_module)
         except ImportError as exc:
             raise config_error(f'sasl.mechanism "GSSAPI": {exc}') from None
         except ValueError as exc:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import tempfile
 import time
@@ -36,7 +37,7 @@ class Kdc:
         self.start_timeout = start_timeout
         self.port = 0
         self.dir = Path()
-        self._proc: subprocess.Popen[bytes] | None = None
+        self._procs: list[subprocess.Popen[bytes]] = []
 
     @property
     def krb5_conf(self) -> Path:
@@ -53,10 +54,28 @@ class Kdc:
         self.dir = Path(tempfile.mkdtemp(prefix="kafkawire-kdc-"))
         self.port = _free_loopback_port()
         self.write_krb5_conf(self.krb5_conf, self.port)
-        (self.dir / "kdc.conf").write_text(
+        self._write_kdc_conf(self.dir / "kdc.conf", self.port)
+        (self.dir / "kadm5.acl").write_text("")
+        self._run(["/usr/sbin/kdb5_util", "create", "-s", "-r", self.realm, "-P", "kdc-master-key"])
+        self._spawn([], self.dir / "kdc.conf", self.port)
+        return self
+
+    def start_skewed(self, seconds: int) -> int:
+        """A second KDC of the same realm whose clock runs ``seconds`` ahead (libfaketime, Debian
+        ``faketime``); its port. KdcUnavailable when faketime is missing."""
+        if not os.access("/usr/bin/faketime", os.X_OK):
+            raise KdcUnavailable("missing /usr/bin/faketime: apt-get install -y faketime")
+        port = _free_loopback_port()
+        profile = self.dir / f"kdc-{port}.conf"
+        self._write_kdc_conf(profile, port)
+        self._spawn(["/usr/bin/faketime", "-f", f"{seconds:+d}s"], profile, port)
+        return port
+
+    def _write_kdc_conf(self, path: Path, port: int) -> None:
+        path.write_text(
             "[kdcdefaults]\n"
-            f" kdc_listen = 127.0.0.1:{self.port}\n"
-            f" kdc_tcp_listen = 127.0.0.1:{self.port}\n"
+            f" kdc_listen = 127.0.0.1:{port}\n"
+            f" kdc_tcp_listen = 127.0.0.1:{port}\n"
             "[realms]\n"
             f" {self.realm} = {{\n"
             f"  database_name = {self.dir / 'principal'}\n"
@@ -68,15 +87,16 @@ class Kdc:
             "[logging]\n"
             f" kdc = FILE:{self.dir / 'kdc.log'}\n"
         )
-        (self.dir / "kadm5.acl").write_text("")
-        self._run(["/usr/sbin/kdb5_util", "create", "-s", "-r", self.realm, "-P", "kdc-master-key"])
-        with open(self.dir / "krb5kdc.out", "wb") as out:
-            self._proc = subprocess.Popen(
-                _with_parent_death_signal(["/usr/sbin/krb5kdc", "-n", "-r", self.realm]),
-                env={**os.environ, **self.env}, stdout=out, stderr=subprocess.STDOUT, cwd=self.dir,
+
+    def _spawn(self, prefix: list[str], profile: Path, port: int) -> None:
+        env = {**os.environ, **self.env, "KRB5_KDC_PROFILE": str(profile)}
+        with open(self.dir / f"krb5kdc-{port}.out", "wb") as out:
+            proc = subprocess.Popen(
+                _with_parent_death_signal([*prefix, "/usr/sbin/krb5kdc", "-n", "-r", self.realm]),
+                env=env, stdout=out, stderr=subprocess.STDOUT, cwd=self.dir,
             )  # fmt: skip
-        self._wait_listening()
-        return self
+        self._procs.append(proc)
+        self._wait_listening(proc, port)
 
     def write_krb5_conf(self, path: Path, port: int, **libdefaults: str) -> None:
         """A client's krb5.conf for this realm with its KDC at ``127.0.0.1:port`` (another port: a
@@ -98,24 +118,28 @@ class Kdc:
 
     def add_principal(self, name: str, keytab: Path | None = None) -> str:
         """Create ``name`` with a random key (written to ``keytab`` when given); the full principal."""
-        self._run(["/usr/sbin/kadmin.local", "-r", self.realm, "-q", f"addprinc -randkey {name}"])
+        self.run_kadmin(f"addprinc -randkey {name}")
         if keytab is not None:
-            self._run(["/usr/sbin/kadmin.local", "-r", self.realm, "-q", f"ktadd -k {keytab} {name}"])
+            self.run_kadmin(f"ktadd -k {keytab} {name}")
         return f"{name}@{self.realm}"
+
+    def run_kadmin(self, query: str) -> None:
+        """One kadmin.local query on this realm's database (``delprinc -force x``, ``addprinc -pw ...``)."""
+        self._run(["/usr/sbin/kadmin.local", "-r", self.realm, "-q", query])
 
     def kinit(self, principal: str, keytab: Path, ccache: Path) -> None:
         """Get a ticket for ``principal`` into the cache file ``ccache`` (what a user's kinit does)."""
         self._run(["/usr/bin/kinit", "-k", "-t", str(keytab), "-c", f"FILE:{ccache}", principal])
 
     def stop(self) -> None:
-        if self._proc is not None:
-            self._proc.terminate()
+        for proc in self._procs:
+            proc.terminate()
             try:
-                self._proc.wait(10)
+                proc.wait(10)
             except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait()
-            self._proc = None
+                proc.kill()
+                proc.wait()
+        self._procs.clear()
         if self.dir != Path():
             shutil.rmtree(self.dir, ignore_errors=True)
             self.dir = Path()
@@ -131,19 +155,14 @@ class Kdc:
         if done.returncode != 0:
             raise KdcUnavailable(f"{' '.join(argv[:2])} failed: {done.stderr.decode(errors='replace')[-500:]}")
 
-    def _wait_listening(self) -> None:
-        import socket
-
+    def _wait_listening(self, proc: subprocess.Popen[bytes], port: int) -> None:
         deadline = time.monotonic() + self.start_timeout
-        while time.monotonic() < deadline:
-            assert self._proc is not None
-            if self._proc.poll() is not None:
-                break
+        while time.monotonic() < deadline and proc.poll() is None:
             try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
                 return
             except OSError:
                 time.sleep(0.05)
-        log = (self.dir / "krb5kdc.out").read_bytes()[-2000:].decode(errors="replace")
+        log = (self.dir / f"krb5kdc-{port}.out").read_bytes()[-2000:].decode(errors="replace")
         self.stop()
         raise KdcUnavailable(f"krb5kdc did not start: {log}")

@@ -306,11 +306,12 @@ JAAS_MODULES = {
     "org.apache.kafka.common.security.plain.PlainLoginModule": "PLAIN",
     "org.apache.kafka.common.security.scram.ScramLoginModule": "SCRAM",
     "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule": "OAUTHBEARER",
+    "com.sun.security.auth.module.Krb5LoginModule": "GSSAPI",  # keyTab, principal, useKeyTab, ticketCache
 }
 
 
 def parse_jaas_config(text: str) -> tuple[str, dict[str, str]]:
-    """Java's ``sasl.jaas.config`` (one login module) -> (PLAIN | SCRAM | OAUTHBEARER, options).
+    """Java's ``sasl.jaas.config`` (one login module) -> (PLAIN | SCRAM | OAUTHBEARER | GSSAPI, options).
 
     Raises ValueError naming what is wrong, never echoing the text (it holds a password)."""
     match = _JAAS.match(text)
