@@ -104,12 +104,6 @@ def _str(name: str, *, sensitive: bool = False, aliases: tuple[str, ...] = ()) -
     return Option(name, "str", None, sensitive=sensitive, aliases=aliases)
 
 
-# librdkafka's default sasl.kerberos.kinit.cmd: a ticket for the principal from the keytab.
-DEFAULT_KINIT_CMD = (
-    'kinit -R -t "%{sasl.kerberos.keytab}" -k %{sasl.kerberos.principal} || '
-    'kinit -t "%{sasl.kerberos.keytab}" -k %{sasl.kerberos.principal}'
-)
-
 SECURITY_OPTIONS: tuple[Option, ...] = (
     Option("security.protocol", "enum", "plaintext", choices=PROTOCOLS),
     _str("ssl.ca.location"),
@@ -142,7 +136,8 @@ SECURITY_OPTIONS: tuple[Option, ...] = (
     Option("sasl.kerberos.service.name", "str", "kafka"),
     Option("sasl.kerberos.principal", "str", "kafkaclient"),
     _str("sasl.kerberos.keytab"),
-    Option("sasl.kerberos.kinit.cmd", "str", DEFAULT_KINIT_CMD, sensitive=True),  # (it may hold a password)
+    # Unset: what librdkafka's default command does (a ticket from the keytab), done through GSS-API.
+    _str("sasl.kerberos.kinit.cmd", sensitive=True),  # (a command may hold a password)
     _int("sasl.kerberos.min.time.before.relogin", 60_000, 0, 86_400_000),
     Option("oauth_cb", "callable", None),
     Option("sasl.oauthbearer.method", "enum", "default", choices=("default", "oidc")),

@@ -3,11 +3,12 @@ that `core.sasl.GssapiClient` converses through. The only module that imports th
 ``gssapi`` package (``pip install kafkawire[gssapi]``; it builds against the system's Kerberos).
 
 Credentials, as librdkafka gets them on Linux:
-- ``sasl.kerberos.keytab`` with librdkafka's default ``sasl.kerberos.kinit.cmd``: the key of
+- ``sasl.kerberos.keytab`` without ``sasl.kerberos.kinit.cmd``: the key of
   ``sasl.kerberos.principal`` is taken from the keytab by GSS-API itself, into a ticket cache in
-  this client's memory (what the default command does, without a shell and without writing the
+  this client's memory (what librdkafka's default command, ``kinit -R -t "%{sasl.kerberos.keytab}"
+  -k %{sasl.kerberos.principal} || kinit -t ...``, does, without a shell and without writing the
   user's cache); MIT Kerberos gets a new ticket from the keytab before the last one ends.
-- any other ``sasl.kerberos.kinit.cmd`` (with ``sasl.kerberos.min.time.before.relogin`` > 0): run
+- ``sasl.kerberos.kinit.cmd`` set (with ``sasl.kerberos.min.time.before.relogin`` > 0): run
   through the shell as librdkafka runs it (``%{property}`` replaced by the property's value) once
   while the client is made, then every ``min.time.before.relogin`` ms; tickets come from the
   default cache it fills (``KRB5CCNAME``).
@@ -32,7 +33,6 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .config import DEFAULT_KINIT_CMD
 from .core.sasl import GssapiClient, SaslError
 
 log = logging.getLogger("kafkawire.security")
@@ -118,6 +118,8 @@ def keytab_principals(path: str) -> set[str] | None:
         while pos + 4 <= len(data):
             size = struct.unpack_from(">i", data, pos)[0]
             pos += 4
+            if pos + abs(size) > len(data):
+                return None  # cut short: not a keytab to judge by
             if size > 0:
                 entry = memoryview(data)[pos : pos + size]
                 (count,) = struct.unpack_from(">H", entry, 0)
@@ -196,14 +198,14 @@ class KerberosLogin:
             self.service = login_module.get("serviceName") or self.service
             if login_module.get("useTicketCache", "false").lower() == "true":
                 ticket_cache = login_module.get("ticketCache")
-        self._command = config["sasl.kerberos.kinit.cmd"] or ""
+        self._command = config["sasl.kerberos.kinit.cmd"]
         self._relogin = config["sasl.kerberos.min.time.before.relogin"] / 1000
         self._lock = threading.Lock()
         self._made: dict[str, deque[tuple[float, GssapiClient | SaslError]]] = {}
         self._stop = threading.Event()
         self._renewer: threading.Thread | None = None
         self._store: dict[bytes, bytes] | None = None
-        runs_command = bool(self._command) and self._relogin > 0 and self._command != DEFAULT_KINIT_CMD
+        runs_command = bool(self._command) and self._relogin > 0
         if runs_command:
             self._rendered = render_command(self._command, config)
             self._kinit()  # raises, naming the failure, when the first run fails

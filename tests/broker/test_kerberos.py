@@ -464,3 +464,33 @@ def test_no_secret_in_errors_logs_reprs_or_statistics(
     for secret in (CAROL_PASSWORD, wrong):
         leaked = [t for t in texts if secret in t]
         assert not leaked, leaked[:3]
+
+
+def test_readme_kerberos_example_runs_as_written(
+    realm: Realm, broker: KafkaBroker, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The README's Kerberos block: only host names, paths and the principal change (alice's keytab
+    for the service, alice's kinit ticket for the person)."""
+    from tests.broker.test_readme import KERBEROS_BLOCKS
+
+    assert len(KERBEROS_BLOCKS) == 1
+    assert broker.ca is not None
+    topic = unique_name("payments")
+    create_topic(broker.bootstrap(), topic, 1)
+    cache = tmp_path / "alice.cc"
+    realm.kdc.kinit(realm.alice, realm.alice_keytab, cache)
+    monkeypatch.setenv("KRB5CCNAME", f"FILE:{cache}")
+    places = {
+        "kafka-1.corp.example:9093": broker.bootstrap("SASL_SSL"),
+        "kafka-1.corp.example:9092": broker.bootstrap("SASL_PLAINTEXT"),
+        "/etc/kafka/ca.pem": str(broker.ca.cert),
+        "/etc/security/keytabs/payments.keytab": str(realm.alice_keytab),
+        "payments@CORP.EXAMPLE": realm.alice,
+        '"payments"': repr(topic),
+        '"audit"': repr(unique_name("audit")),
+    }
+    block = KERBEROS_BLOCKS[0]
+    for placeholder, value in places.items():
+        assert placeholder in block, placeholder
+        block = block.replace(placeholder, value)
+    exec(compile(block, "README.md", "exec"), {})
