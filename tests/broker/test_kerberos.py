@@ -412,6 +412,36 @@ def test_kerberos_failures_are_named_within_seconds(
     assert took < 15, took  # (named, not timed out: message.timeout.ms is 60 s)
 
 
+def test_the_service_is_named_by_the_host_as_given_never_the_peer_address(realm: Realm, broker: KafkaBroker) -> None:
+    """Bootstrapping with ``localhost``, the client asks for kafka/localhost, which this realm lacks:
+    naming the service by the peer's address (127.0.0.1) would have found the broker's principal."""
+    port = broker.ports["SASL_PLAINTEXT"]
+    conf = _conf(broker, realm, **{"bootstrap.servers": f"localhost:{port}", "broker.address.family": "v4"})
+    err, _took = _first_error(conf)
+    assert err.code() == KafkaError._AUTHENTICATION and f"kafka/localhost@{realm.kdc.realm}" in err.str(), err
+
+
+def test_spark_options_reach_the_client(realm: Realm, broker: KafkaBroker, topic_name: Callable[[str], str]) -> None:
+    """The Spark data source's ``kafka.*`` options (strings, Java's JAAS line) make the writer's
+    producer, which authenticates as the login module's principal."""
+    from kafkawire.spark.options import producer_params
+
+    topic = topic_name("krb-spark")
+    create_topic(broker.bootstrap(), topic, 1)
+    options = {
+        "kafka.bootstrap.servers": broker.bootstrap("SASL_PLAINTEXT"),
+        "kafka.security.protocol": "SASL_PLAINTEXT",
+        "kafka.sasl.kerberos.service.name": "kafka",
+        "kafka.sasl.kerberos.min.time.before.relogin": "60000",
+        "kafka.sasl.jaas.config": "com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true "
+        f'storeKey=true keyTab="{realm.alice_keytab}" principal="{realm.alice}";',
+        "topic": topic,
+    }
+    before = _authenticated(broker, realm.alice)
+    assert _produce(producer_params(options), topic, [b"from-spark-options"]) == [None]
+    assert _authenticated(broker, realm.alice) > before
+
+
 # --- secrets -------------------------------------------------------------------------------------
 
 

@@ -104,3 +104,22 @@ def test_canonical_bootstrap_names(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_client_dns_lookup_values_librdkafka_knows_are_taken() -> None:
     for value in ("use_all_dns_ips", "resolve_canonical_bootstrap_servers_only"):
         kafkawire.Producer({"bootstrap.servers": "127.0.0.1:1", "client.dns.lookup": value}).close()
+
+
+def test_every_client_without_the_extra_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from kafkawire.admin import AdminClient
+
+    monkeypatch.setitem(sys.modules, "gssapi", None)  # import gssapi raises ImportError
+    conf = {"bootstrap.servers": "127.0.0.1:1", "security.protocol": "SASL_SSL", "sasl.mechanism": "GSSAPI"}
+    makers = {
+        "Producer": lambda: kafkawire.Producer(conf),
+        "Consumer": lambda: kafkawire.Consumer({**conf, "group.id": "g"}),
+        "AdminClient": lambda: AdminClient(conf),
+        "ShareConsumer": lambda: kafkawire.ShareConsumer({**conf, "group.id": "g"}),
+    }
+    for name, make in makers.items():
+        with pytest.raises((KafkaException, ValueError)) as exc:  # (ShareConsumer: ValueError, as confluent-kafka's)
+            make()
+        assert "pip install 'kafkawire[gssapi]'" in str(exc.value), name
