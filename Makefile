@@ -60,11 +60,12 @@ lint: $(TEST_VENV)/.installed
 
 # System packages the broker tests need: Debian's ZooKeeper 3.8 jars (the Kafka 2.3 judge on
 # Java 17, tests/harness/kafka_broker.py), socat (TLS in front of Tansu) and MIT Kerberos (the KDC
-# of the GSSAPI tests, tests/harness/kdc.py; libkrb5-dev to build the gssapi package). Installed
+# of the GSSAPI tests, tests/harness/kdc.py; libkrb5-dev to build the gssapi package; faketime for a
+# KDC whose clock is off). Installed
 # when missing and running as root with apt-get; otherwise the command to run is printed.
 SYSTEM_PACKAGES := libzookeeper-java:/usr/share/java/zookeeper-jute-3.8.0.jar socat:/usr/bin/socat \
   krb5-kdc:/usr/sbin/krb5kdc krb5-admin-server:/usr/sbin/kadmin.local krb5-user:/usr/bin/kinit \
-  libkrb5-dev:/usr/bin/krb5-config
+  libkrb5-dev:/usr/bin/krb5-config faketime:/usr/bin/faketime
 
 system-deps:
 	@missing=""; for entry in $(SYSTEM_PACKAGES); do [ -e "$${entry#*:}" ] || missing="$$missing $${entry%%:*}"; done; \
