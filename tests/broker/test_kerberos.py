@@ -24,6 +24,7 @@ import pytest
 import kafkawire
 from kafkawire import KafkaError, KafkaException, Producer
 from kafkawire.admin import AdminClient, NewTopic
+from tests.broker.test_security import _deliver
 from tests.harness.judge import consume_all, judge_config, produce_with_confluent, unique_name
 from tests.harness.kafka_broker import KafkaBroker, KafkaUnavailable
 from tests.harness.kdc import Kdc, KdcUnavailable
@@ -98,25 +99,14 @@ def _conf(broker: KafkaBroker, realm: Realm, listener: str = "SASL_PLAINTEXT", *
     return {**conf, **extra}
 
 
-def _produce(conf: dict[str, Any], topic: str, values: list[bytes]) -> list[KafkaError | None]:
-    reports: list[KafkaError | None] = []
-    p = Producer({**conf, "message.timeout.ms": 30_000})
-    try:
-        for value in values:
-            p.produce(topic, value, on_delivery=lambda err, _msg: reports.append(err))
-        assert p.flush(40) == 0
-    finally:
-        p.close()
-    return reports
-
-
 def _authenticated(broker: KafkaBroker, principal: str) -> int:
     """How many times the broker logged a successful authentication of ``principal``."""
     return broker.log_tail(limit=10**8).count(f"authenticationID={principal};")
 
 
-def _first_error(conf: dict[str, Any], budget: float = 20.0) -> tuple[KafkaError, float]:
-    """The first error a producer reports through error_cb, and how long after it was made."""
+def _first_error(conf: dict[str, Any], budget: float = 20.0) -> KafkaError:
+    """The first error a producer reports through error_cb. Its records would time out after 60 s:
+    an error named within ``budget`` is the failure itself, never a timeout."""
     seen: list[KafkaError] = []
     got = threading.Event()
 
@@ -124,20 +114,18 @@ def _first_error(conf: dict[str, Any], budget: float = 20.0) -> tuple[KafkaError
         seen.append(err)
         got.set()
 
-    started = time.monotonic()
     p = Producer({**conf, "error_cb": error_cb, "message.timeout.ms": 60_000})
     try:
         p.produce("never-created", b"x")
-        deadline = started + budget
+        deadline = time.monotonic() + budget
         while not got.is_set() and time.monotonic() < deadline:
             p.poll(0.1)
-        took = time.monotonic() - started
         p.purge()
         p.flush(5)
     finally:
         p.close()
     assert seen, f"no error reported within {budget} s"
-    return seen[0], took
+    return seen[0]
 
 
 def test_reference_kafka_python_authenticates_with_the_same_realm(
@@ -175,7 +163,7 @@ def test_produce_with_a_keytab_read_by_confluent(
     create_topic(broker.bootstrap(), topic, 2)
     before = _authenticated(broker, f"kafkaclient@{realm.kdc.realm}")
     values = [b"kerberos-%d" % i for i in range(50)]
-    assert _produce(_conf(broker, realm, listener), topic, values) == [None] * len(values)
+    assert _deliver(_conf(broker, realm, listener), topic, values) == [None] * len(values)
     got = consume_all(broker.bootstrap(), topic, len(values), timeout=30, partitions=[0, 1])
     assert sorted(m.value() for m in got) == sorted(values)
     # librdkafka's default principal, from the keytab: the broker names who authenticated.
@@ -280,7 +268,7 @@ def test_ticket_cache_and_java_login_module_credentials(
             f'{module} useKeyTab=true storeKey=true keyTab="{realm.alice_keytab}" principal="{realm.alice}";'
         )
     before = _authenticated(broker, realm.alice)
-    assert _produce(conf, topic, [b"from-alice"]) == [None]
+    assert _deliver(conf, topic, [b"from-alice"]) == [None]
     assert _authenticated(broker, realm.alice) > before
 
 
@@ -406,10 +394,9 @@ def test_kerberos_failures_are_named_within_seconds(
         monkeypatch.setenv("KRB5_CONFIG", str(_skewed_krb5_conf(realm, tmp_path, port)))
     else:
         conf["sasl.kerberos.service.name"] = "kafka-elsewhere"
-    err, took = _first_error(conf)
+    err = _first_error(conf)
     assert err.code() == KafkaError._AUTHENTICATION, err
     assert expected in err.str(), err
-    assert took < 15, took  # (named, not timed out: message.timeout.ms is 60 s)
 
 
 def test_the_service_is_named_by_the_host_as_given_never_the_peer_address(realm: Realm, broker: KafkaBroker) -> None:
@@ -417,7 +404,7 @@ def test_the_service_is_named_by_the_host_as_given_never_the_peer_address(realm:
     naming the service by the peer's address (127.0.0.1) would have found the broker's principal."""
     port = broker.ports["SASL_PLAINTEXT"]
     conf = _conf(broker, realm, **{"bootstrap.servers": f"localhost:{port}", "broker.address.family": "v4"})
-    err, _took = _first_error(conf)
+    err = _first_error(conf)
     assert err.code() == KafkaError._AUTHENTICATION and f"kafka/localhost@{realm.kdc.realm}" in err.str(), err
 
 
@@ -438,7 +425,7 @@ def test_spark_options_reach_the_client(realm: Realm, broker: KafkaBroker, topic
         "topic": topic,
     }
     before = _authenticated(broker, realm.alice)
-    assert _produce(producer_params(options), topic, [b"from-spark-options"]) == [None]
+    assert _deliver(producer_params(options), topic, [b"from-spark-options"]) == [None]
     assert _authenticated(broker, realm.alice) > before
 
 
