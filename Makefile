@@ -17,10 +17,13 @@ $(DEMO_VENV)/.installed: pyproject.toml setup.py $(NATIVE_SOURCES)
 	$(DEMO_VENV)/bin/python -m pip install -q -e '.[local,spark]'
 	touch $@
 
-$(TEST_VENV)/.installed: pyproject.toml setup.py $(NATIVE_SOURCES)
+# (system-deps first, order-only: the gssapi extra builds against libkrb5-dev.)
+$(TEST_VENV)/.installed: pyproject.toml setup.py $(NATIVE_SOURCES) | system-deps
 	$(PYTHON) -m venv $(TEST_VENV)
 	$(TEST_VENV)/bin/python -m pip install -q --upgrade pip
 	$(TEST_VENV)/bin/python -m pip install -q -e '.[dev,local,spark]'
+	$(TEST_VENV)/bin/python -m pip install -q -e '.[gssapi]' || \
+	  echo "gssapi (kafkawire[gssapi]) did not build: install libkrb5-dev; the Kerberos tests will skip" >&2
 	$(TEST_VENV)/bin/python -m pip install -q --no-deps 'quixstreams>=3'  # its confluent-kafka<2.13 pin would replace the judge
 	touch $@
 
@@ -58,9 +61,13 @@ lint: $(TEST_VENV)/.installed
 	$(TEST_VENV)/bin/mypy src
 
 # System packages the broker tests need: Debian's ZooKeeper 3.8 jars (the Kafka 2.3 judge on
-# Java 17, tests/harness/kafka_broker.py) and socat (TLS in front of Tansu). Installed when missing
-# and running as root with apt-get; otherwise the command to run is printed.
-SYSTEM_PACKAGES := libzookeeper-java:/usr/share/java/zookeeper-jute-3.8.0.jar socat:/usr/bin/socat
+# Java 17, tests/harness/kafka_broker.py), socat (TLS in front of Tansu) and MIT Kerberos (the KDC
+# of the GSSAPI tests, tests/harness/kdc.py; libkrb5-dev to build the gssapi package; faketime for a
+# KDC whose clock is off). Installed
+# when missing and running as root with apt-get; otherwise the command to run is printed.
+SYSTEM_PACKAGES := libzookeeper-java:/usr/share/java/zookeeper-jute-3.8.0.jar socat:/usr/bin/socat \
+  krb5-kdc:/usr/sbin/krb5kdc krb5-admin-server:/usr/sbin/kadmin.local krb5-user:/usr/bin/kinit \
+  libkrb5-dev:/usr/bin/krb5-config faketime:/usr/bin/faketime
 
 system-deps:
 	@missing=""; for entry in $(SYSTEM_PACKAGES); do [ -e "$${entry#*:}" ] || missing="$$missing $${entry%%:*}"; done; \

@@ -132,6 +132,13 @@ SECURITY_OPTIONS: tuple[Option, ...] = (
     _str("sasl.username"),
     _str("sasl.password", sensitive=True),
     _str("sasl.jaas.config", sensitive=True),
+    # sasl.mechanism=GSSAPI (Kerberos; kafkawire/kerberos.py).
+    Option("sasl.kerberos.service.name", "str", "kafka"),
+    Option("sasl.kerberos.principal", "str", "kafkaclient"),
+    _str("sasl.kerberos.keytab"),
+    # Unset: what librdkafka's default command does (a ticket from the keytab), done through GSS-API.
+    _str("sasl.kerberos.kinit.cmd", sensitive=True),  # (a command may hold a password)
+    _int("sasl.kerberos.min.time.before.relogin", 60_000, 0, 86_400_000),
     Option("oauth_cb", "callable", None),
     Option("sasl.oauthbearer.method", "enum", "default", choices=("default", "oidc")),
     _str("sasl.oauthbearer.config", sensitive=True),
@@ -172,6 +179,11 @@ SOCKET_OPTIONS: tuple[Option, ...] = (
     Option("socket.keepalive.enable", "bool", False),  # SO_KEEPALIVE
     Option("socket.nagle.disable", "bool", True),  # TCP_NODELAY
     Option("broker.address.family", "enum", "any", choices=("any", "v4", "v6")),
+    # resolve_canonical_bootstrap_servers_only: each bootstrap name becomes the canonical names of
+    # its addresses when the client is made (Kerberos wants the name the service principal has).
+    Option(
+        "client.dns.lookup", "enum", "use_all_dns_ips", choices=("use_all_dns_ips", "resolve_canonical_bootstrap_servers_only")
+    ),
     _int("broker.address.ttl", 1000, 0, 86_400_000),  # how long a host name's addresses are kept
     _int("connections.max.idle.ms", 0, 0, 2**31 - 1),  # 0: never close an idle connection
     Option("log.connection.close", "bool", True),  # log a broker closing a connection

@@ -15,13 +15,16 @@ import ssl
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .config import config_error
 from .core import sasl
 from .kafka_error import KafkaError, KafkaException
 from .oidc import OidcTokenSource
 from .token_renewer import TokenRenewer
+
+if TYPE_CHECKING:
+    from .kerberos import KerberosLogin
 
 log = logging.getLogger("kafkawire.security")
 
@@ -33,8 +36,6 @@ Bearer = tuple[str, dict[str, str]]  # an OAUTHBEARER token and its SASL extensi
 
 def _mechanism(value: str) -> str:
     upper = value.strip().upper()
-    if upper == "GSSAPI":
-        raise ValueError(f"GSSAPI (Kerberos) is not supported; supported: {', '.join(sasl.MECHANISMS)}")
     if upper not in sasl.MECHANISMS:
         raise ValueError(f"supported mechanisms are {', '.join(sasl.MECHANISMS)}")
     return upper
@@ -54,6 +55,8 @@ class SecuritySettings:
         self._oauth_config: str | None = config["sasl.oauthbearer.config"]
         self._bearer: TokenRenewer[Bearer] | None = None  # oauth_cb's tokens, or unsecured JWTs
         self._oidc: OidcTokenSource | None = None
+        self._kerberos: KerberosLogin | None = None
+        self._krb5_login_module: dict[str, str] | None = None  # sasl.jaas.config's Krb5LoginModule options
         if self.protocol in ("ssl", "sasl_ssl"):
             from .io.tls import tls_context  # ssl option checks live with the context they build
 
@@ -78,13 +81,17 @@ class SecuritySettings:
             self._password = options.get("password", self._password)
             if family == "PLAIN" and mechanism == "GSSAPI":
                 mechanism = "PLAIN"
+            if family == "GSSAPI":
+                self._krb5_login_module = options
         try:
             self.mechanism = _mechanism(mechanism)
         except ValueError as exc:
             raise config_error(
                 f'Invalid value {mechanism!r} for configuration property "sasl.mechanism": {exc}'
             ) from None
-        if self.mechanism == "OAUTHBEARER":
+        if self.mechanism == "GSSAPI":
+            self._kerberos_settings(config)
+        elif self.mechanism == "OAUTHBEARER":
             if config["sasl.oauthbearer.method"] == "oidc":
                 try:
                     self._oidc = OidcTokenSource(config)
@@ -118,6 +125,18 @@ class SecuritySettings:
         elif not self._username or self._password is None:
             raise config_error(f'sasl.mechanism {self.mechanism} needs "sasl.username" and "sasl.password"')
 
+    def _kerberos_settings(self, config: Mapping[str, Any]) -> None:
+        from .kerberos import KerberosLogin  # the optional gssapi package is imported by GSSAPI users only
+
+        try:
+            self._kerberos = KerberosLogin(config, self._krb5_login_module)
+        except ImportError as exc:
+            raise config_error(f'sasl.mechanism "GSSAPI": {exc}') from None
+        except ValueError as exc:
+            raise config_error(str(exc)) from None
+        except sasl.SaslError as exc:
+            raise KafkaException(KafkaError(KafkaError._AUTHENTICATION, f"SASL GSSAPI: {exc}")) from None
+
     @property
     def uses_sasl(self) -> bool:
         return self.mechanism is not None
@@ -138,6 +157,8 @@ class SecuritySettings:
     def close(self) -> None:
         if self._bearer is not None:
             self._bearer.close()
+        if self._kerberos is not None:
+            self._kerberos.close()
 
     def set_credentials(self, username: str, password: str) -> None:
         """confluent-kafka's ``set_sasl_credentials``: used from the next authentication on."""
@@ -146,10 +167,15 @@ class SecuritySettings:
         with self._lock:
             self._username, self._password = username, password
 
-    def sasl_client(self, now: float, on_ready: Callable[[], None]) -> sasl.SaslClient | None:
-        """A new conversation for one connection's authentication (``now``: wall-clock seconds).
+    def sasl_client(self, now: float, on_ready: Callable[[], None], host: str = "") -> sasl.SaslClient | None:
+        """A new conversation for one connection's authentication (``now``: wall-clock seconds) with
+        the broker at ``host`` (as given in bootstrap.servers or advertised: Kerberos names the
+        service by it).
 
-        None: an OIDC token is being fetched; ``on_ready()`` (from another thread) says to ask again."""
+        None: an OIDC token is being fetched, or a Kerberos first token made; ``on_ready()`` (from
+        another thread) says to ask again. Raises SaslError when Kerberos failed."""
+        if self._kerberos is not None:
+            return self._kerberos.client(host, on_ready)
         if self._oidc is not None:
             token = self._oidc.token(now, on_ready)
             return None if token is None else sasl.OAuthBearerClient(token, self._oidc.extensions)

@@ -47,9 +47,14 @@ def is_share(block: str) -> bool:
     return "ShareConsumer(" in block
 
 
+def is_kerberos(block: str) -> bool:
+    """Kerberos needs a KDC and a GSSAPI listener: tests/broker/test_kerberos.py runs those."""
+    return '"GSSAPI"' in block
+
+
 def runnable(blocks: list[str]) -> list[str]:
-    """The blocks a plain broker runs: not the secured, Spark or share-group ones."""
-    return [b for b in blocks if b not in SECURED_BLOCKS and not is_spark(b) and not is_share(b)]
+    """The blocks a plain broker runs: not the secured, Spark, share-group or Kerberos ones."""
+    return [b for b in blocks if b not in SECURED_BLOCKS and not (is_spark(b) or is_share(b) or is_kerberos(b))]
 
 
 def all_blocks() -> list[str]:
@@ -58,3 +63,4 @@ def all_blocks() -> list[str]:
 
 SPARK_BLOCKS = [b for b in all_blocks() if is_spark(b) and b not in SECURED_BLOCKS]
 SHARE_BLOCKS = [b for b in all_blocks() if is_share(b)]
+KERBEROS_BLOCKS = [b for b in all_blocks() if is_kerberos(b)]

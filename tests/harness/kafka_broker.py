@@ -12,7 +12,9 @@ config, SCRAM-SHA-256/512 users stored in ZooKeeper (`add_scram_user`) and OAUTH
 unsecured-JWT validator; the TLS listeners use certificates made at start (`tests.harness.certs`),
 and ``client_auth="required"`` makes the SSL listener ask for a client certificate; ``extra`` adds
 server properties (`AUTHORIZER`: Kafka's ZooKeeper-backed ACL authorizer, `SUPER_USERS` may do
-anything, everyone else only what an ACL allows). The broker is
+anything, everyone else only what an ACL allows); with ``kerberos`` (a `tests.harness.kdc.Kdc`) the
+SASL listeners take GSSAPI too, as ``kafka/127.0.0.1`` of that realm (Java's Krb5LoginModule with a
+keytab; explicit principal-to-local rules, as Java 17 fails Kafka 2.x's default one). The broker is
 real in everything the judges need: a group and transaction coordinator, read_committed filtering
 by the last stable offset, generation checks.
 """
@@ -28,9 +30,13 @@ import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kafkawire.local_broker import _free_loopback_port, _with_parent_death_signal
 from tests.harness.certs import STORE_PASSWORD, Authority, make_ca, make_leaf
+
+if TYPE_CHECKING:
+    from tests.harness.kdc import Kdc
 
 KAFKA_VERSION = "2.12-2.3.0"
 ZOOKEEPER_JARS = ("/usr/share/java/zookeeper-3.8.0.jar", "/usr/share/java/zookeeper-jute-3.8.0.jar")
@@ -99,13 +105,36 @@ def _sasl_lines(listener: str) -> list[str]:
     ]
 
 
+# The broker's Kerberos principal is kafka/<host clients are given>: the listeners' 127.0.0.1.
+KERBEROS_SERVICE = "kafka/127.0.0.1"
+
+
+def _kerberos_lines(kdc: Kdc, keytab: Path) -> list[str]:
+    module = (
+        "com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true storeKey=true "
+        f'keyTab="{keytab}" principal="{KERBEROS_SERVICE}@{kdc.realm}";'
+    )
+    realm = kdc.realm.replace(".", "\\\\.")
+    return [
+        "sasl.kerberos.service.name=kafka",
+        # user@REALM and user/host@REALM -> user
+        f"sasl.kerberos.principal.to.local.rules=RULE:[1:$1@$0](.*@{realm})s/@.*//,RULE:[2:$1@$0](.*@{realm})s/@.*//",
+        *(f"listener.name.{listener}.gssapi.sasl.jaas.config={module}" for listener in ("sasl_plaintext", "sasl_ssl")),
+    ]
+
+
 class KafkaBroker:
     """One Kafka 2.3 broker and its ZooKeeper, in a fresh directory, on free loopback ports."""
 
     def __init__(
-        self, start_timeout: float = 60.0, client_auth: str = "none", extra: Mapping[str, str] | None = None
+        self,
+        start_timeout: float = 60.0,
+        client_auth: str = "none",
+        extra: Mapping[str, str] | None = None,
+        kerberos: Kdc | None = None,
     ) -> None:
         self.start_timeout = start_timeout
+        self.kerberos = kerberos
         self.client_auth = client_auth
         self.extra = dict(extra or {})  # more server.properties (e.g. connections.max.reauth.ms)
         self.ports: dict[str, int] = {}
@@ -137,6 +166,13 @@ class KafkaBroker:
             "maxClientCnxns=0\nadmin.enableServer=false\n"
         )
         listeners = ",".join(f"{name}://127.0.0.1:{port}" for name, port in self.ports.items())
+        mechanisms, kerberos_lines, jvm_kerberos = list(MECHANISMS), [], []
+        if self.kerberos is not None:
+            keytab = self._dir / "kafka.keytab"
+            self.kerberos.add_principal(KERBEROS_SERVICE, keytab)
+            mechanisms.append("GSSAPI")
+            kerberos_lines = _kerberos_lines(self.kerberos, keytab)
+            jvm_kerberos = [f"-Djava.security.krb5.conf={self.kerberos.krb5_conf}"]
         (self._dir / "server.properties").write_text(
             "\n".join(
                 [
@@ -144,9 +180,10 @@ class KafkaBroker:
                     f"listeners={listeners}",
                     f"advertised.listeners={listeners}",
                     "inter.broker.listener.name=PLAINTEXT",
-                    f"sasl.enabled.mechanisms={','.join(MECHANISMS)}",
+                    f"sasl.enabled.mechanisms={','.join(mechanisms)}",
                     *_sasl_lines("SASL_PLAINTEXT"),
                     *_sasl_lines("SASL_SSL"),
+                    *kerberos_lines,
                     "ssl.keystore.type=PKCS12",
                     f"ssl.keystore.location={server.pkcs12}",
                     f"ssl.keystore.password={STORE_PASSWORD}",
@@ -187,6 +224,7 @@ class KafkaBroker:
             f"-Dlog4j.configuration=file:{log_props}",
             f"-Dkafka.logs.dir={self._dir / 'logs'}",
             "-Dzookeeper.sasl.client=false",
+            *jvm_kerberos,
         ]
         self._spawn("zookeeper", [*common, "org.apache.zookeeper.server.quorum.QuorumPeerMain", "zookeeper.properties"])
         self._spawn("kafka", [*common, "kafka.Kafka", "server.properties"])

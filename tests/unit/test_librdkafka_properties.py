@@ -166,10 +166,8 @@ def test_each_table_names_a_property_once_and_every_unimplemented_one_says_why()
 @pytest.mark.parametrize(
     ("conf", "key"),
     [
-        ({"sasl.mechanism": "GSSAPI", "security.protocol": "sasl_plaintext"}, "GSSAPI"),
         ({"ssl.engine.location": "/opt/engine.so"}, "ssl.engine.location"),
         ({"plugin.library.paths": "monitoring-interceptor"}, "plugin.library.paths"),
-        ({"client.dns.lookup": "resolve_canonical_bootstrap_servers_only"}, "client.dns.lookup"),
         ({"sasl.oauthbearer.metadata.authentication.type": "azure_imds"}, "metadata.authentication.type"),
         ({"queuing.strategy": "lifo"}, "queuing.strategy"),
         ({"socket.max.fails": 3}, "socket.max.fails"),

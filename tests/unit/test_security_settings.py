@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import sys
 import threading
 import time
 from pathlib import Path
@@ -46,11 +47,17 @@ def test_plaintext_by_default_and_protocol_any_case() -> None:
 
 
 def test_unsupported_mechanisms_and_providers_name_what_is_supported() -> None:
-    text = error_text(security_protocol="sasl_ssl", sasl_mechanisms="GSSAPI")
-    assert "GSSAPI" in text and "SCRAM-SHA-512" in text and "sasl.mechanism" in text
-    # GSSAPI is librdkafka's default mechanism: SASL without a mechanism says so too.
-    assert "GSSAPI" in error_text(security_protocol="sasl_plaintext")
+    text = error_text(security_protocol="sasl_ssl", sasl_mechanisms="NTLM")
+    assert "NTLM" in text and "SCRAM-SHA-512" in text and "GSSAPI" in text and "sasl.mechanism" in text
     assert "ssl.providers" in error_text(ssl_providers="legacy")
+
+
+def test_gssapi_without_its_package_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "gssapi", None)  # import gssapi raises ImportError
+    # GSSAPI is librdkafka's default mechanism: SASL without a mechanism asks for it too.
+    for conf in ({"security_protocol": "sasl_plaintext"}, {"security_protocol": "sasl_ssl", "sasl_mechanism": "GSSAPI"}):
+        text = error_text(**conf)
+        assert "pip install 'kafkawire[gssapi]'" in text and "sasl.mechanism" in text, text
 
 
 def test_missing_credentials_fail_at_construction() -> None:

@@ -26,7 +26,7 @@ from ..debug import APP, OFF, Debug, broker_name
 from ..io.broker import Body, BrokerConnection, Callback, State
 from ..io.connection_settings import ConnectionSettings
 from ..io.engine import Engine
-from ..io.resolve import Resolver
+from ..io.resolve import Resolver, canonical_names
 from ..kafka_error import KafkaError, KafkaException
 from ..protocol.apis import METADATA
 from ..protocol.codec import Struct
@@ -74,9 +74,11 @@ class Client:
         bootstrap = self.config["bootstrap.servers"] if self._mock is None else self._mock.bootstrap_servers()
         # Bootstrap servers get negative ids, as in librdkafka, until metadata names the brokers.
         # They serve until a Metadata answer names the brokers, then retire until a rebootstrap.
-        self._bootstrap = [
-            self._new_connection(-1 - i, host, port) for i, (host, port) in enumerate(bootstrap_addresses(bootstrap))
-        ]
+        servers = bootstrap_addresses(bootstrap)
+        if self.config["client.dns.lookup"] == "resolve_canonical_bootstrap_servers_only" and self._mock is None:
+            family = self.settings.address_family
+            servers = [(name, port) for host, port in servers for name in canonical_names(host, port, family)]
+        self._bootstrap = [self._new_connection(-1 - i, host, port) for i, (host, port) in enumerate(servers)]
         self._retired: list[BrokerConnection] = []  # the bootstrap connections while retired
         if not self._bootstrap:
             (logger or log).warning(NO_BOOTSTRAP)

@@ -25,7 +25,6 @@ from ..config import Option, option_index
 from .librdkafka_properties import PROPERTIES
 from .options import ADMIN, catalog_option
 
-_GSSAPI = "used only by sasl.mechanism=GSSAPI (Kerberos), which kafkawire refuses"
 _FILE_STORE = "used only by the deprecated file offset store (offset.store.method=file), which kafkawire refuses"
 
 NO_EFFECT: dict[str, str] = {
@@ -41,11 +40,6 @@ NO_EFFECT: dict[str, str] = {
     "ssl.ca.certificate.stores": "Windows certificate stores: without ssl.ca.location, kafkawire loads the system's "
     "default CAs (Python's load_default_certs, which reads Windows' ROOT and CA stores)",
     "ssl.engine.id": "names the OpenSSL engine of ssl.engine.location, which kafkawire refuses",
-    "sasl.kerberos.service.name": _GSSAPI,
-    "sasl.kerberos.principal": _GSSAPI,
-    "sasl.kerberos.kinit.cmd": _GSSAPI,
-    "sasl.kerberos.keytab": _GSSAPI,
-    "sasl.kerberos.min.time.before.relogin": _GSSAPI,
     "offset.store.path": _FILE_STORE,
     "offset.store.sync.interval.ms": _FILE_STORE,
     "consume.callback.max.messages": "bounds librdkafka's C rd_kafka_consume_callback(), which Python has no access to",
@@ -67,10 +61,6 @@ ONLY_VALUES: dict[str, tuple[tuple[str, ...], str]] = {
     "ssl.sigalgs.list": (("",), "Python's ssl module cannot set the TLS signature algorithms"),
     "plugin.library.paths": (("",), "librdkafka plugins are C libraries for librdkafka; kafkawire loads none"),
     "socket.max.fails": (("1",), "kafkawire closes a connection at its first timed-out request, always"),
-    "client.dns.lookup": (
-        ("use_all_dns_ips",),
-        "resolve_canonical_bootstrap_servers_only serves only GSSAPI (Kerberos), which kafkawire does not implement",
-    ),
     "sasl.oauthbearer.metadata.authentication.type": (
         ("none",),
         "metadata-based OAUTHBEARER authentication (Azure IMDS, AWS IAM) is not implemented by kafkawire",

@@ -19,8 +19,9 @@ import json
 import re
 import secrets
 from collections.abc import Mapping
+from typing import Protocol
 
-MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
+MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER", "GSSAPI")
 
 # Kafka creates SCRAM credentials with 4096..16384 iterations (ScramMechanism); a server asking for
 # fewer weakens the proof, one asking for vastly more would make us burn CPU on its behalf.
@@ -163,6 +164,77 @@ class OAuthBearerClient(SaslClient):
         return None
 
 
+class GssContext(Protocol):
+    """The GSS-API calls a GSSAPI conversation needs (kafkawire/kerberos.py makes them with the
+    ``gssapi`` package); a failure raises `SaslError` naming its cause, never key material."""
+
+    @property
+    def complete(self) -> bool:
+        """The security context is established (mutual authentication done)."""
+
+    def step(self, token: bytes | None) -> bytes | None:
+        """GSS_Init_sec_context: the server's token (None at first) -> the next client token."""
+
+    def unwrap(self, message: bytes) -> bytes:
+        """GSS_Unwrap: the server's integrity-protected message -> its payload."""
+
+    def wrap(self, payload: bytes) -> bytes:
+        """GSS_Wrap without confidentiality: what the client sends after the context is made."""
+
+
+# RFC 4752 3.1: the security layers, as a bit mask in the first octet of the layer messages.
+NO_SECURITY_LAYER = 0x01
+_LAYER_OFFER = 4  # one octet of offered layers, three of the server's maximum message size
+
+# The steps of a GSSAPI conversation: the context's tokens, the security-layer answer, the end.
+GSS_CONTEXT, GSS_LAYER, GSS_FINAL = "context", "layer", "final"
+
+
+class GssapiClient(SaslClient):
+    """RFC 4752 (Kerberos V5 through GSS-API) as Kafka's GSSAPI mechanism speaks it.
+
+    The context's tokens go back and forth until it is complete (a last empty token if the final
+    step leaves none to send); then the server's wrapped offer of security layers is answered with
+    "no security layer", a zero maximum size (RFC 4752: 0 when the client takes no layer) and the
+    authorization id. The framing and the layer step are pure; the GSS calls live behind ``context``."""
+
+    mechanism = "GSSAPI"
+
+    def __init__(self, context: GssContext, first: bytes | None = None, authzid: str = "") -> None:
+        self._context = context
+        self._first = first  # the first token, already made (away from the IO thread) by the caller
+        self._authzid = authzid
+        self._step = GSS_CONTEXT
+
+    def start(self) -> bytes:
+        first = self._first if self._first is not None else self._context.step(None)
+        self._first = None
+        return first or b""
+
+    def receive(self, token: bytes) -> bytes | None:
+        if self._step == GSS_CONTEXT:
+            if not self._context.complete:
+                reply = self._context.step(token)
+                if self._context.complete:
+                    self._step = GSS_LAYER  # the server's offer of security layers comes next
+                return reply or b""  # (an empty token when the last step left none to send)
+            self._step = GSS_LAYER  # complete in one token (no mutual authentication)
+            if not token:
+                return b""
+        if self._step == GSS_LAYER:
+            self._step = GSS_FINAL
+            return self._answer_offer(self._context.unwrap(token))
+        self.done = True  # the server's last answer carries no data; success is its error code
+        return None
+
+    def _answer_offer(self, offer: bytes) -> bytes:
+        if len(offer) != _LAYER_OFFER:
+            raise SaslError(f"GSSAPI: the server's security-layer offer is {len(offer)} bytes, not {_LAYER_OFFER}")
+        if not offer[0] & NO_SECURITY_LAYER:
+            raise SaslError("GSSAPI: the server requires a security layer (integrity or privacy), which Kafka never does")
+        return self._context.wrap(bytes([NO_SECURITY_LAYER, 0, 0, 0]) + self._authzid.encode())
+
+
 def salted_password(mechanism: str, password: bytes, salt: bytes, iterations: int) -> bytes:
     """SCRAM's SaltedPassword, Hi() of RFC 5802 (PBKDF2-HMAC): what a client proves at login and
     what the admin call that sets a credential sends instead of the password."""
@@ -234,11 +306,12 @@ JAAS_MODULES = {
     "org.apache.kafka.common.security.plain.PlainLoginModule": "PLAIN",
     "org.apache.kafka.common.security.scram.ScramLoginModule": "SCRAM",
     "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule": "OAUTHBEARER",
+    "com.sun.security.auth.module.Krb5LoginModule": "GSSAPI",  # keyTab, principal, useKeyTab, ticketCache
 }
 
 
 def parse_jaas_config(text: str) -> tuple[str, dict[str, str]]:
-    """Java's ``sasl.jaas.config`` (one login module) -> (PLAIN | SCRAM | OAUTHBEARER, options).
+    """Java's ``sasl.jaas.config`` (one login module) -> (PLAIN | SCRAM | OAUTHBEARER | GSSAPI, options).
 
     Raises ValueError naming what is wrong, never echoing the text (it holds a password)."""
     match = _JAAS.match(text)

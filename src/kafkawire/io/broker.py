@@ -236,7 +236,7 @@ class BrokerConnection:
             return
         self.state = State.NEGOTIATING
         self.engine.modify(transport, READ, self._on_event)
-        self._handshake.start(self._conn, self.name)
+        self._handshake.start(self._conn, self.name, self.host)
 
     def _write_step(self, frame: Frame) -> None:
         self._write(frame, None)

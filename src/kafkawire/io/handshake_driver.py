@@ -17,6 +17,7 @@ from collections.abc import Callable
 from .._version import __version__
 from ..core.connection import Connection
 from ..core.handshake import Handshake, HandshakeError, Step, reauthenticate_at
+from ..core.sasl import SaslError
 from ..kafka_error import KafkaError
 from ..protocol.apis import API_VERSIONS
 from ..protocol.codec import Struct
@@ -54,6 +55,7 @@ class HandshakeDriver:
         self._failed = failed
         self._conn: Connection | None = None  # the connection being handshaken (None: stopped)
         self._name = ""
+        self._host = ""  # the broker's host name as given (Kerberos names the service by it)
         self._versions: Versions | None = None  # the broker's, once the connection is ready
         self._run = 0  # numbers connections: a token or timer of a stopped one is dropped
         self._steps: Handshake | None = None  # None between handshakes, and while a token is fetched
@@ -61,10 +63,10 @@ class HandshakeDriver:
         self._step_sent_at = 0.0  # when the last step left (a SASL session starts after it)
         self.reauthenticating = False  # the SASL steps again on a READY connection: nothing else is sent
 
-    def start(self, conn: Connection, name: str) -> None:
+    def start(self, conn: Connection, name: str, host: str = "") -> None:
         """A new connection's transport is up: its handshake begins."""
         self.stop()
-        self._conn, self._name = conn, name
+        self._conn, self._name, self._host = conn, name, host
         self._begin(None)
 
     def stop(self) -> None:
@@ -83,10 +85,14 @@ class HandshakeDriver:
         security = self._settings.security
         sasl = None
         if security is not None and security.uses_sasl:
-            # An OIDC token still being fetched: its worker thread calls back, the handshake resumes then.
+            # An OIDC token still being fetched, or a Kerberos first token being made: its worker thread
+            # calls back, the handshake resumes then.
             ready = functools.partial(self._token_ready, self._run, versions)
             try:  # (the wall clock, not the engine's: a bearer token's expiry is a date)
-                sasl = security.sasl_client(time.time(), functools.partial(self._engine.call_soon, ready))
+                sasl = security.sasl_client(time.time(), functools.partial(self._engine.call_soon, ready), self._host)
+            except SaslError as exc:  # Kerberos could not make the first token: say why
+                self._failed(KafkaError._AUTHENTICATION, f"SASL {security.mechanism}: {exc}")
+                return
             except Exception as exc:  # oauth_cb or the token endpoint failed: fail this connection, say why
                 self._failed(KafkaError._AUTHENTICATION, f"token source failed: {exc}")
                 return

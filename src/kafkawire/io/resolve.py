@@ -37,6 +37,25 @@ def lookup(host: str, port: int, family: int = socket.AF_UNSPEC) -> tuple[Addres
     return [(family, address) for family, _type, _proto, _name, address in infos], None
 
 
+def canonical_names(host: str, port: int, family: int = socket.AF_UNSPEC) -> list[str]:
+    """``client.dns.lookup=resolve_canonical_bootstrap_servers_only``: the canonical name of each of
+    ``host``'s addresses (its reverse lookup; the address itself when it has none), in order and
+    without repeats, as librdkafka and the Java client expand a bootstrap server when the client is
+    made. A name that does not resolve stays as it is (its connection then says why)."""
+    addresses, _reason = lookup(host, port, family)
+    if addresses is None:
+        return [host]
+    names: list[str] = []
+    for _family, address in addresses:
+        try:
+            name = socket.getnameinfo(address, socket.NI_NAMEREQD)[0]
+        except (OSError, UnicodeError):
+            name = address[0]
+        if name not in names:
+            names.append(name)
+    return names
+
+
 def _numeric(host: str) -> bool:
     try:
         ipaddress.ip_address(host)

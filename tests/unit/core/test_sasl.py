@@ -136,7 +136,7 @@ def test_jaas_config_forms(text: str, family: str, options: dict[str, str]) -> N
 @pytest.mark.parametrize(
     ("text", "why"),
     [
-        ('com.sun.security.auth.module.Krb5LoginModule required password="topsecret";', "not supported"),
+        ('com.sun.security.auth.module.LdapLoginModule required password="topsecret";', "not supported"),
         ('password="topsecret"', "expected"),
         ('org.apache.kafka.common.security.plain.PlainLoginModule required password="topsecret" junk', "key="),
     ],
