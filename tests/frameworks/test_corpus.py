@@ -48,11 +48,6 @@ KNOWN = {
         "issue 37 point 1: the consumer's statistics have no 'topics'; bytewax's KafkaSource reads "
         "topics[t].partitions[p].ls_offset in its stats_cb and the dataflow dies with KeyError: 'topics'"
     ),
-    "ddtrace": (
-        "kafkawire.run's alias: `import confluent_kafka` gives the kafkawire module itself, whose "
-        "__name__ is 'kafkawire'; ddtrace applies patch(kafka=True) from an import hook keyed by the "
-        "imported module's __name__ ('confluent_kafka'), so it never patches and no span is recorded"
-    ),
 }
 
 
