@@ -134,6 +134,18 @@ def test_kombu_task_queue(kafka23: KafkaBroker) -> None:
     _same_or_known("kombu", printed["confluent-kafka"], printed["kafkawire"])
 
 
+def test_celery_worker(kafka23: KafkaBroker) -> None:
+    pytest.importorskip("celery")
+    pytest.importorskip("kombu.transport.confluentkafka")
+    tasks = 30
+    printed = {}
+    for on in RUNS:
+        printed[on] = run_program("celery_worker.py", [kafka23.bootstrap(), unique_name(f"celery-{on}"), str(tasks)], on)
+    expected = [{"order": i, "total": round((1 + i % 4) * (2.5 + i % 3), 2)} for i in range(tasks)]
+    assert [json.loads(line) for line in printed["confluent-kafka"].splitlines()] == expected
+    _same_or_known("celery", printed["confluent-kafka"], printed["kafkawire"])
+
+
 # opentelemetry-instrumentation-confluent-kafka -----------------------------------------------------
 
 
