@@ -14,6 +14,7 @@ import kafkawire
 HERE = Path(__file__).resolve().parent
 SRC = str(Path(kafkawire.__file__).resolve().parents[1])
 RUNS = ("confluent-kafka", "kafkawire")
+EXITED = "exited"  # the last line run_program adds to the output of a run that failed
 
 
 def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -37,5 +38,10 @@ def run_program(program: str, args: list[str], on: str, timeout: float = 240, mu
     assert f"client library: {library}\n" in done.stderr, failure
     if done.returncode != 0:
         last = done.stderr.strip().splitlines()[-1:]
-        return done.stdout + f"exited {done.returncode}: {last}\n"
+        return done.stdout + f"{EXITED} {done.returncode}: {last}\n"
     return done.stdout
+
+
+def failed_run(output: str) -> bool:
+    """Whether ``run_program``'s output is that of a run that did not exit 0."""
+    return output.splitlines()[-1:] != [] and output.splitlines()[-1].startswith(EXITED)
