@@ -15,6 +15,7 @@ once it is gone); any other difference fails.
 from __future__ import annotations
 
 import importlib.metadata
+import importlib.util
 import json
 import shutil
 import subprocess
@@ -235,3 +236,25 @@ def test_streamz_pipeline(kafka23: KafkaBroker) -> None:
         printed[on] = [json.loads(line) for line in run_program("streamz_pipeline.py", args, on).splitlines()]
     assert printed["confluent-kafka"] == expected  # delivery reports in produce order (one partition)
     _same_or_known("streamz", printed["confluent-kafka"], printed["kafkawire"])
+
+
+# django-kafka ---------------------------------------------------------------------------------------
+
+
+def test_django_kafka_consumer(kafka23: KafkaBroker) -> None:
+    if importlib.util.find_spec("django_kafka") is None:  # importing it needs configured Django settings
+        pytest.skip("django-kafka is not installed")
+    bootstrap, orders = kafka23.bootstrap(), 24
+    printed = {}
+    for on in RUNS:
+        topic = unique_name(f"orders-{on}")
+        create_topic(bootstrap, topic, 2)
+        printed[on] = run_program("django_kafka_app.py", [bootstrap, topic, unique_name(f"dj-{on}"), str(orders)], on)
+    rows = [json.loads(line) for line in printed["confluent-kafka"].splitlines()]
+    expected = [
+        {"key": f"shop-{i % 3}", "partition": i % 2, "offset": i // 2, "order": i, "amount": 5 * i}
+        for i in sorted(range(orders), key=lambda i: (i % 2, i))
+    ]
+    assert rows[:-1] == expected
+    assert rows[-1] == {"committed": [[0, orders // 2], [1, orders // 2]]}
+    _same_or_known("django-kafka", printed["confluent-kafka"], printed["kafkawire"])
