@@ -6,7 +6,7 @@ PYTHON ?= python3
 DEMO_VENV := .venv-demo
 TEST_VENV := .venv
 
-.PHONY: demo pipeline producer-demo java system-deps test test-slow lint clean peer docs
+.PHONY: demo pipeline producer-demo java system-deps test test-slow test-all lint clean peer docs
 
 # setup.py builds the C extension (src/kafkawire/native_c/, one file per mechanism) at install time;
 # a change to it reinstalls.
@@ -98,6 +98,11 @@ test: lint system-deps
 
 test-slow: system-deps $(TEST_VENV)/.installed
 	KAFKAWIRE_REQUIRE_NATIVE=1 $(TEST_VENV)/bin/python -m pytest -m slow
+
+# Everything CI runs: the README's suite, the documentation's build, the slow tests (with the corpus
+# of libraries built on confluent-kafka, tests/frameworks), then the peer suite when it is there.
+test-all: test docs test-slow
+	@if [ -d $(PEER_DIR) ]; then $(MAKE) peer; else echo "no peer suite at $(PEER_DIR): skipped"; fi
 
 # Drop-in, measured: confluent-kafka-python's own unit tests run on kafkawire with the import renamed
 # (../shared/peer, see its README). The rate may only go up: raise PEER_FAIL_UNDER with it.

@@ -83,6 +83,10 @@ def install_as_confluent_kafka() -> None:
             name=ALIAS,
         )
     sys.meta_path.insert(0, _AliasFinder())
+    # Bound at once, as if the program had imported it: import hooks keyed by the module's name
+    # (ddtrace's patch(kafka=True)) look in sys.modules when they register, and never see the name
+    # on a later import, which gives a module whose __name__ is "kafkawire".
+    importlib.import_module(ALIAS)
 
 
 def kafkawire_modules(fullname: str) -> tuple[str, ...] | None:

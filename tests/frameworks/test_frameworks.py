@@ -11,43 +11,24 @@ service that consumes, publishes and batch-consumes.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-import kafkawire
+from tests.frameworks.runner import RUNS
+from tests.frameworks.runner import run_program as _run
 from tests.harness.judge import Record, consume_all, produce_with_confluent, unique_name
 from tests.harness.kafka_broker import KafkaBroker
 from tests.harness.topics import create_topic
 
-pytestmark = pytest.mark.broker
-
-HERE = Path(__file__).resolve().parent
-SRC = str(Path(kafkawire.__file__).resolve().parents[1])
-RUNS = ("confluent-kafka", "kafkawire")
+pytestmark = [pytest.mark.broker, pytest.mark.slow]
 
 WINDOW_MS = 10_000
 T0 = 1_700_000_000_000  # a multiple of WINDOW_MS
 KEYS = tuple(f"user-{i}" for i in range(5))
 PURCHASES = 300
-
-
-def _run(program: str, args: list[str], on: str) -> str:
-    """Run ``program`` in a child process, plainly or under ``python -m kafkawire.run``; its stdout."""
-    runner = ["-m", "kafkawire.run"] if on == "kafkawire" else []
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([SRC, os.environ.get("PYTHONPATH", "")]))
-    done = subprocess.run(
-        [sys.executable, *runner, str(HERE / program), *args], capture_output=True, text=True, timeout=240, env=env
-    )
-    assert done.returncode == 0, f"{program} on {on} exited {done.returncode}:\n{done.stderr[-4000:]}"
-    library = "kafkawire" if on == "kafkawire" else "confluent_kafka"
-    assert f"client library: {library}\n" in done.stderr
-    return done.stdout
 
 
 def _purchases() -> list[tuple[str, int, int]]:

@@ -102,6 +102,19 @@ def test_the_alias_is_kafkawires_own_modules() -> None:
     assert done.stdout.split() == ["True"] * 7 + ["kafkawire", "kafkawire.admin", "1", "True"]
 
 
+def test_the_alias_is_bound_once_installed() -> None:
+    # An import hook keyed by module name (ddtrace's patch(kafka=True)) registered after the alias
+    # is installed but before the program's own import must find confluent_kafka under that name.
+    code = """
+        import sys, kafkawire
+        kafkawire.install_as_confluent_kafka()
+        print(sys.modules.get("confluent_kafka") is kafkawire)
+    """
+    done = _python("-c", textwrap.dedent(code))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True"]
+
+
 def test_a_process_that_loaded_confluent_kafka_is_refused() -> None:
     code = """
         import confluent_kafka, kafkawire
