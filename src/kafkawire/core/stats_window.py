@@ -27,19 +27,19 @@ class Histogram:
     """An HDR histogram over [lowest, highest] with ``digits`` significant decimal digits."""
 
     __slots__ = (
-        "lowest",
-        "highest",
-        "digits",
-        "unit",
-        "half_magnitude",
-        "half_count",
-        "sub_count",
-        "mask",
         "counts",
-        "total",
-        "out_of_range",
-        "lowest_out",
+        "digits",
+        "half_count",
+        "half_magnitude",
+        "highest",
         "highest_out",
+        "lowest",
+        "lowest_out",
+        "mask",
+        "out_of_range",
+        "sub_count",
+        "total",
+        "unit",
     )
 
     def __init__(self, lowest: int, highest: int, digits: int = 2) -> None:
@@ -150,7 +150,7 @@ QUANTILES = (("p50", 50.0), ("p75", 75.0), ("p90", 90.0), ("p95", 95.0), ("p99",
 class Window:
     """Samples of one measure between two statistics emits (librdkafka's gauge averager)."""
 
-    __slots__ = ("hist", "minimum", "maximum", "total", "count")
+    __slots__ = ("count", "hist", "maximum", "minimum", "total")
 
     def __init__(self, lowest: int, highest: int, digits: int = 2) -> None:
         self.hist = Histogram(lowest, highest, digits)
