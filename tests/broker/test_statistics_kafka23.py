@@ -211,3 +211,31 @@ def test_a_consumers_stats_show_app_offset_while_it_reads(kafka23: KafkaBroker) 
         assert max(app_offsets) > 0
     finally:
         c.close()
+
+
+@pytest.mark.parametrize("ck", [confluent_kafka, kafkawire], ids=["confluent", "kafkawire"])
+def test_a_transactional_producers_eos(kafka23: KafkaBroker, ck: ModuleType) -> None:
+    """eos as librdkafka's: inside a transaction it may enqueue; after the commit it is Ready
+    again, with its producer id, epoch and one id assignment."""
+    topic = unique_name("stats-eos")
+    create_topic(kafka23.bootstrap(), topic, 1)
+    seen: list[dict[str, Any]] = []
+    p = ck.Producer(
+        {
+            "bootstrap.servers": kafka23.bootstrap(),
+            "transactional.id": unique_name("txn"),
+            "statistics.interval.ms": 100,
+            "stats_cb": lambda s: seen.append(json.loads(s)),
+        }
+    )
+    p.init_transactions(30)
+    p.begin_transaction()
+    p.produce(topic, b"in a transaction")
+    inside = wait_for(seen, lambda d: d["eos"]["txn_state"] == "InTransaction", lambda: p.poll(0.1))
+    p.commit_transaction(30)
+    count = len(seen)
+    after = wait_for(seen, lambda d: seen.index(d) >= count and d["eos"]["txn_state"] == "Ready", lambda: p.poll(0.1))
+    assert inside["eos"]["txn_may_enq"] is True and after["eos"]["txn_may_enq"] is False
+    assert after["eos"]["idemp_state"] == "Assigned" and after["eos"]["epoch_cnt"] == 1
+    assert after["eos"]["producer_id"] >= 0 and after["eos"]["producer_epoch"] >= 0
+    assert after["txmsgs"] == 1

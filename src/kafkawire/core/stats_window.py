@@ -33,6 +33,7 @@ class Histogram:
         "half_magnitude",
         "highest",
         "highest_out",
+        "length",
         "lowest",
         "lowest_out",
         "mask",
@@ -54,7 +55,8 @@ class Histogram:
         while reach < highest:
             reach <<= 1
             buckets += 1
-        self.counts = [0] * ((buckets + 1) * self.half_count)
+        self.length = (buckets + 1) * self.half_count  # librdkafka's count slots
+        self.counts: dict[int, int] = {}  # slot -> count, the slots in use only (few per interval)
         self.total = 0
         self.out_of_range = 0
         self.lowest_out = lowest
@@ -62,7 +64,7 @@ class Histogram:
 
     @property
     def allocated_size(self) -> int:
-        return _HEADER_BYTES + 8 * len(self.counts)
+        return _HEADER_BYTES + 8 * self.length
 
     def _index(self, v: int) -> int:
         if v < 0:
@@ -82,16 +84,16 @@ class Histogram:
 
     def record(self, v: int, count: int = 1) -> None:
         index = self._index(v)
-        if not 0 <= index < len(self.counts):
+        if not 0 <= index < self.length:
             self.out_of_range += count
             self.highest_out = max(self.highest_out, v)
             self.lowest_out = min(self.lowest_out, v)
             return
-        self.counts[index] += count
+        self.counts[index] = self.counts.get(index, 0) + count
         self.total += count
 
     def reset(self) -> None:
-        self.counts = [0] * len(self.counts)
+        self.counts = {}
         self.total = 0
 
     def quantile(self, q: float) -> int:
@@ -99,8 +101,8 @@ class Histogram:
         seen = 0
         if not self.total:
             return 0
-        for index, n in enumerate(self.counts):
-            seen += n
+        for index in sorted(self.counts):
+            seen += self.counts[index]
             if seen >= wanted:
                 low, width = self._range(index)
                 return low + width - 1
@@ -110,10 +112,9 @@ class Histogram:
         if not self.total:
             return 0.0
         total = 0
-        for index, n in enumerate(self.counts):
-            if n:
-                low, width = self._range(index)
-                total += n * (low + (width >> 1))
+        for index, n in self.counts.items():
+            low, width = self._range(index)
+            total += n * (low + (width >> 1))
         return total / self.total
 
     def stddev(self) -> float:
@@ -121,10 +122,9 @@ class Histogram:
             return 0.0
         mean = self.mean()
         deviation = 0.0
-        for index, n in enumerate(self.counts):
-            if n:
-                low, width = self._range(index)
-                deviation += (low + (width >> 1) - mean) ** 2 * n
+        for index, n in self.counts.items():
+            low, width = self._range(index)
+            deviation += (low + (width >> 1) - mean) ** 2 * n
         return math.sqrt(deviation / self.total)
 
     def adapted(self) -> Histogram:
