@@ -239,3 +239,40 @@ def test_a_transactional_producers_eos(kafka23: KafkaBroker, ck: ModuleType) -> 
     assert after["eos"]["idemp_state"] == "Assigned" and after["eos"]["epoch_cnt"] == 1
     assert after["eos"]["producer_id"] >= 0 and after["eos"]["producer_epoch"] >= 0
     assert after["txmsgs"] == 1
+
+
+@pytest.mark.parametrize("ck", [confluent_kafka, kafkawire], ids=["confluent", "kafkawire"])
+def test_lag_counts_from_the_groups_committed_offset_before_any_commit(kafka23: KafkaBroker, ck: ModuleType) -> None:
+    """A member that has committed nothing yet shows the offset the group committed before it
+    (looked up when the partition was assigned) and the lag from there, as a lag alert reads it."""
+    topic, group = unique_name("stats-lag"), unique_name("g")
+    create_topic(kafka23.bootstrap(), topic, 1)
+    with kafkawire.Producer({"bootstrap.servers": kafka23.bootstrap()}) as p:
+        for i in range(50):
+            p.produce(topic, f"v{i}".encode())
+        assert p.flush(30) == 0
+    admin = confluent_kafka.Consumer({"bootstrap.servers": kafka23.bootstrap(), "group.id": group})
+    admin.commit(offsets=[confluent_kafka.TopicPartition(topic, 0, 20)], asynchronous=False)
+    admin.close()
+    seen: list[dict[str, Any]] = []
+    c = ck.Consumer(
+        {
+            "bootstrap.servers": kafka23.bootstrap(),
+            "group.id": group,
+            "enable.auto.commit": False,
+            "statistics.interval.ms": 100,
+            "stats_cb": lambda s: seen.append(json.loads(s)),
+        }
+    )
+    try:
+        c.subscribe([topic])
+
+        def known(d: dict[str, Any]) -> bool:
+            part = d["topics"].get(topic, {}).get("partitions", {}).get("0", {})
+            return part.get("hi_offset", -1001) == 50 and part.get("committed_offset") == 20
+
+        doc = wait_for(seen, known, lambda: c.poll(0.1))
+        part = doc["topics"][topic]["partitions"]["0"]
+        assert part["consumer_lag"] == 30 and part["commited_offset"] == 20
+    finally:
+        c.close()

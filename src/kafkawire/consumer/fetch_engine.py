@@ -156,6 +156,7 @@ class FetchEngine:
                     "query_offset": part.logical,
                     "next_offset": part.fetch_offset,
                     "app_offset": OFFSET_INVALID if position is None else position,
+                    "committed_offset": _known(part.committed),
                     "eof_offset": part.eof_at if part.eof_at >= 0 else (hw if 0 <= hw <= part.fetch_offset else OFFSET_INVALID),
                     "lo_offset": _known(part.log_start),
                     "hi_offset": _known(hw),

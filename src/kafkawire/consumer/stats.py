@@ -64,7 +64,7 @@ class ConsumerStatistics(StatisticsEmitter):
             entry = dict(row, desired=True)
             end = row["ls_offset"] if self._read_committed else row["hi_offset"]
             s = stored.get(key)
-            c = committed.get(key)
+            c = committed.get(key, row["committed_offset"] if row["committed_offset"] >= 0 else None)
             if s is not None:
                 entry["stored_offset"], entry["stored_leader_epoch"] = s.offset, s.leader_epoch
                 if 0 <= s.offset <= end:

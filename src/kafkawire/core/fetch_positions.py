@@ -153,6 +153,8 @@ class FetchTable:
         if part is None:
             return
         part.resolving = False
+        if part.logical in (OFFSET_STORED, OFFSET_INVALID) and self.limits.has_group:
+            part.committed = offset  # the answer of the group's OffsetFetch
         if offset >= 0:
             self._start_at(part, offset)
         else:

@@ -70,6 +70,7 @@ class Partition:
         "buffer",
         "buffered_bytes",
         "buffered_records",
+        "committed",
         "eof_at",
         "fetch_offset",
         "filter",
@@ -114,6 +115,7 @@ class Partition:
         self.log_start = -1
         self.high_watermark = -1
         self.last_stable = -1
+        self.committed = -1  # the group's committed offset as looked up at the start (statistics)
         self.received = self.received_bytes = 0  # records fetched (not skipped) and their batches' bytes: statistics
         self.eof_at = -1  # the offset an EOF event was last given for
         self.last_error: int | None = None  # the code of the last error event (given once)
