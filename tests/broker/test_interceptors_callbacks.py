@@ -398,7 +398,7 @@ def test_stats_cb_gets_json_every_interval_with_the_documented_keys(
     queued = wait_for(lambda s: s["msg_cnt"] == 3)
     for key, kind in DOCUMENTED_STATS.items():
         assert isinstance(queued[key], kind), (key, queued)
-    assert queued["name"] == "stats-client"
+    assert queued["name"].startswith("stats-client#producer-") and queued["client_id"] == "stats-client"
     assert queued["type"] == "producer"
     assert queued["msg_size"] >= 300
     assert queued["msg_max"] == 1234

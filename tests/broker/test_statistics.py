@@ -43,5 +43,8 @@ def test_statistics_report_queue_depth_then_sends_and_round_trips(
     assert last["txmsgs"] == 7 and last["txmsg_bytes"] == 70 and last["msg_cnt"] == 0
     assert last["tx"] >= 3 and last["rx"] >= 3  # ApiVersions, Metadata, InitProducerId, Produce...
     broker = next(b for b in last["brokers"].values() if b["nodeid"] >= 0 and b["rx"])
-    assert broker["rtt"]["cnt"] == broker["rx"] and broker["rtt"]["max"] >= broker["rtt"]["min"] > 0
+    assert broker["req"]["Produce"] >= 1 and broker["txbytes"] > 70 and broker["connects"] == 1
+    rtt = [s["brokers"][name]["rtt"] for s in seen for name, b in s["brokers"].items() if b["nodeid"] >= 0]
+    assert sum(w["cnt"] for w in rtt) <= broker["rx"]  # a window counts its interval's answers only
+    assert any(w["cnt"] and w["p99_99"] >= w["max"] >= w["min"] > 0 for w in rtt)  # percentiles: bucket tops
     assert last["type"] == "producer" and last["age"] > 0

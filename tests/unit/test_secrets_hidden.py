@@ -6,6 +6,7 @@ shows a password, key or token in repr() or str(). A traceback with locals, a de
 from __future__ import annotations
 
 import copy
+import json
 import pickle
 import time
 import types
@@ -85,3 +86,24 @@ def test_option_dicts_hide_sensitive_values_but_copies_keep_them() -> None:
     assert SECRET.encode() not in pickle.dumps(options)
     assert copy.copy(options)["sasl.password"] == copy.deepcopy(options)["ssl.key.password"] == SECRET
     assert repr(parse_config({}, SECURITY_OPTIONS)).count("(hidden)") == 0  # unset: nothing to hide
+
+
+def test_no_statistics_show_a_secret() -> None:
+    """stats_cb's JSON, from every client, with every secret option set: none appears."""
+    seen: list[str] = []
+    conf = {
+        "bootstrap.servers": NOWHERE, "group.id": "g", "log_level": 0, "client.id": "stats-secrets",
+        "security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN", "sasl.username": "u", "sasl.password": SECRET,
+        "ssl.key.password": SECRET, "statistics.interval.ms": 20, "stats_cb": seen.append,
+    }  # fmt: skip
+    clients = [kafkawire.Producer(conf), kafkawire.Consumer(conf), AdminClient(conf)]
+    try:
+        deadline = time.monotonic() + 10
+        while len({json.loads(s)["name"] for s in seen}) < 3 and time.monotonic() < deadline:
+            for c in clients:
+                c.poll(0.05)
+        assert len({json.loads(s)["name"] for s in seen}) == 3
+        assert not [s for s in seen if SECRET in s]
+    finally:
+        clients[0].close()
+        clients[1].close()

@@ -119,10 +119,10 @@ class AdminBase:
         self._coordinators = Coordinators(self._client)
         self._to_group = ToCoordinator(self._coordinators, GROUP)
         self._closed = False
-        # An admin handle's statistics: librdkafka's header and the brokers, nothing of its own.
+        # An admin handle's statistics: a producer's to librdkafka (its type), with no records of its own.
         stats_cb, interval = self._config["stats_cb"], self._config["statistics.interval.ms"] / 1000
         self._stats = StatisticsEmitter(
-            "admin", self._client, self._reports, stats_cb, interval, self._config["client.id"]
+            "producer", self._client, self._reports, stats_cb, interval, self._config["client.id"]
         )
         if _client is None:
             # As librdkafka does, reach the bootstrap brokers at once: a cluster that cannot be

@@ -34,6 +34,7 @@ from ..protocol.schema import Api
 from . import topic_log
 from .driver import wait
 from .metadata_owner import MetadataOwner
+from .options import STATISTICS_INTERVAL
 
 log = logging.getLogger("kafkawire.client")
 
@@ -56,7 +57,9 @@ class Client:
         logger: logging.Logger | None = None,
         debug: Debug = OFF,
     ) -> None:
-        self.config = parse_config(conf, (*CONNECTION_OPTIONS, *RETRY_BACKOFF_OPTIONS), ignore_unknown=True)
+        self.config = parse_config(
+            conf, (*CONNECTION_OPTIONS, *RETRY_BACKOFF_OPTIONS, STATISTICS_INTERVAL), ignore_unknown=True
+        )
         self.debug = debug  # the client's diagnostics, for every part built on it (kafkawire.debug)
         self.settings = ConnectionSettings.from_config(self.config, debug)
         self._transport = self.settings.transport()
@@ -334,6 +337,12 @@ class Client:
     def connections(self) -> list[BrokerConnection]:
         """Every broker connection (bootstrap ones and coordinator lanes included)."""
         return [*self._bootstrap, *self._retired, *self._brokers.values(), *self._lanes.values()]
+
+    def listed(self) -> list[BrokerConnection]:
+        """The connections statistics list: a retired bootstrap one only while it is still open
+        (librdkafka drops them once the brokers are named; ours may still carry a call's answer)."""
+        retired = [c for c in self._retired if c.state is not State.DISCONNECTED]
+        return [*self._bootstrap, *retired, *self._brokers.values(), *self._lanes.values()]
 
     def lanes(self) -> list[BrokerConnection]:
         """The coordinator lanes among `connections`."""

@@ -56,12 +56,13 @@ LOGGER_OPTION = Option("logger", "object", None, validate=check_logger)
 # librdkafka's debug contexts: the diagnostics each client writes to that logger (`kafkawire.debug`).
 DEBUG_OPTION = Option("debug", "list", None, validate=_debug)
 
+STATISTICS_INTERVAL = _int("statistics.interval.ms", 0, 0, 86_400_000)  # 0: no statistics
 # The callbacks every client serves (from poll()), and the statistics period.
 CALLBACK_OPTIONS: tuple[Option, ...] = (
     Option("error_cb", "callable", None),
     Option("throttle_cb", "callable", None),
     Option("stats_cb", "callable", None),
-    _int("statistics.interval.ms", 0, 0, 86_400_000),  # 0: no statistics
+    STATISTICS_INTERVAL,
 )
 
 # Client type letters as librdkafka's catalog writes them.

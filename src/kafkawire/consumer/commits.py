@@ -97,6 +97,11 @@ class Commits:
                 self._stored.pop(tp, None)
                 self._committed.pop(tp, None)
 
+    def offsets(self) -> tuple[dict[TP, Committed], dict[TP, int]]:
+        """(stored, committed by this consumer) per partition, for statistics."""
+        with self._lock:
+            return dict(self._stored), dict(self._committed)
+
     def pending(self, tps: Iterable[TP] | None = None) -> dict[TP, Committed]:
         """Stored offsets not committed yet (of ``tps``, else of every partition)."""
         with self._lock:

@@ -46,7 +46,7 @@ from .config import ConsumerConfig
 from .fetch_engine import FetchEngine
 from .lookups import offsets_for_times, watermarks
 from .rebalance import Subscription
-from .stats import ConsumerStatistics
+from .stats import ConsumerStatistics, Rebalances
 
 # The partition of a consumer error event that concerns no partition (a refused join, the poll
 # interval exceeded): 0, as confluent-kafka's Message from librdkafka's event says.
@@ -102,10 +102,13 @@ class ConsumerEngine:
         if throttle_cb is not None:  # served by poll(), as error_cb
             self._fetch.on_throttled = lambda event: executor.put(throttle_cb, (event,))
         self._stats: ConsumerStatistics | None = None
+        self._rebalances = Rebalances()  # statistics' cgrp
         if opts["stats_cb"] is not None and opts["statistics.interval.ms"] > 0:
             self._stats = ConsumerStatistics(
                 self.client, self._fetch, executor, opts["stats_cb"], opts["statistics.interval.ms"] / 1000,
-                lambda: len(self._assignment),
+                lambda: len(self._assignment), rows=self._fetch.partition_stats, received=self._fetch.received,
+                offsets=self._commits.offsets, read_committed=config.read_committed,
+                group=lambda: self._rebalances.cgrp(self.client, self._subscription, self.closed, bool(self._assignment)),
             )  # fmt: skip
         self.closed = False
         _OPEN.add(self)
@@ -221,6 +224,7 @@ class ConsumerEngine:
         if step.refused is not None:  # an error event from poll(), as librdkafka's
             text = f"JoinGroup failed: {KafkaError(step.refused).str()}"
             self._events.append(Message(partition=EVENT_PARTITION, error=KafkaError(step.refused, text)))
+        self._rebalances.served(step)
         self._callbacks.drive(self._callbacks.serve(step, sub.revoked), lambda: sub.served(step))
 
     def await_callbacks(self, hand_over: Callable[[Awaitable[Any]], None]) -> None:

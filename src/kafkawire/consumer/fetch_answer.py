@@ -179,7 +179,8 @@ class AnswerReader:
                 if outcome.too_large:
                     table.too_large(part)
                 hw, log_start = data.high_watermark, data.get("log_start_offset", -1)
-                new = table.add(part, outcome.chunks, outcome.next_offset, hw, log_start) or new
+                stable = data.get("last_stable_offset", -1)
+                new = table.add(part, outcome.chunks, outcome.next_offset, hw, log_start, stable) or new
                 if debug.queue and outcome.chunks:
                     queue_log.enqueued(debug, part.key, offset, outcome.next_offset, len(outcome.chunks), table.buffered_bytes)
         return new, stale

@@ -25,7 +25,7 @@ from ..client.group_offsets import fetch_operation
 from ..client.list_offsets import READ_COMMITTED, READ_UNCOMMITTED, list_offsets_operation
 from ..core import TopicPartitionKey
 from ..core.fetch_positions import FetchTable
-from ..core.fetch_rows import AWAITING_OFFSET, FETCHING, Chunk, Event, Partition
+from ..core.fetch_rows import AWAITING_OFFSET, FAILED, FETCHING, OFFSET_INVALID, Chunk, Event, Partition
 from ..core.fetch_session import FetchSession, SessionRequest, answered_partitions, partition_share, session_fields
 from ..core.metadata_refresh import Pace
 from ..io.engine import Timer
@@ -40,6 +40,13 @@ from .fetch_answer import AnswerReader
 
 Message = model.Message
 Taken = tuple[Partition, RecordBatch | None, Any]  # what the table hands over: a row, its batch, a piece
+
+# librdkafka's fetch_state for a row's state
+FETCH_STATES = {AWAITING_OFFSET: "offset-query", FETCHING: "active", FAILED: "stopped"}
+
+
+def _known(offset: int) -> int:
+    return offset if offset >= 0 else OFFSET_INVALID
 
 
 class FetchEngine:
@@ -127,6 +134,38 @@ class FetchEngine:
     def buffered_bytes(self) -> int:
         with self._lock:
             return self._table.buffered_bytes
+
+    def received(self) -> tuple[int, int]:
+        """Records fetched so far (not skipped) and their batches' bytes."""
+        with self._lock:
+            return self._table.received, self._table.received_bytes
+
+    def partition_stats(self) -> dict[TopicPartitionKey, dict[str, Any]]:
+        """Per assigned partition, what statistics show of its fetching (librdkafka's names; the
+        offsets are -1001 until known)."""
+        out: dict[TopicPartitionKey, dict[str, Any]] = {}
+        with self._lock:
+            table = self._table
+            for key, part in table.parts.items():
+                position = table.position(key)
+                hw = part.high_watermark
+                out[key] = {
+                    "fetchq_cnt": part.buffered_records,
+                    "fetchq_size": part.buffered_bytes,
+                    "fetch_state": FETCH_STATES[part.state],
+                    "query_offset": part.logical,
+                    "next_offset": part.fetch_offset,
+                    "app_offset": OFFSET_INVALID if position is None else position,
+                    "committed_offset": _known(part.committed),
+                    "eof_offset": part.eof_at if part.eof_at >= 0 else (hw if 0 <= hw <= part.fetch_offset else OFFSET_INVALID),
+                    "lo_offset": _known(part.log_start),
+                    "hi_offset": _known(hw),
+                    "ls_offset": _known(part.last_stable if part.last_stable >= 0 else hw),
+                    "rxmsgs": part.received,
+                    "rxbytes": part.received_bytes,
+                    "msgs": part.received,
+                }
+        return out
 
     def take(self, max_records: int, last: dict[TopicPartitionKey, Message] | None = None) -> list[Message]:
         """Up to ``max_records`` messages (and error events), without waiting; ``last`` gets each

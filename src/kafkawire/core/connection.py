@@ -30,6 +30,7 @@ from ..protocol.codec import Struct
 from ..protocol.frame import Frame
 from ..protocol.primitives import DecodeBudget, DecodeError
 from ..protocol.schema import Api
+from .broker_stats import BrokerStats
 from .metadata import COUNT_LIMITS, check_response
 from .mismatch import first_answer_mismatch
 
@@ -101,6 +102,7 @@ class Connection:
     _large_used: int = 0
     _spare: bytearray | None = None
     _answers: int = 0  # answers framed so far on this connection
+    stats: BrokerStats | None = None  # the broker's counters (they outlive the connection)
 
     @property
     def in_flight(self) -> int:
@@ -124,6 +126,8 @@ class Connection:
         correlation_id = self._next_correlation_id
         self._next_correlation_id = (correlation_id + 1) & 0x7FFFFFFF
         frame = headers.encode_request_frame(api, version, correlation_id, self.client_id, body)
+        if self.stats is not None:
+            self.stats.sent(api.key, frame.size, now)
         if not expect_response:
             return frame, None
         req = InFlight(correlation_id, api, version, now + timeout, context, now)
@@ -149,6 +153,8 @@ class Connection:
         """``count`` bytes were written at the start of the last `receive_buffer`: every response
         they complete."""
         out: list[Response] = []
+        if self.stats is not None:
+            self.stats.rxbytes += count
         try:
             if self._large is None:
                 self._small_used += count
@@ -228,7 +234,10 @@ class Connection:
 
     def expired(self, now: float) -> list[InFlight]:
         """Requests past their deadline. Responses are ordered, so any expiry dooms the connection."""
-        return [r for r in self._in_flight if r.deadline <= now]
+        late = [r for r in self._in_flight if r.deadline <= now]
+        if self.stats is not None:
+            self.stats.timed_out(len(late))
+        return late
 
     def next_deadline(self) -> float | None:
         return min((r.deadline for r in self._in_flight), default=None)

@@ -55,6 +55,7 @@ class FetchTable:
         self.limits = limits
         self.offset_at = offset_at or _record_offset  # (buffered records, index) -> that record's offset
         self.parts: dict[TopicPartitionKey, Partition] = {}
+        self.received = self.received_bytes = 0  # every row's, for statistics (rxmsgs, rxmsg_bytes)
         # Held bytes per wire byte fetched, from the last answer: a request asks for the room left
         # divided by it (records decoded into objects take more than their wire bytes).
         self.expansion = 2.0
@@ -152,6 +153,8 @@ class FetchTable:
         if part is None:
             return
         part.resolving = False
+        if part.logical in (OFFSET_STORED, OFFSET_INVALID) and self.limits.has_group:
+            part.committed = offset  # the answer of the group's OffsetFetch
         if offset >= 0:
             self._start_at(part, offset)
         else:
@@ -246,6 +249,7 @@ class FetchTable:
         next_offset: int,
         high_watermark: int,
         log_start: int,
+        last_stable: int = -1,
     ) -> bool:
         """Records of one answer for the row (already sifted: see `sift`). True when take() has
         something new (records or an event). A chunk holds its batch's wire bytes (about its keys
@@ -258,6 +262,10 @@ class FetchTable:
             part.buffer.append(Chunk(batch, records, size))
             part.buffered_bytes += size
             part.buffered_records += len(records)
+            part.received += len(records)
+            part.received_bytes += wire
+            self.received += len(records)
+            self.received_bytes += wire
             self.buffered_bytes += size
             new = True
         if next_offset != part.fetch_offset:  # below it: the read_committed filter reads again
@@ -267,6 +275,8 @@ class FetchTable:
             part.high_watermark = high_watermark
         if log_start >= 0:
             part.log_start = log_start
+        if last_stable >= 0:
+            part.last_stable = last_stable
         if self.limits.partition_eof and self._at_end(part):
             part.eof_at = part.fetch_offset
             hw = part.high_watermark

@@ -70,6 +70,7 @@ class Partition:
         "buffer",
         "buffered_bytes",
         "buffered_records",
+        "committed",
         "eof_at",
         "fetch_offset",
         "filter",
@@ -78,6 +79,7 @@ class Partition:
         "in_flight",
         "key",
         "last_error",
+        "last_stable",
         "leader_epoch",
         "log_start",
         "logical",
@@ -85,6 +87,8 @@ class Partition:
         "paused",
         "position",
         "preferred",
+        "received",
+        "received_bytes",
         "resolving",
         "retry_at",
         "start",
@@ -110,6 +114,9 @@ class Partition:
         self.retry_at = 0.0
         self.log_start = -1
         self.high_watermark = -1
+        self.last_stable = -1
+        self.committed = -1  # the group's committed offset as looked up at the start (statistics)
+        self.received = self.received_bytes = 0  # records fetched (not skipped) and their batches' bytes: statistics
         self.eof_at = -1  # the offset an EOF event was last given for
         self.last_error: int | None = None  # the code of the last error event (given once)
         self.max_bytes = 0  # this partition's Fetch size, doubled while one batch does not fit

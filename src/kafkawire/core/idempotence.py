@@ -75,6 +75,7 @@ class Idempotence:
     def __init__(self) -> None:
         self.producer_id = -1
         self.epoch = -1
+        self.assignments = 0  # ids or epochs given so far (statistics' epoch_cnt)
         self._next: dict[TopicPartitionKey, int] = {}
         self._in_flight: dict[TopicPartitionKey, list[ProducerBatch]] = {}  # by base sequence
         self._node: dict[TopicPartitionKey, int] = {}  # where a partition's in-flight batches went
@@ -128,6 +129,7 @@ class Idempotence:
         """A new id or epoch: every partition's sequence starts again at 0."""
         self.producer_id = producer_id
         self.epoch = epoch
+        self.assignments += 1
         self._next.clear()
         self._failed.clear()
         self.bump_wanted = False

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.backoff import backoff_delay
+from ..core.broker_stats import BrokerStats
 from ..core.cluster_health import REPORTED_PER_ADDRESS
 from ..core.connection import Connection, ProtocolError, Response
 from ..core.mismatch import close_mismatch, lasting
@@ -38,7 +39,7 @@ from ..protocol.codec import Struct
 from ..protocol.frame import Frame
 from ..protocol.schema import Api
 from . import wire_log
-from .connection_settings import BrokerStats, ConnectionSettings, TransportFactory, tcp_transport
+from .connection_settings import ConnectionSettings, TransportFactory, tcp_transport
 from .engine import Engine, Timer, guarded
 from .handshake_driver import HandshakeDriver
 from .outbox import Outbox
@@ -67,6 +68,7 @@ class Queued:
     expect_response: bool
     max_version: int | None
     fail_fast: bool = False  # failed at once by a failure no reconnect mends (Client.request_io)
+    queued_at: float = 0.0  # when it was queued (statistics' outbuf_latency)
 
 
 class BrokerConnection:
@@ -96,12 +98,12 @@ class BrokerConnection:
         self.proven = False  # answered a request since its handshake (what "up" means to error reports)
         self._answered_since_ready: int | None = None  # None until the handshake is done
         self._last_mismatch: str | None = None  # the close diagnosis of the previous attempt
-        self.stats = BrokerStats()
+        self.stats = BrokerStats(settings.stats_windows, engine.now())
         self._resolver = resolver
         self._new_transport = transport
         self._transport: Transport | None = None
         self._attempt = 0  # numbers connection attempts: a late resolver answer for an old one is dropped
-        self._conn = Connection(settings.client_id, settings.max_response_size)
+        self._conn = Connection(settings.client_id, settings.max_response_size, stats=self.stats)
         self._handshake = HandshakeDriver(
             engine, settings, write=self._write_step, ready=self._ready, resumed=self._pump, failed=self._refused
         )
@@ -129,6 +131,7 @@ class BrokerConnection:
 
     @state.setter
     def state(self, new: State) -> None:
+        self.stats.moved(self._state.value, new.value, self.engine.now())
         if new is not self._state and self._debug.broker:
             wire_log.state_changed(self._debug, self.name, self._state, new)
         self._state = new
@@ -161,8 +164,8 @@ class BrokerConnection:
         if self.state is State.CLOSED:
             callback(None, KafkaError(KafkaError._DESTROY))
             return
-        deadline = self.engine.now() + (self.settings.request_timeout if timeout is None else timeout)
-        self._queue.append(Queued(api, body, callback, deadline, expect_response, max_version, fail_fast))
+        deadline = (now := self.engine.now()) + (self.settings.request_timeout if timeout is None else timeout)
+        self._queue.append(Queued(api, body, callback, deadline, expect_response, max_version, fail_fast, now))
         self.open()
         self._pump()
         self._arm_timer()
@@ -289,7 +292,7 @@ class BrokerConnection:
             except Exception as exc:  # a body that cannot be encoded is the caller's error
                 guarded(q.callback, None, KafkaError(KafkaError._INVALID_ARG, f"cannot encode {q.api.name}: {exc}"))
                 continue
-            self.stats.tx += 1
+            self.stats.waited(self.engine.now() - q.queued_at)
             if self._debug.protocol:
                 wire_log.sent(self._debug, self.name, q.api, version, frame)
             self._write(frame, None if req is not None else functools.partial(q.callback, None, None))
@@ -312,6 +315,7 @@ class BrokerConnection:
             for on_written in self._out.write(transport):
                 guarded(on_written)
         except TransportError as exc:
+            self.stats.txerrs += 1
             self._failed(KafkaError(exc.code or KafkaError._TRANSPORT, str(exc)))
             return
         if self._transport is transport:  # (a callback above may have torn it down)
@@ -349,11 +353,11 @@ class BrokerConnection:
                 code = KafkaError._TRANSPORT if exc.mismatch else KafkaError._BAD_MSG
                 failure = KafkaError(code, f"{self.host}:{self.port}: {exc}")
                 lasting_failure = exc.mismatch
-        self._active_at = now = self.engine.now()
+        self._active_at = now = self.stats.read_ended(self.engine.now(), closed is not None or failure is not None)
         if self._answered_since_ready is not None and self.state is State.READY:
             self._answered_since_ready += len(responses)
         for r in responses:
-            self.stats.answered(now - r.request.sent_at)
+            self.stats.answered(now, r.request.sent_at, r.body)
             if self._debug.protocol:
                 wire_log.received(self._debug, self.name, r, now - r.request.sent_at)
             guarded(r.request.context, r.body, None)
@@ -429,7 +433,7 @@ class BrokerConnection:
         return idle and self.settings.idle_timeout > 0 and not self._handshake.reauthenticating
 
     def _expire_queue(self, now: float) -> None:
-        if any(q.deadline <= now for q in self._queue):
+        if self.stats.timed_out(sum(q.deadline <= now for q in self._queue)):
             err = self.last_error if self.last_error is not None else KafkaError(KafkaError._TIMED_OUT)
             reason = f"request timed out before it could be sent to {self.host}:{self.port}: {err.str()}"
             self._fail_queued(lambda q: q.deadline <= now, KafkaError(KafkaError._TIMED_OUT, reason))
@@ -478,7 +482,7 @@ class BrokerConnection:
             self._transport.close()
             self._transport = None
         pending = self._conn.pending()
-        self._conn = Connection(self.settings.client_id, self.settings.max_response_size)
+        self._conn = Connection(self.settings.client_id, self.settings.max_response_size, stats=self.stats)
         self._handshake.stop()
         self._out.clear()
         self.state = State.DISCONNECTED

@@ -1,5 +1,5 @@
 """What every broker connection of a client shares: its settings (from the parsed config) and the
-transport it connects with; and the per-connection counters statistics read."""
+transport it connects with."""
 
 from __future__ import annotations
 
@@ -38,6 +38,7 @@ class ConnectionSettings:
     address_ttl: float = 0.0  # seconds a host name's addresses are kept (broker.address.ttl)
     idle_timeout: float = 0.0  # seconds without traffic before a connection is closed; 0: never
     log_close: bool = True  # log.connection.close: log a broker closing the connection
+    stats_windows: bool = False  # statistics.interval.ms > 0: keep the brokers' window statistics
 
     @classmethod
     def from_config(cls, conf: Mapping[str, Any], debug: Debug = OFF) -> ConnectionSettings:
@@ -62,6 +63,7 @@ class ConnectionSettings:
             address_ttl=conf["broker.address.ttl"] / 1000,
             idle_timeout=conf["connections.max.idle.ms"] / 1000,
             log_close=conf["log.connection.close"],
+            stats_windows=conf.get("statistics.interval.ms", 0) > 0,  # (absent: a test's own settings)
         )
 
     def transport(self) -> TransportFactory:
@@ -75,20 +77,3 @@ class ConnectionSettings:
             return TcpTransport(family, address, f"{host}:{port}", options)
 
         return tcp
-
-
-@dataclass
-class BrokerStats:
-    """Counters for statistics (librdkafka's names): requests sent, responses read, round trips."""
-
-    tx: int = 0
-    rx: int = 0
-    rtt_min: float = 0.0
-    rtt_max: float = 0.0
-    rtt_sum: float = 0.0
-
-    def answered(self, rtt: float) -> None:
-        self.rtt_min = rtt if not self.rx or rtt < self.rtt_min else self.rtt_min
-        self.rtt_max = max(self.rtt_max, rtt)
-        self.rtt_sum += rtt
-        self.rx += 1

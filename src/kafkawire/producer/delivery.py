@@ -32,6 +32,7 @@ from ..model import (
     throttle_event,
 )
 from ..native import native
+from .batch_stats import BatchStats
 from .interceptors import InterceptorChain
 
 # What one queued record costs beyond its bytes: the PendingMessage, its report Message, the queued
@@ -219,10 +220,13 @@ class Deliveries:
         self._only_errors = only_errors  # delivery.report.only.error: delivered records call no callback
         self.grouped_callbacks = 0  # callbacks run by DeliveredReports events beyond one per event
         self.delivered_count = 0  # statistics: records and value bytes acknowledged
+        self.batch_stats: BatchStats | None = None  # with statistics: per partition and per batch counts
         self.delivered_bytes = 0
 
     def complete(self, messages: list[Pending], error: KafkaError | None, base_offset: int, append_time: int) -> None:
         """A batch's records are done: delivered at ``base_offset`` (-1001: unknown), or failed."""
+        if error is None and messages and self.batch_stats is not None:
+            self.batch_stats.acknowledged(messages)
         now = self._clock()
         if not self._interceptors and self._reported_as_batch(messages, error, base_offset):
             return

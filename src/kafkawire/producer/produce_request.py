@@ -9,6 +9,7 @@ from uuid import UUID
 
 from ..core.accumulator import ProducerBatch
 from ..core.versions import UnsupportedVersionError
+from .batch_stats import BatchStats
 
 MIN_PRODUCE_VERSION = 3  # RecordBatch v2 (Kafka 0.11); older brokers are refused clearly
 TOPIC_NAMES_MAX_PRODUCE_VERSION = 12  # v13+ names topics by id only
@@ -42,14 +43,19 @@ def produce_body(
     topic_ids: dict[str, UUID],
     transactional_id: str | None,
     settings: SenderSettings,
+    node: int = -1,
+    stats: BatchStats | None = None,
 ) -> Callable[[int], dict[str, Any]]:
-    """The request body as a function of the version the connection negotiates."""
+    """The request body as a function of the version the connection negotiates: made when the
+    request goes on the wire to ``node``, which is when statistics count its batches."""
 
     def body(version: int) -> dict[str, Any]:
         if version < MIN_PRODUCE_VERSION:
             raise UnsupportedVersionError(
                 f"the broker speaks Produce v{version} at most; kafkawire needs v{MIN_PRODUCE_VERSION}+ (Kafka 0.11+)"
             )
+        if stats is not None:
+            stats.framed(node, topics)
         topic_data = []
         for topic, batches in topics.items():
             entry: dict[str, Any] = {

@@ -226,7 +226,7 @@ class Sender:
         }
 
         transactional_id = self.txn.transactional_id if self.txn is not None else None
-        body = produce_body(topics, topic_ids, transactional_id, self.settings)
+        body = produce_body(topics, topic_ids, transactional_id, self.settings, node, self.deliveries.batch_stats)
         request_id = self._request_ids = self._request_ids + 1
         # As librdkafka: the request gives up no later than its oldest record's message timeout,
         # so a request stuck behind a dead connection cannot outlive the records it carries.
