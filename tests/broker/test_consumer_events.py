@@ -69,3 +69,57 @@ def test_partition_eof_comes_after_a_record_produced_while_the_next_fetch_waits(
     ours = _two_records_100ms_apart("kafkawire", bootstrap)
     assert ours == _two_records_100ms_apart("confluent", bootstrap)
     assert ours == ["EOF", "r1", "r2", "EOF"]
+
+
+def _leaving(client: str, bootstrap: str, how: str) -> list[Any]:
+    """Read 5 of 10 records (enable.auto.commit), then leave by ``how``: what the callbacks, the
+    calls and on_commit show, in order."""
+    topic = unique_name("leave")
+    create_topic(bootstrap, topic, 1)
+    producer = confluent_kafka.Producer(judge_config(bootstrap))
+    for i in range(10):
+        producer.produce(topic, b"v%d" % i, partition=0)
+    producer.flush(10)
+    seen: list[Any] = []
+
+    def on_commit(err: Any, parts: list[Any]) -> None:
+        seen.append(("on_commit", err, [(tp.partition, tp.offset) for tp in parts]))
+
+    c = _consumer(client, bootstrap, **{
+        "group.id": topic, "auto.offset.reset": "earliest", "on_commit": on_commit,
+        "auto.commit.interval.ms": 60_000,
+    })  # fmt: skip
+
+    def on_revoke(consumer: Any, parts: list[Any]) -> None:
+        seen.append(("revoke", [tp.partition for tp in parts], [tp.partition for tp in consumer.assignment()]))
+
+    c.subscribe([topic], on_revoke=on_revoke)
+    got = 0
+    deadline = time.monotonic() + 60
+    while got < 5 and time.monotonic() < deadline:
+        m = c.poll(0.5)
+        if m is not None and m.error() is None:
+            got += 1
+    if how == "close":
+        c.close()
+        seen.append("close returned")
+        return seen
+    c.unsubscribe()
+    seen.append(("unsubscribe returned", [tp.partition for tp in c.assignment()]))
+    if how == "unsubscribe, poll":
+        for _ in range(3):
+            m = c.poll(0.3)
+            seen.append(("poll", m if m is None else _what(m), [tp.partition for tp in c.assignment()]))
+    c.close()
+    seen.append("close returned")
+    return seen
+
+
+@pytest.mark.parametrize("how", ["unsubscribe, poll", "unsubscribe, close", "close"])
+def test_leaving_serves_the_revocation_as_confluent_kafka_does(kafka23: KafkaBroker, how: str) -> None:
+    """unsubscribe() keeps the assignment and returns; the next poll() (or close()) runs on_revoke,
+    then on_commit of the automatic commit; close() runs both before it returns."""
+    bootstrap = kafka23.bootstrap()
+    ours = _leaving("kafkawire", bootstrap, how)
+    assert ours == _leaving("confluent", bootstrap, how)
+    assert ("revoke", [0], [0]) in ours and ("on_commit", None, [(0, 5)]) in ours
