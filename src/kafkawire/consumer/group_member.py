@@ -5,9 +5,9 @@ It finds the coordinator (the shared cache), joins with one protocol per configu
 (preference order), runs the chosen assignor when it is the leader (after a metadata refresh for
 every member's topics), syncs, heartbeats, and rejoins when told. Every assignment change is handed
 to ``on_change`` on the IO thread; the consumer turns it into rebalance callbacks in poll(). With
-``hold_revokes`` a rejoin that follows a revocation waits for `revoked` (the application's on_revoke
-ran, and could commit with the generation it consumed under), as librdkafka waits for its
-rebalance callback before it joins again.
+``hold_revokes`` a rejoin that follows a revocation or a loss waits for `revoked` (the application's
+on_revoke or on_lost ran, and could commit or end its transaction with the generation it consumed
+under: `Step.holds_rejoin`), as librdkafka waits for its rebalance callback before it joins again.
 
 The leader keeps the partition counts it assigned with and looks at the metadata again (every
 second while a subscribed topic is missing, else every ``metadata_interval``): a topic created or
@@ -344,7 +344,7 @@ class GroupMember:
             self._lost_coordinator()
         elif not step.retry:
             self._backoff.reset()
-        if step.rejoin and step.revoke and self._hold_revokes:
+        if step.holds_rejoin and self._hold_revokes:
             self._held = True
         elif step.rejoin:
             self._later(0.0 if not step.find_coordinator else self._retry_delay(), self._join)

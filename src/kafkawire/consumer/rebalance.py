@@ -7,7 +7,7 @@ client's metadata owner refreshes every topic each ``topic.metadata.refresh.inte
 pattern subscription), joining again when the match changes. The membership's
 changes arrive on the IO thread as `core.group.Step`s; each is queued on the consumer's callback
 queue, so ``poll()``/``consume()`` serve it in the caller's thread through ``apply`` (the face's
-rebalance callbacks). A revocation's rejoin waits until its callback ran (`GroupMember.revoked`).
+rebalance callbacks). A revocation's or loss's rejoin waits until its callback ran (`GroupMember.revoked`).
 
 ``max.poll.interval.ms``: when the application has not polled for that long, the member leaves
 the group (its partitions are lost: another member may have them by the time it polls), the face
