@@ -11,6 +11,7 @@ import threading
 import time
 from collections import Counter
 from types import ModuleType
+from typing import Any
 
 import confluent_kafka
 import pytest
@@ -128,3 +129,41 @@ def test_a_transactional_copy_meets_a_rebalance_without_duplicates(kafka23: Kafk
     duplicated = {value: n for value, n in counts.items() if n > 1}
     missing = RECORDS - len(counts)
     assert not duplicated and not missing, (client, len(duplicated), missing)
+
+
+def _offsets_alone(client: str, bootstrap: str) -> int:
+    """A transaction that carries offsets and no record (every record of a batch filtered out):
+    committed, the group's offset as a read_committed judge then reads it."""
+    m = CLIENTS[client]
+    topic = unique_name("eos-offsets")
+    create_topic(bootstrap, topic, 1)
+    cconf: dict[str, Any] = {"bootstrap.servers": bootstrap, "group.id": topic}
+    pconf: dict[str, Any] = {"bootstrap.servers": bootstrap, "transactional.id": topic}
+    if client == "confluent":
+        cconf, pconf = judge_config(bootstrap, **cconf), judge_config(bootstrap, **pconf)
+    consumer, producer = m.Consumer(cconf), m.Producer(pconf)
+    try:
+        producer.init_transactions(30)
+        producer.begin_transaction()
+        producer.send_offsets_to_transaction([m.TopicPartition(topic, 0, 7)], consumer.consumer_group_metadata(), 30)
+        producer.commit_transaction(30)
+    finally:
+        consumer.close()
+    judge = confluent_kafka.Consumer(
+        judge_config(bootstrap, **{"group.id": topic, "isolation.level": "read_committed"})
+    )
+    try:
+        deadline = time.monotonic() + 15  # the markers are written after EndTxn is answered
+        while True:
+            offset: int = judge.committed([confluent_kafka.TopicPartition(topic, 0)], timeout=10)[0].offset
+            if offset == 7 or time.monotonic() > deadline:
+                return offset
+            time.sleep(0.1)
+    finally:
+        judge.close()
+
+
+def test_a_transaction_of_offsets_alone_commits_them(kafka23: KafkaBroker) -> None:
+    """EndTxn is sent for a transaction whose only content is the group's offsets (kafkawire used
+    to skip it, leaving them pending until the broker aborted the transaction: lost)."""
+    assert _offsets_alone("kafkawire", kafka23.bootstrap()) == _offsets_alone("confluent", kafka23.bootstrap()) == 7

@@ -43,6 +43,7 @@ from .assignment import Assignment
 from .callbacks import RebalanceCallbacks
 from .commits import Commits, committed_partition, wanted_offsets
 from .config import ConsumerConfig
+from .departures import Departures
 from .fetch_engine import FetchEngine
 from .lookups import offsets_for_times, watermarks
 from .rebalance import Subscription
@@ -79,6 +80,7 @@ class ConsumerEngine:
         self._assignment = Assignment()
         self._subscription: Subscription | None = None
         self._callbacks = RebalanceCallbacks(face, self, incremental)
+        self._departures = Departures(self._revoke_for, executor, self.request_timeout)
         self._commits = Commits(
             self.client,
             self._coordinators,
@@ -95,8 +97,6 @@ class ConsumerEngine:
         self._auto_store = bool(opts["enable.auto.offset.store"])
         self._events: deque[Message] = deque()  # error events for poll() (max.poll.interval.ms)
         self._rejoin_due = False  # _MAX_POLL_EXCEEDED was handed over: the next poll joins again
-        self._leaving: list[Subscription] = []  # unsubscribed, the revocation not served yet
-        self._left: list[Future[None]] = []  # LeaveGroups sent, for close() to wait on
         self._wake_queued = False
         self.polled_at = time.monotonic()  # the last poll()/consume(), for max.poll.interval.ms
         self._fetch = FetchEngine(self.client, config, self._ready)
@@ -144,19 +144,15 @@ class ConsumerEngine:
         return self._subscription is not None
 
     def unsubscribe(self) -> None:
-        """Leave the group. As confluent-kafka: the revocation (``on_revoke``, the automatic commit
-        and its ``on_commit``) is served by the next poll() (or close()), the assignment kept until
-        then, and the LeaveGroup follows it. Where callbacks are served elsewhere (the asyncio
-        face's loop, which must not wait for a commit) the revocation runs here, as before."""
+        """Leave the group, the revocation served by the next poll() (`Departures`); where callbacks
+        are served elsewhere (an asyncio face's loop, which must not wait for a commit), here."""
         if self.client.debug.consumer:
             diagnostics.unsubscribed(self.client.debug, self.group_id)
-        if self.executor.background:
+        if self.executor.background or self._subscription is None:
             self._leave_group()
-            return
-        sub, self._subscription = self._subscription, None
-        if sub is not None:
-            self._leaving.append(sub)
-            self.executor.put(self._serve_leave, (sub,))
+        else:
+            self._departures.later(self._subscription)
+            self._subscription = None
 
     def assign(self, partitions: list[TopicPartition]) -> None:
         """The assignment, replaced: each partition starts at its offset, or the committed one."""
@@ -247,30 +243,17 @@ class ConsumerEngine:
 
     def _leave_group(self) -> None:
         sub, self._subscription = self._subscription, None
-        if sub is not None:
-            self._revoke_and_leave(sub).result(self.request_timeout + 5)
+        self._departures.leave_now(sub)
 
-    def _serve_leave(self, sub: Subscription) -> None:
-        """unsubscribe()'s revocation, served by poll() (unless close() served it already)."""
-        if sub in self._leaving:
-            self._leaving.remove(sub)
-            self._revoke_and_leave(sub)
-
-    def _revoke_and_leave(self, sub: Subscription) -> Future[None]:
-        """``sub``'s partitions through on_revoke (then unassigned, committed first with
-        enable.auto.commit), then its LeaveGroup; the future resolves once that is answered."""
-        try:
-            parts = self._assignment.partitions()
-            if parts:
-                current, self._subscription = self._subscription, sub  # the callback may still commit as this member
-                try:
-                    self._callbacks.drive(self._callbacks.revoke_all(parts), lambda: None, awaits=False)
-                finally:
-                    self._subscription = current
-        finally:
-            left = sub.leave(self.request_timeout)
-            self._left = [f for f in self._left if not f.done()] + [left]
-        return left
+    def _revoke_for(self, sub: Subscription) -> None:
+        """``sub``'s partitions through on_revoke, then unassigned; its callback commits as that member."""
+        parts = self._assignment.partitions()
+        if parts:
+            current, self._subscription = self._subscription, sub
+            try:
+                self._callbacks.drive(self._callbacks.revoke_all(parts), lambda: None, awaits=False)
+            finally:
+                self._subscription = current
 
     # --- consuming ---------------------------------------------------------------------------
 
@@ -476,19 +459,14 @@ class ConsumerEngine:
             diagnostics.closing(self.client.debug, self.group_id, len(self._assignment))
         self._callbacks.abandon()
         try:
-            while self._leaving:  # unsubscribed, not polled since: the revocation is served here
-                self._revoke_and_leave(self._leaving.pop(0))
+            self._departures.serve_pending()  # unsubscribed, not polled since: served here
             if self._subscription is not None:
                 self._leave_group()
             else:
                 self._commit_before_removing(self._assignment.tps())
         except BaseException as exc:  # a callback's exception is raised once closing is done
             failure = exc
-        for left in self._left:
-            try:
-                left.result(self.request_timeout + 5)
-            except Exception:  # a LeaveGroup that never got through: the session ends it
-                pass
+        self._departures.wait()
         self._commits.stop()
         if self._stats is not None:
             self._stats.stop()

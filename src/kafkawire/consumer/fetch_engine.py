@@ -22,6 +22,7 @@ from ..client.cluster import Client, throttle_event
 from ..client.coordinators import Coordinators
 from ..client.driver import Operation, error_of
 from ..client.group_offsets import fetch_operation
+from ..client.group_transactions import GROUP_TRANSACTIONS
 from ..client.list_offsets import READ_COMMITTED, READ_UNCOMMITTED, list_offsets_operation
 from ..core import TopicPartitionKey
 from ..core.fetch_positions import FetchTable
@@ -327,14 +328,22 @@ class FetchEngine:
         op.start_io()
 
     def _look_up_stored(self, keys: list[tuple[TopicPartitionKey, int]], now: float) -> None:
+        """The committed offsets (require_stable under read_committed, as librdkafka asks), read
+        once no transaction of this process carrying the group's offsets is open: before KIP-447
+        an earlier answer shows the offsets that transaction replaces."""
         group = self.config.group_id
         assert group is not None
-        op = fetch_operation(
-            self.client, self._coordinators, group, [key for key, _ in keys],
-            require_stable=self.config.read_committed, deadline=now + self._timeout, live=self._live,
-        )  # fmt: skip
-        self._on_lookup(op, keys, lambda committed: committed.offset)
-        op.start_io()
+
+        def look_up() -> None:
+            op = fetch_operation(
+                self.client, self._coordinators, group, [key for key, _ in keys],
+                require_stable=self.config.read_committed, deadline=self.client.engine.now() + self._timeout,
+                live=self._live,
+            )  # fmt: skip
+            self._on_lookup(op, keys, lambda committed: committed.offset)
+            op.start_io()
+
+        GROUP_TRANSACTIONS.after(group, self.client.engine, look_up)
 
     def _on_lookup(self, op: Operation[Any], keys: list[tuple[TopicPartitionKey, int]], offset_of: Callable[[Any], int]) -> None:
         generations = dict(keys)
