@@ -123,3 +123,68 @@ def test_leaving_serves_the_revocation_as_confluent_kafka_does(kafka23: KafkaBro
     ours = _leaving("kafkawire", bootstrap, how)
     assert ours == _leaving("confluent", bootstrap, how)
     assert ("revoke", [0], [0]) in ours and ("on_commit", None, [(0, 5)]) in ours
+
+
+def _commits(client: str, bootstrap: str) -> list[Any]:
+    """Read 3 of 10 records, commit one synchronously, one asynchronously, then asynchronously a
+    partition the topic lacks, and synchronously one of a topic that does not exist; poll on:
+    where on_commit and the outcomes come among the calls and records."""
+    topic = unique_name("commits")
+    create_topic(bootstrap, topic, 1)
+    producer = confluent_kafka.Producer(judge_config(bootstrap))
+    for i in range(10):
+        producer.produce(topic, b"v%d" % i, partition=0)
+    producer.flush(10)
+    m = kafkawire if client == "kafkawire" else confluent_kafka
+    seen: list[Any] = []
+
+    def on_commit(err: Any, parts: list[Any]) -> None:
+        seen.append(("on_commit", err and err.code(), [(tp.partition, tp.offset) for tp in parts]))
+
+    c = _consumer(client, bootstrap, **{
+        "group.id": topic, "auto.offset.reset": "earliest", "enable.auto.commit": False, "on_commit": on_commit,
+    })  # fmt: skip
+    try:
+        c.subscribe([topic])
+        msgs: list[Any] = []
+        deadline = time.monotonic() + 60
+        while len(msgs) < 3 and time.monotonic() < deadline:
+            msg = c.poll(0.5)
+            if msg is not None and msg.error() is None:
+                msgs.append(msg)
+        c.commit(msgs[0], asynchronous=False)
+        seen.append("sync commit returned")
+        c.commit(msgs[1], asynchronous=True)
+        seen.append("async commit returned")
+        c.commit(offsets=[m.TopicPartition(topic, 5, 3)], asynchronous=True)
+        seen.append("async commit of a missing partition returned")
+        try:
+            c.commit(offsets=[m.TopicPartition(unique_name("missing"), 0, 3)], asynchronous=False)
+        except m.KafkaException as exc:
+            seen.append(("sync commit of a missing topic raised", exc.args[0].code()))
+        for _ in range(10):
+            msg = c.poll(0.5)
+            seen.append(("poll", None if msg is None else msg.offset()))
+    finally:
+        c.close()
+    seen.append("close returned")
+    return seen
+
+
+def _split(seen: list[Any]) -> tuple[list[Any], list[Any]]:
+    """The calls and records in order, and the on_commit reports in order (where the reports fall
+    among the records depends on when the answers came, on both clients)."""
+    reports = [x for x in seen if isinstance(x, tuple) and x[0] == "on_commit"]
+    return [x for x in seen if x not in reports], reports
+
+
+def test_commit_outcomes_and_on_commit_come_as_confluent_kafka_gives_them(kafka23: KafkaBroker) -> None:
+    """on_commit hears each asynchronous commit from poll(), before close() returns, not a
+    synchronous one; a partition or topic the broker lacks fails at once with
+    UNKNOWN_TOPIC_OR_PART (not after the call's timeout)."""
+    bootstrap = kafka23.bootstrap()
+    ours = _commits("kafkawire", bootstrap)
+    assert _split(ours) == _split(_commits("confluent", bootstrap))
+    code = kafkawire.KafkaError.UNKNOWN_TOPIC_OR_PART
+    assert _split(ours)[1] == [("on_commit", None, [(0, 2)]), ("on_commit", code, [(5, 3)])]
+    assert ("sync commit of a missing topic raised", code) in ours
