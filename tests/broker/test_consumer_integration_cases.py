@@ -9,9 +9,11 @@ from types import ModuleType
 from typing import Any
 
 import confluent_kafka
+import confluent_kafka.admin
 import pytest
 
 import kafkawire
+import kafkawire.admin
 from tests.harness.judge import Record, judge_config, produce_with_confluent, unique_name
 from tests.harness.kafka_broker import KafkaBroker
 from tests.harness.topics import create_topic
@@ -106,3 +108,23 @@ def test_lookups_from_on_assign_and_while_fetching_answer_in_time(kafka23: Kafka
     assert ours["queried"] == (0, 18)
     assert ours["times"] == [(0, 0, None), (1, 123456789001, kafkawire.KafkaError._UNKNOWN_PARTITION),
                              (2, 123456789001, kafkawire.KafkaError._UNKNOWN_PARTITION)]  # fmt: skip
+
+
+def test_admin_lists_committed_metadata_as_confluent_kafka_reads_it(kafka23: KafkaBroker) -> None:
+    """confluent-kafka commits metadata with librdkafka's trailing NUL and reads it back up to
+    the NUL: the admin listing of the group's offsets shows 'note' on both clients."""
+    bootstrap = kafka23.bootstrap()
+    topic = unique_name("meta-admin")
+    create_topic(bootstrap, topic, 1)
+    c = _consumer("confluent", bootstrap, **{"group.id": topic})
+    c.commit(offsets=[confluent_kafka.TopicPartition(topic, 0, 3, "note")], asynchronous=False)
+    c.close()
+    listed = {}
+    for client, admin in (
+        ("confluent", confluent_kafka.admin.AdminClient(judge_config(bootstrap))),
+        ("kafkawire", kafkawire.admin.AdminClient({"bootstrap.servers": bootstrap})),
+    ):
+        m = CLIENTS[client]
+        found = admin.list_consumer_group_offsets([m.ConsumerGroupTopicPartitions(topic)])[topic].result(30)
+        listed[client] = [(tp.partition, tp.offset, tp.metadata) for tp in found.topic_partitions]
+    assert listed["kafkawire"] == listed["confluent"] == [(0, 3, "note")]
