@@ -203,3 +203,39 @@ def test_consumer_methods_from_every_consumer_callback(kafka23: KafkaBroker, fil
 def test_producer_methods_from_every_producer_callback(kafka23: KafkaBroker, filled_topic: str) -> None:
     ours = _producer_matrix("kafkawire", kafka23.bootstrap(), filled_topic)
     _check(ours, _producer_matrix("confluent", kafka23.bootstrap(), filled_topic), PRODUCER_CALLBACKS)
+
+
+def _on_lost_matrix(client: str, bootstrap: str, topic: str) -> dict[str, Any]:
+    """on_lost, after the application let max.poll.interval.ms pass: every consumer method once.
+    A synchronous commit there is refused by the group (the member it was is gone), on both."""
+    m = CLIENTS[client]
+    results: dict[str, Any] = {}
+
+    def on_lost(consumer: Any, _parts: list[Any]) -> None:
+        if "on_lost" not in results:
+            results["on_lost"] = {name: outcome(call, m) for name, call in consumer_calls(consumer, m, topic).items()}
+
+    conf = {
+        "bootstrap.servers": bootstrap, "group.id": unique_name("lost"), "auto.offset.reset": "earliest",
+        "enable.auto.commit": False, "session.timeout.ms": 6000, "max.poll.interval.ms": 6000,
+        "heartbeat.interval.ms": 1000,
+    }  # fmt: skip
+    c = m.Consumer(judge_config(bootstrap, **conf) if client == "confluent" else conf)
+    try:
+        c.subscribe([topic], on_lost=on_lost)
+        deadline = time.monotonic() + 60
+        got = None
+        while got is None and time.monotonic() < deadline:
+            got = c.poll(0.5)
+        time.sleep(8)  # past max.poll.interval.ms: the member leaves the group
+        while "on_lost" not in results and time.monotonic() < deadline:
+            c.poll(0.5)
+    finally:
+        c.close()
+    return results
+
+
+def test_consumer_methods_from_on_lost(kafka23: KafkaBroker, filled_topic: str) -> None:
+    ours = _on_lost_matrix("kafkawire", kafka23.bootstrap(), filled_topic)
+    _check(ours, _on_lost_matrix("confluent", kafka23.bootstrap(), filled_topic), ("on_lost",))
+    assert ours["on_lost"]["commit(offsets, sync)"] == ("KafkaException", kafkawire.KafkaError.UNKNOWN_MEMBER_ID)
