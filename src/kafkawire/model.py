@@ -76,6 +76,17 @@ def _optional_int(value: Any, bounds: tuple[int, int]) -> int | None:
     return None if value is None else _checked_int(value, bounds)
 
 
+def _c_string(value: str) -> str:
+    """A string librdkafka takes as a C string: a NUL inside would cut it short on the way (the
+    broker would keep ``'xyz'`` of ``'xyz\\x00abc'``), and a lone surrogate has no UTF-8. Refused
+    here, as confluent-kafka's constructor refuses them (ValueError, UnicodeEncodeError)."""
+    if "\x00" in value:
+        raise ValueError("embedded null character")
+    if not value.isascii():
+        value.encode("utf-8")
+    return value
+
+
 def _non_negative(value: int | None) -> int | None:
     """confluent-kafka reports negative partitions, offsets and epochs ("unknown" sentinels) as None."""
     return value if value is not None and value >= 0 else None
@@ -301,10 +312,10 @@ class TopicPartition:
             raise TypeError(f"topic must be str, not {type(topic).__name__}")
         if metadata is not None and not isinstance(metadata, str):
             raise TypeError(f"metadata must be str, not {type(metadata).__name__}")
-        self._topic = topic
+        self._topic = _c_string(topic)
         self._partition = _checked_int(partition, _INT32)
         self._offset = _checked_int(offset, _INT64)
-        self._metadata = metadata
+        self._metadata = metadata if metadata is None else _c_string(metadata)
         self._leader_epoch = _non_negative(_optional_int(leader_epoch, _INT32))
         self._error = _check_error(error)
 
@@ -435,3 +446,9 @@ def throttle_event(host: str, port: int, node_id: int, throttle_ms: int) -> Thro
     """What throttle_cb gets: librdkafka names the broker ``host:port`` here (its node name), not
     ``host:port/id`` as elsewhere (checked against confluent-kafka on a quota-limited Kafka 2.3)."""
     return ThrottleEvent(f"{host}:{port}", node_id, throttle_ms / 1000)
+
+
+def error_event(error: KafkaError, topic: str | None = None, partition: int | None = None, offset: int | None = None) -> Message:
+    """An error event as poll()/consume() hand it over: librdkafka puts the error's text in the message's
+    payload, so ``value()`` is that text (programs test ``if not msg`` or log ``msg.value()``)."""
+    return Message(topic, partition, offset, value=error.str().encode(), error=error)

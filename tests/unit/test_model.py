@@ -512,3 +512,26 @@ def test_cluster_metadata_from_core_copies_and_translates_errors() -> None:
     md.topics.clear()
     assert core.topics["ok"].partitions[0].replicas == (1, 2)
     assert set(core.topics) == {"ok", "bad"}
+
+
+STRINGS = ["hello", "", "नमस्ते दुनिया", "xyz\x00abc", "\x00", "a\udcffb", "x" * 100_000, "\u2028é\U0001f600"]
+
+
+def _outcome(build: Any, module: Any) -> Any:
+    try:
+        tp = build(module)
+    except Exception as exc:  # the class and text are what a program sees
+        return type(exc).__name__, str(exc)
+    return "ok", tp.topic, tp.metadata
+
+
+@pytest.mark.parametrize("text", STRINGS, ids=range(len(STRINGS)))
+def test_topic_partition_strings_are_kept_or_refused_as_confluent_kafka_does(text: str) -> None:
+    """A NUL would cut a C string short (the broker would keep 'xyz' of 'xyz\\x00abc'): both refuse
+    it at construction, as they refuse a lone surrogate; everything else is kept whole."""
+    for build in (
+        lambda m: m.TopicPartition("t", 0, 1, text),
+        lambda m: m.TopicPartition("t", 0, 1, metadata=text),
+        lambda m: m.TopicPartition(text, 0, 1),
+    ):
+        assert _outcome(build, model) == _outcome(build, ck)

@@ -97,7 +97,7 @@ class GroupOffsetCalls(AdminBase):
                     t.name,
                     p.partition_index,
                     OFFSET_INVALID if p.committed_offset < 0 else p.committed_offset,  # -1: none committed
-                    p.metadata,
+                    None if p.metadata is None else p.metadata.split("\x00", 1)[0],  # librdkafka's C string
                     p.committed_leader_epoch,
                     error=_error(p.error_code, None),
                 )

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from ..core.policy import ErrorPolicy
-from ..core.policy.group_offsets import GROUP_OFFSETS
+from ..core.policy.group_offsets import COMMIT_OFFSETS, GROUP_OFFSETS
 from ..kafka_error import KafkaError
 from ..protocol import error_codes as ec
 from ..protocol.apis import OFFSET_COMMIT, OFFSET_FETCH
@@ -52,7 +52,7 @@ def commit_operation(
     member: Member = Member(),
     deadline: float,
     backoff_ms: tuple[int, int] = (100, 1000),
-    policy: ErrorPolicy = GROUP_OFFSETS,
+    policy: ErrorPolicy = COMMIT_OFFSETS,
     live: set[Operation[Any]] | None = None,
 ) -> Operation[TP]:
     """An Operation (not started) committing each partition's offset; each key resolves to None."""

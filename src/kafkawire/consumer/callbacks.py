@@ -83,7 +83,7 @@ class RebalanceCallbacks:
             if step.revoke:
                 yield from self.run(self.on_revoke, listed(step.revoke), self._give_back)
         finally:
-            if step.revoke:
+            if step.revoke or step.lost:
                 revoked()
         if step.assign or step.synced:  # librdkafka calls on_assign after every rebalance, maybe with []
             yield from self.run(self.on_assign, listed(step.assign), self._take)

@@ -145,13 +145,29 @@ class Commits:
         return result
 
     def commit_leaving(self, tps: list[TP], log: Any) -> None:
-        """Commit what is stored for partitions leaving us (bounded wait; a failure is logged)."""
+        """Commit what is stored for partitions leaving us (bounded wait; a failure is logged). As
+        librdkafka, ``on_commit`` then hears of every one of them that has an offset stored or not
+        (OFFSET_INVALID), committed now or before; nothing when none has one."""
+        with self._lock:
+            stored = {tp: self._stored[tp] for tp in tps if tp in self._stored}
+        if not stored:
+            return
         offsets = self.pending(tps)
+        errors: dict[TP, KafkaError] = {}
         if offsets:
             try:
-                self.commit_sync(offsets, LEAVING_COMMIT_TIMEOUT)
+                result = self.commit_sync(offsets, LEAVING_COMMIT_TIMEOUT)
+                errors = {(tp.topic, tp.partition): tp.error for tp in result if tp.error is not None}
             except KafkaException as exc:
                 log.warning("committing revoked partitions failed: %s", exc.args[0])
+                errors = dict.fromkeys(offsets, exc.args[0])
+        reported = []
+        for tp in tps:
+            c = stored.get(tp)
+            epoch = c.leader_epoch if c is not None and c.leader_epoch >= 0 else None
+            offset = OFFSET_INVALID if c is None else c.offset
+            reported.append(TopicPartition(tp[0], tp[1], offset, None, epoch, error=errors.get(tp)))
+        self._report(next(iter(errors.values()), None), sorted(reported))
 
     def commit_async(self, offsets: Mapping[TP, Committed]) -> None:
         """Commit in the background; ``on_commit`` hears the outcome from poll()."""

@@ -75,7 +75,8 @@ class Consumer:
         engine.subscribe(list(topics), on_assign, on_revoke, on_lost)
 
     def unsubscribe(self) -> None:
-        """Revoke the assignment (``on_revoke``, then an automatic commit) and leave the group."""
+        """Leave the group: the next poll() serves the revocation (``on_revoke``, then an automatic
+        commit), as confluent-kafka's does, and the LeaveGroup follows."""
         self._open().unsubscribe()
 
     def assign(self, partitions: list[TopicPartition]) -> None:

@@ -37,12 +37,13 @@ from ..core import TopicPartitionKey as TP
 from ..core.group import Step
 from ..debug import Debug
 from ..kafka_error import KafkaError, KafkaException
-from ..model import OFFSET_INVALID, ClusterMetadata, ConsumerGroupMetadata, Message, TopicPartition
+from ..model import OFFSET_INVALID, ClusterMetadata, ConsumerGroupMetadata, Message, TopicPartition, error_event
 from . import diagnostics
 from .assignment import Assignment
 from .callbacks import RebalanceCallbacks
 from .commits import Commits, committed_partition, wanted_offsets
 from .config import ConsumerConfig
+from .departures import Departures
 from .fetch_engine import FetchEngine
 from .lookups import offsets_for_times, watermarks
 from .rebalance import Subscription
@@ -79,6 +80,7 @@ class ConsumerEngine:
         self._assignment = Assignment()
         self._subscription: Subscription | None = None
         self._callbacks = RebalanceCallbacks(face, self, incremental)
+        self._departures = Departures(self._revoke_for, executor, self.request_timeout)
         self._commits = Commits(
             self.client,
             self._coordinators,
@@ -145,10 +147,15 @@ class ConsumerEngine:
         return self._subscription is not None
 
     def unsubscribe(self) -> None:
-        """Revoke the assignment (``on_revoke``, then an automatic commit) and leave the group."""
+        """Leave the group, the revocation served by the next poll() (`Departures`); where callbacks
+        are served elsewhere (an asyncio face's loop, which must not wait for a commit), here."""
         if self.client.debug.consumer:
             diagnostics.unsubscribed(self.client.debug, self.group_id)
-        self._leave_group()
+        if self.executor.background or self._subscription is None:
+            self._leave_group()
+        else:
+            self._departures.later(self._subscription)
+            self._subscription = None
 
     def assign(self, partitions: list[TopicPartition]) -> None:
         """The assignment, replaced: each partition starts at its offset, or the committed one."""
@@ -223,7 +230,7 @@ class ConsumerEngine:
             self.error(KafkaError(step.error, text, fatal=True))
         if step.refused is not None:  # an error event from poll(), as librdkafka's
             text = f"JoinGroup failed: {KafkaError(step.refused).str()}"
-            self._events.append(Message(partition=EVENT_PARTITION, error=KafkaError(step.refused, text)))
+            self._events.append(error_event(KafkaError(step.refused, text), partition=EVENT_PARTITION))
         self._rebalances.served(step)
         self._callbacks.drive(self._callbacks.serve(step, sub.revoked), lambda: sub.served(step))
 
@@ -240,18 +247,17 @@ class ConsumerEngine:
 
     def _leave_group(self) -> None:
         sub, self._subscription = self._subscription, None
-        if sub is None:
-            return
-        try:
-            parts = self._assignment.partitions()
-            if parts:
-                self._subscription = sub  # the callback may still commit as this member
-                try:
-                    self._callbacks.drive(self._callbacks.revoke_all(parts), lambda: None, awaits=False)
-                finally:
-                    self._subscription = None
-        finally:
-            sub.leave(self.request_timeout).result(self.request_timeout + 5)
+        self._departures.leave_now(sub)
+
+    def _revoke_for(self, sub: Subscription) -> None:
+        """``sub``'s partitions through on_revoke, then unassigned; its callback commits as that member."""
+        parts = self._assignment.partitions()
+        if parts:
+            current, self._subscription = self._subscription, sub
+            try:
+                self._callbacks.drive(self._callbacks.revoke_all(parts), lambda: None, awaits=False)
+            finally:
+                self._subscription = current
 
     # --- consuming ---------------------------------------------------------------------------
 
@@ -344,14 +350,14 @@ class ConsumerEngine:
         """The group was left because poll() was not called in time (IO thread): an error event
         for the next poll(), as librdkafka's."""
         text = "Application maximum poll interval exceeded: leaving the group"
-        self._events.append(Message(partition=EVENT_PARTITION, error=KafkaError(KafkaError._MAX_POLL_EXCEEDED, text)))
+        self._events.append(error_event(KafkaError(KafkaError._MAX_POLL_EXCEEDED, text), partition=EVENT_PARTITION))
         self._ready()
 
     def _topic_unavailable(self, topic: str, code: int) -> None:
         """A subscribed topic the cluster does not have (IO thread): an error event naming it, as
         librdkafka's; the subscription stays (the topic may be created)."""
         error = KafkaError(code, f"Subscribed topic not available: {topic}: {KafkaError(code).str()}")
-        self._events.append(Message(topic=topic, partition=EVENT_PARTITION, error=error))
+        self._events.append(error_event(error, topic, EVENT_PARTITION))
         self._ready()
 
     def position(self, partitions: list[TopicPartition]) -> list[TopicPartition]:
@@ -457,12 +463,14 @@ class ConsumerEngine:
             diagnostics.closing(self.client.debug, self.group_id, len(self._assignment))
         self._callbacks.abandon()
         try:
+            self._departures.serve_pending()  # unsubscribed, not polled since: served here
             if self._subscription is not None:
                 self._leave_group()
             else:
                 self._commit_before_removing(self._assignment.tps())
         except BaseException as exc:  # a callback's exception is raised once closing is done
             failure = exc
+        self._departures.wait()
         self._commits.stop()
         if self._stats is not None:
             self._stats.stop()

@@ -22,6 +22,7 @@ from ..client.cluster import Client, throttle_event
 from ..client.coordinators import Coordinators
 from ..client.driver import Operation, error_of
 from ..client.group_offsets import fetch_operation
+from ..client.group_transactions import GROUP_TRANSACTIONS
 from ..client.list_offsets import READ_COMMITTED, READ_UNCOMMITTED, list_offsets_operation
 from ..core import TopicPartitionKey
 from ..core.fetch_positions import FetchTable
@@ -199,7 +200,7 @@ class FetchEngine:
         """What the table handed over, appended to ``out`` as messages (events, Columns converted)."""
         for part, batch, records in items:
             if isinstance(records, Event):
-                out.append(Message(part.key[0], part.key[1], records.offset, error=records.error))
+                out.append(model.error_event(records.error, part.key[0], part.key[1], records.offset))
                 continue
             if not isinstance(records, list):
                 assert batch is not None
@@ -228,7 +229,7 @@ class FetchEngine:
         pieces = []
         for part, batch, records in self._take(max_records):
             if isinstance(records, Event):
-                self._held.append(Message(part.key[0], part.key[1], records.offset, error=records.error))
+                self._held.append(model.error_event(records.error, part.key[0], part.key[1], records.offset))
             else:
                 pieces.append(records if not isinstance(records, list) else arrow.from_messages(records))
                 if handed is not None and batch is not None:
@@ -366,14 +367,22 @@ class FetchEngine:
         op.start_io()
 
     def _look_up_stored(self, keys: list[tuple[TopicPartitionKey, int]], now: float) -> None:
+        """The committed offsets (require_stable under read_committed, as librdkafka asks), read
+        once no transaction of this process carrying the group's offsets is open: before KIP-447
+        an earlier answer shows the offsets that transaction replaces."""
         group = self.config.group_id
         assert group is not None
-        op = fetch_operation(
-            self.client, self._coordinators, group, [key for key, _ in keys],
-            require_stable=self.config.read_committed, deadline=now + self._timeout, live=self._live,
-        )  # fmt: skip
-        self._on_lookup(op, keys, lambda committed: committed.offset)
-        op.start_io()
+
+        def look_up() -> None:
+            op = fetch_operation(
+                self.client, self._coordinators, group, [key for key, _ in keys],
+                require_stable=self.config.read_committed, deadline=self.client.engine.now() + self._timeout,
+                live=self._live,
+            )  # fmt: skip
+            self._on_lookup(op, keys, lambda committed: committed.offset)
+            op.start_io()
+
+        GROUP_TRANSACTIONS.after(group, self.client.engine, look_up)
 
     def _on_lookup(self, op: Operation[Any], keys: list[tuple[TopicPartitionKey, int]], offset_of: Callable[[Any], int]) -> None:
         generations = dict(keys)

@@ -5,9 +5,11 @@ It finds the coordinator (the shared cache), joins with one protocol per configu
 (preference order), runs the chosen assignor when it is the leader (after a metadata refresh for
 every member's topics), syncs, heartbeats, and rejoins when told. Every assignment change is handed
 to ``on_change`` on the IO thread; the consumer turns it into rebalance callbacks in poll(). With
-``hold_revokes`` a rejoin that follows a revocation waits for `revoked` (the application's on_revoke
-ran, and could commit with the generation it consumed under), as librdkafka waits for its
-rebalance callback before it joins again.
+``hold_revokes`` a rejoin that follows a revocation or a loss waits for `revoked` (the application's
+on_revoke or on_lost ran, and could commit or end its transaction with the generation it consumed
+under: `Step.holds_rejoin`), as librdkafka waits for its rebalance callback before it joins again;
+then also for the transactions of this process that carry the group's offsets
+(`client/group_transactions.py`), so the next assignment's committed offsets are read after them.
 
 The leader keeps the partition counts it assigned with and looks at the metadata again (every
 second while a subscribed topic is missing, else every ``metadata_interval``): a topic created or
@@ -27,6 +29,7 @@ from typing import Any
 
 from ..client.cluster import Client
 from ..client.coordinators import GROUP, Coordinators
+from ..client.group_transactions import GROUP_TRANSACTIONS
 from ..core.assignors import ASSIGNORS, COOPERATIVE_STICKY, Member, encode_sticky_user_data
 from ..core.backoff import RetryBackoff
 from ..core.group import REFUSED_JOIN_PAUSE, GroupConfig, Membership, State, Step
@@ -97,9 +100,9 @@ class GroupMember:
         """The revocation handed over last has been served: the held rejoin may go."""
 
         def release() -> None:
-            if self._held:
+            if self._held:  # and after the transactions this process has open with our offsets
                 self._held = False
-                self._join()
+                GROUP_TRANSACTIONS.after(self.config.group_id, self.client.engine, self._join)
 
         self.client.engine.call_soon(release)
 
@@ -344,7 +347,7 @@ class GroupMember:
             self._lost_coordinator()
         elif not step.retry:
             self._backoff.reset()
-        if step.rejoin and step.revoke and self._hold_revokes:
+        if step.holds_rejoin and self._hold_revokes:
             self._held = True
         elif step.rejoin:
             self._later(0.0 if not step.find_coordinator else self._retry_delay(), self._join)

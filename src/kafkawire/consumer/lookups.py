@@ -27,15 +27,17 @@ def offsets_for_times(
     client: Client, queries: Mapping[TP, int], *, read_committed: bool, timeout: float
 ) -> list[TopicPartition]:
     """Each partition's first offset with a timestamp at or after the one asked (-1: none), in the
-    order asked. As librdkafka: the topics' metadata first; a partition it does not show keeps the
-    timestamp asked and carries its error (the topic's, or _UNKNOWN_PARTITION), and when no
-    partition is left to ask the call raises _UNKNOWN_PARTITION."""
+    order asked. As librdkafka: the topics' metadata first (asked for only when a topic is not known
+    yet: a refresh queued behind a consumer's long-polling Fetch would cost the call a Fetch wait);
+    a partition it does not show keeps the timestamp asked and carries its error (the topic's, or
+    _UNKNOWN_PARTITION), and when no partition is left to ask the call raises _UNKNOWN_PARTITION."""
     if not queries:
         return []
     deadline = client.engine.now() + timeout
     topics = sorted({topic for topic, _ in queries})
     try:
-        wait(client.refresh_metadata(topics, timeout=timeout), timeout)
+        if any(client.metadata.topic_error(topic) for topic in topics):
+            wait(client.refresh_metadata(topics, timeout=timeout), timeout)
     except KafkaException as exc:  # no metadata: librdkafka looks for the leaders until it times out
         cause = exc.args[0].str() if isinstance(exc.args[0], KafkaError) else str(exc)
         raise KafkaException(KafkaError(KafkaError._TIMED_OUT, f"Failed to get offsets: {cause}")) from None

@@ -7,7 +7,7 @@ client's metadata owner refreshes every topic each ``topic.metadata.refresh.inte
 pattern subscription), joining again when the match changes. The membership's
 changes arrive on the IO thread as `core.group.Step`s; each is queued on the consumer's callback
 queue, so ``poll()``/``consume()`` serve it in the caller's thread through ``apply`` (the face's
-rebalance callbacks). A revocation's rejoin waits until its callback ran (`GroupMember.revoked`).
+rebalance callbacks). A revocation's or loss's rejoin waits until its callback ran (`GroupMember.revoked`).
 
 ``max.poll.interval.ms``: when the application has not polled for that long, the member leaves
 the group (its partitions are lost: another member may have them by the time it polls), the face
@@ -80,6 +80,7 @@ class Subscription:
         self._max_poll = config.options["max.poll.interval.ms"] / 1000
         self.left_for_poll = False
         self._lost_while_away: list[Step] = []  # held for the poll that joins again
+        self._away_as: Member | None = None  # who we were before leaving for the poll interval
         self._unavailable = unavailable
         self._missing: set[str] = set()  # named topics reported unavailable, until they appear
 
@@ -94,6 +95,8 @@ class Subscription:
         lost by leaving are handed over first."""
         self.left_for_poll = False
         held, self._lost_while_away = self._lost_while_away, []
+        if not held:
+            self._away_as = None
         for step in held:
             self._executor.put(self._apply, (step,))
 
@@ -116,7 +119,11 @@ class Subscription:
         self._client.engine.call_soon(swap)
 
     def member(self) -> Member:
-        """Who commits: our generation (or epoch) and ids as the group knows them now."""
+        """Who commits: our generation (or epoch) and ids as the group knows them now; after
+        leaving for max.poll.interval.ms, until its loss was served, who we were then (a commit
+        from on_lost is refused by the group, as librdkafka's is, not taken as a standalone one)."""
+        if self._away_as is not None:
+            return self._away_as
         m = self.membership
         if isinstance(m, GroupMember):
             ms = m.membership
@@ -131,7 +138,10 @@ class Subscription:
             self.membership.revoked()
 
     def served(self, step: Step) -> None:
-        """A KIP-848 reconciliation was served (callbacks ran): acknowledge it to the coordinator."""
+        """A KIP-848 reconciliation was served (callbacks ran): acknowledge it to the coordinator.
+        The loss held while away was served: commits are ours again."""
+        if step.lost and not self.left_for_poll:
+            self._away_as = None
         if isinstance(self.membership, ConsumerGroupMembership) and (step.assign or step.revoke):
             self.membership.acknowledge()
 
@@ -184,6 +194,7 @@ class Subscription:
         idle = time.monotonic() - self._polled_at()
         if self.membership is not None and not self.left_for_poll and idle > self._max_poll:
             self.left_for_poll = True
+            self._away_as = self.member()
             self.membership.leave(self._config.options["socket.timeout.ms"] / 1000)
             self._client.engine.call_soon(self._max_poll_exceeded)  # after the leave (its loss held)
         self._client.engine.call_later(min(POLL_CHECK, self._max_poll / 2), self._watch_polls)

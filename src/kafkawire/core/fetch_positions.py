@@ -253,7 +253,11 @@ class FetchTable:
     ) -> bool:
         """Records of one answer for the row (already sifted: see `sift`). True when take() has
         something new (records or an event). A chunk holds its batch's wire bytes (about its keys
-        and values) plus RECORD_COST per record (the objects around them)."""
+        and values) plus RECORD_COST per record (the objects around them). _PARTITION_EOF follows
+        an answer to a Fetch asked at the end (empty, after fetch.wait.max.ms), as librdkafka's:
+        not the answer that brought the last records, so a record produced while that next Fetch
+        waits comes before the event."""
+        asked = part.fetch_offset
         new = False
         for batch, records in chunks:
             wire = batch.batch_length + BATCH_OVERHEAD
@@ -277,7 +281,7 @@ class FetchTable:
             part.log_start = log_start
         if last_stable >= 0:
             part.last_stable = last_stable
-        if self.limits.partition_eof and self._at_end(part):
+        if self.limits.partition_eof and self._at_end(part, asked):
             part.eof_at = part.fetch_offset
             hw = part.high_watermark
             eof = KafkaError(KafkaError._PARTITION_EOF, f"Fetch from {part.key[0]} [{part.key[1]}] reached end of partition at offset {hw}")
@@ -286,10 +290,11 @@ class FetchTable:
         return new
 
     @staticmethod
-    def _at_end(part: Partition) -> bool:
-        """Fetched up to the high watermark, nothing held for a marker, not yet reported there."""
+    def _at_end(part: Partition, asked: int) -> bool:
+        """The answer was to a Fetch asked at the high watermark, nothing held for a marker, not yet
+        reported there."""
         hw = part.high_watermark
-        if hw < 0 or part.fetch_offset < hw or part.eof_at == part.fetch_offset:
+        if hw < 0 or asked < hw or part.fetch_offset < hw or part.eof_at == part.fetch_offset:
             return False
         return part.filter is None or not part.filter.holding
 

@@ -114,6 +114,14 @@ class Step:
     members: list[Any] | None = None  # as leader: every member's JoinGroup metadata, to assign
     synced: bool = False  # a rebalance ended: the application hears of it even when nothing changed
 
+    @property
+    def holds_rejoin(self) -> bool:
+        """The rejoin waits until the application has served this step's revocation or loss (its
+        callback ran, so it could commit, or finish a transaction, as the member it consumed
+        under), as librdkafka joins again only after its rebalance callback: a new assignment's
+        committed offsets are then read after what that callback finished."""
+        return self.rejoin and bool(self.revoke or self.lost)
+
 
 @dataclass
 class GroupConfig:

@@ -21,6 +21,7 @@ from typing import Any
 from ..client.cluster import Client
 from ..client.coordinators import GROUP, TRANSACTION, Coordinators, ToCoordinator
 from ..client.driver import Operation, error_of, whole
+from ..client.group_transactions import GROUP_TRANSACTIONS
 from ..core.idempotence import BUMP_REFUSED_ERRORS, Idempotence
 from ..core.policy import Action, ErrorPolicy
 from ..core.policy.coordinator import COORDINATOR
@@ -129,6 +130,7 @@ class TransactionManager:
         self._to_transaction = ToCoordinator(self.coordinators, TRANSACTION, lambda _key: self.transactional_id)
         self._to_group = ToCoordinator(self.coordinators, GROUP)
         self.added: set[tuple[str, int]] = set()  # partitions in the open transaction
+        self.offsets_added = False  # a group's offsets are in it (AddOffsetsToTxn answered)
         self._adding: set[tuple[str, int]] = set()  # asked for by the sender, not added yet
         self._asking: set[tuple[str, int]] = set()  # of those, in an AddPartitionsToTxn now
         self.on_added: Callable[[], None] = lambda: None  # the sender's wake
@@ -266,10 +268,13 @@ class TransactionManager:
             error = error_of(answer)
             if error is None:
                 self.added.clear()
+                self.offsets_added = False
+                GROUP_TRANSACTIONS.ended(self)
             _settle(fut, error)
 
         def send() -> None:
-            if not self.added:  # nothing was written: there is no transaction on the broker to end
+            if not self.added and not self.offsets_added:  # nothing written: no transaction to end
+                GROUP_TRANSACTIONS.ended(self)
                 _settle(fut, None)
                 return
             op = self._call(
@@ -337,12 +342,14 @@ class TransactionManager:
             if error is not None:
                 _settle(fut, error)
                 return
+            self.offsets_added = True  # EndTxn is due even when no record was produced
             op = self._call(
                 TXN_OFFSET_COMMIT, [group_id], body, parse, deadline, policy=OFFSETS_POLICY, router=self._to_group
             )
             op.future(group_id).add_done_callback(committed)
 
         def start() -> None:
+            GROUP_TRANSACTIONS.opened(self, group_id, self.transaction_timeout_ms / 1000)
             op = self._call(
                 ADD_OFFSETS_TO_TXN,
                 ["add"],

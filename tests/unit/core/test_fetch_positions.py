@@ -161,7 +161,8 @@ def test_take_one_alternates_rows_and_leaves_events_and_last_records_to_take() -
     t = FetchTable(FetchLimits(partition_eof=True))
     for key in (A, B, C):
         t.assign(key, 0)
-    fill(t, A, 0, 3, hw=3)  # three records, then an EOF event
+    fill(t, A, 0, 3, hw=3)  # three records, then (the next Fetch's empty answer) an EOF event
+    t.add(t.parts[A], [], 3, 3, 0)
     fill(t, C, 0, 3)
     t.pause(C, True)
     out: list = []
@@ -218,17 +219,20 @@ def test_sift_skips_what_lies_before_the_offset_asked() -> None:
 
 
 def test_partition_eof_once_per_end_reached() -> None:
+    """As librdkafka: the event follows an answer to a Fetch asked at the end, not the answer that
+    reached it, so a record that arrives while the next Fetch waits comes first."""
     t = FetchTable(FetchLimits(partition_eof=True))
     t.assign(A, 0)
-    fill(t, A, 0, 2, hw=2)
+    fill(t, A, 0, 2, hw=2)  # the answer that reached the end: no event yet
     part = t.parts[A]
-    t.add(part, [], 2, 2, 0)  # at the end again: no second event
+    assert offsets_taken(t.take(10)) == [(0, 0), (0, 1)] and t.take(10) == []
+    fill(t, A, 2, 1, hw=3)  # produced meanwhile: the Fetch asked at 2 brings it
+    t.add(part, [], 3, -1, -1)  # the Fetch asked at 3 comes back empty (left out of the session)
+    t.add(part, [], 3, 3, 0)  # at the end again: no second event
     items = t.take(10)
-    assert offsets_taken(items) == [(0, 0), (0, 1)]
+    assert offsets_taken(items) == [(0, 2)]
     assert [e.error.code() for _, b, e in items if b is None] == [KafkaError._PARTITION_EOF]  # type: ignore[union-attr]
-    fill(t, A, 2, 1, hw=3)
-    items = t.take(10)
-    assert offsets_taken(items) == [(0, 2)] and len(items) == 2
+    assert items[-1][1] is None  # the event after the record
 
 
 def test_out_of_range_resets_or_reports() -> None:

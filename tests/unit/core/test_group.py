@@ -178,3 +178,26 @@ def test_unknown_group_errors_are_fatal_and_the_table_uses_named_codes() -> None
     names = {v: k for k, v in vars(ec).items() if isinstance(v, int) and k.isupper()}
     assert all(code in names for code in VERDICTS)
     assert all(isinstance(s, State) for pair in TRANSITIONS for s in (pair[0], TRANSITIONS[pair]))
+
+
+@pytest.mark.parametrize("cooperative", [False, True])
+def test_a_rejoin_after_partitions_left_us_waits_for_the_application(cooperative: bool) -> None:
+    """Issue 39: a member that loses its session (or its generation) while a transaction is open
+    must not join again, and so read a new assignment's committed offsets, before the application's
+    on_lost/on_revoke ran (where it finishes the transaction): every step that revokes or loses
+    partitions holds its rejoin; one that gives nothing back does not."""
+    expired = stable(cooperative=cooperative).session_expired(20.0)
+    assert expired is not None and expired.lost and expired.holds_rejoin
+    for code in (ec.UNKNOWN_MEMBER_ID, ec.ILLEGAL_GENERATION):
+        step = stable(cooperative=cooperative).on_heartbeat(code, now=3.0)
+        assert step.lost and step.holds_rejoin
+    rebalance = stable(cooperative=cooperative).on_heartbeat(ec.REBALANCE_IN_PROGRESS, now=3.0)
+    assert rebalance.rejoin and rebalance.holds_rejoin is (not cooperative)  # eager: everything revoked
+    nothing_owned = stable(cooperative=cooperative, owned={}).on_heartbeat(ec.UNKNOWN_MEMBER_ID, now=3.0)
+    assert nothing_owned.rejoin and not nothing_owned.holds_rejoin
+    m = stable(cooperative=True, owned={"t": [0, 1, 2]})
+    m.on_heartbeat(ec.REBALANCE_IN_PROGRESS, now=1.0)
+    m.join_request(PROTOCOLS)
+    m.on_join(join_answer(generation=5), now=1.0)
+    taken = m.on_sync(Struct(error_code=ec.NONE), {"t": [0, 1]}, now=1.0)
+    assert taken.revoke and taken.holds_rejoin  # the second round waits for on_revoke too

@@ -5,6 +5,7 @@ from __future__ import annotations
 from kafkawire.core.policy import Action, ErrorPolicy
 from kafkawire.core.policy.admin import ADMIN_READ, ADMIN_STARTED, ADMIN_WRITE
 from kafkawire.core.policy.coordinator import COORDINATOR, TXN_OFFSET_COMMIT
+from kafkawire.core.policy.group_offsets import COMMIT_OFFSETS, GROUP_OFFSETS
 from kafkawire.core.policy.offsets import LIST_OFFSETS
 from kafkawire.kafka_error import KafkaError
 from kafkawire.protocol import error_codes as ec
@@ -42,6 +43,14 @@ def test_coordinator_policy() -> None:
     assert TXN_OFFSET_COMMIT.action(ec.REQUEST_TIMED_OUT) is Action.RETRY
     assert TXN_OFFSET_COMMIT.action(ec.UNKNOWN_TOPIC_OR_PARTITION) is Action.RETRY
     assert TXN_OFFSET_COMMIT.action(ec.ILLEGAL_GENERATION) is Action.FAIL
+
+
+def test_a_commit_of_a_partition_the_broker_lacks_fails_at_once() -> None:
+    """As librdkafka's: asked again, the broker would only say the same until the timeout."""
+    assert COMMIT_OFFSETS.action(ec.UNKNOWN_TOPIC_OR_PARTITION) is Action.FAIL
+    assert GROUP_OFFSETS.action(ec.UNKNOWN_TOPIC_OR_PARTITION) is Action.RETRY  # a fetch asks again
+    for code in (ec.UNSTABLE_OFFSET_COMMIT, ec.COORDINATOR_LOAD_IN_PROGRESS):
+        assert COMMIT_OFFSETS.action(code) is GROUP_OFFSETS.action(code) is Action.RETRY
 
 
 def test_list_offsets_policy_refreshes_on_anything_retriable() -> None:

@@ -1,0 +1,75 @@
+"""Transactions of this process that carry a consumer group's offsets, until they end.
+
+A transactional producer opens one for a group when it sends offsets to its transaction
+(``send_offsets_to_transaction``) and ends it when the transaction is committed or aborted; a
+group member of the same process that lost or gave back its partitions joins again, and reads a
+new assignment's committed offsets, only once none is open for its group (issue 39). Before KIP-447
+(Kafka < 2.5: no ``require_stable``) an OffsetFetch answered before the transaction's end shows the
+offsets that transaction replaces, and the records after them are copied twice. A transaction that
+is never ended stops counting after its ``transaction.timeout.ms`` (the broker aborts it by then).
+
+One registry per process (`GROUP_TRANSACTIONS`): the producer opens and ends, the consumer waits;
+neither imports the other.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Protocol
+
+
+class Timers(Protocol):
+    """The IO engine's part a waiting member uses (`io.engine.Engine`)."""
+
+    def call_soon(self, fn: Callable[[], None]) -> None: ...
+    def call_later(self, delay: float, fn: Callable[[], None]) -> object: ...
+
+
+class GroupTransactions:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._open: dict[object, tuple[str, float]] = {}  # transaction -> (group, expiry, monotonic)
+        self._waiting: list[tuple[str, Callable[[], None]]] = []
+
+    def opened(self, transaction: object, group: str, timeout: float) -> None:
+        """``transaction`` (one per producer) carries offsets of ``group`` from now until `ended`,
+        or ``timeout`` seconds at most."""
+        with self._lock:
+            self._open[transaction] = (group, time.monotonic() + timeout)
+
+    def ended(self, transaction: object) -> None:
+        """Committed, aborted or given up: those waiting for its group and no other go on."""
+        with self._lock:
+            if self._open.pop(transaction, None) is None:
+                return
+            now = time.monotonic()
+            busy = {group for group, expiry in self._open.values() if expiry > now}
+            ready = [then for group, then in self._waiting if group not in busy]
+            self._waiting = [(group, then) for group, then in self._waiting if group in busy]
+        for then in ready:
+            then()
+
+    def after(self, group: str, timers: Timers, then: Callable[[], None]) -> None:
+        """``then()`` on the IO thread of ``timers``: now when no transaction is open for ``group``,
+        else once the last one ended or expired, whichever comes first (called once)."""
+        done = threading.Event()
+
+        def go() -> None:
+            if not done.is_set():
+                done.set()
+                then()
+
+        with self._lock:
+            now = time.monotonic()
+            expiries = [expiry for g, expiry in self._open.values() if g == group and expiry > now]
+            if expiries:
+                self._waiting.append((group, lambda: timers.call_soon(go)))
+        if not expiries:
+            go()
+            return
+        timers.call_later(max(expiries) - now, go)
+
+
+GROUP_TRANSACTIONS = GroupTransactions()

@@ -1,0 +1,64 @@
+"""Subscriptions being left, and when their revocation is served.
+
+confluent-kafka's ``unsubscribe()`` returns at once: the revocation (``on_revoke``, the automatic
+commit, ``on_commit``) is served by the next ``poll()``, or by ``close()`` when that comes first,
+and the LeaveGroup follows it. `Departures` holds the subscriptions left that way until then, and
+the LeaveGroups sent, which ``close()`` waits for before the client stops.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import Future
+
+from ..client.executor import CallbackExecutor
+from .rebalance import Subscription
+
+# What revokes a subscription's partitions in the application's thread (the engine's callbacks).
+Revoke = Callable[[Subscription], None]
+
+
+class Departures:
+    def __init__(self, revoke: Revoke, executor: CallbackExecutor, request_timeout: float) -> None:
+        self._revoke = revoke
+        self._executor = executor
+        self._timeout = request_timeout
+        self._pending: list[Subscription] = []  # left, the revocation not served yet
+        self._sent: list[Future[None]] = []  # LeaveGroups not answered yet
+
+    def later(self, sub: Subscription) -> None:
+        """unsubscribe(): the revocation waits for whoever serves the callback queue next."""
+        self._pending.append(sub)
+        self._executor.put(self._served, (sub,))
+
+    def now(self, sub: Subscription) -> Future[None]:
+        """Revoke, then leave; the future resolves once the LeaveGroup is answered."""
+        try:
+            self._revoke(sub)
+        finally:
+            left = sub.leave(self._timeout)
+            self._sent = [f for f in self._sent if not f.done()] + [left]
+        return left
+
+    def leave_now(self, sub: Subscription | None) -> None:
+        """`now`, waiting for the LeaveGroup's answer (close(), or a face serving elsewhere)."""
+        if sub is not None:
+            self.now(sub).result(self._timeout + 5)
+
+    def _served(self, sub: Subscription) -> None:
+        if sub in self._pending:  # (close() may have served it already)
+            self._pending.remove(sub)
+            self.now(sub)
+
+    def serve_pending(self) -> None:
+        """close(): the revocations still pending are served now, in order."""
+        while self._pending:
+            self.now(self._pending.pop(0))
+
+    def wait(self) -> None:
+        """close(): every LeaveGroup sent is answered (or given up) before the client stops."""
+        for left in self._sent:
+            try:
+                left.result(self._timeout + 5)
+            except Exception:  # a LeaveGroup that never got through: the session ends it
+                pass
