@@ -606,13 +606,13 @@ def _fill(bootstrap: str, topic: str, w: Workload) -> None:
 
 
 def kafkawire_fetch(sc: Scenario, bootstrap: str, topic: str, w: Workload) -> dict[str, Any]:
-    """The read path alone: `kafkawire.consumer.fetch_range` over each partition in turn, each
+    """The read path alone: `kafkawire.range_reader.fetch_range` over each partition in turn, each
     batch decoded into Arrow columns as a Spark task does (the decoder ``consume_arrow`` uses).
     The whole topic is read ``WARM_UP_JOBS`` + 1 times in this process, as the Spark reader is: the
     last read is the result."""
-    from kafkawire.client.cluster import Client
-    from kafkawire.consumer import FetchSettings, fetch_range, partitions_for
+    from kafkawire.client.network_client import Client
     from kafkawire.consumer.arrow import columns_of
+    from kafkawire.range_reader import FetchSettings, fetch_range, partitions_for
 
     _fill(bootstrap, topic, w)
     client = Client({"bootstrap.servers": bootstrap})
@@ -646,8 +646,8 @@ def kafkawire_spark_read(sc: Scenario, bootstrap: str, topic: str, w: Workload) 
         import kafkawire.spark
     except ImportError as exc:
         return {"skipped": f"the Spark data source is not available ({exc})"}
-    from kafkawire.client.cluster import Client
-    from kafkawire.consumer import high_watermarks, partitions_for
+    from kafkawire.client.network_client import Client
+    from kafkawire.range_reader import high_watermarks, partitions_for
 
     _fill(bootstrap, topic, w)
     # The log ends as Fetch reports them: Tansu answers ListOffsets "latest" with the last batch's

@@ -7,15 +7,9 @@ from ._version import __version__, libversion, version
 from .admin.group_types import ConsumerGroupState, ConsumerGroupTopicPartitions, ConsumerGroupType
 from .admin.topic_types import ElectionType, TopicCollection, TopicPartitionInfo, Uuid
 from .admin.types import IsolationLevel, Node
-from .alias import install_as_confluent_kafka
-from .consumer.consumer import Consumer
-from .consumer.share_consumer import ShareConsumer
-from .core.share_acks import AcknowledgeType
-from .deserializing_consumer import DeserializingConsumer
-from .deserializing_share_consumer import DeserializingShareConsumer
-from .kafka_error import ConcurrentModificationException, IllegalStateException, KafkaError, KafkaException
-from .messages import Messages
-from .model import (
+from .app.alias import install_as_confluent_kafka
+from .base.messages import Messages
+from .base.model import (
     OFFSET_BEGINNING,
     OFFSET_END,
     OFFSET_INVALID,
@@ -32,7 +26,12 @@ from .model import (
     TopicMetadata,
     TopicPartition,
 )
-from .partitioning import consistent, fnv1a, murmur2
+from .base.partitioning import consistent, fnv1a, murmur2
+from .consumer.consumer import Consumer
+from .core.kafka_error import ConcurrentModificationException, IllegalStateException, KafkaError, KafkaException
+from .core.share_acks import AcknowledgeType
+from .deserializing_consumer import DeserializingConsumer
+from .deserializing_share_consumer import DeserializingShareConsumer
 from .producer import (
     AIOProducer,
     ConsumerGroupMetadata,
@@ -41,6 +40,7 @@ from .producer import (
     SyncProducer,
 )
 from .serializing_producer import SerializingProducer
+from .share_consumer.share_consumer import ShareConsumer
 
 __all__ = [
     "OFFSET_BEGINNING",

@@ -18,11 +18,11 @@ from . import (
     version,
 )
 from .admin import NewPartitions, NewTopic
+from .base.model import Message, TopicPartition
 from .consumer.consumer import Consumer
-from .consumer.share_consumer import ShareConsumer
-from .kafka_error import ConcurrentModificationException, IllegalStateException, KafkaError, KafkaException
-from .model import Message, TopicPartition
+from .core.kafka_error import ConcurrentModificationException, IllegalStateException, KafkaError, KafkaException
 from .producer import Producer
+from .share_consumer.share_consumer import ShareConsumer
 
 __all__ = [
     "OFFSET_BEGINNING",

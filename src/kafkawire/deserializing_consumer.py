@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .base.model import Message
 from .consumer.consumer import Consumer
 from .error import ConsumeError, KeyDeserializationError, ValueDeserializationError
-from .model import Message
 from .serialization import MessageField, SerializationContext
 
 __all__ = ["DeserializingConsumer"]

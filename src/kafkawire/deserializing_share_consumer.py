@@ -13,11 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .consumer.share_consumer import ShareConsumer
-from .kafka_error import KafkaError
-from .messages import Messages
-from .model import Message
+from .base.messages import Messages
+from .base.model import Message
+from .core.kafka_error import KafkaError
 from .serialization import MessageField, SerializationContext
+from .share_consumer.share_consumer import ShareConsumer
 
 
 class DeserializingShareConsumer(ShareConsumer):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .kafka_error import KafkaError, KafkaException
+from .core.kafka_error import KafkaError, KafkaException
 from .serialization import SerializationError
 
 __all__ = [

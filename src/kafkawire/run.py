@@ -10,7 +10,7 @@ import runpy
 import sys
 from collections.abc import Sequence
 
-from .alias import install_as_confluent_kafka
+from .app.alias import install_as_confluent_kafka
 
 USAGE = (
     "usage: python -m kafkawire.run script.py [args ...]\n       python -m kafkawire.run -m package.module [args ...]"

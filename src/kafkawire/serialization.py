@@ -14,7 +14,7 @@ from collections.abc import Callable
 from enum import Enum
 from typing import Any
 
-from .kafka_error import KafkaException
+from .core.kafka_error import KafkaException
 
 __all__ = [
     "Deserializer",

@@ -23,7 +23,7 @@ from kafkawire.admin import (
     OffsetSpec,
     TopicPartition,
 )
-from kafkawire.cli import main as cli_main
+from kafkawire.app.cli import main as cli_main
 from kafkawire.local_broker import TansuBroker
 from tests.harness.judge import Record, judge_config, produce_with_confluent, unique_name
 

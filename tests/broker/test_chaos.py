@@ -21,8 +21,8 @@ from collections.abc import Iterator
 import pytest
 
 from kafkawire import KafkaError, Producer
+from kafkawire.base.model import Message
 from kafkawire.local_broker import TansuBroker
-from kafkawire.model import Message
 from kafkawire.protocol.apis import PRODUCE
 from tests.harness.judge import consume_all
 from tests.harness.proxy import KafkaProxy

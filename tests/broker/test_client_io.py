@@ -10,8 +10,8 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from kafkawire import Producer
-from kafkawire.client.cluster import Client
-from kafkawire.kafka_error import KafkaError, KafkaException
+from kafkawire.client.network_client import Client
+from kafkawire.core.kafka_error import KafkaError, KafkaException
 from kafkawire.protocol.apis import API_VERSIONS, METADATA, PRODUCE
 from tests.harness.mock_cluster import MockCluster
 

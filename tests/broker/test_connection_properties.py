@@ -13,7 +13,7 @@ import confluent_kafka as ck
 import pytest
 
 import kafkawire
-from kafkawire.io.broker import State
+from kafkawire.io.broker import ConnectionState
 from kafkawire.local_broker import TansuBroker
 from tests.harness.hostile_scenarios import wait_until
 from tests.harness.topics import create_topic
@@ -24,8 +24,8 @@ def test_an_idle_connection_is_closed_and_the_client_reconnects(tansu: TansuBrok
         client = admin._client  # the admin client's network client, to see its connections
         admin.list_topics(timeout=10)
         conns = client.connections
-        assert any(c.state is State.READY for c in conns())
-        assert wait_until(lambda: all(c.state is State.DISCONNECTED for c in conns()))
+        assert any(c.state is ConnectionState.READY for c in conns())
+        assert wait_until(lambda: all(c.state is ConnectionState.DISCONNECTED for c in conns()))
         assert all(c.last_error is None for c in conns())  # closed quietly: not a failure
         assert admin.list_topics(timeout=10).brokers  # the next request connects again
 
@@ -34,7 +34,7 @@ def test_without_connections_max_idle_ms_connections_stay(tansu: TansuBroker) ->
     with kafkawire.admin.AdminClient({"bootstrap.servers": tansu.bootstrap}) as admin:
         admin.list_topics(timeout=10)
         time.sleep(1.0)
-        assert any(c.state is State.READY for c in admin._client.connections())
+        assert any(c.state is ConnectionState.READY for c in admin._client.connections())
 
 
 def _deliveries(producer: Any, topic: str) -> list[tuple[str | None, int]]:

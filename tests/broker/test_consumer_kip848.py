@@ -13,11 +13,11 @@ from typing import Any
 import confluent_kafka
 import pytest
 
-from kafkawire.client.cluster import Client
 from kafkawire.client.coordinators import Coordinators
+from kafkawire.client.network_client import Client
 from kafkawire.consumer.consumer_group_member import ConsumerGroupMembership
 from kafkawire.core.consumer_group import ConsumerGroupConfig
-from kafkawire.core.group import Step
+from kafkawire.core.group import GroupStep
 from tests.harness.judge import unique_name
 from tests.harness.mock_cluster import MockCluster
 
@@ -36,7 +36,7 @@ class Ours:
         self.member = ConsumerGroupMembership(self.client, Coordinators(self.client), config, self.changed)
         self.member.start()
 
-    def changed(self, step: Step) -> None:
+    def changed(self, step: GroupStep) -> None:
         with self.lock:
             for tps in (step.revoke, step.lost):
                 self.owned -= {(t, p) for t, ps in tps.items() for p in ps}

@@ -8,8 +8,9 @@ from collections.abc import Callable
 import confluent_kafka
 import pytest
 
-from kafkawire.client.cluster import Client
-from kafkawire.consumer import (
+from kafkawire.client.network_client import Client
+from kafkawire.local_broker import TansuBroker
+from kafkawire.range_reader import (
     EARLIEST,
     LATEST,
     DataLossError,
@@ -18,7 +19,6 @@ from kafkawire.consumer import (
     high_watermarks,
     list_offsets,
 )
-from kafkawire.local_broker import TansuBroker
 from tests.harness.judge import Record, judge_config, produce_with_confluent
 from tests.harness.mock_cluster import MockCluster
 from tests.harness.topics import create_topic

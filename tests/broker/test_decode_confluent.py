@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from kafkawire.client.cluster import Client
+from kafkawire.client.network_client import Client
 from kafkawire.local_broker import TansuBroker
 from kafkawire.protocol.apis import FETCH
 from kafkawire.records import CREATE_TIME, decode_batches

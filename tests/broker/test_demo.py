@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 import pytest
 
-from kafkawire import demo
-from kafkawire.cli import main
+from kafkawire.app import demo
+from kafkawire.app.cli import main
 from kafkawire.local_broker import TansuBroker
 from tests.harness.judge import consume_all
 

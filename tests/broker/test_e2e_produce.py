@@ -16,7 +16,7 @@ import confluent_kafka
 import pytest
 
 from kafkawire import KafkaError, KafkaException
-from kafkawire.client.cluster import Client
+from kafkawire.client.network_client import Client
 from kafkawire.core.versions import ranges_from_response
 from kafkawire.local_broker import TansuBroker
 from kafkawire.protocol.apis import API_VERSIONS, CREATE_TOPICS, PRODUCE

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from kafkawire.client.cluster import Client
+from kafkawire.client.network_client import Client
 from kafkawire.local_broker import TansuBroker
 from kafkawire.protocol.apis import PRODUCE
 from kafkawire.protocol.primitives import encode_uvarint

@@ -9,8 +9,8 @@ import confluent_kafka
 import pytest
 
 from kafkawire import KafkaError, Producer
+from kafkawire.base.model import OFFSET_BEGINNING, OFFSET_END, OFFSET_STORED, TIMESTAMP_CREATE_TIME
 from kafkawire.local_broker import TansuBroker
-from kafkawire.model import OFFSET_BEGINNING, OFFSET_END, OFFSET_STORED, TIMESTAMP_CREATE_TIME
 from tests.harness.fetching import settings, taker
 from tests.harness.judge import Record, judge_config, produce_with_confluent, unique_name
 from tests.harness.kafka_broker import KafkaBroker

@@ -9,7 +9,7 @@ from collections.abc import Callable
 import confluent_kafka
 import pytest
 
-from kafkawire.model import OFFSET_BEGINNING
+from kafkawire.base.model import OFFSET_BEGINNING
 from kafkawire.protocol import error_codes as ec
 from tests.harness.fetching import settings, taker
 from tests.harness.judge import consume_all, judge_config, produce_with_confluent

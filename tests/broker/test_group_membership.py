@@ -12,10 +12,10 @@ from typing import Any
 import confluent_kafka
 import pytest
 
-from kafkawire.client.cluster import Client
 from kafkawire.client.coordinators import Coordinators
+from kafkawire.client.network_client import Client
 from kafkawire.consumer.group_member import GroupMember
-from kafkawire.core.group import GroupConfig, Step
+from kafkawire.core.group import GroupConfig, GroupStep
 from kafkawire.protocol.consumer_protocol import TopicPartitions
 from tests.harness.judge import unique_name
 from tests.harness.topics import create_topic
@@ -44,7 +44,7 @@ class Ours:
         self.member = GroupMember(self.client, Coordinators(self.client), config, [assignor], [topic], self.changed)
         self.member.start()
 
-    def changed(self, step: Step) -> None:
+    def changed(self, step: GroupStep) -> None:
         with self.lock:
             for tps in (step.revoke, step.lost):
                 self.owned -= _pairs(tps)

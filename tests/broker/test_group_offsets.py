@@ -1,4 +1,4 @@
-"""Group offsets through the request driver (client/group_offsets.py), judged by confluent-kafka:
+"""Group offsets through the request driver (client/committed_offsets.py), judged by confluent-kafka:
 what we commit its consumer reads as committed, and what it commits we read back, on Tansu and on a
 real Kafka 2.3 coordinator."""
 
@@ -11,11 +11,11 @@ from typing import Any
 import confluent_kafka
 import pytest
 
-from kafkawire.client.cluster import Client
+from kafkawire.client.committed_offsets import Committed, Committer, commit_operation, fetch_operation
 from kafkawire.client.coordinators import Coordinators
 from kafkawire.client.driver import wait
-from kafkawire.client.group_offsets import Committed, Member, commit_operation, fetch_operation
-from kafkawire.kafka_error import KafkaException
+from kafkawire.client.network_client import Client
+from kafkawire.core.kafka_error import KafkaException
 from kafkawire.protocol import error_codes as ec
 from tests.harness.judge import unique_name
 from tests.harness.topics import create_topic
@@ -116,7 +116,7 @@ def test_a_commit_from_outside_a_live_group_fails_at_once(
             *client,
             group,
             {(topic, 0): Committed(1)},
-            member=Member(999, "ghost"),
+            member=Committer(999, "ghost"),
             deadline=client[0].engine.now() + 20,
         ).start()
         with pytest.raises(KafkaException) as caught:

@@ -1,4 +1,4 @@
-"""Issue 13: the read path (consumer/offsets.py list_offsets, consumer/fetcher.py fetch_range)
+"""Issue 13: the read path (range_reader/offsets.py list_offsets, range_reader/range_fetch.py fetch_range)
 against a hostile peer (tests/harness/hostile.py in front of Tansu).
 
 Each case: the call meets the fault and returns or raises a KafkaException with a code (never a
@@ -13,13 +13,13 @@ from collections.abc import Iterator
 import pytest
 
 from kafkawire import Producer
-from kafkawire.client.cluster import Client
-from kafkawire.consumer import FetchSettings, fetch_range, list_offsets
-from kafkawire.consumer.offsets import EARLIEST, LATEST
+from kafkawire.client.network_client import Client
 from kafkawire.local_broker import TansuBroker
 from kafkawire.protocol.apis import FETCH, LIST_OFFSETS, METADATA
 from kafkawire.protocol.codec import Struct
 from kafkawire.protocol.schema import Api
+from kafkawire.range_reader import FetchSettings, fetch_range, list_offsets
+from kafkawire.range_reader.offsets import EARLIEST, LATEST
 from tests.harness.hostile import (
     Exchange,
     Fault,

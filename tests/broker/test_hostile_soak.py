@@ -28,10 +28,10 @@ import pytest
 
 from kafkawire import KafkaError, Producer
 from kafkawire.admin import AdminClient
-from kafkawire.client.cluster import Client
-from kafkawire.consumer import FetchSettings, fetch_range
+from kafkawire.base.model import Message
+from kafkawire.client.network_client import Client
 from kafkawire.local_broker import TansuBroker
-from kafkawire.model import Message
+from kafkawire.range_reader import FetchSettings, fetch_range
 from tests.harness.hostile_checks import FAST, outcome
 from tests.harness.judge import consume_all, unique_name
 from tests.harness.proxy import KafkaProxy

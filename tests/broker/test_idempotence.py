@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from kafkawire import KafkaError, KafkaException, Producer
+from kafkawire.base.model import RecordMetadata
 from kafkawire.local_broker import TansuBroker
-from kafkawire.model import RecordMetadata
 from kafkawire.protocol.apis import INIT_PRODUCER_ID, METADATA, PRODUCE
 from tests.broker.test_producer_faults import FAST, HOLD, WAIT, Reports, topic_on, until, values, warm_up
 from tests.harness.judge import consume_all

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from kafkawire import KafkaError, KafkaException, Producer
-from kafkawire.model import Message, RecordMetadata
+from kafkawire.base.model import Message, RecordMetadata
 from kafkawire.producer.interceptors import ProducerRecord
 from tests.harness.judge import Record, consume_all, produce_with_confluent
 from tests.harness.mock_cluster import MockCluster

@@ -13,8 +13,8 @@ from collections.abc import Callable
 import pytest
 
 from kafkawire import KafkaError, Producer
-from kafkawire.client.cluster import Client
-from kafkawire.consumer import FetchSettings, fetch_range
+from kafkawire.client.network_client import Client
+from kafkawire.range_reader import FetchSettings, fetch_range
 from tests.harness.judge import Record, consume_all, produce_with_confluent
 from tests.harness.kafka_broker import KafkaBroker
 from tests.harness.topics import create_topic

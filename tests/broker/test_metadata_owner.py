@@ -9,9 +9,9 @@ from concurrent.futures import Future
 
 import pytest
 
-from kafkawire.client.cluster import Client
+from kafkawire.client.network_client import Client
+from kafkawire.core.kafka_error import KafkaError
 from kafkawire.core.metadata_refresh import Pace
-from kafkawire.kafka_error import KafkaError
 from kafkawire.protocol.apis import METADATA
 from kafkawire.protocol.codec import Struct
 from tests.harness.mock_cluster import MockCluster

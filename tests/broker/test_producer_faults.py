@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from kafkawire import KafkaError, KafkaException, Producer
-from kafkawire.model import Message
+from kafkawire.base.model import Message
 from kafkawire.protocol.apis import METADATA, PRODUCE
 from kafkawire.records import BatchBuilder
 from tests.harness.judge import Record as JudgeRecord

@@ -17,8 +17,8 @@ import confluent_kafka
 import pytest
 
 from kafkawire import KafkaError, Producer
+from kafkawire.base.model import Message
 from kafkawire.local_broker import TansuBroker
-from kafkawire.model import Message
 from tests.harness.judge import JudgeError, judge_config, unique_name
 from tests.harness.topics import create_topic
 

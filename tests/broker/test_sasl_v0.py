@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from kafkawire import KafkaException
-from kafkawire.client.cluster import Client
+from kafkawire.client.network_client import Client
 from kafkawire.protocol import codec
 from kafkawire.protocol.apis import API_VERSIONS, METADATA, SASL_AUTHENTICATE, SASL_HANDSHAKE
 from tests.harness.kafka_broker import KafkaBroker

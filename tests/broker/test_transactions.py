@@ -8,8 +8,8 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from kafkawire import KafkaError, KafkaException, Producer
+from kafkawire.base.model import ConsumerGroupMetadata
 from kafkawire.local_broker import TansuBroker
-from kafkawire.model import ConsumerGroupMetadata
 from tests.harness.mock_cluster import MockCluster
 from tests.harness.raw_log import committed_view, raw_log
 

@@ -16,8 +16,8 @@ import confluent_kafka as ck
 import pytest
 
 from kafkawire import KafkaError, KafkaException, Producer, TopicPartition
+from kafkawire.base.model import ConsumerGroupMetadata
 from kafkawire.local_broker import TansuBroker
-from kafkawire.model import ConsumerGroupMetadata
 from kafkawire.protocol.apis import (
     ADD_PARTITIONS_TO_TXN,
     END_TXN,

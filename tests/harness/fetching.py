@@ -9,9 +9,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafkawire.client.cluster import Client
+from kafkawire.base.model import Message
+from kafkawire.client.network_client import Client
 from kafkawire.consumer.fetch_engine import FetchEngine
-from kafkawire.model import Message
 
 # librdkafka's defaults for the options the engine reads
 DEFAULTS: dict[str, Any] = {

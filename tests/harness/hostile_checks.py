@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from kafkawire import KafkaError, KafkaException
+from kafkawire.base.model import Message
 from kafkawire.local_broker import TansuBroker
-from kafkawire.model import Message
 from tests.harness.hostile import HostileProxy
 
 ROOT = Path(__file__).resolve().parents[2]

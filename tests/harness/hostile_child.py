@@ -19,8 +19,8 @@ from collections.abc import Callable
 from typing import Any
 
 from kafkawire import KafkaError, KafkaException, Producer
-from kafkawire.client.cluster import Client
-from kafkawire.consumer import FetchSettings, fetch_range
+from kafkawire.client.network_client import Client
+from kafkawire.range_reader import FetchSettings, fetch_range
 
 
 def _status_kb(field: str) -> int:

@@ -24,9 +24,9 @@ from typing import Any
 
 from kafkawire import Consumer, KafkaError, Producer, TopicPartition
 from kafkawire.admin import AdminClient, ConfigResource, NewTopic
-from kafkawire.client.cluster import Client
-from kafkawire.consumer import EARLIEST, FetchSettings, fetch_range, list_offsets
+from kafkawire.client.network_client import Client
 from kafkawire.protocol.schema import Api
+from kafkawire.range_reader import EARLIEST, FetchSettings, fetch_range, list_offsets
 from tests.harness.hostile import Fault, HostileProxy
 from tests.harness.hostile_checks import FAST, Outcome, Reports, escaped_repr, outcome
 from tests.harness.judge import unique_name

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from kafka.record import MemoryRecords
 
-from kafkawire.client.cluster import Client
+from kafkawire.client.network_client import Client
 from kafkawire.protocol.apis import FETCH
 
 WAIT = 30.0

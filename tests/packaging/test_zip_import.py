@@ -104,7 +104,7 @@ def test_wheel_imports_as_a_zip_in_pure_python(
     assert report["file"].startswith(str(wheel) + "/")
     assert report["io"].startswith(str(wheel) + "/")
     assert report["native"] is False  # the extension is in the wheel but cannot load from a zip
-    assert "kafkawire.io.engine" in report["modules"]
+    assert "kafkawire.io.io_engine" in report["modules"]
     assert "kafkawire.spark.reader" in report["modules"]
     assert report["read"] == ["zip-0", "zip-1", "zip-2"]
     judged = consume_all(tansu.bootstrap, topic, 3, isolation_level="read_uncommitted")

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from kafkawire.cli import main
+from kafkawire.app.cli import main
 from kafkawire.local_broker import TansuBroker
 from kafkawire.pipeline import PipelineError, PipelineOptions, run, sample_path
 from kafkawire.pipeline.progress import TaskCounts, render

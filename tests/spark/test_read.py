@@ -206,7 +206,7 @@ def test_timestamp_options_without_a_match(mock_cluster: MockCluster, topic_name
     """The mock cluster answers every ListOffsets timestamp lookup with "no match" (-1), which is the
     connector's interesting case: a start then fails (or goes to latest with
     startingOffsetsByTimestampStrategy=latest), an end becomes latest. No session needed."""
-    from kafkawire.client.cluster import Client
+    from kafkawire.client.network_client import Client
     from kafkawire.spark.read_options import ReadOptionError, batch_options
     from kafkawire.spark.reader import assigned_partitions, resolve
 

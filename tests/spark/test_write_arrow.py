@@ -9,7 +9,7 @@ from collections.abc import Callable
 import pyarrow as pa
 import pytest
 
-from kafkawire.kafka_error import KafkaError, KafkaException
+from kafkawire.core.kafka_error import KafkaError, KafkaException
 from kafkawire.local_broker import TansuBroker
 from kafkawire.producer import Producer
 from kafkawire.producer.arrow import (

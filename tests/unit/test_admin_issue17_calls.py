@@ -25,8 +25,8 @@ from kafkawire.admin import (
     UserScramCredentialDeletion,
     UserScramCredentialUpsertion,
 )
+from kafkawire.base.model import OFFSET_INVALID
 from kafkawire.core.sasl import salted_password
-from kafkawire.model import OFFSET_INVALID
 from kafkawire.protocol.apis import (
     ALTER_USER_SCRAM_CREDENTIALS,
     CREATE_ACLS,

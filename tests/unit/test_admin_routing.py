@@ -35,7 +35,7 @@ from kafkawire.admin import (
 )
 from kafkawire.core.metadata import ClusterView
 from kafkawire.io.broker import Body, Callback
-from kafkawire.io.engine import Timer
+from kafkawire.io.io_engine import Timer
 from kafkawire.protocol import codec, headers
 from kafkawire.protocol.apis import (
     ALTER_CONFIGS,
@@ -108,7 +108,7 @@ Handler = Callable[[Call], Mapping[str, Any] | KafkaError | None]
 
 
 class StubClient:
-    """Stands in for `kafkawire.client.cluster.Client` at the request boundary; see the module docstring.
+    """Stands in for `kafkawire.client.network_client.Client` at the request boundary; see the module docstring.
 
     Metadata refreshes answer the cluster in ``nodes`` and ``controller`` (the test may change
     them at any time; the next refresh reports the change) and fold it into ``metadata``.

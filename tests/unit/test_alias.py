@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 import kafkawire
-from kafkawire import alias
+from kafkawire.app import alias
 from tests.unit.alias_gaps import KNOWN_MISSING, UNIMPORTABLE
 
 SRC = str(Path(kafkawire.__file__).resolve().parents[1])
@@ -91,7 +91,7 @@ def test_the_alias_is_kafkawires_own_modules() -> None:
         from confluent_kafka.cimpl import NewTopic, Producer
         from confluent_kafka.schema_registry.avro import AvroSerializer
         import confluent_kafka.admin._group as group
-        finders = [f for f in sys.meta_path if type(f).__module__ == "kafkawire.alias"]
+        finders = [f for f in sys.meta_path if type(f).__module__ == "kafkawire.app.alias"]
         print(confluent_kafka is kafkawire, confluent_kafka.admin is kafkawire.admin, group is kafkawire.admin,
               AdminClient is kafkawire.admin.AdminClient, NewTopic is kafkawire.admin.NewTopic,
               Producer is kafkawire.Producer, AvroSerializer.__module__.startswith("kafkawire."),

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
+from kafkawire.base.model import OFFSET_INVALID, Message
 from kafkawire.client.executor import CallbackExecutor
-from kafkawire.kafka_error import KafkaError
-from kafkawire.model import OFFSET_INVALID, Message
+from kafkawire.core.kafka_error import KafkaError
 from kafkawire.native import native
 from kafkawire.producer.arrow import DeliveryTracker
 from kafkawire.producer.delivery import RECORD_OVERHEAD, BatchDeliveryCallback, Deliveries, buffer_charge, tally_shared

@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from kafkawire.io.broker import BrokerConnection, State
+from kafkawire.core.kafka_error import KafkaError
+from kafkawire.io.broker import BrokerConnection, ConnectionState
 from kafkawire.io.connection_settings import ConnectionSettings
-from kafkawire.io.engine import Timer
+from kafkawire.io.io_engine import Timer
 from kafkawire.io.resolve import lookup
 from kafkawire.io.transport import READ, WRITE, TransportError
-from kafkawire.kafka_error import KafkaError
 from kafkawire.protocol import headers
 from kafkawire.protocol.apis import ALL_APIS, API_BY_KEY, API_VERSIONS, METADATA, PRODUCE
 from kafkawire.protocol.codec import Struct
@@ -206,7 +206,7 @@ class Harness:
             max_in_flight=5,
         )
         values.update(settings)
-        self.states: list[tuple[State, KafkaError | None]] = []
+        self.states: list[tuple[ConnectionState, KafkaError | None]] = []
         self.conn = BrokerConnection(
             self.engine,  # type: ignore[arg-type]
             node_id,
@@ -318,7 +318,7 @@ def test_a_resolver_that_never_answers_is_bounded_by_the_setup_timeout() -> None
     h = Harness({"a": Peer()}, resolve={}, connect_timeout=2.0)
     calls = h.request(METADATA, {"topics": None}, timeout=60)
     h.engine.run(until=3)
-    assert h.states[0][0] is State.DISCONNECTED and h.conn.state is State.CONNECTING  # (the next attempt)
+    assert h.states[0][0] is ConnectionState.DISCONNECTED and h.conn.state is ConnectionState.CONNECTING  # (the next attempt)
     assert h.states[0][1] is not None and "socket.connection.setup.timeout.ms" in h.states[0][1].str()
     assert calls == []  # still queued: it waits for the next attempt until its own deadline
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kafkawire.config import CONNECTION_OPTIONS, Option, bootstrap_addresses, parse_config
-from kafkawire.kafka_error import KafkaError, KafkaException
+from kafkawire.base.config import CONNECTION_OPTIONS, Option, bootstrap_addresses, parse_config
+from kafkawire.core.kafka_error import KafkaError, KafkaException
 
 
 def invalid_arg(exc: pytest.ExceptionInfo[KafkaException]) -> str:

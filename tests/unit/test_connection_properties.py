@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from kafkawire.config import CONNECTION_OPTIONS, parse_config
+from kafkawire.base.config import CONNECTION_OPTIONS, parse_config
 from kafkawire.io.connection_settings import ConnectionSettings
 from kafkawire.io.resolve import Resolver
 from kafkawire.io.transport import TcpTransport

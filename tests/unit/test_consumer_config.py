@@ -1,4 +1,4 @@
-"""The consumer's option table (consumer/config.py) and the face's checks that need no broker."""
+"""The consumer's option table (consumer/consumer_config.py) and the face's checks that need no broker."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from kafkawire import KafkaError, KafkaException, TopicPartition
 from kafkawire.consumer.assignment import Assignment
-from kafkawire.consumer.config import parse_consumer_config
+from kafkawire.consumer.consumer_config import parse_consumer_config
 
 
 def test_librdkafka_names_aliases_and_defaults() -> None:

@@ -1,4 +1,4 @@
-"""The ``debug`` mechanism (kafkawire.debug): contexts parsed as librdkafka parses them, lines in
+"""The ``debug`` mechanism (kafkawire.base.debug): contexts parsed as librdkafka parses them, lines in
 librdkafka's shape, nothing formatted or written when a context is off, secrets never shown."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pytest
 
 from kafkawire import Consumer, KafkaException, Producer
 from kafkawire.admin import AdminClient
+from kafkawire.base.debug import CONTEXTS, HIDDEN, Debug, parse_contexts, shown_value
 from kafkawire.client.logs import SENSITIVE
-from kafkawire.debug import CONTEXTS, HIDDEN, Debug, parse_contexts, shown_value
 
 NOWHERE = "127.0.0.1:1"
 # librdkafka's shape as confluent-kafka hands it to a logger: FACILITY [name] [thrd:where]: message

@@ -12,9 +12,9 @@ import pytest
 
 from kafkawire import Consumer, KafkaError, Producer
 from kafkawire.admin import AdminClient
+from kafkawire.base.debug import Debug, parse_contexts
 from kafkawire.client import topic_log
 from kafkawire.core.metadata import PartitionInfo, TopicInfo
-from kafkawire.debug import Debug, parse_contexts
 from kafkawire.protocol import error_codes as E
 from kafkawire.protocol.apis import METADATA
 from kafkawire.testing import MockCluster

@@ -1,9 +1,11 @@
-"""DESIGN.md's file map names every module of src/kafkawire, and names nothing that is not there.
+"""DESIGN.md's map of parts names every package and root module of src/kafkawire, and every module it
+names inside a part exists there.
 
-The map is an indented tree: a line whose first word ends in "/" opens a directory at its indent;
-module names on a line (``a.py``, ``dir/b.py``, ``x.py, y.py`` after a ``dir/`` one share its
-directory) belong to the innermost directory open above them; ``<name>.py`` stands for every module
-of its directory. ``__init__.py`` files need no entry."""
+The map is a block of lines: at the parts' indent, a line starts with the names of one or more parts
+(``core/``, ``run.py, __main__.py``) and goes on with what they hold; deeper lines go on with the
+description above. A module named in a part's description (``sasl.py``, ``policy/``, ``native_c/module.c``)
+is looked up inside that part (one named with a folder, ``core/lane_state.py``, from the package root).
+The map holds the parts, not every module: each module says what it does in its own docstring."""
 
 from __future__ import annotations
 
@@ -12,73 +14,70 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "src" / "kafkawire"
-_DESCRIPTION_COLUMN = 24  # a line indented this far goes on the description above it
-_NAME = re.compile(r"(?:[\w.<>-]+/)*[\w<>]+\.(?:py|c|pyi)\b")
+PART_INDENT = 2
+_MODULE = re.compile(r"(?<![\w./])((?:[a-z_]+/)*[a-z_0-9]+\.(?:py|c))\b")
 
 
 def _map_block() -> list[str]:
     text = (ROOT / "DESIGN.md").read_text(encoding="utf-8")
-    found = re.search(r"## File map\n\n```\n(.*?)```", text, re.S)
-    assert found, "DESIGN.md has no file map"
-    return found.group(1).splitlines()
+    found = re.search(r"## Map of parts\n\n```\n(.*?)```", text, re.S)
+    assert found, "DESIGN.md has no map of parts"
+    lines = found.group(1).splitlines()
+    assert lines[0] == "src/kafkawire/", "the map starts at src/kafkawire/"
+    end = next((i for i, line in enumerate(lines[1:], 1) if not line.startswith(" ")), len(lines))
+    return lines[1:end]
 
 
-def named_in_map() -> tuple[set[str], set[str]]:
-    """(paths named, directories given as ``<name>.py``), relative to src/kafkawire."""
-    paths: set[str] = set()
-    wildcards: set[str] = set()
-    stack: list[tuple[int, str]] = []  # (indent, directory)
+def parts_in_map() -> list[tuple[list[str], str]]:
+    """Each part line's names, with its description (its continuation lines joined)."""
+    parts: list[tuple[list[str], str]] = []
     for line in _map_block():
-        if not line.strip():
-            continue
         indent = len(line) - len(line.lstrip())
-        while stack and stack[-1][0] >= indent:
-            stack.pop()
-        first = line.split()[0]
-        if first.endswith("/") and not _NAME.match(first):
-            if first in ("src/kafkawire/",):
-                stack = [(indent, "")]
-            elif first in ("tests/", "scripts/", "bench/"):
-                stack = [(indent, "\0")]  # outside the package: not checked
-            else:
-                base = stack[-1][1] if stack else "\0"
-                stack.append((indent, first if base == "" else base + first))
-            continue
-        base = stack[-1][1] if stack else "\0"
-        if base.startswith("\0"):
-            continue
-        entry = re.split(r"\s{2,}", line.strip(), maxsplit=1)[0]
-        if indent >= _DESCRIPTION_COLUMN or not _NAME.match(first):  # a description's next line
-            continue
-        prefix = ""
-        for token in _NAME.findall(entry):
-            if "/" in token:
-                prefix = token.rsplit("/", 1)[0] + "/"
-                path = base + token
-            else:
-                path = base + prefix + token
-            if "<" in path:
-                wildcards.add(path.rsplit("/", 1)[0] + "/")
-            else:
-                paths.add(path)
-    return paths, wildcards
+        if indent == PART_INDENT:
+            names_text, _, description = line.strip().partition("  ")
+            names = [n.strip() for n in names_text.split(",") if n.strip()]
+            parts.append((names, description))
+        elif parts:
+            names, description = parts[-1]
+            parts[-1] = (names, description + " " + line.strip())
+    return parts
 
 
-def modules() -> set[str]:
-    return {
-        str(p.relative_to(PACKAGE))
-        for p in PACKAGE.rglob("*")
-        if p.suffix in (".py", ".c") and p.name != "__init__.py" and "__pycache__" not in p.parts
-    }
+def root_parts() -> set[str]:
+    """The packages (and the C sources' folder) and modules at the package root."""
+    found = set()
+    for path in PACKAGE.iterdir():
+        if path.is_dir() and ((path / "__init__.py").exists() or any(path.glob("*.c"))):
+            found.add(path.name + "/")
+        elif path.suffix == ".py":
+            found.add(path.name)
+    return found
 
 
-def test_every_module_is_in_the_file_map() -> None:
-    paths, wildcards = named_in_map()
-    missing = sorted(m for m in modules() if m not in paths and not any(m.startswith(w) for w in wildcards))
-    assert missing == [], "add these to DESIGN.md's file map"
+def test_every_part_is_in_the_map() -> None:
+    named = {name for names, _ in parts_in_map() for name in names}
+    assert sorted(root_parts() - named) == [], "add these parts to DESIGN.md's map"
+    assert sorted(named - root_parts()) == [], "DESIGN.md's map names parts that are gone"
 
 
-def test_the_file_map_names_only_modules_that_exist() -> None:
-    paths, _ = named_in_map()
-    stale = sorted(p for p in paths if not (PACKAGE / p).exists())
-    assert stale == [], "DESIGN.md's file map names modules that are gone"
+def missing_modules(parts: list[tuple[list[str], str]]) -> list[str]:
+    """Modules named in a part's description that its folder (or the root) does not hold."""
+    missing = []
+    for names, description in parts:
+        folders = [n for n in names if n.endswith("/")]
+        for module in _MODULE.findall(description):
+            places = [PACKAGE / module] + [PACKAGE / folder / module for folder in folders]
+            if not any(p.exists() for p in places):
+                missing.append(f"{', '.join(names)}: {module}")
+    return missing
+
+
+def test_modules_named_in_the_map_exist() -> None:
+    assert missing_modules(parts_in_map()) == [], "DESIGN.md's map names modules that are gone"
+
+
+def test_the_checker_sees_a_stale_module() -> None:
+    assert missing_modules([(["core/"], "connection framing (connection.py), gone (no_such.py)")]) == [
+        "core/: no_such.py"
+    ]
+    assert missing_modules([(["core/"], "what the lane shares (core/lane_state.py)")]) == []

@@ -13,10 +13,10 @@ import pytest
 from kafkawire.client import routers
 from kafkawire.client.coordinators import GROUP, TRANSACTION, Coordinators, ToCoordinator
 from kafkawire.client.driver import Operation, Router, whole
+from kafkawire.core.kafka_error import KafkaError, KafkaException
 from kafkawire.core.policy import Action, ErrorPolicy
 from kafkawire.core.policy.coordinator import COORDINATOR
 from kafkawire.core.policy.offsets import LIST_OFFSETS as LIST_OFFSETS_POLICY
-from kafkawire.kafka_error import KafkaError, KafkaException
 from kafkawire.protocol import error_codes as ec
 from kafkawire.protocol.apis import END_TXN, FIND_COORDINATOR, LIST_OFFSETS, METADATA
 from kafkawire.protocol.codec import Struct

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from kafkawire.consumer import FetchSettings, fetch_range
-from kafkawire.io.engine import Engine
-from kafkawire.kafka_error import KafkaError, KafkaException
+from kafkawire.core.kafka_error import KafkaError, KafkaException
+from kafkawire.io.io_engine import Engine
 from kafkawire.protocol.apis import FETCH
+from kafkawire.range_reader import FetchSettings, fetch_range
 from kafkawire.records import BatchBuilder
 
 from .test_admin_routing import Call

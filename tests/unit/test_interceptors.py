@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from kafkawire import KafkaError, KafkaException, Producer
-from kafkawire.model import RecordMetadata
-from kafkawire.producer.config import parse_producer_config
+from kafkawire.base.model import RecordMetadata
 from kafkawire.producer.interceptors import InterceptorChain, ProducerRecord, load
+from kafkawire.producer.producer_config import parse_producer_config
 
 LOGGER = "kafkawire.producer"
 

@@ -1,4 +1,4 @@
-"""The JWT-bearer grant's assertion (kafkawire/jwt_assertion.py): signed RS256/ES256 assertions with
+"""The JWT-bearer grant's assertion (kafkawire/security/jwt_assertion.py): signed RS256/ES256 assertions with
 librdkafka's claims, checked here with cryptography's public keys (tests/harness/token_endpoint.py's
 check, the one the broker tests' token endpoint applies), and the construction errors."""
 
@@ -13,8 +13,8 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from kafkawire import KafkaException
-from kafkawire.config import CONNECTION_OPTIONS, parse_config
-from kafkawire.jwt_assertion import JwtAssertion
+from kafkawire.base.config import CONNECTION_OPTIONS, parse_config
+from kafkawire.security.jwt_assertion import JwtAssertion
 from tests.harness.token_endpoint import check_assertion
 
 PASSPHRASE = "key-PASSPHRASE"

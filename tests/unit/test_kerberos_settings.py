@@ -13,10 +13,10 @@ import pytest
 
 import kafkawire
 from kafkawire import KafkaError, KafkaException
-from kafkawire.config import CONNECTION_OPTIONS, parse_config
+from kafkawire.base.config import CONNECTION_OPTIONS, parse_config
 from kafkawire.io import resolve
-from kafkawire.kerberos import keytab_principals
-from kafkawire.security import SecuritySettings
+from kafkawire.security.kerberos import keytab_principals
+from kafkawire.security.settings import SecuritySettings
 
 
 def _entry(realm: str, *components: str, key: bytes = b"K" * 32) -> bytes:

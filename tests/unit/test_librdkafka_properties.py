@@ -151,10 +151,10 @@ def test_no_property_is_unknown_to_any_client(kind: str) -> None:
 
 
 def test_each_table_names_a_property_once_and_every_unimplemented_one_says_why() -> None:
-    from kafkawire.admin.config import ADMIN_OPTIONS
+    from kafkawire.admin.admin_config import ADMIN_OPTIONS
     from kafkawire.client.inert_properties import NO_EFFECT, ONLY_VALUES
-    from kafkawire.consumer.config import CONSUMER_OPTIONS
-    from kafkawire.producer.config import PRODUCER_OPTIONS
+    from kafkawire.consumer.consumer_config import CONSUMER_OPTIONS
+    from kafkawire.producer.producer_config import PRODUCER_OPTIONS
 
     catalog = {row[0] for row in PROPERTIES}
     assert set(NO_EFFECT) <= catalog and set(ONLY_VALUES) <= catalog and not set(NO_EFFECT) & set(ONLY_VALUES)
@@ -201,7 +201,7 @@ def test_values_of_any_type_are_taken_as_their_str_as_confluent_kafka_does() -> 
     import confluent_kafka
 
     import kafkawire
-    from kafkawire.consumer.config import parse_consumer_config
+    from kafkawire.consumer.consumer_config import parse_consumer_config
 
     group = uuid.uuid1()
     cases = [
@@ -222,9 +222,9 @@ def test_values_of_any_type_are_taken_as_their_str_as_confluent_kafka_does() -> 
 
 def clients_options() -> list[Any]:
     """Every client's option table, for docs/compatibility.md's table (its options without effect)."""
-    from kafkawire.admin.config import ADMIN_OPTIONS
-    from kafkawire.consumer.config import CONSUMER_OPTIONS
-    from kafkawire.producer.config import PRODUCER_OPTIONS
+    from kafkawire.admin.admin_config import ADMIN_OPTIONS
+    from kafkawire.consumer.consumer_config import CONSUMER_OPTIONS
+    from kafkawire.producer.producer_config import PRODUCER_OPTIONS
 
     return [*PRODUCER_OPTIONS, *CONSUMER_OPTIONS, *ADMIN_OPTIONS]
 

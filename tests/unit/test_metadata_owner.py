@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from kafkawire.client.metadata_owner import MetadataOwner
+from kafkawire.core.kafka_error import KafkaError
 from kafkawire.core.metadata_refresh import Intervals, Pace, Recovery
-from kafkawire.kafka_error import KafkaError
 from kafkawire.protocol.codec import Struct
 from kafkawire.protocol.error_codes import REBOOTSTRAP_REQUIRED
 from tests.unit.test_admin_routing import VirtualEngine

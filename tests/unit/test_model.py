@@ -12,10 +12,8 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from kafkawire import model
-from kafkawire.core import metadata as core_metadata
-from kafkawire.kafka_error import KafkaError
-from kafkawire.model import (
+from kafkawire.base import model
+from kafkawire.base.model import (
     BrokerMetadata,
     ClusterMetadata,
     Message,
@@ -27,6 +25,8 @@ from kafkawire.model import (
     broker_name,
     cluster_metadata_from,
 )
+from kafkawire.core import metadata as core_metadata
+from kafkawire.core.kafka_error import KafkaError
 
 # ---------------------------------------------------------------------------------------- constants
 

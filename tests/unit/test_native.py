@@ -19,9 +19,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kafkawire.base.message_fields import _MessageFields
+from kafkawire.base.model import TIMESTAMP_CREATE_TIME, TIMESTAMP_LOG_APPEND_TIME, Message
 from kafkawire.consumer.decode import decode_messages
-from kafkawire.message_fields import _MessageFields
-from kafkawire.model import TIMESTAMP_CREATE_TIME, TIMESTAMP_LOG_APPEND_TIME, Message
 from kafkawire.native import native
 from kafkawire.producer.delivery import RECORD_OVERHEAD, serve_delivered, tally_delivered
 from kafkawire.producer.pending import PurePendingMessage

@@ -1,11 +1,11 @@
-"""The pipeline's driver address for a standalone master (kafkawire.pipeline.cluster): loopback
+"""The pipeline's driver address for a standalone master (kafkawire.pipeline.driver_address): loopback
 masters give 127.0.0.1, SPARK_LOCAL_IP wins, other masters are left to Spark, no route is an error."""
 
 from __future__ import annotations
 
 import pytest
 
-from kafkawire.pipeline.cluster import driver_address, master_hosts
+from kafkawire.pipeline.driver_address import driver_address, master_hosts
 
 
 def test_master_hosts() -> None:

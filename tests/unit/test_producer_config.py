@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
+from kafkawire.base.config import CONNECTION_OPTIONS, Option, parse_config
 from kafkawire.client.inert_properties import NO_EFFECT
-from kafkawire.config import CONNECTION_OPTIONS, Option, parse_config
-from kafkawire.kafka_error import KafkaError, KafkaException
-from kafkawire.producer.config import (
+from kafkawire.core.kafka_error import KafkaError, KafkaException
+from kafkawire.producer.producer_config import (
     NOOP_OPTIONS,
     PARTITIONERS,
     PRODUCER_OPTIONS,
@@ -179,7 +179,7 @@ def test_noop_options_are_accepted_and_each_says_why() -> None:
         "log_level",
         "log.thread.name",
         "enable.metrics.push",
-    }  # ("debug" has an effect now: kafkawire.debug; connections.max.idle.ms too: io/broker.py)
+    }  # ("debug" has an effect now: kafkawire.base.debug; connections.max.idle.ms too: io/broker.py)
     assert all(opt.noop for opt in NOOP_OPTIONS)
     # The other options without effect are librdkafka's, each with why (client/inert_properties.py).
     assert not any(opt.noop for opt in PRODUCER_OPTIONS if opt not in NOOP_OPTIONS and opt.name not in NO_EFFECT)

@@ -17,7 +17,7 @@ import pytest
 
 import kafkawire
 from kafkawire.admin import AdminClient
-from kafkawire.config import SECURITY_OPTIONS, parse_config
+from kafkawire.base.config import SECURITY_OPTIONS, parse_config
 
 SECRET = "s3cr3t-Pa55-not-for-logs"
 NOWHERE = "127.0.0.1:1"

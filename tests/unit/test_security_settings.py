@@ -13,10 +13,11 @@ from typing import Any
 
 import pytest
 
-from kafkawire import KafkaError, KafkaException, security
-from kafkawire.config import CONNECTION_OPTIONS, parse_config
+from kafkawire import KafkaError, KafkaException
+from kafkawire.base.config import CONNECTION_OPTIONS, parse_config
 from kafkawire.core import sasl
-from kafkawire.security import SecuritySettings
+from kafkawire.security import settings as security
+from kafkawire.security.settings import SecuritySettings
 from tests.harness.certs import make_ca
 
 SECRET = "s3cr3t-Value"
@@ -215,7 +216,7 @@ def test_oidc_settings_checked_at_construction_naming_the_option(change: dict[st
 
 
 def test_oidc_is_accepted_and_fetches_nothing_until_a_connection_asks() -> None:
-    from kafkawire.oidc import parse_extensions
+    from kafkawire.security.oidc import parse_extensions
 
     s = settings(**OIDC, sasl_oauthbearer_extensions="traceId=abc,logicalCluster=lkc-1")
     assert s.mechanism == "OAUTHBEARER" and SECRET not in repr(s)

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from kafkawire.kafka_error import KafkaError, KafkaException
+from kafkawire.core.kafka_error import KafkaError, KafkaException
 from kafkawire.spark.options import READ_OPTIONS, STREAM_WRITE_OPTIONS, WRITE_OPTIONS, check_option_names
 from kafkawire.spark.read_options import ReadOptionError, batch_options, stream_options
 from kafkawire.spark.reader import with_retries

@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from kafkawire.io.tls import SEAL_APART, TlsError, TlsSession, TlsTransport, tls_context
+from kafkawire.io.tls import SEAL_APART, TlsError, TlsSession, TlsTransport
 from kafkawire.io.transport import TransportError
+from kafkawire.security.tls_context import tls_context
 from tests.harness.certs import KEY_PASSWORD, STORE_PASSWORD, Authority, Leaf, make_ca, make_leaf
 
 

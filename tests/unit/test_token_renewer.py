@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from kafkawire.token_renewer import TokenRenewer, from_lifetime
+from kafkawire.security.token_renewer import TokenRenewer, from_lifetime
 
 
 class Source:

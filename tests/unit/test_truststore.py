@@ -11,7 +11,7 @@ import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives.serialization import BestAvailableEncryption, Encoding, pkcs12
 
-from kafkawire.io.truststore import trusted_certificates
+from kafkawire.security.truststore import trusted_certificates
 from tests.harness.certs import make_ca
 
 KEYTOOL = shutil.which("keytool")

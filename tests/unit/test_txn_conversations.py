@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from kafkawire.core.idempotence import Idempotence
-from kafkawire.core.transactions import State
-from kafkawire.kafka_error import KafkaError, KafkaException
+from kafkawire.core.kafka_error import KafkaError, KafkaException
+from kafkawire.core.transactions import TxnState
 from kafkawire.producer.transactions import TransactionManager
 from kafkawire.protocol import error_codes as ec
 from kafkawire.protocol.apis import ADD_PARTITIONS_TO_TXN, END_TXN, FIND_COORDINATOR, INIT_PRODUCER_ID
@@ -89,13 +89,13 @@ def test_a_fenced_producer_is_fatal_and_told_once() -> None:
     assert len(client.requests(END_TXN)) == 1  # final: not asked again
     txn.fail(error)
     txn.fail(error)
-    assert txn.state.state is State.FATAL_ERROR and len(fatal) == 1
+    assert txn.state.state is TxnState.FATAL_ERROR and len(fatal) == 1
 
 
 def test_a_forgotten_producer_makes_the_transaction_abortable_with_a_new_epoch() -> None:
     txn = manager(StubClient())
     txn.idem.set_producer_id(7, 3)
     txn.fail(KafkaError(ec.UNKNOWN_PRODUCER_ID))
-    assert txn.state.state is State.ABORTABLE_ERROR and txn.idem.bump_wanted
+    assert txn.state.state is TxnState.ABORTABLE_ERROR and txn.idem.bump_wanted
     txn.fail(KafkaError(KafkaError._PURGE_QUEUE))  # purged records are not the transaction's fault
     assert txn.state.last_error is not None and txn.state.last_error.code() == ec.UNKNOWN_PRODUCER_ID

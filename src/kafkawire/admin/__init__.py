@@ -1,7 +1,14 @@
 """The admin client: ``from kafkawire.admin import AdminClient, NewTopic`` as with ``confluent_kafka.admin``."""
 
-from ..kafka_error import KafkaError, KafkaException
-from ..model import OFFSET_INVALID, BrokerMetadata, ClusterMetadata, PartitionMetadata, TopicMetadata, TopicPartition
+from ..base.model import (
+    OFFSET_INVALID,
+    BrokerMetadata,
+    ClusterMetadata,
+    PartitionMetadata,
+    TopicMetadata,
+    TopicPartition,
+)
+from ..core.kafka_error import KafkaError, KafkaException
 from .acl_types import AclBinding, AclBindingFilter, AclOperation, AclPermissionType, ResourcePatternType
 from .client import AdminClient, create_topic_if_missing
 from .group_types import (

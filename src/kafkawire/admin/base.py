@@ -12,23 +12,23 @@ from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
+from ..base.config import bootstrap_addresses, parse_config
+from ..base.debug import APP, MAIN, Debug
+from ..base.model import TopicPartition
 from ..client import routers
-from ..client.cluster import Client, throttle_event
 from ..client.coordinators import GROUP, Coordinators, ToCoordinator
 from ..client.driver import Operation, Router
 from ..client.executor import CallbackExecutor
 from ..client.logs import client_logger, log_init
+from ..client.network_client import Client, throttle_event
 from ..client.options import ADMIN, foreign_keys, warn_foreign
 from ..client.stats import StatisticsEmitter
-from ..config import bootstrap_addresses, parse_config
+from ..core.kafka_error import KafkaError, KafkaException
 from ..core.policy import Action, ErrorPolicy
 from ..core.policy.admin import ADMIN_STARTED, ADMIN_WRITE
-from ..debug import APP, MAIN, Debug
-from ..kafka_error import KafkaError, KafkaException
-from ..model import TopicPartition
 from ..protocol.codec import Struct
 from ..protocol.schema import Api
-from .config import ADMIN_INDEX, ADMIN_OPTIONS
+from .admin_config import ADMIN_INDEX, ADMIN_OPTIONS
 
 log = logging.getLogger("kafkawire.admin")
 K = TypeVar("K")

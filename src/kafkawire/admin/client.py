@@ -11,10 +11,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..client.driver import wait
-from ..kafka_error import KafkaError, KafkaException
+from ..core.kafka_error import KafkaError, KafkaException
 from .acls import AclCalls
 from .configs import ConfigCalls
-from .group_offsets import GroupOffsetCalls
+from .group_offset_calls import GroupOffsetCalls
 from .groups import GroupCalls, decode_assignment
 from .records import RecordCalls
 from .scram import ScramCalls

@@ -8,8 +8,8 @@ from typing import Any
 
 from ..client import routers
 from ..client.driver import Router
+from ..core.kafka_error import KafkaError, KafkaException
 from ..core.policy.admin import ADMIN_READ
-from ..kafka_error import KafkaError, KafkaException
 from ..protocol.apis import (
     ALTER_CONFIGS,
     DESCRIBE_CONFIGS,

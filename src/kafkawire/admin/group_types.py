@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..kafka_error import KafkaError
-from ..model import BrokerMetadata, TopicPartition
+from ..base.model import BrokerMetadata, TopicPartition
+from ..core.kafka_error import KafkaError
 from .types import Node, _Ordered
 
 __all__ = [

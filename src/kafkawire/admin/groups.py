@@ -7,11 +7,11 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from typing import Any
 
+from ..base.model import BrokerMetadata, TopicPartition
 from ..client import routers
 from ..client.driver import Operation, Router, wait
+from ..core.kafka_error import KafkaError, KafkaException
 from ..core.policy.admin import ADMIN_READ
-from ..kafka_error import KafkaError, KafkaException
-from ..model import BrokerMetadata, TopicPartition
 from ..protocol import error_codes as ec
 from ..protocol.apis import (
     DESCRIBE_GROUPS,

@@ -5,10 +5,10 @@ from __future__ import annotations
 from concurrent.futures import Future
 from typing import Any
 
+from ..base.model import TopicPartition
 from ..client import routers
 from ..client.list_offsets import OffsetAnswer, list_offsets_operation
 from ..core.policy.admin import ADMIN_READ
-from ..model import TopicPartition
 from ..protocol.apis import (
     DELETE_RECORDS,
 )

@@ -12,9 +12,9 @@ from concurrent.futures import Future
 from typing import Any
 
 from ..client import routers
+from ..core.kafka_error import KafkaError
 from ..core.policy.admin import ADMIN_READ
 from ..core.sasl import salted_password
-from ..kafka_error import KafkaError
 from ..protocol.apis import ALTER_USER_SCRAM_CREDENTIALS, DESCRIBE_USER_SCRAM_CREDENTIALS
 from ..protocol.codec import Struct
 from .base import _CLUSTER, AdminBase, _error, _invalid

@@ -6,13 +6,13 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from typing import Any
 
+from ..base.model import ClusterMetadata, TopicPartition
 from ..client import routers
 from ..client.driver import error_of
+from ..core.kafka_error import KafkaError, KafkaException
 from ..core.metadata import request_body
 from ..core.policy.admin import ADMIN_READ
 from ..core.versions import UnsupportedVersionError
-from ..kafka_error import KafkaError, KafkaException
-from ..model import ClusterMetadata, TopicPartition
 from ..protocol.apis import (
     CREATE_PARTITIONS,
     CREATE_TOPICS,

@@ -12,7 +12,7 @@ import operator
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..kafka_error import KafkaError
+from ..core.kafka_error import KafkaError
 
 __all__ = [
     "AlterConfigOpType",

@@ -21,9 +21,9 @@ from typing import Any
 
 import kafkawire
 
+from ..base.model import ClusterMetadata, ConsumerGroupMetadata, Message, TopicPartition
 from ..client.executor import CallbackExecutor
 from ..consumer.consumer import engine_of
-from ..model import ClusterMetadata, ConsumerGroupMetadata, Message, TopicPartition
 from . import _common
 
 

@@ -14,8 +14,8 @@ from typing import Any
 
 from fastavro import parse_schema
 
+from ..base.model import Message
 from ..consumer.consumer import Consumer
-from ..model import Message
 from ..producer import Producer
 from ..schema_registry import SchemaRegistryClient
 from ..schema_registry.avro import AvroDeserializer, AvroSerializer

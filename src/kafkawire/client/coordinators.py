@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..kafka_error import KafkaError
+from ..core.kafka_error import KafkaError
 from ..protocol.apis import FIND_COORDINATOR
 from ..protocol.codec import Struct
 from .driver import Cluster, Operation, Routed, Router

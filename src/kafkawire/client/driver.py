@@ -20,9 +20,9 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, Generic, Protocol, TypeVar
 
 from ..core.backoff import backoff_delay
+from ..core.kafka_error import KafkaError, KafkaException
 from ..core.metadata import ClusterView
 from ..core.policy import Action, ErrorPolicy
-from ..kafka_error import KafkaError, KafkaException
 from ..protocol.codec import Struct
 from ..protocol.schema import Api
 
@@ -44,7 +44,7 @@ class Timers(Protocol):
 
 
 class Cluster(Protocol):
-    """What the driver needs of the cluster client (`kafkawire.client.cluster.Client` or a test stand-in)."""
+    """What the driver needs of the cluster client (`kafkawire.client.network_client.Client` or a test stand-in)."""
 
     @property
     def engine(self) -> Timers: ...

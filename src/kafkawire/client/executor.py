@@ -27,7 +27,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from ..debug import OFF, Debug
+from ..base.debug import OFF, Debug
 from . import queue_log
 
 Event = tuple[Callable[..., Any], tuple[Any, ...], Callable[[], None] | None]

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..config import Option, option_index
+from ..base.config import Option, option_index
 from .librdkafka_properties import PROPERTIES
 from .options import ADMIN, catalog_option
 

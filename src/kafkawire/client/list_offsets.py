@@ -8,9 +8,9 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from ..core.kafka_error import KafkaError
 from ..core.policy import ErrorPolicy
 from ..core.policy.offsets import LIST_OFFSETS as READER_POLICY
-from ..kafka_error import KafkaError
 from ..protocol import error_codes as ec
 from ..protocol.apis import LIST_OFFSETS
 from ..protocol.codec import Struct

@@ -15,12 +15,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._version import __version__
-from ..config import SECURITY_OPTIONS
-from ..debug import APP, Debug
+from ..base.config import SECURITY_OPTIONS
+from ..base.debug import APP, Debug
 
 _LOGGER_METHODS = ("debug", "info", "warning", "error", "exception", "log")
 _instances = itertools.count(1)
-# Options whose values never appear in a diagnostic (besides the names `kafkawire.debug` hides).
+# Options whose values never appear in a diagnostic (besides the names `kafkawire.base.debug` hides).
 SENSITIVE = frozenset(name for o in SECURITY_OPTIONS if o.sensitive for name in (o.name, *o.aliases))
 
 

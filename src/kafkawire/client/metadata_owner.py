@@ -17,12 +17,12 @@ import random
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from ..base.debug import MAIN, OFF, Debug
+from ..core.kafka_error import KafkaError
 from ..core.metadata import request_body
 from ..core.metadata_refresh import Intervals, Pace, Recovery, RefreshSchedule, Request
-from ..debug import MAIN, OFF, Debug
 from ..io.broker import Body, Callback
-from ..io.engine import Timer, guarded
-from ..kafka_error import KafkaError
+from ..io.io_engine import Timer, guarded
 from ..protocol.codec import Struct
 from .driver import Timers
 

@@ -13,8 +13,8 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..config import Option, parse_config
-from ..debug import parse_contexts
+from ..base.config import Option, parse_config
+from ..base.debug import parse_contexts
 from .librdkafka_properties import PROPERTIES
 from .logs import check_logger
 
@@ -53,7 +53,7 @@ NOOP_OPTIONS: tuple[Option, ...] = (
 
 # A Logger (or adapter) or a Handler that receives the client's log records (`kafkawire.client.logs`).
 LOGGER_OPTION = Option("logger", "object", None, validate=check_logger)
-# librdkafka's debug contexts: the diagnostics each client writes to that logger (`kafkawire.debug`).
+# librdkafka's debug contexts: the diagnostics each client writes to that logger (`kafkawire.base.debug`).
 DEBUG_OPTION = Option("debug", "list", None, validate=_debug)
 
 STATISTICS_INTERVAL = _int("statistics.interval.ms", 0, 0, 86_400_000)  # 0: no statistics

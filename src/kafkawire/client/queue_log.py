@@ -1,4 +1,4 @@
-"""What the ``queue`` debug context says (`kafkawire.debug` writes it): handovers between the IO
+"""What the ``queue`` debug context says (`kafkawire.base.debug` writes it): handovers between the IO
 thread and the application (fetched records put on the consumer's queue, callbacks served from a
 client's callback queue), and flushes and purges of the producer's queues. Callers ask
 ``if debug.queue:`` first, so nothing here runs when the context is off."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..debug import APP, MAIN, Debug
+from ..base.debug import APP, MAIN, Debug
 
 
 def enqueued(debug: Debug, key: Any, offset: int, next_offset: int, chunks: int, buffered: int) -> None:

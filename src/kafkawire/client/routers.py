@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..kafka_error import KafkaError
+from ..core.kafka_error import KafkaError
 from ..protocol import error_codes as ec
 from .driver import Operation, Routed, Router
 

@@ -18,20 +18,20 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..base.model import broker_name
 from ..core.stats_window import Window
-from ..io.broker import BrokerConnection, State
-from ..io.engine import Timer
-from ..model import broker_name
-from .cluster import Client
+from ..io.broker import BrokerConnection, ConnectionState
+from ..io.io_engine import Timer
 from .executor import CallbackExecutor
+from .network_client import Client
 
 # librdkafka's broker states for ours (its INIT: never connected; TRY_CONNECT: waiting to retry).
 BROKER_STATES = {
-    State.DISCONNECTED: "DOWN",
-    State.CONNECTING: "CONNECT",
-    State.NEGOTIATING: "APIVERSION_QUERY",
-    State.READY: "UP",
-    State.CLOSED: "DOWN",
+    ConnectionState.DISCONNECTED: "DOWN",
+    ConnectionState.CONNECTING: "CONNECT",
+    ConnectionState.NEGOTIATING: "APIVERSION_QUERY",
+    ConnectionState.READY: "UP",
+    ConnectionState.CLOSED: "DOWN",
 }
 
 # Request types by API key, as librdkafka names them in ``req`` (names it lacks: "Unknown-N?").
@@ -228,7 +228,7 @@ def broker_entry(
     conn: BrokerConnection, name: str, lane: bool, now: float, hidden: frozenset[int], toppars: dict[str, Any]
 ) -> dict[str, Any]:
     st = conn.stats
-    up = conn.state is State.READY
+    up = conn.state is ConnectionState.READY
     req = {}
     for key in REQUEST_KEYS:
         sent = st.req.get(key, 0)

@@ -1,4 +1,4 @@
-"""What the ``topic`` debug context says (`kafkawire.debug` writes it): how each topic's picture
+"""What the ``topic`` debug context says (`kafkawire.base.debug` writes it): how each topic's picture
 changed when a Metadata answer was folded in: a topic's state (unknown, exists, notexists, error;
 facility TOPIC, as STATE names a broker connection's states here), its partition count (PARTCNT),
 each partition's leader and epoch (LEADER).
@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from ..base.debug import MAIN, Debug
+from ..core.kafka_error import KafkaError
 from ..core.metadata import TopicInfo
-from ..debug import MAIN, Debug
-from ..kafka_error import KafkaError
 from ..protocol import error_codes as E
 
 _GONE = (E.UNKNOWN_TOPIC_OR_PARTITION, E.UNKNOWN_TOPIC_ID)

@@ -15,7 +15,7 @@ import importlib
 import struct
 from typing import TYPE_CHECKING, Any, cast
 
-from ..model import Message
+from ..base.model import Message
 from ..native import native
 from ..protocol.primitives import DecodeError
 from ..records import DecodeBudget, Record, RecordBatch

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from ..base.model import OFFSET_INVALID, OFFSET_STORED, TopicPartition
 from ..core import TopicPartitionKey as TP
-from ..kafka_error import KafkaError, KafkaException
-from ..model import OFFSET_INVALID, OFFSET_STORED, TopicPartition
+from ..core.kafka_error import KafkaError, KafkaException
 
 
 def keyed(partitions: object, what: str = "partitions") -> list[TopicPartition]:

@@ -22,8 +22,8 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Generator
 from typing import Any, Protocol
 
-from ..core.group import Step
-from ..model import TopicPartition
+from ..base.model import TopicPartition
+from ..core.group import GroupStep
 from .assignment import listed
 
 Callback = Callable[[Any, list[TopicPartition]], Any]
@@ -75,7 +75,7 @@ class RebalanceCallbacks:
         """The application changed the assignment (inside a callback: no default afterwards)."""
         self._assigned_itself = self._running
 
-    def serve(self, step: Step, revoked: Callable[[], None]) -> Awaited:
+    def serve(self, step: GroupStep, revoked: Callable[[], None]) -> Awaited:
         """One change: lost, revoked (then ``revoked()``: the membership may rejoin), assigned."""
         try:
             if step.lost:

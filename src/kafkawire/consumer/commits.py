@@ -2,7 +2,7 @@
 
 A stored offset is the next offset to read of an assigned partition: set by the face as records are
 returned (``enable.auto.offset.store``) or by ``store_offsets()``; dropped when the partition is
-unassigned. Commits go through `client/group_offsets.py`'s OffsetCommit operation with the member's
+unassigned. Commits go through `client/committed_offsets.py`'s OffsetCommit operation with the member's
 generation (or KIP-848 epoch), so a commit from a member the group has moved past is refused by the
 coordinator. Only offsets that changed since our last commit are sent. The automatic commit runs on
 the IO thread every ``auto.commit.interval.ms``; its outcome (and an asynchronous ``commit()``'s)
@@ -16,15 +16,15 @@ from collections.abc import Callable, Container, Iterable, Mapping
 from concurrent.futures import Future
 from typing import Any
 
-from ..client.cluster import Client
+from ..base.model import OFFSET_INVALID, Message, TopicPartition
+from ..client.committed_offsets import Committed, Committer, commit_operation, fetch_operation
 from ..client.coordinators import Coordinators
 from ..client.driver import Operation, error_of, wait
 from ..client.executor import CallbackExecutor
-from ..client.group_offsets import Committed, Member, commit_operation, fetch_operation
+from ..client.network_client import Client
 from ..core import TopicPartitionKey as TP
-from ..io.engine import Timer
-from ..kafka_error import KafkaError, KafkaException
-from ..model import OFFSET_INVALID, Message, TopicPartition
+from ..core.kafka_error import KafkaError, KafkaException
+from ..io.io_engine import Timer
 from . import diagnostics
 from .assignment import keyed
 
@@ -43,7 +43,7 @@ class Commits:
         client: Client,
         coordinators: Coordinators,
         group_id: str,
-        member: Callable[[], Member],
+        member: Callable[[], Committer],
         executor: CallbackExecutor,
         on_commit: OnCommit | None,
         *,

@@ -1,4 +1,4 @@
-"""`Consumer`: confluent-kafka's Consumer API, a face over `kafkawire.consumer.engine.ConsumerEngine`.
+"""`Consumer`: confluent-kafka's Consumer API, a face over `kafkawire.consumer.consumer_engine.ConsumerEngine`.
 
 The face checks arguments as confluent-kafka does and delegates; the engine owns the client, the
 group, the offsets, fetching and the close sequence. Threads: every method runs in the caller's
@@ -16,15 +16,15 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from ..base.model import ClusterMetadata, ConsumerGroupMetadata, Message, TopicPartition
 from ..client.executor import CallbackExecutor
 from ..client.logs import client_logger, log_init
-from ..kafka_error import KafkaError, KafkaException
-from ..model import ClusterMetadata, ConsumerGroupMetadata, Message, TopicPartition
+from ..core.kafka_error import KafkaError, KafkaException
 from .assignment import keyed
 from .callbacks import Callback
 from .commits import wanted_offsets
-from .config import parse_consumer_config
-from .engine import ConsumerClosedError, ConsumerEngine, closed_error
+from .consumer_config import parse_consumer_config
+from .consumer_engine import ConsumerClosedError, ConsumerEngine, closed_error
 
 log = logging.getLogger("kafkawire.consumer")
 

@@ -17,16 +17,15 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
-from ..client.cluster import Client
 from ..client.coordinators import GROUP, Coordinators
+from ..client.network_client import Client
 from ..core.backoff import RetryBackoff
-from ..core.consumer_group import ConsumerGroupConfig, ConsumerGroupMember, State
-from ..core.consumer_group import Step as IdStep
-from ..core.group import Step
+from ..core.consumer_group import ConsumerGroupConfig, ConsumerGroupMember, ConsumerGroupState, ConsumerGroupStep
+from ..core.group import GroupStep
+from ..core.kafka_error import KafkaError
 from ..core.member_states import TopicIdPartitions
 from ..core.metadata_refresh import Pace
-from ..io.engine import Timer
-from ..kafka_error import KafkaError
+from ..io.io_engine import Timer
 from ..protocol.apis import CONSUMER_GROUP_HEARTBEAT
 from ..protocol.codec import Struct
 from ..protocol.consumer_protocol import TopicPartitions
@@ -40,7 +39,7 @@ class ConsumerGroupMembership(HeartbeatLoop):
         client: Client,
         coordinators: Coordinators,
         config: ConsumerGroupConfig,
-        on_change: Callable[[Step], None],
+        on_change: Callable[[GroupStep], None],
         *,
         hold_acks: bool = False,
     ) -> None:
@@ -112,7 +111,7 @@ class ConsumerGroupMembership(HeartbeatLoop):
     # --- IO thread ------------------------------------------------------------------------------
 
     def _heartbeat(self) -> None:
-        if self._stopped or self.member.state is State.FATAL or self._in_flight:
+        if self._stopped or self.member.state is ConsumerGroupState.FATAL or self._in_flight:
             return
         if self.coordinator is None:
             self.coordinators.find_one_io(
@@ -168,7 +167,7 @@ class ConsumerGroupMembership(HeartbeatLoop):
             self._reconcile(step)
         self._later(self.member.heartbeat_interval, self._heartbeat)
 
-    def _reconcile(self, step: IdStep) -> None:
+    def _reconcile(self, step: ConsumerGroupStep) -> None:
         """Hand the change over by topic name (refreshing metadata for new ids), then acknowledge."""
         unknown = [t for t in (*step.assign, *step.revoke) if self._name(t) is None]
 
@@ -193,13 +192,13 @@ class ConsumerGroupMembership(HeartbeatLoop):
         else:
             go()
 
-    def _hand_over(self, step: Step) -> None:
+    def _hand_over(self, step: GroupStep) -> None:
         """A change to the consumer (``on_change``), said first under ``cgrp``."""
         if self.client.debug.cgrp:
             diagnostics.member_assignment(self.client.debug, self.config.group_id, self.member.epoch, step)
         self.on_change(step)
 
-    def _moved(self, before: State) -> None:
+    def _moved(self, before: ConsumerGroupState) -> None:
         """Under ``cgrp``: the member's state change since ``before``, if any, with epoch and id."""
         member = self.member
         if member.state is not before and self.client.debug.cgrp:
@@ -222,8 +221,8 @@ class ConsumerGroupMembership(HeartbeatLoop):
                 out[name] = list(parts)
         return out
 
-    def _named(self, step: IdStep) -> Step:
-        return Step(
+    def _named(self, step: ConsumerGroupStep) -> GroupStep:
+        return GroupStep(
             assign=self._by_name(step.assign),
             revoke=self._by_name(step.revoke),
             lost=self._by_name(step.lost),

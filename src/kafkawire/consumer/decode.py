@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from ..model import TIMESTAMP_CREATE_TIME, TIMESTAMP_LOG_APPEND_TIME, Message
+from ..base.model import TIMESTAMP_CREATE_TIME, TIMESTAMP_LOG_APPEND_TIME, Message
 from ..native import native
 from ..protocol.primitives import DecodeError
 from ..records import DEFAULT_DECODE_BUDGET, DecodeBudget, Record, RecordBatch, decode_batches

@@ -1,4 +1,4 @@
-"""What the consumer's debug contexts say (`kafkawire.debug` writes them): group membership
+"""What the consumer's debug contexts say (`kafkawire.base.debug` writes them): group membership
 (``cgrp``: joins, syncs, heartbeats, state changes with generation and member id; the KIP-848
 member's epochs), the leader's assignment (``assignor``), the application's calls (``consumer``:
 subscriptions, assignment changes with where each partition starts, commits, close), and fetch decisions (``fetch``: which partitions from which broker at
@@ -12,11 +12,11 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
+from ..base.debug import APP, MAIN, Debug
+from ..base.model import OFFSET_BEGINNING, OFFSET_END, OFFSET_INVALID, OFFSET_STORED
 from ..core.fetch_rows import Partition
 from ..core.group import Membership
-from ..debug import APP, MAIN, Debug
-from ..kafka_error import KafkaError
-from ..model import OFFSET_BEGINNING, OFFSET_END, OFFSET_INVALID, OFFSET_STORED
+from ..core.kafka_error import KafkaError
 from ..protocol.codec import Struct
 
 

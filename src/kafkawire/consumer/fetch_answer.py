@@ -18,15 +18,15 @@ import threading
 from typing import Any
 
 from ..client import queue_log
-from ..client.cluster import Client
+from ..client.network_client import Client
 from ..core import TopicPartitionKey
 from ..core.fetch_budget import WHOLE, AnswerBudget, answer_budget
 from ..core.fetch_positions import FetchTable
 from ..core.fetch_rows import Partition
 from ..core.fetch_verdict import FAILURES, REFRESHES, FetchVerdict, partition_answered, request_failed
+from ..core.kafka_error import KafkaError
 from ..core.read_committed import CommittedFilter
 from ..core.sift import sift
-from ..kafka_error import KafkaError
 from ..protocol.primitives import DecodeError
 from ..records import RecordBatch
 from . import diagnostics

@@ -17,25 +17,25 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from typing import Any
 
-from .. import model
-from ..client.cluster import Client, throttle_event
+from ..base import model
+from ..client.committed_offsets import fetch_operation
 from ..client.coordinators import Coordinators
 from ..client.driver import Operation, error_of
-from ..client.group_offsets import fetch_operation
 from ..client.group_transactions import GROUP_TRANSACTIONS
 from ..client.list_offsets import READ_COMMITTED, READ_UNCOMMITTED, list_offsets_operation
+from ..client.network_client import Client, throttle_event
 from ..core import TopicPartitionKey
 from ..core.fetch_positions import FetchTable
-from ..core.fetch_rows import AWAITING_OFFSET, FAILED, FETCHING, OFFSET_INVALID, Chunk, Event, Partition
+from ..core.fetch_rows import AWAITING_OFFSET, FAILED, FETCHING, OFFSET_INVALID, Chunk, FetchEvent, Partition
 from ..core.fetch_session import FetchSession, SessionRequest, answered_partitions, partition_share, session_fields
+from ..core.kafka_error import KafkaError
 from ..core.metadata_refresh import Pace
-from ..io.engine import Timer
-from ..kafka_error import KafkaError
+from ..io.io_engine import Timer
 from ..protocol.apis import FETCH
 from ..protocol.codec import Struct
 from ..records import RecordBatch
 from . import diagnostics
-from .config import EngineConfig, limits_of
+from .consumer_config import EngineConfig, limits_of
 from .decode import offset_at
 from .fetch_answer import AnswerReader
 
@@ -199,7 +199,7 @@ class FetchEngine:
     def _messages(self, items: list[Taken], out: list[Message], last: dict[TopicPartitionKey, Message] | None) -> list[Message]:
         """What the table handed over, appended to ``out`` as messages (events, Columns converted)."""
         for part, batch, records in items:
-            if isinstance(records, Event):
+            if isinstance(records, FetchEvent):
                 out.append(model.error_event(records.error, part.key[0], part.key[1], records.offset))
                 continue
             if not isinstance(records, list):
@@ -228,7 +228,7 @@ class FetchEngine:
         arrow = self._columnar
         pieces = []
         for part, batch, records in self._take(max_records):
-            if isinstance(records, Event):
+            if isinstance(records, FetchEvent):
                 self._held.append(model.error_event(records.error, part.key[0], part.key[1], records.offset))
             else:
                 pieces.append(records if not isinstance(records, list) else arrow.from_messages(records))

@@ -27,15 +27,15 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
-from ..client.cluster import Client
 from ..client.coordinators import GROUP, Coordinators
 from ..client.group_transactions import GROUP_TRANSACTIONS
-from ..core.assignors import ASSIGNORS, COOPERATIVE_STICKY, Member, encode_sticky_user_data
+from ..client.network_client import Client
+from ..core.assignors import ASSIGNORS, COOPERATIVE_STICKY, JoinedMember, encode_sticky_user_data
 from ..core.backoff import RetryBackoff
-from ..core.group import REFUSED_JOIN_PAUSE, GroupConfig, Membership, State, Step
-from ..io.broker import State as ConnectionState
-from ..io.engine import Timer
-from ..kafka_error import KafkaError
+from ..core.group import REFUSED_JOIN_PAUSE, GroupConfig, GroupState, GroupStep, Membership
+from ..core.kafka_error import KafkaError
+from ..io.broker import ConnectionState
+from ..io.io_engine import Timer
 from ..protocol.apis import HEARTBEAT, JOIN_GROUP, LEAVE_GROUP, SYNC_GROUP
 from ..protocol.codec import Struct
 from ..protocol.consumer_protocol import (
@@ -61,7 +61,7 @@ class GroupMember:
         config: GroupConfig,
         assignors: list[str],
         topics: list[str],
-        on_change: Callable[[Step], None],
+        on_change: Callable[[GroupStep], None],
         *,
         hold_revokes: bool = False,
         metadata_interval: float = 300.0,
@@ -88,7 +88,7 @@ class GroupMember:
         self._backoff = RetryBackoff(client.config["retry.backoff.ms"], client.config["retry.backoff.max.ms"])
         self._rng = random.Random()
         self._debug = client.debug
-        self._seen: State | None = None  # the state last told to the cgrp debug context
+        self._seen: GroupState | None = None  # the state last told to the cgrp debug context
 
     # --- thread-safe ----------------------------------------------------------------------------
 
@@ -113,7 +113,7 @@ class GroupMember:
             if sorted(topics) == self.topics or self._stopped:
                 return
             self.topics = sorted(topics)
-            if self.membership.state is State.STABLE:
+            if self.membership.state is GroupState.STABLE:
                 self._follow(self.membership.rejoin())
 
         self.client.engine.call_soon(change)
@@ -122,7 +122,7 @@ class GroupMember:
         """Join again now (the assignment we were given cannot be right)."""
 
         def again() -> None:
-            if not self._stopped and self.membership.state is State.STABLE:
+            if not self._stopped and self.membership.state is GroupState.STABLE:
                 self._follow(self.membership.rejoin())
 
         self.client.engine.call_soon(again)
@@ -136,8 +136,8 @@ class GroupMember:
             for timer in (self._timer, self._recheck, self._query):
                 if timer is not None:
                     timer.cancel()
-            body = self.membership.leave_request() if self.membership.state is not State.FATAL else None
-            if self.membership.state is not State.FATAL:
+            body = self.membership.leave_request() if self.membership.state is not GroupState.FATAL else None
+            if self.membership.state is not GroupState.FATAL:
                 self.on_change(self.membership.left())
             if body is None or self.coordinator is None:
                 done.set_result(None)
@@ -241,23 +241,23 @@ class GroupMember:
         step = self.membership.on_join(response, self.client.engine.now())
         if step.members is not None:
             self._assign_as_leader(step.members)
-        elif self.membership.state is State.SYNCING:
+        elif self.membership.state is GroupState.SYNCING:
             self._send_sync({})
         else:
             self._follow(step)
 
     def _assign_as_leader(self, raw_members: list[Any]) -> None:
-        members: dict[str, Member] = {}
+        members: dict[str, JoinedMember] = {}
         for raw in raw_members:
             try:
                 sub = decode_subscription(raw.metadata)
             except DecodeError:
                 sub = Subscription([])  # a member we cannot read gets nothing rather than failing everyone
-            members[raw.member_id] = Member(raw.member_id, sub, raw.get("group_instance_id"))
+            members[raw.member_id] = JoinedMember(raw.member_id, sub, raw.get("group_instance_id"))
         topics = sorted({t for m in members.values() for t in m.subscription.topics})
 
         def refreshed(_response: Struct | None, _error: KafkaError | None) -> None:
-            if self._stopped or self.membership.state is not State.SYNCING:
+            if self._stopped or self.membership.state is not GroupState.SYNCING:
                 return
             counts = {}
             for topic in topics:
@@ -300,7 +300,7 @@ class GroupMember:
                 self._assigned = None
                 return
             now = {t: self.client.metadata.partition_count(t) or 0 for t in counts}
-            if now != counts and m.state is State.STABLE:
+            if now != counts and m.state is GroupState.STABLE:
                 self._assigned = None
                 self._follow(m.rejoin())
             else:
@@ -332,7 +332,7 @@ class GroupMember:
             diagnostics.sync_answer(self._debug, response, error, assignment)
         self._follow(self.membership.on_sync(response, assignment, self.client.engine.now(), self.topics))
 
-    def _follow(self, step: Step) -> None:
+    def _follow(self, step: GroupStep) -> None:
         """Act on a step: report it, then rejoin, retry or keep heartbeating."""
         self._note_state()
         if step.assign or step.revoke or step.lost or step.synced or step.error is not None or step.refused is not None:
@@ -353,8 +353,8 @@ class GroupMember:
             self._later(0.0 if not step.find_coordinator else self._retry_delay(), self._join)
         elif step.retry:
             state = self.membership.state
-            self._later(self._retry_delay(), self._heartbeat if state is State.STABLE else self._join)
-        elif self.membership.state is State.STABLE:
+            self._later(self._retry_delay(), self._heartbeat if state is GroupState.STABLE else self._join)
+        elif self.membership.state is GroupState.STABLE:
             self._arm_heartbeat()
 
     def _note_state(self) -> None:
@@ -370,7 +370,7 @@ class GroupMember:
             self._later(max(0.0, when - self.client.engine.now()), self._heartbeat)
 
     def _heartbeat(self) -> None:
-        if self._stopped or self.membership.state is not State.STABLE:
+        if self._stopped or self.membership.state is not GroupState.STABLE:
             return
         now = self.client.engine.now()
         expired = self.membership.session_expired(now)
@@ -387,7 +387,7 @@ class GroupMember:
                                timeout=self.config.session_timeout, coordinator_lane=True)  # fmt: skip
 
     def _heartbeat_answered(self, response: Struct | None, error: KafkaError | None) -> None:
-        if self._stopped or self.membership.state is not State.STABLE:
+        if self._stopped or self.membership.state is not GroupState.STABLE:
             return
         if response is None:
             self._follow(self.membership.on_no_answer())

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..client.cluster import Client
 from ..client.coordinators import GROUP, Coordinators
-from ..io.engine import Timer
+from ..client.network_client import Client
+from ..io.io_engine import Timer
 
 
 class HeartbeatLoop:

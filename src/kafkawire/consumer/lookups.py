@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from ..client.cluster import Client
+from ..base.model import TopicPartition
 from ..client.driver import wait
 from ..client.list_offsets import EARLIEST, LATEST, READ_COMMITTED, READ_UNCOMMITTED, list_offsets_operation
+from ..client.network_client import Client
 from ..core import TopicPartitionKey as TP
+from ..core.kafka_error import KafkaError, KafkaException
 from ..core.metadata import ClusterView
-from ..kafka_error import KafkaError, KafkaException
-from ..model import TopicPartition
 
 
 def watermarks(client: Client, key: TP, *, read_committed: bool, timeout: float) -> tuple[int, int]:

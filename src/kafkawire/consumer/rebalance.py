@@ -23,16 +23,16 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future
 
-from ..client.cluster import Client
+from ..client.committed_offsets import Committer
 from ..client.coordinators import Coordinators
 from ..client.executor import CallbackExecutor
-from ..client.group_offsets import Member
+from ..client.network_client import Client
 from ..core.consumer_group import ConsumerGroupConfig
-from ..core.group import GroupConfig, Step
+from ..core.group import GroupConfig, GroupStep
+from ..core.kafka_error import KafkaError
 from ..core.metadata_refresh import Pace
-from ..kafka_error import KafkaError
 from ..protocol.codec import Struct
-from .config import ConsumerConfig
+from .consumer_config import ConsumerConfig
 from .consumer_group_member import ConsumerGroupMembership
 from .group_member import GroupMember
 
@@ -60,7 +60,7 @@ class Subscription:
         config: ConsumerConfig,
         topics: list[str],
         executor: CallbackExecutor,
-        apply: Callable[[Step], None],
+        apply: Callable[[GroupStep], None],
         *,
         polled_at: Callable[[], float],
         max_poll_exceeded: Callable[[], None],
@@ -79,8 +79,8 @@ class Subscription:
         self._max_poll_exceeded = max_poll_exceeded
         self._max_poll = config.options["max.poll.interval.ms"] / 1000
         self.left_for_poll = False
-        self._lost_while_away: list[Step] = []  # held for the poll that joins again
-        self._away_as: Member | None = None  # who we were before leaving for the poll interval
+        self._lost_while_away: list[GroupStep] = []  # held for the poll that joins again
+        self._away_as: Committer | None = None  # who we were before leaving for the poll interval
         self._unavailable = unavailable
         self._missing: set[str] = set()  # named topics reported unavailable, until they appear
 
@@ -118,7 +118,7 @@ class Subscription:
 
         self._client.engine.call_soon(swap)
 
-    def member(self) -> Member:
+    def member(self) -> Committer:
         """Who commits: our generation (or epoch) and ids as the group knows them now; after
         leaving for max.poll.interval.ms, until its loss was served, who we were then (a commit
         from on_lost is refused by the group, as librdkafka's is, not taken as a standalone one)."""
@@ -127,17 +127,17 @@ class Subscription:
         m = self.membership
         if isinstance(m, GroupMember):
             ms = m.membership
-            return Member(ms.generation, ms.member_id, self._config.options["group.instance.id"])
+            return Committer(ms.generation, ms.member_id, self._config.options["group.instance.id"])
         if isinstance(m, ConsumerGroupMembership):
-            return Member(m.member.epoch, m.member.member_id, self._config.options["group.instance.id"])
-        return Member()
+            return Committer(m.member.epoch, m.member.member_id, self._config.options["group.instance.id"])
+        return Committer()
 
     def revoked(self) -> None:
         """A classic revocation was served: its held rejoin may go."""
         if isinstance(self.membership, GroupMember):
             self.membership.revoked()
 
-    def served(self, step: Step) -> None:
+    def served(self, step: GroupStep) -> None:
         """A KIP-848 reconciliation was served (callbacks ran): acknowledge it to the coordinator.
         The loss held while away was served: commits are ours again."""
         if step.lost and not self.left_for_poll:
@@ -161,18 +161,18 @@ class Subscription:
 
     # --- IO thread -------------------------------------------------------------------------
 
-    def _changed(self, step: Step) -> None:
+    def _changed(self, step: GroupStep) -> None:
         if self._stopped:
             return
         if self.left_for_poll:
             if step.revoke:  # we left without the application: it cannot commit them
-                self._lost_while_away.append(Step(lost=step.revoke))
+                self._lost_while_away.append(GroupStep(lost=step.revoke))
             return
         self._executor.put(self._apply, (step,))
         if isinstance(self.membership, GroupMember) and self._impossible(step):
             self.membership.rejoin()
 
-    def _impossible(self, step: Step) -> bool:
+    def _impossible(self, step: GroupStep) -> bool:
         """An assignment naming partitions the topic does not have (a damaged SyncGroup answer, or
         a leader with other metadata): join again rather than hold it until the next rebalance."""
         md = self._client.metadata

@@ -26,7 +26,7 @@ Partition = tuple[str, int]
 
 
 @dataclass(frozen=True)
-class Member:
+class JoinedMember:
     """One member as the leader sees it in JoinGroup's answer."""
 
     member_id: str
@@ -40,7 +40,7 @@ class Member:
         return (1, self.member_id)
 
 
-def _sorted(members: Mapping[str, Member]) -> list[Member]:
+def _sorted(members: Mapping[str, JoinedMember]) -> list[JoinedMember]:
     return sorted(members.values(), key=lambda m: m.order)
 
 
@@ -54,7 +54,7 @@ def _as_topic_partitions(owned: dict[str, list[Partition]]) -> dict[str, TopicPa
     return out
 
 
-def range_assign(members: Mapping[str, Member], partition_counts: Mapping[str, int]) -> dict[str, TopicPartitions]:
+def range_assign(members: Mapping[str, JoinedMember], partition_counts: Mapping[str, int]) -> dict[str, TopicPartitions]:
     """Per topic, consecutive ranges in member order; the first members get one more when uneven."""
     result: dict[str, list[Partition]] = {m: [] for m in members}
     topics = sorted({t for m in members.values() for t in m.subscription.topics if t in partition_counts})
@@ -69,7 +69,7 @@ def range_assign(members: Mapping[str, Member], partition_counts: Mapping[str, i
     return _as_topic_partitions(result)
 
 
-def roundrobin_assign(members: Mapping[str, Member], partition_counts: Mapping[str, int]) -> dict[str, TopicPartitions]:
+def roundrobin_assign(members: Mapping[str, JoinedMember], partition_counts: Mapping[str, int]) -> dict[str, TopicPartitions]:
     """Every partition in (topic, partition) order, dealt round the members that subscribe to it."""
     result: dict[str, list[Partition]] = {m: [] for m in members}
     ring = _sorted(members)
@@ -85,7 +85,7 @@ def roundrobin_assign(members: Mapping[str, Member], partition_counts: Mapping[s
 
 
 def cooperative_sticky_assign(
-    members: Mapping[str, Member], partition_counts: Mapping[str, int]
+    members: Mapping[str, JoinedMember], partition_counts: Mapping[str, int]
 ) -> dict[str, TopicPartitions]:
     """Sticky and balanced, then without partitions that would move between members this round."""
     subscribed = {m: set(members[m].subscription.topics) for m in members}
@@ -113,7 +113,7 @@ def cooperative_sticky_assign(
 
 
 def _previous_owners(
-    members: Mapping[str, Member], existing: set[Partition], subscribed: dict[str, set[str]]
+    members: Mapping[str, JoinedMember], existing: set[Partition], subscribed: dict[str, set[str]]
 ) -> dict[Partition, str]:
     """Who owns what now; a partition claimed twice goes to the claim of the highest generation."""
     claims: dict[Partition, tuple[int, str]] = {}
@@ -142,7 +142,7 @@ def _trim_to_quota(assignment: dict[str, list[Partition]], total: int) -> None:
 
 
 def _balance(
-    assignment: dict[str, list[Partition]], eligible: dict[Partition, list[str]], members: Mapping[str, Member]
+    assignment: dict[str, list[Partition]], eligible: dict[Partition, list[str]], members: Mapping[str, JoinedMember]
 ) -> None:
     """Move partitions from the most to the least loaded eligible member until no move narrows the gap."""
     moved = True
@@ -204,7 +204,7 @@ def _generation(sub: Subscription) -> int:
     return -1
 
 
-Assignor = Callable[[Mapping[str, Member], Mapping[str, int]], dict[str, TopicPartitions]]
+Assignor = Callable[[Mapping[str, JoinedMember], Mapping[str, int]], dict[str, TopicPartitions]]
 
 ASSIGNORS: dict[str, Assignor] = {
     RANGE: range_assign,

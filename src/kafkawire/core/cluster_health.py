@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from ..kafka_error import KafkaError
+from .kafka_error import KafkaError
 
 Address = tuple[str, int]
 

@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..protocol import error_codes as ec
-from .member_states import HEARTBEAT_VERDICTS, JOIN_EPOCH, LEAVE_EPOCH, TopicIdPartitions, Verdict, moved
+from .member_states import HEARTBEAT_VERDICTS, JOIN_EPOCH, LEAVE_EPOCH, HeartbeatVerdict, TopicIdPartitions, moved
 
 STATIC_LEAVE_EPOCH = -2  # a static member going away for a while: keep its assignment
 
 
-class State(enum.Enum):
+class ConsumerGroupState(enum.Enum):
     UNJOINED = "unjoined"
     JOINING = "joining"  # epoch 0 sent, no answer yet
     RECONCILING = "reconciling"  # the target differs from what we own: callbacks to run, then acknowledge
@@ -31,7 +31,7 @@ class State(enum.Enum):
     FATAL = "fatal"
 
 
-class Event(enum.Enum):
+class ConsumerGroupEvent(enum.Enum):
     JOIN = "join"
     TARGET_CHANGED = "new target assignment"
     RECONCILED = "reconciled"
@@ -41,34 +41,34 @@ class Event(enum.Enum):
     FAILED = "fatal error"
 
 
-_MEMBER_STATES = (State.JOINING, State.RECONCILING, State.STABLE)
+_MEMBER_STATES = (ConsumerGroupState.JOINING, ConsumerGroupState.RECONCILING, ConsumerGroupState.STABLE)
 
-TRANSITIONS: dict[tuple[State, Event], State] = {
-    (State.UNJOINED, Event.JOIN): State.JOINING,
-    **{(s, Event.TARGET_CHANGED): State.RECONCILING for s in _MEMBER_STATES},
-    (State.RECONCILING, Event.RECONCILED): State.STABLE,
-    (State.JOINING, Event.RECONCILED): State.STABLE,  # joined with nothing to do
-    **{(s, Event.FENCED): State.UNJOINED for s in _MEMBER_STATES},
-    **{(s, Event.LEAVE): State.LEAVING for s in (*_MEMBER_STATES, State.UNJOINED)},
-    (State.LEAVING, Event.LEFT): State.UNJOINED,
-    **{(s, Event.FAILED): State.FATAL for s in State},
+TRANSITIONS: dict[tuple[ConsumerGroupState, ConsumerGroupEvent], ConsumerGroupState] = {
+    (ConsumerGroupState.UNJOINED, ConsumerGroupEvent.JOIN): ConsumerGroupState.JOINING,
+    **{(s, ConsumerGroupEvent.TARGET_CHANGED): ConsumerGroupState.RECONCILING for s in _MEMBER_STATES},
+    (ConsumerGroupState.RECONCILING, ConsumerGroupEvent.RECONCILED): ConsumerGroupState.STABLE,
+    (ConsumerGroupState.JOINING, ConsumerGroupEvent.RECONCILED): ConsumerGroupState.STABLE,  # joined with nothing to do
+    **{(s, ConsumerGroupEvent.FENCED): ConsumerGroupState.UNJOINED for s in _MEMBER_STATES},
+    **{(s, ConsumerGroupEvent.LEAVE): ConsumerGroupState.LEAVING for s in (*_MEMBER_STATES, ConsumerGroupState.UNJOINED)},
+    (ConsumerGroupState.LEAVING, ConsumerGroupEvent.LEFT): ConsumerGroupState.UNJOINED,
+    **{(s, ConsumerGroupEvent.FAILED): ConsumerGroupState.FATAL for s in ConsumerGroupState},
 }
 
 
-VERDICTS: dict[int, Verdict] = {
+VERDICTS: dict[int, HeartbeatVerdict] = {
     **HEARTBEAT_VERDICTS,
-    ec.STALE_MEMBER_EPOCH: Verdict.FENCED,
-    ec.UNRELEASED_INSTANCE_ID: Verdict.FATAL,  # another live member holds our group.instance.id
-    ec.UNSUPPORTED_ASSIGNOR: Verdict.FATAL,
+    ec.STALE_MEMBER_EPOCH: HeartbeatVerdict.FENCED,
+    ec.UNRELEASED_INSTANCE_ID: HeartbeatVerdict.FATAL,  # another live member holds our group.instance.id
+    ec.UNSUPPORTED_ASSIGNOR: HeartbeatVerdict.FATAL,
 }
 
 
-def verdict(error_code: int) -> Verdict:
-    return VERDICTS.get(error_code, Verdict.FATAL)
+def verdict(error_code: int) -> HeartbeatVerdict:
+    return VERDICTS.get(error_code, HeartbeatVerdict.FATAL)
 
 
 @dataclass
-class Step:
+class ConsumerGroupStep:
     assign: TopicIdPartitions = field(default_factory=dict)
     revoke: TopicIdPartitions = field(default_factory=dict)
     lost: TopicIdPartitions = field(default_factory=dict)
@@ -103,14 +103,14 @@ class ConsumerGroupMember:
         self.config = config
         self.member_id = member_id or str(uuid.uuid4())
         self.epoch = JOIN_EPOCH
-        self.state = State.UNJOINED
+        self.state = ConsumerGroupState.UNJOINED
         self.owned: TopicIdPartitions = {}
         self.target: TopicIdPartitions | None = None
         self._handed: TopicIdPartitions | None = None  # the target of the reconciliation under way
         self.heartbeat_interval = 5.0  # until the coordinator tells
         self._next_heartbeat = 0.0
 
-    def _move(self, event: Event) -> None:
+    def _move(self, event: ConsumerGroupEvent) -> None:
         self.state = moved(TRANSITIONS, self.state, event, self.config.group_id)
 
     def heartbeat_due(self, now: float) -> bool:
@@ -120,7 +120,7 @@ class ConsumerGroupMember:
         """The next heartbeat; joins when unjoined. Every field is sent in full (equal values are
         allowed), so a lost answer never leaves the coordinator with a stale picture."""
         if self.state not in _MEMBER_STATES:
-            self._move(Event.JOIN)  # from UNJOINED; illegal once leaving or fatal
+            self._move(ConsumerGroupEvent.JOIN)  # from UNJOINED; illegal once leaving or fatal
             self.epoch = JOIN_EPOCH
         self._next_heartbeat = now + self.heartbeat_interval
         return {
@@ -151,7 +151,7 @@ class ConsumerGroupMember:
     def leave_request(self) -> dict[str, Any] | None:
         if self.state not in _MEMBER_STATES:
             return None
-        self._move(Event.LEAVE)
+        self._move(ConsumerGroupEvent.LEAVE)
         epoch = STATIC_LEAVE_EPOCH if self.config.group_instance_id is not None else LEAVE_EPOCH
         return {
             "group_id": self.config.group_id,
@@ -160,13 +160,13 @@ class ConsumerGroupMember:
             "instance_id": self.config.group_instance_id,
         }
 
-    def on_left(self) -> Step:
-        step = Step(revoke=self.owned)
+    def on_left(self) -> ConsumerGroupStep:
+        step = ConsumerGroupStep(revoke=self.owned)
         self.owned, self.target, self.epoch = {}, None, JOIN_EPOCH
-        self._move(Event.LEFT)
+        self._move(ConsumerGroupEvent.LEFT)
         return step
 
-    def on_heartbeat(self, response: Any, now: float) -> Step:
+    def on_heartbeat(self, response: Any, now: float) -> ConsumerGroupStep:
         """The coordinator's answer: a new epoch, maybe a new target; reconcile towards it."""
         code = response.error_code
         if code != ec.NONE:
@@ -180,30 +180,30 @@ class ConsumerGroupMember:
         if response.assignment is not None:
             self.target = {tp.topic_id: sorted(tp.partitions) for tp in response.assignment.topic_partitions}
         # while the application still serves a change, the next one is relative to what it was handed
-        held = self._handed if self.state is State.RECONCILING and self._handed is not None else self.owned
+        held = self._handed if self.state is ConsumerGroupState.RECONCILING and self._handed is not None else self.owned
         if self.target is None or self.target == held:
-            if self.state is State.JOINING and self.target is not None:
-                self._move(Event.RECONCILED)
-            return Step()
-        self._move(Event.TARGET_CHANGED)
+            if self.state is ConsumerGroupState.JOINING and self.target is not None:
+                self._move(ConsumerGroupEvent.RECONCILED)
+            return ConsumerGroupStep()
+        self._move(ConsumerGroupEvent.TARGET_CHANGED)
         self._handed = dict(self.target)
-        return Step(revoke=_minus(held, self.target), assign=_minus(self.target, held))
+        return ConsumerGroupStep(revoke=_minus(held, self.target), assign=_minus(self.target, held))
 
     def reconciled(self, now: float) -> None:
         """The application's callbacks ran: we own the target; acknowledge it at once."""
-        if self.state is not State.RECONCILING or self.target is None:
+        if self.state is not ConsumerGroupState.RECONCILING or self.target is None:
             return
         self.owned = {t: list(p) for t, p in self.target.items()}
-        self._move(Event.RECONCILED)
+        self._move(ConsumerGroupEvent.RECONCILED)
         self._next_heartbeat = now
 
-    def _on_error(self, code: int) -> Step:
+    def _on_error(self, code: int) -> ConsumerGroupStep:
         what = verdict(code)
-        if what is Verdict.COORDINATOR:
-            return Step(find_coordinator=True, retry=True)
-        if what is Verdict.RETRY:
-            return Step(retry=True)
-        step = Step(lost=self.owned, error=code if what is Verdict.FATAL else None)
+        if what is HeartbeatVerdict.COORDINATOR:
+            return ConsumerGroupStep(find_coordinator=True, retry=True)
+        if what is HeartbeatVerdict.RETRY:
+            return ConsumerGroupStep(retry=True)
+        step = ConsumerGroupStep(lost=self.owned, error=code if what is HeartbeatVerdict.FATAL else None)
         self.owned, self.target, self.epoch = {}, None, JOIN_EPOCH
-        self._move(Event.FAILED if what is Verdict.FATAL else Event.FENCED)
+        self._move(ConsumerGroupEvent.FAILED if what is HeartbeatVerdict.FATAL else ConsumerGroupEvent.FENCED)
         return step

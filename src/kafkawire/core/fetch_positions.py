@@ -25,7 +25,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..kafka_error import KafkaError
 from ..records import Record, RecordBatch
 from ..records.types import RECORD_COST
 from . import TopicPartitionKey
@@ -38,10 +37,11 @@ from .fetch_rows import (
     OFFSET_STORED,
     RESET_TO,
     Chunk,
-    Event,
+    FetchEvent,
     FetchLimits,
     Partition,
 )
+from .kafka_error import KafkaError
 from .read_committed import CommittedFilter
 
 BATCH_OVERHEAD = 12  # a batch's wire size is batch_length + 12
@@ -285,7 +285,7 @@ class FetchTable:
             part.eof_at = part.fetch_offset
             hw = part.high_watermark
             eof = KafkaError(KafkaError._PARTITION_EOF, f"Fetch from {part.key[0]} [{part.key[1]}] reached end of partition at offset {hw}")
-            part.buffer.append(Event(eof, hw))
+            part.buffer.append(FetchEvent(eof, hw))
             new = True
         return new
 
@@ -340,7 +340,7 @@ class FetchTable:
         return False
 
     def _event(self, part: Partition, error: KafkaError, offset: int | None) -> None:
-        part.buffer.append(Event(error, offset))
+        part.buffer.append(FetchEvent(error, offset))
 
     # --- handing over ----------------------------------------------------------------------------
 
@@ -357,11 +357,11 @@ class FetchTable:
             end = min(end, held)
         return max(part.position, end)
 
-    def take(self, max_records: int) -> list[tuple[Partition, RecordBatch | None, list[Any] | Event]]:
+    def take(self, max_records: int) -> list[tuple[Partition, RecordBatch | None, list[Any] | FetchEvent]]:
         """Up to ``max_records`` records (and the events among them), fair across unpaused rows:
         rounds in which each row with something gives an equal share, starting one row further
         each call. Advances positions past what is returned."""
-        out: list[tuple[Partition, RecordBatch | None, list[Any] | Event]] = []
+        out: list[tuple[Partition, RecordBatch | None, list[Any] | FetchEvent]] = []
         if max_records == 1:  # poll(): one record, from the next row in turn
             part = self._next_row()
             if part is not None:
@@ -387,7 +387,7 @@ class FetchTable:
             ready = still
         return out
 
-    def take_one(self, out: list[tuple[Partition, RecordBatch | None, list[Any] | Event]]) -> Any:
+    def take_one(self, out: list[tuple[Partition, RecordBatch | None, list[Any] | FetchEvent]]) -> Any:
         """take(1) for poll(), without the lists: a record of a list of records comes back as
         it is (``out`` untouched); anything else (an event, Columns) is appended to ``out`` as
         take(1) gives it, and None returned (as when nothing is buffered)."""
@@ -424,13 +424,13 @@ class FetchTable:
         return None
 
     def _take_from(
-        self, part: Partition, wanted: int, out: list[tuple[Partition, RecordBatch | None, list[Any] | Event]]
+        self, part: Partition, wanted: int, out: list[tuple[Partition, RecordBatch | None, list[Any] | FetchEvent]]
     ) -> int:
         taken = 0
         buffer = part.buffer
         while buffer and taken < wanted:
             head = buffer[0]
-            if isinstance(head, Event):
+            if isinstance(head, FetchEvent):
                 buffer.popleft()
                 out.append((part, None, head))
                 taken += 1

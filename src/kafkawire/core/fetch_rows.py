@@ -7,9 +7,9 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from ..kafka_error import KafkaError
 from ..records import RecordBatch
 from . import TopicPartitionKey
+from .kafka_error import KafkaError
 from .read_committed import CommittedFilter
 
 AWAITING_OFFSET = "awaiting-offset"
@@ -53,7 +53,7 @@ class Chunk:
         self.size = size  # what it holds in memory (see FetchTable.add), released with its last record
 
 
-class Event:
+class FetchEvent:
     """An error event for take(): _PARTITION_EOF, _AUTO_OFFSET_RESET, a partition's final error."""
 
     __slots__ = ("error", "offset")
@@ -105,7 +105,7 @@ class Partition:
         self.fetch_offset = 0
         self.position: int | None = None
         self.leader_epoch: int | None = None
-        self.buffer: deque[Chunk | Event] = deque()
+        self.buffer: deque[Chunk | FetchEvent] = deque()
         self.buffered_bytes = 0
         self.buffered_records = 0
         self.filter: CommittedFilter | None = None

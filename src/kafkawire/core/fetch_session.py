@@ -24,9 +24,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..kafka_error import KafkaError
 from ..protocol import error_codes as ec
 from . import TopicPartitionKey
+from .kafka_error import KafkaError
 
 FIRST_VERSION = 7  # the first Fetch version with sessions
 NO_SESSION = 0  # the session id of "no session"

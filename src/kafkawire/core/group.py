@@ -23,7 +23,7 @@ from ..protocol.consumer_protocol import PROTOCOL_TYPE, TopicPartitions
 from .member_states import moved
 
 
-class State(enum.Enum):
+class GroupState(enum.Enum):
     UNJOINED = "unjoined"  # not in the group (new, left, or lost the membership)
     JOINING = "joining"  # JoinGroup sent
     SYNCING = "syncing"  # SyncGroup sent (after a successful JoinGroup)
@@ -31,7 +31,7 @@ class State(enum.Enum):
     FATAL = "fatal"  # fenced or refused for good: the consumer reports and stops
 
 
-class Event(enum.Enum):
+class GroupEvent(enum.Enum):
     JOIN = "join sent"
     JOINED = "join answered"
     SYNCED = "sync answered"
@@ -40,19 +40,19 @@ class Event(enum.Enum):
     FAILED = "fatal error"
 
 
-TRANSITIONS: dict[tuple[State, Event], State] = {
-    (State.UNJOINED, Event.JOIN): State.JOINING,
-    (State.JOINING, Event.JOIN): State.JOINING,  # resent (member id required, coordinator moved)
-    (State.JOINING, Event.JOINED): State.SYNCING,
-    (State.SYNCING, Event.SYNCED): State.STABLE,
-    (State.STABLE, Event.JOIN): State.JOINING,  # a cooperative member rejoins while keeping partitions
-    **{(s, Event.REJOIN): State.UNJOINED for s in (State.JOINING, State.SYNCING, State.STABLE, State.UNJOINED)},
-    **{(s, Event.LEFT): State.UNJOINED for s in (State.JOINING, State.SYNCING, State.STABLE, State.UNJOINED)},
-    **{(s, Event.FAILED): State.FATAL for s in State},
+TRANSITIONS: dict[tuple[GroupState, GroupEvent], GroupState] = {
+    (GroupState.UNJOINED, GroupEvent.JOIN): GroupState.JOINING,
+    (GroupState.JOINING, GroupEvent.JOIN): GroupState.JOINING,  # resent (member id required, coordinator moved)
+    (GroupState.JOINING, GroupEvent.JOINED): GroupState.SYNCING,
+    (GroupState.SYNCING, GroupEvent.SYNCED): GroupState.STABLE,
+    (GroupState.STABLE, GroupEvent.JOIN): GroupState.JOINING,  # a cooperative member rejoins while keeping partitions
+    **{(s, GroupEvent.REJOIN): GroupState.UNJOINED for s in (GroupState.JOINING, GroupState.SYNCING, GroupState.STABLE, GroupState.UNJOINED)},
+    **{(s, GroupEvent.LEFT): GroupState.UNJOINED for s in (GroupState.JOINING, GroupState.SYNCING, GroupState.STABLE, GroupState.UNJOINED)},
+    **{(s, GroupEvent.FAILED): GroupState.FATAL for s in GroupState},
 }
 
 
-class Verdict(enum.Enum):
+class GroupVerdict(enum.Enum):
     """What a group error tells the member to do."""
 
     REJOIN = "rejoin"  # a rebalance began: join again as who we are
@@ -65,26 +65,26 @@ class Verdict(enum.Enum):
     FATAL = "stop"
 
 
-VERDICTS: dict[int, Verdict] = {
-    ec.REBALANCE_IN_PROGRESS: Verdict.REJOIN,
-    ec.ILLEGAL_GENERATION: Verdict.RESET_GENERATION,
-    ec.UNKNOWN_MEMBER_ID: Verdict.RESET_MEMBER,
-    ec.MEMBER_ID_REQUIRED: Verdict.ADOPT_MEMBER_ID,
-    ec.NOT_COORDINATOR: Verdict.COORDINATOR,
-    ec.COORDINATOR_NOT_AVAILABLE: Verdict.COORDINATOR,
-    ec.COORDINATOR_LOAD_IN_PROGRESS: Verdict.RETRY,
-    ec.FENCED_INSTANCE_ID: Verdict.FATAL,  # another process took our group.instance.id
-    ec.GROUP_AUTHORIZATION_FAILED: Verdict.FATAL,
-    ec.INVALID_SESSION_TIMEOUT: Verdict.FATAL,
-    ec.INCONSISTENT_GROUP_PROTOCOL: Verdict.FATAL,
-    ec.INVALID_GROUP_ID: Verdict.FATAL,
-    ec.GROUP_MAX_SIZE_REACHED: Verdict.FATAL,
+VERDICTS: dict[int, GroupVerdict] = {
+    ec.REBALANCE_IN_PROGRESS: GroupVerdict.REJOIN,
+    ec.ILLEGAL_GENERATION: GroupVerdict.RESET_GENERATION,
+    ec.UNKNOWN_MEMBER_ID: GroupVerdict.RESET_MEMBER,
+    ec.MEMBER_ID_REQUIRED: GroupVerdict.ADOPT_MEMBER_ID,
+    ec.NOT_COORDINATOR: GroupVerdict.COORDINATOR,
+    ec.COORDINATOR_NOT_AVAILABLE: GroupVerdict.COORDINATOR,
+    ec.COORDINATOR_LOAD_IN_PROGRESS: GroupVerdict.RETRY,
+    ec.FENCED_INSTANCE_ID: GroupVerdict.FATAL,  # another process took our group.instance.id
+    ec.GROUP_AUTHORIZATION_FAILED: GroupVerdict.FATAL,
+    ec.INVALID_SESSION_TIMEOUT: GroupVerdict.FATAL,
+    ec.INCONSISTENT_GROUP_PROTOCOL: GroupVerdict.FATAL,
+    ec.INVALID_GROUP_ID: GroupVerdict.FATAL,
+    ec.GROUP_MAX_SIZE_REACHED: GroupVerdict.FATAL,
 }
 
 
-def verdict(error_code: int) -> Verdict:
+def verdict(error_code: int) -> GroupVerdict:
     """Unlisted codes are fatal: a group error we do not understand must not loop silently."""
-    return VERDICTS.get(error_code, Verdict.FATAL)
+    return VERDICTS.get(error_code, GroupVerdict.FATAL)
 
 
 # What stops a member elsewhere only refuses a JoinGroup (a session timeout out of the broker's
@@ -94,13 +94,13 @@ def verdict(error_code: int) -> Verdict:
 REFUSED_JOIN_PAUSE = 2.0  # seconds (librdkafka asks again every 2 s)
 
 
-def join_verdict(error_code: int) -> Verdict:
+def join_verdict(error_code: int) -> GroupVerdict:
     what = verdict(error_code)
-    return Verdict.REFUSED if what is Verdict.FATAL and error_code != ec.FENCED_INSTANCE_ID else what
+    return GroupVerdict.REFUSED if what is GroupVerdict.FATAL and error_code != ec.FENCED_INSTANCE_ID else what
 
 
 @dataclass
-class Step:
+class GroupStep:
     """What the consumer must do after an answer or a timer: in this order, revoke or lose, assign, join."""
 
     assign: TopicPartitions = field(default_factory=dict)
@@ -147,7 +147,7 @@ class Membership:
 
     def __init__(self, config: GroupConfig) -> None:
         self.config = config
-        self.state = State.UNJOINED
+        self.state = GroupState.UNJOINED
         self.member_id = ""
         self.generation = -1
         self.protocol: str | None = None
@@ -156,7 +156,7 @@ class Membership:
         self._last_heartbeat_ok = 0.0
         self._next_heartbeat = 0.0
 
-    def _move(self, event: Event) -> None:
+    def _move(self, event: GroupEvent) -> None:
         self.state = moved(TRANSITIONS, self.state, event, self.config.group_id)
 
     @property
@@ -167,7 +167,7 @@ class Membership:
 
     def join_request(self, protocols: list[tuple[str, bytes]]) -> dict[str, Any]:
         """JoinGroup's body; ``protocols`` are (assignor name, subscription bytes) by preference."""
-        self._move(Event.JOIN)
+        self._move(GroupEvent.JOIN)
         return {
             "group_id": self.config.group_id,
             "session_timeout_ms": int(self.config.session_timeout * 1000),
@@ -218,105 +218,105 @@ class Membership:
     # --- timers ------------------------------------------------------------------------------
 
     def heartbeat_due(self, now: float) -> bool:
-        return self.state is State.STABLE and now >= self._next_heartbeat
+        return self.state is GroupState.STABLE and now >= self._next_heartbeat
 
     def next_heartbeat(self) -> float | None:
-        return self._next_heartbeat if self.state is State.STABLE else None
+        return self._next_heartbeat if self.state is GroupState.STABLE else None
 
-    def session_expired(self, now: float) -> Step | None:
+    def session_expired(self, now: float) -> GroupStep | None:
         """No successful heartbeat for a whole session: the coordinator has dropped us; our partitions
         are someone else's by now (lost, not revoked)."""
-        if self.state is State.STABLE and now - self._last_heartbeat_ok > self.config.session_timeout:
-            return self._reset(Verdict.RESET_MEMBER)
+        if self.state is GroupState.STABLE and now - self._last_heartbeat_ok > self.config.session_timeout:
+            return self._reset(GroupVerdict.RESET_MEMBER)
         return None
 
-    def rejoin(self) -> Step:
+    def rejoin(self) -> GroupStep:
         """Our subscription changed: join again (an eager member gives everything back first)."""
-        return self._reset(Verdict.REJOIN)
+        return self._reset(GroupVerdict.REJOIN)
 
-    def left(self) -> Step:
+    def left(self) -> GroupStep:
         """We left (close, unsubscribe, max.poll.interval.ms exceeded): everything is revoked."""
-        step = Step(revoke=self.owned)
+        step = GroupStep(revoke=self.owned)
         self.owned = {}
         self.member_id, self.generation = ("", -1) if self.config.group_instance_id is None else (self.member_id, -1)
-        self._move(Event.LEFT)
+        self._move(GroupEvent.LEFT)
         return step
 
     # --- answers -----------------------------------------------------------------------------
 
-    def on_join(self, response: Any, now: float) -> Step:
+    def on_join(self, response: Any, now: float) -> GroupStep:
         code = response.error_code
         if code == ec.MEMBER_ID_REQUIRED:
             self.member_id = response.member_id
-            return Step(rejoin=True)
+            return GroupStep(rejoin=True)
         if code != ec.NONE:
-            if join_verdict(code) is Verdict.REFUSED:
-                return Step(refused=code)
+            if join_verdict(code) is GroupVerdict.REFUSED:
+                return GroupStep(refused=code)
             return self._on_error(code)
-        self._move(Event.JOINED)
+        self._move(GroupEvent.JOINED)
         self.member_id = response.member_id
         self.generation = response.generation_id
         self.protocol = response.protocol_name
         self.leader = response.leader
         members = list(response.members) if self.is_leader and not getattr(response, "skip_assignment", False) else None
-        return Step(members=members)
+        return GroupStep(members=members)
 
     def on_sync(
         self, response: Any, assignment: TopicPartitions | None, now: float, subscribed: Collection[str] | None = None
-    ) -> Step:
+    ) -> GroupStep:
         """``assignment`` is the decoded answer (None when it could not be decoded). One that cannot
         be read or names a topic outside ``subscribed`` is not ours (the leader's or the wire's
         fault): join again, as Java's consumer does, rather than sit on partitions nobody reads."""
         if response.error_code != ec.NONE:
             return self._on_error(response.error_code)
         if assignment is None or (subscribed is not None and not set(assignment).issubset(subscribed)):
-            return self._reset(Verdict.REJOIN)
-        self._move(Event.SYNCED)
+            return self._reset(GroupVerdict.REJOIN)
+        self._move(GroupEvent.SYNCED)
         self._last_heartbeat_ok = now
         self._next_heartbeat = now + self.config.heartbeat_interval
         if not self.config.cooperative:
             self.owned = assignment
-            return Step(assign=assignment, synced=True)
+            return GroupStep(assign=assignment, synced=True)
         revoke = _minus(self.owned, assignment)
-        step = Step(assign=_minus(assignment, self.owned), revoke=revoke, rejoin=bool(revoke), synced=True)
+        step = GroupStep(assign=_minus(assignment, self.owned), revoke=revoke, rejoin=bool(revoke), synced=True)
         self.owned = _minus(self.owned, revoke)
         for topic, parts in step.assign.items():
             self.owned.setdefault(topic, []).extend(parts)
         return step
 
-    def on_heartbeat(self, error_code: int, now: float) -> Step:
+    def on_heartbeat(self, error_code: int, now: float) -> GroupStep:
         if error_code == ec.NONE:
             self._last_heartbeat_ok = now
-            return Step()
+            return GroupStep()
         return self._on_error(error_code)
 
-    def on_no_answer(self) -> Step:
+    def on_no_answer(self) -> GroupStep:
         """A request got no answer (connection lost, timed out): as if the coordinator had moved."""
         return self._on_error(ec.COORDINATOR_NOT_AVAILABLE)
 
-    def _on_error(self, code: int) -> Step:
+    def _on_error(self, code: int) -> GroupStep:
         what = verdict(code)
-        if what is Verdict.RETRY:
-            return Step(retry=True)
-        if what is Verdict.COORDINATOR and self.state is State.STABLE:
+        if what is GroupVerdict.RETRY:
+            return GroupStep(retry=True)
+        if what is GroupVerdict.COORDINATOR and self.state is GroupState.STABLE:
             # the membership lives on at the coordinator's new home: heartbeat there
-            return Step(find_coordinator=True, retry=True)
-        if what is Verdict.FATAL:
-            step = Step(lost=self.owned, error=code)
+            return GroupStep(find_coordinator=True, retry=True)
+        if what is GroupVerdict.FATAL:
+            step = GroupStep(lost=self.owned, error=code)
             self.owned = {}
-            self._move(Event.FAILED)
+            self._move(GroupEvent.FAILED)
             return step
         return self._reset(what)
 
-    def _reset(self, what: Verdict) -> Step:
-        step = Step(rejoin=True, find_coordinator=what is Verdict.COORDINATOR)
-        if what in (Verdict.RESET_GENERATION, Verdict.RESET_MEMBER):
+    def _reset(self, what: GroupVerdict) -> GroupStep:
+        step = GroupStep(rejoin=True, find_coordinator=what is GroupVerdict.COORDINATOR)
+        if what in (GroupVerdict.RESET_GENERATION, GroupVerdict.RESET_MEMBER):
             step.lost, self.owned = self.owned, {}
             self.generation = -1
-            if what is Verdict.RESET_MEMBER:
+            if what is GroupVerdict.RESET_MEMBER:
                 self.member_id = ""
-        elif not self.config.cooperative and self.state is State.STABLE:
+        elif not self.config.cooperative and self.state is GroupState.STABLE:
             step.revoke, self.owned = self.owned, {}  # eager: give everything back before rejoining
-        if self.state is not State.UNJOINED:
-            self._move(Event.REJOIN)
+        if self.state is not GroupState.UNJOINED:
+            self._move(GroupEvent.REJOIN)
         return step

@@ -18,11 +18,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..kafka_error import KafkaError
 from ..protocol.apis import API_VERSIONS, SASL_AUTHENTICATE, SASL_HANDSHAKE
 from ..protocol.codec import Struct
 from ..protocol.error_codes import ILLEGAL_SASL_STATE, NONE, UNSUPPORTED_SASL_MECHANISM, UNSUPPORTED_VERSION
 from ..protocol.schema import Api
+from .kafka_error import KafkaError
 from .mismatch import LISTENER_WITHOUT_SASL
 from .sasl import SaslClient, SaslError
 from .versions import UnsupportedVersionError, VersionsError, choose_version, ranges_from_response
@@ -47,7 +47,7 @@ class HandshakeError(Exception):
 
 
 @dataclass(frozen=True)
-class Step:
+class HandshakeStep:
     api: Api
     version: int
     body: Mapping[str, Any]
@@ -64,8 +64,8 @@ class ApiVersionsStep:
         self._body = {"client_software_name": software_name, "client_software_version": software_version}
         self.versions = versions  # known already: a re-authentication asks nothing
 
-    def request(self) -> Step | None:
-        return None if self.versions is not None else Step(API_VERSIONS, self._version, self._body)
+    def request(self) -> HandshakeStep | None:
+        return None if self.versions is not None else HandshakeStep(API_VERSIONS, self._version, self._body)
 
     def receive(self, body: Struct) -> None:
         if body.error_code == UNSUPPORTED_VERSION and self._version > 0:
@@ -104,18 +104,18 @@ class SaslStep:
         except UnsupportedVersionError as exc:
             raise HandshakeError(KafkaError._UNSUPPORTED_FEATURE, f"SASL: {exc}") from None
 
-    def request(self) -> Step | None:
+    def request(self) -> HandshakeStep | None:
         if self.done:
             return None
         if not self._mechanism_agreed:
             version = self._version(SASL_HANDSHAKE)
             self._raw = version == 0
-            return Step(SASL_HANDSHAKE, version, {"mechanism": self._client.mechanism})
+            return HandshakeStep(SASL_HANDSHAKE, version, {"mechanism": self._client.mechanism})
         if self._token is None:
             self._token = self._start()
         if self._raw:
-            return Step(SASL_AUTHENTICATE, 0, {"auth_bytes": self._token}, raw=True)
-        return Step(SASL_AUTHENTICATE, self._version(SASL_AUTHENTICATE), {"auth_bytes": self._token})
+            return HandshakeStep(SASL_AUTHENTICATE, 0, {"auth_bytes": self._token}, raw=True)
+        return HandshakeStep(SASL_AUTHENTICATE, self._version(SASL_AUTHENTICATE), {"auth_bytes": self._token})
 
     def _start(self) -> bytes:
         try:
@@ -174,7 +174,7 @@ class Handshake:
         """How long the broker keeps the SASL session (KIP-368); 0: without limit, or no SASL."""
         return 0 if self._sasl is None else self._sasl.session_lifetime_ms
 
-    def next_request(self) -> Step | None:
+    def next_request(self) -> HandshakeStep | None:
         """The request to send now, or None when the handshake is over."""
         for step in self._steps:
             req = step.request()

@@ -15,7 +15,6 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable
 
-from ..kafka_error import KafkaError
 from ..protocol import error_codes as ec
 from ..protocol.error_codes import (
     DUPLICATE_SEQUENCE_NUMBER,
@@ -26,13 +25,14 @@ from ..protocol.error_codes import (
 )
 from . import TopicPartitionKey
 from .accumulator import ProducerBatch
+from .kafka_error import KafkaError
 
 SEQUENCE_MODULUS = 2**31  # sequences wrap from 2^31-1 to 0
 MAX_IN_FLIGHT = 5  # per partition; the broker remembers the last five batches of a producer
 
 
 
-class Verdict(enum.Enum):
+class IdempotenceVerdict(enum.Enum):
     DELIVERED = "delivered"  # a duplicate of a batch the log already holds
     REQUEUE = "requeue"  # an earlier batch failed: resend in sequence order, not an error
     BUMP_EPOCH = "bump epoch"  # the broker forgot us: new epoch, sequences from 0, then resend
@@ -180,30 +180,30 @@ class Idempotence:
 
     # --- errors --------------------------------------------------------------------------------
 
-    def verdict(self, batch: ProducerBatch, code: int) -> Verdict:
+    def verdict(self, batch: ProducerBatch, code: int) -> IdempotenceVerdict:
         """What an error on ``batch`` means, before the general policy is asked."""
         tp = (batch.topic, batch.partition)
         if code == DUPLICATE_SEQUENCE_NUMBER:
-            return Verdict.DELIVERED
+            return IdempotenceVerdict.DELIVERED
         if code in (INVALID_PRODUCER_EPOCH, PRODUCER_FENCED):
             if self.transactional:
-                return Verdict.FATAL  # another producer took our transactional id
+                return IdempotenceVerdict.FATAL  # another producer took our transactional id
             # Without a transactional id nobody can fence us: the broker does not know the id we
             # hold (an answer we should not have trusted). A fresh id restarts every sequence.
             self._bump_refused = True
-            return Verdict.BUMP_EPOCH
+            return IdempotenceVerdict.BUMP_EPOCH
         if code == OUT_OF_ORDER_SEQUENCE_NUMBER:
             # Behind an earlier failure (or a sequence hole that a bump will close) this is
             # expected; on the oldest batch it means the broker lost data we were told it had.
             if self.bump_wanted:
-                return Verdict.REQUEUE
+                return IdempotenceVerdict.REQUEUE
             earlier = [b for b in self._in_flight.get(tp, ()) if b is not batch and _before(b, batch)]
             if earlier or tp in self._failed:
-                return Verdict.REQUEUE
-            return Verdict.BUMP_EPOCH if self.transactional else Verdict.FATAL
+                return IdempotenceVerdict.REQUEUE
+            return IdempotenceVerdict.BUMP_EPOCH if self.transactional else IdempotenceVerdict.FATAL
         if code == UNKNOWN_PRODUCER_ID:
-            return Verdict.BUMP_EPOCH
-        return Verdict.POLICY
+            return IdempotenceVerdict.BUMP_EPOCH
+        return IdempotenceVerdict.POLICY
 
     def restamp(self, batches: Iterable[ProducerBatch]) -> None:
         """After an epoch bump: give unanswered batches new sequences from 0, in the order given

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..native import native
 
 if TYPE_CHECKING:
-    from ..kafka_error import KafkaError
+    from .kafka_error import KafkaError
 
 # The slots the lane reads (and the ones it moves, marked) by class: ProducerBatch's (core/accumulator.py:
 # messages appended, bytes and full moved), the sticky state's (core/partitioners.py: produced moved),

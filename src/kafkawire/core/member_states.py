@@ -36,7 +36,7 @@ def moved(transitions: Mapping[tuple[S, E], S], state: S, event: E, group_id: st
     return new
 
 
-class Verdict(enum.Enum):
+class HeartbeatVerdict(enum.Enum):
     """What a heartbeat error tells a KIP-848 or share member to do."""
 
     FENCED = "assignment lost: join again with epoch 0"
@@ -46,14 +46,14 @@ class Verdict(enum.Enum):
 
 
 # Unlisted codes are fatal (a protocol's own table may list some anyway, to say why).
-HEARTBEAT_VERDICTS: dict[int, Verdict] = {
-    ec.FENCED_MEMBER_EPOCH: Verdict.FENCED,
-    ec.UNKNOWN_MEMBER_ID: Verdict.FENCED,
-    ec.NOT_COORDINATOR: Verdict.COORDINATOR,
-    ec.COORDINATOR_NOT_AVAILABLE: Verdict.COORDINATOR,
-    ec.COORDINATOR_LOAD_IN_PROGRESS: Verdict.RETRY,
-    ec.GROUP_AUTHORIZATION_FAILED: Verdict.FATAL,
-    ec.GROUP_MAX_SIZE_REACHED: Verdict.FATAL,
-    ec.INVALID_REQUEST: Verdict.FATAL,
-    ec.UNSUPPORTED_VERSION: Verdict.FATAL,
+HEARTBEAT_VERDICTS: dict[int, HeartbeatVerdict] = {
+    ec.FENCED_MEMBER_EPOCH: HeartbeatVerdict.FENCED,
+    ec.UNKNOWN_MEMBER_ID: HeartbeatVerdict.FENCED,
+    ec.NOT_COORDINATOR: HeartbeatVerdict.COORDINATOR,
+    ec.COORDINATOR_NOT_AVAILABLE: HeartbeatVerdict.COORDINATOR,
+    ec.COORDINATOR_LOAD_IN_PROGRESS: HeartbeatVerdict.RETRY,
+    ec.GROUP_AUTHORIZATION_FAILED: HeartbeatVerdict.FATAL,
+    ec.GROUP_MAX_SIZE_REACHED: HeartbeatVerdict.FATAL,
+    ec.INVALID_REQUEST: HeartbeatVerdict.FATAL,
+    ec.UNSUPPORTED_VERSION: HeartbeatVerdict.FATAL,
 }

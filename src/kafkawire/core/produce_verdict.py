@@ -9,12 +9,12 @@ from __future__ import annotations
 import enum
 from typing import NamedTuple
 
-from .idempotence import Verdict as Idempotent
+from .idempotence import IdempotenceVerdict
 from .policy import Action
 from .policy.produce import PRODUCE
 
 
-class Step(enum.Enum):
+class ProduceStep(enum.Enum):
     DELIVERED = "delivered"  # a duplicate of a batch the log holds: reported as written
     STOPPED = "stopped"  # the producer had already stopped for good: failed with that error
     FATAL = "fatal"  # the producer stops for good now (fenced, sequences broken)
@@ -28,21 +28,21 @@ class Step(enum.Enum):
 
 
 class ProduceVerdict(NamedTuple):
-    step: Step
+    step: ProduceStep
     # The partition's leader is stale: forget it and refresh metadata (whether or not it retries).
     refresh_metadata: bool = False
 
 
 _IDEMPOTENT_STEPS = {
     # (idempotence's verdict, transactional) -> step; POLICY is absent: the error table decides.
-    (Idempotent.DELIVERED, False): Step.DELIVERED,
-    (Idempotent.DELIVERED, True): Step.DELIVERED,
-    (Idempotent.FATAL, False): Step.FATAL,
-    (Idempotent.FATAL, True): Step.FATAL,
-    (Idempotent.REQUEUE, False): Step.RESEND,
-    (Idempotent.REQUEUE, True): Step.RESEND,
-    (Idempotent.BUMP_EPOCH, False): Step.BUMP_AND_RESEND,
-    (Idempotent.BUMP_EPOCH, True): Step.FAIL_AND_BUMP_EPOCH,
+    (IdempotenceVerdict.DELIVERED, False): ProduceStep.DELIVERED,
+    (IdempotenceVerdict.DELIVERED, True): ProduceStep.DELIVERED,
+    (IdempotenceVerdict.FATAL, False): ProduceStep.FATAL,
+    (IdempotenceVerdict.FATAL, True): ProduceStep.FATAL,
+    (IdempotenceVerdict.REQUEUE, False): ProduceStep.RESEND,
+    (IdempotenceVerdict.REQUEUE, True): ProduceStep.RESEND,
+    (IdempotenceVerdict.BUMP_EPOCH, False): ProduceStep.BUMP_AND_RESEND,
+    (IdempotenceVerdict.BUMP_EPOCH, True): ProduceStep.FAIL_AND_BUMP_EPOCH,
 }
 
 
@@ -50,7 +50,7 @@ def produce_verdict(
     code: int,
     *,
     stopped: bool,
-    idempotent: Idempotent | None,
+    idempotent: IdempotenceVerdict | None,
     transactional: bool,
     attempts: int,
     retries: int,
@@ -65,16 +65,16 @@ def produce_verdict(
     ``gapless`` (enable.gapless.guarantee, idempotent and not transactional): a batch that would
     fail stops the producer instead, as librdkafka's; one that expires does not."""
     if stopped:
-        return ProduceVerdict(Step.STOPPED)
-    if idempotent is not None and idempotent is not Idempotent.POLICY:
+        return ProduceVerdict(ProduceStep.STOPPED)
+    if idempotent is not None and idempotent is not IdempotenceVerdict.POLICY:
         return ProduceVerdict(_IDEMPOTENT_STEPS[idempotent, transactional])
     action = PRODUCE.action(code)
     refresh = action is Action.REFRESH_METADATA
-    fail = Step.GAP if gapless and idempotent is not None and not transactional else Step.FAIL
+    fail = ProduceStep.GAP if gapless and idempotent is not None and not transactional else ProduceStep.FAIL
     if action is not Action.RETRY and not refresh:
         return ProduceVerdict(fail, refresh)
     if now - first_queued >= delivery_timeout:
-        return ProduceVerdict(Step.EXPIRED, refresh)
+        return ProduceVerdict(ProduceStep.EXPIRED, refresh)
     if attempts <= retries:
-        return ProduceVerdict(Step.RETRY, refresh)
+        return ProduceVerdict(ProduceStep.RETRY, refresh)
     return ProduceVerdict(fail, refresh)

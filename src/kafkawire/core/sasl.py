@@ -165,7 +165,7 @@ class OAuthBearerClient(SaslClient):
 
 
 class GssContext(Protocol):
-    """The GSS-API calls a GSSAPI conversation needs (kafkawire/kerberos.py makes them with the
+    """The GSS-API calls a GSSAPI conversation needs (kafkawire/security/kerberos.py makes them with the
     ``gssapi`` package); a failure raises `SaslError` naming its cause, never key material."""
 
     @property

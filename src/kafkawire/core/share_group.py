@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..protocol import error_codes as ec
-from .member_states import HEARTBEAT_VERDICTS, JOIN_EPOCH, LEAVE_EPOCH, TopicIdPartitions, Verdict, moved
+from .member_states import HEARTBEAT_VERDICTS, JOIN_EPOCH, LEAVE_EPOCH, HeartbeatVerdict, TopicIdPartitions, moved
 
 
-class State(enum.Enum):
+class ShareGroupState(enum.Enum):
     UNJOINED = "unjoined"
     JOINING = "joining"  # epoch 0 sent, no answer yet
     STABLE = "stable"  # a member with an epoch
@@ -27,7 +27,7 @@ class State(enum.Enum):
     FATAL = "fatal"
 
 
-class Event(enum.Enum):
+class ShareGroupEvent(enum.Enum):
     JOIN = "join"
     JOINED = "joined"
     FENCED = "fenced"
@@ -36,27 +36,27 @@ class Event(enum.Enum):
     FAILED = "fatal error"
 
 
-_MEMBER_STATES = (State.JOINING, State.STABLE)
+_MEMBER_STATES = (ShareGroupState.JOINING, ShareGroupState.STABLE)
 
-TRANSITIONS: dict[tuple[State, Event], State] = {
-    (State.UNJOINED, Event.JOIN): State.JOINING,
-    (State.JOINING, Event.JOINED): State.STABLE,
-    **{(s, Event.FENCED): State.UNJOINED for s in _MEMBER_STATES},
-    **{(s, Event.LEAVE): State.LEAVING for s in (*_MEMBER_STATES, State.UNJOINED)},
-    (State.LEAVING, Event.LEFT): State.LEFT,
-    **{(s, Event.FAILED): State.FATAL for s in State},
+TRANSITIONS: dict[tuple[ShareGroupState, ShareGroupEvent], ShareGroupState] = {
+    (ShareGroupState.UNJOINED, ShareGroupEvent.JOIN): ShareGroupState.JOINING,
+    (ShareGroupState.JOINING, ShareGroupEvent.JOINED): ShareGroupState.STABLE,
+    **{(s, ShareGroupEvent.FENCED): ShareGroupState.UNJOINED for s in _MEMBER_STATES},
+    **{(s, ShareGroupEvent.LEAVE): ShareGroupState.LEAVING for s in (*_MEMBER_STATES, ShareGroupState.UNJOINED)},
+    (ShareGroupState.LEAVING, ShareGroupEvent.LEFT): ShareGroupState.LEFT,
+    **{(s, ShareGroupEvent.FAILED): ShareGroupState.FATAL for s in ShareGroupState},
 }
 
 
-VERDICTS: dict[int, Verdict] = {**HEARTBEAT_VERDICTS, ec.TOPIC_AUTHORIZATION_FAILED: Verdict.FATAL}
+VERDICTS: dict[int, HeartbeatVerdict] = {**HEARTBEAT_VERDICTS, ec.TOPIC_AUTHORIZATION_FAILED: HeartbeatVerdict.FATAL}
 
 
-def verdict(error_code: int) -> Verdict:
-    return VERDICTS.get(error_code, Verdict.FATAL)
+def verdict(error_code: int) -> HeartbeatVerdict:
+    return VERDICTS.get(error_code, HeartbeatVerdict.FATAL)
 
 
 @dataclass
-class Step:
+class ShareGroupStep:
     """What an answer means for the IO side: a new assignment to fetch from (None: unchanged), or
     what to do about an error."""
 
@@ -72,13 +72,13 @@ class ShareGroupMember:
         self.member_id = member_id
         self.topics = list(topics)
         self.rack_id = rack_id
-        self.state = State.UNJOINED
+        self.state = ShareGroupState.UNJOINED
         self.epoch = JOIN_EPOCH
         self.assignment: TopicIdPartitions = {}
         self.heartbeat_interval = 5.0  # until the coordinator says (seconds)
         self._send_topics = True  # the topic list goes in the next heartbeat (joining, or changed)
 
-    def _move(self, event: Event) -> None:
+    def _move(self, event: ShareGroupEvent) -> None:
         self.state = moved(TRANSITIONS, self.state, event, self.group_id)
 
     def subscribe(self, topics: list[str]) -> bool:
@@ -90,8 +90,8 @@ class ShareGroupMember:
         return True
 
     def heartbeat_request(self) -> dict[str, Any]:
-        if self.state is State.UNJOINED:
-            self._move(Event.JOIN)
+        if self.state is ShareGroupState.UNJOINED:
+            self._move(ShareGroupEvent.JOIN)
             self._send_topics = True
         body: dict[str, Any] = {
             "group_id": self.group_id,
@@ -103,7 +103,7 @@ class ShareGroupMember:
         self._send_topics = False
         return body
 
-    def on_heartbeat(self, response: Any) -> Step:
+    def on_heartbeat(self, response: Any) -> ShareGroupStep:
         code = response.error_code
         if code:
             return self._on_error(code)
@@ -112,43 +112,43 @@ class ShareGroupMember:
         self.epoch = response.member_epoch
         if response.heartbeat_interval_ms > 0:
             self.heartbeat_interval = response.heartbeat_interval_ms / 1000
-        if self.state is State.JOINING:
-            self._move(Event.JOINED)
+        if self.state is ShareGroupState.JOINING:
+            self._move(ShareGroupEvent.JOINED)
         if response.assignment is None:
-            return Step()
+            return ShareGroupStep()
         new = {t.topic_id: sorted(t.partitions) for t in response.assignment.topic_partitions}
         if new == self.assignment:
-            return Step()
+            return ShareGroupStep()
         self.assignment = new
-        return Step(assignment=dict(new))
+        return ShareGroupStep(assignment=dict(new))
 
-    def _on_error(self, code: int) -> Step:
+    def _on_error(self, code: int) -> ShareGroupStep:
         kind = verdict(code)
-        if kind is Verdict.COORDINATOR:
+        if kind is HeartbeatVerdict.COORDINATOR:
             self._send_topics = True
-            return Step(find_coordinator=True)
-        if kind is Verdict.RETRY:
+            return ShareGroupStep(find_coordinator=True)
+        if kind is HeartbeatVerdict.RETRY:
             self._send_topics = True
-            return Step(retry=True)
-        if kind is Verdict.FENCED:
-            self._move(Event.FENCED)
+            return ShareGroupStep(retry=True)
+        if kind is HeartbeatVerdict.FENCED:
+            self._move(ShareGroupEvent.FENCED)
             self.epoch = JOIN_EPOCH
             lost = bool(self.assignment)
             self.assignment = {}
-            return Step(assignment={} if lost else None)
-        self._move(Event.FAILED)
+            return ShareGroupStep(assignment={} if lost else None)
+        self._move(ShareGroupEvent.FAILED)
         self.assignment = {}
-        return Step(assignment={}, error=code)
+        return ShareGroupStep(assignment={}, error=code)
 
     def leave_request(self) -> dict[str, Any] | None:
         """The leaving heartbeat, or None when the coordinator never knew us (nothing to leave)."""
-        joined = self.state is State.STABLE
-        if self.state in (State.LEAVING, State.LEFT, State.FATAL):
+        joined = self.state is ShareGroupState.STABLE
+        if self.state in (ShareGroupState.LEAVING, ShareGroupState.LEFT, ShareGroupState.FATAL):
             return None
-        self._move(Event.LEAVE)
+        self._move(ShareGroupEvent.LEAVE)
         self.assignment = {}
         if not joined:
-            self._move(Event.LEFT)
+            self._move(ShareGroupEvent.LEFT)
             return None
         return {
             "group_id": self.group_id,
@@ -159,5 +159,5 @@ class ShareGroupMember:
         }
 
     def left(self) -> None:
-        if self.state is State.LEAVING:
-            self._move(Event.LEFT)
+        if self.state is ShareGroupState.LEAVING:
+            self._move(ShareGroupEvent.LEFT)

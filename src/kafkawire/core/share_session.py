@@ -22,26 +22,26 @@ _MAX_EPOCH = 2**31 - 1
 Key = tuple[uuid.UUID, int]  # (topic id, partition)
 
 
-class Verdict(enum.Enum):
+class ShareSessionVerdict(enum.Enum):
     RESET = "open the session again (epoch 0)"
     REFRESH = "refresh metadata: the leader moved or the topic is unknown"
     FAIL = "report the error"
 
 
-VERDICTS: dict[int, Verdict] = {
-    ec.SHARE_SESSION_NOT_FOUND: Verdict.RESET,
-    ec.INVALID_SHARE_SESSION_EPOCH: Verdict.RESET,
-    ec.SHARE_SESSION_LIMIT_REACHED: Verdict.RESET,
-    ec.UNKNOWN_MEMBER_ID: Verdict.RESET,
-    ec.NOT_LEADER_OR_FOLLOWER: Verdict.REFRESH,
-    ec.UNKNOWN_TOPIC_OR_PARTITION: Verdict.REFRESH,
-    ec.UNKNOWN_TOPIC_ID: Verdict.REFRESH,
-    ec.FENCED_LEADER_EPOCH: Verdict.REFRESH,
+VERDICTS: dict[int, ShareSessionVerdict] = {
+    ec.SHARE_SESSION_NOT_FOUND: ShareSessionVerdict.RESET,
+    ec.INVALID_SHARE_SESSION_EPOCH: ShareSessionVerdict.RESET,
+    ec.SHARE_SESSION_LIMIT_REACHED: ShareSessionVerdict.RESET,
+    ec.UNKNOWN_MEMBER_ID: ShareSessionVerdict.RESET,
+    ec.NOT_LEADER_OR_FOLLOWER: ShareSessionVerdict.REFRESH,
+    ec.UNKNOWN_TOPIC_OR_PARTITION: ShareSessionVerdict.REFRESH,
+    ec.UNKNOWN_TOPIC_ID: ShareSessionVerdict.REFRESH,
+    ec.FENCED_LEADER_EPOCH: ShareSessionVerdict.REFRESH,
 }
 
 
-def verdict(error_code: int) -> Verdict:
-    return VERDICTS.get(error_code, Verdict.FAIL)
+def verdict(error_code: int) -> ShareSessionVerdict:
+    return VERDICTS.get(error_code, ShareSessionVerdict.FAIL)
 
 
 def topics_body(keys: dict[Key, list[dict[str, Any]]]) -> list[dict[str, Any]]:

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import enum
 
-from ..kafka_error import KafkaError, KafkaException
 from ..protocol import error_codes as ec
+from .kafka_error import KafkaError, KafkaException
 
 
-class State(enum.Enum):
+class TxnState(enum.Enum):
     UNINITIALIZED = "uninitialized"
     INITIALIZING = "initializing"
     READY = "ready"
@@ -37,32 +37,32 @@ class Call(enum.Enum):
 
 
 # call -> states it may start from (and the state it moves to while running)
-ALLOWED: dict[Call, tuple[frozenset[State], State | None]] = {
-    Call.INIT: (frozenset({State.UNINITIALIZED, State.INITIALIZING}), State.INITIALIZING),
-    Call.BEGIN: (frozenset({State.READY}), State.IN_TRANSACTION),
-    Call.PRODUCE: (frozenset({State.IN_TRANSACTION}), None),
-    Call.SEND_OFFSETS: (frozenset({State.IN_TRANSACTION}), None),
-    Call.COMMIT: (frozenset({State.IN_TRANSACTION, State.COMMITTING}), State.COMMITTING),
-    Call.ABORT: (frozenset({State.IN_TRANSACTION, State.ABORTING, State.ABORTABLE_ERROR}), State.ABORTING),
+ALLOWED: dict[Call, tuple[frozenset[TxnState], TxnState | None]] = {
+    Call.INIT: (frozenset({TxnState.UNINITIALIZED, TxnState.INITIALIZING}), TxnState.INITIALIZING),
+    Call.BEGIN: (frozenset({TxnState.READY}), TxnState.IN_TRANSACTION),
+    Call.PRODUCE: (frozenset({TxnState.IN_TRANSACTION}), None),
+    Call.SEND_OFFSETS: (frozenset({TxnState.IN_TRANSACTION}), None),
+    Call.COMMIT: (frozenset({TxnState.IN_TRANSACTION, TxnState.COMMITTING}), TxnState.COMMITTING),
+    Call.ABORT: (frozenset({TxnState.IN_TRANSACTION, TxnState.ABORTING, TxnState.ABORTABLE_ERROR}), TxnState.ABORTING),
 }
 
 # Where a call leads when it succeeds.
-ON_SUCCESS: dict[Call, State] = {
-    Call.INIT: State.READY,
-    Call.COMMIT: State.READY,
-    Call.ABORT: State.READY,
+ON_SUCCESS: dict[Call, TxnState] = {
+    Call.INIT: TxnState.READY,
+    Call.COMMIT: TxnState.READY,
+    Call.ABORT: TxnState.READY,
 }
 
 # What to tell a user who called at the wrong time, by state.
-HINTS: dict[State, str] = {
-    State.UNINITIALIZED: "call init_transactions() first",
-    State.INITIALIZING: "init_transactions() has not finished: call it again",
-    State.READY: "call begin_transaction() first",
-    State.IN_TRANSACTION: "a transaction is open: commit_transaction() or abort_transaction() it",
-    State.COMMITTING: "a commit is under way: call commit_transaction() again to finish it",
-    State.ABORTING: "an abort is under way: call abort_transaction() again to finish it",
-    State.ABORTABLE_ERROR: "the transaction failed: call abort_transaction(), then begin_transaction()",
-    State.FATAL_ERROR: "the producer hit a fatal error: close it and create a new one",
+HINTS: dict[TxnState, str] = {
+    TxnState.UNINITIALIZED: "call init_transactions() first",
+    TxnState.INITIALIZING: "init_transactions() has not finished: call it again",
+    TxnState.READY: "call begin_transaction() first",
+    TxnState.IN_TRANSACTION: "a transaction is open: commit_transaction() or abort_transaction() it",
+    TxnState.COMMITTING: "a commit is under way: call commit_transaction() again to finish it",
+    TxnState.ABORTING: "an abort is under way: call abort_transaction() again to finish it",
+    TxnState.ABORTABLE_ERROR: "the transaction failed: call abort_transaction(), then begin_transaction()",
+    TxnState.FATAL_ERROR: "the producer hit a fatal error: close it and create a new one",
 }
 
 
@@ -99,18 +99,18 @@ class TransactionState:
     `kafkawire.producer.transactions.SharedTransactionState`)."""
 
     def __init__(self) -> None:
-        self.state = State.UNINITIALIZED
+        self.state = TxnState.UNINITIALIZED
         self.last_error: KafkaError | None = None
         self._busy: Call | None = None
 
     def require(self, call: Call) -> None:
         """Raise unless ``call`` is legal now; for a long call, mark it as running."""
-        if self.state is State.FATAL_ERROR:
+        if self.state is TxnState.FATAL_ERROR:
             raise _fatal_again(self.last_error)
         allowed, running = ALLOWED[call]
-        if self.state is State.ABORTABLE_ERROR and call is not Call.ABORT:
+        if self.state is TxnState.ABORTABLE_ERROR and call is not Call.ABORT:
             raise _abortable_again(call, self.last_error)
-        if self.state is State.INITIALIZING and call is not Call.INIT:
+        if self.state is TxnState.INITIALIZING and call is not Call.INIT:
             # An init_transactions() that timed out is still under way (it resumes when called
             # again): as librdkafka, any other call conflicts with it and may be retried.
             raise KafkaException(
@@ -139,22 +139,22 @@ class TransactionState:
 
     def succeeded(self, call: Call) -> None:
         self._busy = None if self._busy is call else self._busy
-        if self.state is not State.FATAL_ERROR and call in ON_SUCCESS:
+        if self.state is not TxnState.FATAL_ERROR and call in ON_SUCCESS:
             self.state = ON_SUCCESS[call]
 
     def allows(self, call: Call) -> bool:
         """Whether ``call`` may be made now (without marking it running)."""
-        return self.state in ALLOWED[call][0] or (call is Call.ABORT and self.state is State.ABORTABLE_ERROR)
+        return self.state in ALLOWED[call][0] or (call is Call.ABORT and self.state is TxnState.ABORTABLE_ERROR)
 
     def call_failed(self, call: Call | None, error: KafkaError) -> KafkaError:
         """A call's coordinator conversation failed with ``error`` (already recorded by `abortable`
         or `fatal` when `moves_state` said so): the call may be made again, and what it raises is
         the transaction's fatal or abortable error if it has one, else ``error``, retriable."""
-        if self.state is State.FATAL_ERROR and self.last_error is not None:
+        if self.state is TxnState.FATAL_ERROR and self.last_error is not None:
             return self.last_error
         if call is not None:
             self._busy = None if self._busy is call else self._busy
-        if self.state is State.ABORTABLE_ERROR and self.last_error is not None:
+        if self.state is TxnState.ABORTABLE_ERROR and self.last_error is not None:
             return self.last_error
         return KafkaError(error.code(), error.str(), retriable=True)
 
@@ -164,21 +164,21 @@ class TransactionState:
 
     def abortable(self, error: KafkaError) -> None:
         """The open transaction cannot commit any more. The first error is kept: it is the cause."""
-        if self.state is not State.FATAL_ERROR:
-            if self.state is not State.ABORTABLE_ERROR or self.last_error is None:
+        if self.state is not TxnState.FATAL_ERROR:
+            if self.state is not TxnState.ABORTABLE_ERROR or self.last_error is None:
                 self.last_error = error
-            self.state = State.ABORTABLE_ERROR
+            self.state = TxnState.ABORTABLE_ERROR
         self._busy = None
 
     @property
     def cannot_commit(self) -> KafkaError | None:
         """The error every record still waiting in the open transaction must fail with, if any."""
-        if self.state in (State.ABORTABLE_ERROR, State.FATAL_ERROR):
+        if self.state in (TxnState.ABORTABLE_ERROR, TxnState.FATAL_ERROR):
             return self.last_error
         return None
 
     def fatal(self, error: KafkaError) -> None:
-        self.state = State.FATAL_ERROR
+        self.state = TxnState.FATAL_ERROR
         self.last_error = error
         self._busy = None
 
@@ -197,7 +197,7 @@ def _abortable_again(call: Call, error: KafkaError | None) -> KafkaException:
     return KafkaException(
         KafkaError(
             code,
-            f"{call.value}() is not allowed: the transaction failed earlier ({reason}); {HINTS[State.ABORTABLE_ERROR]}",
+            f"{call.value}() is not allowed: the transaction failed earlier ({reason}); {HINTS[TxnState.ABORTABLE_ERROR]}",
             txn_requires_abort=True,
         )
     )
@@ -206,4 +206,4 @@ def _abortable_again(call: Call, error: KafkaError | None) -> KafkaException:
 def _fatal_again(error: KafkaError | None) -> KafkaException:
     reason = error.str() if error is not None else "unknown"
     code = error.code() if error is not None else KafkaError._FATAL
-    return KafkaException(KafkaError(code, f"fatal error earlier ({reason}): {HINTS[State.FATAL_ERROR]}", fatal=True))
+    return KafkaException(KafkaError(code, f"fatal error earlier ({reason}): {HINTS[TxnState.FATAL_ERROR]}", fatal=True))

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..kafka_error import KafkaError
 from .accumulator import Accumulator, Pending
+from .kafka_error import KafkaError
 from .metadata import ClusterView
 
 UNKNOWN_TOPIC_OR_PARTITION = 3

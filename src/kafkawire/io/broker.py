@@ -26,22 +26,22 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..base.debug import broker_name
 from ..core.backoff import backoff_delay
 from ..core.broker_stats import BrokerStats
 from ..core.cluster_health import REPORTED_PER_ADDRESS
 from ..core.connection import Connection, ProtocolError, Response
+from ..core.kafka_error import KafkaError
 from ..core.mismatch import close_mismatch, lasting
 from ..core.versions import Doubts, UnsupportedVersionError
-from ..debug import broker_name
-from ..kafka_error import KafkaError
 from ..protocol.apis import API_VERSIONS
 from ..protocol.codec import Struct
 from ..protocol.frame import Frame
 from ..protocol.schema import Api
 from . import wire_log
 from .connection_settings import ConnectionSettings, TransportFactory, tcp_transport
-from .engine import Engine, Timer, guarded
 from .handshake_driver import HandshakeDriver
+from .io_engine import Engine, Timer, guarded
 from .outbox import Outbox
 from .resolve import Addresses, Resolver
 from .transport import READ, WRITE, PeerClosed, Transport, TransportError
@@ -51,7 +51,7 @@ Callback = Callable[[Struct | None, KafkaError | None], None]
 _NOTHING = memoryview(b"")
 
 
-class State(enum.Enum):
+class ConnectionState(enum.Enum):
     DISCONNECTED = "disconnected"
     CONNECTING = "connecting"
     NEGOTIATING = "negotiating"
@@ -91,7 +91,7 @@ class BrokerConnection:
         self.settings = settings
         self.on_state = on_state  # told when the connection becomes ready or fails
         self._debug = settings.debug
-        self._state = State.DISCONNECTED
+        self._state = ConnectionState.DISCONNECTED
         self.versions: dict[int, tuple[int, int]] = {}
         self.last_error: KafkaError | None = None
         self.last_error_lasting = False  # no reconnect mends it (core/mismatch.py): report once per address
@@ -126,11 +126,11 @@ class BrokerConnection:
         return broker_name(self.host, self.port, self.node_id)
 
     @property
-    def state(self) -> State:
+    def state(self) -> ConnectionState:
         return self._state
 
     @state.setter
-    def state(self, new: State) -> None:
+    def state(self, new: ConnectionState) -> None:
         self.stats.moved(self._state.value, new.value, self.engine.now())
         if new is not self._state and self._debug.broker:
             wire_log.state_changed(self._debug, self.name, self._state, new)
@@ -161,7 +161,7 @@ class BrokerConnection:
         ``callback(response, error)`` runs on the IO thread exactly once. With
         ``expect_response=False`` (acks=0 produce) it runs once the bytes are written.
         """
-        if self.state is State.CLOSED:
+        if self.state is ConnectionState.CLOSED:
             callback(None, KafkaError(KafkaError._DESTROY))
             return
         deadline = (now := self.engine.now()) + (self.settings.request_timeout if timeout is None else timeout)
@@ -173,13 +173,13 @@ class BrokerConnection:
     def open(self) -> None:
         """Connect now if down (and not waiting out a reconnect backoff), whether or not a request
         waits: a producer opens its partitions' leaders before their first batch, as librdkafka does."""
-        if self.state is State.DISCONNECTED and self._reconnect_timer is None and not self._settling:
+        if self.state is ConnectionState.DISCONNECTED and self._reconnect_timer is None and not self._settling:
             self._connect()
 
     def move_to(self, host: str, port: int) -> None:
         """The broker now advertises another address: reconnect there. Queued requests stay queued
         and go to the new address; those in flight fail with ``_TRANSPORT`` (retried by policy)."""
-        if (host, port) == (self.host, self.port) or self.state is State.CLOSED:
+        if (host, port) == (self.host, self.port) or self.state is ConnectionState.CLOSED:
             return
         old = f"{self.host}:{self.port}"
         self._teardown(KafkaError(KafkaError._TRANSPORT, f"broker {self.node_id} moved from {old} to {host}:{port}"))
@@ -193,13 +193,13 @@ class BrokerConnection:
     def close(self) -> None:
         """Fail everything with ``_DESTROY`` and stop for good."""
         self._teardown(KafkaError(KafkaError._DESTROY, "client closed"))
-        self.state = State.CLOSED
+        self.state = ConnectionState.CLOSED
         self._fail_queued(lambda q: True, KafkaError(KafkaError._DESTROY, "client closed"))
 
     # --- connecting ------------------------------------------------------------------------
 
     def _connect(self) -> None:
-        self.state = State.CONNECTING
+        self.state = ConnectionState.CONNECTING
         self._attempt += 1
         self._connect_deadline = self.engine.now() + self.settings.connect_timeout
         self._arm_timer()
@@ -207,7 +207,7 @@ class BrokerConnection:
         self._resolver.resolve(self.host, self.port, done, family=s.address_family, ttl=s.address_ttl)
 
     def _resolved(self, attempt: int, addresses: Addresses | None, reason: str | None) -> None:
-        if attempt != self._attempt or self.state is not State.CONNECTING:
+        if attempt != self._attempt or self.state is not ConnectionState.CONNECTING:
             return  # this attempt already ended (deadline, close, move)
         if addresses is None:
             self._failed(KafkaError(KafkaError._RESOLVE, f"Failed to resolve '{self.host}:{self.port}': {reason}"))
@@ -237,7 +237,7 @@ class BrokerConnection:
         if wanted:
             self.engine.modify(transport, wanted, self._on_connecting)
             return
-        self.state = State.NEGOTIATING
+        self.state = ConnectionState.NEGOTIATING
         self.engine.modify(transport, READ, self._on_event)
         self._handshake.start(self._conn, self.name, self.host)
 
@@ -250,7 +250,7 @@ class BrokerConnection:
 
     def _ready(self, versions: dict[int, tuple[int, int]]) -> None:
         self.versions = versions
-        self.state = State.READY
+        self.state = ConnectionState.READY
         self._answered_since_ready = 0
         self._failures = 0
         self.last_error = None
@@ -265,7 +265,7 @@ class BrokerConnection:
         # (a write that fails tears the connection down: stop there, the rest waits for the reconnect)
         while (
             self._queue
-            and self.state is State.READY
+            and self.state is ConnectionState.READY
             and not self._handshake.reauthenticating
             and self._conn.in_flight < self.settings.max_in_flight
         ):
@@ -354,14 +354,14 @@ class BrokerConnection:
                 failure = KafkaError(code, f"{self.host}:{self.port}: {exc}")
                 lasting_failure = exc.mismatch
         self._active_at = now = self.stats.read_ended(self.engine.now(), closed is not None or failure is not None)
-        if self._answered_since_ready is not None and self.state is State.READY:
+        if self._answered_since_ready is not None and self.state is ConnectionState.READY:
             self._answered_since_ready += len(responses)
         for r in responses:
             self.stats.answered(now, r.request.sent_at, r.body)
             if self._debug.protocol:
                 wire_log.received(self._debug, self.name, r, now - r.request.sent_at)
             guarded(r.request.context, r.body, None)
-        if self._answered_since_ready and not self.proven and self.state is State.READY:
+        if self._answered_since_ready and not self.proven and self.state is ConnectionState.READY:
             self._proven()
         if self._transport is not transport:  # a callback closed it
             return
@@ -383,7 +383,7 @@ class BrokerConnection:
         when it has the signs of one (core/mismatch.py), else as it came."""
         security = self.settings.security
         sasl = security is not None and security.uses_sasl
-        answered = self._answered_since_ready if self.state is State.READY and self._conn.in_flight else None
+        answered = self._answered_since_ready if self.state is ConnectionState.READY and self._conn.in_flight else None
         why = close_mismatch(during_tls_handshake=during_tls_handshake, answered_since_ready=answered, sasl=sasl)
         if why is None:
             self._failed(KafkaError(exc.code or KafkaError._TRANSPORT, str(exc)))
@@ -400,7 +400,7 @@ class BrokerConnection:
         nxt = self._conn.next_deadline()
         if nxt is not None:
             deadlines.append(nxt)
-        if self.state in (State.CONNECTING, State.NEGOTIATING):
+        if self.state in (ConnectionState.CONNECTING, ConnectionState.NEGOTIATING):
             deadlines.append(self._connect_deadline)
         if self._idle_closes():
             deadlines.append(self._active_at + self.settings.idle_timeout)
@@ -414,8 +414,8 @@ class BrokerConnection:
     def _on_timer(self) -> None:
         self._timer = None
         now = self.engine.now()
-        if self.state in (State.CONNECTING, State.NEGOTIATING) and now >= self._connect_deadline:
-            what = "connect to" if self.state is State.CONNECTING else "handshake with"
+        if self.state in (ConnectionState.CONNECTING, ConnectionState.NEGOTIATING) and now >= self._connect_deadline:
+            what = "connect to" if self.state is ConnectionState.CONNECTING else "handshake with"
             why = f"{what} {self.host}:{self.port} timed out (socket.connection.setup.timeout.ms)"
             self._failed(KafkaError(KafkaError._TRANSPORT, why))
         elif self._idle_closes() and now >= self._active_at + self.settings.idle_timeout:
@@ -429,7 +429,7 @@ class BrokerConnection:
         self._arm_timer()
 
     def _idle_closes(self) -> bool:  # a ready connection with nothing to do closes after connections.max.idle.ms
-        idle = self.state is State.READY and not self._queue and not self._out and not self._conn.in_flight
+        idle = self.state is ConnectionState.READY and not self._queue and not self._out and not self._conn.in_flight
         return idle and self.settings.idle_timeout > 0 and not self._handshake.reauthenticating
 
     def _expire_queue(self, now: float) -> None:
@@ -447,7 +447,7 @@ class BrokerConnection:
             guarded(q.callback, None, KafkaError(error.code(), error.str()))
 
     def _failed(self, error: KafkaError, *, lasting: bool = False) -> None:
-        if self.state is State.CLOSED:
+        if self.state is ConnectionState.CLOSED:
             return
         if self._debug.broker:
             wire_log.failed(self._debug, self.name, self.state, error.str())
@@ -463,7 +463,7 @@ class BrokerConnection:
             self._fail_queued(lambda q: q.fail_fast, error)
         if self.on_state is not None:
             self.on_state(self)
-        if self._queue and self.state is State.DISCONNECTED and self._reconnect_timer is None:
+        if self._queue and self.state is ConnectionState.DISCONNECTED and self._reconnect_timer is None:
             s = self.settings
             delay = backoff_delay(self._failures - 1, s.backoff_ms, s.backoff_max_ms, random.random())
             self._reconnect_timer = self.engine.call_later(delay, self._reconnect)
@@ -471,7 +471,7 @@ class BrokerConnection:
 
     def _reconnect(self) -> None:
         self._reconnect_timer = None
-        if self.state is State.DISCONNECTED and self._queue:
+        if self.state is ConnectionState.DISCONNECTED and self._queue:
             self._connect()
 
     def _teardown(self, error: KafkaError) -> None:
@@ -485,7 +485,7 @@ class BrokerConnection:
         self._conn = Connection(self.settings.client_id, self.settings.max_response_size, stats=self.stats)
         self._handshake.stop()
         self._out.clear()
-        self.state = State.DISCONNECTED
+        self.state = ConnectionState.DISCONNECTED
         self.proven = False
         self._answered_since_ready = None
         for timer in (self._timer, self._reconnect_timer):

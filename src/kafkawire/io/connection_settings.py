@@ -7,8 +7,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..debug import OFF, Debug
-from ..security import SecuritySettings
+from ..base.debug import OFF, Debug
+from ..security.settings import SecuritySettings
 from .resolve import FAMILIES
 from .tls import tls_transport
 from .transport import SocketOptions, TcpTransport, Transport

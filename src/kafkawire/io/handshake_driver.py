@@ -16,15 +16,15 @@ from collections.abc import Callable
 
 from .._version import __version__
 from ..core.connection import Connection
-from ..core.handshake import Handshake, HandshakeError, Step, reauthenticate_at
+from ..core.handshake import Handshake, HandshakeError, HandshakeStep, reauthenticate_at
+from ..core.kafka_error import KafkaError
 from ..core.sasl import SaslError
-from ..kafka_error import KafkaError
 from ..protocol.apis import API_VERSIONS
 from ..protocol.codec import Struct
 from ..protocol.frame import Frame
 from . import wire_log
 from .connection_settings import ConnectionSettings
-from .engine import Engine, Timer
+from .io_engine import Engine, Timer
 
 Versions = dict[int, tuple[int, int]]
 
@@ -142,7 +142,7 @@ class HandshakeDriver:
             self.reauthenticating = True
             self._begin(self._versions)
 
-    def _send(self, step: Step) -> None:
+    def _send(self, step: HandshakeStep) -> None:
         conn = self._conn
         assert conn is not None
         self._step_sent_at = now = self._engine.now()

@@ -1,4 +1,4 @@
-"""What a broker connection's diagnostics say (`kafkawire.debug` writes them): state changes with
+"""What a broker connection's diagnostics say (`kafkawire.base.debug` writes them): state changes with
 the address, each request and answer (API, version, correlation id, size, round trip), the
 versions a broker speaks, SASL steps. Kept out of broker.py so the connection's code reads as
 moving bytes; each function is called only when its context is on.
@@ -13,8 +13,8 @@ import socket
 from collections.abc import Mapping
 from typing import Any
 
+from ..base.debug import Debug
 from ..core.connection import Response
-from ..debug import Debug
 from ..protocol.apis import API_BY_KEY, SASL_AUTHENTICATE, SASL_HANDSHAKE
 from ..protocol.frame import Frame
 from ..protocol.schema import Api

@@ -1,5 +1,5 @@
 /* bulk_paths.c: pending_from_dicts, pending_from_columns, lane_queue: produce_batch() and the Arrow writer on
- * the produce lane. Pure-Python twin: producer/engine.py queue_checked over admit (tests/unit/test_produce_bulk.py).
+ * the produce lane. Pure-Python twin: producer/producer_engine.py queue_checked over admit (tests/unit/test_produce_bulk.py).
  *
  * Part of kafkawire._native, compiled as one unit by module.c (see its list for the order). */
 

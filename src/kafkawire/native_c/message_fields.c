@@ -1,5 +1,5 @@
 /* message_fields.c: MessageFields: the base of model.Message, its eleven fields as slots with their accessors.
- * Pure-Python twin: message_fields.py (tests/unit/test_native.py).
+ * Pure-Python twin: base/message_fields.py (tests/unit/test_native.py).
  *
  * Part of kafkawire._native, compiled as one unit by module.c (see its list for the order). */
 
@@ -68,7 +68,7 @@ static PyTypeObject MessageFieldsType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "kafkawire._native.MessageFields",
     .tp_basicsize = sizeof(MessageFields),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
-    .tp_doc = "Message's fields and their accessors (model.py).",
+    .tp_doc = "Message's fields and their accessors (base/model.py).",
     .tp_traverse = (traverseproc)mf_traverse,
     .tp_clear = (inquiry)mf_clear,
     .tp_dealloc = (destructor)mf_dealloc,

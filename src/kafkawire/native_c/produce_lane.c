@@ -1,5 +1,5 @@
 /* produce_lane.c: ProduceLane, ProduceMethod: produce()'s common case in C (Producer.produce is a ProduceMethod).
- * Pure-Python twin: the Python admission path, producer/engine.py ProducerEngine.admit and
+ * Pure-Python twin: the Python admission path, producer/producer_engine.py ProducerEngine.admit and
  * core/accumulator.py Accumulator.append (tests/unit/test_produce_lane.py).
  *
  * Part of kafkawire._native, compiled as one unit by module.c (see its list for the order). */

@@ -2,6 +2,6 @@
 
 import sys
 
-from kafkawire.cli import main
+from kafkawire.app.cli import main
 
 sys.exit(main(["pipeline", *sys.argv[1:]]))

@@ -159,7 +159,7 @@ def build_session(master: str | None, app_name: str = "kafkawire-pipeline") -> S
 def _reachable_driver(builder: SparkSession.Builder, master: str) -> SparkSession.Builder:
     """A standalone master's executors connect back to the driver: bind and advertise the address
     they can reach (`pipeline.cluster`), or say what to set."""
-    from .cluster import driver_address
+    from .driver_address import driver_address
 
     try:
         address = driver_address(master)

@@ -262,9 +262,9 @@ def run_stream(
     out = out or sys.stdout
     err = err or sys.stderr
     check_stream_options(opts)
-    from kafkawire.consumer import EARLIEST, list_offsets
     from kafkawire.local_broker import TansuBroker
     from kafkawire.pipeline import verify
+    from kafkawire.range_reader import EARLIEST, list_offsets
 
     with ExitStack() as broker_stack, ExitStack() as stack:
         spark = open_session(spark, opts.master, stack)

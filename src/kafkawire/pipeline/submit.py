@@ -19,6 +19,6 @@ if __name__ == "__main__":
     _here = Path(__file__).resolve().parent
     sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _here]
 
-    from kafkawire.cli import main
+    from kafkawire.app.cli import main
 
     sys.exit(main(["pipeline", *sys.argv[1:]]))

@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kafkawire.admin import NewTopic, create_topic_if_missing
-from kafkawire.client.cluster import Client
-from kafkawire.consumer import FetchSettings, fetch_range, high_watermarks, partitions_for
+from kafkawire.client.network_client import Client
+from kafkawire.range_reader import FetchSettings, fetch_range, high_watermarks, partitions_for
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """The producer: faces over one engine (`Producer`, `SyncProducer`, `AIOProducer`)."""
 
-from ..model import ConsumerGroupMetadata
+from ..base.model import ConsumerGroupMetadata
 from .aio import AIOProducer
 from .interceptors import ProducerRecord
 from .producer import Producer

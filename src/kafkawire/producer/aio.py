@@ -37,13 +37,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from ..base.model import ClusterMetadata, ConsumerGroupMetadata, Message, TopicPartition
 from ..client.executor import CallbackExecutor
-from ..kafka_error import KafkaError, KafkaException
-from ..model import ClusterMetadata, ConsumerGroupMetadata, Message, TopicPartition
-from .config import parse_producer_config
+from ..core.kafka_error import KafkaError, KafkaException
 from .delivery import BatchDeliveryCallback
 from .inputs import first_set
 from .producer import Producer
+from .producer_config import parse_producer_config
 
 _ROOM_POLL = 0.002  # seconds between looks for buffer room while awaiting it
 T = TypeVar("T")

@@ -31,10 +31,10 @@ from dataclasses import dataclass, field
 from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
-from ..kafka_error import KafkaError
-from .config import INT32_MAX
+from ..core.kafka_error import KafkaError
 from .delivery import BatchDeliveryCallback
 from .producer import delivery_callback, queue_columns, queue_rows
+from .producer_config import INT32_MAX
 
 if TYPE_CHECKING:
     from .producer import Producer

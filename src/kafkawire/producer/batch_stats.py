@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ..client.cluster import Client
+from ..client.network_client import Client
 from ..core.accumulator import Pending, ProducerBatch
 from ..core.stats_window import Window
 

@@ -19,10 +19,7 @@ from functools import partial
 from itertools import groupby
 from typing import Any, TypeGuard
 
-from ..client.executor import CallbackExecutor
-from ..core.accumulator import Pending
-from ..kafka_error import KafkaError, KafkaException
-from ..model import (
+from ..base.model import (
     OFFSET_INVALID,
     TIMESTAMP_CREATE_TIME,
     TIMESTAMP_LOG_APPEND_TIME,
@@ -31,6 +28,9 @@ from ..model import (
     ThrottleEvent,
     throttle_event,
 )
+from ..client.executor import CallbackExecutor
+from ..core.accumulator import Pending
+from ..core.kafka_error import KafkaError, KafkaException
 from ..native import native
 from .batch_stats import BatchStats
 from .interceptors import InterceptorChain

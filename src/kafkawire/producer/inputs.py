@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from ..kafka_error import KafkaError, KafkaException
+from ..core.kafka_error import KafkaError, KafkaException
 
 _LEGAL_TOPIC = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1

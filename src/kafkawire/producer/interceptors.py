@@ -25,9 +25,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..debug import APP, OFF, Debug
-from ..kafka_error import KafkaError, KafkaException
-from ..model import TIMESTAMP_NOT_AVAILABLE, RecordMetadata
+from ..base.debug import APP, OFF, Debug
+from ..base.model import TIMESTAMP_NOT_AVAILABLE, RecordMetadata
+from ..core.kafka_error import KafkaError, KafkaException
 
 log = logging.getLogger("kafkawire.producer")
 

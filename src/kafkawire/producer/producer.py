@@ -1,6 +1,6 @@
 """`Producer`: confluent-kafka's producer API, plus Java-style ``send()`` futures: the face only.
 
-The machinery is `kafkawire.producer.engine.ProducerEngine` (admission, buffer, sender, reports);
+The machinery is `kafkawire.producer.producer_engine.ProducerEngine` (admission, buffer, sender, reports);
 this module turns calls into it. Threads: ``produce()``/``send()`` run in the caller's thread and
 only touch the accumulator under a lock (no IO under it). The IO thread (one per producer) sends
 requests, handles answers, runs interceptors' ``on_acknowledgement`` and completes ``send()``
@@ -24,18 +24,18 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any
 
+from ..base.model import ClusterMetadata, ConsumerGroupMetadata, RecordMetadata, TopicPartition
 from ..client.executor import CallbackExecutor
 from ..client.logs import client_logger, log_init
 from ..client.options import PRODUCER, warn_foreign
+from ..core.kafka_error import KafkaError, KafkaException
 from ..core.transactions import Call, moves_state
-from ..kafka_error import KafkaError, KafkaException
-from ..model import ClusterMetadata, ConsumerGroupMetadata, RecordMetadata, TopicPartition
 from ..native import native
-from .config import ProducerConfig, parse_producer_config
-from .engine import ProducerEngine, refuse_rest
 from .inputs import Prepared, check_batch, check_topic, first_set, refusal
 from .interceptors import InterceptorChain, ProducerRecord
-from .stats import Statistics
+from .producer_config import ProducerConfig, parse_producer_config
+from .producer_engine import ProducerEngine, refuse_rest
+from .producer_stats import Statistics
 from .transactions import TransactionManager
 
 log = logging.getLogger("kafkawire.producer")

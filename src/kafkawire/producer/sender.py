@@ -15,16 +15,16 @@ import random
 import threading
 from typing import Any
 
-from ..client.cluster import Client
+from ..base.debug import MAIN
+from ..client.network_client import Client
 from ..core.accumulator import Accumulator, Pending, ProducerBatch
 from ..core.backoff import backoff_delay
 from ..core.idempotence import Idempotence, InitOutcome
+from ..core.kafka_error import KafkaError
 from ..core.metadata_refresh import Pace
-from ..core.produce_verdict import Step, produce_verdict
+from ..core.produce_verdict import ProduceStep, produce_verdict
 from ..core.unassigned import Assigner, Unassigned
-from ..debug import MAIN
-from ..io.engine import Timer
-from ..kafka_error import KafkaError
+from ..io.io_engine import Timer
 from ..protocol.apis import INIT_PRODUCER_ID, PRODUCE
 from ..protocol.codec import Struct
 from .delivery import Deliveries
@@ -322,31 +322,31 @@ class Sender:
             gapless=self.settings.gapless,
         )
         if idem is not None:
-            idem.answered(batch, failed=step is not Step.DELIVERED)
+            idem.answered(batch, failed=step is not ProduceStep.DELIVERED)
         if refresh_metadata:
             self.client.metadata.forget_leader(batch.topic, batch.partition)
             self._stale_topics.add(batch.topic)
-        if step is Step.DELIVERED:  # the log already holds it: the first attempt landed
+        if step is ProduceStep.DELIVERED:  # the log already holds it: the first attempt landed
             self.deliveries.complete(batch.messages, None, -1001, -1)
-        elif step is Step.STOPPED:  # an answer that arrives after the producer stopped for good
+        elif step is ProduceStep.STOPPED:  # an answer that arrives after the producer stopped for good
             self._fail(batch.messages, self.fatal or error)
-        elif step is Step.FATAL or step is Step.GAP:
-            code = error.code() if step is Step.FATAL else KafkaError._GAPLESS_GUARANTEE
+        elif step is ProduceStep.FATAL or step is ProduceStep.GAP:
+            code = error.code() if step is ProduceStep.FATAL else KafkaError._GAPLESS_GUARANTEE
             self._fatal(KafkaError(code, f"{error.str()} ({batch.topic}[{batch.partition}])", fatal=True))
-            self._fail(batch.messages, error if step is Step.GAP else self.fatal or error)  # (GAP: as librdkafka)
-        elif step is Step.RESEND:
+            self._fail(batch.messages, error if step is ProduceStep.GAP else self.fatal or error)  # (GAP: as librdkafka)
+        elif step is ProduceStep.RESEND:
             with self.lock:
                 self.acc.requeue(batch, now)
-        elif step is Step.BUMP_AND_RESEND:
+        elif step is ProduceStep.BUMP_AND_RESEND:
             assert idem is not None  # only idempotence asks for a new epoch
             idem.request_bump()
             with self.lock:
                 self.acc.requeue(batch, now)
-        elif step is Step.FAIL_AND_BUMP_EPOCH:
+        elif step is ProduceStep.FAIL_AND_BUMP_EPOCH:
             assert idem is not None
             idem.request_bump()  # the abort takes the new epoch
             self._fail(batch.messages, error)  # inside a transaction: abort, and init again
-        elif step is Step.RETRY:
+        elif step is ProduceStep.RETRY:
             delay = backoff_delay(
                 batch.attempts - 1, self.settings.retry_backoff_ms, self.settings.retry_backoff_max_ms, self._rng.random()
             )
@@ -358,7 +358,7 @@ class Sender:
             with self.lock:
                 self.acc.requeue(batch, now + delay)
         else:  # FAIL, EXPIRED: given up after it left, its sequence is a hole the broker would never see filled
-            if step is Step.EXPIRED:
+            if step is ProduceStep.EXPIRED:
                 error = KafkaError(KafkaError._MSG_TIMED_OUT, f"Local: Message timed out (last error: {error.name()})")
             self._timed_out_after_sending(batch)
             self._fail(batch.messages, error)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..model import ClusterMetadata, RecordMetadata
+from ..base.model import ClusterMetadata, RecordMetadata
 from .producer import Producer
 
 

@@ -18,17 +18,17 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from typing import Any
 
-from ..client.cluster import Client
+from ..base.debug import MAIN, OFF, Debug
 from ..client.coordinators import GROUP, TRANSACTION, Coordinators, ToCoordinator
 from ..client.driver import Operation, error_of, whole
 from ..client.group_transactions import GROUP_TRANSACTIONS
+from ..client.network_client import Client
 from ..core.idempotence import BUMP_REFUSED_ERRORS, Idempotence
+from ..core.kafka_error import KafkaError, KafkaException
 from ..core.policy import Action, ErrorPolicy
 from ..core.policy.coordinator import COORDINATOR
 from ..core.policy.coordinator import TXN_OFFSET_COMMIT as OFFSETS_POLICY
-from ..core.transactions import Call, Failure, State, TransactionState, failure_of
-from ..debug import MAIN, OFF, Debug
-from ..kafka_error import KafkaError, KafkaException
+from ..core.transactions import Call, Failure, TransactionState, TxnState, failure_of
 from ..protocol.apis import (
     ADD_OFFSETS_TO_TXN,
     ADD_PARTITIONS_TO_TXN,
@@ -55,16 +55,16 @@ class SharedTransactionState(TransactionState):
 
     def __init__(self, debug: Debug = OFF) -> None:
         self._debug = debug
-        self._state = State.UNINITIALIZED
+        self._state = TxnState.UNINITIALIZED
         super().__init__()
         self._lock = threading.Lock()
 
     @property
-    def state(self) -> State:
+    def state(self) -> TxnState:
         return self._state
 
     @state.setter
-    def state(self, new: State) -> None:
+    def state(self, new: TxnState) -> None:
         if new is not self._state and self._debug.eos:
             self._debug.log("eos", "TXNSTATE", MAIN, "Transaction state change %s -> %s", self._state.name, new.name)
         self._state = new
@@ -199,7 +199,7 @@ class TransactionManager:
         failure = failure_of(error)
         code = error.code()
         if failure is Failure.FATAL:
-            first = self.state.state is not State.FATAL_ERROR
+            first = self.state.state is not TxnState.FATAL_ERROR
             self.state.fatal(KafkaError(code, error.str(), fatal=True))
             if first:
                 self.on_fatal(KafkaError(code, error.str(), fatal=True))
@@ -214,7 +214,7 @@ class TransactionManager:
         ``abortUndrainedBatches``), so a commit fails fast instead of waiting for them. A lost
         sequence (a batch given up on after it left: an epoch bump is due, and nothing may leave
         under this epoch any more) makes the transaction abortable; the abort takes the new epoch."""
-        if self.idem.bump_wanted and self.state.state in (State.IN_TRANSACTION, State.COMMITTING):
+        if self.idem.bump_wanted and self.state.state in (TxnState.IN_TRANSACTION, TxnState.COMMITTING):
             self.state.abortable(
                 KafkaError(
                     KafkaError._INCONSISTENT,

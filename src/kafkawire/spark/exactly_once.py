@@ -16,7 +16,7 @@ marker and skips the batch when its id is already there. Keys stay one per (scop
 compaction keeps the topic at one record per task slot rather than one per micro-batch.
 
 The marker is read with the consumer foundation's read_committed range read
-(`kafkawire.consumer.fetch_range`), which applies the COMMIT/ABORT control markers per producer.
+(`kafkawire.range_reader.fetch_range`), which applies the COMMIT/ABORT control markers per producer.
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ..client.cluster import Client
-from ..config import CONNECTION_OPTIONS, option_index
-from ..consumer import EARLIEST, FetchSettings, fetch_range, list_offsets, partitions_for
-from ..kafka_error import KafkaError, KafkaException
+from ..base.config import CONNECTION_OPTIONS, option_index
+from ..client.network_client import Client
+from ..core.kafka_error import KafkaError, KafkaException
+from ..range_reader import EARLIEST, FetchSettings, fetch_range, list_offsets, partitions_for
 
 DEFAULT_CONTROL_TOPIC = "kafkawire-spark-commits"
 WAIT = 30.0

@@ -30,9 +30,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafkawire.consumer.config import parse_consumer_config
+from kafkawire.consumer.consumer_config import parse_consumer_config
 from kafkawire.core import TopicPartitionKey
-from kafkawire.kafka_error import KafkaException
+from kafkawire.core.kafka_error import KafkaException
 from kafkawire.spark.options import READ_OPTIONS, bool_option, check_option_names, kafka_params, source_option
 
 LOGGER = logging.getLogger("kafkawire.spark")

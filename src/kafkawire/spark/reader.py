@@ -44,8 +44,10 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from kafkawire.client.cluster import Client
-from kafkawire.consumer import (
+from kafkawire.client.network_client import Client
+from kafkawire.core import TopicPartitionKey
+from kafkawire.core.kafka_error import KafkaException
+from kafkawire.range_reader import (
     EARLIEST,
     LATEST,
     READ_COMMITTED,
@@ -57,8 +59,6 @@ from kafkawire.consumer import (
     partitions_for,
     topics_matching,
 )
-from kafkawire.core import TopicPartitionKey
-from kafkawire.kafka_error import KafkaException
 from kafkawire.records import RecordBatch
 from kafkawire.spark.avro_codec import AvroRead
 from kafkawire.spark.cache import ProcessCache

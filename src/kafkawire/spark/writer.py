@@ -40,7 +40,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from ..kafka_error import KafkaError, KafkaException
+from ..core.kafka_error import KafkaError, KafkaException
 from ..producer.arrow import DeliveryTracker, check_arrow_schema, produce_arrow
 from . import exactly_once as eo
 from .cache import ProcessCache
@@ -196,7 +196,7 @@ class _KafkaWrite:
         validate_schema(schema, self.topic, avro_fields(options))
         self.formats = write_formats(options, schema, self.topic)
         self.params = producer_params(options)
-        from ..producer.config import parse_producer_config
+        from ..producer.producer_config import parse_producer_config
 
         parse_producer_config(self.params)  # unknown or invalid producer options fail here, on the driver
         self.streaming = streaming

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from kafkawire.debug import OFF, Debug
+from kafkawire.base.debug import OFF, Debug
 from kafkawire.protocol import error_codes as E
 from kafkawire.protocol.apis import API_BY_KEY
 from kafkawire.protocol.codec import Struct, decode_from

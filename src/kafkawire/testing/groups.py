@@ -24,7 +24,7 @@ INITIAL_REBALANCE_DELAY_MS = 200  # Kafka waits 3 s for more first members; shor
 
 
 @dataclass
-class Member:
+class MockMember:
     member_id: str
     instance_id: str | None
     client_id: str
@@ -44,7 +44,7 @@ class Group:
     protocol_type: str = ""
     protocol: str | None = None
     leader: str | None = None
-    members: dict[str, Member] = field(default_factory=dict)
+    members: dict[str, MockMember] = field(default_factory=dict)
     rebalance_deadline_ms: int = 0
     join_delay_until_ms: int = 0
     offsets: dict[tuple[str, int], tuple[int, str | None, int]] = field(default_factory=dict)
@@ -93,7 +93,7 @@ class Groups:
             self._drop_static(group, body.group_instance_id)
             member_id = self.new_member_id(client_id)
         rebalance_timeout = body.rebalance_timeout_ms if body.rebalance_timeout_ms > 0 else body.session_timeout_ms
-        group.members[member_id] = Member(
+        group.members[member_id] = MockMember(
             member_id,
             body.group_instance_id,
             client_id,
@@ -243,5 +243,5 @@ class Groups:
         return E.REBALANCE_IN_PROGRESS if group.state == PREPARING else E.NONE
 
 
-def _metadata(member: Member, protocol: str | None) -> bytes:
+def _metadata(member: MockMember, protocol: str | None) -> bytes:
     return next((meta for name, meta in member.protocols if name == protocol), b"")

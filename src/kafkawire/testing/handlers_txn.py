@@ -8,8 +8,8 @@ from typing import Any
 from kafkawire.protocol import error_codes as E
 
 from .handlers_groups import commit_offsets, coordinator_error
+from .mock_transactions import OffsetSink, Transaction
 from .state import GROUP, TRANSACTION
-from .transactions import OffsetSink, Transaction
 from .world import Handler, Request, World
 
 

@@ -1,4 +1,4 @@
-"""What the ``mock`` debug context says about the mock cluster (`kafkawire.debug` writes it):
+"""What the ``mock`` debug context says about the mock cluster (`kafkawire.base.debug` writes it):
 each request a broker received and the answer it sent, each fault served (an injected error, a
 dropped connection), and each fault the test set up. Lines in librdkafka's mock facility
 (``MOCK``, thread ``mock``); callers ask ``if debug.mock:`` first. Request bodies are never
@@ -6,7 +6,7 @@ shown (SASL requests carry passwords)."""
 
 from __future__ import annotations
 
-from kafkawire.debug import Debug
+from kafkawire.base.debug import Debug
 from kafkawire.protocol.error_table import error_for
 from kafkawire.protocol.schema import Api
 

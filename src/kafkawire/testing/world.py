@@ -14,8 +14,8 @@ from .consumer_groups import ConsumerGroups
 from .faults import Faults
 from .fetch_sessions import FetchSessions
 from .groups import Groups
+from .mock_transactions import Transactions
 from .state import ClusterState
-from .transactions import Transactions
 
 AUTHENTICATED = "authenticated"
 LOGIN_APIS = frozenset({17, 18, 36})  # SaslHandshake, ApiVersions, SaslAuthenticate

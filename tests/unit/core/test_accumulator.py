@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kafkawire.core.accumulator import Accumulator, ProducerBatch
+from kafkawire.core.kafka_error import LOCAL_ERRORS, KafkaError
 from kafkawire.core.policy import Action
 from kafkawire.core.policy.produce import PRODUCE
-from kafkawire.kafka_error import LOCAL_ERRORS, KafkaError
 from kafkawire.producer.pending import PendingMessage
 from kafkawire.protocol.error_table import BY_CODE
 from kafkawire.records import LZ4, NONE, decode_batches

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from kafkawire.core.assignors import (
     ASSIGNORS,
-    Member,
+    JoinedMember,
     _generation,
     cooperative_sticky_assign,
     encode_sticky_user_data,
@@ -21,11 +21,11 @@ from kafkawire.protocol.consumer_protocol import Subscription, TopicPartitions
 
 
 def member(member_id: str, topics: list[str], owned: TopicPartitions | None = None, generation: int = -1,
-           instance: str | None = None) -> Member:  # fmt: skip
-    return Member(member_id, Subscription(topics, owned_partitions=owned or {}, generation_id=generation), instance)
+           instance: str | None = None) -> JoinedMember:  # fmt: skip
+    return JoinedMember(member_id, Subscription(topics, owned_partitions=owned or {}, generation_id=generation), instance)
 
 
-def group(*members: Member) -> dict[str, Member]:
+def group(*members: JoinedMember) -> dict[str, JoinedMember]:
     return {m.member_id: m for m in members}
 
 
@@ -91,7 +91,7 @@ TOPICS = ["a", "b", "c"]
 
 
 @st.composite
-def groups(draw: st.DrawFn) -> tuple[dict[str, Member], dict[str, int]]:
+def groups(draw: st.DrawFn) -> tuple[dict[str, JoinedMember], dict[str, int]]:
     counts = {t: draw(st.integers(0, 6)) for t in TOPICS}
     n = draw(st.integers(1, 5))
     members = {}
@@ -108,7 +108,7 @@ def _flatten(assignment: dict[str, TopicPartitions]) -> list[tuple[str, int]]:
 @settings(max_examples=150, deadline=None)
 @given(groups(), st.sampled_from(sorted(ASSIGNORS)))
 def test_every_assignor_covers_each_subscribed_partition_once(
-    case: tuple[dict[str, Member], dict[str, int]], name: str
+    case: tuple[dict[str, JoinedMember], dict[str, int]], name: str
 ) -> None:
     members, counts = case
     assignment = ASSIGNORS[name](members, counts)

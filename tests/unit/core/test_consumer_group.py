@@ -11,8 +11,8 @@ from kafkawire.core.consumer_group import (
     VERDICTS,
     ConsumerGroupConfig,
     ConsumerGroupMember,
-    State,
-    Verdict,
+    ConsumerGroupState,
+    HeartbeatVerdict,
     verdict,
 )
 from kafkawire.protocol import error_codes as ec
@@ -37,7 +37,7 @@ def joined(owned: dict[uuid.UUID, list[int]]) -> ConsumerGroupMember:
     m.heartbeat_request(0.0)
     m.on_heartbeat(answer(1, owned), 0.0)
     m.reconciled(0.0)
-    assert m.state is State.STABLE
+    assert m.state is ConsumerGroupState.STABLE
     return m
 
 
@@ -46,19 +46,19 @@ def test_join_sends_epoch_zero_and_the_full_subscription() -> None:
     body = m.heartbeat_request(0.0)
     assert body["member_epoch"] == 0 and body["member_id"] == "me" and body["subscribed_topic_names"] == ["a", "b"]
     assert body["rebalance_timeout_ms"] == 300000 and body["instance_id"] == "i" and body["topic_partitions"] == []
-    assert m.state is State.JOINING
+    assert m.state is ConsumerGroupState.JOINING
 
 
 def test_reconciliation_assigns_then_acknowledges_in_the_next_heartbeat() -> None:
     m = member()
     m.heartbeat_request(0.0)
     step = m.on_heartbeat(answer(3, {T1: [0, 1]}), 1.0)
-    assert step.assign == {T1: [0, 1]} and not step.revoke and m.state is State.RECONCILING and m.epoch == 3
+    assert step.assign == {T1: [0, 1]} and not step.revoke and m.state is ConsumerGroupState.RECONCILING and m.epoch == 3
     assert not m.heartbeat_due(1.1)
     m.reconciled(1.1)
     assert m.heartbeat_due(1.1)  # the acknowledgement leaves at once
     assert m.heartbeat_request(1.1)["topic_partitions"] == [{"topic_id": T1, "partitions": [0, 1]}]
-    assert m.state is State.STABLE and m.heartbeat_interval == 0.5
+    assert m.state is ConsumerGroupState.STABLE and m.heartbeat_interval == 0.5
 
 
 def test_a_new_target_revokes_what_it_drops_and_assigns_what_it_adds() -> None:
@@ -71,27 +71,27 @@ def test_a_null_assignment_means_unchanged() -> None:
     m = joined({T1: [0]})
     step = m.on_heartbeat(answer(4, None), 2.0)
     assert not (step.assign or step.revoke or step.lost)
-    assert m.state is State.STABLE and m.epoch == 4
+    assert m.state is ConsumerGroupState.STABLE and m.epoch == 4
 
 
 @pytest.mark.parametrize("code", [ec.FENCED_MEMBER_EPOCH, ec.UNKNOWN_MEMBER_ID])
 def test_fenced_member_loses_partitions_and_rejoins_with_epoch_zero(code: int) -> None:
     m = joined({T1: [0]})
     step = m.on_heartbeat(answer(0, None, code), 2.0)
-    assert step.lost == {T1: [0]} and step.error is None and m.state is State.UNJOINED
+    assert step.lost == {T1: [0]} and step.error is None and m.state is ConsumerGroupState.UNJOINED
     assert m.heartbeat_request(2.0)["member_epoch"] == 0 and m.member_id == "me"
 
 
 def test_coordinator_moved_keeps_the_membership() -> None:
     m = joined({T1: [0]})
     step = m.on_heartbeat(answer(0, None, ec.NOT_COORDINATOR), 2.0)
-    assert step.find_coordinator and step.retry and m.state is State.STABLE and m.owned == {T1: [0]}
+    assert step.find_coordinator and step.retry and m.state is ConsumerGroupState.STABLE and m.owned == {T1: [0]}
 
 
 def test_unreleased_instance_id_is_fatal() -> None:
     m = joined({T1: [0]})
     step = m.on_heartbeat(answer(0, None, ec.UNRELEASED_INSTANCE_ID), 2.0)
-    assert step.error == ec.UNRELEASED_INSTANCE_ID and m.state is State.FATAL
+    assert step.error == ec.UNRELEASED_INSTANCE_ID and m.state is ConsumerGroupState.FATAL
     assert m.leave_request() is None and not m.heartbeat_due(99.0)
     with pytest.raises(RuntimeError, match="join is illegal in state fatal"):
         m.heartbeat_request(3.0)
@@ -100,7 +100,7 @@ def test_unreleased_instance_id_is_fatal() -> None:
 def test_leaving_uses_epoch_minus_one_or_minus_two_for_static_members() -> None:
     m = joined({T1: [0]})
     assert m.leave_request()["member_epoch"] == -1  # type: ignore[index]
-    assert m.on_left().revoke == {T1: [0]} and m.state is State.UNJOINED
+    assert m.on_left().revoke == {T1: [0]} and m.state is ConsumerGroupState.UNJOINED
     static = member(group_instance_id="i")
     static.heartbeat_request(0.0)
     assert static.leave_request()["member_epoch"] == -2  # type: ignore[index]
@@ -108,8 +108,8 @@ def test_leaving_uses_epoch_minus_one_or_minus_two_for_static_members() -> None:
 
 
 def test_unknown_errors_are_fatal() -> None:
-    assert verdict(ec.UNKNOWN_SERVER_ERROR) is Verdict.FATAL
-    assert verdict(ec.COORDINATOR_LOAD_IN_PROGRESS) is Verdict.RETRY
+    assert verdict(ec.UNKNOWN_SERVER_ERROR) is HeartbeatVerdict.FATAL
+    assert verdict(ec.COORDINATOR_LOAD_IN_PROGRESS) is HeartbeatVerdict.RETRY
     assert set(VERDICTS) <= {v for k, v in vars(ec).items() if k.isupper() and isinstance(v, int)}
 
 
@@ -119,11 +119,11 @@ def test_a_target_repeated_while_the_application_reconciles_is_handed_over_once(
     first = m.on_heartbeat(answer(3, {T1: [0, 1]}), 1.0)
     assert first.assign == {T1: [0, 1]}
     again = m.on_heartbeat(answer(3, {T1: [0, 1]}), 2.0)  # callbacks not served yet
-    assert not again.assign and not again.revoke and m.state is State.RECONCILING
+    assert not again.assign and not again.revoke and m.state is ConsumerGroupState.RECONCILING
     changed = m.on_heartbeat(answer(4, {T1: [0]}), 3.0)  # news, relative to what was handed over
     assert changed.revoke == {T1: [1]} and not changed.assign
     m.reconciled(3.1)
-    assert m.state is State.STABLE and m.owned == {T1: [0]}
+    assert m.state is ConsumerGroupState.STABLE and m.owned == {T1: [0]}
 
 
 def test_resubscribe_sends_the_new_topics_in_a_heartbeat_due_now() -> None:

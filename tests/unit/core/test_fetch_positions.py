@@ -12,12 +12,12 @@ from kafkawire.core.fetch_rows import (
     OFFSET_BEGINNING,
     OFFSET_END,
     OFFSET_STORED,
-    Event,
+    FetchEvent,
     FetchLimits,
 )
+from kafkawire.core.kafka_error import KafkaError
 from kafkawire.core.read_committed import CommittedFilter
 from kafkawire.core.sift import sift
-from kafkawire.kafka_error import KafkaError
 from kafkawire.records.types import RECORD_COST, Record, RecordBatch
 from tests.unit.core.test_committed import batch, marker
 
@@ -80,7 +80,7 @@ def test_reset_error_queues_one_event_and_stops_fetching_until_a_seek() -> None:
     t.resolved(A, t.parts[A].generation, -1)
     assert t.parts[A].state == FAILED
     ((_part, b, event),) = t.take(10)
-    assert b is None and isinstance(event, Event) and event.error.code() == KafkaError._AUTO_OFFSET_RESET
+    assert b is None and isinstance(event, FetchEvent) and event.error.code() == KafkaError._AUTO_OFFSET_RESET
     assert t.fetch_plan(0.0, leaders(), ())[0] == {}
     t.seek(A, 3)
     assert t.parts[A].state == FETCHING and t.position(A) == 3
@@ -244,7 +244,7 @@ def test_out_of_range_resets_or_reports() -> None:
     strict.assign(A, 50)
     assert strict.out_of_range(strict.parts[A])
     ((_, _, event),) = strict.take(1)
-    assert isinstance(event, Event) and event.offset == 50
+    assert isinstance(event, FetchEvent) and event.offset == 50
 
 
 def test_fetch_errors_back_off_and_are_reported_once() -> None:

@@ -15,9 +15,9 @@ from kafkawire.core.fetch_session import (
     partition_share,
     session_fields,
 )
+from kafkawire.core.kafka_error import KafkaError
 from kafkawire.core.policy import Action
 from kafkawire.core.policy.fetch import FETCH
-from kafkawire.kafka_error import KafkaError
 from kafkawire.protocol import error_codes as ec
 from kafkawire.protocol.codec import Struct
 

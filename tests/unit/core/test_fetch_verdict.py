@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from kafkawire.core.fetch_verdict import FAILURES, REFRESHES, FetchVerdict, partition_answered, request_failed
-from kafkawire.kafka_error import KafkaError
+from kafkawire.core.kafka_error import KafkaError
 from kafkawire.protocol import error_codes as ec
 from kafkawire.protocol.primitives import DecodeError
 from kafkawire.records import CorruptRecordError

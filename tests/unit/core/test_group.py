@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kafkawire.core.group import TRANSITIONS, VERDICTS, GroupConfig, Membership, State, Verdict, verdict
+from kafkawire.core.group import TRANSITIONS, VERDICTS, GroupConfig, GroupState, GroupVerdict, Membership, verdict
 from kafkawire.protocol import codec
 from kafkawire.protocol import error_codes as ec
 from kafkawire.protocol.apis import LEAVE_GROUP
@@ -35,7 +35,7 @@ def stable(cooperative: bool = False, owned: dict[str, list[int]] | None = None,
     m.join_request(PROTOCOLS)
     m.on_join(join_answer(), now=0.0)
     m.on_sync(Struct(error_code=ec.NONE), owned if owned is not None else {"t": [0, 1]}, now=0.0)
-    assert m.state is State.STABLE
+    assert m.state is GroupState.STABLE
     return m
 
 
@@ -45,11 +45,11 @@ def test_leader_joins_assigns_and_gets_its_assignment() -> None:
     assert body["member_id"] == "" and body["group_instance_id"] == "inst" and body["protocol_type"] == "consumer"
     assert body["session_timeout_ms"] == 10000 and body["rebalance_timeout_ms"] == 300000
     step = m.on_join(join_answer(), now=0.0)
-    assert m.state is State.SYNCING and m.is_leader and step.members is not None and len(step.members) == 1
+    assert m.state is GroupState.SYNCING and m.is_leader and step.members is not None and len(step.members) == 1
     sync = m.sync_request({"m1": b"assignment"})
     assert sync["generation_id"] == 4 and sync["assignments"] == [{"member_id": "m1", "assignment": b"assignment"}]
     step = m.on_sync(Struct(error_code=ec.NONE), {"t": [0]}, now=1.0)
-    assert step.assign == {"t": [0]} and not step.rejoin and m.state is State.STABLE
+    assert step.assign == {"t": [0]} and not step.rejoin and m.state is GroupState.STABLE
 
 
 @pytest.mark.parametrize("assignment", [None, {"t": [0], "not-subscribed": [0]}])
@@ -60,7 +60,7 @@ def test_an_assignment_that_cannot_be_ours_makes_the_member_join_again(assignmen
     m.join_request(PROTOCOLS)
     m.on_join(join_answer(), now=0.0)
     step = m.on_sync(Struct(error_code=ec.NONE), assignment, now=1.0, subscribed=["t"])
-    assert step.rejoin and not step.assign and m.state is State.UNJOINED and m.owned == {}
+    assert step.rejoin and not step.assign and m.state is GroupState.UNJOINED and m.owned == {}
     m.join_request(PROTOCOLS)
     m.on_join(join_answer(), now=2.0)
     assert m.on_sync(Struct(error_code=ec.NONE), {"t": [0]}, now=3.0, subscribed=["t"]).assign == {"t": [0]}
@@ -76,7 +76,7 @@ def test_member_id_required_is_adopted_and_the_join_resent() -> None:
     m = Membership(config())
     m.join_request(PROTOCOLS)
     step = m.on_join(join_answer(ec.MEMBER_ID_REQUIRED, member="given"), now=0.0)
-    assert step.rejoin and m.member_id == "given" and m.state is State.JOINING
+    assert step.rejoin and m.member_id == "given" and m.state is GroupState.JOINING
     assert m.join_request(PROTOCOLS)["member_id"] == "given"
 
 
@@ -91,7 +91,7 @@ def test_rebalance_in_progress_eager_revokes_everything_before_rejoining() -> No
     m = stable()
     step = m.on_heartbeat(ec.REBALANCE_IN_PROGRESS, now=3.0)
     assert step.rejoin and step.revoke == {"t": [0, 1]} and not step.lost and m.owned == {}
-    assert m.state is State.UNJOINED and m.member_id == "m1" and m.generation == 4
+    assert m.state is GroupState.UNJOINED and m.member_id == "m1" and m.generation == 4
 
 
 def test_rebalance_in_progress_cooperative_keeps_partitions() -> None:
@@ -116,13 +116,13 @@ def test_lost_membership_loses_partitions(code: int, member_kept: bool) -> None:
     m = stable(cooperative=True)
     step = m.on_heartbeat(code, now=3.0)
     assert step.lost == {"t": [0, 1]} and not step.revoke and step.rejoin
-    assert m.generation == -1 and (m.member_id == "m1") is member_kept and m.state is State.UNJOINED
+    assert m.generation == -1 and (m.member_id == "m1") is member_kept and m.state is GroupState.UNJOINED
 
 
 def test_fenced_static_member_is_fatal() -> None:
     m = stable(group_instance_id="inst")
     step = m.on_heartbeat(ec.FENCED_INSTANCE_ID, now=3.0)
-    assert step.error == ec.FENCED_INSTANCE_ID and step.lost == {"t": [0, 1]} and m.state is State.FATAL
+    assert step.error == ec.FENCED_INSTANCE_ID and step.lost == {"t": [0, 1]} and m.state is GroupState.FATAL
     with pytest.raises(RuntimeError, match="illegal in state fatal"):
         m.join_request(PROTOCOLS)
 
@@ -130,21 +130,21 @@ def test_fenced_static_member_is_fatal() -> None:
 def test_coordinator_moved_while_stable_keeps_the_membership() -> None:
     m = stable()
     step = m.on_heartbeat(ec.NOT_COORDINATOR, now=3.0)
-    assert step.find_coordinator and step.retry and not step.rejoin and m.state is State.STABLE
+    assert step.find_coordinator and step.retry and not step.rejoin and m.state is GroupState.STABLE
 
 
 def test_coordinator_moved_during_join_rejoins_there() -> None:
     m = Membership(config())
     m.join_request(PROTOCOLS)
     step = m.on_join(join_answer(ec.COORDINATOR_NOT_AVAILABLE), now=0.0)
-    assert step.find_coordinator and step.rejoin and m.state is State.UNJOINED
+    assert step.find_coordinator and step.rejoin and m.state is GroupState.UNJOINED
 
 
 def test_coordinator_loading_means_ask_again() -> None:
     m = Membership(config())
     m.join_request(PROTOCOLS)
     step = m.on_join(join_answer(ec.COORDINATOR_LOAD_IN_PROGRESS), now=0.0)
-    assert step.retry and not step.rejoin and m.state is State.JOINING
+    assert step.retry and not step.rejoin and m.state is GroupState.JOINING
 
 
 def test_session_expires_without_successful_heartbeats() -> None:
@@ -164,7 +164,7 @@ def test_leaving_revokes_and_a_static_member_sends_no_leave() -> None:
                                                      "reason": "the consumer is closing"}]}  # fmt: skip
     for version in range(LEAVE_GROUP.min_version, LEAVE_GROUP.max_version + 1):
         codec.encode(LEAVE_GROUP.request, version, body(version))  # every version can carry it
-    assert m.left().revoke == {"t": [0, 1]} and m.state is State.UNJOINED and m.member_id == ""
+    assert m.left().revoke == {"t": [0, 1]} and m.state is GroupState.UNJOINED and m.member_id == ""
     assert stable(group_instance_id="inst").leave_request() is None
 
 
@@ -174,10 +174,10 @@ def test_sync_before_join_is_illegal() -> None:
 
 
 def test_unknown_group_errors_are_fatal_and_the_table_uses_named_codes() -> None:
-    assert verdict(ec.UNKNOWN_SERVER_ERROR) is Verdict.FATAL
+    assert verdict(ec.UNKNOWN_SERVER_ERROR) is GroupVerdict.FATAL
     names = {v: k for k, v in vars(ec).items() if isinstance(v, int) and k.isupper()}
     assert all(code in names for code in VERDICTS)
-    assert all(isinstance(s, State) for pair in TRANSITIONS for s in (pair[0], TRANSITIONS[pair]))
+    assert all(isinstance(s, GroupState) for pair in TRANSITIONS for s in (pair[0], TRANSITIONS[pair]))
 
 
 @pytest.mark.parametrize("cooperative", [False, True])

@@ -8,8 +8,8 @@ import pytest
 
 from kafkawire.core.cluster_health import ClusterHealth
 from kafkawire.core.handshake import Handshake, HandshakeError
+from kafkawire.core.kafka_error import KafkaError
 from kafkawire.core.versions import Doubts, UnsupportedVersionError
-from kafkawire.kafka_error import KafkaError
 from kafkawire.protocol import codec
 from kafkawire.protocol.apis import API_VERSIONS, METADATA, PRODUCE
 from kafkawire.protocol.codec import Struct

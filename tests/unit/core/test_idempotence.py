@@ -23,8 +23,8 @@ from kafkawire.core.idempotence import (
     SEQUENCE_MODULUS,
     UNKNOWN_PRODUCER_ID,
     Idempotence,
+    IdempotenceVerdict,
     InitOutcome,
-    Verdict,
 )
 from kafkawire.producer.pending import PendingMessage
 from kafkawire.records import NONE
@@ -184,15 +184,15 @@ def test_after_a_failure_retries_go_one_at_a_time_until_one_succeeds() -> None:
 @pytest.mark.parametrize(
     ("code", "verdict"),
     [
-        (DUPLICATE_SEQUENCE_NUMBER, Verdict.DELIVERED),
-        (INVALID_PRODUCER_EPOCH, Verdict.BUMP_EPOCH),  # (non-transactional: see the test below)
-        (PRODUCER_FENCED, Verdict.BUMP_EPOCH),
-        (UNKNOWN_PRODUCER_ID, Verdict.BUMP_EPOCH),
-        (NOT_LEADER_OR_FOLLOWER, Verdict.POLICY),
-        (-195, Verdict.POLICY),  # _TRANSPORT
+        (DUPLICATE_SEQUENCE_NUMBER, IdempotenceVerdict.DELIVERED),
+        (INVALID_PRODUCER_EPOCH, IdempotenceVerdict.BUMP_EPOCH),  # (non-transactional: see the test below)
+        (PRODUCER_FENCED, IdempotenceVerdict.BUMP_EPOCH),
+        (UNKNOWN_PRODUCER_ID, IdempotenceVerdict.BUMP_EPOCH),
+        (NOT_LEADER_OR_FOLLOWER, IdempotenceVerdict.POLICY),
+        (-195, IdempotenceVerdict.POLICY),  # _TRANSPORT
     ],
 )
-def test_verdict_of_each_idempotence_error(code: int, verdict: Verdict) -> None:
+def test_verdict_of_each_idempotence_error(code: int, verdict: IdempotenceVerdict) -> None:
     i = idem()
     b = batch(1)
     send(i, b)
@@ -206,11 +206,11 @@ def test_fenced_without_a_transactional_id_takes_a_fresh_producer_id(code: int) 
     i = idem()
     b = batch(1)
     send(i, b)
-    assert i.verdict(b, code) is Verdict.BUMP_EPOCH
+    assert i.verdict(b, code) is IdempotenceVerdict.BUMP_EPOCH
     i.request_bump()
     assert i.needs_init and i.init_ids(5) == (-1, -1)  # a fresh id, not a bump of the bad one
     i.transactional = True
-    assert i.verdict(b, code) is Verdict.FATAL
+    assert i.verdict(b, code) is IdempotenceVerdict.FATAL
 
 
 def test_out_of_order_on_the_oldest_batch_without_an_earlier_failure_is_fatal() -> None:
@@ -218,7 +218,7 @@ def test_out_of_order_on_the_oldest_batch_without_an_earlier_failure_is_fatal() 
     oldest, later = batch(1), batch(1, first=1)
     send(i, oldest)
     send(i, later)
-    assert i.verdict(oldest, OUT_OF_ORDER_SEQUENCE_NUMBER) is Verdict.FATAL
+    assert i.verdict(oldest, OUT_OF_ORDER_SEQUENCE_NUMBER) is IdempotenceVerdict.FATAL
 
 
 def test_out_of_order_on_the_oldest_batch_of_a_transactional_producer_costs_the_transaction_only() -> None:
@@ -228,9 +228,9 @@ def test_out_of_order_on_the_oldest_batch_of_a_transactional_producer_costs_the_
     oldest, later = batch(1), batch(1, first=1)
     send(i, oldest)
     send(i, later)
-    assert i.verdict(oldest, OUT_OF_ORDER_SEQUENCE_NUMBER) is Verdict.BUMP_EPOCH
-    assert i.verdict(later, OUT_OF_ORDER_SEQUENCE_NUMBER) is Verdict.REQUEUE
-    assert i.verdict(oldest, PRODUCER_FENCED) is Verdict.FATAL
+    assert i.verdict(oldest, OUT_OF_ORDER_SEQUENCE_NUMBER) is IdempotenceVerdict.BUMP_EPOCH
+    assert i.verdict(later, OUT_OF_ORDER_SEQUENCE_NUMBER) is IdempotenceVerdict.REQUEUE
+    assert i.verdict(oldest, PRODUCER_FENCED) is IdempotenceVerdict.FATAL
 
 
 def test_out_of_order_behind_an_earlier_failure_is_requeued() -> None:
@@ -239,10 +239,10 @@ def test_out_of_order_behind_an_earlier_failure_is_requeued() -> None:
     for b in batches:
         send(i, b)
     # The first failed (NOT_LEADER): the broker then saw a gap before each of the next four.
-    assert i.verdict(batches[0], NOT_LEADER_OR_FOLLOWER) is Verdict.POLICY
+    assert i.verdict(batches[0], NOT_LEADER_OR_FOLLOWER) is IdempotenceVerdict.POLICY
     i.answered(batches[0], failed=True)
     for b in batches[1:]:
-        assert i.verdict(b, OUT_OF_ORDER_SEQUENCE_NUMBER) is Verdict.REQUEUE
+        assert i.verdict(b, OUT_OF_ORDER_SEQUENCE_NUMBER) is IdempotenceVerdict.REQUEUE
         i.answered(b, failed=True)
     assert not i.anything_in_flight()
 
@@ -252,7 +252,7 @@ def test_out_of_order_behind_an_unanswered_earlier_batch_is_requeued() -> None:
     earlier, later = batch(1), batch(1, first=1)
     send(i, earlier)
     send(i, later)
-    assert i.verdict(later, OUT_OF_ORDER_SEQUENCE_NUMBER) is Verdict.REQUEUE
+    assert i.verdict(later, OUT_OF_ORDER_SEQUENCE_NUMBER) is IdempotenceVerdict.REQUEUE
 
 
 def test_earlier_is_judged_across_the_sequence_wrap() -> None:
@@ -263,8 +263,8 @@ def test_earlier_is_judged_across_the_sequence_wrap() -> None:
     last_before_wrap, first_after_wrap = batch(2), batch(1, first=2)
     send(i, last_before_wrap)  # sequences 2^31-1 and 0
     send(i, first_after_wrap)  # sequence 1
-    assert i.verdict(first_after_wrap, OUT_OF_ORDER_SEQUENCE_NUMBER) is Verdict.REQUEUE
-    assert i.verdict(last_before_wrap, OUT_OF_ORDER_SEQUENCE_NUMBER) is Verdict.FATAL
+    assert i.verdict(first_after_wrap, OUT_OF_ORDER_SEQUENCE_NUMBER) is IdempotenceVerdict.REQUEUE
+    assert i.verdict(last_before_wrap, OUT_OF_ORDER_SEQUENCE_NUMBER) is IdempotenceVerdict.FATAL
 
 
 def test_out_of_order_while_a_bump_is_due_is_requeued() -> None:
@@ -272,7 +272,7 @@ def test_out_of_order_while_a_bump_is_due_is_requeued() -> None:
     b = batch(1)
     send(i, b)
     i.request_bump()  # e.g. an earlier batch timed out after it left: a sequence hole
-    assert i.verdict(b, OUT_OF_ORDER_SEQUENCE_NUMBER) is Verdict.REQUEUE
+    assert i.verdict(b, OUT_OF_ORDER_SEQUENCE_NUMBER) is IdempotenceVerdict.REQUEUE
 
 
 # --- producer id, bumps and restamping ------------------------------------------------------------
@@ -309,7 +309,7 @@ def test_after_a_bump_unanswered_batches_get_new_sequences_from_0_in_order() -> 
     untouched = batch(4, partition=1)
     i.answered(a, failed=True)
     i.answered(b, failed=True)
-    assert i.verdict(a, UNKNOWN_PRODUCER_ID) is Verdict.BUMP_EPOCH
+    assert i.verdict(a, UNKNOWN_PRODUCER_ID) is IdempotenceVerdict.BUMP_EPOCH
     i.request_bump()
     assert i.init_answered(0, PID, EPOCH + 1) is InitOutcome.DONE
     assert not i.needs_init

@@ -12,9 +12,9 @@ import pytest
 
 from kafkawire.core import partitioners
 from kafkawire.core.accumulator import ProducerBatch
+from kafkawire.core.kafka_error import KafkaError
 from kafkawire.core.lane_state import LANE_SLOTS, LaneState, new_lane_state
 from kafkawire.core.metadata import ClusterView
-from kafkawire.kafka_error import KafkaError
 from kafkawire.native import native
 
 needs_native = pytest.mark.skipif(

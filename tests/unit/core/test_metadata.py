@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from kafkawire.core.kafka_error import KafkaError
 from kafkawire.core.metadata import ClusterView
-from kafkawire.kafka_error import KafkaError
 from kafkawire.protocol import codec
 from kafkawire.protocol.apis import METADATA
 

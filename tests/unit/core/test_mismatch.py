@@ -4,6 +4,7 @@ it once per address (core/cluster_health.py)."""
 from __future__ import annotations
 
 from kafkawire.core.cluster_health import ClusterHealth
+from kafkawire.core.kafka_error import KafkaError
 from kafkawire.core.mismatch import (
     ANSWERED_IN_TLS,
     CLOSED_AFTER_API_VERSIONS,
@@ -14,7 +15,6 @@ from kafkawire.core.mismatch import (
     lasting,
     looks_like_tls,
 )
-from kafkawire.kafka_error import KafkaError
 
 
 def test_a_tls_record_is_told_from_a_kafka_size_prefix() -> None:

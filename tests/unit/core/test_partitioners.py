@@ -449,7 +449,7 @@ def test_a_sticky_linger_of_zero_turns_stickiness_off() -> None:
 
 
 def test_sticky_linger_reaches_the_partitioner_only_when_set() -> None:
-    from kafkawire.producer.config import parse_producer_config
+    from kafkawire.producer.producer_config import parse_producer_config
 
     assert parse_producer_config({}).sticky_linger_ms is None
     assert parse_producer_config({"sticky.partitioning.linger.ms": 0}).sticky_linger_ms == 0

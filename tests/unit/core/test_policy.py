@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from kafkawire.core.kafka_error import KafkaError
 from kafkawire.core.policy import Action, ErrorPolicy
 from kafkawire.core.policy.admin import ADMIN_READ, ADMIN_STARTED, ADMIN_WRITE
 from kafkawire.core.policy.coordinator import COORDINATOR, TXN_OFFSET_COMMIT
 from kafkawire.core.policy.group_offsets import COMMIT_OFFSETS, GROUP_OFFSETS
 from kafkawire.core.policy.offsets import LIST_OFFSETS
-from kafkawire.kafka_error import KafkaError
 from kafkawire.protocol import error_codes as ec
 
 

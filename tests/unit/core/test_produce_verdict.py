@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from kafkawire.core.idempotence import Verdict as Idempotent
-from kafkawire.core.produce_verdict import ProduceVerdict, Step, produce_verdict
-from kafkawire.kafka_error import KafkaError
+from kafkawire.core.idempotence import IdempotenceVerdict
+from kafkawire.core.kafka_error import KafkaError
+from kafkawire.core.produce_verdict import ProduceStep, ProduceVerdict, produce_verdict
 from kafkawire.protocol import error_codes as ec
 
 TIMEOUT = 300.0  # message.timeout.ms, in seconds
@@ -34,10 +34,10 @@ def judge(code: int, **given: Any) -> ProduceVerdict:
 # --- the producer already stopped ------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("idempotent", [None, Idempotent.DELIVERED, Idempotent.POLICY])
-def test_once_stopped_every_answer_fails_with_the_fatal_error(idempotent: Idempotent | None) -> None:
-    assert judge(ec.NOT_LEADER_OR_FOLLOWER, stopped=True, idempotent=idempotent) == (Step.STOPPED, False)
-    assert judge(ec.DUPLICATE_SEQUENCE_NUMBER, stopped=True, idempotent=idempotent).step is Step.STOPPED
+@pytest.mark.parametrize("idempotent", [None, IdempotenceVerdict.DELIVERED, IdempotenceVerdict.POLICY])
+def test_once_stopped_every_answer_fails_with_the_fatal_error(idempotent: IdempotenceVerdict | None) -> None:
+    assert judge(ec.NOT_LEADER_OR_FOLLOWER, stopped=True, idempotent=idempotent) == (ProduceStep.STOPPED, False)
+    assert judge(ec.DUPLICATE_SEQUENCE_NUMBER, stopped=True, idempotent=idempotent).step is ProduceStep.STOPPED
 
 
 # --- idempotence decides before the error table ----------------------------------------------------
@@ -46,17 +46,17 @@ def test_once_stopped_every_answer_fails_with_the_fatal_error(idempotent: Idempo
 @pytest.mark.parametrize(
     ("idempotent", "transactional", "step"),
     [
-        (Idempotent.DELIVERED, False, Step.DELIVERED),
-        (Idempotent.DELIVERED, True, Step.DELIVERED),
-        (Idempotent.FATAL, False, Step.FATAL),
-        (Idempotent.FATAL, True, Step.FATAL),
-        (Idempotent.REQUEUE, False, Step.RESEND),
-        (Idempotent.REQUEUE, True, Step.RESEND),
-        (Idempotent.BUMP_EPOCH, False, Step.BUMP_AND_RESEND),
-        (Idempotent.BUMP_EPOCH, True, Step.FAIL_AND_BUMP_EPOCH),
+        (IdempotenceVerdict.DELIVERED, False, ProduceStep.DELIVERED),
+        (IdempotenceVerdict.DELIVERED, True, ProduceStep.DELIVERED),
+        (IdempotenceVerdict.FATAL, False, ProduceStep.FATAL),
+        (IdempotenceVerdict.FATAL, True, ProduceStep.FATAL),
+        (IdempotenceVerdict.REQUEUE, False, ProduceStep.RESEND),
+        (IdempotenceVerdict.REQUEUE, True, ProduceStep.RESEND),
+        (IdempotenceVerdict.BUMP_EPOCH, False, ProduceStep.BUMP_AND_RESEND),
+        (IdempotenceVerdict.BUMP_EPOCH, True, ProduceStep.FAIL_AND_BUMP_EPOCH),
     ],
 )
-def test_idempotence_verdicts(idempotent: Idempotent, transactional: bool, step: Step) -> None:
+def test_idempotence_verdicts(idempotent: IdempotenceVerdict, transactional: bool, step: ProduceStep) -> None:
     # The error (a retriable, leader-moving one) and the retry budget do not matter here: no
     # metadata refresh either, the sequence rules own the batch.
     verdict = judge(ec.NOT_LEADER_OR_FOLLOWER, idempotent=idempotent, transactional=transactional)
@@ -68,38 +68,38 @@ def test_idempotence_verdicts(idempotent: Idempotent, transactional: bool, step:
 def test_idempotence_leaving_it_to_the_table_is_the_same_as_no_idempotence() -> None:
     for code in (ec.NOT_LEADER_OR_FOLLOWER, ec.REQUEST_TIMED_OUT, ec.MESSAGE_TOO_LARGE, KafkaError._TRANSPORT):
         for transactional in (False, True):
-            assert judge(code, idempotent=Idempotent.POLICY, transactional=transactional) == judge(code)
+            assert judge(code, idempotent=IdempotenceVerdict.POLICY, transactional=transactional) == judge(code)
 
 
 # --- the error table, the retry count and the delivery timeout -------------------------------------
 
 
 def test_a_moved_leader_retries_after_a_metadata_refresh() -> None:
-    assert judge(ec.NOT_LEADER_OR_FOLLOWER) == (Step.RETRY, True)
-    assert judge(KafkaError._TRANSPORT) == (Step.RETRY, True)  # the request was lost as a whole
+    assert judge(ec.NOT_LEADER_OR_FOLLOWER) == (ProduceStep.RETRY, True)
+    assert judge(KafkaError._TRANSPORT) == (ProduceStep.RETRY, True)  # the request was lost as a whole
 
 
 def test_a_retriable_error_retries_without_refreshing() -> None:
-    assert judge(ec.REQUEST_TIMED_OUT) == (Step.RETRY, False)
-    assert judge(ec.NOT_ENOUGH_REPLICAS) == (Step.RETRY, False)
+    assert judge(ec.REQUEST_TIMED_OUT) == (ProduceStep.RETRY, False)
+    assert judge(ec.NOT_ENOUGH_REPLICAS) == (ProduceStep.RETRY, False)
 
 
 def test_the_last_allowed_attempt_still_retries_the_next_fails() -> None:
-    assert judge(ec.REQUEST_TIMED_OUT, attempts=5, retries=5) == (Step.RETRY, False)
-    assert judge(ec.REQUEST_TIMED_OUT, attempts=6, retries=5) == (Step.FAIL, False)
-    assert judge(ec.REQUEST_TIMED_OUT, attempts=1, retries=0) == (Step.FAIL, False)
+    assert judge(ec.REQUEST_TIMED_OUT, attempts=5, retries=5) == (ProduceStep.RETRY, False)
+    assert judge(ec.REQUEST_TIMED_OUT, attempts=6, retries=5) == (ProduceStep.FAIL, False)
+    assert judge(ec.REQUEST_TIMED_OUT, attempts=1, retries=0) == (ProduceStep.FAIL, False)
 
 
 def test_out_of_retries_a_stale_leader_is_still_forgotten() -> None:
-    assert judge(ec.NOT_LEADER_OR_FOLLOWER, attempts=6, retries=5) == (Step.FAIL, True)
+    assert judge(ec.NOT_LEADER_OR_FOLLOWER, attempts=6, retries=5) == (ProduceStep.FAIL, True)
 
 
 def test_past_the_delivery_timeout_a_retriable_error_expires() -> None:
-    assert judge(ec.REQUEST_TIMED_OUT, now=TIMEOUT) == (Step.EXPIRED, False)  # the deadline itself counts
-    assert judge(ec.REQUEST_TIMED_OUT, now=TIMEOUT - 0.001) == (Step.RETRY, False)
-    assert judge(ec.NOT_LEADER_OR_FOLLOWER, now=TIMEOUT + 1, first_queued=1.0) == (Step.EXPIRED, True)
+    assert judge(ec.REQUEST_TIMED_OUT, now=TIMEOUT) == (ProduceStep.EXPIRED, False)  # the deadline itself counts
+    assert judge(ec.REQUEST_TIMED_OUT, now=TIMEOUT - 0.001) == (ProduceStep.RETRY, False)
+    assert judge(ec.NOT_LEADER_OR_FOLLOWER, now=TIMEOUT + 1, first_queued=1.0) == (ProduceStep.EXPIRED, True)
     # Out of time and out of retries: the timeout is what the report names.
-    assert judge(ec.REQUEST_TIMED_OUT, now=TIMEOUT, attempts=9) == (Step.EXPIRED, False)
+    assert judge(ec.REQUEST_TIMED_OUT, now=TIMEOUT, attempts=9) == (ProduceStep.EXPIRED, False)
 
 
 @pytest.mark.parametrize(
@@ -107,27 +107,27 @@ def test_past_the_delivery_timeout_a_retriable_error_expires() -> None:
     [ec.MESSAGE_TOO_LARGE, ec.TOPIC_AUTHORIZATION_FAILED, ec.INVALID_RECORD, KafkaError._MSG_TIMED_OUT, 9999],
 )
 def test_a_permanent_error_fails_at_once_even_late(code: int) -> None:
-    assert judge(code) == (Step.FAIL, False)
-    assert judge(code, now=TIMEOUT * 2) == (Step.FAIL, False)  # not renamed a timeout: it was not one
+    assert judge(code) == (ProduceStep.FAIL, False)
+    assert judge(code, now=TIMEOUT * 2) == (ProduceStep.FAIL, False)  # not renamed a timeout: it was not one
 
 
 def test_without_idempotence_sequence_errors_follow_the_table() -> None:
     # A non-idempotent producer never reads these itself: Kafka's flags decide.
-    assert judge(ec.OUT_OF_ORDER_SEQUENCE_NUMBER).step is Step.FAIL
-    assert judge(ec.UNKNOWN_PRODUCER_ID).step is Step.FAIL
+    assert judge(ec.OUT_OF_ORDER_SEQUENCE_NUMBER).step is ProduceStep.FAIL
+    assert judge(ec.UNKNOWN_PRODUCER_ID).step is ProduceStep.FAIL
 
 
 # --- enable.gapless.guarantee ----------------------------------------------------------------------
 
 
 def test_gapless_turns_a_failure_of_an_idempotent_producer_into_a_stop() -> None:
-    policy = Idempotent.POLICY  # idempotence on, the error table decides
-    assert judge(ec.MESSAGE_TOO_LARGE, idempotent=policy, gapless=True).step is Step.GAP
-    assert judge(ec.NOT_LEADER_OR_FOLLOWER, idempotent=policy, gapless=True, attempts=6).step is Step.GAP
+    policy = IdempotenceVerdict.POLICY  # idempotence on, the error table decides
+    assert judge(ec.MESSAGE_TOO_LARGE, idempotent=policy, gapless=True).step is ProduceStep.GAP
+    assert judge(ec.NOT_LEADER_OR_FOLLOWER, idempotent=policy, gapless=True, attempts=6).step is ProduceStep.GAP
     # retries left: still retried; the delivery timeout passed: expired, not covered (as librdkafka)
-    assert judge(ec.NOT_LEADER_OR_FOLLOWER, idempotent=policy, gapless=True).step is Step.RETRY
-    assert judge(ec.NOT_LEADER_OR_FOLLOWER, idempotent=policy, gapless=True, now=TIMEOUT).step is Step.EXPIRED
+    assert judge(ec.NOT_LEADER_OR_FOLLOWER, idempotent=policy, gapless=True).step is ProduceStep.RETRY
+    assert judge(ec.NOT_LEADER_OR_FOLLOWER, idempotent=policy, gapless=True, now=TIMEOUT).step is ProduceStep.EXPIRED
     # without the guarantee, without idempotence, or in a transaction (aborted instead): failed
-    assert judge(ec.MESSAGE_TOO_LARGE, idempotent=policy).step is Step.FAIL
-    assert judge(ec.MESSAGE_TOO_LARGE, idempotent=None, gapless=True).step is Step.FAIL
-    assert judge(ec.MESSAGE_TOO_LARGE, idempotent=policy, gapless=True, transactional=True).step is Step.FAIL
+    assert judge(ec.MESSAGE_TOO_LARGE, idempotent=policy).step is ProduceStep.FAIL
+    assert judge(ec.MESSAGE_TOO_LARGE, idempotent=None, gapless=True).step is ProduceStep.FAIL
+    assert judge(ec.MESSAGE_TOO_LARGE, idempotent=policy, gapless=True, transactional=True).step is ProduceStep.FAIL

@@ -7,7 +7,7 @@ import uuid
 import pytest
 
 from kafkawire.core.share_acks import ACCEPT, GAP, IMPLICIT, REJECT, RELEASE, Acknowledgements, Refusal, batches
-from kafkawire.core.share_group import LEAVE_EPOCH, ShareGroupMember, State
+from kafkawire.core.share_group import LEAVE_EPOCH, ShareGroupMember, ShareGroupState
 from kafkawire.core.share_session import CLOSE_EPOCH, ShareSession
 from kafkawire.protocol import error_codes as ec
 from kafkawire.protocol.codec import Struct
@@ -26,9 +26,9 @@ def answer(error: int = 0, epoch: int = 1, assignment: dict[uuid.UUID, list[int]
 def test_member_joins_with_epoch_zero_and_topics_then_heartbeats_without_them() -> None:
     m = ShareGroupMember("g", "me", ["t"])
     first = m.heartbeat_request()
-    assert (first["member_epoch"], first["subscribed_topic_names"], m.state) == (0, ["t"], State.JOINING)
+    assert (first["member_epoch"], first["subscribed_topic_names"], m.state) == (0, ["t"], ShareGroupState.JOINING)
     step = m.on_heartbeat(answer(epoch=3, assignment={T: [1, 0]}))
-    assert step.assignment == {T: [0, 1]} and m.state is State.STABLE and m.heartbeat_interval == 0.25
+    assert step.assignment == {T: [0, 1]} and m.state is ShareGroupState.STABLE and m.heartbeat_interval == 0.25
     again = m.heartbeat_request()
     assert (again["member_epoch"], again["subscribed_topic_names"]) == (3, None)
     assert m.on_heartbeat(answer(epoch=3, assignment=None)).assignment is None  # null: unchanged
@@ -39,7 +39,7 @@ def test_a_fenced_member_loses_its_assignment_and_rejoins_with_epoch_zero() -> N
     m.heartbeat_request()
     m.on_heartbeat(answer(epoch=2, assignment={T: [0]}))
     step = m.on_heartbeat(answer(error=ec.FENCED_MEMBER_EPOCH))
-    assert step.assignment == {} and m.state is State.UNJOINED
+    assert step.assignment == {} and m.state is ShareGroupState.UNJOINED
     body = m.heartbeat_request()
     assert (body["member_id"], body["member_epoch"], body["subscribed_topic_names"]) == ("me", 0, ["t"])
 
@@ -57,7 +57,7 @@ def test_fatal_error_and_leaving() -> None:
     m = ShareGroupMember("g", "me", ["t"])
     m.heartbeat_request()
     assert m.on_heartbeat(answer(error=ec.GROUP_MAX_SIZE_REACHED)).error == ec.GROUP_MAX_SIZE_REACHED
-    assert m.state is State.FATAL and m.leave_request() is None
+    assert m.state is ShareGroupState.FATAL and m.leave_request() is None
     n = ShareGroupMember("g", "me", ["t"])
     assert n.leave_request() is None  # never joined: nothing to leave
     k = ShareGroupMember("g", "me", ["t"])

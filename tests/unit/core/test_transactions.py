@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kafkawire.core.transactions import ALLOWED, HINTS, Call, State, TransactionState
-from kafkawire.kafka_error import KafkaError, KafkaException
+from kafkawire.core.kafka_error import KafkaError, KafkaException
+from kafkawire.core.transactions import ALLOWED, HINTS, Call, TransactionState, TxnState
 
 
 def code_of(exc: pytest.ExceptionInfo[KafkaException]) -> int:
@@ -19,12 +19,12 @@ def test_happy_path() -> None:
     for call in (Call.INIT, Call.BEGIN, Call.PRODUCE, Call.SEND_OFFSETS, Call.COMMIT):
         t.require(call)
         t.succeeded(call)
-    assert t.state is State.READY
+    assert t.state is TxnState.READY
     t.require(Call.BEGIN)
     t.succeeded(Call.BEGIN)
     t.require(Call.ABORT)
     t.succeeded(Call.ABORT)
-    assert t.state is State.READY
+    assert t.state is TxnState.READY
 
 
 @pytest.mark.parametrize(
@@ -60,7 +60,7 @@ def test_concurrent_calls_conflict_and_a_timed_out_call_can_resume() -> None:
     t.interrupted(Call.COMMIT)
     t.require(Call.COMMIT)  # resumes
     t.succeeded(Call.COMMIT)
-    assert t.state is State.READY
+    assert t.state is TxnState.READY
 
 
 def test_abortable_error_allows_only_abort() -> None:
@@ -114,5 +114,5 @@ def test_fatal_is_final() -> None:
 
 
 def test_every_state_has_a_hint_and_every_call_a_rule() -> None:
-    assert set(HINTS) == set(State)
+    assert set(HINTS) == set(TxnState)
     assert set(ALLOWED) == set(Call)

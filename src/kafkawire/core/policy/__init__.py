@@ -12,8 +12,8 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ...kafka_error import KafkaError
 from ...protocol import error_table as broker_errors
+from ..kafka_error import KafkaError
 
 
 class Action(enum.Enum):

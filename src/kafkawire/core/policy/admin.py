@@ -9,8 +9,8 @@ again will not create it). A lost connection is asked again only by calls that c
 
 from __future__ import annotations
 
-from ...kafka_error import KafkaError
 from ...protocol import error_codes as ec
+from ..kafka_error import KafkaError
 from . import Action, ErrorPolicy
 
 ADMIN_WRITE = ErrorPolicy(

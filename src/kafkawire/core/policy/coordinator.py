@@ -3,8 +3,8 @@ again, when to just ask again, and what is final (fencing and authorization)."""
 
 from __future__ import annotations
 
-from ...kafka_error import KafkaError
 from ...protocol import error_codes as ec
+from ..kafka_error import KafkaError
 from . import LOST_ANSWER, Action, ErrorPolicy
 
 COORDINATOR = ErrorPolicy(

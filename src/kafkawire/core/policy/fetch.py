@@ -5,8 +5,8 @@ errors (KIP-227: core/fetch_session.py) are asked again of the same broker, with
 
 from __future__ import annotations
 
-from ...kafka_error import KafkaError
 from ...protocol import error_codes as ec
+from ..kafka_error import KafkaError
 from . import LOST_ANSWER, Action, ErrorPolicy
 
 FETCH = ErrorPolicy(

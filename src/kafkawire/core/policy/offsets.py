@@ -3,7 +3,7 @@ a lost connection) is asked again with fresh metadata until the call's deadline.
 
 from __future__ import annotations
 
-from ...kafka_error import KafkaError
+from ..kafka_error import KafkaError
 from . import LOST_ANSWER, Action, ErrorPolicy
 
 LIST_OFFSETS = ErrorPolicy(

@@ -6,8 +6,8 @@ retry count, the delivery timeout and idempotence."""
 
 from __future__ import annotations
 
-from ...kafka_error import KafkaError
 from ...protocol import error_codes as ec
+from ..kafka_error import KafkaError
 from . import Action, ErrorPolicy
 
 PRODUCE = ErrorPolicy(

@@ -4,8 +4,8 @@
 Sources (``bearer.auth.credentials.source``): STATIC_TOKEN (``bearer.auth.token``), OAUTHBEARER
 (OAuth 2 client credentials at ``bearer.auth.issuer.endpoint.url``), OAUTHBEARER_AZURE_IMDS (Azure's
 instance metadata endpoint) and CUSTOM (a user function returning the fields). The two fetched
-tokens come through the package's token client (`kafkawire.oauth`, urllib, trusting the CAs httpx
-would) and its renewer (`kafkawire.token_renewer`, renewed once 80% of their life has passed); the
+tokens come through the package's token client (`kafkawire.security.oauth`, urllib, trusting the CAs httpx
+would) and its renewer (`kafkawire.security.token_renewer`, renewed once 80% of their life has passed); the
 registry's own requests stay on httpx. Secrets never appear in errors or reprs.
 """
 
@@ -19,8 +19,8 @@ from typing import Any
 
 import httpx
 
-from ...oauth import ClientCredentials, request_token
-from ...token_renewer import TokenRenewer, from_lifetime
+from ...security.oauth import ClientCredentials, request_token
+from ...security.token_renewer import TokenRenewer, from_lifetime
 from .schema_registry_client import normalize_identity_pool
 
 __all__ = ["bearer_field_provider"]

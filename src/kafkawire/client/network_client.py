@@ -1,0 +1,435 @@
+"""The network client every face builds on: bootstrap, broker connections, metadata, routing.
+
+It owns one IO `Engine` thread, a `Resolver` and one `BrokerConnection` per broker it has used
+(made on first use: a Metadata answer naming thousands of brokers costs no connection). Its public
+methods are thread-safe and return `concurrent.futures.Future`s; the ``*_io`` methods are for
+code that already runs on the IO thread (the producer's sender).
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import logging
+import re
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future
+from typing import Any
+
+from ..base import model
+from ..base.config import CONNECTION_OPTIONS, NO_BOOTSTRAP, RETRY_BACKOFF_OPTIONS, bootstrap_addresses, parse_config
+from ..base.debug import APP, OFF, Debug, broker_name
+from ..core.cluster_health import ClusterHealth
+from ..core.kafka_error import KafkaError, KafkaException
+from ..core.metadata import ClusterView
+from ..core.metadata_refresh import Intervals, Recovery
+from ..io.broker import Body, BrokerConnection, Callback, ConnectionState
+from ..io.connection_settings import ConnectionSettings
+from ..io.io_engine import Engine
+from ..io.resolve import Resolver, canonical_names
+from ..protocol.apis import METADATA
+from ..protocol.codec import Struct
+from ..protocol.schema import Api
+from . import topic_log
+from .driver import wait
+from .metadata_owner import MetadataOwner
+from .mock_cluster_registry import mock_cluster_factory
+from .options import STATISTICS_INTERVAL
+
+log = logging.getLogger("kafkawire.client")
+
+
+def throttle_event(metadata: ClusterView, node: int | None, throttle_ms: int) -> model.ThrottleEvent:
+    """What throttle_cb is told of broker ``node``'s answer delayed ``throttle_ms`` for a quota."""
+    node_id = -1 if node is None else node
+    broker = metadata.brokers.get(node_id)
+    if broker is None:
+        return model.ThrottleEvent(str(node_id), node_id, throttle_ms / 1000)
+    return model.throttle_event(broker.host, broker.port, node_id, throttle_ms)
+
+
+class Client:
+    def __init__(
+        self,
+        conf: Mapping[str, Any],
+        *,
+        engine: Engine | None = None,
+        logger: logging.Logger | None = None,
+        debug: Debug = OFF,
+    ) -> None:
+        self.config = parse_config(
+            conf, (*CONNECTION_OPTIONS, *RETRY_BACKOFF_OPTIONS, STATISTICS_INTERVAL), ignore_unknown=True
+        )
+        self.debug = debug  # the client's diagnostics, for every part built on it (kafkawire.base.debug)
+        self.settings = ConnectionSettings.from_config(self.config, debug)
+        self._transport = self.settings.transport()
+        self.engine = engine or Engine()
+        self._owns_engine = engine is None
+        self.metadata = ClusterView(blacklist=tuple(re.compile(p) for p in self.config["topic.blacklist"]))
+        # Every part of the client asks this one owner for metadata (client/metadata_owner.py).
+        self.metadata_refresh = MetadataOwner(
+            self.engine, self._send_metadata, self._fold_metadata, lambda: self.metadata.topics,
+            Intervals.from_config(self.config), debug,
+            recovery=Recovery.from_config(self.config), rebootstrap=self._rebootstrap,
+        )  # fmt: skip
+        self._resolver = Resolver(self.engine.call_soon)
+        self._mock = _start_mock_cluster(self.config, debug)
+        bootstrap = self.config["bootstrap.servers"] if self._mock is None else self._mock.bootstrap_servers()
+        # Bootstrap servers get negative ids, as in librdkafka, until metadata names the brokers.
+        # They serve until a Metadata answer names the brokers, then retire until a rebootstrap.
+        servers = bootstrap_addresses(bootstrap)
+        if self.config["client.dns.lookup"] == "resolve_canonical_bootstrap_servers_only" and self._mock is None:
+            family = self.settings.address_family
+            servers = [(name, port) for host, port in servers for name in canonical_names(host, port, family)]
+        self._bootstrap = [self._new_connection(-1 - i, host, port) for i, (host, port) in enumerate(servers)]
+        self._retired: list[BrokerConnection] = []  # the bootstrap connections while retired
+        if not self._bootstrap:
+            (logger or log).warning(NO_BOOTSTRAP)
+        # Told of the connection errors the user hears about (core/cluster_health.py): all brokers
+        # down, once until one comes back; a host name that does not resolve, once per address.
+        self.on_error: Callable[[KafkaError], None] | None = None
+        self._health = ClusterHealth()
+        self._brokers: dict[int, BrokerConnection] = {}
+        # Group membership conversations have a connection of their own to the coordinator (as in
+        # librdkafka and the Java client): a broker answers one connection's requests in order, so
+        # a heartbeat or JoinGroup must not wait there behind a fetch's long poll.
+        self._lanes: dict[int, BrokerConnection] = {}
+        self._round_robin = itertools.count()
+        self._closed = False
+        if self.settings.security is not None:
+            self.settings.security.start(self._token_failed)
+
+    # --- thread-safe -----------------------------------------------------------------------
+
+    def request(
+        self,
+        api: Api,
+        body: Body,
+        *,
+        node: int | None = None,
+        timeout: float | None = None,
+        max_version: int | None = None,
+    ) -> Future[Struct]:
+        """Send one request (to ``node``, or the least busy broker) and get its response."""
+        fut: Future[Struct] = Future()
+
+        def send() -> None:
+            self.request_io(api, body, _resolver(fut), node=node, timeout=timeout, max_version=max_version)
+
+        self.engine.call_soon(send)
+        return fut
+
+    def refresh_metadata(
+        self, topics: list[str] | None = None, *, timeout: float | None = None, auto_create: bool = False
+    ) -> Future[ClusterView]:
+        """Ask for metadata (all topics when ``topics`` is None) and fold it into the cache."""
+        fut: Future[ClusterView] = Future()
+
+        def send() -> None:
+            def done(body: Struct | None, error: KafkaError | None) -> None:
+                if error is not None:
+                    fut.set_exception(KafkaException(error))
+                else:
+                    fut.set_result(self.metadata)
+
+            self.refresh_metadata_io(topics, done, timeout=timeout, auto_create=auto_create)
+
+        self.engine.call_soon(send)
+        return fut
+
+    def list_topics(
+        self, topic: str | None = None, timeout: float | None = None, *, auto_create: bool = False, open_leaders: bool = False
+    ) -> model.ClusterMetadata:
+        """confluent-kafka's ``list_topics()`` for every face: refresh metadata (one topic, or all),
+        then copy it into the public objects, naming the broker that answered. ``open_leaders``
+        (a producer's): connect to ``topic``'s partition leaders now, as librdkafka does for a
+        topic it was asked about, so its first batch does not wait for a connection."""
+        fut = self.refresh_metadata(None if topic is None else [topic], auto_create=auto_create, timeout=timeout)
+        md = fut.result() if timeout is None else wait(fut, timeout)
+        if open_leaders and topic is not None:
+            self.engine.call_soon(functools.partial(self._open_leaders, topic))
+        conn = self.least_busy()
+        assert conn is not None  # the refresh above was answered by some connection
+        node_id = conn.node_id
+        if node_id < 0:  # a bootstrap connection: name it by the broker id it turned out to have
+            node_id = next((b.node_id for b in md.brokers.values() if (b.host, b.port) == (conn.host, conn.port)), -1)
+        result = model.cluster_metadata_from(md, node_id, model.broker_name(conn.host, conn.port, node_id))
+        if topic is not None:  # the cache knows every topic seen so far; the caller asked about one
+            result.topics = {name: t for name, t in result.topics.items() if name == topic}
+        return result
+
+    def cluster_id(self, timeout: float | None = None) -> str | None:
+        """confluent-kafka's ``cluster_id()`` for every face: the id the metadata gave (KIP-78, None
+        from brokers before 0.10.1), asked for with no topics when no broker has answered yet.
+        ``timeout`` None waits as long as it takes, as librdkafka's -1 does."""
+        if self.metadata.updated_at is None:
+            fut = self.refresh_metadata([], timeout=timeout)
+            try:
+                fut.result() if timeout is None else wait(fut, timeout)
+            except KafkaException as exc:
+                cause = exc.args[0]
+                raise KafkaException(
+                    KafkaError(cause.code(), f"Failed to retrieve cluster id: {cause.str()}", retriable=cause.retriable())
+                ) from None
+        return self.metadata.cluster_id
+
+    def set_sasl_credentials(self, username: str, password: str) -> None:
+        """Credentials for the next SASL authentications (of a client configured for SASL or not,
+        as confluent-kafka: they matter once security.protocol uses SASL)."""
+        if not isinstance(username, str) or not isinstance(password, str):
+            raise TypeError("username and password must be str")
+        if self.settings.security is not None:
+            self.settings.security.set_credentials(username, password)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self.debug.generic:
+            self.debug.log("generic", "DESTROY", APP, "Terminating instance (%d connection(s))", len(self.connections()))
+
+        def shut() -> None:
+            self.metadata_refresh.close()
+            for conn in self.connections():
+                conn.close()
+
+        self.engine.run(shut).result(5)
+        if self.settings.security is not None:
+            self.settings.security.close()
+        self._resolver.close()
+        if self._owns_engine:
+            self.engine.stop()
+        if self._mock is not None:
+            self._mock.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _token_failed(self, error: KafkaError) -> None:
+        """A bearer token renewal failed (on the renewal thread): the user hears it on the IO thread."""
+
+        def tell() -> None:
+            if self.on_error is not None and not self._closed:
+                self.on_error(error)
+
+        self.engine.call_soon(tell)
+
+    # --- IO thread -------------------------------------------------------------------------
+
+    def request_io(
+        self,
+        api: Api,
+        body: Body,
+        callback: Callback,
+        *,
+        node: int | None = None,
+        timeout: float | None = None,
+        max_version: int | None = None,
+        expect_response: bool = True,
+        coordinator_lane: bool = False,
+        fail_fast: bool = False,
+    ) -> None:
+        """Send one request to ``node`` (any ready broker when None); ``coordinator_lane``: over
+        that broker's second connection, kept for group membership conversations; ``fail_fast``:
+        a request still queued when its connection fails for a reason no reconnect mends (TLS,
+        credentials, a security.protocol mismatch) fails with that reason rather than waiting."""
+        if self._closed:
+            callback(None, KafkaError(KafkaError._DESTROY, "client closed"))
+            return
+        conn = self.least_busy() if node is None else self.lane(node) if coordinator_lane else self.connection(node)
+        if conn is None:
+            if node is None:
+                callback(None, KafkaError(KafkaError._TRANSPORT, NO_BOOTSTRAP))
+            else:
+                callback(None, KafkaError(KafkaError._UNKNOWN_BROKER, f"broker {node} is not in the metadata"))
+            return
+        conn.request(
+            api, body, callback, timeout=timeout, expect_response=expect_response, max_version=max_version,
+            fail_fast=fail_fast,
+        )  # fmt: skip
+
+    def refresh_metadata_io(
+        self,
+        topics: list[str] | None,
+        callback: Callback,
+        *,
+        timeout: float | None = None,
+        auto_create: bool = False,
+    ) -> None:
+        """Metadata for ``topics`` (None: all) now, through the owner: asks alike share one request."""
+        self.metadata_refresh.ask(topics, callback, timeout=timeout, auto_create=auto_create)
+
+    def _send_metadata(self, body: Body, callback: Callback, timeout: float | None) -> None:
+        self.request_io(METADATA, body, callback, timeout=timeout, fail_fast=True)  # a waiting caller hears why
+
+    def _fold_metadata(self, response: Struct, full: bool) -> None:
+        """A Metadata answer into the picture (``full``: it named every topic); brokers followed."""
+        before = self.metadata.topics
+        self.metadata.update(response, self.engine.now(), full=full)
+        if self.debug.topic:
+            topic_log.changes(self.debug, before, self.metadata.topics)
+        self._sync_brokers()
+        if self.metadata.brokers:
+            self._retire_bootstrap()
+
+    def _retire_bootstrap(self) -> None:
+        """The brokers are named: the bootstrap connections take no new request (as librdkafka
+        decommissions them) until a rebootstrap puts them back."""
+        self._retired += self._bootstrap
+        self._bootstrap = []
+
+    def _rebootstrap(self) -> None:
+        """Metadata recovery (client/metadata_owner.py): the bootstrap connections serve again (a
+        closed one reconnects, resolving its name anew), counted as untried, as librdkafka's re-bootstrap."""
+        if self._closed or self._bootstrap:
+            return
+        self._bootstrap, self._retired = self._retired, []
+        self._health.rebootstrapped([(c.host, c.port) for c in self._bootstrap])
+
+    def connection(self, node_id: int) -> BrokerConnection | None:
+        """The connection to a broker named by the metadata (created on first use)."""
+        conn = self._brokers.get(node_id)
+        if conn is None:
+            broker = self.metadata.brokers.get(node_id)
+            if broker is None:
+                return next((c for c in self._bootstrap if c.node_id == node_id), None)
+            conn = self._new_connection(node_id, broker.host, broker.port)
+            self._brokers[node_id] = conn
+        return conn
+
+    def _open_leaders(self, topic: str) -> None:
+        for partition in range(self.metadata.partition_count(topic) or 0):
+            leader = self.metadata.leader_for(topic, partition)
+            conn = None if leader is None else self.connection(leader.node_id)
+            if conn is not None:
+                conn.open()
+
+    def lane(self, node_id: int) -> BrokerConnection | None:
+        """The coordinator's own connection to broker ``node_id`` (created on first use)."""
+        conn = self._lanes.get(node_id)
+        if conn is None:
+            broker = self.metadata.brokers.get(node_id)
+            if broker is None:
+                return None
+            conn = self._lanes[node_id] = self._new_connection(node_id, broker.host, broker.port)
+        return conn
+
+    def _new_connection(self, node_id: int, host: str, port: int) -> BrokerConnection:
+        return BrokerConnection(
+            self.engine,
+            node_id,
+            host,
+            port,
+            self.settings,
+            self._state_changed,
+            resolver=self._resolver,
+            transport=self._transport,
+        )
+
+    def broker_name(self, node_id: int) -> str:
+        """Broker ``node_id`` as diagnostics name it (`kafkawire.base.debug.broker_name`)."""
+        broker = self.metadata.brokers.get(node_id)
+        return str(node_id) if broker is None else broker_name(broker.host, broker.port, node_id)
+
+    def connections(self) -> list[BrokerConnection]:
+        """Every broker connection (bootstrap ones and coordinator lanes included)."""
+        return [*self._bootstrap, *self._retired, *self._brokers.values(), *self._lanes.values()]
+
+    def listed(self) -> list[BrokerConnection]:
+        """The connections statistics list: a retired bootstrap one only while it is still open
+        (librdkafka drops them once the brokers are named; ours may still carry a call's answer)."""
+        retired = [c for c in self._retired if c.state is not ConnectionState.DISCONNECTED]
+        return [*self._bootstrap, *retired, *self._brokers.values(), *self._lanes.values()]
+
+    def lanes(self) -> list[BrokerConnection]:
+        """The coordinator lanes among `connections`."""
+        return list(self._lanes.values())
+
+    def least_busy(self) -> BrokerConnection | None:
+        """A ready connection with the fewest requests, else one on its way up, else the next
+        broker in turn that did not just fail (a request must not queue behind a dead broker)."""
+        every = [*self._brokers.values(), *self._bootstrap]
+        ready = [c for c in every if c.state is ConnectionState.READY]
+        if ready:
+            return min(ready, key=lambda c: c.load)
+        connecting = [c for c in every if c.state in (ConnectionState.CONNECTING, ConnectionState.NEGOTIATING)]
+        if connecting:
+            return min(connecting, key=lambda c: c.load)
+        if not every and not self.metadata.brokers:
+            return None
+        # Brokers the metadata names but we never connected to are candidates too (their
+        # connection is made only if picked).
+        pool: dict[tuple[str, int], BrokerConnection | int] = {}  # address -> connection or node id
+        for c in every:
+            pool.setdefault((c.host, c.port), c)
+        for b in self.metadata.brokers.values():
+            pool.setdefault((b.host, b.port), b.node_id)
+        untried = [pick for address, pick in pool.items() if not self._health.is_down(address)] or list(pool.values())
+        pick = untried[next(self._round_robin) % len(untried)]
+        conn = pick if isinstance(pick, BrokerConnection) else self.connection(pick)
+        assert conn is not None
+        return conn
+
+    def standing_failure(self) -> KafkaError | None:
+        """IO thread: a TLS, authentication or name failure that keeps brokers out of reach now."""
+        return self._health.standing()
+
+    def blocking_failure(self) -> KafkaError | None:
+        """IO thread: that failure when every known broker is down because of it (a retry only waits)."""
+        return self._health.blocking()
+
+    def _state_changed(self, conn: BrokerConnection) -> None:
+        """Tell the health record; report what it says the user must hear (as librdkafka's error_cb)."""
+        address = (conn.host, conn.port)
+        if conn.state is ConnectionState.READY:
+            if conn.proven:  # (ready but closed before answering anything is no recovery)
+                self._health.up(address)
+            return
+        if self._closed or conn.last_error is None or conn in self._retired:
+            return  # (a retired bootstrap connection's failure says nothing of the brokers)
+        known = {(b.host, b.port) for b in self.metadata.brokers.values()} or {
+            (c.host, c.port) for c in self._bootstrap
+        }
+        live = (ConnectionState.READY, ConnectionState.CONNECTING, ConnectionState.NEGOTIATING)
+        any_live = any(c.state in live for c in (*self._bootstrap, *self._brokers.values()))
+        for error in self._health.failed(address, conn.last_error, known, any_live, lasting=conn.last_error_lasting):
+            if self.on_error is not None:
+                self.on_error(error)
+            if error.code() == KafkaError._ALL_BROKERS_DOWN:
+                self.metadata_refresh.all_brokers_down()
+
+    def _sync_brokers(self) -> None:
+        """Follow broker moves: a broker whose address changed reconnects there, keeping its queue."""
+        for node_id, conn in [*self._brokers.items(), *self._lanes.items()]:
+            broker = self.metadata.brokers.get(node_id)
+            if broker is not None:
+                conn.move_to(broker.host, broker.port)
+
+
+def _resolver(fut: Future[Struct]) -> Callback:
+    def done(body: Struct | None, error: KafkaError | None) -> None:
+        if fut.done():
+            return
+        if error is not None:
+            fut.set_exception(KafkaException(error))
+        else:
+            assert body is not None
+            fut.set_result(body)
+
+    return done
+
+
+def _start_mock_cluster(config: Mapping[str, Any], debug: Debug) -> Any:
+    """``test.mock.num.brokers``: a mock cluster of the client's own, as librdkafka starts one.
+    kafkawire.testing, an optional part the client never imports, hands it over by registering
+    (client/mock_cluster_registry.py); it writes the client's ``mock`` debug lines."""
+    count = config["test.mock.num.brokers"]
+    if not count:
+        return None
+    cluster = mock_cluster_factory()(count, debug=debug)
+    if config["test.mock.broker.rtt"]:
+        cluster.broker_set_rtt(-1, config["test.mock.broker.rtt"])
+    return cluster
