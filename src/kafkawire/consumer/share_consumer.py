@@ -280,7 +280,7 @@ class ShareConsumer:
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
                     return Messages()
-                self._executor.serve(0.2 if remaining is None else min(remaining, 0.2))
+                self._executor.serve(remaining)  # released by what the IO thread queues (records: ready)
 
     def acknowledge(self, message: Message, ack_type: int = ACCEPT) -> None:
         """Record how the broker should treat a polled record (explicit mode); sent with the next

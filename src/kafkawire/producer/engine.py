@@ -75,6 +75,8 @@ class ProducerEngine:
         self.client = Client(conf.raw, logger=log, debug=Debug.of(conf.raw, log, "producer"))
         self.lock = threading.RLock() if native is None else native.RLock()  # the lane takes it in C
         self._space = threading.Condition(self.lock)
+        self._freed = 0  # releases of buffer room so far: a wait for room ends when it moves
+        self._room_waiters = 0  # threads waiting for room in `await_room` (release notifies them)
         self._log = log
         self.counts = new_buffer_counts()  # records not yet reported, their charge; the C lane moves them
         self.acc = Accumulator(
@@ -286,7 +288,7 @@ class ProducerEngine:
                 return
             index, full = self._queue_slice(topic, prepared, index, min(index + _SLICE, len(prepared)), refused, wait)
             if full:
-                self.executor.serve(0.05)  # the queue is full: serving reports frees room
+                self._await_room(None)
 
     def queue_messages(
         self, topic: str, messages: list[Any], partition: Any, callback: Any, refused: list[tuple[int, KafkaError]]
@@ -354,7 +356,7 @@ class ProducerEngine:
             if wake:
                 self.sender.wake()
             if full:
-                self.executor.serve(0.05)  # the queue is full: serving reports frees room
+                self._await_room(None)
 
     def _queue_slice(
         self, topic: str, prepared: list[Prepared], start: int, stop: int, refused: list[tuple[Any, KafkaError]], wait: bool
@@ -409,19 +411,45 @@ class ProducerEngine:
             else:
                 self.lock.release()
                 try:
-                    self.executor.serve(min(remaining, 0.05))
+                    self._await_room(remaining)
                 finally:
                     self.lock.acquire()
         self.counts.outstanding += 1
         self.counts.buffered_bytes += charge
+
+    def _await_room(self, timeout: float | None) -> None:
+        """The buffer is full: wait until some room is freed or ``timeout`` s passed, serving reports
+        meanwhile in poll mode (only that frees a callback's room; a record without one frees its
+        room when answered, and `release` wakes this wait then). Not holding ``lock``."""
+        with self.lock:
+            start = self._freed
+            self._room_waiters += 1
+
+        def freed() -> bool:
+            return self._freed != start
+
+        try:
+            if self.executor.background:
+                self.executor.wait_idle(freed, timeout)
+            else:
+                self.executor.serve(timeout, freed)
+        finally:
+            with self.lock:
+                self._room_waiters -= 1
+
+    def reported(self) -> bool:
+        """Every record produced so far has been reported (what flush() and close() wait for)."""
+        return self.counts.outstanding == 0
 
     def release(self, count: int, charge: int) -> None:
         """Free the room of ``count`` reported records (any thread)."""
         with self.lock:
             self.counts.outstanding -= count
             self.counts.buffered_bytes -= charge
+            self._freed += 1
             self._space.notify_all()
-        if self.counts.outstanding == 0:
+            waiting = self._room_waiters
+        if waiting or self.counts.outstanding == 0:
             self.executor.notify()
 
     # --- partitions ------------------------------------------------------------------------------
@@ -452,13 +480,14 @@ class ProducerEngine:
 
     # --- the rest of the records' life -----------------------------------------------------------
 
-    def flush(self, timeout: float | None, serve: Callable[[float], None]) -> int:
+    def flush(self, timeout: float | None, serve: Callable[[float | None, Callable[[], bool]], None]) -> int:
         """Send everything now (linger is off while any flush runs) and wait until every record is
         reported or ``timeout`` s passed (None or negative: no limit); returns how many are left.
 
-        In poll mode the reports are served meanwhile by ``serve(seconds)``, the face's (it decides
-        what a callback's exception means), at least once even with ``timeout=0``; with a report
-        thread they are waited for. On the report thread itself a flush only sends: the running
+        In poll mode the reports are served meanwhile by ``serve(seconds, until)``, the face's (it
+        decides what a callback's exception means), at least once even with ``timeout=0``; with a
+        report thread they are waited for. Either wait ends as the last record is reported
+        (`release` notifies), with or without a callback to run. On the report thread itself a flush only sends: the running
         callback's own record cannot be reported until it returns."""
         deadline = None if timeout is None or timeout < 0 else time.monotonic() + timeout
         executor = self.executor
@@ -468,17 +497,18 @@ class ProducerEngine:
         with self.lock:
             self.acc.flush_started()
         self.sender.wake()
+        done = self.reported
         try:
             if not executor.background:
-                serve(0)
-            while self.counts.outstanding > 0 and not executor.on_report_thread:
+                serve(0, done)
+            while not done() and not executor.on_report_thread:
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
                     break
                 if executor.background:
-                    executor.wait_idle(lambda: self.counts.outstanding == 0, remaining)
+                    executor.wait_idle(done, remaining)
                 else:
-                    serve(0.1 if remaining is None else min(remaining, 0.1))
+                    serve(remaining, done)
         finally:
             with self.lock:
                 self.acc.flush_ended()

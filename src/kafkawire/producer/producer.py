@@ -232,10 +232,10 @@ class Producer:
         the last one is raised at the end, earlier ones chained as its context."""
         failure: Exception | None = None
 
-        def serve(wait: float) -> None:
+        def serve(wait: float | None, until: Callable[[], bool]) -> None:
             nonlocal failure
             try:
-                self._reports.serve(wait)
+                self._reports.serve(wait, until)
             except Exception as exc:
                 if failure is not None and exc is not failure:
                     exc.__context__ = failure
@@ -426,13 +426,13 @@ class Producer:
         self._lane = None
         self._closed = True
         _OPEN.discard(self)
-        while engine.counts.outstanding and not self._reports.background:
+        while not engine.reported() and not self._reports.background:
             try:
-                self._reports.serve(0.1)
+                self._reports.serve(None, engine.reported)
             except Exception as exc:
                 keep(exc)
         if self._reports.background and not self._reports.on_report_thread:
-            self._reports.wait_idle(lambda: engine.counts.outstanding == 0, 10)
+            self._reports.wait_idle(engine.reported, 10)
         self._stats.stop()
         self._interceptors.close()
         engine.close()
