@@ -49,6 +49,7 @@ from .inputs import INT32_MAX, INT64_MAX, Prepared, check_fields, check_topic, t
 from .interceptors import InterceptorChain
 from .pending import PendingMessage
 from .produce_request import SenderSettings
+from .room import Room
 from .sender import Sender
 from .transactions import TransactionManager
 
@@ -74,9 +75,7 @@ class ProducerEngine:
         self.executor = executor
         self.client = Client(conf.raw, logger=log, debug=Debug.of(conf.raw, log, "producer"))
         self.lock = threading.RLock() if native is None else native.RLock()  # the lane takes it in C
-        self._space = threading.Condition(self.lock)
-        self._freed = 0  # releases of buffer room so far: a wait for room ends when it moves
-        self._room_waiters = 0  # threads waiting for room in `await_room` (release notifies them)
+        self.room = Room(self.lock, executor)
         self._log = log
         self.counts = new_buffer_counts()  # records not yet reported, their charge; the C lane moves them
         self.acc = Accumulator(
@@ -288,7 +287,7 @@ class ProducerEngine:
                 return
             index, full = self._queue_slice(topic, prepared, index, min(index + _SLICE, len(prepared)), refused, wait)
             if full:
-                self._await_room(None)
+                self.room.wait(None)
 
     def queue_messages(
         self, topic: str, messages: list[Any], partition: Any, callback: Any, refused: list[tuple[int, KafkaError]]
@@ -356,7 +355,7 @@ class ProducerEngine:
             if wake:
                 self.sender.wake()
             if full:
-                self._await_room(None)
+                self.room.wait(None)
 
     def _queue_slice(
         self, topic: str, prepared: list[Prepared], start: int, stop: int, refused: list[tuple[Any, KafkaError]], wait: bool
@@ -398,44 +397,8 @@ class ProducerEngine:
 
     def _wait_for_room(self, charge: int) -> None:
         """Take buffer room for a record when the fast check found none (under ``lock``): wait up to
-        ``max.block.ms`` (serving reports in poll mode: only that frees room), else `BufferError`."""
-        block = self.conf.max_block_ms / 1000
-        deadline = time.monotonic() + block
-        limit, most = self._max_messages, self._max_buffer_bytes
-        while (limit > 0 and self.counts.outstanding >= limit) or self.counts.buffered_bytes + charge > most:
-            remaining = deadline - time.monotonic()
-            if block == 0 or remaining <= 0:
-                raise BufferError("Local: Queue full")
-            if self.executor.background:
-                self._space.wait(remaining)
-            else:
-                self.lock.release()
-                try:
-                    self._await_room(remaining)
-                finally:
-                    self.lock.acquire()
-        self.counts.outstanding += 1
-        self.counts.buffered_bytes += charge
-
-    def _await_room(self, timeout: float | None) -> None:
-        """The buffer is full: wait until some room is freed or ``timeout`` s passed, serving reports
-        meanwhile in poll mode (only that frees a callback's room; a record without one frees its
-        room when answered, and `release` wakes this wait then). Not holding ``lock``."""
-        with self.lock:
-            start = self._freed
-            self._room_waiters += 1
-
-        def freed() -> bool:
-            return self._freed != start
-
-        try:
-            if self.executor.background:
-                self.executor.wait_idle(freed, timeout)
-            else:
-                self.executor.serve(timeout, freed)
-        finally:
-            with self.lock:
-                self._room_waiters -= 1
+        ``max.block.ms`` (`Room.take`), else `BufferError`."""
+        self.room.take(self.counts, charge, self._max_messages, self._max_buffer_bytes, self.conf.max_block_ms / 1000)
 
     def reported(self) -> bool:
         """Every record produced so far has been reported (what flush() and close() wait for)."""
@@ -446,9 +409,7 @@ class ProducerEngine:
         with self.lock:
             self.counts.outstanding -= count
             self.counts.buffered_bytes -= charge
-            self._freed += 1
-            self._space.notify_all()
-            waiting = self._room_waiters
+            waiting = self.room.freed()
         if waiting or self.counts.outstanding == 0:
             self.executor.notify()
 
@@ -487,7 +448,7 @@ class ProducerEngine:
         In poll mode the reports are served meanwhile by ``serve(seconds, until)``, the face's (it
         decides what a callback's exception means), at least once even with ``timeout=0``; with a
         report thread they are waited for. Either wait ends as the last record is reported
-        (`release` notifies), with or without a callback to run. On the report thread itself a flush only sends: the running
+        (`release` notifies), callback or not. On the report thread itself a flush only sends: the running
         callback's own record cannot be reported until it returns."""
         deadline = None if timeout is None or timeout < 0 else time.monotonic() + timeout
         executor = self.executor
