@@ -34,7 +34,7 @@ from ..native import native
 from .config import ProducerConfig, parse_producer_config
 from .engine import ProducerEngine, refuse_rest
 from .inputs import Prepared, check_batch, check_topic, first_set, refusal
-from .interceptors import InterceptorChain, ProducerRecord
+from .interceptors import InterceptorChain, ProducerRecord, java_send
 from .stats import Statistics
 from .transactions import TransactionManager
 
@@ -108,17 +108,18 @@ class Producer:
         produce = native.ProduceMethod(produce)
 
     def send(
-        self,
-        topic: str,
-        value: Any = None,
-        key: Any = None,
-        partition: int = -1,
-        timestamp: int = 0,
-        headers: Any = None,
-    ) -> Future[RecordMetadata]:
-        """Java-style: a future of the record's metadata, completed on the IO thread (no poll needed)."""
+        self, topic: str | ProducerRecord, value: Any = None, key: Any = None, partition: int = -1,
+        timestamp: int = 0, headers: Any = None,
+    ) -> Future[RecordMetadata]:  # fmt: skip
+        """Java-style: a future of the record's metadata, completed on the IO thread (no poll needed);
+        also Java's ``send(ProducerRecord(...))`` and ``send(record, callback)`` (`java_send`)."""
         fut: Future[RecordMetadata] = Future()
-        self._enqueue(topic, value, key, partition, timestamp, headers, None, fut)
+        report = None
+        if isinstance(topic, ProducerRecord):
+            topic, value, key, partition, timestamp, headers, report = java_send(
+                topic, value, (key, partition, timestamp, headers), fut
+            )
+        self._enqueue(topic, value, key, partition, timestamp, headers, report, fut)
         return fut
 
     def produce_batch(
@@ -188,7 +189,7 @@ class Producer:
         if not self._interceptors:
             self._accept(topic, value, key, partition, timestamp, headers, callback, future)
             return
-        record = self._interceptors.on_send(ProducerRecord(topic, value, key, partition, timestamp, headers))
+        record = self._interceptors.on_send(ProducerRecord(topic, partition, timestamp, key, value, headers))
         try:
             self._accept(
                 record.topic, record.value, record.key, record.partition, record.timestamp, record.headers, callback, future
