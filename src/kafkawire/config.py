@@ -415,6 +415,19 @@ class Options(dict[str, Any]):
 HIDDEN = "(hidden)"
 
 
+def given_config(config: Any, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """A client's configuration as confluent-kafka's clients take it: a dict, keyword arguments
+    (librdkafka's names, dots and all: ``Consumer(**conf)``), or both, the keywords winning;
+    anything else is a TypeError in its words."""
+    if config is None:
+        if not kwargs:
+            raise TypeError("expected configuration dict")
+        return dict(kwargs)
+    if not isinstance(config, Mapping):
+        raise TypeError(f"expected configuration dict, not {type(config).__name__}")
+    return {**config, **kwargs}
+
+
 def parse_config(conf: Mapping[str, Any], options: Iterable[Option], *, ignore_unknown: bool = False) -> Options:
     """Canonical name -> typed value for every option (defaults filled in).
 

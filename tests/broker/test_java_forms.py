@@ -34,7 +34,10 @@ LIMIT = 30.0
         (("T1", 2, "key", "value"), {"key": "key", "value": "value", "partition": 2, "timestamp": 0}),
         (("T1", None, "key", "value"), {"key": "key", "value": "value", "partition": -1}),
         (("T1", 2, 1_700_000_000_000, "key", "value"), {"partition": 2, "timestamp": 1_700_000_000_000, "key": "key"}),
-        (("T1", 2, None, "k", "v", [("h", b"1")]), {"timestamp": 0, "key": "k", "value": "v", "headers": [("h", b"1")]}),
+        (
+            ("T1", 2, None, "k", "v", [("h", b"1")]),
+            {"timestamp": 0, "key": "k", "value": "v", "headers": [("h", b"1")]},
+        ),
     ],
     ids=["topic-value", "topic-key-value", "partition-key-value", "null-partition", "timestamp", "headers"],
 )
@@ -46,7 +49,13 @@ def test_producer_record_takes_the_java_orders(args: tuple[Any, ...], fields: di
 
 def test_producer_record_takes_keyword_fields_and_refuses_what_java_has_not() -> None:
     record = ProducerRecord("T1", value=b"v", key=b"k", partition=1, timestamp=5, headers={"h": b"x"})
-    assert (record.key, record.value, record.partition, record.timestamp, record.headers) == (b"k", b"v", 1, 5, {"h": b"x"})
+    assert (record.key, record.value, record.partition, record.timestamp, record.headers) == (
+        b"k",
+        b"v",
+        1,
+        5,
+        {"h": b"x"},
+    )
     assert ProducerRecord(topic="T1", key="k").key == "k"
     with pytest.raises(TypeError, match="multiple values for argument 'value'"):
         ProducerRecord("T1", "key", "value", value="again")
@@ -69,7 +78,9 @@ def test_send_producer_record_and_callback_as_the_concepts_page(tansu: TansuBrok
         f = producer.send(ProducerRecord(topic, "key", "value"))
         rm = f.result(LIMIT)
         assert isinstance(rm, RecordMetadata) and rm.offset == 0
-        g = producer.send(ProducerRecord(topic, "key2", "value2"), lambda metadata, exception: completed.append((metadata, exception)))
+        g = producer.send(
+            ProducerRecord(topic, "key2", "value2"), lambda metadata, exception: completed.append((metadata, exception))
+        )
         assert producer.flush(LIMIT) == 0
         assert g.result(LIMIT).offset == 1
     finally:
@@ -87,7 +98,9 @@ def test_send_callback_gets_the_exception_when_the_record_fails(tansu: TansuBrok
     completed: list[tuple[Any, Any]] = []
     producer = Producer({"bootstrap.servers": tansu.bootstrap})
     try:
-        f = producer.send(ProducerRecord(topic, 7, "k", "v"), lambda metadata, exception: completed.append((metadata, exception)))
+        f = producer.send(
+            ProducerRecord(topic, 7, "k", "v"), lambda metadata, exception: completed.append((metadata, exception))
+        )
         assert producer.flush(LIMIT) == 0
         with pytest.raises(KafkaException):
             f.result(LIMIT)
@@ -120,7 +133,11 @@ def test_send_record_refuses_a_callback_that_is_not_callable_and_fields_beside_t
         ({"ssl.protocol": "TLSv1.2"}, ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_2),
         ({"ssl.protocol": "TLSv1.3"}, ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3),
         ({"ssl.enabled.protocols": ["TLSv1.3"]}, ssl.TLSVersion.TLSv1_3, ssl.TLSVersion.TLSv1_3),
-        ({"ssl.enabled.protocols": ["TLSv1.2", "TLSv1.3"], "ssl.protocol": "TLSv1.2"}, ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_2),
+        (
+            {"ssl.enabled.protocols": ["TLSv1.2", "TLSv1.3"], "ssl.protocol": "TLSv1.2"},
+            ssl.TLSVersion.TLSv1_2,
+            ssl.TLSVersion.TLSv1_2,
+        ),
     ],
 )
 def test_java_tls_version_options_bound_the_context(conf: dict[str, Any], lowest: Any, highest: Any) -> None:
@@ -132,7 +149,9 @@ def test_java_tls_version_options_are_checked_at_construction() -> None:
     for key, value in (("ssl.protocol", "SSLv3"), ("ssl.enabled.protocols", "TLSv1.2,TLSv9")):
         with pytest.raises(KafkaException, match=re.escape(key)):
             Producer({"bootstrap.servers": "127.0.0.1:9", key: value})
-    p = Producer({"bootstrap.servers": "127.0.0.1:9", "ssl.protocol": "TLSv1.3", "ssl.enabled.protocols": "TLSv1.2,TLSv1.3"})
+    p = Producer(
+        {"bootstrap.servers": "127.0.0.1:9", "ssl.protocol": "TLSv1.3", "ssl.enabled.protocols": "TLSv1.2,TLSv1.3"}
+    )
     p.close(0)
     with pytest.raises(ValueError, match=r"ssl\.enabled\.protocols"):
         tls_context({"ssl.protocol": "TLSv1.2", "ssl.enabled.protocols": ["TLSv1.3"]})

@@ -25,6 +25,7 @@ from ..client.cluster import Client
 from ..client.coordinators import Coordinators
 from ..client.executor import CallbackExecutor
 from ..client.logs import DeferredLogger, client_logger, log_init
+from ..config import given_config
 from ..core import TopicPartitionKey as TP
 from ..core.share_acks import ACCEPT, IMPLICIT, MODES, Acknowledgements, Refusal
 from ..debug import Debug
@@ -88,11 +89,7 @@ class ShareConsumer:
     def __init__(self, conf: Mapping[str, Any] | None = None, /, **kwargs: Any) -> None:
         if getattr(self, "_built", False):
             raise RuntimeError("ShareConsumer already initialized")
-        if conf is None and not kwargs:
-            raise TypeError("expected configuration dict")
-        if conf is not None and not isinstance(conf, Mapping):
-            raise TypeError(f"expected configuration dict, not {type(conf).__name__}")
-        merged = {**(conf or {}), **kwargs}
+        merged = given_config(conf, kwargs)
         for key in _NOT_SUPPORTED:
             if key in merged:
                 raise ValueError(f"{key} is not supported by the share consumer (records are acknowledged, not committed)")

@@ -86,17 +86,23 @@ _JAVA_ORDERS: dict[int, tuple[str, ...]] = {
 _FIELDS = frozenset(("key", "value", "partition", "timestamp", "headers"))
 
 
-# send(record, callback)'s outcome: Producer.send's arguments and the delivery callback.
-JavaSend = tuple[str, Any, Any, int, int, Any, Callable[..., Any] | None]
+# send()'s arguments in the order the producer queues them: topic, value, key, partition,
+# timestamp, headers, and the delivery callback.
+SendArguments = tuple[str, Any, Any, int, int, Any, Callable[..., Any] | None]
 
 
-def java_send(record: ProducerRecord, callback: Any, rest: tuple[Any, ...], fut: Future[RecordMetadata]) -> JavaSend:
-    """``send(record, callback)``: the record's fields (topic, value, key, partition, timestamp,
-    headers: `Producer.send`'s order) and the delivery callback that calls ``callback`` as
-    Java's ``onCompletion(metadata, exception)``: the `RecordMetadata` and None, or None and the
-    `KafkaException`. It runs as a delivery callback does (``poll()``, ``flush()``, ``close()``,
-    the report thread); the record's future is settled before its report is queued. ``rest``:
-    send()'s other arguments, which must be left at their defaults (the record has its fields)."""
+def send_arguments(
+    topic: str | ProducerRecord, value: Any, rest: tuple[Any, int, int, Any], fut: Future[RecordMetadata]
+) -> SendArguments:
+    """`Producer.send`'s arguments: a topic and the record's fields as given (``rest``: key,
+    partition, timestamp, headers), or the Java client's ``send(record, callback)``, whose
+    ``callback`` (in ``value``'s place) is Java's ``onCompletion(metadata, exception)``: the
+    `RecordMetadata` and None, or None and the `KafkaException`. It runs as a delivery callback
+    does (``poll()``, ``flush()``, ``close()``, the report thread); the record's future is settled
+    before its report is queued. Beside a record, the other arguments stay at their defaults."""
+    if not isinstance(topic, ProducerRecord):
+        return (topic, value, *rest, None)
+    record, callback = topic, value
     if rest != (None, -1, 0, None):
         raise TypeError("send(record, callback) takes no other record fields: they are the record's")
     fields = (record.topic, record.value, record.key, record.partition, record.timestamp, record.headers)

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from ..client.executor import CallbackExecutor
 from ..client.logs import client_logger, log_init
 from ..client.options import PRODUCER, warn_foreign
+from ..config import given_config
 from ..core.transactions import Call, moves_state
 from ..kafka_error import KafkaError, KafkaException
 from ..model import ClusterMetadata, ConsumerGroupMetadata, RecordMetadata, TopicPartition
@@ -34,7 +35,7 @@ from ..native import native
 from .config import ProducerConfig, parse_producer_config
 from .engine import ProducerEngine, refuse_rest
 from .inputs import Prepared, check_batch, check_topic, first_set, refusal
-from .interceptors import InterceptorChain, ProducerRecord, java_send
+from .interceptors import InterceptorChain, ProducerRecord, send_arguments
 from .stats import Statistics
 from .transactions import TransactionManager
 
@@ -54,12 +55,8 @@ class Producer:
     _lane: Any = None  # the engine's C path for produce(): set while open and without interceptors
 
     def __init__(self, config: Mapping[str, Any] | None = None, /, **kwargs: Any) -> None:
-        if config is None and not kwargs:
-            raise TypeError("expected configuration dict")
-        if config is not None and not isinstance(config, Mapping):
-            raise TypeError(f"expected configuration dict, not {type(config).__name__}")
         executor: CallbackExecutor | None = kwargs.pop("_executor", None)  # AIOProducer serves on its loop
-        merged = {**(config or {}), **kwargs}
+        merged = given_config(config, kwargs)
         conf = parse_producer_config(merged)
         self._conf: ProducerConfig = conf
         self._log = client_logger(merged.get("logger"), log)
@@ -112,14 +109,9 @@ class Producer:
         timestamp: int = 0, headers: Any = None,
     ) -> Future[RecordMetadata]:  # fmt: skip
         """Java-style: a future of the record's metadata, completed on the IO thread (no poll needed);
-        also Java's ``send(ProducerRecord(...))`` and ``send(record, callback)`` (`java_send`)."""
+        also Java's ``send(ProducerRecord(...))`` and ``send(record, callback)`` (`send_arguments`)."""
         fut: Future[RecordMetadata] = Future()
-        report = None
-        if isinstance(topic, ProducerRecord):
-            topic, value, key, partition, timestamp, headers, report = java_send(
-                topic, value, (key, partition, timestamp, headers), fut
-            )
-        self._enqueue(topic, value, key, partition, timestamp, headers, report, fut)
+        self._enqueue(*send_arguments(topic, value, (key, partition, timestamp, headers), fut), fut)
         return fut
 
     def produce_batch(
@@ -262,6 +254,11 @@ class Producer:
         """New SASL username and password for the next authentications (confluent-kafka's call)."""
         self._engine.client.set_sasl_credentials(username, password)
 
+    def cluster_id(self, timeout: float = -1) -> str | None:
+        """The cluster's id (`Client.cluster_id`); ``timeout`` -1: no limit."""
+        self._check_open()
+        return self._engine.client.cluster_id(None if timeout is None or timeout < 0 else timeout)
+
     def list_topics(self, topic: str | None = None, timeout: float = -1) -> ClusterMetadata:
         """Cluster metadata (``auto.create.topics.enable`` brokers create an unknown ``topic``, unless
         ``allow.auto.create.topics`` is false)."""
@@ -271,7 +268,7 @@ class Producer:
 
     # --- transactions (the Transactional Producer API of confluent-kafka) ----------------------
 
-    def init_transactions(self, timeout: float | None = None) -> None:
+    def init_transactions(self, timeout: float | None = None, /) -> None:
         """Register ``transactional.id`` with its coordinator, fencing older producers with it and
         finishing their open transaction. Retriable on timeout: call again to resume."""
         txn = self._transactional()
@@ -286,7 +283,7 @@ class Producer:
         txn.state.succeeded(Call.BEGIN)
 
     def send_offsets_to_transaction(
-        self, positions: list[TopicPartition], group_metadata: ConsumerGroupMetadata, timeout: float | None = None
+        self, positions: list[TopicPartition], group_metadata: ConsumerGroupMetadata, timeout: float | None = None, /
     ) -> None:
         """Commit consumer offsets as part of the transaction (consume-transform-produce)."""
         txn = self._transactional()
@@ -311,7 +308,7 @@ class Producer:
             timeout,
         )
 
-    def commit_transaction(self, timeout: float | None = None) -> None:
+    def commit_transaction(self, timeout: float | None = None, /) -> None:
         """Flush, then commit. An abortable error means: abort_transaction(), then begin again."""
         txn = self._transactional()
         txn.state.require(Call.COMMIT)
@@ -326,7 +323,7 @@ class Producer:
             raise KafkaException(failed)
         self._txn_call(Call.COMMIT, lambda d: txn.end(True, d), deadline - time.monotonic())
 
-    def abort_transaction(self, timeout: float | None = None) -> None:
+    def abort_transaction(self, timeout: float | None = None, /) -> None:
         """Fail what is queued or in flight (``_PURGE_*``), abort on the coordinator, and take a new
         epoch if a sequence was lost. Retriable on timeout: call again to resume."""
         txn = self._transactional()
