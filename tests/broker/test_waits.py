@@ -89,11 +89,22 @@ def test_produce_waiting_for_room_is_released_when_a_record_is_answered(tansu: T
         p.close()
 
 
-def test_produce_batch_waiting_for_room_is_released_when_records_are_answered(tansu: TansuBroker, topic: str) -> None:
+class _Watching:
+    """An interceptor: the producer takes its checked path, not the lane's."""
+
+    def on_send(self, record: Any) -> Any:
+        return record
+
+
+@pytest.mark.parametrize("path", ["lane", "checked"])
+def test_produce_arrow_waiting_for_room_is_released_when_records_are_answered(
+    tansu: TansuBroker, topic: str, path: str
+) -> None:
     from kafkawire.producer.arrow import produce_arrow
 
     pa = pytest.importorskip("pyarrow")
-    p = _producer(tansu, **{"queue.buffering.max.messages": 2})
+    extra = {"interceptor.classes": [_Watching]} if path == "checked" else {}
+    p = _producer(tansu, **{"queue.buffering.max.messages": 2, **extra})
     try:
         table = pa.record_batch({"value": pa.array([b"v%d" % i for i in range(10)], pa.binary())})
         produce_arrow(p, table, topic)

@@ -159,7 +159,7 @@ class Producer:
                     refused.append((handle, exc.args[0]))
                 except BufferError:
                     if wait:
-                        self.poll(0.05)  # serving reports frees room
+                        self._engine.room.wait(None)  # until a report frees room (served here)
                         continue
                     refuse_rest(refused, [p[0] for p in prepared[index:]])
                     return
