@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .base.config import given_config
 from .base.model import Message
 from .consumer.consumer import Consumer
 from .error import ConsumeError, KeyDeserializationError, ValueDeserializationError
@@ -24,7 +25,7 @@ class DeserializingConsumer(Consumer):
     """``key.deserializer``/``value.deserializer``: callables ``(bytes, SerializationContext) -> obj``."""
 
     def __init__(self, conf: Mapping[str, Any]) -> None:
-        conf = dict(conf)
+        conf = given_config(conf, {})
         self._key_deserializer: Callable[..., Any] | None = conf.pop("key.deserializer", None)
         self._value_deserializer: Callable[..., Any] | None = conf.pop("value.deserializer", None)
         for name, de in (

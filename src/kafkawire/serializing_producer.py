@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .base.config import given_config
 from .error import KeySerializationError, ValueSerializationError
 from .producer import Producer
 from .serialization import MessageField, SerializationContext
@@ -22,7 +23,7 @@ class SerializingProducer(Producer):
     """``key.serializer``/``value.serializer``: callables ``(obj, SerializationContext) -> bytes``."""
 
     def __init__(self, conf: Mapping[str, Any]) -> None:
-        conf = dict(conf)
+        conf = given_config(conf, {})
         self._key_serializer: Callable[..., Any] | None = conf.pop("key.serializer", None)
         self._value_serializer: Callable[..., Any] | None = conf.pop("value.serializer", None)
         for name, ser in (("key.serializer", self._key_serializer), ("value.serializer", self._value_serializer)):

@@ -119,11 +119,11 @@ def test_on_send_rewrites_topic_key_value_headers_before_partitioning(
             assert record.topic == asked
             return ProducerRecord(
                 target,
-                record.value.upper(),
-                b"rewritten-" + record.key,
-                record.partition,
-                record.timestamp,
-                [*(record.headers or []), ("intercepted", b"yes")],
+                value=record.value.upper(),
+                key=b"rewritten-" + record.key,
+                partition=record.partition,
+                timestamp=record.timestamp,
+                headers=[*(record.headers or []), ("intercepted", b"yes")],
             )
 
     reports: list[Message] = []
@@ -167,7 +167,7 @@ def test_on_send_can_redirect_to_an_explicit_partition(
 
     class Pin:
         def on_send(self, record: ProducerRecord) -> ProducerRecord:
-            return ProducerRecord(record.topic, record.value, record.key, 3, record.timestamp, record.headers)
+            return ProducerRecord(record.topic, 3, record.timestamp, record.key, record.value, record.headers)  # Java's order
 
     reports: list[Message] = []
     producer = Producer({"bootstrap.servers": cluster.bootstrap, "interceptor.classes": [Pin]})

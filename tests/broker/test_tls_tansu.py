@@ -192,3 +192,31 @@ def test_mutual_tls_through_socat(pki: Pki, front: Front, topic_name: Callable[[
     # Under TLS 1.3 the client's handshake can end before socat checks (and refuses) the missing
     # certificate; then the failure is a closed connection, told only as all brokers down.
     assert ours.code() in (KafkaError._SSL, KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN), ours
+
+
+@pytest.mark.parametrize(
+    ("server", "java", "accepted"),
+    [
+        ("TLS1.3", {"ssl.protocol": "TLSv1.3"}, True),
+        ("TLS1.3", {"ssl.protocol": "TLSv1.2"}, False),
+        ("TLS1.2", {"ssl.enabled.protocols": "TLSv1.2,TLSv1.3"}, True),
+        ("TLS1.2", {"ssl.enabled.protocols": "TLSv1.3"}, False),
+    ],
+    ids=["protocol-1.3-on-1.3", "protocol-1.2-on-1.3", "enabled-both-on-1.2", "enabled-1.3-on-1.2"],
+)
+def test_java_tls_version_options_are_what_openssl_sees(
+    pki: Pki, front: Front, topic_name: Callable[[str], str], server: str, java: dict[str, str], accepted: bool
+) -> None:
+    """The Java client's ``ssl.protocol`` (the newest version offered) and ``ssl.enabled.protocols``
+    (the versions allowed), judged by OpenSSL's server speaking one version only."""
+    tls = front(pki.server, min_version=server, max_version=server)
+    conf = _tls(pki, **java)
+    if not accepted:
+        ours = _kafkawire_error(tls.bootstrap, conf)
+        assert ours.code() in (KafkaError._SSL, KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN), ours
+        return
+    topic = topic_name("tls-java")
+    _create_topic(tls.bootstrap, _tls(pki), topic, 1)
+    assert _produce(tls.bootstrap, conf, topic, [b"a", b"b"]) == [None, None]
+    got = consume_all(tls.bootstrap, topic, 2, timeout=30, partitions=[0], config=_tls(pki))
+    assert sorted(m.value() for m in got) == [b"a", b"b"]

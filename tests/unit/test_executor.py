@@ -445,3 +445,52 @@ def test_hand_over_wait_idle_follows_drains_on_another_thread(handed: tuple[Call
     server.start()
     assert reports.wait_idle(lambda: outstanding[0] == 0, WAIT) is True
     server.join(WAIT)
+
+
+# --- waits released by their event ----------------------------------------------------------------
+
+
+def test_poll_mode_serve_until_is_released_by_notify_without_an_event(poll_reports: CallbackExecutor) -> None:
+    """What serve() waits for may come with nothing to serve (a record with no callback reported):
+    the notify that comes with it releases the wait, which does not end at its timeout."""
+    done = threading.Event()
+
+    def finish() -> None:
+        done.set()
+        poll_reports.notify()
+
+    threading.Timer(0.01, finish).start()
+    assert poll_reports.serve(WAIT, done.is_set) == 0
+    assert done.is_set()
+    assert poll_reports.timed_out == 0
+
+
+def test_poll_mode_serve_until_returns_at_once_when_it_holds(poll_reports: CallbackExecutor) -> None:
+    assert poll_reports.serve(None, lambda: True) == 0
+    assert poll_reports.timed_out == 0
+
+
+def test_wait_idle_is_released_by_notify(bg_reports: CallbackExecutor) -> None:
+    done = threading.Event()
+
+    def finish() -> None:
+        done.set()
+        bg_reports.notify()
+
+    threading.Timer(0.01, finish).start()
+    assert bg_reports.wait_idle(done.is_set, WAIT)
+    assert bg_reports.timed_out == 0
+
+
+def test_background_serve_returns_once_the_report_thread_served(bg_reports: CallbackExecutor) -> None:
+    """poll(timeout) with a report thread: released by the first event served, not by its timeout."""
+    seen: list[Any] = []
+    threading.Timer(0.01, bg_reports.put, (recorder(seen), ("x",))).start()
+    assert bg_reports.serve(WAIT) == 0
+    assert [s[1] for s in seen] == ["x"]
+    assert bg_reports.timed_out == 0
+
+
+def test_a_wait_that_ends_at_its_timeout_is_counted(poll_reports: CallbackExecutor) -> None:
+    assert poll_reports.serve(0.01) == 0
+    assert poll_reports.timed_out == 1

@@ -55,8 +55,9 @@ class Appender(Recorder):
         headers = list(record.headers or [])
         headers.append(("by", self.tag.encode()))
         return ProducerRecord(
-            record.topic, record.value + self.tag, record.key, record.partition, record.timestamp, headers
-        )
+            record.topic, key=record.key, value=record.value + self.tag, partition=record.partition,
+            timestamp=record.timestamp, headers=headers,
+        )  # fmt: skip
 
 
 class MutateThenRaise(Recorder):
@@ -393,7 +394,7 @@ def test_on_send_runs_in_the_producing_thread_before_validation(
     class FixTopic(Recorder):
         def on_send(self, record: ProducerRecord) -> ProducerRecord:
             threads.append(threading.current_thread().name)
-            return ProducerRecord("fixed", record.value, record.key, record.partition, record.timestamp)
+            return ProducerRecord("fixed", key=record.key, value=record.value, partition=record.partition, timestamp=record.timestamp)
 
     producer = Producer({**producer_conf, "interceptor.classes": [FixTopic]})
     producers.append(producer)

@@ -100,6 +100,23 @@ def protocol_string(value: str | None) -> str | None:
     return value
 
 
+# The Java client's names of TLS versions (ssl.protocol, ssl.enabled.protocols), oldest first; its
+# "TLS" means whatever the runtime allows. SSLv2/SSLv3 are not offered by Python's ssl module.
+TLS_VERSIONS = ("TLSv1", "TLSv1.1", "TLSv1.2", "TLSv1.3")
+
+
+def _tls_version(value: str | None) -> str | None:
+    if value is not None and value != "TLS" and value not in TLS_VERSIONS:
+        raise ValueError(f"expected one of TLS, {', '.join(TLS_VERSIONS)}")
+    return value
+
+
+def _tls_versions(value: list[str]) -> list[str]:
+    if any(v not in TLS_VERSIONS for v in value):  # (empty: not set)
+        raise ValueError(f"expected a list of {', '.join(TLS_VERSIONS)}")
+    return value
+
+
 def _str(name: str, *, sensitive: bool = False, aliases: tuple[str, ...] = ()) -> Option:
     return Option(name, "str", None, sensitive=sensitive, aliases=aliases)
 
@@ -121,6 +138,8 @@ SECURITY_OPTIONS: tuple[Option, ...] = (
     Option("ssl.endpoint.identification.algorithm", "enum", "https", choices=("https", "none")),
     Option("enable.ssl.certificate.verification", "bool", True),
     _str("ssl.cipher.suites"),
+    Option("ssl.protocol", "str", None, validate=_tls_version),  # Java's: the newest version offered
+    Option("ssl.enabled.protocols", "list", [], validate=_tls_versions),  # Java's: the versions allowed
     _str("ssl.crl.location"),
     Option(
         "ssl.providers",
@@ -406,6 +425,19 @@ class Options(dict[str, Any]):
 
 
 HIDDEN = "(hidden)"
+
+
+def given_config(config: Any, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """A client's configuration as confluent-kafka's clients take it: a dict, keyword arguments
+    (librdkafka's names, dots and all: ``Consumer(**conf)``), or both, the keywords winning;
+    anything else is a TypeError in its words."""
+    if config is None:
+        if not kwargs:
+            raise TypeError("expected configuration dict")
+        return dict(kwargs)
+    if not isinstance(config, Mapping):
+        raise TypeError(f"expected configuration dict, not {type(config).__name__}")
+    return {**config, **kwargs}
 
 
 def parse_config(conf: Mapping[str, Any], options: Iterable[Option], *, ignore_unknown: bool = False) -> Options:

@@ -11,7 +11,7 @@ from ..core import partitioners
 
 
 def _checked(hashing: Callable[[bytes | None, int], int]) -> Callable[[bytes, int], int]:
-    def partition(key: bytes, partition_count: int) -> int:
+    def partition(key: bytes, partition_count: int, /) -> int:  # positional only, as confluent-kafka's
         if not isinstance(key, bytes):
             raise TypeError(f"a bytes-like object is required, not '{type(key).__name__}'")
         count = operator.index(partition_count)

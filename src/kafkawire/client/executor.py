@@ -45,6 +45,7 @@ class CallbackExecutor:
         self._closed = False
         self._finished = False  # the report thread has ended: nothing will serve the queue again
         self._served = 0  # events served by the report thread or drain(), for poll() waiting on them
+        self.timed_out = 0  # waits of serve()/wait_idle() that ended at their timeout, not by an event
         self._thread: threading.Thread | None = None
         self._on_ready: Callable[[], None] | None = None  # hand_over()'s hook
         self._debug = OFF  # the client's, once it exists (`diagnose`)
@@ -93,8 +94,10 @@ class CallbackExecutor:
         if after is not None:
             _run_after(after, self._log)
 
-    def serve(self, timeout: float | None) -> int:
-        """Run the callbacks queued now, here; wait up to ``timeout`` (None = forever) for the first.
+    def serve(self, timeout: float | None, until: Callable[[], bool] | None = None) -> int:
+        """Run the callbacks queued now, here; wait up to ``timeout`` (None = forever) for the first,
+        or until ``until()`` holds (checked at each `notify`: what the caller waits for may come
+        with no callback, a record without ``on_delivery`` answered, say).
 
         Serves at most what was queued when the first event was taken, so a steady stream of
         new events (statistics, say) cannot keep one call from returning. In background mode
@@ -106,20 +109,22 @@ class CallbackExecutor:
             if not self.on_report_thread:
                 self._wait_background(deadline)
             return 0
-        return self._serve(deadline)
+        return self._serve(deadline, until)
 
     def drain(self) -> int:
         """Run the callbacks queued now, here, without waiting: serving for `hand_over`'s taker."""
-        return self._serve(time.monotonic())
+        return self._serve(time.monotonic(), None)
 
-    def _serve(self, deadline: float | None) -> int:
+    def _serve(self, deadline: float | None, until: Callable[[], bool] | None) -> int:
         while True:
             with self._cond:
                 while not self._queue and not self._closed:
+                    if until is not None and until():
+                        return 0
                     remaining = None if deadline is None else deadline - time.monotonic()
                     if remaining is not None and remaining <= 0:
                         return 0
-                    self._cond.wait(remaining)
+                    self._wait(remaining)
                 batch = len(self._queue)
             served = 0
             try:
@@ -144,26 +149,34 @@ class CallbackExecutor:
     def _wait_background(self, deadline: float | None) -> None:
         with self._cond:
             start = self._served
-            while not self._closed and (deadline is not None or self._served == start):
+            while not self._closed and self._served == start:
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
                     return
-                self._cond.wait(remaining)
+                self._wait(remaining)
 
     def wait_idle(self, predicate: Callable[[], bool], timeout: float | None) -> bool:
-        """Block until ``predicate()`` holds, re-checking whenever an event is queued or served."""
+        """Block until ``predicate()`` holds, re-checking whenever an event is queued or served and at
+        each `notify` (whoever changes what ``predicate`` reads without an event calls it)."""
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._cond:
             while not predicate():
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
                     return False
-                self._cond.wait(remaining if remaining is None else min(remaining, 0.1))
+                self._wait(remaining)
             return True
 
     def notify(self) -> None:
+        """Wake every waiter to check its condition again (`serve`'s ``until``, `wait_idle`)."""
         with self._cond:
             self._cond.notify_all()
+
+    def _wait(self, remaining: float | None) -> None:
+        """One wait on the queue's condition (held); one that ends at its timeout is counted, so a
+        test sees that a waiter was released by what it waited for, not by a clock."""
+        if not self._cond.wait(remaining):
+            self.timed_out += 1
 
     def close(self, timeout: float = 5.0) -> None:
         """Stop the report thread once it has served everything queued (waiting up to ``timeout``)."""

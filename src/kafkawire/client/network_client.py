@@ -12,6 +12,7 @@ import functools
 import itertools
 import logging
 import re
+import threading
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from typing import Any
@@ -212,7 +213,7 @@ class Client:
         """A bearer token renewal failed (on the renewal thread): the user hears it on the IO thread."""
 
         def tell() -> None:
-            if self.on_error is not None and not self._closed:
+            if self.on_error is not None and not self._closed and not _exiting():
                 self.on_error(error)
 
         self.engine.call_soon(tell)
@@ -396,7 +397,7 @@ class Client:
         live = (ConnectionState.READY, ConnectionState.CONNECTING, ConnectionState.NEGOTIATING)
         any_live = any(c.state in live for c in (*self._bootstrap, *self._brokers.values()))
         for error in self._health.failed(address, conn.last_error, known, any_live, lasting=conn.last_error_lasting):
-            if self.on_error is not None:
+            if self.on_error is not None and not _exiting():
                 self.on_error(error)
             if error.code() == KafkaError._ALL_BROKERS_DOWN:
                 self.metadata_refresh.all_brokers_down()
@@ -433,3 +434,10 @@ def _start_mock_cluster(config: Mapping[str, Any], debug: Debug) -> Any:
     if config["test.mock.broker.rtt"]:
         cluster.broker_set_rtt(-1, config["test.mock.broker.rtt"])
     return cluster
+
+
+def _exiting() -> bool:
+    """The program's main thread has ended (the interpreter is shutting down: atexit handlers, a
+    test harness stopping its broker): no one can serve an error_cb any more, and a client error
+    logged instead would be printed at exit, where confluent-kafka prints nothing of the kind."""
+    return not threading.main_thread().is_alive()

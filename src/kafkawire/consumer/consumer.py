@@ -16,6 +16,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from ..base.config import given_config
 from ..base.model import ClusterMetadata, ConsumerGroupMetadata, Message, TopicPartition
 from ..client.executor import CallbackExecutor
 from ..client.logs import client_logger, log_init
@@ -36,15 +37,13 @@ class Consumer:
     # calls raise ConsumerClosedError, as confluent-kafka's do), not an AttributeError.
     _engine: ConsumerEngine | None = None
 
-    def __init__(self, conf: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
+    def __init__(self, conf: Mapping[str, Any] | None = None, /, **kwargs: Any) -> None:
         executor: CallbackExecutor | None = kwargs.pop("_executor", None)  # AIOConsumer serves on its loop
-        if not isinstance(conf, Mapping):
-            raise TypeError(f"expected configuration dict, not {type(conf).__name__}")
-        merged = {**conf, **kwargs}
+        merged = given_config(conf, kwargs)
+        if merged.get("group.id") is None:  # before the other keys are looked at, as confluent-kafka
+            raise ValueError("Failed to create consumer: group.id must be set")  # (its words)
         config = parse_consumer_config(merged, log)
         logger = client_logger(merged.get("logger"), log)
-        if config.group_id is None:
-            raise ValueError("group.id must be set")
         if executor is None:
             executor = CallbackExecutor(background=False, name="kafkawire-consumer", owner="consumer")
         self._engine = ConsumerEngine(config, logger, executor, self)
@@ -79,7 +78,7 @@ class Consumer:
         commit), as confluent-kafka's does, and the LeaveGroup follows."""
         self._open().unsubscribe()
 
-    def assign(self, partitions: list[TopicPartition]) -> None:
+    def assign(self, partitions: list[TopicPartition], /) -> None:
         """The assignment, replaced: start at each partition's offset, or the committed one."""
         engine = self._open()
         engine.assign(keyed(partitions))
@@ -87,11 +86,11 @@ class Consumer:
     def unassign(self) -> None:
         self._open().unassign()
 
-    def incremental_assign(self, partitions: list[TopicPartition]) -> None:
+    def incremental_assign(self, partitions: list[TopicPartition], /) -> None:
         engine = self._open()
         engine.incremental_assign(keyed(partitions))
 
-    def incremental_unassign(self, partitions: list[TopicPartition]) -> None:
+    def incremental_unassign(self, partitions: list[TopicPartition], /) -> None:
         engine = self._open()
         engine.incremental_unassign(keyed(partitions))
 
@@ -207,6 +206,10 @@ class Consumer:
         if engine is None or engine.closed:
             raise closed_error("Handle has been closed")
         return engine.list_topics(topic, None if timeout is None or timeout < 0 else timeout)
+
+    def cluster_id(self, timeout: float = -1) -> str | None:
+        """The cluster's id (`Client.cluster_id`); ``timeout`` -1: no limit."""
+        return self._open().client.cluster_id(None if timeout is None or timeout < 0 else timeout)
 
     def set_sasl_credentials(self, username: str, password: str) -> None:
         self._open().client.set_sasl_credentials(username, password)

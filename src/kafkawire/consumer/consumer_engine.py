@@ -490,7 +490,8 @@ class ConsumerEngine:
 
 # Engines not closed yet: at interpreter exit each one in a group says so (its partitions wait
 # for session.timeout.ms before the group moves them, and what it consumed since its last commit
-# will be read again).
+# will be read again). At INFO: confluent-kafka prints nothing then, and an application that
+# configured no logging must not see it on stderr (Python's last-resort handler prints WARNING up).
 _OPEN: weakref.WeakSet[ConsumerEngine] = weakref.WeakSet()
 
 
@@ -498,7 +499,7 @@ _OPEN: weakref.WeakSet[ConsumerEngine] = weakref.WeakSet()
 def _warn_unclosed() -> None:
     for engine in list(_OPEN):
         if not engine.closed and engine.subscribed:
-            engine.log.warning(
+            engine.log.info(
                 "a Consumer of group %s was never closed: it did not leave the group (call close() before exiting)",
                 engine.group_id,
             )

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import functools
 from asyncio import InvalidStateError, get_running_loop
 from asyncio.events import _get_running_loop
@@ -45,7 +46,6 @@ from .inputs import first_set
 from .producer import Producer
 from .producer_config import parse_producer_config
 
-_ROOM_POLL = 0.002  # seconds between looks for buffer room while awaiting it
 T = TypeVar("T")
 
 
@@ -75,6 +75,7 @@ class AIOProducer:
         kwargs.pop("delivery.reports", None)
         self._reports = CallbackExecutor(background=False)
         self._loop: asyncio.AbstractEventLoop | None = None  # where reports are served
+        self._room_waiters: list[asyncio.Future[None]] = []  # produce calls awaiting buffer room
         self._reports.hand_over(self._wake)
         self._producer = Producer(conf, _executor=self._reports, **kwargs)
         loop = _get_running_loop()
@@ -160,8 +161,7 @@ class AIOProducer:
                 deadline = loop.time() + self._max_block if self._max_block > 0 else float("inf")
             if loop.time() >= deadline:
                 return
-            self._drain(loop)  # room is freed only when reports are served, here on this loop
-            await asyncio.sleep(_ROOM_POLL)
+            await self._room(loop, None if deadline == float("inf") else deadline)
             for m in full:
                 del m["_error"]
             queue = full
@@ -169,15 +169,27 @@ class AIOProducer:
     async def _produce_when_room(self, loop: asyncio.AbstractEventLoop, *args: Any) -> None:
         deadline = loop.time() + self._max_block if self._max_block > 0 else None
         while True:
-            # Room is freed only when reports are served, and they are served only on this loop.
-            self._drain(loop)
             try:
                 self._producer.produce(*args)
                 return
             except BufferError:
                 if deadline is not None and loop.time() >= deadline:
                     raise
-            await asyncio.sleep(_ROOM_POLL)
+            await self._room(loop, deadline)
+
+    async def _room(self, loop: asyncio.AbstractEventLoop, deadline: float | None) -> None:
+        """Until reports were served (every record here has a callback: only serving them, on the
+        loop, frees room) or ``deadline`` (loop time; None: no limit)."""
+        if self._drain(loop):
+            return
+        waiter = loop.create_future()
+        self._room_waiters.append(waiter)
+        timer = None if deadline is None else loop.call_at(deadline, _settle, waiter)
+        try:
+            await waiter
+        finally:
+            if timer is not None:
+                timer.cancel()
 
     async def flush(self, timeout: float = -1) -> int:
         """Send everything now and wait until every record is reported (served on this loop
@@ -262,11 +274,29 @@ class AIOProducer:
         if len(self._reports):  # queued while serving (no wake-up for those), or left by a raise
             loop.call_soon(self._serve)
 
-    def _drain(self, loop: asyncio.AbstractEventLoop) -> None:
+    def _drain(self, loop: asyncio.AbstractEventLoop) -> int:
+        """Serve what is queued; how many were served. Those awaiting room (`_room`) are woken
+        when any was: each report frees its record's room."""
+        served = 0
         try:
-            self._reports.drain()
+            served = self._reports.drain()
         except Exception as exc:  # error_cb, stats_cb or throttle_cb raised: as the loop does, report it
+            served = 1
             loop.call_exception_handler({"message": "exception in an AIOProducer callback", "exception": exc})
+        if served and self._room_waiters:
+            waiters, self._room_waiters = self._room_waiters, []
+            for waiter in waiters:
+                if waiter.get_loop() is loop:
+                    _settle(waiter)
+                else:
+                    with contextlib.suppress(RuntimeError):  # its loop is closed: no one awaits it
+                        waiter.get_loop().call_soon_threadsafe(_settle, waiter)
+        return served
+
+
+def _settle(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
 
 
 _OWN_KEYS = frozenset(("callback", "on_delivery", "_error"))  # what makes a message need a look

@@ -24,6 +24,7 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any
 
+from ..base.config import given_config
 from ..base.model import ClusterMetadata, ConsumerGroupMetadata, RecordMetadata, TopicPartition
 from ..client.executor import CallbackExecutor
 from ..client.logs import client_logger, log_init
@@ -32,7 +33,7 @@ from ..core.kafka_error import KafkaError, KafkaException
 from ..core.transactions import Call, moves_state
 from ..native import native
 from .inputs import Prepared, check_batch, check_topic, first_set, refusal
-from .interceptors import InterceptorChain, ProducerRecord
+from .interceptors import InterceptorChain, ProducerRecord, send_arguments
 from .producer_config import ProducerConfig, parse_producer_config
 from .producer_engine import ProducerEngine, refuse_rest
 from .producer_stats import Statistics
@@ -54,12 +55,8 @@ class Producer:
     _lane: Any = None  # the engine's C path for produce(): set while open and without interceptors
 
     def __init__(self, config: Mapping[str, Any] | None = None, /, **kwargs: Any) -> None:
-        if config is None and not kwargs:
-            raise TypeError("expected configuration dict")
-        if config is not None and not isinstance(config, Mapping):
-            raise TypeError(f"expected configuration dict, not {type(config).__name__}")
         executor: CallbackExecutor | None = kwargs.pop("_executor", None)  # AIOProducer serves on its loop
-        merged = {**(config or {}), **kwargs}
+        merged = given_config(config, kwargs)
         conf = parse_producer_config(merged)
         self._conf: ProducerConfig = conf
         self._log = client_logger(merged.get("logger"), log)
@@ -108,17 +105,13 @@ class Producer:
         produce = native.ProduceMethod(produce)
 
     def send(
-        self,
-        topic: str,
-        value: Any = None,
-        key: Any = None,
-        partition: int = -1,
-        timestamp: int = 0,
-        headers: Any = None,
-    ) -> Future[RecordMetadata]:
-        """Java-style: a future of the record's metadata, completed on the IO thread (no poll needed)."""
+        self, topic: str | ProducerRecord, value: Any = None, key: Any = None, partition: int = -1,
+        timestamp: int = 0, headers: Any = None,
+    ) -> Future[RecordMetadata]:  # fmt: skip
+        """Java-style: a future of the record's metadata, completed on the IO thread (no poll needed);
+        also Java's ``send(ProducerRecord(...))`` and ``send(record, callback)`` (`send_arguments`)."""
         fut: Future[RecordMetadata] = Future()
-        self._enqueue(topic, value, key, partition, timestamp, headers, None, fut)
+        self._enqueue(*send_arguments(topic, value, (key, partition, timestamp, headers), fut), fut)
         return fut
 
     def produce_batch(
@@ -166,7 +159,7 @@ class Producer:
                     refused.append((handle, exc.args[0]))
                 except BufferError:
                     if wait:
-                        self.poll(0.05)  # serving reports frees room
+                        self._engine.room.wait(None)  # until a report frees room (served here)
                         continue
                     refuse_rest(refused, [p[0] for p in prepared[index:]])
                     return
@@ -188,7 +181,7 @@ class Producer:
         if not self._interceptors:
             self._accept(topic, value, key, partition, timestamp, headers, callback, future)
             return
-        record = self._interceptors.on_send(ProducerRecord(topic, value, key, partition, timestamp, headers))
+        record = self._interceptors.on_send(ProducerRecord(topic, partition, timestamp, key, value, headers))
         try:
             self._accept(
                 record.topic, record.value, record.key, record.partition, record.timestamp, record.headers, callback, future
@@ -232,10 +225,10 @@ class Producer:
         the last one is raised at the end, earlier ones chained as its context."""
         failure: Exception | None = None
 
-        def serve(wait: float) -> None:
+        def serve(wait: float | None, until: Callable[[], bool]) -> None:
             nonlocal failure
             try:
-                self._reports.serve(wait)
+                self._reports.serve(wait, until)
             except Exception as exc:
                 if failure is not None and exc is not failure:
                     exc.__context__ = failure
@@ -261,6 +254,11 @@ class Producer:
         """New SASL username and password for the next authentications (confluent-kafka's call)."""
         self._engine.client.set_sasl_credentials(username, password)
 
+    def cluster_id(self, timeout: float = -1) -> str | None:
+        """The cluster's id (`Client.cluster_id`); ``timeout`` -1: no limit."""
+        self._check_open()
+        return self._engine.client.cluster_id(None if timeout is None or timeout < 0 else timeout)
+
     def list_topics(self, topic: str | None = None, timeout: float = -1) -> ClusterMetadata:
         """Cluster metadata (``auto.create.topics.enable`` brokers create an unknown ``topic``, unless
         ``allow.auto.create.topics`` is false)."""
@@ -270,7 +268,7 @@ class Producer:
 
     # --- transactions (the Transactional Producer API of confluent-kafka) ----------------------
 
-    def init_transactions(self, timeout: float | None = None) -> None:
+    def init_transactions(self, timeout: float | None = None, /) -> None:
         """Register ``transactional.id`` with its coordinator, fencing older producers with it and
         finishing their open transaction. Retriable on timeout: call again to resume."""
         txn = self._transactional()
@@ -285,7 +283,7 @@ class Producer:
         txn.state.succeeded(Call.BEGIN)
 
     def send_offsets_to_transaction(
-        self, positions: list[TopicPartition], group_metadata: ConsumerGroupMetadata, timeout: float | None = None
+        self, positions: list[TopicPartition], group_metadata: ConsumerGroupMetadata, timeout: float | None = None, /
     ) -> None:
         """Commit consumer offsets as part of the transaction (consume-transform-produce)."""
         txn = self._transactional()
@@ -310,7 +308,7 @@ class Producer:
             timeout,
         )
 
-    def commit_transaction(self, timeout: float | None = None) -> None:
+    def commit_transaction(self, timeout: float | None = None, /) -> None:
         """Flush, then commit. An abortable error means: abort_transaction(), then begin again."""
         txn = self._transactional()
         txn.state.require(Call.COMMIT)
@@ -325,7 +323,7 @@ class Producer:
             raise KafkaException(failed)
         self._txn_call(Call.COMMIT, lambda d: txn.end(True, d), deadline - time.monotonic())
 
-    def abort_transaction(self, timeout: float | None = None) -> None:
+    def abort_transaction(self, timeout: float | None = None, /) -> None:
         """Fail what is queued or in flight (``_PURGE_*``), abort on the coordinator, and take a new
         epoch if a sequence was lost. Retriable on timeout: call again to resume."""
         txn = self._transactional()
@@ -426,13 +424,13 @@ class Producer:
         self._lane = None
         self._closed = True
         _OPEN.discard(self)
-        while engine.state.outstanding and not self._reports.background:
+        while not engine.reported() and not self._reports.background:
             try:
-                self._reports.serve(0.1)
+                self._reports.serve(None, engine.reported)
             except Exception as exc:
                 keep(exc)
         if self._reports.background and not self._reports.on_report_thread:
-            self._reports.wait_idle(lambda: engine.state.outstanding == 0, 10)
+            self._reports.wait_idle(engine.reported, 10)
         self._stats.stop()
         self._interceptors.close()
         engine.close()

@@ -49,6 +49,7 @@ from .interceptors import InterceptorChain
 from .pending import PendingMessage
 from .produce_request import SenderSettings
 from .producer_config import ProducerConfig
+from .room import Room
 from .sender import Sender
 from .transactions import TransactionManager
 
@@ -74,7 +75,7 @@ class ProducerEngine:
         self.executor = executor
         self.client = Client(conf.raw, logger=log, debug=Debug.of(conf.raw, log, "producer"))
         self.lock = threading.RLock() if native is None else native.RLock()  # the lane takes it in C
-        self._space = threading.Condition(self.lock)
+        self.room = Room(self.lock, executor)
         self._log = log
         # The counters (records not yet reported, their charge), the open batches and the fatal error,
         # shared with the C lane (core/lane_state.py).
@@ -288,7 +289,7 @@ class ProducerEngine:
                 return
             index, full = self._queue_slice(topic, prepared, index, min(index + _SLICE, len(prepared)), refused, wait)
             if full:
-                self.executor.serve(0.05)  # the queue is full: serving reports frees room
+                self.room.wait(None)
 
     def queue_messages(
         self, topic: str, messages: list[Any], partition: Any, callback: Any, refused: list[tuple[int, KafkaError]]
@@ -356,7 +357,7 @@ class ProducerEngine:
             if wake:
                 self.sender.wake()
             if full:
-                self.executor.serve(0.05)  # the queue is full: serving reports frees room
+                self.room.wait(None)
 
     def _queue_slice(
         self, topic: str, prepared: list[Prepared], start: int, stop: int, refused: list[tuple[Any, KafkaError]], wait: bool
@@ -398,32 +399,20 @@ class ProducerEngine:
 
     def _wait_for_room(self, charge: int) -> None:
         """Take buffer room for a record when the fast check found none (under ``lock``): wait up to
-        ``max.block.ms`` (serving reports in poll mode: only that frees room), else `BufferError`."""
-        block = self.conf.max_block_ms / 1000
-        deadline = time.monotonic() + block
-        limit, most = self._max_messages, self._max_buffer_bytes
-        while (limit > 0 and self.state.outstanding >= limit) or self.state.buffered_bytes + charge > most:
-            remaining = deadline - time.monotonic()
-            if block == 0 or remaining <= 0:
-                raise BufferError("Local: Queue full")
-            if self.executor.background:
-                self._space.wait(remaining)
-            else:
-                self.lock.release()
-                try:
-                    self.executor.serve(min(remaining, 0.05))
-                finally:
-                    self.lock.acquire()
-        self.state.outstanding += 1
-        self.state.buffered_bytes += charge
+        ``max.block.ms`` (`Room.take`), else `BufferError`."""
+        self.room.take(self.state, charge, self._max_messages, self._max_buffer_bytes, self.conf.max_block_ms / 1000)
+
+    def reported(self) -> bool:
+        """Every record produced so far has been reported (what flush() and close() wait for)."""
+        return self.state.outstanding == 0
 
     def release(self, count: int, charge: int) -> None:
         """Free the room of ``count`` reported records (any thread)."""
         with self.lock:
             self.state.outstanding -= count
             self.state.buffered_bytes -= charge
-            self._space.notify_all()
-        if self.state.outstanding == 0:
+            waiting = self.room.freed()
+        if waiting or self.state.outstanding == 0:
             self.executor.notify()
 
     # --- partitions ------------------------------------------------------------------------------
@@ -454,13 +443,14 @@ class ProducerEngine:
 
     # --- the rest of the records' life -----------------------------------------------------------
 
-    def flush(self, timeout: float | None, serve: Callable[[float], None]) -> int:
+    def flush(self, timeout: float | None, serve: Callable[[float | None, Callable[[], bool]], None]) -> int:
         """Send everything now (linger is off while any flush runs) and wait until every record is
         reported or ``timeout`` s passed (None or negative: no limit); returns how many are left.
 
-        In poll mode the reports are served meanwhile by ``serve(seconds)``, the face's (it decides
-        what a callback's exception means), at least once even with ``timeout=0``; with a report
-        thread they are waited for. On the report thread itself a flush only sends: the running
+        In poll mode the reports are served meanwhile by ``serve(seconds, until)``, the face's (it
+        decides what a callback's exception means), at least once even with ``timeout=0``; with a
+        report thread they are waited for. Either wait ends as the last record is reported
+        (`release` notifies), callback or not. On the report thread itself a flush only sends: the running
         callback's own record cannot be reported until it returns."""
         deadline = None if timeout is None or timeout < 0 else time.monotonic() + timeout
         executor = self.executor
@@ -470,17 +460,18 @@ class ProducerEngine:
         with self.lock:
             self.acc.flush_started()
         self.sender.wake()
+        done = self.reported
         try:
             if not executor.background:
-                serve(0)
-            while self.state.outstanding > 0 and not executor.on_report_thread:
+                serve(0, done)
+            while not done() and not executor.on_report_thread:
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
                     break
                 if executor.background:
-                    executor.wait_idle(lambda: self.state.outstanding == 0, remaining)
+                    executor.wait_idle(done, remaining)
                 else:
-                    serve(0.1 if remaining is None else min(remaining, 0.1))
+                    serve(remaining, done)
         finally:
             with self.lock:
                 self.acc.flush_ended()

@@ -12,13 +12,14 @@ import tempfile
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from ..base.config import TLS_VERSIONS
 from .truststore import trusted_certificates
 
 
 def tls_context(conf: Mapping[str, Any]) -> ssl.SSLContext:
     """An SSLContext from the parsed ``ssl.*`` options; ValueError names the option that is wrong."""
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    _versions(ctx, conf)
     verify = conf.get("enable.ssl.certificate.verification", True)
     ctx.check_hostname = verify and conf.get("ssl.endpoint.identification.algorithm", "https") == "https"
     ctx.verify_mode = ssl.CERT_REQUIRED if verify else ssl.CERT_NONE
@@ -33,6 +34,26 @@ def tls_context(conf: Mapping[str, Any]) -> ssl.SSLContext:
         _load(ctx.load_verify_locations, "ssl.crl.location", cafile=conf["ssl.crl.location"])
         ctx.verify_flags |= ssl.VERIFY_CRL_CHECK_LEAF
     return ctx
+
+
+def _versions(ctx: ssl.SSLContext, conf: Mapping[str, Any]) -> None:
+    """TLS 1.2 and up, or the Java client's ``ssl.enabled.protocols`` (the oldest to the newest
+    listed) capped by its ``ssl.protocol`` (no version newer than it; "TLS": no cap)."""
+    enabled, cap = conf.get("ssl.enabled.protocols") or [], conf.get("ssl.protocol")
+    if not enabled and cap in (None, "TLS"):
+        ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+        return
+    rank = {name: i for i, name in enumerate(TLS_VERSIONS)}
+    allowed = sorted({rank[v] for v in enabled or ("TLSv1.2", "TLSv1.3")})
+    if cap not in (None, "TLS"):
+        allowed = [i for i in allowed if i <= rank[cap]] or ([rank[cap]] if not enabled else [])
+    if not allowed:
+        raise ValueError(f"ssl.enabled.protocols: none of {', '.join(enabled)} is allowed by ssl.protocol {cap}")
+    ctx.minimum_version = _PYTHON_TLS[allowed[0]]
+    ctx.maximum_version = _PYTHON_TLS[allowed[-1]]
+
+
+_PYTHON_TLS = (ssl.TLSVersion.TLSv1, ssl.TLSVersion.TLSv1_1, ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3)
 
 
 def _trust(ctx: ssl.SSLContext, conf: Mapping[str, Any]) -> None:

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, cast
 
+from ..base.config import given_config
 from ..base.debug import Debug
 from ..base.messages import Messages
 from ..base.model import Message, TopicPartition
@@ -88,11 +89,7 @@ class ShareConsumer:
     def __init__(self, conf: Mapping[str, Any] | None = None, /, **kwargs: Any) -> None:
         if getattr(self, "_built", False):
             raise RuntimeError("ShareConsumer already initialized")
-        if conf is None and not kwargs:
-            raise TypeError("expected configuration dict")
-        if conf is not None and not isinstance(conf, Mapping):
-            raise TypeError(f"expected configuration dict, not {type(conf).__name__}")
-        merged = {**(conf or {}), **kwargs}
+        merged = given_config(conf, kwargs)
         for key in _NOT_SUPPORTED:
             if key in merged:
                 raise ValueError(f"{key} is not supported by the share consumer (records are acknowledged, not committed)")
@@ -280,7 +277,7 @@ class ShareConsumer:
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
                     return Messages()
-                self._executor.serve(0.2 if remaining is None else min(remaining, 0.2))
+                self._executor.serve(remaining)  # released by what the IO thread queues (records: ready)
 
     def acknowledge(self, message: Message, ack_type: int = ACCEPT) -> None:
         """Record how the broker should treat a polled record (explicit mode); sent with the next

@@ -166,7 +166,7 @@ class MockSchemaRegistryClient(SchemaRegistryClient):
         raise _not_found()
 
     def get_version(
-        self, subject_name: str, version: int | str, deleted: bool = False, fmt: str | None = None
+        self, subject_name: str, version: int | str = "latest", deleted: bool = False, fmt: str | None = None
     ) -> RegisteredSchema:
         if version in ("latest", -1):
             return self.get_latest_version(subject_name)

@@ -306,7 +306,7 @@ class SchemaRegistryClient:
         return registered
 
     def get_version(
-        self, subject_name: str, version: int | str, deleted: bool = False, fmt: str | None = None
+        self, subject_name: str, version: int | str = "latest", deleted: bool = False, fmt: str | None = None
     ) -> RegisteredSchema:
         if version == "latest":
             return self.get_latest_version(subject_name, fmt)

@@ -1,0 +1,169 @@
+"""The seeds' Java forms (issue 37): ``send(ProducerRecord)`` and ``send(record, callback)`` as the
+producer concepts page shows them, ``ProducerRecord`` in the Java client's argument orders,
+``ssl.protocol``/``ssl.enabled.protocols`` as TLS versions, ``get_version(subject)`` for the latest.
+
+What reached the broker is read back by confluent-kafka (the judge)."""
+
+from __future__ import annotations
+
+import re
+import ssl
+from typing import Any
+
+import pytest
+
+from kafkawire import KafkaException, Producer, ProducerRecord, RecordMetadata
+from kafkawire.local_broker import TansuBroker
+from kafkawire.schema_registry import Schema
+from kafkawire.schema_registry.mock_schema_registry_client import MockSchemaRegistryClient
+from kafkawire.security.tls_context import tls_context
+from tests.harness.judge import consume_all
+from tests.harness.topics import create_topic
+
+LIMIT = 30.0
+
+
+# --- ProducerRecord ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "fields"),
+    [
+        (("T1", "value"), {"key": None, "value": "value", "partition": -1, "timestamp": 0, "headers": None}),
+        (("T1", "key", "value"), {"key": "key", "value": "value", "partition": -1, "timestamp": 0}),
+        (("T1", 2, "key", "value"), {"key": "key", "value": "value", "partition": 2, "timestamp": 0}),
+        (("T1", None, "key", "value"), {"key": "key", "value": "value", "partition": -1}),
+        (("T1", 2, 1_700_000_000_000, "key", "value"), {"partition": 2, "timestamp": 1_700_000_000_000, "key": "key"}),
+        (
+            ("T1", 2, None, "k", "v", [("h", b"1")]),
+            {"timestamp": 0, "key": "k", "value": "v", "headers": [("h", b"1")]},
+        ),
+    ],
+    ids=["topic-value", "topic-key-value", "partition-key-value", "null-partition", "timestamp", "headers"],
+)
+def test_producer_record_takes_the_java_orders(args: tuple[Any, ...], fields: dict[str, Any]) -> None:
+    record = ProducerRecord(*args)
+    assert record.topic == "T1"
+    assert {name: getattr(record, name) for name in fields} == fields
+
+
+def test_producer_record_takes_keyword_fields_and_refuses_what_java_has_not() -> None:
+    record = ProducerRecord("T1", value=b"v", key=b"k", partition=1, timestamp=5, headers={"h": b"x"})
+    assert (record.key, record.value, record.partition, record.timestamp, record.headers) == (
+        b"k",
+        b"v",
+        1,
+        5,
+        {"h": b"x"},
+    )
+    assert ProducerRecord(topic="T1", key="k").key == "k"
+    with pytest.raises(TypeError, match="multiple values for argument 'value'"):
+        ProducerRecord("T1", "key", "value", value="again")
+    with pytest.raises(TypeError, match="unexpected keyword argument 'offset'"):
+        ProducerRecord("T1", offset=3)
+    with pytest.raises(TypeError, match="1 to 6 positional arguments"):
+        ProducerRecord("T1", 1, 2, "k", "v", None, "extra")
+
+
+# --- send() -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.broker
+def test_send_producer_record_and_callback_as_the_concepts_page(tansu: TansuBroker, topic_name: Any) -> None:
+    topic = topic_name("java-send")
+    create_topic(tansu.bootstrap, topic, 1)
+    completed: list[tuple[Any, Any]] = []
+    producer = Producer({"bootstrap.servers": tansu.bootstrap})
+    try:
+        f = producer.send(ProducerRecord(topic, "key", "value"))
+        rm = f.result(LIMIT)
+        assert isinstance(rm, RecordMetadata) and rm.offset == 0
+        g = producer.send(
+            ProducerRecord(topic, "key2", "value2"), lambda metadata, exception: completed.append((metadata, exception))
+        )
+        assert producer.flush(LIMIT) == 0
+        assert g.result(LIMIT).offset == 1
+    finally:
+        producer.close()
+    ((metadata, exception),) = completed
+    assert exception is None and isinstance(metadata, RecordMetadata) and metadata.offset == 1
+    got = consume_all(tansu.bootstrap, topic, 2)
+    assert [(m.key(), m.value()) for m in got] == [(b"key", b"value"), (b"key2", b"value2")]
+
+
+@pytest.mark.broker
+def test_send_callback_gets_the_exception_when_the_record_fails(tansu: TansuBroker, topic_name: Any) -> None:
+    topic = topic_name("java-send-fail")
+    create_topic(tansu.bootstrap, topic, 1)
+    completed: list[tuple[Any, Any]] = []
+    producer = Producer({"bootstrap.servers": tansu.bootstrap})
+    try:
+        f = producer.send(
+            ProducerRecord(topic, 7, "k", "v"), lambda metadata, exception: completed.append((metadata, exception))
+        )
+        assert producer.flush(LIMIT) == 0
+        with pytest.raises(KafkaException):
+            f.result(LIMIT)
+    finally:
+        producer.close()
+    ((metadata, exception),) = completed
+    assert metadata is None and isinstance(exception, KafkaException)
+
+
+def test_send_record_refuses_a_callback_that_is_not_callable_and_fields_beside_the_record() -> None:
+    producer = Producer({"bootstrap.servers": "127.0.0.1:9"})
+    try:
+        with pytest.raises(TypeError, match="callback must be callable"):
+            producer.send(ProducerRecord("T1", "k", "v"), "not a callback")
+        with pytest.raises(TypeError, match="no other record fields"):
+            producer.send(ProducerRecord("T1", "k", "v"), None, "key")
+        assert len(producer) == 0
+    finally:
+        producer.close(0)
+
+
+# --- TLS versions -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("conf", "lowest", "highest"),
+    [
+        ({}, ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.MAXIMUM_SUPPORTED),
+        ({"ssl.protocol": "TLS"}, ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.MAXIMUM_SUPPORTED),
+        ({"ssl.protocol": "TLSv1.2"}, ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_2),
+        ({"ssl.protocol": "TLSv1.3"}, ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3),
+        ({"ssl.enabled.protocols": ["TLSv1.3"]}, ssl.TLSVersion.TLSv1_3, ssl.TLSVersion.TLSv1_3),
+        (
+            {"ssl.enabled.protocols": ["TLSv1.2", "TLSv1.3"], "ssl.protocol": "TLSv1.2"},
+            ssl.TLSVersion.TLSv1_2,
+            ssl.TLSVersion.TLSv1_2,
+        ),
+    ],
+)
+def test_java_tls_version_options_bound_the_context(conf: dict[str, Any], lowest: Any, highest: Any) -> None:
+    ctx = tls_context(conf)
+    assert (ctx.minimum_version, ctx.maximum_version) == (lowest, highest)
+
+
+def test_java_tls_version_options_are_checked_at_construction() -> None:
+    for key, value in (("ssl.protocol", "SSLv3"), ("ssl.enabled.protocols", "TLSv1.2,TLSv9")):
+        with pytest.raises(KafkaException, match=re.escape(key)):
+            Producer({"bootstrap.servers": "127.0.0.1:9", key: value})
+    p = Producer(
+        {"bootstrap.servers": "127.0.0.1:9", "ssl.protocol": "TLSv1.3", "ssl.enabled.protocols": "TLSv1.2,TLSv1.3"}
+    )
+    p.close(0)
+    with pytest.raises(ValueError, match=r"ssl\.enabled\.protocols"):
+        tls_context({"ssl.protocol": "TLSv1.2", "ssl.enabled.protocols": ["TLSv1.3"]})
+
+
+# --- Schema Registry --------------------------------------------------------------------------------
+
+
+def test_get_version_without_a_version_is_the_latest() -> None:
+    client = MockSchemaRegistryClient({"url": "mock://java-forms"})
+    for field in ("a", "b"):
+        schema = Schema(f'{{"type":"record","name":"R","fields":[{{"name":"{field}","type":"string"}}]}}', "AVRO")
+        client.register_schema("subject-value", schema)
+    assert client.get_version("subject-value").version == 2
+    assert client.get_version("subject-value", version="latest").version == 2
