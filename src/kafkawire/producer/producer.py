@@ -7,9 +7,8 @@ requests, handles answers, runs interceptors' ``on_acknowledgement`` and complet
 futures (their done-callbacks run there: keep them short). Delivery reports and
 error/throttle/stats callbacks run where ``delivery.reports`` says (`kafkawire.client.executor`).
 
-Every record handed to ``produce()`` ends in exactly one delivery report (success or a precise
-error), including when it is purged, times out, or the producer is closed. A producer that is never
-closed warns at interpreter exit with the count of records it still held.
+Every record handed to ``produce()`` ends in exactly one delivery report (success or a precise error), including
+when it is purged, times out, or the producer is closed; one dropped or never closed warns of the records it held.
 """
 
 from __future__ import annotations
@@ -24,6 +23,7 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any
 
+from ..client.dropped import when_dropped
 from ..client.executor import CallbackExecutor
 from ..client.logs import client_logger, log_init
 from ..client.options import PRODUCER, warn_foreign
@@ -77,6 +77,7 @@ class Producer:
         self._closed = False
         self._stats = Statistics(engine)
         _OPEN.add(self)
+        when_dropped(self, engine.client, lambda: executor.close(0), lost=lambda: engine.counts.outstanding)
         log_init(engine.client.debug, merged)
 
     # --- producing -------------------------------------------------------------------------------
