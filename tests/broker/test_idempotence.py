@@ -11,6 +11,7 @@ flush()/poll()/futures/request tracking, never on fixed sleeps.
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
@@ -270,7 +271,7 @@ def test_6_batches_behind_a_refused_one_wait_for_its_retry_and_leave_one_at_a_ti
     assert len(produces) == 6, "one refused, then the five batches"
     # Each request left only once the one before it was answered (``rtt`` after it arrived).
     arrivals = [r.timestamp_us for r in produces]
-    assert all(b - a >= rtt * 1000 for a, b in zip(arrivals, arrivals[1:])), arrivals
+    assert all(b - a >= rtt * 1000 for a, b in itertools.pairwise(arrivals)), arrivals
     assert mock_cluster.requests_of(INIT_PRODUCER_ID.key) == [], "no epoch bump"
     log = raw_log(mock_cluster.bootstraps, topic)
     assert log_values(log) == [b"warm-up", *sent], "in order, no duplicates"
