@@ -2,21 +2,25 @@
 
 A Producer, Consumer, AdminClient or ShareConsumer that becomes unreachable without close() (``del``,
 then the collector) stops its IO thread and closes its sockets, as confluent-kafka destroys its
-handle: nothing below a face refers to it (weak references, finalizers). Each test makes and
-drops 1,000 clients of one kind, each connected to a real broker first (Tansu; the share consumer
-on librdkafka's mock cluster, which serves share groups), then counts the threads and the file
-descriptors of the process: none is left. A producer dropped with a record still queued says so
-on the ``kafkawire`` logger.
+handle: nothing below a face refers to it (client/dropped.py). Each test makes and drops 1,000
+clients of one kind, each connected to a real broker first (Tansu; the share consumer on
+librdkafka's mock cluster, which serves share groups), then counts the threads and the file
+descriptors of the process: none is left. It runs in a process of its own, so that clients other
+tests left running cannot open descriptors meanwhile. A producer dropped with a record still
+queued says so on the ``kafkawire`` logger.
 """
 
 from __future__ import annotations
 
 import gc
+import json
 import logging
 import os
+import subprocess
+import sys
 import threading
 import time
-from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,10 +35,29 @@ pytestmark = pytest.mark.broker
 
 CLIENTS = int(os.environ.get("KW_CLIENTS", "1000"))
 WAIT = 30.0
+ROOT = Path(__file__).resolve().parents[2]
 
 
-def descriptors() -> set[str]:
-    return set(os.listdir("/proc/self/fd"))
+def make(kind: str, bootstrap: str, topic: str) -> Any:
+    """One client of ``kind``, connected (and for a producer, with a record still queued)."""
+    if kind == "producer":
+        producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 60_000})
+        producer.list_topics(timeout=WAIT)
+        producer.produce(topic, value=b"left behind")
+        return producer
+    if kind == "consumer":
+        consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": unique_name("dropped")})
+        consumer.list_topics(timeout=WAIT)
+        consumer.subscribe([topic])  # a group member, with its timers on the IO thread
+        return consumer
+    if kind == "admin":
+        admin = AdminClient({"bootstrap.servers": bootstrap, "error_cb": lambda _error: None})
+        admin.list_topics(timeout=WAIT)
+        return admin
+    share = ShareConsumer({"bootstrap.servers": bootstrap, "group.id": unique_name("dropped")})
+    share.subscribe([topic])
+    share.poll(0.01)  # connected, a member
+    return share
 
 
 def _target(fd: str) -> str:
@@ -44,90 +67,65 @@ def _target(fd: str) -> str:
         return "(closed)"
 
 
-def _wait_for(threads: set[threading.Thread]) -> None:
-    """The IO threads stop on their own once told to (nobody waits for them in a finalizer)."""
-    deadline = time.monotonic() + WAIT
-    for thread in threads:
-        thread.join(max(0.0, deadline - time.monotonic()))
-
-
-def _wait_for_kafkawire_threads() -> None:
-    _wait_for({t for t in threading.enumerate() if t.name.startswith("kafkawire")})
-
-
-def drop_many(make: Callable[[], Any]) -> None:
-    """Make, use and drop ``CLIENTS`` clients, then check that nothing of them is left. One is
-    made and dropped first, so that what the process opens once (and keeps) is there before the
-    count; earlier tests' clients are finished by then too."""
-    for count in (1, CLIENTS):
+def child(kind: str, bootstrap: str, topic: str, count: int) -> dict[str, Any]:
+    """In the child process: make, use and drop one client (what the process opens once is then
+    open before the count), then ``count``; what is left of them, and the warnings said."""
+    warnings: list[str] = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = lambda record: warnings.append(f"{record.name}: {record.getMessage()}")  # type: ignore[method-assign]
+    logging.getLogger("kafkawire").addHandler(handler)
+    for round_count in (1, count):
         gc.collect()
-        _wait_for_kafkawire_threads()
         threads_before = set(threading.enumerate())
-        fds_before = descriptors()
-        for i in range(count):
-            client = make()
+        fds_before = set(os.listdir("/proc/self/fd"))
+        for i in range(round_count):
+            client = make(kind, bootstrap, topic)
             del client
             if i % 100 == 99:
                 gc.collect()  # (a face in a reference cycle waits for the collector)
         gc.collect()
-        _wait_for(set(threading.enumerate()) - threads_before)
-    left = [t.name for t in set(threading.enumerate()) - threads_before]
-    assert left == [], f"threads left: {left}"
-    opened = descriptors() - fds_before
-    assert opened == set(), f"{len(opened)} descriptor(s) left open: {sorted(map(_target, opened))}"
+        deadline = time.monotonic() + WAIT  # the IO threads stop on their own, waited for by nobody
+        for thread in set(threading.enumerate()) - threads_before:
+            thread.join(max(0.0, deadline - time.monotonic()))
+    return {
+        "threads": sorted(t.name for t in set(threading.enumerate()) - threads_before),
+        "descriptors": sorted(map(_target, set(os.listdir("/proc/self/fd")) - fds_before)),
+        "warnings": warnings,
+    }
 
 
-def test_dropped_producers_stop_and_say_what_they_lost(tansu: TansuBroker, caplog: pytest.LogCaptureFixture) -> None:
-    bootstrap = f"{tansu.host}:{tansu.port}"
-    topic = unique_name("dropped")
+def drop_many(kind: str, bootstrap: str, topic: str) -> dict[str, Any]:
+    code = "import json, sys; from tests.broker.test_dropped_clients import child; print(json.dumps(child(*sys.argv[1:4], int(sys.argv[4]))))"
+    done = subprocess.run(
+        [sys.executable, "-c", code, kind, bootstrap, topic, str(CLIENTS)],
+        cwd=ROOT, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    outcome: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
+    assert outcome["threads"] == [], "threads left"
+    assert outcome["descriptors"] == [], "descriptors left open"
+    return outcome
 
-    def make() -> Producer:
-        producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 60_000})
-        producer.list_topics(timeout=WAIT)  # connected
-        producer.produce(topic, value=b"left behind")  # still queued when dropped
-        return producer
 
-    with caplog.at_level(logging.WARNING, logger="kafkawire"):
-        drop_many(make)
-    dropped = [r for r in caplog.records if "dropped without close()" in r.getMessage()]
+def test_dropped_producers_stop_and_say_what_they_lost(tansu: TansuBroker) -> None:
+    warnings = drop_many("producer", f"{tansu.host}:{tansu.port}", unique_name("dropped"))["warnings"]
+    dropped = [w for w in warnings if "dropped without close()" in w]
     assert len(dropped) == 1 + CLIENTS, "one per producer (the first round's included)"
-    assert all(r.name == "kafkawire" and "a Producer was dropped" in r.getMessage() for r in dropped)
-    assert "1 record(s) still queued or in flight are lost" in dropped[0].getMessage()
+    assert dropped[0] == (
+        "kafkawire: a Producer was dropped without close(): 1 record(s) still queued or in flight are lost "
+        "(call flush() or close() before dropping it)"
+    )
 
 
 def test_dropped_consumers_stop(tansu: TansuBroker) -> None:
-    bootstrap = f"{tansu.host}:{tansu.port}"
-    topic = unique_name("dropped")
-
-    def make() -> Consumer:
-        consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": unique_name("dropped")})
-        consumer.list_topics(timeout=WAIT)
-        consumer.subscribe([topic])  # a group member, with its timers on the IO thread
-        return consumer
-
-    drop_many(make)
+    drop_many("consumer", f"{tansu.host}:{tansu.port}", unique_name("dropped"))
 
 
 def test_dropped_admin_clients_stop(tansu: TansuBroker) -> None:
-    bootstrap = f"{tansu.host}:{tansu.port}"
-    errors: list[Any] = []
-
-    def make() -> AdminClient:
-        admin = AdminClient({"bootstrap.servers": bootstrap, "error_cb": errors.append})
-        admin.list_topics(timeout=WAIT)
-        return admin
-
-    drop_many(make)
+    drop_many("admin", f"{tansu.host}:{tansu.port}", unique_name("dropped"))
 
 
 def test_dropped_share_consumers_stop(mock_cluster: MockCluster) -> None:
     topic = unique_name("dropped")
     mock_cluster.create_topic(topic)
-
-    def make() -> ShareConsumer:
-        consumer = ShareConsumer({"bootstrap.servers": mock_cluster.bootstraps, "group.id": unique_name("dropped")})
-        consumer.subscribe([topic])
-        consumer.poll(0.01)  # connected, a member
-        return consumer
-
-    drop_many(make)
+    drop_many("share", mock_cluster.bootstraps, topic)
