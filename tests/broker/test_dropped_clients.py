@@ -28,6 +28,7 @@ import pytest
 from kafkawire import Consumer, Producer, ShareConsumer
 from kafkawire.admin import AdminClient
 from kafkawire.local_broker import TansuBroker
+from kafkawire.protocol.apis import JOIN_GROUP, LEAVE_GROUP
 from tests.harness.judge import unique_name
 from tests.harness.mock_cluster import MockCluster
 
@@ -129,3 +130,26 @@ def test_dropped_share_consumers_stop(mock_cluster: MockCluster) -> None:
     topic = unique_name("dropped")
     mock_cluster.create_topic(topic)
     drop_many("share", mock_cluster.bootstraps, topic)
+
+
+def test_a_dropped_consumer_does_not_leave_its_group(mock_cluster: MockCluster) -> None:
+    """Differs on purpose (README): no revocation, commit or LeaveGroup for a consumer nobody can
+    hear from any more; the group moves its partitions after session.timeout.ms. (A member that
+    joined: its IO thread stops all the same.)"""
+    topic = unique_name("dropped")
+    mock_cluster.create_topic(topic)
+    threads_before = set(threading.enumerate())
+    mock_cluster.start_request_tracking()
+    consumer = Consumer({"bootstrap.servers": mock_cluster.bootstraps, "group.id": unique_name("dropped")})
+    consumer.subscribe([topic])
+    deadline = time.monotonic() + WAIT
+    while JOIN_GROUP.key not in {r.api_key for r in mock_cluster.get_requests()}:
+        assert time.monotonic() < deadline, "never joined"
+        consumer.poll(0.1)
+    del consumer
+    gc.collect()
+    mine = set(threading.enumerate()) - threads_before
+    for thread in mine:
+        thread.join(WAIT)
+    assert [t.name for t in mine if t.is_alive()] == []
+    assert LEAVE_GROUP.key not in {r.api_key for r in mock_cluster.get_requests()}
