@@ -96,8 +96,14 @@ test: lint system-deps
 	KAFKAWIRE_REQUIRE_NATIVE=1 $(PYTEST) tests/spark
 	KAFKAWIRE_PURE_PYTHON=1 $(PYTEST) -q -n 2 $(UNIT_TESTS)
 
+# The fault tests again, twice each, with a busy loop on every core (tests/harness/load.py, ~6 min):
+# on a busy machine too, a flake is a bug.
+FAULT_TESTS := $(addprefix tests/broker/,test_idempotence.py test_producer_faults.py test_txn_faults.py \
+	test_group_faults.py test_fetch_engine_faults.py)
+
 test-slow: system-deps $(TEST_VENV)/.installed
 	KAFKAWIRE_REQUIRE_NATIVE=1 $(TEST_VENV)/bin/python -m pytest -m slow
+	KAFKAWIRE_REQUIRE_NATIVE=1 $(PYTEST) -n 2 --dist loadfile --busy-loops --repeat 2 $(FAULT_TESTS)
 
 # Everything CI runs: the README's suite, the documentation's build, the slow tests (with the corpus
 # of libraries built on confluent-kafka, tests/frameworks), then the peer suite when it is there.

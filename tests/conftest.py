@@ -9,7 +9,33 @@ import pytest
 from kafkawire.local_broker import LocalBrokerUnavailable, TansuBroker
 from tests.harness.judge import unique_name
 from tests.harness.kafka_broker import KafkaBroker, KafkaUnavailable
+from tests.harness.load import BusyLoops
 from tests.harness.mock_cluster import MockCluster
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("kafkawire")
+    group.addoption(
+        "--busy-loops", action="store_true", help="run each test with a busy loop on every core (tests/harness/load.py)"
+    )
+    group.addoption("--repeat", type=int, default=1, metavar="N", help="run each test N times")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    repeat = metafunc.config.getoption("repeat")
+    if repeat > 1:
+        metafunc.fixturenames.append("_repetition")
+        metafunc.parametrize("_repetition", range(repeat), ids=lambda i: f"run{i + 1}")
+
+
+@pytest.fixture(autouse=True)
+def _under_load(request: pytest.FixtureRequest) -> Iterator[None]:
+    """With ``--busy-loops`` (`make test-slow`), every core is kept busy while the test runs."""
+    if not request.config.getoption("busy_loops"):
+        yield
+        return
+    with BusyLoops():
+        yield
 
 
 @pytest.fixture(scope="session")

@@ -11,6 +11,7 @@ flush()/poll()/futures/request tracking, never on fixed sleeps.
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
@@ -116,9 +117,9 @@ def test_2_leader_moved_with_five_in_flight_new_leader_waits_until_they_drain(
     def produces_at(broker: int) -> int:
         return sum(1 for r in mock_cluster.requests_of(PRODUCE.key) if r.broker_id == broker)
 
-    # Five requests in flight to broker 1, each answered (success) 1.5 s after it arrived: one for
-    # partition 2, then four one-record batches of partition 0 (below the partition's own window
-    # of five, so only the leader rule can hold partition 0's next batches back).
+    # Five requests to broker 1, each answered (success) 1.5 s after it arrived: one for partition
+    # 2, then four one-record batches of partition 0, which leave one at a time (a partition has
+    # one batch in flight), the last still unanswered when the leader moves.
     mock_cluster.push_request_error_rtts(1, PRODUCE.key, [(0, 1500)] * 5)
     at_new_leader_when_acked: list[int] = []
     lock = threading.Lock()
@@ -133,7 +134,7 @@ def test_2_leader_moved_with_five_in_flight_new_leader_waits_until_they_drain(
     futures = [p.send(topic, value=v, partition=0) for v in first]
     for f in futures:
         f.add_done_callback(note)
-    until(lambda: produces_at(1) == 5, "five requests in flight at the old leader")
+    until(lambda: produces_at(1) == 5, "five requests at the old leader")
     # Partition 0's leader moves; partition 1's leader refusing once makes the producer refresh
     # metadata (and learn of the move) while the five are still unanswered.
     mock_cluster.partition_set_leader(topic, 0, 2)
@@ -242,22 +243,22 @@ def test_5_not_enough_replicas_after_append_on_the_first_of_five_is_not_fatal(
     assert p.flush(WAIT) == 0
 
 
-# --- 6. first batch NOT_LEADER, the next four OUT_OF_ORDER ----------------------------------------
+# --- 6. first batch NOT_LEADER: nothing of the partition overtakes it ------------------------------
 
 
-def test_6_out_of_order_behind_a_failed_batch_is_requeued_in_order_without_a_bump(
+def test_6_batches_behind_a_refused_one_wait_for_its_retry_and_leave_one_at_a_time(
     mock_cluster: MockCluster, make_producer: Callable[..., Producer], topic_name: Callable[[str], str]
 ) -> None:
+    """Issue 39: the mock takes any sequence from an idempotent producer, so a batch pipelined
+    behind a refused one was written ahead of that one's retry. A partition has one batch in
+    flight: the four behind the refused first one leave after it, one request each, in order."""
     topic = topic_on(mock_cluster, topic_name("ooo"))
     errors, on_error = errors_cb()
     p = make_producer({"linger.ms": HOLD, "batch.num.messages": 10, "error_cb": on_error})
     warm_up(p, topic)
     mock_cluster.start_request_tracking()
-    mock_cluster.push_request_error_rtts(
-        1,
-        PRODUCE.key,
-        [(KafkaError.NOT_LEADER_OR_FOLLOWER, 300)] + [(OUT_OF_ORDER_SEQUENCE_NUMBER, 300)] * 4,
-    )
+    rtt = 300
+    mock_cluster.push_request_error_rtts(1, PRODUCE.key, [(KafkaError.NOT_LEADER_OR_FOLLOWER, rtt)] + [(0, rtt)] * 5)
     reports = Reports()
     sent = values(50)
     for v in sent:
@@ -266,7 +267,11 @@ def test_6_out_of_order_behind_a_failed_batch_is_requeued_in_order_without_a_bum
     assert [m.value() for m in reports.delivered()] == sent
     assert [m.offset() for m in reports.delivered()] == list(range(1, 51))
     assert errors == []
-    assert len(mock_cluster.requests_of(PRODUCE.key)) == 10, "five refused, five re-sent"
+    produces = mock_cluster.requests_of(PRODUCE.key)
+    assert len(produces) == 6, "one refused, then the five batches"
+    # Each request left only once the one before it was answered (``rtt`` after it arrived).
+    arrivals = [r.timestamp_us for r in produces]
+    assert all(b - a >= rtt * 1000 for a, b in itertools.pairwise(arrivals)), arrivals
     assert mock_cluster.requests_of(INIT_PRODUCER_ID.key) == [], "no epoch bump"
     log = raw_log(mock_cluster.bootstraps, topic)
     assert log_values(log) == [b"warm-up", *sent], "in order, no duplicates"

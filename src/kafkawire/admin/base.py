@@ -18,6 +18,7 @@ from ..base.model import TopicPartition
 from ..client import routers
 from ..client.coordinators import GROUP, Coordinators, ToCoordinator
 from ..client.driver import Operation, Router
+from ..client.dropped import when_dropped
 from ..client.executor import CallbackExecutor
 from ..client.logs import client_logger, log_init
 from ..client.network_client import Client, throttle_event
@@ -74,6 +75,12 @@ def _no_duplicates(keys: Iterable[Any], what: str) -> None:
         seen.add(key)
 
 
+def _abort(live: set[Operation[Any]]) -> None:
+    """What is still in flight fails with ``_DESTROY`` (closed, or dropped without close())."""
+    for op in list(live):
+        op.abort(KafkaError(KafkaError._DESTROY, "admin client closed"))
+
+
 class AdminClosedError(KafkaException, RuntimeError):
     """A call on a closed (or never initialised) admin client: a `KafkaException` (``_DESTROY``)
     that is also the ``RuntimeError`` confluent-kafka raises there."""
@@ -111,8 +118,9 @@ class AdminBase:
             and not self._config["test.mock.num.brokers"]
         )
         error_cb = self._config["error_cb"]
+        reports = self._reports  # (in what the IO side holds, not self: see client/dropped.py)
         if error_cb is not None:
-            self._client.on_error = lambda error: self._reports.put(error_cb, (error,))
+            self._client.on_error = lambda error: reports.put(error_cb, (error,))
         self._default_timeout = self._config["socket.timeout.ms"] / 1000
         self._backoff = (self._config["retry.backoff.ms"], self._config["retry.backoff.max.ms"])
         self._live: set[Operation[Any]] = set()
@@ -127,9 +135,9 @@ class AdminBase:
         if _client is None:
             # As librdkafka does, reach the bootstrap brokers at once: a cluster that cannot be
             # reached is told to error_cb (poll()) without waiting for a first call.
-            self._client.engine.call_soon(
-                lambda: self._client.refresh_metadata_io([], lambda _r, _e: None, timeout=self._default_timeout)
-            )
+            client, timeout = self._client, self._default_timeout
+            client.engine.call_soon(lambda: client.refresh_metadata_io([], lambda _r, _e: None, timeout=timeout))
+            when_dropped(self, client, functools.partial(_abort, self._live), functools.partial(reports.close, 0))
         log_init(self._debug, merged)
 
     def _check_open(self) -> None:
@@ -163,8 +171,7 @@ class AdminBase:
         self._closed = True
         self._stats.stop()
         self._client.close()
-        for op in list(self._live):
-            op.abort(KafkaError(KafkaError._DESTROY, "admin client closed"))
+        _abort(self._live)
         self._reports.close(0)
 
     def __enter__(self: A) -> A:

@@ -13,7 +13,7 @@ import itertools
 import logging
 import re
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future
 from typing import Any
 
@@ -202,6 +202,36 @@ class Client:
             self.engine.stop()
         if self._mock is not None:
             self._mock.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def abandon(self, steps: Iterable[Callable[[], None]] = ()) -> None:
+        """`close` for a client whose owner was dropped without closing it (client/dropped.py):
+        ``steps`` and then the connections' closing run on the IO thread, which then stops,
+        waited for by nobody (this may be called on any thread, the IO thread included)."""
+        if self._closed:
+            return
+        self._closed = True
+
+        def shut() -> None:
+            try:
+                for step in steps:
+                    step()
+            finally:
+                self.metadata_refresh.close()
+                for conn in self.connections():
+                    conn.close()
+                if self.settings.security is not None:
+                    self.settings.security.close()
+                self._resolver.close()
+                if self._mock is not None:
+                    self._mock.close()
+                if self._owns_engine:
+                    self.engine.stop()  # (on its own thread: no join)
+
+        self.engine.call_soon(shut)
 
     def __enter__(self) -> Client:
         return self

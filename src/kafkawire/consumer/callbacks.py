@@ -18,6 +18,7 @@ nothing (the blocking Consumer) resumes at once, as it always ignored a callback
 from __future__ import annotations
 
 import inspect
+import weakref
 from collections import deque
 from collections.abc import Awaitable, Callable, Generator
 from typing import Any, Protocol
@@ -51,7 +52,9 @@ class Assigner(Protocol):
 
 class RebalanceCallbacks:
     def __init__(self, consumer: Any, assigner: Assigner, incremental: bool) -> None:
-        self._consumer = consumer  # what the callbacks receive (the face)
+        # What the callbacks receive (the face), held weakly: the IO side keeps no face alive, so
+        # a consumer dropped without close() is collected (and its finalizer stops the client).
+        self._consumer = weakref.ref(consumer)
         self._assigner = assigner
         self._incremental = incremental
         self.on_assign: Callback | None = None
@@ -145,8 +148,9 @@ class RebalanceCallbacks:
         self._running, self._assigned_itself = True, False
         abandoned = False
         try:
-            if callback is not None:
-                result = callback(self._consumer, parts)
+            consumer = self._consumer()
+            if callback is not None and consumer is not None:
+                result = callback(consumer, parts)
                 if inspect.isawaitable(result):
                     yield result  # the callback runs on while it is awaited
         except GeneratorExit:  # dropped unfinished (the consumer closed meanwhile): no default

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..base.config import given_config
 from ..base.model import ClusterMetadata, ConsumerGroupMetadata, Message, TopicPartition
+from ..client.dropped import when_dropped
 from ..client.executor import CallbackExecutor
 from ..client.logs import client_logger, log_init
 from ..core.kafka_error import KafkaError, KafkaException
@@ -47,6 +48,7 @@ class Consumer:
         if executor is None:
             executor = CallbackExecutor(background=False, name="kafkawire-consumer", owner="consumer")
         self._engine = ConsumerEngine(config, logger, executor, self)
+        when_dropped(self, self._engine.client)  # (its timers, fetches and heartbeats stop with the IO thread)
         executor.diagnose(self._engine.client.debug)
         log_init(self._engine.client.debug, merged)
 

@@ -2,12 +2,14 @@
 what may be sent now, and what each error means for a batch (KIP-98, KIP-360, KIP-679).
 
 A batch gets its base sequence the first time it leaves and keeps it for every retry, so a
-retried batch is byte-identical and the broker can drop a duplicate. Order is kept by two rules:
-a partition sends only to the node its in-flight batches went to (after a leader change nothing
-goes to the new leader until the old requests have drained), and after a failure a partition
-sends nothing more until everything it had in flight has been answered, then resends in
-sequence order one batch at a time until one succeeds (as the Java client): a later batch never
-overtakes a retried one, even at a broker that does not check sequences.
+retried batch is byte-identical and the broker can drop a duplicate. Order is kept by one rule:
+a partition has one batch in flight at a time (`may_send`), and a failed batch goes back to the
+head of its partition's queue, in sequence order. A later batch is thus never sent, nor accepted,
+ahead of one that may still fail and be retried, whatever the broker checks: librdkafka's mock
+takes any sequence from an idempotent producer, and wrote a batch pipelined behind a refused one
+ahead of that one's retry. (Pipelining is left to the other partitions, which share the
+requests; a partition's records keep filling its next batch while one is out, as librdkafka's
+producer, which sends about one batch per partition per round trip.)
 """
 
 from __future__ import annotations
@@ -28,7 +30,6 @@ from .accumulator import ProducerBatch
 from .kafka_error import KafkaError
 
 SEQUENCE_MODULUS = 2**31  # sequences wrap from 2^31-1 to 0
-MAX_IN_FLIGHT = 5  # per partition; the broker remembers the last five batches of a producer
 
 
 
@@ -77,10 +78,7 @@ class Idempotence:
         self.epoch = -1
         self.assignments = 0  # ids or epochs given so far (statistics' epoch_cnt)
         self._next: dict[TopicPartitionKey, int] = {}
-        self._in_flight: dict[TopicPartitionKey, list[ProducerBatch]] = {}  # by base sequence
-        self._node: dict[TopicPartitionKey, int] = {}  # where a partition's in-flight batches went
-        self._failed: set[TopicPartitionKey] = set()  # partitions draining after a failure
-        self._recovering: set[TopicPartitionKey] = set()  # one batch in flight until one succeeds
+        self._out: set[TopicPartitionKey] = set()  # partitions with their one batch in flight
         self.bump_wanted = False  # sequences must restart under a new epoch before anything is sent
         self._bump_refused = False  # the broker will not bump: ask for a fresh producer id instead
         # Set for a transactional producer (KIP-360): a broken sequence only costs the open
@@ -131,18 +129,13 @@ class Idempotence:
         self.epoch = epoch
         self.assignments += 1
         self._next.clear()
-        self._failed.clear()
         self.bump_wanted = False
 
     # --- sending -------------------------------------------------------------------------------
 
-    def may_send(self, tp: TopicPartitionKey, node: int) -> bool:
-        in_flight = self._in_flight.get(tp)
-        if not in_flight:
-            return True
-        if tp in self._failed or tp in self._recovering:
-            return False  # drain first, then resend in order, one at a time
-        return self._node.get(tp) == node and len(in_flight) < MAX_IN_FLIGHT
+    def may_send(self, tp: TopicPartitionKey) -> bool:
+        """Whether ``tp``'s next batch may leave: only once the one before it has been answered."""
+        return tp not in self._out
 
     def stamp(self, batch: ProducerBatch) -> tuple[int, int, int]:
         """(producer id, epoch, base sequence) for a batch about to leave; a retry keeps its own."""
@@ -152,37 +145,19 @@ class Idempotence:
             self._next[tp] = (batch.base_sequence + len(batch.messages)) % SEQUENCE_MODULUS
         return self.producer_id, self.epoch, batch.base_sequence
 
-    def sent(self, batch: ProducerBatch, node: int) -> None:
-        tp = (batch.topic, batch.partition)
-        self._in_flight.setdefault(tp, []).append(batch)  # batches leave in sequence order
-        self._node[tp] = node
+    def sent(self, batch: ProducerBatch) -> None:
+        self._out.add((batch.topic, batch.partition))
 
-    def answered(self, batch: ProducerBatch, *, failed: bool) -> None:
-        tp = (batch.topic, batch.partition)
-        queue = self._in_flight.get(tp, [])
-        if batch in queue:
-            queue.remove(batch)
-        if failed:
-            self._failed.add(tp)
-            self._recovering.add(tp)
-        else:
-            self._recovering.discard(tp)
-        if not queue:
-            self._in_flight.pop(tp, None)
-            self._node.pop(tp, None)
-            self._failed.discard(tp)
-
-    def in_flight(self, tp: TopicPartitionKey) -> int:
-        return len(self._in_flight.get(tp, ()))
+    def answered(self, batch: ProducerBatch) -> None:
+        self._out.discard((batch.topic, batch.partition))
 
     def anything_in_flight(self) -> bool:
-        return any(self._in_flight.values())
+        return bool(self._out)
 
     # --- errors --------------------------------------------------------------------------------
 
     def verdict(self, batch: ProducerBatch, code: int) -> IdempotenceVerdict:
         """What an error on ``batch`` means, before the general policy is asked."""
-        tp = (batch.topic, batch.partition)
         if code == DUPLICATE_SEQUENCE_NUMBER:
             return IdempotenceVerdict.DELIVERED
         if code in (INVALID_PRODUCER_EPOCH, PRODUCER_FENCED):
@@ -193,12 +168,10 @@ class Idempotence:
             self._bump_refused = True
             return IdempotenceVerdict.BUMP_EPOCH
         if code == OUT_OF_ORDER_SEQUENCE_NUMBER:
-            # Behind an earlier failure (or a sequence hole that a bump will close) this is
-            # expected; on the oldest batch it means the broker lost data we were told it had.
+            # Before a due bump (it closes the sequence hole) this is expected; otherwise, with
+            # nothing of the partition in flight before this batch, the broker lost data we were
+            # told it had.
             if self.bump_wanted:
-                return IdempotenceVerdict.REQUEUE
-            earlier = [b for b in self._in_flight.get(tp, ()) if b is not batch and _before(b, batch)]
-            if earlier or tp in self._failed:
                 return IdempotenceVerdict.REQUEUE
             return IdempotenceVerdict.BUMP_EPOCH if self.transactional else IdempotenceVerdict.FATAL
         if code == UNKNOWN_PRODUCER_ID:
@@ -216,13 +189,6 @@ class Idempotence:
         """Batches given up on while in flight (purged): their answers will be ignored and their
         sequences may or may not be in the log, so the epoch must be bumped."""
         for batch in batches:
-            self.answered(batch, failed=True)
+            self.answered(batch)
         self.request_bump()
 
-
-def _distance(seq: int, origin: int) -> int:
-    return (seq - origin) % SEQUENCE_MODULUS
-
-
-def _before(a: ProducerBatch, b: ProducerBatch) -> bool:
-    return 0 < _distance(b.base_sequence, a.base_sequence) < SEQUENCE_MODULUS // 2

@@ -7,9 +7,8 @@ requests, handles answers, runs interceptors' ``on_acknowledgement`` and complet
 futures (their done-callbacks run there: keep them short). Delivery reports and
 error/throttle/stats callbacks run where ``delivery.reports`` says (`kafkawire.client.executor`).
 
-Every record handed to ``produce()`` ends in exactly one delivery report (success or a precise
-error), including when it is purged, times out, or the producer is closed. A producer that is never
-closed warns at interpreter exit with the count of records it still held.
+Every record handed to ``produce()`` ends in exactly one delivery report (success or a precise error), including
+when it is purged, times out, or the producer is closed; one dropped or never closed warns of the records it held.
 """
 
 from __future__ import annotations
@@ -26,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..base.config import given_config
 from ..base.model import ClusterMetadata, ConsumerGroupMetadata, RecordMetadata, TopicPartition
+from ..client.dropped import when_dropped
 from ..client.executor import CallbackExecutor
 from ..client.logs import client_logger, log_init
 from ..client.options import PRODUCER, warn_foreign
@@ -74,6 +74,7 @@ class Producer:
         self._closed = False
         self._stats = Statistics(engine)
         _OPEN.add(self)
+        when_dropped(self, engine.client, lambda: executor.close(0), lost=lambda: engine.state.outstanding)
         log_init(engine.client.debug, merged)
 
     # --- producing -------------------------------------------------------------------------------

@@ -172,7 +172,7 @@ class Sender:
         for tp in tps:
             if keep_order and tp in self._busy:
                 continue
-            if self.idem is not None and not self.idem.may_send(tp, node):
+            if self.idem is not None and not self.idem.may_send(tp):
                 continue
             if self.txn is not None and not self.txn.partition_ready(tp):
                 continue  # AddPartitionsToTxn first; the sender is woken when it is done
@@ -220,7 +220,7 @@ class Sender:
             topics.setdefault(b.topic, []).append(b)
             self._busy.add((b.topic, b.partition))
             if self.idem is not None:
-                self.idem.sent(b, node)
+                self.idem.sent(b)
         topic_ids = {
             t: info.topic_id for t in topics if (info := self.client.metadata.topics.get(t)) and info.topic_id
         }
@@ -295,7 +295,7 @@ class Sender:
 
     def _delivered(self, batch: ProducerBatch, base_offset: int, append_time: int) -> None:
         if self.idem is not None:
-            self.idem.answered(batch, failed=False)
+            self.idem.answered(batch)
         if self.client.debug.msg:
             self.client.debug.log(
                 "msg", "MSGSET", MAIN, "%s [%d]: MessageSet with %d message(s) delivered at offset %d",
@@ -322,7 +322,7 @@ class Sender:
             gapless=self.settings.gapless,
         )
         if idem is not None:
-            idem.answered(batch, failed=step is not ProduceStep.DELIVERED)
+            idem.answered(batch)
         if refresh_metadata:
             self.client.metadata.forget_leader(batch.topic, batch.partition)
             self._stale_topics.add(batch.topic)

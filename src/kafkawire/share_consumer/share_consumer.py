@@ -80,9 +80,10 @@ def _integer(value: Any, name: str) -> int:
 
 
 def _shut(client: Client, executor: CallbackExecutor) -> None:
-    """The finalizer of a consumer dropped without close(): stop its IO thread, nothing more."""
-    client.close()
-    executor.close(0)
+    """The finalizer of a consumer dropped without close(): stop its IO thread, nothing more (on
+    the IO thread: the collector may run this on any thread, that one included)."""
+    client.engine.call_soon(lambda: executor.close(0))
+    client.abandon()
 
 
 class ShareConsumer:
@@ -372,7 +373,9 @@ class ShareConsumer:
                 except Exception:
                     log.exception("a share consumer callback raised during close()")
         finally:
-            self._finalizer()
+            if self._finalizer.detach() is not None:
+                self._client.close()
+                self._executor.close(0)
 
     def __enter__(self) -> ShareConsumer:
         return self

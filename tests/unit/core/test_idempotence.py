@@ -17,7 +17,6 @@ from kafkawire.core.accumulator import ProducerBatch
 from kafkawire.core.idempotence import (
     DUPLICATE_SEQUENCE_NUMBER,
     INVALID_PRODUCER_EPOCH,
-    MAX_IN_FLIGHT,
     OUT_OF_ORDER_SEQUENCE_NUMBER,
     PRODUCER_FENCED,
     SEQUENCE_MODULUS,
@@ -75,9 +74,9 @@ def header(payload: bytes) -> tuple[int, int, int, int]:
     return parsed.producer_id, parsed.producer_epoch, parsed.base_sequence, len(list(parsed))
 
 
-def send(i: Idempotence, b: ProducerBatch, node: int = 1) -> bytes:
+def send(i: Idempotence, b: ProducerBatch) -> bytes:
     payload = wire(i, b)
-    i.sent(b, node)
+    i.sent(b)
     return payload
 
 
@@ -98,7 +97,7 @@ def test_a_retried_batch_is_byte_identical() -> None:
     first = batch(5)
     payload = send(i, first)
     send(i, batch(2, first=5))
-    i.answered(first, failed=True)  # e.g. its connection broke
+    i.answered(first)  # e.g. its connection broke
     assert wire(i, first) == payload, "same base sequence, count and records"
     assert header(wire(i, batch(1, first=7)))[2] == 7, "a retry consumes no new sequence"
 
@@ -116,66 +115,19 @@ def test_sequences_wrap_from_2_31_minus_1_to_0() -> None:
 # --- what may be sent -----------------------------------------------------------------------------
 
 
-def test_a_partition_sends_only_to_the_node_its_in_flight_batches_went_to() -> None:
+def test_a_partition_has_one_batch_in_flight_at_a_time() -> None:
+    """Whatever the broker checks, a later batch cannot be written ahead of one that may still
+    fail and go again (librdkafka's mock took any sequence from an idempotent producer)."""
     i = idem()
     tp = ("t", 0)
-    assert i.may_send(tp, 1) and i.may_send(tp, 2), "nothing in flight: anywhere"
+    assert i.may_send(tp)
     first = batch(1)
-    send(i, first, node=1)
-    assert i.may_send(tp, 1)
-    assert not i.may_send(tp, 2), "the leader moved: the new one waits until the old requests drain"
-    assert i.may_send(("t", 1), 2), "other partitions are not held"
-    i.answered(first, failed=False)
-    assert i.may_send(tp, 2)
-
-
-def test_at_most_five_batches_of_a_partition_in_flight() -> None:
-    i = idem()
-    tp = ("t", 0)
-    sent = [batch(1, first=n) for n in range(MAX_IN_FLIGHT)]
-    for b in sent:
-        assert i.may_send(tp, 1)
-        send(i, b)
-    assert i.in_flight(tp) == MAX_IN_FLIGHT
-    assert not i.may_send(tp, 1)
-    i.answered(sent[0], failed=False)
-    assert i.may_send(tp, 1)
-
-
-def test_after_a_failure_the_partition_drains_before_sending_again() -> None:
-    i = idem()
-    tp = ("t", 0)
-    a, b, c = batch(1), batch(1, first=1), batch(1, first=2)
-    for x in (a, b, c):
-        send(i, x)
-    i.answered(a, failed=True)
-    assert not i.may_send(tp, 1), "b and c are still out: a's retry would overtake them"
-    i.answered(b, failed=True)
-    assert not i.may_send(tp, 1)
-    i.answered(c, failed=False)
-    assert i.may_send(tp, 1) and not i.anything_in_flight()
-
-
-def test_after_a_failure_retries_go_one_at_a_time_until_one_succeeds() -> None:
-    """A later batch never overtakes a retried one, even at a broker that accepts any sequence
-    (librdkafka's mock cluster wrote b before a when both were resent at once)."""
-    i = idem()
-    tp = ("t", 0)
-    a, b = batch(1), batch(1, first=1)
-    send(i, a)
-    send(i, b)
-    i.answered(a, failed=True)
-    i.answered(b, failed=True)
-    assert i.may_send(tp, 1), "drained: the oldest may go again"
-    send(i, a)
-    assert not i.may_send(tp, 1), "b waits until a's retry is answered"
-    i.answered(a, failed=True)
-    send(i, a)
-    assert not i.may_send(tp, 1), "still recovering after a second failure"
-    i.answered(a, failed=False)
-    assert i.may_send(tp, 1)
-    send(i, b)
-    assert i.may_send(tp, 1), "recovered: batches are pipelined again"
+    send(i, first)
+    assert not i.may_send(tp), "the next batch waits for the answer"
+    assert i.may_send(("t", 1)), "other partitions are not held"
+    assert i.anything_in_flight()
+    i.answered(first)  # delivered or failed alike: a failed one is back at the queue's head
+    assert i.may_send(tp) and not i.anything_in_flight()
 
 
 # --- verdicts -------------------------------------------------------------------------------------
@@ -213,11 +165,11 @@ def test_fenced_without_a_transactional_id_takes_a_fresh_producer_id(code: int) 
     assert i.verdict(b, code) is IdempotenceVerdict.FATAL
 
 
-def test_out_of_order_on_the_oldest_batch_without_an_earlier_failure_is_fatal() -> None:
+def test_out_of_order_on_a_partitions_only_batch_in_flight_is_fatal() -> None:
+    """Nothing of the partition was in flight before it: the broker lost data it acknowledged."""
     i = idem()
-    oldest, later = batch(1), batch(1, first=1)
+    oldest = batch(1)
     send(i, oldest)
-    send(i, later)
     assert i.verdict(oldest, OUT_OF_ORDER_SEQUENCE_NUMBER) is IdempotenceVerdict.FATAL
 
 
@@ -225,46 +177,10 @@ def test_out_of_order_on_the_oldest_batch_of_a_transactional_producer_costs_the_
     """KIP-360: a transactional producer fails the batch, aborts, and takes a new epoch."""
     i = idem()
     i.transactional = True
-    oldest, later = batch(1), batch(1, first=1)
+    oldest = batch(1)
     send(i, oldest)
-    send(i, later)
     assert i.verdict(oldest, OUT_OF_ORDER_SEQUENCE_NUMBER) is IdempotenceVerdict.BUMP_EPOCH
-    assert i.verdict(later, OUT_OF_ORDER_SEQUENCE_NUMBER) is IdempotenceVerdict.REQUEUE
     assert i.verdict(oldest, PRODUCER_FENCED) is IdempotenceVerdict.FATAL
-
-
-def test_out_of_order_behind_an_earlier_failure_is_requeued() -> None:
-    i = idem()
-    batches = [batch(1, first=n) for n in range(5)]
-    for b in batches:
-        send(i, b)
-    # The first failed (NOT_LEADER): the broker then saw a gap before each of the next four.
-    assert i.verdict(batches[0], NOT_LEADER_OR_FOLLOWER) is IdempotenceVerdict.POLICY
-    i.answered(batches[0], failed=True)
-    for b in batches[1:]:
-        assert i.verdict(b, OUT_OF_ORDER_SEQUENCE_NUMBER) is IdempotenceVerdict.REQUEUE
-        i.answered(b, failed=True)
-    assert not i.anything_in_flight()
-
-
-def test_out_of_order_behind_an_unanswered_earlier_batch_is_requeued() -> None:
-    i = idem()
-    earlier, later = batch(1), batch(1, first=1)
-    send(i, earlier)
-    send(i, later)
-    assert i.verdict(later, OUT_OF_ORDER_SEQUENCE_NUMBER) is IdempotenceVerdict.REQUEUE
-
-
-def test_earlier_is_judged_across_the_sequence_wrap() -> None:
-    i = idem()
-    filler = batch(1)
-    filler.messages = _Many(SEQUENCE_MODULUS - 1)
-    i.stamp(filler)
-    last_before_wrap, first_after_wrap = batch(2), batch(1, first=2)
-    send(i, last_before_wrap)  # sequences 2^31-1 and 0
-    send(i, first_after_wrap)  # sequence 1
-    assert i.verdict(first_after_wrap, OUT_OF_ORDER_SEQUENCE_NUMBER) is IdempotenceVerdict.REQUEUE
-    assert i.verdict(last_before_wrap, OUT_OF_ORDER_SEQUENCE_NUMBER) is IdempotenceVerdict.FATAL
 
 
 def test_out_of_order_while_a_bump_is_due_is_requeued() -> None:
@@ -307,8 +223,8 @@ def test_after_a_bump_unanswered_batches_get_new_sequences_from_0_in_order() -> 
     a, b = batch(3), batch(2, first=3)
     old_a, old_b = send(i, a), send(i, b)
     untouched = batch(4, partition=1)
-    i.answered(a, failed=True)
-    i.answered(b, failed=True)
+    i.answered(a)
+    i.answered(b)
     assert i.verdict(a, UNKNOWN_PRODUCER_ID) is IdempotenceVerdict.BUMP_EPOCH
     i.request_bump()
     assert i.init_answered(0, PID, EPOCH + 1) is InitOutcome.DONE
@@ -347,7 +263,7 @@ def test_purged_in_flight_batches_are_forgotten_and_force_a_bump() -> None:
     i = idem()
     a, b = batch(1), batch(1, partition=1)
     send(i, a)
-    send(i, b, node=2)
+    send(i, b)
     i.forget_in_flight([a, b])
     assert not i.anything_in_flight()
     assert i.bump_wanted and i.needs_init
