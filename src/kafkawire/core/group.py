@@ -62,6 +62,7 @@ class Verdict(enum.Enum):
     COORDINATOR = "find the coordinator, then ask again (a join: rejoin)"
     RETRY = "ask again later"
     REFUSED = "report, then join again later"  # a JoinGroup refused for a reason of ours
+    UNKNOWN = "not in the table: a heartbeat asks again, a sync starts over"
     FATAL = "stop"
 
 
@@ -83,8 +84,10 @@ VERDICTS: dict[int, Verdict] = {
 
 
 def verdict(error_code: int) -> Verdict:
-    """Unlisted codes are fatal: a group error we do not understand must not loop silently."""
-    return VERDICTS.get(error_code, Verdict.FATAL)
+    """Only the codes the table names fatal end the membership. Any other is the broker's trouble
+    (a Kafka 2.3 broker answers a Heartbeat with UNKNOWN_SERVER_ERROR when it loses track of a
+    member): as librdkafka, the member asks again, and the session timeout bounds how long."""
+    return VERDICTS.get(error_code, Verdict.UNKNOWN)
 
 
 # What stops a member elsewhere only refuses a JoinGroup (a session timeout out of the broker's
@@ -96,7 +99,8 @@ REFUSED_JOIN_PAUSE = 2.0  # seconds (librdkafka asks again every 2 s)
 
 def join_verdict(error_code: int) -> Verdict:
     what = verdict(error_code)
-    return Verdict.REFUSED if what is Verdict.FATAL and error_code != ec.FENCED_INSTANCE_ID else what
+    refused = what in (Verdict.FATAL, Verdict.UNKNOWN) and error_code != ec.FENCED_INSTANCE_ID
+    return Verdict.REFUSED if refused else what
 
 
 @dataclass
@@ -288,6 +292,8 @@ class Membership:
 
     def _on_error(self, code: int) -> Step:
         what = verdict(code)
+        if what is Verdict.UNKNOWN:
+            what = Verdict.RETRY if self.state is State.STABLE else Verdict.REJOIN
         if what is Verdict.RETRY:
             return Step(retry=True)
         if what is Verdict.COORDINATOR and self.state is State.STABLE:
