@@ -14,8 +14,10 @@ import pytest
 
 from tests.harness.cluster_scenarios import (
     Fault,
+    coordinator_of,
     kill_schedule,
     leader_of,
+    run_group_scenario,
     run_producer_scenario,
 )
 from tests.harness.kafka_broker import KafkaUnavailable
@@ -63,3 +65,57 @@ def test_idempotent_producer_with_brokers_killed(cluster: KafkaCluster) -> None:
     show("idempotent producer, brokers killed", verdicts)
     for v in verdicts:
         assert v.problems(allowed=PRODUCE_ORDER_KEPT) == {}, v.line()
+
+
+def test_producer_with_a_broker_paused_longer_than_the_request_timeout(cluster: KafkaCluster) -> None:
+    """The leader of a partition SIGSTOPped for 8 s, longer than request.timeout.ms (5 s) and the
+    ZooKeeper session (6 s): requests to it go unanswered, then its partitions move."""
+    faults = [Fault(5.0, "pause", leader_of([0], SEED), down_for=8.0)]
+    verdicts = run_producer_scenario(cluster, faults, count=20_000, rate=1_000, config={"request.timeout.ms": 5000})
+    show("idempotent producer, a leader paused past request.timeout.ms", verdicts)
+    for v in verdicts:
+        assert v.problems(allowed=PRODUCE_ORDER_KEPT) == {}, v.line()
+
+
+def test_producer_with_a_controlled_leader_move(cluster: KafkaCluster) -> None:
+    """Partition 0's leadership moved to another replica (reassignment, preferred election) while
+    both clients produce: the old leader answers NOT_LEADER_FOR_PARTITION."""
+    faults = [Fault(4.0, "move", leader_of([0], SEED), move_to=lambda old: (old + 1) % 3)]
+    verdicts = run_producer_scenario(cluster, faults, count=15_000, rate=1_000)
+    show("idempotent producer, a leader moved", verdicts)
+    for v in verdicts:
+        assert v.problems() == {}, v.line()
+
+
+def _group_checked(verdicts: list) -> None:  # type: ignore[type-arg]
+    for v in verdicts:
+        assert v.problems() == {}, v.line()
+
+
+def test_at_least_once_group_with_its_coordinator_killed(cluster: KafkaCluster) -> None:
+    """Two members per client (offsets auto-committed after poll() handed the records over) while
+    the groups' coordinator (both groups have the same one) is SIGKILLed every 8-12 s and started
+    again 5 s later: nothing fed is left unread, nothing committed that no member read."""
+    group = {}
+
+    def coordinator(faults):  # type: ignore[no-untyped-def]
+        return coordinator_of(group["name"])(faults)
+
+    faults = [Fault(at, "kill", coordinator) for at in kill_schedule(SEED, 2)]
+    verdicts = run_group_scenario(cluster, faults, duration=25.0, rate=300, on_groups=group.update)
+    show("at-least-once group, coordinator killed", verdicts)
+    _group_checked(verdicts)
+
+
+def test_a_member_joins_while_the_coordinator_is_down_for_good(cluster: KafkaCluster) -> None:
+    """The coordinator's broker SIGKILLed and left down; a third member joins at once. Noted: how
+    long until it has partitions (librdkafka: about the ZooKeeper session, 6 s, plus a rebalance)."""
+    group = {}
+
+    def coordinator(faults):  # type: ignore[no-untyped-def]
+        return coordinator_of(group["name"])(faults)
+
+    faults = [Fault(3.0, "kill", coordinator, down_for=None)]
+    verdicts = run_group_scenario(cluster, faults, duration=30.0, rate=300, joiner_at=3.0, on_groups=group.update)
+    show("coordinator down for good, a member joins", verdicts)
+    _group_checked(verdicts)

@@ -368,3 +368,208 @@ def run_producer_scenario(cluster: KafkaCluster, faults: list[Fault], count: int
         hit = [(fault.started, h[topic]) for fault, h in zip(faults, player.hit, strict=True)]
         verdicts.append(check_produced(runs[name], read_log(cluster.bootstrap(), topic, partitions), hit))
     return verdicts
+
+
+# --- the group workload ------------------------------------------------------------------------------
+
+
+def offsets_partition(group: str, partitions: int = 6) -> int:
+    """The __consumer_offsets partition (so the coordinator) of ``group``: Java's String.hashCode,
+    made non-negative, modulo the partition count (the cluster's offsets.topic.num.partitions)."""
+    h = 0
+    for ch in group:
+        h = (31 * h + ord(ch)) & 0xFFFFFFFF
+    return (h & 0x7FFFFFFF) % partitions
+
+
+def sibling_groups(names: Iterable[str], prefix: str) -> dict[str, str]:
+    """One fresh group name per client, all with the same coordinator (one offsets partition)."""
+    out: dict[str, str] = {}
+    for name in names:
+        while True:
+            group = unique_name(f"{prefix}-{name.split('-')[0]}")
+            if not out or offsets_partition(group) == offsets_partition(next(iter(out.values()))):
+                out[name] = group
+                break
+    return out
+
+
+def coordinator_of(group: str) -> Callable[[Faults], int]:
+    def pick(faults: Faults) -> int:
+        return faults.cluster.coordinator(group)
+
+    return pick
+
+
+@dataclass
+class GroupRun:
+    """What one client's group did: the feed (acknowledged by confluent-kafka), every read, and
+    when each member first got partitions after each fault."""
+
+    client: str
+    topic: str
+    group: str
+    fed: dict[int, tuple[int, int, float]] = field(default_factory=dict)  # index -> (partition, offset, sent at)
+    reads: list[tuple[float, str, int, int, int]] = field(default_factory=list)  # (t, member, partition, offset, index)
+    assigned: list[tuple[float, str, int]] = field(default_factory=list)  # (t, member, partitions assigned)
+    errors: list[str] = field(default_factory=list)
+
+
+class Feed:
+    """confluent-kafka producing ``index`` values at ``rate`` to a topic until stopped (the upstream)."""
+
+    def __init__(self, bootstrap: str, topic: str, rate: float, run: GroupRun) -> None:
+        self.stop = threading.Event()
+        self._args = (bootstrap, topic, rate, run)
+        self._thread = threading.Thread(target=self._produce, name=f"feed-{topic}", daemon=True)
+        self._thread.start()
+
+    def join(self) -> None:
+        self.stop.set()
+        self._thread.join()
+
+    def _produce(self) -> None:
+        bootstrap, topic, rate, run = self._args
+        sent: dict[int, float] = {}
+
+        def report(err: Any, msg: Any) -> None:
+            if err is None:
+                index = int(msg.value())
+                run.fed[index] = (msg.partition(), msg.offset(), sent[index])
+
+        producer = confluent_kafka.Producer(
+            judge_config(bootstrap, **{"enable.idempotence": True, "acks": "all", "linger.ms": 5})
+        )
+        start, index = now(), 0
+        while not self.stop.is_set():
+            if now() < start + index / rate:
+                producer.poll(0.005)
+                continue
+            sent[index] = now()
+            producer.produce(topic, str(index).encode(), key=b"k%d" % (index % KEYS), on_delivery=report)
+            index += 1
+        producer.flush(120)
+
+
+class Member:
+    """One group member (a thread) of ``module``: reads and notes every record and assignment."""
+
+    def __init__(self, module: ModuleType, name: str, bootstrap: str, run: GroupRun, config: dict[str, Any]) -> None:
+        self.name = name
+        self.stop = threading.Event()
+        self._module, self._bootstrap, self._run, self._config = module, bootstrap, run, config
+        self._thread = threading.Thread(target=self._consume, name=f"{run.client}-{name}", daemon=True)
+        self._thread.start()
+
+    def join(self) -> None:
+        self.stop.set()
+        self._thread.join()
+
+    def _consume(self) -> None:
+        run = self._run
+
+        def assigned(consumer: Any, partitions: list[Any]) -> None:
+            run.assigned.append((now(), self.name, len(partitions)))
+
+        conf = {
+            "bootstrap.servers": self._bootstrap, "group.id": run.group, "auto.offset.reset": "earliest",
+            "enable.auto.commit": True, "auto.commit.interval.ms": 1000, "broker.address.family": "v4",
+            "client.id": f"{run.client}-{self.name}", "error_cb": lambda err: run.errors.append(err.name()),
+        }  # fmt: skip
+        conf.update(self._config)
+        consumer = self._module.Consumer(conf)
+        consumer.subscribe([run.topic], on_assign=assigned)
+        try:
+            while not self.stop.is_set():
+                msg = consumer.poll(0.2)
+                if msg is None or msg.error() is not None:
+                    continue
+                run.reads.append((now(), self.name, msg.partition(), msg.offset(), int(msg.value())))
+        finally:
+            consumer.close()
+
+
+def check_group(
+    run: GroupRun, committed_offsets: dict[int, int], faults: list[Fault], joined_at: float | None
+) -> Verdict:
+    """Lost (fed, never read), read twice, committed past an unread record; recovery per fault (the
+    group reads records fed after it again) and, when a member joined, until it had partitions."""
+    read_offsets: dict[tuple[int, int], int] = defaultdict(int)
+    for _t, _member, partition, offset, _index in run.reads:
+        read_offsets[(partition, offset)] += 1
+    fed_offsets = {(p, o) for p, o, _ in run.fed.values()}
+    counts = {
+        "lost": len(fed_offsets - set(read_offsets)),
+        "committed past unread": sum(
+            1 for p, o in fed_offsets if o < committed_offsets.get(p, -1) and (p, o) not in read_offsets
+        ),
+    }
+    notes: dict[str, Any] = {"read twice": sum(n - 1 for n in read_offsets.values() if n > 1)}
+    first_read: dict[int, float] = {}
+    for t, _member, _partition, _offset, index in run.reads:
+        first_read[index] = min(first_read.get(index, t), t)
+    recovery: list[float | None] = []
+    for fault in faults:
+        partitions: dict[int, float] = {}
+        for index, (partition, _offset, sent) in run.fed.items():
+            if sent > fault.started and index in first_read:
+                partitions[partition] = min(partitions.get(partition, first_read[index]), first_read[index])
+        recovery.append(max(partitions.values()) - fault.started if partitions else float("inf"))
+    if joined_at is not None:
+        got = [t for t, member, count in run.assigned if member == "joiner" and count and t >= joined_at]
+        notes["joiner has partitions after s"] = round(min(got) - joined_at, 1) if got else None
+    notes["errors"] = sorted(set(run.errors))
+    return Verdict(run.client, counts, recovery, notes)
+
+
+def run_group_scenario(cluster: KafkaCluster, faults: list[Fault], duration: float, rate: float, *,
+                       members: int = 2, joiner_at: float | None = None, partitions: int = 6,
+                       config: dict[str, Any] | None = None,
+                       on_groups: Callable[[dict[str, str]], None] | None = None) -> list[Verdict]:  # fmt: skip
+    """Both clients' groups (``members`` each, at-least-once: offsets committed automatically after
+    poll() handed the record over) read a topic fed at ``rate`` for ``duration`` s while ``faults``
+    happen, then until they have read everything fed. With ``joiner_at``, one more member per client
+    joins that many seconds in (the time it takes to get partitions is noted)."""
+    groups = sibling_groups(CLIENTS, "cluster-group")
+    if on_groups is not None:  # (the first client's group is "name": faults find its coordinator)
+        on_groups({"name": groups[next(iter(CLIENTS))]})
+    runs = {name: GroupRun(name, unique_name(f"cluster-{name.split('-')[0]}"), groups[name]) for name in CLIENTS}
+    for run in runs.values():
+        cluster.create_topic(run.topic, partitions)
+    conf = {"session.timeout.ms": 10_000, "heartbeat.interval.ms": 1000, **(config or {})}
+    team = [
+        Member(CLIENTS[name], f"m{i}", cluster.bootstrap(), run, conf)
+        for name, run in runs.items()
+        for i in range(members)
+    ]
+    deadline = now() + 60
+    while not all(any(c for _, _, c in run.assigned) for run in runs.values()) and now() < deadline:
+        time.sleep(0.1)
+    # Faults name the group's coordinator, which exists once the group does.
+    feeds = [Feed(cluster.bootstrap(), run.topic, rate, run) for run in runs.values()]
+    player = Faults(cluster, faults, [run.topic for run in runs.values()])
+    start = now()
+    player.run(start)
+    joined_at: float | None = None
+    if joiner_at is not None:
+        time.sleep(joiner_at)
+        joined_at = now()
+        team += [Member(CLIENTS[name], "joiner", cluster.bootstrap(), run, conf) for name, run in runs.items()]
+    time.sleep(max(0.0, start + duration - now()))
+    for feed in feeds:
+        feed.join()
+    player.join()
+    deadline = now() + 120
+    while now() < deadline:  # until every member has read all that was fed (or gives up)
+        if all(
+            {(p, o) for p, o, _ in run.fed.values()} <= {(p, o) for _, _, p, o, _ in run.reads} for run in runs.values()
+        ):
+            break
+        time.sleep(0.5)
+    time.sleep(2.0)  # one more auto-commit
+    for member in team:
+        member.join()
+    return [
+        check_group(run, committed(cluster.bootstrap(), run.group, run.topic, partitions), faults, joined_at)
+        for run in runs.values()
+    ]
