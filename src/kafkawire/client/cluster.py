@@ -228,7 +228,9 @@ class Client:
         fail_fast: bool = False,
     ) -> None:
         """Send one request to ``node`` (any ready broker when None); ``coordinator_lane``: over
-        that broker's second connection, kept for group membership conversations; ``fail_fast``:
+        that broker's second connection, kept for group membership conversations (such a request
+        fails at once while that broker is down: the member looks for its coordinator again,
+        core/failover.py); ``fail_fast``:
         a request still queued when its connection fails for a reason no reconnect mends (TLS,
         credentials, a security.protocol mismatch) fails with that reason rather than waiting."""
         if self._closed:
@@ -243,7 +245,7 @@ class Client:
             return
         conn.request(
             api, body, callback, timeout=timeout, expect_response=expect_response, max_version=max_version,
-            fail_fast=fail_fast,
+            fail_fast=fail_fast, fails_over=coordinator_lane,
         )  # fmt: skip
 
     def refresh_metadata_io(

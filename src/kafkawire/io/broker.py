@@ -29,6 +29,7 @@ from typing import Any
 from ..core.backoff import backoff_delay
 from ..core.cluster_health import REPORTED_PER_ADDRESS
 from ..core.connection import Connection, ProtocolError, Response
+from ..core.failover import WhenDown, request_when_down
 from ..core.mismatch import close_mismatch, lasting
 from ..core.versions import Doubts, UnsupportedVersionError
 from ..debug import broker_name
@@ -67,6 +68,7 @@ class Queued:
     expect_response: bool
     max_version: int | None
     fail_fast: bool = False  # failed at once by a failure no reconnect mends (Client.request_io)
+    fails_over: bool = False  # answerable elsewhere: failed with the connection (core/failover.py)
 
 
 class BrokerConnection:
@@ -113,6 +115,7 @@ class BrokerConnection:
         self._reconnect_timer: Timer | None = None
         self._connect_deadline = 0.0
         self._settling = False  # failing in-flight requests: a retry queued now waits for the backoff
+        self._wanted = False  # a request that failed over wants this broker back: keep reconnecting
         self._active_at = 0.0  # the last bytes sent or read (connections.max.idle.ms)
 
     def __repr__(self) -> str:
@@ -152,17 +155,28 @@ class BrokerConnection:
         expect_response: bool = True,
         max_version: int | None = None,
         fail_fast: bool = False,
+        fails_over: bool = False,
     ) -> None:
         """Queue a request. ``body`` may be a function of the negotiated version.
 
         ``callback(response, error)`` runs on the IO thread exactly once. With
         ``expect_response=False`` (acks=0 produce) it runs once the bytes are written.
+        ``fails_over``: another broker can answer it (core/failover.py): it fails with
+        ``_TRANSPORT`` rather than wait while this broker is down.
         """
         if self.state is State.CLOSED:
             callback(None, KafkaError(KafkaError._DESTROY))
             return
+        if fails_over and self.state is State.DISCONNECTED:
+            backing_off = self._reconnect_timer is not None or self._settling
+            when = request_when_down(fails_over=True, failed_since_ready=self._failures > 0, backing_off=backing_off)
+            if when is WhenDown.FAIL:
+                self._wanted = True
+                why = self.last_error.str() if self.last_error is not None else "down"
+                callback(None, KafkaError(KafkaError._TRANSPORT, f"{self.host}:{self.port} is down: {why}"))
+                return
         deadline = self.engine.now() + (self.settings.request_timeout if timeout is None else timeout)
-        self._queue.append(Queued(api, body, callback, deadline, expect_response, max_version, fail_fast))
+        self._queue.append(Queued(api, body, callback, deadline, expect_response, max_version, fail_fast, fails_over))
         self.open()
         self._pump()
         self._arm_timer()
@@ -251,6 +265,7 @@ class BrokerConnection:
         self._answered_since_ready = 0
         self._failures = 0
         self.last_error = None
+        self._wanted = False
         if self.on_state is not None:
             self.on_state(self)
         self._pump()
@@ -456,10 +471,13 @@ class BrokerConnection:
             # back (never sent) so the callers' policies refresh metadata instead of waiting here.
             self._fail_queued(lambda q: True, KafkaError(KafkaError._TRANSPORT, error.str()))
         elif lasting or error.code() in REPORTED_PER_ADDRESS:
-            self._fail_queued(lambda q: q.fail_fast, error)
+            self._fail_queued(lambda q: q.fail_fast or q.fails_over, error)
+        elif any(q.fails_over for q in self._queue):
+            self._wanted = True
+            self._fail_queued(lambda q: q.fails_over, KafkaError(KafkaError._TRANSPORT, error.str()))
         if self.on_state is not None:
             self.on_state(self)
-        if self._queue and self.state is State.DISCONNECTED and self._reconnect_timer is None:
+        if (self._queue or self._wanted) and self.state is State.DISCONNECTED and self._reconnect_timer is None:
             s = self.settings
             delay = backoff_delay(self._failures - 1, s.backoff_ms, s.backoff_max_ms, random.random())
             self._reconnect_timer = self.engine.call_later(delay, self._reconnect)
@@ -467,7 +485,7 @@ class BrokerConnection:
 
     def _reconnect(self) -> None:
         self._reconnect_timer = None
-        if self.state is State.DISCONNECTED and self._queue:
+        if self.state is State.DISCONNECTED and (self._queue or self._wanted):
             self._connect()
 
     def _teardown(self, error: KafkaError) -> None:
