@@ -515,6 +515,10 @@ def check_group(
             if sent > fault.started and index in first_read:
                 partitions[partition] = min(partitions.get(partition, first_read[index]), first_read[index])
         recovery.append(max(partitions.values()) - fault.started if partitions else float("inf"))
+        if partitions:
+            slowest = max(partitions, key=partitions.__getitem__)
+            readers = sorted({m for t, m, p, _o, _i in run.reads if p == slowest and t >= partitions[slowest]})
+            notes.setdefault("slowest partition", []).append((slowest, readers))
     if joined_at is not None:
         got = [t for t, member, count in run.assigned if member == "joiner" and count and t >= joined_at]
         notes["joiner has partitions after s"] = round(min(got) - joined_at, 1) if got else None

@@ -226,11 +226,13 @@ class Client:
         expect_response: bool = True,
         coordinator_lane: bool = False,
         fail_fast: bool = False,
+        fails_over: bool = False,
     ) -> None:
         """Send one request to ``node`` (any ready broker when None); ``coordinator_lane``: over
-        that broker's second connection, kept for group membership conversations (such a request
-        fails at once while that broker is down: the member looks for its coordinator again,
-        core/failover.py); ``fail_fast``:
+        that broker's second connection, kept for group membership conversations; ``fails_over``
+        (implied by the lane): the request fails at once while that broker is down, its caller
+        finding another (a fresh coordinator lookup, a partition's new leader; core/failover.py);
+        ``fail_fast``:
         a request still queued when its connection fails for a reason no reconnect mends (TLS,
         credentials, a security.protocol mismatch) fails with that reason rather than waiting."""
         if self._closed:
@@ -245,7 +247,7 @@ class Client:
             return
         conn.request(
             api, body, callback, timeout=timeout, expect_response=expect_response, max_version=max_version,
-            fail_fast=fail_fast, fails_over=coordinator_lane,
+            fail_fast=fail_fast, fails_over=fails_over or coordinator_lane,
         )  # fmt: skip
 
     def refresh_metadata_io(
