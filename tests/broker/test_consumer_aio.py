@@ -75,9 +75,7 @@ def test_aio_consume_arrow_reads_columns_on_the_loop(tansu: Any, topic_name: Cal
                 if batch is not None:
                     assert batch.num_rows <= 30
                     values = [int(v) for v in batch.column("value").to_pylist()]
-                    rows += zip(
-                        batch.column("partition").to_pylist(), batch.column("offset").to_pylist(), values, strict=True
-                    )
+                    rows += zip(batch.column("partition").to_pylist(), batch.column("offset").to_pylist(), values, strict=True)
             assert (await consumer.consume_arrow(30, 0.2)) is None
         return rows
 

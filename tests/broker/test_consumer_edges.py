@@ -184,11 +184,7 @@ def test_partitions_lost_to_max_poll_are_revoked_in_the_poll_after_the_event(
         calls = _lost_after_max_poll(lib, bootstrap, topic)
         start = calls.index(("poll", 0))
         seen[name] = calls[start : start + 4]  # how long the rejoin takes after that is the broker's
-    assert (
-        seen["ours"]
-        == seen["theirs"]
-        == [("poll", 0), ("event", "_MAX_POLL_EXCEEDED"), ("poll", 1), ("revoke", [0, 1])]
-    )
+    assert seen["ours"] == seen["theirs"] == [("poll", 0), ("event", "_MAX_POLL_EXCEEDED"), ("poll", 1), ("revoke", [0, 1])]
 
 
 def test_offsets_for_times_answers_per_partition(kafka23: Any, topic_name: Callable[[str], str]) -> None:
@@ -217,6 +213,5 @@ def test_offsets_for_times_answers_per_partition(kafka23: Any, topic_name: Calla
             consumer.close()
     assert seen["ours"] == seen["theirs"]
     assert seen["ours"]["known and unknown partition"] == (
-        "value",
-        [(topic, 0, -1, None), (topic, 7, 556, "_UNKNOWN_PARTITION")],
+        "value", [(topic, 0, -1, None), (topic, 7, 556, "_UNKNOWN_PARTITION")]
     )

@@ -101,8 +101,6 @@ def test_kip848_regex_subscription_picks_up_a_new_topic(cluster: MockCluster) ->
         while len(got) < 10 and time.monotonic() < end:
             got += [m.value() or b"" for m in consumer.consume(50, 0.1) if m.error() is None]
         assert sorted(got) == sorted(b"b%d" % i for i in range(10))
-        assert {(tp.topic, tp.partition) for tp in consumer.assignment()} == {
-            (t, p) for t in (first, second) for p in (0, 1)
-        }
+        assert {(tp.topic, tp.partition) for tp in consumer.assignment()} == {(t, p) for t in (first, second) for p in (0, 1)}
     finally:
         consumer.close()

@@ -90,10 +90,7 @@ def test_close_and_rebalance_defaults_skip_overridden_calls(
     produce_with_confluent(bootstrap, topic, [Record(b"r%d" % i, None, partition=0) for i in range(RECORDS)])
     judge = confluent_kafka.Consumer(judge_config(bootstrap, **{"group.id": unique_name("wm")}))
     try:
-        ends = [
-            judge.get_watermark_offsets(confluent_kafka.TopicPartition(topic, p), timeout=10)[1]
-            for p in range(PARTITIONS)
-        ]
+        ends = [judge.get_watermark_offsets(confluent_kafka.TopicPartition(topic, p), timeout=10)[1] for p in range(PARTITIONS)]
     finally:
         judge.close()
     groups = {"theirs": unique_name("grp"), "ours": unique_name("grp")}

@@ -28,9 +28,7 @@ pytestmark = pytest.mark.broker
 WAIT = 30.0
 
 
-def read(
-    client: Client, topic: str, partition: int, start: int, end: int | None, **settings: object
-) -> list[tuple[int, bytes | None]]:
+def read(client: Client, topic: str, partition: int, start: int, end: int | None, **settings: object) -> list[tuple[int, bytes | None]]:
     out = []
     for _batch, records in fetch_range(client, topic, partition, start, end, FetchSettings(**settings)):  # type: ignore[arg-type]
         out.extend((r.offset, r.value) for r in records)
@@ -43,13 +41,7 @@ def test_compressed_batches_read_from_mid_batch_with_headers_and_timestamps(
     topic = topic_name("read")
     create_topic(tansu.bootstrap, topic, 2)
     written = [
-        Record(
-            b"v%d" % i,
-            key=b"k%d" % (i % 7),
-            headers=[("h", b"%d" % i)],
-            partition=i % 2,
-            timestamp_ms=1_700_000_000_000 + i,
-        )
+        Record(b"v%d" % i, key=b"k%d" % (i % 7), headers=[("h", b"%d" % i)], partition=i % 2, timestamp_ms=1_700_000_000_000 + i)
         for i in range(400)
     ]
     delivered = produce_with_confluent(
@@ -87,9 +79,7 @@ def test_offsets_and_ranges_on_the_mock_cluster(mock_cluster: MockCluster, topic
         assert read(client, topic, 1, 30, 30) == []
         with pytest.raises(DataLossError, match="failOnDataLoss"):
             read(client, topic, 0, 25, 40, timeout=5.0)
-        assert [o for o, _ in read(client, topic, 0, 25, 40, fail_on_data_loss=False, timeout=5.0)] == list(
-            range(25, 30)
-        )
+        assert [o for o, _ in read(client, topic, 0, 25, 40, fail_on_data_loss=False, timeout=5.0)] == list(range(25, 30))
         # To the log end, without an end offset (no data loss: the read stops where the log does).
         assert [o for o, _ in read(client, topic, 0, 25, None, timeout=5.0)] == list(range(25, 30))
         assert high_watermarks(client, topic, range(3)) == {0: 30, 1: 30, 2: 30}
@@ -112,9 +102,7 @@ def test_read_committed_from_the_markers(tansu: TansuBroker, topic_name: Callabl
     topic = topic_name("txn")
     create_topic(tansu.bootstrap, topic, 1)
     bootstrap = tansu.bootstrap
-    producer = confluent_kafka.Producer(
-        judge_config(bootstrap, **{"transactional.id": topic_name("tid"), "linger.ms": 5})
-    )
+    producer = confluent_kafka.Producer(judge_config(bootstrap, **{"transactional.id": topic_name("tid"), "linger.ms": 5}))
     producer.init_transactions(WAIT)
     plan = [("c1", True), ("a1", False), ("c2", True), ("a2", False)]
     for name, commit in plan:

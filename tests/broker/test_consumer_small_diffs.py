@@ -44,9 +44,7 @@ def test_an_error_event_about_no_partition_says_partition_0(kafka23: Any, topic_
     assert seen["ours"] == seen["theirs"] == ("INVALID_SESSION_TIMEOUT", None, 0, None)
 
 
-def test_assignment_shows_the_offsets_partitions_were_assigned_at(
-    kafka23: Any, topic_name: Callable[[str], str]
-) -> None:
+def test_assignment_shows_the_offsets_partitions_were_assigned_at(kafka23: Any, topic_name: Callable[[str], str]) -> None:
     bootstrap = _bootstrap(kafka23)
     topic = topic_name("asgoff")
     create_topic(bootstrap, topic, 2)
@@ -74,11 +72,7 @@ def test_assignment_shows_the_offsets_partitions_were_assigned_at(
             consumer.close()
         seen[name] = [sorted((tp.partition, tp.offset) for tp in step) for step in steps]
     stored, end = kafkawire.OFFSET_STORED, kafkawire.OFFSET_END
-    assert (
-        seen["ours"]
-        == seen["theirs"]
-        == [[(0, stored), (1, 1)], [(0, stored), (1, 1)], [(0, stored), (1, end)], [(0, 2)]]
-    )
+    assert seen["ours"] == seen["theirs"] == [[(0, stored), (1, 1)], [(0, stored), (1, 1)], [(0, stored), (1, end)], [(0, 2)]]
 
 
 def _commit_with_metadata(lib: Any, bootstrap: str, group: str, topic: str) -> list[Any]:
@@ -131,9 +125,7 @@ def test_aio_consumer_thread_pool_default_is_confluents() -> None:
     assert asyncio.run(pool_size()) == theirs
 
 
-def test_a_subscribed_topic_that_does_not_exist_is_one_error_event(
-    kafka23: Any, topic_name: Callable[[str], str]
-) -> None:
+def test_a_subscribed_topic_that_does_not_exist_is_one_error_event(kafka23: Any, topic_name: Callable[[str], str]) -> None:
     """Subscribed to a missing topic and an existing one: one event names the missing topic, the
     other's records still come (the subscription stays)."""
     bootstrap = _bootstrap(kafka23)
@@ -151,9 +143,7 @@ def test_a_subscribed_topic_that_does_not_exist_is_one_error_event(
             if m is None:
                 continue
             if m.error() is not None:
-                events.append(
-                    (m.error().name(), m.topic(), m.partition(), "Subscribed topic not available" in m.error().str())
-                )
+                events.append((m.error().name(), m.topic(), m.partition(), "Subscribed topic not available" in m.error().str()))
             else:
                 values.append(m.value())
         for _ in range(4):  # no second report while the topic stays missing
@@ -162,8 +152,6 @@ def test_a_subscribed_topic_that_does_not_exist_is_one_error_event(
                 events.append((m.error().name(), m.topic(), m.partition(), None))
         consumer.close()
         seen[name] = (events, sorted(values))
-    assert (
-        seen["ours"]
-        == seen["theirs"]
-        == ([("UNKNOWN_TOPIC_OR_PART", missing, 0, True)], [b"v%d" % i for i in range(5)])
+    assert seen["ours"] == seen["theirs"] == (
+        [("UNKNOWN_TOPIC_OR_PART", missing, 0, True)], [b"v%d" % i for i in range(5)]
     )

@@ -23,7 +23,6 @@ from tests.harness.topics import create_topic
 
 pytestmark = pytest.mark.broker
 
-
 def said(capture: Capture, facility: str) -> list[str]:
     """The messages of one facility's lines."""
     return [m["msg"] for line in list(capture.lines) if (m := LINE.match(line)) and m["fac"] == facility]
@@ -88,9 +87,7 @@ def test_consumer_and_queue_lines_over_a_consumer_session(kafka23: Any, topic_na
     producer.purge()
     producer.flush(5)
     group = unique_name("g")
-    consumer = kafkawire.Consumer(
-        {**conf, "group.id": group, "auto.offset.reset": "earliest", "enable.auto.commit": False}
-    )
+    consumer = kafkawire.Consumer({**conf, "group.id": group, "auto.offset.reset": "earliest", "enable.auto.commit": False})
     try:
         consumer.subscribe([topic])
         got = _poll_until(consumer, lambda g: len(g) >= 4, 60)
@@ -108,9 +105,7 @@ def test_consumer_and_queue_lines_over_a_consumer_session(kafka23: Any, topic_na
     assert commit in said(capture, "COMMIT")
     assert said(capture, "CLOSE") == [f'Closing consumer of group "{group}" (2 partition(s) assigned)']
     # queue: fetched records handed to the application, callbacks served, flush and purge
-    enqueued = re.compile(
-        rf"{topic} \[\d\]: offsets \d+\.\.\d+ \(\d+ batch\(es\)\) enqueued for the application \(\d+ bytes buffered\)"
-    )
+    enqueued = re.compile(rf"{topic} \[\d\]: offsets \d+\.\.\d+ \(\d+ batch\(es\)\) enqueued for the application \(\d+ bytes buffered\)")
     assert any(enqueued.fullmatch(q) for q in said(capture, "FETCHQ")), said(capture, "FETCHQ")
     assert any("from the producer's callback queue" in s for s in said(capture, "SERVE"))
     assert "Flushing 4 message(s) from the queues" in said(capture, "FLUSH")
@@ -150,11 +145,7 @@ def test_the_kip848_member_says_its_states_epochs_heartbeats_and_assignments(kip
     shape = re.compile(rf'Group "{group}" changed state (\w+) -> (\w+) \(member epoch (-?\d+), member id "([^"]*)"\)')
     moves = [m.groups() for s in states if (m := shape.fullmatch(s))]
     assert len(moves) == len(states), states
-    assert [(a, b) for a, b, _e, _id in moves][:3] == [
-        ("unjoined", "joining"),
-        ("joining", "reconciling"),
-        ("reconciling", "stable"),
-    ]
+    assert [(a, b) for a, b, _e, _id in moves][:3] == [("unjoined", "joining"), ("joining", "reconciling"), ("reconciling", "stable")]
     assert int(moves[2][2]) > 0 and moves[2][3] == member_id
     assert ("stable", "leaving") in [(a, b) for a, b, _e, _id in moves]
     assert any(re.fullmatch(rf'.+: ConsumerGroupHeartbeat for group "{group}" with member epoch -?\d+ \(\d+ topic\(s\) owned\)', h)

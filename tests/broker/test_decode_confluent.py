@@ -56,10 +56,7 @@ def test_decode_batches_written_by_confluent(
         for i in range(50)
     ]  # fmt: skip
     produce_with_confluent(
-        tansu.bootstrap,
-        topic,
-        sent,
-        config={"compression.type": codec_name, "linger.ms": 50, "enable.idempotence": True},
+        tansu.bootstrap, topic, sent, config={"compression.type": codec_name, "linger.ms": 50, "enable.idempotence": True}
     )
     batches = decode_batches(fetch_all(client, topic, 0))
     assert {b.compression for b in batches} == {CODECS[codec_name]}

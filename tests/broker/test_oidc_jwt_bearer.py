@@ -64,16 +64,7 @@ def _shape(idp: TokenEndpoint) -> tuple[Any, ...]:
     header, claims, signature = grant.assertion
     times = (claims["exp"] - claims["iat"], claims["iat"] - claims["nbf"])
     named = {k: v for k, v in claims.items() if k not in ("iat", "exp", "nbf", "jti")}
-    return (
-        sorted(grant.form),
-        grant.form["grant_type"],
-        grant.form.get("scope"),
-        header,
-        times,
-        named,
-        "jti" in claims,
-        signature,
-    )
+    return sorted(grant.form), grant.form["grant_type"], grant.form.get("scope"), header, times, named, "jti" in claims, signature
 
 
 def _key_file(tmp_path: Path) -> Path:

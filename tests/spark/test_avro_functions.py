@@ -85,9 +85,7 @@ def test_registry_bytes_equal_confluents_and_cross_decoded(spark: SparkSession, 
 
     df = _frame(spark, 20).drop("seen", "born", "price")  # plain Avro types: both sides' dicts compare
     schema = schema_json(df.schema)
-    ours = df.select(
-        "id", to_avro(F.struct(*df.columns), schemaRegistryUrl=front.url, subject="orders-value").alias("v")
-    )
+    ours = df.select("id", to_avro(F.struct(*df.columns), schemaRegistryUrl=front.url, subject="orders-value").alias("v"))
     got = {r.id: bytes(r.v) for r in ours.collect()}
     theirs = TheirSerializer(front.registry, schema)
     their_reader = TheirDeserializer(front.registry)
@@ -108,9 +106,7 @@ def test_auto_register_off_needs_the_schema_registered(spark: SparkSession, fron
 
     df = spark.range(3)
     with pytest.raises(Exception, match=r"(?i)schema not found"):
-        to_avro(
-            F.struct("id"), schema_json(df.schema), schemaRegistryUrl=front.url, subject="x-value", autoRegister=False
-        )
+        to_avro(F.struct("id"), schema_json(df.schema), schemaRegistryUrl=front.url, subject="x-value", autoRegister=False)
 
 
 @pytest.mark.slow  # each failing task is retried 4 times

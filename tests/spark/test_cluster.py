@@ -156,9 +156,7 @@ def test_a_worker_killed_mid_stream(
     command = stream_command(cluster, bootstrap, source, sink, tmp_path / "ckpt")
     log = tmp_path / "first.err"
     with log.open("w") as err:
-        first = subprocess.Popen(
-            command, env=driver_env(), stdout=subprocess.DEVNULL, stderr=err, cwd="/", start_new_session=True
-        )
+        first = subprocess.Popen(command, env=driver_env(), stdout=subprocess.DEVNULL, stderr=err, cwd="/", start_new_session=True)
         try:
             deadline = time.monotonic() + 300
             while "batch 0:" not in log.read_text() and first.poll() is None and time.monotonic() < deadline:

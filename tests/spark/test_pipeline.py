@@ -286,12 +286,7 @@ def test_spark_submit_local_mode(tansu: TansuBroker, topic_name: Callable[[str],
 
     topic = topic_name("submit")
     submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
-    env = {
-        **os.environ,
-        "PYSPARK_PYTHON": sys.executable,
-        "PYSPARK_DRIVER_PYTHON": sys.executable,
-        "SPARK_LOCAL_IP": "127.0.0.1",
-    }
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
     env.pop("PYSPARK_GATEWAY_PORT", None)
     env.pop("PYSPARK_GATEWAY_SECRET", None)
     command = [

@@ -156,12 +156,7 @@ def _submit_command(args: list[str]) -> tuple[list[str], dict[str, str]]:
     import kafkawire.pipeline.submit as entry
 
     submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
-    env = {
-        **os.environ,
-        "PYSPARK_PYTHON": sys.executable,
-        "PYSPARK_DRIVER_PYTHON": sys.executable,
-        "SPARK_LOCAL_IP": "127.0.0.1",
-    }
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
     env.pop("PYSPARK_GATEWAY_PORT", None)
     env.pop("PYSPARK_GATEWAY_SECRET", None)
     command = [
@@ -192,9 +187,7 @@ def test_killed_exactly_once_query_restarts_from_its_checkpoint_without_duplicat
     log = tmp_path / "first.err"
     with log.open("w") as err:
         # spark-submit's Python runner sends the driver's stderr (the --progress lines) to stdout.
-        first = subprocess.Popen(
-            command, env=env, stdout=err, stderr=subprocess.STDOUT, cwd="/", start_new_session=True
-        )
+        first = subprocess.Popen(command, env=env, stdout=err, stderr=subprocess.STDOUT, cwd="/", start_new_session=True)
         try:
             deadline = time.monotonic() + 240
             while "batch 0:" not in log.read_text() and first.poll() is None and time.monotonic() < deadline:
@@ -291,9 +284,7 @@ def test_avro_values_framed_by_confluent_are_decoded_and_written_back_framed(
         ctx = SerializationContext(source, MessageField.VALUE)
         records = [Record(serializer(_customer(i), ctx), partition=i % 2) for i in range(120)]
         produce_with_confluent(tansu.bootstrap, source, records, timeout=60)
-        transform = (
-            "SELECT value.id AS id, upper(value.name) AS name, value.note AS note FROM source WHERE value.active"
-        )
+        transform = "SELECT value.id AS id, upper(value.name) AS name, value.note AS note FROM source WHERE value.active"
         opts = StreamOptions(source, topic=sink, transform=transform, value_format="avro", schema_registry=front.url,
                              bootstrap_servers=tansu.bootstrap, checkpoint=str(tmp_path / "ckpt"))  # fmt: skip
         summary, out, _ = _run(opts, spark)

@@ -140,9 +140,7 @@ REFUSED_EARLY: list[tuple[str, Callable[[AdminClient], Any]]] = [
 
 
 @pytest.mark.parametrize("label,call", REFUSED_EARLY, ids=[label for label, _ in REFUSED_EARLY])
-def test_inputs_refused_at_the_call(
-    clients: tuple[AdminClient, ck.AdminClient], label: str, call: Callable[[AdminClient], Any]
-) -> None:
+def test_inputs_refused_at_the_call(clients: tuple[AdminClient, ck.AdminClient], label: str, call: Callable[[AdminClient], Any]) -> None:
     assert _outcome(lambda: call(clients[0])) in (TypeError, ValueError)
 
 
@@ -202,10 +200,7 @@ def test_config_resource_behaves_like_confluents() -> None:
 
 
 def test_new_topic_and_partitions_behave_like_confluents() -> None:
-    assert (repr(NewTopic("x", 1)), repr(NewPartitions("x", 3))) == (
-        repr(ck.NewTopic("x", 1)),
-        repr(ck.NewPartitions("x", 3)),
-    )
+    assert (repr(NewTopic("x", 1)), repr(NewPartitions("x", 3))) == (repr(ck.NewTopic("x", 1)), repr(ck.NewPartitions("x", 3)))
     t, theirs = NewTopic("x"), ck.NewTopic("x")
     assert (t.num_partitions, t.replication_factor, t.replica_assignment, t.config) == (
         theirs.num_partitions, theirs.replication_factor, theirs.replica_assignment, theirs.config
@@ -252,9 +247,7 @@ def test_futures_cannot_be_cancelled_and_fail_on_close() -> None:
 def test_module_constants_and_calls_match_confluent_kafka_admin() -> None:
     """Every constant of confluent_kafka.admin with its value, every public AdminClient call."""
     constants = [n for n in dir(ck) if n.isupper()]
-    assert constants and {n: getattr(kafkawire.admin, n, None) for n in constants} == {
-        n: getattr(ck, n) for n in constants
-    }
+    assert constants and {n: getattr(kafkawire.admin, n, None) for n in constants} == {n: getattr(ck, n) for n in constants}
     calls = {n for n in dir(ck.AdminClient) if not n.startswith("_")}
     assert calls - set(dir(AdminClient)) == set()
 

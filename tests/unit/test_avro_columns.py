@@ -67,18 +67,8 @@ def test_bytes_equal_fastavros_including_slices() -> None:
 
 
 def test_what_it_cannot_encode_goes_row_by_row() -> None:
-    assert (
-        column_encoder(
-            {"type": "record", "name": "r", "fields": [{"name": "d", "type": {"type": "int", "logicalType": "date"}}]}
-        )
-        is None
-    )
-    assert (
-        column_encoder(
-            {"type": "record", "name": "r", "fields": [{"name": "t", "type": {"type": "array", "items": "int"}}]}
-        )
-        is None
-    )
+    assert column_encoder({"type": "record", "name": "r", "fields": [{"name": "d", "type": {"type": "int", "logicalType": "date"}}]}) is None
+    assert column_encoder({"type": "record", "name": "r", "fields": [{"name": "t", "type": {"type": "array", "items": "int"}}]}) is None
     encode = column_encoder({"type": "record", "name": "r", "fields": [{"name": "a", "type": "long"}]})
     assert encode is not None
     with pytest.raises(NeedsRows):  # a null where the schema has none: fastavro names the row

@@ -16,9 +16,7 @@ from kafkawire.debug import CONTEXTS, HIDDEN, Debug, parse_contexts, shown_value
 
 NOWHERE = "127.0.0.1:1"
 # librdkafka's shape as confluent-kafka hands it to a logger: FACILITY [name] [thrd:where]: message
-LINE = re.compile(
-    r"^(?P<fac>[A-Z_]+) \[(?P<name>[^\]]+#(producer|consumer)-\d+)\] \[thrd:(?P<thrd>[^\]]+)\]: (?P<msg>.*)$"
-)
+LINE = re.compile(r"^(?P<fac>[A-Z_]+) \[(?P<name>[^\]]+#(producer|consumer)-\d+)\] \[thrd:(?P<thrd>[^\]]+)\]: (?P<msg>.*)$")
 
 
 class Capture(logging.Handler):

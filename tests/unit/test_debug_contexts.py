@@ -140,13 +140,8 @@ def test_the_mock_cluster_says_what_it_served_and_which_faults_it_injected() -> 
     said = [m["msg"] for m in parsed(handler, "MOCK")]
     assert all(m["thrd"] == "mock" for m in parsed(handler))
     assert "Fault set up: Metadata: 1 error(s) pushed: LEADER_NOT_AVAILABLE" in said
-    assert any(
-        re.fullmatch(r"Broker 1: Received MetadataRequestV\d+ from connection \d+ \(client\.id me\)", s) for s in said
-    )
-    assert any(
-        re.fullmatch(r"Broker 1: Injecting error LEADER_NOT_AVAILABLE into MetadataResponseV\d+ \(delayed 0 ms\)", s)
-        for s in said
-    )
+    assert any(re.fullmatch(r"Broker 1: Received MetadataRequestV\d+ from connection \d+ \(client\.id me\)", s) for s in said)
+    assert any(re.fullmatch(r"Broker 1: Injecting error LEADER_NOT_AVAILABLE into MetadataResponseV\d+ \(delayed 0 ms\)", s) for s in said)
     assert any(re.fullmatch(r"Broker 1: Sending MetadataResponseV\d+ \(\d+ bytes, delayed 0 ms\)", s) for s in said)
 
 

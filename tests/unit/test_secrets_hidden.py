@@ -20,18 +20,7 @@ from kafkawire.config import SECURITY_OPTIONS, parse_config
 
 SECRET = "s3cr3t-Pa55-not-for-logs"
 NOWHERE = "127.0.0.1:1"
-_LEAVES = (
-    str,
-    bytes,
-    int,
-    float,
-    bool,
-    type(None),
-    types.ModuleType,
-    type,
-    types.FunctionType,
-    types.BuiltinFunctionType,
-)
+_LEAVES = (str, bytes, int, float, bool, type(None), types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType)
 
 
 def reachable(root: Any) -> Iterator[tuple[str, Any]]:

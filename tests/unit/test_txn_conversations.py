@@ -74,9 +74,7 @@ def test_partitions_are_added_once_retried_while_busy_and_the_sender_woken() -> 
 
 def test_a_fenced_producer_is_fatal_and_told_once() -> None:
     client = StubClient()
-    client.handler = lambda call: (
-        coordinator_at(1) if call.api == FIND_COORDINATOR.name else {"error_code": ec.PRODUCER_FENCED}
-    )
+    client.handler = lambda call: coordinator_at(1) if call.api == FIND_COORDINATOR.name else {"error_code": ec.PRODUCER_FENCED}
     txn = manager(client)
     txn.idem.set_producer_id(7, 3)
     txn.added.add(("t", 0))

@@ -63,10 +63,7 @@ def _metadata(correlation_id: int, topics: int) -> bytes:
     body = {
         "brokers": [{"node_id": 1, "host": "h" * 200, "port": 9092, "rack": None}],
         "controller_id": 1,
-        "topics": [
-            {"error_code": 0, "name": f"t-{correlation_id}-{i}", "is_internal": False, "partitions": []}
-            for i in range(topics)
-        ],
+        "topics": [{"error_code": 0, "name": f"t-{correlation_id}-{i}", "is_internal": False, "partitions": []} for i in range(topics)],
     }
     return frame(headers.encode_response(METADATA, 1, correlation_id, body))
 
@@ -124,7 +121,7 @@ def test_memory_follows_the_bytes_that_arrive_not_the_size_prefix() -> None:
                  "aborted_transactions": [], "records": b"\x05" * 5_000_000}  # fmt: skip
     body = {"throttle_time_ms": 0, "responses": [{"topic": "t", "partitions": [partition]}]}
     answer = frame(headers.encode_response(FETCH, 4, 0, body))
-    got, buffers = _read(conn, answer[:3_000_000])
+    got, buffers = _read(conn, answer[: 3_000_000])
     assert got == [] and max(size for _, size in buffers) <= 2 * 3_000_000
     more, _ = _read(conn, answer[3_000_000:])
     assert more[0].body.responses[0].partitions[0].records == b"\x05" * 5_000_000

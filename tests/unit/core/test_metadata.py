@@ -25,16 +25,7 @@ def answer(topics: list[tuple[str, int, int]]) -> Any:
 
 def test_partition_counts_hold_only_topics_a_record_can_go_to() -> None:
     md = ClusterView()
-    md.update(
-        answer(
-            [
-                ("ok", 0, 3),
-                ("creating", KafkaError.LEADER_NOT_AVAILABLE, 0),
-                ("bad", KafkaError.TOPIC_AUTHORIZATION_FAILED, 2),
-            ]
-        ),
-        1.0,
-    )
+    md.update(answer([("ok", 0, 3), ("creating", KafkaError.LEADER_NOT_AVAILABLE, 0), ("bad", KafkaError.TOPIC_AUTHORIZATION_FAILED, 2)]), 1.0)
     assert md.partition_counts == {"ok": 3}
     md.update(answer([("creating", 0, 2)]), 2.0)  # a partial answer keeps the topics it does not name
     assert md.partition_counts == {"ok": 3, "creating": 2}

@@ -32,9 +32,7 @@ def test_only_a_first_answer_in_tls_is_a_mismatch() -> None:
 
 
 def test_closes_that_point_at_a_mismatch() -> None:
-    assert (
-        close_mismatch(during_tls_handshake=True, answered_since_ready=None, sasl=False) == CLOSED_DURING_TLS_HANDSHAKE
-    )
+    assert close_mismatch(during_tls_handshake=True, answered_since_ready=None, sasl=False) == CLOSED_DURING_TLS_HANDSHAKE
     assert close_mismatch(during_tls_handshake=False, answered_since_ready=0, sasl=False) == CLOSED_AFTER_API_VERSIONS
     assert close_mismatch(during_tls_handshake=False, answered_since_ready=0, sasl=True) is None  # it did SASL
     assert close_mismatch(during_tls_handshake=False, answered_since_ready=2, sasl=False) is None  # it worked
@@ -65,13 +63,9 @@ def test_a_lasting_failure_is_reported_once_per_address_until_it_connects() -> N
 def test_a_rebootstrap_makes_the_bootstrap_servers_untried_and_all_down_reportable_again() -> None:
     health, learned, boot = ClusterHealth(), ("b", 9092), ("boot", 9092)
     plain = KafkaError(KafkaError._TRANSPORT, "connection refused")
-    assert [e.code() for e in health.failed(learned, plain, [learned], any_live=False)] == [
-        KafkaError._ALL_BROKERS_DOWN
-    ]
+    assert [e.code() for e in health.failed(learned, plain, [learned], any_live=False)] == [KafkaError._ALL_BROKERS_DOWN]
     health.failed(boot, plain, [learned], any_live=False)
     assert health.failed(learned, plain, [learned], any_live=False) == []  # once until something comes back
     health.rebootstrapped([boot])
     assert not health.is_down(boot) and health.is_down(learned)  # the learned broker's last attempt still failed
-    assert [e.code() for e in health.failed(learned, plain, [learned], any_live=False)] == [
-        KafkaError._ALL_BROKERS_DOWN
-    ]
+    assert [e.code() for e in health.failed(learned, plain, [learned], any_live=False)] == [KafkaError._ALL_BROKERS_DOWN]

@@ -61,9 +61,7 @@ def test_idempotence_verdicts(idempotent: Idempotent, transactional: bool, step:
     # metadata refresh either, the sequence rules own the batch.
     verdict = judge(ec.NOT_LEADER_OR_FOLLOWER, idempotent=idempotent, transactional=transactional)
     assert verdict == (step, False)
-    exhausted = judge(
-        ec.NOT_LEADER_OR_FOLLOWER, idempotent=idempotent, transactional=transactional, attempts=9, now=TIMEOUT
-    )
+    exhausted = judge(ec.NOT_LEADER_OR_FOLLOWER, idempotent=idempotent, transactional=transactional, attempts=9, now=TIMEOUT)
     assert exhausted == (step, False)
 
 

@@ -44,9 +44,7 @@ def test_a_fenced_member_loses_its_assignment_and_rejoins_with_epoch_zero() -> N
     assert (body["member_id"], body["member_epoch"], body["subscribed_topic_names"]) == ("me", 0, ["t"])
 
 
-@pytest.mark.parametrize(
-    ("code", "attr"), [(ec.NOT_COORDINATOR, "find_coordinator"), (ec.COORDINATOR_LOAD_IN_PROGRESS, "retry")]
-)
+@pytest.mark.parametrize(("code", "attr"), [(ec.NOT_COORDINATOR, "find_coordinator"), (ec.COORDINATOR_LOAD_IN_PROGRESS, "retry")])
 def test_coordinator_errors_keep_the_membership(code: int, attr: str) -> None:
     m = ShareGroupMember("g", "me", ["t"])
     m.heartbeat_request()
@@ -147,9 +145,7 @@ def test_session_opens_then_sends_only_changes_and_acks() -> None:
     assert first["share_session_epoch"] == 0 and len(first["topics"][0]["partitions"]) == 2
     second = s.fetch({a}, {a: batches({3: ACCEPT})})
     assert second["share_session_epoch"] == 1
-    assert second["topics"] == [
-        {"topic_id": T, "partitions": [{"partition_index": 0, "acknowledgement_batches": batches({3: ACCEPT})}]}
-    ]
+    assert second["topics"] == [{"topic_id": T, "partitions": [{"partition_index": 0, "acknowledgement_batches": batches({3: ACCEPT})}]}]
     assert second["forgotten_topics_data"] == [{"topic_id": T, "partitions": [1]}]
     ack = s.acknowledge({a: batches({4: REJECT})})
     assert ack is not None and ack["share_session_epoch"] == 2
