@@ -83,7 +83,7 @@ class Client:
         # Told of the connection errors the user hears about (core/cluster_health.py): all brokers
         # down, once until one comes back; a host name that does not resolve, once per address.
         self.on_error: Callable[[KafkaError], None] | None = None
-        self._health = ClusterHealth()
+        self._health = ClusterHealth(recent=self.settings.backoff_max_ms / 1000)
         self._brokers: dict[int, BrokerConnection] = {}
         # Group membership conversations have a connection of their own to the coordinator (as in
         # librdkafka and the Java client): a broker answers one connection's requests in order, so
@@ -388,7 +388,12 @@ class Client:
         }
         live = (State.READY, State.CONNECTING, State.NEGOTIATING)
         any_live = any(c.state in live for c in (*self._bootstrap, *self._brokers.values()))
-        for error in self._health.failed(address, conn.last_error, known, any_live, lasting=conn.last_error_lasting):
+        trying = {(c.host, c.port) for c in self.connections() if c.trying}
+        failures = self._health.failed(
+            address, conn.last_error, known, any_live, lasting=conn.last_error_lasting, trying=trying,
+            now=self.engine.now(),
+        )  # fmt: skip
+        for error in failures:
             if self.on_error is not None:
                 self.on_error(error)
             if error.code() == KafkaError._ALL_BROKERS_DOWN:

@@ -141,6 +141,12 @@ class BrokerConnection:
         return self._conn.in_flight
 
     @property
+    def trying(self) -> bool:
+        """Not ready and still trying to come back: requests wait for it, or a reconnect is due."""
+        waiting = bool(self._queue) or self._wanted or self._reconnect_timer is not None
+        return self.state is not State.READY and self.state is not State.CLOSED and waiting
+
+    @property
     def load(self) -> int:
         """Requests waiting or in flight: used to pick the least busy broker."""
         return self._conn.in_flight + len(self._queue)
