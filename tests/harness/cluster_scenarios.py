@@ -97,6 +97,8 @@ class Faults:
         try:
             for fault in self.faults:
                 time.sleep(max(0.0, self.start + fault.at - now()))
+                for restart in self._restarts:  # one broker down at a time: the last one is back
+                    restart.join()
                 fault.node = fault.victim(self)
                 leaders = {topic: self.cluster.leaders(topic) for topic in self.topics}
                 if fault.action == "move":
@@ -317,6 +319,7 @@ def check_produced(
         "p99 s": round(latencies[int(len(latencies) * 0.99)], 2) if latencies else None,
         "max s": round(latencies[-1], 2) if latencies else None,
         "all brokers down": run.errors.count("_ALL_BROKERS_DOWN"),
+        "failed with": sorted({reps[0][3] for reps in run.reports.values() if reps[0][3] is not None}),
     }
     recovery = [_delivers_again(run, partitions, since) for since, partitions in hit]
     return Verdict(run.client, counts, recovery, notes)
