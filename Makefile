@@ -6,7 +6,7 @@ PYTHON ?= python3
 DEMO_VENV := .venv-demo
 TEST_VENV := .venv
 
-.PHONY: demo pipeline producer-demo java system-deps test test-slow lint clean peer
+.PHONY: demo pipeline producer-demo java system-deps test test-slow test-all lint clean peer
 
 # setup.py builds the C extension (src/kafkawire/_native.c) at install time; a change to it reinstalls.
 $(DEMO_VENV)/.installed: pyproject.toml setup.py src/kafkawire/_native.c
@@ -89,6 +89,10 @@ test: lint system-deps
 
 test-slow: system-deps $(TEST_VENV)/.installed
 	KAFKAWIRE_REQUIRE_NATIVE=1 $(TEST_VENV)/bin/python -m pytest -m slow
+
+# Everything: the suite, then the slow tests (the three-broker Kafka 2.3 scenarios included,
+# tests/broker/test_cluster_kafka23.py; KAFKAWIRE_CLUSTER_SEED picks another fault schedule).
+test-all: test test-slow
 
 # Drop-in, measured: confluent-kafka-python's own unit tests run on kafkawire with the import renamed
 # (../shared/peer, see its README). The rate may only go up: raise PEER_FAIL_UNDER with it.
