@@ -74,8 +74,13 @@ def test_producer_with_a_short_message_timeout_and_a_broker_killed(cluster: Kafk
     faults = [Fault(4.0, "kill", leader_of([0, 1, 2], SEED))]
     verdicts = run_producer_scenario(cluster, faults, count=15_000, rate=1_000, config={"message.timeout.ms": 5000})
     show("idempotent producer, message.timeout.ms 5000, a leader killed", verdicts)
+    # Records that expire while in flight leave librdkafka's order and once-only promise too (on a
+    # busy machine confluent-kafka wrote 1,734 values twice here): kafkawire must do no worse.
+    judge, ours = verdicts
     for v in verdicts:
-        assert v.problems(allowed=PRODUCE_ORDER_KEPT) == {}, v.line()
+        assert v.problems(allowed=(*PRODUCE_ORDER_KEPT, "duplicated", "reordered")) == {}, v.line()
+    for count in ("duplicated", "reordered"):
+        assert ours.counts[count] <= judge.counts[count], f"{count}: {ours.line()} / {judge.line()}"
 
 
 def test_producer_with_a_broker_paused_longer_than_the_request_timeout(cluster: KafkaCluster) -> None:

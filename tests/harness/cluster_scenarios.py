@@ -327,16 +327,19 @@ def check_produced(
 
 def _delivers_again(run: ProduceRun, partitions: set[int], since: float) -> float | None:
     """Until every partition in ``partitions`` has delivered a record produced after ``since``."""
-    if not partitions:
-        return None
     first: dict[int, float] = {}
+    sent_to: set[int] = set()  # hit partitions that were sent records after the fault
     for index, reps in run.reports.items():
         if run.sent_at[index] <= since:
             continue
         t, partition, _offset, err = reps[0]
-        if err is None and partition in partitions:
-            first[partition] = min(first.get(partition, t), t)
-    if set(first) != partitions:
+        if partition in partitions:
+            sent_to.add(partition)
+            if err is None:
+                first[partition] = min(first.get(partition, t), t)
+    if not sent_to:
+        return None  # (the fault hit no partition, or came after the last record)
+    if set(first) != sent_to:
         return float("inf")
     return max(first.values()) - since
 
