@@ -132,6 +132,6 @@ def test_a_member_joins_while_the_coordinator_is_down_for_good(cluster: KafkaClu
         return coordinator_of(group["name"])(faults)
 
     faults = [Fault(3.0, "kill", coordinator, down_for=None)]
-    verdicts = run_group_scenario(cluster, faults, duration=30.0, rate=300, joiner_at=3.0, on_groups=group.update)
+    verdicts = run_group_scenario(cluster, faults, duration=30.0, rate=300, joiner=True, on_groups=group.update)
     show("coordinator down for good, a member joins", verdicts)
     _group_checked(verdicts)

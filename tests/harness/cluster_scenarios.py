@@ -533,13 +533,13 @@ def check_group(
 
 
 def run_group_scenario(cluster: KafkaCluster, faults: list[Fault], duration: float, rate: float, *,
-                       members: int = 2, joiner_at: float | None = None, partitions: int = 6,
+                       members: int = 2, joiner: bool = False, partitions: int = 6,
                        config: dict[str, Any] | None = None,
                        on_groups: Callable[[dict[str, str]], None] | None = None) -> list[Verdict]:  # fmt: skip
     """Both clients' groups (``members`` each, at-least-once: offsets committed automatically after
     poll() handed the record over) read a topic fed at ``rate`` for ``duration`` s while ``faults``
-    happen, then until they have read everything fed. With ``joiner_at``, one more member per client
-    joins that many seconds in (the time it takes to get partitions is noted)."""
+    happen, then until they have read everything fed. With ``joiner``, one more member per client
+    joins as the first fault strikes (the time it takes to get partitions is noted)."""
     groups = sibling_groups(CLIENTS, "cluster-group")
     if on_groups is not None:  # (the first client's group is "name": faults find its coordinator)
         on_groups({"name": groups[next(iter(CLIENTS))]})
@@ -561,8 +561,9 @@ def run_group_scenario(cluster: KafkaCluster, faults: list[Fault], duration: flo
     start = now()
     player.run(start)
     joined_at: float | None = None
-    if joiner_at is not None:
-        time.sleep(joiner_at)
+    if joiner:  # right after the first fault struck
+        while not faults[0].started and not player.errors:
+            time.sleep(0.01)
         joined_at = now()
         team += [Member(CLIENTS[name], "joiner", cluster.bootstrap(), run, conf) for name, run in runs.items()]
     time.sleep(max(0.0, start + duration - now()))
