@@ -20,12 +20,14 @@ from typing import Any
 from .. import model
 from ..config import CONNECTION_OPTIONS, NO_BOOTSTRAP, RETRY_BACKOFF_OPTIONS, bootstrap_addresses, parse_config
 from ..core.cluster_health import ClusterHealth
+from ..core.failover import FAILS_OVER
 from ..core.metadata import ClusterView
 from ..core.metadata_refresh import Intervals, Recovery
 from ..debug import APP, OFF, Debug, broker_name
-from ..io.broker import Body, BrokerConnection, Callback, State
+from ..io.broker import BrokerConnection, State
 from ..io.connection_settings import ConnectionSettings
 from ..io.engine import Engine
+from ..io.queued import Body, Callback
 from ..io.resolve import Resolver
 from ..kafka_error import KafkaError, KafkaException
 from ..protocol.apis import METADATA
@@ -230,10 +232,9 @@ class Client:
     ) -> None:
         """Send one request to ``node`` (any ready broker when None); ``coordinator_lane``: over
         that broker's second connection, kept for group membership conversations; ``fails_over``
-        (implied by the lane): the request fails at once while that broker is down, its caller
-        finding another (a fresh coordinator lookup, a partition's new leader; core/failover.py);
-        ``fail_fast``:
-        a request still queued when its connection fails for a reason no reconnect mends (TLS,
+        (implied by the lane and for FAILS_OVER's APIs): the request fails at once while that broker
+        is down, its caller finding another (a fresh coordinator lookup, a partition's new leader;
+        core/failover.py); ``fail_fast``: a request still queued when its connection fails for a reason no reconnect mends (TLS,
         credentials, a security.protocol mismatch) fails with that reason rather than waiting."""
         if self._closed:
             callback(None, KafkaError(KafkaError._DESTROY, "client closed"))
@@ -247,7 +248,7 @@ class Client:
             return
         conn.request(
             api, body, callback, timeout=timeout, expect_response=expect_response, max_version=max_version,
-            fail_fast=fail_fast, fails_over=fails_over or coordinator_lane,
+            fail_fast=fail_fast, fails_over=fails_over or coordinator_lane or api in FAILS_OVER,
         )  # fmt: skip
 
     def refresh_metadata_io(

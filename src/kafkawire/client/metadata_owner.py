@@ -20,8 +20,8 @@ from typing import Any
 from ..core.metadata import request_body
 from ..core.metadata_refresh import Intervals, Pace, Recovery, RefreshSchedule, Request
 from ..debug import MAIN, OFF, Debug
-from ..io.broker import Body, Callback
 from ..io.engine import Timer, guarded
+from ..io.queued import Body, Callback
 from ..kafka_error import KafkaError
 from ..protocol.codec import Struct
 from .driver import Timers

@@ -395,7 +395,6 @@ class FetchEngine:
             node=node,
             timeout=self._wait_ms / 1000 + self._timeout,
             max_version=None if all(topic_ids.values()) else 12,
-            fails_over=True,  # a leader that is down: refresh metadata, fetch from the new one
         )
 
     def _answered(

@@ -22,9 +22,7 @@ import enum
 import functools
 import random
 from collections import deque
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable
 
 from ..core.backoff import backoff_delay
 from ..core.cluster_health import REPORTED_PER_ADDRESS
@@ -35,7 +33,6 @@ from ..core.versions import Doubts, UnsupportedVersionError
 from ..debug import broker_name
 from ..kafka_error import KafkaError
 from ..protocol.apis import API_VERSIONS
-from ..protocol.codec import Struct
 from ..protocol.frame import Frame
 from ..protocol.schema import Api
 from . import wire_log
@@ -43,11 +40,10 @@ from .connection_settings import BrokerStats, ConnectionSettings, TransportFacto
 from .engine import Engine, Timer, guarded
 from .handshake_driver import HandshakeDriver
 from .outbox import Outbox
+from .queued import Body, Callback, Queued
 from .resolve import Addresses, Resolver
 from .transport import READ, WRITE, PeerClosed, Transport, TransportError
 
-Body = Mapping[str, Any] | Callable[[int], Mapping[str, Any]]
-Callback = Callable[[Struct | None, KafkaError | None], None]
 _NOTHING = memoryview(b"")
 
 
@@ -57,18 +53,6 @@ class State(enum.Enum):
     NEGOTIATING = "negotiating"
     READY = "ready"
     CLOSED = "closed"
-
-
-@dataclass
-class Queued:
-    api: Api
-    body: Body
-    callback: Callback
-    deadline: float
-    expect_response: bool
-    max_version: int | None
-    fail_fast: bool = False  # failed at once by a failure no reconnect mends (Client.request_io)
-    fails_over: bool = False  # answerable elsewhere: failed with the connection (core/failover.py)
 
 
 class BrokerConnection:
@@ -141,10 +125,9 @@ class BrokerConnection:
         return self._conn.in_flight
 
     @property
-    def trying(self) -> bool:
-        """Not ready and still trying to come back: requests wait for it, or a reconnect is due."""
-        waiting = bool(self._queue) or self._wanted or self._reconnect_timer is not None
-        return self.state is not State.READY and self.state is not State.CLOSED and waiting
+    def trying(self) -> bool:  # not ready, still trying to come back (core/cluster_health.py)
+        waiting = bool(self._queue or self._wanted or self._reconnect_timer)
+        return waiting and self.state not in (State.READY, State.CLOSED)
 
     @property
     def load(self) -> int:
@@ -167,20 +150,17 @@ class BrokerConnection:
 
         ``callback(response, error)`` runs on the IO thread exactly once. With
         ``expect_response=False`` (acks=0 produce) it runs once the bytes are written.
-        ``fails_over``: another broker can answer it (core/failover.py): it fails with
-        ``_TRANSPORT`` rather than wait while this broker is down.
+        ``fails_over``: see Client.request_io.
         """
         if self.state is State.CLOSED:
             callback(None, KafkaError(KafkaError._DESTROY))
             return
-        if fails_over and self.state is State.DISCONNECTED:
-            backing_off = self._reconnect_timer is not None or self._settling
-            when = request_when_down(fails_over=True, failed_since_ready=self._failures > 0, backing_off=backing_off)
-            if when is WhenDown.FAIL:
-                self._wanted = True
-                why = self.last_error.str() if self.last_error is not None else "down"
-                callback(None, KafkaError(KafkaError._TRANSPORT, f"{self.host}:{self.port} is down: {why}"))
-                return
+        backing_off = self.state is State.DISCONNECTED and (self._reconnect_timer is not None or self._settling)
+        down = request_when_down(fails_over=fails_over, failed_since_ready=self._failures > 0, backing_off=backing_off)
+        if down is WhenDown.FAIL:
+            self._wanted = True
+            callback(None, KafkaError(KafkaError._TRANSPORT, f"{self.host}:{self.port} is down: {self.last_error}"))
+            return
         deadline = self.engine.now() + (self.settings.request_timeout if timeout is None else timeout)
         self._queue.append(Queued(api, body, callback, deadline, expect_response, max_version, fail_fast, fails_over))
         self.open()

@@ -257,7 +257,6 @@ class Sender:
             timeout=timeout,
             expect_response=self.settings.acks != 0,
             max_version=max_produce_version(self.txn is not None, len(topic_ids) == len(topics)),
-            fails_over=True,  # a leader that is down: refresh metadata, send to the new one (core/failover.py)
         )
 
     # --- answers -------------------------------------------------------------------------------
