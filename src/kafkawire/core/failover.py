@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import enum
 
-from ..protocol.apis import FETCH
+from ..protocol.apis import FETCH, PRODUCE
 from ..protocol.schema import Api
 
-# Requests another broker answers once metadata names it (a partition's new leader): a Fetch to a
-# leader that is down fails at once, its partitions' metadata is refreshed, and it is sent again to
-# whichever broker leads them then. (A coordinator's requests fail over too: they go over the
-# coordinator lane, Client.request_io.) Produce is not here yet: its retries carry the idempotent
-# producer's sequences, and tests/broker/test_cluster_kafka23.py shows no gain from it so far.
-FAILS_OVER: frozenset[Api] = frozenset({FETCH})
+# Requests another broker answers once metadata names it (a partition's new leader): a Produce or
+# Fetch to a leader that is down fails at once (never written: a retry keeps its sequence), its
+# partitions' metadata is refreshed, and it is sent again to whichever broker leads them then.
+# (A coordinator's requests fail over too: they go over the coordinator lane, Client.request_io.)
+FAILS_OVER: frozenset[Api] = frozenset({FETCH, PRODUCE})
 
 
 class WhenDown(enum.Enum):
