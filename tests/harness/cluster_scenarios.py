@@ -520,7 +520,8 @@ def check_group(
         for index, (partition, _offset, sent) in run.fed.items():
             if sent > fault.started and index in first_read:
                 partitions[partition] = min(partitions.get(partition, first_read[index]), first_read[index])
-        recovery.append(max(partitions.values()) - fault.started if partitions else float("inf"))
+        fed_after = any(sent > fault.started for _p, _o, sent in run.fed.values())
+        recovery.append(max(partitions.values()) - fault.started if partitions else float("inf") if fed_after else None)
         if partitions:
             slowest = max(partitions, key=partitions.__getitem__)
             readers = sorted({m for t, m, p, _o, _i in run.reads if p == slowest and t >= partitions[slowest]})
