@@ -106,7 +106,9 @@ test-slow: system-deps $(TEST_VENV)/.installed
 	KAFKAWIRE_REQUIRE_NATIVE=1 $(PYTEST) -n 2 --dist loadfile --busy-loops --repeat 2 $(FAULT_TESTS)
 
 # Everything CI runs: the README's suite, the documentation's build, the slow tests (with the corpus
-# of libraries built on confluent-kafka, tests/frameworks), then the peer suite when it is there.
+# of libraries built on confluent-kafka, tests/frameworks, and the three-broker Kafka 2.3 scenarios,
+# tests/broker/test_cluster_kafka23.py; KAFKAWIRE_CLUSTER_SEED picks another fault schedule), then
+# the peer suite when it is there.
 test-all: test docs test-slow
 	@if [ -d $(PEER_DIR) ]; then $(MAKE) peer; else echo "no peer suite at $(PEER_DIR): skipped"; fi
 

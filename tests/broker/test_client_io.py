@@ -6,6 +6,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 
 import pytest
 
@@ -68,6 +69,37 @@ def test_broker_down_fails_in_flight_then_reconnects(mock_cluster: MockCluster, 
         except KafkaException:
             assert time.monotonic() < deadline, "never reconnected"
             time.sleep(0.05)
+
+
+def test_a_request_that_can_fail_over_leaves_a_broker_that_is_down_at_once(mock_cluster: MockCluster) -> None:
+    """Issue 39: a coordinator's or a fetch's request queued on a dead broker's connection waited
+    for its deadline; one that can be answered elsewhere fails as soon as its broker is down, and
+    the connection keeps coming back by itself so the broker is used again once it returns."""
+    with Client({"bootstrap.servers": mock_cluster.bootstraps, "reconnect.backoff.ms": 500}) as client:
+        client.refresh_metadata().result(10)
+        client.request(API_VERSIONS, {}, node=1).result(10)
+
+        def over(node: int) -> Future[object]:
+            fut: Future[object] = Future()
+
+            def send() -> None:
+                def done(body: object, error: KafkaError | None) -> None:
+                    fut.set_result(error if error is not None else body)
+
+                client.request_io(API_VERSIONS, {}, done, node=node, timeout=30, fails_over=True)
+
+            client.engine.call_soon(send)
+            return fut
+
+        mock_cluster.broker_set_down(1)
+        for _ in range(3):  # in flight when it went, then while the connection backs off
+            answer = over(1).result(10)  # (its deadline is 30 s: it did not wait for it)
+            assert isinstance(answer, KafkaError) and answer.code() == KafkaError._TRANSPORT, answer
+        mock_cluster.broker_set_up(1)
+        deadline = time.monotonic() + 15
+        while isinstance(over(1).result(10), KafkaError):
+            assert time.monotonic() < deadline, "the connection never came back"
+            time.sleep(0.1)
 
 
 def test_request_timeout_fails_with_timed_out_and_connection_recovers(mock_cluster: MockCluster, client: Client) -> None:

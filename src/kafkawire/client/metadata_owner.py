@@ -21,8 +21,8 @@ from ..base.debug import MAIN, OFF, Debug
 from ..core.kafka_error import KafkaError
 from ..core.metadata import request_body
 from ..core.metadata_refresh import Intervals, Pace, Recovery, RefreshSchedule, Request
-from ..io.broker import Body, Callback
 from ..io.io_engine import Timer, guarded
+from ..io.queued import Body, Callback
 from ..protocol.codec import Struct
 from .driver import Timers
 

@@ -21,12 +21,14 @@ from ..base import model
 from ..base.config import CONNECTION_OPTIONS, NO_BOOTSTRAP, RETRY_BACKOFF_OPTIONS, bootstrap_addresses, parse_config
 from ..base.debug import APP, OFF, Debug, broker_name
 from ..core.cluster_health import ClusterHealth
+from ..core.failover import FAILS_OVER
 from ..core.kafka_error import KafkaError, KafkaException
 from ..core.metadata import ClusterView
 from ..core.metadata_refresh import Intervals, Recovery
-from ..io.broker import Body, BrokerConnection, Callback, ConnectionState
+from ..io.broker import BrokerConnection, ConnectionState
 from ..io.connection_settings import ConnectionSettings
 from ..io.io_engine import Engine
+from ..io.queued import Body, Callback
 from ..io.resolve import Resolver, canonical_names
 from ..protocol.apis import METADATA
 from ..protocol.codec import Struct
@@ -89,7 +91,7 @@ class Client:
         # Told of the connection errors the user hears about (core/cluster_health.py): all brokers
         # down, once until one comes back; a host name that does not resolve, once per address.
         self.on_error: Callable[[KafkaError], None] | None = None
-        self._health = ClusterHealth()
+        self._health = ClusterHealth(recent=self.settings.backoff_max_ms / 1000)
         self._brokers: dict[int, BrokerConnection] = {}
         # Group membership conversations have a connection of their own to the coordinator (as in
         # librdkafka and the Java client): a broker answers one connection's requests in order, so
@@ -262,10 +264,13 @@ class Client:
         expect_response: bool = True,
         coordinator_lane: bool = False,
         fail_fast: bool = False,
+        fails_over: bool = False,
     ) -> None:
         """Send one request to ``node`` (any ready broker when None); ``coordinator_lane``: over
-        that broker's second connection, kept for group membership conversations; ``fail_fast``:
-        a request still queued when its connection fails for a reason no reconnect mends (TLS,
+        that broker's second connection, kept for group membership conversations; ``fails_over``
+        (implied by the lane and for FAILS_OVER's APIs): the request fails at once while that broker
+        is down, its caller finding another (a fresh coordinator lookup, a partition's new leader;
+        core/failover.py); ``fail_fast``: a request still queued when its connection fails for a reason no reconnect mends (TLS,
         credentials, a security.protocol mismatch) fails with that reason rather than waiting."""
         if self._closed:
             callback(None, KafkaError(KafkaError._DESTROY, "client closed"))
@@ -279,7 +284,7 @@ class Client:
             return
         conn.request(
             api, body, callback, timeout=timeout, expect_response=expect_response, max_version=max_version,
-            fail_fast=fail_fast,
+            fail_fast=fail_fast, fails_over=fails_over or coordinator_lane or api in FAILS_OVER,
         )  # fmt: skip
 
     def refresh_metadata_io(
@@ -426,7 +431,12 @@ class Client:
         }
         live = (ConnectionState.READY, ConnectionState.CONNECTING, ConnectionState.NEGOTIATING)
         any_live = any(c.state in live for c in (*self._bootstrap, *self._brokers.values()))
-        for error in self._health.failed(address, conn.last_error, known, any_live, lasting=conn.last_error_lasting):
+        trying = {(c.host, c.port) for c in self.connections() if c.trying}
+        failures = self._health.failed(
+            address, conn.last_error, known, any_live, lasting=conn.last_error_lasting, trying=trying,
+            now=self.engine.now(),
+        )  # fmt: skip
+        for error in failures:
             if self.on_error is not None and not _exiting():
                 self.on_error(error)
             if error.code() == KafkaError._ALL_BROKERS_DOWN:

@@ -15,9 +15,9 @@ The leader keeps the partition counts it assigned with and looks at the metadata
 second while a subscribed topic is missing, else every ``metadata_interval``): a topic created or
 grown since makes the group join again, as the Java client's leader does.
 
-Every ``coordinator.query.interval.ms`` (a tenth of it while the coordinator's connection is down) it
-asks FindCoordinator again, as librdkafka does: a coordinator that moved is followed at once rather
-than when an answer says NOT_COORDINATOR.
+Every ``coordinator.query.interval.ms`` (every ``retry.backoff.ms`` while the coordinator's connection
+is down, core/failover.py) it asks FindCoordinator again, as librdkafka does: a coordinator that moved
+is followed at once rather than when an answer says NOT_COORDINATOR.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from ..client.group_transactions import GROUP_TRANSACTIONS
 from ..client.network_client import Client
 from ..core.assignors import ASSIGNORS, COOPERATIVE_STICKY, JoinedMember, encode_sticky_user_data
 from ..core.backoff import RetryBackoff
+from ..core.failover import coordinator_query_delay
 from ..core.group import REFUSED_JOIN_PAUSE, GroupConfig, GroupState, GroupStep, Membership
 from ..core.kafka_error import KafkaError
 from ..io.broker import ConnectionState
@@ -178,8 +179,10 @@ class GroupMember:
         if self._stopped:
             return
         lane = None if self.coordinator is None else self.client.lane(self.coordinator)
-        down = lane is None or lane.state is not ConnectionState.READY
-        self._query = self.client.engine.call_later(self._query_interval / (10 if down else 1), self._query_coordinator)
+        reachable = lane is not None and lane.state is ConnectionState.READY
+        backoff = self.client.config["retry.backoff.ms"] / 1000
+        delay = coordinator_query_delay(interval=self._query_interval, backoff=backoff, reachable=reachable)
+        self._query = self.client.engine.call_later(delay, self._query_coordinator)
 
     def _query_coordinator(self) -> None:
         if self._stopped:

@@ -1,8 +1,12 @@
 """Which connection failures the user hears about (``error_cb``), decided without IO.
 
-All brokers down is reported once when every broker we know of has failed its last attempt (as
-librdkafka: a broker never tried is not down) and nothing is connected or connecting, and again
-only after some connection came back. A failure that no reconnect can mend by itself (a name
+All brokers down is reported once when every broker we know of is down now (as librdkafka: a
+broker never tried is not down) and nothing is connected or connecting, and again only after some
+connection came back. Down now: its last attempt failed, and its connection still tries to come
+back or failed within ``recent`` seconds (the client's reconnect.backoff.ms at its longest: a
+connection still wanted tries at least that often). A broker that failed once and was left alone
+since (killed, restarted, its partitions moved away) says nothing about now, so one more broker
+failing is not all of them. A failure that no reconnect can mend by itself (a name
 that does not resolve, a certificate not trusted, credentials refused) is reported per address, once
 until that address connects again, so a broker retried every second does not flood the callback.
 """
@@ -20,8 +24,10 @@ REPORTED_PER_ADDRESS = frozenset({KafkaError._RESOLVE, KafkaError._SSL, KafkaErr
 
 
 class ClusterHealth:
-    def __init__(self) -> None:
+    def __init__(self, recent: float = float("inf")) -> None:
+        self.recent = recent
         self._down: set[Address] = set()  # addresses whose last connection attempt failed
+        self._failed_at: dict[Address, float] = {}  # when each of them failed last
         self._reported: dict[Address, KafkaError] = {}  # address -> the error last reported for it
         self._all_down = False
 
@@ -50,21 +56,32 @@ class ClusterHealth:
         self._all_down = False
 
     def failed(
-        self, address: Address, error: KafkaError, known: Collection[Address], any_live: bool, *, lasting: bool = False
+        self,
+        address: Address,
+        error: KafkaError,
+        known: Collection[Address],
+        any_live: bool,
+        *,
+        lasting: bool = False,
+        trying: Collection[Address] = (),
+        now: float = 0.0,
     ) -> list[KafkaError]:
         """The errors to report now that the connection to ``address`` failed with ``error``.
 
         ``known``: the addresses of every broker (metadata's, else the bootstrap list);
         ``any_live``: some connection is ready or on its way up; ``lasting``: the connection
-        judged that no reconnect mends this one either (a security.protocol mismatch)."""
+        judged that no reconnect mends this one either (a security.protocol mismatch);
+        ``trying``: the addresses whose connections still try to come back; ``now``: seconds."""
         self._down.add(address)
+        self._failed_at[address] = now
         out = []
         if lasting or error.code() in REPORTED_PER_ADDRESS:
             last = self._reported.pop(address, None)
             self._reported[address] = error  # (last in the dict: the latest)
             if last is None or (last.code(), last.str()) != (error.code(), error.str()):
                 out.append(error)
-        if not self._all_down and not any_live and set(known) <= self._down:
+        down_now = {a for a in self._down if a in trying or now - self._failed_at[a] <= self.recent}
+        if not self._all_down and not any_live and set(known) <= down_now:
             self._all_down = True
             out.append(KafkaError(KafkaError._ALL_BROKERS_DOWN, f"{len(known)}/{len(known)} brokers are down"))
         return out

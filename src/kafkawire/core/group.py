@@ -62,6 +62,7 @@ class GroupVerdict(enum.Enum):
     COORDINATOR = "find the coordinator, then ask again (a join: rejoin)"
     RETRY = "ask again later"
     REFUSED = "report, then join again later"  # a JoinGroup refused for a reason of ours
+    UNKNOWN = "not in the table: a heartbeat asks again, a sync starts over"
     FATAL = "stop"
 
 
@@ -83,8 +84,10 @@ VERDICTS: dict[int, GroupVerdict] = {
 
 
 def verdict(error_code: int) -> GroupVerdict:
-    """Unlisted codes are fatal: a group error we do not understand must not loop silently."""
-    return VERDICTS.get(error_code, GroupVerdict.FATAL)
+    """Only the codes the table names fatal end the membership. Any other is the broker's trouble
+    (a Kafka 2.3 broker answers a Heartbeat with UNKNOWN_SERVER_ERROR when it loses track of a
+    member): as librdkafka, the member asks again, and the session timeout bounds how long."""
+    return VERDICTS.get(error_code, GroupVerdict.UNKNOWN)
 
 
 # What stops a member elsewhere only refuses a JoinGroup (a session timeout out of the broker's
@@ -96,7 +99,8 @@ REFUSED_JOIN_PAUSE = 2.0  # seconds (librdkafka asks again every 2 s)
 
 def join_verdict(error_code: int) -> GroupVerdict:
     what = verdict(error_code)
-    return GroupVerdict.REFUSED if what is GroupVerdict.FATAL and error_code != ec.FENCED_INSTANCE_ID else what
+    refused = what in (GroupVerdict.FATAL, GroupVerdict.UNKNOWN) and error_code != ec.FENCED_INSTANCE_ID
+    return GroupVerdict.REFUSED if refused else what
 
 
 @dataclass
@@ -296,6 +300,8 @@ class Membership:
 
     def _on_error(self, code: int) -> GroupStep:
         what = verdict(code)
+        if what is GroupVerdict.UNKNOWN:
+            what = GroupVerdict.RETRY if self.state is GroupState.STABLE else GroupVerdict.REJOIN
         if what is GroupVerdict.RETRY:
             return GroupStep(retry=True)
         if what is GroupVerdict.COORDINATOR and self.state is GroupState.STABLE:

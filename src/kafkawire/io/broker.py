@@ -22,20 +22,18 @@ import enum
 import functools
 import random
 from collections import deque
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable
 
 from ..base.debug import broker_name
 from ..core.backoff import backoff_delay
 from ..core.broker_stats import BrokerStats
 from ..core.cluster_health import REPORTED_PER_ADDRESS
 from ..core.connection import Connection, ProtocolError, Response
+from ..core.failover import WhenDown, request_when_down
 from ..core.kafka_error import KafkaError
 from ..core.mismatch import close_mismatch, lasting
 from ..core.versions import Doubts, UnsupportedVersionError
 from ..protocol.apis import API_VERSIONS
-from ..protocol.codec import Struct
 from ..protocol.frame import Frame
 from ..protocol.schema import Api
 from . import wire_log
@@ -43,11 +41,10 @@ from .connection_settings import ConnectionSettings, TransportFactory, tcp_trans
 from .handshake_driver import HandshakeDriver
 from .io_engine import Engine, Timer, guarded
 from .outbox import Outbox
+from .queued import Body, Callback, Queued
 from .resolve import Addresses, Resolver
 from .transport import READ, WRITE, PeerClosed, Transport, TransportError
 
-Body = Mapping[str, Any] | Callable[[int], Mapping[str, Any]]
-Callback = Callable[[Struct | None, KafkaError | None], None]
 _NOTHING = memoryview(b"")
 
 
@@ -57,18 +54,6 @@ class ConnectionState(enum.Enum):
     NEGOTIATING = "negotiating"
     READY = "ready"
     CLOSED = "closed"
-
-
-@dataclass
-class Queued:
-    api: Api
-    body: Body
-    callback: Callback
-    deadline: float
-    expect_response: bool
-    max_version: int | None
-    fail_fast: bool = False  # failed at once by a failure no reconnect mends (Client.request_io)
-    queued_at: float = 0.0  # when it was queued (statistics' outbuf_latency)
 
 
 class BrokerConnection:
@@ -115,6 +100,7 @@ class BrokerConnection:
         self._reconnect_timer: Timer | None = None
         self._connect_deadline = 0.0
         self._settling = False  # failing in-flight requests: a retry queued now waits for the backoff
+        self._wanted = False  # a request that failed over wants this broker back: keep reconnecting
         self._active_at = 0.0  # the last bytes sent or read (connections.max.idle.ms)
 
     def __repr__(self) -> str:
@@ -141,6 +127,11 @@ class BrokerConnection:
         return self._conn.in_flight
 
     @property
+    def trying(self) -> bool:  # not ready, still trying to come back (core/cluster_health.py)
+        waiting = bool(self._queue or self._wanted or self._reconnect_timer)
+        return waiting and self.state not in (ConnectionState.READY, ConnectionState.CLOSED)
+
+    @property
     def load(self) -> int:
         """Requests waiting or in flight: used to pick the least busy broker."""
         return self._conn.in_flight + len(self._queue)
@@ -155,17 +146,25 @@ class BrokerConnection:
         expect_response: bool = True,
         max_version: int | None = None,
         fail_fast: bool = False,
+        fails_over: bool = False,
     ) -> None:
         """Queue a request. ``body`` may be a function of the negotiated version.
 
         ``callback(response, error)`` runs on the IO thread exactly once. With
         ``expect_response=False`` (acks=0 produce) it runs once the bytes are written.
+        ``fails_over``: see Client.request_io.
         """
         if self.state is ConnectionState.CLOSED:
             callback(None, KafkaError(KafkaError._DESTROY))
             return
+        backing_off = self.state is ConnectionState.DISCONNECTED and (self._reconnect_timer is not None or self._settling)
+        down = request_when_down(fails_over=fails_over, failed_since_ready=self._failures > 0, backing_off=backing_off)
+        if down is WhenDown.FAIL:
+            self._wanted = True
+            callback(None, KafkaError(KafkaError._TRANSPORT, f"{self.host}:{self.port} is down: {self.last_error}"))
+            return
         deadline = (now := self.engine.now()) + (self.settings.request_timeout if timeout is None else timeout)
-        self._queue.append(Queued(api, body, callback, deadline, expect_response, max_version, fail_fast, now))
+        self._queue.append(Queued(api, body, callback, deadline, expect_response, max_version, fail_fast, fails_over, now))
         self.open()
         self._pump()
         self._arm_timer()
@@ -254,6 +253,7 @@ class BrokerConnection:
         self._answered_since_ready = 0
         self._failures = 0
         self.last_error = None
+        self._wanted = False
         if self.on_state is not None:
             self.on_state(self)
         self._pump()
@@ -284,6 +284,7 @@ class BrokerConnection:
                 )
             except UnsupportedVersionError as exc:
                 if not exc.confirmed:  # believe a gap only when the next connection's answer agrees
+                    q.fails_over = False  # it waits for that answer here: no other broker is asked meanwhile
                     self._queue.appendleft(q)
                     self._failed(KafkaError(KafkaError._BAD_MSG, f"{self.host}:{self.port}: {exc}; asking again"))
                     return
@@ -460,10 +461,13 @@ class BrokerConnection:
             # back (never sent) so the callers' policies refresh metadata instead of waiting here.
             self._fail_queued(lambda q: True, KafkaError(KafkaError._TRANSPORT, error.str()))
         elif lasting or error.code() in REPORTED_PER_ADDRESS:
-            self._fail_queued(lambda q: q.fail_fast, error)
+            self._fail_queued(lambda q: q.fail_fast or q.fails_over, error)
+        elif any(q.fails_over for q in self._queue):
+            self._wanted = True
+            self._fail_queued(lambda q: q.fails_over, KafkaError(KafkaError._TRANSPORT, error.str()))
         if self.on_state is not None:
             self.on_state(self)
-        if self._queue and self.state is ConnectionState.DISCONNECTED and self._reconnect_timer is None:
+        if (self._queue or self._wanted) and self.state is ConnectionState.DISCONNECTED and self._reconnect_timer is None:
             s = self.settings
             delay = backoff_delay(self._failures - 1, s.backoff_ms, s.backoff_max_ms, random.random())
             self._reconnect_timer = self.engine.call_later(delay, self._reconnect)
@@ -471,7 +475,7 @@ class BrokerConnection:
 
     def _reconnect(self) -> None:
         self._reconnect_timer = None
-        if self.state is ConnectionState.DISCONNECTED and self._queue:
+        if self.state is ConnectionState.DISCONNECTED and (self._queue or self._wanted):
             self._connect()
 
     def _teardown(self, error: KafkaError) -> None:

@@ -173,8 +173,28 @@ def test_sync_before_join_is_illegal() -> None:
         Membership(config()).on_sync(Struct(error_code=ec.NONE), {}, now=0.0)
 
 
-def test_unknown_group_errors_are_fatal_and_the_table_uses_named_codes() -> None:
-    assert verdict(ec.UNKNOWN_SERVER_ERROR) is GroupVerdict.FATAL
+def test_unknown_group_errors_do_not_end_the_membership() -> None:
+    """Issue 39: a Kafka 2.3 broker answered a Heartbeat with UNKNOWN_SERVER_ERROR (its own
+    NoSuchElementException) and the member stopped for good; librdkafka asks again."""
+    m = stable()
+    step = m.on_heartbeat(ec.UNKNOWN_SERVER_ERROR, now=3.0)
+    assert step.retry and not step.rejoin and step.error is None and not step.lost and m.state is GroupState.STABLE
+    assert m.owned == {"t": [0, 1]}
+    m.on_heartbeat(ec.NONE, now=4.0)
+    assert m.session_expired(13.9) is None  # the session counts from the last heartbeat that succeeded
+    syncing = Membership(config())
+    syncing.join_request(PROTOCOLS)
+    syncing.on_join(join_answer(), now=0.0)
+    step = syncing.on_sync(Struct(error_code=ec.UNKNOWN_SERVER_ERROR), None, now=0.0)
+    assert step.rejoin and step.error is None and syncing.state is GroupState.UNJOINED
+    joining = Membership(config())
+    joining.join_request(PROTOCOLS)
+    step = joining.on_join(join_answer(ec.UNKNOWN_SERVER_ERROR), now=0.0)
+    assert step.refused == ec.UNKNOWN_SERVER_ERROR and step.error is None  # reported, joined again later
+
+
+def test_only_named_group_errors_are_fatal_and_the_table_uses_named_codes() -> None:
+    assert verdict(ec.UNKNOWN_SERVER_ERROR) is GroupVerdict.UNKNOWN and verdict(ec.FENCED_INSTANCE_ID) is GroupVerdict.FATAL
     names = {v: k for k, v in vars(ec).items() if isinstance(v, int) and k.isupper()}
     assert all(code in names for code in VERDICTS)
     assert all(isinstance(s, GroupState) for pair in TRANSITIONS for s in (pair[0], TRANSITIONS[pair]))
