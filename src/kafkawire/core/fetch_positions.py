@@ -376,9 +376,16 @@ class FetchTable:
         """take(1) for poll(), without the lists: a record of a list of records comes back as
         it is (``out`` untouched); anything else (an event, Columns) is appended to ``out`` as
         take(1) gives it, and None returned (as when nothing is buffered)."""
-        part = self._next_row()
-        if part is None:
-            return None
+        rows = self._rows
+        if rows is not None and len(rows) == 1:  # one row: no turn to take (no call per record)
+            part = rows[0]
+            if not part.buffer or part.paused:
+                return None
+        else:
+            found = self._next_row()
+            if found is None:
+                return None
+            part = found
         head = part.buffer[0]
         if type(head) is not Chunk or type(head.records) is not list or head.pos + 1 >= len(head.records):
             self._take_from(part, 1, out)  # an event, Columns, or a chunk's last record
