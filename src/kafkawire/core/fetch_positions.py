@@ -406,8 +406,14 @@ class FetchTable:
         if rows is None:
             rows = self._rows = list(self.parts.values())
         count = len(rows)
-        start = self._turn % count if count else 0
-        for i in range(count):
+        if not count:
+            return None
+        start = self._turn % count
+        part = rows[start]
+        if part.buffer and not part.paused:  # the row whose turn it is (the usual case: no loop)
+            self._turn = start + 1
+            return part
+        for i in range(1, count):
             index = start + i
             part = rows[index - count if index >= count else index]
             if part.buffer and not part.paused:
