@@ -101,6 +101,53 @@ def _outcome(result: dict[str, Any], counted: list[int], value_size: int) -> dic
     return {**result, "acked": n, "failed": 0 if error is None else n, "error": error}
 
 
+def _aio_poll(library: str, sc: Scenario, bootstrap: str, topic: str, records: int, value_size: int) -> dict[str, Any]:
+    """``await consumer.poll(1.0)`` per record on an event loop: confluent-kafka's AIOConsumer
+    (each call on its thread pool) or kafkawire's (buffered records handed over on the loop)."""
+    from bench.worker import _measure
+
+    if library == "confluent":
+        from confluent_kafka import TopicPartition
+        from confluent_kafka.aio import AIOConsumer
+
+        conf = _conf(bootstrap)
+        conf.update({"enable.metrics.push": False, "broker.address.family": "v4", "log_level": 3})
+    else:
+        from kafkawire import TopicPartition  # type: ignore[assignment]
+        from kafkawire.aio import AIOConsumer  # type: ignore[assignment]
+
+        conf = _conf(bootstrap)
+    loop = asyncio.new_event_loop()
+    consumer = loop.run_until_complete(_made(AIOConsumer, conf))
+    meta = loop.run_until_complete(consumer.list_topics(topic, timeout=10))
+    partitions = sorted(meta.topics[topic].partitions)
+    counted = [0, 0, 0]
+
+    async def read() -> None:
+        await consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in partitions])
+        n = value_bytes = errors = 0
+        poll = consumer.poll
+        while n < records:
+            m = await poll(1.0)
+            if m is None:
+                continue
+            if m.error() is not None:
+                errors += 1
+                continue
+            n += 1
+            value_bytes += len(m.value())
+        counted[:] = [n, value_bytes, errors]
+
+    result = _measure(lambda: loop.run_until_complete(read()))
+    loop.run_until_complete(consumer.close())
+    loop.close()
+    return _outcome(result, counted, value_size)
+
+
+async def _made(cls: Any, conf: dict[str, Any]) -> Any:
+    return cls(conf)  # made on the loop: an AIOConsumer binds to the running loop
+
+
 def aiokafka_getmany(sc: Scenario, bootstrap: str, topic: str, records: int, value_size: int) -> dict[str, Any]:
     try:
         from aiokafka import AIOKafkaConsumer, TopicPartition
@@ -145,6 +192,8 @@ CONSUME: dict[str, Callable[[Scenario, str, str, int, int], dict[str, Any]]] = {
     "kafkawire-consume": lambda sc, b, t, n, size: _read(_kafkawire, "consume", sc, b, t, n, size),
     "kafkawire-arrow-read": lambda sc, b, t, n, size: _read(_kafkawire, "arrow", sc, b, t, n, size),
     "aiokafka-getmany": aiokafka_getmany,
+    "confluent-aiopoll": lambda sc, b, t, n, size: _aio_poll("confluent", sc, b, t, n, size),
+    "kafkawire-aiopoll": lambda sc, b, t, n, size: _aio_poll("kafkawire", sc, b, t, n, size),
 }
 
 

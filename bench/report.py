@@ -20,6 +20,11 @@ def _rate(run: Run) -> float:
     return r["records"] / r["seconds"] if r["seconds"] else 0.0
 
 
+def _cpu_per_record(run: Run) -> float | None:
+    r = run.result
+    return r["cpu"] / r["records"] if r.get("cpu") and r["records"] else None
+
+
 def _mbps(run: Run) -> float:
     r = run.result
     return r["payload_bytes"] / r["seconds"] / 1e6 if r["seconds"] else 0.0
@@ -223,6 +228,13 @@ def _targets(results: list[ScenarioResult]) -> list[str]:
     check("Spark data source >= 0.5x produce_batch() rows/s (steady: last job)", ratio("spark", "kafkawire-spark", base="kafkawire-batch"), lambda v: v >= 0.5)
     check("Spark reader >= 0.5x the read path alone rows/s (steady: last job)", ratio("spark-read", "kafkawire-spark-read", base="kafkawire-fetch"), lambda v: v >= 0.5)
     check("consumer poll() loop >= 0.5x confluent-kafka poll() loop", ratio("consume", "kafkawire-poll", base="confluent-poll"), lambda v: v >= 0.5)
+    check(
+        "poll() CPU us per record <= confluent-kafka's",
+        ratio("consume", "kafkawire-poll", _cpu_per_record, "confluent-poll"),
+        lambda v: v <= 1.0,
+        "{:.2f}x",
+    )
+    check("AIOConsumer.poll() loop >= 1.0x confluent-kafka's AIOConsumer.poll()", ratio("consume", "kafkawire-aiopoll", base="confluent-aiopoll"), lambda v: v >= 1.0)
     check("consume(1000) >= 0.8x confluent-kafka consume(1000)", ratio("consume", "kafkawire-consume", base="confluent-consume"), lambda v: v >= 0.8)
     check("consume(1000) >= 4x aiokafka getmany", ratio("consume", "kafkawire-consume", base="aiokafka-getmany"), lambda v: v >= 4)
     check("consume_arrow(1000) >= 2x confluent-kafka consume(1000)", ratio("consume", "kafkawire-arrow-read", base="confluent-consume"), lambda v: v >= 2)

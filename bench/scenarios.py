@@ -74,6 +74,8 @@ CONSUME_CLIENTS = (
     "kafkawire-poll",
     "kafkawire-arrow-read",
     "aiokafka-getmany",
+    "confluent-aiopoll",
+    "kafkawire-aiopoll",
 )
 SERDE_RECORDS = 200_000
 # The serde-avro scenario's clients: each library's serializing producer and deserializing consumer.
@@ -131,7 +133,7 @@ class Scenario:
         if self.kind == "consume":
             return (
                 f"{self.records:,} x 100 B already in the topic, read from the beginning (every partition assigned): "
-                "poll() loop, consume(1000), consume_arrow(1000), aiokafka getmany(max_records=1000)"
+                "poll() loop, consume(1000), consume_arrow(1000), aiokafka getmany(max_records=1000), AIOConsumer.poll() loop"
             )
         if self.kind == "serde":
             return (

@@ -70,8 +70,10 @@ class Commits:
     def store_returned(self, m: Message) -> None:
         """enable.auto.offset.store: a message handed to the application, stored (offset + 1)."""
         epoch = m._leader_epoch
+        # tuple.__new__: the named tuple made without its generated __new__'s Python frame (per record)
+        stored = tuple.__new__(Committed, (m._offset + 1, None, -1 if epoch is None else epoch))  # type: ignore[operator]
         with self._lock:
-            self._stored[(m._topic, m._partition)] = Committed(m._offset + 1, None, -1 if epoch is None else epoch)  # type: ignore[index,operator]
+            self._stored[(m._topic, m._partition)] = stored  # type: ignore[index]
 
     def store_handed(self, handed: Mapping[TP, tuple[int, int]]) -> None:
         """enable.auto.offset.store for consume_arrow(): per partition, (the offset after the last

@@ -391,9 +391,16 @@ class FetchTable:
         """take(1) for poll(), without the lists: a record of a list of records comes back as
         it is (``out`` untouched); anything else (an event, Columns) is appended to ``out`` as
         take(1) gives it, and None returned (as when nothing is buffered)."""
-        part = self._next_row()
-        if part is None:
-            return None
+        rows = self._rows
+        if rows is not None and len(rows) == 1:  # one row: no turn to take (no call per record)
+            part = rows[0]
+            if not part.buffer or part.paused:
+                return None
+        else:
+            found = self._next_row()
+            if found is None:
+                return None
+            part = found
         head = part.buffer[0]
         if type(head) is not Chunk or type(head.records) is not list or head.pos + 1 >= len(head.records):
             self._take_from(part, 1, out)  # an event, Columns, or a chunk's last record
@@ -414,8 +421,14 @@ class FetchTable:
         if rows is None:
             rows = self._rows = list(self.parts.values())
         count = len(rows)
-        start = self._turn % count if count else 0
-        for i in range(count):
+        if not count:
+            return None
+        start = self._turn % count
+        part = rows[start]
+        if part.buffer and not part.paused:  # the row whose turn it is (the usual case: no loop)
+            self._turn = start + 1
+            return part
+        for i in range(1, count):
             index = start + i
             part = rows[index - count if index >= count else index]
             if part.buffer and not part.paused:
