@@ -56,8 +56,10 @@ java:
 	  echo "Debian/Ubuntu: sudo apt-get install openjdk-17-jre-headless (or set JAVA_HOME to a JDK 17+)." >&2; \
 	  exit 1; fi
 
+# ruff's formatter decides line breaks (`# fmt: skip` only on tables laid out by hand).
 lint: $(TEST_VENV)/.installed
-	$(TEST_VENV)/bin/ruff check src tests
+	$(TEST_VENV)/bin/ruff check src tests bench
+	$(TEST_VENV)/bin/ruff format --check src tests bench
 	$(TEST_VENV)/bin/mypy src
 
 # System packages the broker tests need: Debian's ZooKeeper 3.8 jars (the Kafka 2.3 judge on

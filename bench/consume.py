@@ -44,7 +44,15 @@ def _kafkawire(bootstrap: str) -> tuple[Any, Any]:
     return kafkawire.Consumer(_conf(bootstrap)), kafkawire.TopicPartition
 
 
-def _read(make: Callable[[str], tuple[Any, Any]], how: str, sc: Scenario, bootstrap: str, topic: str, records: int, value_size: int) -> dict[str, Any]:
+def _read(
+    make: Callable[[str], tuple[Any, Any]],
+    how: str,
+    sc: Scenario,
+    bootstrap: str,
+    topic: str,
+    records: int,
+    value_size: int,
+) -> dict[str, Any]:
     from bench.worker import _measure
 
     consumer, topic_partition = make(bootstrap)
@@ -157,6 +165,7 @@ def aiokafka_getmany(sc: Scenario, bootstrap: str, topic: str, records: int, val
 
     counted = [0, 0, 0]
     loop = asyncio.new_event_loop()
+
     async def start() -> Any:
         made = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, auto_offset_reset="earliest")
         await made.start()

@@ -92,7 +92,9 @@ def report(times: dict[tuple[str, str], list[float]]) -> None:
     for c in CLIENTS:
         for f in FORMS:
             t = times[c, f]
-            print(f"| {c} | produce()+flush(), {f} | {_ms(t, 0.5):.3f} | {_ms(t, 0.9):.3f} | {1000 * statistics.fmean(t):.3f} |")
+            print(
+                f"| {c} | produce()+flush(), {f} | {_ms(t, 0.5):.3f} | {_ms(t, 0.9):.3f} | {1000 * statistics.fmean(t):.3f} |"
+            )
     for f in FORMS:
         ours, theirs = _ms(times["kafkawire", f], 0.5), _ms(times["confluent-kafka", f], 0.5)
         met = ours <= TARGET_RATIO * theirs or ours <= TARGET_MS
@@ -114,7 +116,9 @@ def main(argv: list[str] | None = None) -> None:
     from kafkawire.local_broker import TansuBroker
 
     with TansuBroker() as tansu:
-        print(f"Tansu on {tansu.bootstrap}; {args.records} x produce()+flush() per client and form, {args.rounds} rounds")
+        print(
+            f"Tansu on {tansu.bootstrap}; {args.records} x produce()+flush() per client and form, {args.rounds} rounds"
+        )
         report(run(tansu.bootstrap, args.rounds, args.records))
 
 

@@ -59,8 +59,23 @@ def main() -> None:
         }
         raw = ROOT / "bench" / f"profile-{client}.txt"
         subprocess.run(
-            [py_spy, "record", "--threads", "--gil", "--rate", "250", "--format", "raw", "--output", str(raw), "--",
-             sys.executable, "-m", "bench.worker", json.dumps(spec)],
+            [
+                py_spy,
+                "record",
+                "--threads",
+                "--gil",
+                "--rate",
+                "250",
+                "--format",
+                "raw",
+                "--output",
+                str(raw),
+                "--",
+                sys.executable,
+                "-m",
+                "bench.worker",
+                json.dumps(spec),
+            ],
             cwd=ROOT,
             check=True,
         )

@@ -193,7 +193,9 @@ def _targets(results: list[ScenarioResult]) -> list[str]:
     by_name = {sr.scenario.name: sr for sr in results}
     rows: list[tuple[str, str, bool | None]] = []
 
-    def ratio(name: str, client: str, metric: Callable[[Run], float | None] = _rate, base: str = BASELINE) -> float | None:
+    def ratio(
+        name: str, client: str, metric: Callable[[Run], float | None] = _rate, base: str = BASELINE
+    ) -> float | None:
         sr = by_name.get(name)
         if sr is None:
             return None
@@ -201,45 +203,121 @@ def _targets(results: list[ScenarioResult]) -> list[str]:
         return None if a is None or not b else a / b
 
     def check(target: str, value: float | None, ok: Callable[[float], bool], shown: str = "{:.2f}x") -> None:
-        rows.append((target, "not measured" if value is None else shown.format(value), None if value is None else ok(value)))
+        rows.append(
+            (target, "not measured" if value is None else shown.format(value), None if value is None else ok(value))
+        )
 
     headline = "100b-keyless-acks1-none"
-    check("produce() >= 1.0x confluent-kafka (100 B keyless acks=1)", ratio(headline, "kafkawire-produce"), lambda v: v >= 1.0)
+    check(
+        "produce() >= 1.0x confluent-kafka (100 B keyless acks=1)",
+        ratio(headline, "kafkawire-produce"),
+        lambda v: v >= 1.0,
+    )
     check("produce() keyed (murmur2) >= 1.0x", ratio("100b-keyed-acks1-none", "kafkawire-produce"), lambda v: v >= 1.0)
     for codec in ("lz4", "zstd"):
-        check(f"acks=all + idempotence + {codec} >= 1.0x", ratio(f"100b-keyless-acksall-{codec}", "kafkawire-produce"), lambda v: v >= 1.0)
-    check("1 KB values: MB/s >= 1.0x confluent-kafka", ratio("1kb-keyless-acks1-none", "kafkawire-produce", _mbps), lambda v: v >= 1.0)
-    check("produce_batch() >= 1.5x confluent-kafka produce() loop", ratio(headline, "kafkawire-batch"), lambda v: v >= 1.5)
-    check("produce_arrow() >= 3x confluent-kafka produce() loop", ratio(headline, "kafkawire-arrow"), lambda v: v >= 3.0)
-    check("AIOProducer.produce() >= 0.5x confluent-kafka produce() loop", ratio(headline, "kafkawire-aio"), lambda v: v >= 0.5)
-    check("produce() >= 4x aiokafka (100 B keyless acks=1)", ratio(headline, "kafkawire-produce", base="aiokafka"), lambda v: v >= 4)
-    check("AIOProducer.produce_batch() >= 1.5x confluent-kafka produce() loop", ratio(headline, "kafkawire-aio-batch"), lambda v: v >= 1.5)
+        check(
+            f"acks=all + idempotence + {codec} >= 1.0x",
+            ratio(f"100b-keyless-acksall-{codec}", "kafkawire-produce"),
+            lambda v: v >= 1.0,
+        )
+    check(
+        "1 KB values: MB/s >= 1.0x confluent-kafka",
+        ratio("1kb-keyless-acks1-none", "kafkawire-produce", _mbps),
+        lambda v: v >= 1.0,
+    )
+    check(
+        "produce_batch() >= 1.5x confluent-kafka produce() loop", ratio(headline, "kafkawire-batch"), lambda v: v >= 1.5
+    )
+    check(
+        "produce_arrow() >= 3x confluent-kafka produce() loop", ratio(headline, "kafkawire-arrow"), lambda v: v >= 3.0
+    )
+    check(
+        "AIOProducer.produce() >= 0.5x confluent-kafka produce() loop",
+        ratio(headline, "kafkawire-aio"),
+        lambda v: v >= 0.5,
+    )
+    check(
+        "produce() >= 4x aiokafka (100 B keyless acks=1)",
+        ratio(headline, "kafkawire-produce", base="aiokafka"),
+        lambda v: v >= 4,
+    )
+    check(
+        "AIOProducer.produce_batch() >= 1.5x confluent-kafka produce() loop",
+        ratio(headline, "kafkawire-aio-batch"),
+        lambda v: v >= 1.5,
+    )
     acks1 = ratio(headline, "kafkawire-produce")
     for over in ("ssl", "sasl_ssl"):
         tls = ratio(f"{headline}-{over}", "kafkawire-produce")
         lost = None if acks1 is None or tls is None else (acks1 - tls) * 100
         shown = "{:+.0f}" if lost is None else f"{tls:.2f}x vs {acks1:.2f}x: {{:.0f}} points lost"
         check(f"{over} ratio >= plaintext ratio - 10 points (100 B, same broker)", lost, lambda v: v <= 10, shown)
-    check("p99 latency at 10k msg/s <= 1.5x confluent-kafka", ratio("latency", "kafkawire-produce", lambda r: r.result.get("p99")), lambda v: v <= 1.5, "{:.2f}x")
+    check(
+        "p99 latency at 10k msg/s <= 1.5x confluent-kafka",
+        ratio("latency", "kafkawire-produce", lambda r: r.result.get("p99")),
+        lambda v: v <= 1.5,
+        "{:.2f}x",
+    )
     rss_sr = by_name.get("rss")
     rss = None if rss_sr is None else _median(rss_sr, "kafkawire-produce", lambda r: r.result["rss_kb"] * 1024 / MiB)
     limit = None if rss_sr is None else rss_sr.scenario.buffer_kbytes * 1024 / MiB + 100
-    check(f"10M records: peak RSS <= buffer limit + 100 MiB ({_fmt(limit)} MiB)", rss, lambda v: limit is not None and v <= limit, "{:,.0f} MiB")
-    check("Spark data source >= 0.5x produce_batch() rows/s (steady: last job)", ratio("spark", "kafkawire-spark", base="kafkawire-batch"), lambda v: v >= 0.5)
-    check("Spark reader >= 0.5x the read path alone rows/s (steady: last job)", ratio("spark-read", "kafkawire-spark-read", base="kafkawire-fetch"), lambda v: v >= 0.5)
-    check("consumer poll() loop >= 0.5x confluent-kafka poll() loop", ratio("consume", "kafkawire-poll", base="confluent-poll"), lambda v: v >= 0.5)
+    check(
+        f"10M records: peak RSS <= buffer limit + 100 MiB ({_fmt(limit)} MiB)",
+        rss,
+        lambda v: limit is not None and v <= limit,
+        "{:,.0f} MiB",
+    )
+    check(
+        "Spark data source >= 0.5x produce_batch() rows/s (steady: last job)",
+        ratio("spark", "kafkawire-spark", base="kafkawire-batch"),
+        lambda v: v >= 0.5,
+    )
+    check(
+        "Spark reader >= 0.5x the read path alone rows/s (steady: last job)",
+        ratio("spark-read", "kafkawire-spark-read", base="kafkawire-fetch"),
+        lambda v: v >= 0.5,
+    )
+    check(
+        "consumer poll() loop >= 0.5x confluent-kafka poll() loop",
+        ratio("consume", "kafkawire-poll", base="confluent-poll"),
+        lambda v: v >= 0.5,
+    )
     check(
         "poll() CPU us per record <= confluent-kafka's",
         ratio("consume", "kafkawire-poll", _cpu_per_record, "confluent-poll"),
         lambda v: v <= 1.0,
         "{:.2f}x",
     )
-    check("AIOConsumer.poll() loop >= 1.0x confluent-kafka's AIOConsumer.poll()", ratio("consume", "kafkawire-aiopoll", base="confluent-aiopoll"), lambda v: v >= 1.0)
-    check("consume(1000) >= 0.8x confluent-kafka consume(1000)", ratio("consume", "kafkawire-consume", base="confluent-consume"), lambda v: v >= 0.8)
-    check("consume(1000) >= 4x aiokafka getmany", ratio("consume", "kafkawire-consume", base="aiokafka-getmany"), lambda v: v >= 4)
-    check("consume_arrow(1000) >= 2x confluent-kafka consume(1000)", ratio("consume", "kafkawire-arrow-read", base="confluent-consume"), lambda v: v >= 2)
-    check("Avro serialize + produce >= 1.0x confluent-kafka's", ratio("serde-avro", "kafkawire-avro", base="confluent-avro"), lambda v: v >= 1.0)
-    check("Avro consume + deserialize >= 1.0x confluent-kafka's", ratio("serde-avro", "kafkawire-avro", _read_rate, "confluent-avro"), lambda v: v >= 1.0)
+    check(
+        "AIOConsumer.poll() loop >= 1.0x confluent-kafka's AIOConsumer.poll()",
+        ratio("consume", "kafkawire-aiopoll", base="confluent-aiopoll"),
+        lambda v: v >= 1.0,
+    )
+    check(
+        "consume(1000) >= 0.8x confluent-kafka consume(1000)",
+        ratio("consume", "kafkawire-consume", base="confluent-consume"),
+        lambda v: v >= 0.8,
+    )
+    check(
+        "consume(1000) >= 4x aiokafka getmany",
+        ratio("consume", "kafkawire-consume", base="aiokafka-getmany"),
+        lambda v: v >= 4,
+    )
+    check(
+        "consume_arrow(1000) >= 2x confluent-kafka consume(1000)",
+        ratio("consume", "kafkawire-arrow-read", base="confluent-consume"),
+        lambda v: v >= 2,
+    )
+    check(
+        "Avro serialize + produce >= 1.0x confluent-kafka's",
+        ratio("serde-avro", "kafkawire-avro", base="confluent-avro"),
+        lambda v: v >= 1.0,
+    )
+    check(
+        "Avro consume + deserialize >= 1.0x confluent-kafka's",
+        ratio("serde-avro", "kafkawire-avro", _read_rate, "confluent-avro"),
+        lambda v: v >= 1.0,
+    )
     lines = ["| target | measured (medians, one run) | met |", "|---|---|---|"]
     for target, shown, met in rows:
         lines.append(f"| {target} | {shown} | {'-' if met is None else ('yes' if met else 'NO')} |")

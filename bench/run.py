@@ -86,7 +86,9 @@ def _admin(bootstrap: str) -> Any:
     from confluent_kafka.admin import AdminClient
 
     if bootstrap not in _ADMINS:
-        _ADMINS[bootstrap] = AdminClient({"bootstrap.servers": bootstrap, "broker.address.family": "v4", "log_level": 3})
+        _ADMINS[bootstrap] = AdminClient(
+            {"bootstrap.servers": bootstrap, "broker.address.family": "v4", "log_level": 3}
+        )
     return _ADMINS[bootstrap]
 
 
@@ -186,7 +188,9 @@ def run_scenario(sc: Scenario, clients: list[str], args: argparse.Namespace, tar
     # A consume or serde scenario whose own clients none were named runs all of them.
     readers = sc.kind in ("consume", "serde") and not any(c in sc.clients for c in clients)
     chosen = [
-        c for c in sc.clients if c in clients or c in ("kafkawire-spark", "kafkawire-fetch", "kafkawire-spark-read") or readers
+        c
+        for c in sc.clients
+        if c in clients or c in ("kafkawire-spark", "kafkawire-fetch", "kafkawire-spark-read") or readers
     ]
     print(f"\n== {sc.name}: {sc.describe()}", flush=True)
     for rnd in range(args.rounds):
@@ -281,11 +285,15 @@ def _kafka23() -> Iterator[Target]:
                 kafka.bootstrap(),
                 {
                     "ssl": {"bootstrap.servers": kafka.bootstrap("SSL"), "security.protocol": "ssl", **tls},
-                    "sasl_ssl": {"bootstrap.servers": kafka.bootstrap("SASL_SSL"), "security.protocol": "sasl_ssl",
-                                 **tls, **scram},
+                    "sasl_ssl": {
+                        "bootstrap.servers": kafka.bootstrap("SASL_SSL"),
+                        "security.protocol": "sasl_ssl",
+                        **tls,
+                        **scram,
+                    },
                 },
                 "Apache Kafka 2.3 (the tests' harness: JVM + ZooKeeper, PLAINTEXT/SSL/SASL_SSL listeners)",
-            )  # fmt: skip
+            )
         finally:
             _ADMINS.clear()
 
@@ -332,8 +340,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument(
         "--scenarios",
         default=",".join(DEFAULT_SCENARIOS),
-        help="comma-separated scenario names, or 'matrix' for every throughput combination "
-        "(default: %(default)s)",
+        help="comma-separated scenario names, or 'matrix' for every throughput combination (default: %(default)s)",
     )
     p.add_argument("--clients", default=",".join(CLIENTS), help="comma-separated clients (default: all)")
     p.add_argument("--rounds", type=int, default=3, help="rounds per scenario (default: %(default)s)")
@@ -366,8 +373,9 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"unknown clients {unknown}: choose from {', '.join(known)}")
     started = time.time()
     results = []
-    with broker(args.bootstrap_servers, any(sc.secured for sc in scenarios), args.broker) as target, registry(
-        any(sc.kind == "serde" for sc in scenarios), target
+    with (
+        broker(args.bootstrap_servers, any(sc.secured for sc in scenarios), args.broker) as target,
+        registry(any(sc.kind == "serde" for sc in scenarios), target),
     ):
         for sc in scenarios:
             results.append(run_scenario(sc, clients, args, target))

@@ -181,7 +181,9 @@ def parse_scenario(name: str, quick: bool) -> Scenario:
             clients=("kafkawire-fetch", "kafkawire-spark-read"),
         )
     if name == "consume":
-        return Scenario(name, "consume", records=CONSUME_RECORDS // 10 if quick else CONSUME_RECORDS, clients=CONSUME_CLIENTS)
+        return Scenario(
+            name, "consume", records=CONSUME_RECORDS // 10 if quick else CONSUME_RECORDS, clients=CONSUME_CLIENTS
+        )
     if name == "serde-avro":
         return Scenario(name, "serde", records=SERDE_RECORDS // 10 if quick else SERDE_RECORDS, clients=SERDE_CLIENTS)
     try:
@@ -214,8 +216,7 @@ def parse_scenario(name: str, quick: bool) -> Scenario:
 def all_throughput_scenarios() -> list[str]:
     """The full matrix: every size, key mode, acks mode and compression."""
     return [
-        "-".join(parts)
-        for parts in itertools.product(SIZES, ("keyless", "keyed"), ("acks1", "acksall"), COMPRESSIONS)
+        "-".join(parts) for parts in itertools.product(SIZES, ("keyless", "keyed"), ("acks1", "acksall"), COMPRESSIONS)
     ]
 
 

@@ -29,15 +29,29 @@ def main(argv: list[str] | None = None) -> None:
     from kafkawire.spark.functions import to_avro
 
     spark = (
-        SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
-        .config("spark.driver.bindAddress", "127.0.0.1").config("spark.driver.host", "127.0.0.1").getOrCreate()
-    )  # fmt: skip
+        SparkSession.builder.master("local[2]")
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.driver.host", "127.0.0.1")
+        .getOrCreate()
+    )
     spark.sparkContext.setLogLevel("ERROR")
-    df = spark.range(args.rows, numPartitions=2).selectExpr(
-        "id", "cast(id % 1000 as int) AS qty", "id * 1.5 AS price", "concat('customer-', id % 977) AS customer",
-        "concat('sku-', id % 131) AS sku", "id % 2 = 0 AS paid", "cast(id % 7 as int) AS region",
-        "if(id % 5 = 0, null, concat('note ', id)) AS note", "id * 3 AS ts_ms", "cast(id / 3 as double) AS score",
-    ).cache()  # fmt: skip
+    df = (
+        spark.range(args.rows, numPartitions=2)
+        .selectExpr(
+            "id",
+            "cast(id % 1000 as int) AS qty",
+            "id * 1.5 AS price",
+            "concat('customer-', id % 977) AS customer",
+            "concat('sku-', id % 131) AS sku",
+            "id % 2 = 0 AS paid",
+            "cast(id % 7 as int) AS region",
+            "if(id % 5 = 0, null, concat('note ', id)) AS note",
+            "id * 3 AS ts_ms",
+            "cast(id / 3 as double) AS score",
+        )
+        .cache()
+    )
     df.count()
     row = F.struct(*df.columns)
     schema = schema_json(df.schema)
@@ -67,7 +81,9 @@ def main(argv: list[str] | None = None) -> None:
             df.select(column().alias("v")).write.format("noop").mode("overwrite").save()
             times.append(time.perf_counter() - start)
         best[name] = min(times[1:])
-        print(f"{name:22s} {args.rows / best[name]:>10,.0f} rows/s  (rounds: {', '.join(f'{t:.2f}s' for t in times[1:])})")
+        print(
+            f"{name:22s} {args.rows / best[name]:>10,.0f} rows/s  (rounds: {', '.join(f'{t:.2f}s' for t in times[1:])})"
+        )
     print(f"ratio to_avro / per-row UDF: {best['python-udf-fastavro'] / best['kafkawire-to_avro']:.2f}x")
     spark.stop()
 

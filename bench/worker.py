@@ -390,7 +390,9 @@ class Latencies:
         return {"p50": got[len(got) // 2] * 1000, "p99": got[min(len(got) - 1, int(len(got) * 0.99))] * 1000}
 
 
-def latency_poll_loop(make: Callable[..., Any], sc: Scenario, bootstrap: str, topic: str, w: Workload) -> dict[str, Any]:
+def latency_poll_loop(
+    make: Callable[..., Any], sc: Scenario, bootstrap: str, topic: str, w: Workload
+) -> dict[str, Any]:
     """confluent-kafka / kafkawire: paced produce(), waiting in poll() (which serves the reports)."""
     lat = Latencies(w.records)
     producer = make(sc, bootstrap, None)
@@ -437,7 +439,9 @@ def latency_kafka_python(sc: Scenario, bootstrap: str, topic: str, w: Workload) 
     return {**result, **lat.summary(), "acked": c.acked, "failed": c.failed, "error": c.first_error}
 
 
-def _latency_asyncio(open_producer: Callable[[], Any], send_name: str, sc: Scenario, topic: str, w: Workload) -> dict[str, Any]:
+def _latency_asyncio(
+    open_producer: Callable[[], Any], send_name: str, sc: Scenario, topic: str, w: Workload
+) -> dict[str, Any]:
     lat = Latencies(w.records)
 
     def settle(i: int, fut: asyncio.Future[Any]) -> None:
@@ -597,7 +601,13 @@ def _fill(bootstrap: str, topic: str, w: Workload) -> None:
     nv = len(w.values)
     for start in range(0, w.records, CHUNK):
         stop = min(start + CHUNK, w.records)
-        produce_arrow(producer, pa.RecordBatch.from_pydict({"value": pa.array([w.values[i % nv] for i in range(start, stop)], pa.binary())}), topic)
+        produce_arrow(
+            producer,
+            pa.RecordBatch.from_pydict(
+                {"value": pa.array([w.values[i % nv] for i in range(start, stop)], pa.binary())}
+            ),
+            topic,
+        )
         producer.poll(0)
     producer.flush(120)
     producer.close()
@@ -623,6 +633,7 @@ def kafkawire_fetch(sc: Scenario, bootstrap: str, topic: str, w: Workload) -> di
         nonlocal read
         read = 0
         for p in partitions:
+
             def records_of(batch: Any, start: int, end: int, p: int = p) -> Any:
                 return columns_of(batch, start, topic, p)
 
@@ -682,7 +693,14 @@ def kafkawire_spark_read(sc: Scenario, bootstrap: str, topic: str, w: Workload) 
     spark.stop()
     rows, value_bytes = int(got[0]), int(got[1] or 0)
     error = None if value_bytes == rows * len(w.values[0]) else f"value bytes {value_bytes:,} for {rows:,} rows"
-    return {**result, "first_seconds": first["seconds"], "acked": rows, "failed": 0 if error is None else rows, "error": error, "cpu": None}
+    return {
+        **result,
+        "first_seconds": first["seconds"],
+        "acked": rows,
+        "failed": 0 if error is None else rows,
+        "error": error,
+        "cpu": None,
+    }
 
 
 def run(spec: dict[str, Any]) -> dict[str, Any]:

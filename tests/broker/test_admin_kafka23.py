@@ -62,12 +62,26 @@ def admins(kafka23: KafkaBroker) -> Iterator[tuple[AdminClient, ck.AdminClient]]
 
 def _theirs(b: AclBinding) -> tuple[object, ...]:
     """A binding as plain values, from either library's AclBinding."""
-    return (b.restype.name, b.name, b.resource_pattern_type.name, b.principal, b.host, b.operation.name, b.permission_type.name)
+    return (
+        b.restype.name,
+        b.name,
+        b.resource_pattern_type.name,
+        b.principal,
+        b.host,
+        b.operation.name,
+        b.permission_type.name,
+    )
 
 
 def _ck_filter(topic: str) -> ck.AclBindingFilter:
     return ck.AclBindingFilter(
-        ck.ResourceType.TOPIC, topic, ck.ResourcePatternType.ANY, None, None, ck.AclOperation.ANY, ck.AclPermissionType.ANY
+        ck.ResourceType.TOPIC,
+        topic,
+        ck.ResourcePatternType.ANY,
+        None,
+        None,
+        ck.AclOperation.ANY,
+        ck.AclPermissionType.ANY,
     )
 
 
@@ -76,8 +90,24 @@ def test_acls_created_described_deleted_judged_by_confluent(
     kafka23_acl: KafkaBroker, topic_name: Callable[[str], str]
 ) -> None:
     topic = topic_name("acl")
-    read = AclBinding(ResourceType.TOPIC, topic, ResourcePatternType.LITERAL, "User:alice", "*", AclOperation.READ, AclPermissionType.ALLOW)
-    deny = AclBinding(ResourceType.TOPIC, topic, ResourcePatternType.PREFIXED, "User:bob", "127.0.0.1", AclOperation.WRITE, AclPermissionType.DENY)
+    read = AclBinding(
+        ResourceType.TOPIC,
+        topic,
+        ResourcePatternType.LITERAL,
+        "User:alice",
+        "*",
+        AclOperation.READ,
+        AclPermissionType.ALLOW,
+    )
+    deny = AclBinding(
+        ResourceType.TOPIC,
+        topic,
+        ResourcePatternType.PREFIXED,
+        "User:bob",
+        "127.0.0.1",
+        AclOperation.WRITE,
+        AclPermissionType.DENY,
+    )
     ours = AdminClient({"bootstrap.servers": kafka23_acl.bootstrap()})
     theirs = ck.AdminClient({"bootstrap.servers": kafka23_acl.bootstrap()})
     try:
@@ -90,17 +120,26 @@ def test_acls_created_described_deleted_judged_by_confluent(
 
         # ours describes what confluent-kafka created, with a filter that matches one
         extra = ck.AclBinding(
-            ck.ResourceType.GROUP, topic, ck.ResourcePatternType.LITERAL, "User:carol", "*",
-            ck.AclOperation.DESCRIBE, ck.AclPermissionType.ALLOW,
-        )  # fmt: skip
+            ck.ResourceType.GROUP,
+            topic,
+            ck.ResourcePatternType.LITERAL,
+            "User:carol",
+            "*",
+            ck.AclOperation.DESCRIBE,
+            ck.AclPermissionType.ALLOW,
+        )
         assert theirs.create_acls([extra], request_timeout=30)[extra].result(30) is None
-        only_groups = AclBindingFilter(ResourceType.GROUP, None, ResourcePatternType.ANY, None, None, AclOperation.ANY, AclPermissionType.ANY)
+        only_groups = AclBindingFilter(
+            ResourceType.GROUP, None, ResourcePatternType.ANY, None, None, AclOperation.ANY, AclPermissionType.ANY
+        )
         described = ours.describe_acls(only_groups, request_timeout=30).result(30)
         assert [_theirs(b) for b in described if b.name == topic] == [_theirs(extra)]
         assert all(isinstance(b, AclBinding) for b in described)
 
         # delete by filter: the future gives what was deleted; confluent-kafka sees nothing left
-        by_topic = AclBindingFilter(ResourceType.TOPIC, topic, ResourcePatternType.ANY, None, None, AclOperation.ANY, AclPermissionType.ANY)
+        by_topic = AclBindingFilter(
+            ResourceType.TOPIC, topic, ResourcePatternType.ANY, None, None, AclOperation.ANY, AclPermissionType.ANY
+        )
         deleted = ours.delete_acls([by_topic], request_timeout=30)[by_topic].result(30)
         assert sorted(_theirs(b) for b in deleted) == sorted([_theirs(read), _theirs(deny)])
         assert theirs.describe_acls(_ck_filter(topic), request_timeout=30).result(30) == []
@@ -110,13 +149,21 @@ def test_acls_created_described_deleted_judged_by_confluent(
 
 def test_acls_without_authorizer_fail_security_disabled(admins: tuple[AdminClient, ck.AdminClient]) -> None:
     ours, theirs = admins
-    binding = AclBinding(ResourceType.TOPIC, "t", ResourcePatternType.LITERAL, "User:u", "*", AclOperation.READ, AclPermissionType.ALLOW)
+    binding = AclBinding(
+        ResourceType.TOPIC, "t", ResourcePatternType.LITERAL, "User:u", "*", AclOperation.READ, AclPermissionType.ALLOW
+    )
     with pytest.raises(KafkaException) as exc:
         ours.create_acls([binding], request_timeout=30)[binding].result(30)
     code = exc.value.args[0].code()
     assert code == KafkaError.SECURITY_DISABLED
     theirs_binding = ck.AclBinding(
-        ck.ResourceType.TOPIC, "t", ck.ResourcePatternType.LITERAL, "User:u", "*", ck.AclOperation.READ, ck.AclPermissionType.ALLOW
+        ck.ResourceType.TOPIC,
+        "t",
+        ck.ResourcePatternType.LITERAL,
+        "User:u",
+        "*",
+        ck.AclOperation.READ,
+        ck.AclPermissionType.ALLOW,
     )
     with pytest.raises(confluent_kafka.KafkaException) as their_exc:
         theirs.create_acls([theirs_binding], request_timeout=30)[theirs_binding].result(30)
@@ -142,11 +189,15 @@ def test_describe_topics_matches_confluent(
 
     assert shape(mine.partitions) == shape(their.partitions) and len(mine.partitions) == 3
     assert mine.authorized_operations is None
-    mine_ops = ours.describe_topics(TopicCollection([topic]), include_authorized_operations=True, request_timeout=30)[topic].result(30)
+    mine_ops = ours.describe_topics(TopicCollection([topic]), include_authorized_operations=True, request_timeout=30)[
+        topic
+    ].result(30)
     their_ops = theirs.describe_topics(
         confluent_kafka.TopicCollection([topic]), include_authorized_operations=True, request_timeout=30
     )[topic].result(30)
-    assert sorted(op.name for op in mine_ops.authorized_operations) == sorted(op.name for op in their_ops.authorized_operations)
+    assert sorted(op.name for op in mine_ops.authorized_operations) == sorted(
+        op.name for op in their_ops.authorized_operations
+    )
     missing = topic_name("missing")
     with pytest.raises(KafkaException) as exc:
         ours.describe_topics(TopicCollection([missing]), request_timeout=30)[missing].result(30)
@@ -162,10 +213,15 @@ def test_group_offsets_altered_listed_deleted_judged_by_confluent(
     create_topic(kafka23.bootstrap(), topic, 2)
     request = ConsumerGroupTopicPartitions(group, [TopicPartition(topic, 0, 7), TopicPartition(topic, 1, 3)])
     altered = ours.alter_consumer_group_offsets([request], request_timeout=30)[group].result(30)
-    assert sorted((tp.partition, tp.offset, tp.error) for tp in altered.topic_partitions) == [(0, 7, None), (1, 3, None)]
+    assert sorted((tp.partition, tp.offset, tp.error) for tp in altered.topic_partitions) == [
+        (0, 7, None),
+        (1, 3, None),
+    ]
 
     # confluent-kafka reads what we committed
-    their_req = confluent_kafka.ConsumerGroupTopicPartitions(group, [confluent_kafka.TopicPartition(topic, 0), confluent_kafka.TopicPartition(topic, 1)])
+    their_req = confluent_kafka.ConsumerGroupTopicPartitions(
+        group, [confluent_kafka.TopicPartition(topic, 0), confluent_kafka.TopicPartition(topic, 1)]
+    )
     listed = theirs.list_consumer_group_offsets([their_req], request_timeout=30)[group].result(30)
     assert sorted((tp.partition, tp.offset) for tp in listed.topic_partitions) == [(0, 7), (1, 3)]
 
@@ -175,12 +231,15 @@ def test_group_offsets_altered_listed_deleted_judged_by_confluent(
     mine = ours.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)], request_timeout=30)[group].result(30)
     assert mine.group_id == group
     assert sorted((tp.topic, tp.partition, tp.offset, tp.error) for tp in mine.topic_partitions) == [
-        (topic, 0, 7, None), (topic, 1, 11, None)
-    ]  # fmt: skip
+        (topic, 0, 7, None),
+        (topic, 1, 11, None),
+    ]
 
     # an empty group is deleted, with its offsets; a second delete says the group is gone
     assert ours.delete_consumer_groups([group], request_timeout=30)[group].result(30) is None
-    gone = theirs.list_consumer_group_offsets([confluent_kafka.ConsumerGroupTopicPartitions(group)], request_timeout=30)[group].result(30)
+    gone = theirs.list_consumer_group_offsets(
+        [confluent_kafka.ConsumerGroupTopicPartitions(group)], request_timeout=30
+    )[group].result(30)
     assert [tp.offset for tp in gone.topic_partitions] == []
     with pytest.raises(KafkaException) as exc:
         ours.delete_consumer_groups([group], request_timeout=30)[group].result(30)
@@ -195,7 +254,9 @@ def test_listed_and_described_groups_as_confluent_sees_them(
     ours, theirs = admins
     topic, group = topic_name("live"), topic_name("members")
     create_topic(kafka23.bootstrap(), topic, 1)
-    member = confluent_kafka.Consumer({"bootstrap.servers": kafka23.bootstrap(), "group.id": group, "session.timeout.ms": 10000})
+    member = confluent_kafka.Consumer(
+        {"bootstrap.servers": kafka23.bootstrap(), "group.id": group, "session.timeout.ms": 10000}
+    )
     try:
         member.subscribe([topic])
         deadline = time.monotonic() + 30
@@ -212,13 +273,21 @@ def test_listed_and_described_groups_as_confluent_sees_them(
         assert description is not None and description.state is ConsumerGroupState.STABLE
         assert description.type is ConsumerGroupType.CLASSIC and len(description.members) == 1
         assert description.authorized_operations is None
-        with_ops = ours.describe_consumer_groups([group], include_authorized_operations=True, request_timeout=30)[group].result(30)
-        their_ops = theirs.describe_consumer_groups([group], include_authorized_operations=True, request_timeout=30)[group].result(30)
-        assert sorted(op.name for op in with_ops.authorized_operations) == sorted(op.name for op in their_ops.authorized_operations)
+        with_ops = ours.describe_consumer_groups([group], include_authorized_operations=True, request_timeout=30)[
+            group
+        ].result(30)
+        their_ops = theirs.describe_consumer_groups([group], include_authorized_operations=True, request_timeout=30)[
+            group
+        ].result(30)
+        assert sorted(op.name for op in with_ops.authorized_operations) == sorted(
+            op.name for op in their_ops.authorized_operations
+        )
 
         def listed(admin: object, **filters: object) -> list[tuple[str, str, bool]]:
             result = admin.list_consumer_groups(request_timeout=30, **filters).result(30)  # type: ignore[attr-defined]
-            return [(g.state.name, g.type.name, g.is_simple_consumer_group) for g in result.valid if g.group_id == group]
+            return [
+                (g.state.name, g.type.name, g.is_simple_consumer_group) for g in result.valid if g.group_id == group
+            ]
 
         expected = [("UNKNOWN", "UNKNOWN", False)]
         assert listed(ours) == listed(theirs) == expected
@@ -236,13 +305,19 @@ def test_describe_cluster_without_describe_cluster_api_as_confluent(admins: tupl
     mine = ours.describe_cluster(include_authorized_operations=True, request_timeout=30).result(30)
     their = theirs.describe_cluster(include_authorized_operations=True, request_timeout=30).result(30)
     assert mine.cluster_id == their.cluster_id and mine.cluster_id
-    assert (mine.controller.id, mine.controller.host, mine.controller.port) == (their.controller.id, their.controller.host, their.controller.port)
+    assert (mine.controller.id, mine.controller.host, mine.controller.port) == (
+        their.controller.id,
+        their.controller.host,
+        their.controller.port,
+    )
     assert [(n.id, n.host, n.port) for n in mine.nodes] == [(n.id, n.host, n.port) for n in their.nodes]
     assert sorted(op.name for op in mine.authorized_operations) == sorted(op.name for op in their.authorized_operations)
     assert ours.describe_cluster(request_timeout=30).result(30).authorized_operations is None
 
 
-def test_scram_credential_calls_say_the_broker_does_not_support_them(admins: tuple[AdminClient, ck.AdminClient]) -> None:
+def test_scram_credential_calls_say_the_broker_does_not_support_them(
+    admins: tuple[AdminClient, ck.AdminClient],
+) -> None:
     ours, _ = admins
     with pytest.raises(KafkaException) as exc:
         ours.describe_user_scram_credentials(["alice"], request_timeout=30)["alice"].result(30)
@@ -265,7 +340,9 @@ def test_elect_leaders_preferred_as_confluent_and_unclean_unsupported(
     ours, theirs = admins
     topic = topic_name("elect")
     create_topic(kafka23.bootstrap(), topic, 2)
-    mine = ours.elect_leaders(ElectionType.PREFERRED, [TopicPartition(topic, 0), TopicPartition(topic, 1)], request_timeout=30).result(30)
+    mine = ours.elect_leaders(
+        ElectionType.PREFERRED, [TopicPartition(topic, 0), TopicPartition(topic, 1)], request_timeout=30
+    ).result(30)
     their = theirs.elect_leaders(  # no timeouts: confluent-kafka 2.16 raises SystemError on them (DESIGN.md)
         confluent_kafka.ElectionType.PREFERRED,
         [confluent_kafka.TopicPartition(topic, 0), confluent_kafka.TopicPartition(topic, 1)],

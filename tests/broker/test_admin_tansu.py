@@ -50,7 +50,9 @@ def error_of(fut: Any) -> KafkaError:
     return err
 
 
-def test_create_with_ours_describe_with_theirs(admin: AdminClient, judge: ck.AdminClient, topic_name: TopicName) -> None:
+def test_create_with_ours_describe_with_theirs(
+    admin: AdminClient, judge: ck.AdminClient, topic_name: TopicName
+) -> None:
     a, b = topic_name("a"), topic_name("b")
     futures = admin.create_topics([NewTopic(a, 3, 1, config={"retention.ms": "86400000"}), NewTopic(b, 1)])
     assert sorted(futures) == sorted([a, b])
@@ -61,7 +63,9 @@ def test_create_with_ours_describe_with_theirs(admin: AdminClient, judge: ck.Adm
     assert judge.describe_configs([resource])[resource].result(10)["retention.ms"].value == "86400000"
 
 
-def test_create_with_theirs_describe_with_ours(admin: AdminClient, judge: ck.AdminClient, topic_name: TopicName) -> None:
+def test_create_with_theirs_describe_with_ours(
+    admin: AdminClient, judge: ck.AdminClient, topic_name: TopicName
+) -> None:
     topic = topic_name("theirs")
     judge.create_topics([ck.NewTopic(topic, 2, 1, config={"cleanup.policy": "compact"})])[topic].result(10)
     md = admin.list_topics(topic, timeout=10)
@@ -69,13 +73,16 @@ def test_create_with_theirs_describe_with_ours(admin: AdminClient, judge: ck.Adm
     assert sorted(md.topics[topic].partitions) == [0, 1]
     theirs = judge.list_topics(topic, timeout=10)
     assert (md.cluster_id, md.controller_id, sorted(md.brokers)) == (
-        theirs.cluster_id, theirs.controller_id, sorted(theirs.brokers)
-    )  # fmt: skip
+        theirs.cluster_id,
+        theirs.controller_id,
+        sorted(theirs.brokers),
+    )
     partition = md.topics[topic].partitions[0]
     assert (partition.leader, partition.replicas, partition.isrs) == (
-        theirs.topics[topic].partitions[0].leader, theirs.topics[topic].partitions[0].replicas,
+        theirs.topics[topic].partitions[0].leader,
+        theirs.topics[topic].partitions[0].replicas,
         theirs.topics[topic].partitions[0].isrs,
-    )  # fmt: skip
+    )
     resource = ConfigResource(ConfigResource.Type.TOPIC, topic)
     configs = admin.describe_configs([resource])[ConfigResource("topic", topic)].result(10)
     assert configs["cleanup.policy"].value == "compact"
@@ -103,7 +110,9 @@ def test_incremental_alter_configs_changes_only_the_named_keys(
     admin: AdminClient, judge: ck.AdminClient, topic_name: TopicName
 ) -> None:
     topic = topic_name("cfg")
-    judge.create_topics([ck.NewTopic(topic, 1, 1, config={"retention.ms": "1000", "cleanup.policy": "compact"})])[topic].result(10)  # fmt: skip
+    judge.create_topics([ck.NewTopic(topic, 1, 1, config={"retention.ms": "1000", "cleanup.policy": "compact"})])[
+        topic
+    ].result(10)
     resource = ConfigResource("topic", topic)
     resource.add_incremental_config(ConfigEntry("retention.ms", "2000", incremental_operation=AlterConfigOpType.SET))
     assert admin.incremental_alter_configs([resource])[resource].result(10) is None
@@ -111,9 +120,11 @@ def test_incremental_alter_configs_changes_only_the_named_keys(
     seen = judge.describe_configs([theirs])[theirs].result(10)
     assert (seen["retention.ms"].value, seen["cleanup.policy"].value) == ("2000", "compact")
 
-    delete = ConfigResource("topic", topic, incremental_configs=[
-        ConfigEntry("retention.ms", None, incremental_operation=AlterConfigOpType.DELETE)
-    ])  # fmt: skip
+    delete = ConfigResource(
+        "topic",
+        topic,
+        incremental_configs=[ConfigEntry("retention.ms", None, incremental_operation=AlterConfigOpType.DELETE)],
+    )
     admin.incremental_alter_configs([delete])[delete].result(10)
     seen = judge.describe_configs([theirs])[theirs].result(10)
     assert "retention.ms" not in seen and seen["cleanup.policy"].value == "compact"
@@ -140,10 +151,14 @@ def test_describe_cluster_matches_theirs(admin: AdminClient, judge: ck.AdminClie
     assert sorted((n.id, n.host, n.port) for n in ours.nodes) == sorted((n.id, n.host, n.port) for n in theirs.nodes)
 
 
-def test_list_offsets_matches_theirs(admin: AdminClient, judge: ck.AdminClient, tansu: TansuBroker, topic_name: TopicName) -> None:
+def test_list_offsets_matches_theirs(
+    admin: AdminClient, judge: ck.AdminClient, tansu: TansuBroker, topic_name: TopicName
+) -> None:
     topic = topic_name("offsets")
     admin.create_topics([NewTopic(topic, 2)])[topic].result(10)
-    produce_with_confluent(tansu.bootstrap, topic, [Record(b"v", partition=0, timestamp_ms=1_700_000_000_000 + i) for i in range(4)])
+    produce_with_confluent(
+        tansu.bootstrap, topic, [Record(b"v", partition=0, timestamp_ms=1_700_000_000_000 + i) for i in range(4)]
+    )
     specs = {
         TopicPartition(topic, 0): OffsetSpec.earliest(),
         TopicPartition(topic, 1): OffsetSpec.latest(),
@@ -181,7 +196,9 @@ def test_consumer_groups_as_the_coordinator_sees_them(
 ) -> None:
     topic, group = topic_name("grp"), unique_name("group")
     admin.create_topics([NewTopic(topic, 2)])[topic].result(10)
-    consumer = confluent_kafka.Consumer(judge_config(tansu.bootstrap, **{"group.id": group, "session.timeout.ms": 6000}))
+    consumer = confluent_kafka.Consumer(
+        judge_config(tansu.bootstrap, **{"group.id": group, "session.timeout.ms": 6000})
+    )
     try:
         consumer.subscribe([topic])
         deadline = time.monotonic() + 15
@@ -203,10 +220,17 @@ def test_consumer_groups_as_the_coordinator_sees_them(
         consumer.close()
 
 
-def test_topics_command(tansu: TansuBroker, judge: ck.AdminClient, topic_name: TopicName, capsys: pytest.CaptureFixture[str]) -> None:
+def test_topics_command(
+    tansu: TansuBroker, judge: ck.AdminClient, topic_name: TopicName, capsys: pytest.CaptureFixture[str]
+) -> None:
     topic = topic_name("cli")
     base = ["topics", "--bootstrap-servers", tansu.bootstrap, "--timeout", "10"]
-    assert cli_main([*base, "create", topic, "--partitions", "3", "--replication-factor", "1", "--config", "retention.ms=5000"]) == 0
+    assert (
+        cli_main(
+            [*base, "create", topic, "--partitions", "3", "--replication-factor", "1", "--config", "retention.ms=5000"]
+        )
+        == 0
+    )
     assert sorted(judge.list_topics(topic, timeout=10).topics[topic].partitions) == [0, 1, 2]
     assert cli_main([*base, "create", topic, "--partitions", "3"]) == 1
     assert "TOPIC_ALREADY_EXISTS" in capsys.readouterr().err
@@ -216,7 +240,10 @@ def test_topics_command(tansu: TansuBroker, judge: ck.AdminClient, topic_name: T
     assert [topic, "3"] in [line.split() for line in listing]
     assert cli_main([*base, "describe", topic]) == 0
     described = [line.split() for line in capsys.readouterr().out.splitlines()]
-    assert described[0] == ["PARTITION", "LEADER", "REPLICAS", "ISR"] and len([r for r in described if r[:1] == ["2"]]) == 1
+    assert (
+        described[0] == ["PARTITION", "LEADER", "REPLICAS", "ISR"]
+        and len([r for r in described if r[:1] == ["2"]]) == 1
+    )
     assert next(r[:2] for r in described if r and r[0] == "retention.ms") == ["retention.ms", "5000"]
     assert cli_main([*base, "delete", topic, topic + "-missing"]) == 1
     assert topic not in judge.list_topics(timeout=10).topics

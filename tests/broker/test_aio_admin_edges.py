@@ -49,8 +49,14 @@ async def _assigning_itself(aio: Any, lib: Any, bootstrap: str, topic: str, assi
         except Exception as exc:
             seen.append(("assign raised", repr(exc)))
 
-    consumer = aio.AIOConsumer({"bootstrap.servers": bootstrap, "group.id": unique_name("grp"),
-                                "auto.offset.reset": "earliest", "partition.assignment.strategy": assignor})  # fmt: skip
+    consumer = aio.AIOConsumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": unique_name("grp"),
+            "auto.offset.reset": "earliest",
+            "partition.assignment.strategy": assignor,
+        }
+    )
     try:
         await consumer.subscribe([topic], on_assign=on_assign)
         deadline = time.monotonic() + 60
@@ -72,7 +78,10 @@ def test_async_on_assign_that_assigns_itself_gets_no_default(
     topic = topic_name("aioassign")
     create_topic(bootstrap, topic, 1)
     produce_with_confluent(bootstrap, topic, [b"a", b"b", b"c"])
-    seen = {name: asyncio.run(_assigning_itself(AIO[name], lib, bootstrap, topic, assignor)) for name, lib in CLIENTS.items()}
+    seen = {
+        name: asyncio.run(_assigning_itself(AIO[name], lib, bootstrap, topic, assignor))
+        for name, lib in CLIENTS.items()
+    }
     expected = [("on_assign", [0]), ("record", 0, 1), ("record", 0, 2), ("assignment", [0])]
     assert seen["ours"] == seen["theirs"] == expected
 
@@ -117,7 +126,9 @@ async def _transactions(aio: Any, lib: Any, bootstrap: str, topic: str, group: s
         await producer.begin_transaction()
         for v in (b"kept-1", b"kept-2"):
             await producer.produce(topic, value=v)
-        await producer.send_offsets_to_transaction([lib.TopicPartition(topic, 0, 7)], member.consumer_group_metadata(), 30)
+        await producer.send_offsets_to_transaction(
+            [lib.TopicPartition(topic, 0, 7)], member.consumer_group_metadata(), 30
+        )
         await producer.commit_transaction(30)
         await producer.begin_transaction()
         await producer.produce(topic, value=b"aborted")

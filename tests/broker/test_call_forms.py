@@ -36,7 +36,17 @@ STUBS = Path(confluent_kafka.__file__).with_name("cimpl.pyi")
 CLIENTS = {"confluent-kafka": confluent_kafka.cimpl, "kafkawire": kafkawire.cimpl}
 # Receivers whose methods are called; the other classes get their constructor's forms only.
 RECEIVERS = ("Producer", "Consumer")
-CONSTRUCTED = ("Producer", "Consumer", "ShareConsumer", "KafkaError", "Message", "TopicPartition", "Uuid", "NewTopic", "NewPartitions")  # fmt: skip
+CONSTRUCTED = (
+    "Producer",
+    "Consumer",
+    "ShareConsumer",
+    "KafkaError",
+    "Message",
+    "TopicPartition",
+    "Uuid",
+    "NewTopic",
+    "NewPartitions",
+)
 # What the generated forms leave alone: closing the receiver (each case has its own anyway), the
 # context protocol, and the calls only a transactional producer or a share group makes sense of
 # (their refusals are the transactions' and share consumer's own tests).
@@ -110,10 +120,14 @@ def cases_of(sig: Signature) -> list[Case]:
     required = [p for p in params if p.required]
     by_position = [p.name for p in params if p.kind != "kwonly"]
     out = [
-        Case(sig, "required-positional", tuple(p.name for p in required if p.kind != "kwonly"),
-             tuple(p.name for p in required if p.kind == "kwonly")),
+        Case(
+            sig,
+            "required-positional",
+            tuple(p.name for p in required if p.kind != "kwonly"),
+            tuple(p.name for p in required if p.kind == "kwonly"),
+        ),
         Case(sig, "all-positional", tuple(by_position), tuple(p.name for p in params if p.kind == "kwonly")),
-    ]  # fmt: skip
+    ]
     if all(p.kind != "posonly" for p in required):
         out.append(Case(sig, "required-keyword", (), tuple(p.name for p in required)))
     posonly = tuple(p.name for p in params if p.kind == "posonly")

@@ -70,11 +70,16 @@ def _consumer_matrix(client: str, bootstrap: str, topic: str) -> dict[str, dict[
             results[kind][name] = outcome(call, m)
 
     conf = {
-        "bootstrap.servers": bootstrap, "group.id": unique_name("cbm"), "auto.offset.reset": "earliest",
-        "enable.auto.commit": False, "session.timeout.ms": 6000, "heartbeat.interval.ms": 1000,
+        "bootstrap.servers": bootstrap,
+        "group.id": unique_name("cbm"),
+        "auto.offset.reset": "earliest",
+        "enable.auto.commit": False,
+        "session.timeout.ms": 6000,
+        "heartbeat.interval.ms": 1000,
         "on_commit": lambda _err, _parts: run_calls("on_commit"),
-        "stats_cb": lambda _json: run_calls("stats_cb"), "statistics.interval.ms": 200,
-    }  # fmt: skip
+        "stats_cb": lambda _json: run_calls("stats_cb"),
+        "statistics.interval.ms": 200,
+    }
     c = m.Consumer(judge_config(bootstrap, **conf) if client == "confluent" else conf)
     holder.append(c)
     try:
@@ -167,10 +172,14 @@ def test_calls_that_abort_confluent_kafka_from_a_callback_work_on_kafkawire(
         ]
 
     conf = {
-        "bootstrap.servers": kafka23.bootstrap(), "group.id": unique_name("cbn"), "auto.offset.reset": "earliest",
-        "enable.auto.commit": False, "on_commit": lambda _e, _p: nested("on_commit"),
-        "stats_cb": lambda _j: nested("stats_cb"), "statistics.interval.ms": 100,
-    }  # fmt: skip
+        "bootstrap.servers": kafka23.bootstrap(),
+        "group.id": unique_name("cbn"),
+        "auto.offset.reset": "earliest",
+        "enable.auto.commit": False,
+        "on_commit": lambda _e, _p: nested("on_commit"),
+        "stats_cb": lambda _j: nested("stats_cb"),
+        "statistics.interval.ms": 100,
+    }
     c = m.Consumer(conf)
     holder.append(c)
     try:
@@ -216,10 +225,14 @@ def _on_lost_matrix(client: str, bootstrap: str, topic: str) -> dict[str, Any]:
             results["on_lost"] = {name: outcome(call, m) for name, call in consumer_calls(consumer, m, topic).items()}
 
     conf = {
-        "bootstrap.servers": bootstrap, "group.id": unique_name("lost"), "auto.offset.reset": "earliest",
-        "enable.auto.commit": False, "session.timeout.ms": 6000, "max.poll.interval.ms": 6000,
+        "bootstrap.servers": bootstrap,
+        "group.id": unique_name("lost"),
+        "auto.offset.reset": "earliest",
+        "enable.auto.commit": False,
+        "session.timeout.ms": 6000,
+        "max.poll.interval.ms": 6000,
         "heartbeat.interval.ms": 1000,
-    }  # fmt: skip
+    }
     c = m.Consumer(judge_config(bootstrap, **conf) if client == "confluent" else conf)
     try:
         c.subscribe([topic], on_lost=on_lost)

@@ -111,7 +111,9 @@ def test_chaos_200k_values_through_cut_connections(
             if index < highest:
                 reordered += 1
             highest = max(highest, index)
-    misplaced = sum(1 for m in read if int(m.value() or b"") in acked and acked[int(m.value() or b"")][0] != m.partition())
+    misplaced = sum(
+        1 for m in read if int(m.value() or b"") in acked and acked[int(m.value() or b"")][0] != m.partition()
+    )
     elapsed = time.monotonic() - started
     with capsys.disabled():
         print(

@@ -31,7 +31,9 @@ def client(mock_cluster: MockCluster) -> Iterator[Client]:
         yield c
 
 
-def test_bootstrap_metadata_and_leaders(mock_cluster: MockCluster, client: Client, topic_name: Callable[[str], str]) -> None:
+def test_bootstrap_metadata_and_leaders(
+    mock_cluster: MockCluster, client: Client, topic_name: Callable[[str], str]
+) -> None:
     topic = topic_name("md")
     mock_cluster.create_topic(topic, partitions=6, replication=3)
     md = client.refresh_metadata([topic]).result(10)
@@ -102,7 +104,9 @@ def test_a_request_that_can_fail_over_leaves_a_broker_that_is_down_at_once(mock_
             time.sleep(0.1)
 
 
-def test_request_timeout_fails_with_timed_out_and_connection_recovers(mock_cluster: MockCluster, client: Client) -> None:
+def test_request_timeout_fails_with_timed_out_and_connection_recovers(
+    mock_cluster: MockCluster, client: Client
+) -> None:
     client.refresh_metadata().result(10)
     client.request(API_VERSIONS, {}, node=2).result(10)
     mock_cluster.broker_set_rtt(2, 2000)

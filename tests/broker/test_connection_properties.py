@@ -65,7 +65,11 @@ def test_delivery_report_only_error_as_confluent_kafka(
 ) -> None:
     topic = topic_name("dr")
     create_topic(tansu.bootstrap, topic, 1)
-    conf = {"bootstrap.servers": tansu.bootstrap, "delivery.report.only.error": only_error, "message.timeout.ms": 10_000}
+    conf = {
+        "bootstrap.servers": tansu.bootstrap,
+        "delivery.report.only.error": only_error,
+        "message.timeout.ms": 10_000,
+    }
     ours = _deliveries(kafkawire.Producer(conf), topic)
     theirs = _deliveries(ck.Producer(conf), topic)
     assert ours == theirs
@@ -91,16 +95,26 @@ def test_log_connection_close(caplog: pytest.LogCaptureFixture) -> None:
 
         threading.Thread(target=accept_and_close, daemon=True).start()
         caplog.clear()
-        with caplog.at_level(logging.INFO, logger="kafkawire"), kafkawire.admin.AdminClient(
-            {"bootstrap.servers": f"{host}:{port}", "log.connection.close": log_close, "reconnect.backoff.ms": 10_000}
-        ) as admin, pytest.raises(kafkawire.KafkaException):
+        with (
+            caplog.at_level(logging.INFO, logger="kafkawire"),
+            kafkawire.admin.AdminClient(
+                {
+                    "bootstrap.servers": f"{host}:{port}",
+                    "log.connection.close": log_close,
+                    "reconnect.backoff.ms": 10_000,
+                }
+            ) as admin,
+            pytest.raises(kafkawire.KafkaException),
+        ):
             admin.list_topics(timeout=2)
         server.close()
         closed = [r for r in caplog.records if "Disconnected" in r.getMessage()]
         assert bool(closed) is log_close
 
 
-def _unknown_topic_outcome(module: Any, bootstrap: str, topic: str, propagation: int, created: Callable[[], None]) -> str:
+def _unknown_topic_outcome(
+    module: Any, bootstrap: str, topic: str, propagation: int, created: Callable[[], None]
+) -> str:
     """A record for a topic the metadata says does not exist; the topic appears after the first
     answers (``created``): delivered if the producer still waited, else failed. Judged by the log's
     end offset (confluent-kafka cannot build the delivery report of a record that never had a

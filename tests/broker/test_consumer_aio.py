@@ -31,8 +31,13 @@ def test_aio_consumer_reads_commits_and_closes(tansu: Any, topic_name: Callable[
             await asyncio.sleep(0)
             assigned.append([(tp.topic, tp.partition) for tp in parts])
 
-        conf = {"bootstrap.servers": bootstrap, "group.id": group, "session.timeout.ms": 6000,
-                "auto.offset.reset": "earliest", "enable.auto.commit": False}  # fmt: skip
+        conf = {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "session.timeout.ms": 6000,
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
         async with AIOConsumer(conf) as consumer:
             await consumer.subscribe([topic], on_assign=on_assign)
             values: list[int] = []
@@ -75,7 +80,9 @@ def test_aio_consume_arrow_reads_columns_on_the_loop(tansu: Any, topic_name: Cal
                 if batch is not None:
                     assert batch.num_rows <= 30
                     values = [int(v) for v in batch.column("value").to_pylist()]
-                    rows += zip(batch.column("partition").to_pylist(), batch.column("offset").to_pylist(), values, strict=True)
+                    rows += zip(
+                        batch.column("partition").to_pylist(), batch.column("offset").to_pylist(), values, strict=True
+                    )
             assert (await consumer.consume_arrow(30, 0.2)) is None
         return rows
 

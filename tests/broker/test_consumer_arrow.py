@@ -20,21 +20,34 @@ pytestmark = pytest.mark.broker
 BASE_MS = 1_700_000_000_000
 
 
-def test_consume_arrow_reads_what_confluent_wrote_and_commits_it(tansu: TansuBroker, topic_name: Callable[[str], str]) -> None:
+def test_consume_arrow_reads_what_confluent_wrote_and_commits_it(
+    tansu: TansuBroker, topic_name: Callable[[str], str]
+) -> None:
     pa = pytest.importorskip("pyarrow")
     topic = topic_name("arrow-face")
     create_topic(tansu.bootstrap, topic, 2)
     written = [
-        Record(b"v%d" % i, key=None if i % 4 == 0 else b"k%d" % i, partition=i % 2, timestamp_ms=BASE_MS + i,
-               headers=[("n", b"%d" % i)] * (i % 3))
+        Record(
+            b"v%d" % i,
+            key=None if i % 4 == 0 else b"k%d" % i,
+            partition=i % 2,
+            timestamp_ms=BASE_MS + i,
+            headers=[("n", b"%d" % i)] * (i % 3),
+        )
         for i in range(400)
     ]
-    produce_with_confluent(tansu.bootstrap, topic, written, config={"compression.type": "lz4", "batch.num.messages": 30})
+    produce_with_confluent(
+        tansu.bootstrap, topic, written, config={"compression.type": "lz4", "batch.num.messages": 30}
+    )
     expected = {(r.partition, i // 2): r for i, r in enumerate(written)}
-    consumer = kafkawire.Consumer({
-        "bootstrap.servers": tansu.bootstrap, "group.id": unique_name("g"), "enable.auto.commit": False,
-        "enable.partition.eof": True,
-    })  # fmt: skip
+    consumer = kafkawire.Consumer(
+        {
+            "bootstrap.servers": tansu.bootstrap,
+            "group.id": unique_name("g"),
+            "enable.auto.commit": False,
+            "enable.partition.eof": True,
+        }
+    )
     try:
         consumer.assign([TopicPartition(topic, p, -2) for p in range(2)])
         with pytest.raises(ValueError, match="max_records"):
@@ -50,7 +63,16 @@ def test_consume_arrow_reads_what_confluent_wrote_and_commits_it(tansu: TansuBro
                 eofs += 1
                 continue
             assert batch is not None and batch.num_rows <= 64
-            assert batch.schema.names == ["key", "value", "topic", "partition", "offset", "timestamp", "timestampType", "headers"]
+            assert batch.schema.names == [
+                "key",
+                "value",
+                "topic",
+                "partition",
+                "offset",
+                "timestamp",
+                "timestampType",
+                "headers",
+            ]
             rows += batch.to_pylist()
         assert len(rows) == 399
         for row in rows:

@@ -24,10 +24,16 @@ PER_PARTITION = (241, 61)  # source records per partition, as in the quixstreams
 
 def _consumer(client: str, bootstrap: str, group: str, isolation: str) -> Any:
     conf = {
-        "bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "earliest",
-        "enable.auto.commit": False, "enable.auto.offset.store": False, "partition.assignment.strategy": "range",
-        "session.timeout.ms": 6000, "heartbeat.interval.ms": 1000, "isolation.level": isolation,
-    }  # fmt: skip
+        "bootstrap.servers": bootstrap,
+        "group.id": group,
+        "auto.offset.reset": "earliest",
+        "enable.auto.commit": False,
+        "enable.auto.offset.store": False,
+        "partition.assignment.strategy": "range",
+        "session.timeout.ms": 6000,
+        "heartbeat.interval.ms": 1000,
+        "isolation.level": isolation,
+    }
     if client == "kafkawire":
         return kafkawire.Consumer(conf)
     return confluent_kafka.Consumer(judge_config(bootstrap, **conf))

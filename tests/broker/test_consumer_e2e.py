@@ -39,10 +39,16 @@ def kafka23_bootstrap(kafka23: Any) -> str:
 
 
 def ours(bootstrap: str, group: str | None = None, **extra: Any) -> kafkawire.Consumer:
-    return kafkawire.Consumer({
-        "bootstrap.servers": bootstrap, "group.id": group or unique_name("grp"), "session.timeout.ms": SESSION_MS,
-        "heartbeat.interval.ms": 1000, "auto.offset.reset": "earliest", **extra,
-    })  # fmt: skip
+    return kafkawire.Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": group or unique_name("grp"),
+            "session.timeout.ms": SESSION_MS,
+            "heartbeat.interval.ms": 1000,
+            "auto.offset.reset": "earliest",
+            **extra,
+        }
+    )
 
 
 def read(consumer: kafkawire.Consumer, count: int, deadline: float = 30.0) -> list[kafkawire.Message]:
@@ -64,8 +70,16 @@ def read(consumer: kafkawire.Consumer, count: int, deadline: float = 30.0) -> li
 def test_reads_what_confluent_kafka_produced(bootstrap: str, topic_name: Callable[[str], str]) -> None:
     topic = topic_name("in")
     create_topic(bootstrap, topic, 3)
-    sent = [Record(value=b"value-%d" % i, key=b"k%d" % i, headers=[("h", b"%d" % i)], partition=i % 3,
-                   timestamp_ms=1_700_000_000_000 + i) for i in range(300)]  # fmt: skip
+    sent = [
+        Record(
+            value=b"value-%d" % i,
+            key=b"k%d" % i,
+            headers=[("h", b"%d" % i)],
+            partition=i % 3,
+            timestamp_ms=1_700_000_000_000 + i,
+        )
+        for i in range(300)
+    ]
     placed = produce_with_confluent(bootstrap, topic, sent)
     consumer = ours(bootstrap)
     try:
@@ -192,8 +206,10 @@ def test_read_committed_memory_stays_bounded_while_a_transaction_is_open(
     txn.flush(30)  # in the log; its marker is not
     plain = [b"p%05d-" % i + b"x" * 1000 for i in range(30_000)]
     produce_with_confluent(bootstrap, topic, [Record(v, partition=0) for v in plain], timeout=120)
-    consumer = ours(bootstrap, **{"queued.max.messages.kbytes": 1024, "fetch.max.bytes": 1 << 20,
-                                  "max.partition.fetch.bytes": 1 << 20})  # fmt: skip
+    consumer = ours(
+        bootstrap,
+        **{"queued.max.messages.kbytes": 1024, "fetch.max.bytes": 1 << 20, "max.partition.fetch.bytes": 1 << 20},
+    )
     tracemalloc.start()
     try:
         consumer.assign([TopicPartition(topic, 0, kafkawire.OFFSET_BEGINNING)])
@@ -436,16 +452,21 @@ def test_static_consumer_restarts_without_a_rebalance(kafka23_bootstrap: str, to
     bootstrap, topic, group = kafka23_bootstrap, topic_name("st"), unique_name("grp")
     create_topic(bootstrap, topic, 4)
     rebalances: list[str] = []
-    judge = confluent_kafka.Consumer(judge_config(bootstrap, **{
-        "group.id": group, "session.timeout.ms": SESSION_MS, "heartbeat.interval.ms": 1000}))  # fmt: skip
-    judge.subscribe([topic], on_assign=lambda _c, _p: rebalances.append("assign"),
-                    on_revoke=lambda _c, _p: rebalances.append("revoke"))  # fmt: skip
+    judge = confluent_kafka.Consumer(
+        judge_config(bootstrap, **{"group.id": group, "session.timeout.ms": SESSION_MS, "heartbeat.interval.ms": 1000})
+    )
+    judge.subscribe(
+        [topic],
+        on_assign=lambda _c, _p: rebalances.append("assign"),
+        on_revoke=lambda _c, _p: rebalances.append("revoke"),
+    )
     mine = ours(bootstrap, group, **{"group.instance.id": "instance-1"})
     try:
         mine.subscribe([topic])
         end = time.monotonic() + 60
-        while time.monotonic() < end and not (mine.assignment() and judge.assignment()
-                                              and len(mine.assignment()) + len(judge.assignment()) == 4):  # fmt: skip
+        while time.monotonic() < end and not (
+            mine.assignment() and judge.assignment() and len(mine.assignment()) + len(judge.assignment()) == 4
+        ):
             mine.poll(0.1)
             judge.poll(0.1)
         before, calls = set(mine.assignment()), len(rebalances)

@@ -57,9 +57,14 @@ def test_a_refused_join_group_is_an_error_event_from_poll(kafka23: Any, topic_na
     for name, lib in CLIENTS.items():
         errors: list[Any] = []
         consumer = _consumer(
-            lib, bootstrap, **{"session.timeout.ms": TOO_LONG_SESSION_MS, "max.poll.interval.ms": TOO_LONG_SESSION_MS,
-                               "error_cb": errors.append},
-        )  # fmt: skip
+            lib,
+            bootstrap,
+            **{
+                "session.timeout.ms": TOO_LONG_SESSION_MS,
+                "max.poll.interval.ms": TOO_LONG_SESSION_MS,
+                "error_cb": errors.append,
+            },
+        )
         consumer.subscribe([topic])
         events = []
         deadline = time.monotonic() + 30
@@ -83,11 +88,15 @@ def test_calls_after_close_raise_consumer_closed(kafka23: Any) -> None:
         seen[name] = [
             _outcome(call)
             for call in (
-                consumer.memberid, consumer.assignment, lambda: consumer.poll(0),  # noqa: B023
-                consumer.consumer_group_metadata, lambda: consumer.committed([lib.TopicPartition("t", 0)]),  # noqa: B023
-                consumer.list_topics, consumer.close,
+                consumer.memberid,
+                consumer.assignment,
+                lambda: consumer.poll(0),  # noqa: B023
+                consumer.consumer_group_metadata,
+                lambda: consumer.committed([lib.TopicPartition("t", 0)]),  # noqa: B023
+                consumer.list_topics,
+                consumer.close,
             )
-        ]  # fmt: skip
+        ]
     assert seen["ours"] == seen["theirs"]
     assert seen["ours"][0] == ("RuntimeError", ("Consumer closed",))
 
@@ -101,8 +110,10 @@ def test_committed_metadata_reads_as_confluent_reads_it(kafka23: Any, topic_name
     writer = confluent_kafka.Consumer(judge_config(bootstrap, **{"group.id": group}))
     try:
         TP = confluent_kafka.TopicPartition
-        writer.commit(offsets=[TP(topic, 0, 1), TP(topic, 1, 2, metadata=""), TP(topic, 2, 3, metadata="note")],
-                      asynchronous=False)  # fmt: skip
+        writer.commit(
+            offsets=[TP(topic, 0, 1), TP(topic, 1, 2, metadata=""), TP(topic, 2, 3, metadata="note")],
+            asynchronous=False,
+        )
     finally:
         writer.close()
     seen = {}
@@ -146,9 +157,15 @@ def _lost_after_max_poll(lib: Any, bootstrap: str, topic: str) -> list[Any]:
         return lambda _c, parts: calls.append((kind, sorted(tp.partition for tp in parts)))
 
     consumer = _consumer(
-        lib, bootstrap, **{"session.timeout.ms": 6000, "max.poll.interval.ms": 6000, "auto.offset.reset": "earliest",
-                           "partition.assignment.strategy": "cooperative-sticky"},
-    )  # fmt: skip
+        lib,
+        bootstrap,
+        **{
+            "session.timeout.ms": 6000,
+            "max.poll.interval.ms": 6000,
+            "auto.offset.reset": "earliest",
+            "partition.assignment.strategy": "cooperative-sticky",
+        },
+    )
     consumer.subscribe([topic], on_assign=record("assign"), on_revoke=record("revoke"))  # no on_lost
     try:
         seen, deadline = 0, time.monotonic() + 60
@@ -184,7 +201,11 @@ def test_partitions_lost_to_max_poll_are_revoked_in_the_poll_after_the_event(
         calls = _lost_after_max_poll(lib, bootstrap, topic)
         start = calls.index(("poll", 0))
         seen[name] = calls[start : start + 4]  # how long the rejoin takes after that is the broker's
-    assert seen["ours"] == seen["theirs"] == [("poll", 0), ("event", "_MAX_POLL_EXCEEDED"), ("poll", 1), ("revoke", [0, 1])]
+    assert (
+        seen["ours"]
+        == seen["theirs"]
+        == [("poll", 0), ("event", "_MAX_POLL_EXCEEDED"), ("poll", 1), ("revoke", [0, 1])]
+    )
 
 
 def test_offsets_for_times_answers_per_partition(kafka23: Any, topic_name: Callable[[str], str]) -> None:
@@ -203,15 +224,18 @@ def test_offsets_for_times_answers_per_partition(kafka23: Any, topic_name: Calla
         consumer = _consumer(lib, bootstrap)
         try:
             seen[name] = {
-                case: _outcome(lambda: [
-                    (tp.topic, tp.partition, tp.offset, tp.error.name() if tp.error else None)
-                    for tp in consumer.offsets_for_times([lib.TopicPartition(*q) for q in qs], timeout=10)  # noqa: B023
-                ])
+                case: _outcome(
+                    lambda: [
+                        (tp.topic, tp.partition, tp.offset, tp.error.name() if tp.error else None)
+                        for tp in consumer.offsets_for_times([lib.TopicPartition(*q) for q in qs], timeout=10)  # noqa: B023
+                    ]
+                )
                 for case, qs in asks.items()
-            }  # fmt: skip
+            }
         finally:
             consumer.close()
     assert seen["ours"] == seen["theirs"]
     assert seen["ours"]["known and unknown partition"] == (
-        "value", [(topic, 0, -1, None), (topic, 7, 556, "_UNKNOWN_PARTITION")]
+        "value",
+        [(topic, 0, -1, None), (topic, 7, 556, "_UNKNOWN_PARTITION")],
     )

@@ -41,10 +41,16 @@ def _two_records_100ms_apart(client: str, bootstrap: str) -> list[Any]:
     poll() hands over until the EOF after them."""
     topic = unique_name("eof")
     create_topic(bootstrap, topic, 1)
-    c = _consumer(client, bootstrap, **{
-        "group.id": topic, "auto.offset.reset": "earliest", "enable.partition.eof": True,
-        "fetch.wait.max.ms": WAIT_MS,
-    })  # fmt: skip
+    c = _consumer(
+        client,
+        bootstrap,
+        **{
+            "group.id": topic,
+            "auto.offset.reset": "earliest",
+            "enable.partition.eof": True,
+            "fetch.wait.max.ms": WAIT_MS,
+        },
+    )
     producer = confluent_kafka.Producer(judge_config(bootstrap, **{"linger.ms": 0}))
     seen: list[Any] = []
     try:
@@ -88,10 +94,16 @@ def _leaving(client: str, bootstrap: str, how: str) -> list[Any]:
     def on_commit(err: Any, parts: list[Any]) -> None:
         seen.append(("on_commit", err, [(tp.partition, tp.offset) for tp in parts]))
 
-    c = _consumer(client, bootstrap, **{
-        "group.id": topic, "auto.offset.reset": "earliest", "on_commit": on_commit,
-        "auto.commit.interval.ms": 60_000,
-    })  # fmt: skip
+    c = _consumer(
+        client,
+        bootstrap,
+        **{
+            "group.id": topic,
+            "auto.offset.reset": "earliest",
+            "on_commit": on_commit,
+            "auto.commit.interval.ms": 60_000,
+        },
+    )
 
     def on_revoke(consumer: Any, parts: list[Any]) -> None:
         seen.append(("revoke", [tp.partition for tp in parts], [tp.partition for tp in consumer.assignment()]))
@@ -144,9 +156,16 @@ def _commits(client: str, bootstrap: str) -> list[Any]:
     def on_commit(err: Any, parts: list[Any]) -> None:
         seen.append(("on_commit", err and err.code(), [(tp.partition, tp.offset) for tp in parts]))
 
-    c = _consumer(client, bootstrap, **{
-        "group.id": topic, "auto.offset.reset": "earliest", "enable.auto.commit": False, "on_commit": on_commit,
-    })  # fmt: skip
+    c = _consumer(
+        client,
+        bootstrap,
+        **{
+            "group.id": topic,
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+            "on_commit": on_commit,
+        },
+    )
     try:
         c.subscribe([topic])
         msgs: list[Any] = []

@@ -36,17 +36,31 @@ def kafka23_bootstrap(kafka23: Any) -> str:
 
 
 def ours(bootstrap: str, group: str, **extra: Any) -> kafkawire.Consumer:
-    return kafkawire.Consumer({
-        "bootstrap.servers": bootstrap, "group.id": group, "session.timeout.ms": SESSION_MS,
-        "heartbeat.interval.ms": 1000, "auto.offset.reset": "earliest", **extra,
-    })  # fmt: skip
+    return kafkawire.Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "session.timeout.ms": SESSION_MS,
+            "heartbeat.interval.ms": 1000,
+            "auto.offset.reset": "earliest",
+            **extra,
+        }
+    )
 
 
 def theirs(bootstrap: str, group: str, **extra: Any) -> confluent_kafka.Consumer:
-    return confluent_kafka.Consumer(judge_config(bootstrap, **{
-        "group.id": group, "session.timeout.ms": SESSION_MS, "heartbeat.interval.ms": 1000,
-        "auto.offset.reset": "earliest", **extra,
-    }))  # fmt: skip
+    return confluent_kafka.Consumer(
+        judge_config(
+            bootstrap,
+            **{
+                "group.id": group,
+                "session.timeout.ms": SESSION_MS,
+                "heartbeat.interval.ms": 1000,
+                "auto.offset.reset": "earliest",
+                **extra,
+            },
+        )
+    )
 
 
 class Recorder:
@@ -134,8 +148,9 @@ def test_commit_in_on_revoke_uses_the_generation_consumed_under(bootstrap: str, 
     committed: list[list[TopicPartition] | None] = []
 
     def on_revoke(consumer: kafkawire.Consumer, parts: list[TopicPartition]) -> None:
-        committed.append(consumer.commit(offsets=[TopicPartition(tp.topic, tp.partition, 7) for tp in parts],
-                                         asynchronous=False))  # fmt: skip
+        committed.append(
+            consumer.commit(offsets=[TopicPartition(tp.topic, tp.partition, 7) for tp in parts], asynchronous=False)
+        )
 
     mine = ours(bootstrap, group, **{"enable.auto.commit": False})
     closing.append(mine)
@@ -195,8 +210,9 @@ def test_store_offsets_then_commit_commits_what_was_stored(bootstrap: str, topic
 
 def test_watermarks_and_offsets_for_times(bootstrap: str, topic: str, closing: list[Any]) -> None:
     base = int(time.time() * 1000) - 60_000
-    produce_with_confluent(bootstrap, topic, [Record(value=b"v%d" % i, partition=0, timestamp_ms=base + i * 1000)
-                                               for i in range(5)])  # fmt: skip
+    produce_with_confluent(
+        bootstrap, topic, [Record(value=b"v%d" % i, partition=0, timestamp_ms=base + i * 1000) for i in range(5)]
+    )
     mine = ours(bootstrap, unique_name("grp"))
     closing.append(mine)
     judge = theirs(bootstrap, unique_name("grp"))

@@ -74,10 +74,16 @@ def _lookups_at_the_end(client: str, bootstrap: str, topic: str) -> dict[str, An
         for _ in parts:
             seen["on_assign"].append(consumer.get_watermark_offsets(parts[0]))
 
-    c = _consumer(client, bootstrap, **{
-        "group.id": unique_name("wm"), "auto.offset.reset": "earliest", "enable.partition.eof": True,
-        "enable.auto.commit": False,
-    })  # fmt: skip
+    c = _consumer(
+        client,
+        bootstrap,
+        **{
+            "group.id": unique_name("wm"),
+            "auto.offset.reset": "earliest",
+            "enable.partition.eof": True,
+            "enable.auto.commit": False,
+        },
+    )
     try:
         c.subscribe([topic], on_assign=on_assign)
         deadline = time.monotonic() + 60
@@ -106,8 +112,11 @@ def test_lookups_from_on_assign_and_while_fetching_answer_in_time(kafka23: Kafka
     ours = _lookups_at_the_end("kafkawire", bootstrap, topic)
     assert ours == _lookups_at_the_end("confluent", bootstrap, topic)
     assert ours["queried"] == (0, 18)
-    assert ours["times"] == [(0, 0, None), (1, 123456789001, kafkawire.KafkaError._UNKNOWN_PARTITION),
-                             (2, 123456789001, kafkawire.KafkaError._UNKNOWN_PARTITION)]  # fmt: skip
+    assert ours["times"] == [
+        (0, 0, None),
+        (1, 123456789001, kafkawire.KafkaError._UNKNOWN_PARTITION),
+        (2, 123456789001, kafkawire.KafkaError._UNKNOWN_PARTITION),
+    ]
 
 
 def test_admin_lists_committed_metadata_as_confluent_kafka_reads_it(kafka23: KafkaBroker) -> None:

@@ -34,12 +34,24 @@ def test_kip848_consumer_face_with_confluent_kafka(cluster: MockCluster) -> None
         producer.produce(topic, b"%d" % i, partition=i % PARTITIONS)
     assert producer.flush(15) == 0
     calls: list[tuple[str, int]] = []
-    mine = kafkawire.Consumer({"bootstrap.servers": cluster.bootstraps, "group.id": group,
-                               "group.protocol": "consumer", "auto.offset.reset": "earliest",
-                               "enable.auto.commit": False})  # fmt: skip
-    theirs = confluent_kafka.Consumer({"bootstrap.servers": cluster.bootstraps, "group.id": group,
-                                       "group.protocol": "consumer", "auto.offset.reset": "earliest",
-                                       "enable.auto.commit": False})  # fmt: skip
+    mine = kafkawire.Consumer(
+        {
+            "bootstrap.servers": cluster.bootstraps,
+            "group.id": group,
+            "group.protocol": "consumer",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+    )
+    theirs = confluent_kafka.Consumer(
+        {
+            "bootstrap.servers": cluster.bootstraps,
+            "group.id": group,
+            "group.protocol": "consumer",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+    )
     seen: list[tuple[int, int]] = []
     try:
 
@@ -83,9 +95,15 @@ def test_kip848_regex_subscription_picks_up_a_new_topic(cluster: MockCluster) ->
     first, second = f"{prefix}-a", f"{prefix}-b"
     cluster.create_topic(first, 2)
     producer = confluent_kafka.Producer({"bootstrap.servers": cluster.bootstraps})
-    consumer = kafkawire.Consumer({"bootstrap.servers": cluster.bootstraps, "group.id": unique_name("group"),
-                                   "group.protocol": "consumer", "auto.offset.reset": "earliest",
-                                   "topic.metadata.refresh.interval.ms": 1000})  # fmt: skip
+    consumer = kafkawire.Consumer(
+        {
+            "bootstrap.servers": cluster.bootstraps,
+            "group.id": unique_name("group"),
+            "group.protocol": "consumer",
+            "auto.offset.reset": "earliest",
+            "topic.metadata.refresh.interval.ms": 1000,
+        }
+    )
     try:
         consumer.subscribe([f"^{prefix}-.*"])
         end = time.monotonic() + 30
@@ -101,6 +119,8 @@ def test_kip848_regex_subscription_picks_up_a_new_topic(cluster: MockCluster) ->
         while len(got) < 10 and time.monotonic() < end:
             got += [m.value() or b"" for m in consumer.consume(50, 0.1) if m.error() is None]
         assert sorted(got) == sorted(b"b%d" % i for i in range(10))
-        assert {(tp.topic, tp.partition) for tp in consumer.assignment()} == {(t, p) for t in (first, second) for p in (0, 1)}
+        assert {(tp.topic, tp.partition) for tp in consumer.assignment()} == {
+            (t, p) for t in (first, second) for p in (0, 1)
+        }
     finally:
         consumer.close()

@@ -24,9 +24,20 @@ RECORDS = 40
 OFFSET_INVALID = -1001
 # Every public call a lifecycle path might be tempted to use.
 OVERRIDDEN = (
-    "assign", "unassign", "incremental_assign", "incremental_unassign", "assignment", "commit",
-    "store_offsets", "unsubscribe", "committed", "position", "pause", "resume", "seek",
-)  # fmt: skip
+    "assign",
+    "unassign",
+    "incremental_assign",
+    "incremental_unassign",
+    "assignment",
+    "commit",
+    "store_offsets",
+    "unsubscribe",
+    "committed",
+    "position",
+    "pause",
+    "resume",
+    "seek",
+)
 
 
 class OwnCallCalled(AssertionError):
@@ -52,11 +63,18 @@ def run(make: Callable[[dict[str, Any]], Any], bootstrap: str, topic: str, group
     def record(kind: str) -> Callable[[Any, list[Any]], None]:
         return lambda _consumer, parts: calls.append((kind, sorted(tp.partition for tp in parts)))
 
-    consumer = make({
-        "bootstrap.servers": bootstrap, "group.id": group, "session.timeout.ms": 60_000,
-        "heartbeat.interval.ms": 1000, "auto.offset.reset": "earliest", "enable.auto.commit": True,
-        "auto.commit.interval.ms": 600_000, "partition.assignment.strategy": assignor,
-    })  # fmt: skip
+    consumer = make(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "session.timeout.ms": 60_000,
+            "heartbeat.interval.ms": 1000,
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": True,
+            "auto.commit.interval.ms": 600_000,
+            "partition.assignment.strategy": assignor,
+        }
+    )
     consumer.subscribe([topic], on_assign=record("assign"), on_revoke=record("revoke"))
     seen = 0
     deadline = time.monotonic() + 60
@@ -90,7 +108,10 @@ def test_close_and_rebalance_defaults_skip_overridden_calls(
     produce_with_confluent(bootstrap, topic, [Record(b"r%d" % i, None, partition=0) for i in range(RECORDS)])
     judge = confluent_kafka.Consumer(judge_config(bootstrap, **{"group.id": unique_name("wm")}))
     try:
-        ends = [judge.get_watermark_offsets(confluent_kafka.TopicPartition(topic, p), timeout=10)[1] for p in range(PARTITIONS)]
+        ends = [
+            judge.get_watermark_offsets(confluent_kafka.TopicPartition(topic, p), timeout=10)[1]
+            for p in range(PARTITIONS)
+        ]
     finally:
         judge.close()
     groups = {"theirs": unique_name("grp"), "ours": unique_name("grp")}

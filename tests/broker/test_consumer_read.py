@@ -28,7 +28,9 @@ pytestmark = pytest.mark.broker
 WAIT = 30.0
 
 
-def read(client: Client, topic: str, partition: int, start: int, end: int | None, **settings: object) -> list[tuple[int, bytes | None]]:
+def read(
+    client: Client, topic: str, partition: int, start: int, end: int | None, **settings: object
+) -> list[tuple[int, bytes | None]]:
     out = []
     for _batch, records in fetch_range(client, topic, partition, start, end, FetchSettings(**settings)):  # type: ignore[arg-type]
         out.extend((r.offset, r.value) for r in records)
@@ -46,10 +48,15 @@ def test_compressed_batches_read_from_mid_batch_with_headers_and_timestamps(
     create_topic(tansu.bootstrap, topic, 2)
     filler = b"." * 200  # (lz4 shrinks even a one-record batch of these)
     written = [
-        Record(b"v%d%s" % (i, filler), key=b"k%d" % (i % 7), headers=[("h", b"%d" % i)], partition=i % 2,
-               timestamp_ms=1_700_000_000_000 + i)
+        Record(
+            b"v%d%s" % (i, filler),
+            key=b"k%d" % (i % 7),
+            headers=[("h", b"%d" % i)],
+            partition=i % 2,
+            timestamp_ms=1_700_000_000_000 + i,
+        )
         for i in range(400)
-    ]  # fmt: skip
+    ]
     delivered = produce_with_confluent(
         tansu.bootstrap, topic, written, config={"compression.type": "lz4", "linger.ms": 50, "batch.num.messages": 64}
     )
@@ -58,7 +65,9 @@ def test_compressed_batches_read_from_mid_batch_with_headers_and_timestamps(
         client.refresh_metadata([topic]).result(WAIT)
         # Tansu's "latest" is the last batch's base offset + 1 (a known quirk): read to the delivered end.
         end = max(o for p, o in delivered if p == 0) + 1
-        batches = [(b.base_offset, b.last_offset_delta, b.compression) for b, _ in fetch_range(client, topic, 0, 0, end)]
+        batches = [
+            (b.base_offset, b.last_offset_delta, b.compression) for b, _ in fetch_range(client, topic, 0, 0, end)
+        ]
         assert all(compression != 0 for *_, compression in batches)
         start = next(base + 1 for base, delta, _ in batches if delta > 0)  # inside a batch
         got = []
@@ -88,7 +97,9 @@ def test_offsets_and_ranges_on_the_mock_cluster(mock_cluster: MockCluster, topic
         assert read(client, topic, 1, 30, 30) == []
         with pytest.raises(DataLossError, match="failOnDataLoss"):
             read(client, topic, 0, 25, 40, timeout=5.0)
-        assert [o for o, _ in read(client, topic, 0, 25, 40, fail_on_data_loss=False, timeout=5.0)] == list(range(25, 30))
+        assert [o for o, _ in read(client, topic, 0, 25, 40, fail_on_data_loss=False, timeout=5.0)] == list(
+            range(25, 30)
+        )
         # To the log end, without an end offset (no data loss: the read stops where the log does).
         assert [o for o, _ in read(client, topic, 0, 25, None, timeout=5.0)] == list(range(25, 30))
         assert high_watermarks(client, topic, range(3)) == {0: 30, 1: 30, 2: 30}
@@ -98,8 +109,9 @@ def test_log_end_from_fetch_where_list_offsets_is_wrong(tansu: TansuBroker, topi
     """Tansu's ListOffsets latest is the last batch's base offset + 1; the high watermark is right."""
     topic = topic_name("hwm")
     create_topic(tansu.bootstrap, topic, 1)
-    produce_with_confluent(tansu.bootstrap, topic, [Record(b"x%d" % i, partition=0) for i in range(50)],
-                           config={"linger.ms": 50})  # fmt: skip
+    produce_with_confluent(
+        tansu.bootstrap, topic, [Record(b"x%d" % i, partition=0) for i in range(50)], config={"linger.ms": 50}
+    )
     with Client({"bootstrap.servers": tansu.bootstrap}) as client:
         assert high_watermarks(client, topic, [0]) == {0: 50}
         assert [o for o, _ in read(client, topic, 0, 0, None)] == list(range(50))
@@ -111,7 +123,9 @@ def test_read_committed_from_the_markers(tansu: TansuBroker, topic_name: Callabl
     topic = topic_name("txn")
     create_topic(tansu.bootstrap, topic, 1)
     bootstrap = tansu.bootstrap
-    producer = confluent_kafka.Producer(judge_config(bootstrap, **{"transactional.id": topic_name("tid"), "linger.ms": 5}))
+    producer = confluent_kafka.Producer(
+        judge_config(bootstrap, **{"transactional.id": topic_name("tid"), "linger.ms": 5})
+    )
     producer.init_transactions(WAIT)
     plan = [("c1", True), ("a1", False), ("c2", True), ("a2", False)]
     for name, commit in plan:

@@ -32,8 +32,9 @@ def test_an_error_event_about_no_partition_says_partition_0(kafka23: Any, topic_
     create_topic(bootstrap, topic, 1)
     seen = {}
     for name, lib in CLIENTS.items():
-        consumer = _consumer(lib, bootstrap, **{"session.timeout.ms": TOO_LONG_SESSION_MS,
-                                                "max.poll.interval.ms": TOO_LONG_SESSION_MS})  # fmt: skip
+        consumer = _consumer(
+            lib, bootstrap, **{"session.timeout.ms": TOO_LONG_SESSION_MS, "max.poll.interval.ms": TOO_LONG_SESSION_MS}
+        )
         consumer.subscribe([topic])
         event = None
         deadline = time.monotonic() + 30
@@ -45,7 +46,9 @@ def test_an_error_event_about_no_partition_says_partition_0(kafka23: Any, topic_
     assert seen["ours"] == seen["theirs"] == ("INVALID_SESSION_TIMEOUT", None, 0, None)
 
 
-def test_assignment_shows_the_offsets_partitions_were_assigned_at(kafka23: Any, topic_name: Callable[[str], str]) -> None:
+def test_assignment_shows_the_offsets_partitions_were_assigned_at(
+    kafka23: Any, topic_name: Callable[[str], str]
+) -> None:
     bootstrap = _bootstrap(kafka23)
     topic = topic_name("asgoff")
     create_topic(bootstrap, topic, 2)
@@ -73,15 +76,21 @@ def test_assignment_shows_the_offsets_partitions_were_assigned_at(kafka23: Any, 
             consumer.close()
         seen[name] = [sorted((tp.partition, tp.offset) for tp in step) for step in steps]
     stored, end = kafkawire.OFFSET_STORED, kafkawire.OFFSET_END
-    assert seen["ours"] == seen["theirs"] == [[(0, stored), (1, 1)], [(0, stored), (1, 1)], [(0, stored), (1, end)], [(0, 2)]]
+    assert (
+        seen["ours"]
+        == seen["theirs"]
+        == [[(0, stored), (1, 1)], [(0, stored), (1, 1)], [(0, stored), (1, end)], [(0, 2)]]
+    )
 
 
 def _commit_with_metadata(lib: Any, bootstrap: str, group: str, topic: str) -> list[Any]:
     consumer = _consumer(lib, bootstrap, **{"group.id": group, "enable.auto.commit": False})
     TP = lib.TopicPartition
     try:
-        done = consumer.commit(offsets=[TP(topic, 0, 1), TP(topic, 1, 2, metadata=""), TP(topic, 2, 3, metadata="note")],
-                               asynchronous=False)  # fmt: skip
+        done = consumer.commit(
+            offsets=[TP(topic, 0, 1), TP(topic, 1, 2, metadata=""), TP(topic, 2, 3, metadata="note")],
+            asynchronous=False,
+        )
     finally:
         consumer.close()
     return [(tp.partition, tp.offset, tp.metadata) for tp in done]
@@ -130,7 +139,9 @@ def test_aio_consumer_thread_pool_default_is_confluents() -> None:
     assert asyncio.run(pool_size()) == theirs
 
 
-def test_a_subscribed_topic_that_does_not_exist_is_one_error_event(kafka23: Any, topic_name: Callable[[str], str]) -> None:
+def test_a_subscribed_topic_that_does_not_exist_is_one_error_event(
+    kafka23: Any, topic_name: Callable[[str], str]
+) -> None:
     """Subscribed to a missing topic and an existing one: one event names the missing topic, the
     other's records still come (the subscription stays)."""
     bootstrap = _bootstrap(kafka23)
@@ -148,7 +159,9 @@ def test_a_subscribed_topic_that_does_not_exist_is_one_error_event(kafka23: Any,
             if m is None:
                 continue
             if m.error() is not None:
-                events.append((m.error().name(), m.topic(), m.partition(), "Subscribed topic not available" in m.error().str()))
+                events.append(
+                    (m.error().name(), m.topic(), m.partition(), "Subscribed topic not available" in m.error().str())
+                )
             else:
                 values.append(m.value())
         for _ in range(4):  # no second report while the topic stays missing
@@ -157,6 +170,8 @@ def test_a_subscribed_topic_that_does_not_exist_is_one_error_event(kafka23: Any,
                 events.append((m.error().name(), m.topic(), m.partition(), None))
         consumer.close()
         seen[name] = (events, sorted(values))
-    assert seen["ours"] == seen["theirs"] == (
-        [("UNKNOWN_TOPIC_OR_PART", missing, 0, True)], [b"v%d" % i for i in range(5)]
+    assert (
+        seen["ours"]
+        == seen["theirs"]
+        == ([("UNKNOWN_TOPIC_OR_PART", missing, 0, True)], [b"v%d" % i for i in range(5)])
     )

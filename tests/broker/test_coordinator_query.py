@@ -38,10 +38,15 @@ def _find_coordinator_requests(module: Any, bootstrap: str, topic: str, interval
     logger.addHandler(handler)
     logger.setLevel(logging.DEBUG)
     logger.propagate = False
-    consumer = module.Consumer({
-        "bootstrap.servers": bootstrap, "group.id": unique_name("g"), "debug": "protocol",
-        "coordinator.query.interval.ms": interval_ms, "logger": logger,
-    })  # fmt: skip
+    consumer = module.Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": unique_name("g"),
+            "debug": "protocol",
+            "coordinator.query.interval.ms": interval_ms,
+            "logger": logger,
+        }
+    )
 
     def sent() -> int:
         return sum("Sent FindCoordinatorRequest" in line for line in handler.lines)

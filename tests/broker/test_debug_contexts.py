@@ -23,6 +23,7 @@ from tests.harness.topics import create_topic
 
 pytestmark = pytest.mark.broker
 
+
 def said(capture: Capture, facility: str) -> list[str]:
     """The messages of one facility's lines."""
     return [m["msg"] for line in list(capture.lines) if (m := LINE.match(line)) and m["fac"] == facility]
@@ -44,8 +45,15 @@ def test_topic_lines_follow_a_topic_that_appears_one_that_does_not_exist_and_a_l
     topic, missing = unique_name("dbg"), unique_name("missing")
     mock_cluster.create_topic(topic, 2)
     logger, capture = _logger("topic")
-    producer = kafkawire.Producer({"bootstrap.servers": mock_cluster.bootstraps, "logger": logger, "debug": "topic",
-                                   "topic.metadata.refresh.interval.ms": 300, "allow.auto.create.topics": False})  # fmt: skip
+    producer = kafkawire.Producer(
+        {
+            "bootstrap.servers": mock_cluster.bootstraps,
+            "logger": logger,
+            "debug": "topic",
+            "topic.metadata.refresh.interval.ms": 300,
+            "allow.auto.create.topics": False,
+        }
+    )
     try:
         producer.produce(topic, b"v", partition=0)
         assert producer.flush(30) == 0
@@ -87,7 +95,9 @@ def test_consumer_and_queue_lines_over_a_consumer_session(kafka23: Any, topic_na
     producer.purge()
     producer.flush(5)
     group = unique_name("g")
-    consumer = kafkawire.Consumer({**conf, "group.id": group, "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    consumer = kafkawire.Consumer(
+        {**conf, "group.id": group, "auto.offset.reset": "earliest", "enable.auto.commit": False}
+    )
     try:
         consumer.subscribe([topic])
         got = _poll_until(consumer, lambda g: len(g) >= 4, 60)
@@ -105,7 +115,9 @@ def test_consumer_and_queue_lines_over_a_consumer_session(kafka23: Any, topic_na
     assert commit in said(capture, "COMMIT")
     assert said(capture, "CLOSE") == [f'Closing consumer of group "{group}" (2 partition(s) assigned)']
     # queue: fetched records handed to the application, callbacks served, flush and purge
-    enqueued = re.compile(rf"{topic} \[\d\]: offsets \d+\.\.\d+ \(\d+ batch\(es\)\) enqueued for the application \(\d+ bytes buffered\)")
+    enqueued = re.compile(
+        rf"{topic} \[\d\]: offsets \d+\.\.\d+ \(\d+ batch\(es\)\) enqueued for the application \(\d+ bytes buffered\)"
+    )
     assert any(enqueued.fullmatch(q) for q in said(capture, "FETCHQ")), said(capture, "FETCHQ")
     assert any("from the producer's callback queue" in s for s in said(capture, "SERVE"))
     assert "Flushing 4 message(s) from the queues" in said(capture, "FLUSH")
@@ -125,9 +137,16 @@ def test_the_kip848_member_says_its_states_epochs_heartbeats_and_assignments(kip
     p.produce(topic, b"x", partition=0)
     p.flush(10)
     logger, capture = _logger("kip848")
-    consumer = kafkawire.Consumer({"bootstrap.servers": kip848_cluster.bootstraps, "group.id": group,
-                                   "group.protocol": "consumer", "auto.offset.reset": "earliest",
-                                   "logger": logger, "debug": "cgrp"})  # fmt: skip
+    consumer = kafkawire.Consumer(
+        {
+            "bootstrap.servers": kip848_cluster.bootstraps,
+            "group.id": group,
+            "group.protocol": "consumer",
+            "auto.offset.reset": "earliest",
+            "logger": logger,
+            "debug": "cgrp",
+        }
+    )
     try:
         consumer.subscribe([topic])
         assert len(_poll_until(consumer, lambda g: len(g) >= 1)) == 1
@@ -145,12 +164,25 @@ def test_the_kip848_member_says_its_states_epochs_heartbeats_and_assignments(kip
     shape = re.compile(rf'Group "{group}" changed state (\w+) -> (\w+) \(member epoch (-?\d+), member id "([^"]*)"\)')
     moves = [m.groups() for s in states if (m := shape.fullmatch(s))]
     assert len(moves) == len(states), states
-    assert [(a, b) for a, b, _e, _id in moves][:3] == [("unjoined", "joining"), ("joining", "reconciling"), ("reconciling", "stable")]
+    assert [(a, b) for a, b, _e, _id in moves][:3] == [
+        ("unjoined", "joining"),
+        ("joining", "reconciling"),
+        ("reconciling", "stable"),
+    ]
     assert int(moves[2][2]) > 0 and moves[2][3] == member_id
     assert ("stable", "leaving") in [(a, b) for a, b, _e, _id in moves]
-    assert any(re.fullmatch(rf'.+: ConsumerGroupHeartbeat for group "{group}" with member epoch -?\d+ \(\d+ topic\(s\) owned\)', h)
-               for h in said(capture, "HEARTBEAT"))  # fmt: skip
-    assert any(h.startswith(f'Group "{group}" ConsumerGroupHeartbeat error: ') and h.endswith(": retrying")
-               for h in said(capture, "HEARTBEAT")), said(capture, "HEARTBEAT")  # fmt: skip
+    assert any(
+        re.fullmatch(
+            rf'.+: ConsumerGroupHeartbeat for group "{group}" with member epoch -?\d+ \(\d+ topic\(s\) owned\)', h
+        )
+        for h in said(capture, "HEARTBEAT")
+    )
+    assert any(
+        h.startswith(f'Group "{group}" ConsumerGroupHeartbeat error: ') and h.endswith(": retrying")
+        for h in said(capture, "HEARTBEAT")
+    ), said(capture, "HEARTBEAT")
     changes = said(capture, "ASSIGNMENT")
-    assert f'Group "{group}" assignment change at member epoch {moves[1][2]}: assigned {topic} [0], {topic} [1]; revoked none; lost none' in changes, changes  # fmt: skip
+    assert (
+        f'Group "{group}" assignment change at member epoch {moves[1][2]}: assigned {topic} [0], {topic} [1]; revoked none; lost none'
+        in changes
+    ), changes

@@ -24,8 +24,24 @@ pytestmark = pytest.mark.broker
 
 LINE = re.compile(r"^(?P<fac>[A-Z_]+) \[(?P<name>[^\]]+)\] \[thrd:(?P<thrd>[^\]]+)\]: (?P<msg>.*)$")
 # What a person debugging needs from these steps, as librdkafka's facilities name it.
-IMPORTANT = {"INIT", "CONF", "CONNECT", "STATE", "SEND", "RECV", "METADATA", "JOIN", "JOINGROUP", "SYNCGROUP",
-             "HEARTBEAT", "FETCH", "COMMIT", "ASSIGN", "PRODUCE", "APIVERSION"}  # fmt: skip
+IMPORTANT = {
+    "INIT",
+    "CONF",
+    "CONNECT",
+    "STATE",
+    "SEND",
+    "RECV",
+    "METADATA",
+    "JOIN",
+    "JOINGROUP",
+    "SYNCGROUP",
+    "HEARTBEAT",
+    "FETCH",
+    "COMMIT",
+    "ASSIGN",
+    "PRODUCE",
+    "APIVERSION",
+}
 SCRAM_PASSWORD = "carol-debug-pw"
 
 
@@ -58,8 +74,15 @@ def _steps(impl: Any, admin_mod: Any, conf: dict[str, Any], topic: str, group: s
     for i in range(5):
         producer.produce(topic, b"v%d" % i)
     assert producer.flush(30) == 0
-    consumer = impl.Consumer({**conf, "group.id": group, "auto.offset.reset": "earliest", "enable.auto.commit": False,
-                              "heartbeat.interval.ms": 100})  # fmt: skip
+    consumer = impl.Consumer(
+        {
+            **conf,
+            "group.id": group,
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+            "heartbeat.interval.ms": 100,
+        }
+    )
     try:
         consumer.subscribe([topic])
         got: list[Any] = []
@@ -124,8 +147,13 @@ def test_no_debug_line_holds_the_password(kafka23: KafkaBroker, mechanism: str) 
     else:
         kafka23.add_scram_user("carol", SCRAM_PASSWORD)
         user, password = "carol", SCRAM_PASSWORD
-    conf = {"bootstrap.servers": kafka23.bootstrap("SASL_PLAINTEXT"), "security.protocol": "sasl_plaintext",
-            "sasl.mechanism": mechanism, "sasl.username": user, "sasl.password": password}  # fmt: skip
+    conf = {
+        "bootstrap.servers": kafka23.bootstrap("SASL_PLAINTEXT"),
+        "security.protocol": "sasl_plaintext",
+        "sasl.mechanism": mechanism,
+        "sasl.username": user,
+        "sasl.password": password,
+    }
     lines = _run("kw", conf, "all")
     facilities = _facilities(lines)
     assert {"SASL", "SASLAUTH", "CONF"} <= facilities, facilities

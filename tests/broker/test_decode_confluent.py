@@ -51,12 +51,20 @@ def test_decode_batches_written_by_confluent(
     topic = topic_name(codec_name)
     now = int(time.time() * 1000)
     sent = [
-        Record(value=b"v" * i * 100, key=None if i % 3 == 0 else f"k{i}".encode(),
-               headers=[("n", str(i).encode()), ("empty", None)], partition=0, timestamp_ms=now + i)
+        Record(
+            value=b"v" * i * 100,
+            key=None if i % 3 == 0 else f"k{i}".encode(),
+            headers=[("n", str(i).encode()), ("empty", None)],
+            partition=0,
+            timestamp_ms=now + i,
+        )
         for i in range(50)
-    ]  # fmt: skip
+    ]
     produce_with_confluent(
-        tansu.bootstrap, topic, sent, config={"compression.type": codec_name, "linger.ms": 50, "enable.idempotence": True}
+        tansu.bootstrap,
+        topic,
+        sent,
+        config={"compression.type": codec_name, "linger.ms": 50, "enable.idempotence": True},
     )
     batches = decode_batches(fetch_all(client, topic, 0))
     assert {b.compression for b in batches} == {CODECS[codec_name]}

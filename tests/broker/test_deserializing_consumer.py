@@ -27,9 +27,15 @@ def test_deserializing_consumer_reads_confluent_serialized_records(
     bootstrap = str(tansu.bootstrap() if callable(tansu.bootstrap) else tansu.bootstrap)
     topic = topic_name("de")
     create_topic(bootstrap, topic, 1)
-    producer = confluent_kafka.SerializingProducer(judge_config(bootstrap, **{
-        "key.serializer": TheirString("utf_8"), "value.serializer": TheirInt(),
-    }))  # fmt: skip
+    producer = confluent_kafka.SerializingProducer(
+        judge_config(
+            bootstrap,
+            **{
+                "key.serializer": TheirString("utf_8"),
+                "value.serializer": TheirInt(),
+            },
+        )
+    )
     for i in range(5):
         producer.produce(topic, key=f"k{i}", value=i * 1000)
     producer.produce(topic, key="bad", value=None)
@@ -39,10 +45,15 @@ def test_deserializing_consumer_reads_confluent_serialized_records(
     raw.produce(topic, key=b"poison", value=b"abc")
     raw.produce(topic, key=b"k5", value=(5000).to_bytes(4, "big"))
     raw.flush(15)
-    consumer = kafkawire.DeserializingConsumer({
-        "bootstrap.servers": bootstrap, "group.id": unique_name("grp"), "auto.offset.reset": "earliest",
-        "key.deserializer": StringDeserializer("utf_8"), "value.deserializer": IntegerDeserializer(),
-    })  # fmt: skip
+    consumer = kafkawire.DeserializingConsumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": unique_name("grp"),
+            "auto.offset.reset": "earliest",
+            "key.deserializer": StringDeserializer("utf_8"),
+            "value.deserializer": IntegerDeserializer(),
+        }
+    )
     try:
         consumer.assign([kafkawire.TopicPartition(topic, 0)])
         got: list[tuple[str, int | None]] = []

@@ -99,8 +99,12 @@ def drop_many(kind: str, bootstrap: str, topic: str) -> dict[str, Any]:
     code = "import json, sys; from tests.broker.test_dropped_clients import child; print(json.dumps(child(*sys.argv[1:4], int(sys.argv[4]))))"
     done = subprocess.run(
         [sys.executable, "-c", code, kind, bootstrap, topic, str(CLIENTS)],
-        cwd=ROOT, capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     outcome: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
     assert outcome["threads"] == [], "threads left"

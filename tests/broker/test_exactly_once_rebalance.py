@@ -36,10 +36,15 @@ class Member:
         m = CLIENTS[client]
         self.m, self.source, self.dest, self.stop = m, source, dest, stop
         cconf = {
-            "bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "earliest",
-            "enable.auto.commit": False, "isolation.level": "read_committed",
-            "session.timeout.ms": 6000, "heartbeat.interval.ms": 1000, "partition.assignment.strategy": "range",
-        }  # fmt: skip
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+            "isolation.level": "read_committed",
+            "session.timeout.ms": 6000,
+            "heartbeat.interval.ms": 1000,
+            "partition.assignment.strategy": "range",
+        }
         pconf = {"bootstrap.servers": bootstrap, "transactional.id": unique_name("copy"), "linger.ms": 5}
         if client == "confluent":
             cconf, pconf = judge_config(bootstrap, **cconf), judge_config(bootstrap, **pconf)

@@ -45,7 +45,9 @@ def _bomb() -> bytes:
     """One v2 batch of RECORDS empty records (no key, value or headers), zstd."""
     records = []
     for i in range(RECORDS):
-        body = b"\x00\x00" + encode_uvarint(i << 1) + b"\x01\x01\x00"  # attributes, ts delta, offset delta, key, value, headers
+        body = (
+            b"\x00\x00" + encode_uvarint(i << 1) + b"\x01\x01\x00"
+        )  # attributes, ts delta, offset delta, key, value, headers
         records.append(encode_uvarint(len(body) << 1) + body)
     return _v2_batch(bytes(compress(ZSTD, b"".join(records))), RECORDS, ZSTD)
 

@@ -34,11 +34,15 @@ def _written(topic_count: int, per_partition: int) -> list[Record]:
     ]
 
 
-def test_confluent_records_come_back_in_order_per_partition(tansu: TansuBroker, topic_name: Callable[[str], str]) -> None:
+def test_confluent_records_come_back_in_order_per_partition(
+    tansu: TansuBroker, topic_name: Callable[[str], str]
+) -> None:
     topic = topic_name("fe")
     create_topic(tansu.bootstrap, topic, 3)
     written = _written(3, 300)
-    produce_with_confluent(tansu.bootstrap, topic, written, config={"compression.type": "lz4", "batch.num.messages": 50})
+    produce_with_confluent(
+        tansu.bootstrap, topic, written, config={"compression.type": "lz4", "batch.num.messages": 50}
+    )
     with taker(tansu.bootstrap) as t:
         t.engine.assign([((topic, p), OFFSET_BEGINNING, None) for p in range(3)])
         got = t.take(900)
@@ -69,7 +73,9 @@ def test_take_is_fair_across_partitions(tansu: TansuBroker, topic_name: Callable
         assert len({(m.partition(), m.offset()) for m in first + rest}) == 800
 
 
-def test_kafkawire_producer_records_and_seek_backwards_and_forwards(tansu: TansuBroker, topic_name: Callable[[str], str]) -> None:
+def test_kafkawire_producer_records_and_seek_backwards_and_forwards(
+    tansu: TansuBroker, topic_name: Callable[[str], str]
+) -> None:
     topic = topic_name("seek")
     create_topic(tansu.bootstrap, topic, 1)
     p = Producer({"bootstrap.servers": tansu.bootstrap, "linger.ms": 5})
@@ -164,7 +170,9 @@ def test_offset_out_of_range_per_auto_offset_reset(mock_cluster: MockCluster, to
         assert [(m.offset(), m.value()) for m in t.take(1)] == [(3, b"late")]
 
 
-def test_offset_stored_is_what_a_confluent_consumer_committed(tansu: TansuBroker, topic_name: Callable[[str], str]) -> None:
+def test_offset_stored_is_what_a_confluent_consumer_committed(
+    tansu: TansuBroker, topic_name: Callable[[str], str]
+) -> None:
     topic, group = topic_name("stored"), unique_name("group")
     create_topic(tansu.bootstrap, topic, 2)
     # One record per batch: Tansu's ListOffsets "latest" is the last batch's base offset + 1 (DESIGN.md)
@@ -201,7 +209,9 @@ def check_prefetch_bound(bootstrap: str, topic: str, slack: int) -> None:
     """Nobody takes: fetched bytes held stay within queued.max.messages.kbytes (plus ``slack``),
     and everything comes once taken."""
     value = b"x" * 1000
-    produce_with_confluent(bootstrap, topic, [Record(value, partition=i % 2) for i in range(6000)], config={"batch.num.messages": 20})
+    produce_with_confluent(
+        bootstrap, topic, [Record(value, partition=i % 2) for i in range(6000)], config={"batch.num.messages": 20}
+    )
     bound = 256 * 1024
     config = settings(queued_max_messages_kbytes=256, max_partition_fetch_bytes=32 * 1024)
     with taker(bootstrap, config) as t:
@@ -250,11 +260,18 @@ def test_take_arrow_hands_over_columns(tansu: TansuBroker, topic_name: Callable[
     topic = topic_name("arrow")
     create_topic(tansu.bootstrap, topic, 2)
     written = [
-        Record(b"v%d" % i, key=None if i % 3 == 0 else b"k%d" % i, partition=i % 2, timestamp_ms=1_700_000_000_000 + i,
-               headers=[("h", b"%d" % i), ("schlüssel", None)] if i % 5 else ())
+        Record(
+            b"v%d" % i,
+            key=None if i % 3 == 0 else b"k%d" % i,
+            partition=i % 2,
+            timestamp_ms=1_700_000_000_000 + i,
+            headers=[("h", b"%d" % i), ("schlüssel", None)] if i % 5 else (),
+        )
         for i in range(600)
-    ]  # fmt: skip
-    produce_with_confluent(tansu.bootstrap, topic, written, config={"compression.type": "zstd", "batch.num.messages": 40})
+    ]
+    produce_with_confluent(
+        tansu.bootstrap, topic, written, config={"compression.type": "zstd", "batch.num.messages": 40}
+    )
     by_key = {(r.partition, i // 2): r for i, r in enumerate(written)}
     with taker(tansu.bootstrap, settings(enable_partition_eof=True)) as t:
         t.engine.assign([((topic, p), 0, None) for p in range(2)])
@@ -272,7 +289,16 @@ def test_take_arrow_hands_over_columns(tansu: TansuBroker, topic_name: Callable[
             batches.append(got)
             rows += got.num_rows
         table = pa.Table.from_batches(batches)
-        assert table.schema.names == ["key", "value", "topic", "partition", "offset", "timestamp", "timestampType", "headers"]
+        assert table.schema.names == [
+            "key",
+            "value",
+            "topic",
+            "partition",
+            "offset",
+            "timestamp",
+            "timestampType",
+            "headers",
+        ]
         seen = {(m.partition(), m.offset()) for m in first}
         for row in table.to_pylist():
             rec = by_key[(row["partition"], row["offset"])]
@@ -287,10 +313,18 @@ def test_take_arrow_hands_over_columns(tansu: TansuBroker, topic_name: Callable[
         assert {e.error().code() for e in events} == {KafkaError._PARTITION_EOF}
         produce_with_confluent(tansu.bootstrap, topic, [Record(b"late", key=b"k", partition=1, headers=[("h", b"x")])])
         (late,) = t.take(1)
-        assert (late.partition(), late.offset(), late.key(), late.value(), late.headers()) == (1, 300, b"k", b"late", [("h", b"x")])
+        assert (late.partition(), late.offset(), late.key(), late.value(), late.headers()) == (
+            1,
+            300,
+            b"k",
+            b"late",
+            [("h", b"x")],
+        )
 
 
-def test_a_partition_of_a_missing_topic_is_reported_once(mock_cluster: MockCluster, topic_name: Callable[[str], str]) -> None:
+def test_a_partition_of_a_missing_topic_is_reported_once(
+    mock_cluster: MockCluster, topic_name: Callable[[str], str]
+) -> None:
     topic = topic_name("missing")
     with taker(mock_cluster.bootstraps, settings(fetch_error_backoff_ms=50)) as t:
         t.engine.assign([((topic, 0), 0, None)])

@@ -79,7 +79,9 @@ def test_read_committed_over_interleaved_transactions_on_kafka23(
 def test_a_moved_leader_is_followed(mock_cluster: MockCluster, topic_name: Callable[[str], str]) -> None:
     topic = topic_name("move")
     mock_cluster.create_topic(topic, partitions=2)
-    produce_with_confluent(mock_cluster.bootstraps, topic, [b"a%d" % i for i in range(100)], config={"partitioner": "random"})
+    produce_with_confluent(
+        mock_cluster.bootstraps, topic, [b"a%d" % i for i in range(100)], config={"partitioner": "random"}
+    )
     with taker(mock_cluster.bootstraps, settings(fetch_error_backoff_ms=50)) as t:
         t.engine.assign([((topic, p), 0, None) for p in range(2)])
         first = t.take(100)
@@ -90,22 +92,29 @@ def test_a_moved_leader_is_followed(mock_cluster: MockCluster, topic_name: Calla
             other = next(b for b in mock_cluster.broker_ids if b != leader.node_id)
             mock_cluster.partition_set_leader(topic, p, other)
             moved[p] = other
-        produce_with_confluent(mock_cluster.bootstraps, topic, [b"b%d" % i for i in range(100)], config={"partitioner": "random"})
+        produce_with_confluent(
+            mock_cluster.bootstraps, topic, [b"b%d" % i for i in range(100)], config={"partitioner": "random"}
+        )
         second = t.take(100)
-        assert sorted(m.value() for m in first + second) == sorted([b"a%d" % i for i in range(100)] + [b"b%d" % i for i in range(100)])
+        assert sorted(m.value() for m in first + second) == sorted(
+            [b"a%d" % i for i in range(100)] + [b"b%d" % i for i in range(100)]
+        )
         for p in range(2):  # the engine followed the moves (NOT_LEADER_OR_FOLLOWER, fresh metadata)
             leader = t.client.metadata.leader_for(topic, p)
             assert leader is not None and leader.node_id == moved[p]
         assert t.quiet(0.3) == []
 
 
-def test_fetch_errors_are_retried_without_loss_or_duplicates(mock_cluster: MockCluster, topic_name: Callable[[str], str]) -> None:
+def test_fetch_errors_are_retried_without_loss_or_duplicates(
+    mock_cluster: MockCluster, topic_name: Callable[[str], str]
+) -> None:
     topic = topic_name("ferr")
     mock_cluster.create_topic(topic, partitions=1)
     produce_with_confluent(mock_cluster.bootstraps, topic, [b"r%d" % i for i in range(50)])
     with taker(mock_cluster.bootstraps, settings(fetch_error_backoff_ms=20, max_partition_fetch_bytes=200)) as t:
         mock_cluster.push_request_errors(
-            FETCH_KEY, [ec.NOT_LEADER_OR_FOLLOWER, ec.UNKNOWN_TOPIC_OR_PARTITION, ec.REQUEST_TIMED_OUT, ec.NOT_LEADER_OR_FOLLOWER]
+            FETCH_KEY,
+            [ec.NOT_LEADER_OR_FOLLOWER, ec.UNKNOWN_TOPIC_OR_PARTITION, ec.REQUEST_TIMED_OUT, ec.NOT_LEADER_OR_FOLLOWER],
         )
         t.engine.assign([((topic, 0), 0, None)])
         got = t.take(50)
@@ -147,7 +156,9 @@ def test_fetches_go_to_the_preferred_read_replica(mock_cluster: MockCluster, top
         assert follower in fetched_at
 
 
-def test_a_final_fetch_error_is_one_event_then_reading_goes_on(mock_cluster: MockCluster, topic_name: Callable[[str], str]) -> None:
+def test_a_final_fetch_error_is_one_event_then_reading_goes_on(
+    mock_cluster: MockCluster, topic_name: Callable[[str], str]
+) -> None:
     topic = topic_name("denied")
     mock_cluster.create_topic(topic, partitions=1)
     produce_with_confluent(mock_cluster.bootstraps, topic, [b"a", b"b"])

@@ -48,7 +48,9 @@ def good_peer_after(hostile: tuple[TansuBroker, HostileProxy]) -> Iterator[None]
     hostile[1].clear()
 
 
-def test_a_corrupt_batch_is_fetched_again_and_told_once_under_check_crcs(hostile: tuple[TansuBroker, HostileProxy], topic: str) -> None:
+def test_a_corrupt_batch_is_fetched_again_and_told_once_under_check_crcs(
+    hostile: tuple[TansuBroker, HostileProxy], topic: str
+) -> None:
     _, proxy = hostile
     proxy.on(FETCH, rewrite(_corrupt_crc), times=3)
     with taker(proxy.address, settings(check_crcs=True, fetch_error_backoff_ms=50), **FAST) as t:
@@ -60,7 +62,9 @@ def test_a_corrupt_batch_is_fetched_again_and_told_once_under_check_crcs(hostile
 
 
 @pytest.mark.parametrize("fault", [cut_body(0.5), truncated(0.5), silent], ids=["cut-body", "truncated", "silent"])
-def test_lost_fetch_answers_cost_a_retry_not_a_record(hostile: tuple[TansuBroker, HostileProxy], topic: str, fault: Fault) -> None:
+def test_lost_fetch_answers_cost_a_retry_not_a_record(
+    hostile: tuple[TansuBroker, HostileProxy], topic: str, fault: Fault
+) -> None:
     _, proxy = hostile
     proxy.on(FETCH, fault, times=2)
     with taker(proxy.address, settings(fetch_error_backoff_ms=50), **FAST) as t:

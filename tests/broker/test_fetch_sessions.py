@@ -32,7 +32,9 @@ def _records(wave: int, count: int) -> list[Record]:
     ]
 
 
-def _poll(consumer: kafkawire.Consumer, count: int, got: dict[int, list[kafkawire.Message]], deadline: float = 60.0) -> list[int]:
+def _poll(
+    consumer: kafkawire.Consumer, count: int, got: dict[int, list[kafkawire.Message]], deadline: float = 60.0
+) -> list[int]:
     """Consume ``count`` records into ``got`` (per partition); the partitions they came from."""
     seen: list[int] = []
     end = time.monotonic() + deadline
@@ -65,13 +67,20 @@ def test_pause_resume_and_seeks_read_every_record_once_in_order(
     written = _records(1, 500)
     placed = produce_with_confluent(bootstrap, topic, written, config=small)
     stats: list[dict[str, Any]] = []
-    consumer = kafkawire.Consumer({
-        "bootstrap.servers": bootstrap, "group.id": unique_name("sess"), "enable.auto.commit": False,
-        # Small Fetches, and partitions held back for room now and then: many Fetches, partitions
-        # leaving and rejoining the session.
-        "max.partition.fetch.bytes": 2048, "fetch.wait.max.ms": 50, "queued.min.messages": 60,
-        "statistics.interval.ms": 100, "stats_cb": lambda doc: stats.append(json.loads(doc)),
-    })  # fmt: skip
+    consumer = kafkawire.Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": unique_name("sess"),
+            "enable.auto.commit": False,
+            # Small Fetches, and partitions held back for room now and then: many Fetches, partitions
+            # leaving and rejoining the session.
+            "max.partition.fetch.bytes": 2048,
+            "fetch.wait.max.ms": 50,
+            "queued.min.messages": 60,
+            "statistics.interval.ms": 100,
+            "stats_cb": lambda doc: stats.append(json.loads(doc)),
+        }
+    )
     got: dict[int, list[kafkawire.Message]] = {p: [] for p in range(PARTITIONS)}
     try:
         consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(PARTITIONS)])
@@ -82,7 +91,10 @@ def test_pause_resume_and_seeks_read_every_record_once_in_order(
         placed += produce_with_confluent(bootstrap, topic, more, config=small)
         written += more
         assert set(_poll(consumer, 600, got)) <= {2, 3}
-        at = {p: tp.offset for p, tp in enumerate(consumer.position([TopicPartition(topic, p) for p in range(PARTITIONS)]))}
+        at = {
+            p: tp.offset
+            for p, tp in enumerate(consumer.position([TopicPartition(topic, p) for p in range(PARTITIONS)]))
+        }
         assert at[2] > 100 and at[3] + 50 < 700
         consumer.seek(TopicPartition(topic, 2, 100))  # backwards: 100.. again
         consumer.seek(TopicPartition(topic, 3, at[3] + 50))  # forwards: 50 skipped
@@ -108,7 +120,12 @@ def test_pause_resume_and_seeks_read_every_record_once_in_order(
         assert [m.offset() for m in got[p]] == expected[p], f"partition {p}"
         for m in got[p]:
             record = by_place[(p, m.offset())]  # type: ignore[index]
-            assert (m.topic(), m.key(), m.value(), m.headers()) == (topic, record.key, record.value, list(record.headers))
+            assert (m.topic(), m.key(), m.value(), m.headers()) == (
+                topic,
+                record.key,
+                record.value,
+                list(record.headers),
+            )
     if peer == "kafka23":
         assert sessions["incremental"] > sessions["full"] >= 1, sessions
         assert sessions["resets"] == 0 and sessions["open"] == 1, sessions
@@ -131,7 +148,9 @@ def _spoil_after_next_answer(session: FetchSession, field: str, shift: int) -> N
     session.answered = once  # type: ignore[method-assign]
 
 
-def test_kafka23_session_errors_reset_to_a_full_fetch_and_lose_nothing(kafka23: Any, topic_name: Callable[[str], str]) -> None:
+def test_kafka23_session_errors_reset_to_a_full_fetch_and_lose_nothing(
+    kafka23: Any, topic_name: Callable[[str], str]
+) -> None:
     """Kafka 2.3 answers a stale epoch INVALID_FETCH_SESSION_EPOCH and an unknown session
     FETCH_SESSION_ID_NOT_FOUND; each resets the session to a full Fetch, and reading goes on."""
     bootstrap = kafka23.bootstrap() if callable(kafka23.bootstrap) else kafka23.bootstrap
@@ -146,14 +165,20 @@ def test_kafka23_session_errors_reset_to_a_full_fetch_and_lose_nothing(kafka23: 
         got += t.take(300, chunk=10)
         stats = [t.engine.session_stats()]
         for field, shift in (("epoch", 5), ("id", 1)):
-            t.client.engine.call_soon(lambda field=field, shift=shift: _spoil_after_next_answer(next(iter(t.engine._sessions.values())), field, shift))
+            t.client.engine.call_soon(
+                lambda field=field, shift=shift: _spoil_after_next_answer(
+                    next(iter(t.engine._sessions.values())), field, shift
+                )
+            )
             got += t.take(300, chunk=10)
             stats.append(t.engine.session_stats())
         got += t.take(300, chunk=10)
         assert t.quiet(0.3) == []
         stats.append(t.engine.session_stats())
     assert [s["resets"] for s in stats] == [0, 1, 2, 2], stats
-    assert stats[0]["full"] == 1 and stats[-1]["full"] == 3 and stats[-1]["incremental"] > stats[2]["incremental"], stats
+    assert stats[0]["full"] == 1 and stats[-1]["full"] == 3 and stats[-1]["incremental"] > stats[2]["incremental"], (
+        stats
+    )
     for p in range(2):
         mine = [m for m in got if m.partition() == p]
         assert [m.offset() for m in mine] == list(range(600))

@@ -65,7 +65,9 @@ def _run(module: Any, bootstrap: str, topic: str, gapless: bool) -> dict[str, An
 
 
 @pytest.mark.parametrize("gapless", [False, True])
-def test_gapless_guarantee_as_confluent_kafka(kafka23: KafkaBroker, topic_name: Callable[[str], str], gapless: bool) -> None:
+def test_gapless_guarantee_as_confluent_kafka(
+    kafka23: KafkaBroker, topic_name: Callable[[str], str], gapless: bool
+) -> None:
     topic = topic_name("gap")
     admin = AdminClient({"bootstrap.servers": kafka23.bootstrap()})
     admin.create_topics([NewTopic(topic, 1, 1, config={"max.message.bytes": "2000"})])[topic].result(30)

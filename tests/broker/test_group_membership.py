@@ -67,10 +67,15 @@ class Theirs:
     """A confluent-kafka consumer in the group, polled from the test's thread."""
 
     def __init__(self, bootstrap: str, group: str, topic: str, assignor: str) -> None:
-        self.consumer = confluent_kafka.Consumer({
-            "bootstrap.servers": bootstrap, "group.id": group, "session.timeout.ms": int(SESSION * 1000),
-            "heartbeat.interval.ms": 1000, "partition.assignment.strategy": assignor,
-        })  # fmt: skip
+        self.consumer = confluent_kafka.Consumer(
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": group,
+                "session.timeout.ms": int(SESSION * 1000),
+                "heartbeat.interval.ms": 1000,
+                "partition.assignment.strategy": assignor,
+            }
+        )
         self.consumer.subscribe([topic])
 
     def partitions(self) -> set[tuple[str, int]]:

@@ -23,12 +23,19 @@ def test_static_member_restarts_without_a_rebalance(kafka23: KafkaBroker, topic_
     topic, group = topic_name("static"), unique_name("group")
     create_topic(kafka23.bootstrap(), topic, PARTITIONS)
     rebalances: list[str] = []
-    judge = confluent_kafka.Consumer({
-        "bootstrap.servers": kafka23.bootstrap(), "group.id": group, "session.timeout.ms": int(SESSION * 1000),
-        "heartbeat.interval.ms": 1000,
-    })  # fmt: skip
-    judge.subscribe([topic], on_assign=lambda _c, _p: rebalances.append("assign"),
-                    on_revoke=lambda _c, _p: rebalances.append("revoke"))  # fmt: skip
+    judge = confluent_kafka.Consumer(
+        {
+            "bootstrap.servers": kafka23.bootstrap(),
+            "group.id": group,
+            "session.timeout.ms": int(SESSION * 1000),
+            "heartbeat.interval.ms": 1000,
+        }
+    )
+    judge.subscribe(
+        [topic],
+        on_assign=lambda _c, _p: rebalances.append("assign"),
+        on_revoke=lambda _c, _p: rebalances.append("revoke"),
+    )
 
     class Judge:
         errors: tuple[int, ...] = ()

@@ -86,7 +86,9 @@ def good_peer_after(hostile: tuple[TansuBroker, HostileProxy]) -> Iterator[None]
         for name, call, api, fault, known in CASES
     ],
 )
-def test_admin_call_fault(hostile: tuple[TansuBroker, HostileProxy], topic: str, call: str, api: Api, fault: Fault) -> None:
+def test_admin_call_fault(
+    hostile: tuple[TansuBroker, HostileProxy], topic: str, call: str, api: Api, fault: Fault
+) -> None:
     _, proxy = hostile
     case = admin_case(proxy, topic, api, fault, call)
     assert case.exercised, "the fault was never applied"

@@ -63,6 +63,8 @@ TARGETS = [
 QUICK_SEEDS = range(2)  # the normal run
 SLOW_SEEDS = range(25)  # the slow run: 25 per target
 READ_VALUES = [b"r-%03d" % i for i in range(30)]
+
+
 @pytest.fixture(scope="module")
 def hostile() -> Iterator[tuple[TansuBroker, HostileProxy]]:
     yield from hostile_tansu()
@@ -87,7 +89,12 @@ def topics(hostile: tuple[TansuBroker, HostileProxy]) -> dict[str, str]:
 
 
 def run_case(
-    proxy: HostileProxy, topics: dict[str, str], api_name: str, client: str, seed: int, tally: Counter[str] | None = None
+    proxy: HostileProxy,
+    topics: dict[str, str],
+    api_name: str,
+    client: str,
+    seed: int,
+    tally: Counter[str] | None = None,
 ) -> Case:
     api = API_BY_NAME[api_name]
     fault = mutated(seed, tally)
@@ -160,7 +167,9 @@ def test_mutated_answers_25_per_api(
             if case.problems or not case.exercised:
                 bad += 1
                 line = describe(api_name, client, seed, case)
-                known = [why for (a, c, text), why in KNOWN_SLOW.items() if (a, c) == (api_name, client) and text in line]
+                known = [
+                    why for (a, c, text), why in KNOWN_SLOW.items() if (a, c) == (api_name, client) and text in line
+                ]
                 failures.append(line + (f" [known: {known[0]}]" if known else ""))
         named = f" [{', '.join(f'{n} x{k}' for n, k in sorted(fatal_names.items()))}]" if fatal_names else ""
         rows.append((f"{api_name}/{client}", cases, bad, f"{fatal}{named}", unexercised, tally["undecodable"]))

@@ -406,7 +406,9 @@ def test_defect7_socket_timeout_bounds_a_silent_brokers_metadata(
         producer.close(10)
 
 
-def test_defect7_topic_metadata_refresh_interval_is_honoured(hostile: tuple[TansuBroker, HostileProxy], topic: str) -> None:
+def test_defect7_topic_metadata_refresh_interval_is_honoured(
+    hostile: tuple[TansuBroker, HostileProxy], topic: str
+) -> None:
     """An idle producer with topic.metadata.refresh.interval.ms=200 keeps asking for metadata."""
     _, proxy = hostile
     reports, errors = Reports(), []  # type: ignore[var-annotated]
@@ -434,7 +436,9 @@ def test_defect8_unclosed_producer_warns_at_exit_with_the_count(hostile: tuple[T
 # --- other hostile peers -----------------------------------------------------------------------
 
 
-def test_metadata_answer_with_a_size_prefix_of_2_31_keeps_memory_bounded(hostile: tuple[TansuBroker, HostileProxy]) -> None:
+def test_metadata_answer_with_a_size_prefix_of_2_31_keeps_memory_bounded(
+    hostile: tuple[TansuBroker, HostileProxy],
+) -> None:
     """Every Metadata answer announced as 2**31-1 bytes for 5 s: the client refuses the frame at its
     size prefix (never reserves 2 GB), calls fail with a KafkaException, memory stays flat."""
     _, proxy = hostile

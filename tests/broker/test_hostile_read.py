@@ -80,7 +80,6 @@ def _corrupt_crc(body: Struct, ex: Exchange) -> None:
                 part.records = bytes(data)
 
 
-
 CASES: list[tuple[str, Api, Fault, str]] = [
     ("silent", LIST_OFFSETS, silent, ""),
     ("size-negative", FETCH, size_prefix(-1), ""),
@@ -96,18 +95,28 @@ CASES: list[tuple[str, Api, Fault, str]] = [
 @pytest.mark.parametrize(
     ("api", "fault", "known"),
     [
-        pytest.param(api, fault, known, id=f"{name}-{api.name}", marks=[pytest.mark.xfail(strict=True, reason=known)] if known else [])
+        pytest.param(
+            api,
+            fault,
+            known,
+            id=f"{name}-{api.name}",
+            marks=[pytest.mark.xfail(strict=True, reason=known)] if known else [],
+        )
         for name, api, fault, known in CASES
     ],
 )
-def test_read_path_fault(hostile: tuple[TansuBroker, HostileProxy], topic: str, api: Api, fault: Fault, known: str) -> None:
+def test_read_path_fault(
+    hostile: tuple[TansuBroker, HostileProxy], topic: str, api: Api, fault: Fault, known: str
+) -> None:
     _, proxy = hostile
     case = reader_case(proxy, topic, VALUES, api, fault)
     assert case.exercised, "the fault was never applied"
     assert not case.problems, "\n".join(case.problems)
 
 
-def test_fetch_range_raises_a_kafka_exception_on_a_corrupt_batch(hostile: tuple[TansuBroker, HostileProxy], topic: str) -> None:
+def test_fetch_range_raises_a_kafka_exception_on_a_corrupt_batch(
+    hostile: tuple[TansuBroker, HostileProxy], topic: str
+) -> None:
     """Every Fetch answer carries a batch whose CRC does not match: fetch_range raises a
     KafkaException with a code (CorruptRecordError used to escape as it is)."""
     _, proxy = hostile
@@ -149,7 +158,11 @@ def test_read_path_recovers_from_an_unresolvable_advertised_host(
             if earliest.ok:
                 break
         assert earliest.ok, earliest.error or escaped_repr(earliest)
-        read = outcome(lambda: [r.value for _, rs in fetch_range(client, topic, 0, 0, len(VALUES), FetchSettings(timeout=6)) for r in rs])
+        read = outcome(
+            lambda: [
+                r.value for _, rs in fetch_range(client, topic, 0, 0, len(VALUES), FetchSettings(timeout=6)) for r in rs
+            ]
+        )
         assert read.ok and read.value == VALUES, read.error or escaped_repr(read)
 
 

@@ -60,7 +60,9 @@ def proxied() -> Iterator[tuple[TansuBroker, KafkaProxy]]:
         yield broker, proxy
 
 
-def test_soak_through_cut_connections(proxied: tuple[TansuBroker, KafkaProxy], capsys: pytest.CaptureFixture[str]) -> None:
+def test_soak_through_cut_connections(
+    proxied: tuple[TansuBroker, KafkaProxy], capsys: pytest.CaptureFixture[str]
+) -> None:
     broker, proxy = proxied
     topic = unique_name("hostile-soak")
     # One byte per value (reports, capped at 255; acknowledged or not): the test's own bookkeeping
@@ -102,7 +104,15 @@ def test_soak_through_cut_connections(proxied: tuple[TansuBroker, KafkaProxy], c
             while not stop.is_set():
                 for name, call in (
                     ("list_topics", lambda: admin.list_topics(topic, timeout=5)),
-                    ("fetch_range", lambda: sum(1 for _ in fetch_range(client, topic, 0, 0, 50, FetchSettings(partition_max_bytes=64 << 10, timeout=5)))),
+                    (
+                        "fetch_range",
+                        lambda: sum(
+                            1
+                            for _ in fetch_range(
+                                client, topic, 0, 0, 50, FetchSettings(partition_max_bytes=64 << 10, timeout=5)
+                            )
+                        ),
+                    ),
                 ):
                     result = outcome(call)
                     calls[f"{name} {'ok' if result.ok else (result.error.name() if result.error else 'escaped')}"] += 1

@@ -159,9 +159,14 @@ def test_3_broker_down_then_up_delivers_everything_in_order_without_an_error(
     topic = topic_on(mock_cluster, topic_name("blip"), leaders=[2])
     errors, on_error = errors_cb()
     p = make_producer(
-        {"message.timeout.ms": 120_000, "request.timeout.ms": 5000, "linger.ms": 0, "batch.num.messages": 10,
-         "error_cb": on_error}
-    )  # fmt: skip
+        {
+            "message.timeout.ms": 120_000,
+            "request.timeout.ms": 5000,
+            "linger.ms": 0,
+            "batch.num.messages": 10,
+            "error_cb": on_error,
+        }
+    )
     warm_up(p, topic)
     mock_cluster.broker_set_down(2)
     reports = Reports()

@@ -167,7 +167,9 @@ def test_on_send_can_redirect_to_an_explicit_partition(
 
     class Pin:
         def on_send(self, record: ProducerRecord) -> ProducerRecord:
-            return ProducerRecord(record.topic, 3, record.timestamp, record.key, record.value, record.headers)  # Java's order
+            return ProducerRecord(
+                record.topic, 3, record.timestamp, record.key, record.value, record.headers
+            )  # Java's order
 
     reports: list[Message] = []
     producer = Producer({"bootstrap.servers": cluster.bootstrap, "interceptor.classes": [Pin]})

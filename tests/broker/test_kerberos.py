@@ -141,9 +141,11 @@ def test_reference_kafka_python_authenticates_with_the_same_realm(
     monkeypatch.setenv("KRB5CCNAME", f"FILE:{cache}")
     before = _authenticated(broker, realm.alice)
     producer = KafkaProducer(
-        bootstrap_servers=broker.bootstrap("SASL_PLAINTEXT"), security_protocol="SASL_PLAINTEXT",
-        sasl_mechanism="GSSAPI", sasl_kerberos_service_name="kafka",
-    )  # fmt: skip
+        bootstrap_servers=broker.bootstrap("SASL_PLAINTEXT"),
+        security_protocol="SASL_PLAINTEXT",
+        sasl_mechanism="GSSAPI",
+        sasl_kerberos_service_name="kafka",
+    )
     try:
         for i in range(5):
             producer.send(topic, b"ref-%d" % i)
@@ -177,8 +179,15 @@ def test_group_consumer_commits_what_confluent_sees(
     create_topic(broker.bootstrap(), topic, 2)
     sent = [b"v%d" % i for i in range(20)]
     produce_with_confluent(broker.bootstrap(), topic, sent)
-    consumer = kafkawire.Consumer({**_conf(broker, realm), "group.id": group, "auto.offset.reset": "earliest",
-                                   "enable.auto.commit": False, "session.timeout.ms": 6000})  # fmt: skip
+    consumer = kafkawire.Consumer(
+        {
+            **_conf(broker, realm),
+            "group.id": group,
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+            "session.timeout.ms": 6000,
+        }
+    )
     got: list[kafkawire.Message] = []
     try:
         consumer.subscribe([topic])

@@ -52,9 +52,7 @@ def test_many_concurrent_asks_share_one_metadata_request(
         client.engine.run(ask_many).result(WAIT)
         # Application threads asking while that request is in flight join it.
         futures: list[Future[object]] = []
-        threads = [
-            threading.Thread(target=lambda: futures.append(client.refresh_metadata([topic]))) for _ in range(8)
-        ]
+        threads = [threading.Thread(target=lambda: futures.append(client.refresh_metadata([topic]))) for _ in range(8)]
         for t in threads:
             t.start()
         for t in threads:

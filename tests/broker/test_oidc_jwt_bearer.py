@@ -64,7 +64,16 @@ def _shape(idp: TokenEndpoint) -> tuple[Any, ...]:
     header, claims, signature = grant.assertion
     times = (claims["exp"] - claims["iat"], claims["iat"] - claims["nbf"])
     named = {k: v for k, v in claims.items() if k not in ("iat", "exp", "nbf", "jti")}
-    return sorted(grant.form), grant.form["grant_type"], grant.form.get("scope"), header, times, named, "jti" in claims, signature
+    return (
+        sorted(grant.form),
+        grant.form["grant_type"],
+        grant.form.get("scope"),
+        header,
+        times,
+        named,
+        "jti" in claims,
+        signature,
+    )
 
 
 def _key_file(tmp_path: Path) -> Path:
@@ -134,8 +143,9 @@ def test_an_id_token_answer_is_taken_as_confluent_kafka_takes_it(
     """Some identity providers (GCP) answer the JWT-bearer grant with an id_token only."""
     topic = topic_name("idtok")
     create_topic(kafka23.bootstrap(), topic, 1)
-    with TokenEndpoint(endpoint_leaf, "unused", "unused", "alice", assertion_key=KEY.public_key(),
-                       token_field="id_token") as idp:  # fmt: skip
+    with TokenEndpoint(
+        endpoint_leaf, "unused", "unused", "alice", assertion_key=KEY.public_key(), token_field="id_token"
+    ) as idp:
         conf = jwt_conf(kafka23, idp, _key_file(tmp_path))
         p = Producer(conf)
         try:

@@ -116,12 +116,16 @@ def failed_runs(client: Any, error: int, runs: int) -> list[Outcome]:
     return [o for o in outcomes if o.failed]
 
 
-@pytest.mark.parametrize("error", [NOT_ENOUGH_REPLICAS, NOT_LEADER_OR_FOLLOWER], ids=["not-enough-replicas", "not-leader"])
+@pytest.mark.parametrize(
+    "error", [NOT_ENOUGH_REPLICAS, NOT_LEADER_OR_FOLLOWER], ids=["not-enough-replicas", "not-leader"]
+)
 def test_kafkawire_keeps_order_in_every_run_under_load(error: int) -> None:
     assert failed_runs(kafkawire, error, 50) == []
 
 
-@pytest.mark.parametrize("error", [NOT_ENOUGH_REPLICAS, NOT_LEADER_OR_FOLLOWER], ids=["not-enough-replicas", "not-leader"])
+@pytest.mark.parametrize(
+    "error", [NOT_ENOUGH_REPLICAS, NOT_LEADER_OR_FOLLOWER], ids=["not-enough-replicas", "not-leader"]
+)
 def test_confluent_kafka_keeps_order_in_the_same_scenario(error: int) -> None:
     """The bar kafkawire is held to: the judge itself keeps order here."""
     assert failed_runs(confluent_kafka, error, 10) == []

@@ -133,8 +133,9 @@ def test_round_trip_types_headers_timestamps_partitions(target: Target, topic: s
     reports, cb = collector()
     # The producer has no metadata yet: explicit partitions must survive the wait for it.
     producer.produce(topic, "héllo", "ключ", 0, cb, T0 + 1, [("a", b"1"), ("a", "2"), ("n", None), ("e", b"")])
-    producer.produce(topic, b"\x00\xff", b"k", partition=1, callback=cb, timestamp=T0 + 2,
-                     headers={"s": "x", "b": b"y", "n": None})  # fmt: skip
+    producer.produce(
+        topic, b"\x00\xff", b"k", partition=1, callback=cb, timestamp=T0 + 2, headers={"s": "x", "b": b"y", "n": None}
+    )
     producer.produce(topic, None, b"tombstone", partition=2, on_delivery=cb, timestamp=T0 + 3)
     producer.produce(topic, value=b"no key", partition=0, on_delivery=cb)
     producer.produce(topic, b"z" * 20_000, on_delivery=cb)  # the partitioner's choice
@@ -492,8 +493,15 @@ def test_produce_batch_larger_than_the_buffer_waits_for_room_with_max_block_ms(t
     for room as reports are served: the records already admitted from it must be sendable while it
     waits (else no report, so no room, ever comes), and every record is queued and delivered once."""
     reports: Reports = []
-    p = Producer({"bootstrap.servers": target.bootstrap, "linger.ms": 5, "queue.buffering.max.messages": 50,
-                  "max.block.ms": 60_000, "on_delivery": lambda err, msg: reports.append((err, msg))})  # fmt: skip
+    p = Producer(
+        {
+            "bootstrap.servers": target.bootstrap,
+            "linger.ms": 5,
+            "queue.buffering.max.messages": 50,
+            "max.block.ms": 60_000,
+            "on_delivery": lambda err, msg: reports.append((err, msg)),
+        }
+    )
     try:
         batch = [{"value": b"%d" % i, "partition": i % PARTITIONS} for i in range(700)]
         assert p.produce_batch(topic, batch) == 700

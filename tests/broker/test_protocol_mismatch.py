@@ -36,16 +36,31 @@ def _cases(broker: KafkaBroker) -> dict[str, tuple[str, dict[str, str]]]:
     return {
         "plaintext client, TLS listener": ("SSL", {}),
         "plaintext client, SASL listener": ("SASL_PLAINTEXT", {}),
-        "TLS client, plaintext listener": ("PLAINTEXT", {"security.protocol": "SSL", "ssl.ca.location": str(broker.ca.cert)}),
-        "SASL client, plaintext listener": ("PLAINTEXT", {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN",
-                                                          "sasl.username": "alice", "sasl.password": "alice-secret"}),
-    }  # fmt: skip
+        "TLS client, plaintext listener": (
+            "PLAINTEXT",
+            {"security.protocol": "SSL", "ssl.ca.location": str(broker.ca.cert)},
+        ),
+        "SASL client, plaintext listener": (
+            "PLAINTEXT",
+            {
+                "security.protocol": "SASL_PLAINTEXT",
+                "sasl.mechanism": "PLAIN",
+                "sasl.username": "alice",
+                "sasl.password": "alice-secret",
+            },
+        ),
+    }
 
 
-@pytest.mark.parametrize("case", [
-    "plaintext client, TLS listener", "plaintext client, SASL listener",
-    "TLS client, plaintext listener", "SASL client, plaintext listener",
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "case",
+    [
+        "plaintext client, TLS listener",
+        "plaintext client, SASL listener",
+        "TLS client, plaintext listener",
+        "SASL client, plaintext listener",
+    ],
+)
 def test_a_mismatched_security_protocol_is_named_once(kafka23: KafkaBroker, case: str) -> None:
     listener, security = _cases(kafka23)[case]
     conf = {"bootstrap.servers": kafka23.bootstrap(listener), **security}
@@ -71,13 +86,29 @@ def test_admin_calls_fail_with_the_cause_not_a_timeout(kafka23: KafkaBroker, cas
     from kafkawire.admin import AdminClient, NewTopic
 
     conf, code = {
-        "wrong password": ({"bootstrap.servers": kafka23.bootstrap("SASL_PLAINTEXT"), "security.protocol": "SASL_PLAINTEXT",
-                            "sasl.mechanism": "PLAIN", "sasl.username": "alice", "sasl.password": "not-hers"},
-                           kafkawire.KafkaError._AUTHENTICATION),
-        "plaintext client, TLS listener": ({"bootstrap.servers": kafka23.bootstrap("SSL")}, kafkawire.KafkaError._TRANSPORT),
-        "untrusted certificate": ({"bootstrap.servers": kafka23.bootstrap("SSL"), "security.protocol": "SSL",
-                                   "ssl.ca.location": "/etc/ssl/certs/ca-certificates.crt"}, kafkawire.KafkaError._SSL),
-    }[case]  # fmt: skip
+        "wrong password": (
+            {
+                "bootstrap.servers": kafka23.bootstrap("SASL_PLAINTEXT"),
+                "security.protocol": "SASL_PLAINTEXT",
+                "sasl.mechanism": "PLAIN",
+                "sasl.username": "alice",
+                "sasl.password": "not-hers",
+            },
+            kafkawire.KafkaError._AUTHENTICATION,
+        ),
+        "plaintext client, TLS listener": (
+            {"bootstrap.servers": kafka23.bootstrap("SSL")},
+            kafkawire.KafkaError._TRANSPORT,
+        ),
+        "untrusted certificate": (
+            {
+                "bootstrap.servers": kafka23.bootstrap("SSL"),
+                "security.protocol": "SSL",
+                "ssl.ca.location": "/etc/ssl/certs/ca-certificates.crt",
+            },
+            kafkawire.KafkaError._SSL,
+        ),
+    }[case]
     admin = AdminClient(conf)
     with pytest.raises(kafkawire.KafkaException) as created:
         admin.create_topics([NewTopic("never", 1, 1)], request_timeout=60)["never"].result(timeout=90)

@@ -99,8 +99,13 @@ def test_producers_reauthenticate_on_the_same_connections(
     producers = {
         m: Producer(
             # debug=security: each re-authentication is logged ("Re-authenticating with SASL mechanism ...")
-            {**_conf(short_sessions, m), "error_cb": errors.append, "linger.ms": 2, "message.timeout.ms": 60_000,
-             "debug": "security"}
+            {
+                **_conf(short_sessions, m),
+                "error_cb": errors.append,
+                "linger.ms": 2,
+                "message.timeout.ms": 60_000,
+                "debug": "security",
+            }
         )
         for m in CLIENTS
     }

@@ -257,8 +257,14 @@ def test_secrets_never_in_logs_errors_reprs_or_statistics(
     wrong = {**right, "sasl.password": "wrong-SECRET"}
     with caplog.at_level(logging.DEBUG):
         for conf in (wrong, right):
-            p = Producer({**conf, "error_cb": lambda e: texts.append(str(e)), "stats_cb": texts.append,
-                          "message.timeout.ms": 4000})  # fmt: skip
+            p = Producer(
+                {
+                    **conf,
+                    "error_cb": lambda e: texts.append(str(e)),
+                    "stats_cb": texts.append,
+                    "message.timeout.ms": 4000,
+                }
+            )
             texts.append(repr(p))
             p.produce(topic, b"v", on_delivery=lambda err, msg: texts.append(f"{err} {msg}"))
             p.flush(10)
@@ -286,8 +292,15 @@ def test_group_consumer_over_sasl_ssl_commits_what_confluent_sees(
     listener = conf["bootstrap.servers"]
     sent = [b"v%d" % i for i in range(20)]
     produce_with_confluent(listener, topic, sent, config=conf)
-    consumer = kafkawire.Consumer({**conf, "group.id": group, "auto.offset.reset": "earliest",
-                                   "enable.auto.commit": False, "session.timeout.ms": 6000})  # fmt: skip
+    consumer = kafkawire.Consumer(
+        {
+            **conf,
+            "group.id": group,
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+            "session.timeout.ms": 6000,
+        }
+    )
     got: list[kafkawire.Message] = []
     try:
         consumer.subscribe([topic])

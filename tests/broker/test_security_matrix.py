@@ -84,32 +84,86 @@ def _rows(real: KafkaBroker, forged: KafkaBroker, forged_ca: Path, tmp: Path) ->
 
     def sasl(listener: str, mechanism: str, user: str, password: str) -> dict[str, Any]:
         tls = trusted if listener == "SASL_SSL" else {}
-        return {"bootstrap.servers": real.bootstrap(listener), "security.protocol": listener, **tls,
-                "sasl.mechanism": mechanism, "sasl.username": user, "sasl.password": password}  # fmt: skip
+        return {
+            "bootstrap.servers": real.bootstrap(listener),
+            "security.protocol": listener,
+            **tls,
+            "sasl.mechanism": mechanism,
+            "sasl.username": user,
+            "sasl.password": password,
+        }
 
     stranger = make_ca(tmp, "not-the-brokers-ca")
     return [
-        Row("wrong CA", "_SSL", r"certificate verification failed",
-            {"bootstrap.servers": real.bootstrap("SSL"), "security.protocol": "SSL", "ssl.ca.location": str(stranger.cert)}),
-        Row("host mismatch", "_SSL", r"mismatch.*not valid for",
-            {"bootstrap.servers": forged.bootstrap("SASL_SSL"), "security.protocol": "SASL_SSL",
-             "ssl.ca.location": str(forged_ca), "sasl.mechanism": "PLAIN",
-             "sasl.username": "alice", "sasl.password": "alice-secret"}),
-        Row("expired certificate", "_SSL", r"certificate has expired",
-            {"bootstrap.servers": forged.bootstrap("SSL"), "security.protocol": "SSL", "ssl.ca.location": str(forged_ca)}),
-        Row("wrong password PLAIN", "_AUTHENTICATION", r"PLAIN.*authentication failed",
-            sasl("SASL_SSL", "PLAIN", "alice", "wrong-plain-pw")),
-        Row("wrong password SCRAM-SHA-256", "_AUTHENTICATION", r"SCRAM-SHA-256.*authentication failed",
-            sasl("SASL_SSL", "SCRAM-SHA-256", SCRAM_USER, "wrong-scram256-pw")),
-        Row("wrong password SCRAM-SHA-512", "_AUTHENTICATION", r"SCRAM-SHA-512.*authentication failed",
-            sasl("SASL_PLAINTEXT", "SCRAM-SHA-512", SCRAM_USER, "wrong-scram512-pw")),
-        Row("unknown user", "_AUTHENTICATION", r"SCRAM-SHA-256.*authentication failed",
-            sasl("SASL_PLAINTEXT", "SCRAM-SHA-256", "nobody-here", "nobody-pw")),
-    ]  # fmt: skip
+        Row(
+            "wrong CA",
+            "_SSL",
+            r"certificate verification failed",
+            {
+                "bootstrap.servers": real.bootstrap("SSL"),
+                "security.protocol": "SSL",
+                "ssl.ca.location": str(stranger.cert),
+            },
+        ),
+        Row(
+            "host mismatch",
+            "_SSL",
+            r"mismatch.*not valid for",
+            {
+                "bootstrap.servers": forged.bootstrap("SASL_SSL"),
+                "security.protocol": "SASL_SSL",
+                "ssl.ca.location": str(forged_ca),
+                "sasl.mechanism": "PLAIN",
+                "sasl.username": "alice",
+                "sasl.password": "alice-secret",
+            },
+        ),
+        Row(
+            "expired certificate",
+            "_SSL",
+            r"certificate has expired",
+            {
+                "bootstrap.servers": forged.bootstrap("SSL"),
+                "security.protocol": "SSL",
+                "ssl.ca.location": str(forged_ca),
+            },
+        ),
+        Row(
+            "wrong password PLAIN",
+            "_AUTHENTICATION",
+            r"PLAIN.*authentication failed",
+            sasl("SASL_SSL", "PLAIN", "alice", "wrong-plain-pw"),
+        ),
+        Row(
+            "wrong password SCRAM-SHA-256",
+            "_AUTHENTICATION",
+            r"SCRAM-SHA-256.*authentication failed",
+            sasl("SASL_SSL", "SCRAM-SHA-256", SCRAM_USER, "wrong-scram256-pw"),
+        ),
+        Row(
+            "wrong password SCRAM-SHA-512",
+            "_AUTHENTICATION",
+            r"SCRAM-SHA-512.*authentication failed",
+            sasl("SASL_PLAINTEXT", "SCRAM-SHA-512", SCRAM_USER, "wrong-scram512-pw"),
+        ),
+        Row(
+            "unknown user",
+            "_AUTHENTICATION",
+            r"SCRAM-SHA-256.*authentication failed",
+            sasl("SASL_PLAINTEXT", "SCRAM-SHA-256", "nobody-here", "nobody-pw"),
+        ),
+    ]
 
 
-ROWS = ("wrong CA", "host mismatch", "expired certificate", "wrong password PLAIN",
-        "wrong password SCRAM-SHA-256", "wrong password SCRAM-SHA-512", "unknown user")  # fmt: skip
+ROWS = (
+    "wrong CA",
+    "host mismatch",
+    "expired certificate",
+    "wrong password PLAIN",
+    "wrong password SCRAM-SHA-256",
+    "wrong password SCRAM-SHA-512",
+    "unknown user",
+)
 
 
 def _make(library: Any, client: str, conf: dict[str, Any]) -> Any:
@@ -182,8 +236,12 @@ def matrix(kafka23: KafkaBroker, forged: tuple[KafkaBroker, Path], tmp_path_fact
     return Matrix(rows, ours, theirs, listed)
 
 
-def _print_timings(rows: dict[str, Row], ours: dict[tuple[str, str], Seen], theirs: dict[tuple[str, str], Seen],
-                   listed: dict[str, tuple[float, str, str]]) -> None:  # fmt: skip
+def _print_timings(
+    rows: dict[str, Row],
+    ours: dict[tuple[str, str], Seen],
+    theirs: dict[tuple[str, str], Seen],
+    listed: dict[str, tuple[float, str, str]],
+) -> None:
     def first(seen: Seen) -> str:
         return f"{seen.reports[0][0]:6.3f}s {seen.reports[0][1]:<16}" if seen.reports else "  none" + " " * 18
 
@@ -191,8 +249,10 @@ def _print_timings(rows: dict[str, Row], ours: dict[tuple[str, str], Seen], thei
     for name in rows:
         for client in CLIENTS:
             key = (name, client)
-            print(f"{name:<30}{client:<13}{first(ours[key])} {len(ours[key].reports):>2}  "
-                  f"{first(theirs[key])} {len(theirs[key].reports):>2}")  # fmt: skip
+            print(
+                f"{name:<30}{client:<13}{first(ours[key])} {len(ours[key].reports):>2}  "
+                f"{first(theirs[key])} {len(theirs[key].reports):>2}"
+            )
     for name, (took, code, _text) in listed.items():
         print(f"kafkawire AdminClient.list_topics, {name}: {code} after {took:.3f}s")
 

@@ -130,7 +130,9 @@ def test_two_members_accept_every_record_exactly_once(cluster: tuple[MockCluster
 
 
 @pytest.mark.parametrize("pair", PAIRS, ids="+".join)
-def test_release_redelivers_with_a_higher_delivery_count(cluster: tuple[MockCluster, Any], pair: tuple[str, str]) -> None:
+def test_release_redelivers_with_a_higher_delivery_count(
+    cluster: tuple[MockCluster, Any], pair: tuple[str, str]
+) -> None:
     group = f"share-release-{next(_groups)}"
     consumers = members(pair, cluster, group)
     released: set[Key] = set()
@@ -177,7 +179,9 @@ def test_reject_is_never_redelivered(cluster: tuple[MockCluster, Any], pair: tup
 
 
 @pytest.mark.parametrize("pair", PAIRS, ids="+".join)
-def test_closing_with_records_unacknowledged_hands_them_to_the_other(cluster: tuple[MockCluster, Any], pair: tuple[str, str]) -> None:
+def test_closing_with_records_unacknowledged_hands_them_to_the_other(
+    cluster: tuple[MockCluster, Any], pair: tuple[str, str]
+) -> None:
     group = f"share-close-{next(_groups)}"
     first, second = members(pair, cluster, group)
     try:
@@ -192,7 +196,6 @@ def test_closing_with_records_unacknowledged_hands_them_to_the_other(cluster: tu
     assert set(keys(seen)) == ALL
     assert set(redelivered) == {key(h) for h in held}
     assert all(count == 2 for count in redelivered.values())
-
 
 
 def test_a_member_losing_partitions_delivers_what_it_acquired_there(cluster: tuple[MockCluster, Any]) -> None:

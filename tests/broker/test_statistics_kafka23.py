@@ -44,7 +44,9 @@ def key_paths(doc: Any, prefix: str = "") -> set[str]:
     return paths
 
 
-def wait_for(seen: list[dict[str, Any]], done: Callable[[dict[str, Any]], bool], serve: Callable[[], Any]) -> dict[str, Any]:
+def wait_for(
+    seen: list[dict[str, Any]], done: Callable[[dict[str, Any]], bool], serve: Callable[[], Any]
+) -> dict[str, Any]:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         serve()
@@ -73,7 +75,9 @@ def scenario(ck: ModuleType, admin: ModuleType, bootstrap: str) -> dict[str, dic
 
     seen = []
     group = unique_name("g")
-    c = ck.Consumer({**common, "group.id": group, "auto.offset.reset": "earliest", "stats_cb": lambda s: seen.append(json.loads(s))})
+    c = ck.Consumer(
+        {**common, "group.id": group, "auto.offset.reset": "earliest", "stats_cb": lambda s: seen.append(json.loads(s))}
+    )
     c.subscribe([topic])
     got, deadline = 0, time.monotonic() + 60
     while got < RECORDS and time.monotonic() < deadline:
@@ -118,19 +122,47 @@ def test_key_paths_cover_librdkafkas(both: tuple[dict[str, Any], dict[str, Any]]
 def learned(doc: dict[str, Any]) -> dict[str, tuple[str, str]]:
     """The named brokers and the coordinator connection: (source, state) by name, the port left out.
     (kafkawire's bootstrap connection may still be open, listed as "configured".)"""
-    return {n.split("/")[-1]: (b["source"], b["state"]) for n, b in doc["brokers"].items() if b["source"] != "configured"}
+    return {
+        n.split("/")[-1]: (b["source"], b["state"]) for n, b in doc["brokers"].items() if b["source"] != "configured"
+    }
 
 
 def partitions(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return doc["topics"][doc["topic"]]["partitions"]
 
 
-PRODUCER_PARTITION = ("partition", "broker", "leader", "desired", "unknown", "msgq_cnt", "txmsgs", "txbytes", "msgs_inflight")
+PRODUCER_PARTITION = (
+    "partition",
+    "broker",
+    "leader",
+    "desired",
+    "unknown",
+    "msgq_cnt",
+    "txmsgs",
+    "txbytes",
+    "msgs_inflight",
+)
 CONSUMER_PARTITION = (
-    "partition", "broker", "leader", "desired", "unknown", "fetch_state", "next_offset", "app_offset",
-    "stored_offset", "committed_offset", "commited_offset", "lo_offset", "hi_offset", "ls_offset",
-    "consumer_lag", "consumer_lag_stored", "rxmsgs", "msgs", "txmsgs",
-)  # fmt: skip
+    "partition",
+    "broker",
+    "leader",
+    "desired",
+    "unknown",
+    "fetch_state",
+    "next_offset",
+    "app_offset",
+    "stored_offset",
+    "committed_offset",
+    "commited_offset",
+    "lo_offset",
+    "hi_offset",
+    "ls_offset",
+    "consumer_lag",
+    "consumer_lag_stored",
+    "rxmsgs",
+    "msgs",
+    "txmsgs",
+)
 
 
 def test_producer_values_match(both: tuple[dict[str, Any], dict[str, Any]]) -> None:
@@ -166,7 +198,11 @@ def test_consumer_values_match(both: tuple[dict[str, Any], dict[str, Any]]) -> N
     assert learned(ours) == learned(theirs)
     coordinator = ours["brokers"]["GroupCoordinator"]
     assert coordinator["source"] == "logical" and coordinator["req"]["JoinGroup"] >= 1 and coordinator["toppars"] == {}
-    assert coordinator["req"]["SyncGroup"] >= 1 and coordinator["req"]["OffsetCommit"] >= 1 and "Produce" not in coordinator["req"]
+    assert (
+        coordinator["req"]["SyncGroup"] >= 1
+        and coordinator["req"]["OffsetCommit"] >= 1
+        and "Produce" not in coordinator["req"]
+    )
 
 
 def test_admin_is_a_producer_handle(both: tuple[dict[str, Any], dict[str, Any]]) -> None:

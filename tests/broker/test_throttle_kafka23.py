@@ -43,10 +43,16 @@ def test_consumer_throttle_cb_told_of_fetch_quota_delays_as_confluent_kafka(
         client_id = unique_name(f"quota-{name}")
         kafka23.set_client_quota(client_id, "consumer_byte_rate=1000")
         events: list[Any] = []
-        consumer = lib.Consumer({
-            "bootstrap.servers": bootstrap, "group.id": unique_name("grp"), "client.id": client_id,
-            "enable.partition.eof": True, "enable.auto.commit": False, "throttle_cb": events.append,
-        })  # fmt: skip
+        consumer = lib.Consumer(
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": unique_name("grp"),
+                "client.id": client_id,
+                "enable.partition.eof": True,
+                "enable.auto.commit": False,
+                "throttle_cb": events.append,
+            }
+        )
         try:
             read_until_throttled(consumer, lib.TopicPartition(topic, 0, 0), events)
             results[name] = events
@@ -78,9 +84,14 @@ def test_producer_throttle_cb_told_of_produce_quota_delays_as_confluent_kafka(
         client_id = unique_name(f"pquota-{name}")
         kafka23.set_client_quota(client_id, "producer_byte_rate=1000")
         events: list[Any] = []
-        producer = lib.Producer({
-            "bootstrap.servers": bootstrap, "client.id": client_id, "linger.ms": 0, "throttle_cb": events.append,
-        })  # fmt: skip
+        producer = lib.Producer(
+            {
+                "bootstrap.servers": bootstrap,
+                "client.id": client_id,
+                "linger.ms": 0,
+                "throttle_cb": events.append,
+            }
+        )
         produce_until_throttled(producer, topic, events)
         results[name] = events
     ours, theirs = results["ours"], results["theirs"]

@@ -104,7 +104,9 @@ def test_produce_through_socat_tls_read_by_confluent(
     assert sorted(m.value() for m in got) == sorted(values)
 
 
-def test_large_batches_through_socat_tls_read_by_confluent(pki: Pki, front: Front, topic_name: Callable[[str], str]) -> None:
+def test_large_batches_through_socat_tls_read_by_confluent(
+    pki: Pki, front: Front, topic_name: Callable[[str], str]
+) -> None:
     """Batches of many KiB (referenced by the request, not copied into it) are sealed from the
     producer's own buffers: OpenSSL's server and confluent-kafka read every byte back."""
     tls = front(pki.server)

@@ -24,10 +24,15 @@ def _bootstrap(kafka23: Any) -> str:
 def _behaviour(module: Any, bootstrap: str, base: str) -> dict[str, Any]:
     hidden, kept = f"{base}-hide", f"{base}-keep"
     blacklist = {"topic.blacklist": "-hide$,^never-such-topic"}
-    consumer = module.Consumer({
-        "bootstrap.servers": bootstrap, "group.id": unique_name("g"), "auto.offset.reset": "earliest",
-        "session.timeout.ms": 6000, **blacklist,
-    })  # fmt: skip
+    consumer = module.Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": unique_name("g"),
+            "auto.offset.reset": "earliest",
+            "session.timeout.ms": 6000,
+            **blacklist,
+        }
+    )
     consumed: set[str] = set()
     try:
         listed = sorted(t for t in consumer.list_topics(timeout=10).topics if t.startswith(base))
@@ -64,7 +69,9 @@ def test_blacklisted_topics_are_ignored_as_confluent_kafka(kafka23: Any) -> None
     assert seed.flush(30) == 0
     reference = _behaviour(confluent_kafka, bootstrap, base)
     assert reference == {
-        "listed": [f"{base}-hide", f"{base}-keep"], "consumed": [f"{base}-keep"], "assigned": [f"{base}-keep"],
+        "listed": [f"{base}-hide", f"{base}-keep"],
+        "consumed": [f"{base}-keep"],
+        "assigned": [f"{base}-keep"],
         "delivery": ["None", "_MSG_TIMED_OUT"],
-    }  # fmt: skip
+    }
     assert _behaviour(kafkawire, bootstrap, base) == reference

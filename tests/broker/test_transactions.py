@@ -91,7 +91,9 @@ def test_the_context_manager_commits_or_aborts(
     assert committed_view(raw_log(mock_cluster.bootstraps, topic)) == [b"kept"]
 
 
-def test_illegal_call_orders_say_what_to_call(txn_producer: Callable[..., Producer], topic_name: Callable[[str], str]) -> None:
+def test_illegal_call_orders_say_what_to_call(
+    txn_producer: Callable[..., Producer], topic_name: Callable[[str], str]
+) -> None:
     p = txn_producer()
     with pytest.raises(KafkaException) as exc:
         p.begin_transaction()
@@ -111,7 +113,9 @@ def test_transactions_need_a_transactional_id(mock_cluster: MockCluster) -> None
     assert "transactional.id" in error_of(exc).str()
 
 
-def test_a_second_producer_with_the_same_id_fences_the_first(tansu: TansuBroker, topic_name: Callable[[str], str]) -> None:
+def test_a_second_producer_with_the_same_id_fences_the_first(
+    tansu: TansuBroker, topic_name: Callable[[str], str]
+) -> None:
     """On Tansu: the mock cluster does not fence (DESIGN.md quirks)."""
     topic = topic_name("fence")
     tid = topic_name("tid")

@@ -76,7 +76,9 @@ def test_aio_flush_is_released_by_the_last_report(tansu: TansuBroker, topic: str
 
 
 @pytest.mark.parametrize("mode", ["poll", "background"])
-def test_produce_waiting_for_room_is_released_when_a_record_is_answered(tansu: TansuBroker, topic: str, mode: str) -> None:
+def test_produce_waiting_for_room_is_released_when_a_record_is_answered(
+    tansu: TansuBroker, topic: str, mode: str
+) -> None:
     """max.block.ms: with room for one record, each produce() waits for the one before to be
     reported; records without a callback free their room with no event to serve."""
     p = _producer(tansu, **{"delivery.reports": mode, "queue.buffering.max.messages": 1, "max.block.ms": 30_000})

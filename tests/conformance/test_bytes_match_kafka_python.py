@@ -93,8 +93,9 @@ def _primitive_to_kafka(value: Any, kf: Any) -> Any:
     return value
 
 
-def _to_kafka_fields(value: Any, fields: tuple[Field, ...], kfields: tuple[Any, ...], version: int, flexible: bool,
-                     where: str) -> dict[str, Any]:  # fmt: skip
+def _to_kafka_fields(
+    value: Any, fields: tuple[Field, ...], kfields: tuple[Any, ...], version: int, flexible: bool, where: str
+) -> dict[str, Any]:
     _check_shape(fields, kfields, where)
     kwargs: dict[str, Any] = {}
     for fld, kf in zip(fields, kfields, strict=True):
@@ -141,8 +142,9 @@ def _primitive_from_kafka(value: Any, kf: Any) -> Any:
     return value
 
 
-def _from_kafka_fields(obj: Any, fields: tuple[Field, ...], kfields: tuple[Any, ...], version: int,
-                       flexible: bool) -> Struct:  # fmt: skip
+def _from_kafka_fields(
+    obj: Any, fields: tuple[Field, ...], kfields: tuple[Any, ...], version: int, flexible: bool
+) -> Struct:
     present_tags = obj.tags or set()
     out = Struct()
     for fld, kf in zip(fields, kfields, strict=True):

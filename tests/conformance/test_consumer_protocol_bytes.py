@@ -33,8 +33,13 @@ SUBSCRIPTIONS = [
 def test_subscription_bytes_match_kafka_python(sub: Subscription) -> None:
     kp = _kafka_metadata().ConsumerProtocolSubscription
     owned = [kp.TopicPartition(topic=t, partitions=ps) for t, ps in sorted(sub.owned_partitions.items())]
-    theirs = kp(topics=sub.topics, user_data=sub.user_data, owned_partitions=owned,
-                generation_id=sub.generation_id, rack_id=sub.rack_id)  # fmt: skip
+    theirs = kp(
+        topics=sub.topics,
+        user_data=sub.user_data,
+        owned_partitions=owned,
+        generation_id=sub.generation_id,
+        rack_id=sub.rack_id,
+    )
     assert encode_subscription(sub) == theirs.encode(version=3)
     assert decode_subscription(theirs.encode(version=3)) == sub
 
@@ -42,7 +47,12 @@ def test_subscription_bytes_match_kafka_python(sub: Subscription) -> None:
 def test_assignment_bytes_match_kafka_python() -> None:
     kp = _kafka_metadata().ConsumerProtocolAssignment
     ours = Assignment({"a": [0, 1], "b": [4]}, user_data=b"x")
-    theirs = kp(assigned_partitions=[kp.TopicPartition(topic="a", partitions=[0, 1]),
-                                     kp.TopicPartition(topic="b", partitions=[4])], user_data=b"x")  # fmt: skip
+    theirs = kp(
+        assigned_partitions=[
+            kp.TopicPartition(topic="a", partitions=[0, 1]),
+            kp.TopicPartition(topic="b", partitions=[4]),
+        ],
+        user_data=b"x",
+    )
     assert encode_assignment(ours) == theirs.encode(version=3)
     assert decode_assignment(theirs.encode(version=0)) == ours

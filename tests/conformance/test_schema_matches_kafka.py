@@ -89,9 +89,16 @@ def _describe(fields: tuple[Field, ...], path: str = "") -> dict[str, tuple[Any,
         element = t.of if isinstance(t, Array) and isinstance(t.of, str) else None
         default = fld.default if not fld.struct_fields else None
         out[where] = (
-            kind, element, str(fld.versions), str(fld.nullable), fld.tag,
-            str(fld.tagged), None if fld.flexible is None else str(fld.flexible), fld.ignorable, default,
-        )  # fmt: skip
+            kind,
+            element,
+            str(fld.versions),
+            str(fld.nullable),
+            fld.tag,
+            str(fld.tagged),
+            None if fld.flexible is None else str(fld.flexible),
+            fld.ignorable,
+            default,
+        )
         if fld.struct_fields:
             out.update(_describe(fld.struct_fields, f"{where}."))
     return out

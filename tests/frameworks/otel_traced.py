@@ -66,7 +66,9 @@ def main(broker: str, topic: str, group: str, count: int) -> None:
     producer_spans = {s.context.span_id for s in exporter.get_finished_spans() if s.kind == trace.SpanKind.PRODUCER}
     rows = []
     for span in exporter.get_finished_spans():
-        attributes = {k: v.replace(topic, "<topic>") if isinstance(v, str) else v for k, v in (span.attributes or {}).items()}
+        attributes = {
+            k: v.replace(topic, "<topic>") if isinstance(v, str) else v for k, v in (span.attributes or {}).items()
+        }
         linked = any(link.context.span_id in producer_spans for link in span.links)
         parent_is_producer = span.parent is not None and span.parent.span_id in producer_spans
         rows.append(

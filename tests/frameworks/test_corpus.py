@@ -141,7 +141,9 @@ def test_celery_worker(kafka23: KafkaBroker) -> None:
     tasks = 30
     printed = {}
     for on in RUNS:
-        printed[on] = run_program("celery_worker.py", [kafka23.bootstrap(), unique_name(f"celery-{on}"), str(tasks)], on)
+        printed[on] = run_program(
+            "celery_worker.py", [kafka23.bootstrap(), unique_name(f"celery-{on}"), str(tasks)], on
+        )
     expected = [{"order": i, "total": round((1 + i % 4) * (2.5 + i % 3), 2)} for i in range(tasks)]
     assert [json.loads(line) for line in printed["confluent-kafka"].splitlines()] == expected
     _same_or_known("celery", printed["confluent-kafka"], printed["kafkawire"])
@@ -227,7 +229,9 @@ def test_streamz_pipeline(kafka23: KafkaBroker) -> None:
     bootstrap = kafka23.bootstrap()
     source, count = unique_name("events"), 90
     create_topic(bootstrap, source, 1)
-    produce_with_confluent(bootstrap, source, [Record(json.dumps({"id": i, "amount": i % 10}).encode()) for i in range(count)])
+    produce_with_confluent(
+        bootstrap, source, [Record(json.dumps({"id": i, "amount": i % 10}).encode()) for i in range(count)]
+    )
     expected = [{"id": i, "doubled": (i % 10) * 2} for i in range(count) if (i % 10) % 3]
 
     printed = {}

@@ -75,7 +75,8 @@ def _kafkawires(obj: Any) -> bool:
     if isinstance(obj, types.ModuleType):  # kafkawire's, or a module the alias made of kafkawire's names
         spec = getattr(obj, "__spec__", None)
         return (
-            obj.__name__.startswith("kafkawire") or type(getattr(spec, "loader", None)).__module__ == "kafkawire.app.alias"
+            obj.__name__.startswith("kafkawire")
+            or type(getattr(spec, "loader", None)).__module__ == "kafkawire.app.alias"
         )
     return (getattr(obj, "__module__", None) or "").startswith("kafkawire")
 

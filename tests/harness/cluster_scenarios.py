@@ -180,10 +180,18 @@ def read_log(
 ) -> dict[int, list[tuple[int, bytes]]]:
     """Every record of ``topic``, per partition, in offset order: (offset, value); read with
     confluent-kafka up to each partition's high watermark."""
-    consumer = JudgeConsumer(judge_config(bootstrap, **{
-        "group.id": unique_name("judge"), "enable.auto.commit": False, "isolation.level": isolation,
-        "enable.partition.eof": False, "check.crcs": True,
-    }))  # fmt: skip
+    consumer = JudgeConsumer(
+        judge_config(
+            bootstrap,
+            **{
+                "group.id": unique_name("judge"),
+                "enable.auto.commit": False,
+                "isolation.level": isolation,
+                "enable.partition.eof": False,
+                "check.crcs": True,
+            },
+        )
+    )
     try:
         ends = {
             p: consumer.get_watermark_offsets(JudgeTopicPartition(topic, p), timeout=30)[1] for p in range(partitions)
@@ -250,10 +258,14 @@ def produce_paced(
             run.reports[index].append((now(), msg.partition(), msg.offset(), None if err is None else err.name()))
 
     conf = {
-        "bootstrap.servers": bootstrap, "enable.idempotence": True, "acks": "all", "linger.ms": 5,
-        "client.id": f"{module.__name__}-producer", "broker.address.family": "v4",
+        "bootstrap.servers": bootstrap,
+        "enable.idempotence": True,
+        "acks": "all",
+        "linger.ms": 5,
+        "client.id": f"{module.__name__}-producer",
+        "broker.address.family": "v4",
         "error_cb": lambda err: run.errors.append(err.name()),
-    }  # fmt: skip
+    }
     conf.update(config or {})
     producer = module.Producer(conf)
     start = now()
@@ -344,8 +356,14 @@ def _delivers_again(run: ProduceRun, partitions: set[int], since: float) -> floa
     return max(first.values()) - since
 
 
-def run_producer_scenario(cluster: KafkaCluster, faults: list[Fault], count: int, rate: float,
-                          partitions: int = 3, config: dict[str, Any] | None = None) -> list[Verdict]:  # fmt: skip
+def run_producer_scenario(
+    cluster: KafkaCluster,
+    faults: list[Fault],
+    count: int,
+    rate: float,
+    partitions: int = 3,
+    config: dict[str, Any] | None = None,
+) -> list[Verdict]:
     """Both clients produce ``count`` records at ``rate`` while ``faults`` happen; checked."""
     topics = {name: unique_name(f"cluster-{name.split('-')[0]}") for name in CLIENTS}
     for topic in topics.values():
@@ -478,10 +496,15 @@ class Member:
             run.assigned.append((now(), self.name, len(partitions)))
 
         conf = {
-            "bootstrap.servers": self._bootstrap, "group.id": run.group, "auto.offset.reset": "earliest",
-            "enable.auto.commit": True, "auto.commit.interval.ms": 1000, "broker.address.family": "v4",
-            "client.id": f"{run.client}-{self.name}", "error_cb": lambda err: run.errors.append(err.name()),
-        }  # fmt: skip
+            "bootstrap.servers": self._bootstrap,
+            "group.id": run.group,
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": True,
+            "auto.commit.interval.ms": 1000,
+            "broker.address.family": "v4",
+            "client.id": f"{run.client}-{self.name}",
+            "error_cb": lambda err: run.errors.append(err.name()),
+        }
         conf.update(self._config)
         consumer = self._module.Consumer(conf)
         consumer.subscribe([run.topic], on_assign=assigned)
@@ -533,10 +556,18 @@ def check_group(
     return Verdict(run.client, counts, recovery, notes)
 
 
-def run_group_scenario(cluster: KafkaCluster, faults: list[Fault], duration: float, rate: float, *,
-                       members: int = 2, joiner: bool = False, partitions: int = 6,
-                       config: dict[str, Any] | None = None,
-                       on_groups: Callable[[dict[str, str]], None] | None = None) -> list[Verdict]:  # fmt: skip
+def run_group_scenario(
+    cluster: KafkaCluster,
+    faults: list[Fault],
+    duration: float,
+    rate: float,
+    *,
+    members: int = 2,
+    joiner: bool = False,
+    partitions: int = 6,
+    config: dict[str, Any] | None = None,
+    on_groups: Callable[[dict[str, str]], None] | None = None,
+) -> list[Verdict]:
     """Both clients' groups (``members`` each, at-least-once: offsets committed automatically after
     poll() handed the record over) read a topic fed at ``rate`` for ``duration`` s while ``faults``
     happen, then until they have read everything fed. With ``joiner``, one more member per client

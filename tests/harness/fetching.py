@@ -38,7 +38,9 @@ class EngineSettings:
     read_committed: bool = False
 
 
-def settings(group_id: str | None = None, reset: str = "earliest", read_committed: bool = False, **options: Any) -> EngineSettings:
+def settings(
+    group_id: str | None = None, reset: str = "earliest", read_committed: bool = False, **options: Any
+) -> EngineSettings:
     opts = dict(DEFAULTS)
     opts.update({k.replace("_", "."): v for k, v in options.items()})
     return EngineSettings(opts, group_id, reset, read_committed)

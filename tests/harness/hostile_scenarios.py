@@ -257,11 +257,15 @@ def _settle(result: Any) -> Any:
         return result
     _, running = wait(list(futures.values()), WAIT)
     if running:
-        raise NeverCompleted(f"{len(running)} future(s) still running {WAIT:g} s after a call with a 6 s request_timeout")
+        raise NeverCompleted(
+            f"{len(running)} future(s) still running {WAIT:g} s after a call with a 6 s request_timeout"
+        )
     return {k: f.result() for k, f in futures.items()}
 
 
-def admin_case(proxy: HostileProxy, topic: str, api: Api | None, fault: Fault, call: str, times: int | None = 1) -> Case:
+def admin_case(
+    proxy: HostileProxy, topic: str, api: Api | None, fault: Fault, call: str, times: int | None = 1
+) -> Case:
     """An AdminClient call meets the fault, then the same call must answer once the peer is good."""
     case = Case()
     run = ADMIN_CALLS[call]
@@ -299,7 +303,9 @@ def reader_case(
     tp = (topic, 0)
 
     def read() -> list[bytes]:
-        return [r.value or b"" for _, records in fetch_range(client, topic, 0, 0, len(values), settings) for r in records]
+        return [
+            r.value or b"" for _, records in fetch_range(client, topic, 0, 0, len(values), settings) for r in records
+        ]
 
     try:
         if api is not None:
@@ -308,7 +314,9 @@ def reader_case(
         _check(case, "fetch_range() under the fault", outcome(read))
         _wait_applied(proxy, case, 0)
         proxy.clear()
-        earliest = _check(case, "list_offsets() once good", outcome(lambda: list_offsets(client, {tp: EARLIEST}, timeout=6)))
+        earliest = _check(
+            case, "list_offsets() once good", outcome(lambda: list_offsets(client, {tp: EARLIEST}, timeout=6))
+        )
         if earliest.error is not None or (earliest.ok and earliest.value[tp].offset != 0):
             case.problems.append(f"no recovery: list_offsets answered {earliest.value or earliest.error}")
         got = _check(case, "fetch_range() once good", outcome(read))

@@ -157,10 +157,24 @@ class KafkaBroker:
         server = make_leaf(self._dir, "broker", self.ca)
         truststore = self._dir / "truststore.jks"
         subprocess.run(
-            [str(Path(_java()).with_name("keytool")), "-importcert", "-noprompt", "-alias", "ca", "-file", str(self.ca.cert),
-             "-keystore", str(truststore), "-storepass", STORE_PASSWORD, "-storetype", "JKS"],
-            check=True, capture_output=True,
-        )  # fmt: skip
+            [
+                str(Path(_java()).with_name("keytool")),
+                "-importcert",
+                "-noprompt",
+                "-alias",
+                "ca",
+                "-file",
+                str(self.ca.cert),
+                "-keystore",
+                str(truststore),
+                "-storepass",
+                STORE_PASSWORD,
+                "-storetype",
+                "JKS",
+            ],
+            check=True,
+            capture_output=True,
+        )
         (self._dir / "zookeeper.properties").write_text(
             f"dataDir={self._dir / 'zookeeper'}\nclientPort={zk_port}\nclientPortAddress=127.0.0.1\n"
             "maxClientCnxns=0\nadmin.enableServer=false\n"
@@ -244,12 +258,28 @@ class KafkaBroker:
         """kafka-configs --zookeeper ... --alter --add-config CONFIG on one entity."""
         home = kafka_home()
         subprocess.run(
-            [_java(), "-Xmx128m", "-cp", _class_path(home), "-Dzookeeper.sasl.client=false",
-             f"-Dlog4j.configuration=file:{home / 'config' / 'tools-log4j.properties'}",
-             "kafka.admin.ConfigCommand", "--zookeeper", self._zookeeper, "--alter", "--add-config", config,
-             "--entity-type", entity_type, "--entity-name", name],
-            check=True, capture_output=True, timeout=60,
-        )  # fmt: skip
+            [
+                _java(),
+                "-Xmx128m",
+                "-cp",
+                _class_path(home),
+                "-Dzookeeper.sasl.client=false",
+                f"-Dlog4j.configuration=file:{home / 'config' / 'tools-log4j.properties'}",
+                "kafka.admin.ConfigCommand",
+                "--zookeeper",
+                self._zookeeper,
+                "--alter",
+                "--add-config",
+                config,
+                "--entity-type",
+                entity_type,
+                "--entity-name",
+                name,
+            ],
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
 
     def stop(self) -> None:
         for proc in reversed(self._procs):  # the broker first, then ZooKeeper

@@ -59,9 +59,14 @@ class KafkaCluster:
         self._zk_address = f"127.0.0.1:{zk_port}"
         self.ports = {node: _free_loopback_port() for node in range(self.size)}
         self._common = [
-            _java(), "-Xmx256m", "-XX:+UseSerialGC", "-cp", _class_path(home),
-            f"-Dlog4j.configuration=file:{home / 'config' / 'log4j.properties'}", "-Dzookeeper.sasl.client=false",
-        ]  # fmt: skip
+            _java(),
+            "-Xmx256m",
+            "-XX:+UseSerialGC",
+            "-cp",
+            _class_path(home),
+            f"-Dlog4j.configuration=file:{home / 'config' / 'log4j.properties'}",
+            "-Dzookeeper.sasl.client=false",
+        ]
         (self._dir / "zookeeper.properties").write_text(
             f"dataDir={self._dir / 'zookeeper'}\nclientPort={zk_port}\nclientPortAddress=127.0.0.1\n"
             "maxClientCnxns=0\nadmin.enableServer=false\n"
@@ -186,20 +191,35 @@ class KafkaCluster:
         plan.write_text(
             json.dumps({"version": 1, "partitions": [{"topic": topic, "partition": partition, "replicas": replicas}]})
         )
-        self._tool("kafka.admin.ReassignPartitionsCommand", "--zookeeper", self._zk_address,
-                   "--reassignment-json-file", str(plan), "--execute")  # fmt: skip
+        self._tool(
+            "kafka.admin.ReassignPartitionsCommand",
+            "--zookeeper",
+            self._zk_address,
+            "--reassignment-json-file",
+            str(plan),
+            "--execute",
+        )
         deadline = time.monotonic() + timeout
         while b"successfully" not in self._tool(
-            "kafka.admin.ReassignPartitionsCommand", "--zookeeper", self._zk_address,
-            "--reassignment-json-file", str(plan), "--verify",
-        ):  # fmt: skip
+            "kafka.admin.ReassignPartitionsCommand",
+            "--zookeeper",
+            self._zk_address,
+            "--reassignment-json-file",
+            str(plan),
+            "--verify",
+        ):
             if time.monotonic() > deadline:
                 raise AssertionError(f"{topic}-{partition}: reassignment to {replicas} did not finish")
             time.sleep(0.5)
         election = self._dir / f"elect-{topic}-{partition}.json"
         election.write_text(json.dumps({"partitions": [{"topic": topic, "partition": partition}]}))
-        self._tool("kafka.admin.PreferredReplicaLeaderElectionCommand", "--zookeeper", self._zk_address,
-                   "--path-to-json-file", str(election))  # fmt: skip
+        self._tool(
+            "kafka.admin.PreferredReplicaLeaderElectionCommand",
+            "--zookeeper",
+            self._zk_address,
+            "--path-to-json-file",
+            str(election),
+        )
         while self.leaders(topic).get(partition) != to:
             if time.monotonic() > deadline:
                 raise AssertionError(f"{topic}-{partition}: leadership did not move to {to}")
@@ -256,8 +276,10 @@ class KafkaCluster:
             with open(directory / f"{name}.out", "ab") as out:
                 return subprocess.Popen(
                     _with_parent_death_signal([*self._common, f"-Dkafka.logs.dir={directory / f'logs-{name}'}", *argv]),
-                    cwd=directory, stdout=out, stderr=subprocess.STDOUT,
-                )  # fmt: skip
+                    cwd=directory,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                )
 
         answer: queue.Queue[object] = queue.Queue()
         self._spawns.put((start, answer))
@@ -315,8 +337,17 @@ class KafkaCluster:
     def _tool(self, *argv: str) -> bytes:
         home = kafka_home()
         done = subprocess.run(
-            [_java(), "-Xmx128m", "-cp", _class_path(home), "-Dzookeeper.sasl.client=false",
-             f"-Dlog4j.configuration=file:{home / 'config' / 'tools-log4j.properties'}", *argv],
-            check=True, capture_output=True, timeout=60,
-        )  # fmt: skip
+            [
+                _java(),
+                "-Xmx128m",
+                "-cp",
+                _class_path(home),
+                "-Dzookeeper.sasl.client=false",
+                f"-Dlog4j.configuration=file:{home / 'config' / 'tools-log4j.properties'}",
+                *argv,
+            ],
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
         return done.stdout

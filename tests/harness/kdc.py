@@ -21,7 +21,9 @@ from kafkawire.local_broker import _free_loopback_port, _with_parent_death_signa
 
 REALM = "KAFKAWIRE.TEST"
 PROGRAMS = ("/usr/sbin/krb5kdc", "/usr/sbin/kdb5_util", "/usr/sbin/kadmin.local", "/usr/bin/kinit")
-INSTALL_HINT = "apt-get install -y krb5-kdc krb5-admin-server krb5-user libkrb5-dev (make test does it when run as root)"
+INSTALL_HINT = (
+    "apt-get install -y krb5-kdc krb5-admin-server krb5-user libkrb5-dev (make test does it when run as root)"
+)
 ENCTYPES = "aes256-cts-hmac-sha1-96:normal aes128-cts-hmac-sha1-96:normal"
 
 
@@ -93,8 +95,11 @@ class Kdc:
         with open(self.dir / f"krb5kdc-{port}.out", "wb") as out:
             proc = subprocess.Popen(
                 _with_parent_death_signal([*prefix, "/usr/sbin/krb5kdc", "-n", "-r", self.realm]),
-                env=env, stdout=out, stderr=subprocess.STDOUT, cwd=self.dir,
-            )  # fmt: skip
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                cwd=self.dir,
+            )
         self._procs.append(proc)
         self._wait_listening(proc, port)
 
@@ -151,7 +156,9 @@ class Kdc:
         self.stop()
 
     def _run(self, argv: list[str]) -> None:
-        done = subprocess.run(argv, env={**os.environ, **self.env}, capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            argv, env={**os.environ, **self.env}, capture_output=True, timeout=60, stdin=subprocess.DEVNULL
+        )
         if done.returncode != 0:
             raise KdcUnavailable(f"{' '.join(argv[:2])} failed: {done.stderr.decode(errors='replace')[-500:]}")
 

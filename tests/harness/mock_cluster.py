@@ -448,7 +448,9 @@ class MockCluster:
         """The member ids the mock's share group ``group_id`` has now ([] before it exists)."""
         ids = ctypes.POINTER(_VoidP)()
         count = _SizeT(0)
-        code = self._lib.sharegroup_get_member_ids(self._handle(), group_id.encode(), ctypes.byref(ids), ctypes.byref(count))
+        code = self._lib.sharegroup_get_member_ids(
+            self._handle(), group_id.encode(), ctypes.byref(ids), ctypes.byref(count)
+        )
         if code == _GROUP_ID_NOT_FOUND:
             return []
         self._check(code, f"sharegroup_get_member_ids({group_id!r})")

@@ -47,7 +47,9 @@ def raw_log(bootstrap: str, topic: str, partition: int = 0) -> list[LogBatch]:
                     {
                         "topic": topic,
                         "topic_id": info.topic_id,
-                        "partitions": [{"partition": partition, "fetch_offset": offset, "partition_max_bytes": 1 << 20}],
+                        "partitions": [
+                            {"partition": partition, "fetch_offset": offset, "partition_max_bytes": 1 << 20}
+                        ],
                     }
                 ],
             }

@@ -80,9 +80,16 @@ class SparkCluster:
         self.directory.mkdir(parents=True, exist_ok=True)
         self._spawn(
             "master",
-            ["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(self.port),
-             "--webui-port", str(self.web_port)],
-        )  # fmt: skip
+            [
+                "org.apache.spark.deploy.master.Master",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--webui-port",
+                str(self.web_port),
+            ],
+        )
         for i in range(self.worker_count):
             self.start_worker(i, wait=False)
         try:
@@ -98,9 +105,21 @@ class SparkCluster:
         work.mkdir(exist_ok=True)
         self._spawn(
             f"worker-{index}",
-            ["org.apache.spark.deploy.worker.Worker", self.master_url, "--host", "127.0.0.1",
-             "--cores", "1", "--memory", WORKER_MEMORY, "--webui-port", str(free_port()), "--work-dir", str(work)],
-        )  # fmt: skip
+            [
+                "org.apache.spark.deploy.worker.Worker",
+                self.master_url,
+                "--host",
+                "127.0.0.1",
+                "--cores",
+                "1",
+                "--memory",
+                WORKER_MEMORY,
+                "--webui-port",
+                str(free_port()),
+                "--work-dir",
+                str(work),
+            ],
+        )
         if wait:
             self.wait_workers(self.worker_count)
 

@@ -105,7 +105,9 @@ class TokenEndpoint:
                 grant = Grant(form, authorized, time.time())
                 endpoint.grants.append(grant)
                 if form.get("grant_type") == JWT_BEARER and endpoint.assertion_key is not None:
-                    header, claims, signature, valid = check_assertion(form.get("assertion", ".."), endpoint.assertion_key)
+                    header, claims, signature, valid = check_assertion(
+                        form.get("assertion", ".."), endpoint.assertion_key
+                    )
                     grant.assertion, grant.authorized = (header, claims, signature), valid
                     if not valid:
                         self._answer(400, {"error": "invalid_grant", "error_description": "assertion refused"})
@@ -114,7 +116,9 @@ class TokenEndpoint:
                     self._answer(401, {"error": "invalid_client", "error_description": "client authentication failed"})
                     return
                 token = grant.token = unsecured_jwt(endpoint.principal, endpoint.lifetime)
-                self._answer(200, {endpoint.token_field: token, "token_type": "bearer", "expires_in": endpoint.lifetime})
+                self._answer(
+                    200, {endpoint.token_field: token, "token_type": "bearer", "expires_in": endpoint.lifetime}
+                )
 
             def _answer(self, status: int, body: dict[str, Any]) -> None:
                 data = json.dumps(body).encode()

@@ -34,7 +34,9 @@ def _routes(reg: MockSchemaRegistryClient) -> list[Route]:
         return reg.register_schema_full_response(m[1], Schema.from_dict(body), _flag(q, "normalize")).to_dict()
 
     def lookup(m: tuple[str, ...], q: dict[str, list[str]], body: Any) -> Any:
-        return reg.lookup_schema(m[1], Schema.from_dict(body), _flag(q, "normalize"), deleted=_flag(q, "deleted")).to_dict()
+        return reg.lookup_schema(
+            m[1], Schema.from_dict(body), _flag(q, "normalize"), deleted=_flag(q, "deleted")
+        ).to_dict()
 
     def version(m: tuple[str, ...], q: dict[str, list[str]], body: Any) -> Any:
         v = m[2]

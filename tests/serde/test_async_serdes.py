@@ -18,10 +18,12 @@ import pytest
 import kafkawire.schema_registry as ours
 from kafkawire.serialization import MessageField, SerializationContext
 
-AVRO = json.dumps({"type": "record", "name": "Order", "fields": [{"name": "id", "type": "int"},
-                                                                 {"name": "item", "type": "string"}]})  # fmt: skip
-JSON = json.dumps({"type": "object", "title": "Order", "properties": {"id": {"type": "integer"},
-                                                                     "item": {"type": "string"}}})  # fmt: skip
+AVRO = json.dumps(
+    {"type": "record", "name": "Order", "fields": [{"name": "id", "type": "int"}, {"name": "item", "type": "string"}]}
+)
+JSON = json.dumps(
+    {"type": "object", "title": "Order", "properties": {"id": {"type": "integer"}, "item": {"type": "string"}}}
+)
 # confluent-kafka's asyncio names this project has no synchronous counterpart of yet: its serde
 # builders (SerializerBuilder) and the association-strategy helpers of build_serde.
 NOT_YET = {"AsyncAssociatedNameStrategy", "async_build_serde"}
@@ -29,10 +31,12 @@ NOT_YET = {"AsyncAssociatedNameStrategy", "async_build_serde"}
 
 def _public(module: types.ModuleType) -> set[str]:
     return {
-        n for n in dir(module)
-        if not n.startswith("_") and not isinstance(getattr(module, n), types.ModuleType)
+        n
+        for n in dir(module)
+        if not n.startswith("_")
+        and not isinstance(getattr(module, n), types.ModuleType)
         and getattr(getattr(module, n), "__module__", None) != "typing"
-    }  # fmt: skip
+    }
 
 
 def test_every_name_confluent_exports_from_schema_registry_is_exported() -> None:

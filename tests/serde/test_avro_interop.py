@@ -42,10 +42,18 @@ SCHEMA = json.dumps(
     }
 )
 ORDERS: list[dict[str, Any]] = [
-    {"id": i, "customer": f"c\u00e9{i}", "amount": i * 1.5, "tags": ["x"] * i, "note": None if i % 2 else "n",
-     "kind": "AB"[i % 2], "attrs": {"k": i}, "raw": bytes([i])}
+    {
+        "id": i,
+        "customer": f"c\u00e9{i}",
+        "amount": i * 1.5,
+        "tags": ["x"] * i,
+        "note": None if i % 2 else "n",
+        "kind": "AB"[i % 2],
+        "attrs": {"k": i},
+        "raw": bytes([i]),
+    }
     for i in range(5)
-]  # fmt: skip
+]
 CTX = SerializationContext("orders", MessageField.VALUE)
 THEIR_CTX = TheirContext("orders", TheirField.VALUE)
 
@@ -103,8 +111,12 @@ def test_a_union_of_referenced_records_at_the_top_level(front: RegistryFront) ->
     sr = SchemaRegistryClient({"url": front.url})
     refs = []
     for name, field in (("A", "x"), ("B", "y")):
-        text = json.dumps({"type": "record", "name": name, "namespace": "u", "fields": [{"name": field, "type": "int"}]})
-        refs.append(SchemaReference(f"u.{name}", name, sr.register_schema_full_response(name, Schema(text, "AVRO")).version))
+        text = json.dumps(
+            {"type": "record", "name": name, "namespace": "u", "fields": [{"name": field, "type": "int"}]}
+        )
+        refs.append(
+            SchemaReference(f"u.{name}", name, sr.register_schema_full_response(name, Schema(text, "AVRO")).version)
+        )
     union = Schema(json.dumps(["u.A", "u.B"]), "AVRO", refs)
     ours = AvroSerializer(sr, union)
     theirs = TheirSerializer(front.registry, TheirSchema.from_dict(union.to_dict()))
@@ -118,7 +130,12 @@ def test_a_union_with_a_record_that_uses_a_referenced_type_twice(front: Registry
     sr = SchemaRegistryClient({"url": front.url})
     b = json.dumps({"type": "record", "name": "B", "namespace": "w", "fields": [{"name": "s", "type": "string"}]})
     ref = SchemaReference("w.B", "wb", sr.register_schema_full_response("wb", Schema(b, "AVRO")).version)
-    a = {"type": "record", "name": "A", "namespace": "w", "fields": [{"name": "f", "type": "B"}, {"name": "g", "type": "B"}]}
+    a = {
+        "type": "record",
+        "name": "A",
+        "namespace": "w",
+        "fields": [{"name": "f", "type": "B"}, {"name": "g", "type": "B"}],
+    }
     union = Schema(json.dumps(["null", a]), "AVRO", [ref])
     value = {"f": {"s": "x"}, "g": {"s": "y"}}
     data = AvroSerializer(sr, union)(value, CTX)
@@ -150,7 +167,9 @@ def test_a_bytes_schema_writes_the_bytes_raw(front: RegistryFront, schema: str) 
         ({}, {}, False),  # not strict: the default is written
     ],
 )
-def test_strict_validation_refuses_as_confluent(front: RegistryFront, conf: dict[str, Any], value: Any, refused: bool) -> None:
+def test_strict_validation_refuses_as_confluent(
+    front: RegistryFront, conf: dict[str, Any], value: Any, refused: bool
+) -> None:
     """Refusals are SerializationError and the ValueError confluent-kafka raises (from fastavro)."""
     schema = json.dumps({"type": "record", "name": "S", "fields": [{"name": "a", "type": "int", "default": 0}]})
     ours, theirs = both(front, schema, conf)

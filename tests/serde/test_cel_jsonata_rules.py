@@ -340,10 +340,22 @@ def _nested() -> Any:
 
 def _scalars() -> Any:
     return test_pb2.TestMessage(
-        test_string="s", test_bool=True, test_bytes=b"\x00\x01", test_double=1.25, test_float=0.5,
-        test_fixed32=7, test_fixed64=2**40, test_int32=-5, test_int64=-(2**40), test_sfixed32=-7,
-        test_sfixed64=-8, test_sint32=-9, test_sint64=-10, test_uint32=11, test_uint64=2**63 + 1,
-    )  # fmt: skip
+        test_string="s",
+        test_bool=True,
+        test_bytes=b"\x00\x01",
+        test_double=1.25,
+        test_float=0.5,
+        test_fixed32=7,
+        test_fixed64=2**40,
+        test_int32=-5,
+        test_int64=-(2**40),
+        test_sfixed32=-7,
+        test_sfixed64=-8,
+        test_sint32=-9,
+        test_sint64=-10,
+        test_uint32=11,
+        test_uint64=2**63 + 1,
+    )
 
 
 PROTO_CONDITIONS = [

@@ -115,8 +115,9 @@ VAULT_KEY = "hcvault://https://vault.example:8200/transit/keys/mykey"
         (HcVaultKmsDriver(), VAULT_KEY, "hvac", "kms-hcvault"),
     ],
 )
-def test_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch, driver: KmsDriver, key_url: str, sdk: str,
-                                     extra: str) -> None:  # fmt: skip
+def test_missing_sdk_names_the_extra(
+    monkeypatch: pytest.MonkeyPatch, driver: KmsDriver, key_url: str, sdk: str, extra: str
+) -> None:
     monkeypatch.setitem(sys.modules, sdk, None)
     with pytest.raises(ImportError, match=rf"pip install kafkawire\[{extra}\]"):
         driver.new_kms_client({}, key_url)

@@ -94,24 +94,63 @@ def ours(url: str, rule_conf: dict[str, Any] | None = None, clock: Clock | None 
 
 
 def our_ctx(mode: str, params: dict[str, str], rule_type: str = "ENCRYPT", subject: str = SUBJECT) -> RuleContext:
-    rule = Rule("encrypt", None, RuleKind.TRANSFORM, RuleMode.WRITEREAD, rule_type, ["PII"], RuleParams(params),
-                None, None, "ERROR,ERROR", None)  # fmt: skip
-    return RuleContext(SerializationContext(TOPIC, MessageField.VALUE), None, None, subject, RuleMode(mode), rule, 0,
-                       [rule], None, None)  # fmt: skip
+    rule = Rule(
+        "encrypt",
+        None,
+        RuleKind.TRANSFORM,
+        RuleMode.WRITEREAD,
+        rule_type,
+        ["PII"],
+        RuleParams(params),
+        None,
+        None,
+        "ERROR,ERROR",
+        None,
+    )
+    return RuleContext(
+        SerializationContext(TOPIC, MessageField.VALUE),
+        None,
+        None,
+        subject,
+        RuleMode(mode),
+        rule,
+        0,
+        [rule],
+        None,
+        None,
+    )
 
 
-def our_field(executor: FieldEncryptionExecutor, mode: str, value: Any, kind: str = "STRING",
-              params: dict[str, str] = LOCAL, subject: str = SUBJECT) -> Any:  # fmt: skip
+def our_field(
+    executor: FieldEncryptionExecutor,
+    mode: str,
+    value: Any,
+    kind: str = "STRING",
+    params: dict[str, str] = LOCAL,
+    subject: str = SUBJECT,
+) -> Any:
     ctx = our_ctx(mode, params, subject=subject)
     field = FieldContext(None, "test.f1", "f1", FieldType[kind], {"PII"})
     return executor.new_transform(ctx)(ctx, field, value)
 
 
 def their_ctx(mode: str, params: dict[str, str], rule_type: str = "ENCRYPT") -> Any:
-    rule = TheirRule("encrypt", None, TheirKind.TRANSFORM, TheirMode.WRITEREAD, rule_type, ["PII"], TheirParams(params),
-                     None, None, "ERROR,ERROR", None)  # fmt: skip
-    return TheirRuleContext(None, TheirSerCtx(TOPIC, TheirField.VALUE), None, None, SUBJECT, TheirMode(mode), rule, 0,
-                            [rule], None, None)  # fmt: skip
+    rule = TheirRule(
+        "encrypt",
+        None,
+        TheirKind.TRANSFORM,
+        TheirMode.WRITEREAD,
+        rule_type,
+        ["PII"],
+        TheirParams(params),
+        None,
+        None,
+        "ERROR,ERROR",
+        None,
+    )
+    return TheirRuleContext(
+        None, TheirSerCtx(TOPIC, TheirField.VALUE), None, None, SUBJECT, TheirMode(mode), rule, 0, [rule], None, None
+    )
 
 
 def their_field(executor: Any, mode: str, value: Any, kind: str = "STRING", params: dict[str, str] = LOCAL) -> Any:
@@ -137,8 +176,15 @@ def _dek_routes(store: TheirMockDekRegistry) -> list[Any]:
 
     def kek_post(m: Any, q: Any, body: Any) -> Any:
         context = q.get("context", [None])[0]
-        return store.register_kek(body["name"], body["kmsType"], body["kmsKeyId"], body.get("shared", False),
-                                  body.get("kmsProps"), body.get("doc"), context=context).to_dict()  # fmt: skip
+        return store.register_kek(
+            body["name"],
+            body["kmsType"],
+            body["kmsKeyId"],
+            body.get("shared", False),
+            body.get("kmsProps"),
+            body.get("doc"),
+            context=context,
+        ).to_dict()
 
     def kek_get(m: Any, q: Any, body: Any) -> Any:
         return store.get_kek(m[1], _flag(q, "deleted"), q.get("context", [None])[0]).to_dict()
@@ -192,19 +238,34 @@ def theirs(front: RegistryFront, clock: Any = None) -> Any:
 # --- bytes made by the Java client -----------------------------------------------------------------
 
 JAVA = [  # (kek, algorithm, expiry days, encrypted DEK, ciphertext of "hello world") from confluent's tests
-    ("kek1-f1", "AES256_GCM", None, "07V2ndh02DA73p+dTybwZFm7DKQSZN1tEwQh+FoX1DZLk4Yj2LLu4omYjp/84tAg3BYlkfGSz+zZacJHIE4=",
-     "hzgy/jFNMV/eFilaHrMyeBgdaVzrR0udGeotW8cA/Jal7ukr+M/yz"),
-    ("kek1-det-f1", "AES256_SIV", None,
-     "YSx3DTlAHrmpoDChquJMifmPntBzxgRVdMzgYL82rgWBKn7aUSnG+WIu9ozBNS3y2vXd++mBtK07w4/W/G6w0da39X9hfOVZsGnkSvry/QRht84V8yz3dqKxGMOK5A==",
-     "HD6YtxrlBnkTWW9N6Vbk3IInjWH81xmYh3k4d"),
-    ("kek1-rot-f1", "AES256_GCM", "1", "W/v6hOQYq1idVAcs1pPWz9UUONMVZW4IrglTnG88TsWjeCjxmtRQ4VaNe/I5dCfm2zyY9Cu0nqdvqImtUk4=",
-     "xAAAAAAG4HI6b1nXPXqLyG8cII35NHQseqqUCd+IeLeFVAeNpSS3fxPnJ32A="),
-]  # fmt: skip
+    (
+        "kek1-f1",
+        "AES256_GCM",
+        None,
+        "07V2ndh02DA73p+dTybwZFm7DKQSZN1tEwQh+FoX1DZLk4Yj2LLu4omYjp/84tAg3BYlkfGSz+zZacJHIE4=",
+        "hzgy/jFNMV/eFilaHrMyeBgdaVzrR0udGeotW8cA/Jal7ukr+M/yz",
+    ),
+    (
+        "kek1-det-f1",
+        "AES256_SIV",
+        None,
+        "YSx3DTlAHrmpoDChquJMifmPntBzxgRVdMzgYL82rgWBKn7aUSnG+WIu9ozBNS3y2vXd++mBtK07w4/W/G6w0da39X9hfOVZsGnkSvry/QRht84V8yz3dqKxGMOK5A==",
+        "HD6YtxrlBnkTWW9N6Vbk3IInjWH81xmYh3k4d",
+    ),
+    (
+        "kek1-rot-f1",
+        "AES256_GCM",
+        "1",
+        "W/v6hOQYq1idVAcs1pPWz9UUONMVZW4IrglTnG88TsWjeCjxmtRQ4VaNe/I5dCfm2zyY9Cu0nqdvqImtUk4=",
+        "xAAAAAAG4HI6b1nXPXqLyG8cII35NHQseqqUCd+IeLeFVAeNpSS3fxPnJ32A=",
+    ),
+]
 
 
 @pytest.mark.parametrize(("kek", "algorithm", "expiry", "encrypted_dek", "ciphertext"), JAVA)
-def test_reads_what_the_java_client_wrote(kek: str, algorithm: str, expiry: str | None, encrypted_dek: str,
-                                          ciphertext: str) -> None:  # fmt: skip
+def test_reads_what_the_java_client_wrote(
+    kek: str, algorithm: str, expiry: str | None, encrypted_dek: str, ciphertext: str
+) -> None:
     executor = ours(mock_url())
     client = executor.executor.client
     assert client is not None
@@ -293,10 +354,23 @@ def test_kek_in_a_registry_context(dek_front: Any) -> None:
 
 def test_serdes_of_both_clients_read_each_other(dek_front: Any) -> None:
     front, _ = dek_front
-    schema = ('{"type": "record", "name": "P", "fields": [{"name": "id", "type": "int"},'
-              ' {"name": "ssn", "type": "string", "confluent:tags": ["PII"]}]}')  # fmt: skip
-    rule = TheirRule("encrypt", None, TheirKind.TRANSFORM, TheirMode.WRITEREAD, "ENCRYPT", ["PII"], TheirParams(LOCAL),
-                     None, None, "ERROR,ERROR", False)  # fmt: skip
+    schema = (
+        '{"type": "record", "name": "P", "fields": [{"name": "id", "type": "int"},'
+        ' {"name": "ssn", "type": "string", "confluent:tags": ["PII"]}]}'
+    )
+    rule = TheirRule(
+        "encrypt",
+        None,
+        TheirKind.TRANSFORM,
+        TheirMode.WRITEREAD,
+        "ENCRYPT",
+        ["PII"],
+        TheirParams(LOCAL),
+        None,
+        None,
+        "ERROR,ERROR",
+        False,
+    )
     their_client = TheirRegistryClient({"url": front.url})
     their_client.register_schema(SUBJECT, TheirSchema(schema, "AVRO", [], None, TheirRuleSet(None, [rule])))
     their_rules = TheirRuleRegistry()

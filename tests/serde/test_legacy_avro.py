@@ -80,10 +80,14 @@ def test_avro_consumer_reads_confluents_records(tansu: TansuBroker, topic_name: 
         assert p.flush(15) == 0
         with pytest.warns(DeprecationWarning):
             c = AvroConsumer(
-                {"bootstrap.servers": tansu.bootstrap, "group.id": unique_name("g"), "auto.offset.reset": "earliest",
-                 "schema.registry.url": front.url},
+                {
+                    "bootstrap.servers": tansu.bootstrap,
+                    "group.id": unique_name("g"),
+                    "auto.offset.reset": "earliest",
+                    "schema.registry.url": front.url,
+                },
                 reader_value_schema=reader,
-            )  # fmt: skip
+            )
         got: list[object] = []
         try:
             c.subscribe([topic])

@@ -34,15 +34,21 @@ def _files() -> tuple[type, type, type]:
         pool.FindFileByName("kwtest/order.proto")
     except KeyError:
         dep = descriptor_pb2.FileDescriptorProto(name="kwtest/address.proto", package="kwtest", syntax="proto3")
-        dep.message_type.add(name="Address").field.add(name="city", number=1, type=F.TYPE_STRING, label=F.LABEL_OPTIONAL)
+        dep.message_type.add(name="Address").field.add(
+            name="city", number=1, type=F.TYPE_STRING, label=F.LABEL_OPTIONAL
+        )
         main = descriptor_pb2.FileDescriptorProto(
             name="kwtest/order.proto", package="kwtest", syntax="proto3", dependency=["kwtest/address.proto"]
         )
         main.message_type.add(name="Unused").field.add(name="x", number=1, type=F.TYPE_INT32, label=F.LABEL_OPTIONAL)
         order = main.message_type.add(name="Order")
         order.field.add(name="id", number=1, type=F.TYPE_INT64, label=F.LABEL_OPTIONAL)
-        order.field.add(name="ship_to", number=2, type=F.TYPE_MESSAGE, type_name=".kwtest.Address", label=F.LABEL_OPTIONAL)
-        order.field.add(name="lines", number=3, type=F.TYPE_MESSAGE, type_name=".kwtest.Order.Line", label=F.LABEL_REPEATED)
+        order.field.add(
+            name="ship_to", number=2, type=F.TYPE_MESSAGE, type_name=".kwtest.Address", label=F.LABEL_OPTIONAL
+        )
+        order.field.add(
+            name="lines", number=3, type=F.TYPE_MESSAGE, type_name=".kwtest.Order.Line", label=F.LABEL_REPEATED
+        )
         line = order.nested_type.add(name="Line")
         line.field.add(name="sku", number=1, type=F.TYPE_STRING, label=F.LABEL_OPTIONAL)
         pool.Add(dep)
@@ -111,7 +117,9 @@ def _tagged() -> type:
         fdp = descriptor_pb2.FileDescriptorProto(
             name="kwtest/person.proto", package="kwtest", syntax="proto3", dependency=["confluent/meta.proto"]
         )
-        ssn = fdp.message_type.add(name="Person").field.add(name="ssn", number=1, type=F.TYPE_STRING, label=F.LABEL_OPTIONAL)
+        ssn = fdp.message_type.add(name="Person").field.add(
+            name="ssn", number=1, type=F.TYPE_STRING, label=F.LABEL_OPTIONAL
+        )
         ssn.options.Extensions[meta_pb2.field_meta].tags.append("PII")
         pool.Add(fdp)
     return message_factory.GetMessageClass(pool.FindMessageTypeByName("kwtest.Person"))

@@ -50,7 +50,11 @@ def test_cached_answers_cost_no_request(front: RegistryFront) -> None:
         sr.get_schema(schema_id)
         sr.get_latest_version("c-value")
     assert sorted(set(front.requests)) == sorted(
-        {("POST", "/subjects/c-value/versions"), ("GET", f"/schemas/ids/{schema_id}"), ("GET", "/subjects/c-value/versions/latest")}
+        {
+            ("POST", "/subjects/c-value/versions"),
+            ("GET", f"/schemas/ids/{schema_id}"),
+            ("GET", "/subjects/c-value/versions/latest"),
+        }
     )
     assert len(front.requests) == 3
     sr.clear_latest_caches()

@@ -99,11 +99,22 @@ class Collect(RuleAction):
         self.failures.append(ex)
 
 
-def _rule(rule_type: str, kind: str = "TRANSFORM", mode: str = "WRITEREAD", tags: list[str] | None = None, **kw: Any) -> Rule:
+def _rule(
+    rule_type: str, kind: str = "TRANSFORM", mode: str = "WRITEREAD", tags: list[str] | None = None, **kw: Any
+) -> Rule:
     return Rule(
-        kw.get("name", rule_type.lower()), None, RuleKind(kind), RuleMode(mode), rule_type, tags, None,
-        kw.get("expr"), kw.get("on_success"), kw.get("on_failure"), kw.get("disabled", False),
-    )  # fmt: skip
+        kw.get("name", rule_type.lower()),
+        None,
+        RuleKind(kind),
+        RuleMode(mode),
+        rule_type,
+        tags,
+        None,
+        kw.get("expr"),
+        kw.get("on_success"),
+        kw.get("on_failure"),
+        kw.get("disabled", False),
+    )
 
 
 def _blind() -> Any:
@@ -137,7 +148,10 @@ AVRO_PERSON = {
             "type": {
                 "type": "record",
                 "name": "Address",
-                "fields": [{"name": "street", "type": "string", "confluent:tags": ["PII"]}, {"name": "zip", "type": "string"}],
+                "fields": [
+                    {"name": "street", "type": "string", "confluent:tags": ["PII"]},
+                    {"name": "zip", "type": "string"},
+                ],
             },
         },
         {"name": "previous", "type": {"type": "array", "items": "Address"}},
@@ -189,12 +203,21 @@ def test_avro_metadata_tags_select_fields_too() -> None:
     from kafkawire.schema_registry import Metadata, MetadataTags, Schema
     from kafkawire.schema_registry import RuleSet as OurRuleSet
 
-    untagged = {"type": "record", "name": "P", "fields": [{"name": "name", "type": "string"}, {"name": "city", "type": "string"}]}
+    untagged = {
+        "type": "record",
+        "name": "P",
+        "fields": [{"name": "name", "type": "string"}, {"name": "city", "type": "string"}],
+    }
     client = SchemaRegistryClient.new_client({"url": "mock://rule-runner-metadata"})
     client.register_schema(
         "people-value",
-        Schema(json.dumps(untagged), "AVRO", [], Metadata(MetadataTags({"P.c*": ["PII"]}), None, None),
-               OurRuleSet.from_dict(RuleSet(None, [_rule("UPPER", tags=["PII"])]).to_dict())),
+        Schema(
+            json.dumps(untagged),
+            "AVRO",
+            [],
+            Metadata(MetadataTags({"P.c*": ["PII"]}), None, None),
+            OurRuleSet.from_dict(RuleSet(None, [_rule("UPPER", tags=["PII"])]).to_dict()),
+        ),
     )
     data = AvroSerializer(client, conf=LATEST, rule_registry=_registry(Upper()))({"name": "a", "city": "b"}, CTX)
     assert schemaless_reader(io.BytesIO(data[5:]), untagged, None) == {"name": "a", "city": "B"}
@@ -215,7 +238,10 @@ def test_condition_failure_fails_the_record_unless_its_action_is_none(front: Reg
 
 def test_registered_actions_overrides_and_disabled_rules(front: RegistryFront) -> None:
     client = SchemaRegistryClient({"url": front.url})
-    _register_avro(front, RuleSet(None, [_rule("NONEMPTY", kind="CONDITION", mode="WRITE", on_success="COLLECT", on_failure="COLLECT")]))
+    _register_avro(
+        front,
+        RuleSet(None, [_rule("NONEMPTY", kind="CONDITION", mode="WRITE", on_success="COLLECT", on_failure="COLLECT")]),
+    )
     collect = Collect()
     registry = _registry(NonEmpty())
     registry.register_action(collect)
@@ -278,7 +304,9 @@ def test_migration_rules_downgrade_to_an_older_reader() -> None:
         metadata = Metadata(None, MetadataProperties({"app": app}), None)
         client.register_schema("people-value", Schema(json.dumps(schema), "AVRO", [], metadata, rules))
     new = AvroSerializer(client, conf=LATEST, rule_registry=_registry(Rename()))({"height": 4}, CTX)
-    old_reader = AvroDeserializer(client, conf={"use.latest.with.metadata": {"app": "1"}}, rule_registry=_registry(Rename()))
+    old_reader = AvroDeserializer(
+        client, conf={"use.latest.with.metadata": {"app": "1"}}, rule_registry=_registry(Rename())
+    )
     assert old_reader(new, CTX) == {"size": 4}
 
 
@@ -287,7 +315,10 @@ JSON_SCHEMA = {
     "title": "Person",
     "type": "object",
     "definitions": {
-        "Address": {"type": "object", "properties": {"street": {"type": "string", "confluent:tags": ["PII"]}, "zip": {"type": "string"}}}
+        "Address": {
+            "type": "object",
+            "properties": {"street": {"type": "string", "confluent:tags": ["PII"]}, "zip": {"type": "string"}},
+        }
     },
     "properties": {
         "name": {"type": "string", "confluent:tags": ["PII"]},
@@ -295,8 +326,18 @@ JSON_SCHEMA = {
         "address": {"$ref": "#/definitions/Address"},
         "contact": {
             "oneOf": [
-                {"type": "object", "properties": {"email": {"type": "string", "confluent:tags": ["PII"]}}, "required": ["email"], "additionalProperties": False},
-                {"type": "object", "properties": {"phone": {"type": "string"}}, "required": ["phone"], "additionalProperties": False},
+                {
+                    "type": "object",
+                    "properties": {"email": {"type": "string", "confluent:tags": ["PII"]}},
+                    "required": ["email"],
+                    "additionalProperties": False,
+                },
+                {
+                    "type": "object",
+                    "properties": {"phone": {"type": "string"}},
+                    "required": ["phone"],
+                    "additionalProperties": False,
+                },
             ]
         },
         "aliases": {"type": "array", "items": {"type": "string"}, "confluent:tags": ["PII"]},
@@ -307,17 +348,30 @@ JSON_SCHEMA = {
 
 def test_json_field_rule_follows_refs_combinators_and_arrays(front: RegistryFront) -> None:
     front.registry.register_schema(
-        "people-value", TheirSchema(json.dumps(JSON_SCHEMA), "JSON", [], None, RuleSet(None, [_rule("UPPER", tags=["PII"])]))
+        "people-value",
+        TheirSchema(json.dumps(JSON_SCHEMA), "JSON", [], None, RuleSet(None, [_rule("UPPER", tags=["PII"])])),
     )
     client = SchemaRegistryClient({"url": front.url})
     person = {
-        "name": "ann", "city": "oslo", "address": {"street": "main", "zip": "n1"},
-        "contact": {"email": "a@b"}, "aliases": ["x", "y"], "nick": None,
-    }  # fmt: skip
+        "name": "ann",
+        "city": "oslo",
+        "address": {"street": "main", "zip": "n1"},
+        "contact": {"email": "a@b"},
+        "aliases": ["x", "y"],
+        "nick": None,
+    }
     upper = Upper()
     data = JSONSerializer(None, client, conf=LATEST, rule_registry=_registry(upper))(copy.deepcopy(person), CTX)
-    written = TheirJSONDeserializer(None, schema_registry_client=front.registry, rule_registry=_blind())(data, THEIR_CTX)
-    assert written == {**person, "name": "ANN", "address": {"street": "MAIN", "zip": "n1"}, "contact": {"email": "A@B"}, "aliases": ["X", "Y"]}
+    written = TheirJSONDeserializer(None, schema_registry_client=front.registry, rule_registry=_blind())(
+        data, THEIR_CTX
+    )
+    assert written == {
+        **person,
+        "name": "ANN",
+        "address": {"street": "MAIN", "zip": "n1"},
+        "contact": {"email": "A@B"},
+        "aliases": ["X", "Y"],
+    }
     assert ("$.contact.email", "STRING") in upper.seen
     assert JSONDeserializer(None, schema_registry_client=client, rule_registry=_registry(Upper()))(data, CTX) == person
 
@@ -331,11 +385,16 @@ def test_protobuf_field_rule_reaches_tagged_fields(front: RegistryFront) -> None
     ProtobufSerializer(person, client, conf={"use.deprecated.format": False})(person(ssn="x"), CTX)  # registers
     registered = front.registry.get_latest_version("people-value").schema
     front.registry.register_schema(
-        "people-value", TheirSchema(registered.schema_str, "PROTOBUF", [], None, RuleSet(None, [_rule("UPPER", tags=["PII"])]))
+        "people-value",
+        TheirSchema(registered.schema_str, "PROTOBUF", [], None, RuleSet(None, [_rule("UPPER", tags=["PII"])])),
     )
     client.clear_caches()
-    ser = ProtobufSerializer(person, client, conf={**LATEST, "use.deprecated.format": False}, rule_registry=_registry(Upper()))
+    ser = ProtobufSerializer(
+        person, client, conf={**LATEST, "use.deprecated.format": False}, rule_registry=_registry(Upper())
+    )
     data = ser(person(ssn="abc"), CTX)
     assert person.FromString(data[6:]).ssn == "ABC"
-    read = ProtobufDeserializer(person, {"use.deprecated.format": False}, client, rule_registry=_registry(Upper()))(data, CTX)
+    read = ProtobufDeserializer(person, {"use.deprecated.format": False}, client, rule_registry=_registry(Upper()))(
+        data, CTX
+    )
     assert read.ssn == "abc"

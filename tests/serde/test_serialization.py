@@ -34,13 +34,28 @@ from kafkawire.serialization import (
 
 CTX = SerializationContext("t", MessageField.VALUE)
 PAIRS = [
-    (IntegerSerializer, ck.IntegerSerializer, IntegerDeserializer, ck.IntegerDeserializer,
-     [0, 1, -1, 2**31 - 1, -(2**31), 123456]),
-    (DoubleSerializer, ck.DoubleSerializer, DoubleDeserializer, ck.DoubleDeserializer,
-     [0.0, -0.0, 1.5, -3.25e300, math.inf, 5e-324]),
-    (StringSerializer, ck.StringSerializer, StringDeserializer, ck.StringDeserializer,
-     ["", "ascii", "h\u00e9llo \u2603 \U0001f600"]),
-]  # fmt: skip
+    (
+        IntegerSerializer,
+        ck.IntegerSerializer,
+        IntegerDeserializer,
+        ck.IntegerDeserializer,
+        [0, 1, -1, 2**31 - 1, -(2**31), 123456],
+    ),
+    (
+        DoubleSerializer,
+        ck.DoubleSerializer,
+        DoubleDeserializer,
+        ck.DoubleDeserializer,
+        [0.0, -0.0, 1.5, -3.25e300, math.inf, 5e-324],
+    ),
+    (
+        StringSerializer,
+        ck.StringSerializer,
+        StringDeserializer,
+        ck.StringDeserializer,
+        ["", "ascii", "h\u00e9llo \u2603 \U0001f600"],
+    ),
+]
 
 
 @pytest.mark.parametrize(("ours", "theirs", "our_de", "their_de", "values"), PAIRS)

@@ -47,7 +47,11 @@ def test_serialized_records_read_by_confluent(tansu: TansuBroker, topic_name: Ca
 def test_serializer_failures_raise_and_queue_nothing(tansu: TansuBroker, topic_name: Callable[[str], str]) -> None:
     topic = topic_name("bad")
     p = SerializingProducer(
-        {"bootstrap.servers": tansu.bootstrap, "key.serializer": StringSerializer(), "value.serializer": IntegerSerializer()}
+        {
+            "bootstrap.servers": tansu.bootstrap,
+            "key.serializer": StringSerializer(),
+            "value.serializer": IntegerSerializer(),
+        }
     )
     try:
         with pytest.raises(KeySerializationError) as key_err:

@@ -41,11 +41,21 @@ def front() -> Iterator[RegistryFront]:
 
 def _rows(n: int) -> list[tuple[Any, ...]]:
     return [
-        (i, None if i % 3 == 0 else f"n\u00e9{i}", i * 0.5, i % 2 == 0, date(2024, 1, 1 + i % 28),
-         datetime(2024, 5, 1, 12, 0, i % 60, tzinfo=timezone.utc), Decimal(f"{i}.25"), ["t"] * (i % 3),
-         {"k": i}, (i, f"b{i}"), bytes([i % 256]))
+        (
+            i,
+            None if i % 3 == 0 else f"n\u00e9{i}",
+            i * 0.5,
+            i % 2 == 0,
+            date(2024, 1, 1 + i % 28),
+            datetime(2024, 5, 1, 12, 0, i % 60, tzinfo=timezone.utc),
+            Decimal(f"{i}.25"),
+            ["t"] * (i % 3),
+            {"k": i},
+            (i, f"b{i}"),
+            bytes([i % 256]),
+        )
         for i in range(n)
-    ]  # fmt: skip
+    ]
 
 
 def _frame(spark: SparkSession, n: int = 40) -> DataFrame:
@@ -85,7 +95,9 @@ def test_registry_bytes_equal_confluents_and_cross_decoded(spark: SparkSession, 
 
     df = _frame(spark, 20).drop("seen", "born", "price")  # plain Avro types: both sides' dicts compare
     schema = schema_json(df.schema)
-    ours = df.select("id", to_avro(F.struct(*df.columns), schemaRegistryUrl=front.url, subject="orders-value").alias("v"))
+    ours = df.select(
+        "id", to_avro(F.struct(*df.columns), schemaRegistryUrl=front.url, subject="orders-value").alias("v")
+    )
     got = {r.id: bytes(r.v) for r in ours.collect()}
     theirs = TheirSerializer(front.registry, schema)
     their_reader = TheirDeserializer(front.registry)
@@ -106,7 +118,9 @@ def test_auto_register_off_needs_the_schema_registered(spark: SparkSession, fron
 
     df = spark.range(3)
     with pytest.raises(Exception, match=r"(?i)schema not found"):
-        to_avro(F.struct("id"), schema_json(df.schema), schemaRegistryUrl=front.url, subject="x-value", autoRegister=False)
+        to_avro(
+            F.struct("id"), schema_json(df.schema), schemaRegistryUrl=front.url, subject="x-value", autoRegister=False
+        )
 
 
 @pytest.mark.slow  # each failing task is retried 4 times

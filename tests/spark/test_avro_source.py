@@ -60,9 +60,14 @@ def test_spark_writes_framed_avro_confluent_reads_it(
         "'tags', array_repeat('t', cast(id % 3 as int))) as value",
     )
     (
-        df.write.format("kafkawire").mode("append").option("kafka.bootstrap.servers", tansu.bootstrap)
-        .option("topic", topic).option("valueFormat", "avro").option("schemaRegistryUrl", front.url).save()
-    )  # fmt: skip
+        df.write.format("kafkawire")
+        .mode("append")
+        .option("kafka.bootstrap.servers", tansu.bootstrap)
+        .option("topic", topic)
+        .option("valueFormat", "avro")
+        .option("schemaRegistryUrl", front.url)
+        .save()
+    )
     registered = front.registry.get_latest_version(f"{topic}-value")
     assert json.loads(registered.schema.schema_str)["name"] == "topLevelRecord"
     reader = TheirDeserializer(front.registry)
@@ -84,26 +89,37 @@ def test_spark_reads_what_confluent_wrote_and_names_a_bad_record(
     ctx = SerializationContext(topic, MessageField.VALUE)
     serialize = TheirSerializer(front.registry, ORDER)
     n = 50
-    produce_with_confluent(tansu.bootstrap, topic, [Record(serialize(_order(i), ctx), str(i).encode()) for i in range(n)])
+    produce_with_confluent(
+        tansu.bootstrap, topic, [Record(serialize(_order(i), ctx), str(i).encode()) for i in range(n)]
+    )
 
     def read(start: int = 0, end: int = n) -> Any:  # endingOffsets given: Tansu's "latest" leaves a last batch out
         return (
-            spark.read.format("kafkawire").option("kafka.bootstrap.servers", tansu.bootstrap).option("subscribe", topic)
+            spark.read.format("kafkawire")
+            .option("kafka.bootstrap.servers", tansu.bootstrap)
+            .option("subscribe", topic)
             .option("startingOffsets", json.dumps({topic: {"0": start}}))
             .option("endingOffsets", json.dumps({topic: {"0": end}}))
-            .option("valueFormat", "avro").option("schemaRegistryUrl", front.url).load()
-        )  # fmt: skip
+            .option("valueFormat", "avro")
+            .option("schemaRegistryUrl", front.url)
+            .load()
+        )
 
     df = read()
-    assert df.schema["value"].dataType.simpleString() == "struct<id:bigint,customer:string,amount:double,tags:array<string>>"
+    assert (
+        df.schema["value"].dataType.simpleString()
+        == "struct<id:bigint,customer:string,amount:double,tags:array<string>>"
+    )
     rows = df.select("offset", "value.*").collect()
     assert sorted((r.asDict(recursive=True) for r in rows), key=lambda d: d["id"]) == [
         {"offset": i, **_order(i)} for i in range(n)
     ]
     # a record with another magic byte, then one naming an id the registry does not know
-    for bad, why in ((b"\x05\x00\x00\x00\x01\x02", "magic byte 5"), (b"\x00\x00\x00\x7f\xff\x02", "unknown schema 32767")):
+    for bad, why in (
+        (b"\x05\x00\x00\x00\x01\x02", "magic byte 5"),
+        (b"\x00\x00\x00\x7f\xff\x02", "unknown schema 32767"),
+    ):
         [(partition, offset)] = produce_with_confluent(tansu.bootstrap, topic, [bad])
         with pytest.raises(Exception, match=rf"topic '{topic}', partition {partition}, offset {offset}\): .*{why}"):
             read(offset, offset + 1).collect()
     assert read(0, n).count() == n
-

@@ -79,8 +79,12 @@ def test_batch_write_and_read(cluster: SparkCluster, kafka23: KafkaBroker, topic
     create_topic(bootstrap, topic, 4)
     done = subprocess.run(
         [sys.executable, "-c", BATCH_DRIVER, cluster.master_url, bootstrap, topic, str(rows)],
-        env=driver_env(), capture_output=True, text=True, timeout=600, cwd="/",
-    )  # fmt: skip
+        env=driver_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd="/",
+    )
     assert done.returncode == 0, done.stderr[-4000:]
     assert f"RESULT {rows} {rows} 3" in done.stdout, done.stdout
     assert executors_ran_on_both(cluster)
@@ -97,9 +101,17 @@ def test_pipeline_file_to_topic(cluster: SparkCluster, tansu: TansuBroker, topic
     driver's address for the workers itself."""
     topic = topic_name("cluster-file")
     command = pipeline_command(
-        cluster, "--sample", "--topic", topic, "--bootstrap-servers", tansu.bootstrap, "--key-column", "customer_id",
-        "--no-progress", "--exactly-once",
-    )  # fmt: skip
+        cluster,
+        "--sample",
+        "--topic",
+        topic,
+        "--bootstrap-servers",
+        tansu.bootstrap,
+        "--key-column",
+        "customer_id",
+        "--no-progress",
+        "--exactly-once",
+    )
     done = subprocess.run(command, env=driver_env(), capture_output=True, text=True, timeout=600, cwd="/")
     assert done.returncode == 0, done.stdout + done.stderr[-4000:]
     assert "read back   5,000 records" in done.stdout and ": OK" in done.stdout
@@ -122,10 +134,26 @@ TRANSFORM = "SELECT value.id AS id, value.customer AS customer FROM source WHERE
 
 def stream_command(cluster: SparkCluster, bootstrap: str, source: str, sink: str, checkpoint: Path) -> list[str]:
     return pipeline_command(
-        cluster, "--from-topic", source, "--topic", sink, "--bootstrap-servers", bootstrap, "--transform", TRANSFORM,
-        "--key-column", "customer", "--checkpoint", str(checkpoint), "--exactly-once",
-        "--max-offsets-per-trigger", "600", "--progress", "--value-schema", "id long, customer string, status string",
-    )  # fmt: skip
+        cluster,
+        "--from-topic",
+        source,
+        "--topic",
+        sink,
+        "--bootstrap-servers",
+        bootstrap,
+        "--transform",
+        TRANSFORM,
+        "--key-column",
+        "customer",
+        "--checkpoint",
+        str(checkpoint),
+        "--exactly-once",
+        "--max-offsets-per-trigger",
+        "600",
+        "--progress",
+        "--value-schema",
+        "id long, customer string, status string",
+    )
 
 
 def test_streaming_exactly_once_topic_to_topic(
@@ -156,7 +184,9 @@ def test_a_worker_killed_mid_stream(
     command = stream_command(cluster, bootstrap, source, sink, tmp_path / "ckpt")
     log = tmp_path / "first.err"
     with log.open("w") as err:
-        first = subprocess.Popen(command, env=driver_env(), stdout=subprocess.DEVNULL, stderr=err, cwd="/", start_new_session=True)
+        first = subprocess.Popen(
+            command, env=driver_env(), stdout=subprocess.DEVNULL, stderr=err, cwd="/", start_new_session=True
+        )
         try:
             deadline = time.monotonic() + 300
             while "batch 0:" not in log.read_text() and first.poll() is None and time.monotonic() < deadline:

@@ -65,7 +65,9 @@ def bare_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (site_of(where / "venv") / "shipped.pth").write_text(f"{deps}\n")
     python = where / "venv" / "bin" / "python"
     clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    probe = subprocess.run([str(python), "-c", "import kafkawire"], capture_output=True, timeout=60, env=clean, cwd=where)
+    probe = subprocess.run(
+        [str(python), "-c", "import kafkawire"], capture_output=True, timeout=60, env=clean, cwd=where
+    )
     assert probe.returncode != 0  # no kafkawire of its own
     return python
 
@@ -129,7 +131,9 @@ def test_recipe_2_packed_venv(
     tmp_path: Path,
 ) -> None:
     topic = topic_name("recipe2")
-    run_recipe(2, cluster, kafka23.bootstrap(), topic, tmp_path, bare_python, **{"install kafkawire": f"install {wheel}"})
+    run_recipe(
+        2, cluster, kafka23.bootstrap(), topic, tmp_path, bare_python, **{"install kafkawire": f"install {wheel}"}
+    )
     judged(kafka23.bootstrap(), topic)
 
 
@@ -143,5 +147,7 @@ def test_recipe_3_zip_with_py_files(
 ) -> None:
     topic = topic_name("recipe3")
     source = wheel.parent.parent / "tree"  # the project copy the wheel was built from
-    run_recipe(3, cluster, kafka23.bootstrap(), topic, tmp_path, bare_python, **{"--no-deps kafkawire": f"--no-deps {source}"})
+    run_recipe(
+        3, cluster, kafka23.bootstrap(), topic, tmp_path, bare_python, **{"--no-deps kafkawire": f"--no-deps {source}"}
+    )
     judged(kafka23.bootstrap(), topic)

@@ -70,7 +70,9 @@ def test_empty_topic(spark: SparkSession, tansu: TansuBroker, topic_name: Callab
     assert rows == 0 and not any(sizes)
 
 
-def test_start_equal_to_end(spark: SparkSession, tansu: TansuBroker, topic_name: Callable[[str], str], tmp_path: Path) -> None:
+def test_start_equal_to_end(
+    spark: SparkSession, tansu: TansuBroker, topic_name: Callable[[str], str], tmp_path: Path
+) -> None:
     topic = topic_name("same")
     create_topic(tansu.bootstrap, topic, 2)
     produce_with_confluent(tansu.bootstrap, topic, [Record(b"%d" % i, partition=i % 2) for i in range(10)])

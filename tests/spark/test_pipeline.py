@@ -96,8 +96,11 @@ def test_csv_input_string_values(
         order = ORDERS[order_id]
         assert message.key() == order_id.encode()
         assert (customer, status, float(total), express) == (
-            order["customer_id"], order["status"], order["total"], str(order["express"]).lower()
-        )  # fmt: skip
+            order["customer_id"],
+            order["status"],
+            order["total"],
+            str(order["express"]).lower(),
+        )
 
 
 def _avro_reader(spark: SparkSession, schema_json: str) -> Callable[[bytes], dict[str, Any]]:
@@ -126,25 +129,38 @@ def test_parquet_input_avro_values(
 ) -> None:
     from pyspark.sql import types as T
 
-    schema = T.StructType([
-        T.StructField("id", T.LongType(), False),
-        T.StructField("name", T.StringType()),
-        T.StructField("price", T.DecimalType(10, 2)),
-        T.StructField("at", T.TimestampType()),
-        T.StructField("day", T.DateType()),
-        T.StructField("tags", T.ArrayType(T.StringType())),
-        T.StructField("attrs", T.MapType(T.StringType(), T.IntegerType())),
-        T.StructField("ok", T.BooleanType()),
-        T.StructField("ratio", T.FloatType()),
-        T.StructField("nested", T.StructType([T.StructField("a", T.IntegerType()), T.StructField("b", T.DoubleType())])),
-    ])  # fmt: skip
+    schema = T.StructType(
+        [
+            T.StructField("id", T.LongType(), False),
+            T.StructField("name", T.StringType()),
+            T.StructField("price", T.DecimalType(10, 2)),
+            T.StructField("at", T.TimestampType()),
+            T.StructField("day", T.DateType()),
+            T.StructField("tags", T.ArrayType(T.StringType())),
+            T.StructField("attrs", T.MapType(T.StringType(), T.IntegerType())),
+            T.StructField("ok", T.BooleanType()),
+            T.StructField("ratio", T.FloatType()),
+            T.StructField(
+                "nested", T.StructType([T.StructField("a", T.IntegerType()), T.StructField("b", T.DoubleType())])
+            ),
+        ]
+    )
     at = datetime.datetime(2024, 3, 1, 8, 0, 1, 123456)
     rows = [
-        (i, f"n{i}" if i % 3 else None, decimal.Decimal(i * 7 - 500) / 100, at + datetime.timedelta(minutes=i),
-         datetime.date(2024, 3, 1) + datetime.timedelta(days=i % 40), [f"t{i % 5}"] * (i % 3), {"k": i} if i % 2 else {},
-         i % 4 == 0, 0.5 * (i % 8), (i, -1.5 * i) if i % 5 else None)
+        (
+            i,
+            f"n{i}" if i % 3 else None,
+            decimal.Decimal(i * 7 - 500) / 100,
+            at + datetime.timedelta(minutes=i),
+            datetime.date(2024, 3, 1) + datetime.timedelta(days=i % 40),
+            [f"t{i % 5}"] * (i % 3),
+            {"k": i} if i % 2 else {},
+            i % 4 == 0,
+            0.5 * (i % 8),
+            (i, -1.5 * i) if i % 5 else None,
+        )
         for i in range(300)
-    ]  # fmt: skip
+    ]
     path = tmp_path / "things_parquet"
     spark.createDataFrame(rows, schema).coalesce(2).write.parquet(str(path))
     topic = topic_name("avro")
@@ -188,8 +204,9 @@ def test_avro_values_framed_for_a_schema_registry(
     path.write_text("".join(json.dumps({"id": i, "item": f"i{i}", "qty": i % 4}) + "\n" for i in range(120)))
     topic = topic_name("registry")
     with registry_front() as front:
-        opts = PipelineOptions(str(path), topic, tansu.bootstrap, key_column="id", value_format="avro",
-                               schema_registry=front.url)  # fmt: skip
+        opts = PipelineOptions(
+            str(path), topic, tansu.bootstrap, key_column="id", value_format="avro", schema_registry=front.url
+        )
         summary, out, _ = _quiet(opts, spark)
         assert summary.ok, out
         assert summary.subject == f"{topic}-value" and summary.decoded == 120
@@ -286,16 +303,34 @@ def test_spark_submit_local_mode(tansu: TansuBroker, topic_name: Callable[[str],
 
     topic = topic_name("submit")
     submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
-    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
+    env = {
+        **os.environ,
+        "PYSPARK_PYTHON": sys.executable,
+        "PYSPARK_DRIVER_PYTHON": sys.executable,
+        "SPARK_LOCAL_IP": "127.0.0.1",
+    }
     env.pop("PYSPARK_GATEWAY_PORT", None)
     env.pop("PYSPARK_GATEWAY_SECRET", None)
     command = [
-        str(submit), "--master", "local[2]",
-        "--conf", "spark.ui.enabled=false", "--conf", "spark.driver.host=127.0.0.1",
-        "--conf", "spark.driver.bindAddress=127.0.0.1",
-        str(Path(entry.__file__)), str(sample_path()),
-        "--topic", topic, "--bootstrap-servers", tansu.bootstrap, "--key-column", "customer_id", "--no-progress",
-    ]  # fmt: skip
+        str(submit),
+        "--master",
+        "local[2]",
+        "--conf",
+        "spark.ui.enabled=false",
+        "--conf",
+        "spark.driver.host=127.0.0.1",
+        "--conf",
+        "spark.driver.bindAddress=127.0.0.1",
+        str(Path(entry.__file__)),
+        str(sample_path()),
+        "--topic",
+        topic,
+        "--bootstrap-servers",
+        tansu.bootstrap,
+        "--key-column",
+        "customer_id",
+        "--no-progress",
+    ]
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=240, cwd="/")
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
     assert "read back   5,000 records from the topic with Fetch: OK" in done.stdout

@@ -36,7 +36,9 @@ def reader(spark: SparkSession, bootstrap: str, **options: str) -> DataFrameRead
     return r
 
 
-def test_batch_read_of_what_confluent_wrote(spark: SparkSession, tansu: TansuBroker, topic_name: Callable[[str], str]) -> None:
+def test_batch_read_of_what_confluent_wrote(
+    spark: SparkSession, tansu: TansuBroker, topic_name: Callable[[str], str]
+) -> None:
     topic = topic_name("sread")
     create_topic(tansu.bootstrap, topic, 2)
     written = [
@@ -49,7 +51,9 @@ def test_batch_read_of_what_confluent_wrote(spark: SparkSession, tansu: TansuBro
         )
         for i in range(200)
     ]
-    delivered = produce_with_confluent(tansu.bootstrap, topic, written, config={"compression.type": "lz4", "linger.ms": 20})
+    delivered = produce_with_confluent(
+        tansu.bootstrap, topic, written, config={"compression.type": "lz4", "linger.ms": 20}
+    )
     ends = {str(p): max(o for q, o in delivered if q == p) + 1 for p in (0, 1)}
     df = reader(
         spark,
@@ -82,14 +86,18 @@ def test_batch_read_of_what_confluent_wrote(spark: SparkSession, tansu: TansuBro
     assert got == [(0, o, rows[(0, o)].value) for o in range(17, 42)]
 
 
-def test_headers_of_more_records_than_one_arrow_batch(spark: SparkSession, tansu: TansuBroker, topic_name: Callable[[str], str]) -> None:
+def test_headers_of_more_records_than_one_arrow_batch(
+    spark: SparkSession, tansu: TansuBroker, topic_name: Callable[[str], str]
+) -> None:
     """One Fetch answer holding more records than an Arrow batch (ARROW_BATCH_ROWS): every row keeps
     its own headers."""
     topic = topic_name("hdrs")
     create_topic(tansu.bootstrap, topic, 1)
     count = 20_000
     written = [Record(b"v%d" % i, headers=[("i", b"%d" % i)] if i % 2 else [], partition=0) for i in range(count)]
-    produce_with_confluent(tansu.bootstrap, topic, written, config={"linger.ms": 50, "batch.num.messages": 10_000}, timeout=60)
+    produce_with_confluent(
+        tansu.bootstrap, topic, written, config={"linger.ms": 50, "batch.num.messages": 10_000}, timeout=60
+    )
     df = reader(
         spark, tansu.bootstrap, subscribe=topic, includeHeaders="true", endingOffsets=json.dumps({topic: {"0": count}})
     ).load()
@@ -105,7 +113,10 @@ def test_latest_and_ending_offsets_on_the_mock_cluster(
     topic = topic_name("latest")
     mock_cluster.create_topic(topic, partitions=3)
     produce_with_confluent(
-        mock_cluster.bootstraps, topic, [Record(b"%d" % i, partition=i % 3) for i in range(90)], config={"linger.ms": 20}
+        mock_cluster.bootstraps,
+        topic,
+        [Record(b"%d" % i, partition=i % 3) for i in range(90)],
+        config={"linger.ms": 20},
     )
     everything = reader(spark, mock_cluster.bootstraps, subscribe=topic).load()
     summary = everything.groupBy("partition").agg({"offset": "max", "*": "count"}).toDF("partition", "last", "n")
@@ -153,7 +164,9 @@ def test_read_committed_shows_only_committed_rows(
 ) -> None:
     topic = topic_name("rc")
     create_topic(tansu.bootstrap, topic, 1)
-    producer = confluent_kafka.Producer(judge_config(tansu.bootstrap, **{"transactional.id": topic_name("tid"), "linger.ms": 5}))
+    producer = confluent_kafka.Producer(
+        judge_config(tansu.bootstrap, **{"transactional.id": topic_name("tid"), "linger.ms": 5})
+    )
     producer.init_transactions(WAIT)
     for name, commit in (("yes1", True), ("no1", False), ("yes2", True)):
         producer.begin_transaction()
@@ -177,7 +190,10 @@ def test_read_committed_shows_only_committed_rows(
     ("options", "message"),
     [
         ({}, "One of the following options must be specified for Kafka source"),
-        ({"subscribe": "t", "kafka.auto.offset.reset": "earliest"}, "Kafka option 'auto.offset.reset' is not supported"),
+        (
+            {"subscribe": "t", "kafka.auto.offset.reset": "earliest"},
+            "Kafka option 'auto.offset.reset' is not supported",
+        ),
         ({"subscribe": "t", "startingOffsets": "latest"}, "starting offset can't be latest for batch queries on Kafka"),
     ],
 )

@@ -41,8 +41,11 @@ def test_the_spark_examples_write_what_they_say(
     exec(compile(adapt(batch), str(README), "exec"), {"spark": spark, "df": df})
     assert len(consume_all(tansu.bootstrap, topic, 50, isolation_level="read_uncommitted", settle=0.5)) == 50
 
-    stream = spark.readStream.format("rate").option("rowsPerSecond", 100).load().selectExpr(
-        "CAST(value AS STRING) AS key", "CAST(value AS STRING) AS value"
+    stream = (
+        spark.readStream.format("rate")
+        .option("rowsPerSecond", 100)
+        .load()
+        .selectExpr("CAST(value AS STRING) AS key", "CAST(value AS STRING) AS value")
     )
     namespace = {"spark": spark, "df": stream}
     exec(compile("query = " + adapt(streaming).lstrip(), str(README), "exec"), namespace)

@@ -62,9 +62,15 @@ def test_topic_to_topic_with_a_transform_in_micro_batches(
     create_topic(tansu.bootstrap, source, 3)
     _fill(tansu.bootstrap, source, range(600))
     opts = StreamOptions(
-        source, topic=sink, transform=TRANSFORM, key_column="customer", bootstrap_servers=tansu.bootstrap,
-        checkpoint=str(tmp_path / "ckpt"), max_offsets_per_trigger=250, progress=True,
-    )  # fmt: skip
+        source,
+        topic=sink,
+        transform=TRANSFORM,
+        key_column="customer",
+        bootstrap_servers=tansu.bootstrap,
+        checkpoint=str(tmp_path / "ckpt"),
+        max_offsets_per_trigger=250,
+        progress=True,
+    )
     summary, out, err = _run(opts, spark)
 
     paid = [_order(i) for i in range(600) if _order(i)["status"] == "paid"]
@@ -91,8 +97,13 @@ def test_topic_to_topic_with_a_transform_in_micro_batches(
 
 def test_a_wrong_sql_fails_before_any_broker_work(spark: SparkSession) -> None:
     # Nothing listens on port 1: any broker work would fail differently, and slowly.
-    opts = StreamOptions("orders", topic="out", value_schema=SCHEMA, bootstrap_servers="127.0.0.1:1",
-                         transform="SELECT value.nope FROM source")  # fmt: skip
+    opts = StreamOptions(
+        "orders",
+        topic="out",
+        value_schema=SCHEMA,
+        bootstrap_servers="127.0.0.1:1",
+        transform="SELECT value.nope FROM source",
+    )
     started = time.monotonic()
     with pytest.raises(PipelineError, match=r"--transform: .*nope"):
         _run(opts, spark)
@@ -110,8 +121,14 @@ def test_a_bad_record_is_named_by_topic_partition_offset(
     _fill(tansu.bootstrap, source, range(40), partitions=1)
     produce_with_confluent(tansu.bootstrap, source, [Record(b'{"id": "forty"', partition=0)])  # offset 40
     _fill(tansu.bootstrap, source, range(41, 60), partitions=1)
-    opts = StreamOptions(source, to=str(tmp_path / "out"), value_schema=SCHEMA, transform="SELECT value.* FROM source",
-                         bootstrap_servers=tansu.bootstrap, checkpoint=str(tmp_path / "ckpt"))  # fmt: skip
+    opts = StreamOptions(
+        source,
+        to=str(tmp_path / "out"),
+        value_schema=SCHEMA,
+        transform="SELECT value.* FROM source",
+        bootstrap_servers=tansu.bootstrap,
+        checkpoint=str(tmp_path / "ckpt"),
+    )
     summary, out, _ = _run(opts, spark)
     assert not summary.ok and summary.error
     assert summary.bad_row is not None and summary.bad_row.startswith(f"{source}/0@40:"), out
@@ -126,8 +143,15 @@ def test_file_sink_holds_each_record_once_after_a_replayed_batch(
     create_topic(tansu.bootstrap, source, 3)
     _fill(tansu.bootstrap, source, range(300))
     checkpoint = tmp_path / "ckpt"
-    opts = StreamOptions(source, to=str(tmp_path / "out"), file_format="json", transform=TRANSFORM,
-                         bootstrap_servers=tansu.bootstrap, checkpoint=str(checkpoint), max_offsets_per_trigger=150)  # fmt: skip
+    opts = StreamOptions(
+        source,
+        to=str(tmp_path / "out"),
+        file_format="json",
+        transform=TRANSFORM,
+        bootstrap_servers=tansu.bootstrap,
+        checkpoint=str(checkpoint),
+        max_offsets_per_trigger=150,
+    )
     first, _, _ = _run(opts, spark)
     assert first.ok and [b.rows_in for b in first.batches] == [150, 150]
     # The driver died after the sink wrote batch 1's files but before Spark logged its commit.
@@ -156,14 +180,27 @@ def _submit_command(args: list[str]) -> tuple[list[str], dict[str, str]]:
     import kafkawire.pipeline.submit as entry
 
     submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
-    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
+    env = {
+        **os.environ,
+        "PYSPARK_PYTHON": sys.executable,
+        "PYSPARK_DRIVER_PYTHON": sys.executable,
+        "SPARK_LOCAL_IP": "127.0.0.1",
+    }
     env.pop("PYSPARK_GATEWAY_PORT", None)
     env.pop("PYSPARK_GATEWAY_SECRET", None)
     command = [
-        str(submit), "--master", "local[2]", "--conf", "spark.ui.enabled=false",
-        "--conf", "spark.driver.host=127.0.0.1", "--conf", "spark.driver.bindAddress=127.0.0.1",
-        str(Path(entry.__file__)), *args,
-    ]  # fmt: skip
+        str(submit),
+        "--master",
+        "local[2]",
+        "--conf",
+        "spark.ui.enabled=false",
+        "--conf",
+        "spark.driver.host=127.0.0.1",
+        "--conf",
+        "spark.driver.bindAddress=127.0.0.1",
+        str(Path(entry.__file__)),
+        *args,
+    ]
     return command, env
 
 
@@ -179,15 +216,30 @@ def test_killed_exactly_once_query_restarts_from_its_checkpoint_without_duplicat
     create_topic(bootstrap, source, 3)
     _fill(bootstrap, source, range(3000))
     args = [
-        "--from-topic", source, "--topic", sink, "--bootstrap-servers", bootstrap, "--transform", TRANSFORM,
-        "--key-column", "customer", "--checkpoint", str(tmp_path / "ckpt"), "--exactly-once",
-        "--max-offsets-per-trigger", "300", "--progress",
-    ]  # fmt: skip
+        "--from-topic",
+        source,
+        "--topic",
+        sink,
+        "--bootstrap-servers",
+        bootstrap,
+        "--transform",
+        TRANSFORM,
+        "--key-column",
+        "customer",
+        "--checkpoint",
+        str(tmp_path / "ckpt"),
+        "--exactly-once",
+        "--max-offsets-per-trigger",
+        "300",
+        "--progress",
+    ]
     command, env = _submit_command(args)
     log = tmp_path / "first.err"
     with log.open("w") as err:
         # spark-submit's Python runner sends the driver's stderr (the --progress lines) to stdout.
-        first = subprocess.Popen(command, env=env, stdout=err, stderr=subprocess.STDOUT, cwd="/", start_new_session=True)
+        first = subprocess.Popen(
+            command, env=env, stdout=err, stderr=subprocess.STDOUT, cwd="/", start_new_session=True
+        )
         try:
             deadline = time.monotonic() + 240
             while "batch 0:" not in log.read_text() and first.poll() is None and time.monotonic() < deadline:
@@ -284,9 +336,18 @@ def test_avro_values_framed_by_confluent_are_decoded_and_written_back_framed(
         ctx = SerializationContext(source, MessageField.VALUE)
         records = [Record(serializer(_customer(i), ctx), partition=i % 2) for i in range(120)]
         produce_with_confluent(tansu.bootstrap, source, records, timeout=60)
-        transform = "SELECT value.id AS id, upper(value.name) AS name, value.note AS note FROM source WHERE value.active"
-        opts = StreamOptions(source, topic=sink, transform=transform, value_format="avro", schema_registry=front.url,
-                             bootstrap_servers=tansu.bootstrap, checkpoint=str(tmp_path / "ckpt"))  # fmt: skip
+        transform = (
+            "SELECT value.id AS id, upper(value.name) AS name, value.note AS note FROM source WHERE value.active"
+        )
+        opts = StreamOptions(
+            source,
+            topic=sink,
+            transform=transform,
+            value_format="avro",
+            schema_registry=front.url,
+            bootstrap_servers=tansu.bootstrap,
+            checkpoint=str(tmp_path / "ckpt"),
+        )
         summary, out, _ = _run(opts, spark)
         kept = [_customer(i) for i in range(120) if _customer(i)["active"]]
         assert summary.ok and summary.rows_in == 120 and summary.written == len(kept) == summary.read_back, out
@@ -314,7 +375,8 @@ def test_avro_values_without_a_registered_schema_fail_before_any_broker_work(spa
     from tests.serde.registry_front import registry_front
 
     with registry_front() as front:  # nothing registered: the subject orders-value is unknown
-        opts = StreamOptions("orders", topic="out", value_format="avro", schema_registry=front.url,
-                             bootstrap_servers="127.0.0.1:1")  # fmt: skip
+        opts = StreamOptions(
+            "orders", topic="out", value_format="avro", schema_registry=front.url, bootstrap_servers="127.0.0.1:1"
+        )
         with pytest.raises(PipelineError, match=r"no usable schema under subject 'orders-value'"):
             _run(opts, spark)

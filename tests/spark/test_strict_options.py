@@ -32,7 +32,13 @@ def stream_error(spark: SparkSession, where: Path, **options: str) -> str:
     for k, v in options.items():
         r = r.option(k, v)
     with pytest.raises(Exception) as exc:
-        query = r.load().writeStream.format("memory").queryName("kw_strict").option("checkpointLocation", str(where)).start()
+        query = (
+            r.load()
+            .writeStream.format("memory")
+            .queryName("kw_strict")
+            .option("checkpointLocation", str(where))
+            .start()
+        )
         try:
             query.processAllAvailable()
         finally:
@@ -50,8 +56,12 @@ def test_read_typos_fail_the_query(spark: SparkSession) -> None:
 
 def test_write_typos_fail_the_query(spark: SparkSession) -> None:
     df = spark.createDataFrame([("v",)], "value string")
-    with pytest.raises(Exception, match=re.escape("Unknown option 'topik' for a kafkawire write. Did you mean 'topic'?")):
-        df.write.format("kafkawire").mode("append").option("kafka.bootstrap.servers", NOWHERE).option("topik", "t").save()
+    with pytest.raises(
+        Exception, match=re.escape("Unknown option 'topik' for a kafkawire write. Did you mean 'topic'?")
+    ):
+        df.write.format("kafkawire").mode("append").option("kafka.bootstrap.servers", NOWHERE).option(
+            "topik", "t"
+        ).save()
 
 
 @pytest.mark.parametrize(

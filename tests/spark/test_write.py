@@ -107,15 +107,35 @@ def _error_text(exc: BaseException) -> str:
     ("select", "options", "expected"),
     [
         (["cast(id as string) as key"], {"topic": "x"}, "Required attribute 'value' not found"),
-        (["id as value"], {"topic": "x"}, "value attribute unsupported type bigint. value must be a(n) string or binary"),
+        (
+            ["id as value"],
+            {"topic": "x"},
+            "value attribute unsupported type bigint. value must be a(n) string or binary",
+        ),
         (["'v' as value", "id as key"], {"topic": "x"}, "key attribute unsupported type bigint"),
         (["'v' as value", "'p' as partition"], {"topic": "x"}, "partition must be a(n) int"),
-        (["'v' as value", "'h' as headers"], {"topic": "x"}, "headers must be a(n) array<struct<key:string,value:binary>>"),
+        (
+            ["'v' as value", "'h' as headers"],
+            {"topic": "x"},
+            "headers must be a(n) array<struct<key:string,value:binary>>",
+        ),
         (["'v' as value"], {}, "topic option required when no 'topic' attribute is present"),
         (["'v' as value", "1 as topic"], {}, "topic attribute unsupported type int"),
-        (["'v' as value"], {"topic": "x", "kafka.key.serializer": "foo"}, "Kafka option 'key.serializer' is not supported"),
-        (["'v' as value"], {"topic": "x", "kafka.value.serializer": "foo"}, "Kafka option 'value.serializer' is not supported"),
-        (["'v' as value"], {"topic": "x", "kafka.no.such.option": "1"}, 'No such configuration property: "no.such.option"'),
+        (
+            ["'v' as value"],
+            {"topic": "x", "kafka.key.serializer": "foo"},
+            "Kafka option 'key.serializer' is not supported",
+        ),
+        (
+            ["'v' as value"],
+            {"topic": "x", "kafka.value.serializer": "foo"},
+            "Kafka option 'value.serializer' is not supported",
+        ),
+        (
+            ["'v' as value"],
+            {"topic": "x", "kafka.no.such.option": "1"},
+            'No such configuration property: "no.such.option"',
+        ),
         (["'v' as value"], {"topic": "x", "exactlyOnce": "true"}, "needs the option 'transactionalIdPrefix'"),
     ],
 )
@@ -132,7 +152,9 @@ def test_a_null_topic_fails_the_task_clearly(spark: SparkSession, tansu: TansuBr
     df = spark.createDataFrame([("t1", "a"), (None, "b")], "topic string, value string").coalesce(1)
     with pytest.raises(Exception) as info:
         _writer(df, tansu.bootstrap).save()
-    assert "null topic present in the data. Use the topic option for setting a default topic." in _error_text(info.value)
+    assert "null topic present in the data. Use the topic option for setting a default topic." in _error_text(
+        info.value
+    )
 
 
 def test_save_modes(spark: SparkSession, tansu: TansuBroker, topic_name: Callable[[str], str]) -> None:
@@ -183,7 +205,9 @@ def test_streaming_write_over_several_micro_batches(
     batches = [list(range(b * 100, b * 100 + 100)) for b in range(3)]
     _json_files(tmp_path / "in", batches)
     summary = tmp_path / "summary.jsonl"
-    query = _start(_stream(spark, tmp_path / "in"), tansu.bootstrap, tmp_path / "ckpt", topic=topic, summaryPath=summary)
+    query = _start(
+        _stream(spark, tmp_path / "in"), tansu.bootstrap, tmp_path / "ckpt", topic=topic, summaryPath=summary
+    )
     try:
         query.processAllAvailable()
     finally:
@@ -257,7 +281,9 @@ def test_exactly_once_streaming_write_with_failures_and_a_replayed_batch(
         "exactlyOnceControlTopic": control,
         "summaryPath": summary,
     }
-    query = _start(_stream(spark, tmp_path / "in"), tansu.bootstrap, checkpoint, testFailFirstAttemptAfterRows=50, **options)
+    query = _start(
+        _stream(spark, tmp_path / "in"), tansu.bootstrap, checkpoint, testFailFirstAttemptAfterRows=50, **options
+    )
     try:
         query.processAllAvailable()
     finally:

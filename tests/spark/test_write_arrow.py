@@ -165,7 +165,9 @@ def test_a_tracker_hears_each_produced_batch_once_at_its_offsets(
             super().__init__()
             self.ranges: list[tuple[int, int, int]] = []  # (partition, base offset, count)
 
-        def report_batch(self, topic: str, partition: int, count: int, base_offset: int, error: KafkaError | None) -> None:
+        def report_batch(
+            self, topic: str, partition: int, count: int, base_offset: int, error: KafkaError | None
+        ) -> None:
             super().report_batch(topic, partition, count, base_offset, error)
             self.ranges.append((partition, base_offset, count))
 

@@ -60,8 +60,14 @@ BAD_INPUTS: list[tuple[str, Callable[[Any, Any], Any]]] = [
     ("create_topics num_partitions -5", lambda a, m: a.create_topics([m.NewTopic("x", -5)])),
     ("create_topics num_partitions too big", lambda a, m: a.create_topics([m.NewTopic("x", 100_001)])),
     ("create_topics replication_factor -2", lambda a, m: a.create_topics([m.NewTopic("x", 1, -2)])),
-    ("create_topics assignment and factor", lambda a, m: a.create_topics([m.NewTopic("x", 2, 1, replica_assignment=[[1], [1]])])),
-    ("create_topics assignment size", lambda a, m: a.create_topics([m.NewTopic("x", 3, replica_assignment=[[1], [1]])])),
+    (
+        "create_topics assignment and factor",
+        lambda a, m: a.create_topics([m.NewTopic("x", 2, 1, replica_assignment=[[1], [1]])]),
+    ),
+    (
+        "create_topics assignment size",
+        lambda a, m: a.create_topics([m.NewTopic("x", 3, replica_assignment=[[1], [1]])]),
+    ),
     ("create_topics assignment not a list", lambda a, m: a.create_topics([m.NewTopic("x", 1, replica_assignment="x")])),
     ("create_topics operation_timeout -1", lambda a, m: a.create_topics([m.NewTopic("x", 1)], operation_timeout=-1)),
     ("create_topics operation_timeout str", lambda a, m: a.create_topics([m.NewTopic("x", 1)], operation_timeout="1")),
@@ -81,17 +87,26 @@ BAD_INPUTS: list[tuple[str, Callable[[Any, Any], Any]]] = [
     ("ConfigResource bad type", lambda a, m: m.ConfigResource("foo", "x")),
     ("ConfigResource no name", lambda a, m: m.ConfigResource("topic", None)),
     ("incremental_alter_configs empty", lambda a, m: a.incremental_alter_configs([])),
-    ("incremental_alter_configs no entries", lambda a, m: a.incremental_alter_configs([m.ConfigResource("topic", "x")])),
+    (
+        "incremental_alter_configs no entries",
+        lambda a, m: a.incremental_alter_configs([m.ConfigResource("topic", "x")]),
+    ),
     ("describe_consumer_groups empty", lambda a, m: a.describe_consumer_groups([])),
     ("describe_consumer_groups str", lambda a, m: a.describe_consumer_groups("g")),
     ("delete_records negative partition", lambda a, m: a.delete_records([m.TopicPartition("x", -1, 1)])),
     ("delete_records not a list", lambda a, m: a.delete_records(m.TopicPartition("x", 0, 1))),
     ("list_offsets not a dict", lambda a, m: a.list_offsets([])),
-    ("list_offsets negative partition", lambda a, m: a.list_offsets({m.TopicPartition("x", -1): m.OffsetSpec.latest()})),
+    (
+        "list_offsets negative partition",
+        lambda a, m: a.list_offsets({m.TopicPartition("x", -1): m.OffsetSpec.latest()}),
+    ),
     ("list_offsets spec not OffsetSpec", lambda a, m: a.list_offsets({m.TopicPartition("x", 0): -1})),
-    ("list_offsets isolation int", lambda a, m: a.list_offsets({m.TopicPartition("x", 0): m.OffsetSpec.latest()}, isolation_level=1)),
+    (
+        "list_offsets isolation int",
+        lambda a, m: a.list_offsets({m.TopicPartition("x", 0): m.OffsetSpec.latest()}, isolation_level=1),
+    ),
     ("list_consumer_groups states list", lambda a, m: a.list_consumer_groups(states=[m.ConsumerGroupState.STABLE])),
-]  # fmt: skip
+]
 
 
 class _TheirTypes:
@@ -130,17 +145,27 @@ REFUSED_EARLY: list[tuple[str, Callable[[AdminClient], Any]]] = [
     ("duplicate topics", lambda a: a.create_topics([NewTopic("x", 1), NewTopic("x", 2)])),
     ("duplicate deletes", lambda a: a.delete_topics(["x", "x"])),
     ("topic name not str", lambda a: a.delete_topics([1])),
-    ("two BROKER resources", lambda a: a.describe_configs([ConfigResource("broker", "1"), ConfigResource("broker", "2")])),
+    (
+        "two BROKER resources",
+        lambda a: a.describe_configs([ConfigResource("broker", "1"), ConfigResource("broker", "2")]),
+    ),
     ("BROKER name not an id", lambda a: a.describe_configs([ConfigResource("broker", "abc")])),
     ("ANY resource", lambda a: a.describe_configs([ConfigResource("any", "x")])),
-    ("entry without operation", lambda a: a.incremental_alter_configs([ConfigResource("topic", "x", incremental_configs=[ConfigEntry("a", "1")])])),
+    (
+        "entry without operation",
+        lambda a: a.incremental_alter_configs(
+            [ConfigResource("topic", "x", incremental_configs=[ConfigEntry("a", "1")])]
+        ),
+    ),
     ("duplicate partitions", lambda a: a.delete_records([TopicPartition("x", 0, 1), TopicPartition("x", 0, 2)])),
     ("duplicate groups", lambda a: a.describe_consumer_groups(["g", "g"])),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize("label,call", REFUSED_EARLY, ids=[label for label, _ in REFUSED_EARLY])
-def test_inputs_refused_at_the_call(clients: tuple[AdminClient, ck.AdminClient], label: str, call: Callable[[AdminClient], Any]) -> None:
+def test_inputs_refused_at_the_call(
+    clients: tuple[AdminClient, ck.AdminClient], label: str, call: Callable[[AdminClient], Any]
+) -> None:
     assert _outcome(lambda: call(clients[0])) in (TypeError, ValueError)
 
 
@@ -164,8 +189,16 @@ def test_unknown_configuration_key_is_an_error() -> None:
 
 
 def test_confluent_configuration_keys_are_accepted() -> None:
-    AdminClient({"bootstrap.servers": NOWHERE, "client.id": "x", "logger": logging.getLogger("x"), "debug": "admin",
-                 "retry.backoff.ms": 5, "socket.timeout.ms": 1000}).close()  # fmt: skip
+    AdminClient(
+        {
+            "bootstrap.servers": NOWHERE,
+            "client.id": "x",
+            "logger": logging.getLogger("x"),
+            "debug": "admin",
+            "retry.backoff.ms": 5,
+            "socket.timeout.ms": 1000,
+        }
+    ).close()
 
 
 def test_enum_values_match_confluent() -> None:
@@ -187,8 +220,10 @@ def test_config_resource_behaves_like_confluents() -> None:
     a, b = ConfigResource("topic", "t", set_config={"x": "1"}), ConfigResource("topic", "t")
     assert a == b and hash(a) == hash(b) and {a: 1}[b] == 1
     assert sorted([ConfigResource("broker", "1"), ConfigResource("topic", "z"), ConfigResource("topic", "a")]) == [
-        ConfigResource("topic", "a"), ConfigResource("topic", "z"), ConfigResource("broker", "1"),
-    ]  # fmt: skip
+        ConfigResource("topic", "a"),
+        ConfigResource("topic", "z"),
+        ConfigResource("broker", "1"),
+    ]
     a.set_config("x", "2", overwrite=False)
     a.set_config("y", "3")
     assert a.set_config_dict == {"x": "1", "y": "3"} and len(a) == 2
@@ -200,19 +235,27 @@ def test_config_resource_behaves_like_confluents() -> None:
 
 
 def test_new_topic_and_partitions_behave_like_confluents() -> None:
-    assert (repr(NewTopic("x", 1)), repr(NewPartitions("x", 3))) == (repr(ck.NewTopic("x", 1)), repr(ck.NewPartitions("x", 3)))
+    assert (repr(NewTopic("x", 1)), repr(NewPartitions("x", 3))) == (
+        repr(ck.NewTopic("x", 1)),
+        repr(ck.NewPartitions("x", 3)),
+    )
     t, theirs = NewTopic("x"), ck.NewTopic("x")
     assert (t.num_partitions, t.replication_factor, t.replica_assignment, t.config) == (
-        theirs.num_partitions, theirs.replication_factor, theirs.replica_assignment, theirs.config
-    )  # fmt: skip
+        theirs.num_partitions,
+        theirs.replication_factor,
+        theirs.replica_assignment,
+        theirs.config,
+    )
     assert NewTopic("x", 1) == NewTopic("x", 1) and hash(NewTopic("x", 1)) == hash(NewTopic("x", 1))
     assert NewTopic("x", 1) != NewTopic("x", 2)
 
 
 def test_offset_spec_values() -> None:
     assert [OffsetSpec.earliest().timestamp, OffsetSpec.latest().timestamp, OffsetSpec.max_timestamp().timestamp] == [
-        ck.OffsetSpec.earliest()._value, ck.OffsetSpec.latest()._value, ck.OffsetSpec.max_timestamp()._value,
-    ]  # fmt: skip
+        ck.OffsetSpec.earliest()._value,
+        ck.OffsetSpec.latest()._value,
+        ck.OffsetSpec.max_timestamp()._value,
+    ]
     assert OffsetSpec.for_timestamp(1234).timestamp == 1234
     with pytest.raises(ValueError):
         OffsetSpec.for_timestamp(-5)
@@ -247,7 +290,9 @@ def test_futures_cannot_be_cancelled_and_fail_on_close() -> None:
 def test_module_constants_and_calls_match_confluent_kafka_admin() -> None:
     """Every constant of confluent_kafka.admin with its value, every public AdminClient call."""
     constants = [n for n in dir(ck) if n.isupper()]
-    assert constants and {n: getattr(kafkawire.admin, n, None) for n in constants} == {n: getattr(ck, n) for n in constants}
+    assert constants and {n: getattr(kafkawire.admin, n, None) for n in constants} == {
+        n: getattr(ck, n) for n in constants
+    }
     calls = {n for n in dir(ck.AdminClient) if not n.startswith("_")}
     assert calls - set(dir(AdminClient)) == set()
 

@@ -53,7 +53,12 @@ def _matching(b: AclBinding, code: int = 0) -> dict[str, Any]:
 
 
 def _coordinator(call: Call) -> Mapping[str, Any]:
-    return {"coordinators": [{"key": k, "node_id": 2, "host": "broker2", "port": 9092, "error_code": 0} for k in call.body.coordinator_keys]}  # fmt: skip
+    return {
+        "coordinators": [
+            {"key": k, "node_id": 2, "host": "broker2", "port": 9092, "error_code": 0}
+            for k in call.body.coordinator_keys
+        ]
+    }
 
 
 def test_acls_created_per_binding_and_deleted_per_filter(client: StubClient, admin: AdminClient) -> None:
@@ -62,12 +67,18 @@ def test_acls_created_per_binding_and_deleted_per_filter(client: StubClient, adm
 
     def handler(call: Call) -> Mapping[str, Any] | None:
         if call.api == CREATE_ACLS.name:
-            return {"results": [{"error_code": SECURITY_DISABLED if c.resource_name == "b" else 0} for c in call.body.creations]}
+            return {
+                "results": [
+                    {"error_code": SECURITY_DISABLED if c.resource_name == "b" else 0} for c in call.body.creations
+                ]
+            }
         if call.api == DELETE_ACLS.name:
-            return {"filter_results": [
-                {"error_code": 0, "matching_acls": [_matching(read)]},
-                {"error_code": 0, "matching_acls": [_matching(write), _matching(stuck, SECURITY_DISABLED)]},
-            ]}  # fmt: skip
+            return {
+                "filter_results": [
+                    {"error_code": 0, "matching_acls": [_matching(read)]},
+                    {"error_code": 0, "matching_acls": [_matching(write), _matching(stuck, SECURITY_DISABLED)]},
+                ]
+            }
         return None
 
     client.handler = handler
@@ -80,8 +91,12 @@ def test_acls_created_per_binding_and_deleted_per_filter(client: StubClient, adm
         ("b", ResourcePatternType.LITERAL.value, AclOperation.WRITE.value),
     ]
 
-    any_a = AclBindingFilter(ResourceType.TOPIC, "a", ResourcePatternType.ANY, None, None, AclOperation.ANY, AclPermissionType.ANY)
-    any_topic = AclBindingFilter(ResourceType.TOPIC, None, ResourcePatternType.MATCH, None, None, AclOperation.ANY, AclPermissionType.ANY)
+    any_a = AclBindingFilter(
+        ResourceType.TOPIC, "a", ResourcePatternType.ANY, None, None, AclOperation.ANY, AclPermissionType.ANY
+    )
+    any_topic = AclBindingFilter(
+        ResourceType.TOPIC, None, ResourcePatternType.MATCH, None, None, AclOperation.ANY, AclPermissionType.ANY
+    )
     deleted = admin.delete_acls([any_a, any_topic])
     assert result(client, deleted[any_a]) == [read]
     # one matching ACL the broker could not delete fails its filter's future
@@ -97,7 +112,9 @@ def test_scram_upsertion_sends_the_salted_password_to_the_controller(client: Stu
     client.handler = lambda call: {"results": [{"user": u, "error_code": 0} for u in ("alice", "bob")]}
     given_salt = b"0123456789abcdef"
     alterations = [
-        UserScramCredentialUpsertion("alice", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 8192), b"pw-alice", given_salt),
+        UserScramCredentialUpsertion(
+            "alice", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 8192), b"pw-alice", given_salt
+        ),
         UserScramCredentialUpsertion("bob", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 4096), b"pw-bob"),
         UserScramCredentialDeletion("bob", ScramMechanism.SCRAM_SHA_512),
     ]
@@ -119,10 +136,18 @@ def test_scram_upsertion_sends_the_salted_password_to_the_controller(client: Stu
 
 def test_scram_described_per_user_or_all_at_once(client: StubClient, admin: AdminClient) -> None:
     def handler(call: Call) -> Mapping[str, Any]:
-        return {"error_code": 0, "results": [
-            {"user": "alice", "error_code": 0, "credential_infos": [{"mechanism": 1, "iterations": 4096}]},
-            {"user": "nobody", "error_code": RESOURCE_NOT_FOUND, "error_message": "no credentials", "credential_infos": []},
-        ]}  # fmt: skip
+        return {
+            "error_code": 0,
+            "results": [
+                {"user": "alice", "error_code": 0, "credential_infos": [{"mechanism": 1, "iterations": 4096}]},
+                {
+                    "user": "nobody",
+                    "error_code": RESOURCE_NOT_FOUND,
+                    "error_message": "no credentials",
+                    "credential_infos": [],
+                },
+            ],
+        }
 
     client.handler = handler
     per_user = admin.describe_user_scram_credentials(["alice", "nobody"])
@@ -143,8 +168,10 @@ def test_group_offsets_listed_with_nothing_committed_as_offset_invalid(client: S
         if call.api == FIND_COORDINATOR.name:
             return _coordinator(call)
         if call.api == OFFSET_FETCH.name:
-            parts = [{"partition_index": 0, "committed_offset": 12, "metadata": "m", "error_code": 0},
-                     {"partition_index": 1, "committed_offset": -1, "metadata": "", "error_code": 0}]  # fmt: skip
+            parts = [
+                {"partition_index": 0, "committed_offset": 12, "metadata": "m", "error_code": 0},
+                {"partition_index": 1, "committed_offset": -1, "metadata": "", "error_code": 0},
+            ]
             return {"groups": [{"group_id": "g", "error_code": 0, "topics": [{"name": "t", "partitions": parts}]}]}
         return None
 
@@ -152,7 +179,10 @@ def test_group_offsets_listed_with_nothing_committed_as_offset_invalid(client: S
     every = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions("g")])["g"]
     listed = result(client, every)
     assert listed.group_id == "g"
-    assert [(tp.topic, tp.partition, tp.offset) for tp in listed.topic_partitions] == [("t", 0, 12), ("t", 1, OFFSET_INVALID)]
+    assert [(tp.topic, tp.partition, tp.offset) for tp in listed.topic_partitions] == [
+        ("t", 0, 12),
+        ("t", 1, OFFSET_INVALID),
+    ]
     (fetch,) = client.requests(OFFSET_FETCH)
     assert fetch.node == 2 and fetch.body.groups[0].topics is None  # every partition of the group
 
@@ -162,12 +192,17 @@ def test_group_offsets_listed_with_nothing_committed_as_offset_invalid(client: S
     assert [(t.name, t.partition_indexes) for t in named] == [("t", [1])]
 
 
-def test_describe_cluster_falls_back_to_metadata_without_describe_cluster(client: StubClient, admin: AdminClient) -> None:
+def test_describe_cluster_falls_back_to_metadata_without_describe_cluster(
+    client: StubClient, admin: AdminClient
+) -> None:
     def handler(call: Call) -> Mapping[str, Any] | KafkaError | None:
         if call.api == DESCRIBE_CLUSTER.name:
             return KafkaError(KafkaError._UNSUPPORTED_FEATURE, "the broker does not support DescribeCluster")
         if call.api == METADATA.name:
-            brokers = [{"node_id": 1, "host": "b1", "port": 9092}, {"node_id": 2, "host": "b2", "port": 9093, "rack": "r"}]
+            brokers = [
+                {"node_id": 1, "host": "b1", "port": 9092},
+                {"node_id": 2, "host": "b2", "port": 9093, "rack": "r"},
+            ]
             return {"brokers": brokers, "cluster_id": "c-1", "controller_id": 2, "topics": []}
         return None
 
@@ -186,7 +221,10 @@ def test_throttle_cb_and_error_cb_run_in_poll(client: StubClient) -> None:
         _client=client,  # type: ignore[arg-type]
     )
     try:
-        client.handler = lambda call: {"throttle_time_ms": 250, "results": [{"error_code": 0} for _ in call.body.creations]}
+        client.handler = lambda call: {
+            "throttle_time_ms": 250,
+            "results": [{"error_code": 0} for _ in call.body.creations],
+        }
         binding = _binding("t")
         assert result(client, admin.create_acls([binding])[binding]) is None
         assert client.on_error is not None

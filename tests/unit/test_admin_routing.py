@@ -127,7 +127,9 @@ class StubClient:
     def requests(self, api: Api) -> list[Call]:
         return [c for c in self.calls if c.api == api.name]
 
-    def _record(self, api: Api, make_body: Body, node: int | None, timeout: float | None, max_version: int | None) -> Call:
+    def _record(
+        self, api: Api, make_body: Body, node: int | None, timeout: float | None, max_version: int | None
+    ) -> Call:
         version = api.max_version if max_version is None else min(max_version, api.max_version)
         raw = make_body(version) if callable(make_body) else make_body
         body = codec.decode(api.request, version, codec.encode(api.request, version, raw))
@@ -219,7 +221,11 @@ def created(topics: list[Struct], errors: Mapping[str, tuple[int, str | None]] |
     errors = errors or {}
     return {
         "topics": [
-            {"name": t.name, "error_code": errors.get(t.name, (0, None))[0], "error_message": errors.get(t.name, (0, None))[1]}
+            {
+                "name": t.name,
+                "error_code": errors.get(t.name, (0, None))[0],
+                "error_message": errors.get(t.name, (0, None))[1],
+            }
             for t in topics
         ]
     }
@@ -245,15 +251,28 @@ def test_not_controller_is_retried_on_the_new_controller(client: StubClient, adm
 def test_per_entity_errors_land_on_their_own_futures(client: StubClient, admin: AdminClient) -> None:
     def handler(call: Call) -> Mapping[str, Any] | None:
         if call.api == CREATE_TOPICS.name:
-            return created(call.body.topics, {"bad-parts": (INVALID_PARTITIONS, "Number of partitions is invalid."),
-                                              "bad-config": (INVALID_CONFIG, "Invalid value abc for retention.ms")})  # fmt: skip
+            return created(
+                call.body.topics,
+                {
+                    "bad-parts": (INVALID_PARTITIONS, "Number of partitions is invalid."),
+                    "bad-config": (INVALID_CONFIG, "Invalid value abc for retention.ms"),
+                },
+            )
         if call.api == CREATE_PARTITIONS.name:
-            return {"results": [{"name": t.name, "error_code": INVALID_PARTITIONS if t.count < 5 else 0} for t in call.body.topics]}
+            return {
+                "results": [
+                    {"name": t.name, "error_code": INVALID_PARTITIONS if t.count < 5 else 0} for t in call.body.topics
+                ]
+            }
         return None
 
     client.handler = handler
     futures = admin.create_topics(
-        [NewTopic("ok", 1, 1), NewTopic("bad-parts", 1, 1), NewTopic("bad-config", 1, 1, config={"retention.ms": "abc"})]
+        [
+            NewTopic("ok", 1, 1),
+            NewTopic("bad-parts", 1, 1),
+            NewTopic("bad-config", 1, 1, config={"retention.ms": "abc"}),
+        ]
     )
     assert result(client, futures["ok"]) is None
     assert error_of(client, futures["bad-parts"]).code() == KafkaError.INVALID_PARTITIONS
@@ -291,7 +310,10 @@ def test_request_timeout_is_honoured_when_the_broker_never_answers(client: StubC
 def test_request_timeout_bounds_the_metadata_lookup_too(client: StubClient, admin: AdminClient) -> None:
     client.handler = lambda call: created(call.body.topics)
     result(client, admin.create_topics([NewTopic("t", 1, 1)], request_timeout=2.5)["t"])
-    assert [(c.api, c.timeout) for c in client.calls] == [("Metadata", pytest.approx(2.5)), ("CreateTopics", pytest.approx(2.5))]
+    assert [(c.api, c.timeout) for c in client.calls] == [
+        ("Metadata", pytest.approx(2.5)),
+        ("CreateTopics", pytest.approx(2.5)),
+    ]
 
 
 def test_retries_stop_at_the_request_timeout(client: StubClient, admin: AdminClient) -> None:
@@ -310,11 +332,23 @@ def test_retries_stop_at_the_request_timeout(client: StubClient, admin: AdminCli
 def test_broker_config_resource_goes_to_that_broker(client: StubClient, admin: AdminClient) -> None:
     def handler(call: Call) -> Mapping[str, Any] | None:
         results = [
-            {"error_code": 0, "resource_type": r.resource_type, "resource_name": r.resource_name,
-             "configs": [{"name": "log.retention.ms", "value": "5", "read_only": False, "config_source": 4,
-                          "is_sensitive": False, "synonyms": []}]}
+            {
+                "error_code": 0,
+                "resource_type": r.resource_type,
+                "resource_name": r.resource_name,
+                "configs": [
+                    {
+                        "name": "log.retention.ms",
+                        "value": "5",
+                        "read_only": False,
+                        "config_source": 4,
+                        "is_sensitive": False,
+                        "synonyms": [],
+                    }
+                ],
+            }
             for r in call.body.resources
-        ]  # fmt: skip
+        ]
         return {"results": results}
 
     client.handler = handler
@@ -334,10 +368,16 @@ def test_broker_config_resource_goes_to_that_broker(client: StubClient, admin: A
     assert len(client.requests(DESCRIBE_CONFIGS)) == 2
 
 
-def test_alter_configs_of_a_broker_go_to_that_broker_else_to_the_controller(client: StubClient, admin: AdminClient) -> None:
+def test_alter_configs_of_a_broker_go_to_that_broker_else_to_the_controller(
+    client: StubClient, admin: AdminClient
+) -> None:
     def handler(call: Call) -> Mapping[str, Any] | None:
-        return {"responses": [{"error_code": 0, "resource_type": r.resource_type, "resource_name": r.resource_name}
-                              for r in call.body.resources]}  # fmt: skip
+        return {
+            "responses": [
+                {"error_code": 0, "resource_type": r.resource_type, "resource_name": r.resource_name}
+                for r in call.body.resources
+            ]
+        }
 
     client.handler = handler
     client.controller = 2
@@ -350,7 +390,9 @@ def test_alter_configs_of_a_broker_go_to_that_broker_else_to_the_controller(clie
     assert [c.node for c in client.requests(ALTER_CONFIGS)] == [2, 1]
 
 
-def test_group_requests_follow_the_coordinator_and_retry_not_coordinator(client: StubClient, admin: AdminClient) -> None:
+def test_group_requests_follow_the_coordinator_and_retry_not_coordinator(
+    client: StubClient, admin: AdminClient
+) -> None:
     answered_once: set[str] = set()
 
     def handler(call: Call) -> Mapping[str, Any] | None:
@@ -361,8 +403,14 @@ def test_group_requests_follow_the_coordinator_and_retry_not_coordinator(client:
             return {k: v for k, v in entry.items() if k != "key"}
         error = NOT_COORDINATOR if "g" not in answered_once else 0
         answered_once.add("g")
-        group = {"error_code": error, "group_id": "g", "group_state": "Stable", "protocol_type": "consumer",
-                 "protocol_data": "range", "members": []}  # fmt: skip
+        group = {
+            "error_code": error,
+            "group_id": "g",
+            "group_state": "Stable",
+            "protocol_type": "consumer",
+            "protocol_data": "range",
+            "members": [],
+        }
         return {"groups": [group]}
 
     client.handler = handler
@@ -375,8 +423,14 @@ def test_group_requests_follow_the_coordinator_and_retry_not_coordinator(client:
     assert not any(c.lane for c in client.requests(FIND_COORDINATOR))
     (find, again) = client.requests(FIND_COORDINATOR)  # found again before the retry
     assert find.body.coordinator_keys == again.body.coordinator_keys == ["g"]
-    assert [c.api for c in client.calls] == ["Metadata", "FindCoordinator", "DescribeGroups",
-                                              "Metadata", "FindCoordinator", "DescribeGroups"]  # fmt: skip
+    assert [c.api for c in client.calls] == [
+        "Metadata",
+        "FindCoordinator",
+        "DescribeGroups",
+        "Metadata",
+        "FindCoordinator",
+        "DescribeGroups",
+    ]
 
 
 def test_find_coordinator_body_before_v4(client: StubClient) -> None:
@@ -418,7 +472,9 @@ def _same_bytes(api: Api, call: Call, build: Callable[[Any], Any]) -> list[int]:
 def test_create_partitions_bytes_match_kafka_python(client: StubClient, admin: AdminClient) -> None:
     client.handler = lambda call: {"results": [{"name": t.name, "error_code": 0} for t in call.body.topics]}
     futures = admin.create_partitions(
-        [NewPartitions("p", 4), NewPartitions("q", 3, replica_assignment=[[1, 2]])], operation_timeout=2, validate_only=True
+        [NewPartitions("p", 4), NewPartitions("q", 3, replica_assignment=[[1, 2]])],
+        operation_timeout=2,
+        validate_only=True,
     )
     assert [result(client, f) for f in futures.values()] == [None, None]
     (call,) = client.requests(CREATE_PARTITIONS)
@@ -439,7 +495,10 @@ def test_create_partitions_bytes_match_kafka_python(client: StubClient, admin: A
 
 def test_alter_configs_bytes_match_kafka_python(client: StubClient, admin: AdminClient) -> None:
     def handler(call: Call) -> Mapping[str, Any] | None:
-        responses = [{"error_code": 0, "resource_type": r.resource_type, "resource_name": r.resource_name} for r in call.body.resources]
+        responses = [
+            {"error_code": 0, "resource_type": r.resource_type, "resource_name": r.resource_name}
+            for r in call.body.resources
+        ]
         return {"responses": responses}
 
     client.handler = handler
@@ -454,12 +513,16 @@ def test_alter_configs_bytes_match_kafka_python(client: StubClient, admin: Admin
         res = kcls.AlterConfigsResource
         return kcls(
             resources=[
-                res(resource_type=2, resource_name="t", configs=[
-                    res.AlterableConfig(name="retention.ms", value="1000"),
-                    res.AlterableConfig(name="cleanup.policy", value="compact"),
-                ])
+                res(
+                    resource_type=2,
+                    resource_name="t",
+                    configs=[
+                        res.AlterableConfig(name="retention.ms", value="1000"),
+                        res.AlterableConfig(name="cleanup.policy", value="compact"),
+                    ],
+                )
             ],
             validate_only=False,
-        )  # fmt: skip
+        )
 
     assert _same_bytes(ALTER_CONFIGS, call, build) == [0, 1, 2]

@@ -52,8 +52,20 @@ ABOVE_CORE = (
 )  # fmt: skip
 ABOVE_BASE = tuple(p for p in ABOVE_CORE if p != "base")
 # io/ stands on security/ (TLS context, SASL settings), never the other way round.
-ABOVE_SECURITY = ("io", "client", "producer", "admin", "consumer", "share_consumer", "range_reader", "aio", "spark",
-                  "pipeline", "app", "testing")  # fmt: skip
+ABOVE_SECURITY = (
+    "io",
+    "client",
+    "producer",
+    "admin",
+    "consumer",
+    "share_consumer",
+    "range_reader",
+    "aio",
+    "spark",
+    "pipeline",
+    "app",
+    "testing",
+)
 ABOVE_IO = ("client", "producer", "admin", "consumer", "share_consumer", "range_reader", "spark", "pipeline", "app")
 ABOVE_CLIENT = ("producer", "admin", "consumer", "share_consumer", "range_reader", "aio", "spark", "pipeline", "app")
 # The clients: each stands on the shared layers below it, never on another client, but where

@@ -11,8 +11,12 @@ from fastavro import parse_schema, schemaless_writer
 
 from kafkawire.spark.avro_columns import NeedsRows, column_encoder
 
-INNER = {"type": "record", "name": "inner", "namespace": "inner",
-         "fields": [{"name": "a", "type": "long"}, {"name": "b", "type": ["null", "string"]}]}  # fmt: skip
+INNER = {
+    "type": "record",
+    "name": "inner",
+    "namespace": "inner",
+    "fields": [{"name": "a", "type": "long"}, {"name": "b", "type": ["null", "string"]}],
+}
 SCHEMA = {
     "type": "record",
     "name": "topLevelRecord",
@@ -28,22 +32,37 @@ SCHEMA = {
         {"name": "inner", "type": ["null", INNER]},
     ],
 }
-ARROW = pa.struct([
-    ("id", pa.int64()), ("qty", pa.int32()), ("price", pa.float64()), ("customer", pa.string()), ("sku", pa.string()),
-    ("paid", pa.bool_()), ("f", pa.float32()), ("raw", pa.binary()),
-    ("inner", pa.struct([("a", pa.int64()), ("b", pa.string())])),
-])  # fmt: skip
+ARROW = pa.struct(
+    [
+        ("id", pa.int64()),
+        ("qty", pa.int32()),
+        ("price", pa.float64()),
+        ("customer", pa.string()),
+        ("sku", pa.string()),
+        ("paid", pa.bool_()),
+        ("f", pa.float32()),
+        ("raw", pa.binary()),
+        ("inner", pa.struct([("a", pa.int64()), ("b", pa.string())])),
+    ]
+)
 EDGES = [0, -1, 1, 63, -64, 64, -65, 2**31 - 1, -(2**31), 2**62, -(2**63), 2**63 - 1]
 
 
 def _rows(n: int) -> list[dict[str, Any]]:
     return [
-        {"id": EDGES[i % len(EDGES)] if i % 2 else i * 1_000_003, "qty": None if i % 4 == 0 else i - 500,
-         "price": i * 1.5, "customer": "c\u00e9" * (i % 70), "sku": None if i % 3 == 0 else f"s{i}",
-         "paid": None if i % 5 == 0 else i % 2 == 0, "f": 0.25 * i, "raw": bytes([i % 256]) * (i % 150),
-         "inner": None if i % 6 == 0 else {"a": -i, "b": None if i % 2 else "x"}}
+        {
+            "id": EDGES[i % len(EDGES)] if i % 2 else i * 1_000_003,
+            "qty": None if i % 4 == 0 else i - 500,
+            "price": i * 1.5,
+            "customer": "c\u00e9" * (i % 70),
+            "sku": None if i % 3 == 0 else f"s{i}",
+            "paid": None if i % 5 == 0 else i % 2 == 0,
+            "f": 0.25 * i,
+            "raw": bytes([i % 256]) * (i % 150),
+            "inner": None if i % 6 == 0 else {"a": -i, "b": None if i % 2 else "x"},
+        }
         for i in range(n)
-    ]  # fmt: skip
+    ]
 
 
 def _fastavro(rows: list[dict[str, Any]]) -> list[bytes]:
@@ -67,8 +86,18 @@ def test_bytes_equal_fastavros_including_slices() -> None:
 
 
 def test_what_it_cannot_encode_goes_row_by_row() -> None:
-    assert column_encoder({"type": "record", "name": "r", "fields": [{"name": "d", "type": {"type": "int", "logicalType": "date"}}]}) is None
-    assert column_encoder({"type": "record", "name": "r", "fields": [{"name": "t", "type": {"type": "array", "items": "int"}}]}) is None
+    assert (
+        column_encoder(
+            {"type": "record", "name": "r", "fields": [{"name": "d", "type": {"type": "int", "logicalType": "date"}}]}
+        )
+        is None
+    )
+    assert (
+        column_encoder(
+            {"type": "record", "name": "r", "fields": [{"name": "t", "type": {"type": "array", "items": "int"}}]}
+        )
+        is None
+    )
     encode = column_encoder({"type": "record", "name": "r", "fields": [{"name": "a", "type": "long"}]})
     assert encode is not None
     with pytest.raises(NeedsRows):  # a null where the schema has none: fastavro names the row

@@ -318,7 +318,9 @@ def test_a_resolver_that_never_answers_is_bounded_by_the_setup_timeout() -> None
     h = Harness({"a": Peer()}, resolve={}, connect_timeout=2.0)
     calls = h.request(METADATA, {"topics": None}, timeout=60)
     h.engine.run(until=3)
-    assert h.states[0][0] is ConnectionState.DISCONNECTED and h.conn.state is ConnectionState.CONNECTING  # (the next attempt)
+    assert (
+        h.states[0][0] is ConnectionState.DISCONNECTED and h.conn.state is ConnectionState.CONNECTING
+    )  # (the next attempt)
     assert h.states[0][1] is not None and "socket.connection.setup.timeout.ms" in h.states[0][1].str()
     assert calls == []  # still queued: it waits for the next attempt until its own deadline
 

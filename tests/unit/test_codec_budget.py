@@ -54,7 +54,10 @@ def test_nested_counts_are_named_by_their_path() -> None:
     limits = {"topics.partitions": 49}
     with pytest.raises(DecodeBudgetError, match=r"50 elements in topics\.partitions"):
         codec.decode(METADATA.response, 12, data, budget=DecodeBudget(1 << 40, limits))
-    assert len(codec.decode(METADATA.response, 12, data, budget=DecodeBudget(1 << 40, {"topics.partitions": 50})).topics) == 2
+    assert (
+        len(codec.decode(METADATA.response, 12, data, budget=DecodeBudget(1 << 40, {"topics.partitions": 50})).topics)
+        == 2
+    )
 
 
 @pytest.mark.parametrize("version", [1, 12])

@@ -12,8 +12,14 @@ from kafkawire.consumer.consumer_config import parse_consumer_config
 
 
 def test_librdkafka_names_aliases_and_defaults() -> None:
-    c = parse_consumer_config({"group.id": "g", "auto.offset.reset": "smallest", "fetch.message.max.bytes": 5000,
-                               "partition.assignment.strategy": "cooperative-sticky"})  # fmt: skip
+    c = parse_consumer_config(
+        {
+            "group.id": "g",
+            "auto.offset.reset": "smallest",
+            "fetch.message.max.bytes": 5000,
+            "partition.assignment.strategy": "cooperative-sticky",
+        }
+    )
     assert (c.group_id, c.auto_offset_reset, c.read_committed, c.cooperative) == ("g", "earliest", True, True)
     assert c.options["max.partition.fetch.bytes"] == 5000
     assert parse_consumer_config({"auto.offset.reset": "largest"}).auto_offset_reset == "latest"

@@ -16,7 +16,9 @@ from kafkawire.client.logs import SENSITIVE
 
 NOWHERE = "127.0.0.1:1"
 # librdkafka's shape as confluent-kafka hands it to a logger: FACILITY [name] [thrd:where]: message
-LINE = re.compile(r"^(?P<fac>[A-Z_]+) \[(?P<name>[^\]]+#(producer|consumer)-\d+)\] \[thrd:(?P<thrd>[^\]]+)\]: (?P<msg>.*)$")
+LINE = re.compile(
+    r"^(?P<fac>[A-Z_]+) \[(?P<name>[^\]]+#(producer|consumer)-\d+)\] \[thrd:(?P<thrd>[^\]]+)\]: (?P<msg>.*)$"
+)
 
 
 class Capture(logging.Handler):
@@ -135,8 +137,16 @@ def test_clients_log_nothing_at_debug_with_debug_off_but_init(make: Any) -> None
 
 def test_a_client_with_debug_all_names_itself_and_dumps_its_configuration() -> None:
     logger, handler = capturing("all")
-    p = Producer({"bootstrap.servers": NOWHERE, "logger": logger, "debug": "all", "client.id": "me",
-                  "sasl.password": "hunter2", "socket.connection.setup.timeout.ms": 1000})  # fmt: skip
+    p = Producer(
+        {
+            "bootstrap.servers": NOWHERE,
+            "logger": logger,
+            "debug": "all",
+            "client.id": "me",
+            "sasl.password": "hunter2",
+            "socket.connection.setup.timeout.ms": 1000,
+        }
+    )
     try:
         p.poll(0.5)
     finally:

@@ -69,12 +69,15 @@ def test_topic_lines_say_state_partition_count_and_leader_changes() -> None:
         ("TOPIC", "main", "Topic a changed state unknown -> exists"),
         ("PARTCNT", "main", "Topic a partition count changed from 0 to 1"),
         ("LEADER", "main", "a [0]: leader -1 epoch -1 -> leader 1 epoch 0"),
-        ("TOPIC", "main", "Topic gone changed state unknown -> notexists: "
-                          + KafkaError(E.UNKNOWN_TOPIC_OR_PARTITION).str()),
+        (
+            "TOPIC",
+            "main",
+            "Topic gone changed state unknown -> notexists: " + KafkaError(E.UNKNOWN_TOPIC_OR_PARTITION).str(),
+        ),
         ("PARTCNT", "main", "Topic a partition count changed from 1 to 2"),
         ("LEADER", "main", "a [0]: leader 1 epoch 0 -> leader 2 epoch 1"),
         ("LEADER", "main", "a [1]: leader -1 epoch -1 -> leader 3 epoch 0"),
-    ], said  # fmt: skip
+    ], said
     handler.records.clear()
     topic_log.changes(debug, second, {})  # a full answer without "a": it is gone
     assert [m["msg"] for m in parsed(handler)] == ["Topic a changed state exists -> notexists"]
@@ -140,8 +143,13 @@ def test_the_mock_cluster_says_what_it_served_and_which_faults_it_injected() -> 
     said = [m["msg"] for m in parsed(handler, "MOCK")]
     assert all(m["thrd"] == "mock" for m in parsed(handler))
     assert "Fault set up: Metadata: 1 error(s) pushed: LEADER_NOT_AVAILABLE" in said
-    assert any(re.fullmatch(r"Broker 1: Received MetadataRequestV\d+ from connection \d+ \(client\.id me\)", s) for s in said)
-    assert any(re.fullmatch(r"Broker 1: Injecting error LEADER_NOT_AVAILABLE into MetadataResponseV\d+ \(delayed 0 ms\)", s) for s in said)
+    assert any(
+        re.fullmatch(r"Broker 1: Received MetadataRequestV\d+ from connection \d+ \(client\.id me\)", s) for s in said
+    )
+    assert any(
+        re.fullmatch(r"Broker 1: Injecting error LEADER_NOT_AVAILABLE into MetadataResponseV\d+ \(delayed 0 ms\)", s)
+        for s in said
+    )
     assert any(re.fullmatch(r"Broker 1: Sending MetadataResponseV\d+ \(\d+ bytes, delayed 0 ms\)", s) for s in said)
 
 

@@ -40,7 +40,9 @@ _CHILD = textwrap.dedent(
 
 def test_an_undecodable_batch_leaves_no_buffer_behind_with_the_collector_off() -> None:
     root = Path(__file__).resolve().parents[2]
-    out = subprocess.run([sys.executable, "-c", _CHILD, str(root)], capture_output=True, text=True, check=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(root)], capture_output=True, text=True, check=True, timeout=120
+    )
     result = json.loads(out.stdout)
     assert result["size"] < 128
     assert result["failures"] == ["DecodeError"] * 6

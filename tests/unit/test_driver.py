@@ -191,10 +191,17 @@ class LeaderStub(StubClient):
         answer = {
             "brokers": [{"node_id": n, "host": f"broker{n}", "port": 9092} for n in self.nodes],
             "controller_id": 1,
-            "topics": [{"error_code": 0, "name": "t", "partitions": [
-                {"error_code": 0, "partition_index": p, "leader_id": n, "replica_nodes": [n], "isr_nodes": [n]}
-                for p, n in self.leaders.items()]}],
-        }  # fmt: skip
+            "topics": [
+                {
+                    "error_code": 0,
+                    "name": "t",
+                    "partitions": [
+                        {"error_code": 0, "partition_index": p, "leader_id": n, "replica_nodes": [n], "isr_nodes": [n]}
+                        for p, n in self.leaders.items()
+                    ],
+                }
+            ],
+        }
 
         def done(response: Struct | None, error: KafkaError | None) -> None:
             if response is not None:

@@ -17,9 +17,10 @@ def test_partition_functions_match_confluent(key: bytes, count: int) -> None:
         assert getattr(kafkawire, name)(key, count) == getattr(ck, name)(key, count), name
 
 
-@pytest.mark.parametrize(("key", "count", "error"), [(b"k", 0, ValueError), (b"k", -1, ValueError),
-                                                      ("k", 3, TypeError), (None, 3, TypeError),
-                                                      (b"k", "3", TypeError)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("key", "count", "error"),
+    [(b"k", 0, ValueError), (b"k", -1, ValueError), ("k", 3, TypeError), (None, 3, TypeError), (b"k", "3", TypeError)],
+)
 def test_partition_functions_check_input_as_confluent(key: object, count: object, error: type) -> None:
     for module in (kafkawire, ck):
         with pytest.raises(error):

@@ -324,7 +324,9 @@ def test_background_poll_from_a_callback_does_not_block(bg_reports: CallbackExec
     assert results == [0]
 
 
-def test_on_report_thread_is_true_only_inside_background_callbacks(bg_reports: CallbackExecutor, poll_reports: CallbackExecutor) -> None:
+def test_on_report_thread_is_true_only_inside_background_callbacks(
+    bg_reports: CallbackExecutor, poll_reports: CallbackExecutor
+) -> None:
     inside: list[bool] = []
     done = threading.Event()
     bg_reports.put(lambda: (inside.append(bg_reports.on_report_thread), done.set()), ())
@@ -393,7 +395,9 @@ def test_hand_over_hook_runs_outside_the_lock(poll_reports: CallbackExecutor) ->
     assert len(poll_reports) == 2
 
 
-def test_hand_over_poll_elsewhere_waits_for_the_drain_and_does_not_serve(handed: tuple[CallbackExecutor, Counter]) -> None:
+def test_hand_over_poll_elsewhere_waits_for_the_drain_and_does_not_serve(
+    handed: tuple[CallbackExecutor, Counter],
+) -> None:
     reports, _ = handed
     seen: list[Any] = []
     reports.put(recorder(seen), ("x",))

@@ -42,7 +42,12 @@ def batch(values: list[bytes], *, corrupt: bool = False) -> bytes:
 def fetch_answer(records: bytes, high_watermark: int) -> dict[str, Any]:
     return {
         "responses": [
-            {"topic": "t", "partitions": [{"partition_index": 0, "error_code": 0, "high_watermark": high_watermark, "records": records}]}
+            {
+                "topic": "t",
+                "partitions": [
+                    {"partition_index": 0, "error_code": 0, "high_watermark": high_watermark, "records": records}
+                ],
+            }
         ]
     }
 

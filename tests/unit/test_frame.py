@@ -37,10 +37,17 @@ def produce_body(*payloads: bytes | bytearray) -> dict[str, object]:
 def one_buffer(api: object, version: int, correlation_id: int, body: dict[str, object]) -> bytes:
     """The request encoded the plain way: header and body copied into one bytearray."""
     out = bytearray()
-    codec.encode_into(out, headers.REQUEST_HEADER, headers.request_header_version(api, version), {  # type: ignore[arg-type]
-        "request_api_key": api.key, "request_api_version": version,  # type: ignore[attr-defined]
-        "correlation_id": correlation_id, "client_id": "cid",
-    })  # fmt: skip
+    codec.encode_into(
+        out,
+        headers.REQUEST_HEADER,
+        headers.request_header_version(api, version),
+        {  # type: ignore[arg-type]
+            "request_api_key": api.key,
+            "request_api_version": version,  # type: ignore[attr-defined]
+            "correlation_id": correlation_id,
+            "client_id": "cid",
+        },
+    )
     codec.encode_into(out, api.request, version, body)  # type: ignore[attr-defined]
     return len(out).to_bytes(4, "big") + bytes(out)
 

@@ -55,9 +55,13 @@ class Appender(Recorder):
         headers = list(record.headers or [])
         headers.append(("by", self.tag.encode()))
         return ProducerRecord(
-            record.topic, key=record.key, value=record.value + self.tag, partition=record.partition,
-            timestamp=record.timestamp, headers=headers,
-        )  # fmt: skip
+            record.topic,
+            key=record.key,
+            value=record.value + self.tag,
+            partition=record.partition,
+            timestamp=record.timestamp,
+            headers=headers,
+        )
 
 
 class MutateThenRaise(Recorder):
@@ -394,7 +398,9 @@ def test_on_send_runs_in_the_producing_thread_before_validation(
     class FixTopic(Recorder):
         def on_send(self, record: ProducerRecord) -> ProducerRecord:
             threads.append(threading.current_thread().name)
-            return ProducerRecord("fixed", key=record.key, value=record.value, partition=record.partition, timestamp=record.timestamp)
+            return ProducerRecord(
+                "fixed", key=record.key, value=record.value, partition=record.partition, timestamp=record.timestamp
+            )
 
     producer = Producer({**producer_conf, "interceptor.classes": [FixTopic]})
     producers.append(producer)

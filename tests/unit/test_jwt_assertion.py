@@ -105,8 +105,14 @@ def test_assertion_mistakes_fail_at_construction_naming_the_option(conf: dict[st
 def test_the_key_must_fit_the_algorithm() -> None:
     rsa_pem = _pem(rsa.generate_private_key(public_exponent=65537, key_size=2048))
     with pytest.raises(ValueError, match="ES256 needs an EC key on P-256"):
-        JwtAssertion(_config(**{"sasl.oauthbearer.assertion.private.key.pem": rsa_pem,
-                                "sasl.oauthbearer.assertion.algorithm": "es256"}))  # fmt: skip
+        JwtAssertion(
+            _config(
+                **{
+                    "sasl.oauthbearer.assertion.private.key.pem": rsa_pem,
+                    "sasl.oauthbearer.assertion.algorithm": "es256",
+                }
+            )
+        )
 
 
 def test_a_wrong_passphrase_never_shows_the_key_or_passphrase(tmp_path: Path) -> None:

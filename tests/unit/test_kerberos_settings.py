@@ -81,9 +81,13 @@ def test_canonical_bootstrap_names(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each address of a bootstrap name becomes its reverse-resolved name (the address itself when
     it has none), in order, once each; a name that does not resolve stays."""
     addresses = {
-        "kafka.example": [(socket.AF_INET, ("10.0.0.1", 9092)), (socket.AF_INET, ("10.0.0.2", 9092)),
-                          (socket.AF_INET, ("10.0.0.3", 9092)), (socket.AF_INET, ("10.0.0.4", 9092))],
-    }  # fmt: skip
+        "kafka.example": [
+            (socket.AF_INET, ("10.0.0.1", 9092)),
+            (socket.AF_INET, ("10.0.0.2", 9092)),
+            (socket.AF_INET, ("10.0.0.3", 9092)),
+            (socket.AF_INET, ("10.0.0.4", 9092)),
+        ],
+    }
     names = {"10.0.0.1": "b1.dc.example", "10.0.0.2": "b2.dc.example", "10.0.0.4": "b1.dc.example"}
 
     def lookup(host: str, port: int, family: int = 0) -> tuple[Any, str | None]:

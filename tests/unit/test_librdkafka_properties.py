@@ -44,7 +44,10 @@ def test_every_property_has_a_client_type_and_a_known_kind() -> None:
 
 
 def test_another_client_types_property_is_checked_and_set_aside() -> None:
-    assert foreign_keys({"linger.ms": 5, "acks": "all", "group.id": "g"}, {}, CONSUMER) == {"linger.ms": 5, "acks": "all"}
+    assert foreign_keys({"linger.ms": 5, "acks": "all", "group.id": "g"}, {}, CONSUMER) == {
+        "linger.ms": 5,
+        "acks": "all",
+    }
     assert foreign_keys({"enable.auto.commit": "false", "acks": 1}, {}, PRODUCER) == {"enable.auto.commit": "false"}
     with pytest.raises(KafkaException) as e:
         foreign_keys({"session.timeout.ms": "soon"}, {}, PRODUCER)
@@ -129,7 +132,9 @@ def test_every_property_at_its_default_is_accepted_by_every_client(kind: str) ->
     assert not any("No such configuration property" in why for why in refused.values())
     # What confluent-kafka refuses today: its build's feature list (sasl_gssapi is not in this
     # build), a Windows-only property, and a bool the Python wrapper wants as a bool.
-    expected = {"builtin.features", "ssl.ca.certificate.stores"} | ({"delivery.report.only.error"} if kind == "producer" else set())
+    expected = {"builtin.features", "ssl.ca.certificate.stores"} | (
+        {"delivery.report.only.error"} if kind == "producer" else set()
+    )
     assert set(refused) == expected
 
 

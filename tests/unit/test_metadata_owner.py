@@ -108,9 +108,14 @@ class Recovering:
         self.silent: list[Any] = []  # callbacks of the requests never answered
         self.rebootstraps: list[float] = []
         self.owner = MetadataOwner(
-            self.engine, self.send, lambda _r, _f: None, lambda: ["known"], INTERVALS,
-            recovery=Recovery(strategy, 5.0), rebootstrap=lambda: self.rebootstraps.append(self.engine.now()),
-        )  # fmt: skip
+            self.engine,
+            self.send,
+            lambda _r, _f: None,
+            lambda: ["known"],
+            INTERVALS,
+            recovery=Recovery(strategy, 5.0),
+            rebootstrap=lambda: self.rebootstraps.append(self.engine.now()),
+        )
 
     def send(self, body: Any, callback: Any, timeout: float | None) -> None:
         self.sent.append(self.engine.now())

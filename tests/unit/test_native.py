@@ -133,12 +133,27 @@ def _serve(serve: Any, kind: Any, raise_at: int | None, base: int, log_append: A
     got: list[Any] = []
 
     def callback(err: Any, msg: Message) -> None:
-        got.append((err, msg.topic(), msg.partition(), msg.offset(), msg.key(), msg.value(), msg.headers(),
-                    msg.timestamp(), msg.error(), msg.latency(), msg.leader_epoch()))
+        got.append(
+            (
+                err,
+                msg.topic(),
+                msg.partition(),
+                msg.offset(),
+                msg.key(),
+                msg.value(),
+                msg.headers(),
+                msg.timestamp(),
+                msg.error(),
+                msg.latency(),
+                msg.leader_epoch(),
+            )
+        )
         if len(got) == raise_at:
             raise ValueError("from the callback")
 
-    messages = [_pending(kind, i, None if i % 5 == 4 else callback, [("h", b"x")] if i % 3 else None) for i in range(40)]
+    messages = [
+        _pending(kind, i, None if i % 5 == 4 else callback, [("h", b"x")] if i % 3 else None) for i in range(40)
+    ]
     outcome = serve(messages, 2, base, log_append, TIMESTAMP_CREATE_TIME, 10.02, Message, RECORD_OVERHEAD)
     return outcome, got
 
@@ -147,8 +162,12 @@ def _serve(serve: Any, kind: Any, raise_at: int | None, base: int, log_append: A
 @pytest.mark.parametrize("base", [-1, 0, 1_000])
 @pytest.mark.parametrize("log_append", [None, (TIMESTAMP_LOG_APPEND_TIME, 1_700_000_999_000)])
 def test_serve_delivered_reports_as_the_python_twin(raise_at: int | None, base: int, log_append: Any) -> None:
-    (i_c, served_c, charge_c, exc_c), got_c = _serve(native.serve_delivered, native.PendingMessage, raise_at, base, log_append)
-    (i_py, served_py, charge_py, exc_py), got_py = _serve(serve_delivered, PurePendingMessage, raise_at, base, log_append)
+    (i_c, served_c, charge_c, exc_c), got_c = _serve(
+        native.serve_delivered, native.PendingMessage, raise_at, base, log_append
+    )
+    (i_py, served_py, charge_py, exc_py), got_py = _serve(
+        serve_delivered, PurePendingMessage, raise_at, base, log_append
+    )
     assert (i_c, served_c, charge_c) == (i_py, served_py, charge_py)
     assert got_c == got_py
     assert len(got_c) == (raise_at or 30)  # 30 of the 38 records from index 2 have a callback
@@ -164,7 +183,10 @@ def test_delivery_reports_without_headers_are_left_out_of_cyclic_garbage_collect
     them, which every full collection walked. One with headers (a list) stays tracked; a setter
     tracks one again before it can hold anything that leads back to it."""
     got: list[Message] = []
-    messages = [_pending(native.PendingMessage, i, lambda err, msg: got.append(msg), [("h", b"x")] if i else None) for i in range(2)]
+    messages = [
+        _pending(native.PendingMessage, i, lambda err, msg: got.append(msg), [("h", b"x")] if i else None)
+        for i in range(2)
+    ]
     native.serve_delivered(messages, 0, 0, None, TIMESTAMP_CREATE_TIME, 1.0, Message, RECORD_OVERHEAD)
     plain, with_headers = got
     assert not gc.is_tracked(plain) and not gc.is_tracked(plain.timestamp())
@@ -269,12 +291,30 @@ def _fetched(records_: list[Any], compression: int, base_offset: int) -> Any:
 
 def _decoded_both(batch: Any, min_offset: int, log_append: int = -1) -> tuple[Any, Any]:
     body, pos, end, count = batch.body
-    args = (body, pos, end, count, batch.base_offset, batch.base_timestamp, log_append, min_offset, "t", 3, 1, 7, Message)
+    args = (
+        body,
+        pos,
+        end,
+        count,
+        batch.base_offset,
+        batch.base_timestamp,
+        log_append,
+        min_offset,
+        "t",
+        3,
+        1,
+        7,
+        Message,
+    )
     return native.decode_messages(*args), decode_messages(*args)
 
 
 @settings(max_examples=200, deadline=None)
-@given(recs=st.lists(st.tuples(timestamps, blobs, blobs, headers), min_size=1, max_size=30), skip=st.integers(0, 31), lz4=st.booleans())
+@given(
+    recs=st.lists(st.tuples(timestamps, blobs, blobs, headers), min_size=1, max_size=30),
+    skip=st.integers(0, 31),
+    lz4=st.booleans(),
+)
 def test_decode_messages_gives_the_python_twins_messages(recs: list[Any], skip: int, lz4: bool) -> None:
     batch = _fetched(recs, LZ4 if lz4 else NONE, 1000)
     ours, twin = _decoded_both(batch, 1000 + skip)
@@ -290,12 +330,33 @@ def test_decode_messages_gives_the_python_twins_messages(recs: list[Any], skip: 
 
 
 @settings(max_examples=100, deadline=None)
-@given(recs=st.lists(st.tuples(timestamps, blobs, blobs, headers), min_size=1, max_size=30), skip=st.integers(0, 31), take=st.integers(0, 31))
-def test_decode_messages_stops_at_the_stop_offset_as_the_python_twin_does(recs: list[Any], skip: int, take: int) -> None:
+@given(
+    recs=st.lists(st.tuples(timestamps, blobs, blobs, headers), min_size=1, max_size=30),
+    skip=st.integers(0, 31),
+    take=st.integers(0, 31),
+)
+def test_decode_messages_stops_at_the_stop_offset_as_the_python_twin_does(
+    recs: list[Any], skip: int, take: int
+) -> None:
     """A slice of a batch (the consumer's room ran out inside it): records in [min, stop) only."""
     batch = _fetched(recs, NONE, 1000)
     body, pos, end, count = batch.body
-    args = (body, pos, end, count, batch.base_offset, batch.base_timestamp, -1, 1000 + skip, "t", 3, 1, 7, Message, 1000 + skip + take)
+    args = (
+        body,
+        pos,
+        end,
+        count,
+        batch.base_offset,
+        batch.base_timestamp,
+        -1,
+        1000 + skip,
+        "t",
+        3,
+        1,
+        7,
+        Message,
+        1000 + skip + take,
+    )
     ours, twin = native.decode_messages(*args), decode_messages(*args)
     assert ours == twin
     assert [m.offset() for m in ours] == list(range(1000 + min(skip, len(recs)), 1000 + min(skip + take, len(recs))))
@@ -347,7 +408,11 @@ def test_decode_messages_refuses_what_the_python_twin_refuses(cut: int, junk: by
 
 
 @settings(max_examples=150, deadline=None)
-@given(recs=st.lists(st.tuples(timestamps, blobs, blobs, headers), min_size=1, max_size=30), skip=st.integers(0, 31), lz4=st.booleans())
+@given(
+    recs=st.lists(st.tuples(timestamps, blobs, blobs, headers), min_size=1, max_size=30),
+    skip=st.integers(0, 31),
+    lz4=st.booleans(),
+)
 def test_decode_columns_gives_the_python_twins_columns(recs: list[Any], skip: int, lz4: bool) -> None:
     pa = pytest.importorskip("pyarrow")
     from kafkawire.consumer import arrow
@@ -365,7 +430,9 @@ def test_decode_columns_gives_the_python_twins_columns(recs: list[Any], skip: in
     assert got.column("offset").to_pylist() == list(range(1000 + skip, 1000 + len(recs)))
     assert got.column("timestamp").cast(pa.int64()).to_pylist() == [ts for ts, _, _, _ in expected]
     assert set(got.column("topic").to_pylist()) <= {"t"} and set(got.column("partition").to_pylist()) <= {3}
-    assert got.column("headers").to_pylist() == [[{"key": k, "value": v} for k, v in h] if h else None for *_, h in expected]
+    assert got.column("headers").to_pylist() == [
+        [{"key": k, "value": v} for k, v in h] if h else None for *_, h in expected
+    ]
     got.validate(full=True)
     n, headers = ours[0], ours[11]
     assert headers == twin[11] == sum(len(h or ()) for *_, h in expected)
@@ -400,12 +467,28 @@ def test_decode_columns_refuses_what_the_python_twin_refuses() -> None:
 
     batch = _fetched([(5, b"key", b"value" * 10, [("h", b"v")]), (6, None, b"x", None)], NONE, 0)
     body, pos, end, count = batch.body
-    for data, p, e, n in [(body[: end - 3], pos, end - 3, count), (body, pos, end, count + 1), (body[:end] + b"\x00", pos, end + 1, count)]:
+    for data, p, e, n in [
+        (body[: end - 3], pos, end - 3, count),
+        (body, pos, end, count + 1),
+        (body[:end] + b"\x00", pos, end + 1, count),
+    ]:
         assert native.decode_columns(data, p, e, n, 0, 0, -1, 0) is None
         assert arrow.decode_columns(data, p, e, n, 0, 0, -1, 0) is None
 
 
-ACCESSORS = ("topic", "partition", "offset", "key", "value", "headers", "timestamp", "latency", "error", "leader_epoch", "delivery_count")
+ACCESSORS = (
+    "topic",
+    "partition",
+    "offset",
+    "key",
+    "value",
+    "headers",
+    "timestamp",
+    "latency",
+    "error",
+    "leader_epoch",
+    "delivery_count",
+)
 
 
 @pytest.mark.parametrize("name", ACCESSORS)

@@ -124,7 +124,9 @@ def test_produce_batch_on_the_lane_queues_as_the_python_path(calls: list[Any]) -
     (with_lane, _), (without, _) = _producer(True, **conf), _producer(False, **conf)
     try:
         for batch, partition in calls:
-            assert _batch_call(with_lane, batch, partition=partition) == _batch_call(without, batch, partition=partition)
+            assert _batch_call(with_lane, batch, partition=partition) == _batch_call(
+                without, batch, partition=partition
+            )
             assert _state(with_lane, timestamps=False) == _state(without, timestamps=False)
     finally:
         _close(with_lane, without)
@@ -227,7 +229,9 @@ def _arrow_batches() -> list[Any]:
         key = pa.array([None if i % 2 else b"key-%d" % (i % 7) for i in range(n)], pa.binary())
         partition = pa.array([None if i % 5 else i % 4 for i in range(n)], pa.int32())
         timestamp = pa.array([1_700_000_000_000 + i for i in range(n)], pa.int64())
-        full = pa.RecordBatch.from_arrays([value, key, partition, timestamp], ["value", "key", "partition", "timestamp"])
+        full = pa.RecordBatch.from_arrays(
+            [value, key, partition, timestamp], ["value", "key", "partition", "timestamp"]
+        )
         out.append(full.slice(13, 600))  # sliced: every column read from an offset
         headers = pa.array([_headers(rng, i) for i in range(n)], _header_type(pa, large, string))
         with_headers = pa.RecordBatch.from_arrays([value, headers], ["value", "headers"])

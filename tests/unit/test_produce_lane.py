@@ -58,7 +58,9 @@ def _state(p: Producer) -> Any:
     batches = []
     for tp, queue in sorted(engine.acc._queues.items()):
         for batch in queue:
-            records = [(m.topic, m.partition, m.key, m.value, m.headers, m.callback, m.size, m.future) for m in batch.messages]
+            records = [
+                (m.topic, m.partition, m.key, m.value, m.headers, m.callback, m.size, m.future) for m in batch.messages
+            ]
             batches.append((tp, batch.bytes, batch.full, records))
     sticks = {t: (s.partition, s.produced) for t, s in engine._sticky.topics.items()}
     return batches, engine.state.outstanding, engine.state.buffered_bytes, len(engine.acc), sticks

@@ -667,8 +667,15 @@ def test_produce_batch_where_we_differ_on_purpose() -> None:
         with pytest.raises(NotImplementedError):
             theirs.produce_batch("t", [{"value": b"1", "timestamp": 1234}])
         got: list[Any] = []
-        assert theirs.produce_batch("t", [{"value": b"1", "headers": [("h", b"v")], "partition": 3}], partition=1,
-                                    on_delivery=lambda e, m: got.append(m)) == 1  # fmt: skip
+        assert (
+            theirs.produce_batch(
+                "t",
+                [{"value": b"1", "headers": [("h", b"v")], "partition": 3}],
+                partition=1,
+                on_delivery=lambda e, m: got.append(m),
+            )
+            == 1
+        )
     finally:
         dispose(theirs)
     assert (got[0].partition(), got[0].headers()) == (1, None)

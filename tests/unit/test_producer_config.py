@@ -198,7 +198,12 @@ def test_noop_options_are_accepted_and_each_says_why() -> None:
 
 def test_default_topic_config_applies_in_order() -> None:
     # Deprecated but still written: its keys apply where the dict stands (a later key wins).
-    assert parse_producer_config({"message.timeout.ms": 600_000, "default.topic.config": {"message.timeout.ms": 1000}}).message_timeout_ms == 1000
+    assert (
+        parse_producer_config(
+            {"message.timeout.ms": 600_000, "default.topic.config": {"message.timeout.ms": 1000}}
+        ).message_timeout_ms
+        == 1000
+    )
     assert parse_producer_config({"default.topic.config": {"acks": 1}, "acks": "all"}).acks == -1
     with pytest.raises(KafkaException, match='No such configuration property: "bogus"'):
         parse_producer_config({"default.topic.config": {"bogus": 5}})

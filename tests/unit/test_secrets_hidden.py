@@ -21,7 +21,18 @@ from kafkawire.base.config import SECURITY_OPTIONS, parse_config
 
 SECRET = "s3cr3t-Pa55-not-for-logs"
 NOWHERE = "127.0.0.1:1"
-_LEAVES = (str, bytes, int, float, bool, type(None), types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType)
+_LEAVES = (
+    str,
+    bytes,
+    int,
+    float,
+    bool,
+    type(None),
+    types.ModuleType,
+    type,
+    types.FunctionType,
+    types.BuiltinFunctionType,
+)
 
 
 def reachable(root: Any) -> Iterator[tuple[str, Any]]:
@@ -59,14 +70,26 @@ def shown(obj: Any) -> str:
 @pytest.mark.parametrize(
     "secrets",
     [
-        {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN", "sasl.username": "u", "sasl.password": SECRET},
-        {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": "u",
-         "sasl.password": SECRET},
-        {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN",
-         "sasl.jaas.config": f'org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="{SECRET}";'},
+        {
+            "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanism": "PLAIN",
+            "sasl.username": "u",
+            "sasl.password": SECRET,
+        },
+        {
+            "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanism": "SCRAM-SHA-512",
+            "sasl.username": "u",
+            "sasl.password": SECRET,
+        },
+        {
+            "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanism": "PLAIN",
+            "sasl.jaas.config": f'org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="{SECRET}";',
+        },
     ],
     ids=["plain", "scram", "jaas"],
-)  # fmt: skip
+)
 def test_no_object_reachable_from_a_client_shows_a_secret(secrets: dict[str, str]) -> None:
     conf = {"bootstrap.servers": NOWHERE, "group.id": "g", "log_level": 0, **secrets}
     clients = [kafkawire.Producer(conf), kafkawire.Consumer(conf), AdminClient(conf)]
@@ -92,10 +115,18 @@ def test_no_statistics_show_a_secret() -> None:
     """stats_cb's JSON, from every client, with every secret option set: none appears."""
     seen: list[str] = []
     conf = {
-        "bootstrap.servers": NOWHERE, "group.id": "g", "log_level": 0, "client.id": "stats-secrets",
-        "security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN", "sasl.username": "u", "sasl.password": SECRET,
-        "ssl.key.password": SECRET, "statistics.interval.ms": 20, "stats_cb": seen.append,
-    }  # fmt: skip
+        "bootstrap.servers": NOWHERE,
+        "group.id": "g",
+        "log_level": 0,
+        "client.id": "stats-secrets",
+        "security.protocol": "SASL_SSL",
+        "sasl.mechanism": "PLAIN",
+        "sasl.username": "u",
+        "sasl.password": SECRET,
+        "ssl.key.password": SECRET,
+        "statistics.interval.ms": 20,
+        "stats_cb": seen.append,
+    }
     clients = [kafkawire.Producer(conf), kafkawire.Consumer(conf), AdminClient(conf)]
     try:
         deadline = time.monotonic() + 10

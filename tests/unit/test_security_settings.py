@@ -43,8 +43,12 @@ def error_text(**conf: Any) -> str:
 
 def test_plaintext_by_default_and_protocol_any_case() -> None:
     assert settings().protocol == "plaintext" and settings().tls is None and not settings().uses_sasl
-    assert settings(security_protocol="SASL_PLAINTEXT", sasl_mechanism="plain", sasl_username="u",
-                    sasl_password="p").mechanism == "PLAIN"  # fmt: skip
+    assert (
+        settings(
+            security_protocol="SASL_PLAINTEXT", sasl_mechanism="plain", sasl_username="u", sasl_password="p"
+        ).mechanism
+        == "PLAIN"
+    )
 
 
 def test_unsupported_mechanisms_and_providers_name_what_is_supported() -> None:
@@ -56,7 +60,10 @@ def test_unsupported_mechanisms_and_providers_name_what_is_supported() -> None:
 def test_gssapi_without_its_package_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "gssapi", None)  # import gssapi raises ImportError
     # GSSAPI is librdkafka's default mechanism: SASL without a mechanism asks for it too.
-    for conf in ({"security_protocol": "sasl_plaintext"}, {"security_protocol": "sasl_ssl", "sasl_mechanism": "GSSAPI"}):
+    for conf in (
+        {"security_protocol": "sasl_plaintext"},
+        {"security_protocol": "sasl_ssl", "sasl_mechanism": "GSSAPI"},
+    ):
         text = error_text(**conf)
         assert "pip install 'kafkawire[gssapi]'" in text and "sasl.mechanism" in text, text
 
@@ -69,17 +76,28 @@ def test_missing_credentials_fail_at_construction() -> None:
 
 def test_secrets_never_in_errors_or_repr() -> None:
     texts = [
-        error_text(security_protocol="sasl_ssl", sasl_mechanism="PLAIN", sasl_username="u", sasl_password=SECRET,
-                   ssl_ca_location="/nonexistent/ca.pem"),
-        error_text(security_protocol="sasl_plaintext", sasl_jaas_config=f'bogus {SECRET}'),
-        error_text(security_protocol="sasl_plaintext", sasl_mechanism="OAUTHBEARER",
-                   enable_sasl_oauthbearer_unsecure_jwt=True,
-                   sasl_oauthbearer_config=f"principal=alice nonsense {SECRET}"),
-        error_text(security_protocol="ssl", ssl_key_password=SECRET, ssl_certificate_location="/nonexistent/c.pem",
-                   ssl_key_location="/nonexistent/key.pem"),
-    ]  # fmt: skip
-    good = settings(security_protocol="sasl_plaintext", sasl_mechanism="PLAIN", sasl_username="u",
-                    sasl_password=SECRET)  # fmt: skip
+        error_text(
+            security_protocol="sasl_ssl",
+            sasl_mechanism="PLAIN",
+            sasl_username="u",
+            sasl_password=SECRET,
+            ssl_ca_location="/nonexistent/ca.pem",
+        ),
+        error_text(security_protocol="sasl_plaintext", sasl_jaas_config=f"bogus {SECRET}"),
+        error_text(
+            security_protocol="sasl_plaintext",
+            sasl_mechanism="OAUTHBEARER",
+            enable_sasl_oauthbearer_unsecure_jwt=True,
+            sasl_oauthbearer_config=f"principal=alice nonsense {SECRET}",
+        ),
+        error_text(
+            security_protocol="ssl",
+            ssl_key_password=SECRET,
+            ssl_certificate_location="/nonexistent/c.pem",
+            ssl_key_location="/nonexistent/key.pem",
+        ),
+    ]
+    good = settings(security_protocol="sasl_plaintext", sasl_mechanism="PLAIN", sasl_username="u", sasl_password=SECRET)
     for text in [*texts, repr(good)]:
         assert SECRET not in text
 
@@ -92,15 +110,20 @@ def test_tls_context_verifies_host_names_by_default(tmp_path: Path) -> None:
     ca = make_ca(tmp_path)
     strict = settings(security_protocol="ssl", ssl_ca_location=str(ca.cert))
     assert strict.tls is not None and strict.tls.check_hostname
-    loose = settings(security_protocol="ssl", ssl_ca_location=str(ca.cert),
-                     ssl_endpoint_identification_algorithm="none")  # fmt: skip
+    loose = settings(
+        security_protocol="ssl", ssl_ca_location=str(ca.cert), ssl_endpoint_identification_algorithm="none"
+    )
     assert loose.tls is not None and not loose.tls.check_hostname
 
 
 def test_jaas_config_is_an_alias_for_the_credentials() -> None:
-    s = settings(security_protocol="sasl_ssl", sasl_mechanism="SCRAM-SHA-512", enable_ssl_certificate_verification=False,
-                 sasl_jaas_config='org.apache.kafka.common.security.scram.ScramLoginModule required '
-                                  'username="alice" password="a\\"b";')  # fmt: skip
+    s = settings(
+        security_protocol="sasl_ssl",
+        sasl_mechanism="SCRAM-SHA-512",
+        enable_ssl_certificate_verification=False,
+        sasl_jaas_config="org.apache.kafka.common.security.scram.ScramLoginModule required "
+        'username="alice" password="a\\"b";',
+    )
     client = s.sasl_client(0.0, _never)
     assert isinstance(client, sasl.ScramClient) and b"n=alice" in client.start()
     plain = settings(
@@ -181,9 +204,12 @@ def test_oauth_cb_token_renewed_in_the_background_and_failures_retried(monkeypat
 
 
 def test_unsecured_jwt_for_test_clusters() -> None:
-    s = settings(security_protocol="sasl_plaintext", sasl_mechanism="OAUTHBEARER",
-                 enable_sasl_oauthbearer_unsecure_jwt=True,
-                 sasl_oauthbearer_config="principal=alice lifeSeconds=60")  # fmt: skip
+    s = settings(
+        security_protocol="sasl_plaintext",
+        sasl_mechanism="OAUTHBEARER",
+        enable_sasl_oauthbearer_unsecure_jwt=True,
+        sasl_oauthbearer_config="principal=alice lifeSeconds=60",
+    )
     token = s.sasl_client(50.0, _never).start().split(b"Bearer ")[1].split(b"\x01")[0].decode()
     claims = json.loads(base64.urlsafe_b64decode(token.split(".")[1] + "=="))
     assert claims["sub"] == "alice" and claims["exp"] == 110.0
@@ -237,8 +263,13 @@ def test_every_client_asks_oauth_cb_while_built_and_fails_when_it_fails(face: st
             raise ValueError("revoked")
         return "token", time.time() + 300
 
-    conf = {"bootstrap.servers": "127.0.0.1:1", "security.protocol": "sasl_plaintext",
-            "sasl.mechanisms": "OAUTHBEARER", "sasl.oauthbearer.config": "arg", "oauth_cb": oauth_cb}  # fmt: skip
+    conf = {
+        "bootstrap.servers": "127.0.0.1:1",
+        "security.protocol": "sasl_plaintext",
+        "sasl.mechanisms": "OAUTHBEARER",
+        "sasl.oauthbearer.config": "arg",
+        "oauth_cb": oauth_cb,
+    }
     if face == "Consumer":
         conf["group.id"] = "g"
     client = make(conf)

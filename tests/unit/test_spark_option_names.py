@@ -47,9 +47,13 @@ def test_an_option_far_from_any_lists_the_known_ones() -> None:
 
 
 def test_write_names() -> None:
-    with pytest.raises(ValueError, match=re.escape("Unknown option 'topik' for a kafkawire write. Did you mean 'topic'?")):
+    with pytest.raises(
+        ValueError, match=re.escape("Unknown option 'topik' for a kafkawire write. Did you mean 'topic'?")
+    ):
         check_option_names({"topik": "t"}, WRITE_OPTIONS, "write")
-    with pytest.raises(ValueError, match=re.escape("Unknown option 'checkpointlocation' for a kafkawire write. Known options: ")):
+    with pytest.raises(
+        ValueError, match=re.escape("Unknown option 'checkpointlocation' for a kafkawire write. Known options: ")
+    ):
         check_option_names({"checkpointlocation": "/c"}, WRITE_OPTIONS, "write")  # a batch write has none
     stream = {"checkpointlocation": "/c", "queryname": "q", "topic": "t", "kafka.acks": "all"}
     check_option_names(stream, STREAM_WRITE_OPTIONS, "write")
@@ -61,7 +65,10 @@ def test_kafka_options_are_checked_against_the_consumer() -> None:
     assert message == 'Invalid kafka.* option: No such configuration property: "bogus.option"'
     assert 'did you mean "fetch.max.bytes"' in refused({**BASE, "kafka.fetch.max.byte": "1"})
     assert "fetch.max.bytes" in refused({**BASE, "kafka.fetch.max.bytes": "lots"}, stream=True)
-    assert batch_options({**BASE, "kafka.client.id": "etl", "kafka.fetch.max.bytes": "1048576"}).kafka["client.id"] == "etl"
+    assert (
+        batch_options({**BASE, "kafka.client.id": "etl", "kafka.fetch.max.bytes": "1048576"}).kafka["client.id"]
+        == "etl"
+    )
 
 
 def test_group_options_are_refused() -> None:

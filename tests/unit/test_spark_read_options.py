@@ -50,28 +50,42 @@ def test_exactly_one_subscription_option() -> None:
     assert "'subscribe' is ' , '" in refused({**BASE, "subscribe": " , "})
     assert "Pattern to subscribe is empty" in refused({"kafka.bootstrap.servers": "h", "subscribePattern": " "})
     assert "No topicpartitions to assign" in refused({"kafka.bootstrap.servers": "h", "assign": "t"})
-    assert refused({"kafka.bootstrap.servers": "h", "assign": "{bad"}) == 'Expected e.g. {"topicA":[0,1],"topicB":[0,1]}, got {bad'
+    assert (
+        refused({"kafka.bootstrap.servers": "h", "assign": "{bad"})
+        == 'Expected e.g. {"topicA":[0,1],"topicB":[0,1]}, got {bad'
+    )
     assert batch_options({"kafka.bootstrap.servers": "h", "assign": '{"t":[1,0]}'}).assigned == (("t", 1), ("t", 0))
 
 
 def test_kafka_options_the_connector_refuses() -> None:
-    assert "Kafka option 'auto.offset.reset' is not supported." in refused({**BASE, "kafka.auto.offset.reset": "earliest"})
+    assert "Kafka option 'auto.offset.reset' is not supported." in refused(
+        {**BASE, "kafka.auto.offset.reset": "earliest"}
+    )
     assert "keys are deserialized as byte arrays" in refused({**BASE, "kafka.key.deserializer": "x"})
     assert "values are deserialized as byte arrays" in refused({**BASE, "kafka.value.deserializer": "x"})
-    assert refused({**BASE, "kafka.enable.auto.commit": "false"}) == "Kafka option 'enable.auto.commit' is not supported"
+    assert (
+        refused({**BASE, "kafka.enable.auto.commit": "false"}) == "Kafka option 'enable.auto.commit' is not supported"
+    )
     assert refused({**BASE, "kafka.interceptor.classes": "x"}) == "Kafka option 'interceptor.classes' is not supported"
-    assert refused({"subscribe": "t"}) == "Option 'kafka.bootstrap.servers' must be specified for configuring Kafka consumer"
+    assert (
+        refused({"subscribe": "t"})
+        == "Option 'kafka.bootstrap.servers' must be specified for configuring Kafka consumer"
+    )
     assert "joins no consumer group" in refused({**BASE, "kafka.group.id": "g"})  # issue 29: it could mean nothing
     assert "isolation.level" in refused({**BASE, "kafka.isolation.level": "serializable"})
     assert batch_options({**BASE, "kafka.isolation.level": "read_committed"}).read_committed
 
 
 def test_offsets_options_batch_and_stream() -> None:
-    assert refused({**BASE, "startingOffsets": "latest"}) == "starting offset can't be latest for batch queries on Kafka"
+    assert (
+        refused({**BASE, "startingOffsets": "latest"}) == "starting offset can't be latest for batch queries on Kafka"
+    )
     assert refused({**BASE, "startingOffsets": '{"t":{"0":-1}}'}) == (
         "startingOffsets for t-0 can't be latest for batch queries on Kafka"
     )
-    assert refused({**BASE, "endingOffsets": "earliest"}) == "ending offset can't be earliest for batch queries on Kafka"
+    assert (
+        refused({**BASE, "endingOffsets": "earliest"}) == "ending offset can't be earliest for batch queries on Kafka"
+    )
     assert refused({**BASE, "endingOffsets": '{"t":{"0":-2}}'}) == (
         "ending offset for t-0 can't be earliest for batch queries on Kafka"
     )
@@ -95,8 +109,7 @@ def test_offsets_options_batch_and_stream() -> None:
 
 def test_schema_is_the_connectors() -> None:
     assert read_schema({}).simpleString() == (
-        "struct<key:binary,value:binary,topic:string,partition:int,offset:bigint,timestamp:timestamp,"
-        "timestampType:int>"
+        "struct<key:binary,value:binary,topic:string,partition:int,offset:bigint,timestamp:timestamp,timestampType:int>"
     )
     assert read_schema({"includeheaders": "true"}).fieldNames()[-1] == "headers"
 

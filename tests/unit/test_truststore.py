@@ -26,9 +26,25 @@ def ca_der(tmp_path: Path) -> tuple[Path, bytes]:
 @pytest.mark.skipif(KEYTOOL is None, reason="keytool (Java) is not installed")
 def test_jks_made_by_keytool(tmp_path: Path, ca_der: tuple[Path, bytes]) -> None:
     store = tmp_path / "trust.jks"
-    subprocess.run([str(KEYTOOL), "-importcert", "-noprompt", "-alias", "ca", "-file", str(ca_der[0]),
-                    "-keystore", str(store), "-storepass", "changeit", "-storetype", "JKS"],
-                   check=True, capture_output=True)  # fmt: skip
+    subprocess.run(
+        [
+            str(KEYTOOL),
+            "-importcert",
+            "-noprompt",
+            "-alias",
+            "ca",
+            "-file",
+            str(ca_der[0]),
+            "-keystore",
+            str(store),
+            "-storepass",
+            "changeit",
+            "-storetype",
+            "JKS",
+        ],
+        check=True,
+        capture_output=True,
+    )
     assert trusted_certificates(str(store), "changeit", "JKS") == [ca_der[1]]
     assert trusted_certificates(str(store), None, "jks") == [ca_der[1]]  # Java reads it without a password too
     with pytest.raises(ValueError, match="integrity") as exc:

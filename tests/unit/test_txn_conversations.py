@@ -54,9 +54,17 @@ def test_partitions_are_added_once_retried_while_busy_and_the_sender_woken() -> 
         if call.api == FIND_COORDINATOR.name:
             return coordinator_at(1)
         code = ec.CONCURRENT_TRANSACTIONS if next(busy) else 0
-        return {"results_by_topic_v3_and_below": [
-            {"name": t.name, "results_by_partition": [{"partition_index": p, "partition_error_code": code} for p in t.partitions]}
-            for t in call.body.v3_and_below_topics]}  # fmt: skip
+        return {
+            "results_by_topic_v3_and_below": [
+                {
+                    "name": t.name,
+                    "results_by_partition": [
+                        {"partition_index": p, "partition_error_code": code} for p in t.partitions
+                    ],
+                }
+                for t in call.body.v3_and_below_topics
+            ]
+        }
 
     client.handler = handler
     txn = manager(client)
@@ -74,7 +82,9 @@ def test_partitions_are_added_once_retried_while_busy_and_the_sender_woken() -> 
 
 def test_a_fenced_producer_is_fatal_and_told_once() -> None:
     client = StubClient()
-    client.handler = lambda call: coordinator_at(1) if call.api == FIND_COORDINATOR.name else {"error_code": ec.PRODUCER_FENCED}
+    client.handler = lambda call: (
+        coordinator_at(1) if call.api == FIND_COORDINATOR.name else {"error_code": ec.PRODUCER_FENCED}
+    )
     txn = manager(client)
     txn.idem.set_producer_id(7, 3)
     txn.added.add(("t", 0))

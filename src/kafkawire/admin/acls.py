@@ -63,11 +63,13 @@ class AclCalls(AdminBase):
             error = _error(response.error_code, response.error_message)
             if error is not None:
                 return {keys[0]: error}
-            return {keys[0]: [
-                binding_from_wire(acl, r.resource_type, r.resource_name, r.pattern_type)
-                for r in response.resources
-                for acl in r.acls
-            ]}  # fmt: skip
+            return {
+                keys[0]: [
+                    binding_from_wire(acl, r.resource_type, r.resource_name, r.pattern_type)
+                    for r in response.resources
+                    for acl in r.acls
+                ]
+            }
 
         futures = self._run(
             [acl_binding_filter], DESCRIBE_ACLS, routers.ANY_BROKER, body, parse, request_s, policy=ADMIN_READ

@@ -49,7 +49,9 @@ def create_topic_if_missing(conf: Mapping[str, Any], topic: NewTopic, timeout: f
         except KafkaException as exc:
             if topic.replication_factor != -1 or _code(exc) != KafkaError.INVALID_REPLICATION_FACTOR:
                 raise
-        explicit = NewTopic(topic.topic, topic.num_partitions, _default_replication_factor(admin, timeout), config=topic.config)
+        explicit = NewTopic(
+            topic.topic, topic.num_partitions, _default_replication_factor(admin, timeout), config=topic.config
+        )
         return _create(admin, explicit, timeout)
     finally:
         admin.close()

@@ -44,11 +44,15 @@ class ConfigCalls(AdminBase):
             try:
                 node = int(brokers[0].name)
             except ValueError:
-                raise ValueError(f"Expected an int32 broker_id for ConfigResource(type=BROKER, name={brokers[0].name})") from None
+                raise ValueError(
+                    f"Expected an int32 broker_id for ConfigResource(type=BROKER, name={brokers[0].name})"
+                ) from None
             return items, routers.ToNode(node)
         return items, routers.ANY_BROKER
 
-    def describe_configs(self, resources: list[ConfigResource], **kwargs: Any) -> dict[ConfigResource, Future[dict[str, ConfigEntry]]]:
+    def describe_configs(
+        self, resources: list[ConfigResource], **kwargs: Any
+    ) -> dict[ConfigResource, Future[dict[str, ConfigEntry]]]:
         """Every config entry of each resource, with synonyms; at most one BROKER resource per call."""
         items, router = self._config_resources(resources, ValueError)
         request_s, _, _ = self._options(kwargs)
@@ -83,7 +87,9 @@ class ConfigCalls(AdminBase):
         """
         # same text as confluent-kafka: programs filter this warning by its text
         warnings.warn(
-            "alter_configs has been deprecated. Use incremental_alter_configs instead.", DeprecationWarning, stacklevel=2
+            "alter_configs has been deprecated. Use incremental_alter_configs instead.",
+            DeprecationWarning,
+            stacklevel=2,
         )
         items, router = self._config_resources(resources, ValueError)
         request_s, _, validate_only = self._options(kwargs, validate=True)
@@ -103,7 +109,9 @@ class ConfigCalls(AdminBase):
 
         return self._run(items, ALTER_CONFIGS, _controller_unless(router), body, _alter_parse, request_s)
 
-    def incremental_alter_configs(self, resources: list[ConfigResource], **kwargs: Any) -> dict[ConfigResource, Future[None]]:
+    def incremental_alter_configs(
+        self, resources: list[ConfigResource], **kwargs: Any
+    ) -> dict[ConfigResource, Future[None]]:
         """Apply each resource's ``incremental_configs`` (SET, DELETE, APPEND, SUBTRACT); other keys stay."""
         items, router = self._config_resources(resources, TypeError)
         request_s, _, validate_only = self._options(kwargs, validate=True)
@@ -121,7 +129,9 @@ class ConfigCalls(AdminBase):
                 if not isinstance(entry.incremental_operation, AlterConfigOpType):
                     raise TypeError("ConfigEntry.incremental_operation must be an AlterConfigOpType")
                 if entry.incremental_operation is not AlterConfigOpType.DELETE and not isinstance(entry.value, str):
-                    raise TypeError(f"ConfigEntry {entry.name}: value must be a string for {entry.incremental_operation.name}")
+                    raise TypeError(
+                        f"ConfigEntry {entry.name}: value must be a string for {entry.incremental_operation.name}"
+                    )
             names = [e.name for e in r.incremental_configs]
             if len(set(names)) != len(names):
                 duplicated = r

@@ -74,10 +74,14 @@ class GroupOffsetCalls(AdminBase):
             raise TypeError("require_stable must be a bool")
         request_s, _, _ = self._options(kwargs)
         group = req.group_id
-        wanted = None if req.topic_partitions is None else [
-            {"name": topic, "partition_indexes": [tp.partition for tp in tps]}
-            for topic, tps in _by_topic(req.topic_partitions).items()
-        ]  # fmt: skip
+        wanted = (
+            None
+            if req.topic_partitions is None
+            else [
+                {"name": topic, "partition_indexes": [tp.partition for tp in tps]}
+                for topic, tps in _by_topic(req.topic_partitions).items()
+            ]
+        )
 
         def body(keys: list[str], version: int) -> dict[str, Any]:
             stable = {"require_stable": require_stable} if version >= 7 else {}
@@ -103,7 +107,7 @@ class GroupOffsetCalls(AdminBase):
                 )
                 for t in topics
                 for p in t.partitions
-            ]  # fmt: skip
+            ]
             return {group: ConsumerGroupTopicPartitions(group, answered)}
 
         return self._run(

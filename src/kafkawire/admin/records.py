@@ -30,7 +30,9 @@ class RecordCalls(AdminBase):
     ) -> dict[TopicPartition, Future[ListOffsetsResultInfo]]:
         """Each partition's earliest, latest, max-timestamp or by-timestamp offset, from its leader."""
         if not isinstance(topic_partition_offsets, dict):
-            raise TypeError("Expected topic_partition_offsets to be dict of [TopicPartitions,OffsetSpec] for list offsets request")
+            raise TypeError(
+                "Expected topic_partition_offsets to be dict of [TopicPartitions,OffsetSpec] for list offsets request"
+            )
         for tp, spec in topic_partition_offsets.items():
             if not isinstance(tp, TopicPartition):
                 raise TypeError(f"topic_partition_offsets keys must be TopicPartition, not {type(tp).__name__}")
@@ -59,7 +61,9 @@ class RecordCalls(AdminBase):
 
         return {tp: _then(fut, info) for tp, fut in op.futures.items()}
 
-    def delete_records(self, topic_partition_offsets: list[TopicPartition], **kwargs: Any) -> dict[TopicPartition, Future[DeletedRecords]]:
+    def delete_records(
+        self, topic_partition_offsets: list[TopicPartition], **kwargs: Any
+    ) -> dict[TopicPartition, Future[DeletedRecords]]:
         """Delete each partition's records before its offset (OFFSET_END, -1: all of them), at its leader;
         the futures are keyed by the partitions with the offsets asked for."""
         if not isinstance(topic_partition_offsets, list):
@@ -68,7 +72,9 @@ class RecordCalls(AdminBase):
         for tp in topic_partition_offsets:
             if not isinstance(tp, TopicPartition):
                 # same text as confluent-kafka: its tests match on it
-                raise TypeError(f"Element of the request list must be of type 'TopicPartition' got '{type(tp).__name__}' ")
+                raise TypeError(
+                    f"Element of the request list must be of type 'TopicPartition' got '{type(tp).__name__}' "
+                )
             if tp.partition < 0:
                 raise ValueError(f"{tp.topic} [{tp.partition}]: 'partition' is negative")
         if not topic_partition_offsets:
@@ -80,7 +86,10 @@ class RecordCalls(AdminBase):
         def body(keys: list[TopicPartition], version: int) -> dict[str, Any]:
             return {
                 "topics": [
-                    {"name": topic, "partitions": [{"partition_index": tp.partition, "offset": offsets[tp]} for tp in tps]}
+                    {
+                        "name": topic,
+                        "partitions": [{"partition_index": tp.partition, "offset": offsets[tp]} for tp in tps],
+                    }
                     for topic, tps in _by_topic(keys).items()
                 ],
                 "timeout_ms": operation_ms,
@@ -91,7 +100,9 @@ class RecordCalls(AdminBase):
             for t in response.topics:
                 for p in t.partitions:
                     error = _error(p.error_code, None)
-                    out[TopicPartition(t.name, p.partition_index)] = error if error is not None else DeletedRecords(p.low_watermark)
+                    out[TopicPartition(t.name, p.partition_index)] = (
+                        error if error is not None else DeletedRecords(p.low_watermark)
+                    )
             return out
 
         futures = self._run(offsets, DELETE_RECORDS, routers.LEADERS, body, parse, request_s)

@@ -51,7 +51,6 @@ class Uuid:
         return hash(self._bits)
 
 
-
 class TopicCollection:
     """Topics named for ``describe_topics()``; the names are checked by the call."""
 

@@ -252,9 +252,14 @@ class TopicCalls(AdminBase):
         request_s, operation_ms, _ = self._options(kwargs, operation=True)
         if partitions is not None and len({_tp(tp) for tp in partitions}) != len(partitions):
             return _invalid("Duplicate partitions specified")
-        wanted = None if partitions is None else [
-            {"topic": topic, "partitions": [tp.partition for tp in tps]} for topic, tps in _by_topic(partitions).items()
-        ]  # fmt: skip
+        wanted = (
+            None
+            if partitions is None
+            else [
+                {"topic": topic, "partitions": [tp.partition for tp in tps]}
+                for topic, tps in _by_topic(partitions).items()
+            ]
+        )
 
         def body(keys: list[str], version: int) -> dict[str, Any]:
             if version == 0 and election_type is not ElectionType.PREFERRED:

@@ -347,7 +347,9 @@ class ListOffsetsResultInfo:
         self.leader_epoch = None if leader_epoch is None or leader_epoch < 0 else leader_epoch
 
     def __repr__(self) -> str:
-        return f"ListOffsetsResultInfo(offset={self.offset}, timestamp={self.timestamp}, leader_epoch={self.leader_epoch})"
+        return (
+            f"ListOffsetsResultInfo(offset={self.offset}, timestamp={self.timestamp}, leader_epoch={self.leader_epoch})"
+        )
 
 
 class DeletedRecords:
@@ -403,7 +405,9 @@ def check_new_topic(t: NewTopic) -> None:
             f"Invalid NewTopic({t.topic}): num_partitions out of expected range 1..{_MAX_PARTITIONS} or -1 for broker default"
         )
     if not -1 <= t.replication_factor <= _MAX_REPLICATION:
-        raise ValueError(f"Invalid NewTopic({t.topic}): replication_factor out of expected range -1..{_MAX_REPLICATION}")
+        raise ValueError(
+            f"Invalid NewTopic({t.topic}): replication_factor out of expected range -1..{_MAX_REPLICATION}"
+        )
     if t.replica_assignment is not None:
         if t.replication_factor != -1:
             raise ValueError("replication_factor and replica_assignment are mutually exclusive")

@@ -138,9 +138,15 @@ def run(
             broker = stack.enter_context(TansuBroker())
             bootstrap = broker.bootstrap
             out.write(f"Started an embedded Tansu broker on {bootstrap}\n")
-        client = stack.enter_context(Client(
-                {"bootstrap.servers": bootstrap, "client.id": "kafkawire-demo", "socket.timeout.ms": int(timeout * 1000)}
-            ))
+        client = stack.enter_context(
+            Client(
+                {
+                    "bootstrap.servers": bootstrap,
+                    "client.id": "kafkawire-demo",
+                    "socket.timeout.ms": int(timeout * 1000),
+                }
+            )
+        )
         create_topic(bootstrap, topic, partitions, timeout)
         summary = produce_dataset(bootstrap, topic, count, partitions, timeout)
         client.refresh_metadata([topic]).result()

@@ -22,7 +22,15 @@ from ..schema_registry.avro import AvroDeserializer, AvroSerializer
 from ..serialization import MessageField, SerializationContext
 from .serializer import KeySerializerError, SerializerError, ValueSerializerError
 
-__all__ = ["AvroConsumer", "AvroProducer", "KeySerializerError", "SerializerError", "ValueSerializerError", "load", "loads"]
+__all__ = [
+    "AvroConsumer",
+    "AvroProducer",
+    "KeySerializerError",
+    "SerializerError",
+    "ValueSerializerError",
+    "load",
+    "loads",
+]
 
 
 def loads(schema_str: str) -> Any:
@@ -40,7 +48,9 @@ def _text(schema: Any) -> str | None:
     if schema is None or isinstance(schema, str):
         return schema
     if isinstance(schema, (dict, list)):
-        return json.dumps({k: v for k, v in schema.items() if not k.startswith("__")} if isinstance(schema, dict) else schema)
+        return json.dumps(
+            {k: v for k, v in schema.items() if not k.startswith("__")} if isinstance(schema, dict) else schema
+        )
     return str(schema)  # the avro library's Schema objects print as their JSON
 
 
@@ -100,8 +110,12 @@ class AvroProducer(Producer):
         value_schema = _text(kwargs.pop("value_schema", None)) or self._default_value_schema
         key_schema = _text(kwargs.pop("key_schema", None)) or self._default_key_schema
         headers = kwargs.get("headers")
-        value = self._serialize(value, value_schema, SerializationContext(topic, MessageField.VALUE, headers), ValueSerializerError)
-        key = self._serialize(key, key_schema, SerializationContext(topic, MessageField.KEY, headers), KeySerializerError)
+        value = self._serialize(
+            value, value_schema, SerializationContext(topic, MessageField.VALUE, headers), ValueSerializerError
+        )
+        key = self._serialize(
+            key, key_schema, SerializationContext(topic, MessageField.KEY, headers), KeySerializerError
+        )
         super().produce(topic, value, key, *args, **kwargs)
 
 

@@ -163,7 +163,9 @@ SECURITY_OPTIONS: tuple[Option, ...] = (
     _str("sasl.oauthbearer.config", sensitive=True),
     Option("enable.sasl.oauthbearer.unsecure.jwt", "bool", False),
     _str("sasl.oauthbearer.client.id", aliases=("sasl.oauthbearer.client.credentials.client.id",)),
-    _str("sasl.oauthbearer.client.secret", sensitive=True, aliases=("sasl.oauthbearer.client.credentials.client.secret",)),
+    _str(
+        "sasl.oauthbearer.client.secret", sensitive=True, aliases=("sasl.oauthbearer.client.credentials.client.secret",)
+    ),
     _str("sasl.oauthbearer.token.endpoint.url"),
     _str("sasl.oauthbearer.scope"),
     _str("sasl.oauthbearer.extensions"),
@@ -201,7 +203,10 @@ SOCKET_OPTIONS: tuple[Option, ...] = (
     # resolve_canonical_bootstrap_servers_only: each bootstrap name becomes the canonical names of
     # its addresses when the client is made (Kerberos wants the name the service principal has).
     Option(
-        "client.dns.lookup", "enum", "use_all_dns_ips", choices=("use_all_dns_ips", "resolve_canonical_bootstrap_servers_only")
+        "client.dns.lookup",
+        "enum",
+        "use_all_dns_ips",
+        choices=("use_all_dns_ips", "resolve_canonical_bootstrap_servers_only"),
     ),
     _int("broker.address.ttl", 1000, 0, 86_400_000),  # how long a host name's addresses are kept
     _int("connections.max.idle.ms", 0, 0, 2**31 - 1),  # 0: never close an idle connection

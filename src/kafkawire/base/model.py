@@ -448,7 +448,9 @@ def throttle_event(host: str, port: int, node_id: int, throttle_ms: int) -> Thro
     return ThrottleEvent(f"{host}:{port}", node_id, throttle_ms / 1000)
 
 
-def error_event(error: KafkaError, topic: str | None = None, partition: int | None = None, offset: int | None = None) -> Message:
+def error_event(
+    error: KafkaError, topic: str | None = None, partition: int | None = None, offset: int | None = None
+) -> Message:
     """An error event as poll()/consume() hand it over: librdkafka puts the error's text in the message's
     payload, so ``value()`` is that text (programs test ``if not msg`` or log ``msg.value()``)."""
     return Message(topic, partition, offset, value=error.str().encode(), error=error)

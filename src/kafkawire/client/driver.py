@@ -241,9 +241,15 @@ class Operation(Generic[K]):
             self.send(node, body, done, self.timeout())
         else:
             self.client.request_io(
-                self.api, body, done, node=node, timeout=self.timeout(), max_version=self.max_version,
-                coordinator_lane=self.router.coordinator_lane and node is not None, fail_fast=True,
-            )  # fmt: skip
+                self.api,
+                body,
+                done,
+                node=node,
+                timeout=self.timeout(),
+                max_version=self.max_version,
+                coordinator_lane=self.router.coordinator_lane and node is not None,
+                fail_fast=True,
+            )
 
     def _settle(self, key: K, outcome: Any) -> None:
         if not isinstance(outcome, KafkaError):
@@ -320,7 +326,9 @@ def wait(fut: Future[T], timeout: float) -> T:
     try:
         return fut.result(max(0.0, timeout) + _GRACE)
     except FutureTimeout:
-        raise KafkaException(KafkaError(KafkaError._TIMED_OUT, f"no answer within {timeout:g} s", retriable=True)) from None
+        raise KafkaException(
+            KafkaError(KafkaError._TIMED_OUT, f"no answer within {timeout:g} s", retriable=True)
+        ) from None
 
 
 _GRACE = 5.0

@@ -66,7 +66,10 @@ ONLY_VALUES: dict[str, tuple[tuple[str, ...], str]] = {
         "metadata-based OAUTHBEARER authentication (Azure IMDS, AWS IAM) is not implemented by kafkawire",
     ),
     "sasl.oauthbearer.sub.claim.name": (("sub",), "kafkawire takes an OIDC token's principal from its sub claim"),
-    "offset.store.method": (("broker",), "the deprecated file offset store is not implemented: offsets go to the broker"),
+    "offset.store.method": (
+        ("broker",),
+        "the deprecated file offset store is not implemented: offsets go to the broker",
+    ),
     "group.protocol.type": (("consumer",), "a classic group's protocol type is consumer, as librdkafka supports"),
     "queuing.strategy": (("fifo",), "the deprecated lifo queuing is not implemented: records go in produce() order"),
 }
@@ -98,8 +101,18 @@ def unimplemented(own: Iterable[Option], role: str) -> tuple[Option, ...]:
             values, why = ONLY_VALUES[name]
             out.append(Option(name, base.kind, None, base.low, base.high, base.choices, validate=_only(values, why)))
         elif name in NO_EFFECT:
-            out.append(Option(name, base.kind, None, base.low, base.high, base.choices, validate=base.validate,
-                              noop=NO_EFFECT[name]))  # fmt: skip
+            out.append(
+                Option(
+                    name,
+                    base.kind,
+                    None,
+                    base.low,
+                    base.high,
+                    base.choices,
+                    validate=base.validate,
+                    noop=NO_EFFECT[name],
+                )
+            )
     return tuple(out)
 
 
@@ -112,5 +125,10 @@ def readme_table(options: Iterable[Option]) -> str:
         f"| `{name}` | {', '.join(f'`{v}`' if v else 'empty' for v in values)} | {why} |"
         for name, (values, why) in sorted(ONLY_VALUES.items())
     ]
-    return "\n".join(["| property | values accepted | why it has no effect, or why other values are refused |",
-                      "|---|---|---|", *rows])  # fmt: skip
+    return "\n".join(
+        [
+            "| property | values accepted | why it has no effect, or why other values are refused |",
+            "|---|---|---|",
+            *rows,
+        ]
+    )

@@ -69,7 +69,9 @@ def list_offsets_operation(
                 if key is None:
                     continue
                 if p.error_code:
-                    out[key] = KafkaError(p.error_code, f"ListOffsets {t.name}[{p.partition_index}]: {KafkaError(p.error_code).str()}")
+                    out[key] = KafkaError(
+                        p.error_code, f"ListOffsets {t.name}[{p.partition_index}]: {KafkaError(p.error_code).str()}"
+                    )
                 else:
                     out[key] = OffsetAnswer(p.offset, p.get("timestamp", -1), p.get("leader_epoch", -1))
         for key in keys:  # a leader that does not answer for a partition no longer leads it

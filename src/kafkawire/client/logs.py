@@ -53,9 +53,19 @@ def log_init(debug: Debug, given: Mapping[str, Any]) -> None:
     debug.always("INIT", "kafkawire %s %s initialized (debug %s)", __version__, debug.name, contexts)
     debug.dump_config(given, SENSITIVE)
     if debug.plugin:
-        debug.log("plugin", "PLUGLOAD", APP, "No plugins loaded: plugin.library.paths names librdkafka's C plugins, which kafkawire does not load")  # fmt: skip
+        debug.log(
+            "plugin",
+            "PLUGLOAD",
+            APP,
+            "No plugins loaded: plugin.library.paths names librdkafka's C plugins, which kafkawire does not load",
+        )
     if debug.telemetry:
-        debug.log("telemetry", "TELEMETRY", APP, "Client metrics are not pushed (KIP-714): kafkawire sends no GetTelemetrySubscriptions or PushTelemetry")  # fmt: skip
+        debug.log(
+            "telemetry",
+            "TELEMETRY",
+            APP,
+            "Client metrics are not pushed (KIP-714): kafkawire sends no GetTelemetrySubscriptions or PushTelemetry",
+        )
 
 
 class DeferredLogger:

@@ -207,7 +207,9 @@ class MetadataOwner:
 
         if self._debug.metadata:
             what = "all topics" if topics is None else f"{len(topics)} topic(s)" if topics else "brokers only"
-            self._debug.log("metadata", "METADATA", MAIN, "Request metadata for %s (%s)", what, request.pace.name.lower())
+            self._debug.log(
+                "metadata", "METADATA", MAIN, "Request metadata for %s (%s)", what, request.pace.name.lower()
+            )
         if self._recovery.deadline is None:
             self._recovery.sent(self._timers.now(), full=topics is None)
             self._arm_recovery()
@@ -221,9 +223,15 @@ def _answer_lines(debug: Debug, response: Struct | None, error: KafkaError | Non
         debug.log("metadata", "METADATA", MAIN, "Metadata request failed: %s", error.str() if error else "no answer")
         return
     debug.log(
-        "metadata", "METADATA", MAIN, "Received metadata: %d brokers, %d topics (ClusterId %s, ControllerId %d)",
-        len(response.brokers), len(response.topics), response.get("cluster_id"), response.get("controller_id", -1),
-    )  # fmt: skip
+        "metadata",
+        "METADATA",
+        MAIN,
+        "Received metadata: %d brokers, %d topics (ClusterId %s, ControllerId %d)",
+        len(response.brokers),
+        len(response.topics),
+        response.get("cluster_id"),
+        response.get("controller_id", -1),
+    )
     for b in response.brokers:
         debug.log("metadata", "METADATA", MAIN, "  Broker %s:%d NodeId %d", b.host, b.port, b.node_id)
     for t in response.topics:
@@ -231,6 +239,13 @@ def _answer_lines(debug: Debug, response: Struct | None, error: KafkaError | Non
         debug.log("metadata", "METADATA", MAIN, "  Topic %s with %d partitions%s", t.name, len(t.partitions), problem)
         for p in t.partitions:
             debug.log(
-                "metadata", "METADATA", MAIN, "    Topic %s [%d] Leader %d Epoch %d%s", t.name, p.partition_index,
-                p.leader_id, p.get("leader_epoch", -1), f": {KafkaError(p.error_code).str()}" if p.error_code else "",
-            )  # fmt: skip
+                "metadata",
+                "METADATA",
+                MAIN,
+                "    Topic %s [%d] Leader %d Epoch %d%s",
+                t.name,
+                p.partition_index,
+                p.leader_id,
+                p.get("leader_epoch", -1),
+                f": {KafkaError(p.error_code).str()}" if p.error_code else "",
+            )

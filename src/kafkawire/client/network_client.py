@@ -71,10 +71,15 @@ class Client:
         self.metadata = ClusterView(blacklist=tuple(re.compile(p) for p in self.config["topic.blacklist"]))
         # Every part of the client asks this one owner for metadata (client/metadata_owner.py).
         self.metadata_refresh = MetadataOwner(
-            self.engine, self._send_metadata, self._fold_metadata, lambda: self.metadata.topics,
-            Intervals.from_config(self.config), debug,
-            recovery=Recovery.from_config(self.config), rebootstrap=self._rebootstrap,
-        )  # fmt: skip
+            self.engine,
+            self._send_metadata,
+            self._fold_metadata,
+            lambda: self.metadata.topics,
+            Intervals.from_config(self.config),
+            debug,
+            recovery=Recovery.from_config(self.config),
+            rebootstrap=self._rebootstrap,
+        )
         self._resolver = Resolver(self.engine.call_soon)
         self._mock = _start_mock_cluster(self.config, debug)
         bootstrap = self.config["bootstrap.servers"] if self._mock is None else self._mock.bootstrap_servers()
@@ -141,7 +146,12 @@ class Client:
         return fut
 
     def list_topics(
-        self, topic: str | None = None, timeout: float | None = None, *, auto_create: bool = False, open_leaders: bool = False
+        self,
+        topic: str | None = None,
+        timeout: float | None = None,
+        *,
+        auto_create: bool = False,
+        open_leaders: bool = False,
     ) -> model.ClusterMetadata:
         """confluent-kafka's ``list_topics()`` for every face: refresh metadata (one topic, or all),
         then copy it into the public objects, naming the broker that answered. ``open_leaders``
@@ -172,7 +182,9 @@ class Client:
             except KafkaException as exc:
                 cause = exc.args[0]
                 raise KafkaException(
-                    KafkaError(cause.code(), f"Failed to retrieve cluster id: {cause.str()}", retriable=cause.retriable())
+                    KafkaError(
+                        cause.code(), f"Failed to retrieve cluster id: {cause.str()}", retriable=cause.retriable()
+                    )
                 ) from None
         return self.metadata.cluster_id
 
@@ -189,7 +201,9 @@ class Client:
             return
         self._closed = True
         if self.debug.generic:
-            self.debug.log("generic", "DESTROY", APP, "Terminating instance (%d connection(s))", len(self.connections()))
+            self.debug.log(
+                "generic", "DESTROY", APP, "Terminating instance (%d connection(s))", len(self.connections())
+            )
 
         def shut() -> None:
             self.metadata_refresh.close()
@@ -283,9 +297,15 @@ class Client:
                 callback(None, KafkaError(KafkaError._UNKNOWN_BROKER, f"broker {node} is not in the metadata"))
             return
         conn.request(
-            api, body, callback, timeout=timeout, expect_response=expect_response, max_version=max_version,
-            fail_fast=fail_fast, fails_over=fails_over or coordinator_lane or api in FAILS_OVER,
-        )  # fmt: skip
+            api,
+            body,
+            callback,
+            timeout=timeout,
+            expect_response=expect_response,
+            max_version=max_version,
+            fail_fast=fail_fast,
+            fails_over=fails_over or coordinator_lane or api in FAILS_OVER,
+        )
 
     def refresh_metadata_io(
         self,
@@ -433,9 +453,14 @@ class Client:
         any_live = any(c.state in live for c in (*self._bootstrap, *self._brokers.values()))
         trying = {(c.host, c.port) for c in self.connections() if c.trying}
         failures = self._health.failed(
-            address, conn.last_error, known, any_live, lasting=conn.last_error_lasting, trying=trying,
+            address,
+            conn.last_error,
+            known,
+            any_live,
+            lasting=conn.last_error_lasting,
+            trying=trying,
             now=self.engine.now(),
-        )  # fmt: skip
+        )
         for error in failures:
             if self.on_error is not None and not _exiting():
                 self.on_error(error)

@@ -150,5 +150,7 @@ def warn_foreign(keys: Mapping[str, Any], role: str, logger: logging.Logger) -> 
             continue
         logger.warning(
             "Configuration property %s is a %s property and will be ignored by this %s instance",
-            key, _ROLE_NAMES[scope], this,
-        )  # fmt: skip
+            key,
+            _ROLE_NAMES[scope],
+            this,
+        )

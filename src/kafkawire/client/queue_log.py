@@ -13,9 +13,17 @@ from ..base.debug import APP, MAIN, Debug
 def enqueued(debug: Debug, key: Any, offset: int, next_offset: int, chunks: int, buffered: int) -> None:
     """Fetched records of a partition handed to the application's queue (IO thread)."""
     debug.log(
-        "queue", "FETCHQ", MAIN, "%s [%d]: offsets %d..%d (%d batch(es)) enqueued for the application (%d bytes buffered)",
-        key[0], key[1], offset, next_offset - 1, chunks, buffered,
-    )  # fmt: skip
+        "queue",
+        "FETCHQ",
+        MAIN,
+        "%s [%d]: offsets %d..%d (%d batch(es)) enqueued for the application (%d bytes buffered)",
+        key[0],
+        key[1],
+        offset,
+        next_offset - 1,
+        chunks,
+        buffered,
+    )
 
 
 def served(debug: Debug, owner: str, count: int, left: int) -> None:
@@ -32,5 +40,9 @@ def flushed(debug: Debug, left: int) -> None:
 
 
 def purging(debug: Debug, in_queue: bool, in_flight: bool, blocking: bool, outstanding: int) -> None:
-    flags = ",".join(f for f, on in (("queue", in_queue), ("inflight", in_flight), ("non-blocking", not blocking)) if on)
-    debug.log("queue", "PURGE", APP, "Purging queues with flags %s (%d message(s) outstanding)", flags or "none", outstanding)  # fmt: skip
+    flags = ",".join(
+        f for f, on in (("queue", in_queue), ("inflight", in_flight), ("non-blocking", not blocking)) if on
+    )
+    debug.log(
+        "queue", "PURGE", APP, "Purging queues with flags %s (%d message(s) outstanding)", flags or "none", outstanding
+    )

@@ -58,7 +58,9 @@ REQUEST_NAMES = {
 REQUEST_KEYS = range(80)
 # Left out of ``req``: what no client of the kind sends, what no client sends at all, and the admin
 # requests unless one was sent (librdkafka's filters).
-_NEVER = frozenset({4, 5, 6, 7, 23, 27, 34, 35, 38, 39, 40, 41, 44, 43, 45, 46, 51, 52, 53, 54, 55, 56, 57, 58, 59, 63, 64, 67, 68})
+_NEVER = frozenset(
+    {4, 5, 6, 7, 23, 27, 34, 35, 38, 39, 40, 41, 44, 43, 45, 46, 51, 52, 53, 54, 55, 56, 57, 58, 59, 63, 64, 67, 68}
+)
 NOT_SENT_BY = {
     "producer": frozenset({1, 8, 9, 11, 12, 13, 14}) | _NEVER,
     "consumer": frozenset({0, 22, 24, 25, 26, 28}) | _NEVER,
@@ -214,7 +216,10 @@ class StatisticsEmitter:
         for name, topic in topics.items():
             for p, entry in topic["partitions"].items():
                 if entry["broker"] >= 0 and p != str(UNASSIGNED):
-                    led.setdefault(entry["broker"], {})[f"{name}-{p}"] = {"topic": name, "partition": entry["partition"]}
+                    led.setdefault(entry["broker"], {})[f"{name}-{p}"] = {
+                        "topic": name,
+                        "partition": entry["partition"],
+                    }
         hidden = NOT_SENT_BY.get(self._kind, _NEVER)
         brokers: dict[str, Any] = {}
         for conn in client.listed():

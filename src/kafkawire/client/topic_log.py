@@ -43,14 +43,26 @@ def changes(debug: Debug, before: Mapping[str, TopicInfo], after: Mapping[str, T
         old_parts = {} if old is None else old.partitions
         if len(old_parts) != len(new.partitions):
             debug.log(
-                "topic", "PARTCNT", MAIN, "Topic %s partition count changed from %d to %d",
-                name, len(old_parts), len(new.partitions),
-            )  # fmt: skip
+                "topic",
+                "PARTCNT",
+                MAIN,
+                "Topic %s partition count changed from %d to %d",
+                name,
+                len(old_parts),
+                len(new.partitions),
+            )
         for index, p in sorted(new.partitions.items()):
             q = old_parts.get(index)
             if q is None or (q.leader, q.leader_epoch) != (p.leader, p.leader_epoch):
                 debug.log(
-                    "topic", "LEADER", MAIN, "%s [%d]: leader %d epoch %d -> leader %d epoch %d",
-                    name, index, -1 if q is None else q.leader, -1 if q is None else q.leader_epoch,
-                    p.leader, p.leader_epoch,
-                )  # fmt: skip
+                    "topic",
+                    "LEADER",
+                    MAIN,
+                    "%s [%d]: leader %d epoch %d -> leader %d epoch %d",
+                    name,
+                    index,
+                    -1 if q is None else q.leader,
+                    -1 if q is None else q.leader_epoch,
+                    p.leader,
+                    p.leader_epoch,
+                )

@@ -63,12 +63,26 @@ class Columns:
 
 
 def decode_columns(
-    body: bytes | bytearray | memoryview, pos: int, end: int, count: int, base_offset: int, base_timestamp: int, log_append_time: int, min_offset: int
+    body: bytes | bytearray | memoryview,
+    pos: int,
+    end: int,
+    count: int,
+    base_offset: int,
+    base_timestamp: int,
+    log_append_time: int,
+    min_offset: int,
 ) -> tuple[Any, ...] | None:
     """The twin of ``kafkawire._native.decode_columns`` (same buffers, as far as the rows go)."""
     try:
         records, stop = decode_records(
-            body, pos, end, count, base_offset, base_timestamp, None if log_append_time < 0 else log_append_time, DecodeBudget()
+            body,
+            pos,
+            end,
+            count,
+            base_offset,
+            base_timestamp,
+            None if log_append_time < 0 else log_append_time,
+            DecodeBudget(),
         )
     except (DecodeError, IndexError):
         return None
@@ -76,7 +90,11 @@ def decode_columns(
         return None
     rows = [r for r in records if r.offset >= min_offset]
     n = len(rows)
-    out: list[Any] = [n, struct.pack(f"<{n}q", *(r.offset for r in rows)), struct.pack(f"<{n}q", *(r.timestamp for r in rows))]
+    out: list[Any] = [
+        n,
+        struct.pack(f"<{n}q", *(r.offset for r in rows)),
+        struct.pack(f"<{n}q", *(r.timestamp for r in rows)),
+    ]
     for field in ("key", "value"):
         out += _binary_buffers([getattr(r, field) for r in rows])
     headers = [h for r in rows for h in r.headers]
@@ -107,10 +125,14 @@ _decode = native.decode_columns if native is not None else decode_columns
 
 
 def _binary(n: int, valid: bytes | None, offsets: bytes, data: bytes) -> Any:
-    return pa.Array.from_buffers(pa.binary(), n, [None if valid is None else pa.py_buffer(valid), pa.py_buffer(offsets), pa.py_buffer(data)])
+    return pa.Array.from_buffers(
+        pa.binary(), n, [None if valid is None else pa.py_buffer(valid), pa.py_buffer(offsets), pa.py_buffer(data)]
+    )
 
 
-def _headers(n: int, valid: bytes | None, ends: bytes, count: int, key_ends: bytes, key_data: bytes, *value: Any) -> Any:
+def _headers(
+    n: int, valid: bytes | None, ends: bytes, count: int, key_ends: bytes, key_data: bytes, *value: Any
+) -> Any:
     if not count:  # no record has headers (the common case): every row null, built cheaper
         return pa.nulls(n, HEADERS)
     keys = pa.Array.from_buffers(pa.string(), count, [None, pa.py_buffer(key_ends), pa.py_buffer(key_data)])
@@ -119,7 +141,9 @@ def _headers(n: int, valid: bytes | None, ends: bytes, count: int, key_ends: byt
     return pa.Array.from_buffers(HEADERS, n, buffers, children=[items])
 
 
-def _columns(n: int, keys: Any, values: Any, offsets: Any, stamps: Any, headers: Any, topic: str, partition: int, kind: int) -> Columns:
+def _columns(
+    n: int, keys: Any, values: Any, offsets: Any, stamps: Any, headers: Any, topic: str, partition: int, kind: int
+) -> Columns:
     arrays = [
         keys,
         values,
@@ -176,7 +200,16 @@ def from_messages(messages: list[Message]) -> Columns:
     """Messages decoded before the first take_arrow() (they exist already)."""
     first = messages[0]
     kind = first.timestamp()[0] - 1  # Message's types are 1 CreateTime, 2 LogAppendTime
-    records = [Record(m.offset() or 0, m.timestamp()[1], m.key(), m.value(), cast("list[tuple[str, bytes | None]]", m.headers() or [])) for m in messages]
+    records = [
+        Record(
+            m.offset() or 0,
+            m.timestamp()[1],
+            m.key(),
+            m.value(),
+            cast("list[tuple[str, bytes | None]]", m.headers() or []),
+        )
+        for m in messages
+    ]
     return from_records(records, first.topic() or "", first.partition() or 0, kind)
 
 

@@ -68,7 +68,9 @@ class Assignment:
         for tp in partitions:
             key = (tp.topic, tp.partition)
             if key in added:
-                raise KafkaException(KafkaError(KafkaError._INVALID_ARG, f"Duplicate {tp.topic} [{tp.partition}] in input list"))
+                raise KafkaException(
+                    KafkaError(KafkaError._INVALID_ARG, f"Duplicate {tp.topic} [{tp.partition}] in input list")
+                )
             added[key] = start_offset(tp)
         for topic, partition in added:
             if (topic, partition) in self._start:

@@ -95,8 +95,14 @@ CONSUMER_OPTIONS: tuple[Option, ...] = (
     Option("enable.partition.eof", "bool", False),
     Option("allow.auto.create.topics", "bool", False),
     # As librdkafka 2.16: a share consumer's ShareFetch MaxRecords (ShareConsumer reads it), not Consumer's.
-    Option("max.poll.records", "int", 500, 1, INT32_MAX,
-           noop="(Consumer) librdkafka 2.16 applies it to share consumers only: ShareConsumer's ShareFetch"),
+    Option(
+        "max.poll.records",
+        "int",
+        500,
+        1,
+        INT32_MAX,
+        noop="(Consumer) librdkafka 2.16 applies it to share consumers only: ShareConsumer's ShareFetch",
+    ),
     Option("on_commit", "callable", None),
     *CALLBACK_OPTIONS,
     *RETRY_BACKOFF_OPTIONS,

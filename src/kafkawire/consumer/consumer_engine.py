@@ -107,11 +107,20 @@ class ConsumerEngine:
         self._rebalances = Rebalances()  # statistics' cgrp
         if opts["stats_cb"] is not None and opts["statistics.interval.ms"] > 0:
             self._stats = ConsumerStatistics(
-                self.client, self._fetch, executor, opts["stats_cb"], opts["statistics.interval.ms"] / 1000,
-                lambda: len(self._assignment), rows=self._fetch.partition_stats, received=self._fetch.received,
-                offsets=self._commits.offsets, read_committed=config.read_committed,
-                group=lambda: self._rebalances.cgrp(self.client, self._subscription, self.closed, bool(self._assignment)),
-            )  # fmt: skip
+                self.client,
+                self._fetch,
+                executor,
+                opts["stats_cb"],
+                opts["statistics.interval.ms"] / 1000,
+                lambda: len(self._assignment),
+                rows=self._fetch.partition_stats,
+                received=self._fetch.received,
+                offsets=self._commits.offsets,
+                read_committed=config.read_committed,
+                group=lambda: self._rebalances.cgrp(
+                    self.client, self._subscription, self.closed, bool(self._assignment)
+                ),
+            )
         self.closed = False
         _OPEN.add(self)
 
@@ -133,11 +142,16 @@ class ConsumerEngine:
             return
         current: list[Subscription] = []
         sub = Subscription(
-            self.client, self._coordinators, self.config, list(topics), self.executor,
+            self.client,
+            self._coordinators,
+            self.config,
+            list(topics),
+            self.executor,
             lambda step: self._serve_step(current[0], step),
-            polled_at=lambda: self.polled_at, max_poll_exceeded=self._max_poll_exceeded,
+            polled_at=lambda: self.polled_at,
+            max_poll_exceeded=self._max_poll_exceeded,
             unavailable=self._topic_unavailable,
-        )  # fmt: skip
+        )
         current.append(sub)
         self._subscription = sub
         sub.start()
@@ -413,7 +427,9 @@ class ConsumerEngine:
     def store_offsets(self, wanted: Mapping[TP, Committed]) -> None:
         """Offsets stored for the next commit, for assigned partitions (enable.auto.offset.store=false)."""
         if self._auto_store:
-            raise KafkaException(KafkaError(KafkaError._INVALID_ARG, "store_offsets() needs enable.auto.offset.store=false"))
+            raise KafkaException(
+                KafkaError(KafkaError._INVALID_ARG, "store_offsets() needs enable.auto.offset.store=false")
+            )
         self._commits.store_assigned(wanted, self._assignment)
 
     def watermarks(self, key: TP, timeout: float | None, cached: bool) -> tuple[int, int]:

@@ -123,7 +123,9 @@ class ConsumerGroupMembership(HeartbeatLoop):
         if self.client.debug.cgrp:
             self._moved(before)
             where = self.client.broker_name(self.coordinator)
-            diagnostics.member_heartbeat(self.client.debug, self.config.group_id, self.member.epoch, len(self.member.owned), where)  # fmt: skip
+            diagnostics.member_heartbeat(
+                self.client.debug, self.config.group_id, self.member.epoch, len(self.member.owned), where
+            )
         self._in_flight = True
         self.client.request_io(
             CONSUMER_GROUP_HEARTBEAT,
@@ -141,7 +143,9 @@ class ConsumerGroupMembership(HeartbeatLoop):
         debug = self.client.debug
         if response is None:
             if debug.cgrp:
-                diagnostics.member_heartbeat_failed(debug, self.config.group_id, None, error, "finding the coordinator again")
+                diagnostics.member_heartbeat_failed(
+                    debug, self.config.group_id, None, error, "finding the coordinator again"
+                )
             self._lost_coordinator()
             return
         before = self.member.state
@@ -202,7 +206,9 @@ class ConsumerGroupMembership(HeartbeatLoop):
         """Under ``cgrp``: the member's state change since ``before``, if any, with epoch and id."""
         member = self.member
         if member.state is not before and self.client.debug.cgrp:
-            diagnostics.member_state(self.client.debug, self.config.group_id, before, member.state, member.epoch, member.member_id)  # fmt: skip
+            diagnostics.member_state(
+                self.client.debug, self.config.group_id, before, member.state, member.epoch, member.member_id
+            )
 
     def _retry_delay(self) -> float:
         return self._backoff.next(self._rng.random())

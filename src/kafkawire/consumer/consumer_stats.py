@@ -89,8 +89,6 @@ class ConsumerStatistics(StatisticsEmitter):
         return {"txmsgs": 0, "txmsg_bytes": 0, "rxmsgs": rxmsgs, "rxmsg_bytes": rxmsg_bytes}
 
 
-
-
 # librdkafka's cgrp join_state for a classic member's state
 JOIN_STATES = {
     GroupState.UNJOINED: "init",
@@ -128,7 +126,9 @@ class Rebalances:
         if state != self._state[0]:
             self._state = (state, now)
         membership = getattr(subscription.membership, "membership", None) if subscription is not None else None
-        join = JOIN_STATES.get(membership.state, "init") if membership is not None else ("steady" if assigned else "init")
+        join = (
+            JOIN_STATES.get(membership.state, "init") if membership is not None else ("steady" if assigned else "init")
+        )
         return {
             "state": state,
             "stateage": int((now - self._state[1]) * 1000),

@@ -39,17 +39,36 @@ def decode_messages(
     before ``stop_offset``, as Messages, or None when the bytes are malformed."""
     try:
         records, stop = decode_records(
-            body, pos, end, count, base_offset, base_timestamp, None if log_append_time < 0 else log_append_time, DecodeBudget(DEFAULT_DECODE_BUDGET)
+            body,
+            pos,
+            end,
+            count,
+            base_offset,
+            base_timestamp,
+            None if log_append_time < 0 else log_append_time,
+            DecodeBudget(DEFAULT_DECODE_BUDGET),
         )
     except (DecodeError, IndexError):
         return None
     if stop != end:
         return None
-    return from_records([r for r in records if min_offset <= r.offset < stop_offset], topic, partition, timestamp_type, leader_epoch, message_type)
+    return from_records(
+        [r for r in records if min_offset <= r.offset < stop_offset],
+        topic,
+        partition,
+        timestamp_type,
+        leader_epoch,
+        message_type,
+    )
 
 
 def from_records(
-    records: list[Record], topic: str, partition: int, timestamp_type: int, leader_epoch: int | None, message_type: type[Message]
+    records: list[Record],
+    topic: str,
+    partition: int,
+    timestamp_type: int,
+    leader_epoch: int | None,
+    message_type: type[Message],
 ) -> list[Message]:
     """Messages of decoded records (legacy batches, and the twin above)."""
     new = message_type.__new__
@@ -81,7 +100,9 @@ def offset_at(records: Any, i: int) -> int:
 _decode = native.decode_messages if native is not None else decode_messages
 
 
-def messages_of(batch: RecordBatch, min_offset: int, topic: str, partition: int, stop_offset: int = sys.maxsize) -> list[Message]:
+def messages_of(
+    batch: RecordBatch, min_offset: int, topic: str, partition: int, stop_offset: int = sys.maxsize
+) -> list[Message]:
     """The batch's records at ``min_offset`` or later (before ``stop_offset``: a slice of a batch
     larger than the room left), as consumed Messages. Raises DecodeError."""
     kind = TIMESTAMP_LOG_APPEND_TIME if batch.timestamp_type else TIMESTAMP_CREATE_TIME
@@ -91,7 +112,21 @@ def messages_of(batch: RecordBatch, min_offset: int, topic: str, partition: int,
         return from_records(records, topic, partition, kind, epoch, Message)
     body, pos, end, count = batch.body
     log_append = batch.max_timestamp if batch.timestamp_type else -1
-    args = (body, pos, end, count, batch.base_offset, batch.base_timestamp, log_append, min_offset, topic, partition, kind, epoch, Message)
+    args = (
+        body,
+        pos,
+        end,
+        count,
+        batch.base_offset,
+        batch.base_timestamp,
+        log_append,
+        min_offset,
+        topic,
+        partition,
+        kind,
+        epoch,
+        Message,
+    )
     out = _decode(*args) if stop_offset == sys.maxsize else _decode(*args, stop_offset)
     if out is None:
         raise DecodeError(f"the records of the batch at offset {batch.base_offset} are malformed")

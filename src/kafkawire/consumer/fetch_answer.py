@@ -56,7 +56,9 @@ class Outcome:
 class AnswerReader:
     """Reads Fetch answers into the fetch table (see the module's docstring); IO thread only."""
 
-    def __init__(self, client: Client, table: FetchTable, lock: threading.Lock, check_crcs: bool, preferred_ttl: float) -> None:
+    def __init__(
+        self, client: Client, table: FetchTable, lock: threading.Lock, check_crcs: bool, preferred_ttl: float
+    ) -> None:
         self.client = client
         self._table = table
         self._lock = lock
@@ -64,9 +66,15 @@ class AnswerReader:
         self._preferred_ttl = preferred_ttl
 
     def answered(
-        self, node: int, max_bytes: int, wanted: list[Wanted], answers: dict[TopicPartitionKey, Any], error: KafkaError | None,
-        incremental: bool, columnar: Any,
-    ) -> tuple[bool, bool]:  # fmt: skip
+        self,
+        node: int,
+        max_bytes: int,
+        wanted: list[Wanted],
+        answers: dict[TopicPartitionKey, Any],
+        error: KafkaError | None,
+        incremental: bool,
+        columnar: Any,
+    ) -> tuple[bool, bool]:
         """The answer (``answers`` per partition, or the request's ``error``) into the table:
         (take() has something new, metadata is stale)."""
         with self._lock:
@@ -87,9 +95,15 @@ class AnswerReader:
         return answer_budget(table, max_bytes), rows
 
     def decode(
-        self, node: int, rows: list[Row], answers: dict[TopicPartitionKey, Any], error: KafkaError | None,
-        incremental: bool, budget: AnswerBudget, columnar: Any,
-    ) -> list[Outcome]:  # fmt: skip
+        self,
+        node: int,
+        rows: list[Row],
+        answers: dict[TopicPartitionKey, Any],
+        error: KafkaError | None,
+        incremental: bool,
+        budget: AnswerBudget,
+        columnar: Any,
+    ) -> list[Outcome]:
         """Off the lock: each row's outcome, its records decoded and sifted within ``budget``."""
         outcomes = []
         for part, generation, offset, start, filt in rows:
@@ -121,7 +135,12 @@ class AnswerReader:
 
     @staticmethod
     def _sift(
-        outcome: Outcome, batches: list[RecordBatch], start: int, filt: CommittedFilter | None, budget: AnswerBudget, columnar: Any
+        outcome: Outcome,
+        batches: list[RecordBatch],
+        start: int,
+        filt: CommittedFilter | None,
+        budget: AnswerBudget,
+        columnar: Any,
     ) -> None:
         """The batches' records that fit in the budget, sifted into the outcome (or its error)."""
         topic, partition = outcome.part.key
@@ -129,11 +148,14 @@ class AnswerReader:
         can_slice = columnar is None and (filt is None or not filt.holding)
         count, stop = budget.cut(batches, offset, can_slice)
         if columnar is None:
+
             def records_of(batch: RecordBatch, lo: int, hi: int) -> Any:
                 return messages_of(batch, lo, topic, partition, hi)
         else:
+
             def records_of(batch: RecordBatch, lo: int, hi: int) -> Any:
                 return columnar.columns_of(batch, lo, topic, partition)
+
         try:
             outcome.chunks, next_offset = _sifted(batches[:count], offset, start, stop, filt, records_of)
         except DecodeError as exc:  # records a producer broke: fetched again after the backoff
@@ -182,7 +204,9 @@ class AnswerReader:
                 stable = data.get("last_stable_offset", -1)
                 new = table.add(part, outcome.chunks, outcome.next_offset, hw, log_start, stable) or new
                 if debug.queue and outcome.chunks:
-                    queue_log.enqueued(debug, part.key, offset, outcome.next_offset, len(outcome.chunks), table.buffered_bytes)
+                    queue_log.enqueued(
+                        debug, part.key, offset, outcome.next_offset, len(outcome.chunks), table.buffered_bytes
+                    )
         return new, stale
 
 

@@ -158,7 +158,9 @@ class FetchEngine:
                     "next_offset": part.fetch_offset,
                     "app_offset": OFFSET_INVALID if position is None else position,
                     "committed_offset": _known(part.committed),
-                    "eof_offset": part.eof_at if part.eof_at >= 0 else (hw if 0 <= hw <= part.fetch_offset else OFFSET_INVALID),
+                    "eof_offset": part.eof_at
+                    if part.eof_at >= 0
+                    else (hw if 0 <= hw <= part.fetch_offset else OFFSET_INVALID),
                     "lo_offset": _known(part.log_start),
                     "hi_offset": _known(hw),
                     "ls_offset": _known(part.last_stable if part.last_stable >= 0 else hw),
@@ -196,7 +198,9 @@ class FetchEngine:
             self._wake()
         return self._messages(items, [], None)[0] if items else None
 
-    def _messages(self, items: list[Taken], out: list[Message], last: dict[TopicPartitionKey, Message] | None) -> list[Message]:
+    def _messages(
+        self, items: list[Taken], out: list[Message], last: dict[TopicPartitionKey, Message] | None
+    ) -> list[Message]:
         """What the table handed over, appended to ``out`` as messages (events, Columns converted)."""
         for part, batch, records in items:
             if isinstance(records, FetchEvent):
@@ -310,7 +314,9 @@ class FetchEngine:
                 # Each partition's share of the room, so that even a broker that keeps only the
                 # partition limits (Tansu) cannot bring back more than the request's max_bytes.
                 share = partition_share(max_bytes, len(parts))
-                sends.append((node, max_bytes, [(p, p.generation, p.fetch_offset, min(p.max_bytes, share)) for p in parts]))
+                sends.append(
+                    (node, max_bytes, [(p, p.generation, p.fetch_offset, min(p.max_bytes, share)) for p in parts])
+                )
             wake_at = min((p.retry_at for p in table.parts.values() if p.retry_at > now), default=None)
         if events:
             self.on_ready()
@@ -360,9 +366,12 @@ class FetchEngine:
 
     def _list_offsets(self, logical: int, keys: list[tuple[TopicPartitionKey, int]], now: float) -> None:
         op: Operation[TopicPartitionKey] = list_offsets_operation(
-            self.client, {key: logical for key, _ in keys},
-            isolation_level=self._isolation, deadline=now + self._timeout, live=self._live,
-        )  # fmt: skip
+            self.client,
+            {key: logical for key, _ in keys},
+            isolation_level=self._isolation,
+            deadline=now + self._timeout,
+            live=self._live,
+        )
         self._on_lookup(op, keys, lambda answer: answer.offset)
         op.start_io()
 
@@ -375,16 +384,22 @@ class FetchEngine:
 
         def look_up() -> None:
             op = fetch_operation(
-                self.client, self._coordinators, group, [key for key, _ in keys],
-                require_stable=self.config.read_committed, deadline=self.client.engine.now() + self._timeout,
+                self.client,
+                self._coordinators,
+                group,
+                [key for key, _ in keys],
+                require_stable=self.config.read_committed,
+                deadline=self.client.engine.now() + self._timeout,
                 live=self._live,
-            )  # fmt: skip
+            )
             self._on_lookup(op, keys, lambda committed: committed.offset)
             op.start_io()
 
         GROUP_TRANSACTIONS.after(group, self.client.engine, look_up)
 
-    def _on_lookup(self, op: Operation[Any], keys: list[tuple[TopicPartitionKey, int]], offset_of: Callable[[Any], int]) -> None:
+    def _on_lookup(
+        self, op: Operation[Any], keys: list[tuple[TopicPartitionKey, int]], offset_of: Callable[[Any], int]
+    ) -> None:
         generations = dict(keys)
         if self._debug.fetch:
             diagnostics.lookup(self._debug, op.api.name, keys)

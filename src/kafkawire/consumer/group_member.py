@@ -144,9 +144,13 @@ class GroupMember:
                 done.set_result(None)
                 return
             self.client.request_io(
-                LEAVE_GROUP, body, lambda _r, _e: done.set_result(None), node=self.coordinator, timeout=timeout,
+                LEAVE_GROUP,
+                body,
+                lambda _r, _e: done.set_result(None),
+                node=self.coordinator,
+                timeout=timeout,
                 coordinator_lane=True,
-            )  # fmt: skip
+            )
 
         self.client.engine.call_soon(leave)
         return done
@@ -220,7 +224,9 @@ class GroupMember:
         self._note_state()
         timeout = self.config.rebalance_timeout + REQUEST_SLACK
         if self._debug.cgrp:
-            diagnostics.joining(self._debug, self.config.group_id, self.membership, self.topics, self.client.broker_name(node))
+            diagnostics.joining(
+                self._debug, self.config.group_id, self.membership, self.topics, self.client.broker_name(node)
+            )
         self.client.request_io(JOIN_GROUP, body, self._joined, node=node, timeout=timeout, coordinator_lane=True)
 
     def _protocols(self) -> list[tuple[str, bytes]]:
@@ -385,9 +391,17 @@ class GroupMember:
             return
         body = self.membership.heartbeat_request(now)
         if self._debug.cgrp:
-            diagnostics.heartbeat(self._debug, self.config.group_id, self.membership, self.client.broker_name(self.coordinator))
-        self.client.request_io(HEARTBEAT, body, self._heartbeat_answered, node=self.coordinator,
-                               timeout=self.config.session_timeout, coordinator_lane=True)  # fmt: skip
+            diagnostics.heartbeat(
+                self._debug, self.config.group_id, self.membership, self.client.broker_name(self.coordinator)
+            )
+        self.client.request_io(
+            HEARTBEAT,
+            body,
+            self._heartbeat_answered,
+            node=self.coordinator,
+            timeout=self.config.session_timeout,
+            coordinator_lane=True,
+        )
 
     def _heartbeat_answered(self, response: Struct | None, error: KafkaError | None) -> None:
         if self._stopped or self.membership.state is not GroupState.STABLE:

@@ -254,9 +254,13 @@ class Subscription:
         rebalance_timeout = opts["max.poll.interval.ms"] / 1000
         if opts["group.protocol"] == "consumer":
             config = ConsumerGroupConfig(
-                c.group_id, rebalance_timeout, topics, opts["group.instance.id"], opts["client.rack"],
+                c.group_id,
+                rebalance_timeout,
+                topics,
+                opts["group.instance.id"],
+                opts["client.rack"],
                 opts["group.remote.assignor"],
-            )  # fmt: skip
+            )
             return ConsumerGroupMembership(self._client, self._coordinators, config, self._changed, hold_acks=True)
         group = GroupConfig(
             c.group_id,
@@ -267,7 +271,13 @@ class Subscription:
             cooperative=c.cooperative,
         )
         return GroupMember(
-            self._client, self._coordinators, group, c.assignors, topics, self._changed, hold_revokes=True,
+            self._client,
+            self._coordinators,
+            group,
+            c.assignors,
+            topics,
+            self._changed,
+            hold_revokes=True,
             metadata_interval=opts["topic.metadata.refresh.interval.ms"] / 1000,
             coordinator_query_interval=opts["coordinator.query.interval.ms"] / 1000,
-        )  # fmt: skip
+        )

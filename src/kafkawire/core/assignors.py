@@ -54,7 +54,9 @@ def _as_topic_partitions(owned: dict[str, list[Partition]]) -> dict[str, TopicPa
     return out
 
 
-def range_assign(members: Mapping[str, JoinedMember], partition_counts: Mapping[str, int]) -> dict[str, TopicPartitions]:
+def range_assign(
+    members: Mapping[str, JoinedMember], partition_counts: Mapping[str, int]
+) -> dict[str, TopicPartitions]:
     """Per topic, consecutive ranges in member order; the first members get one more when uneven."""
     result: dict[str, list[Partition]] = {m: [] for m in members}
     topics = sorted({t for m in members.values() for t in m.subscription.topics if t in partition_counts})
@@ -69,7 +71,9 @@ def range_assign(members: Mapping[str, JoinedMember], partition_counts: Mapping[
     return _as_topic_partitions(result)
 
 
-def roundrobin_assign(members: Mapping[str, JoinedMember], partition_counts: Mapping[str, int]) -> dict[str, TopicPartitions]:
+def roundrobin_assign(
+    members: Mapping[str, JoinedMember], partition_counts: Mapping[str, int]
+) -> dict[str, TopicPartitions]:
     """Every partition in (topic, partition) order, dealt round the members that subscribe to it."""
     result: dict[str, list[Partition]] = {m: [] for m in members}
     ring = _sorted(members)
@@ -90,9 +94,11 @@ def cooperative_sticky_assign(
     """Sticky and balanced, then without partitions that would move between members this round."""
     subscribed = {m: set(members[m].subscription.topics) for m in members}
     all_partitions = sorted(
-        (t, p) for t in {t for ts in subscribed.values() for t in ts} if t in partition_counts
+        (t, p)
+        for t in {t for ts in subscribed.values() for t in ts}
+        if t in partition_counts
         for p in range(partition_counts[t])
-    )  # fmt: skip
+    )
     previous_owner = _previous_owners(members, set(all_partitions), subscribed)
     assignment: dict[str, list[Partition]] = {m: [] for m in members}
     for tp, owner in sorted(previous_owner.items()):

@@ -31,7 +31,7 @@ class BrokerStats:
         "txerrs",
         "wakeups",
         "windows",
-    )  # fmt: skip
+    )
 
     def __init__(self, windows: bool = False, now: float = 0.0) -> None:
         self.tx = self.txbytes = self.txerrs = self.req_timeouts = 0

@@ -49,7 +49,10 @@ TRANSITIONS: dict[tuple[ConsumerGroupState, ConsumerGroupEvent], ConsumerGroupSt
     (ConsumerGroupState.RECONCILING, ConsumerGroupEvent.RECONCILED): ConsumerGroupState.STABLE,
     (ConsumerGroupState.JOINING, ConsumerGroupEvent.RECONCILED): ConsumerGroupState.STABLE,  # joined with nothing to do
     **{(s, ConsumerGroupEvent.FENCED): ConsumerGroupState.UNJOINED for s in _MEMBER_STATES},
-    **{(s, ConsumerGroupEvent.LEAVE): ConsumerGroupState.LEAVING for s in (*_MEMBER_STATES, ConsumerGroupState.UNJOINED)},
+    **{
+        (s, ConsumerGroupEvent.LEAVE): ConsumerGroupState.LEAVING
+        for s in (*_MEMBER_STATES, ConsumerGroupState.UNJOINED)
+    },
     (ConsumerGroupState.LEAVING, ConsumerGroupEvent.LEFT): ConsumerGroupState.UNJOINED,
     **{(s, ConsumerGroupEvent.FAILED): ConsumerGroupState.FATAL for s in ConsumerGroupState},
 }

@@ -132,11 +132,7 @@ class FetchTable:
 
     def lookups(self, now: float) -> list[Partition]:
         """Rows whose logical offset should be resolved now (the caller marks them `resolving`)."""
-        return [
-            p
-            for p in self.parts.values()
-            if p.state == AWAITING_OFFSET and not p.resolving and p.retry_at <= now
-        ]
+        return [p for p in self.parts.values() if p.state == AWAITING_OFFSET and not p.resolving and p.retry_at <= now]
 
     def stored_lookup(self, part: Partition) -> bool:
         """True when the row's offset is the group's committed one (else ListOffsets' timestamp
@@ -179,7 +175,9 @@ class FetchTable:
             why = "no committed offset, and auto.offset.reset is error"
         else:
             why = f"offset {out_of_range_at} is out of range, and auto.offset.reset is error"
-        self._event(part, KafkaError(KafkaError._AUTO_OFFSET_RESET, f"{part.key[0]} [{part.key[1]}]: {why}"), out_of_range_at)
+        self._event(
+            part, KafkaError(KafkaError._AUTO_OFFSET_RESET, f"{part.key[0]} [{part.key[1]}]: {why}"), out_of_range_at
+        )
 
     # --- fetches to send -------------------------------------------------------------------------
 
@@ -210,7 +208,9 @@ class FetchTable:
             room = limits.queue_bytes - self.buffered_bytes - self.reserved
             # Too little room for a useful answer (or for the batch an answer left undecoded, an
             # empty prefetch always has): wait until take() frees some.
-            if room < max(min(limits.partition_max_bytes, limits.queue_bytes // 4), min(self.room_wanted, limits.queue_bytes)):
+            if room < max(
+                min(limits.partition_max_bytes, limits.queue_bytes // 4), min(self.room_wanted, limits.queue_bytes)
+            ):
                 held_back = True
                 break
             self.room_wanted = 0
@@ -284,7 +284,10 @@ class FetchTable:
         if self.limits.partition_eof and self._at_end(part, asked):
             part.eof_at = part.fetch_offset
             hw = part.high_watermark
-            eof = KafkaError(KafkaError._PARTITION_EOF, f"Fetch from {part.key[0]} [{part.key[1]}] reached end of partition at offset {hw}")
+            eof = KafkaError(
+                KafkaError._PARTITION_EOF,
+                f"Fetch from {part.key[0]} [{part.key[1]}] reached end of partition at offset {hw}",
+            )
             part.buffer.append(FetchEvent(eof, hw))
             new = True
         return new

@@ -25,6 +25,7 @@ LOGICAL = (OFFSET_BEGINNING, OFFSET_END, OFFSET_STORED, OFFSET_INVALID)
 # auto.offset.reset -> the logical offset it resets to (None: report _AUTO_OFFSET_RESET)
 RESET_TO = {"earliest": OFFSET_BEGINNING, "latest": OFFSET_END, "error": None}
 
+
 @dataclass(frozen=True)
 class FetchLimits:
     """The configuration the table decides by (librdkafka's names in comments)."""

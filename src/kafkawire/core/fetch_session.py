@@ -160,7 +160,9 @@ def session_fields(req: SessionRequest, topic_id: Callable[[str], Any]) -> dict[
     to v12, by ``topic_id(name)`` from v13)."""
     topics: dict[str, list[dict[str, Any]]] = {}
     for (topic, partition), offset, size in req.send:
-        topics.setdefault(topic, []).append({"partition": partition, "fetch_offset": offset, "partition_max_bytes": size})
+        topics.setdefault(topic, []).append(
+            {"partition": partition, "fetch_offset": offset, "partition_max_bytes": size}
+        )
     forgotten: dict[str, list[int]] = {}
     for topic, partition in req.forget:
         forgotten.setdefault(topic, []).append(partition)
@@ -168,7 +170,9 @@ def session_fields(req: SessionRequest, topic_id: Callable[[str], Any]) -> dict[
         "session_id": req.session_id,
         "session_epoch": req.epoch,
         "topics": [{"topic": t, "topic_id": topic_id(t), "partitions": ps} for t, ps in topics.items()],
-        "forgotten_topics_data": [{"topic": t, "topic_id": topic_id(t), "partitions": ps} for t, ps in forgotten.items()],
+        "forgotten_topics_data": [
+            {"topic": t, "topic_id": topic_id(t), "partitions": ps} for t, ps in forgotten.items()
+        ],
     }
 
 

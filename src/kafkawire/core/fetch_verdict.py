@@ -28,7 +28,9 @@ class FetchVerdict(enum.Enum):
 
 
 # The failures: the partition backs off; these two also ask for fresh metadata.
-FAILURES = frozenset({FetchVerdict.BACK_OFF, FetchVerdict.BACK_OFF_REFRESH, FetchVerdict.LEADER_MOVED, FetchVerdict.REPORT})
+FAILURES = frozenset(
+    {FetchVerdict.BACK_OFF, FetchVerdict.BACK_OFF_REFRESH, FetchVerdict.LEADER_MOVED, FetchVerdict.REPORT}
+)
 REFRESHES = frozenset({FetchVerdict.BACK_OFF_REFRESH, FetchVerdict.LEADER_MOVED})
 
 
@@ -60,7 +62,9 @@ def partition_answered(
     if damage is not None:
         # Fetched again after the backoff; a checksum failure is told only under check.crcs,
         # anything else malformed always.
-        return FetchVerdict.REPORT if check_crcs or not isinstance(damage, CorruptRecordError) else FetchVerdict.BACK_OFF
+        return (
+            FetchVerdict.REPORT if check_crcs or not isinstance(damage, CorruptRecordError) else FetchVerdict.BACK_OFF
+        )
     if preferred_replica >= 0 and preferred_replica != node:
         return FetchVerdict.PREFERRED_REPLICA
     return FetchVerdict.RECORDS

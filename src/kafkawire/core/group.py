@@ -46,8 +46,14 @@ TRANSITIONS: dict[tuple[GroupState, GroupEvent], GroupState] = {
     (GroupState.JOINING, GroupEvent.JOINED): GroupState.SYNCING,
     (GroupState.SYNCING, GroupEvent.SYNCED): GroupState.STABLE,
     (GroupState.STABLE, GroupEvent.JOIN): GroupState.JOINING,  # a cooperative member rejoins while keeping partitions
-    **{(s, GroupEvent.REJOIN): GroupState.UNJOINED for s in (GroupState.JOINING, GroupState.SYNCING, GroupState.STABLE, GroupState.UNJOINED)},
-    **{(s, GroupEvent.LEFT): GroupState.UNJOINED for s in (GroupState.JOINING, GroupState.SYNCING, GroupState.STABLE, GroupState.UNJOINED)},
+    **{
+        (s, GroupEvent.REJOIN): GroupState.UNJOINED
+        for s in (GroupState.JOINING, GroupState.SYNCING, GroupState.STABLE, GroupState.UNJOINED)
+    },
+    **{
+        (s, GroupEvent.LEFT): GroupState.UNJOINED
+        for s in (GroupState.JOINING, GroupState.SYNCING, GroupState.STABLE, GroupState.UNJOINED)
+    },
     **{(s, GroupEvent.FAILED): GroupState.FATAL for s in GroupState},
 }
 

@@ -32,7 +32,6 @@ from .kafka_error import KafkaError
 SEQUENCE_MODULUS = 2**31  # sequences wrap from 2^31-1 to 0
 
 
-
 class IdempotenceVerdict(enum.Enum):
     DELIVERED = "delivered"  # a duplicate of a batch the log already holds
     REQUEUE = "requeue"  # an earlier batch failed: resend in sequence order, not an error
@@ -191,4 +190,3 @@ class Idempotence:
         for batch in batches:
             self.answered(batch)
         self.request_bump()
-

@@ -180,7 +180,6 @@ class KafkaError(metaclass=_ErrorConstants):
     __str__ = __repr__
 
 
-
 class KafkaException(Exception):
     """Raised with a `KafkaError` as its first argument, as confluent-kafka does (subclasses may
     raise it with no argument at all)."""

@@ -161,4 +161,6 @@ class ClusterView:
         if info is None or partition not in info.partitions:
             return
         p = info.partitions[partition]
-        info.partitions[partition] = PartitionInfo(p.partition, NO_LEADER, p.leader_epoch, p.replicas, p.isr, p.error_code)
+        info.partitions[partition] = PartitionInfo(
+            p.partition, NO_LEADER, p.leader_epoch, p.replicas, p.isr, p.error_code
+        )

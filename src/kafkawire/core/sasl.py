@@ -231,7 +231,9 @@ class GssapiClient(SaslClient):
         if len(offer) != _LAYER_OFFER:
             raise SaslError(f"GSSAPI: the server's security-layer offer is {len(offer)} bytes, not {_LAYER_OFFER}")
         if not offer[0] & NO_SECURITY_LAYER:
-            raise SaslError("GSSAPI: the server requires a security layer (integrity or privacy), which Kafka never does")
+            raise SaslError(
+                "GSSAPI: the server requires a security layer (integrity or privacy), which Kafka never does"
+            )
         return self._context.wrap(bytes([NO_SECURITY_LAYER, 0, 0, 0]) + self._authzid.encode())
 
 

@@ -33,9 +33,13 @@ class Refusal(enum.Enum):
     """Why an acknowledgement or a poll is refused (the face turns each into its exception)."""
 
     IMPLICIT_MODE = "acknowledge() needs share.acknowledgement.mode=explicit"
-    NOT_IN_FLIGHT = "the record is not in flight: it was not returned by the last poll(), or was acknowledged and committed already"
+    NOT_IN_FLIGHT = (
+        "the record is not in flight: it was not returned by the last poll(), or was acknowledged and committed already"
+    )
     BAD_TYPE = "ack_type must be AcknowledgeType.ACCEPT, RELEASE or REJECT"
-    UNACKNOWLEDGED = "in explicit acknowledgement mode every record of the previous poll() must be acknowledged before the next"
+    UNACKNOWLEDGED = (
+        "in explicit acknowledgement mode every record of the previous poll() must be acknowledged before the next"
+    )
 
 
 def batches(types: dict[int, int]) -> list[dict[str, Any]]:

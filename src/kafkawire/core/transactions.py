@@ -130,9 +130,7 @@ class TransactionState:
         if running is not None:
             if self._busy is not None and self._busy is not call:
                 raise KafkaException(
-                    KafkaError(
-                        KafkaError._CONFLICT, f"{self._busy.value}() is still running; {call.value}() must wait"
-                    )
+                    KafkaError(KafkaError._CONFLICT, f"{self._busy.value}() is still running; {call.value}() must wait")
                 )
             self._busy = call
             self.state = running
@@ -206,4 +204,6 @@ def _abortable_again(call: Call, error: KafkaError | None) -> KafkaException:
 def _fatal_again(error: KafkaError | None) -> KafkaException:
     reason = error.str() if error is not None else "unknown"
     code = error.code() if error is not None else KafkaError._FATAL
-    return KafkaException(KafkaError(code, f"fatal error earlier ({reason}): {HINTS[TxnState.FATAL_ERROR]}", fatal=True))
+    return KafkaException(
+        KafkaError(code, f"fatal error earlier ({reason}): {HINTS[TxnState.FATAL_ERROR]}", fatal=True)
+    )

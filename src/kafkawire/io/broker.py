@@ -157,14 +157,18 @@ class BrokerConnection:
         if self.state is ConnectionState.CLOSED:
             callback(None, KafkaError(KafkaError._DESTROY))
             return
-        backing_off = self.state is ConnectionState.DISCONNECTED and (self._reconnect_timer is not None or self._settling)
+        backing_off = self.state is ConnectionState.DISCONNECTED and (
+            self._reconnect_timer is not None or self._settling
+        )
         down = request_when_down(fails_over=fails_over, failed_since_ready=self._failures > 0, backing_off=backing_off)
         if down is WhenDown.FAIL:
             self._wanted = True
             callback(None, KafkaError(KafkaError._TRANSPORT, f"{self.host}:{self.port} is down: {self.last_error}"))
             return
         deadline = (now := self.engine.now()) + (self.settings.request_timeout if timeout is None else timeout)
-        self._queue.append(Queued(api, body, callback, deadline, expect_response, max_version, fail_fast, fails_over, now))
+        self._queue.append(
+            Queued(api, body, callback, deadline, expect_response, max_version, fail_fast, fails_over, now)
+        )
         self.open()
         self._pump()
         self._arm_timer()
@@ -467,7 +471,11 @@ class BrokerConnection:
             self._fail_queued(lambda q: q.fails_over, KafkaError(KafkaError._TRANSPORT, error.str()))
         if self.on_state is not None:
             self.on_state(self)
-        if (self._queue or self._wanted) and self.state is ConnectionState.DISCONNECTED and self._reconnect_timer is None:
+        if (
+            (self._queue or self._wanted)
+            and self.state is ConnectionState.DISCONNECTED
+            and self._reconnect_timer is None
+        ):
             s = self.settings
             delay = backoff_delay(self._failures - 1, s.backoff_ms, s.backoff_max_ms, random.random())
             self._reconnect_timer = self.engine.call_later(delay, self._reconnect)

@@ -41,15 +41,33 @@ def sent(debug: Debug, name: str, api: Api, version: int, frame: Frame, raw: boo
         debug.log("protocol", "SEND", name, "%s: Sent SASL token (%d bytes)", name, frame.size)
         return
     corr = int.from_bytes(frame[8:12], "big")  # size, api key, api version, then the correlation id
-    debug.log("protocol", "SEND", name, "%s: Sent %sRequest (v%d, %d bytes, CorrId %d)", name, api.name, version, frame.size, corr)  # fmt: skip
+    debug.log(
+        "protocol",
+        "SEND",
+        name,
+        "%s: Sent %sRequest (v%d, %d bytes, CorrId %d)",
+        name,
+        api.name,
+        version,
+        frame.size,
+        corr,
+    )
 
 
 def received(debug: Debug, name: str, response: Response, rtt: float) -> None:
     req = response.request
     debug.log(
-        "protocol", "RECV", name, "%s: Received %sResponse (v%d, %d bytes, CorrId %d, rtt %.2fms)",
-        name, req.api.name, req.version, response.size, req.correlation_id, rtt * 1000,
-    )  # fmt: skip
+        "protocol",
+        "RECV",
+        name,
+        "%s: Received %sResponse (v%d, %d bytes, CorrId %d, rtt %.2fms)",
+        name,
+        req.api.name,
+        req.version,
+        response.size,
+        req.correlation_id,
+        rtt * 1000,
+    )
 
 
 def features(debug: Debug, name: str, versions: Mapping[int, tuple[int, int]]) -> None:
@@ -68,10 +86,20 @@ def sasl_started(debug: Debug, name: str, mechanism: str | None, again: bool) ->
 def sasl_step(debug: Debug, name: str, api: Api, version: int, body: Mapping[str, Any]) -> None:
     """A SASL request: the mechanism asked for, or a token's size (never its bytes)."""
     if api is SASL_HANDSHAKE:
-        debug.log("security", "SASL", name, "%s: SaslHandshake v%d for mechanism %s", name, version, body.get("mechanism"))  # fmt: skip
+        debug.log(
+            "security", "SASL", name, "%s: SaslHandshake v%d for mechanism %s", name, version, body.get("mechanism")
+        )
     elif api is SASL_AUTHENTICATE:
         size = len(body.get("auth_bytes") or b"")
-        debug.log("security", "SASLAUTH", name, "%s: SaslAuthenticate v%d: sending %d bytes of SASL token", name, version, size)  # fmt: skip
+        debug.log(
+            "security",
+            "SASLAUTH",
+            name,
+            "%s: SaslAuthenticate v%d: sending %d bytes of SASL token",
+            name,
+            version,
+            size,
+        )
 
 
 def sasl_done(debug: Debug, name: str, lifetime_ms: int | None) -> None:

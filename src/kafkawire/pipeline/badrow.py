@@ -79,13 +79,18 @@ def find_bad_record(
         spark.read.format("kafkawire")
         .option("kafka.bootstrap.servers", bootstrap)
         .option("subscribe", topic)
-        .option("startingOffsets", json.dumps({topic: {str(p): o for p, o in start.items()}}) if start else opts.starting_offsets)
+        .option(
+            "startingOffsets",
+            json.dumps({topic: {str(p): o for p, o in start.items()}}) if start else opts.starting_offsets,
+        )
         .option("endingOffsets", json.dumps({topic: {str(p): o for p, o in end.items()}}))
     )
     try:
         source = reader.load().cache()
-        bounds = {r["partition"]: (r["lo"], r["hi"] + 1) for r in source.groupBy("partition").agg(
-            F.min("offset").alias("lo"), F.max("offset").alias("hi")).collect()}  # fmt: skip
+        bounds = {
+            r["partition"]: (r["lo"], r["hi"] + 1)
+            for r in source.groupBy("partition").agg(F.min("offset").alias("lo"), F.max("offset").alias("hi")).collect()
+        }
     except Exception:
         return None  # the range cannot be read again (a broker failure): nothing to name
     jobs = 0

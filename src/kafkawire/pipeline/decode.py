@@ -82,10 +82,14 @@ def avro_values(registry: str | None, topic: str) -> Column:
     try:
         return from_avro(F.col("value"), schemaRegistryUrl=registry, subject=subject)
     except Exception as exc:  # the registry's answer (no such subject, unreachable) or a schema Spark cannot hold
-        raise DecodeError(f"avro values of {topic!r}: no usable schema under subject {subject!r} at {registry}: {exc}") from None
+        raise DecodeError(
+            f"avro values of {topic!r}: no usable schema under subject {subject!r} at {registry}: {exc}"
+        ) from None
 
 
-def infer_json_schema(spark: SparkSession, bootstrap: str, topic: str, starts: dict[int, int], ends: dict[int, int]) -> StructType:
+def infer_json_schema(
+    spark: SparkSession, bootstrap: str, topic: str, starts: dict[int, int], ends: dict[int, int]
+) -> StructType:
     """The schema Spark infers from up to ``SAMPLE_PER_PARTITION`` values at each partition's start."""
     import json
 

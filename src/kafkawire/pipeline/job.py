@@ -302,11 +302,18 @@ def run(
                 "To write to a real cluster: kafkawire pipeline ... --bootstrap-servers host:9092\n"
             )
         summary = PipelineSummary(
-            input=name, input_format=fmt, topic=opts.topic, bootstrap=bootstrap,
-            value_format=opts.value_format, key_column=opts.key_column, exactly_once=opts.exactly_once,
-            embedded_broker=embedded, avro_schema=serialized.avro_schema, master=spark.sparkContext.master or "",
+            input=name,
+            input_format=fmt,
+            topic=opts.topic,
+            bootstrap=bootstrap,
+            value_format=opts.value_format,
+            key_column=opts.key_column,
+            exactly_once=opts.exactly_once,
+            embedded_broker=embedded,
+            avro_schema=serialized.avro_schema,
+            master=spark.sparkContext.master or "",
             subject=serialized.subject,
-        )  # fmt: skip
+        )
         replication = opts.replication_factor if opts.replication_factor is not None else (1 if embedded else -1)
         summary.topic_created = verify.ensure_topic(bootstrap, opts.topic, opts.partitions, replication, opts.timeout)
         client = stack.enter_context(verify.connect(bootstrap, opts.topic, opts.timeout))

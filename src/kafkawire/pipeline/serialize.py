@@ -72,4 +72,3 @@ def serialize(
         texts = [F.coalesce(F.col(f"`{c}`").cast("string"), F.lit("")) for c in columns]
         value = F.concat_ws(STRING_SEPARATOR, *texts)
     return Serialized(df.select(key.alias("key"), value.alias("value")))
-

@@ -106,7 +106,9 @@ def check_stream_options(opts: StreamOptions) -> None:
         if opts.file_format not in FILE_FORMATS:
             raise PipelineError(f"unknown file format {opts.file_format!r}; choose one of {', '.join(FILE_FORMATS)}")
         if opts.exactly_once:
-            raise PipelineError("--exactly-once is for topic sinks: the file sink is exactly-once through its metadata log")
+            raise PipelineError(
+                "--exactly-once is for topic sinks: the file sink is exactly-once through its metadata log"
+            )
         if opts.key_column or opts.kafka_options:
             raise PipelineError("--key-column and --kafka-option are for topic sinks")
     if opts.output_mode not in OUTPUT_MODES:
@@ -171,7 +173,11 @@ def _check_plan(spark: SparkSession, opts: StreamOptions, schema: StructType | N
 def _committed_offsets(checkpoint: str, topic: str) -> dict[int, int]:
     """The source offsets of the checkpoint's last planned micro-batch (Spark's offset log)."""
     folder = Path(checkpoint) / "offsets"
-    names = sorted((int(p.name) for p in folder.glob("[0-9]*") if p.name.isdigit()), reverse=True) if folder.is_dir() else []
+    names = (
+        sorted((int(p.name) for p in folder.glob("[0-9]*") if p.name.isdigit()), reverse=True)
+        if folder.is_dir()
+        else []
+    )
     for n in names:
         lines = (folder / str(n)).read_text(encoding="utf-8").splitlines()
         if len(lines) >= 3:
@@ -217,8 +223,9 @@ class _Progress:
                 self.err.flush()
 
 
-def _start_query(spark: SparkSession, opts: StreamOptions, bootstrap: str, schema: StructType | None,
-                 checkpoint: str, report: Path) -> Any:  # fmt: skip
+def _start_query(
+    spark: SparkSession, opts: StreamOptions, bootstrap: str, schema: StructType | None, checkpoint: str, report: Path
+) -> Any:
     reader = (
         spark.readStream.format("kafkawire")
         .option("kafka.bootstrap.servers", bootstrap)
@@ -291,8 +298,11 @@ def run_stream(
         out_client = None
         before: dict[int, int] = {}
         if opts.topic is not None:
-            replication = opts.replication_factor if opts.replication_factor is not None else (
-                1 if opts.bootstrap_servers is None else -1)  # fmt: skip
+            replication = (
+                opts.replication_factor
+                if opts.replication_factor is not None
+                else (1 if opts.bootstrap_servers is None else -1)
+            )
             partitions = opts.partitions or len(source_ends)
             verify.ensure_topic(bootstrap, opts.topic, partitions, replication, opts.timeout)
             out_client = stack.enter_context(verify.connect(bootstrap, opts.topic, opts.timeout))
@@ -302,10 +312,15 @@ def run_stream(
         report = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="kafkawire-stream-"))) / "write.jsonl"
         sink = f"topic {opts.topic}" if opts.topic is not None else f"{opts.file_format} files in {opts.to}"
         summary = StreamSummary(
-            source_topic=opts.from_topic, sink=sink, bootstrap=bootstrap, value_format=opts.value_format,
-            transform=opts.transform, trigger=opts.trigger, checkpoint=opts.checkpoint or "(temporary)",
+            source_topic=opts.from_topic,
+            sink=sink,
+            bootstrap=bootstrap,
+            value_format=opts.value_format,
+            transform=opts.transform,
+            trigger=opts.trigger,
+            checkpoint=opts.checkpoint or "(temporary)",
             exactly_once=opts.exactly_once,
-        )  # fmt: skip
+        )
         out.write(f"Streaming topic {opts.from_topic} ({len(source_ends)} partitions) -> {sink}\n")
         out.flush()
 

@@ -113,7 +113,9 @@ def print_stream_summary(s: StreamSummary, out: IO[str]) -> None:
         out.write(f"  transform   {' '.join(s.transform.split())}\n")
     out.write(f"  checkpoint  {s.checkpoint}\n")
     out.write(f"  batches     {len(s.batches)}\n")
-    out.write(f"  rows        {s.rows_in:,} in ({size_text(s.bytes_in)}), {s.rows_out:,} out ({size_text(s.bytes_out)})\n")
+    out.write(
+        f"  rows        {s.rows_in:,} in ({size_text(s.bytes_in)}), {s.rows_out:,} out ({size_text(s.bytes_out)})\n"
+    )
     steady = ""
     later_seconds = sum(b.seconds for b in s.batches[1:])
     if later_seconds > 0:  # the first batch also starts the query (workers, compiling)

@@ -121,7 +121,12 @@ def tally_shared(messages: list[Pending], callback: Any, overhead: int) -> tuple
     first = messages[0]
     value_bytes = charge = 0
     for m in messages:
-        if m.callback is not callback or m.future is not None or m.topic != first.topic or m.partition != first.partition:
+        if (
+            m.callback is not callback
+            or m.future is not None
+            or m.topic != first.topic
+            or m.partition != first.partition
+        ):
             return None
         if m.value is not None:
             value_bytes += len(m.value)
@@ -177,7 +182,14 @@ class DeliveredReports:
         log_append = (TIMESTAMP_LOG_APPEND_TIME, self.append_time) if self.append_time != -1 else None
         serve = serve_delivered if native is None else native.serve_delivered
         i, served, charge, exc = serve(
-            self.messages, self.next, self.base_offset, log_append, TIMESTAMP_CREATE_TIME, self.now, Message, RECORD_OVERHEAD
+            self.messages,
+            self.next,
+            self.base_offset,
+            log_append,
+            TIMESTAMP_CREATE_TIME,
+            self.now,
+            Message,
+            RECORD_OVERHEAD,
         )
         self.next = i
         self.served += served
@@ -256,7 +268,9 @@ class Deliveries:
                 freed_bytes += charge
                 continue
             latency = None if error else now - m.enqueued
-            report = Message(m.topic, m.partition, offset, m.key, m.value, m.headers, error=error, timestamp=ts, latency=latency)
+            report = Message(
+                m.topic, m.partition, offset, m.key, m.value, m.headers, error=error, timestamp=ts, latency=latency
+            )
             self.executor.put(m.callback, (error, report), self._releaser(charge))
         if freed:
             self.release(freed, freed_bytes)

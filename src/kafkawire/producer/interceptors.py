@@ -197,12 +197,21 @@ class InterceptorChain:
         """A hook's call (``record``: a ProducerRecord or RecordMetadata), and its failure if any."""
         where = f"{record.topic} [{record.partition}]" if record is not None else "the producer"
         if error is None:
-            self._debug.log("interceptor", "INTERCEPTOR", APP, "Interceptor %s %s for %s", _name(interceptor), hook, where)
+            self._debug.log(
+                "interceptor", "INTERCEPTOR", APP, "Interceptor %s %s for %s", _name(interceptor), hook, where
+            )
         else:
             self._debug.log(
-                "interceptor", "ICFAIL", APP, "Interceptor %s failed %s for %s: %s: %s",
-                _name(interceptor), hook, where, type(error).__name__, error,
-            )  # fmt: skip
+                "interceptor",
+                "ICFAIL",
+                APP,
+                "Interceptor %s failed %s for %s: %s: %s",
+                _name(interceptor),
+                hook,
+                where,
+                type(error).__name__,
+                error,
+            )
 
     def on_send(self, record: ProducerRecord) -> ProducerRecord:
         for i in self.interceptors:

@@ -93,11 +93,15 @@ class Producer:
     ) -> None:
         """Queue one record; its delivery report comes from ``poll()``/``flush()`` (or the report thread)."""
         if self._plain and not self._closed:
-            cb = callback if callback is not None else on_delivery if on_delivery is not None else self._conf.on_delivery
+            cb = (
+                callback if callback is not None else on_delivery if on_delivery is not None else self._conf.on_delivery
+            )
             self._accept(topic, value, key, partition, timestamp, headers, cb, None)
         else:
             self._check_open()
-            cb = callback if callback is not None else on_delivery if on_delivery is not None else self._conf.on_delivery
+            cb = (
+                callback if callback is not None else on_delivery if on_delivery is not None else self._conf.on_delivery
+            )
             self._enqueue(topic, value, key, partition, timestamp, headers, cb, None)
 
     if native is not None and not TYPE_CHECKING:
@@ -106,9 +110,14 @@ class Producer:
         produce = native.ProduceMethod(produce)
 
     def send(
-        self, topic: str | ProducerRecord, value: Any = None, key: Any = None, partition: int = -1,
-        timestamp: int = 0, headers: Any = None,
-    ) -> Future[RecordMetadata]:  # fmt: skip
+        self,
+        topic: str | ProducerRecord,
+        value: Any = None,
+        key: Any = None,
+        partition: int = -1,
+        timestamp: int = 0,
+        headers: Any = None,
+    ) -> Future[RecordMetadata]:
         """Java-style: a future of the record's metadata, completed on the IO thread (no poll needed);
         also Java's ``send(ProducerRecord(...))`` and ``send(record, callback)`` (`send_arguments`)."""
         fut: Future[RecordMetadata] = Future()
@@ -166,7 +175,6 @@ class Producer:
                     return
                 break
 
-
     def _enqueue(
         self,
         topic: str,
@@ -185,7 +193,14 @@ class Producer:
         record = self._interceptors.on_send(ProducerRecord(topic, partition, timestamp, key, value, headers))
         try:
             self._accept(
-                record.topic, record.value, record.key, record.partition, record.timestamp, record.headers, callback, future
+                record.topic,
+                record.value,
+                record.key,
+                record.partition,
+                record.timestamp,
+                record.headers,
+                callback,
+                future,
             )
         except (KafkaException, BufferError, TypeError, OverflowError) as exc:
             # As the Java client's onSendError: interceptors hear of records send() refused.
@@ -265,7 +280,9 @@ class Producer:
         ``allow.auto.create.topics`` is false)."""
         self._check_open()
         auto = self._conf.raw["allow.auto.create.topics"]
-        return self._engine.client.list_topics(topic, None if timeout < 0 else timeout, auto_create=auto, open_leaders=True)
+        return self._engine.client.list_topics(
+            topic, None if timeout < 0 else timeout, auto_create=auto, open_leaders=True
+        )
 
     # --- transactions (the Transactional Producer API of confluent-kafka) ----------------------
 
@@ -378,7 +395,11 @@ class Producer:
         try:
             fut.result(seconds + 5)
         except FutureTimeout:
-            error = KafkaError(KafkaError._TIMED_OUT, f"{'transaction call' if call is None else call.value}() timed out", retriable=True)
+            error = KafkaError(
+                KafkaError._TIMED_OUT,
+                f"{'transaction call' if call is None else call.value}() timed out",
+                retriable=True,
+            )
         except KafkaException as exc:
             error = exc.args[0]
             assert isinstance(error, KafkaError)

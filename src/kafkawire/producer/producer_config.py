@@ -300,7 +300,9 @@ def _apply_rules(v: dict[str, Any], given: Mapping[str, str]) -> None:
             v["enable.idempotence"] = False
 
     if v["enable.gapless.guarantee"] and not v["enable.idempotence"]:
-        conflict(f'"enable.gapless.guarantee" requires "enable.idempotence" to be true, not {key("enable.idempotence")}')
+        conflict(
+            f'"enable.gapless.guarantee" requires "enable.idempotence" to be true, not {key("enable.idempotence")}'
+        )
 
     if v["enable.idempotence"]:
         name = "max.in.flight.requests.per.connection"

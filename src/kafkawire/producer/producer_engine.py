@@ -105,7 +105,13 @@ class ProducerEngine:
         self._legal_topics: set[str] = set()  # topic names already checked legal
         self._now = self.client.engine.now
         self.deliveries = Deliveries(
-            executor, interceptors, self.release, self._now, conf.error_cb, conf.throttle_cb, log,
+            executor,
+            interceptors,
+            self.release,
+            self._now,
+            conf.error_cb,
+            conf.throttle_cb,
+            log,
             only_errors=conf.raw["delivery.report.only.error"],
         )
         self.idem = Idempotence() if conf.enable_idempotence else None
@@ -228,7 +234,10 @@ class ProducerEngine:
         `Accumulator.extend` per partition. Raises `KafkaException` (too large, no such partition)
         or `BufferError` (full, after ``max.block.ms``), holding no room then. True: sender, look."""
         size, most, headers = msg.size, self._max_record_bytes, msg.headers or ()
-        if size > most - WIDEST_GAP - HEADER_GAP * len(headers) and (wide := record_size_widest(msg.key, msg.value, headers)) > most:
+        if (
+            size > most - WIDEST_GAP - HEADER_GAP * len(headers)
+            and (wide := record_size_widest(msg.key, msg.value, headers)) > most
+        ):
             raise KafkaException(_too_large(wide, most))  # librdkafka's measure, as confluent-kafka refuses
         charge = size + size + RECORD_OVERHEAD  # buffer_charge(size), inline: it runs per record
         state, limit = self.state, self._max_messages
@@ -253,7 +262,9 @@ class ProducerEngine:
                 partition = self._partition_for(msg.topic, key, count, size)
             if not 0 <= partition < count:
                 self.release(1, charge)
-                raise KafkaException(KafkaError(KafkaError._UNKNOWN_PARTITION, f"partitioner chose {partition} of {count}"))
+                raise KafkaException(
+                    KafkaError(KafkaError._UNKNOWN_PARTITION, f"partitioner chose {partition} of {count}")
+                )
             msg.partition = partition
         elif not 0 <= partition < count:
             self.release(1, charge)
@@ -360,7 +371,13 @@ class ProducerEngine:
                 self.room.wait(None)
 
     def _queue_slice(
-        self, topic: str, prepared: list[Prepared], start: int, stop: int, refused: list[tuple[Any, KafkaError]], wait: bool
+        self,
+        topic: str,
+        prepared: list[Prepared],
+        start: int,
+        stop: int,
+        refused: list[tuple[Any, KafkaError]],
+        wait: bool,
     ) -> tuple[int, bool]:
         """`admit` ``prepared[start:stop]``: (the index of the next record, whether the buffer was full)."""
         now = self._now()

@@ -95,7 +95,13 @@ class Sender:
         now = engine.now()
         idem = self.idem
         # (A transactional producer gets its id from init_transactions(), not here.)
-        if idem is not None and self.txn is None and idem.needs_init and self.fatal is None and not idem.anything_in_flight():
+        if (
+            idem is not None
+            and self.txn is None
+            and idem.needs_init
+            and self.fatal is None
+            and not idem.anything_in_flight()
+        ):
             self._init_producer_id()
         # While an id or a new epoch is due nothing leaves: a bump waits for in-flight requests to
         # drain, and new batches sent meanwhile would keep it waiting forever.
@@ -221,9 +227,7 @@ class Sender:
             self._busy.add((b.topic, b.partition))
             if self.idem is not None:
                 self.idem.sent(b)
-        topic_ids = {
-            t: info.topic_id for t in topics if (info := self.client.metadata.topics.get(t)) and info.topic_id
-        }
+        topic_ids = {t: info.topic_id for t in topics if (info := self.client.metadata.topics.get(t)) and info.topic_id}
 
         transactional_id = self.txn.transactional_id if self.txn is not None else None
         body = produce_body(topics, topic_ids, transactional_id, self.settings, node, self.deliveries.batch_stats)
@@ -237,9 +241,18 @@ class Sender:
             where = self.client.broker_name(node)
             for b in batches:
                 self.client.debug.log(
-                    "msg", "PRODUCE", where, "%s: %s [%d]: Produce MessageSet with %d message(s) (%d bytes, attempt %d, BaseSeq %d)",
-                    where, b.topic, b.partition, len(b.messages), b.bytes, b.attempts, b.base_sequence,
-                )  # fmt: skip
+                    "msg",
+                    "PRODUCE",
+                    where,
+                    "%s: %s [%d]: Produce MessageSet with %d message(s) (%d bytes, attempt %d, BaseSeq %d)",
+                    where,
+                    b.topic,
+                    b.partition,
+                    len(b.messages),
+                    b.bytes,
+                    b.attempts,
+                    b.base_sequence,
+                )
 
         def done(response: Struct | None, error: KafkaError | None) -> None:
             if self.in_flight.pop(request_id, None) is None:
@@ -260,7 +273,9 @@ class Sender:
 
     # --- answers -------------------------------------------------------------------------------
 
-    def _handle(self, node: int, batches: list[ProducerBatch], response: Struct | None, error: KafkaError | None) -> None:
+    def _handle(
+        self, node: int, batches: list[ProducerBatch], response: Struct | None, error: KafkaError | None
+    ) -> None:
         if error is not None:
             for b in batches:
                 self._failed_attempt(b, error)
@@ -298,9 +313,15 @@ class Sender:
             self.idem.answered(batch)
         if self.client.debug.msg:
             self.client.debug.log(
-                "msg", "MSGSET", MAIN, "%s [%d]: MessageSet with %d message(s) delivered at offset %d",
-                batch.topic, batch.partition, len(batch.messages), base_offset,
-            )  # fmt: skip
+                "msg",
+                "MSGSET",
+                MAIN,
+                "%s [%d]: MessageSet with %d message(s) delivered at offset %d",
+                batch.topic,
+                batch.partition,
+                len(batch.messages),
+                base_offset,
+            )
         self.deliveries.complete(batch.messages, None, base_offset, append_time)
 
     def _failed_attempt(self, batch: ProducerBatch, error: KafkaError) -> None:
@@ -333,7 +354,9 @@ class Sender:
         elif step is ProduceStep.FATAL or step is ProduceStep.GAP:
             code = error.code() if step is ProduceStep.FATAL else KafkaError._GAPLESS_GUARANTEE
             self._fatal(KafkaError(code, f"{error.str()} ({batch.topic}[{batch.partition}])", fatal=True))
-            self._fail(batch.messages, error if step is ProduceStep.GAP else self.fatal or error)  # (GAP: as librdkafka)
+            self._fail(
+                batch.messages, error if step is ProduceStep.GAP else self.fatal or error
+            )  # (GAP: as librdkafka)
         elif step is ProduceStep.RESEND:
             with self.lock:
                 self.acc.requeue(batch, now)
@@ -348,13 +371,23 @@ class Sender:
             self._fail(batch.messages, error)  # inside a transaction: abort, and init again
         elif step is ProduceStep.RETRY:
             delay = backoff_delay(
-                batch.attempts - 1, self.settings.retry_backoff_ms, self.settings.retry_backoff_max_ms, self._rng.random()
+                batch.attempts - 1,
+                self.settings.retry_backoff_ms,
+                self.settings.retry_backoff_max_ms,
+                self._rng.random(),
             )
             if self.client.debug.msg:
                 self.client.debug.log(
-                    "msg", "RETRY", MAIN, "%s [%d]: retrying in %.0fms after %s (attempt %d)",
-                    batch.topic, batch.partition, delay * 1000, error.name(), batch.attempts,
-                )  # fmt: skip
+                    "msg",
+                    "RETRY",
+                    MAIN,
+                    "%s [%d]: retrying in %.0fms after %s (attempt %d)",
+                    batch.topic,
+                    batch.partition,
+                    delay * 1000,
+                    error.name(),
+                    batch.attempts,
+                )
             with self.lock:
                 self.acc.requeue(batch, now + delay)
         else:  # FAIL, EXPIRED: given up after it left, its sequence is a hole the broker would never see filled
@@ -406,7 +439,14 @@ class Sender:
                 code = error.code() if error is not None else -1
                 outcome = idem.init_answered(code)
             if self.client.debug.eos:
-                self.client.debug.log("eos", "INITPID", MAIN, "InitProducerId answered: %s (%s)", outcome.name, KafkaError(code).str() if code else "Success")  # fmt: skip
+                self.client.debug.log(
+                    "eos",
+                    "INITPID",
+                    MAIN,
+                    "InitProducerId answered: %s (%s)",
+                    outcome.name,
+                    KafkaError(code).str() if code else "Success",
+                )
             if outcome is InitOutcome.DONE:
                 with self.lock:
                     idem.restamp(self.acc.stamped_batches())

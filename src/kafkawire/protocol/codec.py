@@ -235,6 +235,3 @@ def _bytes_encoder(where: str, nullable: bool, flexible: bool, *, short: bool, s
             out += value
 
     return encode_bytes
-
-
-

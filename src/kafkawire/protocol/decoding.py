@@ -175,8 +175,19 @@ def _min_size(type_: FieldType, version: int, flexible: bool) -> int:
 
 # What a decoded value costs in Python objects beyond its bytes (a str's or bytes' content is at
 # most the message's own size): measured with sys.getsizeof on CPython 3.11, rounded up.
-_VALUE_COSTS = {"bool": 0, "int8": 0, "int16": 32, "int32": 32, "int64": 32, "uint16": 32, "float64": 24,
-                "uuid": 104, "string": 56, "bytes": 40, "records": 40}  # fmt: skip
+_VALUE_COSTS = {
+    "bool": 0,
+    "int8": 0,
+    "int16": 32,
+    "int32": 32,
+    "int64": 32,
+    "uint16": 32,
+    "float64": 24,
+    "uuid": 104,
+    "string": 56,
+    "bytes": 40,
+    "records": 40,
+}
 _LIST_COST = 56
 _SLOT_COST = 8  # an element's pointer in its list
 

@@ -77,9 +77,7 @@ def encode_request(
 
 def encode_response(api: Api, version: int, correlation_id: int, body: Mapping[str, Any]) -> bytes:
     out = bytearray()
-    codec.encode_into(
-        out, RESPONSE_HEADER, response_header_version(api, version), {"correlation_id": correlation_id}
-    )
+    codec.encode_into(out, RESPONSE_HEADER, response_header_version(api, version), {"correlation_id": correlation_id})
     codec.encode_into(out, api.response, version, body)
     return bytes(out)
 
@@ -91,9 +89,7 @@ def peek_correlation_id(payload: Buffer) -> int:
     return int.from_bytes(payload[:4], "big", signed=True)
 
 
-def decode_response(
-    api: Api, version: int, payload: Buffer, budget: DecodeBudget | None = None
-) -> tuple[int, Struct]:
+def decode_response(api: Api, version: int, payload: Buffer, budget: DecodeBudget | None = None) -> tuple[int, Struct]:
     """Decode a response frame (its body charged to ``budget``: see `codec.decode_from`). Bytes
     after the body are ignored, as the Java client and librdkafka do: the frame's size prefix
     already delimits it, and some peers pad (librdkafka's mock cluster sends one byte too many in

@@ -135,7 +135,9 @@ class _RangeReader:
                 lazy = self.records_of is not None
                 batches = decode_batches(raw, lazy=lazy, end_offset=end if filt is None else None) if raw else []
             except DecodeError as exc:  # a bit flipped on the way, or a broken broker: ask again
-                self._last_error = KafkaError(KafkaError._BAD_MSG, f"Fetch {self.topic}[{self.partition}] at {offset}: {exc}")
+                self._last_error = KafkaError(
+                    KafkaError._BAD_MSG, f"Fetch {self.topic}[{self.partition}] at {offset}: {exc}"
+                )
                 pause = self.settings.backoff
                 continue
             if not batches:
@@ -199,7 +201,11 @@ class _RangeReader:
                     if data.partition_index == self.partition:
                         if data.error_code and data.error_code != ec.OFFSET_OUT_OF_RANGE:
                             code = data.error_code
-                            return {tp: KafkaError(code, f"Fetch {self.topic}[{self.partition}] at {offset}: {KafkaError(code).str()}")}
+                            return {
+                                tp: KafkaError(
+                                    code, f"Fetch {self.topic}[{self.partition}] at {offset}: {KafkaError(code).str()}"
+                                )
+                            }
                         return {tp: data}
             return {tp: None}  # Tansu answers a fetch at the log end with no partitions at all
 
@@ -240,7 +246,7 @@ class _RangeReader:
             f"Cannot fetch offsets {first}..{end - 1} of {self.topic}-{self.partition}: {why}. "
             "Some data may have been lost because they are not available in Kafka any more; either the "
             "data was aged out by Kafka or the topic may have been deleted before all the data in the "
-            'topic was processed. If you don\'t want your query to fail on such cases, set the source '
+            "topic was processed. If you don't want your query to fail on such cases, set the source "
             'option "failOnDataLoss" to "false".'
         )
         if self.settings.fail_on_data_loss:
@@ -276,4 +282,3 @@ def high_watermarks(client: Client, topic: str, partitions: Iterable[int], timeo
         else:
             ends[p] = data.high_watermark
     return ends
-

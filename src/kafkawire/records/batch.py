@@ -65,7 +65,11 @@ def record_size_upper_bound(key: bytes | None, value: bytes | None, headers: Hea
     body += 1 if value is None else _varint_size(len(value)) + len(value)
     for header_key, header_value in headers:
         name = len(header_key.encode())
-        body += _varint_size(name) + name + (1 if header_value is None else _varint_size(len(header_value)) + len(header_value))
+        body += (
+            _varint_size(name)
+            + name
+            + (1 if header_value is None else _varint_size(len(header_value)) + len(header_value))
+        )
     return _varint_size(body) + body
 
 

@@ -55,7 +55,11 @@ from dataclasses import dataclass, field
 
 from kafkawire.protocol.primitives import DEFAULT_DECODE_BUDGET, DecodeBudget, DecodeBudgetError, DecodeError
 
-__all__ = ["DEFAULT_DECODE_BUDGET", "DecodeBudget", "DecodeBudgetError"]  # re-exported: the records layer's budget is the codec's
+__all__ = [
+    "DEFAULT_DECODE_BUDGET",
+    "DecodeBudget",
+    "DecodeBudgetError",
+]  # re-exported: the records layer's budget is the codec's
 
 MAGIC = 2
 

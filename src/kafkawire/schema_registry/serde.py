@@ -13,4 +13,9 @@ __all__ = [
     "AsyncBaseDeserializer",
     "AsyncBaseSerde",
     "AsyncBaseSerializer",
-    "BaseDeserializer", "BaseSerializer", "Migration", *_rules, *sorted(set(_framing) - set(_rules))]
+    "BaseDeserializer",
+    "BaseSerializer",
+    "Migration",
+    *_rules,
+    *sorted(set(_framing) - set(_rules)),
+]

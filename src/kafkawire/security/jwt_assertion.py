@@ -108,16 +108,19 @@ def _private_key(config: Mapping[str, Any], algorithm: str) -> Any:
         from cryptography.hazmat.primitives.asymmetric import ec, rsa
         from cryptography.hazmat.primitives.serialization import load_pem_private_key
     except ImportError:
-        raise ValueError("the jwt-bearer grant signs its assertion with the cryptography package: "
-                         "pip install kafkawire[tls]") from None  # fmt: skip
+        raise ValueError(
+            "the jwt-bearer grant signs its assertion with the cryptography package: pip install kafkawire[tls]"
+        ) from None
     pem: str | None = config["sasl.oauthbearer.assertion.private.key.pem"]
     location: str | None = config["sasl.oauthbearer.assertion.private.key.file"]
     option = "sasl.oauthbearer.assertion.private.key." + ("pem" if pem else "file")
     if pem and location:
         raise ValueError('set one of "sasl.oauthbearer.assertion.private.key.file" and ".pem", not both')
     if not pem and not location:
-        raise ValueError('the jwt-bearer grant needs "sasl.oauthbearer.assertion.file" or a private key '
-                         '("sasl.oauthbearer.assertion.private.key.file" or ".pem")')  # fmt: skip
+        raise ValueError(
+            'the jwt-bearer grant needs "sasl.oauthbearer.assertion.file" or a private key '
+            '("sasl.oauthbearer.assertion.private.key.file" or ".pem")'
+        )
     data = pem.encode() if pem else _read(str(location), option).encode()
     passphrase: str | None = config["sasl.oauthbearer.assertion.private.key.passphrase"]
     try:
@@ -125,7 +128,9 @@ def _private_key(config: Mapping[str, Any], algorithm: str) -> Any:
     except (ValueError, TypeError):
         raise ValueError(f'"{option}": no private key could be read (wrong passphrase, or not PEM)') from None
     wanted = rsa.RSAPrivateKey if algorithm == "RS256" else ec.EllipticCurvePrivateKey
-    if not isinstance(key, wanted) or (algorithm == "ES256" and not isinstance(getattr(key, "curve", None), ec.SECP256R1)):
+    if not isinstance(key, wanted) or (
+        algorithm == "ES256" and not isinstance(getattr(key, "curve", None), ec.SECP256R1)
+    ):
         need = "an RSA key" if algorithm == "RS256" else "an EC key on P-256"
         raise ValueError(f'"sasl.oauthbearer.assertion.algorithm" {algorithm} needs {need}')
     return key

@@ -63,7 +63,9 @@ _NO_CREDENTIALS = (
     "or get a ticket with kinit before (KRB5CCNAME)"
 )
 _UNREACHABLE = "the KDC did not answer: check krb5.conf's realm (KRB5_CONFIG) and that its KDC is reachable"
-_SKEW = "this machine's clock and the KDC's (or the broker's) differ by more than the allowed skew: synchronise the clocks"
+_SKEW = (
+    "this machine's clock and the KDC's (or the broker's) differ by more than the allowed skew: synchronise the clocks"
+)
 HINTS: dict[int, str] = {
     KDC_ERR_C_PRINCIPAL_UNKNOWN: "the KDC does not know the client principal: check sasl.kerberos.principal",
     KDC_ERR_S_PRINCIPAL_UNKNOWN: "the KDC does not know the broker's service principal: check "
@@ -213,7 +215,10 @@ class KerberosLogin:
             if not os.access(self._keytab, os.R_OK):
                 raise ValueError(f'sasl.kerberos.keytab: cannot read the keytab file "{self._keytab}"')
             self._check_keytab()
-            self._store = {b"client_keytab": self._keytab.encode(), b"ccache": f"MEMORY:kafkawire-{id(self):x}".encode()}
+            self._store = {
+                b"client_keytab": self._keytab.encode(),
+                b"ccache": f"MEMORY:kafkawire-{id(self):x}".encode(),
+            }
         elif ticket_cache:
             self._store = {b"ccache": ticket_cache.encode()}
         if self._store is None or b"client_keytab" not in self._store:
@@ -255,9 +260,12 @@ class KerberosLogin:
         started = time.monotonic()
         try:
             done = subprocess.run(
-                ["/bin/sh", "-c", self._rendered], capture_output=True, text=True, timeout=KINIT_TIMEOUT,
+                ["/bin/sh", "-c", self._rendered],
+                capture_output=True,
+                text=True,
+                timeout=KINIT_TIMEOUT,
                 stdin=subprocess.DEVNULL,
-            )  # fmt: skip
+            )
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise SaslError(f"sasl.kerberos.kinit.cmd did not finish: {type(exc).__name__}") from None
         if done.returncode != 0:
@@ -290,9 +298,7 @@ class KerberosLogin:
                 if isinstance(result, SaslError):
                     raise result
                 return result
-        threading.Thread(
-            target=self._make_first, args=(host, on_ready), name="kafkawire-gssapi", daemon=True
-        ).start()
+        threading.Thread(target=self._make_first, args=(host, on_ready), name="kafkawire-gssapi", daemon=True).start()
         return None
 
     def _make_first(self, host: str, on_ready: Callable[[], None]) -> None:

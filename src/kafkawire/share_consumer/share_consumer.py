@@ -93,7 +93,9 @@ class ShareConsumer:
         merged = given_config(conf, kwargs)
         for key in _NOT_SUPPORTED:
             if key in merged:
-                raise ValueError(f"{key} is not supported by the share consumer (records are acknowledged, not committed)")
+                raise ValueError(
+                    f"{key} is not supported by the share consumer (records are acknowledged, not committed)"
+                )
         if "topic.blacklist" in merged:  # (librdkafka's refusal, in its words)
             raise ValueError("Failed to create share consumer: `topic.blacklist` is not applicable for share consumer")
         mode = str(merged.pop("share.acknowledgement.mode", IMPLICIT)).lower()
@@ -147,8 +149,11 @@ class ShareConsumer:
             self._log.warning(
                 "CONFWARN [%s] fetch.wait.max.ms (%d) should be at least %d ms below socket.timeout.ms (%d): a "
                 "ShareFetch waiting that long times out before its answer comes",
-                opts["client.id"], opts["fetch.wait.max.ms"], _CONFWARN_MARGIN_MS, opts["socket.timeout.ms"],
-            )  # fmt: skip
+                opts["client.id"],
+                opts["fetch.wait.max.ms"],
+                _CONFWARN_MARGIN_MS,
+                opts["socket.timeout.ms"],
+            )
 
     # --- one thread at a time ------------------------------------------------------------------
 
@@ -163,7 +168,9 @@ class ShareConsumer:
                     "ShareConsumer is not safe for multi-threaded access: another thread is inside a call"
                 )
             if self._ack_callback.running:
-                raise IllegalStateException("the share consumer cannot be called from its acknowledgement commit callback")
+                raise IllegalStateException(
+                    "the share consumer cannot be called from its acknowledgement commit callback"
+                )
             self._owner = me
             self._depth += 1
         try:
@@ -186,7 +193,9 @@ class ShareConsumer:
                 self._stop(wait=False)
                 return
             if any(not n for n in names) or len(set(names)) != len(names):
-                raise ValueError(f"{KafkaError(KafkaError._INVALID_ARG).str()}: topic names must be non-empty and unique")
+                raise ValueError(
+                    f"{KafkaError(KafkaError._INVALID_ARG).str()}: topic names must be non-empty and unique"
+                )
             self._topics = names
             if self._membership is not None:
                 self._membership.resubscribe(names)
@@ -208,9 +217,14 @@ class ShareConsumer:
         engine = ShareFetchEngine(self._client, self._settings, self._acks, lambda: membership.member_id, ready, acked)
         error_cb = self._client.on_error
         membership = ShareMembership(
-            self._client, self._coordinators, self._group_id, topics, self._request_timeout,
-            engine.assign, error_cb if error_cb is not None else (lambda _e: None),
-        )  # fmt: skip
+            self._client,
+            self._coordinators,
+            self._group_id,
+            topics,
+            self._request_timeout,
+            engine.assign,
+            error_cb if error_cb is not None else (lambda _e: None),
+        )
         self._engine, self._membership = engine, membership
         if self._stats_cb is not None:
             self._stats = ConsumerStatistics(

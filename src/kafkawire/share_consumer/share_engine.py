@@ -106,7 +106,9 @@ class ShareFetchEngine:
         self._names = {info.topic_id: name for name, info in self.client.metadata.topics.items() if info.topic_id}
         self._kick()
 
-    def commit(self, pending: dict[TP, dict[int, int]], *, close: bool = False) -> Future[dict[TP, KafkaException | None]]:
+    def commit(
+        self, pending: dict[TP, dict[int, int]], *, close: bool = False
+    ) -> Future[dict[TP, KafkaException | None]]:
         """Send acknowledgements the caller took from the book under ``lock`` with
         ``take(until_sent=True)`` (so no ShareFetch carries them instead) in ShareAcknowledge
         requests, one per leader; resolves to each partition's outcome."""
@@ -129,7 +131,9 @@ class ShareFetchEngine:
                     continue
                 out.setdefault(part.leader, set()).add((topic_id, p))
         if missing:
-            self.client.refresh_metadata_io(None, lambda _r, _e: self._later(self._kick), timeout=self.settings.request_timeout)
+            self.client.refresh_metadata_io(
+                None, lambda _r, _e: self._later(self._kick), timeout=self.settings.request_timeout
+            )
         return out
 
     def _later(self, fn: Callable[[], None]) -> None:
@@ -226,7 +230,9 @@ class ShareFetchEngine:
                 key = (topic.topic_id, part.partition_index)
                 tp = self._tp(key)
                 if key in acks:
-                    self._report({key: acks.pop(key)}, _failure(part.acknowledge_error_code, part.acknowledge_error_message))
+                    self._report(
+                        {key: acks.pop(key)}, _failure(part.acknowledge_error_code, part.acknowledge_error_message)
+                    )
                 if part.error_code:
                     refresh = refresh or verdict(part.error_code) is ShareSessionVerdict.REFRESH
                     continue
@@ -249,7 +255,9 @@ class ShareFetchEngine:
         if messages:
             self._on_ready()
         if refresh:
-            self.client.refresh_metadata_io(None, lambda _r, _e: self._later(self._kick), timeout=self.settings.request_timeout)
+            self.client.refresh_metadata_io(
+                None, lambda _r, _e: self._later(self._kick), timeout=self.settings.request_timeout
+            )
         else:
             self._kick()
 
@@ -294,7 +302,12 @@ class ShareFetchEngine:
                 continue
             body.update(group_id=self.settings.group_id, member_id=self._member_id())
 
-            def answered(response: Struct | None, error: KafkaError | None, node: int = node, acks: dict[Key, dict[int, int]] = acks) -> None:
+            def answered(
+                response: Struct | None,
+                error: KafkaError | None,
+                node: int = node,
+                acks: dict[Key, dict[int, int]] = acks,
+            ) -> None:
                 self._acknowledged(acks, response, error, results)
                 waiting.discard(node)
                 if not waiting:
@@ -311,7 +324,9 @@ class ShareFetchEngine:
     ) -> None:
         errors: dict[Key, KafkaException | None] = {}
         if response is None or response.error_code:
-            failure = _failure(response.error_code, response.error_message) if response is not None else KafkaException(error)
+            failure = (
+                _failure(response.error_code, response.error_message) if response is not None else KafkaException(error)
+            )
             errors = {k: failure for k in acks}
         else:
             for topic in response.responses:

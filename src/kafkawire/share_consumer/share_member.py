@@ -94,7 +94,9 @@ class ShareMembership(HeartbeatLoop):
         if self._stopped or self.member.state is ShareGroupState.FATAL or self._in_flight:
             return
         if self.coordinator is None:
-            self.coordinators.find_one_io(GROUP, self.member.group_id, self.request_timeout, self._found, self._retry_later)
+            self.coordinators.find_one_io(
+                GROUP, self.member.group_id, self.request_timeout, self._found, self._retry_later
+            )
             return
         self._in_flight = True
         self.client.request_io(

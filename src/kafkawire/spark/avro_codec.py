@@ -109,7 +109,9 @@ class AvroRead:
 
     def decode(self, values: Array, where: Where) -> Array:
         arrow_type = _arrow_type(self.spark_type)
-        deserialize = _framed_reader(self.registry, self.schema) if self.registry is not None else _plain_reader(self.schema)
+        deserialize = (
+            _framed_reader(self.registry, self.schema) if self.registry is not None else _plain_reader(self.schema)
+        )
         out: list[Any] = []
         for i, data in enumerate(values.to_pylist()):
             if data is None:
@@ -162,7 +164,9 @@ def _frame_prefix(registry: RegistryConf, schema: str, subject: str, auto_regist
 
     client = registries.get(dict(registry))
     wanted = Schema(schema.strip(), "AVRO")
-    schema_id = client.register_schema(subject, wanted) if auto_register else client.lookup_schema(subject, wanted).schema_id
+    schema_id = (
+        client.register_schema(subject, wanted) if auto_register else client.lookup_schema(subject, wanted).schema_id
+    )
     return b"\x00" + int(schema_id).to_bytes(4, "big")
 
 

@@ -46,6 +46,8 @@ def _checked(kind: str, inner: Encoder) -> Encoder:
         return inner(values)
 
     return encode
+
+
 _MAX_VARINT = 10
 
 

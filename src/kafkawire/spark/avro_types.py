@@ -151,7 +151,11 @@ def _spark_type(schema: Any, named: dict[str, T.DataType]) -> tuple[T.DataType, 
     else:
         result = _PRIMITIVE_TYPES[kind]
     if kind in ("record", "enum", "fixed"):
-        full = schema["name"] if "." in schema["name"] or not schema.get("namespace") else f"{schema['namespace']}.{schema['name']}"
+        full = (
+            schema["name"]
+            if "." in schema["name"] or not schema.get("namespace")
+            else f"{schema['namespace']}.{schema['name']}"
+        )
         named[full] = named[schema["name"]] = result
     return result, False
 

@@ -119,7 +119,9 @@ def encode_batch(batch: Any, plans: Mapping[str, AvroWrite], where: str) -> Any:
     pa = __import__("pyarrow")
     names = batch.schema.names
     columns = [
-        plans[name].encode(batch.column(i), lambda row: f" at row {row} of {where}") if name in plans else batch.column(i)
+        plans[name].encode(batch.column(i), lambda row: f" at row {row} of {where}")
+        if name in plans
+        else batch.column(i)
         for i, name in enumerate(names)
     ]
     return pa.RecordBatch.from_arrays(columns, names=names)

@@ -48,14 +48,16 @@ def check_option_names(options: Mapping[str, str], known: Iterable[str], what: s
         if lowered in names or lowered.startswith((KAFKA_PREFIX, REGISTRY_PREFIX)):
             continue
         near = difflib.get_close_matches(lowered, list(names), n=1, cutoff=0.6)
-        hint = f" Did you mean '{names[near[0]]}'?" if near else f" Known options: {', '.join(names.values())}, kafka.*."
+        hint = (
+            f" Did you mean '{names[near[0]]}'?" if near else f" Known options: {', '.join(names.values())}, kafka.*."
+        )
         raise UnknownOptionError(f"Unknown option '{key}' for a kafkawire {what}.{hint}")
 
 
 def kafka_params(options: Mapping[str, str]) -> dict[str, str]:
     """Every ``kafka.*`` option, prefix stripped, as a client config (``kafka.acks`` -> ``acks``)."""
     return {
-        key[len(KAFKA_PREFIX):].lower(): value
+        key[len(KAFKA_PREFIX) :].lower(): value
         for key, value in options.items()
         if key.lower().startswith(KAFKA_PREFIX)
     }

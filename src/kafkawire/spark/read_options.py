@@ -165,7 +165,9 @@ def parse_partition_offsets(value: str) -> dict[TopicPartitionKey, int]:
 
 
 def parse_partition_timestamps(value: str) -> dict[TopicPartitionKey, int]:
-    return _partition_longs(value, '{"topicA": {"0": 123456789, "1": 123456789},\n"topicB": {"0": 123456789, "1": 123456789}}')
+    return _partition_longs(
+        value, '{"topicA": {"0": 123456789, "1": 123456789},\n"topicB": {"0": 123456789, "1": 123456789}}'
+    )
 
 
 def offset_limit(
@@ -290,12 +292,13 @@ def _check_limits(start: OffsetLimit, end: OffsetLimit) -> None:
         last = end.per_partition[tp]
         if first > last and first >= 0 and last >= 0:
             raise ReadOptionError(
-                f"The starting {what} ({first}) of "
-                f"{tp_name(tp)} is greater than its ending {what} ({last})."
+                f"The starting {what} ({first}) of {tp_name(tp)} is greater than its ending {what} ({last})."
             )
 
 
-def _common(options: Mapping[str, str], strategy: str, value: str, starting: OffsetLimit, ending: OffsetLimit) -> ReadOptions:
+def _common(
+    options: Mapping[str, str], strategy: str, value: str, starting: OffsetLimit, ending: OffsetLimit
+) -> ReadOptions:
     kafka = kafka_params(options)
     isolation = kafka.get("isolation.level", "read_uncommitted").strip().lower()
     if isolation not in ("read_committed", "read_uncommitted"):
@@ -374,7 +377,10 @@ def stream_options(options: Mapping[str, str]) -> ReadOptions:
     """``spark.readStream``: the start defaults to latest; no end."""
     if source_option(options, "endingOffsets") is not None:
         raise ReadOptionError("ending offset not valid in streaming queries")
-    if source_option(options, "endingOffsetsByTimestamp") is not None or source_option(options, "endingTimestamp") is not None:
+    if (
+        source_option(options, "endingOffsetsByTimestamp") is not None
+        or source_option(options, "endingTimestamp") is not None
+    ):
         raise ReadOptionError("ending timestamp not valid in streaming queries")
     strategy, value = _validate_general(options)
     max_per_trigger = _long(options, "maxOffsetsPerTrigger")

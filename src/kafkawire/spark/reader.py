@@ -131,7 +131,9 @@ def with_retries(opts: ReadOptions, lookup: Callable[[], T]) -> T:
         try:
             return lookup()
         except KafkaException as exc:
-            LOGGER.warning("Kafka look-up failed (attempt %d of %d), retrying: %s", attempt, opts.offset_fetch_attempts, exc)
+            LOGGER.warning(
+                "Kafka look-up failed (attempt %d of %d), retrying: %s", attempt, opts.offset_fetch_attempts, exc
+            )
             time.sleep(opts.offset_retry_interval)
     return lookup()
 
@@ -170,7 +172,9 @@ def resolve(
     if limit.kind == "latest":
         return _ask(client, opts, dict.fromkeys(tps, LATEST))
     if limit.kind in ("offsets", "timestamps") and set(limit.per_partition) != set(tps):
-        option = ("starting" if starting else "ending") + ("Offsets" if limit.kind == "offsets" else "OffsetsByTimestamp")
+        option = ("starting" if starting else "ending") + (
+            "Offsets" if limit.kind == "offsets" else "OffsetsByTimestamp"
+        )
         raise ReadOptionError(
             f"If {option} contains specific offsets, you must specify all TopicPartitions.\n"
             "Use -1 for latest, -2 for earliest.\n"
@@ -433,8 +437,8 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             if end < starts[tp]:
                 message = (
                     f"{tp_name(tp)}'s offset went back from {starts[tp]} to {end}: some data may have been lost "
-                    "(the topic may have been deleted and recreated). Set the source option \"failOnDataLoss\" "
-                    "to \"false\" to go on from the new offsets."
+                    '(the topic may have been deleted and recreated). Set the source option "failOnDataLoss" '
+                    'to "false" to go on from the new offsets.'
                 )
                 if self.opts.fail_on_data_loss:
                     raise ReadOptionError(message)

@@ -251,8 +251,12 @@ class _KafkaWrite:
         return message
 
     def _produce_all(
-        self, producer: Producer, batches: Iterator[RecordBatch], tracker: DeliveryTracker,
-        message: KafkaWriteCommitMessage, inject: int | None,
+        self,
+        producer: Producer,
+        batches: Iterator[RecordBatch],
+        tracker: DeliveryTracker,
+        message: KafkaWriteCommitMessage,
+        inject: int | None,
     ) -> None:
         for batch in batches:
             if message.first_row_at is None:
@@ -281,7 +285,9 @@ class _KafkaWrite:
             )
         )
 
-    def _write_plain(self, batches: Iterator[RecordBatch], message: KafkaWriteCommitMessage, inject: int | None) -> None:
+    def _write_plain(
+        self, batches: Iterator[RecordBatch], message: KafkaWriteCommitMessage, inject: int | None
+    ) -> None:
         tracker = DeliveryTracker()
         producer = producers.get(self.params)
         try:
@@ -350,7 +356,11 @@ class _KafkaWrite:
         summary = {"outcome": outcome, "time": time.time(), **summarize(messages, batch_id)}
         log.info(
             "kafkawire write %s: %d rows, %d bytes, %d partitions, batch %s",
-            outcome, summary["rows"], summary["bytes"], len(summary["partitions"]), batch_id,
+            outcome,
+            summary["rows"],
+            summary["bytes"],
+            len(summary["partitions"]),
+            batch_id,
         )
         if self.summary_path:
             with open(self.summary_path, "a", encoding="utf-8") as out:

@@ -235,7 +235,13 @@ class MockCluster:
         self, broker_id: int, api_key: int, errors_rtts: Sequence[tuple[int, int]]
     ) -> None:
         """librdkafka's per-broker form of :meth:`push_request_errors_rtt`."""
-        self._fault("broker %d %s: %d error(s) pushed: %s", broker_id, _api(api_key), len(errors_rtts), _errors(e for e, _ in errors_rtts))
+        self._fault(
+            "broker %d %s: %d error(s) pushed: %s",
+            broker_id,
+            _api(api_key),
+            len(errors_rtts),
+            _errors(e for e, _ in errors_rtts),
+        )
         with self._lock:
             self._check_broker(broker_id)
             self._world.faults.push_broker(broker_id, api_key, list(errors_rtts))

@@ -303,8 +303,9 @@ def _layout(a: Accumulator) -> dict[tuple[str, int], list[tuple[list[int], int, 
 def test_extend_makes_the_batches_appending_one_by_one_makes(
     runs: list[tuple[int, list[int]]], batch_size: int, batch_num_messages: int, pops: list[int]
 ) -> None:
-    one, many = acc(batch_size=batch_size, batch_num_messages=batch_num_messages), acc(
-        batch_size=batch_size, batch_num_messages=batch_num_messages
+    one, many = (
+        acc(batch_size=batch_size, batch_num_messages=batch_num_messages),
+        acc(batch_size=batch_size, batch_num_messages=batch_num_messages),
     )
     for step, (partition, sizes) in enumerate(runs):
         msgs = [msg(b"x" * size, partition=partition) for size in sizes]

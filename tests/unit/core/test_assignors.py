@@ -20,9 +20,16 @@ from kafkawire.core.assignors import (
 from kafkawire.protocol.consumer_protocol import Subscription, TopicPartitions
 
 
-def member(member_id: str, topics: list[str], owned: TopicPartitions | None = None, generation: int = -1,
-           instance: str | None = None) -> JoinedMember:  # fmt: skip
-    return JoinedMember(member_id, Subscription(topics, owned_partitions=owned or {}, generation_id=generation), instance)
+def member(
+    member_id: str,
+    topics: list[str],
+    owned: TopicPartitions | None = None,
+    generation: int = -1,
+    instance: str | None = None,
+) -> JoinedMember:
+    return JoinedMember(
+        member_id, Subscription(topics, owned_partitions=owned or {}, generation_id=generation), instance
+    )
 
 
 def group(*members: JoinedMember) -> dict[str, JoinedMember]:

@@ -96,8 +96,16 @@ def read_all(log: list[RecordBatch], f: CommittedFilter) -> list[int]:
 
 
 def test_a_long_open_transaction_is_skimmed_past_not_held() -> None:
-    log = [batch(0, 1, 1, txn=True), batch(1), batch(2, 1, 2, txn=True), batch(3), marker(4, 2, commit=False),
-           batch(5), marker(6, 1, commit=True), batch(7)]  # fmt: skip
+    log = [
+        batch(0, 1, 1, txn=True),
+        batch(1),
+        batch(2, 1, 2, txn=True),
+        batch(3),
+        marker(4, 2, commit=False),
+        batch(5),
+        marker(6, 1, commit=True),
+        batch(7),
+    ]
     f = CommittedFilter(max_held_bytes=30)  # two 12-byte test batches fit, a third does not
     assert f.push(log[0]) == [] and f.push(log[1]) == [] and f.push(log[2]) == []
     assert f.holding and f.first_held_offset == 0  # dropped, skimming: the position stays

@@ -63,7 +63,10 @@ def _metadata(correlation_id: int, topics: int) -> bytes:
     body = {
         "brokers": [{"node_id": 1, "host": "h" * 200, "port": 9092, "rack": None}],
         "controller_id": 1,
-        "topics": [{"error_code": 0, "name": f"t-{correlation_id}-{i}", "is_internal": False, "partitions": []} for i in range(topics)],
+        "topics": [
+            {"error_code": 0, "name": f"t-{correlation_id}-{i}", "is_internal": False, "partitions": []}
+            for i in range(topics)
+        ],
     }
     return frame(headers.encode_response(METADATA, 1, correlation_id, body))
 
@@ -93,8 +96,14 @@ def test_record_batches_are_views_and_a_held_one_keeps_its_buffer() -> None:
     conn.send_request(FETCH, 4, {}, now=0.0, timeout=1.0)
 
     def fetch(correlation_id: int, records: bytes) -> bytes:
-        partition = {"partition_index": 0, "error_code": 0, "high_watermark": 1, "last_stable_offset": 1,
-                     "aborted_transactions": [], "records": records}  # fmt: skip
+        partition = {
+            "partition_index": 0,
+            "error_code": 0,
+            "high_watermark": 1,
+            "last_stable_offset": 1,
+            "aborted_transactions": [],
+            "records": records,
+        }
         body = {"throttle_time_ms": 0, "responses": [{"topic": "t", "partitions": [partition]}]}
         return frame(headers.encode_response(FETCH, 4, correlation_id, body))
 
@@ -117,11 +126,17 @@ def test_memory_follows_the_bytes_that_arrive_not_the_size_prefix() -> None:
     assert len(conn.receive_buffer().obj) <= 2 << 20  # type: ignore[arg-type]
     conn = Connection("cid")
     conn.send_request(FETCH, 4, {}, now=0.0, timeout=1.0)
-    partition = {"partition_index": 0, "error_code": 0, "high_watermark": 1, "last_stable_offset": 1,
-                 "aborted_transactions": [], "records": b"\x05" * 5_000_000}  # fmt: skip
+    partition = {
+        "partition_index": 0,
+        "error_code": 0,
+        "high_watermark": 1,
+        "last_stable_offset": 1,
+        "aborted_transactions": [],
+        "records": b"\x05" * 5_000_000,
+    }
     body = {"throttle_time_ms": 0, "responses": [{"topic": "t", "partitions": [partition]}]}
     answer = frame(headers.encode_response(FETCH, 4, 0, body))
-    got, buffers = _read(conn, answer[: 3_000_000])
+    got, buffers = _read(conn, answer[:3_000_000])
     assert got == [] and max(size for _, size in buffers) <= 2 * 3_000_000
     more, _ = _read(conn, answer[3_000_000:])
     assert more[0].body.responses[0].partitions[0].records == b"\x05" * 5_000_000

@@ -22,9 +22,11 @@ T1, T2 = uuid.UUID(int=1), uuid.UUID(int=2)
 
 
 def answer(epoch: int, assignment: dict[uuid.UUID, list[int]] | None, error: int = ec.NONE) -> Struct:
-    tps = None if assignment is None else Struct(
-        topic_partitions=[Struct(topic_id=t, partitions=p) for t, p in assignment.items()]
-    )  # fmt: skip
+    tps = (
+        None
+        if assignment is None
+        else Struct(topic_partitions=[Struct(topic_id=t, partitions=p) for t, p in assignment.items()])
+    )
     return Struct(error_code=error, member_id=None, member_epoch=epoch, heartbeat_interval_ms=500, assignment=tps)
 
 
@@ -53,7 +55,9 @@ def test_reconciliation_assigns_then_acknowledges_in_the_next_heartbeat() -> Non
     m = member()
     m.heartbeat_request(0.0)
     step = m.on_heartbeat(answer(3, {T1: [0, 1]}), 1.0)
-    assert step.assign == {T1: [0, 1]} and not step.revoke and m.state is ConsumerGroupState.RECONCILING and m.epoch == 3
+    assert (
+        step.assign == {T1: [0, 1]} and not step.revoke and m.state is ConsumerGroupState.RECONCILING and m.epoch == 3
+    )
     assert not m.heartbeat_due(1.1)
     m.reconciled(1.1)
     assert m.heartbeat_due(1.1)  # the acknowledgement leaves at once

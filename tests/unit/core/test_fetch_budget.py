@@ -18,7 +18,9 @@ def _batches(*counts: int, transactional: bool = False) -> list[RecordBatch]:
         builder = BatchBuilder()
         for i in range(count):
             builder.append(0, None, b"v%d" % i, ())
-        txn = {"producer_id": 7, "producer_epoch": 0, "base_sequence": 0, "transactional": True} if transactional else {}
+        txn = (
+            {"producer_id": 7, "producer_epoch": 0, "base_sequence": 0, "transactional": True} if transactional else {}
+        )
         out += decode_batches(builder.build(base_offset=base, **txn), lazy=True)
         base += count
     return out

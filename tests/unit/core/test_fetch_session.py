@@ -174,11 +174,19 @@ def test_session_fields_group_partitions_by_topic() -> None:
     fields = session_fields(req, {"t": "id-t", "u": "id-u", "v": "id-v"}.get)
     assert (fields["session_id"], fields["session_epoch"]) == (55, 3)
     assert fields["topics"] == [
-        {"topic": "t", "topic_id": "id-t", "partitions": [
-            {"partition": 0, "fetch_offset": 10, "partition_max_bytes": 100},
-            {"partition": 1, "fetch_offset": 0, "partition_max_bytes": 100},
-        ]},
-        {"topic": "u", "topic_id": "id-u", "partitions": [{"partition": 0, "fetch_offset": 5, "partition_max_bytes": 200}]},
+        {
+            "topic": "t",
+            "topic_id": "id-t",
+            "partitions": [
+                {"partition": 0, "fetch_offset": 10, "partition_max_bytes": 100},
+                {"partition": 1, "fetch_offset": 0, "partition_max_bytes": 100},
+            ],
+        },
+        {
+            "topic": "u",
+            "topic_id": "id-u",
+            "partitions": [{"partition": 0, "fetch_offset": 5, "partition_max_bytes": 200}],
+        },
     ]
     assert fields["forgotten_topics_data"] == [{"topic": "v", "topic_id": "id-v", "partitions": [2, 0]}]
 
@@ -193,6 +201,8 @@ def test_answered_partitions_by_name_or_topic_id() -> None:
     assert sorted(answered_partitions(response, {"id-u": "u"})) == [A, B, C]
 
 
-@pytest.mark.parametrize(("max_bytes", "count", "share"), [(1 << 20, 1, 1 << 20), (1_000_000, 3, 262_144), (5, 10, 1), (100, 0, 64)])
+@pytest.mark.parametrize(
+    ("max_bytes", "count", "share"), [(1 << 20, 1, 1 << 20), (1_000_000, 3, 262_144), (5, 10, 1), (100, 0, 64)]
+)
 def test_partition_share_is_a_power_of_two_within_the_equal_share(max_bytes: int, count: int, share: int) -> None:
     assert partition_share(max_bytes, count) == share

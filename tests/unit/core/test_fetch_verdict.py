@@ -39,7 +39,13 @@ def test_a_session_error_on_a_full_fetch_backs_off(code: int) -> None:
 @pytest.mark.parametrize("incremental", [False, True])
 @pytest.mark.parametrize(
     "code",
-    [KafkaError._TRANSPORT, KafkaError._TIMED_OUT, KafkaError._BAD_MSG, KafkaError._ALL_BROKERS_DOWN, ec.NOT_LEADER_OR_FOLLOWER],
+    [
+        KafkaError._TRANSPORT,
+        KafkaError._TIMED_OUT,
+        KafkaError._BAD_MSG,
+        KafkaError._ALL_BROKERS_DOWN,
+        ec.NOT_LEADER_OR_FOLLOWER,
+    ],
 )
 def test_a_lost_answer_or_a_stale_route_refreshes_metadata(code: int, incremental: bool) -> None:
     assert request_failed(code, incremental) is FetchVerdict.BACK_OFF_REFRESH

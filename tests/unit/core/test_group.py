@@ -26,8 +26,15 @@ def config(**kw: object) -> GroupConfig:
 
 def join_answer(error: int = ec.NONE, member: str = "m1", leader: str = "m1", generation: int = 4) -> Struct:
     members = [Struct(member_id="m1", group_instance_id=None, metadata=b"sub")] if leader == member else []
-    return Struct(error_code=error, member_id=member, generation_id=generation, protocol_name="range", leader=leader,
-                  members=members, skip_assignment=False)  # fmt: skip
+    return Struct(
+        error_code=error,
+        member_id=member,
+        generation_id=generation,
+        protocol_name="range",
+        leader=leader,
+        members=members,
+        skip_assignment=False,
+    )
 
 
 def stable(cooperative: bool = False, owned: dict[str, list[int]] | None = None, **kw: object) -> Membership:
@@ -160,8 +167,10 @@ def test_leaving_revokes_and_a_static_member_sends_no_leave() -> None:
     body = m.leave_request()
     assert body is not None
     assert body(2) == {"group_id": "g", "member_id": "m1"}
-    assert body(3) == {"group_id": "g", "members": [{"member_id": "m1", "group_instance_id": None,
-                                                     "reason": "the consumer is closing"}]}  # fmt: skip
+    assert body(3) == {
+        "group_id": "g",
+        "members": [{"member_id": "m1", "group_instance_id": None, "reason": "the consumer is closing"}],
+    }
     for version in range(LEAVE_GROUP.min_version, LEAVE_GROUP.max_version + 1):
         codec.encode(LEAVE_GROUP.request, version, body(version))  # every version can carry it
     assert m.left().revoke == {"t": [0, 1]} and m.state is GroupState.UNJOINED and m.member_id == ""
@@ -194,7 +203,10 @@ def test_unknown_group_errors_do_not_end_the_membership() -> None:
 
 
 def test_only_named_group_errors_are_fatal_and_the_table_uses_named_codes() -> None:
-    assert verdict(ec.UNKNOWN_SERVER_ERROR) is GroupVerdict.UNKNOWN and verdict(ec.FENCED_INSTANCE_ID) is GroupVerdict.FATAL
+    assert (
+        verdict(ec.UNKNOWN_SERVER_ERROR) is GroupVerdict.UNKNOWN
+        and verdict(ec.FENCED_INSTANCE_ID) is GroupVerdict.FATAL
+    )
     names = {v: k for k, v in vars(ec).items() if isinstance(v, int) and k.isupper()}
     assert all(code in names for code in VERDICTS)
     assert all(isinstance(s, GroupState) for pair in TRANSITIONS for s in (pair[0], TRANSITIONS[pair]))

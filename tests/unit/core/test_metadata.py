@@ -16,16 +16,34 @@ def answer(topics: list[tuple[str, int, int]]) -> Any:
     body = {
         "brokers": [{"node_id": 1, "host": "b1", "port": 9092, "rack": None}],
         "controller_id": 1,
-        "topics": [{"error_code": code, "name": name, "is_internal": False, "partitions": [
-            {"error_code": 0, "partition_index": p, "leader_id": 1, "replica_nodes": [1], "isr_nodes": [1]}
-            for p in range(count)]} for name, code, count in topics],
-    }  # fmt: skip
+        "topics": [
+            {
+                "error_code": code,
+                "name": name,
+                "is_internal": False,
+                "partitions": [
+                    {"error_code": 0, "partition_index": p, "leader_id": 1, "replica_nodes": [1], "isr_nodes": [1]}
+                    for p in range(count)
+                ],
+            }
+            for name, code, count in topics
+        ],
+    }
     return codec.decode(METADATA.response, 1, codec.encode(METADATA.response, 1, body))
 
 
 def test_partition_counts_hold_only_topics_a_record_can_go_to() -> None:
     md = ClusterView()
-    md.update(answer([("ok", 0, 3), ("creating", KafkaError.LEADER_NOT_AVAILABLE, 0), ("bad", KafkaError.TOPIC_AUTHORIZATION_FAILED, 2)]), 1.0)
+    md.update(
+        answer(
+            [
+                ("ok", 0, 3),
+                ("creating", KafkaError.LEADER_NOT_AVAILABLE, 0),
+                ("bad", KafkaError.TOPIC_AUTHORIZATION_FAILED, 2),
+            ]
+        ),
+        1.0,
+    )
     assert md.partition_counts == {"ok": 3}
     md.update(answer([("creating", 0, 2)]), 2.0)  # a partial answer keeps the topics it does not name
     assert md.partition_counts == {"ok": 3, "creating": 2}

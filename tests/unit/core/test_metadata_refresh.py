@@ -234,5 +234,7 @@ def test_recovery_none_never_rebootstraps() -> None:
     r.sent(0.0, full=False)
     assert r.deadline is None and not r.expired(100.0)
     assert not r.on_all_brokers_down() and not r.on_answer_error(REBOOTSTRAP_REQUIRED)
-    r = Recovery.from_config({"metadata.recovery.strategy": "rebootstrap", "metadata.recovery.rebootstrap.trigger.ms": 5})
+    r = Recovery.from_config(
+        {"metadata.recovery.strategy": "rebootstrap", "metadata.recovery.rebootstrap.trigger.ms": 5}
+    )
     assert r.enabled and r.trigger == 0.005

@@ -32,7 +32,9 @@ def test_only_a_first_answer_in_tls_is_a_mismatch() -> None:
 
 
 def test_closes_that_point_at_a_mismatch() -> None:
-    assert close_mismatch(during_tls_handshake=True, answered_since_ready=None, sasl=False) == CLOSED_DURING_TLS_HANDSHAKE
+    assert (
+        close_mismatch(during_tls_handshake=True, answered_since_ready=None, sasl=False) == CLOSED_DURING_TLS_HANDSHAKE
+    )
     assert close_mismatch(during_tls_handshake=False, answered_since_ready=0, sasl=False) == CLOSED_AFTER_API_VERSIONS
     assert close_mismatch(during_tls_handshake=False, answered_since_ready=0, sasl=True) is None  # it did SASL
     assert close_mismatch(during_tls_handshake=False, answered_since_ready=2, sasl=False) is None  # it worked
@@ -53,8 +55,9 @@ def test_a_lasting_failure_is_reported_once_per_address_until_it_connects() -> N
     assert health.failed(address, error, [address], any_live=False, lasting=True) == []
     health.up(address)
     assert [e.str() for e in health.failed(address, error, [address], any_live=False, lasting=True)] == [
-        ANSWERED_IN_TLS, "1/1 brokers are down",
-    ]  # fmt: skip
+        ANSWERED_IN_TLS,
+        "1/1 brokers are down",
+    ]
     plain = KafkaError(KafkaError._TRANSPORT, "connection closed by broker")
     # An ordinary close counts only towards "all brokers down" (one of two known here: nothing yet).
     assert health.failed(("c", 1), plain, [("c", 1), ("e", 1)], any_live=False) == []
@@ -63,9 +66,13 @@ def test_a_lasting_failure_is_reported_once_per_address_until_it_connects() -> N
 def test_a_rebootstrap_makes_the_bootstrap_servers_untried_and_all_down_reportable_again() -> None:
     health, learned, boot = ClusterHealth(), ("b", 9092), ("boot", 9092)
     plain = KafkaError(KafkaError._TRANSPORT, "connection refused")
-    assert [e.code() for e in health.failed(learned, plain, [learned], any_live=False)] == [KafkaError._ALL_BROKERS_DOWN]
+    assert [e.code() for e in health.failed(learned, plain, [learned], any_live=False)] == [
+        KafkaError._ALL_BROKERS_DOWN
+    ]
     health.failed(boot, plain, [learned], any_live=False)
     assert health.failed(learned, plain, [learned], any_live=False) == []  # once until something comes back
     health.rebootstrapped([boot])
     assert not health.is_down(boot) and health.is_down(learned)  # the learned broker's last attempt still failed
-    assert [e.code() for e in health.failed(learned, plain, [learned], any_live=False)] == [KafkaError._ALL_BROKERS_DOWN]
+    assert [e.code() for e in health.failed(learned, plain, [learned], any_live=False)] == [
+        KafkaError._ALL_BROKERS_DOWN
+    ]

@@ -85,7 +85,9 @@ class Producer:
         self.now = 0.0
         self.idem = Idempotence()
         self.idem.init_answered(0, 1000, 0)
-        self.acc = Accumulator(batch_size=1 << 20, batch_num_messages=1, linger=0.0, compression=NONE, compression_level=None)
+        self.acc = Accumulator(
+            batch_size=1 << 20, batch_num_messages=1, linger=0.0, compression=NONE, compression_level=None
+        )
         for i in range(records):
             self.acc.append(PendingMessage(*TP, None, b"%d" % i, None, 0, None, None, 0.0), 0.0)
         self.in_flight: dict[int, list[Request]] = {node: [] for node in NODES}
@@ -114,9 +116,16 @@ class Producer:
             self.reported += [m.value for m in b.messages if m.value is not None]
             return
         step, _refresh = produce_verdict(
-            code, stopped=False, idempotent=idem.verdict(b, code), transactional=False, attempts=b.attempts,
-            retries=1_000, now=self.now, first_queued=0.0, delivery_timeout=1e9,
-        )  # fmt: skip
+            code,
+            stopped=False,
+            idempotent=idem.verdict(b, code),
+            transactional=False,
+            attempts=b.attempts,
+            retries=1_000,
+            now=self.now,
+            first_queued=0.0,
+            delivery_timeout=1e9,
+        )
         idem.answered(b)
         if step is ProduceStep.DELIVERED:
             self.reported += [m.value for m in b.messages if m.value is not None]

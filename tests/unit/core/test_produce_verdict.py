@@ -61,7 +61,9 @@ def test_idempotence_verdicts(idempotent: IdempotenceVerdict, transactional: boo
     # metadata refresh either, the sequence rules own the batch.
     verdict = judge(ec.NOT_LEADER_OR_FOLLOWER, idempotent=idempotent, transactional=transactional)
     assert verdict == (step, False)
-    exhausted = judge(ec.NOT_LEADER_OR_FOLLOWER, idempotent=idempotent, transactional=transactional, attempts=9, now=TIMEOUT)
+    exhausted = judge(
+        ec.NOT_LEADER_OR_FOLLOWER, idempotent=idempotent, transactional=transactional, attempts=9, now=TIMEOUT
+    )
     assert exhausted == (step, False)
 
 

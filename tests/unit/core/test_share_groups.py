@@ -44,7 +44,9 @@ def test_a_fenced_member_loses_its_assignment_and_rejoins_with_epoch_zero() -> N
     assert (body["member_id"], body["member_epoch"], body["subscribed_topic_names"]) == ("me", 0, ["t"])
 
 
-@pytest.mark.parametrize(("code", "attr"), [(ec.NOT_COORDINATOR, "find_coordinator"), (ec.COORDINATOR_LOAD_IN_PROGRESS, "retry")])
+@pytest.mark.parametrize(
+    ("code", "attr"), [(ec.NOT_COORDINATOR, "find_coordinator"), (ec.COORDINATOR_LOAD_IN_PROGRESS, "retry")]
+)
 def test_coordinator_errors_keep_the_membership(code: int, attr: str) -> None:
     m = ShareGroupMember("g", "me", ["t"])
     m.heartbeat_request()
@@ -69,8 +71,11 @@ def test_fatal_error_and_leaving() -> None:
 def test_batches_group_consecutive_offsets_of_one_type() -> None:
     got = batches({5: ACCEPT, 3: ACCEPT, 4: ACCEPT, 6: RELEASE, 8: RELEASE, 9: GAP})
     assert [(b["first_offset"], b["last_offset"], b["acknowledge_types"]) for b in got] == [
-        (3, 5, [ACCEPT]), (6, 6, [RELEASE]), (8, 8, [RELEASE]), (9, 9, [GAP]),
-    ]  # fmt: skip
+        (3, 5, [ACCEPT]),
+        (6, 6, [RELEASE]),
+        (8, 8, [RELEASE]),
+        (9, 9, [GAP]),
+    ]
 
 
 def test_implicit_mode_accepts_the_previous_poll() -> None:
@@ -145,7 +150,9 @@ def test_session_opens_then_sends_only_changes_and_acks() -> None:
     assert first["share_session_epoch"] == 0 and len(first["topics"][0]["partitions"]) == 2
     second = s.fetch({a}, {a: batches({3: ACCEPT})})
     assert second["share_session_epoch"] == 1
-    assert second["topics"] == [{"topic_id": T, "partitions": [{"partition_index": 0, "acknowledgement_batches": batches({3: ACCEPT})}]}]
+    assert second["topics"] == [
+        {"topic_id": T, "partitions": [{"partition_index": 0, "acknowledgement_batches": batches({3: ACCEPT})}]}
+    ]
     assert second["forgotten_topics_data"] == [{"topic_id": T, "partitions": [1]}]
     ack = s.acknowledge({a: batches({4: REJECT})})
     assert ack is not None and ack["share_session_epoch"] == 2

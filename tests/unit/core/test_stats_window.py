@@ -51,8 +51,21 @@ def test_window_rollover_reports_the_interval_then_starts_over() -> None:
         w.add(v)
     out = w.rollover()
     assert list(out) == [
-        "min", "max", "avg", "sum", "stddev", "p50", "p75", "p90", "p95", "p99", "p99_99", "outofrange", "hdrsize", "cnt"
-    ]  # fmt: skip
+        "min",
+        "max",
+        "avg",
+        "sum",
+        "stddev",
+        "p50",
+        "p75",
+        "p90",
+        "p95",
+        "p99",
+        "p99_99",
+        "outofrange",
+        "hdrsize",
+        "cnt",
+    ]
     # a sample of 0 takes the minimum's place, as librdkafka's averager does
     assert (out["min"], out["max"], out["avg"], out["sum"], out["cnt"]) == (0, 3000, 1500, 6000, 4)
     assert (out["p50"], out["p99_99"], out["outofrange"], out["hdrsize"]) == (1003, 3007, 0, 13424)

@@ -28,13 +28,17 @@ ADD_PARTITIONS_TO_TXN = api(
     versions="0-5",
     flexible="3+",
     request=[
-        f("transactions", array(
-            f("transactional_id", "string", "4+"),
-            f("producer_id", "int64", "4+"),
-            f("producer_epoch", "int16", "4+"),
-            f("verify_only", "bool", "4+"),
-            f("topics", array(ADD_PARTITIONS_TO_TXN_TOPIC), "4+"),
-        ), "4+"),
+        f(
+            "transactions",
+            array(
+                f("transactional_id", "string", "4+"),
+                f("producer_id", "int64", "4+"),
+                f("producer_epoch", "int16", "4+"),
+                f("verify_only", "bool", "4+"),
+                f("topics", array(ADD_PARTITIONS_TO_TXN_TOPIC), "4+"),
+            ),
+            "4+",
+        ),
         f("v3_and_below_transactional_id", "string", "0-3"),
         f("v3_and_below_producer_id", "int64", "0-3"),
         f("v3_and_below_producer_epoch", "int16", "0-3"),
@@ -43,10 +47,14 @@ ADD_PARTITIONS_TO_TXN = api(
     response=[
         f("throttle_time_ms", "int32"),
         f("error_code", "int16", "4+", ignorable=True),
-        f("results_by_transaction", array(
-            f("transactional_id", "string", "4+"),
-            f("topic_results", array(ADD_PARTITIONS_TO_TXN_TOPIC_RESULT), "4+"),
-        ), "4+"),
+        f(
+            "results_by_transaction",
+            array(
+                f("transactional_id", "string", "4+"),
+                f("topic_results", array(ADD_PARTITIONS_TO_TXN_TOPIC_RESULT), "4+"),
+            ),
+            "4+",
+        ),
         f("results_by_topic_v3_and_below", array(ADD_PARTITIONS_TO_TXN_TOPIC_RESULT), "0-3"),
     ],
 )

@@ -12,23 +12,32 @@ ALTER_CONFIGS = api(
     versions="0-2",
     flexible="2+",
     request=[
-        f("resources", array(
-            f("resource_type", "int8"),
-            f("resource_name", "string"),
-            f("configs", array(
-                f("name", "string"),
-                f("value", "string", nullable="0+"),
-            )),
-        )),
+        f(
+            "resources",
+            array(
+                f("resource_type", "int8"),
+                f("resource_name", "string"),
+                f(
+                    "configs",
+                    array(
+                        f("name", "string"),
+                        f("value", "string", nullable="0+"),
+                    ),
+                ),
+            ),
+        ),
         f("validate_only", "bool"),
     ],
     response=[
         f("throttle_time_ms", "int32"),
-        f("responses", array(
-            f("error_code", "int16"),
-            f("error_message", "string", nullable="0+"),
-            f("resource_type", "int8"),
-            f("resource_name", "string"),
-        )),
+        f(
+            "responses",
+            array(
+                f("error_code", "int16"),
+                f("error_message", "string", nullable="0+"),
+                f("resource_type", "int8"),
+                f("resource_name", "string"),
+            ),
+        ),
     ],
 )

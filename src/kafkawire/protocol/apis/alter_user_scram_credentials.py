@@ -11,24 +11,33 @@ ALTER_USER_SCRAM_CREDENTIALS = api(
     versions="0",
     flexible="0+",
     request=[
-        f("deletions", array(
-            f("name", "string"),
-            f("mechanism", "int8"),
-        )),
-        f("upsertions", array(
-            f("name", "string"),
-            f("mechanism", "int8"),
-            f("iterations", "int32"),
-            f("salt", "bytes"),
-            f("salted_password", "bytes"),
-        )),
+        f(
+            "deletions",
+            array(
+                f("name", "string"),
+                f("mechanism", "int8"),
+            ),
+        ),
+        f(
+            "upsertions",
+            array(
+                f("name", "string"),
+                f("mechanism", "int8"),
+                f("iterations", "int32"),
+                f("salt", "bytes"),
+                f("salted_password", "bytes"),
+            ),
+        ),
     ],
     response=[
         f("throttle_time_ms", "int32"),
-        f("results", array(
-            f("user", "string"),
-            f("error_code", "int16"),
-            f("error_message", "string", nullable="0+"),
-        )),
+        f(
+            "results",
+            array(
+                f("user", "string"),
+                f("error_code", "int16"),
+                f("error_message", "string", nullable="0+"),
+            ),
+        ),
     ],
 )

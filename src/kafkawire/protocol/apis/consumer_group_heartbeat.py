@@ -38,8 +38,13 @@ CONSUMER_GROUP_HEARTBEAT = api(
         f("member_id", "string", nullable="0+", default=None),
         f("member_epoch", "int32"),
         f("heartbeat_interval_ms", "int32"),
-        f("assignment", [
-            f("topic_partitions", array(*_TOPIC_PARTITIONS)),
-        ], nullable="0+", default=None),
+        f(
+            "assignment",
+            [
+                f("topic_partitions", array(*_TOPIC_PARTITIONS)),
+            ],
+            nullable="0+",
+            default=None,
+        ),
     ],
 )

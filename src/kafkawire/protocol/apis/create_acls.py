@@ -12,21 +12,27 @@ CREATE_ACLS = api(
     versions="1-3",
     flexible="2+",
     request=[
-        f("creations", array(
-            f("resource_type", "int8"),
-            f("resource_name", "string"),
-            f("resource_pattern_type", "int8", "1+", default=3),
-            f("principal", "string"),
-            f("host", "string"),
-            f("operation", "int8"),
-            f("permission_type", "int8"),
-        )),
+        f(
+            "creations",
+            array(
+                f("resource_type", "int8"),
+                f("resource_name", "string"),
+                f("resource_pattern_type", "int8", "1+", default=3),
+                f("principal", "string"),
+                f("host", "string"),
+                f("operation", "int8"),
+                f("permission_type", "int8"),
+            ),
+        ),
     ],
     response=[
         f("throttle_time_ms", "int32"),
-        f("results", array(
-            f("error_code", "int16"),
-            f("error_message", "string", nullable="0+"),
-        )),
+        f(
+            "results",
+            array(
+                f("error_code", "int16"),
+                f("error_message", "string", nullable="0+"),
+            ),
+        ),
     ],
 )

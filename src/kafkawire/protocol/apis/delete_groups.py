@@ -12,9 +12,12 @@ DELETE_GROUPS = api(
     ],
     response=[
         f("throttle_time_ms", "int32"),
-        f("results", array(
-            f("group_id", "string"),
-            f("error_code", "int16"),
-        )),
+        f(
+            "results",
+            array(
+                f("group_id", "string"),
+                f("error_code", "int16"),
+            ),
+        ),
     ],
 )

@@ -11,24 +11,36 @@ DELETE_RECORDS = api(
     versions="0-2",
     flexible="2+",
     request=[
-        f("topics", array(
-            f("name", "string"),
-            f("partitions", array(
-                f("partition_index", "int32"),
-                f("offset", "int64"),
-            )),
-        )),
+        f(
+            "topics",
+            array(
+                f("name", "string"),
+                f(
+                    "partitions",
+                    array(
+                        f("partition_index", "int32"),
+                        f("offset", "int64"),
+                    ),
+                ),
+            ),
+        ),
         f("timeout_ms", "int32"),
     ],
     response=[
         f("throttle_time_ms", "int32"),
-        f("topics", array(
-            f("name", "string"),
-            f("partitions", array(
-                f("partition_index", "int32"),
-                f("low_watermark", "int64"),
-                f("error_code", "int16"),
-            )),
-        )),
+        f(
+            "topics",
+            array(
+                f("name", "string"),
+                f(
+                    "partitions",
+                    array(
+                        f("partition_index", "int32"),
+                        f("low_watermark", "int64"),
+                        f("error_code", "int16"),
+                    ),
+                ),
+            ),
+        ),
     ],
 )

@@ -14,20 +14,27 @@ DELETE_TOPICS = api(
     versions="1-6",
     flexible="4+",
     request=[
-        f("topics", array(
-            f("name", "string", "6+", nullable="6+", default=None),
-            f("topic_id", "uuid", "6+"),
-        ), "6+"),
+        f(
+            "topics",
+            array(
+                f("name", "string", "6+", nullable="6+", default=None),
+                f("topic_id", "uuid", "6+"),
+            ),
+            "6+",
+        ),
         f("topic_names", array("string"), "0-5", ignorable=True),
         f("timeout_ms", "int32"),
     ],
     response=[
         f("throttle_time_ms", "int32", "1+", ignorable=True),
-        f("responses", array(
-            f("name", "string", nullable="6+"),
-            f("topic_id", "uuid", "6+", ignorable=True),
-            f("error_code", "int16"),
-            f("error_message", "string", "5+", nullable="5+", default=None, ignorable=True),
-        )),
+        f(
+            "responses",
+            array(
+                f("name", "string", nullable="6+"),
+                f("topic_id", "uuid", "6+", ignorable=True),
+                f("error_code", "int16"),
+                f("error_message", "string", "5+", nullable="5+", default=None, ignorable=True),
+            ),
+        ),
     ],
 )

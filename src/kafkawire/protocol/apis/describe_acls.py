@@ -23,16 +23,22 @@ DESCRIBE_ACLS = api(
         f("throttle_time_ms", "int32"),
         f("error_code", "int16"),
         f("error_message", "string", nullable="0+"),
-        f("resources", array(
-            f("resource_type", "int8"),
-            f("resource_name", "string"),
-            f("pattern_type", "int8", "1+", default=3),
-            f("acls", array(
-                f("principal", "string"),
-                f("host", "string"),
-                f("operation", "int8"),
-                f("permission_type", "int8"),
-            )),
-        )),
+        f(
+            "resources",
+            array(
+                f("resource_type", "int8"),
+                f("resource_name", "string"),
+                f("pattern_type", "int8", "1+", default=3),
+                f(
+                    "acls",
+                    array(
+                        f("principal", "string"),
+                        f("host", "string"),
+                        f("operation", "int8"),
+                        f("permission_type", "int8"),
+                    ),
+                ),
+            ),
+        ),
     ],
 )

@@ -24,13 +24,16 @@ DESCRIBE_CLUSTER = api(
         f("endpoint_type", "int8", "1+", default=1),
         f("cluster_id", "string"),
         f("controller_id", "int32", default=-1),
-        f("brokers", array(
-            f("broker_id", "int32"),
-            f("host", "string"),
-            f("port", "int32"),
-            f("rack", "string", nullable="0+", default=None),
-            f("is_fenced", "bool", "2+"),
-        )),
+        f(
+            "brokers",
+            array(
+                f("broker_id", "int32"),
+                f("host", "string"),
+                f("port", "int32"),
+                f("rack", "string", nullable="0+", default=None),
+                f("is_fenced", "bool", "2+"),
+            ),
+        ),
         f("cluster_authorized_operations", "int32", default=-2147483648),
     ],
 )

@@ -14,36 +14,50 @@ DESCRIBE_CONFIGS = api(
     versions="1-4",
     flexible="4+",
     request=[
-        f("resources", array(
-            f("resource_type", "int8"),
-            f("resource_name", "string"),
-            f("configuration_keys", array("string"), nullable="0+"),
-        )),
+        f(
+            "resources",
+            array(
+                f("resource_type", "int8"),
+                f("resource_name", "string"),
+                f("configuration_keys", array("string"), nullable="0+"),
+            ),
+        ),
         f("include_synonyms", "bool", "1+", default=False),
         f("include_documentation", "bool", "3+", default=False),
     ],
     response=[
         f("throttle_time_ms", "int32"),
-        f("results", array(
-            f("error_code", "int16"),
-            f("error_message", "string", nullable="0+"),
-            f("resource_type", "int8"),
-            f("resource_name", "string"),
-            f("configs", array(
-                f("name", "string"),
-                f("value", "string", nullable="0+"),
-                f("read_only", "bool"),
-                f("config_source", "int8", "1+", default=-1, ignorable=True),
-                f("is_default", "bool", "0"),
-                f("is_sensitive", "bool"),
-                f("synonyms", array(
-                    f("name", "string", "1+"),
-                    f("value", "string", "1+", nullable="0+"),
-                    f("source", "int8", "1+"),
-                ), "1+", ignorable=True),
-                f("config_type", "int8", "3+", default=0, ignorable=True),
-                f("documentation", "string", "3+", nullable="0+", ignorable=True),
-            )),
-        )),
+        f(
+            "results",
+            array(
+                f("error_code", "int16"),
+                f("error_message", "string", nullable="0+"),
+                f("resource_type", "int8"),
+                f("resource_name", "string"),
+                f(
+                    "configs",
+                    array(
+                        f("name", "string"),
+                        f("value", "string", nullable="0+"),
+                        f("read_only", "bool"),
+                        f("config_source", "int8", "1+", default=-1, ignorable=True),
+                        f("is_default", "bool", "0"),
+                        f("is_sensitive", "bool"),
+                        f(
+                            "synonyms",
+                            array(
+                                f("name", "string", "1+"),
+                                f("value", "string", "1+", nullable="0+"),
+                                f("source", "int8", "1+"),
+                            ),
+                            "1+",
+                            ignorable=True,
+                        ),
+                        f("config_type", "int8", "3+", default=0, ignorable=True),
+                        f("documentation", "string", "3+", nullable="0+", ignorable=True),
+                    ),
+                ),
+            ),
+        ),
     ],
 )

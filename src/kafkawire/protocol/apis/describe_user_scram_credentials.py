@@ -9,22 +9,32 @@ DESCRIBE_USER_SCRAM_CREDENTIALS = api(
     versions="0",
     flexible="0+",
     request=[
-        f("users", array(
-            f("name", "string"),
-        ), nullable="0+"),
+        f(
+            "users",
+            array(
+                f("name", "string"),
+            ),
+            nullable="0+",
+        ),
     ],
     response=[
         f("throttle_time_ms", "int32"),
         f("error_code", "int16"),
         f("error_message", "string", nullable="0+"),
-        f("results", array(
-            f("user", "string"),
-            f("error_code", "int16"),
-            f("error_message", "string", nullable="0+"),
-            f("credential_infos", array(
-                f("mechanism", "int8"),
-                f("iterations", "int32"),
-            )),
-        )),
+        f(
+            "results",
+            array(
+                f("user", "string"),
+                f("error_code", "int16"),
+                f("error_message", "string", nullable="0+"),
+                f(
+                    "credential_infos",
+                    array(
+                        f("mechanism", "int8"),
+                        f("iterations", "int32"),
+                    ),
+                ),
+            ),
+        ),
     ],
 )

@@ -14,22 +14,32 @@ ELECT_LEADERS = api(
     flexible="2+",
     request=[
         f("election_type", "int8", "1+"),
-        f("topic_partitions", array(
-            f("topic", "string"),
-            f("partitions", array("int32")),
-        ), nullable="0+"),
+        f(
+            "topic_partitions",
+            array(
+                f("topic", "string"),
+                f("partitions", array("int32")),
+            ),
+            nullable="0+",
+        ),
         f("timeout_ms", "int32", default=60000),
     ],
     response=[
         f("throttle_time_ms", "int32"),
         f("error_code", "int16", "1+"),
-        f("replica_election_results", array(
-            f("topic", "string"),
-            f("partition_result", array(
-                f("partition_id", "int32"),
-                f("error_code", "int16"),
-                f("error_message", "string", nullable="0+"),
-            )),
-        )),
+        f(
+            "replica_election_results",
+            array(
+                f("topic", "string"),
+                f(
+                    "partition_result",
+                    array(
+                        f("partition_id", "int32"),
+                        f("error_code", "int16"),
+                        f("error_message", "string", nullable="0+"),
+                    ),
+                ),
+            ),
+        ),
     ],
 )

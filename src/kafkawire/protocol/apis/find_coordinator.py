@@ -23,13 +23,17 @@ FIND_COORDINATOR = api(
         f("node_id", "int32", "0-3"),
         f("host", "string", "0-3"),
         f("port", "int32", "0-3"),
-        f("coordinators", array(
-            f("key", "string", "4+"),
-            f("node_id", "int32", "4+"),
-            f("host", "string", "4+"),
-            f("port", "int32", "4+"),
-            f("error_code", "int16", "4+"),
-            f("error_message", "string", "4+", nullable="4+", ignorable=True),
-        ), "4+"),
+        f(
+            "coordinators",
+            array(
+                f("key", "string", "4+"),
+                f("node_id", "int32", "4+"),
+                f("host", "string", "4+"),
+                f("port", "int32", "4+"),
+                f("error_code", "int16", "4+"),
+                f("error_message", "string", "4+", nullable="4+", ignorable=True),
+            ),
+            "4+",
+        ),
     ],
 )

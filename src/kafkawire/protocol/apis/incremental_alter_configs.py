@@ -12,24 +12,33 @@ INCREMENTAL_ALTER_CONFIGS = api(
     versions="0-1",
     flexible="1+",
     request=[
-        f("resources", array(
-            f("resource_type", "int8"),
-            f("resource_name", "string"),
-            f("configs", array(
-                f("name", "string"),
-                f("config_operation", "int8"),
-                f("value", "string", nullable="0+"),
-            )),
-        )),
+        f(
+            "resources",
+            array(
+                f("resource_type", "int8"),
+                f("resource_name", "string"),
+                f(
+                    "configs",
+                    array(
+                        f("name", "string"),
+                        f("config_operation", "int8"),
+                        f("value", "string", nullable="0+"),
+                    ),
+                ),
+            ),
+        ),
         f("validate_only", "bool"),
     ],
     response=[
         f("throttle_time_ms", "int32"),
-        f("responses", array(
-            f("error_code", "int16"),
-            f("error_message", "string", nullable="0+"),
-            f("resource_type", "int8"),
-            f("resource_name", "string"),
-        )),
+        f(
+            "responses",
+            array(
+                f("error_code", "int16"),
+                f("error_message", "string", nullable="0+"),
+                f("resource_type", "int8"),
+                f("resource_name", "string"),
+            ),
+        ),
     ],
 )

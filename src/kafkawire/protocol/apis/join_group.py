@@ -19,10 +19,13 @@ JOIN_GROUP = api(
         f("member_id", "string"),
         f("group_instance_id", "string", "5+", nullable="5+", default=None),
         f("protocol_type", "string"),
-        f("protocols", array(
-            f("name", "string"),
-            f("metadata", "bytes"),
-        )),
+        f(
+            "protocols",
+            array(
+                f("name", "string"),
+                f("metadata", "bytes"),
+            ),
+        ),
         f("reason", "string", "8+", nullable="8+", default=None, ignorable=True),
     ],
     response=[
@@ -34,10 +37,13 @@ JOIN_GROUP = api(
         f("leader", "string"),
         f("skip_assignment", "bool", "9+"),
         f("member_id", "string"),
-        f("members", array(
-            f("member_id", "string"),
-            f("group_instance_id", "string", "5+", nullable="5+", default=None, ignorable=True),
-            f("metadata", "bytes"),
-        )),
+        f(
+            "members",
+            array(
+                f("member_id", "string"),
+                f("group_instance_id", "string", "5+", nullable="5+", default=None, ignorable=True),
+                f("metadata", "bytes"),
+            ),
+        ),
     ],
 )

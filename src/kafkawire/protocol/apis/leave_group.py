@@ -14,19 +14,27 @@ LEAVE_GROUP = api(
     request=[
         f("group_id", "string"),
         f("member_id", "string", "0-2"),
-        f("members", array(
-            f("member_id", "string", "3+"),
-            f("group_instance_id", "string", "3+", nullable="3+", default=None),
-            f("reason", "string", "5+", nullable="5+", default=None, ignorable=True),
-        ), "3+"),
+        f(
+            "members",
+            array(
+                f("member_id", "string", "3+"),
+                f("group_instance_id", "string", "3+", nullable="3+", default=None),
+                f("reason", "string", "5+", nullable="5+", default=None, ignorable=True),
+            ),
+            "3+",
+        ),
     ],
     response=[
         f("throttle_time_ms", "int32", "1+", ignorable=True),
         f("error_code", "int16"),
-        f("members", array(
-            f("member_id", "string", "3+"),
-            f("group_instance_id", "string", "3+", nullable="3+"),
-            f("error_code", "int16", "3+"),
-        ), "3+"),
+        f(
+            "members",
+            array(
+                f("member_id", "string", "3+"),
+                f("group_instance_id", "string", "3+", nullable="3+"),
+                f("error_code", "int16", "3+"),
+            ),
+            "3+",
+        ),
     ],
 )

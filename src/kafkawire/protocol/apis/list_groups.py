@@ -18,11 +18,14 @@ LIST_GROUPS = api(
     response=[
         f("throttle_time_ms", "int32", "1+", ignorable=True),
         f("error_code", "int16"),
-        f("groups", array(
-            f("group_id", "string"),
-            f("protocol_type", "string"),
-            f("group_state", "string", "4+", ignorable=True),
-            f("group_type", "string", "5+", ignorable=True),
-        )),
+        f(
+            "groups",
+            array(
+                f("group_id", "string"),
+                f("protocol_type", "string"),
+                f("group_state", "string", "4+", ignorable=True),
+                f("group_type", "string", "5+", ignorable=True),
+            ),
+        ),
     ],
 )

@@ -14,29 +14,41 @@ LIST_OFFSETS = api(
     request=[
         f("replica_id", "int32"),
         f("isolation_level", "int8", "2+"),
-        f("topics", array(
-            f("name", "string"),
-            f("partitions", array(
-                f("partition_index", "int32"),
-                f("current_leader_epoch", "int32", "4+", default=-1, ignorable=True),
-                f("timestamp", "int64"),
-                f("max_num_offsets", "int32", "0", default=1),
-            )),
-        )),
+        f(
+            "topics",
+            array(
+                f("name", "string"),
+                f(
+                    "partitions",
+                    array(
+                        f("partition_index", "int32"),
+                        f("current_leader_epoch", "int32", "4+", default=-1, ignorable=True),
+                        f("timestamp", "int64"),
+                        f("max_num_offsets", "int32", "0", default=1),
+                    ),
+                ),
+            ),
+        ),
         f("timeout_ms", "int32", "10+", ignorable=True),
     ],
     response=[
         f("throttle_time_ms", "int32", "2+", ignorable=True),
-        f("topics", array(
-            f("name", "string"),
-            f("partitions", array(
-                f("partition_index", "int32"),
-                f("error_code", "int16"),
-                f("old_style_offsets", array("int64"), "0"),
-                f("timestamp", "int64", "1+", default=-1),
-                f("offset", "int64", "1+", default=-1),
-                f("leader_epoch", "int32", "4+", default=-1),
-            )),
-        )),
+        f(
+            "topics",
+            array(
+                f("name", "string"),
+                f(
+                    "partitions",
+                    array(
+                        f("partition_index", "int32"),
+                        f("error_code", "int16"),
+                        f("old_style_offsets", array("int64"), "0"),
+                        f("timestamp", "int64", "1+", default=-1),
+                        f("offset", "int64", "1+", default=-1),
+                        f("leader_epoch", "int32", "4+", default=-1),
+                    ),
+                ),
+            ),
+        ),
     ],
 )

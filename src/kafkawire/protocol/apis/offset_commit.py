@@ -17,27 +17,39 @@ OFFSET_COMMIT = api(
         f("member_id", "string", "1+", ignorable=True),
         f("group_instance_id", "string", "7+", nullable="7+", default=None),
         f("retention_time_ms", "int64", "2-4", default=-1, ignorable=True),
-        f("topics", array(
-            f("name", "string", "0-9", ignorable=True),
-            f("topic_id", "uuid", "10+", ignorable=True),
-            f("partitions", array(
-                f("partition_index", "int32"),
-                f("committed_offset", "int64"),
-                f("committed_leader_epoch", "int32", "6+", default=-1, ignorable=True),
-                f("commit_timestamp", "int64", "1", default=-1),
-                f("committed_metadata", "string", nullable="0+"),
-            )),
-        )),
+        f(
+            "topics",
+            array(
+                f("name", "string", "0-9", ignorable=True),
+                f("topic_id", "uuid", "10+", ignorable=True),
+                f(
+                    "partitions",
+                    array(
+                        f("partition_index", "int32"),
+                        f("committed_offset", "int64"),
+                        f("committed_leader_epoch", "int32", "6+", default=-1, ignorable=True),
+                        f("commit_timestamp", "int64", "1", default=-1),
+                        f("committed_metadata", "string", nullable="0+"),
+                    ),
+                ),
+            ),
+        ),
     ],
     response=[
         f("throttle_time_ms", "int32", "3+", ignorable=True),
-        f("topics", array(
-            f("name", "string", "0-9", ignorable=True),
-            f("topic_id", "uuid", "10+", ignorable=True),
-            f("partitions", array(
-                f("partition_index", "int32"),
-                f("error_code", "int16"),
-            )),
-        )),
+        f(
+            "topics",
+            array(
+                f("name", "string", "0-9", ignorable=True),
+                f("topic_id", "uuid", "10+", ignorable=True),
+                f(
+                    "partitions",
+                    array(
+                        f("partition_index", "int32"),
+                        f("error_code", "int16"),
+                    ),
+                ),
+            ),
+        ),
     ],
 )

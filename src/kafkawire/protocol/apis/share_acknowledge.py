@@ -17,27 +17,39 @@ SHARE_ACKNOWLEDGE = api(
         f("group_id", "string", nullable="0+", default=None),
         f("member_id", "string", nullable="0+"),
         f("share_session_epoch", "int32"),
-        f("topics", array(
-            f("topic_id", "uuid"),
-            f("partitions", array(
-                f("partition_index", "int32"),
-                f("acknowledgement_batches", array(*ACKNOWLEDGEMENT_BATCH)),
-            )),
-        )),
+        f(
+            "topics",
+            array(
+                f("topic_id", "uuid"),
+                f(
+                    "partitions",
+                    array(
+                        f("partition_index", "int32"),
+                        f("acknowledgement_batches", array(*ACKNOWLEDGEMENT_BATCH)),
+                    ),
+                ),
+            ),
+        ),
     ],
     response=[
         f("throttle_time_ms", "int32"),
         f("error_code", "int16"),
         f("error_message", "string", nullable="0+", default=None),
-        f("responses", array(
-            f("topic_id", "uuid"),
-            f("partitions", array(
-                f("partition_index", "int32"),
-                f("error_code", "int16"),
-                f("error_message", "string", nullable="0+", default=None),
-                f("current_leader", LEADER_ID_AND_EPOCH),
-            )),
-        )),
+        f(
+            "responses",
+            array(
+                f("topic_id", "uuid"),
+                f(
+                    "partitions",
+                    array(
+                        f("partition_index", "int32"),
+                        f("error_code", "int16"),
+                        f("error_message", "string", nullable="0+", default=None),
+                        f("current_leader", LEADER_ID_AND_EPOCH),
+                    ),
+                ),
+            ),
+        ),
         f("node_endpoints", array(*NODE_ENDPOINT)),
     ],
 )

@@ -43,40 +43,58 @@ SHARE_FETCH = api(
         f("max_bytes", "int32", default=0x7FFFFFFF),
         f("max_records", "int32"),
         f("batch_size", "int32"),
-        f("topics", array(
-            f("topic_id", "uuid"),
-            f("partitions", array(
-                f("partition_index", "int32"),
-                f("acknowledgement_batches", array(*ACKNOWLEDGEMENT_BATCH)),
-            )),
-        )),
-        f("forgotten_topics_data", array(
-            f("topic_id", "uuid"),
-            f("partitions", array("int32")),
-        )),
+        f(
+            "topics",
+            array(
+                f("topic_id", "uuid"),
+                f(
+                    "partitions",
+                    array(
+                        f("partition_index", "int32"),
+                        f("acknowledgement_batches", array(*ACKNOWLEDGEMENT_BATCH)),
+                    ),
+                ),
+            ),
+        ),
+        f(
+            "forgotten_topics_data",
+            array(
+                f("topic_id", "uuid"),
+                f("partitions", array("int32")),
+            ),
+        ),
     ],
     response=[
         f("throttle_time_ms", "int32"),
         f("error_code", "int16"),
         f("error_message", "string", nullable="0+", default=None),
         f("acquisition_lock_timeout_ms", "int32"),
-        f("responses", array(
-            f("topic_id", "uuid"),
-            f("partitions", array(
-                f("partition_index", "int32"),
-                f("error_code", "int16"),
-                f("error_message", "string", nullable="0+", default=None),
-                f("acknowledge_error_code", "int16"),
-                f("acknowledge_error_message", "string", nullable="0+", default=None),
-                f("current_leader", LEADER_ID_AND_EPOCH),
-                f("records", "records", nullable="0+"),
-                f("acquired_records", array(
-                    f("first_offset", "int64"),
-                    f("last_offset", "int64"),
-                    f("delivery_count", "int16"),
-                )),
-            )),
-        )),
+        f(
+            "responses",
+            array(
+                f("topic_id", "uuid"),
+                f(
+                    "partitions",
+                    array(
+                        f("partition_index", "int32"),
+                        f("error_code", "int16"),
+                        f("error_message", "string", nullable="0+", default=None),
+                        f("acknowledge_error_code", "int16"),
+                        f("acknowledge_error_message", "string", nullable="0+", default=None),
+                        f("current_leader", LEADER_ID_AND_EPOCH),
+                        f("records", "records", nullable="0+"),
+                        f(
+                            "acquired_records",
+                            array(
+                                f("first_offset", "int64"),
+                                f("last_offset", "int64"),
+                                f("delivery_count", "int16"),
+                            ),
+                        ),
+                    ),
+                ),
+            ),
+        ),
         f("node_endpoints", array(*NODE_ENDPOINT)),
     ],
 )

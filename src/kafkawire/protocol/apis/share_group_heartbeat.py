@@ -29,11 +29,19 @@ SHARE_GROUP_HEARTBEAT = api(
         f("member_id", "string", nullable="0+", default=None),
         f("member_epoch", "int32"),
         f("heartbeat_interval_ms", "int32"),
-        f("assignment", [
-            f("topic_partitions", array(
-                f("topic_id", "uuid"),
-                f("partitions", array("int32")),
-            )),
-        ], nullable="0+", default=None),
+        f(
+            "assignment",
+            [
+                f(
+                    "topic_partitions",
+                    array(
+                        f("topic_id", "uuid"),
+                        f("partitions", array("int32")),
+                    ),
+                ),
+            ],
+            nullable="0+",
+            default=None,
+        ),
     ],
 )

@@ -17,10 +17,13 @@ SYNC_GROUP = api(
         f("group_instance_id", "string", "3+", nullable="3+", default=None),
         f("protocol_type", "string", "5+", nullable="5+", default=None, ignorable=True),
         f("protocol_name", "string", "5+", nullable="5+", default=None, ignorable=True),
-        f("assignments", array(
-            f("member_id", "string"),
-            f("assignment", "bytes"),
-        )),
+        f(
+            "assignments",
+            array(
+                f("member_id", "string"),
+                f("assignment", "bytes"),
+            ),
+        ),
     ],
     response=[
         f("throttle_time_ms", "int32", "1+", ignorable=True),

@@ -19,24 +19,36 @@ TXN_OFFSET_COMMIT = api(
         f("generation_id", "int32", "3+", default=-1),
         f("member_id", "string", "3+"),
         f("group_instance_id", "string", "3+", nullable="3+", default=None),
-        f("topics", array(
-            f("name", "string"),
-            f("partitions", array(
-                f("partition_index", "int32"),
-                f("committed_offset", "int64"),
-                f("committed_leader_epoch", "int32", "2+", default=-1, ignorable=True),
-                f("committed_metadata", "string", nullable="0+"),
-            )),
-        )),
+        f(
+            "topics",
+            array(
+                f("name", "string"),
+                f(
+                    "partitions",
+                    array(
+                        f("partition_index", "int32"),
+                        f("committed_offset", "int64"),
+                        f("committed_leader_epoch", "int32", "2+", default=-1, ignorable=True),
+                        f("committed_metadata", "string", nullable="0+"),
+                    ),
+                ),
+            ),
+        ),
     ],
     response=[
         f("throttle_time_ms", "int32"),
-        f("topics", array(
-            f("name", "string"),
-            f("partitions", array(
-                f("partition_index", "int32"),
-                f("error_code", "int16"),
-            )),
-        )),
+        f(
+            "topics",
+            array(
+                f("name", "string"),
+                f(
+                    "partitions",
+                    array(
+                        f("partition_index", "int32"),
+                        f("error_code", "int16"),
+                    ),
+                ),
+            ),
+        ),
     ],
 )

@@ -61,7 +61,9 @@ def _schema_name(schema: Any) -> str | None:
 
 def _raw_bytes(parsed: Any) -> bool:
     """A plain "bytes" schema (no logical type): its value goes on the wire without Avro framing."""
-    return parsed == "bytes" or (isinstance(parsed, dict) and parsed.get("type") == "bytes" and "logicalType" not in parsed)
+    return parsed == "bytes" or (
+        isinstance(parsed, dict) and parsed.get("type") == "bytes" and "logicalType" not in parsed
+    )
 
 
 def _names_at_top_level(parsed: Any) -> bool:
@@ -126,7 +128,9 @@ class _Parsing:
             self._parsed[key] = parsed
         return parsed
 
-    def _resolve_references(self, schema: Schema, named: dict[str, Any], seen: set[tuple[str | None, int | None]]) -> None:
+    def _resolve_references(
+        self, schema: Schema, named: dict[str, Any], seen: set[tuple[str | None, int | None]]
+    ) -> None:
         for ref in schema.references or []:
             if (ref.subject, ref.version) in seen:
                 continue
@@ -212,12 +216,16 @@ class AvroSerializer(_Parsing, BaseSerializer):
         value = self._to_dict(obj, ctx) if self._to_dict is not None else obj
         rules = schema.rule_set is not None
         if rules:
-            value = self._rules.run(ctx, subject, RulePhase.DOMAIN, RuleMode.WRITE, None, schema, value, None, _field_walk(parsed))
+            value = self._rules.run(
+                ctx, subject, RulePhase.DOMAIN, RuleMode.WRITE, None, schema, value, None, _field_walk(parsed)
+            )
         if _raw_bytes(parsed):
             # A "bytes" schema's value is written raw, without Avro's length prefix: the framing
             # Java's KafkaAvroSerializer and confluent-kafka write and read.
             if not isinstance(value, (bytes, bytearray, memoryview)):
-                raise SerializationError(f"Avro encoding failed{where(ctx)}: expected bytes, not {type(value).__name__}")
+                raise SerializationError(
+                    f"Avro encoding failed{where(ctx)}: expected bytes, not {type(value).__name__}"
+                )
             body = bytes(value)
         else:
             if not rules and self._can_ready and ctx is not None and (ctx.field is _VALUE or ctx.field is _KEY):
@@ -299,7 +307,11 @@ class AvroDeserializer(_Parsing, BaseDeserializer):
         reader_schema, reader = self._schema, self._reader_schema
         uses_latest = self._use_latest_version or self._use_latest_with_metadata is not None
         subject = None
-        if uses_latest or writer_schema.rule_set is not None or (reader_schema is not None and reader_schema.rule_set is not None):
+        if (
+            uses_latest
+            or writer_schema.rule_set is not None
+            or (reader_schema is not None and reader_schema.rule_set is not None)
+        ):
             subject = self._subject(ctx, _schema_name(writer))
         latest: RegisteredSchema | None = None
         if reader is None and uses_latest and subject is not None:
@@ -307,7 +319,9 @@ class AvroDeserializer(_Parsing, BaseDeserializer):
             if latest is not None:
                 reader_schema, reader = latest.schema, self._parse(latest.schema)
         if writer_schema.rule_set is not None:
-            body = self._rules.run(ctx, subject, RulePhase.ENCODING, RuleMode.READ, None, writer_schema, payload.read(), None, None)
+            body = self._rules.run(
+                ctx, subject, RulePhase.ENCODING, RuleMode.READ, None, writer_schema, payload.read(), None, None
+            )
             payload = io.BytesIO(body)
         if _raw_bytes(writer):  # written raw (see AvroSerializer): the rest of the payload
             raw = payload.read()
@@ -316,20 +330,34 @@ class AvroDeserializer(_Parsing, BaseDeserializer):
             payload = io.BytesIO()  # resolved into another reader schema from its Avro encoding
             schemaless_writer(payload, "bytes", raw)
             payload.seek(0)
-        steps = self._rules.migrations(self._registry, subject, writer_schema, latest) if latest is not None and subject else []
+        steps = (
+            self._rules.migrations(self._registry, subject, writer_schema, latest)
+            if latest is not None and subject
+            else []
+        )
         if steps:
             obj = self._rules.migrate(ctx, subject or "", steps, self._read(payload, writer, writer, ctx))
         else:
             no_rules = writer_schema.rule_set is None and (reader_schema is None or reader_schema.rule_set is None)
-            if no_rules and self._can_ready and type(data) is bytes and data[:1] == b"\x00" and (ctx is None or not ctx.headers):
+            if (
+                no_rules
+                and self._can_ready
+                and type(data) is bytes
+                and data[:1] == b"\x00"
+                and (ctx is None or not ctx.headers)
+            ):
                 self._ready[data[1:5]] = (writer, reader if reader is not None else writer)
             obj = self._read(payload, writer, reader if reader is not None else writer, ctx)
         return self._read_rules(obj, ctx, subject, reader_schema or writer_schema, reader or writer)
 
-    def _read_rules(self, obj: Any, ctx: SerializationContext | None, subject: str | None, schema: Schema, parsed: Any) -> Any:
+    def _read_rules(
+        self, obj: Any, ctx: SerializationContext | None, subject: str | None, schema: Schema, parsed: Any
+    ) -> Any:
         """The reader schema's domain rules on the decoded object, then ``from_dict``."""
         if schema.rule_set is not None:
-            obj = self._rules.run(ctx, subject, RulePhase.DOMAIN, RuleMode.READ, None, schema, obj, None, _field_walk(parsed))
+            obj = self._rules.run(
+                ctx, subject, RulePhase.DOMAIN, RuleMode.READ, None, schema, obj, None, _field_walk(parsed)
+            )
         return self._finish(obj, ctx)
 
 

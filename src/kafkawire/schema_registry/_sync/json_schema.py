@@ -70,7 +70,9 @@ class _Validating:
             seen.add(ref.name)
             if self._registry is None:
                 # same text as confluent-kafka: its tests match on it
-                raise ValueError('schema_registry_client must be provided if "schema_str" is a Schema instance with references')
+                raise ValueError(
+                    'schema_registry_client must be provided if "schema_str" is a Schema instance with references'
+                )
             assert ref.subject is not None and ref.version is not None
             referenced = self._registry.get_version(ref.subject, ref.version).schema
             out.append((ref.name, Resource.from_contents(json.loads(referenced.schema_str or "{}"), DRAFT7)))
@@ -129,7 +131,9 @@ class JSONSerializer(_Validating, BaseSerializer):
         value = self._to_dict(obj, ctx) if self._to_dict is not None else obj
         rules = schema.rule_set is not None
         if rules:
-            value = self._rules.run(ctx, subject, RulePhase.DOMAIN, RuleMode.WRITE, None, schema, value, None, self._field_walk(schema))
+            value = self._rules.run(
+                ctx, subject, RulePhase.DOMAIN, RuleMode.WRITE, None, schema, value, None, self._field_walk(schema)
+            )
         if self._validate_values:
             self._validate(schema, value, ctx)
         try:
@@ -163,9 +167,13 @@ class JSONDeserializer(_Validating, BaseDeserializer):
         self._schema = _as_schema(schema_str, "")
         if self._schema is not None and self._schema.references and schema_registry_client is None:
             # same text as confluent-kafka: its tests match on it
-            raise ValueError('schema_registry_client must be provided if "schema_str" is a Schema instance with references')
+            raise ValueError(
+                'schema_registry_client must be provided if "schema_str" is a Schema instance with references'
+            )
         if self._schema is None and schema_registry_client is None:
-            raise ValueError("without schema_str the writer's schema comes from the registry: pass schema_registry_client")
+            raise ValueError(
+                "without schema_str the writer's schema comes from the registry: pass schema_registry_client"
+            )
         if from_dict is not None and not callable(from_dict):
             raise ValueError("from_dict is not callable: it takes (dict, SerializationContext) and returns the object")
         self._from_dict = from_dict
@@ -206,7 +214,9 @@ class JSONDeserializer(_Validating, BaseDeserializer):
                 obj = self._rules.migrate(ctx, subject, steps, obj)
         schema = reader or writer
         if schema is not None and schema.rule_set is not None:
-            obj = self._rules.run(ctx, subject, RulePhase.DOMAIN, RuleMode.READ, None, schema, obj, None, self._field_walk(schema))
+            obj = self._rules.run(
+                ctx, subject, RulePhase.DOMAIN, RuleMode.READ, None, schema, obj, None, self._field_walk(schema)
+            )
         if self._validate_values and schema is not None:
             self._validate(schema, obj, ctx)
         return self._from_dict(obj, ctx) if self._from_dict is not None else obj

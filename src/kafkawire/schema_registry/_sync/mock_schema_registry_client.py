@@ -106,7 +106,11 @@ class MockSchemaRegistryClient(SchemaRegistryClient):
         return self._store.register(subject_name, schema)
 
     def get_schema(
-        self, schema_id: int, subject_name: str | None = None, fmt: str | None = None, reference_format: str | None = None
+        self,
+        schema_id: int,
+        subject_name: str | None = None,
+        fmt: str | None = None,
+        reference_format: str | None = None,
     ) -> Schema:
         schema = self._store.by_id.get(schema_id)
         if schema is None:
@@ -128,9 +132,13 @@ class MockSchemaRegistryClient(SchemaRegistryClient):
         raise _not_found()
 
     def get_subjects(
-        self, subject_prefix: str | None = None, deleted: bool = False, deleted_only: bool = False,
-        offset: int = 0, limit: int = -1,
-    ) -> list[str]:  # fmt: skip
+        self,
+        subject_prefix: str | None = None,
+        deleted: bool = False,
+        deleted_only: bool = False,
+        offset: int = 0,
+        limit: int = -1,
+    ) -> list[str]:
         with self._store.lock:
             names = [s for s in self._store.versions if self._store.live(s, deleted)]
         names = [s for s in names if subject_prefix is None or s.startswith(subject_prefix)]

@@ -128,7 +128,9 @@ class ProtobufSerializer(BaseSerializer):
         if obj is None:
             return None
         if not isinstance(obj, self._msg_class):
-            raise SerializationError(f"this serializer writes {self._msg_class.__name__} messages, not {type(obj).__name__}")
+            raise SerializationError(
+                f"this serializer writes {self._msg_class.__name__} messages, not {type(obj).__name__}"
+            )
         subject = self._subject(ctx, self._schema_name)
         if subject is None:
             raise SerializationError("the subject name strategy gave no subject")
@@ -136,7 +138,9 @@ class ProtobufSerializer(BaseSerializer):
         schema_id.message_indexes = self._index_array
         rules = schema is not None and schema.rule_set is not None
         if rules:
-            obj = self._rules.run(ctx, subject, RulePhase.DOMAIN, RuleMode.WRITE, None, schema, obj, None, transform_protobuf_walk)
+            obj = self._rules.run(
+                ctx, subject, RulePhase.DOMAIN, RuleMode.WRITE, None, schema, obj, None, transform_protobuf_walk
+            )
         try:
             body = obj.SerializeToString()
         except Exception as e:  # protobuf raises EncodeError or its own types for unset required fields
@@ -189,7 +193,9 @@ class ProtobufDeserializer(BaseDeserializer):
         except DecodeError as e:
             raise SerializationError(f"Protobuf decoding failed{where(ctx)}: {e}") from e
         if writer is not None and writer.rule_set is not None:
-            message = self._rules.run(ctx, subject, RulePhase.DOMAIN, RuleMode.READ, None, writer, message, None, transform_protobuf_walk)
+            message = self._rules.run(
+                ctx, subject, RulePhase.DOMAIN, RuleMode.READ, None, writer, message, None, transform_protobuf_walk
+            )
         return message
 
 
@@ -201,7 +207,9 @@ def transform_protobuf_walk(ctx: Any, field_transform: Any, message: Any) -> Any
 def _decimal_class() -> Any:
     """confluent.type.Decimal (bytes value = 1; uint32 precision = 2; int32 scale = 3), built in a
     private pool so it never clashes with another copy of the same file."""
-    fdp = descriptor_pb2.FileDescriptorProto(name="confluent/type/decimal.proto", package="confluent.type", syntax="proto3")
+    fdp = descriptor_pb2.FileDescriptorProto(
+        name="confluent/type/decimal.proto", package="confluent.type", syntax="proto3"
+    )
     msg = fdp.message_type.add(name="Decimal")
     f = descriptor_pb2.FieldDescriptorProto
     for number, (name, typ) in enumerate(
@@ -230,4 +238,3 @@ def protobuf_to_decimal(value: Any) -> decimal.Decimal:
     ctx = decimal.Context(prec=decimal.MAX_PREC, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN)
     unscaled = int.from_bytes(value.value, "big", signed=True)
     return ctx.create_decimal(unscaled).scaleb(-value.scale, ctx)
-

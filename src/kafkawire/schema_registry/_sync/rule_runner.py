@@ -113,7 +113,9 @@ class RuleRunner:
         for index, rule in enumerate(rules):
             if self._disabled(rule) or not _runs_in(rule, mode):
                 continue
-            ctx = RuleContext(ser_ctx, source, target, subject, mode, rule, index, rules, inline_tags, field_transformer)
+            ctx = RuleContext(
+                ser_ctx, source, target, subject, mode, rule, index, rules, inline_tags, field_transformer
+            )
             executor = self._registry.get_executor((rule.type or "").upper())
             if executor is None:
                 self._act(ctx, message, False, RuleError(f"no rule executor of type {rule.type!r} is registered"))
@@ -130,7 +132,9 @@ class RuleRunner:
             except Exception as e:  # the rule's failure goes to its onFailure action
                 self._act(ctx, message, False, e)
                 continue
-            self._act(ctx, message, message is not None, None if message is not None else RuleError("rule gave no value"))
+            self._act(
+                ctx, message, message is not None, None if message is not None else RuleError("rule gave no value")
+            )
         return message
 
     def _act(self, ctx: RuleContext, message: Any, success: bool, ex: Exception | None) -> None:
@@ -156,7 +160,11 @@ class RuleRunner:
         steps = []
         for previous, version in pairwise(versions):
             if self.has_rules(version.schema.rule_set, RulePhase.MIGRATION, mode):
-                steps.append(Migration(mode, previous, version) if mode is RuleMode.UPGRADE else Migration(mode, version, previous))
+                steps.append(
+                    Migration(mode, previous, version)
+                    if mode is RuleMode.UPGRADE
+                    else Migration(mode, version, previous)
+                )
         if mode is RuleMode.DOWNGRADE:
             steps.reverse()
         return steps
@@ -164,9 +172,16 @@ class RuleRunner:
     def migrate(self, ser_ctx: SerializationContext | None, subject: str, steps: list[Migration], message: Any) -> Any:
         for step in steps:
             message = self.run(
-                ser_ctx, subject, RulePhase.MIGRATION, step.rule_mode, step.source.schema, step.target.schema,
-                message, None, None,
-            )  # fmt: skip
+                ser_ctx,
+                subject,
+                RulePhase.MIGRATION,
+                step.rule_mode,
+                step.source.schema,
+                step.target.schema,
+                message,
+                None,
+                None,
+            )
         return message
 
 

@@ -199,7 +199,11 @@ class SchemaRegistryClient:
         return registered
 
     def get_schema(
-        self, schema_id: int, subject_name: str | None = None, fmt: str | None = None, reference_format: str | None = None
+        self,
+        schema_id: int,
+        subject_name: str | None = None,
+        fmt: str | None = None,
+        reference_format: str | None = None,
     ) -> Schema:
         """The schema of ``schema_id`` (as registered under ``subject_name``, in ``fmt``, its
         references in ``reference_format``: format names depend on the schema type)."""
@@ -255,10 +259,19 @@ class SchemaRegistryClient:
     # --- subjects and versions ------------------------------------------------------------------
 
     def get_subjects(
-        self, subject_prefix: str | None = None, deleted: bool = False, deleted_only: bool = False,
-        offset: int = 0, limit: int = -1,
-    ) -> list[str]:  # fmt: skip
-        query = {"subjectPrefix": subject_prefix, "deleted": deleted, "deletedOnly": deleted_only, **_page(offset, limit)}
+        self,
+        subject_prefix: str | None = None,
+        deleted: bool = False,
+        deleted_only: bool = False,
+        offset: int = 0,
+        limit: int = -1,
+    ) -> list[str]:
+        query = {
+            "subjectPrefix": subject_prefix,
+            "deleted": deleted,
+            "deletedOnly": deleted_only,
+            **_page(offset, limit),
+        }
         result: list[str] = self._rest_client.get("subjects", query)
         return result
 

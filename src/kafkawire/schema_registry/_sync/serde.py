@@ -26,7 +26,6 @@ from .schema_registry_client import SchemaRegistryClient
 __all__ = ["FALLBACK_TYPE", "KAFKA_CLUSTER_ID", "AssociatedNameStrategy", "BaseDeserializer", "BaseSerializer"]
 
 
-
 def _bool(conf: dict[str, Any], key: str, default: bool) -> bool:
     value = conf.pop(key, default)
     if not isinstance(value, bool):
@@ -93,7 +92,9 @@ class BaseSerializer(_Common, Serializer):
         self._use_schema_id: int | None = use_id
         self._common_conf(conf)
         if self._use_latest_version and self._auto_register:
-            raise ValueError("use.latest.version writes with the registry's schema, auto.register.schemas with ours: set only one")
+            raise ValueError(
+                "use.latest.version writes with the registry's schema, auto.register.schemas with ours: set only one"
+            )
         self._schema_id_serializer = _callable(conf, "schema.id.serializer", prefix_schema_id_serializer)
         self._known: dict[str, tuple[SchemaId, Schema]] = {}  # subject -> immutable (id, schema)
         if conf:

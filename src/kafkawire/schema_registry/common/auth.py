@@ -138,7 +138,12 @@ def bearer_field_provider(conf: dict[str, Any], timeout: float) -> Any:
             raise ValueError("Missing bearer.auth.token")
         return _Fields(_str(conf, "bearer.auth.token"), cluster, pool)
     if source == "OAUTHBEARER":
-        keys = ("bearer.auth.client.id", "bearer.auth.client.secret", "bearer.auth.scope", "bearer.auth.issuer.endpoint.url")
+        keys = (
+            "bearer.auth.client.id",
+            "bearer.auth.client.secret",
+            "bearer.auth.scope",
+            "bearer.auth.issuer.endpoint.url",
+        )
         missing = [k for k in keys if k not in conf]
         if missing:
             # same text as confluent-kafka: its tests match on it
@@ -167,7 +172,11 @@ def bearer_field_provider(conf: dict[str, Any], timeout: float) -> Any:
 def bearer_headers(provider: Any) -> dict[str, str]:
     """The HTTP headers for one request from the provider's fields."""
     fields = provider.get_bearer_fields()
-    missing = [k for k in ("bearer.auth.token", "bearer.auth.logical.cluster", "bearer.auth.identity.pool.id") if k not in fields]
+    missing = [
+        k
+        for k in ("bearer.auth.token", "bearer.auth.logical.cluster", "bearer.auth.identity.pool.id")
+        if k not in fields
+    ]
     if isinstance(provider, _Custom) and missing:
         raise ValueError(f"the custom bearer provider's fields lack {', '.join(missing)}")
     headers = {"Authorization": f"Bearer {fields['bearer.auth.token']}"}

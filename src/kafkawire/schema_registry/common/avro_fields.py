@@ -113,10 +113,17 @@ def _transform(ctx: RuleContext, schema: Any, named: dict[str, Any], message: An
 
 
 def _transform_field(
-    ctx: RuleContext, record: dict[str, Any], field: dict[str, Any], named: dict[str, Any], message: dict[str, Any], ft: FieldTransform
+    ctx: RuleContext,
+    record: dict[str, Any],
+    field: dict[str, Any],
+    named: dict[str, Any],
+    message: dict[str, Any],
+    ft: FieldTransform,
 ) -> None:
     name = field["name"]
-    ctx.enter_field(message, f"{record['name']}.{name}", name, field_type(field["type"], named), field.get("confluent:tags"))
+    ctx.enter_field(
+        message, f"{record['name']}.{name}", name, field_type(field["type"], named), field.get("confluent:tags")
+    )
     try:
         value = message.get(name)
         result = _transform(ctx, field["type"], named, value, ft)

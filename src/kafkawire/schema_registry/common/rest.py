@@ -103,9 +103,13 @@ def _basic_auth(conf: dict[str, Any], userinfo: tuple[str, str] | None) -> tuple
     if source == "SASL_INHERIT":
         mechanism = str(conf.get("sasl.mechanism", "PLAIN")).upper()
         if mechanism == "GSSAPI":
-            raise ValueError("basic.auth.credentials.source SASL_INHERIT needs a username and password; sasl.mechanism GSSAPI has none")
+            raise ValueError(
+                "basic.auth.credentials.source SASL_INHERIT needs a username and password; sasl.mechanism GSSAPI has none"
+            )
         if "sasl.username" not in conf or "sasl.password" not in conf:
-            raise ValueError("sasl.username and sasl.password required when basic.auth.credentials.source is SASL_INHERIT")
+            raise ValueError(
+                "sasl.username and sasl.password required when basic.auth.credentials.source is SASL_INHERIT"
+            )
         return str(conf["sasl.username"]), str(conf["sasl.password"])
     return userinfo
 
@@ -115,9 +119,7 @@ def _tls(conf: dict[str, Any]) -> ssl.SSLContext | bool:
     cert = conf.get("ssl.certificate.location")
     if (key is not None or password is not None) and cert is None:
         # same text as confluent-kafka: its tests match on it
-        raise ValueError(
-            "ssl.certificate.location required when configuring ssl.key.location or ssl.key.password"
-        )
+        raise ValueError("ssl.certificate.location required when configuring ssl.key.location or ssl.key.password")
     ca = conf.get("ssl.ca.location")
     if ca is None and cert is None:
         return True

@@ -347,7 +347,9 @@ class RegisteredSchema:
 
     def to_dict(self) -> dict[str, Any]:
         d = self.schema.to_dict() if self.schema is not None else {}
-        d.update(_drop_none({"id": self.schema_id, "guid": self.guid, "subject": self.subject, "version": self.version}))
+        d.update(
+            _drop_none({"id": self.schema_id, "guid": self.guid, "subject": self.subject, "version": self.version})
+        )
         return d
 
     @classmethod

@@ -262,7 +262,6 @@ def record_subject_name_strategy(ctx: SerializationContext | None, record_name: 
     return record_name
 
 
-
 def reference_subject_name_strategy(ctx: SerializationContext | None, schema_ref: SchemaReference | None) -> str | None:
     """A referenced schema's subject: the reference's own name (the context is not needed)."""
     return schema_ref.name if schema_ref is not None else None

@@ -42,9 +42,13 @@ def _file() -> descriptor_pb2.FileDescriptorProto:
         ("enum_value_meta", "EnumValueOptions"),
     ):
         fdp.extension.add(
-            name=name, extendee=f".google.protobuf.{options}", number=1088,
-            label=_F.LABEL_OPTIONAL, type=_F.TYPE_MESSAGE, type_name=".confluent.Meta",
-        )  # fmt: skip
+            name=name,
+            extendee=f".google.protobuf.{options}",
+            number=1088,
+            label=_F.LABEL_OPTIONAL,
+            type=_F.TYPE_MESSAGE,
+            type_name=".confluent.Meta",
+        )
     fdp.options.go_package = "../confluent"
     fdp.syntax = "proto3"
     return fdp

@@ -58,7 +58,9 @@ def hcvault_settings(conf: dict[str, Any], key_url: str | None) -> HcVaultSettin
     cert = conf_or_env(conf, SSL_CERTIFICATE_LOCATION, "VAULT_CLIENT_CERT")
     key = conf_or_env(conf, SSL_KEY_LOCATION, "VAULT_CLIENT_KEY")
     if key is not None and cert is None:
-        raise RuleError(f"hcvault: {SSL_CERTIFICATE_LOCATION} required, as {SSL_KEY_LOCATION} is set (a client key needs its certificate)")
+        raise RuleError(
+            f"hcvault: {SSL_CERTIFICATE_LOCATION} required, as {SSL_KEY_LOCATION} is set (a client key needs its certificate)"
+        )
     return HcVaultSettings(
         key_url=key_url,
         vault_url=f"{parts.scheme}://{parts.netloc}",
