@@ -111,6 +111,22 @@ class Meter:
         return avg, peak
 
 
+class PollIdle:
+    """The consumer's ``poll.idle.ratio``: per poll, the time waiting inside it over the time since
+    the previous poll returned (the application's time plus the wait), given the caller's clock."""
+
+    __slots__ = ("_left", "meter")
+
+    def __init__(self) -> None:
+        self._left: float | None = None
+        self.meter = Meter()
+
+    def polled(self, entered: float, left: float) -> None:
+        if self._left is not None and left > self._left:
+            self.meter.add((left - entered) / (left - self._left))
+        self._left = left
+
+
 class Phase(enum.Enum):
     AWAIT_BROKER = "AwaitBroker"
     GET_SCHEDULED = "GetSubscriptionsScheduled"
