@@ -152,10 +152,13 @@ def test_a_subscription_without_metrics_means_no_push_and_asking_again_each_inte
 def test_enable_metrics_push_false_sends_nothing(cluster: Any, kind: str) -> None:
     for name, lib in CLIENTS.items():
         mc = cluster(["org.apache.kafka."])
-        conf = {"enable.metrics.push": False}
-        c = {"producer": lambda: lib.Producer({"bootstrap.servers": mc.bootstraps, **conf}),
-             "consumer": lambda: lib.Consumer({"bootstrap.servers": mc.bootstraps, "group.id": "g", **conf}),
-             "admin": lambda: lib.admin.AdminClient({"bootstrap.servers": mc.bootstraps, **conf})}[kind]()  # fmt: skip
+        conf = {"bootstrap.servers": mc.bootstraps, "enable.metrics.push": False}
+        if kind == "producer":
+            c = lib.Producer(conf)
+        elif kind == "consumer":
+            c = lib.Consumer({**conf, "group.id": "g"})
+        else:
+            c = lib.admin.AdminClient(conf)
         c.list_topics(timeout=10)
         time.sleep(0.6)  # three push intervals
         if hasattr(c, "close"):
@@ -220,3 +223,27 @@ class _Adapter:
 
     def isEnabledFor(self, _level: int) -> bool:
         return True
+
+
+def test_kafkawire_mock_cluster_without_the_apis_is_never_asked() -> None:
+    """kafkawire.testing's cluster does not offer KIP-714's APIs in ApiVersions: the clients work
+    as usual and send neither request (librdkafka's clients choose their telemetry broker so too)."""
+    from kafkawire.testing import MockCluster as OwnMock
+
+    with OwnMock(1, topics={"t": 1}) as own:
+        conf = {"bootstrap.servers": own.bootstrap_servers(), "debug": "telemetry"}
+        lines: list[str] = []
+        p = kafkawire.Producer({**conf, "logger": _Adapter(lines)})
+        p.produce("t", b"v")
+        assert p.flush(10) == 0
+        c = kafkawire.Consumer({**conf, "group.id": "g", "auto.offset.reset": "earliest", "logger": _Adapter(lines)})
+        c.subscribe(["t"])
+        _until(lambda: lines.append("") if c.poll(0.1) is not None else None, lambda: "" in lines)
+        c.close()
+        a = kafkawire.admin.AdminClient({**conf, "logger": _Adapter(lines)})
+        a.list_topics(timeout=10)
+        a.close()
+        p.close()
+        keys = {r.api_key for r in own.requests()}
+    assert keys.isdisjoint({GET, PUSH}) and 0 in keys and 1 in keys
+    assert not any("Telemetry" in line for line in lines)

@@ -13,10 +13,10 @@ from ..client.cluster import Client
 from ..client.executor import CallbackExecutor
 from ..client.group_offsets import Committed
 from ..client.stats import StatisticsEmitter
-from ..core.telemetry import Meter
 from ..core import TopicPartitionKey
 from ..core.group import State as JoinState
 from ..core.group import Step
+from ..core.telemetry import Meter
 from ..io.broker import State as ConnectionState
 
 

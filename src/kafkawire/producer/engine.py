@@ -23,8 +23,8 @@ from typing import Any
 
 from ..client import queue_log
 from ..client.cluster import Client
-from ..client.telemetry import MetricsPusher, resource_attributes
 from ..client.executor import CallbackExecutor
+from ..client.telemetry import MetricsPusher, resource_attributes
 from ..core.accumulator import Accumulator, Pending, ProducerBatch
 from ..core.idempotence import Idempotence
 from ..core.lane_state import new_lane_state
