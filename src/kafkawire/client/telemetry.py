@@ -21,7 +21,7 @@ from typing import Any
 from .._version import __version__
 from ..core import otlp
 from ..core.telemetry import Action, Metric, Phase, Step, TelemetryState
-from ..debug import APP
+from ..debug import MAIN
 from ..io.broker import BrokerConnection, State
 from ..io.engine import Timer
 from ..kafka_error import KafkaError
@@ -78,6 +78,10 @@ class MetricsPusher:
         """The last push (when a subscription is being served), then nothing more."""
         if self._closed.done():
             return
+        if self._client.engine.in_io_thread:  # closed from a callback on the IO thread: no last push
+            self._follow(Step(Action.STOP))
+            self._state.phase = Phase.TERMINATED
+            return
         self._client.engine.call_soon(self._terminate)
         try:
             self._closed.result(FINAL_PUSH_WAIT)
@@ -88,7 +92,7 @@ class MetricsPusher:
 
     def _say(self, facility: str, fmt: str, *args: Any) -> None:
         if self._debug.telemetry:
-            self._debug.log("telemetry", facility, APP, fmt, *args)
+            self._debug.log("telemetry", facility, MAIN, fmt, *args)
 
     def _catch_up(self) -> None:
         for conn in self._client.connections():

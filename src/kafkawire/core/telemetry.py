@@ -250,11 +250,12 @@ class TelemetryState:
             return Step(Action.WAIT, max(self.interval_ms, throttle_ms) / 1000)
         assert answer is not None
         self.client_instance_id = answer["client_instance_id"]
-        self.interval_ms = answer["push_interval_ms"]
+        # (an interval of 0 or less is no interval: a broker must not make the client push in a loop)
+        self.interval_ms = answer["push_interval_ms"] if answer["push_interval_ms"] > 0 else DEFAULT_INTERVAL_MS
         requested = list(answer["requested_metrics"])
         self.subscription = Subscription(
             answer["client_instance_id"], answer["subscription_id"], list(answer["accepted_compression_types"]),
-            answer["push_interval_ms"], answer["telemetry_max_bytes"], answer["delta_temporality"],
+            self.interval_ms, answer["telemetry_max_bytes"], answer["delta_temporality"],
             match(requested, self.catalog),
         )  # fmt: skip
         if requested:

@@ -94,6 +94,14 @@ def test_a_subscription_with_metrics_pushes_after_the_jittered_interval_then_eac
     assert s.pushed(0).delay == 1.0 and s.phase is Phase.PUSH_SCHEDULED
 
 
+@pytest.mark.parametrize("interval_ms", [0, -5])
+def test_a_push_interval_that_is_no_interval_is_thirty_seconds(interval_ms: int) -> None:
+    s = TelemetryState("producer")
+    s.broker_ready()
+    s.fire(True)
+    assert s.subscribed(0, answer(["*"], interval_ms), 0.0).delay == 30.0
+
+
 def test_a_subscription_without_metrics_asks_again_after_the_interval() -> None:
     s = subscribed([])
     assert s.phase is Phase.GET_SCHEDULED
