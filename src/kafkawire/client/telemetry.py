@@ -51,6 +51,11 @@ class MetricsPusher:
         values: Callable[[], Mapping[str, float]] = dict,
         resource: Callable[[], Mapping[str, str]] = dict,
     ) -> None:
+        self.enabled = enabled
+        self._closed: Future[None] = Future()
+        if not enabled:  # (a client given by a test may be a stand-in: nothing of it is touched)
+            self._closed.set_result(None)
+            return
         self._kind = kind
         self._client = client
         self._debug = client.debug
@@ -60,17 +65,12 @@ class MetricsPusher:
         self._state = TelemetryState(kind)
         self._broker: BrokerConnection | None = None
         self._timer: Timer | None = None
-        self._closed: Future[None] = Future()
         self._started_ns = 0  # the first subscription (the start of cumulative sums)
         self._last_ns = 0  # the last push (the start of gauges and delta sums)
         self._last_connects = 0
         self._rng = random.Random()
-        self.enabled = enabled
-        if enabled:
-            client.on_ready.append(self._ready)
-            client.engine.call_soon(self._catch_up)  # a connection may be up already
-        else:
-            self._closed.set_result(None)
+        client.on_ready.append(self._ready)
+        client.engine.call_soon(self._catch_up)  # a connection may be up already
 
     # --- thread-safe -----------------------------------------------------------------------
 
