@@ -247,3 +247,16 @@ def test_kafkawire_mock_cluster_without_the_apis_is_never_asked() -> None:
         keys = {r.api_key for r in own.requests()}
     assert keys.isdisjoint({GET, PUSH}) and 0 in keys and 1 in keys
     assert not any("Telemetry" in line for line in lines)
+
+
+def test_a_broker_offering_get_subscriptions_without_push_is_not_asked(cluster: Any) -> None:
+    """Tansu offers GetTelemetrySubscriptions alone: a subscription could never be served, so
+    kafkawire asks only a broker offering both APIs (README: differs on purpose)."""
+    mc = cluster(["org.apache.kafka."])
+    mc.set_apiversion(PUSH, -1, -1)
+    p = kafkawire.Producer({"bootstrap.servers": mc.bootstraps})
+    p.produce("t", b"v")
+    assert p.flush(10) == 0
+    time.sleep(0.6)
+    p.close()
+    assert telemetry_requests(mc) == []

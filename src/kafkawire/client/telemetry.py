@@ -100,7 +100,7 @@ class MetricsPusher:
                 self._ready(conn)
 
     def _ready(self, conn: BrokerConnection) -> None:
-        if GET_TELEMETRY_SUBSCRIPTIONS.key not in conn.versions or conn in self._client.lanes():
+        if not _speaks_telemetry(conn) or conn in self._client.lanes():
             return
         if self._state.phase is Phase.AWAIT_BROKER:
             self._broker = conn
@@ -134,11 +134,10 @@ class MetricsPusher:
 
     def _pick(self) -> BrokerConnection | None:
         """The telemetry broker while it is up, else another up broker that offers the API."""
-        key = GET_TELEMETRY_SUBSCRIPTIONS.key
-        if self._broker is not None and self._broker.state is State.READY and key in self._broker.versions:
+        if self._broker is not None and self._broker.state is State.READY and _speaks_telemetry(self._broker):
             return self._broker
         lanes = self._client.lanes()
-        up = [c for c in self._client.connections() if c.state is State.READY and key in c.versions and c not in lanes]
+        up = [c for c in self._client.connections() if c.state is State.READY and _speaks_telemetry(c) and c not in lanes]
         self._broker = self._rng.choice(up) if up else None
         if self._broker is not None:
             self._say("SETBROKER", "Lost preferred broker, switching to new preferred broker %s", self._broker.name)
@@ -277,6 +276,11 @@ class MetricsPusher:
     def _point(self, m: Metric, value: float, now: int, delta: bool, node: int | None = None) -> otlp.Point:
         start = self._started_ns if m.is_sum and not delta else self._last_ns
         return otlp.Point(int(value) if m.is_int else float(value), m.is_int, start, now, node)
+
+
+def _speaks_telemetry(conn: BrokerConnection) -> bool:
+    """Both of KIP-714's APIs in the broker's ApiVersions (Tansu offers the first alone)."""
+    return GET_TELEMETRY_SUBSCRIPTIONS.key in conn.versions and PUSH_TELEMETRY.key in conn.versions
 
 
 def _describe(code: int, error: KafkaError | None) -> str:

@@ -17,6 +17,7 @@ from kafkawire.core.telemetry import (
     TELEMETRY_TOO_LARGE,
     THROTTLING_QUOTA_EXCEEDED,
     UNKNOWN_SUBSCRIPTION_ID,
+    UNSUPPORTED_FEATURE,
     UNSUPPORTED_VERSION,
     Action,
     Meter,
@@ -127,6 +128,7 @@ def test_a_failed_subscription_request_asks_again_after_the_interval_or_thirty_s
         (INVALID_REQUEST, Action.STOP, 0.0, Phase.TERMINATED),
         (INVALID_RECORD, Action.STOP, 0.0, Phase.TERMINATED),
         (UNSUPPORTED_VERSION, Action.STOP, 0.0, Phase.TERMINATED),
+        (UNSUPPORTED_FEATURE, Action.STOP, 0.0, Phase.TERMINATED),
         (-1, Action.WAIT, 1.0, Phase.GET_SCHEDULED),  # a transport error: a new subscription later
     ],
 )
