@@ -28,7 +28,10 @@ REQUIRED_APIS = {
 # APIs newer than the specs the kafka-python wheel ships: librdkafka's mock cluster judges them
 # (KIP-848's ConsumerGroupHeartbeat, tests/broker/test_consumer_kip848.py; KIP-932's share group APIs,
 # tests/broker/test_share_consumer.py) until the wheel has them.
-NOT_IN_WHEEL = {"ConsumerGroupHeartbeat", "ShareGroupHeartbeat", "ShareGroupDescribe", "ShareFetch", "ShareAcknowledge"}
+NOT_IN_WHEEL = {
+    "ConsumerGroupHeartbeat", "ShareGroupHeartbeat", "ShareGroupDescribe", "ShareFetch", "ShareAcknowledge",
+    "GetTelemetrySubscriptions", "PushTelemetry",
+}  # fmt: skip
 COMPARABLE_APIS = [a for a in ALL_APIS if a.name not in NOT_IN_WHEEL]
 
 

@@ -98,6 +98,10 @@ _Err = ctypes.c_int  # rd_kafka_resp_err_t is a C enum
 _GROUP_ID_NOT_FOUND = 69
 
 
+# void log_cb(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
+_LogCb = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p)
+
+
 class _Lib:
     """librdkafka functions with declared prototypes."""
 
@@ -177,6 +181,12 @@ class _Lib:
             [_VoidP, _CharP, ctypes.POINTER(ctypes.POINTER(_VoidP)), ctypes.POINTER(_SizeT)],
         )
         self.mem_free = self._fn("rd_kafka_mem_free", None, [_VoidP, _VoidP])
+        # KIP-714: what the mock's GetTelemetrySubscriptions answers ask for, and how often.
+        self.telemetry_set_requested_metrics = self._fn(
+            "rd_kafka_mock_telemetry_set_requested_metrics", _Err, [_VoidP, ctypes.POINTER(_CharP), _SizeT]
+        )
+        self.telemetry_set_push_interval = self._fn("rd_kafka_mock_telemetry_set_push_interval", _Err, [_VoidP, _I64])
+        self.conf_set_log_cb = self._fn("rd_kafka_conf_set_log_cb", None, [_VoidP, _LogCb])
 
     def _fn(self, name: str, restype: Any, argtypes: list[Any]) -> Callable[..., Any]:
         function = getattr(self._dll, name)
@@ -223,15 +233,19 @@ class MockCluster:
         that owns the cluster (it never connects anywhere itself).
     """
 
-    def __init__(self, broker_count: int = 3, conf: dict[str, str] | None = None) -> None:
+    def __init__(self, broker_count: int = 3, conf: dict[str, str] | None = None, *, keep_log: bool = False) -> None:
+        """``keep_log``: the owner handle's log lines (what the mock logs, e.g. the client metrics
+        it decodes with ``debug=mock``) are kept in `log_lines`, every level."""
         if broker_count < 1:
             raise ValueError("broker_count must be at least 1")
         self._lib = _load()
         self._broker_count = broker_count
         self._rk: int | None = None
         self._mcluster: int | None = None
-        properties = {"log_level": "3", "client.id": "kafkawire-mock-owner"}
+        properties = {"log_level": "7" if keep_log else "3", "client.id": "kafkawire-mock-owner"}
         properties.update(conf or {})
+        self.log_lines: list[tuple[str, str]] = []  # (facility, line), appended from librdkafka's threads
+        self._log_cb = _LogCb(lambda _rk, _level, fac, buf: self.log_lines.append((fac.decode(), buf.decode())))
 
         errstr = ctypes.create_string_buffer(_ERRSTR_SIZE)
         conf_handle = self._lib.conf_new()
@@ -242,6 +256,8 @@ class MockCluster:
                 result = self._lib.conf_set(conf_handle, key.encode(), value.encode(), errstr, _ERRSTR_SIZE)
                 if result != _RD_KAFKA_CONF_OK:
                     raise MockClusterError(f"rd_kafka_conf_set({key}={value}): {errstr.value.decode()}")
+            if keep_log:
+                self._lib.conf_set_log_cb(conf_handle, self._log_cb)
             rk = self._lib.new(_RD_KAFKA_PRODUCER, conf_handle, errstr, _ERRSTR_SIZE)
         except BaseException:
             self._lib.conf_destroy(conf_handle)
@@ -464,6 +480,28 @@ class MockCluster:
             if ids:
                 self._lib.mem_free(self._rk, ctypes.cast(ids, _VoidP))
         return members
+
+    # -- client metrics (KIP-714) ------------------------------------------
+
+    def telemetry_set_requested_metrics(self, prefixes: Sequence[str]) -> None:
+        """The metric name prefixes the mock's subscriptions ask for ([]: none, no push)."""
+        array = (_CharP * max(1, len(prefixes)))(*[p.encode() for p in prefixes])
+        self._check(
+            self._lib.telemetry_set_requested_metrics(self._handle(), array if prefixes else None, len(prefixes)),
+            "telemetry_set_requested_metrics",
+        )
+
+    def telemetry_set_push_interval(self, ms: int) -> None:
+        self._check(self._lib.telemetry_set_push_interval(self._handle(), ms), "telemetry_set_push_interval")
+
+    def pushed_metric_names(self) -> list[str]:
+        """The metric names the mock decoded from PushTelemetry requests (``keep_log`` on), in order."""
+        marker = "string value: "
+        return [
+            line.split(marker, 1)[1]
+            for fac, line in list(self.log_lines)
+            if fac == "MOCKTELEMETRY" and marker + "org.apache.kafka." in line
+        ]
 
     # -- request tracking --------------------------------------------------
 

@@ -178,7 +178,6 @@ def test_noop_options_are_accepted_and_each_says_why() -> None:
         "broker.version.fallback",
         "log_level",
         "log.thread.name",
-        "enable.metrics.push",
     }  # ("debug" has an effect now: kafkawire.base.debug; connections.max.idle.ms too: io/broker.py)
     assert all(opt.noop for opt in NOOP_OPTIONS)
     # The other options without effect are librdkafka's, each with why (client/inert_properties.py).

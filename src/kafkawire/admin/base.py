@@ -24,6 +24,7 @@ from ..client.logs import client_logger, log_init
 from ..client.network_client import Client, throttle_event
 from ..client.options import ADMIN, foreign_keys, warn_foreign
 from ..client.stats import StatisticsEmitter
+from ..client.telemetry import MetricsPusher, resource_attributes
 from ..core.kafka_error import KafkaError, KafkaException
 from ..core.policy import Action, ErrorPolicy
 from ..core.policy.admin import ADMIN_STARTED, ADMIN_WRITE
@@ -132,6 +133,14 @@ class AdminBase:
         self._stats = StatisticsEmitter(
             "producer", self._client, self._reports, stats_cb, interval, self._config["client.id"]
         )
+        # An admin handle is a producer to librdkafka: it pushes the producer's metrics (none of its own).
+        self._telemetry = MetricsPusher(
+            "producer",
+            self._client,
+            bool(self._config["enable.metrics.push"]) and _client is None,
+            self._log,
+            resource=lambda: resource_attributes({"client_rack": merged.get("client.rack")}),
+        )
         if _client is None:
             # As librdkafka does, reach the bootstrap brokers at once: a cluster that cannot be
             # reached is told to error_cb (poll()) without waiting for a first call.
@@ -170,6 +179,7 @@ class AdminBase:
             return
         self._closed = True
         self._stats.stop()
+        self._telemetry.close()
         self._client.close()
         _abort(self._live)
         self._reports.close(0)

@@ -4,7 +4,7 @@ A `logging.Logger` (or anything with the Logger's methods, an adapter) is used a
 `logging.Handler` gets a logger of its own that writes only to it. Each client says at DEBUG that
 it started ("INIT ..."), as librdkafka does, so an application can check its logger is wired; with
 the ``conf`` debug context it then lists the configuration it was given, secrets hidden; the
-``plugin`` and ``telemetry`` contexts say once that kafkawire loads no plugins and pushes no metrics.
+``plugin`` context says once that kafkawire loads no plugins (``telemetry`` is client/telemetry.py's).
 """
 
 from __future__ import annotations
@@ -58,13 +58,6 @@ def log_init(debug: Debug, given: Mapping[str, Any]) -> None:
             "PLUGLOAD",
             APP,
             "No plugins loaded: plugin.library.paths names librdkafka's C plugins, which kafkawire does not load",
-        )
-    if debug.telemetry:
-        debug.log(
-            "telemetry",
-            "TELEMETRY",
-            APP,
-            "Client metrics are not pushed (KIP-714): kafkawire sends no GetTelemetrySubscriptions or PushTelemetry",
         )
 
 

@@ -96,6 +96,8 @@ class Client:
         # Told of the connection errors the user hears about (core/cluster_health.py): all brokers
         # down, once until one comes back; a host name that does not resolve, once per address.
         self.on_error: Callable[[KafkaError], None] | None = None
+        # Told on the IO thread of each connection that finished its handshake (metrics push, KIP-714).
+        self.on_ready: list[Callable[[BrokerConnection], None]] = []
         self._health = ClusterHealth(recent=self.settings.backoff_max_ms / 1000)
         self._brokers: dict[int, BrokerConnection] = {}
         # Group membership conversations have a connection of their own to the coordinator (as in
@@ -441,6 +443,8 @@ class Client:
         """Tell the health record; report what it says the user must hear (as librdkafka's error_cb)."""
         address = (conn.host, conn.port)
         if conn.state is ConnectionState.READY:
+            for listener in self.on_ready:
+                listener(conn)
             if conn.proven:  # (ready but closed before answering anything is no recovery)
                 self._health.up(address)
             return

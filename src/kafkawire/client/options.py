@@ -48,7 +48,6 @@ NOOP_OPTIONS: tuple[Option, ...] = (
     ),
     _int("log_level", 6, 0, 7, noop="kafkawire logs through the logging module; set levels on 'kafkawire'"),
     _bool("log.thread.name", True, noop="log records carry their thread's name already (logging's threadName)"),
-    _bool("enable.metrics.push", True, noop="kafkawire does not push client metrics to brokers (KIP-714)"),
 )  # fmt: skip
 
 # A Logger (or adapter) or a Handler that receives the client's log records (`kafkawire.client.logs`).
@@ -57,12 +56,14 @@ LOGGER_OPTION = Option("logger", "object", None, validate=check_logger)
 DEBUG_OPTION = Option("debug", "list", None, validate=_debug)
 
 STATISTICS_INTERVAL = _int("statistics.interval.ms", 0, 0, 86_400_000)  # 0: no statistics
+METRICS_PUSH = _bool("enable.metrics.push", True)  # client metrics to a broker that asks (KIP-714)
 # The callbacks every client serves (from poll()), and the statistics period.
 CALLBACK_OPTIONS: tuple[Option, ...] = (
     Option("error_cb", "callable", None),
     Option("throttle_cb", "callable", None),
     Option("stats_cb", "callable", None),
     STATISTICS_INTERVAL,
+    METRICS_PUSH,
 )
 
 # Client type letters as librdkafka's catalog writes them.

@@ -35,9 +35,11 @@ from ..client.coordinators import Coordinators
 from ..client.driver import Operation
 from ..client.executor import CallbackExecutor
 from ..client.network_client import Client
+from ..client.telemetry import MetricsPusher, resource_attributes
 from ..core import TopicPartitionKey as TP
 from ..core.group import GroupStep
 from ..core.kafka_error import KafkaError, KafkaException
+from ..core.telemetry import PollIdle
 from . import diagnostics
 from .assignment import Assignment
 from .callbacks import RebalanceCallbacks
@@ -105,6 +107,7 @@ class ConsumerEngine:
             self._fetch.on_throttled = lambda event: executor.put(throttle_cb, (event,))
         self._stats: ConsumerStatistics | None = None
         self._rebalances = Rebalances()  # statistics' cgrp
+        self.poll_idle = PollIdle()  # the share of time waiting in poll(), for metrics push (KIP-714)
         if opts["stats_cb"] is not None and opts["statistics.interval.ms"] > 0:
             self._stats = ConsumerStatistics(
                 self.client,
@@ -121,8 +124,35 @@ class ConsumerEngine:
                     self.client, self._subscription, self.closed, bool(self._assignment)
                 ),
             )
+        self.telemetry = MetricsPusher(
+            "consumer",
+            self.client,
+            bool(opts["enable.metrics.push"]),
+            log,
+            self._metrics,
+            lambda: resource_attributes(
+                {
+                    "client_rack": opts["client.rack"],
+                    "group_id": self.group_id,
+                    "group_instance_id": opts["group.instance.id"],
+                    "member_id": self.member().member_id,
+                }
+            ),
+        )
         self.closed = False
         _OPEN.add(self)
+
+    def _metrics(self) -> dict[str, float]:
+        """The consumer's own client metrics (KIP-714) over the push interval, on the IO thread."""
+        latency = self._rebalances.latency
+        avg, peak = latency.take()
+        return {
+            "coordinator.assigned.partitions": len(self._assignment),
+            "coordinator.rebalance.latency.avg": avg,
+            "coordinator.rebalance.latency.max": peak,
+            "coordinator.rebalance.latency.total": latency.total,
+            "poll.idle.ratio.avg": self.poll_idle.meter.take()[0],
+        }
 
     def check_open(self) -> None:
         """For faces: `ConsumerClosedError` once closed, as confluent-kafka raises."""
@@ -140,6 +170,7 @@ class ConsumerEngine:
         if self._subscription is not None:
             self._subscription.change(list(topics))
             return
+        self._rebalances.started = time.monotonic()
         current: list[Subscription] = []
         sub = Subscription(
             self.client,
@@ -317,22 +348,26 @@ class ConsumerEngine:
     def _serve_until(self, take: Callable[[], Any], timeout: float | None) -> Any:
         """Serve callbacks, then ``take()``; wait (serving) until it gives something, or None
         once ``timeout`` passed."""
-        deadline = None if timeout is None or timeout < 0 else time.monotonic() + timeout
-        self.polled_at = time.monotonic()
-        sub = self._subscription
-        if self._rejoin_due:
-            self._rejoin_due = False
-            if sub is not None:  # polled again after _MAX_POLL_EXCEEDED: lost, then join again
-                sub.rejoin()
-        while True:
-            self.executor.serve(0)
-            found = take()
-            if found:
-                return found
-            remaining = None if deadline is None else deadline - time.monotonic()
-            if remaining is not None and remaining <= 0:
-                return None
-            self.executor.serve(remaining)  # returns once something was queued (records: _ready)
+        entered = time.monotonic()
+        try:
+            deadline = None if timeout is None or timeout < 0 else time.monotonic() + timeout
+            self.polled_at = time.monotonic()
+            sub = self._subscription
+            if self._rejoin_due:
+                self._rejoin_due = False
+                if sub is not None:  # polled again after _MAX_POLL_EXCEEDED: lost, then join again
+                    sub.rejoin()
+            while True:
+                self.executor.serve(0)
+                found = take()
+                if found:
+                    return found
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    return None
+                self.executor.serve(remaining)  # returns once something was queued (records: _ready)
+        finally:
+            self.poll_idle.polled(entered, time.monotonic())
 
     def _take(self, count: int) -> list[Message]:
         events = self._events
@@ -487,6 +522,7 @@ class ConsumerEngine:
         except BaseException as exc:  # a callback's exception is raised once closing is done
             failure = exc
         self._departures.wait()
+        self.telemetry.close()
         self._commits.stop()
         if self._stats is not None:
             self._stats.stop()

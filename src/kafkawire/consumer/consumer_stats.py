@@ -15,6 +15,7 @@ from ..client.network_client import Client
 from ..client.stats import StatisticsEmitter
 from ..core import TopicPartitionKey
 from ..core.group import GroupState, GroupStep
+from ..core.telemetry import Meter
 from ..io.broker import ConnectionState
 
 
@@ -108,12 +109,19 @@ class Rebalances:
         self.at: float | None = None
         self.reason = ""
         self._state: tuple[str, float] = ("init", time.monotonic())
+        self.started: float | None = None  # when the rebalance being served began (a join, a revocation)
+        self.latency = Meter()  # ms from that start to the assignment served (metrics push, KIP-714)
 
     def served(self, step: GroupStep) -> None:
         for happened, reason in ((step.lost, "partitions lost"), (step.revoke, "revoke"), (step.assign, "assign")):
             if happened:
                 self.count += 1
                 self.at, self.reason = time.monotonic(), reason
+                if reason != "assign" and self.started is None:
+                    self.started = self.at
+                elif reason == "assign" and self.started is not None:
+                    self.latency.add((self.at - self.started) * 1000)
+                    self.started = None
 
     def cgrp(self, client: Client, subscription: Any, closed: bool, assigned: bool) -> dict[str, Any]:
         now = time.monotonic()

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from .stats_window import Window
+from .telemetry import Meter
 
 
 class BrokerStats:
@@ -17,6 +18,7 @@ class BrokerStats:
     __slots__ = (
         "connects",
         "disconnects",
+        "meters",
         "received_at",
         "req",
         "req_timeouts",
@@ -52,6 +54,9 @@ class BrokerStats:
             else None
         )
         self.throttled = False  # the last throttle time recorded was not 0
+        # Round trips (ms) of every request, and by API key, and throttle times: the client metrics
+        # pushed to the broker (KIP-714), over each push interval; "all" and "throttle" besides keys.
+        self.meters: dict[int | str, Meter] = {"all": Meter(), "throttle": Meter(), 0: Meter(), 1: Meter(), 8: Meter()}
 
     def moved(self, old: str, new: str, now: float) -> None:
         """A change of the connection's state (values of io/broker.State): attempts to connect,
@@ -84,10 +89,17 @@ class BrokerStats:
         self.req_timeouts += count
         return count
 
-    def answered(self, now: float, sent_at: float, body: Any) -> None:
-        """An answer to a request sent at ``sent_at``; its throttle time is a sample when not 0, or
-        when it ends a throttle (librdkafka records throttle times so)."""
+    def answered(self, now: float, sent_at: float, body: Any, key: int = -1) -> None:
+        """An answer to a request of API ``key`` sent at ``sent_at``; its throttle time is a sample
+        when not 0, or when it ends a throttle (librdkafka records throttle times so)."""
         throttle_ms = (body.get("throttle_time_ms", 0) or 0) if body is not None else 0
+        rtt_ms = (now - sent_at) * 1000
+        meters = self.meters
+        meters["all"].add(rtt_ms)
+        if key in meters:
+            meters[key].add(rtt_ms)
+        if key == 0:
+            meters["throttle"].add(throttle_ms)
         self.rx += 1
         self.received_at = now
         windows = self.windows

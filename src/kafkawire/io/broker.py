@@ -362,7 +362,7 @@ class BrokerConnection:
         if self._answered_since_ready is not None and self.state is ConnectionState.READY:
             self._answered_since_ready += len(responses)
         for r in responses:
-            self.stats.answered(now, r.request.sent_at, r.body)
+            self.stats.answered(now, r.request.sent_at, r.body, r.request.api.key)
             if self._debug.protocol:
                 wire_log.received(self._debug, self.name, r, now - r.request.sent_at)
             guarded(r.request.context, r.body, None)

@@ -26,6 +26,7 @@ from ..base.model import RecordMetadata
 from ..client import queue_log
 from ..client.executor import CallbackExecutor
 from ..client.network_client import Client
+from ..client.telemetry import MetricsPusher, resource_attributes
 from ..core.accumulator import Accumulator, Pending, ProducerBatch
 from ..core.idempotence import Idempotence
 from ..core.kafka_error import KafkaError, KafkaException
@@ -151,6 +152,16 @@ class ProducerEngine:
             self.txn,
         )
         self.client.on_error = self.deliveries.error
+        self.telemetry = MetricsPusher(
+            "producer",
+            self.client,
+            bool(conf.raw.get("enable.metrics.push", True)),
+            log,
+            self.metrics,
+            lambda: resource_attributes(
+                {"client_rack": conf.raw.get("client.rack"), "transactional_id": conf.transactional_id}
+            ),
+        )
         if self.txn is not None:
             self.txn.on_added = self.sender.wake
             # A fatal transaction error reaches error_cb too (once: the sender reports its own).
@@ -503,7 +514,13 @@ class ProducerEngine:
         if blocking:
             done.result()
 
+    def metrics(self) -> dict[str, float]:
+        """The producer's own client metrics (KIP-714) over the push interval, on the IO thread."""
+        avg, peak = self.sender.queue_time.take()
+        return {"record.queue.time.avg": avg, "record.queue.time.max": peak}
+
     def close(self) -> None:
+        self.telemetry.close()
         self.client.close()
 
 

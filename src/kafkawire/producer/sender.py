@@ -23,6 +23,7 @@ from ..core.idempotence import Idempotence, InitOutcome
 from ..core.kafka_error import KafkaError
 from ..core.metadata_refresh import Pace
 from ..core.produce_verdict import ProduceStep, produce_verdict
+from ..core.telemetry import Meter
 from ..core.unassigned import Assigner, Unassigned
 from ..io.io_engine import Timer
 from ..protocol.apis import INIT_PRODUCER_ID, PRODUCE
@@ -56,6 +57,7 @@ class Sender:
         self.lock = lock
         self.settings = settings
         self.deliveries = deliveries  # where finished records, throttling and errors are reported
+        self.queue_time = Meter()  # ms each record waited before its first send (metrics push, KIP-714)
         self.assign = assign
         self._unassigned = Unassigned(settings.topic_propagation)  # records waiting for their topic's metadata
         self._unencodable: list[tuple[ProducerBatch, Exception]] = []  # batches _encode could not encode
@@ -221,7 +223,10 @@ class Sender:
 
     def _send(self, node: int, batches: list[ProducerBatch]) -> None:
         topics: dict[str, list[ProducerBatch]] = {}
+        now = self.client.engine.now()
         for b in batches:
+            if not b.attempts:
+                self.queue_time.add((now - b.created) * 1000)
             b.attempts += 1
             topics.setdefault(b.topic, []).append(b)
             self._busy.add((b.topic, b.partition))

@@ -49,6 +49,11 @@ from .share_group_describe import SHARE_GROUP_DESCRIBE
 from .share_group_heartbeat import SHARE_GROUP_HEARTBEAT
 
 # isort: split
+# group F imports (client metrics, KIP-714)
+from .get_telemetry_subscriptions import GET_TELEMETRY_SUBSCRIPTIONS
+from .push_telemetry import PUSH_TELEMETRY
+
+# isort: split
 # group C imports (consumer groups)
 from .consumer_group_heartbeat import CONSUMER_GROUP_HEARTBEAT
 from .heartbeat import HEARTBEAT
@@ -105,6 +110,9 @@ ALL_APIS: tuple[Api, ...] = (
     SHARE_GROUP_DESCRIBE,
     SHARE_FETCH,
     SHARE_ACKNOWLEDGE,
+    # group F entries
+    GET_TELEMETRY_SUBSCRIPTIONS,
+    PUSH_TELEMETRY,
 )
 
 API_BY_KEY: dict[int, Api] = {a.key: a for a in ALL_APIS}
@@ -136,6 +144,7 @@ __all__ = [
     "END_TXN",
     "FETCH",
     "FIND_COORDINATOR",
+    "GET_TELEMETRY_SUBSCRIPTIONS",
     "HEARTBEAT",
     "INCREMENTAL_ALTER_CONFIGS",
     "INIT_PRODUCER_ID",
@@ -147,6 +156,7 @@ __all__ = [
     "OFFSET_COMMIT",
     "OFFSET_FETCH",
     "PRODUCE",
+    "PUSH_TELEMETRY",
     "SASL_AUTHENTICATE",
     "SASL_HANDSHAKE",
     "SHARE_ACKNOWLEDGE",
