@@ -210,3 +210,26 @@ def test_a_topic_created_just_before_subscribing_is_no_error_event(kafka23: Any)
             rounds.append((events, values))
         seen[name] = rounds
     assert seen["ours"] == seen["theirs"] == [([], [b"first"])] * 3
+
+
+def test_the_end_of_partition_event_carries_librdkafkas_text(kafka23: Any, topic_name: Callable[[str], str]) -> None:
+    """_PARTITION_EOF's text (its error's str() and, as librdkafka's payload, its value()) names the
+    broker that answered, the position and the high watermark, as confluent-kafka's does."""
+    bootstrap = _bootstrap(kafka23)
+    topic = topic_name("eoftext")
+    create_topic(bootstrap, topic, 1)
+    produce_with_confluent(bootstrap, topic, [Record(b"v%d" % i, None) for i in range(3)])
+    seen = {}
+    for name, lib in CLIENTS.items():
+        consumer = _consumer(lib, bootstrap, **{"auto.offset.reset": "earliest", "enable.partition.eof": True})
+        consumer.subscribe([topic])
+        event = None
+        deadline = time.monotonic() + 30
+        while event is None and time.monotonic() < deadline:
+            m = consumer.poll(0.5)
+            if m is not None and m.error() is not None:
+                event = (m.error().name(), m.error().str(), m.value(), m.offset())
+        consumer.close()
+        seen[name] = event
+    text = "Fetch from broker 0 reached end of partition at offset 3 (HighwaterMark 3)"
+    assert seen["ours"] == seen["theirs"] == ("_PARTITION_EOF", text, text.encode(), 3)
