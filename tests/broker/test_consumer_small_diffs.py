@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 import confluent_kafka
+import confluent_kafka.admin
 import confluent_kafka.aio
 import pytest
 
@@ -175,3 +176,60 @@ def test_a_subscribed_topic_that_does_not_exist_is_one_error_event(
         == seen["theirs"]
         == ([("UNKNOWN_TOPIC_OR_PART", missing, 0, True)], [b"v%d" % i for i in range(5)])
     )
+
+
+def test_a_topic_created_just_before_subscribing_is_no_error_event(kafka23: Any) -> None:
+    """A program creates its topic with its own client's AdminClient (no operation_timeout) and
+    subscribes as soon as the future resolves: the broker waited for the topic to exist (the
+    default operation timeout is socket.timeout.ms), so no "Subscribed topic not available" event
+    comes, on either client, round after round (it came in 4 of 5 kafkawire runs when the default
+    was 0)."""
+    bootstrap = _bootstrap(kafka23)
+    seen = {}
+    for name, lib in CLIENTS.items():
+        admin_module = confluent_kafka.admin if lib is confluent_kafka else kafkawire.admin
+        rounds = []
+        for _ in range(3):
+            topic = unique_name("fresh")
+            admin = admin_module.AdminClient({"bootstrap.servers": bootstrap})
+            admin.create_topics([admin_module.NewTopic(topic, 1, 1)])[topic].result(60)
+            consumer = _consumer(lib, bootstrap, **{"auto.offset.reset": "earliest"})
+            consumer.subscribe([topic])
+            produce_with_confluent(bootstrap, topic, [Record(b"first", None)])
+            events, values = [], []
+            deadline = time.monotonic() + 30
+            while not values and time.monotonic() < deadline:
+                m = consumer.poll(0.2)
+                if m is None:
+                    continue
+                if m.error() is not None:
+                    events.append(m.error().name())
+                else:
+                    values.append(m.value())
+            consumer.close()
+            rounds.append((events, values))
+        seen[name] = rounds
+    assert seen["ours"] == seen["theirs"] == [([], [b"first"])] * 3
+
+
+def test_the_end_of_partition_event_carries_librdkafkas_text(kafka23: Any, topic_name: Callable[[str], str]) -> None:
+    """_PARTITION_EOF's text (its error's str() and, as librdkafka's payload, its value()) names the
+    broker that answered, the position and the high watermark, as confluent-kafka's does."""
+    bootstrap = _bootstrap(kafka23)
+    topic = topic_name("eoftext")
+    create_topic(bootstrap, topic, 1)
+    produce_with_confluent(bootstrap, topic, [Record(b"v%d" % i, None) for i in range(3)])
+    seen = {}
+    for name, lib in CLIENTS.items():
+        consumer = _consumer(lib, bootstrap, **{"auto.offset.reset": "earliest", "enable.partition.eof": True})
+        consumer.subscribe([topic])
+        event = None
+        deadline = time.monotonic() + 30
+        while event is None and time.monotonic() < deadline:
+            m = consumer.poll(0.5)
+            if m is not None and m.error() is not None:
+                event = (m.error().name(), m.error().str(), m.value(), m.offset())
+        consumer.close()
+        seen[name] = event
+    text = "Fetch from broker 0 reached end of partition at offset 3 (HighwaterMark 3)"
+    assert seen["ours"] == seen["theirs"] == ("_PARTITION_EOF", text, text.encode(), 3)

@@ -42,8 +42,8 @@ def admin(client: StubClient) -> Iterator[AdminClient]:
 
 
 def test_changes_sent_without_waiting_succeed_on_started(client: StubClient, admin: AdminClient) -> None:
-    assert result(client, admin.create_topics([NewTopic("a", 1, 1)])["a"]) is None
-    assert result(client, admin.create_partitions([NewPartitions("a", 3)])["a"]) is None
+    assert result(client, admin.create_topics([NewTopic("a", 1, 1)], operation_timeout=0)["a"]) is None
+    assert result(client, admin.create_partitions([NewPartitions("a", 3)], operation_timeout=0)["a"]) is None
     assert result(client, admin.delete_topics(["a"], operation_timeout=0)["a"]) is None
     assert [c.body.timeout_ms for c in client.calls if c.api != "Metadata"] == [0, 0, 0]
 

@@ -195,7 +195,11 @@ class AdminBase:
     def _options(
         self, kwargs: Mapping[str, Any], *, operation: bool = False, validate: bool = False
     ) -> tuple[float, int, bool]:
-        """(request timeout s, operation timeout ms, validate_only) from a call's keyword arguments."""
+        """(request timeout s, operation timeout ms, validate_only) from a call's keyword arguments.
+
+        Without ``operation_timeout`` the broker waits up to socket.timeout.ms for the change to
+        exist everywhere, as librdkafka's default: a topic created is then in every broker's
+        metadata when the future resolves (a consumer subscribing right after finds it)."""
         self._check_open()
         allowed = (
             {"request_timeout"}
@@ -209,7 +213,7 @@ class AdminBase:
         request_s = (
             self._default_timeout if request_timeout is None else _seconds("request_timeout", request_timeout, 0)
         )
-        operation_s = _seconds("operation_timeout", kwargs.get("operation_timeout", 0), -0.001)
+        operation_s = _seconds("operation_timeout", kwargs.get("operation_timeout", self._default_timeout), -0.001)
         validate_only = kwargs.get("validate_only", False)
         if not isinstance(validate_only, bool):
             raise TypeError(f"Expected validate_only to be bool type, not {type(validate_only).__name__}")

@@ -43,7 +43,8 @@ class TopicCalls(AdminBase):
         """Create topics (on the controller). ``validate_only=True`` checks without creating.
 
         ``operation_timeout`` (s) is how long the broker waits for the topics to exist everywhere
-        before answering (0: answer at once); ``request_timeout`` bounds the whole call, retries included.
+        before answering (0: answer at once; default socket.timeout.ms, as librdkafka's);
+        ``request_timeout`` bounds the whole call, retries included.
         """
         topics = _check_list(new_topics, "NewTopic objects", NewTopic)
         request_s, operation_ms, validate_only = self._options(kwargs, operation=True, validate=True)

@@ -188,7 +188,7 @@ class AnswerReader:
                     diagnostics.backoff(debug, part, now, err)
                 stale = stale or verdict in REFRESHES
             elif verdict is FetchVerdict.NOTHING_NEW:
-                new = table.add(part, [], offset, -1, -1) or new
+                new = table.add(part, [], offset, -1, -1, node=node) or new
             elif verdict is FetchVerdict.OUT_OF_RANGE:
                 table.out_of_range(part)
                 new = True
@@ -202,7 +202,7 @@ class AnswerReader:
                     table.too_large(part)
                 hw, log_start = data.high_watermark, data.get("log_start_offset", -1)
                 stable = data.get("last_stable_offset", -1)
-                new = table.add(part, outcome.chunks, outcome.next_offset, hw, log_start, stable) or new
+                new = table.add(part, outcome.chunks, outcome.next_offset, hw, log_start, stable, node) or new
                 if debug.queue and outcome.chunks:
                     queue_log.enqueued(
                         debug, part.key, offset, outcome.next_offset, len(outcome.chunks), table.buffered_bytes

@@ -250,13 +250,14 @@ class FetchTable:
         high_watermark: int,
         log_start: int,
         last_stable: int = -1,
+        node: int = -1,
     ) -> bool:
-        """Records of one answer for the row (already sifted: see `sift`). True when take() has
-        something new (records or an event). A chunk holds its batch's wire bytes (about its keys
-        and values) plus RECORD_COST per record (the objects around them). _PARTITION_EOF follows
-        an answer to a Fetch asked at the end (empty, after fetch.wait.max.ms), as librdkafka's:
-        not the answer that brought the last records, so a record produced while that next Fetch
-        waits comes before the event."""
+        """Records of one answer for the row (already sifted: see `sift`) from broker ``node``. True
+        when take() has something new (records or an event). A chunk holds its batch's wire bytes
+        (about its keys and values) plus RECORD_COST per record (the objects around them).
+        _PARTITION_EOF (librdkafka's text, naming the broker) follows an answer to a Fetch asked
+        at the end (empty, after fetch.wait.max.ms), as librdkafka's: not the answer that brought
+        the last records, so a record produced while that next Fetch waits comes before the event."""
         asked = part.fetch_offset
         new = False
         for batch, records in chunks:
@@ -286,7 +287,7 @@ class FetchTable:
             hw = part.high_watermark
             eof = KafkaError(
                 KafkaError._PARTITION_EOF,
-                f"Fetch from {part.key[0]} [{part.key[1]}] reached end of partition at offset {hw}",
+                f"Fetch from broker {node} reached end of partition at offset {part.fetch_offset} (HighwaterMark {hw})",
             )
             part.buffer.append(FetchEvent(eof, hw))
             new = True
