@@ -503,10 +503,10 @@ def test_producer_methods_from_interceptors(kafka23: KafkaBroker, filled_topic: 
         p.poll(0.2)
     assert p.flush(30) == 0
     p.close()
-    ok = ("ok",)
+    ok: tuple[Any, ...] = ("ok",)
     assert results["on_send"] == {name: ok if "waited" not in name else False for name in results["on_send"]}
-    conflict = ("KafkaException", m.KafkaError._CONFLICT)
-    expected = {"len": ok, "produce": ok, "poll(0)": ok, "flush(0)": ok, "flush(10)": ok}
+    conflict: tuple[Any, ...] = ("KafkaException", m.KafkaError._CONFLICT)
+    expected: dict[str, tuple[Any, ...]] = {"len": ok, "produce": ok, "poll(0)": ok, "flush(0)": ok, "flush(10)": ok}
     expected |= {"list_topics": conflict, "purge(in_queue=False)": ok}
     assert {k: v for k, v in results["on_acknowledgement"].items() if "waited" not in k} == expected
     assert not any(v for k, v in results["on_acknowledgement"].items() if "waited" in k)
