@@ -400,12 +400,12 @@ def _oauth_consumer_matrix(client: str, kafka23: KafkaBroker, topic: str) -> dic
     m = CLIENTS[client]
     results: dict[str, dict[str, Any]] = {}
     holder: list[Any] = []
+    started: list[bool] = []
 
     def run_calls() -> None:
-        if "oauth_cb" not in results and holder:
-            results["oauth_cb"] = {}
-            for name, call in consumer_calls(holder[0], m, topic).items():
-                results["oauth_cb"][name] = outcome(call, m)
+        if not started and holder:  # (kafkawire renews on its own thread: results only once all ran)
+            started.append(True)
+            results["oauth_cb"] = {name: outcome(call, m) for name, call in consumer_calls(holder[0], m, topic).items()}
 
     conf = {**_oauth_conf(kafka23, run_calls), "group.id": unique_name("cbo"), "enable.auto.commit": False}
     c = m.Consumer(conf)
@@ -449,8 +449,12 @@ def _oauth_producer_matrix(client: str, kafka23: KafkaBroker, topic: str) -> dic
 
 
 def test_consumer_methods_from_oauth_cb_renewal(kafka23: KafkaBroker, filled_topic: str) -> None:
+    """kafkawire only: confluent-kafka's consumer runs the renewal's oauth_cb on a librdkafka thread
+    where a call into the consumer never returns (its close() then waits forever too), so there is
+    nothing to compare with. kafkawire renews on a thread of its own: every call works there."""
     ours = _oauth_consumer_matrix("kafkawire", kafka23, filled_topic)
-    _check(ours, _oauth_consumer_matrix("confluent", kafka23, filled_topic), ("oauth_cb",))
+    assert set(ours) == {"oauth_cb"}
+    assert len(ours["oauth_cb"]) == 11 and set(ours["oauth_cb"].values()) == {("ok",)}, ours
 
 
 def test_producer_methods_from_oauth_cb_renewal(kafka23: KafkaBroker, filled_topic: str) -> None:
