@@ -23,6 +23,7 @@ from ..core.backoff import backoff_delay
 from ..core.kafka_error import KafkaError, KafkaException
 from ..core.metadata import ClusterView
 from ..core.policy import Action, ErrorPolicy
+from ..io.io_engine import on_io_thread
 from ..protocol.codec import Struct
 from ..protocol.schema import Api
 
@@ -319,12 +320,20 @@ def _missing(api: Api, key: object) -> KafkaError:
     return KafkaError(KafkaError._BAD_MSG, f"the {api.name} response has no answer for {key!r}")
 
 
-def wait(fut: Future[T], timeout: float) -> T:
+def wait(fut: Future[T], timeout: float | None) -> T:
     """Block the caller's thread for what an operation promises by its deadline (``timeout`` s from
-    now). The grace covers the hop to the IO thread; should the IO thread have stopped, the wait
-    still ends in a KafkaException (_TIMED_OUT), never a builtin TimeoutError."""
+    now, None: none). The grace covers the hop to the IO thread; should the IO thread have stopped,
+    the wait still ends in a KafkaException (_TIMED_OUT), never a builtin TimeoutError. On an IO
+    thread (a client called from an interceptor's on_acknowledgement) an unfinished operation fails
+    at once with _CONFLICT: that thread would have to finish it, and it is the one waiting."""
+    if not fut.done() and on_io_thread():
+        raise KafkaException(
+            KafkaError(
+                KafkaError._CONFLICT, "a call that waits for the IO thread was made on it (from a callback there)"
+            )
+        )
     try:
-        return fut.result(max(0.0, timeout) + _GRACE)
+        return fut.result(None if timeout is None else max(0.0, timeout) + _GRACE)
     except FutureTimeout:
         raise KafkaException(
             KafkaError(KafkaError._TIMED_OUT, f"no answer within {timeout:g} s", retriable=True)

@@ -160,7 +160,7 @@ class Client:
         (a producer's): connect to ``topic``'s partition leaders now, as librdkafka does for a
         topic it was asked about, so its first batch does not wait for a connection."""
         fut = self.refresh_metadata(None if topic is None else [topic], auto_create=auto_create, timeout=timeout)
-        md = fut.result() if timeout is None else wait(fut, timeout)
+        md = wait(fut, timeout)
         if open_leaders and topic is not None:
             self.engine.call_soon(functools.partial(self._open_leaders, topic))
         conn = self.least_busy()
@@ -180,7 +180,7 @@ class Client:
         if self.metadata.updated_at is None:
             fut = self.refresh_metadata([], timeout=timeout)
             try:
-                fut.result() if timeout is None else wait(fut, timeout)
+                wait(fut, timeout)
             except KafkaException as exc:
                 cause = exc.args[0]
                 raise KafkaException(

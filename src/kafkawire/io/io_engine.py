@@ -27,6 +27,15 @@ T = TypeVar("T")
 Handler = Callable[[int], None]  # called with the ready event mask
 
 
+_here = threading.local()  # .io: this thread runs an IOEngine's loop
+
+
+def on_io_thread() -> bool:
+    """Whether the calling thread is some client's IO thread (an interceptor's on_acknowledgement
+    runs there): a wait for that thread's work would never end, so callers refuse it at once."""
+    return getattr(_here, "io", False)
+
+
 class Selectable(Protocol):
     def fileno(self) -> int: ...
 
@@ -148,6 +157,7 @@ class Engine:
         return max(0.0, self._timers[0].when - self.now())
 
     def _run(self) -> None:
+        _here.io = True
         try:
             while not self._stopping:
                 for key, mask in self._selector.select(self._next_timeout()):

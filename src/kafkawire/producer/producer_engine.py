@@ -492,7 +492,9 @@ class ProducerEngine:
         try:
             if not executor.background:
                 serve(0, done)
-            while not done() and not executor.on_report_thread:
+            # On the report thread or the IO thread (an interceptor's on_acknowledgement) a flush
+            # only sends: the records wait for that very thread, busy with the caller.
+            while not done() and not executor.on_report_thread and not self.client.engine.in_io_thread:
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
                     break
@@ -510,6 +512,9 @@ class ProducerEngine:
     def purge(self, in_queue: bool, in_flight: bool, blocking: bool) -> None:
         if self.client.debug.queue:
             queue_log.purging(self.client.debug, in_queue, in_flight, blocking, self.state.outstanding)
+        if self.client.engine.in_io_thread:  # from on_acknowledgement: purge here, nothing to wait for
+            self.sender.purge(in_queue, in_flight)
+            return
         done = self.client.engine.run(lambda: self.sender.purge(in_queue, in_flight))
         if blocking:
             done.result()
