@@ -16,6 +16,7 @@ from kafkawire.admin import (
     AclPermissionType,
     AdminClient,
     ConsumerGroupTopicPartitions,
+    ElectionType,
     KafkaError,
     ResourcePatternType,
     ResourceType,
@@ -33,6 +34,7 @@ from kafkawire.protocol.apis import (
     DELETE_ACLS,
     DESCRIBE_CLUSTER,
     DESCRIBE_USER_SCRAM_CREDENTIALS,
+    ELECT_LEADERS,
     FIND_COORDINATOR,
     METADATA,
     OFFSET_FETCH,
@@ -246,3 +248,30 @@ def test_logger_option_takes_a_handler_and_hears_init(client: StubClient) -> Non
     admin = AdminClient({"bootstrap.servers": "unused:9092", "client.id": "adm", "logger": handler}, _client=client)  # type: ignore[arg-type]
     admin.close()
     assert any("INIT" in r.getMessage() and "adm" in r.getMessage() for r in records)
+
+
+def test_elect_leaders_operation_timeout_is_librdkafkas_whatever_the_request_timeout(
+    client: StubClient, admin: AdminClient
+) -> None:
+    """librdkafka's ElectLeaders operation_timeout defaults to the admin request timeout of the handle
+    (socket.timeout.ms), not to the call's request_timeout; confluent-kafka passes only what it is
+    given. Kafka 2.3's single broker elects at once, so only the request's field can show it."""
+
+    def elected(call: Call) -> dict[str, Any]:
+        topics = call.body.topic_partitions or []
+        return {
+            "error_code": 0,
+            "replica_election_results": [
+                {"topic": t.topic, "partition_result": [{"partition_id": p, "error_code": 0} for p in t.partitions]}
+                for t in topics
+            ],
+        }
+
+    client.handler = elected
+    tp = [TopicPartition("t", 0)]
+    assert result(client, admin.elect_leaders(ElectionType.PREFERRED, tp)) == {TopicPartition("t", 0): None}
+    result(client, admin.elect_leaders(ElectionType.PREFERRED, tp, request_timeout=5))
+    result(client, admin.elect_leaders(ElectionType.PREFERRED, tp, request_timeout=5, operation_timeout=2.5))
+    result(client, admin.elect_leaders(ElectionType.PREFERRED, tp, operation_timeout=0))
+    assert [c.body.timeout_ms for c in client.requests(ELECT_LEADERS)] == [60000, 60000, 2500, 0]
+    assert all(c.node == client.controller for c in client.requests(ELECT_LEADERS))

@@ -31,7 +31,8 @@ def test_the_catalog_is_the_installed_librdkafkas() -> None:
     generator = _generator()
     version, table = generator.librdkafka_version_and_table()
     assert version == LIBRDKAFKA_VERSION, "run scripts/generate_librdkafka_properties.py"
-    assert tuple(generator.parse(table)) == PROPERTIES
+    assert tuple(generator.parse(table)) == PROPERTIES[: -len(generator.HIDDEN)]
+    assert tuple(generator.catalog()[1]) == PROPERTIES  # (the hidden rows checked against the library)
 
 
 def test_every_property_has_a_client_type_and_a_known_kind() -> None:
@@ -153,6 +154,41 @@ def test_no_property_is_unknown_to_any_client(kind: str) -> None:
     finally:
         logging.disable(logging.NOTSET)
     assert unknown == []
+
+
+@pytest.fixture(scope="module")
+def librdkafka_names() -> dict[str, str]:
+    """Every name librdkafka knows (the library binary's name-like strings that its conf_set, or its
+    topic conf_set, does not answer "unknown"), each with a value librdkafka takes for it, where one
+    of a few does (none for the Java names it knows only to refuse)."""
+    generator = _generator()
+    lib = generator.load_librdkafka()
+    defaults = {name: default for name, _scope, _kind, _rng, default, _target in PROPERTIES}
+    out = {}
+    for name in generator.known_names(lib):
+        tries = [defaults.get(name, ""), "true", "1", "0", "", "x"]
+        out[name] = next((v for v in tries if generator.conf_set(lib, name, v) == generator.CONF_OK), "x")
+    return out
+
+
+@pytest.mark.parametrize("kind", CLIENTS)
+def test_no_name_librdkafka_knows_is_refused_as_unknown(kind: str, librdkafka_names: dict[str, str]) -> None:
+    """Hidden ones included (enable.sparse.connections, client.software.name, ...): a configuration
+    librdkafka takes never fails on kafkawire for its name."""
+    import kafkawire
+    import kafkawire.admin
+
+    documented = {name for name, *_ in PROPERTIES[: -len(_generator().HIDDEN)]}
+    assert len(librdkafka_names) > 200 and "enable.sparse.connections" in set(librdkafka_names) - documented
+    logging.disable(logging.WARNING)
+    try:
+        outcomes = {name: _outcome(kind, {name: value}, kafkawire) for name, value in librdkafka_names.items()}
+    finally:
+        logging.disable(logging.NOTSET)
+    assert {name: why for name, why in outcomes.items() if "No such configuration property" in why} == {}
+    # The hidden names at a value librdkafka takes: accepted, or refused saying it is not supported.
+    hidden = {name: outcomes[name] for name in set(librdkafka_names) - documented}
+    assert {name: why for name, why in hidden.items() if why != "ok" and "not supported" not in why} == {}
 
 
 def test_each_table_names_a_property_once_and_every_unimplemented_one_says_why() -> None:

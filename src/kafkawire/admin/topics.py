@@ -248,8 +248,6 @@ class TopicCalls(AdminBase):
                 if tp.partition < 0:
                     raise ValueError("Elements of the 'partitions' list must not have negative partition")
         self._check_open()
-        if "operation_timeout" not in kwargs:
-            kwargs["operation_timeout"] = kwargs.get("request_timeout", self._default_timeout)
         request_s, operation_ms, _ = self._options(kwargs, operation=True)
         if partitions is not None and len({_tp(tp) for tp in partitions}) != len(partitions):
             return _invalid("Duplicate partitions specified")

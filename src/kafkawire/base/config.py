@@ -234,6 +234,9 @@ CONNECTION_OPTIONS: tuple[Option, ...] = (
     Option("metadata.recovery.strategy", "enum", "rebootstrap", choices=("none", "rebootstrap")),
     _int("metadata.recovery.rebootstrap.trigger.ms", 300_000, 0),
     _int("api.version.request.timeout.ms", 10_000, 1, 300_000),
+    # What ApiVersions tells a broker this client is (KIP-511); unset: kafkawire and its version.
+    _str("client.software.name"),
+    _str("client.software.version"),
     # librdkafka's in-client mock cluster (kafkawire.testing): bootstrap.servers is then ignored.
     _int("test.mock.num.brokers", 0, 0, 10_000),
     _int("test.mock.broker.rtt", 0, 0, 3_600_000),

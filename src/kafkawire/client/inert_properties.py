@@ -47,6 +47,10 @@ NO_EFFECT: dict[str, str] = {
     "produce.offset.report": "deprecated, no longer used by librdkafka (offsets are always reported)",
     "queue.buffering.backpressure.threshold": "kafkawire builds a broker's next Produce only while its connection "
     "holds fewer than max.in.flight requests, sent or not: that bounds the unsent ones",
+    "metadata.request.timeout.ms": "deprecated and hidden, no longer used by librdkafka",
+    "enable_sasl_queue": "a C API knob (rd_kafka_conf_enable_sasl_queue) choosing the queue that serves "
+    "librdkafka's token refresh; kafkawire renews an oauth_cb token on a thread of its own",
+    "ut_handle_ProduceResponse": "a hook of librdkafka's own unit tests (a C function pointer)",
     # Not implemented (yet); what kafkawire does instead.
     "topic.metadata.propagation.max.ms": "(consumer, admin) only the producer waits for a topic to propagate",
     # Properties librdkafka gives every client type that mean nothing to some of them.
@@ -72,6 +76,10 @@ ONLY_VALUES: dict[str, tuple[tuple[str, ...], str]] = {
     ),
     "group.protocol.type": (("consumer",), "a classic group's protocol type is consumer, as librdkafka supports"),
     "queuing.strategy": (("fifo",), "the deprecated lifo queuing is not implemented: records go in produce() order"),
+    "enable.sparse.connections": (
+        ("true",),
+        "kafkawire connects only to the brokers it needs; a connection kept to every broker is not implemented",
+    ),
 }
 
 

@@ -3,7 +3,9 @@ scripts/generate_librdkafka_properties.py from the installed library; do not edi
 
 Each row: name, the client type that reads it ('*' both, 'P' producer, 'C' consumer), its kind,
 its range ('low .. high') or choices ('a, b'), its default as librdkafka prints it, and the
-property it is an alias of ("" if none). kafkawire's option tables answer for every name here."""
+property it is an alias of ("" if none). The documented rows come first, then the hidden ones
+(known to rd_kafka_conf_set, left out of librdkafka's CONFIGURATION.md). kafkawire's option tables
+answer for every name here."""
 
 from typing import Final
 
@@ -238,4 +240,14 @@ PROPERTIES: Final[tuple[tuple[str, str, str, str, str, str], ...]] = (
     ("offset.store.path", "C", "str", "", ".", ""),
     ("offset.store.sync.interval.ms", "C", "int", "-1 .. 86400000", "-1", ""),
     ("consume.callback.max.messages", "C", "int", "0 .. 1000000", "0", ""),
+    ("client.software.name", "*", "str", "", "librdkafka", ""),
+    ("client.software.version", "*", "str", "", "", ""),
+    ("enable.sparse.connections", "*", "bool", "true, false", "true", ""),
+    ("metadata.request.timeout.ms", "*", "int", "10 .. 900000", "10", ""),
+    ("enable_sasl_queue", "*", "bool", "true, false", "false", ""),
+    ("test.mock.num.brokers", "*", "int", "0 .. 10000", "0", ""),
+    ("test.mock.broker.rtt", "*", "int", "0 .. 3600000", "0", ""),
+    ("ut_handle_ProduceResponse", "*", "str", "", "", ""),
+    ("sasl.jaas.config", "*", "str", "", "", ""),
+    ("ssl.truststore.location", "*", "str", "", "", ""),
 )

@@ -14,6 +14,7 @@ same connection (`Handshake(..., versions=known)`: no ApiVersions) at `reauthent
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -54,6 +55,17 @@ class HandshakeStep:
     raw: bool = False  # a bare SASL token (``body["auth_bytes"]``) outside Kafka framing: SaslHandshake v0
 
 
+_NOT_SOFTWARE = re.compile(r"[^A-Za-z0-9.-]")
+_NOT_ALNUM_ENDS = re.compile(r"^[^A-Za-z0-9]+|[^A-Za-z0-9]+$")
+
+
+def software_token(text: str) -> str:
+    """A client software name or version in the form brokers accept (KIP-511: letters, digits, '.'
+    and '-', alphanumeric at both ends; a broker refuses the connection's ApiVersions otherwise): any
+    other character becomes '-', then the ends are trimmed, as librdkafka sends them."""
+    return _NOT_ALNUM_ENDS.sub("", _NOT_SOFTWARE.sub("-", text))
+
+
 class ApiVersionsStep:
     """Ask which versions the broker speaks; step down when it does not know our version."""
 
@@ -61,7 +73,10 @@ class ApiVersionsStep:
         self, software_name: str, software_version: str, versions: dict[int, tuple[int, int]] | None = None
     ) -> None:
         self._version = API_VERSIONS.max_version
-        self._body = {"client_software_name": software_name, "client_software_version": software_version}
+        self._body = {
+            "client_software_name": software_token(software_name),
+            "client_software_version": software_token(software_version),
+        }
         self.versions = versions  # known already: a re-authentication asks nothing
 
     def request(self) -> HandshakeStep | None:

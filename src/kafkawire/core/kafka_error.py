@@ -1,8 +1,9 @@
 """`KafkaError` and `KafkaException`, shaped like confluent-kafka's, over two tables.
 
 Broker error codes (>= -1) come from `kafkawire.protocol.error_table`; local codes (< -1) are
-librdkafka's, with librdkafka's numbers and names, so code that compares against
-``KafkaError._MSG_TIMED_OUT`` keeps working after switching imports.
+librdkafka's. Every code librdkafka has gets librdkafka's number, name and text, so code that
+compares against ``KafkaError._MSG_TIMED_OUT`` or matches a message keeps working after switching
+imports.
 """
 
 from __future__ import annotations
@@ -12,12 +13,12 @@ from typing import Any
 
 from ..protocol import error_table as broker_errors
 
-# librdkafka's local error codes: (code, name, description). Descriptions follow librdkafka's
-# wording because applications log and sometimes match them.
+# librdkafka's local error codes: (code, name, description), each description librdkafka's
+# (rd_kafka_err2str) because applications log and sometimes match them.
 LOCAL_ERRORS: tuple[tuple[int, str, str], ...] = (
     (-199, "_BAD_MSG", "Local: Bad message format"),
     (-198, "_BAD_COMPRESSION", "Local: Invalid compressed data"),
-    (-197, "_DESTROY", "Local: Broker handle destroyed"),
+    (-197, "_DESTROY", "Local: Broker handle destroyed for termination"),
     (-196, "_FAIL", "Local: Communication failure with broker"),
     (-195, "_TRANSPORT", "Local: Broker transport failure"),
     (-194, "_CRIT_SYS_RESOURCE", "Local: Critical system resource failure"),
@@ -102,9 +103,7 @@ def error_description(code: int) -> str:
     local = _LOCAL_BY_CODE.get(code)
     if local:
         return local[1]
-    if code not in broker_errors.BY_CODE:
-        return f"Err-{code}?"
-    return f"Broker: {broker_errors.error_for(code).description}"
+    return broker_errors.error_for(code).description
 
 
 class _ErrorConstants(type):

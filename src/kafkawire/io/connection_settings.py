@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._version import __version__
 from ..base.debug import OFF, Debug
 from ..security.settings import SecuritySettings
 from .resolve import FAMILIES
@@ -39,6 +40,8 @@ class ConnectionSettings:
     idle_timeout: float = 0.0  # seconds without traffic before a connection is closed; 0: never
     log_close: bool = True  # log.connection.close: log a broker closing the connection
     stats_windows: bool = False  # statistics.interval.ms > 0: keep the brokers' window statistics
+    software_name: str = "kafkawire"  # client.software.name: what ApiVersions says this client is
+    software_version: str = __version__  # client.software.version
 
     @classmethod
     def from_config(cls, conf: Mapping[str, Any], debug: Debug = OFF) -> ConnectionSettings:
@@ -64,6 +67,8 @@ class ConnectionSettings:
             idle_timeout=conf["connections.max.idle.ms"] / 1000,
             log_close=conf["log.connection.close"],
             stats_windows=conf.get("statistics.interval.ms", 0) > 0,  # (absent: a test's own settings)
+            software_name=conf.get("client.software.name") or "kafkawire",
+            software_version=conf.get("client.software.version") or __version__,
         )
 
     def transport(self) -> TransportFactory:

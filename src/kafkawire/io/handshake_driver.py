@@ -14,7 +14,6 @@ import functools
 import time
 from collections.abc import Callable
 
-from .._version import __version__
 from ..core.connection import Connection
 from ..core.handshake import Handshake, HandshakeError, HandshakeStep, reauthenticate_at
 from ..core.kafka_error import KafkaError
@@ -100,7 +99,7 @@ class HandshakeDriver:
                 return
             if self._debug.security:
                 wire_log.sasl_started(self._debug, self._name, security.mechanism, versions is not None)
-        self._steps = Handshake("kafkawire", __version__, sasl, versions)
+        self._steps = Handshake(self._settings.software_name, self._settings.software_version, sasl, versions)
         self._next()
 
     def _token_ready(self, run: int, versions: Versions | None) -> None:

@@ -34,6 +34,29 @@ def test_api_versions_is_the_first_step_and_gives_the_ranges() -> None:
     assert hs.done and hs.versions[PRODUCE.key] == (3, 11)
 
 
+def test_the_software_name_and_version_go_out_as_brokers_accept_them() -> None:
+    """KIP-511: a broker refuses an ApiVersions whose name or version has another character than
+    letters, digits, '.' and '-', or does not start and end alphanumeric."""
+    step = Handshake(" my app/2 ", "1.0+local_build.").next_request()
+    assert step is not None
+    assert step.body == {"client_software_name": "my-app-2", "client_software_version": "1.0-local-build"}
+
+
+def test_a_clients_software_name_and_version_are_its_configurations() -> None:
+    from kafkawire import __version__
+    from kafkawire.base.config import parse_config
+    from kafkawire.io.connection_settings import ConnectionSettings
+    from kafkawire.producer.producer_config import PRODUCER_OPTIONS
+
+    def settings(**conf: str) -> tuple[str, str]:
+        parsed = parse_config({k.replace("_", "."): v for k, v in conf.items()}, PRODUCER_OPTIONS)
+        made = ConnectionSettings.from_config(parsed)
+        return made.software_name, made.software_version
+
+    assert settings() == ("kafkawire", __version__)
+    assert settings(client_software_name="payments", client_software_version="3.1") == ("payments", "3.1")
+
+
 def test_unsupported_version_steps_down_to_what_the_broker_names_then_to_v0() -> None:
     hs = Handshake("kafkawire", "1")
     hs.receive(answer([(18, 0, 2)], error_code=35))
