@@ -138,9 +138,10 @@ class RebalanceCallbacks:
             self._awaited = None
         self._held.clear()
 
-    def revoke_all(self, parts: list[TopicPartition]) -> Awaited:
-        """Leaving the group: everything through on_revoke, then unassigned."""
-        return self.run(self.on_revoke, parts, lambda _parts: self._assigner.unassign())
+    def revoke_all(self, parts: list[TopicPartition], unassign: Callable[[], None]) -> Awaited:
+        """Leaving the group: everything through on_revoke, then ``unassign()`` (the leaver's own,
+        which does not wait for its commit)."""
+        return self.run(self.on_revoke, parts, lambda _parts: unassign())
 
     def run(
         self, callback: Callback | None, parts: list[TopicPartition], default: Callable[[list[TopicPartition]], None]

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import Future
+from typing import Any
 
+from ..client.driver import after_all
 from ..client.executor import CallbackExecutor
 from .rebalance import Subscription
 
-# What revokes a subscription's partitions in the application's thread (the engine's callbacks).
-Revoke = Callable[[Subscription], None]
+# What revokes a subscription's partitions in the application's thread (the engine's callbacks),
+# then calls its second argument with the futures of the commit it started (not waited for).
+Revoke = Callable[[Subscription, Callable[[list[Future[Any]]], None]], None]
 
 
 class Departures:
@@ -32,12 +35,16 @@ class Departures:
         self._executor.put(self._served, (sub,))
 
     def now(self, sub: Subscription) -> Future[None]:
-        """Revoke, then leave; the future resolves once the LeaveGroup is answered."""
-        try:
-            self._revoke(sub)
-        finally:
-            left = sub.leave(self._timeout)
-            self._sent = [f for f in self._sent if not f.done()] + [left]
+        """Revoke, then leave once the revocation's commit is answered (a member that left could
+        not commit); the future resolves once the LeaveGroup is answered. Nothing here waits: the
+        revocation may be served on an event loop, its callback awaited after this returns."""
+        left: Future[None] = Future()
+        self._sent = [f for f in self._sent if not f.done()] + [left]
+
+        def leave(committing: list[Future[Any]]) -> None:
+            after_all(committing, lambda: sub.leave(self._timeout).add_done_callback(lambda _f: left.set_result(None)))
+
+        self._revoke(sub, leave)
         return left
 
     def leave_now(self, sub: Subscription | None) -> None:
