@@ -199,8 +199,8 @@ class AIOConsumer:
     async def incremental_unassign(self, partitions: list[TopicPartition]) -> None:
         self._consumer.incremental_unassign(partitions)
 
-    async def assignment(self) -> list[TopicPartition]:
-        return self._consumer.assignment()
+    async def assignment(self, *args: Any, **kwargs: Any) -> list[TopicPartition]:
+        return self._consumer.assignment(*args, **kwargs)
 
     async def store_offsets(self, message: Message | None = None, offsets: list[TopicPartition] | None = None) -> None:
         self._consumer.store_offsets(message, offsets)
