@@ -57,8 +57,11 @@ class AIOConsumer:
         self._engine = engine_of(self._consumer)  # commit() awaits the commit's futures on the loop
         self._engine.await_callbacks(lambda awaitable: self._pending.append((awaitable, True)))
 
-    def _awaiting(self, conf: Mapping[str, Any]) -> dict[str, Any]:
-        """``conf`` with its callbacks' coroutines (an ``async def`` on_commit, ...) awaited by _serve."""
+    def _awaiting(self, conf: Mapping[str, Any]) -> Any:
+        """``conf`` with its callbacks' coroutines (an ``async def`` on_commit, ...) awaited by _serve
+        (anything but a dict goes on as it is, for the Consumer to refuse)."""
+        if not isinstance(conf, Mapping):
+            return conf
         out = dict(conf)
         for name in _SERVED_CALLBACKS:
             callback = out.get(name)
