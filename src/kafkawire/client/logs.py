@@ -2,9 +2,9 @@
 
 A `logging.Logger` (or anything with the Logger's methods, an adapter) is used as it is; a
 `logging.Handler` gets a logger of its own that writes only to it, and so does any other object
-with a ``log(level, msg, *args)`` method, the one method confluent-kafka calls on its ``logger``. Each client says at DEBUG that
-it started ("INIT ..."), as librdkafka does, so an application can check its logger is wired; with
-the ``conf`` debug context it then lists the configuration it was given, secrets hidden; the
+with a ``log(level, msg, *args)`` method, the one method confluent-kafka calls on its ``logger``.
+Under any ``debug`` context each client says at DEBUG that it started ("INIT ..."), as librdkafka
+does; with the ``conf`` context it then lists the configuration it was given, secrets hidden; the
 ``plugin`` context says once that kafkawire loads no plugins (``telemetry`` is client/telemetry.py's).
 """
 
@@ -59,10 +59,10 @@ class _ToLog(logging.Handler):
 
 
 def log_init(debug: Debug, given: Mapping[str, Any]) -> None:
-    """The DEBUG line every client writes once it is built (librdkafka's "INIT" line), then the
-    configuration it was ``given`` under the ``conf`` context."""
+    """The DEBUG line every client writes once it is built under any debug context (librdkafka's
+    "INIT" line), then the configuration it was ``given`` under the ``conf`` context."""
     contexts = ",".join(sorted(debug.on)) or "none"
-    debug.always("INIT", "kafkawire %s %s initialized (debug %s)", __version__, debug.name, contexts)
+    debug.any_context("INIT", "kafkawire %s %s initialized (debug %s)", __version__, debug.name, contexts)
     debug.dump_config(given, SENSITIVE)
     if debug.plugin:
         debug.log(
