@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import confluent_kafka
+import confluent_kafka.admin
 import confluent_kafka.aio
 import pytest
 
@@ -168,3 +169,46 @@ def test_aio_revocation_commit_leaves_the_loop_free(proxied: tuple[KafkaProxy, s
     theirs = asyncio.run(_commit_let_through_by_the_loop("confluent", proxy, topic))
     assert ours == theirs
     assert ours[1:] == [("revoke", [0], [0]), "answer released by the loop", ("on_commit", None, [(0, 5)])]
+
+
+def test_aio_close_leaves_the_group_when_the_revocation_never_ended(kafka23: KafkaBroker) -> None:
+    """unsubscribe(), then close() while a poll() awaits the async on_revoke it runs: close() gives
+    the revocation up and the member leaves the group at once (its session, 120 s, has not ended
+    when close() returns); the poll, cancelled, ends with CancelledError. kafkawire alone: confluent-kafka's poll thread waits on that callback
+    for ever, and its close() behind it."""
+    bootstrap = kafka23.bootstrap()
+    topic = _ten_records(bootstrap)
+    group = unique_name("aio-abandoned")
+    seen: list[str] = []
+
+    async def run() -> None:
+        never = asyncio.Event()
+
+        async def on_revoke(consumer: Any, parts: list[Any]) -> None:
+            seen.append("revoke")
+            await never.wait()
+
+        conf = {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "session.timeout.ms": 120_000,
+            "auto.offset.reset": "earliest",
+        }
+        c = kafkawire.aio.AIOConsumer(conf)
+        await c.subscribe([topic], on_revoke=on_revoke)
+        deadline = time.monotonic() + 60
+        while await c.poll(0.5) is None and time.monotonic() < deadline:
+            pass
+        await c.unsubscribe()
+        polling = asyncio.create_task(c.poll(5))
+        while "revoke" not in seen and not polling.done():
+            await asyncio.sleep(0.01)
+        await c.close()  # while the poll awaits on_revoke
+        polling.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await polling
+
+    asyncio.run(run())
+    assert seen == ["revoke"]
+    admin = confluent_kafka.admin.AdminClient(judge_config(bootstrap))
+    assert admin.describe_consumer_groups([group])[group].result(10).members == []

@@ -121,8 +121,12 @@ class RebalanceCallbacks:
 
     def done(self, error: BaseException | None) -> None:
         """The awaited callback ended (``error``: its exception, raised once the default ran);
-        then the changes held behind it start, up to the next one that hands something over."""
-        assert self._awaited is not None
+        then the changes held behind it start, up to the next one that hands something over.
+        Once close() abandoned it, only its exception is raised."""
+        if self._awaited is None:
+            if error is not None:
+                raise error
+            return
         run, end = self._awaited
         self._awaited = None
         try:

@@ -530,6 +530,9 @@ class ConsumerEngine:
         if self.client.debug.consumer:
             diagnostics.closing(self.client.debug, self.group_id, len(self._assignment))
         self._callbacks.abandon()
+        for sub in self._departures.abandon():
+            if self._subscription is sub:  # set while its revocation ran: that member is leaving
+                self._subscription = None
         try:
             self._departures.serve_pending()  # unsubscribed, not polled since: served here
             if self._subscription is not None:

@@ -27,6 +27,7 @@ class Departures:
         self._executor = executor
         self._timeout = request_timeout
         self._pending: list[Subscription] = []  # left, the revocation not served yet
+        self._revoking: dict[Subscription, Future[None]] = {}  # revocations started, not ended yet
         self._sent: list[Future[None]] = []  # LeaveGroups not answered yet
 
     def later(self, sub: Subscription) -> None:
@@ -40,12 +41,27 @@ class Departures:
         revocation may be served on an event loop, its callback awaited after this returns."""
         left: Future[None] = Future()
         self._sent = [f for f in self._sent if not f.done()] + [left]
+        self._revoking[sub] = left
 
         def leave(committing: list[Future[Any]]) -> None:
-            after_all(committing, lambda: sub.leave(self._timeout).add_done_callback(lambda _f: left.set_result(None)))
+            if self._revoking.pop(sub, None) is not None:  # (else close() gave up on the revocation)
+                after_all(committing, lambda: self._leave(sub, left))
 
         self._revoke(sub, leave)
         return left
+
+    def _leave(self, sub: Subscription, left: Future[None]) -> None:
+        sub.leave(self._timeout).add_done_callback(lambda _f: left.set_result(None))
+
+    def abandon(self) -> list[Subscription]:
+        """close(): revocations that will not end (held behind, or inside, an awaited callback the
+        close abandoned) are given up, their subscriptions leave at once; returns them."""
+        given_up = []
+        while self._revoking:
+            sub, left = self._revoking.popitem()
+            self._leave(sub, left)
+            given_up.append(sub)
+        return given_up
 
     def leave_now(self, sub: Subscription | None) -> None:
         """`now`, waiting for the LeaveGroup's answer (close(), or a face serving elsewhere)."""
