@@ -354,8 +354,6 @@ KEPT: dict[str, str] = {
         " kafkawire's sixth positional argument is the timestamp, confluent-kafka's C binding takes on_delivery"
         " there (its stub's order); callback is keyword-only"
     ),
-    "Consumer.assignment[]-extra-positional": "confluent-kafka's assignment() ignores whatever it is given",
-    "Consumer.assignment[]-unknown-keyword": "confluent-kafka's assignment() ignores whatever it is given",
 }
 
 

@@ -245,7 +245,8 @@ def test_logger_option_takes_a_handler_and_hears_init(client: StubClient) -> Non
     records: list[logging.LogRecord] = []
     handler = logging.Handler()
     handler.emit = records.append  # type: ignore[method-assign]
-    admin = AdminClient({"bootstrap.servers": "unused:9092", "client.id": "adm", "logger": handler}, _client=client)  # type: ignore[arg-type]
+    conf = {"bootstrap.servers": "unused:9092", "client.id": "adm", "logger": handler, "debug": "admin"}
+    admin = AdminClient(conf, _client=client)  # type: ignore[arg-type]
     admin.close()
     assert any("INIT" in r.getMessage() and "adm" in r.getMessage() for r in records)
 

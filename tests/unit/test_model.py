@@ -535,3 +535,44 @@ def test_topic_partition_strings_are_kept_or_refused_as_confluent_kafka_does(tex
         lambda m: m.TopicPartition(text, 0, 1),
     ):
         assert _outcome(build, model) == _outcome(build, ck)
+
+
+# --- differences kept on purpose (README, "differs on purpose"), each pinned against confluent-kafka
+
+
+def test_kept_kafka_error_is_a_value_not_an_exception() -> None:
+    """confluent-kafka's KafkaError can be raised, but no ``except`` catches it (not even
+    BaseException: it ends the program), so no program can depend on raising it; kafkawire's is a
+    value: raising it is Python's TypeError, KafkaException(err) is what is raised."""
+    import subprocess
+    import sys
+
+    program = (
+        "import {m}\n"
+        "try:\n"
+        "    raise {m}.KafkaError({m}.KafkaError._TIMED_OUT)\n"
+        "except BaseException as exc:\n"
+        "    print('caught', type(exc).__name__)\n"
+    )
+    theirs = subprocess.run([sys.executable, "-c", program.format(m="confluent_kafka")], capture_output=True, text=True)
+    assert theirs.returncode != 0 and "caught" not in theirs.stdout
+    ours = subprocess.run([sys.executable, "-c", program.format(m="kafkawire")], capture_output=True, text=True)
+    assert (ours.returncode, ours.stdout) == (0, "caught TypeError\n")
+
+
+def test_kept_a_message_made_without_init_is_not_usable() -> None:
+    """confluent-kafka's Message.__new__ alone gives a zero-filled message (a C artefact); kafkawire's
+    has no fields set, so reading one fails."""
+    theirs = ck.Message.__new__(ck.Message)
+    assert (theirs.topic(), theirs.offset()) == (None, 0)
+    ours = Message.__new__(Message)
+    with pytest.raises(AttributeError):
+        ours.topic()
+
+
+def test_kept_uuids_compare_by_value() -> None:
+    """confluent-kafka's Uuid compares by identity (two equal ids are unequal); kafkawire's by value."""
+    assert ck.Uuid(1, 2) != ck.Uuid(1, 2)
+    import kafkawire
+
+    assert kafkawire.Uuid(1, 2) == kafkawire.Uuid(1, 2)

@@ -770,11 +770,17 @@ def test_an_unreachable_cluster_is_reported_before_anything_is_produced(impl: An
 
 
 def test_the_given_logger_hears_the_start(impl: Any) -> None:
-    """A ``logger`` (in the configuration or as a keyword) gets an "INIT ..." line at start."""
+    """A ``logger`` (in the configuration or as a keyword; a Logger, or any object with a
+    ``log(level, msg, *args)`` method) gets an "INIT ..." line at start."""
     import io
     import logging
 
-    for how in ("conf", "kwarg", "handler"):
+    class OnlyLog:  # what confluent-kafka calls on its logger: log() alone
+        def log(self, level: int, msg: str, *args: Any) -> None:
+            assert isinstance(level, int)
+            buffer.write((msg % args if args else msg) + "\n")
+
+    for how in ("conf", "kwarg", "handler", "object with log()"):
         buffer = io.StringIO()
         handler = logging.StreamHandler(buffer)
         logger = logging.getLogger(f"test.logger.{impl.__name__}.{how}")
@@ -783,6 +789,8 @@ def test_the_given_logger_hears_the_start(impl: Any) -> None:
             if impl is ck:
                 continue  # confluent-kafka takes a Logger only
             conf: dict[str, Any] = {"logger": handler}
+        elif how == "object with log()":
+            conf = {"logger": OnlyLog()}
         else:
             logger.addHandler(handler)
             conf = {"logger": logger}

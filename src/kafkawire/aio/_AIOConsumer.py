@@ -3,11 +3,14 @@
 ``await poll()``/``consume()``/``commit()`` run on the event loop itself, with no thread-pool hop:
 they take what the fetch engine already holds and, when nothing is there, await a wake-up that the
 consumer's callback queue sends the loop (``call_soon_threadsafe``) when records or callbacks
-arrive. Callbacks (rebalance, ``on_commit``, ``error_cb``, ``stats_cb``) are served on the loop
-inside those calls; a rebalance callback may be a coroutine function (it is awaited before the call
-returns) and receives the AIOConsumer. Calls that wait on the network (``committed``,
-``get_watermark_offsets``, ``offsets_for_times``, ``list_topics``, ``close``) run on a small thread
-pool, as confluent-kafka runs every call (``max_workers``, 100 by default as there, ``executor``).
+arrive. Callbacks (rebalance, ``on_commit``, ``error_cb``, ``throttle_cb``, ``stats_cb``) are served
+on the loop inside those calls; each may be a coroutine function (as confluent-kafka's must be), its
+coroutine awaited in turn before the call returns; a rebalance callback receives the AIOConsumer.
+``unsubscribe()`` returns at once: the next ``poll()`` serves the revocation (``on_revoke``, the
+automatic commit, ``on_commit`` once it is answered), as confluent-kafka's does, with no wait on
+the loop. Calls that wait on the network (``committed``, ``get_watermark_offsets``,
+``offsets_for_times``, ``list_topics``, ``close``) run on a small thread pool, as confluent-kafka
+runs every call (``max_workers``, 100 by default as there, ``executor``).
 """
 
 from __future__ import annotations
@@ -46,10 +49,30 @@ class AIOConsumer:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._ready: asyncio.Event | None = None
         self._reports.hand_over(self._wake)
-        self._consumer = kafkawire.Consumer(consumer_conf, _executor=self._reports, **kwargs)
+        # The coroutines of async callbacks, in the order they were called, awaited in _serve; a
+        # rebalance callback's (True) reports its end to the engine.
+        self._pending: list[tuple[Any, bool]] = []
+        conf, kwargs = self._awaiting(consumer_conf), self._awaiting(kwargs)
+        self._consumer = kafkawire.Consumer(conf, _executor=self._reports, **kwargs)
         self._engine = engine_of(self._consumer)  # commit() awaits the commit's futures on the loop
-        self._pending: list[Any] = []  # async rebalance callbacks' coroutines, awaited in _serve
-        self._engine.await_callbacks(self._pending.append)
+        self._engine.await_callbacks(lambda awaitable: self._pending.append((awaitable, True)))
+
+    def _awaiting(self, conf: Mapping[str, Any]) -> Any:
+        """``conf`` with its callbacks' coroutines (an ``async def`` on_commit, ...) awaited by _serve
+        (anything but a dict goes on as it is, for the Consumer to refuse)."""
+        if not isinstance(conf, Mapping):
+            return conf
+        out = dict(conf)
+        for name in _SERVED_CALLBACKS:
+            callback = out.get(name)
+            if callable(callback):
+                out[name] = functools.partial(self._called, callback)
+        return out
+
+    def _called(self, callback: Callable[..., Any], *args: Any) -> None:
+        result = callback(*args)
+        if inspect.isawaitable(result):
+            self._pending.append((result, False))
 
     async def _call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """``fn(*args, **kwargs)`` on the thread pool: for Consumer calls that wait on the network."""
@@ -94,7 +117,10 @@ class AIOConsumer:
         self._reports.drain()
         engine = self._engine
         while self._pending:
-            pending = self._pending.pop(0)
+            pending, rebalance = self._pending.pop(0)
+            if not rebalance:
+                await pending  # its exception comes out of this call, as a plain callback's does
+                continue
             try:
                 await pending
             except BaseException as exc:  # raised out of this call once the default was applied
@@ -149,7 +175,8 @@ class AIOConsumer:
         self._consumer.subscribe(topics, self._bridge(on_assign), self._bridge(on_revoke), self._bridge(on_lost))
 
     async def unsubscribe(self) -> None:
-        await self._call(self._consumer.unsubscribe)
+        self._on_loop()
+        self._consumer.unsubscribe()
 
     async def commit(
         self, message: Message | None = None, offsets: list[TopicPartition] | None = None, asynchronous: bool = True
@@ -175,8 +202,8 @@ class AIOConsumer:
     async def incremental_unassign(self, partitions: list[TopicPartition]) -> None:
         self._consumer.incremental_unassign(partitions)
 
-    async def assignment(self) -> list[TopicPartition]:
-        return self._consumer.assignment()
+    async def assignment(self, *args: Any, **kwargs: Any) -> list[TopicPartition]:
+        return self._consumer.assignment(*args, **kwargs)
 
     async def store_offsets(self, message: Message | None = None, offsets: list[TopicPartition] | None = None) -> None:
         self._consumer.store_offsets(message, offsets)
@@ -233,6 +260,10 @@ class AIOConsumer:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
+
+
+# The configuration's callbacks served from the callback queue (rebalance ones are given to subscribe()).
+_SERVED_CALLBACKS = ("on_commit", "error_cb", "throttle_cb", "stats_cb")
 
 
 async def _awaited(awaitable: Any) -> Any:

@@ -111,9 +111,11 @@ class Debug:
         broker closing a connection, under log.connection.close)."""
         self._logger.log(logging.INFO, "%s [%s] [thrd:%s]: " + fmt, facility, self.name, where, *args)
 
-    def always(self, facility: str, fmt: str, *args: Any) -> None:
-        """A line written whatever the contexts (the INIT line an application checks its logger by)."""
-        self._logger.log(logging.DEBUG, "%s [%s] [thrd:%s]: " + fmt, facility, self.name, APP, *args)
+    def any_context(self, facility: str, fmt: str, *args: Any) -> None:
+        """A line of librdkafka's ``all`` category: written when any context is on (the INIT line)."""
+        for context in self.on:
+            self.log(context, facility, APP, fmt, *args)
+            return
 
     def dump_config(self, given: Mapping[str, Any], sensitive: Iterable[str] = ()) -> None:
         """The ``conf`` context: each property the application set, sensitive values hidden."""

@@ -343,6 +343,23 @@ def wait(fut: Future[T], timeout: float | None) -> T:
 _GRACE = 5.0
 
 
+def after_all(futures: list[Future[Any]], then: Callable[[], None]) -> None:
+    """``then()`` once every future resolved (now, when none is pending; else on the thread that
+    resolves the last one)."""
+    left = [len(futures)]
+    if not futures:
+        then()
+        return
+
+    def one_done(_fut: Future[Any]) -> None:
+        left[0] -= 1
+        if left[0] == 0:
+            then()
+
+    for fut in futures:
+        fut.add_done_callback(one_done)
+
+
 def error_of(fut: Future[Any]) -> KafkaError | None:
     """The KafkaError a finished future of an operation holds, or None when it succeeded."""
     exc = fut.exception()

@@ -1,9 +1,10 @@
 """Where a client logs: the ``logger`` the application gave (confluent-kafka's option), else ours.
 
 A `logging.Logger` (or anything with the Logger's methods, an adapter) is used as it is; a
-`logging.Handler` gets a logger of its own that writes only to it. Each client says at DEBUG that
-it started ("INIT ..."), as librdkafka does, so an application can check its logger is wired; with
-the ``conf`` debug context it then lists the configuration it was given, secrets hidden; the
+`logging.Handler` gets a logger of its own that writes only to it, and so does any other object
+with a ``log(level, msg, *args)`` method, the one method confluent-kafka calls on its ``logger``.
+Under any ``debug`` context each client says at DEBUG that it started ("INIT ..."), as librdkafka
+does; with the ``conf`` context it then lists the configuration it was given, secrets hidden; the
 ``plugin`` context says once that kafkawire loads no plugins (``telemetry`` is client/telemetry.py's).
 """
 
@@ -25,32 +26,43 @@ SENSITIVE = frozenset(name for o in SECURITY_OPTIONS if o.sensitive for name in 
 
 
 def check_logger(value: Any) -> Any:
-    """The ``logger`` option: None, a Handler, or a Logger-like object (ValueError otherwise)."""
-    if value is None or isinstance(value, logging.Handler):
+    """The ``logger`` option: None, a Handler, or an object with a ``log`` method (ValueError otherwise)."""
+    if value is None or isinstance(value, logging.Handler) or callable(getattr(value, "log", None)):
         return value
-    if all(callable(getattr(value, name, None)) for name in _LOGGER_METHODS):
-        return value
-    raise ValueError("expected a logging.Logger (or adapter) or a logging.Handler")
+    raise ValueError("expected a logging.Logger (or adapter), a logging.Handler or an object with a log() method")
 
 
 def client_logger(given: Any, default: logging.Logger) -> Any:
     """The logger a client writes to (``given`` already checked by `check_logger`)."""
     if given is None:
         return default
-    if isinstance(given, logging.Handler):
-        own = logging.getLogger(f"{default.name}.{next(_instances)}")
-        own.propagate = False
-        own.addHandler(given)
-        own.setLevel(logging.DEBUG)  # the handler's own level decides
-        return own
-    return given
+    if all(callable(getattr(given, name, None)) for name in _LOGGER_METHODS):
+        return given
+    own = logging.getLogger(f"{default.name}.{next(_instances)}")
+    own.propagate = False
+    own.addHandler(given if isinstance(given, logging.Handler) else _ToLog(given))
+    own.setLevel(logging.DEBUG)  # the handler (or the object) decides
+    return own
+
+
+class _ToLog(logging.Handler):
+    """Each record handed to ``target.log(level, msg, *args)``, as confluent-kafka calls its logger."""
+
+    def __init__(self, target: Any) -> None:
+        super().__init__()
+        self.target = target
+
+    def emit(self, record: logging.LogRecord) -> None:
+        args = record.args if isinstance(record.args, tuple) else ()
+        msg = record.msg if args else record.getMessage()
+        self.target.log(record.levelno, msg, *args)
 
 
 def log_init(debug: Debug, given: Mapping[str, Any]) -> None:
-    """The DEBUG line every client writes once it is built (librdkafka's "INIT" line), then the
-    configuration it was ``given`` under the ``conf`` context."""
+    """The DEBUG line every client writes once it is built under any debug context (librdkafka's
+    "INIT" line), then the configuration it was ``given`` under the ``conf`` context."""
     contexts = ",".join(sorted(debug.on)) or "none"
-    debug.always("INIT", "kafkawire %s %s initialized (debug %s)", __version__, debug.name, contexts)
+    debug.any_context("INIT", "kafkawire %s %s initialized (debug %s)", __version__, debug.name, contexts)
     debug.dump_config(given, SENSITIVE)
     if debug.plugin:
         debug.log(

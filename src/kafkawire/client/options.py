@@ -143,8 +143,9 @@ def foreign_keys(conf: Mapping[str, Any], own: Mapping[str, Option], role: str) 
 
 
 def warn_foreign(keys: Mapping[str, Any], role: str, logger: logging.Logger) -> None:
-    """librdkafka's warning for each property of the other client type (ignored by this one)."""
-    this = _ROLE_NAMES.get(role, "admin")
+    """librdkafka's warning for each property of the other client type (ignored by this one); an
+    admin client is a producer handle there, so it says "producer instance" too."""
+    this = _ROLE_NAMES.get(role, "producer")
     for key in keys:
         scope = _SCOPES[key][0]
         if role == ADMIN and scope == PRODUCER:

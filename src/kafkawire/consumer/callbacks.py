@@ -121,8 +121,12 @@ class RebalanceCallbacks:
 
     def done(self, error: BaseException | None) -> None:
         """The awaited callback ended (``error``: its exception, raised once the default ran);
-        then the changes held behind it start, up to the next one that hands something over."""
-        assert self._awaited is not None
+        then the changes held behind it start, up to the next one that hands something over.
+        Once close() abandoned it, only its exception is raised."""
+        if self._awaited is None:
+            if error is not None:
+                raise error
+            return
         run, end = self._awaited
         self._awaited = None
         try:
@@ -138,9 +142,10 @@ class RebalanceCallbacks:
             self._awaited = None
         self._held.clear()
 
-    def revoke_all(self, parts: list[TopicPartition]) -> Awaited:
-        """Leaving the group: everything through on_revoke, then unassigned."""
-        return self.run(self.on_revoke, parts, lambda _parts: self._assigner.unassign())
+    def revoke_all(self, parts: list[TopicPartition], unassign: Callable[[], None]) -> Awaited:
+        """Leaving the group: everything through on_revoke, then ``unassign()`` (the leaver's own,
+        which does not wait for its commit)."""
+        return self.run(self.on_revoke, parts, lambda _parts: unassign())
 
     def run(
         self, callback: Callback | None, parts: list[TopicPartition], default: Callable[[list[TopicPartition]], None]

@@ -19,7 +19,7 @@ from typing import Any
 from ..base.model import OFFSET_INVALID, Message, TopicPartition
 from ..client.committed_offsets import Committed, Committer, commit_operation, fetch_operation
 from ..client.coordinators import Coordinators
-from ..client.driver import Operation, error_of, wait
+from ..client.driver import Operation, after_all, error_of, wait
 from ..client.executor import CallbackExecutor
 from ..client.network_client import Client
 from ..core import TopicPartitionKey as TP
@@ -146,23 +146,43 @@ class Commits:
             raise KafkaException(errors[0])
         return result
 
-    def commit_leaving(self, tps: list[TP], log: Any) -> None:
-        """Commit what is stored for partitions leaving us (bounded wait; a failure is logged). As
-        librdkafka, ``on_commit`` then hears of every one of them that has an offset stored or not
-        (OFFSET_INVALID), committed now or before; nothing when none has one."""
+    def commit_leaving(self, tps: list[TP], log: Any, *, wait: bool = True) -> list[Future[Any]]:
+        """Commit what is stored for partitions leaving us; a failure is logged. As librdkafka,
+        ``on_commit`` then hears of every one of them that has an offset stored or not
+        (OFFSET_INVALID), committed now or before; nothing when none has one. ``wait``: a bounded
+        wait here; else (leaving the group, where the caller may be an event loop) the commit's
+        futures, ``on_commit`` told once they resolve."""
         with self._lock:
             stored = {tp: self._stored[tp] for tp in tps if tp in self._stored}
         if not stored:
-            return
+            return []
         offsets = self.pending(tps)
-        errors: dict[TP, KafkaError] = {}
-        if offsets:
+        if not offsets:
+            self._report_leaving(tps, stored, {})
+        elif wait:
             try:
                 result = self.commit_sync(offsets, LEAVING_COMMIT_TIMEOUT)
                 errors = {(tp.topic, tp.partition): tp.error for tp in result if tp.error is not None}
             except KafkaException as exc:
                 log.warning("committing revoked partitions failed: %s", exc.args[0])
                 errors = dict.fromkeys(offsets, exc.args[0])
+            self._report_leaving(tps, stored, errors)
+        else:
+            op = self.start(offsets)
+
+            def settled(result: list[TopicPartition]) -> None:
+                errors = {(tp.topic, tp.partition): tp.error for tp in result if tp.error is not None}
+                if errors and len(errors) == len(result):
+                    log.warning("committing revoked partitions failed: %s", next(iter(errors.values())))
+                self._report_leaving(tps, stored, errors)
+
+            self._when_settled(offsets, op, settled)
+            return list(op.futures.values())
+        return []
+
+    def _report_leaving(
+        self, tps: list[TP], stored: Mapping[TP, Committed], errors: Mapping[TP, KafkaError | None]
+    ) -> None:
         reported = []
         for tp in tps:
             c = stored.get(tp)
@@ -179,17 +199,17 @@ class Commits:
         self._watch(offsets, self.start(offsets))
 
     def _watch(self, offsets: Mapping[TP, Committed], op: Operation[TP]) -> None:
-        left = [len(op.futures)]
+        def settled(result: list[TopicPartition]) -> None:
+            errors = [tp.error for tp in result if tp.error is not None]
+            self._report(errors[0] if errors else None, result)
 
-        def one_done(_fut: Future[Any]) -> None:
-            left[0] -= 1  # futures resolve together on the IO thread
-            if left[0] == 0:
-                result = self._settled(offsets, op.futures)
-                errors = [tp.error for tp in result if tp.error is not None]
-                self._report(errors[0] if errors else None, result)
+        self._when_settled(offsets, op, settled)
 
-        for fut in op.futures.values():
-            fut.add_done_callback(one_done)
+    def _when_settled(
+        self, offsets: Mapping[TP, Committed], op: Operation[TP], then: Callable[[list[TopicPartition]], None]
+    ) -> None:
+        """``then(partitions with their errors)`` once every future of ``op`` resolved (IO thread)."""
+        after_all(list(op.futures.values()), lambda: then(self._settled(offsets, op.futures)))
 
     def _settled(self, offsets: Mapping[TP, Committed], futures: Mapping[TP, Future[Any]]) -> list[TopicPartition]:
         out = []

@@ -96,7 +96,8 @@ class Consumer:
         engine = self._open()
         engine.incremental_unassign(keyed(partitions))
 
-    def assignment(self) -> list[TopicPartition]:
+    def assignment(self, *_args: Any, **_kwargs: Any) -> list[TopicPartition]:
+        """The partitions assigned; arguments are ignored, as confluent-kafka's C method ignores them."""
         return self._open().assigned()
 
     # --- consuming ---------------------------------------------------------------------------

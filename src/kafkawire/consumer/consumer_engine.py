@@ -192,13 +192,11 @@ class ConsumerEngine:
         return self._subscription is not None
 
     def unsubscribe(self) -> None:
-        """Leave the group, the revocation served by the next poll() (`Departures`); where callbacks
-        are served elsewhere (an asyncio face's loop, which must not wait for a commit), here."""
+        """Leave the group, the revocation served by whoever serves the callback queue next: the
+        next poll(), or an asyncio face's loop (`Departures`)."""
         if self.client.debug.consumer:
             diagnostics.unsubscribed(self.client.debug, self.group_id)
-        if self.executor.background or self._subscription is None:
-            self._leave_group()
-        else:
+        if self._subscription is not None:
             self._departures.later(self._subscription)
             self._subscription = None
 
@@ -294,15 +292,34 @@ class ConsumerEngine:
         sub, self._subscription = self._subscription, None
         self._departures.leave_now(sub)
 
-    def _revoke_for(self, sub: Subscription) -> None:
-        """``sub``'s partitions through on_revoke, then unassigned; its callback commits as that member."""
+    def _revoke_for(self, sub: Subscription, then: Callable[[list[Future[Any]]], None]) -> None:
+        """``sub``'s partitions through on_revoke (an async one awaited by the asyncio face, after
+        the group change it may be awaiting), then unassigned with the automatic commit started,
+        not waited for (the face may be an event loop); ``then(the commit's futures)`` once done,
+        raising or not. The callback commits as that member."""
+        self._callbacks.after_awaited(lambda: self._start_revoke(sub, then))
+
+    def _start_revoke(self, sub: Subscription, then: Callable[[list[Future[Any]]], None]) -> None:
+        committing: list[Future[Any]] = []
         parts = self._assignment.partitions()
-        if parts:
-            current, self._subscription = self._subscription, sub
-            try:
-                self._callbacks.drive(self._callbacks.revoke_all(parts), lambda: None, awaits=False)
-            finally:
+        if not parts:
+            then(committing)
+            return
+
+        def unassign() -> None:
+            removed = self._assignment.tps()
+            if removed and self._auto_commit:
+                committing.extend(self._commits.commit_leaving(removed, self.log, wait=False))
+            self._assignment.replace([])
+            self._removed(removed)
+
+        def end() -> None:
+            if self._subscription is sub:
                 self._subscription = current
+            then(committing)
+
+        current, self._subscription = self._subscription, sub
+        self._callbacks.drive(self._callbacks.revoke_all(parts, unassign), end)
 
     # --- consuming ---------------------------------------------------------------------------
 
@@ -513,6 +530,9 @@ class ConsumerEngine:
         if self.client.debug.consumer:
             diagnostics.closing(self.client.debug, self.group_id, len(self._assignment))
         self._callbacks.abandon()
+        for sub in self._departures.abandon():
+            if self._subscription is sub:  # set while its revocation ran: that member is leaving
+                self._subscription = None
         try:
             self._departures.serve_pending()  # unsubscribed, not polled since: served here
             if self._subscription is not None:

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import Future
+from typing import Any
 
+from ..client.driver import after_all
 from ..client.executor import CallbackExecutor
 from .rebalance import Subscription
 
-# What revokes a subscription's partitions in the application's thread (the engine's callbacks).
-Revoke = Callable[[Subscription], None]
+# What revokes a subscription's partitions in the application's thread (the engine's callbacks),
+# then calls its second argument with the futures of the commit it started (not waited for).
+Revoke = Callable[[Subscription, Callable[[list[Future[Any]]], None]], None]
 
 
 class Departures:
@@ -24,6 +27,7 @@ class Departures:
         self._executor = executor
         self._timeout = request_timeout
         self._pending: list[Subscription] = []  # left, the revocation not served yet
+        self._revoking: dict[Subscription, Future[None]] = {}  # revocations started, not ended yet
         self._sent: list[Future[None]] = []  # LeaveGroups not answered yet
 
     def later(self, sub: Subscription) -> None:
@@ -32,13 +36,32 @@ class Departures:
         self._executor.put(self._served, (sub,))
 
     def now(self, sub: Subscription) -> Future[None]:
-        """Revoke, then leave; the future resolves once the LeaveGroup is answered."""
-        try:
-            self._revoke(sub)
-        finally:
-            left = sub.leave(self._timeout)
-            self._sent = [f for f in self._sent if not f.done()] + [left]
+        """Revoke, then leave once the revocation's commit is answered (a member that left could
+        not commit); the future resolves once the LeaveGroup is answered. Nothing here waits: the
+        revocation may be served on an event loop, its callback awaited after this returns."""
+        left: Future[None] = Future()
+        self._sent = [f for f in self._sent if not f.done()] + [left]
+        self._revoking[sub] = left
+
+        def leave(committing: list[Future[Any]]) -> None:
+            if self._revoking.pop(sub, None) is not None:  # (else close() gave up on the revocation)
+                after_all(committing, lambda: self._leave(sub, left))
+
+        self._revoke(sub, leave)
         return left
+
+    def _leave(self, sub: Subscription, left: Future[None]) -> None:
+        sub.leave(self._timeout).add_done_callback(lambda _f: left.set_result(None))
+
+    def abandon(self) -> list[Subscription]:
+        """close(): revocations that will not end (held behind, or inside, an awaited callback the
+        close abandoned) are given up, their subscriptions leave at once; returns them."""
+        given_up = []
+        while self._revoking:
+            sub, left = self._revoking.popitem()
+            self._leave(sub, left)
+            given_up.append(sub)
+        return given_up
 
     def leave_now(self, sub: Subscription | None) -> None:
         """`now`, waiting for the LeaveGroup's answer (close(), or a face serving elsewhere)."""
