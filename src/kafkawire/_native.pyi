@@ -83,3 +83,20 @@ class RLock:
     def _is_owned(self) -> bool: ...
     def _release_save(self) -> tuple[int, int]: ...
     def _acquire_restore(self, state: tuple[int, int], /) -> None: ...
+
+class PollTake:
+    """poll()'s take of one buffered record and its stored offset (consumer/poll_take.py is the twin)."""
+
+    def __init__(
+        self,
+        fetch_lock: RLock,
+        table: Any,
+        held: Any,
+        slow: Any,
+        store_lock: RLock,
+        stored: dict[Any, Any] | None,
+        chunk_type: type,
+        committed_type: type,
+        /,
+    ) -> None: ...
+    def __call__(self) -> Any: ...

@@ -102,6 +102,7 @@ class ConsumerEngine:
         self._wake_queued = False
         self.polled_at = time.monotonic()  # the last poll()/consume(), for max.poll.interval.ms
         self._fetch = FetchEngine(self.client, config, self._ready)
+        self._poll_take = self._fetch.poll_take(self._commits.store_target() if self._auto_store else None)
         throttle_cb = opts["throttle_cb"]
         if throttle_cb is not None:  # served by poll(), as error_cb
             self._fetch.on_throttled = lambda event: executor.put(throttle_cb, (event,))
@@ -311,13 +312,10 @@ class ConsumerEngine:
         due after max.poll.interval.ms), one buffered message, taken under one hold of the fetch
         engine's lock. None when something must be served first or nothing is buffered."""
         sub = self._subscription
-        if len(self.executor) or self._events or self._rejoin_due or (sub is not None and sub.left_for_poll):
+        if self.executor.waiting or self._events or self._rejoin_due or (sub is not None and sub.left_for_poll):
             return None
         self.polled_at = time.monotonic()
-        m = self._fetch.take_one()
-        if m is not None and self._auto_store and m._error is None:
-            self._commits.store_returned(m)
-        return m
+        return self._poll_take()
 
     def consume(self, count: int, timeout: float | None) -> list[Message]:
         """Serve callbacks, then up to ``count`` messages or events; wait (serving) up to

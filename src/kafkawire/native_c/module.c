@@ -9,7 +9,7 @@
  * one file: each file says what it is and where its twin lives.
  *
  * None of them keeps state between calls but serve_delivered's cache of Message's slot
- * descriptors; only encode_records lets the GIL go (while
+ * descriptors and PollTake's of the fetch rows' slot offsets; only encode_records lets the GIL go (while
  * writing a large batch of plain records).
  */
 #define PY_SSIZE_T_CLEAN
@@ -29,6 +29,7 @@
 #include "lane_state.c"
 #include "produce_lane.c"
 #include "bulk_paths.c"
+#include "poll_take.c"
 
 /* ---- module ------------------------------------------------------------------------- */
 
@@ -77,7 +78,7 @@ PyInit__native(void)
 {
     if (PyType_Ready(&PendingType) < 0 || PyType_Ready(&MessageFieldsType) < 0 || PyType_Ready(&LaneType) < 0
         || PyType_Ready(&ProduceMethodType) < 0 || PyType_Ready(&RLockType) < 0
-        || PyType_Ready(&LaneStateType) < 0)
+        || PyType_Ready(&LaneStateType) < 0 || PyType_Ready(&PollTakeType) < 0)
         return NULL;
     PyObject **names[] = {&s_partition, &s_produced, &s_lane};
     const char *texts[] = {"partition", "produced", "_lane"};
@@ -88,6 +89,8 @@ PyInit__native(void)
     for (int i = 0; i < 6; i++)
         if ((*bulk_names[i] = PyUnicode_InternFromString(bulk_texts[i])) == NULL) return NULL;
     if ((zero_int = PyLong_FromLong(0)) == NULL) return NULL;
+    if ((s_rows = PyUnicode_InternFromString("_rows")) == NULL || (s_turn = PyUnicode_InternFromString("_turn")) == NULL)
+        return NULL;
     PyObject *m = PyModule_Create(&native_module);
     if (m == NULL) return NULL;
     if (PyModule_AddObjectRef(m, "PendingMessage", (PyObject *)&PendingType) < 0
@@ -95,7 +98,8 @@ PyInit__native(void)
         || PyModule_AddObjectRef(m, "ProduceLane", (PyObject *)&LaneType) < 0
         || PyModule_AddObjectRef(m, "ProduceMethod", (PyObject *)&ProduceMethodType) < 0
         || PyModule_AddObjectRef(m, "RLock", (PyObject *)&RLockType) < 0
-        || PyModule_AddObjectRef(m, "LaneState", (PyObject *)&LaneStateType) < 0) {
+        || PyModule_AddObjectRef(m, "LaneState", (PyObject *)&LaneStateType) < 0
+        || PyModule_AddObjectRef(m, "PollTake", (PyObject *)&PollTakeType) < 0) {
         Py_DECREF(m);
         return NULL;
     }
