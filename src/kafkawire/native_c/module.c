@@ -22,6 +22,7 @@
 #include "pending.c"
 #include "encode_records.c"
 #include "message_fields.c"
+#include "settle_futures.c"
 #include "delivery_reports.c"
 #include "decode_messages.c"
 #include "decode_columns.c"
@@ -63,6 +64,8 @@ static PyMethodDef native_methods[] = {
     {"pending_from_columns", pending_from_columns, METH_VARARGS,
      "pending_from_columns(topic, rows, value, key, partitions, timestamps, headers, callback, now)"
      " -> PendingMessages, or None"},
+    {"settling_future", settling_future, METH_VARARGS,
+     "settling_future(base, get_running_loop, exception_type, invalid_state) -> AIOProducer's delivery future type"},
     {"lane_queue", lane_queue, METH_VARARGS,
      "lane_queue(lane, records, start, stop, count) -> (next, wake): records into their open batches, under the lock"},
     {NULL, NULL, 0, NULL},
@@ -89,6 +92,10 @@ PyInit__native(void)
     for (int i = 0; i < 6; i++)
         if ((*bulk_names[i] = PyUnicode_InternFromString(bulk_texts[i])) == NULL) return NULL;
     if ((zero_int = PyLong_FromLong(0)) == NULL) return NULL;
+    PyObject **settle_names[] = {&s_get_loop, &s_set_result, &s_set_exception, &s_call_soon_threadsafe};
+    const char *settle_texts[] = {"get_loop", "set_result", "set_exception", "call_soon_threadsafe"};
+    for (int i = 0; i < 4; i++)
+        if ((*settle_names[i] = PyUnicode_InternFromString(settle_texts[i])) == NULL) return NULL;
     if ((s_rows = PyUnicode_InternFromString("_rows")) == NULL || (s_turn = PyUnicode_InternFromString("_turn")) == NULL)
         return NULL;
     PyObject *m = PyModule_Create(&native_module);
