@@ -11,7 +11,9 @@ queue is made large enough to hold every record), runs ``--warmup`` polls, then 
 more record costs, per thread (the main thread is the poll loop itself; the others are whatever the
 client's own threads did meanwhile; the toggle is per thread, so they show only what ran on them
 while the main thread was in the loop: nothing, unless they were woken), printed per thread and
-summed. (``exec`` would not do as the toggle: runpy and every import run their module through it.) Without it the reader prints ``time.thread_time()`` per record over the loop.
+summed. (``exec`` would not do as the toggle: runpy and every import run their module through it.) Without it the reader prints ``time.thread_time()`` per record over the loop; with ``--whole``,
+the process's CPU time (every thread) from ``assign()`` to the last of ``--polls`` records, the
+fetching and decoding included, no prefetch wait.
 Not a test: a measuring tool for bench/PROFILE.md.
 """
 
@@ -59,6 +61,15 @@ def reader(client: str, bootstrap: str, topic: str, settle: float, warmup: int, 
     }
     consumer = lib.Consumer(conf)
     parts = sorted(consumer.list_topics(topic, timeout=30).topics[topic].partitions)
+    if settle < 0:  # the whole process from assign() to the last record: fetching and decoding included
+        code = compile(LOOP, "<poll loop>", "exec")
+        cpu = time.process_time()
+        consumer.assign([lib.TopicPartition(topic, p, -2) for p in parts])
+        exec(code, {"consumer": consumer, "polls": polls})
+        cpu = time.process_time() - cpu
+        print(f"whole-process CPU {cpu / polls * 1e6:.3f} us per record (assign to the last record)")
+        consumer.close()
+        return
     consumer.assign([lib.TopicPartition(topic, p, -2) for p in parts])
     first = consumer.poll(60)
     if first is None or first.error() is not None:
@@ -118,11 +129,16 @@ def main(argv: list[str] | None = None) -> int:
         "--settle", type=float, default=None, help="s to wait for the prefetch (default 3, 30 under callgrind)"
     )
     parser.add_argument("--callgrind", action="store_true")
+    parser.add_argument(
+        "--whole", action="store_true", help="CPU of the whole process from assign() to the last of --polls records"
+    )
     parser.add_argument("--bootstrap-servers")
     parser.add_argument("--topic")
     parser.add_argument("--reader", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     settle = args.settle if args.settle is not None else (30.0 if args.callgrind else 3.0)
+    if args.whole:
+        settle = -1.0
     if args.reader:
         reader(args.reader, args.bootstrap_servers, args.topic, settle, args.warmup, args.polls)
         return 0

@@ -1,20 +1,24 @@
-"""poll()'s PollTake: the C take (native_c/poll_take.c) against its pure-Python twin
+"""poll()'s PollTake and PollReady: the C take (native_c/poll_take.c) against its pure-Python twin
 (consumer/poll_take.py), over the same fetch tables and the same sequences of takes: the same
 records in the same order, the same rows afterwards (position, leader epoch, buffered count, the
 chunks' progress), the same turn, and the same stored offsets. The twin is the fetch engine's
-take_one plus the offset store, so the C one must leave the table as that path would."""
+take_one plus the offset store, so the C one must leave the table as that path would. PollReady,
+the check in front of it, is held against ConsumerEngine._take_ready over the same engine state."""
 
 from __future__ import annotations
 
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 from kafkawire.base.model import Message
 from kafkawire.client.committed_offsets import Committed
+from kafkawire.consumer.consumer_engine import ConsumerEngine
 from kafkawire.consumer.decode import offset_at
 from kafkawire.consumer.fetch_engine import FetchEngine
 from kafkawire.consumer.poll_take import PollTake
@@ -183,3 +187,52 @@ def test_refuses_what_it_cannot_take() -> None:
         native.PollTake(threading.Lock(), None, deque(), print, native.RLock(), {}, Chunk, Committed)
     with pytest.raises(TypeError):
         native.PollTake(native.RLock(), None, deque(), print, native.RLock(), [], Chunk, Committed)
+
+
+class Engine:
+    """The state ConsumerEngine._take_ready reads, for it and its C twin PollReady."""
+
+    def __init__(self) -> None:
+        self.executor = SimpleNamespace(waiting=deque())
+        self._events: deque[Any] = deque()
+        self._rejoin_due = False
+        self._subscription: Any = None
+        self.polled_at = 0.0
+        self.taken = 0
+        self._poll_take = self._take
+
+    def _take(self) -> Any:
+        self.taken += 1
+        return REPORT
+
+
+REPORT = Message(TOPIC, 0, 7, None, b"v")
+
+
+@needs_native
+@pytest.mark.parametrize(
+    "state",
+    ["nothing", "queued callback", "event", "rejoin due", "left for poll", "subscribed"],
+)
+def test_ready_gate_is_take_ready(state: str) -> None:
+    assert native is not None
+    got = []
+    for twin in (True, False):
+        engine = Engine()
+        if state == "queued callback":
+            engine.executor.waiting.append(object())
+        elif state == "event":
+            engine._events.append(object())
+        elif state == "rejoin due":
+            engine._rejoin_due = True
+        elif state in ("left for poll", "subscribed"):
+            engine._subscription = SimpleNamespace(left_for_poll=state == "left for poll")
+        before = time.monotonic()
+        if twin:
+            m = ConsumerEngine._take_ready(engine)  # type: ignore[arg-type]
+        else:
+            m = native.PollReady(engine, engine.executor.waiting, engine._events, engine._poll_take)()
+        stamped = engine.polled_at >= before
+        got.append((m, engine.taken, stamped))
+    assert got[0] == got[1]
+    assert got[0][1] == (1 if state in ("nothing", "subscribed") else 0)

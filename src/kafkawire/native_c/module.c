@@ -81,7 +81,8 @@ PyInit__native(void)
 {
     if (PyType_Ready(&PendingType) < 0 || PyType_Ready(&MessageFieldsType) < 0 || PyType_Ready(&LaneType) < 0
         || PyType_Ready(&ProduceMethodType) < 0 || PyType_Ready(&RLockType) < 0
-        || PyType_Ready(&LaneStateType) < 0 || PyType_Ready(&PollTakeType) < 0)
+        || PyType_Ready(&LaneStateType) < 0 || PyType_Ready(&PollTakeType) < 0
+        || PyType_Ready(&PollReadyType) < 0)
         return NULL;
     PyObject **names[] = {&s_partition, &s_produced, &s_lane};
     const char *texts[] = {"partition", "produced", "_lane"};
@@ -96,6 +97,10 @@ PyInit__native(void)
     const char *settle_texts[] = {"get_loop", "set_result", "set_exception", "call_soon_threadsafe"};
     for (int i = 0; i < 4; i++)
         if ((*settle_names[i] = PyUnicode_InternFromString(settle_texts[i])) == NULL) return NULL;
+    PyObject **ready_names[] = {&s_rejoin_due, &s_subscription, &s_left_for_poll, &s_polled_at};
+    const char *ready_texts[] = {"_rejoin_due", "_subscription", "left_for_poll", "polled_at"};
+    for (int i = 0; i < 4; i++)
+        if ((*ready_names[i] = PyUnicode_InternFromString(ready_texts[i])) == NULL) return NULL;
     if ((s_rows = PyUnicode_InternFromString("_rows")) == NULL || (s_turn = PyUnicode_InternFromString("_turn")) == NULL)
         return NULL;
     PyObject *m = PyModule_Create(&native_module);
@@ -106,7 +111,8 @@ PyInit__native(void)
         || PyModule_AddObjectRef(m, "ProduceMethod", (PyObject *)&ProduceMethodType) < 0
         || PyModule_AddObjectRef(m, "RLock", (PyObject *)&RLockType) < 0
         || PyModule_AddObjectRef(m, "LaneState", (PyObject *)&LaneStateType) < 0
-        || PyModule_AddObjectRef(m, "PollTake", (PyObject *)&PollTakeType) < 0) {
+        || PyModule_AddObjectRef(m, "PollTake", (PyObject *)&PollTakeType) < 0
+        || PyModule_AddObjectRef(m, "PollReady", (PyObject *)&PollReadyType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -1,5 +1,7 @@
-/* poll_take.c: PollTake: poll()'s take of one buffered record and its stored offset, in one call.
- * Pure-Python twin: consumer/poll_take.py (PollTake; tests/unit/test_poll_take.py holds them equal).
+/* poll_take.c: PollTake and PollReady: poll()'s take of one buffered record and its stored offset,
+ * in one call, and the engine's check in front of it.
+ * Pure-Python twins: consumer/poll_take.py (PollTake) and consumer/consumer_engine.py (take_ready);
+ * tests/unit/test_poll_take.py holds them equal.
  *
  * Part of kafkawire._native, compiled as one unit by module.c (see its list for the order). */
 
@@ -317,4 +319,106 @@ static PyTypeObject PollTakeType = {
     .tp_traverse = (traverseproc)poll_take_traverse,
     .tp_clear = (inquiry)poll_take_clear,
     .tp_dealloc = (destructor)poll_take_dealloc,
+};
+
+/* ---- PollReady: the engine's take_ready, the gate in front of PollTake -------------------
+ *
+ * ConsumerEngine.take_ready in C (the twin is that method): None when something must be served
+ * first (a callback queued, an error event, a rejoin due after max.poll.interval.ms, a
+ * subscription whose partitions were left for poll()), else ``polled_at`` set to the monotonic
+ * clock (CLOCK_MONOTONIC, as time.monotonic() reads it here) and the take's record. */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *engine, *waiting, *events, *take;
+} PollReady;
+
+static PyObject *s_rejoin_due, *s_subscription, *s_left_for_poll, *s_polled_at;
+
+/* The truth of engine.<name> (or of <object>.<name>): 1, 0, or -1 with an error set. */
+static int
+attr_true(PyObject *obj, PyObject *name)
+{
+    PyObject *v = PyObject_GetAttr(obj, name);
+    if (v == NULL) return -1;
+    int r = PyObject_IsTrue(v);
+    Py_DECREF(v);
+    return r;
+}
+
+static PyObject *
+poll_ready_call(PollReady *self, PyObject *args, PyObject *kwargs)
+{
+    Py_ssize_t queued = PyObject_Length(self->waiting), events = queued ? 0 : PyObject_Length(self->events);
+    if (queued < 0 || events < 0) return NULL;
+    if (queued || events) Py_RETURN_NONE;
+    int due = attr_true(self->engine, s_rejoin_due);
+    if (due) return due < 0 ? NULL : Py_NewRef(Py_None);
+    PyObject *sub = PyObject_GetAttr(self->engine, s_subscription);
+    if (sub == NULL) return NULL;
+    int left = sub == Py_None ? 0 : attr_true(sub, s_left_for_poll);
+    Py_DECREF(sub);
+    if (left) return left < 0 ? NULL : Py_NewRef(Py_None);
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    PyObject *now = PyFloat_FromDouble((double)ts.tv_sec + (double)ts.tv_nsec * 1e-9);
+    if (now == NULL) return NULL;
+    int rc = PyObject_SetAttr(self->engine, s_polled_at, now);
+    Py_DECREF(now);
+    if (rc < 0) return NULL;
+    if (Py_IS_TYPE(self->take, &PollTakeType)) return poll_take_call((PollTake *)self->take, NULL, NULL);
+    return PyObject_CallNoArgs(self->take);
+}
+
+static int
+poll_ready_init(PollReady *self, PyObject *args, PyObject *kwargs)
+{
+    PyObject *engine, *waiting, *events, *take;
+    if (!PyArg_ParseTuple(args, "OOOO:PollReady", &engine, &waiting, &events, &take)) return -1;
+    Py_XSETREF(self->engine, Py_NewRef(engine));
+    Py_XSETREF(self->waiting, Py_NewRef(waiting));
+    Py_XSETREF(self->events, Py_NewRef(events));
+    Py_XSETREF(self->take, Py_NewRef(take));
+    return 0;
+}
+
+static int
+poll_ready_traverse(PollReady *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->engine);
+    Py_VISIT(self->waiting);
+    Py_VISIT(self->events);
+    Py_VISIT(self->take);
+    return 0;
+}
+
+static int
+poll_ready_clear(PollReady *self)
+{
+    Py_CLEAR(self->engine);
+    Py_CLEAR(self->waiting);
+    Py_CLEAR(self->events);
+    Py_CLEAR(self->take);
+    return 0;
+}
+
+static void
+poll_ready_dealloc(PollReady *self)
+{
+    PyObject_GC_UnTrack(self);
+    poll_ready_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyTypeObject PollReadyType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "kafkawire._native.PollReady",
+    .tp_basicsize = sizeof(PollReady),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "PollReady(engine, waiting, events, take)(): ConsumerEngine.take_ready (its twin) in C",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)poll_ready_init,
+    .tp_call = (ternaryfunc)poll_ready_call,
+    .tp_traverse = (traverseproc)poll_ready_traverse,
+    .tp_clear = (inquiry)poll_ready_clear,
+    .tp_dealloc = (destructor)poll_ready_dealloc,
 };
