@@ -79,7 +79,7 @@ row_ready(PollTake *self, PyObject *row)
 {
     if (Py_TYPE(row) != self->row_type && !learn_row(self, Py_TYPE(row))) return -1;
     PyObject *buffer = SLOT(row, self->r_buffer), *paused = SLOT(row, self->r_paused);
-    if (buffer == NULL || paused == NULL) return -1;
+    if (buffer == NULL || (paused != Py_True && paused != Py_False)) return -1; /* else: the twin decides */
     Py_ssize_t n = PySequence_Size(buffer);
     if (n < 0) {
         PyErr_Clear();
