@@ -83,3 +83,28 @@ class RLock:
     def _is_owned(self) -> bool: ...
     def _release_save(self) -> tuple[int, int]: ...
     def _acquire_restore(self, state: tuple[int, int], /) -> None: ...
+
+class PollTake:
+    """poll()'s take of one buffered record and its stored offset (consumer/poll_take.py is the twin)."""
+
+    def __init__(
+        self,
+        fetch_lock: RLock,
+        table: Any,
+        held: Any,
+        slow: Any,
+        store_lock: RLock,
+        stored: dict[Any, Any] | None,
+        chunk_type: type,
+        committed_type: type,
+        /,
+    ) -> None: ...
+    def __call__(self) -> Any: ...
+
+def settling_future(base: type, get_running_loop: Any, exception_type: type, invalid_state: type, /) -> Any: ...
+
+class PollReady:
+    """ConsumerEngine._take_ready in C (its twin): the checks, polled_at, then the take."""
+
+    def __init__(self, engine: Any, waiting: Any, events: Any, take: Any, /) -> None: ...
+    def __call__(self) -> Any: ...

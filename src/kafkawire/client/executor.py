@@ -24,7 +24,7 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sized
 from typing import Any
 
 from ..base.debug import OFF, Debug
@@ -41,6 +41,8 @@ class CallbackExecutor:
         self._owner = owner
         self._log = logging.getLogger(f"kafkawire.{owner}")
         self._queue: deque[Event] = deque()
+        # What is queued, read only: its len() or truth costs no Python call (poll()'s fast path asks per record).
+        self.waiting: Sized = self._queue
         self._cond = threading.Condition()
         self._closed = False
         self._finished = False  # the report thread has ended: nothing will serve the queue again

@@ -11,7 +11,6 @@ reaches ``on_commit`` through the consumer's callback queue, served by ``poll()`
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Container, Iterable, Mapping
 from concurrent.futures import Future
 from typing import Any
@@ -27,6 +26,7 @@ from ..core.kafka_error import KafkaError, KafkaException
 from ..io.io_engine import Timer
 from . import diagnostics
 from .assignment import keyed
+from .poll_take import new_lock, store_offset
 
 LEAVING_COMMIT_TIMEOUT = 10.0  # seconds a commit of partitions being revoked may take
 
@@ -58,7 +58,7 @@ class Commits:
         self._on_commit = on_commit
         self._timeout = request_timeout
         self._backoff = backoff_ms
-        self._lock = threading.Lock()
+        self._lock = new_lock()  # poll()'s PollTake stores through it in C
         self._stored: dict[TP, Committed] = {}
         self._committed: dict[TP, int] = {}  # what we last committed, to skip unchanged offsets
         self._live: set[Operation[Any]] = set()
@@ -69,11 +69,11 @@ class Commits:
 
     def store_returned(self, m: Message) -> None:
         """enable.auto.offset.store: a message handed to the application, stored (offset + 1)."""
-        epoch = m._leader_epoch
-        # tuple.__new__: the named tuple made without its generated __new__'s Python frame (per record)
-        stored = tuple.__new__(Committed, (m._offset + 1, None, -1 if epoch is None else epoch))  # type: ignore[operator]
-        with self._lock:
-            self._stored[(m._topic, m._partition)] = stored  # type: ignore[index]
+        store_offset(self._lock, self._stored, m)
+
+    def store_target(self) -> tuple[Any, dict[TP, Committed]]:
+        """The store's lock and dict, for poll()'s PollTake, which stores as `store_offset` does."""
+        return self._lock, self._stored
 
     def store_handed(self, handed: Mapping[TP, tuple[int, int]]) -> None:
         """enable.auto.offset.store for consume_arrow(): per partition, (the offset after the last

@@ -40,6 +40,7 @@ from ..core import TopicPartitionKey as TP
 from ..core.group import GroupStep
 from ..core.kafka_error import KafkaError, KafkaException
 from ..core.telemetry import PollIdle
+from ..native import native
 from . import diagnostics
 from .assignment import Assignment
 from .callbacks import RebalanceCallbacks
@@ -102,6 +103,13 @@ class ConsumerEngine:
         self._wake_queued = False
         self.polled_at = time.monotonic()  # the last poll()/consume(), for max.poll.interval.ms
         self._fetch = FetchEngine(self.client, config, self._ready)
+        self._poll_take = self._fetch.poll_take(self._commits.store_target() if self._auto_store else None)
+        # poll()'s fast path: `_take_ready`, or its C twin (native_c/poll_take.c's PollReady: no frame)
+        self.take_ready: Callable[[], Message | None] = (
+            self._take_ready
+            if native is None
+            else native.PollReady(self, self.executor.waiting, self._events, self._poll_take)
+        )
         throttle_cb = opts["throttle_cb"]
         if throttle_cb is not None:  # served by poll(), as error_cb
             self._fetch.on_throttled = lambda event: executor.put(throttle_cb, (event,))
@@ -323,18 +331,15 @@ class ConsumerEngine:
 
     # --- consuming ---------------------------------------------------------------------------
 
-    def take_ready(self) -> Message | None:
-        """poll()'s fast path: with nothing to serve (no callback queued, no error event, no rejoin
+    def _take_ready(self) -> Message | None:
+        """poll()'s fast path (`take_ready`): with nothing to serve (no callback queued, no error event, no rejoin
         due after max.poll.interval.ms), one buffered message, taken under one hold of the fetch
         engine's lock. None when something must be served first or nothing is buffered."""
         sub = self._subscription
-        if len(self.executor) or self._events or self._rejoin_due or (sub is not None and sub.left_for_poll):
+        if self.executor.waiting or self._events or self._rejoin_due or (sub is not None and sub.left_for_poll):
             return None
         self.polled_at = time.monotonic()
-        m = self._fetch.take_one()
-        if m is not None and self._auto_store and m._error is None:
-            self._commits.store_returned(m)
-        return m
+        return self._poll_take()
 
     def consume(self, count: int, timeout: float | None) -> list[Message]:
         """Serve callbacks, then up to ``count`` messages or events; wait (serving) up to

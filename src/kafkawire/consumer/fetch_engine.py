@@ -11,7 +11,6 @@ from the table under the lock: `take` never waits for the network.
 
 from __future__ import annotations
 
-import threading
 from collections import deque
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future
@@ -38,6 +37,7 @@ from . import diagnostics
 from .consumer_config import EngineConfig, limits_of
 from .decode import offset_at
 from .fetch_answer import AnswerReader
+from .poll_take import new_lock, poll_take
 
 Message = model.Message
 Taken = tuple[Partition, RecordBatch | None, Any]  # what the table hands over: a row, its batch, a piece
@@ -64,7 +64,7 @@ class FetchEngine:
         self._table = FetchTable(limits_of(config), offset_at)
         self._columnar: Any = None  # consumer/arrow.py once take_arrow() was called: batches become Columns
         self._held: deque[model.Message] = deque()  # error events met by take_arrow(), for take()
-        self._lock = threading.Lock()
+        self._lock = new_lock()  # poll()'s PollTake (consumer/poll_take.py) takes it in C
         self._wait_ms = int(opts["fetch.wait.max.ms"])
         self._min_bytes = max(1, int(opts["fetch.min.bytes"]))  # Tansu answers min_bytes 0 with nothing
         self._rack = opts.get("client.rack") or ""
@@ -181,6 +181,12 @@ class FetchEngine:
                 last[items[0][0].key] = items[0][2][-1]
             return items[0][2]  # one batch's messages (made when fetched)
         return self._messages(items, out, last)
+
+    def poll_take(self, store: tuple[Any, dict[Any, Any]] | None) -> Callable[[], model.Message | None]:
+        """take_one() with, given ``store`` (the offset store's lock and dict), each record's offset
+        stored: one call per poll(), the common case in C (consumer/poll_take.py)."""
+        lock, stored = store if store is not None else (self._lock, None)
+        return poll_take(self._lock, self._table, self._held, self.take_one, lock, stored)
 
     def take_one(self) -> model.Message | None:
         """take(1) for poll() in one lock hold, no list made mid-batch. Room is freed a chunk at a

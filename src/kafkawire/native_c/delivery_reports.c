@@ -133,8 +133,13 @@ serve_delivered(PyObject *module, PyObject *args)
         if (report_atomic(m->topic, m->key, m->value, m->headers, timestamp)) PyObject_GC_UnTrack(report);
         served++;
         charge += 2 * (long long)m->size + overhead;
-        PyObject *cb_args[2] = {Py_None, report};
-        result = PyObject_Vectorcall(m->callback, cb_args, 2, NULL);
+        if (settles_in_c(m->callback)) { /* AIOProducer's future (settle_futures.c): no call, no frame */
+            result = settle(m->callback, Py_None, report) < 0 ? NULL : Py_NewRef(Py_True);
+        }
+        else {
+            PyObject *cb_args[2] = {Py_None, report};
+            result = PyObject_Vectorcall(m->callback, cb_args, 2, NULL);
+        }
     failed:
         Py_XDECREF(report);
         Py_XDECREF(offset);

@@ -9,7 +9,7 @@
  * one file: each file says what it is and where its twin lives.
  *
  * None of them keeps state between calls but serve_delivered's cache of Message's slot
- * descriptors; only encode_records lets the GIL go (while
+ * descriptors and PollTake's of the fetch rows' slot offsets; only encode_records lets the GIL go (while
  * writing a large batch of plain records).
  */
 #define PY_SSIZE_T_CLEAN
@@ -22,6 +22,7 @@
 #include "pending.c"
 #include "encode_records.c"
 #include "message_fields.c"
+#include "settle_futures.c"
 #include "delivery_reports.c"
 #include "decode_messages.c"
 #include "decode_columns.c"
@@ -29,6 +30,7 @@
 #include "lane_state.c"
 #include "produce_lane.c"
 #include "bulk_paths.c"
+#include "poll_take.c"
 
 /* ---- module ------------------------------------------------------------------------- */
 
@@ -62,6 +64,8 @@ static PyMethodDef native_methods[] = {
     {"pending_from_columns", pending_from_columns, METH_VARARGS,
      "pending_from_columns(topic, rows, value, key, partitions, timestamps, headers, callback, now)"
      " -> PendingMessages, or None"},
+    {"settling_future", settling_future, METH_VARARGS,
+     "settling_future(base, get_running_loop, exception_type, invalid_state) -> AIOProducer's delivery future type"},
     {"lane_queue", lane_queue, METH_VARARGS,
      "lane_queue(lane, records, start, stop, count) -> (next, wake): records into their open batches, under the lock"},
     {NULL, NULL, 0, NULL},
@@ -77,7 +81,8 @@ PyInit__native(void)
 {
     if (PyType_Ready(&PendingType) < 0 || PyType_Ready(&MessageFieldsType) < 0 || PyType_Ready(&LaneType) < 0
         || PyType_Ready(&ProduceMethodType) < 0 || PyType_Ready(&RLockType) < 0
-        || PyType_Ready(&LaneStateType) < 0)
+        || PyType_Ready(&LaneStateType) < 0 || PyType_Ready(&PollTakeType) < 0
+        || PyType_Ready(&PollReadyType) < 0)
         return NULL;
     PyObject **names[] = {&s_partition, &s_produced, &s_lane};
     const char *texts[] = {"partition", "produced", "_lane"};
@@ -88,6 +93,16 @@ PyInit__native(void)
     for (int i = 0; i < 6; i++)
         if ((*bulk_names[i] = PyUnicode_InternFromString(bulk_texts[i])) == NULL) return NULL;
     if ((zero_int = PyLong_FromLong(0)) == NULL) return NULL;
+    PyObject **settle_names[] = {&s_get_loop, &s_set_result, &s_set_exception, &s_call_soon_threadsafe};
+    const char *settle_texts[] = {"get_loop", "set_result", "set_exception", "call_soon_threadsafe"};
+    for (int i = 0; i < 4; i++)
+        if ((*settle_names[i] = PyUnicode_InternFromString(settle_texts[i])) == NULL) return NULL;
+    PyObject **ready_names[] = {&s_rejoin_due, &s_subscription, &s_left_for_poll, &s_polled_at};
+    const char *ready_texts[] = {"_rejoin_due", "_subscription", "left_for_poll", "polled_at"};
+    for (int i = 0; i < 4; i++)
+        if ((*ready_names[i] = PyUnicode_InternFromString(ready_texts[i])) == NULL) return NULL;
+    if ((s_rows = PyUnicode_InternFromString("_rows")) == NULL || (s_turn = PyUnicode_InternFromString("_turn")) == NULL)
+        return NULL;
     PyObject *m = PyModule_Create(&native_module);
     if (m == NULL) return NULL;
     if (PyModule_AddObjectRef(m, "PendingMessage", (PyObject *)&PendingType) < 0
@@ -95,7 +110,9 @@ PyInit__native(void)
         || PyModule_AddObjectRef(m, "ProduceLane", (PyObject *)&LaneType) < 0
         || PyModule_AddObjectRef(m, "ProduceMethod", (PyObject *)&ProduceMethodType) < 0
         || PyModule_AddObjectRef(m, "RLock", (PyObject *)&RLockType) < 0
-        || PyModule_AddObjectRef(m, "LaneState", (PyObject *)&LaneStateType) < 0) {
+        || PyModule_AddObjectRef(m, "LaneState", (PyObject *)&LaneStateType) < 0
+        || PyModule_AddObjectRef(m, "PollTake", (PyObject *)&PollTakeType) < 0
+        || PyModule_AddObjectRef(m, "PollReady", (PyObject *)&PollReadyType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -36,11 +36,12 @@ from asyncio import InvalidStateError, get_running_loop
 from asyncio.events import _get_running_loop
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..base.model import ClusterMetadata, ConsumerGroupMetadata, Message, TopicPartition
 from ..client.executor import CallbackExecutor
 from ..core.kafka_error import KafkaError, KafkaException
+from ..native import native
 from .delivery import BatchDeliveryCallback
 from .inputs import first_set
 from .producer import Producer
@@ -329,9 +330,10 @@ def _reporting_to(batch: _Batch, messages: list[Any]) -> tuple[list[Any], list[t
     return queue, copies
 
 
-class _Delivery(asyncio.Future[Message]):
+class _PyDelivery(asyncio.Future[Message]):
     """A record's future, and its delivery callback: the producer calls it with the report, so a
-    record costs no object besides its future."""
+    record costs no object besides its future. The pure-Python twin of native_c/settle_futures.c's
+    `_Delivery`, which does the same from C (and serve_delivered calls without a frame)."""
 
     __slots__ = ()
 
@@ -352,6 +354,12 @@ class _Delivery(asyncio.Future[Message]):
         except InvalidStateError:  # cancelled by its awaiter
             pass
         return True
+
+
+if TYPE_CHECKING or native is None:
+    _Delivery = _PyDelivery
+else:
+    _Delivery = native.settling_future(_PyDelivery, _get_running_loop, KafkaException, InvalidStateError)
 
 
 class _DeliveryThenCallback(_Delivery):

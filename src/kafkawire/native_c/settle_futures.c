@@ -1,0 +1,108 @@
+/* settle_futures.c: settling_future: AIOProducer's per-record delivery future, settled from C.
+ * Pure-Python twin: producer/aio.py (_PyDelivery.__call__; tests/unit/test_settle_future.py).
+ *
+ * Part of kafkawire._native, compiled as one unit by module.c (see its list for the order). */
+
+/* ---- settling_future ----------------------------------------------------------------------
+ *
+ * AIOProducer.produce() returns an asyncio future that is also the record's delivery callback: the
+ * producer calls it with (err, report). The twin's __call__ is a Python frame per record on the
+ * event loop; here the same steps are C calls of the future's own methods: on the future's loop,
+ * set_result(report) or set_exception(KafkaException(err)), a cancelled future left alone
+ * (InvalidStateError); served on another thread, handed to its loop with call_soon_threadsafe (a
+ * closed loop: dropped). serve_delivered calls it directly, with no argument tuple. */
+
+static PyTypeObject *settling_type = NULL; /* the type settling_future made (one per process) */
+static PyObject *st_running_loop, *st_exception, *st_invalid_state;
+static PyObject *s_get_loop, *s_set_result, *s_set_exception, *s_call_soon_threadsafe;
+
+/* 1 settled, 0 handed to its own loop (or dropped: that loop is closed), -1 with an error set. */
+static int
+settle(PyObject *fut, PyObject *err, PyObject *msg)
+{
+    PyObject *loop = PyObject_CallMethodNoArgs(fut, s_get_loop);
+    if (loop == NULL) return -1;
+    PyObject *running = PyObject_CallNoArgs(st_running_loop);
+    if (running == NULL) {
+        Py_DECREF(loop);
+        return -1;
+    }
+    Py_DECREF(running); /* compared by identity only: ``loop`` keeps ours alive */
+    if (running != loop) {
+        PyObject *r = PyObject_CallMethodObjArgs(loop, s_call_soon_threadsafe, fut, err, msg, NULL);
+        Py_DECREF(loop);
+        if (r == NULL) {
+            if (!PyErr_ExceptionMatches(PyExc_RuntimeError)) return -1;
+            PyErr_Clear(); /* our loop is closed: no one can await this future */
+        }
+        Py_XDECREF(r);
+        return 0;
+    }
+    Py_DECREF(loop);
+    PyObject *r;
+    if (err == Py_None) {
+        r = PyObject_CallMethodOneArg(fut, s_set_result, msg);
+    }
+    else {
+        PyObject *exc = PyObject_CallOneArg(st_exception, err);
+        if (exc == NULL) return -1;
+        r = PyObject_CallMethodOneArg(fut, s_set_exception, exc);
+        Py_DECREF(exc);
+    }
+    if (r == NULL) {
+        if (!PyErr_ExceptionMatches(st_invalid_state)) return -1;
+        PyErr_Clear(); /* cancelled by its awaiter */
+    }
+    Py_XDECREF(r);
+    return 1;
+}
+
+static PyObject *
+settling_call(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    PyObject *err, *msg;
+    if ((kwargs != NULL && PyDict_GET_SIZE(kwargs)) || !PyArg_UnpackTuple(args, "__call__", 2, 2, &err, &msg)) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "__call__(err, msg) takes no keyword arguments");
+        return NULL;
+    }
+    int r = settle(self, err, msg);
+    if (r < 0) return NULL;
+    return PyBool_FromLong(r);
+}
+
+/* Whether serve_delivered may call settle() for ``callback`` instead of calling it: an instance
+ * of the settling type whose __call__ is still ours (a subclass with its own runs its own). */
+static inline int
+settles_in_c(PyObject *callback)
+{
+    return settling_type != NULL && Py_TYPE(callback)->tp_call == settling_call
+           && PyType_IsSubtype(Py_TYPE(callback), settling_type);
+}
+
+/* settling_future(base, get_running_loop, exception_type, invalid_state) -> a subclass of ``base``
+ * (an asyncio.Future subclass, the twin) named as it is, whose __call__ is settle(). */
+static PyObject *
+settling_future(PyObject *module, PyObject *args)
+{
+    PyObject *base, *running, *exception, *invalid;
+    if (!PyArg_ParseTuple(args, "O!OOO:settling_future", &PyType_Type, &base, &running, &exception, &invalid))
+        return NULL;
+    if (settling_type != NULL) { /* one per process: the module imported again gets the same type */
+        PyObject *made_from = PyTuple_GET_ITEM(settling_type->tp_bases, 0);
+        if (made_from == base) return Py_NewRef((PyObject *)settling_type);
+        PyErr_SetString(PyExc_RuntimeError, "settling_future was made already, from another base");
+        return NULL;
+    }
+    PyType_Slot slots[] = {{Py_tp_call, settling_call}, {0, NULL}};
+    PyType_Spec spec = {"kafkawire.producer.aio._Delivery", 0, 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, slots};
+    PyObject *bases = PyTuple_Pack(1, base);
+    if (bases == NULL) return NULL;
+    PyObject *type = PyType_FromSpecWithBases(&spec, bases);
+    Py_DECREF(bases);
+    if (type == NULL) return NULL;
+    settling_type = (PyTypeObject *)Py_NewRef(type);
+    st_running_loop = Py_NewRef(running);
+    st_exception = Py_NewRef(exception);
+    st_invalid_state = Py_NewRef(invalid);
+    return type;
+}

@@ -1,0 +1,238 @@
+"""poll()'s PollTake and PollReady: the C take (native_c/poll_take.c) against its pure-Python twin
+(consumer/poll_take.py), over the same fetch tables and the same sequences of takes: the same
+records in the same order, the same rows afterwards (position, leader epoch, buffered count, the
+chunks' progress), the same turn, and the same stored offsets. The twin is the fetch engine's
+take_one plus the offset store, so the C one must leave the table as that path would. PollReady,
+the check in front of it, is held against ConsumerEngine._take_ready over the same engine state."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from kafkawire.base.model import Message
+from kafkawire.client.committed_offsets import Committed
+from kafkawire.consumer.consumer_engine import ConsumerEngine
+from kafkawire.consumer.decode import offset_at
+from kafkawire.consumer.fetch_engine import FetchEngine
+from kafkawire.consumer.poll_take import PollTake
+from kafkawire.core.fetch_positions import FetchTable
+from kafkawire.core.fetch_rows import Chunk, FetchLimits
+from kafkawire.core.kafka_error import KafkaError
+from kafkawire.native import native
+from kafkawire.records.types import RecordBatch
+
+needs_native = pytest.mark.skipif(native is None, reason="the C extension is not built or switched off")
+
+TOPIC = "t"
+
+
+def batch(base: int, count: int, epoch: int) -> RecordBatch:
+    return RecordBatch(base, 100, epoch, 2, 0, 0, count - 1, 0, 0, -1, -1, -1, [])
+
+
+def messages(partition: int, base: int, count: int, epoch: int) -> list[Message]:
+    return [
+        Message(
+            TOPIC, partition, base + i, None, b"v%d" % i, timestamp=(0, 1), leader_epoch=epoch if epoch >= 0 else None
+        )
+        for i in range(count)
+    ]
+
+
+class Side:
+    """One fetch engine's table and lock with one PollTake over them (C or twin)."""
+
+    def __init__(self, make: Callable[..., Any], lock: Callable[[], Any], rows: int, store: bool) -> None:
+        engine = FetchEngine.__new__(FetchEngine)  # the take path alone: no client, no IO
+        engine._held = deque()
+        engine._lock = lock()
+        engine._table = FetchTable(FetchLimits(), offset_at)
+        engine._columnar = None
+        self.wakes = 0
+        engine._wake = self._woken  # type: ignore[method-assign]
+        self.engine = engine
+        self.table = engine._table
+        for p in range(rows):
+            self.table.assign((TOPIC, p), 0)
+        self.stored: dict[Any, Committed] | None = {} if store else None
+        self.take = make(engine._lock, self.table, engine._held, engine.take_one, lock(), self.stored, Chunk, Committed)
+
+    def _woken(self) -> None:
+        self.wakes += 1
+
+    def add(self, partition: int, base: int, count: int, epoch: int) -> None:
+        part = self.table.parts[(TOPIC, partition)]
+        self.table.add(
+            part, [(batch(base, count, epoch), messages(partition, base, count, epoch))], base + count, -1, -1
+        )
+
+    def event(self, partition: int) -> None:
+        part = self.table.parts[(TOPIC, partition)]
+        self.table.failed(part, KafkaError(KafkaError._TRANSPORT, "gone"), 0.0, True)
+
+    def state(self) -> Any:
+        rows = [
+            (
+                p.key,
+                p.position,
+                p.leader_epoch,
+                p.buffered_records,
+                p.buffered_bytes,
+                [getattr(c, "pos", None) for c in p.buffer],
+            )
+            for p in self.table.parts.values()
+        ]
+        return rows, self.table._turn, self.table.starved, self.stored, self.wakes
+
+
+def seen(m: Any) -> Any:
+    if m is None:
+        return None
+    return (
+        m.topic(),
+        m.partition(),
+        m.offset(),
+        m.value(),
+        m.leader_epoch(),
+        None if m.error() is None else m.error().code(),
+    )
+
+
+def both(rows: int, store: bool) -> tuple[Side, Side]:
+    assert native is not None
+    return Side(native.PollTake, native.RLock, rows, store), Side(PollTake, threading.Lock, rows, store)
+
+
+def run(sides: tuple[Side, Side], steps: list[Callable[[Side], None]], takes: int) -> list[Any]:
+    """Each step on both sides, then ``takes`` takes; what each take gave, compared as it goes."""
+    got = []
+    for step in steps:
+        for side in sides:
+            step(side)
+    for _ in range(takes):
+        c, py = (seen(side.take()) for side in sides)
+        assert c == py
+        assert sides[0].state() == sides[1].state()
+        got.append(c)
+    return got
+
+
+@needs_native
+@pytest.mark.parametrize("store", [True, False])
+@pytest.mark.parametrize("rows", [1, 2, 4])
+def test_records_across_rows_and_chunks(rows: int, store: bool) -> None:
+    steps = []
+    for p in range(rows):
+        steps += [lambda s, p=p: s.add(p, 0, 3, 5), lambda s, p=p: s.add(p, 3, 1, -1), lambda s, p=p: s.add(p, 4, 2, 7)]
+    got = run(both(rows, store), steps, 6 * rows + 2)
+    assert [g for g in got if g is not None] and got[-1] is None  # all handed over, then nothing
+    assert sorted(g[:3] for g in got if g is not None) == sorted((TOPIC, p, o) for p in range(rows) for o in range(6))
+
+
+@needs_native
+def test_paused_and_empty_rows_and_events() -> None:
+    sides = both(3, True)
+    steps: list[Callable[[Side], None]] = [
+        lambda s: s.add(0, 0, 4, 1),
+        lambda s: s.add(2, 10, 4, 2),
+        lambda s: s.table.pause((TOPIC, 2), True),
+        lambda s: s.event(0),
+        lambda s: s.add(0, 4, 3, 1),
+    ]
+    run(sides, steps, 4)
+    run(sides, [lambda s: s.table.pause((TOPIC, 2), False)], 12)
+
+
+@needs_native
+def test_held_events_come_first() -> None:
+    sides = both(2, True)
+    event = Message(TOPIC, 0, None, error=KafkaError(KafkaError._TRANSPORT, "held"))
+    run(sides, [lambda s: s.add(0, 0, 3, 0), lambda s: s.add(1, 0, 3, 0), lambda s: s.engine._held.append(event)], 8)
+
+
+@needs_native
+def test_a_held_fetch_lock_takes_the_slow_path() -> None:
+    """Another thread holding the fetch lock: the C take waits in the slow path, as the twin does."""
+    c, py = both(1, True)
+    for side in (c, py):
+        side.add(0, 0, 3, 0)
+    held, done = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with c.engine._lock:
+            held.set()
+            done.wait(0.05)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    held.wait()
+    try:
+        assert seen(c.take()) == seen(py.take())
+    finally:
+        holder.join()
+    assert c.state() == py.state()
+
+
+@needs_native
+def test_refuses_what_it_cannot_take() -> None:
+    assert native is not None
+    with pytest.raises(TypeError):
+        native.PollTake(threading.Lock(), None, deque(), print, native.RLock(), {}, Chunk, Committed)
+    with pytest.raises(TypeError):
+        native.PollTake(native.RLock(), None, deque(), print, native.RLock(), [], Chunk, Committed)
+
+
+class Engine:
+    """The state ConsumerEngine._take_ready reads, for it and its C twin PollReady."""
+
+    def __init__(self) -> None:
+        self.executor = SimpleNamespace(waiting=deque())
+        self._events: deque[Any] = deque()
+        self._rejoin_due = False
+        self._subscription: Any = None
+        self.polled_at = 0.0
+        self.taken = 0
+        self._poll_take = self._take
+
+    def _take(self) -> Any:
+        self.taken += 1
+        return REPORT
+
+
+REPORT = Message(TOPIC, 0, 7, None, b"v")
+
+
+@needs_native
+@pytest.mark.parametrize(
+    "state",
+    ["nothing", "queued callback", "event", "rejoin due", "left for poll", "subscribed"],
+)
+def test_ready_gate_is_take_ready(state: str) -> None:
+    assert native is not None
+    got = []
+    for twin in (True, False):
+        engine = Engine()
+        if state == "queued callback":
+            engine.executor.waiting.append(object())
+        elif state == "event":
+            engine._events.append(object())
+        elif state == "rejoin due":
+            engine._rejoin_due = True
+        elif state in ("left for poll", "subscribed"):
+            engine._subscription = SimpleNamespace(left_for_poll=state == "left for poll")
+        before = time.monotonic()
+        if twin:
+            m = ConsumerEngine._take_ready(engine)  # type: ignore[arg-type]
+        else:
+            m = native.PollReady(engine, engine.executor.waiting, engine._events, engine._poll_take)()
+        stamped = engine.polled_at >= before
+        got.append((m, engine.taken, stamped))
+    assert got[0] == got[1]
+    assert got[0][1] == (1 if state in ("nothing", "subscribed") else 0)
