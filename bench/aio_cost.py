@@ -18,7 +18,8 @@ import uuid
 from bench.asyncio_floor import StandIn
 from bench.run import create_topic
 from bench.scenarios import parse_scenario
-from bench.worker import Counts, Workload, _librdkafka_style_conf, await_each
+from bench.worker import await_each
+from bench.workload import Counts, Workload, librdkafka_style_conf
 
 
 async def _timed(send_all: object, records: int) -> tuple[float, float]:
@@ -44,7 +45,7 @@ async def aio(bootstrap: str, records: int) -> tuple[float, float]:
     create_topic(bootstrap, topic, 4)
     w = Workload(sc, records)
     counts = Counts()
-    producer = AIOProducer(_librdkafka_style_conf(sc, bootstrap, None))
+    producer = AIOProducer(librdkafka_style_conf(sc, bootstrap, None))
     await producer.list_topics(topic, 10)
     out = await _timed(await_each(producer.produce, topic, w, counts), records)
     await producer.close()

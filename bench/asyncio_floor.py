@@ -20,7 +20,8 @@ import gc
 import time
 
 from bench.scenarios import parse_scenario
-from bench.worker import Counts, Workload, await_each
+from bench.worker import await_each
+from bench.workload import Counts, Workload
 
 SETTLE_EVERY = 1_000  # futures settled per loop callback, as one produced batch's reports
 

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bench.scenarios import Scenario
+from bench.workload import Workload, fill, measure
 
 MAX_RECORDS = 1000  # consume(1000), getmany(max_records=1000), consume_arrow(1000)
 OFFSET_BEGINNING = -2
@@ -53,7 +54,6 @@ def _read(
     records: int,
     value_size: int,
 ) -> dict[str, Any]:
-    from bench.worker import _measure
 
     consumer, topic_partition = make(bootstrap)
     partitions = sorted(consumer.list_topics(topic, timeout=10).topics[topic].partitions)
@@ -94,7 +94,7 @@ def _read(
                 value_bytes += pc.sum(pc.binary_length(batch.column("value"))).as_py() or 0
         counted[:] = [n, value_bytes, errors]
 
-    result = _measure(work)
+    result = measure(work)
     consumer.close()
     return _outcome(result, counted, value_size)
 
@@ -112,7 +112,6 @@ def _outcome(result: dict[str, Any], counted: list[int], value_size: int) -> dic
 def _aio_poll(library: str, sc: Scenario, bootstrap: str, topic: str, records: int, value_size: int) -> dict[str, Any]:
     """``await consumer.poll(1.0)`` per record on an event loop: confluent-kafka's AIOConsumer
     (each call on its thread pool) or kafkawire's (buffered records handed over on the loop)."""
-    from bench.worker import _measure
 
     if library == "confluent":
         from confluent_kafka import TopicPartition
@@ -146,7 +145,7 @@ def _aio_poll(library: str, sc: Scenario, bootstrap: str, topic: str, records: i
             value_bytes += len(m.value())
         counted[:] = [n, value_bytes, errors]
 
-    result = _measure(lambda: loop.run_until_complete(read()))
+    result = measure(lambda: loop.run_until_complete(read()))
     loop.run_until_complete(consumer.close())
     loop.close()
     return _outcome(result, counted, value_size)
@@ -161,7 +160,6 @@ def aiokafka_getmany(sc: Scenario, bootstrap: str, topic: str, records: int, val
         from aiokafka import AIOKafkaConsumer, TopicPartition
     except ImportError as exc:
         return {"skipped": f"aiokafka is not installed ({exc})"}
-    from bench.worker import _measure
 
     counted = [0, 0, 0]
     loop = asyncio.new_event_loop()
@@ -187,7 +185,7 @@ def aiokafka_getmany(sc: Scenario, bootstrap: str, topic: str, records: int, val
                 value_bytes += sum(len(m.value) for m in messages)
         counted[:] = [n, value_bytes, 0]
 
-    result = _measure(lambda: loop.run_until_complete(read()))
+    result = measure(lambda: loop.run_until_complete(read()))
     with contextlib.suppress(asyncio.CancelledError):  # aiokafka's stop() without a group raises it
         loop.run_until_complete(consumer.stop())
     loop.close()
@@ -208,10 +206,9 @@ CONSUME: dict[str, Callable[[Scenario, str, str, int, int], dict[str, Any]]] = {
 
 def consume_worker(client: str) -> Callable[..., dict[str, Any]]:
     """The worker of a consume client: fills the topic (outside the clock), then reads it."""
-    from bench.worker import Workload, _fill
 
     def run(sc: Scenario, bootstrap: str, topic: str, w: Workload) -> dict[str, Any]:
-        _fill(bootstrap, topic, w)
+        fill(bootstrap, topic, w)
         time.sleep(0.5)  # let the broker settle after the writes
         return CONSUME[client](sc, bootstrap, topic, w.records, len(w.values[0]))
 

@@ -6,10 +6,9 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from bench.run import Run, ScenarioResult
+from bench.results import Run, ScenarioResult
 
 BASELINE = "confluent-kafka"
 MiB = 1024 * 1024

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.report import render, write_results
+from bench.results import Run, ScenarioResult
 from bench.scenarios import (
     CLIENTS,
     CONSUME_CLIENTS,
@@ -41,28 +42,6 @@ ROOT = Path(__file__).resolve().parent.parent
 BROKERS = ("tansu", "kafka23")
 RESULTS_FILES = {"tansu": "RESULTS.md", "kafka23": "RESULTS-KAFKA23.md"}
 RUN_TIMEOUT = 900.0  # seconds one client's run may take before it counts as failed
-
-
-@dataclass
-class Run:
-    client: str
-    round: int
-    result: dict[str, Any]
-    verified: int | None = None  # records the broker holds, or None when not checked
-    problem: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.problem is None and "skipped" not in self.result
-
-
-@dataclass
-class ScenarioResult:
-    scenario: Scenario
-    runs: list[Run] = field(default_factory=list)
-
-    def of(self, client: str) -> list[Run]:
-        return [r for r in self.runs if r.client == client]
 
 
 _ADMINS: dict[str, Any] = {}

@@ -24,7 +24,7 @@ from typing import Any
 SIZES = {"100b": 100, "1kb": 1000}
 COMPRESSIONS = ("none", "lz4", "zstd")
 SECURITIES = ("ssl", "sasl_ssl")
-# The clients configured with librdkafka's option names (bench/worker.py's _librdkafka_style_conf).
+# The clients configured with librdkafka's option names (bench/workload.py's librdkafka_style_conf).
 SECURED_CLIENTS = ("confluent-kafka", "kafkawire-produce", "kafkawire-batch")
 
 # Every client the benchmark knows, in the order the table lists them.

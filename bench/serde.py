@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bench.scenarios import Scenario
+from bench.workload import BATCH_BYTES, LINGER_MS, Counts, measure
 
 DISTINCT = 1024  # distinct records, cycled over (as the other scenarios cycle their values)
 OFFSET_BEGINNING = -2
@@ -95,7 +96,6 @@ class _Library:
 
 
 def _run(library: str, sc: Scenario, bootstrap: str, topic: str, records: int) -> dict[str, Any]:
-    from bench.worker import BATCH_BYTES, LINGER_MS, Counts, _measure
 
     lib = _Library(library)
     registry = lib.registry_client({"url": sc.client_conf["schema.registry.url"]})
@@ -134,7 +134,7 @@ def _run(library: str, sc: Scenario, bootstrap: str, topic: str, records: int) -
                 poll(0)
         producer.flush(120)
 
-    produced = _measure(write)
+    produced = measure(write)
     producer.flush(10)
 
     consumer = lib.kafka.DeserializingConsumer(
@@ -166,7 +166,7 @@ def _run(library: str, sc: Scenario, bootstrap: str, topic: str, records: int) -
             n += 1
         read[:] = [n, ids]
 
-    consumed = _measure(consume)
+    consumed = measure(consume)
     consumer.close()
     expected_ids = sum(pool[i % DISTINCT]["id"] for i in range(counts.acked))
     error = counts.first_error

@@ -27,100 +27,36 @@ from contextlib import contextmanager
 from functools import partial
 from typing import Any
 
-from bench.scenarios import WARM_UP_JOBS, Scenario, make_keys, make_values
-
-LINGER_MS = 5
-BATCH_BYTES = 1_000_000
-CHUNK = 10_000  # records per produce_batch() call / per awaited group of futures
-
-
-class Counts:
-    """Delivery reports seen: acknowledged and failed, plus the first error's text."""
-
-    def __init__(self) -> None:
-        self.acked = 0
-        self.failed = 0
-        self.first_error: str | None = None
-
-    def report(self, err: Any, _msg: Any = None) -> None:
-        if err is None:
-            self.acked += 1
-        else:
-            self.failed += 1
-            if self.first_error is None:
-                self.first_error = str(err)
-
-
-class Workload:
-    """The records of one run, built before the clock starts."""
-
-    def __init__(self, sc: Scenario, records: int) -> None:
-        self.records = records
-        self.values = make_values(sc.value_size)
-        self.keys: list[bytes] | None = make_keys() if sc.keyed else None
-
-    def key(self, i: int) -> bytes | None:
-        return None if self.keys is None else self.keys[i % len(self.keys)]
-
-    def value(self, i: int) -> bytes:
-        return self.values[i % len(self.values)]
-
-    def payload_bytes(self) -> int:
-        """Key and value bytes handed over (every value has the scenario's size)."""
-        total = self.records * len(self.values[0])
-        if self.keys is not None:
-            total += sum(len(self.keys[i % len(self.keys)]) for i in range(self.records))
-        return total
-
-
-def _measure(work: Callable[[], None]) -> dict[str, float]:
-    before = resource.getrusage(resource.RUSAGE_SELF)
-    started = time.perf_counter()
-    work()
-    seconds = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_SELF)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"seconds": seconds, "cpu": cpu}
+from bench.consume import consume_worker
+from bench.scenarios import WARM_UP_JOBS, Scenario
+from bench.serde import SERDE
+from bench.workload import (
+    BATCH_BYTES,
+    CHUNK,
+    LINGER_MS,
+    Counts,
+    Workload,
+    fill,
+    kafkawire_producer,
+    librdkafka_style_conf,
+    measure,
+)
 
 
 def _warm_up(work: Callable[[], None]) -> dict[str, float]:
     """``work`` run ``WARM_UP_JOBS`` times, untimed but the first (its measure is returned)."""
-    first = _measure(work)
+    first = measure(work)
     for _ in range(WARM_UP_JOBS - 1):
         work()
     return first
 
 
-def _librdkafka_style_conf(sc: Scenario, bootstrap: str, counts: Counts | None) -> dict[str, Any]:
-    """Configuration for confluent-kafka and kafkawire (same option names)."""
-    conf: dict[str, Any] = {
-        "bootstrap.servers": bootstrap,
-        "linger.ms": LINGER_MS,
-        "batch.size": BATCH_BYTES,
-        "acks": "all" if sc.acks_all else 1,
-        "enable.idempotence": sc.acks_all,
-        "compression.type": sc.compression,
-    }
-    if counts is not None:
-        conf["on_delivery"] = counts.report
-    if sc.buffer_kbytes:
-        conf["queue.buffering.max.kbytes"] = sc.buffer_kbytes
-    conf.update(sc.client_conf)  # a secured scenario's listener, CA and credentials
-    return conf
-
-
 def _confluent_producer(sc: Scenario, bootstrap: str, counts: Counts | None) -> Any:
     import confluent_kafka
 
-    conf = _librdkafka_style_conf(sc, bootstrap, counts)
+    conf = librdkafka_style_conf(sc, bootstrap, counts)
     conf.update({"enable.metrics.push": False, "broker.address.family": "v4", "log_level": 3})
     return confluent_kafka.Producer(conf)
-
-
-def _kafkawire_producer(sc: Scenario, bootstrap: str, counts: Counts | None) -> Any:
-    import kafkawire
-
-    return kafkawire.Producer(_librdkafka_style_conf(sc, bootstrap, counts))
 
 
 def produce_loop(make: Callable[..., Any], sc: Scenario, bootstrap: str, topic: str, w: Workload) -> dict[str, Any]:
@@ -146,7 +82,7 @@ def produce_loop(make: Callable[..., Any], sc: Scenario, bootstrap: str, topic: 
                 poll(0)
         producer.flush(120)
 
-    result = _measure(work)
+    result = measure(work)
     producer.flush(10)
     return {**result, "acked": counts.acked, "failed": counts.failed, "error": counts.first_error}
 
@@ -165,7 +101,7 @@ def _message_chunks(w: Workload) -> Iterator[list[dict[str, Any]]]:
 def kafkawire_batch(sc: Scenario, bootstrap: str, topic: str, w: Workload) -> dict[str, Any]:
     """``produce_batch()`` with lists of message dicts, built chunk by chunk inside the clock."""
     counts = Counts()
-    producer = _kafkawire_producer(sc, bootstrap, counts)
+    producer = kafkawire_producer(sc, bootstrap, counts)
     producer.list_topics(topic, timeout=10)
 
     def work() -> None:
@@ -178,7 +114,7 @@ def kafkawire_batch(sc: Scenario, bootstrap: str, topic: str, w: Workload) -> di
                 producer.poll(0.01 if batch else 0)
         producer.flush(120)
 
-    result = _measure(work)
+    result = measure(work)
     return {**result, "acked": counts.acked, "failed": counts.failed, "error": counts.first_error}
 
 
@@ -195,7 +131,7 @@ def kafkawire_arrow(sc: Scenario, bootstrap: str, topic: str, w: Workload) -> di
         return {"skipped": "kafkawire.producer.arrow has no produce_arrow()"}
     # The Spark writer's delivery callback: every record counted, a produced batch's in one call.
     tracker = arrow.DeliveryTracker()
-    producer = _kafkawire_producer(sc, bootstrap, None)
+    producer = kafkawire_producer(sc, bootstrap, None)
     producer.list_topics(topic, timeout=10)
     nv = len(w.values)
     tables = []
@@ -212,7 +148,7 @@ def kafkawire_arrow(sc: Scenario, bootstrap: str, topic: str, w: Workload) -> di
             producer.poll(0)
         producer.flush(120)
 
-    result = _measure(work)
+    result = measure(work)
     error = None if tracker.first_error is None else str(tracker.first_error)
     return {**result, "acked": tracker.delivered, "failed": tracker.failed, "error": error}
 
@@ -228,7 +164,7 @@ def _run_aio_producer(sc: Scenario, bootstrap: str, topic: str, send_all: Callab
     from kafkawire import AIOProducer
 
     async def main() -> dict[str, float]:
-        producer = AIOProducer(_librdkafka_style_conf(sc, bootstrap, None))
+        producer = AIOProducer(librdkafka_style_conf(sc, bootstrap, None))
         await producer.list_topics(topic, 10)
         before = resource.getrusage(resource.RUSAGE_SELF)
         started = time.perf_counter()
@@ -350,7 +286,7 @@ def kafka_python(sc: Scenario, bootstrap: str, topic: str, w: Workload) -> dict[
             futures.append(send(topic, w.value(i), w.key(i)))
         producer.flush(120)
 
-    result = _measure(work)
+    result = measure(work)
     for f in futures:
         counts.report(None if f.succeeded() else (f.exception or "not done"))
     producer.close(10)
@@ -359,7 +295,7 @@ def kafka_python(sc: Scenario, bootstrap: str, topic: str, w: Workload) -> dict[
 
 THROUGHPUT: dict[str, Callable[[Scenario, str, str, Workload], dict[str, Any]]] = {
     "confluent-kafka": partial(produce_loop, _confluent_producer),
-    "kafkawire-produce": partial(produce_loop, _kafkawire_producer),
+    "kafkawire-produce": partial(produce_loop, kafkawire_producer),
     "kafkawire-batch": kafkawire_batch,
     "kafkawire-arrow": kafkawire_arrow,
     "kafkawire-aio": kafkawire_aio,
@@ -409,7 +345,7 @@ def latency_poll_loop(
             producer.produce(topic, w.value(i), w.key(i), on_delivery=partial(lat.done, i))
         producer.flush(60)
 
-    result = _measure(work)
+    result = measure(work)
     c = lat.counts
     return {**result, **lat.summary(), "acked": c.acked, "failed": c.failed, "error": c.first_error}
 
@@ -433,7 +369,7 @@ def latency_kafka_python(sc: Scenario, bootstrap: str, topic: str, w: Workload) 
             future.add_errback(lambda exc, i=i: lat.done(i, exc))
         producer.flush(60)
 
-    result = _measure(work)
+    result = measure(work)
     producer.close(10)
     c = lat.counts
     return {**result, **lat.summary(), "acked": c.acked, "failed": c.failed, "error": c.first_error}
@@ -490,7 +426,7 @@ def latency_kafkawire_aio(sc: Scenario, bootstrap: str, topic: str, w: Workload)
     from kafkawire import AIOProducer
 
     async def open_producer() -> Any:
-        producer = AIOProducer(_librdkafka_style_conf(sc, bootstrap, None))
+        producer = AIOProducer(librdkafka_style_conf(sc, bootstrap, None))
         await producer.list_topics(topic, 10)
         return producer
 
@@ -499,7 +435,7 @@ def latency_kafkawire_aio(sc: Scenario, bootstrap: str, topic: str, w: Workload)
 
 LATENCY: dict[str, Callable[[Scenario, str, str, Workload], dict[str, Any]]] = {
     "confluent-kafka": partial(latency_poll_loop, _confluent_producer),
-    "kafkawire-produce": partial(latency_poll_loop, _kafkawire_producer),
+    "kafkawire-produce": partial(latency_poll_loop, kafkawire_producer),
     "kafkawire-aio": latency_kafkawire_aio,
     "aiokafka": latency_aiokafka,
     "kafka-python": latency_kafka_python,
@@ -581,38 +517,13 @@ def kafkawire_spark(sc: Scenario, bootstrap: str, topic: str, w: Workload) -> di
 
     with _scratch_topic(bootstrap, topic) as scratch:
         first = _warm_up(partial(write, scratch))
-    result = _measure(partial(write, topic))
+    result = measure(partial(write, topic))
     spark.stop()
     # A write that returns without an exception has every row acknowledged (the writer's contract).
     return {**result, "first_seconds": first["seconds"], "acked": before_rows, "failed": 0, "error": None, "cpu": None}
 
 
 # --- reading: the Spark data source and the read path alone ---------------------------------------------
-
-
-def _fill(bootstrap: str, topic: str, w: Workload) -> None:
-    """The records to read, written before the clock starts (produce_arrow, every one acknowledged)."""
-    import pyarrow as pa
-
-    from kafkawire.producer.arrow import produce_arrow
-
-    counts = Counts()
-    producer = _kafkawire_producer(Scenario("fill", "throughput"), bootstrap, counts)
-    nv = len(w.values)
-    for start in range(0, w.records, CHUNK):
-        stop = min(start + CHUNK, w.records)
-        produce_arrow(
-            producer,
-            pa.RecordBatch.from_pydict(
-                {"value": pa.array([w.values[i % nv] for i in range(start, stop)], pa.binary())}
-            ),
-            topic,
-        )
-        producer.poll(0)
-    producer.flush(120)
-    producer.close()
-    if counts.acked != w.records:
-        raise RuntimeError(f"filling {topic}: {counts.acked} of {w.records} acknowledged ({counts.first_error})")
 
 
 def kafkawire_fetch(sc: Scenario, bootstrap: str, topic: str, w: Workload) -> dict[str, Any]:
@@ -624,7 +535,7 @@ def kafkawire_fetch(sc: Scenario, bootstrap: str, topic: str, w: Workload) -> di
     from kafkawire.consumer.arrow import columns_of
     from kafkawire.range_reader import FetchSettings, fetch_range, partitions_for
 
-    _fill(bootstrap, topic, w)
+    fill(bootstrap, topic, w)
     client = Client({"bootstrap.servers": bootstrap})
     partitions = partitions_for(client, [topic], timeout=30)[topic]
     read = 0
@@ -641,7 +552,7 @@ def kafkawire_fetch(sc: Scenario, bootstrap: str, topic: str, w: Workload) -> di
                 read += len(columns)
 
     first = _warm_up(work)
-    result = _measure(work)
+    result = measure(work)
     client.close()
     return {**result, "first_seconds": first["seconds"], "acked": read, "failed": 0, "error": None}
 
@@ -660,7 +571,7 @@ def kafkawire_spark_read(sc: Scenario, bootstrap: str, topic: str, w: Workload) 
     from kafkawire.client.network_client import Client
     from kafkawire.range_reader import high_watermarks, partitions_for
 
-    _fill(bootstrap, topic, w)
+    fill(bootstrap, topic, w)
     # The log ends as Fetch reports them: Tansu answers ListOffsets "latest" with the last batch's
     # base offset + 1 (DESIGN.md, quirks), which would leave that batch's other records out.
     with Client({"bootstrap.servers": bootstrap}) as client:
@@ -689,7 +600,7 @@ def kafkawire_spark_read(sc: Scenario, bootstrap: str, topic: str, w: Workload) 
         got.extend(whole.load().selectExpr("count(*)", "sum(length(value))").collect()[0])
 
     first = _warm_up(work)
-    result = _measure(work)
+    result = measure(work)
     spark.stop()
     rows, value_bytes = int(got[0]), int(got[1] or 0)
     error = None if value_bytes == rows * len(w.values[0]) else f"value bytes {value_bytes:,} for {rows:,} rows"
@@ -715,12 +626,8 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     elif sc.kind == "spark-read":
         table = {"kafkawire-fetch": kafkawire_fetch, "kafkawire-spark-read": kafkawire_spark_read}
     elif sc.kind == "consume":
-        from bench.consume import consume_worker
-
         table = {client: consume_worker(client)}
     elif sc.kind == "serde":
-        from bench.serde import SERDE
-
         table = {client: lambda sc, bootstrap, topic, w: SERDE[client](sc, bootstrap, topic, w.records)}
     else:
         table = THROUGHPUT

@@ -379,3 +379,9 @@ def test_the_checker_sees_each_kind_of_violation(tmp_path: Path) -> None:
         "class name: State",
         "module name: config",
     }
+
+
+def test_the_benchmark_has_no_import_cycle() -> None:
+    """bench/ is read and extended like the library: its shared parts (workload.py, results.py) sit
+    below the modules that use them."""
+    assert cycles(load_modules(SRC.parent, "bench")) == []

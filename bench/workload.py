@@ -1,0 +1,117 @@
+"""What every benchmark worker shares: the records of a run, the delivery tally, the timed measure,
+the producer settings every client gets, and the topic filled before a read is timed.
+
+Below `bench.worker`, `bench.consume` and `bench.serde`, which all stand on it.
+"""
+
+from __future__ import annotations
+
+import resource
+import time
+from collections.abc import Callable
+from typing import Any
+
+from bench.scenarios import Scenario, make_keys, make_values
+
+LINGER_MS = 5
+BATCH_BYTES = 1_000_000
+CHUNK = 10_000  # records per produce_batch() call / per awaited group of futures
+
+
+class Counts:
+    """Delivery reports seen: acknowledged and failed, plus the first error's text."""
+
+    def __init__(self) -> None:
+        self.acked = 0
+        self.failed = 0
+        self.first_error: str | None = None
+
+    def report(self, err: Any, _msg: Any = None) -> None:
+        if err is None:
+            self.acked += 1
+        else:
+            self.failed += 1
+            if self.first_error is None:
+                self.first_error = str(err)
+
+
+class Workload:
+    """The records of one run, built before the clock starts."""
+
+    def __init__(self, sc: Scenario, records: int) -> None:
+        self.records = records
+        self.values = make_values(sc.value_size)
+        self.keys: list[bytes] | None = make_keys() if sc.keyed else None
+
+    def key(self, i: int) -> bytes | None:
+        return None if self.keys is None else self.keys[i % len(self.keys)]
+
+    def value(self, i: int) -> bytes:
+        return self.values[i % len(self.values)]
+
+    def payload_bytes(self) -> int:
+        """Key and value bytes handed over (every value has the scenario's size)."""
+        total = self.records * len(self.values[0])
+        if self.keys is not None:
+            total += sum(len(self.keys[i % len(self.keys)]) for i in range(self.records))
+        return total
+
+
+def measure(work: Callable[[], None]) -> dict[str, float]:
+    """Wall-clock seconds and this process's CPU seconds (every thread) spent in ``work``."""
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    started = time.perf_counter()
+    work()
+    seconds = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"seconds": seconds, "cpu": cpu}
+
+
+def librdkafka_style_conf(sc: Scenario, bootstrap: str, counts: Counts | None) -> dict[str, Any]:
+    """Configuration for confluent-kafka and kafkawire (same option names)."""
+    conf: dict[str, Any] = {
+        "bootstrap.servers": bootstrap,
+        "linger.ms": LINGER_MS,
+        "batch.size": BATCH_BYTES,
+        "acks": "all" if sc.acks_all else 1,
+        "enable.idempotence": sc.acks_all,
+        "compression.type": sc.compression,
+    }
+    if counts is not None:
+        conf["on_delivery"] = counts.report
+    if sc.buffer_kbytes:
+        conf["queue.buffering.max.kbytes"] = sc.buffer_kbytes
+    conf.update(sc.client_conf)  # a secured scenario's listener, CA and credentials
+    return conf
+
+
+def kafkawire_producer(sc: Scenario, bootstrap: str, counts: Counts | None) -> Any:
+    import kafkawire
+
+    return kafkawire.Producer(librdkafka_style_conf(sc, bootstrap, counts))
+
+
+def fill(bootstrap: str, topic: str, w: Workload) -> None:
+    """The records to read, written before the clock starts (produce_arrow, every one acknowledged)."""
+    import pyarrow as pa
+
+    from kafkawire.producer.arrow import produce_arrow
+
+    counts = Counts()
+    producer = kafkawire_producer(Scenario("fill", "throughput"), bootstrap, counts)
+    nv = len(w.values)
+    for start in range(0, w.records, CHUNK):
+        stop = min(start + CHUNK, w.records)
+        produce_arrow(
+            producer,
+            pa.RecordBatch.from_pydict(
+                {"value": pa.array([w.values[i % nv] for i in range(start, stop)], pa.binary())}
+            ),
+            topic,
+        )
+        producer.poll(0)
+    producer.flush(120)
+    producer.close()
+    if counts.acked != w.records:
+        raise RuntimeError(f"filling {topic}: {counts.acked} of {w.records} acknowledged ({counts.first_error})")
