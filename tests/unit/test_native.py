@@ -53,13 +53,38 @@ records = st.lists(st.tuples(timestamps, blobs, blobs, headers), max_size=30)
 @given(first=records, second=records)
 def test_encode_records_gives_the_bytes_of_the_python_twin(first: list[Any], second: list[Any]) -> None:
     buf_c, buf_py = bytearray(b"head"), bytearray(b"head")
-    state_c: tuple[int, int, int] = (0, -1, -1)
-    state_py: tuple[int, int, int] = (0, -1, -1)
+    state_c: tuple[int, ...] = (0, -1, -1)
+    state_py: tuple[int, ...] = (0, -1, -1)
     for part in (first, second):  # a second call carries on from the first's count and timestamps
         state_c = native.encode_records(buf_c, part, *state_c)
         state_py = encode_records(buf_py, part, *state_py)
         assert state_c == state_py
         assert buf_c == buf_py
+
+
+@settings(max_examples=200, deadline=None)
+@given(first=records, second=records, spare=st.integers(0, 3000), plain=st.booleans())
+def test_encode_records_over_a_longer_buffer_gives_the_bytes_of_the_python_twin(
+    first: list[Any], second: list[Any], spare: int, plain: bool
+) -> None:
+    """Written at ``end`` of a buffer longer than that (a spare batch buffer): the same bytes up to
+    the returned end as the twin's, the buffer grown only when they do not fit, the rest left."""
+    buf_c, buf_py = bytearray(b"head" + b"\xee" * spare), bytearray(b"head" + b"\xee" * spare)
+    state_c: tuple[int, ...] = (0, -1, -1, 4)
+    state_py: tuple[int, ...] = state_c
+    parts = [first, second]
+    if plain:
+        parts = [[native.PendingMessage("t", 0, k, v, None, ts, None, None, 0.0) for ts, k, v, _ in p] for p in parts]
+    for part in parts:
+        state_c = native.encode_records(buf_c, part, *state_c)
+        state_py = encode_records(buf_py, part, *state_py)
+        assert state_c == state_py
+        assert buf_c == buf_py
+        assert len(buf_c) == max(4 + spare, state_c[3])
+    fresh = bytearray(b"head")
+    state = encode_records(fresh, parts[0], 0, -1, -1)
+    encode_records(fresh, parts[1], *state)
+    assert buf_c[: state_c[3]] == fresh
 
 
 def test_encode_records_decodes_to_what_went_in() -> None:
@@ -225,7 +250,7 @@ def test_plain_pending_messages_encode_as_the_python_twin_with_the_gil_let_go(
     """Records of bytes or None without headers take the path that writes without the GIL (from 64 KiB
     a call): byte for byte the Python twin's, over two calls and after records already there."""
     buf_c, buf_py = bytearray(b"head"), bytearray(b"head")
-    state_c: tuple[int, int, int] = (start, -1 if not start else 5, -1 if not start else 9)
+    state_c: tuple[int, ...] = (start, -1 if not start else 5, -1 if not start else 9)
     state_py = state_c
     for part in (first, second):
         pending = [native.PendingMessage("t", 0, k, v, h, ts, None, None, 0.0) for ts, k, v, h in part]

@@ -17,8 +17,13 @@ from concurrent.futures import Future
 from typing import Any, Protocol
 
 from ..records import HEADER_SIZE, BatchBuilder, crc, with_producer_state
+from ..records.batch_buffers import BatchBuffers
 from . import TopicPartitionKey
 from .lane_state import LaneState, new_lane_state
+
+# Spare batch buffers kept while the producer is busy (each up to batch.size): deliveries come in
+# bursts of answers, the next batches are encoded in bursts too.
+SPARE_BUFFERS = 16
 
 
 class Pending(Protocol):
@@ -72,9 +77,13 @@ class ProducerBatch:
     @property
     def builder(self) -> BatchBuilder:
         """The batch's records, encoded: those not encoded yet are, now, in one loop."""
+        return self.encode()
+
+    def encode(self, spares: BatchBuffers | None = None) -> BatchBuilder:
+        """`builder`, written over a spare buffer of ``spares`` when the batch has none yet."""
         builder = self._builder
         if builder is None:
-            builder = self._builder = BatchBuilder()
+            builder = self._builder = BatchBuilder(None if spares is None else spares.take())
         done = len(builder)
         if done < len(self.messages):
             builder.append_records(self.messages[done:] if done else self.messages)
@@ -104,6 +113,12 @@ class ProducerBatch:
         self.stamp = stamp
         return self.payload
 
+    def give_up_buffer(self) -> bytes | bytearray | None:
+        """(Once delivered) The batch's bytes, which it no longer holds: for `BatchBuffers.give`."""
+        payload = self.payload
+        self.payload = self._builder = None
+        return payload
+
     @property
     def oldest(self) -> float:
         return self.messages[0].enqueued
@@ -131,6 +146,8 @@ class Accumulator:
         self.state = state if state is not None else new_lane_state()
         self._queues: dict[TopicPartitionKey, deque[ProducerBatch]] = self.state.queues
         crc.load()  # here, on the thread making the producer: not on the IO thread at the first batch
+        # Delivered batches' buffers, for the next batches to be written over (the IO thread's).
+        self.spares = BatchBuffers(SPARE_BUFFERS)
 
     @property
     def room(self) -> int:

@@ -314,22 +314,26 @@ plain_take(PyObject *seq, Py_ssize_t n)
     return recs;
 }
 
-/* encode_records(buf, records, count, base_timestamp, max_timestamp) -> (count, base, max)
- * Appends ``records`` ((timestamp_ms, key, value, headers) tuples, or PendingMessages) to the
- * bytearray ``buf``, after
- * ``count`` records. Two passes, the first counting, so that the records are written once, in
- * place: no growing buffer, no copy into a bytes object, no copy into ``buf``. */
+/* encode_records(buf, records, count, base_timestamp, max_timestamp, end=-1) -> (count, base, max, end)
+ * Writes ``records`` ((timestamp_ms, key, value, headers) tuples, or PendingMessages) into the
+ * bytearray ``buf`` at ``end`` (-1: its length), after ``count`` records, and returns where they end.
+ * ``buf`` grows only when they do not fit: a spare buffer of an earlier batch is written over, not
+ * allocated again (bytes past the new end are left as they were). Two passes, the first counting,
+ * so that the records are written once, in place: no growing buffer, no copy into a bytes object. */
 static PyObject *
 encode_records(PyObject *module, PyObject *args)
 {
     PyObject *buf, *records;
     long long count, base, top;
-    if (!PyArg_ParseTuple(args, "O!OLLL:encode_records", &PyByteArray_Type, &buf, &records, &count, &base, &top))
+    Py_ssize_t end = -1;
+    if (!PyArg_ParseTuple(args, "O!OLLL|n:encode_records", &PyByteArray_Type, &buf, &records, &count, &base, &top, &end))
         return NULL;
+    Py_ssize_t had = PyByteArray_GET_SIZE(buf);
+    if (end < 0 || end > had) end = had;
     PyObject *seq = PySequence_Fast(records, "records must be a sequence");
     if (seq == NULL) return NULL;
     Buf hdr = {NULL, 0, 0, 0};
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq), total = 0, start = PyByteArray_GET_SIZE(buf);
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq), total = 0, start = end;
     Plain *plain = plain_take(seq, n);
     if (plain != NULL) {
         for (Py_ssize_t i = 0; i < n; i++) {
@@ -339,7 +343,7 @@ encode_records(PyObject *module, PyObject *args)
             Py_ssize_t size = plain_size(&plain[i], index ? plain[i].ts - base : 0, index);
             total += varint_len(size) + size;
         }
-        if (PyByteArray_Resize(buf, start + total) < 0) {
+        if (start + total > had && PyByteArray_Resize(buf, start + total) < 0) {
             plain_release(plain, n);
             goto fail;
         }
@@ -353,7 +357,7 @@ encode_records(PyObject *module, PyObject *args)
         }
         plain_release(plain, n);
         Py_DECREF(seq);
-        return Py_BuildValue("(LLL)", count + n, base, top);
+        return Py_BuildValue("(LLLn)", count + n, base, top, start + total);
     }
     if (PyErr_Occurred()) goto fail;
     long long c = count, b = base, t = top;
@@ -362,17 +366,17 @@ encode_records(PyObject *module, PyObject *args)
         if (len < 0) goto fail;
         total += len;
     }
-    if (PyByteArray_Resize(buf, start + total) < 0) goto fail;
+    if (start + total > had && PyByteArray_Resize(buf, start + total) < 0) goto fail;
     Buf out = {PyByteArray_AS_STRING(buf) + start, 0, total, 1};
     for (Py_ssize_t i = 0; i < n; i++) {
         if (encode_one(PySequence_Fast_GET_ITEM(seq, i), &count, &base, &top, &hdr, &out) < 0) {
-            PyByteArray_Resize(buf, start); /* as it was: nothing appended */
+            if (PyByteArray_GET_SIZE(buf) > had) PyByteArray_Resize(buf, had); /* its length as it was */
             goto fail;
         }
     }
     Py_DECREF(seq);
     PyMem_Free(hdr.data);
-    return Py_BuildValue("(LLL)", count, base, top);
+    return Py_BuildValue("(LLLn)", count, base, top, start + total);
 fail:
     Py_DECREF(seq);
     PyMem_Free(hdr.data);

@@ -202,7 +202,7 @@ class Sender:
                 try:
                     # Records are encoded before the batch takes a sequence: one that cannot be
                     # encoded fails alone (_BAD_MSG), leaving no hole in the sequences.
-                    _ = head.builder
+                    head.encode(self.acc.spares)
                     stamp = self.idem.stamp(head) if self.idem is not None else (-1, -1, -1)
                     payload = head.close(self.acc.compression, self.acc.compression_level, stamp, self.txn is not None)
                 except Exception as exc:
@@ -311,6 +311,8 @@ class Sender:
                         self._failed_attempt(batch, KafkaError(p.error_code, reason))
             for batch in by_partition.values():  # a partition the broker did not answer for
                 self._failed_attempt(batch, KafkaError(KafkaError._BAD_MSG, "no answer for this partition"))
+        if not self.in_flight and not len(self.acc):
+            self.acc.spares.clear()  # idle: spare buffers are memory only a busy producer reuses
         self.wake()
 
     def _delivered(self, batch: ProducerBatch, base_offset: int, append_time: int) -> None:
@@ -328,6 +330,8 @@ class Sender:
                 base_offset,
             )
         self.deliveries.complete(batch.messages, None, base_offset, append_time)
+        # Written and answered: its buffer is the next batch's (a failed one may be sent again).
+        self.acc.spares.give(batch.give_up_buffer())
 
     def _failed_attempt(self, batch: ProducerBatch, error: KafkaError) -> None:
         """Carry out core/produce_verdict.py's step for a batch whose attempt failed."""

@@ -99,13 +99,16 @@ class BatchBuilder:
     """Accumulates records for one v2 batch, encoding each as it is appended.
 
     Records are written straight into a bytearray behind a 61-byte header placeholder;
-    ``build`` fills the header, compresses if asked and computes the CRC once.
+    ``build`` fills the header, compresses if asked and computes the CRC once. ``spare``: a
+    finished batch's buffer to write over (`BatchBuffers`): its pages are already the process's,
+    where a fresh 1 MB bytearray costs a page fault and a zeroed page per 4 KiB written.
     """
 
-    __slots__ = ("_base_timestamp", "_buf", "_count", "_max_timestamp")
+    __slots__ = ("_base_timestamp", "_buf", "_count", "_max_timestamp", "_size")
 
-    def __init__(self) -> None:
-        self._buf = bytearray(HEADER_SIZE)
+    def __init__(self, spare: bytearray | None = None) -> None:
+        self._buf = bytearray(HEADER_SIZE) if spare is None else spare
+        self._size = HEADER_SIZE  # the batch's bytes in ``_buf``; a spare one may be longer
         self._count = 0
         self._base_timestamp = 0
         self._max_timestamp = 0
@@ -113,7 +116,7 @@ class BatchBuilder:
     @property
     def size(self) -> int:
         """Bytes of the batch so far, header included, before compression."""
-        return len(self._buf)
+        return self._size
 
     @property
     def record_count(self) -> int:
@@ -151,8 +154,8 @@ class BatchBuilder:
         byte-identical twin. A key or value of the wrong type fails before the batch is touched.
         """
         encode = encode_records if native is None else native.encode_records
-        self._count, self._base_timestamp, self._max_timestamp = encode(
-            self._buf, records, self._count, self._base_timestamp, self._max_timestamp
+        self._count, self._base_timestamp, self._max_timestamp, self._size = encode(
+            self._buf, records, self._count, self._base_timestamp, self._max_timestamp, self._size
         )
 
     def build(
@@ -201,8 +204,10 @@ class BatchBuilder:
         level = resolve_level(compression, compression_level)
         if compression == NONE:
             out = self._buf
+            if len(out) > self._size:
+                del out[self._size :]  # a spare buffer's tail (no new allocation unless it halves)
         else:
-            body = compress(compression, memoryview(self._buf)[HEADER_SIZE:], level)
+            body = compress(compression, memoryview(self._buf)[HEADER_SIZE : self._size], level)
             out = bytearray(HEADER_SIZE + len(body))
             out[HEADER_SIZE:] = body
         HEADER.pack_into(
@@ -226,10 +231,14 @@ class BatchBuilder:
         return out if hand_over else bytes(out)
 
 
-def encode_records(buf: bytearray, records: Sequence[Any], count: int, base: int, top: int) -> tuple[int, int, int]:
-    """Append v2 records to ``buf`` after ``count`` others whose first and largest timestamps are
-    ``base`` and ``top``; return the new count, base and top. A record is a `RecordFields` tuple
-    or anything else with those four attributes (the producer's pending records).
+def encode_records(
+    buf: bytearray, records: Sequence[Any], count: int, base: int, top: int, end: int = -1
+) -> tuple[int, int, int, int]:
+    """Write v2 records into ``buf`` at ``end`` (-1: its length), after ``count`` others whose first
+    and largest timestamps are ``base`` and ``top``; return the new count, base, top and end. A
+    record is a `RecordFields` tuple or anything else with those four attributes (the producer's
+    pending records). ``buf`` grows only when they do not fit (a spare buffer is written over);
+    bytes past the new end are left as they were.
 
     One loop and one ``join`` for all of them: per record only the small-int varint lookups and
     the field concatenation, no call, no resize of a buffer.
@@ -289,8 +298,11 @@ def encode_records(buf: bytearray, records: Sequence[Any], count: int, base: int
             )
         )
         count += 1
-    buf += b"".join(parts)
-    return count, base, top
+    data = b"".join(parts)
+    if end < 0 or end > len(buf):
+        end = len(buf)
+    buf[end : end + len(data)] = data
+    return count, base, top, end + len(data)
 
 
 def _encode_headers(headers: Headers) -> bytes:
