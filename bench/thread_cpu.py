@@ -56,7 +56,7 @@ def main() -> None:
     from kafkawire.local_broker import TansuBroker
 
     taken: list[dict[str, tuple[float, int]]] = []
-    measure = worker._measure
+    measure = worker.measure
 
     def measured(work: Any) -> dict[str, float]:
         taken.append(snapshot())
@@ -64,7 +64,7 @@ def main() -> None:
         taken.append(snapshot())
         return result
 
-    worker._measure = measured
+    worker.measure = measured  # the name each worker function calls
     with TansuBroker() as tansu:
         topic = f"bench-threads-{os.getpid()}"
         create_topic(tansu.bootstrap, topic, 4)
