@@ -121,7 +121,7 @@ def consume_all(
     bootstrap: str,
     topic: str,
     expected_count: int,
-    timeout: float = 15.0,
+    timeout: float = 60.0,
     *,
     isolation_level: IsolationLevel = "read_committed",
     settle: float = 0.0,
@@ -191,7 +191,7 @@ def produce_with_confluent(
     messages: Iterable[Record | bytes],
     *,
     config: Mapping[str, Any] | None = None,
-    timeout: float = 15.0,
+    timeout: float = 60.0,
 ) -> list[tuple[int, int]]:
     """Produce ``messages`` in order and wait for every delivery report.
 
