@@ -201,7 +201,7 @@ def test_consumer_groups_as_the_coordinator_sees_them(
     )
     try:
         consumer.subscribe([topic])
-        deadline = time.monotonic() + 15
+        deadline = time.monotonic() + 60
         while not consumer.assignment() and time.monotonic() < deadline:
             consumer.poll(0.2)  # serves the join; returns as soon as there is anything
         assert consumer.assignment()

@@ -182,21 +182,18 @@ def test_full_buffer_raises_after_max_block_ms_without_blocking_the_loop() -> No
 def test_flush_sends_at_once_and_serves_every_report_on_the_loop(bootstrap: str, topic: str) -> None:
     reports = Reports()
 
-    async def main() -> tuple[int, int, float, bool]:
-        # A long linger: only flush() makes these go now.
-        async with AIOProducer({"bootstrap.servers": bootstrap, "linger.ms": 10_000}) as p:
+    async def main() -> tuple[int, int, bool]:
+        # A linger far past flush()'s own bound: only flush() makes these go now.
+        async with AIOProducer({"bootstrap.servers": bootstrap, "linger.ms": 120_000}) as p:
             for i in range(1_000):
                 value = b"%d" % i
                 reports.futures[value] = await p.produce(topic, value, on_delivery=reports)
-            start = time.monotonic()
             remaining = await p.flush(30)
-            took = time.monotonic() - start
             all_done = all(f.done() for f in reports.futures.values())
-        return threading.get_ident(), remaining, took, all_done
+        return threading.get_ident(), remaining, all_done
 
-    loop_thread, remaining, took, all_done = asyncio.run(main())
-    assert remaining == 0 and all_done
-    assert took < 8, "flush() did not wait for linger.ms"
+    loop_thread, remaining, all_done = asyncio.run(main())
+    assert remaining == 0 and all_done, "flush() waited for linger.ms"
     assert len(reports.calls) == 1_000 and reports.threads() == {loop_thread}
     assert all(f.exception() is None for f in reports.futures.values())
 

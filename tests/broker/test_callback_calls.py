@@ -15,7 +15,7 @@ import pytest
 
 import kafkawire
 from kafkawire.core import sasl
-from tests.harness.judge import Record, judge_config, produce_with_confluent, unique_name
+from tests.harness.judge import Record, judge_config, produce_with_confluent, unique_name, wait_member_left
 from tests.harness.kafka_broker import KafkaBroker
 from tests.harness.topics import create_topic
 
@@ -225,9 +225,10 @@ def _on_lost_matrix(client: str, bootstrap: str, topic: str) -> dict[str, Any]:
         if "on_lost" not in results:
             results["on_lost"] = {name: outcome(call, m) for name, call in consumer_calls(consumer, m, topic).items()}
 
+    group = unique_name("lost")
     conf = {
         "bootstrap.servers": bootstrap,
-        "group.id": unique_name("lost"),
+        "group.id": group,
         "auto.offset.reset": "earliest",
         "enable.auto.commit": False,
         "session.timeout.ms": 6000,
@@ -241,7 +242,9 @@ def _on_lost_matrix(client: str, bootstrap: str, topic: str) -> dict[str, Any]:
         got = None
         while got is None and time.monotonic() < deadline:
             got = c.poll(0.5)
-        time.sleep(8)  # past max.poll.interval.ms: the member leaves the group
+        # No poll past max.poll.interval.ms: the member leaves the group (the bound is on a hang).
+        wait_member_left(bootstrap, group, c.memberid())
+        deadline = time.monotonic() + 60
         while "on_lost" not in results and time.monotonic() < deadline:
             c.poll(0.5)
     finally:

@@ -19,7 +19,7 @@ import pytest
 
 import kafkawire
 from kafkawire import KafkaError, TopicPartition
-from tests.harness.judge import Record, consume_all, judge_config, produce_with_confluent, unique_name
+from tests.harness.judge import Record, consume_all, judge_config, produce_with_confluent, unique_name, wait_member_left
 from tests.harness.topics import create_topic
 
 pytestmark = pytest.mark.broker
@@ -261,15 +261,17 @@ def test_max_poll_interval_exceeded_leaves_then_rejoins(
     bootstrap, topic = kafka23_bootstrap, topic_name("mp")
     create_topic(bootstrap, topic, 2)
     lost: list[list[TopicPartition]] = []
-    consumer = ours(bootstrap, **{"max.poll.interval.ms": 7000})
+    group = unique_name("grp")
+    consumer = ours(bootstrap, group, **{"max.poll.interval.ms": 7000})
     try:
         consumer.subscribe([topic], on_lost=lambda _c, parts: lost.append(parts))
         end = time.monotonic() + 30
         while not consumer.assignment() and time.monotonic() < end:
             consumer.poll(0.2)
         assert consumer.assignment()
-        time.sleep(9)  # no poll: the member leaves the group
-        event = consumer.poll(5)
+        # No poll past max.poll.interval.ms: the member leaves the group (the bound is on a hang).
+        wait_member_left(bootstrap, group, consumer.memberid())
+        event = consumer.poll(30)  # queued as the member left
         assert event is not None and event.error() is not None
         assert event.error().code() == KafkaError._MAX_POLL_EXCEEDED
         end = time.monotonic() + 30

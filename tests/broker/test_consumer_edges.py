@@ -16,7 +16,7 @@ import confluent_kafka
 import pytest
 
 import kafkawire
-from tests.harness.judge import Record, judge_config, produce_with_confluent, unique_name
+from tests.harness.judge import Record, judge_config, produce_with_confluent, unique_name, wait_member_left
 from tests.harness.topics import create_topic
 
 pytestmark = pytest.mark.broker
@@ -156,10 +156,12 @@ def _lost_after_max_poll(lib: Any, bootstrap: str, topic: str) -> list[Any]:
     def record(kind: str) -> Callable[[Any, list[Any]], None]:
         return lambda _c, parts: calls.append((kind, sorted(tp.partition for tp in parts)))
 
+    group = unique_name("grp")
     consumer = _consumer(
         lib,
         bootstrap,
         **{
+            "group.id": group,
             "session.timeout.ms": 6000,
             "max.poll.interval.ms": 6000,
             "auto.offset.reset": "earliest",
@@ -173,10 +175,11 @@ def _lost_after_max_poll(lib: Any, bootstrap: str, topic: str) -> list[Any]:
             m = consumer.poll(0.5)
             seen += m is not None and m.error() is None
         assert seen == 4
-        time.sleep(9)  # past max.poll.interval.ms: the member leaves the group
+        # No poll past max.poll.interval.ms: the member leaves the group (the bound is on a hang).
+        wait_member_left(bootstrap, group, consumer.memberid())
         for i in range(3):
             calls.append(("poll", i))
-            m = consumer.poll(0.5)
+            m = consumer.poll(30 if i == 0 else 0.5)  # the first: the event, queued as the member left
             while m is not None and m.error() is None:  # records read again after the rejoin
                 m = consumer.poll(0)
             if m is not None:

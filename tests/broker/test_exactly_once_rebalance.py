@@ -158,7 +158,7 @@ def _offsets_alone(client: str, bootstrap: str) -> int:
         judge_config(bootstrap, **{"group.id": topic, "isolation.level": "read_committed"})
     )
     try:
-        deadline = time.monotonic() + 15  # the markers are written after EndTxn is answered
+        deadline = time.monotonic() + 60  # the markers are written after EndTxn is answered
         while True:
             offset: int = judge.committed([confluent_kafka.TopicPartition(topic, 0)], timeout=10)[0].offset
             if offset == 7 or time.monotonic() > deadline:

@@ -300,7 +300,7 @@ def test_kinit_command_run_as_librdkafka_runs_it_and_rerun(
     try:
         assert cache.exists()  # the first run, while the client was made
         cache.unlink()
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 60
         while not cache.exists() and time.monotonic() < deadline:
             time.sleep(0.05)
         assert cache.exists()  # run again
@@ -314,28 +314,32 @@ def test_kinit_command_run_as_librdkafka_runs_it_and_rerun(
 def test_reauthentication_over_kerberos_on_the_same_connections(
     realm: Realm, broker: KafkaBroker, topic_name: Callable[[str], str], caplog: pytest.LogCaptureFixture
 ) -> None:
-    """KIP-368: the SASL_SSL listener ends GSSAPI sessions after 4 s; over 10 s of producing the
-    client re-authenticates on its connections and loses no record."""
+    """KIP-368: the SASL_SSL listener ends GSSAPI sessions after 4 s; producing until the client
+    re-authenticated twice on its connections, it loses no record."""
     topic = topic_name("krb-reauth")
     create_topic(broker.bootstrap(), topic, 1)
     reports: list[KafkaError | None] = []
     errors: list[KafkaError] = []
     p = Producer({**_conf(broker, realm, "SASL_SSL"), "error_cb": errors.append, "debug": "security", "linger.ms": 2})
     sent = 0
+
+    def again() -> list[logging.LogRecord]:
+        return [r for r in list(caplog.records) if "Re-authenticating with SASL mechanism GSSAPI" in r.getMessage()]
+
     try:
         with caplog.at_level(logging.DEBUG, logger="kafkawire"):
-            stop = time.monotonic() + 10
-            while time.monotonic() < stop:
+            # (about 8 s; the bound is on a hang)
+            stop = time.monotonic() + 120
+            while len(again()) < 2:
+                assert time.monotonic() < stop, [r.getMessage() for r in again()]
                 p.produce(topic, str(sent).encode(), on_delivery=lambda err, _m: reports.append(err))
                 sent += 1
                 p.poll(0.01)
             assert p.flush(30) == 0
     finally:
         p.close()
-    again = [r for r in caplog.records if "Re-authenticating with SASL mechanism GSSAPI" in r.getMessage()]
     assert not errors, errors[:3]
     assert reports == [None] * sent
-    assert len(again) >= 2, [r.getMessage() for r in caplog.records if "SASL" in r.getMessage()][-10:]
     got = consume_all(broker.bootstrap(), topic, sent, timeout=60, partitions=[0])
     assert [int(m.value()) for m in got] == list(range(sent))
 

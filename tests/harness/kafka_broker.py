@@ -128,7 +128,7 @@ class KafkaBroker:
 
     def __init__(
         self,
-        start_timeout: float = 60.0,
+        start_timeout: float = 180.0,  # a bound on a hang: a JVM starts slowly on a loaded machine
         client_auth: str = "none",
         extra: Mapping[str, str] | None = None,
         kerberos: Kdc | None = None,

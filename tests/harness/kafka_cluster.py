@@ -35,7 +35,7 @@ BROKERS = 3
 class KafkaCluster:
     """ZooKeeper and ``size`` Kafka 2.3 brokers (ids 0..size-1) in a fresh directory."""
 
-    def __init__(self, size: int = BROKERS, start_timeout: float = 120.0) -> None:
+    def __init__(self, size: int = BROKERS, start_timeout: float = 240.0) -> None:
         self.size = size
         self.start_timeout = start_timeout
         self.ports: dict[int, int] = {}

@@ -34,7 +34,7 @@ class KdcUnavailable(RuntimeError):
 class Kdc:
     """One realm and its KDC. ``env`` holds the variables a client process needs (KRB5_CONFIG)."""
 
-    def __init__(self, realm: str = REALM, start_timeout: float = 15.0) -> None:
+    def __init__(self, realm: str = REALM, start_timeout: float = 60.0) -> None:
         self.realm = realm
         self.start_timeout = start_timeout
         self.port = 0

