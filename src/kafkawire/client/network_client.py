@@ -281,13 +281,17 @@ class Client:
         coordinator_lane: bool = False,
         fail_fast: bool = False,
         fails_over: bool = False,
+        give_up: float | None = None,
     ) -> None:
         """Send one request to ``node`` (any ready broker when None); ``coordinator_lane``: over
         that broker's second connection, kept for group membership conversations; ``fails_over``
         (implied by the lane and for FAILS_OVER's APIs): the request fails at once while that broker
         is down, its caller finding another (a fresh coordinator lookup, a partition's new leader;
         core/failover.py); ``fail_fast``: a request still queued when its connection fails for a reason no reconnect mends (TLS,
-        credentials, a security.protocol mismatch) fails with that reason rather than waiting."""
+        credentials, a security.protocol mismatch) fails with that reason rather than waiting;
+        ``give_up`` (seconds, less than ``timeout``): the caller stops waiting then (``_TIMED_OUT``)
+        and a late answer is dropped, but the connection stays up until ``timeout`` (core/connection.py
+        `Connection.given_up`)."""
         if self._closed:
             callback(None, KafkaError(KafkaError._DESTROY, "client closed"))
             return
@@ -307,6 +311,7 @@ class Client:
             max_version=max_version,
             fail_fast=fail_fast,
             fails_over=fails_over or coordinator_lane or api in FAILS_OVER,
+            give_up=give_up,
         )
 
     def refresh_metadata_io(

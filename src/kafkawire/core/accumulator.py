@@ -108,6 +108,25 @@ class ProducerBatch:
     def oldest(self) -> float:
         return self.messages[0].enqueued
 
+    def split(self, until: float) -> ProducerBatch | None:
+        """The records enqueued at or before ``until``, taken out into a batch of their own, when
+        this batch never left and none of its records is encoded yet, and some but not all are
+        that old; None otherwise (the batch goes, or stays, whole)."""
+        if self.attempts or self.payload is not None or self._builder is not None or self.base_sequence >= 0:
+            return None
+        messages = self.messages
+        count = 0
+        while count < len(messages) and messages[count].enqueued <= until:
+            count += 1
+        if not count or count == len(messages):
+            return None
+        out = ProducerBatch(self.topic, self.partition, self.created)
+        out.messages = messages[:count]
+        out.bytes = HEADER_SIZE + sum(m.size for m in out.messages)
+        del messages[:count]  # (in place: produce()'s C lane appends to this very list)
+        self.bytes -= out.bytes - HEADER_SIZE
+        return out
+
 
 class Accumulator:
     def __init__(
@@ -225,10 +244,20 @@ class Accumulator:
         heads = [queue[0].oldest for queue in self._queues.values() if queue]
         return min(heads) if heads else None
 
-    def pop(self, tp: TopicPartitionKey) -> ProducerBatch | None:
+    def pop(self, tp: TopicPartitionKey, span: float = float("inf")) -> ProducerBatch | None:
+        """The partition's head batch, to be sent. One that never left goes with the records
+        enqueued within ``span`` of its oldest only, the rest staying at the head: a request is given
+        up at its oldest record's message timeout, so a backlog gathered behind a stalled partition
+        leaves in slices, and records that still have time do not fail with the oldest (as they
+        do not in librdkafka's pipelined requests)."""
         queue = self._queues.get(tp)
         if not queue:
             return None
+        part = queue[0].split(queue[0].oldest + span)
+        if part is not None:
+            self.state.queued -= len(part.messages)
+            part.full = True
+            return part
         batch = queue.popleft()
         if not queue:
             del self._queues[tp]
@@ -253,11 +282,16 @@ class Accumulator:
         self.state.queued += len(batch.messages)
 
     def take_expired(self, now: float, timeout: float) -> list[ProducerBatch]:
-        """Remove and return waiting batches whose oldest record is older than ``timeout``."""
+        """Remove and return the waiting records older than ``timeout``, in batches: whole batches
+        once they left before (their records go and fail together), else record by record."""
         expired: list[ProducerBatch] = []
         for tp in list(self._queues):
             queue = self._queues[tp]
             while queue and now - queue[0].oldest >= timeout:
+                part = queue[0].split(now - timeout)
+                if part is not None:
+                    expired.append(part)
+                    break
                 expired.append(queue.popleft())
             if not queue:
                 del self._queues[tp]
