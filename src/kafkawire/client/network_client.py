@@ -132,17 +132,24 @@ class Client:
     def refresh_metadata(
         self, topics: list[str] | None = None, *, timeout: float | None = None, auto_create: bool = False
     ) -> Future[ClusterView]:
-        """Ask for metadata (all topics when ``topics`` is None) and fold it into the cache."""
+        """Ask for metadata (all topics when ``topics`` is None) and fold it into the cache. A request
+        that failed over (its broker went down: ``_TRANSPORT``) is asked again, of another broker,
+        until ``timeout`` (else socket.timeout.ms) has passed."""
         fut: Future[ClusterView] = Future()
+        deadline = self.engine.now() + (self.settings.request_timeout if timeout is None else timeout)
 
         def send() -> None:
             def done(body: Struct | None, error: KafkaError | None) -> None:
-                if error is not None:
+                left = deadline - self.engine.now()
+                if error is not None and error.code() == KafkaError._TRANSPORT and left > 0 and not self._closed:
+                    self.engine.call_later(min(left, self.config["retry.backoff.ms"] / 1000), send)
+                elif error is not None:
                     fut.set_exception(KafkaException(error))
                 else:
                     fut.set_result(self.metadata)
 
-            self.refresh_metadata_io(topics, done, timeout=timeout, auto_create=auto_create)
+            left = max(0.001, deadline - self.engine.now())
+            self.refresh_metadata_io(topics, done, timeout=left, auto_create=auto_create)
 
         self.engine.call_soon(send)
         return fut
@@ -310,7 +317,9 @@ class Client:
             expect_response=expect_response,
             max_version=max_version,
             fail_fast=fail_fast,
-            fails_over=fails_over or coordinator_lane or api in FAILS_OVER,
+            # (A request for any broker fails over by nature: queued on a bootstrap broker that died,
+            # it would wait for that one broker alone, when its caller's retry picks another.)
+            fails_over=fails_over or coordinator_lane or api in FAILS_OVER or node is None,
             give_up=give_up,
         )
 
