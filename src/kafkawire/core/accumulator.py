@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from ..records import HEADER_SIZE, BatchBuilder, crc, with_producer_state
 from . import TopicPartitionKey
+from .kafka_error import KafkaError
 from .lane_state import LaneState, new_lane_state
 
 
@@ -53,6 +54,7 @@ class ProducerBatch:
         "retry_at",
         "stamp",
         "topic",
+        "unanswered",
     )
 
     def __init__(self, topic: str, partition: int, now: float) -> None:
@@ -68,6 +70,8 @@ class ProducerBatch:
         self.payload: bytes | bytearray | None = None  # built once; a retry re-sends the same bytes
         self.base_sequence = -1  # set by the idempotent producer when the batch first leaves
         self.stamp = (-1, -1, -1)  # the (producer id, epoch, base sequence) inside ``payload``
+        # The error of an attempt that ended without the broker's answer: the log may hold it.
+        self.unanswered: KafkaError | None = None
 
     @property
     def builder(self) -> BatchBuilder:
@@ -303,6 +307,22 @@ class Accumulator:
         return {
             tp: (sum(len(b.messages) for b in queue), sum(b.bytes for b in queue)) for tp, queue in self._queues.items()
         }
+
+    def take_if(self, leaving: Callable[[ProducerBatch], bool]) -> list[ProducerBatch]:
+        """Remove and return the waiting batches ``leaving`` picks."""
+        out: list[ProducerBatch] = []
+        for tp in list(self._queues):
+            queue = self._queues[tp]
+            gone = [b for b in queue if leaving(b)]
+            if gone:
+                out += gone
+                kept = [b for b in queue if not leaving(b)]
+                queue.clear()
+                queue.extend(kept)
+                if not queue:
+                    del self._queues[tp]
+        self.state.queued -= sum(len(b.messages) for b in out)
+        return out
 
     def stamped_batches(self) -> list[ProducerBatch]:
         """Waiting batches that already carry sequences (sent before, now queued for a retry)."""

@@ -114,8 +114,7 @@ class Sender:
             and not idem.anything_in_flight()
         ):
             if idem.bump_locally():
-                with self.lock:
-                    idem.restamp(self.acc.stamped_batches())
+                self._restamp()
                 if self.client.debug.eos:
                     self.client.debug.log("eos", "DRAIN", MAIN, "Bumped epoch locally to %d", idem.epoch)
             else:
@@ -366,6 +365,8 @@ class Sender:
         )
         if idem is not None:
             idem.answered(batch)
+        if error.code() < 0 and batch.unanswered is None:
+            batch.unanswered = error  # (no broker's answer: this attempt may have been written)
         if refresh_metadata:
             self.client.metadata.forget_leader(batch.topic, batch.partition)
             self._stale_topics.add(batch.topic)
@@ -470,8 +471,7 @@ class Sender:
                     KafkaError(code).str() if code else "Success",
                 )
             if outcome is InitOutcome.DONE:
-                with self.lock:
-                    idem.restamp(self.acc.stamped_batches())
+                self._restamp()
             elif outcome is InitOutcome.FATAL:
                 self._fatal(KafkaError(code, "InitProducerId failed", fatal=True))
             else:
@@ -480,6 +480,21 @@ class Sender:
             self.wake()
 
         self.client.request_io(INIT_PRODUCER_ID, body, done)
+
+    def _restamp(self) -> None:
+        """Under a new id or epoch: batches waiting for a retry take new sequences, in order, but
+        one whose attempt ended without an answer may be in the log already, and sent again under
+        the new epoch the broker could not know it and would write it twice: it fails instead,
+        with the error it met (README: retries and lost responses never duplicate)."""
+        assert self.idem is not None
+        with self.lock:
+            doubtful = self.acc.take_if(lambda b: b.base_sequence >= 0 and b.unanswered is not None)
+            self.idem.restamp(self.acc.stamped_batches())
+        for b in doubtful:
+            err = b.unanswered
+            assert err is not None
+            why = f"{err.str()} (it may be in the log: not sent again under a new epoch, which could write it twice)"
+            self._fail(b.messages, KafkaError(err.code(), why, retriable=err.retriable()))
 
     @property
     def fatal(self) -> KafkaError | None:

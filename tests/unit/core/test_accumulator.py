@@ -273,6 +273,19 @@ def test_a_batch_that_left_before_expires_whole() -> None:
     assert len(a) == 0
 
 
+def test_take_if_removes_only_the_picked_waiting_batches() -> None:
+    """After a new epoch the sender takes out the retried batches that may be in the log already."""
+    a = acc(linger=100.0, batch_num_messages=1)
+    for i in range(3):
+        a.append(msg(b"%d" % i, enqueued=float(i)), float(i))
+    a.append(msg(b"other", partition=1), 0.0)
+    doubtful = a.take_if(lambda b: b.messages[0].value in (b"0", b"2"))
+    assert [b.messages[0].value for b in doubtful] == [b"0", b"2"]
+    assert len(a) == 2
+    head = a.pop(TP)
+    assert head is not None and head.messages[0].value == b"1"
+
+
 def test_take_all_empties_everything() -> None:
     a = acc(linger=100.0)
     a.append(msg(b"1"), 0.0)
