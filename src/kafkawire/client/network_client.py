@@ -464,6 +464,12 @@ class Client:
             return
         if self._closed or conn.last_error is None or conn in self._retired:
             return  # (a retired bootstrap connection's failure says nothing of the brokers)
+        if conn.last_error.code() == KafkaError._TIMED_OUT and conn.failed_when_ready:
+            # A request unanswered on a connection the broker served says it is slow, not down (a
+            # leader holds acks=all requests while a paused follower drops out of the ISR): its next
+            # connection attempt tells. Counted, every broker holding such requests was "down" at
+            # once, and all brokers down reported while one was paused (issue 39).
+            return
         known = {(b.host, b.port) for b in self.metadata.brokers.values()} or {
             (c.host, c.port) for c in self._bootstrap
         }

@@ -80,6 +80,7 @@ class BrokerConnection:
         self.versions: dict[int, tuple[int, int]] = {}
         self.last_error: KafkaError | None = None
         self.last_error_lasting = False  # no reconnect mends it (core/mismatch.py): report once per address
+        self.failed_when_ready = False  # the last failure struck a ready connection (Client._state_changed)
         self.proven = False  # answered a request since its handshake (what "up" means to error reports)
         self._answered_since_ready: int | None = None  # None until the handshake is done
         self._last_mismatch: str | None = None  # the close diagnosis of the previous attempt
@@ -465,6 +466,7 @@ class BrokerConnection:
             wire_log.failed(self._debug, self.name, self.state, error.str())
         self.last_error = error
         self.last_error_lasting = lasting
+        self.failed_when_ready = self.state is ConnectionState.READY
         self._teardown(error)
         self._failures += 1
         if error.code() == KafkaError._RESOLVE and self.node_id >= 0:

@@ -36,12 +36,6 @@ log = logging.getLogger("kafkawire.producer")
 # The longest stretch of enqueue times one request's batch of a partition carries, as a share of
 # message.timeout.ms (Accumulator.pop): the request is given up at its oldest record's timeout.
 REQUEST_SPAN = 0.1
-# A Produce carries request.timeout.ms to the broker (timeout_ms), which answers REQUEST_TIMED_OUT
-# once the acks have not come within it (a follower out of reach, not yet out of the ISR): only an
-# answer that does not come this much later either fails the connection. Without it the client's
-# deadline raced the broker's answer, and every broker holding such requests was disconnected at
-# once, reported as all brokers down while one was paused (issue 39).
-ACKS_ANSWER_SLACK = 1.0
 
 
 class Sender:
@@ -286,7 +280,7 @@ class Sender:
             body,
             done,
             node=node,
-            timeout=self.settings.request_timeout + ACKS_ANSWER_SLACK,
+            timeout=self.settings.request_timeout,
             give_up=give_up if give_up < self.settings.request_timeout else None,
             expect_response=self.settings.acks != 0,
             max_version=max_produce_version(self.txn is not None, len(topic_ids) == len(topics)),
