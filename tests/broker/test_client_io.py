@@ -121,6 +121,29 @@ def test_a_request_that_can_fail_over_leaves_a_broker_that_is_down_at_once(mock_
         assert not isinstance(answer, KafkaError), answer
 
 
+def test_a_request_for_any_broker_leaves_a_dead_bootstrap_broker(mock_cluster: MockCluster) -> None:
+    """Issue 39: a member joining as a broker was killed queued its first requests on that broker's
+    bootstrap connection and waited there for it alone (no partitions in 37 s, while two brokers
+    were up); a request any broker can answer fails over, and its caller's retry goes elsewhere."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = s.getsockname()[1]  # closed when the block ends: connections to it are refused
+    reports: list[KafkaError | None] = []
+    producer = Producer(
+        {
+            "bootstrap.servers": f"127.0.0.1:{dead},{mock_cluster.bootstraps}",  # the dead one is tried first
+            "reconnect.backoff.ms": 1000,
+            "reconnect.backoff.max.ms": 10000,
+        }
+    )
+    try:
+        producer.produce("failover", b"v", on_delivery=lambda err, _msg: reports.append(err))
+        assert producer.flush(15) == 0, "the metadata request waited on the dead bootstrap broker"
+        assert reports == [None]
+    finally:
+        producer.close()
+
+
 def test_request_timeout_fails_with_timed_out_and_connection_recovers(
     mock_cluster: MockCluster, client: Client
 ) -> None:
@@ -207,7 +230,9 @@ def test_hostile_peer_fails_only_that_connection(mock_cluster: MockCluster, repl
             with pytest.raises(KafkaException) as exc:
                 bad.request(API_VERSIONS, {}, timeout=3).result(10)
             err = error_of(exc)
-            assert err.code() in (KafkaError._TIMED_OUT, KafkaError._BAD_MSG)
+            # (A request for any broker fails over with _TRANSPORT when its connection fails,
+            # naming why: its caller may ask another broker. core/failover.py)
+            assert err.code() in (KafkaError._TIMED_OUT, KafkaError._BAD_MSG, KafkaError._TRANSPORT)
             assert reason in err.str()
         # The process and other clients are unaffected.
         with Client({"bootstrap.servers": mock_cluster.bootstraps}) as good:

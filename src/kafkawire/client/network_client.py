@@ -132,17 +132,24 @@ class Client:
     def refresh_metadata(
         self, topics: list[str] | None = None, *, timeout: float | None = None, auto_create: bool = False
     ) -> Future[ClusterView]:
-        """Ask for metadata (all topics when ``topics`` is None) and fold it into the cache."""
+        """Ask for metadata (all topics when ``topics`` is None) and fold it into the cache. A request
+        that failed over (its broker went down: ``_TRANSPORT``) is asked again, of another broker,
+        until ``timeout`` (else socket.timeout.ms) has passed."""
         fut: Future[ClusterView] = Future()
+        deadline = self.engine.now() + (self.settings.request_timeout if timeout is None else timeout)
 
         def send() -> None:
             def done(body: Struct | None, error: KafkaError | None) -> None:
-                if error is not None:
+                left = deadline - self.engine.now()
+                if error is not None and error.code() == KafkaError._TRANSPORT and left > 0 and not self._closed:
+                    self.engine.call_later(min(left, self.config["retry.backoff.ms"] / 1000), send)
+                elif error is not None:
                     fut.set_exception(KafkaException(error))
                 else:
                     fut.set_result(self.metadata)
 
-            self.refresh_metadata_io(topics, done, timeout=timeout, auto_create=auto_create)
+            left = max(0.001, deadline - self.engine.now())
+            self.refresh_metadata_io(topics, done, timeout=left, auto_create=auto_create)
 
         self.engine.call_soon(send)
         return fut
@@ -281,13 +288,17 @@ class Client:
         coordinator_lane: bool = False,
         fail_fast: bool = False,
         fails_over: bool = False,
+        give_up: float | None = None,
     ) -> None:
         """Send one request to ``node`` (any ready broker when None); ``coordinator_lane``: over
         that broker's second connection, kept for group membership conversations; ``fails_over``
         (implied by the lane and for FAILS_OVER's APIs): the request fails at once while that broker
         is down, its caller finding another (a fresh coordinator lookup, a partition's new leader;
         core/failover.py); ``fail_fast``: a request still queued when its connection fails for a reason no reconnect mends (TLS,
-        credentials, a security.protocol mismatch) fails with that reason rather than waiting."""
+        credentials, a security.protocol mismatch) fails with that reason rather than waiting;
+        ``give_up`` (seconds, less than ``timeout``): the caller stops waiting then (``_TIMED_OUT``)
+        and a late answer is dropped, but the connection stays up until ``timeout`` (core/connection.py
+        `Connection.given_up`)."""
         if self._closed:
             callback(None, KafkaError(KafkaError._DESTROY, "client closed"))
             return
@@ -306,7 +317,10 @@ class Client:
             expect_response=expect_response,
             max_version=max_version,
             fail_fast=fail_fast,
-            fails_over=fails_over or coordinator_lane or api in FAILS_OVER,
+            # (A request for any broker fails over by nature: queued on a bootstrap broker that died,
+            # it would wait for that one broker alone, when its caller's retry picks another.)
+            fails_over=fails_over or coordinator_lane or api in FAILS_OVER or node is None,
+            give_up=give_up,
         )
 
     def refresh_metadata_io(
@@ -450,6 +464,12 @@ class Client:
             return
         if self._closed or conn.last_error is None or conn in self._retired:
             return  # (a retired bootstrap connection's failure says nothing of the brokers)
+        if conn.last_error.code() == KafkaError._TIMED_OUT and conn.failed_when_ready:
+            # A request unanswered on a connection the broker served says it is slow, not down (a
+            # leader holds acks=all requests while a paused follower drops out of the ISR): its next
+            # connection attempt tells. Counted, every broker holding such requests was "down" at
+            # once, and all brokers down reported while one was paused (issue 39).
+            return
         known = {(b.host, b.port) for b in self.metadata.brokers.values()} or {
             (c.host, c.port) for c in self._bootstrap
         }

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from ..records import HEADER_SIZE, BatchBuilder, crc, with_producer_state
 from ..records.batch_buffers import BatchBuffers
 from . import TopicPartitionKey
+from .kafka_error import KafkaError
 from .lane_state import LaneState, new_lane_state
 
 # Spare batch buffers kept while the producer is busy (each up to batch.size): deliveries come in
@@ -58,6 +59,7 @@ class ProducerBatch:
         "retry_at",
         "stamp",
         "topic",
+        "unanswered",
     )
 
     def __init__(self, topic: str, partition: int, now: float) -> None:
@@ -73,6 +75,8 @@ class ProducerBatch:
         self.payload: bytes | bytearray | None = None  # built once; a retry re-sends the same bytes
         self.base_sequence = -1  # set by the idempotent producer when the batch first leaves
         self.stamp = (-1, -1, -1)  # the (producer id, epoch, base sequence) inside ``payload``
+        # The error of an attempt that ended without the broker's answer: the log may hold it.
+        self.unanswered: KafkaError | None = None
 
     @property
     def builder(self) -> BatchBuilder:
@@ -122,6 +126,25 @@ class ProducerBatch:
     @property
     def oldest(self) -> float:
         return self.messages[0].enqueued
+
+    def split(self, until: float) -> ProducerBatch | None:
+        """The records enqueued at or before ``until``, taken out into a batch of their own, when
+        this batch never left and none of its records is encoded yet, and some but not all are
+        that old; None otherwise (the batch goes, or stays, whole)."""
+        if self.attempts or self.payload is not None or self._builder is not None or self.base_sequence >= 0:
+            return None
+        messages = self.messages
+        count = 0
+        while count < len(messages) and messages[count].enqueued <= until:
+            count += 1
+        if not count or count == len(messages):
+            return None
+        out = ProducerBatch(self.topic, self.partition, self.created)
+        out.messages = messages[:count]
+        out.bytes = HEADER_SIZE + sum(m.size for m in out.messages)
+        del messages[:count]  # (in place: produce()'s C lane appends to this very list)
+        self.bytes -= out.bytes - HEADER_SIZE
+        return out
 
 
 class Accumulator:
@@ -242,10 +265,20 @@ class Accumulator:
         heads = [queue[0].oldest for queue in self._queues.values() if queue]
         return min(heads) if heads else None
 
-    def pop(self, tp: TopicPartitionKey) -> ProducerBatch | None:
+    def pop(self, tp: TopicPartitionKey, span: float = float("inf")) -> ProducerBatch | None:
+        """The partition's head batch, to be sent. One that never left goes with the records
+        enqueued within ``span`` of its oldest only, the rest staying at the head: a request is given
+        up at its oldest record's message timeout, so a backlog gathered behind a stalled partition
+        leaves in slices, and records that still have time do not fail with the oldest (as they
+        do not in librdkafka's pipelined requests)."""
         queue = self._queues.get(tp)
         if not queue:
             return None
+        part = queue[0].split(queue[0].oldest + span)
+        if part is not None:
+            self.state.queued -= len(part.messages)
+            part.full = True
+            return part
         batch = queue.popleft()
         if not queue:
             del self._queues[tp]
@@ -270,11 +303,16 @@ class Accumulator:
         self.state.queued += len(batch.messages)
 
     def take_expired(self, now: float, timeout: float) -> list[ProducerBatch]:
-        """Remove and return waiting batches whose oldest record is older than ``timeout``."""
+        """Remove and return the waiting records older than ``timeout``, in batches: whole batches
+        once they left before (their records go and fail together), else record by record."""
         expired: list[ProducerBatch] = []
         for tp in list(self._queues):
             queue = self._queues[tp]
             while queue and now - queue[0].oldest >= timeout:
+                part = queue[0].split(now - timeout)
+                if part is not None:
+                    expired.append(part)
+                    break
                 expired.append(queue.popleft())
             if not queue:
                 del self._queues[tp]
@@ -286,6 +324,22 @@ class Accumulator:
         return {
             tp: (sum(len(b.messages) for b in queue), sum(b.bytes for b in queue)) for tp, queue in self._queues.items()
         }
+
+    def take_if(self, leaving: Callable[[ProducerBatch], bool]) -> list[ProducerBatch]:
+        """Remove and return the waiting batches ``leaving`` picks."""
+        out: list[ProducerBatch] = []
+        for tp in list(self._queues):
+            queue = self._queues[tp]
+            gone = [b for b in queue if leaving(b)]
+            if gone:
+                out += gone
+                kept = [b for b in queue if not leaving(b)]
+                queue.clear()
+                queue.extend(kept)
+                if not queue:
+                    del self._queues[tp]
+        self.state.queued -= sum(len(b.messages) for b in out)
+        return out
 
     def stamped_batches(self) -> list[ProducerBatch]:
         """Waiting batches that already carry sequences (sent before, now queued for a retry)."""

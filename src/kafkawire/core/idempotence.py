@@ -30,6 +30,7 @@ from .accumulator import ProducerBatch
 from .kafka_error import KafkaError
 
 SEQUENCE_MODULUS = 2**31  # sequences wrap from 2^31-1 to 0
+MAX_EPOCH = 2**15 - 1  # an epoch is an int16
 
 
 class IdempotenceVerdict(enum.Enum):
@@ -80,6 +81,7 @@ class Idempotence:
         self._out: set[TopicPartitionKey] = set()  # partitions with their one batch in flight
         self.bump_wanted = False  # sequences must restart under a new epoch before anything is sent
         self._bump_refused = False  # the broker will not bump: ask for a fresh producer id instead
+        self._bump_ours = False  # every reason for the bump due is a sequence we gave up on
         # Set for a transactional producer (KIP-360): a broken sequence only costs the open
         # transaction (abort, new epoch), never the producer.
         self.transactional = False
@@ -98,11 +100,26 @@ class Idempotence:
         """The next InitProducerId (v3+) asks for a new epoch of our own id."""
         return self.bump_wanted and self.has_producer_id and not self._bump_refused
 
-    def request_bump(self) -> None:
+    def request_bump(self, *, ours: bool = False) -> None:
         """A sequence was lost (a batch failed or timed out after it left, or the broker forgot
-        us): nothing more is sent until everything in flight is answered and the epoch is bumped."""
+        us): nothing more is sent until everything in flight is answered and the epoch is bumped.
+        ``ours``: we gave up on the sequence (the broker still knows our id and epoch)."""
         if self.has_producer_id:
+            self._bump_ours = ours and (self._bump_ours or not self.bump_wanted)
             self.bump_wanted = True
+
+    def bump_locally(self) -> bool:
+        """Bump the epoch without asking a broker, when that is enough (as librdkafka's idempotent
+        producer): not transactional, and only sequences we gave up on are lost, so the brokers
+        still know our id; a broker takes a higher epoch of a known id from sequence 0 on. Asking
+        instead waits behind whatever the broker still holds on that connection (a Produce in
+        purgatory while the ISR shrinks). True when done (sequences restart at 0)."""
+        if not (self.bump_wanted and self._bump_ours and not self.transactional and self.has_producer_id):
+            return False
+        if self.epoch >= MAX_EPOCH:
+            return False  # no higher epoch: a fresh id
+        self.set_producer_id(self.producer_id, self.epoch + 1)
+        return True
 
     def init_ids(self, version: int) -> tuple[int, int]:
         """The (producer id, epoch) an InitProducerId of ``version`` carries: ours when bumping
@@ -189,4 +206,4 @@ class Idempotence:
         sequences may or may not be in the log, so the epoch must be bumped."""
         for batch in batches:
             self.answered(batch)
-        self.request_bump()
+        self.request_bump(ours=True)

@@ -80,6 +80,7 @@ class BrokerConnection:
         self.versions: dict[int, tuple[int, int]] = {}
         self.last_error: KafkaError | None = None
         self.last_error_lasting = False  # no reconnect mends it (core/mismatch.py): report once per address
+        self.failed_when_ready = False  # the last failure struck a ready connection (Client._state_changed)
         self.proven = False  # answered a request since its handshake (what "up" means to error reports)
         self._answered_since_ready: int | None = None  # None until the handshake is done
         self._last_mismatch: str | None = None  # the close diagnosis of the previous attempt
@@ -147,12 +148,13 @@ class BrokerConnection:
         max_version: int | None = None,
         fail_fast: bool = False,
         fails_over: bool = False,
+        give_up: float | None = None,
     ) -> None:
         """Queue a request. ``body`` may be a function of the negotiated version.
 
         ``callback(response, error)`` runs on the IO thread exactly once. With
         ``expect_response=False`` (acks=0 produce) it runs once the bytes are written.
-        ``fails_over``: see Client.request_io.
+        ``fails_over``, ``give_up``: see Client.request_io.
         """
         if self.state is ConnectionState.CLOSED:
             callback(None, KafkaError(KafkaError._DESTROY))
@@ -167,7 +169,7 @@ class BrokerConnection:
             return
         deadline = (now := self.engine.now()) + (self.settings.request_timeout if timeout is None else timeout)
         self._queue.append(
-            Queued(api, body, callback, deadline, expect_response, max_version, fail_fast, fails_over, now)
+            Queued(api, body, callback, deadline, expect_response, max_version, fail_fast, fails_over, now, give_up)
         )
         self.open()
         self._pump()
@@ -285,6 +287,7 @@ class BrokerConnection:
                     timeout=max(0.0, q.deadline - self.engine.now()),
                     expect_response=q.expect_response,
                     context=q.callback,
+                    give_up=None if q.give_up is None else max(0.0, q.queued_at + q.give_up - self.engine.now()),
                 )
             except UnsupportedVersionError as exc:
                 if not exc.confirmed:  # believe a gap only when the next connection's answer agrees
@@ -365,7 +368,8 @@ class BrokerConnection:
             self.stats.answered(now, r.request.sent_at, r.body, r.request.api.key)
             if self._debug.protocol:
                 wire_log.received(self._debug, self.name, r, now - r.request.sent_at)
-            guarded(r.request.context, r.body, None)
+            if r.request.context is not None:  # (None: its caller gave up on it)
+                guarded(r.request.context, r.body, None)
         if self._answered_since_ready and not self.proven and self.state is ConnectionState.READY:
             self._proven()
         if self._transport is not transport:  # a callback closed it
@@ -401,7 +405,7 @@ class BrokerConnection:
 
     def _arm_timer(self) -> None:
         """One timer at the earliest deadline: connect, in-flight or queued."""
-        deadlines = [q.deadline for q in self._queue]
+        deadlines = [q.expires for q in self._queue]
         nxt = self._conn.next_deadline()
         if nxt is not None:
             deadlines.append(nxt)
@@ -430,6 +434,10 @@ class BrokerConnection:
             setting = "api.version.request.timeout.ms" if expired[0].api is API_VERSIONS else "the request timeout"
             why = f"{expired[0].api.name} to {self.host}:{self.port} timed out ({setting})"
             self._failed(KafkaError(KafkaError._TIMED_OUT, why))
+        else:
+            for api, callback in self._conn.given_up(now):
+                why = f"{api.name} to {self.host}:{self.port} given up by its caller (its answer will be dropped)"
+                guarded(callback, None, KafkaError(KafkaError._TIMED_OUT, why))
         self._expire_queue(now)
         self._arm_timer()
 
@@ -438,10 +446,10 @@ class BrokerConnection:
         return idle and self.settings.idle_timeout > 0 and not self._handshake.reauthenticating
 
     def _expire_queue(self, now: float) -> None:
-        if self.stats.timed_out(sum(q.deadline <= now for q in self._queue)):
+        if self.stats.timed_out(sum(q.expires <= now for q in self._queue)):
             err = self.last_error if self.last_error is not None else KafkaError(KafkaError._TIMED_OUT)
             reason = f"request timed out before it could be sent to {self.host}:{self.port}: {err.str()}"
-            self._fail_queued(lambda q: q.deadline <= now, KafkaError(KafkaError._TIMED_OUT, reason))
+            self._fail_queued(lambda q: q.expires <= now, KafkaError(KafkaError._TIMED_OUT, reason))
 
     def _fail_queued(self, leaving: Callable[[Queued], bool], error: KafkaError) -> None:
         """Fail the queued requests ``leaving`` picks, each with its own copy of ``error``. The queue
@@ -458,6 +466,7 @@ class BrokerConnection:
             wire_log.failed(self._debug, self.name, self.state, error.str())
         self.last_error = error
         self.last_error_lasting = lasting
+        self.failed_when_ready = self.state is ConnectionState.READY
         self._teardown(error)
         self._failures += 1
         if error.code() == KafkaError._RESOLVE and self.node_id >= 0:
@@ -507,6 +516,7 @@ class BrokerConnection:
         self._settling = True
         try:
             for req in pending:
-                guarded(req.context, None, KafkaError(error.code(), error.str()))
+                if req.context is not None:
+                    guarded(req.context, None, KafkaError(error.code(), error.str()))
         finally:
             self._settling = False

@@ -33,6 +33,9 @@ from .produce_request import SenderSettings, max_produce_version, produce_body
 from .transactions import TransactionManager
 
 log = logging.getLogger("kafkawire.producer")
+# The longest stretch of enqueue times one request's batch of a partition carries, as a share of
+# message.timeout.ms (Accumulator.pop): the request is given up at its oldest record's timeout.
+REQUEST_SPAN = 0.1
 
 
 class Sender:
@@ -104,7 +107,12 @@ class Sender:
             and self.fatal is None
             and not idem.anything_in_flight()
         ):
-            self._init_producer_id()
+            if idem.bump_locally():
+                self._restamp()
+                if self.client.debug.eos:
+                    self.client.debug.log("eos", "DRAIN", MAIN, "Bumped epoch locally to %d", idem.epoch)
+            else:
+                self._init_producer_id()
         # While an id or a new epoch is due nothing leaves: a bump waits for in-flight requests to
         # drain, and new batches sent meanwhile would keep it waiting forever.
         blocked = self._blocked()
@@ -184,7 +192,7 @@ class Sender:
                 continue
             if self.txn is not None and not self.txn.partition_ready(tp):
                 continue  # AddPartitionsToTxn first; the sender is woken when it is done
-            head = self.acc.pop(tp)
+            head = self.acc.pop(tp, self.settings.message_timeout * REQUEST_SPAN)
             if head is not None:
                 heads.append(head)
         return heads
@@ -237,10 +245,11 @@ class Sender:
         transactional_id = self.txn.transactional_id if self.txn is not None else None
         body = produce_body(topics, topic_ids, transactional_id, self.settings, node, self.deliveries.batch_stats)
         request_id = self._request_ids = self._request_ids + 1
-        # As librdkafka: the request gives up no later than its oldest record's message timeout,
-        # so a request stuck behind a dead connection cannot outlive the records it carries.
+        # As librdkafka: the request is given up no later than its oldest record's message timeout,
+        # so it cannot outlive the records it carries; only request.timeout.ms without an answer
+        # fails the connection (a leader holding acks=all requests while the ISR shrinks is alive).
         expires = min(b.oldest for b in batches) + self.settings.message_timeout
-        timeout = max(0.001, min(self.settings.request_timeout, expires - self.client.engine.now()))
+        give_up = max(0.001, expires - self.client.engine.now())
         self.in_flight[request_id] = batches
         if self.client.debug.msg:
             where = self.client.broker_name(node)
@@ -271,7 +280,8 @@ class Sender:
             body,
             done,
             node=node,
-            timeout=timeout,
+            timeout=self.settings.request_timeout,
+            give_up=give_up if give_up < self.settings.request_timeout else None,
             expect_response=self.settings.acks != 0,
             max_version=max_produce_version(self.txn is not None, len(topic_ids) == len(topics)),
         )
@@ -353,6 +363,8 @@ class Sender:
         )
         if idem is not None:
             idem.answered(batch)
+        if error.code() < 0 and batch.unanswered is None:
+            batch.unanswered = error  # (no broker's answer: this attempt may have been written)
         if refresh_metadata:
             self.client.metadata.forget_leader(batch.topic, batch.partition)
             self._stale_topics.add(batch.topic)
@@ -420,7 +432,7 @@ class Sender:
         the log: its sequence must not be reused under this epoch, and the batches after it would
         meet a gap, so the epoch is bumped before anything is sent again (KIP-360, KIP-679)."""
         if self.idem is not None and batch.base_sequence >= 0:
-            self.idem.request_bump()
+            self.idem.request_bump(ours=True)
 
     def _init_producer_id(self) -> None:
         """Get a producer id, or a new epoch of ours (KIP-360) once nothing is in flight."""
@@ -457,8 +469,7 @@ class Sender:
                     KafkaError(code).str() if code else "Success",
                 )
             if outcome is InitOutcome.DONE:
-                with self.lock:
-                    idem.restamp(self.acc.stamped_batches())
+                self._restamp()
             elif outcome is InitOutcome.FATAL:
                 self._fatal(KafkaError(code, "InitProducerId failed", fatal=True))
             else:
@@ -467,6 +478,21 @@ class Sender:
             self.wake()
 
         self.client.request_io(INIT_PRODUCER_ID, body, done)
+
+    def _restamp(self) -> None:
+        """Under a new id or epoch: batches waiting for a retry take new sequences, in order, but
+        one whose attempt ended without an answer may be in the log already, and sent again under
+        the new epoch the broker could not know it and would write it twice: it fails instead,
+        with the error it met (README: retries and lost responses never duplicate)."""
+        assert self.idem is not None
+        with self.lock:
+            doubtful = self.acc.take_if(lambda b: b.base_sequence >= 0 and b.unanswered is not None)
+            self.idem.restamp(self.acc.stamped_batches())
+        for b in doubtful:
+            err = b.unanswered
+            assert err is not None
+            why = f"{err.str()} (it may be in the log: not sent again under a new epoch, which could write it twice)"
+            self._fail(b.messages, KafkaError(err.code(), why, retriable=err.retriable()))
 
     @property
     def fatal(self) -> KafkaError | None:

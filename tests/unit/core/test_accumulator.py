@@ -17,7 +17,7 @@ from kafkawire.core.policy import Action
 from kafkawire.core.policy.produce import PRODUCE
 from kafkawire.producer.pending import PendingMessage
 from kafkawire.protocol.error_table import BY_CODE
-from kafkawire.records import LZ4, NONE, decode_batches
+from kafkawire.records import HEADER_SIZE, LZ4, NONE, decode_batches
 
 TP = ("orders", 0)
 TP1 = ("orders", 1)
@@ -224,6 +224,66 @@ def test_take_expired_removes_only_batches_past_the_timeout() -> None:
     assert len(a) == 0
     assert a.oldest() is None
     assert a.ready(9.0) == ([], None)
+
+
+def test_records_of_a_batch_that_never_left_expire_one_by_one() -> None:
+    """Issue 39: a partition stalled behind a dead leader gathers its records in one batch; each
+    record expires on its own timeout (as librdkafka's), so those still in time go once it moves."""
+    a = acc(linger=100.0)
+    for t in (0.0, 1.0, 2.0, 3.0):
+        a.append(msg(str(t).encode(), enqueued=t), t)
+    assert a.take_expired(4.9, 5.0) == []
+    [expired] = a.take_expired(6.5, 5.0)
+    assert [m.value for m in expired.messages] == [b"0.0", b"1.0"]
+    assert expired.attempts == 0 and expired.base_sequence == -1
+    assert len(a) == 2
+    assert a.oldest() == 2.0
+    a.append(msg(b"4.0", enqueued=4.0), 4.0)  # the batch stays open: later records still join it
+    batch = a.pop(TP)
+    assert batch is not None
+    assert values(batch) == [b"2.0", b"3.0", b"4.0"]
+    assert batch.bytes == HEADER_SIZE + sum(m.size for m in batch.messages)
+
+
+def test_a_backlog_that_never_left_goes_in_slices_of_its_span() -> None:
+    """A request is given up at its oldest record's timeout: a batch gathered over a stall leaves
+    with the records within ``span`` of its oldest only, the rest next."""
+    a = acc(linger=100.0)
+    for t in (0.0, 0.2, 0.5, 0.9, 1.4):
+        a.append(msg(str(t).encode(), enqueued=t), t)
+    first = a.pop(TP, span=0.5)
+    assert first is not None and [m.value for m in first.messages] == [b"0.0", b"0.2", b"0.5"]
+    assert len(a) == 2
+    second = a.pop(TP, span=0.5)
+    assert second is not None and [m.value for m in second.messages] == [b"0.9", b"1.4"]
+    assert len(a) == 0 and a.pop(TP) is None
+
+
+def test_a_batch_that_left_before_expires_whole() -> None:
+    """A batch sent once carries a sequence and a payload: its records stay together."""
+    a = acc(linger=100.0)
+    for t in (0.0, 1.0, 2.0):
+        a.append(msg(str(t).encode(), enqueued=t), t)
+    batch = a.pop(TP)
+    assert batch is not None
+    batch.attempts = 1
+    a.requeue(batch, 0.0)
+    [expired] = a.take_expired(5.5, 5.0)
+    assert expired is batch and len(expired.messages) == 3
+    assert len(a) == 0
+
+
+def test_take_if_removes_only_the_picked_waiting_batches() -> None:
+    """After a new epoch the sender takes out the retried batches that may be in the log already."""
+    a = acc(linger=100.0, batch_num_messages=1)
+    for i in range(3):
+        a.append(msg(b"%d" % i, enqueued=float(i)), float(i))
+    a.append(msg(b"other", partition=1), 0.0)
+    doubtful = a.take_if(lambda b: b.messages[0].value in (b"0", b"2"))
+    assert [b.messages[0].value for b in doubtful] == [b"0", b"2"]
+    assert len(a) == 2
+    head = a.pop(TP)
+    assert head is not None and head.messages[0].value == b"1"
 
 
 def test_take_all_empties_everything() -> None:

@@ -17,6 +17,7 @@ from kafkawire.core.accumulator import ProducerBatch
 from kafkawire.core.idempotence import (
     DUPLICATE_SEQUENCE_NUMBER,
     INVALID_PRODUCER_EPOCH,
+    MAX_EPOCH,
     OUT_OF_ORDER_SEQUENCE_NUMBER,
     PRODUCER_FENCED,
     SEQUENCE_MODULUS,
@@ -267,3 +268,29 @@ def test_purged_in_flight_batches_are_forgotten_and_force_a_bump() -> None:
     i.forget_in_flight([a, b])
     assert not i.anything_in_flight()
     assert i.bump_wanted and i.needs_init
+
+
+def test_a_sequence_we_gave_up_on_is_mended_by_a_local_epoch_bump() -> None:
+    """Issue 39, as librdkafka's idempotent producer: a batch given up after it left costs an epoch
+    bumped here, sequences from 0, without an InitProducerId (which would wait behind whatever the
+    broker still holds on that connection)."""
+    idem = Idempotence()
+    idem.set_producer_id(7, 3)
+    idem.stamp(batch(5))
+    idem.request_bump(ours=True)
+    assert idem.needs_init
+    assert idem.bump_locally()
+    assert (idem.producer_id, idem.epoch, idem.needs_init) == (7, 4, False)
+    assert idem.stamp(batch(1)) == (7, 4, 0)
+
+
+@pytest.mark.parametrize("case", ["broker forgot us", "transactional", "last epoch"])
+def test_a_bump_a_broker_must_grant_is_not_done_locally(case: str) -> None:
+    idem = Idempotence()
+    idem.set_producer_id(7, MAX_EPOCH if case == "last epoch" else 3)
+    idem.transactional = case == "transactional"
+    idem.request_bump(ours=True)
+    if case == "broker forgot us":
+        idem.request_bump()  # UNKNOWN_PRODUCER_ID: the broker must hand out the id
+    assert not idem.bump_locally()
+    assert idem.needs_init and idem.epoch == (MAX_EPOCH if case == "last epoch" else 3)
