@@ -416,26 +416,31 @@ def _check_child(
     assert set(ours) == set(kinds) and set(theirs.results) <= set(kinds), (ours, theirs)
     for kind in kinds:
         answered = {name: got for name, got in theirs.results.get(kind, {}).items() if got[0] not in (ABORTED, HUNG)}
-        assert {name: ours[kind][name] for name in answered} == answered, kind
+        assert {name: ours[kind][name] for name in answered} == answered, (kind, theirs)
 
 
 @pytest.mark.slow
-def test_consumer_methods_from_throttle_cb(kafka23: KafkaBroker, filled_topic: str) -> None:
+def test_consumer_methods_from_throttle_cb(kafka23: KafkaBroker) -> None:
     """throttle_cb under a consumer_byte_rate quota of 10 B/s on the client.id: each fetch is
     throttled for seconds and the broker mutes that connection meanwhile (KIP-219), so a call that
     needs an answer there (the partition leader's: get_watermark_offsets, offsets_for_times) waits
     for the quota, and gets it in time or not by the phase of the mute, on both clients.
     committed() does not wait: both clients know the group's coordinator from the start and ask it on a
     connection of their own. (The cluster first makes __consumer_offsets, as any cluster that served
-    a group has: until then no lookup finds a coordinator.)"""
+    a group has: until then no lookup finds a coordinator.) The topic is the test's own, its five
+    records what each fetch brings back, so that each throttle is the same (about 9 s at 10 B/s;
+    the other tests' records in the shared topic made it longer than the calls' timeouts)."""
+    topic = unique_name("cbq")
+    create_topic(kafka23.bootstrap(), topic, 1)
+    produce_with_confluent(kafka23.bootstrap(), topic, [Record(b"v%d" % i, partition=0) for i in range(5)])
     warm = kafkawire.Consumer({"bootstrap.servers": kafka23.bootstrap(), "group.id": unique_name("cbw")})
-    warm.committed([kafkawire.TopicPartition(filled_topic, 0)], timeout=60)
+    warm.committed([kafkawire.TopicPartition(topic, 0)], timeout=60)
     warm.close()
     results = {}
     for client in ("kafkawire", "confluent"):
         client_id = unique_name("cbq")  # each its own quota: one's fetches do not throttle the other
         kafka23.set_client_quota(client_id, "consumer_byte_rate=10")
-        args = {"bootstrap": kafka23.bootstrap(), "topic": filled_topic, "kind": "throttle_cb", "seek_on_eof": True}
+        args = {"bootstrap": kafka23.bootstrap(), "topic": topic, "kind": "throttle_cb", "seek_on_eof": True}
         args["extra"] = {"client.id": client_id, "fetch.wait.max.ms": 10}
         results[client] = (
             _consumer_cb_matrix("kafkawire", **args)
