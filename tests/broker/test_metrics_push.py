@@ -57,6 +57,32 @@ CONSUMER_NAMES = {
     )
 }
 
+# A share consumer's (KIP-932): librdkafka's are its own, with neither connection nor node metrics.
+SHARE_CONSUMER_NAMES = {
+    f"org.apache.kafka.consumer.share.{n}"
+    for n in (
+        "poll.idle.ratio.avg",
+        "time.between.poll.avg",
+        "time.between.poll.max",
+        "fetch.manager.fetch.total",
+        "fetch.manager.fetch.rate",
+        "fetch.manager.fetch.latency.avg",
+        "fetch.manager.fetch.latency.max",
+        "fetch.manager.acknowledgements.send.total",
+        "fetch.manager.acknowledgements.send.rate",
+        "fetch.manager.fetch.throttle.time.avg",
+        "fetch.manager.fetch.throttle.time.max",
+        "coordinator.heartbeat.total",
+        "coordinator.heartbeat.rate",
+        "fetch.manager.fetch.size.avg",
+        "fetch.manager.fetch.size.max",
+        "fetch.manager.bytes.consumed.total",
+        "fetch.manager.bytes.consumed.rate",
+    )
+}
+NAMES = {"producer": PRODUCER_NAMES, "consumer": CONSUMER_NAMES, "admin": PRODUCER_NAMES}
+NAMES["share_consumer"] = SHARE_CONSUMER_NAMES
+
 
 def _mock(requested: list[str] | None) -> MockCluster:
     cluster = MockCluster(1, keep_log=True)
@@ -64,6 +90,8 @@ def _mock(requested: list[str] | None) -> MockCluster:
         cluster.telemetry_set_requested_metrics(requested)
     cluster.telemetry_set_push_interval(200)
     cluster.create_topic("t", 2, 1)
+    cluster.sharegroup_set("auto_offset_reset", 1)  # earliest: a share consumer gets what is there
+    cluster.sharegroup_set("heartbeat_interval", 200)
     cluster.start_request_tracking()
     return cluster
 
@@ -111,6 +139,18 @@ def run(lib: Any, kind: str, mc: MockCluster, extra: dict[str, Any], pushes: int
         c.subscribe(["t"])
         _until(lambda: c.poll(0.05), done)
         c.close()
+    elif kind == "share_consumer":
+        # the records by a producer that pushes nothing (the mock's history holds the share consumer's alone)
+        p = confluent_kafka.Producer({"bootstrap.servers": mc.bootstraps, "enable.metrics.push": False})
+        for i in range(20):
+            p.produce("t", b"v%d" % i, b"k%d" % i)
+        assert p.flush(10) == 0
+        s = lib.ShareConsumer({**conf, "group.id": "g"})
+        s.subscribe(["t"])
+        _until(lambda: s.poll(0.05), done)
+        if not pushes:
+            time.sleep(1.0)
+        s.close()
     else:
         a = lib.admin.AdminClient(conf)
         a.list_topics(timeout=10)
@@ -125,7 +165,7 @@ def telemetry_requests(mc: MockCluster) -> list[int]:
     return [r.api_key for r in mc.get_requests() if r.api_key in (GET, PUSH)]
 
 
-@pytest.mark.parametrize("kind", ["producer", "consumer", "admin"])
+@pytest.mark.parametrize("kind", ["producer", "consumer", "admin", "share_consumer"])
 def test_every_metric_requested_is_pushed_by_both_clients_alike(cluster: Any, kind: str) -> None:
     seen = {}
     for name, lib in CLIENTS.items():
@@ -135,7 +175,7 @@ def test_every_metric_requested_is_pushed_by_both_clients_alike(cluster: Any, ki
         assert sent[0] == GET and sent.count(GET) == 1 and sent.count(PUSH) >= 2, (name, sent)
         seen[name] = set(mc.pushed_metric_names())
     assert seen["kafkawire"] == seen["confluent-kafka"]
-    assert seen["kafkawire"] == (CONSUMER_NAMES if kind == "consumer" else PRODUCER_NAMES)
+    assert seen["kafkawire"] == NAMES[kind]
 
 
 @pytest.mark.parametrize(
@@ -143,6 +183,8 @@ def test_every_metric_requested_is_pushed_by_both_clients_alike(cluster: Any, ki
     [
         ("producer", ["org.apache.kafka.producer.record", "org.apache.kafka.producer.node"]),
         ("consumer", ["org.apache.kafka.consumer.coordinator", "org.apache.kafka.consumer.poll"]),
+        ("share_consumer", ["org.apache.kafka.consumer.share.coordinator", "org.apache.kafka.consumer.share.poll"]),
+        ("share_consumer", ["org.apache.kafka.consumer.coordinator"]),  # the plain consumer's: empty pushes
         ("producer", ["org.apache.kafka.consumer."]),  # nothing of a producer's: empty pushes
     ],
 )
@@ -164,7 +206,7 @@ def test_a_subscription_without_metrics_means_no_push_and_asking_again_each_inte
         assert PUSH not in sent and sent.count(GET) >= 3, (name, sent)
 
 
-@pytest.mark.parametrize("kind", ["producer", "consumer", "admin"])
+@pytest.mark.parametrize("kind", ["producer", "consumer", "admin", "share_consumer"])
 def test_enable_metrics_push_false_sends_nothing(cluster: Any, kind: str) -> None:
     for name, lib in CLIENTS.items():
         mc = cluster(["org.apache.kafka."])
@@ -173,9 +215,14 @@ def test_enable_metrics_push_false_sends_nothing(cluster: Any, kind: str) -> Non
             c = lib.Producer(conf)
         elif kind == "consumer":
             c = lib.Consumer({**conf, "group.id": "g"})
+        elif kind == "share_consumer":
+            c = lib.ShareConsumer({**conf, "group.id": "g"})
+            c.subscribe(["t"])
+            c.poll(0.6)  # three push intervals
         else:
             c = lib.admin.AdminClient(conf)
-        c.list_topics(timeout=10)
+        if kind != "share_consumer":  # (a ShareConsumer has no list_topics)
+            c.list_topics(timeout=10)
         time.sleep(0.6)  # three push intervals
         if hasattr(c, "close"):
             c.close()
@@ -202,11 +249,12 @@ def test_a_malformed_push_stops_metrics_push(cluster: Any) -> None:
         assert telemetry_requests(mc) == [GET, PUSH], name
 
 
-def test_the_last_push_on_close_is_terminating(cluster: Any) -> None:
+@pytest.mark.parametrize("kind", ["producer", "share_consumer"])
+def test_the_last_push_on_close_is_terminating(cluster: Any, kind: str) -> None:
     """kafkawire's own lines say it (the mock does not log the flag): one push with terminating = true, last."""
     mc = cluster(["org.apache.kafka."])
     lines: list[str] = []
-    run(kafkawire, "producer", mc, {"debug": "telemetry", "logger": _Adapter(lines)})
+    run(kafkawire, kind, mc, {"debug": "telemetry", "logger": _Adapter(lines)})
     said = [line for line in lines if "terminating = " in line]
     assert said[-1].endswith("terminating = true") and all(s.endswith("false") for s in said[:-1])
     assert len(said) == _pushes(mc)

@@ -25,25 +25,34 @@ from ..core.kafka_error import KafkaError
 from ..core.telemetry import Action, Metric, Phase, Step, TelemetryState
 from ..io.broker import BrokerConnection, ConnectionState
 from ..io.io_engine import Timer
-from ..protocol.apis import GET_TELEMETRY_SUBSCRIPTIONS, PUSH_TELEMETRY
+from ..protocol.apis import GET_TELEMETRY_SUBSCRIPTIONS, PUSH_TELEMETRY, SHARE_FETCH, SHARE_GROUP_HEARTBEAT
 from ..protocol.codec import Struct
 from ..protocol.schema import ZERO_UUID
 from ..records.compression import compress
 from .network_client import Client
 
 FINAL_PUSH_WAIT = 1.0  # seconds close() waits for the terminating push's answer (librdkafka's)
-# The meters each metric reads, by name after its client kind ("producer." / "consumer.").
+# The connections' meters each metric reads (core/broker_stats.py), by its name without the last part.
 _METERS = {
-    "request.latency": 0,
-    "fetch.manager.fetch.latency": 1,
-    "coordinator.commit.latency": 8,
-    "produce.throttle.time": "throttle",
+    "producer.request.latency": 0,
+    "producer.produce.throttle.time": "throttle",
+    "consumer.fetch.manager.fetch.latency": 1,
+    "consumer.coordinator.commit.latency": 8,
+    "consumer.share.fetch.manager.fetch.latency": SHARE_FETCH.key,
+    "consumer.share.fetch.manager.fetch.throttle.time": "share_fetch_throttle",
+}
+# By client kind: the ``.total`` / ``.rate`` pairs that count the requests of an API sent on every
+# connection, by their short name without the last part.
+_REQUESTS = {
+    "share_consumer": {"fetch.manager.fetch": SHARE_FETCH.key, "coordinator.heartbeat": SHARE_GROUP_HEARTBEAT.key},
 }
 
 
 class MetricsPusher:
-    """KIP-714 for one client of ``kind`` ("producer": also the admin client; "consumer").
-    ``values()`` (IO thread) gives the client's own metrics by short name (``record.queue.time.avg``);
+    """KIP-714 for one client of ``kind`` ("producer": also the admin client; "consumer";
+    "share_consumer"). ``values()`` (IO thread) gives the client's own metrics by short name
+    (``record.queue.time.avg``); ``counts()`` its own counters of ``.total`` / ``.rate`` pairs by
+    short name without the last part, each (this interval's count, every count ever);
     ``resource()`` the resource attributes it has now (``group_id``, ``member_id``...)."""
 
     def __init__(
@@ -54,6 +63,7 @@ class MetricsPusher:
         logger: Any,
         values: Callable[[], Mapping[str, float]] = dict,
         resource: Callable[[], Mapping[str, str]] = dict,
+        counts: Callable[[], Mapping[str, tuple[int, int]]] = dict,
     ) -> None:
         self.enabled = enabled
         self._closed: Future[None] = Future()
@@ -65,7 +75,10 @@ class MetricsPusher:
         self._debug = client.debug
         self._log = logger
         self._values = values
+        self._counts = counts
         self._resource = resource
+        self._requests = _REQUESTS.get(kind, {})
+        self._last_requests: dict[int, int] = {}
         self._state = TelemetryState(kind)
         self._broker: BrokerConnection | None = None
         self._timer: Timer | None = None
@@ -253,19 +266,29 @@ class MetricsPusher:
                 avg, peak = meter.take()
                 taken.setdefault(key, []).append((conn.node_id, avg, peak, count))
         own = dict(self._values())
+        counted = dict(self._counts())
+        if self._requests:
+            sent: dict[int, int] = {}
+            for conn in self._client.connections():
+                for key, n in conn.stats.req.items():
+                    sent[key] = sent.get(key, 0) + n
+            for name, key in self._requests.items():
+                ever = sent.get(key, 0)
+                counted[name] = (max(0, ever - self._last_requests.get(key, 0)), ever)
+                self._last_requests[key] = ever
         connects = self._connects()
         seconds = max((now - self._last_ns) / 1e9, 1e-9)
         series = []
         for m in metrics:
-            short = m.name.split(".", 1)[1]
             if m.per_broker:  # node.request.latency.avg / .max, per broker
                 by_node = {node: (avg, peak) for node, avg, peak, _n in taken.get("all", [])}
                 points = [
-                    self._point(m, by_node.get(c.node_id, (0.0, 0.0))[short.endswith(".max")], now, delta, c.node_id)
+                    self._point(m, by_node.get(c.node_id, (0.0, 0.0))[m.short.endswith(".max")], now, delta, c.node_id)
                     for c in brokers
                 ]
             else:
-                points = [self._point(m, self._value(short, own, taken, connects, seconds, delta), now, delta)]
+                value = self._value(m, own, counted, taken, connects, seconds, delta)
+                points = [self._point(m, value, now, delta)]
             temporality = otlp.DELTA if delta else otlp.CUMULATIVE
             series.append(otlp.Series(m.full_name, m.description, points, m.is_sum, temporality))
         self._last_ns = now
@@ -275,20 +298,26 @@ class MetricsPusher:
 
     def _value(
         self,
-        short: str,
+        m: Metric,
         own: Mapping[str, float],
+        counted: Mapping[str, tuple[int, int]],
         taken: Mapping[Any, list[tuple[int, float, float, int]]],
         connects: int,
         seconds: float,
         delta: bool,
     ) -> float:
+        short = m.short
         if short in own:
             return own[short]
         if short == "connection.creation.total":
             return connects - self._last_connects if delta else connects
         if short == "connection.creation.rate":
             return (connects - self._last_connects) / seconds
-        base, _, which = short.rpartition(".")
+        pair = counted.get(short.rpartition(".")[0])
+        if pair is not None:  # a .total (the interval's count when delta, else every one) or a .rate
+            interval, ever = pair
+            return interval / seconds if short.endswith(".rate") else interval if delta else ever
+        base, _, which = m.name.rpartition(".")
         rows = taken.get(_METERS.get(base, ""), [])
         if which == "max":
             return max((peak for _n, _a, peak, _c in rows), default=0.0)

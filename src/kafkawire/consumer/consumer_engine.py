@@ -31,7 +31,7 @@ from typing import Any
 from ..base.debug import Debug
 from ..base.model import OFFSET_INVALID, ClusterMetadata, ConsumerGroupMetadata, Message, TopicPartition, error_event
 from ..client.committed_offsets import Committed, Committer
-from ..client.coordinators import Coordinators
+from ..client.coordinators import GROUP, Coordinators
 from ..client.driver import Operation
 from ..client.executor import CallbackExecutor
 from ..client.network_client import Client
@@ -77,6 +77,7 @@ class ConsumerEngine:
         self.request_timeout = opts["socket.timeout.ms"] / 1000
         self.client = Client(opts, logger=log, debug=Debug.of(opts, log, "consumer"))
         self._coordinators = Coordinators(self.client)
+        self._lookup_backoff = opts["retry.backoff.max.ms"] / 1000
         self.executor = executor
         self.client.on_error = self.error
         incremental = config.cooperative or opts["group.protocol"] == "consumer"
@@ -149,6 +150,22 @@ class ConsumerEngine:
         )
         self.closed = False
         _OPEN.add(self)
+        # The group's coordinator looked up now, as librdkafka's consumer does when it is made: a
+        # committed() later asks it at once on the coordinator's own connection, instead of first
+        # queueing a lookup behind a fetch on a connection a broker's quota mutes (KIP-219).
+        self.client.engine.call_soon(self._find_coordinator)
+
+    def _find_coordinator(self) -> None:
+        """IO thread: the group's coordinator into the cache, asked again after a backoff until a
+        lookup found it (a new cluster answers COORDINATOR_NOT_AVAILABLE at first) or the consumer
+        closed; librdkafka's consumer keeps asking too."""
+
+        def answered(found: dict[str, Any]) -> None:
+            if not isinstance(found.get(self.group_id), int) and not self.closed:
+                self.client.engine.call_later(self._lookup_backoff, self._find_coordinator)
+
+        if not self.closed:
+            self._coordinators.find_io(GROUP, [self.group_id], self.request_timeout, answered)
 
     def _metrics(self) -> dict[str, float]:
         """The consumer's own client metrics (KIP-714) over the push interval, on the IO thread."""

@@ -8,6 +8,9 @@ from typing import Any
 from .stats_window import Window
 from .telemetry import Meter
 
+# The meters of throttle times, by the API key of the answers that carry them (Produce, ShareFetch).
+THROTTLE_METERS = {0: "throttle", 78: "share_fetch_throttle"}
+
 
 class BrokerStats:
     """One broker's counters and windows for statistics, under librdkafka's names (STATISTICS.md,
@@ -54,9 +57,11 @@ class BrokerStats:
             else None
         )
         self.throttled = False  # the last throttle time recorded was not 0
-        # Round trips (ms) of every request, and by API key, and throttle times: the client metrics
-        # pushed to the broker (KIP-714), over each push interval; "all" and "throttle" besides keys.
-        self.meters: dict[int | str, Meter] = {"all": Meter(), "throttle": Meter(), 0: Meter(), 1: Meter(), 8: Meter()}
+        # Round trips (ms) of every request, and by API key (Produce, Fetch, OffsetCommit, ShareFetch),
+        # and the throttle times of Produce and ShareFetch answers: the client metrics pushed to the
+        # broker (KIP-714), over each push interval.
+        self.meters: dict[int | str, Meter] = {"all": Meter(), 0: Meter(), 1: Meter(), 8: Meter(), 78: Meter()}
+        self.meters.update((name, Meter()) for name in THROTTLE_METERS.values())
 
     def moved(self, old: str, new: str, now: float) -> None:
         """A change of the connection's state (values of io/broker.State): attempts to connect,
@@ -98,8 +103,9 @@ class BrokerStats:
         meters["all"].add(rtt_ms)
         if key in meters:
             meters[key].add(rtt_ms)
-        if key == 0:
-            meters["throttle"].add(throttle_ms)
+        throttled = THROTTLE_METERS.get(key)
+        if throttled is not None:
+            meters[throttled].add(throttle_ms)
         self.rx += 1
         self.received_at = now
         windows = self.windows

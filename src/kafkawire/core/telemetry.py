@@ -7,8 +7,9 @@ closing) and answers with a `Step`: what to send and after how long. The owner s
 code, as KIP-714 asks: an unknown subscription asks again at once, a malformed push stops, a push
 too large waits for the next interval, anything else asks again after the interval.
 
-The metric names, units and kinds are librdkafka's (its KIP-714 subset): the producer's, and the
-consumer's; an admin client is a producer to librdkafka and pushes the producer's metrics.
+The metric names, units and kinds are librdkafka's (its KIP-714 subset): the producer's, the
+consumer's and the share consumer's; an admin client is a producer to librdkafka and pushes the
+producer's metrics.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ class Metric:
     is_int: bool
     per_broker: bool  # one data point per broker, with its ``node.id``
     is_sum: bool = False
+    short: str = ""  # the name after the client kind ("fetch.manager.fetch.total")
 
     @property
     def full_name(self) -> str:
@@ -41,7 +43,7 @@ class Metric:
 
 def _catalog(kind: str, rows: list[tuple[str, str, str, bool, bool, bool]]) -> tuple[Metric, ...]:
     return tuple(
-        Metric(f"{kind}.{name}", description, unit, is_int, per_broker, is_sum)
+        Metric(f"{kind}.{name}", description, unit, is_int, per_broker, is_sum, name)
         for name, description, unit, is_int, per_broker, is_sum in rows
     )
 
@@ -73,7 +75,27 @@ CONSUMER_METRICS = _catalog("consumer", [
     ("coordinator.commit.latency.avg", "The average commit latency in ms for the consumer coordinator.", "ms", False, False, False),
     ("coordinator.commit.latency.max", "The maximum commit latency in ms for the consumer coordinator.", "ms", True, False, False),
 ])  # fmt: skip
-CATALOGS = {"producer": PRODUCER_METRICS, "consumer": CONSUMER_METRICS}
+# A share consumer's (KIP-932) are its own, in librdkafka's order; no connection nor node metrics.
+SHARE_CONSUMER_METRICS = _catalog("consumer.share", [
+    ("poll.idle.ratio.avg", "The average fraction of time the consumer's poll() is idle as opposed to waiting for the user code to process records.", "1", False, False, False),
+    ("time.between.poll.avg", "The average delay between invocations of poll() in milliseconds.", "ms", False, False, False),
+    ("time.between.poll.max", "The max delay between invocations of poll() in milliseconds.", "ms", True, False, False),
+    ("fetch.manager.fetch.total", "The total number of fetch requests.", "1", True, False, True),
+    ("fetch.manager.fetch.rate", "The number of fetch requests per second.", "1", False, False, False),
+    ("fetch.manager.fetch.latency.avg", "The average time taken for a fetch request.", "ms", False, False, False),
+    ("fetch.manager.fetch.latency.max", "The maximum time taken for any fetch request.", "ms", True, False, False),
+    ("fetch.manager.acknowledgements.send.total", "The total number of record acknowledgements sent.", "1", True, False, True),
+    ("fetch.manager.acknowledgements.send.rate", "The average number of record acknowledgements sent per second.", "1", False, False, False),
+    ("fetch.manager.fetch.throttle.time.avg", "The average throttle time in ms.", "ms", False, False, False),
+    ("fetch.manager.fetch.throttle.time.max", "The maximum throttle time in ms.", "ms", True, False, False),
+    ("coordinator.heartbeat.total", "The total number of heartbeats.", "1", True, False, True),
+    ("coordinator.heartbeat.rate", "The number of heartbeats per second.", "1", False, False, False),
+    ("fetch.manager.fetch.size.avg", "The average number of bytes fetched per request.", "By", False, False, False),
+    ("fetch.manager.fetch.size.max", "The maximum number of bytes fetched per request.", "By", True, False, False),
+    ("fetch.manager.bytes.consumed.total", "The total number of bytes fetched.", "By", True, False, True),
+    ("fetch.manager.bytes.consumed.rate", "The average number of bytes fetched per second.", "By", False, False, False),
+])  # fmt: skip
+CATALOGS = {"producer": PRODUCER_METRICS, "consumer": CONSUMER_METRICS, "share_consumer": SHARE_CONSUMER_METRICS}
 
 
 def match(requested: list[str], catalog: tuple[Metric, ...]) -> tuple[Metric, ...]:
@@ -111,6 +133,41 @@ class Meter:
         peak = self.max
         self.sum, self.count, self.max = 0.0, 0, 0.0
         return avg, peak
+
+
+class Tally:
+    """A count kept by a client for a ``.total`` / ``.rate`` pair: the part of this push interval
+    and every one ever (the delta and the cumulative sum)."""
+
+    __slots__ = ("_interval", "total")
+
+    def __init__(self) -> None:
+        self._interval = 0
+        self.total = 0
+
+    def add(self, n: int) -> None:
+        self._interval += n
+        self.total += n
+
+    def take(self) -> tuple[int, int]:
+        """(this interval's count, every count ever), and start the next interval."""
+        interval, self._interval = self._interval, 0
+        return interval, self.total
+
+
+class PollSpacing:
+    """A share consumer's ``time.between.poll``: the time (ms) from one poll() call to the next."""
+
+    __slots__ = ("_entered", "meter")
+
+    def __init__(self) -> None:
+        self._entered: float | None = None
+        self.meter = Meter()
+
+    def entered(self, now: float) -> None:
+        if self._entered is not None:
+            self.meter.add((now - self._entered) * 1000)
+        self._entered = now
 
 
 class PollIdle:

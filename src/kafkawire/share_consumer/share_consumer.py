@@ -13,6 +13,7 @@ collected and its client shut by a finalizer.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -29,6 +30,7 @@ from ..client.coordinators import Coordinators
 from ..client.executor import CallbackExecutor
 from ..client.logs import DeferredLogger, client_logger, log_init
 from ..client.network_client import Client
+from ..client.telemetry import MetricsPusher, resource_attributes
 from ..consumer.consumer_config import parse_consumer_config
 from ..consumer.consumer_stats import ConsumerStatistics
 from ..core import TopicPartitionKey as TP
@@ -36,6 +38,7 @@ from ..core.kafka_error import ConcurrentModificationException, IllegalStateExce
 from ..core.share_acks import ACCEPT, IMPLICIT, MODES, Acknowledgements, Refusal
 from .share_engine import ShareFetchEngine, ShareFetchSettings
 from .share_member import ShareMembership
+from .share_metrics import ShareMetrics
 
 log = logging.getLogger("kafkawire.share_consumer")
 
@@ -48,6 +51,14 @@ _REFUSALS: dict[Refusal, type[Exception]] = {
     Refusal.UNACKNOWLEDGED: IllegalStateException,
     Refusal.BAD_TYPE: ValueError,
 }
+
+
+def _resource(consumer: weakref.ref[ShareConsumer], group_id: str) -> dict[str, str]:
+    """The resource attributes of a metrics push (IO thread), through a weak reference: the pusher
+    must not keep a dropped share consumer alive (its finalizer stops the client)."""
+    me = consumer()
+    membership = me._membership if me is not None else None
+    return resource_attributes({"group_id": group_id, "member_id": membership.member_id if membership else ""})
 
 
 class _AckCallback:
@@ -144,6 +155,16 @@ class ShareConsumer:
         self._depth = 0
         self._guard = threading.Lock()
         self._closed = False
+        self._metrics = ShareMetrics()
+        self._telemetry = MetricsPusher(
+            "share_consumer",
+            self._client,
+            bool(opts["enable.metrics.push"]),
+            self._log,
+            self._metrics.values,
+            functools.partial(_resource, weakref.ref(self), self._group_id),
+            self._metrics.counts,
+        )
         log_init(self._client.debug, merged)
         if opts["socket.timeout.ms"] < opts["fetch.wait.max.ms"] + _CONFWARN_MARGIN_MS:
             self._log.warning(
@@ -214,7 +235,9 @@ class ShareConsumer:
         def acked(offsets: dict[TP, set[int]], error: KafkaException | None) -> None:
             executor.put(callback.serve, (offsets, error))
 
-        engine = ShareFetchEngine(self._client, self._settings, self._acks, lambda: membership.member_id, ready, acked)
+        engine = ShareFetchEngine(
+            self._client, self._settings, self._acks, lambda: membership.member_id, ready, acked, self._metrics
+        )
         error_cb = self._client.on_error
         membership = ShareMembership(
             self._client,
@@ -279,20 +302,27 @@ class ShareConsumer:
                 refusal = self._acks.before_poll()
             if refusal is not None:
                 raise _REFUSALS[refusal](refusal.value)
-            engine.wake()
-            deadline = None if wait < 0 else time.monotonic() + wait
-            while True:
-                self._executor.serve(0)
-                with engine.lock:
-                    records = engine.take()
-                    if records:
-                        self._acks.delivered(((m._topic, m._partition), m._offset) for m in records)  # type: ignore[misc]
+            entered = time.monotonic()
+            self._metrics.poll_spacing.entered(entered)
+            try:
+                return self._wait_for_records(engine, None if wait < 0 else entered + wait)
+            finally:
+                self._metrics.poll_idle.polled(entered, time.monotonic())
+
+    def _wait_for_records(self, engine: ShareFetchEngine, deadline: float | None) -> Messages:
+        engine.wake()
+        while True:
+            self._executor.serve(0)
+            with engine.lock:
+                records = engine.take()
                 if records:
-                    return Messages._from_list(records)
-                remaining = None if deadline is None else deadline - time.monotonic()
-                if remaining is not None and remaining <= 0:
-                    return Messages()
-                self._executor.serve(remaining)  # released by what the IO thread queues (records: ready)
+                    self._acks.delivered(((m._topic, m._partition), m._offset) for m in records)  # type: ignore[misc]
+            if records:
+                return Messages._from_list(records)
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
+                return Messages()
+            self._executor.serve(remaining)  # released by what the IO thread queues (records: ready)
 
     def acknowledge(self, message: Message, ack_type: int = ACCEPT) -> None:
         """Record how the broker should treat a polled record (explicit mode); sent with the next
@@ -379,6 +409,7 @@ class ShareConsumer:
             return
         with self._call():
             self._stop(wait=True)
+            self._telemetry.close()  # the last push (terminating)
             self._closed = True
         try:
             while len(self._executor):

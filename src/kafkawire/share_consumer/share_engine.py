@@ -32,6 +32,7 @@ from ..protocol.apis import SHARE_ACKNOWLEDGE, SHARE_FETCH
 from ..protocol.codec import Struct
 from ..protocol.primitives import DecodeError
 from ..records import decode_batches
+from .share_metrics import ShareMetrics
 
 Acked = Callable[[dict[TP, set[int]], KafkaException | None], None]
 
@@ -59,8 +60,10 @@ class ShareFetchEngine:
         member_id: Callable[[], str],
         on_ready: Callable[[], None],
         on_acked: Acked,
+        metrics: ShareMetrics,
     ) -> None:
         self.client = client
+        self.metrics = metrics
         self.settings = settings
         self.acks = acks
         self.lock = threading.Lock()  # guards acks and the buffer
@@ -193,6 +196,7 @@ class ShareFetchEngine:
             **session.fetch(keys, {k: batches(t) for k, t in acks.items()}),
         }
         self._fetching.add(node)
+        self.metrics.acknowledgements_sent(acks)
 
         def answered(response: Struct | None, error: KafkaError | None) -> None:
             self._fetching.discard(node)
@@ -225,8 +229,10 @@ class ShareFetchEngine:
         messages: list[Message] = []
         gaps: dict[TP, list[int]] = {}
         refresh = False
+        size = 0
         for topic in response.responses:
             for part in topic.partitions:
+                size += len(part.records or b"")
                 key = (topic.topic_id, part.partition_index)
                 tp = self._tp(key)
                 if key in acks:
@@ -241,6 +247,7 @@ class ShareFetchEngine:
                 if missing:
                     gaps[tp] = missing
         self._report(acks, None)  # acknowledged partitions the answer did not mention
+        self.metrics.fetched(size)
         with self.lock:
             for m in self._buffer:
                 held.setdefault((m._topic, m._partition), set()).add(m._offset)  # type: ignore[arg-type]
@@ -301,6 +308,7 @@ class ShareFetchEngine:
                 waiting.discard(node)
                 continue
             body.update(group_id=self.settings.group_id, member_id=self._member_id())
+            self.metrics.acknowledgements_sent(acks)
 
             def answered(
                 response: Struct | None,

@@ -23,6 +23,8 @@ from kafkawire.core.telemetry import (
     Meter,
     Phase,
     PollIdle,
+    PollSpacing,
+    Tally,
     TelemetryState,
     match,
 )
@@ -182,6 +184,21 @@ def test_meter_and_poll_idle() -> None:
     idle.polled(2.0, 3.0)  # 1 s waiting of the 2 s since the last return
     idle.polled(3.0, 3.5)
     assert idle.meter.take() == (pytest.approx(0.75), 1.0)
+
+
+def test_tally_and_poll_spacing() -> None:
+    """A share consumer's counters: each interval's part and the sum ever (delta and cumulative
+    sums); time.between.poll from one poll() call to the next, in ms."""
+    tally = Tally()
+    tally.add(3)
+    tally.add(4)
+    assert tally.take() == (7, 7)
+    tally.add(2)
+    assert tally.take() == (2, 9) and tally.take() == (0, 9)
+    spacing = PollSpacing()
+    for entered in (10.0, 10.2, 10.25):  # the first call has no previous one
+        spacing.entered(entered)
+    assert spacing.meter.take() == (pytest.approx(125.0), pytest.approx(200.0))
 
 
 # --- OTLP --------------------------------------------------------------------------------------
