@@ -22,6 +22,7 @@ from tests.harness.cluster_scenarios import (
 )
 from tests.harness.kafka_broker import KafkaUnavailable
 from tests.harness.kafka_cluster import KafkaCluster
+from tests.harness.txn_copy import run_copy_scenario
 
 pytestmark = [pytest.mark.slow, pytest.mark.broker]
 
@@ -140,3 +141,14 @@ def test_a_member_joins_while_the_coordinator_is_down_for_good(cluster: KafkaClu
     verdicts = run_group_scenario(cluster, faults, duration=30.0, rate=300, joiner=True, on_groups=group.update)
     show("coordinator down for good, a member joins", verdicts)
     _group_checked(verdicts)
+
+
+def test_transactional_copy_with_a_member_and_brokers_killed(cluster: KafkaCluster) -> None:
+    """A consume-transform-produce copy, read_committed, by a group of two member processes per
+    client (tests/harness/txn_copy.py): brokers SIGKILLed on the seeded schedule and started again,
+    member w0 SIGKILLed once and started again with its transactional.id. Every record fed is in
+    the copy once and in order; no committed offset is past a record not copied."""
+    verdicts = run_copy_scenario(cluster, SEED)
+    show("transactional copy, a member and brokers killed", verdicts)
+    for v in verdicts:
+        assert v.problems() == {}, v.line()
