@@ -78,7 +78,10 @@ class MemberProcess:
                 cwd=ROOT,
                 stdout=f,
                 stderr=subprocess.STDOUT,
-                env={**os.environ, "PYTHONPATH": str(ROOT)},
+                env={
+                    **os.environ,
+                    "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+                },
             )
 
     def kill(self) -> None:
