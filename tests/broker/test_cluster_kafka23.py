@@ -23,6 +23,7 @@ from tests.harness.cluster_scenarios import (
 from tests.harness.kafka_broker import KafkaUnavailable
 from tests.harness.kafka_cluster import KafkaCluster
 from tests.harness.txn_copy import run_copy_scenario
+from tests.harness.txn_failover import run_txn_failover
 
 pytestmark = [pytest.mark.slow, pytest.mark.broker]
 
@@ -152,3 +153,17 @@ def test_transactional_copy_with_a_member_and_brokers_killed(cluster: KafkaClust
     show("transactional copy, a member and brokers killed", verdicts)
     for v in verdicts:
         assert v.problems() == {}, v.line()
+
+
+@pytest.mark.parametrize("moment", ["mid-transaction", "before-commit"])
+def test_a_transaction_whose_coordinator_is_killed(cluster: KafkaCluster, moment: str) -> None:
+    """The transaction coordinator's broker SIGKILLed (left down) mid-transaction or just before
+    the commit (tests/harness/txn_failover.py): every transaction-coordinator request after it
+    finds the new coordinator; the transaction ends as confluent-kafka's does and the log agrees."""
+    runs = run_txn_failover(cluster, moment)
+    print(f"\ntransaction coordinator killed {moment}")
+    for run in runs:
+        print(f"  {run.client:16} {run.outcome} after {run.ended_after} s; init again {run.init_took} s; {run.calls}")
+    judge, ours = runs
+    assert "(" not in judge.outcome and "(" not in ours.outcome, runs
+    assert ours.outcome == judge.outcome, runs

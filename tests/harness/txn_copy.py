@@ -201,6 +201,7 @@ def run_copy_scenario(
     rate: float = 200.0,
     broker_kills: int = 4,
     catch_up: float = 150.0,
+    keep_notes: bool = False,
 ) -> list[Verdict]:
     """Feed each client's source topic at ``rate`` for ``duration`` s while its two members copy;
     brokers are killed on the schedule of ``seed`` and member w0 is SIGKILLed once and started
@@ -272,7 +273,9 @@ def run_copy_scenario(
         offsets = committed(cluster.bootstrap(), run.group, run.source, PARTITIONS)
         verdicts.append(check_copy(run, copy, offsets, faults, fed_until))
         verdicts[-1].notes["member w0 killed at s"] = round((killed_at or start) - start, 1)
-    if not any("story" in v.notes for v in verdicts):
+    if keep_notes:
+        verdicts[-1].notes["member notes"] = str(out_dir)
+    elif not any("story" in v.notes for v in verdicts):
         shutil.rmtree(out_dir, ignore_errors=True)
     return verdicts
 
@@ -295,7 +298,7 @@ def main() -> None:
     with KafkaCluster() as cluster:
         for i in range(args.runs):
             begun = time.monotonic()
-            verdicts = run_copy_scenario(cluster, args.seed + i, clients=clients)
+            verdicts = run_copy_scenario(cluster, args.seed + i, clients=clients, keep_notes=True)
             took = time.monotonic() - begun
             for v in verdicts:
                 print(f"run {i + 1} seed {args.seed + i} {took:.0f} s: {v.line()}", flush=True)
