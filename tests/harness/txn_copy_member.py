@@ -8,27 +8,48 @@ It copies each source record to the same partition of DEST, up to ``BATCH`` reco
 transaction, the consumed positions sent with the transaction; an open transaction is finished in
 on_revoke and thrown away in on_lost. An abortable failure aborts and rewinds the consumer to the
 group's committed offsets; a retriable one is retried; a fatal one ends the process (exit 3).
-SIGTERM finishes the open transaction and leaves. Each step is a JSON line on stdout.
+SIGTERM finishes the open transaction and leaves. Each step is a JSON line on stdout;
+``KAFKAWIRE_TXNCOPY_DEBUG`` sets both clients' ``debug`` contexts (their lines go to stderr).
 """
 
 from __future__ import annotations
 
 import importlib
 import json
+import os
 import signal
 import sys
 import threading
 import time
+import traceback
 from typing import Any
 
 BATCH = 100
 TIMEOUT = 30.0
 
+STALL = 10.0  # s without a note after which the threads' stacks are written out (once per stall)
+
 stop = threading.Event()
+last_note = [time.monotonic()]
 
 
 def note(event: str, **fields: Any) -> None:
-    print(json.dumps({"t": time.monotonic(), "ev": event, **fields}), flush=True)
+    last_note[0] = time.monotonic()
+    print(json.dumps({"t": last_note[0], "ev": event, **fields}), flush=True)
+
+
+def watchdog() -> None:
+    """Where every thread is when the member has noted nothing for ``STALL`` s (for the report)."""
+    dumped = 0.0
+    while not stop.wait(1.0):
+        if time.monotonic() - last_note[0] > STALL and dumped != last_note[0]:
+            dumped = last_note[0]
+            names = {t.ident: t.name for t in threading.enumerate()}
+            lines = [f"--- stalled {time.monotonic() - dumped:.1f} s at {time.monotonic():.2f}"]
+            for ident, frame in sys._current_frames().items():
+                lines.append(f"thread {names.get(ident, ident)}:")
+                lines += [line.rstrip() for line in traceback.format_stack(frame)[-8:]]
+            print("\n".join(lines), file=sys.stderr, flush=True)
 
 
 class Copier:
@@ -41,6 +62,8 @@ class Copier:
             "enable.metrics.push": False,
             "error_cb": lambda err: note("error_cb", error=err.name(), fatal=err.fatal()),
         }
+        if os.environ.get("KAFKAWIRE_TXNCOPY_DEBUG"):  # librdkafka's debug contexts, to stderr
+            common["debug"] = os.environ["KAFKAWIRE_TXNCOPY_DEBUG"]
         self.consumer = self.m.Consumer(
             {
                 **common,
@@ -155,6 +178,7 @@ class Copier:
 
 def main(argv: list[str]) -> None:
     signal.signal(signal.SIGTERM, lambda _s, _f: stop.set())
+    threading.Thread(target=watchdog, name="watchdog", daemon=True).start()
     Copier(*argv).run()
 
 
