@@ -110,11 +110,14 @@ class MemberProcess:
             self.exits.append(self.proc.returncode)
             self.start()
 
+    def has_partitions(self) -> bool:
+        return any(e["ev"] == "assign" and e["partitions"] for e in self.notes())
+
     def notes(self) -> list[dict[str, Any]]:
         events = []
         for life, path in enumerate(self.lives):
             for line in path.read_text(errors="replace").splitlines():
-                if line.startswith("{"):
+                if line.startswith('{"t"'):
                     events.append({**json.loads(line), "member": self.name, "life": life})
         return events
 
@@ -223,6 +226,9 @@ def run_copy_scenario(
     for run in runs.values():
         for member in run.members:
             member.start()
+    deadline = now() + 60  # faults strike a copy under way, not the members' start
+    while now() < deadline and not all(m.has_partitions() for run in runs.values() for m in run.members):
+        time.sleep(0.2)
     sources = [run.source for run in runs.values()]
     faults = [
         Fault(at, "kill", leader_of(range(PARTITIONS), seed + i))
