@@ -279,11 +279,21 @@ def run_copy_scenario(
         offsets = committed(cluster.bootstrap(), run.group, run.source, PARTITIONS)
         verdicts.append(check_copy(run, copy, offsets, faults, fed_until))
         verdicts[-1].notes["member w0 killed at s"] = round((killed_at or start) - start, 1)
+    _delete_topics(cluster, [t for run in runs.values() for t in (run.source, run.dest)])
     if keep_notes:
         verdicts[-1].notes["member notes"] = str(out_dir)
     elif not any("story" in v.notes for v in verdicts):
         shutil.rmtree(out_dir, ignore_errors=True)
     return verdicts
+
+
+def _delete_topics(cluster: KafkaCluster, topics: list[str]) -> None:
+    """Run after run on one cluster, a restarted broker would load ever more logs (minutes)."""
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap(), "log_level": 0})
+    for future in admin.delete_topics(topics, operation_timeout=30).values():
+        future.result(60)
 
 
 def _source_ends(run: CopyRun) -> dict[int, int]:
