@@ -151,8 +151,10 @@ def test_transactional_copy_with_a_member_and_brokers_killed(cluster: KafkaClust
     the copy once and in order; no committed offset is past a record not copied."""
     verdicts = run_copy_scenario(cluster, SEED)
     show("transactional copy, a member and brokers killed", verdicts)
-    for v in verdicts:
-        assert v.problems() == {}, v.line()
+    judge, ours = verdicts
+    # confluent-kafka reads a batch twice now and then on Kafka 2.3 (no KIP-447: docs/judges.md)
+    assert judge.problems(allowed=("duplicated", "reordered")) == {}, judge.line()
+    assert ours.problems() == {}, ours.line()
 
 
 @pytest.mark.parametrize("moment", ["mid-transaction", "before-commit"])

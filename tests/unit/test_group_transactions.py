@@ -65,3 +65,23 @@ def test_a_transaction_never_ended_stops_holding_the_member_at_its_timeout() -> 
     registry.opened("expired", "h", -1)  # expired already: holds nobody
     registry.after("h", timers, lambda: ran.append("h"))
     assert ran == ["joined", "h"]
+
+
+def test_a_committed_transactions_offsets_are_a_floor_until_an_offset_fetch_shows_them() -> None:
+    """Issue 39: EndTxn is answered before the commit marker reaches the offsets partition; an
+    OffsetFetch in between shows the offsets the transaction replaced (Kafka < 2.5). A member of the
+    process reading such an answer asks again rather than copying those records twice."""
+    registry = GroupTransactions()
+    txn, other = object(), object()
+    registry.opened(txn, "g", timeout=60.0)
+    registry.ended(txn, {("t", 0): 120, ("t", 1): 80})
+    assert registry.floor("g", ("t", 0), 100) == 120  # not visible yet: ask again
+    assert registry.floor("h", ("t", 0), 100) is None  # another group's offsets
+    assert registry.floor("g", ("t", 0), 120) is None  # shown: the floor is forgotten
+    assert registry.floor("g", ("t", 0), 100) is None  # (an earlier offset later is someone's seek)
+    registry.opened(other, "g", timeout=0.0)  # expired at once: the broker aborted it by now
+    registry.ended(other, {("t", 2): 50})
+    assert registry.floor("g", ("t", 2), 10) is None
+    registry.opened(txn, "g", timeout=60.0)
+    registry.ended(txn)  # aborted: no floor
+    assert registry.floor("g", ("t", 1), 70) == 80  # (the committed one's still holds)
