@@ -72,12 +72,12 @@ class MemberProcess:
     def start(self) -> None:
         out = self._out_dir / f"{self.client}-{self.name}-{len(self.lives)}.jsonl"
         self.lives.append(out)
-        with open(out, "wb") as f:
+        with open(out, "wb") as f, open(out.with_suffix(".err"), "wb") as err:  # (debug lines: stderr)
             self.proc = subprocess.Popen(
                 _with_parent_death_signal([sys.executable, "-m", "tests.harness.txn_copy_member", *self._args]),
                 cwd=ROOT,
                 stdout=f,
-                stderr=subprocess.STDOUT,
+                stderr=err,
                 env={
                     **os.environ,
                     "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
@@ -120,9 +120,6 @@ class MemberProcess:
                 if line.startswith('{"t"'):
                     events.append({**json.loads(line), "member": self.name, "life": life})
         return events
-
-    def stderr_tail(self) -> str:
-        return "".join(p.read_text(errors="replace")[-1500:] for p in self.lives if "Traceback" in p.read_text())
 
 
 @dataclass
