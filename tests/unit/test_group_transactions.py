@@ -85,3 +85,18 @@ def test_a_committed_transactions_offsets_are_a_floor_until_an_offset_fetch_show
     registry.opened(txn, "g", timeout=60.0)
     registry.ended(txn)  # aborted: no floor
     assert registry.floor("g", ("t", 1), 70) == 80  # (the committed one's still holds)
+
+
+def test_a_member_that_lost_its_partitions_fences_only_its_own_open_transactions() -> None:
+    """Issue 39: Kafka 2.3 took the commit of a member it had already replaced (its successor had
+    read the offsets before): that member's open transactions become abortable, others' do not."""
+    registry = GroupTransactions()
+    fenced: list[str] = []
+    mine, theirs, done = object(), object(), object()
+    registry.opened(mine, "g", 60.0, ("m1", lambda: fenced.append("mine")))
+    registry.opened(theirs, "g", 60.0, ("m2", lambda: fenced.append("theirs")))
+    registry.opened(done, "g", 60.0, ("m1", lambda: fenced.append("done")))
+    registry.ended(done, {})
+    registry.lost("g", "m1")
+    registry.lost("h", "m2")
+    assert fenced == ["mine"]

@@ -41,18 +41,40 @@ class GroupTransactions:
         self._waiting: list[tuple[str, Callable[[], None]]] = []
         # (group, (topic, partition)) -> (offset a committed transaction wrote, expiry, monotonic)
         self._floors: dict[tuple[str, tuple[str, int]], tuple[int, float]] = {}
+        self._fences: dict[object, tuple[str, str, Callable[[], None]]] = {}  # -> (group, member, fence)
 
-    def opened(self, transaction: object, group: str, timeout: float) -> None:
+    def opened(
+        self,
+        transaction: object,
+        group: str,
+        timeout: float,
+        fence: tuple[str, Callable[[], None]] | None = None,
+    ) -> None:
         """``transaction`` (one per producer) carries offsets of ``group`` from now until `ended`,
-        or ``timeout`` seconds at most."""
+        or ``timeout`` seconds at most. ``fence``: (the member id the offsets were sent as, a call
+        that makes the transaction abortable): see `lost`."""
         with self._lock:
             self._open[transaction] = (group, time.monotonic() + timeout)
+            if fence is not None:
+                self._fences[transaction] = (group, *fence)
+
+    def lost(self, group: str, member_id: str) -> None:
+        """Member ``member_id`` of ``group`` in this process lost its partitions (its session expired, or the
+        coordinator no longer knows it): the open transactions carrying the group's offsets must not
+        commit, as a broker with KIP-447 refuses them (ILLEGAL_GENERATION). Kafka 2.3 would take
+        the commit of a member it already replaced, whose successor read the offsets before it:
+        the records copied twice (issue 39)."""
+        with self._lock:
+            fences = [f for g, m, f in self._fences.values() if (g, m) == (group, member_id)]
+        for fence in fences:
+            fence()
 
     def ended(self, transaction: object, committed: dict[tuple[str, int], int] | None = None) -> None:
         """Committed, aborted or given up: those waiting for its group and no other go on.
         ``committed``: the offsets a committed transaction wrote (their floors until visible)."""
         with self._lock:
             opened = self._open.pop(transaction, None)
+            self._fences.pop(transaction, None)
             if opened is None:
                 return
             now = time.monotonic()

@@ -81,6 +81,7 @@ class GroupMember:
         self._stopped = False
         self._hold_revokes = hold_revokes
         self._held = False  # a rejoin waits for revoked()
+        self._member_id = ""  # the last member id we had
         self._metadata_interval = metadata_interval
         self._assigned: tuple[int, dict[str, int]] | None = None  # the leader's generation and counts
         self._recheck: Timer | None = None
@@ -345,6 +346,10 @@ class GroupMember:
     def _follow(self, step: GroupStep) -> None:
         """Act on a step: report it, then rejoin, retry or keep heartbeating."""
         self._note_state()
+        if self.membership.member_id:
+            self._member_id = self.membership.member_id  # (a loss may have cleared it: the one lost)
+        if step.lost:  # our transactions in flight must not commit these partitions' offsets
+            GROUP_TRANSACTIONS.lost(self.config.group_id, self._member_id)
         if step.assign or step.revoke or step.lost or step.synced or step.error is not None or step.refused is not None:
             self.on_change(step)
         if step.error is not None:

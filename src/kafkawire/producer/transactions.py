@@ -209,6 +209,17 @@ class TransactionManager:
                 self.idem.request_bump()
             self.state.abortable(KafkaError(code, error.str(), txn_requires_abort=True))
 
+    def _fenced_by_group(self) -> None:
+        """(any thread) The group member whose offsets this transaction carries lost its partitions."""
+        if self.state.state in (TxnState.IN_TRANSACTION,):
+            self.state.abortable(
+                KafkaError(
+                    KafkaError.ILLEGAL_GENERATION,
+                    "the group member lost its partitions: abort the transaction",
+                    txn_requires_abort=True,
+                )
+            )
+
     def undeliverable(self) -> KafkaError | None:
         """(IO thread, each sender run) Why records still waiting in the open transaction can never
         be committed, or None: they are failed at once rather than left queued (as Java's
@@ -354,7 +365,9 @@ class TransactionManager:
             op.future(group_id).add_done_callback(committed)
 
         def start() -> None:
-            GROUP_TRANSACTIONS.opened(self, group_id, self.transaction_timeout_ms / 1000)
+            GROUP_TRANSACTIONS.opened(
+                self, group_id, self.transaction_timeout_ms / 1000, (member_id, self._fenced_by_group)
+            )
             op = self._call(
                 ADD_OFFSETS_TO_TXN,
                 ["add"],
