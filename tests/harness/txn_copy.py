@@ -297,7 +297,8 @@ def _source_ends(run: CopyRun) -> dict[int, int]:
     """Each source partition's end (one past its last fed record's offset; 0 when none)."""
     ends = dict.fromkeys(range(PARTITIONS), 0)
     for p, o, _t in run.feed.fed.values():
-        ends[p] = max(ends[p], o + 1)
+        if o is not None and o >= 0:  # (a report without an offset: the feed's judge gave none)
+            ends[p] = max(ends[p], o + 1)
     return ends
 
 
