@@ -155,7 +155,7 @@ def check_copy(
         "duplicated": sum(n - 1 for n in seen.values() if n > 1),
         "reordered": reordered,
         "committed past copied": sum(
-            1 for index, (p, o, _t) in fed.items() if o < offsets.get(p, -1) and index not in copied
+            1 for index, (p, o, _t) in fed.items() if o is not None and o < offsets.get(p, -1) and index not in copied
         ),
         "members died": sum(len(m.exits) for m in run.members),
     }
