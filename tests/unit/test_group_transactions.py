@@ -65,3 +65,38 @@ def test_a_transaction_never_ended_stops_holding_the_member_at_its_timeout() -> 
     registry.opened("expired", "h", -1)  # expired already: holds nobody
     registry.after("h", timers, lambda: ran.append("h"))
     assert ran == ["joined", "h"]
+
+
+def test_a_committed_transactions_offsets_are_a_floor_until_an_offset_fetch_shows_them() -> None:
+    """Issue 39: EndTxn is answered before the commit marker reaches the offsets partition; an
+    OffsetFetch in between shows the offsets the transaction replaced (Kafka < 2.5). A member of the
+    process reading such an answer asks again rather than copying those records twice."""
+    registry = GroupTransactions()
+    txn, other = object(), object()
+    registry.opened(txn, "g", timeout=60.0)
+    registry.ended(txn, {("t", 0): 120, ("t", 1): 80})
+    assert registry.floor("g", ("t", 0), 100) == 120  # not visible yet: ask again
+    assert registry.floor("h", ("t", 0), 100) is None  # another group's offsets
+    assert registry.floor("g", ("t", 0), 120) is None  # shown: the floor is forgotten
+    assert registry.floor("g", ("t", 0), 100) is None  # (an earlier offset later is someone's seek)
+    registry.opened(other, "g", timeout=0.0)  # expired at once: the broker aborted it by now
+    registry.ended(other, {("t", 2): 50})
+    assert registry.floor("g", ("t", 2), 10) is None
+    registry.opened(txn, "g", timeout=60.0)
+    registry.ended(txn)  # aborted: no floor
+    assert registry.floor("g", ("t", 1), 70) == 80  # (the committed one's still holds)
+
+
+def test_a_member_that_lost_its_partitions_fences_only_its_own_open_transactions() -> None:
+    """Issue 39: Kafka 2.3 took the commit of a member it had already replaced (its successor had
+    read the offsets before): that member's open transactions become abortable, others' do not."""
+    registry = GroupTransactions()
+    fenced: list[str] = []
+    mine, theirs, done = object(), object(), object()
+    registry.opened(mine, "g", 60.0, ("m1", lambda: fenced.append("mine")))
+    registry.opened(theirs, "g", 60.0, ("m2", lambda: fenced.append("theirs")))
+    registry.opened(done, "g", 60.0, ("m1", lambda: fenced.append("done")))
+    registry.ended(done, {})
+    registry.lost("g", "m1")
+    registry.lost("h", "m2")
+    assert fenced == ["mine"]

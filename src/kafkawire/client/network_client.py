@@ -21,7 +21,7 @@ from ..base import model
 from ..base.config import CONNECTION_OPTIONS, NO_BOOTSTRAP, RETRY_BACKOFF_OPTIONS, bootstrap_addresses, parse_config
 from ..base.debug import APP, OFF, Debug, broker_name
 from ..core.cluster_health import ClusterHealth
-from ..core.failover import FAILS_OVER
+from ..core.failover import fails_over as fails_over_by_rule
 from ..core.kafka_error import KafkaError, KafkaException
 from ..core.metadata import ClusterView
 from ..core.metadata_refresh import Intervals, Recovery
@@ -292,9 +292,10 @@ class Client:
     ) -> None:
         """Send one request to ``node`` (any ready broker when None); ``coordinator_lane``: over
         that broker's second connection, kept for group membership conversations; ``fails_over``
-        (implied by the lane and for FAILS_OVER's APIs): the request fails at once while that broker
-        is down, its caller finding another (a fresh coordinator lookup, a partition's new leader;
-        core/failover.py); ``fail_fast``: a request still queued when its connection fails for a reason no reconnect mends (TLS,
+        (implied for the lane, FAILS_OVER's APIs and ANY_BROKER_FAILS_OVER's sent to any broker:
+        core/failover.py): the request fails at once while that broker is down, its caller finding
+        another (any broker up, a fresh coordinator lookup, a partition's new leader); ``fail_fast``:
+        a request still queued when its connection fails for a reason no reconnect mends (TLS,
         credentials, a security.protocol mismatch) fails with that reason rather than waiting;
         ``give_up`` (seconds, less than ``timeout``): the caller stops waiting then (``_TIMED_OUT``)
         and a late answer is dropped, but the connection stays up until ``timeout`` (core/connection.py
@@ -317,9 +318,8 @@ class Client:
             expect_response=expect_response,
             max_version=max_version,
             fail_fast=fail_fast,
-            # (A request for any broker fails over by nature: queued on a bootstrap broker that died,
-            # it would wait for that one broker alone, when its caller's retry picks another.)
-            fails_over=fails_over or coordinator_lane or api in FAILS_OVER or node is None,
+            fails_over=fails_over
+            or fails_over_by_rule(api, any_broker=node is None, coordinator_lane=coordinator_lane),
             give_up=give_up,
         )
 

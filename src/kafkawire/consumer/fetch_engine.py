@@ -398,14 +398,19 @@ class FetchEngine:
                 deadline=self.client.engine.now() + self._timeout,
                 live=self._live,
             )
-            self._on_lookup(op, keys, lambda committed: committed.offset)
+            self._on_lookup(op, keys, lambda committed: committed.offset, group)
             op.start_io()
 
         GROUP_TRANSACTIONS.after(group, self.client.engine, look_up)
 
     def _on_lookup(
-        self, op: Operation[Any], keys: list[tuple[TopicPartitionKey, int]], offset_of: Callable[[Any], int]
+        self,
+        op: Operation[Any],
+        keys: list[tuple[TopicPartitionKey, int]],
+        offset_of: Callable[[Any], int],
+        group: str | None = None,
     ) -> None:
+        """``group``: the lookup reads its committed offsets (a transaction of ours may not show yet)."""
         generations = dict(keys)
         if self._debug.fetch:
             diagnostics.lookup(self._debug, op.api.name, keys)
@@ -414,8 +419,13 @@ class FetchEngine:
             error = error_of(fut)
             if self._debug.fetch:
                 diagnostics.resolved(self._debug, key, None if error else offset_of(fut.result()), error)
+            unseen = None
+            if error is None and group is not None:
+                unseen = GROUP_TRANSACTIONS.floor(group, key, offset_of(fut.result()))
             with self._lock:
-                if error is None:
+                if unseen is not None:
+                    self._table.lookup_again(key, generations[key], self.client.engine.now())
+                elif error is None:
                     self._table.resolved(key, generations[key], offset_of(fut.result()))
                 else:
                     self._table.lookup_failed(key, generations[key], error, self.client.engine.now())

@@ -10,6 +10,7 @@ on_revoke or on_lost ran, and could commit or end its transaction with the gener
 under: `Step.holds_rejoin`), as librdkafka waits for its rebalance callback before it joins again;
 then also for the transactions of this process that carry the group's offsets
 (`client/group_transactions.py`), so the next assignment's committed offsets are read after them.
+Meanwhile it keeps heartbeating, so that the coordinator does not drop it while it waits.
 
 The leader keeps the partition counts it assigned with and looks at the metadata again (every
 second while a subscribed topic is missing, else every ``metadata_interval``): a topic created or
@@ -80,6 +81,7 @@ class GroupMember:
         self._stopped = False
         self._hold_revokes = hold_revokes
         self._held = False  # a rejoin waits for revoked()
+        self._member_id = ""  # the last member id we had
         self._metadata_interval = metadata_interval
         self._assigned: tuple[int, dict[str, int]] | None = None  # the leader's generation and counts
         self._recheck: Timer | None = None
@@ -344,6 +346,10 @@ class GroupMember:
     def _follow(self, step: GroupStep) -> None:
         """Act on a step: report it, then rejoin, retry or keep heartbeating."""
         self._note_state()
+        if self.membership.member_id:
+            self._member_id = self.membership.member_id  # (a loss may have cleared it: the one lost)
+        if step.lost:  # our transactions in flight must not commit these partitions' offsets
+            GROUP_TRANSACTIONS.lost(self.config.group_id, self._member_id)
         if step.assign or step.revoke or step.lost or step.synced or step.error is not None or step.refused is not None:
             self.on_change(step)
         if step.error is not None:
@@ -358,6 +364,7 @@ class GroupMember:
             self._backoff.reset()
         if step.holds_rejoin and self._hold_revokes:
             self._held = True
+            self._later(self.config.heartbeat_interval, self._held_heartbeat)
         elif step.rejoin:
             self._later(0.0 if not step.find_coordinator else self._retry_delay(), self._join)
         elif step.retry:
@@ -402,6 +409,24 @@ class GroupMember:
             timeout=self.config.session_timeout,
             coordinator_lane=True,
         )
+
+    def _held_heartbeat(self) -> None:
+        """While the rejoin is held, keep the membership alive (its answers only say the group
+        rebalances: the rejoin that follows hears the rest)."""
+        if self._stopped or not self._held or self.coordinator is None:
+            return
+        body = self.membership.held_heartbeat_request(self.client.engine.now())
+        if body is None:
+            return
+        self.client.request_io(
+            HEARTBEAT,
+            body,
+            lambda _response, _error: None,
+            node=self.coordinator,
+            timeout=self.config.session_timeout,
+            coordinator_lane=True,
+        )
+        self._later(self.config.heartbeat_interval, self._held_heartbeat)
 
     def _heartbeat_answered(self, response: Struct | None, error: KafkaError | None) -> None:
         if self._stopped or self.membership.state is not GroupState.STABLE:

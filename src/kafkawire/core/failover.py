@@ -12,14 +12,28 @@ from __future__ import annotations
 
 import enum
 
-from ..protocol.apis import FETCH, PRODUCE
+from ..protocol.apis import FETCH, FIND_COORDINATOR, INIT_PRODUCER_ID, PRODUCE
 from ..protocol.schema import Api
 
 # Requests another broker answers once metadata names it (a partition's new leader): a Produce or
 # Fetch to a leader that is down fails at once (never written: a retry keeps its sequence), its
 # partitions' metadata is refreshed, and it is sent again to whichever broker leads them then.
-# (A coordinator's requests fail over too: they go over the coordinator lane, Client.request_io.)
 FAILS_OVER: frozenset[Api] = frozenset({FETCH, PRODUCE})
+
+
+# Requests for any broker whose callers ask again at once: a coordinator lookup, an idempotent
+# producer's id. Queued on a broker that had just died, a transactional producer's FindCoordinator
+# waited out socket.timeout.ms there and init_transactions timed out; librdkafka sends these only
+# to a broker that is up. (Metadata and admin requests keep riding the connection's next attempt:
+# their callers take a failure as final.)
+ANY_BROKER_FAILS_OVER: frozenset[Api] = frozenset({FIND_COORDINATOR, INIT_PRODUCER_ID})
+
+
+def fails_over(api: Api, *, any_broker: bool, coordinator_lane: bool) -> bool:
+    """Whether a request leaves a broker that is down for its caller to ask elsewhere: FAILS_OVER's
+    APIs, a coordinator's (a fresh lookup names the new one), and ANY_BROKER_FAILS_OVER's when any
+    broker may answer (the next try goes to one that is up)."""
+    return coordinator_lane or api in FAILS_OVER or (any_broker and api in ANY_BROKER_FAILS_OVER)
 
 
 class WhenDown(enum.Enum):

@@ -156,6 +156,14 @@ class FetchTable:
         else:
             self._reset(part, None)
 
+    def lookup_again(self, key: TopicPartitionKey, generation: int, now: float) -> None:
+        """The answer cannot be right yet (a committed transaction's offset is not visible): the
+        row asks again after the fetch error backoff, telling the application nothing."""
+        part = self._current(key, generation)
+        if part is not None:
+            part.resolving = False
+            part.retry_at = now + self.limits.error_backoff
+
     def lookup_failed(self, key: TopicPartitionKey, generation: int, error: KafkaError, now: float) -> None:
         part = self._current(key, generation)
         if part is None:

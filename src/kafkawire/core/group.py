@@ -209,6 +209,17 @@ class Membership:
             "group_instance_id": self.config.group_instance_id,
         }
 
+    def held_heartbeat_request(self, now: float) -> dict[str, Any] | None:
+        """A Heartbeat while a rejoin waits for the application's revocation (and the transactions
+        carrying our offsets): the coordinator keeps a member of a rebalancing group only while it
+        heartbeats, and one dropped after ``session.timeout.ms`` sees its partitions given to
+        another member whose committed offsets predate the transaction it then commits (issue 39:
+        copied twice). As Java's member, which heartbeats until it sends its JoinGroup. None once
+        the membership itself is gone (nothing to keep)."""
+        if self.state is not GroupState.UNJOINED or not self.member_id or self.generation < 0:
+            return None
+        return self.heartbeat_request(now)
+
     def leave_request(self) -> Callable[[int], dict[str, Any]] | None:
         """LeaveGroup's body by version (v3 batched the member ids), or None when there is nothing
         to leave. A static member never leaves (KIP-345: its partitions wait for it until the session

@@ -131,6 +131,7 @@ class TransactionManager:
         self._to_group = ToCoordinator(self.coordinators, GROUP)
         self.added: set[tuple[str, int]] = set()  # partitions in the open transaction
         self.offsets_added = False  # a group's offsets are in it (AddOffsetsToTxn answered)
+        self._offsets_sent: dict[tuple[str, int], int] = {}  # committed with it (TxnOffsetCommit answered)
         self._adding: set[tuple[str, int]] = set()  # asked for by the sender, not added yet
         self._asking: set[tuple[str, int]] = set()  # of those, in an AddPartitionsToTxn now
         self.on_added: Callable[[], None] = lambda: None  # the sender's wake
@@ -208,6 +209,17 @@ class TransactionManager:
                 self.idem.request_bump()
             self.state.abortable(KafkaError(code, error.str(), txn_requires_abort=True))
 
+    def _fenced_by_group(self) -> None:
+        """(any thread) The group member whose offsets this transaction carries lost its partitions."""
+        if self.state.state in (TxnState.IN_TRANSACTION,):
+            self.state.abortable(
+                KafkaError(
+                    KafkaError.ILLEGAL_GENERATION,
+                    "the group member lost its partitions: abort the transaction",
+                    txn_requires_abort=True,
+                )
+            )
+
     def undeliverable(self) -> KafkaError | None:
         """(IO thread, each sender run) Why records still waiting in the open transaction can never
         be committed, or None: they are failed at once rather than left queued (as Java's
@@ -269,7 +281,8 @@ class TransactionManager:
             if error is None:
                 self.added.clear()
                 self.offsets_added = False
-                GROUP_TRANSACTIONS.ended(self)
+                GROUP_TRANSACTIONS.ended(self, self._offsets_sent if commit else None)
+                self._offsets_sent = {}
             _settle(fut, error)
 
         def send() -> None:
@@ -335,7 +348,10 @@ class TransactionManager:
             return dict.fromkeys(keys, KafkaError((final or codes)[0], "committing offsets in the transaction"))
 
         def committed(answer: Future[Any]) -> None:
-            _settle(fut, error_of(answer))
+            error = error_of(answer)
+            if error is None:
+                self._offsets_sent.update({(t, p): o for t, parts in offsets.items() for p, o, _e in parts})
+            _settle(fut, error)
 
         def added(answer: Future[Any]) -> None:
             error = error_of(answer)
@@ -349,7 +365,9 @@ class TransactionManager:
             op.future(group_id).add_done_callback(committed)
 
         def start() -> None:
-            GROUP_TRANSACTIONS.opened(self, group_id, self.transaction_timeout_ms / 1000)
+            GROUP_TRANSACTIONS.opened(
+                self, group_id, self.transaction_timeout_ms / 1000, (member_id, self._fenced_by_group)
+            )
             op = self._call(
                 ADD_OFFSETS_TO_TXN,
                 ["add"],

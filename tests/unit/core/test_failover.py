@@ -5,9 +5,18 @@ from __future__ import annotations
 
 import itertools
 
+from kafkawire.core import failover
 from kafkawire.core.cluster_health import ClusterHealth
 from kafkawire.core.failover import WhenDown, coordinator_query_delay, request_when_down
 from kafkawire.core.kafka_error import KafkaError
+from kafkawire.protocol.apis import (
+    CREATE_TOPICS,
+    DESCRIBE_CONFIGS,
+    FETCH,
+    FIND_COORDINATOR,
+    INIT_PRODUCER_ID,
+    METADATA,
+)
 
 
 def test_only_a_request_that_can_fail_over_fails_at_once_and_only_while_its_broker_backs_off() -> None:
@@ -45,3 +54,17 @@ def test_all_brokers_down_counts_only_brokers_still_down_now() -> None:
     assert [e.code() for e in together.failed(c, down, known, any_live=False, now=50.2)] == [
         KafkaError._ALL_BROKERS_DOWN
     ]
+
+
+def test_a_lookup_for_any_broker_fails_over_and_admin_rides_the_next_attempt() -> None:
+    """Issue 39: a transactional producer's FindCoordinator queued on a broker that had just died
+    waited out socket.timeout.ms there (init_transactions timed out), a joining member's Metadata
+    37 s; admin requests, whose writes take a lost connection as final, still wait for the
+    connection's next attempt."""
+    for api in (FIND_COORDINATOR, INIT_PRODUCER_ID, METADATA):
+        assert failover.fails_over(api, any_broker=True, coordinator_lane=False)
+        assert not failover.fails_over(api, any_broker=False, coordinator_lane=False)  # to a given node
+    for api in (CREATE_TOPICS, DESCRIBE_CONFIGS):
+        assert not failover.fails_over(api, any_broker=True, coordinator_lane=False)
+    assert failover.fails_over(FETCH, any_broker=False, coordinator_lane=False)
+    assert failover.fails_over(INIT_PRODUCER_ID, any_broker=False, coordinator_lane=True)  # the coordinator's lane

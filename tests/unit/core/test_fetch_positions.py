@@ -299,3 +299,14 @@ def test_a_preferred_read_replica_is_used_until_it_expires_or_fails() -> None:
     t.prefer(part, 7, 80.0, 60.0)
     t.failed(part, KafkaError(6, "not leader or follower"), 80.0, report=False)
     assert part.preferred is None
+
+
+def test_a_committed_offset_not_visible_yet_is_asked_again_after_the_backoff_without_an_event() -> None:
+    """Issue 39: an OffsetFetch older than this process's committed transaction is asked again."""
+    t = FetchTable(FetchLimits(has_group=True))
+    t.assign(A, OFFSET_STORED)
+    part = t.parts[A]
+    part.resolving = True  # (the engine marks a row it asks for)
+    t.lookup_again(A, part.generation, now=1.0)
+    assert part.state == AWAITING_OFFSET and t.take(10) == []
+    assert t.lookups(1.0) == [] and [p.key for p in t.lookups(1.0 + t.limits.error_backoff)] == [A]

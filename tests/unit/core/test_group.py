@@ -233,3 +233,18 @@ def test_a_rejoin_after_partitions_left_us_waits_for_the_application(cooperative
     m.on_join(join_answer(generation=5), now=1.0)
     taken = m.on_sync(Struct(error_code=ec.NONE), {"t": [0, 1]}, now=1.0)
     assert taken.revoke and taken.holds_rejoin  # the second round waits for on_revoke too
+
+
+def test_a_member_waiting_to_rejoin_after_a_revocation_keeps_its_session_and_one_that_lost_it_does_not() -> None:
+    """Issue 39: a member whose rejoin waited for the application's revocation stopped heartbeating;
+    the application finishing a transaction for longer than session.timeout.ms got it dropped, its
+    partitions given to the other member, and the records of that transaction copied twice."""
+    m = stable()
+    assert m.held_heartbeat_request(now=1.0) is None  # stable: the ordinary heartbeat runs
+    step = m.on_heartbeat(ec.REBALANCE_IN_PROGRESS, now=3.0)
+    assert step.holds_rejoin and m.state is GroupState.UNJOINED
+    body = m.held_heartbeat_request(now=4.0)
+    assert body is not None and body["generation_id"] == 4 and body["member_id"] == "m1"
+    gone = stable()
+    gone.on_heartbeat(ec.UNKNOWN_MEMBER_ID, now=3.0)  # dropped: nothing left to keep alive
+    assert gone.held_heartbeat_request(now=4.0) is None
