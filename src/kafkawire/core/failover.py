@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import enum
 
-from ..protocol.apis import FETCH, FIND_COORDINATOR, INIT_PRODUCER_ID, PRODUCE
+from ..protocol.apis import FETCH, FIND_COORDINATOR, INIT_PRODUCER_ID, METADATA, PRODUCE
 from ..protocol.schema import Api
 
 # Requests another broker answers once metadata names it (a partition's new leader): a Produce or
@@ -22,11 +22,12 @@ FAILS_OVER: frozenset[Api] = frozenset({FETCH, PRODUCE})
 
 
 # Requests for any broker whose callers ask again at once: a coordinator lookup, an idempotent
-# producer's id. Queued on a broker that had just died, a transactional producer's FindCoordinator
-# waited out socket.timeout.ms there and init_transactions timed out; librdkafka sends these only
-# to a broker that is up. (Metadata and admin requests keep riding the connection's next attempt:
-# their callers take a failure as final.)
-ANY_BROKER_FAILS_OVER: frozenset[Api] = frozenset({FIND_COORDINATOR, INIT_PRODUCER_ID})
+# producer's id, metadata (Client.refresh_metadata asks again until its timeout). Queued on a broker
+# that had just died, a transactional producer's FindCoordinator waited out socket.timeout.ms there
+# (init_transactions timed out), and a joining member's Metadata waited 37 s on a dead bootstrap
+# broker; librdkafka sends these only to a broker that is up. (Admin requests keep riding the
+# connection's next attempt: a write's caller takes a lost connection as final.)
+ANY_BROKER_FAILS_OVER: frozenset[Api] = frozenset({FIND_COORDINATOR, INIT_PRODUCER_ID, METADATA})
 
 
 def fails_over(api: Api, *, any_broker: bool, coordinator_lane: bool) -> bool:
