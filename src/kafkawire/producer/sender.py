@@ -243,7 +243,14 @@ class Sender:
         topic_ids = {t: info.topic_id for t in topics if (info := self.client.metadata.topics.get(t)) and info.topic_id}
 
         transactional_id = self.txn.transactional_id if self.txn is not None else None
-        body = produce_body(topics, topic_ids, transactional_id, self.settings, node, self.deliveries.batch_stats)
+        made = produce_body(topics, topic_ids, transactional_id, self.settings, node, self.deliveries.batch_stats)
+        written = False  # the connection makes the body as it writes the request
+
+        def body(version: int) -> dict[str, Any]:
+            nonlocal written
+            written = True
+            return made(version)
+
         request_id = self._request_ids = self._request_ids + 1
         # As librdkafka: the request is given up no later than its oldest record's message timeout,
         # so it cannot outlive the records it carries; only request.timeout.ms without an answer
@@ -273,7 +280,7 @@ class Sender:
                 return  # purged while in flight: its reports were already given
             for b in batches:
                 self._busy.discard((b.topic, b.partition))
-            self._handle(node, batches, response, error)
+            self._handle(node, batches, response, error, written=written)
 
         self.client.request_io(
             PRODUCE,
@@ -289,11 +296,17 @@ class Sender:
     # --- answers -------------------------------------------------------------------------------
 
     def _handle(
-        self, node: int, batches: list[ProducerBatch], response: Struct | None, error: KafkaError | None
+        self,
+        node: int,
+        batches: list[ProducerBatch],
+        response: Struct | None,
+        error: KafkaError | None,
+        *,
+        written: bool = True,
     ) -> None:
         if error is not None:
             for b in batches:
-                self._failed_attempt(b, error)
+                self._failed_attempt(b, error, written=written)
         elif response is None:  # acks=0: written is all we will ever know
             for b in batches:
                 self._delivered(b, -1001, -1)
@@ -343,8 +356,9 @@ class Sender:
         # Written and answered: its buffer is the next batch's (a failed one may be sent again).
         self.acc.spares.give(batch.give_up_buffer())
 
-    def _failed_attempt(self, batch: ProducerBatch, error: KafkaError) -> None:
-        """Carry out core/produce_verdict.py's step for a batch whose attempt failed."""
+    def _failed_attempt(self, batch: ProducerBatch, error: KafkaError, *, written: bool = True) -> None:
+        """Carry out core/produce_verdict.py's step for a batch whose attempt failed (``written``:
+        the request went on the wire, so without an answer the log may hold it)."""
         now = self.client.engine.now()
         idem = self.idem
         stopped = self.fatal is not None
@@ -363,8 +377,8 @@ class Sender:
         )
         if idem is not None:
             idem.answered(batch)
-        if error.code() < 0 and batch.unanswered is None:
-            batch.unanswered = error  # (no broker's answer: this attempt may have been written)
+        if written and error.code() < 0 and batch.unanswered is None:
+            batch.unanswered = error  # (written, no broker's answer: the log may hold this attempt)
         if refresh_metadata:
             self.client.metadata.forget_leader(batch.topic, batch.partition)
             self._stale_topics.add(batch.topic)
