@@ -1,7 +1,8 @@
 /* poll_take.c: PollTake and PollReady: poll()'s take of one buffered record and its stored offset,
- * in one call, and the engine's check in front of it.
- * Pure-Python twins: consumer/poll_take.py (PollTake) and consumer/consumer_engine.py (take_ready);
- * tests/unit/test_poll_take.py holds them equal.
+ * in one call, and the engine's check in front of it; and poll_fast, poll()'s path for FastMethod.
+ * Pure-Python twins: consumer/poll_take.py (PollTake), consumer/consumer_engine.py (take_ready) and
+ * consumer/consumer.py (Consumer.poll); tests/unit/test_poll_take.py and tests/unit/test_fast_method.py
+ * hold them equal.
  *
  * Part of kafkawire._native, compiled as one unit by module.c (see its list for the order). */
 
@@ -422,3 +423,52 @@ static PyTypeObject PollReadyType = {
     .tp_clear = (inquiry)poll_ready_clear,
     .tp_dealloc = (destructor)poll_ready_dealloc,
 };
+
+/* ---- poll()'s path for FastMethod (fast_method.c; Consumer.poll is one) -------------------
+ *
+ * What Consumer.poll (consumer/consumer.py, its twin) does when a record is ready: the consumer's
+ * engine open, its ``take_ready`` (PollReady, called without a Python call) handing over a
+ * record, which is returned. The timeout is not looked at, as the Python poll() does not look at
+ * it then. Any other argument form, no engine, a closed one, or nothing ready: NULL with no error
+ * set, and the Python poll() takes the call from its start (its own take_ready then finds what
+ * this one found: something to serve first, or nothing buffered). An error take_ready raised is
+ * the call's, as it would be the Python poll()'s. */
+
+static PyObject *s_engine, *s_closed, *s_take_ready, *s_timeout;
+
+static PyObject *
+poll_fast(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    if (nargs < 1 || nargs + nkw > 2) return NULL;
+    if (nkw) {
+        PyObject *name = PyTuple_GET_ITEM(kwnames, 0);
+        if (name != s_timeout && PyUnicode_Compare(name, s_timeout) != 0) return NULL; /* Python's TypeError */
+    }
+    PyObject *engine = PyObject_GetAttr(args[0], s_engine);
+    if (engine == NULL) {
+        PyErr_Clear(); /* the Python poll() says what is wrong */
+        return NULL;
+    }
+    PyObject *record = NULL;
+    if (engine == Py_None) goto out;
+    PyObject *closed = PyObject_GetAttr(engine, s_closed);
+    if (closed == NULL) {
+        PyErr_Clear();
+        goto out;
+    }
+    Py_DECREF(closed);
+    if (closed != Py_False) goto out;
+    PyObject *take = PyObject_GetAttr(engine, s_take_ready);
+    if (take == NULL) {
+        PyErr_Clear();
+        goto out;
+    }
+    record = Py_IS_TYPE(take, &PollReadyType) ? poll_ready_call((PollReady *)take, NULL, NULL)
+                                              : PyObject_CallNoArgs(take);
+    Py_DECREF(take);
+    if (record == Py_None) Py_CLEAR(record);
+out:
+    Py_DECREF(engine);
+    return record;
+}
