@@ -1,7 +1,8 @@
 """FastMethod (native_c/fast_method.c): a method whose call tries a C path before the Python method
-it wraps. Consumer.poll is one (the path: poll_take.c's poll_fast); here it is held against its
-twin, the Python poll() itself, over every call form and every state of the engine it reads: the
-same result or the same exception, the same records taken and the same waits asked of the engine.
+it wraps. Consumer.poll is one (the path: poll_take.c's poll_fast, which takes a ready record and
+otherwise the engine's wait); here it is held against its twin, the Python poll() itself, over
+every call form and every state of the engine it reads: the same result or the same exception, the
+same records taken and the same waits asked of the engine.
 (Producer.produce's path is held against the Python produce() in test_produce_lane.py.)"""
 
 from __future__ import annotations
@@ -31,13 +32,14 @@ class Engine:
 
     def __init__(self, state: str) -> None:
         self.closed = state == "closed"
-        self.ready: deque[Message] = deque([RECORD] if state in ("ready", "gate") else [])
+        self.ready: deque[Message] = deque([RECORD] if state in ("ready", "gate", "gate busy") else [])
         self.waits: list[tuple[int, Any]] = []
         self.fails = state == "take fails"
+        self.wait_fails = state == "wait fails"
         self.take_ready: Any = self._take_ready
-        if state == "gate":  # the C gate in front of the take, as the consumer engine has it
+        if state in ("gate", "gate busy"):  # the C gate in front of the take, as the consumer engine has it
             assert native is not None
-            self.executor_waiting: deque[Any] = deque()
+            self.executor_waiting: deque[Any] = deque([print] if state == "gate busy" else [])
             self._events: deque[Any] = deque()
             self._rejoin_due = False
             self._subscription = None
@@ -53,10 +55,12 @@ class Engine:
         return self._take()
 
     def consume(self, count: int, timeout: Any) -> list[Message]:
+        if self.wait_fails:
+            raise RuntimeError("the wait failed")
         if timeout is not None and not isinstance(timeout, (int, float)):
             raise TypeError("a timeout is a number")
         self.waits.append((count, timeout))
-        return [WAITED]
+        return [] if timeout == 0 else [WAITED]  # poll(0): nothing came
 
 
 class Face:
@@ -70,7 +74,7 @@ class TwinFace(Face):
     poll = PYTHON_POLL
 
 
-STATES = ["ready", "nothing ready", "closed", "no engine", "take fails", "gate"]
+STATES = ["ready", "nothing ready", "closed", "no engine", "take fails", "gate", "gate busy", "wait fails"]
 FORMS: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
     "no timeout": ((), {}),
     "timeout": ((1.5,), {}),

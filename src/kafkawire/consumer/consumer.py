@@ -117,9 +117,9 @@ class Consumer:
         return found[0] if found else None
 
     if native is not None and not TYPE_CHECKING:
-        # The same poll(), called from C: a record ready handed over without a Python frame
-        # (`kafkawire._native` FastMethod, native_c/poll_take.c's poll_fast), everything else by the
-        # function above.
+        # The same poll(), called from C: its steps run without a Python frame (`kafkawire._native`
+        # FastMethod, native_c/poll_take.c's poll_fast); other argument forms and a closed consumer
+        # by the function above.
         poll = native.FastMethod(poll, "poll")
 
     def consume(self, num_messages: int = 1, timeout: float = -1) -> list[Message]:

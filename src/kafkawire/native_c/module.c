@@ -104,9 +104,9 @@ PyInit__native(void)
         if ((*ready_names[i] = PyUnicode_InternFromString(ready_texts[i])) == NULL) return NULL;
     if ((s_rows = PyUnicode_InternFromString("_rows")) == NULL || (s_turn = PyUnicode_InternFromString("_turn")) == NULL)
         return NULL;
-    PyObject **poll_names[] = {&s_engine, &s_closed, &s_take_ready, &s_timeout};
-    const char *poll_texts[] = {"_engine", "closed", "take_ready", "timeout"};
-    for (int i = 0; i < 4; i++)
+    PyObject **poll_names[] = {&s_engine, &s_closed, &s_take_ready, &s_timeout, &s_consume};
+    const char *poll_texts[] = {"_engine", "closed", "take_ready", "timeout", "consume"};
+    for (int i = 0; i < 5; i++)
         if ((*poll_names[i] = PyUnicode_InternFromString(poll_texts[i])) == NULL) return NULL;
     PyObject *m = PyModule_Create(&native_module);
     if (m == NULL) return NULL;

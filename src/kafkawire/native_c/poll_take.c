@@ -426,15 +426,16 @@ static PyTypeObject PollReadyType = {
 
 /* ---- poll()'s path for FastMethod (fast_method.c; Consumer.poll is one) -------------------
  *
- * What Consumer.poll (consumer/consumer.py, its twin) does when a record is ready: the consumer's
- * engine open, its ``take_ready`` (PollReady, called without a Python call) handing over a
- * record, which is returned. The timeout is not looked at, as the Python poll() does not look at
- * it then. Any other argument form, no engine, a closed one, or nothing ready: NULL with no error
- * set, and the Python poll() takes the call from its start (its own take_ready then finds what
- * this one found: something to serve first, or nothing buffered). An error take_ready raised is
- * the call's, as it would be the Python poll()'s. */
+ * What Consumer.poll (consumer/consumer.py, its twin) does, step for step: the consumer's engine
+ * open, its ``take_ready`` (PollReady, called without a Python call) handing over a record, which
+ * is returned (the timeout is not looked at then, as the Python poll() does not look at it); else
+ * the engine's ``consume(1, timeout)``, its first message or None. Another argument form, no
+ * engine or a closed one: NULL with no error set, and the Python poll() takes the call (its
+ * TypeError, its ConsumerClosedError). An error either call raises is the call's, as it would be
+ * the Python poll()'s. (Handing "nothing ready" to the Python poll() instead would run take_ready
+ * twice: an empty poll(0) measured 3.6 -> 4.3 us.) */
 
-static PyObject *s_engine, *s_closed, *s_take_ready, *s_timeout;
+static PyObject *s_engine, *s_closed, *s_take_ready, *s_timeout, *s_consume;
 
 static PyObject *
 poll_fast(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
@@ -467,7 +468,16 @@ poll_fast(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
     record = Py_IS_TYPE(take, &PollReadyType) ? poll_ready_call((PollReady *)take, NULL, NULL)
                                               : PyObject_CallNoArgs(take);
     Py_DECREF(take);
-    if (record == Py_None) Py_CLEAR(record);
+    if (record == Py_None) { /* nothing ready: the wait, as the Python poll() goes on */
+        Py_DECREF(record);
+        PyObject *one = PyLong_FromLong(1);
+        PyObject *call[3] = {engine, one, nargs + nkw == 2 ? args[1] : Py_None};
+        PyObject *found = one == NULL ? NULL : PyObject_VectorcallMethod(s_consume, call, 3, NULL);
+        Py_XDECREF(one);
+        int any = found == NULL ? -1 : PyObject_IsTrue(found);
+        record = any < 0 ? NULL : any ? PySequence_GetItem(found, 0) : Py_NewRef(Py_None);
+        Py_XDECREF(found);
+    }
 out:
     Py_DECREF(engine);
     return record;
