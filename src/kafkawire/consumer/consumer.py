@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..base.config import given_config
 from ..base.model import ClusterMetadata, ConsumerGroupMetadata, Message, TopicPartition
@@ -22,6 +22,7 @@ from ..client.dropped import when_dropped
 from ..client.executor import CallbackExecutor
 from ..client.logs import client_logger, log_init
 from ..core.kafka_error import KafkaError, KafkaException
+from ..native import native
 from .assignment import keyed
 from .callbacks import Callback
 from .commits import wanted_offsets
@@ -114,6 +115,12 @@ class Consumer:
             return m
         found = engine.consume(1, timeout)
         return found[0] if found else None
+
+    if native is not None and not TYPE_CHECKING:
+        # The same poll(), called from C: its steps run without a Python frame (`kafkawire._native`
+        # FastMethod, native_c/poll_take.c's poll_fast); other argument forms and a closed consumer
+        # by the function above.
+        poll = native.FastMethod(poll, "poll")
 
     def consume(self, num_messages: int = 1, timeout: float = -1) -> list[Message]:
         """Up to ``num_messages`` messages or events; fewer (maybe none) once ``timeout`` passed."""

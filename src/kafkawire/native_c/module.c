@@ -31,6 +31,7 @@
 #include "produce_lane.c"
 #include "bulk_paths.c"
 #include "poll_take.c"
+#include "fast_method.c"
 
 /* ---- module ------------------------------------------------------------------------- */
 
@@ -80,7 +81,7 @@ PyMODINIT_FUNC
 PyInit__native(void)
 {
     if (PyType_Ready(&PendingType) < 0 || PyType_Ready(&MessageFieldsType) < 0 || PyType_Ready(&LaneType) < 0
-        || PyType_Ready(&ProduceMethodType) < 0 || PyType_Ready(&RLockType) < 0
+        || PyType_Ready(&FastMethodType) < 0 || PyType_Ready(&RLockType) < 0
         || PyType_Ready(&LaneStateType) < 0 || PyType_Ready(&PollTakeType) < 0
         || PyType_Ready(&PollReadyType) < 0)
         return NULL;
@@ -103,12 +104,16 @@ PyInit__native(void)
         if ((*ready_names[i] = PyUnicode_InternFromString(ready_texts[i])) == NULL) return NULL;
     if ((s_rows = PyUnicode_InternFromString("_rows")) == NULL || (s_turn = PyUnicode_InternFromString("_turn")) == NULL)
         return NULL;
+    PyObject **poll_names[] = {&s_engine, &s_closed, &s_take_ready, &s_timeout, &s_consume};
+    const char *poll_texts[] = {"_engine", "closed", "take_ready", "timeout", "consume"};
+    for (int i = 0; i < 5; i++)
+        if ((*poll_names[i] = PyUnicode_InternFromString(poll_texts[i])) == NULL) return NULL;
     PyObject *m = PyModule_Create(&native_module);
     if (m == NULL) return NULL;
     if (PyModule_AddObjectRef(m, "PendingMessage", (PyObject *)&PendingType) < 0
         || PyModule_AddObjectRef(m, "MessageFields", (PyObject *)&MessageFieldsType) < 0
         || PyModule_AddObjectRef(m, "ProduceLane", (PyObject *)&LaneType) < 0
-        || PyModule_AddObjectRef(m, "ProduceMethod", (PyObject *)&ProduceMethodType) < 0
+        || PyModule_AddObjectRef(m, "FastMethod", (PyObject *)&FastMethodType) < 0
         || PyModule_AddObjectRef(m, "RLock", (PyObject *)&RLockType) < 0
         || PyModule_AddObjectRef(m, "LaneState", (PyObject *)&LaneStateType) < 0
         || PyModule_AddObjectRef(m, "PollTake", (PyObject *)&PollTakeType) < 0

@@ -1,4 +1,4 @@
-/* produce_lane.c: ProduceLane, ProduceMethod: produce()'s common case in C (Producer.produce is a ProduceMethod).
+/* produce_lane.c: ProduceLane: produce()'s common case in C (Producer.produce is a FastMethod, fast_method.c).
  * Pure-Python twin: the Python admission path, producer/producer_engine.py ProducerEngine.admit and
  * core/accumulator.py Accumulator.append (tests/unit/test_produce_lane.py).
  *
@@ -499,26 +499,19 @@ fail:
     return done > 0;
 }
 
-/* ProduceMethod(function): Producer.produce. A method descriptor whose call queues the record
- * through the producer's ``_lane`` when it has one and the lane takes it, and otherwise calls
- * ``function`` (the Python produce()) with the same arguments. */
-typedef struct {
-    PyObject_HEAD
-    PyObject *function;
-    PyObject *dict;
-    vectorcallfunc vectorcall;
-} ProduceMethod;
-
+/* produce()'s path for FastMethod (fast_method.c; Producer.produce is one): the arguments of one
+ * call (the producer first) bound as the Python signature binds them, and the record queued through
+ * the producer's ``_lane`` when it has one and the lane takes it. None when queued; NULL with no
+ * error set when the Python produce() must take the call (an argument form it alone checks, or the
+ * lane declined: nothing was changed); NULL with an error set on failure. */
 static PyObject *
-pm_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+produce_fast(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    ProduceMethod *self = (ProduceMethod *)callable;
-    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    if (nargs < 1 || nargs > 1 + 7) goto slow;
+    if (nargs < 1 || nargs > 1 + 7) return NULL;
     PyObject *lane = PyObject_GetAttr(args[0], s_lane);
     if (lane == NULL) return NULL;
     Py_DECREF(lane); /* the producer holds it */
-    if (!Py_IS_TYPE(lane, &LaneType)) goto slow;
+    if (!Py_IS_TYPE(lane, &LaneType)) return NULL;
     PyObject *given[A_COUNT] = {NULL, Py_None, Py_None, NULL, Py_None, NULL, Py_None, Py_None};
     static PyObject *minus_one = NULL, *zero = NULL;
     if (minus_one == NULL) {
@@ -543,108 +536,11 @@ pm_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject
                 break;
             }
         }
-        if (which < 0 || (seen & (1 << which))) goto slow; /* Python raises the TypeError */
+        if (which < 0 || (seen & (1 << which))) return NULL; /* Python raises the TypeError */
         seen |= 1 << which;
         given[which] = args[nargs + k];
     }
     int r = lane_produce((Lane *)lane, given);
     if (r < 0) return NULL;
-    if (r > 0) Py_RETURN_NONE;
-slow:
-    return PyObject_Vectorcall(self->function, args, nargsf, kwnames);
+    return r > 0 ? Py_NewRef(Py_None) : NULL;
 }
-
-static PyObject *
-pm_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
-{
-    PyObject *function;
-    if (!PyArg_ParseTuple(args, "O:ProduceMethod", &function)) return NULL;
-    if (!PyCallable_Check(function)) {
-        PyErr_SetString(PyExc_TypeError, "ProduceMethod takes a function");
-        return NULL;
-    }
-    ProduceMethod *self = (ProduceMethod *)type->tp_alloc(type, 0);
-    if (self == NULL) return NULL;
-    self->function = Py_NewRef(function);
-    self->vectorcall = pm_vectorcall;
-    /* What inspect and help() read: the Python function's name, docstring and signature. */
-    self->dict = PyDict_New();
-    if (self->dict == NULL || PyDict_SetItemString(self->dict, "__wrapped__", function) < 0) {
-        Py_DECREF(self);
-        return NULL;
-    }
-    static const char *copied[] = {"__name__", "__qualname__", "__doc__", "__module__"};
-    for (int i = 0; i < 4; i++) {
-        PyObject *v = PyObject_GetAttrString(function, copied[i]);
-        if (v == NULL) {
-            PyErr_Clear();
-            continue;
-        }
-        int bad = PyDict_SetItemString(self->dict, copied[i], v);
-        Py_DECREF(v);
-        if (bad < 0) {
-            Py_DECREF(self);
-            return NULL;
-        }
-    }
-    return (PyObject *)self;
-}
-
-static PyObject *
-pm_get(PyObject *self, PyObject *obj, PyObject *type)
-{
-    if (obj == NULL || obj == Py_None) return Py_NewRef(self);
-    return PyMethod_New(self, obj);
-}
-
-static int
-pm_traverse(ProduceMethod *self, visitproc visit, void *arg)
-{
-    Py_VISIT(self->function);
-    Py_VISIT(self->dict);
-    return 0;
-}
-
-static int
-pm_clear(ProduceMethod *self)
-{
-    Py_CLEAR(self->function);
-    Py_CLEAR(self->dict);
-    return 0;
-}
-
-static void
-pm_dealloc(ProduceMethod *self)
-{
-    PyObject_GC_UnTrack(self);
-    pm_clear(self);
-    Py_TYPE(self)->tp_free((PyObject *)self);
-}
-
-static PyObject *
-pm_getdoc(ProduceMethod *self, void *closure)
-{
-    PyObject *doc = self->dict == NULL ? NULL : PyDict_GetItemString(self->dict, "__doc__");
-    return Py_NewRef(doc == NULL ? Py_None : doc);
-}
-
-static PyGetSetDef pm_getset[] = {
-    {"__doc__", (getter)pm_getdoc, NULL, NULL, NULL},
-    {NULL},
-};
-
-static PyTypeObject ProduceMethodType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "kafkawire._native.ProduceMethod",
-    .tp_basicsize = sizeof(ProduceMethod),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_METHOD_DESCRIPTOR | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_new = pm_new,
-    .tp_call = PyVectorcall_Call,
-    .tp_vectorcall_offset = offsetof(ProduceMethod, vectorcall),
-    .tp_dictoffset = offsetof(ProduceMethod, dict),
-    .tp_descr_get = pm_get,
-    .tp_getset = pm_getset,
-    .tp_traverse = (traverseproc)pm_traverse,
-    .tp_clear = (inquiry)pm_clear,
-    .tp_dealloc = (destructor)pm_dealloc,
-};

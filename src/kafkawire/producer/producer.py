@@ -106,8 +106,8 @@ class Producer:
 
     if native is not None and not TYPE_CHECKING:
         # The same produce(), called from C: its common case queued by the engine's lane without a
-        # Python frame (`kafkawire._native` ProduceMethod), everything else by the function above.
-        produce = native.ProduceMethod(produce)
+        # Python frame (`kafkawire._native` FastMethod), everything else by the function above.
+        produce = native.FastMethod(produce, "produce")
 
     def send(
         self,
