@@ -134,15 +134,28 @@ class Client:
     ) -> Future[ClusterView]:
         """Ask for metadata (all topics when ``topics`` is None) and fold it into the cache. A request
         that failed over (its broker went down: ``_TRANSPORT``) is asked again, of another broker,
-        until ``timeout`` (else socket.timeout.ms) has passed."""
+        until ``timeout`` (else socket.timeout.ms) has passed; then it fails with ``_TIMED_OUT`` naming
+        the last failure, as a request still queued at its deadline does (and as librdkafka's)."""
         fut: Future[ClusterView] = Future()
         deadline = self.engine.now() + (self.settings.request_timeout if timeout is None else timeout)
 
         def send() -> None:
             def done(body: Struct | None, error: KafkaError | None) -> None:
                 left = deadline - self.engine.now()
-                if error is not None and error.code() == KafkaError._TRANSPORT and left > 0 and not self._closed:
+                # (a failure no reconnect mends, a security.protocol mismatch, is the answer at once)
+                failed_over = (
+                    error is not None
+                    and error.code() == KafkaError._TRANSPORT
+                    and not self._closed
+                    and not any(c.last_error_lasting for c in self.connections())
+                )
+                if failed_over and left > 0:
                     self.engine.call_later(min(left, self.config["retry.backoff.ms"] / 1000), send)
+                elif failed_over:
+                    assert error is not None
+                    fut.set_exception(
+                        KafkaException(KafkaError(KafkaError._TIMED_OUT, f"no broker answered: {error.str()}"))
+                    )
                 elif error is not None:
                     fut.set_exception(KafkaException(error))
                 else:
