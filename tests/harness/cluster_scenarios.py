@@ -303,20 +303,26 @@ class Verdict:
         return f"{self.client:16} {self.counts} recovery s: [{rec}] {self.notes}"
 
 
-def check_produced(
-    run: ProduceRun, log: dict[int, list[tuple[int, bytes]]], hit: list[tuple[float, set[int]]]
-) -> Verdict:
-    """Lost, duplicated, reordered, reported twice or never; recovery per fault."""
-    in_log: dict[int, int] = defaultdict(int)
+def tally_log(log: dict[int, list[tuple[int, bytes]]]) -> tuple[dict[int, int], int]:
+    """How often each record (its value: the index it was fed as) stands in a partition log, and how
+    many stand after one fed later to the same partition."""
+    seen: dict[int, int] = defaultdict(int)
     reordered = 0
     for records in log.values():
         highest = -1
         for _offset, value in records:
             index = int(value)
-            in_log[index] += 1
-            if index < highest:
-                reordered += 1
+            seen[index] += 1
+            reordered += index < highest
             highest = max(highest, index)
+    return seen, reordered
+
+
+def check_produced(
+    run: ProduceRun, log: dict[int, list[tuple[int, bytes]]], hit: list[tuple[float, set[int]]]
+) -> Verdict:
+    """Lost, duplicated, reordered, reported twice or never; recovery per fault."""
+    in_log, reordered = tally_log(log)
     delivered = {i for i, reps in run.reports.items() if any(err is None for _, _, _, err in reps)}
     counts = {
         "lost": sum(1 for i in delivered if not in_log.get(i)),

@@ -32,7 +32,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,6 +50,7 @@ from tests.harness.cluster_scenarios import (
     now,
     read_log,
     sibling_groups,
+    tally_log,
 )
 from tests.harness.judge import LOGGER, unique_name
 from tests.harness.kafka_cluster import KafkaCluster
@@ -140,15 +140,7 @@ def check_copy(
     fed_until: float,
 ) -> Verdict:
     fed = run.feed.fed  # index -> (source partition, offset, sent at)
-    seen: dict[int, int] = defaultdict(int)
-    reordered = 0
-    for records in copy.values():
-        highest = -1
-        for _offset, value in records:
-            index = int(value)
-            seen[index] += 1
-            reordered += index < highest
-            highest = max(highest, index)
+    seen, reordered = tally_log(copy)
     copied = set(seen)
     counts = {
         "lost": sum(1 for index in fed if index not in copied),
