@@ -148,8 +148,14 @@ def test_transactional_copy_with_a_member_and_brokers_killed(cluster: KafkaClust
     verdicts = run_copy_scenario(cluster, SEED)
     show("transactional copy, a member and brokers killed", verdicts)
     judge, ours = verdicts
-    # confluent-kafka reads a batch twice now and then on Kafka 2.3 (no KIP-447: docs/judges.md)
-    assert judge.problems(allowed=("duplicated", "reordered")) == {}, judge.line()
+    # confluent-kafka reads a batch twice now and then on Kafka 2.3 (no KIP-447), and its
+    # send_offsets_to_transaction can block past its timeout for good while a coordinator is down,
+    # leaving that member's partitions uncopied (librdkafka #5456, #5511: docs/judges.md)
+    excused = ("duplicated", "reordered")
+    if "send_offsets" in judge.notes.get("calls past their timeout", ()):
+        excused += ("lost", "members died")
+    assert judge.problems(allowed=excused) == {}, judge.line()
+    assert "calls past their timeout" not in ours.notes, ours.line()
     assert ours.problems() == {}, ours.line()
 
 

@@ -166,6 +166,9 @@ def check_copy(
         "caught up after feed s": round(max(commits) - fed_until, 1) if commits else None,
         "errors": sorted({e["error"] for e in events if "error" in e}),
     }
+    overran = sorted({e["call"] for e in events if e["ev"] == "overran"})
+    if overran:
+        notes["calls past their timeout"] = overran
     if counts["duplicated"] or counts["lost"] or counts["reordered"]:
         story = run.members[0].lives[0].parent / f"{run.client}-story.txt"
         story.write_text("\n".join(_story(events, copy, seen)) + "\n")
