@@ -16,7 +16,7 @@ from .base.config import given_config
 from .base.model import Message
 from .consumer.consumer import Consumer
 from .error import ConsumeError, KeyDeserializationError, ValueDeserializationError
-from .serialization import MessageField, SerializationContext
+from .serialization import MessageField, SerializationContext, offer_cluster_id
 
 __all__ = ["DeserializingConsumer"]
 
@@ -35,6 +35,7 @@ class DeserializingConsumer(Consumer):
             if de is not None and not callable(de):
                 raise TypeError(f"{name} must be callable, not {type(de).__name__}")
         super().__init__(conf)
+        offer_cluster_id(self.cluster_id, (self._key_deserializer, self._value_deserializer))
 
     def poll(self, timeout: float | None = -1) -> Message | None:
         """A message with its key and value deserialized, or None once ``timeout`` s passed."""

@@ -93,6 +93,24 @@ class Deserializer:
         """Releases what the deserializer holds (nothing here)."""
 
 
+# Seconds a serde waits for the cluster id its client learns (confluent-kafka's wait).
+CLUSTER_ID_TIMEOUT = 60.0
+
+
+def offer_cluster_id(cluster_id: Callable[..., str | None], serdes: tuple[Any, ...]) -> None:
+    """Tells each serde that takes it (``set_cluster_id_resolver``) how to learn its client's
+    cluster id: ``cluster_id(timeout=...)``, called on a look-up that needs it, never here, so making
+    the client never waits on a broker."""
+
+    def resolve() -> str | None:
+        return cluster_id(timeout=CLUSTER_ID_TIMEOUT)
+
+    for serde in serdes:
+        setter = getattr(serde, "set_cluster_id_resolver", None)
+        if callable(setter):
+            setter(resolve)
+
+
 class _StructSerializer(Serializer):
     """A fixed-width big-endian number, as Java's serializers for the same type write it."""
 

@@ -12,7 +12,7 @@ from typing import Any
 from .base.config import given_config
 from .error import KeySerializationError, ValueSerializationError
 from .producer import Producer
-from .serialization import MessageField, SerializationContext
+from .serialization import MessageField, SerializationContext, offer_cluster_id
 
 __all__ = ["SerializingProducer"]
 
@@ -30,6 +30,7 @@ class SerializingProducer(Producer):
             if ser is not None and not callable(ser):
                 raise TypeError(f"{name} must be callable, not {type(ser).__name__}")
         super().__init__(conf)
+        offer_cluster_id(self.cluster_id, (self._key_serializer, self._value_serializer))
 
     def produce(  # type: ignore[override]
         self,

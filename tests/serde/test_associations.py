@@ -402,3 +402,26 @@ def test_our_request_values_read_confluents_json() -> None:
     ours = AssociationCreateOrUpdateRequest.from_dict(theirs.to_dict())
     assert ours == request("r-1", strong("s", "key", Schema(AVSC, "AVRO")), namespace="-")
     assert ours.to_dict() == theirs.to_dict()
+
+
+def test_a_forgotten_answer_is_asked_again_by_the_serdes_holding_it() -> None:
+    """The serdes keep what the strategy's answer led to only while it holds the answer: cleared
+    (or evicted), the next record asks the registry again, as confluent-kafka's serdes do."""
+    sr = mock_client()
+    sr.create_association(request("r-1", strong("orders-main", schema=Schema(AVSC, "AVRO"))))
+    strategy = AssociatedNameStrategy(cache_capacity=2)
+    ser = AvroSerializer(sr, AVSC, conf={"subject.name.strategy": strategy})
+    de = AvroDeserializer(sr, conf={"subject.name.strategy": strategy, "use.latest.version": True})
+    assert de(ser({"id": 1}, VALUE), VALUE) == {"id": 1}
+    sr.delete_associations("r-1", cascade_lifecycle=True)
+    ser({"id": 2}, VALUE)
+    assert sr.get_subjects() == []  # still the remembered subject's id: nothing registered
+    strategy.clear_cache()
+    ser({"id": 3}, VALUE)
+    assert sr.get_subjects() == ["orders-value"]
+    for topic in ("refunds", "payments"):  # evict orders' answer
+        strategy(SerializationContext(topic, MessageField.VALUE), None, sr)
+    other = AVSC.replace('"type":"long"}', '"type":"long"},{"name":"note","type":"string","default":""}')
+    sr.create_association(request("r-2", strong("orders-new", schema=Schema(other, "AVRO"))))
+    ser({"id": 4}, VALUE)
+    assert sr.get_versions("orders-new") == [1, 2]  # asked again: our schema registered there too

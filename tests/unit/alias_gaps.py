@@ -48,7 +48,7 @@ UNIMPORTABLE = frozenset(
 KNOWN_MISSING: dict[str, str] = {
     ".": ("kafkatest"),
     "._serde_builder": (
-        "AsyncSharedClusterIdResolver CLUSTER_ID_TIMEOUT SerdeSpec SharedClusterIdResolver async_build_serdes "
+        "AsyncSharedClusterIdResolver SerdeSpec SharedClusterIdResolver async_build_serdes "
         "async_close_serdes build_serdes close_serdes intersect_leftovers maybe_await pop_serde_props "
         "propagate_async_cluster_id_resolver propagate_cluster_id_resolver validate_build_result"
     ),

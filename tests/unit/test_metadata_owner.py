@@ -76,16 +76,26 @@ def test_a_fast_ask_right_after_a_request_waits_the_fast_interval() -> None:
     assert second - first >= INTERVALS.fast
 
 
-def test_keep_fresh_asks_for_the_known_topics_every_interval_from_the_first_answer() -> None:
+def test_keep_fresh_asks_for_the_known_topics_at_once_then_every_interval() -> None:
+    """As librdkafka: a first request at once (on connecting), then one each interval after the
+    last answer (measured on its mock cluster: tests/broker/test_metadata_refresh.py)."""
     r = Recorder()
     r.owner.keep_fresh(auto_create=True)
-    r.engine.run()
-    assert r.sent == []  # nothing asked yet: no picture to keep fresh
-    r.owner.ask(["x"])
     r.engine.call_later(35.0, r.owner.close)
     r.engine.run(limit=60.0)
     assert [at for at, _, _ in r.sent] == pytest.approx([0.0, 10.0 + RTT, 20.0 + 2 * RTT, 30.0 + 3 * RTT])
-    assert {(tuple(topics or ()), auto) for _, topics, auto in r.sent[1:]} == {(("known",), True)}
+    assert {(tuple(topics or ()), auto) for _, topics, auto in r.sent} == {(("known",), True)}
+
+
+def test_with_no_topic_known_the_brokers_alone_are_refreshed_at_most_every_10_s() -> None:
+    r = Recorder(Intervals(fast=0.1, periodic=1.0, backoff_ms=100, backoff_max_ms=1000))
+    r.known = []
+    r.owner.keep_fresh()
+    r.engine.call_later(25.0, r.owner.close)
+    r.engine.run(limit=60.0)
+    # the first at once, the first periodic one an interval later, then every 10 s
+    assert [at for at, _, _ in r.sent] == pytest.approx([0.0, 1.0 + RTT, 11.0 + RTT, 21.0 + RTT])
+    assert {None if topics is None else tuple(topics) for _, topics, _ in r.sent} == {()}  # brokers only
 
 
 def test_a_closed_owner_sends_nothing_and_tells_askers_at_once() -> None:

@@ -82,11 +82,18 @@ class MetadataOwner:
             self._pump_soon()
 
     def keep_fresh(self, *, all_topics: bool = False, auto_create: bool = False) -> None:
-        """Refresh periodically from the first answer on: the topics known (every topic when
-        ``all_topics`` or ``topic.metadata.refresh.sparse`` is false)."""
+        """Refresh periodically: the topics known (every topic when ``all_topics`` or
+        ``topic.metadata.refresh.sparse`` is false; the brokers alone when none is known). Before
+        any answer, one request leaves now, as librdkafka's first on connecting. The parts' wishes
+        add up (the client's own, a producer's ``auto_create``, a pattern subscription's)."""
+        first = self._fresh is None
+        if self._fresh is not None:
+            all_topics, auto_create = all_topics or self._fresh[0], auto_create or self._fresh[1]
         self._fresh = (all_topics, auto_create)
         if self._schedule.last_answer is not None:
             self._ask_periodic()
+        elif first:
+            self.ask(None if all_topics else list(self._known()), pace=Pace.FAST, auto_create=auto_create)
 
     def subscribe(self, fn: Callable[[], None]) -> None:
         """``fn`` runs (IO thread) after each new picture, whoever asked for it."""

@@ -108,6 +108,8 @@ class Client:
         self._closed = False
         if self.settings.security is not None:
             self.settings.security.start(self._token_failed)
+        # Every client keeps its picture fresh (topic.metadata.refresh.interval.ms), as librdkafka's.
+        self.engine.call_soon(self.metadata_refresh.keep_fresh)
 
     # --- thread-safe -----------------------------------------------------------------------
 

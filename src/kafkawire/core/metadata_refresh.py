@@ -6,7 +6,8 @@ Callers ask for a refresh of some topics (or of all) at a `Pace`:
 - ``FAST``: a leader or a topic is unknown: no sooner than ``topic.metadata.refresh.fast.interval.ms``
   after the last request left.
 - ``PERIODIC``: the picture is getting old: ``topic.metadata.refresh.interval.ms`` (at most
-  ``metadata.max.age.ms``) after the last answer.
+  ``metadata.max.age.ms``) after the last answer. With no topic to ask for, the periodic refresh
+  asks for the brokers only, and (as librdkafka, measured) no more often than every 10 s.
 
 An ask that a request in flight already covers joins it. The others wait together and leave as one
 request (the union of their topics) once the first of them is due. Background asks (FAST,
@@ -34,6 +35,8 @@ from .backoff import RetryBackoff
 
 W = TypeVar("W")
 Topics = frozenset[str] | None  # None: every topic of the cluster
+NO_TOPICS: Topics = frozenset()
+BROKERS_ONLY_EVERY = 10.0  # seconds between periodic refreshes of the brokers alone (librdkafka's)
 
 
 class Pace(enum.IntEnum):
@@ -115,6 +118,7 @@ class RefreshSchedule(Generic[W]):
         self.last_answer: float | None = None  # the last successful answer
         self._failures = RetryBackoff(intervals.backoff_ms, intervals.backoff_max_ms)  # failed requests in a row
         self._retry_at = -math.inf  # background asks wait until then after a failure
+        self._brokers_only_sent = -math.inf  # when the last periodic brokers-only request left
 
     def ask(
         self,
@@ -155,6 +159,8 @@ class RefreshSchedule(Generic[W]):
             due = -math.inf if self.last_sent is None else self.last_sent + self.intervals.fast
         else:
             due = -math.inf if self.last_answer is None else self.last_answer + self.intervals.periodic
+            if request.topics == NO_TOPICS:
+                due = max(due, self._brokers_only_sent + BROKERS_ONLY_EVERY)
         return max(due, self._retry_at)
 
     def take(self, now: float) -> Request[W] | None:
@@ -164,6 +170,8 @@ class RefreshSchedule(Generic[W]):
             if self._due(request) <= now:
                 del self._waiting[auto_create]
                 request.sent_at = now
+                if request.pace is Pace.PERIODIC and request.topics == NO_TOPICS:
+                    self._brokers_only_sent = now
                 self._flights.append(request)
                 self.last_sent = now
                 return request

@@ -1,10 +1,13 @@
 """The ASSOCIATED subject name strategy: the subject the registry associates with the topic.
 
 With explicit topic-subject associations the registry, not a naming rule, says which subject a
-topic's keys or values are written under. The strategy asks once per (topic, key or value, record
-name) and keeps the answer for the serde's life, so only a serde's first record costs a request.
-A topic with no association falls back to another strategy: TOPIC unless
-``subject.name.strategy.fallback.type`` names RECORD, TOPIC_RECORD or NONE (an error).
+topic's keys or values are written under. It is a serde's default, as confluent-kafka's (2.16):
+with no association (or a registry answering 404 there, one without the API) the subject is
+TOPIC's, unless ``subject.name.strategy.fallback.type`` names RECORD, TOPIC_RECORD or NONE (an
+error). The strategy asks once per (topic, key or value, record name) and keeps up to 1,000
+answers, so only a serde's first record of a topic costs a request. The resource namespace asked
+is ``subject.name.strategy.kafka.cluster.id``, else the cluster id of the SerializingProducer or
+DeserializingConsumer the serde runs in (its resolver), else every cluster's ("-").
 
 ``subject_name_options`` reads a serde's subject naming options, this strategy's included.
 """
@@ -65,7 +68,7 @@ def fallback_strategy(conf: dict[str, Any] | None) -> StrategyFunc | None:
 
 def subject_name_options(conf: dict[str, Any]) -> tuple[Callable[..., Any], dict[str, Any] | None]:
     """Pops a serde's subject naming options from ``conf``: the strategy (``subject.name.strategy``,
-    a callable, wins over ``subject.name.strategy.type``; TOPIC when neither is set) and
+    a callable, wins over ``subject.name.strategy.type``; ASSOCIATED when neither is set) and
     ``subject.name.strategy.conf``. Bad values fail here, when the serde is made."""
     strategy_conf = conf.pop("subject.name.strategy.conf", None)
     if strategy_conf is not None and not isinstance(strategy_conf, dict):
@@ -77,7 +80,7 @@ def subject_name_options(conf: dict[str, Any]) -> tuple[Callable[..., Any], dict
             # same text as confluent-kafka: its tests match on it
             raise ValueError("subject.name.strategy must be callable")
         return func, strategy_conf
-    kind = strategy_type(SubjectNameStrategyType.TOPIC if kind is None else kind, "subject.name.strategy.type")
+    kind = strategy_type(SubjectNameStrategyType.ASSOCIATED if kind is None else kind, "subject.name.strategy.type")
     if kind is SubjectNameStrategyType.ASSOCIATED:
         fallback_strategy(strategy_conf)
         return AssociatedNameStrategy(), strategy_conf
@@ -88,22 +91,34 @@ def subject_name_options(conf: dict[str, Any]) -> tuple[Callable[..., Any], dict
 
 class AssociatedNameStrategy:
     """``strategy(ctx, record_name, client, conf)``: the topic's associated subject, looked up under
-    the namespace ``conf[KAFKA_CLUSTER_ID]`` (every cluster's, "-", when unset) and remembered;
-    more than one subject is ambiguous and a SerializationError."""
+    the namespace ``conf[KAFKA_CLUSTER_ID]`` (else the resolver's cluster id, else every cluster's,
+    "-") and remembered; more than one association is ambiguous and a SerializationError.
+
+    ``epoch`` grows whenever a remembered answer is forgotten (evicted, or `clear_cache`): a serde
+    that keeps what an answer led to keeps it only while the epoch stays."""
 
     def __init__(self, cache_capacity: int = 1000) -> None:
         self._cache: LRUCache[tuple[str, bool, str | None], str] = LRUCache(cache_capacity)
         self._lock = threading.Lock()
+        self._cluster_id_resolver: Callable[[], Any] | None = None
+        self.epoch = 0
+
+    def set_cluster_id_resolver(self, resolver: Callable[[], Any]) -> None:
+        """How to learn the Kafka cluster id (the namespace) when the conf names none: called on a
+        look-up, never here, so making a client never waits on a broker. The latest one given wins."""
+        self._cluster_id_resolver = resolver
 
     def __call__(
         self,
         ctx: SerializationContext | None,
         record_name: str | None,
-        schema_registry_client: SchemaRegistryClient,
+        schema_registry_client: SchemaRegistryClient | None,
         conf: dict[str, Any] | None = None,
     ) -> str | None:
         if ctx is None:
             raise ValueError("the associated subject name strategy needs a SerializationContext (the topic)")
+        if ctx.topic is None:
+            return None
         key = (ctx.topic, ctx.field == MessageField.KEY, record_name)
         with self._lock:
             subject = self._cache.get(key)
@@ -111,34 +126,63 @@ class AssociatedNameStrategy:
             subject = self._load(ctx, record_name, schema_registry_client, conf)
             if subject is not None:
                 with self._lock:
+                    held = len(self._cache)
                     self._cache[key] = subject
+                    if len(self._cache) <= held:  # another answer made room
+                        self.epoch += 1
         return subject
 
     def clear_cache(self) -> None:
         """Forgets every answer: the next record of each topic asks the registry again."""
         with self._lock:
             self._cache.clear()
+            self.epoch += 1
 
-    @staticmethod
+    def _namespace(self, conf: dict[str, Any] | None) -> str:
+        configured = (conf or {}).get(KAFKA_CLUSTER_ID)
+        if configured:
+            return str(configured)
+        resolver = self._cluster_id_resolver
+        if resolver is None:
+            return NAMESPACE_WILDCARD
+        try:
+            cluster_id = resolver()
+        except Exception as e:
+            raise SerializationError(
+                f"the associated subject name strategy could not learn the Kafka cluster id (no broker "
+                f"reached yet?); {KAFKA_CLUSTER_ID} names it: {e}"
+            ) from e
+        if not cluster_id:
+            raise SerializationError(
+                f"the associated subject name strategy got no Kafka cluster id; {KAFKA_CLUSTER_ID} names it"
+            )
+        return str(cluster_id)
+
     def _load(
-        ctx: SerializationContext, record_name: str | None, client: SchemaRegistryClient, conf: dict[str, Any] | None
+        self,
+        ctx: SerializationContext,
+        record_name: str | None,
+        client: SchemaRegistryClient | None,
+        conf: dict[str, Any] | None,
     ) -> str | None:
+        if client is None:  # nothing to ask: TOPIC's subject
+            return topic_subject_name_strategy(ctx, record_name)
         otherwise = fallback_strategy(conf)
+        namespace = self._namespace(conf)
         field = "key" if ctx.field == MessageField.KEY else "value"
-        namespace = (conf or {}).get(KAFKA_CLUSTER_ID) or NAMESPACE_WILDCARD
         try:
             found = client.get_associations_by_resource_name(ctx.topic, namespace, "topic", [field])
         except SchemaRegistryError as e:
             if e.http_status_code != 404:  # a registry without the association API: no association
                 raise
             found = []
-        subjects = sorted({a.subject for a in found if a.subject})
-        if len(subjects) > 1:
+        if len(found) > 1:
+            subjects = [a.subject for a in found]
             raise SerializationError(
                 f"Multiple associated subjects found for topic {ctx.topic!r} ({field}): {subjects}"
             )
-        if subjects:
-            return subjects[0]
+        if found:
+            return found[0].subject
         if otherwise is None:
             raise SerializationError(f"No associated subject found for topic {ctx.topic!r} ({field})")
         return otherwise(ctx, record_name)

@@ -178,9 +178,10 @@ class AvroSerializer(_Parsing, BaseSerializer):
             self._schema_name = _schema_name(self._parsed_schema)
         # (topic, is key) -> (framing prefix, parsed schema), when nothing can change them: a fixed
         # strategy, the id in front of the payload, no "latest" schema (those the client's TTL rules).
+        # The associated strategy's answers stand until it forgets one (_asked).
         self._ready: dict[tuple[str, bool], tuple[bytes, Any]] = {}
         self._can_ready = (
-            self._subject_name_func in _FIXED_STRATEGIES
+            (self._subject_name_func in _FIXED_STRATEGIES or self._associated is not None)
             and self._schema_id_serializer is prefix_schema_id_serializer
             and not self._use_latest_version
             and self._use_latest_with_metadata is None
@@ -191,7 +192,8 @@ class AvroSerializer(_Parsing, BaseSerializer):
             return None
         if ctx is not None and ((field := ctx.field) is _VALUE or field is _KEY):
             ready = self._ready.get((ctx.topic, field is _KEY))
-            if ready is not None:  # the steady state: one dict look-up, then fastavro
+            # the steady state: one dict look-up, then fastavro
+            if ready is not None and ((assoc := self._associated) is None or assoc.epoch == self._asked_epoch):
                 out = _Framed(ready[0])
                 self._write(out, ready[1], self._to_dict(obj, ctx) if self._to_dict is not None else obj, ctx)
                 return bytes(out)
@@ -208,7 +210,10 @@ class AvroSerializer(_Parsing, BaseSerializer):
     def _serialize(self, obj: Any, ctx: SerializationContext | None) -> bytes | None:
         """The general path: subject, writer schema (registering it if asked), the schema's rules
         (domain rules on the object, encoding rules on the bytes), framing."""
+        if not self._asked(ctx):  # what the strategy's forgotten answers led to is forgotten too
+            self._ready.clear()
         subject = self._subject(ctx, self._schema_name)
+        self._note_asked(ctx)
         if subject is None:
             raise SerializationError("the subject name strategy gave no subject")
         schema_id, schema = self._writer(subject, self._schema)
@@ -282,7 +287,12 @@ class AvroDeserializer(_Parsing, BaseDeserializer):
         # bytes (its id bytes are a key), prefix-framed, no schema-id header to look for
         if type(data) is bytes and data[:1] == b"\x00" and (ctx is None or not ctx.headers):
             ready = self._ready.get(data[1:5])
-            if ready is not None:  # the steady state: one dict look-up, then fastavro
+            # the steady state: one dict look-up (and the associated strategy's answer held), then fastavro
+            if ready is not None and (
+                (assoc := self._associated) is None
+                or ctx is None
+                or (assoc.epoch == self._asked_epoch and (ctx.topic, ctx.field) in self._asked_topics)
+            ):
                 payload = io.BytesIO(data)
                 payload.seek(5)
                 return self._finish(self._read(payload, ready[0], ready[1], ctx), ctx)
@@ -306,13 +316,12 @@ class AvroDeserializer(_Parsing, BaseDeserializer):
         writer = self._parse(writer_schema)
         reader_schema, reader = self._schema, self._reader_schema
         uses_latest = self._use_latest_version or self._use_latest_with_metadata is not None
-        subject = None
-        if (
+        needed = (
             uses_latest
             or writer_schema.rule_set is not None
             or (reader_schema is not None and reader_schema.rule_set is not None)
-        ):
-            subject = self._subject(ctx, _schema_name(writer))
+        )
+        subject = self._reader_subject(ctx, needed, lambda: _schema_name(writer))
         latest: RegisteredSchema | None = None
         if reader is None and uses_latest and subject is not None:
             latest = self._latest(subject)

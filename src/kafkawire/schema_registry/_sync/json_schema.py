@@ -194,11 +194,13 @@ class JSONDeserializer(_Validating, BaseDeserializer):
         reader = self._schema
         uses_latest = self._use_latest_version or self._use_latest_with_metadata is not None
         has_rules = any(s is not None and s.rule_set is not None for s in (writer, reader))
-        subject = None
-        if self._registry is not None and (uses_latest or has_rules):
+
+        def title() -> str | None:
             named_by = writer or reader  # its title, parsed once per schema (the validator's), not per record
             parsed = self._validator(named_by).schema if named_by is not None else None
-            subject = self._subject(ctx, parsed.get("title") if isinstance(parsed, dict) else None)
+            return parsed.get("title") if isinstance(parsed, dict) else None
+
+        subject = self._reader_subject(ctx, self._registry is not None and (uses_latest or has_rules), title)
         latest = self._latest(subject) if reader is None and uses_latest and subject is not None else None
         if latest is not None:
             reader = latest.schema

@@ -184,9 +184,10 @@ class ProtobufDeserializer(BaseDeserializer):
         writer = None
         if self._registry is not None and (schema_id.id is not None or schema_id.guid is not None):
             writer = self._writer_schema(schema_id, ctx)
-        subject = None
+        subject = self._reader_subject(
+            ctx, writer is not None and writer.rule_set is not None, lambda: self._schema_name
+        )
         if writer is not None and writer.rule_set is not None:
-            subject = self._subject(ctx, self._schema_name)
             body = self._rules.run(ctx, subject, RulePhase.ENCODING, RuleMode.READ, None, writer, body, None, None)
         try:
             message = self._msg_class.FromString(body)

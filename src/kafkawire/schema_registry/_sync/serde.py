@@ -56,13 +56,40 @@ class _Common:
             raise ValueError(f"use.latest.with.metadata must be a dict, not {type(md).__name__}")
         self._use_latest_with_metadata = md
         self._subject_name_func, self._subject_name_conf = subject_name_options(conf)
-        # The associated strategy asks the registry: it is called with the client and its conf too.
-        self._strategy_accepts_client = isinstance(self._subject_name_func, AssociatedNameStrategy)
+        # The associated strategy (the default) asks the registry: it is called with the client
+        # and its conf too.
+        func = self._subject_name_func
+        self._associated = func if isinstance(func, AssociatedNameStrategy) else None
+        self._strategy_accepts_client = self._associated is not None
+        self._asked_topics: set[tuple[str | None, Any]] = set()
+        self._asked_epoch = 0
+
+    def set_cluster_id_resolver(self, resolver: Callable[[], Any]) -> None:
+        """The Kafka cluster id's source (a SerializingProducer's or DeserializingConsumer's), for
+        the associated strategy's namespace; other strategies need none."""
+        if self._associated is not None:
+            self._associated.set_cluster_id_resolver(resolver)
 
     def _rules_conf(self, rule_conf: dict[str, Any] | None, rule_registry: Any) -> None:
         """The data-contract rules this serde runs: the executors of ``rule_registry`` (else the
         process-wide one), configured with the registry client's settings and ``rule_conf``."""
         self._rules = RuleRunner(self._registry, rule_conf, rule_registry)
+
+    def _asked(self, ctx: SerializationContext | None) -> bool:
+        """Whether the associated strategy holds this topic's and field's answer already (so asking
+        it again would cost no request): what a serde may skip it on. True with no such strategy."""
+        assoc = self._associated
+        if assoc is None or ctx is None:
+            return True
+        if assoc.epoch != self._asked_epoch:  # it forgot something: ask it again
+            self._asked_topics.clear()
+            self._asked_epoch = assoc.epoch
+            return False
+        return (ctx.topic, ctx.field) in self._asked_topics
+
+    def _note_asked(self, ctx: SerializationContext | None) -> None:
+        if self._associated is not None and ctx is not None:
+            self._asked_topics.add((ctx.topic, ctx.field))
 
     def _subject(self, ctx: SerializationContext | None, record_name: str | None) -> str | None:
         if self._strategy_accepts_client:
@@ -142,6 +169,21 @@ class BaseDeserializer(_Common, Deserializer):
         if conf:
             # same text as confluent-kafka: its tests match on it
             raise ValueError(f"Unrecognized properties: {', '.join(conf)}")
+
+    def _reader_subject(
+        self, ctx: SerializationContext | None, needed: bool, writer_name: Callable[[], str | None]
+    ) -> str | None:
+        """The subject a payload is read under, asked as confluent-kafka asks (the strategy without
+        a record name, then with the writer's): when the reading needs it (a "latest" reader
+        schema, rules) and of the associated strategy always, whose look-up (and its failure) the
+        first record of a topic costs on confluent-kafka too."""
+        if not needed and (self._associated is None or ctx is None or self._registry is None):
+            return None
+        subject = self._subject(ctx, None)
+        if subject is None:
+            subject = self._subject(ctx, writer_name())
+        self._note_asked(ctx)
+        return subject
 
     def _unframe(self, data: bytes, ctx: SerializationContext | None) -> tuple[SchemaId, Any]:
         schema_id = SchemaId(self._schema_type)
