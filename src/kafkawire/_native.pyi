@@ -73,7 +73,9 @@ def pending_from_columns(
     now: float,
     /,
 ) -> list[PendingMessage] | None: ...
-def lane_queue(lane: Any, records: list[PendingMessage], start: int, stop: int, count: int, /) -> tuple[int, int]: ...
+def lane_queue(
+    lane: Any, records: list[PendingMessage], start: int, stop: int, count: int, now: float, /
+) -> tuple[int, int]: ...
 
 class RLock:
     """threading.RLock's twin, which produce()'s C lane takes without a Python call."""

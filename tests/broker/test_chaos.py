@@ -65,6 +65,7 @@ def test_chaos_200k_values_through_cut_connections(
     producer = Producer(
         {
             "bootstrap.servers": proxy.address,
+            "enable.idempotence": True,  # the checker allows no duplicate nor reordering
             "linger.ms": 2,
             "batch.num.messages": 500,  # many batches: many requests in flight to cut
             "retry.backoff.ms": 10,

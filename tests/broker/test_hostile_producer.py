@@ -131,6 +131,7 @@ def _producer(proxy: HostileProxy, reports: Reports, errors: list[Any], **extra:
         {
             "bootstrap.servers": proxy.address,
             **FAST,
+            "enable.idempotence": True,  # the defects were an idempotent producer's (InitProducerId)
             "message.timeout.ms": 6_000,
             "request.timeout.ms": 3_000,  # the producer bounds Metadata and InitProducerId with it
             "on_delivery": reports.callback,

@@ -89,6 +89,7 @@ def test_soak_through_cut_connections(
     producer = Producer(
         {
             **conf,
+            "enable.idempotence": True,  # an idempotent producer
             "linger.ms": 5,
             "message.timeout.ms": 120_000,
             "queue.buffering.max.messages": 20_000,

@@ -29,6 +29,9 @@ from tests.harness.mock_cluster import MockCluster
 from tests.harness.proxy import KafkaProxy
 from tests.harness.raw_log import LogBatch, raw_log
 
+# Every scenario here is an idempotent producer's (librdkafka's default, and kafkawire's, is off).
+IDEMPOTENT = {**FAST, "enable.idempotence": True}
+
 pytestmark = pytest.mark.broker
 
 NOT_ENOUGH_REPLICAS_AFTER_APPEND = 20
@@ -51,7 +54,7 @@ def make_producer(mock_cluster: MockCluster) -> Iterator[Callable[..., Producer]
     made: list[Producer] = []
 
     def make(conf: dict[str, Any] | None = None) -> Producer:
-        p = Producer({"bootstrap.servers": mock_cluster.bootstraps, **FAST, **(conf or {})})
+        p = Producer({"bootstrap.servers": mock_cluster.bootstraps, **IDEMPOTENT, **(conf or {})})
         made.append(p)
         return p
 
@@ -194,7 +197,13 @@ def test_4_lost_response_retry_yields_exactly_one_copy_and_success(
     topic = topic_name("lost")
     errors, on_error = errors_cb()
     p = Producer(
-        {"bootstrap.servers": proxy.address, **FAST, "linger.ms": HOLD, "batch.num.messages": 20, "error_cb": on_error}
+        {
+            "bootstrap.servers": proxy.address,
+            **IDEMPOTENT,
+            "linger.ms": HOLD,
+            "batch.num.messages": 20,
+            "error_cb": on_error,
+        }
     )
     try:
         p.list_topics(topic, timeout=WAIT)  # creates it (4 partitions)

@@ -309,7 +309,8 @@ def test_a_partition_without_leader_waits_without_flooding_metadata_then_deliver
     mock_cluster: MockCluster, make_producer: Callable[..., Producer], topic_name: Callable[[str], str]
 ) -> None:
     topic = topic_on(mock_cluster, topic_name("leaderless"), leaders=[1])
-    p = make_producer({"linger.ms": 0})
+    # Idempotent: five records in five requests, each refused once, must still land in order.
+    p = make_producer({"linger.ms": 0, "enable.idempotence": True})
     warm_up(p, topic)
     # partition_set_leader(topic, 0, -1) crashes this librdkafka's mock (segfault); a topic error
     # makes its Metadata list no partitions, which gives the producer the same picture: no leader.
@@ -734,26 +735,27 @@ def test_a_retried_batch_is_compressed_once(
 # --- partitioning ----------------------------------------------------------------------------------
 
 
-def test_keyed_partitions_match_confluent_murmur2_random(
-    mock_cluster: MockCluster, make_producer: Callable[..., Producer], topic_name: Callable[[str], str]
+@pytest.mark.parametrize("partitioner", [None, "murmur2_random"])  # None: each client's default
+def test_keyed_partitions_match_confluent(
+    mock_cluster: MockCluster,
+    make_producer: Callable[..., Producer],
+    topic_name: Callable[[str], str],
+    partitioner: str | None,
 ) -> None:
     ours, theirs = topic_name("ours"), topic_name("theirs")
     mock_cluster.create_topic(ours, 7, 1)
     mock_cluster.create_topic(theirs, 7, 1)
     rng = random.Random(7)
     keys = [rng.randbytes(rng.randint(1, 40)) for _ in range(1990)] + [f"user-{i}".encode() for i in range(10)]
-    p = make_producer()  # default partitioner: murmur2_random
+    conf = {} if partitioner is None else {"partitioner": partitioner}
+    p = make_producer(conf)
     reports = Reports()
     for k in keys:
         p.produce(ours, value=b"v", key=k, on_delivery=reports)
     assert p.flush(WAIT) == 0
     our_partition = {m.key(): m.partition() for m in reports.delivered()}
     placed = produce_with_confluent(
-        mock_cluster.bootstraps,
-        theirs,
-        [JudgeRecord(value=b"v", key=k) for k in keys],
-        config={"partitioner": "murmur2_random"},
-        timeout=WAIT,
+        mock_cluster.bootstraps, theirs, [JudgeRecord(value=b"v", key=k) for k in keys], config=conf, timeout=WAIT
     )
     their_partition = {k: part for k, (part, _) in zip(keys, placed, strict=True)}
     assert our_partition == their_partition

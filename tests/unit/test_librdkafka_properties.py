@@ -314,3 +314,86 @@ def test_readme_table_is_the_codes() -> None:
     start, end = "<!-- inert-properties:start -->\n", "\n<!-- inert-properties:end -->"
     assert start in text and end in text
     assert text[text.index(start) + len(start) : text.index(end)] == readme_table(clients_options())
+
+
+# --- the producer's effective defaults against librdkafka's ---------------------------------------
+
+# What librdkafka's rd_kafka_conf_finalize leaves for each, and kafkawire's ProducerConfig field.
+EFFECTIVE = {
+    "partitioner": "partitioner",
+    "enable.idempotence": "enable_idempotence",
+    "acks": "acks",
+    "retries": "retries",
+    "max.in.flight": "max_in_flight",
+    "sticky.partitioning.linger.ms": "sticky_linger_ms",
+    "linger.ms": "linger_ms",
+    "message.timeout.ms": "message_timeout_ms",
+    "socket.timeout.ms": "socket_timeout_ms",
+}
+
+
+def _librdkafka_effective(lib: Any, conf: dict[str, str]) -> dict[str, str] | str:
+    """librdkafka's producer configuration after rd_kafka_new finalized it (its error text when it
+    refuses), read back with rd_kafka_conf_get from the handle's configuration."""
+    import ctypes
+
+    lib.rd_kafka_new.restype = ctypes.c_void_p
+    lib.rd_kafka_new.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
+    lib.rd_kafka_conf.restype = ctypes.c_void_p
+    lib.rd_kafka_conf.argtypes = [ctypes.c_void_p]
+    lib.rd_kafka_conf_set_default_topic_conf.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+    lib.rd_kafka_destroy.argtypes = [ctypes.c_void_p]
+    err = ctypes.create_string_buffer(512)
+    handle = lib.rd_kafka_conf_new()
+    lib.rd_kafka_conf_set_default_topic_conf(handle, lib.rd_kafka_topic_conf_new())  # topic properties read too
+    for name, value in {"log_level": "3", **conf}.items():  # (no notice that bootstrap.servers is unset)
+        assert lib.rd_kafka_conf_set(handle, name.encode(), value.encode(), err, len(err)) == 0, err.value
+    rk = lib.rd_kafka_new(0, handle, err, len(err))  # RD_KAFKA_PRODUCER; it owns the configuration now
+    if not rk:
+        lib.rd_kafka_conf_destroy(handle)
+        return str(err.value.decode())
+    try:
+        out = {}
+        for name in EFFECTIVE:
+            size = ctypes.c_size_t(512)
+            buf = ctypes.create_string_buffer(512)
+            assert lib.rd_kafka_conf_get(lib.rd_kafka_conf(rk), name.encode(), buf, ctypes.byref(size)) == 0, name
+            out[name] = buf.value.decode()
+        return out
+    finally:
+        lib.rd_kafka_destroy(rk)
+
+
+@pytest.mark.parametrize(
+    "conf",
+    [
+        {},
+        {"enable.idempotence": "true"},
+        {"transactional.id": "t"},
+        {"acks": "1"},
+        {"acks": "0", "retries": "0", "max.in.flight": "20"},
+        {"linger.ms": "20"},
+        {"linger.ms": "7.6"},
+        {"linger.ms": "0"},
+        {"sticky.partitioning.linger.ms": "3", "linger.ms": "50"},
+        {"message.timeout.ms": "4"},
+    ],
+)
+def test_producer_defaults_are_librdkafkas(conf: dict[str, str]) -> None:
+    """The defaults and the ones librdkafka derives (idempotence's in-flight cap, twice linger.ms
+    for the sticky partitioner, a transaction's timeouts) as the installed librdkafka has them:
+    the partitioner and idempotence too, no longer Java's (README, "differs on purpose", once)."""
+    from kafkawire.producer.producer_config import parse_producer_config
+
+    theirs = _librdkafka_effective(_generator().load_librdkafka(), conf)
+    assert isinstance(theirs, dict), theirs
+    c = parse_producer_config(conf)
+    ours = {name: getattr(c, field) for name, field in EFFECTIVE.items()}
+    for name, value in theirs.items():
+        mine = ours[name]
+        if isinstance(mine, bool):
+            assert value == str(mine).lower(), (name, conf)
+        elif isinstance(mine, float):
+            assert float(value) == mine, (name, conf)
+        else:
+            assert value == str(mine), (name, conf)

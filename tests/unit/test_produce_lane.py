@@ -196,3 +196,41 @@ def test_produce_keeps_its_signature_and_docstring() -> None:
     params = list(inspect.signature(Producer.produce).parameters)
     assert params == ["self", "topic", "value", "key", "partition", "on_delivery", "timestamp", "headers", "callback"]
     assert Producer.produce.__doc__ and "Queue one record" in Producer.produce.__doc__
+
+
+def _partitions(p: Producer) -> list[int]:
+    """The partition of each record queued, in the order produced."""
+    records = [m for q in p._engine.acc._queues.values() for b in q for m in b.messages]
+    return [m.partition for m in sorted(records, key=lambda m: m.enqueued)]
+
+
+def test_the_lane_leaves_a_sticky_partition_when_its_time_is_up() -> None:
+    """sticky.partitioning.linger.ms (by default twice linger.ms, librdkafka's timer): a keyless
+    record produced after it has passed goes to another partition, on the lane as in Python, and
+    produce_batch's C loop does the same; before, it stays (and the lane takes it)."""
+    import time
+
+    p, slow = _producer(True, **{"sticky.partitioning.linger.ms": 1})
+    try:
+        p.produce(TOPIC, b"v")
+        p.produce(TOPIC, b"v")  # (within 1 ms or not: either way the answer is the partitioner's)
+        time.sleep(0.005)
+        p.produce(TOPIC, b"v")
+        first, _, third = _partitions(p)
+        assert third != first  # moved on (never to the partition it leaves, while others have a leader)
+        time.sleep(0.005)
+        assert p.produce_batch(TOPIC, [{"value": b"v"}] * 3) == 3
+        *_, last = _partitions(p)
+        assert last != third
+    finally:
+        p.purge()
+        p.close(0)
+    p, slow = _producer(True, **{"sticky.partitioning.linger.ms": 60_000})
+    try:
+        for _ in range(5):
+            p.produce(TOPIC, b"v")
+            time.sleep(0.002)
+        assert len(set(_partitions(p))) == 1 and slow[0] == 1  # the first record alone chose, in Python
+    finally:
+        p.purge()
+        p.close(0)

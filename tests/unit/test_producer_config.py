@@ -59,11 +59,12 @@ def test_defaults_are_librdkafkas_except_where_documented() -> None:
     assert (c.acks, c.linger_ms, c.batch_size, c.batch_num_messages) == (-1, 5.0, 1_000_000, 10_000)
     assert (c.queue_buffering_max_messages, c.queue_buffering_max_kbytes) == (100_000, 1_048_576)
     assert (c.message_max_bytes, c.compression_codec, c.compression_level) == (1_000_000, compression.NONE, -1)
-    assert c.partitioner == "murmur2_random"  # confluent-kafka: consistent_random
+    assert (c.partitioner, c.sticky_linger_ms) == ("consistent_random", 10)  # 10: twice linger.ms
     assert (c.retries, c.retry_backoff_ms, c.retry_backoff_max_ms) == (2**31 - 1, 100, 1000)
     assert (c.message_timeout_ms, c.request_timeout_ms, c.socket_timeout_ms) == (300_000, 30_000, 60_000)
-    # Idempotence on by default, as the Java client (librdkafka: off), which caps in-flight at 5.
-    assert (c.enable_idempotence, c.max_in_flight, c.statistics_interval_ms) == (True, 5, 0)
+    # Idempotence off, so in-flight requests are not capped at 5 (test_librdkafka_properties.py asks
+    # librdkafka itself).
+    assert (c.enable_idempotence, c.max_in_flight, c.statistics_interval_ms) == (False, 1_000_000, 0)
     assert (c.max_block_ms, c.delivery_reports, c.interceptors) == (0, "poll", [])
     assert (c.error_cb, c.throttle_cb, c.stats_cb, c.on_delivery) == (None, None, None, None)
     assert (c.transactional_id, c.transaction_timeout_ms) == (None, 60_000)

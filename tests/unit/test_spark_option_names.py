@@ -113,3 +113,39 @@ def test_look_ups_are_tried_num_retries_times() -> None:
     with pytest.raises(ReadOptionError):
         with_retries(opts, refusal)
     assert len(calls) == 1
+
+
+@pytest.mark.parametrize(
+    ("options", "partitioner", "idempotent", "acks", "in_flight"),
+    [
+        ({}, "murmur2_random", True, -1, 5),  # the Java producer's: keys as Java places them, idempotent
+        ({"kafka.partitioner": "consistent_random"}, "consistent_random", True, -1, 5),
+        ({"kafka.acks": "1"}, "murmur2_random", False, 1, 1_000_000),  # Java turns idempotence off quietly
+        ({"kafka.request.required.acks": "0"}, "murmur2_random", False, 0, 1_000_000),
+        ({"kafka.retries": "0"}, "murmur2_random", False, -1, 1_000_000),
+        ({"kafka.acks": "all", "kafka.max.in.flight": "3"}, "murmur2_random", True, -1, 3),
+        ({"kafka.enable.idempotence": "false"}, "murmur2_random", False, -1, 1_000_000),
+    ],
+)
+def test_the_writers_producer_takes_the_java_producers_defaults(
+    options: dict[str, str], partitioner: str, idempotent: bool, acks: int, in_flight: int
+) -> None:
+    """Spark's connector writes with the Java producer; its defaults, where the options leave them."""
+    from kafkawire.producer.producer_config import parse_producer_config
+    from kafkawire.spark.options import producer_params
+
+    c = parse_producer_config(producer_params({"kafka.bootstrap.servers": "127.0.0.1:9092", **options}))
+    assert (c.partitioner, c.enable_idempotence, c.acks, c.max_in_flight) == (partitioner, idempotent, acks, in_flight)
+
+
+def test_the_writers_producer_refuses_what_java_refuses() -> None:
+    """Idempotence asked for explicitly with acks=1, or more than 5 in flight left to Java's default
+    idempotence: construction fails, as Java's ConfigException."""
+    from kafkawire.producer.producer_config import parse_producer_config
+    from kafkawire.spark.options import producer_params
+
+    base = {"kafka.bootstrap.servers": "127.0.0.1:9092"}
+    for extra in ({"kafka.enable.idempotence": "true", "kafka.acks": "1"}, {"kafka.max.in.flight": "6"}):
+        with pytest.raises(KafkaException) as exc:
+            parse_producer_config(producer_params({**base, **extra}))
+        assert exc.value.args[0].code() == KafkaError._INVALID_ARG

@@ -21,11 +21,12 @@ if TYPE_CHECKING:
     from .kafka_error import KafkaError
 
 # The slots the lane reads (and the ones it moves, marked) by class: ProducerBatch's (core/accumulator.py:
-# messages appended, bytes and full moved), the sticky state's (core/partitioners.py: produced moved),
-# and the cluster picture's partition counts (core/metadata.py ClusterView).
+# messages appended, bytes and full moved), the sticky state's (core/partitioners.py: produced moved;
+# until, the time its partition is left, compared with the record's), and the cluster picture's
+# partition counts (core/metadata.py ClusterView).
 LANE_SLOTS = {
     "ProducerBatch": ("messages", "bytes", "full", "payload", "attempts"),
-    "_Stick": ("partition", "produced"),
+    "_Stick": ("partition", "produced", "until"),
     "ClusterView": ("partition_counts",),
 }
 

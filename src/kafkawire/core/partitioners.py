@@ -29,6 +29,7 @@ fnv1a_random         STICKY               fnv1a(b"") % n       fnv1a % n
 from __future__ import annotations
 
 import functools
+import math
 import operator
 import random
 import struct
@@ -74,9 +75,9 @@ STICKY: Final = -1
 RANDOM: Final = -2
 """Place this record alone on a uniformly random partition."""
 
-DEFAULT_PARTITIONER: Final = "murmur2_random"
-"""kafkawire's default ``partitioner``: the Java client's placement of keys, so that a key lands on
-the same partition as with Java producers (librdkafka's default, consistent_random, differs)."""
+DEFAULT_PARTITIONER: Final = "consistent_random"
+"""The default ``partitioner``, librdkafka's: a key lands on the partition confluent-kafka puts it on.
+Where the peer is the Java client (the Spark data source), ``murmur2_random`` is set explicitly."""
 
 _MASK = 0xFFFFFFFF
 
@@ -141,7 +142,7 @@ def fnv1a(data: bytes) -> int:
 
 
 def partition_for_key(key: bytes, partition_count: int) -> int:
-    """Kafka's default choice for a keyed record: the positive murmur2 hash modulo the count."""
+    """The Java client's choice for a keyed record: the positive murmur2 hash modulo the count."""
     return (murmur2(key) & 0x7FFFFFFF) % partition_count
 
 
@@ -347,11 +348,12 @@ def resolve_partitioner(spec: PartitionerSpec) -> Partitioner:
 
 
 class _Stick:
-    __slots__ = ("partition", "produced")
+    __slots__ = ("partition", "produced", "until")
 
     def __init__(self) -> None:
         self.partition = -1
         self.produced = 0
+        self.until = math.inf  # when the timer moves the partition on (TimedStickyPartitioner)
 
 
 class StickyPartitioner:
@@ -441,14 +443,16 @@ class StickyPartitioner:
 
 
 class TimedStickyPartitioner(StickyPartitioner):
-    """librdkafka's timer (``sticky.partitioning.linger.ms`` set explicitly, ``linger`` in seconds):
-    keyless records also leave their partition once ``linger`` has passed since it was chosen (the
-    caller passes ``now``); a ``linger`` of 0 turns stickiness off, each record to a random partition."""
+    """librdkafka's timer (``sticky.partitioning.linger.ms``, ``linger`` in seconds; by default twice
+    ``linger.ms``), the producer's sticky partitioner: keyless records leave their partition once
+    ``linger`` has passed since it was chosen (the caller passes ``now``), or when its batch is full
+    as in the base class (librdkafka starts another batch on the same partition; either way the
+    partition is a random one). A ``linger`` of 0 turns stickiness off, each record to a random
+    partition. The time to move on is kept in the state (``until``) that the C lane reads too."""
 
     def __init__(self, batch_size: int, linger: float, rng: random.Random | None = None) -> None:
         super().__init__(batch_size, rng)
         self._linger = linger
-        self._since: dict[str, float] = {}  # per topic: when its current partition was chosen
 
     def partition(
         self,
@@ -462,12 +466,12 @@ class TimedStickyPartitioner(StickyPartitioner):
             return self.random_partition(partition_count, available)
         stick = self._topics.get(topic)
         before = -1 if stick is None else stick.partition
-        due = stick is not None and now - self._since.get(topic, now) >= self._linger
+        due = stick is not None and now >= stick.until
         if due and stick is not None:
             stick.produced = self._batch_size + 1  # time is up: past any batch, the byte rule moves it on
         chosen = super().partition(topic, partition_count, available, record_bytes)
         if due or chosen != before:
-            self._since[topic] = now
+            self._topics[topic].until = now + self._linger
         return chosen
 
 

@@ -563,16 +563,19 @@ open_batch_find(Lane *self, PyObject *topic, Py_ssize_t partition, OpenBatch *ob
     return 1;
 }
 
-/* lane_queue(lane, records, start, stop, count) -> (next, wake): records[start:stop] (PendingMessages
+/* lane_queue(lane, records, start, stop, count, now) -> (next, wake): records[start:stop] (PendingMessages
  * of one topic with ``count`` partitions) into their open batches while each passes the tests
- * produce()'s lane makes; ``next`` is the first one left to the Python path. Under the engine's lock. */
+ * produce()'s lane makes, a sticky partition's time compared with ``now`` (the time the Python path
+ * is given for them); ``next`` is the first one left to the Python path. Under the engine's lock. */
 static PyObject *
 lane_queue(PyObject *module, PyObject *args)
 {
     Lane *self;
     PyObject *records;
     Py_ssize_t start, stop, count;
-    if (!PyArg_ParseTuple(args, "O!O!nnn:lane_queue", &LaneType, &self, &PyList_Type, &records, &start, &stop, &count))
+    double now;
+    if (!PyArg_ParseTuple(args, "O!O!nnnd:lane_queue", &LaneType, &self, &PyList_Type, &records, &start, &stop, &count,
+                          &now))
         return NULL;
     if (start < 0 || stop > PyList_GET_SIZE(records) || start > stop) {
         PyErr_SetString(PyExc_IndexError, "lane_queue: bad range");
@@ -584,6 +587,7 @@ lane_queue(PyObject *module, PyObject *args)
     Py_ssize_t outstanding = tally->outstanding, buffered = tally->buffered_bytes, queued = tally->queued;
     PyObject *stick = NULL, *known = NULL, *topic = NULL;
     Py_ssize_t stick_part = -1, produced = 0, produced0 = 0;
+    double until = 0.0; /* the sticky partition's time to move on */
     OpenBatch ob = {-1, NULL, NULL, 0};
     if (count <= 0) return Py_BuildValue("(ni)", start, 0);
     for (; i < stop; i++) {
@@ -615,18 +619,23 @@ lane_queue(PyObject *module, PyObject *args)
                 }
                 PyObject *sp = PyObject_GetAttr(stick, s_partition);
                 PyObject *sn = sp == NULL ? NULL : PyObject_GetAttr(stick, s_produced);
-                if (sn == NULL) {
+                PyObject *su = sn == NULL ? NULL : PyObject_GetAttr(stick, s_until);
+                if (su == NULL) {
                     Py_XDECREF(sp);
+                    Py_XDECREF(sn);
                     goto fail;
                 }
                 stick_part = PyLong_CheckExact(sp) ? PyLong_AsSsize_t(sp) : -1;
                 produced0 = produced = PyLong_CheckExact(sn) ? PyLong_AsSsize_t(sn) : -1;
+                until = PyFloat_CheckExact(su) ? PyFloat_AS_DOUBLE(su) : -1.0; /* not a float: the Python path */
                 Py_DECREF(sp);
                 Py_DECREF(sn);
+                Py_DECREF(su);
                 if (PyErr_Occurred()) goto fail;
             }
             if (stick_part < 0 || stick_part >= count || produced < 0 || (produced > 0 && produced + size > self->sticky_size))
                 break;
+            if (now >= until) break; /* its time is up: the partitioner moves on */
             partition = stick_part;
             sticky = 1;
         } else if (self->key_hash != KEY_HASH_NONE) {

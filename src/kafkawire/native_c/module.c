@@ -85,9 +85,9 @@ PyInit__native(void)
         || PyType_Ready(&LaneStateType) < 0 || PyType_Ready(&PollTakeType) < 0
         || PyType_Ready(&PollReadyType) < 0)
         return NULL;
-    PyObject **names[] = {&s_partition, &s_produced, &s_lane};
-    const char *texts[] = {"partition", "produced", "_lane"};
-    for (int i = 0; i < 3; i++)
+    PyObject **names[] = {&s_partition, &s_produced, &s_until, &s_lane};
+    const char *texts[] = {"partition", "produced", "until", "_lane"};
+    for (int i = 0; i < 4; i++)
         if ((*names[i] = PyUnicode_InternFromString(texts[i])) == NULL) return NULL;
     PyObject **bulk_names[] = {&s_callback, &s_on_delivery, &s_value, &s_key, &s_timestamp, &s_headers};
     const char *bulk_texts[] = {"callback", "on_delivery", "value", "key", "timestamp", "headers"};

@@ -10,7 +10,7 @@
  * keeps and makes the moves the Python path would make with it. Its contract with the Python side:
  * the LaneState (lane_state.c: the counters, the open batches, the fatal error), and named slots of
  * three classes, found by name when the lane is made: ProducerBatch's messages, bytes, full,
- * payload and attempts (core/accumulator.py), the sticky state's partition and produced
+ * payload and attempts (core/accumulator.py), the sticky state's partition, produced and until
  * (core/partitioners.py), the metadata's partition_counts (core/metadata.py ClusterView); plus the
  * remembered key partitions and the set of legal topics it is handed. It moves the counters, a
  * batch's messages, bytes and full, and a sticky state's produced; anything else, and every decision (a new sticky partition, a new batch, a full buffer, a
@@ -33,7 +33,7 @@ typedef struct {
     PyObject *metadata;    /* the cluster metadata, read through its partition_counts slot */
     Py_ssize_t off_partition_counts;
     PyObject *stick_type;  /* the sticky state's class, whose slots the lane reads and writes */
-    Py_ssize_t off_stick_partition, off_stick_produced;
+    Py_ssize_t off_stick_partition, off_stick_produced, off_stick_until;
     PyObject *tp_topic, *tp_keys; /* the last topic's (topic, partition) keys of the open batches, by partition */
     PyObject *wake;        /* the sender's wake(): a batch filled up */
     PyObject *lock;        /* the engine's lock: taken by rlock_try when it is an RLock of ours */
@@ -44,7 +44,7 @@ typedef struct {
     Py_ssize_t off_messages, off_bytes, off_full, off_payload, off_attempts; /* ProducerBatch's slots */
 } Lane;
 
-static PyObject *s_partition, *s_produced, *s_lane;
+static PyObject *s_partition, *s_produced, *s_until, *s_lane;
 
 static Py_ssize_t
 slot_offset(PyObject *type, const char *name)
@@ -273,10 +273,12 @@ lane_know_stick(Lane *self, PyObject *stick)
     if ((PyObject *)Py_TYPE(stick) == self->stick_type) return 0;
     PyObject *type = (PyObject *)Py_TYPE(stick);
     Py_ssize_t p = slot_offset(type, "partition"), n = p < 0 ? -1 : slot_offset(type, "produced");
-    if (n < 0) return -1;
+    Py_ssize_t u = n < 0 ? -1 : slot_offset(type, "until");
+    if (u < 0) return -1;
     Py_XSETREF(self->stick_type, Py_NewRef(type));
     self->off_stick_partition = p;
     self->off_stick_produced = n;
+    self->off_stick_until = u;
     return 0;
 }
 
@@ -364,6 +366,7 @@ lane_produce(Lane *self, PyObject *const *given)
     if (count <= 0) goto out;
     /* The partition: the caller's, the sticky one while it stays, or a remembered key's. */
     Py_ssize_t partition = -1, produced = 0;
+    double until = 0.0; /* a sticky partition's time to move on (compared once the clock is read) */
     if (chosen >= 0) {
         if (chosen >= count) goto out;
         partition = (Py_ssize_t)chosen;
@@ -376,7 +379,9 @@ lane_produce(Lane *self, PyObject *const *given)
             goto out;
         }
         PyObject *p = SLOT(stick, self->off_stick_partition), *n = SLOT(stick, self->off_stick_produced);
-        if (p == NULL || n == NULL) goto out;
+        PyObject *u = SLOT(stick, self->off_stick_until);
+        if (p == NULL || n == NULL || u == NULL || !PyFloat_CheckExact(u)) goto out;
+        until = PyFloat_AS_DOUBLE(u);
         partition = PyLong_CheckExact(p) ? PyLong_AsSsize_t(p) : -1;
         produced = PyLong_CheckExact(n) ? PyLong_AsSsize_t(n) : -1;
         if (PyErr_Occurred()) goto fail;
@@ -435,6 +440,7 @@ lane_produce(Lane *self, PyObject *const *given)
         if (enqueued == NULL) goto fail;
     }
     if (!PyFloat_CheckExact(enqueued)) goto out;
+    if (stick != NULL && PyFloat_AS_DOUBLE(enqueued) >= until) goto out; /* its time is up: the partitioner moves on */
     PyObject *fields[9] = {topic, part, key, value, Py_None, stamp != NULL ? stamp : ts_obj, cb, Py_None, enqueued};
     msg = pending_make(&PendingType, fields);
     if (msg == NULL) goto fail;

@@ -128,7 +128,6 @@ PRODUCER_OPTIONS: tuple[Option, ...] = (
     ),
     # librdkafka's range; the codec narrows it (see _check_compression_level).
     _int("compression.level", -1, -1, 12),
-    # Differs on purpose from librdkafka's default (core/partitioners.py says why).
     Option("partitioner", "object", DEFAULT_PARTITIONER, validate=_partitioner),
     _int("retries", INT32_MAX, 0, INT32_MAX, "message.send.max.retries"),
     *RETRY_BACKOFF_OPTIONS,
@@ -137,9 +136,9 @@ PRODUCER_OPTIONS: tuple[Option, ...] = (
     # The producer's Metadata requests may create a topic the broker does not know (librdkafka's
     # producer default: true; the consumer's is false).
     Option("allow.auto.create.topics", "bool", True),
-    # True as in the Java client since 3.0 (librdkafka: false); quietly off when left unset and
-    # acks, retries or max.in.flight ask for something idempotence cannot give.
-    Option("enable.idempotence", "bool", True),
+    # Off, as librdkafka's: on, it needs the IdempotentWrite permission and fixes acks, retries and
+    # max.in.flight (see _apply_rules); a transactional.id turns it on.
+    Option("enable.idempotence", "bool", False),
     # With idempotence: a batch that would fail (not expire) stops the producer (_GAPLESS_GUARANTEE).
     Option("enable.gapless.guarantee", "bool", False),
     # kafkawire/Java extension. 0: produce() raises BufferError at once when the buffer is full,
@@ -154,8 +153,8 @@ PRODUCER_OPTIONS: tuple[Option, ...] = (
     Option("delivery.report.only.error", "bool", False),  # report failed deliveries only
     # How long a topic the metadata says does not exist may still be created/propagating: its records wait.
     _int("topic.metadata.propagation.max.ms", 30_000, 0, 3_600_000),
-    # Set: keyless records also leave their sticky partition after this long (0: no stickiness), as
-    # librdkafka's timer; unset: they leave it when their batch is full only (KIP-794's byte rule).
+    # Keyless records leave their sticky partition after this long (0: no stickiness), as librdkafka's
+    # timer, or when their batch is full; unset: twice linger.ms, as librdkafka (see _apply_rules).
     _int("sticky.partitioning.linger.ms", 10, 0, 900_000),
     Option("transactional.id", "str", None, validate=_transactional_id),
     _int("transaction.timeout.ms", 60_000, 1000),
@@ -208,7 +207,7 @@ class ProducerConfig:
     transaction_timeout_ms: int
     raw: dict[str, Any]
     ignored: tuple[str, ...] = ()  # consumer-only keys given: checked, then left unused (librdkafka warns)
-    sticky_linger_ms: int | None = None  # sticky.partitioning.linger.ms when set explicitly
+    sticky_linger_ms: int = 10  # sticky.partitioning.linger.ms, effective
 
 
 def parse_producer_config(conf: Mapping[str, Any]) -> ProducerConfig:
@@ -257,7 +256,7 @@ def parse_producer_config(conf: Mapping[str, Any]) -> ProducerConfig:
         transaction_timeout_ms=v["transaction.timeout.ms"],
         raw=values,
         ignored=tuple(consumer_only),
-        sticky_linger_ms=v["sticky.partitioning.linger.ms"] if "sticky.partitioning.linger.ms" in given else None,
+        sticky_linger_ms=v["sticky.partitioning.linger.ms"],
     )
 
 
@@ -290,15 +289,6 @@ def _apply_rules(v: dict[str, Any], given: Mapping[str, str]) -> None:
         elif v["socket.timeout.ms"] > v["transaction.timeout.ms"] + 100:
             conflict(f"{key('socket.timeout.ms')} must be <= {key('transaction.timeout.ms')} + 100")
 
-    if v["enable.idempotence"] and "enable.idempotence" not in given and not transactional:
-        in_flight = "max.in.flight.requests.per.connection"
-        if (
-            ("acks" in given and v["acks"] != -1)
-            or ("retries" in given and v["retries"] < 1)
-            or (in_flight in given and v[in_flight] > IDEMPOTENT_MAX_IN_FLIGHT)
-        ):
-            v["enable.idempotence"] = False
-
     if v["enable.gapless.guarantee"] and not v["enable.idempotence"]:
         conflict(
             f'"enable.gapless.guarantee" requires "enable.idempotence" to be true, not {key("enable.idempotence")}'
@@ -323,6 +313,10 @@ def _apply_rules(v: dict[str, Any], given: Mapping[str, str]) -> None:
                 v["message.timeout.ms"] = v["transaction.timeout.ms"]
             elif v["message.timeout.ms"] > v["transaction.timeout.ms"]:
                 conflict(f"{key('message.timeout.ms')} must be <= {key('transaction.timeout.ms')}")
+
+    # Taken from linger.ms as the user gave it, before the rule below shortens it (librdkafka's order).
+    if "sticky.partitioning.linger.ms" not in given:
+        v["sticky.partitioning.linger.ms"] = min(900_000, int(2 * v["linger.ms"]))
 
     # A message must be able to wait linger.ms and still be sent before it times out.
     timeout = v["message.timeout.ms"]

@@ -36,7 +36,6 @@ from ..core.partitioners import (
     KEY_HASH_NONE,
     KEYLESS_STICKY,
     KeyedPartitions,
-    StickyPartitioner,
     TimedStickyPartitioner,
     choose_partition,
     resolve_partitioner,
@@ -90,13 +89,8 @@ class ProducerEngine:
             compression_level=None if conf.compression_level == -1 else conf.compression_level,
         )
         self._partitioner = resolve_partitioner(conf.partitioner)
-        # sticky.partitioning.linger.ms set: librdkafka's timer; unset: the byte rule alone (KIP-794)
-        self._sticky_timed = conf.sticky_linger_ms is not None  # its switches need the time
-        self._sticky = (
-            TimedStickyPartitioner(self.acc.room, conf.sticky_linger_ms / 1000)
-            if conf.sticky_linger_ms is not None
-            else StickyPartitioner(self.acc.room)
-        )
+        # librdkafka's timer (sticky.partitioning.linger.ms), and a full batch moves on too
+        self._sticky = TimedStickyPartitioner(self.acc.room, conf.sticky_linger_ms / 1000)
         self._keyless_sticky = self._partitioner in KEYLESS_STICKY
         builtin = self._partitioner in BUILTIN_PARTITIONERS.values()
         self._keyed = KeyedPartitions(self._partitioner) if builtin else None  # remembered key hashes
@@ -191,8 +185,8 @@ class ProducerEngine:
                 conf.batch_num_messages,
                 self.acc.room,
             )
-        # As librdkafka: the cluster is contacted at once (metadata, and the producer id when
-        # idempotent), so the first record does not wait for it and an unreachable cluster is
+        # As librdkafka: the cluster is contacted at once (the brokers' metadata, or the producer id
+        # when idempotent), so the first record does not wait for it and an unreachable cluster is
         # reported through error_cb before anything is produced.
         self.sender.wake()
 
@@ -360,7 +354,7 @@ class ProducerEngine:
             with self.lock:
                 count = self.client.metadata.partition_counts.get(topic, 0)
                 while index < stop:
-                    index, filled = lane_queue(self.lane, records, index, stop, count)
+                    index, filled = lane_queue(self.lane, records, index, stop, count, now)
                     wake = wake or filled
                     if index == stop:
                         break
@@ -463,8 +457,7 @@ class ProducerEngine:
     def _choose_partition(self, topic: str, key: bytes | None, count: int, size: int) -> int:
         """The partitioner's choice, or -1 when user code answered nonsense or raised."""
         try:
-            now = self._now() if self._sticky_timed else 0.0
-            return choose_partition(self._partitioner, self._sticky, topic, key, count, None, size, now)
+            return choose_partition(self._partitioner, self._sticky, topic, key, count, None, size, self._now())
         except Exception:
             self._log.exception("the partitioner failed for topic %s", topic)
             return -1

@@ -82,14 +82,31 @@ REJECTED_PRODUCER_OPTIONS = {
 
 
 def producer_params(options: Mapping[str, str]) -> dict[str, str]:
-    """The producer config of a write: every ``kafka.*`` option, the connector's refusals applied."""
+    """The producer config of a write: every ``kafka.*`` option, the connector's refusals applied,
+    and the Java producer's choices where the options leave them open (`java_producer_defaults`)."""
     params = kafka_params(options)
     for name, reason in REJECTED_PRODUCER_OPTIONS.items():
         if name in params:
             raise ValueError(reason)
     if not params.get("bootstrap.servers"):
         raise ValueError("Option 'kafka.bootstrap.servers' must be specified for configuring Kafka producer")
-    return params
+    return java_producer_defaults(params)
+
+
+def java_producer_defaults(params: Mapping[str, str]) -> dict[str, str]:
+    """``params`` with the defaults of the Java producer Spark's connector writes with (kafka-clients
+    3.x and 4.x) where librdkafka's, kafkawire's own, differ: keys placed by murmur2 (``murmur2_random``:
+    a key lands where a Java writer of the same topic puts it) and idempotence on, unless ``acks`` is
+    not all or ``retries`` is 0, which turn it off quietly in Java (an explicit setting is kept, and
+    conflicts fail construction as in Java). acks=all, retries and the in-flight cap of 5 follow."""
+    out = dict(params)
+    out.setdefault("partitioner", "murmur2_random")
+    if "enable.idempotence" not in out:
+        acks = next((out[k] for k in ("acks", "request.required.acks") if k in out), "all")
+        retries = next((out[k] for k in ("retries", "message.send.max.retries") if k in out), "1")
+        if str(acks).strip().lower() in ("all", "-1") and str(retries).strip() != "0":
+            out["enable.idempotence"] = "true"
+    return out
 
 
 def bool_option(options: Mapping[str, str], name: str, default: bool = False) -> bool:

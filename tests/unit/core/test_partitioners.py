@@ -429,16 +429,17 @@ def test_missing_and_empty_keys_take_librdkafkas_path(name: str, mock_topics: tu
 
 
 def test_a_sticky_linger_moves_keyless_records_on_after_that_long() -> None:
-    """sticky.partitioning.linger.ms set: librdkafka's timer, on top of the byte rule."""
+    """librdkafka's timer, on top of the byte rule (the base class's alone: time never moves it)."""
     sticky = TimedStickyPartitioner(batch_size=10**9, linger=0.010, rng=random.Random(6))
     first = sticky.partition("t", 8, None, 10, now=100.0)
     assert sticky.partition("t", 8, None, 10, now=100.009) == first
     moved = sticky.partition("t", 8, None, 10, now=100.010)
     assert moved != first
     assert sticky.partition("t", 8, None, 10, now=100.019) == moved
-    unset = StickyPartitioner(batch_size=10**9, rng=random.Random(6))  # not set: bytes only
-    kept = unset.partition("t", 8, None, 10, now=0.0)
-    assert unset.partition("t", 8, None, 10, now=1e6) == kept
+    assert sticky.topics["t"].until == 100.010 + 0.010  # the time the C lane compares with
+    bytes_only = StickyPartitioner(batch_size=10**9, rng=random.Random(6))
+    kept = bytes_only.partition("t", 8, None, 10, now=0.0)
+    assert bytes_only.partition("t", 8, None, 10, now=1e6) == kept
 
 
 def test_a_sticky_linger_of_zero_turns_stickiness_off() -> None:
@@ -448,9 +449,14 @@ def test_a_sticky_linger_of_zero_turns_stickiness_off() -> None:
     assert sum(a == b for a, b in itertools.pairwise(chosen)) < 120  # not runs: each record drawn anew
 
 
-def test_sticky_linger_reaches_the_partitioner_only_when_set() -> None:
+def test_sticky_linger_is_twice_linger_ms_unless_set() -> None:
+    """librdkafka's rule, from linger.ms as given (before message.timeout.ms shortens it)."""
     from kafkawire.producer.producer_config import parse_producer_config
 
-    assert parse_producer_config({}).sticky_linger_ms is None
+    assert parse_producer_config({}).sticky_linger_ms == 10
+    assert parse_producer_config({"linger.ms": 0}).sticky_linger_ms == 0
+    assert parse_producer_config({"linger.ms": 7.6}).sticky_linger_ms == 15
+    assert parse_producer_config({"linger.ms": 600_000, "message.timeout.ms": 0}).sticky_linger_ms == 900_000
+    assert parse_producer_config({"message.timeout.ms": 4}).sticky_linger_ms == 10  # linger.ms 3.9 then
     assert parse_producer_config({"sticky.partitioning.linger.ms": 0}).sticky_linger_ms == 0
     assert parse_producer_config({"sticky.partitioning.linger.ms": "25"}).sticky_linger_ms == 25
