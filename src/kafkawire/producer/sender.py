@@ -73,7 +73,6 @@ class Sender:
         # retried batch can never be overtaken by the next one (e.g. after a leader move).
         self._busy: set[tuple[str, int]] = set()
         self._rng = random.Random()
-        self._greeted = False  # the cluster contacted (the first run asks, as librdkafka at start)
         # Metadata comes from the client's one owner: kept fresh periodically (topics are created
         # as records ask for them, as librdkafka's producer does), and each new picture may give
         # records waiting for their topic a partition.
@@ -100,10 +99,6 @@ class Sender:
         engine = self.client.engine
         now = engine.now()
         idem = self.idem
-        if not self._greeted:
-            self._greeted = True
-            if idem is None:  # (an idempotent producer's first request is for its producer id)
-                self.client.metadata_refresh.ask([])  # the brokers alone, as librdkafka asks at start
         # (A transactional producer gets its id from init_transactions(), not here.)
         if (
             idem is not None
