@@ -394,10 +394,11 @@ def test_alter_configs_of_a_broker_go_to_that_broker_else_to_the_controller(
 
 
 def _coordinator_answer(call: Call) -> Mapping[str, Any]:
-    entry = {"key": "g", "node_id": 2, "host": "broker2", "port": 9092, "error_code": 0}
+    """Broker 2 coordinates every group."""
+    entry = {"node_id": 2, "host": "broker2", "port": 9092, "error_code": 0}
     if call.version >= 4:
-        return {"coordinators": [entry]}
-    return {k: v for k, v in entry.items() if k != "key"}
+        return {"coordinators": [{**entry, "key": key} for key in call.body.coordinator_keys]}
+    return entry
 
 
 def _not_kip848(call: Call) -> Mapping[str, Any]:
@@ -516,6 +517,29 @@ def test_kip848_states_as_librdkafka_names_them(
     )
     description = result(client, admin.describe_consumer_groups(["g"])["g"])
     assert (description.state.name, description.authorized_operations) == (expected, None)
+
+
+def test_a_calls_descriptions_arrive_together(client: StubClient, admin: AdminClient) -> None:
+    """A KIP-848 group's description waits for the classic one asked again with DescribeGroups:
+    librdkafka hands a call's results over in one event."""
+    futures: dict[str, Future[Any]] = {}
+    done_while_asking_again: list[bool] = []
+
+    def handler(call: Call) -> Mapping[str, Any]:
+        if call.api == FIND_COORDINATOR.name:
+            return _coordinator_answer(call)
+        if call.api == CONSUMER_GROUP_DESCRIBE.name:
+            assert call.body.group_ids == ["g", "h"]  # one request per coordinator
+            not_kip848 = {"error_code": GROUP_ID_NOT_FOUND, "group_id": "h", "group_state": "", "assignor_name": ""}
+            return {"groups": [_kip848_group("Stable"), not_kip848]}
+        done_while_asking_again.append(futures["g"].done())
+        entry = {"error_code": 0, "group_id": "h", "group_state": "Empty", "protocol_type": "consumer"}
+        return {"groups": [{**entry, "protocol_data": "", "members": []}]}
+
+    client.handler = handler
+    futures.update(admin.describe_consumer_groups(["g", "h"]))
+    assert (result(client, futures["g"]).type.name, result(client, futures["h"]).type.name) == ("CONSUMER", "CLASSIC")
+    assert done_while_asking_again == [False]
 
 
 @pytest.mark.parametrize(

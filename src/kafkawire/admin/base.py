@@ -357,6 +357,28 @@ def _unless_failed_with(first: Future[Any], codes: Collection[int], fallback: Ca
     return out
 
 
+def _all_at_once(futures: Mapping[K, Future[Any]]) -> dict[K, Future[Any]]:
+    """Futures settled as ``futures`` are, all once the last one is: a call's results arrive together
+    (as librdkafka's one result event) even when some entities needed a second request."""
+    outs: dict[K, Future[Any]] = {}
+    for key in futures:
+        outs[key] = Future()
+        outs[key].set_running_or_notify_cancel()
+
+    def settle(_every: Future[dict[K, Any]]) -> None:
+        for key, fut in futures.items():
+            exc = fut.exception()
+            if exc is None:
+                outs[key].set_result(fut.result())
+            else:
+                outs[key].set_exception(exc)
+
+    every: Future[dict[K, Any]] = Future()
+    every.add_done_callback(settle)
+    _gather(futures, every)
+    return outs
+
+
 def _gather(futures: Mapping[K, Future[Any]], outer: Future[dict[K, Any]]) -> None:
     """Resolve ``outer`` with key -> result (or the KafkaError) once every future is done."""
     remaining = len(futures)

@@ -21,7 +21,7 @@ from ..protocol.apis import (
 from ..protocol.codec import Struct
 from ..protocol.schema import Api
 from .acl_types import operations_from_bits
-from .base import AdminBase, _error, _gather, _no_duplicates, _then, _unless_failed_with
+from .base import AdminBase, _all_at_once, _error, _gather, _no_duplicates, _then, _unless_failed_with
 from .group_types import (
     ConsumerGroupDescription,
     ConsumerGroupListing,
@@ -37,7 +37,7 @@ from .types import (
     Node,
 )
 
-_GROUP_ID_NOT_FOUND = ec.GROUP_ID_NOT_FOUND
+_CONSUMER_PROTOCOL_TYPES = frozenset({"", "consumer"})  # "": a simple group (commits only, no members)
 # ConsumerGroupDescribe's answers after which librdkafka asks DescribeGroups: the group is not a
 # KIP-848 group (classic, or none), or the broker cannot answer it.
 _NOT_A_CONSUMER_GROUP = frozenset({ec.GROUP_ID_NOT_FOUND, ec.UNSUPPORTED_VERSION, KafkaError._UNSUPPORTED_FEATURE})
@@ -212,10 +212,11 @@ class GroupCalls(AdminBase):
             )
 
         def classic(entry: tuple[Struct, int | None]) -> ConsumerGroupDescription:
-            g, node = entry
-            state = ConsumerGroupState.from_wire(g.group_state)
-            if state is ConsumerGroupState.DEAD:
-                raise KafkaException(KafkaError(_GROUP_ID_NOT_FOUND, f"group {g.group_id} does not exist"))
+            g, node = entry  # a group the broker does not know is described Dead (before Kafka 4), as librdkafka does
+            if g.protocol_type not in _CONSUMER_PROTOCOL_TYPES:
+                # librdkafka's answer for a group of another protocol (Connect's workers, a custom one)
+                message = f"group {g.group_id} is not a consumer group (protocol type {g.protocol_type!r})"
+                raise KafkaException(KafkaError(KafkaError._INVALID_ARG, message))
             members = [
                 MemberDescription(
                     m.member_id,
@@ -231,7 +232,7 @@ class GroupCalls(AdminBase):
                 g.protocol_type == "",
                 members,
                 g.protocol_data,
-                state,
+                ConsumerGroupState.from_wire(g.group_state),
                 coordinator(node),
                 operations_from_bits(g.authorized_operations) if include_ops else None,
                 ConsumerGroupType.CLASSIC,
@@ -240,10 +241,12 @@ class GroupCalls(AdminBase):
         def described_classically(group: str) -> Callable[[], Future[ConsumerGroupDescription]]:
             return lambda: _then(self._describe_groups([group], self._to_group, request_s, include_ops)[group], classic)
 
-        return {
-            group: _unless_failed_with(_then(fut, consumer), _NOT_A_CONSUMER_GROUP, described_classically(group))
-            for group, fut in first.items()
-        }
+        return _all_at_once(
+            {
+                group: _unless_failed_with(_then(fut, consumer), _NOT_A_CONSUMER_GROUP, described_classically(group))
+                for group, fut in first.items()
+            }
+        )
 
     def _node(self, node_id: int | None) -> Node | None:
         """The broker that answered, as a ``Node`` (None when unknown)."""
