@@ -140,14 +140,7 @@ class GroupCalls(AdminBase):
         def body(keys: list[str], version: int) -> dict[str, Any]:
             return {"groups": keys, "include_authorized_operations": include_ops and version >= 3}
 
-        def parse(response: Struct, keys: list[str], node: int | None) -> dict[str, Any]:
-            out: dict[str, Any] = {}
-            for g in response.groups:
-                error = _error(g.error_code, g.get("error_message"))
-                out[g.group_id] = error if error is not None else (g, node)
-            return out
-
-        return self._run(groups, DESCRIBE_GROUPS, router, body, parse, request_s, policy=ADMIN_READ)
+        return self._run(groups, DESCRIBE_GROUPS, router, body, _per_group, request_s, policy=ADMIN_READ)
 
     def _consumer_group_describe(
         self, groups: list[str], request_s: float, include_ops: bool
@@ -157,14 +150,9 @@ class GroupCalls(AdminBase):
         def body(keys: list[str], version: int) -> dict[str, Any]:
             return {"group_ids": keys, "include_authorized_operations": include_ops}
 
-        def parse(response: Struct, keys: list[str], node: int | None) -> dict[str, Any]:
-            out: dict[str, Any] = {}
-            for g in response.groups:
-                error = _error(g.error_code, g.get("error_message"))
-                out[g.group_id] = error if error is not None else (g, node)
-            return out
-
-        return self._run(groups, CONSUMER_GROUP_DESCRIBE, self._to_group, body, parse, request_s, policy=ADMIN_READ)
+        return self._run(
+            groups, CONSUMER_GROUP_DESCRIBE, self._to_group, body, _per_group, request_s, policy=ADMIN_READ
+        )
 
     def describe_consumer_groups(
         self, group_ids: list[str], **kwargs: Any
@@ -302,6 +290,15 @@ class GroupCalls(AdminBase):
                 metadata.members.append(member)
             out.append(metadata)
         return out
+
+
+def _per_group(response: Struct, keys: list[str], node: int | None) -> dict[str, Any]:
+    """A describe answer (DescribeGroups' or ConsumerGroupDescribe's): group -> its error, or (entry, node)."""
+    out: dict[str, Any] = {}
+    for g in response.groups:
+        error = _error(g.error_code, g.get("error_message"))
+        out[g.group_id] = error if error is not None else (g, node)
+    return out
 
 
 def _enum_set(value: Any, cls: type, what: str) -> set[Any] | None:
