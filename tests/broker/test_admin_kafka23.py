@@ -35,10 +35,14 @@ from kafkawire.admin import (
     TopicCollection,
     UserScramCredentialUpsertion,
 )
+from kafkawire.client.network_client import Client
+from kafkawire.protocol.apis import FIND_COORDINATOR, JOIN_GROUP
+from tests.harness.judge import described_groups
 from tests.harness.kafka_broker import AUTHORIZER, KafkaBroker, KafkaUnavailable
 from tests.harness.topics import create_topic
 
 pytestmark = pytest.mark.broker
+MEMBER_ID_REQUIRED = 79
 
 
 @pytest.fixture(scope="module")
@@ -246,6 +250,67 @@ def test_group_offsets_altered_listed_deleted_judged_by_confluent(
     assert exc.value.args[0].code() == KafkaError.GROUP_ID_NOT_FOUND
 
 
+def _join_as_connect_worker(bootstrap: str, group: str) -> None:
+    """A group of another protocol type ("connect", as Kafka Connect's workers): one member joined
+    with raw JoinGroup requests (the coordinator may not be ready at first)."""
+    with Client({"bootstrap.servers": bootstrap}) as client:
+        client.refresh_metadata([]).result(30)
+        (node,) = client.metadata.brokers
+        find = {"key": group, "key_type": 0}
+        join = {
+            "group_id": group,
+            "session_timeout_ms": 60_000,
+            "rebalance_timeout_ms": 60_000,
+            "member_id": "",
+            "protocol_type": "connect",
+            "protocols": [{"name": "default", "metadata": b"worker"}],
+        }
+        deadline = time.monotonic() + 60
+        while True:
+            client.request(
+                FIND_COORDINATOR, lambda v: find if v < 4 else {"key_type": 0, "coordinator_keys": [group]}, node=node
+            ).result(30)
+            joined = client.request(JOIN_GROUP, join, node=node).result(30)
+            if joined.error_code == MEMBER_ID_REQUIRED:  # KIP-394: join again with the id given
+                join["member_id"] = joined.member_id
+                continue
+            if joined.error_code == 0 or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)  # the coordinator is loading __consumer_offsets
+        assert joined.error_code == 0, joined
+
+
+def test_described_groups_field_by_field(
+    admins: tuple[AdminClient, ck.AdminClient], kafka23: KafkaBroker, topic_name: Callable[[str], str]
+) -> None:
+    """Kafka 2.3 has no ConsumerGroupDescribe: both clients find it missing (_UNSUPPORTED_FEATURE) and
+    ask DescribeGroups, and describe a classic group with a member, a group that does not exist
+    (Dead, simple) and a group of another protocol (_INVALID_ARG) alike, field by field."""
+    ours, theirs = admins
+    topic, group, missing, connect = topic_name("cl"), topic_name("classic"), topic_name("none"), topic_name("conn")
+    create_topic(kafka23.bootstrap(), topic, 2)
+    _join_as_connect_worker(kafka23.bootstrap(), connect)
+    member = confluent_kafka.Consumer(
+        {"bootstrap.servers": kafka23.bootstrap(), "group.id": group, "session.timeout.ms": 10000}
+    )
+    try:
+        member.subscribe([topic])
+        deadline = time.monotonic() + 60
+        while not member.assignment() and time.monotonic() < deadline:
+            member.poll(0.2)
+        assert member.assignment()
+        groups = [group, missing, connect]
+        for ops in (False, True):
+            described = described_groups(ours, groups, ops)
+            assert described == described_groups(theirs, groups, ops)
+            assert [m[0] for m in described[group]["members"]] == [member.memberid()]
+            assert described[group]["members"][0][4] == [(topic, 0), (topic, 1)]
+            assert (described[group]["type"], described[missing]["state"]) == ("CLASSIC", "DEAD")
+            assert described[connect] == ("error", KafkaError._INVALID_ARG, "_INVALID_ARG")
+    finally:
+        member.close()
+
+
 def test_listed_and_described_groups_as_confluent_sees_them(
     admins: tuple[AdminClient, ck.AdminClient], kafka23: KafkaBroker, topic_name: Callable[[str], str]
 ) -> None:
@@ -263,12 +328,8 @@ def test_listed_and_described_groups_as_confluent_sees_them(
         description = None
         while time.monotonic() < deadline:
             member.poll(0.2)
-            try:
-                description = ours.describe_consumer_groups([group], request_timeout=30)[group].result(30)
-            except KafkaException as exc:  # not joined yet: a Dead group is "not found", as librdkafka says
-                assert exc.args[0].code() == KafkaError.GROUP_ID_NOT_FOUND, exc
-                continue
-            if description.state is ConsumerGroupState.STABLE:
+            description = ours.describe_consumer_groups([group], request_timeout=30)[group].result(30)
+            if description.state is ConsumerGroupState.STABLE:  # (Dead before the join)
                 break
         assert description is not None and description.state is ConsumerGroupState.STABLE
         assert description.type is ConsumerGroupType.CLASSIC and len(description.members) == 1

@@ -15,7 +15,6 @@ from kafkawire.admin import (
     AlterConfigOpType,
     ConfigEntry,
     ConfigResource,
-    ConsumerGroupState,
     KafkaError,
     KafkaException,
     NewPartitions,
@@ -25,7 +24,7 @@ from kafkawire.admin import (
 )
 from kafkawire.app.cli import main as cli_main
 from kafkawire.local_broker import TansuBroker
-from tests.harness.judge import Record, judge_config, produce_with_confluent, unique_name
+from tests.harness.judge import Record, described_groups, judge_config, produce_with_confluent, unique_name
 
 pytestmark = pytest.mark.broker
 TopicName = Callable[[str], str]
@@ -194,7 +193,10 @@ def test_delete_records_reports_the_brokers_failure_per_partition(
 def test_consumer_groups_as_the_coordinator_sees_them(
     admin: AdminClient, judge: ck.AdminClient, tansu: TansuBroker, topic_name: TopicName
 ) -> None:
-    topic, group = topic_name("grp"), unique_name("group")
+    """Tansu answers ConsumerGroupDescribe (KIP-848) for every group, classic or none, so both
+    clients take its answer without asking DescribeGroups: the same description field by field
+    (no members, Tansu's quirk in docs/judges.md). The legacy list_groups() asks DescribeGroups."""
+    topic, group, missing = topic_name("grp"), unique_name("group"), unique_name("missing")
     admin.create_topics([NewTopic(topic, 2)])[topic].result(10)
     consumer = confluent_kafka.Consumer(
         judge_config(tansu.bootstrap, **{"group.id": group, "session.timeout.ms": 6000})
@@ -205,17 +207,21 @@ def test_consumer_groups_as_the_coordinator_sees_them(
         while not consumer.assignment() and time.monotonic() < deadline:
             consumer.poll(0.2)  # serves the join; returns as soon as there is anything
         assert consumer.assignment()
-        description = admin.describe_consumer_groups([group])[group].result(10)
-        theirs = judge.describe_consumer_groups([group])[group].result(10)
-        assert description.state is ConsumerGroupState.STABLE
-        assert description.state.value == theirs.state.value
-        assert [m.member_id for m in description.members] == [consumer.memberid()]
-        assert description.coordinator is not None and description.coordinator.id == theirs.coordinator.id
+        for ops in (False, True):
+            ours = described_groups(admin, [group, missing], ops)
+            assert ours == described_groups(judge, [group, missing], ops)
+            assert (ours[group]["type"], ours[group]["state"], ours[missing]["state"]) == (
+                "CONSUMER",
+                "STABLE",
+                "EMPTY",
+            )
         ours_listed = {g.group_id for g in admin.list_consumer_groups(request_timeout=10).result(10).valid}
         theirs_listed = {g.group_id for g in judge.list_consumer_groups(request_timeout=10).result(10).valid}
         assert ours_listed == theirs_listed
         legacy = admin.list_groups(group, timeout=10)
-        assert [(g.id, g.state, len(g.members)) for g in legacy] == [(group, "Stable", 1)]
+        assert [(g.id, g.state, [m.id for m in g.members]) for g in legacy] == [
+            (group, "Stable", [consumer.memberid()])
+        ]
     finally:
         consumer.close()
 

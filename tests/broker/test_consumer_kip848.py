@@ -11,14 +11,17 @@ from collections.abc import Iterator
 from typing import Any
 
 import confluent_kafka
+import confluent_kafka.admin
 import pytest
 
+from kafkawire import KafkaError
+from kafkawire.admin import AdminClient
 from kafkawire.client.coordinators import Coordinators
 from kafkawire.client.network_client import Client
 from kafkawire.consumer.consumer_group_member import ConsumerGroupMembership
 from kafkawire.core.consumer_group import ConsumerGroupConfig
 from kafkawire.core.group import GroupStep
-from tests.harness.judge import unique_name
+from tests.harness.judge import described_groups, unique_name
 from tests.harness.mock_cluster import MockCluster
 
 pytestmark = pytest.mark.broker
@@ -104,6 +107,24 @@ def test_kip848_group_shares_partitions_with_confluent_kafka(cluster: MockCluste
         _settles(members, topic)
         members.pop(0).close()
         _settles(members, topic)
+    finally:
+        for m in members:
+            m.close()
+
+
+def test_describing_a_kip848_group_where_the_broker_cannot(cluster: MockCluster) -> None:
+    """librdkafka 2.16's mock runs KIP-848 groups but answers neither ConsumerGroupDescribe nor
+    DescribeGroups: both clients ask the first, find it missing, fall back to the second and fail
+    the group with the same code (no broker here answers ConsumerGroupDescribe with members)."""
+    topic, group = unique_name("kip848"), unique_name("group")
+    cluster.create_topic(topic, PARTITIONS)
+    members: list[Any] = [Ours(cluster.bootstraps, group, topic), Theirs(cluster.bootstraps, group, topic)]
+    try:
+        _settles(members, topic)
+        theirs = described_groups(confluent_kafka.admin.AdminClient({"bootstrap.servers": cluster.bootstraps}), [group])
+        with AdminClient({"bootstrap.servers": cluster.bootstraps}) as admin:
+            ours = described_groups(admin, [group])
+        assert ours == theirs == {group: ("error", KafkaError._UNSUPPORTED_FEATURE, "_UNSUPPORTED_FEATURE")}
     finally:
         for m in members:
             m.close()

@@ -30,6 +30,7 @@ __all__ = [
     "JudgeError",
     "Record",
     "consume_all",
+    "described_groups",
     "judge_config",
     "partitions_of",
     "produce_with_confluent",
@@ -100,10 +101,56 @@ def partitions_of(bootstrap: str, topic: str, timeout: float = 10.0) -> list[int
         consumer.close()
 
 
+def described_groups(admin: Any, groups: list[str], include_authorized_operations: bool = False) -> dict[str, Any]:
+    """``admin.describe_consumer_groups(groups)`` (confluent-kafka's or kafkawire's) as plain values
+    compared field by field: enums by name, the coordinator as (id, host, port), each member's
+    assignment and target assignment as (topic, partition) lists; a failed group as its error's
+    (code, name)."""
+
+    def partitions(assignment: Any) -> list[tuple[str, int]] | None:
+        return None if assignment is None else [(tp.topic, tp.partition) for tp in assignment.topic_partitions]
+
+    futures = admin.describe_consumer_groups(
+        groups, include_authorized_operations=include_authorized_operations, request_timeout=20
+    )
+    out: dict[str, Any] = {}
+    for group, fut in futures.items():
+        try:
+            d = fut.result(40)
+        except Exception as exc:  # either client's KafkaException
+            out[group] = ("error", exc.args[0].code(), exc.args[0].name())
+            continue
+        ops = d.authorized_operations
+        out[group] = {
+            "group_id": d.group_id,
+            "is_simple_consumer_group": d.is_simple_consumer_group,
+            "partition_assignor": d.partition_assignor,
+            "state": d.state.name,
+            "type": d.type.name,
+            "coordinator": None
+            if d.coordinator is None
+            else (d.coordinator.id, d.coordinator.host, d.coordinator.port),
+            "authorized_operations": None if ops is None else sorted(op.name for op in ops),
+            "members": [
+                (
+                    m.member_id,
+                    m.client_id,
+                    m.host,
+                    m.group_instance_id,
+                    partitions(m.assignment),
+                    partitions(m.target_assignment),
+                )
+                for m in d.members
+            ],
+        }
+    return out
+
+
 def wait_member_left(bootstrap: str, group: str, member_id: str, timeout: float = 60.0) -> None:
     """Wait until the broker no longer lists ``member_id`` among ``group``'s members (it left, or
     its session expired), asking with confluent-kafka's admin; the consumer itself is not called,
-    so this waits without polling it. ``timeout`` bounds a hang: :class:`JudgeError` names it."""
+    so this waits without polling it. ``timeout`` bounds a hang: :class:`JudgeError` names it.
+    Kafka 2.3 only: on Tansu confluent-kafka's descriptions have no members (docs/judges.md)."""
     from confluent_kafka.admin import AdminClient
 
     admin = AdminClient(judge_config(bootstrap))

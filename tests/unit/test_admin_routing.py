@@ -16,6 +16,7 @@ from __future__ import annotations
 import heapq
 import importlib
 import itertools
+import uuid
 import warnings
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
@@ -39,6 +40,7 @@ from kafkawire.io.io_engine import Timer
 from kafkawire.protocol import codec, headers
 from kafkawire.protocol.apis import (
     ALTER_CONFIGS,
+    CONSUMER_GROUP_DESCRIBE,
     CREATE_PARTITIONS,
     CREATE_TOPICS,
     DESCRIBE_CONFIGS,
@@ -50,6 +52,7 @@ from kafkawire.protocol.codec import Struct
 from kafkawire.protocol.schema import Api
 
 NOT_CONTROLLER, INVALID_PARTITIONS, INVALID_CONFIG, NOT_COORDINATOR = 41, 37, 40, 16
+GROUP_ID_NOT_FOUND, UNSUPPORTED_VERSION, GROUP_AUTHORIZATION_FAILED, INVALID_REQUEST = 69, 35, 30, 42
 
 
 class VirtualEngine:
@@ -390,6 +393,19 @@ def test_alter_configs_of_a_broker_go_to_that_broker_else_to_the_controller(
     assert [c.node for c in client.requests(ALTER_CONFIGS)] == [2, 1]
 
 
+def _coordinator_answer(call: Call) -> Mapping[str, Any]:
+    """Broker 2 coordinates every group."""
+    entry = {"node_id": 2, "host": "broker2", "port": 9092, "error_code": 0}
+    if call.version >= 4:
+        return {"coordinators": [{**entry, "key": key} for key in call.body.coordinator_keys]}
+    return entry
+
+
+def _not_kip848(call: Call) -> Mapping[str, Any]:
+    """Kafka's ConsumerGroupDescribe answer for a group that is not a KIP-848 group."""
+    return {"groups": [{"error_code": GROUP_ID_NOT_FOUND, "group_id": "g", "group_state": "", "assignor_name": ""}]}
+
+
 def test_group_requests_follow_the_coordinator_and_retry_not_coordinator(
     client: StubClient, admin: AdminClient
 ) -> None:
@@ -397,10 +413,9 @@ def test_group_requests_follow_the_coordinator_and_retry_not_coordinator(
 
     def handler(call: Call) -> Mapping[str, Any] | None:
         if call.api == FIND_COORDINATOR.name:
-            entry = {"key": "g", "node_id": 2, "host": "broker2", "port": 9092, "error_code": 0}
-            if call.version >= 4:
-                return {"coordinators": [entry]}
-            return {k: v for k, v in entry.items() if k != "key"}
+            return _coordinator_answer(call)
+        if call.api == CONSUMER_GROUP_DESCRIBE.name:
+            return _not_kip848(call)
         error = NOT_COORDINATOR if "g" not in answered_once else 0
         answered_once.add("g")
         group = {
@@ -416,6 +431,7 @@ def test_group_requests_follow_the_coordinator_and_retry_not_coordinator(
     client.handler = handler
     description = result(client, admin.describe_consumer_groups(["g"])["g"])
     assert (description.state.name, description.partition_assignor) == ("STABLE", "range")
+    assert description.type.name == "CLASSIC"
     assert description.coordinator is not None and description.coordinator.id == 2
     assert [c.node for c in client.requests(DESCRIBE_GROUPS)] == [2, 2]
     # A coordinator's conversation has its own connection, never queued behind a long-poll Fetch.
@@ -426,11 +442,141 @@ def test_group_requests_follow_the_coordinator_and_retry_not_coordinator(
     assert [c.api for c in client.calls] == [
         "Metadata",
         "FindCoordinator",
-        "DescribeGroups",
+        "ConsumerGroupDescribe",
+        "DescribeGroups",  # the coordinator known already
         "Metadata",
         "FindCoordinator",
         "DescribeGroups",
     ]
+
+
+def _kip848_group(state: str, authorized_operations: int = -(2**31)) -> dict[str, Any]:
+    """A KIP-848 group as Kafka's ConsumerGroupDescribe describes it: one static member moving
+    partition 1 of "b" to itself while it owns partition 0 of "a"."""
+    topic_a = {"topic_id": uuid.UUID(int=1), "topic_name": "a", "partitions": [0]}
+    topic_b = {"topic_id": uuid.UUID(int=2), "topic_name": "b", "partitions": [1]}
+    member = {
+        "member_id": "m1",
+        "instance_id": "static-1",
+        "member_epoch": 5,
+        "client_id": "c1",
+        "client_host": "/10.0.0.1",
+        "subscribed_topic_names": ["a", "b"],
+        "assignment": {"topic_partitions": [topic_a]},
+        "target_assignment": {"topic_partitions": [topic_a, topic_b]},
+    }
+    return {
+        "group_id": "g",
+        "group_state": state,
+        "group_epoch": 6,
+        "assignment_epoch": 6,
+        "assignor_name": "uniform",
+        "members": [member],
+        "authorized_operations": authorized_operations,
+    }
+
+
+def test_a_kip848_group_is_described_by_consumer_group_describe(client: StubClient, admin: AdminClient) -> None:
+    """What librdkafka fills from ConsumerGroupDescribe: type CONSUMER, never simple, the assignor's
+    name, each member's assignment and target assignment, its instance id; no DescribeGroups."""
+    read, describe = 3, 8  # the bits of READ and DESCRIBE
+    client.handler = lambda call: (
+        _coordinator_answer(call)
+        if call.api == FIND_COORDINATOR.name
+        else {"groups": [_kip848_group("Reconciling", 1 << read | 1 << describe | 1 << 2)]}
+    )
+    description = result(client, admin.describe_consumer_groups(["g"], include_authorized_operations=True)["g"])
+    assert [c.body.include_authorized_operations for c in client.requests(CONSUMER_GROUP_DESCRIBE)] == [True]
+    assert not client.requests(DESCRIBE_GROUPS)
+    assert (description.type.name, description.is_simple_consumer_group) == ("CONSUMER", False)
+    assert (description.state.name, description.partition_assignor) == ("UNKNOWN", "uniform")  # no such state
+    assert description.coordinator is not None and description.coordinator.id == 2
+    assert [op.name for op in description.authorized_operations] == ["READ", "DESCRIBE"]  # ALL's bit is no operation
+    (member,) = description.members
+    assert (member.member_id, member.client_id, member.host, member.group_instance_id) == (
+        "m1",
+        "c1",
+        "/10.0.0.1",
+        "static-1",
+    )
+    assert [(tp.topic, tp.partition) for tp in member.assignment.topic_partitions] == [("a", 0)]
+    assert member.target_assignment is not None
+    assert [(tp.topic, tp.partition) for tp in member.target_assignment.topic_partitions] == [("a", 0), ("b", 1)]
+
+
+@pytest.mark.parametrize(
+    ("state", "expected"),
+    [("Empty", "EMPTY"), ("Assigning", "UNKNOWN"), ("Reconciling", "UNKNOWN"), ("Stable", "STABLE"), ("Dead", "DEAD")],
+)
+def test_kip848_states_as_librdkafka_names_them(
+    client: StubClient, admin: AdminClient, state: str, expected: str
+) -> None:
+    """librdkafka knows the classic states only: a KIP-848 state of another name is UNKNOWN."""
+    client.handler = lambda call: (
+        _coordinator_answer(call) if call.api == FIND_COORDINATOR.name else {"groups": [_kip848_group(state)]}
+    )
+    description = result(client, admin.describe_consumer_groups(["g"])["g"])
+    assert (description.state.name, description.authorized_operations) == (expected, None)
+
+
+def test_a_calls_descriptions_arrive_together(client: StubClient, admin: AdminClient) -> None:
+    """A KIP-848 group's description waits for the classic one asked again with DescribeGroups:
+    librdkafka hands a call's results over in one event."""
+    futures: dict[str, Future[Any]] = {}
+    done_while_asking_again: list[bool] = []
+
+    def handler(call: Call) -> Mapping[str, Any]:
+        if call.api == FIND_COORDINATOR.name:
+            return _coordinator_answer(call)
+        if call.api == CONSUMER_GROUP_DESCRIBE.name:
+            assert call.body.group_ids == ["g", "h"]  # one request per coordinator
+            not_kip848 = {"error_code": GROUP_ID_NOT_FOUND, "group_id": "h", "group_state": "", "assignor_name": ""}
+            return {"groups": [_kip848_group("Stable"), not_kip848]}
+        done_while_asking_again.append(futures["g"].done())
+        entry = {"error_code": 0, "group_id": "h", "group_state": "Empty", "protocol_type": "consumer"}
+        return {"groups": [{**entry, "protocol_data": "", "members": []}]}
+
+    client.handler = handler
+    futures.update(admin.describe_consumer_groups(["g", "h"]))
+    assert (result(client, futures["g"]).type.name, result(client, futures["h"]).type.name) == ("CONSUMER", "CLASSIC")
+    assert done_while_asking_again == [False]
+
+
+@pytest.mark.parametrize(
+    ("answer", "classic"),
+    [
+        (GROUP_ID_NOT_FOUND, True),  # a classic group, or none
+        (UNSUPPORTED_VERSION, True),
+        (KafkaError(KafkaError._UNSUPPORTED_FEATURE, "no ConsumerGroupDescribe"), True),  # a broker before 4.0
+        (GROUP_AUTHORIZATION_FAILED, False),
+        (INVALID_REQUEST, False),
+    ],
+)
+def test_describe_groups_only_when_consumer_group_describe_cannot_answer(
+    client: StubClient, admin: AdminClient, answer: int | KafkaError, classic: bool
+) -> None:
+    """librdkafka's fallback: DescribeGroups, for that group alone, after these answers only."""
+
+    def handler(call: Call) -> Mapping[str, Any] | KafkaError:
+        if call.api == FIND_COORDINATOR.name:
+            return _coordinator_answer(call)
+        if call.api == CONSUMER_GROUP_DESCRIBE.name:
+            if isinstance(answer, KafkaError):
+                return answer
+            group = {"error_code": answer, "group_id": call.body.group_ids[0], "group_state": "", "assignor_name": ""}
+            return {"groups": [group]}
+        (group_id,) = call.body.groups
+        entry = {"error_code": 0, "group_id": group_id, "group_state": "Empty", "protocol_type": "consumer"}
+        return {"groups": [{**entry, "protocol_data": "", "members": []}]}
+
+    client.handler = handler
+    futures = admin.describe_consumer_groups(["g"])
+    if classic:
+        assert result(client, futures["g"]).type.name == "CLASSIC"
+        assert [c.body.groups for c in client.requests(DESCRIBE_GROUPS)] == [["g"]]
+    else:
+        assert error_of(client, futures["g"]).code() == answer
+        assert not client.requests(DESCRIBE_GROUPS)
 
 
 def test_find_coordinator_body_before_v4(client: StubClient) -> None:

@@ -214,7 +214,10 @@ NO_OPERATIONS = -(2**31)  # an authorized-operations field the broker left unset
 
 
 def operations_from_bits(bits: int) -> list[AclOperation] | None:
-    """Kafka's authorized-operations bit field (bit n: operation n) as AclOperations; None when absent."""
-    if bits == NO_OPERATIONS:
+    """Kafka's authorized-operations bit field (bit n: operation n) as AclOperations; None when absent.
+
+    As librdkafka reads it: any negative field is "not asked" (Kafka leaves INT_MIN, Tansu -1), and
+    the bits of UNKNOWN, ANY and ALL, which KIP-430 keeps unset, are not operations."""
+    if bits < 0:
         return None
-    return [op for op in AclOperation if bits >> op.value & 1]
+    return [op for op in AclOperation if op.value >= AclOperation.READ.value and bits >> op.value & 1]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
@@ -17,7 +17,7 @@ from ..base.debug import APP, MAIN, Debug
 from ..base.model import TopicPartition
 from ..client import routers
 from ..client.coordinators import GROUP, Coordinators, ToCoordinator
-from ..client.driver import Operation, Router
+from ..client.driver import Operation, Router, error_of
 from ..client.dropped import when_dropped
 from ..client.executor import CallbackExecutor
 from ..client.logs import client_logger, log_init
@@ -332,6 +332,51 @@ def _then(source: Future[Any], fn: Callable[[Any], Any]) -> Future[Any]:
 
     source.add_done_callback(done)
     return out
+
+
+def _unless_failed_with(first: Future[Any], codes: Collection[int], fallback: Callable[[], Future[Any]]) -> Future[Any]:
+    """``first``'s outcome, unless it failed with one of ``codes``: then ``fallback()``'s (asked only then)."""
+    out: Future[Any] = Future()
+    out.set_running_or_notify_cancel()
+
+    def settle(f: Future[Any]) -> None:
+        exc = f.exception()
+        if exc is None:
+            out.set_result(f.result())
+        else:
+            out.set_exception(exc)
+
+    def done(f: Future[Any]) -> None:
+        error = error_of(f)
+        if error is not None and error.code() in codes:
+            fallback().add_done_callback(settle)
+        else:
+            settle(f)
+
+    first.add_done_callback(done)
+    return out
+
+
+def _all_at_once(futures: Mapping[K, Future[Any]]) -> dict[K, Future[Any]]:
+    """Futures settled as ``futures`` are, all once the last one is: a call's results arrive together
+    (as librdkafka's one result event) even when some entities needed a second request."""
+    outs: dict[K, Future[Any]] = {}
+    for key in futures:
+        outs[key] = Future()
+        outs[key].set_running_or_notify_cancel()
+
+    def settle(_every: Future[dict[K, Any]]) -> None:
+        for key, fut in futures.items():
+            exc = fut.exception()
+            if exc is None:
+                outs[key].set_result(fut.result())
+            else:
+                outs[key].set_exception(exc)
+
+    every: Future[dict[K, Any]] = Future()
+    every.add_done_callback(settle)
+    _gather(futures, every)
+    return outs
 
 
 def _gather(futures: Mapping[K, Future[Any]], outer: Future[dict[K, Any]]) -> None:

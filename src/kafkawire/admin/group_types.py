@@ -168,8 +168,8 @@ class ConsumerGroupDescription:
         partition_assignor: str,
         state: ConsumerGroupState,
         coordinator: Node | None,
-        type: ConsumerGroupType = ConsumerGroupType.UNKNOWN,
         authorized_operations: list[Any] | None = None,
+        type: ConsumerGroupType = ConsumerGroupType.UNKNOWN,
     ) -> None:
         self.group_id = group_id
         self.is_simple_consumer_group = is_simple_consumer_group
@@ -178,7 +178,8 @@ class ConsumerGroupDescription:
         self.state = state
         self.type = type
         self.coordinator = coordinator
-        self.authorized_operations = authorized_operations
+        # confluent-kafka's: none allowed reads as None, as when they were not asked for
+        self.authorized_operations = authorized_operations or None
 
     def __repr__(self) -> str:
         return f"ConsumerGroupDescription({self.group_id!r}, state={self.state}, members={len(self.members)})"

@@ -14,13 +14,14 @@ from ..core.kafka_error import KafkaError, KafkaException
 from ..core.policy.admin import ADMIN_READ
 from ..protocol import error_codes as ec
 from ..protocol.apis import (
+    CONSUMER_GROUP_DESCRIBE,
     DESCRIBE_GROUPS,
     LIST_GROUPS,
 )
 from ..protocol.codec import Struct
 from ..protocol.schema import Api
 from .acl_types import operations_from_bits
-from .base import AdminBase, _error, _gather, _no_duplicates, _then
+from .base import AdminBase, _all_at_once, _error, _gather, _no_duplicates, _then, _unless_failed_with
 from .group_types import (
     ConsumerGroupDescription,
     ConsumerGroupListing,
@@ -36,7 +37,10 @@ from .types import (
     Node,
 )
 
-_GROUP_ID_NOT_FOUND = ec.GROUP_ID_NOT_FOUND
+_CONSUMER_PROTOCOL_TYPES = frozenset({"", "consumer"})  # "": a simple group (commits only, no members)
+# ConsumerGroupDescribe's answers after which librdkafka asks DescribeGroups: the group is not a
+# KIP-848 group (classic, or none), or the broker cannot answer it.
+_NOT_A_CONSUMER_GROUP = frozenset({ec.GROUP_ID_NOT_FOUND, ec.UNSUPPORTED_VERSION, KafkaError._UNSUPPORTED_FEATURE})
 
 
 class GroupCalls(AdminBase):
@@ -136,19 +140,27 @@ class GroupCalls(AdminBase):
         def body(keys: list[str], version: int) -> dict[str, Any]:
             return {"groups": keys, "include_authorized_operations": include_ops and version >= 3}
 
-        def parse(response: Struct, keys: list[str], node: int | None) -> dict[str, Any]:
-            out: dict[str, Any] = {}
-            for g in response.groups:
-                error = _error(g.error_code, g.get("error_message"))
-                out[g.group_id] = error if error is not None else (g, node)
-            return out
+        return self._run(groups, DESCRIBE_GROUPS, router, body, _per_group, request_s, policy=ADMIN_READ)
 
-        return self._run(groups, DESCRIBE_GROUPS, router, body, parse, request_s, policy=ADMIN_READ)
+    def _consumer_group_describe(
+        self, groups: list[str], request_s: float, include_ops: bool
+    ) -> dict[str, Future[tuple[Struct, int | None]]]:
+        """ConsumerGroupDescribe (KIP-848) at each group's coordinator: the raw entry and the broker that answered."""
+
+        def body(keys: list[str], version: int) -> dict[str, Any]:
+            return {"group_ids": keys, "include_authorized_operations": include_ops}
+
+        return self._run(
+            groups, CONSUMER_GROUP_DESCRIBE, self._to_group, body, _per_group, request_s, policy=ADMIN_READ
+        )
 
     def describe_consumer_groups(
         self, group_ids: list[str], **kwargs: Any
     ) -> dict[str, Future[ConsumerGroupDescription]]:
-        """State, assignor and members (with their assignments) of each group, from its coordinator."""
+        """State, assignor and members (with their assignments) of each group, from its coordinator.
+
+        As librdkafka: ConsumerGroupDescribe first; a group it does not know as a KIP-848 group (or
+        a broker without it) is asked again with DescribeGroups, alone."""
         if not isinstance(group_ids, list):
             raise TypeError(f"group_ids must be a list of the groups to describe, not {type(group_ids).__name__}")
         if not group_ids:
@@ -160,14 +172,39 @@ class GroupCalls(AdminBase):
             raise TypeError("include_authorized_operations must be a bool")
         request_s, _, _ = self._options(kwargs)
         _no_duplicates(group_ids, "groups")
-        raw = self._describe_groups(group_ids, self._to_group, request_s, include_ops)
-        client = self._client
+        first = self._consumer_group_describe(group_ids, request_s, include_ops)
+        coordinator = self._node
 
-        def describe(entry: tuple[Struct, int | None]) -> ConsumerGroupDescription:
+        def consumer(entry: tuple[Struct, int | None]) -> ConsumerGroupDescription:
             g, node = entry
-            state = ConsumerGroupState.from_wire(g.group_state)
-            if state is ConsumerGroupState.DEAD:
-                raise KafkaException(KafkaError(_GROUP_ID_NOT_FOUND, f"group {g.group_id} does not exist"))
+            members = [
+                MemberDescription(
+                    m.member_id,
+                    m.client_id,
+                    m.client_host,
+                    MemberAssignment(_assigned(m.assignment)),
+                    m.instance_id,
+                    MemberAssignment(_assigned(m.target_assignment)),
+                )
+                for m in g.members
+            ]
+            return ConsumerGroupDescription(
+                g.group_id,
+                False,
+                members,
+                g.assignor_name,
+                ConsumerGroupState.from_wire(g.group_state),
+                coordinator(node),
+                operations_from_bits(g.authorized_operations),
+                ConsumerGroupType.CONSUMER,
+            )
+
+        def classic(entry: tuple[Struct, int | None]) -> ConsumerGroupDescription:
+            g, node = entry  # a group the broker does not know is described Dead (before Kafka 4), as librdkafka does
+            if g.protocol_type not in _CONSUMER_PROTOCOL_TYPES:
+                # librdkafka's answer for a group of another protocol (Connect's workers, a custom one)
+                message = f"group {g.group_id} is not a consumer group (protocol type {g.protocol_type!r})"
+                raise KafkaException(KafkaError(KafkaError._INVALID_ARG, message))
             members = [
                 MemberDescription(
                     m.member_id,
@@ -178,21 +215,31 @@ class GroupCalls(AdminBase):
                 )
                 for m in g.members
             ]
-            broker = client.metadata.brokers.get(node) if node is not None else None
-            coordinator = None if broker is None else Node(broker.node_id, broker.host, broker.port, broker.rack)
-            # DescribeGroups describes classic groups (KIP-848 groups have ConsumerGroupDescribe).
             return ConsumerGroupDescription(
                 g.group_id,
                 g.protocol_type == "",
                 members,
                 g.protocol_data,
-                state,
-                coordinator,
-                ConsumerGroupType.CLASSIC,
+                ConsumerGroupState.from_wire(g.group_state),
+                coordinator(node),
                 operations_from_bits(g.authorized_operations) if include_ops else None,
+                ConsumerGroupType.CLASSIC,
             )
 
-        return {group: _then(fut, describe) for group, fut in raw.items()}
+        def described_classically(group: str) -> Callable[[], Future[ConsumerGroupDescription]]:
+            return lambda: _then(self._describe_groups([group], self._to_group, request_s, include_ops)[group], classic)
+
+        return _all_at_once(
+            {
+                group: _unless_failed_with(_then(fut, consumer), _NOT_A_CONSUMER_GROUP, described_classically(group))
+                for group, fut in first.items()
+            }
+        )
+
+    def _node(self, node_id: int | None) -> Node | None:
+        """The broker that answered, as a ``Node`` (None when unknown)."""
+        broker = self._client.metadata.brokers.get(node_id) if node_id is not None else None
+        return None if broker is None else Node(broker.node_id, broker.host, broker.port, broker.rack)
 
     def list_groups(self, group: str | None = None, timeout: float = -1) -> list[GroupMetadata]:
         """The legacy listing (librdkafka's): every group of every broker, described, or just ``group``."""
@@ -245,6 +292,15 @@ class GroupCalls(AdminBase):
         return out
 
 
+def _per_group(response: Struct, keys: list[str], node: int | None) -> dict[str, Any]:
+    """A describe answer (DescribeGroups' or ConsumerGroupDescribe's): group -> its error, or (entry, node)."""
+    out: dict[str, Any] = {}
+    for g in response.groups:
+        error = _error(g.error_code, g.get("error_message"))
+        out[g.group_id] = error if error is not None else (g, node)
+    return out
+
+
 def _enum_set(value: Any, cls: type, what: str) -> set[Any] | None:
     """confluent-kafka's checks of the ``states``/``types`` filters: a set of the enum, or None."""
     if value is None:
@@ -283,3 +339,8 @@ def decode_assignment(data: bytes | None) -> list[TopicPartition]:
     except (struct.error, UnicodeDecodeError):
         return []
     return out
+
+
+def _assigned(assignment: Struct) -> list[TopicPartition]:
+    """A ConsumerGroupDescribe assignment (topics by id and name) as partitions, named."""
+    return [TopicPartition(t.topic_name, p) for t in assignment.topic_partitions for p in t.partitions]

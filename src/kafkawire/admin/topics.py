@@ -8,7 +8,6 @@ from typing import Any
 
 from ..base.model import ClusterMetadata, TopicPartition
 from ..client import routers
-from ..client.driver import error_of
 from ..core.kafka_error import KafkaError, KafkaException
 from ..core.metadata import request_body
 from ..core.policy.admin import ADMIN_READ
@@ -24,7 +23,18 @@ from ..protocol.apis import (
 from ..protocol.codec import Struct
 from .acl_types import NO_OPERATIONS as _NO_OPERATIONS
 from .acl_types import operations_from_bits
-from .base import _CLUSTER, AdminBase, _by_topic, _changing, _check_list, _error, _invalid, _no_duplicates, _tp
+from .base import (
+    _CLUSTER,
+    AdminBase,
+    _by_topic,
+    _changing,
+    _check_list,
+    _error,
+    _invalid,
+    _no_duplicates,
+    _tp,
+    _unless_failed_with,
+)
 from .topic_types import ElectionType, TopicCollection, TopicDescription, TopicPartitionInfo, Uuid
 from .types import (
     DescribeClusterResult,
@@ -34,6 +44,8 @@ from .types import (
     check_new_partitions,
     check_new_topic,
 )
+
+_NO_SUCH_API = frozenset({KafkaError._UNSUPPORTED_FEATURE})  # the broker lacks the API: ask the older one
 
 
 class TopicCalls(AdminBase):
@@ -169,7 +181,7 @@ class TopicCalls(AdminBase):
             "include_cluster_authorized_operations": include_ops
         }
         first = self._run([_CLUSTER], DESCRIBE_CLUSTER, routers.ANY_BROKER, body, parse, request_s, policy=ADMIN_READ)
-        return _unless_unsupported(first[_CLUSTER], fallback)
+        return _unless_failed_with(first[_CLUSTER], _NO_SUCH_API, fallback)
 
     def describe_topics(self, topics: TopicCollection, **kwargs: Any) -> dict[str, Future[TopicDescription]]:
         """Each topic's id, partitions (leader, replicas, in-sync replicas) and, when asked, the
@@ -282,29 +294,6 @@ class TopicCalls(AdminBase):
             return {_CLUSTER: outcome}
 
         return self._run([_CLUSTER], ELECT_LEADERS, routers.CONTROLLER, body, parse, request_s)[_CLUSTER]
-
-
-def _unless_unsupported(first: Future[Any], fallback: Callable[[], Future[Any]]) -> Future[Any]:
-    """``first``'s outcome, unless the broker lacks its API (_UNSUPPORTED_FEATURE): then ``fallback()``'s."""
-    out: Future[Any] = Future()
-    out.set_running_or_notify_cancel()
-
-    def settle(f: Future[Any]) -> None:
-        exc = f.exception()
-        if exc is None:
-            out.set_result(f.result())
-        else:
-            out.set_exception(exc)
-
-    def done(f: Future[Any]) -> None:
-        error = error_of(f)
-        if error is not None and error.code() == KafkaError._UNSUPPORTED_FEATURE:
-            fallback().add_done_callback(settle)
-        else:
-            settle(f)
-
-    first.add_done_callback(done)
-    return out
 
 
 def _create_topic_entry(t: NewTopic) -> dict[str, Any]:

@@ -34,6 +34,7 @@ from .list_groups import LIST_GROUPS
 # isort: split
 # group D imports (admin: ACLs, groups, leaders, SCRAM credentials)
 from .alter_user_scram_credentials import ALTER_USER_SCRAM_CREDENTIALS
+from .consumer_group_describe import CONSUMER_GROUP_DESCRIBE
 from .create_acls import CREATE_ACLS
 from .delete_acls import DELETE_ACLS
 from .delete_groups import DELETE_GROUPS
@@ -102,6 +103,7 @@ ALL_APIS: tuple[Api, ...] = (
     CREATE_ACLS,
     DELETE_ACLS,
     DELETE_GROUPS,
+    CONSUMER_GROUP_DESCRIBE,
     ELECT_LEADERS,
     DESCRIBE_USER_SCRAM_CREDENTIALS,
     ALTER_USER_SCRAM_CREDENTIALS,
@@ -127,6 +129,7 @@ __all__ = [
     "API_BY_KEY",
     "API_BY_NAME",
     "API_VERSIONS",
+    "CONSUMER_GROUP_DESCRIBE",
     "CONSUMER_GROUP_HEARTBEAT",
     "CREATE_ACLS",
     "CREATE_PARTITIONS",
