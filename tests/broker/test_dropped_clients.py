@@ -7,7 +7,11 @@ clients of one kind, each connected to a real broker first (Tansu; the share con
 librdkafka's mock cluster, which serves share groups), then counts the threads and the file
 descriptors of the process: none is left. It runs in a process of its own, so that clients other
 tests left running cannot open descriptors meanwhile. A producer dropped with a record still
-queued says so on the ``kafkawire`` logger.
+queued says so on the ``kafkawire`` logger; each consumer's callbacks refer to it, as an
+application's often do, and it is collected all the same, as confluent-kafka's.
+
+A consumer unclosed, dropped or alive at exit, leaves its group as confluent-kafka's does (on Kafka
+2.3, the same steps on both clients): by its session expiring, with nothing committed.
 """
 
 from __future__ import annotations
@@ -23,19 +27,24 @@ import time
 from pathlib import Path
 from typing import Any
 
+import confluent_kafka
 import pytest
 
+import kafkawire
 from kafkawire import Consumer, Producer, ShareConsumer
 from kafkawire.admin import AdminClient
 from kafkawire.local_broker import TansuBroker
-from kafkawire.protocol.apis import JOIN_GROUP, LEAVE_GROUP
-from tests.harness.judge import unique_name
+from tests.harness.judge import Record, judge_config, produce_with_confluent, unique_name
+from tests.harness.kafka_broker import KafkaBroker
 from tests.harness.mock_cluster import MockCluster
+from tests.harness.topics import create_topic
 
 pytestmark = pytest.mark.broker
 
 CLIENTS = int(os.environ.get("KW_CLIENTS", "1000"))
 WAIT = 30.0
+SESSION_MS = 6000  # Kafka 2.3's group.min.session.timeout.ms
+PARTITIONS, RECORDS = 4, 5  # records per partition
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -47,9 +56,12 @@ def make(kind: str, bootstrap: str, topic: str) -> Any:
         producer.produce(topic, value=b"left behind")
         return producer
     if kind == "consumer":
-        consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": unique_name("dropped")})
+        # Its callbacks refer to it, as an application's often do: still collected.
+        consumer = Consumer(
+            {"bootstrap.servers": bootstrap, "group.id": unique_name("dropped"), "error_cb": lambda _e: consumer}
+        )
         consumer.list_topics(timeout=WAIT)
-        consumer.subscribe([topic])  # a group member, with its timers on the IO thread
+        consumer.subscribe([topic], on_assign=lambda *_: consumer)  # a group member, with its timers on the IO thread
         return consumer
     if kind == "admin":
         admin = AdminClient({"bootstrap.servers": bootstrap, "error_cb": lambda _error: None})
@@ -136,24 +148,139 @@ def test_dropped_share_consumers_stop(mock_cluster: MockCluster) -> None:
     drop_many("share", mock_cluster.bootstraps, topic)
 
 
-def test_a_dropped_consumer_does_not_leave_its_group(mock_cluster: MockCluster) -> None:
-    """Differs on purpose (README): no revocation, commit or LeaveGroup for a consumer nobody can
-    hear from any more; the group moves its partitions after session.timeout.ms. (A member that
-    joined: its IO thread stops all the same.)"""
-    topic = unique_name("dropped")
-    mock_cluster.create_topic(topic)
-    threads_before = set(threading.enumerate())
-    mock_cluster.start_request_tracking()
-    consumer = Consumer({"bootstrap.servers": mock_cluster.bootstraps, "group.id": unique_name("dropped")})
-    consumer.subscribe([topic])
-    deadline = time.monotonic() + WAIT
-    while JOIN_GROUP.key not in {r.api_key for r in mock_cluster.get_requests()}:
-        assert time.monotonic() < deadline, "never joined"
-        consumer.poll(0.1)
-    del consumer
-    gc.collect()
-    mine = set(threading.enumerate()) - threads_before
-    for thread in mine:
-        thread.join(WAIT)
-    assert [t.name for t in mine if t.is_alive()] == []
-    assert LEAVE_GROUP.key not in {r.api_key for r in mock_cluster.get_requests()}
+class Watcher:
+    """The group's other member, confluent-kafka's (the judge), polled on a thread of its own so
+    that it serves every rebalance while the member under test joins, is dropped or exits."""
+
+    def __init__(self, bootstrap: str, group: str, topic: str) -> None:
+        conf = judge_config(
+            bootstrap, **{"group.id": group, "enable.auto.commit": False, "session.timeout.ms": SESSION_MS}
+        )
+        self.consumer = confluent_kafka.Consumer(conf)
+        self.topic = topic
+        self.assigned: list[int] = []
+        self._stop = threading.Event()
+        self.consumer.subscribe([topic], on_assign=self._assigned)
+        self._thread = threading.Thread(target=self._run, name="watcher", daemon=True)
+        self._thread.start()
+
+    def _assigned(self, _consumer: Any, parts: list[Any]) -> None:
+        self.assigned = sorted(tp.partition for tp in parts)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.consumer.poll(0.05)
+
+    def wait_for(self, partitions: list[int]) -> None:
+        deadline = time.monotonic() + WAIT + SESSION_MS / 1000
+        while self.assigned != partitions:
+            assert time.monotonic() < deadline, f"the watcher never got {partitions} (has {self.assigned})"
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def close(self) -> dict[int, int]:
+        """Stop; the group's committed offsets."""
+        self.stop()
+        parts = [confluent_kafka.TopicPartition(self.topic, p) for p in range(PARTITIONS)]
+        committed = self.consumer.committed(parts, timeout=WAIT)
+        self.consumer.close()
+        return {tp.partition: tp.offset for tp in committed}
+
+
+def join_and_consume(client: str, bootstrap: str, group: str, topic: str, heard: list[str]) -> Any:
+    """The member under test joins the watcher's group and reads every record of its partitions,
+    with an automatic commit due only in an hour: its callbacks (which ``heard`` records) refer to
+    it, as an application's often do (a closure over an object that holds the consumer)."""
+    module: Any = confluent_kafka if client == "confluent-kafka" else kafkawire
+    app: dict[str, Any] = {"assigned": []}
+
+    def on_assign(_consumer: Any, parts: list[Any]) -> None:
+        heard.append("on_assign")
+        app["assigned"] = sorted(tp.partition for tp in parts)
+
+    conf = {
+        "bootstrap.servers": bootstrap,
+        "group.id": group,
+        "session.timeout.ms": SESSION_MS,
+        "auto.offset.reset": "earliest",
+        "enable.auto.commit": True,
+        "auto.commit.interval.ms": 3_600_000,
+        "on_commit": lambda _err, _parts: heard.append(f"on_commit {app['consumer']}"),
+        "error_cb": lambda _err: heard.append(f"error_cb {app['consumer']}"),
+    }
+    app["consumer"] = consumer = module.Consumer(conf)
+    consumer.subscribe([topic], on_assign=on_assign, on_revoke=lambda *_: heard.append(f"on_revoke {app['consumer']}"))
+    read, deadline = 0, time.monotonic() + WAIT
+    while not (len(app["assigned"]) == PARTITIONS // 2 and read == RECORDS * PARTITIONS // 2):
+        assert time.monotonic() < deadline, f"never read its partitions ({app['assigned']}, {read} records)"
+        message = consumer.poll(0.05)
+        read += message is not None and message.error() is None
+    return consumer
+
+
+def exit_unclosed(client: str, bootstrap: str, group: str, topic: str) -> None:
+    """In a child process: join, read, say the member id, and exit with the consumer never closed."""
+    consumer = join_and_consume(client, bootstrap, group, topic, [])
+    print(consumer.memberid(), flush=True)
+    globals()["_alive_at_exit"] = consumer
+
+
+@pytest.mark.parametrize("how", ["dropped", "alive at exit"])
+def test_an_unclosed_consumer_leaves_its_group_as_confluent_kafkas(kafka23: KafkaBroker, how: str) -> None:
+    """confluent-kafka's Consumer, when collected, destroys its handle without closing the
+    consumer (librdkafka's NO_CONSUMER_CLOSE: no LeaveGroup, no final automatic commit, no
+    rebalance callbacks), and one alive at exit does not leave either: the group moves its
+    partitions once the session expires. Measured on both clients, the same: the broker removes
+    the member on heartbeat expiration (its log), nothing was committed, no callback ran after.
+    A kafkawire consumer whose callbacks refer to it is collected as confluent-kafka's is."""
+    bootstrap = kafka23.bootstrap()
+    outcomes = {}
+    for client in ("confluent-kafka", "kafkawire"):
+        topic, group = unique_name("unclosed"), unique_name("unclosed")
+        create_topic(bootstrap, topic, PARTITIONS)
+        produce_with_confluent(
+            bootstrap, topic, [Record(b"%d" % i, partition=i % PARTITIONS) for i in range(RECORDS * PARTITIONS)]
+        )
+        watcher = Watcher(bootstrap, group, topic)
+        try:
+            watcher.wait_for(list(range(PARTITIONS)))
+            heard: list[str] = []
+            if how == "dropped":
+                threads_before = set(threading.enumerate())
+                consumer = join_and_consume(client, bootstrap, group, topic, heard)
+                member = consumer.memberid()
+                watcher.wait_for(sorted(set(range(PARTITIONS)) - {tp.partition for tp in consumer.assignment()}))
+                heard.clear()
+                del consumer
+                gc.collect()
+                for thread in set(threading.enumerate()) - threads_before:
+                    thread.join(WAIT)
+                    assert not thread.is_alive(), f"{client}: {thread.name} left running"
+            else:
+                code = "import sys; from tests.broker.test_dropped_clients import exit_unclosed; exit_unclosed(*sys.argv[1:])"
+                child = subprocess.run(
+                    [sys.executable, "-c", code, client, bootstrap, group, topic],
+                    cwd=ROOT,
+                    capture_output=True,
+                    text=True,
+                    timeout=WAIT * 4,
+                    check=False,
+                )
+                assert child.returncode == 0, child.stderr[-3000:]
+                member = child.stdout.split()[-1]
+            watcher.wait_for(list(range(PARTITIONS)))
+            log = kafka23.log_tail(limit=1 << 30)
+            outcomes[client] = {
+                "failed": f"Member {member} in group {group} has failed" in log,
+                "left": f"Member {member} in group {group} has left" in log,
+                "committed": watcher.close(),
+                "heard": heard,
+            }
+        finally:
+            watcher.stop()  # (once more: after a failure, its thread ends too)
+    nothing = {p: confluent_kafka.OFFSET_INVALID for p in range(PARTITIONS)}
+    assert outcomes["confluent-kafka"] == {"failed": True, "left": False, "committed": nothing, "heard": []}
+    assert outcomes["kafkawire"] == outcomes["confluent-kafka"]

@@ -5,13 +5,20 @@ it never would be: tests/broker/test_dropped_clients.py) its client closes its c
 its IO thread stops. The collector runs finalizers on whatever thread it runs, the IO thread
 included and maybe inside a lock it holds, so the steps are handed to the IO thread and nobody
 waits for them. Records still queued are lost, and said to be on the ``kafkawire`` logger.
+
+A face's callbacks often refer to the face (a closure, a bound method of an object holding it).
+Held from the IO side, which a running thread keeps reachable, they would keep a dropped face alive
+for good: `Kept` holds them for the face alone, the IO side gets forwarders that reach them weakly,
+so face and callbacks are a cycle the collector frees, as confluent-kafka's handle traverses its
+callbacks and is freed with them.
 """
 
 from __future__ import annotations
 
 import logging
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from .network_client import Client
 
@@ -43,3 +50,44 @@ def _finish(kind: str, client: Client, steps: tuple[Callable[[], None], ...], lo
             held,
         )
     client.abandon(steps)
+
+
+class Kept:
+    """The application's callables given to one face, by name, held by that face alone."""
+
+    __slots__ = ("__weakref__", "_callables")
+
+    def __init__(self) -> None:
+        self._callables: dict[str, Callable[..., Any]] = {}
+
+    def hold(self, name: str, value: Any) -> Any:
+        """``value`` (a callable) kept as ``name``, replacing the one kept so before; what the IO
+        side may hold instead: a forwarder. Anything else is returned as it is (for the caller's
+        checks to refuse)."""
+        if not callable(value) or isinstance(value, type):
+            self._callables.pop(name, None)
+            return value
+        self._callables[name] = value
+        return _Forward(self, name)
+
+    def weakly(self, conf: Mapping[str, Any]) -> dict[str, Any]:
+        """``conf`` with its callbacks (``*_cb``, ``on_*``) held here, forwarders in their place."""
+        return {key: self.hold(key, value) if _is_callback(key) else value for key, value in conf.items()}
+
+
+def _is_callback(key: Any) -> bool:
+    return isinstance(key, str) and (key.endswith("_cb") or key.startswith("on_"))
+
+
+class _Forward:
+    """Calls the kept callable while its face lives (after, nobody serves callbacks: a no-op)."""
+
+    __slots__ = ("_kept", "_name")
+
+    def __init__(self, kept: Kept, name: str) -> None:
+        self._kept = weakref.ref(kept)
+        self._name = name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        kept = self._kept()
+        return None if kept is None else kept._callables[self._name](*args, **kwargs)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..base.config import given_config
 from ..base.model import ClusterMetadata, ConsumerGroupMetadata, Message, TopicPartition
-from ..client.dropped import when_dropped
+from ..client.dropped import Kept, when_dropped
 from ..client.executor import CallbackExecutor
 from ..client.logs import client_logger, log_init
 from ..core.kafka_error import KafkaError, KafkaException
@@ -44,7 +44,8 @@ class Consumer:
         merged = given_config(conf, kwargs)
         if merged.get("group.id") is None:  # before the other keys are looked at, as confluent-kafka
             raise ValueError("Failed to create consumer: group.id must be set")  # (its words)
-        config = parse_consumer_config(merged, log)
+        self._kept = Kept()  # its callbacks, held here alone (client/dropped.py)
+        config = parse_consumer_config(self._kept.weakly(merged), log)
         logger = client_logger(merged.get("logger"), log)
         if executor is None:
             executor = CallbackExecutor(background=False, name="kafkawire-consumer", owner="consumer")
@@ -74,7 +75,13 @@ class Consumer:
             raise TypeError("topics must be a list of str")
         if not topics:
             raise KafkaException(KafkaError(KafkaError._INVALID_ARG, "subscribe() needs at least one topic"))
-        engine.subscribe(list(topics), on_assign, on_revoke, on_lost)
+        kept = self._kept
+        engine.subscribe(
+            list(topics),
+            kept.hold("on_assign", on_assign),
+            kept.hold("on_revoke", on_revoke),
+            kept.hold("on_lost", on_lost),
+        )
 
     def unsubscribe(self) -> None:
         """Leave the group: the next poll() serves the revocation (``on_revoke``, then an automatic
