@@ -41,6 +41,8 @@ from .options import STATISTICS_INTERVAL
 
 log = logging.getLogger("kafkawire.client")
 
+HELD_ERRORS = 64  # connection errors kept for a face not yet listening (each kind comes once an episode)
+
 
 def throttle_event(metadata: ClusterView, node: int | None, throttle_ms: int) -> model.ThrottleEvent:
     """What throttle_cb is told of broker ``node``'s answer delayed ``throttle_ms`` for a quota."""
@@ -95,7 +97,10 @@ class Client:
             (logger or log).warning(NO_BOOTSTRAP)
         # Told of the connection errors the user hears about (core/cluster_health.py): all brokers
         # down, once until one comes back; a host name that does not resolve, once per address.
-        self.on_error: Callable[[KafkaError], None] | None = None
+        # Errors met before a face sets it (the first connection runs while the face is still being
+        # made) are held for it, up to HELD_ERRORS: each is reported once, never lost.
+        self._on_error: Callable[[KafkaError], None] | None = None
+        self._held_errors: list[KafkaError] | None = []
         # Told on the IO thread of each connection that finished its handshake (metrics push, KIP-714).
         self.on_ready: list[Callable[[BrokerConnection], None]] = []
         self._health = ClusterHealth(recent=self.settings.backoff_max_ms / 1000)
@@ -279,14 +284,37 @@ class Client:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    @property
+    def on_error(self) -> Callable[[KafkaError], None] | None:
+        return self._on_error
+
+    @on_error.setter
+    def on_error(self, fn: Callable[[KafkaError], None] | None) -> None:
+        """Set once by the face (any thread): the errors held so far reach it on the IO thread,
+        before any later one."""
+        self._on_error = fn
+
+        def flush() -> None:
+            held, self._held_errors = self._held_errors or [], None
+            for error in held:
+                self._tell_error(error)
+
+        self.engine.call_soon(flush)
+
+    def _tell_error(self, error: KafkaError) -> None:
+        """(IO thread) Report ``error`` to the face's ``on_error``, or hold it until one is set."""
+        if self._closed or _exiting():
+            return
+        if self._held_errors is not None:
+            if len(self._held_errors) < HELD_ERRORS:
+                self._held_errors.append(error)
+        elif self._on_error is not None:
+            self._on_error(error)
+
     def _token_failed(self, error: KafkaError) -> None:
         """A bearer token renewal failed (on the renewal thread): the user hears it on the IO thread."""
 
-        def tell() -> None:
-            if self.on_error is not None and not self._closed and not _exiting():
-                self.on_error(error)
-
-        self.engine.call_soon(tell)
+        self.engine.call_soon(lambda: self._tell_error(error))
 
     # --- IO thread -------------------------------------------------------------------------
 
@@ -501,8 +529,7 @@ class Client:
             now=self.engine.now(),
         )
         for error in failures:
-            if self.on_error is not None and not _exiting():
-                self.on_error(error)
+            self._tell_error(error)
             if error.code() == KafkaError._ALL_BROKERS_DOWN:
                 self.metadata_refresh.all_brokers_down()
 
