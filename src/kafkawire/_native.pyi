@@ -108,9 +108,13 @@ class PollTake:
 def settling_future(base: type, get_running_loop: Any, exception_type: type, invalid_state: type, /) -> Any: ...
 
 class PollReady:
-    """ConsumerEngine._take_ready in C (its twin): the checks, polled_at, then the take."""
+    """poll()'s gate and the engine state it reads, in C (consumer/poll_ready.py is the twin)."""
 
-    def __init__(self, engine: Any, waiting: Any, events: Any, take: Any, /) -> None: ...
+    closed: bool
+    rejoin_due: bool
+    polled_at: float
+    subscription: Any
+    def __init__(self, waiting: Any, events: Any, take: Any, /) -> None: ...
     def __call__(self) -> Any: ...
 
 class FastMethod:

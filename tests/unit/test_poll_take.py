@@ -3,7 +3,8 @@
 records in the same order, the same rows afterwards (position, leader epoch, buffered count, the
 chunks' progress), the same turn, and the same stored offsets. The twin is the fetch engine's
 take_one plus the offset store, so the C one must leave the table as that path would. PollReady,
-the check in front of it, is held against ConsumerEngine._take_ready over the same engine state."""
+the gate in front of it and the engine state it reads (native_c/poll_ready.c), is held against its
+twin (consumer/poll_ready.py) over the same states."""
 
 from __future__ import annotations
 
@@ -18,9 +19,10 @@ import pytest
 
 from kafkawire.base.model import Message
 from kafkawire.client.committed_offsets import Committed
-from kafkawire.consumer.consumer_engine import ConsumerEngine
+from kafkawire.consumer.consumer import Consumer
 from kafkawire.consumer.decode import offset_at
 from kafkawire.consumer.fetch_engine import FetchEngine
+from kafkawire.consumer.poll_ready import PollReady
 from kafkawire.consumer.poll_take import PollTake
 from kafkawire.core.fetch_positions import FetchTable
 from kafkawire.core.fetch_rows import Chunk, FetchLimits
@@ -187,52 +189,174 @@ def test_refuses_what_it_cannot_take() -> None:
         native.PollTake(threading.Lock(), None, deque(), print, native.RLock(), {}, Chunk, Committed)
     with pytest.raises(TypeError):
         native.PollTake(native.RLock(), None, deque(), print, native.RLock(), [], Chunk, Committed)
+    with pytest.raises(TypeError, match="_rows is not a slot"):  # the table's turn is read at its slots' offsets
+        native.PollTake(native.RLock(), Unslotted(), deque(), print, native.RLock(), {}, Chunk, Committed)
 
 
-class Engine:
-    """The state ConsumerEngine._take_ready reads, for it and its C twin PollReady."""
+class Unslotted:
+    """A table whose ``_rows`` and ``_turn`` are no slots."""
 
-    def __init__(self) -> None:
-        self.executor = SimpleNamespace(waiting=deque())
-        self._events: deque[Any] = deque()
-        self._rejoin_due = False
-        self._subscription: Any = None
-        self.polled_at = 0.0
+    _rows = None
+    _turn = 0
+
+
+REPORT = Message(TOPIC, 0, 7, None, b"v")
+FIELDS = {"closed", "rejoin_due", "polled_at", "subscription"}
+
+
+def gates() -> list[Any]:
+    return [PollReady] + ([native.PollReady] if native is not None else [])
+
+
+class Gate:
+    """One PollReady (C or twin) over its own callback queue, events and take."""
+
+    def __init__(self, kind: Any) -> None:
+        self.waiting: deque[Any] = deque()
+        self.events: deque[Any] = deque()
         self.taken = 0
-        self._poll_take = self._take
+        self.ready = kind(self.waiting, self.events, self._take)
 
     def _take(self) -> Any:
         self.taken += 1
         return REPORT
 
 
-REPORT = Message(TOPIC, 0, 7, None, b"v")
+class SlottedSubscription:
+    """A subscription as consumer/rebalance.py's: ``left_for_poll`` a slot (the C gate reads its offset)."""
+
+    __slots__ = ("left_for_poll",)
+
+    def __init__(self, left: Any) -> None:
+        self.left_for_poll = left
+
+
+GATE_STATES = [
+    "nothing",
+    "queued callback",
+    "event",
+    "rejoin due",
+    "left for poll",
+    "subscribed",
+    "left for poll, a slot",
+    "subscribed, a slot",
+    "left for poll, a slot holding 1",
+    "subscribed, a slot holding 0",
+    "closed",
+]
+TAKES = {"nothing", "subscribed", "subscribed, a slot", "subscribed, a slot holding 0", "closed"}
+
+
+def set_gate(gate: Gate, state: str) -> None:
+    if state == "queued callback":
+        gate.waiting.append(object())
+    elif state == "event":
+        gate.events.append(object())
+    elif state == "rejoin due":
+        gate.ready.rejoin_due = True
+    elif state in ("left for poll", "subscribed"):
+        gate.ready.subscription = SimpleNamespace(left_for_poll=state == "left for poll")
+    elif state.endswith("a slot"):
+        gate.ready.subscription = SlottedSubscription(state.startswith("left"))
+    elif state.endswith(("holding 1", "holding 0")):  # not a bool: read as the twin reads it
+        gate.ready.subscription = SlottedSubscription(int(state[-1]))
+    elif state == "closed":
+        gate.ready.closed = True  # the face's check, not the gate's: it still takes
 
 
 @needs_native
-@pytest.mark.parametrize(
-    "state",
-    ["nothing", "queued callback", "event", "rejoin due", "left for poll", "subscribed"],
-)
-def test_ready_gate_is_take_ready(state: str) -> None:
-    assert native is not None
+@pytest.mark.parametrize("state", GATE_STATES)
+def test_ready_gate_is_its_twin(state: str) -> None:
     got = []
-    for twin in (True, False):
-        engine = Engine()
-        if state == "queued callback":
-            engine.executor.waiting.append(object())
-        elif state == "event":
-            engine._events.append(object())
-        elif state == "rejoin due":
-            engine._rejoin_due = True
-        elif state in ("left for poll", "subscribed"):
-            engine._subscription = SimpleNamespace(left_for_poll=state == "left for poll")
+    for kind in gates():
+        gate = Gate(kind)
+        gate.ready.polled_at = 0.0
+        set_gate(gate, state)
         before = time.monotonic()
-        if twin:
-            m = ConsumerEngine._take_ready(engine)  # type: ignore[arg-type]
-        else:
-            m = native.PollReady(engine, engine.executor.waiting, engine._events, engine._poll_take)()
-        stamped = engine.polled_at >= before
-        got.append((m, engine.taken, stamped))
+        m = gate.ready()
+        got.append((m, gate.taken, gate.ready.polled_at >= before))
     assert got[0] == got[1]
-    assert got[0][1] == (1 if state in ("nothing", "subscribed") else 0)
+    assert got[0] == ((REPORT, 1, True) if state in TAKES else (None, 0, False))
+
+
+@needs_native
+@pytest.mark.parametrize("state", GATE_STATES)
+def test_a_gate_state_undone_takes_again(state: str) -> None:
+    """The engine moves the shared fields back (a rejoin served, the queue drained): the gate reads them anew."""
+    got = []
+    for kind in gates():
+        gate = Gate(kind)
+        set_gate(gate, state)
+        first = gate.ready()
+        gate.waiting.clear()
+        gate.events.clear()
+        gate.ready.rejoin_due = False
+        sub = gate.ready.subscription
+        if sub is not None:  # the same subscription, back from the poll interval: read again at its offset
+            sub.left_for_poll = False
+        got.append((first, gate.ready(), gate.taken))
+    assert got[0] == got[1]
+
+
+@needs_native
+def test_the_gate_reads_a_subscription_of_each_shape() -> None:
+    """The C gate learns a subscription type's slot; another type after it (or back) is read right."""
+    got = []
+    for kind in gates():
+        gate = Gate(kind)
+        seen = []
+        for sub in (SlottedSubscription(False), SimpleNamespace(left_for_poll=True), SlottedSubscription(True)):
+            gate.ready.subscription = sub
+            seen.append(gate.ready())
+        seen.append(gate.taken)
+        got.append(seen)
+    assert got[0] == got[1] == [REPORT, None, None, 1]
+
+
+@pytest.mark.parametrize("kind", gates())
+def test_the_gate_fields_start_open_and_hold_what_is_set(kind: Any) -> None:
+    before = time.monotonic()
+    ready = kind(deque(), deque(), lambda: None)
+    assert (ready.closed, ready.rejoin_due, ready.subscription) == (False, False, None)
+    assert before <= ready.polled_at <= time.monotonic()
+    sub = SimpleNamespace(left_for_poll=False)
+    ready.closed, ready.rejoin_due, ready.polled_at, ready.subscription = True, True, 12.5, sub
+    assert (ready.closed, ready.rejoin_due, ready.polled_at, ready.subscription) == (True, True, 12.5, sub)
+    with pytest.raises(AttributeError):
+        ready.other = 1
+    del ready.subscription
+    with pytest.raises(AttributeError):
+        ready()  # as reading the twin's unset slot
+
+
+def test_twin_and_native_gate_declare_the_same_fields() -> None:
+    assert {name for name in PollReady.__slots__ if not name.startswith("_")} == FIELDS
+    if native is not None:
+        assert {name for name in FIELDS if hasattr(native.PollReady, name)} == FIELDS
+
+
+@needs_native
+def test_native_gate_refuses_what_it_cannot_hold() -> None:
+    assert native is not None
+    ready = native.PollReady(deque(), deque(), lambda: None)
+    with pytest.raises(TypeError):
+        ready.closed = 1  # a bool: the face's check reads it as a C flag
+    with pytest.raises(TypeError):
+        ready.polled_at = "now"
+    assert (ready.closed, ready.rejoin_due) == (False, False)
+
+
+def test_the_engine_keeps_its_state_in_its_gate() -> None:
+    """What the engine reads and moves (closed, a rejoin due, the subscription, the last poll) is the
+    gate's: what poll()'s C path reads from the face's ``_ready`` is the engine's own state."""
+    consumer = Consumer({"group.id": "g", "bootstrap.servers": "127.0.0.1:1"})
+    try:
+        engine = consumer._engine
+        assert engine is not None and consumer._ready is engine.ready
+        assert type(engine.ready) is (PollReady if native is None else native.PollReady)
+        assert not engine.closed
+        polled = engine.ready.polled_at
+        assert consumer.poll(0) is None and engine.ready.polled_at >= polled
+    finally:
+        consumer.close()
+    assert engine.closed and engine.ready.closed

@@ -28,6 +28,7 @@ from .callbacks import Callback
 from .commits import wanted_offsets
 from .consumer_config import parse_consumer_config
 from .consumer_engine import ConsumerClosedError, ConsumerEngine, closed_error
+from .poll_ready import PollReady
 
 log = logging.getLogger("kafkawire.consumer")
 
@@ -35,6 +36,11 @@ MAX_MESSAGES = 1_000_000  # consume()'s bound, as confluent-kafka's
 
 
 class Consumer:
+    # ``_ready``: the engine's poll() gate (consumer/poll_ready.py), held from construction in a slot
+    # whose offset poll()'s C path reads (native_c/poll_ready.c); instances keep their __dict__.
+    __slots__ = ("__dict__", "__weakref__", "_ready")
+    _ready: PollReady
+
     # What a subclass whose __init__ never called Consumer.__init__ sees: a closed consumer (its
     # calls raise ConsumerClosedError, as confluent-kafka's do), not an AttributeError.
     _engine: ConsumerEngine | None = None
@@ -50,6 +56,7 @@ class Consumer:
         if executor is None:
             executor = CallbackExecutor(background=False, name="kafkawire-consumer", owner="consumer")
         self._engine = ConsumerEngine(config, logger, executor, self)
+        self._ready = self._engine.ready
         when_dropped(self, self._engine.client)  # (its timers, fetches and heartbeats stop with the IO thread)
         executor.diagnose(self._engine.client.debug)
         log_init(self._engine.client.debug, merged)
@@ -117,7 +124,7 @@ class Consumer:
         engine = self._engine
         if engine is None or engine.closed:
             raise closed_error()
-        m = engine.take_ready()
+        m = engine.ready()
         if m is not None:
             return m
         found = engine.consume(1, timeout)
@@ -125,8 +132,8 @@ class Consumer:
 
     if native is not None and not TYPE_CHECKING:
         # The same poll(), called from C: its steps run without a Python frame (`kafkawire._native`
-        # FastMethod, native_c/poll_take.c's poll_fast); other argument forms and a closed consumer
-        # by the function above.
+        # FastMethod, native_c/poll_ready.c's poll_fast, reading ``_ready``); other argument forms and
+        # a closed consumer by the function above.
         poll = native.FastMethod(poll, "poll")
 
     def consume(self, num_messages: int = 1, timeout: float = -1) -> list[Message]:

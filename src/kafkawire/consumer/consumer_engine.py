@@ -40,7 +40,6 @@ from ..core import TopicPartitionKey as TP
 from ..core.group import GroupStep
 from ..core.kafka_error import KafkaError, KafkaException
 from ..core.telemetry import PollIdle
-from ..native import native
 from . import diagnostics
 from .assignment import Assignment
 from .callbacks import RebalanceCallbacks
@@ -50,6 +49,7 @@ from .consumer_stats import ConsumerStatistics, Rebalances
 from .departures import Departures
 from .fetch_engine import FetchEngine
 from .lookups import offsets_for_times, watermarks
+from .poll_ready import new_poll_ready
 from .rebalance import Subscription
 
 # The partition of a consumer error event that concerns no partition (a refused join, the poll
@@ -82,7 +82,6 @@ class ConsumerEngine:
         self.client.on_error = self.error
         incremental = config.cooperative or opts["group.protocol"] == "consumer"
         self._assignment = Assignment()
-        self._subscription: Subscription | None = None
         self._callbacks = RebalanceCallbacks(face, self, incremental)
         self._departures = Departures(self._revoke_for, executor, self.request_timeout)
         self._commits = Commits(
@@ -100,17 +99,12 @@ class ConsumerEngine:
         self._auto_commit = bool(opts["enable.auto.commit"])
         self._auto_store = bool(opts["enable.auto.offset.store"])
         self._events: deque[Message] = deque()  # error events for poll() (max.poll.interval.ms)
-        self._rejoin_due = False  # _MAX_POLL_EXCEEDED was handed over: the next poll joins again
         self._wake_queued = False
-        self.polled_at = time.monotonic()  # the last poll()/consume(), for max.poll.interval.ms
-        self._fetch = FetchEngine(self.client, config, self._ready)
+        self._fetch = FetchEngine(self.client, config, self._wake_poll)
         self._poll_take = self._fetch.poll_take(self._commits.store_target() if self._auto_store else None)
-        # poll()'s fast path: `_take_ready`, or its C twin (native_c/poll_take.c's PollReady: no frame)
-        self.take_ready: Callable[[], Message | None] = (
-            self._take_ready
-            if native is None
-            else native.PollReady(self, self.executor.waiting, self._events, self._poll_take)
-        )
+        # poll()'s gate, and the state it reads (closed, rejoin_due, polled_at, subscription):
+        # consumer/poll_ready.py, or its C twin, which the face's poll() reads without a lookup
+        self.ready = new_poll_ready(self.executor.waiting, self._events, self._poll_take)
         throttle_cb = opts["throttle_cb"]
         if throttle_cb is not None:  # served by poll(), as error_cb
             self._fetch.on_throttled = lambda event: executor.put(throttle_cb, (event,))
@@ -130,7 +124,7 @@ class ConsumerEngine:
                 offsets=self._commits.offsets,
                 read_committed=config.read_committed,
                 group=lambda: self._rebalances.cgrp(
-                    self.client, self._subscription, self.closed, bool(self._assignment)
+                    self.client, self.ready.subscription, self.closed, bool(self._assignment)
                 ),
             )
         self.telemetry = MetricsPusher(
@@ -148,12 +142,15 @@ class ConsumerEngine:
                 }
             ),
         )
-        self.closed = False
         _OPEN.add(self)
         # The group's coordinator looked up now, as librdkafka's consumer does when it is made: a
         # committed() later asks it at once on the coordinator's own connection, instead of first
         # queueing a lookup behind a fetch on a connection a broker's quota mutes (KIP-219).
         self.client.engine.call_soon(self._find_coordinator)
+
+    @property
+    def closed(self) -> bool:
+        return self.ready.closed
 
     def _find_coordinator(self) -> None:
         """IO thread: the group's coordinator into the cache, asked again after a backoff until a
@@ -192,8 +189,8 @@ class ConsumerEngine:
         self._callbacks.set(on_assign, on_revoke, on_lost)
         if self.client.debug.consumer:
             diagnostics.subscribed(self.client.debug, self.group_id, topics)
-        if self._subscription is not None:
-            self._subscription.change(list(topics))
+        if self.ready.subscription is not None:
+            self.ready.subscription.change(list(topics))
             return
         self._rebalances.started = time.monotonic()
         current: list[Subscription] = []
@@ -204,26 +201,26 @@ class ConsumerEngine:
             list(topics),
             self.executor,
             lambda step: self._serve_step(current[0], step),
-            polled_at=lambda: self.polled_at,
+            polled_at=lambda: self.ready.polled_at,
             max_poll_exceeded=self._max_poll_exceeded,
             unavailable=self._topic_unavailable,
         )
         current.append(sub)
-        self._subscription = sub
+        self.ready.subscription = sub
         sub.start()
 
     @property
     def subscribed(self) -> bool:
-        return self._subscription is not None
+        return self.ready.subscription is not None
 
     def unsubscribe(self) -> None:
         """Leave the group, the revocation served by whoever serves the callback queue next: the
         next poll(), or an asyncio face's loop (`Departures`)."""
         if self.client.debug.consumer:
             diagnostics.unsubscribed(self.client.debug, self.group_id)
-        if self._subscription is not None:
-            self._departures.later(self._subscription)
-            self._subscription = None
+        if self.ready.subscription is not None:
+            self._departures.later(self.ready.subscription)
+            self.ready.subscription = None
 
     def assign(self, partitions: list[TopicPartition]) -> None:
         """The assignment, replaced: each partition starts at its offset, or the committed one."""
@@ -291,7 +288,7 @@ class ConsumerEngine:
         self._callbacks.after_awaited(lambda: self._start_step(sub, step))
 
     def _start_step(self, sub: Subscription, step: GroupStep) -> None:
-        if sub is not self._subscription or self.closed:
+        if sub is not self.ready.subscription or self.closed:
             return
         if step.error is not None:
             text = f"consumer group {self.group_id}: {KafkaError(step.error).str()}"
@@ -314,7 +311,7 @@ class ConsumerEngine:
         self._callbacks.done(error)
 
     def _leave_group(self) -> None:
-        sub, self._subscription = self._subscription, None
+        sub, self.ready.subscription = self.ready.subscription, None
         self._departures.leave_now(sub)
 
     def _revoke_for(self, sub: Subscription, then: Callable[[list[Future[Any]]], None]) -> None:
@@ -339,24 +336,14 @@ class ConsumerEngine:
             self._removed(removed)
 
         def end() -> None:
-            if self._subscription is sub:
-                self._subscription = current
+            if self.ready.subscription is sub:
+                self.ready.subscription = current
             then(committing)
 
-        current, self._subscription = self._subscription, sub
+        current, self.ready.subscription = self.ready.subscription, sub
         self._callbacks.drive(self._callbacks.revoke_all(parts, unassign), end)
 
     # --- consuming ---------------------------------------------------------------------------
-
-    def _take_ready(self) -> Message | None:
-        """poll()'s fast path (`take_ready`): with nothing to serve (no callback queued, no error event, no rejoin
-        due after max.poll.interval.ms), one buffered message, taken under one hold of the fetch
-        engine's lock. None when something must be served first or nothing is buffered."""
-        sub = self._subscription
-        if self.executor.waiting or self._events or self._rejoin_due or (sub is not None and sub.left_for_poll):
-            return None
-        self.polled_at = time.monotonic()
-        return self._poll_take()
 
     def consume(self, count: int, timeout: float | None) -> list[Message]:
         """Serve callbacks, then up to ``count`` messages or events; wait (serving) up to
@@ -390,10 +377,10 @@ class ConsumerEngine:
         entered = time.monotonic()
         try:
             deadline = None if timeout is None or timeout < 0 else time.monotonic() + timeout
-            self.polled_at = time.monotonic()
-            sub = self._subscription
-            if self._rejoin_due:
-                self._rejoin_due = False
+            self.ready.polled_at = time.monotonic()
+            sub = self.ready.subscription
+            if self.ready.rejoin_due:
+                self.ready.rejoin_due = False
                 if sub is not None:  # polled again after _MAX_POLL_EXCEEDED: lost, then join again
                     sub.rejoin()
             while True:
@@ -404,7 +391,7 @@ class ConsumerEngine:
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
                     return None
-                self.executor.serve(remaining)  # returns once something was queued (records: _ready)
+                self.executor.serve(remaining)  # returns once something was queued (records: _wake_poll)
         finally:
             self.poll_idle.polled(entered, time.monotonic())
 
@@ -425,10 +412,10 @@ class ConsumerEngine:
         hands over the lost partitions and joins again (librdkafka's order)."""
         error = event.error()
         if error is not None and error.code() == KafkaError._MAX_POLL_EXCEEDED:
-            self._rejoin_due = True
+            self.ready.rejoin_due = True
         return event
 
-    def _ready(self) -> None:
+    def _wake_poll(self) -> None:
         """The fetch engine has records (IO thread): wake a waiting poll() with one queued no-op."""
         if not self._wake_queued:
             self._wake_queued = True
@@ -439,14 +426,14 @@ class ConsumerEngine:
         for the next poll(), as librdkafka's."""
         text = "Application maximum poll interval exceeded: leaving the group"
         self._events.append(error_event(KafkaError(KafkaError._MAX_POLL_EXCEEDED, text), partition=EVENT_PARTITION))
-        self._ready()
+        self._wake_poll()
 
     def _topic_unavailable(self, topic: str, code: int) -> None:
         """A subscribed topic the cluster does not have (IO thread): an error event naming it, as
         librdkafka's; the subscription stays (the topic may be created)."""
         error = KafkaError(code, f"Subscribed topic not available: {topic}: {KafkaError(code).str()}")
         self._events.append(error_event(error, topic, EVENT_PARTITION))
-        self._ready()
+        self._wake_poll()
 
     def position(self, partitions: list[TopicPartition]) -> list[TopicPartition]:
         """The offset of the next message handed over per partition (OFFSET_INVALID: unknown)."""
@@ -524,7 +511,7 @@ class ConsumerEngine:
 
     def member(self) -> Committer:
         """Who commits: our generation (or epoch) and ids; empty outside a group."""
-        sub = self._subscription
+        sub = self.ready.subscription
         return Committer() if sub is None else sub.member()
 
     def group_metadata(self) -> ConsumerGroupMetadata:
@@ -553,11 +540,11 @@ class ConsumerEngine:
             diagnostics.closing(self.client.debug, self.group_id, len(self._assignment))
         self._callbacks.abandon()
         for sub in self._departures.abandon():
-            if self._subscription is sub:  # set while its revocation ran: that member is leaving
-                self._subscription = None
+            if self.ready.subscription is sub:  # set while its revocation ran: that member is leaving
+                self.ready.subscription = None
         try:
             self._departures.serve_pending()  # unsubscribed, not polled since: served here
-            if self._subscription is not None:
+            if self.ready.subscription is not None:
                 self._leave_group()
             else:
                 self._commit_before_removing(self._assignment.tps())
@@ -569,7 +556,7 @@ class ConsumerEngine:
         if self._stats is not None:
             self._stats.stop()
         self._fetch.close()
-        self.closed = True
+        self.ready.closed = True
         _OPEN.discard(self)
         while len(self.executor) and not self.executor.background:
             try:  # on_commit of the last commits; callbacks raising now are only logged

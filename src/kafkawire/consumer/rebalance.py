@@ -53,6 +53,27 @@ def topics_of(names: list[str], patterns: list[re.Pattern[str]], client: Client)
 
 
 class Subscription:
+    # Slots: poll()'s C gate (native_c/poll_ready.c) reads ``left_for_poll`` at its offset.
+    __slots__ = (
+        "_apply",
+        "_away_as",
+        "_client",
+        "_config",
+        "_coordinators",
+        "_executor",
+        "_lost_while_away",
+        "_max_poll",
+        "_max_poll_exceeded",
+        "_missing",
+        "_polled_at",
+        "_stopped",
+        "_unavailable",
+        "left_for_poll",
+        "membership",
+        "names",
+        "patterns",
+    )
+
     def __init__(
         self,
         client: Client,

@@ -51,6 +51,22 @@ class FetchTable:
     """Every assigned partition's row and the decisions over them (no clock, IO or threads: the
     caller passes ``now`` and holds whatever lock it needs)."""
 
+    # Slots: poll()'s C take (native_c/poll_take.c) reads ``_rows`` and ``_turn`` at their offsets.
+    __slots__ = (
+        "_rows",
+        "_turn",
+        "buffered_bytes",
+        "expansion",
+        "limits",
+        "offset_at",
+        "parts",
+        "received",
+        "received_bytes",
+        "reserved",
+        "room_wanted",
+        "starved",
+    )
+
     def __init__(self, limits: FetchLimits, offset_at: Callable[[Any, int], int] | None = None) -> None:
         self.limits = limits
         self.offset_at = offset_at or _record_offset  # (buffered records, index) -> that record's offset

@@ -9,8 +9,8 @@
  * one file: each file says what it is and where its twin lives.
  *
  * None of them keeps state between calls but serve_delivered's cache of Message's slot
- * descriptors and PollTake's of the fetch rows' slot offsets; only encode_records lets the GIL go (while
- * writing a large batch of plain records).
+ * descriptors, PollTake's of the fetch rows' slot offsets and poll_fast's of the consumer face's;
+ * only encode_records lets the GIL go (while writing a large batch of plain records).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -31,6 +31,7 @@
 #include "produce_lane.c"
 #include "bulk_paths.c"
 #include "poll_take.c"
+#include "poll_ready.c"
 #include "fast_method.c"
 
 /* ---- module ------------------------------------------------------------------------- */
@@ -98,15 +99,9 @@ PyInit__native(void)
     const char *settle_texts[] = {"get_loop", "set_result", "set_exception", "call_soon_threadsafe"};
     for (int i = 0; i < 4; i++)
         if ((*settle_names[i] = PyUnicode_InternFromString(settle_texts[i])) == NULL) return NULL;
-    PyObject **ready_names[] = {&s_rejoin_due, &s_subscription, &s_left_for_poll, &s_polled_at};
-    const char *ready_texts[] = {"_rejoin_due", "_subscription", "left_for_poll", "polled_at"};
+    PyObject **poll_names[] = {&s_left_for_poll, &s_engine, &s_timeout, &s_consume};
+    const char *poll_texts[] = {"left_for_poll", "_engine", "timeout", "consume"};
     for (int i = 0; i < 4; i++)
-        if ((*ready_names[i] = PyUnicode_InternFromString(ready_texts[i])) == NULL) return NULL;
-    if ((s_rows = PyUnicode_InternFromString("_rows")) == NULL || (s_turn = PyUnicode_InternFromString("_turn")) == NULL)
-        return NULL;
-    PyObject **poll_names[] = {&s_engine, &s_closed, &s_take_ready, &s_timeout, &s_consume};
-    const char *poll_texts[] = {"_engine", "closed", "take_ready", "timeout", "consume"};
-    for (int i = 0; i < 5; i++)
         if ((*poll_names[i] = PyUnicode_InternFromString(poll_texts[i])) == NULL) return NULL;
     PyObject *m = PyModule_Create(&native_module);
     if (m == NULL) return NULL;

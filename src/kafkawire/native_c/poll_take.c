@@ -1,8 +1,6 @@
-/* poll_take.c: PollTake and PollReady: poll()'s take of one buffered record and its stored offset,
- * in one call, and the engine's check in front of it; and poll_fast, poll()'s path for FastMethod.
- * Pure-Python twins: consumer/poll_take.py (PollTake), consumer/consumer_engine.py (take_ready) and
- * consumer/consumer.py (Consumer.poll); tests/unit/test_poll_take.py and tests/unit/test_fast_method.py
- * hold them equal.
+/* poll_take.c: PollTake: poll()'s take of one buffered record and its stored offset, in one call.
+ * Pure-Python twin: consumer/poll_take.py (PollTake); tests/unit/test_poll_take.py holds them equal.
+ * (poll_ready.c's PollReady, the gate in front of it, calls it without a Python call.)
  *
  * Part of kafkawire._native, compiled as one unit by module.c (see its list for the order). */
 
@@ -16,8 +14,10 @@
  * enable.auto.offset.store its offset + 1 is stored under the store's lock as the twin stores it.
  * Anything else (the chunk's last record, an event, Arrow columns, a row of another shape, a lock
  * held) calls ``slow`` (FetchEngine.take_one) with nothing changed, then stores as the twin does.
- * The rows' slots are read at their offsets (produce_lane.c's slot_offset and SLOT), learned from
- * the first row and batch seen. */
+ * The table's ``_rows`` and ``_turn`` are read at their slots' offsets (produce_lane.c's slot_offset
+ * and SLOT), found when the take is made (a table without them fails its construction); the rows'
+ * and batches' are learned from the first row and batch seen (another shape: the slow path). The
+ * stored offset is the row's new position (one int for both) under the row's key. */
 
 typedef struct {
     PyObject_HEAD
@@ -27,9 +27,9 @@ typedef struct {
     PyTypeObject *row_type, *batch_type; /* learned on first sight; the offsets below are theirs */
     Py_ssize_t r_buffer, r_paused, r_buffered, r_position, r_epoch;
     Py_ssize_t c_pos, c_records, c_batch, b_epoch;
+    Py_ssize_t t_rows, t_turn; /* the table's */
+    Py_ssize_t r_key;
 } PollTake;
-
-static PyObject *s_rows, *s_turn;
 
 /* produce_lane.c's slot_offset, which names a missing slot in an error: here it only declines. */
 static Py_ssize_t
@@ -59,7 +59,9 @@ learn_row(PollTake *self, PyTypeObject *type)
     self->r_buffered = plain_slot(type, "buffered_records");
     self->r_position = plain_slot(type, "position");
     self->r_epoch = plain_slot(type, "leader_epoch");
-    if (self->r_buffer < 0 || self->r_paused < 0 || self->r_buffered < 0 || self->r_position < 0 || self->r_epoch < 0)
+    self->r_key = plain_slot(type, "key");
+    if (self->r_buffer < 0 || self->r_paused < 0 || self->r_buffered < 0 || self->r_position < 0 || self->r_epoch < 0
+        || self->r_key < 0)
         return 0;
     Py_XSETREF(self->row_type, (PyTypeObject *)Py_NewRef(type));
     return 1;
@@ -89,26 +91,26 @@ row_ready(PollTake *self, PyObject *row)
     return n > 0 && paused == Py_False;
 }
 
-/* The record the fast path hands over, taken; NULL with no error set: not the common case, nothing
- * changed. Called with the fetch lock held. */
+/* The record the fast path hands over, taken, with its row's key and new position in ``*key`` and
+ * ``*next`` (new references); NULL with no error set: not the common case, nothing changed. Called
+ * with the fetch lock held. */
 static PyObject *
-take_listed(PollTake *self)
+take_listed(PollTake *self, PyObject **key, PyObject **next)
 {
     PyObject *table = self->table;
-    PyObject *rows = PyObject_GetAttr(table, s_rows);
-    if (rows == NULL) {
-        PyErr_Clear();
-        return NULL;
-    }
-    PyObject *record = NULL, *turn_obj = NULL, *head = NULL;
-    Py_ssize_t count = PyList_Check(rows) ? PyList_GET_SIZE(rows) : 0, next_turn = -1;
+    PyObject *rows = SLOT(table, self->t_rows);
+    if (rows == NULL || !PyList_Check(rows)) return NULL; /* None: the slow path lists them */
+    Py_INCREF(rows);
+    PyObject *record = NULL, *head = NULL;
+    Py_ssize_t count = PyList_GET_SIZE(rows), next_turn = -1;
     PyObject *row = NULL;
     if (count == 1) {
         row = PyList_GET_ITEM(rows, 0);
         if (row_ready(self, row) != 1) goto done;
     }
     else if (count > 1) {
-        if ((turn_obj = PyObject_GetAttr(table, s_turn)) == NULL) goto fail;
+        PyObject *turn_obj = SLOT(table, self->t_turn);
+        if (turn_obj == NULL || !PyLong_CheckExact(turn_obj)) goto done;
         Py_ssize_t turn = PyLong_AsSsize_t(turn_obj);
         if (turn < 0) goto fail;
         Py_ssize_t start = turn % count;
@@ -137,8 +139,9 @@ take_listed(PollTake *self)
     }
     PyObject *records = SLOT(head, self->c_records), *pos_obj = SLOT(head, self->c_pos);
     PyObject *batch = SLOT(head, self->c_batch), *buffered = SLOT(row, self->r_buffered);
-    if (records == NULL || pos_obj == NULL || batch == NULL || buffered == NULL || !PyList_CheckExact(records)
-        || !PyLong_CheckExact(pos_obj) || !PyLong_CheckExact(buffered))
+    PyObject *row_key = SLOT(row, self->r_key);
+    if (records == NULL || pos_obj == NULL || batch == NULL || buffered == NULL || row_key == NULL
+        || !PyList_CheckExact(records) || !PyLong_CheckExact(pos_obj) || !PyLong_CheckExact(buffered))
         goto done;
     if (Py_TYPE(batch) != self->batch_type && !learn_batch(self, Py_TYPE(batch))) goto done;
     Py_ssize_t pos = PyLong_AsSsize_t(pos_obj);
@@ -150,45 +153,51 @@ take_listed(PollTake *self)
     long long at = PyLong_AsLongLong(offset), left = PyLong_AsLongLong(buffered);
     int epoch_known = PyLong_AsLong(epoch) >= 0;
     if (PyErr_Occurred()) goto fail;
-    /* decided: from here on the take happens */
-    if (slot_set(head, self->c_pos, PyLong_FromSsize_t(pos + 1)) < 0
-        || slot_set(row, self->r_buffered, PyLong_FromLongLong(left - 1)) < 0
-        || slot_set(row, self->r_position, PyLong_FromLongLong(at + 1)) < 0)
+    PyObject *pos_next = PyLong_FromSsize_t(pos + 1), *left_next = PyLong_FromLongLong(left - 1);
+    PyObject *position = PyLong_FromLongLong(at + 1), *turn_next = next_turn < 0 ? NULL : PyLong_FromSsize_t(next_turn);
+    if (pos_next == NULL || left_next == NULL || position == NULL || (next_turn >= 0 && turn_next == NULL)) {
+        Py_XDECREF(pos_next);
+        Py_XDECREF(left_next);
+        Py_XDECREF(position);
+        Py_XDECREF(turn_next);
         goto fail;
-    if (epoch_known) slot_set(row, self->r_epoch, Py_NewRef(epoch));
-    if (next_turn >= 0) {
-        PyObject *t = PyLong_FromSsize_t(next_turn);
-        if (t == NULL || PyObject_SetAttr(table, s_turn, t) < 0) {
-            Py_XDECREF(t);
-            goto fail;
-        }
-        Py_DECREF(t);
     }
+    /* decided: the take happens */
+    slot_set(head, self->c_pos, pos_next);
+    slot_set(row, self->r_buffered, left_next);
+    slot_set(row, self->r_position, Py_NewRef(position));
+    if (epoch_known) slot_set(row, self->r_epoch, Py_NewRef(epoch));
+    if (turn_next != NULL) slot_set(table, self->t_turn, turn_next);
+    *key = Py_NewRef(row_key);
+    *next = position;
     record = Py_NewRef(taken);
     goto done;
 fail:
     PyErr_Clear(); /* reading failed before anything changed, or memory ran out: the slow path decides */
 done:
     Py_XDECREF(head);
-    Py_XDECREF(turn_obj);
     Py_DECREF(rows);
     return record;
 }
 
 /* enable.auto.offset.store: (topic, partition) -> Committed(offset + 1, None, epoch or -1), under the
- * store's lock, as the twin's store. 0, or -1 with an error set. */
+ * store's lock, as the twin's store. ``next`` is offset + 1 when the caller has it (a new reference,
+ * given over), ``key`` the taken row's key (borrowed), used when it holds the record's very topic
+ * and partition. 0, or -1 with an error set. */
 static int
-store_offset(PollTake *self, PyObject *record)
+store_offset(PollTake *self, PyObject *record, PyObject *key, PyObject *next)
 {
     MessageFields *m = (MessageFields *)record;
     if (m->offset == NULL || m->topic == NULL || m->partition == NULL || m->leader_epoch == NULL) {
+        Py_XDECREF(next);
         PyErr_SetString(PyExc_AttributeError, "a consumed message without its offset fields");
         return -1;
     }
-    long long at = PyLong_AsLongLong(m->offset);
-    if (at == -1 && PyErr_Occurred()) return -1;
-    PyObject *next = PyLong_FromLongLong(at + 1);
-    if (next == NULL) return -1;
+    if (next == NULL) {
+        long long at = PyLong_AsLongLong(m->offset);
+        if (at == -1 && PyErr_Occurred()) return -1;
+        if ((next = PyLong_FromLongLong(at + 1)) == NULL) return -1;
+    }
     PyObject *epoch = m->leader_epoch == Py_None ? PyLong_FromLong(-1) : Py_NewRef(m->leader_epoch);
     PyTypeObject *committed = (PyTypeObject *)self->committed_type;
     PyObject *stored = epoch == NULL ? NULL : committed->tp_alloc(committed, 3); /* as tuple.__new__(Committed, ...) */
@@ -200,9 +209,11 @@ store_offset(PollTake *self, PyObject *record)
     PyTuple_SET_ITEM(stored, 0, next);
     PyTuple_SET_ITEM(stored, 1, Py_NewRef(Py_None));
     PyTuple_SET_ITEM(stored, 2, epoch);
-    PyObject *key = stored == NULL ? NULL : PyTuple_Pack(2, m->topic, m->partition);
-    if (key == NULL) {
-        Py_XDECREF(stored);
+    if (key != NULL && PyTuple_CheckExact(key) && PyTuple_GET_SIZE(key) == 2 && PyTuple_GET_ITEM(key, 0) == m->topic
+        && PyTuple_GET_ITEM(key, 1) == m->partition)
+        Py_INCREF(key);
+    else if ((key = PyTuple_Pack(2, m->topic, m->partition)) == NULL) {
+        Py_DECREF(stored);
         return -1;
     }
     int rc = -1;
@@ -223,19 +234,22 @@ out:
 static PyObject *
 poll_take_call(PollTake *self, PyObject *args, PyObject *kwargs)
 {
-    PyObject *record = NULL;
+    PyObject *record = NULL, *key = NULL, *next = NULL;
     Py_ssize_t held = PySequence_Size(self->held);
     if (held < 0) return NULL;
     if (held == 0 && rlock_try(self->fetch_lock)) {
-        record = take_listed(self);
+        record = take_listed(self, &key, &next);
         rlock_let_go(self->fetch_lock);
     }
     if (record == NULL && (record = PyObject_CallNoArgs(self->slow)) == NULL) return NULL;
     if (record != Py_None && self->stored != Py_None && PyObject_TypeCheck(record, &MessageFieldsType)
-        && ((MessageFields *)record)->error == Py_None && store_offset(self, record) < 0) {
-        Py_DECREF(record);
-        return NULL;
+        && ((MessageFields *)record)->error == Py_None) {
+        int rc = store_offset(self, record, key, next);
+        next = NULL; /* given over */
+        if (rc < 0) Py_CLEAR(record);
     }
+    Py_XDECREF(key);
+    Py_XDECREF(next);
     return record;
 }
 
@@ -254,6 +268,11 @@ poll_take_init(PollTake *self, PyObject *args, PyObject *kwargs)
         PyErr_SetString(PyExc_TypeError, "committed_type must be a tuple type");
         return -1;
     }
+    Py_ssize_t t_rows = slot_offset((PyObject *)Py_TYPE(table), "_rows");
+    Py_ssize_t t_turn = t_rows < 0 ? -1 : slot_offset((PyObject *)Py_TYPE(table), "_turn");
+    if (t_turn < 0) return -1; /* the table's type names the slot that is not one */
+    self->t_rows = t_rows;
+    self->t_turn = t_turn;
     Py_XSETREF(self->fetch_lock, (RLock *)Py_NewRef(fetch_lock));
     Py_XSETREF(self->table, Py_NewRef(table));
     Py_XSETREF(self->held, Py_NewRef(held));
@@ -321,164 +340,3 @@ static PyTypeObject PollTakeType = {
     .tp_clear = (inquiry)poll_take_clear,
     .tp_dealloc = (destructor)poll_take_dealloc,
 };
-
-/* ---- PollReady: the engine's take_ready, the gate in front of PollTake -------------------
- *
- * ConsumerEngine.take_ready in C (the twin is that method): None when something must be served
- * first (a callback queued, an error event, a rejoin due after max.poll.interval.ms, a
- * subscription whose partitions were left for poll()), else ``polled_at`` set to the monotonic
- * clock (CLOCK_MONOTONIC, as time.monotonic() reads it here) and the take's record. */
-
-typedef struct {
-    PyObject_HEAD
-    PyObject *engine, *waiting, *events, *take;
-} PollReady;
-
-static PyObject *s_rejoin_due, *s_subscription, *s_left_for_poll, *s_polled_at;
-
-/* The truth of engine.<name> (or of <object>.<name>): 1, 0, or -1 with an error set. */
-static int
-attr_true(PyObject *obj, PyObject *name)
-{
-    PyObject *v = PyObject_GetAttr(obj, name);
-    if (v == NULL) return -1;
-    int r = PyObject_IsTrue(v);
-    Py_DECREF(v);
-    return r;
-}
-
-static PyObject *
-poll_ready_call(PollReady *self, PyObject *args, PyObject *kwargs)
-{
-    Py_ssize_t queued = PyObject_Length(self->waiting), events = queued ? 0 : PyObject_Length(self->events);
-    if (queued < 0 || events < 0) return NULL;
-    if (queued || events) Py_RETURN_NONE;
-    int due = attr_true(self->engine, s_rejoin_due);
-    if (due) return due < 0 ? NULL : Py_NewRef(Py_None);
-    PyObject *sub = PyObject_GetAttr(self->engine, s_subscription);
-    if (sub == NULL) return NULL;
-    int left = sub == Py_None ? 0 : attr_true(sub, s_left_for_poll);
-    Py_DECREF(sub);
-    if (left) return left < 0 ? NULL : Py_NewRef(Py_None);
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    PyObject *now = PyFloat_FromDouble((double)ts.tv_sec + (double)ts.tv_nsec * 1e-9);
-    if (now == NULL) return NULL;
-    int rc = PyObject_SetAttr(self->engine, s_polled_at, now);
-    Py_DECREF(now);
-    if (rc < 0) return NULL;
-    if (Py_IS_TYPE(self->take, &PollTakeType)) return poll_take_call((PollTake *)self->take, NULL, NULL);
-    return PyObject_CallNoArgs(self->take);
-}
-
-static int
-poll_ready_init(PollReady *self, PyObject *args, PyObject *kwargs)
-{
-    PyObject *engine, *waiting, *events, *take;
-    if (!PyArg_ParseTuple(args, "OOOO:PollReady", &engine, &waiting, &events, &take)) return -1;
-    Py_XSETREF(self->engine, Py_NewRef(engine));
-    Py_XSETREF(self->waiting, Py_NewRef(waiting));
-    Py_XSETREF(self->events, Py_NewRef(events));
-    Py_XSETREF(self->take, Py_NewRef(take));
-    return 0;
-}
-
-static int
-poll_ready_traverse(PollReady *self, visitproc visit, void *arg)
-{
-    Py_VISIT(self->engine);
-    Py_VISIT(self->waiting);
-    Py_VISIT(self->events);
-    Py_VISIT(self->take);
-    return 0;
-}
-
-static int
-poll_ready_clear(PollReady *self)
-{
-    Py_CLEAR(self->engine);
-    Py_CLEAR(self->waiting);
-    Py_CLEAR(self->events);
-    Py_CLEAR(self->take);
-    return 0;
-}
-
-static void
-poll_ready_dealloc(PollReady *self)
-{
-    PyObject_GC_UnTrack(self);
-    poll_ready_clear(self);
-    Py_TYPE(self)->tp_free((PyObject *)self);
-}
-
-static PyTypeObject PollReadyType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "kafkawire._native.PollReady",
-    .tp_basicsize = sizeof(PollReady),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
-    .tp_doc = "PollReady(engine, waiting, events, take)(): ConsumerEngine.take_ready (its twin) in C",
-    .tp_new = PyType_GenericNew,
-    .tp_init = (initproc)poll_ready_init,
-    .tp_call = (ternaryfunc)poll_ready_call,
-    .tp_traverse = (traverseproc)poll_ready_traverse,
-    .tp_clear = (inquiry)poll_ready_clear,
-    .tp_dealloc = (destructor)poll_ready_dealloc,
-};
-
-/* ---- poll()'s path for FastMethod (fast_method.c; Consumer.poll is one) -------------------
- *
- * What Consumer.poll (consumer/consumer.py, its twin) does, step for step: the consumer's engine
- * open, its ``take_ready`` (PollReady, called without a Python call) handing over a record, which
- * is returned (the timeout is not looked at then, as the Python poll() does not look at it); else
- * the engine's ``consume(1, timeout)``, its first message or None. Another argument form, no
- * engine or a closed one: NULL with no error set, and the Python poll() takes the call (its
- * TypeError, its ConsumerClosedError). An error either call raises is the call's, as it would be
- * the Python poll()'s. (Handing "nothing ready" to the Python poll() instead would run take_ready
- * twice: an empty poll(0) measured 3.6 -> 4.3 us.) */
-
-static PyObject *s_engine, *s_closed, *s_take_ready, *s_timeout, *s_consume;
-
-static PyObject *
-poll_fast(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
-{
-    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
-    if (nargs < 1 || nargs + nkw > 2) return NULL;
-    if (nkw) {
-        PyObject *name = PyTuple_GET_ITEM(kwnames, 0);
-        if (name != s_timeout && PyUnicode_Compare(name, s_timeout) != 0) return NULL; /* Python's TypeError */
-    }
-    PyObject *engine = PyObject_GetAttr(args[0], s_engine);
-    if (engine == NULL) {
-        PyErr_Clear(); /* the Python poll() says what is wrong */
-        return NULL;
-    }
-    PyObject *record = NULL;
-    if (engine == Py_None) goto out;
-    PyObject *closed = PyObject_GetAttr(engine, s_closed);
-    if (closed == NULL) {
-        PyErr_Clear();
-        goto out;
-    }
-    Py_DECREF(closed);
-    if (closed != Py_False) goto out;
-    PyObject *take = PyObject_GetAttr(engine, s_take_ready);
-    if (take == NULL) {
-        PyErr_Clear();
-        goto out;
-    }
-    record = Py_IS_TYPE(take, &PollReadyType) ? poll_ready_call((PollReady *)take, NULL, NULL)
-                                              : PyObject_CallNoArgs(take);
-    Py_DECREF(take);
-    if (record == Py_None) { /* nothing ready: the wait, as the Python poll() goes on */
-        Py_DECREF(record);
-        PyObject *one = PyLong_FromLong(1);
-        PyObject *call[3] = {engine, one, nargs + nkw == 2 ? args[1] : Py_None};
-        PyObject *found = one == NULL ? NULL : PyObject_VectorcallMethod(s_consume, call, 3, NULL);
-        Py_XDECREF(one);
-        int any = found == NULL ? -1 : PyObject_IsTrue(found);
-        record = any < 0 ? NULL : any ? PySequence_GetItem(found, 0) : Py_NewRef(Py_None);
-        Py_XDECREF(found);
-    }
-out:
-    Py_DECREF(engine);
-    return record;
-}
