@@ -71,11 +71,13 @@ def run_case(proxy: KafkaProxy, topic: str, api: str, seed: int) -> str | None:
         with lock:
             reports.setdefault(msg.value(), []).append(err)  # type: ignore[attr-defined]
 
+    # An idempotent producer (its InitProducerId is among the answers altered); the mutation is armed
+    # before the producer is made, as its first Metadata request leaves at construction.
     conf = {"bootstrap.servers": proxy.address, "message.timeout.ms": 30_000, "linger.ms": 5}
-    conf |= {"reconnect.backoff.ms": 50, "reconnect.backoff.max.ms": 500}
-    p = Producer(conf)
+    conf |= {"reconnect.backoff.ms": 50, "reconnect.backoff.max.ms": 500, "enable.idempotence": True}
     altered = len(proxy.altered)
     proxy.alter_response(APIS[api], mutation(seed))
+    p = Producer(conf)
     try:
         first = [f"{api}-{seed}-a{i}".encode() for i in range(10)]
         for v in first:
