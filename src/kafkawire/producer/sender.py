@@ -73,11 +73,15 @@ class Sender:
         # retried batch can never be overtaken by the next one (e.g. after a leader move).
         self._busy: set[tuple[str, int]] = set()
         self._rng = random.Random()
+
         # Metadata comes from the client's one owner: kept fresh periodically (topics are created
         # as records ask for them, as librdkafka's producer does), and each new picture may give
-        # records waiting for their topic a partition.
-        client.metadata_refresh.keep_fresh(auto_create=settings.auto_create_topics)
-        client.metadata_refresh.subscribe(self._new_picture)
+        # records waiting for their topic a partition. (The owner runs on the IO thread.)
+        def follow() -> None:
+            client.metadata_refresh.keep_fresh(auto_create=settings.auto_create_topics)
+            client.metadata_refresh.subscribe(self._new_picture)
+
+        client.engine.call_soon(follow)
 
     def await_metadata(self, msg: Pending) -> bool:
         """(Under the lock) Keep a record of a topic without metadata until a Metadata answer gives
