@@ -127,8 +127,12 @@ def test_kafkawire_keeps_order_in_every_run_under_load(error: int) -> None:
     "error", [NOT_ENOUGH_REPLICAS, NOT_LEADER_OR_FOLLOWER], ids=["not-enough-replicas", "not-leader"]
 )
 def test_confluent_kafka_keeps_order_in_the_same_scenario(error: int) -> None:
-    """The bar kafkawire is held to: the judge itself keeps order here."""
-    assert failed_runs(confluent_kafka, error, 10) == []
+    """The bar kafkawire is held to: the judge itself keeps order here. Its runs are held to order
+    and duplicates only: it once lost a record it had reported delivered (docs/judges.md), which is
+    the judge's defect and says nothing of order; kafkawire's runs are held to all four counts."""
+    failed = failed_runs(confluent_kafka, error, 10)
+    print("confluent-kafka's failed runs:", failed)
+    assert [o for o in failed if o.reordered or o.duplicated] == []
 
 
 def test_dropped_connections_fail_no_more_runs_than_on_confluent_kafka() -> None:
