@@ -227,6 +227,9 @@ CONNECTION_OPTIONS: tuple[Option, ...] = (
     _int("topic.metadata.refresh.fast.interval.ms", 100, 1, 60_000),
     # True: the periodic refresh asks for the topics in use; false: for every topic of the cluster.
     Option("topic.metadata.refresh.sparse", "bool", True),
+    # True: a broker is connected when a request needs it; false: every broker known is kept
+    # connected (core/held_connections.py).
+    Option("enable.sparse.connections", "bool", True),
     _int("metadata.max.age.ms", 900_000, 1, 86_400_000),
     # Topics the client acts as if they did not exist (list_topics() still shows them).
     Option("topic.blacklist", "list", [], validate=_regex_list),

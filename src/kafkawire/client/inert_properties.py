@@ -76,10 +76,6 @@ ONLY_VALUES: dict[str, tuple[tuple[str, ...], str]] = {
     ),
     "group.protocol.type": (("consumer",), "a classic group's protocol type is consumer, as librdkafka supports"),
     "queuing.strategy": (("fifo",), "the deprecated lifo queuing is not implemented: records go in produce() order"),
-    "enable.sparse.connections": (
-        ("true",),
-        "kafkawire connects only to the brokers it needs; a connection kept to every broker is not implemented",
-    ),
 }
 
 

@@ -22,6 +22,7 @@ from ..base.config import CONNECTION_OPTIONS, NO_BOOTSTRAP, RETRY_BACKOFF_OPTION
 from ..base.debug import APP, OFF, Debug, broker_name
 from ..core.cluster_health import ClusterHealth
 from ..core.failover import fails_over as fails_over_by_rule
+from ..core.held_connections import Holding, held
 from ..core.kafka_error import KafkaError, KafkaException
 from ..core.metadata import ClusterView
 from ..core.metadata_refresh import Intervals, Recovery
@@ -110,11 +111,13 @@ class Client:
         # a heartbeat or JoinGroup must not wait there behind a fetch's long poll.
         self._lanes: dict[int, BrokerConnection] = {}
         self._round_robin = itertools.count()
+        self._holding = Holding.from_sparse(self.config["enable.sparse.connections"])
         self._closed = False
         if self.settings.security is not None:
             self.settings.security.start(self._token_failed)
         # Every client keeps its picture fresh (topic.metadata.refresh.interval.ms), as librdkafka's.
         self.engine.call_soon(self.metadata_refresh.keep_fresh)
+        self.engine.call_soon(self._hold_connections)
 
     # --- thread-safe -----------------------------------------------------------------------
 
@@ -389,6 +392,7 @@ class Client:
         self._sync_brokers()
         if self.metadata.brokers:
             self._retire_bootstrap()
+        self._hold_connections()
 
     def _retire_bootstrap(self) -> None:
         """The brokers are named: the bootstrap connections take no new request (as librdkafka
@@ -414,6 +418,20 @@ class Client:
             conn = self._new_connection(node_id, broker.host, broker.port)
             self._brokers[node_id] = conn
         return conn
+
+    def _hold_connections(self) -> None:
+        """Keep connected the brokers core/held_connections.py names (with enable.sparse.connections
+        false, every broker the metadata names, or before it every bootstrap address); let the others go."""
+        if self._closed:
+            return
+        known = list(self.metadata.brokers) or [c.node_id for c in self._bootstrap]
+        kept = held(self._holding, known)
+        for conn in [*self._bootstrap, *self._retired, *self._brokers.values()]:
+            conn.keep(conn.node_id in kept)
+        for node_id in kept - self._brokers.keys():
+            made = self.connection(node_id)
+            if made is not None:
+                made.keep(True)
 
     def _open_leaders(self, topic: str) -> None:
         for partition in range(self.metadata.partition_count(topic) or 0):

@@ -7,8 +7,9 @@ bytes go through a `Transport` (io/transport.py); the handshake runs in `Handsha
 
 Lifecycle: DISCONNECTED -> CONNECTING (resolve, TCP, TLS) -> NEGOTIATING (handshake) -> READY, and
 back to DISCONNECTED on any failure (or, quietly, after ``connections.max.idle.ms`` with nothing to
-do). A READY connection whose SASL session has a lifetime re-authenticates before it ends (KIP-368),
-new requests held back until it is done. Every state but READY and DISCONNECTED has a deadline
+do). It reconnects while requests wait for it, or always when the client keeps it (`keep`:
+``enable.sparse.connections=false``). A READY connection whose SASL session has a lifetime
+re-authenticates before it ends (KIP-368), new requests held back until it is done. Every state but READY and DISCONNECTED has a deadline
 (``socket.connection.setup.timeout.ms`` up to READY, ``api.version.request.timeout.ms`` for the
 ApiVersions answer), every request in flight its own. Invariants: each request's callback runs
 exactly once; requests in flight on a failed connection fail with ``_TRANSPORT``, ``_TIMED_OUT``
@@ -102,6 +103,7 @@ class BrokerConnection:
         self._connect_deadline = 0.0
         self._settling = False  # failing in-flight requests: a retry queued now waits for the backoff
         self._wanted = False  # a request that failed over wants this broker back: keep reconnecting
+        self.kept = False  # held up whether or not a request waits (`keep`)
         self._active_at = 0.0  # the last bytes sent or read (connections.max.idle.ms)
 
     def __repr__(self) -> str:
@@ -129,7 +131,7 @@ class BrokerConnection:
 
     @property
     def trying(self) -> bool:  # not ready, still trying to come back (core/cluster_health.py)
-        waiting = bool(self._queue or self._wanted or self._reconnect_timer)
+        waiting = bool(self._queue or self._wanted or self.kept or self._reconnect_timer)
         return waiting and self.state not in (ConnectionState.READY, ConnectionState.CLOSED)
 
     @property
@@ -181,6 +183,13 @@ class BrokerConnection:
         if self.state is ConnectionState.DISCONNECTED and self._reconnect_timer is None and not self._settling:
             self._connect()
 
+    def keep(self, kept: bool) -> None:
+        """Hold this connection up (the client's choice, core/held_connections.py): connected now,
+        again after a failure (once the backoff passed) or an idle close, with or without a request."""
+        self.kept = kept
+        if kept:
+            self.open()
+
     def move_to(self, host: str, port: int) -> None:
         """The broker now advertises another address: reconnect there. Queued requests stay queued
         and go to the new address; those in flight fail with ``_TRANSPORT`` (retried by policy)."""
@@ -191,7 +200,7 @@ class BrokerConnection:
         self.host, self.port = host, port
         self._failures = 0
         self.last_error = None
-        if self._queue:
+        if self._queue or self.kept:
             self._connect()
         self._arm_timer()
 
@@ -429,6 +438,8 @@ class BrokerConnection:
             self._failed(KafkaError(KafkaError._TRANSPORT, why))
         elif self._idle_closes() and now >= self._active_at + self.settings.idle_timeout:
             self._teardown(KafkaError(KafkaError._TRANSPORT, "idle connection closed"))  # nothing is in flight
+            if self.kept:
+                self._connect()
         elif expired := self._conn.expired(now):
             # Responses come in order, so the connection is unusable once one is overdue.
             setting = "api.version.request.timeout.ms" if expired[0].api is API_VERSIONS else "the request timeout"
@@ -481,7 +492,7 @@ class BrokerConnection:
         if self.on_state is not None:
             self.on_state(self)
         if (
-            (self._queue or self._wanted)
+            (self._queue or self._wanted or self.kept)
             and self.state is ConnectionState.DISCONNECTED
             and self._reconnect_timer is None
         ):
@@ -492,7 +503,7 @@ class BrokerConnection:
 
     def _reconnect(self) -> None:
         self._reconnect_timer = None
-        if self.state is ConnectionState.DISCONNECTED and (self._queue or self._wanted):
+        if self.state is ConnectionState.DISCONNECTED and (self._queue or self._wanted or self.kept):
             self._connect()
 
     def _teardown(self, error: KafkaError) -> None:
