@@ -143,16 +143,6 @@ columns_row(Columns *c, Py_ssize_t i, const char **kp, Py_ssize_t *kl, const cha
     if (!c->have_value || !arrow_column_span(&c->value, i, vp, vl)) *vl = -1;
 }
 
-static inline Py_ssize_t
-columns_row_size(Columns *c, Py_ssize_t i, Py_ssize_t *value_len)
-{
-    const char *kp, *vp;
-    Py_ssize_t kl, vl;
-    columns_row(c, i, &kp, &kl, &vp, &vl);
-    *value_len = vl;
-    return record_bound(kl, vl, 0, 0);
-}
-
 /* arrow_columns(topic, rows, value, key, callback, now) -> ArrowColumns; ``value``/``key``: None
  * (all null) or (validity, offsets, data, offset, large), every offset checked against the data. */
 static PyObject *

@@ -480,6 +480,9 @@ open_batch_find(Lane *self, PyObject *topic, Py_ssize_t partition, OpenBatch *ob
     return 1;
 }
 
+/* Open batches lane_run keeps at once (one per partition of the topic, up to this many). */
+#define MAX_KEPT_BATCHES 1024
+
 /* One record as the lane loop reads it from its source (a list of PendingMessages, or an Arrow
  * batch's columns: arrow_rows.c). */
 typedef struct {
@@ -490,15 +493,16 @@ typedef struct {
     const char *kp;
     Py_ssize_t kl;
     PyObject *partition;  /* borrowed: the record's partition (-1: the partitioner's) */
+    Py_ssize_t value_len; /* (an Arrow row's: -1 null) */
 } LaneRecord;
 
 /* A source of records for lane_run: ``read`` fills the record at ``i`` (1, or 0: the Python path
- * takes it), ``put`` appends it to the open batch (``partition`` set when the lane chose it):
+ * takes it), ``put`` appends it to the open batch (``chosen``: the lane chose ``partition``):
  * 0, or -1 with an error. */
 typedef struct {
     void *source;
     int (*read)(void *source, Py_ssize_t i, LaneRecord *r);
-    int (*put)(Lane *self, void *source, Py_ssize_t i, OpenBatch *ob, Py_ssize_t partition, int chosen, Py_ssize_t size);
+    int (*put)(Lane *self, void *source, Py_ssize_t i, const LaneRecord *r, OpenBatch *ob, Py_ssize_t partition, int chosen);
 } LaneSource;
 
 static int
@@ -516,7 +520,7 @@ pending_read(void *source, Py_ssize_t i, LaneRecord *r)
 }
 
 static int
-pending_put(Lane *self, void *source, Py_ssize_t i, OpenBatch *ob, Py_ssize_t partition, int chosen, Py_ssize_t size)
+pending_put(Lane *self, void *source, Py_ssize_t i, const LaneRecord *r, OpenBatch *ob, Py_ssize_t partition, int chosen)
 {
     Pending *p = (Pending *)PyList_GET_ITEM((PyObject *)source, i);
     if (chosen) {
@@ -539,9 +543,20 @@ lane_run(Lane *self, LaneSource *src, Py_ssize_t start, Py_ssize_t stop, Py_ssiz
     Py_ssize_t outstanding = tally->outstanding, buffered = tally->buffered_bytes, queued = tally->queued;
     PyObject *stick = NULL, *known = NULL, *topic = NULL;
     Py_ssize_t stick_part = -1, produced = 0, produced0 = 0;
-    OpenBatch ob = {-1, NULL, NULL, 0, 0, 0, 0, 0};
+    /* The open batch of each partition met so far, kept (not written back) until the run ends or
+     * it fills: keyed records switch partitions at almost every record. */
+    OpenBatch one = {-1, NULL, NULL, 0, 0, 0, 0, 0}, *open = &one;
+    Py_ssize_t kept = 1;
     *wake = 0;
     if (count <= 0) return start;
+    if (count > 1 && count <= MAX_KEPT_BATCHES) {
+        if ((open = PyMem_Malloc((size_t)count * sizeof(OpenBatch))) == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        for (Py_ssize_t j = 0; j < count; j++) open[j] = one;
+        kept = count;
+    }
     for (; i < stop; i++) {
         LaneRecord r;
         if (!src->read(src->source, i, &r)) break;
@@ -616,26 +631,27 @@ lane_run(Lane *self, LaneSource *src, Py_ssize_t start, Py_ssize_t stop, Py_ssiz
                 break;
             }
         }
-        if (ob.partition != partition) {
-            if (open_batch_leave(self, &ob) < 0) goto fail;
-            int found = open_batch_find(self, topic, partition, &ob);
+        OpenBatch *ob = kept > 1 ? &open[partition] : open;
+        if (ob->partition != partition) {
+            if (open_batch_leave(self, ob) < 0) goto fail;
+            int found = open_batch_find(self, topic, partition, ob);
             if (found < 0) goto fail;
             if (!found) break;
         }
-        if (PyList_GET_SIZE(ob.messages) && ob.bytes + size > self->batch_size) break;
+        if (PyList_GET_SIZE(ob->messages) && ob->bytes + size > self->batch_size) break;
         /* Every test passed: admit's and Accumulator.append's moves. */
-        Py_ssize_t entries = PyList_GET_SIZE(ob.messages);
-        if (src->put(self, src->source, i, &ob, partition, chosen < 0, size) < 0) goto fail;
-        if (PyList_GET_SIZE(ob.messages) == entries) ob.extra += 1; /* joined an entry holding many */
+        Py_ssize_t entries = PyList_GET_SIZE(ob->messages);
+        if (src->put(self, src->source, i, &r, ob, partition, chosen < 0) < 0) goto fail;
+        if (PyList_GET_SIZE(ob->messages) == entries) ob->extra += 1; /* joined an entry holding many */
         outstanding += 1;
         buffered += charge;
         queued += 1;
         if (sticky) produced += size;
-        ob.bytes += size;
-        if (PyList_GET_SIZE(ob.messages) + ob.extra >= self->batch_count || ob.bytes >= self->batch_size) {
-            Py_SETREF(SLOT(ob.batch, self->off_full), Py_NewRef(Py_True));
+        ob->bytes += size;
+        if (PyList_GET_SIZE(ob->messages) + ob->extra >= self->batch_count || ob->bytes >= self->batch_size) {
+            Py_SETREF(SLOT(ob->batch, self->off_full), Py_NewRef(Py_True));
             *wake = 1; /* filled: the sender looks now */
-            if (open_batch_leave(self, &ob) < 0) goto fail;
+            if (open_batch_leave(self, ob) < 0) goto fail;
         }
     }
     if (0) {
@@ -648,7 +664,9 @@ fail:
     tally->outstanding = outstanding;
     tally->buffered_bytes = buffered;
     tally->queued = queued;
-    int bad = open_batch_leave(self, &ob) < 0;
+    int bad = 0;
+    for (Py_ssize_t j = 0; j < kept; j++) bad |= open_batch_leave(self, &open[j]) < 0;
+    if (open != &one) PyMem_Free(open);
     if (!bad && stick != NULL && produced != produced0) {
         PyObject *n = PyLong_FromSsize_t(produced);
         bad = n == NULL || PyObject_SetAttr(stick, s_produced, n) < 0;
@@ -693,10 +711,9 @@ columns_read(void *source, Py_ssize_t i, LaneRecord *r)
 {
     Columns *c = (Columns *)source;
     const char *vp;
-    Py_ssize_t vl;
-    columns_row(c, i, &r->kp, &r->kl, &vp, &vl);
+    columns_row(c, i, &r->kp, &r->kl, &vp, &r->value_len);
     r->topic = c->topic;
-    r->size = record_bound(r->kl, vl, 0, 0);
+    r->size = record_bound(r->kl, r->value_len, 0, 0);
     r->headers = 0;
     r->key = NULL;
     r->partition = minus_one;
@@ -704,10 +721,10 @@ columns_read(void *source, Py_ssize_t i, LaneRecord *r)
 }
 
 static int
-columns_put(Lane *self, void *source, Py_ssize_t i, OpenBatch *ob, Py_ssize_t partition, int chosen, Py_ssize_t size)
+columns_put(Lane *self, void *source, Py_ssize_t i, const LaneRecord *rec, OpenBatch *ob, Py_ssize_t partition, int chosen)
 {
     Columns *c = (Columns *)source;
-    Py_ssize_t n = PyList_GET_SIZE(ob->messages), value_len;
+    Py_ssize_t n = PyList_GET_SIZE(ob->messages);
     PyObject *last = n ? PyList_GET_ITEM(ob->messages, n - 1) : NULL;
     Rows *rows;
     if (last != NULL && Py_IS_TYPE(last, &RowsType) && ((Rows *)last)->columns == c) {
@@ -723,9 +740,7 @@ columns_put(Lane *self, void *source, Py_ssize_t i, OpenBatch *ob, Py_ssize_t pa
         }
         ob->rows += 1;
     }
-    Py_ssize_t bound = columns_row_size(c, i, &value_len);
-    int r = bound == size ? rows_push(rows, i, size, value_len) : -1; /* the same sum: cannot differ */
-    if (r < 0 && !PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, "a row's size changed");
+    int r = rows_push(rows, i, rec->size, rec->value_len);
     Py_DECREF(rows);
     return r;
 }
