@@ -230,3 +230,25 @@ def test_columns_check_the_buffers_and_expand_to_pending_records() -> None:
     ]
     with pytest.raises(IndexError):
         columns.pending(3)
+
+
+def test_statistics_count_the_rows_records() -> None:
+    p = _producer(**{"statistics.interval.ms": 60_000, "stats_cb": lambda _: None})
+    tracker = _Reports()
+    try:
+        produce_arrow(p, _table(120, True), TOPIC, on_delivery=tracker)
+        batches = _tracked(p)
+        p._engine.acc.take_all()
+        stats = p._engine.deliveries.batch_stats
+        assert stats is not None
+        for b in batches:
+            _deliver(p, b, None)
+        expected: dict[Any, list[int]] = {}
+        for b in batches:
+            counts = expected.setdefault((b.topic, b.partition), [0, 0])
+            counts[0] += b.count
+            counts[1] += sum(len(m.key or b"") + len(m.value or b"") for m in b.records())
+        assert stats.delivered == expected
+        assert tracker.delivered == 120 and p._engine.state.outstanding == 0
+    finally:
+        _close(p)
