@@ -52,10 +52,11 @@ def _state(p: Producer, timestamps: bool = True) -> Any:
     batches = []
     for tp, queue in sorted(engine.acc._queues.items()):
         for batch in queue:
-            records = [
+            records = [  # (ArrowRows entries, one per run of an Arrow batch's rows, expanded)
                 (m.partition, m.key, m.value, m.headers, m.callback, m.size, m.timestamp if timestamps else None)
-                for m in batch.messages
+                for m in batch.records()
             ]
+            assert batch.count == len(records)
             batches.append((tp, batch.bytes, batch.full, records))
     sticks = {t: (s.partition, s.produced) for t, s in engine._sticky.topics.items()}
     return batches, engine.state.outstanding, engine.state.buffered_bytes, len(engine.acc), sticks
