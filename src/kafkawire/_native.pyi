@@ -76,6 +76,35 @@ def pending_from_columns(
 def lane_queue(
     lane: Any, records: list[PendingMessage], start: int, stop: int, count: int, now: float, /
 ) -> tuple[int, int]: ...
+def arrow_columns(topic: str, rows: int, value: Any, key: Any, callback: Any, now: float, /) -> ArrowColumns: ...
+def lane_queue_rows(
+    lane: Any, columns: ArrowColumns, start: int, stop: int, count: int, now: float, /
+) -> tuple[int, int]: ...
+
+class ArrowColumns:
+    """One produce_arrow() call's value and key columns, and what its rows share."""
+
+    topic: str
+    callback: Any
+    timestamp: int
+    enqueued: float
+    rows: int
+    def pending(self, row: int, /) -> PendingMessage: ...
+
+class ArrowRows:
+    """A producer batch's entry standing for several rows of one ArrowColumns, in order."""
+
+    topic: str
+    partition: int
+    callback: Any
+    future: None
+    timestamp: int
+    enqueued: float
+    count: int
+    size: int
+    value_bytes: int
+    def expand(self) -> list[PendingMessage]: ...
+    def rows(self) -> list[int]: ...
 
 class RLock:
     """threading.RLock's twin, which produce()'s C lane takes without a Python call."""

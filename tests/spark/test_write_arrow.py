@@ -5,6 +5,7 @@ batches, large strings, double-second timestamps, integer timestamps, an all-nul
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import pyarrow as pa
 import pytest
@@ -183,3 +184,73 @@ def test_a_tracker_hears_each_produced_batch_once_at_its_offsets(
     got = consume_all(tansu.bootstrap, topic, n, settle=0.3)
     assert reported == sorted((m.partition(), m.offset()) for m in got)
     assert sorted(int(m.value()[1:]) for m in got) == list(range(n))
+
+
+def test_value_and_key_rows_each_delivered_once_in_order(tansu: TansuBroker, topic_name: Callable[[str], str]) -> None:
+    """Value/key columns only (the rows queued as row numbers into the columns, no object per
+    row), keyed and keyless calls interleaved, small batches: every row read back once, each key's
+    rows in the order produced."""
+    topic = topic_name("rows")
+    create_topic(tansu.bootstrap, topic, 4)
+    calls, per_call = 6, 1_500
+    tracker = DeliveryTracker()
+    conf = {
+        "bootstrap.servers": tansu.bootstrap,
+        "linger.ms": 5,
+        "batch.size": 8_192,
+        "queue.buffering.max.messages": 2_000,
+    }
+    with Producer(conf) as producer:
+        for c in range(calls):
+            ids = range(c * per_call, (c + 1) * per_call)
+            columns = {"value": pa.array([b"r%d" % i for i in ids], pa.binary())}
+            if c % 2 == 0:
+                columns["key"] = pa.array([None if i % 11 == 0 else f"k{i % 5}" for i in ids], pa.string())
+            counts = produce_arrow(producer, pa.record_batch(columns).slice(0, per_call), topic, on_delivery=tracker)
+            assert counts.rows == per_call
+        assert producer.flush(30) == 0
+    n = calls * per_call
+    assert tracker.delivered == n and tracker.failed == 0
+    got = consume_all(tansu.bootstrap, topic, n, settle=0.3)
+    assert sorted(int(m.value()[1:]) for m in got) == list(range(n))
+    by_key: dict[bytes, list[int]] = {}
+    by_partition: dict[int, list[int]] = {}
+    for m in sorted(got, key=lambda m: (m.partition(), m.offset())):
+        i = int(m.value()[1:])
+        by_partition.setdefault(m.partition(), []).append(i)
+        if m.key() is not None:
+            assert m.key() == b"k%d" % (i % 5)
+            by_key.setdefault(m.key(), []).append(i)
+    assert len(by_key) == 5 and all(ids == sorted(ids) for ids in by_key.values())
+    assert all(ids == sorted(ids) for ids in by_partition.values())  # produced in order, kept in order
+
+
+@pytest.mark.parametrize("batch_reports", [True, False])
+def test_value_rows_fail_once_each_when_the_broker_is_gone(batch_reports: bool) -> None:
+    """Rows queued as row numbers while the broker is gone: each row fails once,
+    through the tracker's batch report or one report per row (the rows' records made then)."""
+    failed: list[int] = []
+    tracker = DeliveryTracker()
+
+    def each(err: KafkaError | None, msg: Any) -> None:
+        assert err is not None and msg.value() is not None
+        failed.append(int(msg.value()[1:]))
+
+    n = 2_000
+    with TansuBroker() as broker:  # metadata known (the rows' partitions), then the broker gone
+        topic = "gone"
+        create_topic(broker.bootstrap, topic, 2)
+        conf = {"bootstrap.servers": broker.bootstrap, "linger.ms": 5, "message.timeout.ms": 1_500}
+        producer = Producer(conf)
+        producer.list_topics(topic, 10)
+    values = pa.array([b"r%d" % i for i in range(n)], pa.binary())
+    produce_arrow(producer, pa.record_batch({"value": values}), topic, on_delivery=tracker if batch_reports else each)
+    try:
+        assert producer.flush(30) == 0
+    finally:
+        producer.close(5)
+    if batch_reports:
+        assert (tracker.delivered, tracker.failed) == (0, n)
+        assert tracker.first_error is not None
+    else:
+        assert sorted(failed) == list(range(n))

@@ -52,10 +52,11 @@ def _state(p: Producer, timestamps: bool = True) -> Any:
     batches = []
     for tp, queue in sorted(engine.acc._queues.items()):
         for batch in queue:
-            records = [
+            records = [  # (ArrowRows entries, one per run of an Arrow batch's rows, expanded)
                 (m.partition, m.key, m.value, m.headers, m.callback, m.size, m.timestamp if timestamps else None)
-                for m in batch.messages
+                for m in batch.records()
             ]
+            assert batch.count == len(records)
             batches.append((tp, batch.bytes, batch.full, records))
     sticks = {t: (s.partition, s.produced) for t, s in engine._sticky.topics.items()}
     return batches, engine.state.outstanding, engine.state.buffered_bytes, len(engine.acc), sticks
@@ -283,3 +284,48 @@ def test_pending_from_columns_checks_the_buffers() -> None:
         native.pending_from_columns(TOPIC, 2, (None, offsets, short, 0, False), None, None, None, None, None, 0.0)
     records = native.pending_from_columns(TOPIC, 2, (None, offsets, data, 0, False), None, None, None, None, None, 0.0)
     assert [(r.value, r.key, r.partition) for r in records] == [(b"ab", None, -1), (b"c", None, -1)]
+
+
+@pytest.mark.parametrize("partitioner", [None, "murmur2_random"])
+def test_produce_arrow_rows_keep_the_sticky_timer_and_the_partitioner(partitioner: str | None) -> None:
+    """Value/key Arrow batches (ArrowRows entries on the lane) against the per-row path, with a clock
+    that passes sticky.partitioning.linger.ms between some calls: keyless rows stay on their
+    partition within the time and move on after it, on the lane as in Python; keyed rows land
+    where the configured partitioner puts them (consistent_random, CRC-32, by default)."""
+    import functools
+    import zlib
+
+    from kafkawire.core.partitioners import murmur2
+    from kafkawire.producer.arrow import produce_arrow
+
+    pa = pytest.importorskip("pyarrow")
+    rng = random.Random(8)
+    value = pa.array([bytes(rng.randrange(256) for _ in range(rng.randrange(40))) for _ in range(300)], pa.binary())
+    key = pa.array([None if i % 3 == 0 else b"key-%d" % (i % 11) for i in range(300)], pa.binary())
+    keyless = pa.RecordBatch.from_arrays([value], ["value"])
+    keyed = pa.RecordBatch.from_arrays([value, key], ["value", "key"])
+    steps = [(keyless, 0.0), (keyless, 0.01), (keyless, 0.2), (keyed, 0.0), (keyed, 0.3), (keyless, 0.0)] * 3
+    conf: dict[str, Any] = {"sticky.partitioning.linger.ms": 100, "batch.size": 1_000_000}
+    if partitioner is not None:
+        conf["partitioner"] = partitioner
+    states = []
+    for lane in (True, False):
+        p, admitted = _producer(lane, **conf)
+        clock = [p._engine._now()]
+        p._engine._now = functools.partial(clock.__getitem__, 0)  # type: ignore[method-assign]
+        try:
+            for table, wait in steps:
+                clock[0] += wait
+                assert produce_arrow(p, table, TOPIC, on_delivery=_done).rows == table.num_rows
+            state = _state(p, timestamps=False)
+            records = [r for *_, rows in state[0] for r in rows]
+            assert len(records) == 300 * len(steps)
+            hashed = (lambda k: (murmur2(k) & 0x7FFFFFFF) % 4) if partitioner else (lambda k: zlib.crc32(k) % 4)
+            assert all(part == hashed(k) for part, k, *_ in records if k)
+            assert len({part for part, k, *_ in records if k is None}) > 1  # the timer moved them on
+            states.append((state, admitted[0]))
+        finally:
+            _close(p)
+    (with_lane, taken_in_python), (without, _) = states
+    assert with_lane == without
+    assert taken_in_python < 300 * len(steps) // 20  # the lane took the rows, Python chose the new partitions

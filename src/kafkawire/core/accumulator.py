@@ -43,6 +43,19 @@ class Pending(Protocol):
     size: int
 
 
+def expanded(entries: list[Pending]) -> list[Pending]:
+    """``entries`` one object per record: each ArrowRows entry (native_c/arrow_rows.c) replaced by
+    the PendingMessages of its rows."""
+    out: list[Pending] = []
+    for m in entries:
+        expand = getattr(m, "expand", None)
+        if expand is None:
+            out.append(m)
+        else:
+            out += expand()
+    return out
+
+
 class ProducerBatch:
     """Records for one partition that are sent, retried and acknowledged together."""
 
@@ -52,11 +65,13 @@ class ProducerBatch:
         "base_sequence",
         "bytes",
         "created",
+        "extra",
         "full",
         "messages",
         "partition",
         "payload",
         "retry_at",
+        "rows",
         "stamp",
         "topic",
         "unanswered",
@@ -66,7 +81,11 @@ class ProducerBatch:
         self.topic = topic
         self.partition = partition
         self._builder: BatchBuilder | None = None
+        # One entry per record, or an ArrowRows (native_c/arrow_rows.c) standing for some of an
+        # Arrow batch's rows: ``rows`` counts those entries, ``extra`` the records beyond one per entry.
         self.messages: list[Pending] = []
+        self.rows = 0
+        self.extra = 0
         self.bytes = HEADER_SIZE  # the batch's size if every record took its upper bound
         self.created = now
         self.full = False
@@ -79,6 +98,16 @@ class ProducerBatch:
         self.unanswered: KafkaError | None = None
 
     @property
+    def count(self) -> int:
+        """The records in the batch."""
+        return len(self.messages) + self.extra
+
+    def records(self) -> list[Pending]:
+        """The batch's records one object each: `messages` with each ArrowRows entry expanded into
+        the PendingMessages its rows stand for (for failures, per-record reports, statistics)."""
+        return expanded(self.messages) if self.rows else self.messages
+
+    @property
     def builder(self) -> BatchBuilder:
         """The batch's records, encoded: those not encoded yet are, now, in one loop."""
         return self.encode()
@@ -89,8 +118,9 @@ class ProducerBatch:
         if builder is None:
             builder = self._builder = BatchBuilder(None if spares is None else spares.take())
         done = len(builder)
-        if done < len(self.messages):
-            builder.append_records(self.messages[done:] if done else self.messages)
+        if done < self.count:
+            # (The C encoder reads ArrowRows entries in place; a batch holds them only when it runs.)
+            builder.append_records(self.records()[done:] if done else self.messages)
         return builder
 
     def close(
@@ -142,6 +172,11 @@ class ProducerBatch:
         out = ProducerBatch(self.topic, self.partition, self.created)
         out.messages = messages[:count]
         out.bytes = HEADER_SIZE + sum(m.size for m in out.messages)
+        if self.rows:
+            counts = [getattr(m, "count", 1) for m in out.messages if hasattr(m, "expand")]
+            out.rows, out.extra = len(counts), sum(counts) - len(counts)
+            self.rows -= out.rows
+            self.extra -= out.extra
         del messages[:count]  # (in place: produce()'s C lane appends to this very list)
         self.bytes -= out.bytes - HEADER_SIZE
         return out
@@ -210,7 +245,7 @@ class Accumulator:
         batch.bytes += msg.size
         self.state.queued += 1
         # Full by count, or by size: no further record, however small, could join it.
-        if len(batch.messages) >= self.batch_num_messages or batch.bytes >= self.batch_size:
+        if batch.count >= self.batch_num_messages or batch.bytes >= self.batch_size:
             batch.full = filled = True
         return filled
 
@@ -237,7 +272,7 @@ class Accumulator:
             batch.messages.append(msg)
             batch.bytes += msg.size
             # Full by count, or by size: no further record, however small, could join it.
-            if len(batch.messages) >= self.batch_num_messages or batch.bytes >= batch_size:
+            if batch.count >= self.batch_num_messages or batch.bytes >= batch_size:
                 batch.full = filled = True
         self.state.queued += len(msgs)
         return filled
@@ -276,13 +311,13 @@ class Accumulator:
             return None
         part = queue[0].split(queue[0].oldest + span)
         if part is not None:
-            self.state.queued -= len(part.messages)
+            self.state.queued -= part.count
             part.full = True
             return part
         batch = queue.popleft()
         if not queue:
             del self._queues[tp]
-        self.state.queued -= len(batch.messages)
+        self.state.queued -= batch.count
         batch.full = True
         return batch
 
@@ -300,7 +335,7 @@ class Accumulator:
             ):
                 position += 1
         queue.insert(position, batch)
-        self.state.queued += len(batch.messages)
+        self.state.queued += batch.count
 
     def take_expired(self, now: float, timeout: float) -> list[ProducerBatch]:
         """Remove and return the waiting records older than ``timeout``, in batches: whole batches
@@ -316,14 +351,12 @@ class Accumulator:
                 expired.append(queue.popleft())
             if not queue:
                 del self._queues[tp]
-        self.state.queued -= sum(len(b.messages) for b in expired)
+        self.state.queued -= sum(b.count for b in expired)
         return expired
 
     def depths(self) -> dict[TopicPartitionKey, tuple[int, int]]:
         """Per partition: records waiting and their bytes (upper bounds, for statistics)."""
-        return {
-            tp: (sum(len(b.messages) for b in queue), sum(b.bytes for b in queue)) for tp, queue in self._queues.items()
-        }
+        return {tp: (sum(b.count for b in queue), sum(b.bytes for b in queue)) for tp, queue in self._queues.items()}
 
     def take_if(self, leaving: Callable[[ProducerBatch], bool]) -> list[ProducerBatch]:
         """Remove and return the waiting batches ``leaving`` picks."""
@@ -338,7 +371,7 @@ class Accumulator:
                 queue.extend(kept)
                 if not queue:
                     del self._queues[tp]
-        self.state.queued -= sum(len(b.messages) for b in out)
+        self.state.queued -= sum(b.count for b in out)
         return out
 
     def stamped_batches(self) -> list[ProducerBatch]:

@@ -158,7 +158,7 @@ class Idempotence:
         tp = (batch.topic, batch.partition)
         if batch.base_sequence < 0:
             batch.base_sequence = self._next.get(tp, 0)
-            self._next[tp] = (batch.base_sequence + len(batch.messages)) % SEQUENCE_MODULUS
+            self._next[tp] = (batch.base_sequence + batch.count) % SEQUENCE_MODULUS
         return self.producer_id, self.epoch, batch.base_sequence
 
     def sent(self, batch: ProducerBatch) -> None:

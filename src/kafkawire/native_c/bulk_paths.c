@@ -46,16 +46,6 @@ plain_int(PyObject *v, long long lo, long long hi)
 
 static PyObject *s_callback, *s_on_delivery, *s_value, *s_key, *s_timestamp, *s_headers, *zero_int;
 
-/* The timestamp of a record given 0 ("now"): read once per call of the builders below, so that
- * the records of one produce_batch() or Arrow batch share one clock read and one int. */
-static PyObject *
-now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return PyLong_FromLongLong((long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
-}
-
 /* d[name] as a new reference, or NULL: missing (no error) or failed (an error set). Strong
  * references, because a key's __eq__ (a dict's non-str keys) may run code that changes the dict. */
 static inline PyObject *
@@ -181,94 +171,6 @@ pending_from_dicts(PyObject *module, PyObject *args)
         Py_RETURN_NONE;
     }
     return out;
-}
-
-/* One binary (or string) Arrow column as pending_from_columns reads it. */
-typedef struct {
-    Py_buffer validity, offsets, data;
-    int has_validity, has_data, large;
-    Py_ssize_t offset;
-} ArrowColumn;
-
-/* Entry ``at`` of an Arrow offsets buffer (int32, or int64 for the large types). */
-static inline int64_t
-offset_at(const Py_buffer *offsets, int large, Py_ssize_t at)
-{
-    if (large) {
-        int64_t o;
-        memcpy(&o, (const char *)offsets->buf + 8 * at, 8);
-        return o;
-    }
-    int32_t o32;
-    memcpy(&o32, (const char *)offsets->buf + 4 * at, 4);
-    return o32;
-}
-
-static void
-arrow_column_release(ArrowColumn *c)
-{
-    if (c->has_validity) PyBuffer_Release(&c->validity);
-    if (c->offsets.obj != NULL) PyBuffer_Release(&c->offsets);
-    if (c->has_data) PyBuffer_Release(&c->data);
-    c->has_validity = c->has_data = 0;
-    c->offsets.obj = NULL;
-}
-
-/* (validity or None, offsets, data or None, offset, large) for a column of ``rows`` rows; every
- * offset is checked against the data before any is used. */
-static int
-arrow_column_get(PyObject *spec, Py_ssize_t rows, ArrowColumn *c)
-{
-    PyObject *validity, *offsets, *data;
-    memset(c, 0, sizeof(*c));
-    if (!PyArg_ParseTuple(spec, "OOOnp:column", &validity, &offsets, &data, &c->offset, &c->large)) return -1;
-    if (c->offset < 0) goto bad;
-    if (validity != Py_None) {
-        if (PyObject_GetBuffer(validity, &c->validity, PyBUF_SIMPLE) < 0) return -1;
-        c->has_validity = 1;
-        if ((c->offset + rows + 7) / 8 > c->validity.len) goto bad;
-    }
-    if (PyObject_GetBuffer(offsets, &c->offsets, PyBUF_SIMPLE) < 0) goto fail;
-    if (data != Py_None) {
-        if (PyObject_GetBuffer(data, &c->data, PyBUF_SIMPLE) < 0) goto fail;
-        c->has_data = 1;
-    }
-    Py_ssize_t width = c->large ? 8 : 4;
-    if ((c->offset + rows + 1) * width > c->offsets.len) goto bad;
-    int64_t limit = c->has_data ? c->data.len : 0, last = -1;
-    for (Py_ssize_t i = c->offset; i <= c->offset + rows; i++) {
-        int64_t o = offset_at(&c->offsets, c->large, i);
-        if (o < last || o > limit) goto bad;
-        last = o;
-    }
-    return 0;
-bad:
-    PyErr_SetString(PyExc_ValueError, "an Arrow column's buffers do not hold its rows");
-fail:
-    arrow_column_release(c);
-    return -1;
-}
-
-/* Row ``i``'s bytes as (pointer, length): 1, or 0 when null. */
-static int
-arrow_column_span(ArrowColumn *c, Py_ssize_t i, const char **ptr, Py_ssize_t *len)
-{
-    Py_ssize_t at = c->offset + i;
-    if (c->has_validity && !((((const unsigned char *)c->validity.buf)[at >> 3] >> (at & 7)) & 1)) return 0;
-    int64_t start = offset_at(&c->offsets, c->large, at), end = offset_at(&c->offsets, c->large, at + 1);
-    *ptr = c->has_data ? (const char *)c->data.buf + start : "";
-    *len = (Py_ssize_t)(end - start);
-    return 1;
-}
-
-/* Row ``i``'s bytes, or None when null. */
-static PyObject *
-arrow_column_cell(ArrowColumn *c, Py_ssize_t i)
-{
-    const char *ptr;
-    Py_ssize_t len;
-    if (!arrow_column_span(c, i, &ptr, &len)) return Py_NewRef(Py_None);
-    return PyBytes_FromStringAndSize(ptr, len);
 }
 
 /* A headers column (list<struct<key: string, value: binary>>): the list's validity and offsets
@@ -509,12 +411,15 @@ done:
     return out;
 }
 
-/* What lane_queue keeps of the open batch it appends to, written back when it moves on. */
+/* What the lane loop keeps of the open batch it appends to, written back when it moves on. */
 typedef struct {
     Py_ssize_t partition; /* -1: none */
     PyObject *batch;      /* borrowed from the accumulator's queue, which the lock keeps */
     PyObject *messages;
     Py_ssize_t bytes;
+    Py_ssize_t extra; /* records beyond one per entry of ``messages`` (ArrowRows entries hold many) */
+    Py_ssize_t rows;  /* ArrowRows entries in ``messages`` */
+    Py_ssize_t extra0, rows0;
 } OpenBatch;
 
 static int
@@ -525,6 +430,14 @@ open_batch_leave(Lane *self, OpenBatch *ob)
     PyObject *n = PyLong_FromSsize_t(ob->bytes);
     if (n == NULL) return -1;
     Py_SETREF(SLOT(ob->batch, self->off_bytes), n);
+    if (ob->extra != ob->extra0) {
+        if ((n = PyLong_FromSsize_t(ob->extra)) == NULL) return -1;
+        Py_SETREF(SLOT(ob->batch, self->off_extra), n);
+    }
+    if (ob->rows != ob->rows0) {
+        if ((n = PyLong_FromSsize_t(ob->rows)) == NULL) return -1;
+        Py_SETREF(SLOT(ob->batch, self->off_rows), n);
+    }
     return 0;
 }
 
@@ -547,69 +460,124 @@ open_batch_find(Lane *self, PyObject *topic, Py_ssize_t partition, OpenBatch *ob
     if (batch == NULL) return -1;
     Py_DECREF(batch); /* the queue holds it, and the caller holds the lock */
     PyObject *messages = SLOT(batch, self->off_messages), *bytes_obj = SLOT(batch, self->off_bytes);
-    PyObject *attempts = SLOT(batch, self->off_attempts);
+    PyObject *attempts = SLOT(batch, self->off_attempts), *extra_obj = SLOT(batch, self->off_extra);
+    PyObject *rows_obj = SLOT(batch, self->off_rows);
     if (messages == NULL || !PyList_CheckExact(messages) || bytes_obj == NULL || !PyLong_CheckExact(bytes_obj)
         || SLOT(batch, self->off_full) != Py_False || SLOT(batch, self->off_payload) != Py_None || attempts == NULL
-        || !PyLong_CheckExact(attempts))
+        || !PyLong_CheckExact(attempts) || extra_obj == NULL || !PyLong_CheckExact(extra_obj) || rows_obj == NULL
+        || !PyLong_CheckExact(rows_obj))
         return 0;
     int tried = PyObject_IsTrue(attempts);
     if (tried) return tried < 0 ? -1 : 0;
-    Py_ssize_t bytes = PyLong_AsSsize_t(bytes_obj);
-    if (bytes < 0) return PyErr_Occurred() ? -1 : 0;
+    Py_ssize_t bytes = PyLong_AsSsize_t(bytes_obj), extra = PyLong_AsSsize_t(extra_obj), rows = PyLong_AsSsize_t(rows_obj);
+    if (bytes < 0 || extra < 0 || rows < 0) return PyErr_Occurred() ? -1 : 0;
     ob->partition = partition;
     ob->batch = batch;
     ob->messages = messages;
     ob->bytes = bytes;
+    ob->extra = ob->extra0 = extra;
+    ob->rows = ob->rows0 = rows;
     return 1;
 }
 
-/* lane_queue(lane, records, start, stop, count, now) -> (next, wake): records[start:stop] (PendingMessages
- * of one topic with ``count`` partitions) into their open batches while each passes the tests
- * produce()'s lane makes, a sticky partition's time compared with ``now`` (the time the Python path
- * is given for them); ``next`` is the first one left to the Python path. Under the engine's lock. */
-static PyObject *
-lane_queue(PyObject *module, PyObject *args)
+/* Open batches lane_run keeps at once (one per partition of the topic, up to this many). */
+#define MAX_KEPT_BATCHES 1024
+
+/* One record as the lane loop reads it from its source (a list of PendingMessages, or an Arrow
+ * batch's columns: arrow_rows.c). */
+typedef struct {
+    PyObject *topic;      /* borrowed */
+    Py_ssize_t size;      /* its size bound */
+    Py_ssize_t headers;   /* how many; -1: not a list (the Python path judges it) */
+    PyObject *key;        /* borrowed bytes or None; NULL: the key is kp/kl (kl -1: null) */
+    const char *kp;
+    Py_ssize_t kl;
+    PyObject *partition;  /* borrowed: the record's partition (-1: the partitioner's) */
+    Py_ssize_t value_len; /* (an Arrow row's: -1 null) */
+} LaneRecord;
+
+/* A source of records for lane_run: ``read`` fills the record at ``i`` (1, or 0: the Python path
+ * takes it), ``put`` appends it to the open batch (``chosen``: the lane chose ``partition``):
+ * 0, or -1 with an error. */
+typedef struct {
+    void *source;
+    int (*read)(void *source, Py_ssize_t i, LaneRecord *r);
+    int (*put)(Lane *self, void *source, Py_ssize_t i, const LaneRecord *r, OpenBatch *ob, Py_ssize_t partition, int chosen);
+} LaneSource;
+
+static int
+pending_read(void *source, Py_ssize_t i, LaneRecord *r)
 {
-    Lane *self;
-    PyObject *records;
-    Py_ssize_t start, stop, count;
-    double now;
-    if (!PyArg_ParseTuple(args, "O!O!nnnd:lane_queue", &LaneType, &self, &PyList_Type, &records, &start, &stop, &count,
-                          &now))
-        return NULL;
-    if (start < 0 || stop > PyList_GET_SIZE(records) || start > stop) {
-        PyErr_SetString(PyExc_IndexError, "lane_queue: bad range");
-        return NULL;
+    PyObject *item = PyList_GET_ITEM((PyObject *)source, i);
+    if (!Py_IS_TYPE(item, &PendingType)) return 0;
+    Pending *p = (Pending *)item;
+    r->topic = p->topic;
+    r->size = p->size;
+    r->headers = p->headers == Py_None ? 0 : PyList_CheckExact(p->headers) ? PyList_GET_SIZE(p->headers) : -1;
+    r->key = p->key;
+    r->partition = p->partition;
+    return 1;
+}
+
+static int
+pending_put(Lane *self, void *source, Py_ssize_t i, const LaneRecord *r, OpenBatch *ob, Py_ssize_t partition, int chosen)
+{
+    Pending *p = (Pending *)PyList_GET_ITEM((PyObject *)source, i);
+    if (chosen) {
+        PyObject *part = PyLong_FromSsize_t(partition);
+        if (part == NULL) return -1;
+        Py_SETREF(p->partition, part);
     }
+    return PyList_Append(ob->messages, (PyObject *)p);
+}
+
+/* Records ``start``..``stop`` of ``src`` (one topic with ``count`` partitions) into their open
+ * batches while each passes the tests produce()'s lane makes, a sticky partition's time compared
+ * with ``now`` (the time the Python path is given for them): the index of the first one left to
+ * the Python path, or -1 with an error. ``*wake``: a batch filled. Under the engine's lock. */
+static Py_ssize_t
+lane_run(Lane *self, LaneSource *src, Py_ssize_t start, Py_ssize_t stop, Py_ssize_t count, double now, int *wake)
+{
     Py_ssize_t i = start;
-    int wake = 0, failed = 0;
+    int failed = 0;
     LaneState *tally = self->state;
     Py_ssize_t outstanding = tally->outstanding, buffered = tally->buffered_bytes, queued = tally->queued;
     PyObject *stick = NULL, *known = NULL, *topic = NULL;
     Py_ssize_t stick_part = -1, produced = 0, produced0 = 0;
     double until = 0.0; /* the sticky partition's time to move on */
-    OpenBatch ob = {-1, NULL, NULL, 0};
-    if (count <= 0) return Py_BuildValue("(ni)", start, 0);
+    /* The open batch of each partition met so far, kept (not written back) until the run ends or
+     * it fills: keyed records switch partitions at almost every record. */
+    OpenBatch one = {-1, NULL, NULL, 0, 0, 0, 0, 0}, *open = &one;
+    Py_ssize_t kept = 1;
+    *wake = 0;
+    if (count <= 0) return start;
+    if (count > 1 && count <= MAX_KEPT_BATCHES) {
+        if ((open = PyMem_Malloc((size_t)count * sizeof(OpenBatch))) == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        for (Py_ssize_t j = 0; j < count; j++) open[j] = one;
+        kept = count;
+    }
     for (; i < stop; i++) {
-        PyObject *item = PyList_GET_ITEM(records, i);
-        if (!Py_IS_TYPE(item, &PendingType)) break;
-        Pending *p = (Pending *)item;
-        if (topic == NULL) topic = p->topic;
-        else if (p->topic != topic) break;
-        Py_ssize_t size = p->size, charge = size + size + self->overhead;
-        Py_ssize_t headers = p->headers == Py_None ? 0 : PyList_CheckExact(p->headers) ? PyList_GET_SIZE(p->headers) : -1;
-        if (headers < 0 || size > self->max_record - WIDEST_GAP - HEADER_GAP * headers) break; /* maybe too large */
+        LaneRecord r;
+        if (!src->read(src->source, i, &r)) break;
+        if (topic == NULL) topic = r.topic;
+        else if (r.topic != topic) break;
+        Py_ssize_t size = r.size, charge = size + size + self->overhead;
+        if (r.headers < 0 || size > self->max_record - WIDEST_GAP - HEADER_GAP * r.headers) break; /* maybe too large */
         if (!((!self->max_messages || outstanding < self->max_messages) && buffered + charge <= self->max_bytes)) break;
-        if (!PyLong_CheckExact(p->partition)) break;
-        Py_ssize_t chosen = PyLong_AsSsize_t(p->partition), partition;
+        if (!PyLong_CheckExact(r.partition)) break;
+        Py_ssize_t chosen = PyLong_AsSsize_t(r.partition), partition;
         if (chosen == -1 && PyErr_Occurred()) goto fail;
+        int null_key = r.key == NULL ? r.kl < 0 : r.key == Py_None;
         int sticky = 0;
         if (chosen >= 0) {
             if (chosen >= count) break;
             partition = chosen;
         } else if (chosen < -1) {
             break;
-        } else if (p->key == Py_None) {
+        } else if (null_key) {
             if (self->sticky == Py_None) break;
             if (stick == NULL) {
                 stick = Py_XNewRef(PyDict_GetItemWithError(self->sticky, topic));
@@ -639,10 +607,12 @@ lane_queue(PyObject *module, PyObject *args)
             partition = stick_part;
             sticky = 1;
         } else if (self->key_hash != KEY_HASH_NONE) {
-            if (!PyBytes_CheckExact(p->key) || count > 0x7FFFFFFF || (partition = lane_hash_key(self, p->key, count)) < 0)
-                break;
+            if (r.key != NULL && !PyBytes_CheckExact(r.key)) break;
+            const char *kp = r.key != NULL ? PyBytes_AS_STRING(r.key) : r.kp;
+            Py_ssize_t kl = r.key != NULL ? PyBytes_GET_SIZE(r.key) : r.kl;
+            if (count > 0x7FFFFFFF || (partition = lane_hash_span(self, kp, kl, count)) < 0) break;
         } else {
-            if (self->keyed == Py_None || !PyBytes_CheckExact(p->key)) break;
+            if (self->keyed == Py_None || (r.key != NULL && !PyBytes_CheckExact(r.key))) break;
             if (known == NULL) {
                 PyObject *c = PyLong_FromSsize_t(count), *tc = c == NULL ? NULL : PyTuple_Pack(2, topic, c);
                 Py_XDECREF(c);
@@ -654,7 +624,10 @@ lane_queue(PyObject *module, PyObject *args)
                     break;
                 }
             }
-            PyObject *kp = PyDict_GetItemWithError(known, p->key);
+            PyObject *key = r.key != NULL ? Py_NewRef(r.key) : PyBytes_FromStringAndSize(r.kp, r.kl);
+            if (key == NULL) goto fail;
+            PyObject *kp = PyDict_GetItemWithError(known, key);
+            Py_DECREF(key);
             if (kp == NULL || !PyLong_CheckExact(kp)) {
                 if (PyErr_Occurred()) goto fail;
                 break;
@@ -665,29 +638,27 @@ lane_queue(PyObject *module, PyObject *args)
                 break;
             }
         }
-        if (ob.partition != partition) {
-            if (open_batch_leave(self, &ob) < 0) goto fail;
-            int found = open_batch_find(self, topic, partition, &ob);
+        OpenBatch *ob = kept > 1 ? &open[partition] : open;
+        if (ob->partition != partition) {
+            if (open_batch_leave(self, ob) < 0) goto fail;
+            int found = open_batch_find(self, topic, partition, ob);
             if (found < 0) goto fail;
             if (!found) break;
         }
-        if (PyList_GET_SIZE(ob.messages) && ob.bytes + size > self->batch_size) break;
+        if (PyList_GET_SIZE(ob->messages) && ob->bytes + size > self->batch_size) break;
         /* Every test passed: admit's and Accumulator.append's moves. */
-        if (chosen < 0) {
-            PyObject *part = PyLong_FromSsize_t(partition);
-            if (part == NULL) goto fail;
-            Py_SETREF(p->partition, part);
-        }
-        if (PyList_Append(ob.messages, item) < 0) goto fail;
+        Py_ssize_t entries = PyList_GET_SIZE(ob->messages);
+        if (src->put(self, src->source, i, &r, ob, partition, chosen < 0) < 0) goto fail;
+        if (PyList_GET_SIZE(ob->messages) == entries) ob->extra += 1; /* joined an entry holding many */
         outstanding += 1;
         buffered += charge;
         queued += 1;
         if (sticky) produced += size;
-        ob.bytes += size;
-        if (PyList_GET_SIZE(ob.messages) >= self->batch_count || ob.bytes >= self->batch_size) {
-            Py_SETREF(SLOT(ob.batch, self->off_full), Py_NewRef(Py_True));
-            wake = 1; /* filled: the sender looks now */
-            if (open_batch_leave(self, &ob) < 0) goto fail;
+        ob->bytes += size;
+        if (PyList_GET_SIZE(ob->messages) + ob->extra >= self->batch_count || ob->bytes >= self->batch_size) {
+            Py_SETREF(SLOT(ob->batch, self->off_full), Py_NewRef(Py_True));
+            *wake = 1; /* filled: the sender looks now */
+            if (open_batch_leave(self, ob) < 0) goto fail;
         }
     }
     if (0) {
@@ -700,7 +671,9 @@ fail:
     tally->outstanding = outstanding;
     tally->buffered_bytes = buffered;
     tally->queued = queued;
-    int bad = open_batch_leave(self, &ob) < 0;
+    int bad = 0;
+    for (Py_ssize_t j = 0; j < kept; j++) bad |= open_batch_leave(self, &open[j]) < 0;
+    if (open != &one) PyMem_Free(open);
     if (!bad && stick != NULL && produced != produced0) {
         PyObject *n = PyLong_FromSsize_t(produced);
         bad = n == NULL || PyObject_SetAttr(stick, s_produced, n) < 0;
@@ -711,8 +684,96 @@ fail:
     if (failed) {
         if (bad) PyErr_Clear();
         PyErr_Restore(exc_type, exc_value, exc_tb);
+        return -1;
+    }
+    return bad ? -1 : i;
+}
+
+/* lane_queue(lane, records, start, stop, count, now) -> (next, wake): records[start:stop] (PendingMessages
+ * of one topic with ``count`` partitions) into their open batches while each passes the tests
+ * produce()'s lane makes, a sticky partition's time compared with ``now`` (the time the Python path
+ * is given for them); ``next`` is the first one left to the Python path. Under the engine's lock. */
+static PyObject *
+lane_queue(PyObject *module, PyObject *args)
+{
+    Lane *self;
+    PyObject *records;
+    Py_ssize_t start, stop, count;
+    double now;
+    if (!PyArg_ParseTuple(args, "O!O!nnnd:lane_queue", &LaneType, &self, &PyList_Type, &records, &start, &stop, &count,
+                          &now))
+        return NULL;
+    if (start < 0 || stop > PyList_GET_SIZE(records) || start > stop) {
+        PyErr_SetString(PyExc_IndexError, "lane_queue: bad range");
         return NULL;
     }
-    if (bad) return NULL;
-    return Py_BuildValue("(ni)", i, wake);
+    LaneSource src = {records, pending_read, pending_put};
+    int wake;
+    Py_ssize_t next = lane_run(self, &src, start, stop, count, now, &wake);
+    if (next < 0) return NULL;
+    return Py_BuildValue("(ni)", next, wake);
+}
+
+/* An Arrow batch's rows as lane_run reads them (arrow_rows.c): each appended as a row number to
+ * the open batch's last entry when that is an ArrowRows of the same columns, else to a new one. */
+static int
+columns_read(void *source, Py_ssize_t i, LaneRecord *r)
+{
+    Columns *c = (Columns *)source;
+    const char *vp;
+    columns_row(c, i, &r->kp, &r->kl, &vp, &r->value_len);
+    r->topic = c->topic;
+    r->size = record_bound(r->kl, r->value_len, 0, 0);
+    r->headers = 0;
+    r->key = NULL;
+    r->partition = minus_one;
+    return 1;
+}
+
+static int
+columns_put(Lane *self, void *source, Py_ssize_t i, const LaneRecord *rec, OpenBatch *ob, Py_ssize_t partition, int chosen)
+{
+    Columns *c = (Columns *)source;
+    Py_ssize_t n = PyList_GET_SIZE(ob->messages);
+    PyObject *last = n ? PyList_GET_ITEM(ob->messages, n - 1) : NULL;
+    Rows *rows;
+    if (last != NULL && Py_IS_TYPE(last, &RowsType) && ((Rows *)last)->columns == c) {
+        rows = (Rows *)Py_NewRef(last);
+    } else {
+        PyObject *part = PyLong_FromSsize_t(partition);
+        rows = part == NULL ? NULL : rows_new(c, part);
+        Py_XDECREF(part);
+        if (rows == NULL) return -1;
+        if (PyList_Append(ob->messages, (PyObject *)rows) < 0) {
+            Py_DECREF(rows);
+            return -1;
+        }
+        ob->rows += 1;
+    }
+    int r = rows_push(rows, i, rec->size, rec->value_len);
+    Py_DECREF(rows);
+    return r;
+}
+
+/* lane_queue_rows(lane, columns, start, stop, count, now) -> (next, wake): lane_queue for the rows of
+ * an ArrowColumns, as ArrowRows entries; ``columns.pending(next)`` is the row left to admit. */
+static PyObject *
+lane_queue_rows(PyObject *module, PyObject *args)
+{
+    Lane *self;
+    Columns *columns;
+    Py_ssize_t start, stop, count;
+    double now;
+    if (!PyArg_ParseTuple(args, "O!O!nnnd:lane_queue_rows", &LaneType, &self, &ColumnsType, &columns, &start, &stop,
+                          &count, &now))
+        return NULL;
+    if (start < 0 || stop > columns->rows || start > stop) {
+        PyErr_SetString(PyExc_IndexError, "lane_queue_rows: bad range");
+        return NULL;
+    }
+    LaneSource src = {columns, columns_read, columns_put};
+    int wake;
+    Py_ssize_t next = lane_run(self, &src, start, stop, count, now, &wake);
+    if (next < 0) return NULL;
+    return Py_BuildValue("(ni)", next, wake);
 }

@@ -229,27 +229,39 @@ tally_shared(PyObject *module, PyObject *args)
     Py_ssize_t n = PyList_GET_SIZE(messages);
     if (n == 0) Py_RETURN_NONE;
     long long value_bytes = 0, charge = 0;
-    Pending *first = (Pending *)PyList_GET_ITEM(messages, 0);
+    PyObject *topic = NULL, *partition = NULL;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *item = PyList_GET_ITEM(messages, i);
         PENDING_PREFETCH(((PyListObject *)messages)->ob_item, i, n, 16, 8);
-        if (Py_TYPE(item) != &PendingType) {
+        PyObject *m_topic, *m_partition;
+        if (Py_IS_TYPE(item, &RowsType)) { /* an ArrowRows entry (arrow_rows.c): its records at once */
+            Rows *r = (Rows *)item;
+            if (r->columns->callback != callback) Py_RETURN_NONE;
+            m_topic = r->columns->topic, m_partition = r->partition;
+            value_bytes += r->value_bytes;
+            charge += 2 * (long long)r->size + overhead * (long long)r->count;
+        } else if (Py_TYPE(item) == &PendingType) {
+            Pending *m = (Pending *)item;
+            if (m->callback != callback || (m->future != NULL && m->future != Py_None)) Py_RETURN_NONE;
+            m_topic = m->topic, m_partition = m->partition;
+            if (m->value != Py_None) {
+                Py_ssize_t len = blob_len(m->value);
+                if (len < 0) return NULL;
+                value_bytes += len;
+            }
+            charge += 2 * (long long)m->size + overhead;
+        } else {
             PyErr_SetString(PyExc_TypeError, "tally_shared takes native PendingMessages");
             return NULL;
         }
-        Pending *m = (Pending *)item;
-        if (m->callback != callback || (m->future != NULL && m->future != Py_None)) Py_RETURN_NONE;
-        int same = m->topic == first->topic ? 1 : PyObject_RichCompareBool(m->topic, first->topic, Py_EQ);
-        if (same == 1 && m->partition != first->partition)
-            same = PyObject_RichCompareBool(m->partition, first->partition, Py_EQ);
+        if (topic == NULL) {
+            topic = m_topic, partition = m_partition;
+            continue;
+        }
+        int same = m_topic == topic ? 1 : PyObject_RichCompareBool(m_topic, topic, Py_EQ);
+        if (same == 1 && m_partition != partition) same = PyObject_RichCompareBool(m_partition, partition, Py_EQ);
         if (same < 0) return NULL;
         if (!same) Py_RETURN_NONE;
-        if (m->value != Py_None) {
-            Py_ssize_t len = blob_len(m->value);
-            if (len < 0) return NULL;
-            value_bytes += len;
-        }
-        charge += 2 * (long long)m->size + overhead;
     }
     return Py_BuildValue("(LL)", value_bytes, charge);
 }

@@ -222,35 +222,33 @@ encode_one(PyObject *rec, long long *count, long long *base, long long *top, Buf
 
 typedef struct {
     long long ts;
-    PyObject *key, *value; /* new references: bytes or None */
+    const char *key, *value; /* the bytes of the key and value, kept alive by ``hold`` */
+    Py_ssize_t key_len, value_len; /* -1: null */
+    PyObject *hold;          /* a new reference: the PendingMessage or the ArrowRows entry */
 } Plain;
 
 /* Records of at least this many bytes are written without the GIL (below, letting it go and
  * waiting for it again costs more than it frees). */
 #define UNLOCKED_ENCODE_BYTES (64 * 1024)
 
-static Py_ssize_t
-plain_blob_len(PyObject *o)
+static inline Py_ssize_t
+plain_blob_len(Py_ssize_t len)
 {
-    return o == Py_None ? 1 : varint_len(PyBytes_GET_SIZE(o)) + PyBytes_GET_SIZE(o);
+    return len < 0 ? 1 : varint_len(len) + len;
 }
 
-static void
-plain_blob_put(Buf *b, PyObject *o)
+static inline void
+plain_blob_put(Buf *b, const char *p, Py_ssize_t len)
 {
-    if (o == Py_None) {
-        put_varint(b, -1);
-    } else {
-        put_varint(b, PyBytes_GET_SIZE(o));
-        put_bytes(b, PyBytes_AS_STRING(o), PyBytes_GET_SIZE(o));
-    }
+    put_varint(b, len);
+    if (len > 0) put_bytes(b, p, len);
 }
 
 /* The record's body size (after its length), as encode_one counts it. */
-static Py_ssize_t
+static inline Py_ssize_t
 plain_size(const Plain *r, long long delta, long long index)
 {
-    return 1 + varint_len(delta) + varint_len(index) + plain_blob_len(r->key) + plain_blob_len(r->value) + 1;
+    return 1 + varint_len(delta) + varint_len(index) + plain_blob_len(r->key_len) + plain_blob_len(r->value_len) + 1;
 }
 
 /* No Python API: runs with the GIL let go. */
@@ -264,8 +262,8 @@ plain_write(Buf *out, const Plain *recs, Py_ssize_t n, long long count, long lon
         out->data[out->len++] = 0; /* record attributes */
         put_varint(out, delta);
         put_varint(out, index);
-        plain_blob_put(out, r->key);
-        plain_blob_put(out, r->value);
+        plain_blob_put(out, r->key, r->key_len);
+        plain_blob_put(out, r->value, r->value_len);
         out->data[out->len++] = 0; /* no headers */
     }
 }
@@ -273,29 +271,58 @@ plain_write(Buf *out, const Plain *recs, Py_ssize_t n, long long count, long lon
 static void
 plain_release(Plain *recs, Py_ssize_t n)
 {
-    for (Py_ssize_t i = 0; i < n; i++) {
-        Py_DECREF(recs[i].key);
-        Py_DECREF(recs[i].value);
-    }
+    for (Py_ssize_t i = 0; i < n; i++) Py_DECREF(recs[i].hold);
     PyMem_Free(recs);
 }
 
-/* The plain records of ``seq``, their timestamps and references taken: an array, or NULL when one
- * is not plain (the general path takes the call) or with an exception set. */
-static Plain *
-plain_take(PyObject *seq, Py_ssize_t n)
+/* The records ``seq``'s entries stand for: one per PendingMessage (or tuple), ``count`` per
+ * ArrowRows (arrow_rows.c). */
+static Py_ssize_t
+entries_records(PyObject *seq, int *has_rows)
 {
-    Plain *recs = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(Plain));
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq), records = 0;
+    PyObject *const *items = PySequence_Fast_ITEMS(seq);
+    *has_rows = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (Py_IS_TYPE(items[i], &RowsType)) {
+            records += ((Rows *)items[i])->count;
+            *has_rows = 1;
+        } else {
+            records++;
+        }
+    }
+    return records;
+}
+
+/* The plain records of ``seq`` (``records`` of them), their timestamps and references taken: an
+ * array, or NULL when one is not plain (the general path takes the call) or with an exception set.
+ * An ArrowRows entry's records are read from its columns' buffers. */
+static Plain *
+plain_take(PyObject *seq, Py_ssize_t records)
+{
+    Plain *recs = PyMem_Malloc((size_t)(records ? records : 1) * sizeof(Plain));
     if (recs == NULL) {
         PyErr_NoMemory();
         return NULL;
     }
-    Py_ssize_t i = 0;
+    Py_ssize_t i = 0, at = 0, n = PySequence_Fast_GET_SIZE(seq);
     PyObject *const *items = PySequence_Fast_ITEMS(seq);
     for (; i < n; i++) {
         PyObject *item = items[i];
         PENDING_PREFETCH(items, i, n, 16, 8);
-        if (Py_TYPE(item) != &PendingType) break;
+        if (Py_IS_TYPE(item, &RowsType)) {
+            Rows *r = (Rows *)item;
+            Columns *c = r->columns;
+            if (at + r->count > records) break;
+            for (Py_ssize_t j = 0; j < r->count; j++) {
+                Plain *p = &recs[at++];
+                p->ts = c->stamp;
+                columns_row(c, r->index[j], &p->key, &p->key_len, &p->value, &p->value_len);
+                p->hold = Py_NewRef(item);
+            }
+            continue;
+        }
+        if (Py_TYPE(item) != &PendingType || at >= records) break;
         Pending *m = (Pending *)item;
         PyObject *key = m->key, *value = m->value, *headers = m->headers;
         if ((key != Py_None && !PyBytes_CheckExact(key)) || (value != Py_None && !PyBytes_CheckExact(value))) break;
@@ -303,15 +330,43 @@ plain_take(PyObject *seq, Py_ssize_t n)
         if (!PyLong_CheckExact(m->timestamp)) break;
         long long ts = int64_of(m->timestamp);
         if (ts == -1 && PyErr_Occurred()) break;
-        recs[i].ts = ts;
-        recs[i].key = Py_NewRef(key);
-        recs[i].value = Py_NewRef(value);
+        Plain *p = &recs[at++];
+        p->ts = ts;
+        p->key = key == Py_None ? NULL : PyBytes_AS_STRING(key);
+        p->key_len = key == Py_None ? -1 : PyBytes_GET_SIZE(key);
+        p->value = value == Py_None ? NULL : PyBytes_AS_STRING(value);
+        p->value_len = value == Py_None ? -1 : PyBytes_GET_SIZE(value);
+        p->hold = Py_NewRef(item);
     }
-    if (i < n) {
-        plain_release(recs, i);
+    if (i < n || at != records) {
+        plain_release(recs, at);
         return NULL;
     }
     return recs;
+}
+
+/* ``seq`` with each ArrowRows entry replaced by its records' PendingMessages (the general path). */
+static PyObject *
+entries_expanded(PyObject *seq)
+{
+    PyObject *out = PyList_New(0);
+    if (out == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+        if (Py_IS_TYPE(item, &RowsType)) {
+            PyObject *more = rows_expand((Rows *)item, NULL);
+            Py_ssize_t at = PyList_GET_SIZE(out);
+            int bad = more == NULL || PyList_SetSlice(out, at, at, more) < 0;
+            Py_XDECREF(more);
+            if (bad) goto fail;
+        } else if (PyList_Append(out, item) < 0) {
+            goto fail;
+        }
+    }
+    return out;
+fail:
+    Py_DECREF(out);
+    return NULL;
 }
 
 /* encode_records(buf, records, count, base_timestamp, max_timestamp, end=-1) -> (count, base, max, end)
@@ -333,7 +388,8 @@ encode_records(PyObject *module, PyObject *args)
     PyObject *seq = PySequence_Fast(records, "records must be a sequence");
     if (seq == NULL) return NULL;
     Buf hdr = {NULL, 0, 0, 0};
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq), total = 0, start = end;
+    int has_rows;
+    Py_ssize_t n = entries_records(seq, &has_rows), total = 0, start = end;
     Plain *plain = plain_take(seq, n);
     if (plain != NULL) {
         for (Py_ssize_t i = 0; i < n; i++) {
@@ -360,6 +416,12 @@ encode_records(PyObject *module, PyObject *args)
         return Py_BuildValue("(LLLn)", count + n, base, top, start + total);
     }
     if (PyErr_Occurred()) goto fail;
+    if (has_rows) { /* with records plain_take does not take: one object per record, then the general path */
+        PyObject *expanded = entries_expanded(seq);
+        if (expanded == NULL) goto fail;
+        Py_SETREF(seq, expanded);
+        n = PyList_GET_SIZE(seq);
+    }
     long long c = count, b = base, t = top;
     for (Py_ssize_t i = 0; i < n; i++) {
         Py_ssize_t len = encode_one(PySequence_Fast_GET_ITEM(seq, i), &c, &b, &t, &hdr, NULL);

@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "pending.c"
+#include "arrow_rows.c"
 #include "encode_records.c"
 #include "message_fields.c"
 #include "settle_futures.c"
@@ -68,8 +69,12 @@ static PyMethodDef native_methods[] = {
      " -> PendingMessages, or None"},
     {"settling_future", settling_future, METH_VARARGS,
      "settling_future(base, get_running_loop, exception_type, invalid_state) -> AIOProducer's delivery future type"},
+    {"arrow_columns", arrow_columns, METH_VARARGS,
+     "arrow_columns(topic, rows, value, key, callback, now) -> ArrowColumns: an Arrow batch's rows, read in place"},
+    {"lane_queue_rows", lane_queue_rows, METH_VARARGS,
+     "lane_queue_rows(lane, columns, start, stop, count, now) -> (next, wake): lane_queue for an ArrowColumns' rows"},
     {"lane_queue", lane_queue, METH_VARARGS,
-     "lane_queue(lane, records, start, stop, count) -> (next, wake): records into their open batches, under the lock"},
+     "lane_queue(lane, records, start, stop, count, now) -> (next, wake): records into their open batches, under the lock"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -84,8 +89,9 @@ PyInit__native(void)
     if (PyType_Ready(&PendingType) < 0 || PyType_Ready(&MessageFieldsType) < 0 || PyType_Ready(&LaneType) < 0
         || PyType_Ready(&FastMethodType) < 0 || PyType_Ready(&RLockType) < 0
         || PyType_Ready(&LaneStateType) < 0 || PyType_Ready(&PollTakeType) < 0
-        || PyType_Ready(&PollReadyType) < 0)
+        || PyType_Ready(&PollReadyType) < 0 || PyType_Ready(&ColumnsType) < 0 || PyType_Ready(&RowsType) < 0)
         return NULL;
+    if ((minus_one = PyLong_FromLong(-1)) == NULL) return NULL;
     PyObject **names[] = {&s_partition, &s_produced, &s_until, &s_lane};
     const char *texts[] = {"partition", "produced", "until", "_lane"};
     for (int i = 0; i < 4; i++)
@@ -112,7 +118,9 @@ PyInit__native(void)
         || PyModule_AddObjectRef(m, "RLock", (PyObject *)&RLockType) < 0
         || PyModule_AddObjectRef(m, "LaneState", (PyObject *)&LaneStateType) < 0
         || PyModule_AddObjectRef(m, "PollTake", (PyObject *)&PollTakeType) < 0
-        || PyModule_AddObjectRef(m, "PollReady", (PyObject *)&PollReadyType) < 0) {
+        || PyModule_AddObjectRef(m, "PollReady", (PyObject *)&PollReadyType) < 0
+        || PyModule_AddObjectRef(m, "ArrowColumns", (PyObject *)&ColumnsType) < 0
+        || PyModule_AddObjectRef(m, "ArrowRows", (PyObject *)&RowsType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -10,7 +10,7 @@
  * keeps and makes the moves the Python path would make with it. Its contract with the Python side:
  * the LaneState (lane_state.c: the counters, the open batches, the fatal error), and named slots of
  * three classes, found by name when the lane is made: ProducerBatch's messages, bytes, full,
- * payload and attempts (core/accumulator.py), the sticky state's partition, produced and until
+ * payload, attempts, extra and rows (core/accumulator.py), the sticky state's partition, produced and until
  * (core/partitioners.py), the metadata's partition_counts (core/metadata.py ClusterView); plus the
  * remembered key partitions and the set of legal topics it is handed. It moves the counters, a
  * batch's messages, bytes and full, and a sticky state's produced; anything else, and every decision (a new sticky partition, a new batch, a full buffer, a
@@ -41,7 +41,7 @@ typedef struct {
     PyObject *now;         /* the engine's monotonic clock */
     PyObject *on_delivery; /* the configured default callback, or None */
     Py_ssize_t max_messages, max_bytes, max_record, overhead, batch_size, batch_count, sticky_size;
-    Py_ssize_t off_messages, off_bytes, off_full, off_payload, off_attempts; /* ProducerBatch's slots */
+    Py_ssize_t off_messages, off_bytes, off_full, off_payload, off_attempts, off_extra, off_rows; /* ProducerBatch's slots */
 } Lane;
 
 static PyObject *s_partition, *s_produced, *s_until, *s_lane;
@@ -168,7 +168,9 @@ lane_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         || (self->off_bytes = slot_offset(batch_type, "bytes")) < 0
         || (self->off_full = slot_offset(batch_type, "full")) < 0
         || (self->off_payload = slot_offset(batch_type, "payload")) < 0
-        || (self->off_attempts = slot_offset(batch_type, "attempts")) < 0) {
+        || (self->off_attempts = slot_offset(batch_type, "attempts")) < 0
+        || (self->off_extra = slot_offset(batch_type, "extra")) < 0
+        || (self->off_rows = slot_offset(batch_type, "rows")) < 0) {
         Py_DECREF(self);
         return NULL;
     }
@@ -238,13 +240,18 @@ zlib_crc32(const unsigned char *data, Py_ssize_t len)
 
 /* A key's partition under the lane's hash: >= 0, or -1 when the lane has no answer of its own. */
 static Py_ssize_t
-lane_hash_key(Lane *self, PyObject *key, Py_ssize_t count)
+lane_hash_span(Lane *self, const char *key, Py_ssize_t len, Py_ssize_t count)
 {
-    const unsigned char *data = (const unsigned char *)PyBytes_AS_STRING(key);
-    Py_ssize_t len = PyBytes_GET_SIZE(key);
+    const unsigned char *data = (const unsigned char *)key;
     if (self->key_hash == KEY_HASH_MURMUR2) return (Py_ssize_t)((kafka_murmur2(data, len) & 0x7FFFFFFFu) % (uint32_t)count);
     if (self->key_hash == KEY_HASH_CRC32 && len > 0) return (Py_ssize_t)(zlib_crc32(data, len) % (uint32_t)count);
     return -1;
+}
+
+static Py_ssize_t
+lane_hash_key(Lane *self, PyObject *key, Py_ssize_t count)
+{
+    return lane_hash_span(self, PyBytes_AS_STRING(key), PyBytes_GET_SIZE(key), count);
 }
 
 /* A Py_ssize_t from a dict's int value; -1 with no error when missing or not a plain int. */
@@ -419,10 +426,13 @@ lane_produce(Lane *self, PyObject *const *given)
     if (batch == NULL) goto fail;
     PyObject *messages = SLOT(batch, self->off_messages), *bytes_obj = SLOT(batch, self->off_bytes);
     PyObject *full = SLOT(batch, self->off_full), *payload = SLOT(batch, self->off_payload);
-    PyObject *attempts = SLOT(batch, self->off_attempts);
+    PyObject *attempts = SLOT(batch, self->off_attempts), *extra_obj = SLOT(batch, self->off_extra);
     if (messages == NULL || !PyList_CheckExact(messages) || bytes_obj == NULL || !PyLong_CheckExact(bytes_obj)
-        || full != Py_False || payload != Py_None || attempts == NULL || !PyLong_CheckExact(attempts))
+        || full != Py_False || payload != Py_None || attempts == NULL || !PyLong_CheckExact(attempts)
+        || extra_obj == NULL || !PyLong_CheckExact(extra_obj))
         goto out;
+    Py_ssize_t extra = PyLong_AsSsize_t(extra_obj); /* records beyond one per entry (ArrowRows) */
+    if (extra < 0) goto check;
     if (PyObject_IsTrue(attempts)) goto out;
     Py_ssize_t batch_bytes = PyLong_AsSsize_t(bytes_obj);
     if (batch_bytes < 0) goto check;
@@ -464,7 +474,7 @@ lane_produce(Lane *self, PyObject *const *given)
     tally->queued += 1;
     Py_SETREF(SLOT(batch, self->off_bytes), new_bytes);
     done = 1;
-    if (PyList_GET_SIZE(messages) >= self->batch_count || batch_bytes + size >= self->batch_size) {
+    if (PyList_GET_SIZE(messages) + extra >= self->batch_count || batch_bytes + size >= self->batch_size) {
         Py_SETREF(SLOT(batch, self->off_full), Py_NewRef(Py_True));
         done = 2; /* filled: the sender looks now */
     }

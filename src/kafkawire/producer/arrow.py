@@ -6,9 +6,12 @@ The columns are Spark's Kafka connector's: ``value`` (binary or string, required
 epoch seconds as Spark casts it). Other columns are ignored.
 
 The common batch (one topic, with the C extension and a plain producer) is read in C straight
-from the columns' buffers (`producer.queue_columns`): each record's bytes (and header pairs) and
-its pending record are the only objects made per row. Otherwise each column becomes what `Producer.produce`
-takes, cheaply:
+from the columns' buffers (`producer.queue_columns`). With value and key columns only, no object
+is made per row: the rows join the producer's batches as row numbers into the columns (ArrowRows
+entries, `native_c/arrow_rows.c`), encoded from the buffers when a batch is sent, so the batch's
+Arrow buffers are held (not copied) until its rows are reported. With partition, timestamp or
+headers columns each record's bytes (and header pairs) and its pending record are the only
+objects made per row. Otherwise each column becomes what `Producer.produce` takes, cheaply:
 
 - ``value``/``key``: a string column is *viewed* as binary (same buffers, no copy), then Arrow's
   C++ converter makes the list of ``bytes`` in one call. Those ``bytes`` are the only per-cell

@@ -34,7 +34,7 @@ class BatchStats:
         for topic, batches in topics.items():
             batchsize, batchcnt = self.topic_windows(topic)
             for batch in batches:
-                count = len(batch.messages)
+                count = batch.count
                 batchsize.add(len(batch.payload or b""))
                 batchcnt.add(count)
                 if latency is not None and count:

@@ -29,7 +29,7 @@ from ..base.model import (
     throttle_event,
 )
 from ..client.executor import CallbackExecutor
-from ..core.accumulator import Pending
+from ..core.accumulator import Pending, expanded
 from ..core.kafka_error import KafkaError, KafkaException
 from ..native import native
 from .batch_stats import BatchStats
@@ -235,8 +235,26 @@ class Deliveries:
         self.batch_stats: BatchStats | None = None  # with statistics: per partition and per batch counts
         self.delivered_bytes = 0
 
-    def complete(self, messages: list[Pending], error: KafkaError | None, base_offset: int, append_time: int) -> None:
-        """A batch's records are done: delivered at ``base_offset`` (-1001: unknown), or failed."""
+    def complete(
+        self,
+        messages: list[Pending],
+        error: KafkaError | None,
+        base_offset: int,
+        append_time: int,
+        extra: int | None = None,
+    ) -> None:
+        """A batch's records are done: delivered at ``base_offset`` (-1001: unknown), or failed.
+        ``extra`` when ``messages`` holds ArrowRows entries, each standing for some of an Arrow
+        batch's rows: the records beyond one per entry (they are reported as one batch, or
+        expanded into one object per record)."""
+        if extra is not None:
+            if (
+                self.batch_stats is None
+                and not self._interceptors
+                and self._reported_as_batch(messages, error, base_offset, extra)
+            ):
+                return
+            messages = expanded(messages)
         if error is None and messages and self.batch_stats is not None:
             self.batch_stats.acknowledged(messages)
         now = self._clock()
@@ -275,11 +293,14 @@ class Deliveries:
         if freed:
             self.release(freed, freed_bytes)
 
-    def _reported_as_batch(self, messages: list[Pending], error: KafkaError | None, base_offset: int) -> bool:
+    def _reported_as_batch(
+        self, messages: list[Pending], error: KafkaError | None, base_offset: int, extra: int = 0
+    ) -> bool:
         """The batch's reports queued as `BatchDeliveryCallback.report_batch` calls, one per run of
         records sharing such a callback (a produced batch may end one ``produce_batch()`` call and
-        begin the next); False, nothing done, when a record has another callback."""
-        runs = self._shared_runs(messages, error)
+        begin the next); False, nothing done, when a record has another callback. With ``extra``
+        (ArrowRows entries) only a batch whose every entry shares one is."""
+        runs = self._shared_runs(messages, error, extra)
         if runs is None:
             return False
         for start, stop, callback, (value_bytes, charge) in runs:
@@ -298,7 +319,7 @@ class Deliveries:
 
     @staticmethod
     def _shared_runs(
-        messages: list[Pending], error: KafkaError | None
+        messages: list[Pending], error: KafkaError | None, extra: int = 0
     ) -> list[tuple[int, int, BatchDeliveryCallback, tuple[int, int]]] | None:
         """(start, stop, callback, (value bytes, charge)) of each run of records sharing one
         `BatchDeliveryCallback` that takes this report as a batch, or None. One C pass when the
@@ -313,7 +334,9 @@ class Deliveries:
             return None
         whole = tally(messages, first, RECORD_OVERHEAD)
         if whole is not None:
-            return [(0, len(messages), first, whole)]
+            return [(0, len(messages) + extra, first, whole)]
+        if extra:
+            return None
         callbacks = [m.callback for m in messages]
         runs: list[tuple[int, int, BatchDeliveryCallback, tuple[int, int]]] = []
         start = 0

@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future
+from functools import partial
 from typing import Any
 
 from ..base.debug import Debug
@@ -318,31 +319,53 @@ class ProducerEngine:
         records = native.pending_from_dicts(messages, topic, partition, callback, self._now())
         if records is None:
             return False
-        self._queue_records(topic, records, refused, wait=False)
+        self._queue_records(
+            topic, len(records), partial(native.lane_queue, self.lane, records), records.__getitem__, refused, False
+        )
         return True
 
     def queue_columns(
         self, topic: str, rows: int, columns: tuple[Any, ...], callback: Any, refused: list[tuple[int, KafkaError]]
     ) -> bool:
-        """The Arrow writer's rows on the lane, read from the columns' buffers in C
-        (`native.pending_from_columns`: value, key, partitions, timestamps); False, nothing
-        queued, when a row needs the per-row path. Waits for room; refusals as (row, error)."""
+        """The Arrow writer's rows on the lane, read from the columns' buffers in C: with value and
+        key columns only, as row numbers into them (`native.arrow_columns`: no object per row);
+        else as PendingMessages (`native.pending_from_columns`: value, key, partitions,
+        timestamps, headers). False, nothing queued, when a row needs the per-row path. Waits for
+        room; refusals as (row, error)."""
         if self.lane is None or native is None:
             return False
+        value, key, partitions, timestamps, headers = columns
+        if partitions is None and timestamps is None and headers is None:
+            # Value and key only: the rows are queued as row numbers into the columns (ArrowRows
+            # entries, native_c/arrow_rows.c), read from the buffers when encoded and reported.
+            table = native.arrow_columns(topic, rows, value, key, callback, self._now())
+            self._queue_records(
+                topic, rows, partial(native.lane_queue_rows, self.lane, table), table.pending, refused, True
+            )
+            return True
         records = native.pending_from_columns(topic, rows, *columns, callback, self._now())
         if records is None:
             return False
-        self._queue_records(topic, records, refused, wait=True)
+        self._queue_records(
+            topic, len(records), partial(native.lane_queue, self.lane, records), records.__getitem__, refused, True
+        )
         return True
 
     def _queue_records(
-        self, topic: str, records: list[PendingMessage], refused: list[tuple[int, KafkaError]], wait: bool
+        self,
+        topic: str,
+        total: int,
+        lane_run: Callable[[int, int, int, float], tuple[int, int]],
+        record: Callable[[int], PendingMessage],
+        refused: list[tuple[int, KafkaError]],
+        wait: bool,
     ) -> None:
-        """`queue_checked` for records already made: in slices under one lock hold each, the lane's
-        C loop (`native.lane_queue`) appending the runs it can take as `admit` would, and `admit`
-        deciding each record it leaves (a new batch or sticky partition, a full buffer, a refusal)."""
-        assert native is not None  # the records were made by it
-        index, total, lane_queue = 0, len(records), native.lane_queue
+        """`queue_checked` for ``total`` records made in C: in slices under one lock hold each, the
+        lane's C loop (``lane_run(start, stop, count, now)``, ``now`` for the sticky timer: `native.lane_queue` over PendingMessages,
+        `native.lane_queue_rows` over an Arrow batch's columns) appending the runs it can take as
+        `admit` would, and `admit` deciding each ``record(index)`` it leaves (a new batch or sticky
+        partition, a full buffer, a refusal)."""
+        index = 0
         while index < total:
             fatal = self.sender.fatal
             if fatal is not None:
@@ -354,12 +377,12 @@ class ProducerEngine:
             with self.lock:
                 count = self.client.metadata.partition_counts.get(topic, 0)
                 while index < stop:
-                    index, filled = lane_queue(self.lane, records, index, stop, count, now)
-                    wake = wake or filled
+                    index, filled = lane_run(index, stop, count, now)
+                    wake = wake or bool(filled)
                     if index == stop:
                         break
                     try:
-                        wake = self.admit(records[index], count, now) or wake
+                        wake = self.admit(record(index), count, now) or wake
                     except KafkaException as exc:
                         refused.append((index, exc.args[0]))
                     except BufferError:

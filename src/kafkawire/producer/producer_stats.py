@@ -59,7 +59,7 @@ class Statistics(StatisticsEmitter):
         in_flight: dict[tuple[str, int], int] = {}
         for batches in list(sender.in_flight.values()):
             for b in batches:
-                in_flight[b.topic, b.partition] = in_flight.get((b.topic, b.partition), 0) + len(b.messages)
+                in_flight[b.topic, b.partition] = in_flight.get((b.topic, b.partition), 0) + b.count
         delivered = engine.deliveries.batch_stats.delivered if engine.deliveries.batch_stats is not None else {}
         topics: dict[str, dict[int, dict[str, Any]]] = {}
         for tp in {*depths, *in_flight, *delivered}:

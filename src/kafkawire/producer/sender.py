@@ -133,7 +133,7 @@ class Sender:
             timed_out = self._timed_out_error()
             for batch in expired:
                 self._timed_out_after_sending(batch)
-                self._fail(batch.messages, timed_out)
+                self._fail(batch.records(), timed_out)
             if expired_unassigned:
                 self._fail(expired_unassigned, timed_out)
         for node, batches in requests:
@@ -273,7 +273,7 @@ class Sender:
                     where,
                     b.topic,
                     b.partition,
-                    len(b.messages),
+                    b.count,
                     b.bytes,
                     b.attempts,
                     b.base_sequence,
@@ -353,10 +353,10 @@ class Sender:
                 "%s [%d]: MessageSet with %d message(s) delivered at offset %d",
                 batch.topic,
                 batch.partition,
-                len(batch.messages),
+                batch.count,
                 base_offset,
             )
-        self.deliveries.complete(batch.messages, None, base_offset, append_time)
+        self.deliveries.complete(batch.messages, None, base_offset, append_time, batch.extra if batch.rows else None)
         # Written and answered: its buffer is the next batch's (a failed one may be sent again).
         self.acc.spares.give(batch.give_up_buffer())
 
@@ -387,14 +387,14 @@ class Sender:
             self.client.metadata.forget_leader(batch.topic, batch.partition)
             self._stale_topics.add(batch.topic)
         if step is ProduceStep.DELIVERED:  # the log already holds it: the first attempt landed
-            self.deliveries.complete(batch.messages, None, -1001, -1)
+            self.deliveries.complete(batch.messages, None, -1001, -1, batch.extra if batch.rows else None)
         elif step is ProduceStep.STOPPED:  # an answer that arrives after the producer stopped for good
-            self._fail(batch.messages, self.fatal or error)
+            self._fail(batch.records(), self.fatal or error)
         elif step is ProduceStep.FATAL or step is ProduceStep.GAP:
             code = error.code() if step is ProduceStep.FATAL else KafkaError._GAPLESS_GUARANTEE
             self._fatal(KafkaError(code, f"{error.str()} ({batch.topic}[{batch.partition}])", fatal=True))
             self._fail(
-                batch.messages, error if step is ProduceStep.GAP else self.fatal or error
+                batch.records(), error if step is ProduceStep.GAP else self.fatal or error
             )  # (GAP: as librdkafka)
         elif step is ProduceStep.RESEND:
             with self.lock:
@@ -407,7 +407,7 @@ class Sender:
         elif step is ProduceStep.FAIL_AND_BUMP_EPOCH:
             assert idem is not None
             idem.request_bump()  # the abort takes the new epoch
-            self._fail(batch.messages, error)  # inside a transaction: abort, and init again
+            self._fail(batch.records(), error)  # inside a transaction: abort, and init again
         elif step is ProduceStep.RETRY:
             delay = backoff_delay(
                 batch.attempts - 1,
@@ -433,7 +433,7 @@ class Sender:
             if step is ProduceStep.EXPIRED:
                 error = KafkaError(KafkaError._MSG_TIMED_OUT, f"Local: Message timed out (last error: {error.name()})")
             self._timed_out_after_sending(batch)
-            self._fail(batch.messages, error)
+            self._fail(batch.records(), error)
 
     def _timed_out_error(self) -> KafkaError:
         """librdkafka's _MSG_TIMED_OUT, naming the cause when brokers are out of reach for a reason
@@ -510,7 +510,7 @@ class Sender:
             err = b.unanswered
             assert err is not None
             why = f"{err.str()} (it may be in the log: not sent again under a new epoch, which could write it twice)"
-            self._fail(b.messages, KafkaError(err.code(), why, retriable=err.retriable()))
+            self._fail(b.records(), KafkaError(err.code(), why, retriable=err.retriable()))
 
     @property
     def fatal(self) -> KafkaError | None:
@@ -540,7 +540,7 @@ class Sender:
             waiting = self._unassigned.take_all()
         for b in queued:
             self._timed_out_after_sending(b)
-            self._fail(b.messages, error)
+            self._fail(b.records(), error)
         if waiting:
             self._fail(waiting, error)
 
@@ -549,7 +549,7 @@ class Sender:
         while self._unencodable:
             batch, exc = self._unencodable.pop()
             self._timed_out_after_sending(batch)
-            self._fail(batch.messages, KafkaError(KafkaError._BAD_MSG, f"the batch could not be encoded: {exc}"))
+            self._fail(batch.records(), KafkaError(KafkaError._BAD_MSG, f"the batch could not be encoded: {exc}"))
 
     # --- metadata ------------------------------------------------------------------------------
 
@@ -591,7 +591,7 @@ class Sender:
                 self.idem.forget_in_flight(b for batches in requests.values() for b in batches)
             for batches in requests.values():
                 for b in batches:
-                    self._fail(b.messages, KafkaError(KafkaError._PURGE_INFLIGHT))
+                    self._fail(b.records(), KafkaError(KafkaError._PURGE_INFLIGHT))
 
 
 def _earliest(a: float | None, b: float) -> float:
