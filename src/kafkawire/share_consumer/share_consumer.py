@@ -27,6 +27,7 @@ from ..base.debug import Debug
 from ..base.messages import Messages
 from ..base.model import Message, TopicPartition
 from ..client.coordinators import Coordinators
+from ..client.dropped import Kept
 from ..client.executor import CallbackExecutor
 from ..client.logs import DeferredLogger, client_logger, log_init
 from ..client.network_client import Client
@@ -112,12 +113,14 @@ class ShareConsumer:
         mode = str(merged.pop("share.acknowledgement.mode", IMPLICIT)).lower()
         if mode not in MODES:
             raise ValueError(f"share.acknowledgement.mode must be 'implicit' or 'explicit', not {mode!r}")
-        config = parse_consumer_config(merged, log)
+        self._kept = Kept()  # its callbacks and logger, held here alone (client/dropped.py)
+        weak = self._kept.weakly(merged, log)
+        config = parse_consumer_config(weak, log)
         if config.group_id is None:
             raise ValueError("group.id must be set")
         opts = config.options
         self._executor = CallbackExecutor(background=False, name="kafkawire-share-consumer", owner="share_consumer")
-        self._log = DeferredLogger(client_logger(merged.get("logger"), log), self._executor.put)
+        self._log = DeferredLogger(client_logger(weak.get("logger"), log), self._executor.put)
         try:
             self._client = Client(
                 opts, logger=cast(logging.Logger, self._log), debug=Debug.of(opts, self._log, "consumer")
@@ -391,7 +394,7 @@ class ShareConsumer:
         with self._call():
             if callback is not None and not callable(callback):
                 raise TypeError("callback must be callable or None")
-            self._ack_callback.fn = callback
+            self._ack_callback.fn = self._kept.hold("acknowledgement_commit", callback)
 
     def set_sasl_credentials(self, username: str, password: str) -> None:
         with self._call():
