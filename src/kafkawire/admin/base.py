@@ -18,7 +18,7 @@ from ..base.model import TopicPartition
 from ..client import routers
 from ..client.coordinators import GROUP, Coordinators, ToCoordinator
 from ..client.driver import Operation, Router, error_of
-from ..client.dropped import when_dropped
+from ..client.dropped import Kept, when_dropped
 from ..client.executor import CallbackExecutor
 from ..client.logs import client_logger, log_init
 from ..client.network_client import Client, throttle_event
@@ -102,7 +102,9 @@ class AdminBase:
         so routing, retries and request bodies can be unit-tested at the client boundary."""
         if conf is None and not kwargs:
             raise TypeError("AdminClient() needs a configuration dict")
-        merged = {**(conf or {}), **kwargs}
+        given = {**(conf or {}), **kwargs}
+        self._kept = Kept()  # its callbacks and logger, held here alone (client/dropped.py)
+        merged = self._kept.weakly(given, log)
         foreign = foreign_keys(merged, ADMIN_INDEX, ADMIN)  # one dict for all three clients is common
         self._config = parse_config({k: v for k, v in merged.items() if k not in foreign}, ADMIN_OPTIONS)
         self._log = client_logger(self._config["logger"], log)
@@ -147,7 +149,7 @@ class AdminBase:
             client, timeout = self._client, self._default_timeout
             client.engine.call_soon(lambda: client.refresh_metadata_io([], lambda _r, _e: None, timeout=timeout))
             when_dropped(self, client, functools.partial(_abort, self._live), functools.partial(reports.close, 0))
-        log_init(self._debug, merged)
+        log_init(self._debug, given)
 
     def _check_open(self) -> None:
         if self._closed:

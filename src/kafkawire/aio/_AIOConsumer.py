@@ -25,6 +25,7 @@ from typing import Any
 import kafkawire
 
 from ..base.model import ClusterMetadata, ConsumerGroupMetadata, Message, TopicPartition
+from ..client.dropped import Kept
 from ..client.executor import CallbackExecutor
 from ..consumer.consumer import engine_of
 from . import _common
@@ -48,14 +49,15 @@ class AIOConsumer:
         self._reports = CallbackExecutor(background=False, owner="consumer")
         self._loop: asyncio.AbstractEventLoop | None = None
         self._ready: asyncio.Event | None = None
-        self._reports.hand_over(self._wake)
+        self._kept = kept = Kept()  # what the IO side calls back here, held here alone (client/dropped.py)
+        self._reports.hand_over(kept.hold("wake", self._wake))
         # The coroutines of async callbacks, in the order they were called, awaited in _serve; a
         # rebalance callback's (True) reports its end to the engine.
         self._pending: list[tuple[Any, bool]] = []
         conf, kwargs = self._awaiting(consumer_conf), self._awaiting(kwargs)
         self._consumer = kafkawire.Consumer(conf, _executor=self._reports, **kwargs)
         self._engine = engine_of(self._consumer)  # commit() awaits the commit's futures on the loop
-        self._engine.await_callbacks(lambda awaitable: self._pending.append((awaitable, True)))
+        self._engine.await_callbacks(kept.hold("await", lambda awaitable: self._pending.append((awaitable, True))))
 
     def _awaiting(self, conf: Mapping[str, Any]) -> Any:
         """``conf`` with its callbacks' coroutines (an ``async def`` on_commit, ...) awaited by _serve

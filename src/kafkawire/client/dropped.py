@@ -8,9 +8,12 @@ waits for them. Records still queued are lost, and said to be on the ``kafkawire
 
 A face's callbacks often refer to the face (a closure, a bound method of an object holding it).
 Held from the IO side, which a running thread keeps reachable, they would keep a dropped face alive
-for good: `Kept` holds them for the face alone, the IO side gets forwarders that reach them weakly,
-so face and callbacks are a cycle the collector frees, as confluent-kafka's handle traverses its
-callbacks and is freed with them.
+for good: `Kept` holds them (and its ``logger``, which may refer to it as well) for the face
+alone, the IO side gets forwarders that reach them weakly, so face and callbacks are a cycle the
+collector frees, as confluent-kafka's handle traverses its callbacks and is freed with them. A
+callback still due once its face is collected is not run, as confluent-kafka's is not. (A record's
+own ``on_delivery`` stays with the record, as confluent-kafka keeps it: a producer dropped with a
+record whose callback refers to it lives until that report is served, on both.)
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import weakref
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .logs import check_logger, client_logger
 from .network_client import Client
 
 log = logging.getLogger("kafkawire")
@@ -53,7 +57,7 @@ def _finish(kind: str, client: Client, steps: tuple[Callable[[], None], ...], lo
 
 
 class Kept:
-    """The application's callables given to one face, by name, held by that face alone."""
+    """The application's callables (and logger) given to one face, by name, held by that face alone."""
 
     __slots__ = ("__weakref__", "_callables")
 
@@ -70,9 +74,20 @@ class Kept:
         self._callables[name] = value
         return _Forward(self, name)
 
-    def weakly(self, conf: Mapping[str, Any]) -> dict[str, Any]:
-        """``conf`` with its callbacks (``*_cb``, ``on_*``) held here, forwarders in their place."""
-        return {key: self.hold(key, value) if _is_callback(key) else value for key, value in conf.items()}
+    def weakly(self, conf: Mapping[str, Any], default: logging.Logger) -> dict[str, Any]:
+        """``conf`` with its callbacks (``*_cb``, ``on_*``) and its ``logger`` (as `client_logger`
+        makes it, after ``default``'s name) held here, forwarders in their place."""
+        return {key: self._weak(key, value, default) for key, value in conf.items()}
+
+    def _weak(self, key: Any, value: Any, default: logging.Logger) -> Any:
+        if key == "logger" and value is not None:
+            try:
+                check_logger(value)
+            except ValueError:
+                return value  # (for the caller's checks to refuse)
+            self._callables[key] = client_logger(value, default)
+            return _ForwardLogger(self)
+        return self.hold(key, value) if _is_callback(key) else value
 
 
 def _is_callback(key: Any) -> bool:
@@ -91,3 +106,20 @@ class _Forward:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         kept = self._kept()
         return None if kept is None else kept._callables[self._name](*args, **kwargs)
+
+
+class _ForwardLogger:
+    """The kept logger's methods while its face lives (after, each is a no-op)."""
+
+    __slots__ = ("_kept",)
+
+    def __init__(self, kept: Kept) -> None:
+        self._kept = weakref.ref(kept)
+
+    def __getattr__(self, name: str) -> Any:
+        kept = self._kept()
+        return _nothing if kept is None else getattr(kept._callables["logger"], name)
+
+
+def _nothing(*_args: Any, **_kwargs: Any) -> None:
+    return None

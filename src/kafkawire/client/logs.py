@@ -38,7 +38,7 @@ def client_logger(given: Any, default: logging.Logger) -> Any:
         return default
     if all(callable(getattr(given, name, None)) for name in _LOGGER_METHODS):
         return given
-    own = logging.getLogger(f"{default.name}.{next(_instances)}")
+    own = logging.Logger(f"{default.name}.{next(_instances)}")  # (unregistered: the client alone holds it)
     own.propagate = False
     own.addHandler(given if isinstance(given, logging.Handler) else _ToLog(given))
     own.setLevel(logging.DEBUG)  # the handler (or the object) decides

@@ -51,8 +51,9 @@ class Consumer:
         if merged.get("group.id") is None:  # before the other keys are looked at, as confluent-kafka
             raise ValueError("Failed to create consumer: group.id must be set")  # (its words)
         self._kept = Kept()  # its callbacks, held here alone (client/dropped.py)
-        config = parse_consumer_config(self._kept.weakly(merged), log)
-        logger = client_logger(merged.get("logger"), log)
+        weak = self._kept.weakly(merged, log)
+        config = parse_consumer_config(weak, log)
+        logger = client_logger(weak.get("logger"), log)
         if executor is None:
             executor = CallbackExecutor(background=False, name="kafkawire-consumer", owner="consumer")
         self._engine = ConsumerEngine(config, logger, executor, self)

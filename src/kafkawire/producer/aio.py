@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..base.model import ClusterMetadata, ConsumerGroupMetadata, Message, TopicPartition
+from ..client.dropped import Kept
 from ..client.executor import CallbackExecutor
 from ..core.kafka_error import KafkaError, KafkaException
 from ..native import native
@@ -77,7 +78,8 @@ class AIOProducer:
         self._reports = CallbackExecutor(background=False)
         self._loop: asyncio.AbstractEventLoop | None = None  # where reports are served
         self._room_waiters: list[asyncio.Future[None]] = []  # produce calls awaiting buffer room
-        self._reports.hand_over(self._wake)
+        self._kept = Kept()  # what the IO side calls back here, held here alone (client/dropped.py)
+        self._reports.hand_over(self._kept.hold("wake", self._wake))
         self._producer = Producer(conf, _executor=self._reports, **kwargs)
         loop = _get_running_loop()
         if loop is not None:  # else the first loop to call a method (error_cb etc. wait till then)

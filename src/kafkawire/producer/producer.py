@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..base.config import given_config
 from ..base.model import ClusterMetadata, ConsumerGroupMetadata, RecordMetadata, TopicPartition
-from ..client.dropped import when_dropped
+from ..client.dropped import Kept, when_dropped
 from ..client.executor import CallbackExecutor
 from ..client.logs import client_logger, log_init
 from ..client.options import PRODUCER, warn_foreign
@@ -57,9 +57,11 @@ class Producer:
     def __init__(self, config: Mapping[str, Any] | None = None, /, **kwargs: Any) -> None:
         executor: CallbackExecutor | None = kwargs.pop("_executor", None)  # AIOProducer serves on its loop
         merged = given_config(config, kwargs)
-        conf = parse_producer_config(merged)
+        self._kept = kept = Kept()  # its callbacks, held here alone (client/dropped.py)
+        weak = kept.weakly(merged, log)
+        conf = parse_producer_config(weak)
         self._conf: ProducerConfig = conf
-        self._log = client_logger(merged.get("logger"), log)
+        self._log = client_logger(weak.get("logger"), log)
         warn_foreign(dict.fromkeys(conf.ignored), PRODUCER, self._log)
         self._interceptors = InterceptorChain(conf.interceptors, conf.raw)  # before any thread starts
         if executor is None:

@@ -8,7 +8,7 @@ acknowledge(). Like confluent-kafka's, the consumer is for one thread at a time 
 call raises ConcurrentModificationException) and has no background dispatch: error_cb, the log
 lines and the acknowledgement-commit callback run inside poll(), commit_sync/commit_async and
 close(). The IO side holds no reference to this object, so a consumer dropped without close() is
-collected and its client shut by a finalizer.
+collected and its client finished (client/dropped.py).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from ..base.debug import Debug
 from ..base.messages import Messages
 from ..base.model import Message, TopicPartition
 from ..client.coordinators import Coordinators
+from ..client.dropped import Kept, when_dropped
 from ..client.executor import CallbackExecutor
 from ..client.logs import DeferredLogger, client_logger, log_init
 from ..client.network_client import Client
@@ -55,7 +56,7 @@ _REFUSALS: dict[Refusal, type[Exception]] = {
 
 def _resource(consumer: weakref.ref[ShareConsumer], group_id: str) -> dict[str, str]:
     """The resource attributes of a metrics push (IO thread), through a weak reference: the pusher
-    must not keep a dropped share consumer alive (its finalizer stops the client)."""
+    must not keep a dropped share consumer alive (client/dropped.py finishes its client)."""
     me = consumer()
     membership = me._membership if me is not None else None
     return resource_attributes({"group_id": group_id, "member_id": membership.member_id if membership else ""})
@@ -90,13 +91,6 @@ def _integer(value: Any, name: str) -> int:
     return value
 
 
-def _shut(client: Client, executor: CallbackExecutor) -> None:
-    """The finalizer of a consumer dropped without close(): stop its IO thread, nothing more (on
-    the IO thread: the collector may run this on any thread, that one included)."""
-    client.engine.call_soon(lambda: executor.close(0))
-    client.abandon()
-
-
 class ShareConsumer:
     def __init__(self, conf: Mapping[str, Any] | None = None, /, **kwargs: Any) -> None:
         if getattr(self, "_built", False):
@@ -112,12 +106,14 @@ class ShareConsumer:
         mode = str(merged.pop("share.acknowledgement.mode", IMPLICIT)).lower()
         if mode not in MODES:
             raise ValueError(f"share.acknowledgement.mode must be 'implicit' or 'explicit', not {mode!r}")
-        config = parse_consumer_config(merged, log)
+        self._kept = Kept()  # its callbacks and logger, held here alone (client/dropped.py)
+        weak = self._kept.weakly(merged, log)
+        config = parse_consumer_config(weak, log)
         if config.group_id is None:
             raise ValueError("group.id must be set")
         opts = config.options
         self._executor = CallbackExecutor(background=False, name="kafkawire-share-consumer", owner="share_consumer")
-        self._log = DeferredLogger(client_logger(merged.get("logger"), log), self._executor.put)
+        self._log = DeferredLogger(client_logger(weak.get("logger"), log), self._executor.put)
         try:
             self._client = Client(
                 opts, logger=cast(logging.Logger, self._log), debug=Debug.of(opts, self._log, "consumer")
@@ -126,7 +122,7 @@ class ShareConsumer:
             if exc.args[0].code() != KafkaError._INVALID_ARG:
                 raise
             raise ValueError(f"Failed to create share consumer: {exc.args[0].str()}") from None
-        self._finalizer = weakref.finalize(self, _shut, self._client, self._executor)
+        when_dropped(self, self._client, functools.partial(self._executor.close, 0))  # (nothing more: no leaving)
         self._built = True
         self._group_id = config.group_id
         self._request_timeout = opts["socket.timeout.ms"] / 1000
@@ -391,7 +387,7 @@ class ShareConsumer:
         with self._call():
             if callback is not None and not callable(callback):
                 raise TypeError("callback must be callable or None")
-            self._ack_callback.fn = callback
+            self._ack_callback.fn = self._kept.hold("acknowledgement_commit", callback)
 
     def set_sasl_credentials(self, username: str, password: str) -> None:
         with self._call():
@@ -418,9 +414,8 @@ class ShareConsumer:
                 except Exception:
                     log.exception("a share consumer callback raised during close()")
         finally:
-            if self._finalizer.detach() is not None:
-                self._client.close()
-                self._executor.close(0)
+            self._client.close()  # (a second time: nothing)
+            self._executor.close(0)
 
     def __enter__(self) -> ShareConsumer:
         return self
