@@ -629,6 +629,10 @@ def test_a_checksum_keeps_the_gil() -> None:
         # No forced handover between the two reads of ticks either: the interval is wall time, and
         # a loaded machine can stretch the checksum's few milliseconds of CPU past a second.
         sys.setswitchinterval(60.0)
+        # A thread already waiting for the GIL waits the old interval (5 ms) and then asks for it:
+        # a checksum stretched past that by a busy machine handed it over on return. Sleeping lets
+        # the ticker through, so that its next wait is under the new interval.
+        time.sleep(0.002)
         try:
             before = ticks[0]
             got = crc.crc32c(data)
