@@ -277,6 +277,36 @@ def test_callbacks_of_the_configuration_run_on_the_loop(bootstrap: str) -> None:
     assert threads == {loop_thread}
 
 
+def test_a_loop_awaiting_reports_is_served_when_the_last_loop_to_produce_has_ended(bootstrap: str, topic: str) -> None:
+    """Loop C awaits its record's report while loop D produces after it and ends at once, before
+    any report (linger.ms holds them): C's future settles. (Reports used to wake the last loop
+    alone: D was closed, the wake-up dropped, and C waited for good.)"""
+    p = AIOProducer({"bootstrap.servers": bootstrap, "linger.ms": 500})
+    produced = threading.Event()
+    got: list[bytes | None] = []
+
+    async def awaiting() -> None:
+        fut = await p.produce(topic, b"c")
+        produced.set()
+        got.append((await asyncio.wait_for(fut, 20)).value())
+
+    waiter = threading.Thread(target=asyncio.run, args=(awaiting(),))
+    waiter.start()
+    assert produced.wait(20)
+
+    async def last() -> None:
+        await p.produce(topic, b"d")
+
+    asyncio.run(last())
+    waiter.join(30)
+    assert got == [b"c"]
+
+    async def close() -> None:
+        await p.close()
+
+    asyncio.run(close())
+
+
 def test_several_loops_share_one_producer(bootstrap: str, topic: str) -> None:
     """One loop after another, then two at once on two threads: each record's future settles and
     its on_delivery runs on the thread of the loop that produced it."""

@@ -20,10 +20,10 @@ run on a thread pool, ``executor`` or one of ``max_workers`` threads, as conflue
 its ``batch_size`` and ``buffer_timeout`` size a local buffer this producer does not have (each
 record is queued at once): accepted, and they change nothing (README, "differs on purpose").
 
-Several loops may use one producer: reports are served on the loop that used it last, and a
-record produced on another loop is handed to its own loop to settle (with loops running at once
-on several threads, a loop may then see one partition's reports out of order; a record whose loop
-was closed before its report is dropped: nothing could await it).
+Several loops may use one producer: reports are served by whichever open loop that used it
+comes first, and a record produced on another loop is handed to its own loop to settle (with loops
+running at once on several threads, a loop may then see one partition's reports out of order; a
+record whose loop was closed before its report is dropped: nothing could await it).
 """
 
 from __future__ import annotations
@@ -77,6 +77,9 @@ class AIOProducer:
         kwargs.pop("delivery.reports", None)
         self._reports = CallbackExecutor(background=False)
         self._loop: asyncio.AbstractEventLoop | None = None  # where reports are served
+        # Every loop that used this producer and was open when the last one came (`_wake`).
+        self._loops: tuple[asyncio.AbstractEventLoop, ...] = ()
+        self._waking: set[asyncio.AbstractEventLoop] = set()  # loops with a `_serve` on the way
         self._room_waiters: list[asyncio.Future[None]] = []  # produce calls awaiting buffer room
         self._kept = Kept()  # what the IO side calls back here, held here alone (client/dropped.py)
         self._reports.hand_over(self._kept.hold("wake", self._wake))
@@ -260,19 +263,26 @@ class AIOProducer:
         """Serve reports on ``loop`` from now on, starting with whatever is queued already."""
         if loop is not self._loop:
             self._loop = loop
+            self._loops = (*(other for other in self._loops if other is not loop and not other.is_closed()), loop)
+            self._waking.intersection_update(self._loops)
             loop.call_soon(self._serve)
 
     def _wake(self) -> None:
-        """The report queue stopped being empty (any thread, mostly the IO thread)."""
-        loop = self._loop
-        if loop is not None:
-            try:
+        """The report queue stopped being empty (any thread, mostly the IO thread): every open loop
+        that used the producer is woken, not only the last. That one may end (``asyncio.run``
+        returning with this wake-up unserved) while another still awaits reports: a queue left
+        non-empty wakes no one again. A loop already woken is not woken twice: one left open and
+        idle would pile them up."""
+        for loop in self._loops:
+            if loop in self._waking:
+                continue
+            self._waking.add(loop)
+            with contextlib.suppress(RuntimeError):  # that loop is closed: the others serve
                 loop.call_soon_threadsafe(self._serve)
-            except RuntimeError:  # that loop is closed: the next one to use the producer serves
-                pass
 
     def _serve(self) -> None:
         loop = asyncio.get_running_loop()
+        self._waking.discard(loop)  # (before draining: what is queued from now on wakes it again)
         self._drain(loop)
         if len(self._reports):  # queued while serving (no wake-up for those), or left by a raise
             loop.call_soon(self._serve)
