@@ -209,7 +209,10 @@ def test_cancelled_futures_and_raising_callbacks_lose_no_report(bootstrap: str, 
 
     async def main() -> list[asyncio.Future[Message]]:
         asyncio.get_running_loop().set_exception_handler(lambda _loop, ctx: errors.append(ctx))
-        async with AIOProducer({"bootstrap.servers": bootstrap, "linger.ms": 5}) as p:
+        # Reports in order per partition need the idempotent producer: without it (librdkafka's
+        # default) a retried batch may land behind the next, on both clients (docs/producing.md).
+        config = {"bootstrap.servers": bootstrap, "linger.ms": 5, "enable.idempotence": True}
+        async with AIOProducer(config) as p:
             futures = []
             for i in range(300):
                 fut = await p.produce(topic, b"%d" % i, partition=i % PARTITIONS, on_delivery=on_delivery)
