@@ -53,6 +53,8 @@ def serve_delivered(
     now: float,
     message_type: type,
     overhead: int,
+    forward: Any = None,
+    target: Any = None,
     /,
 ) -> tuple[int, int, int, BaseException | None]: ...
 def tally_delivered(messages: list[Any], overhead: int, /) -> tuple[int, int, int, list[int]]: ...

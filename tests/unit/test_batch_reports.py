@@ -5,12 +5,14 @@ sharing such a callback, per-record reports when a record has another kind of ca
 
 from __future__ import annotations
 
+import gc
 import logging
 from typing import Any
 
 import pytest
 
 from kafkawire.base.model import OFFSET_INVALID, Message
+from kafkawire.client.dropped import Kept
 from kafkawire.client.executor import CallbackExecutor
 from kafkawire.core.kafka_error import KafkaError
 from kafkawire.native import native
@@ -34,7 +36,9 @@ class Recorder(BatchDeliveryCallback):
         self.batches.append((topic, partition, count, base_offset, error))
 
 
-def _deliveries(interceptors: Any = (), only_errors: bool = False) -> tuple[Deliveries, list[tuple[int, int]]]:
+def _deliveries(
+    interceptors: Any = (), only_errors: bool = False, on_delivery: Any = None
+) -> tuple[Deliveries, list[tuple[int, int]]]:
     released: list[tuple[int, int]] = []
     deliveries = Deliveries(
         CallbackExecutor(background=False),
@@ -45,6 +49,7 @@ def _deliveries(interceptors: Any = (), only_errors: bool = False) -> tuple[Deli
         None,
         logging.getLogger("test"),
         only_errors=only_errors,
+        on_delivery=on_delivery,
     )
     return deliveries, released
 
@@ -167,15 +172,15 @@ def test_delivery_tracker_counts_batches_and_records_alike() -> None:
 def _variants(kind: Any) -> list[list[Any]]:
     """Batches tally_shared takes (the first two) and batches it must refuse."""
     recorder = Recorder()
-    plain = _records(kind, 6, recorder)
-    with_none = _records(kind, 3, recorder)
+    plain = _records(PendingMessage, 6, recorder)
+    with_none = _records(PendingMessage, 3, recorder)
     with_none[1].value = None
-    other_callback = _records(kind, 3, recorder)
+    other_callback = _records(PendingMessage, 3, recorder)
     other_callback[2].callback = print
-    with_future = _records(kind, 3, recorder)
+    with_future = _records(PendingMessage, 3, recorder)
     with_future[0].future = object()
-    other_partition = _records(kind, 3, recorder) + _records(kind, 1, recorder, partition=3)
-    other_topic = _records(kind, 3, recorder)
+    other_partition = _records(PendingMessage, 3, recorder) + _records(PendingMessage, 1, recorder, partition=3)
+    other_topic = _records(PendingMessage, 3, recorder)
     other_topic[1].topic = "u"
     return [plain, with_none, other_callback, with_future, other_partition, other_topic, []]
 
@@ -191,3 +196,30 @@ def test_tally_shared_is_the_python_twin() -> None:
     assert got_py[0] == (21, sum(buffer_charge(m.size) for m in _variants(PurePendingMessage)[0]))
     assert got_py[1] is not None and got_py[1][0] == 1 + 3
     assert got_py[2:] == [None] * 5
+
+
+def test_the_configured_batch_callback_reaches_records_as_a_forwarder_and_is_one_report() -> None:
+    """A producer's configured ``on_delivery`` is held for its face (client/dropped.py) and records
+    carry a forwarder to it: the batch is still one `report_batch` call, per-record reports call it
+    directly, and once the face is gone nobody is told but the room is freed."""
+    kept, recorder = Kept(), Recorder()
+    forwarder = kept.hold("on_delivery", recorder)
+    deliveries, released = _deliveries(on_delivery=forwarder)
+    records = _records(PendingMessage, 4, forwarder)
+    deliveries.complete(records, None, 10, -1)
+    assert deliveries.executor.serve(0) == 1
+    assert recorder.batches == [("t", 2, 4, 10, None)] and recorder.records == []
+
+    mixed = _records(PendingMessage, 3, forwarder)
+    mixed[1].callback = lambda err, msg: None  # another callback: reported per record
+    deliveries.complete(mixed, None, 20, -1)
+    deliveries.executor.serve(0)
+    assert recorder.records == [(None, 20), (None, 22)]
+
+    del kept
+    gc.collect()
+    before = sum(count for count, _ in released)
+    deliveries.complete(_records(PendingMessage, 3, forwarder), None, 30, -1)
+    deliveries.executor.serve(0)
+    assert recorder.records == [(None, 20), (None, 22)] and len(recorder.batches) == 1
+    assert sum(count for count, _ in released) - before == 3

@@ -15,12 +15,13 @@ from kafkawire.records import BatchBuilder, decode_batches
 
 
 class StubDeliveries:
-    """What DeliveredReports uses of `Deliveries`: the executor and the buffer release."""
+    """What DeliveredReports uses of `Deliveries`: the executor, the configured callback and the buffer release."""
 
     def __init__(self) -> None:
         self.executor = CallbackExecutor(background=False)
         self._reports = self.executor
         self.grouped_callbacks = 0
+        self.on_delivery = None  # no configured callback's forwarder
         self.released: list[tuple[int, int]] = []
 
     def release(self, count: int, size: int) -> None:

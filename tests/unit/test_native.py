@@ -154,7 +154,11 @@ def test_pending_message_is_left_out_of_cyclic_garbage_collection() -> None:
     assert not gc.is_tracked(native.PendingMessage("t", 0, None, b"v", None, 1, print, None, 0.0))
 
 
-def _serve(serve: Any, kind: Any, raise_at: int | None, base: int, log_append: Any) -> tuple[Any, list[Any]]:
+def _serve(
+    serve: Any, kind: Any, raise_at: int | None, base: int, log_append: Any, forwarding: str = "none"
+) -> tuple[Any, list[Any]]:
+    """``forwarding``: "none"; "live", every third record carries a forwarder standing for the
+    callback; "gone", the forwarder stands for nothing (its face was collected)."""
     got: list[Any] = []
 
     def callback(err: Any, msg: Message) -> None:
@@ -176,10 +180,22 @@ def _serve(serve: Any, kind: Any, raise_at: int | None, base: int, log_append: A
         if len(got) == raise_at:
             raise ValueError("from the callback")
 
+    forward = object()  # what records carry: compared by identity only
     messages = [
-        _pending(kind, i, None if i % 5 == 4 else callback, [("h", b"x")] if i % 3 else None) for i in range(40)
+        _pending(
+            kind,
+            i,
+            None if i % 5 == 4 else forward if forwarding != "none" and i % 3 == 0 else callback,
+            [("h", b"x")] if i % 3 else None,
+        )
+        for i in range(40)
     ]
-    outcome = serve(messages, 2, base, log_append, TIMESTAMP_CREATE_TIME, 10.02, Message, RECORD_OVERHEAD)
+    if forwarding == "none":
+        outcome = serve(messages, 2, base, log_append, TIMESTAMP_CREATE_TIME, 10.02, Message, RECORD_OVERHEAD)
+    else:
+        target = callback if forwarding == "live" else None
+        args = (TIMESTAMP_CREATE_TIME, 10.02, Message, RECORD_OVERHEAD, forward, target)
+        outcome = serve(messages, 2, base, log_append, *args)
     return outcome, got
 
 
@@ -201,6 +217,30 @@ def test_serve_delivered_reports_as_the_python_twin(raise_at: int | None, base: 
     else:
         assert isinstance(exc_c, ValueError) and isinstance(exc_py, ValueError)
         assert exc_c.__traceback__ is not None
+
+
+@pytest.mark.parametrize("raise_at", [None, 7])
+@pytest.mark.parametrize("forwarding", ["live", "gone"])
+def test_serve_delivered_calls_what_a_forwarder_stands_for_as_the_python_twin(
+    raise_at: int | None, forwarding: str
+) -> None:
+    """The configured callback reaches records as a forwarder (client/dropped.py): reported to what
+    it stands for, called directly; to nobody once that is gone, the records counted as served all
+    the same (their buffer room is freed by the count)."""
+    outcomes = [
+        _serve(serve, kind, raise_at, 0, None, forwarding)
+        for serve, kind in ((native.serve_delivered, native.PendingMessage), (serve_delivered, PurePendingMessage))
+    ]
+    (c_outcome, got_c), (py_outcome, got_py) = outcomes
+    assert c_outcome[:3] == py_outcome[:3] and got_c == got_py
+    with_callback = [i for i in range(2, 40) if i % 5 != 4]
+    if forwarding == "live":
+        assert len(got_c) == (raise_at or len(with_callback))
+        assert [r[3] for r in got_c] == with_callback[: len(got_c)]  # every one, in order, offsets from 0
+    elif raise_at is None:
+        forwarded = [i for i in with_callback if i % 3 == 0]
+        assert [r[3] for r in got_c] == [i for i in with_callback if i not in forwarded]
+        assert c_outcome[1] == len(with_callback)  # the forwarded records served, uncalled
 
 
 def test_delivery_reports_without_headers_are_left_out_of_cyclic_garbage_collection() -> None:

@@ -67,20 +67,22 @@ report_atomic(PyObject *topic, PyObject *key, PyObject *value, PyObject *headers
            && !PyObject_IS_GC(PyTuple_GET_ITEM(timestamp, 0)) && !PyObject_IS_GC(PyTuple_GET_ITEM(timestamp, 1));
 }
 
-/* serve_delivered(messages, start, base_offset, log_append, create_time, now, message_type, overhead)
- *   -> (next, served, charge, exception or None)
+/* serve_delivered(messages, start, base_offset, log_append, create_time, now, message_type, overhead
+ *                 [, forward, target]) -> (next, served, charge, exception or None)
  * Runs the callback of each record from ``start`` on, with a new ``message_type`` report made
  * as DeliveredReports makes it; stops at the first exception, which is returned, not raised,
- * with how far it got, so that the caller keeps its books whatever happened. */
+ * with how far it got, so that the caller keeps its books whatever happened. A record whose
+ * callback is ``forward`` (compared by identity) is reported to ``target``, or to nobody when
+ * that is None (served all the same: its room is freed). */
 static PyObject *
 serve_delivered(PyObject *module, PyObject *args)
 {
-    PyObject *messages, *log_append, *create_time, *type;
+    PyObject *messages, *log_append, *create_time, *type, *forward = Py_None, *target = Py_None;
     Py_ssize_t start;
     long long base, overhead;
     double now;
-    if (!PyArg_ParseTuple(args, "O!nLOOdOL:serve_delivered", &PyList_Type, &messages, &start, &base, &log_append,
-                          &create_time, &now, &type, &overhead))
+    if (!PyArg_ParseTuple(args, "O!nLOOdOL|OO:serve_delivered", &PyList_Type, &messages, &start, &base, &log_append,
+                          &create_time, &now, &type, &overhead, &forward, &target))
         return NULL;
     if (message_slots(type) < 0) return NULL;
     PyTypeObject *mtype = (PyTypeObject *)type;
@@ -98,6 +100,15 @@ serve_delivered(PyObject *module, PyObject *args)
         }
         Pending *m = (Pending *)item;
         if (m->callback == NULL || m->callback == Py_None) continue;
+        PyObject *callback = m->callback;
+        if (callback == forward && forward != Py_None) {
+            callback = target;
+            if (callback == Py_None) { /* its face is gone: nobody to tell */
+                served++;
+                charge += 2 * (long long)m->size + overhead;
+                continue;
+            }
+        }
         Py_INCREF(m);
         PyObject *report = mtype->tp_alloc(mtype, 0);
         PyObject *offset = NULL, *timestamp = NULL, *latency = NULL, *result = NULL;
@@ -133,12 +144,12 @@ serve_delivered(PyObject *module, PyObject *args)
         if (report_atomic(m->topic, m->key, m->value, m->headers, timestamp)) PyObject_GC_UnTrack(report);
         served++;
         charge += 2 * (long long)m->size + overhead;
-        if (settles_in_c(m->callback)) { /* AIOProducer's future (settle_futures.c): no call, no frame */
-            result = settle(m->callback, Py_None, report) < 0 ? NULL : Py_NewRef(Py_True);
+        if (settles_in_c(callback)) { /* AIOProducer's future (settle_futures.c): no call, no frame */
+            result = settle(callback, Py_None, report) < 0 ? NULL : Py_NewRef(Py_True);
         }
         else {
             PyObject *cb_args[2] = {Py_None, report};
-            result = PyObject_Vectorcall(m->callback, cb_args, 2, NULL);
+            result = PyObject_Vectorcall(callback, cb_args, 2, NULL);
         }
     failed:
         Py_XDECREF(report);

@@ -50,7 +50,7 @@ static PyMethodDef native_methods[] = {
     {"encode_records", encode_records, METH_VARARGS,
      "encode_records(buf, records, count, base_timestamp, max_timestamp) -> (count, base, max)"},
     {"serve_delivered", serve_delivered, METH_VARARGS,
-     "serve_delivered(messages, start, base_offset, log_append, create_time, now, message_type, overhead)"
+     "serve_delivered(messages, start, base_offset, log_append, create_time, now, message_type, overhead, forward=None, target=None)"
      " -> (next, served, charge, exception or None)"},
     {"tally_delivered", tally_delivered, METH_VARARGS,
      "tally_delivered(messages, overhead) -> (value_bytes, without_callback, their_charge, with_future)"},

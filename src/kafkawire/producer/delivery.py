@@ -17,7 +17,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from functools import partial
 from itertools import groupby
-from typing import Any, TypeGuard
+from typing import Any
 
 from ..base.model import (
     OFFSET_INVALID,
@@ -28,6 +28,7 @@ from ..base.model import (
     ThrottleEvent,
     throttle_event,
 )
+from ..client.dropped import forwarded
 from ..client.executor import CallbackExecutor
 from ..core.accumulator import Pending, expanded
 from ..core.kafka_error import KafkaError, KafkaException
@@ -58,10 +59,14 @@ def serve_delivered(
     now: float,
     message_type: type[Message],
     overhead: int,
+    forward: Any = None,
+    target: Any = None,
 ) -> tuple[int, int, int, BaseException | None]:
     """Run the callback of each record from ``start`` on with its report `Message`, made directly
     (no re-check of values the producer checked). Stops at the first exception, which is returned
     (not raised) with how far it got: (next index, callbacks run, their buffer charge, exception).
+    A record whose callback is ``forward`` (the configured callback's forwarder, client/dropped.py)
+    is reported to ``target`` instead, or to nobody when that is None (its face is gone).
     The twin of ``kafkawire._native.serve_delivered``."""
     new = message_type.__new__
     i = start
@@ -74,6 +79,12 @@ def serve_delivered(
             callback = m.callback
             if callback is None:
                 continue
+            if callback is forward:
+                callback = target
+                if callback is None:  # counted as served: its room was not freed when answered
+                    served += 1
+                    charge += buffer_charge(m.size, overhead)
+                    continue
             report = new(message_type)
             report._topic = m.topic
             report._partition = m.partition
@@ -181,6 +192,7 @@ class DeliveredReports:
     def __call__(self) -> None:
         log_append = (TIMESTAMP_LOG_APPEND_TIME, self.append_time) if self.append_time != -1 else None
         serve = serve_delivered if native is None else native.serve_delivered
+        forward, target = forwarded(self.deliveries.on_delivery)
         i, served, charge, exc = serve(
             self.messages,
             self.next,
@@ -190,6 +202,8 @@ class DeliveredReports:
             self.now,
             Message,
             RECORD_OVERHEAD,
+            forward,
+            target,
         )
         self.next = i
         self.served += served
@@ -221,8 +235,12 @@ class Deliveries:
         throttle_cb: Callable[[ThrottleEvent], Any] | None,
         log: logging.Logger,
         only_errors: bool = False,
+        on_delivery: Any = None,
     ) -> None:
         self.executor = executor
+        # The configured callback as records carry it: a forwarder (client/dropped.py), resolved
+        # once per batch of reports.
+        self.on_delivery = on_delivery
         self.release = release
         self._interceptors = interceptors
         self._clock = clock
@@ -317,24 +335,27 @@ class Deliveries:
             self.executor.put(callback.report_batch, report, partial(self.release, count, charge))
         return True
 
-    @staticmethod
     def _shared_runs(
-        messages: list[Pending], error: KafkaError | None, extra: int = 0
+        self, messages: list[Pending], error: KafkaError | None, extra: int = 0
     ) -> list[tuple[int, int, BatchDeliveryCallback, tuple[int, int]]] | None:
         """(start, stop, callback, (value bytes, charge)) of each run of records sharing one
         `BatchDeliveryCallback` that takes this report as a batch, or None. One C pass when the
-        whole batch shares one; a look at each record's callback only when it does not."""
+        whole batch shares one; a look at each record's callback only when it does not. (Records
+        carry the configured callback as its forwarder: compared as it is, called as resolved.)"""
         tally = tally_shared if native is None else native.tally_shared
+        forward, target = forwarded(self.on_delivery)
 
-        def takes(callback: Any) -> TypeGuard[BatchDeliveryCallback]:
-            return isinstance(callback, BatchDeliveryCallback) and (error is None or callback.batch_failures)
+        def taker(callback: Any) -> BatchDeliveryCallback | None:
+            callee = target if forward is not None and callback is forward else callback
+            takes = isinstance(callee, BatchDeliveryCallback) and (error is None or callee.batch_failures)
+            return callee if takes else None
 
         first = messages[0].callback if messages else None
-        if not takes(first):
+        if (callee := taker(first)) is None:
             return None
         whole = tally(messages, first, RECORD_OVERHEAD)
         if whole is not None:
-            return [(0, len(messages) + extra, first, whole)]
+            return [(0, len(messages) + extra, callee, whole)]
         if extra:
             return None
         callbacks = [m.callback for m in messages]
@@ -343,9 +364,10 @@ class Deliveries:
         for _, group in groupby(callbacks, key=id):
             stop = start + sum(1 for _ in group)
             shared = callbacks[start]
-            if not takes(shared) or (counted := tally(messages[start:stop], shared, RECORD_OVERHEAD)) is None:
+            callee = taker(shared)
+            if callee is None or (counted := tally(messages[start:stop], shared, RECORD_OVERHEAD)) is None:
                 return None
-            runs.append((start, stop, shared, counted))
+            runs.append((start, stop, callee, counted))
             start = stop
         return runs
 

@@ -109,6 +109,7 @@ class ProducerEngine:
             conf.throttle_cb,
             log,
             only_errors=conf.raw["delivery.report.only.error"],
+            on_delivery=conf.on_delivery,
         )
         self.idem = Idempotence() if conf.enable_idempotence else None
         self.txn: TransactionManager | None = None
