@@ -20,6 +20,7 @@ import queue
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -95,7 +96,10 @@ class KafkaCluster:
         self._brokers.clear()
         self._zookeeper = None
         if self._dir is not None:
-            shutil.rmtree(self._dir, ignore_errors=True)
+            if os.environ.get("KAFKAWIRE_KEEP_CLUSTER_LOGS"):  # the brokers' own logs, to read after a run
+                print(f"cluster's directory kept: {self._dir}", file=sys.stderr)
+            else:
+                shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
 
     def __enter__(self) -> KafkaCluster:
