@@ -11,9 +11,11 @@ here takes ``now`` and decides, nothing waits.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
+from operator import attrgetter
 from typing import Any, Protocol
 
 from ..records import HEADER_SIZE, BatchBuilder, crc, with_producer_state
@@ -21,6 +23,8 @@ from ..records.batch_buffers import BatchBuffers
 from . import TopicPartitionKey
 from .kafka_error import KafkaError
 from .lane_state import LaneState, new_lane_state
+
+_enqueued = attrgetter("enqueued")
 
 # Spare batch buffers kept while the producer is busy (each up to batch.size): deliveries come in
 # bursts of answers, the next batches are encoded in bursts too.
@@ -164,11 +168,11 @@ class ProducerBatch:
         if self.attempts or self.payload is not None or self._builder is not None or self.base_sequence >= 0:
             return None
         messages = self.messages
-        count = 0
-        while count < len(messages) and messages[count].enqueued <= until:
-            count += 1
-        if not count or count == len(messages):
+        # Records are appended as they are enqueued, so their times only grow: the usual answer
+        # (all that old, or none) is known from the ends, a split point found by bisection.
+        if not messages or messages[-1].enqueued <= until or messages[0].enqueued > until:
             return None
+        count = bisect_right(messages, until, key=_enqueued)
         out = ProducerBatch(self.topic, self.partition, self.created)
         out.messages = messages[:count]
         out.bytes = HEADER_SIZE + sum(m.size for m in out.messages)

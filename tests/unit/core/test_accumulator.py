@@ -7,6 +7,8 @@ pass in.
 
 from __future__ import annotations
 
+import random
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -257,6 +259,21 @@ def test_a_backlog_that_never_left_goes_in_slices_of_its_span() -> None:
     second = a.pop(TP, span=0.5)
     assert second is not None and [m.value for m in second.messages] == [b"0.9", b"1.4"]
     assert len(a) == 0 and a.pop(TP) is None
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_slice_holds_exactly_the_records_enqueued_by_its_end(seed: int) -> None:
+    """Whatever the times (repeated ones too: a produce_batch() call enqueues its records at one
+    instant), the slice is the records enqueued at or before the oldest's time plus ``span``."""
+    rng = random.Random(seed)
+    times = sorted(rng.choice([0.0, 0.1, 0.25, 0.5, 0.75, 1.0, 2.0]) for _ in range(rng.randint(1, 30)))
+    span = rng.choice([0.0, 0.1, 0.3, 1.0, 5.0])
+    a = acc(linger=100.0)
+    for i, t in enumerate(times):
+        a.append(msg(b"%d" % i, enqueued=t), t)
+    first = a.pop(TP, span=span)
+    assert first is not None
+    assert [m.value for m in first.messages] == [b"%d" % i for i, t in enumerate(times) if t <= times[0] + span]
 
 
 def test_a_batch_that_left_before_expires_whole() -> None:
