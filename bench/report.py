@@ -212,7 +212,11 @@ def _targets(results: list[ScenarioResult]) -> list[str]:
         ratio(headline, "kafkawire-produce"),
         lambda v: v >= 1.0,
     )
-    check("produce() keyed (default partitioner, CRC-32) >= 1.0x", ratio("100b-keyed-acks1-none", "kafkawire-produce"), lambda v: v >= 1.0)
+    check(
+        "produce() keyed (default partitioner, CRC-32) >= 1.0x",
+        ratio("100b-keyed-acks1-none", "kafkawire-produce"),
+        lambda v: v >= 1.0,
+    )
     for codec in ("lz4", "zstd"):
         check(
             f"acks=all + idempotence + {codec} >= 1.0x",
