@@ -534,13 +534,9 @@ class Client:
         known = {(b.host, b.port) for b in self.metadata.brokers.values()} or {
             (c.host, c.port) for c in self._bootstrap
         }
-        # Every connection counts, as every broker handle does in librdkafka: a retired bootstrap
-        # connection or a coordinator lane still up is a broker up (issue 39: a consumer whose only
-        # ready connection was its retired bootstrap one reported "3/3 brokers are down").
         live = (ConnectionState.READY, ConnectionState.CONNECTING, ConnectionState.NEGOTIATING)
-        connections = self.connections()
-        any_live = any(c.state in live for c in connections)
-        trying = {(c.host, c.port) for c in connections if c.trying}
+        any_live = any(c.state in live for c in (*self._bootstrap, *self._brokers.values()))
+        trying = {(c.host, c.port) for c in self.connections() if c.trying}
         failures = self._health.failed(
             address,
             conn.last_error,
