@@ -9,6 +9,7 @@ no secret (a password in a kinit command) appears in any error, log line, repr o
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import threading
@@ -440,6 +441,30 @@ def test_spark_options_reach_the_client(realm: Realm, broker: KafkaBroker, topic
     before = _authenticated(broker, realm.alice)
     assert _deliver(producer_params(options), topic, [b"from-spark-options"]) == [None]
     assert _authenticated(broker, realm.alice) > before
+
+
+def test_clients_made_one_after_another_keep_their_own_principals(
+    realm: Realm, broker: KafkaBroker, topic_name: Callable[[str], str]
+) -> None:
+    """Each keytab login keeps its tickets in a cache of its own: a login made after another was
+    dropped (its memory, and so its id(), reused at once) never finds the earlier one's principal
+    there (CI met "Principal in credential cache does not match desired name"). Then the same
+    through producers."""
+    from kafkawire.base.config import CONNECTION_OPTIONS, parse_config
+    from kafkawire.security.kerberos import KerberosLogin
+
+    turns = [("kafkaclient", realm.client_keytab), (realm.alice, realm.alice_keytab)] * 8
+    for principal, keytab in turns:
+        conf = _conf(broker, realm, **{"sasl.kerberos.keytab": str(keytab), "sasl.kerberos.principal": principal})
+        login = KerberosLogin(parse_config(conf, CONNECTION_OPTIONS))
+        assert login.new_client("127.0.0.1"), principal
+        del login
+    topic = topic_name("krb-turns")
+    create_topic(broker.bootstrap(), topic, 1)
+    for principal, keytab in turns:
+        conf = _conf(broker, realm, **{"sasl.kerberos.keytab": str(keytab), "sasl.kerberos.principal": principal})
+        assert _deliver(conf, topic, [principal.encode()]) == [None], principal
+        gc.collect()
 
 
 # --- secrets -------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ paths, never keys or passwords.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import re
@@ -43,6 +44,9 @@ EXTRA_HINT = (
 )
 KINIT_TIMEOUT = 30.0  # a kinit command that hangs (asking for a password on a terminal) is cut off
 FIRST_TOKEN_KEPT = 60.0  # a first token no connection took within this long is dropped (authenticators age)
+# MIT's MEMORY ticket caches live, by name, as long as the process: a name is never given twice (an
+# object's id() is, and a later client would find an earlier one's principal in "its" cache).
+_MEMORY_CACHES = itertools.count(1)
 
 # MIT Kerberos' error codes (the krb5 com_err table, base -1765328384) -> what the user should check.
 KDC_ERR_C_PRINCIPAL_UNKNOWN = -1765328378
@@ -217,7 +221,7 @@ class KerberosLogin:
             self._check_keytab()
             self._store = {
                 b"client_keytab": self._keytab.encode(),
-                b"ccache": f"MEMORY:kafkawire-{id(self):x}".encode(),
+                b"ccache": f"MEMORY:kafkawire-{os.getpid()}-{next(_MEMORY_CACHES)}".encode(),
             }
         elif ticket_cache:
             self._store = {b"ccache": ticket_cache.encode()}
