@@ -20,7 +20,7 @@ from typing import Any
 from ..base import model
 from ..base.config import CONNECTION_OPTIONS, NO_BOOTSTRAP, RETRY_BACKOFF_OPTIONS, bootstrap_addresses, parse_config
 from ..base.debug import APP, OFF, Debug, broker_name
-from ..core.cluster_health import ClusterHealth
+from ..core.cluster_health import ClusterHealth, any_up
 from ..core.failover import fails_over as fails_over_by_rule
 from ..core.held_connections import Holding, held
 from ..core.kafka_error import KafkaError, KafkaException
@@ -535,13 +535,14 @@ class Client:
             (c.host, c.port) for c in self._bootstrap
         }
         live = (ConnectionState.READY, ConnectionState.CONNECTING, ConnectionState.NEGOTIATING)
-        any_live = any(c.state in live for c in (*self._bootstrap, *self._brokers.values()))
-        trying = {(c.host, c.port) for c in self.connections() if c.trying}
+        connections = self.connections()
+        up = {(c.host, c.port) for c in connections if c.state in live}
+        trying = {(c.host, c.port) for c in connections if c.trying}
         failures = self._health.failed(
             address,
             conn.last_error,
             known,
-            any_live,
+            any_up(known, up, any(c.state in live for c in self._bootstrap)),
             lasting=conn.last_error_lasting,
             trying=trying,
             now=self.engine.now(),

@@ -23,6 +23,16 @@ Address = tuple[str, int]
 REPORTED_PER_ADDRESS = frozenset({KafkaError._RESOLVE, KafkaError._SSL, KafkaError._AUTHENTICATION})
 
 
+def any_up(known: Collection[Address], up: Collection[Address], bootstrap_up: bool) -> bool:
+    """Whether a broker is up: a connection ready or on its way up (``up``: their addresses) to a
+    known broker's address, whichever part holds it (a retired bootstrap connection or a
+    coordinator's lane reaches the same broker), or a bootstrap connection while bootstrapping
+    (``bootstrap_up``). A connection to an address no broker is known at says nothing of them:
+    brokers whose advertised addresses all fail are all down, however the bootstrap address answers
+    (that report is what starts a rebootstrap)."""
+    return bootstrap_up or not set(known).isdisjoint(up)
+
+
 class ClusterHealth:
     def __init__(self, recent: float = float("inf")) -> None:
         self.recent = recent
