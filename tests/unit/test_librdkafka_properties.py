@@ -332,7 +332,7 @@ EFFECTIVE = {
 }
 
 
-def _librdkafka_effective(lib: Any, conf: dict[str, str]) -> dict[str, str] | str:
+def _librdkafka_effective(lib: Any, conf: dict[str, str], names: Any = EFFECTIVE) -> dict[str, str] | str:
     """librdkafka's producer configuration after rd_kafka_new finalized it (its error text when it
     refuses), read back with rd_kafka_conf_get from the handle's configuration."""
     import ctypes
@@ -354,7 +354,7 @@ def _librdkafka_effective(lib: Any, conf: dict[str, str]) -> dict[str, str] | st
         return str(err.value.decode())
     try:
         out = {}
-        for name in EFFECTIVE:
+        for name in names:
             size = ctypes.c_size_t(512)
             buf = ctypes.create_string_buffer(512)
             assert lib.rd_kafka_conf_get(lib.rd_kafka_conf(rk), name.encode(), buf, ctypes.byref(size)) == 0, name
@@ -397,3 +397,24 @@ def test_producer_defaults_are_librdkafkas(conf: dict[str, str]) -> None:
             assert float(value) == mine, (name, conf)
         else:
             assert value == str(mine), (name, conf)
+
+
+@pytest.mark.parametrize(
+    "conf",
+    [
+        {},
+        {"topic.metadata.refresh.interval.ms": "1000"},
+        {"topic.metadata.refresh.interval.ms": "-1"},
+        {"topic.metadata.refresh.interval.ms": "1000", "metadata.max.age.ms": "5000"},
+        {"topic.metadata.refresh.interval.ms": "3600000"},
+    ],
+)
+def test_metadata_max_age_derived_as_librdkafka_derives_it(conf: dict[str, str]) -> None:
+    """Unset, metadata.max.age.ms is three refresh intervals (900 s by default), as rd_kafka_new
+    makes it; set, it is what was set."""
+    from kafkawire.base.config import CONNECTION_OPTIONS, parse_config
+
+    name = "metadata.max.age.ms"
+    theirs = _librdkafka_effective(_generator().load_librdkafka(), conf, [name])
+    assert isinstance(theirs, dict), theirs
+    assert str(parse_config(conf, CONNECTION_OPTIONS)[name]) == theirs[name], conf

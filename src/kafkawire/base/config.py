@@ -461,6 +461,7 @@ def parse_config(conf: Mapping[str, Any], options: Iterable[Option], *, ignore_u
         raise TypeError(f"expected configuration dict, not {type(conf).__name__}")
     conf = expand_default_topic_config(conf)
     out = {opt.name: opt.default for opt in by_key.values()}
+    given = set()
     for key, value in conf.items():
         if not isinstance(key, str):
             raise TypeError(f"configuration keys must be strings, not {type(key).__name__}")
@@ -470,7 +471,17 @@ def parse_config(conf: Mapping[str, Any], options: Iterable[Option], *, ignore_u
                 continue
             raise unknown_key_error(key, by_key)
         out[known.name] = _coerce(known, value, key)
+        given.add(known.name)
+    _derive_defaults(out, given)
     return Options(out, frozenset(opt.name for opt in by_key.values() if opt.sensitive))
+
+
+def _derive_defaults(out: dict[str, Any], given: set[str]) -> None:
+    """The defaults librdkafka derives from another option when they are not set (as rd_kafka_new
+    finalizes its configuration): metadata.max.age.ms is three topic.metadata.refresh.interval.ms."""
+    interval = out.get("topic.metadata.refresh.interval.ms")
+    if "metadata.max.age.ms" in out and "metadata.max.age.ms" not in given and interval is not None and interval > 0:
+        out["metadata.max.age.ms"] = 3 * interval
 
 
 def bootstrap_addresses(value: str | None) -> list[tuple[str, int]]:
