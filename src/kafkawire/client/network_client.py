@@ -395,10 +395,23 @@ class Client:
         self._hold_connections()
 
     def _retire_bootstrap(self) -> None:
-        """The brokers are named: the bootstrap connections take no new request (as librdkafka
-        decommissions them) until a rebootstrap puts them back."""
+        """The brokers are named: the bootstrap connections take no new request and close once
+        they carry none (as librdkafka decommissions them) until a rebootstrap puts them back. A
+        client left with no connection to the cluster connects to a named broker, the one a
+        bootstrap connection reached if any (as librdkafka's "no cluster connection")."""
+        if not self._bootstrap:
+            return
+        reached = {(c.host, c.port) for c in self._bootstrap if c.state is ConnectionState.READY}
+        for conn in self._bootstrap:
+            conn.retire(True)
         self._retired += self._bootstrap
         self._bootstrap = []
+        live = (ConnectionState.READY, ConnectionState.CONNECTING, ConnectionState.NEGOTIATING)
+        if not any(c.state in live for c in (*self._brokers.values(), *self._lanes.values())):
+            named = [b.node_id for b in self.metadata.brokers.values() if (b.host, b.port) in reached]
+            learned = self.connection((named or list(self.metadata.brokers))[0])
+            if learned is not None:
+                learned.open()
 
     def _rebootstrap(self) -> None:
         """Metadata recovery (client/metadata_owner.py): the bootstrap connections serve again (a
@@ -406,6 +419,8 @@ class Client:
         if self._closed or self._bootstrap:
             return
         self._bootstrap, self._retired = self._retired, []
+        for conn in self._bootstrap:
+            conn.retire(False)
         self._health.rebootstrapped([(c.host, c.port) for c in self._bootstrap])
 
     def connection(self, node_id: int) -> BrokerConnection | None:

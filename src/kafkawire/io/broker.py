@@ -7,7 +7,7 @@ bytes go through a `Transport` (io/transport.py); the handshake runs in `Handsha
 
 Lifecycle: DISCONNECTED -> CONNECTING (resolve, TCP, TLS) -> NEGOTIATING (handshake) -> READY, and
 back to DISCONNECTED on any failure (or, quietly, after ``connections.max.idle.ms`` with nothing to
-do). It reconnects while requests wait for it, or always when the client keeps it (`keep`:
+do, at once for a retired bootstrap connection). It reconnects while requests wait for it, or always when the client keeps it (`keep`:
 ``enable.sparse.connections=false``). A READY connection whose SASL session has a lifetime
 re-authenticates before it ends (KIP-368), new requests held back until it is done. Every state but READY and DISCONNECTED has a deadline
 (``socket.connection.setup.timeout.ms`` up to READY, ``api.version.request.timeout.ms`` for the
@@ -104,6 +104,7 @@ class BrokerConnection:
         self._settling = False  # failing in-flight requests: a retry queued now waits for the backoff
         self._wanted = False  # a request that failed over wants this broker back: keep reconnecting
         self.kept = False  # held up whether or not a request waits (`keep`)
+        self.retired = False  # a bootstrap connection once the brokers are named (`retire`)
         self._active_at = 0.0  # the last bytes sent or read (connections.max.idle.ms)
 
     def __repr__(self) -> str:
@@ -189,6 +190,15 @@ class BrokerConnection:
         self.kept = kept
         if kept:
             self.open()
+
+    def retire(self, retired: bool) -> None:
+        """A bootstrap connection steps aside once the brokers are named (librdkafka decommissions
+        its bootstrap brokers): it closes as soon as nothing is queued or in flight on it and stays
+        closed, out of the statistics, until a rebootstrap brings it back (``retire(False)``)."""
+        self.retired = retired
+        if retired:
+            self.kept = False
+        self._arm_timer()
 
     def move_to(self, host: str, port: int) -> None:
         """The broker now advertises another address: reconnect there. Queued requests stay queued
@@ -421,7 +431,7 @@ class BrokerConnection:
         if self.state in (ConnectionState.CONNECTING, ConnectionState.NEGOTIATING):
             deadlines.append(self._connect_deadline)
         if self._idle_closes():
-            deadlines.append(self._active_at + self.settings.idle_timeout)
+            deadlines.append(self._idle_deadline())
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -436,8 +446,9 @@ class BrokerConnection:
             what = "connect to" if self.state is ConnectionState.CONNECTING else "handshake with"
             why = f"{what} {self.host}:{self.port} timed out (socket.connection.setup.timeout.ms)"
             self._failed(KafkaError(KafkaError._TRANSPORT, why))
-        elif self._idle_closes() and now >= self._active_at + self.settings.idle_timeout:
-            self._teardown(KafkaError(KafkaError._TRANSPORT, "idle connection closed"))  # nothing is in flight
+        elif self._idle_closes() and now >= self._idle_deadline():
+            why = "bootstrap connection retired: the brokers are known" if self.retired else "idle connection closed"
+            self._teardown(KafkaError(KafkaError._TRANSPORT, why))  # nothing is in flight
             if self.kept:
                 self._connect()
         elif expired := self._conn.expired(now):
@@ -452,9 +463,13 @@ class BrokerConnection:
         self._expire_queue(now)
         self._arm_timer()
 
-    def _idle_closes(self) -> bool:  # a ready connection with nothing to do closes after connections.max.idle.ms
+    def _idle_closes(self) -> bool:
+        """A ready connection with nothing to do closes: after connections.max.idle.ms, or at once retired."""
         idle = self.state is ConnectionState.READY and not self._queue and not self._out and not self._conn.in_flight
-        return idle and self.settings.idle_timeout > 0 and not self._handshake.reauthenticating
+        return idle and (self.retired or self.settings.idle_timeout > 0) and not self._handshake.reauthenticating
+
+    def _idle_deadline(self) -> float:
+        return self._active_at + (0.0 if self.retired else self.settings.idle_timeout)
 
     def _expire_queue(self, now: float) -> None:
         if self.stats.timed_out(sum(q.expires <= now for q in self._queue)):
