@@ -54,6 +54,9 @@ def throttle_event(metadata: ClusterView, node: int | None, throttle_ms: int) ->
     return model.throttle_event(broker.host, broker.port, node_id, throttle_ms)
 
 
+_LIVE = (ConnectionState.READY, ConnectionState.CONNECTING, ConnectionState.NEGOTIATING)  # up or on its way
+
+
 class Client:
     def __init__(
         self,
@@ -406,8 +409,7 @@ class Client:
             conn.retire(True)
         self._retired += self._bootstrap
         self._bootstrap = []
-        live = (ConnectionState.READY, ConnectionState.CONNECTING, ConnectionState.NEGOTIATING)
-        if not any(c.state in live for c in (*self._brokers.values(), *self._lanes.values())):
+        if not any(c.state in _LIVE for c in (*self._brokers.values(), *self._lanes.values())):
             named = [b.node_id for b in self.metadata.brokers.values() if (b.host, b.port) in reached]
             learned = self.connection((named or list(self.metadata.brokers))[0])
             if learned is not None:
@@ -549,15 +551,14 @@ class Client:
         known = {(b.host, b.port) for b in self.metadata.brokers.values()} or {
             (c.host, c.port) for c in self._bootstrap
         }
-        live = (ConnectionState.READY, ConnectionState.CONNECTING, ConnectionState.NEGOTIATING)
         connections = self.connections()
-        up = {(c.host, c.port) for c in connections if c.state in live}
+        up = {(c.host, c.port) for c in connections if c.state in _LIVE}
         trying = {(c.host, c.port) for c in connections if c.trying}
         failures = self._health.failed(
             address,
             conn.last_error,
             known,
-            any_up(known, up, any(c.state in live for c in self._bootstrap)),
+            any_up(known, up, any(c.state in _LIVE for c in self._bootstrap)),
             lasting=conn.last_error_lasting,
             trying=trying,
             now=self.engine.now(),
