@@ -4,6 +4,8 @@ each assignor, as members join and leave; on Tansu and on a real Kafka 2.3 coord
 
 from __future__ import annotations
 
+import collections
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -12,6 +14,7 @@ from typing import Any
 import confluent_kafka
 import pytest
 
+from kafkawire.base.debug import Debug
 from kafkawire.client.coordinators import Coordinators
 from kafkawire.client.network_client import Client
 from kafkawire.consumer.group_member import GroupMember
@@ -32,11 +35,27 @@ def bootstrap(request: pytest.FixtureRequest) -> str:
     return str(found.bootstrap() if callable(found.bootstrap) else found.bootstrap)
 
 
+class _Trail(logging.Handler):
+    """The last lines of a member's cgrp and protocol diagnostics, for a failure's message."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.lines: collections.deque[str] = collections.deque(maxlen=80)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(f"{record.created:.3f} {record.getMessage()}")
+
+
 class Ours:
     """A kafkawire member and the partitions its steps say it owns."""
 
     def __init__(self, bootstrap: str, group: str, topic: str, assignor: str, instance: str | None = None) -> None:
-        self.client = Client({"bootstrap.servers": bootstrap})
+        self.trail = _Trail()
+        logger = logging.getLogger(f"tests.member.{id(self.trail)}")
+        logger.propagate, logger.level = False, logging.DEBUG
+        logger.handlers = [self.trail]
+        debug = Debug(["cgrp", "protocol"], logger, "ours")
+        self.client = Client({"bootstrap.servers": bootstrap}, debug=debug)
         self.owned: set[tuple[str, int]] = set()
         self.lock = threading.Lock()
         cooperative = assignor == "cooperative-sticky"
@@ -53,6 +72,10 @@ class Ours:
     def partitions(self) -> set[tuple[str, int]]:
         with self.lock:
             return set(self.owned)
+
+    def describe(self) -> str:
+        m = self.member.membership
+        return f"ours {m.state.value} generation {m.generation} id {m.member_id!r}:\n  " + "\n  ".join(self.trail.lines)
 
     def close(self) -> None:
         self.member.leave(5).result(10)
@@ -96,7 +119,8 @@ def _settles(members: list[Any], topic: str, deadline: float = 60.0) -> list[set
         if sum(map(len, shares)) == PARTITIONS and union == want and all(shares):
             return shares
         if time.monotonic() > end:
-            pytest.fail(f"the group never settled: {shares}")
+            described = "\n".join(m.describe() for m in members if hasattr(m, "describe"))
+            pytest.fail(f"the group never settled: {shares}\n{described}")
         time.sleep(0.1)
 
 
