@@ -1,7 +1,9 @@
 """AIOProducer's delivery future settled from C (native_c/settle_futures.c's `_Delivery`) against
 its pure-Python twin (producer/aio.py's `_PyDelivery`): the same outcome and return value on its
 own loop (a result, an error, a cancelled future), from another thread (handed to its loop) and
-with its loop closed (dropped); and served by serve_delivered without a call."""
+with its loop closed (dropped); and served by serve_delivered without a call, which asks for the
+running loop once per batch: futures of two loops and a callback running a loop of its own in one
+batch each land where they belong."""
 
 from __future__ import annotations
 
@@ -15,6 +17,8 @@ from kafkawire.base.model import Message
 from kafkawire.core.kafka_error import KafkaError, KafkaException
 from kafkawire.native import native
 from kafkawire.producer import aio
+from kafkawire.producer.delivery import RECORD_OVERHEAD, serve_delivered
+from kafkawire.producer.pending import PendingMessage
 
 needs_native = pytest.mark.skipif(native is None, reason="the C extension is not built or switched off")
 KINDS = [aio._PyDelivery, aio._Delivery]
@@ -88,3 +92,78 @@ def test_the_c_type_settles_in_c_and_a_subclass_keeps_its_own_call() -> None:
     assert native.settling_future(aio._PyDelivery, None, None, None) is aio._Delivery  # one per process
     with pytest.raises(RuntimeError):
         native.settling_future(asyncio.Future, None, None, None)
+
+
+SERVES = [pytest.param(serve_delivered, PendingMessage, aio._PyDelivery, id="python")]
+if native is not None:
+    SERVES.append(pytest.param(native.serve_delivered, native.PendingMessage, aio._Delivery, id="c"))
+
+
+def _batch(pending: type, callbacks: list[Any]) -> list[Any]:
+    return [pending("t", 0, None, b"v", None, 1, cb, None, 0.0) for cb in callbacks]
+
+
+def _held(loop: asyncio.AbstractEventLoop) -> threading.Event:
+    """``loop`` (running on another thread) kept busy until the returned event is set: what is
+    handed to it meanwhile waits, so a future still pending after serving was handed over."""
+    release = threading.Event()
+    loop.call_soon_threadsafe(release.wait, 5)
+    return release
+
+
+def _settled_on(
+    loop: asyncio.AbstractEventLoop, futures: list[asyncio.Future[Any]], release: threading.Event
+) -> list[Any]:
+    """Each future's outcome once ``loop``, let go, settled it."""
+    release.set()
+    asyncio.run_coroutine_threadsafe(asyncio.wait(futures), loop).result(5)
+    return [outcome(f) for f in futures]
+
+
+@pytest.fixture
+def other_loop() -> Any:
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever)
+    thread.start()
+    yield loop
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join()
+    loop.close()
+
+
+@pytest.mark.parametrize(("serve", "pending", "kind"), SERVES)
+def test_one_batch_settles_each_future_on_its_own_loop(serve: Any, pending: type, kind: type, other_loop: Any) -> None:
+    """Served on loop A's thread: A's futures are settled during the call, B's (B running on another
+    thread) are handed to B, with a plain callback between them."""
+    calls: list[Any] = []
+    release = _held(other_loop)
+
+    async def main() -> Any:
+        mine = [kind(loop=asyncio.get_running_loop()) for _ in range(2)]
+        theirs = [kind(loop=other_loop) for _ in range(2)]
+        callbacks = [mine[0], theirs[0], lambda err, msg: calls.append(msg.offset()), theirs[1], mine[1]]
+        _, served, _, exc = serve(_batch(pending, callbacks), 0, 7, None, 0, 1.0, Message, RECORD_OVERHEAD)
+        return served, exc, [outcome(f) for f in mine], theirs
+
+    served, exc, mine, theirs = asyncio.run(main())
+    assert (served, exc, calls) == (5, None, [9])
+    assert [(o[0], o[1].offset()) for o in mine] == [("result", 7), ("result", 11)]
+    assert [outcome(f) for f in theirs] == ["pending", "pending"]
+    settled = _settled_on(other_loop, theirs, release)
+    assert [(o[0], o[1].offset()) for o in settled] == [("result", 8), ("result", 10)]
+
+
+@pytest.mark.parametrize(("serve", "pending", "kind"), SERVES)
+def test_a_callback_running_a_loop_of_its_own_changes_nothing(
+    serve: Any, pending: type, kind: type, other_loop: Any
+) -> None:
+    """Served with no loop running (a sync poll()): a callback that runs a loop to its end on this
+    thread between two futures of loop B: both are still handed to B, not settled here."""
+    ran: list[Any] = []
+    release = _held(other_loop)
+    theirs = [kind(loop=other_loop) for _ in range(2)]
+    callbacks = [theirs[0], lambda err, msg: ran.append(asyncio.run(asyncio.sleep(0, "ran"))), theirs[1]]
+    _, served, _, exc = serve(_batch(pending, callbacks), 0, 0, None, 0, 1.0, Message, RECORD_OVERHEAD)
+    assert (served, exc, ran) == (3, None, ["ran"])
+    assert [outcome(f) for f in theirs] == ["pending", "pending"]
+    assert [o[0] for o in _settled_on(other_loop, theirs, release)] == ["result", "result"]

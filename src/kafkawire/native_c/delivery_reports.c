@@ -89,6 +89,7 @@ serve_delivered(PyObject *module, PyObject *args)
     Py_ssize_t i = start, served = 0;
     long long charge = 0;
     PyObject *stamp_of = NULL, *stamp = NULL; /* the last timestamp tuple made, and its record's int */
+    PyObject *running = NULL;                 /* running_loop(), asked at the first future settled */
     Py_INCREF(messages);
     while (i < PyList_GET_SIZE(messages)) {
         PyObject *item = PyList_GET_ITEM(messages, i);
@@ -145,7 +146,8 @@ serve_delivered(PyObject *module, PyObject *args)
         served++;
         charge += 2 * (long long)m->size + overhead;
         if (settles_in_c(callback)) { /* AIOProducer's future (settle_futures.c): no call, no frame */
-            result = settle(callback, Py_None, report) < 0 ? NULL : Py_NewRef(Py_True);
+            if (running == NULL) running = running_loop();
+            result = running == NULL || settle(callback, Py_None, report, running) < 0 ? NULL : Py_NewRef(Py_True);
         }
         else {
             PyObject *cb_args[2] = {Py_None, report};
@@ -162,6 +164,7 @@ serve_delivered(PyObject *module, PyObject *args)
     }
     Py_DECREF(messages);
     Py_XDECREF(stamp);
+    Py_XDECREF(running);
     PyObject *exc = Py_None;
     if (PyErr_Occurred()) {
         PyObject *ptype, *pvalue, *ptb;

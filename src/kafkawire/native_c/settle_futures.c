@@ -16,18 +16,23 @@ static PyTypeObject *settling_type = NULL; /* the type settling_future made (one
 static PyObject *st_running_loop, *st_exception, *st_invalid_state;
 static PyObject *s_get_loop, *s_set_result, *s_set_exception, *s_call_soon_threadsafe;
 
-/* 1 settled, 0 handed to its own loop (or dropped: that loop is closed), -1 with an error set. */
+/* This thread's running loop (a new reference; None when there is none). Asked once per served
+ * batch, not per future: asyncio's lookup costs a getpid() system call (its fork check), and the
+ * running loop is the same after a callback returns as before it (a loop a callback runs has
+ * stopped by then). */
+static PyObject *
+running_loop(void)
+{
+    return PyObject_CallNoArgs(st_running_loop);
+}
+
+/* 1 settled, 0 handed to its own loop (or dropped: that loop is closed), -1 with an error set.
+ * ``running``: running_loop()'s answer on this thread. */
 static int
-settle(PyObject *fut, PyObject *err, PyObject *msg)
+settle(PyObject *fut, PyObject *err, PyObject *msg, PyObject *running)
 {
     PyObject *loop = PyObject_CallMethodNoArgs(fut, s_get_loop);
     if (loop == NULL) return -1;
-    PyObject *running = PyObject_CallNoArgs(st_running_loop);
-    if (running == NULL) {
-        Py_DECREF(loop);
-        return -1;
-    }
-    Py_DECREF(running); /* compared by identity only: ``loop`` keeps ours alive */
     if (running != loop) {
         PyObject *r = PyObject_CallMethodObjArgs(loop, s_call_soon_threadsafe, fut, err, msg, NULL);
         Py_DECREF(loop);
@@ -65,7 +70,10 @@ settling_call(PyObject *self, PyObject *args, PyObject *kwargs)
         if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "__call__(err, msg) takes no keyword arguments");
         return NULL;
     }
-    int r = settle(self, err, msg);
+    PyObject *running = running_loop();
+    if (running == NULL) return NULL;
+    int r = settle(self, err, msg, running);
+    Py_DECREF(running);
     if (r < 0) return NULL;
     return PyBool_FromLong(r);
 }
