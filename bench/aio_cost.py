@@ -1,7 +1,7 @@
 """What ``AIOProducer.produce()`` costs per record against the asyncio floor, in one process.
 
 ``python -m bench.aio_cost [--records 300000] [--rounds 3]``: starts Tansu, then per round runs
-bench.asyncio_floor's loop over its stand-in and kafkawire-aio's loop (`bench.worker.await_each`
+bench.asyncio_floor's loop over its stand-in and kafkawire-aio's loop (`bench.workload.await_each`
 over ``AIOProducer.produce``, the benchmark's configuration) on a fresh 4-partition topic, and
 prints each one's CPU microseconds per record: the process's (all threads) and the main
 thread's (``time.thread_time``: the event loop's own). The ratio to the floor is the target of
@@ -18,8 +18,7 @@ import uuid
 from bench.asyncio_floor import StandIn
 from bench.run import create_topic
 from bench.scenarios import parse_scenario
-from bench.worker import await_each
-from bench.workload import Counts, Workload, librdkafka_style_conf
+from bench.workload import Counts, Workload, await_each, librdkafka_style_conf
 
 
 async def _timed(send_all: object, records: int) -> tuple[float, float]:

@@ -1,6 +1,6 @@
 """What asyncio alone costs kafkawire-aio's loop: the bound on ``AIOProducer.produce()``'s target.
 
-``python -m bench.asyncio_floor [--records 1000000]``: `bench.worker.await_each` (``await
+``python -m bench.asyncio_floor [--records 1000000]``: `bench.workload.await_each` (``await
 produce()`` per record, the delivery futures gathered in groups of 10,000) over a stand-in whose
 ``produce`` is a coroutine returning a loop future, settled 1,000 at a time from a loop callback, as
 delivery reports arrive per produced batch. No broker, no encoding, no thread: what is left is the
@@ -20,8 +20,7 @@ import gc
 import time
 
 from bench.scenarios import parse_scenario
-from bench.worker import await_each
-from bench.workload import Counts, Workload
+from bench.workload import Counts, Workload, await_each
 
 SETTLE_EVERY = 1_000  # futures settled per loop callback, as one produced batch's reports
 

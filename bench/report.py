@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.results import Run, ScenarioResult
+from bench.scenarios import FLOOR, HEADLINE
 
 BASELINE = "confluent-kafka"
 MiB = 1024 * 1024
@@ -46,7 +47,8 @@ def _status(runs: list[Run]) -> str:
     if runs and all("skipped" in r.result for r in runs):
         return "skipped: " + runs[0].result["skipped"]
     problems = [r.problem for r in runs if r.problem]
-    return f"{ok}/{len(runs)} verified" + (f"; {problems[0]}" if problems else "")
+    checked = "verified" if all(r.result.get("writes", True) for r in runs) else "done (writes nothing)"
+    return f"{ok}/{len(runs)} {checked}" + (f"; {problems[0]}" if problems else "")
 
 
 def _fmt(value: float | None, spec: str = ",.0f") -> str:
@@ -206,7 +208,7 @@ def _targets(results: list[ScenarioResult]) -> list[str]:
             (target, "not measured" if value is None else shown.format(value), None if value is None else ok(value))
         )
 
-    headline = "100b-keyless-acks1-none"
+    headline = HEADLINE
     check(
         "produce() >= 1.0x confluent-kafka (100 B keyless acks=1)",
         ratio(headline, "kafkawire-produce"),
@@ -238,6 +240,12 @@ def _targets(results: list[ScenarioResult]) -> list[str]:
         "AIOProducer.produce() >= 0.5x confluent-kafka produce() loop",
         ratio(headline, "kafkawire-aio"),
         lambda v: v >= 0.5,
+    )
+    check(
+        "AIOProducer.produce() CPU us per record <= 1.5x the asyncio floor's (same loop, a stand-in)",
+        ratio(headline, "kafkawire-aio", _cpu_per_record, FLOOR),
+        lambda v: v <= 1.5,
+        "{:.2f}x",
     )
     check(
         "produce() >= 4x aiokafka (100 B keyless acks=1)",

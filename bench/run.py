@@ -30,6 +30,7 @@ from bench.scenarios import (
     CLIENTS,
     CONSUME_CLIENTS,
     DEFAULT_SCENARIOS,
+    FLOOR,
     SERDE_CLIENTS,
     SLOW_CLIENTS,
     Scenario,
@@ -169,7 +170,10 @@ def run_scenario(sc: Scenario, clients: list[str], args: argparse.Namespace, tar
     chosen = [
         c
         for c in sc.clients
-        if c in clients or c in ("kafkawire-spark", "kafkawire-fetch", "kafkawire-spark-read") or readers
+        if c in clients
+        or c in ("kafkawire-spark", "kafkawire-fetch", "kafkawire-spark-read")
+        or readers
+        or (c == FLOOR and "kafkawire-aio" in clients)
     ]
     print(f"\n== {sc.name}: {sc.describe()}", flush=True)
     for rnd in range(args.rounds):
@@ -182,7 +186,7 @@ def run_scenario(sc: Scenario, clients: list[str], args: argparse.Namespace, tar
             run = Run(client, rnd, result)
             if "failed_run" in result:
                 run.problem = result["failed_run"]
-            elif "skipped" not in result:
+            elif "skipped" not in result and result.get("writes", True):
                 held = count_records(bootstrap, topic, args.partitions, result["acked"])
                 run.verified = held
                 if result["failed"]:
@@ -346,7 +350,7 @@ def main(argv: list[str] | None = None) -> int:
     names = all_throughput_scenarios() if args.scenarios == "matrix" else args.scenarios.split(",")
     scenarios = [parse_scenario(n.strip(), args.quick) for n in names if n.strip()]
     clients = [c.strip() for c in args.clients.split(",") if c.strip()]
-    known = CLIENTS + CONSUME_CLIENTS + SERDE_CLIENTS
+    known = (*CLIENTS, FLOOR, *CONSUME_CLIENTS, *SERDE_CLIENTS)
     unknown = [c for c in clients if c not in known]
     if unknown:
         raise SystemExit(f"unknown clients {unknown}: choose from {', '.join(known)}")

@@ -27,6 +27,7 @@ from contextlib import contextmanager
 from functools import partial
 from typing import Any
 
+from bench.asyncio_floor import StandIn
 from bench.consume import consume_worker
 from bench.scenarios import WARM_UP_JOBS, Scenario
 from bench.serde import SERDE
@@ -36,6 +37,7 @@ from bench.workload import (
     LINGER_MS,
     Counts,
     Workload,
+    await_each,
     fill,
     kafkawire_producer,
     librdkafka_style_conf,
@@ -153,44 +155,46 @@ def kafkawire_arrow(sc: Scenario, bootstrap: str, topic: str, w: Workload) -> di
     return {**result, "acked": tracker.delivered, "failed": tracker.failed, "error": error}
 
 
-async def _gather_oldest(pending: deque[list[Any]], counts: Counts) -> None:
-    for outcome in await asyncio.gather(*pending.popleft(), return_exceptions=True):
-        counts.report(outcome if isinstance(outcome, BaseException) else None)
+async def _clocked(work: Awaitable[Any]) -> dict[str, float]:
+    """``await work`` timed: wall and this process's CPU seconds."""
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    started = time.perf_counter()
+    await work
+    seconds = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    return {"seconds": seconds, "cpu": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)}
 
 
 def _run_aio_producer(sc: Scenario, bootstrap: str, topic: str, send_all: Callable[[Any], Any]) -> dict[str, float]:
     """An ``AIOProducer`` with the common configuration, its metadata fetched, and ``await
-    send_all(producer)`` timed: wall and this process's CPU seconds (closing is not timed)."""
+    send_all(producer)`` timed (closing is not)."""
     from kafkawire import AIOProducer
 
     async def main() -> dict[str, float]:
         producer = AIOProducer(librdkafka_style_conf(sc, bootstrap, None))
         await producer.list_topics(topic, 10)
-        before = resource.getrusage(resource.RUSAGE_SELF)
-        started = time.perf_counter()
-        await send_all(producer)
-        seconds = time.perf_counter() - started
-        after = resource.getrusage(resource.RUSAGE_SELF)
+        result = await _clocked(send_all(producer))
         await producer.close()
-        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-        return {"seconds": seconds, "cpu": cpu}
+        return result
 
     return asyncio.run(main())
 
 
-async def await_each(send: Callable[..., Awaitable[Any]], topic: str, w: Workload, counts: Counts) -> None:
-    """``await send()`` per record (a producer's ``produce``, aiokafka's ``send``), the delivery
-    futures it returns gathered in groups of CHUNK, at most 8 groups pending: kafkawire-aio's and
-    aiokafka's loop, and bench.asyncio_floor's with no producer behind it."""
-    pending: deque[list[Any]] = deque([[]])
-    for i in range(w.records):
-        pending[-1].append(await send(topic, w.value(i), w.key(i)))
-        if len(pending[-1]) >= CHUNK:
-            pending.append([])
-            if len(pending) > 8:
-                await _gather_oldest(pending, counts)
-    while pending:
-        await _gather_oldest(pending, counts)
+def asyncio_floor(sc: Scenario, bootstrap: str, topic: str, w: Workload) -> dict[str, Any]:
+    """kafkawire-aio's loop over bench.asyncio_floor's stand-in, no producer and no broker: what a
+    future per record costs that loop, the floor of AIOProducer.produce()'s target. Writes nothing.
+    kafkawire is imported all the same, so that the collector's full passes walk the same modules
+    as in kafkawire-aio's process (bench.aio_cost runs the two in one process for the same reason)."""
+    import kafkawire  # noqa: F401
+
+    counts = Counts()
+
+    async def main() -> dict[str, float]:
+        stand_in = StandIn(asyncio.get_running_loop(), w.records)
+        return await _clocked(await_each(stand_in.produce, topic, w, counts))
+
+    result = asyncio.run(main())
+    return {**result, "acked": counts.acked, "failed": counts.failed, "error": counts.first_error, "writes": False}
 
 
 def kafkawire_aio(sc: Scenario, bootstrap: str, topic: str, w: Workload) -> dict[str, Any]:
@@ -300,6 +304,7 @@ THROUGHPUT: dict[str, Callable[[Scenario, str, str, Workload], dict[str, Any]]] 
     "kafkawire-arrow": kafkawire_arrow,
     "kafkawire-aio": kafkawire_aio,
     "kafkawire-aio-batch": kafkawire_aio_batch,
+    "asyncio-floor": asyncio_floor,
     "aiokafka": aiokafka,
     "kafka-python": kafka_python,
 }

@@ -1,14 +1,17 @@
 """What every benchmark worker shares: the records of a run, the delivery tally, the timed measure,
-the producer settings every client gets, and the topic filled before a read is timed.
+the producer settings every client gets, the asyncio clients' loop, and the topic filled before a
+read is timed.
 
-Below `bench.worker`, `bench.consume` and `bench.serde`, which all stand on it.
+Below `bench.worker`, `bench.consume`, `bench.serde` and `bench.asyncio_floor`, which all stand on it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import resource
 import time
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from bench.scenarios import Scenario, make_keys, make_values
@@ -115,3 +118,23 @@ def fill(bootstrap: str, topic: str, w: Workload) -> None:
     producer.close()
     if counts.acked != w.records:
         raise RuntimeError(f"filling {topic}: {counts.acked} of {w.records} acknowledged ({counts.first_error})")
+
+
+async def _gather_oldest(pending: deque[list[Any]], counts: Counts) -> None:
+    for outcome in await asyncio.gather(*pending.popleft(), return_exceptions=True):
+        counts.report(outcome if isinstance(outcome, BaseException) else None)
+
+
+async def await_each(send: Callable[..., Awaitable[Any]], topic: str, w: Workload, counts: Counts) -> None:
+    """``await send()`` per record (a producer's ``produce``, aiokafka's ``send``), the delivery
+    futures it returns gathered in groups of CHUNK, at most 8 groups pending: kafkawire-aio's and
+    aiokafka's loop, and bench.asyncio_floor's with no producer behind it."""
+    pending: deque[list[Any]] = deque([[]])
+    for i in range(w.records):
+        pending[-1].append(await send(topic, w.value(i), w.key(i)))
+        if len(pending[-1]) >= CHUNK:
+            pending.append([])
+            if len(pending) > 8:
+                await _gather_oldest(pending, counts)
+    while pending:
+        await _gather_oldest(pending, counts)
