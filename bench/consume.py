@@ -164,14 +164,18 @@ def aiokafka_getmany(sc: Scenario, bootstrap: str, topic: str, records: int, val
     counted = [0, 0, 0]
     loop = asyncio.new_event_loop()
 
-    async def start() -> Any:
+    async def start() -> tuple[Any, list[int]]:
         made = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, auto_offset_reset="earliest")
         await made.start()
-        await made.topics()  # metadata of every topic, so partitions_for_topic() knows this one
-        return made
+        # partitions_for_topic() answers for the topics the client tracks: partition 0 assigned
+        # makes it track this one (on Kafka 2.3 topics() alone never did; docs/judges.md).
+        made.assign([TopicPartition(topic, 0)])
+        deadline = loop.time() + 30
+        while not made.partitions_for_topic(topic) and loop.time() < deadline:
+            await asyncio.sleep(0.05)
+        return made, sorted(made.partitions_for_topic(topic) or ())
 
-    consumer = loop.run_until_complete(start())
-    partitions = sorted(consumer.partitions_for_topic(topic) or ())
+    consumer, partitions = loop.run_until_complete(start())
 
     async def read() -> None:
         tps = [TopicPartition(topic, p) for p in partitions]
