@@ -29,6 +29,7 @@ import atexit
 import contextlib
 import importlib
 import os
+import random
 import socket
 import subprocess
 import sys
@@ -91,11 +92,32 @@ def _resolve_tansu_binary() -> str:
     return str(path)
 
 
+_EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+_PORT_PICKS = random.SystemRandom()  # not the random module's: a test seeding that would pick alike
+
+
 def _free_loopback_port() -> int:
+    """A loopback port free now, for a server started next. Picked below the kernel's ephemeral
+    range when there is room: a port from bind(0) lies in that range, where any outgoing connection
+    may take it before the server binds it (Kafka 2.3 binds seconds later, and failed with 'Address
+    already in use' beside parallel tests)."""
+    try:
+        low = int(_EPHEMERAL_RANGE.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 0
+    if low > 12_000:
+        for _ in range(64):
+            port = _PORT_PICKS.randrange(10_000, low)
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+                try:
+                    sock.bind((_LOOPBACK, port))
+                except OSError:
+                    continue
+                return port
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((_LOOPBACK, 0))
-        port: int = sock.getsockname()[1]
-        return port
+        picked: int = sock.getsockname()[1]
+        return picked
 
 
 def _recv_exact(sock: socket.socket, count: int) -> bytes:

@@ -12,12 +12,13 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import time
 import urllib.request
 from pathlib import Path
 from typing import Any
+
+from kafkawire.local_broker import _free_loopback_port
 
 WORKER_MEMORY = "1g"
 DAEMON_MEMORY = "256m"  # the master's and workers' own JVM heaps (SPARK_DAEMON_MEMORY)
@@ -34,12 +35,6 @@ def pyspark_home() -> Path:
     return Path(pyspark.__file__).parent
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 class SparkCluster:
     """``with SparkCluster(tmp) as cluster: ... cluster.master_url``."""
 
@@ -49,8 +44,8 @@ class SparkCluster:
         self.directory = directory
         self.inherit_pythonpath = inherit_pythonpath
         self.worker_count = workers
-        self.port = free_port()
-        self.web_port = free_port()
+        self.port = _free_loopback_port()
+        self.web_port = _free_loopback_port()
         self.master_url = f"spark://127.0.0.1:{self.port}"
         self._procs: dict[str, subprocess.Popen[bytes]] = {}
 
@@ -115,7 +110,7 @@ class SparkCluster:
                 "--memory",
                 WORKER_MEMORY,
                 "--webui-port",
-                str(free_port()),
+                str(_free_loopback_port()),
                 "--work-dir",
                 str(work),
             ],
