@@ -110,7 +110,9 @@ test-slow: system-deps $(TEST_VENV)/.installed
 # Everything CI runs: the README's suite, the documentation's build, the slow tests (with the corpus
 # of libraries built on confluent-kafka, tests/frameworks, and the three-broker Kafka 2.3 scenarios,
 # tests/broker/test_cluster_kafka23.py; KAFKAWIRE_CLUSTER_SEED picks another fault schedule), then
-# the peer suite when it is there.
+# the peer suite when it is there. CI runs a rotating share of the heaviest (KAFKAWIRE_SHARE,
+# tests/harness/share.py); here they run whole.
+test-all: export KAFKAWIRE_SHARE = 1
 test-all: test docs test-slow
 	@if [ -d $(PEER_DIR) ]; then $(MAKE) peer; else echo "no peer suite at $(PEER_DIR): skipped"; fi
 

@@ -140,6 +140,7 @@ def test_a_member_joins_while_the_coordinator_is_down_for_good(cluster: KafkaClu
     _group_checked(verdicts)
 
 
+@pytest.mark.timeout(480)  # at most: the members' start 60 s, the feed 45 s, catching up 150 s, leaving 45 s
 def test_transactional_copy_with_a_member_and_brokers_killed(cluster: KafkaCluster) -> None:
     """A consume-transform-produce copy, read_committed, by a group of two member processes per
     client (tests/harness/txn_copy.py): brokers SIGKILLed on the seeded schedule and started again,
@@ -172,7 +173,14 @@ def test_a_transaction_whose_coordinator_is_killed(cluster: KafkaCluster, moment
     for run in runs:
         print(f"  {run.client:16} {run.outcome} after {run.ended_after} s; init again {run.init_took} s; {run.calls}")
     judge, ours = runs
-    assert "(" not in judge.outcome and "(" not in ours.outcome, runs
+    assert "(" not in ours.outcome and ours.overran is None, runs
+    if judge.overran == "send_offsets":
+        # librdkafka's send_offsets_to_transaction stuck past its timeout (#5456, #5511,
+        # docs/judges.md): no outcome to compare with; ours ends as the judge's does unhindered
+        assert ours.outcome == "committed", runs
+        assert ours.init_took is not None, runs
+        return
+    assert "(" not in judge.outcome, runs
     assert ours.outcome == judge.outcome, runs
     # a new producer of the same transactional.id, the coordinator's broker still down, is ready
     assert (ours.init_took is None) == (judge.init_took is None), runs

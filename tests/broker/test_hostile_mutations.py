@@ -28,6 +28,7 @@ from tests.harness.hostile_scenarios import (
     transaction_case,
 )
 from tests.harness.judge import unique_name
+from tests.harness.share import rotating_share, share_label
 
 pytestmark = pytest.mark.broker
 
@@ -61,7 +62,7 @@ TARGETS = [
     ("OffsetCommit", "consumer"),
 ]
 QUICK_SEEDS = range(2)  # the normal run
-SLOW_SEEDS = range(25)  # the slow run: 25 per target
+SLOW_SEEDS = range(25)  # the slow run: 25 per target (CI: its rotating share, tests/harness/share.py)
 READ_VALUES = [b"r-%03d" % i for i in range(30)]
 
 
@@ -146,7 +147,7 @@ def test_mutated_answers_quick(
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(3600)  # 26 targets x 25 seeds: about 23 minutes on two cores
+@pytest.mark.timeout(3600)  # 26 targets x 25 seeds: about 23 minutes on two cores (CI: a share)
 def test_mutated_answers_25_per_api(
     hostile: tuple[TansuBroker, HostileProxy], topics: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -157,7 +158,7 @@ def test_mutated_answers_25_per_api(
         cases = bad = fatal = unexercised = 0
         tally: Counter[str] = Counter()
         fatal_names: Counter[str] = Counter()
-        for seed in SLOW_SEEDS:
+        for seed in rotating_share(SLOW_SEEDS):
             case = run_case(proxy, topics, api_name, client, seed, tally)
             cases += 1
             fatal += bool(case.fatal)
@@ -176,7 +177,7 @@ def test_mutated_answers_25_per_api(
     total_cases = sum(r[1] for r in rows)
     total_bad = sum(r[2] for r in rows)
     with capsys.disabled():
-        print("\nmutation run (seeded mutations of valid answers, one per case):")
+        print(f"\nmutation run (seeded mutations of valid answers, one per case; seeds: {share_label()}):")
         for name, cases, bad, fatal, unexercised, undecodable in rows:
             print(
                 f"  {name:32} {cases:3} cases, {bad:2} failures ({undecodable} answers undecodable, "
