@@ -1,10 +1,11 @@
-"""CPU per record of each thread of one run, and of the broker: ``python -m bench.thread_cpu [client] [records] [scenario]``.
+"""CPU per record of each thread of one run, and of the broker: ``python -m bench.thread_cpu [client] [records] [scenario] [broker]``.
 
 With one interpreter lock, a producer's wall time is bounded by what its threads do in turn, and on
 the benchmark's two shared cores by the broker's CPU too: this splits a run's CPU between the
 application's thread, the IO thread (librdkafka's threads for confluent-kafka) and the broker's
 process, with the minor page faults of each thread. It runs `bench.worker`'s client in this process
-against a fresh Tansu, each thread's CPU clock read just before and after the worker's clock.
+against a fresh broker (Tansu, or ``kafka23``: the tests' Apache Kafka 2.3, its JVMs counted as the
+broker), each thread's CPU clock read just before and after the worker's clock.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import worker
-from bench.run import create_topic
+from bench.run import BROKERS, broker, create_topic
 from bench.scenarios import parse_scenario
 
 TICK = os.sysconf("SC_CLK_TCK")
@@ -53,7 +54,9 @@ def main() -> None:
     client = sys.argv[1] if len(sys.argv) > 1 else "kafkawire-produce"
     records = int(sys.argv[2]) if len(sys.argv) > 2 else 200_000
     scenario = parse_scenario(sys.argv[3] if len(sys.argv) > 3 else "1kb-keyless-acks1-none", False)
-    from kafkawire.local_broker import TansuBroker
+    kind = sys.argv[4] if len(sys.argv) > 4 else "tansu"
+    if kind not in BROKERS:
+        raise SystemExit(f"broker: one of {', '.join(BROKERS)}")
 
     taken: list[dict[str, tuple[float, int]]] = []
     measure = worker.measure
@@ -65,10 +68,10 @@ def main() -> None:
         return result
 
     worker.measure = measured  # the name each worker function calls
-    with TansuBroker() as tansu:
+    with broker(None, False, kind) as target:
         topic = f"bench-threads-{os.getpid()}"
-        create_topic(tansu.bootstrap, topic, 4)
-        result = worker.THROUGHPUT[client](scenario, tansu.bootstrap, topic, worker.Workload(scenario, records))
+        create_topic(target.bootstrap, topic, 4)
+        result = worker.THROUGHPUT[client](scenario, target.bootstrap, topic, worker.Workload(scenario, records))
     before, after = taken
     print(f"{client}, {records:,} records, {result['seconds']:.2f} s, {records / result['seconds']:,.0f} msg/s")
     print(f"  {'CPU us/record':>14} {'faults/record':>14}  thread")
