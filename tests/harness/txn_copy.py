@@ -279,7 +279,10 @@ def run_copy_scenario(
         time.sleep(1.0)
     members = [member for run in runs.values() for member in run.members]
     for member in members:  # all at once: a member's last transaction may take its whole call timeout
-        member.terminate()
+        if member.overran():  # stuck in a call, it would not hear SIGTERM (`stop` notes the kill)
+            member.kill()
+        else:
+            member.terminate()
     leave_by = now() + STOP_WAIT
     for member in members:
         member.stop(leave_by)
