@@ -137,7 +137,10 @@ def _transaction(
         run.outcome = f"failed: {exc}"
     finally:
         consumer.close()
-        producer.flush(10)
+        try:
+            producer.flush(10)
+        except module.KafkaException as exc:  # librdkafka's flush raises a transaction's fatal error too
+            run.calls.append(f"flush: {exc.args[0].name()}")
     second = module.Producer(conf)
     began = now()
     try:
