@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 from collections.abc import Sequence
@@ -16,8 +17,9 @@ T = TypeVar("T")
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@functools.cache
 def share_part() -> tuple[int, int] | None:
-    """(part, parts) of this run, or None for the whole run."""
+    """(part, parts) of this run, or None for the whole run (asked of git once)."""
     parts = int(os.environ.get("KAFKAWIRE_SHARE") or 1)
     if parts <= 1:
         return None
