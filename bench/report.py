@@ -345,7 +345,7 @@ def render(results: list[ScenarioResult], meta: dict[str, Any]) -> str:
         f"Broker: {meta['broker']}, loopback, {meta['partitions']} partitions per topic (a fresh topic per run)  ",
         "Versions: " + ", ".join(f"{k} {val}" for k, val in v.items()),
         "",
-        f"Each client runs in its own process, {meta['rounds']} rounds, clients' order rotating each round, after one uncounted warm-up run of the first client (a JVM broker compiles as it goes). "
+        f"Each client runs in its own process, {meta['rounds']} rounds, clients' order rotating each round, after one uncounted warm-up run of the first client (a JVM broker compiles as it goes), the page cache dropped after each run when permitted (a broker's grown page cache slowed it on this VM). "
         "All clients: linger 5 ms, 1 MB batches, every record's delivery reported (the Arrow path's per produced "
         "batch, as the Spark writer's DeliveryTracker takes them), metadata fetched before the clock "
         "starts; the clock runs from the first record handed over to the last one acknowledged. Every run is "

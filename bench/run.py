@@ -10,7 +10,9 @@ that fails either check is marked and left out of the medians.
 Before a scenario's first round, its first client runs once, not counted: a JVM broker compiles
 the scenario's paths during its first gigabyte or so of that load (Kafka 2.3 took 1 KB records at
 170-280k msg/s in its first run and 400-500k from the third), which round 1's first client, always
-the same one, otherwise paid for alone.
+the same one, otherwise paid for alone. After each run the page cache is written back and dropped
+when the benchmark may (as root): on this VM a Kafka 2.3 broker whose files had grown the page
+cache by 2 GB or so took every client's records at half the speed (bench/PROFILE.md).
 """
 
 from __future__ import annotations
@@ -48,6 +50,8 @@ ROOT = Path(__file__).resolve().parent.parent
 BROKERS = ("tansu", "kafka23")
 RESULTS_FILES = {"tansu": "RESULTS.md", "kafka23": "RESULTS-KAFKA23.md"}
 RUN_TIMEOUT = 900.0  # seconds one client's run may take before it counts as failed
+DROP_CACHES = "/proc/sys/vm/drop_caches"
+_NOTED: list[OSError] = []  # the page cache could not be dropped (said once)
 
 
 _ADMINS: dict[str, Any] = {}
@@ -201,6 +205,7 @@ def run_scenario(sc: Scenario, clients: list[str], args: argparse.Namespace, tar
                 elif held != result["acked"] or result["acked"] != result["records"]:
                     run.problem = f"broker holds {held:,}, acknowledged {result['acked']:,} of {result['records']:,}"
             delete_topic(bootstrap, topic)
+            _drop_page_cache()
             out.runs.append(run)
             print(f"   round {rnd + 1} {client:<18} {_one_line(run)}", flush=True)
     return out
@@ -213,6 +218,17 @@ def _warm_up(client: str, sc: Scenario, bootstrap: str, args: argparse.Namespace
     result = run_worker(client, sc, bootstrap, topic, records_for(client, sc, args.slow_fraction))
     delete_topic(bootstrap, topic)
     print(f"   warm-up {client:<18} {_one_line(Run(client, -1, result))}", flush=True)
+
+
+def _drop_page_cache() -> None:
+    """Write back and drop the page cache (see the module's docstring); not permitted: said once."""
+    os.sync()
+    try:
+        Path(DROP_CACHES).write_text("1\n")
+    except OSError as exc:
+        if not _NOTED:
+            _NOTED.append(exc)
+            print(f"   (the page cache stays between runs: {exc})", flush=True)
 
 
 def _one_line(run: Run) -> str:
