@@ -21,6 +21,7 @@ import weakref
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from ..base.config import given_config
@@ -144,10 +145,19 @@ class Producer:
         # Plain messages (the common case) on the engine's lane; any other batch is checked whole
         # first, as confluent-kafka does: a TypeError means nothing was queued.
         refused_at: list[tuple[int, KafkaError]] = []
-        if self._lane is not None and self._engine.queue_messages(topic, messages, partition, default_cb, refused_at):
+        rest = (
+            None
+            if self._lane is None
+            else self._engine.queue_messages(topic, messages, partition, default_cb, refused_at)
+        )
+        if rest is not None:
             for i, error in refused_at:
                 messages[i]["_error"] = error
-            return len(messages) - len(refused_at)
+            if rest < len(messages):
+                full = KafkaError(KafkaError._QUEUE_FULL)
+                for m in islice(messages, rest, None):
+                    m["_error"] = full
+            return rest - len(refused_at)
         prepared, refused = check_batch(messages, partition, default_cb)
         self._queue_checked(topic, prepared, refused, wait=False)
         for m, error in refused:

@@ -311,19 +311,20 @@ class ProducerEngine:
 
     def queue_messages(
         self, topic: str, messages: list[Any], partition: Any, callback: Any, refused: list[tuple[int, KafkaError]]
-    ) -> bool:
+    ) -> int | None:
         """`produce_batch`'s messages on the lane when every one is plain (`native.pending_from_dicts`:
-        bytes/str/None, no headers, the common partition and timestamp values); False, nothing
-        queued, when not: the caller checks them the usual way. Refusals as (index, error)."""
+        bytes/str/None, no headers, the common partition and timestamp values); None, nothing
+        queued, when not: the caller checks them the usual way. Else the index from which every
+        record was refused for want of room (`len(messages)`: none was), and the other refusals
+        as (index, error) in ``refused``."""
         if self.lane is None or native is None:
-            return False
+            return None
         records = native.pending_from_dicts(messages, topic, partition, callback, self._now())
         if records is None:
-            return False
-        self._queue_records(
+            return None
+        return self._queue_records(
             topic, len(records), partial(native.lane_queue, self.lane, records), records.__getitem__, refused, False
         )
-        return True
 
     def queue_columns(
         self, topic: str, rows: int, columns: tuple[Any, ...], callback: Any, refused: list[tuple[int, KafkaError]]
@@ -360,21 +361,24 @@ class ProducerEngine:
         record: Callable[[int], PendingMessage],
         refused: list[tuple[int, KafkaError]],
         wait: bool,
-    ) -> None:
+    ) -> int:
         """`queue_checked` for ``total`` records made in C: in slices under one lock hold each, the
         lane's C loop (``lane_run(start, stop, count, now)``, ``now`` for the sticky timer: `native.lane_queue` over PendingMessages,
         `native.lane_queue_rows` over an Arrow batch's columns) appending the runs it can take as
         `admit` would, and `admit` deciding each ``record(index)`` it leaves (a new batch or sticky
-        partition, a full buffer, a refusal)."""
+        partition, a full buffer, a refusal). Returns where a full buffer refused the rest
+        (``total``: it did not), left to the caller to mark: a caller offering the same records
+        again after each poll meets that refusal many times a record."""
         index = 0
         while index < total:
             fatal = self.sender.fatal
             if fatal is not None:
                 refused.extend((i, fatal) for i in range(index, total))
-                return
+                return total
             stop = min(index + _SLICE, total)
             now = self._now()
             wake = full = False
+            rest = total
             with self.lock:
                 count = self.client.metadata.partition_counts.get(topic, 0)
                 while index < stop:
@@ -390,14 +394,16 @@ class ProducerEngine:
                         if wait:
                             full = True
                             break
-                        refuse_rest(refused, range(index, total))
-                        index = total
+                        rest = index
                         break
                     index += 1
             if wake:
                 self.sender.wake()
+            if rest < total:
+                return rest
             if full:
                 self.room.wait(None)
+        return total
 
     def _queue_slice(
         self,
