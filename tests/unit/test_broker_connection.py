@@ -363,3 +363,38 @@ def test_answers_read_with_a_bad_frame_are_delivered_before_the_connection_fails
     h.engine.run(until=1)
     assert first[0][1] is None
     assert [e.code() for _, e in second if e is not None] == [KafkaError._BAD_MSG]
+
+
+def test_unsent_counts_requests_until_written_whole_and_when_sent_runs_once_after() -> None:
+    """What the producer's backpressure reads: requests queued or written in part count as unsent,
+    and a callback asked for with `when_sent` runs once when one is written whole, or when the
+    connection goes and takes them with it. (The engine is not run while the socket takes nothing:
+    its write interest would spin the virtual loop.)"""
+    h = Harness({"a": Peer(answers(metadata=METADATA_BODY))})
+    h.request(METADATA, {"topics": None})
+    h.engine.run(until=1.0)
+    assert h.conn.state is ConnectionState.READY and h.conn.unsent == 0
+    transport = h.transports[-1]
+    stalled = True
+    real_send_many = transport.send_many
+    transport.send_many = lambda views: 0 if stalled else real_send_many(views)  # type: ignore[method-assign]
+    woken: list[int] = []
+
+    def wake() -> None:
+        woken.append(h.conn.unsent)
+
+    for _ in range(2):
+        h.conn.request(METADATA, {"topics": None}, lambda r, e: None)
+    assert h.conn.unsent == 2
+    h.conn.when_sent(wake)
+    h.conn.when_sent(wake)  # asked twice before it ran: still once
+    assert woken == []
+    stalled = False
+    h.engine.run(until=2.0)
+    assert woken == [0] and h.conn.unsent == 0
+
+    stalled = True
+    h.conn.request(METADATA, {"topics": None}, lambda r, e: None)
+    h.conn.when_sent(wake)
+    h.conn.close()
+    assert woken == [0, 0] and h.conn.unsent == 0

@@ -132,6 +132,30 @@ def test_partial_writes_resume_where_they_stopped_and_callbacks_follow_each_fram
     assert written == list(range(count + 1))
 
 
+@pytest.mark.parametrize("step", [1, 700, 4096, 1 << 24])
+def test_frames_not_wholly_written_are_counted_with_or_without_a_callback(step: int) -> None:
+    """The count the producer's backpressure reads (queue.buffering.backpressure.threshold): a
+    frame leaves it with its last byte, whether or not it has a callback."""
+    frames = [
+        headers.encode_request_frame(PRODUCE, 9, i, "cid", produce_body(batch(10 + i, 700), batch(1, 5)))
+        for i in range(4)
+    ]
+    ends = [sum(f.size for f in frames[: i + 1]) for i in range(len(frames))]
+    outbox, transport = Outbox(), Trickle(step)
+    called: list[int] = []
+    for i, f in enumerate(frames):
+        outbox.add(f, (lambda i=i: called.append(i)) if i % 2 else None)  # type: ignore[misc]
+    assert outbox.frames == 4
+    while outbox:
+        for callback in outbox.write(transport):  # type: ignore[arg-type]
+            callback()
+        assert outbox.frames == sum(end > len(transport.stream) for end in ends)
+    assert called == [1, 3]
+    outbox.add(frames[0], None)
+    outbox.clear()
+    assert outbox.frames == 0 and not outbox
+
+
 def test_a_sasl_token_frame_is_its_bytes() -> None:
     frame = Frame(b"\x00\x00\x00\x02hi")
     assert frame.size == 6 and frame.joined() == b"\x00\x00\x00\x02hi"

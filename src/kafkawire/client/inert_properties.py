@@ -45,8 +45,6 @@ NO_EFFECT: dict[str, str] = {
     "consume.callback.max.messages": "bounds librdkafka's C rd_kafka_consume_callback(), which Python has no access to",
     "share.acknowledgement.mode": "a share consumer's setting (KIP-932), not Consumer's",
     "produce.offset.report": "deprecated, no longer used by librdkafka (offsets are always reported)",
-    "queue.buffering.backpressure.threshold": "kafkawire builds a broker's next Produce only while its connection "
-    "holds fewer than max.in.flight requests, sent or not: that bounds the unsent ones",
     "metadata.request.timeout.ms": "deprecated and hidden, no longer used by librdkafka",
     "enable_sasl_queue": "a C API knob (rd_kafka_conf_enable_sasl_queue) choosing the queue that serves "
     "librdkafka's token refresh; kafkawire renews an oauth_cb token on a thread of its own",

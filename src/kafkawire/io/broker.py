@@ -97,6 +97,7 @@ class BrokerConnection:
         self._doubts = Doubts()
         self._queue: deque[Queued] = deque()
         self._out = Outbox()
+        self._on_sent: list[Callable[[], None]] = []  # one-shot (when_sent)
         self._failures = 0
         self._timer: Timer | None = None
         self._reconnect_timer: Timer | None = None
@@ -134,6 +135,23 @@ class BrokerConnection:
     def trying(self) -> bool:  # not ready, still trying to come back (core/cluster_health.py)
         waiting = bool(self._queue or self._wanted or self.kept or self._reconnect_timer)
         return waiting and self.state not in (ConnectionState.READY, ConnectionState.CLOSED)
+
+    @property
+    def unsent(self) -> int:
+        """Requests not wholly written to the socket yet: queued here, or written in part."""
+        return len(self._queue) + self._out.frames
+
+    def when_sent(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` once, on the IO thread, the next time ``unsent`` may have gone down (a
+        request written whole, or queued ones failed or dropped with the connection)."""
+        if callback not in self._on_sent:
+            self._on_sent.append(callback)
+
+    def _sent(self) -> None:
+        if self._on_sent:
+            callbacks, self._on_sent = self._on_sent, []
+            for callback in callbacks:
+                guarded(callback)
 
     @property
     def load(self) -> int:
@@ -339,8 +357,11 @@ class BrokerConnection:
         try:
             if transport.pending():
                 transport.send(_NOTHING)
+            before = self._out.frames
             for on_written in self._out.write(transport):
                 guarded(on_written)
+            if self._out.frames < before:
+                self._sent()
         except TransportError as exc:
             self.stats.txerrs += 1
             self._failed(KafkaError(exc.code or KafkaError._TRANSPORT, str(exc)))
@@ -484,6 +505,8 @@ class BrokerConnection:
         self._queue = deque(q for q in self._queue if not leaving(q))
         for q in gone:
             guarded(q.callback, None, KafkaError(error.code(), error.str()))
+        if gone:
+            self._sent()
 
     def _failed(self, error: KafkaError, *, lasting: bool = False) -> None:
         if self.state is ConnectionState.CLOSED:
@@ -546,3 +569,4 @@ class BrokerConnection:
                     guarded(req.context, None, KafkaError(error.code(), error.str()))
         finally:
             self._settling = False
+        self._sent()  # what was written in part is gone with the connection

@@ -24,7 +24,9 @@ OnWritten = Callable[[], None]
 
 class Outbox:
     def __init__(self) -> None:
-        self._views: deque[tuple[memoryview, OnWritten | None]] = deque()  # a frame's callback rides on its last view
+        # A frame's last view carries its callback, or _NOTHING_TO_CALL: so that frames are counted.
+        self._views: deque[tuple[memoryview, OnWritten | None]] = deque()
+        self.frames = 0  # frames not wholly written yet
 
     def __bool__(self) -> bool:
         return bool(self._views)
@@ -35,7 +37,8 @@ class Outbox:
         views = self._views
         for piece in pieces[:-1]:
             views.append((piece, None))
-        views.append((pieces[-1], on_written))
+        views.append((pieces[-1], _NOTHING_TO_CALL if on_written is None else on_written))
+        self.frames += 1
 
     def write(self, transport: Transport) -> list[OnWritten]:
         """Write what the transport takes now; the callbacks of the frames it finished, in order."""
@@ -59,10 +62,17 @@ class Outbox:
                 sent -= len(view)
                 views.popleft()
                 if on_written is not None:
-                    done.append(on_written)
+                    self.frames -= 1
+                    if on_written is not _NOTHING_TO_CALL:
+                        done.append(on_written)
             if not whole:
                 break
         return done
 
     def clear(self) -> None:
         self._views.clear()
+        self.frames = 0
+
+
+def _NOTHING_TO_CALL() -> None:
+    """The mark of a frame's last view when the frame has no callback."""

@@ -26,6 +26,7 @@ class SenderSettings:
     retry_backoff_max_ms: int
     max_in_flight: int
     max_request_bytes: int
+    unsent_limit: int = 1  # queue.buffering.backpressure.threshold
     auto_create_topics: bool = True  # allow.auto.create.topics
     gapless: bool = False  # enable.gapless.guarantee (with idempotence)
     topic_propagation: float = 0.0  # topic.metadata.propagation.max.ms, in seconds

@@ -153,6 +153,9 @@ PRODUCER_OPTIONS: tuple[Option, ...] = (
     Option("delivery.report.only.error", "bool", False),  # report failed deliveries only
     # How long a topic the metadata says does not exist may still be created/propagating: its records wait.
     _int("topic.metadata.propagation.max.ms", 30_000, 0, 3_600_000),
+    # Requests to a broker written to its socket only in part, or not yet, at which no new Produce
+    # is built there (its ready batches go on filling meanwhile: fuller batches under load).
+    _int("queue.buffering.backpressure.threshold", 1, 1, 1_000_000),
     # Keyless records leave their sticky partition after this long (0: no stickiness), as librdkafka's
     # timer, or when their batch is full; unset: twice linger.ms, as librdkafka (see _apply_rules).
     _int("sticky.partitioning.linger.ms", 10, 0, 900_000),

@@ -138,6 +138,7 @@ class ProducerEngine:
                 retry_backoff_max_ms=conf.retry_backoff_max_ms,
                 max_in_flight=conf.max_in_flight,
                 max_request_bytes=conf.message_max_bytes,
+                unsent_limit=conf.raw["queue.buffering.backpressure.threshold"],
                 auto_create_topics=conf.raw["allow.auto.create.topics"],
                 gapless=conf.raw["enable.gapless.guarantee"],
                 topic_propagation=conf.raw["topic.metadata.propagation.max.ms"] / 1000,

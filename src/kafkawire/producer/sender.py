@@ -187,6 +187,11 @@ class Sender:
         conn = self.client.connection(node)
         if conn is None or conn.load >= self.settings.max_in_flight:
             return []
+        if conn.unsent >= self.settings.unsent_limit:
+            # librdkafka's backpressure: while the socket is behind, the ready batches go on
+            # filling, so a slow broker gets fewer, fuller requests (then the sender is woken).
+            conn.when_sent(self.wake)
+            return []
         heads: list[ProducerBatch] = []
         keep_order = self.settings.max_in_flight == 1
         for tp in tps:
