@@ -1,5 +1,8 @@
 """The admin client: ``from kafkawire.admin import AdminClient, NewTopic`` as with ``confluent_kafka.admin``."""
 
+from typing import TYPE_CHECKING
+
+from ..base.lazy_names import lazy_names
 from ..base.model import (
     OFFSET_INVALID,
     BrokerMetadata,
@@ -10,7 +13,6 @@ from ..base.model import (
 )
 from ..core.kafka_error import KafkaError, KafkaException
 from .acl_types import AclBinding, AclBindingFilter, AclOperation, AclPermissionType, ResourcePatternType
-from .client import AdminClient, create_topic_if_missing
 from .group_types import (
     ConsumerGroupDescription,
     ConsumerGroupListing,
@@ -47,6 +49,12 @@ from .types import (
     OffsetSpec,
     ResourceType,
 )
+
+if TYPE_CHECKING:
+    from .client import AdminClient, create_topic_if_missing
+
+# (lazy: the value types alone, as the package face's ConsumerGroupState, do not import the client)
+__getattr__, __dir__ = lazy_names(__name__, globals(), {".client": "AdminClient create_topic_if_missing"})
 
 # confluent_kafka.admin's names for values it imports from the top-level package
 _ConsumerGroupState = ConsumerGroupState

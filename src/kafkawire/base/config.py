@@ -9,7 +9,6 @@ the value and what is allowed; a sensitive option's value never appears in an er
 from __future__ import annotations
 
 import copy
-import difflib
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -382,6 +381,8 @@ def option_index(options: Iterable[Option]) -> dict[str, Option]:
 
 def unknown_key_error(key: str, known: Iterable[str]) -> KafkaException:
     """The unknown-key error, suggesting the nearest known name when one is close (a typo)."""
+    import difflib  # (only a mistyped key pays for it)
+
     near = difflib.get_close_matches(key, list(known), n=1, cutoff=0.75)
     hint = f' (did you mean "{near[0]}"?)' if near else ""
     return config_error(f'No such configuration property: "{key}"{hint}')

@@ -8,7 +8,6 @@ imported, which registers it."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from importlib.metadata import entry_points
 from typing import Any
 
 GROUP = "kafkawire.mock_cluster"
@@ -25,6 +24,8 @@ def register(factory: Callable[..., Any]) -> None:
 def mock_cluster_factory() -> Callable[..., Any]:
     """The registered factory, importing the declared provider first where none is."""
     if _factory is None:
+        from importlib.metadata import entry_points  # (costly: only a client asking for the mock pays)
+
         for entry in entry_points(group=GROUP):
             factory = entry.load()  # importing the provider registers it
             if _factory is None:

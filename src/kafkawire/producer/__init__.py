@@ -1,9 +1,27 @@
 """The producer: faces over one engine (`Producer`, `SyncProducer`, `AIOProducer`)."""
 
-from ..base.model import ConsumerGroupMetadata
-from .aio import AIOProducer
-from .interceptors import ProducerRecord
-from .producer import Producer
-from .sync import SyncProducer
+from typing import TYPE_CHECKING
+
+from ..base.lazy_names import lazy_names
+
+if TYPE_CHECKING:
+    from ..base.model import ConsumerGroupMetadata
+    from .aio import AIOProducer
+    from .interceptors import ProducerRecord
+    from .producer import Producer
+    from .sync import SyncProducer
+
+# (lazy: `Producer` alone does not import asyncio for `AIOProducer`)
+__getattr__, __dir__ = lazy_names(
+    __name__,
+    globals(),
+    {
+        "..base.model": "ConsumerGroupMetadata",
+        ".aio": "AIOProducer",
+        ".interceptors": "ProducerRecord",
+        ".producer": "Producer",
+        ".sync": "SyncProducer",
+    },
+)
 
 __all__ = ["AIOProducer", "ConsumerGroupMetadata", "Producer", "ProducerRecord", "SyncProducer"]
