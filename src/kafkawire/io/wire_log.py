@@ -15,7 +15,8 @@ from typing import Any
 
 from ..base.debug import Debug
 from ..core.connection import Response
-from ..protocol.apis import API_BY_KEY, SASL_AUTHENTICATE, SASL_HANDSHAKE
+from ..protocol import apis
+from ..protocol.apis import SASL_AUTHENTICATE, SASL_HANDSHAKE
 from ..protocol.frame import Frame
 from ..protocol.schema import Api
 
@@ -73,7 +74,7 @@ def received(debug: Debug, name: str, response: Response, rtt: float) -> None:
 def features(debug: Debug, name: str, versions: Mapping[int, tuple[int, int]]) -> None:
     debug.log("feature", "APIVERSION", name, "%s: Broker API support: %d APIs", name, len(versions))
     for key, (low, high) in sorted(versions.items()):
-        api = API_BY_KEY.get(key)
+        api = apis.API_BY_KEY.get(key)
         label = api.name if api is not None else "Unknown"
         debug.log("feature", "APIVERSION", name, "%s:   ApiKey %s (%d) Versions %d..%d", name, label, key, low, high)
 

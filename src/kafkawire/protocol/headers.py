@@ -10,8 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from . import codec
-from .apis import API_BY_KEY
+from . import apis, codec
 from .codec import Buffer, Struct
 from .frame import Frame
 from .primitives import DecodeBudget, DecodeError
@@ -104,7 +103,7 @@ def decode_request_header(payload: Buffer) -> tuple[Struct, int]:
         raise DecodeError("request shorter than its header")
     key = int.from_bytes(payload[0:2], "big", signed=True)
     version = int.from_bytes(payload[2:4], "big", signed=True)
-    api = API_BY_KEY.get(key)
+    api = apis.API_BY_KEY.get(key)
     if api is None:
         raise DecodeError(f"unknown API key {key}")
     return codec.decode_from(REQUEST_HEADER, request_header_version(api, version), payload)
@@ -113,5 +112,5 @@ def decode_request_header(payload: Buffer) -> tuple[Struct, int]:
 def decode_request(payload: Buffer) -> tuple[Struct, Struct]:
     """Decode a whole request (header, body); the inverse of `encode_request`."""
     header, pos = decode_request_header(payload)
-    api = API_BY_KEY[header.request_api_key]
+    api = apis.API_BY_KEY[header.request_api_key]
     return header, codec.decode(api.request, header.request_api_version, payload, pos)
