@@ -8,8 +8,9 @@
  * helpers and types), so that the compiler sees the whole hot path at once, as it did when it was
  * one file: each file says what it is and where its twin lives.
  *
- * None of them keeps state between calls but serve_delivered's cache of Message's slot
- * descriptors, PollTake's of the fetch rows' slot offsets and poll_fast's of the consumer face's;
+ * None of them keeps state between calls but crc32c's tables (built once, at import),
+ * serve_delivered's cache of Message's slot descriptors, PollTake's of the fetch rows' slot
+ * offsets and poll_fast's of the consumer face's;
  * only encode_records lets the GIL go (while writing a large batch of plain records).
  */
 #define PY_SSIZE_T_CLEAN
@@ -19,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "crc32c.c"
 #include "pending.c"
 #include "arrow_rows.c"
 #include "encode_records.c"
@@ -46,6 +48,7 @@ track(PyObject *module, PyObject *obj)
 }
 
 static PyMethodDef native_methods[] = {
+    {"crc32c", crc32c, METH_VARARGS, "crc32c(data, value=0) -> int: CRC-32C of data, continuing from value"},
     {"track", track, METH_O, "track(obj): back under the cycle collector (see decode_messages)"},
     {"encode_records", encode_records, METH_VARARGS,
      "encode_records(buf, records, count, base_timestamp, max_timestamp) -> (count, base, max)"},
@@ -92,6 +95,7 @@ PyInit__native(void)
         || PyType_Ready(&PollReadyType) < 0 || PyType_Ready(&ColumnsType) < 0 || PyType_Ready(&RowsType) < 0)
         return NULL;
     if ((minus_one = PyLong_FromLong(-1)) == NULL) return NULL;
+    crc32c_init();
     PyObject **names[] = {&s_partition, &s_produced, &s_until, &s_lane};
     const char *texts[] = {"partition", "produced", "until", "_lane"};
     for (int i = 0; i < 4; i++)

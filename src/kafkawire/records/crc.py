@@ -1,9 +1,9 @@
 """The two checksums Kafka puts on records.
 
-RecordBatch v2 uses CRC-32C (Castagnoli), computed by the ``crc32c`` package's C/SSE4.2 code
-because the producer checksums every batch it sends; imported at the first checksum, since
-importing it loads ``importlib.metadata`` and ``argparse`` for its command line (20 ms of every
-``import kafkawire``). Legacy messages (magic 0 and 1) use the IEEE CRC-32 that ``zlib`` provides.
+RecordBatch v2 uses CRC-32C (Castagnoli): the C extension's (native_c/crc32c.c) where it was
+built, else, as its pure-Python twin, the ``crc32c`` package's C/SSE4.2 code, imported at the
+first checksum since importing it loads ``importlib.metadata``, ``email`` and ``argparse``.
+Legacy messages (magic 0 and 1) use the IEEE CRC-32 that ``zlib`` provides.
 """
 
 from __future__ import annotations
@@ -12,9 +12,11 @@ import functools
 import zlib
 from collections.abc import Callable
 
+from kafkawire.native import native
+
 Buffer = bytes | bytearray | memoryview
 
-_crc32c: Callable[[Buffer], int] | None = None
+_crc32c: Callable[[Buffer], int] | None = None if native is None else native.crc32c
 
 
 def crc32c(data: Buffer) -> int:
