@@ -11,7 +11,6 @@ by ``broker.address.family``.
 
 from __future__ import annotations
 
-import ipaddress
 import queue
 import socket
 import threading
@@ -57,6 +56,8 @@ def canonical_names(host: str, port: int, family: int = socket.AF_UNSPEC) -> lis
 
 
 def _numeric(host: str) -> bool:
+    import ipaddress  # (here: building its network constants is a cost every import would pay)
+
     try:
         ipaddress.ip_address(host)
     except ValueError:

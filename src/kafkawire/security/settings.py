@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Any
 from ..base.config import config_error
 from ..core import sasl
 from ..core.kafka_error import KafkaError, KafkaException
-from .oidc import OidcTokenSource
-from .token_renewer import TokenRenewer
 
 if TYPE_CHECKING:
     from .kerberos import KerberosLogin
+    from .oidc import OidcTokenSource
+    from .token_renewer import TokenRenewer
 
 log = logging.getLogger("kafkawire.security.settings")
 
@@ -92,6 +92,10 @@ class SecuritySettings:
         if self.mechanism == "GSSAPI":
             self._kerberos_settings(config)
         elif self.mechanism == "OAUTHBEARER":
+            # (imported here: only OAUTHBEARER clients pay for the token machinery and its HTTP client)
+            from .oidc import OidcTokenSource
+            from .token_renewer import TokenRenewer
+
             if config["sasl.oauthbearer.method"] == "oidc":
                 try:
                     self._oidc = OidcTokenSource(config)
