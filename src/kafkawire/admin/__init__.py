@@ -32,6 +32,7 @@ from .scram_types import (
     UserScramCredentialUpsertion,
 )
 from .topic_types import ElectionType, TopicCollection, TopicDescription, TopicPartitionInfo
+from .topic_types import Uuid as Uuid  # (as confluent-kafka's _topic module, which the alias maps here)
 from .types import (
     AlterConfigOpType,
     ConfigEntry,
@@ -47,6 +48,12 @@ from .types import (
     OffsetSpec,
     ResourceType,
 )
+
+# OffsetSpec's subclasses, as confluent-kafka's _listoffsets module (the alias maps it here) has them
+from .types import EarliestSpec as EarliestSpec
+from .types import LatestSpec as LatestSpec
+from .types import MaxTimestampSpec as MaxTimestampSpec
+from .types import TimestampSpec as TimestampSpec
 
 # confluent_kafka.admin's names for values it imports from the top-level package
 _ConsumerGroupState = ConsumerGroupState
@@ -71,6 +78,17 @@ RESOURCE_TOPIC = ResourceType.TOPIC.value
 RESOURCE_GROUP = ResourceType.GROUP.value
 RESOURCE_BROKER = ResourceType.BROKER.value
 RESOURCE_TRANSACTIONAL_ID = ResourceType.TRANSACTIONAL_ID.value
+
+
+def __getattr__(name: str) -> object:
+    """confluent-kafka's admin modules (``_acl``, ``_topic``, ...; the alias gives this package for
+    them) also give the ``_util`` helpers, imported here when first asked for."""
+    if name in ("ConversionUtil", "ValidationUtil"):
+        from .. import _util
+
+        return getattr(_util, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "CONFIG_SOURCE_DEFAULT_CONFIG",
