@@ -14,13 +14,6 @@ UNIMPORTABLE = frozenset(
         # the legacy Avro API: kafkawire.avro's `load` is the function (a module there would replace
         # it) and kafkawire.avro.serializer is a module, not a package
         *(".avro.load", ".avro.serializer.message_serializer"),
-        # the clients of Apache Kafka's system tests
-        *(
-            ".kafkatest",
-            ".kafkatest.verifiable_client",
-            ".kafkatest.verifiable_consumer",
-            ".kafkatest.verifiable_producer",
-        ),
         # Confluent's Decimal and Variant protobuf types
         *(".schema_registry.confluent.type", ".schema_registry.confluent.type.decimal_pb2"),
         *(".schema_registry.confluent.type.decimal_utils", ".schema_registry.confluent.type.variant_pb2"),
@@ -43,7 +36,6 @@ UNIMPORTABLE = frozenset(
 # Per module (its name after "confluent_kafka"), the names confluent-kafka's gives that kafkawire's
 # counterpart does not.
 KNOWN_MISSING: dict[str, str] = {
-    ".": ("kafkatest"),
     # the batching machinery's classes, which confluent-kafka's _AIOProducer imports (see UNIMPORTABLE)
     ".aio.producer._AIOProducer": ("BufferTimeoutManager ProducerBatchExecutor ProducerBatchManager"),
     # the identity confluent-kafka's C extension's reentrancy gate reads (cimpl._reentry_identity_var)

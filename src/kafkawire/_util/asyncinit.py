@@ -10,7 +10,7 @@ C = TypeVar("C", bound=type)
 
 def asyncinit(cls: C) -> C:
     """Make ``cls(...)`` return a coroutine that runs ``await obj.__init__(...)`` and gives ``obj``."""
-    allocate = cls.__new__
+    allocate: Any = cls.__new__
 
     async def made(obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         await obj.__init__(*args, **kwargs)

@@ -15,11 +15,11 @@ class ConversionUtil:
             raise TypeError("'enum_clazz' must be of type Enum")
         if isinstance(val, str):
             try:
-                return enum_clazz[val.upper()]  # type: ignore[no-any-return]
+                return enum_clazz[val.upper()]
             except KeyError:
                 raise ValueError(f'Unknown value "{val}": should be a {enum_clazz.__name__}') from None
         if isinstance(val, int):
-            return enum_clazz(val)  # type: ignore[no-any-return]
+            return enum_clazz(val)
         if not isinstance(val, enum_clazz):
             raise TypeError(f'Unknown value "{val}": should be a {enum_clazz.__name__}')
         return val

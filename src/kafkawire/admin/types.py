@@ -385,7 +385,9 @@ class EarliestSpec(OffsetSpec):
         return model.OFFSET_SPEC_EARLIEST
 
 
-_EARLIEST, _LATEST, _MAX_TIMESTAMP = EarliestSpec(), LatestSpec(), MaxTimestampSpec()
+_EARLIEST: EarliestSpec = EarliestSpec()
+_LATEST: LatestSpec = LatestSpec()
+_MAX_TIMESTAMP: MaxTimestampSpec = MaxTimestampSpec()
 OffsetSpec._by_value.update({spec._value: spec for spec in (_EARLIEST, _LATEST, _MAX_TIMESTAMP)})
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-import boto3
+import boto3  # type: ignore[import-untyped]
 
 from . import jwt_extractor
 from .aws_oauthbearer_config import AWS_DEBUG_CONSOLE, AwsOAuthBearerConfig
