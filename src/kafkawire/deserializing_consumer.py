@@ -24,6 +24,7 @@ from .serialization import (
     SerializationContext,
     SharedClusterIdResolver,
     build_serdes,
+    check_callable,
     close_serdes,
     pop_serde_props,
     propagate_cluster_id_resolver,
@@ -41,6 +42,7 @@ class DeserializingConsumer(Consumer):
         self._key_deserializer: Callable[..., Any] | None = serdes[0]
         self._value_deserializer: Callable[..., Any] | None = serdes[1]
         try:
+            check_callable(specs, serdes)
             super().__init__(rest)
             propagate_cluster_id_resolver(SharedClusterIdResolver(self.cluster_id), serdes)
         except BaseException:

@@ -158,6 +158,14 @@ def pop_serde_props(conf: dict[str, Any], key_prop: str, value_prop: str) -> tup
     return specs, rest
 
 
+def check_callable(specs: list[SerdeSpec], serdes: list[Any]) -> None:
+    """A serde that is not callable is a configuration mistake: TypeError naming its property, while
+    the client is made (confluent-kafka's clients fail only at the first record)."""
+    for spec, serde in zip(specs, serdes, strict=True):
+        if serde is not None and not callable(serde):
+            raise TypeError(f"{spec.prop} must be callable, not {type(serde).__name__}")
+
+
 def validate_build_result(builder_prop: str, result: Any) -> tuple[Any, dict[str, Any]]:
     """A builder's ``(serde, leftover configuration)``; ValueError naming the property otherwise."""
     try:

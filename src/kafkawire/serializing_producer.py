@@ -23,6 +23,7 @@ from .serialization import (
     SerializationContext,
     SharedClusterIdResolver,
     build_serdes,
+    check_callable,
     close_serdes,
     pop_serde_props,
     propagate_cluster_id_resolver,
@@ -42,6 +43,7 @@ class SerializingProducer(Producer):
         self._key_serializer: Callable[..., Any] | None = serdes[0]
         self._value_serializer: Callable[..., Any] | None = serdes[1]
         try:
+            check_callable(specs, serdes)
             super().__init__(rest)
             propagate_cluster_id_resolver(SharedClusterIdResolver(self.cluster_id), serdes)
         except BaseException:

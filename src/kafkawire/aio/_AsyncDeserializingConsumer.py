@@ -22,6 +22,7 @@ from ..serialization import (
     SerializationContext,
     async_build_serdes,
     async_close_serdes,
+    check_callable,
     maybe_await,
     pop_serde_props,
     propagate_async_cluster_id_resolver,
@@ -43,6 +44,7 @@ class AsyncDeserializingConsumer(AIOConsumer):
         self._key_deserializer, self._value_deserializer = serdes
         self._consumer_closed = False
         try:
+            check_callable(specs, serdes)
             AIOConsumer.__init__(self, rest, **kwargs)
             propagate_async_cluster_id_resolver(AsyncSharedClusterIdResolver(self.cluster_id), serdes)
         except BaseException:

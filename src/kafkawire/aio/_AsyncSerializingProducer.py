@@ -24,6 +24,7 @@ from ..serialization import (
     SerializationContext,
     async_build_serdes,
     async_close_serdes,
+    check_callable,
     maybe_await,
     pop_serde_props,
     propagate_async_cluster_id_resolver,
@@ -43,6 +44,7 @@ class AsyncSerializingProducer(AIOProducer):
         serdes, self._owned_serdes, rest = await async_build_serdes(specs, rest)
         self._key_serializer, self._value_serializer = serdes
         try:
+            check_callable(specs, serdes)
             AIOProducer.__init__(self, rest, **kwargs)
             propagate_async_cluster_id_resolver(AsyncSharedClusterIdResolver(self.cluster_id), serdes)
         except BaseException:
