@@ -105,7 +105,7 @@ class VerifiableConsumer(VerifiableClient):
                 offsets = self.consumer.commit(asynchronous=async_mode)
                 self.dbg(f"Commit done: offsets {offsets}")
                 if not async_mode:
-                    self.on_commit(None, offsets)
+                    self.on_commit(None, offsets or [])
                 break
             except KafkaException as e:
                 code = e.args[0].code()
