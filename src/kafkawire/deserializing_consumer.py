@@ -1,10 +1,13 @@
 """DeserializingConsumer: a Consumer whose poll() runs key and value deserializers (confluent-kafka's API).
 
-An error event comes out of ``poll()`` as `ConsumeError`; a deserializer that fails raises
-`KeyDeserializationError`/`ValueDeserializationError` carrying the message, whose offset has been
-consumed (a poison record does not stop the consumer: the next poll() goes on after it).
-``consume()`` is not implemented, as in confluent-kafka. Outside consumer/ so that the client never
-imports the optional deserializers.
+A deserializer comes ready-made (``key.deserializer``: a callable ``(bytes, SerializationContext)
+-> obj``) or from a builder (``key.deserializer.builder``, `DeserializerBuilder`); the deserializers it
+built are the consumer's, closed by ``close()``. An error event comes out of ``poll()`` as
+`ConsumeError`; a deserializer that fails raises `KeyDeserializationError`/`ValueDeserializationError`
+carrying the message, whose offset has been consumed (a poison record does not stop the consumer:
+the next poll() goes on after it). The key is deserialized first, so a key deserializer may leave
+state for the value's (the Schema Registry's DLQ action does). ``consume()`` is not implemented, as
+in confluent-kafka. Outside consumer/ so that the client never imports the optional deserializers.
 """
 
 from __future__ import annotations
@@ -16,26 +19,46 @@ from .base.config import given_config
 from .base.model import Message
 from .consumer.consumer import Consumer
 from .error import ConsumeError, KeyDeserializationError, ValueDeserializationError
-from .serialization import MessageField, SerializationContext, offer_cluster_id
+from .serialization import (
+    MessageField,
+    SerializationContext,
+    SharedClusterIdResolver,
+    build_serdes,
+    check_callable,
+    close_serdes,
+    pop_serde_props,
+    propagate_cluster_id_resolver,
+)
 
 __all__ = ["DeserializingConsumer"]
 
 
 class DeserializingConsumer(Consumer):
-    """``key.deserializer``/``value.deserializer``: callables ``(bytes, SerializationContext) -> obj``."""
+    """``key.deserializer``/``value.deserializer`` (or their ``.builder``): see the module."""
 
     def __init__(self, conf: Mapping[str, Any]) -> None:
-        conf = given_config(conf, {})
-        self._key_deserializer: Callable[..., Any] | None = conf.pop("key.deserializer", None)
-        self._value_deserializer: Callable[..., Any] | None = conf.pop("value.deserializer", None)
-        for name, de in (
-            ("key.deserializer", self._key_deserializer),
-            ("value.deserializer", self._value_deserializer),
-        ):
-            if de is not None and not callable(de):
-                raise TypeError(f"{name} must be callable, not {type(de).__name__}")
-        super().__init__(conf)
-        offer_cluster_id(self.cluster_id, (self._key_deserializer, self._value_deserializer))
+        specs, rest = pop_serde_props(given_config(conf, {}), "key.deserializer", "value.deserializer")
+        serdes, self._owned_serdes, rest = build_serdes(specs, rest)
+        self._key_deserializer: Callable[..., Any] | None = serdes[0]
+        self._value_deserializer: Callable[..., Any] | None = serdes[1]
+        try:
+            check_callable(specs, serdes)
+            super().__init__(rest)
+            propagate_cluster_id_resolver(SharedClusterIdResolver(self.cluster_id), serdes)
+        except BaseException:
+            owned, self._owned_serdes = self._owned_serdes, []
+            try:
+                close_serdes(owned)
+            except Exception:
+                pass  # the construction's own error is the one to raise
+            raise
+
+    def close(self) -> None:
+        """Close the consumer, then the deserializers it built (never those it was given); closing
+        again does nothing."""
+        super().close()
+        owned, self._owned_serdes = self._owned_serdes, []
+        close_serdes(owned)
 
     def poll(self, timeout: float | None = -1) -> Message | None:
         """A message with its key and value deserialized, or None once ``timeout`` s passed."""
@@ -43,18 +66,27 @@ class DeserializingConsumer(Consumer):
         return None if msg is None else self._decoded(msg)
 
     def _decoded(self, msg: Message) -> Message:
-        """Raise the message's error, else replace its value and key (value first) by what the
-        deserializers make of them; the message is changed only once both have succeeded."""
+        """Raise the message's error, else replace its key and value by what the deserializers
+        make of them (key first); the message is changed only once both have succeeded."""
         failure = msg.error()
         if failure is not None:
             raise ConsumeError(failure, kafka_message=msg)
-        topic, headers = msg.topic() or "", msg.headers()
-        value_ctx = SerializationContext(topic, _VALUE, headers)
-        value = _run(self._value_deserializer, msg.value(), value_ctx, ValueDeserializationError, msg)
-        key_ctx = SerializationContext(topic, _KEY, headers)
-        key = _run(self._key_deserializer, msg.key(), key_ctx, KeyDeserializationError, msg)
-        msg.set_value(value)
+        ctx = SerializationContext(msg.topic() or "", _KEY, msg.headers())
+        key = msg.key()
+        if self._key_deserializer is not None:
+            try:
+                key = self._key_deserializer(key, ctx)
+            except Exception as e:
+                raise KeyDeserializationError(exception=e, kafka_message=msg) from e
+        value = msg.value()
+        if self._value_deserializer is not None:
+            ctx.field = _VALUE
+            try:
+                value = self._value_deserializer(value, ctx)
+            except Exception as e:
+                raise ValueDeserializationError(exception=e, kafka_message=msg) from e
         msg.set_key(key)
+        msg.set_value(value)
         return msg
 
     def consume(self, num_messages: int = 1, timeout: float = -1) -> list[Message]:
@@ -63,20 +95,3 @@ class DeserializingConsumer(Consumer):
 
 
 _KEY, _VALUE = MessageField.KEY, MessageField.VALUE
-
-
-def _run(
-    deserializer: Callable[..., Any] | None,
-    data: bytes | None,
-    ctx: SerializationContext,
-    failed: type[KeyDeserializationError] | type[ValueDeserializationError],
-    msg: Message,
-) -> Any:
-    """``deserializer(data, ctx)``, its failure wrapped as ``failed`` with the message; no
-    deserializer leaves the bytes as they are."""
-    if deserializer is None:
-        return data
-    try:
-        return deserializer(data, ctx)
-    except Exception as e:
-        raise failed(exception=e, kafka_message=msg) from e

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .base.model import Message
 from .core.kafka_error import KafkaError, KafkaException
 from .serialization import SerializationError
 
@@ -17,6 +18,7 @@ __all__ = [
     "KafkaException",
     "KeyDeserializationError",
     "KeySerializationError",
+    "Message",
     "ProduceError",
     "ValueDeserializationError",
     "ValueSerializationError",

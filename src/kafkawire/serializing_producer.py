@@ -1,7 +1,12 @@
 """SerializingProducer: a Producer that runs key and value serializers (confluent-kafka's API).
 
-A serializer that fails raises `KeySerializationError`/`ValueSerializationError` from ``produce()``
-with the cause attached, and nothing is queued: the caller learns of every record that is not sent.
+A serializer comes ready-made (``key.serializer``: a callable ``(obj, SerializationContext) ->
+bytes``) or from a builder (``key.serializer.builder``, `SerializerBuilder`); the serializers it built
+are the producer's, closed by ``close()``. A serializer that fails raises
+`KeySerializationError`/`ValueSerializationError` from ``produce()`` with the cause attached, and
+nothing is queued: the caller learns of every record that is not sent. Interceptors' ``on_send``
+sees the record before its key and value are serialized (Kafka's ProducerInterceptor), and the
+serializers then work on what it returned.
 """
 
 from __future__ import annotations
@@ -12,7 +17,17 @@ from typing import Any
 from .base.config import given_config
 from .error import KeySerializationError, ValueSerializationError
 from .producer import Producer
-from .serialization import MessageField, SerializationContext, offer_cluster_id
+from .producer.interceptors import ProducerRecord
+from .serialization import (
+    MessageField,
+    SerializationContext,
+    SharedClusterIdResolver,
+    build_serdes,
+    check_callable,
+    close_serdes,
+    pop_serde_props,
+    propagate_cluster_id_resolver,
+)
 
 __all__ = ["SerializingProducer"]
 
@@ -20,17 +35,32 @@ _KEY, _VALUE = MessageField.KEY, MessageField.VALUE  # (an Enum attribute look-u
 
 
 class SerializingProducer(Producer):
-    """``key.serializer``/``value.serializer``: callables ``(obj, SerializationContext) -> bytes``."""
+    """``key.serializer``/``value.serializer`` (or their ``.builder``): see the module."""
 
     def __init__(self, conf: Mapping[str, Any]) -> None:
-        conf = given_config(conf, {})
-        self._key_serializer: Callable[..., Any] | None = conf.pop("key.serializer", None)
-        self._value_serializer: Callable[..., Any] | None = conf.pop("value.serializer", None)
-        for name, ser in (("key.serializer", self._key_serializer), ("value.serializer", self._value_serializer)):
-            if ser is not None and not callable(ser):
-                raise TypeError(f"{name} must be callable, not {type(ser).__name__}")
-        super().__init__(conf)
-        offer_cluster_id(self.cluster_id, (self._key_serializer, self._value_serializer))
+        specs, rest = pop_serde_props(given_config(conf, {}), "key.serializer", "value.serializer")
+        serdes, self._owned_serdes, rest = build_serdes(specs, rest)
+        self._key_serializer: Callable[..., Any] | None = serdes[0]
+        self._value_serializer: Callable[..., Any] | None = serdes[1]
+        try:
+            check_callable(specs, serdes)
+            super().__init__(rest)
+            propagate_cluster_id_resolver(SharedClusterIdResolver(self.cluster_id), serdes)
+        except BaseException:
+            owned, self._owned_serdes = self._owned_serdes, []
+            try:
+                close_serdes(owned)
+            except Exception:
+                pass  # the construction's own error is the one to raise
+            raise
+
+    def close(self, timeout: float = -1) -> bool:
+        """Close the producer, then the serializers it built (never those it was given). If closing
+        the producer raises, they are kept for the next call: it may still be using them."""
+        result = super().close(timeout)
+        owned, self._owned_serdes = self._owned_serdes, []
+        close_serdes(owned)
+        return result
 
     def produce(  # type: ignore[override]
         self,
@@ -50,17 +80,33 @@ class SerializingProducer(Producer):
         if self._closed:
             self._check_open()
         if not isinstance(topic, str):
-            raise TypeError(f"topic must be str, not {type(topic).__name__}")
-        ctx = SerializationContext(topic, _KEY, headers)
-        # One try for both serializers: ``stage`` is the error a failure at this point becomes.
-        stage: type[KeySerializationError] | type[ValueSerializationError] = KeySerializationError
+            raise TypeError(f"topic must be a str, not {type(topic).__name__}")
+        if not self._interceptors:
+            key, value, headers = self._serialized(topic, key, value, headers)
+            super().produce(topic, value, key, partition, on_delivery, timestamp, headers)
+            return
+        record = self._interceptors.on_send(ProducerRecord(topic, partition, timestamp, key, value, headers))
         try:
-            if self._key_serializer is not None:
+            key, value, headers = self._serialized(record.topic, record.key, record.value, record.headers)
+        except (KeySerializationError, ValueSerializationError) as e:
+            self._interceptors.on_send_error(record, e)
+            raise
+        sent = ProducerRecord(record.topic, record.partition, record.timestamp, key, value, headers)
+        self._accept_sent(sent, on_delivery if on_delivery is not None else self._conf.on_delivery, None)
+
+    def _serialized(self, topic: str, key: Any, value: Any, headers: Any) -> tuple[Any, Any, Any]:
+        """The key and value as their serializers make them, and the headers they may have added
+        to (a serializer that writes the schema id into headers)."""
+        ctx = SerializationContext(topic, _KEY, headers)
+        if self._key_serializer is not None:
+            try:
                 key = self._key_serializer(key, ctx)
-            stage, ctx.field = ValueSerializationError, _VALUE
-            if self._value_serializer is not None:
+            except Exception as e:
+                raise KeySerializationError(e) from e
+        ctx.field = _VALUE
+        if self._value_serializer is not None:
+            try:
                 value = self._value_serializer(value, ctx)
-        except Exception as e:
-            raise stage(e) from e
-        # ctx.headers: a serializer that writes the schema id into headers may have added one.
-        super().produce(topic, value, key, partition, on_delivery, timestamp, ctx.headers)
+            except Exception as e:
+                raise ValueSerializationError(e) from e
+        return key, value, ctx.headers

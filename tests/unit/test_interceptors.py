@@ -436,3 +436,68 @@ def test_produce_batch_with_interceptors_refuses_the_rest_after_a_full_queue(
     assert producer.produce_batch("t", messages) == 2
     assert [m.get("_error") and m["_error"].code() for m in messages] == [None, None] + [KafkaError._QUEUE_FULL] * 3
     assert [e[2] for e in plain.log if e[1] == "on_send"] == [b"0", b"1", b"2"]
+
+
+def test_serializing_producer_interceptors_see_the_record_before_serialization(
+    producer_conf: dict[str, Any], producers: list[Producer]
+) -> None:
+    """Kafka's ProducerInterceptor: ``on_send`` runs before the key and value are serialized, and
+    the serializers work on the record it returns (its topic in their context)."""
+    from kafkawire import SerializingProducer
+    from kafkawire.serialization import StringSerializer
+
+    seen: list[tuple[Any, Any, str]] = []
+    contexts: list[str] = []
+
+    class Rewrite(Recorder):
+        def on_send(self, record: ProducerRecord) -> ProducerRecord:
+            seen.append((record.key, record.value, record.topic))
+            return ProducerRecord("rewritten", key=record.key, value=f"{record.value}!", headers=record.headers)
+
+    def value_serializer(obj: Any, ctx: Any) -> bytes:
+        contexts.append(ctx.topic)
+        return StringSerializer()(obj, ctx)
+
+    queued: list[tuple[Any, Any]] = []
+
+    class Last(Recorder):
+        def on_send(self, record: ProducerRecord) -> ProducerRecord:
+            queued.append((record.key, record.value))
+            return record
+
+    plain = Recorder("r")
+    producer = SerializingProducer(
+        {
+            **producer_conf,
+            "interceptor.classes": [Rewrite, Last, plain],
+            "key.serializer": StringSerializer(),
+            "value.serializer": value_serializer,
+        }
+    )
+    producers.append(producer)
+    producer.produce("orders", key="k", value="v")
+    assert seen == [("k", "v", "orders")]
+    assert queued == [("k", "v!")]  # every interceptor sees objects, never bytes
+    assert contexts == ["rewritten"]
+    assert len(producer) == 1
+
+
+def test_serializing_producer_reports_a_failed_serialization_to_the_interceptors(
+    producer_conf: dict[str, Any], producers: list[Producer]
+) -> None:
+    """As the Java client's onSendError: a record that fails to serialize is acknowledged to the
+    interceptors with the error, and ``produce()`` raises it; nothing is queued."""
+    from kafkawire import SerializingProducer
+    from kafkawire.error import ValueSerializationError
+
+    def refuse(obj: Any, ctx: Any) -> bytes:
+        raise ValueError("no")
+
+    plain = Recorder("r")
+    producer = SerializingProducer({**producer_conf, "interceptor.classes": [plain], "value.serializer": refuse})
+    producers.append(producer)
+    with pytest.raises(ValueSerializationError):
+        producer.produce("orders", value=object())
+    acks = [entry for entry in plain.log if entry[1] == "on_acknowledgement"]
+    assert len(acks) == 1 and acks[0][2].topic == "orders" and isinstance(acks[0][3], ValueSerializationError)
+    assert len(producer) == 0

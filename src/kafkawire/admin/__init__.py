@@ -34,6 +34,7 @@ from .scram_types import (
     UserScramCredentialUpsertion,
 )
 from .topic_types import ElectionType, TopicCollection, TopicDescription, TopicPartitionInfo
+from .topic_types import Uuid as Uuid  # (as confluent-kafka's _topic module, which the alias maps here)
 from .types import (
     AlterConfigOpType,
     ConfigEntry,
@@ -50,11 +51,22 @@ from .types import (
     ResourceType,
 )
 
+# OffsetSpec's subclasses, as confluent-kafka's _listoffsets module (the alias maps it here) has them
+from .types import EarliestSpec as EarliestSpec
+from .types import LatestSpec as LatestSpec
+from .types import MaxTimestampSpec as MaxTimestampSpec
+from .types import TimestampSpec as TimestampSpec
+
 if TYPE_CHECKING:
     from .client import AdminClient, create_topic_if_missing
 
-# (lazy: the value types alone, as the package face's ConsumerGroupState, do not import the client)
-__getattr__, __dir__ = lazy_names(__name__, globals(), {".client": "AdminClient create_topic_if_missing"})
+# (lazy: the value types alone, as the package face's ConsumerGroupState, do not import the client;
+# confluent-kafka's admin modules, which the alias maps here, also give the _util helpers)
+__getattr__, __dir__ = lazy_names(
+    __name__,
+    globals(),
+    {".client": "AdminClient create_topic_if_missing", ".._util": "ConversionUtil ValidationUtil"},
+)
 
 # confluent_kafka.admin's names for values it imports from the top-level package
 _ConsumerGroupState = ConsumerGroupState
@@ -79,6 +91,7 @@ RESOURCE_TOPIC = ResourceType.TOPIC.value
 RESOURCE_GROUP = ResourceType.GROUP.value
 RESOURCE_BROKER = ResourceType.BROKER.value
 RESOURCE_TRANSACTIONAL_ID = ResourceType.TRANSACTIONAL_ID.value
+
 
 __all__ = [
     "CONFIG_SOURCE_DEFAULT_CONFIG",

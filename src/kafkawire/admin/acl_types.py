@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 from typing import Any, ClassVar
 
+from ..base import model
 from .types import ResourceType, _Ordered
 
 __all__ = ["AclBinding", "AclBindingFilter", "AclOperation", "AclPermissionType", "ResourcePatternType"]
@@ -15,34 +16,34 @@ class ResourcePatternType(_Ordered):
     """How an ACL's resource name matches: exactly (LITERAL) or as a prefix (PREFIXED); ANY and
     MATCH only in filters (MATCH: whatever would apply to the name, wildcards and prefixes too)."""
 
-    UNKNOWN = 0
-    ANY = 1
-    MATCH = 2
-    LITERAL = 3
-    PREFIXED = 4
+    UNKNOWN = model.RESOURCE_PATTERN_UNKNOWN
+    ANY = model.RESOURCE_PATTERN_ANY
+    MATCH = model.RESOURCE_PATTERN_MATCH
+    LITERAL = model.RESOURCE_PATTERN_LITERAL
+    PREFIXED = model.RESOURCE_PATTERN_PREFIXED
 
 
 class AclOperation(_Ordered):
-    UNKNOWN = 0
-    ANY = 1
-    ALL = 2
-    READ = 3
-    WRITE = 4
-    CREATE = 5
-    DELETE = 6
-    ALTER = 7
-    DESCRIBE = 8
-    CLUSTER_ACTION = 9
-    DESCRIBE_CONFIGS = 10
-    ALTER_CONFIGS = 11
-    IDEMPOTENT_WRITE = 12
+    UNKNOWN = model.ACL_OPERATION_UNKNOWN
+    ANY = model.ACL_OPERATION_ANY
+    ALL = model.ACL_OPERATION_ALL
+    READ = model.ACL_OPERATION_READ
+    WRITE = model.ACL_OPERATION_WRITE
+    CREATE = model.ACL_OPERATION_CREATE
+    DELETE = model.ACL_OPERATION_DELETE
+    ALTER = model.ACL_OPERATION_ALTER
+    DESCRIBE = model.ACL_OPERATION_DESCRIBE
+    CLUSTER_ACTION = model.ACL_OPERATION_CLUSTER_ACTION
+    DESCRIBE_CONFIGS = model.ACL_OPERATION_DESCRIBE_CONFIGS
+    ALTER_CONFIGS = model.ACL_OPERATION_ALTER_CONFIGS
+    IDEMPOTENT_WRITE = model.ACL_OPERATION_IDEMPOTENT_WRITE
 
 
 class AclPermissionType(_Ordered):
-    UNKNOWN = 0
-    ANY = 1
-    DENY = 2
-    ALLOW = 3
+    UNKNOWN = model.ACL_PERMISSION_TYPE_UNKNOWN
+    ANY = model.ACL_PERMISSION_TYPE_ANY
+    DENY = model.ACL_PERMISSION_TYPE_DENY
+    ALLOW = model.ACL_PERMISSION_TYPE_ALLOW
 
 
 # (attribute, enum) in constructor order; the strings between them are name, principal, host.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..base import model
 from ..base.model import BrokerMetadata, TopicPartition
 from ..core.kafka_error import KafkaError
 from .types import Node, _Ordered
@@ -23,13 +24,13 @@ __all__ = [
 
 
 class ConsumerGroupState(_Ordered):
-    UNKNOWN = 0
-    UNKOWN = 0  # confluent-kafka's deprecated misspelling, kept as an alias
-    PREPARING_REBALANCING = 1
-    COMPLETING_REBALANCING = 2
-    STABLE = 3
-    DEAD = 4
-    EMPTY = 5
+    UNKNOWN = model.CONSUMER_GROUP_STATE_UNKNOWN
+    UNKOWN = model.CONSUMER_GROUP_STATE_UNKNOWN  # confluent-kafka's deprecated misspelling, kept as an alias
+    PREPARING_REBALANCING = model.CONSUMER_GROUP_STATE_PREPARING_REBALANCE
+    COMPLETING_REBALANCING = model.CONSUMER_GROUP_STATE_COMPLETING_REBALANCE
+    STABLE = model.CONSUMER_GROUP_STATE_STABLE
+    DEAD = model.CONSUMER_GROUP_STATE_DEAD
+    EMPTY = model.CONSUMER_GROUP_STATE_EMPTY
 
     @classmethod
     def from_wire(cls, name: str | None) -> ConsumerGroupState:
@@ -54,9 +55,9 @@ _STATE_BY_WIRE_NAME = {name.lower(): state for state, name in _WIRE_NAME_BY_STAT
 class ConsumerGroupType(_Ordered):
     """Classic (JoinGroup) or KIP-848 consumer group; Kafka names them "classic" and "consumer"."""
 
-    UNKNOWN = 0
-    CONSUMER = 1
-    CLASSIC = 2
+    UNKNOWN = model.CONSUMER_GROUP_TYPE_UNKNOWN
+    CONSUMER = model.CONSUMER_GROUP_TYPE_CONSUMER
+    CLASSIC = model.CONSUMER_GROUP_TYPE_CLASSIC
 
     @classmethod
     def from_wire(cls, name: str | None) -> ConsumerGroupType:

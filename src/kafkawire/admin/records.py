@@ -48,7 +48,7 @@ class RecordCalls(AdminBase):
         request_s, _, _ = self._options(kwargs)
         op = list_offsets_operation(
             self._client,
-            {_tp(tp): spec.timestamp for tp, spec in topic_partition_offsets.items()},
+            {_tp(tp): int(spec._value) for tp, spec in topic_partition_offsets.items()},
             isolation_level=isolation.value,
             deadline=self._client.engine.now() + request_s,
             backoff_ms=self._backoff,

@@ -6,6 +6,7 @@ ValueError), as confluent-kafka does.
 
 from __future__ import annotations
 
+from ..base import model
 from .types import _Ordered
 
 __all__ = [
@@ -21,9 +22,9 @@ __all__ = [
 class ScramMechanism(_Ordered):
     """The values are Kafka's wire numbers."""
 
-    UNKNOWN = 0
-    SCRAM_SHA_256 = 1
-    SCRAM_SHA_512 = 2
+    UNKNOWN = model.SCRAM_MECHANISM_UNKNOWN
+    SCRAM_SHA_256 = model.SCRAM_MECHANISM_SHA_256
+    SCRAM_SHA_512 = model.SCRAM_MECHANISM_SHA_512
 
 
 class ScramCredentialInfo:

@@ -8,6 +8,7 @@ import struct
 import uuid
 from typing import Any
 
+from ..base import model
 from .types import Node, _Ordered
 
 __all__ = ["ElectionType", "TopicCollection", "TopicDescription", "TopicPartitionInfo", "Uuid"]
@@ -99,5 +100,5 @@ class TopicDescription:
 class ElectionType(_Ordered):
     """``elect_leaders()``'s kind of election; the values are Kafka's wire numbers."""
 
-    PREFERRED = 0
-    UNCLEAN = 1
+    PREFERRED = model.ELECTION_TYPE_PREFERRED
+    UNCLEAN = model.ELECTION_TYPE_UNCLEAN

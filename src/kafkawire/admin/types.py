@@ -9,9 +9,11 @@ from __future__ import annotations
 import enum
 import functools
 import operator
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
+from ..base import model
 from ..core.kafka_error import KafkaError
 
 __all__ = [
@@ -46,12 +48,12 @@ class _Ordered(enum.Enum):
 class ResourceType(_Ordered):
     """A Kafka resource's type (librdkafka's numbering, which is also the ACL protocol's)."""
 
-    UNKNOWN = 0
-    ANY = 1
-    TOPIC = 2
-    GROUP = 3
-    BROKER = 4
-    TRANSACTIONAL_ID = 5
+    UNKNOWN = model.RESOURCE_UNKNOWN
+    ANY = model.RESOURCE_ANY
+    TOPIC = model.RESOURCE_TOPIC
+    GROUP = model.RESOURCE_GROUP
+    BROKER = model.RESOURCE_BROKER
+    TRANSACTIONAL_ID = model.RESOURCE_TRANSACTIONAL_ID
 
 
 # The config APIs number resource types differently from the ACL numbering above.
@@ -61,13 +63,13 @@ CONFIG_WIRE_TYPE: dict[ResourceType, int] = {ResourceType.TOPIC: 2, ResourceType
 class ConfigSource(_Ordered):
     """Where a configuration value comes from, as ``describe_configs()`` reports it (Kafka's codes)."""
 
-    UNKNOWN_CONFIG = 0
-    DYNAMIC_TOPIC_CONFIG = 1
-    DYNAMIC_BROKER_CONFIG = 2
-    DYNAMIC_DEFAULT_BROKER_CONFIG = 3
-    STATIC_BROKER_CONFIG = 4
-    DEFAULT_CONFIG = 5
-    GROUP_CONFIG = 8
+    UNKNOWN_CONFIG = model.CONFIG_SOURCE_UNKNOWN_CONFIG
+    DYNAMIC_TOPIC_CONFIG = model.CONFIG_SOURCE_DYNAMIC_TOPIC_CONFIG
+    DYNAMIC_BROKER_CONFIG = model.CONFIG_SOURCE_DYNAMIC_BROKER_CONFIG
+    DYNAMIC_DEFAULT_BROKER_CONFIG = model.CONFIG_SOURCE_DYNAMIC_DEFAULT_BROKER_CONFIG
+    STATIC_BROKER_CONFIG = model.CONFIG_SOURCE_STATIC_BROKER_CONFIG
+    DEFAULT_CONFIG = model.CONFIG_SOURCE_DEFAULT_CONFIG
+    GROUP_CONFIG = model.CONFIG_SOURCE_GROUP_CONFIG
 
     @classmethod
     def from_wire(cls, code: int) -> ConfigSource:
@@ -81,15 +83,15 @@ class ConfigSource(_Ordered):
 class AlterConfigOpType(_Ordered):
     """An ``incremental_alter_configs()`` operation; the values are the wire's ``config_operation``."""
 
-    SET = 0
-    DELETE = 1
-    APPEND = 2
-    SUBTRACT = 3
+    SET = model.ALTER_CONFIG_OP_TYPE_SET
+    DELETE = model.ALTER_CONFIG_OP_TYPE_DELETE
+    APPEND = model.ALTER_CONFIG_OP_TYPE_APPEND
+    SUBTRACT = model.ALTER_CONFIG_OP_TYPE_SUBTRACT
 
 
 class IsolationLevel(_Ordered):
-    READ_UNCOMMITTED = 0
-    READ_COMMITTED = 1
+    READ_UNCOMMITTED = model.ISOLATION_LEVEL_READ_UNCOMMITTED
+    READ_COMMITTED = model.ISOLATION_LEVEL_READ_COMMITTED
 
 
 def _int_arg(value: Any, what: str) -> int:
@@ -293,49 +295,100 @@ class ConfigResource:
         return f"ConfigResource({self.restype},{self.name})"
 
 
-class OffsetSpec:
-    """Which offset ``list_offsets()`` looks up: earliest, latest, max timestamp, or by timestamp."""
+class OffsetSpec(ABC):
+    """Which offset of a partition ``list_offsets()`` looks up, shaped as confluent-kafka's
+    ``_listoffsets`` module: the factories give instances of the four subclasses (the earliest,
+    latest and max-timestamp specs one object each, so they compare by identity, as there), and
+    ``OffsetSpec(n)`` picks the subclass for ``n`` (librdkafka's -1/-2/-3, else a timestamp in ms).
+    ``_value`` is what goes on the wire."""
 
-    EARLIEST = -2
-    LATEST = -1
-    MAX_TIMESTAMP = -3
-
-    def __init__(self, value: int) -> None:
-        self._value = _int_arg(value, "OffsetSpec")
-
-    @classmethod
-    def earliest(cls) -> OffsetSpec:
-        return cls(cls.EARLIEST)
-
-    @classmethod
-    def latest(cls) -> OffsetSpec:
-        return cls(cls.LATEST)
-
-    @classmethod
-    def max_timestamp(cls) -> OffsetSpec:
-        return cls(cls.MAX_TIMESTAMP)
-
-    @classmethod
-    def for_timestamp(cls, timestamp: int) -> OffsetSpec:
-        """The first offset whose timestamp is at or after ``timestamp`` (ms since the epoch)."""
-        if _int_arg(timestamp, "timestamp") < 0:
-            raise ValueError("timestamp must be non-negative")
-        return cls(timestamp)
+    _by_value: ClassVar[dict[int, OffsetSpec]] = {}
 
     @property
-    def timestamp(self) -> int:
-        """What goes on the wire: a time in ms, or -1/-2/-3 for latest/earliest/max timestamp."""
-        return self._value
+    @abstractmethod
+    def _value(self) -> int: ...
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, OffsetSpec) and self._value == other._value
+    def __new__(cls, index: int) -> Any:
+        # Constructed directly: the one spec for a negative value (KeyError for an unknown one),
+        # else a timestamp's.
+        if index < 0:
+            return cls._by_value[index]
+        return TimestampSpec(index)
 
-    def __hash__(self) -> int:
-        return hash(self._value)
+    @classmethod
+    def earliest(cls) -> EarliestSpec:
+        return _EARLIEST
 
-    def __repr__(self) -> str:
-        names = {self.EARLIEST: "earliest", self.LATEST: "latest", self.MAX_TIMESTAMP: "max_timestamp"}
-        return f"OffsetSpec.{names.get(self._value, f'for_timestamp({self._value})')}"
+    @classmethod
+    def latest(cls) -> LatestSpec:
+        return _LATEST
+
+    @classmethod
+    def max_timestamp(cls) -> MaxTimestampSpec:
+        return _MAX_TIMESTAMP
+
+    @classmethod
+    def for_timestamp(cls, timestamp: int) -> TimestampSpec:
+        """The first offset whose timestamp is at or after ``timestamp`` (ms since the epoch)."""
+        return TimestampSpec(timestamp)
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, OffsetSpec):
+            return NotImplemented
+        return bool(self._value < other._value)
+
+
+class TimestampSpec(OffsetSpec):
+    """The earliest offset whose timestamp is at or after ``timestamp`` (ms)."""
+
+    def __new__(cls, _timestamp: int) -> Any:
+        return object.__new__(cls)
+
+    def __init__(self, timestamp: int) -> None:
+        self.timestamp = timestamp
+
+    @property
+    def _value(self) -> int:
+        return self.timestamp
+
+
+class MaxTimestampSpec(OffsetSpec):
+    """The offset of the record with the largest timestamp (KIP-734), which need not be the last."""
+
+    def __new__(cls) -> Any:
+        return object.__new__(cls)
+
+    @property
+    def _value(self) -> int:
+        return model.OFFSET_SPEC_MAX_TIMESTAMP
+
+
+class LatestSpec(OffsetSpec):
+    """The partition's end offset."""
+
+    def __new__(cls) -> Any:
+        return object.__new__(cls)
+
+    @property
+    def _value(self) -> int:
+        return model.OFFSET_SPEC_LATEST
+
+
+class EarliestSpec(OffsetSpec):
+    """The partition's log start offset."""
+
+    def __new__(cls) -> Any:
+        return object.__new__(cls)
+
+    @property
+    def _value(self) -> int:
+        return model.OFFSET_SPEC_EARLIEST
+
+
+_EARLIEST: EarliestSpec = EarliestSpec()
+_LATEST: LatestSpec = LatestSpec()
+_MAX_TIMESTAMP: MaxTimestampSpec = MaxTimestampSpec()
+OffsetSpec._by_value.update({spec._value: spec for spec in (_EARLIEST, _LATEST, _MAX_TIMESTAMP)})
 
 
 class ListOffsetsResultInfo:

@@ -249,6 +249,10 @@ class AIOConsumer:
     async def list_topics(self, topic: str | None = None, timeout: float = -1) -> ClusterMetadata:
         return await self._call(self._consumer.list_topics, topic, timeout)  # type: ignore[no-any-return]
 
+    async def cluster_id(self, timeout: float = -1) -> str | None:
+        """`Consumer.cluster_id` on the pool (it may wait for the first broker's answer)."""
+        return await self._call(self._consumer.cluster_id, timeout)  # type: ignore[no-any-return]
+
     async def close(self) -> None:
         """Revoke (callbacks), commit, leave the group and stop; then the thread pool."""
         self._on_loop()

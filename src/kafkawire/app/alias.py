@@ -35,8 +35,6 @@ NEAREST: dict[str, tuple[str, ...]] = {
     "confluent_kafka._serde_builder": ("kafkawire.serialization",),
     "confluent_kafka.deserializing_share_consumer": ("kafkawire.deserializing_consumer",),
     **{f"confluent_kafka.admin.{name}": ("kafkawire.admin",) for name in ADMIN_PARTS},
-    "confluent_kafka.aio._AsyncDeserializingConsumer": ("kafkawire.aio",),
-    "confluent_kafka.aio._AsyncSerializingProducer": ("kafkawire.aio",),
     "confluent_kafka.aio.producer": ("kafkawire.aio",),
     "confluent_kafka.aio.producer._AIOProducer": ("kafkawire.aio",),
     "confluent_kafka.avro.cached_schema_registry_client": ("kafkawire.avro",),

@@ -72,6 +72,12 @@ def _refused(why: str) -> Callable[[Any], Any]:
     return check
 
 
+def _not_azure_imds(value: str) -> str:
+    if value == "azure_imds":
+        raise ValueError("not supported: OAUTHBEARER with Azure IMDS metadata is not implemented by kafkawire")
+    return value
+
+
 MAX_PROTOCOL_STRING = 32_767  # a protocol STRING's int16 length, in UTF-8 bytes
 
 
@@ -168,6 +174,14 @@ SECURITY_OPTIONS: tuple[Option, ...] = (
     _str("sasl.oauthbearer.token.endpoint.url"),
     _str("sasl.oauthbearer.scope"),
     _str("sasl.oauthbearer.extensions"),
+    # aws_iam: tokens from AWS STS (kafkawire/_oauthbearer/aws, wired by security/settings.py).
+    Option(
+        "sasl.oauthbearer.metadata.authentication.type",
+        "enum",
+        "none",
+        choices=("none", "azure_imds", "aws_iam"),
+        validate=_not_azure_imds,
+    ),
     # The JWT-bearer grant (RFC 7523) of method oidc: a signed assertion instead of a client secret.
     Option(
         "sasl.oauthbearer.grant.type",

@@ -13,6 +13,7 @@ import operator
 from dataclasses import dataclass
 from typing import Any
 
+from ..core import share_acks
 from ..core.kafka_error import KafkaError
 from ..native import native
 from .cluster_metadata import (
@@ -454,3 +455,95 @@ def error_event(
     """An error event as poll()/consume() hand it over: librdkafka puts the error's text in the message's
     payload, so ``value()`` is that text (programs test ``if not msg`` or log ``msg.value()``)."""
     return Message(topic, partition, offset, value=error.str().encode(), error=error)
+
+
+# librdkafka's enum values as confluent_kafka.cimpl exports them (plain ints, librdkafka's names
+# without RD_KAFKA_): kafkawire.cimpl gives them by these names and the admin enums take their
+# members' values from them, as confluent-kafka's do. For the ACL and SCRAM enums this numbering is
+# also Kafka's wire numbering.
+# rd_kafka_AclOperation_t
+ACL_OPERATION_UNKNOWN = 0
+ACL_OPERATION_ANY = 1
+ACL_OPERATION_ALL = 2
+ACL_OPERATION_READ = 3
+ACL_OPERATION_WRITE = 4
+ACL_OPERATION_CREATE = 5
+ACL_OPERATION_DELETE = 6
+ACL_OPERATION_ALTER = 7
+ACL_OPERATION_DESCRIBE = 8
+ACL_OPERATION_CLUSTER_ACTION = 9
+ACL_OPERATION_DESCRIBE_CONFIGS = 10
+ACL_OPERATION_ALTER_CONFIGS = 11
+ACL_OPERATION_IDEMPOTENT_WRITE = 12
+
+# rd_kafka_AclPermissionType_t
+ACL_PERMISSION_TYPE_UNKNOWN = 0
+ACL_PERMISSION_TYPE_ANY = 1
+ACL_PERMISSION_TYPE_DENY = 2
+ACL_PERMISSION_TYPE_ALLOW = 3
+
+# rd_kafka_AlterConfigOpType_t (the IncrementalAlterConfigs wire's config_operation)
+ALTER_CONFIG_OP_TYPE_SET = 0
+ALTER_CONFIG_OP_TYPE_DELETE = 1
+ALTER_CONFIG_OP_TYPE_APPEND = 2
+ALTER_CONFIG_OP_TYPE_SUBTRACT = 3
+
+# rd_kafka_ConfigSource_t
+CONFIG_SOURCE_UNKNOWN_CONFIG = 0
+CONFIG_SOURCE_DYNAMIC_TOPIC_CONFIG = 1
+CONFIG_SOURCE_DYNAMIC_BROKER_CONFIG = 2
+CONFIG_SOURCE_DYNAMIC_DEFAULT_BROKER_CONFIG = 3
+CONFIG_SOURCE_STATIC_BROKER_CONFIG = 4
+CONFIG_SOURCE_DEFAULT_CONFIG = 5
+CONFIG_SOURCE_GROUP_CONFIG = 8
+
+# rd_kafka_consumer_group_state_t
+CONSUMER_GROUP_STATE_UNKNOWN = 0
+CONSUMER_GROUP_STATE_PREPARING_REBALANCE = 1
+CONSUMER_GROUP_STATE_COMPLETING_REBALANCE = 2
+CONSUMER_GROUP_STATE_STABLE = 3
+CONSUMER_GROUP_STATE_DEAD = 4
+CONSUMER_GROUP_STATE_EMPTY = 5
+
+# rd_kafka_consumer_group_type_t
+CONSUMER_GROUP_TYPE_UNKNOWN = 0
+CONSUMER_GROUP_TYPE_CONSUMER = 1
+CONSUMER_GROUP_TYPE_CLASSIC = 2
+
+# rd_kafka_ElectionType_t
+ELECTION_TYPE_PREFERRED = 0
+ELECTION_TYPE_UNCLEAN = 1
+
+# rd_kafka_IsolationLevel_t
+ISOLATION_LEVEL_READ_UNCOMMITTED = 0
+ISOLATION_LEVEL_READ_COMMITTED = 1
+
+# rd_kafka_OffsetSpec_t: what ListOffsets sends instead of a timestamp
+OFFSET_SPEC_MAX_TIMESTAMP = -3
+OFFSET_SPEC_EARLIEST = -2
+OFFSET_SPEC_LATEST = -1
+
+# rd_kafka_ResourceType_t
+RESOURCE_UNKNOWN = 0
+RESOURCE_ANY = 1
+RESOURCE_TOPIC = 2
+RESOURCE_GROUP = 3
+RESOURCE_BROKER = 4
+RESOURCE_TRANSACTIONAL_ID = 5
+
+# rd_kafka_ResourcePatternType_t
+RESOURCE_PATTERN_UNKNOWN = 0
+RESOURCE_PATTERN_ANY = 1
+RESOURCE_PATTERN_MATCH = 2
+RESOURCE_PATTERN_LITERAL = 3
+RESOURCE_PATTERN_PREFIXED = 4
+
+# rd_kafka_ScramMechanism_t
+SCRAM_MECHANISM_UNKNOWN = 0
+SCRAM_MECHANISM_SHA_256 = 1
+SCRAM_MECHANISM_SHA_512 = 2
+
+# rd_kafka_share_AcknowledgeType_t: the ShareAcknowledge wire's acknowledge types
+SHARE_ACKNOWLEDGE_TYPE_ACCEPT = share_acks.ACCEPT
+SHARE_ACKNOWLEDGE_TYPE_RELEASE = share_acks.RELEASE
+SHARE_ACKNOWLEDGE_TYPE_REJECT = share_acks.REJECT

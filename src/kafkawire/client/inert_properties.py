@@ -63,10 +63,6 @@ ONLY_VALUES: dict[str, tuple[tuple[str, ...], str]] = {
     "ssl.sigalgs.list": (("",), "Python's ssl module cannot set the TLS signature algorithms"),
     "plugin.library.paths": (("",), "librdkafka plugins are C libraries for librdkafka; kafkawire loads none"),
     "socket.max.fails": (("1",), "kafkawire closes a connection at its first timed-out request, always"),
-    "sasl.oauthbearer.metadata.authentication.type": (
-        ("none",),
-        "metadata-based OAUTHBEARER authentication (Azure IMDS, AWS IAM) is not implemented by kafkawire",
-    ),
     "sasl.oauthbearer.sub.claim.name": (("sub",), "kafkawire takes an OIDC token's principal from its sub claim"),
     "offset.store.method": (
         ("broker",),

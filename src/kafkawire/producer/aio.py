@@ -208,6 +208,10 @@ class AIOProducer:
     async def list_topics(self, topic: str | None = None, timeout: float = -1) -> ClusterMetadata:
         return await self._call(self._producer.list_topics, topic, timeout)
 
+    async def cluster_id(self, timeout: float = -1) -> str | None:
+        """`Producer.cluster_id` on the pool (it may wait for the first broker's answer)."""
+        return await self._call(self._producer.cluster_id, timeout)
+
     async def close(self) -> None:
         """Flush and close the producer, then the thread pool it made; closing again does nothing."""
         if self._closed:

@@ -203,6 +203,13 @@ class Producer:
             self._accept(topic, value, key, partition, timestamp, headers, callback, future)
             return
         record = self._interceptors.on_send(ProducerRecord(topic, partition, timestamp, key, value, headers))
+        self._accept_sent(record, callback, future)
+
+    def _accept_sent(
+        self, record: ProducerRecord, callback: Callable[..., Any] | None, future: Future[RecordMetadata] | None
+    ) -> None:
+        """Queue a record the interceptors' ``on_send`` gave; one refused is reported to them (the
+        Java client's onSendError) and raised."""
         try:
             self._accept(
                 record.topic,

@@ -51,7 +51,7 @@ class SecuritySettings:
         self._lock = threading.Lock()  # set_sasl_credentials may run on any thread
         self._username: str | None = config["sasl.username"]
         self._password: str | None = config["sasl.password"]
-        self._oauth_cb: Callable[..., Any] | None = config["oauth_cb"]
+        self._oauth_cb: Callable[..., Any] | None = _aws_iam_oauth_cb(config) or config["oauth_cb"]
         self._oauth_config: str | None = config["sasl.oauthbearer.config"]
         self._bearer: TokenRenewer[Bearer] | None = None  # oauth_cb's tokens, or unsecured JWTs
         self._oidc: OidcTokenSource | None = None
@@ -96,7 +96,8 @@ class SecuritySettings:
             from .oidc import OidcTokenSource
             from .token_renewer import TokenRenewer
 
-            if config["sasl.oauthbearer.method"] == "oidc":
+            # AWS IAM's tokens come from its provider, the oauth_cb (_aws_iam_oauth_cb).
+            if config["sasl.oauthbearer.method"] == "oidc" and config.get(_AWS_IAM_KEY) != "aws_iam":
                 try:
                     self._oidc = OidcTokenSource(config)
                 except ValueError as exc:
@@ -194,6 +195,39 @@ class SecuritySettings:
 
     def __repr__(self) -> str:
         return f"SecuritySettings(protocol={self.protocol!r}, mechanism={self.mechanism!r})"
+
+
+def _aws_iam_oauth_cb(config: Mapping[str, Any]) -> Callable[..., Any] | None:
+    """The AWS IAM token provider's ``oauth_cb`` when the configuration selects it
+    (``sasl.oauthbearer.metadata.authentication.type=aws_iam``, with ``sasl.oauthbearer.method=oidc``
+    and the provider's ``sasl.oauthbearer.config``) and gives no ``oauth_cb`` of its own, as
+    confluent-kafka wires it: checked whatever the security protocol, with its errors
+    (ValueError, ImportError naming the extra to install)."""
+    if config["oauth_cb"] is not None or config.get(_AWS_IAM_KEY) != "aws_iam":
+        return None
+    method = config["sasl.oauthbearer.method"]
+    if method != "oidc":
+        raise ValueError(
+            f"'{_AWS_IAM_KEY}=aws_iam' requires 'sasl.oauthbearer.method=oidc'. Current value: '{method}'. "
+            "method=oidc is mandatory for the AWS IAM authentication path."
+        )
+    if not config["sasl.oauthbearer.config"]:
+        raise ValueError(
+            f"'{_AWS_IAM_KEY}=aws_iam' is set but 'sasl.oauthbearer.config' is missing or empty. The AWS IAM "
+            "autowire path requires region and audience to be supplied via sasl.oauthbearer.config "
+            '(e.g. "region=us-east-1,audience=https://...").'
+        )
+    try:
+        from .._oauthbearer.aws import aws_autowire  # boto3, imported by the users of AWS IAM alone
+    except ImportError:
+        raise ImportError(
+            f"Config '{_AWS_IAM_KEY}=aws_iam' requires the optional 'oauthbearer-aws' extra. Install with:\n"
+            "    pip install 'kafkawire[oauthbearer-aws]'"
+        ) from None
+    return aws_autowire.create_handler(config["sasl.oauthbearer.config"], config["sasl.oauthbearer.extensions"])
+
+
+_AWS_IAM_KEY = "sasl.oauthbearer.metadata.authentication.type"
 
 
 def _ask_oauth_cb(oauth_cb: Callable[..., Any], argument: str | None, now: float) -> tuple[Bearer, float]:
