@@ -14,9 +14,6 @@ UNIMPORTABLE = frozenset(
         *("._util.validation_util", ".schema_registry.common._httpx_compat"),
         *(".aio.producer._buffer_timeout_manager", ".aio.producer._kafka_batch_executor"),
         *(".aio.producer._message_batch", ".aio.producer._producer_batch_processor"),
-        # the legacy Avro API: kafkawire.avro's `load` is the function (a module there would replace
-        # it) and kafkawire.avro.serializer is a module, not a package
-        *(".avro.load", ".avro.serializer.message_serializer"),
         # the clients of Apache Kafka's system tests
         *(
             ".kafkatest",
@@ -72,12 +69,6 @@ KNOWN_MISSING: dict[str, str] = {
         "AsyncLogger ReentryContext wrap_callback wrap_common_callbacks wrap_conf_callback wrap_conf_logger"
     ),
     ".aio.producer._AIOProducer": ("BufferTimeoutManager ProducerBatchExecutor ProducerBatchManager"),
-    ".avro": ("CachedSchemaRegistryClient ClientError MessageSerializer"),
-    ".avro.cached_schema_registry_client": (
-        "ACCEPT_HDR CachedSchemaRegistryClient ClientError VALID_AUTH_PROVIDERS VALID_LEVELS VALID_METHODS"
-    ),
-    ".avro.error": ("ClientError"),
-    ".avro.serializer": ("message_serializer"),
     ".cimpl": (
         "ACL_OPERATION_ALL ACL_OPERATION_ALTER ACL_OPERATION_ALTER_CONFIGS ACL_OPERATION_ANY "
         "ACL_OPERATION_CLUSTER_ACTION ACL_OPERATION_CREATE ACL_OPERATION_DELETE ACL_OPERATION_DESCRIBE "
