@@ -144,7 +144,10 @@ class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def exec_module(self, module: types.ModuleType) -> None:
         # The import system has set the alias's spec on the module: a kafkawire module keeps its own.
         alias_spec = module.__spec__
-        names, own_spec = alias_spec.loader_state if alias_spec is not None else ((), None)
+        names: tuple[str, ...] = ()
+        own_spec = None
+        if alias_spec is not None:
+            names, own_spec = alias_spec.loader_state
         if own_spec is not None:
             module.__spec__ = own_spec
         if alias_spec is not None and len(names) == 1:
