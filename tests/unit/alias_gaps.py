@@ -21,11 +21,8 @@ UNIMPORTABLE = frozenset(
             ".kafkatest.verifiable_consumer",
             ".kafkatest.verifiable_producer",
         ),
-        # Confluent's Decimal and Variant protobuf types
-        *(".schema_registry.confluent.type", ".schema_registry.confluent.type.decimal_pb2"),
-        *(".schema_registry.confluent.type.decimal_utils", ".schema_registry.confluent.type.variant_pb2"),
-        *(".schema_registry.confluent.type.variant_utils", ".schema_registry.confluent.types"),
-        *(".schema_registry.confluent.types.decimal_pb2",),
+        # Confluent's Variant protobuf type (the Spark/Parquet Variant binary codec)
+        *(".schema_registry.confluent.type.variant_pb2", ".schema_registry.confluent.type.variant_utils"),
         # CEL helpers kafkawire's rules do not have as modules, and the DLQ rule action
         *(".schema_registry.rules.cel.cel_field_presence", ".schema_registry.rules.cel.constraints"),
         *(".schema_registry.rules.cel.decimal_funcs", ".schema_registry.rules.cel.protobuf_result_writer"),
@@ -193,13 +190,11 @@ KNOWN_MISSING: dict[str, str] = {
         "PROTOBUF_MAJOR_VERSION PROTOBUF_TYPE ROUND_HALF_UP RuleConditionError RuleContext RuleError RuleKind "
         "SerializationError TIMESTAMP_TYPE_NAME ValidationRule ValidationRuleError ValidationRuleExecutor "
         "Variant _bytes _disjoint _init_pool _is_builtin _is_repeated _proto_to_str _set_field _str_to_proto "
-        "_transform_field decimal_pb2 evaluate_validation_rule get_inline_tags get_type is_cel_leaf_message "
-        "is_map_field legacy_decimal_pb2 protobuf_to_variant rebuild_value_type set_decimal_message "
+        "_transform_field evaluate_validation_rule get_inline_tags get_type is_cel_leaf_message "
+        "is_map_field protobuf_to_variant rebuild_value_type set_decimal_message "
         "set_timestamp_message transform unscaled_to_bytes validate_message variant_pb2 variant_to_protobuf"
     ),
-    ".schema_registry.common.schema_registry_client": (
-        "VALID_AUTH_PROVIDERS _AsyncStaticFieldProvider _SchemaCache _StaticFieldProvider"
-    ),
+    ".schema_registry.common.schema_registry_client": ("_AsyncStaticFieldProvider _SchemaCache _StaticFieldProvider"),
     ".schema_registry.common.serde": (
         "DLQ_HEADER_PREFIX DLQ_RULE_EXCEPTION_HEADER DLQ_RULE_MODE_HEADER DLQ_RULE_NAME_HEADER "
         "DLQ_RULE_SUBJECT_HEADER DLQ_RULE_TOPIC_HEADER ErrorAction FieldContext FieldRuleExecutor "
@@ -209,12 +204,8 @@ KNOWN_MISSING: dict[str, str] = {
         "ValidationRulesExecution clear_original_key default_validation_rule_executor "
         "evaluate_validation_rule get_original_key parse_validation_rules set_original_key wildcard_match"
     ),
-    ".schema_registry.confluent": ("type types"),
-    ".schema_registry.confluent.meta_pb2": (
-        "ENUM_META_FIELD_NUMBER ENUM_VALUE_META_FIELD_NUMBER FIELD_META_FIELD_NUMBER FILE_META_FIELD_NUMBER "
-        "MESSAGE_META_FIELD_NUMBER"
-    ),
-    ".schema_registry.error": ("OAuthTokenError SchemaParseException UnknownType"),
+    ".schema_registry.confluent.type": ("variant_pb2 variant_utils"),
+    ".schema_registry.error": ("OAuthTokenError"),
     ".schema_registry.json_schema": (
         "AsyncJSONDeserializerBuilder AsyncJSONSerializerBuilder JSONDeserializerBuilder "
         "JSONSerializerBuilder get_inline_tags get_type transform validate_message"
@@ -224,7 +215,6 @@ KNOWN_MISSING: dict[str, str] = {
         "ProtobufSerializerBuilder get_inline_tags get_type is_map_field protobuf_to_variant transform "
         "validate_message variant_to_protobuf"
     ),
-    ".schema_registry.rule_registry": ("RuleAction RuleExecutor"),
     ".schema_registry.rules": ("dlq"),
     ".schema_registry.rules.cel.cel_executor": (
         "DAYS_SHIFT EXTRA_FUNCS FieldContext InterpretedRunner Schema field_value_to_cel msg_to_cel "
@@ -245,7 +235,6 @@ KNOWN_MISSING: dict[str, str] = {
         "AeadWrapper DekId EncryptionExecutorTransform FieldEncryptionExecutorTransform KekId KmsDriver"
     ),
     ".schema_registry.rules.encryption.kms_driver_registry": ("reset_kms_drivers"),
-    ".schema_registry.schema_registry_client": ("SchemaRegistryError VALID_AUTH_PROVIDERS"),
     ".schema_registry.serde": (
         "AssociatedNameStrategy AsyncAssociatedNameStrategy BaseSerde DLQ_HEADER_PREFIX "
         "DLQ_RULE_EXCEPTION_HEADER DLQ_RULE_MODE_HEADER DLQ_RULE_NAME_HEADER DLQ_RULE_SUBJECT_HEADER "
