@@ -225,10 +225,7 @@ KNOWN_MISSING: dict[str, str] = {
         "CelValidator EXTRA_FUNCS InterpretedRunner RuleError ValidationRule ValidationRuleExecutor "
         "decimal_boundary_value"
     ),
-    ".schema_registry.rules.cel.extra_func": (
-        "EXTRA_FUNCS make_extra_funcs string_format validate_email validate_host_and_port validate_ip "
-        "validate_port validate_uuid"
-    ),
+    ".schema_registry.rules.cel.extra_func": ("EXTRA_FUNCS make_extra_funcs string_format"),
     ".schema_registry.rules.encryption.dek_registry.dek_registry_client": ("CreateDekRequest CreateKekRequest"),
     ".schema_registry.rules.encryption.dek_registry.mock_dek_registry_client": ("Dek DekId Kek KekId KekKmsProps"),
     ".schema_registry.rules.encryption.encrypt_executor": (

@@ -47,7 +47,6 @@ NEAREST: dict[str, tuple[str, ...]] = {
     "confluent_kafka.schema_registry._async.avro": ("kafkawire.schema_registry._async",),
     "confluent_kafka.schema_registry._async.json_schema": ("kafkawire.schema_registry._async",),
     "confluent_kafka.schema_registry._async.protobuf": ("kafkawire.schema_registry._async",),
-    "confluent_kafka.schema_registry.rules.cel.extra_func": ("kafkawire.schema_registry.rules.cel.cel_executor",),
     "confluent_kafka.schema_registry.rules.cel.cel_validator": ("kafkawire.schema_registry.rules.cel",),
     "confluent_kafka.schema_registry.rules.encryption.localkms.local_client": (
         "kafkawire.schema_registry.rules.encryption.localkms.local_driver",
