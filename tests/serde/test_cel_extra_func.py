@@ -1,6 +1,6 @@
 """The string checks of Confluent's CEL environment (rules.cel.extra_func), differential: every
 predicate and CEL function on the same inputs with confluent-kafka's module and kafkawire's, the
-answers and errors compared; and through a CEL condition rule on both serdes."""
+answers and errors compared (tests/serde/test_cel_jsonata_rules.py runs them in rules on both serdes)."""
 
 from __future__ import annotations
 

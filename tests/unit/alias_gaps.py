@@ -23,12 +23,11 @@ UNIMPORTABLE = frozenset(
         ),
         # Confluent's Variant protobuf type (the Spark/Parquet Variant binary codec)
         *(".schema_registry.confluent.type.variant_pb2", ".schema_registry.confluent.type.variant_utils"),
-        # CEL helpers kafkawire's rules do not have as modules, and the DLQ rule action
+        # CEL helpers kafkawire's rules do not have as modules
         *(".schema_registry.rules.cel.cel_field_presence", ".schema_registry.rules.cel.constraints"),
         *(".schema_registry.rules.cel.decimal_funcs", ".schema_registry.rules.cel.protobuf_result_writer"),
         *(".schema_registry.rules.cel.string_format", ".schema_registry.rules.cel.timestamp_funcs"),
         *(".schema_registry.rules.cel.variant_funcs", ".schema_registry.rules.cel.variant_path"),
-        *(".schema_registry.rules.dlq", ".schema_registry.rules.dlq.dlq_action"),
         # the cloud KMS SDKs' wrappers (kafkawire's drivers hold their own)
         *(
             ".schema_registry.rules.encryption.azurekms.azure_aead",
@@ -196,13 +195,11 @@ KNOWN_MISSING: dict[str, str] = {
     ),
     ".schema_registry.common.schema_registry_client": ("_AsyncStaticFieldProvider _SchemaCache _StaticFieldProvider"),
     ".schema_registry.common.serde": (
-        "DLQ_HEADER_PREFIX DLQ_RULE_EXCEPTION_HEADER DLQ_RULE_MODE_HEADER DLQ_RULE_NAME_HEADER "
-        "DLQ_RULE_SUBJECT_HEADER DLQ_RULE_TOPIC_HEADER ErrorAction FieldContext FieldRuleExecutor "
-        "FieldTransform FieldTransformer FieldType Migration NoneAction ParsedSchemaCache RegisteredSchema "
-        "Rule RuleAction RuleBase RuleContext RuleExecutor RuleKind RuleMode STRATEGY_TYPE_MAP Schema "
-        "VALIDATION_RULES_PROP ValidationRule ValidationRuleError ValidationRuleExecutor "
-        "ValidationRulesExecution clear_original_key default_validation_rule_executor "
-        "evaluate_validation_rule get_original_key parse_validation_rules set_original_key wildcard_match"
+        "ErrorAction FieldContext FieldRuleExecutor FieldTransform FieldTransformer FieldType Migration "
+        "NoneAction ParsedSchemaCache RegisteredSchema Rule RuleAction RuleBase RuleContext RuleExecutor "
+        "RuleKind RuleMode STRATEGY_TYPE_MAP Schema VALIDATION_RULES_PROP ValidationRule ValidationRuleError "
+        "ValidationRuleExecutor ValidationRulesExecution default_validation_rule_executor "
+        "evaluate_validation_rule parse_validation_rules wildcard_match"
     ),
     ".schema_registry.confluent.type": ("variant_pb2 variant_utils"),
     ".schema_registry.error": ("OAuthTokenError"),
@@ -215,7 +212,6 @@ KNOWN_MISSING: dict[str, str] = {
         "ProtobufSerializerBuilder get_inline_tags get_type is_map_field protobuf_to_variant transform "
         "validate_message variant_to_protobuf"
     ),
-    ".schema_registry.rules": ("dlq"),
     ".schema_registry.rules.cel.cel_executor": (
         "DAYS_SHIFT EXTRA_FUNCS FieldContext InterpretedRunner Schema field_value_to_cel msg_to_cel "
         "protobuf_result_writer"
@@ -233,13 +229,10 @@ KNOWN_MISSING: dict[str, str] = {
     ),
     ".schema_registry.rules.encryption.kms_driver_registry": ("reset_kms_drivers"),
     ".schema_registry.serde": (
-        "AssociatedNameStrategy AsyncAssociatedNameStrategy BaseSerde DLQ_HEADER_PREFIX "
-        "DLQ_RULE_EXCEPTION_HEADER DLQ_RULE_MODE_HEADER DLQ_RULE_NAME_HEADER DLQ_RULE_SUBJECT_HEADER "
-        "DLQ_RULE_TOPIC_HEADER FALLBACK_TYPE KAFKA_CLUSTER_ID ParsedSchemaCache STRATEGY_TYPE_MAP "
-        "VALIDATION_RULES_PROP ValidationRule ValidationRuleError ValidationRuleExecutor "
-        "ValidationRulesExecution async_build_serde build_serde clear_original_key "
-        "default_validation_rule_executor evaluate_validation_rule get_original_key parse_validation_rules "
-        "set_original_key"
+        "AssociatedNameStrategy AsyncAssociatedNameStrategy BaseSerde FALLBACK_TYPE KAFKA_CLUSTER_ID "
+        "ParsedSchemaCache STRATEGY_TYPE_MAP VALIDATION_RULES_PROP ValidationRule ValidationRuleError "
+        "ValidationRuleExecutor ValidationRulesExecution async_build_serde build_serde "
+        "default_validation_rule_executor evaluate_validation_rule parse_validation_rules"
     ),
     ".serialization": ("DeserializerBuilder SerializerBuilder"),
     ".serializing_producer": (

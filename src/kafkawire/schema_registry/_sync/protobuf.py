@@ -125,7 +125,7 @@ class ProtobufSerializer(BaseSerializer):
                 self._schemas[subject] = schema
         return schema
 
-    def __call__(self, obj: Any, ctx: SerializationContext | None = None) -> bytes | None:
+    def _call(self, obj: Any, ctx: SerializationContext | None) -> bytes | None:
         if obj is None:
             return None
         if not isinstance(obj, self._msg_class):
@@ -177,7 +177,7 @@ class ProtobufDeserializer(BaseDeserializer):
         self._msg_class = message_type
         self._schema_name = descriptor.full_name
 
-    def __call__(self, data: bytes | None, ctx: SerializationContext | None = None) -> Any:
+    def _call(self, data: bytes | None, ctx: SerializationContext | None) -> Any:
         if data is None:
             return None
         schema_id, payload = self._unframe(data, ctx)
@@ -189,14 +189,25 @@ class ProtobufDeserializer(BaseDeserializer):
             ctx, writer is not None and writer.rule_set is not None, lambda: self._schema_name
         )
         if writer is not None and writer.rule_set is not None:
-            body = self._rules.run(ctx, subject, RulePhase.ENCODING, RuleMode.READ, None, writer, body, None, None)
+            body = self._rules.run(
+                ctx, subject, RulePhase.ENCODING, RuleMode.READ, None, writer, body, None, None, data
+            )
         try:
             message = self._msg_class.FromString(body)
         except DecodeError as e:
             raise SerializationError(f"Protobuf decoding failed{where(ctx)}: {e}") from e
         if writer is not None and writer.rule_set is not None:
             message = self._rules.run(
-                ctx, subject, RulePhase.DOMAIN, RuleMode.READ, None, writer, message, None, transform_protobuf_walk
+                ctx,
+                subject,
+                RulePhase.DOMAIN,
+                RuleMode.READ,
+                None,
+                writer,
+                message,
+                None,
+                transform_protobuf_walk,
+                data,
             )
         return message
 
