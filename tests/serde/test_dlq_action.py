@@ -28,6 +28,7 @@ import kafkawire.schema_registry.rules.dlq.dlq_action as our_dlq
 import kafkawire.serialization as our_ser
 from kafkawire.local_broker import TansuBroker
 from tests.harness.judge import consume_all
+from tests.harness.topics import create_topic
 from tests.serde.registry_front import registry_front
 
 SIDES = {
@@ -95,6 +96,7 @@ def test_dlq_action_as_confluents(tansu: TansuBroker, topic_name: Callable[[str]
     seen, dead = {}, {}
     for side, lib in SIDES.items():
         topic, dlq_topic = topic_name(f"in-{side}"), topic_name(f"dlq-{side}")
+        create_topic(tansu.bootstrap, dlq_topic, 1)  # one partition: the dead letters in the order sent
         with registry_front() as front:
             schema = their_sr.Schema.from_dict({"schema": VALUE, "ruleSet": {"domainRules": [rule]}})
             front.registry.register_schema(f"{topic}-value", schema)
