@@ -153,7 +153,7 @@ KNOWN_MISSING: dict[str, str] = {
         "OAuthTokenError SchemaRegistryError _BaseRestClient _CustomOAuthClient _OAuthClient _urlencode version"
     ),
     ".schema_registry._sync.serde": (
-        "BaseSerde DEFAULT_CACHE_CAPACITY DLQ_RULE_NAME_HEADER ErrorAction MessageField Migration "
+        "BaseSerde DEFAULT_CACHE_CAPACITY DLQ_RULE_NAME_HEADER ErrorAction Migration "
         "NAMESPACE_WILDCARD NoneAction Rule RuleAction RuleConditionError RuleContext RuleError RuleKind "
         "RuleMode RulePhase RuleSet STRATEGY_TYPE_MAP SubjectNameStrategyType ValidationRuleError "
         "ValidationRuleExecutor ValidationRulesExecution build_serde default_validation_rule_executor "
