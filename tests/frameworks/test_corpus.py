@@ -1,9 +1,9 @@
 """The corpus: more libraries built on confluent-kafka, each run on both clients against one Kafka 2.3
 broker (test_frameworks.py holds quixstreams and FastStream).
 
-sentry-arroyo brings its own broker test suite (from its sdist, fetched with pip into the test venv):
-it runs once plainly and once under ``python -m kafkawire.run -m pytest``, and every test's outcome
-must be the same. The others run a program of ours written against the library's documented API
+sentry-arroyo brings its own broker test suite (from its sdist, fetched with pip into the test venv),
+and confluent-kafka-helpers its own suite (in its wheel): each runs once plainly and once under
+``python -m kafkawire.run -m pytest``, and every test's outcome must be the same. The others run a program of ours written against the library's documented API
 (tests/frameworks/<library>_*.py); both runs must print the same output, and the confluent-kafka run's
 output is checked against what the input implies.
 
@@ -17,11 +17,13 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.util
 import json
+import os
 import shutil
 import subprocess
 import sys
 import tarfile
 import xml.etree.ElementTree as ElementTree
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -106,6 +108,62 @@ def test_sentry_arroyo_own_suite(kafka23: KafkaBroker, tmp_path: Path) -> None:
     assert not unexplained, {case: kafkawire[case] for case in unexplained}
     if differing:
         pytest.xfail("; ".join(f"{case}: {KNOWN[case]}" for case in differing))
+
+
+# confluent-kafka-helpers: the legacy Avro API, its own suite and a program ------------------------
+
+HELPERS = "confluent-kafka-helpers==1.5.0"
+
+
+def _helpers_source() -> Path:
+    """confluent-kafka-helpers' wheel (its tests are in it), unpacked once into the test venv; not
+    installed, as its top-level ``tests`` package would land in site-packages."""
+    name, version = HELPERS.split("==")
+    tree = Path(sys.prefix) / "corpus" / f"{name.replace('-', '_')}-{version}"
+    if not (tree / "tests" / "conftest.py").exists():
+        tree.parent.mkdir(exist_ok=True)
+        pip = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary", ":all:"]
+        subprocess.run([*pip, "-d", str(tree.parent), HELPERS], check=True, timeout=300)
+        with zipfile.ZipFile(next(tree.parent.glob(f"{name.replace('-', '_')}-{version}-*.whl"))) as wheel:
+            wheel.extractall(tree)
+    return tree
+
+
+def test_confluent_kafka_helpers_own_suite(tmp_path: Path) -> None:
+    pytest.importorskip("structlog")
+    pytest.importorskip("pytest_mock")
+    tree = _helpers_source()
+    outcomes = {}
+    for on in RUNS:
+        report = tmp_path / f"{on}.xml"
+        command = [*on_client(on), "-m", "pytest", "-p", "no:cacheprovider", "-q", "--rootdir", str(tree)]
+        command += ["-c", os.devnull, f"--junitxml={report}", "tests"]
+        env = child_env()
+        env["PYTHONPATH"] = os.pathsep.join([str(tree), env["PYTHONPATH"]])
+        subprocess.run(command, cwd=tree, env=env, capture_output=True, timeout=600)
+        outcomes[on] = _outcomes(report)
+    confluent, kafkawire = outcomes["confluent-kafka"], outcomes["kafkawire"]
+    assert len(confluent) >= 90 and set(confluent.values()) == {"passed"}, confluent
+    _same_or_known("confluent-kafka-helpers suite", confluent, kafkawire)
+
+
+def test_confluent_kafka_helpers_program(kafka23: KafkaBroker) -> None:
+    pytest.importorskip("structlog")
+    from tests.serde.registry_front import registry_front
+
+    tree, bootstrap, count = _helpers_source(), kafka23.bootstrap(), 30
+    printed = {}
+    for on in RUNS:
+        topic = unique_name(f"orders-{on}")
+        create_topic(bootstrap, topic, 2)
+        with registry_front() as front:  # a fresh registry each: the same ids
+            args = [str(tree), bootstrap, front.url, topic, unique_name(f"helpers-{on}"), str(count)]
+            printed[on] = run_program("helpers_avro.py", args, on, must_exit_0=on == RUNS[0])
+    rows = [json.loads(line) for line in printed["confluent-kafka"].splitlines()]
+    assert rows[0] == {"schema_ids": [1, 2]}
+    read = sorted((row["value"]["id"], row["key"]) for row in rows[1:])
+    assert read == [(i, f"customer-{i % 3}") for i in range(count)]
+    _same_or_known("confluent-kafka-helpers", printed["confluent-kafka"], printed["kafkawire"])
 
 
 # kombu's confluentkafka transport (Celery's broker transport) --------------------------------------

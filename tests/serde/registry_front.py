@@ -25,6 +25,16 @@ from confluent_kafka.schema_registry.error import SchemaRegistryError
 Route = tuple[str, re.Pattern[str], Callable[..., Any]]
 
 
+class NotOffered(Exception):
+    """confluent's mock has no answer for this route (its method returns None)."""
+
+
+def _offered(answer: Any) -> Any:
+    if answer is None:
+        raise NotOffered
+    return answer.to_dict()
+
+
 def _flag(query: dict[str, list[str]], name: str) -> bool:
     return query.get(name, ["false"])[0] == "true"
 
@@ -48,7 +58,10 @@ def _routes(reg: MockSchemaRegistryClient) -> list[Route]:
         return reg.get_latest_with_metadata(m[1], md, _flag(q, "deleted")).to_dict()
 
     def config_put(m: tuple[str, ...], q: dict[str, list[str]], body: Any) -> Any:
-        return reg.set_config(m[1], ServerConfig.from_dict(body)).to_dict()
+        return _offered(reg.set_config(m[1], ServerConfig.from_dict(body)))
+
+    def config_get(m: tuple[str, ...], q: dict[str, list[str]], body: Any) -> Any:
+        return _offered(reg.get_config(m[1]))
 
     def associate(m: tuple[str, ...], q: dict[str, list[str]], body: Any) -> Any:
         return reg.create_association(AssociationCreateOrUpdateRequest.from_dict(body)).to_dict()
@@ -77,7 +90,7 @@ def _routes(reg: MockSchemaRegistryClient) -> list[Route]:
             lambda m, q, b: reg.delete_version(m[1], int(m[2]), _flag(q, "permanent")),
         ),
         ("PUT", re.compile(r"/config/([^/]+)"), config_put),
-        ("GET", re.compile(r"/config/([^/]+)"), lambda m, q, b: reg.get_config(m[1]).to_dict()),
+        ("GET", re.compile(r"/config/([^/]+)"), config_get),
         ("POST", re.compile(r"/associations"), associate),
         ("GET", re.compile(r"/associations/resources/([^/]+)/([^/]+)"), associations),
         ("DELETE", re.compile(r"/associations/resources/([^/]+)"), dissociate),
@@ -85,11 +98,13 @@ def _routes(reg: MockSchemaRegistryClient) -> list[Route]:
 
 
 class RegistryFront:
-    """``url`` serves confluent's registry ``registry``; ``requests`` counts (method, path) seen."""
+    """``url`` serves confluent's registry ``registry``; ``requests`` counts (method, path) seen,
+    ``authorizations`` each request's Authorization header (None without one)."""
 
     def __init__(self, tls: ssl.SSLContext | None = None) -> None:
         self.registry = MockSchemaRegistryClient({"url": "mock://front"})
         self.requests: list[tuple[str, str]] = []
+        self.authorizations: list[str | None] = []
         routes = _routes(self.registry)
         front = self
 
@@ -104,6 +119,7 @@ class RegistryFront:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length)) if length else None
                 front.requests.append((method, path))
+                front.authorizations.append(self.headers.get("Authorization"))
                 for verb, pattern, handler in routes:
                     m = pattern.fullmatch(path)
                     if verb == method and m:
@@ -112,7 +128,12 @@ class RegistryFront:
                             self._answer(200, handler(args, query, body))
                         except SchemaRegistryError as e:
                             self._answer(e.http_status_code, {"error_code": e.error_code, "message": e.error_message})
+                        except NotOffered:
+                            self._not_offered(method, path)
                         return
+                self._not_offered(method, path)
+
+            def _not_offered(self, method: str, path: str) -> None:
                 self._answer(404, {"error_code": 40499, "message": f"not offered by confluent's mock: {method} {path}"})
 
             def _answer(self, status: int, payload: Any) -> None:

@@ -11,20 +11,13 @@ UNIMPORTABLE = frozenset(
         *(".aio.producer._buffer_timeout_manager", ".aio.producer._kafka_batch_executor"),
         *(".aio.producer._message_batch", ".aio.producer._producer_batch_processor"),
         *(".schema_registry.common._httpx_compat",),
-        # the legacy Avro API: kafkawire.avro's `load` is the function (a module there would replace
-        # it) and kafkawire.avro.serializer is a module, not a package
-        *(".avro.load", ".avro.serializer.message_serializer"),
-        # Confluent's Decimal and Variant protobuf types
-        *(".schema_registry.confluent.type", ".schema_registry.confluent.type.decimal_pb2"),
-        *(".schema_registry.confluent.type.decimal_utils", ".schema_registry.confluent.type.variant_pb2"),
-        *(".schema_registry.confluent.type.variant_utils", ".schema_registry.confluent.types"),
-        *(".schema_registry.confluent.types.decimal_pb2",),
-        # CEL helpers kafkawire's rules do not have as modules, and the DLQ rule action
+        # Confluent's Variant protobuf type (the Spark/Parquet Variant binary codec)
+        *(".schema_registry.confluent.type.variant_pb2", ".schema_registry.confluent.type.variant_utils"),
+        # CEL helpers kafkawire's rules do not have as modules
         *(".schema_registry.rules.cel.cel_field_presence", ".schema_registry.rules.cel.constraints"),
         *(".schema_registry.rules.cel.decimal_funcs", ".schema_registry.rules.cel.protobuf_result_writer"),
         *(".schema_registry.rules.cel.string_format", ".schema_registry.rules.cel.timestamp_funcs"),
         *(".schema_registry.rules.cel.variant_funcs", ".schema_registry.rules.cel.variant_path"),
-        *(".schema_registry.rules.dlq", ".schema_registry.rules.dlq.dlq_action"),
         # the cloud KMS SDKs' wrappers (kafkawire's drivers hold their own)
         *(
             ".schema_registry.rules.encryption.azurekms.azure_aead",
@@ -41,12 +34,6 @@ KNOWN_MISSING: dict[str, str] = {
     # the identity confluent-kafka's C extension's reentrancy gate reads (cimpl._reentry_identity_var)
     # in its AIOConsumer's calls; kafkawire's consumer has no such gate for it to set
     ".aio._common": ("ReentryContext"),
-    ".avro": ("CachedSchemaRegistryClient ClientError MessageSerializer"),
-    ".avro.cached_schema_registry_client": (
-        "ACCEPT_HDR CachedSchemaRegistryClient ClientError VALID_AUTH_PROVIDERS VALID_LEVELS VALID_METHODS"
-    ),
-    ".avro.error": ("ClientError"),
-    ".avro.serializer": ("message_serializer"),
     ".schema_registry._async.avro": (
         "AVRO_TYPE AsyncAvroDeserializerBuilder AsyncAvroSerializerBuilder AsyncSchemaRegistryClient "
         "DeserializerBuilder MessageField ParsedSchemaCache RuleMode RulePhase RuleRegistry Schema SchemaId "
@@ -110,7 +97,7 @@ KNOWN_MISSING: dict[str, str] = {
         "OAuthTokenError SchemaRegistryError _BaseRestClient _CustomOAuthClient _OAuthClient _urlencode version"
     ),
     ".schema_registry._sync.serde": (
-        "BaseSerde DEFAULT_CACHE_CAPACITY DLQ_RULE_NAME_HEADER ErrorAction MessageField Migration "
+        "BaseSerde DEFAULT_CACHE_CAPACITY DLQ_RULE_NAME_HEADER ErrorAction Migration "
         "NAMESPACE_WILDCARD NoneAction Rule RuleAction RuleConditionError RuleContext RuleError RuleKind "
         "RuleMode RulePhase RuleSet STRATEGY_TYPE_MAP SubjectNameStrategyType ValidationRuleError "
         "ValidationRuleExecutor ValidationRulesExecution build_serde default_validation_rule_executor "
@@ -146,28 +133,20 @@ KNOWN_MISSING: dict[str, str] = {
         "PROTOBUF_MAJOR_VERSION PROTOBUF_TYPE ROUND_HALF_UP RuleConditionError RuleContext RuleError RuleKind "
         "SerializationError TIMESTAMP_TYPE_NAME ValidationRule ValidationRuleError ValidationRuleExecutor "
         "Variant _bytes _disjoint _init_pool _is_builtin _is_repeated _proto_to_str _set_field _str_to_proto "
-        "_transform_field decimal_pb2 evaluate_validation_rule get_inline_tags get_type is_cel_leaf_message "
-        "is_map_field legacy_decimal_pb2 protobuf_to_variant rebuild_value_type set_decimal_message "
+        "_transform_field evaluate_validation_rule get_inline_tags get_type is_cel_leaf_message "
+        "is_map_field protobuf_to_variant rebuild_value_type set_decimal_message "
         "set_timestamp_message transform unscaled_to_bytes validate_message variant_pb2 variant_to_protobuf"
     ),
-    ".schema_registry.common.schema_registry_client": (
-        "VALID_AUTH_PROVIDERS _AsyncStaticFieldProvider _SchemaCache _StaticFieldProvider"
-    ),
+    ".schema_registry.common.schema_registry_client": ("_AsyncStaticFieldProvider _SchemaCache _StaticFieldProvider"),
     ".schema_registry.common.serde": (
-        "DLQ_HEADER_PREFIX DLQ_RULE_EXCEPTION_HEADER DLQ_RULE_MODE_HEADER DLQ_RULE_NAME_HEADER "
-        "DLQ_RULE_SUBJECT_HEADER DLQ_RULE_TOPIC_HEADER ErrorAction FieldContext FieldRuleExecutor "
-        "FieldTransform FieldTransformer FieldType Migration NoneAction ParsedSchemaCache RegisteredSchema "
-        "Rule RuleAction RuleBase RuleContext RuleExecutor RuleKind RuleMode STRATEGY_TYPE_MAP Schema "
-        "VALIDATION_RULES_PROP ValidationRule ValidationRuleError ValidationRuleExecutor "
-        "ValidationRulesExecution clear_original_key default_validation_rule_executor "
-        "evaluate_validation_rule get_original_key parse_validation_rules set_original_key wildcard_match"
+        "ErrorAction FieldContext FieldRuleExecutor FieldTransform FieldTransformer FieldType Migration "
+        "NoneAction ParsedSchemaCache RegisteredSchema Rule RuleAction RuleBase RuleContext RuleExecutor "
+        "RuleKind RuleMode STRATEGY_TYPE_MAP Schema VALIDATION_RULES_PROP ValidationRule ValidationRuleError "
+        "ValidationRuleExecutor ValidationRulesExecution default_validation_rule_executor "
+        "evaluate_validation_rule parse_validation_rules wildcard_match"
     ),
-    ".schema_registry.confluent": ("type types"),
-    ".schema_registry.confluent.meta_pb2": (
-        "ENUM_META_FIELD_NUMBER ENUM_VALUE_META_FIELD_NUMBER FIELD_META_FIELD_NUMBER FILE_META_FIELD_NUMBER "
-        "MESSAGE_META_FIELD_NUMBER"
-    ),
-    ".schema_registry.error": ("OAuthTokenError SchemaParseException UnknownType"),
+    ".schema_registry.confluent.type": ("variant_pb2 variant_utils"),
+    ".schema_registry.error": ("OAuthTokenError"),
     ".schema_registry.json_schema": (
         "AsyncJSONDeserializerBuilder AsyncJSONSerializerBuilder JSONDeserializerBuilder "
         "JSONSerializerBuilder get_inline_tags get_type transform validate_message"
@@ -177,8 +156,6 @@ KNOWN_MISSING: dict[str, str] = {
         "ProtobufSerializerBuilder get_inline_tags get_type is_map_field protobuf_to_variant transform "
         "validate_message variant_to_protobuf"
     ),
-    ".schema_registry.rule_registry": ("RuleAction RuleExecutor"),
-    ".schema_registry.rules": ("dlq"),
     ".schema_registry.rules.cel.cel_executor": (
         "DAYS_SHIFT EXTRA_FUNCS FieldContext InterpretedRunner Schema field_value_to_cel msg_to_cel "
         "protobuf_result_writer"
@@ -188,24 +165,17 @@ KNOWN_MISSING: dict[str, str] = {
         "CelValidator EXTRA_FUNCS InterpretedRunner RuleError ValidationRule ValidationRuleExecutor "
         "decimal_boundary_value"
     ),
-    ".schema_registry.rules.cel.extra_func": (
-        "EXTRA_FUNCS make_extra_funcs string_format validate_email validate_host_and_port validate_ip "
-        "validate_port validate_uuid"
-    ),
+    ".schema_registry.rules.cel.extra_func": ("EXTRA_FUNCS make_extra_funcs string_format"),
     ".schema_registry.rules.encryption.dek_registry.dek_registry_client": ("CreateDekRequest CreateKekRequest"),
     ".schema_registry.rules.encryption.dek_registry.mock_dek_registry_client": ("Dek DekId Kek KekId KekKmsProps"),
     ".schema_registry.rules.encryption.encrypt_executor": (
         "AeadWrapper DekId EncryptionExecutorTransform FieldEncryptionExecutorTransform KekId KmsDriver"
     ),
     ".schema_registry.rules.encryption.kms_driver_registry": ("reset_kms_drivers"),
-    ".schema_registry.schema_registry_client": ("SchemaRegistryError VALID_AUTH_PROVIDERS"),
     ".schema_registry.serde": (
-        "AssociatedNameStrategy AsyncAssociatedNameStrategy BaseSerde DLQ_HEADER_PREFIX "
-        "DLQ_RULE_EXCEPTION_HEADER DLQ_RULE_MODE_HEADER DLQ_RULE_NAME_HEADER DLQ_RULE_SUBJECT_HEADER "
-        "DLQ_RULE_TOPIC_HEADER FALLBACK_TYPE KAFKA_CLUSTER_ID ParsedSchemaCache STRATEGY_TYPE_MAP "
-        "VALIDATION_RULES_PROP ValidationRule ValidationRuleError ValidationRuleExecutor "
-        "ValidationRulesExecution async_build_serde build_serde clear_original_key "
-        "default_validation_rule_executor evaluate_validation_rule get_original_key parse_validation_rules "
-        "set_original_key"
+        "AssociatedNameStrategy AsyncAssociatedNameStrategy BaseSerde FALLBACK_TYPE KAFKA_CLUSTER_ID "
+        "ParsedSchemaCache STRATEGY_TYPE_MAP VALIDATION_RULES_PROP ValidationRule ValidationRuleError "
+        "ValidationRuleExecutor ValidationRulesExecution async_build_serde build_serde "
+        "default_validation_rule_executor evaluate_validation_rule parse_validation_rules"
     ),
 }

@@ -102,6 +102,23 @@ def test_the_alias_is_kafkawires_own_modules() -> None:
     assert done.stdout.split() == ["True"] * 7 + ["kafkawire", "kafkawire.admin", "1", "True"]
 
 
+def test_a_submodule_the_package_shadows_keeps_the_packages_name() -> None:
+    # confluent_kafka.avro's `load` is the function and confluent_kafka.avro.load the module it comes from.
+    code = """
+        import kafkawire
+        kafkawire.install_as_confluent_kafka()
+        import confluent_kafka.avro.load
+        import confluent_kafka.avro.load as imported
+        from confluent_kafka.avro import load
+        import sys, kafkawire.avro
+        print(load is kafkawire.avro.load, imported is load, callable(load),
+              sys.modules["confluent_kafka.avro.load"] is sys.modules["kafkawire.avro.load"])
+    """
+    done = _python("-c", textwrap.dedent(code))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True"] * 4
+
+
 def test_the_alias_is_bound_once_installed() -> None:
     # An import hook keyed by module name (ddtrace's patch(kafka=True)) registered after the alias
     # is installed but before the program's own import must find confluent_kafka under that name.

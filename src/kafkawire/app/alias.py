@@ -37,8 +37,6 @@ NEAREST: dict[str, tuple[str, ...]] = {
     **{f"confluent_kafka.admin.{name}": ("kafkawire.admin",) for name in ADMIN_PARTS},
     "confluent_kafka.aio.producer": ("kafkawire.aio",),
     "confluent_kafka.aio.producer._AIOProducer": ("kafkawire.aio",),
-    "confluent_kafka.avro.cached_schema_registry_client": ("kafkawire.avro",),
-    "confluent_kafka.avro.error": ("kafkawire.avro",),
     "confluent_kafka.schema_registry.common.avro": ("kafkawire.schema_registry.avro",),
     "confluent_kafka.schema_registry.common.protobuf": ("kafkawire.schema_registry.protobuf",),
     "confluent_kafka.schema_registry.common._oauthbearer": ("kafkawire.schema_registry.common.auth",),
@@ -47,7 +45,6 @@ NEAREST: dict[str, tuple[str, ...]] = {
     "confluent_kafka.schema_registry._async.avro": ("kafkawire.schema_registry._async",),
     "confluent_kafka.schema_registry._async.json_schema": ("kafkawire.schema_registry._async",),
     "confluent_kafka.schema_registry._async.protobuf": ("kafkawire.schema_registry._async",),
-    "confluent_kafka.schema_registry.rules.cel.extra_func": ("kafkawire.schema_registry.rules.cel.cel_executor",),
     "confluent_kafka.schema_registry.rules.cel.cel_validator": ("kafkawire.schema_registry.rules.cel",),
     "confluent_kafka.schema_registry.rules.encryption.localkms.local_client": (
         "kafkawire.schema_registry.rules.encryption.localkms.local_driver",
@@ -143,9 +140,26 @@ class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def exec_module(self, module: types.ModuleType) -> None:
         # The import system has set the alias's spec on the module: a kafkawire module keeps its own.
-        _names, own_spec = module.__spec__.loader_state if module.__spec__ is not None else ((), None)
+        alias_spec = module.__spec__
+        names: tuple[str, ...] = ()
+        own_spec = None
+        if alias_spec is not None:
+            names, own_spec = alias_spec.loader_state
         if own_spec is not None:
             module.__spec__ = own_spec
+        if alias_spec is not None and len(names) == 1:
+            _bind_shadowed_submodules(alias_spec.name, names[0], module)
+
+
+def _bind_shadowed_submodules(alias_name: str, name: str, package: types.ModuleType) -> None:
+    """Register under the alias the loaded submodules of ``package`` whose name the package gives to
+    another object (kafkawire.avro's ``load`` is the function, ``kafkawire.avro.load`` the module, as
+    in confluent-kafka): importing them finds them loaded, so nothing rebinds the package's name."""
+    prefix = name + "."
+    for loaded, submodule in list(sys.modules.items()):
+        child = loaded[len(prefix) :]
+        if loaded.startswith(prefix) and "." not in child and getattr(package, child, submodule) is not submodule:
+            sys.modules.setdefault(f"{alias_name}.{child}", submodule)
 
 
 def _public_names(module: types.ModuleType) -> list[str]:

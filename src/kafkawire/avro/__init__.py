@@ -1,76 +1,69 @@
-"""The legacy Avro producer and consumer (confluent_kafka.avro), deprecated as confluent-kafka deprecates them.
+"""confluent_kafka.avro: the legacy Avro API, deprecated as confluent-kafka deprecates it.
 
-Thin wrappers over `kafkawire.schema_registry.avro.AvroSerializer`/`AvroDeserializer` (as
-`SerializingProducer`/`DeserializingConsumer` use them): new code should use those directly. Schemas are
-given as JSON text or parsed dicts (``load``/``loads`` here return fastavro-parsed dicts, not the
-``avro`` library's objects). Needs ``kafkawire[avro]``.
+`AvroProducer` and `AvroConsumer` are the clients with a `MessageSerializer` over a
+`CachedSchemaRegistryClient` (``schema.registry.*`` keys of their configuration), schemas the
+``avro`` library's objects (`load`, `loads`, or JSON text). New code should use
+`kafkawire.schema_registry.avro`'s serializers with `SerializingProducer`/`DeserializingConsumer`.
+Needs ``kafkawire[avro]``.
 """
 
 from __future__ import annotations
 
-import json
 import warnings
 from typing import Any
-
-from fastavro import parse_schema
 
 from ..base.model import Message
 from ..consumer.consumer import Consumer
 from ..producer import Producer
-from ..schema_registry import SchemaRegistryClient
-from ..schema_registry.avro import AvroDeserializer, AvroSerializer
-from ..serialization import MessageField, SerializationContext
+from .cached_schema_registry_client import CachedSchemaRegistryClient
+from .error import ClientError
+from .load import load, loads  # after the submodule import: `load` is the function, as in confluent-kafka
 from .serializer import KeySerializerError, SerializerError, ValueSerializerError
+from .serializer.message_serializer import MessageSerializer
 
 __all__ = [
     "AvroConsumer",
     "AvroProducer",
+    "CachedSchemaRegistryClient",
+    "ClientError",
     "KeySerializerError",
+    "MessageSerializer",
     "SerializerError",
     "ValueSerializerError",
     "load",
     "loads",
 ]
 
-
-def loads(schema_str: str) -> Any:
-    """The schema ``schema_str`` parsed (checked) by fastavro."""
-    return parse_schema(json.loads(schema_str))
+PREFIX = "schema.registry"
 
 
-def load(fp: str) -> Any:
-    """The schema in the file ``fp``."""
-    with open(fp, encoding="utf-8") as f:
-        return loads(f.read())
+def _split(config: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The registry client's keys (``schema.registry.*`` without the prefix) and the Kafka client's."""
+    registry = {k.replace(PREFIX + ".", ""): v for k, v in config.items() if k.startswith(PREFIX)}
+    kafka = {k: v for k, v in config.items() if not k.startswith(PREFIX)}
+    if registry.get("basic.auth.credentials.source") == "SASL_INHERIT":
+        # the Kafka client's SASL credentials (sasl.mechanisms, the older spelling, too)
+        registry["sasl.mechanism"] = config.get("sasl.mechanism", config.get("sasl.mechanisms", ""))
+        registry["sasl.username"] = config.get("sasl.username", "")
+        registry["sasl.password"] = config.get("sasl.password", "")
+    return registry, kafka
 
 
-def _text(schema: Any) -> str | None:
-    if schema is None or isinstance(schema, str):
-        return schema
-    if isinstance(schema, (dict, list)):
-        return json.dumps(
-            {k: v for k, v in schema.items() if not k.startswith("__")} if isinstance(schema, dict) else schema
-        )
-    return str(schema)  # the avro library's Schema objects print as their JSON
-
-
-def _registry(conf: dict[str, Any], schema_registry: SchemaRegistryClient | None) -> SchemaRegistryClient:
-    """The registry client: given, or made from the ``schema.registry.*`` keys (taken out of ``conf``)."""
-    registry_conf = {k[len("schema.registry.") :]: conf.pop(k) for k in list(conf) if k.startswith("schema.registry.")}
-    if schema_registry is None:
-        if "url" not in registry_conf:
-            raise ValueError("Missing parameter: schema.registry.url")
-        return SchemaRegistryClient.new_client(registry_conf)
-    if registry_conf:
-        raise ValueError("Cannot pass schema_registry along with schema.registry.* config")
-    return schema_registry
+def _registry(registry_conf: dict[str, Any], given: Any) -> Any:
+    if given is None:
+        return CachedSchemaRegistryClient(registry_conf)
+    if registry_conf.get("url") is not None:
+        # same text as confluent-kafka: programs match on it
+        raise ValueError("Cannot pass schema_registry along with schema.registry.url config")
+    return given
 
 
 class AvroProducer(Producer):
-    """``Producer`` whose keys and values are Avro records framed for the Schema Registry.
+    """``Producer`` whose ``produce()`` registers the record's schemas and writes its key and value
+    in the Schema Registry's Avro framing.
 
-    ``config`` takes ``schema.registry.url`` and other ``schema.registry.*`` keys (the registry
-    client's options) besides the producer's.
+    ``config`` holds the producer's keys and the registry client's as ``schema.registry.*``; the
+    default schemas serve records produced without ``key_schema``/``value_schema``.
     """
 
     def __init__(
@@ -78,90 +71,84 @@ class AvroProducer(Producer):
         config: dict[str, Any],
         default_key_schema: Any = None,
         default_value_schema: Any = None,
-        schema_registry: SchemaRegistryClient | None = None,
+        schema_registry: Any = None,
         **kwargs: Any,
     ) -> None:
         # same text as confluent-kafka: programs filter this warning by its text
         warnings.warn(
             "AvroProducer has been deprecated. Use AvroSerializer instead.", category=DeprecationWarning, stacklevel=2
         )
-        conf = dict(config)
-        self._registry = _registry(conf, schema_registry)
-        super().__init__(conf, **kwargs)
-        self._default_key_schema = _text(default_key_schema)
-        self._default_value_schema = _text(default_value_schema)
-        self._serializers: dict[str, AvroSerializer] = {}
+        registry_conf, kafka_conf = _split(config)
+        if registry_conf.get("basic.auth.credentials.source") == "SASL_INHERIT":
+            registry_conf["auto.register.schemas"] = config.get("auto.register.schemas", True)
+        registry = _registry(registry_conf, schema_registry)
+        super().__init__(kafka_conf, **kwargs)
+        self._serializer = MessageSerializer(registry)
+        self._key_schema = default_key_schema
+        self._value_schema = default_value_schema
 
-    def _serialize(self, obj: Any, schema: str | None, ctx: SerializationContext, error: type[SerializerError]) -> Any:
-        if obj is None:
-            return None
-        if schema is None:
-            raise error(f"{ctx.field}: Avro schema required (none with the record, no default_{ctx.field}_schema)")
-        serializer = self._serializers.get(schema)
-        if serializer is None:
-            serializer = self._serializers[schema] = AvroSerializer(self._registry, schema)
-        try:
-            return serializer(obj, ctx)
-        except Exception as e:
-            raise error(str(e)) from e
-
-    def produce(self, topic: str, value: Any = None, key: Any = None, *args: Any, **kwargs: Any) -> None:
-        """``produce(topic=..., value=..., key=..., value_schema=..., key_schema=..., ...)``."""
-        value_schema = _text(kwargs.pop("value_schema", None)) or self._default_value_schema
-        key_schema = _text(kwargs.pop("key_schema", None)) or self._default_key_schema
-        headers = kwargs.get("headers")
-        value = self._serialize(
-            value, value_schema, SerializationContext(topic, MessageField.VALUE, headers), ValueSerializerError
-        )
-        key = self._serialize(
-            key, key_schema, SerializationContext(topic, MessageField.KEY, headers), KeySerializerError
-        )
-        super().produce(topic, value, key, *args, **kwargs)
+    def produce(self, **kwargs: Any) -> None:  # type: ignore[override]
+        """``produce(topic=..., value=..., key=..., value_schema=..., key_schema=..., ...)``, every
+        argument by name; the others as ``Producer.produce`` takes them. A key or value without a
+        schema raises `KeySerializerError`/`ValueSerializerError`."""
+        key_schema = kwargs.pop("key_schema", self._key_schema)
+        value_schema = kwargs.pop("value_schema", self._value_schema)
+        topic = kwargs.pop("topic", None)
+        if not topic:
+            raise ClientError("Topic name not specified.")
+        value = kwargs.pop("value", None)
+        key = kwargs.pop("key", None)
+        if value is not None:
+            if not value_schema:
+                raise ValueSerializerError("Avro schema required for values")
+            value = self._serializer.encode_record_with_schema(topic, value_schema, value)
+        if key is not None:
+            if not key_schema:
+                raise KeySerializerError("Avro schema required for key")
+            key = self._serializer.encode_record_with_schema(topic, key_schema, key, True)
+        super().produce(topic, value, key, **kwargs)
 
 
 class AvroConsumer(Consumer):
     """``Consumer`` whose ``poll()`` decodes Schema Registry framed Avro keys and values.
 
-    ``config`` takes ``schema.registry.*`` keys besides the consumer's. ``reader_key_schema`` and
-    ``reader_value_schema`` resolve the writers' data into those schemas. A payload that cannot be
+    ``config`` holds the consumer's keys and the registry client's as ``schema.registry.*``; the
+    reader schemas, when given, are what keys and values are resolved into. A payload that cannot be
     decoded raises `SerializerError` naming its topic, partition and offset; the consumer has moved
-    past it, so the next ``poll()`` goes on with the following record.
+    past it.
     """
 
     def __init__(
         self,
         config: dict[str, Any],
-        schema_registry: SchemaRegistryClient | None = None,
+        schema_registry: Any = None,
         reader_key_schema: Any = None,
         reader_value_schema: Any = None,
-        return_record_name: bool = False,
         **kwargs: Any,
     ) -> None:
         # same text as confluent-kafka: programs filter this warning by its text
         warnings.warn(
             "AvroConsumer has been deprecated. Use AvroDeserializer instead.", category=DeprecationWarning, stacklevel=2
         )
-        conf = dict(config)
-        registry = _registry(conf, schema_registry)
-        named = return_record_name
-        self._key_deserializer = AvroDeserializer(registry, _text(reader_key_schema), return_record_name=named)
-        self._value_deserializer = AvroDeserializer(registry, _text(reader_value_schema), return_record_name=named)
-        super().__init__(conf, **kwargs)
+        registry_conf, kafka_conf = _split(config)
+        registry = _registry(registry_conf, schema_registry)
+        super().__init__(kafka_conf, **kwargs)
+        self._serializer = MessageSerializer(registry, reader_key_schema, reader_value_schema)
 
     def poll(self, timeout: float | None = None) -> Message | None:
-        """A message with its Avro key and value decoded (an error event as it came)."""
-        msg = super().poll(timeout)
-        if msg is None or msg.error() is not None:
-            return msg
-        topic, headers = msg.topic() or "", msg.headers()
+        """A message with its key and value decoded (an error event as it came)."""
+        message = super().poll(-1 if timeout is None else timeout)
+        if message is None or message.error():
+            return message
         try:
-            if msg.value() is not None:
-                ctx = SerializationContext(topic, MessageField.VALUE, headers)
-                msg.set_value(self._value_deserializer(msg.value(), ctx))
-            if msg.key() is not None:
-                msg.set_key(self._key_deserializer(msg.key(), SerializationContext(topic, MessageField.KEY, headers)))
-        except Exception as e:
+            if message.value() is not None:
+                message.set_value(self._serializer.decode_message(message.value(), is_key=False))
+            if message.key() is not None:
+                message.set_key(self._serializer.decode_message(message.key(), is_key=True))
+        except SerializerError as e:
+            # same text as confluent-kafka: programs match on it
             raise SerializerError(
-                f"could not decode the Avro record at {topic} [{msg.partition()}] offset {msg.offset()}: {e}"
+                f"Message deserialization failed for message at {message.topic()} [{message.partition()}] "
+                f"offset {message.offset()}: {e}"
             ) from e
-        return msg
+        return message

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-__all__ = ["SchemaRegistryError"]
+try:  # fastavro's schema errors (an AvroSerializer's bad schema raises them), when fastavro is there
+    from fastavro.schema import SchemaParseException, UnknownType
+except ImportError:
+    pass
+
+__all__ = ["SchemaParseException", "SchemaRegistryError", "UnknownType"]
 
 
 class SchemaRegistryError(Exception):

@@ -9,7 +9,9 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["RuleOverride", "RuleRegistry"]
+from .common.rules import RuleAction, RuleExecutor
+
+__all__ = ["RuleAction", "RuleExecutor", "RuleOverride", "RuleRegistry"]
 
 
 @dataclass(frozen=True)

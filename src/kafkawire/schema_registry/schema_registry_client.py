@@ -4,5 +4,6 @@ from ._async.schema_registry_client import AsyncSchemaRegistryClient
 from ._sync.schema_registry_client import SchemaRegistryClient
 from .common.schema_registry_client import *  # noqa: F403
 from .common.schema_registry_client import __all__ as _values
+from .error import SchemaRegistryError
 
-__all__ = ["AsyncSchemaRegistryClient", "SchemaRegistryClient", *_values]
+__all__ = ["AsyncSchemaRegistryClient", "SchemaRegistryClient", "SchemaRegistryError", *_values]

@@ -187,7 +187,7 @@ class AvroSerializer(_Parsing, BaseSerializer):
             and self._use_latest_with_metadata is None
         )
 
-    def __call__(self, obj: Any, ctx: SerializationContext | None = None) -> bytes | None:
+    def _call(self, obj: Any, ctx: SerializationContext | None) -> bytes | None:
         if obj is None:
             return None
         if ctx is not None and ((field := ctx.field) is _VALUE or field is _KEY):
@@ -281,7 +281,7 @@ class AvroDeserializer(_Parsing, BaseDeserializer):
             and self._use_latest_with_metadata is None
         )
 
-    def __call__(self, data: bytes | None, ctx: SerializationContext | None = None) -> Any:
+    def _call(self, data: bytes | None, ctx: SerializationContext | None) -> Any:
         if data is None:
             return None
         # bytes (its id bytes are a key), prefix-framed, no schema-id header to look for
@@ -329,13 +329,13 @@ class AvroDeserializer(_Parsing, BaseDeserializer):
                 reader_schema, reader = latest.schema, self._parse(latest.schema)
         if writer_schema.rule_set is not None:
             body = self._rules.run(
-                ctx, subject, RulePhase.ENCODING, RuleMode.READ, None, writer_schema, payload.read(), None, None
+                ctx, subject, RulePhase.ENCODING, RuleMode.READ, None, writer_schema, payload.read(), None, None, data
             )
             payload = io.BytesIO(body)
         if _raw_bytes(writer):  # written raw (see AvroSerializer): the rest of the payload
             raw = payload.read()
             if reader is None or _raw_bytes(reader):
-                return self._read_rules(raw, ctx, subject, reader_schema or writer_schema, reader or writer)
+                return self._read_rules(raw, ctx, subject, reader_schema or writer_schema, reader or writer, data)
             payload = io.BytesIO()  # resolved into another reader schema from its Avro encoding
             schemaless_writer(payload, "bytes", raw)
             payload.seek(0)
@@ -357,15 +357,16 @@ class AvroDeserializer(_Parsing, BaseDeserializer):
             ):
                 self._ready[data[1:5]] = (writer, reader if reader is not None else writer)
             obj = self._read(payload, writer, reader if reader is not None else writer, ctx)
-        return self._read_rules(obj, ctx, subject, reader_schema or writer_schema, reader or writer)
+        return self._read_rules(obj, ctx, subject, reader_schema or writer_schema, reader or writer, data)
 
     def _read_rules(
-        self, obj: Any, ctx: SerializationContext | None, subject: str | None, schema: Schema, parsed: Any
+        self, obj: Any, ctx: SerializationContext | None, subject: str | None, schema: Schema, parsed: Any, data: bytes
     ) -> Any:
-        """The reader schema's domain rules on the decoded object, then ``from_dict``."""
+        """The reader schema's domain rules on the decoded object (``data`` the payload read, for
+        their actions), then ``from_dict``."""
         if schema.rule_set is not None:
             obj = self._rules.run(
-                ctx, subject, RulePhase.DOMAIN, RuleMode.READ, None, schema, obj, None, _field_walk(parsed)
+                ctx, subject, RulePhase.DOMAIN, RuleMode.READ, None, schema, obj, None, _field_walk(parsed), data
             )
         return self._finish(obj, ctx)
 

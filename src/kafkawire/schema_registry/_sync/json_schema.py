@@ -121,7 +121,7 @@ class JSONSerializer(_Validating, BaseSerializer):
         self._schema = _as_schema(schema_str, "")
         self._schema_name = _title(self._schema)
 
-    def __call__(self, obj: Any, ctx: SerializationContext | None = None) -> bytes | None:
+    def _call(self, obj: Any, ctx: SerializationContext | None) -> bytes | None:
         if obj is None:
             return None
         subject = self._subject(ctx, self._schema_name)
@@ -183,7 +183,7 @@ class JSONDeserializer(_Validating, BaseDeserializer):
         self._deserializer_conf(conf)
         self._rules_conf(rule_conf, rule_registry)
 
-    def __call__(self, data: bytes | None, ctx: SerializationContext | None = None) -> Any:
+    def _call(self, data: bytes | None, ctx: SerializationContext | None) -> Any:
         if data is None:
             return None
         schema_id, payload = self._unframe(data, ctx)
@@ -205,7 +205,9 @@ class JSONDeserializer(_Validating, BaseDeserializer):
         if latest is not None:
             reader = latest.schema
         if writer is not None and writer.rule_set is not None:
-            body = self._rules.run(ctx, subject, RulePhase.ENCODING, RuleMode.READ, None, writer, body, None, None)
+            body = self._rules.run(
+                ctx, subject, RulePhase.ENCODING, RuleMode.READ, None, writer, body, None, None, data
+            )
         try:
             obj = self._json_decode(body)
         except (ValueError, TypeError, UnicodeDecodeError) as e:
@@ -217,7 +219,7 @@ class JSONDeserializer(_Validating, BaseDeserializer):
         schema = reader or writer
         if schema is not None and schema.rule_set is not None:
             obj = self._rules.run(
-                ctx, subject, RulePhase.DOMAIN, RuleMode.READ, None, schema, obj, None, self._field_walk(schema)
+                ctx, subject, RulePhase.DOMAIN, RuleMode.READ, None, schema, obj, None, self._field_walk(schema), data
             )
         if self._validate_values and schema is not None:
             self._validate(schema, obj, ctx)

@@ -14,7 +14,6 @@ import decimal
 import threading
 from typing import Any
 
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.descriptor import Descriptor, FileDescriptor
 from google.protobuf.message import DecodeError, Message
 
@@ -22,6 +21,8 @@ from ...serialization import SerializationContext, SerializationError
 from ..common.protobuf_fields import transform_protobuf
 from ..common.schema_registry_client import RuleMode, RulePhase, Schema, SchemaReference
 from ..common.serde import SchemaId
+from ..confluent.type import decimal_pb2
+from ..confluent.type.decimal_utils import from_proto_decimal, unscaled_to_bytes
 from .schema_registry_client import SchemaRegistryClient
 from .serde import BaseDeserializer, BaseSerializer, _bool, _callable, where
 
@@ -124,7 +125,7 @@ class ProtobufSerializer(BaseSerializer):
                 self._schemas[subject] = schema
         return schema
 
-    def __call__(self, obj: Any, ctx: SerializationContext | None = None) -> bytes | None:
+    def _call(self, obj: Any, ctx: SerializationContext | None) -> bytes | None:
         if obj is None:
             return None
         if not isinstance(obj, self._msg_class):
@@ -176,7 +177,7 @@ class ProtobufDeserializer(BaseDeserializer):
         self._msg_class = message_type
         self._schema_name = descriptor.full_name
 
-    def __call__(self, data: bytes | None, ctx: SerializationContext | None = None) -> Any:
+    def _call(self, data: bytes | None, ctx: SerializationContext | None) -> Any:
         if data is None:
             return None
         schema_id, payload = self._unframe(data, ctx)
@@ -188,14 +189,25 @@ class ProtobufDeserializer(BaseDeserializer):
             ctx, writer is not None and writer.rule_set is not None, lambda: self._schema_name
         )
         if writer is not None and writer.rule_set is not None:
-            body = self._rules.run(ctx, subject, RulePhase.ENCODING, RuleMode.READ, None, writer, body, None, None)
+            body = self._rules.run(
+                ctx, subject, RulePhase.ENCODING, RuleMode.READ, None, writer, body, None, None, data
+            )
         try:
             message = self._msg_class.FromString(body)
         except DecodeError as e:
             raise SerializationError(f"Protobuf decoding failed{where(ctx)}: {e}") from e
         if writer is not None and writer.rule_set is not None:
             message = self._rules.run(
-                ctx, subject, RulePhase.DOMAIN, RuleMode.READ, None, writer, message, None, transform_protobuf_walk
+                ctx,
+                subject,
+                RulePhase.DOMAIN,
+                RuleMode.READ,
+                None,
+                writer,
+                message,
+                None,
+                transform_protobuf_walk,
+                data,
             )
         return message
 
@@ -205,37 +217,36 @@ def transform_protobuf_walk(ctx: Any, field_transform: Any, message: Any) -> Any
     return transform_protobuf(ctx, message, field_transform)
 
 
-def _decimal_class() -> Any:
-    """confluent.type.Decimal (bytes value = 1; uint32 precision = 2; int32 scale = 3), built in a
-    private pool so it never clashes with another copy of the same file."""
-    fdp = descriptor_pb2.FileDescriptorProto(
-        name="confluent/type/decimal.proto", package="confluent.type", syntax="proto3"
-    )
-    msg = fdp.message_type.add(name="Decimal")
-    f = descriptor_pb2.FieldDescriptorProto
-    for number, (name, typ) in enumerate(
-        [("value", f.TYPE_BYTES), ("precision", f.TYPE_UINT32), ("scale", f.TYPE_INT32)], start=1
-    ):
-        msg.field.add(name=name, number=number, type=typ, label=f.LABEL_OPTIONAL)
-    pool = descriptor_pool.DescriptorPool()
-    pool.Add(fdp)
-    return message_factory.GetMessageClass(pool.FindMessageTypeByName("confluent.type.Decimal"))
-
-
-_Decimal = _decimal_class()
+# BigInteger's widest value, in decimal digits: BigDecimal.setScale refuses a wider result.
+MAX_BIGINTEGER_DIGITS = 646456993
 
 
 def decimal_to_protobuf(value: decimal.Decimal, scale: int) -> Any:
-    """``value`` at ``scale`` decimal places (half-even) as confluent.type.Decimal: the unscaled
-    integer big-endian two's complement, as Java's BigInteger writes it."""
-    ctx = decimal.Context(prec=decimal.MAX_PREC, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN)
-    unscaled = int(value.scaleb(scale, ctx).to_integral_value(decimal.ROUND_HALF_EVEN, ctx))
-    length = unscaled.bit_length() // 8 + 1  # room for the sign bit, as BigInteger.toByteArray
-    digits = len(str(abs(unscaled)))
-    return _Decimal(value=unscaled.to_bytes(length, "big", signed=True), precision=digits, scale=scale)
+    """``value`` at ``scale`` decimal places as confluent.type.Decimal, exactly as BigDecimal.setScale
+    without rounding: ValueError when narrowing would drop a non-zero digit or widening overflow."""
+    sign, digits, exponent = value.as_tuple()
+    if not isinstance(exponent, int):
+        raise ValueError(f"cannot convert non-finite Decimal '{value}' to confluent.type.Decimal")
+    unscaled = 0
+    for digit in digits:
+        unscaled = unscaled * 10 + digit
+    delta = exponent + scale
+    if delta >= 0:
+        if delta + len(digits) > MAX_BIGINTEGER_DIGITS:
+            raise ValueError("Scale provided is too wide for the decimal")
+        unscaled *= 10**delta
+    elif unscaled:
+        zeros = len(digits) - len("".join(map(str, digits)).rstrip("0"))
+        if -delta > zeros:
+            raise ValueError("Scale provided does not match the decimal")
+        unscaled //= 10**-delta
+    precision = 1 if unscaled == 0 else len(digits) + delta  # counted, never str(): no 4300-digit limit
+    return decimal_pb2.Decimal(
+        value=unscaled_to_bytes(-unscaled if sign else unscaled), precision=precision, scale=scale
+    )
 
 
 def protobuf_to_decimal(value: Any) -> decimal.Decimal:
-    ctx = decimal.Context(prec=decimal.MAX_PREC, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN)
-    unscaled = int.from_bytes(value.value, "big", signed=True)
-    return ctx.create_decimal(unscaled).scaleb(-value.scale, ctx)
+    """The exact value of a confluent.type.Decimal (its precision is the digit count every client
+    writes, so it is not applied)."""
+    return from_proto_decimal(value)

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
-from ...serialization import SerializationContext, SerializationError
+from ...serialization import MessageField, SerializationContext, SerializationError
 from ..common.rules import ErrorAction, FieldTransformer, NoneAction, RuleAction, RuleContext
 from ..common.schema_registry_client import RegisteredSchema, Rule, RuleKind, RuleMode, RulePhase, RuleSet, Schema
-from ..common.serde import RuleConditionError, RuleError
+from ..common.serde import DLQ_RULE_NAME_HEADER, RuleConditionError, RuleError, get_original_key
 from ..rule_registry import RuleRegistry
 
 __all__ = ["Migration", "RuleRunner"]
@@ -50,14 +50,14 @@ def _runs_in(rule: Rule, mode: RuleMode) -> bool:
 
 
 class RuleRunner:
-    """The rules of one serde. Every executor in its registry is configured at construction with
-    the registry client's configuration and the serde's ``rule_conf``."""
+    """The rules of one serde. Every executor and action in its registry is configured at
+    construction with the registry client's configuration and the serde's ``rule_conf``."""
 
     def __init__(self, client: Any, rule_conf: dict[str, Any] | None, rule_registry: RuleRegistry | None) -> None:
         self._registry = rule_registry if rule_registry is not None else RuleRegistry.get_global_instance()
         client_conf = client.config() if client is not None else {}
-        for executor in self._registry.get_executors():
-            executor.configure(client_conf, dict(rule_conf or {}))
+        for member in (*self._registry.get_executors(), *self._registry.get_actions()):
+            member.configure(client_conf, dict(rule_conf or {}))
 
     # --- overrides -------------------------------------------------------------------------------
 
@@ -97,9 +97,13 @@ class RuleRunner:
         message: Any,
         inline_tags: dict[str, set[str]] | None,
         field_transformer: FieldTransformer | None,
+        original: Any = None,
     ) -> Any:
         """The message after each applicable rule; a failing rule's action decides whether the
-        record fails (ERROR, the default) or goes on unchanged (NONE)."""
+        record fails (ERROR, the default), goes on unchanged (NONE) or to a dead letter queue (DLQ).
+        ``original`` is the record as the serde got it (``message`` when not given), for the
+        actions; a rule named by the record's ``__rule.name`` header (a DLQ record read or written
+        back) is skipped."""
         if message is None:
             return None
         if mode is RuleMode.UPGRADE:
@@ -110,11 +114,26 @@ class RuleRunner:
             rules = _phase_rules(target.rule_set, phase) if target is not None else []
             if mode is RuleMode.READ:
                 rules = list(reversed(rules))
+        original = message if original is None else original
+        is_key = ser_ctx is not None and ser_ctx.field == MessageField.KEY
+        original_key, original_value = (original, None) if is_key else (get_original_key(), original)
+        replayed = _replayed_rule(ser_ctx)
         for index, rule in enumerate(rules):
-            if self._disabled(rule) or not _runs_in(rule, mode):
+            if self._disabled(rule) or not _runs_in(rule, mode) or (replayed is not None and rule.name == replayed):
                 continue
             ctx = RuleContext(
-                ser_ctx, source, target, subject, mode, rule, index, rules, inline_tags, field_transformer
+                ser_ctx,
+                source,
+                target,
+                subject,
+                mode,
+                rule,
+                index,
+                rules,
+                inline_tags,
+                field_transformer,
+                original_key,
+                original_value,
             )
             executor = self._registry.get_executor((rule.type or "").upper())
             if executor is None:
@@ -183,6 +202,24 @@ class RuleRunner:
                 None,
             )
         return message
+
+
+def _replayed_rule(ser_ctx: SerializationContext | None) -> str | None:
+    """The rule a dead-letter-queue record failed (its last ``__rule.name`` header), or None."""
+    headers = ser_ctx.headers if ser_ctx is not None else None
+    if not headers:
+        return None
+    pairs = headers.items() if isinstance(headers, dict) else headers
+    found: Any = None
+    for key, value in pairs:
+        if key == DLQ_RULE_NAME_HEADER:
+            found = value
+    if isinstance(found, (bytes, bytearray)):
+        try:
+            return found.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    return found if isinstance(found, str) else None
 
 
 def _phase_rules(rule_set: RuleSet | None, phase: RulePhase) -> list[Rule]:

@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ...serialization import Deserializer, SerializationContext, SerializationError, Serializer
+from ...serialization import Deserializer, MessageField, SerializationContext, SerializationError, Serializer
 from ..common.schema_registry_client import RegisteredSchema, Schema
 from ..common.serde import (
+    ORIGINAL_KEY,
     SchemaId,
     dual_schema_id_deserializer,
     prefix_schema_id_serializer,
@@ -104,11 +105,26 @@ class _Common:
         return None
 
 
+_KEY = MessageField.KEY
+
+
 class BaseSerializer(_Common, Serializer):
     """Options shared by the formats: auto.register.schemas, normalize.schemas, use.schema.id,
     use.latest.version, use.latest.with.metadata, subject.name.strategy (.type, .conf), schema.id.serializer."""
 
     _schema_type = ""
+
+    def __call__(self, obj: Any, ctx: SerializationContext | None = None) -> bytes | None:
+        try:
+            return self._call(obj, ctx)
+        finally:  # the key as written, for the value's rule actions (a DLQ record carries it)
+            if ctx is not None and ctx.field is _KEY:
+                ORIGINAL_KEY.set(obj)
+            elif ORIGINAL_KEY.get() is not None:  # a value-only producer only reads it
+                ORIGINAL_KEY.set(None)
+
+    def _call(self, obj: Any, ctx: SerializationContext | None) -> bytes | None:
+        raise NotImplementedError
 
     def _serializer_conf(self, conf: dict[str, Any]) -> None:
         self._auto_register = _bool(conf, "auto.register.schemas", True)
@@ -162,6 +178,18 @@ class BaseDeserializer(_Common, Deserializer):
     subject.name.strategy (.type, .conf), schema.id.deserializer."""
 
     _schema_type = ""
+
+    def __call__(self, data: bytes | None, ctx: SerializationContext | None = None) -> Any:
+        try:
+            return self._call(data, ctx)
+        finally:  # the key's bytes as read, for the value's rule actions (a DLQ record carries them)
+            if ctx is not None and ctx.field is _KEY:
+                ORIGINAL_KEY.set(data)
+            elif ORIGINAL_KEY.get() is not None:
+                ORIGINAL_KEY.set(None)
+
+    def _call(self, data: bytes | None, ctx: SerializationContext | None) -> Any:
+        raise NotImplementedError
 
     def _deserializer_conf(self, conf: dict[str, Any]) -> None:
         self._common_conf(conf)

@@ -107,6 +107,8 @@ class RuleContext:
         rules: list[Rule],
         inline_tags: dict[str, set[str]] | None,
         field_transformer: FieldTransformer | None,
+        original_key: Any = None,
+        original_value: Any = None,
     ) -> None:
         self.ser_ctx = ser_ctx
         self.source = source
@@ -118,6 +120,9 @@ class RuleContext:
         self.rules = rules
         self.inline_tags = inline_tags
         self.field_transformer = field_transformer
+        # The record as the serde got it (the object written, or the bytes read), for rule actions.
+        self.original_key = original_key
+        self.original_value = original_value
         self._path: list[FieldContext] = []  # the fields the walker is inside, innermost last
 
     def _schema_metadata(self) -> Metadata | None:

@@ -34,6 +34,7 @@ from .schemas import (
 )
 
 __all__ = [
+    "VALID_AUTH_PROVIDERS",
     "Association",
     "AssociationCreateOrUpdateInfo",
     "AssociationCreateOrUpdateRequest",
@@ -59,6 +60,10 @@ __all__ = [
     "is_success",
     "normalize_identity_pool",
 ]
+
+
+# confluent-kafka's list of basic.auth.credentials.source values (the client takes SASL_INHERIT too).
+VALID_AUTH_PROVIDERS = ["URL", "USER_INFO"]
 
 
 def is_success(status_code: int) -> bool:

@@ -9,6 +9,7 @@ index; the common [0] as the single byte 0). The id goes in front of the payload
 
 from __future__ import annotations
 
+import contextvars
 import io
 import struct
 import uuid
@@ -19,6 +20,12 @@ from ...serialization import MessageField, SerializationContext, SerializationEr
 from .schemas import SchemaReference
 
 __all__ = [
+    "DLQ_HEADER_PREFIX",
+    "DLQ_RULE_EXCEPTION_HEADER",
+    "DLQ_RULE_MODE_HEADER",
+    "DLQ_RULE_NAME_HEADER",
+    "DLQ_RULE_SUBJECT_HEADER",
+    "DLQ_RULE_TOPIC_HEADER",
     "KEY_SCHEMA_ID_HEADER",
     "MAGIC_BYTE_V0",
     "MAGIC_BYTE_V1",
@@ -27,11 +34,14 @@ __all__ = [
     "RuleError",
     "SchemaId",
     "SubjectNameStrategyType",
+    "clear_original_key",
     "dual_schema_id_deserializer",
+    "get_original_key",
     "header_schema_id_serializer",
     "prefix_schema_id_deserializer",
     "prefix_schema_id_serializer",
     "record_subject_name_strategy",
+    "set_original_key",
     "topic_record_subject_name_strategy",
     "topic_subject_name_strategy",
 ]
@@ -41,6 +51,31 @@ MAGIC_BYTE_V1 = 1
 KEY_SCHEMA_ID_HEADER = "__key_schema_id"
 VALUE_SCHEMA_ID_HEADER = "__value_schema_id"
 _ID = struct.Struct(">I")
+
+# The headers a dead-letter-queue record carries: which rule failed, in which mode, for which
+# subject and topic, and why. A record read back with ``__rule.name`` skips that rule.
+DLQ_HEADER_PREFIX = "__rule."
+DLQ_RULE_NAME_HEADER = DLQ_HEADER_PREFIX + "name"
+DLQ_RULE_MODE_HEADER = DLQ_HEADER_PREFIX + "mode"
+DLQ_RULE_SUBJECT_HEADER = DLQ_HEADER_PREFIX + "subject"
+DLQ_RULE_TOPIC_HEADER = DLQ_HEADER_PREFIX + "topic"
+DLQ_RULE_EXCEPTION_HEADER = DLQ_HEADER_PREFIX + "exception"
+
+# The record's key as its key serde last saw it in this thread (or task), for the value serde's
+# rule actions (the DLQ writes it): a key serde sets it after each call, a value serde clears it.
+ORIGINAL_KEY: contextvars.ContextVar[Any] = contextvars.ContextVar("kafkawire_original_key", default=None)
+
+
+def set_original_key(key: Any) -> None:
+    ORIGINAL_KEY.set(key)
+
+
+def get_original_key() -> Any:
+    return ORIGINAL_KEY.get()
+
+
+def clear_original_key() -> None:
+    ORIGINAL_KEY.set(None)
 
 
 class RuleError(Exception):
@@ -56,11 +91,12 @@ class RuleConditionError(RuleError):
 
 
 def _verdict_text(rule: Any) -> str:
-    """The rule's own ``doc`` when its author wrote one; else what it tested, else its name."""
+    """The rule's own ``doc`` when its author wrote one; else what it tested, else its name (the
+    texts confluent-kafka gives: a DLQ record's ``__rule.exception`` header carries it)."""
     doc, expr = getattr(rule, "doc", None), getattr(rule, "expr", None)
     if doc:
         return str(doc)
-    return f"condition {expr} did not hold" if expr else f"condition rule {getattr(rule, 'name', rule)} did not hold"
+    return f"Rule expr failed: {expr}" if expr else f"Rule failed: {getattr(rule, 'name', rule)}"
 
 
 class SubjectNameStrategyType(str, Enum):

@@ -16,6 +16,12 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 _F = descriptor_pb2.FieldDescriptorProto
 
 
+# The field number of each of the five extensions (protoc's <NAME>_FIELD_NUMBER constants).
+META_FIELD_NUMBER = 1088
+FILE_META_FIELD_NUMBER = MESSAGE_META_FIELD_NUMBER = FIELD_META_FIELD_NUMBER = META_FIELD_NUMBER
+ENUM_META_FIELD_NUMBER = ENUM_VALUE_META_FIELD_NUMBER = META_FIELD_NUMBER
+
+
 def _file() -> descriptor_pb2.FileDescriptorProto:
     fdp = descriptor_pb2.FileDescriptorProto(
         name="confluent/meta.proto", package="confluent", dependency=["google/protobuf/descriptor.proto"]
@@ -44,7 +50,7 @@ def _file() -> descriptor_pb2.FileDescriptorProto:
         fdp.extension.add(
             name=name,
             extendee=f".google.protobuf.{options}",
-            number=1088,
+            number=META_FIELD_NUMBER,
             label=_F.LABEL_OPTIONAL,
             type=_F.TYPE_MESSAGE,
             type_name=".confluent.Meta",

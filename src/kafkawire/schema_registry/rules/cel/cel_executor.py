@@ -9,15 +9,11 @@ RuleError, which the serde hands to the rule's onFailure action.
 from __future__ import annotations
 
 import datetime
-import ipaddress
-import uuid
-from email.utils import parseaddr
 from typing import Any
-from urllib.parse import urlsplit
 
 import celpy
 from celpy import celtypes
-from celpy.evaluation import CELEvalError, Evaluator
+from celpy.evaluation import Evaluator
 from google.protobuf.message import Message
 
 from ...common.rules import RuleContext, RuleExecutor
@@ -26,6 +22,7 @@ from ...common.serde import RuleError
 from ...rule_registry import RuleRegistry
 from ..expression_cache import ExpressionCache
 from .cel_values import from_cel, inside_has, proto_from_cel, to_cel
+from .extra_func import FUNCTIONS
 
 __all__ = ["CelExecutor"]
 
@@ -99,7 +96,7 @@ class CelExecutor(RuleExecutor):
 
     def _compile(self, expr: str) -> celpy.Runner:
         try:
-            return self._env.program(self._env.compile(expr), functions=_FUNCTIONS)
+            return self._env.program(self._env.compile(expr), functions=FUNCTIONS)
         except Exception as e:  # a syntax error, or an expression nested past the recursion limit
             raise RuleError(f"CEL expression {_short(expr)!r} does not compile: {_short(str(e))}") from e
 
@@ -111,88 +108,3 @@ class CelExecutor(RuleExecutor):
         executor = cls()
         RuleRegistry.register_rule_executor(executor)
         return executor
-
-
-# --- the string checks Confluent's CEL environment adds (after protovalidate's) ---------------
-
-
-def _text(value: Any, function: str) -> str:
-    if not isinstance(value, celtypes.StringType):
-        raise CELEvalError(f"{function}() takes a string, not a {type(value).__name__}")
-    return str(value)
-
-
-def _hostname(host: str) -> bool:
-    if not host or len(host) > 253:
-        return False
-    labels = (host[:-1] if host.endswith(".") else host).split(".")
-    for label in labels:
-        if not 0 < len(label) <= 63 or label[0] == "-" or label[-1] == "-":
-            return False
-        if not all(c.isascii() and (c.isalnum() or c == "-") for c in label):
-            return False
-    return not labels[-1].isdigit()  # a name, not an IPv4 address
-
-
-def _ip(text: str, version: int) -> bool:
-    try:
-        address = ipaddress.ip_address(text)
-    except ValueError:
-        return False
-    return address.version == version
-
-
-def is_email(value: Any) -> celtypes.BoolType:
-    addr = _text(value, "isEmail")
-    local, at, host = addr.rpartition("@")
-    ok = parseaddr(addr)[1] == addr and len(addr) <= 254 and bool(at) and 0 < len(local) <= 64
-    return celtypes.BoolType(ok and "@" not in local and _hostname(host))
-
-
-def is_hostname(value: Any) -> celtypes.BoolType:
-    return celtypes.BoolType(_hostname(_text(value, "isHostname")))
-
-
-def is_ipv4(value: Any) -> celtypes.BoolType:
-    return celtypes.BoolType(_ip(_text(value, "isIpv4"), 4))
-
-
-def is_ipv6(value: Any) -> celtypes.BoolType:
-    return celtypes.BoolType(_ip(_text(value, "isIpv6"), 6))
-
-
-def is_uri(value: Any) -> celtypes.BoolType:
-    text = _text(value, "isUri")
-    try:
-        parts = urlsplit(text)
-    except ValueError:
-        return celtypes.BoolType(False)
-    return celtypes.BoolType(bool(parts.scheme) and bool(parts.netloc or parts.path) and text.isprintable())
-
-
-def is_uri_ref(value: Any) -> celtypes.BoolType:
-    text = _text(value, "isUriRef")
-    try:
-        urlsplit(text)
-    except ValueError:
-        return celtypes.BoolType(False)
-    return celtypes.BoolType(text.isprintable() and " " not in text)
-
-
-def is_uuid(value: Any) -> celtypes.BoolType:
-    try:
-        uuid.UUID(_text(value, "isUuid"))
-    except ValueError:
-        return celtypes.BoolType(False)
-    return celtypes.BoolType(True)
-
-
-_FUNCTIONS: dict[str, Any] = {
-    "isEmail": is_email,
-    "isHostname": is_hostname,
-    "isIpv4": is_ipv4,
-    "isIpv6": is_ipv6,
-    "isUri": is_uri,
-    "isUriRef": is_uri_ref,
-    "isUuid": is_uuid,
-}

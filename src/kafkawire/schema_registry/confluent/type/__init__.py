@@ -1,0 +1,1 @@
+"""``confluent/type/*.proto``: the Schema Registry's well-known Protobuf types (``confluent.type.Decimal``)."""

@@ -1,0 +1,1 @@
+"""The dead-letter-queue rule action (``onFailure: DLQ``)."""

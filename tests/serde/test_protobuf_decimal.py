@@ -1,0 +1,78 @@
+"""confluent.type.Decimal, differential: its descriptors (and the older confluent/types path), the
+conversions of decimal_utils and of the protobuf serdes' decimal_to_protobuf/protobuf_to_decimal,
+each on the same values with confluent-kafka's and kafkawire's modules, the bytes compared."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from decimal import Decimal
+from typing import Any
+
+import confluent_kafka.schema_registry.confluent.meta_pb2 as their_meta
+import confluent_kafka.schema_registry.confluent.type.decimal_pb2 as their_pb2
+import confluent_kafka.schema_registry.confluent.type.decimal_utils as their_utils
+import confluent_kafka.schema_registry.confluent.types.decimal_pb2 as their_legacy
+import confluent_kafka.schema_registry.protobuf as their_protobuf
+
+import kafkawire.schema_registry.confluent.meta_pb2 as our_meta
+import kafkawire.schema_registry.confluent.type.decimal_pb2 as our_pb2
+import kafkawire.schema_registry.confluent.type.decimal_utils as our_utils
+import kafkawire.schema_registry.confluent.types.decimal_pb2 as our_legacy
+import kafkawire.schema_registry.protobuf as our_protobuf
+
+DECIMALS = [
+    Decimal(s)
+    for s in (
+        "0", "-0", "0.00", "1", "-1", "1.5", "-1.28", "-128", "127", "128", "255", "-129", "1E+2", "-1E+5",
+        "12345678901234567890.123456789", "-9.999999999999999999999999999999", "1e-40", "3.14159", "0E-7",
+    )
+]  # fmt: skip
+SCALES = [0, 1, 2, 5, -1, -3, 40]
+
+
+def _outcome(call: Callable[[], Any]) -> Any:
+    try:
+        value = call()
+    except Exception as e:
+        return ("error", type(e).__name__, str(e))
+    return ("ok", value.SerializeToString(deterministic=True) if hasattr(value, "SerializeToString") else value)
+
+
+def test_the_descriptors_are_confluents() -> None:
+    assert our_pb2._file().SerializeToString() == their_pb2.DESCRIPTOR.serialized_pb
+    assert our_pb2.DESCRIPTOR.serialized_pb == their_pb2.DESCRIPTOR.serialized_pb
+    assert our_legacy.DESCRIPTOR.serialized_pb == their_legacy.DESCRIPTOR.serialized_pb
+    assert our_legacy.Decimal is our_pb2.Decimal and our_legacy.confluent_dot_type_dot_decimal__pb2 is our_pb2
+    for name in ("FILE", "MESSAGE", "FIELD", "ENUM", "ENUM_VALUE"):
+        assert getattr(our_meta, f"{name}_META_FIELD_NUMBER") == getattr(their_meta, f"{name}_META_FIELD_NUMBER")
+
+
+def test_decimal_utils_as_confluents() -> None:
+    for d in [*DECIMALS, Decimal("NaN"), Decimal("-Infinity")]:
+        ours = _outcome(lambda d=d: our_utils.to_proto_decimal(d))
+        assert ours == _outcome(lambda d=d: their_utils.to_proto_decimal(d)), d
+        if ours[0] == "ok":
+            read = their_pb2.Decimal.FromString(ours[1])
+            back = our_utils.from_proto_decimal(read)
+            assert str(back) == str(their_utils.from_proto_decimal(read)) and back == d
+    for n in [*range(-300, 300), 2**63 - 1, -(2**63), 2**64, -(2**64), 10**40, -(10**40)]:
+        assert our_utils.unscaled_to_bytes(n) == their_utils.unscaled_to_bytes(n), n
+    assert str(our_utils.from_proto_decimal(our_pb2.Decimal(scale=3))) == str(
+        their_utils.from_proto_decimal(their_pb2.Decimal(scale=3))
+    )
+
+
+def test_decimal_to_protobuf_as_confluents() -> None:
+    seen = 0
+    for d in DECIMALS:
+        for scale in SCALES:
+            ours = _outcome(lambda: our_protobuf.decimal_to_protobuf(d, scale))  # noqa: B023
+            theirs = _outcome(lambda: their_protobuf.decimal_to_protobuf(d, scale))  # noqa: B023
+            assert ours == theirs, (d, scale)
+            if ours[0] == "ok":
+                seen += 1
+                message = their_pb2.Decimal.FromString(ours[1])
+                assert str(our_protobuf.protobuf_to_decimal(message)) == str(
+                    their_protobuf.protobuf_to_decimal(message)
+                )
+    assert 20 < seen < len(DECIMALS) * len(SCALES)  # some exact, some refused narrowings
