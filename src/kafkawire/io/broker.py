@@ -476,14 +476,15 @@ class BrokerConnection:
                 failure = KafkaError(code, f"{self.host}:{self.port}: {exc}")
                 lasting_failure = exc.mismatch
         self._active_at = now = self.stats.read_ended(self.engine.now(), closed is not None or failure is not None)
+        counted = len(responses) if self.life.state is LinkState.READY else 0  # (not the handshake's)
         for r in responses:
             self.stats.answered(now, r.request.sent_at, r.body, r.request.api.key)
             if self._debug.protocol:
                 wire_log.received(self._debug, self.name, r, now - r.request.sent_at)
             if r.request.context is not None:  # (None: its caller gave up on it)
                 guarded(r.request.context, r.body, None)
-        if responses and self._transport is transport:
-            self._on(Event.ANSWERS_READ, count=len(responses))
+        if counted and self._transport is transport:
+            self._on(Event.ANSWERS_READ, count=counted)
         if self._transport is not transport:  # a callback closed it
             return
         if closed is not None:
