@@ -213,7 +213,8 @@ class BrokerConnection:
         q = Queued(api, body, callback, deadline, expect_response, max_version, fail_fast, fails_over, now, give_up)
         q.judged = judged_at(deadline, now, self._scan_origin)
         self._queue.append(q)
-        self._on(Event.CONNECT)
+        if life.state is not LinkState.READY:  # (the table ignores it there: spared on the hot path)
+            self._on(Event.CONNECT)
         self._pump()
         self._arm_timer()
 
