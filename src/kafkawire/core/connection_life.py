@@ -205,7 +205,7 @@ class Life:
     kept: bool = False  # held up whether or not a request waits (enable.sparse.connections=false)
     retired: bool = False  # a bootstrap connection once the brokers are named
     proven: bool = False  # answered a request since its handshake (what "up" means to error reports)
-    answered: int | None = None  # answers since the handshake; None until it is done
+    answered: int | None = None  # answers since the handshake, told until proven; None until it is done
     last_error: KafkaError | None = None
     last_error_lasting: bool = False  # no reconnect mends it (core/mismatch.py): reported once per address
     failed_when_ready: bool = False  # the last failure struck a ready connection

@@ -484,7 +484,7 @@ class BrokerConnection:
                 wire_log.received(self._debug, self.name, r, now - r.request.sent_at)
             if r.request.context is not None:  # (None: its caller gave up on it)
                 guarded(r.request.context, r.body, None)
-        if counted and self._transport is transport:
+        if counted and not self.life.proven and self._transport is transport:  # (only until proven)
             self._on(Event.ANSWERS_READ, count=counted)
         if self._transport is not transport:  # a callback closed it
             return
