@@ -18,7 +18,7 @@ from kafkawire.io.broker import BrokerConnection, ConnectionState
 from kafkawire.io.connection_settings import ConnectionSettings
 from kafkawire.io.io_engine import Timer
 from kafkawire.io.resolve import lookup
-from kafkawire.io.transport import READ, WRITE, TransportError
+from kafkawire.io.transport import READ, WRITE, PeerClosed, TransportError
 from kafkawire.protocol import headers
 from kafkawire.protocol.apis import ALL_APIS, API_BY_KEY, API_VERSIONS, METADATA, PRODUCE
 from kafkawire.protocol.codec import Struct
@@ -106,10 +106,18 @@ def answers(*, api_versions: list[dict[str, int]] | None = None, **by_api: Any) 
 
 class Peer:
     """One address's scripted peer: answers each request frame with what `answer` returns (or
-    not at all). Counts the connections made to it."""
+    not at all), ``delay`` seconds later (a slow link). Network faults: the first ``refuse``
+    connections are refused, ``hang`` connections never complete, and a request of the API named
+    ``reset`` on the first connection resets it instead of being answered. Counts the connections."""
 
-    def __init__(self, answer: Answer | None = None) -> None:
+    def __init__(
+        self, answer: Answer | None = None, *, delay: float = 0.0, refuse: int = 0, hang: bool = False, reset: str = ""
+    ) -> None:
         self.answer = answer or answers()
+        self.delay = delay
+        self.refuse = refuse
+        self.hang = hang
+        self.reset = reset
         self.connections = 0
         self.requests: list[tuple[int, int]] = []
 
@@ -117,23 +125,33 @@ class Peer:
 class MemoryTransport:
     """A Transport whose far end is a `Peer`: frames written are answered into ``inbox``."""
 
-    def __init__(self, peer: Peer) -> None:
+    def __init__(self, peer: Peer, engine: VirtualEngine) -> None:
         self.peer = peer
+        self.engine = engine
         self.inbox = bytearray()
         self.sent = bytearray()
         self.closed = False
+        self.resetting = False
 
     def fileno(self) -> int:
         return 0
 
     def readable(self) -> bool:
-        return bool(self.inbox)
+        return bool(self.inbox) or self.resetting
 
     def start(self) -> None:
         self.peer.connections += 1
+        if self.peer.connections <= self.peer.refuse:
+            raise TransportError("connect to a:9092 failed: [Errno 111] Connection refused")
 
     def advance(self, mask: int) -> int:
+        if self.peer.hang:
+            return READ  # (never readable: the TCP handshake never completes)
         return 0 if mask & WRITE else WRITE
+
+    def _deliver(self, data: bytes) -> None:
+        if not self.closed:
+            self.inbox += data
 
     def send(self, data: memoryview) -> int:
         if self.closed:
@@ -145,16 +163,25 @@ class MemoryTransport:
             del self.sent[: 4 + size]
             header, body = headers.decode_request(frame)
             self.peer.requests.append((header.request_api_key, header.request_api_version))
+            if API_BY_KEY[header.request_api_key].name == self.peer.reset and self.peer.connections == 1:
+                self.resetting = True
+                continue
             payload = self.peer.answer(header.request_api_key, header.request_api_version, body)
             if payload is not None:
                 with_id = header.correlation_id.to_bytes(4, "big") + payload[4:]
-                self.inbox += len(with_id).to_bytes(4, "big") + with_id
+                framed = len(with_id).to_bytes(4, "big") + with_id
+                if self.peer.delay:
+                    self.engine.call_later(self.peer.delay, lambda framed=framed: self._deliver(framed))
+                else:
+                    self.inbox += framed
         return len(data)
 
     def send_many(self, views: list[memoryview]) -> int:
         return sum(self.send(view) for view in views)
 
     def recv_into(self, buffer: memoryview) -> int | None:
+        if self.resetting:
+            raise PeerClosed("receive from a:9092 failed: [Errno 104] Connection reset by peer")
         if not self.inbox:
             return None
         n = min(len(buffer), len(self.inbox))
@@ -207,6 +234,7 @@ class Harness:
         )
         values.update(settings)
         self.states: list[tuple[ConnectionState, KafkaError | None]] = []
+        self.answered_at: list[float] = []
         self.conn = BrokerConnection(
             self.engine,  # type: ignore[arg-type]
             node_id,
@@ -219,13 +247,22 @@ class Harness:
         )
 
     def _transport(self, family: int, address: Any, host: str, port: int) -> MemoryTransport:
-        t = MemoryTransport(self.peers[host])
+        t = MemoryTransport(self.peers[host], self.engine)
         self.transports.append(t)
         return t
 
-    def request(self, api: Any, body: Any, timeout: float | None = None) -> list[tuple[Any, KafkaError | None]]:
+    def request(
+        self, api: Any, body: Any, timeout: float | None = None, **options: Any
+    ) -> list[tuple[Any, KafkaError | None]]:
+        """Queue a request on the IO loop; its outcomes (response, error) arrive in the list, and
+        the virtual time of each in ``self.answered_at``."""
         calls: list[tuple[Any, KafkaError | None]] = []
-        self.engine.call_soon(lambda: self.conn.request(api, body, lambda r, e: calls.append((r, e)), timeout=timeout))
+
+        def done(r: Any, e: KafkaError | None) -> None:
+            calls.append((r, e))
+            self.answered_at.append(self.engine.clock)
+
+        self.engine.call_soon(lambda: self.conn.request(api, body, done, timeout=timeout, **options))
         return calls
 
 
@@ -398,3 +435,110 @@ def test_unsent_counts_requests_until_written_whole_and_when_sent_runs_once_afte
     h.conn.when_sent(wake)
     h.conn.close()
     assert woken == [0, 0] and h.conn.unsent == 0
+
+
+# --- network faults: the connection's life (core/connection_life.py) as a peer misbehaves ------------
+
+
+def codes(calls: list[tuple[Any, KafkaError | None]]) -> list[int | None]:
+    return [None if e is None else e.code() for _, e in calls]
+
+
+def test_a_peer_that_stops_answering_fails_the_request_at_a_scan_tick_and_the_connection_rests() -> None:
+    """The request's deadline (10 ms) is judged at the next scan a second on (librdkafka's clock):
+    it fails with _TIMED_OUT, once; the connection is torn down and, nothing wanting it, rests."""
+    h = Harness({"a": Peer(answers())})  # no Metadata answer
+    calls = h.request(METADATA, {"topics": None}, timeout=0.01)
+    h.engine.run(until=10)
+    assert codes(calls) == [KafkaError._TIMED_OUT] and "the request timeout" in calls[0][1].str()  # type: ignore[union-attr]
+    assert h.answered_at[0] >= 1.0
+    assert h.conn.state is ConnectionState.DISCONNECTED and h.conn.life.state.name == "DISCONNECTED"
+    assert [s for s, _ in h.states] == [ConnectionState.READY, ConnectionState.DISCONNECTED]
+    assert h.conn.stats.req_timeouts == 1 and h.peers["a"].connections == 1
+
+
+def test_a_slow_link_answers_after_a_tiny_timeout_and_before_the_scan() -> None:
+    """Answers 30 ms late on a 10 ms socket.timeout.ms: answered, never timed out, one connection
+    (librdkafka reads the answer before its once-a-second scan)."""
+    h = Harness({"a": Peer(answers(Metadata=METADATA_BODY), delay=0.03)})
+    for _ in range(20):
+        calls = h.request(METADATA, {"topics": None}, timeout=0.01)
+        h.engine.run(until=h.engine.clock + 0.5)
+        assert codes(calls) == [None]
+    assert h.peers["a"].connections == 1 and h.conn.state is ConnectionState.READY
+    assert h.conn.stats.req_timeouts == 0
+
+
+def test_a_slow_link_answering_before_a_long_deadline_is_waited_for() -> None:
+    h = Harness({"a": Peer(answers(Metadata=METADATA_BODY), delay=3.0)})  # (ApiVersions too: 6 s in all)
+    calls = h.request(METADATA, {"topics": None}, timeout=10.0)
+    h.engine.run(until=20)
+    assert codes(calls) == [None] and h.peers["a"].connections == 1
+
+
+def test_a_reset_fails_what_was_in_flight_and_the_queued_request_rides_the_reconnect() -> None:
+    h = Harness({"a": Peer(answers(Metadata=METADATA_BODY), reset="Metadata")}, max_in_flight=1)
+    first, second = h.request(METADATA, {"topics": None}), h.request(METADATA, {"topics": None})
+    h.engine.run(until=10)
+    assert codes(first) == [KafkaError._TRANSPORT] and "reset by peer" in first[0][1].str()  # type: ignore[union-attr]
+    assert codes(second) == [None]  # it waited in the queue, then went over the next connection
+    assert h.peers["a"].connections == 2 and h.conn.state is ConnectionState.READY
+    assert h.conn.stats.disconnects == 1
+
+
+def test_a_refused_connect_backs_off_and_retries_while_a_request_waits() -> None:
+    h = Harness({"a": Peer(answers(Metadata=METADATA_BODY), refuse=2)})
+    calls = h.request(METADATA, {"topics": None}, timeout=30)
+    h.engine.run(until=0.001)
+    assert h.conn.life.state.name == "BACKING_OFF" and h.conn.trying and calls == []
+    failed_over = h.request(METADATA, {"topics": None}, fails_over=True)  # its caller asks elsewhere
+    h.engine.run(until=0.002)
+    assert codes(failed_over) == [KafkaError._TRANSPORT] and "is down" in failed_over[0][1].str()  # type: ignore[union-attr]
+    h.engine.run(until=30)
+    assert codes(calls) == [None] and h.peers["a"].connections == 3
+    refused = [e for s, e in h.states if s is ConnectionState.DISCONNECTED]
+    assert len(refused) == 2 and all(e is not None and "refused" in e.str() for e in refused)
+    assert h.conn.life.failures == 0  # forgotten once ready
+
+
+def test_a_connect_that_never_completes_is_bounded_by_the_setup_timeout_then_the_request_deadline() -> None:
+    h = Harness({"a": Peer(hang=True)}, connect_timeout=2.0)
+    calls = h.request(METADATA, {"topics": None}, timeout=7.0)
+    h.engine.run(until=2.5)
+    assert calls == [] and h.states[0][0] is ConnectionState.DISCONNECTED
+    assert "connect to a:9092 timed out (socket.connection.setup.timeout.ms)" in h.states[0][1].str()  # type: ignore[union-attr]
+    h.engine.run(until=20)
+    assert codes(calls) == [KafkaError._TIMED_OUT] and "before it could be sent" in calls[0][1].str()  # type: ignore[union-attr]
+    assert 7.0 <= h.answered_at[0] < 8.0  # at the scan tick on or after its deadline
+    assert h.peers["a"].connections >= 3
+
+
+def test_an_idle_kept_connection_is_made_again_and_an_unkept_one_rests() -> None:
+    h = Harness({"a": Peer(answers(Metadata=METADATA_BODY))}, idle_timeout=5.0)
+    h.engine.call_soon(lambda: h.conn.keep(True))
+    h.engine.run(until=6.0)
+    assert h.peers["a"].connections == 2 and h.conn.state is ConnectionState.READY  # closed idle, made again
+    h.engine.call_soon(lambda: h.conn.keep(False))
+    h.engine.run(until=20.0)
+    assert h.peers["a"].connections == 2 and h.conn.state is ConnectionState.DISCONNECTED
+
+
+def test_a_retired_bootstrap_connection_closes_once_idle_and_its_failure_is_not_reported() -> None:
+    h = Harness({"a": Peer(answers(Metadata=METADATA_BODY))}, node_id=-1)
+    calls = h.request(METADATA, {"topics": None})
+    h.engine.run(until=1.0)
+    h.engine.call_soon(lambda: h.conn.retire(True))
+    h.engine.run(until=2.0)
+    assert codes(calls) == [None] and h.conn.state is ConnectionState.DISCONNECTED
+    assert h.conn.retired and not h.conn.life.reported()
+
+
+def test_close_fails_queued_and_in_flight_requests_with_destroy_once() -> None:
+    h = Harness({"a": Peer(answers())}, max_in_flight=1)
+    first, second = h.request(METADATA, {"topics": None}), h.request(METADATA, {"topics": None})
+    h.engine.run(until=0.5)
+    h.conn.close()
+    late = h.request(METADATA, {"topics": None})
+    h.engine.run(until=100)
+    assert codes(first) == [KafkaError._DESTROY] and codes(second) == [KafkaError._DESTROY]
+    assert codes(late) == [KafkaError._DESTROY] and h.conn.state is ConnectionState.CLOSED

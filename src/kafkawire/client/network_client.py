@@ -1,7 +1,7 @@
-"""The network client every face builds on: bootstrap, broker connections, metadata, routing.
+"""The network client every face builds on: bootstrap, metadata, routing, error reports.
 
-It owns one IO `Engine` thread, a `Resolver` and one `BrokerConnection` per broker it has used
-(made on first use: a Metadata answer naming thousands of brokers costs no connection). Its public
+It owns one IO `Engine` thread, a `Resolver` and a `ConnectionPool` (client/connection_pool.py:
+the bootstrap, retired, broker and coordinator-lane connections, and the picks over them). Its public
 methods are thread-safe and return `concurrent.futures.Future`s; the ``*_io`` methods are for
 code that already runs on the IO thread (the producer's sender).
 """
@@ -9,7 +9,6 @@ code that already runs on the IO thread (the producer's sender).
 from __future__ import annotations
 
 import functools
-import itertools
 import logging
 import re
 import threading
@@ -22,11 +21,11 @@ from ..base.config import CONNECTION_OPTIONS, NO_BOOTSTRAP, RETRY_BACKOFF_OPTION
 from ..base.debug import APP, OFF, Debug, broker_name
 from ..core.cluster_health import ClusterHealth, any_up
 from ..core.failover import fails_over as fails_over_by_rule
-from ..core.held_connections import Holding, held
+from ..core.held_connections import Holding
 from ..core.kafka_error import KafkaError, KafkaException
 from ..core.metadata import ClusterView
 from ..core.metadata_refresh import Intervals, Recovery
-from ..io.broker import BrokerConnection, ConnectionState
+from ..io.broker import BrokerConnection
 from ..io.connection_settings import ConnectionSettings
 from ..io.io_engine import Engine
 from ..io.queued import Body, Callback
@@ -35,6 +34,7 @@ from ..protocol.apis import METADATA
 from ..protocol.codec import Struct
 from ..protocol.schema import Api
 from . import topic_log
+from .connection_pool import ConnectionPool
 from .driver import wait
 from .metadata_owner import MetadataOwner
 from .mock_cluster_registry import mock_cluster_factory
@@ -52,9 +52,6 @@ def throttle_event(metadata: ClusterView, node: int | None, throttle_ms: int) ->
     if broker is None:
         return model.ThrottleEvent(str(node_id), node_id, throttle_ms / 1000)
     return model.throttle_event(broker.host, broker.port, node_id, throttle_ms)
-
-
-_LIVE = (ConnectionState.READY, ConnectionState.CONNECTING, ConnectionState.NEGOTIATING)  # up or on its way
 
 
 class Client:
@@ -95,9 +92,15 @@ class Client:
         if self.config["client.dns.lookup"] == "resolve_canonical_bootstrap_servers_only" and self._mock is None:
             family = self.settings.address_family
             servers = [(name, port) for host, port in servers for name in canonical_names(host, port, family)]
-        self._bootstrap = [self._new_connection(-1 - i, host, port) for i, (host, port) in enumerate(servers)]
-        self._retired: list[BrokerConnection] = []  # the bootstrap connections while retired
-        if not self._bootstrap:
+        self._health = ClusterHealth(recent=self.settings.backoff_max_ms / 1000)
+        self._pool = ConnectionPool(
+            servers,
+            self.metadata,
+            self._health,
+            Holding.from_sparse(self.config["enable.sparse.connections"]),
+            self._new_connection,
+        )
+        if not servers:
             (logger or log).warning(NO_BOOTSTRAP)
         # Told of the connection errors the user hears about (core/cluster_health.py): all brokers
         # down, once until one comes back; a host name that does not resolve, once per address.
@@ -107,14 +110,6 @@ class Client:
         self._held_errors: list[KafkaError] | None = []
         # Told on the IO thread of each connection that finished its handshake (metrics push, KIP-714).
         self.on_ready: list[Callable[[BrokerConnection], None]] = []
-        self._health = ClusterHealth(recent=self.settings.backoff_max_ms / 1000)
-        self._brokers: dict[int, BrokerConnection] = {}
-        # Group membership conversations have a connection of their own to the coordinator (as in
-        # librdkafka and the Java client): a broker answers one connection's requests in order, so
-        # a heartbeat or JoinGroup must not wait there behind a fetch's long poll.
-        self._lanes: dict[int, BrokerConnection] = {}
-        self._round_robin = itertools.count()
-        self._holding = Holding.from_sparse(self.config["enable.sparse.connections"])
         self._closed = False
         if self.settings.security is not None:
             self.settings.security.start(self._token_failed)
@@ -195,7 +190,7 @@ class Client:
         fut = self.refresh_metadata(None if topic is None else [topic], auto_create=auto_create, timeout=timeout)
         md = wait(fut, timeout)
         if open_leaders and topic is not None:
-            self.engine.call_soon(functools.partial(self._open_leaders, topic))
+            self.engine.call_soon(functools.partial(self._pool.open_leaders, topic))
         conn = self.least_busy()
         assert conn is not None  # the refresh above was answered by some connection
         node_id = conn.node_id
@@ -392,80 +387,32 @@ class Client:
         self.metadata.update(response, self.engine.now(), full=full)
         if self.debug.topic:
             topic_log.changes(self.debug, before, self.metadata.topics)
-        self._sync_brokers()
+        self._pool.follow_moves()
         if self.metadata.brokers:
-            self._retire_bootstrap()
+            self._pool.retire_bootstrap()
         self._hold_connections()
 
-    def _retire_bootstrap(self) -> None:
-        """The brokers are named: the bootstrap connections take no new request and close once
-        they carry none (as librdkafka decommissions them) until a rebootstrap puts them back. A
-        client left with no connection to the cluster connects to a named broker, the one a
-        bootstrap connection reached if any (as librdkafka's "no cluster connection")."""
-        if not self._bootstrap:
-            return
-        reached = {(c.host, c.port) for c in self._bootstrap if c.state is ConnectionState.READY}
-        for conn in self._bootstrap:
-            conn.retire(True)
-        self._retired += self._bootstrap
-        self._bootstrap = []
-        if not any(c.state in _LIVE for c in (*self._brokers.values(), *self._lanes.values())):
-            named = [b.node_id for b in self.metadata.brokers.values() if (b.host, b.port) in reached]
-            learned = self.connection((named or list(self.metadata.brokers))[0])
-            if learned is not None:
-                learned.open()
-
     def _rebootstrap(self) -> None:
-        """Metadata recovery (client/metadata_owner.py): the bootstrap connections serve again (a
-        closed one reconnects, resolving its name anew), counted as untried, as librdkafka's re-bootstrap."""
-        if self._closed or self._bootstrap:
-            return
-        self._bootstrap, self._retired = self._retired, []
-        for conn in self._bootstrap:
-            conn.retire(False)
-        self._health.rebootstrapped([(c.host, c.port) for c in self._bootstrap])
+        """Metadata recovery (client/metadata_owner.py): the bootstrap connections serve again,
+        counted as untried, as librdkafka's re-bootstrap."""
+        if not self._closed:
+            self._pool.rebootstrap()
 
     def connection(self, node_id: int) -> BrokerConnection | None:
         """The connection to a broker named by the metadata (created on first use)."""
-        conn = self._brokers.get(node_id)
-        if conn is None:
-            broker = self.metadata.brokers.get(node_id)
-            if broker is None:
-                return next((c for c in self._bootstrap if c.node_id == node_id), None)
-            conn = self._new_connection(node_id, broker.host, broker.port)
-            self._brokers[node_id] = conn
-        return conn
-
-    def _hold_connections(self) -> None:
-        """Keep connected the brokers core/held_connections.py names (with enable.sparse.connections
-        false, every broker the metadata names, or before it every bootstrap address); let the others go."""
-        if self._closed:
-            return
-        known = list(self.metadata.brokers) or [c.node_id for c in self._bootstrap]
-        kept = held(self._holding, known)
-        for conn in [*self._bootstrap, *self._retired, *self._brokers.values()]:
-            conn.keep(conn.node_id in kept)
-        for node_id in kept - self._brokers.keys():
-            made = self.connection(node_id)
-            if made is not None:
-                made.keep(True)
-
-    def _open_leaders(self, topic: str) -> None:
-        for partition in range(self.metadata.partition_count(topic) or 0):
-            leader = self.metadata.leader_for(topic, partition)
-            conn = None if leader is None else self.connection(leader.node_id)
-            if conn is not None:
-                conn.open()
+        return self._pool.connection(node_id)
 
     def lane(self, node_id: int) -> BrokerConnection | None:
         """The coordinator's own connection to broker ``node_id`` (created on first use)."""
-        conn = self._lanes.get(node_id)
-        if conn is None:
-            broker = self.metadata.brokers.get(node_id)
-            if broker is None:
-                return None
-            conn = self._lanes[node_id] = self._new_connection(node_id, broker.host, broker.port)
-        return conn
+        return self._pool.lane(node_id)
+
+    def is_ready(self, node_id: int, *, lane: bool = False) -> bool:
+        """Whether the connection to broker ``node_id`` (its coordinator lane with ``lane``) is up."""
+        return self._pool.is_ready(node_id, lane=lane)
+
+    def _hold_connections(self) -> None:
+        if not self._closed:
+            self._pool.hold()
 
     def _new_connection(self, node_id: int, host: str, port: int) -> BrokerConnection:
         return BrokerConnection(
@@ -486,42 +433,19 @@ class Client:
 
     def connections(self) -> list[BrokerConnection]:
         """Every broker connection (bootstrap ones and coordinator lanes included)."""
-        return [*self._bootstrap, *self._retired, *self._brokers.values(), *self._lanes.values()]
+        return self._pool.connections()
 
     def listed(self) -> list[BrokerConnection]:
-        """The connections statistics list: a retired bootstrap one only while it is still open
-        (librdkafka drops them once the brokers are named; ours may still carry a call's answer)."""
-        retired = [c for c in self._retired if c.state is not ConnectionState.DISCONNECTED]
-        return [*self._bootstrap, *retired, *self._brokers.values(), *self._lanes.values()]
+        """The connections statistics list (`ConnectionPool.listed`)."""
+        return self._pool.listed()
 
     def lanes(self) -> list[BrokerConnection]:
         """The coordinator lanes among `connections`."""
-        return list(self._lanes.values())
+        return self._pool.lanes()
 
     def least_busy(self) -> BrokerConnection | None:
-        """A ready connection with the fewest requests, else one on its way up, else the next
-        broker in turn that did not just fail (a request must not queue behind a dead broker)."""
-        every = [*self._brokers.values(), *self._bootstrap]
-        ready = [c for c in every if c.state is ConnectionState.READY]
-        if ready:
-            return min(ready, key=lambda c: c.load)
-        connecting = [c for c in every if c.state in (ConnectionState.CONNECTING, ConnectionState.NEGOTIATING)]
-        if connecting:
-            return min(connecting, key=lambda c: c.load)
-        if not every and not self.metadata.brokers:
-            return None
-        # Brokers the metadata names but we never connected to are candidates too (their
-        # connection is made only if picked).
-        pool: dict[tuple[str, int], BrokerConnection | int] = {}  # address -> connection or node id
-        for c in every:
-            pool.setdefault((c.host, c.port), c)
-        for b in self.metadata.brokers.values():
-            pool.setdefault((b.host, b.port), b.node_id)
-        untried = [pick for address, pick in pool.items() if not self._health.is_down(address)] or list(pool.values())
-        pick = untried[next(self._round_robin) % len(untried)]
-        conn = pick if isinstance(pick, BrokerConnection) else self.connection(pick)
-        assert conn is not None
-        return conn
+        """The connection a request for any broker goes to (`ConnectionPool.least_busy`)."""
+        return self._pool.least_busy()
 
     def standing_failure(self) -> KafkaError | None:
         """IO thread: a TLS, authentication or name failure that keeps brokers out of reach now."""
@@ -534,46 +458,29 @@ class Client:
     def _state_changed(self, conn: BrokerConnection) -> None:
         """Tell the health record; report what it says the user must hear (as librdkafka's error_cb)."""
         address = (conn.host, conn.port)
-        if conn.state is ConnectionState.READY:
+        if conn.ready:
             for listener in self.on_ready:
                 listener(conn)
             if conn.proven:  # (ready but closed before answering anything is no recovery)
                 self._health.up(address)
             return
-        if self._closed or conn.last_error is None or conn in self._retired:
-            return  # (a retired bootstrap connection's failure says nothing of the brokers)
-        if conn.last_error.code() == KafkaError._TIMED_OUT and conn.failed_when_ready:
-            # A request unanswered on a connection the broker served says it is slow, not down (a
-            # leader holds acks=all requests while a paused follower drops out of the ISR): its next
-            # connection attempt tells. Counted, every broker holding such requests was "down" at
-            # once, and all brokers down reported while one was paused (issue 39).
+        error = conn.last_error
+        if self._closed or error is None or not conn.life.reported():
             return
-        known = {(b.host, b.port) for b in self.metadata.brokers.values()} or {
-            (c.host, c.port) for c in self._bootstrap
-        }
-        connections = self.connections()
-        up = {(c.host, c.port) for c in connections if c.state in _LIVE}
-        trying = {(c.host, c.port) for c in connections if c.trying}
+        known = self._pool.known_addresses()
         failures = self._health.failed(
             address,
-            conn.last_error,
+            error,
             known,
-            any_up(known, up, any(c.state in _LIVE for c in self._bootstrap)),
+            any_up(known, self._pool.live_addresses(), self._pool.bootstrap_live()),
             lasting=conn.last_error_lasting,
-            trying=trying,
+            trying=self._pool.trying_addresses(),
             now=self.engine.now(),
         )
-        for error in failures:
-            self._tell_error(error)
-            if error.code() == KafkaError._ALL_BROKERS_DOWN:
+        for told in failures:
+            self._tell_error(told)
+            if told.code() == KafkaError._ALL_BROKERS_DOWN:
                 self.metadata_refresh.all_brokers_down()
-
-    def _sync_brokers(self) -> None:
-        """Follow broker moves: a broker whose address changed reconnects there, keeping its queue."""
-        for node_id, conn in [*self._brokers.items(), *self._lanes.items()]:
-            broker = self.metadata.brokers.get(node_id)
-            if broker is not None:
-                conn.move_to(broker.host, broker.port)
 
 
 def _resolver(fut: Future[Struct]) -> Callback:

@@ -20,19 +20,10 @@ from typing import Any
 
 from ..base.model import broker_name
 from ..core.stats_window import Window
-from ..io.broker import BrokerConnection, ConnectionState
+from ..io.broker import BrokerConnection
 from ..io.io_engine import Timer
 from .executor import CallbackExecutor
 from .network_client import Client
-
-# librdkafka's broker states for ours (its INIT: never connected; TRY_CONNECT: waiting to retry).
-BROKER_STATES = {
-    ConnectionState.DISCONNECTED: "DOWN",
-    ConnectionState.CONNECTING: "CONNECT",
-    ConnectionState.NEGOTIATING: "APIVERSION_QUERY",
-    ConnectionState.READY: "UP",
-    ConnectionState.CLOSED: "DOWN",
-}
 
 # Request types by API key, as librdkafka names them in ``req`` (names it lacks: "Unknown-N?").
 REQUEST_NAMES = {
@@ -233,7 +224,7 @@ def broker_entry(
     conn: BrokerConnection, name: str, lane: bool, now: float, hidden: frozenset[int], toppars: dict[str, Any]
 ) -> dict[str, Any]:
     st = conn.stats
-    up = conn.state is ConnectionState.READY
+    up = conn.ready
     req = {}
     for key in REQUEST_KEYS:
         sent = st.req.get(key, 0)
@@ -245,7 +236,7 @@ def broker_entry(
         "nodeid": -1 if lane else conn.node_id,
         "nodename": f"{conn.host}:{conn.port}",
         "source": "logical" if lane else ("learned" if conn.node_id >= 0 else "configured"),
-        "state": BROKER_STATES[conn.state],
+        "state": conn.stats_state,
         "stateage": int((now - st.state_at) * 1_000_000),
         "outbuf_cnt": conn.load - conn.in_flight,
         "outbuf_msg_cnt": 0,  # records are counted per batch: not per request (README)

@@ -23,7 +23,7 @@ from ..base.debug import MAIN
 from ..core import otlp
 from ..core.kafka_error import KafkaError
 from ..core.telemetry import Action, Metric, Phase, Step, TelemetryState
-from ..io.broker import BrokerConnection, ConnectionState
+from ..io.broker import BrokerConnection
 from ..io.io_engine import Timer
 from ..protocol.apis import GET_TELEMETRY_SUBSCRIPTIONS, PUSH_TELEMETRY, SHARE_FETCH, SHARE_GROUP_HEARTBEAT
 from ..protocol.codec import Struct
@@ -113,7 +113,7 @@ class MetricsPusher:
 
     def _catch_up(self) -> None:
         for conn in self._client.connections():
-            if conn.state is ConnectionState.READY:
+            if conn.ready:
                 self._ready(conn)
 
     def _ready(self, conn: BrokerConnection) -> None:
@@ -151,14 +151,10 @@ class MetricsPusher:
 
     def _pick(self) -> BrokerConnection | None:
         """The telemetry broker while it is up, else another up broker that offers the API."""
-        if self._broker is not None and self._broker.state is ConnectionState.READY and _speaks_telemetry(self._broker):
+        if self._broker is not None and self._broker.ready and _speaks_telemetry(self._broker):
             return self._broker
         lanes = self._client.lanes()
-        up = [
-            c
-            for c in self._client.connections()
-            if c.state is ConnectionState.READY and _speaks_telemetry(c) and c not in lanes
-        ]
+        up = [c for c in self._client.connections() if c.ready and _speaks_telemetry(c) and c not in lanes]
         self._broker = self._rng.choice(up) if up else None
         if self._broker is not None:
             self._say("SETBROKER", "Lost preferred broker, switching to new preferred broker %s", self._broker.name)

@@ -22,6 +22,7 @@ from ..client.driver import Operation, after_all, error_of, wait
 from ..client.executor import CallbackExecutor
 from ..client.network_client import Client
 from ..core import TopicPartitionKey as TP
+from ..core.connection import judged_at
 from ..core.kafka_error import KafkaError, KafkaException
 from ..io.io_engine import Timer
 from . import diagnostics
@@ -114,13 +115,16 @@ class Commits:
 
     def start(self, offsets: Mapping[TP, Committed], *, io: bool = False) -> Operation[TP]:
         member = self._member()
+        now = self._client.engine.now()
         op = commit_operation(
             self._client,
             self._coordinators,
             self._group_id,
             {tp: c._replace(metadata=c_string(c.metadata)) for tp, c in offsets.items()},
             member=member,
-            deadline=self._client.engine.now() + self._timeout,
+            # (on librdkafka's clock, core/connection.py judged_at: a 10 ms socket.timeout.ms still
+            # lets the commit leave the caller's thread and be answered)
+            deadline=judged_at(now + self._timeout, now, now),
             backoff_ms=self._backoff,
             live=self._live,
         )

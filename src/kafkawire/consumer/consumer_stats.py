@@ -16,7 +16,6 @@ from ..client.stats import StatisticsEmitter
 from ..core import TopicPartitionKey
 from ..core.group import GroupState, GroupStep
 from ..core.telemetry import Meter
-from ..io.broker import ConnectionState
 
 
 class Fetching(Protocol):
@@ -130,7 +129,7 @@ class Rebalances:
         elif subscription is None:
             state = "init"
         else:
-            state = "up" if any(lane.state is ConnectionState.READY for lane in client.lanes()) else "wait-coord"
+            state = "up" if any(lane.ready for lane in client.lanes()) else "wait-coord"
         if state != self._state[0]:
             self._state = (state, now)
         membership = getattr(subscription.membership, "membership", None) if subscription is not None else None

@@ -36,7 +36,6 @@ from ..core.backoff import RetryBackoff
 from ..core.failover import coordinator_query_delay
 from ..core.group import REFUSED_JOIN_PAUSE, GroupConfig, GroupState, GroupStep, Membership
 from ..core.kafka_error import KafkaError
-from ..io.broker import ConnectionState
 from ..io.io_engine import Timer
 from ..protocol.apis import HEARTBEAT, JOIN_GROUP, LEAVE_GROUP, SYNC_GROUP
 from ..protocol.codec import Struct
@@ -184,8 +183,7 @@ class GroupMember:
         """The next periodic coordinator query: sooner while the coordinator cannot be reached."""
         if self._stopped:
             return
-        lane = None if self.coordinator is None else self.client.lane(self.coordinator)
-        reachable = lane is not None and lane.state is ConnectionState.READY
+        reachable = self.coordinator is not None and self.client.is_ready(self.coordinator, lane=True)
         backoff = self.client.config["retry.backoff.ms"] / 1000
         delay = coordinator_query_delay(interval=self._query_interval, backoff=backoff, reachable=reachable)
         self._query = self.client.engine.call_later(delay, self._query_coordinator)

@@ -13,10 +13,15 @@ to that teardown, which fails it exactly once; answers completed before the bad 
 error (`ProtocolError.completed`). Nothing a broker sends can make this buffer more than
 ``max_response_size`` bytes, nor decode a frame into more than `DECODE_FACTOR` times that (estimated
 before each array is built, with the count limits of `RESPONSE_LIMITS`).
+
+Deadlines are judged on librdkafka's clock (`judged_at`): its broker thread scans for timed-out
+requests about once a second, after serving the socket, so a 10 ms socket.timeout.ms never fails a
+request a loopback broker answers in 30 ms.
 """
 
 from __future__ import annotations
 
+import math
 import sys
 from collections import deque
 from collections.abc import Callable, Mapping
@@ -60,6 +65,20 @@ class ProtocolError(Exception):
         self.mismatch = mismatch  # the listener speaks another security.protocol (core/mismatch.py)
 
 
+# librdkafka's request timeout scan: rd_kafka_broker_serve runs rd_kafka_broker_timeout_scan when a
+# second has passed since the last one (rdkafka_broker.c), after the socket's answers were read.
+SCAN_INTERVAL = 1.0
+
+
+def judged_at(deadline: float, since: float, origin: float) -> float:
+    """The scan tick at which a request sent (or queued) at ``since`` with ``deadline`` is found late,
+    if it is still unanswered then: the connection's ticks fall every SCAN_INTERVAL from ``origin``;
+    the first at or past the deadline, and not before a whole interval since ``since`` (librdkafka's
+    thread sleeps up to a second between wake-ups, and reads an answer before it scans)."""
+    due = max(deadline, since + SCAN_INTERVAL)
+    return origin + math.ceil((due - origin) / SCAN_INTERVAL - 1e-9) * SCAN_INTERVAL
+
+
 # Checks a decoded answer must pass before it is handed on (ValueError: not trusted).
 RESPONSE_CHECKS: dict[int, Callable[[Struct], None]] = {METADATA.key: check_response}
 # The most elements an answer's arrays may hold (dotted field path -> count), checked as each
@@ -81,6 +100,7 @@ class InFlight:
     sent_at: float = 0.0  # the caller's clock when the request was framed (for round-trip times)
     raw: bool = False  # a SASL token outside Kafka framing (after SaslHandshake v0): so is its answer
     give_up: float = float("inf")  # when the caller stops waiting (`given_up`), before the deadline
+    judged: float = float("inf")  # the scan tick its deadline is judged at (`judged_at`)
 
 
 @dataclass
@@ -103,6 +123,7 @@ class Connection:
     _large_used: int = 0
     _spare: bytearray | None = None
     _answers: int = 0  # answers framed so far on this connection
+    scan_origin: float = 0.0  # the timeout scan's first tick (`judged_at`)
     stats: BrokerStats | None = None  # the broker's counters (they outlive the connection)
 
     @property
@@ -134,6 +155,7 @@ class Connection:
         if not expect_response:
             return frame, None
         req = InFlight(correlation_id, api, version, now + timeout, context, now)
+        req.judged = judged_at(req.deadline, now, self.scan_origin)
         if give_up is not None and give_up < timeout:
             req.give_up = now + give_up
         self._in_flight.append(req)
@@ -143,7 +165,9 @@ class Connection:
         """A SASL token as brokers before KIP-152 take it after SaslHandshake v0: size-prefixed,
         no header. The answer (the server's token, maybe empty) comes back as a SaslAuthenticate
         body with error code 0; a broker refusing the credentials closes the connection instead."""
-        self._in_flight.append(InFlight(-1, SASL_AUTHENTICATE, 0, now + timeout, context, now, raw=True))
+        req = InFlight(-1, SASL_AUTHENTICATE, 0, now + timeout, context, now, raw=True)
+        req.judged = judged_at(req.deadline, now, self.scan_origin)
+        self._in_flight.append(req)
         return Frame(len(token).to_bytes(_SIZE_PREFIX, "big") + token)
 
     def receive_buffer(self) -> memoryview:
@@ -238,8 +262,9 @@ class Connection:
         self._large += bytes(min(len(self._large), self._large_size - len(self._large)))
 
     def expired(self, now: float) -> list[InFlight]:
-        """Requests past their deadline. Responses are ordered, so any expiry dooms the connection."""
-        late = [r for r in self._in_flight if r.deadline <= now]
+        """Requests past their deadline at the scan tick ``now`` (`judged_at`). Responses are ordered, so
+        any expiry dooms the connection."""
+        late = [r for r in self._in_flight if r.judged <= now]
         if self.stats is not None:
             self.stats.timed_out(len(late))
         return late
@@ -260,7 +285,8 @@ class Connection:
         return out
 
     def next_deadline(self) -> float | None:
-        return min((min(r.deadline, r.give_up) for r in self._in_flight), default=None)
+        """When to look again: the earliest scan tick a deadline is judged at, or a caller gives up."""
+        return min((min(r.judged, r.give_up) for r in self._in_flight), default=None)
 
     def _complete(self, payload: bytes | memoryview) -> Response:
         if not self._in_flight:

@@ -1,25 +1,27 @@
 """One broker's connection: resolve, connect, run the handshake, write frames, read answers, reconnect.
 
-Runs on the IO thread only, and moves bytes only: the framing and correlation (core/connection.py),
-the version choice (core/versions.py) and the backoff (core/backoff.py) are the sans-IO core's; the
-bytes go through a `Transport` (io/transport.py); the handshake runs in `HandshakeDriver`
-(io/handshake_driver.py).
+Runs on the IO thread only, and moves bytes only: the connection's life (its states, what each event
+does, which queued requests a failure fails) is `core/connection_life.py`'s table, fed the events
+this sees and performing the actions it returns, as io/handshake_driver.py drives core/handshake.py;
+the framing, correlation and deadlines are core/connection.py's, the version choice core/versions.py's,
+the backoff core/backoff.py's; the bytes go through a `Transport` (io/transport.py).
 
-Lifecycle: DISCONNECTED -> CONNECTING (resolve, TCP, TLS) -> NEGOTIATING (handshake) -> READY, and
-back to DISCONNECTED on any failure (or, quietly, after ``connections.max.idle.ms`` with nothing to
-do, at once for a retired bootstrap connection). It reconnects while requests wait for it, or always when the client keeps it (`keep`:
-``enable.sparse.connections=false``). A READY connection whose SASL session has a lifetime
-re-authenticates before it ends (KIP-368), new requests held back until it is done. Every state but READY and DISCONNECTED has a deadline
-(``socket.connection.setup.timeout.ms`` up to READY, ``api.version.request.timeout.ms`` for the
-ApiVersions answer), every request in flight its own. Invariants: each request's callback runs
-exactly once; requests in flight on a failed connection fail with ``_TRANSPORT``, ``_TIMED_OUT``
-or ``_BAD_MSG`` (the caller's policy retries them), queued ones wait for the reconnect until
-their own deadline; only `close()` fails them with ``_DESTROY``.
+Lifecycle (the table's): DISCONNECTED -> CONNECTING (resolve, TCP, TLS) -> NEGOTIATING (handshake)
+-> READY, and on a failure back through FAILING to BACKING_OFF (or DISCONNECTED when nothing wants
+it); quietly after ``connections.max.idle.ms`` with nothing to do (at once for a retired bootstrap
+connection). It reconnects while requests wait for it, one failed over, or the client keeps it
+(``enable.sparse.connections=false``). A READY connection whose SASL session has a lifetime
+re-authenticates before it ends (KIP-368), new requests held back until it is done. Every state on
+the way up has a deadline (``socket.connection.setup.timeout.ms``; ``api.version.request.timeout.ms``
+for the ApiVersions answer), every request its own, judged at librdkafka's once-a-second scan
+(core/connection.py `judged_at`). Invariants: each request's callback runs exactly once; requests in
+flight on a failed connection fail with ``_TRANSPORT``, ``_TIMED_OUT`` or ``_BAD_MSG`` (the caller's
+policy retries them), queued ones wait for the reconnect until their own deadline unless the
+failure's queue rule says otherwise; only `close()` fails them with ``_DESTROY``.
 """
 
 from __future__ import annotations
 
-import enum
 import functools
 import random
 from collections import deque
@@ -28,8 +30,20 @@ from collections.abc import Callable
 from ..base.debug import broker_name
 from ..core.backoff import backoff_delay
 from ..core.broker_stats import BrokerStats
-from ..core.cluster_health import REPORTED_PER_ADDRESS
-from ..core.connection import Connection, ProtocolError, Response
+from ..core.connection import Connection, ProtocolError, Response, judged_at
+from ..core.connection_life import (
+    FAILURES,
+    LEAVING,
+    LIVE,
+    STATS_NAMES,
+    ConnectionState,
+    Event,
+    Life,
+    LifeAction,
+    LinkState,
+    QueueRule,
+    queue_rule,
+)
 from ..core.failover import WhenDown, request_when_down
 from ..core.kafka_error import KafkaError
 from ..core.mismatch import close_mismatch, lasting
@@ -46,15 +60,9 @@ from .queued import Body, Callback, Queued
 from .resolve import Addresses, Resolver
 from .transport import READ, WRITE, PeerClosed, Transport, TransportError
 
+__all__ = ["BrokerConnection", "ConnectionState"]
+
 _NOTHING = memoryview(b"")
-
-
-class ConnectionState(enum.Enum):
-    DISCONNECTED = "disconnected"
-    CONNECTING = "connecting"
-    NEGOTIATING = "negotiating"
-    READY = "ready"
-    CLOSED = "closed"
 
 
 class BrokerConnection:
@@ -75,22 +83,18 @@ class BrokerConnection:
         self.host = host
         self.port = port
         self.settings = settings
-        self.on_state = on_state  # told when the connection becomes ready or fails
+        self.on_state = on_state  # told when the connection becomes ready, is proven, or fails
         self._debug = settings.debug
-        self._state = ConnectionState.DISCONNECTED
+        self.life = Life()
         self.versions: dict[int, tuple[int, int]] = {}
-        self.last_error: KafkaError | None = None
-        self.last_error_lasting = False  # no reconnect mends it (core/mismatch.py): report once per address
-        self.failed_when_ready = False  # the last failure struck a ready connection (Client._state_changed)
-        self.proven = False  # answered a request since its handshake (what "up" means to error reports)
-        self._answered_since_ready: int | None = None  # None until the handshake is done
-        self._last_mismatch: str | None = None  # the close diagnosis of the previous attempt
         self.stats = BrokerStats(settings.stats_windows, engine.now())
+        self._scan_origin = engine.now()  # the request timeout scan's ticks (core/connection.py)
         self._resolver = resolver
         self._new_transport = transport
         self._transport: Transport | None = None
+        self._addresses: Addresses = []  # the attempt's, once resolved
         self._attempt = 0  # numbers connection attempts: a late resolver answer for an old one is dropped
-        self._conn = Connection(settings.client_id, settings.max_response_size, stats=self.stats)
+        self._conn = self._new_conn()
         self._handshake = HandshakeDriver(
             engine, settings, write=self._write_step, ready=self._ready, resumed=self._pump, failed=self._refused
         )
@@ -98,18 +102,17 @@ class BrokerConnection:
         self._queue: deque[Queued] = deque()
         self._out = Outbox()
         self._on_sent: list[Callable[[], None]] = []  # one-shot (when_sent)
-        self._failures = 0
         self._timer: Timer | None = None
         self._reconnect_timer: Timer | None = None
         self._connect_deadline = 0.0
-        self._settling = False  # failing in-flight requests: a retry queued now waits for the backoff
-        self._wanted = False  # a request that failed over wants this broker back: keep reconnecting
-        self.kept = False  # held up whether or not a request waits (`keep`)
-        self.retired = False  # a bootstrap connection once the brokers are named (`retire`)
         self._active_at = 0.0  # the last bytes sent or read (connections.max.idle.ms)
 
     def __repr__(self) -> str:
         return f"<broker {self.node_id} {self.host}:{self.port} {self.state.value}>"
+
+    def _new_conn(self) -> Connection:
+        s = self.settings
+        return Connection(s.client_id, s.max_response_size, stats=self.stats, scan_origin=self._scan_origin)
 
     @property
     def name(self) -> str:
@@ -118,14 +121,33 @@ class BrokerConnection:
 
     @property
     def state(self) -> ConnectionState:
-        return self._state
+        return self.life.seen
 
-    @state.setter
-    def state(self, new: ConnectionState) -> None:
-        self.stats.moved(self._state.value, new.value, self.engine.now())
-        if new is not self._state and self._debug.broker:
-            wire_log.state_changed(self._debug, self.name, self._state, new)
-        self._state = new
+    @property
+    def ready(self) -> bool:
+        return self.life.state is LinkState.READY
+
+    @property
+    def live(self) -> bool:
+        """Up, or on its way up."""
+        return self.life.state in (LinkState.CONNECTING, LinkState.NEGOTIATING, LinkState.READY)
+
+    @property
+    def stats_state(self) -> str:
+        """The state as librdkafka's statistics name it."""
+        return STATS_NAMES[self.life.seen]
+
+    @property
+    def last_error(self) -> KafkaError | None:
+        return self.life.last_error
+
+    @property
+    def last_error_lasting(self) -> bool:
+        return self.life.last_error_lasting
+
+    @property
+    def proven(self) -> bool:
+        return self.life.proven
 
     @property
     def in_flight(self) -> int:
@@ -133,8 +155,7 @@ class BrokerConnection:
 
     @property
     def trying(self) -> bool:  # not ready, still trying to come back (core/cluster_health.py)
-        waiting = bool(self._queue or self._wanted or self.kept or self._reconnect_timer)
-        return waiting and self.state not in (ConnectionState.READY, ConnectionState.CLOSED)
+        return self.life.trying(bool(self._queue))
 
     @property
     def unsent(self) -> int:
@@ -177,84 +198,146 @@ class BrokerConnection:
         ``expect_response=False`` (acks=0 produce) it runs once the bytes are written.
         ``fails_over``, ``give_up``: see Client.request_io.
         """
-        if self.state is ConnectionState.CLOSED:
+        life = self.life
+        if life.state is LinkState.CLOSED:
             callback(None, KafkaError(KafkaError._DESTROY))
             return
-        backing_off = self.state is ConnectionState.DISCONNECTED and (
-            self._reconnect_timer is not None or self._settling
+        down = request_when_down(
+            fails_over=fails_over, failed_since_ready=life.failures > 0, backing_off=life.backing_off
         )
-        down = request_when_down(fails_over=fails_over, failed_since_ready=self._failures > 0, backing_off=backing_off)
         if down is WhenDown.FAIL:
-            self._wanted = True
-            callback(None, KafkaError(KafkaError._TRANSPORT, f"{self.host}:{self.port} is down: {self.last_error}"))
+            self._on(Event.WANTED)
+            callback(None, KafkaError(KafkaError._TRANSPORT, f"{self.host}:{self.port} is down: {life.last_error}"))
             return
         deadline = (now := self.engine.now()) + (self.settings.request_timeout if timeout is None else timeout)
-        self._queue.append(
-            Queued(api, body, callback, deadline, expect_response, max_version, fail_fast, fails_over, now, give_up)
-        )
-        self.open()
+        q = Queued(api, body, callback, deadline, expect_response, max_version, fail_fast, fails_over, now, give_up)
+        q.judged = judged_at(deadline, now, self._scan_origin)
+        self._queue.append(q)
+        if life.state is not LinkState.READY:  # (the table ignores it there: spared on the hot path)
+            self._on(Event.CONNECT)
         self._pump()
         self._arm_timer()
 
     def open(self) -> None:
-        """Connect now if down (and not waiting out a reconnect backoff), whether or not a request
+        """Connect now if resting (not waiting out a reconnect backoff), whether or not a request
         waits: a producer opens its partitions' leaders before their first batch, as librdkafka does."""
-        if self.state is ConnectionState.DISCONNECTED and self._reconnect_timer is None and not self._settling:
-            self._connect()
+        self._on(Event.CONNECT)
 
     def keep(self, kept: bool) -> None:
         """Hold this connection up (the client's choice, core/held_connections.py): connected now,
         again after a failure (once the backoff passed) or an idle close, with or without a request."""
-        self.kept = kept
-        if kept:
-            self.open()
+        self._on(Event.KEPT if kept else Event.UNKEPT)
+
+    @property
+    def kept(self) -> bool:
+        return self.life.kept
+
+    @property
+    def retired(self) -> bool:
+        return self.life.retired
 
     def retire(self, retired: bool) -> None:
         """A bootstrap connection steps aside once the brokers are named (librdkafka decommissions
         its bootstrap brokers): it closes as soon as nothing is queued or in flight on it and stays
         closed, out of the statistics, until a rebootstrap brings it back (``retire(False)``)."""
-        self.retired = retired
-        if retired:
-            self.kept = False
+        self._on(Event.RETIRED if retired else Event.UNRETIRED)
         self._arm_timer()
 
     def move_to(self, host: str, port: int) -> None:
         """The broker now advertises another address: reconnect there. Queued requests stay queued
         and go to the new address; those in flight fail with ``_TRANSPORT`` (retried by policy)."""
-        if (host, port) == (self.host, self.port) or self.state is ConnectionState.CLOSED:
+        if (host, port) == (self.host, self.port) or self.life.state is LinkState.CLOSED:
             return
-        old = f"{self.host}:{self.port}"
-        self._teardown(KafkaError(KafkaError._TRANSPORT, f"broker {self.node_id} moved from {old} to {host}:{port}"))
-        self.host, self.port = host, port
-        self._failures = 0
-        self.last_error = None
-        if self._queue or self.kept:
-            self._connect()
+        why = f"broker {self.node_id} moved from {self.host}:{self.port} to {host}:{port}"
+        self.host, self.port = host, port  # (the teardown's callbacks may route to the new address)
+        self._on(Event.MOVED, KafkaError(KafkaError._TRANSPORT, why))
         self._arm_timer()
 
     def close(self) -> None:
         """Fail everything with ``_DESTROY`` and stop for good."""
-        self._teardown(KafkaError(KafkaError._DESTROY, "client closed"))
-        self.state = ConnectionState.CLOSED
-        self._fail_queued(lambda q: True, KafkaError(KafkaError._DESTROY, "client closed"))
+        self._on(Event.CLOSE, KafkaError(KafkaError._DESTROY, "client closed"))
+
+    # --- the life's events and actions -------------------------------------------------------
+
+    def _on(self, event: Event, error: KafkaError | None = None, *, lasting: bool = False, count: int = 0) -> None:
+        """Feed ``event`` to the life; perform what it asks, in order."""
+        before = self.life.seen
+        if event in FAILURES and error is not None and self._debug.broker and self.life.state in LIVE:
+            wire_log.failed(self._debug, self.name, before, error.str())
+        self._perform(self.life.handle(event, error=error, lasting=lasting, count=count), before, error)
+
+    def _perform(self, actions: tuple[LifeAction, ...], before: ConnectionState, error: KafkaError | None) -> None:
+        after = self.life.seen
+        if after is not before:
+            self.stats.moved(before.value, after.value, self.engine.now())
+            if self._debug.broker:
+                wire_log.state_changed(self._debug, self.name, before, after)
+        for action in actions:
+            if action is LifeAction.RESOLVE:
+                self._resolve()
+            elif action is LifeAction.OPEN_TRANSPORT:
+                self._open_transport()
+            elif action is LifeAction.START_HANDSHAKE:
+                assert self._transport is not None
+                self.engine.modify(self._transport, READ, self._on_event)
+                self._handshake.start(self._conn, self.name, self.host)
+            elif action is LifeAction.TEARDOWN:
+                assert error is not None
+                self._teardown(error)
+            elif action is LifeAction.FAIL_QUEUED:
+                assert error is not None
+                self._fail_by_rule(error)
+            elif action is LifeAction.FAIL_ALL_QUEUED:
+                assert error is not None
+                self._fail_queued(lambda q: True, error)
+            elif action is LifeAction.NOTIFY:
+                if self.on_state is not None:
+                    self.on_state(self)
+            elif action is LifeAction.PUMP:
+                self._pump()
+            elif action is LifeAction.ARM_BACKOFF:
+                s = self.settings
+                delay = backoff_delay(self.life.failures - 1, s.backoff_ms, s.backoff_max_ms, random.random())
+                self._reconnect_timer = self.engine.call_later(delay, self._backoff_over)
+            elif action is LifeAction.SETTLE:
+                seen = self.life.seen
+                self._perform(self.life.settled(bool(self._queue)), seen, None)
+        if actions:
+            self._arm_timer()
+
+    def _backoff_over(self) -> None:
+        self._reconnect_timer = None
+        seen = self.life.seen
+        self._perform(self.life.backoff_over(bool(self._queue)), seen, None)
+
+    def _fail_by_rule(self, error: KafkaError) -> None:
+        """Fail the queued requests the failure's rule picks (core/connection_life.py QUEUE_RULES)."""
+        rule = queue_rule(error.code(), lasting=self.life.last_error_lasting, named=self.node_id >= 0)
+        leaves, as_transport = LEAVING[rule]
+        failed = KafkaError(KafkaError._TRANSPORT, error.str()) if as_transport else error
+        if self._fail_queued(lambda q: leaves(q.fail_fast, q.fails_over), failed) and rule is QueueRule.FAIL_OVER:
+            self._on(Event.WANTED)
 
     # --- connecting ------------------------------------------------------------------------
 
-    def _connect(self) -> None:
-        self.state = ConnectionState.CONNECTING
+    def _resolve(self) -> None:
         self._attempt += 1
         self._connect_deadline = self.engine.now() + self.settings.connect_timeout
-        self._arm_timer()
         done, s = functools.partial(self._resolved, self._attempt), self.settings
         self._resolver.resolve(self.host, self.port, done, family=s.address_family, ttl=s.address_ttl)
 
     def _resolved(self, attempt: int, addresses: Addresses | None, reason: str | None) -> None:
-        if attempt != self._attempt or self.state is not ConnectionState.CONNECTING:
+        if attempt != self._attempt:
             return  # this attempt already ended (deadline, close, move)
         if addresses is None:
-            self._failed(KafkaError(KafkaError._RESOLVE, f"Failed to resolve '{self.host}:{self.port}': {reason}"))
+            why = f"Failed to resolve '{self.host}:{self.port}': {reason}"
+            self._on(Event.RESOLVE_FAILED, KafkaError(KafkaError._RESOLVE, why))
             return
-        family, address = addresses[self._failures % len(addresses)]  # the next address on each retry
+        self._addresses = addresses
+        self._on(Event.RESOLVED)
+
+    def _open_transport(self) -> None:
+        family, address = self._addresses[self.life.failures % len(self._addresses)]  # the next one each retry
         if self._debug.broker:
             protocol = "plaintext" if self.settings.security is None else self.settings.security.protocol
             wire_log.connecting(self._debug, self.name, family, address, protocol)
@@ -263,7 +346,7 @@ class BrokerConnection:
         try:
             transport.start()
         except TransportError as exc:
-            self._failed(KafkaError(exc.code or KafkaError._TRANSPORT, str(exc)))
+            self._on(Event.CONNECT_FAILED, KafkaError(exc.code or KafkaError._TRANSPORT, str(exc)))
             return
         self.engine.register(transport, WRITE, self._on_connecting)
         self._on_connecting(0)
@@ -274,32 +357,23 @@ class BrokerConnection:
         try:
             wanted = transport.advance(mask)
         except TransportError as exc:
-            self._failed_closing(exc, during_tls_handshake=exc.handshaking)
+            self._failed_closing(exc, during_tls_handshake=exc.handshaking, event=Event.CONNECT_FAILED)
             return
         if wanted:
             self.engine.modify(transport, wanted, self._on_connecting)
             return
-        self.state = ConnectionState.NEGOTIATING
-        self.engine.modify(transport, READ, self._on_event)
-        self._handshake.start(self._conn, self.name, self.host)
+        self._on(Event.TRANSPORT_UP)
 
     def _write_step(self, frame: Frame) -> None:
         self._write(frame, None)
         self._arm_timer()
 
     def _refused(self, code: int, why: str) -> None:  # the handshake cannot go on
-        self._failed(KafkaError(code, f"{self.host}:{self.port}: {why}"))
+        self._on(Event.HANDSHAKE_REFUSED, KafkaError(code, f"{self.host}:{self.port}: {why}"))
 
     def _ready(self, versions: dict[int, tuple[int, int]]) -> None:
         self.versions = versions
-        self.state = ConnectionState.READY
-        self._answered_since_ready = 0
-        self._failures = 0
-        self.last_error = None
-        self._wanted = False
-        if self.on_state is not None:
-            self.on_state(self)
-        self._pump()
+        self._on(Event.HANDSHAKE_DONE)
 
     # --- sending and receiving -------------------------------------------------------------
 
@@ -308,7 +382,7 @@ class BrokerConnection:
         # (a write that fails tears the connection down: stop there, the rest waits for the reconnect)
         while (
             self._queue
-            and self.state is ConnectionState.READY
+            and self.life.state is LinkState.READY
             and not self._handshake.reauthenticating
             and self._conn.in_flight < self.settings.max_in_flight
         ):
@@ -330,7 +404,8 @@ class BrokerConnection:
                 if not exc.confirmed:  # believe a gap only when the next connection's answer agrees
                     q.fails_over = False  # it waits for that answer here: no other broker is asked meanwhile
                     self._queue.appendleft(q)
-                    self._failed(KafkaError(KafkaError._BAD_MSG, f"{self.host}:{self.port}: {exc}; asking again"))
+                    why = f"{self.host}:{self.port}: {exc}; asking again"
+                    self._on(Event.BAD_ANSWER, KafkaError(KafkaError._BAD_MSG, why))
                     return
                 guarded(q.callback, None, KafkaError(KafkaError._UNSUPPORTED_FEATURE, str(exc)))
                 continue
@@ -364,7 +439,7 @@ class BrokerConnection:
                 self._sent()
         except TransportError as exc:
             self.stats.txerrs += 1
-            self._failed(KafkaError(exc.code or KafkaError._TRANSPORT, str(exc)))
+            self._on(Event.WRITE_FAILED, KafkaError(exc.code or KafkaError._TRANSPORT, str(exc)))
             return
         if self._transport is transport:  # (a callback above may have torn it down)
             events = READ | (WRITE if self._out or transport.pending() else 0)
@@ -402,57 +477,53 @@ class BrokerConnection:
                 failure = KafkaError(code, f"{self.host}:{self.port}: {exc}")
                 lasting_failure = exc.mismatch
         self._active_at = now = self.stats.read_ended(self.engine.now(), closed is not None or failure is not None)
-        if self._answered_since_ready is not None and self.state is ConnectionState.READY:
-            self._answered_since_ready += len(responses)
+        counted = len(responses) if self.life.state is LinkState.READY else 0  # (not the handshake's)
         for r in responses:
             self.stats.answered(now, r.request.sent_at, r.body, r.request.api.key)
             if self._debug.protocol:
                 wire_log.received(self._debug, self.name, r, now - r.request.sent_at)
             if r.request.context is not None:  # (None: its caller gave up on it)
                 guarded(r.request.context, r.body, None)
-        if self._answered_since_ready and not self.proven and self.state is ConnectionState.READY:
-            self._proven()
+        if counted and not self.life.proven and self._transport is transport:  # (only until proven)
+            self._on(Event.ANSWERS_READ, count=counted)
         if self._transport is not transport:  # a callback closed it
             return
         if closed is not None:
-            self._failed_closing(closed, during_tls_handshake=False)
+            self._failed_closing(closed, during_tls_handshake=False, event=Event.PEER_CLOSED)
         elif failure is not None:
-            self._failed(failure, lasting=lasting_failure)
+            self._on(Event.BAD_ANSWER, failure, lasting=lasting_failure)
         else:
             self._pump()
 
-    def _proven(self) -> None:
-        self.proven = True
-        self._last_mismatch = None
-        if self.on_state is not None:
-            self.on_state(self)
-
-    def _failed_closing(self, exc: TransportError, *, during_tls_handshake: bool) -> None:
+    def _failed_closing(self, exc: TransportError, *, during_tls_handshake: bool, event: Event) -> None:
         """The transport failed or the broker closed it: named as a security.protocol mismatch
         when it has the signs of one (core/mismatch.py), else as it came."""
         security = self.settings.security
         sasl = security is not None and security.uses_sasl
-        answered = self._answered_since_ready if self.state is ConnectionState.READY and self._conn.in_flight else None
+        life = self.life
+        answered = life.answered if life.state is LinkState.READY and self._conn.in_flight else None
         why = close_mismatch(during_tls_handshake=during_tls_handshake, answered_since_ready=answered, sasl=sasl)
         if why is None:
-            self._failed(KafkaError(exc.code or KafkaError._TRANSPORT, str(exc)))
+            self._on(event, KafkaError(exc.code or KafkaError._TRANSPORT, str(exc)))
             return
-        sure = lasting(why, self._last_mismatch)
-        self._last_mismatch = why
-        self._failed(KafkaError(KafkaError._TRANSPORT, f"{self.host}:{self.port}: {why} ({exc})"), lasting=sure)
+        sure = lasting(why, life.last_mismatch)
+        life.last_mismatch = why
+        self._on(event, KafkaError(KafkaError._TRANSPORT, f"{self.host}:{self.port}: {why} ({exc})"), lasting=sure)
 
-    # --- timers and failure ----------------------------------------------------------------
+    # --- timers ----------------------------------------------------------------------------
 
     def _arm_timer(self) -> None:
-        """One timer at the earliest deadline: connect, in-flight or queued."""
+        """One timer at the earliest deadline: connect, idle, a request's scan tick or its caller's
+        giving up (in flight or queued)."""
         deadlines = [q.expires for q in self._queue]
         nxt = self._conn.next_deadline()
         if nxt is not None:
             deadlines.append(nxt)
-        if self.state in (ConnectionState.CONNECTING, ConnectionState.NEGOTIATING):
+        if self.life.state in (LinkState.CONNECTING, LinkState.NEGOTIATING):
             deadlines.append(self._connect_deadline)
-        if self._idle_closes():
-            deadlines.append(self._idle_deadline())
+        idle = self._idle_deadline()
+        if idle is not None:
+            deadlines.append(idle)
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -463,20 +534,23 @@ class BrokerConnection:
     def _on_timer(self) -> None:
         self._timer = None
         now = self.engine.now()
-        if self.state in (ConnectionState.CONNECTING, ConnectionState.NEGOTIATING) and now >= self._connect_deadline:
-            what = "connect to" if self.state is ConnectionState.CONNECTING else "handshake with"
+        state = self.life.state
+        idle = self._idle_deadline()
+        if state in (LinkState.CONNECTING, LinkState.NEGOTIATING) and now >= self._connect_deadline:
+            what = "connect to" if state is LinkState.CONNECTING else "handshake with"
             why = f"{what} {self.host}:{self.port} timed out (socket.connection.setup.timeout.ms)"
-            self._failed(KafkaError(KafkaError._TRANSPORT, why))
-        elif self._idle_closes() and now >= self._idle_deadline():
-            why = "bootstrap connection retired: the brokers are known" if self.retired else "idle connection closed"
-            self._teardown(KafkaError(KafkaError._TRANSPORT, why))  # nothing is in flight
-            if self.kept:
-                self._connect()
-        elif expired := self._conn.expired(now):
+            self._on(Event.SETUP_TIMED_OUT, KafkaError(KafkaError._TRANSPORT, why))
+        elif idle is not None and now >= idle:
+            why = (
+                "bootstrap connection retired: the brokers are known" if self.life.retired else "idle connection closed"
+            )
+            self._on(Event.IDLE_TIMED_OUT, KafkaError(KafkaError._TRANSPORT, why))  # nothing is in flight
+        elif self._conn.next_deadline() is not None and self._late(now):
+            expired = self._conn.expired(now)
             # Responses come in order, so the connection is unusable once one is overdue.
             setting = "api.version.request.timeout.ms" if expired[0].api is API_VERSIONS else "the request timeout"
             why = f"{expired[0].api.name} to {self.host}:{self.port} timed out ({setting})"
-            self._failed(KafkaError(KafkaError._TIMED_OUT, why))
+            self._on(Event.REQUEST_TIMED_OUT, KafkaError(KafkaError._TIMED_OUT, why))
         else:
             for api, callback in self._conn.given_up(now):
                 why = f"{api.name} to {self.host}:{self.port} given up by its caller (its answer will be dropped)"
@@ -484,13 +558,18 @@ class BrokerConnection:
         self._expire_queue(now)
         self._arm_timer()
 
-    def _idle_closes(self) -> bool:
-        """A ready connection with nothing to do closes: after connections.max.idle.ms, or at once retired."""
-        idle = self.state is ConnectionState.READY and not self._queue and not self._out and not self._conn.in_flight
-        return idle and (self.retired or self.settings.idle_timeout > 0) and not self._handshake.reauthenticating
+    def _late(self, now: float) -> bool:
+        """Whether a request in flight is past its deadline at this scan tick. As librdkafka's
+        broker thread serves its socket before it scans, what has arrived is read first."""
+        if not any(r.judged <= now for r in self._conn.pending()):
+            return False
+        if self._transport is not None and self.life.state is not LinkState.CONNECTING:
+            self._read()
+        return any(r.judged <= now for r in self._conn.pending())
 
-    def _idle_deadline(self) -> float:
-        return self._active_at + (0.0 if self.retired else self.settings.idle_timeout)
+    def _idle_deadline(self) -> float | None:
+        busy = bool(self._queue or self._out or self._conn.in_flight or self._handshake.reauthenticating)
+        return self.life.idle_deadline(self._active_at, self.settings.idle_timeout, busy=busy)
 
     def _expire_queue(self, now: float) -> None:
         if self.stats.timed_out(sum(q.expires <= now for q in self._queue)):
@@ -498,75 +577,34 @@ class BrokerConnection:
             reason = f"request timed out before it could be sent to {self.host}:{self.port}: {err.str()}"
             self._fail_queued(lambda q: q.expires <= now, KafkaError(KafkaError._TIMED_OUT, reason))
 
-    def _fail_queued(self, leaving: Callable[[Queued], bool], error: KafkaError) -> None:
-        """Fail the queued requests ``leaving`` picks, each with its own copy of ``error``. The queue
-        is settled first: a callback may queue a new request (a retry)."""
+    def _fail_queued(self, leaving: Callable[[Queued], bool], error: KafkaError) -> bool:
+        """Fail the queued requests ``leaving`` picks, each with its own copy of ``error``; whether
+        any. The queue is settled first: a callback may queue a new request (a retry)."""
         gone = [q for q in self._queue if leaving(q)]
         self._queue = deque(q for q in self._queue if not leaving(q))
         for q in gone:
             guarded(q.callback, None, KafkaError(error.code(), error.str()))
         if gone:
             self._sent()
-
-    def _failed(self, error: KafkaError, *, lasting: bool = False) -> None:
-        if self.state is ConnectionState.CLOSED:
-            return
-        if self._debug.broker:
-            wire_log.failed(self._debug, self.name, self.state, error.str())
-        self.last_error = error
-        self.last_error_lasting = lasting
-        self.failed_when_ready = self.state is ConnectionState.READY
-        self._teardown(error)
-        self._failures += 1
-        if error.code() == KafkaError._RESOLVE and self.node_id >= 0:
-            # The metadata named an address that does not resolve: perhaps stale. Hand the queue
-            # back (never sent) so the callers' policies refresh metadata instead of waiting here.
-            self._fail_queued(lambda q: True, KafkaError(KafkaError._TRANSPORT, error.str()))
-        elif lasting or error.code() in REPORTED_PER_ADDRESS:
-            self._fail_queued(lambda q: q.fail_fast or q.fails_over, error)
-        elif any(q.fails_over for q in self._queue):
-            self._wanted = True
-            self._fail_queued(lambda q: q.fails_over, KafkaError(KafkaError._TRANSPORT, error.str()))
-        if self.on_state is not None:
-            self.on_state(self)
-        if (
-            (self._queue or self._wanted or self.kept)
-            and self.state is ConnectionState.DISCONNECTED
-            and self._reconnect_timer is None
-        ):
-            s = self.settings
-            delay = backoff_delay(self._failures - 1, s.backoff_ms, s.backoff_max_ms, random.random())
-            self._reconnect_timer = self.engine.call_later(delay, self._reconnect)
-        self._arm_timer()
-
-    def _reconnect(self) -> None:
-        self._reconnect_timer = None
-        if self.state is ConnectionState.DISCONNECTED and (self._queue or self._wanted or self.kept):
-            self._connect()
+        return bool(gone)
 
     def _teardown(self, error: KafkaError) -> None:
-        """Close the transport and fail the requests that were in flight on it."""
+        """Close the transport and fail the requests that were in flight on it (the life is already
+        FAILING, RESTARTING or CLOSED: a retry queued by a callback here waits for what follows)."""
         self._attempt += 1  # a resolver answer still on its way belongs to no attempt now
         if self._transport is not None:
             self.engine.unregister(self._transport)
             self._transport.close()
             self._transport = None
         pending = self._conn.pending()
-        self._conn = Connection(self.settings.client_id, self.settings.max_response_size, stats=self.stats)
+        self._conn = self._new_conn()
         self._handshake.stop()
         self._out.clear()
-        self.state = ConnectionState.DISCONNECTED
-        self.proven = False
-        self._answered_since_ready = None
         for timer in (self._timer, self._reconnect_timer):
             if timer is not None:
                 timer.cancel()
         self._timer = self._reconnect_timer = None
-        self._settling = True
-        try:
-            for req in pending:
-                if req.context is not None:
-                    guarded(req.context, None, KafkaError(error.code(), error.str()))
-        finally:
-            self._settling = False
+        for req in pending:
+            if req.context is not None:
+                guarded(req.context, None, KafkaError(error.code(), error.str()))
         self._sent()  # what was written in part is gone with the connection

@@ -26,8 +26,9 @@ class Queued:
     fails_over: bool = False  # answerable elsewhere: failed with the connection (core/failover.py)
     queued_at: float = 0.0  # when it was queued (statistics' outbuf_latency)
     give_up: float | None = None  # seconds after queueing when its caller stops waiting (Client.request_io)
+    judged: float = float("inf")  # the scan tick its deadline is judged at (core/connection.py judged_at)
 
     @property
     def expires(self) -> float:
-        """When it fails if still queued: its deadline, or its caller's giving up if sooner."""
-        return self.deadline if self.give_up is None else min(self.deadline, self.queued_at + self.give_up)
+        """When it fails if still queued: its deadline's scan tick, or its caller's giving up if sooner."""
+        return self.judged if self.give_up is None else min(self.judged, self.queued_at + self.give_up)
