@@ -52,13 +52,12 @@ def serve_delivered(
     create_time: int,
     now: float,
     message_type: type,
-    overhead: int,
     forward: Any = None,
     target: Any = None,
     /,
 ) -> tuple[int, int, int, BaseException | None]: ...
-def tally_delivered(messages: list[Any], overhead: int, /) -> tuple[int, int, int, list[int]]: ...
-def tally_shared(messages: list[Any], callback: Any, overhead: int, /) -> tuple[int, int] | None: ...
+def tally_delivered(messages: list[Any], /) -> tuple[int, int, int, list[int]]: ...
+def tally_shared(messages: list[Any], callback: Any, /) -> tuple[int, int] | None: ...
 def crc32c(data: Any, value: int = 0, /) -> int: ...
 def track(obj: object, /) -> None: ...
 def pending_from_dicts(
@@ -155,3 +154,32 @@ class FastMethod:
     def __init__(self, function: Any, path: str, /) -> None: ...
     def __get__(self, obj: Any, owner: Any = None) -> Any: ...
     def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+
+class LaneState:
+    """The produce lane's shared state and the buffer-room rule (core/lane_state.py LaneState is the twin)."""
+
+    outstanding: int
+    buffered_bytes: int
+    queued: int
+    max_messages: int
+    max_bytes: int
+    lane_served: int
+    bulk_served: int
+    twin_served: int
+    slow_served: int
+    queues: dict[Any, Any]
+    fatal: Any
+    def take_room(self, charge: int, /) -> bool: ...
+
+class OpenBatch:
+    """A batch's fields that records join and the rule of its room (core/lane_state.py OpenBatch is the twin)."""
+
+    messages: list[Any]
+    payload: Any
+    bytes: int
+    attempts: int
+    extra: int
+    rows: int
+    full: bool
+    def room(self, size: int, batch_size: int, /) -> int: ...
+    def push(self, msg: Any, size: int, batch_size: int, batch_count: int, /) -> int: ...

@@ -22,7 +22,7 @@ from kafkawire.core.accumulator import ProducerBatch
 from kafkawire.core.kafka_error import KafkaError
 from kafkawire.native import native
 from kafkawire.producer.arrow import DeliveryTracker, produce_arrow
-from kafkawire.producer.delivery import RECORD_OVERHEAD, tally_shared
+from kafkawire.producer.delivery import tally_shared
 from kafkawire.records.batch import encode_records
 
 pytestmark = pytest.mark.skipif(
@@ -104,10 +104,8 @@ def test_rows_tally_as_their_records() -> None:
         for b in _tracked(p):
             assert native is not None
             records = b.records()
-            assert native.tally_shared(b.messages, tracker, RECORD_OVERHEAD) == tally_shared(
-                records, tracker, RECORD_OVERHEAD
-            )
-            assert native.tally_shared(b.messages, DeliveryTracker(), RECORD_OVERHEAD) is None
+            assert native.tally_shared(b.messages, tracker) == tally_shared(records, tracker)
+            assert native.tally_shared(b.messages, DeliveryTracker()) is None
     finally:
         _close(p)
 

@@ -15,9 +15,10 @@ from kafkawire.base.model import OFFSET_INVALID, Message
 from kafkawire.client.dropped import Kept
 from kafkawire.client.executor import CallbackExecutor
 from kafkawire.core.kafka_error import KafkaError
+from kafkawire.core.lane_state import buffer_charge
 from kafkawire.native import native
 from kafkawire.producer.arrow import DeliveryTracker
-from kafkawire.producer.delivery import RECORD_OVERHEAD, BatchDeliveryCallback, Deliveries, buffer_charge, tally_shared
+from kafkawire.producer.delivery import BatchDeliveryCallback, Deliveries, tally_shared
 from kafkawire.producer.interceptors import InterceptorChain
 from kafkawire.producer.pending import PendingMessage, PurePendingMessage
 
@@ -65,7 +66,7 @@ def test_a_batch_of_one_batch_callback_is_one_report_counting_its_records() -> N
     deliveries.complete(records, None, 40, -1)
     assert deliveries.executor.serve(0) == 1
     assert recorder.batches == [("t", 2, 5, 40, None)] and recorder.records == []
-    assert released == [(5, sum(buffer_charge(m.size) for m in records))]
+    assert released == [(5, sum(buffer_charge(m.value) for m in records))]
     assert (deliveries.delivered_count, deliveries.delivered_bytes) == (5, 1 + 2 + 3 + 4 + 5)
 
 
@@ -118,7 +119,7 @@ def test_runs_of_batch_callbacks_are_one_report_each() -> None:
     assert recorder.batches == [("t", 2, 2, 100, None), ("t", 2, 1, 104, None)] and recorder.records == []
     assert other.batches == [("t", 2, 2, 102, None)] and other.records == []
     assert [count for count, _ in released] == [2, 2, 1]
-    assert sum(charge for _, charge in released) == sum(buffer_charge(m.size) for m in records)
+    assert sum(charge for _, charge in released) == sum(buffer_charge(m.value) for m in records)
     assert (deliveries.delivered_count, deliveries.delivered_bytes) == (5, 1 + 2 + 3 + 4 + 5)
 
 
@@ -190,10 +191,10 @@ def test_tally_shared_is_the_python_twin() -> None:
     assert native is not None
     got_c, got_py = [], []
     for c_records, py_records in zip(_variants(native.PendingMessage), _variants(PurePendingMessage), strict=True):
-        got_c.append(native.tally_shared(c_records, c_records[0].callback if c_records else None, RECORD_OVERHEAD))
-        got_py.append(tally_shared(py_records, py_records[0].callback if py_records else None, RECORD_OVERHEAD))
+        got_c.append(native.tally_shared(c_records, c_records[0].callback if c_records else None))
+        got_py.append(tally_shared(py_records, py_records[0].callback if py_records else None))
     assert got_c == got_py
-    assert got_py[0] == (21, sum(buffer_charge(m.size) for m in _variants(PurePendingMessage)[0]))
+    assert got_py[0] == (21, sum(buffer_charge(m.value) for m in _variants(PurePendingMessage)[0]))
     assert got_py[1] is not None and got_py[1][0] == 1 + 3
     assert got_py[2:] == [None] * 5
 

@@ -23,7 +23,7 @@ from kafkawire.base.message_fields import _MessageFields
 from kafkawire.base.model import TIMESTAMP_CREATE_TIME, TIMESTAMP_LOG_APPEND_TIME, Message
 from kafkawire.consumer.decode import decode_messages
 from kafkawire.native import native
-from kafkawire.producer.delivery import RECORD_OVERHEAD, serve_delivered, tally_delivered
+from kafkawire.producer.delivery import serve_delivered, tally_delivered
 from kafkawire.producer.pending import PurePendingMessage
 from kafkawire.records import LZ4, NONE, BatchBuilder, decode_batches
 from kafkawire.records.batch import encode_records
@@ -191,10 +191,10 @@ def _serve(
         for i in range(40)
     ]
     if forwarding == "none":
-        outcome = serve(messages, 2, base, log_append, TIMESTAMP_CREATE_TIME, 10.02, Message, RECORD_OVERHEAD)
+        outcome = serve(messages, 2, base, log_append, TIMESTAMP_CREATE_TIME, 10.02, Message)
     else:
         target = callback if forwarding == "live" else None
-        args = (TIMESTAMP_CREATE_TIME, 10.02, Message, RECORD_OVERHEAD, forward, target)
+        args = (TIMESTAMP_CREATE_TIME, 10.02, Message, forward, target)
         outcome = serve(messages, 2, base, log_append, *args)
     return outcome, got
 
@@ -252,7 +252,7 @@ def test_delivery_reports_without_headers_are_left_out_of_cyclic_garbage_collect
         _pending(native.PendingMessage, i, lambda err, msg: got.append(msg), [("h", b"x")] if i else None)
         for i in range(2)
     ]
-    native.serve_delivered(messages, 0, 0, None, TIMESTAMP_CREATE_TIME, 1.0, Message, RECORD_OVERHEAD)
+    native.serve_delivered(messages, 0, 0, None, TIMESTAMP_CREATE_TIME, 1.0, Message)
     plain, with_headers = got
     assert not gc.is_tracked(plain) and not gc.is_tracked(plain.timestamp())
     assert gc.is_tracked(with_headers)
@@ -262,7 +262,7 @@ def test_delivery_reports_without_headers_are_left_out_of_cyclic_garbage_collect
 
 def test_serve_delivered_refuses_python_pending_messages() -> None:
     messages = [_pending(PurePendingMessage, 1, print)]
-    _, served, _, exc = native.serve_delivered(messages, 0, 0, None, TIMESTAMP_CREATE_TIME, 1.0, Message, 0)
+    _, served, _, exc = native.serve_delivered(messages, 0, 0, None, TIMESTAMP_CREATE_TIME, 1.0, Message)
     assert served == 0 and isinstance(exc, TypeError)
 
 
@@ -341,10 +341,8 @@ def test_tally_delivered_counts_as_the_python_twin() -> None:
             out.append(m)
         return out
 
-    assert native.tally_delivered(records(native.PendingMessage), RECORD_OVERHEAD) == tally_delivered(
-        records(PurePendingMessage), RECORD_OVERHEAD
-    )
-    assert tally_delivered(records(PurePendingMessage), 0)[3] == list(range(0, 60, 9))
+    assert native.tally_delivered(records(native.PendingMessage)) == tally_delivered(records(PurePendingMessage))
+    assert tally_delivered(records(PurePendingMessage))[3] == list(range(0, 60, 9))
 
 
 def _fetched(records_: list[Any], compression: int, base_offset: int) -> Any:

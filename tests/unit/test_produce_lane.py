@@ -3,7 +3,8 @@
 Two producers get the same records, one with the engine's lane and one without (``_lane`` None:
 every record through `ProducerEngine.accept`); their sticky partitioners draw from equally seeded
 generators. Both must end with the same batches (records, partitions, byte counts, full flags),
-the same buffer counters and the same refusals, and the lane must have taken the common records.
+the same buffer counters and the same refusals, and the lane must have taken the common records
+(the lane state's count of the path that served each record says which).
 No broker: the topic's partition count is put in each producer's metadata as a refresh would.
 """
 
@@ -18,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kafkawire import Producer
+from kafkawire.core.lane_state import served
 from kafkawire.core.partitioners import BUILTIN_PARTITIONERS
 from kafkawire.native import native
 
@@ -234,3 +236,57 @@ def test_the_lane_leaves_a_sticky_partition_when_its_time_is_up() -> None:
     finally:
         p.purge()
         p.close(0)
+
+
+def _served_since(p: Producer, before: dict[str, int]) -> dict[str, int]:
+    now = served(p._engine.state)
+    return {path: now[path] - before[path] for path in now if now[path] != before[path]}
+
+
+def test_each_record_is_counted_on_the_path_that_served_it() -> None:
+    """The lane state counts the records each path queued: a plain record to an open batch is the C
+    lane's, produce_batch()'s plain ones the bulk loop's, the first of a batch the Python twin's
+    (the lane leaves new batches to it), and headers or a str value the Python path's alone."""
+    p, _ = _producer(True, **{"batch.size": 1_000_000})
+    try:
+        before = served(p._engine.state)
+        p.produce(TOPIC, b"first", partition=0)
+        assert _served_since(p, before) == {"twin": 1}
+        before = served(p._engine.state)
+        for _ in range(3):
+            p.produce(TOPIC, b"v", partition=0, on_delivery=_done)
+        p.produce(TOPIC, b"v", b"key", partition=0)
+        assert _served_since(p, before) == {"lane": 4}
+        before = served(p._engine.state)
+        p.produce(TOPIC, b"v", partition=0, headers=[("h", b"x")])
+        p.produce(TOPIC, "text", partition=0)
+        assert _served_since(p, before) == {"slow": 2}
+        before = served(p._engine.state)
+        assert p.produce_batch(TOPIC, [{"value": b"v", "partition": 0}] * 5) == 5
+        assert _served_since(p, before) == {"bulk": 5}
+        before = served(p._engine.state)
+        assert p.produce_batch(TOPIC, [{"value": b"v", "partition": 0, "headers": [("h", b"x")]}] * 2) == 2
+        assert _served_since(p, before) == {"slow": 2}
+        assert sum(served(p._engine.state).values()) == len(p)
+    finally:
+        p.purge()
+        p.close(0)
+
+
+def test_a_renamed_slot_fails_the_producers_construction(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lane finds the slots core/lane_state.py names when it is made: a name that is no slot of
+    its class fails the Producer at once, instead of every record moving to the Python path."""
+    from kafkawire.core.lane_state import LANE_SLOTS
+
+    conf = {"bootstrap.servers": "127.0.0.1:1"}
+    monkeypatch.setitem(LANE_SLOTS, "ClusterView", ("partition_count",))
+    with pytest.raises(TypeError, match="partition_count"):
+        Producer(conf)
+    monkeypatch.undo()
+
+    class Renamed:  # the sticky state with its produced bytes renamed
+        __slots__ = ("partition", "produced_bytes", "until")
+
+    monkeypatch.setattr("kafkawire.producer.producer_engine._Stick", Renamed)
+    with pytest.raises(TypeError, match="produced"):
+        Producer(conf)

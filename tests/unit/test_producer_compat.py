@@ -601,6 +601,61 @@ def test_produce_batch_type_errors_read_as_confluents(impl: Any, messages: Any, 
         dispose(producer)
 
 
+def _queued_until_full(impl: Any, conf: dict[str, Any], key: Any, value: Any, headers: Any, batch: bool) -> int:
+    """How many records a producer takes before the buffer refuses one: produce() until
+    BufferError, or one produce_batch() call of 5,000 counted."""
+    producer = make(impl, **conf)
+    taken = 0
+    try:
+        if batch:
+            messages = [{"key": key, "value": value, "headers": headers} for _ in range(5_000)]
+            if impl is ck:  # (confluent-kafka's produce_batch refuses headers: see where we differ)
+                messages = [{"key": key, "value": value} for _ in range(5_000)]
+            taken = producer.produce_batch("t", messages)
+        else:
+            with contextlib.suppress(BufferError):
+                while taken < 5_000:
+                    producer.produce("t", value, key, headers=headers)
+                    taken += 1
+    finally:
+        dispose(producer)
+    return taken
+
+
+@pytest.mark.parametrize("batch", [False, True], ids=["produce", "produce_batch"])
+@pytest.mark.parametrize(
+    ("kbytes", "messages", "key", "value", "headers"),
+    [
+        (1, 100_000, 150, 150, None),  # issue 49's cases: 6 records of 300 B (key and value) ...
+        (1, 100_000, 10, 10, None),  # ... and 102 of 20 B
+        (1, 100_000, None, 300, None),
+        (1, 100_000, 700, None, None),  # a key costs nothing: the count limit decides
+        (1, 100_000, None, 0, None),
+        (1, 100_000, None, 1024, None),  # exactly the limit
+        (1, 100_000, None, 1025, None),  # past it: refused as queue full, not too large
+        (1, 100_000, 30, 100, [("h", b"x" * 400)]),  # nor do headers
+        (3, 100_000, None, 77, None),
+        (2, 5, None, 10, None),  # the count first
+        (2, 0, None, 10, None),  # 0: no count limit
+        (2, 1, 5, 3000, None),
+    ],
+)
+def test_the_buffer_holds_what_librdkafkas_holds(
+    batch: bool, kbytes: int, messages: int, key: int | None, value: int | None, headers: Any
+) -> None:
+    """queue.buffering.max.kbytes and .messages as librdkafka counts them (rd_kafka_curr_msgs_add):
+    a record's value length against the kbytes * 1024 limit, fewer than max.messages records
+    (0: no limit); the same number of records taken by both clients."""
+    conf = {"queue.buffering.max.kbytes": kbytes, "queue.buffering.max.messages": messages, "message.max.bytes": 10_000}
+    k = None if key is None else b"k" * key
+    v = None if value is None else b"v" * value
+    if batch and v is None:
+        v = b""  # (a produce_batch message without a value: confluent-kafka takes b"")
+    counts = {name: _queued_until_full(mod, conf, k, v, headers, batch) for name, mod in IMPLS.items()}
+    assert counts["kafkawire"] == counts["confluent"], counts
+    assert 0 <= counts["kafkawire"] < 5_000 or (value or 0) == 0
+
+
 def test_produce_batch_queue_full_sets_error_per_message(impl: Any) -> None:
     producer = make(impl, **{"queue.buffering.max.messages": 2})
     messages = [{"value": b"%d" % i} for i in range(4)]
@@ -631,11 +686,11 @@ def test_produce_batch_refuses_every_record_after_a_full_queue(impl: Any, header
         dispose(producer)
 
 
-def test_produce_batch_refuses_a_record_that_would_fit_after_the_queue_filled() -> None:
-    """By bytes too (kafkawire's charge differs from librdkafka's, so not side by side): after the
-    first refusal a small record that would fit is refused too, as confluent-kafka does by count."""
-    producer = make(kafkawire, **{"queue.buffering.max.kbytes": 2})  # 300 B takes 1,240 of 2,048
-    messages = [{"value": b"a" * 300}, {"value": b"b" * 300}, {"value": b"c"}]
+def test_produce_batch_refuses_a_record_that_would_fit_after_the_queue_filled(impl: Any) -> None:
+    """By bytes too: after the first refusal a small record that would fit is refused too, and a
+    produce() of it after the call is taken (600 B of values take 600 of the 1,024 bytes)."""
+    producer = make(impl, **{"queue.buffering.max.kbytes": 1})
+    messages = [{"value": b"a" * 600}, {"value": b"b" * 600}, {"value": b"c"}]
     try:
         assert producer.produce_batch("t", messages) == 1
         assert [m.get("_error") and m["_error"].code() for m in messages] == [None] + [KafkaError._QUEUE_FULL] * 2

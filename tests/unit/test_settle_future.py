@@ -17,7 +17,7 @@ from kafkawire.base.model import Message
 from kafkawire.core.kafka_error import KafkaError, KafkaException
 from kafkawire.native import native
 from kafkawire.producer import aio
-from kafkawire.producer.delivery import RECORD_OVERHEAD, serve_delivered
+from kafkawire.producer.delivery import serve_delivered
 from kafkawire.producer.pending import PendingMessage
 
 needs_native = pytest.mark.skipif(native is None, reason="the C extension is not built or switched off")
@@ -142,7 +142,7 @@ def test_one_batch_settles_each_future_on_its_own_loop(serve: Any, pending: type
         mine = [kind(loop=asyncio.get_running_loop()) for _ in range(2)]
         theirs = [kind(loop=other_loop) for _ in range(2)]
         callbacks = [mine[0], theirs[0], lambda err, msg: calls.append(msg.offset()), theirs[1], mine[1]]
-        _, served, _, exc = serve(_batch(pending, callbacks), 0, 7, None, 0, 1.0, Message, RECORD_OVERHEAD)
+        _, served, _, exc = serve(_batch(pending, callbacks), 0, 7, None, 0, 1.0, Message)
         return served, exc, [outcome(f) for f in mine], theirs
 
     served, exc, mine, theirs = asyncio.run(main())
@@ -163,7 +163,7 @@ def test_a_callback_running_a_loop_of_its_own_changes_nothing(
     release = _held(other_loop)
     theirs = [kind(loop=other_loop) for _ in range(2)]
     callbacks = [theirs[0], lambda err, msg: ran.append(asyncio.run(asyncio.sleep(0, "ran"))), theirs[1]]
-    _, served, _, exc = serve(_batch(pending, callbacks), 0, 0, None, 0, 1.0, Message, RECORD_OVERHEAD)
+    _, served, _, exc = serve(_batch(pending, callbacks), 0, 0, None, 0, 1.0, Message)
     assert (served, exc, ran) == (3, None, ["ran"])
     assert [outcome(f) for f in theirs] == ["pending", "pending"]
     assert [o[0] for o in _settled_on(other_loop, theirs, release)] == ["result", "result"]

@@ -23,7 +23,15 @@ from ..core import TopicPartitionKey
 from ..core.fetch_budget import WHOLE, AnswerBudget, answer_budget
 from ..core.fetch_positions import FetchTable
 from ..core.fetch_rows import Partition
-from ..core.fetch_verdict import FAILURES, REFRESHES, FetchVerdict, partition_answered, request_failed
+from ..core.fetch_verdict import (
+    FAILURES,
+    REFRESHES,
+    FetchVerdict,
+    part_of_one_batch,
+    partition_answered,
+    request_failed,
+    too_large,
+)
 from ..core.kafka_error import KafkaError
 from ..core.read_committed import CommittedFilter
 from ..core.sift import sift
@@ -39,7 +47,7 @@ Row = tuple[Partition, int, int, int, "CommittedFilter | None"]  # row, generati
 class Outcome:
     """One partition's part of an answer, made off the lock, applied under it."""
 
-    __slots__ = ("chunks", "data", "error", "generation", "next_offset", "offset", "part", "too_large", "verdict")
+    __slots__ = ("chunks", "data", "error", "generation", "next_offset", "offset", "part", "verdict")
 
     def __init__(self, part: Partition, generation: int, offset: int, verdict: FetchVerdict, data: Any) -> None:
         self.part = part
@@ -50,7 +58,6 @@ class Outcome:
         self.chunks: list[tuple[RecordBatch, list[Any]]] = []
         self.next_offset = offset
         self.error: KafkaError | None = None  # the partition's error (FAILURES), or records that did not decode
-        self.too_large = False  # the answer held only part of one batch
 
 
 class AnswerReader:
@@ -113,8 +120,9 @@ class AnswerReader:
                 outcomes[-1].error = error
                 continue
             decoded: list[RecordBatch] | DecodeError = []
-            if data is not None and not data.error_code and data.records and not budget.spent:
-                decoded = batches_of(data.records)
+            records = None if data is None or data.error_code or budget.spent else data.records
+            if records:
+                decoded = batches_of(records)
             damage = decoded if isinstance(decoded, DecodeError) else None
             batches = decoded if not isinstance(decoded, DecodeError) else []
             verdict = partition_answered(
@@ -123,13 +131,13 @@ class AnswerReader:
                 check_crcs=self._check_crcs,
                 preferred_replica=-1 if data is None else data.get("preferred_read_replica", -1),
                 node=node,
+                partial=part_of_one_batch(records, len(batches)),
             )
             outcome = Outcome(part, generation, offset, verdict, data)
             outcomes.append(outcome)
             if verdict in FAILURES and data is not None:
                 outcome.error = _partition_error(part.key, offset, data.error_code, damage)
             elif verdict is FetchVerdict.RECORDS and data is not None and not budget.spent:
-                outcome.too_large = not batches and bool(data.records)
                 self._sift(outcome, batches, start, filt, budget, columnar)
         return outcomes
 
@@ -194,12 +202,12 @@ class AnswerReader:
                 new = True
             elif verdict is FetchVerdict.PREFERRED_REPLICA:
                 table.prefer(part, data.preferred_read_replica, now, self._preferred_ttl)
+            elif verdict is FetchVerdict.TOO_LARGE and not table.too_large(part):  # at the largest limit
+                new = table.failed(part, too_large(*part.key, offset), now, report=True) or new
             elif outcome.error is not None:  # RECORDS that did not decode
                 new = table.failed(part, outcome.error, now, report=True) or new
                 table.restart(part)
-            else:  # RECORDS: those within the budget (none past it: fetched again from here)
-                if outcome.too_large:
-                    table.too_large(part)
+            else:  # RECORDS within the budget (none past it, or TOO_LARGE: fetched again from here)
                 hw, log_start = data.high_watermark, data.get("log_start_offset", -1)
                 stable = data.get("last_stable_offset", -1)
                 new = table.add(part, outcome.chunks, outcome.next_offset, hw, log_start, stable, node) or new

@@ -22,7 +22,7 @@ from ..records import HEADER_SIZE, BatchBuilder, crc, with_producer_state
 from ..records.batch_buffers import BatchBuffers
 from . import TopicPartitionKey
 from .kafka_error import KafkaError
-from .lane_state import LaneState, new_lane_state
+from .lane_state import FILLED, LEFT, ROOM, SHUT, BatchBase, LaneState, new_lane_state
 
 _enqueued = attrgetter("enqueued")
 
@@ -60,26 +60,22 @@ def expanded(entries: list[Pending]) -> list[Pending]:
     return out
 
 
-class ProducerBatch:
-    """Records for one partition that are sent, retried and acknowledged together."""
+class ProducerBatch(BatchBase):
+    """Records for one partition that are sent, retried and acknowledged together. The fields
+    records join, and the rule of its room, are `OpenBatch`'s (core/lane_state.py: declared in C
+    when the extension is built, so the lanes read them as C fields)."""
 
     __slots__ = (
         "_builder",
-        "attempts",
         "base_sequence",
-        "bytes",
         "created",
-        "extra",
-        "full",
-        "messages",
         "partition",
-        "payload",
         "retry_at",
-        "rows",
         "stamp",
         "topic",
         "unanswered",
     )
+    messages: list[Pending]
 
     def __init__(self, topic: str, partition: int, now: float) -> None:
         self.topic = topic
@@ -87,7 +83,7 @@ class ProducerBatch:
         self._builder: BatchBuilder | None = None
         # One entry per record, or an ArrowRows (native_c/arrow_rows.c) standing for some of an
         # Arrow batch's rows: ``rows`` counts those entries, ``extra`` the records beyond one per entry.
-        self.messages: list[Pending] = []
+        self.messages = []
         self.rows = 0
         self.extra = 0
         self.bytes = HEADER_SIZE  # the batch's size if every record took its upper bound
@@ -95,7 +91,7 @@ class ProducerBatch:
         self.full = False
         self.attempts = 0
         self.retry_at = 0.0
-        self.payload: bytes | bytearray | None = None  # built once; a retry re-sends the same bytes
+        self.payload = None  # built once; a retry re-sends the same bytes
         self.base_sequence = -1  # set by the idempotent producer when the batch first leaves
         self.stamp = (-1, -1, -1)  # the (producer id, epoch, base sequence) inside ``payload``
         # The error of an attempt that ended without the broker's answer: the log may hold it.
@@ -228,35 +224,17 @@ class Accumulator:
         return self.state.queued
 
     def append(self, msg: Pending, now: float) -> bool:
-        """Add a record to its partition's open batch.
+        """Add a record to its partition's open batch (`extend` of one).
 
         True when the sender should look now: a batch filled up, or a partition with nothing waiting
         got a record (its linger clock starts).
         """
-        queue = self._queues.get((msg.topic, msg.partition))
-        if queue is None:
-            queue = self._queues[(msg.topic, msg.partition)] = deque()
-        batch = queue[-1] if queue else None
-        filled = batch is None
-        if batch is None or batch.full or batch.payload is not None or batch.attempts:
-            batch = ProducerBatch(msg.topic, msg.partition, now)
-            queue.append(batch)
-        elif batch.messages and batch.bytes + msg.size > self.batch_size:
-            batch.full = filled = True
-            batch = ProducerBatch(msg.topic, msg.partition, now)
-            queue.append(batch)
-        batch.messages.append(msg)
-        batch.bytes += msg.size
-        self.state.queued += 1
-        # Full by count, or by size: no further record, however small, could join it.
-        if batch.count >= self.batch_num_messages or batch.bytes >= self.batch_size:
-            batch.full = filled = True
-        return filled
+        return self.extend(msg.topic, msg.partition, (msg,), now)
 
     def extend(self, topic: str, partition: int, msgs: Sequence[Pending], now: float) -> bool:
-        """`append` for a run of records of one partition, in order: the same batches and the same
-        answer (tests/unit/core/test_accumulator.py holds the two equal). The bulk paths use it;
-        ``produce()`` keeps `append`, which saves the loop's setup per record."""
+        """Add a run of records of one partition, in order, each joining the open batch while
+        `OpenBatch.push` (the rule the C lanes apply too) takes it, else a new one; the same
+        answer as `append`."""
         if not msgs:
             return False
         queue = self._queues.get((topic, partition))
@@ -264,20 +242,17 @@ class Accumulator:
             queue = self._queues[(topic, partition)] = deque()
         batch = queue[-1] if queue else None
         filled = batch is None
-        if batch is None or batch.full or batch.payload is not None or batch.attempts:
-            batch = ProducerBatch(topic, partition, now)
-            queue.append(batch)
-        batch_size = self.batch_size
+        batch_size, batch_count = self.batch_size, self.batch_num_messages
         for msg in msgs:
-            if batch.full or (batch.messages and batch.bytes + msg.size > batch_size):
-                batch.full = filled = True
+            size = msg.size
+            taken = LEFT if batch is None else batch.push(msg, size, batch_size, batch_count)
+            if taken < ROOM:  # a new batch, which takes any first record
+                filled = filled or taken == SHUT
                 batch = ProducerBatch(topic, partition, now)
                 queue.append(batch)
-            batch.messages.append(msg)
-            batch.bytes += msg.size
-            # Full by count, or by size: no further record, however small, could join it.
-            if batch.count >= self.batch_num_messages or batch.bytes >= batch_size:
-                batch.full = filled = True
+                taken = batch.push(msg, size, batch_size, batch_count)
+            if taken == FILLED:
+                filled = True
         self.state.queued += len(msgs)
         return filled
 

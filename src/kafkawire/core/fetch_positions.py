@@ -41,6 +41,7 @@ from .fetch_rows import (
     FetchLimits,
     Partition,
 )
+from .fetch_verdict import larger_limit
 from .kafka_error import KafkaError
 from .read_committed import CommittedFilter
 
@@ -342,9 +343,14 @@ class FetchTable:
             return preferred[0]
         return leader
 
-    def too_large(self, part: Partition) -> None:
-        """An answer held only part of one batch: ask for more next time (up to the queue)."""
-        part.max_bytes = min(part.max_bytes * 2, self.limits.queue_bytes)
+    def too_large(self, part: Partition) -> bool:
+        """An answer held only part of one batch: ask for more next time (`larger_limit`, up to the
+        queue); False when the limit cannot grow (the record is too large to fetch)."""
+        larger = larger_limit(part.max_bytes, self.limits.queue_bytes)
+        if larger is None:
+            return False
+        part.max_bytes = larger
+        return True
 
     def out_of_range(self, part: Partition) -> bool:
         """OFFSET_OUT_OF_RANGE at the fetch offset: reset per auto.offset.reset. True when an

@@ -44,7 +44,7 @@ plain_int(PyObject *v, long long lo, long long hi)
     return !overflow && n >= lo && n <= hi;
 }
 
-static PyObject *s_callback, *s_on_delivery, *s_value, *s_key, *s_timestamp, *s_headers, *zero_int;
+static PyObject *s_partition, *s_callback, *s_on_delivery, *s_value, *s_key, *s_timestamp, *s_headers, *zero_int;
 
 /* d[name] as a new reference, or NULL: missing (no error) or failed (an error set). Strong
  * references, because a key's __eq__ (a dict's non-str keys) may run code that changes the dict. */
@@ -411,40 +411,11 @@ done:
     return out;
 }
 
-/* What the lane loop keeps of the open batch it appends to, written back when it moves on. */
-typedef struct {
-    Py_ssize_t partition; /* -1: none */
-    PyObject *batch;      /* borrowed from the accumulator's queue, which the lock keeps */
-    PyObject *messages;
-    Py_ssize_t bytes;
-    Py_ssize_t extra; /* records beyond one per entry of ``messages`` (ArrowRows entries hold many) */
-    Py_ssize_t rows;  /* ArrowRows entries in ``messages`` */
-    Py_ssize_t extra0, rows0;
-} OpenBatch;
-
+/* The partition's open batch (lane_state.c OpenBatch, which the queue holds and the caller's lock
+ * keeps), when a record of ``size`` may join it as Accumulator.extend would add it: 1, or 0 (the
+ * Python path makes a new one), or -1 with an error. */
 static int
-open_batch_leave(Lane *self, OpenBatch *ob)
-{
-    if (ob->partition < 0) return 0;
-    ob->partition = -1;
-    PyObject *n = PyLong_FromSsize_t(ob->bytes);
-    if (n == NULL) return -1;
-    Py_SETREF(SLOT(ob->batch, self->off_bytes), n);
-    if (ob->extra != ob->extra0) {
-        if ((n = PyLong_FromSsize_t(ob->extra)) == NULL) return -1;
-        Py_SETREF(SLOT(ob->batch, self->off_extra), n);
-    }
-    if (ob->rows != ob->rows0) {
-        if ((n = PyLong_FromSsize_t(ob->rows)) == NULL) return -1;
-        Py_SETREF(SLOT(ob->batch, self->off_rows), n);
-    }
-    return 0;
-}
-
-/* The partition's open batch, when records may join it as Accumulator.append would add them:
- * 1, or 0 (the Python path makes a new one), or -1 with an error. */
-static int
-open_batch_find(Lane *self, PyObject *topic, Py_ssize_t partition, OpenBatch *ob)
+open_batch_find(Lane *self, PyObject *topic, Py_ssize_t partition, Py_ssize_t size, OpenBatch **found)
 {
     PyObject *part = PyLong_FromSsize_t(partition);
     PyObject *tp = part == NULL ? NULL : PyTuple_Pack(2, topic, part);
@@ -459,29 +430,20 @@ open_batch_find(Lane *self, PyObject *topic, Py_ssize_t partition, OpenBatch *ob
     PyObject *batch = PySequence_GetItem(queue, depth - 1);
     if (batch == NULL) return -1;
     Py_DECREF(batch); /* the queue holds it, and the caller holds the lock */
-    PyObject *messages = SLOT(batch, self->off_messages), *bytes_obj = SLOT(batch, self->off_bytes);
-    PyObject *attempts = SLOT(batch, self->off_attempts), *extra_obj = SLOT(batch, self->off_extra);
-    PyObject *rows_obj = SLOT(batch, self->off_rows);
-    if (messages == NULL || !PyList_CheckExact(messages) || bytes_obj == NULL || !PyLong_CheckExact(bytes_obj)
-        || SLOT(batch, self->off_full) != Py_False || SLOT(batch, self->off_payload) != Py_None || attempts == NULL
-        || !PyLong_CheckExact(attempts) || extra_obj == NULL || !PyLong_CheckExact(extra_obj) || rows_obj == NULL
-        || !PyLong_CheckExact(rows_obj))
+    if (!PyObject_TypeCheck(batch, &OpenBatchType) || open_batch_room((OpenBatch *)batch, size, self->batch_size) != BATCH_ROOM)
         return 0;
-    int tried = PyObject_IsTrue(attempts);
-    if (tried) return tried < 0 ? -1 : 0;
-    Py_ssize_t bytes = PyLong_AsSsize_t(bytes_obj), extra = PyLong_AsSsize_t(extra_obj), rows = PyLong_AsSsize_t(rows_obj);
-    if (bytes < 0 || extra < 0 || rows < 0) return PyErr_Occurred() ? -1 : 0;
-    ob->partition = partition;
-    ob->batch = batch;
-    ob->messages = messages;
-    ob->bytes = bytes;
-    ob->extra = ob->extra0 = extra;
-    ob->rows = ob->rows0 = rows;
+    *found = (OpenBatch *)batch;
     return 1;
 }
 
 /* Open batches lane_run keeps at once (one per partition of the topic, up to this many). */
 #define MAX_KEPT_BATCHES 1024
+
+/* A partition's open batch as lane_run found it (borrowed: the queue holds it, the lock keeps it). */
+typedef struct {
+    Py_ssize_t partition; /* -1: none */
+    OpenBatch *batch;
+} KeptBatch;
 
 /* One record as the lane loop reads it from its source (a list of PendingMessages, or an Arrow
  * batch's columns: arrow_rows.c). */
@@ -516,6 +478,11 @@ pending_read(void *source, Py_ssize_t i, LaneRecord *r)
     r->headers = p->headers == Py_None ? 0 : PyList_CheckExact(p->headers) ? PyList_GET_SIZE(p->headers) : -1;
     r->key = p->key;
     r->partition = p->partition;
+    r->value_len = p->value == Py_None ? -1 : blob_len(p->value);
+    if (r->value_len < -1 || (r->value_len == -1 && p->value != Py_None)) {
+        PyErr_Clear();
+        return 0;
+    }
     return 1;
 }
 
@@ -541,18 +508,18 @@ lane_run(Lane *self, LaneSource *src, Py_ssize_t start, Py_ssize_t stop, Py_ssiz
     Py_ssize_t i = start;
     int failed = 0;
     LaneState *tally = self->state;
-    Py_ssize_t outstanding = tally->outstanding, buffered = tally->buffered_bytes, queued = tally->queued;
+    Py_ssize_t queued0 = tally->queued;
     PyObject *stick = NULL, *known = NULL, *topic = NULL;
     Py_ssize_t stick_part = -1, produced = 0, produced0 = 0;
     double until = 0.0; /* the sticky partition's time to move on */
-    /* The open batch of each partition met so far, kept (not written back) until the run ends or
-     * it fills: keyed records switch partitions at almost every record. */
-    OpenBatch one = {-1, NULL, NULL, 0, 0, 0, 0, 0}, *open = &one;
+    /* The open batch of each partition met so far, kept until the run ends or it fills: keyed
+     * records switch partitions at almost every record. */
+    KeptBatch one = {-1, NULL}, *open = &one;
     Py_ssize_t kept = 1;
     *wake = 0;
     if (count <= 0) return start;
     if (count > 1 && count <= MAX_KEPT_BATCHES) {
-        if ((open = PyMem_Malloc((size_t)count * sizeof(OpenBatch))) == NULL) {
+        if ((open = PyMem_Malloc((size_t)count * sizeof(KeptBatch))) == NULL) {
             PyErr_NoMemory();
             return -1;
         }
@@ -564,9 +531,9 @@ lane_run(Lane *self, LaneSource *src, Py_ssize_t start, Py_ssize_t stop, Py_ssiz
         if (!src->read(src->source, i, &r)) break;
         if (topic == NULL) topic = r.topic;
         else if (r.topic != topic) break;
-        Py_ssize_t size = r.size, charge = size + size + self->overhead;
+        Py_ssize_t size = r.size, charge = r.value_len > 0 ? r.value_len : 0; /* value_charge */
         if (r.headers < 0 || size > self->max_record - WIDEST_GAP - HEADER_GAP * r.headers) break; /* maybe too large */
-        if (!((!self->max_messages || outstanding < self->max_messages) && buffered + charge <= self->max_bytes)) break;
+        if (!room_for(tally, tally->outstanding, tally->buffered_bytes, charge)) break;
         if (!PyLong_CheckExact(r.partition)) break;
         Py_ssize_t chosen = PyLong_AsSsize_t(r.partition), partition;
         if (chosen == -1 && PyErr_Occurred()) goto fail;
@@ -585,20 +552,12 @@ lane_run(Lane *self, LaneSource *src, Py_ssize_t start, Py_ssize_t stop, Py_ssiz
                     if (PyErr_Occurred()) goto fail;
                     break;
                 }
-                PyObject *sp = PyObject_GetAttr(stick, s_partition);
-                PyObject *sn = sp == NULL ? NULL : PyObject_GetAttr(stick, s_produced);
-                PyObject *su = sn == NULL ? NULL : PyObject_GetAttr(stick, s_until);
-                if (su == NULL) {
-                    Py_XDECREF(sp);
-                    Py_XDECREF(sn);
-                    goto fail;
-                }
-                stick_part = PyLong_CheckExact(sp) ? PyLong_AsSsize_t(sp) : -1;
-                produced0 = produced = PyLong_CheckExact(sn) ? PyLong_AsSsize_t(sn) : -1;
-                until = PyFloat_CheckExact(su) ? PyFloat_AS_DOUBLE(su) : -1.0; /* not a float: the Python path */
-                Py_DECREF(sp);
-                Py_DECREF(sn);
-                Py_DECREF(su);
+                if ((PyObject *)Py_TYPE(stick) != self->stick_type) break;
+                PyObject *sp = SLOT(stick, self->off_stick_partition), *sn = SLOT(stick, self->off_stick_produced);
+                PyObject *su = SLOT(stick, self->off_stick_until);
+                stick_part = sp != NULL && PyLong_CheckExact(sp) ? PyLong_AsSsize_t(sp) : -1;
+                produced0 = produced = sn != NULL && PyLong_CheckExact(sn) ? PyLong_AsSsize_t(sn) : -1;
+                until = su != NULL && PyFloat_CheckExact(su) ? PyFloat_AS_DOUBLE(su) : -1.0; /* else: the Python path */
                 if (PyErr_Occurred()) goto fail;
             }
             if (stick_part < 0 || stick_part >= count || produced < 0 || (produced > 0 && produced + size > self->sticky_size))
@@ -638,46 +597,44 @@ lane_run(Lane *self, LaneSource *src, Py_ssize_t start, Py_ssize_t stop, Py_ssiz
                 break;
             }
         }
-        OpenBatch *ob = kept > 1 ? &open[partition] : open;
-        if (ob->partition != partition) {
-            if (open_batch_leave(self, ob) < 0) goto fail;
-            int found = open_batch_find(self, topic, partition, ob);
+        KeptBatch *kb = kept > 1 ? &open[partition] : open;
+        if (kb->partition != partition) {
+            kb->partition = -1;
+            int found = open_batch_find(self, topic, partition, size, &kb->batch);
             if (found < 0) goto fail;
             if (!found) break;
+            kb->partition = partition;
+        } else if (open_batch_room(kb->batch, size, self->batch_size) != BATCH_ROOM) {
+            break; /* the Python path shuts it and opens one */
         }
-        if (PyList_GET_SIZE(ob->messages) && ob->bytes + size > self->batch_size) break;
-        /* Every test passed: admit's and Accumulator.append's moves. */
+        /* Every test passed: admit's and Accumulator.extend's moves. */
+        OpenBatch *ob = kb->batch;
         Py_ssize_t entries = PyList_GET_SIZE(ob->messages);
         if (src->put(self, src->source, i, &r, ob, partition, chosen < 0) < 0) goto fail;
         if (PyList_GET_SIZE(ob->messages) == entries) ob->extra += 1; /* joined an entry holding many */
-        outstanding += 1;
-        buffered += charge;
-        queued += 1;
+        tally->outstanding += 1;
+        tally->buffered_bytes += charge;
+        tally->queued += 1;
         if (sticky) produced += size;
-        ob->bytes += size;
-        if (PyList_GET_SIZE(ob->messages) + ob->extra >= self->batch_count || ob->bytes >= self->batch_size) {
-            Py_SETREF(SLOT(ob->batch, self->off_full), Py_NewRef(Py_True));
+        if (open_batch_joined(ob, size, self->batch_size, self->batch_count) == BATCH_FILLED) {
             *wake = 1; /* filled: the sender looks now */
-            if (open_batch_leave(self, ob) < 0) goto fail;
+            kb->partition = -1;
         }
     }
     if (0) {
 fail:
         failed = 1;
     }
-    /* The counters written back, whatever happened: the records appended are queued. */
+    /* The sticky state written back, whatever happened: the records appended are queued. */
     PyObject *exc_type, *exc_value, *exc_tb;
     PyErr_Fetch(&exc_type, &exc_value, &exc_tb);
-    tally->outstanding = outstanding;
-    tally->buffered_bytes = buffered;
-    tally->queued = queued;
+    tally->served[SERVED_BULK] += tally->queued - queued0;
     int bad = 0;
-    for (Py_ssize_t j = 0; j < kept; j++) bad |= open_batch_leave(self, &open[j]) < 0;
     if (open != &one) PyMem_Free(open);
     if (!bad && stick != NULL && produced != produced0) {
         PyObject *n = PyLong_FromSsize_t(produced);
-        bad = n == NULL || PyObject_SetAttr(stick, s_produced, n) < 0;
-        Py_XDECREF(n);
+        if (n == NULL) bad = 1;
+        else Py_SETREF(SLOT(stick, self->off_stick_produced), n);
     }
     Py_XDECREF(stick);
     Py_XDECREF(known);

@@ -67,7 +67,7 @@ report_atomic(PyObject *topic, PyObject *key, PyObject *value, PyObject *headers
            && !PyObject_IS_GC(PyTuple_GET_ITEM(timestamp, 0)) && !PyObject_IS_GC(PyTuple_GET_ITEM(timestamp, 1));
 }
 
-/* serve_delivered(messages, start, base_offset, log_append, create_time, now, message_type, overhead
+/* serve_delivered(messages, start, base_offset, log_append, create_time, now, message_type
  *                 [, forward, target]) -> (next, served, charge, exception or None)
  * Runs the callback of each record from ``start`` on, with a new ``message_type`` report made
  * as DeliveredReports makes it; stops at the first exception, which is returned, not raised,
@@ -79,10 +79,10 @@ serve_delivered(PyObject *module, PyObject *args)
 {
     PyObject *messages, *log_append, *create_time, *type, *forward = Py_None, *target = Py_None;
     Py_ssize_t start;
-    long long base, overhead;
+    long long base;
     double now;
-    if (!PyArg_ParseTuple(args, "O!nLOOdOL|OO:serve_delivered", &PyList_Type, &messages, &start, &base, &log_append,
-                          &create_time, &now, &type, &overhead, &forward, &target))
+    if (!PyArg_ParseTuple(args, "O!nLOOdO|OO:serve_delivered", &PyList_Type, &messages, &start, &base, &log_append,
+                          &create_time, &now, &type, &forward, &target))
         return NULL;
     if (message_slots(type) < 0) return NULL;
     PyTypeObject *mtype = (PyTypeObject *)type;
@@ -105,8 +105,10 @@ serve_delivered(PyObject *module, PyObject *args)
         if (callback == forward && forward != Py_None) {
             callback = target;
             if (callback == Py_None) { /* its face is gone: nobody to tell */
+                Py_ssize_t freed = value_charge(m->value);
+                if (freed < 0) break;
                 served++;
-                charge += 2 * (long long)m->size + overhead;
+                charge += freed;
                 continue;
             }
         }
@@ -143,8 +145,10 @@ serve_delivered(PyObject *module, PyObject *args)
          * AIOProducer keeps a report per pending future (100,000s), and every full collection
          * walked each one and its fields (1.9 of 5.4 CPU us per record in kafkawire-aio). */
         if (report_atomic(m->topic, m->key, m->value, m->headers, timestamp)) PyObject_GC_UnTrack(report);
+        Py_ssize_t freed = value_charge(m->value);
+        if (freed < 0) goto failed;
         served++;
-        charge += 2 * (long long)m->size + overhead;
+        charge += freed;
         if (settles_in_c(callback)) { /* AIOProducer's future (settle_futures.c): no call, no frame */
             if (running == NULL) running = running_loop();
             result = running == NULL || settle(callback, Py_None, report, running) < 0 ? NULL : Py_NewRef(Py_True);
@@ -180,7 +184,7 @@ serve_delivered(PyObject *module, PyObject *args)
 
 /* ---- tally_delivered ----------------------------------------------------------------- */
 
-/* tally_delivered(messages, overhead) -> (value_bytes, without_callback, their_charge, with_future)
+/* tally_delivered(messages) -> (value_bytes, without_callback, their_charge, with_future)
  * The bookkeeping of a delivered batch, in one pass: its value bytes (statistics), the records
  * that have no callback and the buffer charge they free now, and the indexes of those with a
  * future to complete. */
@@ -188,8 +192,7 @@ static PyObject *
 tally_delivered(PyObject *module, PyObject *args)
 {
     PyObject *messages;
-    long long overhead;
-    if (!PyArg_ParseTuple(args, "O!L:tally_delivered", &PyList_Type, &messages, &overhead)) return NULL;
+    if (!PyArg_ParseTuple(args, "O!:tally_delivered", &PyList_Type, &messages)) return NULL;
     long long value_bytes = 0, charge = 0;
     Py_ssize_t freed = 0;
     PyObject *futures = PyList_New(0);
@@ -203,14 +206,12 @@ tally_delivered(PyObject *module, PyObject *args)
             return NULL;
         }
         Pending *m = (Pending *)item;
-        if (m->value != Py_None) {
-            Py_ssize_t n = blob_len(m->value);
-            if (n < 0) {
-                Py_DECREF(futures);
-                return NULL;
-            }
-            value_bytes += n;
+        Py_ssize_t n = value_charge(m->value); /* its value's bytes, which are its buffer charge */
+        if (n < 0) {
+            Py_DECREF(futures);
+            return NULL;
         }
+        value_bytes += n;
         if (m->future != NULL && m->future != Py_None) {
             PyObject *index = PyLong_FromSsize_t(i);
             if (index == NULL || PyList_Append(futures, index) < 0) {
@@ -222,7 +223,7 @@ tally_delivered(PyObject *module, PyObject *args)
         }
         if (m->callback == NULL || m->callback == Py_None) {
             freed++;
-            charge += 2 * (long long)m->size + overhead;
+            charge += n;
         }
     }
     return Py_BuildValue("(LnLN)", value_bytes, freed, charge, futures);
@@ -230,7 +231,7 @@ tally_delivered(PyObject *module, PyObject *args)
 
 /* ---- tally_shared -------------------------------------------------------------------- */
 
-/* tally_shared(messages, callback, overhead) -> (value_bytes, charge) or None
+/* tally_shared(messages, callback) -> (value_bytes, charge) or None
  * A batch whose every record has ``callback``, no future and one topic and partition, as one
  * report sees it: its value bytes (statistics) and the buffer charge of all its records; None
  * when one record differs (its reports are then made per record). */
@@ -238,8 +239,7 @@ static PyObject *
 tally_shared(PyObject *module, PyObject *args)
 {
     PyObject *messages, *callback;
-    long long overhead;
-    if (!PyArg_ParseTuple(args, "O!OL:tally_shared", &PyList_Type, &messages, &callback, &overhead)) return NULL;
+    if (!PyArg_ParseTuple(args, "O!O:tally_shared", &PyList_Type, &messages, &callback)) return NULL;
     Py_ssize_t n = PyList_GET_SIZE(messages);
     if (n == 0) Py_RETURN_NONE;
     long long value_bytes = 0, charge = 0;
@@ -253,17 +253,15 @@ tally_shared(PyObject *module, PyObject *args)
             if (r->columns->callback != callback) Py_RETURN_NONE;
             m_topic = r->columns->topic, m_partition = r->partition;
             value_bytes += r->value_bytes;
-            charge += 2 * (long long)r->size + overhead * (long long)r->count;
+            charge += r->value_bytes;
         } else if (Py_TYPE(item) == &PendingType) {
             Pending *m = (Pending *)item;
             if (m->callback != callback || (m->future != NULL && m->future != Py_None)) Py_RETURN_NONE;
             m_topic = m->topic, m_partition = m->partition;
-            if (m->value != Py_None) {
-                Py_ssize_t len = blob_len(m->value);
-                if (len < 0) return NULL;
-                value_bytes += len;
-            }
-            charge += 2 * (long long)m->size + overhead;
+            Py_ssize_t len = value_charge(m->value);
+            if (len < 0) return NULL;
+            value_bytes += len;
+            charge += len;
         } else {
             PyErr_SetString(PyExc_TypeError, "tally_shared takes native PendingMessages");
             return NULL;

@@ -53,12 +53,12 @@ static PyMethodDef native_methods[] = {
     {"encode_records", encode_records, METH_VARARGS,
      "encode_records(buf, records, count, base_timestamp, max_timestamp) -> (count, base, max)"},
     {"serve_delivered", serve_delivered, METH_VARARGS,
-     "serve_delivered(messages, start, base_offset, log_append, create_time, now, message_type, overhead, forward=None, target=None)"
+     "serve_delivered(messages, start, base_offset, log_append, create_time, now, message_type, forward=None, target=None)"
      " -> (next, served, charge, exception or None)"},
     {"tally_delivered", tally_delivered, METH_VARARGS,
-     "tally_delivered(messages, overhead) -> (value_bytes, without_callback, their_charge, with_future)"},
+     "tally_delivered(messages) -> (value_bytes, without_callback, their_charge, with_future)"},
     {"tally_shared", tally_shared, METH_VARARGS,
-     "tally_shared(messages, callback, overhead) -> (value_bytes, charge), or None when a record differs"},
+     "tally_shared(messages, callback) -> (value_bytes, charge), or None when a record differs"},
     {"decode_messages", decode_messages, METH_VARARGS,
      "decode_messages(body, pos, end, count, base_offset, base_timestamp, log_append_time, min_offset, topic,"
      " partition, timestamp_type, leader_epoch, message_type) -> list of messages, or None when malformed"},
@@ -90,15 +90,16 @@ PyMODINIT_FUNC
 PyInit__native(void)
 {
     if (PyType_Ready(&PendingType) < 0 || PyType_Ready(&MessageFieldsType) < 0 || PyType_Ready(&LaneType) < 0
+        || PyType_Ready(&OpenBatchType) < 0
         || PyType_Ready(&FastMethodType) < 0 || PyType_Ready(&RLockType) < 0
         || PyType_Ready(&LaneStateType) < 0 || PyType_Ready(&PollTakeType) < 0
         || PyType_Ready(&PollReadyType) < 0 || PyType_Ready(&ColumnsType) < 0 || PyType_Ready(&RowsType) < 0)
         return NULL;
     if ((minus_one = PyLong_FromLong(-1)) == NULL) return NULL;
     crc32c_init();
-    PyObject **names[] = {&s_partition, &s_produced, &s_until, &s_lane};
-    const char *texts[] = {"partition", "produced", "until", "_lane"};
-    for (int i = 0; i < 4; i++)
+    PyObject **names[] = {&s_partition, &s_lane};
+    const char *texts[] = {"partition", "_lane"};
+    for (int i = 0; i < 2; i++)
         if ((*names[i] = PyUnicode_InternFromString(texts[i])) == NULL) return NULL;
     PyObject **bulk_names[] = {&s_callback, &s_on_delivery, &s_value, &s_key, &s_timestamp, &s_headers};
     const char *bulk_texts[] = {"callback", "on_delivery", "value", "key", "timestamp", "headers"};
@@ -121,6 +122,7 @@ PyInit__native(void)
         || PyModule_AddObjectRef(m, "FastMethod", (PyObject *)&FastMethodType) < 0
         || PyModule_AddObjectRef(m, "RLock", (PyObject *)&RLockType) < 0
         || PyModule_AddObjectRef(m, "LaneState", (PyObject *)&LaneStateType) < 0
+        || PyModule_AddObjectRef(m, "OpenBatch", (PyObject *)&OpenBatchType) < 0
         || PyModule_AddObjectRef(m, "PollTake", (PyObject *)&PollTakeType) < 0
         || PyModule_AddObjectRef(m, "PollReady", (PyObject *)&PollReadyType) < 0
         || PyModule_AddObjectRef(m, "ArrowColumns", (PyObject *)&ColumnsType) < 0

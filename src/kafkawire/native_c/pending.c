@@ -62,6 +62,15 @@ blob_len(PyObject *o)
     return PyBytes_CheckExact(o) ? PyBytes_GET_SIZE(o) : PyObject_Length(o);
 }
 
+/* A record's buffer charge (queue.buffering.max.kbytes), librdkafka's: its value's length alone.
+ * The rule of room for it is lane_state.c's room_for; core/lane_state.py buffer_charge is the twin.
+ * -1 with an error when the value has no length. */
+static inline Py_ssize_t
+value_charge(PyObject *value)
+{
+    return value == NULL || value == Py_None ? 0 : blob_len(value);
+}
+
 /* An int as a long long; CPython 3.11's PyLong_AsLongLong goes through a byte array for any int
  * past 2**30 (every epoch-millisecond timestamp), PyLong_AsLong reads the digits directly. */
 static inline long long

@@ -8,12 +8,14 @@
  * the default or a known partition, room in the buffer, a sticky partition that does not move on
  * or a remembered key, and an open batch it fits in. The lane only reads the state the Python side
  * keeps and makes the moves the Python path would make with it. Its contract with the Python side:
- * the LaneState (lane_state.c: the counters, the open batches, the fatal error), and named slots of
- * three classes, found by name when the lane is made: ProducerBatch's messages, bytes, full,
- * payload, attempts, extra and rows (core/accumulator.py), the sticky state's partition, produced and until
- * (core/partitioners.py), the metadata's partition_counts (core/metadata.py ClusterView); plus the
- * remembered key partitions and the set of legal topics it is handed. It moves the counters, a
- * batch's messages, bytes and full, and a sticky state's produced; anything else, and every decision (a new sticky partition, a new batch, a full buffer, a
+ * the LaneState and OpenBatch (lane_state.c: the counters, the limits and the rule of buffer room,
+ * the open batches, whose fields and rule of room are C's, the fatal error), and named slots of two
+ * classes, their names handed in from core/lane_state.py LANE_SLOTS and found when the lane is made
+ * (a name that is no slot fails the producer's construction): the sticky state's partition,
+ * produced and until (core/partitioners.py), the metadata's partition_counts (core/metadata.py
+ * ClusterView); plus the remembered key partitions and the set of legal topics it is handed. It
+ * moves the counters (lane_served among them), a batch's entries, and a sticky state's produced;
+ * anything else, and every decision (a new sticky partition, a new batch, a full buffer, a
  * refusal), is left to the Python path, which the caller runs when the lane declines. All of it
  * runs under the GIL without calling Python code, and only when the engine's lock is free: to
  * the Python side it is one step of the lock's holder, as the Python path is. The equality of the
@@ -33,30 +35,32 @@ typedef struct {
     PyObject *metadata;    /* the cluster metadata, read through its partition_counts slot */
     Py_ssize_t off_partition_counts;
     PyObject *stick_type;  /* the sticky state's class, whose slots the lane reads and writes */
-    Py_ssize_t off_stick_partition, off_stick_produced, off_stick_until;
+    Py_ssize_t off_stick_partition, off_stick_produced, off_stick_until; /* found when the lane is made */
     PyObject *tp_topic, *tp_keys; /* the last topic's (topic, partition) keys of the open batches, by partition */
     PyObject *wake;        /* the sender's wake(): a batch filled up */
     PyObject *lock;        /* the engine's lock: taken by rlock_try when it is an RLock of ours */
     PyObject *acquire, *release; /* else its methods */
     PyObject *now;         /* the engine's monotonic clock */
     PyObject *on_delivery; /* the configured default callback, or None */
-    Py_ssize_t max_messages, max_bytes, max_record, overhead, batch_size, batch_count, sticky_size;
-    Py_ssize_t off_messages, off_bytes, off_full, off_payload, off_attempts, off_extra, off_rows; /* ProducerBatch's slots */
+    Py_ssize_t max_record, batch_size, batch_count, sticky_size;
 } Lane;
 
-static PyObject *s_partition, *s_produced, *s_until, *s_lane;
+static PyObject *s_lane;
 
 static Py_ssize_t
 slot_offset(PyObject *type, const char *name)
 {
     PyObject *d = PyObject_GetAttrString(type, name);
-    if (d == NULL) return -1;
+    if (d == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return -1;
+        PyErr_Clear(); /* no such name: as no such slot */
+    }
     Py_ssize_t off = -1;
-    if (Py_IS_TYPE(d, &PyMemberDescr_Type)) {
+    if (d != NULL && Py_IS_TYPE(d, &PyMemberDescr_Type)) {
         PyMemberDef *m = ((PyMemberDescrObject *)d)->d_member;
         if (m->type == T_OBJECT_EX && !(m->flags & READONLY)) off = m->offset;
     }
-    Py_DECREF(d);
+    Py_XDECREF(d);
     if (off < 0) PyErr_Format(PyExc_TypeError, "%s is not a slot", name);
     return off;
 }
@@ -112,17 +116,20 @@ lane_dealloc(Lane *self)
 }
 
 /* ProduceLane(state, sticky_topics, keyed_maps, key_hash, legal_topics, metadata, wake, lock,
- *             now, on_delivery, batch_type, max_messages, max_bytes, max_record, overhead, batch_size,
- *             batch_count, sticky_size) */
+ *             now, on_delivery, stick_type, stick_partition, stick_produced, stick_until,
+ *             partition_counts, max_record, batch_size, batch_count, sticky_size): the names are the
+ *             slots' (core/lane_state.py LANE_SLOTS) */
 static PyObject *
 lane_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    PyObject *state, *sticky, *keyed, *legal, *metadata, *wake, *lock, *now, *on_delivery, *batch_type;
-    Py_ssize_t limits[7];
+    PyObject *state, *sticky, *keyed, *legal, *metadata, *wake, *lock, *now, *on_delivery, *stick_type;
+    const char *stick_partition, *stick_produced, *stick_until, *partition_counts;
+    Py_ssize_t limits[4];
     int key_hash;
-    if (!PyArg_ParseTuple(args, "O!OOiO!OOOOOOnnnnnnn:ProduceLane", &LaneStateType, &state, &sticky, &keyed, &key_hash,
-                          &PySet_Type, &legal, &metadata, &wake, &lock, &now, &on_delivery, &batch_type, &limits[0],
-                          &limits[1], &limits[2], &limits[3], &limits[4], &limits[5], &limits[6]))
+    if (!PyArg_ParseTuple(args, "O!OOiO!OOOOOO!ssssnnnn:ProduceLane", &LaneStateType, &state, &sticky, &keyed,
+                          &key_hash, &PySet_Type, &legal, &metadata, &wake, &lock, &now, &on_delivery, &PyType_Type,
+                          &stick_type, &stick_partition, &stick_produced, &stick_until, &partition_counts, &limits[0],
+                          &limits[1], &limits[2], &limits[3]))
         return NULL;
     if ((sticky != Py_None && !PyDict_Check(sticky)) || (keyed != Py_None && !PyDict_Check(keyed))) {
         PyErr_SetString(PyExc_TypeError, "sticky and keyed state must be dicts or None");
@@ -155,22 +162,16 @@ lane_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     self->lock = Py_NewRef(lock);
     self->acquire = PyObject_GetAttrString(lock, "acquire");
     self->release = PyObject_GetAttrString(lock, "release");
-    self->max_messages = limits[0];
-    self->max_bytes = limits[1];
-    self->max_record = limits[2];
-    self->overhead = limits[3];
-    self->batch_size = limits[4];
-    self->batch_count = limits[5];
-    self->sticky_size = limits[6];
+    self->max_record = limits[0];
+    self->batch_size = limits[1];
+    self->batch_count = limits[2];
+    self->sticky_size = limits[3];
+    self->stick_type = Py_NewRef(stick_type);
     if (self->acquire == NULL || self->release == NULL
-        || (self->off_partition_counts = slot_offset((PyObject *)Py_TYPE(metadata), "partition_counts")) < 0
-        || (self->off_messages = slot_offset(batch_type, "messages")) < 0
-        || (self->off_bytes = slot_offset(batch_type, "bytes")) < 0
-        || (self->off_full = slot_offset(batch_type, "full")) < 0
-        || (self->off_payload = slot_offset(batch_type, "payload")) < 0
-        || (self->off_attempts = slot_offset(batch_type, "attempts")) < 0
-        || (self->off_extra = slot_offset(batch_type, "extra")) < 0
-        || (self->off_rows = slot_offset(batch_type, "rows")) < 0) {
+        || (self->off_partition_counts = slot_offset((PyObject *)Py_TYPE(metadata), partition_counts)) < 0
+        || (self->off_stick_partition = slot_offset(stick_type, stick_partition)) < 0
+        || (self->off_stick_produced = slot_offset(stick_type, stick_produced)) < 0
+        || (self->off_stick_until = slot_offset(stick_type, stick_until)) < 0) {
         Py_DECREF(self);
         return NULL;
     }
@@ -272,23 +273,6 @@ monotonic_float(int64_t ns)
     return PyFloat_FromDouble(ns % 1000000000 == 0 ? (double)(ns / 1000000000) : (double)ns / 1e9);
 }
 
-/* The sticky state's slot offsets, found once per class: 0, or -1 with an error when it has no
- * such slots (the Python path takes the record then). */
-static int
-lane_know_stick(Lane *self, PyObject *stick)
-{
-    if ((PyObject *)Py_TYPE(stick) == self->stick_type) return 0;
-    PyObject *type = (PyObject *)Py_TYPE(stick);
-    Py_ssize_t p = slot_offset(type, "partition"), n = p < 0 ? -1 : slot_offset(type, "produced");
-    Py_ssize_t u = n < 0 ? -1 : slot_offset(type, "until");
-    if (u < 0) return -1;
-    Py_XSETREF(self->stick_type, Py_NewRef(type));
-    self->off_stick_partition = p;
-    self->off_stick_produced = n;
-    self->off_stick_until = u;
-    return 0;
-}
-
 /* The accumulator's key of a partition's queue, (topic, partition), a new reference: kept per
  * partition of the last topic, so that a record to it makes no tuple. */
 static PyObject *
@@ -345,7 +329,7 @@ lane_produce(Lane *self, PyObject *const *given)
     Py_ssize_t vlen = value == Py_None ? 0 : PyBytes_GET_SIZE(value);
     Py_ssize_t klen = key == Py_None ? 0 : PyBytes_GET_SIZE(key);
     Py_ssize_t size = record_bound(key == Py_None ? -1 : klen, value == Py_None ? -1 : vlen, 0, 0);
-    Py_ssize_t charge = size + size + self->overhead;
+    Py_ssize_t charge = vlen; /* value_charge: the value's length */
     if (WIDEST_OVERHEAD + klen + vlen > self->max_record) return 0; /* too large: the Python path says so */
 
     /* Another thread in the middle of something: the Python path waits for it. */
@@ -362,10 +346,9 @@ lane_produce(Lane *self, PyObject *const *given)
     int done = 0;
     PyObject *stick = NULL, *batch = NULL, *msg = NULL, *enqueued = NULL, *part = NULL, *stamp = NULL;
 
-    /* Room in the buffer, as admit's fast test. */
+    /* Room in the buffer (lane_state.c's rule). */
     LaneState *tally = self->state;
-    Py_ssize_t outstanding = tally->outstanding, buffered = tally->buffered_bytes;
-    if (!((!self->max_messages || outstanding < self->max_messages) && buffered + charge <= self->max_bytes)) goto out;
+    if (!room_for(tally, tally->outstanding, tally->buffered_bytes, charge)) goto out;
     /* The partition count, from the metadata as the Python path reads it. */
     PyObject *counts = SLOT(self->metadata, self->off_partition_counts);
     Py_ssize_t count = counts != NULL && PyDict_Check(counts) ? dict_size(counts, topic) : -1;
@@ -381,10 +364,7 @@ lane_produce(Lane *self, PyObject *const *given)
         if (self->sticky == Py_None) goto out;
         stick = Py_XNewRef(PyDict_GetItemWithError(self->sticky, topic));
         if (stick == NULL) goto check;
-        if (lane_know_stick(self, stick) < 0) {
-            PyErr_Clear();
-            goto out;
-        }
+        if ((PyObject *)Py_TYPE(stick) != self->stick_type) goto out;
         PyObject *p = SLOT(stick, self->off_stick_partition), *n = SLOT(stick, self->off_stick_produced);
         PyObject *u = SLOT(stick, self->off_stick_until);
         if (p == NULL || n == NULL || u == NULL || !PyFloat_CheckExact(u)) goto out;
@@ -424,19 +404,9 @@ lane_produce(Lane *self, PyObject *const *given)
     }
     batch = PySequence_GetItem(queue, depth - 1);
     if (batch == NULL) goto fail;
-    PyObject *messages = SLOT(batch, self->off_messages), *bytes_obj = SLOT(batch, self->off_bytes);
-    PyObject *full = SLOT(batch, self->off_full), *payload = SLOT(batch, self->off_payload);
-    PyObject *attempts = SLOT(batch, self->off_attempts), *extra_obj = SLOT(batch, self->off_extra);
-    if (messages == NULL || !PyList_CheckExact(messages) || bytes_obj == NULL || !PyLong_CheckExact(bytes_obj)
-        || full != Py_False || payload != Py_None || attempts == NULL || !PyLong_CheckExact(attempts)
-        || extra_obj == NULL || !PyLong_CheckExact(extra_obj))
-        goto out;
-    Py_ssize_t extra = PyLong_AsSsize_t(extra_obj); /* records beyond one per entry (ArrowRows) */
-    if (extra < 0) goto check;
-    if (PyObject_IsTrue(attempts)) goto out;
-    Py_ssize_t batch_bytes = PyLong_AsSsize_t(bytes_obj);
-    if (batch_bytes < 0) goto check;
-    if (PyList_GET_SIZE(messages) && batch_bytes + size > self->batch_size) goto out;
+    if (!PyObject_TypeCheck(batch, &OpenBatchType)) goto out;
+    OpenBatch *open = (OpenBatch *)batch;
+    if (open_batch_room(open, size, self->batch_size) != BATCH_ROOM) goto out; /* the Python path opens one */
 
     /* Every test passed: the moves of admit and Accumulator.append. */
     if (self->now_monotonic) { /* one clock read for the enqueueing time and, when 0, the timestamp */
@@ -455,29 +425,18 @@ lane_produce(Lane *self, PyObject *const *given)
     msg = pending_make(&PendingType, fields);
     if (msg == NULL) goto fail;
     if (((Pending *)msg)->size != size) goto out; /* cannot be: the same sum */
-    PyObject *new_bytes = PyLong_FromSsize_t(batch_bytes + size);
-    if (new_bytes == NULL) goto fail;
     if (stick != NULL) {
         PyObject *n = PyLong_FromSsize_t(produced + size);
-        if (n == NULL) {
-            Py_DECREF(new_bytes);
-            goto fail;
-        }
+        if (n == NULL) goto fail;
         Py_SETREF(SLOT(stick, self->off_stick_produced), n);
     }
-    if (PyList_Append(messages, msg) < 0) {
-        Py_DECREF(new_bytes);
-        goto fail;
-    }
-    tally->outstanding = outstanding + 1;
-    tally->buffered_bytes = buffered + charge;
+    if (PyList_Append(open->messages, msg) < 0) goto fail;
+    tally->outstanding += 1;
+    tally->buffered_bytes += charge;
     tally->queued += 1;
-    Py_SETREF(SLOT(batch, self->off_bytes), new_bytes);
-    done = 1;
-    if (PyList_GET_SIZE(messages) + extra >= self->batch_count || batch_bytes + size >= self->batch_size) {
-        Py_SETREF(SLOT(batch, self->off_full), Py_NewRef(Py_True));
-        done = 2; /* filled: the sender looks now */
-    }
+    tally->served[SERVED_LANE] += 1;
+    /* filled: the sender looks now */
+    done = open_batch_joined(open, size, self->batch_size, self->batch_count) == BATCH_FILLED ? 2 : 1;
     goto out;
 check:
     if (PyErr_Occurred()) goto fail;

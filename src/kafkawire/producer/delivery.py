@@ -7,7 +7,7 @@ interceptors takes the fast way: one `DeliveredReports` event for the whole batc
 objects are made when served, by `serve_delivered` (C twin ``kafkawire._native.serve_delivered``).
 A batch whose records share one `BatchDeliveryCallback` is reported by one call of it, with no
 `Message` at all (the Arrow writer's reports: one per produced batch, not per record).
-The buffer charge of a record (`buffer_charge`) is defined here, next to those who free it.
+Each report frees its record's buffer charge (core/lane_state.py `buffer_charge`) once served.
 """
 
 from __future__ import annotations
@@ -32,22 +32,12 @@ from ..client.dropped import forwarded
 from ..client.executor import CallbackExecutor
 from ..core.accumulator import Pending, expanded
 from ..core.kafka_error import KafkaError, KafkaException
+from ..core.lane_state import buffer_charge
 from ..native import native
 from .batch_stats import BatchStats
 from .interceptors import InterceptorChain
 
-# What one queued record costs beyond its bytes: the PendingMessage, its report Message, the queued
-# callback and its release hook (measured on CPython 3.11: about 600 bytes).
-RECORD_OVERHEAD = 640
 Release = Callable[[int, int], None]  # (records, their buffer charge): room freed once reported
-
-
-def buffer_charge(size: int, overhead: int = RECORD_OVERHEAD) -> int:
-    """The buffer room a record of ``size`` bytes takes until its report is served: its bytes twice
-    (as given, kept for the report, and encoded in its batch) plus the Python objects around it, so
-    that ``queue.buffering.max.kbytes`` bounds the memory the producer really holds. (The C loops
-    of ``_native`` free the same; tests/unit/test_native.py holds them equal.)"""
-    return 2 * size + overhead
 
 
 def serve_delivered(
@@ -58,7 +48,6 @@ def serve_delivered(
     create_time: int,
     now: float,
     message_type: type[Message],
-    overhead: int,
     forward: Any = None,
     target: Any = None,
 ) -> tuple[int, int, int, BaseException | None]:
@@ -83,7 +72,7 @@ def serve_delivered(
                 callback = target
                 if callback is None:  # counted as served: its room was not freed when answered
                     served += 1
-                    charge += buffer_charge(m.size, overhead)
+                    charge += buffer_charge(m.value)
                     continue
             report = new(message_type)
             report._topic = m.topic
@@ -99,14 +88,14 @@ def serve_delivered(
             report._leader_epoch = None
             report._delivery_count = None
             served += 1
-            charge += buffer_charge(m.size, overhead)
+            charge += buffer_charge(m.value)
             callback(None, report)
     except BaseException as exc:  # returned: the caller keeps its books, then raises it
         return i, served, charge, exc
     return i, served, charge, None
 
 
-def tally_delivered(messages: list[Pending], overhead: int) -> tuple[int, int, int, list[int]]:
+def tally_delivered(messages: list[Pending]) -> tuple[int, int, int, list[int]]:
     """A delivered batch's bookkeeping in one pass: its value bytes (statistics), how many records
     have no callback and the buffer charge they free now, and the indexes of those with a future.
     The twin of ``kafkawire._native.tally_delivered``."""
@@ -119,11 +108,11 @@ def tally_delivered(messages: list[Pending], overhead: int) -> tuple[int, int, i
             with_future.append(i)
         if m.callback is None:
             freed += 1
-            charge += buffer_charge(m.size, overhead)
+            charge += buffer_charge(m.value)
     return value_bytes, freed, charge, with_future
 
 
-def tally_shared(messages: list[Pending], callback: Any, overhead: int) -> tuple[int, int] | None:
+def tally_shared(messages: list[Pending], callback: Any) -> tuple[int, int] | None:
     """A batch whose every record has ``callback``, no future, one topic and one partition: its
     value bytes (statistics) and the buffer charge of all its records; None when a record differs.
     The twin of ``kafkawire._native.tally_shared``."""
@@ -141,7 +130,7 @@ def tally_shared(messages: list[Pending], callback: Any, overhead: int) -> tuple
             return None
         if m.value is not None:
             value_bytes += len(m.value)
-        charge += buffer_charge(m.size, overhead)
+        charge += buffer_charge(m.value)
     return value_bytes, charge
 
 
@@ -201,7 +190,6 @@ class DeliveredReports:
             TIMESTAMP_CREATE_TIME,
             self.now,
             Message,
-            RECORD_OVERHEAD,
             forward,
             target,
         )
@@ -298,7 +286,7 @@ class Deliveries:
                         m.future.set_result(metadata)
                     else:
                         m.future.set_exception(exc)
-            charge = buffer_charge(m.size)
+            charge = buffer_charge(m.value)
             if m.callback is None or (error is None and self._only_errors):
                 freed += 1
                 freed_bytes += charge
@@ -353,7 +341,7 @@ class Deliveries:
         first = messages[0].callback if messages else None
         if (callee := taker(first)) is None:
             return None
-        whole = tally(messages, first, RECORD_OVERHEAD)
+        whole = tally(messages, first)
         if whole is not None:
             return [(0, len(messages) + extra, callee, whole)]
         if extra:
@@ -365,7 +353,7 @@ class Deliveries:
             stop = start + sum(1 for _ in group)
             shared = callbacks[start]
             callee = taker(shared)
-            if callee is None or (counted := tally(messages[start:stop], shared, RECORD_OVERHEAD)) is None:
+            if callee is None or (counted := tally(messages[start:stop], shared)) is None:
                 return None
             runs.append((start, stop, callee, counted))
             start = stop
@@ -375,7 +363,7 @@ class Deliveries:
         """A delivered batch: futures completed here (on the IO thread), callbacks queued as one
         `DeliveredReports` event, buffer room of records without a callback freed at once."""
         tally = tally_delivered if native is None else native.tally_delivered
-        value_bytes, freed, freed_bytes, with_future = tally(messages, RECORD_OVERHEAD)
+        value_bytes, freed, freed_bytes, with_future = tally(messages)
         self.delivered_count += len(messages)
         self.delivered_bytes += value_bytes
         for i in with_future:
@@ -384,7 +372,7 @@ class Deliveries:
             ts = (TIMESTAMP_LOG_APPEND_TIME, append_time) if append_time != -1 else (TIMESTAMP_CREATE_TIME, m.timestamp)
             m.future.set_result(_metadata(m, base_offset + i if base_offset >= 0 else -1, ts))
         if freed < len(messages) and self._only_errors:
-            freed, freed_bytes = len(messages), sum(buffer_charge(m.size) for m in messages)
+            freed, freed_bytes = len(messages), sum(buffer_charge(m.value) for m in messages)
         elif freed < len(messages):
             event = DeliveredReports(self, messages, base_offset, append_time, now)
             self.executor.put(event, (), event.release)

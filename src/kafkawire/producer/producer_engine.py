@@ -28,23 +28,24 @@ from ..client import queue_log
 from ..client.executor import CallbackExecutor
 from ..client.network_client import Client
 from ..client.telemetry import MetricsPusher, resource_attributes
-from ..core.accumulator import Accumulator, Pending, ProducerBatch
+from ..core.accumulator import Accumulator, Pending
 from ..core.idempotence import Idempotence
 from ..core.kafka_error import KafkaError, KafkaException
-from ..core.lane_state import new_lane_state
+from ..core.lane_state import LANE_SLOTS, new_lane_state
 from ..core.partitioners import (
     BUILTIN_PARTITIONERS,
     KEY_HASH_NONE,
     KEYLESS_STICKY,
     KeyedPartitions,
     TimedStickyPartitioner,
+    _Stick,
     choose_partition,
     resolve_partitioner,
 )
 from ..core.transactions import Call
 from ..native import native
 from ..records import HEADER_GAP, WIDEST_GAP, record_size_widest
-from .delivery import RECORD_OVERHEAD, Deliveries
+from .delivery import Deliveries
 from .inputs import INT32_MAX, INT64_MAX, Prepared, check_fields, check_topic, to_bytes, to_headers
 from .interceptors import InterceptorChain
 from .pending import PendingMessage
@@ -81,6 +82,8 @@ class ProducerEngine:
         # The counters (records not yet reported, their charge), the open batches and the fatal error,
         # shared with the C lane (core/lane_state.py).
         self.state = new_lane_state()
+        self.state.max_messages = conf.queue_buffering_max_messages  # 0: no limit on the count
+        self.state.max_bytes = conf.queue_buffering_max_kbytes * 1024
         self.acc = Accumulator(
             state=self.state,
             batch_size=conf.batch_size,
@@ -95,8 +98,6 @@ class ProducerEngine:
         self._keyless_sticky = self._partitioner in KEYLESS_STICKY
         builtin = self._partitioner in BUILTIN_PARTITIONERS.values()
         self._keyed = KeyedPartitions(self._partitioner) if builtin else None  # remembered key hashes
-        self._max_messages = conf.queue_buffering_max_messages  # 0: no limit on the count
-        self._max_buffer_bytes = conf.queue_buffering_max_kbytes * 1024
         self._max_record_bytes = conf.message_max_bytes
         self._legal_topics: set[str] = set()  # topic names already checked legal
         self._now = self.client.engine.now
@@ -168,26 +169,29 @@ class ProducerEngine:
         # Not for transactions.
         self.lane: Any = None
         if native is not None and self.txn is None:
-            self.lane = native.ProduceLane(
-                self.state,
-                self._sticky.topics if self._keyless_sticky else None,
-                None if self._keyed is None else self._keyed.maps,
-                KEY_HASH_NONE if self._keyed is None else self._keyed.key_hash,
-                self._legal_topics,
-                self.client.metadata,
-                self.sender.wake,
-                self.lock,
-                self._now,
-                conf.on_delivery,
-                ProducerBatch,
-                self._max_messages,
-                self._max_buffer_bytes,
-                self._max_record_bytes,
-                RECORD_OVERHEAD,
-                conf.batch_size,
-                conf.batch_num_messages,
-                self.acc.room,
-            )
+            try:  # a slot LANE_SLOTS names that is none fails here, the IO thread stopped
+                self.lane = native.ProduceLane(
+                    self.state,
+                    self._sticky.topics if self._keyless_sticky else None,
+                    None if self._keyed is None else self._keyed.maps,
+                    KEY_HASH_NONE if self._keyed is None else self._keyed.key_hash,
+                    self._legal_topics,
+                    self.client.metadata,
+                    self.sender.wake,
+                    self.lock,
+                    self._now,
+                    conf.on_delivery,
+                    _Stick,
+                    *LANE_SLOTS["_Stick"],
+                    *LANE_SLOTS["ClusterView"],
+                    self._max_record_bytes,
+                    conf.batch_size,
+                    conf.batch_num_messages,
+                    self.acc.room,
+                )
+            except BaseException:
+                self.close()
+                raise
         # As librdkafka: the cluster is contacted at once (the brokers' metadata, or the producer id
         # when idempotent), so the first record does not wait for it and an unreachable cluster is
         # reported through error_cb before anything is produced.
@@ -232,6 +236,11 @@ class ProducerEngine:
         msg = PendingMessage(topic, partition, key_b, value_b, hdrs, timestamp, callback, future, now)
         with self.lock:
             wake = self.admit(msg, self.client.metadata.partition_counts.get(topic, 0), now)
+            # The path that served it (core/lane_state.py SERVED_PATHS): a plain record the C lane left, or not.
+            if hdrs is None and key_b is key and value_b is value:
+                self.state.twin_served += 1
+            else:
+                self.state.slow_served += 1
         if wake:
             self.sender.wake()
 
@@ -247,12 +256,9 @@ class ProducerEngine:
             and (wide := record_size_widest(msg.key, msg.value, headers)) > most
         ):
             raise KafkaException(_too_large(wide, most))  # librdkafka's measure, as confluent-kafka refuses
-        charge = size + size + RECORD_OVERHEAD  # buffer_charge(size), inline: it runs per record
-        state, limit = self.state, self._max_messages
-        if (not limit or state.outstanding < limit) and state.buffered_bytes + charge <= self._max_buffer_bytes:
-            state.outstanding += 1
-            state.buffered_bytes += charge
-        else:
+        value = msg.value
+        charge = 0 if value is None else len(value)  # buffer_charge(value), inline: it runs per record
+        if not self.state.take_room(charge):
             # What was admitted before must be on its way while this waits, or no report frees
             # room: the bulk paths' gathered runs handed over, the sender woken now, not after.
             if runs:
@@ -387,8 +393,10 @@ class ProducerEngine:
                     wake = wake or bool(filled)
                     if index == stop:
                         break
+                    msg = record(index)
                     try:
-                        wake = self.admit(record(index), count, now) or wake
+                        wake = self.admit(msg, count, now) or wake
+                        self._served(msg.headers)
                     except KafkaException as exc:
                         refused.append((index, exc.args[0]))
                     except BufferError:
@@ -428,6 +436,7 @@ class ProducerEngine:
                 msg = PendingMessage(topic, part, key, value, headers, timestamp, cb, None, now)
                 try:
                     wake = admit(msg, count, now, runs) or wake
+                    self._served(headers)
                 except KafkaException as exc:
                     refused.append((handle, exc.args[0]))
                 except BufferError:
@@ -441,6 +450,14 @@ class ProducerEngine:
             self.sender.wake()
         return index, index < stop
 
+    def _served(self, headers: Any) -> None:
+        """Count a record the bulk paths' Python admission queued (under ``lock``): plain (the C
+        loop's twin) when it has no headers, its values being bytes by now."""
+        if headers is None:
+            self.state.twin_served += 1
+        else:
+            self.state.slow_served += 1
+
     def _hand_over(self, topic: str, runs: dict[int, list[Pending]], now: float) -> bool:
         """Move the records `admit` gathered in ``runs`` into the accumulator (under ``lock``);
         True when the sender should look now."""
@@ -453,7 +470,7 @@ class ProducerEngine:
     def _wait_for_room(self, charge: int) -> None:
         """Take buffer room for a record when the fast check found none (under ``lock``): wait up to
         ``max.block.ms`` (`Room.take`), else `BufferError`."""
-        self.room.take(self.state, charge, self._max_messages, self._max_buffer_bytes, self.conf.max_block_ms / 1000)
+        self.room.take(self.state, charge, self.conf.max_block_ms / 1000)
 
     def reported(self) -> bool:
         """Every record produced so far has been reported (what flush() and close() wait for)."""
@@ -553,4 +570,4 @@ class ProducerEngine:
         self.client.close()
 
 
-__all__ = ["RECORD_OVERHEAD", "ProducerEngine", "refuse_rest"]
+__all__ = ["ProducerEngine", "refuse_rest"]

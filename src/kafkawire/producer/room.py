@@ -29,12 +29,12 @@ class Room:
         self._space.notify_all()
         return self._waiters > 0
 
-    def take(self, counts: Any, charge: int, limit: int, most: int, block: float) -> None:
-        """Take room for a record (under the lock): wait up to ``block`` s while the buffer holds
-        ``limit`` records (0: no limit) or ``charge`` more bytes would pass ``most``, serving
-        reports in poll mode (only that frees a callback's room); else `BufferError`."""
+    def take(self, counts: Any, charge: int, block: float) -> None:
+        """Take room for a record (under the lock): wait up to ``block`` s while the buffer has none
+        (``counts.take_room``, the lane state's rule), serving reports in poll mode (only that frees
+        a callback's room); else `BufferError`."""
         deadline = time.monotonic() + block
-        while (limit > 0 and counts.outstanding >= limit) or counts.buffered_bytes + charge > most:
+        while not counts.take_room(charge):
             remaining = deadline - time.monotonic()
             if block == 0 or remaining <= 0:
                 raise BufferError("Local: Queue full")
@@ -46,8 +46,6 @@ class Room:
                     self.wait(remaining)
                 finally:
                     self._lock.acquire()
-        counts.outstanding += 1
-        counts.buffered_bytes += charge
 
     def wait(self, timeout: float | None) -> None:
         """Until some room is freed or ``timeout`` s passed (None: no limit), serving reports in

@@ -5,7 +5,9 @@ What a fetch answer can hold, and what this module does with it:
 - batches that start before the offset asked (a compressed batch is sent whole): records before
   ``start`` are skipped;
 - an incomplete batch at the end (the size limit cut it): `decode_batches` drops it and the next
-  fetch starts there; a batch larger than the limit doubles the limit for the next request;
+  fetch starts there; a batch larger than the limit doubles the limit for the next request, up to
+  256 MiB, past which the read fails with MSG_SIZE_TOO_LARGE (core/fetch_verdict.py, the rules the
+  consumer's fetcher follows too);
 - control batches (transaction markers): never data; under read_committed they decide whether a
   producer's held batches are released or dropped (`core.read_committed.CommittedFilter`, which reads
   the raw log), and the read goes on past ``end`` until every transaction with records below
@@ -31,6 +33,7 @@ from typing import Any
 from ..client import routers
 from ..client.driver import Operation, wait
 from ..client.network_client import Client
+from ..core.fetch_verdict import FetchVerdict, larger_limit, part_of_one_batch, partition_answered, too_large
 from ..core.kafka_error import KafkaError, KafkaException
 from ..core.policy.fetch import FETCH as FETCH_POLICY
 from ..core.read_committed import CommittedFilter
@@ -121,30 +124,46 @@ class _RangeReader:
         while offset < end or (wait_markers and filt is not None and filt.holding):
             data = self._fetch(offset, after=pause)
             pause = 0.0
-            code = 0 if data is None else data.error_code
-            if code == ec.OFFSET_OUT_OF_RANGE:
-                moved = self._out_of_range(offset)
-                if moved is None:
-                    return
-                offset, self._stalled_since = moved, time.monotonic()
-                continue
-            raw = b"" if data is None else (data.records or b"")
+            code = None if data is None else data.error_code  # (the driver fails any other error)
+            raw = b"" if data is None or code else (data.records or b"")
+            batches: list[RecordBatch] = []
+            damage: DecodeError | None = None
             try:
                 # Past ``end`` only markers matter, to release what read_committed holds.
                 # A caller's records_of decodes the records itself (lazy): Arrow columns need no Records.
                 lazy = self.records_of is not None
                 batches = decode_batches(raw, lazy=lazy, end_offset=end if filt is None else None) if raw else []
-            except DecodeError as exc:  # a bit flipped on the way, or a broken broker: ask again
+            except DecodeError as exc:
+                damage = exc
+            # The fetch rules the consumer's fetcher follows too (core/fetch_verdict.py).
+            verdict = partition_answered(
+                code,
+                damage,
+                check_crcs=True,
+                preferred_replica=-1,
+                node=-1,
+                partial=part_of_one_batch(raw, len(batches)),
+            )
+            if verdict is FetchVerdict.OUT_OF_RANGE:
+                moved = self._out_of_range(offset)
+                if moved is None:
+                    return
+                offset, self._stalled_since = moved, time.monotonic()
+                continue
+            if damage is not None:  # a bit flipped on the way, or a broken broker: ask again
                 self._last_error = KafkaError(
-                    KafkaError._BAD_MSG, f"Fetch {self.topic}[{self.partition}] at {offset}: {exc}"
+                    KafkaError._BAD_MSG, f"Fetch {self.topic}[{self.partition}] at {offset}: {damage}"
                 )
                 pause = self.settings.backoff
                 continue
+            if verdict is FetchVerdict.TOO_LARGE:  # ask for more next time, while the limit can grow
+                larger = larger_limit(self.max_bytes, MAX_PARTITION_MAX_BYTES)
+                if larger is None:
+                    raise KafkaException(too_large(self.topic, self.partition, offset))
+                self.max_bytes = larger
+                continue
             if not batches:
                 high_watermark = -1 if data is None else data.high_watermark
-                if raw:  # one batch larger than the limit: ask for more next time
-                    self.max_bytes = min(self.max_bytes * 2, MAX_PARTITION_MAX_BYTES)
-                    continue
                 if offset >= high_watermark >= 0 or data is None:
                     if self.to_log_end and end > offset:  # caught up: the range ends here
                         end = offset

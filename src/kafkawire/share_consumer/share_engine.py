@@ -349,14 +349,17 @@ class ShareFetchEngine:
 
 def _acquired(part: Any, tp: TP) -> tuple[list[Message], list[int]]:
     """The partition's records at its acquired offsets (each with its delivery count), and the
-    acquired offsets that hold no record the application sees (control records, compacted)."""
+    acquired offsets within the answer's whole batches that hold no record the application sees
+    (control records, compacted)."""
     counts = acquired_offsets(part.acquired_records)
     if not counts:
         return [], []
     out: list[Message] = []
+    covered = min(counts)  # the answer's whole batches end here
     if part.records:
         try:
             for batch in decode_batches(part.records, lazy=True):
+                covered = max(covered, batch.next_offset)
                 if batch.is_control:
                     continue
                 for m in messages_of(batch, min(counts), tp[0], tp[1]):
@@ -367,4 +370,7 @@ def _acquired(part: Any, tp: TP) -> tuple[list[Message], list[int]]:
         except DecodeError:
             return [], []  # left acquired: the broker releases them when the lock times out
     seen = {m._offset for m in out}
-    return out, [o for o in sorted(counts) if o not in seen]
+    # Offsets past the whole batches (the answer held part of a batch: too large, core/fetch_verdict.py)
+    # are no gaps: acknowledged as such their records would be lost. Left acquired, the broker
+    # releases them when their lock times out.
+    return out, [o for o in sorted(counts) if o not in seen and o < covered]

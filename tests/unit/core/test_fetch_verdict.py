@@ -5,7 +5,16 @@ from __future__ import annotations
 
 import pytest
 
-from kafkawire.core.fetch_verdict import FAILURES, REFRESHES, FetchVerdict, partition_answered, request_failed
+from kafkawire.core.fetch_verdict import (
+    FAILURES,
+    REFRESHES,
+    FetchVerdict,
+    larger_limit,
+    part_of_one_batch,
+    partition_answered,
+    request_failed,
+    too_large,
+)
 from kafkawire.core.kafka_error import KafkaError
 from kafkawire.protocol import error_codes as ec
 from kafkawire.protocol.primitives import DecodeError
@@ -113,3 +122,33 @@ def test_only_failures_back_off_and_only_stale_routes_refresh() -> None:
             FetchVerdict.RECORDS,
         }
     )
+
+
+# --- an answer holding part of one batch (too large): the rule all three fetchers follow -----------
+
+
+def test_part_of_one_batch_is_records_and_no_whole_batch() -> None:
+    assert part_of_one_batch(b"\x00" * 30, 0)
+    assert not part_of_one_batch(b"\x00" * 30, 1)  # a whole batch (a control one too) and a cut tail
+    assert not part_of_one_batch(b"", 0) and not part_of_one_batch(None, 0)
+
+
+def test_part_of_one_batch_is_too_large_unless_something_else_decides() -> None:
+    assert partition_answered(0, None, check_crcs=False, preferred_replica=-1, node=1, partial=True) is (
+        FetchVerdict.TOO_LARGE
+    )
+    for code, verdict in ((ec.OFFSET_OUT_OF_RANGE, FetchVerdict.OUT_OF_RANGE), (None, FetchVerdict.NOTHING_NEW)):
+        assert partition_answered(code, None, check_crcs=False, preferred_replica=-1, node=1, partial=True) is verdict
+    damaged = partition_answered(0, DecodeError("cut"), check_crcs=False, preferred_replica=-1, node=1, partial=True)
+    assert damaged is FetchVerdict.REPORT
+
+
+def test_the_limit_doubles_up_to_the_ceiling_then_the_record_is_too_large() -> None:
+    """librdkafka's rd_kafka_msgset_reader_run: twice the bytes next time; none left to grow: told."""
+    limits = [1 << 20]
+    while (larger := larger_limit(limits[-1], 5 << 20)) is not None:
+        limits.append(larger)
+    assert limits == [1 << 20, 2 << 20, 4 << 20, 5 << 20]
+    error = too_large("t", 3, 42)
+    assert error.code() == KafkaError.MSG_SIZE_TOO_LARGE
+    assert "offset 42 might be too large to fetch" in error.str() and "t [3]" in error.str()
