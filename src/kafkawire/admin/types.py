@@ -123,7 +123,7 @@ class NewTopic:
         num_partitions: int = -1,
         replication_factor: int = -1,
         replica_assignment: list[list[int]] | None = None,
-        config: Mapping[str, str] | None = _NOT_GIVEN,  # type: ignore[assignment]
+        config: Mapping[str, str] | None = _NOT_GIVEN,
     ) -> None:
         if not isinstance(topic, str):
             raise TypeError(f"argument 1 must be str, not {type(topic).__name__}")
