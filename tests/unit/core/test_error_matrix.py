@@ -7,7 +7,16 @@ import importlib.util
 from pathlib import Path
 from types import ModuleType
 
-from kafkawire.core import consumer_group, fetch_session, group, share_group, share_session, telemetry, transactions
+from kafkawire.core import (
+    consumer_group,
+    fetch_session,
+    group,
+    idempotence,
+    share_group,
+    share_session,
+    telemetry,
+    transactions,
+)
 from kafkawire.core.policy import Action, ErrorPolicy, Meanings, Policy
 from kafkawire.protocol import error_codes as ec
 
@@ -37,6 +46,7 @@ def test_every_family_table_is_a_policy() -> None:
         telemetry.PUSH_ERRORS,
         telemetry.SUBSCRIPTION_ERRORS,
         transactions.FAILURES,
+        idempotence.INIT_ERRORS,
     ]
     found = {id(p) for _, p in _generator().policies()}
     for table in tables:
