@@ -44,6 +44,10 @@ def _setup(bootstrap: str) -> tuple[list[str], str]:
         asynchronous=False,
     )
     c.close()
+    for other in ("z", "m"):  # two more groups with offsets, named to sort apart from the first
+        c = confluent_kafka.Consumer({"bootstrap.servers": bootstrap, "group.id": f"{group}-{other}"})
+        c.commit(offsets=[confluent_kafka.TopicPartition(topics[0], 0, 1)], asynchronous=False)
+        c.close()
     return topics, group
 
 
@@ -86,6 +90,11 @@ def _orders(module: Any, admin_module: Any, bootstrap: str, topics: list[str], g
     out["list_consumer_group_offsets.asked"] = _tps(some[group].result(30).topic_partitions)
     offsets = admin.list_offsets({tp(topics[0], i): admin_module.OffsetSpec.latest() for i in SHUFFLED})
     out["list_offsets.keys"] = [(k.topic, k.partition) for k in offsets]
+    ours_groups = {group, f"{group}-z", f"{group}-m"}
+    listed = admin.list_consumer_groups().result(30)
+    out["list_consumer_groups.valid"] = [g.group_id for g in listed.valid if g.group_id in ours_groups]
+    described = admin.describe_consumer_groups([f"{group}-z", group, f"{group}-m"])
+    out["describe_consumer_groups.keys"] = _keys(described)
     consumer = module.Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False})
     out["consumer.committed"] = _tps(consumer.committed(asked, timeout=30))
     times = [tp(topics[0], i, 1_700_000_000_000 + i) for i in SHUFFLED]
