@@ -739,7 +739,7 @@ def test_produce_batch_where_we_differ_on_purpose() -> None:
 # --- AIOProducer: the same checks --------------------------------------------------------------
 
 
-@pytest.mark.parametrize("value", ["abc", -5, 1.5])
+@pytest.mark.parametrize("value", ["abc", -5, None])
 def test_aio_producer_checks_max_block_ms_like_every_option(value: Any) -> None:
     with pytest.raises(KafkaException) as exc:
         kafkawire.AIOProducer({"bootstrap.servers": UNREACHABLE, "max.block.ms": value})

@@ -68,6 +68,12 @@ def _check_list(
     return value
 
 
+def _wire_configs(config: Mapping[Any, Any]) -> list[dict[str, Any]]:
+    """Config entries as the wire carries them: every name and value as its ``str()`` (an int, a
+    bool, None too), as confluent-kafka hands them to librdkafka."""
+    return [{"name": str(k), "value": str(v)} for k, v in config.items()]
+
+
 def _no_duplicates(keys: Iterable[Any], what: str) -> None:
     seen: set[Any] = set()
     for key in keys:

@@ -16,7 +16,7 @@ from ..protocol.apis import (
     INCREMENTAL_ALTER_CONFIGS,
 )
 from ..protocol.codec import Struct
-from .base import AdminBase, _check_list, _controller_unless, _error, _failed, _no_duplicates
+from .base import AdminBase, _check_list, _controller_unless, _error, _failed, _no_duplicates, _wire_configs
 from .types import (
     CONFIG_WIRE_TYPE,
     AlterConfigOpType,
@@ -100,7 +100,7 @@ class ConfigCalls(AdminBase):
                     {
                         "resource_type": CONFIG_WIRE_TYPE[r.restype],
                         "resource_name": r.name,
-                        "configs": [{"name": k, "value": v} for k, v in r.set_config_dict.items()],
+                        "configs": _wire_configs(r.set_config_dict),
                     }
                     for r in keys
                 ],

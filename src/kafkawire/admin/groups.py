@@ -127,7 +127,8 @@ class GroupCalls(AdminBase):
                     if wanted_types is not None and g.get("group_type") and kind not in wanted_types:
                         continue
                     valid[g.group_id] = ConsumerGroupListing(g.group_id, g.protocol_type == "", state, kind)
-            result.set_result(ListConsumerGroupsResult(list(valid.values()), errors))
+            # by group id, whatever order the brokers answered in, as librdkafka merges them
+            result.set_result(ListConsumerGroupsResult([valid[g] for g in sorted(valid)], errors))
 
         self._per_broker(request_s, body, LIST_GROUPS).add_done_callback(combine)
         return result

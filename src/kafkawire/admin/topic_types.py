@@ -22,11 +22,11 @@ class Uuid:
 
     def __init__(self, most_significant_bits: int, least_significant_bits: int) -> None:
         for bits in (most_significant_bits, least_significant_bits):
-            if isinstance(bits, bool) or not isinstance(bits, int):
+            if not isinstance(bits, int):  # (a bool is an int: 0 or 1, as the C extension reads it)
                 raise TypeError(f"'{type(bits).__name__}' object cannot be interpreted as an integer")
             if not -(2**63) <= bits < 2**63:
                 raise OverflowError("int too big to convert")
-        self._bits = (most_significant_bits, least_significant_bits)
+        self._bits = (int(most_significant_bits), int(least_significant_bits))
 
     @classmethod
     def from_uuid(cls, value: uuid.UUID) -> Uuid:

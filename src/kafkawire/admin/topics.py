@@ -34,6 +34,7 @@ from .base import (
     _no_duplicates,
     _tp,
     _unless_failed_with,
+    _wire_configs,
 )
 from .topic_types import ElectionType, TopicCollection, TopicDescription, TopicPartitionInfo, Uuid
 from .types import (
@@ -302,8 +303,7 @@ def _create_topic_entry(t: NewTopic) -> dict[str, Any]:
         "num_partitions": t.num_partitions,
         "replication_factor": t.replication_factor,
         "assignments": [],
-        # values other than str are sent as their str(), as confluent-kafka does
-        "configs": [{"name": k, "value": v if v is None else str(v)} for k, v in (t.config or {}).items()],
+        "configs": _wire_configs(t.config or {}),
     }
     if t.replica_assignment is not None:
         # Kafka wants -1 for both counts when replicas are placed explicitly.

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import enum
 import functools
-import operator
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
 from ..base import model
-from ..core.kafka_error import KafkaError
+from ..core.kafka_error import KafkaError, c_int
 
 __all__ = [
     "AlterConfigOpType",
@@ -95,11 +94,14 @@ class IsolationLevel(_Ordered):
 
 
 def _int_arg(value: Any, what: str) -> int:
-    """An int as the C extension takes it: bools and ints, never str or float."""
+    """An int as the C extension takes it: bools and ints, never str or float; 32 bits."""
     try:
-        return operator.index(value)
+        return c_int(value)
     except TypeError:
         raise TypeError(f"{what}: '{type(value).__name__}' object cannot be interpreted as an integer") from None
+
+
+_NOT_GIVEN: Any = object()  # (an argument left out, told from None given)
 
 
 def _check_assignment(assignment: Any, what: str) -> list[list[int]] | None:
@@ -123,11 +125,13 @@ class NewTopic:
         num_partitions: int = -1,
         replication_factor: int = -1,
         replica_assignment: list[list[int]] | None = None,
-        config: Mapping[str, str] | None = None,
+        config: Mapping[str, str] | None = _NOT_GIVEN,
     ) -> None:
         if not isinstance(topic, str):
             raise TypeError(f"argument 1 must be str, not {type(topic).__name__}")
-        if config is not None and not isinstance(config, Mapping):
+        if config is _NOT_GIVEN:
+            config = None
+        elif not isinstance(config, Mapping):  # (None given is refused too, as the C extension does)
             raise TypeError("config must be a dict of strings")
         self.topic = topic
         self.num_partitions = _int_arg(num_partitions, "num_partitions")
@@ -152,6 +156,8 @@ class NewTopic:
         return hash(self._key())
 
     def __repr__(self) -> str:
+        if self.num_partitions == -1:
+            return f"NewTopic(topic={self.topic})"
         return f"NewTopic(topic={self.topic},num_partitions={self.num_partitions})"
 
     __str__ = __repr__

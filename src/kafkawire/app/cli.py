@@ -308,7 +308,7 @@ def _topics(args: argparse.Namespace) -> int:
                         print(f"kafkawire topics: --config expects KEY=VALUE, got {item!r}", file=sys.stderr)
                         return 2
                     config[key] = value
-                topic = NewTopic(args.name, args.partitions, args.replication_factor, config=config or None)
+                topic = NewTopic(args.name, args.partitions, args.replication_factor, config=config)
                 futures = admin.create_topics([topic], request_timeout=args.timeout, validate_only=args.validate_only)
                 futures[args.name].result()
                 print(f"{'validated' if args.validate_only else 'created'} topic {args.name}")

@@ -122,7 +122,7 @@ def cluster_metadata_from(
                 pid: PartitionMetadata(
                     p.partition, p.leader, list(p.replicas), list(p.isr), _error_or_none(p.error_code)
                 )
-                for pid, p in info.partitions.items()
+                for pid, p in sorted(info.partitions.items())  # librdkafka sorts them by id
             },
             _error_or_none(info.error_code),
         )

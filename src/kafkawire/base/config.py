@@ -9,7 +9,6 @@ the value and what is allowed; a sensitive option's value never appears in an er
 from __future__ import annotations
 
 import copy
-import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -17,15 +16,14 @@ from typing import Any
 
 from ..core.kafka_error import KafkaError, KafkaException
 
-# What each kind accepts:
-#   int, float  a number or a numeric string, within low..high
-#   bool        True/False, 0/1, or "true"/"false"/"t"/"f"/"1"/"0" (librdkafka's spellings)
-#   str         a string; None too when the default is None (meaning "not set")
+# What each kind accepts (every kind but callable and object as the value's str(), which is all
+# librdkafka sees of it under confluent-kafka: a UUID, a Decimal, 5, True are "...", "5", "True"):
+#   int, float  librdkafka's strtol/strtod of it (leading number read, the rest ignored), in range
+#   bool        "true"/"false"/"t"/"f"/"1"/"0", any case (so True, False, 1, 0 too)
+#   str         a string; None for "not set" (the default)
 #   enum        one of ``choices``, case-insensitive, stored lower-case
 #   callable    a Python callable, or None for "no callback"
-#   list        a list/tuple, or a comma-separated string (split, blanks dropped)
-# Every kind but callable and object also takes any other object as its str() (a UUID, a Decimal,
-# a numpy integer), which is all librdkafka ever sees of it under confluent-kafka.
+#   list        a list/tuple, or a comma-separated string (split, blanks dropped); None: empty
 #   object      anything; ``validate`` decides
 # ``validate`` runs on the coerced value and returns the value to store; it raises ValueError
 # with a message saying what is allowed. The caller prefixes the key and the value (hidden for
@@ -46,6 +44,11 @@ class Option:
     validate: Callable[[Any], Any] | None = None
     # Non-empty for options accepted only for compatibility: why the value has no effect here.
     noop: str = ""
+    # A str option that has no "not set": None and "" are refused (librdkafka's validated strings).
+    required: bool = False
+    # Set for the properties confluent-kafka's binding reads itself (callbacks, the report filter):
+    # a value not of the kind (None too) raises this class, as its C code does.
+    strict: type[Exception] | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -152,7 +155,14 @@ SECURITY_OPTIONS: tuple[Option, ...] = (
         None,
         validate=_refused("OpenSSL providers are not supported: kafkawire uses Python's ssl module"),
     ),
-    Option("sasl.mechanism", "str", "GSSAPI", aliases=("sasl.mechanisms",), validate=lambda v: v.strip().upper()),
+    Option(
+        "sasl.mechanism",
+        "str",
+        "GSSAPI",
+        aliases=("sasl.mechanisms",),
+        validate=lambda v: v.strip().upper(),
+        required=True,
+    ),
     _str("sasl.username"),
     _str("sasl.password", sensitive=True),
     _str("sasl.jaas.config", sensitive=True),
@@ -163,7 +173,7 @@ SECURITY_OPTIONS: tuple[Option, ...] = (
     # Unset: what librdkafka's default command does (a ticket from the keytab), done through GSS-API.
     _str("sasl.kerberos.kinit.cmd", sensitive=True),  # (a command may hold a password)
     _int("sasl.kerberos.min.time.before.relogin", 60_000, 0, 86_400_000),
-    Option("oauth_cb", "callable", None),
+    Option("oauth_cb", "callable", None, strict=TypeError),
     Option("sasl.oauthbearer.method", "enum", "default", choices=("default", "oidc")),
     _str("sasl.oauthbearer.config", sensitive=True),
     Option("enable.sasl.oauthbearer.unsecure.jwt", "bool", False),
@@ -291,16 +301,39 @@ def allowed(opt: Option) -> str:
 
 
 _TRUE = frozenset({"true", "t", "1"})
-# Values taken as they are; any other object is taken as its str().
-_NATIVE = (str, bool, int, float, list, tuple, type(None))
 _FALSE = frozenset({"false", "f", "0"})
+# A value is what confluent-kafka hands librdkafka: its str() (True is "True", 1.5 is "1.5", b"x" is
+# "b'x'"), or NULL for None. Lists stay lists (kafkawire also takes a list for a list property).
+_KEPT = (str, list, tuple, type(None))
+_C_SPACE = " \t\n\v\f\r"
+# The longest prefix strtol(s, &end, 0) reads: sign, then hex (0x...), octal (0...) or decimal.
+_STRTOL = re.compile(r"([+-]?)(?:0[xX]([0-9a-fA-F]+)|(0[0-7]*)|([1-9][0-9]*))")
+# The longest prefix strtod reads: decimal or hex, with exponent; inf, infinity, nan.
+_STRTOD = re.compile(
+    r"[+-]?(?:inf(?:inity)?|nan(?:\([0-9a-z_]*\))?"
+    r"|0x(?:[0-9a-f]+\.?[0-9a-f]*|\.[0-9a-f]+)(?:p[+-]?[0-9]+)?"
+    r"|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:e[+-]?[0-9]+)?)",
+    re.IGNORECASE,
+)
+_LONG = 2**63
 
 
-def _coerce(opt: Option, value: Any, key: str | None = None) -> Any:
-    """The typed value of ``opt`` given as ``value`` under ``key`` (an alias or the name)."""
+def _text(value: Any) -> Any:
+    return value if isinstance(value, _KEPT) else str(value)
+
+
+def _coerce(opt: Option, value: Any, key: str | None = None, *, given: bool = True) -> Any:
+    """The typed value of ``opt`` given as ``value`` under ``key`` (an alias or the name): what
+    librdkafka's rd_kafka_conf_set() makes of the text confluent-kafka gives it, so a value one
+    client takes the other takes too."""
     key = key or opt.name
-    if opt.kind not in ("callable", "object") and not isinstance(value, _NATIVE):
-        value = str(value)
+    if given and opt.strict is not None and opt.strict is not KafkaException:
+        if opt.kind == "bool" and not isinstance(value, bool):
+            raise opt.strict(f"Expected {key} to be bool type, not {type(value).__name__}")
+        if opt.kind == "callable" and not callable(value):
+            raise opt.strict(f"expected {key} property as a callable function")
+    if opt.kind not in ("callable", "object"):
+        value = _text(value)
     shown = HIDDEN if opt.sensitive else value if isinstance(value, str) and value.strip() else repr(value)
 
     def bad(detail: str) -> KafkaException:
@@ -308,24 +341,21 @@ def _coerce(opt: Option, value: Any, key: str | None = None) -> Any:
         return config_error(f'Invalid value for configuration property "{key}": {shown} ({detail})')
 
     coerced: Any
+    numeric = {"int": "expected an integer; ", "float": "expected a number; "}.get(opt.kind, "")
+    if opt.kind in ("bool", "int", "float", "enum") and not isinstance(value, str):
+        raise bad(numeric + allowed(opt))  # None (librdkafka's NULL) or a list: no value for these kinds
     if opt.kind == "bool":
-        if isinstance(value, bool):
-            coerced = value
-        elif isinstance(value, int) and value in (0, 1):
-            coerced = value == 1
-        elif isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
-            coerced = value.strip().lower() in _TRUE
-        else:
+        if value.lower() not in _TRUE | _FALSE:
             raise bad(allowed(opt))
+        coerced = value.lower() in _TRUE
     elif opt.kind in ("int", "float"):
-        coerced = _parse_number(value, integer=opt.kind == "int")
+        coerced = c_int(value) if opt.kind == "int" else c_float(value)
         if coerced is None:
-            what = "an integer" if opt.kind == "int" else "a number"
-            raise bad(f"expected {what}; {allowed(opt)}")
+            raise bad(numeric + allowed(opt))
         if (opt.low is not None and coerced < opt.low) or (opt.high is not None and coerced > opt.high):
             raise bad(allowed(opt))
     elif opt.kind == "callable":
-        if value is not None and not callable(value):
+        if (value is not None or (given and opt.strict is not None)) and not callable(value):
             raise bad(allowed(opt))
         coerced = value
     elif opt.kind == "list":
@@ -334,14 +364,16 @@ def _coerce(opt: Option, value: Any, key: str | None = None) -> Any:
         elif isinstance(value, (list, tuple)):
             coerced = list(value)
         else:
-            raise bad("expected a list or a comma-separated string")
+            coerced = []  # None: librdkafka's NULL, the empty list
     elif opt.kind == "object":
         coerced = value
+    elif opt.required and not value:
+        raise bad("expected a non-empty string")
     elif value is None:
-        coerced = opt.default  # None sets a str or enum option back to its default, as librdkafka's NULL
+        coerced = opt.default  # None sets a str option back to its default, as librdkafka's NULL
     else:
-        text = value if isinstance(value, str) else str(value)  # 5, True: their str(), as confluent-kafka's
-        coerced = text.strip().lower() if opt.kind == "enum" else text
+        text = value if isinstance(value, str) else str(value)  # (a list: its str(), as confluent-kafka)
+        coerced = text.lstrip(_C_SPACE).lower() if opt.kind == "enum" else text
         if opt.kind == "enum" and coerced not in opt.choices:
             raise bad(allowed(opt))
     if opt.validate is not None:
@@ -352,35 +384,34 @@ def _coerce(opt: Option, value: Any, key: str | None = None) -> Any:
     return coerced
 
 
-def _parse_number(value: Any, *, integer: bool) -> float | None:
-    """A finite int/float from a number or numeric string; None if it is not one.
+def c_int(text: str) -> int | None:
+    """librdkafka's int: C's strtol(text, &end, 0) cast to a 32-bit int; None if no digit was read.
+    Like librdkafka it ignores what follows the number ("5ms" is 5, "1.5" is 1) and wraps past
+    2**31 (2**32 is 0)."""
+    found = _STRTOL.match(text.lstrip(_C_SPACE))
+    if found is None:
+        return None
+    sign, hexa, octal, decimal = found.groups()
+    number = int(hexa, 16) if hexa else int(octal, 8) if octal else int(decimal)
+    number = max(-_LONG, min(_LONG - 1, -number if sign == "-" else number))  # strtol saturates
+    return (number + 2**31) % 2**32 - 2**31
 
-    Stricter than librdkafka's strtol/strtod: no trailing garbage ("5ms"), no hex, no silent
-    truncation of 1.5 to 1, and no wrap-around past 2**31.
-    """
-    if isinstance(value, bool):
+
+def c_float(text: str) -> float | None:
+    """librdkafka's float: C's strtod, which also ignores what follows the number; NaN is refused
+    (librdkafka's range check cannot see it, and no timer can use it)."""
+    found = _STRTOD.match(text.lstrip(_C_SPACE))
+    if found is None:
         return None
-    number: float
-    if isinstance(value, (int, float)):
-        number = value
-    elif isinstance(value, str):
-        try:
-            number = int(value) if integer else float(value)
-        except ValueError:
-            try:
-                number = float(value)  # "1e6" for an integer option: checked below
-            except ValueError:
-                return None
+    number = found.group(0)
+    head = number.lstrip("+-").lower()
+    if head.startswith("0x"):
+        value = float.fromhex(number)
+    elif head.startswith("nan"):
+        return None
     else:
-        return None
-    if isinstance(number, float):
-        if not math.isfinite(number):
-            return None
-        if integer:
-            if not number.is_integer():
-                return None
-            number = int(number)
-    return number if integer else float(number)
+        value = float(number)
+    return value
 
 
 def option_index(options: Iterable[Option]) -> dict[str, Option]:
@@ -485,7 +516,7 @@ def parse_config(conf: Mapping[str, Any], options: Iterable[Option], *, ignore_u
             if ignore_unknown:
                 continue
             raise unknown_key_error(key, by_key)
-        out[known.name] = _coerce(known, value, key)
+        out[known.name] = _coerce(known, value, key, given=not isinstance(conf, Options))  # (parsed: typed)
         given.add(known.name)
     _derive_defaults(out, given)
     return Options(out, frozenset(opt.name for opt in by_key.values() if opt.sensitive))

@@ -43,7 +43,7 @@ NOOP_OPTIONS: tuple[Option, ...] = (
         noop="no fallback to a guessed broker version is ever needed: ApiVersions is always used",
     ),
     Option(
-        "broker.version.fallback", "str", "0.10.0",
+        "broker.version.fallback", "str", "0.10.0", required=True,
         noop="kafkawire never guesses a broker's versions; brokers before 0.10 are not supported",
     ),
     _int("log_level", 6, 0, 7, noop="kafkawire logs through the logging module; set levels on 'kafkawire'"),
@@ -59,9 +59,9 @@ STATISTICS_INTERVAL = _int("statistics.interval.ms", 0, 0, 86_400_000)  # 0: no 
 METRICS_PUSH = _bool("enable.metrics.push", True)  # client metrics to a broker that asks (KIP-714)
 # The callbacks every client serves (from poll()), and the statistics period.
 CALLBACK_OPTIONS: tuple[Option, ...] = (
-    Option("error_cb", "callable", None),
-    Option("throttle_cb", "callable", None),
-    Option("stats_cb", "callable", None),
+    Option("error_cb", "callable", None, strict=TypeError),
+    Option("throttle_cb", "callable", None, strict=ValueError),
+    Option("stats_cb", "callable", None, strict=TypeError),
     STATISTICS_INTERVAL,
     METRICS_PUSH,
 )

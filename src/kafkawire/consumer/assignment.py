@@ -51,8 +51,9 @@ class Assignment:
 
     def as_given(self) -> list[TopicPartition]:
         """The partitions with the offsets they were assigned at, as confluent-kafka's
-        ``assignment()`` shows them (OFFSET_STORED for none given; not moved by consuming)."""
-        return [TopicPartition(t, p, start) for (t, p), start in self._start.items()]
+        ``assignment()`` shows them (OFFSET_STORED for none given; not moved by consuming), in
+        librdkafka's order: by topic, then partition, whatever order they were assigned in."""
+        return [TopicPartition(t, p, start) for (t, p), start in sorted(self._start.items())]
 
     def replace(self, partitions: Iterable[TopicPartition]) -> tuple[dict[TP, int], list[TP]]:
         """The whole assignment anew: (added with their start offsets, removed)."""

@@ -33,6 +33,7 @@ from ..client.options import (
 )
 from ..core.assignors import ASSIGNORS
 from ..core.fetch_rows import FetchLimits
+from ..core.kafka_error import KafkaException
 
 INT32_MAX = 2**31 - 1
 
@@ -103,7 +104,7 @@ CONSUMER_OPTIONS: tuple[Option, ...] = (
         INT32_MAX,
         noop="(Consumer) librdkafka 2.16 applies it to share consumers only: ShareConsumer's ShareFetch",
     ),
-    Option("on_commit", "callable", None),
+    Option("on_commit", "callable", None, strict=KafkaException),
     *CALLBACK_OPTIONS,
     *RETRY_BACKOFF_OPTIONS,
     _int("message.max.bytes", 1_000_000, 1000, 1_000_000_000),
@@ -150,6 +151,8 @@ def parse_consumer_config(conf: Mapping[str, Any], logger: logging.Logger | None
         raise config_error('"heartbeat.interval.ms" must be lower than "session.timeout.ms"')
     if opts["max.poll.interval.ms"] < session:  # as librdkafka: the rebalance timeout covers a session
         raise config_error('"max.poll.interval.ms" must be >= "session.timeout.ms"')
+    if "fetch.max.bytes" in conf and opts["fetch.max.bytes"] < opts["message.max.bytes"]:
+        raise config_error('"fetch.max.bytes" must be >= "message.max.bytes"')  # (librdkafka's check)
     if opts["group.instance.id"] is not None and opts["group.id"] is None:
         raise config_error('"group.instance.id" needs "group.id"')
     return ConsumerConfig(

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..protocol import error_codes as ec
 from .member_states import HEARTBEAT_VERDICTS, JOIN_EPOCH, LEAVE_EPOCH, HeartbeatVerdict, TopicIdPartitions, moved
+from .policy import Meanings
 
 STATIC_LEAVE_EPOCH = -2  # a static member going away for a while: keep its assignment
 
@@ -58,16 +59,20 @@ TRANSITIONS: dict[tuple[ConsumerGroupState, ConsumerGroupEvent], ConsumerGroupSt
 }
 
 
-VERDICTS: dict[int, HeartbeatVerdict] = {
-    **HEARTBEAT_VERDICTS,
-    ec.STALE_MEMBER_EPOCH: HeartbeatVerdict.FENCED,
-    ec.UNRELEASED_INSTANCE_ID: HeartbeatVerdict.FATAL,  # another live member holds our group.instance.id
-    ec.UNSUPPORTED_ASSIGNOR: HeartbeatVerdict.FATAL,
-}
+VERDICTS = Meanings(
+    "consumer group (ConsumerGroupHeartbeat, KIP-848)",
+    {
+        **HEARTBEAT_VERDICTS,
+        ec.STALE_MEMBER_EPOCH: HeartbeatVerdict.FENCED,
+        ec.UNRELEASED_INSTANCE_ID: HeartbeatVerdict.FATAL,  # another live member holds our group.instance.id
+        ec.UNSUPPORTED_ASSIGNOR: HeartbeatVerdict.FATAL,
+    },
+    HeartbeatVerdict.FATAL,
+)
 
 
 def verdict(error_code: int) -> HeartbeatVerdict:
-    return VERDICTS.get(error_code, HeartbeatVerdict.FATAL)
+    return VERDICTS.meaning(error_code)
 
 
 @dataclass

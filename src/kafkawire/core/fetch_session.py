@@ -27,6 +27,7 @@ from typing import Any
 from ..protocol import error_codes as ec
 from . import TopicPartitionKey
 from .kafka_error import KafkaError
+from .policy import Meanings
 
 FIRST_VERSION = 7  # the first Fetch version with sessions
 NO_SESSION = 0  # the session id of "no session"
@@ -45,11 +46,15 @@ class AfterError(enum.Enum):
 
 # What a whole-request error (or a lost answer, code 0 here) does to the session; any other
 # code reopens it, as Java's client does.
-AFTER_ERROR: dict[int, AfterError] = {
-    ec.FETCH_SESSION_ID_NOT_FOUND: AfterError.NEW,
-    ec.INVALID_FETCH_SESSION_EPOCH: AfterError.REOPEN,
-    ec.FETCH_SESSION_TOPIC_ID_ERROR: AfterError.REOPEN,
-}
+AFTER_ERROR = Meanings(
+    "fetch session (Fetch, KIP-227)",
+    {
+        ec.FETCH_SESSION_ID_NOT_FOUND: AfterError.NEW,
+        ec.INVALID_FETCH_SESSION_EPOCH: AfterError.REOPEN,
+        ec.FETCH_SESSION_TOPIC_ID_ERROR: AfterError.REOPEN,
+    },
+    AfterError.REOPEN,
+)
 
 
 @dataclass(frozen=True)
@@ -107,7 +112,7 @@ class FetchSession:
         if req is None or req.epoch == FINAL_EPOCH:
             return error_code == 0
         if error_code:
-            self._reset(AFTER_ERROR.get(error_code, AfterError.REOPEN))
+            self._reset(AFTER_ERROR.meaning(error_code))
             return False
         if any(key not in self._parts for key in keys):  # partitions never asked for: not our session
             self._reset(AfterError.REOPEN)

@@ -21,6 +21,7 @@ from typing import Any
 from ..protocol import error_codes as ec
 from ..protocol.consumer_protocol import PROTOCOL_TYPE, TopicPartitions
 from .member_states import moved
+from .policy import Meanings
 
 
 class GroupState(enum.Enum):
@@ -72,28 +73,32 @@ class GroupVerdict(enum.Enum):
     FATAL = "stop"
 
 
-VERDICTS: dict[int, GroupVerdict] = {
-    ec.REBALANCE_IN_PROGRESS: GroupVerdict.REJOIN,
-    ec.ILLEGAL_GENERATION: GroupVerdict.RESET_GENERATION,
-    ec.UNKNOWN_MEMBER_ID: GroupVerdict.RESET_MEMBER,
-    ec.MEMBER_ID_REQUIRED: GroupVerdict.ADOPT_MEMBER_ID,
-    ec.NOT_COORDINATOR: GroupVerdict.COORDINATOR,
-    ec.COORDINATOR_NOT_AVAILABLE: GroupVerdict.COORDINATOR,
-    ec.COORDINATOR_LOAD_IN_PROGRESS: GroupVerdict.RETRY,
-    ec.FENCED_INSTANCE_ID: GroupVerdict.FATAL,  # another process took our group.instance.id
-    ec.GROUP_AUTHORIZATION_FAILED: GroupVerdict.FATAL,
-    ec.INVALID_SESSION_TIMEOUT: GroupVerdict.FATAL,
-    ec.INCONSISTENT_GROUP_PROTOCOL: GroupVerdict.FATAL,
-    ec.INVALID_GROUP_ID: GroupVerdict.FATAL,
-    ec.GROUP_MAX_SIZE_REACHED: GroupVerdict.FATAL,
-}
+VERDICTS = Meanings(
+    "classic group (JoinGroup, SyncGroup, Heartbeat)",
+    {
+        ec.REBALANCE_IN_PROGRESS: GroupVerdict.REJOIN,
+        ec.ILLEGAL_GENERATION: GroupVerdict.RESET_GENERATION,
+        ec.UNKNOWN_MEMBER_ID: GroupVerdict.RESET_MEMBER,
+        ec.MEMBER_ID_REQUIRED: GroupVerdict.ADOPT_MEMBER_ID,
+        ec.NOT_COORDINATOR: GroupVerdict.COORDINATOR,
+        ec.COORDINATOR_NOT_AVAILABLE: GroupVerdict.COORDINATOR,
+        ec.COORDINATOR_LOAD_IN_PROGRESS: GroupVerdict.RETRY,
+        ec.FENCED_INSTANCE_ID: GroupVerdict.FATAL,  # another process took our group.instance.id
+        ec.GROUP_AUTHORIZATION_FAILED: GroupVerdict.FATAL,
+        ec.INVALID_SESSION_TIMEOUT: GroupVerdict.FATAL,
+        ec.INCONSISTENT_GROUP_PROTOCOL: GroupVerdict.FATAL,
+        ec.INVALID_GROUP_ID: GroupVerdict.FATAL,
+        ec.GROUP_MAX_SIZE_REACHED: GroupVerdict.FATAL,
+    },
+    GroupVerdict.UNKNOWN,
+)
 
 
 def verdict(error_code: int) -> GroupVerdict:
     """Only the codes the table names fatal end the membership. Any other is the broker's trouble
     (a Kafka 2.3 broker answers a Heartbeat with UNKNOWN_SERVER_ERROR when it loses track of a
     member): as librdkafka, the member asks again, and the session timeout bounds how long."""
-    return VERDICTS.get(error_code, GroupVerdict.UNKNOWN)
+    return VERDICTS.meaning(error_code)
 
 
 # What stops a member elsewhere only refuses a JoinGroup (a session timeout out of the broker's

@@ -28,6 +28,7 @@ from ..protocol.error_codes import (
 from . import TopicPartitionKey
 from .accumulator import ProducerBatch
 from .kafka_error import KafkaError
+from .policy import Meanings
 
 SEQUENCE_MODULUS = 2**31  # sequences wrap from 2^31-1 to 0
 MAX_EPOCH = 2**15 - 1  # an epoch is an int16
@@ -48,27 +49,30 @@ class InitOutcome(enum.Enum):
     FATAL = "fatal"  # no producer id can be had: the producer can send nothing
 
 
-# InitProducerId answers after which retrying cannot help.
-FATAL_INIT_ERRORS = frozenset(
+class InitError(enum.Enum):
+    FATAL = "fatal"  # retrying cannot help: no producer id can be had
+    BUMP_REFUSED = "bump refused"  # this broker will not bump (KIP-360): ask for a fresh id instead
+    RETRY = "retry"  # ask again after a backoff
+
+
+# What an InitProducerId error means. A broker that will not bump: a fresh producer id resets the
+# sequences just as well (as with brokers older than InitProducerId v3).
+INIT_ERRORS = Meanings(
+    "producer id (InitProducerId)",
     {
-        ec.CLUSTER_AUTHORIZATION_FAILED,
-        INVALID_PRODUCER_EPOCH,
-        ec.INVALID_TRANSACTION_TIMEOUT,
-        ec.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
-        PRODUCER_FENCED,
-        KafkaError._UNSUPPORTED_FEATURE,  # the broker has no InitProducerId
-    }
-)
-# Answers to an epoch bump (KIP-360) that mean "this broker will not bump": a fresh producer id
-# resets the sequences just as well (as with brokers older than InitProducerId v3).
-BUMP_REFUSED_ERRORS = frozenset(
-    {
-        ec.UNKNOWN_SERVER_ERROR,  # Tansu answers every bump so
-        ec.UNSUPPORTED_VERSION,
-        ec.INVALID_REQUEST,
-        ec.INVALID_PRODUCER_ID_MAPPING,  # librdkafka's mock: it bumps transactional ids only
-        UNKNOWN_PRODUCER_ID,  # the broker forgot the id we want to bump
-    }
+        ec.CLUSTER_AUTHORIZATION_FAILED: InitError.FATAL,
+        INVALID_PRODUCER_EPOCH: InitError.FATAL,
+        ec.INVALID_TRANSACTION_TIMEOUT: InitError.FATAL,
+        ec.TRANSACTIONAL_ID_AUTHORIZATION_FAILED: InitError.FATAL,
+        PRODUCER_FENCED: InitError.FATAL,
+        KafkaError._UNSUPPORTED_FEATURE: InitError.FATAL,  # the broker has no InitProducerId
+        ec.UNKNOWN_SERVER_ERROR: InitError.BUMP_REFUSED,  # Tansu answers every bump so
+        ec.UNSUPPORTED_VERSION: InitError.BUMP_REFUSED,
+        ec.INVALID_REQUEST: InitError.BUMP_REFUSED,
+        ec.INVALID_PRODUCER_ID_MAPPING: InitError.BUMP_REFUSED,  # librdkafka's mock: it bumps transactional ids only
+        UNKNOWN_PRODUCER_ID: InitError.BUMP_REFUSED,  # the broker forgot the id we want to bump
+    },
+    InitError.RETRY,
 )
 
 
@@ -133,9 +137,10 @@ class Idempotence:
         if code == 0:
             self.set_producer_id(producer_id, epoch)
             return InitOutcome.DONE
-        if code in FATAL_INIT_ERRORS:
+        meaning = INIT_ERRORS.meaning(code)
+        if meaning is InitError.FATAL:
             return InitOutcome.FATAL
-        if self.bump_wanted and code in BUMP_REFUSED_ERRORS:
+        if self.bump_wanted and meaning is InitError.BUMP_REFUSED:
             self._bump_refused = True  # the next request asks for a fresh id
         return InitOutcome.RETRY
 

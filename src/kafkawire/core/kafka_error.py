@@ -116,6 +116,20 @@ class _ErrorConstants(type):
         return code
 
 
+def c_int(value: Any) -> int:
+    """An argument confluent-kafka's C code reads as a C int ("i"): an int or a bool (as 0/1),
+    TypeError for anything else, OverflowError past 32 bits, in its words."""
+    if isinstance(value, bool):
+        return int(value)
+    if not isinstance(value, int):
+        raise TypeError(f"'{type(value).__name__}' object cannot be interpreted as an integer")
+    if value > 2**31 - 1:
+        raise OverflowError("signed integer is greater than maximum")
+    if value < -(2**31):
+        raise OverflowError("signed integer is less than minimum")
+    return value
+
+
 class KafkaError(metaclass=_ErrorConstants):
     """An error code with its name and description, and how the application should react.
 
@@ -133,16 +147,16 @@ class KafkaError(metaclass=_ErrorConstants):
         retriable: bool | None = None,
         txn_requires_abort: bool = False,
     ) -> None:
-        code = error  # confluent-kafka's keyword is ``error``
-        if not isinstance(code, int):
-            raise TypeError(f"KafkaError code must be an int, not {type(code).__name__}")
+        code = c_int(error)  # confluent-kafka's keyword is ``error``
+        if reason is not None and not isinstance(reason, builtins.str):
+            raise TypeError(f"argument 2 must be str or None, not {type(reason).__name__}")
         self._code = code
         self._reason = reason
-        self._fatal = fatal
-        if retriable is None:
+        self._fatal = bool(c_int(fatal))
+        if retriable is None:  # (kafkawire's own errors: Kafka's flag for the code)
             retriable = code >= -1 and broker_errors.error_for(code).retriable
-        self._retriable = retriable
-        self._txn_requires_abort = txn_requires_abort
+        self._retriable = bool(c_int(retriable))
+        self._txn_requires_abort = bool(c_int(txn_requires_abort))
 
     def code(self) -> int:
         return self._code

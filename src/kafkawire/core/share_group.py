@@ -16,6 +16,7 @@ from typing import Any
 
 from ..protocol import error_codes as ec
 from .member_states import HEARTBEAT_VERDICTS, JOIN_EPOCH, LEAVE_EPOCH, HeartbeatVerdict, TopicIdPartitions, moved
+from .policy import Meanings
 
 
 class ShareGroupState(enum.Enum):
@@ -48,11 +49,15 @@ TRANSITIONS: dict[tuple[ShareGroupState, ShareGroupEvent], ShareGroupState] = {
 }
 
 
-VERDICTS: dict[int, HeartbeatVerdict] = {**HEARTBEAT_VERDICTS, ec.TOPIC_AUTHORIZATION_FAILED: HeartbeatVerdict.FATAL}
+VERDICTS = Meanings(
+    "share group (ShareGroupHeartbeat)",
+    {**HEARTBEAT_VERDICTS, ec.TOPIC_AUTHORIZATION_FAILED: HeartbeatVerdict.FATAL},
+    HeartbeatVerdict.FATAL,
+)
 
 
 def verdict(error_code: int) -> HeartbeatVerdict:
-    return VERDICTS.get(error_code, HeartbeatVerdict.FATAL)
+    return VERDICTS.meaning(error_code)
 
 
 @dataclass

@@ -14,6 +14,7 @@ import uuid
 from typing import Any
 
 from ..protocol import error_codes as ec
+from .policy import Meanings
 
 OPEN_EPOCH = 0
 CLOSE_EPOCH = -1
@@ -28,20 +29,24 @@ class ShareSessionVerdict(enum.Enum):
     FAIL = "report the error"
 
 
-VERDICTS: dict[int, ShareSessionVerdict] = {
-    ec.SHARE_SESSION_NOT_FOUND: ShareSessionVerdict.RESET,
-    ec.INVALID_SHARE_SESSION_EPOCH: ShareSessionVerdict.RESET,
-    ec.SHARE_SESSION_LIMIT_REACHED: ShareSessionVerdict.RESET,
-    ec.UNKNOWN_MEMBER_ID: ShareSessionVerdict.RESET,
-    ec.NOT_LEADER_OR_FOLLOWER: ShareSessionVerdict.REFRESH,
-    ec.UNKNOWN_TOPIC_OR_PARTITION: ShareSessionVerdict.REFRESH,
-    ec.UNKNOWN_TOPIC_ID: ShareSessionVerdict.REFRESH,
-    ec.FENCED_LEADER_EPOCH: ShareSessionVerdict.REFRESH,
-}
+VERDICTS = Meanings(
+    "share session (ShareFetch, ShareAcknowledge)",
+    {
+        ec.SHARE_SESSION_NOT_FOUND: ShareSessionVerdict.RESET,
+        ec.INVALID_SHARE_SESSION_EPOCH: ShareSessionVerdict.RESET,
+        ec.SHARE_SESSION_LIMIT_REACHED: ShareSessionVerdict.RESET,
+        ec.UNKNOWN_MEMBER_ID: ShareSessionVerdict.RESET,
+        ec.NOT_LEADER_OR_FOLLOWER: ShareSessionVerdict.REFRESH,
+        ec.UNKNOWN_TOPIC_OR_PARTITION: ShareSessionVerdict.REFRESH,
+        ec.UNKNOWN_TOPIC_ID: ShareSessionVerdict.REFRESH,
+        ec.FENCED_LEADER_EPOCH: ShareSessionVerdict.REFRESH,
+    },
+    ShareSessionVerdict.FAIL,
+)
 
 
 def verdict(error_code: int) -> ShareSessionVerdict:
-    return VERDICTS.get(error_code, ShareSessionVerdict.FAIL)
+    return VERDICTS.meaning(error_code)
 
 
 def topics_body(keys: dict[Key, list[dict[str, Any]]]) -> list[dict[str, Any]]:

@@ -18,6 +18,8 @@ import enum
 from dataclasses import dataclass
 from typing import Any
 
+from .policy import Meanings
+
 PREFIX = "org.apache.kafka."
 ALL_METRICS = "*"  # a subscription of this one name asks for every metric
 DEFAULT_INTERVAL_MS = 30_000  # when a failed subscription request left no interval to wait
@@ -231,19 +233,24 @@ class Then(enum.Enum):
     GET_LATER = "get later"  # ask for a subscription again after the interval
 
 
-PUSH_ERRORS = {
-    INVALID_REQUEST: Then.STOP,
-    INVALID_RECORD: Then.STOP,
-    UNSUPPORTED_VERSION: Then.STOP,
-    UNSUPPORTED_FEATURE: Then.STOP,
-    UNKNOWN_SUBSCRIPTION_ID: Then.GET_NOW,
-    TELEMETRY_TOO_LARGE: Then.PUSH_LATER,
-    THROTTLING_QUOTA_EXCEEDED: Then.PUSH_LATER,
-}
-SUBSCRIPTION_ERRORS = {
-    UNSUPPORTED_VERSION: Then.STOP,
-    UNSUPPORTED_FEATURE: Then.STOP,
-}  # any other: ask again after the interval
+PUSH_ERRORS = Meanings(
+    "client metrics push (PushTelemetry, KIP-714)",
+    {
+        INVALID_REQUEST: Then.STOP,
+        INVALID_RECORD: Then.STOP,
+        UNSUPPORTED_VERSION: Then.STOP,
+        UNSUPPORTED_FEATURE: Then.STOP,
+        UNKNOWN_SUBSCRIPTION_ID: Then.GET_NOW,
+        TELEMETRY_TOO_LARGE: Then.PUSH_LATER,
+        THROTTLING_QUOTA_EXCEEDED: Then.PUSH_LATER,
+    },
+    Then.GET_LATER,
+)
+SUBSCRIPTION_ERRORS = Meanings(
+    "client metrics subscription (GetTelemetrySubscriptions, KIP-714)",
+    {UNSUPPORTED_VERSION: Then.STOP, UNSUPPORTED_FEATURE: Then.STOP},
+    Then.GET_LATER,  # ask again after the interval
+)
 
 
 @dataclass
@@ -306,7 +313,7 @@ class TelemetryState:
         if self.phase is not Phase.GET_SENT:
             return Step(Action.NONE)
         if error:
-            if SUBSCRIPTION_ERRORS.get(error) is Then.STOP:
+            if SUBSCRIPTION_ERRORS.meaning(error) is Then.STOP:
                 self.phase = Phase.TERMINATED
                 return Step(Action.STOP)
             self.interval_ms = self.interval_ms or DEFAULT_INTERVAL_MS
@@ -343,7 +350,7 @@ class TelemetryState:
         if not error:
             self.phase = Phase.PUSH_SCHEDULED
             return Step(Action.WAIT, later)
-        then = PUSH_ERRORS.get(error, Then.GET_LATER)
+        then = PUSH_ERRORS.meaning(error)
         if then is Then.STOP:
             self.phase = Phase.TERMINATED
             return Step(

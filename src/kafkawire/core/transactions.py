@@ -14,6 +14,7 @@ import enum
 
 from ..protocol import error_codes as ec
 from .kafka_error import KafkaError, KafkaException
+from .policy import Meanings
 
 
 class TxnState(enum.Enum):
@@ -76,22 +77,26 @@ class Failure(enum.Enum):
 
 
 # Errors not listed make the transaction abortable (unless the error itself says fatal).
-FAILURES: dict[int, Failure] = {
-    ec.INVALID_PRODUCER_EPOCH: Failure.FATAL,
-    ec.TRANSACTIONAL_ID_AUTHORIZATION_FAILED: Failure.FATAL,
-    ec.PRODUCER_FENCED: Failure.FATAL,
-    ec.INVALID_TXN_STATE: Failure.FATAL,
-    ec.UNKNOWN_PRODUCER_ID: Failure.FORGOTTEN,
-    ec.INVALID_PRODUCER_ID_MAPPING: Failure.FORGOTTEN,
-    KafkaError._PURGE_QUEUE: Failure.PURGED,
-    KafkaError._PURGE_INFLIGHT: Failure.PURGED,
-}
+FAILURES = Meanings(
+    "transactions (InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn, TxnOffsetCommit, EndTxn)",
+    {
+        ec.INVALID_PRODUCER_EPOCH: Failure.FATAL,
+        ec.TRANSACTIONAL_ID_AUTHORIZATION_FAILED: Failure.FATAL,
+        ec.PRODUCER_FENCED: Failure.FATAL,
+        ec.INVALID_TXN_STATE: Failure.FATAL,
+        ec.UNKNOWN_PRODUCER_ID: Failure.FORGOTTEN,
+        ec.INVALID_PRODUCER_ID_MAPPING: Failure.FORGOTTEN,
+        KafkaError._PURGE_QUEUE: Failure.PURGED,
+        KafkaError._PURGE_INFLIGHT: Failure.PURGED,
+    },
+    Failure.ABORTABLE,
+)
 
 
 def failure_of(error: KafkaError) -> Failure:
     if error.fatal():
         return Failure.FATAL
-    return FAILURES.get(error.code(), Failure.ABORTABLE)
+    return FAILURES.meaning(error.code())
 
 
 class TransactionState:

@@ -17,6 +17,7 @@ from ..base.config import (
     CONNECTION_OPTIONS,
     RETRY_BACKOFF_OPTIONS,
     Option,
+    c_int,
     config_error,
     expand_default_topic_config,
     option_index,
@@ -32,6 +33,7 @@ from ..client.options import (
     PRODUCER,
     foreign_keys,
 )
+from ..core.kafka_error import KafkaException
 from ..core.partitioners import DEFAULT_PARTITIONER
 from ..records.compression import CODEC_NAMES, LEVEL_RANGES
 
@@ -56,18 +58,13 @@ _ACKS_ALLOWED = "allowed values are -1, 0, 1, all"
 
 
 def _acks(value: Any) -> int:
-    """-1/0/1 or "all" (= -1). librdkafka takes -1..1000 but brokers refuse anything but -1, 0, 1."""
-    if isinstance(value, str):
-        text = value.strip().lower()
-        if text == "all":
-            return -1
-        try:
-            value = int(text)
-        except ValueError:
-            raise ValueError(_ACKS_ALLOWED) from None
-    if isinstance(value, bool) or not isinstance(value, int) or value not in (-1, 0, 1):
+    """ "all" or what librdkafka's strtol reads from the value's text (1.5 is 1); of that, -1/0/1
+    only: librdkafka takes -1..1000 but brokers refuse anything but -1, 0, 1."""
+    text = str(value)
+    number = -1 if text.strip().lower() == "all" else c_int(text)
+    if number not in (-1, 0, 1):
         raise ValueError(_ACKS_ALLOWED)
-    return value
+    return number
 
 
 def _partitioner(value: Any) -> Any:
@@ -149,8 +146,8 @@ PRODUCER_OPTIONS: tuple[Option, ...] = (
     Option("delivery.reports", "enum", "poll", choices=("poll", "background")),
     Option("interceptor.classes", "list", (), validate=_interceptors),
     *CALLBACK_OPTIONS,
-    Option("on_delivery", "callable", None),  # confluent-kafka has no alias for it ("delivery.report.cb" is refused)
-    Option("delivery.report.only.error", "bool", False),  # report failed deliveries only
+    Option("on_delivery", "callable", None, strict=KafkaException),  # confluent-kafka has no alias for it ("delivery.report.cb" is refused)
+    Option("delivery.report.only.error", "bool", False, strict=TypeError),  # report failed deliveries only
     # How long a topic the metadata says does not exist may still be created/propagating: its records wait.
     _int("topic.metadata.propagation.max.ms", 30_000, 0, 3_600_000),
     # Requests to a broker written to its socket only in part, or not yet, at which no new Produce

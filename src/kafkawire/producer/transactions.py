@@ -23,7 +23,7 @@ from ..client.coordinators import GROUP, TRANSACTION, Coordinators, ToCoordinato
 from ..client.driver import Operation, error_of, whole
 from ..client.group_transactions import GROUP_TRANSACTIONS
 from ..client.network_client import Client
-from ..core.idempotence import BUMP_REFUSED_ERRORS, Idempotence
+from ..core.idempotence import INIT_ERRORS, Idempotence, InitError
 from ..core.kafka_error import KafkaError, KafkaException
 from ..core.policy import Action, ErrorPolicy
 from ..core.policy.coordinator import COORDINATOR
@@ -255,7 +255,7 @@ class TransactionManager:
         def done(answer: Future[Any]) -> None:
             error = error_of(answer)
             if error is not None:
-                if self.idem.bumping and error.code() in BUMP_REFUSED_ERRORS:
+                if self.idem.bumping and INIT_ERRORS.meaning(error.code()) is InitError.BUMP_REFUSED:
                     # A broker that will not bump (Tansu answers UNKNOWN_SERVER_ERROR) gives the
                     # transactional id a new epoch when asked without our id.
                     self.idem.init_answered(error.code())

@@ -1,16 +1,21 @@
-"""Error policies: for each API family, what a client does about each error, as one table.
+"""Error policies: for each request family, what each error code means, as one table.
 
-A policy maps a named error code (broker codes from `kafkawire.protocol.error_codes`, local codes
-from `KafkaError`) to an `Action`; codes a table does not list fall back on Kafka's ``retriable``
-flag. The request driver (`kafkawire.client.driver`) and the producer's verdict
-(`kafkawire.core.produce_verdict`) act on the answer; no code here does IO.
+Every table is a `Policy`: a name (the request family), the codes it lists, and the meaning of any
+code (listed or not). Two forms: `ErrorPolicy` maps a named error code (broker codes from
+`kafkawire.protocol.error_codes`, local codes from `KafkaError`) to an `Action` of the request
+driver, codes it does not list falling back on Kafka's ``retriable`` flag; `Meanings` maps codes to
+a family's own verdicts (a group member's, a transaction's), with one meaning for every code it
+does not list. docs/errors.md is the matrix of them all (tests/unit/core/test_error_matrix.py).
+The request driver (`kafkawire.client.driver`) and the state machines act on the answer; no code
+here does IO.
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
 from ...protocol import error_table as broker_errors
 from ..kafka_error import KafkaError
@@ -24,8 +29,25 @@ class Action(enum.Enum):
     FAIL = "fail"  # final for this call
 
 
+M = TypeVar("M", bound=enum.Enum)
+
+
+class Policy(Generic[M]):
+    """A request family's error table: ``name``, the codes ``table`` lists, the meaning of any code."""
+
+    name: str
+    table: Mapping[int, M]
+
+    def meaning(self, code: int) -> M:
+        raise NotImplementedError
+
+    def otherwise(self) -> str:
+        """What an unlisted code means, in words (docs/errors.md)."""
+        raise NotImplementedError
+
+
 @dataclass(frozen=True)
-class ErrorPolicy:
+class ErrorPolicy(Policy[Action]):
     """``table`` decides; an unlisted broker code is ``retriable`` (Kafka's flag) or FAIL; an
     unlisted local code is ``local``."""
 
@@ -33,6 +55,12 @@ class ErrorPolicy:
     table: Mapping[int, Action] = field(default_factory=dict)
     retriable: Action = Action.RETRY
     local: Action = Action.FAIL
+
+    def meaning(self, code: int) -> Action:
+        return self.action(code)
+
+    def otherwise(self) -> str:
+        return f"retriable: {self.retriable.name}, else FAIL; local: {self.local.name}"
 
     def action(self, code: int) -> Action:
         found = self.table.get(code)
@@ -52,3 +80,31 @@ class ErrorPolicy:
 
 # Local failures of a whole request (no answer came back, or one that could not be read).
 LOST_ANSWER = (KafkaError._TRANSPORT, KafkaError._TIMED_OUT, KafkaError._BAD_MSG)
+
+
+class Meanings(Policy[M], Mapping[int, M]):
+    """A family's own verdicts: ``table`` decides, any code it does not list means ``default``.
+    Read as the mapping of the codes it lists (``code in VERDICTS``, ``{**VERDICTS, ...}``)."""
+
+    def __init__(self, name: str, table: Mapping[int, M], default: M) -> None:
+        self.name = name
+        self.table = dict(table)
+        self.default = default
+
+    def meaning(self, code: int) -> M:
+        return self.table.get(code, self.default)
+
+    def otherwise(self) -> str:
+        return self.default.name
+
+    def __getitem__(self, code: int) -> M:
+        return self.table[code]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.table)
+
+    def __len__(self) -> int:
+        return len(self.table)
+
+    def __repr__(self) -> str:
+        return f"Meanings({self.name!r}, {len(self.table)} codes, otherwise {self.default.name})"
