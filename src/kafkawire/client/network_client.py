@@ -107,6 +107,8 @@ class Client:
         self._held_errors: list[KafkaError] | None = []
         # Told on the IO thread of each connection that finished its handshake (metrics push, KIP-714).
         self.on_ready: list[Callable[[BrokerConnection], None]] = []
+        # Told on the IO thread of each ready connection that failed (the producer asks metadata then).
+        self.on_down: list[Callable[[BrokerConnection], None]] = []
         self._health = ClusterHealth(recent=self.settings.backoff_max_ms / 1000)
         self._brokers: dict[int, BrokerConnection] = {}
         # Group membership conversations have a connection of their own to the coordinator (as in
@@ -540,6 +542,9 @@ class Client:
             if conn.proven:  # (ready but closed before answering anything is no recovery)
                 self._health.up(address)
             return
+        if conn.failed_when_ready and not self._closed:
+            for listener in self.on_down:
+                listener(conn)
         if self._closed or conn.last_error is None or conn in self._retired:
             return  # (a retired bootstrap connection's failure says nothing of the brokers)
         if conn.last_error.code() == KafkaError._TIMED_OUT and conn.failed_when_ready:

@@ -25,6 +25,7 @@ from ..core.metadata_refresh import Pace
 from ..core.produce_verdict import ProduceStep, produce_verdict
 from ..core.telemetry import Meter
 from ..core.unassigned import Assigner, Unassigned
+from ..io.broker import BrokerConnection
 from ..io.io_engine import Timer
 from ..protocol.apis import INIT_PRODUCER_ID, PRODUCE
 from ..protocol.codec import Struct
@@ -80,6 +81,7 @@ class Sender:
         def follow() -> None:
             client.metadata_refresh.keep_fresh(auto_create=settings.auto_create_topics)
             client.metadata_refresh.subscribe(self._new_picture)
+            client.on_down.append(self._broker_down)
 
         client.engine.call_soon(follow)
 
@@ -567,6 +569,14 @@ class Sender:
         self.client.metadata_refresh.ask(
             topics, self._metadata_answered, pace=Pace.FAST, auto_create=self.settings.auto_create_topics
         )
+
+    def _broker_down(self, conn: BrokerConnection) -> None:
+        """A broker's ready connection failed: ask where the leaders are now, as librdkafka does
+        for every broker that goes down. With acks=0 nothing else would: no request waits for an
+        answer, and a leader that moved closes the connection on each Produce it refuses (the
+        producer concepts page), so the records would keep going to it and be lost."""
+        if conn.node_id >= 0 and self.client.metadata.topics:
+            self._ask_metadata()
 
     def _metadata_answered(self, _response: Struct | None, _error: KafkaError | None) -> None:
         self.wake()  # (one waiter however often the sender asked: the same bound method)
