@@ -10,6 +10,7 @@ import enum
 from typing import NamedTuple
 
 from .idempotence import IdempotenceVerdict
+from .kafka_error import KafkaError, error_description
 from .policy import Action
 from .policy.produce import PRODUCE
 
@@ -78,3 +79,20 @@ def produce_verdict(
     if attempts <= retries:
         return ProduceVerdict(ProduceStep.RETRY, refresh)
     return ProduceVerdict(fail, refresh)
+
+
+# A Produce that timed out (or was given up at its records' message timeout) fails its records
+# with librdkafka's message-level code, as rd_kafka_handle_Produce_error translates it: a program
+# checks ``err.code() == KafkaError._MSG_TIMED_OUT``.
+_REPORTED_AS = {
+    KafkaError._TIMED_OUT: KafkaError._MSG_TIMED_OUT,
+    KafkaError._TIMED_OUT_QUEUE: KafkaError._MSG_TIMED_OUT,
+}
+
+
+def reported_error(error: KafkaError) -> KafkaError:
+    """The error the reports of records that failed with ``error`` carry (the cause kept in its text)."""
+    code = _REPORTED_AS.get(error.code())
+    if code is None:
+        return error
+    return KafkaError(code, f"{error_description(code)} ({error.str()})")

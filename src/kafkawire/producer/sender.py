@@ -22,7 +22,7 @@ from ..core.backoff import backoff_delay
 from ..core.idempotence import Idempotence, InitOutcome
 from ..core.kafka_error import KafkaError
 from ..core.metadata_refresh import Pace
-from ..core.produce_verdict import ProduceStep, produce_verdict
+from ..core.produce_verdict import ProduceStep, produce_verdict, reported_error
 from ..core.telemetry import Meter
 from ..core.unassigned import Assigner, Unassigned
 from ..io.broker import BrokerConnection
@@ -388,6 +388,7 @@ class Sender:
         )
         if idem is not None:
             idem.answered(batch)
+        reported = reported_error(error)
         if written and error.code() < 0 and batch.unanswered is None:
             batch.unanswered = error  # (written, no broker's answer: the log may hold this attempt)
         if refresh_metadata:
@@ -401,7 +402,7 @@ class Sender:
             code = error.code() if step is ProduceStep.FATAL else KafkaError._GAPLESS_GUARANTEE
             self._fatal(KafkaError(code, f"{error.str()} ({batch.topic}[{batch.partition}])", fatal=True))
             self._fail(
-                batch.records(), error if step is ProduceStep.GAP else self.fatal or error
+                batch.records(), reported if step is ProduceStep.GAP else self.fatal or error
             )  # (GAP: as librdkafka)
         elif step is ProduceStep.RESEND:
             with self.lock:
@@ -414,7 +415,7 @@ class Sender:
         elif step is ProduceStep.FAIL_AND_BUMP_EPOCH:
             assert idem is not None
             idem.request_bump()  # the abort takes the new epoch
-            self._fail(batch.records(), error)  # inside a transaction: abort, and init again
+            self._fail(batch.records(), reported)  # inside a transaction: abort, and init again
         elif step is ProduceStep.RETRY:
             delay = backoff_delay(
                 batch.attempts - 1,
@@ -438,9 +439,11 @@ class Sender:
                 self.acc.requeue(batch, now + delay)
         else:  # FAIL, EXPIRED: given up after it left, its sequence is a hole the broker would never see filled
             if step is ProduceStep.EXPIRED:
-                error = KafkaError(KafkaError._MSG_TIMED_OUT, f"Local: Message timed out (last error: {error.name()})")
+                reported = KafkaError(
+                    KafkaError._MSG_TIMED_OUT, f"Local: Message timed out (last error: {error.name()})"
+                )
             self._timed_out_after_sending(batch)
-            self._fail(batch.records(), error)
+            self._fail(batch.records(), reported)
 
     def _timed_out_error(self) -> KafkaError:
         """librdkafka's _MSG_TIMED_OUT, naming the cause when brokers are out of reach for a reason
@@ -517,7 +520,7 @@ class Sender:
             err = b.unanswered
             assert err is not None
             why = f"{err.str()} (it may be in the log: not sent again under a new epoch, which could write it twice)"
-            self._fail(b.records(), KafkaError(err.code(), why, retriable=err.retriable()))
+            self._fail(b.records(), reported_error(KafkaError(err.code(), why, retriable=err.retriable())))
 
     @property
     def fatal(self) -> KafkaError | None:

@@ -9,7 +9,7 @@ import pytest
 
 from kafkawire.core.idempotence import IdempotenceVerdict
 from kafkawire.core.kafka_error import KafkaError
-from kafkawire.core.produce_verdict import ProduceStep, ProduceVerdict, produce_verdict
+from kafkawire.core.produce_verdict import ProduceStep, ProduceVerdict, produce_verdict, reported_error
 from kafkawire.protocol import error_codes as ec
 
 TIMEOUT = 300.0  # message.timeout.ms, in seconds
@@ -133,3 +133,22 @@ def test_gapless_turns_a_failure_of_an_idempotent_producer_into_a_stop() -> None
     assert judge(ec.MESSAGE_TOO_LARGE, idempotent=policy).step is ProduceStep.FAIL
     assert judge(ec.MESSAGE_TOO_LARGE, idempotent=None, gapless=True).step is ProduceStep.FAIL
     assert judge(ec.MESSAGE_TOO_LARGE, idempotent=policy, gapless=True, transactional=True).step is ProduceStep.FAIL
+
+
+# --- what the reports carry --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("code", [KafkaError._TIMED_OUT, KafkaError._TIMED_OUT_QUEUE])
+def test_a_request_level_timeout_is_reported_as_msg_timed_out_keeping_its_cause(code: int) -> None:
+    """As librdkafka translates it for every record it fails: the program checks one code."""
+    why = "Produce to 127.0.0.1:9092 given up by its caller (its answer will be dropped)"
+    reported = reported_error(KafkaError(code, why))
+    assert reported.code() == KafkaError._MSG_TIMED_OUT
+    assert reported.str() == f"Local: Message timed out ({why})"
+    assert not reported.retriable()
+
+
+@pytest.mark.parametrize("code", [ec.NOT_LEADER_OR_FOLLOWER, ec.MESSAGE_TOO_LARGE, KafkaError._TRANSPORT])
+def test_other_errors_are_reported_as_they_are(code: int) -> None:
+    error = KafkaError(code, "as met")
+    assert reported_error(error) is error
