@@ -22,7 +22,7 @@ from ..core.backoff import backoff_delay
 from ..core.idempotence import Idempotence, InitOutcome
 from ..core.kafka_error import KafkaError
 from ..core.metadata_refresh import Pace
-from ..core.produce_verdict import ProduceStep, produce_verdict, reported_error
+from ..core.produce_verdict import ProduceStep, produce_verdict, record_reports, reported_error
 from ..core.telemetry import Meter
 from ..core.unassigned import Assigner, Unassigned
 from ..io.broker import BrokerConnection
@@ -342,7 +342,8 @@ class Sender:
                         self._delivered(batch, p.base_offset, p.log_append_time_ms)
                     else:
                         reason = p.error_message or None
-                        self._failed_attempt(batch, KafkaError(p.error_code, reason))
+                        named = [(e.batch_index, e.batch_index_error_message) for e in p.get("record_errors") or ()]
+                        self._failed_attempt(batch, KafkaError(p.error_code, reason), record_errors=named)
             for batch in by_partition.values():  # a partition the broker did not answer for
                 self._failed_attempt(batch, KafkaError(KafkaError._BAD_MSG, "no answer for this partition"))
         if not self.in_flight and not len(self.acc):
@@ -367,9 +368,17 @@ class Sender:
         # Written and answered: its buffer is the next batch's (a failed one may be sent again).
         self.acc.spares.give(batch.give_up_buffer())
 
-    def _failed_attempt(self, batch: ProducerBatch, error: KafkaError, *, written: bool = True) -> None:
+    def _failed_attempt(
+        self,
+        batch: ProducerBatch,
+        error: KafkaError,
+        *,
+        written: bool = True,
+        record_errors: list[tuple[int, str | None]] | None = None,
+    ) -> None:
         """Carry out core/produce_verdict.py's step for a batch whose attempt failed (``written``:
-        the request went on the wire, so without an answer the log may hold it)."""
+        the request went on the wire, so without an answer the log may hold it; ``record_errors``:
+        the records the broker named, KIP-467)."""
         now = self.client.engine.now()
         idem = self.idem
         stopped = self.fatal is not None
@@ -401,9 +410,8 @@ class Sender:
         elif step is ProduceStep.FATAL or step is ProduceStep.GAP:
             code = error.code() if step is ProduceStep.FATAL else KafkaError._GAPLESS_GUARANTEE
             self._fatal(KafkaError(code, f"{error.str()} ({batch.topic}[{batch.partition}])", fatal=True))
-            self._fail(
-                batch.records(), reported if step is ProduceStep.GAP else self.fatal or error
-            )  # (GAP: as librdkafka)
+            # (GAP: as librdkafka)
+            self._fail_batch(batch, reported if step is ProduceStep.GAP else self.fatal or error, record_errors)
         elif step is ProduceStep.RESEND:
             with self.lock:
                 self.acc.requeue(batch, now)
@@ -415,7 +423,7 @@ class Sender:
         elif step is ProduceStep.FAIL_AND_BUMP_EPOCH:
             assert idem is not None
             idem.request_bump()  # the abort takes the new epoch
-            self._fail(batch.records(), reported)  # inside a transaction: abort, and init again
+            self._fail_batch(batch, reported, record_errors)  # inside a transaction: abort, and init again
         elif step is ProduceStep.RETRY:
             delay = backoff_delay(
                 batch.attempts - 1,
@@ -443,7 +451,18 @@ class Sender:
                     KafkaError._MSG_TIMED_OUT, f"Local: Message timed out (last error: {error.name()})"
                 )
             self._timed_out_after_sending(batch)
-            self._fail(batch.records(), reported)
+            self._fail_batch(batch, reported, record_errors)
+
+    def _fail_batch(
+        self, batch: ProducerBatch, error: KafkaError, record_errors: list[tuple[int, str | None]] | None
+    ) -> None:
+        """Fail a batch's records with ``error``, or each with its own when the broker named some."""
+        if not record_errors:
+            self._fail(batch.records(), error)
+            return
+        records = batch.records()
+        for run, err in record_reports(len(records), error, record_errors):
+            self._fail(records[run.start : run.stop], err)
 
     def _timed_out_error(self) -> KafkaError:
         """librdkafka's _MSG_TIMED_OUT, naming the cause when brokers are out of reach for a reason
