@@ -24,6 +24,7 @@ from ..core.kafka_error import KafkaError
 from ..core.metadata_refresh import Pace
 from ..core.produce_verdict import ProduceStep, produce_verdict, record_reports, reported_error
 from ..core.telemetry import Meter
+from ..core.transactions import fenced_code
 from ..core.unassigned import Assigner, Unassigned
 from ..io.broker import BrokerConnection
 from ..io.io_engine import Timer
@@ -343,7 +344,8 @@ class Sender:
                     else:
                         reason = p.error_message or None
                         named = [(e.batch_index, e.batch_index_error_message) for e in p.get("record_errors") or ()]
-                        self._failed_attempt(batch, KafkaError(p.error_code, reason), record_errors=named)
+                        failed = KafkaError(p.error_code, reason)
+                        self._failed_attempt(batch, failed, record_errors=named, node=node)
             for batch in by_partition.values():  # a partition the broker did not answer for
                 self._failed_attempt(batch, KafkaError(KafkaError._BAD_MSG, "no answer for this partition"))
         if not self.in_flight and not len(self.acc):
@@ -375,10 +377,11 @@ class Sender:
         *,
         written: bool = True,
         record_errors: list[tuple[int, str | None]] | None = None,
+        node: int = -1,
     ) -> None:
         """Carry out core/produce_verdict.py's step for a batch whose attempt failed (``written``:
         the request went on the wire, so without an answer the log may hold it; ``record_errors``:
-        the records the broker named, KIP-467)."""
+        the records the broker named, KIP-467; ``node``: the broker that answered)."""
         now = self.client.engine.now()
         idem = self.idem
         stopped = self.fatal is not None
@@ -409,9 +412,21 @@ class Sender:
             self._fail(batch.records(), self.fatal or error)
         elif step is ProduceStep.FATAL or step is ProduceStep.GAP:
             code = error.code() if step is ProduceStep.FATAL else KafkaError._GAPLESS_GUARANTEE
-            self._fatal(KafkaError(code, f"{error.str()} ({batch.topic}[{batch.partition}])", fatal=True))
+            why = f"{error.str()} ({batch.topic}[{batch.partition}])"
+            fenced = self.txn is not None and fenced_code(code) != code
+            if fenced:  # librdkafka's words; the batch's records keep the broker's code
+                code = fenced_code(code)
+                why = (
+                    f"ProduceRequest for {batch.topic} [{batch.partition}] with {batch.count} message(s) failed: "
+                    f"{error.str()} (broker {node} PID{{Id:{idem.producer_id if idem else -1},Epoch:"
+                    f"{idem.epoch if idem else -1}}}, base seq {batch.base_sequence}): transactional producer "
+                    "fenced by newer producer instance"
+                )
+            self._fatal(KafkaError(code, why, fatal=True))
             # (GAP: as librdkafka)
-            self._fail_batch(batch, reported if step is ProduceStep.GAP else self.fatal or error, record_errors)
+            self._fail_batch(
+                batch, reported if step is ProduceStep.GAP or fenced else self.fatal or error, record_errors
+            )
         elif step is ProduceStep.RESEND:
             with self.lock:
                 self.acc.requeue(batch, now)
@@ -553,6 +568,8 @@ class Sender:
             return
         self._state.fatal = error
         log.error("fatal producer error: %s", error.str())
+        if self.txn is not None:
+            self.txn.fail(error)  # the transaction's error is this one, whatever the records report
         self._fail_queued(error)
         self.deliveries.error(error)
 
