@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from itertools import islice
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..base.config import given_config
 from ..base.model import ClusterMetadata, ConsumerGroupMetadata, RecordMetadata, TopicPartition
@@ -70,7 +70,9 @@ class Producer:
         self._reports = executor
         # A logger the application gave hears the client's records when poll()/flush() serve them,
         # on the application's thread, as confluent-kafka's (it sets librdkafka's log.queue).
-        served_log = self._log if weak.get("logger") is None else DeferredLogger(self._log, executor.put)
+        served_log = (
+            self._log if weak.get("logger") is None else cast(logging.Logger, DeferredLogger(self._log, executor.put))
+        )
         self._engine = engine = ProducerEngine(conf, served_log, self._reports, self._interceptors)
         self._interceptors.diagnose(engine.client.debug)
         executor.diagnose(engine.client.debug)
