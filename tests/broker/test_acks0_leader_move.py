@@ -41,7 +41,8 @@ def test_acks_zero_asks_metadata_after_a_close_and_follows_the_leader(
     p = module.Producer({"bootstrap.servers": mock_cluster.bootstraps, "acks": 0, "linger.ms": 0})
     try:
         p.produce(topic, b"warm-up", on_delivery=lambda err, msg: reports.append(err))
-        assert p.flush(WAIT) == 0
+        assert p.flush(WAIT) == 0  # (written: acks=0 knows no more, so the log is asked)
+        assert [m.value() for m in consume_all(mock_cluster.bootstraps, topic, 1, timeout=WAIT)] == [b"warm-up"]
         mock_cluster.start_request_tracking()
         mock_cluster.partition_set_leader(topic, 0, 2)
         mock_cluster.push_request_error_rtts(1, PRODUCE.key, [(KafkaError._TRANSPORT, 0)] * 50)
