@@ -78,8 +78,10 @@ def test_records_queued_before_metadata_spread_then_stick(
     theirs = _runs(mock_cluster, topic_name, confluent_kafka)
     ours = _runs(mock_cluster, topic_name, kafkawire)
     # librdkafka's spread depends on a race between its threads (a leader's broker thread may take
-    # its partition while the waiting records are being placed, which then stick to it): most of
-    # its runs spread. Ours places them all before any partition is served: every run spreads
-    # (all 20 in one of 3 partitions, each drawn at random, is a chance of 3**-19).
-    assert max(theirs) > 1, theirs
+    # its partition while the waiting records are being placed, which then stick to it): about
+    # half its runs spread here, so no count of them is asserted. Ours places them all before any
+    # partition is served: every run spreads (all 20 in one of 3 partitions, each drawn at random,
+    # is a chance of 3**-19), at least as often as confluent-kafka's.
+    print(f"\npartitions the first {RECORDS} records went to, per run: confluent-kafka {theirs}, kafkawire {ours}")
     assert min(ours) > 1, ours
+    assert sum(n > 1 for n in ours) >= sum(n > 1 for n in theirs)
