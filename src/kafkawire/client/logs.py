@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -75,8 +76,9 @@ def log_init(debug: Debug, given: Mapping[str, Any]) -> None:
 
 class DeferredLogger:
     """A logger whose records wait on a client's callback queue until the application serves it
-    (the share consumer's: its log lines surface from poll(), a commit or close(), as librdkafka's
-    share consumer forwards its log queue to the one those calls drain). ``put(fn, args)`` queues."""
+    (the producer's, given a ``logger``: its records surface from poll() and flush(); the share
+    consumer's: from poll(), a commit or close(), as librdkafka forwards its log queue to the one
+    those calls drain). ``put(fn, args)`` queues."""
 
     def __init__(self, target: Any, put: Any) -> None:
         self.target = target
@@ -99,7 +101,8 @@ class DeferredLogger:
         self.log(logging.ERROR, msg, *args, **kwargs)
 
     def exception(self, msg: str, *args: Any, **kwargs: Any) -> None:
-        self.log(logging.ERROR, msg, *args, exc_info=True, **kwargs)
+        # The exception now: by the time the record is served, there is none being handled.
+        self.log(logging.ERROR, msg, *args, exc_info=sys.exc_info(), **kwargs)
 
     def isEnabledFor(self, level: int) -> bool:
         return bool(self.target.isEnabledFor(level))

@@ -110,6 +110,8 @@ class Client:
         self._held_errors: list[KafkaError] | None = []
         # Told on the IO thread of each connection that finished its handshake (metrics push, KIP-714).
         self.on_ready: list[Callable[[BrokerConnection], None]] = []
+        # Told on the IO thread of each ready connection that failed (the producer asks metadata then).
+        self.on_down: list[Callable[[BrokerConnection], None]] = []
         self._closed = False
         if self.settings.security is not None:
             self.settings.security.start(self._token_failed)
@@ -464,6 +466,9 @@ class Client:
             if conn.proven:  # (ready but closed before answering anything is no recovery)
                 self._health.up(address)
             return
+        if conn.life.failed_when_ready and not self._closed:
+            for listener in self.on_down:
+                listener(conn)
         error = conn.last_error
         if self._closed or error is None or not conn.life.reported():
             return

@@ -417,6 +417,20 @@ class StickyPartitioner:
         stick.produced += record_bytes
         return current
 
+    def redraw(self, topic: str, partition_count: int, record_bytes: int, now: float = 0.0) -> int:
+        """The partition for a keyless record placed as its topic's first metadata arrives. No
+        partition has a leader broker serving it yet, so, as librdkafka's sticky partitioner finds
+        its partition unavailable then, each such record gets a new random one (the same may come
+        again); the last drawn is the sticky partition from ``now`` on."""
+        if partition_count < 1:
+            raise ValueError(f"partition_count must be at least 1, not {partition_count}")
+        stick = self._topics.get(topic)
+        if stick is None:
+            stick = self._topics[topic] = _Stick()
+        stick.partition = self._pick(partition_count, None, avoid=-1)
+        stick.produced = record_bytes
+        return stick.partition
+
     def random_partition(self, partition_count: int, available: Sequence[int] | None) -> int:
         """A uniformly random available partition, for :data:`RANDOM` records.
 
@@ -474,6 +488,11 @@ class TimedStickyPartitioner(StickyPartitioner):
             self._topics[topic].until = now + self._linger
         return chosen
 
+    def redraw(self, topic: str, partition_count: int, record_bytes: int, now: float = 0.0) -> int:
+        chosen = super().redraw(topic, partition_count, record_bytes, now)
+        self._topics[topic].until = now + self._linger
+        return chosen
+
 
 def choose_partition(
     partitioner: Partitioner,
@@ -484,8 +503,12 @@ def choose_partition(
     available: Sequence[int] | None,
     record_bytes: int,
     now: float = 0.0,
+    *,
+    served: bool = True,
 ) -> int:
     """The partition for one record: ``partitioner`` decides, the sentinels defer to ``sticky``.
+    ``served=False``: the topic's partitions were just learned, none served by its leader yet
+    (`StickyPartitioner.redraw`).
 
     ``partitioner`` must come from :func:`resolve_partitioner`; user code's bad answers then raise
     :class:`InvalidPartitionError` (the producer fails that record with ``_UNKNOWN_PARTITION``).
@@ -494,5 +517,7 @@ def choose_partition(
     if chosen >= 0:
         return chosen
     if chosen == STICKY:
+        if not served:
+            return sticky.redraw(topic, partition_count, record_bytes, now)
         return sticky.partition(topic, partition_count, available, record_bytes, now)
     return sticky.random_partition(partition_count, available)

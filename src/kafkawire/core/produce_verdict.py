@@ -9,7 +9,9 @@ from __future__ import annotations
 import enum
 from typing import NamedTuple
 
+from ..protocol import error_codes as ec
 from .idempotence import IdempotenceVerdict
+from .kafka_error import KafkaError, error_description
 from .policy import Action
 from .policy.produce import PRODUCE
 
@@ -78,3 +80,47 @@ def produce_verdict(
     if attempts <= retries:
         return ProduceVerdict(ProduceStep.RETRY, refresh)
     return ProduceVerdict(fail, refresh)
+
+
+# A Produce that timed out (or was given up at its records' message timeout) fails its records
+# with librdkafka's message-level code, as rd_kafka_handle_Produce_error translates it: a program
+# checks ``err.code() == KafkaError._MSG_TIMED_OUT``.
+_REPORTED_AS = {
+    KafkaError._TIMED_OUT: KafkaError._MSG_TIMED_OUT,
+    KafkaError._TIMED_OUT_QUEUE: KafkaError._MSG_TIMED_OUT,
+}
+
+
+def reported_error(error: KafkaError) -> KafkaError:
+    """The error the reports of records that failed with ``error`` carry (the cause kept in its text)."""
+    code = _REPORTED_AS.get(error.code())
+    if code is None:
+        return error
+    return KafkaError(code, f"{error_description(code)} ({error.str()})")
+
+
+def record_reports(
+    count: int, error: KafkaError, record_errors: list[tuple[int, str | None]]
+) -> list[tuple[range, KafkaError]]:
+    """KIP-467: the errors of a refused batch's ``count`` records, in runs of consecutive records,
+    as librdkafka sets them. Without records named (``record_errors``: batch index, the broker's
+    reason), every record carries ``error`` (the partition's code and error_message). With them,
+    a named record carries its own reason, under INVALID_RECORD when several were named, else
+    under the partition's code; every other record failed only for being in that batch
+    (_INVALID_DIFFERENT_RECORD)."""
+    if not record_errors:
+        return [(range(count), error)]
+    named = dict(record_errors)
+    code = ec.INVALID_RECORD if len(record_errors) > 1 else error.code()
+    others = KafkaError(
+        KafkaError._INVALID_DIFFERENT_RECORD,
+        f"{error_description(KafkaError._INVALID_DIFFERENT_RECORD)} ({error.str()})",
+    )
+    errors = [KafkaError(code, named[i]) if i in named else others for i in range(count)]
+    runs: list[tuple[range, KafkaError]] = []
+    start = 0
+    for index in range(1, count + 1):
+        if index == count or (errors[index].code(), errors[index].str()) != (errors[start].code(), errors[start].str()):
+            runs.append((range(start, index), errors[start]))
+            start = index
+    return runs

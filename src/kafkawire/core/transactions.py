@@ -13,7 +13,7 @@ from __future__ import annotations
 import enum
 
 from ..protocol import error_codes as ec
-from .kafka_error import KafkaError, KafkaException
+from .kafka_error import KafkaError, KafkaException, error_description
 from .policy import Meanings
 
 
@@ -84,6 +84,7 @@ FAILURES = Meanings(
         ec.TRANSACTIONAL_ID_AUTHORIZATION_FAILED: Failure.FATAL,
         ec.PRODUCER_FENCED: Failure.FATAL,
         ec.INVALID_TXN_STATE: Failure.FATAL,
+        KafkaError._FENCED: Failure.FATAL,
         ec.UNKNOWN_PRODUCER_ID: Failure.FORGOTTEN,
         ec.INVALID_PRODUCER_ID_MAPPING: Failure.FORGOTTEN,
         KafkaError._PURGE_QUEUE: Failure.PURGED,
@@ -97,6 +98,25 @@ def failure_of(error: KafkaError) -> Failure:
     if error.fatal():
         return Failure.FATAL
     return FAILURES.meaning(error.code())
+
+
+# The broker's two ways of saying another instance took the transactional id over: one code to the
+# application, as librdkafka's.
+FENCING = frozenset({ec.INVALID_PRODUCER_EPOCH, ec.PRODUCER_FENCED})
+
+
+def fenced_code(code: int) -> int:
+    return KafkaError._FENCED if code in FENCING else code
+
+
+def as_reported(what: str, error: KafkaError) -> KafkaError:
+    """A coordinator conversation's final ``error`` as librdkafka's transaction manager reports a
+    fatal one: fencing as _FENCED, and the text 'Failed to <what>: <description>'. Other errors
+    are left as they are."""
+    if FAILURES.get(error.code()) is not Failure.FATAL or error.code() == KafkaError._FENCED:
+        return error
+    code = fenced_code(error.code())
+    return KafkaError(code, f"Failed to {what}: {error_description(code)}", fatal=True)
 
 
 class TransactionState:
@@ -207,8 +227,7 @@ def _abortable_again(call: Call, error: KafkaError | None) -> KafkaException:
 
 
 def _fatal_again(error: KafkaError | None) -> KafkaException:
-    reason = error.str() if error is not None else "unknown"
-    code = error.code() if error is not None else KafkaError._FATAL
-    return KafkaException(
-        KafkaError(code, f"fatal error earlier ({reason}): {HINTS[TxnState.FATAL_ERROR]}", fatal=True)
-    )
+    """Any call after a fatal error: that error as it was, as librdkafka raises it again."""
+    if error is None:
+        return KafkaException(KafkaError(KafkaError._FATAL, HINTS[TxnState.FATAL_ERROR], fatal=True))
+    return KafkaException(KafkaError(error.code(), error.str(), fatal=True))

@@ -22,13 +22,13 @@ from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from itertools import islice
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..base.config import given_config
 from ..base.model import ClusterMetadata, ConsumerGroupMetadata, RecordMetadata, TopicPartition
 from ..client.dropped import Kept, when_dropped
 from ..client.executor import CallbackExecutor
-from ..client.logs import client_logger, log_init
+from ..client.logs import DeferredLogger, client_logger, log_init
 from ..client.options import PRODUCER, warn_foreign
 from ..core.kafka_error import KafkaError, KafkaException
 from ..core.transactions import Call, moves_state
@@ -68,7 +68,12 @@ class Producer:
         if executor is None:
             executor = CallbackExecutor(background=conf.delivery_reports == "background")
         self._reports = executor
-        self._engine = engine = ProducerEngine(conf, self._log, self._reports, self._interceptors)
+        # A logger the application gave hears the client's records when poll()/flush() serve them,
+        # on the application's thread, as confluent-kafka's (it sets librdkafka's log.queue).
+        served_log = (
+            self._log if weak.get("logger") is None else cast(logging.Logger, DeferredLogger(self._log, executor.put))
+        )
+        self._engine = engine = ProducerEngine(conf, served_log, self._reports, self._interceptors)
         self._interceptors.diagnose(engine.client.debug)
         executor.diagnose(engine.client.debug)
         self._accept = engine.accept  # produce()'s way in, bound once
@@ -475,6 +480,11 @@ class Producer:
         self._stats.stop()
         self._interceptors.close()
         engine.close()
+        if not self._reports.background:
+            try:
+                self._reports.serve(0)  # what closing logged (a logger's records are served)
+            except Exception as exc:
+                keep(exc)
         self._reports.close()
         if failure is not None:
             raise failure

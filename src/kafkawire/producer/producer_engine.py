@@ -489,10 +489,11 @@ class ProducerEngine:
 
     def assign_partition(self, msg: Pending, count: int) -> int:
         """The partition of a record that waited for its topic's metadata: the one the caller named
-        (the sender fails it with _UNKNOWN_PARTITION when out of range), else the partitioner's."""
+        (the sender fails it with _UNKNOWN_PARTITION when out of range), else the partitioner's,
+        as librdkafka's before the leaders serve the partitions (a keyless record's is redrawn)."""
         if msg.partition != -1:
             return msg.partition
-        return self._choose_partition(msg.topic, msg.key, count, msg.size)
+        return self._choose_partition(msg.topic, msg.key, count, msg.size, served=False)
 
     def _partition_for(self, topic: str, key: bytes | None, count: int, size: int) -> int:
         """`_choose_partition`, with a built-in partitioner's answer for a key remembered."""
@@ -502,10 +503,11 @@ class ProducerEngine:
                 return chosen
         return self._choose_partition(topic, key, count, size)
 
-    def _choose_partition(self, topic: str, key: bytes | None, count: int, size: int) -> int:
+    def _choose_partition(self, topic: str, key: bytes | None, count: int, size: int, served: bool = True) -> int:
         """The partitioner's choice, or -1 when user code answered nonsense or raised."""
         try:
-            return choose_partition(self._partitioner, self._sticky, topic, key, count, None, size, self._now())
+            now = self._now()
+            return choose_partition(self._partitioner, self._sticky, topic, key, count, None, size, now, served=served)
         except Exception:
             self._log.exception("the partitioner failed for topic %s", topic)
             return -1

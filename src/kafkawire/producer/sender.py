@@ -22,9 +22,11 @@ from ..core.backoff import backoff_delay
 from ..core.idempotence import Idempotence, InitOutcome
 from ..core.kafka_error import KafkaError
 from ..core.metadata_refresh import Pace
-from ..core.produce_verdict import ProduceStep, produce_verdict
+from ..core.produce_verdict import ProduceStep, produce_verdict, record_reports, reported_error
 from ..core.telemetry import Meter
+from ..core.transactions import fenced_code
 from ..core.unassigned import Assigner, Unassigned
+from ..io.broker import BrokerConnection
 from ..io.io_engine import Timer
 from ..protocol.apis import INIT_PRODUCER_ID, PRODUCE
 from ..protocol.codec import Struct
@@ -80,6 +82,7 @@ class Sender:
         def follow() -> None:
             client.metadata_refresh.keep_fresh(auto_create=settings.auto_create_topics)
             client.metadata_refresh.subscribe(self._new_picture)
+            client.on_down.append(self._broker_down)
 
         client.engine.call_soon(follow)
 
@@ -340,7 +343,9 @@ class Sender:
                         self._delivered(batch, p.base_offset, p.log_append_time_ms)
                     else:
                         reason = p.error_message or None
-                        self._failed_attempt(batch, KafkaError(p.error_code, reason))
+                        named = [(e.batch_index, e.batch_index_error_message) for e in p.get("record_errors") or ()]
+                        failed = KafkaError(p.error_code, reason)
+                        self._failed_attempt(batch, failed, record_errors=named, node=node)
             for batch in by_partition.values():  # a partition the broker did not answer for
                 self._failed_attempt(batch, KafkaError(KafkaError._BAD_MSG, "no answer for this partition"))
         if not self.in_flight and not len(self.acc):
@@ -365,9 +370,18 @@ class Sender:
         # Written and answered: its buffer is the next batch's (a failed one may be sent again).
         self.acc.spares.give(batch.give_up_buffer())
 
-    def _failed_attempt(self, batch: ProducerBatch, error: KafkaError, *, written: bool = True) -> None:
+    def _failed_attempt(
+        self,
+        batch: ProducerBatch,
+        error: KafkaError,
+        *,
+        written: bool = True,
+        record_errors: list[tuple[int, str | None]] | None = None,
+        node: int = -1,
+    ) -> None:
         """Carry out core/produce_verdict.py's step for a batch whose attempt failed (``written``:
-        the request went on the wire, so without an answer the log may hold it)."""
+        the request went on the wire, so without an answer the log may hold it; ``record_errors``:
+        the records the broker named, KIP-467; ``node``: the broker that answered)."""
         now = self.client.engine.now()
         idem = self.idem
         stopped = self.fatal is not None
@@ -386,6 +400,7 @@ class Sender:
         )
         if idem is not None:
             idem.answered(batch)
+        reported = reported_error(error)
         if written and error.code() < 0 and batch.unanswered is None:
             batch.unanswered = error  # (written, no broker's answer: the log may hold this attempt)
         if refresh_metadata:
@@ -397,10 +412,21 @@ class Sender:
             self._fail(batch.records(), self.fatal or error)
         elif step is ProduceStep.FATAL or step is ProduceStep.GAP:
             code = error.code() if step is ProduceStep.FATAL else KafkaError._GAPLESS_GUARANTEE
-            self._fatal(KafkaError(code, f"{error.str()} ({batch.topic}[{batch.partition}])", fatal=True))
-            self._fail(
-                batch.records(), error if step is ProduceStep.GAP else self.fatal or error
-            )  # (GAP: as librdkafka)
+            why = f"{error.str()} ({batch.topic}[{batch.partition}])"
+            fenced = self.txn is not None and fenced_code(code) != code
+            if fenced:  # librdkafka's words; the batch's records keep the broker's code
+                code = fenced_code(code)
+                why = (
+                    f"ProduceRequest for {batch.topic} [{batch.partition}] with {batch.count} message(s) failed: "
+                    f"{error.str()} (broker {node} PID{{Id:{idem.producer_id if idem else -1},Epoch:"
+                    f"{idem.epoch if idem else -1}}}, base seq {batch.base_sequence}): transactional producer "
+                    "fenced by newer producer instance"
+                )
+            self._fatal(KafkaError(code, why, fatal=True))
+            # (GAP: as librdkafka)
+            self._fail_batch(
+                batch, reported if step is ProduceStep.GAP or fenced else self.fatal or error, record_errors
+            )
         elif step is ProduceStep.RESEND:
             with self.lock:
                 self.acc.requeue(batch, now)
@@ -412,7 +438,7 @@ class Sender:
         elif step is ProduceStep.FAIL_AND_BUMP_EPOCH:
             assert idem is not None
             idem.request_bump()  # the abort takes the new epoch
-            self._fail(batch.records(), error)  # inside a transaction: abort, and init again
+            self._fail_batch(batch, reported, record_errors)  # inside a transaction: abort, and init again
         elif step is ProduceStep.RETRY:
             delay = backoff_delay(
                 batch.attempts - 1,
@@ -436,9 +462,22 @@ class Sender:
                 self.acc.requeue(batch, now + delay)
         else:  # FAIL, EXPIRED: given up after it left, its sequence is a hole the broker would never see filled
             if step is ProduceStep.EXPIRED:
-                error = KafkaError(KafkaError._MSG_TIMED_OUT, f"Local: Message timed out (last error: {error.name()})")
+                reported = KafkaError(
+                    KafkaError._MSG_TIMED_OUT, f"Local: Message timed out (last error: {error.name()})"
+                )
             self._timed_out_after_sending(batch)
+            self._fail_batch(batch, reported, record_errors)
+
+    def _fail_batch(
+        self, batch: ProducerBatch, error: KafkaError, record_errors: list[tuple[int, str | None]] | None
+    ) -> None:
+        """Fail a batch's records with ``error``, or each with its own when the broker named some."""
+        if not record_errors:
             self._fail(batch.records(), error)
+            return
+        records = batch.records()
+        for run, err in record_reports(len(records), error, record_errors):
+            self._fail(records[run.start : run.stop], err)
 
     def _timed_out_error(self) -> KafkaError:
         """librdkafka's _MSG_TIMED_OUT, naming the cause when brokers are out of reach for a reason
@@ -515,7 +554,7 @@ class Sender:
             err = b.unanswered
             assert err is not None
             why = f"{err.str()} (it may be in the log: not sent again under a new epoch, which could write it twice)"
-            self._fail(b.records(), KafkaError(err.code(), why, retriable=err.retriable()))
+            self._fail(b.records(), reported_error(KafkaError(err.code(), why, retriable=err.retriable())))
 
     @property
     def fatal(self) -> KafkaError | None:
@@ -529,6 +568,8 @@ class Sender:
             return
         self._state.fatal = error
         log.error("fatal producer error: %s", error.str())
+        if self.txn is not None:
+            self.txn.fail(error)  # the transaction's error is this one, whatever the records report
         self._fail_queued(error)
         self.deliveries.error(error)
 
@@ -567,6 +608,14 @@ class Sender:
         self.client.metadata_refresh.ask(
             topics, self._metadata_answered, pace=Pace.FAST, auto_create=self.settings.auto_create_topics
         )
+
+    def _broker_down(self, conn: BrokerConnection) -> None:
+        """A broker's ready connection failed: ask where the leaders are now, as librdkafka does
+        for every broker that goes down. With acks=0 nothing else would: no request waits for an
+        answer, and a leader that moved closes the connection on each Produce it refuses (the
+        producer concepts page), so the records would keep going to it and be lost."""
+        if conn.node_id >= 0 and self.client.metadata.topics:
+            self._ask_metadata()
 
     def _metadata_answered(self, _response: Struct | None, _error: KafkaError | None) -> None:
         self.wake()  # (one waiter however often the sender asked: the same bound method)

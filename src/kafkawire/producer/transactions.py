@@ -28,7 +28,7 @@ from ..core.kafka_error import KafkaError, KafkaException
 from ..core.policy import Action, ErrorPolicy
 from ..core.policy.coordinator import COORDINATOR
 from ..core.policy.coordinator import TXN_OFFSET_COMMIT as OFFSETS_POLICY
-from ..core.transactions import Call, Failure, TransactionState, TxnState, failure_of
+from ..core.transactions import Call, Failure, TransactionState, TxnState, as_reported, failure_of
 from ..protocol.apis import (
     ADD_OFFSETS_TO_TXN,
     ADD_PARTITIONS_TO_TXN,
@@ -185,7 +185,7 @@ class TransactionManager:
             if error is None:
                 self.added.add(tp)
             else:
-                self.fail(error)
+                self.fail(as_reported("add partitions to transaction", error))
             left[0] -= 1
             if left[0] == 0:
                 self.on_added()
@@ -200,9 +200,8 @@ class TransactionManager:
         failure = failure_of(error)
         code = error.code()
         if failure is Failure.FATAL:
-            first = self.state.state is not TxnState.FATAL_ERROR
-            self.state.fatal(KafkaError(code, error.str(), fatal=True))
-            if first:
+            if self.state.state is not TxnState.FATAL_ERROR:  # the first is the cause: kept
+                self.state.fatal(KafkaError(code, error.str(), fatal=True))
                 self.on_fatal(KafkaError(code, error.str(), fatal=True))
         elif failure is not Failure.PURGED:
             if failure is Failure.FORGOTTEN:
@@ -283,7 +282,7 @@ class TransactionManager:
                 self.offsets_added = False
                 GROUP_TRANSACTIONS.ended(self, self._offsets_sent if commit else None)
                 self._offsets_sent = {}
-            _settle(fut, error)
+            _settle(fut, None if error is None else as_reported("end transaction", error))
 
         def send() -> None:
             if not self.added and not self.offsets_added:  # nothing written: no transaction to end
@@ -351,12 +350,12 @@ class TransactionManager:
             error = error_of(answer)
             if error is None:
                 self._offsets_sent.update({(t, p): o for t, parts in offsets.items() for p, o, _e in parts})
-            _settle(fut, error)
+            _settle(fut, None if error is None else as_reported("commit offsets to transaction", error))
 
         def added(answer: Future[Any]) -> None:
             error = error_of(answer)
             if error is not None:
-                _settle(fut, error)
+                _settle(fut, as_reported("add offsets to transaction", error))
                 return
             self.offsets_added = True  # EndTxn is due even when no record was produced
             op = self._call(

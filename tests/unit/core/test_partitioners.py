@@ -442,6 +442,24 @@ def test_a_sticky_linger_moves_keyless_records_on_after_that_long() -> None:
     assert bytes_only.partition("t", 8, None, 10, now=1e6) == kept
 
 
+def test_records_placed_as_metadata_arrives_are_redrawn_one_by_one() -> None:
+    """librdkafka's unassigned records: each keyless one redrawn (no partition served yet), keyed
+    ones hashed as ever; the last drawn is sticky from then on, with the timer started then."""
+    sticky = TimedStickyPartitioner(batch_size=10**9, linger=0.010, rng=random.Random(8))
+    placed = [
+        choose_partition(partition_consistent_random, sticky, "t", None, 3, None, 10, 50.0, served=False)
+        for _ in range(60)
+    ]
+    assert set(placed) == {0, 1, 2}
+    assert sum(a == b for a, b in itertools.pairwise(placed)) < 40  # drawn anew, not stuck
+    assert sticky.topics["t"].until == 50.010
+    assert sticky.topics["t"].produced == 10
+    assert choose_partition(partition_consistent_random, sticky, "t", None, 3, None, 10, 50.005) == placed[-1]
+    assert choose_partition(partition_consistent_random, sticky, "t", b"k", 3, None, 10, 50.0, served=False) == (
+        partition_consistent(b"k", 3)
+    )
+
+
 def test_a_sticky_linger_of_zero_turns_stickiness_off() -> None:
     sticky = TimedStickyPartitioner(batch_size=10**9, linger=0.0, rng=random.Random(7))
     chosen = [sticky.partition("t", 4, None, 1, now=5.0) for _ in range(200)]

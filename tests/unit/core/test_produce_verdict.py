@@ -3,14 +3,23 @@ every input the sender used to weigh inline is passed in, the step it must carry
 
 from __future__ import annotations
 
+import struct
 from typing import Any
 
 import pytest
 
 from kafkawire.core.idempotence import IdempotenceVerdict
 from kafkawire.core.kafka_error import KafkaError
-from kafkawire.core.produce_verdict import ProduceStep, ProduceVerdict, produce_verdict
+from kafkawire.core.produce_verdict import (
+    ProduceStep,
+    ProduceVerdict,
+    produce_verdict,
+    record_reports,
+    reported_error,
+)
 from kafkawire.protocol import error_codes as ec
+from kafkawire.protocol.apis import PRODUCE
+from kafkawire.protocol.headers import decode_response
 
 TIMEOUT = 300.0  # message.timeout.ms, in seconds
 
@@ -133,3 +142,82 @@ def test_gapless_turns_a_failure_of_an_idempotent_producer_into_a_stop() -> None
     assert judge(ec.MESSAGE_TOO_LARGE, idempotent=policy).step is ProduceStep.FAIL
     assert judge(ec.MESSAGE_TOO_LARGE, idempotent=None, gapless=True).step is ProduceStep.FAIL
     assert judge(ec.MESSAGE_TOO_LARGE, idempotent=policy, gapless=True, transactional=True).step is ProduceStep.FAIL
+
+
+# --- what the reports carry --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("code", [KafkaError._TIMED_OUT, KafkaError._TIMED_OUT_QUEUE])
+def test_a_request_level_timeout_is_reported_as_msg_timed_out_keeping_its_cause(code: int) -> None:
+    """As librdkafka translates it for every record it fails: the program checks one code."""
+    why = "Produce to 127.0.0.1:9092 given up by its caller (its answer will be dropped)"
+    reported = reported_error(KafkaError(code, why))
+    assert reported.code() == KafkaError._MSG_TIMED_OUT
+    assert reported.str() == f"Local: Message timed out ({why})"
+    assert not reported.retriable()
+
+
+@pytest.mark.parametrize("code", [ec.NOT_LEADER_OR_FOLLOWER, ec.MESSAGE_TOO_LARGE, KafkaError._TRANSPORT])
+def test_other_errors_are_reported_as_they_are(code: int) -> None:
+    error = KafkaError(code, "as met")
+    assert reported_error(error) is error
+
+
+def _string(text: str | None) -> bytes:
+    if text is None:
+        return struct.pack(">h", -1)
+    raw = text.encode()
+    return struct.pack(">h", len(raw)) + raw
+
+
+REFUSED = "Compacted topic cannot accept message without key in topic partition compacted-0."
+SUMMARY = "One or more records have been rejected"
+
+
+def _produce_v8_answer(record_errors: list[tuple[int, str | None]], message: str | None) -> bytes:
+    """A Produce v8 answer's frame as Kafka (>= 2.4) writes it when it refuses records of a batch
+    (a compacted topic given keyless records): correlation id, then one topic, one partition with
+    INVALID_RECORD, no offsets, the records it names (KIP-467) and the partition's message."""
+    body = struct.pack(">ii", 7, 1) + _string("compacted") + struct.pack(">i", 1)
+    body += struct.pack(">ihqqq", 0, ec.INVALID_RECORD, -1, -1, -1)
+    body += struct.pack(">i", len(record_errors))
+    for index, text in record_errors:
+        body += struct.pack(">i", index) + _string(text)
+    return body + _string(message) + struct.pack(">i", 0)  # throttle_time_ms
+
+
+def _reports_of(frame: bytes, count: int) -> list[tuple[list[int], int, str]]:
+    """The sender's path: decode the answer, then the records' errors from its partition."""
+    correlation_id, answer = decode_response(PRODUCE, 8, frame)
+    assert correlation_id == 7
+    p = answer.responses[0].partition_responses[0]
+    named = [(e.batch_index, e.batch_index_error_message) for e in p.record_errors]
+    runs = record_reports(count, KafkaError(p.error_code, p.error_message or None), named)
+    return [(list(run), err.code(), err.str()) for run, err in runs]
+
+
+def test_records_a_broker_names_carry_its_reason_and_the_others_say_why_they_failed_too() -> None:
+    """KIP-467 as librdkafka reports it: several named records are INVALID_RECORD each with its
+    reason, the rest of the batch _INVALID_DIFFERENT_RECORD; the reports keep the records' order."""
+    frame = _produce_v8_answer([(0, REFUSED), (2, REFUSED)], SUMMARY)
+    different = f"Local: an invalid record in the same batch caused the failure of this message too ({SUMMARY})"
+    assert _reports_of(frame, 4) == [
+        ([0], ec.INVALID_RECORD, REFUSED),
+        ([1], KafkaError._INVALID_DIFFERENT_RECORD, different),
+        ([2], ec.INVALID_RECORD, REFUSED),
+        ([3], KafkaError._INVALID_DIFFERENT_RECORD, different),
+    ]
+
+
+def test_one_named_record_carries_the_partition_code_and_a_missing_reason_its_description() -> None:
+    frame = _produce_v8_answer([(1, None)], SUMMARY)
+    assert _reports_of(frame, 3)[1] == ([1], ec.INVALID_RECORD, "Broker: Broker failed to validate record")
+    assert [run for run, _, _ in _reports_of(frame, 3)] == [[0], [1], [2]]
+
+
+def test_without_named_records_every_record_carries_the_partition_message() -> None:
+    frame = _produce_v8_answer([], SUMMARY)
+    assert _reports_of(frame, 3) == [([0, 1, 2], ec.INVALID_RECORD, SUMMARY)]
+    assert _reports_of(_produce_v8_answer([], None), 2) == [
+        ([0, 1], ec.INVALID_RECORD, "Broker: Broker failed to validate record")
+    ]
