@@ -55,14 +55,25 @@ class Fault:
     """One thing done to the cluster: when (seconds after the start), what, and to whom."""
 
     at: float
-    action: str  # "kill" (started again after `down_for`, unless None), "pause", "move"
+    # "kill" (started again after `down_for`, unless None), "pause", "move"; with the cluster's
+    # network (each for `down_for` s, then healed): "blackhole" (the victim's clients' proxy),
+    # "freeze" (the same, and the connections open at the fault stay dead after it), "isolate" (the
+    # victim cut from its peers and ZooKeeper, its clients still reach it), "resets" (`size` RSTs of
+    # its clients' connections at seeded moments), "slow" (its clients' proxy passes `size` bytes
+    # per second each way); "readdress" (killed, started again at once on a new client address)
+    action: str
     victim: Callable[[Faults], int]  # the node, chosen when the fault happens
     down_for: float | None = 5.0
+    size: float = 0.0  # for "resets" and "slow"
+    seed: int = 0  # for "resets"
     move_to: Callable[[int], int] | None = None  # for "move": the new leader, given the old
     partition: int = 0  # for "move"
     node: int = -1  # filled in: the node it hit
     started: float = 0.0  # filled in: monotonic time it happened
     ended: float = 0.0  # filled in: when the node was back (restarted, resumed) or the move done
+
+
+HEALED = ("blackhole", "freeze", "isolate", "resets", "slow", "pause")  # faults that end at a known moment
 
 
 @dataclass
@@ -123,8 +134,38 @@ class Faults:
                         old = leaders[topic][fault.partition]
                         self.cluster.move_leader(topic, fault.partition, fault.move_to(old))
                     fault.ended = now()
+                else:
+                    self._network_fault(fault)
         except BaseException as exc:
             self.errors.append(exc)
+
+    def _network_fault(self, fault: Fault) -> None:
+        net = self.cluster.net
+        assert net is not None, f"{fault.action} needs KafkaCluster(network=True)"
+        proxy = net.clients[fault.node]
+        if fault.action == "readdress":
+            self.cluster.restart(fault.node, new_address=True)
+            fault.ended = now()
+            return
+        assert fault.down_for is not None
+        if fault.action == "resets":
+            rng = random.Random(fault.seed)
+            for at in sorted(rng.uniform(0, fault.down_for) for _ in range(int(fault.size))):
+                time.sleep(max(0.0, fault.started + at - now()))
+                proxy.reset()
+            time.sleep(max(0.0, fault.started + fault.down_for - now()))
+            fault.ended = now()
+            return
+        start, end = {
+            "blackhole": (proxy.blackhole, proxy.heal),
+            "freeze": (lambda: (proxy.freeze(), proxy.blackhole()), proxy.heal),
+            "isolate": (lambda: net.isolate(fault.node), lambda: net.rejoin(fault.node)),
+            "slow": (lambda: proxy.bandwidth(fault.size), proxy.clear),
+        }[fault.action]
+        start()
+        time.sleep(fault.down_for)
+        end()
+        fault.ended = now()
 
     def _restart(self, fault: Fault) -> None:
         self.cluster.restart(fault.node)
@@ -319,9 +360,13 @@ def tally_log(log: dict[int, list[tuple[int, bytes]]]) -> tuple[dict[int, int], 
 
 
 def check_produced(
-    run: ProduceRun, log: dict[int, list[tuple[int, bytes]]], hit: list[tuple[float, set[int]]]
+    run: ProduceRun,
+    log: dict[int, list[tuple[int, bytes]]],
+    hit: list[tuple[float, set[int]]],
+    healed: list[float] | None = None,
 ) -> Verdict:
-    """Lost, duplicated, reordered, reported twice or never; recovery per fault."""
+    """Lost, duplicated, reordered, reported twice or never; recovery per fault (and, for faults
+    that end with a heal, ``healed``: how long after it every hit partition delivered again)."""
     in_log, reordered = tally_log(log)
     delivered = {i for i, reps in run.reports.items() if any(err is None for _, _, _, err in reps)}
     counts = {
@@ -340,7 +385,24 @@ def check_produced(
         "failed with": sorted({reps[0][3] for reps in run.reports.values() if reps[0][3] is not None}),
     }
     recovery = [_delivers_again(run, partitions, since) for since, partitions in hit]
+    if healed:
+        notes["after heal s"] = [
+            None if after is None else round(after, 2)
+            for after in (_resumes_after(run, partitions, at) for (_, partitions), at in zip(hit, healed, strict=True))
+        ]
     return Verdict(run.client, counts, recovery, notes)
+
+
+def _resumes_after(run: ProduceRun, partitions: set[int], healed: float) -> float | None:
+    """Until every partition in ``partitions`` has had a successful delivery report after ``healed``."""
+    first: dict[int, float] = {}
+    for reps in run.reports.values():
+        for t, partition, _offset, err in reps:
+            if err is None and partition in partitions and t >= healed:
+                first[partition] = min(first.get(partition, t), t)
+    if not partitions:
+        return None
+    return float("inf") if set(first) != partitions else max(first.values()) - healed
 
 
 def _delivers_again(run: ProduceRun, partitions: set[int], since: float) -> float | None:
@@ -394,9 +456,11 @@ def run_producer_scenario(
     if failures:
         raise failures[0]
     verdicts = []
+    healed = [fault.ended for fault in faults] if all(f.action in HEALED for f in faults) else None
     for name, topic in topics.items():
         hit = [(fault.started, h[topic]) for fault, h in zip(faults, player.hit, strict=True)]
-        verdicts.append(check_produced(runs[name], read_log(cluster.bootstrap(), topic, partitions), hit))
+        log = read_log(cluster.judge_bootstrap(), topic, partitions)
+        verdicts.append(check_produced(runs[name], log, hit, healed))
     return verdicts
 
 
@@ -441,7 +505,8 @@ class GroupRun:
     group: str
     fed: dict[int, tuple[int, int, float]] = field(default_factory=dict)  # index -> (partition, offset, sent at)
     reads: list[tuple[float, str, int, int, int]] = field(default_factory=list)  # (t, member, partition, offset, index)
-    assigned: list[tuple[float, str, int]] = field(default_factory=list)  # (t, member, partitions assigned)
+    # (t, member, partitions assigned; 0: its partitions revoked or lost)
+    assigned: list[tuple[float, str, int]] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
 
@@ -501,6 +566,9 @@ class Member:
         def assigned(consumer: Any, partitions: list[Any]) -> None:
             run.assigned.append((now(), self.name, len(partitions)))
 
+        def revoked(consumer: Any, partitions: list[Any]) -> None:
+            run.assigned.append((now(), self.name, 0))
+
         conf = {
             "bootstrap.servers": self._bootstrap,
             "group.id": run.group,
@@ -513,7 +581,7 @@ class Member:
         }
         conf.update(self._config)
         consumer = self._module.Consumer(conf)
-        consumer.subscribe([run.topic], on_assign=assigned)
+        consumer.subscribe([run.topic], on_assign=assigned, on_revoke=revoked, on_lost=revoked)
         try:
             while not self.stop.is_set():
                 msg = consumer.poll(0.2)
@@ -555,11 +623,30 @@ def check_group(
             slowest = max(partitions, key=partitions.__getitem__)
             readers = sorted({m for t, m, p, _o, _i in run.reads if p == slowest and t >= partitions[slowest]})
             notes.setdefault("slowest partition", []).append((slowest, readers))
+    if faults and faults[0].started:
+        notes["held none s"] = round(_longest_without_partitions(run, faults[0].started), 1)
     if joined_at is not None:
         got = [t for t, member, count in run.assigned if member == "joiner" and count and t >= joined_at]
         notes["joiner has partitions after s"] = round(min(got) - joined_at, 1) if got else None
     notes["errors"] = sorted(set(run.errors))
     return Verdict(run.client, counts, recovery, notes)
+
+
+def _longest_without_partitions(run: GroupRun, since: float) -> float:
+    """The longest a member went from losing its partitions (at ``since`` or later) to getting some
+    again (or to the end of the run)."""
+    longest = 0.0
+    for member in sorted({m for _, m, _ in run.assigned}):
+        events = sorted((t, count) for t, m, count in run.assigned if m == member)
+        lost_at: float | None = None
+        for t, count in events:
+            if count == 0 and t >= since and lost_at is None:
+                lost_at = t
+            elif count and lost_at is not None:
+                longest, lost_at = max(longest, t - lost_at), None
+        if lost_at is not None:
+            longest = max(longest, now() - lost_at)
+    return longest
 
 
 def run_group_scenario(
@@ -594,7 +681,7 @@ def run_group_scenario(
     while not all(any(c for _, _, c in run.assigned) for run in runs.values()) and now() < deadline:
         time.sleep(0.1)
     # Faults name the group's coordinator, which exists once the group does.
-    feeds = [Feed(cluster.bootstrap(), run.topic, rate, run) for run in runs.values()]
+    feeds = [Feed(cluster.judge_bootstrap(), run.topic, rate, run) for run in runs.values()]
     player = Faults(cluster, faults, [run.topic for run in runs.values()])
     start = now()
     player.run(start)
@@ -619,6 +706,6 @@ def run_group_scenario(
     for member in team:
         member.join()
     return [
-        check_group(run, committed(cluster.bootstrap(), run.group, run.topic, partitions), faults, joined_at)
+        check_group(run, committed(cluster.judge_bootstrap(), run.group, run.topic, partitions), faults, joined_at)
         for run in runs.values()
     ]
