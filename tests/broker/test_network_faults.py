@@ -159,9 +159,9 @@ def coordinator_frozen(cluster: KafkaCluster) -> None:
 
 
 def slow_link(cluster: KafkaCluster) -> None:
-    """The clients' proxy of partition 0's leader passes 4 KB/s each way for 20 s; message.timeout.ms
+    """The clients' proxy of partition 0's leader passes 2 KB/s each way for 20 s; message.timeout.ms
     10 s: records expire (each report says so); kafkawire fails no more than confluent-kafka (+10%)."""
-    faults = [Fault(3.0, "slow", leader_of([0], SEED), down_for=CUT, size=4_000)]
+    faults = [Fault(3.0, "slow", leader_of([0], SEED), down_for=CUT, size=2_000)]
     config = {"message.timeout.ms": 10_000}
     verdicts = run_producer_scenario(cluster, faults, count=30_000, rate=1_000, config=config)
     show("idempotent producer, a slow link, message.timeout.ms 10 s", verdicts)

@@ -623,6 +623,16 @@ def check_group(
             slowest = max(partitions, key=partitions.__getitem__)
             readers = sorted({m for t, m, p, _o, _i in run.reads if p == slowest and t >= partitions[slowest]})
             notes.setdefault("slowest partition", []).append((slowest, readers))
+    if faults and all(f.action in HEALED for f in faults):
+        fed_partitions = {p for p, _o, _s in run.fed.values()}
+        after = []
+        for fault in faults:
+            firsts: dict[int, float] = {}
+            for t, _member, partition, _offset, _index in run.reads:
+                if t >= fault.ended:
+                    firsts[partition] = min(firsts.get(partition, t), t)
+            after.append(round(max(firsts.values()) - fault.ended, 2) if set(firsts) >= fed_partitions else None)
+        notes["after heal s"] = after
     if faults and faults[0].started:
         notes["held none s"] = round(_longest_without_partitions(run, faults[0].started), 1)
     if joined_at is not None:

@@ -11,6 +11,7 @@ here takes ``now`` and decides, nothing waits.
 
 from __future__ import annotations
 
+import itertools
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -72,6 +73,7 @@ class ProducerBatch:
         "extra",
         "full",
         "messages",
+        "order",
         "partition",
         "payload",
         "retry_at",
@@ -81,9 +83,10 @@ class ProducerBatch:
         "unanswered",
     )
 
-    def __init__(self, topic: str, partition: int, now: float) -> None:
+    def __init__(self, topic: str, partition: int, now: float, order: int = 0) -> None:
         self.topic = topic
         self.partition = partition
+        self.order = order  # its place among its partition's batches, given by the accumulator
         self._builder: BatchBuilder | None = None
         # One entry per record, or an ArrowRows (native_c/arrow_rows.c) standing for some of an
         # Arrow batch's rows: ``rows`` counts those entries, ``extra`` the records beyond one per entry.
@@ -173,7 +176,7 @@ class ProducerBatch:
         if not messages or messages[-1].enqueued <= until or messages[0].enqueued > until:
             return None
         count = bisect_right(messages, until, key=_enqueued)
-        out = ProducerBatch(self.topic, self.partition, self.created)
+        out = ProducerBatch(self.topic, self.partition, self.created, self.order)
         out.messages = messages[:count]
         out.bytes = HEADER_SIZE + sum(m.size for m in out.messages)
         if self.rows:
@@ -203,6 +206,7 @@ class Accumulator:
         self.compression = compression
         self.compression_level = compression_level
         self._flushes = 0  # flushes under way: linger is off while any runs
+        self._orders = itertools.count(1)  # batches numbered as made: a retried one goes back in its place
         # The open batches and ``queued`` (records here) live in the state the producer's C lane
         # moves too; the dict is never replaced, so both sides keep reaching the same one.
         self.state = state if state is not None else new_lane_state()
@@ -239,11 +243,11 @@ class Accumulator:
         batch = queue[-1] if queue else None
         filled = batch is None
         if batch is None or batch.full or batch.payload is not None or batch.attempts:
-            batch = ProducerBatch(msg.topic, msg.partition, now)
+            batch = ProducerBatch(msg.topic, msg.partition, now, next(self._orders))
             queue.append(batch)
         elif batch.messages and batch.bytes + msg.size > self.batch_size:
             batch.full = filled = True
-            batch = ProducerBatch(msg.topic, msg.partition, now)
+            batch = ProducerBatch(msg.topic, msg.partition, now, next(self._orders))
             queue.append(batch)
         batch.messages.append(msg)
         batch.bytes += msg.size
@@ -265,13 +269,13 @@ class Accumulator:
         batch = queue[-1] if queue else None
         filled = batch is None
         if batch is None or batch.full or batch.payload is not None or batch.attempts:
-            batch = ProducerBatch(topic, partition, now)
+            batch = ProducerBatch(topic, partition, now, next(self._orders))
             queue.append(batch)
         batch_size = self.batch_size
         for msg in msgs:
             if batch.full or (batch.messages and batch.bytes + msg.size > batch_size):
                 batch.full = filled = True
-                batch = ProducerBatch(topic, partition, now)
+                batch = ProducerBatch(topic, partition, now, next(self._orders))
                 queue.append(batch)
             batch.messages.append(msg)
             batch.bytes += msg.size
@@ -327,7 +331,10 @@ class Accumulator:
 
     def requeue(self, batch: ProducerBatch, retry_at: float) -> None:
         """Put a batch back at the head of its partition, to go again after ``retry_at``. Batches
-        that already carry sequences stay in sequence order among themselves."""
+        that already carry sequences stay in sequence order among themselves; others go back
+        behind the older batches already put back, as librdkafka puts a failed request's records
+        back in their first order (several requests of a partition failing at a leader change
+        would otherwise go again newest first)."""
         batch.retry_at = retry_at
         queue = self._queues.setdefault((batch.topic, batch.partition), deque())
         position = 0
@@ -337,6 +344,9 @@ class Accumulator:
                 and queue[position].base_sequence >= 0
                 and queue[position].base_sequence < batch.base_sequence
             ):
+                position += 1
+        else:
+            while position < len(queue) and queue[position].order < batch.order:
                 position += 1
         queue.insert(position, batch)
         self.state.queued += batch.count
