@@ -60,7 +60,9 @@ class Fault:
     # "freeze" (the same, and the connections open at the fault stay dead after it), "isolate" (the
     # victim cut from its peers and ZooKeeper, its clients still reach it), "resets" (`size` RSTs of
     # its clients' connections at seeded moments), "slow" (its clients' proxy passes `size` bytes
-    # per second each way); "readdress" (killed, started again at once on a new client address)
+    # per second each way); "readdress" (killed, started again at once on a new client address);
+    # "grow" (every topic grown to `size` partitions; `victim` is not asked); "recreate" (every
+    # topic deleted and created again with `size` partitions; `victim` is not asked)
     action: str
     victim: Callable[[Faults], int]  # the node, chosen when the fault happens
     down_for: float | None = 5.0
@@ -110,6 +112,14 @@ class Faults:
                 time.sleep(max(0.0, self.start + fault.at - now()))
                 for restart in self._restarts:  # one broker down at a time: the last one is back
                     restart.join()
+                if fault.action in ("grow", "recreate"):
+                    fault.started = now()
+                    self.hit.append({topic: set() for topic in self.topics})
+                    for topic in self.topics:
+                        change = self.cluster.add_partitions if fault.action == "grow" else self.cluster.recreate_topic
+                        change(topic, int(fault.size))
+                    fault.ended = now()
+                    continue
                 fault.node = fault.victim(self)
                 leaders = {topic: self.cluster.leaders(topic) for topic in self.topics}
                 if fault.action == "move":
@@ -335,6 +345,7 @@ class Verdict:
     counts: dict[str, int]
     recovery: list[float | None]
     notes: dict[str, Any] = field(default_factory=dict)
+    placed: dict[int, int] = field(default_factory=dict)  # producers: key -> its partition at the end
 
     def problems(self, allowed: Iterable[str] = ()) -> dict[str, int]:
         return {k: v for k, v in self.counts.items() if v and k not in set(allowed)}
@@ -364,13 +375,17 @@ def check_produced(
     log: dict[int, list[tuple[int, bytes]]],
     hit: list[tuple[float, set[int]]],
     healed: list[float] | None = None,
+    log_since: float = 0.0,
 ) -> Verdict:
     """Lost, duplicated, reordered, reported twice or never; recovery per fault (and, for faults
-    that end with a heal, ``healed``: how long after it every hit partition delivered again)."""
+    that end with a heal, ``healed``: how long after it every hit partition delivered again).
+    ``log_since``: the log began then (the topic was created again), so only records reported
+    delivered after it can be lost."""
     in_log, reordered = tally_log(log)
     delivered = {i for i, reps in run.reports.items() if any(err is None for _, _, _, err in reps)}
+    counted = {i for i in delivered if min(t for t, _, _, err in run.reports[i] if err is None) >= log_since}
     counts = {
-        "lost": sum(1 for i in delivered if not in_log.get(i)),
+        "lost": sum(1 for i in counted if not in_log.get(i)),
         "duplicated": sum(n - 1 for n in in_log.values() if n > 1),
         "reordered": reordered,
         "reported twice": sum(1 for reps in run.reports.values() if len(reps) > 1),
@@ -378,6 +393,8 @@ def check_produced(
         "failed": len(run.sent_at) - len(delivered),
     }
     latencies = sorted(reps[0][0] - run.sent_at[i] for i, reps in run.reports.items() if reps[0][3] is None)
+    last = sorted(run.reports)[-len(run.reports) // 5 :]  # the last fifth: where each key went in the end
+    placed = {i % KEYS: run.reports[i][0][1] for i in last if run.reports[i][0][3] is None}
     notes: dict[str, Any] = {
         "p99 s": round(latencies[int(len(latencies) * 0.99)], 2) if latencies else None,
         "max s": round(latencies[-1], 2) if latencies else None,
@@ -390,7 +407,7 @@ def check_produced(
             None if after is None else round(after, 2)
             for after in (_resumes_after(run, partitions, at) for (_, partitions), at in zip(hit, healed, strict=True))
         ]
-    return Verdict(run.client, counts, recovery, notes)
+    return Verdict(run.client, counts, recovery, notes, placed)
 
 
 def _resumes_after(run: ProduceRun, partitions: set[int], healed: float) -> float | None:
@@ -459,8 +476,9 @@ def run_producer_scenario(
     healed = [fault.ended for fault in faults] if all(f.action in HEALED for f in faults) else None
     for name, topic in topics.items():
         hit = [(fault.started, h[topic]) for fault, h in zip(faults, player.hit, strict=True)]
-        log = read_log(cluster.judge_bootstrap(), topic, partitions)
-        verdicts.append(check_produced(runs[name], log, hit, healed))
+        log = read_log(cluster.judge_bootstrap(), topic, len(cluster.leaders(topic)))
+        since = max((f.ended for f in faults if f.action == "recreate"), default=0.0)
+        verdicts.append(check_produced(runs[name], log, hit, healed, since))
     return verdicts
 
 
@@ -508,14 +526,18 @@ class GroupRun:
     # (t, member, partitions assigned; 0: its partitions revoked or lost)
     assigned: list[tuple[float, str, int]] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    closing: float = float("inf")  # when the members were told to stop (their close revokes)
 
 
 class Feed:
     """confluent-kafka producing ``index`` values at ``rate`` to a topic until stopped (the upstream)."""
 
-    def __init__(self, bootstrap: str, topic: str, rate: float, run: GroupRun) -> None:
+    def __init__(
+        self, bootstrap: str, topic: str, rate: float, run: GroupRun, config: dict[str, Any] | None = None
+    ) -> None:
         self.stop = threading.Event()
         self._args = (bootstrap, topic, rate, run)
+        self._config = config or {}
         self._thread = threading.Thread(target=self._produce, name=f"feed-{topic}", daemon=True)
         self._thread.start()
 
@@ -533,7 +555,7 @@ class Feed:
                 run.fed[index] = (msg.partition(), msg.offset(), sent[index])
 
         producer = confluent_kafka.Producer(
-            judge_config(bootstrap, **{"enable.idempotence": True, "acks": "all", "linger.ms": 5})
+            judge_config(bootstrap, **{"enable.idempotence": True, "acks": "all", "linger.ms": 5, **self._config})
         )
         start, index = now(), 0
         while not self.stop.is_set():
@@ -608,6 +630,14 @@ def check_group(
         ),
     }
     notes: dict[str, Any] = {"read twice": sum(n - 1 for n in read_offsets.values() if n > 1)}
+    if notes["read twice"] and faults and faults[0].started:
+        seen: set[tuple[int, int]] = set()
+        again = []
+        for t, _member, partition, offset, _index in sorted(run.reads):
+            if (partition, offset) in seen:
+                again.append(t)
+            seen.add((partition, offset))
+        notes["read again from s"] = round(min(again) - faults[0].started, 1)  # (negative: before the fault)
     first_read: dict[int, float] = {}
     for t, _member, _partition, _offset, index in run.reads:
         first_read[index] = min(first_read.get(index, t), t)
@@ -644,10 +674,10 @@ def check_group(
 
 def _longest_without_partitions(run: GroupRun, since: float) -> float:
     """The longest a member went from losing its partitions (at ``since`` or later) to getting some
-    again (or to the end of the run)."""
+    again (or to the members' close)."""
     longest = 0.0
     for member in sorted({m for _, m, _ in run.assigned}):
-        events = sorted((t, count) for t, m, count in run.assigned if m == member)
+        events = sorted((t, count) for t, m, count in run.assigned if m == member and t < run.closing)
         lost_at: float | None = None
         for t, count in events:
             if count == 0 and t >= since and lost_at is None:
@@ -655,7 +685,7 @@ def _longest_without_partitions(run: GroupRun, since: float) -> float:
             elif count and lost_at is not None:
                 longest, lost_at = max(longest, t - lost_at), None
         if lost_at is not None:
-            longest = max(longest, now() - lost_at)
+            longest = max(longest, run.closing - lost_at)
     return longest
 
 
@@ -691,7 +721,9 @@ def run_group_scenario(
     while not all(any(c for _, _, c in run.assigned) for run in runs.values()) and now() < deadline:
         time.sleep(0.1)
     # Faults name the group's coordinator, which exists once the group does.
-    feeds = [Feed(cluster.judge_bootstrap(), run.topic, rate, run) for run in runs.values()]
+    # (a topic grown mid-run is fed in its new partitions once the feed's metadata shows them)
+    refresh = {k: v for k, v in conf.items() if k == "topic.metadata.refresh.interval.ms"}
+    feeds = [Feed(cluster.judge_bootstrap(), run.topic, rate, run, refresh) for run in runs.values()]
     player = Faults(cluster, faults, [run.topic for run in runs.values()])
     start = now()
     player.run(start)
@@ -713,9 +745,16 @@ def run_group_scenario(
             break
         time.sleep(0.5)
     time.sleep(2.0)  # one more auto-commit
+    for run in runs.values():
+        run.closing = now()
     for member in team:
         member.join()
     return [
-        check_group(run, committed(cluster.judge_bootstrap(), run.group, run.topic, partitions), faults, joined_at)
+        check_group(
+            run,
+            committed(cluster.judge_bootstrap(), run.group, run.topic, len(cluster.leaders(run.topic))),
+            faults,
+            joined_at,
+        )
         for run in runs.values()
     ]

@@ -248,6 +248,38 @@ class KafkaCluster:
             time.sleep(0.2)
         raise AssertionError(f"{topic}: partitions without leaders: {self.leaders(topic)}")
 
+    def recreate_topic(self, topic: str, partitions: int, timeout: float = 60.0) -> None:
+        """Delete ``topic`` and create it again (as soon as the brokers let a topic of that name be
+        created: deletion is asynchronous), with ``partitions`` partitions."""
+        from confluent_kafka import KafkaException
+        from confluent_kafka.admin import AdminClient
+
+        admin = AdminClient({"bootstrap.servers": self.judge_bootstrap(), "log_level": 0})
+        admin.delete_topics([topic], operation_timeout=30)[topic].result(timeout)
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self.create_topic(topic, partitions, timeout=timeout)
+                return
+            except KafkaException:  # still marked for deletion
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+
+    def add_partitions(self, topic: str, total: int, timeout: float = 60.0) -> None:
+        """Grow ``topic`` to ``total`` partitions and wait until each has a leader."""
+        from confluent_kafka.admin import AdminClient, NewPartitions
+
+        admin = AdminClient({"bootstrap.servers": self.judge_bootstrap(), "log_level": 0})
+        admin.create_partitions([NewPartitions(topic, total)], operation_timeout=30)[topic].result(timeout)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            leaders = self.leaders(topic)
+            if len(leaders) == total and all(node >= 0 for node in leaders.values()):
+                return
+            time.sleep(0.2)
+        raise AssertionError(f"{topic}: grown partitions without leaders: {self.leaders(topic)}")
+
     def leaders(self, topic: str) -> dict[int, int]:
         """Partition -> leader's node id (-1 while it has none), from a live broker's metadata."""
         from confluent_kafka.admin import AdminClient
