@@ -121,7 +121,7 @@ class Faults:
                     fault.ended = now()
                     continue
                 fault.node = fault.victim(self)
-                leaders = {topic: self.cluster.leaders(topic) for topic in self.topics}
+                leaders = self._leaders()
                 if fault.action == "move":
                     self.hit.append({topic: {fault.partition} for topic in self.topics})
                 else:
@@ -148,6 +148,15 @@ class Faults:
                     self._network_fault(fault)
         except BaseException as exc:
             self.errors.append(exc)
+
+    def _leaders(self) -> dict[str, dict[int, int]]:
+        """Each topic's partition leaders (asked again while a loaded broker's answer lacks one)."""
+        deadline = now() + 30
+        while True:
+            leaders = {topic: self.cluster.leaders(topic) for topic in self.topics}
+            if all(leaders.values()) or now() > deadline:
+                return leaders
+            time.sleep(0.2)
 
     def _network_fault(self, fault: Fault) -> None:
         net = self.cluster.net
