@@ -267,16 +267,25 @@ class KafkaCluster:
                 time.sleep(0.2)
 
     def add_partitions(self, topic: str, total: int, timeout: float = 60.0) -> None:
-        """Grow ``topic`` to ``total`` partitions and wait until each has a leader."""
+        """Grow ``topic`` to ``total`` partitions and wait until each has a leader (asked again
+        while the brokers answer NOT_CONTROLLER: a loaded controller's ZooKeeper session moves)."""
+        from confluent_kafka import KafkaException
         from confluent_kafka.admin import AdminClient, NewPartitions
 
         admin = AdminClient({"bootstrap.servers": self.judge_bootstrap(), "log_level": 0})
-        admin.create_partitions([NewPartitions(topic, total)], operation_timeout=30)[topic].result(timeout)
         deadline = time.monotonic() + timeout
+        asked = False
         while time.monotonic() < deadline:
             leaders = self.leaders(topic)
             if len(leaders) == total and all(node >= 0 for node in leaders.values()):
                 return
+            if not asked and len(leaders) < total:
+                try:
+                    admin.create_partitions([NewPartitions(topic, total)], operation_timeout=30)[topic].result(timeout)
+                    asked = True
+                except KafkaException as exc:
+                    if not exc.args[0].retriable() and exc.args[0].name() != "NOT_CONTROLLER":
+                        raise
             time.sleep(0.2)
         raise AssertionError(f"{topic}: grown partitions without leaders: {self.leaders(topic)}")
 
