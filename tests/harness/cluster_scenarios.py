@@ -495,12 +495,14 @@ def run_producer_scenario(
 
 
 def offsets_partition(group: str, partitions: int = 6) -> int:
-    """The __consumer_offsets partition (so the coordinator) of ``group``: Java's String.hashCode,
-    made non-negative, modulo the partition count (the cluster's offsets.topic.num.partitions)."""
+    """The __consumer_offsets partition (so the coordinator) of ``group``: as Kafka's
+    ``Utils.abs(groupId.hashCode) % partitions`` (Java's String.hashCode; the absolute value of
+    that signed int, 0 for its minimum), with the cluster's offsets.topic.num.partitions."""
     h = 0
     for ch in group:
         h = (31 * h + ord(ch)) & 0xFFFFFFFF
-    return (h & 0x7FFFFFFF) % partitions
+    signed = h - (1 << 32) if h >= 1 << 31 else h
+    return (0 if signed == -(1 << 31) else abs(signed)) % partitions
 
 
 def sibling_groups(names: Iterable[str], prefix: str) -> dict[str, str]:
