@@ -55,14 +55,27 @@ class Fault:
     """One thing done to the cluster: when (seconds after the start), what, and to whom."""
 
     at: float
-    action: str  # "kill" (started again after `down_for`, unless None), "pause", "move"
+    # "kill" (started again after `down_for`, unless None), "pause", "move"; with the cluster's
+    # network (each for `down_for` s, then healed): "blackhole" (the victim's clients' proxy),
+    # "freeze" (the same, and the connections open at the fault stay dead after it), "isolate" (the
+    # victim cut from its peers and ZooKeeper, its clients still reach it), "resets" (`size` RSTs of
+    # its clients' connections at seeded moments), "slow" (its clients' proxy passes `size` bytes
+    # per second each way); "readdress" (killed, started again at once on a new client address);
+    # "grow" (every topic grown to `size` partitions; `victim` is not asked); "recreate" (every
+    # topic deleted and created again with `size` partitions; `victim` is not asked)
+    action: str
     victim: Callable[[Faults], int]  # the node, chosen when the fault happens
     down_for: float | None = 5.0
+    size: float = 0.0  # for "resets" and "slow"
+    seed: int = 0  # for "resets"
     move_to: Callable[[int], int] | None = None  # for "move": the new leader, given the old
     partition: int = 0  # for "move"
     node: int = -1  # filled in: the node it hit
     started: float = 0.0  # filled in: monotonic time it happened
     ended: float = 0.0  # filled in: when the node was back (restarted, resumed) or the move done
+
+
+HEALED = ("blackhole", "freeze", "isolate", "resets", "slow", "pause")  # faults that end at a known moment
 
 
 @dataclass
@@ -99,8 +112,16 @@ class Faults:
                 time.sleep(max(0.0, self.start + fault.at - now()))
                 for restart in self._restarts:  # one broker down at a time: the last one is back
                     restart.join()
+                if fault.action in ("grow", "recreate"):
+                    fault.started = now()
+                    self.hit.append({topic: set() for topic in self.topics})
+                    for topic in self.topics:
+                        change = self.cluster.add_partitions if fault.action == "grow" else self.cluster.recreate_topic
+                        change(topic, int(fault.size))
+                    fault.ended = now()
+                    continue
                 fault.node = fault.victim(self)
-                leaders = {topic: self.cluster.leaders(topic) for topic in self.topics}
+                leaders = self._leaders()
                 if fault.action == "move":
                     self.hit.append({topic: {fault.partition} for topic in self.topics})
                 else:
@@ -123,8 +144,47 @@ class Faults:
                         old = leaders[topic][fault.partition]
                         self.cluster.move_leader(topic, fault.partition, fault.move_to(old))
                     fault.ended = now()
+                else:
+                    self._network_fault(fault)
         except BaseException as exc:
             self.errors.append(exc)
+
+    def _leaders(self) -> dict[str, dict[int, int]]:
+        """Each topic's partition leaders (asked again while a loaded broker's answer lacks one)."""
+        deadline = now() + 30
+        while True:
+            leaders = {topic: self.cluster.leaders(topic) for topic in self.topics}
+            if all(leaders.values()) or now() > deadline:
+                return leaders
+            time.sleep(0.2)
+
+    def _network_fault(self, fault: Fault) -> None:
+        net = self.cluster.net
+        assert net is not None, f"{fault.action} needs KafkaCluster(network=True)"
+        proxy = net.clients[fault.node]
+        if fault.action == "readdress":
+            self.cluster.restart(fault.node, new_address=True)
+            fault.ended = now()
+            return
+        assert fault.down_for is not None
+        if fault.action == "resets":
+            rng = random.Random(fault.seed)
+            for at in sorted(rng.uniform(0, fault.down_for) for _ in range(int(fault.size))):
+                time.sleep(max(0.0, fault.started + at - now()))
+                proxy.reset()
+            time.sleep(max(0.0, fault.started + fault.down_for - now()))
+            fault.ended = now()
+            return
+        start, end = {
+            "blackhole": (proxy.blackhole, proxy.heal),
+            "freeze": (lambda: (proxy.freeze(), proxy.blackhole()), proxy.heal),
+            "isolate": (lambda: net.isolate(fault.node), lambda: net.rejoin(fault.node)),
+            "slow": (lambda: proxy.bandwidth(fault.size), proxy.clear),
+        }[fault.action]
+        start()
+        time.sleep(fault.down_for)
+        end()
+        fault.ended = now()
 
     def _restart(self, fault: Fault) -> None:
         self.cluster.restart(fault.node)
@@ -294,6 +354,7 @@ class Verdict:
     counts: dict[str, int]
     recovery: list[float | None]
     notes: dict[str, Any] = field(default_factory=dict)
+    placed: dict[int, int] = field(default_factory=dict)  # producers: key -> its partition at the end
 
     def problems(self, allowed: Iterable[str] = ()) -> dict[str, int]:
         return {k: v for k, v in self.counts.items() if v and k not in set(allowed)}
@@ -319,13 +380,21 @@ def tally_log(log: dict[int, list[tuple[int, bytes]]]) -> tuple[dict[int, int], 
 
 
 def check_produced(
-    run: ProduceRun, log: dict[int, list[tuple[int, bytes]]], hit: list[tuple[float, set[int]]]
+    run: ProduceRun,
+    log: dict[int, list[tuple[int, bytes]]],
+    hit: list[tuple[float, set[int]]],
+    healed: list[float] | None = None,
+    log_since: float = 0.0,
 ) -> Verdict:
-    """Lost, duplicated, reordered, reported twice or never; recovery per fault."""
+    """Lost, duplicated, reordered, reported twice or never; recovery per fault (and, for faults
+    that end with a heal, ``healed``: how long after it every hit partition delivered again).
+    ``log_since``: the log began then (the topic was created again), so only records reported
+    delivered after it can be lost."""
     in_log, reordered = tally_log(log)
     delivered = {i for i, reps in run.reports.items() if any(err is None for _, _, _, err in reps)}
+    counted = {i for i in delivered if min(t for t, _, _, err in run.reports[i] if err is None) >= log_since}
     counts = {
-        "lost": sum(1 for i in delivered if not in_log.get(i)),
+        "lost": sum(1 for i in counted if not in_log.get(i)),
         "duplicated": sum(n - 1 for n in in_log.values() if n > 1),
         "reordered": reordered,
         "reported twice": sum(1 for reps in run.reports.values() if len(reps) > 1),
@@ -333,6 +402,8 @@ def check_produced(
         "failed": len(run.sent_at) - len(delivered),
     }
     latencies = sorted(reps[0][0] - run.sent_at[i] for i, reps in run.reports.items() if reps[0][3] is None)
+    last = sorted(run.reports)[-len(run.reports) // 5 :]  # the last fifth: where each key went in the end
+    placed = {i % KEYS: run.reports[i][0][1] for i in last if run.reports[i][0][3] is None}
     notes: dict[str, Any] = {
         "p99 s": round(latencies[int(len(latencies) * 0.99)], 2) if latencies else None,
         "max s": round(latencies[-1], 2) if latencies else None,
@@ -340,7 +411,24 @@ def check_produced(
         "failed with": sorted({reps[0][3] for reps in run.reports.values() if reps[0][3] is not None}),
     }
     recovery = [_delivers_again(run, partitions, since) for since, partitions in hit]
-    return Verdict(run.client, counts, recovery, notes)
+    if healed:
+        notes["after heal s"] = [
+            None if after is None else round(after, 2)
+            for after in (_resumes_after(run, partitions, at) for (_, partitions), at in zip(hit, healed, strict=True))
+        ]
+    return Verdict(run.client, counts, recovery, notes, placed)
+
+
+def _resumes_after(run: ProduceRun, partitions: set[int], healed: float) -> float | None:
+    """Until every partition in ``partitions`` has had a successful delivery report after ``healed``."""
+    first: dict[int, float] = {}
+    for reps in run.reports.values():
+        for t, partition, _offset, err in reps:
+            if err is None and partition in partitions and t >= healed:
+                first[partition] = min(first.get(partition, t), t)
+    if not partitions:
+        return None
+    return float("inf") if set(first) != partitions else max(first.values()) - healed
 
 
 def _delivers_again(run: ProduceRun, partitions: set[int], since: float) -> float | None:
@@ -394,9 +482,12 @@ def run_producer_scenario(
     if failures:
         raise failures[0]
     verdicts = []
+    healed = [fault.ended for fault in faults] if all(f.action in HEALED for f in faults) else None
     for name, topic in topics.items():
         hit = [(fault.started, h[topic]) for fault, h in zip(faults, player.hit, strict=True)]
-        verdicts.append(check_produced(runs[name], read_log(cluster.bootstrap(), topic, partitions), hit))
+        log = read_log(cluster.judge_bootstrap(), topic, len(cluster.leaders(topic)))
+        since = max((f.ended for f in faults if f.action == "recreate"), default=0.0)
+        verdicts.append(check_produced(runs[name], log, hit, healed, since))
     return verdicts
 
 
@@ -404,12 +495,14 @@ def run_producer_scenario(
 
 
 def offsets_partition(group: str, partitions: int = 6) -> int:
-    """The __consumer_offsets partition (so the coordinator) of ``group``: Java's String.hashCode,
-    made non-negative, modulo the partition count (the cluster's offsets.topic.num.partitions)."""
+    """The __consumer_offsets partition (so the coordinator) of ``group``: as Kafka's
+    ``Utils.abs(groupId.hashCode) % partitions`` (Java's String.hashCode; the absolute value of
+    that signed int, 0 for its minimum), with the cluster's offsets.topic.num.partitions."""
     h = 0
     for ch in group:
         h = (31 * h + ord(ch)) & 0xFFFFFFFF
-    return (h & 0x7FFFFFFF) % partitions
+    signed = h - (1 << 32) if h >= 1 << 31 else h
+    return (0 if signed == -(1 << 31) else abs(signed)) % partitions
 
 
 def sibling_groups(names: Iterable[str], prefix: str) -> dict[str, str]:
@@ -441,16 +534,21 @@ class GroupRun:
     group: str
     fed: dict[int, tuple[int, int, float]] = field(default_factory=dict)  # index -> (partition, offset, sent at)
     reads: list[tuple[float, str, int, int, int]] = field(default_factory=list)  # (t, member, partition, offset, index)
-    assigned: list[tuple[float, str, int]] = field(default_factory=list)  # (t, member, partitions assigned)
+    # (t, member, partitions assigned; 0: its partitions revoked or lost)
+    assigned: list[tuple[float, str, int]] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    closing: float = float("inf")  # when the members were told to stop (their close revokes)
 
 
 class Feed:
     """confluent-kafka producing ``index`` values at ``rate`` to a topic until stopped (the upstream)."""
 
-    def __init__(self, bootstrap: str, topic: str, rate: float, run: GroupRun) -> None:
+    def __init__(
+        self, bootstrap: str, topic: str, rate: float, run: GroupRun, config: dict[str, Any] | None = None
+    ) -> None:
         self.stop = threading.Event()
         self._args = (bootstrap, topic, rate, run)
+        self._config = config or {}
         self._thread = threading.Thread(target=self._produce, name=f"feed-{topic}", daemon=True)
         self._thread.start()
 
@@ -468,7 +566,7 @@ class Feed:
                 run.fed[index] = (msg.partition(), msg.offset(), sent[index])
 
         producer = confluent_kafka.Producer(
-            judge_config(bootstrap, **{"enable.idempotence": True, "acks": "all", "linger.ms": 5})
+            judge_config(bootstrap, **{"enable.idempotence": True, "acks": "all", "linger.ms": 5, **self._config})
         )
         start, index = now(), 0
         while not self.stop.is_set():
@@ -501,6 +599,9 @@ class Member:
         def assigned(consumer: Any, partitions: list[Any]) -> None:
             run.assigned.append((now(), self.name, len(partitions)))
 
+        def revoked(consumer: Any, partitions: list[Any]) -> None:
+            run.assigned.append((now(), self.name, 0))
+
         conf = {
             "bootstrap.servers": self._bootstrap,
             "group.id": run.group,
@@ -513,7 +614,7 @@ class Member:
         }
         conf.update(self._config)
         consumer = self._module.Consumer(conf)
-        consumer.subscribe([run.topic], on_assign=assigned)
+        consumer.subscribe([run.topic], on_assign=assigned, on_revoke=revoked, on_lost=revoked)
         try:
             while not self.stop.is_set():
                 msg = consumer.poll(0.2)
@@ -540,6 +641,14 @@ def check_group(
         ),
     }
     notes: dict[str, Any] = {"read twice": sum(n - 1 for n in read_offsets.values() if n > 1)}
+    if notes["read twice"] and faults and faults[0].started:
+        seen: set[tuple[int, int]] = set()
+        again = []
+        for t, _member, partition, offset, _index in sorted(run.reads):
+            if (partition, offset) in seen:
+                again.append(t)
+            seen.add((partition, offset))
+        notes["read again from s"] = round(min(again) - faults[0].started, 1)  # (negative: before the fault)
     first_read: dict[int, float] = {}
     for t, _member, _partition, _offset, index in run.reads:
         first_read[index] = min(first_read.get(index, t), t)
@@ -555,11 +664,40 @@ def check_group(
             slowest = max(partitions, key=partitions.__getitem__)
             readers = sorted({m for t, m, p, _o, _i in run.reads if p == slowest and t >= partitions[slowest]})
             notes.setdefault("slowest partition", []).append((slowest, readers))
+    if faults and all(f.action in HEALED for f in faults):
+        fed_partitions = {p for p, _o, _s in run.fed.values()}
+        after = []
+        for fault in faults:
+            firsts: dict[int, float] = {}
+            for t, _member, partition, _offset, _index in run.reads:
+                if t >= fault.ended:
+                    firsts[partition] = min(firsts.get(partition, t), t)
+            after.append(round(max(firsts.values()) - fault.ended, 2) if set(firsts) >= fed_partitions else None)
+        notes["after heal s"] = after
+    if faults and faults[0].started:
+        notes["held none s"] = round(_longest_without_partitions(run, faults[0].started), 1)
     if joined_at is not None:
         got = [t for t, member, count in run.assigned if member == "joiner" and count and t >= joined_at]
         notes["joiner has partitions after s"] = round(min(got) - joined_at, 1) if got else None
     notes["errors"] = sorted(set(run.errors))
     return Verdict(run.client, counts, recovery, notes)
+
+
+def _longest_without_partitions(run: GroupRun, since: float) -> float:
+    """The longest a member went from losing its partitions (at ``since`` or later) to getting some
+    again (or to the members' close)."""
+    longest = 0.0
+    for member in sorted({m for _, m, _ in run.assigned}):
+        events = sorted((t, count) for t, m, count in run.assigned if m == member and t < run.closing)
+        lost_at: float | None = None
+        for t, count in events:
+            if count == 0 and t >= since and lost_at is None:
+                lost_at = t
+            elif count and lost_at is not None:
+                longest, lost_at = max(longest, t - lost_at), None
+        if lost_at is not None:
+            longest = max(longest, run.closing - lost_at)
+    return longest
 
 
 def run_group_scenario(
@@ -594,7 +732,9 @@ def run_group_scenario(
     while not all(any(c for _, _, c in run.assigned) for run in runs.values()) and now() < deadline:
         time.sleep(0.1)
     # Faults name the group's coordinator, which exists once the group does.
-    feeds = [Feed(cluster.bootstrap(), run.topic, rate, run) for run in runs.values()]
+    # (a topic grown mid-run is fed in its new partitions once the feed's metadata shows them)
+    refresh = {k: v for k, v in conf.items() if k == "topic.metadata.refresh.interval.ms"}
+    feeds = [Feed(cluster.judge_bootstrap(), run.topic, rate, run, refresh) for run in runs.values()]
     player = Faults(cluster, faults, [run.topic for run in runs.values()])
     start = now()
     player.run(start)
@@ -616,9 +756,16 @@ def run_group_scenario(
             break
         time.sleep(0.5)
     time.sleep(2.0)  # one more auto-commit
+    for run in runs.values():
+        run.closing = now()
     for member in team:
         member.join()
     return [
-        check_group(run, committed(cluster.bootstrap(), run.group, run.topic, partitions), faults, joined_at)
+        check_group(
+            run,
+            committed(cluster.judge_bootstrap(), run.group, run.topic, len(cluster.leaders(run.topic))),
+            faults,
+            joined_at,
+        )
         for run in runs.values()
     ]

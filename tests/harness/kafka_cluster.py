@@ -7,6 +7,15 @@ broker (`kill`), freeze and thaw it (`pause`, `resume`), start it again on its o
 and ports (`restart`), and move a partition's leadership to another replica (`move_leader`).
 Every process dies with the test process (PR_SET_PDEATHSIG) and `stop` ends them all.
 
+With ``network=True`` every connection goes through a `tests.harness.fault_proxy.FaultProxy` on
+127.0.0.1 (`ClusterNetwork`): the clients' through one per broker (the brokers advertise the
+proxies), the brokers' own through one per (from, to) pair of brokers (broker ``n`` talks to the
+others on its own listener name ``REPLn``, which each broker advertises at the proxy of that
+pair), and each broker's ZooKeeper session through one of its own. So a broker can be cut from
+its peers and ZooKeeper while its clients still reach it (`ClusterNetwork.isolate`), or from its
+clients only. A direct ``JUDGE`` listener, never faulted, serves the judges
+(`judge_bootstrap`), and `restart` can bring a broker back at another address.
+
 The brokers' failure detection is shortened (ZooKeeper session 6 s, replica lag 5 s) so a
 killed broker's partitions get a new leader within seconds, as on a production cluster tuned for
 fast failover; nothing in the clients' behaviour depends on these numbers.
@@ -28,18 +37,56 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kafkawire.local_broker import _free_loopback_port, _with_parent_death_signal
+from tests.harness.fault_proxy import FaultProxy
 from tests.harness.kafka_broker import KafkaUnavailable, _class_path, _java, kafka_home
 
 BROKERS = 3
 
 
+class ClusterNetwork:
+    """The fault proxies of a cluster started with ``network=True``: ``clients[n]`` (clients to
+    broker n), ``links[(m, n)]`` (broker m to broker n: replica fetches, controller requests),
+    ``zookeeper[n]`` (broker n's ZooKeeper session)."""
+
+    def __init__(self, nodes: range, seed: int) -> None:
+        self.clients = {n: FaultProxy(f"client-{n}", seed + n) for n in nodes}
+        self.links = {(m, n): FaultProxy(f"link-{m}-{n}", seed + 10 * m + n) for m in nodes for n in nodes}
+        self.zookeeper = {n: FaultProxy(f"zookeeper-{n}", seed + 100 + n) for n in nodes}
+
+    def all(self) -> list[FaultProxy]:
+        return [*self.clients.values(), *self.links.values(), *self.zookeeper.values()]
+
+    def peers(self, node: int) -> list[FaultProxy]:
+        """The links between ``node`` and the other brokers, both ways."""
+        return [proxy for (m, n), proxy in self.links.items() if (m == node) != (n == node)]
+
+    def isolate(self, node: int) -> None:
+        """Blackhole ``node``'s links to the other brokers and its ZooKeeper session; its clients
+        still reach it."""
+        for proxy in [*self.peers(node), self.zookeeper[node]]:
+            proxy.blackhole()
+
+    def rejoin(self, node: int) -> None:
+        for proxy in [*self.peers(node), self.zookeeper[node]]:
+            proxy.heal()
+
+    def close(self) -> None:
+        for proxy in self.all():
+            proxy.close()
+
+
 class KafkaCluster:
     """ZooKeeper and ``size`` Kafka 2.3 brokers (ids 0..size-1) in a fresh directory."""
 
-    def __init__(self, size: int = BROKERS, start_timeout: float = 240.0) -> None:
+    def __init__(
+        self, size: int = BROKERS, start_timeout: float = 240.0, network: bool = False, seed: int = 53
+    ) -> None:
         self.size = size
         self.start_timeout = start_timeout
-        self.ports: dict[int, int] = {}
+        self.ports: dict[int, int] = {}  # the port clients are given for each broker
+        self.judge_ports: dict[int, int] = {}  # the port the judges use (the same without a network)
+        self.net = ClusterNetwork(range(size), seed) if network else None
+        self._listen: dict[int, dict[str, int]] = {}  # network: node -> listener name -> its own port
         self._dir: Path | None = None
         self._zookeeper: subprocess.Popen[bytes] | None = None
         self._brokers: dict[int, subprocess.Popen[bytes]] = {}
@@ -59,6 +106,9 @@ class KafkaCluster:
         zk_port = _free_loopback_port()
         self._zk_address = f"127.0.0.1:{zk_port}"
         self.ports = {node: _free_loopback_port() for node in range(self.size)}
+        self.judge_ports = dict(self.ports)
+        if self.net is not None:
+            self._wire(zk_port)
         self._common = [
             _java(),
             "-Xmx256m",
@@ -84,6 +134,19 @@ class KafkaCluster:
         self._wait_registered(set(range(self.size)), deadline)
         return self
 
+    def _wire(self, zk_port: int) -> None:
+        """Ports of every listener and the proxies in front of them."""
+        assert self.net is not None
+        nodes = range(self.size)
+        for n in nodes:
+            names = ["CLIENT", *(f"REPL{m}" for m in nodes)]
+            self._listen[n] = {name: _free_loopback_port() for name in names}
+            self.net.clients[n].start(self._listen[n]["CLIENT"])
+            self.net.zookeeper[n].start(zk_port)
+            for m in nodes:
+                self.net.links[(m, n)].start(self._listen[n][f"REPL{m}"])
+        self.ports = {n: self.net.clients[n].port for n in nodes}
+
     def stop(self) -> None:
         for proc in [*self._brokers.values(), *([self._zookeeper] if self._zookeeper else [])]:
             if proc.poll() is None:
@@ -95,6 +158,8 @@ class KafkaCluster:
             proc.wait()
         self._brokers.clear()
         self._zookeeper = None
+        if self.net is not None:
+            self.net.close()
         if self._dir is not None:
             if os.environ.get("KAFKAWIRE_KEEP_CLUSTER_LOGS"):  # the brokers' own logs, to read after a run
                 print(f"cluster's directory kept: {self._dir}", file=sys.stderr)
@@ -109,7 +174,12 @@ class KafkaCluster:
         self.stop()
 
     def bootstrap(self) -> str:
+        """The clients' bootstrap servers (the proxies, with a network)."""
         return ",".join(f"127.0.0.1:{port}" for port in self.ports.values())
+
+    def judge_bootstrap(self) -> str:
+        """The judges' bootstrap servers: straight to the brokers, whatever the network does."""
+        return ",".join(f"127.0.0.1:{port}" for port in self.judge_ports.values())
 
     # --- faults --------------------------------------------------------------------------------
 
@@ -127,10 +197,19 @@ class KafkaCluster:
     def resume(self, node: int) -> None:
         os.kill(self._brokers[node].pid, signal.SIGCONT)
 
-    def restart(self, node: int, wait: bool = True) -> None:
-        """Start a killed broker again, on its log directory and port (it recovers its log)."""
+    def restart(self, node: int, wait: bool = True, new_address: bool = False) -> None:
+        """Start a killed broker again, on its log directory and port (it recovers its log); with
+        ``new_address`` (network only) clients are given a new port for it and the old one refuses."""
         if self._brokers[node].poll() is None:
             self.kill(node)
+        if new_address:
+            assert self.net is not None, "a new address needs the cluster's network"
+            self.net.clients[node].refuse()
+            self.net.clients[node].reset()
+            moved = FaultProxy(f"client-{node}-moved").start(self._listen[node]["CLIENT"])
+            self.net.clients[node] = moved
+            self.ports[node] = moved.port
+            self._write_properties(node)
         self._start_broker(node)
         if wait:
             self.wait_started(node)
@@ -158,7 +237,7 @@ class KafkaCluster:
     def create_topic(self, topic: str, partitions: int, replication: int = BROKERS, timeout: float = 60.0) -> None:
         from confluent_kafka.admin import AdminClient, NewTopic
 
-        admin = AdminClient({"bootstrap.servers": self.bootstrap(), "log_level": 0})
+        admin = AdminClient({"bootstrap.servers": self.judge_bootstrap(), "log_level": 0})
         future = admin.create_topics([NewTopic(topic, partitions, replication)], operation_timeout=30)[topic]
         future.result(timeout)
         deadline = time.monotonic() + timeout
@@ -168,6 +247,47 @@ class KafkaCluster:
                 return
             time.sleep(0.2)
         raise AssertionError(f"{topic}: partitions without leaders: {self.leaders(topic)}")
+
+    def recreate_topic(self, topic: str, partitions: int, timeout: float = 60.0) -> None:
+        """Delete ``topic`` and create it again (as soon as the brokers let a topic of that name be
+        created: deletion is asynchronous), with ``partitions`` partitions."""
+        from confluent_kafka import KafkaException
+        from confluent_kafka.admin import AdminClient
+
+        admin = AdminClient({"bootstrap.servers": self.judge_bootstrap(), "log_level": 0})
+        admin.delete_topics([topic], operation_timeout=30)[topic].result(timeout)
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self.create_topic(topic, partitions, timeout=timeout)
+                return
+            except KafkaException:  # still marked for deletion
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+
+    def add_partitions(self, topic: str, total: int, timeout: float = 60.0) -> None:
+        """Grow ``topic`` to ``total`` partitions and wait until each has a leader (asked again
+        while the brokers answer NOT_CONTROLLER: a loaded controller's ZooKeeper session moves)."""
+        from confluent_kafka import KafkaException
+        from confluent_kafka.admin import AdminClient, NewPartitions
+
+        admin = AdminClient({"bootstrap.servers": self.judge_bootstrap(), "log_level": 0})
+        deadline = time.monotonic() + timeout
+        asked = False
+        while time.monotonic() < deadline:
+            leaders = self.leaders(topic)
+            if len(leaders) == total and all(node >= 0 for node in leaders.values()):
+                return
+            if not asked and len(leaders) < total:
+                try:
+                    admin.create_partitions([NewPartitions(topic, total)], operation_timeout=30)[topic].result(timeout)
+                    asked = True
+                except KafkaException as exc:
+                    if not exc.args[0].retriable() and exc.args[0].name() != "NOT_CONTROLLER":
+                        raise
+            time.sleep(0.2)
+        raise AssertionError(f"{topic}: grown partitions without leaders: {self.leaders(topic)}")
 
     def leaders(self, topic: str) -> dict[int, int]:
         """Partition -> leader's node id (-1 while it has none), from a live broker's metadata."""
@@ -236,22 +356,46 @@ class KafkaCluster:
     # --- inside --------------------------------------------------------------------------------
 
     def _live_bootstrap(self) -> str:
-        live = [f"127.0.0.1:{port}" for node, port in self.ports.items() if self.alive(node)]
-        return ",".join(live) or self.bootstrap()
+        live = [f"127.0.0.1:{port}" for node, port in self.judge_ports.items() if self.alive(node)]
+        return ",".join(live) or self.judge_bootstrap()
 
     def _write_properties(self, node: int) -> None:
         assert self._dir is not None
         listener = f"PLAINTEXT://127.0.0.1:{self.ports[node]}"
+        listeners = [f"listeners={listener}", f"advertised.listeners={listener}"]
+        zookeeper = self._zk_address
+        if self.net is not None:
+            judge = f"JUDGE://127.0.0.1:{self.judge_ports[node]}"
+            own = self._listen[node]
+            repl = [f"REPL{m}" for m in range(self.size)]
+            listeners = [
+                "listeners=" + ",".join([judge, *(f"{name}://127.0.0.1:{port}" for name, port in own.items())]),
+                "advertised.listeners="
+                + ",".join(
+                    [
+                        judge,
+                        f"CLIENT://{self.net.clients[node].address}",
+                        *(f"{name}://{self.net.links[(m, node)].address}" for m, name in enumerate(repl)),
+                    ]
+                ),
+                "listener.security.protocol.map=" + ",".join(f"{n}:PLAINTEXT" for n in ["JUDGE", "CLIENT", *repl]),
+                f"inter.broker.listener.name=REPL{node}",
+            ]
+            zookeeper = self.net.zookeeper[node].address
         (self._dir / f"server-{node}.properties").write_text(
             "\n".join(
                 [
                     f"broker.id={node}",
-                    f"listeners={listener}",
-                    f"advertised.listeners={listener}",
+                    *listeners,
                     f"log.dirs={self._dir / f'data-{node}'}",
-                    f"zookeeper.connect={self._zk_address}",
+                    f"zookeeper.connect={zookeeper}",
                     "zookeeper.session.timeout.ms=6000",
-                    "replica.lag.time.max.ms=5000",
+                    # With a network: 30 s (Kafka 2.5+'s default), longer than a test's cuts. An
+                    # isolated leader's ISR shrink waits on ZooKeeper holding that partition's
+                    # lock, so with 5 s one of its partitions (whichever it tries first) stops
+                    # taking records and the others do not: two clients' topics would not meet
+                    # the same fault.
+                    f"replica.lag.time.max.ms={30000 if self.net is not None else 5000}",
                     "num.partitions=3",
                     "default.replication.factor=3",
                     "min.insync.replicas=2",

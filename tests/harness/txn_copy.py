@@ -32,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -207,10 +208,13 @@ def run_copy_scenario(
     broker_kills: int = 4,
     catch_up: float = 150.0,
     keep_notes: bool = False,
+    faults_for: Callable[[dict[str, str]], list[Fault]] | None = None,
+    kill_member: bool = True,
 ) -> list[Verdict]:
     """Feed each client's source topic at ``rate`` for ``duration`` s while its two members copy;
-    brokers are killed on the schedule of ``seed`` and member w0 is SIGKILLed once and started
-    again 3 s later; then wait until each group committed the end of its source, and check."""
+    brokers are killed on the schedule of ``seed`` (or ``faults_for(groups)`` happen: client name ->
+    its group) and member w0 is SIGKILLed once and started again 3 s later (unless not
+    ``kill_member``); then wait until each group committed the end of its source, and check."""
     rng = random.Random(seed)
     groups = sibling_groups(clients, "txn-copy")
     out_dir = Path(tempfile.mkdtemp(prefix="kafkawire-txncopy-"))
@@ -232,12 +236,18 @@ def run_copy_scenario(
     while now() < deadline and not all(m.has_partitions() for run in runs.values() for m in run.members):
         time.sleep(0.2)
     sources = [run.source for run in runs.values()]
-    faults = [
-        Fault(at, "kill", leader_of(range(PARTITIONS), seed + i))
-        for i, at in enumerate(kill_schedule(seed, broker_kills))
-    ]
+    faults = (
+        faults_for(groups)
+        if faults_for is not None
+        else [
+            Fault(at, "kill", leader_of(range(PARTITIONS), seed + i))
+            for i, at in enumerate(kill_schedule(seed, broker_kills))
+        ]
+    )
     member_kill_at, member_back_after = rng.uniform(10.0, duration - 10.0), 3.0
-    feeds = [Feed(cluster.bootstrap(), run.source, rate, run.feed) for run in runs.values()]
+    if not kill_member:
+        member_kill_at = float("inf")
+    feeds = [Feed(cluster.judge_bootstrap(), run.source, rate, run.feed) for run in runs.values()]
     player = Faults(cluster, faults, sources)
     start = now()
     player.run(start)
@@ -269,7 +279,8 @@ def run_copy_scenario(
         # send_offsets_to_transaction, docs/judges.md): its copy cannot catch up, so not waited for
         waited = {name: run for name, run in runs.items() if not any(m.overran() for m in run.members)}
         caught = {
-            name: committed(cluster.bootstrap(), run.group, run.source, PARTITIONS) for name, run in waited.items()
+            name: committed(cluster.judge_bootstrap(), run.group, run.source, PARTITIONS)
+            for name, run in waited.items()
         }
         if all(caught[name][p] >= end for name in waited for p, end in ends[name].items() if end):
             break
@@ -288,10 +299,11 @@ def run_copy_scenario(
         member.stop(leave_by)
     verdicts = []
     for run in runs.values():
-        copy = read_log(cluster.bootstrap(), run.dest, PARTITIONS)
-        offsets = committed(cluster.bootstrap(), run.group, run.source, PARTITIONS)
+        copy = read_log(cluster.judge_bootstrap(), run.dest, PARTITIONS)
+        offsets = committed(cluster.judge_bootstrap(), run.group, run.source, PARTITIONS)
         verdicts.append(check_copy(run, copy, offsets, faults, fed_until))
-        verdicts[-1].notes["member w0 killed at s"] = round((killed_at or start) - start, 1)
+        if killed_at is not None:
+            verdicts[-1].notes["member w0 killed at s"] = round(killed_at - start, 1)
     _delete_topics(cluster, [t for run in runs.values() for t in (run.source, run.dest)])
     if keep_notes:
         verdicts[-1].notes["member notes"] = str(out_dir)
@@ -304,7 +316,7 @@ def _delete_topics(cluster: KafkaCluster, topics: list[str]) -> None:
     """Run after run on one cluster, a restarted broker would load ever more logs (minutes)."""
     from confluent_kafka.admin import AdminClient
 
-    admin = AdminClient({"bootstrap.servers": cluster.bootstrap(), "log_level": 0})
+    admin = AdminClient({"bootstrap.servers": cluster.judge_bootstrap(), "log_level": 0})
     for future in admin.delete_topics(topics, operation_timeout=30).values():
         future.result(60)
 

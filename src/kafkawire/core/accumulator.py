@@ -11,6 +11,7 @@ here takes ``now`` and decides, nothing waits.
 
 from __future__ import annotations
 
+import itertools
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -69,6 +70,7 @@ class ProducerBatch(BatchBase):
         "_builder",
         "base_sequence",
         "created",
+        "order",
         "partition",
         "retry_at",
         "stamp",
@@ -77,9 +79,10 @@ class ProducerBatch(BatchBase):
     )
     messages: list[Pending]
 
-    def __init__(self, topic: str, partition: int, now: float) -> None:
+    def __init__(self, topic: str, partition: int, now: float, order: int = 0) -> None:
         self.topic = topic
         self.partition = partition
+        self.order = order  # its place among its partition's batches, given by the accumulator
         self._builder: BatchBuilder | None = None
         # One entry per record, or an ArrowRows (native_c/arrow_rows.c) standing for some of an
         # Arrow batch's rows: ``rows`` counts those entries, ``extra`` the records beyond one per entry.
@@ -169,7 +172,7 @@ class ProducerBatch(BatchBase):
         if not messages or messages[-1].enqueued <= until or messages[0].enqueued > until:
             return None
         count = bisect_right(messages, until, key=_enqueued)
-        out = ProducerBatch(self.topic, self.partition, self.created)
+        out = ProducerBatch(self.topic, self.partition, self.created, self.order)
         out.messages = messages[:count]
         out.bytes = HEADER_SIZE + sum(m.size for m in out.messages)
         if self.rows:
@@ -199,6 +202,7 @@ class Accumulator:
         self.compression = compression
         self.compression_level = compression_level
         self._flushes = 0  # flushes under way: linger is off while any runs
+        self._orders = itertools.count(1)  # batches numbered as made: a retried one goes back in its place
         # The open batches and ``queued`` (records here) live in the state the producer's C lane
         # moves too; the dict is never replaced, so both sides keep reaching the same one.
         self.state = state if state is not None else new_lane_state()
@@ -248,7 +252,7 @@ class Accumulator:
             taken = LEFT if batch is None else batch.push(msg, size, batch_size, batch_count)
             if taken < ROOM:  # a new batch, which takes any first record
                 filled = filled or taken == SHUT
-                batch = ProducerBatch(topic, partition, now)
+                batch = ProducerBatch(topic, partition, now, next(self._orders))
                 queue.append(batch)
                 taken = batch.push(msg, size, batch_size, batch_count)
             if taken == FILLED:
@@ -302,7 +306,10 @@ class Accumulator:
 
     def requeue(self, batch: ProducerBatch, retry_at: float) -> None:
         """Put a batch back at the head of its partition, to go again after ``retry_at``. Batches
-        that already carry sequences stay in sequence order among themselves."""
+        that already carry sequences stay in sequence order among themselves; others go back
+        behind the older batches already put back, as librdkafka puts a failed request's records
+        back in their first order (several requests of a partition failing at a leader change
+        would otherwise go again newest first)."""
         batch.retry_at = retry_at
         queue = self._queues.setdefault((batch.topic, batch.partition), deque())
         position = 0
@@ -312,6 +319,9 @@ class Accumulator:
                 and queue[position].base_sequence >= 0
                 and queue[position].base_sequence < batch.base_sequence
             ):
+                position += 1
+        else:
+            while position < len(queue) and queue[position].order < batch.order:
                 position += 1
         queue.insert(position, batch)
         self.state.queued += batch.count

@@ -303,6 +303,23 @@ def test_take_if_removes_only_the_picked_waiting_batches() -> None:
     assert head is not None and head.messages[0].value == b"1"
 
 
+def test_batches_put_back_without_sequences_go_again_oldest_first() -> None:
+    """Three requests of one partition fail in turn at a leader change (acks=1, no idempotence):
+    their batches go again in their first order, ahead of the newer ones (as librdkafka; putting
+    each at the head sent them newest first: issue 53's acks=1 scenario wrote 34 records out of order)."""
+    a = acc(linger=0.0, batch_num_messages=1)
+    for i in range(5):
+        a.append(msg(b"%d" % i, enqueued=float(i)), float(i))
+    sent = [a.pop(TP) for _ in range(3)]
+    for batch in sent:
+        assert batch is not None
+        a.requeue(batch, 0.0)
+    order = []
+    while (batch := a.pop(TP)) is not None:
+        order.append(batch.messages[0].value)
+    assert order == [b"0", b"1", b"2", b"3", b"4"]
+
+
 def test_take_all_empties_everything() -> None:
     a = acc(linger=100.0)
     a.append(msg(b"1"), 0.0)
