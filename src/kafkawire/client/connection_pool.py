@@ -97,12 +97,14 @@ class ConnectionPool:
     # --- choices over them ----------------------------------------------------------------------
 
     def least_busy(self) -> BrokerConnection | None:
-        """A ready connection with the fewest requests, else one on its way up, else the next
-        broker in turn that did not just fail (a request must not queue behind a dead broker)."""
+        """A ready connection with the fewest requests (of those, the one heard from last: a
+        connection whose flow a NAT dropped looks ready and busy with a Fetch it will never see
+        answered), else one on its way up, else the next broker in turn that did not just fail (a
+        request must not queue behind a dead broker)."""
         every = [*self._brokers.values(), *self._bootstrap]
         ready = [c for c in every if c.ready]
         if ready:
-            return min(ready, key=lambda c: c.load)
+            return min(ready, key=lambda c: (c.load, -c.heard_at))
         connecting = [c for c in every if c.live]
         if connecting:
             return min(connecting, key=lambda c: c.load)

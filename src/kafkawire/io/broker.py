@@ -106,6 +106,10 @@ class BrokerConnection:
         self._reconnect_timer: Timer | None = None
         self._connect_deadline = 0.0
         self._active_at = 0.0  # the last bytes sent or read (connections.max.idle.ms)
+        # The last bytes read: of two equally busy connections the one heard from last is picked
+        # (client/connection_pool.py), so a lookup does not queue behind a Fetch on a connection a
+        # dropped flow left silent until that Fetch's request timeout.
+        self.heard_at = 0.0
 
     def __repr__(self) -> str:
         return f"<broker {self.node_id} {self.host}:{self.port} {self.state.value}>"
@@ -461,11 +465,13 @@ class BrokerConnection:
         closed: TransportError | None = None
         lasting_failure = False
         got = wanted = 0
+        heard = False
         while got == wanted and failure is None and closed is None:
             try:
                 with self._conn.receive_buffer() as room:  # released before `received` may grow it
                     wanted = len(room)
                     got = transport.recv_into(room) or 0
+                heard = heard or got > 0
                 responses += self._conn.received(got) if got else ()
             except TransportError as exc:
                 closed = exc
@@ -477,6 +483,8 @@ class BrokerConnection:
                 failure = KafkaError(code, f"{self.host}:{self.port}: {exc}")
                 lasting_failure = exc.mismatch
         self._active_at = now = self.stats.read_ended(self.engine.now(), closed is not None or failure is not None)
+        if heard:
+            self.heard_at = now
         counted = len(responses) if self.life.state is LinkState.READY else 0  # (not the handshake's)
         for r in responses:
             self.stats.answered(now, r.request.sent_at, r.body, r.request.api.key)
