@@ -8,8 +8,6 @@ checked on the wire format, not on our own fields.
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from kafka.record.default_records import DefaultRecordBatch
 
@@ -44,17 +42,6 @@ def batch(n: int = 1, *, partition: int = 0, topic: str = "t", first: int = 0) -
         b.builder.append(1_700_000_000_000 + i, None, value, ())
         b.messages.append(PendingMessage(topic, partition, None, value, None, 0, None, None, 0.0))
     return b
-
-
-class _Many(list[Any]):
-    """Stands for the record list of a batch with ``n`` records (only its length matters here)."""
-
-    def __init__(self, n: int) -> None:
-        super().__init__()
-        self._n = n
-
-    def __len__(self) -> int:
-        return self._n
 
 
 def idem() -> Idempotence:
@@ -106,7 +93,7 @@ def test_a_retried_batch_is_byte_identical() -> None:
 def test_sequences_wrap_from_2_31_minus_1_to_0() -> None:
     i = idem()
     huge = batch(1)
-    huge.messages = _Many(SEQUENCE_MODULUS - 3)
+    huge.extra = SEQUENCE_MODULUS - 3 - len(huge.messages)  # a batch of 2^31-3 records (as Arrow rows count)
     assert i.stamp(huge)[2] == 0
     before_wrap = batch(5)
     assert header(wire(i, before_wrap))[2] == SEQUENCE_MODULUS - 3  # its records: 2^31-3 .. 2^31-1, 0, 1
