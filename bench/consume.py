@@ -168,7 +168,7 @@ def aiokafka_getmany(sc: Scenario, bootstrap: str, topic: str, records: int, val
         made = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, auto_offset_reset="earliest")
         await made.start()
         # partitions_for_topic() answers for the topics the client tracks: partition 0 assigned
-        # makes it track this one (on Kafka 2.3 topics() alone never did; docs/judges.md).
+        # makes it track this one (on Kafka 2.3 topics() alone never did; contributing/judges.md).
         made.assign([TopicPartition(topic, 0)])
         deadline = loop.time() + 30
         while not made.partitions_for_topic(topic) and loop.time() < deadline:

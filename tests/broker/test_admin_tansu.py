@@ -195,7 +195,7 @@ def test_consumer_groups_as_the_coordinator_sees_them(
 ) -> None:
     """Tansu answers ConsumerGroupDescribe (KIP-848) for every group, classic or none, so both
     clients take its answer without asking DescribeGroups: the same description field by field
-    (no members, Tansu's quirk in docs/judges.md). The legacy list_groups() asks DescribeGroups."""
+    (no members, Tansu's quirk in contributing/judges.md). The legacy list_groups() asks DescribeGroups."""
     topic, group, missing = topic_name("grp"), unique_name("group"), unique_name("missing")
     admin.create_topics([NewTopic(topic, 2)])[topic].result(10)
     consumer = confluent_kafka.Consumer(

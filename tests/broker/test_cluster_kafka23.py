@@ -155,7 +155,7 @@ def test_transactional_copy_with_a_member_and_brokers_killed(cluster: KafkaClust
     judge, ours = verdicts
     # confluent-kafka reads a batch twice now and then on Kafka 2.3 (no KIP-447), and its
     # send_offsets_to_transaction can block past its timeout for good while a coordinator is down,
-    # leaving that member's partitions uncopied (librdkafka #5456, #5511: docs/judges.md)
+    # leaving that member's partitions uncopied (librdkafka #5456, #5511: contributing/judges.md)
     excused = ("duplicated", "reordered")
     if "send_offsets" in judge.notes.get("calls past their timeout", ()):
         excused += ("lost", "members died")
@@ -180,7 +180,7 @@ def test_a_transaction_whose_coordinator_is_killed(cluster: KafkaCluster, moment
     assert "(" not in ours.outcome and ours.overran is None, runs
     if judge.overran == "send_offsets":
         # librdkafka's send_offsets_to_transaction stuck past its timeout (#5456, #5511,
-        # docs/judges.md): no outcome to compare with; ours ends as the judge's does unhindered
+        # contributing/judges.md): no outcome to compare with; ours ends as the judge's does unhindered
         assert ours.outcome == "committed", runs
         assert ours.init_took is not None, runs
         return

@@ -136,7 +136,7 @@ def test_a_transactional_copy_meets_a_rebalance_without_duplicates(kafka23: Kafk
     assert not missing, (client, missing)
     if client == "confluent":
         # The judge reads a batch twice now and then on Kafka 2.3 (no KIP-447: its offsets fetch can
-        # precede the commit marker; docs/judges.md): its run shows the program works, not that
+        # precede the commit marker; contributing/judges.md): its run shows the program works, not that
         # librdkafka is exactly-once there.
         print(f"confluent-kafka duplicated {len(duplicated)} record(s)")
     else:

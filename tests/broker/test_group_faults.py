@@ -27,7 +27,7 @@ def cluster() -> Iterator[MockCluster]:
         # DESIGN.md quirk: the mock advertises flexible versions of the group APIs it cannot parse
         for api, last_rigid in ((JOIN_GROUP, 5), (SYNC_GROUP, 3), (HEARTBEAT, 3), (LEAVE_GROUP, 3)):
             c.set_apiversion(api.key, 0, last_rigid)
-        # docs/judges.md quirk: a follower syncing after the leader gets no assignment from the mock
+        # contributing/judges.md quirk: a follower syncing after the leader gets no assignment from the mock
         c.broker_set_rtt(-1, 250)
         yield c
 

@@ -171,7 +171,7 @@ def copy_with_its_coordinator_frozen(cluster: KafkaCluster) -> None:
     show("transactional copy, its coordinator frozen past the session timeout", verdicts)
     judge, ours = verdicts
     # confluent-kafka on Kafka 2.3 (no KIP-447) reads a batch twice now and then, and its
-    # send_offsets_to_transaction can block past its timeout (docs/judges.md)
+    # send_offsets_to_transaction can block past its timeout (contributing/judges.md)
     excused: tuple[str, ...] = ("duplicated", "reordered")
     if "send_offsets" in judge.notes.get("calls past their timeout", ()):
         excused += ("lost", "members died")

@@ -128,7 +128,7 @@ def test_kafkawire_keeps_order_in_every_run_under_load(error: int) -> None:
 )
 def test_confluent_kafka_keeps_order_in_the_same_scenario(error: int) -> None:
     """The bar kafkawire is held to: the judge itself keeps order here. Its runs are held to order
-    and duplicates only: it once lost a record it had reported delivered (docs/judges.md), which is
+    and duplicates only: it once lost a record it had reported delivered (contributing/judges.md), which is
     the judge's defect and says nothing of order; kafkawire's runs are held to all four counts."""
     failed = failed_runs(confluent_kafka, error, 10)
     print("confluent-kafka's failed runs:", failed)

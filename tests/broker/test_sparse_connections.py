@@ -41,7 +41,7 @@ DEADLINE = 30.0
 def mock_cluster() -> Iterator[MockCluster]:
     """A fresh cluster for one side, recording requests."""
     with MockCluster(broker_count=3) as c:
-        # docs/judges.md: the mock advertises flexible versions of the group APIs it cannot parse
+        # contributing/judges.md: the mock advertises flexible versions of the group APIs it cannot parse
         for api, last_rigid in ((JOIN_GROUP, 5), (SYNC_GROUP, 3), (HEARTBEAT, 3), (LEAVE_GROUP, 3)):
             c.set_apiversion(api.key, 0, last_rigid)
         c.create_topic(TOPIC, 3, 1)

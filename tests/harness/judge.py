@@ -150,7 +150,7 @@ def wait_member_left(bootstrap: str, group: str, member_id: str, timeout: float 
     """Wait until the broker no longer lists ``member_id`` among ``group``'s members (it left, or
     its session expired), asking with confluent-kafka's admin; the consumer itself is not called,
     so this waits without polling it. ``timeout`` bounds a hang: :class:`JudgeError` names it.
-    Kafka 2.3 only: on Tansu confluent-kafka's descriptions have no members (docs/judges.md)."""
+    Kafka 2.3 only: on Tansu confluent-kafka's descriptions have no members (contributing/judges.md)."""
     from confluent_kafka.admin import AdminClient
 
     admin = AdminClient(judge_config(bootstrap))

@@ -276,7 +276,7 @@ def run_copy_scenario(
     deadline = now() + catch_up
     while now() < deadline:
         # a client whose member's call overran its timeout is stuck in it for good (the judge's
-        # send_offsets_to_transaction, docs/judges.md): its copy cannot catch up, so not waited for
+        # send_offsets_to_transaction, contributing/judges.md): its copy cannot catch up, so not waited for
         waited = {name: run for name, run in runs.items() if not any(m.overran() for m in run.members)}
         caught = {
             name: committed(cluster.judge_bootstrap(), run.group, run.source, PARTITIONS)

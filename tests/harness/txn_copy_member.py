@@ -48,7 +48,7 @@ def watchdog() -> None:
     while not stop.wait(1.0):
         call = calling[0]
         if call is not None and call != overran and time.monotonic() - call[1] > TIMEOUT + OVERRUN:
-            overran = call  # librdkafka's send_offsets_to_transaction can (docs/judges.md)
+            overran = call  # librdkafka's send_offsets_to_transaction can (contributing/judges.md)
             note("overran", call=call[0], timeout=TIMEOUT)
         if time.monotonic() - last_note[0] > STALL and dumped != last_note[0]:
             dumped = last_note[0]

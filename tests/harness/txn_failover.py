@@ -48,7 +48,7 @@ class FailoverRun:
     overran: str | None = None  # the call still running OVERRUN s past its timeout, if one did
 
     def stuck(self) -> bool:
-        """Its call has run OVERRUN s past its own timeout (librdkafka #5456/#5511, docs/judges.md)."""
+        """Its call has run OVERRUN s past its own timeout (librdkafka #5456/#5511, contributing/judges.md)."""
         call = self.calling
         if call is not None and now() - call[1] > TIMEOUT + OVERRUN:
             self.overran = call[0]
