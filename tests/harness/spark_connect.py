@@ -17,6 +17,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -37,17 +38,16 @@ def connect_jar() -> Path | None:
     return next((pyspark_home() / "jars").glob("spark-connect_*.jar"), None)
 
 
-def client_env(base: dict[str, str] | None = None) -> dict[str, str]:
-    """An environment for a client process as on a Connect-only platform: no Java on PATH, no
-    JAVA_HOME or SPARK_HOME, no Spark variables of this process."""
-    env = dict(os.environ if base is None else base)
-    for key in list(env):
-        if key.startswith(("SPARK_", "PYSPARK_")) or key in ("JAVA_HOME", "MASTER"):
-            del env[key]
-    java = shutil.which("java", path=env.get("PATH"))
-    if java is not None:
-        java_dirs = {os.path.dirname(java), os.path.dirname(os.path.realpath(java))}
-        env["PATH"] = os.pathsep.join(d for d in env.get("PATH", "").split(os.pathsep) if d not in java_dirs)
+def client_env(tmp: Path) -> dict[str, str]:
+    """An environment for a client process as on a Connect-only platform: PATH holds only this
+    venv's programs (no Java), no JAVA_HOME, SPARK_HOME or Spark variables, and a temporary
+    directory of its own (``tmp``), which the server never sees."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SPARK_", "PYSPARK_"))}
+    for key in ("JAVA_HOME", "MASTER", "PYTHONPATH"):
+        env.pop(key, None)
+    env["PATH"] = str(Path(sys.executable).parent)
+    env["TMPDIR"] = str(tmp)
+    assert shutil.which("java", path=env["PATH"]) is None, "a java in the venv's bin"
     return env
 
 

@@ -102,11 +102,11 @@ def track_job(spark: SparkSession, name: str, description: str) -> Iterator[Grou
     if is_connect(spark):
         tracker = TagTracker()
         spark.addTag(name)
-        spark.registerProgressHandler(tracker)  # type: ignore[attr-defined]  # Connect sessions only
+        spark.registerProgressHandler(tracker)  # type: ignore[arg-type]  # a handler by its call's shape
         try:
             yield tracker
         finally:
-            spark.removeProgressHandler(tracker)  # type: ignore[attr-defined]
+            spark.removeProgressHandler(tracker)  # type: ignore[arg-type]
             spark.removeTag(name)
         return
     sc = spark.sparkContext

@@ -12,6 +12,7 @@ to it, so `server_path` refuses one given as a relative path.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 from contextlib import ExitStack
@@ -26,6 +27,7 @@ class PipelineError(Exception):
     """The run could not start: a bad input, option or column. The message says what to change."""
 
 
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+:")  # file:, hdfs://, s3a://, dbfs:/ ...
 JAVA_HELP = "Debian/Ubuntu: apt-get install openjdk-17-jre-headless; elsewhere install a JDK 17+ and set JAVA_HOME"
 CONNECT_HELP = "pip install 'kafkawire[connect]' (PySpark's Spark Connect client: grpcio, pandas, zstandard)"
 
@@ -55,14 +57,14 @@ def is_connect(spark: SparkSession) -> bool:
 def where(spark: SparkSession) -> str:
     """Where the session runs its jobs: its master, or the Connect server it talks to."""
     if is_connect(spark):
-        return f"Spark Connect at {spark.client.host}"  # type: ignore[attr-defined]
+        return f"Spark Connect at {spark.client.host}"
     return spark.sparkContext.master or ""
 
 
 def server_path(spark: SparkSession, path: str, option: str) -> str:
     """``path`` as given, for the server to use; a relative path on a Connect session is refused:
     it would name a folder of the server's own working directory, not of this machine."""
-    if is_connect(spark) and "://" not in path and not path.startswith("/"):
+    if is_connect(spark) and not path.startswith("/") and _SCHEME.match(path) is None:
         raise PipelineError(
             f"{option} {path!r}: over Spark Connect the server reads and writes this path on its own "
             "machine; give an absolute path or URL it can reach (file:/..., hdfs://, s3a://, dbfs:/...)"

@@ -17,7 +17,8 @@ import sys
 from contextlib import ExitStack
 from typing import IO
 
-from kafkawire.pipeline.job import PipelineOptions, open_session, run
+from kafkawire.pipeline.job import PipelineOptions, run
+from kafkawire.pipeline.session import open_session
 from kafkawire.pipeline.stream import StreamOptions, run_stream
 from kafkawire.pipeline.stream_summary import StreamSummary
 from kafkawire.pipeline.summary import PipelineSummary
