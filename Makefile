@@ -37,9 +37,9 @@ REMOTE ?= $(SPARK_REMOTE)
 demo: $(if $(REMOTE),,java) $(DEMO_VENV)/.installed
 	$(DEMO_VENV)/bin/kafkawire pipeline --demo --generate $(DEMO_ROWS) $(if $(REMOTE),--remote $(REMOTE))
 
-# The file -> topic job on the bundled sample (5,000 orders).
-pipeline: java $(DEMO_VENV)/.installed
-	$(DEMO_VENV)/bin/kafkawire pipeline --sample --topic orders --key-column customer_id
+# The file -> topic job on the bundled sample (5,000 orders); SPARK_REMOTE as for the demo.
+pipeline: $(if $(REMOTE),,java) $(DEMO_VENV)/.installed
+	$(DEMO_VENV)/bin/kafkawire pipeline --sample --topic orders --key-column customer_id $(if $(REMOTE),--remote $(REMOTE))
 
 # The producer alone, without Spark: 100,000 orders through kafkawire's Producer.
 producer-demo: $(DEMO_VENV)/.installed
