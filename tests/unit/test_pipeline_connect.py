@@ -30,6 +30,8 @@ def test_master_and_remote_are_exclusive(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setenv("SPARK_REMOTE", "sc://env:15002")
     with ExitStack() as stack, pytest.raises(PipelineError, match="--master or --remote"):
         open_session(None, "local[2]", stack)
+    with ExitStack() as stack, pytest.raises(PipelineError, match="goes to --remote"):
+        open_session(None, "sc://h:15002", stack)
 
 
 class ConnectLike:

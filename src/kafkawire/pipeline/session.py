@@ -153,6 +153,8 @@ def open_session(
     """``spark``, else the active session (a notebook's or a test's: its owner stops it), else a new
     one that ``stack`` stops (on the Connect server ``remote`` or ``SPARK_REMOTE`` names, else
     classic); with the kafkawire data source registered."""
+    if master is not None and master.startswith("sc://"):
+        raise PipelineError(f"--master {master}: a Spark Connect URL goes to --remote (or SPARK_REMOTE)")
     url = remote_url(remote) if spark is None else None
     if url is not None and master is not None:
         raise PipelineError("give --master or --remote, not both: a Spark Connect server has its own master")
