@@ -192,7 +192,7 @@ def test_python_api(
     done = run_client(tmp_path, [sys.executable, "-c", API_CLIENT, connect_server.url, tansu.bootstrap, topic, str(to)])
     assert done.returncode == 0, done.stdout + done.stderr[-4000:]
     got = json.loads(done.stdout.split("API ", 1)[1])
-    assert got["ok"] and got["ok_stream"] and got["rows"] == 3000 and got["tasks"] >= 1
+    assert got["ok"] and got["ok_stream"] and got["rows"] == 3000 and got["tasks"] >= 1, done.stdout[-4000:]
     assert got["in"] == got["out"] == got["files"] == 3000 and got["lag"] == 0
     records = consume_all(tansu.bootstrap, topic, 3000, timeout=60)
     assert got["bytes"] == sum(len(m.key() or b"") + len(m.value() or b"") for m in records)
