@@ -110,11 +110,6 @@ class SparkConnectServer:
             "spark.sql.shuffle.partitions=4",
             "--conf",
             f"spark.local.dir={self.tmp}",
-            # A Python streaming source or sink starts a worker of its own per query, which must
-            # connect back within this time: 15 s by default, short of an import of PySpark on a
-            # machine whose 2 cores run several suites at once.
-            "--conf",
-            "spark.python.authenticate.socketTimeout=180s",
             "--conf",
             f"spark.driver.extraJavaOptions=-Djava.io.tmpdir={self.tmp} -Dlog4j2.configurationFile={log4j.as_uri()}",
         ]
