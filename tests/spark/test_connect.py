@@ -133,22 +133,23 @@ def test_data_source_batch_and_exactly_once_stream(
 
 
 def test_cli_batch_and_stream(
-    connect_server: SparkConnectServer, tansu: TansuBroker, topic_name: Callable[[str], str], tmp_path: Path
+    connect_server: SparkConnectServer, kafka23: KafkaBroker, topic_name: Callable[[str], str], tmp_path: Path
 ) -> None:
     """`kafkawire pipeline --sample --remote` (the bundled sample is a file of the client: it goes
     in the plan), then `--from-topic` with SPARK_REMOTE: a relative --checkpoint is refused before
     any work, an absolute one (the server's) runs, with the JSON schema inferred from the records."""
     topic, out = topic_name("connect-cli"), topic_name("connect-cli-out")
-    ingest = cli("--sample", "--topic", topic, "--bootstrap-servers", tansu.bootstrap, "--key-column", "customer_id")
+    bootstrap = kafka23.bootstrap()
+    ingest = cli("--sample", "--topic", topic, "--bootstrap-servers", bootstrap, "--key-column", "customer_id")
     done = run_client(tmp_path, [*ingest, "--exactly-once", "--remote", connect_server.url])
     assert done.returncode == 0, done.stdout + done.stderr[-4000:]
     assert "read back   5,000 records from the topic with Fetch (read_committed): OK" in done.stdout, done.stdout
     assert "spark       Spark Connect at 127.0.0.1" in done.stdout
     assert "[" in done.stderr and "tasks" in done.stderr  # the progress bar, from the server's progress reports
-    got = consume_all(tansu.bootstrap, topic, 5000, timeout=60)
+    got = consume_all(bootstrap, topic, 5000, timeout=60)
     assert len({json.loads(m.value())["order_id"] for m in got}) == 5000
 
-    stream = cli("--from-topic", topic, "--topic", out, "--bootstrap-servers", tansu.bootstrap)
+    stream = cli("--from-topic", topic, "--topic", out, "--bootstrap-servers", bootstrap)
     stream += ["--transform", "SELECT value.order_id AS order_id FROM source WHERE value.status = 'paid'"]
     stream += ["--max-offsets-per-trigger", "2000", "--progress", "--exactly-once"]
     remote = {"SPARK_REMOTE": connect_server.url}
@@ -164,7 +165,7 @@ def test_cli_batch_and_stream(
     assert f"read back   {len(paid):,} committed records (read_committed): OK" in done.stdout
     assert "batch 2:" in done.stderr and "rows        5,000 in" in done.stdout
     assert (checkpoint / "commits").is_dir()  # the checkpoint is where the server was told
-    back = consume_all(tansu.bootstrap, out, len(paid), timeout=60, settle=2.0)
+    back = consume_all(bootstrap, out, len(paid), timeout=60, settle=2.0)
     assert Counter(json.loads(m.value())["order_id"] for m in back) == Counter(paid)
 
 

@@ -1,10 +1,11 @@
-"""A streaming query's checkpoint and a file sink's metadata log, read through Spark.
+"""A streaming query's checkpoint, read through Spark.
 
-Spark writes them where its driver runs: this machine for a classic session, the server's disk
-(or storage it reaches) over Spark Connect. Reading them as text with Spark lets the driver read
-its own files in both cases, so nothing here opens a local path. Both logs are folders of files
-named by batch id (``0``, ``1``, ..., and ``N.compact`` in a compacted metadata log); an offset
-log entry's third line is the source's offsets as JSON.
+Spark writes it where its driver runs: this machine for a classic session, the server's disk (or
+storage it reaches) over Spark Connect. Reading it as text with Spark lets the driver read its own
+files in both cases, so nothing here opens a local path. Its offset and commit logs are folders of
+files named by batch id (``0``, ``1``, ...); an offset log entry's third line is the source's
+offsets as JSON. (A file sink's ``_spark_metadata`` log cannot be read so: Spark skips every path
+with a component starting with ``_``.)
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from kafkawire.pipeline.stream_summary import offsets_of
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-_ENTRY = re.compile(r"/(\d+)(\.compact)?$")
+_ENTRY = re.compile(r"/(\d+)$")
 
 
 def temporary_checkpoint(spark: SparkSession, stack: ExitStack) -> tuple[str, str]:
