@@ -14,14 +14,14 @@ NATIVE_SOURCES := $(wildcard src/kafkawire/native_c/*.c)
 $(DEMO_VENV)/.installed: pyproject.toml setup.py $(NATIVE_SOURCES)
 	$(PYTHON) -m venv $(DEMO_VENV)
 	$(DEMO_VENV)/bin/python -m pip install -q --upgrade pip
-	$(DEMO_VENV)/bin/python -m pip install -q -e '.[local,spark]'
+	$(DEMO_VENV)/bin/python -m pip install -q -e '.[local,spark,connect]'
 	touch $@
 
 # (system-deps first, order-only: the gssapi extra builds against libkrb5-dev.)
 $(TEST_VENV)/.installed: pyproject.toml setup.py $(NATIVE_SOURCES) | system-deps
 	$(PYTHON) -m venv $(TEST_VENV)
 	$(TEST_VENV)/bin/python -m pip install -q --upgrade pip
-	$(TEST_VENV)/bin/python -m pip install -q -e '.[dev,local,spark]'
+	$(TEST_VENV)/bin/python -m pip install -q -e '.[dev,local,spark,connect]'
 	$(TEST_VENV)/bin/python -m pip install -q -e '.[gssapi]' || \
 	  echo "gssapi (kafkawire[gssapi]) did not build: install libkrb5-dev; the Kerberos tests will skip" >&2
 	$(TEST_VENV)/bin/python -m pip install -q --no-deps 'quixstreams>=3'  # its confluent-kafka<2.13 pin would replace the judge
@@ -29,15 +29,17 @@ $(TEST_VENV)/.installed: pyproject.toml setup.py $(NATIVE_SOURCES) | system-deps
 
 # The demo, on an embedded Tansu broker: Spark generates DEMO_ROWS orders and the kafkawire data
 # source writes them to a topic; then a streaming job reads that topic, enriches it with SQL and
-# writes a second topic exactly once. Both summaries are printed.
+# writes a second topic exactly once. Both summaries are printed. With SPARK_REMOTE=sc://host:port
+# (or REMOTE=...) both steps run on that Spark Connect server instead, and no Java is needed here.
 DEMO_ROWS ?= 250000
+REMOTE ?= $(SPARK_REMOTE)
 
-demo: java $(DEMO_VENV)/.installed
-	$(DEMO_VENV)/bin/kafkawire pipeline --demo --generate $(DEMO_ROWS)
+demo: $(if $(REMOTE),,java) $(DEMO_VENV)/.installed
+	$(DEMO_VENV)/bin/kafkawire pipeline --demo --generate $(DEMO_ROWS) $(if $(REMOTE),--remote $(REMOTE))
 
-# The file -> topic job on the bundled sample (5,000 orders).
-pipeline: java $(DEMO_VENV)/.installed
-	$(DEMO_VENV)/bin/kafkawire pipeline --sample --topic orders --key-column customer_id
+# The file -> topic job on the bundled sample (5,000 orders); SPARK_REMOTE as for the demo.
+pipeline: $(if $(REMOTE),,java) $(DEMO_VENV)/.installed
+	$(DEMO_VENV)/bin/kafkawire pipeline --sample --topic orders --key-column customer_id $(if $(REMOTE),--remote $(REMOTE))
 
 # The producer alone, without Spark: 100,000 orders through kafkawire's Producer.
 producer-demo: $(DEMO_VENV)/.installed

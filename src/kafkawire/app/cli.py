@@ -148,6 +148,12 @@ def _add_pipeline_parser(
     p.add_argument(
         "--master", help="Spark master, e.g. local[*] or spark://host:7077 (default: spark-submit's, else local[*])"
     )
+    p.add_argument(
+        "--remote",
+        metavar="URL",
+        help="run on a Spark Connect server, e.g. sc://host:15002 (default: SPARK_REMOTE when set); "
+        "no Java needed here; paths (INPUT, --to, --checkpoint) are the server's",
+    )
     p.add_argument("--exactly-once", action="store_true", help="write each task's rows in one Kafka transaction")
     p.add_argument("--transactional-id-prefix", help="with --exactly-once (default: kafkawire-pipeline-TOPIC)")
     p.add_argument(
@@ -183,8 +189,16 @@ def _pipeline(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         from ..pipeline.two_step import DEMO_ROWS, run_demo
 
         if args.sample or args.input is not None or args.from_topic is not None or args.topic is not None:
-            parser.error("--demo makes its own input and topics: give only --generate N with it")
-        return _outcome(lambda: [s for s in run_demo(args.generate or DEMO_ROWS) if s is not None])
+            parser.error(
+                "--demo makes its own input and topics: give only --generate N (--remote, --bootstrap-servers)"
+            )
+        return _outcome(
+            lambda: [
+                s
+                for s in run_demo(args.generate or DEMO_ROWS, bootstrap=args.bootstrap_servers, remote=args.remote)
+                if s is not None
+            ]
+        )
     sources = [args.sample, args.input is not None, args.generate is not None, args.from_topic is not None]
     if sum(sources) != 1:
         parser.error("give one of INPUT, --sample, --generate N or --from-topic TOPIC")
@@ -214,6 +228,7 @@ def _pipeline(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         value_format=args.value_format,
         schema_registry=args.schema_registry,
         master=args.master,
+        remote=args.remote,
         exactly_once=args.exactly_once,
         transactional_id_prefix=args.transactional_id_prefix,
         partitions=args.partitions if args.partitions is not None else DEFAULT_PARTITIONS,
@@ -252,6 +267,7 @@ def _stream(args: argparse.Namespace, kafka_options: dict[str, str]) -> int:
         replication_factor=args.replication_factor,
         kafka_options=kafka_options,
         master=args.master,
+        remote=args.remote,
         verify=not args.no_verify,
         progress=args.progress,
         timeout=args.timeout,

@@ -2,7 +2,8 @@
 
 Spark reports a failing expression (a cast, ``assert_true``, a JSON value ``FAILFAST`` cannot
 parse) but not which input row it failed on. So after a failed query the failed micro-batch's
-offset range (Spark's offset log in the checkpoint: the batch that has no commit) is read again as
+offset range (Spark's offset log in the checkpoint: the batch that has no commit; read through
+Spark, which reads its own disk, a Connect server's too) is read again as
 a batch DataFrame, cached, and run through the same plan; when it fails there too, each partition's
 range is halved until one record is left that fails on its own.
 """
@@ -11,10 +12,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kafkawire.pipeline.stream_summary import offsets_of
+from kafkawire.pipeline.checkpoint import committed_batches, planned_offsets
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -23,28 +23,18 @@ if TYPE_CHECKING:
 MAX_JOBS = 64  # Spark jobs the search may run (about log2 of the batch's size per failing partition)
 
 
-def _offset_log(checkpoint: str, batch: int, topic: str) -> dict[int, int] | None:
-    path = Path(checkpoint) / "offsets" / str(batch)
-    if not path.exists():
-        return None
-    lines = path.read_text(encoding="utf-8").splitlines()
-    return offsets_of(lines[2], topic) if len(lines) >= 3 else None
-
-
-def failed_batch_range(checkpoint: str, topic: str) -> tuple[dict[int, int] | None, dict[int, int]] | None:
+def failed_batch_range(
+    spark: SparkSession, checkpoint: str, topic: str
+) -> tuple[dict[int, int] | None, dict[int, int]] | None:
     """(start offsets or None for the query's starting offsets, end offsets) of the last planned
     micro-batch when it has not committed; None when every planned batch committed."""
-    folder = Path(checkpoint) / "offsets"
-    planned = [int(p.name) for p in folder.glob("[0-9]*") if p.name.isdigit()] if folder.is_dir() else []
+    planned = planned_offsets(spark, checkpoint, topic)
     if not planned:
         return None
     last = max(planned)
-    if (Path(checkpoint) / "commits" / str(last)).exists():
+    if last in committed_batches(spark, checkpoint):
         return None
-    end = _offset_log(checkpoint, last, topic)
-    if end is None:
-        return None
-    return _offset_log(checkpoint, last - 1, topic), end
+    return planned.get(last - 1), planned[last]
 
 
 def _fails(frame: DataFrame) -> str | None:
@@ -70,7 +60,7 @@ def find_bad_record(
     or None when the failure does not come from one record (a broker or sink failure)."""
     from pyspark.sql import functions as F
 
-    found = failed_batch_range(checkpoint, opts.from_topic)
+    found = failed_batch_range(spark, checkpoint, opts.from_topic)
     if found is None:
         return None
     start, end = found

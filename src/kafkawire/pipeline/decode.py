@@ -105,8 +105,14 @@ def infer_json_schema(
         .option("endingOffsets", json.dumps({topic: {str(p): r[1] for p, r in ranges.items()}}))
         .load()
     )
-    texts = [row[0] for row in sample.selectExpr("cast(value as string)").collect() if row[0] is not None]
-    schema = spark.read.json(spark.sparkContext.parallelize(texts, 1)).schema
+    texts = sample.selectExpr("cast(value as string) AS value").where("value IS NOT NULL")
+    from kafkawire.pipeline.session import is_connect
+
+    if is_connect(spark):  # no RDDs: Spark (4.2+) infers from a frame of JSON texts
+        schema = spark.read.json(texts).schema
+    else:  # a classic session of any Spark 4 infers from an RDD of them
+        lines = [row[0] for row in texts.collect()]
+        schema = spark.read.json(spark.sparkContext.parallelize(lines, 1)).schema
     if "_corrupt_record" in schema.fieldNames() or not schema.fields:
         raise DecodeError(f"the first records of {topic!r} are not JSON objects: give --value-format string")
     return schema

@@ -15,18 +15,18 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator, Mapping
-from contextlib import ExitStack, contextmanager, suppress
+from collections.abc import Mapping
+from contextlib import ExitStack, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from kafkawire.pipeline.serialize import VALUE_FORMATS, SerializeError, serialize
+from kafkawire.pipeline.session import PipelineError, is_connect, open_session, remote_url, where
 from kafkawire.pipeline.summary import PipelineSummary, print_summary
 
 if TYPE_CHECKING:
@@ -38,10 +38,6 @@ _EXTENSIONS = {".json": "json", ".jsonl": "json", ".ndjson": "json", ".csv": "cs
 _COMPRESSED = (".gz", ".bz2", ".zst", ".lz4", ".snappy", ".deflate")
 
 
-class PipelineError(Exception):
-    """The run could not start: a bad input, option or column. The message says what to change."""
-
-
 @dataclass
 class PipelineOptions:
     input: str  # a path Spark reads; "" with generate
@@ -51,6 +47,7 @@ class PipelineOptions:
     input_format: str | None = None  # None: from the file extension, else json
     value_format: str = "json"
     master: str | None = None  # None: spark-submit's --master, else local[*]
+    remote: str | None = None  # a Spark Connect server (sc://host:port); None: SPARK_REMOTE, else classic Spark
     exactly_once: bool = False
     transactional_id_prefix: str | None = None  # None: kafkawire-pipeline-<topic>
     partitions: int = DEFAULT_PARTITIONS  # for a topic the run creates
@@ -90,7 +87,8 @@ def check_options(opts: PipelineOptions) -> None:
         raise PipelineError("--schema-registry is for --value-format avro")
     if opts.generate is not None and opts.generate < 1:
         raise PipelineError(f"--generate must be at least 1, not {opts.generate}")
-    if opts.generate is None and "://" not in opts.input and not Path(opts.input).exists():
+    local = remote_url(opts.remote) is None  # over Spark Connect the server reads the input
+    if opts.generate is None and local and "://" not in opts.input and not Path(opts.input).exists():
         raise PipelineError(f"input {opts.input!r} does not exist")
     input_format(opts.input, opts.input_format)
     if opts.partitions < 1:
@@ -106,93 +104,14 @@ def check_options(opts: PipelineOptions) -> None:
             raise PipelineError("--exactly-once makes one transactional.id per task; use --transactional-id-prefix")
 
 
-JAVA_HELP = "Debian/Ubuntu: apt-get install openjdk-17-jre-headless; elsewhere install a JDK 17+ and set JAVA_HOME"
-
-
-def check_java() -> None:
-    """Spark's JVM needs Java 17+: say so plainly instead of PySpark's JAVA_GATEWAY_EXITED."""
-    java_home = os.environ.get("JAVA_HOME")
-    java = os.path.join(java_home, "bin", "java") if java_home else shutil.which("java")
-    if not java or not os.access(java, os.X_OK):
-        where = f"JAVA_HOME={java_home} has no bin/java" if java_home else "no 'java' on PATH"
-        raise PipelineError(f"Spark needs Java 17 or newer ({where}). {JAVA_HELP}")
-
-
-def build_session(master: str | None, app_name: str = "kafkawire-pipeline") -> SparkSession:
-    """A SparkSession for the command line. Python workers run this interpreter (unless
-    PYSPARK_PYTHON says otherwise), so they import the same kafkawire; in local mode the driver
-    binds to 127.0.0.1 only and starts no web UI; on a standalone master it binds where the
-    workers can reach it."""
-    from pyspark import SparkConf, SparkContext
-    from pyspark.sql import SparkSession
-
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    builder = SparkSession.builder.appName(app_name).config("spark.ui.showConsoleProgress", "false")
-    if master is not None:
-        builder = builder.master(master)
-    launching_jvm = SparkContext._gateway is None and "PYSPARK_GATEWAY_PORT" not in os.environ
-    if launching_jvm:
-        check_java()
-    effective = master or (os.environ.get("MASTER") if launching_jvm else None) or "local[*]"
-    if not launching_jvm:  # spark-submit started the JVM: its --master counts
-        effective = master or SparkConf().get("spark.master", "local[*]")
-    if launching_jvm and "log4j2.configurationFile" not in os.environ.get("SPARK_SUBMIT_OPTS", ""):
-        log_conf = Path(__file__).with_name("log4j2.properties")
-        builder = builder.config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={log_conf.as_uri()}")
-    if effective.startswith("local"):
-        if launching_jvm:
-            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-        builder = (
-            builder.config("spark.driver.bindAddress", "127.0.0.1")
-            .config("spark.driver.host", "127.0.0.1")
-            .config("spark.ui.enabled", "false")
-            # One machine: a few shuffle (and streaming state) partitions, not Spark's 200.
-            .config("spark.sql.shuffle.partitions", str(2 * (os.cpu_count() or 1)))
-        )
-    elif launching_jvm:
-        builder = _reachable_driver(builder, effective)
-    spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
-
-
-def _reachable_driver(builder: SparkSession.Builder, master: str) -> SparkSession.Builder:
-    """A standalone master's executors connect back to the driver: bind and advertise the address
-    they can reach (`pipeline.cluster`), or say what to set."""
-    from .driver_address import driver_address
-
-    try:
-        address = driver_address(master)
-    except OSError as exc:
-        raise PipelineError(
-            f"--master {master}: no route from this machine to the master ({exc}), so the driver cannot tell "
-            "the workers where to reach it; set SPARK_LOCAL_IP to an address of this machine they can reach"
-        ) from None
-    if address is None:
-        return builder
-    os.environ.setdefault("SPARK_LOCAL_IP", address)
-    return builder.config("spark.driver.bindAddress", address).config("spark.driver.host", address)
-
-
-def open_session(spark: SparkSession | None, master: str | None, stack: ExitStack) -> SparkSession:
-    """``spark``, else the active session (a notebook's or a test's: its owner stops it), else a new
-    one that ``stack`` stops; with the kafkawire data source registered."""
-    if spark is None:
-        from pyspark.sql import SparkSession
-
-        spark = SparkSession.getActiveSession()
-        if spark is None:
-            spark = build_session(master)
-            stack.callback(spark.stop)
-        elif master is not None and master != spark.sparkContext.master:
-            raise PipelineError(f"--master {master}: this process already runs Spark on {spark.sparkContext.master}")
-    from kafkawire.spark import register
-
-    register(spark)
-    return spark
-
-
 def read_input(spark: SparkSession, path: str, fmt: str) -> DataFrame:
+    """``path`` read by Spark; over Spark Connect the bundled sample, a file of this machine, goes
+    to the server in the plan (its JSON lines as a frame of texts)."""
+    from kafkawire.pipeline.sample import sample_path
+
+    if is_connect(spark) and path == str(sample_path()):
+        lines = sample_path().read_text(encoding="utf-8").splitlines()
+        return spark.read.json(spark.createDataFrame([(line,) for line in lines], "value string"))
     reader = spark.read
     if fmt == "csv":
         reader = reader.option("header", "true").option("inferSchema", "true")
@@ -227,27 +146,29 @@ def _writer_report(path: Path) -> dict[str, Any] | None:
     return None
 
 
-@contextmanager
-def _job_group(spark: SparkSession, group: str, description: str) -> Iterator[None]:
-    sc = spark.sparkContext
-    sc.setJobGroup(group, description)
-    try:
-        yield
-    finally:
-        for key in ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel"):
-            sc.setLocalProperty(key, None)  # type: ignore[arg-type]  # None removes the property
+def _observed(frame: DataFrame) -> tuple[DataFrame, Any]:
+    """``frame`` observed: the rows and bytes of keys and values its tasks hand to the writer,
+    which come back to this process with the write's result (Spark Connect too)."""
+    from pyspark.sql import Observation
+    from pyspark.sql import functions as F
+
+    observation = Observation("kafkawire_write")
+    size = F.coalesce(F.octet_length("key"), F.lit(0)) + F.coalesce(F.octet_length("value"), F.lit(0))
+    return frame.observe(observation, F.count(F.lit(1)).alias("rows"), F.sum(size).alias("bytes")), observation
 
 
-def _write(opts: PipelineOptions, frame: DataFrame, bootstrap: str, report: Path) -> None:
+def _write(opts: PipelineOptions, frame: DataFrame, bootstrap: str, report: Path | None) -> None:
     """The write through the data source; its driver side appends a line of totals (rows, bytes of
-    keys, values and headers, tasks) to ``report`` when the job commits or aborts."""
+    keys, values and headers, tasks) to ``report`` when the job commits or aborts. Over Spark
+    Connect that side runs on the server, which cannot write a file of this machine: no report."""
     writer = (
         frame.write.format("kafkawire")
         .mode("append")
         .option("kafka.bootstrap.servers", bootstrap)
         .option("topic", opts.topic)
-        .option("summaryPath", str(report))
     )
+    if report is not None:
+        writer = writer.option("summaryPath", str(report))
     for key, value in opts.kafka_options.items():
         writer = writer.option(f"kafka.{key}", value)
     if opts.exactly_once:
@@ -274,7 +195,7 @@ def run(
     # Two stacks: the broker's closes last, so Spark's Python workers (and the producers they
     # cache) end before the embedded broker does.
     with ExitStack() as broker_stack, ExitStack() as stack:
-        spark = open_session(spark, opts.master, stack)
+        spark = open_session(spark, opts.master, stack, opts.remote)
         # The input and its records first: a wrong path, column or type fails before any broker work.
         if opts.generate is not None:
             from kafkawire.pipeline.sample import spark_orders
@@ -311,7 +232,7 @@ def run(
             exactly_once=opts.exactly_once,
             embedded_broker=embedded,
             avro_schema=serialized.avro_schema,
-            master=spark.sparkContext.master or "",
+            master=where(spark),
             subject=serialized.subject,
         )
         replication = opts.replication_factor if opts.replication_factor is not None else (1 if embedded else -1)
@@ -324,31 +245,38 @@ def run(
         )
         out.flush()
 
-        group = f"kafkawire-pipeline-{uuid.uuid4().hex[:12]}"
-        report = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="kafkawire-pipeline-"))) / "write.jsonl"
-        started = time.monotonic()
-        with _job_group(spark, group, f"kafkawire pipeline -> {opts.topic}"):
-            bar = None
-            if opts.progress:
-                from kafkawire.pipeline.progress import ProgressBar
+        from kafkawire.pipeline.progress import ProgressBar, track_job
 
-                bar = stack.enter_context(ProgressBar(spark.sparkContext, group, err))
+        name = f"kafkawire-pipeline-{uuid.uuid4().hex[:12]}"
+        # The data source's own totals where its driver side runs on this machine; over Spark
+        # Connect that side is the server's, and the totals are what the write's tasks observed.
+        remote = is_connect(spark)
+        report = (
+            None
+            if remote
+            else Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="kafkawire-pipeline-"))) / "write.jsonl"
+        )
+        frame, observation = _observed(serialized.frame) if remote else (serialized.frame, None)
+        started = time.monotonic()
+        with track_job(spark, name, f"kafkawire pipeline -> {opts.topic}") as tracker:
+            bar = stack.enter_context(ProgressBar(tracker.counts, err)) if opts.progress else None
             try:
-                _write(opts, serialized.frame, bootstrap, report)
+                _write(opts, frame, bootstrap, report)
             except Exception as exc:
                 summary.error = reason(exc)
             finally:
                 summary.seconds = time.monotonic() - started
                 if bar is not None:
                     bar.stop()
-        from kafkawire.pipeline.progress import task_counts
-
-        counts = task_counts(spark.sparkContext, group)
+            counts = tracker.counts()
         summary.tasks, summary.failed_tasks = counts.total, counts.failed
-        written = _writer_report(report)
+        written = _writer_report(report) if report is not None else None
         if written is not None:
             summary.rows, summary.bytes = int(written["rows"]), int(written["bytes"])
             summary.writing_seconds = written.get("writing_seconds")
+        elif observation is not None and summary.error is None:
+            metrics = observation.get
+            summary.rows, summary.bytes = int(metrics["rows"] or 0), int(metrics["bytes"] or 0)
 
         after = verify.end_offsets(client, opts.topic, opts.timeout)
         summary.appended = {p: after.get(p, 0) - before.get(p, 0) for p in sorted(after)}
@@ -358,7 +286,7 @@ def run(
             summary.decoded = got.decoded if decoder is not None else None
             summary.read_back = {p: got.records.get(p, 0) for p in sorted(after)}
             summary.read_back_bytes = got.key_bytes + got.value_bytes
-            if written is None:  # a writer without the report: count what reached the topic
+            if written is None and observation is None:  # no totals from the write: what reached the topic
                 summary.rows, summary.bytes = got.total, summary.read_back_bytes
         print_summary(summary, out)
         if embedded and summary.ok:

@@ -1,22 +1,28 @@
-"""A progress bar for the write job, drawn from Spark's status tracker by a polling thread.
+"""A progress bar for the write job, and the task counts of its summary.
 
-Spark's listeners live in the JVM; ``sparkContext.statusTracker()`` answers the same facts from
-Python: the jobs of a job group, their stages, and each stage's total, completed and failed tasks.
-The pipeline runs its write in its own job group and this thread polls that group a few times a
-second. On a terminal it redraws one line on stderr (``\\r``); otherwise (a log, CI, a pipe) it
-prints a plain line whenever the completed task count moves, at most every ``plain_interval``
-seconds, and a last one at the end.
+Spark's listeners live in the JVM. In a classic session ``sparkContext.statusTracker()`` answers
+the same facts from Python: the jobs of a job group, their stages, and each stage's total,
+completed and failed tasks; the pipeline runs its write in its own job group (`GroupTracker`).
+A Spark Connect session has no sparkContext: the server streams each operation's stages (total
+and completed tasks, no failed ones) to the progress handlers the session registers, and the
+write runs under a job tag (`TagTracker`). A thread polls the tracker a few times a second. On a
+terminal it redraws one line on stderr (``\\r``); otherwise (a log, CI, a pipe) it prints a plain
+line whenever the completed task count moves, at most every ``plain_interval`` seconds, and a
+last one at the end.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pyspark import SparkContext
+    from pyspark.sql import SparkSession
 
 BAR_WIDTH = 28
 
@@ -26,7 +32,7 @@ class TaskCounts:
     total: int = 0
     done: int = 0
     active: int = 0
-    failed: int = 0
+    failed: int | None = 0  # None: not reported (Spark Connect)
 
 
 def task_counts(sc: SparkContext, group: str) -> TaskCounts:
@@ -44,8 +50,72 @@ def task_counts(sc: SparkContext, group: str) -> TaskCounts:
             counts.total += stage.numTasks
             counts.done += stage.numCompletedTasks
             counts.active += stage.numActiveTasks
-            counts.failed += stage.numFailedTasks
+            counts.failed = (counts.failed or 0) + stage.numFailedTasks
     return counts
+
+
+class GroupTracker:
+    """A classic session's job group, polled through the status tracker."""
+
+    def __init__(self, sc: SparkContext, group: str) -> None:
+        self._sc = sc
+        self._group = group
+
+    def counts(self) -> TaskCounts:
+        return task_counts(self._sc, self._group)
+
+
+class TagTracker:
+    """A Spark Connect session's progress handler: the latest stages of each operation reported
+    while it is registered (`track_job` registers it around the tagged job only)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._stages: dict[tuple[str, int], Any] = {}  # (operation, stage id) -> the latest StageInfo
+        self._inflight: dict[str, int] = {}
+
+    def __call__(self, stages: Iterable[Any] | None, inflight_tasks: int, operation_id: str | None, done: bool) -> None:
+        operation = operation_id or ""
+        with self._lock:
+            for stage in stages or ():
+                self._stages[(operation, stage.stage_id)] = stage
+            self._inflight[operation] = 0 if done else inflight_tasks
+
+    def counts(self) -> TaskCounts:
+        with self._lock:
+            stages = list(self._stages.values())
+            active = sum(self._inflight.values())
+        return TaskCounts(
+            total=sum(s.num_tasks for s in stages),
+            done=sum(s.num_completed_tasks for s in stages),
+            active=active,
+            failed=None,
+        )
+
+
+@contextmanager
+def track_job(spark: SparkSession, name: str, description: str) -> Iterator[GroupTracker | TagTracker]:
+    """Run the block's Spark jobs under ``name`` (a job group, or a job tag over Spark Connect)
+    and count their tasks."""
+    from kafkawire.pipeline.session import is_connect
+
+    if is_connect(spark):
+        tracker = TagTracker()
+        spark.addTag(name)
+        spark.registerProgressHandler(tracker)  # type: ignore[arg-type]  # a handler by its call's shape
+        try:
+            yield tracker
+        finally:
+            spark.removeProgressHandler(tracker)  # type: ignore[arg-type]
+            spark.removeTag(name)
+        return
+    sc = spark.sparkContext
+    sc.setJobGroup(name, description)
+    try:
+        yield GroupTracker(sc, name)
+    finally:
+        for key in ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel"):
+            sc.setLocalProperty(key, None)  # type: ignore[arg-type]  # None removes the property
 
 
 def render(counts: TaskCounts, elapsed: float, width: int = BAR_WIDTH) -> str:
@@ -60,20 +130,18 @@ def render(counts: TaskCounts, elapsed: float, width: int = BAR_WIDTH) -> str:
 
 
 class ProgressBar:
-    """Polls ``group``'s tasks from a daemon thread until :meth:`stop`; use as a context manager."""
+    """Polls ``counts`` (a tracker's) from a daemon thread until :meth:`stop`; use as a context manager."""
 
     def __init__(
         self,
-        sc: SparkContext,
-        group: str,
+        counts: Callable[[], TaskCounts],
         stream: IO[str],
         *,
         interval: float = 0.25,
         plain_interval: float = 2.0,
         tty: bool | None = None,
     ) -> None:
-        self._sc = sc
-        self._group = group
+        self._counts = counts
         self._stream = stream
         self._interval = interval
         self._plain_interval = plain_interval
@@ -83,7 +151,7 @@ class ProgressBar:
         self._started = 0.0
         self.last = TaskCounts()
         self._drawn = 0
-        self._printed: tuple[int, int] | None = None  # plain mode: (done, failed) of the last line
+        self._printed: tuple[int, int | None] | None = None  # plain mode: (done, failed) of the last line
 
     def __enter__(self) -> ProgressBar:
         self._started = time.monotonic()
@@ -104,7 +172,7 @@ class ProgressBar:
 
     def _poll(self) -> None:
         try:
-            self.last = task_counts(self._sc, self._group)
+            self.last = self._counts()
         except Exception:  # the session may be stopping; the bar is cosmetic
             pass
 

@@ -107,7 +107,7 @@ def spark_orders(spark: SparkSession, count: int, partitions: int | None = None)
     payments = ", ".join(f"'{p}'" for p in _PAYMENTS)
     customers = 10 * _CUSTOMERS
     start = int(_START.timestamp())
-    frame = spark.range(count, numPartitions=partitions or spark.sparkContext.defaultParallelism)
+    frame = spark.range(count, numPartitions=partitions)  # None: Spark's default parallelism, a server's too
     picked = frame.selectExpr(
         "id",
         f"pmod(xxhash64(id, 1), {customers}) AS customer",

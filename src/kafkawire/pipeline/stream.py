@@ -19,7 +19,6 @@ topic/partition/offset.
 from __future__ import annotations
 
 import json
-import os
 import re
 import sys
 import tempfile
@@ -28,8 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from kafkawire.pipeline.checkpoint import planned_offsets, temporary_checkpoint
 from kafkawire.pipeline.decode import DECODE_FORMATS, SOURCE_VIEW, DecodeError, decode, infer_json_schema, parse_schema
-from kafkawire.pipeline.job import PipelineError, open_session, reason
+from kafkawire.pipeline.job import reason
+from kafkawire.pipeline.session import PipelineError, is_connect, open_session, server_path
 from kafkawire.pipeline.stream_summary import (
     IN_METRICS,
     OUT_METRICS,
@@ -37,7 +38,6 @@ from kafkawire.pipeline.stream_summary import (
     StreamSummary,
     batch_line,
     batch_stats,
-    offsets_of,
     print_stream_summary,
 )
 
@@ -75,6 +75,7 @@ class StreamOptions:
     replication_factor: int | None = None
     kafka_options: dict[str, str] = field(default_factory=dict)  # producer options of the topic sink
     master: str | None = None
+    remote: str | None = None  # a Spark Connect server (sc://host:port); None: SPARK_REMOTE, else classic Spark
     verify: bool = True
     progress: bool = False
     timeout: float = 30.0
@@ -160,7 +161,15 @@ def plan(spark: SparkSession, source: DataFrame, opts: StreamOptions, schema: St
             validate_schema(result.schema, opts.topic)
         except ValueError as exc:
             raise PipelineError(f"the transform's output cannot be written to a topic: {exc}") from None
-    return result.observe(OUT_METRICS, F.count(F.lit(1)).alias("rows"))
+    out = [F.count(F.lit(1)).alias("rows")]
+    sizes = [
+        F.coalesce(F.octet_length(c), F.lit(0))
+        for c in ("key", "value")
+        if opts.topic is not None and c in result.columns
+    ]
+    if sizes:
+        out.append(F.sum(sum(sizes[1:], sizes[0])).alias("bytes"))
+    return result.observe(OUT_METRICS, *out)
 
 
 def _check_plan(spark: SparkSession, opts: StreamOptions, schema: StructType | None) -> None:
@@ -170,27 +179,21 @@ def _check_plan(spark: SparkSession, opts: StreamOptions, schema: StructType | N
     plan(spark, spark.createDataFrame([], read_schema({})), opts, schema)
 
 
-def _committed_offsets(checkpoint: str, topic: str) -> dict[int, int]:
-    """The source offsets of the checkpoint's last planned micro-batch (Spark's offset log)."""
-    folder = Path(checkpoint) / "offsets"
-    names = (
-        sorted((int(p.name) for p in folder.glob("[0-9]*") if p.name.isdigit()), reverse=True)
-        if folder.is_dir()
-        else []
-    )
-    for n in names:
-        lines = (folder / str(n)).read_text(encoding="utf-8").splitlines()
-        if len(lines) >= 3:
-            return offsets_of(lines[2], topic)
-    return {}
+def _file_bytes(spark: SparkSession, path: str) -> int:
+    """Bytes of the data files under ``path`` (Spark lists them, skipping ``_spark_metadata``)."""
+    from pyspark.sql import functions as F
 
-
-def _file_bytes(path: str) -> int:
-    total = 0
-    for root, dirs, files in os.walk(path):
-        dirs[:] = [d for d in dirs if not d.startswith(("_", "."))]
-        total += sum(os.path.getsize(os.path.join(root, f)) for f in files if not f.startswith(("_", ".")))
-    return total
+    try:
+        row = (
+            spark.read.format("binaryFile")
+            .option("recursiveFileLookup", "true")
+            .load(path)
+            .select(F.sum("length").alias("n"))
+            .first()
+        )
+    except Exception:  # no such folder yet
+        return 0
+    return int(row["n"] or 0) if row is not None else 0
 
 
 def _writer_totals(path: Path) -> tuple[int, int, int]:
@@ -224,7 +227,12 @@ class _Progress:
 
 
 def _start_query(
-    spark: SparkSession, opts: StreamOptions, bootstrap: str, schema: StructType | None, checkpoint: str, report: Path
+    spark: SparkSession,
+    opts: StreamOptions,
+    bootstrap: str,
+    schema: StructType | None,
+    checkpoint: str,
+    report: Path | None,
 ) -> Any:
     reader = (
         spark.readStream.format("kafkawire")
@@ -239,12 +247,9 @@ def _start_query(
     writer = writer.queryName(f"kafkawire_pipeline_{re.sub(r'[^A-Za-z0-9_]', '_', opts.from_topic)}")
     writer = writer.trigger(**parse_trigger(opts.trigger))
     if opts.topic is not None:
-        writer = (
-            writer.format("kafkawire")
-            .option("kafka.bootstrap.servers", bootstrap)
-            .option("topic", opts.topic)
-            .option("summaryPath", str(report))
-        )
+        writer = writer.format("kafkawire").option("kafka.bootstrap.servers", bootstrap).option("topic", opts.topic)
+        if report is not None:
+            writer = writer.option("summaryPath", str(report))
         for key, value in opts.kafka_options.items():
             writer = writer.option(f"kafka.{key}", value)
         if opts.exactly_once:
@@ -274,7 +279,11 @@ def run_stream(
     from kafkawire.range_reader import EARLIEST, list_offsets
 
     with ExitStack() as broker_stack, ExitStack() as stack:
-        spark = open_session(spark, opts.master, stack)
+        spark = open_session(spark, opts.master, stack, opts.remote)
+        remote = is_connect(spark)
+        for path, option in ((opts.to, "--to"), (opts.checkpoint, "--checkpoint")):
+            if path is not None:
+                server_path(spark, path, option)
         try:
             schema = parse_schema(opts.value_schema) if opts.value_schema is not None else None
         except DecodeError as exc:
@@ -307,9 +316,18 @@ def run_stream(
             verify.ensure_topic(bootstrap, opts.topic, partitions, replication, opts.timeout)
             out_client = stack.enter_context(verify.connect(bootstrap, opts.topic, opts.timeout))
             before = verify.end_offsets(out_client, opts.topic, opts.timeout)
-        files_before = _file_bytes(opts.to) if opts.to is not None else 0
-        checkpoint = opts.checkpoint or stack.enter_context(tempfile.TemporaryDirectory(prefix="kafkawire-checkpoint-"))
-        report = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="kafkawire-stream-"))) / "write.jsonl"
+        files_before = _file_bytes(spark, opts.to) if opts.to is not None else 0
+        if opts.checkpoint is not None:
+            checkpoint, checkpoint_label = opts.checkpoint, opts.checkpoint
+        else:
+            checkpoint, checkpoint_label = temporary_checkpoint(spark, stack)
+        # The sink's own totals (the data source's driver side writes them) only where that side runs
+        # on this machine; over Spark Connect the totals come from the query's observed metrics.
+        report = (
+            None
+            if remote
+            else Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="kafkawire-stream-"))) / "write.jsonl"
+        )
         sink = f"topic {opts.topic}" if opts.topic is not None else f"{opts.file_format} files in {opts.to}"
         summary = StreamSummary(
             source_topic=opts.from_topic,
@@ -318,7 +336,7 @@ def run_stream(
             value_format=opts.value_format,
             transform=opts.transform,
             trigger=opts.trigger,
-            checkpoint=opts.checkpoint or "(temporary)",
+            checkpoint=checkpoint_label,
             exactly_once=opts.exactly_once,
         )
         out.write(f"Streaming topic {opts.from_topic} ({len(source_ends)} partitions) -> {sink}\n")
@@ -343,27 +361,40 @@ def run_stream(
 
             summary.bad_row = find_bad_record(spark, opts, bootstrap, schema, checkpoint, plan)
 
-        ends = summary.batches[-1].end if summary.batches else _committed_offsets(checkpoint, opts.from_topic)
+        if summary.batches:
+            ends = summary.batches[-1].end
+        else:  # nothing new this run: where the checkpoint's last planned batch ends
+            planned = planned_offsets(spark, checkpoint, opts.from_topic)
+            ends = planned[max(planned)] if planned else {}
         latest = verify.end_offsets(client, opts.from_topic, opts.timeout)
         summary.lag = {p: max(0, latest[p] - ends.get(p, 0)) for p in sorted(latest)}
         if opts.topic is not None and out_client is not None:
-            summary.written, summary.bytes_out, summary.skipped_tasks = _writer_totals(report)
+            if report is not None:
+                summary.written, summary.bytes_out, summary.skipped_tasks = _writer_totals(report)
+            else:
+                summary.written = summary.rows_out
+                summary.bytes_out = sum(b.bytes_out for b in summary.batches)
             if opts.verify:
                 summary.read_back = verify.read_back(out_client, opts.topic, before, opts.timeout).total
         elif opts.to is not None:
-            summary.bytes_out = _file_bytes(opts.to) - files_before
+            summary.bytes_out = _file_bytes(spark, opts.to) - files_before
             if opts.verify:
-                summary.read_back = _read_files(spark, opts).count() if _committed_files(opts.to) else 0
+                summary.read_back = _committed_rows(spark, opts)
         print_stream_summary(summary, out)
         out.flush()
         return summary
     raise AssertionError("unreachable")  # ExitStack does not swallow exceptions
 
 
-def _committed_files(path: str) -> bool:
-    """Whether the file sink has committed any batch (Spark cannot infer a schema from none)."""
-    log = Path(path) / "_spark_metadata"
-    return log.is_dir() and any(p.name.isdigit() or p.name.endswith(".compact") for p in log.iterdir())
+def _committed_rows(spark: SparkSession, opts: StreamOptions) -> int:
+    """Rows the file sink committed, as Spark reads them back through its ``_spark_metadata`` log;
+    0 when it committed none (Spark cannot infer a schema from no files)."""
+    from pyspark.errors import AnalysisException
+
+    try:
+        return _read_files(spark, opts).count()
+    except AnalysisException:
+        return 0
 
 
 def _read_files(spark: SparkSession, opts: StreamOptions) -> DataFrame:

@@ -22,6 +22,7 @@ class BatchStats:
     seconds: float  # the micro-batch, planning to commit
     end: dict[int, int]  # the source topic's next offset per partition after this batch
     latest: dict[int, int]  # the source topic's end offsets when the batch was planned
+    bytes_out: int = 0  # keys and values handed to a topic sink (observed; 0 for files)
 
     @property
     def lag(self) -> int:
@@ -36,6 +37,18 @@ def offsets_of(text: str | None, topic: str) -> dict[int, int]:
     return {int(p): int(off) for p, off in data.get(topic, {}).items()} if isinstance(data, dict) else {}
 
 
+def observed(row: Any, name: str) -> int:
+    """A metric of an observed row: a Row of the metrics in a classic session; over Spark Connect
+    a ``Row(values=[...], schema={...})`` that names them in its schema's fields."""
+    if row is None:
+        return 0
+    fields = row.asDict() if hasattr(row, "asDict") else {}
+    if set(fields) == {"values", "schema"} and isinstance(fields["schema"], dict):
+        names = [f["name"] for f in fields["schema"].get("fields", [])]
+        fields = dict(zip(names, fields["values"], strict=False))
+    return int(fields.get(name) or 0)
+
+
 def batch_stats(progress: Any, topic: str) -> BatchStats:
     """One StreamingQueryProgress as BatchStats."""
     metrics = progress.observedMetrics or {}
@@ -45,11 +58,12 @@ def batch_stats(progress: Any, topic: str) -> BatchStats:
     return BatchStats(
         batch_id=progress.batchId,
         rows_in=int(progress.numInputRows),
-        bytes_in=int(seen_in["bytes"] or 0) if seen_in is not None else 0,
-        rows_out=int(seen_out["rows"] or 0) if seen_out is not None else 0,
+        bytes_in=observed(seen_in, "bytes"),
+        rows_out=observed(seen_out, "rows"),
         seconds=(progress.durationMs or {}).get("triggerExecution", 0) / 1000,
         end=offsets_of(source.endOffset if source is not None else None, topic),
         latest=offsets_of(source.latestOffset if source is not None else None, topic),
+        bytes_out=observed(seen_out, "bytes"),
     )
 
 

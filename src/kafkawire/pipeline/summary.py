@@ -23,7 +23,7 @@ class PipelineSummary:
     seconds: float = 0.0  # the write job, wall clock
     writing_seconds: float | None = None  # first row at the data source to the last task done (its report)
     tasks: int = 0
-    failed_tasks: int = 0  # attempts that failed (Spark retried them)
+    failed_tasks: int | None = 0  # attempts that failed (Spark retried them); None: not reported (Connect)
     error: str | None = None  # the write failed: the first line of why
     appended: dict[int, int] = field(default_factory=dict)  # partition -> offsets the log grew by
     read_back: dict[int, int] | None = None  # partition -> committed records read back (None: not verified)
@@ -79,6 +79,8 @@ def print_summary(s: PipelineSummary, out: IO[str]) -> None:
     out.write(f"  bytes       {s.bytes:,} ({size_text(s.bytes)} of keys, values and headers)\n")
     out.write(f"  time        {time_line(s.rows, s.bytes, s.seconds, s.writing_seconds, 'write job')}\n")
     failed = f"{s.failed_tasks} failed attempts retried" if s.failed_tasks else "none failed"
+    if s.failed_tasks is None:
+        failed = "failed attempts not reported over Spark Connect"
     out.write(f"  spark       {s.master}: {s.tasks} task{'' if s.tasks == 1 else 's'}, {failed}\n")
     used = s.partitions_used
     counts = s.read_back if s.read_back is not None else s.appended
