@@ -3,7 +3,7 @@
 ``from kafkawire import Producer`` is meant as a drop-in for ``from confluent_kafka import Producer``.
 """
 
-from ._version import __version__, libversion, version
+from ._version import __version__, version
 from .admin.group_types import ConsumerGroupState, ConsumerGroupTopicPartitions, ConsumerGroupType
 from .admin.topic_types import ElectionType, TopicCollection, TopicPartitionInfo, Uuid
 from .admin.types import IsolationLevel, Node
@@ -27,6 +27,7 @@ from .base.model import (
     TopicPartition,
 )
 from .base.partitioning import consistent, fnv1a, murmur2
+from .client.librdkafka_release import libversion
 from .consumer.consumer import Consumer
 from .core.kafka_error import ConcurrentModificationException, IllegalStateException, KafkaError, KafkaException
 from .core.share_acks import AcknowledgeType
