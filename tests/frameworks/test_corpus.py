@@ -374,3 +374,29 @@ def test_kafka_async_service(kafka23: KafkaBroker) -> None:
         ]
     )
     _same_or_known("kafka-async", printed["confluent-kafka"], printed["kafkawire"])
+
+
+# aio-confluent-kafka ----------------------------------------------------------------------------------
+
+
+def test_aio_confluent_kafka_subclasses(kafka23: KafkaBroker) -> None:
+    pytest.importorskip("aio_confluent_kafka")
+    bootstrap, count = kafka23.bootstrap(), 40
+    printed = {}
+    for on in RUNS:
+        topic = unique_name(f"aiock-{on}")
+        create_topic(bootstrap, topic, 2)
+        args = [bootstrap, topic, unique_name(f"aiock-{on}"), str(count)]
+        printed[on] = [json.loads(line) for line in run_program("aio_confluent_pipeline.py", args, on).splitlines()]
+    delivered, read, committed = printed["confluent-kafka"]
+    assert len(delivered["delivered"]) == count
+    by_key: dict[str, set[int]] = {}
+    for partition, _offset, key in delivered["delivered"]:
+        by_key.setdefault(key, set()).add(partition)
+    assert sorted(by_key) == [f"device-{d}" for d in range(5)] and all(len(p) == 1 for p in by_key.values())
+    assert [row[:3] for row in read["read"]] == delivered["delivered"]  # each record where its report said
+    assert sorted(row[3] for row in read["read"]) == list(range(count))
+    assert all(row[2] == f"device-{row[3] % 5}" for row in read["read"])
+    sizes = {p: sum(1 for row in delivered["delivered"] if row[0] == p) for p in (0, 1)}
+    assert committed["committed"] == [[p, sizes[p]] for p in (0, 1) if sizes[p]]
+    _same_or_known("aio-confluent-kafka", printed["confluent-kafka"], printed["kafkawire"])
