@@ -25,6 +25,7 @@ $(TEST_VENV)/.installed: pyproject.toml setup.py $(NATIVE_SOURCES) | system-deps
 	$(TEST_VENV)/bin/python -m pip install -q -e '.[gssapi]' || \
 	  echo "gssapi (kafkawire[gssapi]) did not build: install libkrb5-dev; the Kerberos tests will skip" >&2
 	$(TEST_VENV)/bin/python -m pip install -q --no-deps 'quixstreams>=3'  # its confluent-kafka<2.13 pin would replace the judge
+	$(TEST_VENV)/bin/python -m pip install -q --no-deps 'robotframework-confluentkafkalibrary>=2.4'  # (likewise: it pins one confluent-kafka)
 	touch $@
 
 # The demo, on an embedded Tansu broker: Spark generates DEMO_ROWS orders and the kafkawire data

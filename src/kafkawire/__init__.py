@@ -5,7 +5,7 @@
 
 from typing import TYPE_CHECKING
 
-from ._version import __version__, libversion, version
+from ._version import __version__, version
 from .base.lazy_names import lazy_names
 
 if TYPE_CHECKING:
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         TopicPartition,
     )
     from .base.partitioning import consistent, fnv1a, murmur2
+    from .client.librdkafka_release import libversion
     from .consumer.consumer import Consumer
     from .core.kafka_error import ConcurrentModificationException, IllegalStateException, KafkaError, KafkaException
     from .core.share_acks import AcknowledgeType
@@ -58,6 +59,7 @@ __getattr__, __dir__ = lazy_names(
         ".base.messages": "Messages",
         ".base.model": "OFFSET_BEGINNING OFFSET_END OFFSET_INVALID OFFSET_STORED TIMESTAMP_CREATE_TIME TIMESTAMP_LOG_APPEND_TIME TIMESTAMP_NOT_AVAILABLE BrokerMetadata ClusterMetadata ConsumerGroupMetadata Message PartitionMetadata RecordMetadata ThrottleEvent TopicMetadata TopicPartition",
         ".base.partitioning": "consistent fnv1a murmur2",
+        ".client.librdkafka_release": "libversion",
         ".consumer.consumer": "Consumer",
         ".core.kafka_error": "ConcurrentModificationException IllegalStateException KafkaError KafkaException",
         ".core.share_acks": "AcknowledgeType",

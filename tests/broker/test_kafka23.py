@@ -141,3 +141,49 @@ def test_admin_calls_that_do_not_wait_succeed(kafka23: KafkaBroker, topic_name: 
         assert admin.delete_topics([topic], operation_timeout=0)[topic].result(30) is None
     finally:
         admin.close()
+
+
+def test_commit_passes_the_transaction_marker_as_confluent(
+    kafka23: KafkaBroker, topic_name: Callable[[str], str]
+) -> None:
+    """A committed transaction read to its end: commit() of the stored offsets passes its commit
+    marker (librdkafka stores the skipped control batch too), as position() does; the same on both."""
+    import confluent_kafka
+
+    import kafkawire
+
+    bootstrap, topic = kafka23.bootstrap(), topic_name("txn-commit")
+    create_topic(bootstrap, topic, 1)
+    producer = confluent_kafka.Producer({"bootstrap.servers": bootstrap, "transactional.id": topic})
+    producer.init_transactions(30)
+    producer.begin_transaction()
+    for i in range(5):
+        producer.produce(topic, f"v{i}".encode())
+    producer.commit_transaction(30)  # records 0-4, the marker at 5
+
+    outcomes = {}
+    for module in (confluent_kafka, kafkawire):
+        consumer = module.Consumer(
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": f"{topic}-{module.__name__}",
+                "auto.offset.reset": "earliest",
+                "enable.auto.commit": False,
+                "isolation.level": "read_committed",
+            }
+        )
+        consumer.subscribe([topic])
+        read = []
+        deadline = time.monotonic() + 30
+        while len(read) < 5 and time.monotonic() < deadline:
+            message = consumer.poll(0.5)
+            if message is not None and message.error() is None:
+                read.append(message.offset())
+        time.sleep(1)  # the fetch after the records meets the marker
+        consumer.poll(0.2)
+        committed = consumer.commit(asynchronous=False)
+        position = consumer.position([module.TopicPartition(topic, 0)])
+        outcomes[module.__name__] = (read, [tp.offset for tp in committed], [tp.offset for tp in position])
+        consumer.close()
+    assert outcomes["confluent_kafka"] == ([0, 1, 2, 3, 4], [6], [6])
+    assert outcomes["kafkawire"] == outcomes["confluent_kafka"]

@@ -50,8 +50,10 @@ class Commits:
         *,
         request_timeout: float,
         backoff_ms: tuple[int, int],
+        skipped_past: Callable[[TP, int], int | None] | None = None,
     ) -> None:
         self._client = client
+        self._skipped_past = skipped_past  # enable.auto.offset.store: the fetch's position past skipped records
         self._coordinators = coordinators
         self._group_id = group_id
         self._member = member
@@ -107,9 +109,24 @@ class Commits:
 
     def pending(self, tps: Iterable[TP] | None = None) -> dict[TP, Committed]:
         """Stored offsets not committed yet (of ``tps``, else of every partition)."""
+        if self._skipped_past is not None:
+            tps = None if tps is None else list(tps)
+            self._store_skipped(self._skipped_past, tps)
         with self._lock:
             keys = list(self._stored) if tps is None else [tp for tp in tps if tp in self._stored]
             return {tp: self._stored[tp] for tp in keys if self._committed.get(tp) != self._stored[tp].offset}
+
+    def _store_skipped(self, skipped_past: Callable[[TP, int], int | None], tps: list[TP] | None) -> None:
+        """Move stored offsets past the control batches and aborted records the fetch skipped
+        after them (the fetch's lock is taken outside ours: poll() takes the two the other way)."""
+        with self._lock:
+            stored = dict(self._stored) if tps is None else {tp: self._stored[tp] for tp in tps if tp in self._stored}
+        moved = {tp: to for tp, c in stored.items() if (to := skipped_past(tp, c.offset)) is not None}
+        if moved:
+            with self._lock:
+                for tp, to in moved.items():
+                    if self._stored.get(tp) == stored[tp]:  # not stored anew meanwhile
+                        self._stored[tp] = stored[tp]._replace(offset=to)
 
     # --- committing --------------------------------------------------------------------------
 

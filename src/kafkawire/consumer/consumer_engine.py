@@ -93,6 +93,9 @@ class ConsumerEngine:
             config.on_commit,
             request_timeout=self.request_timeout,
             backoff_ms=(opts["retry.backoff.ms"], opts["retry.backoff.max.ms"]),
+            skipped_past=(lambda tp, at: self._fetch.skipped_past(tp, at))
+            if opts["enable.auto.offset.store"]
+            else None,
         )
         if opts["enable.auto.commit"] and opts["auto.commit.interval.ms"] > 0:
             self._commits.auto_commit_every(opts["auto.commit.interval.ms"] / 1000)

@@ -120,6 +120,10 @@ class FetchEngine:
         with self._lock:
             return self._table.position(key)
 
+    def skipped_past(self, key: TopicPartitionKey, handed_to: int) -> int | None:
+        with self._lock:
+            return self._table.skipped_past(key, handed_to)
+
     def leader_epoch(self, key: TopicPartitionKey) -> int | None:
         with self._lock:
             part = self._table.parts.get(key)

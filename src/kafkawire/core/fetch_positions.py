@@ -391,6 +391,16 @@ class FetchTable:
             end = min(end, held)
         return max(part.position, end)
 
+    def skipped_past(self, key: TopicPartitionKey, handed_to: int) -> int | None:
+        """The position past the control batches and aborted records that follow ``handed_to``,
+        when the last record handed over ends there (not after a seek); else None. librdkafka
+        stores those skipped offsets too (enable.auto.offset.store), so a commit passes them."""
+        part = self.parts.get(key)
+        if part is None or part.position != handed_to:
+            return None
+        position = self.position(key)
+        return position if position is not None and position > handed_to else None
+
     def take(self, max_records: int) -> list[tuple[Partition, RecordBatch | None, list[Any] | FetchEvent]]:
         """Up to ``max_records`` records (and the events among them), fair across unpaused rows:
         rounds in which each row with something gives an equal share, starting one row further
