@@ -38,10 +38,7 @@ pytestmark = [pytest.mark.broker, pytest.mark.slow]
 # Differences with a known cause, by case, each with the point of issue 37 or 49 it belongs to. Those
 # found and fixed: unsubscribe's revocation, _PARTITION_EOF's timing, the consumer's statistics
 # without 'topics' (issue 37); libversion() and the stored offset past a transaction's marker (49).
-KNOWN: dict[str, str] = {
-    "kafkian": "issue 49 point 1: kafkian imports confluent_kafka.avro's CachedSchemaRegistryClient (its Avro"
-    " serde) at import, which kafkawire does not have yet (the legacy Avro API, branch r5-avro)",
-}
+KNOWN: dict[str, str] = {}
 
 
 def _same_or_known(case: str, confluent: object, kafkawire: object) -> None:
