@@ -149,7 +149,9 @@ def test_request_timeout_fails_with_timed_out_and_connection_recovers(
 ) -> None:
     client.refresh_metadata().result(10)
     client.request(API_VERSIONS, {}, node=2).result(10)
-    mock_cluster.broker_set_rtt(2, 2000)
+    # Deadlines are judged at librdkafka's once-a-second scan (core/connection.py judged_at), up to
+    # two seconds after sending: the answer must come later than that for the request to time out.
+    mock_cluster.broker_set_rtt(2, 4000)
     with pytest.raises(KafkaException) as exc:
         client.request(METADATA, {"topics": []}, node=2, timeout=0.3).result(10)
     assert error_of(exc).code() == KafkaError._TIMED_OUT
