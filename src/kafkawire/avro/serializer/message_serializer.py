@@ -113,8 +113,8 @@ class MessageSerializer:
             decoder = lambda p: schemaless_reader(p, writer, reader)  # noqa: E731
         except Exception:
             log.warning("Fast avro failed for schema with id %d, falling thru to standard avro", schema_id)
-            datum_reader = avro.io.DatumReader(writer_schema, reader_schema)  # type: ignore[no-untyped-call]
-            decoder = lambda p: datum_reader.read(avro.io.BinaryDecoder(p))  # type: ignore[no-untyped-call]  # noqa: E731
+            datum_reader = avro.io.DatumReader(writer_schema, reader_schema)
+            decoder = lambda p: datum_reader.read(avro.io.BinaryDecoder(p))  # noqa: E731
         payload.seek(start)
         self.id_to_decoder_func[schema_id] = decoder
         return decoder
