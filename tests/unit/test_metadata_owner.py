@@ -4,6 +4,7 @@ Requests go to a recording ``send`` that answers after ``RTT`` virtual seconds; 
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
@@ -64,6 +65,21 @@ def test_subscribers_hear_every_new_picture_and_not_failures() -> None:
     r.owner.ask(["x"])
     r.engine.run()
     assert pictures == [1]
+
+
+def test_a_guard_holds_its_lock_over_the_fold_and_its_step_and_fails_nothing_else() -> None:
+    """A reader under the guard's lock sees the old picture or the new one with the step done, never
+    the new one alone (the producer's records waiting for metadata are placed in that step)."""
+    r = Recorder()
+    lock = threading.RLock()
+    seen: list[tuple[str, bool, int]] = []
+    r.fold = lambda _response, _full: seen.append(("fold", lock._is_owned(), len(seen)))  # type: ignore[attr-defined, method-assign]
+    r.owner = MetadataOwner(r.engine, r.send, r.fold, lambda: r.known, INTERVALS)
+    r.owner.guard(lock, lambda: seen.append(("step", lock._is_owned(), len(seen))))  # type: ignore[attr-defined]
+    r.owner.subscribe(lambda: seen.append(("subscriber", lock._is_owned(), len(seen))))  # type: ignore[attr-defined]
+    r.owner.ask(["x"])
+    r.engine.run()
+    assert seen == [("fold", True, 0), ("step", True, 1), ("subscriber", False, 2)]
 
 
 def test_a_fast_ask_right_after_a_request_waits_the_fast_interval() -> None:

@@ -3,7 +3,8 @@
 Runs on the IO thread. `ask` records what a caller wants in `core.metadata_refresh.RefreshSchedule`,
 which decides when a request leaves; asks made in one turn of the IO loop leave together, and an ask
 that a request in flight covers waits for that request's answer. Each answer is folded into the
-cluster picture (``fold``), then the askers are told, then the subscribers (`subscribe`). With
+cluster picture (``fold``, under the guards' locks with their steps, `guard`), then the askers are
+told, then the subscribers (`subscribe`). With
 `keep_fresh` the owner also asks again for the known topics (or every topic) every
 ``topic.metadata.refresh.interval.ms``.
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager, ExitStack
 from typing import Any
 
 from ..base.debug import MAIN, OFF, Debug
@@ -51,6 +53,7 @@ class MetadataOwner:
         self._known = known
         self._schedule: RefreshSchedule[Callback] = RefreshSchedule(intervals)
         self._subscribers: list[Callable[[], None]] = []
+        self._guards: list[tuple[AbstractContextManager[Any], Callable[[], None]]] = []
         self._fresh: tuple[bool, bool] | None = None  # keep_fresh's (all_topics, auto_create)
         self._timer: Timer | None = None
         self._pump_due = False
@@ -102,6 +105,13 @@ class MetadataOwner:
     def unsubscribe(self, fn: Callable[[], None]) -> None:
         if fn in self._subscribers:
             self._subscribers.remove(fn)
+
+    def guard(self, lock: AbstractContextManager[Any], fn: Callable[[], None]) -> None:
+        """Fold each new picture while holding ``lock`` and run ``fn`` before letting it go: a part
+        that reads the picture under ``lock`` never sees it without ``fn``'s consequences (the
+        producer: a record produced right after the fold must not overtake the records that
+        waited for it)."""
+        self._guards.append((lock, fn))
 
     def all_brokers_down(self) -> None:
         """Every broker the client knows failed its last attempt: rebootstrap, if configured."""
@@ -169,6 +179,14 @@ class MetadataOwner:
         if due is not None:
             self._timer = self._timers.call_later(max(0.0, due - now), self._pump)
 
+    def _fold_guarded(self, response: Struct, full: bool) -> None:
+        with ExitStack() as held:
+            for lock, _fn in self._guards:
+                held.enter_context(lock)
+            self._fold(response, full)
+            for _lock, fn in self._guards:
+                guarded(fn)
+
     def _request(self, request: Request[Callback]) -> None:
         topics = request.topic_list()
 
@@ -200,7 +218,7 @@ class MetadataOwner:
                 assert response is not None
                 self._recovery.answered()
                 self._arm_recovery()
-                self._fold(response, topics is None)
+                self._fold_guarded(response, topics is None)
             for waiter in self._schedule.answered(request, self._timers.now(), ok, self._rng.random()):
                 guarded(waiter, response, error)
             if ok:

@@ -71,6 +71,7 @@ class Sender:
         self._scheduled = False
         self._timer: Timer | None = None
         self._stale_topics: set[str] = set()  # topics with a partition whose leader is unknown
+        self._gone: list[tuple[list[Pending], KafkaError]] = []  # waiting records of a topic found gone
         # Partitions with a batch in flight. With max.in.flight 1 they wait for its answer, so a
         # retried batch can never be overtaken by the next one (e.g. after a leader move).
         self._busy: set[tuple[str, int]] = set()
@@ -81,6 +82,7 @@ class Sender:
         # records waiting for their topic a partition. (The owner runs on the IO thread.)
         def follow() -> None:
             client.metadata_refresh.keep_fresh(auto_create=settings.auto_create_topics)
+            client.metadata_refresh.guard(self.lock, self._assign_waiting)
             client.metadata_refresh.subscribe(self._new_picture)
             client.on_down.append(self._broker_down)
 
@@ -620,17 +622,18 @@ class Sender:
     def _metadata_answered(self, _response: Struct | None, _error: KafkaError | None) -> None:
         self.wake()  # (one waiter however often the sender asked: the same bound method)
 
-    def _new_picture(self) -> None:
-        self._assign_waiting()
-        self.wake()
-
     def _assign_waiting(self) -> None:
-        """Give records waiting for metadata their partitions, or fail them if the topic is gone."""
+        """(A guard of the fold, under the lock) Give records waiting for metadata their partitions
+        in the step that publishes the picture: a record produced right after it cannot overtake
+        them. Those of a topic now known to be gone are failed by `_new_picture`."""
         now = self.client.engine.now()
-        with self.lock:
-            failed = self._unassigned.assign(self.client.metadata, self.acc, self.assign, now)
-        for messages, error in failed:
+        self._gone.extend(self._unassigned.assign(self.client.metadata, self.acc, self.assign, now))
+
+    def _new_picture(self) -> None:
+        gone, self._gone = self._gone, []
+        for messages, error in gone:
             self._fail(messages, error)
+        self.wake()
 
     # --- purge ----------------------------------------------------------------------------------
 
