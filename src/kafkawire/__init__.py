@@ -6,7 +6,7 @@
 from typing import TYPE_CHECKING
 
 from ._version import __version__, version
-from .base.lazy_names import lazy_names
+from ._lazy_names import lazy_names
 
 if TYPE_CHECKING:
     from .admin.group_types import ConsumerGroupState, ConsumerGroupTopicPartitions, ConsumerGroupType
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from .serializing_producer import SerializingProducer
     from .share_consumer.share_consumer import ShareConsumer
 
-# Each name's module is imported when the name is first used (base/lazy_names.py): a program that
+# Each name's module is imported when the name is first used (_lazy_names.py): a program that
 # makes a Producer does not import the consumers, the admin client or the asyncio faces.
 __getattr__, __dir__ = lazy_names(
     __name__,

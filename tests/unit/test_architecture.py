@@ -76,7 +76,7 @@ STANDS_ON = {"share_consumer": ("consumer",)}
 # What the two bottom layers may import, besides the standard library and third-party codecs.
 BOTTOM_ALLOWED = {
     "protocol": ("protocol",),
-    "records": ("protocol", "records", "native", "_native"),
+    "records": ("protocol", "records", "native", "_native", "_lazy_names"),
 }
 # confluent-kafka's own module layout, mirrored where drop-in imports those paths: its repeated
 # module names (avro.py, serde.py, ... in _sync/, _async/, common/) are kept; one module per API.

@@ -2,7 +2,7 @@
 
 from typing import TYPE_CHECKING
 
-from ..base.lazy_names import lazy_names
+from .._lazy_names import lazy_names
 from ..base.model import (
     OFFSET_INVALID,
     BrokerMetadata,

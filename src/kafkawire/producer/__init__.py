@@ -2,7 +2,7 @@
 
 from typing import TYPE_CHECKING
 
-from ..base.lazy_names import lazy_names
+from .._lazy_names import lazy_names
 
 if TYPE_CHECKING:
     from ..base.model import ConsumerGroupMetadata
