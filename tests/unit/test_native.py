@@ -39,7 +39,13 @@ def test_the_extension_is_built_where_it_is_required() -> None:
     assert native is not None, "kafkawire._native did not build (or KAFKAWIRE_PURE_PYTHON is set)"
 
 
-blobs = st.one_of(st.none(), st.binary(max_size=40), st.binary(min_size=4090, max_size=5000))
+def long_blobs(low: int, high: int) -> st.SearchStrategy[bytes]:
+    """Long values as a short pattern repeated: what the paths depend on is their length (drawn
+    byte by byte, kilobytes took these tests past their timeout on a loaded host)."""
+    return st.builds(lambda n, unit: (unit * n)[:n], st.integers(low, high), st.binary(min_size=1, max_size=16))
+
+
+blobs = st.one_of(st.none(), st.binary(max_size=40), long_blobs(4090, 5000))
 headers = st.one_of(
     st.none(),
     st.just([]),
@@ -278,10 +284,7 @@ def test_encode_records_takes_pending_messages_as_their_four_fields() -> None:
     assert bufs[0] == bufs[1] == bufs[2]
 
 
-# Big values are a short pattern repeated: what the path depends on is their length, and drawing
-# 12 KB byte by byte made the test take minutes on a loaded host.
-big_blobs = st.builds(lambda n, unit: (unit * n)[:n], st.integers(9_000, 12_000), st.binary(min_size=1, max_size=16))
-plain_blobs = st.one_of(st.none(), st.binary(max_size=40), big_blobs)
+plain_blobs = st.one_of(st.none(), st.binary(max_size=40), long_blobs(9_000, 12_000))
 plain_records = st.lists(st.tuples(timestamps, plain_blobs, plain_blobs, st.sampled_from([None, []])), max_size=30)
 
 
