@@ -257,7 +257,10 @@ def test_the_last_push_on_close_is_terminating(cluster: Any, kind: str) -> None:
     run(kafkawire, kind, mc, {"debug": "telemetry", "logger": _Adapter(lines)})
     said = [line for line in lines if "terminating = " in line]
     assert said[-1].endswith("terminating = true") and all(s.endswith("false") for s in said[:-1])
-    assert len(said) == _pushes(mc)
+    # close() waits a second for the last push's answer, as librdkafka does: on a host too loaded to
+    # deliver it in that time the client says so, and that push may not have reached the mock
+    gave_up = any("Ended waiting for termination" in line for line in lines)
+    assert _pushes(mc) in ((len(said) - 1, len(said)) if gave_up else (len(said),))
 
 
 class _Adapter:
