@@ -340,6 +340,19 @@ def test_a_bootstrap_name_that_does_not_resolve_fails_the_attempt_and_the_reques
     assert h.states and all(e is not None and e.code() == KafkaError._RESOLVE for _, e in h.states)
 
 
+def test_a_request_that_fails_over_while_a_failure_no_retry_mends_backs_off_hears_that_failure() -> None:
+    """As if it had been queued when the attempt failed (QUEUE_RULES): a bootstrap name that does
+    not resolve (like a certificate refused, or credentials) fails such a request with that error,
+    not with _TRANSPORT, which would send its caller round again until its deadline."""
+    h = Harness({"a": Peer()}, resolve={"a": "UnicodeError: label empty or too long"}, node_id=-1)
+    h.request(METADATA, {"topics": None}, timeout=5)
+    h.engine.run(until=0.01)
+    assert h.conn.life.state.name == "BACKING_OFF"
+    failed_over = h.request(METADATA, {"topics": None}, fails_over=True)
+    h.engine.run(until=0.02)
+    assert codes(failed_over) == [KafkaError._RESOLVE]
+
+
 def test_an_advertised_name_that_does_not_resolve_hands_its_queue_back_at_once() -> None:
     """Issue 13: metadata naming a host that does not resolve (perhaps stale) must not hold the
     requests queued for that broker until their deadline: they fail with _TRANSPORT at once, so

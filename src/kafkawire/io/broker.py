@@ -211,7 +211,7 @@ class BrokerConnection:
         )
         if down is WhenDown.FAIL:
             self._on(Event.WANTED)
-            callback(None, KafkaError(KafkaError._TRANSPORT, f"{self.host}:{self.port} is down: {life.last_error}"))
+            callback(None, self._down_error())
             return
         deadline = (now := self.engine.now()) + (self.settings.request_timeout if timeout is None else timeout)
         q = Queued(api, body, callback, deadline, expect_response, max_version, fail_fast, fails_over, now, give_up)
@@ -313,6 +313,18 @@ class BrokerConnection:
         self._reconnect_timer = None
         seen = self.life.seen
         self._perform(self.life.backoff_over(bool(self._queue)), seen, None)
+
+    def _down_error(self) -> KafkaError:
+        """What a request that fails over hears while the connection backs off: as if it had been
+        queued when the last attempt failed (QUEUE_RULES): that failure itself when its rule fails
+        such requests with it (TLS, credentials: its caller must not retry into a timeout), else
+        _TRANSPORT naming it."""
+        last = self.life.last_error
+        if last is not None:
+            rule = queue_rule(last.code(), lasting=self.life.last_error_lasting, named=self.node_id >= 0)
+            if not LEAVING[rule][1]:
+                return last
+        return KafkaError(KafkaError._TRANSPORT, f"{self.host}:{self.port} is down: {last}")
 
     def _fail_by_rule(self, error: KafkaError) -> None:
         """Fail the queued requests the failure's rule picks (core/connection_life.py QUEUE_RULES)."""
