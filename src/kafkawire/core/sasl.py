@@ -13,14 +13,12 @@ from __future__ import annotations
 
 import abc
 import base64
-import hashlib
-import hmac
-import json
 import re
-import secrets
 from collections.abc import Mapping
 from typing import Protocol
 
+# hashlib, hmac, secrets and json are imported by the conversations that use them: most clients
+# speak no SASL, and OpenSSL's hashes are a measurable share of a producer's start-up.
 MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER", "GSSAPI")
 
 # Kafka creates SCRAM credentials with 4096..16384 iterations (ScramMechanism); a server asking for
@@ -81,6 +79,8 @@ class ScramClient(SaslClient):
         self._hash = _HASHES[mechanism]
         self._username = username
         self._password = password
+        import secrets
+
         self._nonce = nonce or secrets.token_urlsafe(24)
         self._client_first_bare = f"n={_saslname(username)},r={self._nonce}"
         self._server_signature: bytes | None = None
@@ -116,6 +116,8 @@ class ScramClient(SaslClient):
             salt = base64.b64decode(salt_b64, validate=True)
         except ValueError:
             raise SaslError(f"{self.mechanism}: the salt is not base64") from None
+        import hashlib
+
         salted = salted_password(self.mechanism, self._password.encode(), salt, iterations)
         client_key = self._hmac(salted, b"Client Key")
         stored_key = hashlib.new(self._hash, client_key).digest()
@@ -135,10 +137,14 @@ class ScramClient(SaslClient):
         except ValueError:
             theirs = b""
         assert self._server_signature is not None
+        import hmac
+
         if not theirs or not hmac.compare_digest(theirs, self._server_signature):
             raise SaslError(f"{self.mechanism}: the server could not prove it knows the password")
 
     def _hmac(self, key: bytes, msg: bytes) -> bytes:
+        import hmac
+
         return hmac.new(key, msg, self._hash).digest()
 
 
@@ -240,6 +246,8 @@ class GssapiClient(SaslClient):
 def salted_password(mechanism: str, password: bytes, salt: bytes, iterations: int) -> bytes:
     """SCRAM's SaltedPassword, Hi() of RFC 5802 (PBKDF2-HMAC): what a client proves at login and
     what the admin call that sets a credential sends instead of the password."""
+    import hashlib
+
     return hashlib.pbkdf2_hmac(_HASHES[mechanism], password, salt, iterations)
 
 
@@ -277,6 +285,8 @@ def unsecured_jwt(config: str, now: float) -> tuple[str, float, str, dict[str, s
 
 
 def _b64url(obj: object) -> str:
+    import json
+
     return base64.urlsafe_b64encode(json.dumps(obj, separators=(",", ":")).encode()).rstrip(b"=").decode()
 
 
