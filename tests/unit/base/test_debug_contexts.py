@@ -18,7 +18,7 @@ from kafkawire.core.metadata import PartitionInfo, TopicInfo
 from kafkawire.protocol import error_codes as E
 from kafkawire.protocol.apis import METADATA
 from kafkawire.testing import MockCluster
-from tests.unit.test_debug import Capture, capturing
+from tests.unit.base.test_debug import Capture, capturing
 
 NOWHERE = "127.0.0.1:1"
 LINE = re.compile(r"^(?P<fac>[A-Z_]+) \[(?P<name>[^\]]+)\] \[thrd:(?P<thrd>[^\]]+)\]: (?P<msg>.*)$")  # any client kind

@@ -1,6 +1,6 @@
 """GSSAPI's settings without a KDC: keytab names read from MIT's file format, Java's Krb5LoginModule
 options, checks made while the client is built, client.dns.lookup's canonical bootstrap names.
-(tests/broker/test_kerberos.py runs the mechanism against an MIT KDC and Kafka 2.3.)"""
+(tests/broker/security/test_kerberos.py runs the mechanism against an MIT KDC and Kafka 2.3.)"""
 
 from __future__ import annotations
 

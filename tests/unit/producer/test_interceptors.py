@@ -23,7 +23,7 @@ LOGGER = "kafkawire.producer"
 
 
 class Recorder:
-    """Records every call; the dotted path ``tests.unit.test_interceptors.Recorder`` loads it."""
+    """Records every call; the dotted path ``tests.unit.producer.test_interceptors.Recorder`` loads it."""
 
     def __init__(self, tag: str = "recorder", log: list[tuple[Any, ...]] | None = None) -> None:
         self.tag = tag

@@ -1,4 +1,4 @@
-"""The admin calls of issue 17 at the client boundary (the `StubClient` of test_admin_routing.py):
+"""The admin calls of issue 17 at the client boundary (the `StubClient` of tests/unit/stand_in.py):
 request bodies, where they go, and how answers land on futures, for what Kafka 2.3 cannot show
 (SCRAM credentials, per-ACL delete errors, throttling, a broker without DescribeCluster)."""
 
@@ -39,9 +39,7 @@ from kafkawire.protocol.apis import (
     METADATA,
     OFFSET_FETCH,
 )
-from tests.unit.test_admin_routing import Call, StubClient, admin, client, error_of, result
-
-__all__ = ["admin", "client"]  # the fixtures, shared with test_admin_routing.py
+from tests.unit.stand_in import Call, StubClient, error_of, result
 
 SECURITY_DISABLED, RESOURCE_NOT_FOUND, UNSUPPORTED_VERSION = 54, 91, 35
 

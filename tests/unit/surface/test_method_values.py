@@ -2,7 +2,7 @@
 on confluent-kafka and on kafkawire (issue 49: values, not only call forms). No broker is needed: a
 producer and a consumer pointed at a closed port, each argument in turn given each value (the
 others a valid one), the outcome classes compared (accepted, or the exception class with its
-KafkaError code). The calls that wait on a broker are tests/broker/test_call_forms.py's.
+KafkaError code). The calls that wait on a broker are tests/broker/surface/test_call_forms.py's.
 """
 
 from __future__ import annotations

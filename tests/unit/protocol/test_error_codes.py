@@ -6,7 +6,7 @@ from pathlib import Path
 from kafkawire.protocol import error_codes
 from kafkawire.protocol.error_table import ERROR_CODES
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "generate_error_codes.py"
+SCRIPT = Path(__file__).resolve().parents[3] / "scripts" / "generate_error_codes.py"
 
 
 def test_every_code_has_its_constant() -> None:

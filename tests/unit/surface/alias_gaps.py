@@ -1,4 +1,4 @@
-"""What confluent-kafka has and kafkawire, under the alias, does not (tests/unit/test_alias.py holds
+"""What confluent-kafka has and kafkawire, under the alias, does not (tests/unit/surface/test_alias.py holds
 these equal to what it finds: a module or name kafkawire gains must be struck off here)."""
 
 # confluent-kafka's modules with no kafkawire counterpart, so `import confluent_kafka.<module>` fails

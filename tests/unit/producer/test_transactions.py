@@ -1,5 +1,5 @@
 """The transactional producer's coordinator conversations (producer/transactions.py) over the
-scripted stand-in client of test_admin_routing: which requests go where, what is asked again, and
+scripted stand-in client (tests/unit/stand_in.py): which requests go where, what is asked again, and
 what an answer does to the transaction. Real brokers judge the behaviour (tests/broker)."""
 
 from __future__ import annotations
@@ -14,8 +14,7 @@ from kafkawire.core.transactions import TxnState
 from kafkawire.producer.transactions import TransactionManager
 from kafkawire.protocol import error_codes as ec
 from kafkawire.protocol.apis import ADD_PARTITIONS_TO_TXN, END_TXN, FIND_COORDINATOR, INIT_PRODUCER_ID
-
-from .test_admin_routing import Call, StubClient
+from tests.unit.stand_in import Call, StubClient
 
 
 def manager(client: StubClient) -> TransactionManager:

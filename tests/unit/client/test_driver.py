@@ -1,6 +1,6 @@
 """The request driver (client/driver.py) and the coordinator cache (client/coordinators.py):
 routing, classification by policy, backoff, refresh, re-finding coordinators and deadlines, over
-the scripted stand-in client of test_admin_routing (a virtual clock, no sockets)."""
+the scripted stand-in client (tests/unit/stand_in.py) (a virtual clock, no sockets)."""
 
 from __future__ import annotations
 
@@ -18,11 +18,10 @@ from kafkawire.core.policy import Action, ErrorPolicy
 from kafkawire.core.policy.coordinator import COORDINATOR
 from kafkawire.core.policy.offsets import LIST_OFFSETS as LIST_OFFSETS_POLICY
 from kafkawire.protocol import error_codes as ec
-from kafkawire.protocol.apis import END_TXN, FIND_COORDINATOR, LIST_OFFSETS, METADATA
+from kafkawire.protocol.apis import END_TXN, FIND_COORDINATOR, LIST_OFFSETS
 from kafkawire.protocol.codec import Struct
 from kafkawire.protocol.schema import Api
-
-from .test_admin_routing import Call, StubClient
+from tests.unit.stand_in import Call, LeaderStub, StubClient
 
 
 def run(client: StubClient, fut: Future[Any]) -> Any:
@@ -175,40 +174,6 @@ def list_offsets_op(
         deadline=client.engine.now() + timeout,
         backoff_ms=(10, 100),
     ).start()
-
-
-class LeaderStub(StubClient):
-    """Metadata that names a topic's partitions and leaders (``leaders``: partition -> node)."""
-
-    def __init__(self) -> None:
-        super().__init__(nodes=(1, 2))
-        self.leaders = {0: 1, 1: 2}
-
-    def refresh_metadata_io(
-        self, topics: Any, callback: Any, *, timeout: float | None = None, auto_create: bool = False
-    ) -> None:
-        call = self._record(METADATA, {"topics": None, "allow_auto_topic_creation": False}, None, timeout, None)
-        answer = {
-            "brokers": [{"node_id": n, "host": f"broker{n}", "port": 9092} for n in self.nodes],
-            "controller_id": 1,
-            "topics": [
-                {
-                    "error_code": 0,
-                    "name": "t",
-                    "partitions": [
-                        {"error_code": 0, "partition_index": p, "leader_id": n, "replica_nodes": [n], "isr_nodes": [n]}
-                        for p, n in self.leaders.items()
-                    ],
-                }
-            ],
-        }
-
-        def done(response: Struct | None, error: KafkaError | None) -> None:
-            if response is not None:
-                self.metadata.update(response, self.engine.now())
-            callback(response, error)
-
-        self._answer(METADATA, call, answer, done)
 
 
 def test_leaders_are_asked_per_broker_and_a_moved_leader_refreshes_metadata() -> None:

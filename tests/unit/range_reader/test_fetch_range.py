@@ -15,9 +15,7 @@ from kafkawire.io.io_engine import Engine
 from kafkawire.protocol.apis import FETCH
 from kafkawire.range_reader import FetchSettings, fetch_range
 from kafkawire.records import BatchBuilder
-
-from .test_admin_routing import Call
-from .test_driver import LeaderStub
+from tests.unit.stand_in import Call, LeaderStub
 
 
 @pytest.fixture

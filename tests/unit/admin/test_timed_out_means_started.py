@@ -12,8 +12,7 @@ import pytest
 from kafkawire.admin import AdminClient, KafkaException, NewPartitions, NewTopic
 from kafkawire.protocol import error_codes as ec
 from kafkawire.protocol.apis import CREATE_PARTITIONS, CREATE_TOPICS, DELETE_TOPICS
-
-from .test_admin_routing import Call, StubClient, result
+from tests.unit.stand_in import Call, StubClient, result
 
 
 @pytest.fixture

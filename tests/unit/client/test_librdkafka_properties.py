@@ -16,7 +16,7 @@ from kafkawire import KafkaError, KafkaException
 from kafkawire.client.librdkafka_properties import LIBRDKAFKA_VERSION, PROPERTIES
 from kafkawire.client.options import CONSUMER, PRODUCER, foreign_keys
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "generate_librdkafka_properties.py"
+SCRIPT = Path(__file__).resolve().parents[3] / "scripts" / "generate_librdkafka_properties.py"
 
 
 def _generator():  # type: ignore[no-untyped-def]
@@ -118,7 +118,7 @@ class _Collect(logging.Handler):
 
 # --- every client's table against the catalog ------------------------------------------------
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 CLIENTS = ("producer", "consumer", "admin")
 
 

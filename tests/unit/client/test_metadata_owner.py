@@ -13,7 +13,7 @@ from kafkawire.core.kafka_error import KafkaError
 from kafkawire.core.metadata_refresh import Intervals, Pace, Recovery
 from kafkawire.protocol.codec import Struct
 from kafkawire.protocol.error_codes import REBOOTSTRAP_REQUIRED
-from tests.unit.test_admin_routing import VirtualEngine
+from tests.unit.stand_in import VirtualEngine
 
 RTT = 0.05
 INTERVALS = Intervals(fast=0.1, periodic=10.0, backoff_ms=100, backoff_max_ms=1000)
@@ -78,7 +78,7 @@ def test_a_fast_ask_right_after_a_request_waits_the_fast_interval() -> None:
 
 def test_keep_fresh_asks_for_the_known_topics_at_once_then_every_interval() -> None:
     """As librdkafka: a first request at once (on connecting), then one each interval after the
-    last answer (measured on its mock cluster: tests/broker/test_metadata_refresh.py)."""
+    last answer (measured on its mock cluster: tests/broker/metadata/test_periodic_refresh.py)."""
     r = Recorder()
     r.owner.keep_fresh(auto_create=True)
     r.engine.call_later(35.0, r.owner.close)

@@ -39,7 +39,7 @@ _CHILD = textwrap.dedent(
 
 
 def test_an_undecodable_batch_leaves_no_buffer_behind_with_the_collector_off() -> None:
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     out = subprocess.run(
         [sys.executable, "-c", _CHILD, str(root)], capture_output=True, text=True, check=True, timeout=120
     )

@@ -3,7 +3,7 @@ changes the process's imports, and the tests' own process has the real confluent
 
 Every module confluent-kafka has is imported under the alias and every name it gives looked up: a
 name kafkawire has must be kafkawire's object, and what kafkawire lacks is listed in
-tests/unit/alias_gaps.py, held equal to what is found."""
+tests/unit/surface/alias_gaps.py, held equal to what is found."""
 
 from __future__ import annotations
 
@@ -19,10 +19,10 @@ import pytest
 
 import kafkawire
 from kafkawire.app import alias
-from tests.unit.alias_gaps import KNOWN_MISSING, UNIMPORTABLE
+from tests.unit.surface.alias_gaps import KNOWN_MISSING, UNIMPORTABLE
 
 SRC = str(Path(kafkawire.__file__).resolve().parents[1])
-PROBE = str(Path(__file__).resolve().parents[1] / "harness" / "alias_probe.py")
+PROBE = str(Path(__file__).resolve().parents[2] / "harness" / "alias_probe.py")
 
 
 def _env(*paths: str) -> dict[str, str]:
