@@ -14,7 +14,7 @@ import pytest
 from kafkawire.local_broker import TansuBroker
 from kafkawire.protocol import headers
 from kafkawire.protocol.apis import API_VERSIONS
-from tests.broker.test_proxy import exchange, read_exactly
+from tests.broker.harness.test_proxy import exchange, read_exactly
 from tests.harness.fault_proxy import FaultProxy
 
 pytestmark = pytest.mark.broker

@@ -425,7 +425,7 @@ def test_producer_methods_from_error_cb(kafka23: KafkaBroker, filled_topic: str)
 # while it waits for its callback.
 CALL_BOUND = 3 * CALL_TIMEOUT
 QUIET_BOUND = 120.0
-CASES = "tests.broker.test_callback_calls"
+CASES = "tests.broker.surface.test_calls_from_callbacks"
 
 
 def _judge_in_child(case: str, **kwargs: Any) -> ChildRun:

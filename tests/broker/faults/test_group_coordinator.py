@@ -12,7 +12,7 @@ import pytest
 
 from kafkawire.protocol import error_codes as ec
 from kafkawire.protocol.apis import HEARTBEAT, JOIN_GROUP, LEAVE_GROUP, SYNC_GROUP
-from tests.broker.test_group_membership import PARTITIONS, Ours, Theirs, _settles
+from tests.broker.groups.test_classic_membership import PARTITIONS, Ours, Theirs, _settles
 from tests.harness.judge import unique_name
 from tests.harness.mock_cluster import MockCluster
 

@@ -4,7 +4,7 @@ Every test runs on Tansu and on librdkafka's mock cluster (3 brokers) unless it 
 What reached the broker is read back by confluent-kafka (`tests.harness.judge.consume_all`);
 where the question is "does kafkawire behave like confluent-kafka", the same scenario runs on
 both clients against the same broker. Faults (errors, timeouts, brokers down) are tested in
-``test_producer_faults.py``; here only the API's contract is.
+``tests/broker/faults/test_producer.py``; here only the API's contract is.
 """
 
 from __future__ import annotations

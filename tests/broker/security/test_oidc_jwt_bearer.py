@@ -15,7 +15,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from kafkawire import KafkaError, Producer
-from tests.broker import test_oidc
+from tests.broker.security import test_oidc
 from tests.harness.certs import Leaf
 from tests.harness.judge import consume_all
 from tests.harness.kafka_broker import KafkaBroker

@@ -25,7 +25,7 @@ import pytest
 import kafkawire
 from kafkawire import KafkaError, KafkaException, Producer
 from kafkawire.admin import AdminClient, NewTopic
-from tests.broker.test_security import _deliver
+from tests.broker.security.test_tls_and_sasl_listeners import _deliver
 from tests.harness.judge import consume_all, judge_config, produce_with_confluent, unique_name
 from tests.harness.kafka_broker import KafkaBroker, KafkaUnavailable
 from tests.harness.kdc import Kdc, KdcUnavailable

@@ -11,7 +11,7 @@ import pytest
 from kafkawire import KafkaError, Producer
 from kafkawire.local_broker import TansuBroker
 from kafkawire.protocol.apis import FETCH
-from tests.broker.test_hostile_read import _corrupt_crc
+from tests.broker.hostile.test_range_reads import _corrupt_crc
 from tests.harness.fetching import settings, taker
 from tests.harness.hostile import Fault, HostileProxy, cut_body, rewrite, silent, truncated
 from tests.harness.hostile_checks import FAST, hostile_tansu

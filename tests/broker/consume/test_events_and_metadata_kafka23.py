@@ -20,7 +20,7 @@ import kafkawire
 import kafkawire.admin
 import kafkawire.aio
 from kafkawire.consumer.consumer import engine_of
-from tests.broker.test_consumer_edges import CLIENTS, TOO_LONG_SESSION_MS, _bootstrap, _consumer
+from tests.broker.consume.test_calls_and_events_kafka23 import CLIENTS, TOO_LONG_SESSION_MS, _bootstrap, _consumer
 from tests.harness.judge import Record, produce_with_confluent, unique_name
 from tests.harness.topics import create_topic
 

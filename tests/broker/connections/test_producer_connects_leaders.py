@@ -13,7 +13,7 @@ import confluent_kafka
 import pytest
 
 import kafkawire
-from tests.broker.test_debug_logs import LINE, _logger
+from tests.broker.observability.test_debug_logs import LINE, _logger
 from tests.harness.topics import create_topic
 
 pytestmark = pytest.mark.broker

@@ -10,7 +10,7 @@ from collections.abc import Callable
 import confluent_kafka
 import pytest
 
-from tests.broker.test_group_membership import PARTITIONS, SESSION, Ours, _settles
+from tests.broker.groups.test_classic_membership import PARTITIONS, SESSION, Ours, _settles
 from tests.harness.judge import unique_name
 from tests.harness.kafka_broker import KafkaBroker
 from tests.harness.topics import create_topic

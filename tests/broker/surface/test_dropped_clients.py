@@ -50,7 +50,7 @@ CLIENTS = int(os.environ.get("KW_CLIENTS", "1000"))
 WAIT = 30.0
 SESSION_MS = 6000  # Kafka 2.3's group.min.session.timeout.ms
 PARTITIONS, RECORDS = 4, 5  # records per partition
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 class App:
@@ -182,7 +182,7 @@ def collect_until_stopped(threads_before: set[threading.Thread]) -> list[str]:
 
 
 def drop_many(kind: str, bootstrap: str, topic: str) -> dict[str, Any]:
-    code = "import json, sys; from tests.broker.test_dropped_clients import child; print(json.dumps(child(*sys.argv[1:4], int(sys.argv[4]))))"
+    code = "import json, sys; from tests.broker.surface.test_dropped_clients import child; print(json.dumps(child(*sys.argv[1:4], int(sys.argv[4]))))"
     done = subprocess.run(
         [sys.executable, "-c", code, kind, bootstrap, topic, str(CLIENTS)],
         cwd=ROOT,
@@ -370,7 +370,7 @@ def test_an_unclosed_consumer_leaves_its_group_as_confluent_kafkas(kafka23: Kafk
                     thread.join(WAIT)
                     assert not thread.is_alive(), f"{client}: {thread.name} left running"
             else:
-                code = "import sys; from tests.broker.test_dropped_clients import exit_unclosed; exit_unclosed(*sys.argv[1:])"
+                code = "import sys; from tests.broker.surface.test_dropped_clients import exit_unclosed; exit_unclosed(*sys.argv[1:])"
                 child = subprocess.run(
                     [sys.executable, "-c", code, client, bootstrap, group, topic],
                     cwd=ROOT,

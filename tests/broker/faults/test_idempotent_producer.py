@@ -23,7 +23,7 @@ from kafkawire import KafkaError, KafkaException, Producer
 from kafkawire.base.model import RecordMetadata
 from kafkawire.local_broker import TansuBroker
 from kafkawire.protocol.apis import INIT_PRODUCER_ID, METADATA, PRODUCE
-from tests.broker.test_producer_faults import FAST, HOLD, WAIT, Reports, topic_on, until, values, warm_up
+from tests.broker.faults.test_producer import FAST, HOLD, WAIT, Reports, topic_on, until, values, warm_up
 from tests.harness.judge import consume_all
 from tests.harness.mock_cluster import MockCluster
 from tests.harness.proxy import KafkaProxy

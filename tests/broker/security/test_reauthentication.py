@@ -164,7 +164,7 @@ def test_oidc_tokens_refreshed_before_they_expire(
     were granted, the client fetches fresh tokens before the old ones expire and re-authenticates
     with them on the same connection (Kafka refuses an expired token, and caps a session at its
     token's expiry)."""
-    from tests.broker.test_oidc import CLIENT_SECRET, oidc_conf
+    from tests.broker.security.test_oidc import CLIENT_SECRET, oidc_conf
 
     assert short_sessions.ca is not None
     topic = topic_name("reauth-oidc")

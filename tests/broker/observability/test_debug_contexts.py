@@ -16,7 +16,7 @@ import pytest
 import kafkawire
 from kafkawire.protocol import error_codes as E
 from kafkawire.protocol.apis import CONSUMER_GROUP_HEARTBEAT
-from tests.broker.test_debug_logs import LINE, Capture, _logger
+from tests.broker.observability.test_debug_logs import LINE, Capture, _logger
 from tests.harness.judge import unique_name
 from tests.harness.mock_cluster import MockCluster
 from tests.harness.topics import create_topic

@@ -133,7 +133,7 @@ _CHILD = textwrap.dedent(
 
 
 def test_a_record_bomb_is_held_to_the_queue_limit_and_every_record_comes(tansu: TansuBroker, bombed: str) -> None:
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     args = [tansu.bootstrap, bombed, str(PARTITIONS), str(PARTITIONS * RECORDS), str(QUEUE_KBYTES)]
     out = subprocess.run(
         [sys.executable, "-c", _CHILD, *args], capture_output=True, text=True, timeout=900, cwd=root, check=False
