@@ -103,8 +103,8 @@ test: lint system-deps
 
 # The fault tests again, twice each, with a busy loop on every core (tests/harness/load.py, ~6 min):
 # on a busy machine too, a flake is a bug.
-FAULT_TESTS := $(addprefix tests/broker/,test_idempotence.py test_producer_faults.py test_txn_faults.py \
-	test_group_faults.py test_fetch_engine_faults.py)
+FAULT_TESTS := $(addprefix tests/broker/faults/,test_idempotent_producer.py test_producer.py \
+	test_transactional_producer.py test_group_coordinator.py test_fetch_engine.py)
 
 test-slow: system-deps $(TEST_VENV)/.installed
 	KAFKAWIRE_REQUIRE_NATIVE=1 $(TEST_VENV)/bin/python -m pytest -m slow
@@ -112,7 +112,7 @@ test-slow: system-deps $(TEST_VENV)/.installed
 
 # Everything CI runs: the README's suite, the documentation's build, the slow tests (with the corpus
 # of libraries built on confluent-kafka, tests/frameworks, and the three-broker Kafka 2.3 scenarios,
-# tests/broker/test_cluster_kafka23.py; KAFKAWIRE_CLUSTER_SEED picks another fault schedule), then
+# tests/broker/faults/test_cluster_kafka23.py; KAFKAWIRE_CLUSTER_SEED picks another fault schedule), then
 # the peer suite when it is there. CI runs a rotating share of the heaviest (KAFKAWIRE_SHARE,
 # tests/harness/share.py); here they run whole.
 test-all: export KAFKAWIRE_SHARE = 1
@@ -135,7 +135,7 @@ peer: $(PEER_VENV)/.installed
 	$(PEER_VENV)/bin/python $(PEER_DIR)/run --fail-under $(PEER_FAIL_UNDER)
 
 # The documentation site (docs/, mkdocs.yml) into site/; a warning (a broken link, a docstring the
-# API reference cannot read) fails the build. The pages' examples run in the tests (test_doc_examples.py).
+# API reference cannot read) fails the build. The pages' examples run in the tests (tests/broker/docs/).
 DOCS_VENV := .venv-docs
 
 $(DOCS_VENV)/.installed: pyproject.toml

@@ -1,7 +1,7 @@
 """Writes src/kafkawire/protocol/error_codes.py: one named constant per broker error code.
 
 The table in protocol/errors.py is the source; the constants exist so that error policies name
-codes (``NOT_COORDINATOR``) in a form mypy and editors can see. tests/unit/test_error_codes.py
+codes (``NOT_COORDINATOR``) in a form mypy and editors can see. tests/unit/protocol/test_error_codes.py
 fails when the two disagree: run ``python scripts/generate_error_codes.py`` after editing the table.
 """
 

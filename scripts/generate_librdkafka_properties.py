@@ -4,7 +4,7 @@ librdkafka knows, as data (name, client type, kind, range or choices, default, a
 The source is librdkafka itself (``rd_kafka_conf_properties_show``, through the library inside the
 confluent-kafka wheel), so a new librdkafka version is one run away; the hidden properties it leaves
 out follow, their facts (HIDDEN) checked against the library. Only the facts are kept, not
-librdkafka's descriptions. tests/unit/test_librdkafka_properties.py fails when the table and the
+librdkafka's descriptions. tests/unit/client/test_librdkafka_properties.py fails when the table and the
 installed library disagree: run ``python scripts/generate_librdkafka_properties.py`` then.
 """
 

@@ -26,9 +26,9 @@ REQUIRED_APIS = {
 }  # fmt: skip
 
 # APIs newer than the specs the kafka-python wheel ships: librdkafka's mock cluster judges them
-# (KIP-848's ConsumerGroupHeartbeat, tests/broker/test_consumer_kip848.py; KIP-932's share group APIs,
-# tests/broker/test_share_consumer.py), Tansu KIP-848's ConsumerGroupDescribe
-# (tests/broker/test_admin_tansu.py), until the wheel has them.
+# (KIP-848's ConsumerGroupHeartbeat, tests/broker/groups/test_kip848_membership.py; KIP-932's share group APIs,
+# tests/broker/share/test_share_consumer.py), Tansu KIP-848's ConsumerGroupDescribe
+# (tests/broker/admin/test_admin_calls_tansu.py), until the wheel has them.
 NOT_IN_WHEEL = {
     "ConsumerGroupHeartbeat", "ShareGroupHeartbeat", "ShareGroupDescribe", "ShareFetch", "ShareAcknowledge",
     "GetTelemetrySubscriptions", "PushTelemetry", "ConsumerGroupDescribe",

@@ -32,7 +32,7 @@ def python_blocks(text: str) -> list[str]:
 
 
 SECURITY = DOCS / "security.md"
-# "Connecting to a secured cluster" needs secured listeners: test_readme_security.py and
+# "Connecting to a secured cluster" needs secured listeners: tests/broker/docs/test_security_page.py and
 # tests/spark/test_secured.py run those.
 SECURED_BLOCKS = python_blocks(section(SECURITY, "## Connecting to a secured cluster"))
 
@@ -48,7 +48,7 @@ def is_share(block: str) -> bool:
 
 
 def is_kerberos(block: str) -> bool:
-    """Kerberos needs a KDC and a GSSAPI listener: tests/broker/test_kerberos.py runs those."""
+    """Kerberos needs a KDC and a GSSAPI listener: tests/broker/security/test_kerberos.py runs those."""
     return '"GSSAPI"' in block
 
 

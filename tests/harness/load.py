@@ -1,7 +1,7 @@
 """Busy loops on every core: the load fault and timing tests run under (issue 39 point 5).
 
 `make test-slow` runs the fault tests with ``--busy-loops`` (tests/conftest.py), so that a test
-which only passes on an idle machine fails there; the order scenarios (test_produce_order_load.py)
+which only passes on an idle machine fails there; the order scenarios (tests/broker/produce/test_order_under_load.py)
 use `BusyLoops` directly. Each loop is a child process that stops by itself when its parent goes,
 so a killed test run leaves no spinning process behind.
 """

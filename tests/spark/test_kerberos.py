@@ -1,6 +1,6 @@
 """The Spark data source over Kerberos with the options Spark's Kafka connector users write
 (``kafka.sasl.kerberos.service.name`` and Java's Krb5LoginModule line in ``kafka.sasl.jaas.config``),
-judged by the MIT KDC and Kafka 2.3 of tests/broker/test_kerberos.py and by confluent-kafka reading
+judged by the MIT KDC and Kafka 2.3 of tests/broker/security/test_kerberos.py and by confluent-kafka reading
 what Spark wrote over the PLAINTEXT listener. Executors find the realm through KRB5_CONFIG, as a
 cluster's executors find theirs through /etc/krb5.conf."""
 
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.broker.test_kerberos import Realm, broker, realm  # noqa: F401 (the module's fixtures)
+from tests.broker.security.test_kerberos import Realm, broker, realm  # noqa: F401 (the module's fixtures)
 from tests.harness.judge import consume_all
 from tests.harness.kafka_broker import KafkaBroker
 from tests.harness.topics import create_topic

@@ -102,7 +102,7 @@ def test_the_readme_spark_example_over_sasl_ssl(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from tests.broker.test_readme_security import SCRAM_PASSWORD, adapt
+    from tests.broker.docs.test_security_page import SCRAM_PASSWORD, adapt
     from tests.harness.doc_blocks import SECURED_BLOCKS
     from tests.harness.doc_blocks import SECURITY as README
 

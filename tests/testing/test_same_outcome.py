@@ -79,7 +79,7 @@ def test_read_uncommitted_sees_every_transaction_on_both_mocks(client: str) -> N
 
 @pytest.mark.parametrize("client", sorted(CLIENTS))
 def test_read_committed_skips_the_aborted_transaction(client: str) -> None:
-    """The reference for read_committed is a real broker (Kafka 2.3, tests/testing/test_kafka23.py):
+    """The reference for read_committed is a real broker (Kafka 2.3, tests/testing/test_kafka23_reference.py):
     librdkafka's mock sends no aborted-transactions list, so its readers see aborted records."""
     with mock_cluster("kafkawire") as mock:
         topic = fresh_topic(mock, 2)

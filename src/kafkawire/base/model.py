@@ -3,7 +3,7 @@
 `Message`, `TopicPartition`, `ThrottleEvent` and the cluster metadata classes (`kafkawire.base.cluster_metadata`,
 re-exported here) copy confluent-kafka's
 observable behaviour (accessors, which attributes are writable, equality, hashing, ordering, reprs);
-`tests/unit/test_model.py` compares them with the installed confluent-kafka. `RecordMetadata` is
+`tests/unit/base/test_model.py` compares them with the installed confluent-kafka. `RecordMetadata` is
 the Java client's result of a send, for code written against that API.
 """
 

@@ -1,7 +1,7 @@
 """Clients dropped without close() are finished, as confluent-kafka destroys its handle (issue 39).
 
 Each face registers `when_dropped`: once it is collected (nothing below a face refers to it, or
-it never would be: tests/broker/test_dropped_clients.py) its client closes its connections and
+it never would be: tests/broker/surface/test_dropped_clients.py) its client closes its connections and
 its IO thread stops. The collector runs finalizers on whatever thread it runs, the IO thread
 included and maybe inside a lock it holds, so the steps are handed to the IO thread and nobody
 waits for them. Records still queued are lost, and said to be on the ``kafkawire`` logger.

@@ -13,7 +13,7 @@ own option table; the rest are here, in three kinds:
   refuses as configuration too: refused naming the Python way, where there is one.
 
 docs/compatibility.md's table "librdkafka properties kafkawire accepts without effect" is `readme_table()`'s
-output over every client's table (tests/unit/test_librdkafka_properties.py holds them equal).
+output over every client's table (tests/unit/client/test_librdkafka_properties.py holds them equal).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ The columns are the Spark connector's with includeHeaders: key, value (binary), 
 partition (int32), offset (int64), timestamp (timestamp[ms, UTC]), timestampType (int32: 0
 CreateTime, 1 LogAppendTime), headers (list<struct<key: string, value: binary>>, null for a record
 without headers). A fetched batch is decoded into Arrow buffers by the C extension's
-``decode_columns`` (its pure-Python twin `decode_columns` here; tests/unit/test_native.py holds them
+``decode_columns`` (its pure-Python twin `decode_columns` here; tests/unit/native_c/test_twins.py holds them
 equal), wrapped as `Columns`, which the fetch table slices like a list.
 """
 

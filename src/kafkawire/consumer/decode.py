@@ -3,7 +3,7 @@
 A batch decoded lazily (``decode_batches(lazy=True)``) keeps its checked, decompressed record bytes;
 `messages_of` turns them straight into `kafkawire.Message`s (no Record in between) with the C
 extension's ``decode_messages``, or with its pure-Python twin `decode_messages` here
-(tests/unit/test_native.py holds the two equal). Messages are made without Message's argument
+(tests/unit/native_c/test_twins.py holds the two equal). Messages are made without Message's argument
 checks: every field comes from the decoder, already of the right type and range.
 """
 

@@ -7,8 +7,8 @@ record: the engine's ``closed``, ``rejoin_due`` (_MAX_POLL_EXCEEDED was handed o
 joins again), ``subscription`` and ``polled_at`` (the last poll()/consume(), for
 max.poll.interval.ms). Called: None when something must be served first (a callback queued, an
 error event, a rejoin due, a subscription that left the group for poll()), else ``polled_at``
-stamped and one buffered record from the take (consumer/poll_take.py). tests/unit/test_poll_take.py
-and tests/unit/test_fast_method.py hold the two equal.
+stamped and one buffered record from the take (consumer/poll_take.py). tests/unit/consumer/test_poll_take.py
+and tests/unit/consumer/test_fast_method.py hold the two equal.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ enable.auto.offset.store, its offset + 1 stored, in one call per record.
 
 `PollTake` is the pure-Python twin of native_c/poll_take.c's, which does the common case (a record
 from the middle of a decoded chunk, both locks free) without a Python frame and calls ``slow``
-(the fetch engine's `take_one`) for everything else; tests/unit/test_poll_take.py holds the two
+(the fetch engine's `take_one`) for everything else; tests/unit/consumer/test_poll_take.py holds the two
 equal. `poll_take` picks the one that runs.
 """
 

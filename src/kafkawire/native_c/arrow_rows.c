@@ -1,7 +1,7 @@
 /* arrow_rows.c: ArrowColumns, ArrowRows: an Arrow batch's rows queued as row numbers into its columns, with
  * no PendingMessage and no bytes per row; the record loops (encode_records.c, delivery_reports.c) read them
  * from the columns' buffers. Pure-Python twin: the rows' PendingMessages (producer/pending.py) that expand() makes,
- * which the per-row path queues (tests/unit/test_arrow_rows.py, tests/unit/test_produce_bulk.py).
+ * which the per-row path queues (tests/unit/producer/test_arrow_rows.py, tests/unit/producer/test_produce_bulk.py).
  *
  * Part of kafkawire._native, compiled as one unit by module.c (see its list for the order). */
 

@@ -1,5 +1,5 @@
 /* bulk_paths.c: pending_from_dicts, pending_from_columns, lane_queue: produce_batch() and the Arrow writer on
- * the produce lane. Pure-Python twin: producer/producer_engine.py queue_checked over admit (tests/unit/test_produce_bulk.py).
+ * the produce lane. Pure-Python twin: producer/producer_engine.py queue_checked over admit (tests/unit/producer/test_produce_bulk.py).
  *
  * Part of kafkawire._native, compiled as one unit by module.c (see its list for the order). */
 
@@ -12,7 +12,7 @@
  * of them into their partitions' open batches, as ProducerEngine.admit would one by one, and
  * stops at the first record it cannot take as cheaply (a new batch, a new sticky partition, a
  * full buffer, a key not remembered): the Python caller admits that one and calls again. The
- * caller holds the engine's lock around it. tests/unit/test_produce_bulk.py holds both against
+ * caller holds the engine's lock around it. tests/unit/producer/test_produce_bulk.py holds both against
  * the Python path. */
 
 /* The UTF-8 bytes of a str, the bytes themselves, or None; NULL without an error when the Python

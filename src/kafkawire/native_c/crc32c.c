@@ -2,7 +2,7 @@
  * crc32c.c: CRC-32C (Castagnoli), the checksum of every RecordBatch v2, written and checked.
  *
  * Pure-Python twin: records/crc.py, which runs the crc32c package when this module was not built;
- * tests/unit/test_crc32c.py holds the two equal over lengths, alignments and starting values.
+ * tests/unit/records/test_crc32c.py holds the two equal over lengths, alignments and starting values.
  *
  * Here rather than through that package because importing it imports importlib.metadata, email,
  * zipfile and argparse (its version lookup and command line): a third of a producer's start-up.

@@ -1,5 +1,5 @@
 /* decode_columns.c: decode_columns: a fetched batch's records as Arrow buffers, headers included.
- * Pure-Python twin: consumer/arrow.py (tests/unit/test_native.py).
+ * Pure-Python twin: consumer/arrow.py (tests/unit/native_c/test_twins.py).
  *
  * Part of kafkawire._native, compiled as one unit by module.c (see its list for the order). */
 

@@ -1,5 +1,5 @@
 /* decode_messages.c: decode_messages: a fetched batch's records as consumed Messages.
- * Pure-Python twin: consumer/decode.py (tests/unit/test_native.py).
+ * Pure-Python twin: consumer/decode.py (tests/unit/native_c/test_twins.py).
  *
  * Part of kafkawire._native, compiled as one unit by module.c (see its list for the order). */
 

@@ -1,5 +1,5 @@
 /* delivery_reports.c: serve_delivered, tally_delivered, tally_shared: a delivered batch's reports and bookkeeping.
- * Pure-Python twins: producer/delivery.py (DeliveredReports, the tallies; tests/unit/test_native.py).
+ * Pure-Python twins: producer/delivery.py (DeliveredReports, the tallies; tests/unit/native_c/test_twins.py).
  *
  * Part of kafkawire._native, compiled as one unit by module.c (see its list for the order). */
 

@@ -1,5 +1,5 @@
 /* encode_records.c: encode_records: a record batch's records in the v2 format, the GIL let go for large plain
- * batches. Pure-Python twin: records/batch.py (append_records; tests/unit/test_native.py).
+ * batches. Pure-Python twin: records/batch.py (append_records; tests/unit/native_c/test_twins.py).
  *
  * Part of kafkawire._native, compiled as one unit by module.c (see its list for the order). */
 

@@ -2,7 +2,7 @@
  * declines, calls the Python method it wraps with the same arguments.
  * Pure-Python twins: the wrapped methods themselves, producer/producer.py (Producer.produce, the
  * path produce_lane.c's produce_fast) and consumer/consumer.py (Consumer.poll, the path
- * poll_ready.c's poll_fast); tests/unit/test_fast_method.py holds the calls equal.
+ * poll_ready.c's poll_fast); tests/unit/consumer/test_fast_method.py holds the calls equal.
  *
  * Part of kafkawire._native, compiled as one unit by module.c (see its list for the order). */
 

@@ -1,5 +1,5 @@
 /* message_fields.c: MessageFields: the base of model.Message, its eleven fields as slots with their accessors.
- * Pure-Python twin: base/message_fields.py (tests/unit/test_native.py).
+ * Pure-Python twin: base/message_fields.py (tests/unit/native_c/test_twins.py).
  *
  * Part of kafkawire._native, compiled as one unit by module.c (see its list for the order). */
 

@@ -1,6 +1,6 @@
 /* pending.c: PendingMessage: one record between produce() and its delivery report, with its size
  * bound (records.types.record_size_upper_bound) and the clocks the lane reads.
- * Pure-Python twin: producer/pending.py (tests/unit/test_native.py).
+ * Pure-Python twin: producer/pending.py (tests/unit/native_c/test_twins.py).
  *
  * Part of kafkawire._native, compiled as one unit by module.c (see its list for the order). */
 

@@ -1,7 +1,7 @@
 /* poll_ready.c: PollReady: the gate in front of poll()'s take and the state it reads, one object the
  * consumer engine, its face and poll()'s C path share; and poll_fast, poll()'s path for FastMethod.
  * Pure-Python twins: consumer/poll_ready.py (PollReady) and consumer/consumer.py (Consumer.poll);
- * tests/unit/test_poll_take.py and tests/unit/test_fast_method.py hold them equal.
+ * tests/unit/consumer/test_poll_take.py and tests/unit/consumer/test_fast_method.py hold them equal.
  *
  * Part of kafkawire._native, compiled as one unit by module.c (see its list for the order). */
 

@@ -1,5 +1,5 @@
 /* poll_take.c: PollTake: poll()'s take of one buffered record and its stored offset, in one call.
- * Pure-Python twin: consumer/poll_take.py (PollTake); tests/unit/test_poll_take.py holds them equal.
+ * Pure-Python twin: consumer/poll_take.py (PollTake); tests/unit/consumer/test_poll_take.py holds them equal.
  * (poll_ready.c's PollReady, the gate in front of it, calls it without a Python call.)
  *
  * Part of kafkawire._native, compiled as one unit by module.c (see its list for the order). */

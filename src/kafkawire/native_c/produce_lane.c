@@ -1,6 +1,6 @@
 /* produce_lane.c: ProduceLane: produce()'s common case in C (Producer.produce is a FastMethod, fast_method.c).
  * Pure-Python twin: the Python admission path, producer/producer_engine.py ProducerEngine.admit and
- * core/accumulator.py Accumulator.append (tests/unit/test_produce_lane.py).
+ * core/accumulator.py Accumulator.append (tests/unit/producer/test_produce_lane.py).
  *
  * Part of kafkawire._native, compiled as one unit by module.c (see its list for the order). */
 
@@ -19,7 +19,7 @@
  * refusal), is left to the Python path, which the caller runs when the lane declines. All of it
  * runs under the GIL without calling Python code, and only when the engine's lock is free: to
  * the Python side it is one step of the lock's holder, as the Python path is. The equality of the
- * two is held by tests/unit/test_produce_lane.py. */
+ * two is held by tests/unit/producer/test_produce_lane.py. */
 
 /* The keyed partitioners whose answers the lane computes (core.partitioners.KEY_HASHES). */
 enum { KEY_HASH_NONE = 0, KEY_HASH_MURMUR2 = 1, KEY_HASH_CRC32 = 2 };

@@ -1,5 +1,5 @@
 /* rlock.c: RLock: the producer engine's lock, which the produce lane takes without a Python call.
- * Pure-Python twin: threading.RLock (tests/unit/test_native_rlock.py).
+ * Pure-Python twin: threading.RLock (tests/unit/native_c/test_rlock.py).
  *
  * Part of kafkawire._native, compiled as one unit by module.c (see its list for the order). */
 

@@ -1,5 +1,5 @@
 /* settle_futures.c: settling_future: AIOProducer's per-record delivery future, settled from C.
- * Pure-Python twin: producer/aio.py (_PyDelivery.__call__; tests/unit/test_settle_future.py).
+ * Pure-Python twin: producer/aio.py (_PyDelivery.__call__; tests/unit/producer/test_settle_future.py).
  *
  * Part of kafkawire._native, compiled as one unit by module.c (see its list for the order). */
 

@@ -13,7 +13,7 @@ name per code.
 ``description`` is the text ``KafkaError.str()`` gives: librdkafka's (``rd_kafka_err2str``, what
 confluent-kafka shows, applications log and sometimes match) for every code librdkafka has; the few
 KRaft-internal codes librdkafka 2.16 lacks (98, 99, 101, 102, 104..109, never sent to a client) keep
-a description of kafkawire's in the same "Broker: " form. tests/unit/test_error_texts.py holds the
+a description of kafkawire's in the same "Broker: " form. tests/unit/protocol/test_error_texts.py holds the
 table against the installed librdkafka.
 """
 

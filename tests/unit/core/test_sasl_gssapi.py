@@ -1,5 +1,5 @@
 """The GSSAPI conversation's framing and RFC 4752's security-layer step, without a KDC: the GSS-API
-calls are a scripted context (kafkawire/security/kerberos.py makes the real ones; tests/broker/test_kerberos.py
+calls are a scripted context (kafkawire/security/kerberos.py makes the real ones; tests/broker/security/test_kerberos.py
 runs them against an MIT KDC and Kafka 2.3)."""
 
 from __future__ import annotations

@@ -1,0 +1,255 @@
+"""The request driver (client/driver.py) and the coordinator cache (client/coordinators.py):
+routing, classification by policy, backoff, refresh, re-finding coordinators and deadlines, over
+the scripted stand-in client (tests/unit/stand_in.py) (a virtual clock, no sockets)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from concurrent.futures import Future
+from typing import Any
+
+import pytest
+
+from kafkawire.client import routers
+from kafkawire.client.coordinators import GROUP, TRANSACTION, Coordinators, ToCoordinator
+from kafkawire.client.driver import Operation, Router, whole
+from kafkawire.core.kafka_error import KafkaError, KafkaException
+from kafkawire.core.policy import Action, ErrorPolicy
+from kafkawire.core.policy.coordinator import COORDINATOR
+from kafkawire.core.policy.offsets import LIST_OFFSETS as LIST_OFFSETS_POLICY
+from kafkawire.protocol import error_codes as ec
+from kafkawire.protocol.apis import END_TXN, FIND_COORDINATOR, LIST_OFFSETS
+from kafkawire.protocol.codec import Struct
+from kafkawire.protocol.schema import Api
+from tests.unit.stand_in import Call, LeaderStub, StubClient
+
+
+def run(client: StubClient, fut: Future[Any]) -> Any:
+    client.engine.run()
+    assert fut.done(), "the operation did not finish once nothing was left to do"
+    return fut.result(0)
+
+
+def failure(client: StubClient, fut: Future[Any]) -> KafkaError:
+    with pytest.raises(KafkaException) as exc:  # never a builtin TimeoutError
+        run(client, fut)
+    return exc.value.args[0]
+
+
+def end_txn(
+    client: StubClient,
+    router: Router,
+    *,
+    policy: ErrorPolicy = COORDINATOR,
+    timeout: float = 5.0,
+    request_timeout: float | None = None,
+) -> Operation[str]:
+    return Operation(
+        client,  # type: ignore[arg-type]
+        ["txn"],
+        api=END_TXN,
+        router=router,
+        body=lambda keys, version: {
+            "transactional_id": "txn",
+            "producer_id": 1,
+            "producer_epoch": 0,
+            "committed": True,
+        },
+        parse=whole,
+        policy=policy,
+        deadline=client.engine.now() + timeout,
+        backoff_ms=(10, 100),
+        request_timeout=request_timeout,
+    ).start()
+
+
+def find_answer(call: Call, nodes: Mapping[str, int]) -> dict[str, Any]:
+    if call.version >= 4:
+        return {
+            "coordinators": [
+                {"key": k, "node_id": nodes[k], "host": "b", "port": 1, "error_code": 0}
+                for k in call.body.coordinator_keys
+            ]
+        }
+    return {"node_id": nodes[call.body.key], "host": "b", "port": 1, "error_code": 0}
+
+
+def test_coordinator_moves_are_found_again_and_busy_ones_asked_again() -> None:
+    client = StubClient(nodes=(1, 2))
+    coordinator = {"txn": 1}
+    answers = iter([ec.COORDINATOR_LOAD_IN_PROGRESS, ec.NOT_COORDINATOR, 0])
+
+    def handler(call: Call) -> Any:
+        if call.api == FIND_COORDINATOR.name:
+            return find_answer(call, coordinator)
+        code = next(answers)
+        if code == ec.NOT_COORDINATOR:
+            coordinator["txn"] = 2
+        return {"error_code": code}
+
+    client.handler = handler
+    op = end_txn(client, ToCoordinator(Coordinators(client), TRANSACTION))  # type: ignore[arg-type]
+    assert run(client, op.future("txn")).error_code == 0
+    assert [c.api for c in client.calls] == [
+        "Metadata",
+        "FindCoordinator",
+        "EndTxn",  # first metadata, then the coordinator
+        "EndTxn",  # busy: the same coordinator again, nothing looked up
+        "Metadata",
+        "FindCoordinator",
+        "EndTxn",  # moved: found again
+    ]
+    assert [c.node for c in client.requests(END_TXN)] == [1, 1, 2]
+    assert [c.body.key_type for c in client.requests(FIND_COORDINATOR)] == [TRANSACTION, TRANSACTION]
+
+
+def test_the_deadline_fails_with_timed_out_naming_the_last_error() -> None:
+    client = StubClient()
+    client.handler = lambda call: (
+        find_answer(call, {"txn": 1})
+        if call.api == FIND_COORDINATOR.name
+        else {"error_code": ec.CONCURRENT_TRANSACTIONS}
+    )
+    op = end_txn(client, ToCoordinator(Coordinators(client), TRANSACTION), timeout=0.5)  # type: ignore[arg-type]
+    error = failure(client, op.future("txn"))
+    assert error.code() == KafkaError._TIMED_OUT and error.retriable()
+    assert "CONCURRENT_TRANSACTIONS" in error.str()
+    assert client.engine.clock <= 0.5
+    assert len(client.requests(END_TXN)) >= 3
+
+
+def test_a_broker_that_never_answers_is_bounded_by_the_deadline() -> None:
+    client = StubClient()
+    client.handler = lambda call: None  # never answers: the client's own timeout fails each request
+    op = end_txn(client, routers.ANY_BROKER, timeout=1.0)
+    assert failure(client, op.future("txn")).code() == KafkaError._TIMED_OUT
+    assert all(c.timeout is not None and c.at + c.timeout <= 1.0 + 1e-9 for c in client.calls)
+
+
+def test_a_silent_request_is_asked_again_after_the_request_timeout() -> None:
+    """With socket.timeout.ms as each request's bound, one unanswered request costs that much,
+    not the whole call: the operation asks again and succeeds within its deadline."""
+    client = StubClient()
+    answers = iter([None, {"error_code": 0}])
+    client.handler = lambda call: next(answers)
+    op = end_txn(client, routers.ANY_BROKER, timeout=10.0, request_timeout=2.0)
+    assert run(client, op.future("txn")).error_code == 0
+    assert next(c.timeout for c in client.requests(END_TXN)) == 2.0
+    assert client.engine.clock < 3.0
+
+
+def test_final_errors_fail_at_once_and_success_quirks_succeed() -> None:
+    client = StubClient()
+    client.handler = lambda call: {"error_code": ec.PRODUCER_FENCED}
+    assert failure(client, end_txn(client, routers.ANY_BROKER).future("txn")).code() == ec.PRODUCER_FENCED
+    assert len(client.calls) == 1
+    started = COORDINATOR.extend("started", {ec.PRODUCER_FENCED: Action.SUCCEED})
+    assert run(client, end_txn(client, routers.ANY_BROKER, policy=started).future("txn")) is None
+
+
+def list_offsets_op(
+    client: StubClient, keys: list[tuple[str, int]], timeout: float = 5.0
+) -> Operation[tuple[str, int]]:
+    def body(tps: list[tuple[str, int]], version: int) -> dict[str, Any]:
+        return {
+            "replica_id": -1,
+            "topics": [{"name": t, "partitions": [{"partition_index": p, "timestamp": -1}]} for t, p in tps],
+        }
+
+    def parse(response: Struct, tps: list[tuple[str, int]], node: int | None) -> dict[tuple[str, int], Any]:
+        return {
+            (t.name, p.partition_index): KafkaError(p.error_code) if p.error_code else p.offset
+            for t in response.topics
+            for p in t.partitions
+        }
+
+    return Operation(
+        client,  # type: ignore[arg-type]
+        keys,
+        api=LIST_OFFSETS,
+        router=routers.LEADERS,
+        body=body,
+        parse=parse,
+        policy=LIST_OFFSETS_POLICY,
+        deadline=client.engine.now() + timeout,
+        backoff_ms=(10, 100),
+    ).start()
+
+
+def test_leaders_are_asked_per_broker_and_a_moved_leader_refreshes_metadata() -> None:
+    client = LeaderStub()
+
+    def handler(call: Call) -> Any:
+        parts = [(t.name, p.partition_index) for t in call.body.topics for p in t.partitions]
+        if call.node == 2 and client.leaders[1] == 2:
+            client.leaders[1] = 1  # the leader moves; the broker says so
+            return {
+                "topics": [
+                    {"name": "t", "partitions": [{"partition_index": 1, "error_code": ec.NOT_LEADER_OR_FOLLOWER}]}
+                ]
+            }
+        return {
+            "topics": [
+                {
+                    "name": "t",
+                    "partitions": [{"partition_index": p, "error_code": 0, "offset": 10 + p} for _, p in parts],
+                }
+            ]
+        }
+
+    client.handler = handler
+    op = list_offsets_op(client, [("t", 0), ("t", 1)])
+    assert [run(client, op.future(tp)) for tp in [("t", 0), ("t", 1)]] == [10, 11]
+    assert [c.api for c in client.calls] == ["Metadata", "ListOffsets", "ListOffsets", "Metadata", "ListOffsets"]
+    assert [c.node for c in client.requests(LIST_OFFSETS)] == [1, 2, 1]
+
+
+def test_coordinators_are_cached_forgotten_and_batched_when_the_broker_can() -> None:
+    client = StubClient()
+    client.handler = lambda call: find_answer(call, {"a": 1, "b": 2, "c": 1})
+    coordinators = Coordinators(client)  # type: ignore[arg-type]
+    found: list[dict[str, Any]] = []
+    coordinators.find_io(GROUP, ["a", "b", "c"], 1.0, found.append)
+    client.engine.run()
+    assert found == [{"a": 1, "b": 2, "c": 1}]
+    (request,) = client.requests(FIND_COORDINATOR)  # v4+: one request for every key
+    assert request.body.coordinator_keys == ["a", "b", "c"]
+    coordinators.find_io(GROUP, ["a", "b"], 1.0, found.append)
+    client.engine.run()
+    assert len(client.requests(FIND_COORDINATOR)) == 1 and found[1] == {"a": 1, "b": 2}  # cached
+    coordinators.forget(GROUP, "b")
+    coordinators.find_io(GROUP, ["a", "b"], 1.0, found.append)
+    client.engine.run()
+    assert client.requests(FIND_COORDINATOR)[-1].body.coordinator_keys == ["b"]
+    assert coordinators.cached(TRANSACTION, "a") is None  # key types do not mix
+
+
+class OldBrokerStub(StubClient):
+    """A broker that speaks FindCoordinator up to v3 (one key per request)."""
+
+    def _record(
+        self, api: Api, make_body: Any, node: int | None, timeout: float | None, max_version: int | None
+    ) -> Call:
+        return super()._record(api, make_body, node, timeout, 3 if api is FIND_COORDINATOR else max_version)
+
+
+def test_coordinators_of_an_old_broker_are_asked_one_by_one() -> None:
+    client = OldBrokerStub()
+    client.handler = lambda call: find_answer(call, {"a": 1, "b": 2, "c": 1})
+    coordinators = Coordinators(client)  # type: ignore[arg-type]
+    found: list[dict[str, Any]] = []
+    coordinators.find_io(GROUP, ["a", "b", "c"], 1.0, found.append)
+    client.engine.run()
+    assert found == [{"a": 1, "b": 2, "c": 1}]
+    assert sorted(c.body.key for c in client.requests(FIND_COORDINATOR)) == ["a", "b", "c"]
+
+
+def test_abort_resolves_every_future_and_stops_retrying() -> None:
+    client = StubClient()
+    client.handler = lambda call: {"error_code": ec.CONCURRENT_TRANSACTIONS}
+    op = end_txn(client, routers.ANY_BROKER, timeout=60)
+    client.engine.call_later(0.05, lambda: op.abort(KafkaError(KafkaError._DESTROY, "closed")))
+    assert failure(client, op.future("txn")).code() == KafkaError._DESTROY
+    sent = len(client.calls)
+    client.engine.run()
+    assert len(client.calls) == sent
