@@ -5,8 +5,8 @@
 
 from typing import TYPE_CHECKING
 
-from ._version import __version__, version
 from ._lazy_names import lazy_names
+from ._version import __version__, version
 
 if TYPE_CHECKING:
     from .admin.group_types import ConsumerGroupState, ConsumerGroupTopicPartitions, ConsumerGroupType

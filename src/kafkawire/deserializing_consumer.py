@@ -21,11 +21,11 @@ from .consumer.consumer import Consumer
 from .error import ConsumeError, KeyDeserializationError, ValueDeserializationError
 from .serialization import (
     MessageField,
+    OwnedSerdes,
     SerializationContext,
     SharedClusterIdResolver,
     build_serdes,
     check_callable,
-    close_serdes,
     pop_serde_props,
     propagate_cluster_id_resolver,
 )
@@ -38,27 +38,20 @@ class DeserializingConsumer(Consumer):
 
     def __init__(self, conf: Mapping[str, Any]) -> None:
         specs, rest = pop_serde_props(given_config(conf, {}), "key.deserializer", "value.deserializer")
-        serdes, self._owned_serdes, rest = build_serdes(specs, rest)
+        serdes, owned, rest = build_serdes(specs, rest)
+        self._owned_serdes = OwnedSerdes(owned)
         self._key_deserializer: Callable[..., Any] | None = serdes[0]
         self._value_deserializer: Callable[..., Any] | None = serdes[1]
-        try:
+        with self._owned_serdes.closed_if_raised():
             check_callable(specs, serdes)
             super().__init__(rest)
             propagate_cluster_id_resolver(SharedClusterIdResolver(self.cluster_id), serdes)
-        except BaseException:
-            owned, self._owned_serdes = self._owned_serdes, []
-            try:
-                close_serdes(owned)
-            except Exception:
-                pass  # the construction's own error is the one to raise
-            raise
 
     def close(self) -> None:
         """Close the consumer, then the deserializers it built (never those it was given); closing
         again does nothing."""
         super().close()
-        owned, self._owned_serdes = self._owned_serdes, []
-        close_serdes(owned)
+        self._owned_serdes.close()
 
     def poll(self, timeout: float | None = -1) -> Message | None:
         """A message with its key and value deserialized, or None once ``timeout`` s passed."""

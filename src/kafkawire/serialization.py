@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import inspect
 import logging
 import struct
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from enum import Enum
 from typing import Any, NamedTuple
 
@@ -356,6 +357,43 @@ async def async_close_serdes(serdes: list[Any]) -> None:
                 log.warning("Failed to close serde %r", serde, exc_info=True)
     if first is not None:
         raise first
+
+
+class OwnedSerdes:
+    """The serdes a serde client built from ``.builder`` properties (never those it was given):
+    closed after the client, or at once when the client's construction fails, that failure being
+    the error raised."""
+
+    def __init__(self, serdes: list[Any]) -> None:
+        self._serdes = serdes
+
+    def _take(self) -> list[Any]:
+        serdes, self._serdes = self._serdes, []
+        return serdes
+
+    def close(self) -> None:
+        close_serdes(self._take())
+
+    async def aclose(self) -> None:
+        await async_close_serdes(self._take())
+
+    @contextlib.contextmanager
+    def closed_if_raised(self) -> Iterator[None]:
+        try:
+            yield
+        except BaseException:
+            with contextlib.suppress(Exception):
+                self.close()
+            raise
+
+    @contextlib.asynccontextmanager
+    async def aclosed_if_raised(self) -> AsyncIterator[None]:
+        try:
+            yield
+        except BaseException:
+            with contextlib.suppress(Exception):
+                await self.aclose()
+            raise
 
 
 class _StructSerializer(Serializer):

@@ -20,11 +20,11 @@ from .producer import Producer
 from .producer.interceptors import ProducerRecord
 from .serialization import (
     MessageField,
+    OwnedSerdes,
     SerializationContext,
     SharedClusterIdResolver,
     build_serdes,
     check_callable,
-    close_serdes,
     pop_serde_props,
     propagate_cluster_id_resolver,
 )
@@ -39,27 +39,20 @@ class SerializingProducer(Producer):
 
     def __init__(self, conf: Mapping[str, Any]) -> None:
         specs, rest = pop_serde_props(given_config(conf, {}), "key.serializer", "value.serializer")
-        serdes, self._owned_serdes, rest = build_serdes(specs, rest)
+        serdes, owned, rest = build_serdes(specs, rest)
+        self._owned_serdes = OwnedSerdes(owned)
         self._key_serializer: Callable[..., Any] | None = serdes[0]
         self._value_serializer: Callable[..., Any] | None = serdes[1]
-        try:
+        with self._owned_serdes.closed_if_raised():
             check_callable(specs, serdes)
             super().__init__(rest)
             propagate_cluster_id_resolver(SharedClusterIdResolver(self.cluster_id), serdes)
-        except BaseException:
-            owned, self._owned_serdes = self._owned_serdes, []
-            try:
-                close_serdes(owned)
-            except Exception:
-                pass  # the construction's own error is the one to raise
-            raise
 
     def close(self, timeout: float = -1) -> bool:
         """Close the producer, then the serializers it built (never those it was given). If closing
         the producer raises, they are kept for the next call: it may still be using them."""
         result = super().close(timeout)
-        owned, self._owned_serdes = self._owned_serdes, []
-        close_serdes(owned)
+        self._owned_serdes.close()
         return result
 
     def produce(  # type: ignore[override]

@@ -19,9 +19,9 @@ from ..error import ConsumeError, KeyDeserializationError, ValueDeserializationE
 from ..serialization import (
     AsyncSharedClusterIdResolver,
     MessageField,
+    OwnedSerdes,
     SerializationContext,
     async_build_serdes,
-    async_close_serdes,
     check_callable,
     maybe_await,
     pop_serde_props,
@@ -40,20 +40,14 @@ class AsyncDeserializingConsumer(AIOConsumer):
         if not isinstance(conf, Mapping):
             raise TypeError(f"expected configuration dict, not {type(conf).__name__}")
         specs, rest = pop_serde_props(dict(conf), "key.deserializer", "value.deserializer")
-        serdes, self._owned_serdes, rest = await async_build_serdes(specs, rest)
+        serdes, owned, rest = await async_build_serdes(specs, rest)
+        self._owned_serdes = OwnedSerdes(owned)
         self._key_deserializer, self._value_deserializer = serdes
         self._consumer_closed = False
-        try:
+        async with self._owned_serdes.aclosed_if_raised():
             check_callable(specs, serdes)
             AIOConsumer.__init__(self, rest, **kwargs)
             propagate_async_cluster_id_resolver(AsyncSharedClusterIdResolver(self.cluster_id), serdes)
-        except BaseException:
-            owned, self._owned_serdes = self._owned_serdes, []
-            try:
-                await async_close_serdes(owned)
-            except Exception:
-                pass  # the construction's own error is the one to raise
-            raise
 
     async def close(self) -> None:
         """Leave the group and close the consumer, then the deserializers it built (never those it
@@ -61,8 +55,7 @@ class AsyncDeserializingConsumer(AIOConsumer):
         if not self._consumer_closed:
             await super().close()
             self._consumer_closed = True
-        owned, self._owned_serdes = self._owned_serdes, []
-        await async_close_serdes(owned)
+        await self._owned_serdes.aclose()
 
     async def poll(self, timeout: float | None = None) -> Message | None:
         msg = await super().poll(timeout)

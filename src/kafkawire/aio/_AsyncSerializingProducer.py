@@ -21,9 +21,9 @@ from ..producer.aio import AIOProducer
 from ..serialization import (
     AsyncSharedClusterIdResolver,
     MessageField,
+    OwnedSerdes,
     SerializationContext,
     async_build_serdes,
-    async_close_serdes,
     check_callable,
     maybe_await,
     pop_serde_props,
@@ -41,26 +41,19 @@ class AsyncSerializingProducer(AIOProducer):
         if not isinstance(conf, Mapping):
             raise TypeError(f"expected configuration dict, not {type(conf).__name__}")
         specs, rest = pop_serde_props(dict(conf), "key.serializer", "value.serializer")
-        serdes, self._owned_serdes, rest = await async_build_serdes(specs, rest)
+        serdes, owned, rest = await async_build_serdes(specs, rest)
+        self._owned_serdes = OwnedSerdes(owned)
         self._key_serializer, self._value_serializer = serdes
-        try:
+        async with self._owned_serdes.aclosed_if_raised():
             check_callable(specs, serdes)
             AIOProducer.__init__(self, rest, **kwargs)
             propagate_async_cluster_id_resolver(AsyncSharedClusterIdResolver(self.cluster_id), serdes)
-        except BaseException:
-            owned, self._owned_serdes = self._owned_serdes, []
-            try:
-                await async_close_serdes(owned)
-            except Exception:
-                pass  # the construction's own error is the one to raise
-            raise
 
     async def close(self) -> None:
         """Close the producer, then the serializers it built (never those it was given). If closing
         the producer raises, they are kept for the next call: it may still be using them."""
         await super().close()
-        owned, self._owned_serdes = self._owned_serdes, []
-        await async_close_serdes(owned)
+        await self._owned_serdes.aclose()
 
     async def produce(  # type: ignore[override]
         self,
