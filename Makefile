@@ -86,10 +86,10 @@ system-deps:
 	  fi; \
 	fi
 
-# The suite on the C extension (required to have built), then the unit and conformance tests
-# again on its pure-Python twins (kafkawire/native.py). Tests marked slow (soaks, long mutation runs,
-# most Spark jobs) are left to `make test-slow`, which CI runs too (.ci/run). Workers (pytest-xdist)
-# keep it under 15 minutes on two cores: the unit and conformance tests (CPU-bound) on two, the
+# The suite on the C extension (required to have built). Tests marked slow (soaks, long mutation
+# runs, most Spark jobs, clients dropped in child processes) and the unit and conformance tests again
+# on the pure-Python twins (kafkawire/native.py) are left to `make test-slow`, which CI runs too
+# (.ci/run). Workers (pytest-xdist) keep it under 15 minutes on two cores: the unit and conformance tests (CPU-bound) on two, the
 # broker tests (mostly waiting on brokers; each worker starts its own, one file per worker) on
 # three, the Spark tests on one shared Spark session.
 UNIT_TESTS := tests/unit tests/conformance
@@ -99,7 +99,6 @@ test: lint system-deps
 	KAFKAWIRE_REQUIRE_NATIVE=1 $(PYTEST) -q -n 2 $(UNIT_TESTS)
 	KAFKAWIRE_REQUIRE_NATIVE=1 $(PYTEST) -n 3 --dist loadfile $(addprefix --ignore=,$(UNIT_TESTS) tests/spark)
 	KAFKAWIRE_REQUIRE_NATIVE=1 $(PYTEST) tests/spark
-	KAFKAWIRE_PURE_PYTHON=1 $(PYTEST) -q -n 2 $(UNIT_TESTS)
 
 # The fault tests again, twice each, with a busy loop on every core (tests/harness/load.py, ~6 min):
 # on a busy machine too, a flake is a bug.
@@ -108,6 +107,7 @@ FAULT_TESTS := $(addprefix tests/broker/faults/,test_idempotent_producer.py test
 
 test-slow: system-deps $(TEST_VENV)/.installed
 	KAFKAWIRE_REQUIRE_NATIVE=1 $(TEST_VENV)/bin/python -m pytest -m slow
+	KAFKAWIRE_PURE_PYTHON=1 $(PYTEST) -q -n 2 $(UNIT_TESTS)
 	KAFKAWIRE_REQUIRE_NATIVE=1 $(PYTEST) -n 2 --dist loadfile --busy-loops --repeat 2 $(FAULT_TESTS)
 
 # Everything CI runs: the README's suite, the documentation's build, the slow tests (with the corpus

@@ -86,6 +86,7 @@ print(json.dumps({"file": kafkawire.__file__, "io": sys.modules["kafkawire.io"].
 """
 
 
+@pytest.mark.slow  # builds the wheel, then a producer and consumer from the zip: over a minute
 def test_wheel_imports_as_a_zip_in_pure_python(
     tmp_path: Path, tansu: TansuBroker, topic_name: Callable[[str], str]
 ) -> None:

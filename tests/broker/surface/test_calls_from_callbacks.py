@@ -173,6 +173,7 @@ def filled_topic(kafka23: KafkaBroker) -> str:
     return topic
 
 
+@pytest.mark.slow  # each call in a child process that confluent-kafka aborts: two minutes on two loaded cores
 def test_calls_that_abort_confluent_kafka_from_a_callback_work_on_kafkawire(
     kafka23: KafkaBroker, filled_topic: str
 ) -> None:

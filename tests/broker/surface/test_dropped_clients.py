@@ -44,7 +44,8 @@ from tests.harness.kafka_broker import KafkaBroker
 from tests.harness.mock_cluster import MockCluster
 from tests.harness.topics import create_topic
 
-pytestmark = pytest.mark.broker
+# slow: each test drops clients in child processes and waits for their threads (minutes in all): `make test-slow`
+pytestmark = [pytest.mark.broker, pytest.mark.slow]
 
 CLIENTS = int(os.environ.get("KW_CLIENTS", "1000"))
 WAIT = 30.0
