@@ -1,6 +1,20 @@
 """Avro serializer and deserializer (``pip install kafkawire[avro]``)."""
 
-from ._async.avro import AsyncAvroDeserializer, AsyncAvroSerializer
-from ._sync.avro import AvroDeserializer, AvroSerializer
+from ._async.avro import (
+    AsyncAvroDeserializer,
+    AsyncAvroDeserializerBuilder,
+    AsyncAvroSerializer,
+    AsyncAvroSerializerBuilder,
+)
+from ._sync.avro import AvroDeserializer, AvroDeserializerBuilder, AvroSerializer, AvroSerializerBuilder
 
-__all__ = ["AsyncAvroDeserializer", "AsyncAvroSerializer", "AvroDeserializer", "AvroSerializer"]
+__all__ = [
+    "AsyncAvroDeserializer",
+    "AsyncAvroDeserializerBuilder",
+    "AsyncAvroSerializer",
+    "AsyncAvroSerializerBuilder",
+    "AvroDeserializer",
+    "AvroDeserializerBuilder",
+    "AvroSerializer",
+    "AvroSerializerBuilder",
+]

@@ -1,6 +1,20 @@
 """JSON Schema serializer and deserializer (``pip install kafkawire[json]``)."""
 
-from ._async.json_schema import AsyncJSONDeserializer, AsyncJSONSerializer
-from ._sync.json_schema import JSONDeserializer, JSONSerializer
+from ._async.json_schema import (
+    AsyncJSONDeserializer,
+    AsyncJSONDeserializerBuilder,
+    AsyncJSONSerializer,
+    AsyncJSONSerializerBuilder,
+)
+from ._sync.json_schema import JSONDeserializer, JSONDeserializerBuilder, JSONSerializer, JSONSerializerBuilder
 
-__all__ = ["AsyncJSONDeserializer", "AsyncJSONSerializer", "JSONDeserializer", "JSONSerializer"]
+__all__ = [
+    "AsyncJSONDeserializer",
+    "AsyncJSONDeserializerBuilder",
+    "AsyncJSONSerializer",
+    "AsyncJSONSerializerBuilder",
+    "JSONDeserializer",
+    "JSONDeserializerBuilder",
+    "JSONSerializer",
+    "JSONSerializerBuilder",
+]

@@ -1,9 +1,16 @@
 """Protobuf serializer and deserializer (``pip install kafkawire[protobuf]``)."""
 
-from ._async.protobuf import AsyncProtobufDeserializer, AsyncProtobufSerializer
+from ._async.protobuf import (
+    AsyncProtobufDeserializer,
+    AsyncProtobufDeserializerBuilder,
+    AsyncProtobufSerializer,
+    AsyncProtobufSerializerBuilder,
+)
 from ._sync.protobuf import (
     ProtobufDeserializer,
+    ProtobufDeserializerBuilder,
     ProtobufSerializer,
+    ProtobufSerializerBuilder,
     _create_index_array,
     _schema_to_str,
     decimal_to_protobuf,
@@ -13,9 +20,13 @@ from ._sync.protobuf import (
 
 __all__ = [
     "AsyncProtobufDeserializer",
+    "AsyncProtobufDeserializerBuilder",
     "AsyncProtobufSerializer",
+    "AsyncProtobufSerializerBuilder",
     "ProtobufDeserializer",
+    "ProtobufDeserializerBuilder",
     "ProtobufSerializer",
+    "ProtobufSerializerBuilder",
     "_create_index_array",
     "_schema_to_str",
     "decimal_to_protobuf",

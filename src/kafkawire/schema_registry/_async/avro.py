@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
-from .._sync.avro import AvroDeserializer, AvroSerializer
-from .serde import AsyncBaseDeserializer, AsyncBaseSerializer
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["AsyncAvroDeserializer", "AsyncAvroSerializer"]
+from ...serialization import DeserializerBuilder, SerializationContext, SerializerBuilder
+from .._sync.avro import AvroDeserializer, AvroSerializer
+from ..common.schema_registry_client import Schema
+from ..rule_registry import RuleRegistry
+from .schema_registry_client import AsyncSchemaRegistryClient
+from .serde import AsyncBaseDeserializer, AsyncBaseSerializer
+from .serde_builder import AsyncRegistrySerdeBuilder
+
+__all__ = ["AsyncAvroDeserializer", "AsyncAvroDeserializerBuilder", "AsyncAvroSerializer", "AsyncAvroSerializerBuilder"]
 
 
 class AsyncAvroSerializer(AsyncBaseSerializer):
@@ -18,3 +27,52 @@ class AsyncAvroDeserializer(AsyncBaseDeserializer):
     """``await AsyncAvroDeserializer(client, ...)``: AvroDeserializer's arguments."""
 
     _sync_type = AvroDeserializer
+
+
+@dataclass(eq=False, repr=False)
+class AsyncAvroSerializerBuilder(AsyncRegistrySerdeBuilder, SerializerBuilder):
+    """AsyncAvroSerializer's arguments, the serde made when an asyncio client is (``key.serializer.builder`` or
+    ``value.serializer.builder``); see the module `serde_builder`."""
+
+    _init_field = "serializer_init"
+    schema_registry_config: dict[str, Any] | None = None
+    schema_registry_client: AsyncSchemaRegistryClient | None = None
+    schema: str | Schema | None = None
+    to_dict: Callable[[Any, SerializationContext], Any] | None = None
+    serializer_config: dict[str, Any] | None = None
+    rule_config: dict[str, Any] | None = None
+    rule_registry: RuleRegistry | None = None
+    serializer_init: Callable[[AsyncAvroSerializer], Awaitable[None]] | None = None
+
+    def _construct(self, client: AsyncSchemaRegistryClient | None) -> Any:
+        return AsyncAvroSerializer(
+            client, self.schema, self.to_dict, self.serializer_config, self.rule_config, self.rule_registry
+        )
+
+
+@dataclass(eq=False, repr=False)
+class AsyncAvroDeserializerBuilder(AsyncRegistrySerdeBuilder, DeserializerBuilder):
+    """AsyncAvroDeserializer's arguments, the serde made when an asyncio client is (``key.deserializer.builder`` or
+    ``value.deserializer.builder``); see the module `serde_builder`."""
+
+    _init_field = "deserializer_init"
+    schema_registry_config: dict[str, Any] | None = None
+    schema_registry_client: AsyncSchemaRegistryClient | None = None
+    schema: str | Schema | None = None
+    from_dict: Callable[[Any, SerializationContext], Any] | None = None
+    return_record_name: bool = False
+    deserializer_config: dict[str, Any] | None = None
+    rule_config: dict[str, Any] | None = None
+    rule_registry: RuleRegistry | None = None
+    deserializer_init: Callable[[AsyncAvroDeserializer], Awaitable[None]] | None = None
+
+    def _construct(self, client: AsyncSchemaRegistryClient | None) -> Any:
+        return AsyncAvroDeserializer(
+            client,
+            self.schema,
+            self.from_dict,
+            self.return_record_name,
+            self.deserializer_config,
+            self.rule_config,
+            self.rule_registry,
+        )

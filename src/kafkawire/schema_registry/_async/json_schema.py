@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
-from .._sync.json_schema import JSONDeserializer, JSONSerializer
-from .serde import AsyncBaseDeserializer, AsyncBaseSerializer
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["AsyncJSONDeserializer", "AsyncJSONSerializer"]
+from ...serialization import DeserializerBuilder, SerializationContext, SerializerBuilder
+from .._sync.json_schema import JSONDeserializer, JSONSerializer
+from ..common.schema_registry_client import Schema
+from ..rule_registry import RuleRegistry
+from .schema_registry_client import AsyncSchemaRegistryClient
+from .serde import AsyncBaseDeserializer, AsyncBaseSerializer
+from .serde_builder import AsyncRegistrySerdeBuilder
+
+__all__ = ["AsyncJSONDeserializer", "AsyncJSONDeserializerBuilder", "AsyncJSONSerializer", "AsyncJSONSerializerBuilder"]
 
 
 class AsyncJSONSerializer(AsyncBaseSerializer):
@@ -18,3 +27,59 @@ class AsyncJSONDeserializer(AsyncBaseDeserializer):
     """``await AsyncJSONDeserializer(client, ...)``: JSONDeserializer's arguments."""
 
     _sync_type = JSONDeserializer
+
+
+@dataclass(eq=False, repr=False)
+class AsyncJSONSerializerBuilder(AsyncRegistrySerdeBuilder, SerializerBuilder):
+    """AsyncJSONSerializer's arguments, the serde made when an asyncio client is (``key.serializer.builder`` or
+    ``value.serializer.builder``); see the module `serde_builder`."""
+
+    _init_field = "serializer_init"
+    schema_registry_config: dict[str, Any] | None = None
+    schema_registry_client: AsyncSchemaRegistryClient | None = None
+    schema: str | Schema | None = None
+    to_dict: Callable[[Any, SerializationContext], Any] | None = None
+    serializer_config: dict[str, Any] | None = None
+    rule_config: dict[str, Any] | None = None
+    rule_registry: RuleRegistry | None = None
+    json_encode: Callable[[Any], str | bytes] | None = None
+    serializer_init: Callable[[AsyncJSONSerializer], Awaitable[None]] | None = None
+
+    def _construct(self, client: AsyncSchemaRegistryClient | None) -> Any:
+        return AsyncJSONSerializer(
+            self.schema,
+            client,
+            self.to_dict,
+            self.serializer_config,
+            self.rule_config,
+            self.rule_registry,
+            self.json_encode,
+        )
+
+
+@dataclass(eq=False, repr=False)
+class AsyncJSONDeserializerBuilder(AsyncRegistrySerdeBuilder, DeserializerBuilder):
+    """AsyncJSONDeserializer's arguments, the serde made when an asyncio client is (``key.deserializer.builder`` or
+    ``value.deserializer.builder``); see the module `serde_builder`."""
+
+    _init_field = "deserializer_init"
+    schema_registry_config: dict[str, Any] | None = None
+    schema_registry_client: AsyncSchemaRegistryClient | None = None
+    schema: str | Schema | None = None
+    from_dict: Callable[[Any, SerializationContext], Any] | None = None
+    deserializer_config: dict[str, Any] | None = None
+    rule_config: dict[str, Any] | None = None
+    rule_registry: RuleRegistry | None = None
+    json_decode: Callable[[bytes], Any] | None = None
+    deserializer_init: Callable[[AsyncJSONDeserializer], Awaitable[None]] | None = None
+
+    def _construct(self, client: AsyncSchemaRegistryClient | None) -> Any:
+        return AsyncJSONDeserializer(
+            self.schema,
+            self.from_dict,
+            client,
+            self.deserializer_config,
+            self.rule_config,
+            self.rule_registry,
+            self.json_decode,
+        )

@@ -2,10 +2,25 @@
 
 from __future__ import annotations
 
-from .._sync.protobuf import ProtobufDeserializer, ProtobufSerializer
-from .serde import AsyncBaseDeserializer, AsyncBaseSerializer
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["AsyncProtobufDeserializer", "AsyncProtobufSerializer"]
+from google.protobuf.message import Message
+
+from ...serialization import DeserializerBuilder, SerializerBuilder
+from .._sync.protobuf import ProtobufDeserializer, ProtobufSerializer
+from ..rule_registry import RuleRegistry
+from .schema_registry_client import AsyncSchemaRegistryClient
+from .serde import AsyncBaseDeserializer, AsyncBaseSerializer
+from .serde_builder import AsyncRegistrySerdeBuilder
+
+__all__ = [
+    "AsyncProtobufDeserializer",
+    "AsyncProtobufDeserializerBuilder",
+    "AsyncProtobufSerializer",
+    "AsyncProtobufSerializerBuilder",
+]
 
 
 class AsyncProtobufSerializer(AsyncBaseSerializer):
@@ -18,3 +33,53 @@ class AsyncProtobufDeserializer(AsyncBaseDeserializer):
     """``await AsyncProtobufDeserializer(client, ...)``: ProtobufDeserializer's arguments."""
 
     _sync_type = ProtobufDeserializer
+
+
+@dataclass(eq=False, repr=False)
+class AsyncProtobufSerializerBuilder(AsyncRegistrySerdeBuilder, SerializerBuilder):
+    """AsyncProtobufSerializer's arguments, the serde made when an asyncio client is (``key.serializer.builder`` or
+    ``value.serializer.builder``); see the module `serde_builder`."""
+
+    _init_field = "serializer_init"
+    schema_registry_config: dict[str, Any] | None = None
+    schema_registry_client: AsyncSchemaRegistryClient | None = None
+    message_type: type[Message] | None = None
+    serializer_config: dict[str, Any] | None = None
+    rule_config: dict[str, Any] | None = None
+    rule_registry: RuleRegistry | None = None
+    serializer_init: Callable[[AsyncProtobufSerializer], Awaitable[None]] | None = None
+
+    def _check(self) -> None:
+        if self.message_type is None:
+            # same text as confluent-kafka
+            raise ValueError("Protobuf serializer requires a message type; call set_message_type()")
+
+    def _construct(self, client: AsyncSchemaRegistryClient | None) -> Any:
+        return AsyncProtobufSerializer(
+            self.message_type, client, self.serializer_config, self.rule_config, self.rule_registry
+        )
+
+
+@dataclass(eq=False, repr=False)
+class AsyncProtobufDeserializerBuilder(AsyncRegistrySerdeBuilder, DeserializerBuilder):
+    """AsyncProtobufDeserializer's arguments, the serde made when an asyncio client is (``key.deserializer.builder`` or
+    ``value.deserializer.builder``); see the module `serde_builder`."""
+
+    _init_field = "deserializer_init"
+    schema_registry_config: dict[str, Any] | None = None
+    schema_registry_client: AsyncSchemaRegistryClient | None = None
+    message_type: type[Message] | None = None
+    deserializer_config: dict[str, Any] | None = None
+    rule_config: dict[str, Any] | None = None
+    rule_registry: RuleRegistry | None = None
+    deserializer_init: Callable[[AsyncProtobufDeserializer], Awaitable[None]] | None = None
+
+    def _check(self) -> None:
+        if self.message_type is None:
+            # same text as confluent-kafka
+            raise ValueError("Protobuf deserializer requires a message type; call set_message_type()")
+
+    def _construct(self, client: AsyncSchemaRegistryClient | None) -> Any:
+        return AsyncProtobufDeserializer(
+            self.message_type, self.deserializer_config, client, self.rule_config, self.rule_registry
+        )

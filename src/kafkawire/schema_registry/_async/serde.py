@@ -44,6 +44,14 @@ class AsyncBaseSerde:
     async def _built(self) -> AsyncBaseSerde:
         return self
 
+    def own_schema_registry_client(self) -> None:
+        """Close the registry client with the serde (a builder made it for this serde alone)."""
+        self._serde.own_schema_registry_client()
+
+    async def aclose(self) -> None:
+        """The synchronous serde's ``close``, off the event loop."""
+        await asyncio.to_thread(self._serde.close)
+
     async def _run(self, data: Any, ctx: SerializationContext | None) -> Any:
         return await asyncio.to_thread(self._serde, data, ctx)
 

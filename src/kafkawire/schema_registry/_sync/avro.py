@@ -11,11 +11,18 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from fastavro import parse_schema, schemaless_reader, schemaless_writer
 
-from ...serialization import MessageField, SerializationContext, SerializationError
+from ...serialization import (
+    DeserializerBuilder,
+    MessageField,
+    SerializationContext,
+    SerializationError,
+    SerializerBuilder,
+)
 from ..common.avro_fields import transform_avro
 from ..common.rules import FieldTransform, FieldTransformer, RuleContext
 from ..common.schema_registry_client import RegisteredSchema, RuleMode, RulePhase, Schema
@@ -27,10 +34,18 @@ from ..common.serde import (
     topic_record_subject_name_strategy,
     topic_subject_name_strategy,
 )
+from ..rule_registry import RuleRegistry
 from .schema_registry_client import SchemaRegistryClient
 from .serde import BaseDeserializer, BaseSerializer, where
+from .serde_builder import RegistrySerdeBuilder
 
-__all__ = ["AvroDeserializer", "AvroEncodingError", "AvroSerializer"]
+__all__ = [
+    "AvroDeserializer",
+    "AvroDeserializerBuilder",
+    "AvroEncodingError",
+    "AvroSerializer",
+    "AvroSerializerBuilder",
+]
 
 _PRIMITIVES = {"null", "boolean", "int", "long", "float", "double", "bytes", "string"}
 # Strategies whose subject depends only on the topic, key or value, and the record name: the
@@ -376,3 +391,52 @@ def _flag(conf: dict[str, Any], key: str) -> bool:
     if not isinstance(value, bool):
         raise ValueError(f"{key} takes True or False, not {value!r}")
     return value
+
+
+@dataclass(eq=False, repr=False)
+class AvroSerializerBuilder(RegistrySerdeBuilder, SerializerBuilder):
+    """AvroSerializer's arguments, the serde made when a client is (``key.serializer.builder`` or
+    ``value.serializer.builder``); see the module `serde_builder`."""
+
+    _init_field = "serializer_init"
+    schema_registry_config: dict[str, Any] | None = None
+    schema_registry_client: SchemaRegistryClient | None = None
+    schema: str | Schema | None = None
+    to_dict: Callable[[Any, SerializationContext], Any] | None = None
+    serializer_config: dict[str, Any] | None = None
+    rule_config: dict[str, Any] | None = None
+    rule_registry: RuleRegistry | None = None
+    serializer_init: Callable[[AvroSerializer], None] | None = None
+
+    def _construct(self, client: SchemaRegistryClient | None) -> Any:
+        return AvroSerializer(
+            client, self.schema, self.to_dict, self.serializer_config, self.rule_config, self.rule_registry
+        )
+
+
+@dataclass(eq=False, repr=False)
+class AvroDeserializerBuilder(RegistrySerdeBuilder, DeserializerBuilder):
+    """AvroDeserializer's arguments, the serde made when a client is (``key.deserializer.builder`` or
+    ``value.deserializer.builder``); see the module `serde_builder`."""
+
+    _init_field = "deserializer_init"
+    schema_registry_config: dict[str, Any] | None = None
+    schema_registry_client: SchemaRegistryClient | None = None
+    schema: str | Schema | None = None
+    from_dict: Callable[[Any, SerializationContext], Any] | None = None
+    return_record_name: bool = False
+    deserializer_config: dict[str, Any] | None = None
+    rule_config: dict[str, Any] | None = None
+    rule_registry: RuleRegistry | None = None
+    deserializer_init: Callable[[AvroDeserializer], None] | None = None
+
+    def _construct(self, client: SchemaRegistryClient | None) -> Any:
+        return AvroDeserializer(
+            client,
+            self.schema,
+            self.from_dict,
+            self.return_record_name,
+            self.deserializer_config,
+            self.rule_config,
+            self.rule_registry,
+        )

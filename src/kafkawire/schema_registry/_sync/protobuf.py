@@ -12,23 +12,29 @@ from __future__ import annotations
 import base64
 import decimal
 import threading
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from google.protobuf.descriptor import Descriptor, FileDescriptor
 from google.protobuf.message import DecodeError, Message
 
-from ...serialization import SerializationContext, SerializationError
+from ...serialization import DeserializerBuilder, SerializationContext, SerializationError, SerializerBuilder
 from ..common.protobuf_fields import transform_protobuf
 from ..common.schema_registry_client import RuleMode, RulePhase, Schema, SchemaReference
 from ..common.serde import SchemaId
 from ..confluent.type import decimal_pb2
 from ..confluent.type.decimal_utils import from_proto_decimal, unscaled_to_bytes
+from ..rule_registry import RuleRegistry
 from .schema_registry_client import SchemaRegistryClient
 from .serde import BaseDeserializer, BaseSerializer, _bool, _callable, where
+from .serde_builder import RegistrySerdeBuilder
 
 __all__ = [
     "ProtobufDeserializer",
+    "ProtobufDeserializerBuilder",
     "ProtobufSerializer",
+    "ProtobufSerializerBuilder",
     "decimal_to_protobuf",
     "protobuf_to_decimal",
     "reference_subject_name_strategy",
@@ -250,3 +256,53 @@ def protobuf_to_decimal(value: Any) -> decimal.Decimal:
     """The exact value of a confluent.type.Decimal (its precision is the digit count every client
     writes, so it is not applied)."""
     return from_proto_decimal(value)
+
+
+@dataclass(eq=False, repr=False)
+class ProtobufSerializerBuilder(RegistrySerdeBuilder, SerializerBuilder):
+    """ProtobufSerializer's arguments, the serde made when a client is (``key.serializer.builder`` or
+    ``value.serializer.builder``); see the module `serde_builder`."""
+
+    _init_field = "serializer_init"
+    schema_registry_config: dict[str, Any] | None = None
+    schema_registry_client: SchemaRegistryClient | None = None
+    message_type: type[Message] | None = None
+    serializer_config: dict[str, Any] | None = None
+    rule_config: dict[str, Any] | None = None
+    rule_registry: RuleRegistry | None = None
+    serializer_init: Callable[[ProtobufSerializer], None] | None = None
+
+    def _check(self) -> None:
+        if self.message_type is None:
+            # same text as confluent-kafka
+            raise ValueError("Protobuf serializer requires a message type; call set_message_type()")
+
+    def _construct(self, client: SchemaRegistryClient | None) -> Any:
+        return ProtobufSerializer(
+            self.message_type, client, self.serializer_config, self.rule_config, self.rule_registry
+        )
+
+
+@dataclass(eq=False, repr=False)
+class ProtobufDeserializerBuilder(RegistrySerdeBuilder, DeserializerBuilder):
+    """ProtobufDeserializer's arguments, the serde made when a client is (``key.deserializer.builder`` or
+    ``value.deserializer.builder``); see the module `serde_builder`."""
+
+    _init_field = "deserializer_init"
+    schema_registry_config: dict[str, Any] | None = None
+    schema_registry_client: SchemaRegistryClient | None = None
+    message_type: type[Message] | None = None
+    deserializer_config: dict[str, Any] | None = None
+    rule_config: dict[str, Any] | None = None
+    rule_registry: RuleRegistry | None = None
+    deserializer_init: Callable[[ProtobufDeserializer], None] | None = None
+
+    def _check(self) -> None:
+        if self.message_type is None:
+            # same text as confluent-kafka
+            raise ValueError("Protobuf deserializer requires a message type; call set_message_type()")
+
+    def _construct(self, client: SchemaRegistryClient | None) -> Any:
+        return ProtobufDeserializer(
+            self.message_type, self.deserializer_config, client, self.rule_config, self.rule_registry
+        )

@@ -45,6 +45,7 @@ def _callable(conf: dict[str, Any], key: str, default: Callable[..., Any]) -> Ca
 
 class _Common:
     _registry: SchemaRegistryClient
+    _owns_registry = False
     _rules: RuleRunner
     _subject_name_func: Callable[..., Any]
     _use_latest_version: bool
@@ -70,6 +71,22 @@ class _Common:
         the associated strategy's namespace; other strategies need none."""
         if self._associated is not None:
             self._associated.set_cluster_id_resolver(resolver)
+
+    def own_schema_registry_client(self) -> None:
+        """Close the registry client with the serde: a builder made that client for it alone."""
+        self._owns_registry = True
+
+    def close(self) -> None:
+        """Release what is this serde's alone: a dedicated rule registry's members and a client a
+        builder made for it (never the application's client or the process-wide registry).
+        Calling it again does nothing."""
+        try:
+            self._rules.close()
+        finally:
+            if self._owns_registry:
+                self._owns_registry = False
+                if self._registry is not None:
+                    self._registry.close()
 
     def _rules_conf(self, rule_conf: dict[str, Any] | None, rule_registry: Any) -> None:
         """The data-contract rules this serde runs: the executors of ``rule_registry`` (else the
