@@ -1,5 +1,6 @@
 """Protobuf serializer and deserializer (``pip install kafkawire[protobuf]``)."""
 
+from ..serialization import SerializationError as SerializationError
 from ._async.protobuf import (
     AsyncProtobufDeserializer,
     AsyncProtobufDeserializerBuilder,
@@ -17,6 +18,14 @@ from ._sync.protobuf import (
     protobuf_to_decimal,
     reference_subject_name_strategy,
 )
+from .common.protobuf_fields import _is_repeated as _is_repeated
+from .common.rules import FieldType as FieldType
+from .common.rules import RuleContext as RuleContext
+from .common.schemas import PROTOBUF_TYPE as PROTOBUF_TYPE
+from .common.schemas import RuleKind as RuleKind
+from .common.serde import RuleConditionError as RuleConditionError
+from .common.serde import RuleError as RuleError
+from .confluent.type.decimal_utils import unscaled_to_bytes as unscaled_to_bytes
 
 __all__ = [
     "AsyncProtobufDeserializer",

@@ -6,13 +6,25 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..._util.asyncinit import asyncinit as asyncinit
 from ...serialization import DeserializerBuilder, SerializationContext, SerializerBuilder
+from ...serialization import MessageField as MessageField
+from ...serialization import SerializationError as SerializationError
 from .._sync.avro import AvroDeserializer, AvroSerializer
 from ..common.schema_registry_client import Schema
+from ..common.schemas import AVRO_TYPE as AVRO_TYPE
+from ..common.schemas import RuleMode as RuleMode
+from ..common.schemas import RulePhase as RulePhase
+from ..common.serde import SchemaId as SchemaId
+from ..common.serde import clear_original_key as clear_original_key
+from ..common.serde import dual_schema_id_deserializer as dual_schema_id_deserializer
+from ..common.serde import prefix_schema_id_serializer as prefix_schema_id_serializer
+from ..common.serde import set_original_key as set_original_key
 from ..rule_registry import RuleRegistry
 from .schema_registry_client import AsyncSchemaRegistryClient
 from .serde import AsyncBaseDeserializer, AsyncBaseSerializer
 from .serde_builder import AsyncRegistrySerdeBuilder
+from .serde_builder import async_build_serde as async_build_serde
 
 __all__ = ["AsyncAvroDeserializer", "AsyncAvroDeserializerBuilder", "AsyncAvroSerializer", "AsyncAvroSerializerBuilder"]
 

@@ -8,12 +8,28 @@ from typing import Any
 
 from google.protobuf.message import Message
 
+from ..._util.asyncinit import asyncinit as asyncinit
 from ...serialization import DeserializerBuilder, SerializerBuilder
+from ...serialization import MessageField as MessageField
+from ...serialization import SerializationContext as SerializationContext
+from ...serialization import SerializationError as SerializationError
 from .._sync.protobuf import ProtobufDeserializer, ProtobufSerializer
+from .._sync.protobuf import reference_subject_name_strategy as reference_subject_name_strategy
+from ..common.schemas import PROTOBUF_TYPE as PROTOBUF_TYPE
+from ..common.schemas import RuleMode as RuleMode
+from ..common.schemas import RulePhase as RulePhase
+from ..common.schemas import Schema as Schema
+from ..common.schemas import SchemaReference as SchemaReference
+from ..common.serde import SchemaId as SchemaId
+from ..common.serde import clear_original_key as clear_original_key
+from ..common.serde import dual_schema_id_deserializer as dual_schema_id_deserializer
+from ..common.serde import prefix_schema_id_serializer as prefix_schema_id_serializer
+from ..common.serde import set_original_key as set_original_key
 from ..rule_registry import RuleRegistry
 from .schema_registry_client import AsyncSchemaRegistryClient
 from .serde import AsyncBaseDeserializer, AsyncBaseSerializer
 from .serde_builder import AsyncRegistrySerdeBuilder
+from .serde_builder import async_build_serde as async_build_serde
 
 __all__ = [
     "AsyncProtobufDeserializer",

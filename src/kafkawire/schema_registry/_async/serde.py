@@ -14,8 +14,34 @@ from collections.abc import Coroutine, Generator
 from typing import Any, ClassVar
 
 from ...serialization import Deserializer, SerializationContext, Serializer
+from ...serialization import MessageField as MessageField
+from ...serialization import SerializationError as SerializationError
+from .._sync.associated_name_strategy import FALLBACK_TYPE as FALLBACK_TYPE
+from .._sync.associated_name_strategy import KAFKA_CLUSTER_ID as KAFKA_CLUSTER_ID
+from .._sync.associated_name_strategy import NAMESPACE_WILDCARD as NAMESPACE_WILDCARD
+from .._sync.rule_runner import Migration as Migration
 from .._sync.schema_registry_client import SchemaRegistryClient
+from ..common.rules import ErrorAction as ErrorAction
+from ..common.rules import NoneAction as NoneAction
+from ..common.rules import RuleAction as RuleAction
+from ..common.rules import RuleContext as RuleContext
+from ..common.schemas import RegisteredSchema as RegisteredSchema
+from ..common.schemas import Rule as Rule
+from ..common.schemas import RuleKind as RuleKind
+from ..common.schemas import RuleMode as RuleMode
+from ..common.schemas import RulePhase as RulePhase
+from ..common.schemas import RuleSet as RuleSet
+from ..common.schemas import Schema as Schema
+from ..common.serde import DLQ_RULE_NAME_HEADER as DLQ_RULE_NAME_HEADER
+from ..common.serde import RuleConditionError as RuleConditionError
+from ..common.serde import RuleError as RuleError
+from ..common.serde import SchemaId as SchemaId
+from ..common.serde import SubjectNameStrategyType as SubjectNameStrategyType
+from ..common.serde import get_original_key as get_original_key
+from ..common.serde import topic_subject_name_strategy as topic_subject_name_strategy
+from ..error import SchemaRegistryError as SchemaRegistryError
 from .schema_registry_client import AsyncSchemaRegistryClient
+from .serde_builder import async_build_serde as async_build_serde
 
 __all__ = ["AsyncBaseDeserializer", "AsyncBaseSerde", "AsyncBaseSerializer"]
 

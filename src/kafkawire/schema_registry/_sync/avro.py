@@ -26,6 +26,9 @@ from ...serialization import (
 from ..common.avro_fields import transform_avro
 from ..common.rules import FieldTransform, FieldTransformer, RuleContext
 from ..common.schema_registry_client import RegisteredSchema, RuleMode, RulePhase, Schema
+from ..common.schemas import AVRO_TYPE as AVRO_TYPE
+from ..common.serde import SchemaId as SchemaId
+from ..common.serde import clear_original_key as clear_original_key
 from ..common.serde import (
     dual_schema_id_deserializer,
     prefix_schema_id_deserializer,
@@ -34,10 +37,12 @@ from ..common.serde import (
     topic_record_subject_name_strategy,
     topic_subject_name_strategy,
 )
+from ..common.serde import set_original_key as set_original_key
 from ..rule_registry import RuleRegistry
 from .schema_registry_client import SchemaRegistryClient
 from .serde import BaseDeserializer, BaseSerializer, where
 from .serde_builder import RegistrySerdeBuilder
+from .serde_builder import build_serde as build_serde
 
 __all__ = [
     "AvroDeserializer",
@@ -163,7 +168,7 @@ class AvroSerializer(_Parsing, BaseSerializer):
     (fastavro's strict checks: no missing or extra fields).
     """
 
-    _schema_type = "AVRO"
+    _schema_type = AVRO_TYPE
 
     def __init__(
         self,
@@ -265,7 +270,7 @@ class AvroDeserializer(_Parsing, BaseDeserializer):
     schema, by Avro's schema resolution rules.
     """
 
-    _schema_type = "AVRO"
+    _schema_type = AVRO_TYPE
 
     def __init__(
         self,

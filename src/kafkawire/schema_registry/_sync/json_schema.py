@@ -19,14 +19,22 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT7
 
 from ...serialization import DeserializerBuilder, SerializationContext, SerializationError, SerializerBuilder
+from ...serialization import MessageField as MessageField
 from ..common.json_fields import transform_json
 from ..common.json_schema import _json_dumps, _json_loads
 from ..common.rules import FieldTransform, FieldTransformer, RuleContext
 from ..common.schema_registry_client import RuleMode, RulePhase, Schema
+from ..common.schemas import JSON_TYPE as JSON_TYPE
+from ..common.serde import SchemaId as SchemaId
+from ..common.serde import clear_original_key as clear_original_key
+from ..common.serde import dual_schema_id_deserializer as dual_schema_id_deserializer
+from ..common.serde import prefix_schema_id_serializer as prefix_schema_id_serializer
+from ..common.serde import set_original_key as set_original_key
 from ..rule_registry import RuleRegistry
 from .schema_registry_client import SchemaRegistryClient
 from .serde import BaseDeserializer, BaseSerializer, _bool, where
 from .serde_builder import RegistrySerdeBuilder
+from .serde_builder import build_serde as build_serde
 
 __all__ = ["JSONDeserializer", "JSONDeserializerBuilder", "JSONSerializer", "JSONSerializerBuilder"]
 
@@ -99,7 +107,7 @@ class _Validating:
 class JSONSerializer(_Validating, BaseSerializer):
     """Objects (or ``to_dict(obj, ctx)`` of them) to framed JSON, validated unless ``validate`` is False."""
 
-    _schema_type = "JSON"
+    _schema_type = JSON_TYPE
 
     def __init__(
         self,
@@ -153,7 +161,7 @@ class JSONDeserializer(_Validating, BaseDeserializer):
     """Framed JSON to objects, validated against ``schema_str`` (or, with a registry client and no
     ``schema_str``, the writer's schema); ``from_dict(dict, ctx)`` makes the application's object."""
 
-    _schema_type = "JSON"
+    _schema_type = JSON_TYPE
 
     def __init__(
         self,

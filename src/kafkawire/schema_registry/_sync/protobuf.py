@@ -20,15 +20,22 @@ from google.protobuf.descriptor import Descriptor, FileDescriptor
 from google.protobuf.message import DecodeError, Message
 
 from ...serialization import DeserializerBuilder, SerializationContext, SerializationError, SerializerBuilder
+from ...serialization import MessageField as MessageField
 from ..common.protobuf_fields import transform_protobuf
 from ..common.schema_registry_client import RuleMode, RulePhase, Schema, SchemaReference
+from ..common.schemas import PROTOBUF_TYPE as PROTOBUF_TYPE
 from ..common.serde import SchemaId
+from ..common.serde import clear_original_key as clear_original_key
+from ..common.serde import dual_schema_id_deserializer as dual_schema_id_deserializer
+from ..common.serde import prefix_schema_id_serializer as prefix_schema_id_serializer
+from ..common.serde import set_original_key as set_original_key
 from ..confluent.type import decimal_pb2
 from ..confluent.type.decimal_utils import from_proto_decimal, unscaled_to_bytes
 from ..rule_registry import RuleRegistry
 from .schema_registry_client import SchemaRegistryClient
 from .serde import BaseDeserializer, BaseSerializer, _bool, _callable, where
 from .serde_builder import RegistrySerdeBuilder
+from .serde_builder import build_serde as build_serde
 
 __all__ = [
     "ProtobufDeserializer",
@@ -76,7 +83,7 @@ def _create_index_array(msg_desc: Descriptor) -> list[int]:
 class ProtobufSerializer(BaseSerializer):
     """Messages of ``msg_type`` to framed Protobuf."""
 
-    _schema_type = "PROTOBUF"
+    _schema_type = PROTOBUF_TYPE
     _encode_varints = staticmethod(SchemaId._encode_varints)
 
     def __init__(
@@ -161,7 +168,7 @@ class ProtobufDeserializer(BaseDeserializer):
     """Framed Protobuf to ``message_type`` messages. The registry is needed only for the writer
     schema's rules (field and payload encryption, conditions); without it none run."""
 
-    _schema_type = "PROTOBUF"
+    _schema_type = PROTOBUF_TYPE
 
     def __init__(
         self,

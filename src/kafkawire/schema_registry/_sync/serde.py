@@ -12,17 +12,35 @@ from collections.abc import Callable
 from typing import Any
 
 from ...serialization import Deserializer, MessageField, SerializationContext, SerializationError, Serializer
+from ..common.rules import ErrorAction as ErrorAction
+from ..common.rules import NoneAction as NoneAction
+from ..common.rules import RuleAction as RuleAction
+from ..common.rules import RuleContext as RuleContext
 from ..common.schema_registry_client import RegisteredSchema, Schema
+from ..common.schemas import Rule as Rule
+from ..common.schemas import RuleKind as RuleKind
+from ..common.schemas import RuleMode as RuleMode
+from ..common.schemas import RulePhase as RulePhase
+from ..common.schemas import RuleSet as RuleSet
+from ..common.serde import DLQ_RULE_NAME_HEADER as DLQ_RULE_NAME_HEADER
 from ..common.serde import (
     ORIGINAL_KEY,
     SchemaId,
     dual_schema_id_deserializer,
     prefix_schema_id_serializer,
 )
+from ..common.serde import RuleConditionError as RuleConditionError
+from ..common.serde import RuleError as RuleError
+from ..common.serde import SubjectNameStrategyType as SubjectNameStrategyType
+from ..common.serde import get_original_key as get_original_key
+from ..common.serde import topic_subject_name_strategy as topic_subject_name_strategy
 from ..error import SchemaRegistryError
 from .associated_name_strategy import FALLBACK_TYPE, KAFKA_CLUSTER_ID, AssociatedNameStrategy, subject_name_options
+from .associated_name_strategy import NAMESPACE_WILDCARD as NAMESPACE_WILDCARD
+from .rule_runner import Migration as Migration
 from .rule_runner import RuleRunner
 from .schema_registry_client import SchemaRegistryClient
+from .serde_builder import build_serde as build_serde
 
 __all__ = ["FALLBACK_TYPE", "KAFKA_CLUSTER_ID", "AssociatedNameStrategy", "BaseDeserializer", "BaseSerializer"]
 
