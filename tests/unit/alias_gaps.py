@@ -5,11 +5,6 @@ these equal to what it finds: a module or name kafkawire gains must be struck of
 # under the alias as on any missing module.
 UNIMPORTABLE = frozenset(
     {
-        # confluent-kafka's AIOProducer's batching machinery, private modules of a design kafkawire's
-        # AIOProducer does not have (it queues each record at once, README "differs on purpose"):
-        # nothing outside that producer calls them
-        *(".aio.producer._buffer_timeout_manager", ".aio.producer._kafka_batch_executor"),
-        *(".aio.producer._message_batch", ".aio.producer._producer_batch_processor"),
         *(".schema_registry.common._httpx_compat",),
         # Confluent's Variant protobuf type (the Spark/Parquet Variant binary codec)
         *(".schema_registry.confluent.type.variant_pb2", ".schema_registry.confluent.type.variant_utils"),
@@ -32,8 +27,6 @@ KNOWN_MISSING: dict[str, str] = {
     # the identity confluent-kafka's C extension's reentrancy gate reads (cimpl._reentry_identity_var)
     # in its AIOConsumer's calls; kafkawire's consumer has no such gate for it to set
     ".aio._common": ("ReentryContext"),
-    # the batching machinery's classes, which confluent-kafka's _AIOProducer imports (see UNIMPORTABLE)
-    ".aio.producer._AIOProducer": ("BufferTimeoutManager ProducerBatchExecutor ProducerBatchManager"),
     ".schema_registry._async.avro": (
         "ParsedSchemaCache ValidationRulesExecution _resolve_named_schema get_inline_tags "
         "parse_schema_with_repo transform validate_message"

@@ -42,7 +42,7 @@ class AsyncAvroDeserializer(AsyncBaseDeserializer):
 
 
 @dataclass(eq=False, repr=False)
-class AsyncAvroSerializerBuilder(AsyncRegistrySerdeBuilder, SerializerBuilder):
+class AsyncAvroSerializerBuilder(AsyncRegistrySerdeBuilder, SerializerBuilder):  # type: ignore[misc]  # build returns a coroutine
     """AsyncAvroSerializer's arguments, the serde made when an asyncio client is (``key.serializer.builder`` or
     ``value.serializer.builder``); see the module `serde_builder`."""
 
@@ -50,20 +50,20 @@ class AsyncAvroSerializerBuilder(AsyncRegistrySerdeBuilder, SerializerBuilder):
     schema_registry_config: dict[str, Any] | None = None
     schema_registry_client: AsyncSchemaRegistryClient | None = None
     schema: str | Schema | None = None
-    to_dict: Callable[[Any, SerializationContext], Any] | None = None
+    to_dict: Callable[[Any, SerializationContext | None], Any] | None = None
     serializer_config: dict[str, Any] | None = None
     rule_config: dict[str, Any] | None = None
     rule_registry: RuleRegistry | None = None
     serializer_init: Callable[[AsyncAvroSerializer], Awaitable[None]] | None = None
 
-    def _construct(self, client: AsyncSchemaRegistryClient | None) -> Any:
+    def _construct(self, client: Any) -> Any:
         return AsyncAvroSerializer(
             client, self.schema, self.to_dict, self.serializer_config, self.rule_config, self.rule_registry
         )
 
 
 @dataclass(eq=False, repr=False)
-class AsyncAvroDeserializerBuilder(AsyncRegistrySerdeBuilder, DeserializerBuilder):
+class AsyncAvroDeserializerBuilder(AsyncRegistrySerdeBuilder, DeserializerBuilder):  # type: ignore[misc]  # build returns a coroutine
     """AsyncAvroDeserializer's arguments, the serde made when an asyncio client is (``key.deserializer.builder`` or
     ``value.deserializer.builder``); see the module `serde_builder`."""
 
@@ -71,14 +71,14 @@ class AsyncAvroDeserializerBuilder(AsyncRegistrySerdeBuilder, DeserializerBuilde
     schema_registry_config: dict[str, Any] | None = None
     schema_registry_client: AsyncSchemaRegistryClient | None = None
     schema: str | Schema | None = None
-    from_dict: Callable[[Any, SerializationContext], Any] | None = None
+    from_dict: Callable[[Any, SerializationContext | None], Any] | None = None
     return_record_name: bool = False
     deserializer_config: dict[str, Any] | None = None
     rule_config: dict[str, Any] | None = None
     rule_registry: RuleRegistry | None = None
     deserializer_init: Callable[[AsyncAvroDeserializer], Awaitable[None]] | None = None
 
-    def _construct(self, client: AsyncSchemaRegistryClient | None) -> Any:
+    def _construct(self, client: Any) -> Any:
         return AsyncAvroDeserializer(
             client,
             self.schema,

@@ -42,7 +42,7 @@ class AsyncJSONDeserializer(AsyncBaseDeserializer):
 
 
 @dataclass(eq=False, repr=False)
-class AsyncJSONSerializerBuilder(AsyncRegistrySerdeBuilder, SerializerBuilder):
+class AsyncJSONSerializerBuilder(AsyncRegistrySerdeBuilder, SerializerBuilder):  # type: ignore[misc]  # build returns a coroutine
     """AsyncJSONSerializer's arguments, the serde made when an asyncio client is (``key.serializer.builder`` or
     ``value.serializer.builder``); see the module `serde_builder`."""
 
@@ -50,14 +50,14 @@ class AsyncJSONSerializerBuilder(AsyncRegistrySerdeBuilder, SerializerBuilder):
     schema_registry_config: dict[str, Any] | None = None
     schema_registry_client: AsyncSchemaRegistryClient | None = None
     schema: str | Schema | None = None
-    to_dict: Callable[[Any, SerializationContext], Any] | None = None
+    to_dict: Callable[[Any, SerializationContext | None], Any] | None = None
     serializer_config: dict[str, Any] | None = None
     rule_config: dict[str, Any] | None = None
     rule_registry: RuleRegistry | None = None
     json_encode: Callable[[Any], str | bytes] | None = None
     serializer_init: Callable[[AsyncJSONSerializer], Awaitable[None]] | None = None
 
-    def _construct(self, client: AsyncSchemaRegistryClient | None) -> Any:
+    def _construct(self, client: Any) -> Any:
         return AsyncJSONSerializer(
             self.schema,
             client,
@@ -70,7 +70,7 @@ class AsyncJSONSerializerBuilder(AsyncRegistrySerdeBuilder, SerializerBuilder):
 
 
 @dataclass(eq=False, repr=False)
-class AsyncJSONDeserializerBuilder(AsyncRegistrySerdeBuilder, DeserializerBuilder):
+class AsyncJSONDeserializerBuilder(AsyncRegistrySerdeBuilder, DeserializerBuilder):  # type: ignore[misc]  # build returns a coroutine
     """AsyncJSONDeserializer's arguments, the serde made when an asyncio client is (``key.deserializer.builder`` or
     ``value.deserializer.builder``); see the module `serde_builder`."""
 
@@ -78,14 +78,14 @@ class AsyncJSONDeserializerBuilder(AsyncRegistrySerdeBuilder, DeserializerBuilde
     schema_registry_config: dict[str, Any] | None = None
     schema_registry_client: AsyncSchemaRegistryClient | None = None
     schema: str | Schema | None = None
-    from_dict: Callable[[Any, SerializationContext], Any] | None = None
+    from_dict: Callable[[Any, SerializationContext | None], Any] | None = None
     deserializer_config: dict[str, Any] | None = None
     rule_config: dict[str, Any] | None = None
     rule_registry: RuleRegistry | None = None
     json_decode: Callable[[bytes], Any] | None = None
     deserializer_init: Callable[[AsyncJSONDeserializer], Awaitable[None]] | None = None
 
-    def _construct(self, client: AsyncSchemaRegistryClient | None) -> Any:
+    def _construct(self, client: Any) -> Any:
         return AsyncJSONDeserializer(
             self.schema,
             self.from_dict,

@@ -52,7 +52,7 @@ class AsyncProtobufDeserializer(AsyncBaseDeserializer):
 
 
 @dataclass(eq=False, repr=False)
-class AsyncProtobufSerializerBuilder(AsyncRegistrySerdeBuilder, SerializerBuilder):
+class AsyncProtobufSerializerBuilder(AsyncRegistrySerdeBuilder, SerializerBuilder):  # type: ignore[misc]  # build returns a coroutine
     """AsyncProtobufSerializer's arguments, the serde made when an asyncio client is (``key.serializer.builder`` or
     ``value.serializer.builder``); see the module `serde_builder`."""
 
@@ -70,14 +70,14 @@ class AsyncProtobufSerializerBuilder(AsyncRegistrySerdeBuilder, SerializerBuilde
             # same text as confluent-kafka
             raise ValueError("Protobuf serializer requires a message type; call set_message_type()")
 
-    def _construct(self, client: AsyncSchemaRegistryClient | None) -> Any:
+    def _construct(self, client: Any) -> Any:
         return AsyncProtobufSerializer(
             self.message_type, client, self.serializer_config, self.rule_config, self.rule_registry
         )
 
 
 @dataclass(eq=False, repr=False)
-class AsyncProtobufDeserializerBuilder(AsyncRegistrySerdeBuilder, DeserializerBuilder):
+class AsyncProtobufDeserializerBuilder(AsyncRegistrySerdeBuilder, DeserializerBuilder):  # type: ignore[misc]  # build returns a coroutine
     """AsyncProtobufDeserializer's arguments, the serde made when an asyncio client is (``key.deserializer.builder`` or
     ``value.deserializer.builder``); see the module `serde_builder`."""
 
@@ -95,7 +95,7 @@ class AsyncProtobufDeserializerBuilder(AsyncRegistrySerdeBuilder, DeserializerBu
             # same text as confluent-kafka
             raise ValueError("Protobuf deserializer requires a message type; call set_message_type()")
 
-    def _construct(self, client: AsyncSchemaRegistryClient | None) -> Any:
+    def _construct(self, client: Any) -> Any:
         return AsyncProtobufDeserializer(
             self.message_type, self.deserializer_config, client, self.rule_config, self.rule_registry
         )

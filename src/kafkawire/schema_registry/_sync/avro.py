@@ -407,13 +407,13 @@ class AvroSerializerBuilder(RegistrySerdeBuilder, SerializerBuilder):
     schema_registry_config: dict[str, Any] | None = None
     schema_registry_client: SchemaRegistryClient | None = None
     schema: str | Schema | None = None
-    to_dict: Callable[[Any, SerializationContext], Any] | None = None
+    to_dict: Callable[[Any, SerializationContext | None], Any] | None = None
     serializer_config: dict[str, Any] | None = None
     rule_config: dict[str, Any] | None = None
     rule_registry: RuleRegistry | None = None
     serializer_init: Callable[[AvroSerializer], None] | None = None
 
-    def _construct(self, client: SchemaRegistryClient | None) -> Any:
+    def _construct(self, client: Any) -> Any:
         return AvroSerializer(
             client, self.schema, self.to_dict, self.serializer_config, self.rule_config, self.rule_registry
         )
@@ -428,14 +428,14 @@ class AvroDeserializerBuilder(RegistrySerdeBuilder, DeserializerBuilder):
     schema_registry_config: dict[str, Any] | None = None
     schema_registry_client: SchemaRegistryClient | None = None
     schema: str | Schema | None = None
-    from_dict: Callable[[Any, SerializationContext], Any] | None = None
+    from_dict: Callable[[Any, SerializationContext | None], Any] | None = None
     return_record_name: bool = False
     deserializer_config: dict[str, Any] | None = None
     rule_config: dict[str, Any] | None = None
     rule_registry: RuleRegistry | None = None
     deserializer_init: Callable[[AvroDeserializer], None] | None = None
 
-    def _construct(self, client: SchemaRegistryClient | None) -> Any:
+    def _construct(self, client: Any) -> Any:
         return AvroDeserializer(
             client,
             self.schema,

@@ -246,14 +246,14 @@ class JSONSerializerBuilder(RegistrySerdeBuilder, SerializerBuilder):
     schema_registry_config: dict[str, Any] | None = None
     schema_registry_client: SchemaRegistryClient | None = None
     schema: str | Schema | None = None
-    to_dict: Callable[[Any, SerializationContext], Any] | None = None
+    to_dict: Callable[[Any, SerializationContext | None], Any] | None = None
     serializer_config: dict[str, Any] | None = None
     rule_config: dict[str, Any] | None = None
     rule_registry: RuleRegistry | None = None
     json_encode: Callable[[Any], str | bytes] | None = None
     serializer_init: Callable[[JSONSerializer], None] | None = None
 
-    def _construct(self, client: SchemaRegistryClient | None) -> Any:
+    def _construct(self, client: Any) -> Any:
         return JSONSerializer(
             self.schema,
             client,
@@ -274,14 +274,14 @@ class JSONDeserializerBuilder(RegistrySerdeBuilder, DeserializerBuilder):
     schema_registry_config: dict[str, Any] | None = None
     schema_registry_client: SchemaRegistryClient | None = None
     schema: str | Schema | None = None
-    from_dict: Callable[[Any, SerializationContext], Any] | None = None
+    from_dict: Callable[[Any, SerializationContext | None], Any] | None = None
     deserializer_config: dict[str, Any] | None = None
     rule_config: dict[str, Any] | None = None
     rule_registry: RuleRegistry | None = None
     json_decode: Callable[[bytes], Any] | None = None
     deserializer_init: Callable[[JSONDeserializer], None] | None = None
 
-    def _construct(self, client: SchemaRegistryClient | None) -> Any:
+    def _construct(self, client: Any) -> Any:
         return JSONDeserializer(
             self.schema,
             self.from_dict,

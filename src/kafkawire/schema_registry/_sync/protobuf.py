@@ -14,7 +14,7 @@ import decimal
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from google.protobuf.descriptor import Descriptor, FileDescriptor
 from google.protobuf.message import DecodeError, Message
@@ -284,9 +284,13 @@ class ProtobufSerializerBuilder(RegistrySerdeBuilder, SerializerBuilder):
             # same text as confluent-kafka
             raise ValueError("Protobuf serializer requires a message type; call set_message_type()")
 
-    def _construct(self, client: SchemaRegistryClient | None) -> Any:
+    def _construct(self, client: Any) -> Any:
         return ProtobufSerializer(
-            self.message_type, client, self.serializer_config, self.rule_config, self.rule_registry
+            cast("type[Message]", self.message_type),
+            client,
+            self.serializer_config,
+            self.rule_config,
+            self.rule_registry,
         )
 
 
@@ -309,7 +313,11 @@ class ProtobufDeserializerBuilder(RegistrySerdeBuilder, DeserializerBuilder):
             # same text as confluent-kafka
             raise ValueError("Protobuf deserializer requires a message type; call set_message_type()")
 
-    def _construct(self, client: SchemaRegistryClient | None) -> Any:
+    def _construct(self, client: Any) -> Any:
         return ProtobufDeserializer(
-            self.message_type, self.deserializer_config, client, self.rule_config, self.rule_registry
+            cast("type[Message]", self.message_type),
+            self.deserializer_config,
+            client,
+            self.rule_config,
+            self.rule_registry,
         )
