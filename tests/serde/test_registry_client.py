@@ -208,3 +208,14 @@ def test_secrets_never_in_errors_or_reprs() -> None:
     assert "pa55word" not in str(e.value) and "Invalid url htt://host:1" in str(e.value)
     sr = SchemaRegistryClient({"url": URL, "basic.auth.user.info": "u:pa55word"})
     assert "pa55word" not in repr(sr) + repr(sr._rest_client.config)
+
+
+def test_the_httpx_the_registry_speaks_through_is_confluent_kafkas() -> None:
+    """schema_registry.common._httpx_compat: the same library (httpx2 when installed, else httpx)
+    and the same Response and BasicAuth as confluent-kafka's."""
+    import confluent_kafka.schema_registry.common._httpx_compat as theirs
+
+    import kafkawire.schema_registry.common._httpx_compat as ours
+
+    assert (ours.httpx, ours.Response, ours.BasicAuth) == (theirs.httpx, theirs.Response, theirs.BasicAuth)
+    assert sorted(ours.__all__) == sorted(theirs.__all__)

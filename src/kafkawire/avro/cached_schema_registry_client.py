@@ -19,8 +19,7 @@ import warnings
 from collections import defaultdict
 from typing import Any
 
-import httpx
-
+from ..schema_registry.common._httpx_compat import httpx
 from .error import ClientError
 from .load import loads
 

@@ -25,6 +25,7 @@ from .common.schemas import PROTOBUF_TYPE as PROTOBUF_TYPE
 from .common.schemas import RuleKind as RuleKind
 from .common.serde import RuleConditionError as RuleConditionError
 from .common.serde import RuleError as RuleError
+from .confluent.type import variant_pb2 as variant_pb2
 from .confluent.type.decimal_utils import unscaled_to_bytes as unscaled_to_bytes
 
 __all__ = [
