@@ -112,11 +112,9 @@ KNOWN_MISSING: dict[str, str] = {
         "CelValidator EXTRA_FUNCS InterpretedRunner ValidationRule ValidationRuleExecutor decimal_boundary_value"
     ),
     ".schema_registry.rules.cel.extra_func": ("EXTRA_FUNCS make_extra_funcs string_format"),
-    ".schema_registry.rules.encryption.dek_registry.dek_registry_client": ("CreateDekRequest CreateKekRequest"),
     ".schema_registry.rules.encryption.encrypt_executor": (
         "AeadWrapper EncryptionExecutorTransform FieldEncryptionExecutorTransform"
     ),
-    ".schema_registry.rules.encryption.kms_driver_registry": ("reset_kms_drivers"),
     ".schema_registry.serde": (
         "AsyncAssociatedNameStrategy BaseSerde ParsedSchemaCache STRATEGY_TYPE_MAP VALIDATION_RULES_PROP "
         "ValidationRule ValidationRuleError ValidationRuleExecutor ValidationRulesExecution "

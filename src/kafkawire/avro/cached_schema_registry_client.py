@@ -19,7 +19,8 @@ import warnings
 from collections import defaultdict
 from typing import Any
 
-from ..schema_registry.common._httpx_compat import httpx
+import httpx
+
 from .error import ClientError
 from .load import loads
 

@@ -14,10 +14,10 @@ import time
 import urllib.parse
 from typing import Any
 
+import httpx
 from cachetools import LRUCache, TTLCache
 
 from ..._version import version as version
-from ..common._httpx_compat import httpx
 from ..common.auth import bearer_headers
 from ..common.rest import error_from_response, parse_rest_config
 from ..common.schema_registry_client import (

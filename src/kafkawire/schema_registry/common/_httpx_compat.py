@@ -1,6 +1,6 @@
-"""Which httpx the registry clients speak through: ``httpx2`` (httpx's maintained successor) when
-installed, else ``httpx``, as confluent-kafka picks (so one process holds one of them, the one
-Authlib also prefers)."""
+"""confluent-kafka's choice of HTTP library, at its module path: ``httpx2`` (httpx's maintained
+successor) when installed, else ``httpx``, with its ``Response`` and ``BasicAuth``. kafkawire's
+registry clients speak ``httpx`` itself (the library the tests' HTTP mocks intercept)."""
 
 try:
     import httpx2 as httpx

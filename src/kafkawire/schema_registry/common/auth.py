@@ -17,9 +17,10 @@ import urllib.parse
 from collections.abc import Callable
 from typing import Any
 
+import httpx
+
 from ...security.oauth import ClientCredentials, request_token
 from ...security.token_renewer import TokenRenewer, from_lifetime
-from ._httpx_compat import httpx
 from .schema_registry_client import normalize_identity_pool
 
 __all__ = ["bearer_field_provider"]
