@@ -41,7 +41,7 @@ KNOWN_MISSING: dict[str, str] = {
         "ParsedSchemaCache ValidationRulesExecution _resolve_named_schema transform validate_message"
     ),
     ".schema_registry._async.schema_registry_client": (
-        "OAuthTokenError _AsyncBaseRestClient _AsyncCustomOAuthClient _AsyncOAuthClient _AsyncRestClient _urlencode"
+        "_AsyncBaseRestClient _AsyncCustomOAuthClient _AsyncOAuthClient _AsyncRestClient _urlencode"
     ),
     ".schema_registry._async.serde": (
         "AsyncAssociatedNameStrategy DEFAULT_CACHE_CAPACITY STRATEGY_TYPE_MAP ValidationRuleError "
@@ -57,9 +57,7 @@ KNOWN_MISSING: dict[str, str] = {
     ".schema_registry._sync.protobuf": (
         "ParsedSchemaCache ValidationRulesExecution _resolve_named_schema transform validate_message"
     ),
-    ".schema_registry._sync.schema_registry_client": (
-        "OAuthTokenError _BaseRestClient _CustomOAuthClient _OAuthClient _urlencode"
-    ),
+    ".schema_registry._sync.schema_registry_client": ("_BaseRestClient _CustomOAuthClient _OAuthClient _urlencode"),
     ".schema_registry._sync.serde": (
         "BaseSerde DEFAULT_CACHE_CAPACITY STRATEGY_TYPE_MAP ValidationRuleError ValidationRuleExecutor "
         "ValidationRulesExecution default_validation_rule_executor"
@@ -99,7 +97,6 @@ KNOWN_MISSING: dict[str, str] = {
         "evaluate_validation_rule parse_validation_rules"
     ),
     ".schema_registry.confluent.type": ("variant_utils"),
-    ".schema_registry.error": ("OAuthTokenError"),
     ".schema_registry.json_schema": ("get_inline_tags get_type transform validate_message"),
     ".schema_registry.protobuf": (
         "get_inline_tags get_type is_map_field protobuf_to_variant transform validate_message variant_to_protobuf"

@@ -23,6 +23,7 @@ from ..common.schemas import RegisteredSchema as RegisteredSchema
 from ..common.schemas import Schema as Schema
 from ..common.schemas import SchemaVersion as SchemaVersion
 from ..common.schemas import ServerConfig as ServerConfig
+from ..error import OAuthTokenError as OAuthTokenError
 from ..error import SchemaRegistryError as SchemaRegistryError
 
 __all__ = ["AsyncSchemaRegistryClient"]

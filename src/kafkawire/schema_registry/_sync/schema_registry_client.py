@@ -32,6 +32,7 @@ from ..common.schema_registry_client import (
     is_retriable,
     is_success,
 )
+from ..error import OAuthTokenError as OAuthTokenError
 from ..error import SchemaRegistryError as SchemaRegistryError
 from .schema_cache import SchemaCache
 
