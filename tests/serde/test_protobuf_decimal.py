@@ -102,3 +102,15 @@ def test_variant_type_as_confluent_kafkas() -> None:
         assert mine.SerializeToString() == reference.SerializeToString()
         assert theirs.Variant.FromString(mine.SerializeToString()).value == fields.get("value", b"")
         assert ours.Variant.FromString(reference.SerializeToString()).metadata == fields.get("metadata", b"")
+
+
+def test_the_protobuf_constants_as_confluent_kafkas() -> None:
+    import confluent_kafka.schema_registry._sync.serde as their_serde
+    import confluent_kafka.schema_registry.common.protobuf as their_common
+
+    import kafkawire.schema_registry._sync.serde as our_serde
+
+    names = ("DECIMAL_TYPE_NAME", "TIMESTAMP_TYPE_NAME", "PROTOBUF_TYPE", "MAX_EMAX", "MAX_PREC", "MIN_EMIN")
+    names += ("ROUND_HALF_UP",)
+    assert [getattr(our_protobuf, n) for n in names] == [getattr(their_common, n) for n in names]
+    assert our_serde.DEFAULT_CACHE_CAPACITY == their_serde.DEFAULT_CACHE_CAPACITY

@@ -44,8 +44,8 @@ KNOWN_MISSING: dict[str, str] = {
         "_AsyncBaseRestClient _AsyncCustomOAuthClient _AsyncOAuthClient _AsyncRestClient _urlencode"
     ),
     ".schema_registry._async.serde": (
-        "AsyncAssociatedNameStrategy DEFAULT_CACHE_CAPACITY STRATEGY_TYPE_MAP ValidationRuleError "
-        "ValidationRuleExecutor ValidationRulesExecution default_validation_rule_executor"
+        "AsyncAssociatedNameStrategy STRATEGY_TYPE_MAP ValidationRuleError ValidationRuleExecutor "
+        "ValidationRulesExecution default_validation_rule_executor"
     ),
     ".schema_registry._sync.avro": (
         "ParsedSchemaCache ValidationRulesExecution _resolve_named_schema get_inline_tags "
@@ -59,8 +59,8 @@ KNOWN_MISSING: dict[str, str] = {
     ),
     ".schema_registry._sync.schema_registry_client": ("_BaseRestClient _CustomOAuthClient _OAuthClient _urlencode"),
     ".schema_registry._sync.serde": (
-        "BaseSerde DEFAULT_CACHE_CAPACITY STRATEGY_TYPE_MAP ValidationRuleError ValidationRuleExecutor "
-        "ValidationRulesExecution default_validation_rule_executor"
+        "STRATEGY_TYPE_MAP ValidationRuleError ValidationRuleExecutor ValidationRulesExecution "
+        "default_validation_rule_executor"
     ),
     ".schema_registry.avro": (
         "LocalSchemaRepository get_inline_tags get_type parse_schema_with_repo transform validate_message"
@@ -83,12 +83,11 @@ KNOWN_MISSING: dict[str, str] = {
         "evaluate_validation_rule get_inline_tags get_type parse_validation_rules transform validate_message"
     ),
     ".schema_registry.common.protobuf": (
-        "DECIMAL_TYPE_NAME MAX_EMAX MAX_ENCODABLE_COEFFICIENT_DIGITS MAX_PREC MIN_EMIN PROTOBUF_MAJOR_VERSION "
-        "ROUND_HALF_UP TIMESTAMP_TYPE_NAME ValidationRule ValidationRuleError ValidationRuleExecutor Variant "
-        "_bytes _disjoint _init_pool _is_builtin _proto_to_str _set_field _str_to_proto _transform_field "
-        "evaluate_validation_rule get_inline_tags get_type is_cel_leaf_message is_map_field "
-        "protobuf_to_variant rebuild_value_type set_decimal_message set_timestamp_message transform "
-        "validate_message variant_to_protobuf"
+        "MAX_ENCODABLE_COEFFICIENT_DIGITS PROTOBUF_MAJOR_VERSION ValidationRule ValidationRuleError "
+        "ValidationRuleExecutor Variant _bytes _disjoint _init_pool _is_builtin _proto_to_str _set_field "
+        "_str_to_proto _transform_field evaluate_validation_rule get_inline_tags get_type is_cel_leaf_message "
+        "is_map_field protobuf_to_variant rebuild_value_type set_decimal_message set_timestamp_message "
+        "transform validate_message variant_to_protobuf"
     ),
     ".schema_registry.common.schema_registry_client": ("_AsyncStaticFieldProvider _SchemaCache _StaticFieldProvider"),
     ".schema_registry.common.serde": (
@@ -113,8 +112,8 @@ KNOWN_MISSING: dict[str, str] = {
         "AeadWrapper EncryptionExecutorTransform FieldEncryptionExecutorTransform"
     ),
     ".schema_registry.serde": (
-        "AsyncAssociatedNameStrategy BaseSerde ParsedSchemaCache STRATEGY_TYPE_MAP VALIDATION_RULES_PROP "
-        "ValidationRule ValidationRuleError ValidationRuleExecutor ValidationRulesExecution "
-        "default_validation_rule_executor evaluate_validation_rule parse_validation_rules"
+        "AsyncAssociatedNameStrategy ParsedSchemaCache STRATEGY_TYPE_MAP VALIDATION_RULES_PROP ValidationRule "
+        "ValidationRuleError ValidationRuleExecutor ValidationRulesExecution default_validation_rule_executor "
+        "evaluate_validation_rule parse_validation_rules"
     ),
 }

@@ -287,7 +287,9 @@ def _registry_builders(lib: str, fmt: str, url: str) -> list[Any]:
     )
     out.append(chained is builder)
     serializer, left = builder.build(conf, False)
+    base = importlib.import_module(f"{lib}.schema_registry.serde").BaseSerde
     out += [left == conf and left is not conf, seen, isinstance(serializer, serialization.Serializer)]
+    out.append(isinstance(serializer, base))
     payload = serializer(_record(fmt), ctx)
     out.append(payload)
     serializer.close()

@@ -1,5 +1,10 @@
 """Protobuf serializer and deserializer (``pip install kafkawire[protobuf]``)."""
 
+from decimal import MAX_EMAX as MAX_EMAX
+from decimal import MAX_PREC as MAX_PREC
+from decimal import MIN_EMIN as MIN_EMIN
+from decimal import ROUND_HALF_UP as ROUND_HALF_UP
+
 from ..serialization import SerializationError as SerializationError
 from ._async.protobuf import (
     AsyncProtobufDeserializer,
@@ -7,6 +12,8 @@ from ._async.protobuf import (
     AsyncProtobufSerializer,
     AsyncProtobufSerializerBuilder,
 )
+from ._sync.protobuf import DECIMAL_TYPE_NAME as DECIMAL_TYPE_NAME
+from ._sync.protobuf import TIMESTAMP_TYPE_NAME as TIMESTAMP_TYPE_NAME
 from ._sync.protobuf import (
     ProtobufDeserializer,
     ProtobufDeserializerBuilder,

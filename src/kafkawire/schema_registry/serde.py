@@ -8,6 +8,7 @@ from ._sync.associated_name_strategy import KAFKA_CLUSTER_ID as KAFKA_CLUSTER_ID
 from ._sync.associated_name_strategy import AssociatedNameStrategy as AssociatedNameStrategy
 from ._sync.rule_runner import Migration
 from ._sync.serde import BaseDeserializer, BaseSerializer
+from ._sync.serde import BaseSerde as BaseSerde
 from ._sync.serde_builder import build_serde as build_serde
 from .common.rules import *  # noqa: F403
 from .common.rules import __all__ as _rules

@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 from ...serialization import Deserializer, SerializationContext, Serializer
 from ...serialization import MessageField as MessageField
 from ...serialization import SerializationError as SerializationError
+from .._sync.associated_name_strategy import DEFAULT_CACHE_CAPACITY as DEFAULT_CACHE_CAPACITY
 from .._sync.associated_name_strategy import FALLBACK_TYPE as FALLBACK_TYPE
 from .._sync.associated_name_strategy import KAFKA_CLUSTER_ID as KAFKA_CLUSTER_ID
 from .._sync.associated_name_strategy import NAMESPACE_WILDCARD as NAMESPACE_WILDCARD

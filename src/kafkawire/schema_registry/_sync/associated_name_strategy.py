@@ -34,6 +34,8 @@ __all__ = ["FALLBACK_TYPE", "KAFKA_CLUSTER_ID", "AssociatedNameStrategy", "subje
 
 # Keys of ``subject.name.strategy.conf``.
 KAFKA_CLUSTER_ID = "subject.name.strategy.kafka.cluster.id"
+# Topics whose associated subject a strategy remembers.
+DEFAULT_CACHE_CAPACITY = 1000
 FALLBACK_TYPE = "subject.name.strategy.fallback.type"
 # The resource namespace matching every cluster, used when no cluster id is configured.
 NAMESPACE_WILDCARD = "-"
@@ -97,7 +99,7 @@ class AssociatedNameStrategy:
     ``epoch`` grows whenever a remembered answer is forgotten (evicted, or `clear_cache`): a serde
     that keeps what an answer led to keeps it only while the epoch stays."""
 
-    def __init__(self, cache_capacity: int = 1000) -> None:
+    def __init__(self, cache_capacity: int = DEFAULT_CACHE_CAPACITY) -> None:
         self._cache: LRUCache[tuple[str, bool, str | None], str] = LRUCache(cache_capacity)
         self._lock = threading.Lock()
         self._cluster_id_resolver: Callable[[], Any] | None = None

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
 
+from google.protobuf import timestamp_pb2
 from google.protobuf.descriptor import Descriptor, FileDescriptor
 from google.protobuf.message import DecodeError, Message
 
@@ -47,6 +48,9 @@ __all__ = [
     "reference_subject_name_strategy",
 ]
 
+# The full names of the message types read as values: a decimal, an instant.
+DECIMAL_TYPE_NAME = decimal_pb2.Decimal.DESCRIPTOR.full_name
+TIMESTAMP_TYPE_NAME = timestamp_pb2.Timestamp.DESCRIPTOR.full_name
 _KNOWN_PREFIXES = ("google/protobuf/", "google/type/", "confluent/meta.proto", "confluent/type/")
 
 
@@ -239,7 +243,7 @@ def decimal_to_protobuf(value: decimal.Decimal, scale: int) -> Any:
     without rounding: ValueError when narrowing would drop a non-zero digit or widening overflow."""
     sign, digits, exponent = value.as_tuple()
     if not isinstance(exponent, int):
-        raise ValueError(f"cannot convert non-finite Decimal '{value}' to confluent.type.Decimal")
+        raise ValueError(f"cannot convert non-finite Decimal '{value}' to {DECIMAL_TYPE_NAME}")
     unscaled = 0
     for digit in digits:
         unscaled = unscaled * 10 + digit

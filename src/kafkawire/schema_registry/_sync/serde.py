@@ -35,6 +35,7 @@ from ..common.serde import SubjectNameStrategyType as SubjectNameStrategyType
 from ..common.serde import get_original_key as get_original_key
 from ..common.serde import topic_subject_name_strategy as topic_subject_name_strategy
 from ..error import SchemaRegistryError
+from .associated_name_strategy import DEFAULT_CACHE_CAPACITY as DEFAULT_CACHE_CAPACITY
 from .associated_name_strategy import FALLBACK_TYPE, KAFKA_CLUSTER_ID, AssociatedNameStrategy, subject_name_options
 from .associated_name_strategy import NAMESPACE_WILDCARD as NAMESPACE_WILDCARD
 from .rule_runner import Migration as Migration
@@ -42,7 +43,14 @@ from .rule_runner import RuleRunner
 from .schema_registry_client import SchemaRegistryClient
 from .serde_builder import build_serde as build_serde
 
-__all__ = ["FALLBACK_TYPE", "KAFKA_CLUSTER_ID", "AssociatedNameStrategy", "BaseDeserializer", "BaseSerializer"]
+__all__ = [
+    "FALLBACK_TYPE",
+    "KAFKA_CLUSTER_ID",
+    "AssociatedNameStrategy",
+    "BaseDeserializer",
+    "BaseSerde",
+    "BaseSerializer",
+]
 
 
 def _bool(conf: dict[str, Any], key: str, default: bool) -> bool:
@@ -61,7 +69,10 @@ def _callable(conf: dict[str, Any], key: str, default: Callable[..., Any]) -> Ca
     return value
 
 
-class _Common:
+class BaseSerde:
+    """What a serializer and a deserializer of every format share: options, subject and schema
+    choice, rules, and what ``close`` releases."""
+
     _registry: SchemaRegistryClient
     _owns_registry = False
     _rules: RuleRunner
@@ -143,7 +154,7 @@ class _Common:
 _KEY = MessageField.KEY
 
 
-class BaseSerializer(_Common, Serializer):
+class BaseSerializer(BaseSerde, Serializer):
     """Options shared by the formats: auto.register.schemas, normalize.schemas, use.schema.id,
     use.latest.version, use.latest.with.metadata, subject.name.strategy (.type, .conf), schema.id.serializer."""
 
@@ -208,7 +219,7 @@ class BaseSerializer(_Common, Serializer):
         return self._schema_id_serializer(payload, ctx, schema_id)  # type: ignore[no-any-return]
 
 
-class BaseDeserializer(_Common, Deserializer):
+class BaseDeserializer(BaseSerde, Deserializer):
     """Options shared by the formats: use.latest.version, use.latest.with.metadata,
     subject.name.strategy (.type, .conf), schema.id.deserializer."""
 
