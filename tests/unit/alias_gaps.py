@@ -44,8 +44,8 @@ KNOWN_MISSING: dict[str, str] = {
         "_AsyncBaseRestClient _AsyncCustomOAuthClient _AsyncOAuthClient _AsyncRestClient _urlencode"
     ),
     ".schema_registry._async.serde": (
-        "AsyncAssociatedNameStrategy STRATEGY_TYPE_MAP ValidationRuleError ValidationRuleExecutor "
-        "ValidationRulesExecution default_validation_rule_executor"
+        "STRATEGY_TYPE_MAP ValidationRuleError ValidationRuleExecutor ValidationRulesExecution "
+        "default_validation_rule_executor"
     ),
     ".schema_registry._sync.avro": (
         "ParsedSchemaCache ValidationRulesExecution _resolve_named_schema get_inline_tags "
@@ -112,8 +112,8 @@ KNOWN_MISSING: dict[str, str] = {
         "AeadWrapper EncryptionExecutorTransform FieldEncryptionExecutorTransform"
     ),
     ".schema_registry.serde": (
-        "AsyncAssociatedNameStrategy ParsedSchemaCache STRATEGY_TYPE_MAP VALIDATION_RULES_PROP ValidationRule "
-        "ValidationRuleError ValidationRuleExecutor ValidationRulesExecution default_validation_rule_executor "
+        "ParsedSchemaCache STRATEGY_TYPE_MAP VALIDATION_RULES_PROP ValidationRule ValidationRuleError "
+        "ValidationRuleExecutor ValidationRulesExecution default_validation_rule_executor "
         "evaluate_validation_rule parse_validation_rules"
     ),
 }

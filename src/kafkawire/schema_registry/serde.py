@@ -1,6 +1,7 @@
 """confluent_kafka.schema_registry.serde's names: the wire framing, the rule engine's values and the
 shared serde bases."""
 
+from ._async.serde import AsyncAssociatedNameStrategy as AsyncAssociatedNameStrategy
 from ._async.serde import AsyncBaseDeserializer, AsyncBaseSerde, AsyncBaseSerializer
 from ._async.serde_builder import async_build_serde as async_build_serde
 from ._sync.associated_name_strategy import FALLBACK_TYPE as FALLBACK_TYPE

@@ -10,7 +10,7 @@ it in a worker thread: it may ask the registry (look-ups, registration) or a rul
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine, Generator
+from collections.abc import Awaitable, Callable, Coroutine, Generator
 from typing import Any, ClassVar
 
 from ...serialization import Deserializer, SerializationContext, Serializer
@@ -20,6 +20,7 @@ from .._sync.associated_name_strategy import DEFAULT_CACHE_CAPACITY as DEFAULT_C
 from .._sync.associated_name_strategy import FALLBACK_TYPE as FALLBACK_TYPE
 from .._sync.associated_name_strategy import KAFKA_CLUSTER_ID as KAFKA_CLUSTER_ID
 from .._sync.associated_name_strategy import NAMESPACE_WILDCARD as NAMESPACE_WILDCARD
+from .._sync.associated_name_strategy import AssociatedNameStrategy
 from .._sync.rule_runner import Migration as Migration
 from .._sync.schema_registry_client import SchemaRegistryClient
 from ..common.rules import ErrorAction as ErrorAction
@@ -44,7 +45,7 @@ from ..error import SchemaRegistryError as SchemaRegistryError
 from .schema_registry_client import AsyncSchemaRegistryClient
 from .serde_builder import async_build_serde as async_build_serde
 
-__all__ = ["AsyncBaseDeserializer", "AsyncBaseSerde", "AsyncBaseSerializer"]
+__all__ = ["AsyncAssociatedNameStrategy", "AsyncBaseDeserializer", "AsyncBaseSerde", "AsyncBaseSerializer"]
 
 
 def blocking_client(value: Any) -> SchemaRegistryClient | Any:
@@ -93,3 +94,47 @@ class AsyncBaseDeserializer(AsyncBaseSerde, Deserializer):
     def __call__(self, data: bytes | None, ctx: SerializationContext | None = None) -> Coroutine[Any, Any, Any]:
         """A coroutine of the decoded object (None for None)."""
         return self._run(data, ctx)
+
+
+def _settled(cluster_id: Any, failure: Exception | None) -> Callable[[], Any]:
+    """A resolver giving what an asyncio resolver gave (or raising what it raised)."""
+
+    def resolved() -> Any:
+        if failure is not None:
+            raise failure
+        return cluster_id
+
+    return resolved
+
+
+class AsyncAssociatedNameStrategy(AssociatedNameStrategy):
+    """`AssociatedNameStrategy` for asyncio programs: ``await strategy(ctx, record_name, client,
+    conf)`` with an `AsyncSchemaRegistryClient`. The Kafka cluster id comes from a coroutine function
+    (`set_async_cluster_id_resolver`), awaited on the loop only when a look-up needs it; the
+    registry is asked in a worker thread."""
+
+    _async_resolver: Callable[[], Awaitable[Any]] | None = None
+
+    def set_async_cluster_id_resolver(self, resolver: Callable[[], Awaitable[Any]]) -> None:
+        self._async_resolver = resolver
+
+    async def __call__(  # type: ignore[override]
+        self,
+        ctx: SerializationContext | None,
+        record_name: str | None,
+        schema_registry_client: Any,
+        conf: dict[str, Any] | None = None,
+    ) -> str | None:
+        resolver = self._cluster_id_resolver
+        asks = ctx is not None and ctx.topic is not None and schema_registry_client is not None
+        needs_id = asks and not (conf or {}).get(KAFKA_CLUSTER_ID) and not self._cached(ctx, record_name)
+        if self._async_resolver is not None and needs_id:
+            try:
+                resolver = _settled(await self._async_resolver(), None)
+            except Exception as e:
+                resolver = _settled(None, e)
+        client = blocking_client(schema_registry_client)
+        return await asyncio.to_thread(self._lookup, ctx, record_name, client, conf, resolver)
+
+    async def clear_cache(self) -> None:  # type: ignore[override]
+        super().clear_cache()

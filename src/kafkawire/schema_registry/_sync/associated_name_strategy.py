@@ -117,6 +117,23 @@ class AssociatedNameStrategy:
         schema_registry_client: SchemaRegistryClient | None,
         conf: dict[str, Any] | None = None,
     ) -> str | None:
+        return self._lookup(ctx, record_name, schema_registry_client, conf, self._cluster_id_resolver)
+
+    def _cached(self, ctx: SerializationContext | None, record_name: str | None) -> bool:
+        if ctx is None or ctx.topic is None:
+            return False
+        with self._lock:
+            return (ctx.topic, ctx.field == MessageField.KEY, record_name) in self._cache
+
+    def _lookup(
+        self,
+        ctx: SerializationContext | None,
+        record_name: str | None,
+        client: SchemaRegistryClient | None,
+        conf: dict[str, Any] | None,
+        resolver: Callable[[], Any] | None,
+    ) -> str | None:
+        """The subject, remembered or asked with ``resolver`` as the cluster id's source."""
         if ctx is None:
             raise ValueError("the associated subject name strategy needs a SerializationContext (the topic)")
         if ctx.topic is None:
@@ -125,7 +142,7 @@ class AssociatedNameStrategy:
         with self._lock:
             subject = self._cache.get(key)
         if subject is None:
-            subject = self._load(ctx, record_name, schema_registry_client, conf)
+            subject = self._load(ctx, record_name, client, conf, resolver)
             if subject is not None:
                 with self._lock:
                     held = len(self._cache)
@@ -140,11 +157,10 @@ class AssociatedNameStrategy:
             self._cache.clear()
             self.epoch += 1
 
-    def _namespace(self, conf: dict[str, Any] | None) -> str:
+    def _namespace(self, conf: dict[str, Any] | None, resolver: Callable[[], Any] | None) -> str:
         configured = (conf or {}).get(KAFKA_CLUSTER_ID)
         if configured:
             return str(configured)
-        resolver = self._cluster_id_resolver
         if resolver is None:
             return NAMESPACE_WILDCARD
         try:
@@ -166,11 +182,12 @@ class AssociatedNameStrategy:
         record_name: str | None,
         client: SchemaRegistryClient | None,
         conf: dict[str, Any] | None,
+        resolver: Callable[[], Any] | None,
     ) -> str | None:
         if client is None:  # nothing to ask: TOPIC's subject
             return topic_subject_name_strategy(ctx, record_name)
         otherwise = fallback_strategy(conf)
-        namespace = self._namespace(conf)
+        namespace = self._namespace(conf, resolver)
         field = "key" if ctx.field == MessageField.KEY else "value"
         try:
             found = client.get_associations_by_resource_name(ctx.topic, namespace, "topic", [field])
