@@ -44,8 +44,7 @@ KNOWN_MISSING: dict[str, str] = {
         "_AsyncBaseRestClient _AsyncCustomOAuthClient _AsyncOAuthClient _AsyncRestClient _urlencode"
     ),
     ".schema_registry._async.serde": (
-        "STRATEGY_TYPE_MAP ValidationRuleError ValidationRuleExecutor ValidationRulesExecution "
-        "default_validation_rule_executor"
+        "ValidationRuleError ValidationRuleExecutor ValidationRulesExecution default_validation_rule_executor"
     ),
     ".schema_registry._sync.avro": (
         "ParsedSchemaCache ValidationRulesExecution _resolve_named_schema get_inline_tags "
@@ -59,8 +58,7 @@ KNOWN_MISSING: dict[str, str] = {
     ),
     ".schema_registry._sync.schema_registry_client": ("_BaseRestClient _CustomOAuthClient _OAuthClient _urlencode"),
     ".schema_registry._sync.serde": (
-        "STRATEGY_TYPE_MAP ValidationRuleError ValidationRuleExecutor ValidationRulesExecution "
-        "default_validation_rule_executor"
+        "ValidationRuleError ValidationRuleExecutor ValidationRulesExecution default_validation_rule_executor"
     ),
     ".schema_registry.avro": (
         "LocalSchemaRepository get_inline_tags get_type parse_schema_with_repo transform validate_message"
@@ -91,9 +89,9 @@ KNOWN_MISSING: dict[str, str] = {
     ),
     ".schema_registry.common.schema_registry_client": ("_AsyncStaticFieldProvider _SchemaCache _StaticFieldProvider"),
     ".schema_registry.common.serde": (
-        "FieldTransformer Migration ParsedSchemaCache STRATEGY_TYPE_MAP VALIDATION_RULES_PROP ValidationRule "
-        "ValidationRuleError ValidationRuleExecutor ValidationRulesExecution default_validation_rule_executor "
-        "evaluate_validation_rule parse_validation_rules"
+        "ParsedSchemaCache VALIDATION_RULES_PROP ValidationRule ValidationRuleError ValidationRuleExecutor "
+        "ValidationRulesExecution default_validation_rule_executor evaluate_validation_rule "
+        "parse_validation_rules"
     ),
     ".schema_registry.confluent.type": ("variant_utils"),
     ".schema_registry.json_schema": ("get_inline_tags get_type transform validate_message"),
@@ -112,8 +110,8 @@ KNOWN_MISSING: dict[str, str] = {
         "AeadWrapper EncryptionExecutorTransform FieldEncryptionExecutorTransform"
     ),
     ".schema_registry.serde": (
-        "ParsedSchemaCache STRATEGY_TYPE_MAP VALIDATION_RULES_PROP ValidationRule ValidationRuleError "
-        "ValidationRuleExecutor ValidationRulesExecution default_validation_rule_executor "
-        "evaluate_validation_rule parse_validation_rules"
+        "ParsedSchemaCache VALIDATION_RULES_PROP ValidationRule ValidationRuleError ValidationRuleExecutor "
+        "ValidationRulesExecution default_validation_rule_executor evaluate_validation_rule "
+        "parse_validation_rules"
     ),
 }

@@ -6,6 +6,7 @@ from ._async.serde import AsyncBaseDeserializer, AsyncBaseSerde, AsyncBaseSerial
 from ._async.serde_builder import async_build_serde as async_build_serde
 from ._sync.associated_name_strategy import FALLBACK_TYPE as FALLBACK_TYPE
 from ._sync.associated_name_strategy import KAFKA_CLUSTER_ID as KAFKA_CLUSTER_ID
+from ._sync.associated_name_strategy import STRATEGY_TYPE_MAP as STRATEGY_TYPE_MAP
 from ._sync.associated_name_strategy import AssociatedNameStrategy as AssociatedNameStrategy
 from ._sync.rule_runner import Migration
 from ._sync.serde import BaseDeserializer, BaseSerializer

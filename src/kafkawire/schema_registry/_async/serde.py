@@ -20,6 +20,7 @@ from .._sync.associated_name_strategy import DEFAULT_CACHE_CAPACITY as DEFAULT_C
 from .._sync.associated_name_strategy import FALLBACK_TYPE as FALLBACK_TYPE
 from .._sync.associated_name_strategy import KAFKA_CLUSTER_ID as KAFKA_CLUSTER_ID
 from .._sync.associated_name_strategy import NAMESPACE_WILDCARD as NAMESPACE_WILDCARD
+from .._sync.associated_name_strategy import STRATEGY_TYPE_MAP as STRATEGY_TYPE_MAP
 from .._sync.associated_name_strategy import AssociatedNameStrategy
 from .._sync.rule_runner import Migration as Migration
 from .._sync.schema_registry_client import SchemaRegistryClient

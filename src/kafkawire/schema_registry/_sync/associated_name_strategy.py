@@ -42,7 +42,7 @@ NAMESPACE_WILDCARD = "-"
 
 StrategyFunc = Callable[[SerializationContext | None, str | None], str | None]
 
-NAMED_STRATEGIES: dict[SubjectNameStrategyType, StrategyFunc] = {
+STRATEGY_TYPE_MAP: dict[SubjectNameStrategyType, StrategyFunc] = {
     SubjectNameStrategyType.TOPIC: topic_subject_name_strategy,
     SubjectNameStrategyType.RECORD: record_subject_name_strategy,
     SubjectNameStrategyType.TOPIC_RECORD: topic_record_subject_name_strategy,
@@ -65,7 +65,7 @@ def fallback_strategy(conf: dict[str, Any] | None) -> StrategyFunc | None:
     kind = strategy_type((conf or {}).get(FALLBACK_TYPE, SubjectNameStrategyType.TOPIC), FALLBACK_TYPE)
     if kind is SubjectNameStrategyType.ASSOCIATED:
         raise ValueError(f"Invalid value for {FALLBACK_TYPE}: ASSOCIATED cannot be its own fallback")
-    return NAMED_STRATEGIES.get(kind)
+    return STRATEGY_TYPE_MAP.get(kind)
 
 
 def subject_name_options(conf: dict[str, Any]) -> tuple[Callable[..., Any], dict[str, Any] | None]:
@@ -88,7 +88,7 @@ def subject_name_options(conf: dict[str, Any]) -> tuple[Callable[..., Any], dict
         return AssociatedNameStrategy(), strategy_conf
     if kind is SubjectNameStrategyType.NONE:
         raise ValueError("subject.name.strategy.type NONE names no subject: it is only a fallback type")
-    return NAMED_STRATEGIES[kind], strategy_conf
+    return STRATEGY_TYPE_MAP[kind], strategy_conf
 
 
 class AssociatedNameStrategy:

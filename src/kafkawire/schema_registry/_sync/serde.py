@@ -38,6 +38,7 @@ from ..error import SchemaRegistryError
 from .associated_name_strategy import DEFAULT_CACHE_CAPACITY as DEFAULT_CACHE_CAPACITY
 from .associated_name_strategy import FALLBACK_TYPE, KAFKA_CLUSTER_ID, AssociatedNameStrategy, subject_name_options
 from .associated_name_strategy import NAMESPACE_WILDCARD as NAMESPACE_WILDCARD
+from .associated_name_strategy import STRATEGY_TYPE_MAP as STRATEGY_TYPE_MAP
 from .rule_runner import Migration as Migration
 from .rule_runner import RuleRunner
 from .schema_registry_client import SchemaRegistryClient

@@ -310,12 +310,17 @@ def reference_subject_name_strategy(ctx: SerializationContext | None, schema_ref
     return schema_ref.name if schema_ref is not None else None
 
 
-# The rule engine's names, which confluent-kafka's module of this name gives: kafkawire's are in
-# common.rules, which imports this module, so they are looked up on first use.
+# Names confluent-kafka's module of this name gives: kafkawire's are in common.rules and _sync/
+# (rule_runner, associated_name_strategy), which import this module, so they are looked up on first use.
 __getattr__, __dir__ = lazy_names(
     __name__,
     globals(),
     {
-        "kafkawire.schema_registry.common.rules": "ErrorAction FieldContext FieldRuleExecutor FieldTransform FieldType NoneAction RuleAction RuleBase RuleContext RuleExecutor"
+        "kafkawire.schema_registry.common.rules": (
+            "ErrorAction FieldContext FieldRuleExecutor FieldTransform FieldTransformer FieldType NoneAction "
+            "RuleAction RuleBase RuleContext RuleExecutor"
+        ),
+        "kafkawire.schema_registry._sync.rule_runner": "Migration",
+        "kafkawire.schema_registry._sync.associated_name_strategy": "STRATEGY_TYPE_MAP",
     },
 )
