@@ -78,14 +78,14 @@ KNOWN_MISSING: dict[str, str] = {
     ".schema_registry.common.json_schema": (
         "DEFAULT_SPEC JsonMessage JsonSchema VALIDATION_RULES_PROP ValidationRule ValidationRuleError "
         "ValidationRuleExecutor _disjoint _retrieve_via_httpx _transform_field _validate_subschemas "
-        "evaluate_validation_rule get_inline_tags get_type parse_validation_rules transform validate_message"
+        "evaluate_validation_rule parse_validation_rules transform validate_message"
     ),
     ".schema_registry.common.protobuf": (
         "MAX_ENCODABLE_COEFFICIENT_DIGITS PROTOBUF_MAJOR_VERSION ValidationRule ValidationRuleError "
         "ValidationRuleExecutor Variant _bytes _disjoint _init_pool _is_builtin _proto_to_str _set_field "
-        "_str_to_proto _transform_field evaluate_validation_rule get_inline_tags get_type is_cel_leaf_message "
-        "is_map_field protobuf_to_variant rebuild_value_type set_decimal_message set_timestamp_message "
-        "transform validate_message variant_to_protobuf"
+        "_str_to_proto _transform_field evaluate_validation_rule get_type is_cel_leaf_message "
+        "protobuf_to_variant rebuild_value_type set_decimal_message set_timestamp_message transform "
+        "validate_message variant_to_protobuf"
     ),
     ".schema_registry.common.schema_registry_client": ("_AsyncStaticFieldProvider _SchemaCache _StaticFieldProvider"),
     ".schema_registry.common.serde": (
@@ -94,10 +94,8 @@ KNOWN_MISSING: dict[str, str] = {
         "parse_validation_rules"
     ),
     ".schema_registry.confluent.type": ("variant_utils"),
-    ".schema_registry.json_schema": ("get_inline_tags get_type transform validate_message"),
-    ".schema_registry.protobuf": (
-        "get_inline_tags get_type is_map_field protobuf_to_variant transform validate_message variant_to_protobuf"
-    ),
+    ".schema_registry.json_schema": ("transform validate_message"),
+    ".schema_registry.protobuf": ("get_type protobuf_to_variant transform validate_message variant_to_protobuf"),
     ".schema_registry.rules.cel.cel_executor": (
         "DAYS_SHIFT EXTRA_FUNCS InterpretedRunner field_value_to_cel msg_to_cel protobuf_result_writer"
     ),

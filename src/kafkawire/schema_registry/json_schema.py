@@ -7,6 +7,8 @@ from ._async.json_schema import (
     AsyncJSONSerializerBuilder,
 )
 from ._sync.json_schema import JSONDeserializer, JSONDeserializerBuilder, JSONSerializer, JSONSerializerBuilder
+from .common.json_fields import get_inline_tags as get_inline_tags
+from .common.json_fields import get_type as get_type
 
 __all__ = [
     "AsyncJSONDeserializer",

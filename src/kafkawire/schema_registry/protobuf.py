@@ -26,6 +26,8 @@ from ._sync.protobuf import (
     reference_subject_name_strategy,
 )
 from .common.protobuf_fields import _is_repeated as _is_repeated
+from .common.protobuf_fields import get_inline_tags as get_inline_tags
+from .common.protobuf_fields import is_map_field as is_map_field
 from .common.rules import FieldType as FieldType
 from .common.rules import RuleContext as RuleContext
 from .common.schemas import PROTOBUF_TYPE as PROTOBUF_TYPE

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .json_fields import get_inline_tags as get_inline_tags
+from .json_fields import get_type as get_type
 from .rules import FieldType as FieldType
 from .rules import RuleContext as RuleContext
 from .schemas import JSON_TYPE as JSON_TYPE
