@@ -28,6 +28,7 @@ from .serialization import (
     pop_serde_props,
     propagate_cluster_id_resolver,
 )
+from .serialization import close_serdes as close_serdes  # (in confluent-kafka's module namespace)
 
 __all__ = ["SerializingProducer"]
 

@@ -425,3 +425,63 @@ def test_a_forgotten_answer_is_asked_again_by_the_serdes_holding_it() -> None:
     sr.create_association(request("r-2", strong("orders-new", schema=Schema(other, "AVRO"))))
     ser({"id": 4}, VALUE)
     assert sr.get_versions("orders-new") == [1, 2]  # asked again: our schema registered there too
+
+
+def _async_strategy_steps(lib: str) -> list[Any]:
+    """AsyncAssociatedNameStrategy's outcomes on one library, over its own mock registry (no
+    association registered: the fallbacks, the cache and the cluster id resolver)."""
+    import importlib
+
+    serde = importlib.import_module(f"{lib}.schema_registry.serde")
+    registry = importlib.import_module(f"{lib}.schema_registry")
+    serialization = importlib.import_module(f"{lib}.serialization")
+    ctx = serialization.SerializationContext
+    value = serialization.MessageField.VALUE
+
+    async def main() -> list[Any]:
+        client = registry.AsyncSchemaRegistryClient.new_client({"url": f"mock://async-assoc-{lib}"})
+        strategy = serde.AsyncAssociatedNameStrategy()
+        asked: list[str] = []
+
+        async def cluster_id() -> str:
+            asked.append("id")
+            return "cluster-1"
+
+        strategy.set_async_cluster_id_resolver(cluster_id)
+        out: list[Any] = []
+
+        async def outcome(*args: Any) -> Any:
+            try:
+                return await strategy(*args)
+            except Exception as e:
+                return type(e).__name__
+
+        out.append(await outcome(None, None, client))
+        out.append(await outcome(ctx(None, value), None, client))
+        out.append(await outcome(ctx("orders", value), "Order", client))
+        out.append(await outcome(ctx("orders", value), "Order", client))  # remembered
+        out.append(list(asked))
+        none = {"subject.name.strategy.fallback.type": "NONE"}
+        out.append(await outcome(ctx("payments", value), None, client, none))
+        record = {"subject.name.strategy.fallback.type": "RECORD", "subject.name.strategy.kafka.cluster.id": "c"}
+        out.append(await outcome(ctx("refunds", value), "ns.Refund", client, record))
+        out.append(list(asked))  # a configured cluster id: the resolver is not asked
+        out.append(await outcome(ctx("audit", value), None, None))
+        await strategy.clear_cache()
+        out.append(await outcome(ctx("orders", value), "Order", client))
+        out.append(len(asked))
+
+        async def failing() -> str:
+            raise RuntimeError("no broker")
+
+        strategy.set_async_cluster_id_resolver(failing)
+        out.append(await outcome(ctx("late", value), None, client))
+        return out
+
+    return asyncio.run(main())
+
+
+def test_async_associated_strategy_as_confluent_kafkas() -> None:
+    ours, theirs = _async_strategy_steps("kafkawire"), _async_strategy_steps("confluent_kafka")
+    assert ours == theirs
+    assert ours[2:5] == ["orders-value", "orders-value", ["id"]]

@@ -24,9 +24,6 @@ AVRO = json.dumps(
 JSON = json.dumps(
     {"type": "object", "title": "Order", "properties": {"id": {"type": "integer"}, "item": {"type": "string"}}}
 )
-# confluent-kafka's asyncio names this project has no synchronous counterpart of yet: its serde
-# builders (SerializerBuilder) and the association-strategy helpers of build_serde.
-NOT_YET = {"AsyncAssociatedNameStrategy", "async_build_serde"}
 
 
 def _public(module: types.ModuleType) -> set[str]:
@@ -53,8 +50,7 @@ def test_the_async_modules_hold_confluents_names(module: str) -> None:
     mine = importlib.import_module(f"kafkawire.schema_registry._async.{module}")
     reference = importlib.import_module(f"confluent_kafka.schema_registry._async.{module}")
     defined = {n for n in _public(reference) if getattr(getattr(reference, n), "__module__", "") == reference.__name__}
-    wanted = {n for n in defined if not n.endswith("Builder")} - NOT_YET
-    assert wanted - _public(mine) == set()
+    assert defined - _public(mine) == set()
 
 
 async def _frame(lib: Any, fmt: str, schema: str, record: dict[str, Any]) -> tuple[bytes, Any]:

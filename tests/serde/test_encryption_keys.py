@@ -270,3 +270,54 @@ def test_local_kms_secret(monkeypatch: pytest.MonkeyPatch) -> None:
         LocalKmsDriver().new_kms_client({"secret": 42}, "local-kms://k")
     with pytest.raises(RuleError, match="serves local-kms:// keys"):
         client.get_aead("aws-kms://k")
+
+
+def _request_bodies(module: Any) -> list[Any]:
+    kek = module.CreateKekRequest("k", "local-kms", "key-1", module.KekKmsProps.from_dict({"a": "b"}), None, True)
+    dek = module.CreateDekRequest("orders-value", 2, module.DekAlgorithm.AES256_SIV, "d3JhcHBlZA==")
+    bare = module.CreateDekRequest("s", None, None, None)
+    return [
+        kek.to_dict(),
+        module.CreateKekRequest.from_dict(kek.to_dict()) == kek,
+        module.CreateKekRequest.from_dict({"name": "x", "extra": 1}).to_dict(),
+        dek.to_dict(),
+        module.CreateDekRequest.from_dict(dek.to_dict()) == dek,
+        bare.to_dict(),
+        repr(module.CreateDekRequest.from_dict({"subject": "s", "algorithm": "AES128_GCM"})).split("(", 1)[1],
+    ]
+
+
+def test_create_request_bodies_as_confluent_kafkas() -> None:
+    from confluent_kafka.schema_registry.rules.encryption.dek_registry import dek_registry_client as theirs
+
+    from kafkawire.schema_registry.rules.encryption.dek_registry import dek_registry_client as ours
+
+    assert _request_bodies(ours) == _request_bodies(theirs)
+
+
+def test_reset_kms_drivers_as_confluent_kafkas() -> None:
+    """Both registries forget every driver: a key URL then has none, on either library."""
+    from confluent_kafka.schema_registry.rules.encryption import kms_driver_registry as their_registry
+    from confluent_kafka.schema_registry.rules.encryption.localkms.local_driver import (
+        LocalKmsDriver as TheirLocalKmsDriver,
+    )
+
+    from kafkawire.schema_registry.rules.encryption import kms_driver_registry as our_registry
+
+    saved_ours, saved_theirs = dict(our_registry._drivers), list(their_registry._kms_drivers)
+    try:
+        outcomes = []
+        for registry, driver in ((our_registry, LocalKmsDriver), (their_registry, TheirLocalKmsDriver)):
+            driver.register()
+            found = type(registry.get_kms_driver("local-kms://k")).__name__
+            registry.reset_kms_drivers()
+            try:
+                registry.get_kms_driver("local-kms://k")
+                after = "found"
+            except Exception as e:
+                after = type(e).__name__
+            outcomes.append((found, after))
+        assert outcomes[0] == outcomes[1] == ("LocalKmsDriver", "RuleError")
+    finally:
+        our_registry._drivers.update(saved_ours)
+        their_registry._kms_drivers[:] = saved_theirs

@@ -4,6 +4,7 @@ other's, values are validated (references resolved from the registry)."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from confluent_kafka.schema_registry import Schema as TheirSchema
@@ -78,3 +79,26 @@ def test_references_resolved_for_validation(front: RegistryFront) -> None:
     assert ours(value, CTX) == theirs(value, THEIR_CTX)
     with pytest.raises(SerializationError, match="city"):
         ours({"name": "ann", "home": {}}, CTX)
+
+
+JSON_SCHEMAS: list[Any] = [
+    {"type": "string"}, {"type": "integer"}, {"type": "number"}, {"type": "boolean"}, {"type": "null"},
+    {"type": "array", "items": {"type": "string"}}, {"type": "object"}, {"type": "object", "properties": {"a": {}}},
+    {"properties": {"a": {}}}, {"enum": ["a", "b"]}, {"const": 3}, {"type": ["string", "null"]}, {}, True, False,
+    {"type": "string", "confluent:tags": ["PII", "PII", "SECRET"]}, {"confluent:tags": []}, {"oneOf": [{}]},
+]  # fmt: skip
+
+
+def test_get_type_and_inline_tags_as_confluent_kafkas() -> None:
+    import confluent_kafka.schema_registry.common.json_schema as their_common
+
+    import kafkawire.schema_registry.common.json_schema as our_common
+
+    def kinds(module: Any) -> list[Any]:
+        return [
+            (module.get_type(s).name, module.get_inline_tags(s) if isinstance(s, dict) else None) for s in JSON_SCHEMAS
+        ]
+
+    ours, theirs = kinds(our_common), kinds(their_common)
+    assert ours == theirs
+    assert ours[15] == ("STRING", {"PII", "SECRET"})

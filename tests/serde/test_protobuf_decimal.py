@@ -76,3 +76,41 @@ def test_decimal_to_protobuf_as_confluents() -> None:
                     their_protobuf.protobuf_to_decimal(message)
                 )
     assert 20 < seen < len(DECIMALS) * len(SCALES)  # some exact, some refused narrowings
+
+
+def test_variant_type_as_confluent_kafkas() -> None:
+    """confluent.type.Variant: the same file descriptor, the same bytes for the same fields, and
+    each library reads the other's."""
+    import confluent_kafka.schema_registry.confluent.type.variant_pb2 as theirs
+    from google.protobuf import descriptor_pb2
+
+    import kafkawire.schema_registry.confluent.type.variant_pb2 as ours
+
+    files = []
+    for module in (ours, theirs):
+        fdp = descriptor_pb2.FileDescriptorProto()
+        module.DESCRIPTOR.CopyToProto(fdp)
+        files.append(fdp)
+    assert files[0] == files[1]
+    assert ours.Variant.DESCRIPTOR.full_name == "confluent.type.Variant"
+    for fields in (
+        {},
+        {"metadata": b"\x01\x00\x00"},
+        {"metadata": b"\x11\x01\x00\x01a", "value": b"\x02\x01\x00\x00\x01\x0c"},
+    ):
+        mine, reference = ours.Variant(**fields), theirs.Variant(**fields)
+        assert mine.SerializeToString() == reference.SerializeToString()
+        assert theirs.Variant.FromString(mine.SerializeToString()).value == fields.get("value", b"")
+        assert ours.Variant.FromString(reference.SerializeToString()).metadata == fields.get("metadata", b"")
+
+
+def test_the_protobuf_constants_as_confluent_kafkas() -> None:
+    import confluent_kafka.schema_registry._sync.serde as their_serde
+    import confluent_kafka.schema_registry.common.protobuf as their_common
+
+    import kafkawire.schema_registry._sync.serde as our_serde
+
+    names = ("DECIMAL_TYPE_NAME", "TIMESTAMP_TYPE_NAME", "PROTOBUF_TYPE", "MAX_EMAX", "MAX_PREC", "MIN_EMIN")
+    names += ("ROUND_HALF_UP",)
+    assert [getattr(our_protobuf, n) for n in names] == [getattr(their_common, n) for n in names]
+    assert our_serde.DEFAULT_CACHE_CAPACITY == their_serde.DEFAULT_CACHE_CAPACITY

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 from decimal import Decimal
+from types import ModuleType
 
 import pytest
 from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer as TheirDeserializer
@@ -145,3 +146,52 @@ def test_a_file_importing_confluent_meta(front: RegistryFront) -> None:
     assert list(registered.dependency) == ["confluent/meta.proto"]
     assert list(registered.message_type[0].field[0].options.Extensions[meta_pb2.field_meta].tags) == ["PII"]
     assert ProtobufDeserializer(person, {"use.deprecated.format": False})(data, CTX) == msg
+
+
+def _field_kinds() -> type:
+    """kwtest/kinds.proto: a field of each kind the rule engine tells apart (scalars, a message,
+    an enum, a repeated field, a map), one of them tagged."""
+    from kafkawire.schema_registry.confluent import meta_pb2
+
+    pool = descriptor_pool.Default()
+    try:
+        pool.FindFileByName("kwtest/kinds.proto")
+    except KeyError:
+        fdp = descriptor_pb2.FileDescriptorProto(
+            name="kwtest/kinds.proto", package="kwtest", syntax="proto3", dependency=["confluent/meta.proto"]
+        )
+        fdp.enum_type.add(name="Colour").value.add(name="RED", number=0)
+        kinds = fdp.message_type.add(name="Kinds")
+        entry = kinds.nested_type.add(name="CountsEntry")
+        entry.options.map_entry = True
+        entry.field.add(name="key", number=1, type=F.TYPE_STRING, label=F.LABEL_OPTIONAL)
+        entry.field.add(name="value", number=2, type=F.TYPE_INT64, label=F.LABEL_OPTIONAL)
+        scalars = ("STRING", "BYTES", "BOOL", "FLOAT", "DOUBLE", "INT32", "SINT32", "UINT64", "FIXED64", "SFIXED32")
+        for number, name in enumerate(scalars, start=1):
+            kinds.field.add(name=name.lower(), number=number, type=getattr(F, f"TYPE_{name}"), label=F.LABEL_OPTIONAL)
+        tagged = kinds.field.add(name="ssn", number=20, type=F.TYPE_STRING, label=F.LABEL_OPTIONAL)
+        tagged.options.Extensions[meta_pb2.field_meta].tags.extend(["PII", "SECRET"])
+        kinds.field.add(name="colour", number=21, type=F.TYPE_ENUM, type_name=".kwtest.Colour", label=F.LABEL_OPTIONAL)
+        kinds.field.add(name="names", number=22, type=F.TYPE_STRING, label=F.LABEL_REPEATED)
+        kinds.field.add(
+            name="counts", number=23, type=F.TYPE_MESSAGE, type_name=".kwtest.Kinds.CountsEntry", label=F.LABEL_REPEATED
+        )
+        kinds.field.add(name="child", number=24, type=F.TYPE_MESSAGE, type_name=".kwtest.Kinds", label=F.LABEL_OPTIONAL)
+        pool.Add(fdp)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("kwtest.Kinds"))
+
+
+def test_field_tags_and_maps_as_confluent_kafkas() -> None:
+    """is_map_field and get_inline_tags of each field, on both libraries."""
+    import confluent_kafka.schema_registry.common.protobuf as their_common
+
+    import kafkawire.schema_registry.protobuf as our_protobuf
+
+    fields = _field_kinds().DESCRIPTOR.fields
+
+    def kinds(module: ModuleType) -> list[tuple[str, bool, set[str]]]:
+        return [(fd.name, bool(module.is_map_field(fd)), module.get_inline_tags(fd)) for fd in fields]
+
+    ours, theirs = kinds(our_protobuf), kinds(their_common)
+    assert ours == theirs
+    assert ("counts", True, set()) in ours and ("ssn", False, {"PII", "SECRET"}) in ours

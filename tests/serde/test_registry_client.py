@@ -4,6 +4,7 @@ and its HTTP mechanics (retries, fail-over, auth headers) against httpx mocks.""
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import httpx
 import pytest
@@ -208,3 +209,53 @@ def test_secrets_never_in_errors_or_reprs() -> None:
     assert "pa55word" not in str(e.value) and "Invalid url htt://host:1" in str(e.value)
     sr = SchemaRegistryClient({"url": URL, "basic.auth.user.info": "u:pa55word"})
     assert "pa55word" not in repr(sr) + repr(sr._rest_client.config)
+
+
+def test_the_httpx_the_registry_speaks_through_is_confluent_kafkas() -> None:
+    """schema_registry.common._httpx_compat: the same library (httpx2 when installed, else httpx)
+    and the same Response and BasicAuth as confluent-kafka's."""
+    import confluent_kafka.schema_registry.common._httpx_compat as theirs
+
+    import kafkawire.schema_registry.common._httpx_compat as ours
+
+    assert (ours.httpx, ours.Response, ours.BasicAuth) == (theirs.httpx, theirs.Response, theirs.BasicAuth)
+    assert sorted(ours.__all__) == sorted(theirs.__all__)
+
+
+def _token_failure(module: Any, port: int) -> tuple[str, str, Any]:
+    client = module.SchemaRegistryClient(
+        {
+            "url": f"http://127.0.0.1:{port}",
+            "bearer.auth.credentials.source": "OAUTHBEARER",
+            "bearer.auth.client.id": "id",
+            "bearer.auth.client.secret": "not-shown",
+            "bearer.auth.scope": "registry",
+            "bearer.auth.issuer.endpoint.url": f"http://127.0.0.1:{port}/token",
+            "bearer.auth.logical.cluster": "lsrc-1",
+            "bearer.auth.identity.pool.id": "pool-1",
+            "max.retries": 1,
+            "retries.wait.ms": 1,
+            "retries.max.wait.ms": 2,
+        }
+    )
+    try:
+        client.get_subjects()
+    except Exception as e:
+        text = str(e)
+        return type(e).__name__, text.split(" due to error: ")[0], (text.endswith("(HTTP None): None"), e.status_code)
+    return "ok", "", None
+
+
+def test_a_token_that_cannot_be_fetched_raises_oauth_token_error_as_confluent_kafka() -> None:
+    """The token endpoint refuses connections: after max.retries more tries, OAuthTokenError."""
+    import socket
+
+    import confluent_kafka.schema_registry as their_registry
+
+    import kafkawire.schema_registry as our_registry
+
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+        outcomes = [_token_failure(our_registry, port), _token_failure(their_registry, port)]
+    assert outcomes[0] == outcomes[1] == ("OAuthTokenError", "Failed to retrieve token after 1 attempts", (True, None))

@@ -29,6 +29,7 @@ from ..serialization import (
     pop_serde_props,
     propagate_async_cluster_id_resolver,
 )
+from ..serialization import async_close_serdes as async_close_serdes  # (in confluent-kafka's module namespace)
 
 __all__ = ["AsyncSerializingProducer"]
 

@@ -24,6 +24,9 @@ PACKAGE = "kafkawire"
 ADMIN_PARTS = frozenset({"_acl", "_cluster", "_config", "_group", "_listoffsets", "_metadata", "_records"})
 ADMIN_PARTS |= {"_resource", "_scram", "_topic"}
 
+# confluent-kafka's AIOProducer's batching parts, one module in kafkawire.
+AIO_BATCHING = ("_buffer_timeout_manager", "_kafka_batch_executor", "_message_batch", "_producer_batch_processor")
+
 # confluent-kafka's modules that kafkawire has no module of the same name for -> the kafkawire
 # module(s) holding their names. Several modules: the alias is a module of their public names
 # together (the first one holding a name gives it). A same-named kafkawire module always wins over
@@ -36,7 +39,8 @@ NEAREST: dict[str, tuple[str, ...]] = {
     "confluent_kafka.deserializing_share_consumer": ("kafkawire.deserializing_consumer",),
     **{f"confluent_kafka.admin.{name}": ("kafkawire.admin",) for name in ADMIN_PARTS},
     "confluent_kafka.aio.producer": ("kafkawire.aio",),
-    "confluent_kafka.aio.producer._AIOProducer": ("kafkawire.aio",),
+    "confluent_kafka.aio.producer._AIOProducer": ("kafkawire.aio", "kafkawire.aio.batching"),
+    **{f"confluent_kafka.aio.producer.{name}": ("kafkawire.aio.batching",) for name in AIO_BATCHING},
     "confluent_kafka.schema_registry.common.avro": ("kafkawire.schema_registry.avro",),
     "confluent_kafka.schema_registry.common.protobuf": ("kafkawire.schema_registry.protobuf",),
     "confluent_kafka.schema_registry.common._oauthbearer": ("kafkawire.schema_registry.common.auth",),

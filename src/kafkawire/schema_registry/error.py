@@ -7,7 +7,7 @@ try:  # fastavro's schema errors (an AvroSerializer's bad schema raises them), w
 except ImportError:
     pass
 
-__all__ = ["SchemaParseException", "SchemaRegistryError", "UnknownType"]
+__all__ = ["OAuthTokenError", "SchemaParseException", "SchemaRegistryError", "UnknownType"]
 
 
 class SchemaRegistryError(Exception):
@@ -27,3 +27,13 @@ class SchemaRegistryError(Exception):
 
     def __str__(self) -> str:
         return f"{self.error_message} (HTTP {self.http_status_code}, registry error code {self.error_code})"
+
+
+class OAuthTokenError(Exception):
+    """The registry's OAuth token could not be fetched (after the client's ``max.retries``)."""
+
+    def __init__(self, message: str, status_code: int | None = None, response_text: str | None = None) -> None:
+        self.message = message
+        self.status_code = status_code
+        self.response_text = response_text
+        super().__init__(f"{message} (HTTP {status_code}): {response_text}")

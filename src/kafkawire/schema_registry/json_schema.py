@@ -1,6 +1,22 @@
 """JSON Schema serializer and deserializer (``pip install kafkawire[json]``)."""
 
-from ._async.json_schema import AsyncJSONDeserializer, AsyncJSONSerializer
-from ._sync.json_schema import JSONDeserializer, JSONSerializer
+from ._async.json_schema import (
+    AsyncJSONDeserializer,
+    AsyncJSONDeserializerBuilder,
+    AsyncJSONSerializer,
+    AsyncJSONSerializerBuilder,
+)
+from ._sync.json_schema import JSONDeserializer, JSONDeserializerBuilder, JSONSerializer, JSONSerializerBuilder
+from .common.json_fields import get_inline_tags as get_inline_tags
+from .common.json_fields import get_type as get_type
 
-__all__ = ["AsyncJSONDeserializer", "AsyncJSONSerializer", "JSONDeserializer", "JSONSerializer"]
+__all__ = [
+    "AsyncJSONDeserializer",
+    "AsyncJSONDeserializerBuilder",
+    "AsyncJSONSerializer",
+    "AsyncJSONSerializerBuilder",
+    "JSONDeserializer",
+    "JSONDeserializerBuilder",
+    "JSONSerializer",
+    "JSONSerializerBuilder",
+]

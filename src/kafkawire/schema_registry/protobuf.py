@@ -1,21 +1,51 @@
 """Protobuf serializer and deserializer (``pip install kafkawire[protobuf]``)."""
 
-from ._async.protobuf import AsyncProtobufDeserializer, AsyncProtobufSerializer
+from decimal import MAX_EMAX as MAX_EMAX
+from decimal import MAX_PREC as MAX_PREC
+from decimal import MIN_EMIN as MIN_EMIN
+from decimal import ROUND_HALF_UP as ROUND_HALF_UP
+
+from ..serialization import SerializationError as SerializationError
+from ._async.protobuf import (
+    AsyncProtobufDeserializer,
+    AsyncProtobufDeserializerBuilder,
+    AsyncProtobufSerializer,
+    AsyncProtobufSerializerBuilder,
+)
+from ._sync.protobuf import DECIMAL_TYPE_NAME as DECIMAL_TYPE_NAME
+from ._sync.protobuf import TIMESTAMP_TYPE_NAME as TIMESTAMP_TYPE_NAME
 from ._sync.protobuf import (
     ProtobufDeserializer,
+    ProtobufDeserializerBuilder,
     ProtobufSerializer,
+    ProtobufSerializerBuilder,
     _create_index_array,
     _schema_to_str,
     decimal_to_protobuf,
     protobuf_to_decimal,
     reference_subject_name_strategy,
 )
+from .common.protobuf_fields import _is_repeated as _is_repeated
+from .common.protobuf_fields import get_inline_tags as get_inline_tags
+from .common.protobuf_fields import is_map_field as is_map_field
+from .common.rules import FieldType as FieldType
+from .common.rules import RuleContext as RuleContext
+from .common.schemas import PROTOBUF_TYPE as PROTOBUF_TYPE
+from .common.schemas import RuleKind as RuleKind
+from .common.serde import RuleConditionError as RuleConditionError
+from .common.serde import RuleError as RuleError
+from .confluent.type import variant_pb2 as variant_pb2
+from .confluent.type.decimal_utils import unscaled_to_bytes as unscaled_to_bytes
 
 __all__ = [
     "AsyncProtobufDeserializer",
+    "AsyncProtobufDeserializerBuilder",
     "AsyncProtobufSerializer",
+    "AsyncProtobufSerializerBuilder",
     "ProtobufDeserializer",
+    "ProtobufDeserializerBuilder",
     "ProtobufSerializer",
+    "ProtobufSerializerBuilder",
     "_create_index_array",
     "_schema_to_str",
     "decimal_to_protobuf",

@@ -152,7 +152,7 @@ def test_a_kafkawire_module_of_the_same_name_wins_over_the_table(monkeypatch: py
     monkeypatch.setitem(alias.NEAREST, "confluent_kafka.admin", ("kafkawire",))
     assert alias.kafkawire_modules("confluent_kafka.admin") == ("kafkawire.admin",)
     assert alias.kafkawire_modules("confluent_kafka.admin._group") == ("kafkawire.admin",)
-    assert alias.kafkawire_modules("confluent_kafka.aio.producer._message_batch") is None
+    assert alias.kafkawire_modules("confluent_kafka.aio.producer._no_such_part") is None
     assert alias.kafkawire_modules("confluent_kafkax") is None
 
 

@@ -5,6 +5,9 @@ The clients point at a closed loopback port: nothing here waits on a broker."""
 from __future__ import annotations
 
 import asyncio
+import functools
+import importlib
+import inspect
 import socket
 import threading
 from collections.abc import Iterator
@@ -220,3 +223,198 @@ def test_serializing_clients_with_builders_as_confluent_kafkas(bootstrap: str) -
     theirs = _clients(confluent_kafka, ck_serialization, bootstrap)
     assert ours == theirs
     assert "close built-value" in ours[3] and "close given-key" not in ours[3]
+
+
+AVRO_SCHEMA = (
+    '{"type": "record", "name": "Order", "fields": [{"name": "id", "type": "int"}, {"name": "item", "type": "string"}]}'
+)
+JSON_SCHEMA = (
+    '{"type": "object", "title": "Order", "properties": {"id": {"type": "integer"}, "item": {"type": "string"}}}'
+)
+FORMATS = ("avro", "json_schema", "protobuf")
+
+
+@functools.cache
+def _note() -> Any:
+    """A message type of this test's own (a file no registry holds yet)."""
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+    pool = descriptor_pool.DescriptorPool()
+    file = descriptor_pb2.FileDescriptorProto(name="kwbuilders/note.proto", package="kwbuilders", syntax="proto3")
+    field = descriptor_pb2.FieldDescriptorProto
+    file.message_type.add(name="Note").field.add(
+        name="text", number=1, type=field.TYPE_STRING, label=field.LABEL_OPTIONAL
+    )
+    pool.Add(file)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("kwbuilders.Note"))
+
+
+def _format_args(fmt: str, role: str) -> dict[str, Any]:
+    """The builder arguments a format needs besides the registry's (protobuf: a message type)."""
+    if fmt == "protobuf":
+        return {"message_type": _note()}
+    if fmt == "avro":
+        return {"schema": AVRO_SCHEMA} if role == "ser" else {}
+    return {"schema": JSON_SCHEMA}
+
+
+def _record(fmt: str) -> Any:
+    if fmt == "protobuf":
+        return _note()(text="héllo")
+    return {"id": 7, "item": "book"}
+
+
+def _registry_builders(lib: str, fmt: str, url: str) -> list[Any]:
+    """Each step of a format's builders on one library: what a builder is made of, what build
+    gives, the bytes of a record and the record read back, and the refusals."""
+    module = importlib.import_module(f"{lib}.schema_registry.{fmt}")
+    serialization = importlib.import_module(f"{lib}.serialization")
+    ser_name, de_name = {
+        "avro": ("AvroSerializerBuilder", "AvroDeserializerBuilder"),
+        "json_schema": ("JSONSerializerBuilder", "JSONDeserializerBuilder"),
+        "protobuf": ("ProtobufSerializerBuilder", "ProtobufDeserializerBuilder"),
+    }[fmt]
+    out: list[Any] = []
+    for name in (ser_name, de_name):
+        cls = getattr(module, name)
+        out.append([name, list(inspect.signature(cls).parameters), sorted(n for n in dir(cls) if n.startswith("set_"))])
+    ctx = serialization.SerializationContext("orders", serialization.MessageField.VALUE)
+    conf = {"bootstrap.servers": "127.0.0.1:1", "linger.ms": 5}
+    seen: list[str] = []
+    builder = getattr(module, ser_name)(schema_registry_config={"url": url}, **_format_args(fmt, "ser"))
+    chained = builder.set_serializer_config({"auto.register.schemas": True}).set_serializer_init(
+        lambda serde: seen.append(type(serde).__name__)
+    )
+    out.append(chained is builder)
+    serializer, left = builder.build(conf, False)
+    base = importlib.import_module(f"{lib}.schema_registry.serde").BaseSerde
+    out += [left == conf and left is not conf, seen, isinstance(serializer, serialization.Serializer)]
+    out.append(isinstance(serializer, base))
+    payload = serializer(_record(fmt), ctx)
+    out.append(payload)
+    serializer.close()
+    serializer.close()
+    # A given client is the application's: closing a serde leaves it usable. (confluent-kafka's
+    # mock registry is one per client, so the reader shares the second writer's client.)
+    client = importlib.import_module(f"{lib}.schema_registry").SchemaRegistryClient.new_client({"url": url})
+    writer, _ = getattr(module, ser_name)(schema_registry_client=client, **_format_args(fmt, "ser")).build({}, False)
+    out.append(writer(_record(fmt), ctx) == payload)
+    writer.close()
+    de_builder = getattr(module, de_name)().set_schema_registry_client(client)
+    for key, value in _format_args(fmt, "de").items():
+        getattr(de_builder, f"set_{key}")(value)
+    deserializer, _ = de_builder.build({}, False)
+    out.append(str(deserializer(payload, ctx)))
+    deserializer.close()
+    out.append(sorted(client.get_subjects()))
+    both = getattr(module, ser_name)(schema_registry_config={"url": url}, schema_registry_client=client)
+    out.append(_outcome(lambda: both.build({}, True)))
+
+    def failing_init(serde: Any) -> None:
+        raise RuntimeError("init refused")
+
+    out.append(
+        _outcome(
+            lambda: getattr(module, ser_name)(serializer_init=failing_init, **_format_args(fmt, "ser")).build({}, True)
+        )
+    )
+    return out
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_registry_serde_builders_as_confluent_kafkas(fmt: str) -> None:
+    # each library's own in-process registry, under a name of its own
+    ours = _registry_builders("kafkawire", fmt, f"mock://ours-{fmt}")
+    theirs = _registry_builders("confluent_kafka", fmt, f"mock://theirs-{fmt}")
+    assert ours == theirs
+    assert ours[-2][0] == "ValueError" and ours[-1] == ("RuntimeError", "init refused")
+
+
+def _async_registry_builders(lib: str, fmt: str, url: str) -> list[Any]:
+    module = importlib.import_module(f"{lib}.schema_registry.{fmt}")
+    serialization = importlib.import_module(f"{lib}.serialization")
+    prefix = {"avro": "AsyncAvro", "json_schema": "AsyncJSON", "protobuf": "AsyncProtobuf"}[fmt]
+    ctx = serialization.SerializationContext("orders", serialization.MessageField.KEY)
+
+    async def main() -> list[Any]:
+        out: list[Any] = []
+        for role in ("SerializerBuilder", "DeserializerBuilder"):
+            cls = getattr(module, prefix + role)
+            params = list(inspect.signature(cls).parameters)
+            out.append(
+                [
+                    params,
+                    sorted(n for n in dir(cls) if n.startswith("set_")),
+                    issubclass(cls, getattr(serialization, role)),
+                ]
+            )
+        seen: list[str] = []
+
+        async def init(serde: Any) -> None:
+            seen.append(type(serde).__name__)
+
+        builder = getattr(module, prefix + "SerializerBuilder")(**_format_args(fmt, "ser"))
+        builder.set_schema_registry_config({"url": url}).set_serializer_init(init)
+        pending = builder.build({"a": 1}, True)
+        out.append(inspect.isawaitable(pending))
+        serializer, left = await pending
+        out += [left, seen]
+        payload = await serializer(_record(fmt), ctx)
+        out.append(payload)
+        # confluent-kafka's mock registry is one per client: the reader shares a second writer's
+        registry = importlib.import_module(f"{lib}.schema_registry").AsyncSchemaRegistryClient.new_client({"url": url})
+        writer, _ = await getattr(module, prefix + "SerializerBuilder")(
+            schema_registry_client=registry, **_format_args(fmt, "ser")
+        ).build({}, True)
+        out.append(await writer(_record(fmt), ctx) == payload)
+        await writer.aclose()
+        de = getattr(module, prefix + "DeserializerBuilder")(schema_registry_client=registry, **_format_args(fmt, "de"))
+        deserializer, _ = await de.build({}, True)
+        out.append(str(await deserializer(payload, ctx)))
+        await serializer.aclose()
+        await deserializer.aclose()
+
+        async def failing(serde: Any) -> None:
+            raise RuntimeError("async init refused")
+
+        failing_builder = getattr(module, prefix + "SerializerBuilder")(
+            serializer_init=failing, **_format_args(fmt, "ser")
+        )
+        try:
+            await failing_builder.build({}, True)
+        except RuntimeError as e:
+            out.append(str(e))
+        return out
+
+    return asyncio.run(main())
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_async_registry_serde_builders_as_confluent_kafkas(fmt: str) -> None:
+    ours = _async_registry_builders("kafkawire", fmt, f"mock://async-ours-{fmt}")
+    theirs = _async_registry_builders("confluent_kafka", fmt, f"mock://async-theirs-{fmt}")
+    assert ours == theirs
+    assert ours[-1] == "async init refused"
+
+
+def test_a_producer_builds_its_registry_serializer(bootstrap: str) -> None:
+    """The builder through the client: a SerializingProducer made with ``value.serializer.builder``
+    serializes with the serializer it built (the record's bytes as confluent-kafka's)."""
+    from kafkawire.schema_registry.avro import AvroSerializerBuilder
+
+    got: list[bytes] = []
+    producer = kafkawire.SerializingProducer(
+        {
+            "bootstrap.servers": bootstrap,
+            "value.serializer.builder": AvroSerializerBuilder(
+                schema_registry_config={"url": "mock://through-producer"},
+                schema=AVRO_SCHEMA,
+                serializer_config={"subject.name.strategy.conf": {"subject.name.strategy.kafka.cluster.id": "c1"}},
+            ),
+            "key.serializer": lambda obj, ctx: got.append(obj) or b"k",
+        }
+    )
+    producer.produce("orders", key="k", value={"id": 1, "item": "pen"})
+    producer.purge()
+    producer.close()
+    assert got == ["k"]

@@ -2,10 +2,31 @@
 
 from __future__ import annotations
 
-from .._sync.avro import AvroDeserializer, AvroSerializer
-from .serde import AsyncBaseDeserializer, AsyncBaseSerializer
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["AsyncAvroDeserializer", "AsyncAvroSerializer"]
+from ..._util.asyncinit import asyncinit as asyncinit
+from ...serialization import DeserializerBuilder, SerializationContext, SerializerBuilder
+from ...serialization import MessageField as MessageField
+from ...serialization import SerializationError as SerializationError
+from .._sync.avro import AvroDeserializer, AvroSerializer
+from ..common.schema_registry_client import Schema
+from ..common.schemas import AVRO_TYPE as AVRO_TYPE
+from ..common.schemas import RuleMode as RuleMode
+from ..common.schemas import RulePhase as RulePhase
+from ..common.serde import SchemaId as SchemaId
+from ..common.serde import clear_original_key as clear_original_key
+from ..common.serde import dual_schema_id_deserializer as dual_schema_id_deserializer
+from ..common.serde import prefix_schema_id_serializer as prefix_schema_id_serializer
+from ..common.serde import set_original_key as set_original_key
+from ..rule_registry import RuleRegistry
+from .schema_registry_client import AsyncSchemaRegistryClient
+from .serde import AsyncBaseDeserializer, AsyncBaseSerializer
+from .serde_builder import AsyncRegistrySerdeBuilder
+from .serde_builder import async_build_serde as async_build_serde
+
+__all__ = ["AsyncAvroDeserializer", "AsyncAvroDeserializerBuilder", "AsyncAvroSerializer", "AsyncAvroSerializerBuilder"]
 
 
 class AsyncAvroSerializer(AsyncBaseSerializer):
@@ -18,3 +39,52 @@ class AsyncAvroDeserializer(AsyncBaseDeserializer):
     """``await AsyncAvroDeserializer(client, ...)``: AvroDeserializer's arguments."""
 
     _sync_type = AvroDeserializer
+
+
+@dataclass(eq=False, repr=False)
+class AsyncAvroSerializerBuilder(AsyncRegistrySerdeBuilder, SerializerBuilder):  # type: ignore[misc]  # build returns a coroutine
+    """AsyncAvroSerializer's arguments, the serde made when an asyncio client is (``key.serializer.builder`` or
+    ``value.serializer.builder``); see the module `serde_builder`."""
+
+    _init_field = "serializer_init"
+    schema_registry_config: dict[str, Any] | None = None
+    schema_registry_client: AsyncSchemaRegistryClient | None = None
+    schema: str | Schema | None = None
+    to_dict: Callable[[Any, SerializationContext | None], Any] | None = None
+    serializer_config: dict[str, Any] | None = None
+    rule_config: dict[str, Any] | None = None
+    rule_registry: RuleRegistry | None = None
+    serializer_init: Callable[[AsyncAvroSerializer], Awaitable[None]] | None = None
+
+    def _construct(self, client: Any) -> Any:
+        return AsyncAvroSerializer(
+            client, self.schema, self.to_dict, self.serializer_config, self.rule_config, self.rule_registry
+        )
+
+
+@dataclass(eq=False, repr=False)
+class AsyncAvroDeserializerBuilder(AsyncRegistrySerdeBuilder, DeserializerBuilder):  # type: ignore[misc]  # build returns a coroutine
+    """AsyncAvroDeserializer's arguments, the serde made when an asyncio client is (``key.deserializer.builder`` or
+    ``value.deserializer.builder``); see the module `serde_builder`."""
+
+    _init_field = "deserializer_init"
+    schema_registry_config: dict[str, Any] | None = None
+    schema_registry_client: AsyncSchemaRegistryClient | None = None
+    schema: str | Schema | None = None
+    from_dict: Callable[[Any, SerializationContext | None], Any] | None = None
+    return_record_name: bool = False
+    deserializer_config: dict[str, Any] | None = None
+    rule_config: dict[str, Any] | None = None
+    rule_registry: RuleRegistry | None = None
+    deserializer_init: Callable[[AsyncAvroDeserializer], Awaitable[None]] | None = None
+
+    def _construct(self, client: Any) -> Any:
+        return AsyncAvroDeserializer(
+            client,
+            self.schema,
+            self.from_dict,
+            self.return_record_name,
+            self.deserializer_config,
+            self.rule_config,
+            self.rule_registry,
+        )

@@ -2,10 +2,41 @@
 
 from __future__ import annotations
 
-from .._sync.protobuf import ProtobufDeserializer, ProtobufSerializer
-from .serde import AsyncBaseDeserializer, AsyncBaseSerializer
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["AsyncProtobufDeserializer", "AsyncProtobufSerializer"]
+from google.protobuf.message import Message
+
+from ..._util.asyncinit import asyncinit as asyncinit
+from ...serialization import DeserializerBuilder, SerializerBuilder
+from ...serialization import MessageField as MessageField
+from ...serialization import SerializationContext as SerializationContext
+from ...serialization import SerializationError as SerializationError
+from .._sync.protobuf import ProtobufDeserializer, ProtobufSerializer
+from .._sync.protobuf import reference_subject_name_strategy as reference_subject_name_strategy
+from ..common.schemas import PROTOBUF_TYPE as PROTOBUF_TYPE
+from ..common.schemas import RuleMode as RuleMode
+from ..common.schemas import RulePhase as RulePhase
+from ..common.schemas import Schema as Schema
+from ..common.schemas import SchemaReference as SchemaReference
+from ..common.serde import SchemaId as SchemaId
+from ..common.serde import clear_original_key as clear_original_key
+from ..common.serde import dual_schema_id_deserializer as dual_schema_id_deserializer
+from ..common.serde import prefix_schema_id_serializer as prefix_schema_id_serializer
+from ..common.serde import set_original_key as set_original_key
+from ..rule_registry import RuleRegistry
+from .schema_registry_client import AsyncSchemaRegistryClient
+from .serde import AsyncBaseDeserializer, AsyncBaseSerializer
+from .serde_builder import AsyncRegistrySerdeBuilder
+from .serde_builder import async_build_serde as async_build_serde
+
+__all__ = [
+    "AsyncProtobufDeserializer",
+    "AsyncProtobufDeserializerBuilder",
+    "AsyncProtobufSerializer",
+    "AsyncProtobufSerializerBuilder",
+]
 
 
 class AsyncProtobufSerializer(AsyncBaseSerializer):
@@ -18,3 +49,53 @@ class AsyncProtobufDeserializer(AsyncBaseDeserializer):
     """``await AsyncProtobufDeserializer(client, ...)``: ProtobufDeserializer's arguments."""
 
     _sync_type = ProtobufDeserializer
+
+
+@dataclass(eq=False, repr=False)
+class AsyncProtobufSerializerBuilder(AsyncRegistrySerdeBuilder, SerializerBuilder):  # type: ignore[misc]  # build returns a coroutine
+    """AsyncProtobufSerializer's arguments, the serde made when an asyncio client is (``key.serializer.builder`` or
+    ``value.serializer.builder``); see the module `serde_builder`."""
+
+    _init_field = "serializer_init"
+    schema_registry_config: dict[str, Any] | None = None
+    schema_registry_client: AsyncSchemaRegistryClient | None = None
+    message_type: type[Message] | None = None
+    serializer_config: dict[str, Any] | None = None
+    rule_config: dict[str, Any] | None = None
+    rule_registry: RuleRegistry | None = None
+    serializer_init: Callable[[AsyncProtobufSerializer], Awaitable[None]] | None = None
+
+    def _check(self) -> None:
+        if self.message_type is None:
+            # same text as confluent-kafka
+            raise ValueError("Protobuf serializer requires a message type; call set_message_type()")
+
+    def _construct(self, client: Any) -> Any:
+        return AsyncProtobufSerializer(
+            self.message_type, client, self.serializer_config, self.rule_config, self.rule_registry
+        )
+
+
+@dataclass(eq=False, repr=False)
+class AsyncProtobufDeserializerBuilder(AsyncRegistrySerdeBuilder, DeserializerBuilder):  # type: ignore[misc]  # build returns a coroutine
+    """AsyncProtobufDeserializer's arguments, the serde made when an asyncio client is (``key.deserializer.builder`` or
+    ``value.deserializer.builder``); see the module `serde_builder`."""
+
+    _init_field = "deserializer_init"
+    schema_registry_config: dict[str, Any] | None = None
+    schema_registry_client: AsyncSchemaRegistryClient | None = None
+    message_type: type[Message] | None = None
+    deserializer_config: dict[str, Any] | None = None
+    rule_config: dict[str, Any] | None = None
+    rule_registry: RuleRegistry | None = None
+    deserializer_init: Callable[[AsyncProtobufDeserializer], Awaitable[None]] | None = None
+
+    def _check(self) -> None:
+        if self.message_type is None:
+            # same text as confluent-kafka
+            raise ValueError("Protobuf deserializer requires a message type; call set_message_type()")
+
+    def _construct(self, client: Any) -> Any:
+        return AsyncProtobufDeserializer(
+            self.message_type, self.deserializer_config, client, self.rule_config, self.rule_registry
+        )

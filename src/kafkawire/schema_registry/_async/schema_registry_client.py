@@ -11,7 +11,20 @@ import asyncio
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+from ..._version import version as version
 from .._sync.schema_registry_client import SchemaRegistryClient
+from ..common.associations import Association as Association
+from ..common.associations import AssociationCreateOrUpdateRequest as AssociationCreateOrUpdateRequest
+from ..common.associations import AssociationResponse as AssociationResponse
+from ..common.schema_registry_client import full_jitter as full_jitter
+from ..common.schema_registry_client import is_retriable as is_retriable
+from ..common.schema_registry_client import is_success as is_success
+from ..common.schemas import RegisteredSchema as RegisteredSchema
+from ..common.schemas import Schema as Schema
+from ..common.schemas import SchemaVersion as SchemaVersion
+from ..common.schemas import ServerConfig as ServerConfig
+from ..error import OAuthTokenError as OAuthTokenError
+from ..error import SchemaRegistryError as SchemaRegistryError
 
 __all__ = ["AsyncSchemaRegistryClient"]
 

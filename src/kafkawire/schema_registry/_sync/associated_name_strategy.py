@@ -34,13 +34,15 @@ __all__ = ["FALLBACK_TYPE", "KAFKA_CLUSTER_ID", "AssociatedNameStrategy", "subje
 
 # Keys of ``subject.name.strategy.conf``.
 KAFKA_CLUSTER_ID = "subject.name.strategy.kafka.cluster.id"
+# Topics whose associated subject a strategy remembers.
+DEFAULT_CACHE_CAPACITY = 1000
 FALLBACK_TYPE = "subject.name.strategy.fallback.type"
 # The resource namespace matching every cluster, used when no cluster id is configured.
 NAMESPACE_WILDCARD = "-"
 
 StrategyFunc = Callable[[SerializationContext | None, str | None], str | None]
 
-NAMED_STRATEGIES: dict[SubjectNameStrategyType, StrategyFunc] = {
+STRATEGY_TYPE_MAP: dict[SubjectNameStrategyType, StrategyFunc] = {
     SubjectNameStrategyType.TOPIC: topic_subject_name_strategy,
     SubjectNameStrategyType.RECORD: record_subject_name_strategy,
     SubjectNameStrategyType.TOPIC_RECORD: topic_record_subject_name_strategy,
@@ -63,7 +65,7 @@ def fallback_strategy(conf: dict[str, Any] | None) -> StrategyFunc | None:
     kind = strategy_type((conf or {}).get(FALLBACK_TYPE, SubjectNameStrategyType.TOPIC), FALLBACK_TYPE)
     if kind is SubjectNameStrategyType.ASSOCIATED:
         raise ValueError(f"Invalid value for {FALLBACK_TYPE}: ASSOCIATED cannot be its own fallback")
-    return NAMED_STRATEGIES.get(kind)
+    return STRATEGY_TYPE_MAP.get(kind)
 
 
 def subject_name_options(conf: dict[str, Any]) -> tuple[Callable[..., Any], dict[str, Any] | None]:
@@ -86,7 +88,7 @@ def subject_name_options(conf: dict[str, Any]) -> tuple[Callable[..., Any], dict
         return AssociatedNameStrategy(), strategy_conf
     if kind is SubjectNameStrategyType.NONE:
         raise ValueError("subject.name.strategy.type NONE names no subject: it is only a fallback type")
-    return NAMED_STRATEGIES[kind], strategy_conf
+    return STRATEGY_TYPE_MAP[kind], strategy_conf
 
 
 class AssociatedNameStrategy:
@@ -97,7 +99,7 @@ class AssociatedNameStrategy:
     ``epoch`` grows whenever a remembered answer is forgotten (evicted, or `clear_cache`): a serde
     that keeps what an answer led to keeps it only while the epoch stays."""
 
-    def __init__(self, cache_capacity: int = 1000) -> None:
+    def __init__(self, cache_capacity: int = DEFAULT_CACHE_CAPACITY) -> None:
         self._cache: LRUCache[tuple[str, bool, str | None], str] = LRUCache(cache_capacity)
         self._lock = threading.Lock()
         self._cluster_id_resolver: Callable[[], Any] | None = None
@@ -115,6 +117,23 @@ class AssociatedNameStrategy:
         schema_registry_client: SchemaRegistryClient | None,
         conf: dict[str, Any] | None = None,
     ) -> str | None:
+        return self._lookup(ctx, record_name, schema_registry_client, conf, self._cluster_id_resolver)
+
+    def _cached(self, ctx: SerializationContext | None, record_name: str | None) -> bool:
+        if ctx is None or ctx.topic is None:
+            return False
+        with self._lock:
+            return (ctx.topic, ctx.field == MessageField.KEY, record_name) in self._cache
+
+    def _lookup(
+        self,
+        ctx: SerializationContext | None,
+        record_name: str | None,
+        client: SchemaRegistryClient | None,
+        conf: dict[str, Any] | None,
+        resolver: Callable[[], Any] | None,
+    ) -> str | None:
+        """The subject, remembered or asked with ``resolver`` as the cluster id's source."""
         if ctx is None:
             raise ValueError("the associated subject name strategy needs a SerializationContext (the topic)")
         if ctx.topic is None:
@@ -123,7 +142,7 @@ class AssociatedNameStrategy:
         with self._lock:
             subject = self._cache.get(key)
         if subject is None:
-            subject = self._load(ctx, record_name, schema_registry_client, conf)
+            subject = self._load(ctx, record_name, client, conf, resolver)
             if subject is not None:
                 with self._lock:
                     held = len(self._cache)
@@ -138,11 +157,10 @@ class AssociatedNameStrategy:
             self._cache.clear()
             self.epoch += 1
 
-    def _namespace(self, conf: dict[str, Any] | None) -> str:
+    def _namespace(self, conf: dict[str, Any] | None, resolver: Callable[[], Any] | None) -> str:
         configured = (conf or {}).get(KAFKA_CLUSTER_ID)
         if configured:
             return str(configured)
-        resolver = self._cluster_id_resolver
         if resolver is None:
             return NAMESPACE_WILDCARD
         try:
@@ -164,11 +182,12 @@ class AssociatedNameStrategy:
         record_name: str | None,
         client: SchemaRegistryClient | None,
         conf: dict[str, Any] | None,
+        resolver: Callable[[], Any] | None,
     ) -> str | None:
         if client is None:  # nothing to ask: TOPIC's subject
             return topic_subject_name_strategy(ctx, record_name)
         otherwise = fallback_strategy(conf)
-        namespace = self._namespace(conf)
+        namespace = self._namespace(conf, resolver)
         field = "key" if ctx.field == MessageField.KEY else "value"
         try:
             found = client.get_associations_by_resource_name(ctx.topic, namespace, "topic", [field])

@@ -11,14 +11,24 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from fastavro import parse_schema, schemaless_reader, schemaless_writer
 
-from ...serialization import MessageField, SerializationContext, SerializationError
+from ...serialization import (
+    DeserializerBuilder,
+    MessageField,
+    SerializationContext,
+    SerializationError,
+    SerializerBuilder,
+)
 from ..common.avro_fields import transform_avro
 from ..common.rules import FieldTransform, FieldTransformer, RuleContext
 from ..common.schema_registry_client import RegisteredSchema, RuleMode, RulePhase, Schema
+from ..common.schemas import AVRO_TYPE as AVRO_TYPE
+from ..common.serde import SchemaId as SchemaId
+from ..common.serde import clear_original_key as clear_original_key
 from ..common.serde import (
     dual_schema_id_deserializer,
     prefix_schema_id_deserializer,
@@ -27,10 +37,20 @@ from ..common.serde import (
     topic_record_subject_name_strategy,
     topic_subject_name_strategy,
 )
+from ..common.serde import set_original_key as set_original_key
+from ..rule_registry import RuleRegistry
 from .schema_registry_client import SchemaRegistryClient
 from .serde import BaseDeserializer, BaseSerializer, where
+from .serde_builder import RegistrySerdeBuilder
+from .serde_builder import build_serde as build_serde
 
-__all__ = ["AvroDeserializer", "AvroEncodingError", "AvroSerializer"]
+__all__ = [
+    "AvroDeserializer",
+    "AvroDeserializerBuilder",
+    "AvroEncodingError",
+    "AvroSerializer",
+    "AvroSerializerBuilder",
+]
 
 _PRIMITIVES = {"null", "boolean", "int", "long", "float", "double", "bytes", "string"}
 # Strategies whose subject depends only on the topic, key or value, and the record name: the
@@ -148,7 +168,7 @@ class AvroSerializer(_Parsing, BaseSerializer):
     (fastavro's strict checks: no missing or extra fields).
     """
 
-    _schema_type = "AVRO"
+    _schema_type = AVRO_TYPE
 
     def __init__(
         self,
@@ -250,7 +270,7 @@ class AvroDeserializer(_Parsing, BaseDeserializer):
     schema, by Avro's schema resolution rules.
     """
 
-    _schema_type = "AVRO"
+    _schema_type = AVRO_TYPE
 
     def __init__(
         self,
@@ -376,3 +396,52 @@ def _flag(conf: dict[str, Any], key: str) -> bool:
     if not isinstance(value, bool):
         raise ValueError(f"{key} takes True or False, not {value!r}")
     return value
+
+
+@dataclass(eq=False, repr=False)
+class AvroSerializerBuilder(RegistrySerdeBuilder, SerializerBuilder):
+    """AvroSerializer's arguments, the serde made when a client is (``key.serializer.builder`` or
+    ``value.serializer.builder``); see the module `serde_builder`."""
+
+    _init_field = "serializer_init"
+    schema_registry_config: dict[str, Any] | None = None
+    schema_registry_client: SchemaRegistryClient | None = None
+    schema: str | Schema | None = None
+    to_dict: Callable[[Any, SerializationContext | None], Any] | None = None
+    serializer_config: dict[str, Any] | None = None
+    rule_config: dict[str, Any] | None = None
+    rule_registry: RuleRegistry | None = None
+    serializer_init: Callable[[AvroSerializer], None] | None = None
+
+    def _construct(self, client: Any) -> Any:
+        return AvroSerializer(
+            client, self.schema, self.to_dict, self.serializer_config, self.rule_config, self.rule_registry
+        )
+
+
+@dataclass(eq=False, repr=False)
+class AvroDeserializerBuilder(RegistrySerdeBuilder, DeserializerBuilder):
+    """AvroDeserializer's arguments, the serde made when a client is (``key.deserializer.builder`` or
+    ``value.deserializer.builder``); see the module `serde_builder`."""
+
+    _init_field = "deserializer_init"
+    schema_registry_config: dict[str, Any] | None = None
+    schema_registry_client: SchemaRegistryClient | None = None
+    schema: str | Schema | None = None
+    from_dict: Callable[[Any, SerializationContext | None], Any] | None = None
+    return_record_name: bool = False
+    deserializer_config: dict[str, Any] | None = None
+    rule_config: dict[str, Any] | None = None
+    rule_registry: RuleRegistry | None = None
+    deserializer_init: Callable[[AvroDeserializer], None] | None = None
+
+    def _construct(self, client: Any) -> Any:
+        return AvroDeserializer(
+            client,
+            self.schema,
+            self.from_dict,
+            self.return_record_name,
+            self.deserializer_config,
+            self.rule_config,
+            self.rule_registry,
+        )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from jsonschema import ValidationError
@@ -17,15 +18,25 @@ from jsonschema.validators import validator_for
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT7
 
-from ...serialization import SerializationContext, SerializationError
+from ...serialization import DeserializerBuilder, SerializationContext, SerializationError, SerializerBuilder
+from ...serialization import MessageField as MessageField
 from ..common.json_fields import transform_json
 from ..common.json_schema import _json_dumps, _json_loads
 from ..common.rules import FieldTransform, FieldTransformer, RuleContext
 from ..common.schema_registry_client import RuleMode, RulePhase, Schema
+from ..common.schemas import JSON_TYPE as JSON_TYPE
+from ..common.serde import SchemaId as SchemaId
+from ..common.serde import clear_original_key as clear_original_key
+from ..common.serde import dual_schema_id_deserializer as dual_schema_id_deserializer
+from ..common.serde import prefix_schema_id_serializer as prefix_schema_id_serializer
+from ..common.serde import set_original_key as set_original_key
+from ..rule_registry import RuleRegistry
 from .schema_registry_client import SchemaRegistryClient
 from .serde import BaseDeserializer, BaseSerializer, _bool, where
+from .serde_builder import RegistrySerdeBuilder
+from .serde_builder import build_serde as build_serde
 
-__all__ = ["JSONDeserializer", "JSONSerializer"]
+__all__ = ["JSONDeserializer", "JSONDeserializerBuilder", "JSONSerializer", "JSONSerializerBuilder"]
 
 
 def _as_schema(schema_str: Any, what: str) -> Schema | None:
@@ -96,7 +107,7 @@ class _Validating:
 class JSONSerializer(_Validating, BaseSerializer):
     """Objects (or ``to_dict(obj, ctx)`` of them) to framed JSON, validated unless ``validate`` is False."""
 
-    _schema_type = "JSON"
+    _schema_type = JSON_TYPE
 
     def __init__(
         self,
@@ -150,7 +161,7 @@ class JSONDeserializer(_Validating, BaseDeserializer):
     """Framed JSON to objects, validated against ``schema_str`` (or, with a registry client and no
     ``schema_str``, the writer's schema); ``from_dict(dict, ctx)`` makes the application's object."""
 
-    _schema_type = "JSON"
+    _schema_type = JSON_TYPE
 
     def __init__(
         self,
@@ -224,3 +235,59 @@ class JSONDeserializer(_Validating, BaseDeserializer):
         if self._validate_values and schema is not None:
             self._validate(schema, obj, ctx)
         return self._from_dict(obj, ctx) if self._from_dict is not None else obj
+
+
+@dataclass(eq=False, repr=False)
+class JSONSerializerBuilder(RegistrySerdeBuilder, SerializerBuilder):
+    """JSONSerializer's arguments, the serde made when a client is (``key.serializer.builder`` or
+    ``value.serializer.builder``); see the module `serde_builder`."""
+
+    _init_field = "serializer_init"
+    schema_registry_config: dict[str, Any] | None = None
+    schema_registry_client: SchemaRegistryClient | None = None
+    schema: str | Schema | None = None
+    to_dict: Callable[[Any, SerializationContext | None], Any] | None = None
+    serializer_config: dict[str, Any] | None = None
+    rule_config: dict[str, Any] | None = None
+    rule_registry: RuleRegistry | None = None
+    json_encode: Callable[[Any], str | bytes] | None = None
+    serializer_init: Callable[[JSONSerializer], None] | None = None
+
+    def _construct(self, client: Any) -> Any:
+        return JSONSerializer(
+            self.schema,
+            client,
+            self.to_dict,
+            self.serializer_config,
+            self.rule_config,
+            self.rule_registry,
+            self.json_encode,
+        )
+
+
+@dataclass(eq=False, repr=False)
+class JSONDeserializerBuilder(RegistrySerdeBuilder, DeserializerBuilder):
+    """JSONDeserializer's arguments, the serde made when a client is (``key.deserializer.builder`` or
+    ``value.deserializer.builder``); see the module `serde_builder`."""
+
+    _init_field = "deserializer_init"
+    schema_registry_config: dict[str, Any] | None = None
+    schema_registry_client: SchemaRegistryClient | None = None
+    schema: str | Schema | None = None
+    from_dict: Callable[[Any, SerializationContext | None], Any] | None = None
+    deserializer_config: dict[str, Any] | None = None
+    rule_config: dict[str, Any] | None = None
+    rule_registry: RuleRegistry | None = None
+    json_decode: Callable[[bytes], Any] | None = None
+    deserializer_init: Callable[[JSONDeserializer], None] | None = None
+
+    def _construct(self, client: Any) -> Any:
+        return JSONDeserializer(
+            self.schema,
+            self.from_dict,
+            client,
+            self.deserializer_config,
+            self.rule_config,
+            self.rule_registry,
+            self.json_decode,
+        )

@@ -14,6 +14,7 @@ import threading
 import uuid
 from typing import Any
 
+from ..common.associations import AssociationInfo as AssociationInfo
 from ..common.schema_registry_client import (
     Association,
     AssociationCreateOrUpdateRequest,

@@ -12,28 +12,45 @@ from __future__ import annotations
 import base64
 import decimal
 import threading
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, cast
 
+from google.protobuf import timestamp_pb2
 from google.protobuf.descriptor import Descriptor, FileDescriptor
 from google.protobuf.message import DecodeError, Message
 
-from ...serialization import SerializationContext, SerializationError
+from ...serialization import DeserializerBuilder, SerializationContext, SerializationError, SerializerBuilder
+from ...serialization import MessageField as MessageField
 from ..common.protobuf_fields import transform_protobuf
 from ..common.schema_registry_client import RuleMode, RulePhase, Schema, SchemaReference
+from ..common.schemas import PROTOBUF_TYPE as PROTOBUF_TYPE
 from ..common.serde import SchemaId
+from ..common.serde import clear_original_key as clear_original_key
+from ..common.serde import dual_schema_id_deserializer as dual_schema_id_deserializer
+from ..common.serde import prefix_schema_id_serializer as prefix_schema_id_serializer
+from ..common.serde import set_original_key as set_original_key
 from ..confluent.type import decimal_pb2
 from ..confluent.type.decimal_utils import from_proto_decimal, unscaled_to_bytes
+from ..rule_registry import RuleRegistry
 from .schema_registry_client import SchemaRegistryClient
 from .serde import BaseDeserializer, BaseSerializer, _bool, _callable, where
+from .serde_builder import RegistrySerdeBuilder
+from .serde_builder import build_serde as build_serde
 
 __all__ = [
     "ProtobufDeserializer",
+    "ProtobufDeserializerBuilder",
     "ProtobufSerializer",
+    "ProtobufSerializerBuilder",
     "decimal_to_protobuf",
     "protobuf_to_decimal",
     "reference_subject_name_strategy",
 ]
 
+# The full names of the message types read as values: a decimal, an instant.
+DECIMAL_TYPE_NAME = decimal_pb2.Decimal.DESCRIPTOR.full_name
+TIMESTAMP_TYPE_NAME = timestamp_pb2.Timestamp.DESCRIPTOR.full_name
 _KNOWN_PREFIXES = ("google/protobuf/", "google/type/", "confluent/meta.proto", "confluent/type/")
 
 
@@ -70,7 +87,7 @@ def _create_index_array(msg_desc: Descriptor) -> list[int]:
 class ProtobufSerializer(BaseSerializer):
     """Messages of ``msg_type`` to framed Protobuf."""
 
-    _schema_type = "PROTOBUF"
+    _schema_type = PROTOBUF_TYPE
     _encode_varints = staticmethod(SchemaId._encode_varints)
 
     def __init__(
@@ -155,7 +172,7 @@ class ProtobufDeserializer(BaseDeserializer):
     """Framed Protobuf to ``message_type`` messages. The registry is needed only for the writer
     schema's rules (field and payload encryption, conditions); without it none run."""
 
-    _schema_type = "PROTOBUF"
+    _schema_type = PROTOBUF_TYPE
 
     def __init__(
         self,
@@ -226,7 +243,7 @@ def decimal_to_protobuf(value: decimal.Decimal, scale: int) -> Any:
     without rounding: ValueError when narrowing would drop a non-zero digit or widening overflow."""
     sign, digits, exponent = value.as_tuple()
     if not isinstance(exponent, int):
-        raise ValueError(f"cannot convert non-finite Decimal '{value}' to confluent.type.Decimal")
+        raise ValueError(f"cannot convert non-finite Decimal '{value}' to {DECIMAL_TYPE_NAME}")
     unscaled = 0
     for digit in digits:
         unscaled = unscaled * 10 + digit
@@ -250,3 +267,61 @@ def protobuf_to_decimal(value: Any) -> decimal.Decimal:
     """The exact value of a confluent.type.Decimal (its precision is the digit count every client
     writes, so it is not applied)."""
     return from_proto_decimal(value)
+
+
+@dataclass(eq=False, repr=False)
+class ProtobufSerializerBuilder(RegistrySerdeBuilder, SerializerBuilder):
+    """ProtobufSerializer's arguments, the serde made when a client is (``key.serializer.builder`` or
+    ``value.serializer.builder``); see the module `serde_builder`."""
+
+    _init_field = "serializer_init"
+    schema_registry_config: dict[str, Any] | None = None
+    schema_registry_client: SchemaRegistryClient | None = None
+    message_type: type[Message] | None = None
+    serializer_config: dict[str, Any] | None = None
+    rule_config: dict[str, Any] | None = None
+    rule_registry: RuleRegistry | None = None
+    serializer_init: Callable[[ProtobufSerializer], None] | None = None
+
+    def _check(self) -> None:
+        if self.message_type is None:
+            # same text as confluent-kafka
+            raise ValueError("Protobuf serializer requires a message type; call set_message_type()")
+
+    def _construct(self, client: Any) -> Any:
+        return ProtobufSerializer(
+            cast("type[Message]", self.message_type),
+            client,
+            self.serializer_config,
+            self.rule_config,
+            self.rule_registry,
+        )
+
+
+@dataclass(eq=False, repr=False)
+class ProtobufDeserializerBuilder(RegistrySerdeBuilder, DeserializerBuilder):
+    """ProtobufDeserializer's arguments, the serde made when a client is (``key.deserializer.builder`` or
+    ``value.deserializer.builder``); see the module `serde_builder`."""
+
+    _init_field = "deserializer_init"
+    schema_registry_config: dict[str, Any] | None = None
+    schema_registry_client: SchemaRegistryClient | None = None
+    message_type: type[Message] | None = None
+    deserializer_config: dict[str, Any] | None = None
+    rule_config: dict[str, Any] | None = None
+    rule_registry: RuleRegistry | None = None
+    deserializer_init: Callable[[ProtobufDeserializer], None] | None = None
+
+    def _check(self) -> None:
+        if self.message_type is None:
+            # same text as confluent-kafka
+            raise ValueError("Protobuf deserializer requires a message type; call set_message_type()")
+
+    def _construct(self, client: Any) -> Any:
+        return ProtobufDeserializer(
+            cast("type[Message]", self.message_type),
+            self.deserializer_config,
+            client,
+            self.rule_config,
+            self.rule_registry,
+        )

@@ -10,6 +10,7 @@ Client-side ``RuleOverride``s may disable a rule type or change its actions.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
@@ -30,6 +31,8 @@ _RUNS_IN: dict[RuleMode, frozenset[RuleMode]] = {
 # "A,B" actions of a two-way rule: A on write / upgrade, B on read / downgrade.
 _FIRST_OF_PAIR = frozenset({RuleMode.WRITE, RuleMode.UPGRADE})
 _BUILT_IN_ACTIONS: dict[str, RuleAction] = {"ERROR": ErrorAction(), "NONE": NoneAction()}
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,18 @@ class RuleRunner:
         client_conf = client.config() if client is not None else {}
         for member in (*self._registry.get_executors(), *self._registry.get_actions()):
             member.configure(client_conf, dict(rule_conf or {}))
+
+    def close(self) -> None:
+        """Close a registry given to this serde (the process-wide one serves every serde and stays
+        open): actions first, each apart, so a failing executor cannot keep a DLQ action from
+        flushing."""
+        if self._registry is RuleRegistry.get_global_instance():
+            return
+        for member in (*self._registry.get_actions(), *self._registry.get_executors()):
+            try:
+                member.close()
+            except Exception as exc:
+                log.warning("Closing the rule registry member %s failed: %s", type(member).__name__, exc)
 
     # --- overrides -------------------------------------------------------------------------------
 

@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 from cachetools import LRUCache, TTLCache
 
+from ..._version import version as version
 from ..common.auth import bearer_headers
 from ..common.rest import error_from_response, parse_rest_config
 from ..common.schema_registry_client import (
@@ -31,6 +32,8 @@ from ..common.schema_registry_client import (
     is_retriable,
     is_success,
 )
+from ..error import OAuthTokenError as OAuthTokenError
+from ..error import SchemaRegistryError as SchemaRegistryError
 from .schema_cache import SchemaCache
 
 __all__ = ["SchemaRegistryClient"]

@@ -12,19 +12,46 @@ from collections.abc import Callable
 from typing import Any
 
 from ...serialization import Deserializer, MessageField, SerializationContext, SerializationError, Serializer
+from ..common.rules import ErrorAction as ErrorAction
+from ..common.rules import NoneAction as NoneAction
+from ..common.rules import RuleAction as RuleAction
+from ..common.rules import RuleContext as RuleContext
 from ..common.schema_registry_client import RegisteredSchema, Schema
+from ..common.schemas import Rule as Rule
+from ..common.schemas import RuleKind as RuleKind
+from ..common.schemas import RuleMode as RuleMode
+from ..common.schemas import RulePhase as RulePhase
+from ..common.schemas import RuleSet as RuleSet
+from ..common.serde import DLQ_RULE_NAME_HEADER as DLQ_RULE_NAME_HEADER
 from ..common.serde import (
     ORIGINAL_KEY,
     SchemaId,
     dual_schema_id_deserializer,
     prefix_schema_id_serializer,
 )
+from ..common.serde import RuleConditionError as RuleConditionError
+from ..common.serde import RuleError as RuleError
+from ..common.serde import SubjectNameStrategyType as SubjectNameStrategyType
+from ..common.serde import get_original_key as get_original_key
+from ..common.serde import topic_subject_name_strategy as topic_subject_name_strategy
 from ..error import SchemaRegistryError
+from .associated_name_strategy import DEFAULT_CACHE_CAPACITY as DEFAULT_CACHE_CAPACITY
 from .associated_name_strategy import FALLBACK_TYPE, KAFKA_CLUSTER_ID, AssociatedNameStrategy, subject_name_options
+from .associated_name_strategy import NAMESPACE_WILDCARD as NAMESPACE_WILDCARD
+from .associated_name_strategy import STRATEGY_TYPE_MAP as STRATEGY_TYPE_MAP
+from .rule_runner import Migration as Migration
 from .rule_runner import RuleRunner
 from .schema_registry_client import SchemaRegistryClient
+from .serde_builder import build_serde as build_serde
 
-__all__ = ["FALLBACK_TYPE", "KAFKA_CLUSTER_ID", "AssociatedNameStrategy", "BaseDeserializer", "BaseSerializer"]
+__all__ = [
+    "FALLBACK_TYPE",
+    "KAFKA_CLUSTER_ID",
+    "AssociatedNameStrategy",
+    "BaseDeserializer",
+    "BaseSerde",
+    "BaseSerializer",
+]
 
 
 def _bool(conf: dict[str, Any], key: str, default: bool) -> bool:
@@ -43,8 +70,12 @@ def _callable(conf: dict[str, Any], key: str, default: Callable[..., Any]) -> Ca
     return value
 
 
-class _Common:
+class BaseSerde:
+    """What a serializer and a deserializer of every format share: options, subject and schema
+    choice, rules, and what ``close`` releases."""
+
     _registry: SchemaRegistryClient
+    _owns_registry = False
     _rules: RuleRunner
     _subject_name_func: Callable[..., Any]
     _use_latest_version: bool
@@ -70,6 +101,22 @@ class _Common:
         the associated strategy's namespace; other strategies need none."""
         if self._associated is not None:
             self._associated.set_cluster_id_resolver(resolver)
+
+    def own_schema_registry_client(self) -> None:
+        """Close the registry client with the serde: a builder made that client for it alone."""
+        self._owns_registry = True
+
+    def close(self) -> None:
+        """Release what is this serde's alone: a dedicated rule registry's members and a client a
+        builder made for it (never the application's client or the process-wide registry).
+        Calling it again does nothing."""
+        try:
+            self._rules.close()
+        finally:
+            if self._owns_registry:
+                self._owns_registry = False
+                if self._registry is not None:
+                    self._registry.close()
 
     def _rules_conf(self, rule_conf: dict[str, Any] | None, rule_registry: Any) -> None:
         """The data-contract rules this serde runs: the executors of ``rule_registry`` (else the
@@ -108,7 +155,7 @@ class _Common:
 _KEY = MessageField.KEY
 
 
-class BaseSerializer(_Common, Serializer):
+class BaseSerializer(BaseSerde, Serializer):
     """Options shared by the formats: auto.register.schemas, normalize.schemas, use.schema.id,
     use.latest.version, use.latest.with.metadata, subject.name.strategy (.type, .conf), schema.id.serializer."""
 
@@ -173,7 +220,7 @@ class BaseSerializer(_Common, Serializer):
         return self._schema_id_serializer(payload, ctx, schema_id)  # type: ignore[no-any-return]
 
 
-class BaseDeserializer(_Common, Deserializer):
+class BaseDeserializer(BaseSerde, Deserializer):
     """Options shared by the formats: use.latest.version, use.latest.with.metadata,
     subject.name.strategy (.type, .conf), schema.id.deserializer."""
 

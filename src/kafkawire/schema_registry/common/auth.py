@@ -21,7 +21,8 @@ import httpx
 
 from ...security.oauth import ClientCredentials, request_token
 from ...security.token_renewer import TokenRenewer, from_lifetime
-from .schema_registry_client import normalize_identity_pool
+from ..error import OAuthTokenError
+from .schema_registry_client import full_jitter, normalize_identity_pool
 
 __all__ = ["bearer_field_provider"]
 
@@ -113,7 +114,31 @@ def _cluster_and_pool(conf: dict[str, Any]) -> tuple[str, str | None]:
     return cluster, normalize_identity_pool(conf["bearer.auth.identity.pool.id"])
 
 
-def bearer_field_provider(conf: dict[str, Any], timeout: float) -> Any:
+def _retrying(fetch: Fetch, retries: tuple[int, int, int]) -> Fetch:
+    """``fetch`` tried ``max_retries`` more times after a failure (full-jitter waits, as the
+    registry's requests), then `OAuthTokenError` naming the last failure."""
+    max_retries, wait_ms, max_wait_ms = retries
+
+    def fetch_with_retries() -> tuple[str, float]:
+        attempt = 0
+        while True:
+            try:
+                return fetch()
+            except Exception as e:
+                if attempt >= max_retries:
+                    # same text as confluent-kafka
+                    raise OAuthTokenError(
+                        f"Failed to retrieve token after {max_retries} attempts due to error: {e}"
+                    ) from e
+                time.sleep(full_jitter(wait_ms, max_wait_ms, attempt) / 1000)
+                attempt += 1
+
+    return fetch_with_retries
+
+
+def bearer_field_provider(
+    conf: dict[str, Any], timeout: float, retries: tuple[int, int, int] = (3, 1000, 20000)
+) -> Any:
     """The provider for ``bearer.auth.credentials.source``; None when bearer auth is not configured."""
     source = conf.get("bearer.auth.credentials.source")
     if source is None:
@@ -150,7 +175,7 @@ def bearer_field_provider(conf: dict[str, Any], timeout: float) -> Any:
             raise ValueError(f"Missing required OAuth configuration properties: {', '.join(missing)}")
         cid, secret, scope, endpoint = (_str(conf, k) for k in keys)
         grant = ClientCredentials(endpoint, cid, secret, scope, httpx.create_ssl_context(), timeout, DEFAULT_LIFETIME)
-        return _Refreshing(grant.fetch, endpoint, cluster, pool, grant)
+        return _Refreshing(_retrying(grant.fetch, retries), endpoint, cluster, pool, grant)
     endpoint = conf.get("bearer.auth.issuer.endpoint.url", AZURE_IMDS_ENDPOINT)
     if not isinstance(endpoint, str):
         # same text as confluent-kafka: its tests match on it
@@ -166,7 +191,7 @@ def bearer_field_provider(conf: dict[str, Any], timeout: float) -> Any:
     query = _str(conf, "bearer.auth.issuer.endpoint.query")
     endpoint = f"{endpoint}?{query}"
     imds = functools.partial(request_token, endpoint, {"Metadata": "true"}, None, None, timeout, DEFAULT_LIFETIME)
-    return _Refreshing(imds, endpoint, cluster, pool)
+    return _Refreshing(_retrying(imds, retries), endpoint, cluster, pool)
 
 
 def bearer_headers(provider: Any) -> dict[str, str]:

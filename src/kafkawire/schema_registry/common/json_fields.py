@@ -15,7 +15,7 @@ from typing import Any
 from .rules import FieldTransform, FieldType, RuleContext, apply_field, check_field_condition
 from .schema_registry_client import RuleKind
 
-__all__ = ["transform_json"]
+__all__ = ["get_inline_tags", "get_type", "transform_json"]
 
 _TYPES = {
     "object": FieldType.RECORD,
@@ -29,7 +29,7 @@ _TYPES = {
 _LEAVES = frozenset({FieldType.ENUM, FieldType.STRING, FieldType.INT, FieldType.DOUBLE, FieldType.BOOLEAN})
 
 
-def field_type(schema: Any) -> FieldType:
+def get_type(schema: Any) -> FieldType:
     """The type a schema gives its value (a list of types has none until narrowed to one)."""
     if not isinstance(schema, dict):
         return FieldType.COMBINED if isinstance(schema, bool) else FieldType.NULL
@@ -41,6 +41,11 @@ def field_type(schema: Any) -> FieldType:
     if isinstance(kind, str) and kind in _TYPES:
         return _TYPES[kind]
     return FieldType.RECORD if "properties" in schema else FieldType.NULL
+
+
+def get_inline_tags(schema: dict[str, Any]) -> set[str]:
+    """The tags a schema declares (``confluent:tags``)."""
+    return set(schema.get("confluent:tags") or ())
 
 
 def transform_json(ctx: RuleContext, validator: Any, message: Any, field_transform: FieldTransform) -> Any:
@@ -67,7 +72,7 @@ class _Walk:
         ctx = self.ctx
         field_ctx = ctx.current_field()
         if field_ctx is not None:
-            field_ctx.field_type = field_type(schema)
+            field_ctx.field_type = get_type(schema)
         kinds = schema.get("type")
         if isinstance(kinds, list):  # ["null", "string"]: walked as the type the value has
             for kind in kinds:
@@ -83,7 +88,7 @@ class _Walk:
         if isinstance(ref, str):
             resolved = resolver.lookup(ref)
             return self.transform(resolved.contents, resolved.resolver, path, message)
-        kind = field_type(schema)
+        kind = get_type(schema)
         if kind is FieldType.RECORD:
             self._properties(schema, resolver, path, message)
             return message
@@ -122,8 +127,8 @@ class _Walk:
     def _transform_property(self, schema: Any, resolver: Any, path: str, name: str, message: dict[str, Any]) -> None:
         ctx = self.ctx
         full_name = f"{path}.{name}"
-        tags = schema.get("confluent:tags") if isinstance(schema, dict) else None
-        ctx.enter_field(message, full_name, name, field_type(schema), tags)
+        tags = get_inline_tags(schema) if isinstance(schema, dict) else None
+        ctx.enter_field(message, full_name, name, get_type(schema), tags)
         try:
             if name not in message:
                 return

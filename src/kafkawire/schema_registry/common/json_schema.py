@@ -6,6 +6,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .json_fields import get_inline_tags as get_inline_tags
+from .json_fields import get_type as get_type
+from .rules import FieldType as FieldType
+from .rules import RuleContext as RuleContext
+from .schemas import JSON_TYPE as JSON_TYPE
+from .schemas import RuleKind as RuleKind
+from .serde import RuleConditionError as RuleConditionError
+
 __all__ = ["_HAS_ORJSON", "_json_dumps", "_json_loads"]
 
 try:

@@ -17,7 +17,7 @@ from google.protobuf.message import Message
 from .rules import FieldTransform, FieldType, RuleContext, apply_field, check_field_condition
 from .schema_registry_client import RuleKind
 
-__all__ = ["transform_protobuf"]
+__all__ = ["get_inline_tags", "is_map_field", "transform_protobuf"]
 
 _F = FieldDescriptor
 _SCALARS = {
@@ -43,7 +43,7 @@ _SCALARS = {
 # Descriptors are typed Any: the C (upb) and Python implementations' classes differ.
 
 
-def _is_map(fd: Any) -> bool:
+def is_map_field(fd: Any) -> bool:
     return fd.type == _F.TYPE_MESSAGE and bool(fd.message_type.GetOptions().map_entry)
 
 
@@ -57,23 +57,23 @@ def _element_type(fd: Any) -> FieldType:
 
 
 def field_type(fd: Any) -> FieldType:
-    if _is_map(fd):
+    if is_map_field(fd):
         return FieldType.MAP
     if _is_repeated(fd):
         return FieldType.ARRAY
     return _element_type(fd)
 
 
-def field_tags(fd: Any) -> list[str]:
+def get_inline_tags(fd: Any) -> set[str]:
     """The tags of ``[(confluent.field_meta).tags = ...]`` on the field."""
     try:
         extension = descriptor_pool.Default().FindExtensionByName("confluent.field_meta")
     except KeyError:  # confluent/meta.proto was never loaded: no field can carry tags
-        return []
+        return set()
     options: Any = fd.GetOptions()
     if not options.HasExtension(extension):
-        return []
-    return list(options.Extensions[extension].tags)
+        return set()
+    return set(options.Extensions[extension].tags)
 
 
 def transform_protobuf(ctx: RuleContext, message: Any, field_transform: FieldTransform) -> Any:
@@ -90,7 +90,7 @@ def _walk_message(ctx: RuleContext, descriptor: Any, message: Message, ft: Field
             continue
         if not _is_repeated(fd) and fd.type == _F.TYPE_MESSAGE and not message.HasField(fd.name):
             continue
-        ctx.enter_field(message, fd.full_name, fd.name, field_type(fd), field_tags(fd))
+        ctx.enter_field(message, fd.full_name, fd.name, field_type(fd), get_inline_tags(fd))
         try:
             _walk_field(ctx, fd, message, ft)
         finally:
@@ -109,7 +109,7 @@ def _leaf(ctx: RuleContext, fd: Any, value: Any, ft: FieldTransform) -> Any:
 def _walk_field(ctx: RuleContext, fd: Any, message: Message, ft: FieldTransform) -> None:
     value = getattr(message, fd.name)
     transform = ctx.rule.kind is RuleKind.TRANSFORM
-    if _is_map(fd):
+    if is_map_field(fd):
         value_fd = fd.message_type.fields_by_name["value"]
         for key in list(value):
             if value_fd.type == _F.TYPE_MESSAGE:

@@ -143,7 +143,12 @@ def parse_rest_config(conf: dict[str, Any]) -> RestConfig:
     if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, (int, float))):
         raise TypeError(f"cache.latest.ttl.sec must be a number of seconds, not {type(ttl)}")
     proxy = conf.get("proxy")
-    bearer = bearer_field_provider(conf, float(timeout) if timeout is not None else 30.0)
+    retries = (
+        _int(conf, "max.retries", 3),
+        _int(conf, "retries.wait.ms", 1000),
+        _int(conf, "retries.max.wait.ms", 20000),
+    )
+    bearer = bearer_field_provider(conf, float(timeout) if timeout is not None else 30.0, retries)
     if bearer is not None and auth is not None:
         raise ValueError("basic auth and bearer auth cannot both be configured")
     unknown = sorted(set(conf) - KNOWN_KEYS)
@@ -157,9 +162,9 @@ def parse_rest_config(conf: dict[str, Any]) -> RestConfig:
         timeout=float(timeout) if timeout is not None else None,
         cache_capacity=_int(conf, "cache.capacity", 1000),
         cache_latest_ttl_sec=ttl,
-        max_retries=_int(conf, "max.retries", 3),
-        retries_wait_ms=_int(conf, "retries.wait.ms", 1000),
-        retries_max_wait_ms=_int(conf, "retries.max.wait.ms", 20000),
+        max_retries=retries[0],
+        retries_wait_ms=retries[1],
+        retries_max_wait_ms=retries[2],
         proxy=proxy,
         bearer=bearer,
     )

@@ -12,6 +12,9 @@ from enum import Enum
 from typing import Any
 
 __all__ = [
+    "AVRO_TYPE",
+    "JSON_TYPE",
+    "PROTOBUF_TYPE",
     "ConfigCompatibilityLevel",
     "Metadata",
     "MetadataProperties",
@@ -28,6 +31,9 @@ __all__ = [
     "SchemaVersion",
     "ServerConfig",
 ]
+
+# The schema types the registry knows (a Schema's schema_type; AVRO when none is given).
+AVRO_TYPE, JSON_TYPE, PROTOBUF_TYPE = "AVRO", "JSON", "PROTOBUF"
 
 
 def _drop_none(d: dict[str, Any]) -> dict[str, Any]:

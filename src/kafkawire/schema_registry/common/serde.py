@@ -16,7 +16,14 @@ import uuid
 from enum import Enum
 from typing import Any
 
+from ..._lazy_names import lazy_names
 from ...serialization import MessageField, SerializationContext, SerializationError
+from ..wildcard_matcher import wildcard_match as wildcard_match
+from .schemas import RegisteredSchema as RegisteredSchema
+from .schemas import Rule as Rule
+from .schemas import RuleKind as RuleKind
+from .schemas import RuleMode as RuleMode
+from .schemas import Schema as Schema
 from .schemas import SchemaReference
 
 __all__ = [
@@ -301,3 +308,19 @@ def record_subject_name_strategy(ctx: SerializationContext | None, record_name: 
 def reference_subject_name_strategy(ctx: SerializationContext | None, schema_ref: SchemaReference | None) -> str | None:
     """A referenced schema's subject: the reference's own name (the context is not needed)."""
     return schema_ref.name if schema_ref is not None else None
+
+
+# Names confluent-kafka's module of this name gives: kafkawire's are in common.rules and _sync/
+# (rule_runner, associated_name_strategy), which import this module, so they are looked up on first use.
+__getattr__, __dir__ = lazy_names(
+    __name__,
+    globals(),
+    {
+        "kafkawire.schema_registry.common.rules": (
+            "ErrorAction FieldContext FieldRuleExecutor FieldTransform FieldTransformer FieldType NoneAction "
+            "RuleAction RuleBase RuleContext RuleExecutor"
+        ),
+        "kafkawire.schema_registry._sync.rule_runner": "Migration",
+        "kafkawire.schema_registry._sync.associated_name_strategy": "STRATEGY_TYPE_MAP",
+    },
+)

@@ -9,9 +9,9 @@ register it as a reference: the registry knows it (`kafkawire.schema_registry._s
 
 from __future__ import annotations
 
-from typing import Any
+from google.protobuf import descriptor_pb2, message_factory
 
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from .descriptor_files import load
 
 _F = descriptor_pb2.FieldDescriptorProto
 
@@ -60,17 +60,7 @@ def _file() -> descriptor_pb2.FileDescriptorProto:
     return fdp
 
 
-def _load() -> Any:
-    """The file from the default pool: added there, unless another copy (confluent-kafka's, maybe of
-    another release) was loaded first, which is then used as it is."""
-    pool = descriptor_pool.Default()
-    try:
-        return pool.FindFileByName("confluent/meta.proto")
-    except KeyError:
-        return pool.AddSerializedFile(_file().SerializeToString())
-
-
-DESCRIPTOR = _load()
+DESCRIPTOR = load("confluent/meta.proto", _file)
 Meta = message_factory.GetMessageClass(DESCRIPTOR.message_types_by_name["Meta"])
 Rule = message_factory.GetMessageClass(DESCRIPTOR.message_types_by_name["Rule"])
 file_meta = DESCRIPTOR.extensions_by_name["file_meta"]

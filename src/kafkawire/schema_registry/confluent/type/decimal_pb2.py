@@ -7,9 +7,9 @@ either can be loaded first and both serve one process (the one found first is us
 
 from __future__ import annotations
 
-from typing import Any
+from google.protobuf import descriptor_pb2, message_factory
 
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from ..descriptor_files import load
 
 NAME = "confluent/type/decimal.proto"
 
@@ -25,13 +25,5 @@ def _file() -> descriptor_pb2.FileDescriptorProto:
     return fdp
 
 
-def _load() -> Any:
-    pool = descriptor_pool.Default()
-    try:
-        return pool.FindFileByName(NAME)
-    except KeyError:
-        return pool.AddSerializedFile(_file().SerializeToString())
-
-
-DESCRIPTOR = _load()
+DESCRIPTOR = load(NAME, _file)
 Decimal = message_factory.GetMessageClass(DESCRIPTOR.message_types_by_name["Decimal"])

@@ -3,10 +3,9 @@ publicly imports ``confluent/type/decimal.proto`` (a schema importing either get
 
 from __future__ import annotations
 
-from typing import Any
+from google.protobuf import descriptor_pb2
 
-from google.protobuf import descriptor_pb2, descriptor_pool
-
+from ..descriptor_files import load
 from ..type import decimal_pb2 as confluent_dot_type_dot_decimal__pb2
 from ..type.decimal_pb2 import Decimal
 
@@ -15,15 +14,10 @@ __all__ = ["DESCRIPTOR", "Decimal", "confluent_dot_type_dot_decimal__pb2"]
 NAME = "confluent/types/decimal.proto"
 
 
-def _load() -> Any:
-    pool = descriptor_pool.Default()
-    try:
-        return pool.FindFileByName(NAME)
-    except KeyError:
-        fdp = descriptor_pb2.FileDescriptorProto(
-            name=NAME, dependency=[confluent_dot_type_dot_decimal__pb2.NAME], public_dependency=[0], syntax="proto3"
-        )
-        return pool.AddSerializedFile(fdp.SerializeToString())
+def _file() -> descriptor_pb2.FileDescriptorProto:
+    return descriptor_pb2.FileDescriptorProto(
+        name=NAME, dependency=[confluent_dot_type_dot_decimal__pb2.NAME], public_dependency=[0], syntax="proto3"
+    )
 
 
-DESCRIPTOR = _load()
+DESCRIPTOR = load(NAME, _file)

@@ -16,8 +16,10 @@ from celpy import celtypes
 from celpy.evaluation import Evaluator
 from google.protobuf.message import Message
 
+from ...common.rules import FieldContext as FieldContext
 from ...common.rules import RuleContext, RuleExecutor
 from ...common.schema_registry_client import RuleKind
+from ...common.schemas import Schema as Schema
 from ...common.serde import RuleError
 from ...rule_registry import RuleRegistry
 from ..expression_cache import ExpressionCache

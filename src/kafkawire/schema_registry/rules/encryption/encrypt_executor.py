@@ -26,7 +26,10 @@ from ...error import SchemaRegistryError
 from ...rule_registry import RuleRegistry
 from .cryptor import NO_ASSOCIATED_DATA, CryptoError, Cryptor
 from .dek_registry.dek_registry_client import LATEST, Dek, DekAlgorithm, DekRegistryClient, Kek, context_for
+from .dek_registry.dek_registry_client import DekId as DekId
+from .dek_registry.dek_registry_client import KekId as KekId
 from .kms_driver_registry import Aead, KmsClient, get_kms_driver
+from .kms_driver_registry import KmsDriver as KmsDriver
 
 __all__ = ["Clock", "EncryptionExecutor", "FieldEncryptionExecutor"]
 

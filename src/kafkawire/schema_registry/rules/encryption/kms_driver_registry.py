@@ -25,6 +25,7 @@ __all__ = [
     "get_kms_driver",
     "import_sdk",
     "register_kms_driver",
+    "reset_kms_drivers",
 ]
 
 
@@ -73,6 +74,12 @@ def get_kms_driver(key_url: str) -> KmsDriver:
             return _drivers[max(matches, key=len)]
     scheme = key_url.split("://", 1)[0]
     raise RuleError(f"no KMS driver registered for {scheme}:// keys (register one, e.g. LocalKmsDriver.register())")
+
+
+def reset_kms_drivers() -> None:
+    """Forget every registered driver (tests start from none)."""
+    with _lock:
+        _drivers.clear()
 
 
 def import_sdk(module: str, extra: str) -> ModuleType:

@@ -20,6 +20,8 @@ from ...._sync.schema_registry_client import _RestClient
 from ....error import SchemaRegistryError
 
 __all__ = [
+    "CreateDekRequest",
+    "CreateKekRequest",
     "Dek",
     "DekAlgorithm",
     "DekId",
@@ -162,6 +164,78 @@ class Dek:
         )
 
 
+def _present(d: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in d.items() if v is not None}
+
+
+@dataclass
+class CreateKekRequest:
+    """The body of a KEK registration (a `Kek` before the registry stamps it)."""
+
+    name: str | None
+    kms_type: str | None
+    kms_key_id: str | None
+    kms_props: KekKmsProps | None
+    doc: str | None
+    shared: bool | None
+
+    def to_dict(self) -> dict[str, Any]:
+        props = None if self.kms_props is None else self.kms_props.to_dict()
+        return _present(
+            {
+                "name": self.name,
+                "kmsType": self.kms_type,
+                "kmsKeyId": self.kms_key_id,
+                "kmsProps": props,
+                "doc": self.doc,
+                "shared": self.shared,
+            }
+        )
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> CreateKekRequest:
+        props = d.get("kmsProps")
+        return cls(
+            d.get("name"),
+            d.get("kmsType"),
+            d.get("kmsKeyId"),
+            None if props is None else KekKmsProps.from_dict(props),
+            d.get("doc"),
+            d.get("shared"),
+        )
+
+
+@dataclass
+class CreateDekRequest:
+    """The body of a DEK registration: ``encrypted_key_material`` None under a shared KEK."""
+
+    subject: str | None
+    version: int | None
+    algorithm: DekAlgorithm | None
+    encrypted_key_material: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        algorithm = None if self.algorithm is None else self.algorithm.value
+        return _present(
+            {
+                "subject": self.subject,
+                "version": self.version,
+                "algorithm": algorithm,
+                "encryptedKeyMaterial": self.encrypted_key_material,
+            }
+        )
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> CreateDekRequest:
+        algorithm = d.get("algorithm")
+        return cls(
+            d.get("subject"),
+            d.get("version"),
+            None if algorithm is None else DekAlgorithm(algorithm),
+            d.get("encryptedKeyMaterial"),
+        )
+
+
 @dataclass(frozen=True)
 class KekId:
     name: str
@@ -295,7 +369,7 @@ class DekRegistryClient:
         if hit is not None:
             return hit
         props = None if kms_props is None else KekKmsProps(dict(kms_props))
-        body = Kek(name, kms_type, kms_key_id, props, doc, shared).to_dict()
+        body = CreateKekRequest(name, kms_type, kms_key_id, props, doc, shared).to_dict()
         kek = Kek.from_dict(self._backend.create_kek(body, context))
         with self._lock:
             self._keks[key] = kek
@@ -328,7 +402,7 @@ class DekRegistryClient:
             hit = self._deks.get(key)
         if hit is not None:
             return hit
-        body = Dek(None, subject, version, algorithm, encrypted_key_material).to_dict()
+        body = CreateDekRequest(subject, version, algorithm, encrypted_key_material).to_dict()
         try:
             dek = Dek.from_dict(self._backend.create_dek(kek_name, subject, body))
         finally:

@@ -17,6 +17,11 @@ from typing import Any
 from ....error import SchemaRegistryError
 from ..cryptor import Cryptor
 from .dek_registry_client import IN_PROCESS, LATEST, DekAlgorithm, DekRegistryClient, context_for
+from .dek_registry_client import Dek as Dek
+from .dek_registry_client import DekId as DekId
+from .dek_registry_client import Kek as Kek
+from .dek_registry_client import KekId as KekId
+from .dek_registry_client import KekKmsProps as KekKmsProps
 
 __all__ = ["MockDekRegistryClient"]
 
