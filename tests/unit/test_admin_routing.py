@@ -34,6 +34,7 @@ from kafkawire.admin import (
     NewPartitions,
     NewTopic,
 )
+from kafkawire.client.coordinators import Coordinators
 from kafkawire.core.metadata import ClusterView
 from kafkawire.io.broker import Body, Callback
 from kafkawire.io.io_engine import Timer
@@ -126,6 +127,7 @@ class StubClient:
         self.calls: list[Call] = []
         self.on_error: Callable[[KafkaError], None] | None = None
         self.closed = False
+        self.coordinators = Coordinators(self)  # type: ignore[arg-type]
 
     def requests(self, api: Api) -> list[Call]:
         return [c for c in self.calls if c.api == api.name]
