@@ -168,9 +168,9 @@ class GroupMember:
             self._timer.cancel()
         self._timer = self.client.engine.call_later(delay, fn)
 
-    def _locate(self, found: Callable[[int], None]) -> Operation[str]:
+    def _locate(self, found: Callable[[int], None], *, most_ms: int) -> Operation[str]:
         """The group's coordinator, asked for until found (`Coordinators.locate_io`: retry.backoff.ms
-        doubling up to retry.backoff.max.ms between asks), each answer told to the cgrp context."""
+        doubling up to ``most_ms`` between asks), each answer told to the cgrp context."""
 
         def heard(node: int | KafkaError) -> None:
             if self._debug.cgrp and not self._stopped:
@@ -183,7 +183,7 @@ class GroupMember:
             self.config.group_id,
             lambda node: None if self._stopped else found(node),
             request_timeout=self.config.session_timeout,
-            backoff_ms=(config["retry.backoff.ms"], config["retry.backoff.max.ms"]),
+            backoff_ms=(config["retry.backoff.ms"], most_ms),
             heard=heard,
         )
 
@@ -195,7 +195,7 @@ class GroupMember:
             then(node)
 
         _abort(self._lookup)
-        self._lookup = self._locate(found)
+        self._lookup = self._locate(found, most_ms=self.client.config["retry.backoff.max.ms"])
 
     def _arm_query(self) -> None:
         """The next periodic coordinator query: sooner while the coordinator cannot be reached."""
@@ -216,7 +216,8 @@ class GroupMember:
             self._arm_query()
 
         self.coordinators.forget(GROUP, self.config.group_id)  # (asked of the cluster, not the cache)
-        self._query_lookup = self._locate(found)
+        # A failed query is asked again every retry.backoff.ms (core/failover.py), not at the interval.
+        self._query_lookup = self._locate(found, most_ms=self.client.config["retry.backoff.ms"])
 
     def _retry_delay(self) -> float:
         return self._backoff.next(self._rng.random())
