@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from kafkawire.client.coordinators import Coordinators
 from kafkawire.core.kafka_error import KafkaError, KafkaException
 from kafkawire.core.metadata import ClusterView
 from kafkawire.io.broker import Body, Callback
@@ -102,6 +103,7 @@ class StubClient:
         self.calls: list[Call] = []
         self.on_error: Callable[[KafkaError], None] | None = None
         self.closed = False
+        self.coordinators = Coordinators(self)  # type: ignore[arg-type]
 
     def requests(self, api: Api) -> list[Call]:
         return [c for c in self.calls if c.api == api.name]

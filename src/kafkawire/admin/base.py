@@ -16,7 +16,7 @@ from ..base.config import bootstrap_addresses, parse_config
 from ..base.debug import APP, MAIN, Debug
 from ..base.model import TopicPartition
 from ..client import routers
-from ..client.coordinators import GROUP, Coordinators, ToCoordinator
+from ..client.coordinators import GROUP, ToCoordinator
 from ..client.driver import Operation, Router, error_of
 from ..client.dropped import Kept, when_dropped
 from ..client.executor import CallbackExecutor
@@ -133,8 +133,7 @@ class AdminBase:
         self._default_timeout = self._config["socket.timeout.ms"] / 1000
         self._backoff = (self._config["retry.backoff.ms"], self._config["retry.backoff.max.ms"])
         self._live: set[Operation[Any]] = set()
-        self._coordinators = Coordinators(self._client)
-        self._to_group = ToCoordinator(self._coordinators, GROUP)
+        self._to_group = ToCoordinator(self._client.coordinators, GROUP)
         self._closed = False
         # An admin handle's statistics: a producer's to librdkafka (its type), with no records of its own.
         stats_cb, interval = self._config["stats_cb"], self._config["statistics.interval.ms"] / 1000

@@ -124,7 +124,7 @@ class GroupOffsetCalls(AdminBase):
         offsets = {(tp.topic, tp.partition): Committed(tp.offset, tp.metadata, tp.leader_epoch or -1) for tp in tps}
         op = commit_operation(
             self._client,
-            self._coordinators,
+            self._client.coordinators,
             req.group_id,
             offsets,
             deadline=self._client.engine.now() + request_s,

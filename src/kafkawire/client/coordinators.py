@@ -4,19 +4,24 @@ Answers are cached per (key type, key) until a conversation says the coordinator
 (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, a lost connection: the driver's REFIND_COORDINATOR
 calls `Coordinators.forget`). Several keys are looked up in one request when the broker speaks
 FindCoordinator v4+ (KIP-699); an older broker answers the first key only, and the others are then
-asked one request each (remembered, so later lookups go one by one at once).
+asked one request each (remembered, so later lookups go one by one at once). `find_io` is one
+attempt, the caller's driver `Operation` retries it: `ToCoordinator` routes a call's keys with it,
+`Coordinators.locate_io` is a member's standing lookup.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
+from concurrent.futures import Future
 from typing import Any
 
 from ..core.kafka_error import KafkaError
+from ..core.policy.coordinator import FIND_COORDINATOR as LOOKUP_POLICY
 from ..protocol.apis import FIND_COORDINATOR
 from ..protocol.codec import Struct
-from .driver import Cluster, Operation, Routed, Router
-from .routers import with_metadata
+from .driver import Body, Callback, Cluster, Operation, Routed, Router
+from .routers import ANY_BROKER, with_metadata
 
 GROUP, TRANSACTION = 0, 1  # FindCoordinator's key types
 
@@ -37,20 +42,53 @@ class Coordinators:
     def forget(self, key_type: int, key: str) -> None:
         self._nodes.pop((key_type, key), None)
 
-    def find_one_io(
-        self, key_type: int, key: str, timeout: float, found: Callable[[int], None], missed: Callable[[], None]
-    ) -> None:
-        """One key's coordinator: ``found(node)``, or ``missed()`` when the lookup failed (a group
-        member's heartbeat loop then tries again after its backoff)."""
+    def locate_io(
+        self,
+        key_type: int,
+        key: str,
+        found: Callable[[int], None],
+        *,
+        request_timeout: float,
+        backoff_ms: tuple[int, int],
+        heard: Callable[[int | KafkaError], None] | None = None,
+    ) -> Operation[str]:
+        """Ask for ``key``'s coordinator until it is found, then ``found(node)``: a driver
+        `Operation` without a deadline (policy FIND_COORDINATOR: every failure is asked again after
+        the backoff), each ask one `find_io`. ``heard`` hears every answer (a member's debug);
+        aborting the returned operation stops it (the member left, or looks again)."""
 
-        def answered(answer: Found) -> None:
-            node = answer.get(key)
-            if isinstance(node, int):
-                found(node)
-            else:
-                missed()
+        def send(_node: int | None, _body: Body, done: Callback, timeout: float) -> None:
+            def answered(answer: Found) -> None:
+                outcome = answer.get(key, KafkaError(KafkaError._FAIL, "FindCoordinator: no answer"))
+                if heard is not None:
+                    heard(outcome)
+                if isinstance(outcome, KafkaError):
+                    done(None, outcome)
+                else:
+                    done(Struct(node_id=outcome), None)
 
-        self.find_io(key_type, [key], timeout, answered)
+            self.find_io(key_type, [key], timeout, answered)
+
+        op: Operation[str] = Operation(
+            self.client,
+            [key],
+            api=FIND_COORDINATOR,
+            router=ANY_BROKER,
+            body=lambda _keys, _version: {},
+            parse=lambda response, _keys, _node: {key: response.node_id},
+            policy=LOOKUP_POLICY,
+            deadline=math.inf,
+            backoff_ms=backoff_ms,
+            send=send,
+            request_timeout=request_timeout,
+        )
+
+        def done(fut: Future[Any]) -> None:
+            if not fut.cancelled() and fut.exception() is None:
+                found(fut.result())
+
+        op.future(key).add_done_callback(done)
+        return op.start_io()
 
     def find_io(self, key_type: int, keys: list[str], timeout: float, then: Callable[[Found], None]) -> None:
         """Each key's coordinator node (known to the metadata by the time ``then`` runs) or the

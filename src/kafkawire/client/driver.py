@@ -7,16 +7,20 @@ controller, every broker, a given node, partition leaders, a coordinator), one r
 sent through the cluster client with the call's remaining time, and ``parse`` turns the answer into
 a value or a `KafkaError` per key. The call's `ErrorPolicy` (``kafkawire.core.policy``) classifies
 each error: final, success, or another round after a backoff, with fresh metadata or a coordinator
-found anew. At the deadline what is left fails with ``_TIMED_OUT`` naming the last error. Every key
-has a `Future`, all resolved together at the end with a value or a `KafkaException`.
+found anew. At the deadline what is left fails with ``_TIMED_OUT`` naming the last error; a call
+without one (a group member's coordinator lookup) asks until it succeeds or is aborted. A call given
+`Tries` is made again, whole, for the keys that failed. Every key has a `Future`, all resolved
+together at the end with a value or a `KafkaException`.
 """
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
 from ..core.backoff import backoff_delay
@@ -70,6 +74,25 @@ class Cluster(Protocol):
     def refresh_metadata_io(
         self, topics: list[str] | None, callback: Callback, *, timeout: float | None = None
     ) -> None: ...
+
+
+@dataclass(frozen=True)
+class Tries:
+    """A call made again, whole, for the keys it failed (a final error, or its deadline): ``count``
+    times in all, ``apart`` s apart, each time with the call's time anew; ``failed(attempt, error)``
+    hears each failed try that is made again. Spark's connector does this with its offset look-ups
+    (``fetchOffset.numRetries`` / ``fetchOffset.retryIntervalMs``)."""
+
+    count: int = 1
+    apart: float = 0.0
+    failed: Callable[[int, KafkaError], None] | None = None
+
+    def span(self, timeout: float) -> float:
+        """The most a call of ``timeout`` s may take, every try included."""
+        return self.count * timeout + (self.count - 1) * self.apart
+
+
+ONCE = Tries()
 
 
 class Router:
@@ -126,6 +149,7 @@ class Operation(Generic[K]):
         live: set[Operation[Any]] | None = None,
         send: Send | None = None,
         request_timeout: float | None = None,
+        tries: Tries = ONCE,
     ) -> None:
         self.client = client
         self.futures: dict[K, Future[Any]] = new_futures(keys) if futures is None else dict(futures)
@@ -142,6 +166,9 @@ class Operation(Generic[K]):
         # silent broker is asked again within the call); None: the call's remaining time (admin
         # calls, whose broker may work up to their timeout).
         self.request_timeout = request_timeout
+        self.tries = tries
+        self._tried = 1
+        self._span = deadline - client.engine.now()  # each try's time
         self.results: dict[K, Any] = {}
         self._retry: dict[K, tuple[KafkaError, Action]] = {}
         self._last_error: KafkaError | None = None
@@ -183,7 +210,9 @@ class Operation(Generic[K]):
         return max(0.001, remaining)
 
     def abort(self, error: KafkaError) -> None:
-        """Fail every unresolved key (the IO thread has stopped: a pending retry would never run)."""
+        """Fail every unresolved key, no more tries (the IO thread has stopped, so a pending retry
+        would never run; or the caller wants the answer no more)."""
+        self._tried = self.tries.count
         for key in self.futures:
             self.results.setdefault(key, error)
         self._finish()
@@ -271,7 +300,9 @@ class Operation(Generic[K]):
             self._finish()
             return
         blocked = self.client.blocking_failure()
-        if blocked is not None:  # every broker out of reach for a reason no retry mends: say it now
+        # Every broker out of reach for a reason no retry mends: say it now, rather than at the
+        # deadline. (A call without one keeps asking: the client's error_cb says why it waits.)
+        if blocked is not None and math.isfinite(self.deadline):
             for key in retry:
                 self.results[key] = KafkaError(blocked.code(), blocked.str())
             self._finish()
@@ -297,8 +328,25 @@ class Operation(Generic[K]):
             self.results[key] = KafkaError(KafkaError._TIMED_OUT, why, retriable=True)
         self._finish()
 
+    def _again(self) -> bool:
+        """Whether the keys that failed are tried again (`Tries`), after ``tries.apart``."""
+        if self._tried >= self.tries.count:
+            return False
+        failed = [key for key in self.futures if isinstance(self.results.get(key, _NO_ANSWER), KafkaError)]
+        if not failed:
+            return False
+        if self.tries.failed is not None:
+            self.tries.failed(self._tried, self.results.get(failed[0], _NO_ANSWER))
+        self._tried += 1
+        for key in failed:
+            self.results.pop(key, None)
+        self._attempt, self._last_error = 0, None
+        self.deadline = self.client.engine.now() + self.tries.apart + self._span
+        self.client.engine.call_later(self.tries.apart, lambda: self._round(failed, refresh=True))
+        return True
+
     def _finish(self) -> None:
-        if self._finished:
+        if self._finished or self._again():
             return
         self._finished = True
         if self._live is not None:
@@ -314,6 +362,7 @@ class Operation(Generic[K]):
 
 
 _REFRESHING = (Action.REFRESH_METADATA, Action.REFIND_COORDINATOR)
+_NO_ANSWER = KafkaError(KafkaError._FAIL, "no answer")
 
 
 def _missing(api: Api, key: object) -> KafkaError:

@@ -14,7 +14,7 @@ from ..core.policy.offsets import LIST_OFFSETS as READER_POLICY
 from ..protocol import error_codes as ec
 from ..protocol.apis import LIST_OFFSETS
 from ..protocol.codec import Struct
-from .driver import Cluster, Operation
+from .driver import ONCE, Cluster, Operation, Tries
 from .routers import LEADERS, topic_partition
 
 K = TypeVar("K", bound=Hashable)
@@ -44,9 +44,11 @@ def list_offsets_operation(
     backoff_ms: tuple[int, int] = (100, 1000),
     policy: ErrorPolicy = READER_POLICY,
     live: set[Operation[Any]] | None = None,
+    tries: Tries = ONCE,
 ) -> Operation[K]:
     """An Operation (not started) asking for each key's offset; keys are (topic, partition) tuples
     or TopicPartitions, values EARLIEST, LATEST, MAX_TIMESTAMP or a timestamp in ms."""
+    made: list[Operation[K]] = []  # (the body asks the operation how long it has left)
 
     def body(keys: list[K], version: int) -> dict[str, Any]:
         topics: dict[str, list[dict[str, Any]]] = {}
@@ -57,7 +59,7 @@ def list_offsets_operation(
             "replica_id": -1,
             "isolation_level": isolation_level,
             "topics": [{"name": name, "partitions": parts} for name, parts in topics.items()],
-            "timeout_ms": max(0, int((deadline - client.engine.now()) * 1000)),
+            "timeout_ms": max(0, int(made[0].remaining() * 1000)),
         }
 
     def parse(response: Struct, keys: list[K], node: int | None) -> dict[K, Any]:
@@ -78,18 +80,22 @@ def list_offsets_operation(
             out.setdefault(key, KafkaError(ec.UNKNOWN_TOPIC_OR_PARTITION, f"the leader did not answer for {key}"))
         return out
 
-    return Operation(
-        client,
-        queries,
-        api=LIST_OFFSETS,
-        router=LEADERS,
-        body=body,
-        parse=parse,
-        policy=policy,
-        deadline=deadline,
-        backoff_ms=backoff_ms,
-        live=live,
+    made.append(
+        Operation(
+            client,
+            queries,
+            api=LIST_OFFSETS,
+            router=LEADERS,
+            body=body,
+            parse=parse,
+            policy=policy,
+            deadline=deadline,
+            backoff_ms=backoff_ms,
+            live=live,
+            tries=tries,
+        )
     )
+    return made[0]
 
 
 def answers(futures: Mapping[K, Future[Any]]) -> dict[K, OffsetAnswer]:

@@ -25,6 +25,7 @@ from ..core.held_connections import Holding
 from ..core.kafka_error import KafkaError, KafkaException
 from ..core.metadata import ClusterView
 from ..core.metadata_refresh import Intervals, Recovery
+from ..core.policy.metadata import METADATA_REFRESH
 from ..io.broker import BrokerConnection
 from ..io.connection_settings import ConnectionSettings
 from ..io.io_engine import Engine
@@ -35,10 +36,12 @@ from ..protocol.codec import Struct
 from ..protocol.schema import Api
 from . import topic_log
 from .connection_pool import ConnectionPool
-from .driver import wait
+from .coordinators import Coordinators
+from .driver import ONCE, Operation, Tries, wait
 from .metadata_owner import MetadataOwner
 from .mock_cluster_registry import mock_cluster_factory
 from .options import STATISTICS_INTERVAL
+from .routers import ANY_BROKER
 
 log = logging.getLogger("kafkawire.client")
 
@@ -83,6 +86,8 @@ class Client:
             recovery=Recovery.from_config(self.config),
             rebootstrap=self._rebootstrap,
         )
+        # Every part of the client finds groups' and transactions' coordinators through this cache.
+        self.coordinators = Coordinators(self)
         self._resolver = Resolver(self.engine.call_soon)
         self._mock = _start_mock_cluster(self.config, debug)
         bootstrap = self.config["bootstrap.servers"] if self._mock is None else self._mock.bootstrap_servers()
@@ -140,42 +145,38 @@ class Client:
         return fut
 
     def refresh_metadata(
-        self, topics: list[str] | None = None, *, timeout: float | None = None, auto_create: bool = False
+        self,
+        topics: list[str] | None = None,
+        *,
+        timeout: float | None = None,
+        auto_create: bool = False,
+        tries: Tries = ONCE,
     ) -> Future[ClusterView]:
-        """Ask for metadata (all topics when ``topics`` is None) and fold it into the cache. A request
-        that failed over (its broker went down: ``_TRANSPORT``) is asked again, of another broker,
-        until ``timeout`` (else socket.timeout.ms) has passed; then it fails with ``_TIMED_OUT`` naming
-        the last failure, as a request still queued at its deadline does (and as librdkafka's)."""
-        fut: Future[ClusterView] = Future()
-        deadline = self.engine.now() + (self.settings.request_timeout if timeout is None else timeout)
+        """Ask for metadata (all topics when ``topics`` is None) and fold it into the cache: a driver
+        `Operation` (policy METADATA_REFRESH). A request that failed over (its broker went down:
+        ``_TRANSPORT``) is asked again, of another broker, after retry.backoff.ms, until ``timeout``
+        (else socket.timeout.ms) has passed; then it fails with ``_TIMED_OUT`` naming the last
+        failure, as a request still queued at its deadline does (and as librdkafka's). A failure no
+        reconnect mends (a security.protocol mismatch) is the answer at once."""
+        backoff = self.config["retry.backoff.ms"]
 
-        def send() -> None:
-            def done(body: Struct | None, error: KafkaError | None) -> None:
-                left = deadline - self.engine.now()
-                # (a failure no reconnect mends, a security.protocol mismatch, is the answer at once)
-                failed_over = (
-                    error is not None
-                    and error.code() == KafkaError._TRANSPORT
-                    and not self._closed
-                    and not any(c.last_error_lasting for c in self.connections())
-                )
-                if failed_over and left > 0:
-                    self.engine.call_later(min(left, self.config["retry.backoff.ms"] / 1000), send)
-                elif failed_over:
-                    assert error is not None
-                    fut.set_exception(
-                        KafkaException(KafkaError(KafkaError._TIMED_OUT, f"no broker answered: {error.str()}"))
-                    )
-                elif error is not None:
-                    fut.set_exception(KafkaException(error))
-                else:
-                    fut.set_result(self.metadata)
+        def send(_node: int | None, _body: Body, done: Callback, request_timeout: float) -> None:
+            self.refresh_metadata_io(topics, done, timeout=request_timeout, auto_create=auto_create)
 
-            left = max(0.001, deadline - self.engine.now())
-            self.refresh_metadata_io(topics, done, timeout=left, auto_create=auto_create)
-
-        self.engine.call_soon(send)
-        return fut
+        op: Operation[str] = Operation(
+            self,
+            ["metadata"],
+            api=METADATA,
+            router=ANY_BROKER,
+            body=lambda _keys, _version: {},
+            parse=lambda _response, keys, _node: dict.fromkeys(keys, self.metadata),
+            policy=METADATA_REFRESH,
+            deadline=self.engine.now() + (self.settings.request_timeout if timeout is None else timeout),
+            backoff_ms=(backoff, backoff),
+            send=send,
+            tries=tries,
+        )
+        return op.start().future("metadata")
 
     def list_topics(
         self,

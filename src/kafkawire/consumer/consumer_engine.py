@@ -31,7 +31,7 @@ from typing import Any
 from ..base.debug import Debug
 from ..base.model import OFFSET_INVALID, ClusterMetadata, ConsumerGroupMetadata, Message, TopicPartition, error_event
 from ..client.committed_offsets import Committed, Committer
-from ..client.coordinators import GROUP, Coordinators
+from ..client.coordinators import GROUP
 from ..client.driver import Operation
 from ..client.executor import CallbackExecutor
 from ..client.network_client import Client
@@ -76,8 +76,7 @@ class ConsumerEngine:
         opts = config.options
         self.request_timeout = opts["socket.timeout.ms"] / 1000
         self.client = Client(opts, logger=log, debug=Debug.of(opts, log, "consumer"))
-        self._coordinators = Coordinators(self.client)
-        self._lookup_backoff = opts["retry.backoff.max.ms"] / 1000
+        self._coordinators = self.client.coordinators
         self.executor = executor
         self.client.on_error = self.error
         incremental = config.cooperative or opts["group.protocol"] == "consumer"
@@ -148,7 +147,10 @@ class ConsumerEngine:
         _OPEN.add(self)
         # The group's coordinator looked up now, as librdkafka's consumer does when it is made: a
         # committed() later asks it at once on the coordinator's own connection, instead of first
-        # queueing a lookup behind a fetch on a connection a broker's quota mutes (KIP-219).
+        # queueing a lookup behind a fetch on a connection a broker's quota mutes (KIP-219). Asked
+        # again about every retry.backoff.max.ms until found (a new cluster answers
+        # COORDINATOR_NOT_AVAILABLE at first), as librdkafka's consumer keeps asking too.
+        self._lookup: Operation[str] | None = None
         self.client.engine.call_soon(self._find_coordinator)
 
     @property
@@ -156,16 +158,18 @@ class ConsumerEngine:
         return self.ready.closed
 
     def _find_coordinator(self) -> None:
-        """IO thread: the group's coordinator into the cache, asked again after a backoff until a
-        lookup found it (a new cluster answers COORDINATOR_NOT_AVAILABLE at first) or the consumer
-        closed; librdkafka's consumer keeps asking too."""
+        backoff = self.config.options["retry.backoff.max.ms"]
+        self._lookup = self._coordinators.locate_io(
+            GROUP,
+            self.group_id,
+            lambda _node: None,
+            request_timeout=self.request_timeout,
+            backoff_ms=(backoff, backoff),
+        )
 
-        def answered(found: dict[str, Any]) -> None:
-            if not isinstance(found.get(self.group_id), int) and not self.closed:
-                self.client.engine.call_later(self._lookup_backoff, self._find_coordinator)
-
-        if not self.closed:
-            self._coordinators.find_io(GROUP, [self.group_id], self.request_timeout, answered)
+    def _stop_lookup(self) -> None:
+        if self._lookup is not None:
+            self._lookup.abort(KafkaError(KafkaError._DESTROY, "the consumer is closed"))
 
     def _metrics(self) -> dict[str, float]:
         """The consumer's own client metrics (KIP-714) over the push interval, on the IO thread."""
@@ -560,6 +564,7 @@ class ConsumerEngine:
             self._stats.stop()
         self._fetch.close()
         self.ready.closed = True
+        self.client.engine.call_soon(self._stop_lookup)
         _OPEN.discard(self)
         while len(self.executor) and not self.executor.background:
             try:  # on_commit of the last commits; callbacks raising now are only logged

@@ -17,20 +17,19 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
-from ..client.coordinators import GROUP, Coordinators
+from ..client.coordinators import Coordinators
 from ..client.network_client import Client
 from ..core.backoff import RetryBackoff
 from ..core.consumer_group import ConsumerGroupConfig, ConsumerGroupMember, ConsumerGroupState, ConsumerGroupStep
 from ..core.group import GroupStep
 from ..core.kafka_error import KafkaError
 from ..core.member_states import TopicIdPartitions
-from ..core.metadata_refresh import Pace
 from ..io.io_engine import Timer
 from ..protocol.apis import CONSUMER_GROUP_HEARTBEAT
 from ..protocol.codec import Struct
 from ..protocol.consumer_protocol import TopicPartitions
 from . import diagnostics
-from .heartbeat_loop import HeartbeatLoop
+from .heartbeat_loop import HeartbeatLoop, topic_name
 
 
 class ConsumerGroupMembership(HeartbeatLoop):
@@ -114,9 +113,7 @@ class ConsumerGroupMembership(HeartbeatLoop):
         if self._stopped or self.member.state is ConsumerGroupState.FATAL or self._in_flight:
             return
         if self.coordinator is None:
-            self.coordinators.find_one_io(
-                GROUP, self.config.group_id, self.config.rebalance_timeout, self._found, self._retry_later
-            )
+            self._find_coordinator(self.config.rebalance_timeout)
             return
         before = self.member.state
         body = self.member.heartbeat_request(self.client.engine.now())
@@ -162,8 +159,9 @@ class ConsumerGroupMembership(HeartbeatLoop):
             self._later(self._retry_delay(), self._heartbeat)
             return
         self._backoff.reset()
-        if step.lost or step.error is not None:
-            self._hand_over(self._named(step))
+        if step.lost or step.error is not None:  # (changes still waiting for names mean nothing now)
+            named = self._named(step)
+            self._when_named((), lambda: self._hand_over(named), self.config.rebalance_timeout, replace=True)
             if step.error is None:
                 self._later(0.0, self._heartbeat)  # rejoin with epoch 0 at once
             return
@@ -172,16 +170,10 @@ class ConsumerGroupMembership(HeartbeatLoop):
         self._later(self.member.heartbeat_interval, self._heartbeat)
 
     def _reconcile(self, step: ConsumerGroupStep) -> None:
-        """Hand the change over by topic name (refreshing metadata for new ids), then acknowledge."""
-        unknown = [t for t in (*step.assign, *step.revoke) if self._name(t) is None]
+        """Hand the change over by topic name (once the metadata names every assigned topic id:
+        `HeartbeatLoop._when_named`), then acknowledge."""
 
-        def go(_response: Struct | None = None, _error: KafkaError | None = None) -> None:
-            if self._stopped:
-                return
-            if any(self._name(t) is None for t in step.assign):
-                # A topic not in the metadata yet: asked for again at the owner's fast pace.
-                self.client.metadata_refresh.ask(None, go, pace=Pace.FAST, timeout=self.config.rebalance_timeout)
-                return
+        def go() -> None:
             self._hand_over(self._named(step))
             if self._hold_acks:
                 self._unacked += 1
@@ -191,10 +183,7 @@ class ConsumerGroupMembership(HeartbeatLoop):
             self._moved(before)
             self._later(0.0, self._heartbeat)
 
-        if unknown:
-            self.client.refresh_metadata_io(None, go, timeout=self.config.rebalance_timeout)
-        else:
-            go()
+        self._when_named(step.assign, go, self.config.rebalance_timeout, replace=False)
 
     def _hand_over(self, step: GroupStep) -> None:
         """A change to the consumer (``on_change``), said first under ``cgrp``."""
@@ -214,10 +203,7 @@ class ConsumerGroupMembership(HeartbeatLoop):
         return self._backoff.next(self._rng.random())
 
     def _name(self, topic_id: uuid.UUID) -> str | None:
-        for info in self.client.metadata.topics.values():
-            if info.topic_id == topic_id:
-                return info.name
-        return None
+        return topic_name(self.client.metadata, topic_id)
 
     def _by_name(self, tps: TopicIdPartitions) -> TopicPartitions:
         out: TopicPartitions = {}

@@ -18,7 +18,6 @@ from typing import Any
 
 from ..base import model
 from ..client.committed_offsets import fetch_operation
-from ..client.coordinators import Coordinators
 from ..client.driver import Operation, error_of
 from ..client.group_transactions import GROUP_TRANSACTIONS
 from ..client.list_offsets import READ_COMMITTED, READ_UNCOMMITTED, list_offsets_operation
@@ -73,7 +72,7 @@ class FetchEngine:
         self._preferred_ttl = int(client.config["metadata.max.age.ms"]) / 1000
         self._timeout = int(client.config["socket.timeout.ms"]) / 1000
         self._isolation = READ_COMMITTED if config.read_committed else READ_UNCOMMITTED
-        self._coordinators = Coordinators(client)
+        self._coordinators = client.coordinators
         self._live: set[Operation[Any]] = set()
         self._busy: set[int] = set()  # leaders with a Fetch in flight
         self._sessions: dict[int, FetchSession] = {}  # per broker (KIP-227), IO thread only

@@ -29,6 +29,7 @@ from concurrent.futures import Future
 from typing import Any
 
 from ..client.coordinators import GROUP, Coordinators
+from ..client.driver import Operation
 from ..client.group_transactions import GROUP_TRANSACTIONS
 from ..client.network_client import Client
 from ..core.assignors import ASSIGNORS, COOPERATIVE_STICKY, JoinedMember, encode_sticky_user_data
@@ -86,6 +87,8 @@ class GroupMember:
         self._recheck: Timer | None = None
         self._query_interval = coordinator_query_interval
         self._query: Timer | None = None  # the next periodic FindCoordinator
+        self._lookup: Operation[str] | None = None  # the coordinator looked up for a join or heartbeat
+        self._query_lookup: Operation[str] | None = None  # the periodic one
         # "Ask again" answers and lost coordinators: retry.backoff.ms, doubling while they repeat.
         self._backoff = RetryBackoff(client.config["retry.backoff.ms"], client.config["retry.backoff.max.ms"])
         self._rng = random.Random()
@@ -138,6 +141,8 @@ class GroupMember:
             for timer in (self._timer, self._recheck, self._query):
                 if timer is not None:
                     timer.cancel()
+            for lookup in (self._lookup, self._query_lookup):
+                _abort(lookup)
             body = self.membership.leave_request() if self.membership.state is not GroupState.FATAL else None
             if self.membership.state is not GroupState.FATAL:
                 self.on_change(self.membership.left())
@@ -163,21 +168,34 @@ class GroupMember:
             self._timer.cancel()
         self._timer = self.client.engine.call_later(delay, fn)
 
-    def _with_coordinator(self, then: Callable[[int], None]) -> None:
-        def found(answer: dict[str, int | KafkaError]) -> None:
-            node = answer.get(self.config.group_id)
-            if self._stopped:
-                return
-            if self._debug.cgrp:
+    def _locate(self, found: Callable[[int], None], *, most_ms: int) -> Operation[str]:
+        """The group's coordinator, asked for until found (`Coordinators.locate_io`: retry.backoff.ms
+        doubling up to ``most_ms`` between asks), each answer told to the cgrp context."""
+
+        def heard(node: int | KafkaError) -> None:
+            if self._debug.cgrp and not self._stopped:
                 where = self.client.broker_name(node) if isinstance(node, int) else ""
                 diagnostics.coordinator(self._debug, self.config.group_id, node, where)
-            if isinstance(node, int):
-                self.coordinator = node
-                then(node)
-            else:
-                self._later(self._retry_delay(), lambda: self._with_coordinator(then))
 
-        self.coordinators.find_io(GROUP, [self.config.group_id], self.config.session_timeout, found)
+        config = self.client.config
+        return self.coordinators.locate_io(
+            GROUP,
+            self.config.group_id,
+            lambda node: None if self._stopped else found(node),
+            request_timeout=self.config.session_timeout,
+            backoff_ms=(config["retry.backoff.ms"], most_ms),
+            heard=heard,
+        )
+
+    def _with_coordinator(self, then: Callable[[int], None]) -> None:
+        """``then(node)`` once the coordinator is known (this lookup replaces one under way)."""
+
+        def found(node: int) -> None:
+            self.coordinator = node
+            then(node)
+
+        _abort(self._lookup)
+        self._lookup = self._locate(found, most_ms=self.client.config["retry.backoff.max.ms"])
 
     def _arm_query(self) -> None:
         """The next periodic coordinator query: sooner while the coordinator cannot be reached."""
@@ -191,21 +209,15 @@ class GroupMember:
     def _query_coordinator(self) -> None:
         if self._stopped:
             return
-        key = self.config.group_id
 
-        def found(answer: dict[str, int | KafkaError]) -> None:
-            node = answer.get(key)
-            if self._stopped:
-                return
-            if isinstance(node, int) and node != self.coordinator:
-                if self._debug.cgrp:
-                    diagnostics.coordinator(self._debug, key, node, self.client.broker_name(node))
-                if self.coordinator is not None:
-                    self.coordinator = node  # heartbeats and the next join go there
+        def found(node: int) -> None:
+            if node != self.coordinator and self.coordinator is not None:
+                self.coordinator = node  # heartbeats and the next join go there
             self._arm_query()
 
-        self.coordinators.forget(GROUP, key)  # (asked of the cluster, not the cache)
-        self.coordinators.find_io(GROUP, [key], self.config.session_timeout, found)
+        self.coordinators.forget(GROUP, self.config.group_id)  # (asked of the cluster, not the cache)
+        # A failed query is asked again every retry.backoff.ms (core/failover.py), not at the interval.
+        self._query_lookup = self._locate(found, most_ms=self.client.config["retry.backoff.ms"])
 
     def _retry_delay(self) -> float:
         return self._backoff.next(self._rng.random())
@@ -435,3 +447,8 @@ class GroupMember:
         if self._debug.cgrp:
             diagnostics.heartbeat_answer(self._debug, self.config.group_id, response.error_code)
         self._follow(self.membership.on_heartbeat(response.error_code, self.client.engine.now()))
+
+
+def _abort(lookup: Operation[str] | None) -> None:
+    if lookup is not None:
+        lookup.abort(KafkaError(KafkaError._DESTROY, "no longer wanted"))

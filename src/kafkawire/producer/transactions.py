@@ -19,7 +19,7 @@ from concurrent.futures import Future
 from typing import Any
 
 from ..base.debug import MAIN, OFF, Debug
-from ..client.coordinators import GROUP, TRANSACTION, Coordinators, ToCoordinator
+from ..client.coordinators import GROUP, TRANSACTION, ToCoordinator
 from ..client.driver import Operation, error_of, whole
 from ..client.group_transactions import GROUP_TRANSACTIONS
 from ..client.network_client import Client
@@ -126,7 +126,7 @@ class TransactionManager:
         # asked again within the call's deadline.
         self.request_timeout = None if request_timeout_ms is None else request_timeout_ms / 1000
         self.state = SharedTransactionState(debug)
-        self.coordinators = Coordinators(client)
+        self.coordinators = client.coordinators
         self._to_transaction = ToCoordinator(self.coordinators, TRANSACTION, lambda _key: self.transactional_id)
         self._to_group = ToCoordinator(self.coordinators, GROUP)
         self.added: set[tuple[str, int]] = set()  # partitions in the open transaction

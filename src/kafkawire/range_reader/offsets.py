@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..client import routers
-from ..client.driver import Body, Callback, Operation, wait
+from ..client.driver import ONCE, Body, Callback, Operation, Tries, wait
 from ..client.list_offsets import (
     EARLIEST,
     LATEST,
@@ -49,10 +49,13 @@ _PARTITIONS = ErrorPolicy(
 )
 
 
-def partitions_for(client: Client, topics: Iterable[str], timeout: float = 30.0) -> dict[str, list[int]]:
+def partitions_for(
+    client: Client, topics: Iterable[str], timeout: float = 30.0, tries: Tries = ONCE
+) -> dict[str, list[int]]:
     """Partition ids of each topic, asking the metadata again while a topic has none yet.
 
-    A topic that still has no partitions at the deadline raises UNKNOWN_TOPIC_OR_PARTITION.
+    A topic that still has no partitions at the deadline (of its last try) raises
+    UNKNOWN_TOPIC_OR_PARTITION.
     """
     wanted = sorted(set(topics))
 
@@ -82,12 +85,13 @@ def partitions_for(client: Client, topics: Iterable[str], timeout: float = 30.0)
         deadline=client.engine.now() + timeout,
         backoff_ms=(100, 1000),
         send=send,
+        tries=tries,
     ).start()
     found: dict[str, list[int]] = {}
     missing: list[str] = []
     for topic, fut in op.futures.items():
         try:
-            found[topic] = wait(fut, timeout)
+            found[topic] = wait(fut, tries.span(timeout))
         except KafkaException as exc:
             if exc.args[0].code() not in (KafkaError._TIMED_OUT, ec.UNKNOWN_TOPIC_OR_PARTITION):
                 raise
@@ -99,10 +103,10 @@ def partitions_for(client: Client, topics: Iterable[str], timeout: float = 30.0)
     return found
 
 
-def topics_matching(client: Client, pattern: str, timeout: float = 30.0) -> dict[str, list[int]]:
+def topics_matching(client: Client, pattern: str, timeout: float = 30.0, tries: Tries = ONCE) -> dict[str, list[int]]:
     """Every non-internal topic whose whole name matches the regular expression, with its partitions."""
     regex = re.compile(pattern)
-    md = wait(client.refresh_metadata(None, timeout=timeout), timeout)
+    md = wait(client.refresh_metadata(None, timeout=timeout, tries=tries), tries.span(timeout))
     return {
         name: sorted(info.partitions)
         for name, info in md.topics.items()
@@ -117,6 +121,7 @@ def list_offsets(
     isolation_level: int = READ_UNCOMMITTED,
     timeout: float = 30.0,
     backoff: float = 0.1,
+    tries: Tries = ONCE,
 ) -> dict[TopicPartitionKey, OffsetAnswer]:
     """Ask each partition's leader for the offset of ``EARLIEST``, ``LATEST`` or a timestamp (ms)."""
     backoff_ms = max(1, int(backoff * 1000))
@@ -126,7 +131,8 @@ def list_offsets(
         isolation_level=isolation_level,
         deadline=client.engine.now() + timeout,
         backoff_ms=(backoff_ms, max(backoff_ms, 1000)),
+        tries=tries,
     ).start()
     for fut in op.futures.values():
-        wait(fut, timeout)
+        wait(fut, tries.span(timeout))
     return answers(op.futures)

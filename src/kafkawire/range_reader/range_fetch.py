@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..client import routers
-from ..client.driver import Operation, wait
+from ..client.driver import ONCE, Operation, Tries, wait
 from ..client.network_client import Client
 from ..core.fetch_verdict import FetchVerdict, larger_limit, part_of_one_batch, partition_answered, too_large
 from ..core.kafka_error import KafkaError, KafkaException
@@ -183,10 +183,10 @@ class _RangeReader:
             if progressed:
                 self._stalled_since, self._last_error = time.monotonic(), None
 
-    def _fetch(self, offset: int, after: float = 0.0) -> Any:
+    def _fetch(self, offset: int, after: float = 0.0, tries: Tries = ONCE) -> Any:
         """One Fetch at ``offset`` from the partition's leader (asked again by the driver while the
         answer says so): the partition's data, or None when the answer holds none. What is left of
-        the time without progress bounds it, retries included."""
+        the time without progress bounds it, retries included (each of ``tries``)."""
         remaining = self.settings.timeout - (time.monotonic() - self._stalled_since)
         if remaining <= after:
             raise self._stalled(offset)
@@ -239,9 +239,10 @@ class _RangeReader:
             deadline=self.client.engine.now() + remaining,
             backoff_ms=(max(1, int(self.settings.backoff * 1000)), 1000),
             max_version=None if topic_id else 12,
+            tries=tries,
         ).start(after)
         try:
-            return wait(op.future(tp), remaining)
+            return wait(op.future(tp), tries.span(remaining))
         except KafkaException as exc:
             error = exc.args[0]
             if error.code() == KafkaError._TIMED_OUT:
@@ -283,7 +284,9 @@ class _RangeReader:
         return KafkaException(KafkaError(KafkaError._TIMED_OUT, reason))
 
 
-def high_watermarks(client: Client, topic: str, partitions: Iterable[int], timeout: float = 30.0) -> dict[int, int]:
+def high_watermarks(
+    client: Client, topic: str, partitions: Iterable[int], timeout: float = 30.0, tries: Tries = ONCE
+) -> dict[int, int]:
     """Each partition's log end offset as Fetch reports it (its high watermark).
 
     ListOffsets "latest" is the same number on Kafka; Tansu answers it with the last batch's base
@@ -291,11 +294,11 @@ def high_watermarks(client: Client, topic: str, partitions: Iterable[int], timeo
     right on the embedded broker too. So: ListOffsets for a valid offset, then one small Fetch there.
     """
     wanted = sorted(partitions)
-    latest = list_offsets(client, {(topic, p): LATEST for p in wanted}, timeout=timeout)
+    latest = list_offsets(client, {(topic, p): LATEST for p in wanted}, timeout=timeout, tries=tries)
     ends: dict[int, int] = {}
     for p in wanted:
         reader = _RangeReader(client, topic, p, 0, None, FetchSettings(partition_max_bytes=1, timeout=timeout), None)
-        data = reader._fetch(max(0, latest[(topic, p)].offset))
+        data = reader._fetch(max(0, latest[(topic, p)].offset), tries=tries)
         if data is None or data.error_code or data.high_watermark < 0:
             ends[p] = latest[(topic, p)].offset
         else:

@@ -26,7 +26,6 @@ from ..base.config import given_config
 from ..base.debug import Debug
 from ..base.messages import Messages
 from ..base.model import Message, TopicPartition
-from ..client.coordinators import Coordinators
 from ..client.dropped import Kept, when_dropped
 from ..client.executor import CallbackExecutor
 from ..client.logs import DeferredLogger, client_logger, log_init
@@ -126,7 +125,7 @@ class ShareConsumer:
         self._built = True
         self._group_id = config.group_id
         self._request_timeout = opts["socket.timeout.ms"] / 1000
-        self._coordinators = Coordinators(self._client)
+        self._coordinators = self._client.coordinators
         self._acks = Acknowledgements(mode)
         self._ack_callback = _AckCallback()
         self._settings = ShareFetchSettings(

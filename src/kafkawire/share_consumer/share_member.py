@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Callable
 from concurrent.futures import Future
 
-from ..client.coordinators import GROUP, Coordinators
+from ..client.coordinators import Coordinators
 from ..client.network_client import Client
 from ..consumer.heartbeat_loop import HeartbeatLoop
 from ..core.backoff import RetryBackoff
@@ -94,9 +94,7 @@ class ShareMembership(HeartbeatLoop):
         if self._stopped or self.member.state is ShareGroupState.FATAL or self._in_flight:
             return
         if self.coordinator is None:
-            self.coordinators.find_one_io(
-                GROUP, self.member.group_id, self.request_timeout, self._found, self._retry_later
-            )
+            self._find_coordinator(self.request_timeout)
             return
         self._in_flight = True
         self.client.request_io(
@@ -120,7 +118,7 @@ class ShareMembership(HeartbeatLoop):
             self._lost_coordinator()
             return
         if step.retry:
-            self._retry_later()
+            self._later(self._retry_delay(), self._heartbeat)
             return
         if step.assignment is not None:
             self._hand_over(step)
@@ -133,21 +131,7 @@ class ShareMembership(HeartbeatLoop):
         self._later(delay, self._heartbeat)
 
     def _hand_over(self, step: ShareGroupStep) -> None:
-        """The assignment once every topic id in it is named in the metadata (refreshed when not)."""
+        """The assignment once every topic id in it is named in the metadata (refreshed until it is,
+        unless a newer assignment takes its place)."""
         assignment = step.assignment or {}
-        if all(self._known(t) for t in assignment):
-            self.on_assignment(assignment)
-            return
-
-        def again(_response: Struct | None, _error: KafkaError | None) -> None:
-            if self._stopped or self.member.assignment != assignment:
-                return  # a newer assignment took its place
-            if all(self._known(t) for t in assignment):
-                self.on_assignment(assignment)
-            else:
-                self.client.engine.call_later(self._retry_delay(), lambda: self._hand_over(step))
-
-        self.client.refresh_metadata_io(None, again, timeout=self.request_timeout)
-
-    def _known(self, topic_id: uuid.UUID) -> bool:
-        return any(info.topic_id == topic_id for info in self.client.metadata.topics.values())
+        self._when_named(assignment, lambda: self.on_assignment(assignment), self.request_timeout, replace=True)

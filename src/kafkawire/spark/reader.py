@@ -23,8 +23,7 @@ import math
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from functools import partial
-from typing import Any, TypeVar
+from typing import Any
 
 from pyspark.sql.datasource import DataSourceReader, DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import (
@@ -44,9 +43,10 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from kafkawire.client.driver import Tries
 from kafkawire.client.network_client import Client
 from kafkawire.core import TopicPartitionKey
-from kafkawire.core.kafka_error import KafkaException
+from kafkawire.core.kafka_error import KafkaError
 from kafkawire.range_reader import (
     EARLIEST,
     LATEST,
@@ -78,7 +78,6 @@ LOGGER = logging.getLogger("kafkawire.spark")
 ARROW_BATCH_ROWS = 8192
 ARROW_BATCH_BYTES = 64 << 20  # a Spark Arrow batch's keys and values (binary columns hold < 2 GiB)
 METADATA_TIMEOUT = 30.0
-T = TypeVar("T")
 
 HEADER_TYPE = ArrayType(StructType([StructField("key", StringType()), StructField("value", BinaryType())]))
 
@@ -124,29 +123,27 @@ def stream_reader(schema: StructType, options: Mapping[str, str]) -> KafkaStream
 clients: ProcessCache[Client] = ProcessCache(Client, lambda client: client.close())
 
 
-def with_retries(opts: ReadOptions, lookup: Callable[[], T]) -> T:
-    """A driver-side look-up (partitions, offsets) tried ``fetchOffset.numRetries`` times in all,
-    ``fetchOffset.retryIntervalMs`` apart, as the connector does; the last failure is raised."""
-    for attempt in range(1, opts.offset_fetch_attempts):
-        try:
-            return lookup()
-        except KafkaException as exc:
-            LOGGER.warning(
-                "Kafka look-up failed (attempt %d of %d), retrying: %s", attempt, opts.offset_fetch_attempts, exc
-            )
-            time.sleep(opts.offset_retry_interval)
-    return lookup()
+def look_up_tries(opts: ReadOptions) -> Tries:
+    """A driver-side look-up (partitions, offsets) is made ``fetchOffset.numRetries`` times in all,
+    ``fetchOffset.retryIntervalMs`` apart, as the connector does (the request driver's `Tries`);
+    the last failure is raised."""
+    count = opts.offset_fetch_attempts
+
+    def failed(attempt: int, error: KafkaError) -> None:
+        LOGGER.warning("Kafka look-up failed (attempt %d of %d), retrying: %s", attempt, count, error)
+
+    return Tries(count, opts.offset_retry_interval, failed)
 
 
 def assigned_partitions(client: Client, opts: ReadOptions) -> list[TopicPartitionKey]:
     if opts.strategy == "assign":
         return sorted(set(opts.assigned))
     if opts.strategy == "subscribe":
-        found = with_retries(opts, lambda: partitions_for(client, opts.topics, timeout=METADATA_TIMEOUT))
+        found = partitions_for(client, opts.topics, timeout=METADATA_TIMEOUT, tries=look_up_tries(opts))
     else:
         pattern = opts.pattern
         assert pattern is not None
-        found = with_retries(opts, lambda: topics_matching(client, pattern, timeout=METADATA_TIMEOUT))
+        found = topics_matching(client, pattern, timeout=METADATA_TIMEOUT, tries=look_up_tries(opts))
     return sorted((topic, p) for topic, parts in found.items() for p in parts)
 
 
@@ -157,8 +154,8 @@ def _isolation(opts: ReadOptions) -> int:
 def _ask(client: Client, opts: ReadOptions, queries: Mapping[TopicPartitionKey, int]) -> dict[TopicPartitionKey, int]:
     if not queries:
         return {}
-    answers = with_retries(
-        opts, lambda: list_offsets(client, queries, isolation_level=_isolation(opts), timeout=METADATA_TIMEOUT)
+    answers = list_offsets(
+        client, queries, isolation_level=_isolation(opts), timeout=METADATA_TIMEOUT, tries=look_up_tries(opts)
     )
     return {tp: answer.offset for tp, answer in answers.items()}
 
@@ -415,7 +412,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             by_topic.setdefault(topic, []).append(partition)
         ends: dict[TopicPartitionKey, int] = {}
         for topic, partitions in by_topic.items():
-            found = with_retries(self.opts, partial(high_watermarks, client, topic, partitions, METADATA_TIMEOUT))
+            found = high_watermarks(client, topic, partitions, METADATA_TIMEOUT, look_up_tries(self.opts))
             for partition, end in found.items():
                 ends[(topic, partition)] = end
         return ends

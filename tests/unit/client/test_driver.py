@@ -4,6 +4,7 @@ the scripted stand-in client (tests/unit/stand_in.py) (a virtual clock, no socke
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from concurrent.futures import Future
 from typing import Any
@@ -12,7 +13,7 @@ import pytest
 
 from kafkawire.client import routers
 from kafkawire.client.coordinators import GROUP, TRANSACTION, Coordinators, ToCoordinator
-from kafkawire.client.driver import Operation, Router, whole
+from kafkawire.client.driver import Operation, Router, Tries, whole
 from kafkawire.core.kafka_error import KafkaError, KafkaException
 from kafkawire.core.policy import Action, ErrorPolicy
 from kafkawire.core.policy.coordinator import COORDINATOR
@@ -253,3 +254,129 @@ def test_abort_resolves_every_future_and_stops_retrying() -> None:
     sent = len(client.calls)
     client.engine.run()
     assert len(client.calls) == sent
+
+
+def test_tries_make_the_call_again_whole_after_a_deadline_or_a_final_error() -> None:
+    """`Tries`: a key the call failed (here: its deadline, busy answers all along) is asked again
+    ``apart`` s later with the call's time anew; ``failed`` hears each try made again; the last
+    try's failure is the answer."""
+    client = StubClient()
+    client.handler = lambda call: {"error_code": ec.CONCURRENT_TRANSACTIONS}
+    heard: list[tuple[int, int, float]] = []
+    op = Operation(
+        client,  # type: ignore[arg-type]
+        ["txn"],
+        api=END_TXN,
+        router=routers.ANY_BROKER,
+        body=lambda keys, version: {
+            "transactional_id": "txn",
+            "producer_id": 1,
+            "producer_epoch": 0,
+            "committed": True,
+        },
+        parse=whole,
+        policy=COORDINATOR,
+        deadline=1.0,
+        backoff_ms=(100, 100),
+        tries=Tries(3, 2.0, lambda attempt, error: heard.append((attempt, error.code(), client.engine.clock))),
+    ).start()
+    error = failure(client, op.future("txn"))
+    assert error.code() == KafkaError._TIMED_OUT and "CONCURRENT_TRANSACTIONS" in error.str()
+    assert [(a, code) for a, code, _ in heard] == [(1, KafkaError._TIMED_OUT), (2, KafkaError._TIMED_OUT)]
+    sent = [c.at for c in client.requests(END_TXN)]
+    # each try starts `apart` after the last one ended, and has the call's second again
+    firsts = [at for at in sent if not any(0 < at - other < 0.5 for other in sent)]
+    assert len(firsts) == 3 and firsts[0] == 0.0
+    assert [b - a for a, b in itertools.pairwise(firsts)] == pytest.approx([3.0, 3.0], abs=0.15)
+    assert client.engine.clock <= 3 * 1.0 + 2 * 2.0
+
+
+def test_a_call_tried_once_fails_at_its_first_final_error() -> None:
+    client = StubClient()
+    client.handler = lambda call: {"error_code": ec.PRODUCER_FENCED}
+    op = end_txn(client, routers.ANY_BROKER)
+    assert failure(client, op.future("txn")).code() == ec.PRODUCER_FENCED
+    assert len(client.requests(END_TXN)) == 1
+
+
+def test_abort_ends_a_call_with_tries_left() -> None:
+    client = StubClient()
+    client.handler = lambda call: {"error_code": ec.PRODUCER_FENCED}
+    op = Operation(
+        client,  # type: ignore[arg-type]
+        ["txn"],
+        api=END_TXN,
+        router=routers.ANY_BROKER,
+        body=lambda keys, version: {
+            "transactional_id": "txn",
+            "producer_id": 1,
+            "producer_epoch": 0,
+            "committed": True,
+        },
+        parse=whole,
+        policy=COORDINATOR,
+        deadline=1.0,
+        backoff_ms=(100, 100),
+        tries=Tries(5, 1.0),
+    ).start()
+    client.engine.call_later(0.5, lambda: op.abort(KafkaError(KafkaError._DESTROY, "closed")))
+    assert failure(client, op.future("txn")).code() == KafkaError._DESTROY
+    assert len(client.requests(END_TXN)) == 1
+
+
+def test_a_members_lookup_asks_until_found_whatever_the_answer() -> None:
+    """`Coordinators.locate_io`: not there yet, not authorized, no answer at all: each asked again
+    after the backoff (doubling from retry.backoff.ms to retry.backoff.max.ms), no deadline; found,
+    the node is cached and ``found`` runs once; ``heard`` hears every answer."""
+    client = StubClient()
+    answers = iter(
+        [
+            {"node_id": -1, "host": "", "port": -1, "error_code": ec.COORDINATOR_NOT_AVAILABLE},
+            {"node_id": -1, "host": "", "port": -1, "error_code": ec.GROUP_AUTHORIZATION_FAILED},
+            None,  # a lost request: its request timeout
+            {"node_id": 2, "host": "b", "port": 1, "error_code": 0},
+        ]
+    )
+
+    def handler(call: Call) -> Any:
+        answer = next(answers)
+        if answer is None or call.version < 4:
+            return answer
+        return {"coordinators": [{**answer, "key": "g"}]}
+
+    client.handler = handler
+    coordinators = Coordinators(client)  # type: ignore[arg-type]
+    found: list[int] = []
+    heard: list[Any] = []
+    coordinators.locate_io(GROUP, "g", found.append, request_timeout=5.0, backoff_ms=(100, 1000), heard=heard.append)
+    client.engine.run()
+    assert found == [2] and coordinators.cached(GROUP, "g") == 2
+    assert [h if isinstance(h, int) else h.code() for h in heard] == [
+        ec.COORDINATOR_NOT_AVAILABLE,
+        ec.GROUP_AUTHORIZATION_FAILED,
+        KafkaError._TIMED_OUT,
+        2,
+    ]
+    sent = [c.at for c in client.requests(FIND_COORDINATOR)]
+    gaps = [b - a for a, b in itertools.pairwise(sent)]
+    assert gaps[0] == pytest.approx(0.1, rel=0.21) and gaps[1] == pytest.approx(0.2, rel=0.21)
+    assert gaps[2] == pytest.approx(5.0 + 0.4, abs=0.1)  # the lost one's timeout, then the backoff
+    assert all(c.timeout == 5.0 for c in client.requests(FIND_COORDINATOR))
+    # known now: a lookup is answered from the cache, no request
+    coordinators.locate_io(GROUP, "g", found.append, request_timeout=5.0, backoff_ms=(100, 1000))
+    assert found == [2, 2] and len(client.requests(FIND_COORDINATOR)) == 4
+
+
+def test_an_aborted_lookup_asks_no_more() -> None:
+    client = StubClient()
+    client.handler = lambda call: {
+        "coordinators": [
+            {"key": "g", "node_id": -1, "host": "", "port": -1, "error_code": ec.COORDINATOR_NOT_AVAILABLE}
+        ]
+    }
+    found: list[int] = []
+    op = Coordinators(client).locate_io(GROUP, "g", found.append, request_timeout=5.0, backoff_ms=(100, 100))  # type: ignore[arg-type]
+    client.engine.call_later(1.0, lambda: op.abort(KafkaError(KafkaError._DESTROY, "left")))
+    client.engine.run()
+    asked = len(client.requests(FIND_COORDINATOR))
+    assert found == [] and 5 <= asked <= 13 and client.engine.clock < 1.2

@@ -62,3 +62,6 @@ def test_a_listed_code_means_its_entry_and_any_other_the_default() -> None:
     policy = ErrorPolicy("family", {ec.NOT_COORDINATOR: Action.REFIND_COORDINATOR})
     assert policy.meaning(ec.REQUEST_TIMED_OUT) is Action.RETRY  # unlisted: Kafka's retriable flag
     assert policy.meaning(ec.UNKNOWN_SERVER_ERROR) is Action.FAIL
+    keeps_asking = ErrorPolicy("lookup", {}, local=Action.RETRY, final=Action.RETRY)
+    assert keeps_asking.meaning(ec.GROUP_AUTHORIZATION_FAILED) is Action.RETRY
+    assert keeps_asking.otherwise() == "retriable: RETRY, else RETRY; local: RETRY"

@@ -1,6 +1,6 @@
 """The data source's strict options (issue 29): unknown names refused with the nearest known one,
 kafka.* checked against the consumer's table on reads, the group options refused, and the driver's
-look-ups retried per fetchOffset.numRetries / fetchOffset.retryIntervalMs. No session, no broker."""
+look-ups made again per fetchOffset.numRetries / fetchOffset.retryIntervalMs. No session, no broker."""
 
 from __future__ import annotations
 
@@ -8,10 +8,14 @@ import re
 
 import pytest
 
+from kafkawire.client.list_offsets import LATEST, list_offsets_operation
 from kafkawire.core.kafka_error import KafkaError, KafkaException
+from kafkawire.protocol import error_codes as ec
+from kafkawire.protocol.apis import LIST_OFFSETS
 from kafkawire.spark.options import READ_OPTIONS, STREAM_WRITE_OPTIONS, WRITE_OPTIONS, check_option_names
-from kafkawire.spark.read_options import ReadOptionError, batch_options, stream_options
-from kafkawire.spark.reader import with_retries
+from kafkawire.spark.read_options import batch_options, stream_options
+from kafkawire.spark.reader import look_up_tries
+from tests.unit.stand_in import LeaderStub
 
 BASE = {"kafka.bootstrap.servers": "127.0.0.1:9092", "subscribe": "t"}
 
@@ -89,30 +93,30 @@ def test_fetch_offset_options() -> None:
     assert "whole number" in refused({**BASE, "fetchOffset.numRetries": "three"})
 
 
-def test_look_ups_are_tried_num_retries_times() -> None:
-    calls: list[int] = []
-
-    def flaky(failures: int) -> int:
-        calls.append(1)
-        if len(calls) <= failures:
-            raise KafkaException(KafkaError(KafkaError._TIMED_OUT, "no leader yet"))
-        return 42
-
-    opts = batch_options({**BASE, "fetchOffset.numRetries": "3", "fetchOffset.retryIntervalMs": "0"})
-    assert with_retries(opts, lambda: flaky(2)) == 42 and len(calls) == 3
-    calls.clear()
-    with pytest.raises(KafkaException, match="no leader yet"):
-        with_retries(opts, lambda: flaky(3))
-    assert len(calls) == 3
-    calls.clear()
-
-    def refusal() -> int:
-        calls.append(1)
-        raise ReadOptionError("not retried")
-
-    with pytest.raises(ReadOptionError):
-        with_retries(opts, refusal)
-    assert len(calls) == 1
+def test_look_ups_are_made_num_retries_times_retry_interval_apart(caplog: pytest.LogCaptureFixture) -> None:
+    """fetchOffset.numRetries / retryIntervalMs are the request driver's `Tries` of each look-up:
+    a ListOffsets refused twice is made a third time, 250 ms after each failure; refused three
+    times, the last refusal is raised."""
+    opts = batch_options({**BASE, "fetchOffset.numRetries": "3", "fetchOffset.retryIntervalMs": "250"})
+    for refusals, offset in [(2, 7), (3, None)]:
+        client = LeaderStub()
+        codes = iter([ec.TOPIC_AUTHORIZATION_FAILED] * refusals + [0])
+        client.handler = lambda call, codes=codes: {
+            "topics": [{"name": "t", "partitions": [{"partition_index": 0, "error_code": next(codes), "offset": 7}]}]
+        }
+        caplog.clear()
+        op = list_offsets_operation(client, {("t", 0): LATEST}, deadline=30.0, tries=look_up_tries(opts)).start()  # type: ignore[arg-type]
+        client.engine.run()
+        sent = [c.at for c in client.requests(LIST_OFFSETS)]
+        assert sent == pytest.approx([0.0, 0.25, 0.5])
+        if offset is None:
+            with pytest.raises(KafkaException) as exc:
+                op.future(("t", 0)).result(0)
+            assert exc.value.args[0].code() == ec.TOPIC_AUTHORIZATION_FAILED
+        else:
+            assert op.future(("t", 0)).result(0).offset == offset
+        warnings = [r.getMessage() for r in caplog.records if r.name == "kafkawire.spark"]
+        assert len(warnings) == 2 and "attempt 1 of 3" in warnings[0]
 
 
 @pytest.mark.parametrize(

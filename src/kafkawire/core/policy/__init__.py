@@ -48,19 +48,20 @@ class Policy(Generic[M]):
 
 @dataclass(frozen=True)
 class ErrorPolicy(Policy[Action]):
-    """``table`` decides; an unlisted broker code is ``retriable`` (Kafka's flag) or FAIL; an
-    unlisted local code is ``local``."""
+    """``table`` decides; an unlisted broker code is ``retriable`` when Kafka flags it retriable,
+    else ``final``; an unlisted local code is ``local``."""
 
     name: str
     table: Mapping[int, Action] = field(default_factory=dict)
     retriable: Action = Action.RETRY
     local: Action = Action.FAIL
+    final: Action = Action.FAIL
 
     def meaning(self, code: int) -> Action:
         return self.action(code)
 
     def otherwise(self) -> str:
-        return f"retriable: {self.retriable.name}, else FAIL; local: {self.local.name}"
+        return f"retriable: {self.retriable.name}, else {self.final.name}; local: {self.local.name}"
 
     def action(self, code: int) -> Action:
         found = self.table.get(code)
@@ -68,14 +69,14 @@ class ErrorPolicy(Policy[Action]):
             return found
         if code < -1:
             return self.local
-        return self.retriable if broker_errors.error_for(code).retriable else Action.FAIL
+        return self.retriable if broker_errors.error_for(code).retriable else self.final
 
     def of(self, error: KafkaError) -> Action:
         return self.action(error.code())
 
     def extend(self, name: str, more: Mapping[int, Action]) -> ErrorPolicy:
         """This policy with some codes decided differently (a call's own rules)."""
-        return ErrorPolicy(name, {**self.table, **more}, self.retriable, self.local)
+        return ErrorPolicy(name, {**self.table, **more}, self.retriable, self.local, self.final)
 
 
 # Local failures of a whole request (no answer came back, or one that could not be read).

@@ -30,3 +30,8 @@ TXN_OFFSET_COMMIT = COORDINATOR.extend(
     "txn offset commit",
     {ec.UNKNOWN_TOPIC_OR_PARTITION: Action.RETRY, ec.REQUEST_TIMED_OUT: Action.RETRY},
 )
+
+# A group member's (and a consumer's) standing lookup of its group's coordinator: whatever the
+# answer (not there yet, no broker up, not authorized), asked again after a backoff until found, as
+# librdkafka's group keeps querying on its timer.
+FIND_COORDINATOR = ErrorPolicy("coordinator lookup", {}, retriable=Action.RETRY, local=Action.RETRY, final=Action.RETRY)
