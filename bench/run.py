@@ -225,7 +225,7 @@ def run_verified(client: str, rnd: int, sc: Scenario, bootstrap: str, topic: str
     run = Run(client, rnd, result)
     if "failed_run" in result:
         run.problem = result["failed_run"]
-    elif "skipped" not in result and result.get("writes", True) and len(names) == 1:
+    elif "skipped" not in result and result.get("writes", True) and names == [topic]:
         held = count_records(bootstrap, topic, partitions, result["acked"])
         run.verified = held
         if result["failed"]:

@@ -19,10 +19,9 @@ import sys
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
-from bench.results import Run
+from bench.results import Curve, Run, Series
 from bench.run import ROOT, broker, machine, run_verified, versions
 from bench.scale_report import Point, render_scale, write_plots
 from bench.scenarios import Scenario, parse_scenario
@@ -33,26 +32,6 @@ KAFKAWIRE, CONFLUENT = "kafkawire", "confluent-kafka"
 # ZooKeeper sessions, creating a 2,048-partition topic while the last one was being deleted
 # expired its ZooKeeper session.
 KAFKA23 = {"heap": "1g", "extra": {"zookeeper.session.timeout.ms": "60000"}}
-
-
-@dataclass(frozen=True)
-class Series:
-    """One line of a curve: a workload at each x, run by a kafkawire client and its confluent-kafka
-    counterpart (bench.worker's client names)."""
-
-    name: str
-    clients: dict[str, str]  # KAFKAWIRE / CONFLUENT -> worker client name
-    scenario: Callable[[int, bool], Scenario]  # (x, quick) -> the workload at x
-    partitions: Callable[[int], int]  # x -> partitions per topic
-
-
-@dataclass(frozen=True)
-class Curve:
-    name: str
-    x_label: str
-    xs: tuple[int, ...]
-    series: tuple[Series, ...]
-    unit: str  # what one unit of work is, for "CPU per ..."
 
 
 PRODUCERS = {KAFKAWIRE: "kafkawire-produce", CONFLUENT: "confluent-kafka"}

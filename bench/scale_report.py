@@ -11,13 +11,10 @@ import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from bench.results import Run
+from bench.results import Curve, Run
 from bench.scenarios import Scenario
-
-if TYPE_CHECKING:
-    from bench.scale import Curve
 
 WHO = ("kafkawire", "confluent-kafka")
 NOTES = "<!-- notes: kept across runs -->"
