@@ -66,14 +66,16 @@ def growth(points: list[Point], who: str, metric: Callable[[dict[str, Any]], flo
         return "-"
     (x0, v0), (x1, v1) = known[0], known[-1]
     ratio = v1 / v0
-    if ratio <= FLAT:
+    if ratio < 1 / FLAT:
+        shape = "falling"  # a fixed cost per record spread over more bytes (the size curve)
+    elif ratio <= FLAT:
         shape = "flat"
     else:
         slope = math.log(ratio) / math.log(x1 / x0)
         shape = "linear in x" if slope >= 0.8 else f"sublinear (x^{slope:.2f})"
         if slope > 1.2:
             shape = f"worse than linear (x^{slope:.2f})"
-    return f"{shape} per {unit}: {v0:,.2f} -> {v1:,.2f} us ({ratio:.1f}x over {x0:,} -> {x1:,})"
+    return f"{shape} per {unit}: {v0:,.2f} -> {v1:,.2f} us ({ratio:.2g}x over {x0:,} -> {x1:,})"
 
 
 def _throughput_section(curve: Curve, points: list[Point]) -> list[str]:
