@@ -1,6 +1,7 @@
-"""Profile one client's run with py-spy (all threads): ``python -m bench.profile_produce [client] [records]``.
+"""Profile one client's run with py-spy (all threads):
+``python -m bench.profile_produce [client] [records] [scenario] [partitions] [broker]``.
 
-Starts Tansu, creates a topic, runs `bench.worker` under ``py-spy record --gil`` (only samples of
+Starts Tansu (or ``kafka23``: the tests' Kafka 2.3), creates a topic (4 partitions unless told), runs `bench.worker` under ``py-spy record --gil`` (only samples of
 the thread holding the GIL: where the interpreter's time really goes) and prints where they fall: per thread, then the functions with the most samples of their own ("self") and
 including callees ("total"). Needs ``py-spy`` (``pip install py-spy``); the raw profile is kept
 in bench/profile-<client>.txt (collapsed stacks) for flame graphs.
@@ -15,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench.run import ROOT, create_topic
+from bench.run import ROOT, broker, create_topic
 from bench.scenarios import parse_scenario
 
 
@@ -44,16 +45,17 @@ def main() -> None:
     client = sys.argv[1] if len(sys.argv) > 1 else "kafkawire-produce"
     records = int(sys.argv[2]) if len(sys.argv) > 2 else 500_000
     scenario = sys.argv[3] if len(sys.argv) > 3 else "100b-keyless-acks1-none"
+    partitions = int(sys.argv[4]) if len(sys.argv) > 4 else 4
+    kind = sys.argv[5] if len(sys.argv) > 5 else "tansu"
     py_spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
-    from kafkawire.local_broker import TansuBroker
 
-    with TansuBroker() as tansu:
+    with broker(None, False, kind) as target:
         topic = "bench-profile"
-        create_topic(tansu.bootstrap, topic, 4)
+        create_topic(target.bootstrap, topic, partitions)
         spec = {
             "client": client,
             "scenario": parse_scenario(scenario, False).to_json(),
-            "bootstrap": tansu.bootstrap,
+            "bootstrap": target.bootstrap,
             "topic": topic,
             "records": records,
         }

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from bench.curves import topic_names
 from bench.report import render, write_results
 from bench.results import Run, ScenarioResult
 from bench.scenarios import (
@@ -76,21 +77,38 @@ def _admin(bootstrap: str) -> Any:
 
     if bootstrap not in _ADMINS:
         _ADMINS[bootstrap] = AdminClient(
-            {"bootstrap.servers": bootstrap, "broker.address.family": "v4", "log_level": 3}
+            # socket.timeout.ms: a loaded Kafka 2.3 takes minutes to create 2,048 partitions (scale curves)
+            {
+                "bootstrap.servers": bootstrap,
+                "broker.address.family": "v4",
+                "log_level": 3,
+                "socket.timeout.ms": 300_000,
+            }
         )
     return _ADMINS[bootstrap]
 
 
 def create_topic(bootstrap: str, topic: str, partitions: int) -> None:
+    create_topics(bootstrap, [topic], partitions)
+
+
+def create_topics(bootstrap: str, names: list[str], partitions: int, config: dict[str, str] | None = None) -> None:
+    """Topics of ``partitions`` each, in one request."""
     from confluent_kafka.admin import NewTopic
 
-    futures = _admin(bootstrap).create_topics([NewTopic(topic, partitions, 1)], request_timeout=30)
-    futures[topic].result(30)
+    new = [NewTopic(name, partitions, 1, config=config or {}) for name in names]
+    for future in _admin(bootstrap).create_topics(new, request_timeout=300).values():
+        future.result(300)
 
 
 def delete_topic(bootstrap: str, topic: str) -> None:
-    with contextlib.suppress(Exception):
-        _admin(bootstrap).delete_topics([topic], request_timeout=30)[topic].result(30)
+    delete_topics(bootstrap, [topic])
+
+
+def delete_topics(bootstrap: str, names: list[str]) -> None:
+    for future in _admin(bootstrap).delete_topics(names, request_timeout=120).values():
+        with contextlib.suppress(Exception):
+            future.result(120)
 
 
 def count_records(bootstrap: str, topic: str, partitions: int, expected: int) -> int:
@@ -191,24 +209,34 @@ def run_scenario(sc: Scenario, clients: list[str], args: argparse.Namespace, tar
         order = chosen[rnd % len(chosen) :] + chosen[: rnd % len(chosen)] if chosen else []
         for client in order:
             topic = f"bench-{sc.name}-{client}-{rnd}-{uuid.uuid4().hex[:6]}"
-            create_topic(bootstrap, topic, args.partitions)
             records = records_for(client, sc, args.slow_fraction)
-            result = run_worker(client, sc, bootstrap, topic, records)
-            run = Run(client, rnd, result)
-            if "failed_run" in result:
-                run.problem = result["failed_run"]
-            elif "skipped" not in result and result.get("writes", True):
-                held = count_records(bootstrap, topic, args.partitions, result["acked"])
-                run.verified = held
-                if result["failed"]:
-                    run.problem = f"{result['failed']} records failed ({result.get('error')})"
-                elif held != result["acked"] or result["acked"] != result["records"]:
-                    run.problem = f"broker holds {held:,}, acknowledged {result['acked']:,} of {result['records']:,}"
-            delete_topic(bootstrap, topic)
-            _drop_page_cache()
+            run = run_verified(client, rnd, sc, bootstrap, topic, records, args.partitions)
             out.runs.append(run)
             print(f"   round {rnd + 1} {client:<18} {_one_line(run)}", flush=True)
     return out
+
+
+def run_verified(client: str, rnd: int, sc: Scenario, bootstrap: str, topic: str, records: int, partitions: int) -> Run:
+    """One client's run on a fresh topic of ``partitions``, read back and checked (see the module's
+    docstring), the topic deleted after."""
+    names = topic_names(topic, sc)
+    create_topics(bootstrap, names, partitions, sc.topic_config)
+    result = run_worker(client, sc, bootstrap, topic, records)
+    run = Run(client, rnd, result)
+    if "failed_run" in result:
+        run.problem = result["failed_run"]
+    elif "skipped" not in result and result.get("writes", True) and names == [topic]:
+        held = count_records(bootstrap, topic, partitions, result["acked"])
+        run.verified = held
+        if result["failed"]:
+            run.problem = f"{result['failed']} records failed ({result.get('error')})"
+        elif held != result["acked"] or result["acked"] != result["records"]:
+            run.problem = f"broker holds {held:,}, acknowledged {result['acked']:,} of {result['records']:,}"
+    elif result.get("failed"):  # a run that writes nothing checks what it read itself
+        run.problem = f"{result['failed']} records failed ({result.get('error')})"
+    delete_topics(bootstrap, names)
+    _drop_page_cache()
+    return run
 
 
 def _warm_up(client: str, sc: Scenario, bootstrap: str, args: argparse.Namespace) -> None:
@@ -248,7 +276,7 @@ def _one_line(run: Run) -> str:
 
 
 @contextlib.contextmanager
-def broker(bootstrap: str | None, secured: bool, kind: str = "tansu") -> Iterator[Target]:
+def broker(bootstrap: str | None, secured: bool, kind: str = "tansu", **kafka23: Any) -> Iterator[Target]:
     """The run's broker: one given, the tests' Kafka 2.3 (``--broker kafka23``, and every -ssl/-sasl_ssl
     scenario), else an embedded Tansu."""
     if bootstrap:
@@ -257,7 +285,7 @@ def broker(bootstrap: str | None, secured: bool, kind: str = "tansu") -> Iterato
         yield Target(bootstrap, name="external " + bootstrap)
         return
     if secured or kind == "kafka23":
-        yield from _kafka23()
+        yield from _kafka23(**kafka23)
         return
     from kafkawire.local_broker import TansuBroker
 
@@ -285,11 +313,12 @@ def registry(wanted: bool, target: Target) -> Iterator[None]:
         yield
 
 
-def _kafka23() -> Iterator[Target]:
-    """The tests' Kafka 2.3 harness (SSL and SASL_SSL listeners, a test-time CA), from the repository."""
+def _kafka23(**settings: Any) -> Iterator[Target]:
+    """The tests' Kafka 2.3 harness (SSL and SASL_SSL listeners, a test-time CA), from the repository;
+    ``settings`` go to its KafkaBroker (bench/scale.py: more heap, longer ZooKeeper sessions)."""
     from tests.harness.kafka_broker import KafkaBroker
 
-    with KafkaBroker() as kafka:
+    with KafkaBroker(**settings) as kafka:
         kafka.add_scram_user(BENCH_USER, BENCH_PASSWORD)
         assert kafka.ca is not None
         tls = {"ssl.ca.location": str(kafka.ca.cert)}

@@ -102,6 +102,9 @@ class Scenario:
     clients: tuple[str, ...] = field(default=CLIENTS)
     security: str = "plaintext"  # or one of SECURITIES
     client_conf: dict[str, Any] = field(default_factory=dict)  # the driver's listener settings
+    topic_config: dict[str, str] = field(default_factory=dict)  # the topic's configs (bench/scale.py's size curve)
+    topics: int = 1  # the scale curves' subscribe kind: topics named <topic>-<i> (bench/curves.py)
+    pattern: bool = False  # ... subscribed by regex rather than by list
 
     @property
     def secured(self) -> bool:
@@ -229,6 +232,9 @@ def make_values(size: int, distinct: int = 1024, seed: int = 7) -> list[bytes]:
     """Distinct values of ``size`` bytes, text-like (they compress about 2:1, as logs and JSON do)."""
     rng = random.Random(seed)
     words = [bytes(rng.choices(b"abcdefghijklmnopqrstuvwxyz", k=rng.randint(2, 9))) for _ in range(500)]
+    if size > 1000:  # the size curve's large values: slices of one text at distinct offsets (fast to make)
+        text = b" ".join(rng.choices(words, k=(size + distinct * 13) // 5 + 16))
+        return [text[i * 13 : i * 13 + size] for i in range(distinct)]
     values = []
     for _ in range(distinct):
         out = bytearray()

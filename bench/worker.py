@@ -29,6 +29,7 @@ from typing import Any
 
 from bench.asyncio_floor import StandIn
 from bench.consume import consume_worker
+from bench.curves import e2e_worker, subscribe_worker
 from bench.scenarios import WARM_UP_JOBS, Scenario
 from bench.serde import SERDE
 from bench.workload import (
@@ -626,6 +627,11 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     if sc.kind == "latency":
         records = int(sc.rate * sc.seconds)
         table = LATENCY
+    elif sc.kind == "e2e":
+        records = int(sc.rate * sc.seconds)
+        table = {client: e2e_worker(client)}
+    elif sc.kind == "subscribe":
+        table = {client: subscribe_worker(client)}
     elif sc.kind == "spark":
         table = {"kafkawire-batch": kafkawire_batch_warmed, "kafkawire-spark": kafkawire_spark}
     elif sc.kind == "spark-read":

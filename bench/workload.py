@@ -8,10 +8,12 @@ Below `bench.worker`, `bench.consume`, `bench.serde` and `bench.asyncio_floor`, 
 from __future__ import annotations
 
 import asyncio
+import os
 import resource
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 from bench.scenarios import Scenario, make_keys, make_values
@@ -19,6 +21,7 @@ from bench.scenarios import Scenario, make_keys, make_values
 LINGER_MS = 5
 BATCH_BYTES = 1_000_000
 CHUNK = 10_000  # records per produce_batch() call / per awaited group of futures
+_TICK = os.sysconf("SC_CLK_TCK")
 
 
 class Counts:
@@ -43,7 +46,8 @@ class Workload:
 
     def __init__(self, sc: Scenario, records: int) -> None:
         self.records = records
-        self.values = make_values(sc.value_size)
+        # At most 64 MiB of distinct values (1,024 up to 64 KiB each; a 1 MiB value: 64 of them).
+        self.values = make_values(sc.value_size, distinct=min(1024, max(8, 64 * 1024 * 1024 // sc.value_size)))
         self.keys: list[bytes] | None = make_keys() if sc.keyed else None
 
     def key(self, i: int) -> bytes | None:
@@ -61,14 +65,34 @@ class Workload:
 
 
 def measure(work: Callable[[], None]) -> dict[str, float]:
-    """Wall-clock seconds and this process's CPU seconds (every thread) spent in ``work``."""
+    """Wall-clock seconds and this process's CPU seconds (every thread) spent in ``work``; with
+    BENCH_BROKER_PIDS set (bench/scale.py), the broker's processes' CPU seconds over the same span."""
+    broker_before = broker_cpu()
     before = resource.getrusage(resource.RUSAGE_SELF)
     started = time.perf_counter()
     work()
     seconds = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_SELF)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"seconds": seconds, "cpu": cpu}
+    if broker_before is None:
+        return {"seconds": seconds, "cpu": cpu}
+    return {"seconds": seconds, "cpu": cpu, "broker_cpu": (broker_cpu() or 0.0) - broker_before}
+
+
+def broker_cpu() -> float | None:
+    """User + system CPU seconds of the processes named by BENCH_BROKER_PIDS, or None when unset."""
+    pids = os.environ.get("BENCH_BROKER_PIDS")
+    if not pids:
+        return None
+    total = 0.0
+    for pid in pids.split(","):
+        try:
+            text = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            continue
+        fields = text[text.rindex(")") + 2 :].split()
+        total += (int(fields[11]) + int(fields[12])) / _TICK
+    return total
 
 
 def librdkafka_style_conf(sc: Scenario, bootstrap: str, counts: Counts | None) -> dict[str, Any]:

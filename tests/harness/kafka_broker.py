@@ -132,7 +132,9 @@ class KafkaBroker:
         client_auth: str = "none",
         extra: Mapping[str, str] | None = None,
         kerberos: Kdc | None = None,
+        heap: str = "256m",  # the broker JVM's -Xmx (bench/scale.py's 2,048 partitions want more)
     ) -> None:
+        self.heap = heap
         self.start_timeout = start_timeout
         self.kerberos = kerberos
         self.client_auth = client_auth
@@ -231,7 +233,7 @@ class KafkaBroker:
         log_props = home / "config" / "log4j.properties"
         common = [
             _java(),
-            "-Xmx256m",
+            f"-Xmx{self.heap}",
             "-XX:+UseSerialGC",
             "-cp",
             class_path,

@@ -111,10 +111,15 @@ def _error_or_none(code: int) -> KafkaError | None:
 
 
 def cluster_metadata_from(
-    core: core_metadata.ClusterView, orig_broker_id: int, orig_broker_name: str
+    core: core_metadata.ClusterView, orig_broker_id: int, orig_broker_name: str, topic: str | None = None
 ) -> ClusterMetadata:
-    """Copy the client's internal picture into fresh public objects the caller may keep or mutate."""
+    """Copy the client's internal picture into fresh public objects the caller may keep or mutate:
+    every topic it knows, or only ``topic`` (list_topics(topic): copying every known topic to keep
+    one made each call cost as much as all of them, bench/PROFILE.md, "Topics")."""
     brokers = {node_id: BrokerMetadata(b.node_id, b.host, b.port) for node_id, b in core.brokers.items()}
+    known = {**core.topics, **core.ignored}  # (a blacklisted topic is listed, as librdkafka)
+    if topic is not None:
+        known = {topic: known[topic]} if topic in known else {}
     topics = {
         name: TopicMetadata(
             info.name,
@@ -126,6 +131,6 @@ def cluster_metadata_from(
             },
             _error_or_none(info.error_code),
         )
-        for name, info in {**core.topics, **core.ignored}.items()  # (a blacklisted topic is listed, as librdkafka)
+        for name, info in known.items()
     }
     return ClusterMetadata(core.cluster_id, core.controller_id, brokers, topics, orig_broker_id, orig_broker_name)

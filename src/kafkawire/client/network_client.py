@@ -199,10 +199,8 @@ class Client:
         node_id = conn.node_id
         if node_id < 0:  # a bootstrap connection: name it by the broker id it turned out to have
             node_id = next((b.node_id for b in md.brokers.values() if (b.host, b.port) == (conn.host, conn.port)), -1)
-        result = model.cluster_metadata_from(md, node_id, model.broker_name(conn.host, conn.port, node_id))
-        if topic is not None:  # the cache knows every topic seen so far; the caller asked about one
-            result.topics = {name: t for name, t in result.topics.items() if name == topic}
-        return result
+        # The cache knows every topic seen so far; a caller asking about one gets that one.
+        return model.cluster_metadata_from(md, node_id, model.broker_name(conn.host, conn.port, node_id), topic)
 
     def cluster_id(self, timeout: float | None = None) -> str | None:
         """confluent-kafka's ``cluster_id()`` for every face: the id the metadata gave (KIP-78, None

@@ -48,6 +48,11 @@ from .read_committed import CommittedFilter
 BATCH_OVERHEAD = 12  # a batch's wire size is batch_length + 12
 
 
+# take(1) passes over at most this many rows that hold nothing before listing the rows anew
+# (native_c/poll_take.c leaves a longer walk to `FetchTable._next_row`).
+SKIPPED_ROWS = 16
+
+
 class FetchTable:
     """Every assigned partition's row and the decisions over them (no clock, IO or threads: the
     caller passes ``now`` and holds whatever lock it needs)."""
@@ -79,7 +84,9 @@ class FetchTable:
         self.buffered_bytes = 0
         self.reserved = 0  # bytes asked for by fetches in flight
         self._turn = 0  # where take()'s next round starts, for fairness
-        self._rows: list[Partition] | None = None  # parts' values in order, for take(1)'s turn
+        # take(1)'s turn: the unpaused rows that held something when listed (see `_next_row`), in
+        # the parts' order; None when a row not listed may hold something (listed anew when asked).
+        self._rows: list[Partition] | None = None
         self.starved = False  # a fetch was held back for room: take() should wake the engine
         self.room_wanted = 0  # what a batch left undecoded for want of room costs (core/fetch_budget.py)
 
@@ -110,6 +117,7 @@ class FetchTable:
         part = self.parts.get(key)
         if part is not None:
             part.paused = paused
+            self._rows = None
 
     def restart(self, part: Partition) -> None:
         """Read again from the first record not handed over (what was buffered, and a fresh
@@ -285,6 +293,8 @@ class FetchTable:
         the last records, so a record produced while that next Fetch waits comes before the event."""
         asked = part.fetch_offset
         new = False
+        if not part.buffer:
+            self._rows = None  # the row may not be listed for take(1)'s turn
         for batch, records in chunks:
             wire = batch.batch_length + BATCH_OVERHEAD
             size = wire + RECORD_COST * len(records)
@@ -374,6 +384,8 @@ class FetchTable:
         return False
 
     def _event(self, part: Partition, error: KafkaError, offset: int | None) -> None:
+        if not part.buffer:
+            self._rows = None  # the row may not be listed for take(1)'s turn
         part.buffer.append(FetchEvent(error, offset))
 
     # --- handing over ----------------------------------------------------------------------------
@@ -460,10 +472,16 @@ class FetchTable:
         return records[pos]
 
     def _next_row(self) -> Partition | None:
-        """The next unpaused row with something buffered, after the one served last."""
+        """The next unpaused row with something buffered, after the one served last.
+
+        Only the rows that held something when listed are in turn: with thousands assigned and a
+        few holding records, walking every row per record made poll() cost grow with the
+        partitions (bench/PROFILE.md, "Partitions"). A row that gets something, or is resumed,
+        unlists them all (`add`, `_event`, `pause`); rows that emptied since are passed over,
+        and once a call passes over more than SKIPPED_ROWS of them the rows are listed anew."""
         rows = self._rows
         if rows is None:
-            rows = self._rows = list(self.parts.values())
+            rows = self._rows = self._holding()
         count = len(rows)
         if not count:
             return None
@@ -476,9 +494,17 @@ class FetchTable:
             index = start + i
             part = rows[index - count if index >= count else index]
             if part.buffer and not part.paused:
+                if i > SKIPPED_ROWS:
+                    rows = self._rows = self._holding()
+                    index = rows.index(part)
                 self._turn = index + 1
                 return part
+        if count > 1:
+            self._rows = []  # none holds anything: nothing to walk until a row gets something
         return None
+
+    def _holding(self) -> list[Partition]:
+        return [p for p in self.parts.values() if p.buffer and not p.paused]
 
     def _take_from(
         self, part: Partition, wanted: int, out: list[tuple[Partition, RecordBatch | None, list[Any] | FetchEvent]]

@@ -19,6 +19,9 @@
  * and batches' are learned from the first row and batch seen (another shape: the slow path). The
  * stored offset is the row's new position (one int for both) under the row's key. */
 
+/* core/fetch_positions.py's SKIPPED_ROWS: rows passed over before the slow path takes the turn. */
+#define SKIPPED_ROWS 16
+
 typedef struct {
     PyObject_HEAD
     RLock *fetch_lock;
@@ -115,6 +118,8 @@ take_listed(PollTake *self, PyObject **key, PyObject **next)
         if (turn < 0) goto fail;
         Py_ssize_t start = turn % count;
         for (Py_ssize_t i = 0; i < count; i++) {
+            /* Past SKIPPED_ROWS rows holding nothing, the twin lists the rows anew (_next_row). */
+            if (i > SKIPPED_ROWS) goto done;
             Py_ssize_t index = start + i;
             PyObject *candidate = PyList_GET_ITEM(rows, index >= count ? index - count : index);
             int ready = row_ready(self, candidate);

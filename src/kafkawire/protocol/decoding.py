@@ -17,7 +17,7 @@ from typing import Any
 
 from .primitives import DecodeBudget, DecodeError, decode_uvarint
 from .schema import Array, Field, FieldType
-from .values import FORMAT_TYPES, INT_FORMATS, INTS, Buffer, Struct, default_value
+from .values import FORMAT_TYPES, INT_FORMATS, INTS, Buffer, Struct, default_maker
 
 Decoder = Callable[[Buffer, int, DecodeBudget], "tuple[Any, int]"]
 
@@ -37,7 +37,7 @@ def _struct_decoder(where: str, fields: tuple[Field, ...], version: int, flexibl
     run: list[tuple[str, str]] = []  # the numbers read so far in a row: (name, struct format)
     tagged: dict[int, tuple[str, Decoder]] = {}
     constants: list[tuple[str, Any]] = []  # defaults filled before reading: absent fields and
-    fresh: list[Field] = []  # tagged ones not sent (a mutable default is made anew each time)
+    fresh: list[tuple[str, Callable[[], Any]]] = []  # tagged ones not sent (a mutable default is made anew each time)
 
     def end_run() -> None:
         if len(run) == 1:
@@ -63,15 +63,15 @@ def _struct_decoder(where: str, fields: tuple[Field, ...], version: int, flexibl
                 steps.append((fld.name, _field_decoder(path, fld, version, field_flexible), 0))
         if not in_version or is_tagged:
             if fld.is_struct or isinstance(fld.default, list):
-                fresh.append(fld)
+                fresh.append((fld.name, default_maker(fld)))
             else:
                 constants.append((fld.name, fld.default))
     end_run()
 
     def decode_struct(buf: Buffer, pos: int, budget: DecodeBudget) -> tuple[Struct, int]:
         obj = Struct(constants)
-        for fld in fresh:
-            obj[fld.name] = default_value(fld)
+        for name, make in fresh:
+            obj[name] = make()
         for name, dec, size in steps:
             if size:
                 obj.update(zip(name, dec(buf, pos), strict=True))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from typing import Any
 
 from .schema import NONE, Array, Field
@@ -46,9 +47,32 @@ def default_struct(fields: tuple[Field, ...]) -> Struct:
 
 def default_value(fld: Field) -> Any:
     """A field's default as a decoded message holds it (a fresh list or struct each time)."""
+    return default_maker(fld)()
+
+
+def default_maker(fld: Field) -> Callable[[], Any]:
+    """What makes ``fld``'s default, its schema walked once: a decoder calls it for every struct it
+    reads that lacks the field (each partition of a Fetch v11 answer lacks three structs of later
+    versions), where walking the schema each time took most of the decoding."""
     if fld.is_struct and not isinstance(fld.type, Array):
-        # A nullable struct (ConsumerGroupHeartbeat's assignment) defaults to null, as in Kafka.
-        return None if fld.nullable != NONE else default_struct(fld.struct_fields)
-    if isinstance(fld.default, list):
-        return list(fld.default)
-    return fld.default
+        if fld.nullable != NONE:  # a nullable struct (ConsumerGroupHeartbeat's assignment): null, as in Kafka
+            return _null
+        fields = fld.struct_fields
+        template = {f.name: f.default for f in fields}  # the fields in order; the fresh ones replaced
+        fresh = [(f.name, default_maker(f)) for f in fields if f.is_struct or isinstance(f.default, list)]
+
+        def make_struct() -> Struct:
+            obj = Struct(template)
+            for name, make in fresh:
+                obj[name] = make()
+            return obj
+
+        return make_struct
+    default = fld.default
+    if isinstance(default, list):
+        return lambda: list(default)
+    return lambda: default
+
+
+def _null() -> None:
+    return None

@@ -153,6 +153,33 @@ def test_paused_and_empty_rows_and_events() -> None:
 
 
 @needs_native
+def test_many_rows_few_holding_records_arriving_between_takes() -> None:
+    """Hundreds of rows assigned, a few far apart holding records: the turn walks only the rows
+    holding something (FetchTable._next_row lists them anew past SKIPPED_ROWS empty ones, the C take
+    leaves that to it), and rows that get records or an event, or are resumed, between takes are
+    served all the same: each batch of takes hands over everything takeable, then nothing."""
+    sides = both(200, True)
+
+    def taken(got: list[Any]) -> list[tuple[Any, ...]]:
+        assert got[-1] is None
+        return sorted(g[:3] for g in got if g is not None and g[5] is None)
+
+    got = run(sides, [lambda s: s.add(3, 0, 5, 1), lambda s: s.add(150, 0, 5, 1), lambda s: s.add(199, 0, 2, 1)], 6)
+    got += run(sides, [lambda s: s.table.pause((TOPIC, 150), True)], 10)
+    assert [g for g in got if g is not None and g[1] == 150] == [g for g in got[:6] if g is not None and g[1] == 150]
+    assert taken(got) == sorted(
+        [(TOPIC, 3, o) for o in range(5)]
+        + [(TOPIC, 199, o) for o in range(2)]
+        + [g[:3] for g in got[:6] if g is not None and g[1] == 150]
+    )
+    later = run(sides, [lambda s: s.add(40, 0, 3, 1), lambda s: s.add(0, 0, 2, 1)], 6)
+    assert taken(later) == sorted([(TOPIC, 40, o) for o in range(3)] + [(TOPIC, 0, o) for o in range(2)])
+    last = run(sides, [lambda s: s.table.pause((TOPIC, 150), False), lambda s: s.event(77)], 8)
+    assert [g[1] for g in last if g is not None and g[5] is not None] == [77]
+    assert len(taken(last)) + len([g for g in got[:6] if g is not None and g[1] == 150]) == 5
+
+
+@needs_native
 def test_held_events_come_first() -> None:
     sides = both(2, True)
     event = Message(TOPIC, 0, None, error=KafkaError(KafkaError._TRANSPORT, "held"))
