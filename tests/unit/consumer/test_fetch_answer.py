@@ -37,7 +37,8 @@ NOT_LEADER_OR_FOLLOWER = 6
 def peer() -> Iterator[tuple[MockCluster, Client]]:
     with MockCluster(1) as mock:
         mock.create_topic(TOPIC, partitions=len(BATCHES))
-        producer = confluent_kafka.Producer({"bootstrap.servers": mock.bootstraps, "linger.ms": 0})
+        # (a long linger: each batch leaves whole at its flush; with none, a loaded host split them)
+        producer = confluent_kafka.Producer({"bootstrap.servers": mock.bootstraps, "linger.ms": 10_000})
         for partition, batches in BATCHES.items():
             for batch in batches:
                 for value in batch:
