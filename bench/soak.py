@@ -83,11 +83,11 @@ def report(samples: list[dict[str, Any]], warmup: float, fault_log: list[str], f
         points = [(s["t"] / 3600, float(s[key])) for s in after if key in s]
         if points:
             lines.append(f"| {key} | {points[0][1]:g} | {points[-1][1]:g} | {slope(points):+.1f} |")
-    growth = after[-1]["top_growth"] if after else []
     text = "\n".join(lines)
-    text += "\n\ntracemalloc's top growth since the warm-up (last sample):\n" + "\n".join(f"- {g}" for g in growth)
+    growth = final.get("top_growth", [])
+    text += "\n\ntracemalloc's top growth from the warm-up to the end:\n" + "\n".join(f"- {g}" for g in growth)
     text += "\n\nfaults:\n" + "\n".join(f"- {f}" for f in fault_log)
-    text += "\n\ncounts: " + json.dumps(final)
+    text += "\n\ncounts: " + json.dumps({k: v for k, v in final.items() if k != "top_growth"})
     return text
 
 
@@ -123,8 +123,7 @@ def main(argv: list[str]) -> int:
                     final = row
                     continue
                 samples.append(row)
-                shown = {k: v for k, v in row.items() if k != "top_growth"}
-                print("sample: " + json.dumps(shown), flush=True)
+                print("sample: " + json.dumps(row), flush=True)
             child.wait()
         finally:
             done.set()

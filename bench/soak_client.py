@@ -4,10 +4,11 @@ proxies (threads and sockets of the driver's process) so what it measures is the
 
     python -m bench.soak_client BOOTSTRAP TOPIC GROUP SECONDS INTERVAL RATE WARMUP
 
-Each sample is a JSON line on stdout: resident memory, Python's traced memory and the lines whose
-allocations grew most since the first sample after WARMUP seconds, threads, file descriptors, and the queues the
-clients' statistics (``stats_cb``, librdkafka's STATISTICS.md names) report. The last line has the
-delivery counts.
+Each sample is a JSON line on stdout: resident memory, Python's traced memory, threads, file
+descriptors, and the queues the clients' statistics (``stats_cb``, librdkafka's STATISTICS.md names)
+report. The last line has the delivery counts and the lines whose allocations grew most between
+the first sample after WARMUP seconds and the end (two snapshots only: one of a large heap takes
+seconds, time the consumer would not poll).
 """
 
 from __future__ import annotations
@@ -68,6 +69,8 @@ def main(argv: list[str]) -> None:
     tracemalloc.start()
     stats = Stats()
     common = {"bootstrap.servers": bootstrap, "broker.address.family": "v4", "statistics.interval.ms": 5000}
+    if os.environ.get("SOAK_DEBUG"):  # librdkafka's debug contexts for both clients, to stderr
+        common["debug"] = os.environ["SOAK_DEBUG"]
     producer = kafkawire.Producer(
         {**common, "enable.idempotence": True, "linger.ms": 5, "stats_cb": stats.cb("producer")}
     )
@@ -100,8 +103,9 @@ def main(argv: list[str]) -> None:
                 producer.produce(topic, n.to_bytes(8, "big"), key=str(n % 97).encode(), on_delivery=report)
                 n += 1
                 counts["produced"] = n
-            except BufferError:
-                pass
+            except BufferError:  # the queue is full (a broker down): its reports make room
+                producer.poll(0.05)
+                continue
             producer.poll(0)
 
     feeder = threading.Thread(target=produce, name="soak-producer", daemon=True)
@@ -118,31 +122,38 @@ def main(argv: list[str]) -> None:
                 counts["consumed"] += 1
                 seen.add(int.from_bytes(msg.value(), "big"))
         if time.monotonic() >= next_sample:
-            next_sample += interval
-            snapshot = tracemalloc.take_snapshot().filter_traces([tracemalloc.Filter(False, tracemalloc.__file__)])
-            if first is None and time.monotonic() - started >= warmup:
-                first = snapshot
-            growth = [] if first is None else snapshot.compare_to(first, "lineno")[:TOP]
+            began = time.monotonic()
+            if first is None and began - started >= warmup:  # (a snapshot of a large heap takes seconds)
+                first = tracemalloc.take_snapshot()
             sample = {
-                "t": round(time.monotonic() - started, 1),
+                "t": round(began - started, 1),
                 "rss_kb": rss_kb(),
                 "traced_kb": tracemalloc.get_traced_memory()[0] // 1024,
                 "threads": threading.active_count(),
                 "fds": len(os.listdir("/proc/self/fd")),
                 "producer.len": len(producer),
                 **stats.queues(),
-                "top_growth": [
-                    f"{g.traceback[0].filename}:{g.traceback[0].lineno} {g.size_diff // 1024:+d} KiB" for g in growth
-                ],
                 **counts,
                 "unique_read": len(seen),
+                "sampling_s": round(time.monotonic() - began, 2),
             }
             print(json.dumps(sample), flush=True)
+            next_sample = time.monotonic() + interval  # (from the end of this sample)
+    growth = []
+    if first is not None:
+        last = tracemalloc.take_snapshot()
+        growth = [
+            f"{g.traceback[0].filename}:{g.traceback[0].lineno} {g.size_diff // 1024:+d} KiB ({g.count_diff:+d} blocks)"
+            for g in last.compare_to(first, "lineno")[:TOP]
+        ]
     stop.set()
     feeder.join()
     left = producer.flush(60)
     consumer.close()
-    print(json.dumps({"final": True, **counts, "unique_read": len(seen), "unflushed": left}), flush=True)
+    print(
+        json.dumps({"final": True, **counts, "unique_read": len(seen), "unflushed": left, "top_growth": growth}),
+        flush=True,
+    )
 
 
 if __name__ == "__main__":
