@@ -72,7 +72,8 @@ lint: $(TEST_VENV)/.installed
 # when missing and running as root with apt-get; otherwise the command to run is printed.
 SYSTEM_PACKAGES := libzookeeper-java:/usr/share/java/zookeeper-jute-3.8.0.jar socat:/usr/bin/socat \
   krb5-kdc:/usr/sbin/krb5kdc krb5-admin-server:/usr/sbin/kadmin.local krb5-user:/usr/bin/kinit \
-  libkrb5-dev:/usr/bin/krb5-config faketime:/usr/bin/faketime
+  libkrb5-dev:/usr/bin/krb5-config faketime:/usr/bin/faketime \
+  libnss-wrapper:/usr/lib/x86_64-linux-gnu/libnss_wrapper.so
 
 system-deps:
 	@missing=""; for entry in $(SYSTEM_PACKAGES); do [ -e "$${entry#*:}" ] || missing="$$missing $${entry%%:*}"; done; \

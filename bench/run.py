@@ -407,6 +407,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
+    given = sys.argv[1:] if argv is None else argv
+    if given[:1] == ["soak"]:  # a subcommand of its own (bench/soak.py)
+        from bench.soak import main as soak
+
+        return soak(given[1:])
     args = parse_args(argv)
     names = all_throughput_scenarios() if args.scenarios == "matrix" else args.scenarios.split(",")
     scenarios = [parse_scenario(n.strip(), args.quick) for n in names if n.strip()]

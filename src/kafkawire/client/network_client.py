@@ -333,7 +333,6 @@ class Client:
         coordinator_lane: bool = False,
         fail_fast: bool = False,
         fails_over: bool = False,
-        give_up: float | None = None,
     ) -> None:
         """Send one request to ``node`` (any ready broker when None); ``coordinator_lane``: over
         that broker's second connection, kept for group membership conversations; ``fails_over``
@@ -341,10 +340,7 @@ class Client:
         core/failover.py): the request fails at once while that broker is down, its caller finding
         another (any broker up, a fresh coordinator lookup, a partition's new leader); ``fail_fast``:
         a request still queued when its connection fails for a reason no reconnect mends (TLS,
-        credentials, a security.protocol mismatch) fails with that reason rather than waiting;
-        ``give_up`` (seconds, less than ``timeout``): the caller stops waiting then (``_TIMED_OUT``)
-        and a late answer is dropped, but the connection stays up until ``timeout`` (core/connection.py
-        `Connection.given_up`)."""
+        credentials, a security.protocol mismatch) fails with that reason rather than waiting."""
         if self._closed:
             callback(None, KafkaError(KafkaError._DESTROY, "client closed"))
             return
@@ -365,7 +361,6 @@ class Client:
             fail_fast=fail_fast,
             fails_over=fails_over
             or fails_over_by_rule(api, any_broker=node is None, coordinator_lane=coordinator_lane),
-            give_up=give_up,
         )
 
     def refresh_metadata_io(

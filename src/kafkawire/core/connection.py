@@ -99,7 +99,6 @@ class InFlight:
     context: Any = None  # the caller's handle (a future, a batch list…); opaque here
     sent_at: float = 0.0  # the caller's clock when the request was framed (for round-trip times)
     raw: bool = False  # a SASL token outside Kafka framing (after SaslHandshake v0): so is its answer
-    give_up: float = float("inf")  # when the caller stops waiting (`given_up`), before the deadline
     judged: float = float("inf")  # the scan tick its deadline is judged at (`judged_at`)
 
 
@@ -143,10 +142,8 @@ class Connection:
         timeout: float,
         expect_response: bool = True,
         context: Any = None,
-        give_up: float | None = None,
     ) -> tuple[Frame, InFlight | None]:
-        """Return the frame to write (its `pieces`); the request is tracked when it expects a response.
-        ``give_up`` (seconds, shorter than ``timeout``): see `given_up`."""
+        """Return the frame to write (its `pieces`); the request is tracked when it expects a response."""
         correlation_id = self._next_correlation_id
         self._next_correlation_id = (correlation_id + 1) & 0x7FFFFFFF
         frame = headers.encode_request_frame(api, version, correlation_id, self.client_id, body)
@@ -156,8 +153,6 @@ class Connection:
             return frame, None
         req = InFlight(correlation_id, api, version, now + timeout, context, now)
         req.judged = judged_at(req.deadline, now, self.scan_origin)
-        if give_up is not None and give_up < timeout:
-            req.give_up = now + give_up
         self._in_flight.append(req)
         return frame, req
 
@@ -269,24 +264,9 @@ class Connection:
             self.stats.timed_out(len(late))
         return late
 
-    def given_up(self, now: float) -> list[tuple[Api, Any]]:
-        """Requests whose caller stopped waiting (``give_up`` passed, the deadline not yet): returned
-        once, each with its context taken away, so its answer, when it comes, is read and dropped.
-        The connection stays: only a request past its deadline dooms it (`expired`). As librdkafka
-        times out a Produce request at its records' message timeout without disconnecting: a leader
-        holding acks=all requests while a follower is out of the ISR is slow, not gone."""
-        out = []
-        for r in self._in_flight:
-            if r.give_up <= now:
-                out.append((r.api, r.context))
-                r.context, r.give_up = None, float("inf")
-        if self.stats is not None:
-            self.stats.timed_out(len(out))
-        return out
-
     def next_deadline(self) -> float | None:
-        """When to look again: the earliest scan tick a deadline is judged at, or a caller gives up."""
-        return min((min(r.judged, r.give_up) for r in self._in_flight), default=None)
+        """When to look again: the earliest scan tick a deadline is judged at."""
+        return min((r.judged for r in self._in_flight), default=None)
 
     def _complete(self, payload: bytes | memoryview) -> Response:
         if not self._in_flight:

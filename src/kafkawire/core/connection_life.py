@@ -83,6 +83,7 @@ class Event(enum.Enum):
     WRITE_FAILED = "write failed"
     PEER_CLOSED = "peer closed or reset"
     REQUEST_TIMED_OUT = "a request in flight passed its deadline"
+    QUEUED_TIMED_OUT = "a request not yet sent passed its deadline"
     SETUP_TIMED_OUT = "connect or setup deadline passed"
     IDLE_TIMED_OUT = "idle deadline passed"
     KEPT = "kept"
@@ -127,8 +128,13 @@ FAILURES = (
     Event.WRITE_FAILED,
     Event.PEER_CLOSED,
     Event.REQUEST_TIMED_OUT,
+    Event.QUEUED_TIMED_OUT,
     Event.SETUP_TIMED_OUT,
 )
+# A request that passed its deadline unsent fails a connection that is up (librdkafka counts its
+# output queue's timeouts towards socket.max.fails from its UP state on: what waits behind them
+# would wait as long); one still connecting is bounded by its setup deadline instead.
+UP = (LinkState.NEGOTIATING, LinkState.READY)
 _FAIL = Move(LinkState.FAILING, (LifeAction.TEARDOWN, LifeAction.FAIL_QUEUED, LifeAction.NOTIFY, LifeAction.SETTLE))
 _RESTART = Move(LinkState.RESTARTING, (LifeAction.TEARDOWN, LifeAction.SETTLE))
 _CONNECT = Move(LinkState.CONNECTING, (LifeAction.RESOLVE,))
@@ -140,7 +146,8 @@ TRANSITIONS: dict[tuple[LinkState, Event], Move] = {
     (LinkState.CONNECTING, Event.TRANSPORT_UP): Move(LinkState.NEGOTIATING, (LifeAction.START_HANDSHAKE,)),
     (LinkState.NEGOTIATING, Event.HANDSHAKE_DONE): Move(LinkState.READY, (LifeAction.NOTIFY, LifeAction.PUMP)),
     (LinkState.READY, Event.ANSWERS_READ): Move(LinkState.READY),  # (NOTIFY the first time: proven)
-    **{(state, failure): _FAIL for state in LIVE for failure in FAILURES},
+    **{(state, failure): _FAIL for state in LIVE for failure in FAILURES if failure is not Event.QUEUED_TIMED_OUT},
+    **{(state, Event.QUEUED_TIMED_OUT): _FAIL for state in UP},
     (LinkState.READY, Event.IDLE_TIMED_OUT): _RESTART,
     **{
         (state, Event.MOVED): _RESTART

@@ -194,13 +194,12 @@ class BrokerConnection:
         max_version: int | None = None,
         fail_fast: bool = False,
         fails_over: bool = False,
-        give_up: float | None = None,
     ) -> None:
         """Queue a request. ``body`` may be a function of the negotiated version.
 
         ``callback(response, error)`` runs on the IO thread exactly once. With
         ``expect_response=False`` (acks=0 produce) it runs once the bytes are written.
-        ``fails_over``, ``give_up``: see Client.request_io.
+        ``fails_over``: see Client.request_io.
         """
         life = self.life
         if life.state is LinkState.CLOSED:
@@ -214,7 +213,7 @@ class BrokerConnection:
             callback(None, self._down_error())
             return
         deadline = (now := self.engine.now()) + (self.settings.request_timeout if timeout is None else timeout)
-        q = Queued(api, body, callback, deadline, expect_response, max_version, fail_fast, fails_over, now, give_up)
+        q = Queued(api, body, callback, deadline, expect_response, max_version, fail_fast, fails_over, now)
         q.judged = judged_at(deadline, now, self._scan_origin)
         self._queue.append(q)
         if life.state is not LinkState.READY:  # (the table ignores it there: spared on the hot path)
@@ -414,7 +413,6 @@ class BrokerConnection:
                     timeout=max(0.0, q.deadline - self.engine.now()),
                     expect_response=q.expect_response,
                     context=q.callback,
-                    give_up=None if q.give_up is None else max(0.0, q.queued_at + q.give_up - self.engine.now()),
                 )
             except UnsupportedVersionError as exc:
                 if not exc.confirmed:  # believe a gap only when the next connection's answer agrees
@@ -533,9 +531,8 @@ class BrokerConnection:
     # --- timers ----------------------------------------------------------------------------
 
     def _arm_timer(self) -> None:
-        """One timer at the earliest deadline: connect, idle, a request's scan tick or its caller's
-        giving up (in flight or queued)."""
-        deadlines = [q.expires for q in self._queue]
+        """One timer at the earliest deadline: connect, idle, a request's scan tick (in flight or queued)."""
+        deadlines = [q.judged for q in self._queue]
         nxt = self._conn.next_deadline()
         if nxt is not None:
             deadlines.append(nxt)
@@ -571,10 +568,6 @@ class BrokerConnection:
             setting = "api.version.request.timeout.ms" if expired[0].api is API_VERSIONS else "the request timeout"
             why = f"{expired[0].api.name} to {self.host}:{self.port} timed out ({setting})"
             self._on(Event.REQUEST_TIMED_OUT, KafkaError(KafkaError._TIMED_OUT, why))
-        else:
-            for api, callback in self._conn.given_up(now):
-                why = f"{api.name} to {self.host}:{self.port} given up by its caller (its answer will be dropped)"
-                guarded(callback, None, KafkaError(KafkaError._TIMED_OUT, why))
         self._expire_queue(now)
         self._arm_timer()
 
@@ -592,10 +585,16 @@ class BrokerConnection:
         return self.life.idle_deadline(self._active_at, self.settings.idle_timeout, busy=busy)
 
     def _expire_queue(self, now: float) -> None:
-        if self.stats.timed_out(sum(q.expires <= now for q in self._queue)):
+        """Fail the queued requests past their deadline's scan tick; on a connection that is up, that
+        is a request timeout too (the table: QUEUED_TIMED_OUT), as librdkafka counts its output
+        queue's towards ``socket.max.fails``: what waits behind them would wait as long."""
+        late = sum(q.judged <= now for q in self._queue)
+        if self.stats.timed_out(late):
             err = self.last_error if self.last_error is not None else KafkaError(KafkaError._TIMED_OUT)
             reason = f"request timed out before it could be sent to {self.host}:{self.port}: {err.str()}"
-            self._fail_queued(lambda q: q.expires <= now, KafkaError(KafkaError._TIMED_OUT, reason))
+            self._fail_queued(lambda q: q.judged <= now, KafkaError(KafkaError._TIMED_OUT, reason))
+            why = f"{late} request(s) to {self.host}:{self.port} timed out before they could be sent: disconnect"
+            self._on(Event.QUEUED_TIMED_OUT, KafkaError(KafkaError._TIMED_OUT, why))
 
     def _fail_queued(self, leaving: Callable[[Queued], bool], error: KafkaError) -> bool:
         """Fail the queued requests ``leaving`` picks, each with its own copy of ``error``; whether

@@ -48,6 +48,10 @@ def guarded(fn: Callable[..., None], *args: Any) -> None:
         log.exception("unexpected error on the IO thread (the loop continues)")
 
 
+# The fewest timers the heap holds before it sheds its cancelled ones (`Engine._shed_cancelled`).
+_TIMERS_KEPT = 256
+
+
 class Timer:
     __slots__ = ("cancelled", "fn", "seq", "when")
 
@@ -73,6 +77,7 @@ class Engine:
         self._selector.register(self._wake_r, selectors.EVENT_READ, self._drain_wakeup)
         self._calls: deque[Callable[[], None]] = deque()
         self._timers: list[Timer] = []
+        self._timers_kept = _TIMERS_KEPT  # the heap's size that next sheds its cancelled timers
         self._seq = itertools.count()
         self._stopping = False
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
@@ -120,7 +125,18 @@ class Engine:
     def call_later(self, delay: float, fn: Callable[[], None]) -> Timer:
         timer = Timer(self.now() + max(0.0, delay), next(self._seq), fn)
         heapq.heappush(self._timers, timer)
+        if len(self._timers) > self._timers_kept:
+            self._shed_cancelled()
         return timer
+
+    def _shed_cancelled(self) -> None:
+        """Drop the cancelled timers from the heap. A cancelled timer otherwise stays until it is
+        due: a connection re-arms its one timer at each request, so a busy client held tens of
+        thousands of them, its deadlines minutes away (the soak, bench/SOAK.md). Shed whenever the
+        heap doubled since: at most twice the live timers, at an amortised constant cost a timer."""
+        self._timers = [t for t in self._timers if not t.cancelled]
+        heapq.heapify(self._timers)
+        self._timers_kept = max(_TIMERS_KEPT, 2 * len(self._timers))
 
     def register(self, sock: Selectable, events: int, handler: Handler) -> None:
         self._selector.register(sock, events, handler)

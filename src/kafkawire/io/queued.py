@@ -25,10 +25,4 @@ class Queued:
     fail_fast: bool = False  # failed at once by a failure no reconnect mends (Client.request_io)
     fails_over: bool = False  # answerable elsewhere: failed with the connection (core/failover.py)
     queued_at: float = 0.0  # when it was queued (statistics' outbuf_latency)
-    give_up: float | None = None  # seconds after queueing when its caller stops waiting (Client.request_io)
     judged: float = float("inf")  # the scan tick its deadline is judged at (core/connection.py judged_at)
-
-    @property
-    def expires(self) -> float:
-        """When it fails if still queued: its deadline's scan tick, or its caller's giving up if sooner."""
-        return self.judged if self.give_up is None else min(self.judged, self.queued_at + self.give_up)

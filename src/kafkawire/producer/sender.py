@@ -36,7 +36,7 @@ from .transactions import TransactionManager
 
 log = logging.getLogger("kafkawire.producer")
 # The longest stretch of enqueue times one request's batch of a partition carries, as a share of
-# message.timeout.ms (Accumulator.pop): the request is given up at its oldest record's timeout.
+# message.timeout.ms (Accumulator.pop): the request times out at its oldest record's timeout.
 REQUEST_SPAN = 0.1
 
 
@@ -266,11 +266,12 @@ class Sender:
             return made(version)
 
         request_id = self._request_ids = self._request_ids + 1
-        # As librdkafka: the request is given up no later than its oldest record's message timeout,
-        # so it cannot outlive the records it carries; only request.timeout.ms without an answer
-        # fails the connection (a leader holding acks=all requests while the ISR shrinks is alive).
+        # As librdkafka's (rd_kafka_ProduceRequest): the request times out no later than its oldest
+        # record's message timeout (100 ms when that has passed), so it cannot outlive the records it
+        # carries; a timeout fails the connection (socket.max.fails 1), and what was queued behind it
+        # on a slow or dead link goes again on a new one.
         expires = min(b.oldest for b in batches) + self.settings.message_timeout
-        give_up = max(0.001, expires - self.client.engine.now())
+        timeout = min(self.settings.request_timeout, max(0.1, expires - self.client.engine.now()))
         self.in_flight[request_id] = batches
         if self.client.debug.msg:
             where = self.client.broker_name(node)
@@ -301,8 +302,7 @@ class Sender:
             body,
             done,
             node=node,
-            timeout=self.settings.request_timeout,
-            give_up=give_up if give_up < self.settings.request_timeout else None,
+            timeout=timeout,
             expect_response=self.settings.acks != 0,
             max_version=max_produce_version(self.txn is not None, len(topic_ids) == len(topics)),
         )

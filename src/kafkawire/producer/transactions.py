@@ -29,6 +29,7 @@ from ..core.policy import Action, ErrorPolicy
 from ..core.policy.coordinator import COORDINATOR
 from ..core.policy.coordinator import TXN_OFFSET_COMMIT as OFFSETS_POLICY
 from ..core.transactions import Call, Failure, TransactionState, TxnState, as_reported, failure_of
+from ..protocol import error_codes as ec
 from ..protocol.apis import (
     ADD_OFFSETS_TO_TXN,
     ADD_PARTITIONS_TO_TXN,
@@ -132,6 +133,11 @@ class TransactionManager:
         self.added: set[tuple[str, int]] = set()  # partitions in the open transaction
         self.offsets_added = False  # a group's offsets are in it (AddOffsetsToTxn answered)
         self._offsets_sent: dict[tuple[str, int], int] = {}  # committed with it (TxnOffsetCommit answered)
+        # The broker took the offsets without the member's generation (TxnOffsetCommit below v3: no
+        # KIP-447), and that member lost its partitions while this transaction was committing: see `end`.
+        self._offsets_unchecked = False
+        self._member_lost = False
+        self._ended = 0  # transactions ended: a group's fence names the one it was set for
         self._adding: set[tuple[str, int]] = set()  # asked for by the sender, not added yet
         self._asking: set[tuple[str, int]] = set()  # of those, in an AddPartitionsToTxn now
         self.on_added: Callable[[], None] = lambda: None  # the sender's wake
@@ -208,9 +214,15 @@ class TransactionManager:
                 self.idem.request_bump()
             self.state.abortable(KafkaError(code, error.str(), txn_requires_abort=True))
 
-    def _fenced_by_group(self) -> None:
-        """(any thread) The group member whose offsets this transaction carries lost its partitions."""
-        if self.state.state in (TxnState.IN_TRANSACTION,):
+    def _fenced_by_group(self, transaction: int) -> None:
+        """(any thread) The group member whose offsets transaction number ``transaction`` carries
+        lost its partitions. Open, it can only abort; committing on a broker that took the offsets
+        without the member's generation, its commit turns into an abort (`end`)."""
+        if transaction != self._ended:
+            return  # that transaction ended already
+        if self.state.state is TxnState.COMMITTING and self._offsets_unchecked:
+            self._member_lost = True
+        elif self.state.state is TxnState.IN_TRANSACTION:
             self.state.abortable(
                 KafkaError(
                     KafkaError.ILLEGAL_GENERATION,
@@ -273,15 +285,34 @@ class TransactionManager:
         return fut
 
     def end(self, commit: bool, deadline: float) -> Future[None]:
+        """EndTxn. A commit whose group member lost its partitions before it was answered, on a
+        broker without KIP-447 (Kafka < 2.5), asks for an abort instead: that broker would take the
+        commit after the member's successor read the offsets it replaces, and the records would be
+        copied twice. The coordinator aborts a transaction the commit never reached (commit_transaction
+        then fails as abortable, the member's partitions lost), and refuses to abort one it did reach
+        (INVALID_TXN_STATE: committed)."""
         fut: Future[None] = Future()
+        asked = [commit]  # what the last EndTxn sent asked for
+
+        def body(keys: list[str], version: int) -> dict[str, Any]:
+            asked[0] = commit and not self._member_lost
+            return {**self._ids(), "committed": asked[0]}
 
         def done(answer: Future[Any]) -> None:
             error = error_of(answer)
-            if error is None:
+            ended = error is None
+            if commit and not asked[0]:  # the commit became an abort
+                if error is None:
+                    error = _member_lost()
+                elif error.code() == ec.INVALID_TXN_STATE:
+                    error, ended = None, True  # the commit had reached the coordinator first
+            if ended:
                 self.added.clear()
                 self.offsets_added = False
-                GROUP_TRANSACTIONS.ended(self, self._offsets_sent if commit else None)
+                GROUP_TRANSACTIONS.ended(self, self._offsets_sent if commit and error is None else None)
                 self._offsets_sent = {}
+                self._offsets_unchecked = self._member_lost = False
+                self._ended += 1
             _settle(fut, None if error is None else as_reported("end transaction", error))
 
         def send() -> None:
@@ -289,14 +320,7 @@ class TransactionManager:
                 GROUP_TRANSACTIONS.ended(self)
                 _settle(fut, None)
                 return
-            op = self._call(
-                END_TXN,
-                ["end"],
-                lambda keys, version: {**self._ids(), "committed": commit},
-                whole,
-                deadline,
-                max_version=END_TXN_MAX_VERSION,
-            )
+            op = self._call(END_TXN, ["end"], body, whole, deadline, max_version=END_TXN_MAX_VERSION)
             op.future("end").add_done_callback(done)
 
         self.client.engine.call_soon(send)
@@ -317,6 +341,7 @@ class TransactionManager:
         member = {"generation_id": generation, "member_id": member_id, "group_instance_id": instance_id}
 
         def body(keys: list[str], version: int) -> dict[str, Any]:
+            self._offsets_unchecked = self._offsets_unchecked or version < 3
             return {
                 **self._ids(),
                 "group_id": group_id,
@@ -365,7 +390,10 @@ class TransactionManager:
 
         def start() -> None:
             GROUP_TRANSACTIONS.opened(
-                self, group_id, self.transaction_timeout_ms / 1000, (member_id, self._fenced_by_group)
+                self,
+                group_id,
+                self.transaction_timeout_ms / 1000,
+                (member_id, functools.partial(self._fenced_by_group, self._ended)),
             )
             op = self._call(
                 ADD_OFFSETS_TO_TXN,
@@ -414,6 +442,15 @@ class TransactionManager:
             max_version=max_version,
             request_timeout=self.request_timeout,
         ).start_io()
+
+
+def _member_lost() -> KafkaError:
+    """commit_transaction's error when its commit became an abort (`TransactionManager.end`)."""
+    return KafkaError(
+        ec.ILLEGAL_GENERATION,
+        "the group member lost its partitions while the transaction was committing: it was aborted instead",
+        txn_requires_abort=True,
+    )
 
 
 def _settle(fut: Future[None], error: KafkaError | None) -> None:

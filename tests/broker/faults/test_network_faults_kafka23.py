@@ -2,9 +2,9 @@
 through a fault proxy (`KafkaCluster(network=True)`, tests/harness/fault_proxy.py): clients cut
 from a leader by a blackhole, a leader cut from its peers and ZooKeeper while its clients still
 reach it, a group's coordinator frozen (its connections dead for good, as a NAT that dropped the
-flow leaves them), a slow link, reset storms, a broker back at another address. confluent-kafka
-and kafkawire run side by side under one seeded schedule (tests/harness/cluster_scenarios.py)
-and are checked by the broker-kill tests' checker.
+flow leaves them), a slow link, reset storms, a broker back at another address, a bootstrap name
+with dead addresses. confluent-kafka and kafkawire run side by side under one seeded schedule
+(tests/harness/cluster_scenarios.py) and are checked by the broker-kill tests' checker.
 
 Asserted: kafkawire loses, doubles, reorders and misses reports nowhere confluent-kafka does not;
 without idempotence it loses and reorders no more than confluent-kafka (+10%); it fails no more
@@ -27,11 +27,13 @@ from tests.harness.cluster_scenarios import (
     Verdict,
     coordinator_of,
     leader_of,
+    read_log,
     run_group_scenario,
     run_producer_scenario,
 )
 from tests.harness.kafka_broker import KafkaUnavailable
 from tests.harness.kafka_cluster import KafkaCluster
+from tests.harness.resolving_producer import run_resolving_producer
 from tests.harness.share import rotating_share
 from tests.harness.txn_copy import run_copy_scenario
 
@@ -256,6 +258,27 @@ def partitions_added_while_consuming(cluster: KafkaCluster) -> None:
     group_checked(verdicts)
 
 
+def bootstrap_name_with_dead_addresses(cluster: KafkaCluster) -> None:
+    """The bootstrap name resolves to three loopback addresses of which the first two refuse (nothing
+    listens there), the third the first broker's (tests/harness/resolving_producer.py: a hosts file
+    of the test's through nss_wrapper, in a process of each client's). With `client.dns.lookup`'s
+    default (use_all_dns_ips) each connection attempt takes the next address (librdkafka shuffles
+    them first): both clients reach the cluster and deliver every record, none lost or doubled."""
+    count, name = 2_000, "bootstrap.kafkawire.test"
+    addresses = ["127.0.0.2", "127.0.0.3", "127.0.0.1"]
+    verdicts = []
+    for client in ("confluent-kafka", "kafkawire"):
+        topic = f"dns-{client}-{SEED}"
+        cluster.create_topic(topic, 3)
+        got = run_resolving_producer(client, name, addresses, cluster.ports[0], topic, count)
+        values = [v for records in read_log(cluster.judge_bootstrap(), topic, 3).values() for _, v in records]
+        lost, doubled = count - len(set(values)), len(values) - len(set(values))
+        print(f"\n  {client}: lost {lost}, duplicated {doubled}, {got}")
+        verdicts.append((got, lost, doubled))
+    for got, lost, doubled in verdicts:
+        assert (got["delivered"], got["failed"], got["unflushed"], lost, doubled) == (count, [], 0, 0, 0), got
+
+
 SCENARIOS: dict[str, Callable[[KafkaCluster], None]] = {
     f.__name__: f
     for f in (
@@ -271,34 +294,12 @@ SCENARIOS: dict[str, Callable[[KafkaCluster], None]] = {
         partitions_added_while_producing,
         partitions_added_while_consuming,
         topic_recreated_while_producing,
+        bootstrap_name_with_dead_addresses,
     )
-}
-
-
-# Targets kafkawire misses in some runs, each with its cause (issue 53, open): the scenario runs and
-# prints its table every time; its verdict is reported as an expected failure until the cause is
-# fixed, and as a pass when a run meets the target.
-OPEN: dict[str, str] = {
-    "slow_link": (
-        "failed reports +5% to +26% over confluent-kafka's in 3 runs: a Produce given up at its records'"
-        " timeout keeps the connection (core/connection.py given_up), so later requests queue behind"
-        " its bytes on the slow link; librdkafka drops the connection at an in-flight timeout"
-    ),
-    "copy_with_its_coordinator_frozen": (
-        "100 records copied twice in 1 of 3 runs: the EndTxn(commit) lost in the frozen connection is"
-        " retried after the member's session expired and another member read the older offsets"
-        " (producer/transactions.py fences by group only IN_TRANSACTION; Kafka 2.3 has no KIP-447)"
-    ),
 }
 
 
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("scenario", rotating_share(list(SCENARIOS)))
 def test_network_fault(cluster: KafkaCluster, scenario: str) -> None:
-    if scenario in OPEN:
-        try:
-            SCENARIOS[scenario](cluster)
-        except AssertionError as exc:
-            pytest.xfail(f"{OPEN[scenario]}: {exc}")
-        return
     SCENARIOS[scenario](cluster)

@@ -4,8 +4,8 @@ against librdkafka's mock with a slow leader.
 librdkafka turns a Produce's request-level timeout into the message-level code in every record it
 fails (``rd_kafka_handle_Produce_error``), so a program checks ``err.code() ==
 KafkaError._MSG_TIMED_OUT`` alone. Two records of two partitions of one leader leave in one request
-(flush), the first queued well before the second: the request is given up at the first one's
-message timeout (or fails at ``request.timeout.ms``) while the second still has time. With no
+(flush), the first queued well before the second: the request times out at the first one's
+message timeout (or at ``request.timeout.ms``) while the second still has time. With no
 retries, or with idempotence (a batch that may be in the log is not sent again under a new epoch),
 the second fails then too: with ``_MSG_TIMED_OUT``, as librdkafka's, not ``_TIMED_OUT``.
 """

@@ -191,25 +191,6 @@ def test_deadlines_are_reported_by_the_callers_clock() -> None:
     assert [r.correlation_id for r in conn.expired(12.0)] == [0]
 
 
-def test_a_request_given_up_by_its_caller_keeps_the_connection_and_its_answer_is_dropped() -> None:
-    """Issue 39: a Produce bounded by its records' message timeout is given up alone (as
-    librdkafka's); only the request deadline dooms the connection, and the late answer still
-    frames in order (its context gone), the next request's answer after it."""
-    conn = Connection("cid")
-    conn.send_request(API_VERSIONS, 3, {}, now=10.0, timeout=30.0, context="produce", give_up=5.0)
-    conn.send_request(API_VERSIONS, 3, {}, now=11.0, timeout=30.0, context="metadata")
-    assert conn.next_deadline() == 15.0
-    assert conn.given_up(14.9) == []
-    assert conn.given_up(15.0) == [(API_VERSIONS, "produce")]
-    assert conn.given_up(16.0) == []  # once
-    assert conn.expired(16.0) == []
-    assert conn.next_deadline() == 40.0
-    got = conn.receive_data(api_versions_response(0) + api_versions_response(1))
-    assert [r.request.context for r in got] == [None, "metadata"]
-    _, req = conn.send_request(API_VERSIONS, 3, {}, now=0.0, timeout=1.0, give_up=2.0)  # no sooner than the deadline
-    assert req is not None and req.give_up == float("inf")
-
-
 def test_correlation_ids_wrap_at_int32() -> None:
     conn = Connection("cid")
     conn._next_correlation_id = 2**31 - 1

@@ -12,6 +12,7 @@ from kafkawire.core.connection_life import (
     LIVE,
     SEEN,
     TRANSITIONS,
+    UP,
     ConnectionState,
     Event,
     Life,
@@ -53,11 +54,15 @@ def test_the_first_answers_prove_the_connection_once() -> None:
     assert life.handle(Event.ANSWERS_READ, count=1) == () and life.answered == 3
 
 
-@pytest.mark.parametrize("state", LIVE)
-@pytest.mark.parametrize("failure", FAILURES)
+# A request timing out unsent counts from the handshake on (`UP`); every other failure from the connect.
+LIVE_FAILURES = [(s, f) for s in LIVE for f in FAILURES if f is not Event.QUEUED_TIMED_OUT or s in UP]
+
+
+@pytest.mark.parametrize(("state", "failure"), LIVE_FAILURES)
 def test_every_failure_of_a_live_connection_tears_it_down_and_settles(state: LinkState, failure: Event) -> None:
-    """A refused connect, a reset, a silent peer (a request's deadline, the setup deadline), a bad
-    answer, a refused handshake: all alike, only READY's counting as a ready connection's."""
+    """A refused connect, a reset, a silent peer (a request's deadline in flight or queued, the
+    setup deadline), a bad answer, a refused handshake: all alike, only READY's counting as a
+    ready connection's."""
     life = life_in(state, proven=state is LinkState.READY)
     actions = life.handle(failure, error=BROKEN, lasting=True)
     assert actions == (A.TEARDOWN, A.FAIL_QUEUED, A.NOTIFY, A.SETTLE)
@@ -139,6 +144,19 @@ def test_close_is_final_from_every_state(state: LinkState) -> None:
     assert life.handle(Event.CLOSE) == (A.TEARDOWN, A.FAIL_ALL_QUEUED) and life.state is LinkState.CLOSED
     for event in Event:
         assert life.handle(event, error=BROKEN) == () and life.state is LinkState.CLOSED
+
+
+def test_a_request_timed_out_unsent_fails_a_connection_up_but_not_one_connecting() -> None:
+    """Issue 53, as librdkafka's timeout scan (socket.max.fails 1, from its UP state on): a request
+    that waited out its deadline behind others on a slow or dead connection takes the connection
+    down, so what waits with it goes again on a new one; while connecting, the setup deadline rules."""
+    for state in UP:
+        life = life_in(state)
+        assert life.handle(Event.QUEUED_TIMED_OUT, error=BROKEN) == (A.TEARDOWN, A.FAIL_QUEUED, A.NOTIFY, A.SETTLE)
+        assert life.state is LinkState.FAILING and life.failures == 1
+    life = life_in(LinkState.CONNECTING)
+    assert life.handle(Event.QUEUED_TIMED_OUT, error=BROKEN) == ()
+    assert life.state is LinkState.CONNECTING and life.failures == 0 and life.last_error is None
 
 
 def test_the_table_moves_only_live_connections_up_and_only_failures_into_failing() -> None:

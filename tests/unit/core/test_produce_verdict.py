@@ -150,7 +150,7 @@ def test_gapless_turns_a_failure_of_an_idempotent_producer_into_a_stop() -> None
 @pytest.mark.parametrize("code", [KafkaError._TIMED_OUT, KafkaError._TIMED_OUT_QUEUE])
 def test_a_request_level_timeout_is_reported_as_msg_timed_out_keeping_its_cause(code: int) -> None:
     """As librdkafka translates it for every record it fails: the program checks one code."""
-    why = "Produce to 127.0.0.1:9092 given up by its caller (its answer will be dropped)"
+    why = "Produce to 127.0.0.1:9092 timed out (the request timeout)"
     reported = reported_error(KafkaError(code, why))
     assert reported.code() == KafkaError._MSG_TIMED_OUT
     assert reported.str() == f"Local: Message timed out ({why})"

@@ -470,6 +470,23 @@ def test_a_peer_that_stops_answering_fails_the_request_at_a_scan_tick_and_the_co
     assert h.conn.stats.req_timeouts == 1 and h.peers["a"].connections == 1
 
 
+def test_a_request_timed_out_behind_a_silent_one_takes_the_connection_down_with_both() -> None:
+    """Issue 53, as librdkafka's timeout scan (socket.max.fails 1): a request that waited out its
+    deadline unsent, behind one the peer holds, fails the connection at that scan tick, and the
+    held one with it (long before its own deadline); the next request goes over a new connection."""
+    h = Harness({"a": Peer(answers())}, max_in_flight=1)  # no Metadata answer
+    held = h.request(METADATA, {"topics": None}, timeout=30.0)
+    behind = h.request(METADATA, {"topics": None}, timeout=3.0)
+    h.engine.run(until=5)
+    assert codes(behind) == [KafkaError._TIMED_OUT] and "before it could be sent" in behind[0][1].str()  # type: ignore[union-attr]
+    assert codes(held) == [KafkaError._TIMED_OUT] and "disconnect" in held[0][1].str()  # type: ignore[union-attr]
+    assert 3.0 <= h.answered_at[0] == h.answered_at[1] < 5.0
+    assert h.conn.state is ConnectionState.DISCONNECTED and h.conn.stats.req_timeouts == 1
+    later = h.request(METADATA, {"topics": None}, timeout=3.0)
+    h.engine.run(until=10)
+    assert codes(later) == [KafkaError._TIMED_OUT] and h.peers["a"].connections == 2
+
+
 def test_a_slow_link_answers_after_a_tiny_timeout_and_before_the_scan() -> None:
     """Answers 30 ms late on a 10 ms socket.timeout.ms: answered, never timed out, one connection
     (librdkafka reads the answer before its once-a-second scan)."""
