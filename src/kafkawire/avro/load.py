@@ -16,6 +16,17 @@ from .error import ClientError
 __all__ = ["load", "loads"]
 
 
+def _hash_by_text(self: Any) -> int:
+    return hash(str(self))
+
+
+# The legacy client keys its caches by schema object, and the avro library's record, primitive and
+# union schemas define equality without a hash: importing confluent-kafka's module gives those three
+# classes a hash of their JSON text, and programs rely on it (a dict or set of schemas).
+for _kind in (schema.RecordSchema, schema.PrimitiveSchema, schema.UnionSchema):
+    setattr(_kind, "__hash__", _hash_by_text)  # noqa: B010 (mypy reads typed and untyped avro releases alike)
+
+
 def loads(schema_str: str) -> Any:
     """The ``avro.schema.Schema`` of the JSON text ``schema_str``; `ClientError` when it is not one."""
     try:
