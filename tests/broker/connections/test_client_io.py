@@ -159,9 +159,14 @@ def test_request_timeout_fails_with_timed_out_and_connection_recovers(
     assert client.request(METADATA, {"topics": []}, node=2, timeout=5).result(10).brokers
 
 
-def test_unsupported_api_names_the_api(mock_cluster: MockCluster, client: Client) -> None:
-    mock_cluster.set_apiversion(PRODUCE.key, -1, -1)  # the mock stops advertising Produce
-    with pytest.raises(KafkaException) as exc:
+def test_unsupported_api_names_the_api(mock_cluster: MockCluster) -> None:
+    # Before the client exists: a client connects as it is built, and one that negotiated while
+    # Produce was still advertised sends it (the mock then closes that connection, as a broker would).
+    mock_cluster.set_apiversion(PRODUCE.key, -1, -1)
+    with (
+        Client({"bootstrap.servers": mock_cluster.bootstraps, "reconnect.backoff.ms": 10}) as client,
+        pytest.raises(KafkaException) as exc,
+    ):
         client.request(PRODUCE, {"acks": 1, "timeout_ms": 100, "topic_data": []}).result(10)
     assert error_of(exc).code() == KafkaError._UNSUPPORTED_FEATURE
     assert "Produce" in error_of(exc).str()
