@@ -13,7 +13,6 @@ Nothing here reads configuration values but limits: no secret can reach the JSON
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -105,6 +104,8 @@ class StatisticsEmitter:
     def _tick(self) -> None:
         if self._stopped or self._stats_cb is None:
             return
+        import json  # here: a client without statistics.interval.ms never loads it (start-up)
+
         self._executor.put(self._stats_cb, (json.dumps(self.snapshot()),))
         self._arm()
 

@@ -16,11 +16,10 @@ import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._version import __version__
 from ..base.debug import MAIN
-from ..core import otlp
 from ..core.kafka_error import KafkaError
 from ..core.telemetry import Action, Metric, Phase, Step, TelemetryState
 from ..io.broker import BrokerConnection
@@ -30,6 +29,9 @@ from ..protocol.codec import Struct
 from ..protocol.schema import ZERO_UUID
 from ..records.compression import compress
 from .network_client import Client
+
+if TYPE_CHECKING:
+    from ..core import otlp
 
 FINAL_PUSH_WAIT = 1.0  # seconds close() waits for the terminating push's answer (librdkafka's)
 # The connections' meters each metric reads (core/broker_stats.py), by its name without the last part.
@@ -252,7 +254,10 @@ class MetricsPusher:
         return sum(c.stats.connects for c in self._client.connections())
 
     def encode(self, metrics: tuple[Metric, ...], delta: bool) -> bytes:
-        """The OTLP MetricsData of ``metrics`` now; each interval's meters start afresh."""
+        """The OTLP MetricsData of ``metrics`` now; each interval's meters start afresh. The OTLP
+        encoder is imported at the first push: a client whose broker does not subscribe never loads it."""
+        from ..core import otlp
+
         now = time.time_ns()
         brokers = [c for c in self._client.connections() if c.node_id >= 0 and c not in self._client.lanes()]
         taken: dict[Any, list[tuple[int, float, float, int]]] = {}  # meter -> (node, avg, max, count)
@@ -321,6 +326,8 @@ class MetricsPusher:
         return sum(avg * c for _n, avg, _p, c in rows) / count if count else 0.0
 
     def _point(self, m: Metric, value: float, now: int, delta: bool, node: int | None = None) -> otlp.Point:
+        from ..core import otlp
+
         start = self._started_ns if m.is_sum and not delta else self._last_ns
         return otlp.Point(int(value) if m.is_int else float(value), m.is_int, start, now, node)
 

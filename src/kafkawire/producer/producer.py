@@ -38,7 +38,9 @@ from .interceptors import InterceptorChain, ProducerRecord, send_arguments
 from .producer_config import ProducerConfig, parse_producer_config
 from .producer_engine import ProducerEngine, refuse_rest
 from .producer_stats import Statistics
-from .transactions import TransactionManager
+
+if TYPE_CHECKING:
+    from .transactions import TransactionManager
 
 log = logging.getLogger("kafkawire.producer")
 

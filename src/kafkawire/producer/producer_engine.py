@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..base.debug import Debug
 from ..base.model import RecordMetadata
@@ -53,7 +53,9 @@ from .produce_request import SenderSettings
 from .producer_config import ProducerConfig
 from .room import Room
 from .sender import Sender
-from .transactions import TransactionManager
+
+if TYPE_CHECKING:
+    from .transactions import TransactionManager
 
 _SLICE = 512  # records the bulk path queues per hold of the lock
 
@@ -116,6 +118,10 @@ class ProducerEngine:
         self.txn: TransactionManager | None = None
         if conf.transactional_id is not None:
             assert self.idem is not None  # the configuration turns idempotence on for transactions
+            # Imported here: a producer without transactions never loads the coordinator
+            # conversations (start-up, bench/PROFILE.md).
+            from .transactions import TransactionManager
+
             self.txn = TransactionManager(
                 self.client,
                 self.idem,

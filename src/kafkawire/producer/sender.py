@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import random
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..base.debug import MAIN
 from ..client.network_client import Client
@@ -32,7 +32,9 @@ from ..protocol.apis import INIT_PRODUCER_ID, PRODUCE
 from ..protocol.codec import Struct
 from .delivery import Deliveries
 from .produce_request import SenderSettings, max_produce_version, produce_body
-from .transactions import TransactionManager
+
+if TYPE_CHECKING:
+    from .transactions import TransactionManager
 
 log = logging.getLogger("kafkawire.producer")
 # The longest stretch of enqueue times one request's batch of a partition carries, as a share of
