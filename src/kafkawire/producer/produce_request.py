@@ -7,11 +7,16 @@ from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
+from .. import records
 from ..core.accumulator import ProducerBatch
-from ..core.versions import UnsupportedVersionError
 from .batch_stats import BatchStats
 
-MIN_PRODUCE_VERSION = 3  # RecordBatch v2 (Kafka 0.11); older brokers are refused clearly
+# Produce v3 carries RecordBatch v2 (Kafka 0.11). Below it, as librdkafka picks its MsgVersion:
+# v2 carries a magic 1 MessageSet (timestamps), v0-v1 magic 0; headers, producer id and sequences
+# have no place there and are left out, zstd is sent uncompressed. (A broker that old has no
+# InitProducerId either: an idempotent producer fails before it sends.)
+RECORD_BATCH_PRODUCE_VERSION = 3
+TIMESTAMPED_PRODUCE_VERSION = 2
 TOPIC_NAMES_MAX_PRODUCE_VERSION = 12  # v13+ names topics by id only
 TRANSACTIONAL_MAX_PRODUCE_VERSION = 11  # v12+ belongs to KIP-890's transaction v2
 
@@ -51,17 +56,17 @@ def produce_body(
     request goes on the wire to ``node``, which is when statistics count its batches."""
 
     def body(version: int) -> dict[str, Any]:
-        if version < MIN_PRODUCE_VERSION:
-            raise UnsupportedVersionError(
-                f"the broker speaks Produce v{version} at most; kafkawire needs v{MIN_PRODUCE_VERSION}+ (Kafka 0.11+)"
-            )
+        legacy = version < RECORD_BATCH_PRODUCE_VERSION
         if stats is not None:
             stats.framed(node, topics)
         topic_data = []
         for topic, batches in topics.items():
             entry: dict[str, Any] = {
                 "name": topic,
-                "partition_data": [{"index": b.partition, "records": b.payload} for b in batches],
+                "partition_data": [
+                    {"index": b.partition, "records": message_set(b.payload, version) if legacy else b.payload}
+                    for b in batches
+                ],
             }
             if topic in topic_ids:
                 entry["topic_id"] = topic_ids[topic]
@@ -74,3 +79,14 @@ def produce_body(
         }
 
     return body
+
+
+def message_set(payload: bytes | bytearray | None, version: int) -> bytes:
+    """A batch built as RecordBatch v2, rewritten as the MessageSet a Produce ``version`` below 3
+    carries (legacy brokers only: the batch is decoded again each time it is sent)."""
+    assert payload is not None, "a batch is built before its request is framed"
+    batches = records.decode_batches(payload)  # (records' decoders load here, not with the producer)
+    codec = batches[0].compression
+    rows = [(r.timestamp, r.key, r.value) for batch in batches for r in batch.records]
+    magic = 1 if version >= TIMESTAMPED_PRODUCE_VERSION else 0
+    return records.encode_message_set(magic, rows, records.NONE if codec == records.ZSTD else codec)
