@@ -42,7 +42,7 @@ from ..core.partitioners import (
     choose_partition,
     resolve_partitioner,
 )
-from ..core.transactions import Call
+from ..core.transactions import Call, TxnState
 from ..native import native
 from ..records import HEADER_GAP, WIDEST_GAP, record_size_widest
 from .delivery import Deliveries
@@ -218,8 +218,8 @@ class ProducerEngine:
     ) -> None:
         """Check and convert one record's fields, then `admit` it. The common case (bytes, no headers,
         default partition and timestamp, a topic seen before) skips the checks, which would all pass."""
-        if self.sender.fatal is not None:
-            raise KafkaException(self.sender.fatal)
+        if self.failed_for_good():
+            raise KafkaException(KafkaError(KafkaError._FATAL, "Unable to produce message: Local: Fatal error"))
         if self.txn is not None:
             self.txn.state.require(Call.PRODUCE)
         if topic not in self._legal_topics:
@@ -311,8 +311,8 @@ class ProducerEngine:
         index = 0
         while index < len(prepared):
             try:
-                if self.sender.fatal is not None:
-                    raise KafkaException(self.sender.fatal)
+                if self.failed_for_good():
+                    raise KafkaException(KafkaError(KafkaError._FATAL))
                 if self.txn is not None:
                     self.txn.state.require(Call.PRODUCE)
             except KafkaException as exc:
@@ -384,9 +384,8 @@ class ProducerEngine:
         again after each poll meets that refusal many times a record."""
         index = 0
         while index < total:
-            fatal = self.sender.fatal
-            if fatal is not None:
-                refused.extend((i, fatal) for i in range(index, total))
+            if self.failed_for_good():
+                refused.extend((i, KafkaError(KafkaError._FATAL)) for i in range(index, total))
                 return total
             stop = min(index + _SLICE, total)
             now = self._now()
@@ -519,6 +518,11 @@ class ProducerEngine:
             return -1
 
     # --- the rest of the records' life -----------------------------------------------------------
+
+    def failed_for_good(self) -> bool:
+        """A fatal error happened (the sender's, or the transaction's: fenced): as librdkafka, a record
+        produced after it is refused with ``_FATAL``, the cause having gone to ``error_cb``."""
+        return self.sender.fatal is not None or (self.txn is not None and self.txn.state.state is TxnState.FATAL_ERROR)
 
     def flush(self, timeout: float | None, serve: Callable[[float | None, Callable[[], bool]], None]) -> int:
         """Send everything now (linger is off while any flush runs) and wait until every record is

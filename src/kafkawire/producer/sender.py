@@ -567,14 +567,16 @@ class Sender:
         return self._state.fatal
 
     def _fatal(self, error: KafkaError) -> None:
-        """Stop for good: fail everything queued with the fatal error and tell the application."""
+        """Stop for good: tell the application, and fail everything queued (not in flight: those get
+        their answers) with ``_PURGE_QUEUE``, as librdkafka purges its queues. Records produced after
+        are refused with ``_FATAL`` (producer_engine)."""
         if self.fatal is not None:
             return
         self._state.fatal = error
         log.error("fatal producer error: %s", error.str())
         if self.txn is not None:
             self.txn.fail(error)  # the transaction's error is this one, whatever the records report
-        self._fail_queued(error)
+        self._fail_queued(KafkaError(KafkaError._PURGE_QUEUE))
         self.deliveries.error(error)
 
     def _fail(self, messages: list[Pending], error: KafkaError) -> None:

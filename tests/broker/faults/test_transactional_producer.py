@@ -222,11 +222,13 @@ def test_fenced_is_fatal(mock_cluster: MockCluster, make: Make, api_key: int, co
         p.begin_transaction,
         lambda: p.commit_transaction(HANG),
         lambda: p.init_transactions(HANG),
-        lambda: p.produce(topic, b"later", partition=0),
     ):
         with pytest.raises(KafkaException) as exc:
             call()
         assert error_of(exc).fatal() and error_of(exc).code() == code
+    with pytest.raises(KafkaException) as exc:  # librdkafka's producev: _FATAL, the cause in error_cb
+        p.produce(topic, b"later", partition=0)
+    assert error_of(exc).code() == KafkaError._FATAL
     p.poll(0)
     assert [e.code() for e in fatal_reports if e.fatal()] == [code], "error_cb hears the fatal error, once"
     assert committed_view(raw_log(mock_cluster.bootstraps, topic)) == []

@@ -49,6 +49,10 @@ def _fenced(module: Any, bootstrap: str, topic: str) -> dict[str, Any]:
             first.flush(WAIT)
         except Exception as exc:  # (confluent-kafka raises a callback's pending exception here)
             out["flush"] = type(exc).__name__
+        try:
+            first.produce(topic, b"after", partition=0)
+        except Exception as exc:  # KafkaException(_FATAL) on both
+            out["produce"] = _error(exc.args[0]) if exc.args and hasattr(exc.args[0], "code") else repr(exc)
         for call in ("commit_transaction", "abort_transaction"):
             with pytest.raises(
                 confluent_kafka.KafkaException if module is confluent_kafka else kafkawire.KafkaException
@@ -80,6 +84,6 @@ def test_a_fenced_transaction_fails_as_on_confluent_kafka(
     theirs, ours = results["confluent_kafka"], results["kafkawire"]
     print(theirs, ours, sep="\n")
     assert theirs["commit_transaction"][:2] == ("_FENCED", confluent_kafka.KafkaError._FENCED)
-    for key in ("commit_transaction", "abort_transaction"):
+    for key in ("commit_transaction", "abort_transaction", "produce"):
         assert ours[key] == theirs[key], key
     assert ours["reports"][b"in"] is None
