@@ -117,13 +117,16 @@ def _copy(client: str, bootstrap: str) -> Counter[bytes]:
     threads.append(threading.Thread(target=second.run))
     threads[1].start()
     while (
-        len(consume_all(bootstrap, dest, RECORDS * 2 // 3, timeout=1)) < RECORDS * 2 // 3
+        len(consume_all(bootstrap, dest, RECORDS * 2 // 3, timeout=1, partitions=everywhere)) < RECORDS * 2 // 3
         and time.monotonic() < deadline
     ):
         pass
     stop_second.set()  # and another as it leaves
     threads[1].join(60)
-    while len(consume_all(bootstrap, dest, RECORDS, timeout=1)) < RECORDS and time.monotonic() < deadline:
+    while (
+        len(consume_all(bootstrap, dest, RECORDS, timeout=1, partitions=everywhere)) < RECORDS
+        and time.monotonic() < deadline
+    ):
         pass
     stop_first.set()
     threads[0].join(60)
