@@ -270,14 +270,15 @@ def _targets(results: list[ScenarioResult]) -> list[str]:
         "{:.2f}x",
     )
     rss_sr = by_name.get("rss")
-    rss = None if rss_sr is None else _median(rss_sr, "kafkawire-produce", lambda r: r.result["rss_kb"] * 1024 / MiB)
     limit = None if rss_sr is None else rss_sr.scenario.buffer_kbytes * 1024 / MiB + 100
-    check(
-        f"10M records: peak RSS <= buffer limit + 100 MiB ({_fmt(limit)} MiB)",
-        rss,
-        lambda v: limit is not None and v <= limit,
-        "{:,.0f} MiB",
-    )
+    for client, form in (("kafkawire-produce", "produce()"), ("kafkawire-arrow", "produce_arrow()")):
+        rss = None if rss_sr is None else _median(rss_sr, client, lambda r: r.result["rss_kb"] * 1024 / MiB)
+        check(
+            f"10M records, {form}: peak RSS <= buffer limit + 100 MiB ({_fmt(limit)} MiB)",
+            rss,
+            lambda v: limit is not None and v <= limit,
+            "{:,.0f} MiB",
+        )
     check(
         "Spark data source >= 0.5x produce_batch() rows/s (steady: last job)",
         ratio("spark", "kafkawire-spark", base="kafkawire-batch"),

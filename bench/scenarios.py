@@ -172,7 +172,7 @@ def parse_scenario(name: str, quick: bool) -> Scenario:
             "rss",
             records=RSS_RECORDS // 20 if quick else RSS_RECORDS,
             buffer_kbytes=RSS_BUFFER_KBYTES,
-            clients=("confluent-kafka", "kafkawire-produce"),
+            clients=("confluent-kafka", "kafkawire-produce", "kafkawire-arrow"),
         )
     if name == "spark":
         return Scenario(
