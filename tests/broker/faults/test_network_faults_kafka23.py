@@ -32,6 +32,7 @@ from tests.harness.cluster_scenarios import (
     run_group_scenario,
     run_producer_scenario,
 )
+from tests.harness.judge import unique_name
 from tests.harness.kafka_broker import KafkaUnavailable
 from tests.harness.kafka_cluster import KafkaCluster
 from tests.harness.resolving_producer import run_resolving_producer
@@ -281,7 +282,7 @@ def bootstrap_name_with_dead_addresses(cluster: KafkaCluster) -> None:
     addresses = ["127.0.0.2", "127.0.0.3", "127.0.0.1"]
     verdicts = []
     for client in ("confluent-kafka", "kafkawire"):
-        topic = f"dns-{client}-{SEED}"
+        topic = unique_name(f"dns-{client}")  # (a name of its own per run: --repeat runs it again)
         cluster.create_topic(topic, 3)
         got = run_resolving_producer(client, name, addresses, cluster.ports[0], topic, count)
         values = [v for records in read_log(cluster.judge_bootstrap(), topic, 3).values() for _, v in records]
