@@ -460,8 +460,9 @@ def run_producer_scenario(
 ) -> list[Verdict]:
     """Both clients produce ``count`` records at ``rate`` while ``faults`` happen; checked."""
     topics = {name: unique_name(f"cluster-{name.split('-')[0]}") for name in CLIENTS}
-    for topic in topics.values():
-        cluster.create_topic(topic, partitions)
+    first = next(iter(topics.values()))
+    for topic in topics.values():  # the same leaders: a fault hits the same partitions (key shares) of both
+        cluster.create_topic(topic, partitions, like=None if topic == first else first)
     player = Faults(cluster, faults, list(topics.values()))
     runs: dict[str, ProduceRun] = {}
     failures: list[BaseException] = []

@@ -234,11 +234,23 @@ class KafkaCluster:
 
     # --- what the cluster looks like (asked of confluent-kafka, the judge) ---------------------
 
-    def create_topic(self, topic: str, partitions: int, replication: int = BROKERS, timeout: float = 60.0) -> None:
+    def create_topic(
+        self, topic: str, partitions: int, replication: int = BROKERS, timeout: float = 60.0, like: str | None = None
+    ) -> None:
+        """``like``: a topic whose leaders and replicas the new one copies, partition by partition
+        (its leader first: the one a new partition elects), so that a fault on a broker hits both
+        topics' same partitions."""
         from confluent_kafka.admin import AdminClient, NewTopic
 
         admin = AdminClient({"bootstrap.servers": self.judge_bootstrap(), "log_level": 0})
-        future = admin.create_topics([NewTopic(topic, partitions, replication)], operation_timeout=30)[topic]
+        if like is None:
+            new = NewTopic(topic, partitions, replication)
+        else:
+            model = admin.list_topics(like, timeout=10).topics[like].partitions
+            lead = [model[p] for p in range(partitions)]
+            replicas = [[m.leader, *(r for r in m.replicas if r != m.leader)] for m in lead]
+            new = NewTopic(topic, partitions, replica_assignment=replicas)
+        future = admin.create_topics([new], operation_timeout=30)[topic]
         future.result(timeout)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:  # every partition has a leader the brokers agree on

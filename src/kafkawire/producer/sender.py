@@ -74,9 +74,11 @@ class Sender:
         self._timer: Timer | None = None
         self._stale_topics: set[str] = set()  # topics with a partition whose leader is unknown
         self._gone: list[tuple[list[Pending], KafkaError]] = []  # waiting records of a topic found gone
-        # Partitions with a batch in flight. With max.in.flight 1 they wait for its answer, so a
-        # retried batch can never be overtaken by the next one (e.g. after a leader move).
-        self._busy: set[tuple[str, int]] = set()
+        # Per partition, the broker of each of its batches in flight. With max.in.flight 1 a
+        # partition waits for its answer; with more, it sends nothing to another broker (a new
+        # leader) until the batches at the old one are answered: those that fail go back to the
+        # head and leave first, so newer records cannot overtake them at the new leader.
+        self._out: dict[tuple[str, int], list[int]] = {}
         self._rng = random.Random()
 
         # Metadata comes from the client's one owner: kept fresh periodically (topics are created
@@ -202,7 +204,7 @@ class Sender:
         heads: list[ProducerBatch] = []
         keep_order = self.settings.max_in_flight == 1
         for tp in tps:
-            if keep_order and tp in self._busy:
+            if (out := self._out.get(tp)) and (keep_order or any(n != node for n in out)):
                 continue
             if self.idem is not None and not self.idem.may_send(tp):
                 continue
@@ -253,7 +255,7 @@ class Sender:
                 self.queue_time.add((now - b.created) * 1000)
             b.attempts += 1
             topics.setdefault(b.topic, []).append(b)
-            self._busy.add((b.topic, b.partition))
+            self._out.setdefault((b.topic, b.partition), []).append(node)
             if self.idem is not None:
                 self.idem.sent(b)
         topic_ids = {t: info.topic_id for t in topics if (info := self.client.metadata.topics.get(t)) and info.topic_id}
@@ -296,7 +298,10 @@ class Sender:
             if self.in_flight.pop(request_id, None) is None:
                 return  # purged while in flight: its reports were already given
             for b in batches:
-                self._busy.discard((b.topic, b.partition))
+                out = self._out[(b.topic, b.partition)]
+                out.remove(node)
+                if not out:
+                    del self._out[(b.topic, b.partition)]
             self._handle(node, batches, response, error, written=written)
 
         self.client.request_io(
@@ -647,7 +652,7 @@ class Sender:
             self._fail_queued(KafkaError(KafkaError._PURGE_QUEUE))
         if in_flight:
             requests, self.in_flight = self.in_flight, {}
-            self._busy.clear()
+            self._out.clear()
             if self.idem is not None and requests:
                 self.idem.forget_in_flight(b for batches in requests.values() for b in batches)
             for batches in requests.values():

@@ -7,8 +7,9 @@ with dead addresses. confluent-kafka and kafkawire run side by side under one se
 (tests/harness/cluster_scenarios.py) and are checked by the broker-kill tests' checker.
 
 Asserted: kafkawire loses, doubles, reorders and misses reports nowhere confluent-kafka does not;
-without idempotence it loses and reorders no more than confluent-kafka (+10%); it fails no more
-records than confluent-kafka (+10%). Timings are printed, never asserted. The measured table
+without idempotence it loses no more than confluent-kafka (+10%) and reorders no more than
+confluent-kafka (+10%, or + REORDER_FLOOR records where that is more); it fails no more records
+than confluent-kafka (+10%). Timings are printed, never asserted. The measured table
 (three runs each under two busy loops) is in docs/network-faults.md.
 
 Each scenario is a slow test in the rotating share (tests/harness/share.py): CI runs a third of
@@ -31,6 +32,7 @@ from tests.harness.cluster_scenarios import (
     run_group_scenario,
     run_producer_scenario,
 )
+from tests.harness.judge import unique_name
 from tests.harness.kafka_broker import KafkaUnavailable
 from tests.harness.kafka_cluster import KafkaCluster
 from tests.harness.resolving_producer import run_resolving_producer
@@ -42,6 +44,12 @@ pytestmark = [pytest.mark.slow, pytest.mark.broker]
 SEED = int(os.environ.get("KAFKAWIRE_CLUSTER_SEED", "53"))
 CUT = 20.0  # s a blackhole lasts
 FAILED_ONLY = ("failed",)  # a record may fail (its report says so); it must not be lost or doubled
+# Without idempotence a record written twice (a retry after an answer lost) stands after newer
+# ones, and a request written just as a topic comes back can overtake a refused one on the same
+# connection: either client may reorder a request's records or two in a run, at random. Below
+# this many (a tenth of a second of the workload's records) a count says nothing about which
+# client reorders more, and +10% of a judge near zero would fail on noise.
+REORDER_FLOOR = 100
 
 
 @pytest.fixture(scope="module")
@@ -74,10 +82,12 @@ def show(title: str, verdicts: list[Verdict]) -> None:
         print("  " + v.line())
 
 
-def no_worse(judge: Verdict, ours: Verdict, *counts: str) -> None:
-    """``ours`` has at most 10% more of each of ``counts`` than confluent-kafka."""
+def no_worse(judge: Verdict, ours: Verdict, *counts: str, floor: int = 0) -> None:
+    """``ours`` has at most 10% more of each of ``counts`` than confluent-kafka, or ``floor`` more
+    where that is more."""
     for count in counts:
-        assert ours.counts[count] <= judge.counts[count] * 1.1, f"{count}: {ours.line()} / {judge.line()}"
+        allowed = max(judge.counts[count] * 1.1, judge.counts[count] + floor)
+        assert ours.counts[count] <= allowed, f"{count}: {ours.line()} / {judge.line()}"
 
 
 def producer_checked(verdicts: list[Verdict]) -> None:
@@ -132,14 +142,15 @@ def leader_isolated_acks_all(cluster: KafkaCluster) -> None:
 def leader_isolated_acks_1(cluster: KafkaCluster) -> None:
     """The same cut with acks=1 and no idempotence: the isolated leader acknowledges records no
     follower copies, and truncates them when it rejoins as a follower (acknowledged and lost, as
-    Jepsen describes). Counted on both clients: kafkawire loses and reorders no more than
-    confluent-kafka (+10%)."""
+    Jepsen describes). Counted on both clients: kafkawire loses no more than confluent-kafka
+    (+10%), and reorders no more (+10%, or + REORDER_FLOOR)."""
     faults = [Fault(5.0, "isolate", leader_of([0], SEED), down_for=CUT)]
     config = {"enable.idempotence": False, "acks": 1}
     verdicts = run_producer_scenario(cluster, faults, count=35_000, rate=1_000, config=config)
     show("acks=1 producer, its leader isolated", verdicts)
     judge, ours = verdicts
-    no_worse(judge, ours, "lost", "reordered", "duplicated", "failed")
+    no_worse(judge, ours, "lost", "duplicated", "failed")
+    no_worse(judge, ours, "reordered", floor=REORDER_FLOOR)
     for count in ("reported twice", "never reported"):
         assert ours.counts[count] == 0, ours.line()
 
@@ -235,15 +246,18 @@ def topic_recreated_while_producing(cluster: KafkaCluster) -> None:
     acks=all without idempotence: an idempotent producer cannot go on there on Kafka 2.3 (its
     sequences restart in a partition that never saw them: librdkafka stops with a fatal
     UNKNOWN_PRODUCER_ID). The records produced meanwhile wait or fail (each report says so); of
-    the records reported delivered after the new topic exists, kafkawire loses and reorders no
-    more than confluent-kafka (+10%), and misses or doubles no report. Duplicates (a retried
-    write without idempotence) are printed, not asserted: either client may write some."""
+    the records reported delivered after the new topic exists, kafkawire loses no more than
+    confluent-kafka (+10%), reorders no more (+10%, or + REORDER_FLOOR: confluent-kafka reordered
+    3 to 4,737 records a run, kafkawire none since a moved partition waits for its old leader's
+    answers), and misses or doubles no report. Duplicates (a retried write without idempotence)
+    are printed, not asserted: either client may write some."""
     faults = [Fault(8.0, "recreate", leader_of([0], SEED), size=3)]
     config = {"topic.metadata.refresh.interval.ms": 2000, "enable.idempotence": False}
     verdicts = run_producer_scenario(cluster, faults, count=30_000, rate=1_000, config=config)
     show("acks=all producer, its topic deleted and created again", verdicts)
     judge, ours = verdicts
-    no_worse(judge, ours, "lost", "reordered", "failed")
+    no_worse(judge, ours, "lost", "failed")
+    no_worse(judge, ours, "reordered", floor=REORDER_FLOOR)
     for count in ("reported twice", "never reported"):
         assert ours.counts[count] == 0, ours.line()
 
@@ -268,7 +282,7 @@ def bootstrap_name_with_dead_addresses(cluster: KafkaCluster) -> None:
     addresses = ["127.0.0.2", "127.0.0.3", "127.0.0.1"]
     verdicts = []
     for client in ("confluent-kafka", "kafkawire"):
-        topic = f"dns-{client}-{SEED}"
+        topic = unique_name(f"dns-{client}")  # (a name of its own per run: --repeat runs it again)
         cluster.create_topic(topic, 3)
         got = run_resolving_producer(client, name, addresses, cluster.ports[0], topic, count)
         values = [v for records in read_log(cluster.judge_bootstrap(), topic, 3).values() for _, v in records]

@@ -146,6 +146,44 @@ def test_a_moved_leaders_batch_is_sent_again_after_a_metadata_request(mock: Mock
     p.close()
 
 
+def test_a_moved_partitions_next_batch_waits_for_the_old_leaders_answer(mock: MockCluster) -> None:
+    """Pipelined without idempotence: partition 0's leader moves while a batch is in flight at the
+    old one, which refuses it (NOT_LEADER_OR_FOLLOWER) seconds later. The record produced once the
+    producer knows the new leader is not sent there before that answer: the refused batch goes
+    back to the head and is written first, as produced (it was written second, a reorder, when
+    the next batch went to the new leader at once: the topic re-created in issue 53's scenarios)."""
+    reports: list[Any] = []
+    conf = {"linger.ms": 0, "retry.backoff.ms": 10, "topic.metadata.refresh.interval.ms": 100}
+    p = producer_on(mock, reports, **conf)
+    old = next(n for n, parts in leaders(p).items() if (TOPIC, 0) in parts)
+    new = next(n for n in mock.broker_ids if n != old)
+    mock.push_request_error_rtts(old, PRODUCE.key, [(NOT_LEADER_OR_FOLLOWER, 8_000)])
+    spy = Spy(p)
+    p.produce(TOPIC, b"first", partition=0)
+    p.poll(0)
+    spy.wait_for("written")
+    mock.partition_set_leader(TOPIC, 0, new)
+    metadata = p._engine.client.metadata
+    for _ in range(400):  # the periodic refresh names the new leader
+        leader = metadata.leader_for(TOPIC, 0)
+        if leader is not None and leader.node_id == new:
+            break
+        p.poll(0.05)
+    assert metadata.leader_for(TOPIC, 0).node_id == new
+    assert "answered" not in spy.kinds()  # (the move is seen while the first batch is in flight)
+    p.produce(TOPIC, b"second", partition=0)
+    p.poll(0.5)
+    assert [node for kind, node, _ in spy.events if kind == "handed"] == [old]  # held for the answer
+    assert p.flush(30) == 0
+    delivered = sorted((msg.offset(), msg.value()) for err, msg in reports if err is None)
+    assert [value for _offset, value in delivered] == [b"first", b"second"]
+    assert [(kind, node) for kind, node, _ in spy.events if kind != "written"][:2] == [
+        ("handed", old),
+        ("answered", old),
+    ]
+    p.close()
+
+
 def test_a_final_error_fails_the_records_without_another_send(mock: MockCluster) -> None:
     reports: list[Any] = []
     p = producer_on(mock, reports, **{"linger.ms": 0, "retries": 5, "retry.backoff.ms": 10})
