@@ -40,6 +40,10 @@ log = logging.getLogger("kafkawire.producer")
 # The longest stretch of enqueue times one request's batch of a partition carries, as a share of
 # message.timeout.ms (Accumulator.pop): the request times out at its oldest record's timeout.
 REQUEST_SPAN = 0.1
+# How long a partition whose leader moved waits for its old leader's answers before sending to the
+# new one (seconds; librdkafka's retry.backoff.max.ms default): a live broker refuses within a round
+# trip, and one that hangs (frozen, cut off) must not stall the partition until the request timeout.
+MOVE_HOLD = 1.0
 
 
 class Sender:
@@ -74,11 +78,13 @@ class Sender:
         self._timer: Timer | None = None
         self._stale_topics: set[str] = set()  # topics with a partition whose leader is unknown
         self._gone: list[tuple[list[Pending], KafkaError]] = []  # waiting records of a topic found gone
-        # Per partition, the broker of each of its batches in flight. With max.in.flight 1 a
-        # partition waits for its answer; with more, it sends nothing to another broker (a new
-        # leader) until the batches at the old one are answered: those that fail go back to the
-        # head and leave first, so newer records cannot overtake them at the new leader.
-        self._out: dict[tuple[str, int], list[int]] = {}
+        # Per partition, (broker, when sent) of each of its batches in flight. With max.in.flight 1
+        # a partition waits for its answer; with more, it sends nothing to another broker (a new
+        # leader) while a batch at the old one waits for its answer, up to MOVE_HOLD: those refused
+        # go back to the head and leave first, so newer records do not overtake them at the new
+        # leader. An old leader that answers nothing that long is left, as librdkafka leaves it.
+        self._out: dict[tuple[str, int], list[tuple[int, float]]] = {}
+        self._held_until: float | None = None  # the earliest end of a hold the last _take met
         self._rng = random.Random()
 
         # Metadata comes from the client's one owner: kept fresh periodically (topics are created
@@ -135,7 +141,7 @@ class Sender:
             expired = self.acc.take_expired(now, self.settings.message_timeout)
             expired_unassigned = self._unassigned.expire(now, self.settings.message_timeout)
             ready, wake_at = self.acc.ready(now)
-            taken = [] if blocked else self._take(ready)
+            taken = [] if blocked else self._take(ready, now)
         requests = self._encode(taken)
         self._fail_unencodable()
         if expired or expired_unassigned:
@@ -154,7 +160,7 @@ class Sender:
             passes += 1
             with self.lock:
                 ready, wake_at = self.acc.ready(now)
-                taken = self._take(ready)
+                taken = self._take(ready, now)
             requests = self._encode(taken)
             for node, batches in requests:
                 self._send(node, batches)
@@ -167,6 +173,8 @@ class Sender:
             if oldest is not None:
                 # Wake for the next expiry even when nothing else will (e.g. no broker answers).
                 wake_at = _earliest(wake_at, oldest + self.settings.message_timeout)
+        if self._held_until is not None:
+            wake_at = _earliest(wake_at, self._held_until)
         self._schedule(wake_at)
 
     def _schedule(self, when: float | None) -> None:
@@ -180,8 +188,9 @@ class Sender:
         idem = self.idem
         return idem is not None and (idem.needs_init or self._pid_pending or self.fatal is not None)
 
-    def _take(self, ready: list[tuple[str, int]]) -> list[tuple[int, list[ProducerBatch]]]:
+    def _take(self, ready: list[tuple[str, int]], now: float) -> list[tuple[int, list[ProducerBatch]]]:
         """The ready partitions' head batches out of the accumulator, per leader (under the lock)."""
+        self._held_until = None
         by_leader: dict[int, list[tuple[str, int]]] = {}
         for tp in ready:
             leader = self.client.metadata.leader_for(*tp)
@@ -189,9 +198,9 @@ class Sender:
                 self._stale_topics.add(tp[0])
             else:
                 by_leader.setdefault(leader.node_id, []).append(tp)
-        return [(node, heads) for node, tps in by_leader.items() if (heads := self._drain(node, tps))]
+        return [(node, heads) for node, tps in by_leader.items() if (heads := self._drain(node, tps, now))]
 
-    def _drain(self, node: int, tps: list[tuple[str, int]]) -> list[ProducerBatch]:
+    def _drain(self, node: int, tps: list[tuple[str, int]], now: float) -> list[ProducerBatch]:
         """Head batches for one request to ``node``, if it has room for another request."""
         conn = self.client.connection(node)
         if conn is None or conn.load >= self.settings.max_in_flight:
@@ -204,7 +213,7 @@ class Sender:
         heads: list[ProducerBatch] = []
         keep_order = self.settings.max_in_flight == 1
         for tp in tps:
-            if (out := self._out.get(tp)) and (keep_order or any(n != node for n in out)):
+            if (out := self._out.get(tp)) and (keep_order or self._held(out, node, now)):
                 continue
             if self.idem is not None and not self.idem.may_send(tp):
                 continue
@@ -214,6 +223,15 @@ class Sender:
             if head is not None:
                 heads.append(head)
         return heads
+
+    def _held(self, out: list[tuple[int, float]], node: int, now: float) -> bool:
+        """Whether a partition waits for answers from a broker other than ``node`` (its old leader),
+        noting when that wait ends."""
+        ends = [sent + MOVE_HOLD for n, sent in out if n != node and sent + MOVE_HOLD > now]
+        if not ends:
+            return False
+        self._held_until = _earliest(self._held_until, min(ends))
+        return True
 
     def _encode(self, taken: list[tuple[int, list[ProducerBatch]]]) -> list[tuple[int, list[ProducerBatch]]]:
         """Encode and close the taken batches, outside the lock: produce() goes on meanwhile (a lane
@@ -255,7 +273,7 @@ class Sender:
                 self.queue_time.add((now - b.created) * 1000)
             b.attempts += 1
             topics.setdefault(b.topic, []).append(b)
-            self._out.setdefault((b.topic, b.partition), []).append(node)
+            self._out.setdefault((b.topic, b.partition), []).append((node, now))
             if self.idem is not None:
                 self.idem.sent(b)
         topic_ids = {t: info.topic_id for t in topics if (info := self.client.metadata.topics.get(t)) and info.topic_id}
@@ -299,7 +317,7 @@ class Sender:
                 return  # purged while in flight: its reports were already given
             for b in batches:
                 out = self._out[(b.topic, b.partition)]
-                out.remove(node)
+                out.pop(next(i for i, (n, _sent) in enumerate(out) if n == node))  # its oldest there
                 if not out:
                     del self._out[(b.topic, b.partition)]
             self._handle(node, batches, response, error, written=written)

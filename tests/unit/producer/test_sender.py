@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from kafkawire import KafkaError, Producer
+from kafkawire.producer.sender import MOVE_HOLD
 from kafkawire.protocol.apis import METADATA, PRODUCE
 from tests.harness.mock_cluster import MockCluster
 
@@ -146,18 +147,16 @@ def test_a_moved_leaders_batch_is_sent_again_after_a_metadata_request(mock: Mock
     p.close()
 
 
-def test_a_moved_partitions_next_batch_waits_for_the_old_leaders_answer(mock: MockCluster) -> None:
-    """Pipelined without idempotence: partition 0's leader moves while a batch is in flight at the
-    old one, which refuses it (NOT_LEADER_OR_FOLLOWER) seconds later. The record produced once the
-    producer knows the new leader is not sent there before that answer: the refused batch goes
-    back to the head and is written first, as produced (it was written second, a reorder, when
-    the next batch went to the new leader at once: the topic re-created in issue 53's scenarios)."""
+def _moved_while_in_flight(mock: MockCluster, refused_after_ms: int) -> tuple[list[Any], Spy, Producer, int, int]:
+    """Partition 0's first record in flight at its leader, which refuses it (NOT_LEADER_OR_FOLLOWER)
+    ``refused_after_ms`` later; meanwhile the leader moves and the producer learns it; then a
+    second record. Returns the reports, the spy, the producer and the (old, new) leaders."""
     reports: list[Any] = []
     conf = {"linger.ms": 0, "retry.backoff.ms": 10, "topic.metadata.refresh.interval.ms": 100}
     p = producer_on(mock, reports, **conf)
     old = next(n for n, parts in leaders(p).items() if (TOPIC, 0) in parts)
     new = next(n for n in mock.broker_ids if n != old)
-    mock.push_request_error_rtts(old, PRODUCE.key, [(NOT_LEADER_OR_FOLLOWER, 8_000)])
+    mock.push_request_error_rtts(old, PRODUCE.key, [(NOT_LEADER_OR_FOLLOWER, refused_after_ms)])
     spy = Spy(p)
     p.produce(TOPIC, b"first", partition=0)
     p.poll(0)
@@ -172,7 +171,16 @@ def test_a_moved_partitions_next_batch_waits_for_the_old_leaders_answer(mock: Mo
     assert metadata.leader_for(TOPIC, 0).node_id == new
     assert "answered" not in spy.kinds()  # (the move is seen while the first batch is in flight)
     p.produce(TOPIC, b"second", partition=0)
-    p.poll(0.5)
+    return reports, spy, p, old, new
+
+
+def test_a_moved_partitions_next_batch_waits_for_the_old_leaders_answer(mock: MockCluster) -> None:
+    """Pipelined without idempotence, the old leader refusing within MOVE_HOLD: the second record
+    is not sent to the new leader before that answer; the refused batch goes back to the head and
+    is written first, as produced (it was written second, a reorder, when the next batch went to
+    the new leader at once: the topic re-created in issue 53's scenarios)."""
+    reports, spy, p, old, _new = _moved_while_in_flight(mock, int(MOVE_HOLD * 1000 * 3 // 4))
+    p.poll(MOVE_HOLD / 4)
     assert [node for kind, node, _ in spy.events if kind == "handed"] == [old]  # held for the answer
     assert p.flush(30) == 0
     delivered = sorted((msg.offset(), msg.value()) for err, msg in reports if err is None)
@@ -181,6 +189,22 @@ def test_a_moved_partitions_next_batch_waits_for_the_old_leaders_answer(mock: Mo
         ("handed", old),
         ("answered", old),
     ]
+    p.close()
+
+
+def test_a_moved_partition_leaves_an_old_leader_that_does_not_answer(mock: MockCluster) -> None:
+    """The same move, the old leader answering only after 8 s (frozen, cut off): the partition
+    waits MOVE_HOLD for it, not the request's timeout; the second record goes to the new leader
+    meanwhile and is delivered before the first's refusal comes (librdkafka does not wait at all)."""
+    reports, spy, p, old, new = _moved_while_in_flight(mock, 8_000)
+    for _ in range(100):
+        if ("handed", new) in [(kind, node) for kind, node, _ in spy.events]:
+            break
+        p.poll(0.05)
+    assert "answered" not in [kind for kind, node, _ in spy.events if node == old], "sent before the old answer"
+    assert [(kind, node) for kind, node, _ in spy.events if kind == "handed"] == [("handed", old), ("handed", new)]
+    assert p.flush(30) == 0
+    assert sorted(msg.value() for err, msg in reports if err is None) == [b"first", b"second"]
     p.close()
 
 
