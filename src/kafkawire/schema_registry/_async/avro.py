@@ -11,6 +11,7 @@ from ...serialization import DeserializerBuilder, SerializationContext, Serializ
 from ...serialization import MessageField as MessageField
 from ...serialization import SerializationError as SerializationError
 from .._sync.avro import AvroDeserializer, AvroSerializer
+from ..common.avro_fields import validate_message as validate_message
 from ..common.schema_registry_client import Schema
 from ..common.schemas import AVRO_TYPE as AVRO_TYPE
 from ..common.schemas import RuleMode as RuleMode
@@ -20,6 +21,7 @@ from ..common.serde import clear_original_key as clear_original_key
 from ..common.serde import dual_schema_id_deserializer as dual_schema_id_deserializer
 from ..common.serde import prefix_schema_id_serializer as prefix_schema_id_serializer
 from ..common.serde import set_original_key as set_original_key
+from ..common.validation_rules import ValidationRulesExecution as ValidationRulesExecution
 from ..rule_registry import RuleRegistry
 from .schema_registry_client import AsyncSchemaRegistryClient
 from .serde import AsyncBaseDeserializer, AsyncBaseSerializer

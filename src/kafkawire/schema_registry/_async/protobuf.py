@@ -15,6 +15,7 @@ from ...serialization import SerializationContext as SerializationContext
 from ...serialization import SerializationError as SerializationError
 from .._sync.protobuf import ProtobufDeserializer, ProtobufSerializer
 from .._sync.protobuf import reference_subject_name_strategy as reference_subject_name_strategy
+from ..common.protobuf_fields import validate_message as validate_message
 from ..common.schemas import PROTOBUF_TYPE as PROTOBUF_TYPE
 from ..common.schemas import RuleMode as RuleMode
 from ..common.schemas import RulePhase as RulePhase
@@ -25,6 +26,7 @@ from ..common.serde import clear_original_key as clear_original_key
 from ..common.serde import dual_schema_id_deserializer as dual_schema_id_deserializer
 from ..common.serde import prefix_schema_id_serializer as prefix_schema_id_serializer
 from ..common.serde import set_original_key as set_original_key
+from ..common.validation_rules import ValidationRulesExecution as ValidationRulesExecution
 from ..rule_registry import RuleRegistry
 from .schema_registry_client import AsyncSchemaRegistryClient
 from .serde import AsyncBaseDeserializer, AsyncBaseSerializer

@@ -24,6 +24,7 @@ from ...serialization import (
     SerializerBuilder,
 )
 from ..common.avro_fields import transform_avro
+from ..common.avro_fields import validate_message as validate_message
 from ..common.rules import FieldTransform, FieldTransformer, RuleContext
 from ..common.schema_registry_client import RegisteredSchema, RuleMode, RulePhase, Schema
 from ..common.schemas import AVRO_TYPE as AVRO_TYPE
@@ -38,6 +39,7 @@ from ..common.serde import (
     topic_subject_name_strategy,
 )
 from ..common.serde import set_original_key as set_original_key
+from ..common.validation_rules import ValidationRulesExecution as ValidationRulesExecution
 from ..rule_registry import RuleRegistry
 from .schema_registry_client import SchemaRegistryClient
 from .serde import BaseDeserializer, BaseSerializer, where
@@ -205,6 +207,7 @@ class AvroSerializer(_Parsing, BaseSerializer):
             and self._schema_id_serializer is prefix_schema_id_serializer
             and not self._use_latest_version
             and self._use_latest_with_metadata is None
+            and not self._validation.enabled
         )
 
     def _call(self, obj: Any, ctx: SerializationContext | None) -> bytes | None:
@@ -240,10 +243,16 @@ class AvroSerializer(_Parsing, BaseSerializer):
         parsed = self._parse(schema)
         value = self._to_dict(obj, ctx) if self._to_dict is not None else obj
         rules = schema.rule_set is not None
+
+        def check(executor: Any, fail_fast: bool) -> Any:
+            return validate_message(executor, parsed, value, fail_fast)
+
+        self._check_inline_rules(ValidationRulesExecution.BEFORE_DOMAIN_RULES, rules, check)
         if rules:
             value = self._rules.run(
                 ctx, subject, RulePhase.DOMAIN, RuleMode.WRITE, None, schema, value, None, _field_walk(parsed)
             )
+            self._check_inline_rules(ValidationRulesExecution.AFTER_DOMAIN_RULES, rules, check)
         if _raw_bytes(parsed):
             # A "bytes" schema's value is written raw, without Avro's length prefix: the framing
             # Java's KafkaAvroSerializer and confluent-kafka write and read.

@@ -20,7 +20,8 @@ from referencing.jsonschema import DRAFT7
 
 from ...serialization import DeserializerBuilder, SerializationContext, SerializationError, SerializerBuilder
 from ...serialization import MessageField as MessageField
-from ..common.json_fields import transform_json
+from ..common.json_fields import transform_json, validate_json
+from ..common.json_fields import validate_message as validate_message
 from ..common.json_schema import _json_dumps, _json_loads
 from ..common.rules import FieldTransform, FieldTransformer, RuleContext
 from ..common.schema_registry_client import RuleMode, RulePhase, Schema
@@ -30,6 +31,7 @@ from ..common.serde import clear_original_key as clear_original_key
 from ..common.serde import dual_schema_id_deserializer as dual_schema_id_deserializer
 from ..common.serde import prefix_schema_id_serializer as prefix_schema_id_serializer
 from ..common.serde import set_original_key as set_original_key
+from ..common.validation_rules import ValidationRulesExecution as ValidationRulesExecution
 from ..rule_registry import RuleRegistry
 from .schema_registry_client import SchemaRegistryClient
 from .serde import BaseDeserializer, BaseSerializer, _bool, where
@@ -141,10 +143,16 @@ class JSONSerializer(_Validating, BaseSerializer):
         schema_id, schema = self._writer(subject, self._schema)
         value = self._to_dict(obj, ctx) if self._to_dict is not None else obj
         rules = schema.rule_set is not None
+
+        def check(executor: Any, fail_fast: bool) -> Any:
+            return validate_json(executor, self._validator(schema), value, fail_fast)
+
+        self._check_inline_rules(ValidationRulesExecution.BEFORE_DOMAIN_RULES, rules, check)
         if rules:
             value = self._rules.run(
                 ctx, subject, RulePhase.DOMAIN, RuleMode.WRITE, None, schema, value, None, self._field_walk(schema)
             )
+            self._check_inline_rules(ValidationRulesExecution.AFTER_DOMAIN_RULES, rules, check)
         if self._validate_values:
             self._validate(schema, value, ctx)
         try:

@@ -23,6 +23,7 @@ from google.protobuf.message import DecodeError, Message
 from ...serialization import DeserializerBuilder, SerializationContext, SerializationError, SerializerBuilder
 from ...serialization import MessageField as MessageField
 from ..common.protobuf_fields import transform_protobuf
+from ..common.protobuf_fields import validate_message as validate_message
 from ..common.schema_registry_client import RuleMode, RulePhase, Schema, SchemaReference
 from ..common.schemas import PROTOBUF_TYPE as PROTOBUF_TYPE
 from ..common.serde import SchemaId
@@ -30,6 +31,7 @@ from ..common.serde import clear_original_key as clear_original_key
 from ..common.serde import dual_schema_id_deserializer as dual_schema_id_deserializer
 from ..common.serde import prefix_schema_id_serializer as prefix_schema_id_serializer
 from ..common.serde import set_original_key as set_original_key
+from ..common.validation_rules import ValidationRulesExecution as ValidationRulesExecution
 from ..confluent.type import decimal_pb2
 from ..confluent.type.decimal_utils import from_proto_decimal, unscaled_to_bytes
 from ..rule_registry import RuleRegistry
@@ -155,10 +157,16 @@ class ProtobufSerializer(BaseSerializer):
         schema_id, schema = self._writer(subject, self._own_schema(subject, ctx))
         schema_id.message_indexes = self._index_array
         rules = schema is not None and schema.rule_set is not None
+
+        def check(executor: Any, fail_fast: bool) -> Any:
+            return validate_message(executor, obj.DESCRIPTOR, obj, fail_fast)
+
+        self._check_inline_rules(ValidationRulesExecution.BEFORE_DOMAIN_RULES, rules, check)
         if rules:
             obj = self._rules.run(
                 ctx, subject, RulePhase.DOMAIN, RuleMode.WRITE, None, schema, obj, None, transform_protobuf_walk
             )
+            self._check_inline_rules(ValidationRulesExecution.AFTER_DOMAIN_RULES, rules, check)
         try:
             body = obj.SerializeToString()
         except Exception as e:  # protobuf raises EncodeError or its own types for unset required fields
