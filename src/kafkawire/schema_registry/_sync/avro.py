@@ -230,6 +230,9 @@ class AvroSerializer(_Parsing, BaseSerializer):
         except (TypeError, KeyError, AttributeError) as e:
             raise SerializationError(f"Avro encoding failed{where(ctx)}: {e}") from e
 
+    def _inline_violations(self, executor: Any, schema: Any, value: Any, fail_fast: bool) -> Any:
+        return validate_message(executor, schema, value, fail_fast)
+
     def _serialize(self, obj: Any, ctx: SerializationContext | None) -> bytes | None:
         """The general path: subject, writer schema (registering it if asked), the schema's rules
         (domain rules on the object, encoding rules on the bytes), framing."""
@@ -244,15 +247,12 @@ class AvroSerializer(_Parsing, BaseSerializer):
         value = self._to_dict(obj, ctx) if self._to_dict is not None else obj
         rules = schema.rule_set is not None
 
-        def check(executor: Any, fail_fast: bool) -> Any:
-            return validate_message(executor, parsed, value, fail_fast)
-
-        self._check_inline_rules(ValidationRulesExecution.BEFORE_DOMAIN_RULES, rules, check)
+        self._check_inline_rules(ValidationRulesExecution.BEFORE_DOMAIN_RULES, rules, parsed, value)
         if rules:
             value = self._rules.run(
                 ctx, subject, RulePhase.DOMAIN, RuleMode.WRITE, None, schema, value, None, _field_walk(parsed)
             )
-            self._check_inline_rules(ValidationRulesExecution.AFTER_DOMAIN_RULES, rules, check)
+            self._check_inline_rules(ValidationRulesExecution.AFTER_DOMAIN_RULES, rules, parsed, value)
         if _raw_bytes(parsed):
             # A "bytes" schema's value is written raw, without Avro's length prefix: the framing
             # Java's KafkaAvroSerializer and confluent-kafka write and read.

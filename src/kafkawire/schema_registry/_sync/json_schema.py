@@ -134,6 +134,9 @@ class JSONSerializer(_Validating, BaseSerializer):
         self._schema = _as_schema(schema_str, "")
         self._schema_name = _title(self._schema)
 
+    def _inline_violations(self, executor: Any, schema: Any, value: Any, fail_fast: bool) -> Any:
+        return validate_json(executor, self._validator(schema), value, fail_fast)
+
     def _call(self, obj: Any, ctx: SerializationContext | None) -> bytes | None:
         if obj is None:
             return None
@@ -144,15 +147,12 @@ class JSONSerializer(_Validating, BaseSerializer):
         value = self._to_dict(obj, ctx) if self._to_dict is not None else obj
         rules = schema.rule_set is not None
 
-        def check(executor: Any, fail_fast: bool) -> Any:
-            return validate_json(executor, self._validator(schema), value, fail_fast)
-
-        self._check_inline_rules(ValidationRulesExecution.BEFORE_DOMAIN_RULES, rules, check)
+        self._check_inline_rules(ValidationRulesExecution.BEFORE_DOMAIN_RULES, rules, schema, value)
         if rules:
             value = self._rules.run(
                 ctx, subject, RulePhase.DOMAIN, RuleMode.WRITE, None, schema, value, None, self._field_walk(schema)
             )
-            self._check_inline_rules(ValidationRulesExecution.AFTER_DOMAIN_RULES, rules, check)
+            self._check_inline_rules(ValidationRulesExecution.AFTER_DOMAIN_RULES, rules, schema, value)
         if self._validate_values:
             self._validate(schema, value, ctx)
         try:

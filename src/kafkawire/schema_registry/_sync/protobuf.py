@@ -144,6 +144,9 @@ class ProtobufSerializer(BaseSerializer):
                 self._schemas[subject] = schema
         return schema
 
+    def _inline_violations(self, executor: Any, schema: Any, value: Any, fail_fast: bool) -> Any:
+        return validate_message(executor, schema, value, fail_fast)
+
     def _call(self, obj: Any, ctx: SerializationContext | None) -> bytes | None:
         if obj is None:
             return None
@@ -158,15 +161,12 @@ class ProtobufSerializer(BaseSerializer):
         schema_id.message_indexes = self._index_array
         rules = schema is not None and schema.rule_set is not None
 
-        def check(executor: Any, fail_fast: bool) -> Any:
-            return validate_message(executor, obj.DESCRIPTOR, obj, fail_fast)
-
-        self._check_inline_rules(ValidationRulesExecution.BEFORE_DOMAIN_RULES, rules, check)
+        self._check_inline_rules(ValidationRulesExecution.BEFORE_DOMAIN_RULES, rules, obj.DESCRIPTOR, obj)
         if rules:
             obj = self._rules.run(
                 ctx, subject, RulePhase.DOMAIN, RuleMode.WRITE, None, schema, obj, None, transform_protobuf_walk
             )
-            self._check_inline_rules(ValidationRulesExecution.AFTER_DOMAIN_RULES, rules, check)
+            self._check_inline_rules(ValidationRulesExecution.AFTER_DOMAIN_RULES, rules, obj.DESCRIPTOR, obj)
         try:
             body = obj.SerializeToString()
         except Exception as e:  # protobuf raises EncodeError or its own types for unset required fields

@@ -49,10 +49,6 @@ from .rule_runner import RuleRunner
 from .schema_registry_client import SchemaRegistryClient
 from .serde_builder import build_serde as build_serde
 
-# the executor a serializer checks inline rules with, and whether to stop at the first violation,
-# to the violations found
-InlineCheck = Callable[[ValidationRuleExecutor, bool], list[ValidationRuleError]]
-
 __all__ = [
     "FALLBACK_TYPE",
     "KAFKA_CLUSTER_ID",
@@ -227,13 +223,19 @@ class BaseSerializer(BaseSerde, Serializer):
         self._known[subject] = answer
         return answer
 
-    def _check_inline_rules(self, phase: ValidationRulesExecution, domain_rules: bool, check: InlineCheck) -> None:
+    def _check_inline_rules(self, phase: ValidationRulesExecution, domain_rules: bool, schema: Any, value: Any) -> None:
         """The schema's inline validation rules on the record, when they run at ``phase`` (before or
         after the domain rules, which ``domain_rules`` says the record has): a SerializationError
         listing the violations."""
         options = self._validation
         if options.executor is not None and options.runs(phase, domain_rules):
-            raise_violations(check(options.executor, options.fail_fast))
+            raise_violations(self._inline_violations(options.executor, schema, value, options.fail_fast))
+
+    def _inline_violations(
+        self, executor: ValidationRuleExecutor, schema: Any, value: Any, fail_fast: bool
+    ) -> list[ValidationRuleError]:
+        """The format's walk of ``value`` against ``schema`` (its parsed form) for inline rules."""
+        raise NotImplementedError
 
     def _frame(self, payload: bytes, ctx: SerializationContext | None, schema_id: SchemaId) -> bytes:
         return self._schema_id_serializer(payload, ctx, schema_id)  # type: ignore[no-any-return]
