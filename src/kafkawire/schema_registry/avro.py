@@ -7,9 +7,16 @@ from ._async.avro import (
     AsyncAvroSerializerBuilder,
 )
 from ._sync.avro import AvroDeserializer, AvroDeserializerBuilder, AvroSerializer, AvroSerializerBuilder
+from .common.avro_fields import AvroMessage as AvroMessage
+from .common.avro_fields import AvroSchema as AvroSchema
 from .common.avro_fields import _resolve_union as _resolve_union
 from .common.avro_fields import _transform_field as _transform_field
+from .common.avro_fields import get_inline_tags as get_inline_tags
+from .common.avro_fields import get_type as get_type
+from .common.avro_fields import transform as transform
 from .common.avro_fields import validate_message as validate_message
+from .common.avro_repository import LocalSchemaRepository as LocalSchemaRepository
+from .common.avro_repository import parse_schema_with_repo as parse_schema_with_repo
 from .common.rules import FieldType as FieldType
 from .common.rules import RuleContext as RuleContext
 from .common.schemas import AVRO_TYPE as AVRO_TYPE

@@ -12,6 +12,7 @@ from ._sync.rule_runner import Migration
 from ._sync.serde import BaseDeserializer, BaseSerializer
 from ._sync.serde import BaseSerde as BaseSerde
 from ._sync.serde_builder import build_serde as build_serde
+from .common.parsed_schema_cache import ParsedSchemaCache as ParsedSchemaCache
 from .common.rules import *  # noqa: F403
 from .common.rules import __all__ as _rules
 from .common.serde import *  # noqa: F403
@@ -30,5 +31,6 @@ __all__ = [
     *_rules,
     *sorted(set(_framing) - set(_rules)),
     *_validation,
+    "ParsedSchemaCache",
     "default_validation_rule_executor",
 ]

@@ -30,12 +30,9 @@ UNIMPORTABLE = frozenset(
 #   CEL helpers' (EXTRA_FUNCS, make_extra_funcs, string_format, msg_to_cel, field_value_to_cel,
 #   InterpretedRunner, DAYS_SHIFT, protobuf_result_writer, is_cel_leaf_message, set_decimal_message,
 #   set_timestamp_message, rebuild_value_type): see UNIMPORTABLE;
-# - the format helpers confluent-kafka's serdes are built of (Avro's LocalSchemaRepository,
-#   parse_schema_with_repo, get_inline_tags, get_type, transform; JSON's transform, DEFAULT_SPEC;
-#   ParsedSchemaCache, the AvroSchema/JsonSchema/...Message type aliases, AeadWrapper and the
-#   encryption transforms): kafkawire's serdes are built of other parts, not given under these names yet;
-# - protobuf's get_type: confluent-kafka types a repeated field by its element and a Decimal/Timestamp
-#   field as BYTES/LONG, kafkawire's rule walk as ARRAY and RECORD (a difference to settle first);
+# - protobuf's get_type and transform (the field walk, which reports each field's type):
+#   confluent-kafka types a repeated field by its element and a Decimal/Timestamp field as BYTES/LONG,
+#   kafkawire's rule walk as ARRAY and RECORD (a difference to settle first);
 #   MAX_ENCODABLE_COEFFICIENT_DIGITS (kafkawire encodes a decimal of any width) and
 #   PROTOBUF_MAJOR_VERSION (kafkawire detects the descriptor API instead);
 # - private classes and functions of confluent-kafka's implementation (underscored: its REST and OAuth
@@ -46,21 +43,16 @@ KNOWN_MISSING: dict[str, str] = {
     # the identity confluent-kafka's C extension's reentrancy gate reads (cimpl._reentry_identity_var)
     # in its AIOConsumer's calls; kafkawire's consumer has no such gate for it to set
     ".aio._common": ("ReentryContext"),
-    ".schema_registry._async.avro": (
-        "ParsedSchemaCache _resolve_named_schema get_inline_tags parse_schema_with_repo transform"
-    ),
-    ".schema_registry._async.json_schema": ("ParsedSchemaCache _resolve_named_schema transform"),
-    ".schema_registry._async.protobuf": ("ParsedSchemaCache _resolve_named_schema transform"),
+    ".schema_registry._async.avro": ("_resolve_named_schema"),
+    ".schema_registry._async.json_schema": ("_resolve_named_schema"),
+    ".schema_registry._async.protobuf": ("_resolve_named_schema transform"),
     ".schema_registry._async.schema_registry_client": (
         "_AsyncBaseRestClient _AsyncCustomOAuthClient _AsyncOAuthClient _AsyncRestClient _urlencode"
     ),
-    ".schema_registry._sync.avro": (
-        "ParsedSchemaCache _resolve_named_schema get_inline_tags parse_schema_with_repo transform"
-    ),
-    ".schema_registry._sync.json_schema": ("ParsedSchemaCache _resolve_named_schema transform"),
-    ".schema_registry._sync.protobuf": ("ParsedSchemaCache _resolve_named_schema transform"),
+    ".schema_registry._sync.avro": ("_resolve_named_schema"),
+    ".schema_registry._sync.json_schema": ("_resolve_named_schema"),
+    ".schema_registry._sync.protobuf": ("_resolve_named_schema transform"),
     ".schema_registry._sync.schema_registry_client": ("_BaseRestClient _CustomOAuthClient _OAuthClient _urlencode"),
-    ".schema_registry.avro": ("LocalSchemaRepository get_inline_tags get_type parse_schema_with_repo transform"),
     ".schema_registry.common._oauthbearer": (
         "_AbstractCustomOAuthBearerFieldProviderBuilder _AbstractOAuthBearerFieldProviderBuilder "
         "_AbstractOAuthBearerOIDCAzureIMDSFieldProviderBuilder _AbstractOAuthBearerOIDCFieldProviderBuilder "
@@ -68,14 +60,9 @@ KNOWN_MISSING: dict[str, str] = {
         "_StaticOAuthBearerFieldProviderBuilder"
     ),
     ".schema_registry.common.avro": (
-        "AvroMessage AvroSchema LocalSchemaRepository Variant _collapse_schema _disjoint "
-        "_get_inline_tags_recursively _implied_namespace _schema_loads get_inline_tags get_type "
-        "parse_schema_with_repo transform"
+        "Variant _collapse_schema _disjoint _get_inline_tags_recursively _implied_namespace _schema_loads"
     ),
-    ".schema_registry.common.json_schema": (
-        "DEFAULT_SPEC JsonMessage JsonSchema _disjoint _retrieve_via_httpx _transform_field "
-        "_validate_subschemas transform"
-    ),
+    ".schema_registry.common.json_schema": ("_disjoint _retrieve_via_httpx _transform_field _validate_subschemas"),
     ".schema_registry.common.protobuf": (
         "MAX_ENCODABLE_COEFFICIENT_DIGITS PROTOBUF_MAJOR_VERSION Variant _bytes _disjoint _init_pool "
         "_is_builtin _proto_to_str _set_field _str_to_proto _transform_field get_type is_cel_leaf_message "
@@ -83,9 +70,7 @@ KNOWN_MISSING: dict[str, str] = {
         "variant_to_protobuf"
     ),
     ".schema_registry.common.schema_registry_client": ("_AsyncStaticFieldProvider _SchemaCache _StaticFieldProvider"),
-    ".schema_registry.common.serde": ("ParsedSchemaCache"),
     ".schema_registry.confluent.type": ("variant_utils"),
-    ".schema_registry.json_schema": ("transform"),
     ".schema_registry.protobuf": ("get_type protobuf_to_variant transform variant_to_protobuf"),
     ".schema_registry.rules.cel.cel_executor": (
         "DAYS_SHIFT EXTRA_FUNCS InterpretedRunner field_value_to_cel msg_to_cel protobuf_result_writer"
@@ -93,8 +78,4 @@ KNOWN_MISSING: dict[str, str] = {
     ".schema_registry.rules.cel.cel_field_executor": ("field_value_to_cel msg_to_cel"),
     ".schema_registry.rules.cel.cel_validator": ("EXTRA_FUNCS InterpretedRunner"),
     ".schema_registry.rules.cel.extra_func": ("EXTRA_FUNCS make_extra_funcs string_format"),
-    ".schema_registry.rules.encryption.encrypt_executor": (
-        "AeadWrapper EncryptionExecutorTransform FieldEncryptionExecutorTransform"
-    ),
-    ".schema_registry.serde": ("ParsedSchemaCache"),
 }

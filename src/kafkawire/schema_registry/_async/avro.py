@@ -11,7 +11,11 @@ from ...serialization import DeserializerBuilder, SerializationContext, Serializ
 from ...serialization import MessageField as MessageField
 from ...serialization import SerializationError as SerializationError
 from .._sync.avro import AvroDeserializer, AvroSerializer
+from ..common.avro_fields import get_inline_tags as get_inline_tags
+from ..common.avro_fields import transform as transform
 from ..common.avro_fields import validate_message as validate_message
+from ..common.avro_repository import parse_schema_with_repo as parse_schema_with_repo
+from ..common.parsed_schema_cache import ParsedSchemaCache as ParsedSchemaCache
 from ..common.schema_registry_client import Schema
 from ..common.schemas import AVRO_TYPE as AVRO_TYPE
 from ..common.schemas import RuleMode as RuleMode

@@ -11,7 +11,9 @@ from ...serialization import DeserializerBuilder, SerializationContext, Serializ
 from ...serialization import MessageField as MessageField
 from ...serialization import SerializationError as SerializationError
 from .._sync.json_schema import JSONDeserializer, JSONSerializer
+from ..common.json_fields import transform as transform
 from ..common.json_fields import validate_message as validate_message
+from ..common.parsed_schema_cache import ParsedSchemaCache as ParsedSchemaCache
 from ..common.schema_registry_client import Schema
 from ..common.schemas import JSON_TYPE as JSON_TYPE
 from ..common.schemas import RuleMode as RuleMode

@@ -23,8 +23,11 @@ from ...serialization import (
     SerializationError,
     SerializerBuilder,
 )
-from ..common.avro_fields import transform_avro
+from ..common.avro_fields import get_inline_tags as get_inline_tags
+from ..common.avro_fields import transform as transform
 from ..common.avro_fields import validate_message as validate_message
+from ..common.avro_repository import parse_schema_with_repo as parse_schema_with_repo
+from ..common.parsed_schema_cache import ParsedSchemaCache as ParsedSchemaCache
 from ..common.rules import FieldTransform, FieldTransformer, RuleContext
 from ..common.schema_registry_client import RegisteredSchema, RuleMode, RulePhase, Schema
 from ..common.schemas import AVRO_TYPE as AVRO_TYPE
@@ -97,7 +100,7 @@ def _names_at_top_level(parsed: Any) -> bool:
 
 def _field_walk(parsed: Any) -> FieldTransformer:
     def walk(ctx: RuleContext, field_transform: FieldTransform, message: Any) -> Any:
-        return transform_avro(ctx, parsed, message, field_transform)
+        return transform(ctx, parsed, message, field_transform)
 
     return walk
 
@@ -127,12 +130,12 @@ class AvroEncodingError(SerializationError, ValueError):
 
 class _Parsing:
     _registry: SchemaRegistryClient
-    _parsed: dict[str, Any]
+    _parsed: ParsedSchemaCache[Any]
 
     def _parse(self, schema: Schema) -> Any:
         """fastavro's parsed schema, with the references (other subjects' types) resolved first."""
         key = schema.schema_str or ""
-        parsed = self._parsed.get(key)
+        parsed = self._parsed.get_parsed_schema(schema)
         if parsed is None:
             named: dict[str, Any] = {}
             self._resolve_references(schema, named, set())
@@ -147,7 +150,7 @@ class _Parsing:
                     parsed = parse_schema(loaded, named_schemas=referenced, expand=True)
             except Exception as e:
                 raise SerializationError(f"invalid Avro schema: {e}") from e
-            self._parsed[key] = parsed
+            self._parsed.set(schema, parsed)
         return parsed
 
     def _resolve_references(
@@ -182,7 +185,7 @@ class AvroSerializer(_Parsing, BaseSerializer):
         rule_registry: Any = None,
     ) -> None:
         self._registry = schema_registry_client
-        self._parsed = {}
+        self._parsed = ParsedSchemaCache()
         if to_dict is not None and not callable(to_dict):
             raise ValueError("to_dict is not callable: it takes (object, SerializationContext) and returns a dict")
         self._to_dict = to_dict
@@ -292,7 +295,7 @@ class AvroDeserializer(_Parsing, BaseDeserializer):
         rule_registry: Any = None,
     ) -> None:
         self._registry = schema_registry_client
-        self._parsed = {}
+        self._parsed = ParsedSchemaCache()
         self._schema = _as_schema(schema_str)
         if from_dict is not None and not callable(from_dict):
             raise ValueError("from_dict is not callable: it takes (SerializationContext, dict) and returns the object")

@@ -16,13 +16,14 @@ from typing import Any
 from jsonschema import ValidationError
 from jsonschema.validators import validator_for
 from referencing import Registry, Resource
-from referencing.jsonschema import DRAFT7
 
 from ...serialization import DeserializerBuilder, SerializationContext, SerializationError, SerializerBuilder
 from ...serialization import MessageField as MessageField
+from ..common.json_fields import transform as transform
 from ..common.json_fields import transform_json, validate_json
 from ..common.json_fields import validate_message as validate_message
-from ..common.json_schema import _json_dumps, _json_loads
+from ..common.json_schema import DEFAULT_SPEC, _json_dumps, _json_loads
+from ..common.parsed_schema_cache import ParsedSchemaCache as ParsedSchemaCache
 from ..common.rules import FieldTransform, FieldTransformer, RuleContext
 from ..common.schema_registry_client import RuleMode, RulePhase, Schema
 from ..common.schemas import JSON_TYPE as JSON_TYPE
@@ -60,20 +61,19 @@ def _title(schema: Schema | None) -> str | None:
 
 class _Validating:
     _registry: SchemaRegistryClient
-    _validators: dict[str, Any]
+    _validators: ParsedSchemaCache[Any]
 
     def _validator(self, schema: Schema) -> Any:
         """jsonschema's validator for ``schema``, its references loaded from the registry once."""
-        key = schema.schema_str or ""
-        validator = self._validators.get(key)
+        validator = self._validators.get_parsed_schema(schema)
         if validator is None:
-            contents = json.loads(key)
+            contents = json.loads(schema.schema_str or "")
             resources: list[tuple[str, Resource[Any]]] = []
             self._load_references(schema, resources, set())
             registry: Registry[Any] = Registry().with_resources(resources)
             cls = validator_for(contents)
             validator = cls(contents, registry=registry)
-            self._validators[key] = validator
+            self._validators.set(schema, validator)
         return validator
 
     def _load_references(self, schema: Schema, out: list[tuple[str, Resource[Any]]], seen: set[str]) -> None:
@@ -88,7 +88,7 @@ class _Validating:
                 )
             assert ref.subject is not None and ref.version is not None
             referenced = self._registry.get_version(ref.subject, ref.version).schema
-            out.append((ref.name, Resource.from_contents(json.loads(referenced.schema_str or "{}"), DRAFT7)))
+            out.append((ref.name, Resource.from_contents(json.loads(referenced.schema_str or "{}"), DEFAULT_SPEC)))
             self._load_references(referenced, out, seen)
 
     def _field_walk(self, schema: Schema) -> FieldTransformer:
@@ -122,7 +122,7 @@ class JSONSerializer(_Validating, BaseSerializer):
         json_encode: Callable[[Any], str | bytes] | None = None,
     ) -> None:
         self._registry = schema_registry_client
-        self._validators = {}
+        self._validators = ParsedSchemaCache()
         if to_dict is not None and not callable(to_dict):
             raise ValueError("to_dict is not callable: it takes (object, SerializationContext) and returns a dict")
         self._to_dict = to_dict
@@ -182,7 +182,7 @@ class JSONDeserializer(_Validating, BaseDeserializer):
         json_decode: Callable[[bytes], Any] | None = None,
     ) -> None:
         self._registry = schema_registry_client  # type: ignore[assignment]  # None: no registry, schema_str only
-        self._validators = {}
+        self._validators = ParsedSchemaCache()
         self._schema = _as_schema(schema_str, "")
         if self._schema is not None and self._schema.references and schema_registry_client is None:
             # same text as confluent-kafka: its tests match on it

@@ -22,6 +22,7 @@ from google.protobuf.message import DecodeError, Message
 
 from ...serialization import DeserializerBuilder, SerializationContext, SerializationError, SerializerBuilder
 from ...serialization import MessageField as MessageField
+from ..common.parsed_schema_cache import ParsedSchemaCache as ParsedSchemaCache
 from ..common.protobuf_fields import transform_protobuf
 from ..common.protobuf_fields import validate_message as validate_message
 from ..common.schema_registry_client import RuleMode, RulePhase, Schema, SchemaReference

@@ -9,6 +9,8 @@ application's dict is what gets written.
 
 from __future__ import annotations
 
+import decimal
+from collections import defaultdict
 from typing import Any
 
 from fastavro.validation import validate
@@ -23,7 +25,12 @@ from .validation_rules import (
     parse_validation_rules,
 )
 
-__all__ = ["transform_avro", "validate_message"]
+__all__ = ["AvroMessage", "AvroSchema", "get_inline_tags", "get_type", "transform", "validate_message"]
+
+# An Avro schema as JSON (a type name, a union, a complex type), and a value fastavro writes
+# (a (branch name, value) tuple picks a union's branch).
+AvroSchema = str | list[Any] | dict[str, Any]
+AvroMessage = None | str | float | int | decimal.Decimal | bool | bytes | list[Any] | dict[str, Any] | tuple[Any, ...]
 
 _PRIMITIVE_TYPES = {
     "null": FieldType.NULL,
@@ -36,6 +43,7 @@ _PRIMITIVE_TYPES = {
     "string": FieldType.STRING,
     "record": FieldType.RECORD,
     "error": FieldType.RECORD,
+    "union": FieldType.COMBINED,
     "enum": FieldType.ENUM,
     "array": FieldType.ARRAY,
     "map": FieldType.MAP,
@@ -56,12 +64,56 @@ def _deref(schema: Any, named: dict[str, Any]) -> Any:
     return schema
 
 
-def field_type(schema: Any, named: dict[str, Any]) -> FieldType:
-    schema = _deref(schema, named)
+def get_type(schema: Any) -> FieldType:
+    """The type a schema names (a named type's name is not looked up: NULL)."""
     if isinstance(schema, list):
         return FieldType.COMBINED
     name = schema.get("type") if isinstance(schema, dict) else schema
     return _PRIMITIVE_TYPES.get(name, FieldType.NULL) if isinstance(name, str) else FieldType.NULL
+
+
+def field_type(schema: Any, named: dict[str, Any]) -> FieldType:
+    """The type of a field's schema, named types looked up in ``named``."""
+    return get_type(_deref(schema, named))
+
+
+def get_inline_tags(schema: Any) -> dict[str, set[str]]:
+    """The ``confluent:tags`` of every record field the schema defines, by the field's full name
+    (``namespace.Record.field``)."""
+    tags: dict[str, set[str]] = defaultdict(set)
+    _collect_tags("", "", schema, tags)
+    return tags
+
+
+def _collect_tags(namespace: str, enclosing: str, schema: Any, tags: dict[str, set[str]]) -> None:
+    if isinstance(schema, list):
+        for branch in schema:
+            _collect_tags(namespace, enclosing, branch, tags)
+        return
+    if not isinstance(schema, dict):
+        return
+    kind = schema.get("type")
+    if kind == "array":
+        _collect_tags(namespace, enclosing, schema.get("items"), tags)
+    elif kind == "map":
+        _collect_tags(namespace, enclosing, schema.get("values"), tags)
+    elif kind == "record":
+        name = schema.get("name")
+        if name is not None and "." in name:  # a full name: its namespace is its own
+            record_ns = name.rpartition(".")[0]
+        else:
+            record_ns = schema.get("namespace")
+            if record_ns is None:  # inherited: the enclosing record's namespace
+                record_ns = enclosing.rpartition(".")[0] if "." in enclosing else namespace
+            if name is not None and record_ns:
+                name = f"{record_ns}.{name}"
+        if name is None:
+            return
+        for field in schema["fields"]:
+            if field.get("confluent:tags") is not None and field.get("name") is not None:
+                tags[f"{name}.{field['name']}"].update(field["confluent:tags"])
+            if field.get("type") is not None:
+                _collect_tags(record_ns, name, field["type"], tags)
 
 
 def _name(schema: Any) -> str | None:
@@ -97,7 +149,7 @@ def _union_branch(schema: list[Any], named: dict[str, Any], message: Any) -> tup
     return _resolve_union(schema, named, message), message
 
 
-def transform_avro(ctx: RuleContext, parsed: Any, message: Any, field_transform: FieldTransform) -> Any:
+def transform(ctx: RuleContext, parsed: Any, message: Any, field_transform: FieldTransform) -> Any:
     """``message`` after ``field_transform`` of each field the rule selects."""
     return _transform(ctx, parsed, _named(parsed), message, field_transform)
 

@@ -11,6 +11,7 @@ transform. Objects are changed in place. The validation walk takes the same path
 
 from __future__ import annotations
 
+import decimal
 from typing import Any
 
 from jsonschema.validators import validator_for
@@ -25,7 +26,20 @@ from .validation_rules import (
     parse_validation_rules,
 )
 
-__all__ = ["get_inline_tags", "get_type", "transform_json", "validate_json", "validate_message"]
+__all__ = [
+    "JsonMessage",
+    "JsonSchema",
+    "get_inline_tags",
+    "get_type",
+    "transform",
+    "transform_json",
+    "validate_json",
+    "validate_message",
+]
+
+# A JSON Schema (true and false are schemas too), and a document's value.
+JsonSchema = bool | dict[str, Any]
+JsonMessage = None | str | float | int | decimal.Decimal | bool | list[Any] | dict[str, Any]
 
 _TYPES = {
     "object": FieldType.RECORD,
@@ -79,6 +93,22 @@ def _narrowed(validator: Any, schema: dict[str, Any], resolver: Any, message: An
         if _valid(validator, narrowed, resolver, message):
             return narrowed
     return None
+
+
+def transform(
+    ctx: RuleContext,
+    schema: Any,
+    ref_registry: Any,
+    ref_resolver: Any,
+    path: str,
+    message: Any,
+    field_transform: FieldTransform,
+) -> Any:
+    """`transform_json` of the part of a document at ``path`` (``$`` for all of it) against
+    ``schema``, its ``$ref``s resolved by ``ref_resolver`` of the ``referencing`` registry
+    ``ref_registry``."""
+    validator = validator_for(schema)(schema, registry=ref_registry)
+    return _Walk(ctx, validator, field_transform).transform(schema, ref_resolver, path, message)
 
 
 class _Walk:

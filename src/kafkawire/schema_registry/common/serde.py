@@ -311,7 +311,8 @@ def reference_subject_name_strategy(ctx: SerializationContext | None, schema_ref
 
 
 # Names confluent-kafka's module of this name gives: kafkawire's are in common.rules, _sync/
-# (rule_runner, associated_name_strategy) and common.validation_rules/_options, which import this module, so they are looked up on first use.
+# (rule_runner, associated_name_strategy), common.validation_rules/_options and
+# common.parsed_schema_cache, most of which import this module, so they are looked up on first use.
 __getattr__, __dir__ = lazy_names(
     __name__,
     globals(),
@@ -327,5 +328,6 @@ __getattr__, __dir__ = lazy_names(
             "evaluate_validation_rule parse_validation_rules"
         ),
         "kafkawire.schema_registry.common.validation_options": "default_validation_rule_executor",
+        "kafkawire.schema_registry.common.parsed_schema_cache": "ParsedSchemaCache",
     },
 )
