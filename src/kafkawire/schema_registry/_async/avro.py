@@ -53,6 +53,7 @@ class AsyncAvroSerializerBuilder(AsyncRegistrySerdeBuilder, SerializerBuilder): 
     ``value.serializer.builder``); see the module `serde_builder`."""
 
     _init_field = "serializer_init"
+    _serde_type = AsyncAvroSerializer
     schema_registry_config: dict[str, Any] | None = None
     schema_registry_client: AsyncSchemaRegistryClient | None = None
     schema: str | Schema | None = None
@@ -62,11 +63,6 @@ class AsyncAvroSerializerBuilder(AsyncRegistrySerdeBuilder, SerializerBuilder): 
     rule_registry: RuleRegistry | None = None
     serializer_init: Callable[[AsyncAvroSerializer], Awaitable[None]] | None = None
 
-    def _construct(self, client: Any) -> Any:
-        return AsyncAvroSerializer(
-            client, self.schema, self.to_dict, self.serializer_config, self.rule_config, self.rule_registry
-        )
-
 
 @dataclass(eq=False, repr=False)
 class AsyncAvroDeserializerBuilder(AsyncRegistrySerdeBuilder, DeserializerBuilder):  # type: ignore[misc]  # build returns a coroutine
@@ -74,6 +70,7 @@ class AsyncAvroDeserializerBuilder(AsyncRegistrySerdeBuilder, DeserializerBuilde
     ``value.deserializer.builder``); see the module `serde_builder`."""
 
     _init_field = "deserializer_init"
+    _serde_type = AsyncAvroDeserializer
     schema_registry_config: dict[str, Any] | None = None
     schema_registry_client: AsyncSchemaRegistryClient | None = None
     schema: str | Schema | None = None
@@ -83,14 +80,3 @@ class AsyncAvroDeserializerBuilder(AsyncRegistrySerdeBuilder, DeserializerBuilde
     rule_config: dict[str, Any] | None = None
     rule_registry: RuleRegistry | None = None
     deserializer_init: Callable[[AsyncAvroDeserializer], Awaitable[None]] | None = None
-
-    def _construct(self, client: Any) -> Any:
-        return AsyncAvroDeserializer(
-            client,
-            self.schema,
-            self.from_dict,
-            self.return_record_name,
-            self.deserializer_config,
-            self.rule_config,
-            self.rule_registry,
-        )

@@ -51,6 +51,7 @@ class AsyncJSONSerializerBuilder(AsyncRegistrySerdeBuilder, SerializerBuilder): 
     ``value.serializer.builder``); see the module `serde_builder`."""
 
     _init_field = "serializer_init"
+    _serde_type = AsyncJSONSerializer
     schema_registry_config: dict[str, Any] | None = None
     schema_registry_client: AsyncSchemaRegistryClient | None = None
     schema: str | Schema | None = None
@@ -61,17 +62,6 @@ class AsyncJSONSerializerBuilder(AsyncRegistrySerdeBuilder, SerializerBuilder): 
     json_encode: Callable[[Any], str | bytes] | None = None
     serializer_init: Callable[[AsyncJSONSerializer], Awaitable[None]] | None = None
 
-    def _construct(self, client: Any) -> Any:
-        return AsyncJSONSerializer(
-            self.schema,
-            client,
-            self.to_dict,
-            self.serializer_config,
-            self.rule_config,
-            self.rule_registry,
-            self.json_encode,
-        )
-
 
 @dataclass(eq=False, repr=False)
 class AsyncJSONDeserializerBuilder(AsyncRegistrySerdeBuilder, DeserializerBuilder):  # type: ignore[misc]  # build returns a coroutine
@@ -79,6 +69,7 @@ class AsyncJSONDeserializerBuilder(AsyncRegistrySerdeBuilder, DeserializerBuilde
     ``value.deserializer.builder``); see the module `serde_builder`."""
 
     _init_field = "deserializer_init"
+    _serde_type = AsyncJSONDeserializer
     schema_registry_config: dict[str, Any] | None = None
     schema_registry_client: AsyncSchemaRegistryClient | None = None
     schema: str | Schema | None = None
@@ -88,14 +79,3 @@ class AsyncJSONDeserializerBuilder(AsyncRegistrySerdeBuilder, DeserializerBuilde
     rule_registry: RuleRegistry | None = None
     json_decode: Callable[[bytes], Any] | None = None
     deserializer_init: Callable[[AsyncJSONDeserializer], Awaitable[None]] | None = None
-
-    def _construct(self, client: Any) -> Any:
-        return AsyncJSONDeserializer(
-            self.schema,
-            self.from_dict,
-            client,
-            self.deserializer_config,
-            self.rule_config,
-            self.rule_registry,
-            self.json_decode,
-        )

@@ -60,6 +60,7 @@ class AsyncProtobufSerializerBuilder(AsyncRegistrySerdeBuilder, SerializerBuilde
     ``value.serializer.builder``); see the module `serde_builder`."""
 
     _init_field = "serializer_init"
+    _serde_type = AsyncProtobufSerializer
     schema_registry_config: dict[str, Any] | None = None
     schema_registry_client: AsyncSchemaRegistryClient | None = None
     message_type: type[Message] | None = None
@@ -73,11 +74,6 @@ class AsyncProtobufSerializerBuilder(AsyncRegistrySerdeBuilder, SerializerBuilde
             # same text as confluent-kafka
             raise ValueError("Protobuf serializer requires a message type; call set_message_type()")
 
-    def _construct(self, client: Any) -> Any:
-        return AsyncProtobufSerializer(
-            self.message_type, client, self.serializer_config, self.rule_config, self.rule_registry
-        )
-
 
 @dataclass(eq=False, repr=False)
 class AsyncProtobufDeserializerBuilder(AsyncRegistrySerdeBuilder, DeserializerBuilder):  # type: ignore[misc]  # build returns a coroutine
@@ -85,6 +81,7 @@ class AsyncProtobufDeserializerBuilder(AsyncRegistrySerdeBuilder, DeserializerBu
     ``value.deserializer.builder``); see the module `serde_builder`."""
 
     _init_field = "deserializer_init"
+    _serde_type = AsyncProtobufDeserializer
     schema_registry_config: dict[str, Any] | None = None
     schema_registry_client: AsyncSchemaRegistryClient | None = None
     message_type: type[Message] | None = None
@@ -97,8 +94,3 @@ class AsyncProtobufDeserializerBuilder(AsyncRegistrySerdeBuilder, DeserializerBu
         if self.message_type is None:
             # same text as confluent-kafka
             raise ValueError("Protobuf deserializer requires a message type; call set_message_type()")
-
-    def _construct(self, client: Any) -> Any:
-        return AsyncProtobufDeserializer(
-            self.message_type, self.deserializer_config, client, self.rule_config, self.rule_registry
-        )

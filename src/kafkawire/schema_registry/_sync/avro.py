@@ -416,6 +416,7 @@ class AvroSerializerBuilder(RegistrySerdeBuilder, SerializerBuilder):
     ``value.serializer.builder``); see the module `serde_builder`."""
 
     _init_field = "serializer_init"
+    _serde_type = AvroSerializer
     schema_registry_config: dict[str, Any] | None = None
     schema_registry_client: SchemaRegistryClient | None = None
     schema: str | Schema | None = None
@@ -425,11 +426,6 @@ class AvroSerializerBuilder(RegistrySerdeBuilder, SerializerBuilder):
     rule_registry: RuleRegistry | None = None
     serializer_init: Callable[[AvroSerializer], None] | None = None
 
-    def _construct(self, client: Any) -> Any:
-        return AvroSerializer(
-            client, self.schema, self.to_dict, self.serializer_config, self.rule_config, self.rule_registry
-        )
-
 
 @dataclass(eq=False, repr=False)
 class AvroDeserializerBuilder(RegistrySerdeBuilder, DeserializerBuilder):
@@ -437,6 +433,7 @@ class AvroDeserializerBuilder(RegistrySerdeBuilder, DeserializerBuilder):
     ``value.deserializer.builder``); see the module `serde_builder`."""
 
     _init_field = "deserializer_init"
+    _serde_type = AvroDeserializer
     schema_registry_config: dict[str, Any] | None = None
     schema_registry_client: SchemaRegistryClient | None = None
     schema: str | Schema | None = None
@@ -446,14 +443,3 @@ class AvroDeserializerBuilder(RegistrySerdeBuilder, DeserializerBuilder):
     rule_config: dict[str, Any] | None = None
     rule_registry: RuleRegistry | None = None
     deserializer_init: Callable[[AvroDeserializer], None] | None = None
-
-    def _construct(self, client: Any) -> Any:
-        return AvroDeserializer(
-            client,
-            self.schema,
-            self.from_dict,
-            self.return_record_name,
-            self.deserializer_config,
-            self.rule_config,
-            self.rule_registry,
-        )

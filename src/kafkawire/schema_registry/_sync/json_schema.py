@@ -251,6 +251,7 @@ class JSONSerializerBuilder(RegistrySerdeBuilder, SerializerBuilder):
     ``value.serializer.builder``); see the module `serde_builder`."""
 
     _init_field = "serializer_init"
+    _serde_type = JSONSerializer
     schema_registry_config: dict[str, Any] | None = None
     schema_registry_client: SchemaRegistryClient | None = None
     schema: str | Schema | None = None
@@ -261,17 +262,6 @@ class JSONSerializerBuilder(RegistrySerdeBuilder, SerializerBuilder):
     json_encode: Callable[[Any], str | bytes] | None = None
     serializer_init: Callable[[JSONSerializer], None] | None = None
 
-    def _construct(self, client: Any) -> Any:
-        return JSONSerializer(
-            self.schema,
-            client,
-            self.to_dict,
-            self.serializer_config,
-            self.rule_config,
-            self.rule_registry,
-            self.json_encode,
-        )
-
 
 @dataclass(eq=False, repr=False)
 class JSONDeserializerBuilder(RegistrySerdeBuilder, DeserializerBuilder):
@@ -279,6 +269,7 @@ class JSONDeserializerBuilder(RegistrySerdeBuilder, DeserializerBuilder):
     ``value.deserializer.builder``); see the module `serde_builder`."""
 
     _init_field = "deserializer_init"
+    _serde_type = JSONDeserializer
     schema_registry_config: dict[str, Any] | None = None
     schema_registry_client: SchemaRegistryClient | None = None
     schema: str | Schema | None = None
@@ -288,14 +279,3 @@ class JSONDeserializerBuilder(RegistrySerdeBuilder, DeserializerBuilder):
     rule_registry: RuleRegistry | None = None
     json_decode: Callable[[bytes], Any] | None = None
     deserializer_init: Callable[[JSONDeserializer], None] | None = None
-
-    def _construct(self, client: Any) -> Any:
-        return JSONDeserializer(
-            self.schema,
-            self.from_dict,
-            client,
-            self.deserializer_config,
-            self.rule_config,
-            self.rule_registry,
-            self.json_decode,
-        )

@@ -14,7 +14,7 @@ import decimal
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 from google.protobuf import timestamp_pb2
 from google.protobuf.descriptor import Descriptor, FileDescriptor
@@ -284,6 +284,7 @@ class ProtobufSerializerBuilder(RegistrySerdeBuilder, SerializerBuilder):
     ``value.serializer.builder``); see the module `serde_builder`."""
 
     _init_field = "serializer_init"
+    _serde_type = ProtobufSerializer
     schema_registry_config: dict[str, Any] | None = None
     schema_registry_client: SchemaRegistryClient | None = None
     message_type: type[Message] | None = None
@@ -297,15 +298,6 @@ class ProtobufSerializerBuilder(RegistrySerdeBuilder, SerializerBuilder):
             # same text as confluent-kafka
             raise ValueError("Protobuf serializer requires a message type; call set_message_type()")
 
-    def _construct(self, client: Any) -> Any:
-        return ProtobufSerializer(
-            cast("type[Message]", self.message_type),
-            client,
-            self.serializer_config,
-            self.rule_config,
-            self.rule_registry,
-        )
-
 
 @dataclass(eq=False, repr=False)
 class ProtobufDeserializerBuilder(RegistrySerdeBuilder, DeserializerBuilder):
@@ -313,6 +305,7 @@ class ProtobufDeserializerBuilder(RegistrySerdeBuilder, DeserializerBuilder):
     ``value.deserializer.builder``); see the module `serde_builder`."""
 
     _init_field = "deserializer_init"
+    _serde_type = ProtobufDeserializer
     schema_registry_config: dict[str, Any] | None = None
     schema_registry_client: SchemaRegistryClient | None = None
     message_type: type[Message] | None = None
@@ -325,12 +318,3 @@ class ProtobufDeserializerBuilder(RegistrySerdeBuilder, DeserializerBuilder):
         if self.message_type is None:
             # same text as confluent-kafka
             raise ValueError("Protobuf deserializer requires a message type; call set_message_type()")
-
-    def _construct(self, client: Any) -> Any:
-        return ProtobufDeserializer(
-            cast("type[Message]", self.message_type),
-            self.deserializer_config,
-            client,
-            self.rule_config,
-            self.rule_registry,
-        )
