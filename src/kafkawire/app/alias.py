@@ -49,7 +49,6 @@ NEAREST: dict[str, tuple[str, ...]] = {
     "confluent_kafka.schema_registry._async.avro": ("kafkawire.schema_registry._async",),
     "confluent_kafka.schema_registry._async.json_schema": ("kafkawire.schema_registry._async",),
     "confluent_kafka.schema_registry._async.protobuf": ("kafkawire.schema_registry._async",),
-    "confluent_kafka.schema_registry.rules.cel.cel_validator": ("kafkawire.schema_registry.rules.cel",),
     "confluent_kafka.schema_registry.rules.encryption.localkms.local_client": (
         "kafkawire.schema_registry.rules.encryption.localkms.local_driver",
     ),

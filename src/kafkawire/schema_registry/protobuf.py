@@ -28,12 +28,17 @@ from ._sync.protobuf import (
 from .common.protobuf_fields import _is_repeated as _is_repeated
 from .common.protobuf_fields import get_inline_tags as get_inline_tags
 from .common.protobuf_fields import is_map_field as is_map_field
+from .common.protobuf_fields import validate_message as validate_message
 from .common.rules import FieldType as FieldType
 from .common.rules import RuleContext as RuleContext
 from .common.schemas import PROTOBUF_TYPE as PROTOBUF_TYPE
 from .common.schemas import RuleKind as RuleKind
 from .common.serde import RuleConditionError as RuleConditionError
 from .common.serde import RuleError as RuleError
+from .common.validation_rules import ValidationRule as ValidationRule
+from .common.validation_rules import ValidationRuleError as ValidationRuleError
+from .common.validation_rules import ValidationRuleExecutor as ValidationRuleExecutor
+from .common.validation_rules import evaluate_validation_rule as evaluate_validation_rule
 from .confluent.type import variant_pb2 as variant_pb2
 from .confluent.type.decimal_utils import unscaled_to_bytes as unscaled_to_bytes
 

@@ -26,19 +26,13 @@ UNIMPORTABLE = frozenset(
 
 # Per module (its name after "confluent_kafka"), the names confluent-kafka's gives that kafkawire's
 # counterpart does not. What stays, by kind:
-# - confluent-kafka 2.16's inline validation rules (``confluent:rules`` in a schema: ValidationRule*,
-#   VALIDATION_RULES_PROP, evaluate_/parse_validation_rules, default_validation_rule_executor,
-#   CelValidator, decimal_boundary_value, validate_message), a feature kafkawire does not have yet;
 # - the Variant codec's names (Variant, protobuf_to_variant, variant_to_protobuf, variant_utils) and the
 #   CEL helpers' (EXTRA_FUNCS, make_extra_funcs, string_format, msg_to_cel, field_value_to_cel,
 #   InterpretedRunner, DAYS_SHIFT, protobuf_result_writer, is_cel_leaf_message, set_decimal_message,
 #   set_timestamp_message, rebuild_value_type): see UNIMPORTABLE;
-# - the format helpers confluent-kafka's serdes are built of (Avro's LocalSchemaRepository,
-#   parse_schema_with_repo, get_inline_tags, get_type, transform; JSON's transform, DEFAULT_SPEC;
-#   ParsedSchemaCache, the AvroSchema/JsonSchema/...Message type aliases, AeadWrapper and the
-#   encryption transforms): kafkawire's serdes are built of other parts, not given under these names yet;
-# - protobuf's get_type: confluent-kafka types a repeated field by its element and a Decimal/Timestamp
-#   field as BYTES/LONG, kafkawire's rule walk as ARRAY and RECORD (a difference to settle first);
+# - protobuf's get_type and transform (the field walk, which reports each field's type):
+#   confluent-kafka types a repeated field by its element and a Decimal/Timestamp field as BYTES/LONG,
+#   kafkawire's rule walk as ARRAY and RECORD (a difference to settle first);
 #   MAX_ENCODABLE_COEFFICIENT_DIGITS (kafkawire encodes a decimal of any width) and
 #   PROTOBUF_MAJOR_VERSION (kafkawire detects the descriptor API instead);
 # - private classes and functions of confluent-kafka's implementation (underscored: its REST and OAuth
@@ -49,39 +43,16 @@ KNOWN_MISSING: dict[str, str] = {
     # the identity confluent-kafka's C extension's reentrancy gate reads (cimpl._reentry_identity_var)
     # in its AIOConsumer's calls; kafkawire's consumer has no such gate for it to set
     ".aio._common": ("ReentryContext"),
-    ".schema_registry._async.avro": (
-        "ParsedSchemaCache ValidationRulesExecution _resolve_named_schema get_inline_tags "
-        "parse_schema_with_repo transform validate_message"
-    ),
-    ".schema_registry._async.json_schema": (
-        "ParsedSchemaCache ValidationRulesExecution _resolve_named_schema transform validate_message"
-    ),
-    ".schema_registry._async.protobuf": (
-        "ParsedSchemaCache ValidationRulesExecution _resolve_named_schema transform validate_message"
-    ),
+    ".schema_registry._async.avro": ("_resolve_named_schema"),
+    ".schema_registry._async.json_schema": ("_resolve_named_schema"),
+    ".schema_registry._async.protobuf": ("_resolve_named_schema transform"),
     ".schema_registry._async.schema_registry_client": (
         "_AsyncBaseRestClient _AsyncCustomOAuthClient _AsyncOAuthClient _AsyncRestClient _urlencode"
     ),
-    ".schema_registry._async.serde": (
-        "ValidationRuleError ValidationRuleExecutor ValidationRulesExecution default_validation_rule_executor"
-    ),
-    ".schema_registry._sync.avro": (
-        "ParsedSchemaCache ValidationRulesExecution _resolve_named_schema get_inline_tags "
-        "parse_schema_with_repo transform validate_message"
-    ),
-    ".schema_registry._sync.json_schema": (
-        "ParsedSchemaCache ValidationRulesExecution _resolve_named_schema transform validate_message"
-    ),
-    ".schema_registry._sync.protobuf": (
-        "ParsedSchemaCache ValidationRulesExecution _resolve_named_schema transform validate_message"
-    ),
+    ".schema_registry._sync.avro": ("_resolve_named_schema"),
+    ".schema_registry._sync.json_schema": ("_resolve_named_schema"),
+    ".schema_registry._sync.protobuf": ("_resolve_named_schema transform"),
     ".schema_registry._sync.schema_registry_client": ("_BaseRestClient _CustomOAuthClient _OAuthClient _urlencode"),
-    ".schema_registry._sync.serde": (
-        "ValidationRuleError ValidationRuleExecutor ValidationRulesExecution default_validation_rule_executor"
-    ),
-    ".schema_registry.avro": (
-        "LocalSchemaRepository get_inline_tags get_type parse_schema_with_repo transform validate_message"
-    ),
     ".schema_registry.common._oauthbearer": (
         "_AbstractCustomOAuthBearerFieldProviderBuilder _AbstractOAuthBearerFieldProviderBuilder "
         "_AbstractOAuthBearerOIDCAzureIMDSFieldProviderBuilder _AbstractOAuthBearerOIDCFieldProviderBuilder "
@@ -89,46 +60,22 @@ KNOWN_MISSING: dict[str, str] = {
         "_StaticOAuthBearerFieldProviderBuilder"
     ),
     ".schema_registry.common.avro": (
-        "AvroMessage AvroSchema LocalSchemaRepository VALIDATION_RULES_PROP ValidationRule "
-        "ValidationRuleError ValidationRuleExecutor Variant _collapse_schema _disjoint "
-        "_get_inline_tags_recursively _implied_namespace _schema_loads evaluate_validation_rule "
-        "get_inline_tags get_type parse_schema_with_repo parse_validation_rules transform validate_message"
+        "Variant _collapse_schema _disjoint _get_inline_tags_recursively _implied_namespace _schema_loads"
     ),
-    ".schema_registry.common.json_schema": (
-        "DEFAULT_SPEC JsonMessage JsonSchema VALIDATION_RULES_PROP ValidationRule ValidationRuleError "
-        "ValidationRuleExecutor _disjoint _retrieve_via_httpx _transform_field _validate_subschemas "
-        "evaluate_validation_rule parse_validation_rules transform validate_message"
-    ),
+    ".schema_registry.common.json_schema": ("_disjoint _retrieve_via_httpx _transform_field _validate_subschemas"),
     ".schema_registry.common.protobuf": (
-        "MAX_ENCODABLE_COEFFICIENT_DIGITS PROTOBUF_MAJOR_VERSION ValidationRule ValidationRuleError "
-        "ValidationRuleExecutor Variant _bytes _disjoint _init_pool _is_builtin _proto_to_str _set_field "
-        "_str_to_proto _transform_field evaluate_validation_rule get_type is_cel_leaf_message "
+        "MAX_ENCODABLE_COEFFICIENT_DIGITS PROTOBUF_MAJOR_VERSION Variant _bytes _disjoint _init_pool "
+        "_is_builtin _proto_to_str _set_field _str_to_proto _transform_field get_type is_cel_leaf_message "
         "protobuf_to_variant rebuild_value_type set_decimal_message set_timestamp_message transform "
-        "validate_message variant_to_protobuf"
+        "variant_to_protobuf"
     ),
     ".schema_registry.common.schema_registry_client": ("_AsyncStaticFieldProvider _SchemaCache _StaticFieldProvider"),
-    ".schema_registry.common.serde": (
-        "ParsedSchemaCache VALIDATION_RULES_PROP ValidationRule ValidationRuleError ValidationRuleExecutor "
-        "ValidationRulesExecution default_validation_rule_executor evaluate_validation_rule "
-        "parse_validation_rules"
-    ),
     ".schema_registry.confluent.type": ("variant_utils"),
-    ".schema_registry.json_schema": ("transform validate_message"),
-    ".schema_registry.protobuf": ("get_type protobuf_to_variant transform validate_message variant_to_protobuf"),
+    ".schema_registry.protobuf": ("get_type protobuf_to_variant transform variant_to_protobuf"),
     ".schema_registry.rules.cel.cel_executor": (
         "DAYS_SHIFT EXTRA_FUNCS InterpretedRunner field_value_to_cel msg_to_cel protobuf_result_writer"
     ),
     ".schema_registry.rules.cel.cel_field_executor": ("field_value_to_cel msg_to_cel"),
-    ".schema_registry.rules.cel.cel_validator": (
-        "CelValidator EXTRA_FUNCS InterpretedRunner ValidationRule ValidationRuleExecutor decimal_boundary_value"
-    ),
+    ".schema_registry.rules.cel.cel_validator": ("EXTRA_FUNCS InterpretedRunner"),
     ".schema_registry.rules.cel.extra_func": ("EXTRA_FUNCS make_extra_funcs string_format"),
-    ".schema_registry.rules.encryption.encrypt_executor": (
-        "AeadWrapper EncryptionExecutorTransform FieldEncryptionExecutorTransform"
-    ),
-    ".schema_registry.serde": (
-        "ParsedSchemaCache VALIDATION_RULES_PROP ValidationRule ValidationRuleError ValidationRuleExecutor "
-        "ValidationRulesExecution default_validation_rule_executor evaluate_validation_rule "
-        "parse_validation_rules"
-    ),
 }

@@ -11,6 +11,11 @@ from ...serialization import DeserializerBuilder, SerializationContext, Serializ
 from ...serialization import MessageField as MessageField
 from ...serialization import SerializationError as SerializationError
 from .._sync.avro import AvroDeserializer, AvroSerializer
+from ..common.avro_fields import get_inline_tags as get_inline_tags
+from ..common.avro_fields import transform as transform
+from ..common.avro_fields import validate_message as validate_message
+from ..common.avro_repository import parse_schema_with_repo as parse_schema_with_repo
+from ..common.parsed_schema_cache import ParsedSchemaCache as ParsedSchemaCache
 from ..common.schema_registry_client import Schema
 from ..common.schemas import AVRO_TYPE as AVRO_TYPE
 from ..common.schemas import RuleMode as RuleMode
@@ -20,6 +25,7 @@ from ..common.serde import clear_original_key as clear_original_key
 from ..common.serde import dual_schema_id_deserializer as dual_schema_id_deserializer
 from ..common.serde import prefix_schema_id_serializer as prefix_schema_id_serializer
 from ..common.serde import set_original_key as set_original_key
+from ..common.validation_rules import ValidationRulesExecution as ValidationRulesExecution
 from ..rule_registry import RuleRegistry
 from .schema_registry_client import AsyncSchemaRegistryClient
 from .serde import AsyncBaseDeserializer, AsyncBaseSerializer
@@ -47,6 +53,7 @@ class AsyncAvroSerializerBuilder(AsyncRegistrySerdeBuilder, SerializerBuilder): 
     ``value.serializer.builder``); see the module `serde_builder`."""
 
     _init_field = "serializer_init"
+    _serde_type = AsyncAvroSerializer
     schema_registry_config: dict[str, Any] | None = None
     schema_registry_client: AsyncSchemaRegistryClient | None = None
     schema: str | Schema | None = None
@@ -56,11 +63,6 @@ class AsyncAvroSerializerBuilder(AsyncRegistrySerdeBuilder, SerializerBuilder): 
     rule_registry: RuleRegistry | None = None
     serializer_init: Callable[[AsyncAvroSerializer], Awaitable[None]] | None = None
 
-    def _construct(self, client: Any) -> Any:
-        return AsyncAvroSerializer(
-            client, self.schema, self.to_dict, self.serializer_config, self.rule_config, self.rule_registry
-        )
-
 
 @dataclass(eq=False, repr=False)
 class AsyncAvroDeserializerBuilder(AsyncRegistrySerdeBuilder, DeserializerBuilder):  # type: ignore[misc]  # build returns a coroutine
@@ -68,6 +70,7 @@ class AsyncAvroDeserializerBuilder(AsyncRegistrySerdeBuilder, DeserializerBuilde
     ``value.deserializer.builder``); see the module `serde_builder`."""
 
     _init_field = "deserializer_init"
+    _serde_type = AsyncAvroDeserializer
     schema_registry_config: dict[str, Any] | None = None
     schema_registry_client: AsyncSchemaRegistryClient | None = None
     schema: str | Schema | None = None
@@ -77,14 +80,3 @@ class AsyncAvroDeserializerBuilder(AsyncRegistrySerdeBuilder, DeserializerBuilde
     rule_config: dict[str, Any] | None = None
     rule_registry: RuleRegistry | None = None
     deserializer_init: Callable[[AsyncAvroDeserializer], Awaitable[None]] | None = None
-
-    def _construct(self, client: Any) -> Any:
-        return AsyncAvroDeserializer(
-            client,
-            self.schema,
-            self.from_dict,
-            self.return_record_name,
-            self.deserializer_config,
-            self.rule_config,
-            self.rule_registry,
-        )

@@ -11,6 +11,9 @@ from ...serialization import DeserializerBuilder, SerializationContext, Serializ
 from ...serialization import MessageField as MessageField
 from ...serialization import SerializationError as SerializationError
 from .._sync.json_schema import JSONDeserializer, JSONSerializer
+from ..common.json_fields import transform as transform
+from ..common.json_fields import validate_message as validate_message
+from ..common.parsed_schema_cache import ParsedSchemaCache as ParsedSchemaCache
 from ..common.schema_registry_client import Schema
 from ..common.schemas import JSON_TYPE as JSON_TYPE
 from ..common.schemas import RuleMode as RuleMode
@@ -20,6 +23,7 @@ from ..common.serde import clear_original_key as clear_original_key
 from ..common.serde import dual_schema_id_deserializer as dual_schema_id_deserializer
 from ..common.serde import prefix_schema_id_serializer as prefix_schema_id_serializer
 from ..common.serde import set_original_key as set_original_key
+from ..common.validation_rules import ValidationRulesExecution as ValidationRulesExecution
 from ..rule_registry import RuleRegistry
 from .schema_registry_client import AsyncSchemaRegistryClient
 from .serde import AsyncBaseDeserializer, AsyncBaseSerializer
@@ -47,6 +51,7 @@ class AsyncJSONSerializerBuilder(AsyncRegistrySerdeBuilder, SerializerBuilder): 
     ``value.serializer.builder``); see the module `serde_builder`."""
 
     _init_field = "serializer_init"
+    _serde_type = AsyncJSONSerializer
     schema_registry_config: dict[str, Any] | None = None
     schema_registry_client: AsyncSchemaRegistryClient | None = None
     schema: str | Schema | None = None
@@ -57,17 +62,6 @@ class AsyncJSONSerializerBuilder(AsyncRegistrySerdeBuilder, SerializerBuilder): 
     json_encode: Callable[[Any], str | bytes] | None = None
     serializer_init: Callable[[AsyncJSONSerializer], Awaitable[None]] | None = None
 
-    def _construct(self, client: Any) -> Any:
-        return AsyncJSONSerializer(
-            self.schema,
-            client,
-            self.to_dict,
-            self.serializer_config,
-            self.rule_config,
-            self.rule_registry,
-            self.json_encode,
-        )
-
 
 @dataclass(eq=False, repr=False)
 class AsyncJSONDeserializerBuilder(AsyncRegistrySerdeBuilder, DeserializerBuilder):  # type: ignore[misc]  # build returns a coroutine
@@ -75,6 +69,7 @@ class AsyncJSONDeserializerBuilder(AsyncRegistrySerdeBuilder, DeserializerBuilde
     ``value.deserializer.builder``); see the module `serde_builder`."""
 
     _init_field = "deserializer_init"
+    _serde_type = AsyncJSONDeserializer
     schema_registry_config: dict[str, Any] | None = None
     schema_registry_client: AsyncSchemaRegistryClient | None = None
     schema: str | Schema | None = None
@@ -84,14 +79,3 @@ class AsyncJSONDeserializerBuilder(AsyncRegistrySerdeBuilder, DeserializerBuilde
     rule_registry: RuleRegistry | None = None
     json_decode: Callable[[bytes], Any] | None = None
     deserializer_init: Callable[[AsyncJSONDeserializer], Awaitable[None]] | None = None
-
-    def _construct(self, client: Any) -> Any:
-        return AsyncJSONDeserializer(
-            self.schema,
-            self.from_dict,
-            client,
-            self.deserializer_config,
-            self.rule_config,
-            self.rule_registry,
-            self.json_decode,
-        )

@@ -15,6 +15,8 @@ from ...serialization import SerializationContext as SerializationContext
 from ...serialization import SerializationError as SerializationError
 from .._sync.protobuf import ProtobufDeserializer, ProtobufSerializer
 from .._sync.protobuf import reference_subject_name_strategy as reference_subject_name_strategy
+from ..common.parsed_schema_cache import ParsedSchemaCache as ParsedSchemaCache
+from ..common.protobuf_fields import validate_message as validate_message
 from ..common.schemas import PROTOBUF_TYPE as PROTOBUF_TYPE
 from ..common.schemas import RuleMode as RuleMode
 from ..common.schemas import RulePhase as RulePhase
@@ -25,6 +27,7 @@ from ..common.serde import clear_original_key as clear_original_key
 from ..common.serde import dual_schema_id_deserializer as dual_schema_id_deserializer
 from ..common.serde import prefix_schema_id_serializer as prefix_schema_id_serializer
 from ..common.serde import set_original_key as set_original_key
+from ..common.validation_rules import ValidationRulesExecution as ValidationRulesExecution
 from ..rule_registry import RuleRegistry
 from .schema_registry_client import AsyncSchemaRegistryClient
 from .serde import AsyncBaseDeserializer, AsyncBaseSerializer
@@ -57,6 +60,7 @@ class AsyncProtobufSerializerBuilder(AsyncRegistrySerdeBuilder, SerializerBuilde
     ``value.serializer.builder``); see the module `serde_builder`."""
 
     _init_field = "serializer_init"
+    _serde_type = AsyncProtobufSerializer
     schema_registry_config: dict[str, Any] | None = None
     schema_registry_client: AsyncSchemaRegistryClient | None = None
     message_type: type[Message] | None = None
@@ -70,11 +74,6 @@ class AsyncProtobufSerializerBuilder(AsyncRegistrySerdeBuilder, SerializerBuilde
             # same text as confluent-kafka
             raise ValueError("Protobuf serializer requires a message type; call set_message_type()")
 
-    def _construct(self, client: Any) -> Any:
-        return AsyncProtobufSerializer(
-            self.message_type, client, self.serializer_config, self.rule_config, self.rule_registry
-        )
-
 
 @dataclass(eq=False, repr=False)
 class AsyncProtobufDeserializerBuilder(AsyncRegistrySerdeBuilder, DeserializerBuilder):  # type: ignore[misc]  # build returns a coroutine
@@ -82,6 +81,7 @@ class AsyncProtobufDeserializerBuilder(AsyncRegistrySerdeBuilder, DeserializerBu
     ``value.deserializer.builder``); see the module `serde_builder`."""
 
     _init_field = "deserializer_init"
+    _serde_type = AsyncProtobufDeserializer
     schema_registry_config: dict[str, Any] | None = None
     schema_registry_client: AsyncSchemaRegistryClient | None = None
     message_type: type[Message] | None = None
@@ -94,8 +94,3 @@ class AsyncProtobufDeserializerBuilder(AsyncRegistrySerdeBuilder, DeserializerBu
         if self.message_type is None:
             # same text as confluent-kafka
             raise ValueError("Protobuf deserializer requires a message type; call set_message_type()")
-
-    def _construct(self, client: Any) -> Any:
-        return AsyncProtobufDeserializer(
-            self.message_type, self.deserializer_config, client, self.rule_config, self.rule_registry
-        )

@@ -42,6 +42,10 @@ from ..common.serde import SchemaId as SchemaId
 from ..common.serde import SubjectNameStrategyType as SubjectNameStrategyType
 from ..common.serde import get_original_key as get_original_key
 from ..common.serde import topic_subject_name_strategy as topic_subject_name_strategy
+from ..common.validation_options import default_validation_rule_executor as default_validation_rule_executor
+from ..common.validation_rules import ValidationRuleError as ValidationRuleError
+from ..common.validation_rules import ValidationRuleExecutor as ValidationRuleExecutor
+from ..common.validation_rules import ValidationRulesExecution as ValidationRulesExecution
 from ..error import SchemaRegistryError as SchemaRegistryError
 from .schema_registry_client import AsyncSchemaRegistryClient
 from .serde_builder import async_build_serde as async_build_serde

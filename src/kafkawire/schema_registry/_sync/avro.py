@@ -23,7 +23,11 @@ from ...serialization import (
     SerializationError,
     SerializerBuilder,
 )
-from ..common.avro_fields import transform_avro
+from ..common.avro_fields import get_inline_tags as get_inline_tags
+from ..common.avro_fields import transform as transform
+from ..common.avro_fields import validate_message as validate_message
+from ..common.avro_repository import parse_schema_with_repo as parse_schema_with_repo
+from ..common.parsed_schema_cache import ParsedSchemaCache as ParsedSchemaCache
 from ..common.rules import FieldTransform, FieldTransformer, RuleContext
 from ..common.schema_registry_client import RegisteredSchema, RuleMode, RulePhase, Schema
 from ..common.schemas import AVRO_TYPE as AVRO_TYPE
@@ -38,6 +42,7 @@ from ..common.serde import (
     topic_subject_name_strategy,
 )
 from ..common.serde import set_original_key as set_original_key
+from ..common.validation_rules import ValidationRulesExecution as ValidationRulesExecution
 from ..rule_registry import RuleRegistry
 from .schema_registry_client import SchemaRegistryClient
 from .serde import BaseDeserializer, BaseSerializer, where
@@ -95,7 +100,7 @@ def _names_at_top_level(parsed: Any) -> bool:
 
 def _field_walk(parsed: Any) -> FieldTransformer:
     def walk(ctx: RuleContext, field_transform: FieldTransform, message: Any) -> Any:
-        return transform_avro(ctx, parsed, message, field_transform)
+        return transform(ctx, parsed, message, field_transform)
 
     return walk
 
@@ -125,12 +130,12 @@ class AvroEncodingError(SerializationError, ValueError):
 
 class _Parsing:
     _registry: SchemaRegistryClient
-    _parsed: dict[str, Any]
+    _parsed: ParsedSchemaCache[Any]
 
     def _parse(self, schema: Schema) -> Any:
         """fastavro's parsed schema, with the references (other subjects' types) resolved first."""
         key = schema.schema_str or ""
-        parsed = self._parsed.get(key)
+        parsed = self._parsed.get_parsed_schema(schema)
         if parsed is None:
             named: dict[str, Any] = {}
             self._resolve_references(schema, named, set())
@@ -145,7 +150,7 @@ class _Parsing:
                     parsed = parse_schema(loaded, named_schemas=referenced, expand=True)
             except Exception as e:
                 raise SerializationError(f"invalid Avro schema: {e}") from e
-            self._parsed[key] = parsed
+            self._parsed.set(schema, parsed)
         return parsed
 
     def _resolve_references(
@@ -180,7 +185,7 @@ class AvroSerializer(_Parsing, BaseSerializer):
         rule_registry: Any = None,
     ) -> None:
         self._registry = schema_registry_client
-        self._parsed = {}
+        self._parsed = ParsedSchemaCache()
         if to_dict is not None and not callable(to_dict):
             raise ValueError("to_dict is not callable: it takes (object, SerializationContext) and returns a dict")
         self._to_dict = to_dict
@@ -205,6 +210,7 @@ class AvroSerializer(_Parsing, BaseSerializer):
             and self._schema_id_serializer is prefix_schema_id_serializer
             and not self._use_latest_version
             and self._use_latest_with_metadata is None
+            and not self._validation.enabled
         )
 
     def _call(self, obj: Any, ctx: SerializationContext | None) -> bytes | None:
@@ -227,6 +233,9 @@ class AvroSerializer(_Parsing, BaseSerializer):
         except (TypeError, KeyError, AttributeError) as e:
             raise SerializationError(f"Avro encoding failed{where(ctx)}: {e}") from e
 
+    def _inline_violations(self, executor: Any, schema: Any, value: Any, fail_fast: bool) -> Any:
+        return validate_message(executor, schema, value, fail_fast)
+
     def _serialize(self, obj: Any, ctx: SerializationContext | None) -> bytes | None:
         """The general path: subject, writer schema (registering it if asked), the schema's rules
         (domain rules on the object, encoding rules on the bytes), framing."""
@@ -240,10 +249,13 @@ class AvroSerializer(_Parsing, BaseSerializer):
         parsed = self._parse(schema)
         value = self._to_dict(obj, ctx) if self._to_dict is not None else obj
         rules = schema.rule_set is not None
+
+        self._check_inline_rules(ValidationRulesExecution.BEFORE_DOMAIN_RULES, rules, parsed, value)
         if rules:
             value = self._rules.run(
                 ctx, subject, RulePhase.DOMAIN, RuleMode.WRITE, None, schema, value, None, _field_walk(parsed)
             )
+            self._check_inline_rules(ValidationRulesExecution.AFTER_DOMAIN_RULES, rules, parsed, value)
         if _raw_bytes(parsed):
             # A "bytes" schema's value is written raw, without Avro's length prefix: the framing
             # Java's KafkaAvroSerializer and confluent-kafka write and read.
@@ -283,7 +295,7 @@ class AvroDeserializer(_Parsing, BaseDeserializer):
         rule_registry: Any = None,
     ) -> None:
         self._registry = schema_registry_client
-        self._parsed = {}
+        self._parsed = ParsedSchemaCache()
         self._schema = _as_schema(schema_str)
         if from_dict is not None and not callable(from_dict):
             raise ValueError("from_dict is not callable: it takes (SerializationContext, dict) and returns the object")
@@ -404,6 +416,7 @@ class AvroSerializerBuilder(RegistrySerdeBuilder, SerializerBuilder):
     ``value.serializer.builder``); see the module `serde_builder`."""
 
     _init_field = "serializer_init"
+    _serde_type = AvroSerializer
     schema_registry_config: dict[str, Any] | None = None
     schema_registry_client: SchemaRegistryClient | None = None
     schema: str | Schema | None = None
@@ -413,11 +426,6 @@ class AvroSerializerBuilder(RegistrySerdeBuilder, SerializerBuilder):
     rule_registry: RuleRegistry | None = None
     serializer_init: Callable[[AvroSerializer], None] | None = None
 
-    def _construct(self, client: Any) -> Any:
-        return AvroSerializer(
-            client, self.schema, self.to_dict, self.serializer_config, self.rule_config, self.rule_registry
-        )
-
 
 @dataclass(eq=False, repr=False)
 class AvroDeserializerBuilder(RegistrySerdeBuilder, DeserializerBuilder):
@@ -425,6 +433,7 @@ class AvroDeserializerBuilder(RegistrySerdeBuilder, DeserializerBuilder):
     ``value.deserializer.builder``); see the module `serde_builder`."""
 
     _init_field = "deserializer_init"
+    _serde_type = AvroDeserializer
     schema_registry_config: dict[str, Any] | None = None
     schema_registry_client: SchemaRegistryClient | None = None
     schema: str | Schema | None = None
@@ -434,14 +443,3 @@ class AvroDeserializerBuilder(RegistrySerdeBuilder, DeserializerBuilder):
     rule_config: dict[str, Any] | None = None
     rule_registry: RuleRegistry | None = None
     deserializer_init: Callable[[AvroDeserializer], None] | None = None
-
-    def _construct(self, client: Any) -> Any:
-        return AvroDeserializer(
-            client,
-            self.schema,
-            self.from_dict,
-            self.return_record_name,
-            self.deserializer_config,
-            self.rule_config,
-            self.rule_registry,
-        )

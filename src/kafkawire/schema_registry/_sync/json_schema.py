@@ -16,12 +16,14 @@ from typing import Any
 from jsonschema import ValidationError
 from jsonschema.validators import validator_for
 from referencing import Registry, Resource
-from referencing.jsonschema import DRAFT7
 
 from ...serialization import DeserializerBuilder, SerializationContext, SerializationError, SerializerBuilder
 from ...serialization import MessageField as MessageField
-from ..common.json_fields import transform_json
-from ..common.json_schema import _json_dumps, _json_loads
+from ..common.json_fields import transform as transform
+from ..common.json_fields import transform_json, validate_json
+from ..common.json_fields import validate_message as validate_message
+from ..common.json_schema import DEFAULT_SPEC, _json_dumps, _json_loads
+from ..common.parsed_schema_cache import ParsedSchemaCache as ParsedSchemaCache
 from ..common.rules import FieldTransform, FieldTransformer, RuleContext
 from ..common.schema_registry_client import RuleMode, RulePhase, Schema
 from ..common.schemas import JSON_TYPE as JSON_TYPE
@@ -30,6 +32,7 @@ from ..common.serde import clear_original_key as clear_original_key
 from ..common.serde import dual_schema_id_deserializer as dual_schema_id_deserializer
 from ..common.serde import prefix_schema_id_serializer as prefix_schema_id_serializer
 from ..common.serde import set_original_key as set_original_key
+from ..common.validation_rules import ValidationRulesExecution as ValidationRulesExecution
 from ..rule_registry import RuleRegistry
 from .schema_registry_client import SchemaRegistryClient
 from .serde import BaseDeserializer, BaseSerializer, _bool, where
@@ -58,20 +61,19 @@ def _title(schema: Schema | None) -> str | None:
 
 class _Validating:
     _registry: SchemaRegistryClient
-    _validators: dict[str, Any]
+    _validators: ParsedSchemaCache[Any]
 
     def _validator(self, schema: Schema) -> Any:
         """jsonschema's validator for ``schema``, its references loaded from the registry once."""
-        key = schema.schema_str or ""
-        validator = self._validators.get(key)
+        validator = self._validators.get_parsed_schema(schema)
         if validator is None:
-            contents = json.loads(key)
+            contents = json.loads(schema.schema_str or "")
             resources: list[tuple[str, Resource[Any]]] = []
             self._load_references(schema, resources, set())
             registry: Registry[Any] = Registry().with_resources(resources)
             cls = validator_for(contents)
             validator = cls(contents, registry=registry)
-            self._validators[key] = validator
+            self._validators.set(schema, validator)
         return validator
 
     def _load_references(self, schema: Schema, out: list[tuple[str, Resource[Any]]], seen: set[str]) -> None:
@@ -86,7 +88,7 @@ class _Validating:
                 )
             assert ref.subject is not None and ref.version is not None
             referenced = self._registry.get_version(ref.subject, ref.version).schema
-            out.append((ref.name, Resource.from_contents(json.loads(referenced.schema_str or "{}"), DRAFT7)))
+            out.append((ref.name, Resource.from_contents(json.loads(referenced.schema_str or "{}"), DEFAULT_SPEC)))
             self._load_references(referenced, out, seen)
 
     def _field_walk(self, schema: Schema) -> FieldTransformer:
@@ -120,7 +122,7 @@ class JSONSerializer(_Validating, BaseSerializer):
         json_encode: Callable[[Any], str | bytes] | None = None,
     ) -> None:
         self._registry = schema_registry_client
-        self._validators = {}
+        self._validators = ParsedSchemaCache()
         if to_dict is not None and not callable(to_dict):
             raise ValueError("to_dict is not callable: it takes (object, SerializationContext) and returns a dict")
         self._to_dict = to_dict
@@ -132,6 +134,9 @@ class JSONSerializer(_Validating, BaseSerializer):
         self._schema = _as_schema(schema_str, "")
         self._schema_name = _title(self._schema)
 
+    def _inline_violations(self, executor: Any, schema: Any, value: Any, fail_fast: bool) -> Any:
+        return validate_json(executor, self._validator(schema), value, fail_fast)
+
     def _call(self, obj: Any, ctx: SerializationContext | None) -> bytes | None:
         if obj is None:
             return None
@@ -141,10 +146,13 @@ class JSONSerializer(_Validating, BaseSerializer):
         schema_id, schema = self._writer(subject, self._schema)
         value = self._to_dict(obj, ctx) if self._to_dict is not None else obj
         rules = schema.rule_set is not None
+
+        self._check_inline_rules(ValidationRulesExecution.BEFORE_DOMAIN_RULES, rules, schema, value)
         if rules:
             value = self._rules.run(
                 ctx, subject, RulePhase.DOMAIN, RuleMode.WRITE, None, schema, value, None, self._field_walk(schema)
             )
+            self._check_inline_rules(ValidationRulesExecution.AFTER_DOMAIN_RULES, rules, schema, value)
         if self._validate_values:
             self._validate(schema, value, ctx)
         try:
@@ -174,7 +182,7 @@ class JSONDeserializer(_Validating, BaseDeserializer):
         json_decode: Callable[[bytes], Any] | None = None,
     ) -> None:
         self._registry = schema_registry_client  # type: ignore[assignment]  # None: no registry, schema_str only
-        self._validators = {}
+        self._validators = ParsedSchemaCache()
         self._schema = _as_schema(schema_str, "")
         if self._schema is not None and self._schema.references and schema_registry_client is None:
             # same text as confluent-kafka: its tests match on it
@@ -243,6 +251,7 @@ class JSONSerializerBuilder(RegistrySerdeBuilder, SerializerBuilder):
     ``value.serializer.builder``); see the module `serde_builder`."""
 
     _init_field = "serializer_init"
+    _serde_type = JSONSerializer
     schema_registry_config: dict[str, Any] | None = None
     schema_registry_client: SchemaRegistryClient | None = None
     schema: str | Schema | None = None
@@ -253,17 +262,6 @@ class JSONSerializerBuilder(RegistrySerdeBuilder, SerializerBuilder):
     json_encode: Callable[[Any], str | bytes] | None = None
     serializer_init: Callable[[JSONSerializer], None] | None = None
 
-    def _construct(self, client: Any) -> Any:
-        return JSONSerializer(
-            self.schema,
-            client,
-            self.to_dict,
-            self.serializer_config,
-            self.rule_config,
-            self.rule_registry,
-            self.json_encode,
-        )
-
 
 @dataclass(eq=False, repr=False)
 class JSONDeserializerBuilder(RegistrySerdeBuilder, DeserializerBuilder):
@@ -271,6 +269,7 @@ class JSONDeserializerBuilder(RegistrySerdeBuilder, DeserializerBuilder):
     ``value.deserializer.builder``); see the module `serde_builder`."""
 
     _init_field = "deserializer_init"
+    _serde_type = JSONDeserializer
     schema_registry_config: dict[str, Any] | None = None
     schema_registry_client: SchemaRegistryClient | None = None
     schema: str | Schema | None = None
@@ -280,14 +279,3 @@ class JSONDeserializerBuilder(RegistrySerdeBuilder, DeserializerBuilder):
     rule_registry: RuleRegistry | None = None
     json_decode: Callable[[bytes], Any] | None = None
     deserializer_init: Callable[[JSONDeserializer], None] | None = None
-
-    def _construct(self, client: Any) -> Any:
-        return JSONDeserializer(
-            self.schema,
-            self.from_dict,
-            client,
-            self.deserializer_config,
-            self.rule_config,
-            self.rule_registry,
-            self.json_decode,
-        )

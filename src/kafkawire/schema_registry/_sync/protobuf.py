@@ -14,7 +14,7 @@ import decimal
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 from google.protobuf import timestamp_pb2
 from google.protobuf.descriptor import Descriptor, FileDescriptor
@@ -22,7 +22,9 @@ from google.protobuf.message import DecodeError, Message
 
 from ...serialization import DeserializerBuilder, SerializationContext, SerializationError, SerializerBuilder
 from ...serialization import MessageField as MessageField
+from ..common.parsed_schema_cache import ParsedSchemaCache as ParsedSchemaCache
 from ..common.protobuf_fields import transform_protobuf
+from ..common.protobuf_fields import validate_message as validate_message
 from ..common.schema_registry_client import RuleMode, RulePhase, Schema, SchemaReference
 from ..common.schemas import PROTOBUF_TYPE as PROTOBUF_TYPE
 from ..common.serde import SchemaId
@@ -30,6 +32,7 @@ from ..common.serde import clear_original_key as clear_original_key
 from ..common.serde import dual_schema_id_deserializer as dual_schema_id_deserializer
 from ..common.serde import prefix_schema_id_serializer as prefix_schema_id_serializer
 from ..common.serde import set_original_key as set_original_key
+from ..common.validation_rules import ValidationRulesExecution as ValidationRulesExecution
 from ..confluent.type import decimal_pb2
 from ..confluent.type.decimal_utils import from_proto_decimal, unscaled_to_bytes
 from ..rule_registry import RuleRegistry
@@ -142,6 +145,9 @@ class ProtobufSerializer(BaseSerializer):
                 self._schemas[subject] = schema
         return schema
 
+    def _inline_violations(self, executor: Any, schema: Any, value: Any, fail_fast: bool) -> Any:
+        return validate_message(executor, schema, value, fail_fast)
+
     def _call(self, obj: Any, ctx: SerializationContext | None) -> bytes | None:
         if obj is None:
             return None
@@ -155,10 +161,13 @@ class ProtobufSerializer(BaseSerializer):
         schema_id, schema = self._writer(subject, self._own_schema(subject, ctx))
         schema_id.message_indexes = self._index_array
         rules = schema is not None and schema.rule_set is not None
+
+        self._check_inline_rules(ValidationRulesExecution.BEFORE_DOMAIN_RULES, rules, obj.DESCRIPTOR, obj)
         if rules:
             obj = self._rules.run(
                 ctx, subject, RulePhase.DOMAIN, RuleMode.WRITE, None, schema, obj, None, transform_protobuf_walk
             )
+            self._check_inline_rules(ValidationRulesExecution.AFTER_DOMAIN_RULES, rules, obj.DESCRIPTOR, obj)
         try:
             body = obj.SerializeToString()
         except Exception as e:  # protobuf raises EncodeError or its own types for unset required fields
@@ -275,6 +284,7 @@ class ProtobufSerializerBuilder(RegistrySerdeBuilder, SerializerBuilder):
     ``value.serializer.builder``); see the module `serde_builder`."""
 
     _init_field = "serializer_init"
+    _serde_type = ProtobufSerializer
     schema_registry_config: dict[str, Any] | None = None
     schema_registry_client: SchemaRegistryClient | None = None
     message_type: type[Message] | None = None
@@ -288,15 +298,6 @@ class ProtobufSerializerBuilder(RegistrySerdeBuilder, SerializerBuilder):
             # same text as confluent-kafka
             raise ValueError("Protobuf serializer requires a message type; call set_message_type()")
 
-    def _construct(self, client: Any) -> Any:
-        return ProtobufSerializer(
-            cast("type[Message]", self.message_type),
-            client,
-            self.serializer_config,
-            self.rule_config,
-            self.rule_registry,
-        )
-
 
 @dataclass(eq=False, repr=False)
 class ProtobufDeserializerBuilder(RegistrySerdeBuilder, DeserializerBuilder):
@@ -304,6 +305,7 @@ class ProtobufDeserializerBuilder(RegistrySerdeBuilder, DeserializerBuilder):
     ``value.deserializer.builder``); see the module `serde_builder`."""
 
     _init_field = "deserializer_init"
+    _serde_type = ProtobufDeserializer
     schema_registry_config: dict[str, Any] | None = None
     schema_registry_client: SchemaRegistryClient | None = None
     message_type: type[Message] | None = None
@@ -316,12 +318,3 @@ class ProtobufDeserializerBuilder(RegistrySerdeBuilder, DeserializerBuilder):
         if self.message_type is None:
             # same text as confluent-kafka
             raise ValueError("Protobuf deserializer requires a message type; call set_message_type()")
-
-    def _construct(self, client: Any) -> Any:
-        return ProtobufDeserializer(
-            cast("type[Message]", self.message_type),
-            self.deserializer_config,
-            client,
-            self.rule_config,
-            self.rule_registry,
-        )

@@ -34,6 +34,11 @@ from ..common.serde import RuleError as RuleError
 from ..common.serde import SubjectNameStrategyType as SubjectNameStrategyType
 from ..common.serde import get_original_key as get_original_key
 from ..common.serde import topic_subject_name_strategy as topic_subject_name_strategy
+from ..common.validation_options import ValidationOptions, raise_violations
+from ..common.validation_options import default_validation_rule_executor as default_validation_rule_executor
+from ..common.validation_rules import ValidationRuleError
+from ..common.validation_rules import ValidationRuleExecutor as ValidationRuleExecutor
+from ..common.validation_rules import ValidationRulesExecution as ValidationRulesExecution
 from ..error import SchemaRegistryError
 from .associated_name_strategy import DEFAULT_CACHE_CAPACITY as DEFAULT_CACHE_CAPACITY
 from .associated_name_strategy import FALLBACK_TYPE, KAFKA_CLUSTER_ID, AssociatedNameStrategy, subject_name_options
@@ -157,7 +162,8 @@ _KEY = MessageField.KEY
 
 class BaseSerializer(BaseSerde, Serializer):
     """Options shared by the formats: auto.register.schemas, normalize.schemas, use.schema.id,
-    use.latest.version, use.latest.with.metadata, subject.name.strategy (.type, .conf), schema.id.serializer."""
+    use.latest.version, use.latest.with.metadata, subject.name.strategy (.type, .conf), schema.id.serializer,
+    validation.rules.execution (.fail.fast, .executor)."""
 
     _schema_type = ""
 
@@ -186,6 +192,7 @@ class BaseSerializer(BaseSerde, Serializer):
                 "use.latest.version writes with the registry's schema, auto.register.schemas with ours: set only one"
             )
         self._schema_id_serializer = _callable(conf, "schema.id.serializer", prefix_schema_id_serializer)
+        self._validation = ValidationOptions(conf)
         self._known: dict[str, tuple[SchemaId, Schema]] = {}  # subject -> immutable (id, schema)
         if conf:
             # same text as confluent-kafka: its tests match on it
@@ -215,6 +222,20 @@ class BaseSerializer(BaseSerde, Serializer):
         answer = SchemaId(self._schema_type, registered.schema_id, registered.guid), schema
         self._known[subject] = answer
         return answer
+
+    def _check_inline_rules(self, phase: ValidationRulesExecution, domain_rules: bool, schema: Any, value: Any) -> None:
+        """The schema's inline validation rules on the record, when they run at ``phase`` (before or
+        after the domain rules, which ``domain_rules`` says the record has): a SerializationError
+        listing the violations."""
+        options = self._validation
+        if options.executor is not None and options.runs(phase, domain_rules):
+            raise_violations(self._inline_violations(options.executor, schema, value, options.fail_fast))
+
+    def _inline_violations(
+        self, executor: ValidationRuleExecutor, schema: Any, value: Any, fail_fast: bool
+    ) -> list[ValidationRuleError]:
+        """The format's walk of ``value`` against ``schema`` (its parsed form) for inline rules."""
+        raise NotImplementedError
 
     def _frame(self, payload: bytes, ctx: SerializationContext | None, schema_id: SchemaId) -> bytes:
         return self._schema_id_serializer(payload, ctx, schema_id)  # type: ignore[no-any-return]

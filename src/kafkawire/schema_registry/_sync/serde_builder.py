@@ -74,11 +74,18 @@ def _setter(name: str) -> Callable[[Any, Any], Any]:
     return set_value
 
 
+# A serde's constructor argument -> the builder field holding it, where the names differ (``conf``
+# is the builder's serializer_config or deserializer_config).
+_FIELD_OF = {"schema_str": "schema", "msg_type": "message_type", "rule_conf": "rule_config"}
+
+
 class RegistrySerdeBuilder:
-    """Base of the format builders (dataclasses, see the module). ``_construct(client)`` makes the
-    serde from the fields; ``_init_field`` names the field of the callback run on the built serde."""
+    """Base of the format builders (dataclasses, see the module). ``_serde_type`` is the serde the
+    fields are the arguments of (an asyncio serde: its synchronous serde's); ``_init_field`` names
+    the field of the callback run on the built serde."""
 
     _init_field: ClassVar[str]
+    _serde_type: ClassVar[Callable[..., Any]]
     schema_registry_config: dict[str, Any] | None
     schema_registry_client: Any
 
@@ -89,7 +96,16 @@ class RegistrySerdeBuilder:
                 setattr(cls, f"set_{name}", _setter(name))
 
     def _construct(self, client: Any) -> Any:
-        raise NotImplementedError
+        """The serde, each constructor argument from its field (the registry client: ``client``)."""
+        serde = self._serde_type
+        conf_field = self._init_field.replace("_init", "_config")
+        args: dict[str, Any] = {}
+        for name in inspect.signature(getattr(serde, "_sync_type", serde)).parameters:
+            if name == "schema_registry_client":
+                args[name] = client
+            else:
+                args[name] = getattr(self, conf_field if name == "conf" else _FIELD_OF.get(name, name))
+        return serde(**args)
 
     def _check(self) -> None:
         """Refuse, before anything is made, a builder whose serde could not be (a format's rule)."""

@@ -1,4 +1,5 @@
-"""The field walk of an Avro record for field rules (CEL_FIELD, ENCRYPT).
+"""The field walks of an Avro record: for field rules (CEL_FIELD, ENCRYPT), and for the schema's
+inline validation rules (``validate_message``).
 
 It follows fastavro's parsed schema (named types by full name in ``__named_schemas``) through
 records, arrays, maps and unions, entering each record field with its ``confluent:tags``; leaves
@@ -8,14 +9,28 @@ application's dict is what gets written.
 
 from __future__ import annotations
 
+import decimal
+from collections import defaultdict
 from typing import Any
 
 from fastavro.validation import validate
 
 from .rules import FieldTransform, FieldType, RuleContext, apply_field, check_field_condition
 from .schema_registry_client import RuleKind
+from .validation_rules import (
+    VALIDATION_RULES_PROP,
+    ValidationRuleError,
+    ValidationRuleExecutor,
+    evaluate_validation_rule,
+    parse_validation_rules,
+)
 
-__all__ = ["transform_avro"]
+__all__ = ["AvroMessage", "AvroSchema", "get_inline_tags", "get_type", "transform", "validate_message"]
+
+# An Avro schema as JSON (a type name, a union, a complex type), and a value fastavro writes
+# (a (branch name, value) tuple picks a union's branch).
+AvroSchema = str | list[Any] | dict[str, Any]
+AvroMessage = None | str | float | int | decimal.Decimal | bool | bytes | list[Any] | dict[str, Any] | tuple[Any, ...]
 
 _PRIMITIVE_TYPES = {
     "null": FieldType.NULL,
@@ -28,6 +43,7 @@ _PRIMITIVE_TYPES = {
     "string": FieldType.STRING,
     "record": FieldType.RECORD,
     "error": FieldType.RECORD,
+    "union": FieldType.COMBINED,
     "enum": FieldType.ENUM,
     "array": FieldType.ARRAY,
     "map": FieldType.MAP,
@@ -48,12 +64,56 @@ def _deref(schema: Any, named: dict[str, Any]) -> Any:
     return schema
 
 
-def field_type(schema: Any, named: dict[str, Any]) -> FieldType:
-    schema = _deref(schema, named)
+def get_type(schema: Any) -> FieldType:
+    """The type a schema names (a named type's name is not looked up: NULL)."""
     if isinstance(schema, list):
         return FieldType.COMBINED
     name = schema.get("type") if isinstance(schema, dict) else schema
     return _PRIMITIVE_TYPES.get(name, FieldType.NULL) if isinstance(name, str) else FieldType.NULL
+
+
+def field_type(schema: Any, named: dict[str, Any]) -> FieldType:
+    """The type of a field's schema, named types looked up in ``named``."""
+    return get_type(_deref(schema, named))
+
+
+def get_inline_tags(schema: Any) -> dict[str, set[str]]:
+    """The ``confluent:tags`` of every record field the schema defines, by the field's full name
+    (``namespace.Record.field``)."""
+    tags: dict[str, set[str]] = defaultdict(set)
+    _collect_tags("", "", schema, tags)
+    return tags
+
+
+def _collect_tags(namespace: str, enclosing: str, schema: Any, tags: dict[str, set[str]]) -> None:
+    if isinstance(schema, list):
+        for branch in schema:
+            _collect_tags(namespace, enclosing, branch, tags)
+        return
+    if not isinstance(schema, dict):
+        return
+    kind = schema.get("type")
+    if kind == "array":
+        _collect_tags(namespace, enclosing, schema.get("items"), tags)
+    elif kind == "map":
+        _collect_tags(namespace, enclosing, schema.get("values"), tags)
+    elif kind == "record":
+        name = schema.get("name")
+        if name is not None and "." in name:  # a full name: its namespace is its own
+            record_ns = name.rpartition(".")[0]
+        else:
+            record_ns = schema.get("namespace")
+            if record_ns is None:  # inherited: the enclosing record's namespace
+                record_ns = enclosing.rpartition(".")[0] if "." in enclosing else namespace
+            if name is not None and record_ns:
+                name = f"{record_ns}.{name}"
+        if name is None:
+            return
+        for field in schema["fields"]:
+            if field.get("confluent:tags") is not None and field.get("name") is not None:
+                tags[f"{name}.{field['name']}"].update(field["confluent:tags"])
+            if field.get("type") is not None:
+                _collect_tags(record_ns, name, field["type"], tags)
 
 
 def _name(schema: Any) -> str | None:
@@ -78,7 +138,18 @@ def _resolve_union(branches: list[Any], named: dict[str, Any], value: Any) -> An
     return None
 
 
-def transform_avro(ctx: RuleContext, parsed: Any, message: Any, field_transform: FieldTransform) -> Any:
+def _union_branch(schema: list[Any], named: dict[str, Any], message: Any) -> tuple[Any, Any]:
+    """The branch a union value is written with, and the value in it (fastavro's tuple notation,
+    (type name, value), names its branch)."""
+    if isinstance(message, tuple) and len(message) == 2 and isinstance(message[0], str):
+        for branch in schema:
+            if _name(_deref(branch, named)) == message[0]:
+                return branch, message[1]
+        return None, message
+    return _resolve_union(schema, named, message), message
+
+
+def transform(ctx: RuleContext, parsed: Any, message: Any, field_transform: FieldTransform) -> Any:
     """``message`` after ``field_transform`` of each field the rule selects."""
     return _transform(ctx, parsed, _named(parsed), message, field_transform)
 
@@ -91,14 +162,11 @@ def _transform(ctx: RuleContext, schema: Any, named: dict[str, Any], message: An
     if field_ctx is not None:
         field_ctx.field_type = field_type(schema, named)
     if isinstance(schema, list):
-        if isinstance(message, tuple) and len(message) == 2 and isinstance(message[0], str):
-            # fastavro's tuple notation, (type name, value): the branch is named.
-            for branch in schema:
-                if _name(_deref(branch, named)) == message[0]:
-                    return (message[0], _transform(ctx, branch, named, message[1], ft))
+        branch, value = _union_branch(schema, named, message)
+        if branch is None:
             return message
-        branch = _resolve_union(schema, named, message)
-        return message if branch is None else _transform(ctx, branch, named, message, ft)
+        result = _transform(ctx, branch, named, value, ft)
+        return (message[0], result) if value is not message else result
     kind = schema.get("type") if isinstance(schema, dict) else None
     if kind == "array" and isinstance(message, list):
         return [_transform(ctx, schema["items"], named, item, ft) for item in message]
@@ -132,3 +200,73 @@ def _transform_field(
             message[name] = result
     finally:
         ctx.exit_field()
+
+
+def validate_message(
+    executor: ValidationRuleExecutor | None, schema: Any, message: Any, fail_fast: bool = False
+) -> list[ValidationRuleError]:
+    """The violations of the inline rules ``message`` meets walking ``schema`` (fastavro's parsed
+    schema, or the schema's JSON): a record's rules see the record, a field's its value, and a
+    field that is null or absent is not checked. Paths read ``addr.zip``, ``tags[3]``,
+    ``scores["k"]``. The message is not changed."""
+    out: list[ValidationRuleError] = []
+    if executor is not None and schema is not None and message is not None:
+        _validate(executor, schema, _named(schema), message, "", fail_fast, out)
+    return out
+
+
+def _validate(
+    executor: ValidationRuleExecutor,
+    schema: Any,
+    named: dict[str, Any],
+    message: Any,
+    path: str,
+    fail_fast: bool,
+    out: list[ValidationRuleError],
+) -> None:
+    schema = _deref(schema, named)
+    if message is None or schema is None:
+        return
+    if isinstance(schema, list):
+        branch, value = _union_branch(schema, named, message)
+        if branch is not None and branch != "null":
+            _validate(executor, branch, named, value, path, fail_fast, out)
+        return
+    kind = schema.get("type") if isinstance(schema, dict) else None
+    if kind == "array" and isinstance(message, list):
+        children: Any = ((f"{path}[{i}]", schema["items"], item) for i, item in enumerate(message))
+    elif kind == "map" and isinstance(message, dict):
+        children = ((f'{path}["{key}"]', schema["values"], value) for key, value in message.items())
+    elif kind in ("record", "error") and isinstance(message, dict):
+        for rule in parse_validation_rules(schema.get(VALIDATION_RULES_PROP)):
+            evaluate_validation_rule(executor, rule, schema, message, path, out)
+            if fail_fast and out:
+                return
+        children = _fields(executor, schema, message, path, fail_fast, out)
+    else:
+        return
+    for child_path, child_schema, value in children:
+        if fail_fast and out:
+            return
+        _validate(executor, child_schema, named, value, child_path, fail_fast, out)
+
+
+def _fields(
+    executor: ValidationRuleExecutor,
+    record: dict[str, Any],
+    message: dict[str, Any],
+    path: str,
+    fail_fast: bool,
+    out: list[ValidationRuleError],
+) -> Any:
+    """Each field's own rules (on a value that is there), then the field to walk into."""
+    for field in record["fields"]:
+        name = field["name"]
+        child_path = f"{path}.{name}" if path else name
+        value = message.get(name)
+        if value is not None:
+            for rule in parse_validation_rules(field.get(VALIDATION_RULES_PROP)):
+                evaluate_validation_rule(executor, rule, field["type"], value, child_path, out)
+                if fail_fast and out:
+                    return
+        yield child_path, field["type"], value

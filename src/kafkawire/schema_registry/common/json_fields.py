@@ -1,21 +1,45 @@
-"""The field walk of a JSON document for field rules (CEL_FIELD, ENCRYPT).
+"""The field walks of a JSON document: for field rules (CEL_FIELD, ENCRYPT), and for the schema's
+inline validation rules (``validate_message``).
 
 It follows the JSON Schema through ``$ref`` (local definitions and referenced subjects, resolved
 by the validator's ``referencing`` resolver), ``allOf`` (each subschema), ``oneOf`` (the first
 the value is valid against), ``anyOf`` (each it is valid against), type lists (the type the value
 has), arrays and object ``properties``; each property is entered
 with its ``confluent:tags`` (path ``$.a.b``), and leaves the rule selects are handed to the field
-transform. Objects are changed in place.
+transform. Objects are changed in place. The validation walk takes the same paths and only reads.
 """
 
 from __future__ import annotations
 
+import decimal
 from typing import Any
+
+from jsonschema.validators import validator_for
 
 from .rules import FieldTransform, FieldType, RuleContext, apply_field, check_field_condition
 from .schema_registry_client import RuleKind
+from .validation_rules import (
+    VALIDATION_RULES_PROP,
+    ValidationRuleError,
+    ValidationRuleExecutor,
+    evaluate_validation_rule,
+    parse_validation_rules,
+)
 
-__all__ = ["get_inline_tags", "get_type", "transform_json"]
+__all__ = [
+    "JsonMessage",
+    "JsonSchema",
+    "get_inline_tags",
+    "get_type",
+    "transform",
+    "transform_json",
+    "validate_json",
+    "validate_message",
+]
+
+# A JSON Schema (true and false are schemas too), and a document's value.
+JsonSchema = bool | dict[str, Any]
+JsonMessage = None | str | float | int | decimal.Decimal | bool | list[Any] | dict[str, Any]
 
 _TYPES = {
     "object": FieldType.RECORD,
@@ -54,6 +78,39 @@ def transform_json(ctx: RuleContext, validator: Any, message: Any, field_transfo
     return _Walk(ctx, validator, field_transform).transform(validator.schema, validator._resolver, "$", message)
 
 
+def _valid(validator: Any, schema: Any, resolver: Any, value: Any) -> bool:
+    """Whether ``value`` is valid against a part of the whole schema (a branch, a narrowed type)."""
+    try:
+        return bool(validator.evolve(schema=schema, _resolver=resolver).is_valid(value))
+    except Exception:  # an unresolvable reference in a branch: not this branch
+        return False
+
+
+def _narrowed(validator: Any, schema: dict[str, Any], resolver: Any, message: Any) -> dict[str, Any] | None:
+    """A schema with a list of types as the first of them ``message`` is valid against."""
+    for kind in schema["type"]:
+        narrowed = {**schema, "type": kind}
+        if _valid(validator, narrowed, resolver, message):
+            return narrowed
+    return None
+
+
+def transform(
+    ctx: RuleContext,
+    schema: Any,
+    ref_registry: Any,
+    ref_resolver: Any,
+    path: str,
+    message: Any,
+    field_transform: FieldTransform,
+) -> Any:
+    """`transform_json` of the part of a document at ``path`` (``$`` for all of it) against
+    ``schema``, its ``$ref``s resolved by ``ref_resolver`` of the ``referencing`` registry
+    ``ref_registry``."""
+    validator = validator_for(schema)(schema, registry=ref_registry)
+    return _Walk(ctx, validator, field_transform).transform(schema, ref_resolver, path, message)
+
+
 class _Walk:
     def __init__(self, ctx: RuleContext, validator: Any, field_transform: FieldTransform) -> None:
         self.ctx = ctx
@@ -61,10 +118,7 @@ class _Walk:
         self.ft = field_transform
 
     def _valid(self, schema: Any, resolver: Any, value: Any) -> bool:
-        try:
-            return bool(self.validator.evolve(schema=schema, _resolver=resolver).is_valid(value))
-        except Exception:  # an unresolvable reference in a branch: not this branch
-            return False
+        return _valid(self.validator, schema, resolver, value)
 
     def transform(self, schema: Any, resolver: Any, path: str, message: Any) -> Any:
         if message is None or not isinstance(schema, dict):
@@ -75,10 +129,9 @@ class _Walk:
             field_ctx.field_type = get_type(schema)
         kinds = schema.get("type")
         if isinstance(kinds, list):  # ["null", "string"]: walked as the type the value has
-            for kind in kinds:
-                narrowed = {**schema, "type": kind}
-                if self._valid(narrowed, resolver, message):
-                    return self.transform(narrowed, resolver, path, message)
+            narrowed = _narrowed(self.validator, schema, resolver, message)
+            if narrowed is not None:
+                return self.transform(narrowed, resolver, path, message)
         if any(key in schema for key in ("allOf", "anyOf", "oneOf")):
             return self._combined(schema, resolver, path, message)
         items = schema.get("items")
@@ -138,3 +191,124 @@ class _Walk:
                 message[name] = result
         finally:
             ctx.exit_field()
+
+
+def validate_message(
+    executor: ValidationRuleExecutor | None,
+    schema: Any,
+    ref_registry: Any,
+    ref_resolver: Any,
+    message: Any,
+    fail_fast: bool = False,
+) -> list[ValidationRuleError]:
+    """The violations of the inline rules ``message`` meets walking ``schema``, its ``$ref``s
+    resolved by ``ref_resolver`` (of the ``referencing`` registry ``ref_registry``)."""
+    if executor is None or schema is None or message is None:
+        return []
+    validator = validator_for(schema)(schema, registry=ref_registry)
+    return _Check(executor, validator, fail_fast).run(schema, ref_resolver, message)
+
+
+def validate_json(
+    executor: ValidationRuleExecutor | None, validator: Any, message: Any, fail_fast: bool = False
+) -> list[ValidationRuleError]:
+    """`validate_message` with the schema and its references as a serializer holds them: the
+    jsonschema validator of the whole schema."""
+    if executor is None or message is None:
+        return []
+    return _Check(executor, validator, fail_fast).run(validator.schema, validator._resolver, message)
+
+
+class _Check:
+    """The validation walk: the field walk's paths (rooted at ``$``), rules evaluated instead of
+    fields transformed. A property that is null or absent is not checked; properties the schema
+    does not declare are not walked."""
+
+    def __init__(self, executor: ValidationRuleExecutor, validator: Any, fail_fast: bool) -> None:
+        self.executor = executor
+        self.validator = validator
+        self.fail_fast = fail_fast
+        self.out: list[ValidationRuleError] = []
+
+    def run(self, schema: Any, resolver: Any, message: Any) -> list[ValidationRuleError]:
+        self.walk(schema, resolver, "$", message)
+        return self.out
+
+    def stop(self) -> bool:
+        return self.fail_fast and bool(self.out)
+
+    def walk(self, schema: Any, resolver: Any, path: str, message: Any) -> None:
+        if message is None or not isinstance(schema, dict):
+            return
+        if isinstance(schema.get("type"), list) and schema["type"]:
+            narrowed = _narrowed(self.validator, schema, resolver, message)
+            if narrowed is not None:
+                self.walk(narrowed, resolver, path, message)
+            return
+        if any(key in schema for key in ("allOf", "anyOf", "oneOf")):
+            self._combined(schema, resolver, path, message)
+            return
+        if schema.get("items") is not None and isinstance(message, list):
+            self._items(schema["items"], resolver, path, message)
+            return
+        ref = schema.get("$ref")
+        if ref is not None:
+            resolved = resolver.lookup(ref)
+            self.walk(resolved.contents, resolved.resolver, path, message)
+            return
+        self._object(schema, resolver, path, message)
+
+    def _combined(self, schema: dict[str, Any], resolver: Any, path: str, message: Any) -> None:
+        """Every allOf subschema, else the first valid oneOf, else each valid anyOf; then the
+        properties and items beside them."""
+        if schema.get("allOf") is not None:
+            for sub in schema["allOf"]:
+                self.walk(sub, resolver, path, message)
+                if self.stop():
+                    return
+        elif schema.get("oneOf") is not None:
+            for sub in schema["oneOf"]:
+                if _valid(self.validator, sub, resolver, message):
+                    self.walk(sub, resolver, path, message)
+                    break
+        elif schema.get("anyOf") is not None:
+            for sub in schema["anyOf"]:
+                if _valid(self.validator, sub, resolver, message):
+                    self.walk(sub, resolver, path, message)
+                    if self.stop():
+                        return
+        if self.stop():
+            return
+        self._object(schema, resolver, path, message)
+        if not self.stop() and schema.get("items") is not None and isinstance(message, list):
+            self._items(schema["items"], resolver, path, message)
+
+    def _items(self, items: Any, resolver: Any, path: str, message: list[Any]) -> None:
+        for i, item in enumerate(message):
+            self.walk(items, resolver, f"{path}[{i}]", item)
+            if self.stop():
+                return
+
+    def _object(self, schema: dict[str, Any], resolver: Any, path: str, message: Any) -> None:
+        if not isinstance(message, dict):
+            return
+        for rule in parse_validation_rules(schema.get(VALIDATION_RULES_PROP)):
+            evaluate_validation_rule(self.executor, rule, schema, message, path, self.out)
+            if self.stop():
+                return
+        properties = schema.get("properties")
+        if not isinstance(properties, dict):
+            return
+        for name, sub in properties.items():
+            if not isinstance(sub, dict):
+                continue
+            full_name = f"{path}.{name}"
+            value = message.get(name)
+            if value is not None:
+                for rule in parse_validation_rules(sub.get(VALIDATION_RULES_PROP)):
+                    evaluate_validation_rule(self.executor, rule, sub, value, full_name, self.out)
+                    if self.stop():
+                        return
+            self.walk(sub, resolver, full_name, value)
+            if self.stop():
+                return

@@ -6,15 +6,30 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from referencing.jsonschema import DRAFT7
+
+from .json_fields import JsonMessage as JsonMessage
+from .json_fields import JsonSchema as JsonSchema
 from .json_fields import get_inline_tags as get_inline_tags
 from .json_fields import get_type as get_type
+from .json_fields import transform as transform
+from .json_fields import validate_message as validate_message
 from .rules import FieldType as FieldType
 from .rules import RuleContext as RuleContext
 from .schemas import JSON_TYPE as JSON_TYPE
 from .schemas import RuleKind as RuleKind
 from .serde import RuleConditionError as RuleConditionError
+from .validation_rules import VALIDATION_RULES_PROP as VALIDATION_RULES_PROP
+from .validation_rules import ValidationRule as ValidationRule
+from .validation_rules import ValidationRuleError as ValidationRuleError
+from .validation_rules import ValidationRuleExecutor as ValidationRuleExecutor
+from .validation_rules import evaluate_validation_rule as evaluate_validation_rule
+from .validation_rules import parse_validation_rules as parse_validation_rules
 
-__all__ = ["_HAS_ORJSON", "_json_dumps", "_json_loads"]
+__all__ = ["DEFAULT_SPEC", "_HAS_ORJSON", "_json_dumps", "_json_loads"]
+
+# The draft a referenced schema that does not say is read as.
+DEFAULT_SPEC = DRAFT7
 
 try:
     import orjson

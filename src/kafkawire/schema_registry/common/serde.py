@@ -310,8 +310,9 @@ def reference_subject_name_strategy(ctx: SerializationContext | None, schema_ref
     return schema_ref.name if schema_ref is not None else None
 
 
-# Names confluent-kafka's module of this name gives: kafkawire's are in common.rules and _sync/
-# (rule_runner, associated_name_strategy), which import this module, so they are looked up on first use.
+# Names confluent-kafka's module of this name gives: kafkawire's are in common.rules, _sync/
+# (rule_runner, associated_name_strategy), common.validation_rules/_options and
+# common.parsed_schema_cache, most of which import this module, so they are looked up on first use.
 __getattr__, __dir__ = lazy_names(
     __name__,
     globals(),
@@ -322,5 +323,11 @@ __getattr__, __dir__ = lazy_names(
         ),
         "kafkawire.schema_registry._sync.rule_runner": "Migration",
         "kafkawire.schema_registry._sync.associated_name_strategy": "STRATEGY_TYPE_MAP",
+        "kafkawire.schema_registry.common.validation_rules": (
+            "VALIDATION_RULES_PROP ValidationRule ValidationRuleError ValidationRuleExecutor ValidationRulesExecution "
+            "evaluate_validation_rule parse_validation_rules"
+        ),
+        "kafkawire.schema_registry.common.validation_options": "default_validation_rule_executor",
+        "kafkawire.schema_registry.common.parsed_schema_cache": "ParsedSchemaCache",
     },
 )

@@ -87,6 +87,10 @@ class CelExecutor(RuleExecutor):
             raise RuleError(f"a CEL condition must give a bool, not a {type(result).__name__}")
         return bool(result)
 
+    def program(self, expr: str) -> celpy.Runner:
+        """The compiled program of ``expr`` (compiled once); RuleError when it does not compile."""
+        return self._programs.get(expr)
+
     def evaluate(self, expr: str, args: dict[str, Any]) -> Any:
         program = self._programs.get(expr)
         if "now" in expr and "now" not in args:

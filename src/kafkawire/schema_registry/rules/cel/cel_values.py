@@ -24,7 +24,15 @@ from google.protobuf.message import Message
 
 from ...common.serde import RuleError
 
-__all__ = ["from_cel", "inside_has", "proto_from_cel", "proto_scalar_to_cel", "restore_like", "to_cel"]
+__all__ = [
+    "from_cel",
+    "inside_has",
+    "proto_field_to_cel",
+    "proto_from_cel",
+    "proto_scalar_to_cel",
+    "restore_like",
+    "to_cel",
+]
 
 # A protobuf FieldDescriptor: types-protobuf splits the class between the Python and upb runtimes.
 FieldDesc = Any
@@ -199,7 +207,7 @@ class _ProtoMap(celtypes.MapType):
             if fd.message_type is not None and not _is_repeated(fd) and not msg.HasField(fd.name):
                 super().__setitem__(celtypes.StringType(fd.name), None)
             else:
-                super().__setitem__(celtypes.StringType(fd.name), _field_to_cel(getattr(msg, fd.name), fd))
+                super().__setitem__(celtypes.StringType(fd.name), proto_field_to_cel(getattr(msg, fd.name), fd))
 
     def __getitem__(self, key: Any) -> Any:
         fd = self.source.DESCRIPTOR.fields_by_name.get(str(key)) if isinstance(key, str) else None
@@ -251,7 +259,8 @@ def _proto_to_cel(msg: Message) -> Any:
     return _ProtoMap(msg)
 
 
-def _field_to_cel(value: Any, fd: FieldDesc) -> Any:
+def proto_field_to_cel(value: Any, fd: FieldDesc) -> Any:
+    """A protobuf field's whole value (a repeated field's list, a map field's map) as CEL sees it."""
     if _is_map(fd):
         key_fd, value_fd = fd.message_type.fields_by_name["key"], fd.message_type.fields_by_name["value"]
         return celtypes.MapType(

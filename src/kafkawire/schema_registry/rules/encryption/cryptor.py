@@ -53,6 +53,7 @@ class Cryptor:
 
     def __init__(self, algorithm: str) -> None:
         """``algorithm``: a DekAlgorithm."""
+        self.dek_format = algorithm
         self.deterministic = algorithm == "AES256_SIV"
         self._template = _TEMPLATES[algorithm]
         self._lock = threading.Lock()

@@ -31,7 +31,14 @@ from .dek_registry.dek_registry_client import KekId as KekId
 from .kms_driver_registry import Aead, KmsClient, get_kms_driver
 from .kms_driver_registry import KmsDriver as KmsDriver
 
-__all__ = ["Clock", "EncryptionExecutor", "FieldEncryptionExecutor"]
+__all__ = [
+    "AeadWrapper",
+    "Clock",
+    "EncryptionExecutor",
+    "EncryptionExecutorTransform",
+    "FieldEncryptionExecutor",
+    "FieldEncryptionExecutorTransform",
+]
 
 log = logging.getLogger(__name__)
 
@@ -100,9 +107,9 @@ class EncryptionExecutor(RuleExecutor):
         return "ENCRYPT_PAYLOAD"
 
     def transform(self, ctx: RuleContext, message: Any) -> Any:
-        return self.new_transform(ctx).apply(ctx, FieldType.BYTES, message)
+        return self.new_transform(ctx).transform(ctx, FieldType.BYTES, message)
 
-    def new_transform(self, ctx: RuleContext) -> _RuleEncryption:
+    def new_transform(self, ctx: RuleContext) -> EncryptionExecutorTransform:
         """The encryption of one rule for one record, its parameters read and checked."""
         kek_name = _param(ctx, ENCRYPT_KEK_NAME)
         if kek_name is None:
@@ -124,14 +131,11 @@ class EncryptionExecutor(RuleExecutor):
             cryptor = self._cryptors.get(algorithm)
             if cryptor is None:
                 cryptor = self._cryptors[algorithm] = Cryptor(algorithm)
-        return _RuleEncryption(self, algorithm, cryptor, kek_name, expiry_days)
+        return EncryptionExecutorTransform(self, cryptor, kek_name, expiry_days)
 
     def kms_aead(self, kek: Kek, kms_key_id: str) -> Aead:
         """The AEAD of one of the KEK's KMS keys; clients are kept per key URL and KMS settings."""
-        if not kek.kms_type:
-            raise RuleError(f"KEK {kek.name} has no KMS type")
-        key_url = f"{kek.kms_type}://{kms_key_id}"
-        props = kek.kms_props.properties if kek.kms_props is not None else {}
+        key_url, props = _kms_key(kek, kms_key_id)
         cache_key = (key_url, tuple(sorted(props.items())))
         with self._lock:
             client = self._kms_clients.get(cache_key)
@@ -157,29 +161,42 @@ class EncryptionExecutor(RuleExecutor):
         return executor
 
 
-class _KekAead:
-    """Wraps and unwraps DEKs with the KEK's KMS key, falling back to its alternates in turn
-    (``encrypt.alternate.kms.key.ids`` in the KEK's KMS properties or the rule configuration)."""
+def _kms_key(kek: Kek, kms_key_id: str) -> tuple[str, dict[str, str]]:
+    """The key's URL and the KEK's KMS properties."""
+    if not kek.kms_type:
+        raise RuleError(f"KEK {kek.name} has no KMS type")
+    return f"{kek.kms_type}://{kms_key_id}", dict(kek.kms_props.properties if kek.kms_props is not None else {})
 
-    def __init__(self, executor: EncryptionExecutor, kek: Kek) -> None:
-        self._executor = executor
+
+def _new_kms_aead(config: dict[str, Any], kek: Kek, kms_key_id: str) -> Aead:
+    key_url, props = _kms_key(kek, kms_key_id)
+    return get_kms_driver(key_url).new_kms_client({**config, **props}, key_url).get_aead(key_url)
+
+
+class AeadWrapper:
+    """Wraps and unwraps DEKs with the KEK's KMS key, falling back to its alternates in turn
+    (``encrypt.alternate.kms.key.ids`` in the KEK's KMS properties or ``config``). ``kms_aead``
+    gives a key's AEAD (an executor's keeps its KMS clients); without it a client is made per call."""
+
+    def __init__(self, config: dict[str, Any], kek: Kek, kms_aead: Callable[[Kek, str], Aead] | None = None) -> None:
         self._kek = kek
+        self._kms_aead = kms_aead or (lambda k, key_id: _new_kms_aead(config, k, key_id))
         props = kek.kms_props.properties if kek.kms_props is not None else {}
-        alternates = props.get(ENCRYPT_ALTERNATE_KMS_KEY_IDS) or executor.config.get(ENCRYPT_ALTERNATE_KMS_KEY_IDS)
+        alternates = props.get(ENCRYPT_ALTERNATE_KMS_KEY_IDS) or config.get(ENCRYPT_ALTERNATE_KMS_KEY_IDS)
         self._key_ids = [kek.kms_key_id or ""]
         self._key_ids += [k.strip() for k in str(alternates or "").split(",") if k.strip()]
 
-    def encrypt(self, plaintext: bytes) -> bytes:
-        return self._each("wrap", lambda aead: aead.encrypt(plaintext, NO_ASSOCIATED_DATA))
+    def encrypt(self, plaintext: bytes, associated_data: bytes = NO_ASSOCIATED_DATA) -> bytes:
+        return self._each("wrap", lambda aead: aead.encrypt(plaintext, associated_data))
 
-    def decrypt(self, ciphertext: bytes) -> bytes:
-        return self._each("unwrap", lambda aead: aead.decrypt(ciphertext, NO_ASSOCIATED_DATA))
+    def decrypt(self, ciphertext: bytes, associated_data: bytes = NO_ASSOCIATED_DATA) -> bytes:
+        return self._each("unwrap", lambda aead: aead.decrypt(ciphertext, associated_data))
 
     def _each(self, verb: str, op: Callable[[Aead], bytes]) -> bytes:
         last: Exception | None = None
         for key_id in self._key_ids:
             try:
-                return op(self._executor.kms_aead(self._kek, key_id))
+                return op(self._kms_aead(self._kek, key_id))
             except Exception as e:
                 last = e
                 if key_id != self._key_ids[-1]:
@@ -192,24 +209,23 @@ class _KekAead:
         ) from last
 
 
-class _RuleEncryption:
-    """One rule applied to one record: its KEK (looked up once), DEK algorithm and rotation."""
+class EncryptionExecutorTransform:
+    """One rule applied to one record: its KEK (looked up once), DEK algorithm (the cryptor's) and
+    rotation (DEKs expire after ``dek_expiry_days``; 0: never)."""
 
-    def __init__(
-        self, executor: EncryptionExecutor, algorithm: DekAlgorithm, cryptor: Cryptor, kek_name: str, expiry_days: int
-    ) -> None:
+    def __init__(self, executor: EncryptionExecutor, cryptor: Cryptor, kek_name: str, dek_expiry_days: int) -> None:
         self._executor = executor
-        self._algorithm = algorithm
+        self._algorithm = DekAlgorithm(cryptor.dek_format)
         self._cryptor = cryptor
         self._kek_name = kek_name
-        self._expiry_days = expiry_days
+        self._expiry_days = dek_expiry_days
         self._kek: Kek | None = None
 
     @property
     def _rotating(self) -> bool:
         return self._expiry_days > 0
 
-    def apply(self, ctx: RuleContext, field_type: FieldType, value: Any) -> Any:
+    def transform(self, ctx: RuleContext, field_type: FieldType, value: Any) -> Any:
         """The value encrypted (WRITE) or decrypted (READ)."""
         if value is None:
             return None
@@ -351,7 +367,7 @@ class _RuleEncryption:
         encrypted: str | None = None
         if not kek.shared:  # a shared KEK's registry makes the key itself
             raw = self._cryptor.generate_key()
-            encrypted = base64.b64encode(_KekAead(self._executor, kek).encrypt(raw)).decode("ascii")
+            encrypted = base64.b64encode(self._aead(kek).encrypt(raw)).decode("ascii")
         algorithm = self._algorithm
         try:
             dek = self._client().register_dek(kek.name or "", subject, encrypted, algorithm, version)
@@ -383,7 +399,10 @@ class _RuleEncryption:
         encrypted = dek.get_encrypted_key_material_bytes()
         if encrypted is None:
             raise RuleError(f"DEK version {dek.version} of KEK {kek.name} has no key material")
-        dek.set_key_material(_KekAead(self._executor, kek).decrypt(encrypted))
+        dek.set_key_material(self._aead(kek).decrypt(encrypted))
+
+    def _aead(self, kek: Kek) -> AeadWrapper:
+        return AeadWrapper(self._executor.config, kek, self._executor.kms_aead)
 
     @staticmethod
     def _key_of(dek: Dek) -> bytes:
@@ -402,6 +421,16 @@ def _as_bytes(value: Any) -> bytes:
     raise RuleError(f"a BYTES field holds {type(value).__name__}, not bytes")
 
 
+class FieldEncryptionExecutorTransform:
+    """An ENCRYPT rule's transform of one record, as a field transform: each field by its type."""
+
+    def __init__(self, executor_transform: EncryptionExecutorTransform) -> None:
+        self.executor_transform = executor_transform
+
+    def transform(self, ctx: RuleContext, field_ctx: FieldContext, field_value: Any) -> Any:
+        return self.executor_transform.transform(ctx, field_ctx.field_type, field_value)
+
+
 class FieldEncryptionExecutor(FieldRuleExecutor):
     """ENCRYPT: the STRING and BYTES fields the rule's tags select, encrypted on write and
     decrypted on read. ``executor`` is the EncryptionExecutor doing the work."""
@@ -416,12 +445,7 @@ class FieldEncryptionExecutor(FieldRuleExecutor):
         return "ENCRYPT"
 
     def new_transform(self, ctx: RuleContext) -> FieldTransform:
-        encryption = self.executor.new_transform(ctx)
-
-        def transform(ctx: RuleContext, field_ctx: FieldContext, value: Any) -> Any:
-            return encryption.apply(ctx, field_ctx.field_type, value)
-
-        return FieldTransform(transform)
+        return FieldTransform(FieldEncryptionExecutorTransform(self.executor.new_transform(ctx)).transform)
 
     def close(self) -> None:
         self.executor.close()
