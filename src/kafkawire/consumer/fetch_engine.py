@@ -4,8 +4,8 @@ Runs like the producer's sender: `_run` on the IO thread asks the table (core/fe
 what to do, sends one Fetch per leader broker carrying all of that leader's fetchable partitions
 (one in flight per leader), starts offset lookups (ListOffsets, the group's OffsetFetch), and
 refreshes metadata for partitions without a known leader. Answers are decoded and sifted off the
-lock, within one budget per answer (consumer/fetch_answer.py), then put into the table, and
-``on_ready`` tells the face. The application's thread only takes
+lock, within one budget per answer (consumer/fetch_answer.py), then put into the table a piece
+at a time, and ``on_ready`` tells the face after each piece. The application's thread only takes
 from the table under the lock: `take` never waits for the network.
 """
 
@@ -80,7 +80,9 @@ class FetchEngine:
         self._timer: Timer | None = None
         self._closed = False
         self._debug = client.debug
-        self._reader = AnswerReader(client, self._table, self._lock, self._check_crcs, self._preferred_ttl)
+        self._reader = AnswerReader(
+            client, self._table, self._lock, self._check_crcs, self._preferred_ttl, on_piece=lambda: self.on_ready()
+        )
 
     # --- the application's thread -------------------------------------------------------------
 

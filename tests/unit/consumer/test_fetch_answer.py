@@ -52,11 +52,13 @@ def peer() -> Iterator[tuple[MockCluster, Client]]:
 class Reading:
     """A fetch table and its reader, fetching as the engine does: plan, ask, read the answer on the IO thread."""
 
-    def __init__(self, client: Client, **limits: Any) -> None:
+    def __init__(self, client: Client, reader: dict[str, Any] | None = None, **limits: Any) -> None:
         self.client = client
         self.table = FetchTable(FetchLimits(**limits), offset_at)
         self.lock = threading.Lock()
-        self.reader = AnswerReader(client, self.table, self.lock, check_crcs=True, preferred_ttl=300.0)
+        self.reader = AnswerReader(
+            client, self.table, self.lock, check_crcs=True, preferred_ttl=300.0, **(reader or {})
+        )
 
     def plan(self) -> list[tuple[int, int, list[Wanted]]]:
         def leader_of(key: tuple[str, int]) -> int | None:
@@ -132,6 +134,27 @@ def test_records_reach_the_table_in_order_and_an_answer_at_the_end_adds_none(pee
     reading.fetch_all()  # at the end of both logs
     assert reading.taken() == []
     assert reading.table.position((TOPIC, 0)) == 5 and reading.table.position((TOPIC, 1)) == 2
+
+
+def test_the_first_partitions_can_be_taken_while_the_rest_of_the_answer_is_decoded(
+    peer: tuple[MockCluster, Client],
+) -> None:
+    _mock, client = peer
+    pieces: list[list[tuple[int, int, bytes]]] = []
+    # (a piece of at least 3 records: partition 0's first batch is one, partition 1's record the last)
+    reading = Reading(client, {"handover": 3, "on_piece": lambda: pieces.append(_seen(reading.taken()))})
+    reading.table.assign((TOPIC, 0), 0)
+    reading.table.assign((TOPIC, 1), 1)
+    assert reading.fetch_all() == (True, False)
+    assert pieces == [[(0, 0, b"a0"), (0, 1, b"a1"), (0, 2, b"a2")]]  # taken before partition 1 was decoded
+    assert _seen(reading.taken()) == [(1, 1, b"b1")]
+    assert reading.fetch_all() == (True, False)  # partition 0's second batch: 2 records, one piece, untold
+    assert pieces == [[(0, 0, b"a0"), (0, 1, b"a1"), (0, 2, b"a2")]]
+    assert _seen(reading.taken()) == [(0, 3, b"a3"), (0, 4, b"a4")]
+
+
+def _seen(messages: list[Any]) -> list[tuple[int, int, bytes]]:
+    return [(m.partition(), m.offset(), m.value()) for m in messages]
 
 
 def test_a_partition_repositioned_before_its_answer_keeps_its_new_place(peer: tuple[MockCluster, Client]) -> None:
