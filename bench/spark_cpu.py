@@ -15,7 +15,8 @@ the function a write task runs (`_KafkaWrite.write_task`) fed an Arrow IPC strea
 Spark sends (struct-wrapped, 10,000 rows), flattened as PySpark's worker does, against
 ``produce_batch()``; and a read task's `read_range` with its batches wrapped and written to an
 Arrow IPC stream as PySpark's worker sends them, against the read path alone (`fetch_range` into
-Arrow columns). Three rounds each, alternating; CPU us per row of this process (all threads).
+Arrow columns). Three rounds each, alternating; CPU us per row of this process (all threads)
+and of the broker.
 """
 
 from __future__ import annotations
@@ -195,9 +196,15 @@ def _python_side(kind: str, rows: int, broker_kind: str) -> None:
             }
         for _ in range(3):
             for name, side in sides.items():
+                before = snapshot()
                 result = side()
+                after = snapshot()
+                brokers = sum(
+                    v - before.get(k, 0.0) for k, v in after.items() if k.startswith("broker: ") and "[" not in k
+                )
                 print(
-                    f"{name}: {result['cpu'] * 1e6 / rows:.3f} CPU us/row, {rows / result['seconds']:,.0f} rows/s",
+                    f"{name}: {result['cpu'] * 1e6 / rows:.3f} CPU us/row, broker {brokers * 1e6 / rows:.3f}, "
+                    f"{rows / result['seconds']:,.0f} rows/s",
                     flush=True,
                 )
 
