@@ -23,7 +23,9 @@ from ._sync.protobuf import (
     _schema_to_str,
     decimal_to_protobuf,
     protobuf_to_decimal,
+    protobuf_to_variant,
     reference_subject_name_strategy,
+    variant_to_protobuf,
 )
 from .common.protobuf_fields import _is_repeated as _is_repeated
 from .common.protobuf_fields import get_inline_tags as get_inline_tags
@@ -36,6 +38,7 @@ from .common.serde import RuleConditionError as RuleConditionError
 from .common.serde import RuleError as RuleError
 from .confluent.type import variant_pb2 as variant_pb2
 from .confluent.type.decimal_utils import unscaled_to_bytes as unscaled_to_bytes
+from .confluent.type.variant_utils import Variant as Variant
 
 __all__ = [
     "AsyncProtobufDeserializer",
@@ -50,5 +53,7 @@ __all__ = [
     "_schema_to_str",
     "decimal_to_protobuf",
     "protobuf_to_decimal",
+    "protobuf_to_variant",
     "reference_subject_name_strategy",
+    "variant_to_protobuf",
 ]

@@ -5,9 +5,6 @@ these equal to what it finds: a module or name kafkawire gains must be struck of
 # under the alias as on any missing module.
 UNIMPORTABLE = frozenset(
     {
-        # Confluent's Variant codec (the Spark/Parquet Variant binary encoding, 1,200 lines in
-        # confluent-kafka): the Variant protobuf type is here (confluent.type.variant_pb2), its codec not yet
-        ".schema_registry.confluent.type.variant_utils",
         # CEL helpers (decimal, timestamp, string-format, variant and field-presence functions, the
         # protovalidate-style constraints, the protobuf result writer) kafkawire's CEL rules do not have yet
         ".schema_registry.rules.cel.cel_field_presence",
@@ -101,10 +98,9 @@ KNOWN_MISSING: dict[str, str] = {
     ),
     ".schema_registry.common.protobuf": (
         "MAX_ENCODABLE_COEFFICIENT_DIGITS PROTOBUF_MAJOR_VERSION ValidationRule ValidationRuleError "
-        "ValidationRuleExecutor Variant _bytes _disjoint _init_pool _is_builtin _proto_to_str _set_field "
+        "ValidationRuleExecutor _bytes _disjoint _init_pool _is_builtin _proto_to_str _set_field "
         "_str_to_proto _transform_field evaluate_validation_rule get_type is_cel_leaf_message "
-        "protobuf_to_variant rebuild_value_type set_decimal_message set_timestamp_message transform "
-        "validate_message variant_to_protobuf"
+        "rebuild_value_type set_decimal_message set_timestamp_message transform validate_message"
     ),
     ".schema_registry.common.schema_registry_client": ("_AsyncStaticFieldProvider _SchemaCache _StaticFieldProvider"),
     ".schema_registry.common.serde": (
@@ -112,9 +108,8 @@ KNOWN_MISSING: dict[str, str] = {
         "ValidationRulesExecution default_validation_rule_executor evaluate_validation_rule "
         "parse_validation_rules"
     ),
-    ".schema_registry.confluent.type": ("variant_utils"),
     ".schema_registry.json_schema": ("transform validate_message"),
-    ".schema_registry.protobuf": ("get_type protobuf_to_variant transform validate_message variant_to_protobuf"),
+    ".schema_registry.protobuf": ("get_type transform validate_message"),
     ".schema_registry.rules.cel.cel_executor": (
         "DAYS_SHIFT EXTRA_FUNCS InterpretedRunner field_value_to_cel msg_to_cel protobuf_result_writer"
     ),
