@@ -23,14 +23,24 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
 from ...common.serde import RuleError
+from ...confluent.type.variant_utils import Variant
 
-__all__ = ["from_cel", "inside_has", "proto_from_cel", "proto_scalar_to_cel", "restore_like", "to_cel"]
+__all__ = [
+    "DAYS_SHIFT",
+    "from_cel",
+    "has_depth",
+    "inside_has",
+    "proto_from_cel",
+    "proto_scalar_to_cel",
+    "restore_like",
+    "to_cel",
+]
 
 # A protobuf FieldDescriptor: types-protobuf splits the class between the Python and upb runtimes.
 FieldDesc = Any
 _SOURCE = "kafkawire_source"  # attribute of a CEL value that stands for a Python value
 _MISSING = object()
-_EPOCH_DAY = datetime.date(1970, 1, 1).toordinal()
+DAYS_SHIFT = datetime.date(1970, 1, 1).toordinal()  # Avro's date is its days since the epoch: an ordinal less this
 _MIDNIGHT = datetime.datetime(1970, 1, 1)
 _INT64 = (-(2**63), 2**63)
 _UINT64_END = 2**64
@@ -43,8 +53,8 @@ def _sourced(value: Any, source: Any) -> Any:
 
 def to_cel(value: Any) -> Any:
     """``value`` as CEL sees it; raises RuleError for a type a record cannot hold."""
-    if value is None:
-        return None
+    if value is None or isinstance(value, Variant):  # a Variant is its own CEL value (variant_funcs)
+        return value
     if isinstance(value, Message):
         return _proto_to_cel(value)
     if isinstance(value, bool):
@@ -68,7 +78,7 @@ def to_cel(value: Any) -> Any:
             return _sourced(celtypes.TimestampType(value.replace(tzinfo=datetime.timezone.utc)), value)
         return celtypes.TimestampType(value)
     if isinstance(value, datetime.date):  # Avro's date: an int of days since the epoch
-        return _sourced(celtypes.IntType(value.toordinal() - _EPOCH_DAY), value)
+        return _sourced(celtypes.IntType(value.toordinal() - DAYS_SHIFT), value)
     if isinstance(value, datetime.time):  # time-millis/micros: the duration since midnight
         since = datetime.datetime.combine(_MIDNIGHT, value.replace(tzinfo=None)) - _MIDNIGHT
         return _sourced(celtypes.DurationType(since), value)
@@ -95,8 +105,8 @@ def from_cel(value: Any) -> Any:
     source = getattr(value, _SOURCE, _MISSING)
     if source is not _MISSING:
         return source
-    if value is None:
-        return None
+    if value is None or isinstance(value, Variant):
+        return value
     if isinstance(value, (bool, celtypes.BoolType)):  # before int: celpy's BoolType is an int
         return bool(value)
     if isinstance(value, int):
@@ -141,7 +151,7 @@ def restore_like(value: Any, like: Any) -> Any:
         if isinstance(like, uuid.UUID) and isinstance(value, str):
             return uuid.UUID(value)
         if type(like) is datetime.date and isinstance(value, int) and not isinstance(value, bool):
-            return datetime.date.fromordinal(value + _EPOCH_DAY)
+            return datetime.date.fromordinal(value + DAYS_SHIFT)
         if isinstance(like, datetime.time) and isinstance(value, datetime.timedelta):
             return (_MIDNIGHT + value).time().replace(tzinfo=like.tzinfo)
     except (ValueError, OverflowError):
@@ -152,6 +162,11 @@ def restore_like(value: Any, like: Any) -> Any:
 # --- protobuf ---------------------------------------------------------------------------------
 
 _has_state = threading.local()
+
+
+def has_depth() -> int:
+    """How many ``has()`` this thread is evaluating inside."""
+    return int(getattr(_has_state, "depth", 0))
 
 
 @contextmanager
@@ -205,7 +220,7 @@ class _ProtoMap(celtypes.MapType):
         fd = self.source.DESCRIPTOR.fields_by_name.get(str(key)) if isinstance(key, str) else None
         if fd is None:
             return super().__getitem__(key)
-        if getattr(_has_state, "depth", 0) and not _is_set(self.source, fd):
+        if has_depth() and not _is_set(self.source, fd):
             raise KeyError(key)
         if fd.message_type is not None and not _is_repeated(fd) and not self.source.HasField(fd.name):
             return _unset_message(fd)
