@@ -437,3 +437,132 @@ def test_the_locale_is_kept() -> None:
         "_in_",
     }
     assert ours <= theirs
+
+
+# -- a protobuf record: constraints' conversions and the result writer
+
+
+def _holder_class() -> Any:
+    """A message type with a confluent.type.Variant, a confluent.type.Decimal and a Timestamp field."""
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, timestamp_pb2
+
+    from kafkawire.schema_registry.confluent.type import decimal_pb2 as our_decimal_pb2
+
+    pool = descriptor_pool.DescriptorPool()
+    for file in (our_variant_pb2.DESCRIPTOR, our_decimal_pb2.DESCRIPTOR, timestamp_pb2.DESCRIPTOR):
+        pool.Add(descriptor_pb2.FileDescriptorProto.FromString(file.serialized_pb))
+    field = descriptor_pb2.FieldDescriptorProto
+    fdp = descriptor_pb2.FileDescriptorProto(
+        name="holder.proto",
+        package="t",
+        syntax="proto3",
+        dependency=[our_variant_pb2.DESCRIPTOR.name, our_decimal_pb2.DESCRIPTOR.name, timestamp_pb2.DESCRIPTOR.name],
+    )
+    holder = fdp.message_type.add(name="Holder")
+    for number, (name, kind, type_name) in enumerate(
+        [
+            ("v", field.TYPE_MESSAGE, ".confluent.type.Variant"),
+            ("d", field.TYPE_MESSAGE, ".confluent.type.Decimal"),
+            ("ts", field.TYPE_MESSAGE, ".google.protobuf.Timestamp"),
+            ("n", field.TYPE_INT64, None),
+        ],
+        start=1,
+    ):
+        holder.field.add(name=name, number=number, type=kind, label=field.LABEL_OPTIONAL, type_name=type_name)
+    pool.Add(fdp)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("t.Holder"))
+
+
+def _holder() -> Any:
+    message = _holder_class()(n=5)
+    message.v.metadata, message.v.value = _DOC_VARIANT.metadata, _DOC_VARIANT.value
+    message.d.value, message.d.precision, message.d.scale = b"\x30\x39", 5, 2
+    message.ts.seconds, message.ts.nanos = 1_700_000_000, 123_456_789
+    return message
+
+
+def _protobuf_rule_both(expr: str, record: Any) -> tuple[Any, Any]:
+    ours = Rule("r", None, RuleKind("TRANSFORM"), RuleMode("WRITE"), "CEL", None, None, expr, None, None, False)
+    theirs = CkRule("r", None, CkRuleKind("TRANSFORM"), CkRuleMode("WRITE"), "CEL", None, None, expr, None, None, False)
+    ctx = RuleContext(None, None, None, "subject", RuleMode("WRITE"), ours, 0, [ours], None, None)
+    ck_ctx = CkRuleContext(
+        None, None, None, CkSchema("{}", "PROTOBUF"), "subject", CkRuleMode("WRITE"), theirs, 0, [theirs], None, None
+    )
+    results = []
+    for executor, context in ((our_executor.CelExecutor(), ctx), (their_executor.CelExecutor(), ck_ctx)):
+        try:
+            results.append(("ok", executor.transform(context, record).SerializeToString(deterministic=True)))
+        except Exception as e:
+            results.append(("error", type(e).__name__))
+    return results[0], results[1]
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "message",
+        "{'n': message.n + 1}",
+        "{'v': message.v, 'd': message.d, 'ts': message.ts, 'n': message.n}",
+        "{'v': variants.path(variant(message.v), '$.a.b')}",
+        "{'v': variants.parseJson('[1, {\"x\": 2.5}]')}",
+        "{'ts': timestamp(1700000000123, 3)}",
+        "{'ts': timestamp(message.ts)}",
+        "{'d': variants.as(variants.path(variant(message.v), '$.dec'), 'decimal')}",
+        "{'v': 1}",
+        "{'nope': 1, 'n': 2}",
+        "{'n': null}",
+        "1",
+    ],
+)
+def test_protobuf_transforms_write_back_as_on_confluent(expr: str) -> None:
+    ours, theirs = _protobuf_rule_both(expr, _holder())
+    _same(ours, theirs)
+
+
+def test_constraints_conversions_as_confluents() -> None:
+    from confluent_kafka.schema_registry.rules.cel import constraints as theirs
+    from google.protobuf import descriptor_pb2, duration_pb2, timestamp_pb2, wrappers_pb2
+
+    from kafkawire.schema_registry.rules.cel import constraints as ours
+
+    assert ours.PROTOBUF_MAJOR_VERSION == theirs.PROTOBUF_MAJOR_VERSION
+    stamp = timestamp_pb2.Timestamp(seconds=-5, nanos=999_999_000)
+    assert ours.make_timestamp(stamp) == theirs.make_timestamp(stamp)
+    span = duration_pb2.Duration(seconds=3, nanos=500_000_000)
+    assert ours.make_duration(span) == theirs.make_duration(span)
+    for wrapper in (
+        wrappers_pb2.Int64Value(value=-3),
+        wrappers_pb2.UInt32Value(value=7),
+        wrappers_pb2.StringValue(value="s"),
+        wrappers_pb2.BytesValue(value=b"\x01"),
+        wrappers_pb2.DoubleValue(value=0.5),
+        wrappers_pb2.BoolValue(value=True),
+    ):
+        mine, judge = ours.unwrap(wrapper), theirs.unwrap(wrapper)
+        assert (type(mine).__name__, mine) == (type(judge).__name__, judge)
+    for key in (celtypes.StringType('a"b'), celtypes.IntType(3), celtypes.UintType(4), celtypes.BoolType(True)):
+        assert ours.make_key_path("f", key) == theirs.make_key_path("f", key)
+    fields = descriptor_pb2.FileDescriptorProto.DESCRIPTOR.fields_by_name
+    kinds = descriptor_pb2.FieldDescriptorProto
+    for name, expected, wrapper in [
+        ("name", kinds.TYPE_STRING, None),
+        ("name", kinds.TYPE_INT32, None),
+        ("options", kinds.TYPE_STRING, "google.protobuf.FileOptions"),
+        ("options", kinds.TYPE_STRING, "other"),
+    ]:
+        outcomes = []
+        for module in (ours, theirs):
+            try:
+                outcomes.append(module.check_field_type(fields[name], expected, wrapper))
+            except Exception as e:
+                outcomes.append((type(e).__name__, str(e)))
+        assert outcomes[0] == outcomes[1]
+    assert ours.in_has() is theirs.in_has() is False
+
+
+def test_a_message_map_reads_as_on_confluent() -> None:
+    message = _holder()
+    for expr in ("message.n", "has(message.v)", "has(message.d)", "message.ts", "variants.type(message.v)"):
+        ours, theirs = _both(expr, message)
+        _same(ours, theirs)
+        assert ours[0] == "ok", expr

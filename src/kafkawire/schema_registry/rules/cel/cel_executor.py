@@ -22,8 +22,9 @@ from ...common.schemas import Schema as Schema
 from ...common.serde import RuleError
 from ...rule_registry import RuleRegistry
 from ..expression_cache import ExpressionCache
+from . import protobuf_result_writer
 from .cel_field_presence import InterpretedRunner
-from .cel_values import DAYS_SHIFT, from_cel, proto_from_cel, proto_scalar_to_cel, to_cel
+from .cel_values import DAYS_SHIFT, from_cel, proto_scalar_to_cel, to_cel
 from .extra_func import EXTRA_FUNCS
 
 __all__ = ["DAYS_SHIFT", "EXTRA_FUNCS", "CelExecutor", "InterpretedRunner", "field_value_to_cel", "msg_to_cel"]
@@ -55,7 +56,7 @@ class CelExecutor(RuleExecutor):
         if not ran:
             return message
         if isinstance(message, Message):
-            return proto_from_cel(result, message)
+            return protobuf_result_writer.convert(result, message)
         return from_cel(result)
 
     def run(self, ctx: RuleContext, args: dict[str, Any]) -> tuple[bool, Any]:

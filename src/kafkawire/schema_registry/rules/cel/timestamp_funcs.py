@@ -63,7 +63,7 @@ def _one(value: Any) -> Any:
                 "an offset-adjusted epoch value via timestamp(value, precision)."
             )
         return celtypes.TimestampType(value)
-    source = getattr(value, "source", value)  # kafkawire's view of a protobuf message in CEL
+    source = getattr(value, "msg", value)  # the view of a protobuf message in CEL
     if getattr(getattr(source, "DESCRIPTOR", None), "full_name", "") == _TIMESTAMP_MESSAGE:
         return _from_message(source)
     if isinstance(value, celtypes.UintType):

@@ -100,8 +100,7 @@ def _to_variant(value: Any) -> Variant | None:
     """``variant(dyn)``: what a record's variant field is in a rule, as a Variant."""
     if value is None or isinstance(value, Variant):
         return value
-    source = getattr(value, "source", None)  # kafkawire's view of a protobuf message in CEL
-    for message in (value, source, getattr(value, "msg", None)):
+    for message in (value, getattr(value, "msg", None)):  # .msg: the view of a message in CEL
         if message is not None and _is_variant_message(message):
             return _of(_bytes(message.value), _bytes(message.metadata))
     if isinstance(value, Mapping):
