@@ -5,9 +5,6 @@ these equal to what it finds: a module or name kafkawire gains must be struck of
 # under the alias as on any missing module.
 UNIMPORTABLE = frozenset(
     {
-        # CEL's decimal() and decimals.* (with their string()/double()/==/!=/in overloads): not in
-        # kafkawire's CEL rules yet (a Decimal reaches a rule as a double)
-        ".schema_registry.rules.cel.decimal_funcs",
         # the cloud KMS SDKs' wrappers (kafkawire's drivers call the SDKs themselves; the SDKs are not
         # installed where the tests run, so a wrapper could not be judged against confluent-kafka's)
         ".schema_registry.rules.encryption.azurekms.azure_aead",

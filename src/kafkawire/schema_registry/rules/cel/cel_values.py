@@ -120,7 +120,7 @@ def from_cel(value: Any) -> Any:
     source = getattr(value, _SOURCE, _MISSING)
     if source is not _MISSING:
         return source
-    if value is None or isinstance(value, Variant):
+    if value is None or isinstance(value, (Variant, decimal.Decimal)):  # decimal_funcs' and variant_funcs' values
         return value
     if isinstance(value, (bool, celtypes.BoolType)):  # before int: celpy's BoolType is an int
         return bool(value)

@@ -1,7 +1,7 @@
 """The functions Confluent's CEL environment adds to the standard ones (``EXTRA_FUNCS``): the
 string checks defined here (protovalidate's ``isEmail``, ``isHostname``, ``isIpv4``, ``isIpv6``,
 ``isUri``, ``isUriRef``, ``isUuid``, with the plain-Python predicates under them, ``validate_*``),
-``string.format``, and the ``timestamp`` and ``variant`` families of their own modules, each
+``string.format``, and the ``decimal``, ``timestamp`` and ``variant`` families of their own modules, each
 answering as confluent-kafka's does.
 """
 
@@ -165,12 +165,15 @@ FUNCTIONS: dict[str, Any] = {
 def make_extra_funcs(locale: str) -> dict[str, Any]:
     """Every function Confluent's CEL rules add, by the name an expression calls it, ``format``
     for ``locale``. The families import here, when an environment is made, not with the module."""
+    from .decimal_funcs import DECIMAL_FUNCS, DECIMAL_OPERATOR_FUNCS
     from .timestamp_funcs import TIMESTAMP_FUNCS
     from .variant_funcs import VARIANT_FUNCS
 
     return {
         "format": string_format.StringFormat(locale).format,
         **FUNCTIONS,
+        **DECIMAL_FUNCS,
+        **DECIMAL_OPERATOR_FUNCS,
         **TIMESTAMP_FUNCS,
         **VARIANT_FUNCS,
     }
