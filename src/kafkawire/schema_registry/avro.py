@@ -15,6 +15,7 @@ from .common.schemas import AVRO_TYPE as AVRO_TYPE
 from .common.schemas import RuleKind as RuleKind
 from .common.schemas import Schema as Schema
 from .common.serde import RuleConditionError as RuleConditionError
+from .confluent.type.variant_utils import Variant as Variant
 
 __all__ = [
     "AsyncAvroDeserializer",

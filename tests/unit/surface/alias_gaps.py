@@ -17,9 +17,7 @@ UNIMPORTABLE = frozenset(
 # - confluent-kafka 2.16's inline validation rules (``confluent:rules`` in a schema: ValidationRule*,
 #   VALIDATION_RULES_PROP, evaluate_/parse_validation_rules, default_validation_rule_executor,
 #   CelValidator, decimal_boundary_value, validate_message), a feature kafkawire does not have yet;
-# - Avro's Variant (confluent-kafka reads a record of logicalType "variant" as a Variant; kafkawire's
-#   Avro serde gives the {metadata, value} record, which variant() in a CEL rule takes as well) and
-#   the protobuf serde's CEL leaf helpers (is_cel_leaf_message, set_decimal_message,
+# - the protobuf serde's CEL leaf helpers (is_cel_leaf_message, set_decimal_message,
 #   set_timestamp_message, rebuild_value_type), which kafkawire's rule walk does not use;
 # - the format helpers confluent-kafka's serdes are built of (Avro's LocalSchemaRepository,
 #   parse_schema_with_repo, get_inline_tags, get_type, transform; JSON's transform, DEFAULT_SPEC;
@@ -78,7 +76,7 @@ KNOWN_MISSING: dict[str, str] = {
     ),
     ".schema_registry.common.avro": (
         "AvroMessage AvroSchema LocalSchemaRepository VALIDATION_RULES_PROP ValidationRule "
-        "ValidationRuleError ValidationRuleExecutor Variant _collapse_schema _disjoint "
+        "ValidationRuleError ValidationRuleExecutor _collapse_schema _disjoint "
         "_get_inline_tags_recursively _implied_namespace _schema_loads evaluate_validation_rule "
         "get_inline_tags get_type parse_schema_with_repo parse_validation_rules transform validate_message"
     ),
