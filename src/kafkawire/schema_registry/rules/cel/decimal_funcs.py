@@ -282,7 +282,15 @@ def _double(v: Any) -> celtypes.DoubleType:
     return celtypes.DoubleType(v)
 
 
+# Values that are never a decimal, told by their type alone: every ``==`` of every rule asks.
+_NEVER_DECIMAL = frozenset(
+    {celtypes.StringType, celtypes.IntType, celtypes.UintType, celtypes.BoolType, celtypes.BytesType, type(None)}
+)
+
+
 def _holds_decimal(v: Any) -> bool:
+    if type(v) in _NEVER_DECIMAL:
+        return False
     if decimal_boundary_value(v) is not None:
         return True
     if isinstance(v, (list, tuple)):
