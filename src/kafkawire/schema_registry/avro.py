@@ -29,6 +29,7 @@ from .common.validation_rules import ValidationRuleError as ValidationRuleError
 from .common.validation_rules import ValidationRuleExecutor as ValidationRuleExecutor
 from .common.validation_rules import evaluate_validation_rule as evaluate_validation_rule
 from .common.validation_rules import parse_validation_rules as parse_validation_rules
+from .confluent.type.variant_utils import Variant as Variant
 
 __all__ = [
     "AsyncAvroDeserializer",

@@ -23,7 +23,9 @@ from ._sync.protobuf import (
     _schema_to_str,
     decimal_to_protobuf,
     protobuf_to_decimal,
+    protobuf_to_variant,
     reference_subject_name_strategy,
+    variant_to_protobuf,
 )
 from .common.protobuf_fields import _is_repeated as _is_repeated
 from .common.protobuf_fields import get_inline_tags as get_inline_tags
@@ -41,6 +43,7 @@ from .common.validation_rules import ValidationRuleExecutor as ValidationRuleExe
 from .common.validation_rules import evaluate_validation_rule as evaluate_validation_rule
 from .confluent.type import variant_pb2 as variant_pb2
 from .confluent.type.decimal_utils import unscaled_to_bytes as unscaled_to_bytes
+from .confluent.type.variant_utils import Variant as Variant
 
 __all__ = [
     "AsyncProtobufDeserializer",
@@ -55,5 +58,7 @@ __all__ = [
     "_schema_to_str",
     "decimal_to_protobuf",
     "protobuf_to_decimal",
+    "protobuf_to_variant",
     "reference_subject_name_strategy",
+    "variant_to_protobuf",
 ]

@@ -23,6 +23,7 @@ from ...serialization import (
     SerializationError,
     SerializerBuilder,
 )
+from ..common import avro_variant
 from ..common.avro_fields import get_inline_tags as get_inline_tags
 from ..common.avro_fields import transform as transform
 from ..common.avro_fields import validate_message as validate_message
@@ -62,6 +63,8 @@ _PRIMITIVES = {"null", "boolean", "int", "long", "float", "double", "bytes", "st
 # subject (so the schema id) of a (topic, field) never changes for one serializer.
 _FIXED_STRATEGIES = (topic_subject_name_strategy, topic_record_subject_name_strategy, record_subject_name_strategy)
 _KEY, _VALUE = MessageField.KEY, MessageField.VALUE
+
+avro_variant.install()  # a record of logical type "variant" is read and written as a Variant
 
 
 class _Framed(bytearray):

@@ -33,8 +33,9 @@ from ..common.serde import dual_schema_id_deserializer as dual_schema_id_deseria
 from ..common.serde import prefix_schema_id_serializer as prefix_schema_id_serializer
 from ..common.serde import set_original_key as set_original_key
 from ..common.validation_rules import ValidationRulesExecution as ValidationRulesExecution
-from ..confluent.type import decimal_pb2
+from ..confluent.type import decimal_pb2, variant_pb2
 from ..confluent.type.decimal_utils import from_proto_decimal, unscaled_to_bytes
+from ..confluent.type.variant_utils import Variant
 from ..rule_registry import RuleRegistry
 from .schema_registry_client import SchemaRegistryClient
 from .serde import BaseDeserializer, BaseSerializer, _bool, _callable, where
@@ -48,7 +49,9 @@ __all__ = [
     "ProtobufSerializerBuilder",
     "decimal_to_protobuf",
     "protobuf_to_decimal",
+    "protobuf_to_variant",
     "reference_subject_name_strategy",
+    "variant_to_protobuf",
 ]
 
 # The full names of the message types read as values: a decimal, an instant.
@@ -276,6 +279,17 @@ def protobuf_to_decimal(value: Any) -> decimal.Decimal:
     """The exact value of a confluent.type.Decimal (its precision is the digit count every client
     writes, so it is not applied)."""
     return from_proto_decimal(value)
+
+
+def variant_to_protobuf(value: Variant) -> Any:
+    """A Variant as a ``confluent.type.Variant`` message: its own value's bytes, not the buffer of the
+    value it was navigated out of."""
+    return variant_pb2.Variant(metadata=value.metadata, value=value.standalone_value_bytes())
+
+
+def protobuf_to_variant(value: Any) -> Variant:
+    """A ``confluent.type.Variant`` message's value, read in place."""
+    return Variant(value.value, value.metadata)
 
 
 @dataclass(eq=False, repr=False)

@@ -13,7 +13,6 @@ from typing import Any
 
 import celpy
 from celpy import celtypes
-from celpy.evaluation import Evaluator
 from google.protobuf.message import Message
 
 from ...common.rules import FieldContext as FieldContext
@@ -23,25 +22,17 @@ from ...common.schemas import Schema as Schema
 from ...common.serde import RuleError
 from ...rule_registry import RuleRegistry
 from ..expression_cache import ExpressionCache
-from .cel_values import from_cel, inside_has, proto_from_cel, to_cel
-from .extra_func import FUNCTIONS
+from . import protobuf_result_writer
+from .cel_field_presence import InterpretedRunner
+from .cel_values import DAYS_SHIFT, from_cel, proto_scalar_to_cel, to_cel
+from .extra_func import EXTRA_FUNCS
 
-__all__ = ["CelExecutor"]
+__all__ = ["DAYS_SHIFT", "EXTRA_FUNCS", "CelExecutor", "InterpretedRunner", "field_value_to_cel", "msg_to_cel"]
+
+# A record (Avro or JSON values, or a protobuf message) as a CEL rule sees it: confluent-kafka's name.
+msg_to_cel = to_cel
 
 _SHOWN = 200  # characters of an expression or error a RuleError quotes
-
-
-class _Evaluator(Evaluator):
-    def macro_has_eval(self, exprlist: Any) -> celtypes.BoolType:
-        with inside_has():
-            return celtypes.BoolType(super().macro_has_eval(exprlist))
-
-
-class _Runner(celpy.InterpretedRunner):
-    """celpy's interpreter with ``has()`` reporting protobuf presence (see cel_values)."""
-
-    def evaluate(self, context: Any) -> Any:
-        return _Evaluator(ast=self.ast, activation=self.new_activation()).evaluate(context)
 
 
 def _short(text: str) -> str:
@@ -52,20 +43,20 @@ class CelExecutor(RuleExecutor):
     """Runs ``CEL`` rules: a CONDITION answers true or false, a TRANSFORM gives the new record."""
 
     def __init__(self) -> None:
-        self._env = celpy.Environment(runner_class=_Runner)
+        self._env = celpy.Environment(runner_class=InterpretedRunner)
         self._programs: ExpressionCache[celpy.Runner] = ExpressionCache(self._compile)
 
     def type(self) -> str:
         return "CEL"
 
     def transform(self, ctx: RuleContext, message: Any) -> Any:
-        ran, result = self.run(ctx, {"message": to_cel(message)})
+        ran, result = self.run(ctx, {"message": msg_to_cel(message)})
         if ctx.rule.kind == RuleKind.CONDITION:
             return not ran or self.truth(result)
         if not ran:
             return message
         if isinstance(message, Message):
-            return proto_from_cel(result, message)
+            return protobuf_result_writer.convert(result, message)
         return from_cel(result)
 
     def run(self, ctx: RuleContext, args: dict[str, Any]) -> tuple[bool, Any]:
@@ -102,7 +93,7 @@ class CelExecutor(RuleExecutor):
 
     def _compile(self, expr: str) -> celpy.Runner:
         try:
-            return self._env.program(self._env.compile(expr), functions=FUNCTIONS)
+            return self._env.program(self._env.compile(expr), functions=EXTRA_FUNCS)
         except Exception as e:  # a syntax error, or an expression nested past the recursion limit
             raise RuleError(f"CEL expression {_short(expr)!r} does not compile: {_short(str(e))}") from e
 
@@ -114,3 +105,14 @@ class CelExecutor(RuleExecutor):
         executor = cls()
         RuleRegistry.register_rule_executor(executor)
         return executor
+
+
+def field_value_to_cel(field_ctx: FieldContext, value: Any) -> Any:
+    """A protobuf field's value typed by its descriptor where the record has the field (a
+    uint32 is a CEL uint); any other value by its Python type."""
+    record = field_ctx.containing_message
+    if isinstance(record, Message) and value is not None:
+        fd = record.DESCRIPTOR.fields_by_name.get(field_ctx.name)
+        if fd is not None and fd.message_type is None:
+            return proto_scalar_to_cel(value, fd)
+    return to_cel(value)

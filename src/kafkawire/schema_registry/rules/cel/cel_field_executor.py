@@ -11,16 +11,15 @@ from __future__ import annotations
 from typing import Any
 
 from celpy import celtypes
-from google.protobuf.message import Message
 
 from ...common.rules import FieldContext, FieldRuleExecutor, FieldTransform, FieldType, RuleContext
 from ...common.schema_registry_client import RuleKind
 from ...common.serde import RuleError
 from ...rule_registry import RuleRegistry
-from .cel_executor import CelExecutor
-from .cel_values import from_cel, proto_scalar_to_cel, restore_like, to_cel
+from .cel_executor import CelExecutor, field_value_to_cel, msg_to_cel
+from .cel_values import from_cel, restore_like
 
-__all__ = ["CelFieldExecutor"]
+__all__ = ["CelFieldExecutor", "field_value_to_cel", "msg_to_cel"]
 
 _PYTHON_TYPES: dict[FieldType, tuple[type, ...]] = {
     FieldType.STRING: (str,),
@@ -50,7 +49,7 @@ class CelFieldExecutor(FieldRuleExecutor):
         if not field_ctx.is_primitive():
             return value
         args: dict[str, Any] = {
-            "value": _value_to_cel(field_ctx, value),
+            "value": field_value_to_cel(field_ctx, value),
             "fullName": celtypes.StringType(field_ctx.full_name),
             "name": celtypes.StringType(field_ctx.name),
             "typeName": celtypes.StringType(field_ctx.type_name()),
@@ -59,7 +58,7 @@ class CelFieldExecutor(FieldRuleExecutor):
         # The record is converted only for an expression that can read it: a field rule runs for
         # every field, and converting the record each time would make a record's cost quadratic.
         if "message" in (ctx.rule.expr or ""):
-            args["message"] = to_cel(field_ctx.containing_message)
+            args["message"] = msg_to_cel(field_ctx.containing_message)
         ran, result = self._cel.run(ctx, args)
         if ctx.rule.kind == RuleKind.CONDITION:
             return not ran or self._cel.truth(result)
@@ -75,17 +74,6 @@ class CelFieldExecutor(FieldRuleExecutor):
         executor = cls()
         RuleRegistry.register_rule_executor(executor)
         return executor
-
-
-def _value_to_cel(field_ctx: FieldContext, value: Any) -> Any:
-    """A protobuf field's value typed by its descriptor where the record has the field (a
-    uint32 is a CEL uint); any other value by its Python type."""
-    record = field_ctx.containing_message
-    if isinstance(record, Message) and value is not None:
-        fd = record.DESCRIPTOR.fields_by_name.get(field_ctx.name)
-        if fd is not None and fd.message_type is None:
-            return proto_scalar_to_cel(value, fd)
-    return to_cel(value)
 
 
 def _field_value(field_ctx: FieldContext, result: Any, old: Any) -> Any:

@@ -7,7 +7,6 @@ Programs are compiled once per expression by the CEL rule executor's cache, with
 from __future__ import annotations
 
 import datetime
-from decimal import Decimal
 from typing import Any
 
 from celpy import celtypes
@@ -17,13 +16,13 @@ from google.protobuf.message import Message
 from ...common.serde import RuleError as RuleError
 from ...common.validation_rules import ValidationRule as ValidationRule
 from ...common.validation_rules import ValidationRuleExecutor
-from ...confluent.type.decimal_utils import from_proto_decimal
 from .cel_executor import CelExecutor
+from .cel_field_presence import InterpretedRunner as InterpretedRunner
 from .cel_values import proto_field_to_cel, to_cel
+from .decimal_funcs import decimal_boundary_value as decimal_boundary_value
+from .extra_func import EXTRA_FUNCS as EXTRA_FUNCS
 
 __all__ = ["CelValidator", "ValidationRuleExecutor", "decimal_boundary_value"]
-
-_DECIMAL = "confluent.type.Decimal"
 
 
 class CelValidator(ValidationRuleExecutor):
@@ -65,17 +64,6 @@ class CelValidator(ValidationRuleExecutor):
 
     def close(self) -> None:
         self._cel.close()
-
-
-def decimal_boundary_value(v: Any) -> Decimal | None:
-    """A decimal bound directly to a rule (a Decimal, a ``confluent.type.Decimal`` message, or its
-    CEL form) as a Decimal, so that it compares with ``decimal(...)`` by value; else None."""
-    if isinstance(v, Decimal):
-        return v
-    for candidate in (v, getattr(v, "msg", None), getattr(v, "source", None)):
-        if isinstance(candidate, Message) and candidate.DESCRIPTOR.full_name == _DECIMAL:
-            return from_proto_decimal(candidate)
-    return None
 
 
 def _to_cel(schema: Any, value: Any) -> Any:

@@ -23,14 +23,25 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
 from ...common.serde import RuleError
+from ...confluent.type.variant_utils import Variant
 
 __all__ = [
+    "DAYS_SHIFT",
+    "DURATION",
+    "JSON_TYPES",
+    "TIMESTAMP",
+    "WRAPPERS",
+    "FieldDesc",
+    "MessageType",
     "from_cel",
+    "has_depth",
     "inside_has",
+    "is_map",
+    "is_repeated",
     "proto_field_to_cel",
-    "proto_from_cel",
     "proto_scalar_to_cel",
     "restore_like",
+    "source_of",
     "to_cel",
 ]
 
@@ -38,10 +49,17 @@ __all__ = [
 FieldDesc = Any
 _SOURCE = "kafkawire_source"  # attribute of a CEL value that stands for a Python value
 _MISSING = object()
-_EPOCH_DAY = datetime.date(1970, 1, 1).toordinal()
+DAYS_SHIFT = datetime.date(1970, 1, 1).toordinal()  # Avro's date is its days since the epoch: an ordinal less this
 _MIDNIGHT = datetime.datetime(1970, 1, 1)
 _INT64 = (-(2**63), 2**63)
 _UINT64_END = 2**64
+
+
+def source_of(value: Any) -> Any:
+    """The Python value (or protobuf message) a CEL value stands for, or None."""
+    if isinstance(value, MessageType):
+        return value.msg
+    return getattr(value, _SOURCE, None)
 
 
 def _sourced(value: Any, source: Any) -> Any:
@@ -51,8 +69,8 @@ def _sourced(value: Any, source: Any) -> Any:
 
 def to_cel(value: Any) -> Any:
     """``value`` as CEL sees it; raises RuleError for a type a record cannot hold."""
-    if value is None:
-        return None
+    if value is None or isinstance(value, Variant):  # a Variant is its own CEL value (variant_funcs)
+        return value
     if isinstance(value, Message):
         return _proto_to_cel(value)
     if isinstance(value, bool):
@@ -76,7 +94,7 @@ def to_cel(value: Any) -> Any:
             return _sourced(celtypes.TimestampType(value.replace(tzinfo=datetime.timezone.utc)), value)
         return celtypes.TimestampType(value)
     if isinstance(value, datetime.date):  # Avro's date: an int of days since the epoch
-        return _sourced(celtypes.IntType(value.toordinal() - _EPOCH_DAY), value)
+        return _sourced(celtypes.IntType(value.toordinal() - DAYS_SHIFT), value)
     if isinstance(value, datetime.time):  # time-millis/micros: the duration since midnight
         since = datetime.datetime.combine(_MIDNIGHT, value.replace(tzinfo=None)) - _MIDNIGHT
         return _sourced(celtypes.DurationType(since), value)
@@ -103,8 +121,8 @@ def from_cel(value: Any) -> Any:
     source = getattr(value, _SOURCE, _MISSING)
     if source is not _MISSING:
         return source
-    if value is None:
-        return None
+    if value is None or isinstance(value, (Variant, decimal.Decimal)):  # decimal_funcs' and variant_funcs' values
+        return value
     if isinstance(value, (bool, celtypes.BoolType)):  # before int: celpy's BoolType is an int
         return bool(value)
     if isinstance(value, int):
@@ -149,7 +167,7 @@ def restore_like(value: Any, like: Any) -> Any:
         if isinstance(like, uuid.UUID) and isinstance(value, str):
             return uuid.UUID(value)
         if type(like) is datetime.date and isinstance(value, int) and not isinstance(value, bool):
-            return datetime.date.fromordinal(value + _EPOCH_DAY)
+            return datetime.date.fromordinal(value + DAYS_SHIFT)
         if isinstance(like, datetime.time) and isinstance(value, datetime.timedelta):
             return (_MIDNIGHT + value).time().replace(tzinfo=like.tzinfo)
     except (ValueError, OverflowError):
@@ -160,6 +178,11 @@ def restore_like(value: Any, like: Any) -> Any:
 # --- protobuf ---------------------------------------------------------------------------------
 
 _has_state = threading.local()
+
+
+def has_depth() -> int:
+    """How many ``has()`` this thread is evaluating inside."""
+    return int(getattr(_has_state, "depth", 0))
 
 
 @contextmanager
@@ -175,58 +198,58 @@ def inside_has() -> Iterator[None]:
         _has_state.depth = depth
 
 
-def _is_repeated(fd: FieldDesc) -> bool:
+def is_repeated(fd: FieldDesc) -> bool:
     repeated = getattr(fd, "is_repeated", None)
     if repeated is None:  # an older protobuf, which has only the label
         return bool(fd.label == FieldDescriptor.LABEL_REPEATED)
     return bool(repeated)
 
 
-def _is_map(fd: FieldDesc) -> bool:
-    return _is_repeated(fd) and fd.message_type is not None and fd.message_type.GetOptions().map_entry
+def is_map(fd: FieldDesc) -> bool:
+    return is_repeated(fd) and fd.message_type is not None and fd.message_type.GetOptions().map_entry
 
 
 def _is_set(msg: Message, fd: FieldDesc) -> bool:
     """Protobuf's own presence, which is what ``has()`` reports."""
-    if _is_repeated(fd):
+    if is_repeated(fd):
         return len(getattr(msg, fd.name)) > 0
     if fd.has_presence:
         return msg.HasField(fd.name)
     return bool(getattr(msg, fd.name) != fd.default_value)
 
 
-class _ProtoMap(celtypes.MapType):
+class MessageType(celtypes.MapType):
     """A protobuf message as CEL sees it: a map of its declared fields by name. An unset field
     reads as its default, except inside ``has()``; an unset message field is built on demand,
     since a recursive message type has defaults all the way down."""
 
     def __init__(self, msg: Message) -> None:
         super().__init__()
-        self.source = msg
+        self.msg = msg
         for fd in msg.DESCRIPTOR.fields:
-            if fd.message_type is not None and not _is_repeated(fd) and not msg.HasField(fd.name):
+            if fd.message_type is not None and not is_repeated(fd) and not msg.HasField(fd.name):
                 super().__setitem__(celtypes.StringType(fd.name), None)
             else:
                 super().__setitem__(celtypes.StringType(fd.name), proto_field_to_cel(getattr(msg, fd.name), fd))
 
     def __getitem__(self, key: Any) -> Any:
-        fd = self.source.DESCRIPTOR.fields_by_name.get(str(key)) if isinstance(key, str) else None
+        fd = self.msg.DESCRIPTOR.fields_by_name.get(str(key)) if isinstance(key, str) else None
         if fd is None:
             return super().__getitem__(key)
-        if getattr(_has_state, "depth", 0) and not _is_set(self.source, fd):
+        if has_depth() and not _is_set(self.msg, fd):
             raise KeyError(key)
-        if fd.message_type is not None and not _is_repeated(fd) and not self.source.HasField(fd.name):
+        if fd.message_type is not None and not is_repeated(fd) and not self.msg.HasField(fd.name):
             return _unset_message(fd)
         return super().__getitem__(key)
 
 
-_WRAPPERS = frozenset(
+WRAPPERS = frozenset(
     f"google.protobuf.{name}Value"
     for name in ("Bool", "Bytes", "Double", "Float", "Int32", "Int64", "String", "UInt32", "UInt64")
 )
-_JSON_TYPES = frozenset({"google.protobuf.Struct", "google.protobuf.Value", "google.protobuf.ListValue"})
-_TIMESTAMP = "google.protobuf.Timestamp"
-_DURATION = "google.protobuf.Duration"
+JSON_TYPES = frozenset({"google.protobuf.Struct", "google.protobuf.Value", "google.protobuf.ListValue"})
+TIMESTAMP = "google.protobuf.Timestamp"
+DURATION = "google.protobuf.Duration"
 _UNSIGNED = frozenset(
     {
         FieldDescriptor.TYPE_UINT32,
@@ -240,33 +263,33 @@ _UNSIGNED = frozenset(
 def _unset_message(fd: FieldDesc) -> Any:
     """An unset message field's default: null for a wrapper (its point is telling unset from
     zero), else the empty message."""
-    if fd.message_type.full_name in _WRAPPERS:
+    if fd.message_type.full_name in WRAPPERS:
         return None
     return _proto_to_cel(message_factory.GetMessageClass(fd.message_type)())
 
 
 def _proto_to_cel(msg: Message) -> Any:
     name = msg.DESCRIPTOR.full_name
-    if name == _TIMESTAMP:
+    if name == TIMESTAMP:
         ts = msg.ToDatetime(tzinfo=datetime.timezone.utc)  # type: ignore[attr-defined]
         return _sourced(celtypes.TimestampType(ts), msg)
-    if name == _DURATION:
+    if name == DURATION:
         return _sourced(celtypes.DurationType(msg.ToTimedelta()), msg)  # type: ignore[attr-defined]
-    if name in _WRAPPERS:
+    if name in WRAPPERS:
         return proto_scalar_to_cel(msg.value, msg.DESCRIPTOR.fields_by_name["value"])  # type: ignore[attr-defined]
-    if name in _JSON_TYPES:
+    if name in JSON_TYPES:
         return to_cel(json_format.MessageToDict(msg))
-    return _ProtoMap(msg)
+    return MessageType(msg)
 
 
 def proto_field_to_cel(value: Any, fd: FieldDesc) -> Any:
     """A protobuf field's whole value (a repeated field's list, a map field's map) as CEL sees it."""
-    if _is_map(fd):
+    if is_map(fd):
         key_fd, value_fd = fd.message_type.fields_by_name["key"], fd.message_type.fields_by_name["value"]
         return celtypes.MapType(
             {proto_scalar_to_cel(k, key_fd): proto_scalar_to_cel(v, value_fd) for k, v in value.items()}
         )
-    if _is_repeated(fd):
+    if is_repeated(fd):
         return celtypes.ListType([proto_scalar_to_cel(v, fd) for v in value])
     return proto_scalar_to_cel(value, fd)
 
@@ -282,73 +305,3 @@ def proto_scalar_to_cel(value: Any, fd: FieldDesc) -> Any:
     if fd.type in (FieldDescriptor.TYPE_FLOAT, FieldDescriptor.TYPE_DOUBLE):
         return celtypes.DoubleType(value)
     return to_cel(value)
-
-
-def proto_from_cel(result: Any, like: Message) -> Message:
-    """A transform's CEL map rebuilt as a message of ``like``'s type. The map is the whole new
-    message: a field it does not name is left unset, as is one it gives null; a key the type
-    does not declare is ignored (as a JSON parse of the map would)."""
-    if isinstance(result, _ProtoMap) and type(result.source) is type(like):
-        return result.source
-    if not isinstance(result, Mapping):
-        raise RuleError(f"a CEL transform of a protobuf message gave a {type(result).__name__}, not a map")
-    out = type(like)()
-    _fill(out, result)
-    return out
-
-
-def _fill(out: Message, values: Mapping[Any, Any]) -> None:
-    desc = out.DESCRIPTOR
-    by_json_name = {fd.json_name: fd for fd in desc.fields}
-    for key, value in values.items():
-        fd: FieldDesc = desc.fields_by_name.get(str(key)) or by_json_name.get(str(key))
-        if fd is None or value is None:
-            continue
-        if _is_map(fd):
-            target_map = getattr(out, fd.name)
-            value_fd = fd.message_type.fields_by_name["value"]
-            for k, v in value.items():
-                if value_fd.message_type is not None:
-                    _set_message(target_map[from_cel(k)], v)
-                else:
-                    target_map[from_cel(k)] = _scalar(value_fd, v)
-        elif _is_repeated(fd):
-            target_list = getattr(out, fd.name)
-            for v in value:
-                if fd.message_type is not None:
-                    _set_message(target_list.add(), v)
-                else:
-                    target_list.append(_scalar(fd, v))
-        elif fd.message_type is not None:
-            _set_message(getattr(out, fd.name), value)
-        else:
-            setattr(out, fd.name, _scalar(fd, value))
-
-
-def _set_message(target: Message, value: Any) -> None:
-    name = target.DESCRIPTOR.full_name
-    source = getattr(value, _SOURCE, None)
-    if source is None and isinstance(value, _ProtoMap):
-        source = value.source
-    if isinstance(source, Message) and source.DESCRIPTOR.full_name == name:
-        target.CopyFrom(source)
-    elif name == _TIMESTAMP and isinstance(value, datetime.datetime):
-        target.FromDatetime(value)  # type: ignore[attr-defined]
-    elif name == _DURATION and isinstance(value, datetime.timedelta):
-        target.FromTimedelta(value)  # type: ignore[attr-defined]
-    elif name in _WRAPPERS:
-        target.value = _scalar(target.DESCRIPTOR.fields_by_name["value"], value)  # type: ignore[attr-defined]
-    elif name in _JSON_TYPES:
-        json_format.ParseDict(from_cel(value), target)
-    elif isinstance(value, Mapping):
-        _fill(target, value)
-        target.SetInParent()
-    else:
-        raise RuleError(f"a {type(value).__name__} cannot stand for a {name} message")
-
-
-def _scalar(fd: FieldDesc, value: Any) -> Any:
-    plain = from_cel(value)
-    if fd.type in (FieldDescriptor.TYPE_FLOAT, FieldDescriptor.TYPE_DOUBLE) and type(plain) is int:
-        return float(plain)
-    return plain

@@ -1,6 +1,8 @@
-"""The string checks Confluent's CEL environment adds to the standard functions (protovalidate's
-``isEmail``, ``isHostname``, ``isIpv4``, ``isIpv6``, ``isUri``, ``isUriRef``, ``isUuid``), with the
-plain-Python predicates under them (``validate_*``), each answering as confluent-kafka's does.
+"""The functions Confluent's CEL environment adds to the standard ones (``EXTRA_FUNCS``): the
+string checks defined here (protovalidate's ``isEmail``, ``isHostname``, ``isIpv4``, ``isIpv6``,
+``isUri``, ``isUriRef``, ``isUuid``, with the plain-Python predicates under them, ``validate_*``),
+``string.format``, and the ``decimal``, ``timestamp`` and ``variant`` families of their own modules, each
+answering as confluent-kafka's does.
 """
 
 from __future__ import annotations
@@ -14,7 +16,10 @@ from urllib.parse import urlparse
 from celpy import celtypes
 from celpy.evaluation import CELEvalError
 
+from . import string_format
+
 __all__ = [
+    "EXTRA_FUNCS",
     "FUNCTIONS",
     "is_email",
     "is_hostname",
@@ -23,6 +28,8 @@ __all__ = [
     "is_uri",
     "is_uri_ref",
     "is_uuid",
+    "make_extra_funcs",
+    "string_format",
     "validate_email",
     "validate_host_and_port",
     "validate_ip",
@@ -153,3 +160,23 @@ FUNCTIONS: dict[str, Any] = {
     "isUriRef": is_uri_ref,
     "isUuid": is_uuid,
 }
+
+
+def make_extra_funcs(locale: str) -> dict[str, Any]:
+    """Every function Confluent's CEL rules add, by the name an expression calls it, ``format``
+    for ``locale``. The families import here, when an environment is made, not with the module."""
+    from .decimal_funcs import DECIMAL_FUNCS, DECIMAL_OPERATOR_FUNCS
+    from .timestamp_funcs import TIMESTAMP_FUNCS
+    from .variant_funcs import VARIANT_FUNCS
+
+    return {
+        "format": string_format.StringFormat(locale).format,
+        **FUNCTIONS,
+        **DECIMAL_FUNCS,
+        **DECIMAL_OPERATOR_FUNCS,
+        **TIMESTAMP_FUNCS,
+        **VARIANT_FUNCS,
+    }
+
+
+EXTRA_FUNCS = make_extra_funcs("en_US")
