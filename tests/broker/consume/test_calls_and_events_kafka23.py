@@ -192,6 +192,7 @@ def _lost_after_max_poll(lib: Any, bootstrap: str, topic: str) -> list[Any]:
     return calls
 
 
+@pytest.mark.slow  # (make test's time: CI runs it in test-slow)
 def test_partitions_lost_to_max_poll_are_revoked_in_the_poll_after_the_event(
     kafka23: Any, topic_name: Callable[[str], str]
 ) -> None:

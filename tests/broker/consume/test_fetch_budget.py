@@ -132,6 +132,7 @@ _CHILD = textwrap.dedent(
 )
 
 
+@pytest.mark.slow  # (make test's time: CI runs it in test-slow)
 def test_a_record_bomb_is_held_to_the_queue_limit_and_every_record_comes(tansu: TansuBroker, bombed: str) -> None:
     root = Path(__file__).resolve().parents[3]
     args = [tansu.bootstrap, bombed, str(PARTITIONS), str(PARTITIONS * RECORDS), str(QUEUE_KBYTES)]

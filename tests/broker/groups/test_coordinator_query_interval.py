@@ -64,6 +64,7 @@ def _find_coordinator_requests(module: Any, bootstrap: str, topic: str, interval
         consumer.close()
 
 
+@pytest.mark.slow  # (make test's time: CI runs it in test-slow)
 def test_the_coordinator_is_queried_again_each_interval(tansu: TansuBroker, topic_name: Callable[[str], str]) -> None:
     topic = topic_name("cq")
     admin = confluent_kafka.admin.AdminClient({"bootstrap.servers": tansu.bootstrap})

@@ -55,6 +55,7 @@ def _read_back(bootstrap: str, topic: str, count: int) -> list[tuple[int, int, s
     return sorted(got)
 
 
+@pytest.mark.slow  # (make test's time: CI runs it in test-slow)
 def test_verifiable_producer_and_consumer(tansu: Any, topic_name: Callable[[str], str]) -> None:
     bootstrap = str(tansu.bootstrap() if callable(tansu.bootstrap) else tansu.bootstrap)
     topic, group = topic_name("kafkatest"), unique_name("kafkatest")

@@ -109,6 +109,7 @@ def _steps(aio: ModuleType, serialization: ModuleType, bootstrap: str, topic: st
     return asyncio.run(run())
 
 
+@pytest.mark.slow  # (make test's time: CI runs it in test-slow)
 def test_async_serdes_faces_as_confluent_kafkas(tansu: Any, topic_name: Callable[[str], str]) -> None:
     bootstrap = str(tansu.bootstrap() if callable(tansu.bootstrap) else tansu.bootstrap)
     ours_topic, theirs_topic = topic_name("aio-serdes"), topic_name("aio-serdes-judge")

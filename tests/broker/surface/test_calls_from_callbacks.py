@@ -596,6 +596,7 @@ def _oauth_producer_matrix(client: str, bootstrap: str, topic: str) -> dict[str,
     return results
 
 
+@pytest.mark.slow  # (make test's time: CI runs it in test-slow)
 def test_consumer_methods_from_oauth_cb_renewal(kafka23: KafkaBroker, filled_topic: str) -> None:
     """confluent-kafka's consumer runs the renewal's oauth_cb on a librdkafka thread where a call
     into the consumer never returns (its close() then waits forever too): its child hangs, the
