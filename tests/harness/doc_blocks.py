@@ -52,9 +52,18 @@ def is_kerberos(block: str) -> bool:
     return '"GSSAPI"' in block
 
 
+def is_connect(block: str) -> bool:
+    """Spark Connect sessions (a server's artifacts): tests/spark/test_connect.py runs those steps."""
+    return "spark.addArtifacts(" in block
+
+
 def runnable(blocks: list[str]) -> list[str]:
-    """The blocks a plain broker runs: not the secured, Spark, share-group or Kerberos ones."""
-    return [b for b in blocks if b not in SECURED_BLOCKS and not (is_spark(b) or is_share(b) or is_kerberos(b))]
+    """The blocks a plain broker runs: not the secured, Spark, Connect, share-group or Kerberos ones."""
+    return [
+        b
+        for b in blocks
+        if b not in SECURED_BLOCKS and not (is_spark(b) or is_connect(b) or is_share(b) or is_kerberos(b))
+    ]
 
 
 def all_blocks() -> list[str]:

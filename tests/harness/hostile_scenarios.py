@@ -57,10 +57,12 @@ def _check(case: Case, what: str, result: Outcome) -> Outcome:
 
 
 def _fatal_ok(case: Case, err: KafkaError | None) -> bool:
-    """True when ``err`` is fatal; a fatal local code is a problem, a broker's is accepted."""
+    """True when ``err`` is fatal; a fatal local code is a problem, a broker's is accepted, and so is
+    _FENCED: the broker fenced the producer (a lying InitProducerId answer gave it another id or
+    epoch; librdkafka, given the same answer, is fenced too: AddPartitionsToTxn's fatal error)."""
     if err is None or not err.fatal():
         return False
-    if err.code() < 0:
+    if err.code() < 0 and err.code() != KafkaError._FENCED:
         case.problems.append(f"fatal local error after the fault: {err.name()}: {err.str()}")
     else:
         case.fatal = err.name()

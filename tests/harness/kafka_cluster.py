@@ -253,9 +253,9 @@ class KafkaCluster:
         future = admin.create_topics([new], operation_timeout=30)[topic]
         future.result(timeout)
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:  # every partition has a leader the brokers agree on
-            leaders = self.leaders(topic)
-            if len(leaders) == partitions and all(node >= 0 for node in leaders.values()):
+        while time.monotonic() < deadline:  # every live broker knows a leader of every partition, the same
+            seen = [v for n in self.judge_ports if (v := self._answered_leaders(topic, n)) is not None]
+            if seen and all(len(v) == partitions and min(v.values()) >= 0 and v == seen[0] for v in seen):
                 return
             time.sleep(0.2)
         raise AssertionError(f"{topic}: partitions without leaders: {self.leaders(topic)}")
@@ -301,13 +301,26 @@ class KafkaCluster:
             time.sleep(0.2)
         raise AssertionError(f"{topic}: grown partitions without leaders: {self.leaders(topic)}")
 
-    def leaders(self, topic: str) -> dict[int, int]:
-        """Partition -> leader's node id (-1 while it has none), from a live broker's metadata."""
+    def leaders(self, topic: str, node: int | None = None) -> dict[int, int]:
+        """Partition -> leader's node id (-1 while it has none), from a live broker's metadata (or
+        ``node``'s: each broker learns a new topic from the controller on its own time)."""
         from confluent_kafka.admin import AdminClient
 
-        admin = AdminClient({"bootstrap.servers": self._live_bootstrap(), "log_level": 0})
+        where = self._live_bootstrap() if node is None else f"127.0.0.1:{self.judge_ports[node]}"
+        admin = AdminClient({"bootstrap.servers": where, "log_level": 0})
         meta = admin.list_topics(topic, timeout=10).topics.get(topic)
         return {} if meta is None or meta.error is not None else {p.id: p.leader for p in meta.partitions.values()}
+
+    def _answered_leaders(self, topic: str, node: int) -> dict[int, int] | None:
+        """``node``'s leaders of ``topic``; None when it is down or does not answer (frozen)."""
+        from confluent_kafka import KafkaException
+
+        if not self.alive(node):
+            return None
+        try:
+            return self.leaders(topic, node)
+        except KafkaException:
+            return None
 
     def coordinator(self, group: str) -> int:
         """The node id of ``group``'s coordinator (FindCoordinator, asked with a raw request by

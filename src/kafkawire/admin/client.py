@@ -50,7 +50,7 @@ def create_topic_if_missing(conf: Mapping[str, Any], topic: NewTopic, timeout: f
             if topic.replication_factor != -1 or _code(exc) != KafkaError.INVALID_REPLICATION_FACTOR:
                 raise
         explicit = NewTopic(
-            topic.topic, topic.num_partitions, _default_replication_factor(admin, timeout), config=topic.config
+            topic.topic, topic.num_partitions, _default_replication_factor(admin, timeout), config=topic.config or {}
         )
         return _create(admin, explicit, timeout)
     finally:

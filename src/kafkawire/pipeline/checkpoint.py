@@ -50,8 +50,7 @@ def log_entries(spark: SparkSession, folder: str) -> dict[int, list[str]]:
 
     try:
         rows = (
-            spark.read.option("wholetext", "true")
-            .text(folder)
+            spark.read.text(folder, wholetext=True)  # text()'s own wholetext=False overrides an option()
             .select(F.input_file_name().alias("file"), "value")
             .collect()
         )

@@ -26,3 +26,13 @@ def test_default_replication_on_kafka23(kafka23: KafkaBroker, topic_name: Callab
     assert all(len(p.replicas) == 1 for p in described.partitions.values())
     resource = ck.ConfigResource(ck.ResourceType.TOPIC, topic)
     assert admin.describe_configs([resource])[resource].result(30)["cleanup.policy"].value == "compact"
+
+
+def test_default_replication_without_config_on_kafka23(kafka23: KafkaBroker, topic_name: Callable[[str], str]) -> None:
+    """A topic given no config (the pipeline's sink): the topic asked again with the broker's
+    replication factor has no config either (the second NewTopic once refused a None config)."""
+    topic = topic_name("setup-plain")
+    conf = {"bootstrap.servers": kafka23.bootstrap()}
+    assert create_topic_if_missing(conf, NewTopic(topic, 2), 30) is True
+    described = ck.AdminClient(conf).list_topics(topic, timeout=30).topics[topic]
+    assert described.error is None and sorted(described.partitions) == [0, 1]
