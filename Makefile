@@ -107,7 +107,7 @@ FAULT_TESTS := $(addprefix tests/broker/faults/,test_idempotent_producer.py test
 	test_transactional_producer.py test_group_coordinator.py test_fetch_engine.py)
 
 test-slow: system-deps $(TEST_VENV)/.installed
-	KAFKAWIRE_REQUIRE_NATIVE=1 $(TEST_VENV)/bin/python -m pytest -m slow
+	KAFKAWIRE_REQUIRE_NATIVE=1 $(TEST_VENV)/bin/python -m pytest -m slow --durations=40
 	KAFKAWIRE_PURE_PYTHON=1 $(PYTEST) -q -n 2 $(UNIT_TESTS)
 	KAFKAWIRE_REQUIRE_NATIVE=1 $(PYTEST) -n 2 --dist loadfile --busy-loops --repeat 2 $(FAULT_TESTS)
 
