@@ -14,8 +14,10 @@ import pytest
 from confluent_kafka.schema_registry import Rule as TheirRule
 from confluent_kafka.schema_registry import RuleKind as TheirRuleKind
 from confluent_kafka.schema_registry import RuleMode as TheirRuleMode
+from confluent_kafka.schema_registry import RuleParams as TheirParams
 from confluent_kafka.schema_registry import RuleSet as TheirRuleSet
 from confluent_kafka.schema_registry import Schema as TheirSchema
+from confluent_kafka.schema_registry import SchemaRegistryClient as TheirRegistryClient
 from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer as TheirDeserializer
 from confluent_kafka.schema_registry.protobuf import ProtobufSerializer as TheirSerializer
 from confluent_kafka.schema_registry.rule_registry import RuleRegistry as TheirRegistry
@@ -33,6 +35,7 @@ from kafkawire.schema_registry.protobuf import ProtobufDeserializer, ProtobufSer
 from kafkawire.schema_registry.rule_registry import RuleRegistry
 from kafkawire.serialization import MessageField, SerializationContext
 from tests.serde.registry_front import RegistryFront
+from tests.serde.test_encryption_rules import LOCAL, SECRET, dek_front, their_local_kms  # noqa: F401  # fixtures
 
 F = descriptor_pb2.FieldDescriptorProto
 CTX = SerializationContext("walk", MessageField.VALUE)
@@ -41,20 +44,24 @@ LATEST = {"auto.register.schemas": False, "use.latest.version": True}
 PII = "PII"
 
 
-def _field(msg: Any, name: str, number: int, kind: str, tags: tuple[str, ...] = (), **kw: Any) -> Any:
-    type_name = kw.pop("type_name", None)
-    fd = msg.field.add(name=name, number=number, type=getattr(F, f"TYPE_{kind}"), label=kw.pop("label", 1), **kw)
-    if type_name is not None:
-        fd.type_name = type_name
-    if tags:
-        fd.options.Extensions[meta_pb2.field_meta].tags.extend(tags)
-    return fd
-
-
-def _walk_file(file_name: str, rename: bool = False) -> descriptor_pb2.FileDescriptorProto:
+def _walk_file(
+    file_name: str, rename: bool = False, tagged: frozenset[str] | None = None
+) -> descriptor_pb2.FileDescriptorProto:
     """One message with a field of each shape the walk tells apart, most of them tagged PII.
     ``rename``: the same numbers, two fields under other names (a compatible change), and ``note``
-    tagged where ``score`` is not."""
+    tagged where ``score`` is not. ``tagged``: only the fields of these names are."""
+
+    def _field(msg: Any, name: str, number: int, kind: str, tags: tuple[str, ...] = (), **kw: Any) -> Any:
+        type_name = kw.pop("type_name", None)
+        label = kw.pop("label", F.LABEL_OPTIONAL)
+        fd = msg.field.add(name=name, number=number, type=getattr(F, f"TYPE_{kind}"), label=label, **kw)
+        if type_name is not None:
+            fd.type_name = type_name
+        if tagged is not None:
+            tags = (PII,) if name in tagged else ()
+        fd.options.Extensions[meta_pb2.field_meta].tags.extend(tags)
+        return fd
+
     fdp = descriptor_pb2.FileDescriptorProto(
         name=file_name,
         package="kwwalk",
@@ -226,18 +233,18 @@ def _both(
 ) -> tuple[Any, Any]:
     """Write ``make()`` with both serializers (the registry's latest schema), then read each one's
     bytes with the other's deserializer: each side's (written, read, what its executor saw)."""
-    client = SchemaRegistryClient({"url": front.url})
+    client, their_client = SchemaRegistryClient({"url": front.url}), TheirRegistryClient({"url": front.url})
     our_registry, their_registry = RuleRegistry(), TheirRegistry()
     our_registry.register_executor(executors[0])
     their_registry.register_executor(executors[1])
     ser = ProtobufSerializer(Walk, client, dict(LATEST), rule_conf, rule_registry=our_registry)
-    their_ser = TheirSerializer(Walk, front.registry, dict(LATEST), rule_conf, rule_registry=their_registry)
+    their_ser = TheirSerializer(Walk, their_client, dict(LATEST), rule_conf, rule_registry=their_registry)
     written = _outcome(lambda: ser(make(), CTX))
     their_written = _outcome(lambda: their_ser(make(), THEIR_CTX))
     read = their_read = None
     if written[0] == "ok" and their_written[0] == "ok":
         de = ProtobufDeserializer(Walk, {}, client, rule_conf, rule_registry=our_registry)
-        their_de = TheirDeserializer(Walk, {}, front.registry, rule_conf, rule_registry=their_registry)
+        their_de = TheirDeserializer(Walk, {}, their_client, rule_conf, rule_registry=their_registry)
         read = _outcome(lambda: de(their_written[1], CTX).SerializeToString(deterministic=True))
         their_read = _outcome(lambda: their_de(written[1], THEIR_CTX).SerializeToString(deterministic=True))
     return (
@@ -307,3 +314,49 @@ def test_cel_field_conditions_as_confluent_kafka(front: RegistryFront, message: 
     _register(front, [_rule("CEL_FIELD", kind="CONDITION", tags=[PII], expr=expr)])
     ours, theirs = _both(front, MESSAGES[message], _cel())
     assert ours[:2] == theirs[:2]
+
+
+# --- field-level encryption ------------------------------------------------------------------------
+
+ENCRYPTED = {
+    "strings": frozenset({"name", "names", "email", "nick", "sku", "note"}),
+    "a map": frozenset({"name", "labels"}),
+    "a decimal": frozenset({"name", "price"}),
+    "a number": frozenset({"name", "ids"}),
+}
+
+
+@pytest.mark.parametrize("message", sorted(MESSAGES))
+@pytest.mark.parametrize("tagged", sorted(ENCRYPTED))
+def test_field_encryption_as_confluent_kafka(dek_front: Any, message: str, tagged: str) -> None:
+    """Deterministic encryption (AES256_SIV) under one DEK: both clients write the same bytes, each
+    decrypts the other's, and refuse the same fields."""
+    from confluent_kafka.schema_registry.rules.encryption.encrypt_executor import (
+        FieldEncryptionExecutor as TheirEncryption,
+    )
+
+    from kafkawire.schema_registry.rules.encryption.encrypt_executor import FieldEncryptionExecutor
+
+    front, _ = dek_front
+    params = {**LOCAL, "encrypt.dek.algorithm": "AES256_SIV"}
+    rule = TheirRule(
+        "enc",
+        None,
+        TheirRuleKind.TRANSFORM,
+        TheirRuleMode.WRITEREAD,
+        "ENCRYPT",
+        [PII],
+        TheirParams(params),
+        None,
+        None,
+        "ERROR,ERROR",
+        False,
+    )
+    _register(front, [rule], _walk_file("kwwalk/walk.proto", tagged=ENCRYPTED[tagged]))
+    executors = FieldEncryptionExecutor(), TheirEncryption()
+    ours, theirs = _both(front, MESSAGES[message], executors, {"secret": SECRET})
+    assert ours[:2] == theirs[:2]
+    if tagged == "strings":
+        plain = MESSAGES[message]()
+        assert ours[0][0] == "ok" and plain.SerializeToString() not in ours[0][1]
+        assert ours[1] == ("ok", plain.SerializeToString(deterministic=True))
