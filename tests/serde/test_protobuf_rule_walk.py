@@ -35,7 +35,7 @@ from kafkawire.schema_registry.protobuf import ProtobufDeserializer, ProtobufSer
 from kafkawire.schema_registry.rule_registry import RuleRegistry
 from kafkawire.serialization import MessageField, SerializationContext
 from tests.serde.registry_front import RegistryFront
-from tests.serde.test_encryption_rules import LOCAL, SECRET, dek_front, their_local_kms  # noqa: F401  # fixtures
+from tests.serde.test_encryption_rules import LOCAL, SECRET, dek_front, their_local_kms  # noqa: F401  # the DEK registry's fixtures
 
 F = descriptor_pb2.FieldDescriptorProto
 CTX = SerializationContext("walk", MessageField.VALUE)
@@ -328,7 +328,7 @@ ENCRYPTED = {
 
 @pytest.mark.parametrize("message", sorted(MESSAGES))
 @pytest.mark.parametrize("tagged", sorted(ENCRYPTED))
-def test_field_encryption_as_confluent_kafka(dek_front: Any, message: str, tagged: str) -> None:
+def test_field_encryption_as_confluent_kafka(dek_front: Any, message: str, tagged: str) -> None:  # noqa: F811
     """Deterministic encryption (AES256_SIV) under one DEK: both clients write the same bytes, each
     decrypts the other's, and refuse the same fields."""
     from confluent_kafka.schema_registry.rules.encryption.encrypt_executor import (
