@@ -7,6 +7,7 @@ written and a CEL_FIELD condition's verdict must be the same on both."""
 from __future__ import annotations
 
 import base64
+import datetime
 import decimal
 from typing import Any
 
@@ -360,3 +361,176 @@ def test_field_encryption_as_confluent_kafka(dek_front: Any, message: str, tagge
         plain = MESSAGES[message]()
         assert ours[0][0] == "ok" and plain.SerializeToString() not in ours[0][1]
         assert ours[1] == ("ok", plain.SerializeToString(deterministic=True))
+
+
+# --- the walk's public helpers, on the same inputs as confluent-kafka's ----------------------------
+
+
+def _modules() -> tuple[Any, Any]:
+    import confluent_kafka.schema_registry.common.protobuf as theirs
+
+    import kafkawire.schema_registry.protobuf as ours
+
+    return ours, theirs
+
+
+def _result(run: Any) -> Any:
+    try:
+        value = run()
+    except Exception as e:  # either client's failure: its kind and text
+        return "error", type(e).__name__, str(e)
+    return "ok", _shown(value)
+
+
+def test_get_type_and_leaf_messages_as_confluent_kafkas() -> None:
+    from kafkawire.schema_registry.confluent.type import variant_pb2
+
+    ours, theirs = _modules()
+    fields = [
+        *Walk.DESCRIPTOR.fields,
+        *Line.DESCRIPTOR.fields,
+        *Walk.DESCRIPTOR.nested_types_by_name["BySkuEntry"].fields,
+    ]
+    assert [ours.get_type(fd).value for fd in fields] == [theirs.get_type(fd).value for fd in fields]
+    assert ours.get_type(Walk.DESCRIPTOR.fields_by_name["ids"]).value == "INT"
+    descriptors = [None, decimal_pb2.Decimal.DESCRIPTOR, timestamp_pb2.Timestamp.DESCRIPTOR]
+    descriptors += [variant_pb2.Variant.DESCRIPTOR, Line.DESCRIPTOR, Walk.DESCRIPTOR]
+    leaves = [ours.is_cel_leaf_message(d) for d in descriptors]
+    assert leaves == [theirs.is_cel_leaf_message(d) for d in descriptors] == [False, True, True, False, False, False]
+
+
+DECIMALS = [
+    "0",
+    "0.00",
+    "1.50",
+    "-12.345",
+    "1E+3",
+    "-128",
+    "127",
+    "123456789012345678901234567890.5",
+    "NaN",
+    "Infinity",
+]
+
+
+@pytest.mark.parametrize("text", DECIMALS)
+def test_set_decimal_message_as_confluent_kafkas(text: str) -> None:
+    ours, theirs = _modules()
+
+    def write(module: Any) -> Any:
+        target = decimal_pb2.Decimal()
+        module.set_decimal_message(target, decimal.Decimal(text))
+        return target
+
+    mine, their = _result(lambda: write(ours)), _result(lambda: write(theirs))
+    assert mine[:2] == their[:2]
+
+
+UTC = datetime.timezone.utc
+INSTANTS = [
+    datetime.datetime(2024, 2, 29, 12, 30, 15, 123456),
+    datetime.datetime(2024, 2, 29, 12, 30, 15, 123456, tzinfo=datetime.timezone(datetime.timedelta(hours=-5))),
+    datetime.datetime(1969, 12, 31, 23, 59, 59, 500000, tzinfo=UTC),
+    datetime.datetime(1, 1, 1, tzinfo=UTC),
+    datetime.datetime(1970, 1, 1),
+]
+
+
+@pytest.mark.parametrize("instant", INSTANTS, ids=str)
+def test_set_timestamp_message_as_confluent_kafkas(instant: datetime.datetime) -> None:
+    ours, theirs = _modules()
+
+    def write(module: Any) -> Any:
+        target = timestamp_pb2.Timestamp()
+        module.set_timestamp_message(target, instant)
+        return target
+
+    assert _result(lambda: write(ours)) == _result(lambda: write(theirs))
+
+
+class _Bound:
+    """A CEL binding of a message (what a rule echoes back), which carries it as ``msg``."""
+
+    def __init__(self, msg: Any) -> None:
+        self.msg = msg
+
+
+REBUILT = {
+    "null": lambda: None,
+    "the message": lambda: _dec("1.5"),
+    "a decimal": lambda: decimal.Decimal("-3.250"),
+    "a datetime": lambda: datetime.datetime(2024, 1, 2, 3, 4, 5, 6000, tzinfo=UTC),
+    "an int": lambda: 5,
+    "a string": lambda: "x",
+    "a bound timestamp": lambda: _Bound(timestamp_pb2.Timestamp(seconds=7, nanos=9)),
+    "a bound decimal": lambda: _Bound(_dec("9.99")),
+    "a timestamp": lambda: timestamp_pb2.Timestamp(seconds=7, nanos=9),
+}
+
+
+@pytest.mark.parametrize("field", ["price", "at", "prices"])
+@pytest.mark.parametrize("value", sorted(REBUILT))
+def test_rebuild_value_type_as_confluent_kafkas(field: str, value: str) -> None:
+    ours, theirs = _modules()
+    fd = Walk.DESCRIPTOR.fields_by_name[field]
+    mine = _result(lambda: ours.rebuild_value_type(None, fd, REBUILT[value]()))
+    their = _result(lambda: theirs.rebuild_value_type(None, fd, REBUILT[value]()))
+    assert mine == their
+
+
+def _rule_contexts(kind: str, tags: list[str] | None) -> tuple[Any, Any]:
+    from confluent_kafka.schema_registry.serde import RuleContext as TheirRuleContext
+
+    from kafkawire.schema_registry.common.rules import RuleContext
+    from kafkawire.schema_registry.common.schema_registry_client import Rule, RuleKind, RuleMode
+
+    mode = "WRITE"
+    rule = Rule("r", None, RuleKind(kind), RuleMode.WRITEREAD, "OBSERVE", tags, None, None, None, None, False)
+    their_rule = _rule("OBSERVE", kind, tags)
+    ctx = RuleContext(None, None, None, "walk-value", RuleMode(mode), rule, 0, [rule], None, None)
+    their_ctx = TheirRuleContext(
+        None, None, None, None, "walk-value", TheirRuleMode(mode), their_rule, 0, [their_rule], None, None
+    )
+    return ctx, their_ctx
+
+
+def _recorder(seen: list[Any]) -> Any:
+    def transform(ctx: Any, field_ctx: Any, value: Any) -> Any:
+        seen.append((field_ctx.full_name, field_ctx.name, field_ctx.type_name(), sorted(field_ctx.tags), _shown(value)))
+        if ctx.rule.kind.value == "CONDITION":
+            return not (isinstance(value, str) and value.startswith("s2"))
+        return value + "!" if isinstance(value, str) else value
+
+    return transform
+
+
+INPUTS = {
+    **{name: (lambda make=make: make()) for name, make in MESSAGES.items()},
+    "a list": lambda: [_full(), _sparse()],
+    "a dict": lambda: {"a": _alt()},
+    "none": lambda: None,
+}
+
+
+@pytest.mark.parametrize("schema", ["own", "renamed"])
+@pytest.mark.parametrize("kind", ["TRANSFORM", "CONDITION"])
+@pytest.mark.parametrize("value", sorted(INPUTS))
+def test_transform_as_confluent_kafkas(value: str, kind: str, schema: str) -> None:
+    """``transform(ctx, descriptor, message, field_transform)`` called directly: the same fields seen
+    the same way, the same result (the message changed in place) or the same condition failure."""
+    ours, theirs = _modules()
+    descriptor = Walk.DESCRIPTOR
+    if schema == "renamed":
+        from kafkawire.schema_registry._sync.protobuf import _add_known
+
+        pool, added = descriptor_pool.DescriptorPool(), set[str]()
+        for dependency in _walk_file("x.proto").dependency:
+            _add_known(pool, descriptor_pool.Default().FindFileByName(dependency), added)
+        pool.Add(_walk_file("kwwalk/renamed.proto", rename=True))
+        descriptor = pool.FindMessageTypeByName("kwwalk.Walk")
+    results = []
+    for module, ctx in zip((ours, theirs), _rule_contexts(kind, [PII] if kind == "TRANSFORM" else None), strict=True):
+        seen: list[Any] = []
+        outcome = _result(lambda: module.transform(ctx, descriptor, INPUTS[value](), _recorder(seen)))  # noqa: B023
+        results.append((outcome[:2], seen))
+    assert results[0] == results[1]
