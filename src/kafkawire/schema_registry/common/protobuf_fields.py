@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime
 import decimal
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 from google.protobuf import descriptor_pool, message_factory
 from google.protobuf.descriptor import FieldDescriptor
@@ -128,44 +128,87 @@ def transform(ctx: RuleContext, descriptor: Any, message: Any, field_transform: 
     if isinstance(message, dict):
         return {key: transform(ctx, descriptor, item, field_transform) for key, item in message.items()}
     if isinstance(message, Message) and message.DESCRIPTOR.full_name not in _LEAF_TYPES:
-        for fd, schema_fd in _paired_fields(descriptor, message):
-            _transform_field(ctx, fd, schema_fd, descriptor, message, field_transform)
+        for pair in _present_pairs(descriptor, message):
+            _transform_field(ctx, pair, message, field_transform)
         return message
     return apply_field(ctx, field_transform, message)
 
 
-def _paired_fields(descriptor: Any, message: Message) -> Iterator[tuple[Any, Any]]:
-    """Each field set on ``message`` (one with presence only when present) with the field of the
-    same number in ``descriptor``; fields the schema does not declare are left out."""
-    by_number = descriptor.fields_by_number
-    for fd in message.DESCRIPTOR.fields:
-        schema_fd = by_number.get(fd.number)
-        if schema_fd is not None and not (fd.has_presence and not message.HasField(fd.name)):
-            yield fd, schema_fd
+class _Pair(NamedTuple):
+    """A field of the message's type (``fd``) and the schema's field of its number, with what the
+    walks need of them, worked out once per pair of message types."""
+
+    fd: Any
+    schema_fd: Any
+    field_type: FieldType
+    tags: frozenset[str]
+    shape: int  # _SINGLE, _REPEATED or _MAP
+    leaf: bool  # a Decimal or Timestamp, rebuilt from what the rule gave
+    child: Any  # the descriptor the value is walked with (see _child_descriptor)
 
 
-def _transform_field(
-    ctx: RuleContext, fd: Any, schema_fd: Any, descriptor: Any, message: Message, ft: FieldTransform
-) -> None:
-    ctx.enter_field(message, schema_fd.full_name, schema_fd.name, get_type(fd), get_inline_tags(schema_fd), fd)
+_SINGLE, _REPEATED, _MAP = 0, 1, 2
+# (schema's message type, the message's own) -> their paired fields; bounded by the types a process
+# serializes, as the schemas parsed for them are.
+_PAIRS: dict[tuple[Any, Any], list[_Pair]] = {}
+
+
+def _pairs(descriptor: Any, runtime: Any) -> list[_Pair]:
+    found = _PAIRS.get((descriptor, runtime))
+    if found is None:
+        found = []
+        for fd in runtime.fields:
+            schema_fd = descriptor.fields_by_number.get(fd.number)
+            if schema_fd is None:
+                continue
+            shape = _MAP if is_map_field(fd) else _REPEATED if _is_repeated(fd) else _SINGLE
+            leaf = fd.type == _F.TYPE_MESSAGE and fd.message_type.full_name in _LEAF_TYPES
+            tags = frozenset(get_inline_tags(schema_fd))
+            child = _child_descriptor(schema_fd, descriptor)
+            found.append(_Pair(fd, schema_fd, get_type(fd), tags, shape, leaf, child))
+        _PAIRS[(descriptor, runtime)] = found
+    return found
+
+
+def _present_pairs(descriptor: Any, message: Message) -> Iterator[_Pair]:
+    """The pairs of the fields set on ``message`` (one with presence only when present); fields the
+    schema does not declare are left out."""
+    for pair in _pairs(descriptor, message.DESCRIPTOR):
+        if not pair.fd.has_presence or message.HasField(pair.fd.name):
+            yield pair
+
+
+def _transform_field(ctx: RuleContext, pair: _Pair, message: Message, ft: FieldTransform) -> None:
+    fd, schema_fd = pair.fd, pair.schema_fd
+    held = getattr(message, fd.name)
+    if pair.shape is not _SINGLE and not held:
+        return  # an empty collection: nothing for the rule to see, nothing to write back
+    ctx.enter_field(message, schema_fd.full_name, schema_fd.name, pair.field_type, pair.tags, fd)
     try:
-        value = getattr(message, fd.name)
-        if is_map_field(fd):
-            value = dict(value)
-        elif _is_repeated(fd):
-            value = list(value)
-        result = transform(ctx, _child_descriptor(schema_fd, descriptor), value, ft)
+        value = held if pair.shape is _SINGLE else dict(held) if pair.shape is _MAP else list(held)
+        result = transform(ctx, pair.child, value, ft)
         if ctx.rule.kind is RuleKind.CONDITION:
             check_field_condition(ctx, result)
             return
-        if fd.type == _F.TYPE_MESSAGE and fd.message_type.full_name in _LEAF_TYPES:
-            if _is_repeated(fd):
+        if pair.leaf:
+            if pair.shape is _REPEATED:
                 result = [rebuild_value_type(ctx, fd, item) for item in result]
             else:
                 result = rebuild_value_type(ctx, fd, result)
-        _set_field(fd, message, result)
+        if not _same(result, value):
+            _set_field(fd, message, result)
     finally:
         ctx.exit_field()
+
+
+def _same(result: Any, value: Any) -> bool:
+    """Whether the walk gave back the very values it read (messages changed in place included):
+    then there is nothing to write."""
+    if isinstance(result, list):
+        return len(result) == len(value) and all(a is b for a, b in zip(result, value, strict=True))
+    if isinstance(result, dict):
+        return result.keys() == value.keys() and all(result[k] is value[k] for k in result)
+    return result is value
 
 
 def _child_descriptor(schema_fd: Any, descriptor: Any) -> Any:
@@ -284,7 +327,8 @@ def _validate(
         evaluate_validation_rule(executor, rule, descriptor, message if view is None else view, path, out)
         if fail_fast and out:
             return
-    for fd, schema_fd in _paired_fields(descriptor, message):
+    for pair in _present_pairs(descriptor, message):
+        fd, schema_fd = pair.fd, pair.schema_fd
         value = getattr(message, fd.name)
         child_path = f"{path}.{schema_fd.name}" if path else schema_fd.name
         view_value = None if view is None else getattr(view, schema_fd.name)
@@ -296,7 +340,7 @@ def _validate(
                 return
         if fd.type != _F.TYPE_MESSAGE or schema_fd.type != _F.TYPE_MESSAGE:
             continue
-        if is_map_field(fd):
+        if pair.shape is _MAP:
             value_fd = fd.message_type.fields_by_name["value"]
             schema_value_fd = schema_fd.message_type.fields_by_name["value"]
             if value_fd.type != _F.TYPE_MESSAGE or schema_value_fd.type != _F.TYPE_MESSAGE:
@@ -310,7 +354,7 @@ def _validate(
                 )
                 for key, item in value.items()
             )
-        elif _is_repeated(fd):
+        elif pair.shape is _REPEATED:
             children = (
                 (f"{child_path}[{i}]", schema_fd.message_type, item, _at(view_value, i, i < len(view_value or ())))
                 for i, item in enumerate(value)
