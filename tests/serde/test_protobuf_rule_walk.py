@@ -534,3 +534,58 @@ def test_transform_as_confluent_kafkas(value: str, kind: str, schema: str) -> No
         outcome = _result(lambda: module.transform(ctx, descriptor, INPUTS[value](), _recorder(seen)))  # noqa: B023
         results.append((outcome[:2], seen))
     assert results[0] == results[1]
+
+
+def test_a_schema_with_references_names_the_referenced_files_fields(front: RegistryFront) -> None:
+    """The registered schema imports another registered one (a reference): its message types come
+    from that schema, with their tags, on both clients."""
+    from tests.serde.test_protobuf_interop import Address, Order
+    from tests.serde.test_protobuf_interop import Line as OrderLine
+
+    def encoded(file: Any, tag: str | None) -> str:
+        proto = descriptor_pb2.FileDescriptorProto.FromString(file.serialized_pb)
+        if tag is not None:
+            proto.dependency.append("confluent/meta.proto")
+            proto.message_type[0].field[0].options.Extensions[meta_pb2.field_meta].tags.append(tag)
+        return base64.standard_b64encode(proto.SerializeToString()).decode()
+
+    from confluent_kafka.schema_registry import SchemaReference as TheirReference
+
+    front.registry.register_schema(
+        "kwtest/address.proto", TheirSchema(encoded(Address.DESCRIPTOR.file, PII), "PROTOBUF")
+    )
+    references = [TheirReference("kwtest/address.proto", "kwtest/address.proto", 1)]
+    rules = TheirRuleSet(None, [_rule("OBSERVE", tags=[PII])])
+    front.registry.register_schema(
+        "walk-value", TheirSchema(encoded(Order.DESCRIPTOR.file, None), "PROTOBUF", references, None, rules)
+    )
+    client, their_client = SchemaRegistryClient({"url": front.url}), TheirRegistryClient({"url": front.url})
+    seen = []
+    for serializer, registry_client, ctx, executor, registry in (
+        (ProtobufSerializer, client, CTX, _observer(FieldRuleExecutor), RuleRegistry()),
+        (TheirSerializer, their_client, THEIR_CTX, _observer(TheirFieldRuleExecutor), TheirRegistry()),
+    ):
+        registry.register_executor(executor)
+        ser = serializer(Order, registry_client, dict(LATEST), rule_registry=registry)
+        data = ser(Order(id=1, ship_to=Address(city="oslo"), lines=[OrderLine(sku="a")]), ctx)
+        seen.append((executor.seen, Order.FromString(data[7:]).ship_to.city))  # framing, index array [1]
+    assert seen[0] == seen[1]
+    assert seen[0][1] == "OSLO"
+
+
+def test_a_schema_given_as_proto_text_names_fields_as_the_class_does(front: RegistryFront) -> None:
+    """A registry may hand back .proto text rather than a serialized descriptor (confluent-kafka asks
+    for the serialized form, which kafkawire does not): the walk then names and tags fields as the
+    message's own class does, instead of failing the record."""
+    from tests.serde.test_protobuf_interop import _tagged
+
+    person = _tagged()
+    text = 'syntax = "proto3";\npackage kwtest;\nmessage Person { string ssn = 1; }\n'
+    rules = TheirRuleSet(None, [_rule("OBSERVE", tags=[PII])])
+    front.registry.register_schema("walk-value", TheirSchema(text, "PROTOBUF", [], None, rules))
+    observer, registry = _observer(FieldRuleExecutor), RuleRegistry()
+    registry.register_executor(observer)
+    ser = ProtobufSerializer(person, SchemaRegistryClient({"url": front.url}), dict(LATEST), rule_registry=registry)
+    data = ser(person(ssn="abc"), CTX)
+    assert person.FromString(data[6:]).ssn == "ABC"
+    assert [entry[:4] for entry in observer.seen] == [("kwtest.Person.ssn", "ssn", "STRING", [PII])]

@@ -66,7 +66,8 @@ def _is_known(file: FileDescriptor) -> bool:
 class _RegisteredMessages:
     """The registered schemas' message types, which name and tag the fields a rule walks: each
     schema (with the files it references, and the well-known files it imports) parsed once into a
-    pool of its own."""
+    pool of its own. A schema that is not a serialized descriptor (.proto text a registry gave
+    unconverted) has none: the walk then names fields as the message's own type does."""
 
     def __init__(self, registry: Any) -> None:
         self._registry = registry
@@ -78,9 +79,11 @@ class _RegisteredMessages:
         if file is None:
             try:
                 file = self._parse(schema)
-            except (ValueError, TypeError, KeyError, DecodeError) as e:  # base64, descriptor or pool refusals
-                raise SerializationError(f"cannot read the registered Protobuf schema: {e}") from e
+            except (ValueError, TypeError, KeyError, DecodeError):  # base64, descriptor or pool refusals
+                file = _UNREADABLE
             self._files.set(schema, file)
+        if file is _UNREADABLE:
+            return None
         found = file.pool.FindMessageTypeByName(full_name) if full_name in file.names else None
         if found is None and indexes:
             found = _message_at(file.file, indexes)
@@ -111,6 +114,9 @@ class _ParsedFile:
     pool: Any
     file: Any
     names: set[str]
+
+
+_UNREADABLE = _ParsedFile(None, None, set())
 
 
 def _add_known(pool: Any, file: Any, added: set[str]) -> None:
