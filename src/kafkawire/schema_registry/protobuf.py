@@ -29,7 +29,13 @@ from ._sync.protobuf import (
 )
 from .common.protobuf_fields import _is_repeated as _is_repeated
 from .common.protobuf_fields import get_inline_tags as get_inline_tags
+from .common.protobuf_fields import get_type as get_type
+from .common.protobuf_fields import is_cel_leaf_message as is_cel_leaf_message
 from .common.protobuf_fields import is_map_field as is_map_field
+from .common.protobuf_fields import rebuild_value_type as rebuild_value_type
+from .common.protobuf_fields import set_decimal_message as set_decimal_message
+from .common.protobuf_fields import set_timestamp_message as set_timestamp_message
+from .common.protobuf_fields import transform as transform
 from .common.protobuf_fields import validate_message as validate_message
 from .common.rules import FieldType as FieldType
 from .common.rules import RuleContext as RuleContext

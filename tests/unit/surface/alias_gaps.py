@@ -14,12 +14,7 @@ UNIMPORTABLE = frozenset(
 
 # Per module (its name after "confluent_kafka"), the names confluent-kafka's gives that kafkawire's
 # counterpart does not. What stays, by kind:
-# - the protobuf serde's CEL leaf helpers (is_cel_leaf_message, set_decimal_message,
-#   set_timestamp_message, rebuild_value_type), which kafkawire's rule walk does not use;
-# - protobuf's get_type and transform (the field walk, which reports each field's type):
-#   confluent-kafka types a repeated field by its element and a Decimal/Timestamp field as BYTES/LONG,
-#   kafkawire's rule walk as ARRAY and RECORD (a difference to settle first);
-#   MAX_ENCODABLE_COEFFICIENT_DIGITS (kafkawire encodes a decimal of any width) and
+# - protobuf's MAX_ENCODABLE_COEFFICIENT_DIGITS (kafkawire encodes a decimal of any width) and
 #   PROTOBUF_MAJOR_VERSION (kafkawire detects the descriptor API instead);
 # - private classes and functions of confluent-kafka's implementation (underscored: its REST and OAuth
 #   clients, field providers and their builders, _SchemaCache, schema-walk helpers), which no
@@ -31,13 +26,13 @@ KNOWN_MISSING: dict[str, str] = {
     ".aio._common": ("ReentryContext"),
     ".schema_registry._async.avro": ("_resolve_named_schema"),
     ".schema_registry._async.json_schema": ("_resolve_named_schema"),
-    ".schema_registry._async.protobuf": ("_resolve_named_schema transform"),
+    ".schema_registry._async.protobuf": ("_resolve_named_schema"),
     ".schema_registry._async.schema_registry_client": (
         "_AsyncBaseRestClient _AsyncCustomOAuthClient _AsyncOAuthClient _AsyncRestClient _urlencode"
     ),
     ".schema_registry._sync.avro": ("_resolve_named_schema"),
     ".schema_registry._sync.json_schema": ("_resolve_named_schema"),
-    ".schema_registry._sync.protobuf": ("_resolve_named_schema transform"),
+    ".schema_registry._sync.protobuf": ("_resolve_named_schema"),
     ".schema_registry._sync.schema_registry_client": ("_BaseRestClient _CustomOAuthClient _OAuthClient _urlencode"),
     ".schema_registry.common._oauthbearer": (
         "_AbstractCustomOAuthBearerFieldProviderBuilder _AbstractOAuthBearerFieldProviderBuilder "
@@ -51,11 +46,9 @@ KNOWN_MISSING: dict[str, str] = {
     ".schema_registry.common.json_schema": ("_disjoint _retrieve_via_httpx _transform_field _validate_subschemas"),
     ".schema_registry.common.protobuf": (
         "MAX_ENCODABLE_COEFFICIENT_DIGITS PROTOBUF_MAJOR_VERSION _bytes _disjoint _init_pool _is_builtin "
-        "_proto_to_str _set_field _str_to_proto _transform_field get_type is_cel_leaf_message "
-        "rebuild_value_type set_decimal_message set_timestamp_message transform"
+        "_proto_to_str _set_field _str_to_proto _transform_field"
     ),
     ".schema_registry.common.schema_registry_client": ("_AsyncStaticFieldProvider _SchemaCache _StaticFieldProvider"),
-    ".schema_registry.protobuf": ("get_type transform"),
     # kafkawire encodes a decimal of any width (see common.protobuf's entry); the writer encodes with
     # decimal_utils.to_proto_decimal
     ".schema_registry.rules.cel.protobuf_result_writer": ("MAX_ENCODABLE_COEFFICIENT_DIGITS unscaled_to_bytes"),

@@ -16,6 +16,7 @@ from ...serialization import SerializationError as SerializationError
 from .._sync.protobuf import ProtobufDeserializer, ProtobufSerializer
 from .._sync.protobuf import reference_subject_name_strategy as reference_subject_name_strategy
 from ..common.parsed_schema_cache import ParsedSchemaCache as ParsedSchemaCache
+from ..common.protobuf_fields import transform as transform
 from ..common.protobuf_fields import validate_message as validate_message
 from ..common.schemas import PROTOBUF_TYPE as PROTOBUF_TYPE
 from ..common.schemas import RuleMode as RuleMode

@@ -16,14 +16,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from google.protobuf import timestamp_pb2
+from google.protobuf import descriptor_pb2, descriptor_pool
 from google.protobuf.descriptor import Descriptor, FileDescriptor
 from google.protobuf.message import DecodeError, Message
 
 from ...serialization import DeserializerBuilder, SerializationContext, SerializationError, SerializerBuilder
 from ...serialization import MessageField as MessageField
 from ..common.parsed_schema_cache import ParsedSchemaCache as ParsedSchemaCache
-from ..common.protobuf_fields import transform_protobuf
+from ..common.protobuf_fields import DECIMAL_TYPE_NAME as DECIMAL_TYPE_NAME
+from ..common.protobuf_fields import TIMESTAMP_TYPE_NAME as TIMESTAMP_TYPE_NAME
+from ..common.protobuf_fields import transform as transform
 from ..common.protobuf_fields import validate_message as validate_message
 from ..common.schema_registry_client import RuleMode, RulePhase, Schema, SchemaReference
 from ..common.schemas import PROTOBUF_TYPE as PROTOBUF_TYPE
@@ -54,14 +56,94 @@ __all__ = [
     "variant_to_protobuf",
 ]
 
-# The full names of the message types read as values: a decimal, an instant.
-DECIMAL_TYPE_NAME = decimal_pb2.Decimal.DESCRIPTOR.full_name
-TIMESTAMP_TYPE_NAME = timestamp_pb2.Timestamp.DESCRIPTOR.full_name
 _KNOWN_PREFIXES = ("google/protobuf/", "google/type/", "confluent/meta.proto", "confluent/type/")
 
 
 def _is_known(file: FileDescriptor) -> bool:
     return bool(file.name.startswith(_KNOWN_PREFIXES))
+
+
+class _RegisteredMessages:
+    """The registered schemas' message types, which name and tag the fields a rule walks: each
+    schema (with the files it references, and the well-known files it imports) parsed once into a
+    pool of its own. A schema that is not a serialized descriptor (.proto text a registry gave
+    unconverted) has none: the walk then names fields as the message's own type does."""
+
+    def __init__(self, registry: Any) -> None:
+        self._registry = registry
+        self._files: ParsedSchemaCache[Any] = ParsedSchemaCache()
+
+    def find(self, schema: Schema, full_name: str | None, indexes: list[int] | None = None) -> Any:
+        """The message ``full_name`` of ``schema``, else the one at ``indexes`` (the payload's), else None."""
+        file = self._files.get_parsed_schema(schema)
+        if file is None:
+            try:
+                file = self._parse(schema)
+            except (ValueError, TypeError, KeyError, DecodeError):  # base64, descriptor or pool refusals
+                file = _UNREADABLE
+            self._files.set(schema, file)
+        if file is _UNREADABLE:
+            return None
+        found = file.pool.FindMessageTypeByName(full_name) if full_name in file.names else None
+        if found is None and indexes:
+            found = _message_at(file.file, indexes)
+        return found
+
+    def _parse(self, schema: Schema) -> Any:
+        pool = descriptor_pool.DescriptorPool()
+        added: set[str] = set()
+        file = self._add(pool, "default", schema, added)
+        names = {m.full_name for m in _all_messages(file.message_types_by_name.values())}
+        return _ParsedFile(pool, file, names)
+
+    def _add(self, pool: Any, name: str, schema: Schema, added: set[str]) -> Any:
+        for ref in schema.references or ():
+            if ref.name is not None and ref.name not in added and not ref.name.startswith(_KNOWN_PREFIXES):
+                self._add(pool, ref.name, self._registry.get_version(ref.subject, ref.version).schema, added)
+        proto = descriptor_pb2.FileDescriptorProto.FromString(base64.standard_b64decode(schema.schema_str or ""))
+        proto.name = name
+        for dep in proto.dependency:
+            if dep not in added and dep.startswith(_KNOWN_PREFIXES):
+                _add_known(pool, descriptor_pool.Default().FindFileByName(dep), added)
+        added.add(name)
+        return pool.Add(proto)
+
+
+@dataclass(frozen=True)
+class _ParsedFile:
+    pool: Any
+    file: Any
+    names: set[str]
+
+
+_UNREADABLE = _ParsedFile(None, None, set())
+
+
+def _add_known(pool: Any, file: Any, added: set[str]) -> None:
+    """A well-known file (Google's, Confluent's) into ``pool`` after its own imports, from the
+    default pool, where its module put it."""
+    for dep in file.dependencies:
+        if dep.name not in added:
+            _add_known(pool, dep, added)
+    added.add(file.name)
+    pool.AddSerializedFile(file.serialized_pb)
+
+
+def _all_messages(messages: Any) -> Any:
+    for message in messages:
+        yield message
+        yield from _all_messages(message.nested_types)
+
+
+def _message_at(file: Any, indexes: list[int]) -> Any:
+    """The message at ``indexes`` (top-level index, then nested ones) in ``file``, or None."""
+    try:
+        found = list(file.message_types_by_name.values())[indexes[0]]
+        for i in indexes[1:]:
+            found = found.nested_types[i]
+    except IndexError:
+        return None
+    return found
 
 
 def reference_subject_name_strategy(ctx: SerializationContext | None, dependency: FileDescriptor) -> str:
@@ -121,6 +203,7 @@ class ProtobufSerializer(BaseSerializer):
         self._file = descriptor.file
         self._lock = threading.Lock()
         self._schemas: dict[str, Schema] = {}  # subject -> the schema with its references registered
+        self._registered = _RegisteredMessages(schema_registry_client)
 
     def _imports_registered(self, ctx: SerializationContext | None, file: FileDescriptor) -> list[SchemaReference]:
         """References to what ``file`` imports, in import order; each imported file is registered
@@ -151,6 +234,9 @@ class ProtobufSerializer(BaseSerializer):
     def _inline_violations(self, executor: Any, schema: Any, value: Any, fail_fast: bool) -> Any:
         return validate_message(executor, schema, value, fail_fast)
 
+    def _walk(self, schema: Schema, message: Any) -> Callable[[Any, Any, Any], Any]:
+        return _walk(self._registered.find(schema, self._schema_name, self._index_array), message)
+
     def _call(self, obj: Any, ctx: SerializationContext | None) -> bytes | None:
         if obj is None:
             return None
@@ -168,7 +254,7 @@ class ProtobufSerializer(BaseSerializer):
         self._check_inline_rules(ValidationRulesExecution.BEFORE_DOMAIN_RULES, rules, obj.DESCRIPTOR, obj)
         if rules:
             obj = self._rules.run(
-                ctx, subject, RulePhase.DOMAIN, RuleMode.WRITE, None, schema, obj, None, transform_protobuf_walk
+                ctx, subject, RulePhase.DOMAIN, RuleMode.WRITE, None, schema, obj, None, self._walk(schema, obj)
             )
             self._check_inline_rules(ValidationRulesExecution.AFTER_DOMAIN_RULES, rules, obj.DESCRIPTOR, obj)
         try:
@@ -205,6 +291,7 @@ class ProtobufDeserializer(BaseDeserializer):
             raise ValueError("message_type must be a generated Protobuf message class")
         self._msg_class = message_type
         self._schema_name = descriptor.full_name
+        self._registered = _RegisteredMessages(schema_registry_client)
 
     def _call(self, data: bytes | None, ctx: SerializationContext | None) -> Any:
         if data is None:
@@ -235,15 +322,21 @@ class ProtobufDeserializer(BaseDeserializer):
                 writer,
                 message,
                 None,
-                transform_protobuf_walk,
+                _walk(self._registered.find(writer, self._schema_name, schema_id.message_indexes), message),
                 data,
             )
         return message
 
 
-def transform_protobuf_walk(ctx: Any, field_transform: Any, message: Any) -> Any:
-    """The field walk in the shape the rule runner calls it."""
-    return transform_protobuf(ctx, message, field_transform)
+def _walk(descriptor: Any, message: Any) -> Callable[[Any, Any, Any], Any]:
+    """The field walk in the shape the rule runner calls it, naming fields as ``descriptor`` (the
+    registered schema's message) does, or as the message's own type when the schema has none."""
+    descriptor = descriptor or message.DESCRIPTOR
+
+    def walk(ctx: Any, field_transform: Any, record: Any) -> Any:
+        return transform(ctx, descriptor, record, field_transform)
+
+    return walk
 
 
 # BigInteger's widest value, in decimal digits: BigDecimal.setScale refuses a wider result.

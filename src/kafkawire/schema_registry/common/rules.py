@@ -68,18 +68,27 @@ _PRIMITIVE = frozenset(
 
 class FieldContext:
     """The field a walker is in: its record (``containing_message``), ``full_name``
-    (``Record.field``), ``name``, type and tags (inline ``confluent:tags`` plus metadata tags)."""
+    (``Record.field``), ``name``, type and tags (inline ``confluent:tags`` plus metadata tags).
+    Names are the registered schema's; ``field_descriptor`` is the record's own handle on the
+    field where the format has one (Protobuf's, whose name a compatible rename may have changed)."""
 
-    __slots__ = ("containing_message", "field_type", "full_name", "name", "tags")
+    __slots__ = ("containing_message", "field_descriptor", "field_type", "full_name", "name", "tags")
 
     def __init__(
-        self, containing_message: Any, full_name: str, name: str, field_type: FieldType, tags: set[str]
+        self,
+        containing_message: Any,
+        full_name: str,
+        name: str,
+        field_type: FieldType,
+        tags: set[str],
+        field_descriptor: Any = None,
     ) -> None:
         self.containing_message = containing_message
         self.full_name = full_name
         self.name = name
         self.field_type = field_type
         self.tags = tags
+        self.field_descriptor = field_descriptor
 
     def is_primitive(self) -> bool:
         return self.field_type in _PRIMITIVE
@@ -148,12 +157,19 @@ class RuleContext:
         return self._path[-1] if self._path else None
 
     def enter_field(
-        self, containing_message: Any, full_name: str, name: str, field_type: FieldType, tags: Iterable[str] | None
+        self,
+        containing_message: Any,
+        full_name: str,
+        name: str,
+        field_type: FieldType,
+        tags: Iterable[str] | None,
+        field_descriptor: Any = None,
     ) -> FieldContext:
         """Push the field the walker steps into; its tags are the declared ones (the walker's, or the
         parser's when the walker has none) joined with those the schema's metadata gives it."""
         declared = self._tags_inline(full_name) if tags is None else tags
-        field = FieldContext(containing_message, full_name, name, field_type, self.get_tags(full_name).union(declared))
+        tags_all = self.get_tags(full_name).union(declared)
+        field = FieldContext(containing_message, full_name, name, field_type, tags_all, field_descriptor)
         self._path.append(field)
         return field
 

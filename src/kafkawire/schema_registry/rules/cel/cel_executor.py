@@ -108,11 +108,12 @@ class CelExecutor(RuleExecutor):
 
 
 def field_value_to_cel(field_ctx: FieldContext, value: Any) -> Any:
-    """A protobuf field's value typed by its descriptor where the record has the field (a
-    uint32 is a CEL uint); any other value by its Python type."""
-    record = field_ctx.containing_message
-    if isinstance(record, Message) and value is not None:
-        fd = record.DESCRIPTOR.fields_by_name.get(field_ctx.name)
-        if fd is not None and fd.message_type is None:
-            return proto_scalar_to_cel(value, fd)
+    """A protobuf field's value typed by its descriptor (a uint32 is a CEL uint): the record's own
+    field, which the walk hands over (its name may differ from the schema's); any other value by
+    its Python type."""
+    fd = field_ctx.field_descriptor
+    if fd is None and isinstance(field_ctx.containing_message, Message):
+        fd = field_ctx.containing_message.DESCRIPTOR.fields_by_name.get(field_ctx.name)
+    if fd is not None and fd.message_type is None and value is not None:
+        return proto_scalar_to_cel(value, fd)
     return to_cel(value)

@@ -8,16 +8,19 @@ type, so a rule cannot hand the serializer something the schema would refuse at 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from celpy import celtypes
+from google.protobuf.message import Message
 
 from ...common.rules import FieldContext, FieldRuleExecutor, FieldTransform, FieldType, RuleContext
 from ...common.schema_registry_client import RuleKind
 from ...common.serde import RuleError
 from ...rule_registry import RuleRegistry
 from .cel_executor import CelExecutor, field_value_to_cel, msg_to_cel
-from .cel_values import from_cel, restore_like
+from .cel_values import from_cel, restore_like, source_of
+from .protobuf_result_writer import convert
 
 __all__ = ["CelFieldExecutor", "field_value_to_cel", "msg_to_cel"]
 
@@ -64,6 +67,11 @@ class CelFieldExecutor(FieldRuleExecutor):
             return not ran or self._cel.truth(result)
         if not ran:
             return value
+        if isinstance(value, Message):  # a Decimal or Timestamp: the walk encodes what the rule gave
+            if isinstance(result, Mapping):
+                return convert(result, value)
+            source = source_of(result)
+            return source if isinstance(source, Message) else from_cel(result)
         return _field_value(field_ctx, from_cel(result), value)
 
     def close(self) -> None:

@@ -18,15 +18,14 @@ from google.protobuf import json_format
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
+from ...common.protobuf_fields import DECIMAL_TYPE_NAME, TIMESTAMP_TYPE_NAME, set_decimal_message, set_timestamp_message
 from ...common.serde import RuleError
-from ...confluent.type.decimal_utils import to_proto_decimal
 from ...confluent.type.variant_utils import Variant
-from .cel_values import DURATION, JSON_TYPES, TIMESTAMP, WRAPPERS, FieldDesc, from_cel, is_map, is_repeated, source_of
+from .cel_values import DURATION, JSON_TYPES, WRAPPERS, FieldDesc, from_cel, is_map, is_repeated, source_of
 
 __all__ = ["convert"]
 
 _VARIANT = "confluent.type.Variant"
-_DECIMAL = "confluent.type.Decimal"
 
 
 def convert(result: Any, msg: Any) -> Any:
@@ -74,12 +73,12 @@ def _set_message(target: Message, value: Any) -> None:
     source = source_of(value)
     if isinstance(source, Message) and source.DESCRIPTOR.full_name == name:
         target.CopyFrom(source)
-    elif name == _DECIMAL and isinstance(value, decimal.Decimal):
-        target.ParseFromString(to_proto_decimal(value).SerializeToString())  # any pool's Decimal class
+    elif name == DECIMAL_TYPE_NAME and isinstance(value, decimal.Decimal):
+        set_decimal_message(target, value)
     elif name == _VARIANT and isinstance(value, Variant):
         target.metadata, target.value = value.metadata, value.standalone_value_bytes()  # type: ignore[attr-defined]
-    elif name == TIMESTAMP and isinstance(value, datetime.datetime):
-        target.FromDatetime(value)  # type: ignore[attr-defined]
+    elif name == TIMESTAMP_TYPE_NAME and isinstance(value, datetime.datetime):
+        set_timestamp_message(target, value)
     elif name == DURATION and isinstance(value, datetime.timedelta):
         target.FromTimedelta(value)  # type: ignore[attr-defined]
     elif name in WRAPPERS:
