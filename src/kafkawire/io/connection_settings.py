@@ -11,7 +11,6 @@ from .._version import __version__
 from ..base.debug import OFF, Debug
 from ..security.settings import SecuritySettings
 from .resolve import FAMILIES
-from .tls import tls_transport
 from .transport import SocketOptions, TcpTransport, Transport
 
 # (family, sockaddr, host, port) -> a transport not yet started
@@ -75,6 +74,8 @@ class ConnectionSettings:
         """TCP, or TLS over TCP under security.protocol ssl / sasl_ssl, with the socket options."""
         tls = None if self.security is None else self.security.tls
         if tls is not None:
+            from .tls import tls_transport  # ssl is imported only by clients that configure TLS
+
             return tls_transport(tls, self.socket)
         options = self.socket
 
