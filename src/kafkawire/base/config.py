@@ -307,13 +307,12 @@ _FALSE = frozenset({"false", "f", "0"})
 _KEPT = (str, list, tuple, type(None))
 _C_SPACE = " \t\n\v\f\r"
 # The longest prefix strtol(s, &end, 0) reads: sign, then hex (0x...), octal (0...) or decimal.
-_STRTOL = re.compile(r"([+-]?)(?:0[xX]([0-9a-fA-F]+)|(0[0-7]*)|([1-9][0-9]*))")
+_STRTOL = r"([+-]?)(?:0[xX]([0-9a-fA-F]+)|(0[0-7]*)|([1-9][0-9]*))"
 # The longest prefix strtod reads: decimal or hex, with exponent; inf, infinity, nan.
-_STRTOD = re.compile(
-    r"[+-]?(?:inf(?:inity)?|nan(?:\([0-9a-z_]*\))?"
+_STRTOD = (
+    r"(?i)[+-]?(?:inf(?:inity)?|nan(?:\([0-9a-z_]*\))?"
     r"|0x(?:[0-9a-f]+\.?[0-9a-f]*|\.[0-9a-f]+)(?:p[+-]?[0-9]+)?"
-    r"|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:e[+-]?[0-9]+)?)",
-    re.IGNORECASE,
+    r"|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:e[+-]?[0-9]+)?)"
 )
 _LONG = 2**63
 
@@ -388,7 +387,7 @@ def c_int(text: str) -> int | None:
     """librdkafka's int: C's strtol(text, &end, 0) cast to a 32-bit int; None if no digit was read.
     Like librdkafka it ignores what follows the number ("5ms" is 5, "1.5" is 1) and wraps past
     2**31 (2**32 is 0)."""
-    found = _STRTOL.match(text.lstrip(_C_SPACE))
+    found = re.match(_STRTOL, text.lstrip(_C_SPACE))
     if found is None:
         return None
     sign, hexa, octal, decimal = found.groups()
@@ -400,7 +399,7 @@ def c_int(text: str) -> int | None:
 def c_float(text: str) -> float | None:
     """librdkafka's float: C's strtod, which also ignores what follows the number; NaN is refused
     (librdkafka's range check cannot see it, and no timer can use it)."""
-    found = _STRTOD.match(text.lstrip(_C_SPACE))
+    found = re.match(_STRTOD, text.lstrip(_C_SPACE))
     if found is None:
         return None
     number = found.group(0)

@@ -55,15 +55,16 @@ class HandshakeStep:
     raw: bool = False  # a bare SASL token (``body["auth_bytes"]``) outside Kafka framing: SaslHandshake v0
 
 
-_NOT_SOFTWARE = re.compile(r"[^A-Za-z0-9.-]")
-_NOT_ALNUM_ENDS = re.compile(r"^[^A-Za-z0-9]+|[^A-Za-z0-9]+$")
+# Patterns, compiled (and cached by re) at the first connection rather than at import.
+_NOT_SOFTWARE = r"[^A-Za-z0-9.-]"
+_NOT_ALNUM_ENDS = r"^[^A-Za-z0-9]+|[^A-Za-z0-9]+$"
 
 
 def software_token(text: str) -> str:
     """A client software name or version in the form brokers accept (KIP-511: letters, digits, '.'
     and '-', alphanumeric at both ends; a broker refuses the connection's ApiVersions otherwise): any
     other character becomes '-', then the ends are trimmed, as librdkafka sends them."""
-    return _NOT_ALNUM_ENDS.sub("", _NOT_SOFTWARE.sub("-", text))
+    return re.sub(_NOT_ALNUM_ENDS, "", re.sub(_NOT_SOFTWARE, "-", text))
 
 
 class ApiVersionsStep:
