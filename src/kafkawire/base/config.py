@@ -11,7 +11,6 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from ..core.kafka_error import KafkaError, KafkaException
@@ -31,30 +30,64 @@ from ..core.kafka_error import KafkaError, KafkaException
 KINDS = frozenset({"int", "float", "bool", "str", "enum", "callable", "list", "object"})
 
 
-@dataclass(frozen=True)
 class Option:
-    name: str
-    kind: str
-    default: Any
-    low: float | None = None
-    high: float | None = None
-    choices: tuple[str, ...] = ()
-    aliases: tuple[str, ...] = ()
-    sensitive: bool = False
-    validate: Callable[[Any], Any] | None = None
-    # Non-empty for options accepted only for compatibility: why the value has no effect here.
-    noop: str = ""
-    # A str option that has no "not set": None and "" are refused (librdkafka's validated strings).
-    required: bool = False
-    # Set for the properties confluent-kafka's binding reads itself (callbacks, the report filter):
-    # a value not of the kind (None too) raises this class, as its C code does.
-    strict: type[Exception] | None = None
+    """One configuration property: its kind, default and checks. (A plain class: the dataclass
+    cost about a millisecond of every client's start-up to create; options are made by the
+    hundred at import, each by keyword.)"""
 
-    def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise ValueError(f"option {self.name}: unknown kind {self.kind!r}")
-        if self.kind == "object" and self.validate is None:
-            raise ValueError(f"option {self.name}: kind 'object' needs a validate function")
+    __slots__ = (
+        "aliases",
+        "choices",
+        "default",
+        "high",
+        "kind",
+        "low",
+        "name",
+        "noop",
+        "required",
+        "sensitive",
+        "strict",
+        "validate",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        kind: str,
+        default: Any,
+        low: float | None = None,
+        high: float | None = None,
+        choices: tuple[str, ...] = (),
+        aliases: tuple[str, ...] = (),
+        sensitive: bool = False,
+        validate: Callable[[Any], Any] | None = None,
+        # Non-empty for options accepted only for compatibility: why the value has no effect here.
+        noop: str = "",
+        # A str option that has no "not set": None and "" are refused (librdkafka's validated strings).
+        required: bool = False,
+        # Set for the properties confluent-kafka's binding reads itself (callbacks, the report
+        # filter): a value not of the kind (None too) raises this class, as its C code does.
+        strict: type[Exception] | None = None,
+    ) -> None:
+        if kind not in KINDS:
+            raise ValueError(f"option {name}: unknown kind {kind!r}")
+        if kind == "object" and validate is None:
+            raise ValueError(f"option {name}: kind 'object' needs a validate function")
+        self.name = name
+        self.kind = kind
+        self.default = default
+        self.low = low
+        self.high = high
+        self.choices = choices
+        self.aliases = aliases
+        self.sensitive = sensitive
+        self.validate = validate
+        self.noop = noop
+        self.required = required
+        self.strict = strict
+
+    def __repr__(self) -> str:
+        return f"Option({self.name!r}, {self.kind!r})"
 
 
 def _int(name: str, default: int, low: int, high: int = 2**31 - 1, aliases: tuple[str, ...] = ()) -> Option:
