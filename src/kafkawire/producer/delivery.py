@@ -17,14 +17,13 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from functools import partial
 from itertools import groupby
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..base.model import (
     OFFSET_INVALID,
     TIMESTAMP_CREATE_TIME,
     TIMESTAMP_LOG_APPEND_TIME,
     Message,
-    RecordMetadata,
     ThrottleEvent,
     throttle_event,
 )
@@ -36,6 +35,9 @@ from ..core.lane_state import buffer_charge
 from ..native import native
 from .batch_stats import BatchStats
 from .interceptors import InterceptorChain
+
+if TYPE_CHECKING:
+    from ..base.record_metadata import RecordMetadata
 
 Release = Callable[[int, int], None]  # (records, their buffer charge): room freed once reported
 
@@ -395,6 +397,8 @@ class Deliveries:
 
 
 def _metadata(m: Pending, offset: int, ts: tuple[int, int]) -> RecordMetadata:
+    from ..base.record_metadata import RecordMetadata  # (only for send() futures and interceptors)
+
     return RecordMetadata(
         m.topic,
         m.partition,
