@@ -23,7 +23,7 @@ print(json.dumps(sorted(sys.modules)))
 producer.close(0)
 """
 
-# Parts a producer without transactions, TLS or interceptors never uses at start-up; `dataclasses`
+# Parts a producer without transactions, TLS, compression or interceptors never uses at start-up; `dataclasses`
 # (and `inspect`, which it imports) because a dataclass costs about a millisecond to create.
 NOT_AT_START_UP = (
     "kafkawire.admin",
@@ -39,6 +39,7 @@ NOT_AT_START_UP = (
     "kafkawire.producer.producer_record",
     "asyncio",
     "ssl",
+    "cramjam",
     "dataclasses",
     "inspect",
 )
