@@ -34,7 +34,7 @@ from ..core.kafka_error import KafkaError, KafkaException
 from ..core.lane_state import buffer_charge
 from ..native import native
 from .batch_stats import BatchStats
-from .interceptors import InterceptorChain
+from .interceptors import InterceptorChain, record_types
 
 if TYPE_CHECKING:
     from ..base.record_metadata import RecordMetadata
@@ -397,9 +397,8 @@ class Deliveries:
 
 
 def _metadata(m: Pending, offset: int, ts: tuple[int, int]) -> RecordMetadata:
-    from ..base.record_metadata import RecordMetadata  # (only for send() futures and interceptors)
-
-    return RecordMetadata(
+    metadata: type[RecordMetadata] = record_types().RecordMetadata
+    return metadata(
         m.topic,
         m.partition,
         offset if offset >= 0 else -1,

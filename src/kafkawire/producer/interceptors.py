@@ -18,10 +18,12 @@ that raises) is a configuration error: `KafkaException` with ``_INVALID_ARG`` na
 
 from __future__ import annotations
 
+import functools
 import importlib
 import logging
 import threading
 from collections.abc import Mapping, Sequence
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from ..base.debug import APP, OFF, Debug
@@ -33,6 +35,17 @@ if TYPE_CHECKING:
     from .producer_record import ProducerRecord
 
 log = logging.getLogger("kafkawire.producer")
+
+
+@functools.cache
+def record_types() -> ModuleType:
+    """`kafkawire.producer.producer_record` (`ProducerRecord`, `RecordMetadata`, send()'s forms),
+    imported by the first record object made: a plain producer's start-up makes none, and their
+    dataclasses cost a millisecond each to create. Cached: a call is cheaper than an import
+    statement on the per-record paths that use it."""
+    from . import producer_record
+
+    return producer_record
 
 
 HOOKS = ("on_send", "on_acknowledgement", "configure", "close")
@@ -122,14 +135,13 @@ class InterceptorChain:
             )
 
     def on_send(self, record: ProducerRecord) -> ProducerRecord:
-        from .producer_record import ProducerRecord, copy_record  # (only with interceptors: not at start-up)
-
+        records = record_types()
         for i in self.interceptors:
             hook = getattr(i, "on_send", None)
             if hook is None:
                 continue
             try:
-                result = hook(copy_record(record))
+                result = hook(records.copy_record(record))
             except Exception as exc:
                 if self._debug.interceptor:
                     self._called(i, "on_send", record, exc)
@@ -137,7 +149,7 @@ class InterceptorChain:
                 continue
             if self._debug.interceptor:
                 self._called(i, "on_send", record)
-            if isinstance(result, ProducerRecord):
+            if isinstance(result, records.ProducerRecord):
                 record = result
             else:
                 log.error("interceptor %r on_send returned %r, not a ProducerRecord; ignored", i, result)
@@ -164,10 +176,8 @@ class InterceptorChain:
         asked for (-1 when none), no offset and no timestamp."""
         if not self.interceptors:
             return
-        from ..base.record_metadata import RecordMetadata  # (only with interceptors: not at start-up)
-
         partition = record.partition if isinstance(record.partition, int) else NO_PARTITION
-        metadata = RecordMetadata(str(record.topic), partition, -1, -1, TIMESTAMP_NOT_AVAILABLE, -1, -1)
+        metadata = record_types().RecordMetadata(str(record.topic), partition, -1, -1, TIMESTAMP_NOT_AVAILABLE, -1, -1)
         self.on_acknowledgement(metadata, exception)
 
     def close(self) -> None:

@@ -12,6 +12,8 @@ from typing import Any
 from ..base.record_metadata import RecordMetadata
 from ..core.kafka_error import KafkaError, KafkaException
 
+__all__ = ["ProducerRecord", "RecordMetadata", "SendArguments", "copy_record", "send_arguments"]
+
 
 @dataclass(init=False)
 class ProducerRecord:
