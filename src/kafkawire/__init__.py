@@ -27,12 +27,12 @@ if TYPE_CHECKING:
         ConsumerGroupMetadata,
         Message,
         PartitionMetadata,
-        RecordMetadata,
         ThrottleEvent,
         TopicMetadata,
         TopicPartition,
     )
     from .base.partitioning import consistent, fnv1a, murmur2
+    from .base.record_metadata import RecordMetadata
     from .client.librdkafka_release import libversion
     from .consumer.consumer import Consumer
     from .core.kafka_error import ConcurrentModificationException, IllegalStateException, KafkaError, KafkaException
@@ -40,8 +40,8 @@ if TYPE_CHECKING:
     from .deserializing_consumer import DeserializingConsumer
     from .deserializing_share_consumer import DeserializingShareConsumer
     from .producer.aio import AIOProducer
-    from .producer.interceptors import ProducerRecord
     from .producer.producer import Producer
+    from .producer.producer_record import ProducerRecord
     from .producer.sync import SyncProducer
     from .serializing_producer import SerializingProducer
     from .share_consumer.share_consumer import ShareConsumer
@@ -57,8 +57,9 @@ __getattr__, __dir__ = lazy_names(
         ".admin.types": "IsolationLevel Node",
         ".app.alias": "install_as_confluent_kafka",
         ".base.messages": "Messages",
-        ".base.model": "OFFSET_BEGINNING OFFSET_END OFFSET_INVALID OFFSET_STORED TIMESTAMP_CREATE_TIME TIMESTAMP_LOG_APPEND_TIME TIMESTAMP_NOT_AVAILABLE BrokerMetadata ClusterMetadata ConsumerGroupMetadata Message PartitionMetadata RecordMetadata ThrottleEvent TopicMetadata TopicPartition",
+        ".base.model": "OFFSET_BEGINNING OFFSET_END OFFSET_INVALID OFFSET_STORED TIMESTAMP_CREATE_TIME TIMESTAMP_LOG_APPEND_TIME TIMESTAMP_NOT_AVAILABLE BrokerMetadata ClusterMetadata ConsumerGroupMetadata Message PartitionMetadata ThrottleEvent TopicMetadata TopicPartition",
         ".base.partitioning": "consistent fnv1a murmur2",
+        ".base.record_metadata": "RecordMetadata",
         ".client.librdkafka_release": "libversion",
         ".consumer.consumer": "Consumer",
         ".core.kafka_error": "ConcurrentModificationException IllegalStateException KafkaError KafkaException",
@@ -66,7 +67,7 @@ __getattr__, __dir__ = lazy_names(
         ".deserializing_consumer": "DeserializingConsumer",
         ".deserializing_share_consumer": "DeserializingShareConsumer",
         ".producer.aio": "AIOProducer",
-        ".producer.interceptors": "ProducerRecord",
+        ".producer.producer_record": "ProducerRecord",
         ".producer.producer": "Producer",
         ".producer.sync": "SyncProducer",
         ".serializing_producer": "SerializingProducer",

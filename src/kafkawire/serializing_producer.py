@@ -17,7 +17,7 @@ from typing import Any
 from .base.config import given_config
 from .error import KeySerializationError, ValueSerializationError
 from .producer import Producer
-from .producer.interceptors import ProducerRecord
+from .producer.producer_record import ProducerRecord
 from .serialization import (
     MessageField,
     OwnedSerdes,

@@ -11,7 +11,6 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from ..core.kafka_error import KafkaError, KafkaException
@@ -31,30 +30,64 @@ from ..core.kafka_error import KafkaError, KafkaException
 KINDS = frozenset({"int", "float", "bool", "str", "enum", "callable", "list", "object"})
 
 
-@dataclass(frozen=True)
 class Option:
-    name: str
-    kind: str
-    default: Any
-    low: float | None = None
-    high: float | None = None
-    choices: tuple[str, ...] = ()
-    aliases: tuple[str, ...] = ()
-    sensitive: bool = False
-    validate: Callable[[Any], Any] | None = None
-    # Non-empty for options accepted only for compatibility: why the value has no effect here.
-    noop: str = ""
-    # A str option that has no "not set": None and "" are refused (librdkafka's validated strings).
-    required: bool = False
-    # Set for the properties confluent-kafka's binding reads itself (callbacks, the report filter):
-    # a value not of the kind (None too) raises this class, as its C code does.
-    strict: type[Exception] | None = None
+    """One configuration property: its kind, default and checks. (A plain class: the dataclass
+    cost about a millisecond of every client's start-up to create; options are made by the
+    hundred at import, each by keyword.)"""
 
-    def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise ValueError(f"option {self.name}: unknown kind {self.kind!r}")
-        if self.kind == "object" and self.validate is None:
-            raise ValueError(f"option {self.name}: kind 'object' needs a validate function")
+    __slots__ = (
+        "aliases",
+        "choices",
+        "default",
+        "high",
+        "kind",
+        "low",
+        "name",
+        "noop",
+        "required",
+        "sensitive",
+        "strict",
+        "validate",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        kind: str,
+        default: Any,
+        low: float | None = None,
+        high: float | None = None,
+        choices: tuple[str, ...] = (),
+        aliases: tuple[str, ...] = (),
+        sensitive: bool = False,
+        validate: Callable[[Any], Any] | None = None,
+        # Non-empty for options accepted only for compatibility: why the value has no effect here.
+        noop: str = "",
+        # A str option that has no "not set": None and "" are refused (librdkafka's validated strings).
+        required: bool = False,
+        # Set for the properties confluent-kafka's binding reads itself (callbacks, the report
+        # filter): a value not of the kind (None too) raises this class, as its C code does.
+        strict: type[Exception] | None = None,
+    ) -> None:
+        if kind not in KINDS:
+            raise ValueError(f"option {name}: unknown kind {kind!r}")
+        if kind == "object" and validate is None:
+            raise ValueError(f"option {name}: kind 'object' needs a validate function")
+        self.name = name
+        self.kind = kind
+        self.default = default
+        self.low = low
+        self.high = high
+        self.choices = choices
+        self.aliases = aliases
+        self.sensitive = sensitive
+        self.validate = validate
+        self.noop = noop
+        self.required = required
+        self.strict = strict
+
+    def __repr__(self) -> str:
+        return f"Option({self.name!r}, {self.kind!r})"
 
 
 def _int(name: str, default: int, low: int, high: int = 2**31 - 1, aliases: tuple[str, ...] = ()) -> Option:
@@ -307,13 +340,12 @@ _FALSE = frozenset({"false", "f", "0"})
 _KEPT = (str, list, tuple, type(None))
 _C_SPACE = " \t\n\v\f\r"
 # The longest prefix strtol(s, &end, 0) reads: sign, then hex (0x...), octal (0...) or decimal.
-_STRTOL = re.compile(r"([+-]?)(?:0[xX]([0-9a-fA-F]+)|(0[0-7]*)|([1-9][0-9]*))")
+_STRTOL = r"([+-]?)(?:0[xX]([0-9a-fA-F]+)|(0[0-7]*)|([1-9][0-9]*))"
 # The longest prefix strtod reads: decimal or hex, with exponent; inf, infinity, nan.
-_STRTOD = re.compile(
-    r"[+-]?(?:inf(?:inity)?|nan(?:\([0-9a-z_]*\))?"
+_STRTOD = (
+    r"(?i)[+-]?(?:inf(?:inity)?|nan(?:\([0-9a-z_]*\))?"
     r"|0x(?:[0-9a-f]+\.?[0-9a-f]*|\.[0-9a-f]+)(?:p[+-]?[0-9]+)?"
-    r"|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:e[+-]?[0-9]+)?)",
-    re.IGNORECASE,
+    r"|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:e[+-]?[0-9]+)?)"
 )
 _LONG = 2**63
 
@@ -388,7 +420,7 @@ def c_int(text: str) -> int | None:
     """librdkafka's int: C's strtol(text, &end, 0) cast to a 32-bit int; None if no digit was read.
     Like librdkafka it ignores what follows the number ("5ms" is 5, "1.5" is 1) and wraps past
     2**31 (2**32 is 0)."""
-    found = _STRTOL.match(text.lstrip(_C_SPACE))
+    found = re.match(_STRTOL, text.lstrip(_C_SPACE))
     if found is None:
         return None
     sign, hexa, octal, decimal = found.groups()
@@ -400,7 +432,7 @@ def c_int(text: str) -> int | None:
 def c_float(text: str) -> float | None:
     """librdkafka's float: C's strtod, which also ignores what follows the number; NaN is refused
     (librdkafka's range check cannot see it, and no timer can use it)."""
-    found = _STRTOD.match(text.lstrip(_C_SPACE))
+    found = re.match(_STRTOD, text.lstrip(_C_SPACE))
     if found is None:
         return None
     number = found.group(0)

@@ -3,14 +3,13 @@
 `Message`, `TopicPartition`, `ThrottleEvent` and the cluster metadata classes (`kafkawire.base.cluster_metadata`,
 re-exported here) copy confluent-kafka's
 observable behaviour (accessors, which attributes are writable, equality, hashing, ordering, reprs);
-`tests/unit/base/test_model.py` compares them with the installed confluent-kafka. `RecordMetadata` is
-the Java client's result of a send, for code written against that API.
+`tests/unit/base/test_model.py` compares them with the installed confluent-kafka. `RecordMetadata`,
+the Java client's result of a send, is in `kafkawire.base.record_metadata`.
 """
 
 from __future__ import annotations
 
 import operator
-from dataclasses import dataclass
 from typing import Any
 
 from ..core import share_acks
@@ -40,7 +39,6 @@ __all__ = [
     "Headers",
     "Message",
     "PartitionMetadata",
-    "RecordMetadata",
     "ThrottleEvent",
     "TopicMetadata",
     "TopicPartition",
@@ -253,32 +251,6 @@ class Message(MessageFields):
             parts.append(f"leader_epoch={self._leader_epoch!r}")
         parts.append(f"error={self._error!r}")
         return f"Message({', '.join(parts)})"
-
-
-@dataclass(frozen=True)
-class RecordMetadata:
-    """What a Java-style ``send()`` resolves to: where the record landed.
-
-    ``offset`` is -1 when unknown (acks=0); ``timestamp`` is -1 when unknown; the sizes are -1
-    for a null key or value, as in the Java client.
-    """
-
-    topic: str
-    partition: int
-    offset: int
-    timestamp: int
-    timestamp_type: int
-    serialized_key_size: int
-    serialized_value_size: int
-
-    def has_offset(self) -> bool:
-        return self.offset != -1
-
-    def has_timestamp(self) -> bool:
-        return self.timestamp != -1
-
-    def __str__(self) -> str:
-        return f"{self.topic}-{self.partition}@{self.offset}"
 
 
 def _topic_partition(

@@ -20,7 +20,6 @@ import random
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
 from ..core.backoff import backoff_delay
@@ -76,16 +75,21 @@ class Cluster(Protocol):
     ) -> None: ...
 
 
-@dataclass(frozen=True)
 class Tries:
     """A call made again, whole, for the keys it failed (a final error, or its deadline): ``count``
     times in all, ``apart`` s apart, each time with the call's time anew; ``failed(attempt, error)``
     hears each failed try that is made again. Spark's connector does this with its offset look-ups
-    (``fetchOffset.numRetries`` / ``fetchOffset.retryIntervalMs``)."""
+    (``fetchOffset.numRetries`` / ``fetchOffset.retryIntervalMs``). (A plain class: a dataclass
+    cost about a millisecond of every client's start-up to create.)"""
 
-    count: int = 1
-    apart: float = 0.0
-    failed: Callable[[int, KafkaError], None] | None = None
+    __slots__ = ("apart", "count", "failed")
+
+    def __init__(
+        self, count: int = 1, apart: float = 0.0, failed: Callable[[int, KafkaError], None] | None = None
+    ) -> None:
+        self.count = count
+        self.apart = apart
+        self.failed = failed
 
     def span(self, timeout: float) -> float:
         """The most a call of ``timeout`` s may take, every try included."""

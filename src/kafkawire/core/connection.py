@@ -25,7 +25,6 @@ import math
 import sys
 from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..protocol import codec, headers
@@ -88,42 +87,66 @@ RESPONSE_LIMITS: dict[int, Mapping[str, int]] = {METADATA.key: COUNT_LIMITS}
 DECODE_FACTOR = 4
 
 
-@dataclass
 class InFlight:
-    """A request sent and awaiting its response."""
+    """A request sent and awaiting its response. (Plain classes here and below rather than
+    dataclasses: each dataclass cost about a millisecond of every client's start-up to create.)"""
 
-    correlation_id: int
-    api: Api
-    version: int
-    deadline: float
-    context: Any = None  # the caller's handle (a future, a batch list…); opaque here
-    sent_at: float = 0.0  # the caller's clock when the request was framed (for round-trip times)
-    raw: bool = False  # a SASL token outside Kafka framing (after SaslHandshake v0): so is its answer
-    judged: float = float("inf")  # the scan tick its deadline is judged at (`judged_at`)
+    __slots__ = ("api", "context", "correlation_id", "deadline", "judged", "raw", "sent_at", "version")
+
+    def __init__(
+        self,
+        correlation_id: int,
+        api: Api,
+        version: int,
+        deadline: float,
+        context: Any = None,  # the caller's handle (a future, a batch list…); opaque here
+        sent_at: float = 0.0,  # the caller's clock when the request was framed (for round-trip times)
+        raw: bool = False,  # a SASL token outside Kafka framing (after SaslHandshake v0): so is its answer
+    ) -> None:
+        self.correlation_id = correlation_id
+        self.api = api
+        self.version = version
+        self.deadline = deadline
+        self.context = context
+        self.sent_at = sent_at
+        self.raw = raw
+        self.judged = float("inf")  # the scan tick its deadline is judged at (`judged_at`)
+
+    def __repr__(self) -> str:
+        return f"InFlight({self.api.name} v{self.version}, correlation_id={self.correlation_id})"
 
 
-@dataclass
 class Response:
-    request: InFlight
-    body: Struct
-    size: int = 0  # the answer's bytes (its size prefix left out), for diagnostics
+    __slots__ = ("body", "request", "size")
+
+    def __init__(self, request: InFlight, body: Struct, size: int = 0) -> None:
+        self.request = request
+        self.body = body
+        self.size = size  # the answer's bytes (its size prefix left out), for diagnostics
 
 
-@dataclass
 class Connection:
-    client_id: str | None
-    max_response_size: int = 100_000_000
-    _next_correlation_id: int = 0
-    _in_flight: deque[InFlight] = field(default_factory=deque)
-    _small: bytearray = field(default_factory=lambda: bytearray(_SMALL_READS))
-    _small_used: int = 0  # bytes of _small holding data not yet framed
-    _large: bytearray | None = None  # a large answer's own buffer while it is being read
-    _large_size: int = 0  # the answer's size (the buffer may be a larger spare)
-    _large_used: int = 0
-    _spare: bytearray | None = None
-    _answers: int = 0  # answers framed so far on this connection
-    scan_origin: float = 0.0  # the timeout scan's first tick (`judged_at`)
-    stats: BrokerStats | None = None  # the broker's counters (they outlive the connection)
+    def __init__(
+        self,
+        client_id: str | None,
+        max_response_size: int = 100_000_000,
+        *,
+        scan_origin: float = 0.0,  # the timeout scan's first tick (`judged_at`)
+        stats: BrokerStats | None = None,  # the broker's counters (they outlive the connection)
+    ) -> None:
+        self.client_id = client_id
+        self.max_response_size = max_response_size
+        self.scan_origin = scan_origin
+        self.stats = stats
+        self._next_correlation_id = 0
+        self._in_flight: deque[InFlight] = deque()
+        self._small = bytearray(_SMALL_READS)
+        self._small_used = 0  # bytes of _small holding data not yet framed
+        self._large: bytearray | None = None  # a large answer's own buffer while it is being read
+        self._large_size = 0  # the answer's size (the buffer may be a larger spare)
+        self._large_used = 0
+        self._spare: bytearray | None = None
+        self._answers = 0  # answers framed so far on this connection
 
     @property
     def in_flight(self) -> int:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from .cluster_health import REPORTED_PER_ADDRESS
 from .kafka_error import KafkaError
@@ -112,10 +111,18 @@ class LifeAction(enum.Enum):
     SETTLE = "the teardown is over: feed SETTLED or SETTLED_UNWANTED"
 
 
-@dataclass(frozen=True)
 class Move:
-    to: LinkState
-    actions: tuple[LifeAction, ...] = ()
+    """A row of the transition table: the state to go to and what to do on the way. (Here and in
+    `Life`, plain classes: a dataclass cost about a millisecond of every client's start-up.)"""
+
+    __slots__ = ("actions", "to")
+
+    def __init__(self, to: LinkState, actions: tuple[LifeAction, ...] = ()) -> None:
+        self.to = to
+        self.actions = actions
+
+    def __repr__(self) -> str:
+        return f"Move({self.to.name}, {tuple(a.name for a in self.actions)})"
 
 
 LIVE = (LinkState.CONNECTING, LinkState.NEGOTIATING, LinkState.READY)
@@ -202,21 +209,35 @@ def queue_rule(code: int, *, lasting: bool, named: bool) -> QueueRule:
     return rule
 
 
-@dataclass
 class Life:
     """The connection's state and flags. `handle` applies an event's flags and its table move."""
 
-    state: LinkState = LinkState.DISCONNECTED
-    failures: int = 0  # failed attempts since the last handshake (the backoff's exponent, the next address)
-    wanted: bool = False  # a request failed over and wants this broker back: keep reconnecting
-    kept: bool = False  # held up whether or not a request waits (enable.sparse.connections=false)
-    retired: bool = False  # a bootstrap connection once the brokers are named
-    proven: bool = False  # answered a request since its handshake (what "up" means to error reports)
-    answered: int | None = None  # answers since the handshake, told until proven; None until it is done
-    last_error: KafkaError | None = None
-    last_error_lasting: bool = False  # no reconnect mends it (core/mismatch.py): reported once per address
-    failed_when_ready: bool = False  # the last failure struck a ready connection
-    last_mismatch: str | None = None  # the previous attempt's close diagnosis (core/mismatch.py)
+    def __init__(
+        self,
+        *,
+        state: LinkState = LinkState.DISCONNECTED,
+        failures: int = 0,  # failed attempts since the last handshake (the backoff's exponent, the next address)
+        wanted: bool = False,  # a request failed over and wants this broker back: keep reconnecting
+        kept: bool = False,  # held up whether or not a request waits (enable.sparse.connections=false)
+        retired: bool = False,  # a bootstrap connection once the brokers are named
+        proven: bool = False,  # answered a request since its handshake (what "up" means to error reports)
+        answered: int | None = None,  # answers since the handshake, told until proven; None until it is done
+        last_error: KafkaError | None = None,
+        last_error_lasting: bool = False,  # no reconnect mends it (core/mismatch.py): reported once per address
+        failed_when_ready: bool = False,  # the last failure struck a ready connection
+        last_mismatch: str | None = None,  # the previous attempt's close diagnosis (core/mismatch.py)
+    ) -> None:
+        self.state = state
+        self.failures = failures
+        self.wanted = wanted
+        self.kept = kept
+        self.retired = retired
+        self.proven = proven
+        self.answered = answered
+        self.last_error = last_error
+        self.last_error_lasting = last_error_lasting
+        self.failed_when_ready = failed_when_ready
+        self.last_mismatch = last_mismatch
 
     @property
     def seen(self) -> ConnectionState:

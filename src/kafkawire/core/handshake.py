@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from ..protocol.apis import API_VERSIONS, SASL_AUTHENTICATE, SASL_HANDSHAKE
@@ -47,23 +46,42 @@ class HandshakeError(Exception):
         self.code = code
 
 
-@dataclass(frozen=True)
 class HandshakeStep:
-    api: Api
-    version: int
-    body: Mapping[str, Any]
-    raw: bool = False  # a bare SASL token (``body["auth_bytes"]``) outside Kafka framing: SaslHandshake v0
+    """A request the handshake wants sent. (A plain class: a dataclass cost about a millisecond of
+    every client's start-up to create.)"""
+
+    __slots__ = ("api", "body", "raw", "version")
+
+    def __init__(self, api: Api, version: int, body: Mapping[str, Any], raw: bool = False) -> None:
+        self.api = api
+        self.version = version
+        self.body = body
+        self.raw = raw  # a bare SASL token (``body["auth_bytes"]``) outside Kafka framing: SaslHandshake v0
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, HandshakeStep) and (self.api, self.version, self.body, self.raw) == (
+            other.api,
+            other.version,
+            other.body,
+            other.raw,
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # its body is a mapping
+
+    def __repr__(self) -> str:
+        return f"HandshakeStep({self.api.name} v{self.version}, raw={self.raw})"
 
 
-_NOT_SOFTWARE = re.compile(r"[^A-Za-z0-9.-]")
-_NOT_ALNUM_ENDS = re.compile(r"^[^A-Za-z0-9]+|[^A-Za-z0-9]+$")
+# Patterns, compiled (and cached by re) at the first connection rather than at import.
+_NOT_SOFTWARE = r"[^A-Za-z0-9.-]"
+_NOT_ALNUM_ENDS = r"^[^A-Za-z0-9]+|[^A-Za-z0-9]+$"
 
 
 def software_token(text: str) -> str:
     """A client software name or version in the form brokers accept (KIP-511: letters, digits, '.'
     and '-', alphanumeric at both ends; a broker refuses the connection's ApiVersions otherwise): any
     other character becomes '-', then the ends are trimmed, as librdkafka sends them."""
-    return _NOT_ALNUM_ENDS.sub("", _NOT_SOFTWARE.sub("-", text))
+    return re.sub(_NOT_ALNUM_ENDS, "", re.sub(_NOT_SOFTWARE, "-", text))
 
 
 class ApiVersionsStep:

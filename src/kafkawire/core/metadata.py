@@ -15,7 +15,6 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..protocol.codec import Struct
@@ -52,51 +51,134 @@ def request_body(topics: Iterable[str] | None, version: int, *, auto_create: boo
     return {"topics": wanted, "allow_auto_topic_creation": auto_create}
 
 
-@dataclass(frozen=True)
 class Broker:
-    node_id: int
-    host: str
-    port: int
-    rack: str | None = None
+    """(This module's classes are plain classes, with value equality where they are values: the
+    dataclasses cost about a millisecond each of every client's start-up to create.)"""
+
+    __slots__ = ("host", "node_id", "port", "rack")
+
+    def __init__(self, node_id: int, host: str, port: int, rack: str | None = None) -> None:
+        self.node_id = node_id
+        self.host = host
+        self.port = port
+        self.rack = rack
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Broker) and (self.node_id, self.host, self.port, self.rack) == (
+            other.node_id,
+            other.host,
+            other.port,
+            other.rack,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.node_id, self.host, self.port, self.rack))
+
+    def __repr__(self) -> str:
+        return f"Broker(node_id={self.node_id!r}, host={self.host!r}, port={self.port!r}, rack={self.rack!r})"
 
     @property
     def address(self) -> str:
         return f"{self.host}:{self.port}"
 
 
-@dataclass(frozen=True)
 class PartitionInfo:
-    partition: int
-    leader: int
-    leader_epoch: int
-    replicas: tuple[int, ...]
-    isr: tuple[int, ...]
-    error_code: int
+    __slots__ = ("error_code", "isr", "leader", "leader_epoch", "partition", "replicas")
+
+    def __init__(
+        self,
+        partition: int,
+        leader: int,
+        leader_epoch: int,
+        replicas: tuple[int, ...],
+        isr: tuple[int, ...],
+        error_code: int,
+    ) -> None:
+        self.partition = partition
+        self.leader = leader
+        self.leader_epoch = leader_epoch
+        self.replicas = replicas
+        self.isr = isr
+        self.error_code = error_code
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.partition, self.leader, self.leader_epoch, self.replicas, self.isr, self.error_code)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PartitionInfo) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return "PartitionInfo(partition={}, leader={}, leader_epoch={}, replicas={}, isr={}, error_code={})".format(
+            *self._key()
+        )
 
 
-@dataclass(frozen=True)
 class TopicInfo:
-    name: str
-    error_code: int
-    partitions: dict[int, PartitionInfo]
-    topic_id: uuid.UUID | None = None
-    is_internal: bool = False
+    __slots__ = ("error_code", "is_internal", "name", "partitions", "topic_id")
+
+    def __init__(
+        self,
+        name: str,
+        error_code: int,
+        partitions: dict[int, PartitionInfo],
+        topic_id: uuid.UUID | None = None,
+        is_internal: bool = False,
+    ) -> None:
+        self.name = name
+        self.error_code = error_code
+        self.partitions = partitions
+        self.topic_id = topic_id
+        self.is_internal = is_internal
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.name, self.error_code, self.partitions, self.topic_id, self.is_internal)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TopicInfo) and self._key() == other._key()
+
+    __hash__ = None  # type: ignore[assignment]  # its partitions are a dict
+
+    def __repr__(self) -> str:
+        return f"TopicInfo(name={self.name!r}, error_code={self.error_code}, partitions={self.partitions!r})"
 
 
-@dataclass(slots=True)  # the produce lane reads partition_counts by its slot (core/lane_state.py)
 class ClusterView:
-    brokers: dict[int, Broker] = field(default_factory=dict)
-    topics: dict[str, TopicInfo] = field(default_factory=dict)
-    # Per topic a record can be sent to (partitions known, no topic error, as the Java client
-    # counts): how many partitions. Kept with `topics` for the producer's per-record look-up.
-    partition_counts: dict[str, int] = field(default_factory=dict)
-    cluster_id: str | None = None
-    controller_id: int = NO_LEADER
-    updated_at: float | None = None
-    # topic.blacklist: topics whose names match are kept apart in `ignored`, as if they did not
-    # exist (librdkafka's cache skips them); only list_topics() shows them.
-    blacklist: tuple[re.Pattern[str], ...] = ()
-    ignored: dict[str, TopicInfo] = field(default_factory=dict)
+    # The produce lane reads partition_counts by its slot (core/lane_state.py).
+    __slots__ = (
+        "blacklist",
+        "brokers",
+        "cluster_id",
+        "controller_id",
+        "ignored",
+        "partition_counts",
+        "topics",
+        "updated_at",
+    )
+
+    def __init__(
+        self,
+        brokers: dict[int, Broker] | None = None,
+        topics: dict[str, TopicInfo] | None = None,
+        cluster_id: str | None = None,
+        controller_id: int = NO_LEADER,
+        *,
+        blacklist: tuple[re.Pattern[str], ...] = (),
+    ) -> None:
+        self.brokers: dict[int, Broker] = {} if brokers is None else brokers
+        self.topics: dict[str, TopicInfo] = {} if topics is None else topics
+        # Per topic a record can be sent to (partitions known, no topic error, as the Java client
+        # counts): how many partitions. Kept with `topics` for the producer's per-record look-up.
+        self.partition_counts: dict[str, int] = {}
+        self.cluster_id = cluster_id
+        self.controller_id = controller_id
+        self.updated_at: float | None = None
+        # topic.blacklist: topics whose names match are kept apart in `ignored`, as if they did not
+        # exist (librdkafka's cache skips them); only list_topics() shows them.
+        self.blacklist = blacklist
+        self.ignored: dict[str, TopicInfo] = {}
 
     def ignores(self, topic: str) -> bool:
         return any(p.search(topic) for p in self.blacklist)

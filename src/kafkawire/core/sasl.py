@@ -310,10 +310,9 @@ def _attributes(message: str) -> dict[str, str]:
     return out
 
 
-_JAAS = re.compile(
-    r"^\s*(?P<module>[\w.$]+)\s+(?P<flag>required|requisite|sufficient|optional)(?P<opts>.*?);?\s*$", re.S
-)
-_JAAS_OPTION = re.compile(r'\s*([\w.-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s;"]+))')
+# Patterns, not compiled ones: re compiles (and caches) them when a config first has a JAAS text.
+_JAAS = r"^\s*(?P<module>[\w.$]+)\s+(?P<flag>required|requisite|sufficient|optional)(?P<opts>.*?);?\s*$"
+_JAAS_OPTION = r'\s*([\w.-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s;"]+))'
 JAAS_MODULES = {
     "org.apache.kafka.common.security.plain.PlainLoginModule": "PLAIN",
     "org.apache.kafka.common.security.scram.ScramLoginModule": "SCRAM",
@@ -326,7 +325,7 @@ def parse_jaas_config(text: str) -> tuple[str, dict[str, str]]:
     """Java's ``sasl.jaas.config`` (one login module) -> (PLAIN | SCRAM | OAUTHBEARER | GSSAPI, options).
 
     Raises ValueError naming what is wrong, never echoing the text (it holds a password)."""
-    match = _JAAS.match(text)
+    match = re.match(_JAAS, text, re.S)
     if match is None:
         raise ValueError("sasl.jaas.config: expected '<LoginModule class> required key=\"value\" ...;'")
     family = JAAS_MODULES.get(match["module"])
@@ -339,7 +338,7 @@ def parse_jaas_config(text: str) -> tuple[str, dict[str, str]]:
     rest = match["opts"]
     pos = 0
     while pos < len(rest) and rest[pos:].strip():
-        opt = _JAAS_OPTION.match(rest, pos)
+        opt = re.compile(_JAAS_OPTION).match(rest, pos)
         if opt is None:
             raise ValueError('sasl.jaas.config: options must be key="value" pairs')
         quoted, bare = opt.group(2), opt.group(3)

@@ -15,7 +15,6 @@ producer's metrics.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
 from typing import Any
 
 from .policy import Meanings
@@ -26,17 +25,33 @@ DEFAULT_INTERVAL_MS = 30_000  # when a failed subscription request left no inter
 JITTER = 0.2  # the first push of a subscription waits the interval times 0.8 .. 1.2
 
 
-@dataclass(frozen=True)
 class Metric:
-    """One client metric: its name after `PREFIX`, and how it travels (a Sum is monotonic)."""
+    """One client metric: its name after `PREFIX`, and how it travels (a Sum is monotonic).
+    (This module's classes are plain classes: a dataclass cost about a millisecond of every
+    client's start-up to create, and metrics push is on by default.)"""
 
-    name: str
-    description: str
-    unit: str
-    is_int: bool
-    per_broker: bool  # one data point per broker, with its ``node.id``
-    is_sum: bool = False
-    short: str = ""  # the name after the client kind ("fetch.manager.fetch.total")
+    __slots__ = ("description", "is_int", "is_sum", "name", "per_broker", "short", "unit")
+
+    def __init__(
+        self,
+        name: str,
+        description: str,
+        unit: str,
+        is_int: bool,
+        per_broker: bool,  # one data point per broker, with its ``node.id``
+        is_sum: bool = False,
+        short: str = "",  # the name after the client kind ("fetch.manager.fetch.total")
+    ) -> None:
+        self.name = name
+        self.description = description
+        self.unit = unit
+        self.is_int = is_int
+        self.per_broker = per_broker
+        self.is_sum = is_sum
+        self.short = short
+
+    def __repr__(self) -> str:
+        return f"Metric({self.name!r})"
 
     @property
     def full_name(self) -> str:
@@ -208,11 +223,16 @@ class Action(enum.Enum):
     STOP = "stop"  # metrics push is over for this client
 
 
-@dataclass(frozen=True)
 class Step:
-    action: Action
-    delay: float = 0.0  # seconds
-    warning: str | None = None  # what the application's log hears at WARNING
+    __slots__ = ("action", "delay", "warning")
+
+    def __init__(self, action: Action, delay: float = 0.0, warning: str | None = None) -> None:
+        self.action = action
+        self.delay = delay  # seconds
+        self.warning = warning  # what the application's log hears at WARNING
+
+    def __repr__(self) -> str:
+        return f"Step({self.action}, delay={self.delay}, warning={self.warning!r})"
 
 
 # KIP-714's error codes for a push, and what each means for the client.
@@ -253,17 +273,26 @@ SUBSCRIPTION_ERRORS = Meanings(
 )
 
 
-@dataclass
 class TelemetrySubscription:
     """What the broker's GetTelemetrySubscriptions answer asked for."""
 
-    client_instance_id: Any
-    subscription_id: int
-    compression_types: list[int]
-    interval_ms: int
-    max_bytes: int
-    delta: bool
-    metrics: tuple[Metric, ...]
+    def __init__(
+        self,
+        client_instance_id: Any,
+        subscription_id: int,
+        compression_types: list[int],
+        interval_ms: int,
+        max_bytes: int,
+        delta: bool,
+        metrics: tuple[Metric, ...],
+    ) -> None:
+        self.client_instance_id = client_instance_id
+        self.subscription_id = subscription_id
+        self.compression_types = compression_types
+        self.interval_ms = interval_ms
+        self.max_bytes = max_bytes
+        self.delta = delta
+        self.metrics = metrics
 
 
 class TelemetryState:

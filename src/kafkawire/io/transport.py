@@ -12,7 +12,6 @@ import os
 import selectors
 import socket
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 READ = selectors.EVENT_READ
@@ -61,15 +60,24 @@ class Transport(Protocol):
     def close(self) -> None: ...
 
 
-@dataclass(frozen=True)
 class SocketOptions:
     """What a new socket is set to (librdkafka's socket.* properties); a buffer size of 0 leaves
-    the system's, as librdkafka does."""
+    the system's, as librdkafka does. (A plain class: a dataclass cost about a millisecond of
+    every client's start-up to create.)"""
 
-    send_buffer: int = 0  # SO_SNDBUF
-    receive_buffer: int = 0  # SO_RCVBUF
-    keepalive: bool = False  # SO_KEEPALIVE
-    nodelay: bool = True  # TCP_NODELAY: Nagle off
+    __slots__ = ("keepalive", "nodelay", "receive_buffer", "send_buffer")
+
+    def __init__(
+        self,
+        send_buffer: int = 0,  # SO_SNDBUF
+        receive_buffer: int = 0,  # SO_RCVBUF
+        keepalive: bool = False,  # SO_KEEPALIVE
+        nodelay: bool = True,  # TCP_NODELAY: Nagle off
+    ) -> None:
+        self.send_buffer = send_buffer
+        self.receive_buffer = receive_buffer
+        self.keepalive = keepalive
+        self.nodelay = nodelay
 
     def apply(self, sock: socket.socket) -> None:
         if self.send_buffer > 0:

@@ -7,8 +7,8 @@ from .._lazy_names import lazy_names
 if TYPE_CHECKING:
     from ..base.model import ConsumerGroupMetadata
     from .aio import AIOProducer
-    from .interceptors import ProducerRecord
     from .producer import Producer
+    from .producer_record import ProducerRecord
     from .sync import SyncProducer
 
 # (lazy: `Producer` alone does not import asyncio for `AIOProducer`)
@@ -18,7 +18,7 @@ __getattr__, __dir__ = lazy_names(
     {
         "..base.model": "ConsumerGroupMetadata",
         ".aio": "AIOProducer",
-        ".interceptors": "ProducerRecord",
+        ".producer_record": "ProducerRecord",
         ".producer": "Producer",
         ".sync": "SyncProducer",
     },

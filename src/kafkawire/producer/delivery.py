@@ -17,14 +17,13 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from functools import partial
 from itertools import groupby
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..base.model import (
     OFFSET_INVALID,
     TIMESTAMP_CREATE_TIME,
     TIMESTAMP_LOG_APPEND_TIME,
     Message,
-    RecordMetadata,
     ThrottleEvent,
     throttle_event,
 )
@@ -35,7 +34,10 @@ from ..core.kafka_error import KafkaError, KafkaException
 from ..core.lane_state import buffer_charge
 from ..native import native
 from .batch_stats import BatchStats
-from .interceptors import InterceptorChain
+from .interceptors import InterceptorChain, record_types
+
+if TYPE_CHECKING:
+    from ..base.record_metadata import RecordMetadata
 
 Release = Callable[[int, int], None]  # (records, their buffer charge): room freed once reported
 
@@ -395,7 +397,8 @@ class Deliveries:
 
 
 def _metadata(m: Pending, offset: int, ts: tuple[int, int]) -> RecordMetadata:
-    return RecordMetadata(
+    metadata: type[RecordMetadata] = record_types().RecordMetadata
+    return metadata(
         m.topic,
         m.partition,
         offset if offset >= 0 else -1,

@@ -25,7 +25,7 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any, cast
 
 from ..base.config import given_config
-from ..base.model import ClusterMetadata, ConsumerGroupMetadata, RecordMetadata, TopicPartition
+from ..base.model import ClusterMetadata, ConsumerGroupMetadata, TopicPartition
 from ..client.dropped import Kept, when_dropped
 from ..client.executor import CallbackExecutor
 from ..client.logs import DeferredLogger, client_logger, log_init
@@ -34,12 +34,14 @@ from ..core.kafka_error import KafkaError, KafkaException
 from ..core.transactions import Call, moves_state
 from ..native import native
 from .inputs import Prepared, check_batch, check_topic, first_set, refusal
-from .interceptors import InterceptorChain, ProducerRecord, send_arguments
+from .interceptors import InterceptorChain, record_types
 from .producer_config import ProducerConfig, parse_producer_config
 from .producer_engine import ProducerEngine, refuse_rest
 from .producer_stats import Statistics
 
 if TYPE_CHECKING:
+    from ..base.record_metadata import RecordMetadata
+    from .producer_record import ProducerRecord, SendArguments
     from .transactions import TransactionManager
 
 log = logging.getLogger("kafkawire.producer")
@@ -131,7 +133,10 @@ class Producer:
         """Java-style: a future of the record's metadata, completed on the IO thread (no poll needed);
         also Java's ``send(ProducerRecord(...))`` and ``send(record, callback)`` (`send_arguments`)."""
         fut: Future[RecordMetadata] = Future()
-        self._enqueue(*send_arguments(topic, value, (key, partition, timestamp, headers), fut), fut)
+        arguments: SendArguments = record_types().send_arguments(
+            topic, value, (key, partition, timestamp, headers), fut
+        )
+        self._enqueue(*arguments, fut)
         return fut
 
     def produce_batch(
@@ -209,7 +214,9 @@ class Producer:
         if not self._interceptors:
             self._accept(topic, value, key, partition, timestamp, headers, callback, future)
             return
-        record = self._interceptors.on_send(ProducerRecord(topic, partition, timestamp, key, value, headers))
+        record = self._interceptors.on_send(
+            record_types().ProducerRecord(topic, partition, timestamp, key, value, headers)
+        )
         self._accept_sent(record, callback, future)
 
     def _accept_sent(

@@ -23,7 +23,6 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..base.debug import Debug
-from ..base.model import RecordMetadata
 from ..client import queue_log
 from ..client.executor import CallbackExecutor
 from ..client.network_client import Client
@@ -55,6 +54,7 @@ from .room import Room
 from .sender import Sender
 
 if TYPE_CHECKING:
+    from ..base.record_metadata import RecordMetadata
     from .transactions import TransactionManager
 
 _SLICE = 512  # records the bulk path queues per hold of the lock

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..base.model import ClusterMetadata, RecordMetadata
+from ..base.model import ClusterMetadata
+from ..base.record_metadata import RecordMetadata
 from .producer import Producer
 
 

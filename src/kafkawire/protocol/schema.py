@@ -10,7 +10,6 @@ declaration against the Apache Kafka JSON message specs.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field
 from typing import Any, Union
 
 PRIMITIVES = frozenset(
@@ -22,12 +21,27 @@ ZERO_UUID = uuid.UUID(int=0)
 _NO_DEFAULT: Any = object()
 
 
-@dataclass(frozen=True)
 class Versions:
-    """A closed or open range of versions: ``"3+"``, ``"0-8"``, ``"5"`` or ``"none"``."""
+    """A closed or open range of versions: ``"3+"``, ``"0-8"``, ``"5"`` or ``"none"``.
 
-    low: int
-    high: int | None  # None = no upper bound
+    This module's classes are plain classes with the equality and hash of values rather than
+    frozen dataclasses: each of those cost about a millisecond of every client's start-up to create.
+    """
+
+    __slots__ = ("high", "low")
+
+    def __init__(self, low: int, high: int | None) -> None:
+        self.low = low
+        self.high = high  # None = no upper bound
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Versions) and self.low == other.low and self.high == other.high
+
+    def __hash__(self) -> int:
+        return hash((self.low, self.high))
+
+    def __repr__(self) -> str:
+        return f"Versions(low={self.low!r}, high={self.high!r})"
 
     @classmethod
     def parse(cls, spec: str) -> Versions:
@@ -56,27 +70,72 @@ NONE = Versions(1, 0)  # an empty range: nothing is inside it
 ALL = Versions(0, None)
 
 
-@dataclass(frozen=True)
 class Array:
     """An array of a primitive type name or of a struct (a list of fields)."""
 
-    of: FieldType
+    __slots__ = ("of",)
+
+    def __init__(self, of: FieldType) -> None:
+        self.of = of
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Array) and self.of == other.of
+
+    def __hash__(self) -> int:
+        return hash(self.of)
+
+    def __repr__(self) -> str:
+        return f"Array(of={self.of!r})"
 
 
 FieldType = Union[str, Array, "tuple[Field, ...]"]
 
 
-@dataclass(frozen=True)
 class Field:
-    name: str
-    type: FieldType
-    versions: Versions = ALL
-    nullable: Versions = NONE
-    tag: int | None = None
-    tagged: Versions = NONE
-    flexible: Versions | None = None  # overrides the message's flexible versions (RequestHeader.ClientId)
-    ignorable: bool = False  # may be dropped silently when the chosen version lacks it
-    default: Any = field(default=None, compare=False)  # lists are unhashable; compared in tests
+    __slots__ = ("default", "flexible", "ignorable", "name", "nullable", "tag", "tagged", "type", "versions")
+
+    def __init__(
+        self,
+        name: str,
+        type: FieldType,
+        versions: Versions = ALL,
+        nullable: Versions = NONE,
+        tag: int | None = None,
+        tagged: Versions = NONE,
+        flexible: Versions | None = None,  # overrides the message's flexible versions (RequestHeader.ClientId)
+        ignorable: bool = False,  # may be dropped silently when the chosen version lacks it
+        default: Any = None,  # not part of equality: lists are unhashable; compared in tests
+    ) -> None:
+        self.name = name
+        self.type = type
+        self.versions = versions
+        self.nullable = nullable
+        self.tag = tag
+        self.tagged = tagged
+        self.flexible = flexible
+        self.ignorable = ignorable
+        self.default = default
+
+    def _key(self) -> tuple[Any, ...]:
+        return (
+            self.name,
+            self.type,
+            self.versions,
+            self.nullable,
+            self.tag,
+            self.tagged,
+            self.flexible,
+            self.ignorable,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Field) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"Field({self.name!r}, {self.type!r}, versions={self.versions})"
 
     @property
     def is_struct(self) -> bool:
@@ -159,29 +218,58 @@ def array(of: str | Field | list[Field], *more: Field) -> Array:
     return Array(tuple(fields))
 
 
-@dataclass(frozen=True)
 class MessageSchema:
     """One direction of one API (or a header): the fields and the versions they apply to."""
 
-    name: str
-    versions: Versions
-    flexible: Versions
-    fields: tuple[Field, ...]
+    __slots__ = ("fields", "flexible", "name", "versions")
+
+    def __init__(self, name: str, versions: Versions, flexible: Versions, fields: tuple[Field, ...]) -> None:
+        self.name = name
+        self.versions = versions
+        self.flexible = flexible
+        self.fields = fields
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, MessageSchema) and (self.name, self.versions, self.flexible, self.fields) == (
+            other.name,
+            other.versions,
+            other.flexible,
+            other.fields,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.versions, self.flexible, self.fields))
+
+    def __repr__(self) -> str:
+        return f"MessageSchema({self.name!r}, {self.versions})"
 
 
-@dataclass(frozen=True)
 class Api:
     """A request/response pair under one API key."""
 
-    key: int
-    name: str
-    request: MessageSchema
-    response: MessageSchema
+    __slots__ = ("key", "name", "request", "response")
+
+    def __init__(self, key: int, name: str, request: MessageSchema, response: MessageSchema) -> None:
+        self.key = key
+        self.name = name
+        self.request = request
+        self.response = response
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Api) and (self.key, self.name, self.request, self.response) == (
+            other.key,
+            other.name,
+            other.request,
+            other.response,
+        )
 
     def __hash__(self) -> int:
-        """By key alone: the generated hash walked both schemas, on every request that asked
+        """By key alone: a hash of the fields would walk both schemas, on every request that asked
         whether its API fails over (core/failover.py)."""
         return hash(self.key)
+
+    def __repr__(self) -> str:
+        return f"Api({self.key}, {self.name!r})"
 
     @property
     def versions(self) -> Versions:

@@ -42,9 +42,15 @@ from kafkawire.records.types import (
 _PRODUCER = struct.Struct(">qhi")  # producerId, producerEpoch, baseSequence
 
 # Encodings of -1 .. _SMALL_LIMIT-1, computed once: lengths, deltas and counts on the
-# producer's hot path are nearly always small, and a tuple lookup beats a function call.
+# producer's hot path are nearly always small, and a tuple lookup beats a function call. Written
+# out from the zigzag form (-1 is 1, n >= 0 is 2n; one byte below 128, else low 7 bits | 0x80 and
+# the rest) rather than by 4,097 calls of encode_varint: a third of the time, at every start-up.
 _SMALL_LIMIT = 4096
-_SMALL = tuple(encode_varint(i) for i in range(-1, _SMALL_LIMIT))
+_SMALL = (
+    b"\x01",
+    *[bytes((z,)) for z in range(0, 128, 2)],
+    *[bytes((low | 0x80, high)) for high in range(1, 2 * _SMALL_LIMIT >> 7) for low in range(0, 128, 2)],
+)
 _NULL = _SMALL[0]
 _ZERO = _SMALL[1]
 # One record for `BatchBuilder.append_records`: timestamp (ms), key, value, headers (or None).

@@ -17,8 +17,6 @@ import functools
 import struct
 from collections.abc import Callable
 
-import cramjam
-
 from kafkawire.protocol.primitives import DecodeError
 from kafkawire.records.types import DecodeBudgetError
 
@@ -84,6 +82,8 @@ def compress(codec: int, data: Buffer, level: int | None = None) -> bytes:
     resolved = resolve_level(codec, level)
     if codec == NONE:
         return bytes(data)
+    import cramjam  # (here and below, not at the top: a producer without compression never loads it)
+
     if codec == GZIP:
         return bytes(cramjam.gzip.compress(data, level=resolved))
     if codec == SNAPPY:
@@ -108,6 +108,8 @@ def decompress(codec: int, data: Buffer, max_size: int = DEFAULT_MAX_DECOMPRESSE
         return bytearray(data)
     if codec == SNAPPY:
         return _snappy_decompress(memoryview(data), max_size)
+    import cramjam
+
     if codec == GZIP:
         return _bounded(GZIP, cramjam.gzip.decompress_into, data, max_size, _gzip_size_hint)
     if codec == LZ4:
@@ -128,6 +130,8 @@ def _bounded(
     released first: at most one buffer of at most ``max_size`` bytes exists at a time. Any other
     failure is corrupt input, reported at once.
     """
+    import cramjam
+
     name = CODEC_NAMES[codec]
     view = memoryview(data)
     head = bytes(view[:4])
@@ -188,6 +192,8 @@ def _overflow_message(codec: int, decompress_into: _DecompressInto) -> str:
     Probed rather than hard-coded so that a rewording in cramjam cannot turn "buffer too
     small" into "corrupt" (which would make large batches unreadable).
     """
+    import cramjam
+
     try:
         decompress_into(compress(codec, bytes(64)), bytearray(1))
     except (cramjam.DecompressionError, OSError, ValueError) as exc:
@@ -198,6 +204,8 @@ def _overflow_message(codec: int, decompress_into: _DecompressInto) -> str:
 def _snappy_decompress(view: memoryview, max_size: int) -> bytearray:
     """Raw snappy block or xerial framing. Every block declares its length, so the output is
     allocated once at the sum of those lengths (checked against ``max_size`` first)."""
+    import cramjam
+
     if view[: len(XERIAL_MAGIC)] != XERIAL_MAGIC:
         blocks = [view]
     else:

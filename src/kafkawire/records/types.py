@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from typing import Any
 
 from kafkawire.protocol.primitives import DEFAULT_DECODE_BUDGET, DecodeBudget, DecodeBudgetError, DecodeError
 
@@ -111,18 +111,63 @@ class CorruptRecordError(DecodeError):
     """A batch or message failed its CRC check: the bytes were damaged in transit or on disk."""
 
 
-@dataclass(slots=True)
 class Record:
-    """One decoded record, with its absolute offset and effective timestamp."""
+    """One decoded record, with its absolute offset and effective timestamp. (This module's classes
+    are plain classes with value equality: as dataclasses they cost about a millisecond each of
+    every client's start-up to create.)"""
 
-    offset: int
-    timestamp: int
-    key: bytes | None
-    value: bytes | None
-    headers: list[tuple[str, bytes | None]] = field(default_factory=list)
+    __slots__ = ("headers", "key", "offset", "timestamp", "value")
+
+    def __init__(
+        self,
+        offset: int,
+        timestamp: int,
+        key: bytes | None,
+        value: bytes | None,
+        headers: list[tuple[str, bytes | None]] | None = None,
+    ) -> None:
+        self.offset = offset
+        self.timestamp = timestamp
+        self.key = key
+        self.value = value
+        self.headers: list[tuple[str, bytes | None]] = [] if headers is None else headers
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Record) and (self.offset, self.timestamp, self.key, self.value, self.headers) == (
+            other.offset,
+            other.timestamp,
+            other.key,
+            other.value,
+            other.headers,
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass was
+
+    def __repr__(self) -> str:
+        return (
+            f"Record(offset={self.offset!r}, timestamp={self.timestamp!r}, key={self.key!r}, "
+            f"value={self.value!r}, headers={self.headers!r})"
+        )
 
 
-@dataclass(slots=True)
+_BATCH_FIELDS = (
+    "base_offset",
+    "batch_length",
+    "partition_leader_epoch",
+    "magic",
+    "crc",
+    "attributes",
+    "last_offset_delta",
+    "base_timestamp",
+    "max_timestamp",
+    "producer_id",
+    "producer_epoch",
+    "base_sequence",
+    "records",
+    "body",
+)
+
+
 class RecordBatch:
     """One decoded batch: the v2 header fields as sent plus its records.
 
@@ -130,22 +175,53 @@ class RecordBatch:
     producer fields -1, so a consumer handles a single shape.
     """
 
-    base_offset: int
-    batch_length: int
-    partition_leader_epoch: int
-    magic: int
-    crc: int
-    attributes: int
-    last_offset_delta: int
-    base_timestamp: int
-    max_timestamp: int
-    producer_id: int
-    producer_epoch: int
-    base_sequence: int
-    records: list[Record]
-    # decode_batches(lazy=True): the records not decoded yet, (bytes, start, end, count) of the
-    # (decompressed) record bytes; records is then empty.
-    body: tuple[bytes | bytearray | memoryview, int, int, int] | None = None
+    __slots__ = _BATCH_FIELDS
+
+    def __init__(
+        self,
+        base_offset: int,
+        batch_length: int,
+        partition_leader_epoch: int,
+        magic: int,
+        crc: int,
+        attributes: int,
+        last_offset_delta: int,
+        base_timestamp: int,
+        max_timestamp: int,
+        producer_id: int,
+        producer_epoch: int,
+        base_sequence: int,
+        records: list[Record],
+        # decode_batches(lazy=True): the records not decoded yet, (bytes, start, end, count) of the
+        # (decompressed) record bytes; records is then empty.
+        body: tuple[bytes | bytearray | memoryview, int, int, int] | None = None,
+    ) -> None:
+        self.base_offset = base_offset
+        self.batch_length = batch_length
+        self.partition_leader_epoch = partition_leader_epoch
+        self.magic = magic
+        self.crc = crc
+        self.attributes = attributes
+        self.last_offset_delta = last_offset_delta
+        self.base_timestamp = base_timestamp
+        self.max_timestamp = max_timestamp
+        self.producer_id = producer_id
+        self.producer_epoch = producer_epoch
+        self.base_sequence = base_sequence
+        self.records = records
+        self.body = body
+
+    def _fields(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in _BATCH_FIELDS)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RecordBatch) and self._fields() == other._fields()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass was
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={value!r}" for name, value in zip(_BATCH_FIELDS, self._fields(), strict=True))
+        return f"RecordBatch({shown})"
 
     @property
     def compression(self) -> int:
@@ -178,9 +254,23 @@ class RecordBatch:
         return self.base_offset + self.last_offset_delta + 1
 
 
-@dataclass(frozen=True, slots=True)
 class TransactionMarker:
     """The content of a transaction control record: did the transaction commit or abort."""
 
-    commit: bool
-    coordinator_epoch: int
+    __slots__ = ("commit", "coordinator_epoch")
+
+    def __init__(self, commit: bool, coordinator_epoch: int) -> None:
+        self.commit = commit
+        self.coordinator_epoch = coordinator_epoch
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TransactionMarker) and (self.commit, self.coordinator_epoch) == (
+            other.commit,
+            other.coordinator_epoch,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.commit, self.coordinator_epoch))
+
+    def __repr__(self) -> str:
+        return f"TransactionMarker(commit={self.commit!r}, coordinator_epoch={self.coordinator_epoch!r})"

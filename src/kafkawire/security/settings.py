@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import ssl
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -22,6 +21,8 @@ from ..core import sasl
 from ..core.kafka_error import KafkaError, KafkaException
 
 if TYPE_CHECKING:
+    import ssl
+
     from .kerberos import KerberosLogin
     from .oidc import OidcTokenSource
     from .token_renewer import TokenRenewer

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from kafkawire import KafkaError, KafkaException, Producer
-from kafkawire.base.model import RecordMetadata
+from kafkawire.base.record_metadata import RecordMetadata
 from kafkawire.local_broker import TansuBroker
 from kafkawire.protocol.apis import INIT_PRODUCER_ID, METADATA, PRODUCE
 from tests.broker.faults.test_producer import FAST, HOLD, WAIT, Reports, topic_on, until, values, warm_up

@@ -19,8 +19,9 @@ from typing import Any
 import pytest
 
 from kafkawire import KafkaError, KafkaException, Producer
-from kafkawire.base.model import Message, RecordMetadata
-from kafkawire.producer.interceptors import ProducerRecord
+from kafkawire.base.model import Message
+from kafkawire.base.record_metadata import RecordMetadata
+from kafkawire.producer.producer_record import ProducerRecord
 from tests.harness.judge import Record, consume_all, produce_with_confluent
 from tests.harness.mock_cluster import MockCluster
 from tests.harness.topics import create_topic

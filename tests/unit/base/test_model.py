@@ -18,13 +18,13 @@ from kafkawire.base.model import (
     ClusterMetadata,
     Message,
     PartitionMetadata,
-    RecordMetadata,
     ThrottleEvent,
     TopicMetadata,
     TopicPartition,
     broker_name,
     cluster_metadata_from,
 )
+from kafkawire.base.record_metadata import RecordMetadata
 from kafkawire.core import metadata as core_metadata
 from kafkawire.core.kafka_error import KafkaError
 

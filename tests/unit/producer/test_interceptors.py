@@ -15,9 +15,10 @@ from typing import Any
 import pytest
 
 from kafkawire import KafkaError, KafkaException, Producer
-from kafkawire.base.model import RecordMetadata
-from kafkawire.producer.interceptors import InterceptorChain, ProducerRecord, load
+from kafkawire.base.record_metadata import RecordMetadata
+from kafkawire.producer.interceptors import InterceptorChain, load
 from kafkawire.producer.producer_config import parse_producer_config
+from kafkawire.producer.producer_record import ProducerRecord
 
 LOGGER = "kafkawire.producer"
 

@@ -648,3 +648,12 @@ def test_a_checksum_keeps_the_gil() -> None:
     finally:
         stop.set()
         worker.join()
+
+
+def test_the_small_varint_table_is_encode_varint() -> None:
+    """The table the record loops look lengths and deltas up in is written out from the zigzag
+    form at import: each entry must be what encode_varint gives, and it must stop where it says."""
+    from kafkawire.protocol.primitives import encode_varint
+    from kafkawire.records import batch
+
+    assert tuple(encode_varint(i) for i in range(-1, batch._SMALL_LIMIT)) == batch._SMALL

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from ...protocol import error_table as broker_errors
@@ -46,16 +45,29 @@ class Policy(Generic[M]):
         raise NotImplementedError
 
 
-@dataclass(frozen=True)
 class ErrorPolicy(Policy[Action]):
     """``table`` decides; an unlisted broker code is ``retriable`` when Kafka flags it retriable,
-    else ``final``; an unlisted local code is ``local``."""
+    else ``final``; an unlisted local code is ``local``. (A plain class: a dataclass cost about a
+    millisecond of every client's start-up to create.)"""
 
-    name: str
-    table: Mapping[int, Action] = field(default_factory=dict)
-    retriable: Action = Action.RETRY
-    local: Action = Action.FAIL
-    final: Action = Action.FAIL
+    __slots__ = ("final", "local", "name", "retriable", "table")
+
+    def __init__(
+        self,
+        name: str,
+        table: Mapping[int, Action] | None = None,
+        retriable: Action = Action.RETRY,
+        local: Action = Action.FAIL,
+        final: Action = Action.FAIL,
+    ) -> None:
+        self.name = name
+        self.table = {} if table is None else table
+        self.retriable = retriable
+        self.local = local
+        self.final = final
+
+    def __repr__(self) -> str:
+        return f"ErrorPolicy({self.name!r})"
 
     def meaning(self, code: int) -> Action:
         return self.action(code)
