@@ -35,6 +35,7 @@ driver keeps up. Writes the ``members`` section of bench/SCALE.md and bench/scal
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import struct
@@ -67,7 +68,7 @@ CLIENTS = ("kafkawire", "confluent-kafka")
 PARTITIONS = 64  # at least the largest group plus one, so that every member holds some
 RATE = 320  # records/s offered, 5 a second on each partition
 LATE = 0.5  # seconds: a record read later than this after it was produced waited for the rebalance
-TAIL = 3.0  # seconds of steady state after each phase settles
+TAIL = 2.0  # seconds of steady state after each phase settles
 LIMIT = 60.0  # seconds a phase may take before the run fails
 POLL = 0.1  # each member's poll() timeout
 STAMP = struct.Struct(">qq")  # record index, perf_counter_ns() when produced
@@ -259,12 +260,16 @@ def steady(members: list[Member]) -> str | None:
     return None if before == after else "the assignment changed after it was stable"
 
 
-def phase_records(sent: list[int], arrivals: Arrivals, start: float, end: float) -> dict[str, float]:
+def phase_records(
+    sent: list[int], acked: dict[int, int], arrivals: Arrivals, start: float, end: float
+) -> dict[str, float]:
     """The records produced in [start, end) (perf_counter seconds; ``sent``: each record's
-    production time): how many reached a poll() more than `LATE` after it (or never), the longest
-    wait, how many were read again."""
+    production time, ``acked``: its delivery report's): how many reached a poll() more than `LATE`
+    after they were produced (or never), and more than `LATE` after their delivery report (the
+    group's share, when the broker is slow to take records), the longest wait, how many were read
+    again."""
     lo, hi, late_ns = int(start * 1e9), int(end * 1e9), int(LATE * 1e9)
-    late = unread = twice = 0
+    late = late_acked = unread = twice = 0
     worst = 0
     for i, t in enumerate(sent):
         if not lo <= t < hi:
@@ -275,8 +280,15 @@ def phase_records(sent: list[int], arrivals: Arrivals, start: float, end: float)
             continue
         worst = max(worst, got - t)
         late += got - t > late_ns
+        late_acked += got - acked.get(i, t) > late_ns
         twice += arrivals.again.get(i, 0)
-    return {"late": late + unread, "unread": unread, "worst": worst / 1e9, "twice": twice}
+    return {
+        "late": late + unread,
+        "late_acked": late_acked + unread,
+        "unread": unread,
+        "worst": worst / 1e9,
+        "twice": twice,
+    }
 
 
 def _p99(values: list[int], scale: float) -> float | None:
@@ -336,7 +348,7 @@ def one_run(protocol: str, members_wanted: int, client: str, bootstrap: str, top
     cpu1 = resource.getrusage(resource.RUSAGE_SELF)
     bounds = [a - LATE for a in actions] + [end]
     for n, phase in enumerate(PHASES):
-        out["phases"][phase].update(phase_records(feed.sent, arrivals, bounds[n], bounds[n + 1]))
+        out["phases"][phase].update(phase_records(feed.sent, feed.acked, arrivals, bounds[n], bounds[n + 1]))
     calm = list(zip(settled, [a - LATE for a in actions[1:]] + [end], strict=True))  # settled -> next phase
     quiet = [i for i, t in enumerate(feed.sent) if any(lo <= t / 1e9 < hi for lo, hi in calm)]
     spent = [ns for m in live + gone for ns in m.driver_ns]
@@ -400,7 +412,8 @@ def new_topic(where: Any, topic: str) -> str:
 
 def _line(run: dict[str, Any]) -> str:
     parts = [
-        f"{p} {v['settle']:5.2f} s late {v['late']:4} worst {v['worst']:5.2f} s twice {v['twice']}"
+        f"{p} {v['settle']:5.2f} s late {v['late']:4} ({v['late_acked']} after ack) worst {v['worst']:5.2f} s "
+        f"twice {v['twice']}"
         for p, v in run["phases"].items()
     ]
     parts.append(
@@ -417,6 +430,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--rounds", type=int, default=2, help="rounds per point (default: %(default)s)")
     p.add_argument("--output", default=str(ROOT / "bench" / "SCALE.md"), help="default: %(default)s")
     p.add_argument("--no-write", action="store_true", help="print the table only")
+    p.add_argument("--json", help="also write every run's numbers to this file")
     args = p.parse_args(argv)
     args.members = [int(n) for n in args.members.split(",")]
     args.protocol = args.protocol.split(",")
@@ -464,6 +478,14 @@ def main(argv: list[str] | None = None) -> int:
         "broker": "Apache Kafka 2.3 (classic groups; the tests' harness) and librdkafka's mock cluster (KIP-848)",
         "load": (min(loads), max(loads)),
     }
+    if args.json:
+        runs = [
+            {"protocol": p.series, "members": p.x, **r.__dict__}
+            for p in points.values()
+            for rs in p.runs.values()
+            for r in rs
+        ]
+        Path(args.json).write_text(json.dumps({"meta": meta, "runs": runs}, indent=1))
     text = render_members(list(points.values()), meta)
     print("\n" + text)
     if not args.no_write:

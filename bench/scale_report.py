@@ -275,9 +275,9 @@ def render_members(points: list[Point], meta: dict[str, Any]) -> str:
         "",
         "![members](scale-members.png)",
         "",
-        "| protocol | members | phase | settle s kw | ck | kw / ck | late records kw | ck | worst wait s kw | ck "
-        "| read twice kw | ck | runs |",
-        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        "| protocol | members | phase | settle s kw | ck | kw / ck | late records kw | ck "
+        "| late after ack kw | ck | worst wait s kw | ck | read twice kw | ck | runs |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for p in points:
         for phase in MEMBER_PHASES:
@@ -290,6 +290,7 @@ def render_members(points: list[Point], meta: dict[str, Any]) -> str:
                 *(_fmt(v, ".2f") for v in settle),
                 ratio,
                 *(_fmt(p.median(w, _phase(phase, "late"))) for w in WHO),
+                *(_fmt(p.median(w, _phase(phase, "late_acked"))) for w in WHO),
                 *(_fmt(p.median(w, _phase(phase, "worst")), ".2f") for w in WHO),
                 *(_fmt(p.median(w, _phase(phase, "twice"))) for w in WHO),
                 p.status(),
