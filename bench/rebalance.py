@@ -431,6 +431,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--output", default=str(ROOT / "bench" / "SCALE.md"), help="default: %(default)s")
     p.add_argument("--no-write", action="store_true", help="print the table only")
     p.add_argument("--json", help="also write every run's numbers to this file")
+    p.add_argument("--from-json", help="render a --json file's runs again instead of running")
     args = p.parse_args(argv)
     args.members = [int(n) for n in args.members.split(",")]
     args.protocol = args.protocol.split(",")
@@ -442,8 +443,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+def run_points(args: argparse.Namespace) -> tuple[list[Point], dict[str, Any]]:
+    """Every protocol, group size, round and client; the points and the run's description."""
     started = time.time()
     points = {(p, n): Point("members", p, n) for p in args.protocol for n in args.members}
     with brokers(args.protocol) as found:
@@ -473,24 +474,38 @@ def main(argv: list[str] | None = None) -> int:
         "minutes": (time.time() - started) / 60,
         "machine": machine(),
         "versions": versions(),
-        "command": "python -m bench.rebalance " + " ".join(sys.argv[1:] if argv is None else argv),
+        "command": "python -m bench.rebalance " + " ".join(args.argv),
         "rounds": args.rounds,
         "broker": "Apache Kafka 2.3 (classic groups; the tests' harness) and librdkafka's mock cluster (KIP-848)",
         "load": (min(loads), max(loads)),
     }
+    return list(points.values()), meta
+
+
+def load_points(path: str) -> tuple[list[Point], dict[str, Any]]:
+    """The points and description a ``--json`` file kept."""
+    saved = json.loads(Path(path).read_text())
+    points: dict[tuple[str, int], Point] = {}
+    for run in saved["runs"]:
+        point = points.setdefault((run["protocol"], run["members"]), Point("members", run["protocol"], run["members"]))
+        point.runs[run["client"]].append(Run(run["client"], run["round"], run["result"], problem=run["problem"]))
+    return list(points.values()), saved["meta"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    args.argv = sys.argv[1:] if argv is None else argv
+    points, meta = load_points(args.from_json) if args.from_json else run_points(args)
     if args.json:
         runs = [
-            {"protocol": p.series, "members": p.x, **r.__dict__}
-            for p in points.values()
-            for rs in p.runs.values()
-            for r in rs
+            {"protocol": p.series, "members": p.x, **r.__dict__} for p in points for rs in p.runs.values() for r in rs
         ]
         Path(args.json).write_text(json.dumps({"meta": meta, "runs": runs}, indent=1))
-    text = render_members(list(points.values()), meta)
+    text = render_members(points, meta)
     print("\n" + text)
     if not args.no_write:
         path = Path(args.output)
-        plot_members(list(points.values()), path.parent)
+        plot_members(points, path.parent)
         path.write_text(merge_sections(path.read_text() if path.exists() else "", text, {"members"}))
         print(f"Wrote {path}")
     return 0
