@@ -187,7 +187,8 @@ Consume runs: the records written before the clock, every partition assigned fro
 no group; the topics curve's consumer joins a group (the join is inside its clock). CPU is the
 client process's (all threads) over its clock; broker CPU is the broker's JVM (with ZooKeeper)
 over the same clock; "x confluent" is kafkawire's rate over confluent-kafka's. The host is shared
-(2 cores): the load average before each run is shown.
+(2 cores): the load average before each run is shown. The members section is
+`python -m bench.rebalance`'s (its definitions above its table).
 """
 
 
@@ -353,8 +354,9 @@ def render_members(points: list[Point], meta: dict[str, Any]) -> str:
 
 
 def plot_members(points: list[Point], folder: Path) -> None:
-    """bench/scale-members.png: per protocol, the time to a stable assignment (top) and the late
-    records (bottom) against the group's size, a line per phase and client."""
+    """bench/scale-members.png: per protocol, the time to a stable assignment (top) and the records
+    late after their delivery report (bottom: the group's share) against the group's size, a line
+    per phase and client."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -370,12 +372,12 @@ def plot_members(points: list[Point], folder: Path) -> None:
         top, bottom = axes[0][col], axes[1][col]
         for who in WHO:
             for phase in MEMBER_PHASES:
-                for ax, key in ((top, "settle"), (bottom, "late")):
+                for ax, key in ((top, "settle"), (bottom, "late_acked")):
                     ys = [p.median(who, _phase(phase, key)) for p in ps]
                     ax.plot(xs, ys, styles[phase], marker="o", color=colours[who], label=f"{who} {phase}")
         top.set_title(protocol)
         top.set_ylabel("s to a stable assignment")
-        bottom.set_ylabel("late records")
+        bottom.set_ylabel("records > 0.5 s late after their ack")
         for ax in (top, bottom):
             ax.set_xscale("log", base=2)
             ax.set_xlabel("members")
