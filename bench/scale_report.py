@@ -26,7 +26,7 @@ class Point:
     curve: str
     series: str
     x: int
-    scenario: Scenario
+    scenario: Scenario | None = None  # None for the members curve (bench/rebalance.py)
     runs: dict[str, list[Run]] = field(default_factory=lambda: {w: [] for w in WHO})
 
     def median(self, who: str, metric: Callable[[dict[str, Any]], float | None]) -> float | None:
@@ -58,8 +58,11 @@ def _fmt(value: float | None, spec: str = ",.0f") -> str:
     return "-" if value is None else format(value, spec)
 
 
-def growth(points: list[Point], who: str, metric: Callable[[dict[str, Any]], float | None], unit: str) -> str:
-    """How ``metric`` (a cost per unit of work) changes from the curve's first x to its last."""
+def growth(
+    points: list[Point], who: str, metric: Callable[[dict[str, Any]], float | None], unit: str, measure: str = "us"
+) -> str:
+    """How ``metric`` (a cost per ``unit`` of work, in ``measure``; per nothing when ``unit`` is
+    empty) changes from the curve's first x to its last."""
     known = [(p.x, p.median(who, metric)) for p in points]
     known = [(x, v) for x, v in known if v]
     if len(known) < 2:
@@ -75,7 +78,8 @@ def growth(points: list[Point], who: str, metric: Callable[[dict[str, Any]], flo
         shape = "linear in x" if slope >= 0.8 else f"sublinear (x^{slope:.2f})"
         if slope > 1.2:
             shape = f"worse than linear (x^{slope:.2f})"
-    return f"{shape} per {unit}: {v0:,.2f} -> {v1:,.2f} us ({ratio:.2g}x over {x0:,} -> {x1:,})"
+    per = f" per {unit}" if unit else ""
+    return f"{shape}{per}: {v0:,.2f} -> {v1:,.2f} {measure} ({ratio:.2g}x over {x0:,} -> {x1:,})"
 
 
 def _throughput_section(curve: Curve, points: list[Point]) -> list[str]:
@@ -148,9 +152,9 @@ def _latency_section(curve: Curve, points: list[Point]) -> list[str]:
     return lines
 
 
-def render_scale(curves: list[Curve], points: list[Point], meta: dict[str, Any]) -> str:
+def _run_line(meta: dict[str, Any]) -> str:
     v = meta["versions"]
-    run_line = (
+    return (
         f"Run {meta['date']} ({meta['minutes']:.0f} min), {meta['rounds']} round(s) per point, "
         f"`{meta['command']}`; broker: {meta['broker']}; host load average (1 min) "
         f"{meta['load'][0]:.1f}-{meta['load'][1]:.1f} on {meta['machine']}; "
@@ -158,6 +162,10 @@ def render_scale(curves: list[Curve], points: list[Point], meta: dict[str, Any])
             f"{k} {val}" for k, val in v.items() if k in ("kafkawire", "confluent-kafka", "librdkafka", "python")
         )
     )
+
+
+def render_scale(curves: list[Curve], points: list[Point], meta: dict[str, Any]) -> str:
+    run_line = _run_line(meta)
     out = []
     for curve in curves:
         mine = [p for p in points if p.curve == curve.name]
@@ -179,7 +187,8 @@ Consume runs: the records written before the clock, every partition assigned fro
 no group; the topics curve's consumer joins a group (the join is inside its clock). CPU is the
 client process's (all threads) over its clock; broker CPU is the broker's JVM (with ZooKeeper)
 over the same clock; "x confluent" is kafkawire's rate over confluent-kafka's. The host is shared
-(2 cores): the load average before each run is shown.
+(2 cores): the load average before each run is shown. The members section is
+`python -m bench.rebalance`'s (its definitions above its table).
 """
 
 
@@ -247,3 +256,133 @@ def write_plots(curves: list[Curve], points: list[Point], folder: Path) -> None:
         fig.tight_layout()
         fig.savefig(folder / f"scale-{curve.name}.png", dpi=80)
         plt.close(fig)
+
+
+MEMBER_PHASES = ("join", "add", "leave")
+
+
+def _phase(phase: str, key: str) -> Callable[[dict[str, Any]], float | None]:
+    return lambda r: r["phases"][phase][key] if "phases" in r else None
+
+
+def render_members(points: list[Point], meta: dict[str, Any]) -> str:
+    """The members section: per protocol, group size and phase, both clients' time to a stable
+    assignment and the records that waited for it; per run, the driver's check; the growth of the
+    settle time with the members."""
+    lines = [
+        "## members",
+        "",
+        _run_line(meta),
+        "",
+        "![members](scale-members.png)",
+        "",
+        "Each run: a fresh topic of 64 partitions and a fresh group of N members of one client, each in "
+        "its own thread polling with a 100 ms timeout; a confluent-kafka producer in its own process "
+        "writes 320 records a second round-robin over the partitions (each partition gets one every "
+        "200 ms). *settle*: from the phase's action (N members subscribe; member N+1 subscribes; the "
+        "first member closes) until every partition is held by exactly one live member with holdings "
+        "differing by at most one (the time of the last rebalance callback that made it so). *late "
+        "records*: of the records produced from 0.5 s before the action to 0.5 s before the next "
+        "phase's, those first returned by a poll() more than 0.5 s after they were produced (or never); "
+        "*late after ack*: the same counted from each record's delivery report (the group's share when "
+        "the broker is slow to take records); *worst wait*: the longest any of them waited (how long "
+        "the worst partition went unconsumed); *read twice*: records returned again (a partition moved "
+        "before its offsets were committed).",
+        "",
+        "| protocol | members | phase | settle s kw | ck | kw / ck | late records kw | ck "
+        "| late after ack kw | ck | worst wait s kw | ck | read twice kw | ck | runs |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for p in points:
+        for phase in MEMBER_PHASES:
+            settle = [p.median(w, _phase(phase, "settle")) for w in WHO]
+            ratio = f"{settle[0] / settle[1]:.2f}" if settle[0] and settle[1] else "-"
+            cells = [
+                p.series,
+                str(p.x),
+                phase,
+                *(_fmt(v, ".2f") for v in settle),
+                ratio,
+                *(_fmt(p.median(w, _phase(phase, "late"))) for w in WHO),
+                *(_fmt(p.median(w, _phase(phase, "late_acked"))) for w in WHO),
+                *(_fmt(p.median(w, _phase(phase, "worst")), ".2f") for w in WHO),
+                *(_fmt(p.median(w, _phase(phase, "twice"))) for w in WHO),
+                p.status(),
+            ]
+            lines.append("| " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "The driver's check, per run (medians): the steady state's p99 wait (records produced after a "
+        "phase settled, before the next) and the producer's p99 time to its delivery report over the "
+        "same records (the broker's and host's share of any wait), the driver's own time after a poll() "
+        "(p99, and all members' summed over the run's wall clock), the CPU of the members' process "
+        "over the run (the producer runs in its own), the host's load.",
+        "",
+        "| protocol | members | steady p99 ms kw | ck | producer ack p99 ms kw | ck | driver p99 us kw | ck "
+        "| driver share % kw | ck | members' CPU s kw | ck | load |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for p in points:
+        loads = p.loads()
+        cells = [
+            p.series,
+            str(p.x),
+            *(_fmt(p.median(w, lambda r: r.get("steady_p99"))) for w in WHO),
+            *(_fmt(p.median(w, lambda r: r.get("ack_p99"))) for w in WHO),
+            *(_fmt(p.median(w, lambda r: r.get("driver_p99"))) for w in WHO),
+            *(
+                _fmt(p.median(w, lambda r: r["driver_share"] * 100 if "driver_share" in r else None), ".2f")
+                for w in WHO
+            ),
+            *(_fmt(p.median(w, lambda r: r.get("cpu")), ".1f") for w in WHO),
+            f"{min(loads):.1f}-{max(loads):.1f}" if loads else "-",
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "Growth of the time to a stable assignment with the members (medians, from the first group of "
+        "more than one member to the last: one member's join waits for nobody):",
+        "",
+    ]
+    for protocol in dict.fromkeys(p.series for p in points):
+        mine = [p for p in points if p.series == protocol]
+        mine = [p for p in mine if p.x > 1] if len([p for p in mine if p.x > 1]) >= 2 else mine
+        for phase in MEMBER_PHASES:
+            for who in WHO:
+                lines.append(f"- {protocol} {phase}, {who}: {growth(mine, who, _phase(phase, 'settle'), '', 's')}")
+    return "\n".join(lines) + "\n"
+
+
+def plot_members(points: list[Point], folder: Path) -> None:
+    """bench/scale-members.png: per protocol, the time to a stable assignment (top) and the records
+    late after their delivery report (bottom: the group's share) against the group's size, a line
+    per phase and client."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    colours = {"kafkawire": "tab:blue", "confluent-kafka": "tab:orange"}
+    styles = {"join": "-", "add": "--", "leave": ":"}
+    protocols = list(dict.fromkeys(p.series for p in points))
+    fig, axes = plt.subplots(2, len(protocols), figsize=(4.6 * len(protocols), 7), squeeze=False)
+    for col, protocol in enumerate(protocols):
+        ps = [p for p in points if p.series == protocol]
+        xs = [p.x for p in ps]
+        top, bottom = axes[0][col], axes[1][col]
+        for who in WHO:
+            for phase in MEMBER_PHASES:
+                for ax, key in ((top, "settle"), (bottom, "late_acked")):
+                    ys = [p.median(who, _phase(phase, key)) for p in ps]
+                    ax.plot(xs, ys, styles[phase], marker="o", color=colours[who], label=f"{who} {phase}")
+        top.set_title(protocol)
+        top.set_ylabel("s to a stable assignment")
+        bottom.set_ylabel("records > 0.5 s late after their ack")
+        for ax in (top, bottom):
+            ax.set_xscale("log", base=2)
+            ax.set_xlabel("members")
+            ax.grid(True, which="both", alpha=0.3)
+            ax.legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(folder / "scale-members.png", dpi=80)
+    plt.close(fig)
