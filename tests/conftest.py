@@ -11,6 +11,7 @@ from tests.harness.judge import unique_name
 from tests.harness.kafka_broker import KafkaBroker, KafkaUnavailable
 from tests.harness.load import BusyLoops
 from tests.harness.mock_cluster import MockCluster
+from tests.harness.share import rotating_share
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -26,6 +27,18 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if repeat > 1:
         metafunc.fixturenames.append("_repetition")
         metafunc.parametrize("_repetition", range(repeat), ids=lambda i: f"run{i + 1}")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked ``rotating`` (heavy slow ones) run one part per commit when KAFKAWIRE_SHARE is
+    set (CI), every one otherwise (`make test-all`): tests/harness/share.py picks the part."""
+    rotating = [item for item in items if item.get_closest_marker("rotating") is not None]
+    kept = {id(item) for item in rotating_share(rotating)}
+    left_out = [item for item in rotating if id(item) not in kept]
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        gone = {id(item) for item in left_out}
+        items[:] = [item for item in items if id(item) not in gone]
 
 
 @pytest.fixture(autouse=True)

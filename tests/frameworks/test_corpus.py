@@ -33,7 +33,7 @@ from tests.harness.judge import Record, consume_all, produce_with_confluent, uni
 from tests.harness.kafka_broker import KafkaBroker
 from tests.harness.topics import create_topic
 
-pytestmark = [pytest.mark.broker, pytest.mark.slow]
+pytestmark = [pytest.mark.broker, pytest.mark.slow, pytest.mark.rotating]
 
 # Differences with a known cause, by case, each with the point of issue 37 or 49 it belongs to. Those
 # found and fixed: unsubscribe's revocation, _PARTITION_EOF's timing, the consumer's statistics

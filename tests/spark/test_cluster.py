@@ -24,7 +24,7 @@ from tests.harness.kafka_broker import KafkaBroker
 from tests.harness.spark_cluster import SparkCluster
 from tests.harness.topics import create_topic
 
-pytestmark = [pytest.mark.spark, pytest.mark.broker, pytest.mark.slow]
+pytestmark = [pytest.mark.spark, pytest.mark.broker, pytest.mark.slow, pytest.mark.rotating]
 
 ROOT = Path(__file__).resolve().parents[2]
 

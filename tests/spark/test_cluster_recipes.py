@@ -25,7 +25,7 @@ from tests.harness.kafka_broker import KafkaBroker
 from tests.harness.spark_cluster import SparkCluster, pyspark_home
 from tests.packaging.test_zip_import import build_wheel
 
-pytestmark = [pytest.mark.spark, pytest.mark.broker, pytest.mark.slow]
+pytestmark = [pytest.mark.spark, pytest.mark.broker, pytest.mark.slow, pytest.mark.rotating]
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "docs" / "pipeline.md"

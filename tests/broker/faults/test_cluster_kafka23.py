@@ -29,7 +29,7 @@ from tests.harness.kafka_cluster import KafkaCluster
 from tests.harness.txn_copy import run_copy_scenario
 from tests.harness.txn_failover import run_txn_failover
 
-pytestmark = [pytest.mark.slow, pytest.mark.broker]
+pytestmark = [pytest.mark.slow, pytest.mark.rotating, pytest.mark.broker]
 
 SEED = int(os.environ.get("KAFKAWIRE_CLUSTER_SEED", "39"))
 PRODUCE_ORDER_KEPT = ("failed",)  # a record may fail (its report says so); it must not be lost or doubled

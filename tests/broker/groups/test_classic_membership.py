@@ -141,6 +141,7 @@ def group_of(bootstrap: str, topic_name: Callable[[str], str]) -> Iterator[Calla
 
 
 @pytest.mark.slow
+@pytest.mark.rotating
 @pytest.mark.parametrize("assignor", ["range", "roundrobin", "cooperative-sticky"])
 @pytest.mark.parametrize("leader", ["ours", "theirs"])
 def test_mixed_group_shares_partitions_across_joins_and_leaves(

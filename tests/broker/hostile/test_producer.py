@@ -118,6 +118,7 @@ def test_wire_fault(hostile: tuple[TansuBroker, HostileProxy], topic: str, fault
 
 
 @pytest.mark.slow
+@pytest.mark.rotating
 @pytest.mark.parametrize(("fault", "api"), [_param(f, a) for f, a in EVERY])
 def test_wire_fault_every_api(hostile: tuple[TansuBroker, HostileProxy], topic: str, fault: str, api: str) -> None:
     _run(hostile[1], topic, fault, api)

@@ -45,7 +45,7 @@ from tests.harness.mock_cluster import MockCluster
 from tests.harness.topics import create_topic
 
 # slow: each test drops clients in child processes and waits for their threads (minutes in all): `make test-slow`
-pytestmark = [pytest.mark.broker, pytest.mark.slow]
+pytestmark = [pytest.mark.broker, pytest.mark.slow, pytest.mark.rotating]
 
 CLIENTS = int(os.environ.get("KW_CLIENTS", "1000"))
 WAIT = 30.0
