@@ -190,27 +190,30 @@ class ClusterView:
         self.controller_id = body.get("controller_id", NO_LEADER)
         topics = {} if full else dict(self.topics)
         ignored = {} if full else dict(self.ignored)
-        for t in body.topics:
-            if t.name is None:
+        # Items, not attributes: a Struct's attribute goes through __getattr__, and an answer for a
+        # consumer of 500 topics is folded here on every refresh.
+        for t in body["topics"]:
+            name = t["name"]
+            if name is None:
                 continue
-            partitions = {
-                p.partition_index: PartitionInfo(
-                    partition=p.partition_index,
-                    leader=p.leader_id,
-                    leader_epoch=p.get("leader_epoch", -1),
-                    replicas=tuple(p.replica_nodes),
-                    isr=tuple(p.isr_nodes),
-                    error_code=p.error_code,
+            partitions = {}
+            for p in t["partitions"]:
+                index = p["partition_index"]
+                partitions[index] = PartitionInfo(
+                    index,
+                    p["leader_id"],
+                    p.get("leader_epoch", -1),
+                    tuple(p["replica_nodes"]),
+                    tuple(p["isr_nodes"]),
+                    p["error_code"],
                 )
-                for p in t.partitions
-            }
             topic_id = t.get("topic_id")
-            (ignored if self.ignores(t.name) else topics)[t.name] = TopicInfo(
-                name=t.name,
-                error_code=t.error_code,
-                partitions=partitions,
-                topic_id=topic_id if topic_id and topic_id.int else None,
-                is_internal=t.get("is_internal", False),
+            (ignored if self.blacklist and self.ignores(name) else topics)[name] = TopicInfo(
+                name,
+                t["error_code"],
+                partitions,
+                topic_id if topic_id and topic_id.int else None,
+                t.get("is_internal", False),
             )
         self.topics, self.ignored = topics, ignored
         self.partition_counts = {n: len(t.partitions) for n, t in topics.items() if t.partitions and not t.error_code}
