@@ -217,7 +217,7 @@ class AnswerReader:
                 continue
             if verdict in FAILURES:
                 if verdict is FetchVerdict.LEADER_MOVED:
-                    self.client.metadata.forget_leader(*part.key)
+                    self.client.metadata.forget_leader(*part.key, node)
                 err = outcome.error
                 assert err is not None
                 new = table.failed(part, err, now, report=verdict is FetchVerdict.REPORT) or new

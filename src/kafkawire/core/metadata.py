@@ -239,13 +239,18 @@ class ClusterView:
         info = self.topics.get(topic)
         return None if info is None or not info.partitions else len(info.partitions)
 
-    def forget_leader(self, topic: str, partition: int) -> None:
-        """After NOT_LEADER_OR_FOLLOWER: stop routing there until fresh metadata says otherwise."""
-        self.updated_at = None
+    def forget_leader(self, topic: str, partition: int, answered_by: int = -1) -> None:
+        """After NOT_LEADER_OR_FOLLOWER from ``answered_by`` (-1: no broker's answer): stop routing
+        there until fresh metadata says otherwise. An answer from a broker the picture no longer
+        names as leader is older than the picture (sent before a refresh moved the partition) and
+        changes nothing."""
         info = self.topics.get(topic)
-        if info is None or partition not in info.partitions:
+        p = None if info is None else info.partitions.get(partition)
+        if p is not None and answered_by >= 0 and p.leader != answered_by:
             return
-        p = info.partitions[partition]
+        self.updated_at = None
+        if info is None or p is None:
+            return
         info.partitions[partition] = PartitionInfo(
             p.partition, NO_LEADER, p.leader_epoch, p.replicas, p.isr, p.error_code
         )

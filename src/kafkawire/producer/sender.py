@@ -431,7 +431,7 @@ class Sender:
         if written and error.code() < 0 and batch.unanswered is None:
             batch.unanswered = error  # (written, no broker's answer: the log may hold this attempt)
         if refresh_metadata:
-            self.client.metadata.forget_leader(batch.topic, batch.partition)
+            self.client.metadata.forget_leader(batch.topic, batch.partition, node)
             self._stale_topics.add(batch.topic)
         if step is ProduceStep.DELIVERED:  # the log already holds it: the first attempt landed
             self.deliveries.complete(batch.messages, None, -1001, -1, batch.extra if batch.rows else None)

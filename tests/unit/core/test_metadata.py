@@ -59,3 +59,15 @@ def test_blacklisted_topics_are_kept_apart_as_if_they_did_not_exist() -> None:
     assert md.ignores("tmp-b") and not md.ignores("orders-tmp-")
     md.update(answer([("orders", 0, 2)]), 2.0, full=True)
     assert md.ignored == {}
+
+
+def test_a_not_leader_answer_forgets_the_leader_only_from_the_broker_named_leader() -> None:
+    md = ClusterView()
+    md.update(answer([("t", 0, 2)]), 1.0)  # every partition led by broker 1
+    md.forget_leader("t", 0, answered_by=2)  # sent to 2 before a refresh moved it to 1: older news
+    assert md.leader_for("t", 0) is not None and md.updated_at == 1.0
+    md.forget_leader("t", 0, answered_by=1)
+    assert md.leader_for("t", 0) is None and md.updated_at is None
+    assert md.leader_for("t", 1) is not None
+    md.forget_leader("t", 1)  # no broker's answer (the request failed): forgotten too
+    assert md.leader_for("t", 1) is None
