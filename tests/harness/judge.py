@@ -89,7 +89,10 @@ def partitions_of(bootstrap: str, topic: str, timeout: float = 10.0) -> list[int
     try:
         deadline = time.monotonic() + timeout
         while True:
-            metadata = consumer.list_topics(topic, timeout=max(0.1, deadline - time.monotonic()))
+            try:
+                metadata = consumer.list_topics(topic, timeout=max(0.1, deadline - time.monotonic()))
+            except KafkaException as exc:  # no answer by the deadline: no partitions seen either
+                raise JudgeError(f"topic {topic!r} has no partitions in metadata: {exc}") from exc
             info = metadata.topics.get(topic)
             if info is not None and info.error is None and info.partitions:
                 return sorted(info.partitions)

@@ -189,6 +189,10 @@ def test_tansu_listens_on_loopback_and_advertises_core_apis(tansu: TansuBroker) 
 
 def test_tansu_auto_creates_only_when_metadata_asks(tansu: TansuBroker, topic_name: TopicName) -> None:
     not_created = topic_name("noauto")
+    # One answer is the check (a timeout here is the host's load, not the broker's verdict).
+    asker = Producer(judge_config(tansu.bootstrap, **{"allow.auto.create.topics": False}))
+    info = asker.list_topics(not_created, timeout=30).topics[not_created]
+    assert info.error is not None and info.error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART
     with pytest.raises(JudgeError, match="no partitions"):
         partitions_of(tansu.bootstrap, not_created, timeout=1.0)
 
