@@ -22,6 +22,7 @@ from ..protocol.apis import API_VERSIONS, SASL_AUTHENTICATE, SASL_HANDSHAKE
 from ..protocol.codec import Struct
 from ..protocol.error_codes import ILLEGAL_SASL_STATE, NONE, UNSUPPORTED_SASL_MECHANISM, UNSUPPORTED_VERSION
 from ..protocol.schema import Api
+from ..protocol.value_class import ValueClass
 from .kafka_error import KafkaError
 from .mismatch import LISTENER_WITHOUT_SASL
 from .sasl import SaslClient, SaslError
@@ -46,25 +47,17 @@ class HandshakeError(Exception):
         self.code = code
 
 
-class HandshakeStep:
-    """A request the handshake wants sent. (A plain class: a dataclass cost about a millisecond of
-    every client's start-up to create.)"""
+class HandshakeStep(ValueClass):
+    """A request the handshake wants sent. (A plain class: protocol/value_class.py.)"""
 
     __slots__ = ("api", "body", "raw", "version")
+    _fields = ("api", "version", "body", "raw")
 
     def __init__(self, api: Api, version: int, body: Mapping[str, Any], raw: bool = False) -> None:
         self.api = api
         self.version = version
         self.body = body
         self.raw = raw  # a bare SASL token (``body["auth_bytes"]``) outside Kafka framing: SaslHandshake v0
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, HandshakeStep) and (self.api, self.version, self.body, self.raw) == (
-            other.api,
-            other.version,
-            other.body,
-            other.raw,
-        )
 
     __hash__ = None  # type: ignore[assignment]  # its body is a mapping
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..protocol.codec import Struct
 from ..protocol.error_codes import UNKNOWN_TOPIC_OR_PARTITION
+from ..protocol.value_class import ValueClass
 
 NO_LEADER = -1
 
@@ -51,11 +52,12 @@ def request_body(topics: Iterable[str] | None, version: int, *, auto_create: boo
     return {"topics": wanted, "allow_auto_topic_creation": auto_create}
 
 
-class Broker:
-    """(This module's classes are plain classes, with value equality where they are values: the
-    dataclasses cost about a millisecond each of every client's start-up to create.)"""
+class Broker(ValueClass):
+    """(This module's classes are plain classes, with value equality where they are values:
+    protocol/value_class.py.)"""
 
     __slots__ = ("host", "node_id", "port", "rack")
+    _fields = ("node_id", "host", "port", "rack")
 
     def __init__(self, node_id: int, host: str, port: int, rack: str | None = None) -> None:
         self.node_id = node_id
@@ -63,27 +65,14 @@ class Broker:
         self.port = port
         self.rack = rack
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Broker) and (self.node_id, self.host, self.port, self.rack) == (
-            other.node_id,
-            other.host,
-            other.port,
-            other.rack,
-        )
-
-    def __hash__(self) -> int:
-        return hash((self.node_id, self.host, self.port, self.rack))
-
-    def __repr__(self) -> str:
-        return f"Broker(node_id={self.node_id!r}, host={self.host!r}, port={self.port!r}, rack={self.rack!r})"
-
     @property
     def address(self) -> str:
         return f"{self.host}:{self.port}"
 
 
-class PartitionInfo:
+class PartitionInfo(ValueClass):
     __slots__ = ("error_code", "isr", "leader", "leader_epoch", "partition", "replicas")
+    _fields = ("partition", "leader", "leader_epoch", "replicas", "isr", "error_code")
 
     def __init__(
         self,
@@ -101,23 +90,10 @@ class PartitionInfo:
         self.isr = isr
         self.error_code = error_code
 
-    def _key(self) -> tuple[Any, ...]:
-        return (self.partition, self.leader, self.leader_epoch, self.replicas, self.isr, self.error_code)
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, PartitionInfo) and self._key() == other._key()
-
-    def __hash__(self) -> int:
-        return hash(self._key())
-
-    def __repr__(self) -> str:
-        return "PartitionInfo(partition={}, leader={}, leader_epoch={}, replicas={}, isr={}, error_code={})".format(
-            *self._key()
-        )
-
-
-class TopicInfo:
+class TopicInfo(ValueClass):
     __slots__ = ("error_code", "is_internal", "name", "partitions", "topic_id")
+    _fields = ("name", "error_code", "partitions", "topic_id", "is_internal")
 
     def __init__(
         self,
@@ -132,12 +108,6 @@ class TopicInfo:
         self.partitions = partitions
         self.topic_id = topic_id
         self.is_internal = is_internal
-
-    def _key(self) -> tuple[Any, ...]:
-        return (self.name, self.error_code, self.partitions, self.topic_id, self.is_internal)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, TopicInfo) and self._key() == other._key()
 
     __hash__ = None  # type: ignore[assignment]  # its partitions are a dict
 

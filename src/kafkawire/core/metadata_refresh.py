@@ -30,6 +30,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Generic, TypeVar
 
 from ..protocol.error_codes import REBOOTSTRAP_REQUIRED
+from ..protocol.value_class import ValueClass
 from .backoff import RetryBackoff
 
 W = TypeVar("W")
@@ -46,9 +47,11 @@ class Pace(enum.IntEnum):
     PERIODIC = 2
 
 
-class Intervals:
+class Intervals(ValueClass):
     """Seconds between requests, from the client's options. (Here and in `Request`, plain classes:
-    a dataclass cost about a millisecond of every client's start-up to create.)"""
+    a dataclass cost about a millisecond of every client's start-up to create; protocol/value_class.py.)"""
+
+    _fields = ("fast", "periodic", "backoff_ms", "backoff_max_ms", "sparse")
 
     def __init__(
         self,
@@ -64,13 +67,7 @@ class Intervals:
         self.backoff_max_ms = backoff_max_ms
         self.sparse = sparse
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Intervals) and self.__dict__ == other.__dict__
-
     __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"Intervals({self.__dict__})"
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> Intervals:

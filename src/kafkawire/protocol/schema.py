@@ -12,6 +12,8 @@ from __future__ import annotations
 import uuid
 from typing import Any, Union
 
+from .value_class import ValueClass
+
 PRIMITIVES = frozenset(
     {"int8", "int16", "int32", "int64", "uint16", "float64", "bool", "uuid", "string", "bytes", "records"}
 )
@@ -21,27 +23,18 @@ ZERO_UUID = uuid.UUID(int=0)
 _NO_DEFAULT: Any = object()
 
 
-class Versions:
+class Versions(ValueClass):
     """A closed or open range of versions: ``"3+"``, ``"0-8"``, ``"5"`` or ``"none"``.
 
-    This module's classes are plain classes with the equality and hash of values rather than
-    frozen dataclasses: each of those cost about a millisecond of every client's start-up to create.
+    This module's classes are plain classes with the equality and hash of values (value_class.py).
     """
 
     __slots__ = ("high", "low")
+    _fields = ("low", "high")
 
     def __init__(self, low: int, high: int | None) -> None:
         self.low = low
         self.high = high  # None = no upper bound
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Versions) and self.low == other.low and self.high == other.high
-
-    def __hash__(self) -> int:
-        return hash((self.low, self.high))
-
-    def __repr__(self) -> str:
-        return f"Versions(low={self.low!r}, high={self.high!r})"
 
     @classmethod
     def parse(cls, spec: str) -> Versions:
@@ -70,29 +63,22 @@ NONE = Versions(1, 0)  # an empty range: nothing is inside it
 ALL = Versions(0, None)
 
 
-class Array:
+class Array(ValueClass):
     """An array of a primitive type name or of a struct (a list of fields)."""
 
     __slots__ = ("of",)
+    _fields = ("of",)
 
     def __init__(self, of: FieldType) -> None:
         self.of = of
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Array) and self.of == other.of
-
-    def __hash__(self) -> int:
-        return hash(self.of)
-
-    def __repr__(self) -> str:
-        return f"Array(of={self.of!r})"
 
 
 FieldType = Union[str, Array, "tuple[Field, ...]"]
 
 
-class Field:
+class Field(ValueClass):
     __slots__ = ("default", "flexible", "ignorable", "name", "nullable", "tag", "tagged", "type", "versions")
+    _fields = ("name", "type", "versions", "nullable", "tag", "tagged", "flexible", "ignorable")
 
     def __init__(
         self,
@@ -115,24 +101,6 @@ class Field:
         self.flexible = flexible
         self.ignorable = ignorable
         self.default = default
-
-    def _key(self) -> tuple[Any, ...]:
-        return (
-            self.name,
-            self.type,
-            self.versions,
-            self.nullable,
-            self.tag,
-            self.tagged,
-            self.flexible,
-            self.ignorable,
-        )
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Field) and self._key() == other._key()
-
-    def __hash__(self) -> int:
-        return hash(self._key())
 
     def __repr__(self) -> str:
         return f"Field({self.name!r}, {self.type!r}, versions={self.versions})"
@@ -218,10 +186,11 @@ def array(of: str | Field | list[Field], *more: Field) -> Array:
     return Array(tuple(fields))
 
 
-class MessageSchema:
+class MessageSchema(ValueClass):
     """One direction of one API (or a header): the fields and the versions they apply to."""
 
     __slots__ = ("fields", "flexible", "name", "versions")
+    _fields = ("name", "versions", "flexible", "fields")
 
     def __init__(self, name: str, versions: Versions, flexible: Versions, fields: tuple[Field, ...]) -> None:
         self.name = name
@@ -229,39 +198,21 @@ class MessageSchema:
         self.flexible = flexible
         self.fields = fields
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, MessageSchema) and (self.name, self.versions, self.flexible, self.fields) == (
-            other.name,
-            other.versions,
-            other.flexible,
-            other.fields,
-        )
-
-    def __hash__(self) -> int:
-        return hash((self.name, self.versions, self.flexible, self.fields))
-
     def __repr__(self) -> str:
         return f"MessageSchema({self.name!r}, {self.versions})"
 
 
-class Api:
+class Api(ValueClass):
     """A request/response pair under one API key."""
 
     __slots__ = ("key", "name", "request", "response")
+    _fields = ("key", "name", "request", "response")
 
     def __init__(self, key: int, name: str, request: MessageSchema, response: MessageSchema) -> None:
         self.key = key
         self.name = name
         self.request = request
         self.response = response
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Api) and (self.key, self.name, self.request, self.response) == (
-            other.key,
-            other.name,
-            other.request,
-            other.response,
-        )
 
     def __hash__(self) -> int:
         """By key alone: a hash of the fields would walk both schemas, on every request that asked
