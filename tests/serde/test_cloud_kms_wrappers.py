@@ -1,5 +1,5 @@
-"""The Azure Key Vault and Google Cloud KMS wrappers of the encryption rules, side by side with
-confluent-kafka's (both need the cloud SDKs: kafkawire[kms-azure,kms-gcp]). No cloud is reached:
+"""The Azure Key Vault, Google Cloud KMS and HashiCorp Vault wrappers of the encryption rules, side
+by side with confluent-kafka's (both need the SDKs: kafkawire[kms-azure,kms-gcp,kms-hcvault]). No cloud is reached:
 what is compared is what happens before a request: key id parsing, the key URIs a client
 serves, the AEADs made, the Azure AEAD's saved key version around the vault client it is given
 (the caller's own object, the same one to both), every refusal's type and text, and that the
@@ -17,6 +17,7 @@ import pytest
 
 pytest.importorskip("azure.keyvault.keys.crypto")
 pytest.importorskip("tink.integration.gcpkms")
+pytest.importorskip("tink.integration.hcvault")
 
 # (confluent-kafka's azure_driver first: its azure_client imported first meets their import cycle)
 from confluent_kafka.schema_registry.rules.encryption.azurekms import azure_driver as their_azure  # isort: skip
@@ -25,6 +26,8 @@ from confluent_kafka.schema_registry.rules.encryption.azurekms import azure_aead
 from confluent_kafka.schema_registry.rules.encryption.azurekms import azure_client as their_azure_client
 from confluent_kafka.schema_registry.rules.encryption.gcpkms import gcp_client as their_gcp_client
 from confluent_kafka.schema_registry.rules.encryption.gcpkms import gcp_driver as their_gcp
+from confluent_kafka.schema_registry.rules.encryption.hcvault import hcvault_client as their_vault_client
+from confluent_kafka.schema_registry.rules.encryption.hcvault import hcvault_driver as their_vault
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
@@ -34,6 +37,8 @@ from kafkawire.schema_registry.rules.encryption.azurekms import azure_client as 
 from kafkawire.schema_registry.rules.encryption.azurekms import azure_driver as our_azure
 from kafkawire.schema_registry.rules.encryption.gcpkms import gcp_client as our_gcp_client
 from kafkawire.schema_registry.rules.encryption.gcpkms import gcp_driver as our_gcp
+from kafkawire.schema_registry.rules.encryption.hcvault import hcvault_client as our_vault_client
+from kafkawire.schema_registry.rules.encryption.hcvault import hcvault_driver as our_vault
 
 VAULT = "https://myvault.vault.azure.net"
 VERSION = "0123456789abcdef0123456789abcdef"
@@ -212,13 +217,52 @@ def test_gcp_account_type_refused_alike(service_account: dict[str, str]) -> None
     assert "account.type" in str(ours.value) and "account.type" in str(theirs.value)
 
 
+VAULT_KEY = "hcvault://https://vault.example:8200/transit/keys/mykey"
+
+
+def _vault_steps(driver_module: Any, client_module: Any, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    for name in ("VAULT_TOKEN", "VAULT_NAMESPACE", "VAULT_CACERT", "VAULT_CLIENT_CERT", "VAULT_CLIENT_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    conf = {"token.id": "hvs.t", "namespace": "ns1", "ssl.ca.location": "/ca.pem", "ssl.certificate.location": "/c.pem"}
+    client = driver_module.HcVaultKmsDriver().new_kms_client(conf, VAULT_KEY)
+    aead = client.get_aead(VAULT_KEY)
+    vault = client._client
+    direct = client_module.HcVaultKmsClient(VAULT_KEY, None, cert=("/c.pem", "/k.pem"))
+    return [
+        (
+            vault.url,
+            vault.token,
+            vault.adapter.namespace,
+            vault.adapter._kwargs.get("verify"),
+            vault.adapter._kwargs.get("cert"),
+        ),
+        (type(aead).__name__, aead.mount_point, aead.key_name),
+        client.does_support(VAULT_KEY),
+        client.does_support(VAULT_KEY + "2"),
+        outcome(lambda: client.get_aead(VAULT_KEY + "2")),
+        outcome(lambda: client_module.HcVaultKmsClient("aws-kms://x", None)),
+        direct._client.adapter._kwargs.get("cert"),
+        outcome(lambda: driver_module.HcVaultKmsDriver().new_kms_client({"ssl.key.location": "/k.pem"}, VAULT_KEY))[0],
+        client_module.VAULT_KEYURI_PREFIX,
+    ]
+
+
+def test_hcvault_client_as_confluent_kafkas(monkeypatch: pytest.MonkeyPatch) -> None:
+    ours = _vault_steps(our_vault, our_vault_client, monkeypatch)
+    theirs = _vault_steps(their_vault, their_vault_client, monkeypatch)
+    # a client key without its certificate: refused by both, ours a RuleError naming the keys
+    assert (ours.pop(7), theirs.pop(7)) == ("RuleError", "ValueError")
+    assert ours == theirs
+    assert ours[1] == ("_HcVaultKmsAead", "transit", "mykey")
+
+
 def test_drivers_register_under_the_same_prefixes() -> None:
     saved_ours, saved_theirs = dict(our_registry._drivers), list(their_registry._kms_drivers)
     try:
         found = []
         for registry, drivers in (
-            (our_registry, (our_azure.AzureKmsDriver, our_gcp.GcpKmsDriver)),
-            (their_registry, (their_azure.AzureKmsDriver, their_gcp.GcpKmsDriver)),
+            (our_registry, (our_azure.AzureKmsDriver, our_gcp.GcpKmsDriver, our_vault.HcVaultKmsDriver)),
+            (their_registry, (their_azure.AzureKmsDriver, their_gcp.GcpKmsDriver, their_vault.HcVaultKmsDriver)),
         ):
             registry.reset_kms_drivers()
             for driver in drivers:
@@ -226,10 +270,18 @@ def test_drivers_register_under_the_same_prefixes() -> None:
             found.append(
                 [
                     (type(registry.get_kms_driver(url)).__name__, registry.get_kms_driver(url).get_key_url_prefix())
-                    for url in (f"azure-kms://{VAULT}/keys/k", GCP_KEY)
+                    for url in (f"azure-kms://{VAULT}/keys/k", GCP_KEY, VAULT_KEY)
                 ]
             )
-        assert found[0] == found[1] == [("AzureKmsDriver", "azure-kms://"), ("GcpKmsDriver", "gcp-kms://")]
+        assert (
+            found[0]
+            == found[1]
+            == [
+                ("AzureKmsDriver", "azure-kms://"),
+                ("GcpKmsDriver", "gcp-kms://"),
+                ("HcVaultKmsDriver", "hcvault://"),
+            ]
+        )
     finally:
         our_registry.reset_kms_drivers()
         our_registry._drivers.update(saved_ours)
