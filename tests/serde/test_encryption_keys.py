@@ -317,3 +317,29 @@ def test_reset_kms_drivers_as_confluent_kafkas() -> None:
     finally:
         our_registry._drivers.update(saved_ours)
         their_registry._kms_drivers[:] = saved_theirs
+
+
+def test_local_kms_client_as_confluent_kafkas() -> None:
+    """Made directly, as confluent-kafka's local_client.LocalKmsClient is: refuses no secret alike,
+    serves the same key URIs, and each unwraps what the other wrapped."""
+    from confluent_kafka.schema_registry.rules.encryption.localkms.local_client import (
+        LocalKmsClient as TheirLocalKmsClient,
+    )
+
+    from kafkawire.schema_registry.rules.encryption.localkms.local_driver import LocalKmsClient
+
+    found = []
+    for make in (LocalKmsClient, TheirLocalKmsClient):
+        try:
+            make()
+            refusal = None
+        except Exception as e:
+            refusal = (type(e).__name__, str(e))
+        client = make("s3cr3t")
+        found.append([refusal, client.does_support("local-kms://k"), client.does_support("aws-kms://k")])
+    assert found[0] == found[1] == [("TypeError", "secret cannot be None"), True, False]
+    ours, theirs = (
+        LocalKmsClient("s3cr3t").get_aead("local-kms://k"),
+        TheirLocalKmsClient("s3cr3t").get_aead("local-kms://k"),
+    )
+    assert theirs.decrypt(ours.encrypt(b"dek", b""), b"") == ours.decrypt(theirs.encrypt(b"dek", b""), b"") == b"dek"
