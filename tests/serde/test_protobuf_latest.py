@@ -233,3 +233,29 @@ def test_the_deserializer_s_latest_options_are_refused_alike(conf: dict[str, Any
     with pytest.raises(ValueError) as ours:
         ProtobufDeserializer(PersonV2, conf)
     assert type(ours.value) is type(theirs.value)
+
+
+def test_a_newer_record_is_downgraded_to_the_version_with_the_metadata() -> None:
+    """A reader pinned to v1 by metadata reads v2's records through v2's DOWNGRADE rule. (Our
+    mock:// registry: confluent-kafka's cannot find a schema with metadata again by lookup.)"""
+    from kafkawire.schema_registry import Metadata, MetadataProperties, Schema, ServerConfig
+    from kafkawire.schema_registry import RuleSet as OurRuleSet
+
+    client = SchemaRegistryClient.new_client({"url": "mock://protobuf-downgrade"})
+    client.set_config(SUBJECT, ServerConfig(compatibility="NONE"))
+    for person, app, rules in ((PersonV1, "1", None), (PersonV2, "2", OurRuleSet.from_dict(_migrations().to_dict()))):
+        metadata = Metadata(None, MetadataProperties({"app": app}), None)
+        client.register_schema(SUBJECT, Schema(_b64(person), "PROTOBUF", [], metadata, rules))
+    new = ProtobufSerializer(PersonV2, client, {"auto.register.schemas": False, "use.latest.version": True})(
+        PersonV2(name="cy", height=150, tag=PersonV2.Tag(label="t")), CTX
+    )
+    rules = RuleRegistry()
+    rules.register_executor(JsonataExecutor())
+    reader = ProtobufDeserializer(PersonV1, {"use.latest.with.metadata": {"app": "1"}}, client, rule_registry=rules)
+    old = reader(new, CTX)
+    assert old.DESCRIPTOR.full_name == "kwlatest.v1.Person"
+    assert json_format.MessageToDict(old, preserving_proto_field_name=True) == {
+        "name": "cy",
+        "size": 150,
+        "tag": {"label": "t"},
+    }
