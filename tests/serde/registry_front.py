@@ -99,11 +99,13 @@ def _routes(reg: MockSchemaRegistryClient) -> list[Route]:
 
 class RegistryFront:
     """``url`` serves confluent's registry ``registry``; ``requests`` counts (method, path) seen,
-    ``authorizations`` each request's Authorization header (None without one)."""
+    ``queries`` each request's query parameters, ``authorizations`` each request's Authorization
+    header (None without one)."""
 
     def __init__(self, tls: ssl.SSLContext | None = None) -> None:
         self.registry = MockSchemaRegistryClient({"url": "mock://front"})
         self.requests: list[tuple[str, str]] = []
+        self.queries: list[dict[str, list[str]]] = []
         self.authorizations: list[str | None] = []
         routes = _routes(self.registry)
         front = self
@@ -119,6 +121,7 @@ class RegistryFront:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length)) if length else None
                 front.requests.append((method, path))
+                front.queries.append(query)
                 front.authorizations.append(self.headers.get("Authorization"))
                 for verb, pattern, handler in routes:
                     m = pattern.fullmatch(path)

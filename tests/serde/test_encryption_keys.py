@@ -16,7 +16,8 @@ import respx
 
 from kafkawire.schema_registry.common.rules import RuleError
 from kafkawire.schema_registry.rules.encryption.awskms.aws_driver import AwsKmsDriver, aws_settings
-from kafkawire.schema_registry.rules.encryption.azurekms.azure_driver import AzureKmsDriver, azure_settings
+from kafkawire.schema_registry.rules.encryption.azurekms.azure_driver import AzureKmsDriver
+from kafkawire.schema_registry.rules.encryption.azurekms.key_vault import azure_settings, parse_key_id
 from kafkawire.schema_registry.rules.encryption.dek_registry.dek_registry_client import DekAlgorithm, DekRegistryClient
 from kafkawire.schema_registry.rules.encryption.gcpkms.gcp_driver import GcpKmsDriver, gcp_settings
 from kafkawire.schema_registry.rules.encryption.hcvault.hcvault_driver import HcVaultKmsDriver, hcvault_settings
@@ -163,19 +164,14 @@ def test_aws_client_is_made_with_the_settings(monkeypatch: pytest.MonkeyPatch) -
 
 
 def test_azure_settings() -> None:
-    s = azure_settings({"tenant.id": "t", "client.id": "c", "client.secret": "s3cr3t"}, AZURE_KEY + "/" + "a" * 32)
-    assert (s.vault_url, s.key_name, s.key_version, s.save_version) == (
-        "https://myvault.vault.azure.net",
-        "mykey",
-        "a" * 32,
-        False,
-    )
+    s = azure_settings({"tenant.id": "t", "client.id": "c", "client.secret": "s3cr3t"})
+    assert (s.tenant_id, s.client_id) == ("t", "c")
     assert "s3cr3t" not in repr(s)
-    assert azure_settings({"encrypt.azure.key.version.save": "true"}, AZURE_KEY).save_version
+    assert parse_key_id(AZURE_KEY[12:] + "/" + "a" * 32) == ("https://myvault.vault.azure.net", "mykey", "a" * 32)
     with pytest.raises(RuleError, match=r"also needs client\.secret"):
-        azure_settings({"tenant.id": "t", "client.id": "c"}, AZURE_KEY)
-    with pytest.raises(RuleError, match="not an Azure Key Vault key id"):
-        azure_settings({}, "azure-kms://https://myvault.vault.azure.net/secrets/x")
+        azure_settings({"tenant.id": "t", "client.id": "c"})
+    with pytest.raises(Exception, match="invalid Azure Key Vault key id"):
+        parse_key_id("https://myvault.vault.azure.net/secrets/x")
 
 
 def test_azure_saves_the_key_version_in_the_wrapped_dek(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -199,7 +195,7 @@ def test_azure_saves_the_key_version_in_the_wrapped_dek(monkeypatch: pytest.Monk
             pass
 
         def get_key(self, name: str) -> Any:
-            return types.SimpleNamespace(properties=types.SimpleNamespace(version=version))
+            return types.SimpleNamespace(id=f"{AZURE_KEY[12:]}/{version}")
 
     fakes = {
         "azure.identity": types.SimpleNamespace(DefaultAzureCredential=lambda: "cred", ClientSecretCredential=None),
@@ -218,7 +214,7 @@ def test_azure_saves_the_key_version_in_the_wrapped_dek(monkeypatch: pytest.Monk
     assert plain.decrypt(wrapped, b"") == b"dek"  # the saved version is used, whatever the setting
     assert plain.decrypt(b"rsa(old)", b"") == b"old"
     assert used == [f"{AZURE_KEY[12:]}/{version}", f"{AZURE_KEY[12:]}/{version}", AZURE_KEY[12:]]
-    with pytest.raises(RuleError, match="not 32 hex digits"):
+    with pytest.raises(Exception, match="invalid azure:v1: key version"):
         plain.decrypt(b"azure:v1:" + b"g" * 32 + b":x", b"")
 
 
@@ -321,3 +317,29 @@ def test_reset_kms_drivers_as_confluent_kafkas() -> None:
     finally:
         our_registry._drivers.update(saved_ours)
         their_registry._kms_drivers[:] = saved_theirs
+
+
+def test_local_kms_client_as_confluent_kafkas() -> None:
+    """Made directly, as confluent-kafka's local_client.LocalKmsClient is: refuses no secret alike,
+    serves the same key URIs, and each unwraps what the other wrapped."""
+    from confluent_kafka.schema_registry.rules.encryption.localkms.local_client import (
+        LocalKmsClient as TheirLocalKmsClient,
+    )
+
+    from kafkawire.schema_registry.rules.encryption.localkms.local_driver import LocalKmsClient
+
+    found = []
+    for make in (LocalKmsClient, TheirLocalKmsClient):
+        try:
+            make()
+            refusal = None
+        except Exception as e:
+            refusal = (type(e).__name__, str(e))
+        client = make("s3cr3t")
+        found.append([refusal, client.does_support("local-kms://k"), client.does_support("aws-kms://k")])
+    assert found[0] == found[1] == [("TypeError", "secret cannot be None"), True, False]
+    ours, theirs = (
+        LocalKmsClient("s3cr3t").get_aead("local-kms://k"),
+        TheirLocalKmsClient("s3cr3t").get_aead("local-kms://k"),
+    )
+    assert theirs.decrypt(ours.encrypt(b"dek", b""), b"") == ours.decrypt(theirs.encrypt(b"dek", b""), b"") == b"dek"

@@ -52,12 +52,6 @@ NEAREST: dict[str, tuple[str, ...]] = {
     "confluent_kafka.schema_registry.rules.encryption.localkms.local_client": (
         "kafkawire.schema_registry.rules.encryption.localkms.local_driver",
     ),
-    "confluent_kafka.schema_registry.rules.encryption.azurekms.azure_client": (
-        "kafkawire.schema_registry.rules.encryption.azurekms.azure_driver",
-    ),
-    "confluent_kafka.schema_registry.rules.encryption.hcvault.hcvault_client": (
-        "kafkawire.schema_registry.rules.encryption.hcvault.hcvault_driver",
-    ),
 }
 
 

@@ -3,19 +3,11 @@ these equal to what it finds: a module or name kafkawire gains must be struck of
 
 # confluent-kafka's modules with no kafkawire counterpart, so `import confluent_kafka.<module>` fails
 # under the alias as on any missing module.
-UNIMPORTABLE = frozenset(
-    {
-        # the cloud KMS SDKs' wrappers (kafkawire's drivers call the SDKs themselves; the SDKs are not
-        # installed where the tests run, so a wrapper could not be judged against confluent-kafka's)
-        ".schema_registry.rules.encryption.azurekms.azure_aead",
-        ".schema_registry.rules.encryption.gcpkms.gcp_client",
-    }
-)
+UNIMPORTABLE: frozenset[str] = frozenset()
 
 # Per module (its name after "confluent_kafka"), the names confluent-kafka's gives that kafkawire's
 # counterpart does not. What stays, by kind:
-# - protobuf's MAX_ENCODABLE_COEFFICIENT_DIGITS (kafkawire encodes a decimal of any width) and
-#   PROTOBUF_MAJOR_VERSION (kafkawire detects the descriptor API instead);
+# - protobuf's MAX_ENCODABLE_COEFFICIENT_DIGITS (kafkawire encodes a decimal of any width);
 # - private classes and functions of confluent-kafka's implementation (underscored: its REST and OAuth
 #   clients, field providers and their builders, _SchemaCache, schema-walk helpers), which no
 #   program is meant to import;
@@ -45,11 +37,10 @@ KNOWN_MISSING: dict[str, str] = {
     ),
     ".schema_registry.common.json_schema": ("_disjoint _retrieve_via_httpx _transform_field _validate_subschemas"),
     ".schema_registry.common.protobuf": (
-        "MAX_ENCODABLE_COEFFICIENT_DIGITS PROTOBUF_MAJOR_VERSION _bytes _disjoint _init_pool _is_builtin "
+        "MAX_ENCODABLE_COEFFICIENT_DIGITS _bytes _disjoint _init_pool _is_builtin "
         "_proto_to_str _set_field _str_to_proto _transform_field"
     ),
     ".schema_registry.common.schema_registry_client": ("_AsyncStaticFieldProvider _SchemaCache _StaticFieldProvider"),
-    # kafkawire encodes a decimal of any width (see common.protobuf's entry); the writer encodes with
-    # decimal_utils.to_proto_decimal
-    ".schema_registry.rules.cel.protobuf_result_writer": ("MAX_ENCODABLE_COEFFICIENT_DIGITS unscaled_to_bytes"),
+    # kafkawire encodes a decimal of any width (see common.protobuf's entry)
+    ".schema_registry.rules.cel.protobuf_result_writer": ("MAX_ENCODABLE_COEFFICIENT_DIGITS"),
 }

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from google.protobuf import descriptor_pb2, descriptor_pool
+from google.protobuf import descriptor_pb2, descriptor_pool, json_format, message_factory
 from google.protobuf.descriptor import Descriptor, FileDescriptor
 from google.protobuf.message import DecodeError, Message
 
@@ -75,6 +75,25 @@ class _RegisteredMessages:
 
     def find(self, schema: Schema, full_name: str | None, indexes: list[int] | None = None) -> Any:
         """The message ``full_name`` of ``schema``, else the one at ``indexes`` (the payload's), else None."""
+        file = self._file(schema)
+        if file is _UNREADABLE:
+            return None
+        found = file.pool.FindMessageTypeByName(full_name) if full_name in file.names else None
+        if found is None and indexes:
+            found = _message_at(file.file, indexes)
+        return found
+
+    def reader(self, schema: Schema, writer: Any) -> Any:
+        """The message of reader ``schema`` that a payload of ``writer``'s message is read as: the
+        top-level one of the same name, else the file's first (confluent-kafka's choice)."""
+        file = self._file(schema)
+        if file is _UNREADABLE:
+            return None
+        top = file.file.message_types_by_name
+        named = top.get(writer.name) if writer is not None else None
+        return named if named is not None else next(iter(top.values()), None)
+
+    def _file(self, schema: Schema) -> _ParsedFile:
         file = self._files.get_parsed_schema(schema)
         if file is None:
             try:
@@ -82,12 +101,7 @@ class _RegisteredMessages:
             except (ValueError, TypeError, KeyError, DecodeError):  # base64, descriptor or pool refusals
                 file = _UNREADABLE
             self._files.set(schema, file)
-        if file is _UNREADABLE:
-            return None
-        found = file.pool.FindMessageTypeByName(full_name) if full_name in file.names else None
-        if found is None and indexes:
-            found = _message_at(file.file, indexes)
-        return found
+        return file
 
     def _parse(self, schema: Schema) -> Any:
         pool = descriptor_pool.DescriptorPool()
@@ -99,7 +113,8 @@ class _RegisteredMessages:
     def _add(self, pool: Any, name: str, schema: Schema, added: set[str]) -> Any:
         for ref in schema.references or ():
             if ref.name is not None and ref.name not in added and not ref.name.startswith(_KNOWN_PREFIXES):
-                self._add(pool, ref.name, self._registry.get_version(ref.subject, ref.version).schema, added)
+                referenced = self._registry.get_version(ref.subject, ref.version, True, "serialized")
+                self._add(pool, ref.name, referenced.schema, added)
         proto = descriptor_pb2.FileDescriptorProto.FromString(base64.standard_b64decode(schema.schema_str or ""))
         proto.name = name
         for dep in proto.dependency:
@@ -176,6 +191,7 @@ class ProtobufSerializer(BaseSerializer):
     """Messages of ``msg_type`` to framed Protobuf."""
 
     _schema_type = PROTOBUF_TYPE
+    _schema_format = "serialized"
     _encode_varints = staticmethod(SchemaId._encode_varints)
 
     def __init__(
@@ -268,9 +284,12 @@ class ProtobufSerializer(BaseSerializer):
 
 class ProtobufDeserializer(BaseDeserializer):
     """Framed Protobuf to ``message_type`` messages. The registry is needed only for the writer
-    schema's rules (field and payload encryption, conditions); without it none run."""
+    schema's rules (field and payload encryption, conditions) and ``use.latest.version`` /
+    ``use.latest.with.metadata`` (the subject's reader schema: a record written with another
+    version goes through the migration rules between the two); without it none run."""
 
     _schema_type = PROTOBUF_TYPE
+    _schema_format = "serialized"
 
     def __init__(
         self,
@@ -296,36 +315,76 @@ class ProtobufDeserializer(BaseDeserializer):
     def _call(self, data: bytes | None, ctx: SerializationContext | None) -> Any:
         if data is None:
             return None
+        uses_latest = self._use_latest_version or self._use_latest_with_metadata is not None
+        # As confluent-kafka asks: the strategy without a record name, the reader schema under that
+        # subject, then the writer's schema as registered there (then the subject with the
+        # writer's message name, when the first gave none).
+        asks = ctx is not None and self._registry is not None
+        subject = self._subject(ctx, None) if asks else None
+        latest = self._latest(subject) if uses_latest and subject is not None else None
         schema_id, payload = self._unframe(data, ctx)
         body = payload.read()
+        indexes = schema_id.message_indexes
         writer = None
         if self._registry is not None and (schema_id.id is not None or schema_id.guid is not None):
-            writer = self._writer_schema(schema_id, ctx)
-        subject = self._reader_subject(
-            ctx, writer is not None and writer.rule_set is not None, lambda: self._schema_name
-        )
+            writer = self._writer_schema(schema_id, ctx, subject)
+        writer_desc = None
+        if writer is not None and (writer.rule_set is not None or latest is not None or (asks and subject is None)):
+            # the payload's message in the writer's schema, else the one of our type's name
+            writer_desc = self._registered.find(writer, None, indexes) or self._registered.find(
+                writer, self._schema_name
+            )
+        if asks and subject is None:
+            subject = self._subject(ctx, str(writer_desc.full_name) if writer_desc is not None else self._schema_name)
+            latest = self._latest(subject) if uses_latest and subject is not None else None
+        if asks:
+            self._note_asked(ctx)
         if writer is not None and writer.rule_set is not None:
             body = self._rules.run(
                 ctx, subject, RulePhase.ENCODING, RuleMode.READ, None, writer, body, None, None, data
             )
-        try:
-            message = self._msg_class.FromString(body)
-        except DecodeError as e:
-            raise SerializationError(f"Protobuf decoding failed{where(ctx)}: {e}") from e
-        if writer is not None and writer.rule_set is not None:
+        reader, reader_desc = writer, writer_desc
+        steps: list[Any] = []
+        if latest is not None and writer is not None and subject is not None:
+            steps = self._rules.migrations(self._registry, subject, writer, latest)
+            reader = latest.schema
+            reader_desc = self._registered.reader(reader, writer_desc)
+        if steps and writer_desc is not None and reader_desc is not None:
+            message = self._migrated(ctx, subject, steps, writer_desc, reader_desc, body)
+        else:
+            try:
+                message = self._msg_class.FromString(body)
+            except DecodeError as e:
+                raise SerializationError(f"Protobuf decoding failed{where(ctx)}: {e}") from e
+        if reader is not None and reader.rule_set is not None:
             message = self._rules.run(
                 ctx,
                 subject,
                 RulePhase.DOMAIN,
                 RuleMode.READ,
                 None,
-                writer,
+                reader,
                 message,
                 None,
-                _walk(self._registered.find(writer, self._schema_name, schema_id.message_indexes), message),
+                _walk(reader_desc, message),
                 data,
             )
         return message
+
+    def _migrated(
+        self, ctx: SerializationContext | None, subject: Any, steps: list[Any], writer: Any, reader: Any, body: bytes
+    ) -> Any:
+        """The payload read as the writer's message, migrated as its JSON mapping (unset fields
+        with their defaults: what confluent-kafka hands its migration rules), and
+        parsed into the reader schema's message: a message of the registered reader schema's own
+        type, as on confluent-kafka, not of ``message_type``."""
+        source = message_factory.GetMessageClass(writer)()
+        try:
+            source.ParseFromString(body)
+        except DecodeError as e:
+            raise SerializationError(f"Protobuf decoding failed{where(ctx)}: {e}") from e
+        migrated = self._rules.migrate(ctx, subject, steps, json_format.MessageToDict(source, True))
+        return json_format.ParseDict(migrated, message_factory.GetMessageClass(reader)())
 
 
 def _walk(descriptor: Any, message: Any) -> Callable[[Any, Any, Any], Any]:

@@ -423,7 +423,8 @@ class SchemaRegistryClient:
         ("-": any cluster's); optionally only key or value ones, of one lifecycle (STRONG, WEAK)."""
         query: list[tuple[str, Any]] = [("resourceType", resource_type), ("lifecycle", lifecycle)]
         query += [("associationType", t) for t in association_types or []]
-        query += list(_page(offset, limit).items())
+        # paging only when asked for, as confluent-kafka sends it (the serdes' look-up never is)
+        query += [("offset", offset if offset > 0 else None), ("limit", limit if limit >= 1 else None)]
         path = f"associations/resources/{_q(resource_namespace)}/{_q(resource_name)}"
         return [Association.from_dict(a) for a in self._rest_client.get(path, query) or []]
 

@@ -85,6 +85,10 @@ class BaseSerde:
     _subject_name_func: Callable[..., Any]
     _use_latest_version: bool
     _use_latest_with_metadata: dict[str, str] | None
+    # The form schemas are asked of the registry in (its ``format`` parameter): None for the
+    # registered text; Protobuf asks for ``serialized`` (a base64 FileDescriptorProto), since a
+    # registry keeps .proto text and gives that unless asked.
+    _schema_format: str | None = None
 
     def _common_conf(self, conf: dict[str, Any]) -> None:
         self._use_latest_version = _bool(conf, "use.latest.version", False)
@@ -151,9 +155,11 @@ class BaseSerde:
 
     def _latest(self, subject: str) -> RegisteredSchema | None:
         if self._use_latest_with_metadata is not None:
-            return self._registry.get_latest_with_metadata(subject, self._use_latest_with_metadata)
+            return self._registry.get_latest_with_metadata(
+                subject, self._use_latest_with_metadata, deleted=True, fmt=self._schema_format
+            )
         if self._use_latest_version:
-            return self._registry.get_latest_version(subject)
+            return self._registry.get_latest_version(subject, self._schema_format)
         return None
 
 
@@ -206,7 +212,7 @@ class BaseSerializer(BaseSerde, Serializer):
         if known is not None:
             return known
         if self._use_schema_id is not None:
-            found = self._registry.get_schema(self._use_schema_id, subject)
+            found = self._registry.get_schema(self._use_schema_id, subject, self._schema_format)
             answer = SchemaId(self._schema_type, self._use_schema_id), found
             self._known[subject] = answer
             return answer
@@ -286,13 +292,16 @@ class BaseDeserializer(BaseSerde, Deserializer):
         payload = self._schema_id_deserializer(data, ctx, schema_id)
         return schema_id, payload
 
-    def _writer_schema(self, schema_id: SchemaId, ctx: SerializationContext | None) -> Schema:
-        """The schema the payload names; one the registry does not know is a SerializationError."""
+    def _writer_schema(
+        self, schema_id: SchemaId, ctx: SerializationContext | None, subject: str | None = None
+    ) -> Schema:
+        """The schema the payload names (asked as registered under ``subject``, when known); one
+        the registry does not know is a SerializationError."""
         try:
             if schema_id.id is not None:
-                return self._registry.get_schema(schema_id.id)
+                return self._registry.get_schema(schema_id.id, subject, self._schema_format)
             if schema_id.guid is not None:
-                return self._registry.get_schema_by_guid(str(schema_id.guid))
+                return self._registry.get_schema_by_guid(str(schema_id.guid), self._schema_format)
         except SchemaRegistryError as e:
             if e.http_status_code != 404:
                 raise

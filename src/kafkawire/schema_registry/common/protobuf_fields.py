@@ -16,6 +16,7 @@ import decimal
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
+from google.protobuf import __version__ as _protobuf_version
 from google.protobuf import descriptor_pool, message_factory
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import DecodeError, EncodeError, Message
@@ -73,6 +74,11 @@ _SCALARS = {
 
 def is_map_field(fd: Any) -> bool:
     return fd.type == _F.TYPE_MESSAGE and bool(fd.message_type.GetOptions().map_entry)
+
+
+# The protobuf runtime's major version (confluent-kafka exports it; this module asks the descriptor
+# for the API it has instead).
+PROTOBUF_MAJOR_VERSION = int(_protobuf_version.split(".")[0])
 
 
 def _is_repeated(fd: Any) -> bool:

@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from celpy import celtypes
-from google.protobuf import __version__ as _protobuf_version
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
+from ...common.protobuf_fields import PROTOBUF_MAJOR_VERSION as PROTOBUF_MAJOR_VERSION
 from .cel_field_presence import in_has
 from .cel_values import MessageType, to_cel
 from .string_format import format_value
@@ -29,8 +29,6 @@ __all__ = [
     "make_timestamp",
     "unwrap",
 ]
-
-PROTOBUF_MAJOR_VERSION = int(_protobuf_version.split(".")[0])
 
 
 class CompilationError(Exception):

@@ -20,6 +20,7 @@ from google.protobuf.message import Message
 
 from ...common.protobuf_fields import DECIMAL_TYPE_NAME, TIMESTAMP_TYPE_NAME, set_decimal_message, set_timestamp_message
 from ...common.serde import RuleError
+from ...confluent.type.decimal_utils import unscaled_to_bytes as unscaled_to_bytes
 from ...confluent.type.variant_utils import Variant
 from .cel_values import DURATION, JSON_TYPES, WRAPPERS, FieldDesc, from_cel, is_map, is_repeated, source_of
 

@@ -83,11 +83,14 @@ def reset_kms_drivers() -> None:
 
 
 def import_sdk(module: str, extra: str) -> ModuleType:
-    """Imports a cloud SDK module when a client is made, naming the extra that installs it."""
+    """Imports a cloud SDK module when a client is made, naming the extra that installs it. The
+    error is the ModuleNotFoundError confluent-kafka's driver modules raise on import without
+    their SDK (with the missing module's ``name``), met here at first use instead: registering a
+    driver imports no SDK."""
     try:
         return importlib.import_module(module)
     except ImportError as e:
-        raise ImportError(f"{module} is not installed: pip install kafkawire[{extra}]") from e
+        raise ModuleNotFoundError(f"{module} is not installed: pip install kafkawire[{extra}]", name=e.name) from e
 
 
 def conf_or_env(conf: dict[str, Any], key: str, env: str | None = None) -> str | None:

@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ....common.serde import RuleError
-from ..kms_driver_registry import KmsClient, KmsDriver, conf_or_env, import_sdk, register_kms_driver
+from ..kms_driver_registry import KmsDriver, conf_or_env, import_sdk, register_kms_driver
+from .gcp_client import EXTRA, GCP_KEYURI_PREFIX, _GcpKmsClient
 
 __all__ = ["GcpKmsDriver", "GcpSettings", "gcp_settings"]
 
-PREFIX = "gcp-kms://"
-EXTRA = "kms-gcp"
+PREFIX = GCP_KEYURI_PREFIX
 ACCOUNT_TYPE = "account.type"
 CLIENT_ID = "client.id"
 CLIENT_EMAIL = "client.email"
@@ -68,17 +68,13 @@ class GcpKmsDriver(KmsDriver):
     def get_key_url_prefix(self) -> str:
         return PREFIX
 
-    def new_kms_client(self, conf: dict[str, Any], key_url: str | None) -> KmsClient:
+    def new_kms_client(self, conf: dict[str, Any], key_url: str | None) -> _GcpKmsClient:
         settings = gcp_settings(conf, key_url)
-        kms_v1 = import_sdk("google.cloud.kms_v1", EXTRA)
         credentials = None
         if settings.service_account is not None:
             service_account = import_sdk("google.oauth2.service_account", EXTRA)
             credentials = service_account.Credentials.from_service_account_info(settings.service_account)
-        gcpkms = import_sdk("tink.integration.gcpkms", EXTRA)
-        kms = kms_v1.KeyManagementServiceClient(credentials=credentials)
-        client: KmsClient = gcpkms.new_client(kms_v1_client=kms, key_uri=settings.key_url)
-        return client
+        return _GcpKmsClient(settings.key_url, credentials)
 
     @classmethod
     def register(cls) -> GcpKmsDriver:

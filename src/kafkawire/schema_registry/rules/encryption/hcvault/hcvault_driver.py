@@ -5,8 +5,8 @@ Settings, each from the rule configuration else its environment variable: ``toke
 ``approle.secret.id`` (VAULT_APPROLE_ROLE_ID, VAULT_APPROLE_SECRET_ID), and TLS:
 ``ssl.ca.location`` (VAULT_CACERT; the server is always verified, against the system CAs when
 unset), ``ssl.certificate.location`` and ``ssl.key.location`` (VAULT_CLIENT_CERT,
-VAULT_CLIENT_KEY) for a client certificate. hvac is imported only when a client is made:
-``pip install kafkawire[kms-hcvault]``.
+VAULT_CLIENT_KEY) for a client certificate. The client is `hcvault_client`'s; hvac is imported only
+when a client is made: ``pip install kafkawire[kms-hcvault]``.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ....common.serde import RuleError
-from ..kms_driver_registry import Aead, KmsDriver, conf_or_env, import_sdk, register_kms_driver
+from ..kms_driver_registry import KmsDriver, conf_or_env, register_kms_driver
+from .hcvault_client import VAULT_KEYURI_PREFIX, HcVaultKmsClient
 
 __all__ = ["HcVaultKmsClient", "HcVaultKmsDriver", "HcVaultSettings", "hcvault_settings"]
 
-PREFIX = "hcvault://"
-EXTRA = "kms-hcvault"
+PREFIX = VAULT_KEYURI_PREFIX
 TOKEN_ID = "token.id"
 NAMESPACE = "namespace"
 APPROLE_ROLE_ID = "approle.role.id"
@@ -74,36 +74,13 @@ def hcvault_settings(conf: dict[str, Any], key_url: str | None) -> HcVaultSettin
     )
 
 
-class HcVaultKmsClient:
-    """One transit key of one Vault (the only key URL it serves), logged in once."""
-
-    def __init__(self, settings: HcVaultSettings) -> None:
-        hvac = import_sdk("hvac", EXTRA)
-        self._hcvault = import_sdk("tink.integration.hcvault", EXTRA)
-        self._settings = settings
-        self._vault = hvac.Client(
-            url=settings.vault_url,
-            token=settings.token,
-            namespace=settings.namespace,
-            verify=settings.verify,
-            cert=settings.cert,
-        )
-        if settings.role_id and settings.secret_id:
-            self._vault.auth.approle.login(role_id=settings.role_id, secret_id=settings.secret_id)
-
-    def get_aead(self, key_uri: str) -> Aead:
-        if key_uri != self._settings.key_url:
-            raise RuleError(f"this Vault client serves {self._settings.key_url}, not {key_uri}")
-        aead: Aead = self._hcvault.new_aead(self._settings.key_path, self._vault)
-        return aead
-
-
 class HcVaultKmsDriver(KmsDriver):
     def get_key_url_prefix(self) -> str:
         return PREFIX
 
     def new_kms_client(self, conf: dict[str, Any], key_url: str | None) -> HcVaultKmsClient:
-        return HcVaultKmsClient(hcvault_settings(conf, key_url))
+        s = hcvault_settings(conf, key_url)
+        return HcVaultKmsClient(s.key_url, s.token, s.namespace, s.role_id, s.secret_id, s.verify, s.cert)
 
     @classmethod
     def register(cls) -> HcVaultKmsDriver:

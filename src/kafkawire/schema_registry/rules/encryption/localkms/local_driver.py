@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import tink  # type: ignore[import-untyped]
+
 from ....common.serde import RuleError
 from ..cryptor import local_kms_aead
 from ..kms_driver_registry import Aead, KmsDriver, register_kms_driver
@@ -21,11 +23,16 @@ SECRET = "secret"
 SECRET_ENV = "LOCAL_SECRET"
 
 
-class LocalKmsClient:
+class LocalKmsClient(tink.KmsClient):  # type: ignore[misc]
     """The one AEAD of a secret, whatever the key id."""
 
-    def __init__(self, secret: str) -> None:
+    def __init__(self, secret: str | None = None) -> None:
+        if secret is None:
+            raise TypeError("secret cannot be None")  # confluent-kafka's refusal
         self._aead = local_kms_aead(secret)
+
+    def does_support(self, key_uri: str) -> bool:
+        return key_uri.startswith(PREFIX)
 
     def get_aead(self, key_uri: str) -> Aead:
         if not key_uri.startswith(PREFIX):
