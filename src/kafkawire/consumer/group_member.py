@@ -3,7 +3,7 @@ this module only sends what it asks for and arms its timers.
 
 It finds the coordinator (the shared cache), joins with one protocol per configured assignor
 (preference order), runs the chosen assignor when it is the leader (after a metadata refresh for
-every member's topics), syncs, heartbeats, and rejoins when told. Every assignment change is handed
+every member's topics, over the coordinator's connection), syncs, heartbeats, and rejoins when told. Every assignment change is handed
 to ``on_change`` on the IO thread; the consumer turns it into rebalance callbacks in poll(). With
 ``hold_revokes`` a rejoin that follows a revocation or a loss waits for `revoked` (the application's
 on_revoke or on_lost ran, and could commit or end its transaction with the generation it consumed
@@ -294,7 +294,10 @@ class GroupMember:
             self._recheck_later()
             self._send_sync({m: encode_assignment(Assignment(tps)) for m, tps in plan.items()})
 
-        self.client.refresh_metadata_io(topics, refreshed, timeout=self.config.session_timeout)
+        # On the coordinator's lane, as librdkafka's assignor asks on the JoinGroup answer's connection:
+        # on the shared one it would wait behind this member's Fetch long-poll, and the group with it.
+        lane = self.coordinator
+        self.client.refresh_metadata_io(topics, refreshed, timeout=self.config.session_timeout, lane=lane)
 
     def _recheck_later(self) -> None:
         if self._recheck is not None:
