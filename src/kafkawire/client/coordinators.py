@@ -51,11 +51,13 @@ class Coordinators:
         request_timeout: float,
         backoff_ms: tuple[int, int],
         heard: Callable[[int | KafkaError], None] | None = None,
+        fresh: bool = False,
     ) -> Operation[str]:
         """Ask for ``key``'s coordinator until it is found, then ``found(node)``: a driver
         `Operation` without a deadline (policy FIND_COORDINATOR: every failure is asked again after
-        the backoff), each ask one `find_io`. ``heard`` hears every answer (a member's debug);
-        aborting the returned operation stops it (the member left, or looks again)."""
+        the backoff), each ask one `find_io` (``fresh``: of the cluster, not the cache). ``heard``
+        hears every answer (a member's debug); aborting the returned operation stops it (the member
+        left, or looks again)."""
 
         def send(_node: int | None, _body: Body, done: Callback, timeout: float) -> None:
             def answered(answer: Found) -> None:
@@ -67,7 +69,7 @@ class Coordinators:
                 else:
                     done(Struct(node_id=outcome), None)
 
-            self.find_io(key_type, [key], timeout, answered)
+            self.find_io(key_type, [key], timeout, answered, fresh=fresh)
 
         op: Operation[str] = Operation(
             self.client,
@@ -90,13 +92,19 @@ class Coordinators:
         op.future(key).add_done_callback(done)
         return op.start_io()
 
-    def find_io(self, key_type: int, keys: list[str], timeout: float, then: Callable[[Found], None]) -> None:
+    def find_io(
+        self, key_type: int, keys: list[str], timeout: float, then: Callable[[Found], None], *, fresh: bool = False
+    ) -> None:
         """Each key's coordinator node (known to the metadata by the time ``then`` runs) or the
-        KafkaError of its lookup; one attempt, the caller's policy decides about retries."""
+        KafkaError of its lookup; one attempt, the caller's policy decides about retries. ``fresh``
+        asks the cluster even for a key the cache knows, which keeps serving others meanwhile: a
+        member's periodic query must not make its rejoin or a commit wait for that answer, which a
+        one-broker cluster gives behind the member's Fetch long-poll (librdkafka keeps its current
+        coordinator while its query is out)."""
         found: Found = {}
         missing = []
         for key in dict.fromkeys(keys):
-            node = self._nodes.get((key_type, key))
+            node = None if fresh else self._nodes.get((key_type, key))
             if node is None:
                 missing.append(key)
             else:

@@ -28,8 +28,9 @@ from ..io.queued import Body, Callback
 from ..protocol.codec import Struct
 from .driver import Timers
 
-# How a Metadata request leaves: (body, callback, timeout); how an answer enters the picture: (answer, full).
-Send = Callable[[Body, Callback, float | None], None]
+# How a Metadata request leaves: (body, callback, timeout, lane: the broker whose coordinator lane
+# carries it, None: the connection the client picks); how an answer enters the picture: (answer, full).
+Send = Callable[[Body, Callback, float | None, int | None], None]
 Fold = Callable[[Struct, bool], None]
 
 
@@ -74,14 +75,16 @@ class MetadataOwner:
         pace: Pace = Pace.NOW,
         auto_create: bool = False,
         timeout: float | None = None,
+        lane: int | None = None,
     ) -> None:
         """A refresh of ``topics`` (None: every topic; []: brokers only) at ``pace``; ``then`` hears
-        the answer (or the error) of the request that carries it."""
+        the answer (or the error) of the request that carries it. ``lane``: broker ``lane``'s
+        coordinator connection carries that request (shared only with asks for the same lane)."""
         if self._closed:
             if then is not None:
                 guarded(then, None, KafkaError(KafkaError._DESTROY, "client closed"))
             return
-        if self._schedule.ask(topics, pace, auto_create=auto_create, waiter=then, timeout=timeout):
+        if self._schedule.ask(topics, pace, auto_create=auto_create, waiter=then, timeout=timeout, lane=lane):
             self._pump_soon()
 
     def keep_fresh(self, *, all_topics: bool = False, auto_create: bool = False) -> None:
@@ -196,10 +199,10 @@ class MetadataOwner:
         copies = 0  # sent and not yet answered: a rebootstrap sends the request again
         ended = False
 
-        def send() -> None:
+        def send(lane: int | None) -> None:
             nonlocal copies
             copies += 1
-            self._send(body, done, request.timeout)
+            self._send(body, done, request.timeout, lane)
 
         def done(response: Struct | None, error: KafkaError | None) -> None:
             nonlocal copies, ended
@@ -232,14 +235,16 @@ class MetadataOwner:
 
         if self._debug.metadata:
             what = "all topics" if topics is None else f"{len(topics)} topic(s)" if topics else "brokers only"
+            where = "" if request.lane is None else f" on broker {request.lane}'s coordinator connection"
             self._debug.log(
-                "metadata", "METADATA", MAIN, "Request metadata for %s (%s)", what, request.pace.name.lower()
+                "metadata", "METADATA", MAIN, "Request metadata for %s (%s)%s", what, request.pace.name.lower(), where
             )
         if self._recovery.deadline is None:
             self._recovery.sent(self._timers.now(), full=topics is None)
             self._arm_recovery()
-        self._unanswered[id(request)] = send
-        send()
+        # A rebootstrap's copy goes wherever the client picks: the lane's broker may be the one lost.
+        self._unanswered[id(request)] = lambda: send(None)
+        send(request.lane)
 
 
 def _answer_lines(debug: Debug, response: Struct | None, error: KafkaError | None) -> None:

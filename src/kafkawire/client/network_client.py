@@ -370,12 +370,16 @@ class Client:
         *,
         timeout: float | None = None,
         auto_create: bool = False,
+        lane: int | None = None,
     ) -> None:
-        """Metadata for ``topics`` (None: all) now, through the owner: asks alike share one request."""
-        self.metadata_refresh.ask(topics, callback, timeout=timeout, auto_create=auto_create)
+        """Metadata for ``topics`` (None: all) now, through the owner: asks alike share one request;
+        ``lane``: over broker ``lane``'s coordinator connection, where no Fetch long-poll waits."""
+        self.metadata_refresh.ask(topics, callback, timeout=timeout, auto_create=auto_create, lane=lane)
 
-    def _send_metadata(self, body: Body, callback: Callback, timeout: float | None) -> None:
-        self.request_io(METADATA, body, callback, timeout=timeout, fail_fast=True)  # a waiting caller hears why
+    def _send_metadata(self, body: Body, callback: Callback, timeout: float | None, lane: int | None) -> None:
+        self.request_io(  # (fail_fast: a waiting caller hears why)
+            METADATA, body, callback, timeout=timeout, fail_fast=True, node=lane, coordinator_lane=lane is not None
+        )
 
     def _fold_metadata(self, response: Struct, full: bool) -> None:
         """A Metadata answer into the picture (``full``: it named every topic); brokers followed."""

@@ -3,14 +3,15 @@ this module only sends what it asks for and arms its timers.
 
 It finds the coordinator (the shared cache), joins with one protocol per configured assignor
 (preference order), runs the chosen assignor when it is the leader (after a metadata refresh for
-every member's topics), syncs, heartbeats, and rejoins when told. Every assignment change is handed
-to ``on_change`` on the IO thread; the consumer turns it into rebalance callbacks in poll(). With
-``hold_revokes`` a rejoin that follows a revocation or a loss waits for `revoked` (the application's
-on_revoke or on_lost ran, and could commit or end its transaction with the generation it consumed
-under: `Step.holds_rejoin`), as librdkafka waits for its rebalance callback before it joins again;
-then also for the transactions of this process that carry the group's offsets
-(`client/group_transactions.py`), so the next assignment's committed offsets are read after them.
-Meanwhile it keeps heartbeating, so that the coordinator does not drop it while it waits.
+every member's topics, over the coordinator's connection), syncs, heartbeats, and rejoins when told.
+Every assignment change is handed to ``on_change`` on the IO thread; the consumer turns it into
+rebalance callbacks in poll(). With ``hold_revokes`` a rejoin that follows a revocation or a loss
+waits for `revoked` (the application's on_revoke or on_lost ran, and could commit or end its
+transaction with the generation it consumed under: `Step.holds_rejoin`), as librdkafka waits for its
+rebalance callback before it joins again; then also for the transactions of this process that carry
+the group's offsets (`client/group_transactions.py`), so the next assignment's committed offsets are
+read after them. Meanwhile it keeps heartbeating, so that the coordinator does not drop it while it
+waits.
 
 The leader keeps the partition counts it assigned with and looks at the metadata again (every
 second while a subscribed topic is missing, else every ``metadata_interval``): a topic created or
@@ -168,9 +169,10 @@ class GroupMember:
             self._timer.cancel()
         self._timer = self.client.engine.call_later(delay, fn)
 
-    def _locate(self, found: Callable[[int], None], *, most_ms: int) -> Operation[str]:
+    def _locate(self, found: Callable[[int], None], *, most_ms: int, fresh: bool = False) -> Operation[str]:
         """The group's coordinator, asked for until found (`Coordinators.locate_io`: retry.backoff.ms
-        doubling up to ``most_ms`` between asks), each answer told to the cgrp context."""
+        doubling up to ``most_ms`` between asks; ``fresh``: of the cluster), each answer told to the
+        cgrp context."""
 
         def heard(node: int | KafkaError) -> None:
             if self._debug.cgrp and not self._stopped:
@@ -185,6 +187,7 @@ class GroupMember:
             request_timeout=self.config.session_timeout,
             backoff_ms=(config["retry.backoff.ms"], most_ms),
             heard=heard,
+            fresh=fresh,
         )
 
     def _with_coordinator(self, then: Callable[[int], None]) -> None:
@@ -215,9 +218,11 @@ class GroupMember:
                 self.coordinator = node  # heartbeats and the next join go there
             self._arm_query()
 
-        self.coordinators.forget(GROUP, self.config.group_id)  # (asked of the cluster, not the cache)
-        # A failed query is asked again every retry.backoff.ms (core/failover.py), not at the interval.
-        self._query_lookup = self._locate(found, most_ms=self.client.config["retry.backoff.ms"])
+        # Asked of the cluster while the cache keeps the coordinator we have: a rejoin or a commit meanwhile
+        # goes there at once, as librdkafka's, rather than waiting for this answer (on a one-broker cluster,
+        # behind the member's Fetch long-poll). A failed query is asked again every retry.backoff.ms
+        # (core/failover.py), not at the interval.
+        self._query_lookup = self._locate(found, most_ms=self.client.config["retry.backoff.ms"], fresh=True)
 
     def _retry_delay(self) -> float:
         return self._backoff.next(self._rng.random())
@@ -294,7 +299,10 @@ class GroupMember:
             self._recheck_later()
             self._send_sync({m: encode_assignment(Assignment(tps)) for m, tps in plan.items()})
 
-        self.client.refresh_metadata_io(topics, refreshed, timeout=self.config.session_timeout)
+        # On the coordinator's lane, as librdkafka's assignor asks on the JoinGroup answer's connection:
+        # on the shared one it would wait behind this member's Fetch long-poll, and the group with it.
+        timeout = self.config.session_timeout
+        self.client.refresh_metadata_io(topics, refreshed, timeout=timeout, lane=self.coordinator)
 
     def _recheck_later(self) -> None:
         if self._recheck is not None:

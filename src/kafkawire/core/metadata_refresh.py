@@ -10,7 +10,11 @@ Callers ask for a refresh of some topics (or of all) at a `Pace`:
   asks for the brokers only, and (as librdkafka, measured) no more often than every 10 s.
 
 An ask that a request in flight already covers joins it. The others wait together and leave as one
-request (the union of their topics) once the first of them is due. Background asks (FAST,
+request (the union of their topics) once the first of them is due. An ask may name a broker's
+coordinator lane to carry its request (the classic group leader's refresh before it assigns, sent
+on the connection its JoinGroup answer came on, as librdkafka's: the shared connection may hold a
+Fetch long-poll the broker answers first); it joins and merges only with asks for that same lane,
+and the others never with it. Background asks (FAST,
 PERIODIC) never have two requests in flight, and after failed requests they also wait
 ``retry.backoff.ms``, doubling up to ``retry.backoff.max.ms``. The IO side
 (`kafkawire.client.metadata_owner`) passes ``now``, sends what `take` hands out and reports each
@@ -96,16 +100,18 @@ class Request(Generic[W]):
         pace: Pace,
         waiters: list[W] | None = None,
         timeout: float | None = None,  # None: the connection's default
+        lane: int | None = None,  # the broker whose coordinator lane carries it; None: the client picks
     ) -> None:
         self.topics = topics
         self.auto_create = auto_create
         self.pace = pace
         self.waiters: list[W] = [] if waiters is None else waiters
         self.timeout = timeout
+        self.lane = lane
         self.sent_at: float | None = None
 
-    def covers(self, topics: Topics, auto_create: bool) -> bool:
-        if auto_create and not self.auto_create:
+    def covers(self, topics: Topics, auto_create: bool, lane: int | None = None) -> bool:
+        if (auto_create and not self.auto_create) or lane != self.lane:
             return False
         return self.topics is None or (topics is not None and topics <= self.topics)
 
@@ -131,7 +137,7 @@ class RefreshSchedule(Generic[W]):
 
     def __init__(self, intervals: Intervals) -> None:
         self.intervals = intervals
-        self._waiting: dict[bool, Request[W]] = {}  # per auto_create: asks merged into one request
+        self._waiting: dict[tuple[bool, int | None], Request[W]] = {}  # per (auto_create, lane): asks merged
         self._flights: list[Request[W]] = []
         self.last_sent: float | None = None
         self.last_answer: float | None = None  # the last successful answer
@@ -147,16 +153,19 @@ class RefreshSchedule(Generic[W]):
         auto_create: bool = False,
         waiter: W | None = None,
         timeout: float | None = None,
+        lane: int | None = None,
     ) -> bool:
         """Record an ask. False when a request in flight covers it (the waiter joins that one)."""
         wanted: Topics = None if topics is None else frozenset(topics)
         for flight in self._flights:
-            if flight.covers(wanted, auto_create):
+            if flight.covers(wanted, auto_create, lane):
                 flight.add_waiter(waiter)
                 return False
-        waiting = self._waiting.get(auto_create)
+        key = (auto_create, lane)
+        waiting = self._waiting.get(key)
         if waiting is None:
-            self._waiting[auto_create] = Request(wanted, auto_create, pace, [] if waiter is None else [waiter], timeout)
+            waiters = [] if waiter is None else [waiter]
+            self._waiting[key] = Request(wanted, auto_create, pace, waiters, timeout, lane)
         else:
             waiting.merge(wanted, pace, waiter, timeout)
         return True
@@ -184,10 +193,9 @@ class RefreshSchedule(Generic[W]):
 
     def take(self, now: float) -> Request[W] | None:
         """The request to send now, if one is due (it is in flight from here on)."""
-        for auto_create in sorted(self._waiting):
-            request = self._waiting[auto_create]
+        for key, request in sorted(self._waiting.items(), key=lambda item: item[0][0]):  # no auto_create first
             if self._due(request) <= now:
-                del self._waiting[auto_create]
+                del self._waiting[key]
                 request.sent_at = now
                 if request.pace is Pace.PERIODIC and request.topics == NO_TOPICS:
                     self._brokers_only_sent = now

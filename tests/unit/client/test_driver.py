@@ -367,6 +367,29 @@ def test_a_members_lookup_asks_until_found_whatever_the_answer() -> None:
     assert found == [2, 2] and len(client.requests(FIND_COORDINATOR)) == 4
 
 
+def test_a_fresh_lookup_asks_the_cluster_while_the_cache_keeps_serving_the_coordinator_known() -> None:
+    """A member's periodic query: until its answer (on a one-broker cluster, behind the member's
+    Fetch long-poll), a rejoin or a commit finds the coordinator it had at once; the answer then
+    replaces it."""
+    client = StubClient(nodes=(1, 2))
+    where = {"g": 1}
+    client.handler = lambda call: find_answer(call, where)
+    coordinators = Coordinators(client)  # type: ignore[arg-type]
+    found: list[int] = []
+    coordinators.locate_io(GROUP, "g", found.append, request_timeout=5.0, backoff_ms=(100, 1000))
+    client.engine.run()
+    where["g"] = 2  # moved
+    asked: list[int] = []
+    coordinators.locate_io(GROUP, "g", asked.append, request_timeout=5.0, backoff_ms=(100, 100), fresh=True)
+    assert coordinators.cached(GROUP, "g") == 1  # meanwhile: the coordinator we had
+    joined: list[int] = []
+    coordinators.locate_io(GROUP, "g", joined.append, request_timeout=5.0, backoff_ms=(100, 1000))
+    assert joined == [1]  # at once, from the cache: no request
+    client.engine.run()
+    assert (found, asked, coordinators.cached(GROUP, "g")) == ([1], [2], 2)
+    assert len(client.requests(FIND_COORDINATOR)) == 2
+
+
 def test_an_aborted_lookup_asks_no_more() -> None:
     client = StubClient()
     client.handler = lambda call: {

@@ -24,15 +24,17 @@ class Recorder:
     def __init__(self, intervals: Intervals = INTERVALS, fail: bool = False) -> None:
         self.engine = VirtualEngine()
         self.sent: list[tuple[float, list[str] | None, bool]] = []  # (at, topics, auto_create)
+        self.lanes: list[int | None] = []  # each request's lane
         self.folded: list[bool] = []  # each answer's ``full``
         self.fail = fail
         self.known = ["known"]
         self.owner = MetadataOwner(self.engine, self.send, self.fold, lambda: self.known, intervals)
 
-    def send(self, body: Any, callback: Any, timeout: float | None) -> None:
+    def send(self, body: Any, callback: Any, timeout: float | None, lane: int | None) -> None:
         request = body(12)
         topics = None if request["topics"] is None else [t["name"] for t in request["topics"]]
         self.sent.append((self.engine.now(), topics, request["allow_auto_topic_creation"]))
+        self.lanes.append(lane)
         if self.fail:
             error = KafkaError(KafkaError._TRANSPORT)
             self.engine.call_later(RTT, lambda: callback(None, error))
@@ -80,6 +82,20 @@ def test_a_guard_holds_its_lock_over_the_fold_and_its_step_and_fails_nothing_els
     r.owner.ask(["x"])
     r.engine.run()
     assert seen == [("fold", True, 0), ("step", True, 1), ("subscriber", False, 2)]
+
+
+def test_an_ask_for_a_lane_is_sent_on_that_lane_and_no_other_ask_rides_on_it() -> None:
+    r = Recorder()
+    told: list[str] = []
+    r.owner.ask(["x"], lambda _r, _e: told.append("anywhere"))
+    r.owner.ask(["x"], lambda _r, _e: told.append("leader"), lane=3)
+    r.engine.run()
+    assert sorted(zip(r.lanes, [topics for _at, topics, _auto in r.sent], strict=True), key=str) == [
+        (3, ["x"]),
+        (None, ["x"]),
+    ]
+    assert sorted(told) == ["anywhere", "leader"]
+    assert r.folded == [False, False]  # each answer folds into the one picture
 
 
 def test_a_fast_ask_right_after_a_request_waits_the_fast_interval() -> None:
@@ -131,6 +147,7 @@ class Recovering:
         self.engine = VirtualEngine()
         self.answers = answers
         self.sent: list[float] = []
+        self.lanes: list[int | None] = []
         self.silent: list[Any] = []  # callbacks of the requests never answered
         self.rebootstraps: list[float] = []
         self.owner = MetadataOwner(
@@ -143,8 +160,9 @@ class Recovering:
             rebootstrap=lambda: self.rebootstraps.append(self.engine.now()),
         )
 
-    def send(self, body: Any, callback: Any, timeout: float | None) -> None:
+    def send(self, body: Any, callback: Any, timeout: float | None, lane: int | None) -> None:
         self.sent.append(self.engine.now())
+        self.lanes.append(lane)
         answer = self.answers.pop(0) if self.answers else Struct()
         if answer is None:
             self.silent.append(callback)
@@ -161,6 +179,17 @@ def test_no_answer_within_the_trigger_interval_rebootstraps_and_sends_the_reques
     assert r.sent[:2] == [0.0, pytest.approx(5.0)]  # the same request, through the bootstrap servers
     assert told == [None]  # answered by the copy
     r.silent[0](None, KafkaError(KafkaError._TIMED_OUT))  # the first copy's late failure changes nothing
+    assert told == [None]
+
+
+def test_a_rebootstrap_sends_a_lane_request_again_on_any_connection() -> None:
+    """The lane's broker may be the one lost: the copy goes wherever the client picks."""
+    r = Recovering([None])
+    told: list[Any] = []
+    r.owner.ask(["x"], lambda resp, err: told.append(err), lane=2)
+    r.engine.run()
+    assert r.rebootstraps == [pytest.approx(5.0)]
+    assert r.lanes[:2] == [2, None]
     assert told == [None]
 
 

@@ -66,6 +66,29 @@ def test_auto_creation_is_not_asked_for_topics_that_did_not_ask_for_it() -> None
     assert (second.auto_create, second.topic_list()) == (True, ["a"])
 
 
+def test_an_ask_for_a_lane_neither_joins_nor_merges_with_asks_for_any_connection() -> None:
+    """The group leader's refresh goes on its coordinator's lane: a request in flight elsewhere that
+    covers its topics may be waiting behind a Fetch long-poll, so it does not join it, and no other
+    ask rides on the lane's request."""
+    s = schedule()
+    s.ask(["a", "b"], Pace.NOW, waiter="anywhere")
+    shared = s.take(0.0)
+    assert shared is not None and shared.lane is None
+    assert s.ask(["a"], Pace.NOW, waiter="leader", lane=7)  # covered elsewhere, yet waits for its own
+    assert s.ask(["c"], Pace.NOW, waiter="other")  # not merged with the leader's
+    assert s.ask(["b"], Pace.NOW, waiter="leader again", lane=7)
+    first, second = s.take(0.0), s.take(0.0)
+    assert first is not None and second is not None and s.take(0.0) is None
+    by_lane = {r.lane: r for r in (first, second)}
+    assert (by_lane[7].topic_list(), by_lane[7].waiters) == (["a", "b"], ["leader", "leader again"])
+    assert (by_lane[None].topic_list(), by_lane[None].waiters) == (["c"], ["other"])
+    assert not s.ask(["a"], Pace.NOW, waiter="leader's follower", lane=7)  # the lane's flight covers it
+    assert not s.ask(["b"], Pace.NOW, waiter="elsewhere")  # the first shared flight covers it
+    assert s.ask(["b"], Pace.NOW, waiter="another lane", lane=8)
+    assert s.answered(by_lane[7], 0.01, ok=True) == ["leader", "leader again", "leader's follower"]
+    assert s.answered(shared, 0.01, ok=True) == ["anywhere", "elsewhere"]
+
+
 def test_a_fast_ask_waits_the_fast_interval_after_the_last_request() -> None:
     s = schedule(fast=0.5)
     s.ask(["a"], Pace.NOW)
