@@ -122,7 +122,7 @@ class HeartbeatLoop:
 
     def _refresh_until_named(self, unknown: list[uuid.UUID], request_timeout: float) -> Operation[uuid.UUID]:
         def send(_node: int | None, _body: Body, done: Callback, timeout: float) -> None:
-            self.client.refresh_metadata_io(None, done, timeout=timeout)
+            self.client.refresh_metadata_io(None, done, timeout=timeout, lane=self.coordinator)
 
         def parse(_response: Struct, keys: list[uuid.UUID], _node: int | None) -> dict[uuid.UUID, Any]:
             missing = KafkaError(ec.UNKNOWN_TOPIC_ID, "not in the metadata yet")

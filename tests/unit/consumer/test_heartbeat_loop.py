@@ -26,10 +26,18 @@ class NamingStub(StubClient):
         super().__init__()
         self.config = {"retry.backoff.ms": 100, "retry.backoff.max.ms": 1000}
         self.named_from = named_from
+        self.lanes: list[int | None] = []
 
     def refresh_metadata_io(
-        self, topics: Any, callback: Any, *, timeout: float | None = None, auto_create: bool = False
+        self,
+        topics: Any,
+        callback: Any,
+        *,
+        timeout: float | None = None,
+        auto_create: bool = False,
+        lane: int | None = None,
     ) -> None:
+        self.lanes.append(lane)
         call = self._record(METADATA, {"topics": None, "allow_auto_topic_creation": False}, None, timeout, None)
         named = len(self.requests(METADATA)) >= self.named_from
         answer = {
@@ -74,6 +82,16 @@ def test_changes_wait_for_their_topic_names_in_order() -> None:
     assert handed == ["assign t", "revoke nothing"]
     sent = [c.at for c in client.requests(METADATA)]
     assert len(sent) == 3 and sent[1] - sent[0] < sent[2] - sent[1]  # backing off, doubling
+
+
+def test_topic_names_are_asked_on_the_coordinators_connection() -> None:
+    """As librdkafka asks for an assignment's unknown topic ids: not behind a Fetch long-poll."""
+    client = NamingStub(named_from=2)
+    member = Member(client)
+    member._when_named([TOPIC], lambda: None, 5.0, replace=False)
+    member.coordinator = 7  # found meanwhile
+    client.engine.run()
+    assert client.lanes == [None, 7]  # (no coordinator known yet: any connection)
 
 
 def test_a_whole_new_assignment_replaces_the_ones_still_waiting() -> None:
