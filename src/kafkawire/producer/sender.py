@@ -157,7 +157,7 @@ class Sender:
         # A request carries one batch per partition: while a pass sent something, go again, so that
         # a partition's next batches fill the in-flight window now rather than one per answer.
         passes = 1
-        while requests and passes < self.settings.max_in_flight and not self._blocked():
+        while requests and passes < self.settings.max_in_flight and len(self.acc) and not self._blocked():
             passes += 1
             with self.lock:
                 ready, wake_at = self.acc.ready(now)
@@ -364,13 +364,13 @@ class Sender:
                 host, port = (conn.host, conn.port) if conn else ("", 0)
                 self.deliveries.throttled(node, host, port, response.throttle_time_ms)
             by_partition = {(b.topic, b.partition): b for b in batches}
-            by_id = {
-                info.topic_id: name
-                for name in {b.topic for b in batches}
-                if (info := self.client.metadata.topics.get(name)) and info.topic_id
-            }
+            by_id: dict[Any, str] | None = None  # (v13+ names topics by id only)
             for t in response.responses:
-                name = t.name or by_id.get(t.get("topic_id"), "")
+                name = t.name
+                if not name:
+                    if by_id is None:
+                        by_id = self._topic_names(batches)
+                    name = by_id.get(t.get("topic_id"), "")
                 for p in t.partition_responses:
                     batch = by_partition.pop((name, p.index), None)
                     if batch is None:
@@ -401,6 +401,14 @@ class Sender:
             or self.txn is not None
             or (idem is not None and (idem.needs_init or self.fatal is not None))
         )
+
+    def _topic_names(self, batches: list[ProducerBatch]) -> dict[Any, str]:
+        """The batches' topics by id, for an answer that names them by id only."""
+        return {
+            info.topic_id: name
+            for name in {b.topic for b in batches}
+            if (info := self.client.metadata.topics.get(name)) and info.topic_id
+        }
 
     def _delivered(self, batch: ProducerBatch, base_offset: int, append_time: int) -> None:
         if self.idem is not None:
