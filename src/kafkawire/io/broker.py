@@ -101,8 +101,9 @@ class BrokerConnection:
         self._doubts = Doubts()
         self._queue: deque[Queued] = deque()
         self._out = Outbox()
-        self._on_sent: list[Callable[[], None]] = []  # one-shot (when_sent)
+        self._on_room: list[Callable[[], None]] = []  # one-shot (when_room)
         self._timer: Timer | None = None
+        self._timer_at = 0.0  # the deadline ``_timer`` was set for
         self._reconnect_timer: Timer | None = None
         self._connect_deadline = 0.0
         self._active_at = 0.0  # the last bytes sent or read (connections.max.idle.ms)
@@ -166,15 +167,16 @@ class BrokerConnection:
         """Requests not wholly written to the socket yet: queued here, or written in part."""
         return len(self._queue) + self._out.frames
 
-    def when_sent(self, callback: Callable[[], None]) -> None:
-        """Run ``callback`` once, on the IO thread, the next time ``unsent`` may have gone down (a
-        request written whole, or queued ones failed or dropped with the connection)."""
-        if callback not in self._on_sent:
-            self._on_sent.append(callback)
+    def when_room(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` once, on the IO thread, the next time ``unsent`` or ``load`` may have
+        gone down: a request written whole or answered (the handshake's last answer too), queued
+        ones failed, or all dropped with the connection."""
+        if callback not in self._on_room:
+            self._on_room.append(callback)
 
-    def _sent(self) -> None:
-        if self._on_sent:
-            callbacks, self._on_sent = self._on_sent, []
+    def _room(self) -> None:
+        if self._on_room:
+            callbacks, self._on_room = self._on_room, []
             for callback in callbacks:
                 guarded(callback)
 
@@ -218,8 +220,7 @@ class BrokerConnection:
         self._queue.append(q)
         if life.state is not LinkState.READY:  # (the table ignores it there: spared on the hot path)
             self._on(Event.CONNECT)
-        self._pump()
-        self._arm_timer()
+        self._pump()  # (which sets the timer)
 
     def open(self) -> None:
         """Connect now if resting (not waiting out a reconnect backoff), whether or not a request
@@ -420,7 +421,7 @@ class BrokerConnection:
                     self._queue.appendleft(q)
                     why = f"{self.host}:{self.port}: {exc}; asking again"
                     self._on(Event.BAD_ANSWER, KafkaError(KafkaError._BAD_MSG, why))
-                    return
+                    break
                 guarded(q.callback, None, KafkaError(KafkaError._UNSUPPORTED_FEATURE, str(exc)))
                 continue
             except Exception as exc:  # a body that cannot be encoded is the caller's error
@@ -450,7 +451,7 @@ class BrokerConnection:
             for on_written in self._out.write(transport):
                 guarded(on_written)
             if self._out.frames < before:
-                self._sent()
+                self._room()
         except TransportError as exc:
             self.stats.txerrs += 1
             self._on(Event.WRITE_FAILED, KafkaError(exc.code or KafkaError._TRANSPORT, str(exc)))
@@ -502,6 +503,8 @@ class BrokerConnection:
                 wire_log.received(self._debug, self.name, r, now - r.request.sent_at)
             if r.request.context is not None:  # (None: its caller gave up on it)
                 guarded(r.request.context, r.body, None)
+        if responses:
+            self._room()
         if counted and not self.life.proven and self._transport is transport:  # (only until proven)
             self._on(Event.ANSWERS_READ, count=counted)
         if self._transport is not transport:  # a callback closed it
@@ -541,12 +544,15 @@ class BrokerConnection:
         idle = self._idle_deadline()
         if idle is not None:
             deadlines.append(idle)
+        if not deadlines:
+            return  # a timer set for a request since answered stays: it finds nothing and ends
+        when = min(deadlines)
         if self._timer is not None:
+            if self._timer_at == when:
+                return  # (deadlines fall on scan ticks: the next request's is usually this one)
             self._timer.cancel()
-            self._timer = None
-        if deadlines:
-            when = min(deadlines)
-            self._timer = self.engine.call_later(when - self.engine.now(), self._on_timer)
+        self._timer = self.engine.call_later(when - self.engine.now(), self._on_timer)
+        self._timer_at = when
 
     def _on_timer(self) -> None:
         self._timer = None
@@ -604,7 +610,7 @@ class BrokerConnection:
         for q in gone:
             guarded(q.callback, None, KafkaError(error.code(), error.str()))
         if gone:
-            self._sent()
+            self._room()
         return bool(gone)
 
     def _teardown(self, error: KafkaError) -> None:
@@ -626,4 +632,4 @@ class BrokerConnection:
         for req in pending:
             if req.context is not None:
                 guarded(req.context, None, KafkaError(error.code(), error.str()))
-        self._sent()  # what was written in part is gone with the connection
+        self._room()  # what was written in part is gone with the connection

@@ -332,6 +332,9 @@ class Deliveries:
         `BatchDeliveryCallback` that takes this report as a batch, or None. One C pass when the
         whole batch shares one; a look at each record's callback only when it does not. (Records
         carry the configured callback as its forwarder: compared as it is, called as resolved.)"""
+        first = messages[0].callback if messages else None
+        if first is None:  # (the first record has no callback: no run starts there)
+            return None
         tally = tally_shared if native is None else native.tally_shared
         forward, target = forwarded(self.on_delivery)
 
@@ -340,7 +343,6 @@ class Deliveries:
             takes = isinstance(callee, BatchDeliveryCallback) and (error is None or callee.batch_failures)
             return callee if takes else None
 
-        first = messages[0].callback if messages else None
         if (callee := taker(first)) is None:
             return None
         whole = tally(messages, first)

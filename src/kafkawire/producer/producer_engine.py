@@ -529,7 +529,7 @@ class ProducerEngine:
         reported or ``timeout`` s passed (None or negative: no limit); returns how many are left.
 
         In poll mode the reports are served meanwhile by ``serve(seconds, until)``, the face's (it
-        decides what a callback's exception means), at least once even with ``timeout=0``; with a
+        decides what a callback's exception means), what is queued at once even with ``timeout=0``; with a
         report thread they are waited for. Either wait ends as the last record is reported
         (`release` notifies), callback or not. On the report thread itself a flush only sends: the running
         callback's own record cannot be reported until it returns."""
@@ -543,7 +543,7 @@ class ProducerEngine:
         self.sender.wake()
         done = self.reported
         try:
-            if not executor.background:
+            if not executor.background and executor.waiting:  # (an empty queue: nothing to serve at once)
                 serve(0, done)
             # On the report thread or the IO thread (an interceptor's on_acknowledgement) a flush
             # only sends: the records wait for that very thread, busy with the caller.

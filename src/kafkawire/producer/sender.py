@@ -76,6 +76,7 @@ class Sender:
         self._request_ids = 0
         self._scheduled = False
         self._timer: Timer | None = None
+        self._timer_at = 0.0  # when ``_timer`` runs
         self._stale_topics: set[str] = set()  # topics with a partition whose leader is unknown
         self._gone: list[tuple[list[Pending], KafkaError]] = []  # waiting records of a topic found gone
         # Per partition, (broker, when sent) of each of its batches in flight. With max.in.flight 1
@@ -156,7 +157,7 @@ class Sender:
         # A request carries one batch per partition: while a pass sent something, go again, so that
         # a partition's next batches fill the in-flight window now rather than one per answer.
         passes = 1
-        while requests and passes < self.settings.max_in_flight and not self._blocked():
+        while requests and passes < self.settings.max_in_flight and len(self.acc) and not self._blocked():
             passes += 1
             with self.lock:
                 ready, wake_at = self.acc.ready(now)
@@ -179,10 +180,17 @@ class Sender:
 
     def _schedule(self, when: float | None) -> None:
         if self._timer is not None:
+            if self._timer_at == when:
+                return  # already set for then (a run that found nothing new)
             self._timer.cancel()
             self._timer = None
         if when is not None:
-            self._timer = self.client.engine.call_later(when - self.client.engine.now(), self.run)
+            self._timer = self.client.engine.call_later(when - self.client.engine.now(), self._on_timer)
+            self._timer_at = when
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        self.run()
 
     def _blocked(self) -> bool:
         idem = self.idem
@@ -203,12 +211,13 @@ class Sender:
     def _drain(self, node: int, tps: list[tuple[str, int]], now: float) -> list[ProducerBatch]:
         """Head batches for one request to ``node``, if it has room for another request."""
         conn = self.client.connection(node)
-        if conn is None or conn.load >= self.settings.max_in_flight:
+        if conn is None:
             return []
-        if conn.unsent >= self.settings.unsent_limit:
-            # librdkafka's backpressure: while the socket is behind, the ready batches go on
-            # filling, so a slow broker gets fewer, fuller requests (then the sender is woken).
-            conn.when_sent(self.wake)
+        if conn.load >= self.settings.max_in_flight or conn.unsent >= self.settings.unsent_limit:
+            # Woken when it has room: an answer (its handshake's, another client part's request),
+            # a request written. The socket behind is librdkafka's backpressure: the ready batches
+            # go on filling meanwhile, so a slow broker gets fewer, fuller requests.
+            conn.when_room(self.wake)
             return []
         heads: list[ProducerBatch] = []
         keep_order = self.settings.max_in_flight == 1
@@ -355,13 +364,13 @@ class Sender:
                 host, port = (conn.host, conn.port) if conn else ("", 0)
                 self.deliveries.throttled(node, host, port, response.throttle_time_ms)
             by_partition = {(b.topic, b.partition): b for b in batches}
-            by_id = {
-                info.topic_id: name
-                for name in {b.topic for b in batches}
-                if (info := self.client.metadata.topics.get(name)) and info.topic_id
-            }
+            by_id: dict[Any, str] | None = None  # (v13+ names topics by id only)
             for t in response.responses:
-                name = t.name or by_id.get(t.get("topic_id"), "")
+                name = t.name
+                if not name:
+                    if by_id is None:
+                        by_id = self._topic_names(batches)
+                    name = by_id.get(t.get("topic_id"), "")
                 for p in t.partition_responses:
                     batch = by_partition.pop((name, p.index), None)
                     if batch is None:
@@ -377,7 +386,29 @@ class Sender:
                 self._failed_attempt(batch, KafkaError(KafkaError._BAD_MSG, "no answer for this partition"))
         if not self.in_flight and not len(self.acc):
             self.acc.spares.clear()  # idle: spare buffers are memory only a busy producer reuses
-        self.wake()
+        if self._more_to_do():
+            self.wake()
+
+    def _more_to_do(self) -> bool:
+        """Whether a run after an answer may find anything to do: records queued or waiting for
+        metadata, a topic to look up, a producer id or epoch to get, a transaction to follow. An
+        idle producer's answer (one record, then flush()) ends there, one run the sooner."""
+        idem = self.idem
+        return bool(
+            len(self.acc)
+            or self._unassigned
+            or self._stale_topics
+            or self.txn is not None
+            or (idem is not None and (idem.needs_init or self.fatal is not None))
+        )
+
+    def _topic_names(self, batches: list[ProducerBatch]) -> dict[Any, str]:
+        """The batches' topics by id, for an answer that names them by id only."""
+        return {
+            info.topic_id: name
+            for name in {b.topic for b in batches}
+            if (info := self.client.metadata.topics.get(name)) and info.topic_id
+        }
 
     def _delivered(self, batch: ProducerBatch, base_offset: int, append_time: int) -> None:
         if self.idem is not None:

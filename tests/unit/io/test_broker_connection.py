@@ -415,9 +415,9 @@ def test_answers_read_with_a_bad_frame_are_delivered_before_the_connection_fails
     assert [e.code() for _, e in second if e is not None] == [KafkaError._BAD_MSG]
 
 
-def test_unsent_counts_requests_until_written_whole_and_when_sent_runs_once_after() -> None:
+def test_unsent_counts_requests_until_written_whole_and_when_room_runs_once_after() -> None:
     """What the producer's backpressure reads: requests queued or written in part count as unsent,
-    and a callback asked for with `when_sent` runs once when one is written whole, or when the
+    and a callback asked for with `when_room` runs once when one is written whole, or when the
     connection goes and takes them with it. (The engine is not run while the socket takes nothing:
     its write interest would spin the virtual loop.)"""
     h = Harness({"a": Peer(answers(metadata=METADATA_BODY))})
@@ -436,8 +436,8 @@ def test_unsent_counts_requests_until_written_whole_and_when_sent_runs_once_afte
     for _ in range(2):
         h.conn.request(METADATA, {"topics": None}, lambda r, e: None)
     assert h.conn.unsent == 2
-    h.conn.when_sent(wake)
-    h.conn.when_sent(wake)  # asked twice before it ran: still once
+    h.conn.when_room(wake)
+    h.conn.when_room(wake)  # asked twice before it ran: still once
     assert woken == []
     stalled = False
     h.engine.run(until=2.0)
@@ -445,9 +445,26 @@ def test_unsent_counts_requests_until_written_whole_and_when_sent_runs_once_afte
 
     stalled = True
     h.conn.request(METADATA, {"topics": None}, lambda r, e: None)
-    h.conn.when_sent(wake)
+    h.conn.when_room(wake)
     h.conn.close()
     assert woken == [0, 0] and h.conn.unsent == 0
+
+
+def test_when_room_runs_once_a_request_in_flight_is_answered() -> None:
+    """What the producer's sender waits for when a connection is at its max.in.flight with a
+    request not its own (the handshake's, a metadata request): that request's answer, though
+    nothing is written after it."""
+    h = Harness({"a": Peer(answers(Metadata=METADATA_BODY), delay=0.5)})
+    h.request(METADATA, {"topics": None})
+    h.engine.run(until=5.0)
+    assert h.conn.state is ConnectionState.READY and h.conn.load == 0
+    second = h.request(METADATA, {"topics": None})
+    h.engine.run(until=5.2)  # written whole, its answer 0.5 s away
+    assert h.conn.in_flight == 1 and h.conn.unsent == 0 and second == []
+    loads: list[int] = []
+    h.conn.when_room(lambda: loads.append(h.conn.load))
+    h.engine.run(until=10.0)
+    assert loads == [0] and codes(second) == [None]
 
 
 # --- network faults: the connection's life (core/connection_life.py) as a peer misbehaves ------------
@@ -572,3 +589,30 @@ def test_close_fails_queued_and_in_flight_requests_with_destroy_once() -> None:
     h.engine.run(until=100)
     assert codes(first) == [KafkaError._DESTROY] and codes(second) == [KafkaError._DESTROY]
     assert codes(late) == [KafkaError._DESTROY] and h.conn.state is ConnectionState.CLOSED
+
+
+def test_requests_judged_at_one_scan_tick_share_one_timer_which_ends_harmlessly() -> None:
+    """Deadlines fall on the connection's scan ticks, so one request after another within a second
+    is judged at the same tick: the timer set for the first is kept for the rest (each new one is
+    heap work on the IO thread, twice a request), and one that outlived its answered requests
+    finds nothing late when it fires."""
+    h = Harness({"a": Peer(answers(Metadata=METADATA_BODY))})
+    set_at: list[float] = []
+    call_later = h.engine.call_later
+
+    def counted(delay: float, fn: Callable[[], None]) -> Timer:
+        set_at.append(h.engine.clock + delay)
+        return call_later(delay, fn)
+
+    h.engine.call_later = counted  # type: ignore[method-assign]
+    before = 0
+    for i in range(12):
+        calls = h.request(METADATA, {"topics": None}, timeout=30.0)
+        h.engine.run(until=0.5 + i * 0.01)  # (the first also connects, at 0: timers of its own)
+        assert codes(calls) == [None]
+        if i == 1:
+            before = len(set_at)
+    assert len(set_at) == before, set_at
+    h.engine.run(until=40.0)  # past the tick: the kept timer fires with nothing in flight
+    assert h.conn.state is ConnectionState.READY and h.conn.stats.req_timeouts == 0
+    assert h.peers["a"].connections == 1
