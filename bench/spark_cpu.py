@@ -209,6 +209,20 @@ def _python_side(kind: str, rows: int, broker_kind: str) -> None:
                 )
 
 
+def batches_in(bootstrap: str, topic: str) -> int:
+    """The record batches the topic holds: what the writes produced, as the broker took them."""
+    from kafkawire.client.network_client import Client
+    from kafkawire.range_reader import FetchSettings, fetch_range, partitions_for
+
+    with Client({"bootstrap.servers": bootstrap}) as client:
+        partitions = partitions_for(client, [topic], timeout=30)[topic]
+        return sum(
+            1
+            for p in partitions
+            for _ in fetch_range(client, topic, p, 0, None, FetchSettings(), records_of=lambda b, s, e: True)
+        )
+
+
 def _report(name: str, rows: int, result: dict[str, Any], before: dict[str, float], after: dict[str, float]) -> None:
     seconds = result["seconds"]
     print(f"{name}, {rows:,} rows, last job {seconds:.2f} s, {rows / seconds:,.0f} rows/s")
@@ -256,6 +270,8 @@ def main() -> None:
             create_topic(target.bootstrap, topic, 4)
             result = job(scenario, target.bootstrap, topic, worker.Workload(scenario, rows))
             _report(name, rows, result, *taken)
+            if kind == "spark":
+                print(f"  {rows / batches_in(target.bootstrap, topic):,.0f} rows per produced batch")
             rates[name] = rows / result["seconds"]
     spark, baseline = rates.values()
     print(f"ratio {spark / baseline:.2f}x")
