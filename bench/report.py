@@ -347,7 +347,7 @@ def render(results: list[ScenarioResult], meta: dict[str, Any]) -> str:
         "Versions: " + ", ".join(f"{k} {val}" for k, val in v.items()),
         "",
         f"Each client runs in its own process, {meta['rounds']} rounds, clients' order rotating each round, after one uncounted warm-up run of the first client (a JVM broker compiles as it goes), the page cache dropped after each run when permitted (a broker's grown page cache slowed it on this VM). "
-        "All clients: linger 5 ms, 1 MB batches, every record's delivery reported (the Arrow path's per produced "
+        "All clients: linger 5 ms (the Spark writer its data source's default, 100 ms), 1 MB batches, every record's delivery reported (the Arrow path's per produced "
         "batch, as the Spark writer's DeliveryTracker takes them), metadata fetched before the clock "
         "starts; the clock runs from the first record handed over to the last one acknowledged. Every run is "
         "verified by reading the topic back with confluent-kafka (CRC checks on): the broker must hold exactly "

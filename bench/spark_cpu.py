@@ -1,4 +1,4 @@
-"""Where a Spark job's CPU goes, per row: ``python -m bench.spark_cpu [spark|spark-read] [rows] [broker]``.
+"""Where a Spark job's CPU goes, per row: ``python -m bench.spark_cpu [spark|spark-read] [rows] [broker] [linger]``.
 
 The Spark scenarios' wall time is set by every process on the two cores: Spark's JVM (the cached
 DataFrame scanned and turned into Arrow batches for a write, Arrow batches turned into rows for a
@@ -12,11 +12,13 @@ name. This process's own CPU is the baseline's client.
 
 ``spark-worker`` and ``spark-read-worker`` take the Python workers' side alone, in this process:
 the function a write task runs (`_KafkaWrite.write_task`) fed an Arrow IPC stream of the batches
-Spark sends (struct-wrapped, 10,000 rows), flattened as PySpark's worker does, against
-``produce_batch()``; and a read task's `read_range` with its batches wrapped and written to an
+Spark sends (struct-wrapped, 10,000 rows), flattened as PySpark's worker does, fed as fast as it
+takes them and at a task's pace (`PACE`), against ``produce_batch()``, with the rows per produced
+batch each run left in its topic; and a read task's `read_range` with its batches wrapped and written to an
 Arrow IPC stream as PySpark's worker sends them, against the read path alone (`fetch_range` into
 Arrow columns). Three rounds each, alternating; CPU us per row of this process (all threads)
-and of the broker.
+and of the broker. ``linger`` is the Spark writer's ``kafka.linger.ms`` (``default``: unset, the
+data source's own), to hold a write against the benchmark's 5 ms.
 """
 
 from __future__ import annotations
@@ -26,8 +28,9 @@ import json
 import os
 import re
 import sys
+import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +40,7 @@ from bench.scenarios import parse_scenario
 
 TICK = os.sysconf("SC_CLK_TCK")
 KINDS = ("spark", "spark-read", "spark-worker", "spark-read-worker")
+PACE = 0.05  # seconds between a paced write task's Arrow batches: a Spark task's pace on a loaded host
 
 
 def _fields(path: str) -> tuple[str, list[str]]:
@@ -111,21 +115,27 @@ def _ipc_of(w: worker.Workload) -> bytes:
     return out.getvalue()
 
 
-def _write_side(bootstrap: str, topic: str, w: worker.Workload) -> Callable[[], None]:
+def _write_side(bootstrap: str, topic: str, w: worker.Workload, ipc: bytes, pace: float) -> Callable[[], None]:
+    """A write task's function over ``ipc``, its Arrow batches handed over ``pace`` seconds apart
+    (0: as fast as it takes them)."""
     import pyarrow as pa
     from pyspark.sql.conversion import ArrowBatchTransformer
     from pyspark.sql.types import BinaryType, StructField, StructType
 
     from kafkawire.spark.writer import _KafkaWrite
 
-    options = {"kafka.bootstrap.servers": bootstrap, "topic": topic, "kafka.linger.ms": str(worker.LINGER_MS)}
-    options.update({"kafka.acks": "1", "kafka.enable.idempotence": "false"})
+    options = {**worker.spark_write_options(), "kafka.bootstrap.servers": bootstrap, "topic": topic}
     write = _KafkaWrite(StructType([StructField("value", BinaryType())]), options, False, False)
-    ipc = _ipc_of(w)
+
+    def paced(batches: Iterator[Any]) -> Iterator[Any]:
+        for i, batch in enumerate(batches):
+            if i and pace:
+                time.sleep(pace)
+            yield batch
 
     def work() -> None:
         batches = map(ArrowBatchTransformer.flatten_struct, pa.ipc.open_stream(io.BytesIO(ipc)))
-        assert write.write_task(batches).rows == w.records
+        assert write.write_task(paced(batches)).rows == w.records
 
     return work
 
@@ -179,34 +189,58 @@ def _read_side(bootstrap: str, topic: str, w: worker.Workload) -> tuple[Callable
 def _python_side(kind: str, rows: int, broker_kind: str) -> None:
     scenario = parse_scenario("spark" if kind == "spark-worker" else "spark-read", False)
     w = worker.Workload(scenario, rows)
+    writes = kind == "spark-worker"
     with broker(None, False, broker_kind) as target:
-        topic = f"bench-spark-cpu-{os.getpid()}"
-        create_topic(target.bootstrap, topic, 4)
-        if kind == "spark-worker":
-            task = _write_side(target.bootstrap, topic, w)
+        base = f"bench-spark-cpu-{os.getpid()}"
+        bootstrap = target.bootstrap
+        sides: dict[str, Callable[[str], dict[str, Any]]]
+        if writes:  # each run on a fresh topic, whose batches are then counted
+            ipc = _ipc_of(w)
             sides = {
-                "write task (Python side)": lambda: worker.measure(task),
-                "produce_batch()": lambda: worker.kafkawire_batch(scenario, target.bootstrap, topic, w),
+                "write task (Python side), fed fast": lambda t: worker.measure(_write_side(bootstrap, t, w, ipc, 0)),
+                f"write task (Python side), an Arrow batch every {PACE * 1000:.0f} ms": lambda t: worker.measure(
+                    _write_side(bootstrap, t, w, ipc, PACE)
+                ),
+                "produce_batch()": lambda t: worker.kafkawire_batch(scenario, bootstrap, t, w),
             }
         else:
-            task, alone = _read_side(target.bootstrap, topic, w)
+            create_topic(bootstrap, base, 4)
+            task, alone = _read_side(bootstrap, base, w)
             sides = {
-                "read task (Python side)": lambda: worker.measure(task),
-                "read path alone": lambda: worker.measure(alone),
+                "read task (Python side)": lambda t: worker.measure(task),
+                "read path alone": lambda t: worker.measure(alone),
             }
-        for _ in range(3):
-            for name, side in sides.items():
+        for n in range(3):
+            for i, (name, side) in enumerate(sides.items()):
+                topic = f"{base}-{n}-{i}" if writes else base
+                if writes:
+                    create_topic(bootstrap, topic, 4)
                 before = snapshot()
-                result = side()
+                result = side(topic)
                 after = snapshot()
                 brokers = sum(
                     v - before.get(k, 0.0) for k, v in after.items() if k.startswith("broker: ") and "[" not in k
                 )
+                per_batch = f", {rows / batches_in(bootstrap, topic):,.0f} rows per produced batch" if writes else ""
                 print(
                     f"{name}: {result['cpu'] * 1e6 / rows:.3f} CPU us/row, broker {brokers * 1e6 / rows:.3f}, "
-                    f"{rows / result['seconds']:,.0f} rows/s",
+                    f"{rows / result['seconds']:,.0f} rows/s{per_batch}",
                     flush=True,
                 )
+
+
+def batches_in(bootstrap: str, topic: str) -> int:
+    """The record batches the topic holds: what the writes produced, as the broker took them."""
+    from kafkawire.client.network_client import Client
+    from kafkawire.range_reader import FetchSettings, fetch_range, partitions_for
+
+    with Client({"bootstrap.servers": bootstrap}) as client:
+        partitions = partitions_for(client, [topic], timeout=30)[topic]
+        return sum(
+            1
+            for p in partitions
+            for _ in fetch_range(client, topic, p, 0, None, FetchSettings(), records_of=lambda b, s, e: True)
+        )
 
 
 def _report(name: str, rows: int, result: dict[str, Any], before: dict[str, float], after: dict[str, float]) -> None:
@@ -225,8 +259,12 @@ def main() -> None:
     kind = sys.argv[1] if len(sys.argv) > 1 else "spark"
     rows = int(sys.argv[2]) if len(sys.argv) > 2 else 1_000_000
     broker_kind = sys.argv[3] if len(sys.argv) > 3 else "tansu"
-    if kind not in KINDS or broker_kind not in BROKERS:
-        raise SystemExit(f"usage: python -m bench.spark_cpu [{'|'.join(KINDS)}] [rows] [{'|'.join(BROKERS)}]")
+    linger = sys.argv[4] if len(sys.argv) > 4 else "default"
+    if kind not in KINDS or broker_kind not in BROKERS or not (linger == "default" or linger.isdigit()):
+        raise SystemExit(
+            f"usage: python -m bench.spark_cpu [{'|'.join(KINDS)}] [rows] [{'|'.join(BROKERS)}] [linger-ms|default]"
+        )
+    worker.SPARK_LINGER_MS = None if linger == "default" else int(linger)
     if kind.endswith("-worker"):
         _python_side(kind, rows, broker_kind)
         return
@@ -252,6 +290,8 @@ def main() -> None:
             create_topic(target.bootstrap, topic, 4)
             result = job(scenario, target.bootstrap, topic, worker.Workload(scenario, rows))
             _report(name, rows, result, *taken)
+            if kind == "spark":
+                print(f"  {rows / batches_in(target.bootstrap, topic):,.0f} rows per produced batch")
             rates[name] = rows / result["seconds"]
     spark, baseline = rates.values()
     print(f"ratio {spark / baseline:.2f}x")

@@ -483,6 +483,19 @@ def kafkawire_batch_warmed(sc: Scenario, bootstrap: str, topic: str, w: Workload
     return {**kafkawire_batch(sc, bootstrap, topic, w), "first_seconds": warm_ups[0]["seconds"]}
 
 
+# The Spark writer's kafka.linger.ms: None leaves the data source's own default (100 ms; the task's
+# Arrow batches come at its pace, and its flush sends the rest: docs/spark.md). `bench.spark_cpu` sets it.
+SPARK_LINGER_MS: int | None = None
+
+
+def spark_write_options() -> dict[str, str]:
+    """The Spark write's options but broker and topic: acks=1 without idempotence as every client here."""
+    options = {"kafka.acks": "1", "kafka.enable.idempotence": "false"}
+    if SPARK_LINGER_MS is not None:
+        options["kafka.linger.ms"] = str(SPARK_LINGER_MS)
+    return options
+
+
 def kafkawire_spark(sc: Scenario, bootstrap: str, topic: str, w: Workload) -> dict[str, Any]:
     """``df.write.format("kafkawire")`` in local mode. The whole DataFrame is written
     ``WARM_UP_JOBS`` times into a scratch topic, then once more, timed as the result: the steady
@@ -516,16 +529,8 @@ def kafkawire_spark(sc: Scenario, bootstrap: str, topic: str, w: Workload) -> di
     before_rows = w.records
 
     def write(to: str) -> None:
-        (
-            df.write.format("kafkawire")
-            .option("kafka.bootstrap.servers", bootstrap)
-            .option("topic", to)
-            .option("kafka.linger.ms", str(LINGER_MS))
-            .option("kafka.acks", "1")
-            .option("kafka.enable.idempotence", "false")
-            .mode("append")
-            .save()
-        )
+        options = {**spark_write_options(), "kafka.bootstrap.servers": bootstrap, "topic": to}
+        df.write.format("kafkawire").options(**options).mode("append").save()
 
     with _scratch_topic(bootstrap, topic) as scratch:
         first = _warm_up(partial(write, scratch))

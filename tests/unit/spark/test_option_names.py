@@ -142,6 +142,28 @@ def test_the_writers_producer_takes_the_java_producers_defaults(
     assert (c.partitioner, c.enable_idempotence, c.acks, c.max_in_flight) == (partitioner, idempotent, acks, in_flight)
 
 
+@pytest.mark.parametrize(
+    ("options", "linger_ms", "sticky_ms"),
+    [
+        ({}, 100.0, 200),  # unset: the writer's own, the sticky partition following it (twice linger)
+        ({"kafka.linger.ms": "5"}, 5.0, 10),  # librdkafka's default, asked for, is kept
+        ({"kafka.linger.ms": "0"}, 0.0, 0),
+        ({"kafka.queue.buffering.max.ms": "20"}, 20.0, 40),  # the alias counts as set
+        ({"kafka.Linger.ms": "7"}, 7.0, 14),  # any case
+    ],
+)
+def test_the_writers_linger_default_applies_only_when_unset(
+    options: dict[str, str], linger_ms: float, sticky_ms: int
+) -> None:
+    """A task's Arrow batches come at its pace: the writer lingers longer than a producer's 5 ms
+    unless told otherwise (kafkawire.spark.options.write_linger_default)."""
+    from kafkawire.producer.producer_config import parse_producer_config
+    from kafkawire.spark.options import producer_params
+
+    c = parse_producer_config(producer_params({"kafka.bootstrap.servers": "127.0.0.1:9092", **options}))
+    assert (c.linger_ms, c.sticky_linger_ms) == (linger_ms, sticky_ms)
+
+
 def test_the_writers_producer_refuses_what_java_refuses() -> None:
     """Idempotence asked for explicitly with acks=1, or more than 5 in flight left to Java's default
     idempotence: construction fails, as Java's ConfigException."""
