@@ -8,6 +8,8 @@ drivers register under their prefixes."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import types
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -286,3 +288,39 @@ def test_drivers_register_under_the_same_prefixes() -> None:
         our_registry.reset_kms_drivers()
         our_registry._drivers.update(saved_ours)
         their_registry._kms_drivers[:] = saved_theirs
+
+
+_WITHOUT_AZURE_SDK = """
+import importlib.abc, sys
+
+class NoAzure(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == "azure" or name.startswith("azure."):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+sys.meta_path.insert(0, NoAzure())
+from kafkawire.schema_registry.rules.encryption.azurekms.azure_driver import AzureKmsDriver
+from kafkawire.schema_registry.rules.encryption.azurekms.azure_client import AzureKmsClient
+
+AzureKmsDriver.register()
+uri = "azure-kms://https://myvault.vault.azure.net/keys/k/1"
+try:
+    AzureKmsClient(uri, None).get_aead(uri)
+except ModuleNotFoundError as e:
+    print("ours at first use:", e.name, e)
+try:
+    import confluent_kafka.schema_registry.rules.encryption.azurekms.azure_driver
+except ModuleNotFoundError as e:
+    print("theirs on import:", e.name)
+"""
+
+
+def test_kept_a_missing_cloud_sdk_fails_at_first_use_not_on_import() -> None:
+    """Differs on purpose (README): confluent-kafka's driver modules fail to import without their
+    SDK; ours import and register, and the client made for a key names the extra to install."""
+    out = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_AZURE_SDK], capture_output=True, text=True, check=True, timeout=120
+    ).stdout.splitlines()
+    assert out[0].startswith("ours at first use: azure") and "pip install kafkawire[kms-azure]" in out[0]
+    assert out[1].startswith("theirs on import: azure")
