@@ -13,6 +13,7 @@ from typing import Any
 
 import tink  # type: ignore[import-untyped]
 
+from ..bound_kms_client import BoundKmsClient
 from ..kms_driver_registry import import_sdk
 from . import key_vault
 from .azure_aead import AzureKmsAead
@@ -24,8 +25,10 @@ AZURE_KEYURI_PREFIX = "azure-kms://"
 log = logging.getLogger(__name__)
 
 
-class AzureKmsClient(tink.KmsClient):  # type: ignore[misc]
+class AzureKmsClient(BoundKmsClient):
     """Bound to ``key_uri``; ``credentials`` is an azure-identity credential."""
+
+    prefix = AZURE_KEYURI_PREFIX
 
     def __init__(self, key_uri: str, credentials: Any, conf: dict[str, Any] | None = None) -> None:
         if not key_uri.startswith(AZURE_KEYURI_PREFIX):
@@ -34,17 +37,8 @@ class AzureKmsClient(tink.KmsClient):  # type: ignore[misc]
         self._credentials = credentials
         self._conf = conf if conf is not None else {}
 
-    def does_support(self, key_uri: str) -> bool:
-        if not self._key_uri:
-            return key_uri.startswith(AZURE_KEYURI_PREFIX)
-        return key_uri == self._key_uri
-
     def get_aead(self, key_uri: str) -> AzureKmsAead:
-        if self._key_uri and self._key_uri != key_uri:
-            raise tink.TinkError(f"This client is bound to {self._key_uri} and cannot use key {key_uri}")
-        if not key_uri.startswith(AZURE_KEYURI_PREFIX):
-            raise tink.TinkError("Invalid key_uri.")
-        key_id = key_uri[len(AZURE_KEYURI_PREFIX) :]
+        key_id = self._key_id(key_uri)
         crypto = import_sdk("azure.keyvault.keys.crypto", key_vault.EXTRA)
         save = str(self._conf.get(key_vault.ENCRYPT_AZURE_KEY_VERSION_SAVE, False)).lower() == "true"
         if not save:

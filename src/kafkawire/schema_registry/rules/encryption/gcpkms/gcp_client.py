@@ -10,6 +10,7 @@ from typing import Any
 
 import tink  # type: ignore[import-untyped]
 
+from ..bound_kms_client import BoundKmsClient
 from ..kms_driver_registry import Aead, import_sdk
 
 __all__ = ["GCP_KEYURI_PREFIX"]
@@ -18,9 +19,11 @@ GCP_KEYURI_PREFIX = "gcp-kms://"
 EXTRA = "kms-gcp"
 
 
-class _GcpKmsClient(tink.KmsClient):  # type: ignore[misc]
+class _GcpKmsClient(BoundKmsClient):
     """Bound to ``key_uri`` (any Cloud KMS key when it is None or empty); ``credentials`` are a
     service account's, None for the application default credentials."""
+
+    prefix = GCP_KEYURI_PREFIX
 
     def __init__(self, key_uri: str | None, credentials: Any) -> None:
         if not key_uri:
@@ -32,16 +35,8 @@ class _GcpKmsClient(tink.KmsClient):  # type: ignore[misc]
         kms_v1 = import_sdk("google.cloud.kms_v1", EXTRA)
         self._client = kms_v1.KeyManagementServiceClient(credentials=credentials)
 
-    def does_support(self, key_uri: str) -> bool:
-        if not self._key_uri:
-            return key_uri.startswith(GCP_KEYURI_PREFIX)
-        return key_uri == self._key_uri
-
     def get_aead(self, key_uri: str) -> Aead:
-        if self._key_uri and self._key_uri != key_uri:
-            raise tink.TinkError(f"This client is bound to {self._key_uri} and cannot use key {key_uri}")
-        if not key_uri.startswith(GCP_KEYURI_PREFIX):
-            raise tink.TinkError("Invalid key_uri.")
+        self._key_id(key_uri)
         gcpkms = import_sdk("tink.integration.gcpkms", EXTRA)
         found: Aead = gcpkms.new_client(kms_v1_client=self._client, key_uri=key_uri).get_aead(key_uri)
         return found

@@ -11,6 +11,7 @@ import urllib.parse
 
 import tink  # type: ignore[import-untyped]
 
+from ..bound_kms_client import BoundKmsClient
 from ..kms_driver_registry import Aead, import_sdk
 
 __all__ = ["VAULT_KEYURI_PREFIX", "HcVaultKmsClient"]
@@ -19,9 +20,11 @@ VAULT_KEYURI_PREFIX = "hcvault://"
 EXTRA = "kms-hcvault"
 
 
-class HcVaultKmsClient(tink.KmsClient):  # type: ignore[misc]
+class HcVaultKmsClient(BoundKmsClient):
     """Bound to ``key_uri``. ``verify`` is True or a CA bundle's path (never False here: the
     driver always verifies); ``cert`` a client certificate's path, or (certificate, key) paths."""
+
+    prefix = VAULT_KEYURI_PREFIX
 
     def __init__(
         self,
@@ -44,17 +47,9 @@ class HcVaultKmsClient(tink.KmsClient):  # type: ignore[misc]
         if role_id and secret_id:
             self._client.auth.approle.login(role_id=role_id, secret_id=secret_id)
 
-    def does_support(self, key_uri: str) -> bool:
-        if not self._key_uri:
-            return key_uri.startswith(VAULT_KEYURI_PREFIX)
-        return key_uri == self._key_uri
-
     def get_aead(self, key_uri: str) -> Aead:
-        if self._key_uri and self._key_uri != key_uri:
-            raise tink.TinkError(f"This client is bound to {self._key_uri} and cannot use key {key_uri}")
-        if not key_uri.startswith(VAULT_KEYURI_PREFIX):
-            raise tink.TinkError("Invalid key_uri.")
+        key_id = self._key_id(key_uri)
         hcvault = import_sdk("tink.integration.hcvault", EXTRA)
-        path = urllib.parse.urlparse(key_uri[len(VAULT_KEYURI_PREFIX) :]).path
+        path = urllib.parse.urlparse(key_id).path
         found: Aead = hcvault.new_aead(path, self._client)
         return found
