@@ -33,7 +33,7 @@ from kafkawire.protocol.schema import Api
 
 
 class VirtualEngine:
-    """The `Engine` surface the admin code uses (now, call_soon, call_later) on a virtual clock.
+    """The `Engine` surface the admin code uses (now, call_soon, call_later, call_at) on a virtual clock.
     Nothing runs until the test calls `run`, which plays calls and timers in order, in its thread."""
 
     def __init__(self) -> None:
@@ -49,7 +49,10 @@ class VirtualEngine:
         self._calls.append(fn)
 
     def call_later(self, delay: float, fn: Callable[[], None]) -> Timer:
-        timer = Timer(self.clock + max(0.0, delay), next(self._seq), fn)
+        return self.call_at(self.clock + max(0.0, delay), fn)
+
+    def call_at(self, when: float, fn: Callable[[], None]) -> Timer:
+        timer = Timer(when, next(self._seq), fn)
         heapq.heappush(self._timers, timer)
         return timer
 

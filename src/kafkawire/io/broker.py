@@ -103,7 +103,6 @@ class BrokerConnection:
         self._out = Outbox()
         self._on_room: list[Callable[[], None]] = []  # one-shot (when_room)
         self._timer: Timer | None = None
-        self._timer_at = 0.0  # the deadline ``_timer`` was set for
         self._reconnect_timer: Timer | None = None
         self._connect_deadline = 0.0
         self._active_at = 0.0  # the last bytes sent or read (connections.max.idle.ms)
@@ -548,11 +547,10 @@ class BrokerConnection:
             return  # a timer set for a request since answered stays: it finds nothing and ends
         when = min(deadlines)
         if self._timer is not None:
-            if self._timer_at == when:
+            if self._timer.when == when:
                 return  # (deadlines fall on scan ticks: the next request's is usually this one)
             self._timer.cancel()
-        self._timer = self.engine.call_later(when - self.engine.now(), self._on_timer)
-        self._timer_at = when
+        self._timer = self.engine.call_at(when, self._on_timer)
 
     def _on_timer(self) -> None:
         self._timer = None

@@ -125,7 +125,12 @@ class Engine:
     # --- IO thread only --------------------------------------------------------------------
 
     def call_later(self, delay: float, fn: Callable[[], None]) -> Timer:
-        timer = Timer(self.now() + max(0.0, delay), next(self._seq), fn)
+        return self.call_at(self.now() + max(0.0, delay), fn)
+
+    def call_at(self, when: float, fn: Callable[[], None]) -> Timer:
+        """A timer at ``when`` on this engine's clock; its ``when`` is that deadline exactly, so an
+        owner re-arming for the same deadline can tell it already has that timer."""
+        timer = Timer(when, next(self._seq), fn)
         heapq.heappush(self._timers, timer)
         if len(self._timers) > self._timers_kept:
             self._shed_cancelled()

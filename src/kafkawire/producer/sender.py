@@ -76,7 +76,6 @@ class Sender:
         self._request_ids = 0
         self._scheduled = False
         self._timer: Timer | None = None
-        self._timer_at = 0.0  # when ``_timer`` runs
         self._stale_topics: set[str] = set()  # topics with a partition whose leader is unknown
         self._gone: list[tuple[list[Pending], KafkaError]] = []  # waiting records of a topic found gone
         # Per partition, (broker, when sent) of each of its batches in flight. With max.in.flight 1
@@ -180,13 +179,12 @@ class Sender:
 
     def _schedule(self, when: float | None) -> None:
         if self._timer is not None:
-            if self._timer_at == when:
+            if self._timer.when == when:
                 return  # already set for then (a run that found nothing new)
             self._timer.cancel()
             self._timer = None
         if when is not None:
-            self._timer = self.client.engine.call_later(when - self.client.engine.now(), self._on_timer)
-            self._timer_at = when
+            self._timer = self.client.engine.call_at(when, self._on_timer)
 
     def _on_timer(self) -> None:
         self._timer = None
