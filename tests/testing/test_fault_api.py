@@ -13,7 +13,7 @@ from kafkawire.testing import MockCluster
 
 from .mocks import CLIENTS, Mock
 from .scenarios import consume_in_group, fresh_topic, produce, read_back
-from .test_faults import NOT_IDEMPOTENT, VALUES, delivered_in_order, on_both
+from .test_faults import NOT_IDEMPOTENT, ONE_BATCH, VALUES, delivered_in_order, on_both
 
 pytestmark = pytest.mark.broker
 
@@ -24,7 +24,8 @@ def test_delayed_errors_are_retried(client: str) -> None:
         topic = fresh_topic(mock, 1)
         mock.partition_set_leader(topic, 0, 2)
         mock.push_request_errors_rtt(2, PRODUCE.key, [(ec.NOT_ENOUGH_REPLICAS, 100), (0, 100)])
-        deliveries = produce(module, mock.bootstrap(), topic, VALUES, partition=lambda i: 0, config=NOT_IDEMPOTENT)
+        config = {**NOT_IDEMPOTENT, **ONE_BATCH}
+        deliveries = produce(module, mock.bootstrap(), topic, VALUES, partition=lambda i: 0, config=config)
         return deliveries, read_back(mock.bootstrap(), topic, len(VALUES))
 
     deliveries, records = on_both(step, client)

@@ -170,3 +170,15 @@ def test_a_server_that_is_gone_resets_the_client(proxy: FaultProxy, reference: b
         gone = spare.getsockname()[1]  # nothing listens on it
     proxy.retarget(gone)
     assert reset_by_peer(proxy.port)
+
+
+def test_a_lost_wake_up_is_reported_and_the_command_still_runs(tansu: TansuBroker) -> None:
+    """The loop takes commands at its next round whether or not the wake-up reached it."""
+    proxy = FaultProxy("lost-wake").start(tansu.port)
+    proxy._wake_w.close()  # what a descriptor closed from outside looks like to the proxy
+    with pytest.warns(RuntimeWarning, match="wake-up socket"):
+        proxy.blackhole()
+    assert proxy.blackholed
+    with pytest.warns(RuntimeWarning, match="wake-up socket"):
+        proxy.close()
+    assert proxy.live_connections() == 0
