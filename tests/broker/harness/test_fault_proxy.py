@@ -172,13 +172,25 @@ def test_a_server_that_is_gone_resets_the_client(proxy: FaultProxy, reference: b
     assert reset_by_peer(proxy.port)
 
 
-def test_a_lost_wake_up_is_reported_and_the_command_still_runs(tansu: TansuBroker) -> None:
-    """The loop takes commands at its next round whether or not the wake-up reached it."""
-    proxy = FaultProxy("lost-wake").start(tansu.port)
-    proxy._wake_w.close()  # what a descriptor closed from outside looks like to the proxy
-    with pytest.warns(RuntimeWarning, match="wake-up socket"):
-        proxy.blackhole()
-    assert proxy.blackholed
-    with pytest.warns(RuntimeWarning, match="wake-up socket"):
-        proxy.close()
+class _SlowWake:
+    """The proxy's wake-up socket with a send that is late by more than one round of the loop
+    (it takes commands every 0.5 s with or without a wake-up)."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+
+    def send(self, data: bytes) -> int:
+        time.sleep(1.2)
+        return self._sock.send(data)
+
+    def close(self) -> None:
+        self._sock.close()
+
+
+def test_a_command_is_not_taken_before_its_wake_up_is_sent(tansu: TansuBroker) -> None:
+    """close() on a loop that is awake: the shutdown must not run, and close the wake-up pair,
+    before close() has sent its wake-up."""
+    proxy = FaultProxy("slow-wake").start(tansu.port)
+    proxy._wake_w = _SlowWake(proxy._wake_w)  # type: ignore[assignment]
+    proxy.close()
     assert proxy.live_connections() == 0
