@@ -25,6 +25,7 @@ socket, so a fault switches at one moment for all the connections.
 
 from __future__ import annotations
 
+import contextlib
 import random
 import selectors
 import socket
@@ -93,6 +94,7 @@ class FaultProxy:
         self._selector = selectors.DefaultSelector()
         self._wake_r, self._wake_w = socket.socketpair()
         self._wake_r.setblocking(False)
+        self._wake_w.setblocking(False)  # it is sent to under the lock: it must never wait
         self._commands: deque[tuple[Callable[[], None], threading.Event]] = deque()
         self._lock = threading.Lock()
         self._stopping = False
@@ -211,7 +213,8 @@ class FaultProxy:
         # send (EBADF in CI, the loop woken by a held chunk's timer).
         with self._lock:
             self._commands.append((command, done))
-            self._wake_w.send(b"x")
+            with contextlib.suppress(BlockingIOError):  # full: wake-ups the loop has yet to read
+                self._wake_w.send(b"x")
         if not done.wait(10):
             raise RuntimeError(f"fault proxy {self.name} did not take a command")
 
