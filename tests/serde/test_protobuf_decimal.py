@@ -114,3 +114,41 @@ def test_the_protobuf_constants_as_confluent_kafkas() -> None:
     names += ("ROUND_HALF_UP",)
     assert [getattr(our_protobuf, n) for n in names] == [getattr(their_common, n) for n in names]
     assert our_serde.DEFAULT_CACHE_CAPACITY == their_serde.DEFAULT_CACHE_CAPACITY
+
+
+WIDE = [
+    Decimal("9" * 4300),
+    Decimal("-" + "9" * 4300 + "E-7"),
+    Decimal("9" * 4301),
+    Decimal("1" + "0" * 4300 + "E-4301"),
+    Decimal("NaN"),
+    Decimal("-Infinity"),
+    Decimal("1E+2147483648"),  # scale -2**31: fits
+    Decimal("1E+2147483649"),
+    Decimal("1E-2147483647"),
+    Decimal("1E-2147483648"),
+]
+
+
+def test_a_fields_decimal_write_back_as_confluent_kafkas() -> None:
+    """What a field's write-back (common.protobuf's set_decimal_message) and a CEL rule's result
+    writer encode, and what they refuse (non-finite, a coefficient past 4300 digits, a scale past
+    int32) with which words: as confluent-kafka, value for value."""
+    import confluent_kafka.schema_registry.common.protobuf as their_common
+    import confluent_kafka.schema_registry.rules.cel.protobuf_result_writer as their_writer
+
+    import kafkawire.schema_registry.rules.cel.protobuf_result_writer as our_writer
+
+    assert our_protobuf.MAX_ENCODABLE_COEFFICIENT_DIGITS == their_common.MAX_ENCODABLE_COEFFICIENT_DIGITS
+    assert our_writer.MAX_ENCODABLE_COEFFICIENT_DIGITS == their_writer.MAX_ENCODABLE_COEFFICIENT_DIGITS
+    refused = 0
+    for d in [*DECIMALS, *WIDE]:
+        for ours_set, theirs_set in (
+            (our_protobuf.set_decimal_message, their_common.set_decimal_message),
+            (our_writer._set_decimal, their_writer._set_decimal),
+        ):
+            ours = _outcome(lambda: (m := their_pb2.Decimal(), ours_set(m, d), m)[2])  # noqa: B023
+            theirs = _outcome(lambda: (m := their_pb2.Decimal(), theirs_set(m, d), m)[2])  # noqa: B023
+            assert ours == theirs, (str(d)[:40], ours_set.__name__, ours[:3] if ours[0] == "error" else "ok")
+            refused += ours[0] == "error"
+    assert refused >= 2 * 4 + 1  # the non-finite pair and the 4301 digits twice each, a scale past int32

@@ -27,6 +27,7 @@ from ._sync.protobuf import (
     reference_subject_name_strategy,
     variant_to_protobuf,
 )
+from .common.protobuf_fields import MAX_ENCODABLE_COEFFICIENT_DIGITS as MAX_ENCODABLE_COEFFICIENT_DIGITS
 from .common.protobuf_fields import PROTOBUF_MAJOR_VERSION as PROTOBUF_MAJOR_VERSION
 from .common.protobuf_fields import _is_repeated as _is_repeated
 from .common.protobuf_fields import get_inline_tags as get_inline_tags

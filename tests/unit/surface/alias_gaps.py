@@ -7,7 +7,6 @@ UNIMPORTABLE: frozenset[str] = frozenset()
 
 # Per module (its name after "confluent_kafka"), the names confluent-kafka's gives that kafkawire's
 # counterpart does not. What stays, by kind:
-# - protobuf's MAX_ENCODABLE_COEFFICIENT_DIGITS (kafkawire encodes a decimal of any width);
 # - private classes and functions of confluent-kafka's implementation (underscored: its REST and OAuth
 #   clients, field providers and their builders, _SchemaCache, schema-walk helpers), which no
 #   program is meant to import;
@@ -37,10 +36,7 @@ KNOWN_MISSING: dict[str, str] = {
     ),
     ".schema_registry.common.json_schema": ("_disjoint _retrieve_via_httpx _transform_field _validate_subschemas"),
     ".schema_registry.common.protobuf": (
-        "MAX_ENCODABLE_COEFFICIENT_DIGITS _bytes _disjoint _init_pool _is_builtin "
-        "_proto_to_str _set_field _str_to_proto _transform_field"
+        "_bytes _disjoint _init_pool _is_builtin _proto_to_str _set_field _str_to_proto _transform_field"
     ),
     ".schema_registry.common.schema_registry_client": ("_AsyncStaticFieldProvider _SchemaCache _StaticFieldProvider"),
-    # kafkawire encodes a decimal of any width (see common.protobuf's entry)
-    ".schema_registry.rules.cel.protobuf_result_writer": ("MAX_ENCODABLE_COEFFICIENT_DIGITS"),
 }

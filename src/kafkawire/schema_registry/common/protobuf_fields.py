@@ -246,9 +246,23 @@ def _set_field(fd: Any, message: Message, value: Any) -> None:
         setattr(message, fd.name, value)
 
 
+# The widest coefficient a field's write-back (a rule's result, a Decimal given for a message
+# field) encodes: confluent-kafka's limit, CPython's own str<->int one, so that both clients refuse
+# the same values with the same words. (Serializing a whole message has no such limit.)
+MAX_ENCODABLE_COEFFICIENT_DIGITS = 4300
+
+
 def set_decimal_message(target: Any, value: decimal.Decimal) -> None:
     """Write ``value`` into the ``confluent.type.Decimal`` message ``target`` at its own scale and
     precision (its digit count), as Java's BigDecimal reports them."""
+    _sign, digits, exponent = value.as_tuple()
+    if not isinstance(exponent, int):
+        raise ValueError(f"cannot write a non-finite decimal to {DECIMAL_TYPE_NAME}")
+    if len(digits) > MAX_ENCODABLE_COEFFICIENT_DIGITS:
+        raise ValueError(
+            f"decimal coefficient has {len(digits)} digits, past the {MAX_ENCODABLE_COEFFICIENT_DIGITS} "
+            f"this client can encode into {DECIMAL_TYPE_NAME}"
+        )
     encoded = to_proto_decimal(value)
     target.value, target.precision, target.scale = encoded.value, encoded.precision, encoded.scale
 

@@ -19,6 +19,7 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
 from ...common.protobuf_fields import DECIMAL_TYPE_NAME, TIMESTAMP_TYPE_NAME, set_decimal_message, set_timestamp_message
+from ...common.protobuf_fields import MAX_ENCODABLE_COEFFICIENT_DIGITS as MAX_ENCODABLE_COEFFICIENT_DIGITS
 from ...common.serde import RuleError
 from ...confluent.type.decimal_utils import unscaled_to_bytes as unscaled_to_bytes
 from ...confluent.type.variant_utils import Variant
@@ -69,13 +70,28 @@ def _fill(out: Message, values: Mapping[Any, Any]) -> None:
             setattr(out, fd.name, _scalar(fd, value))
 
 
+_INT32 = range(-(2**31), 2**31)
+
+
+def _set_decimal(target: Message, value: decimal.Decimal) -> None:
+    """A rule's decimal result; its operators compute far past what the scale field holds (a
+    product of two 1E+2147483647 is exact), so a scale beyond int32 is named here, as
+    confluent-kafka names it, rather than left to the protobuf runtime's bare error."""
+    exponent = value.as_tuple().exponent
+    if isinstance(exponent, int) and -exponent not in _INT32:
+        raise ValueError(
+            f"decimal needs a scale of {-exponent}, which does not fit the int32 scale field of {DECIMAL_TYPE_NAME}"
+        )
+    set_decimal_message(target, value)
+
+
 def _set_message(target: Message, value: Any) -> None:
     name = target.DESCRIPTOR.full_name
     source = source_of(value)
     if isinstance(source, Message) and source.DESCRIPTOR.full_name == name:
         target.CopyFrom(source)
     elif name == DECIMAL_TYPE_NAME and isinstance(value, decimal.Decimal):
-        set_decimal_message(target, value)
+        _set_decimal(target, value)
     elif name == _VARIANT and isinstance(value, Variant):
         target.metadata, target.value = value.metadata, value.standalone_value_bytes()  # type: ignore[attr-defined]
     elif name == TIMESTAMP_TYPE_NAME and isinstance(value, datetime.datetime):
