@@ -26,6 +26,7 @@ from kafkawire.core.kafka_error import KafkaError, KafkaException
 from kafkawire.core.metadata import ClusterView
 from kafkawire.io.broker import Body, Callback
 from kafkawire.io.io_engine import Timer
+from kafkawire.io.transport import READ, WRITE
 from kafkawire.protocol import codec
 from kafkawire.protocol.apis import METADATA
 from kafkawire.protocol.codec import Struct
@@ -33,14 +34,16 @@ from kafkawire.protocol.schema import Api
 
 
 class VirtualEngine:
-    """The `Engine` surface the admin code uses (now, call_soon, call_later, call_at) on a virtual clock.
-    Nothing runs until the test calls `run`, which plays calls and timers in order, in its thread."""
+    """The `Engine` surface (now, call_soon, call_later, call_at; register, modify, unregister for
+    transports that tell whether they are ``readable()``) on a virtual clock. Nothing runs until the
+    test calls `run`, which plays calls, ready transports and timers in order, in its thread."""
 
     def __init__(self) -> None:
         self.clock = 0.0
         self._calls: deque[Callable[[], None]] = deque()
         self._timers: list[Timer] = []
         self._seq = itertools.count()
+        self._handlers: dict[Any, tuple[int, Callable[[int], None]]] = {}
 
     def now(self) -> float:
         return self.clock
@@ -56,13 +59,38 @@ class VirtualEngine:
         heapq.heappush(self._timers, timer)
         return timer
 
-    def run(self, limit: float = 600.0) -> None:
-        """Run until nothing is left to do (the clock jumps to each next timer)."""
+    def register(self, transport: Any, events: int, handler: Callable[[int], None]) -> None:
+        assert transport not in self._handlers
+        self._handlers[transport] = (events, handler)
+
+    def modify(self, transport: Any, events: int, handler: Callable[[int], None]) -> None:
+        assert transport in self._handlers
+        self._handlers[transport] = (events, handler)
+
+    def unregister(self, transport: Any) -> None:
+        self._handlers.pop(transport, None)
+
+    def _serve_one_transport(self) -> bool:
+        for transport, (events, handler) in list(self._handlers.items()):
+            mask = (WRITE if events & WRITE else 0) | (READ if events & READ and transport.readable() else 0)
+            if mask:
+                handler(mask)
+                return True
+        return False
+
+    def run(self, until: float | None = None, *, limit: float = 600.0) -> None:
+        """Play everything due, the clock jumping to each next timer. With ``until``: stop before the
+        first timer past it, the clock at ``until``. Without: until nothing is left; a timer past
+        ``limit`` fails the test (something retries forever)."""
         while True:
-            while self._calls:
-                self._calls.popleft()()
+            while self._calls or self._serve_one_transport():
+                while self._calls:
+                    self._calls.popleft()()
             while self._timers and self._timers[0].cancelled:
                 heapq.heappop(self._timers)
+            if until is not None and (not self._timers or self._timers[0].when > until):
+                self.clock = max(self.clock, until)
+                return
             if not self._timers:
                 return
             timer = heapq.heappop(self._timers)

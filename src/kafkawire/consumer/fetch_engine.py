@@ -343,10 +343,16 @@ class FetchEngine:
 
     def _schedule(self, when: float | None) -> None:
         if self._timer is not None:
+            if self._timer.when == when:
+                return  # already set for then (a pass that found nothing new)
             self._timer.cancel()
             self._timer = None
         if when is not None:
-            self._timer = self.client.engine.call_later(when - self.client.engine.now(), self._run)
+            self._timer = self.client.engine.call_at(when, self._on_timer)
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        self._run()
 
     def _ask_metadata(self) -> None:
         """Metadata for the assigned topics, from the client's owner at the fast pace (leaders

@@ -5,9 +5,6 @@ brokers in tests/broker do)."""
 
 from __future__ import annotations
 
-import heapq
-import itertools
-from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -22,66 +19,7 @@ from kafkawire.io.transport import READ, WRITE, PeerClosed, TransportError
 from kafkawire.protocol import headers
 from kafkawire.protocol.apis import ALL_APIS, API_BY_KEY, API_VERSIONS, METADATA, PRODUCE
 from kafkawire.protocol.codec import Struct
-
-
-class VirtualEngine:
-    """The `Engine` surface a BrokerConnection uses, on a virtual clock. `run` plays ready
-    transports, calls and timers in order until nothing is left (the clock jumps to each timer)."""
-
-    def __init__(self) -> None:
-        self.clock = 0.0
-        self.calls: deque[Callable[[], None]] = deque()
-        self.timers: list[Timer] = []
-        self.seq = itertools.count()
-        self.handlers: dict[Any, tuple[int, Callable[[int], None]]] = {}
-
-    def now(self) -> float:
-        return self.clock
-
-    def call_soon(self, fn: Callable[[], None]) -> None:
-        self.calls.append(fn)
-
-    def call_later(self, delay: float, fn: Callable[[], None]) -> Timer:
-        return self.call_at(self.clock + max(0.0, delay), fn)
-
-    def call_at(self, when: float, fn: Callable[[], None]) -> Timer:
-        timer = Timer(when, next(self.seq), fn)
-        heapq.heappush(self.timers, timer)
-        return timer
-
-    def register(self, t: Any, events: int, handler: Callable[[int], None]) -> None:
-        assert t not in self.handlers
-        self.handlers[t] = (events, handler)
-
-    def modify(self, t: Any, events: int, handler: Callable[[int], None]) -> None:
-        assert t in self.handlers
-        self.handlers[t] = (events, handler)
-
-    def unregister(self, t: Any) -> None:
-        self.handlers.pop(t, None)
-
-    def _ready(self) -> bool:
-        for t, (events, handler) in list(self.handlers.items()):
-            mask = (WRITE if events & WRITE else 0) | (READ if events & READ and t.readable() else 0)
-            if mask:
-                handler(mask)
-                return True
-        return False
-
-    def run(self, until: float = 600.0) -> None:
-        while True:
-            while self.calls or self._ready():
-                while self.calls:
-                    self.calls.popleft()()
-            while self.timers and self.timers[0].cancelled:
-                heapq.heappop(self.timers)
-            if not self.timers or self.timers[0].when > until:
-                self.clock = max(self.clock, min(until, self.timers[0].when if self.timers else until))
-                return
-            timer = heapq.heappop(self.timers)
-            self.clock = max(self.clock, timer.when)
-            timer.fn()
-
+from tests.unit.stand_in import VirtualEngine
 
 GOOD_VERSIONS = [{"api_key": a.key, "min_version": a.min_version, "max_version": a.max_version} for a in ALL_APIS]
 Answer = Callable[[int, int, Struct], bytes | None]  # (api key, version, request body) -> response payload
