@@ -41,6 +41,7 @@ from .common.protobuf_fields import transform as transform
 from .common.protobuf_fields import validate_message as validate_message
 from .common.rules import FieldType as FieldType
 from .common.rules import RuleContext as RuleContext
+from .common.rules import _disjoint as _disjoint
 from .common.schemas import PROTOBUF_TYPE as PROTOBUF_TYPE
 from .common.schemas import RuleKind as RuleKind
 from .common.serde import RuleConditionError as RuleConditionError

@@ -27,6 +27,7 @@ from ..common import avro_variant
 from ..common.avro_fields import get_inline_tags as get_inline_tags
 from ..common.avro_fields import transform as transform
 from ..common.avro_fields import validate_message as validate_message
+from ..common.avro_repository import _schema_loads
 from ..common.avro_repository import parse_schema_with_repo as parse_schema_with_repo
 from ..common.parsed_schema_cache import ParsedSchemaCache as ParsedSchemaCache
 from ..common.rules import FieldTransform, FieldTransformer, RuleContext
@@ -113,13 +114,8 @@ def _load(schema_str: str) -> Any:
 
 
 def _as_schema(schema_str: Any) -> Schema | None:
-    """A schema given as text is registered as confluent-kafka registers it: stripped, and a
-    primitive (``"string"``) as ``{"type":"string"}``, so both clients find the same registration."""
     if isinstance(schema_str, str):
-        text = schema_str.strip()
-        if text[:1] not in ("{", "["):
-            text = '{"type":' + text + "}"
-        return Schema(text, schema_type="AVRO")
+        return _schema_loads(schema_str)
     if isinstance(schema_str, Schema) or schema_str is None:
         return schema_str
     # same text as confluent-kafka: its tests match on it

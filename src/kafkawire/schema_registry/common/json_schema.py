@@ -16,6 +16,7 @@ from .json_fields import transform as transform
 from .json_fields import validate_message as validate_message
 from .rules import FieldType as FieldType
 from .rules import RuleContext as RuleContext
+from .rules import _disjoint as _disjoint
 from .schemas import JSON_TYPE as JSON_TYPE
 from .schemas import RuleKind as RuleKind
 from .serde import RuleConditionError as RuleConditionError
