@@ -4,23 +4,41 @@ confluent-kafka's module and kafkawire's, the results or error classes compared.
 
 from __future__ import annotations
 
+import asyncio
+import base64
 import copy
+import json
 from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
+import confluent_kafka.schema_registry._async.avro as their_async_avro
+import confluent_kafka.schema_registry._async.protobuf as their_async_protobuf
 import confluent_kafka.schema_registry._async.schema_registry_client as their_async_client
+import confluent_kafka.schema_registry._sync.avro as their_sync_avro
+import confluent_kafka.schema_registry._sync.protobuf as their_sync_protobuf
 import confluent_kafka.schema_registry._sync.schema_registry_client as their_client
 import confluent_kafka.schema_registry.common.avro as their_avro
 import confluent_kafka.schema_registry.common.json_schema as their_json
 import confluent_kafka.schema_registry.common.protobuf as their_protobuf
 import pytest
+from confluent_kafka.schema_registry import AsyncSchemaRegistryClient as TheirAsyncSchemaRegistryClient
+from confluent_kafka.schema_registry import Schema as TheirSchema
+from confluent_kafka.schema_registry import SchemaReference as TheirSchemaReference
+from confluent_kafka.schema_registry import SchemaRegistryClient as TheirSchemaRegistryClient
+from google.protobuf import descriptor_pb2, descriptor_pool, timestamp_pb2
 
+import kafkawire.schema_registry._async.avro as our_async_avro
+import kafkawire.schema_registry._async.protobuf as our_async_protobuf
 import kafkawire.schema_registry._async.schema_registry_client as our_async_client
+import kafkawire.schema_registry._sync.avro as our_sync_avro
+import kafkawire.schema_registry._sync.protobuf as our_sync_protobuf
 import kafkawire.schema_registry._sync.schema_registry_client as our_client
 import kafkawire.schema_registry.avro as our_avro
 import kafkawire.schema_registry.common.json_schema as our_json
 import kafkawire.schema_registry.protobuf as our_protobuf
+from kafkawire.schema_registry import AsyncSchemaRegistryClient, Schema, SchemaReference, SchemaRegistryClient
+from tests.serde.registry_front import RegistryFront
 
 
 def _outcome(call: Callable[[], Any]) -> Any:
@@ -172,3 +190,253 @@ def test_get_inline_tags_recursively(schema: Any, ns: str, name: str) -> None:
     outcome = _outcome(lambda: our_avro._get_inline_tags_recursively(ns, name, copy.deepcopy(schema), ours))
     assert outcome == _outcome(lambda: their_avro._get_inline_tags_recursively(ns, name, copy.deepcopy(schema), theirs))
     assert ours == theirs
+
+
+@pytest.mark.parametrize("value", [0, 1, 0x7F, 0x80, 255, 256, -1, "a", None, 1.0, True])
+def test_protobuf_bytes(value: Any) -> None:
+    _same(our_protobuf._bytes, their_protobuf._bytes, value)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "google/protobuf/timestamp.proto",
+        "google/type/date.proto",
+        "google/api/annotations.proto",
+        "google/protobufx.proto",
+        "confluent/meta.proto",
+        "confluent/type/decimal.proto",
+        "confluent/types/decimal.proto",
+        "confluent/mine.proto",
+        "confluentinc/x.proto",
+        "shop/order.proto",
+        "Google/protobuf/any.proto",
+        "",
+        5,
+        None,
+    ],
+)
+def test_protobuf_is_builtin(name: Any) -> None:
+    _same(our_protobuf._is_builtin, their_protobuf._is_builtin, name)
+
+
+def _file_proto(name: str, package: str, *deps: str) -> descriptor_pb2.FileDescriptorProto:
+    proto = descriptor_pb2.FileDescriptorProto(name=name, package=package, syntax="proto3", dependency=list(deps))
+    message = proto.message_type.add(name="M")
+    message.field.add(name="x", number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING, label=1)
+    return proto
+
+
+PROTOS = [
+    descriptor_pb2.FileDescriptorProto(),
+    _file_proto("a.proto", "shop"),
+    _file_proto("b.proto", "", "google/protobuf/timestamp.proto", "a.proto"),
+    timestamp_pb2.DESCRIPTOR,
+]
+
+
+def test_protobuf_proto_to_str() -> None:
+    for proto in PROTOS[:3]:
+        _same(our_protobuf._proto_to_str, their_protobuf._proto_to_str, proto)
+    for bad in (PROTOS[3], None, "text", b"bytes"):
+        assert _outcome(lambda bad=bad: our_protobuf._proto_to_str(bad)) == _outcome(
+            lambda bad=bad: their_protobuf._proto_to_str(bad)
+        )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        *(base64.standard_b64encode(p.SerializeToString()).decode() for p in PROTOS[:3]),
+        "",
+        "AAAA",  # three zero bytes: field number 0
+        "CgFh",  # name "a"
+        "CgFhEg==",  # truncated
+        "not base64!",
+        "Cg=",
+        "é",
+        b"CgFh",
+        None,
+    ],
+)
+@pytest.mark.parametrize("name", ["default", "x/y.proto", "", None, 5])
+def test_protobuf_str_to_proto(text: Any, name: Any) -> None:
+    ours = _outcome(lambda: our_protobuf._str_to_proto(name, text))
+    theirs = _outcome(lambda: their_protobuf._str_to_proto(name, text))
+    if ours[0] == "ok" and theirs[0] == "ok":
+        assert ours[1].SerializeToString() == theirs[1].SerializeToString()
+    else:
+        assert ours == theirs, (name, text)
+
+
+WELL_KNOWN = [
+    *(
+        f"google/protobuf/{n}.proto"
+        for n in ["any", "api", "descriptor", "duration", "empty", "field_mask", "source_context"]
+    ),
+    *(f"google/protobuf/{n}.proto" for n in ["struct", "timestamp", "type", "wrappers"]),
+    *(
+        f"google/type/{n}.proto"
+        for n in ["calendar_period", "color", "date", "datetime", "dayofweek", "expr", "fraction"]
+    ),
+    *(f"google/type/{n}.proto" for n in ["latlng", "money", "month", "postal_address", "quaternion", "timeofday"]),
+    "confluent/meta.proto",
+    "confluent/type/decimal.proto",
+    "confluent/type/variant.proto",
+    "confluent/types/decimal.proto",
+]
+
+
+def _files(pool: descriptor_pool.DescriptorPool, names: list[str]) -> dict[str, Any]:
+    return {name: _outcome(lambda name=name: pool.FindFileByName(name).serialized_pb) for name in names}
+
+
+def test_protobuf_init_pool() -> None:
+    ours, theirs = descriptor_pool.DescriptorPool(), descriptor_pool.DescriptorPool()
+    assert _outcome(lambda: our_protobuf._init_pool(ours)) == _outcome(lambda: their_protobuf._init_pool(theirs))
+    others = ["google/protobuf/compiler/plugin.proto", "google/api/annotations.proto", "confluent/x.proto"]
+    found = _files(ours, WELL_KNOWN + others)
+    assert found == _files(theirs, WELL_KNOWN + others)
+    assert all(found[name][0] == "ok" for name in WELL_KNOWN) and all(found[name][0] == "error" for name in others)
+    # a second time on the same pool, and on a pool holding another file of a well-known name
+    assert _outcome(lambda: our_protobuf._init_pool(ours)) == _outcome(lambda: their_protobuf._init_pool(theirs))
+    clashing = []
+    for _ in range(2):
+        pool = descriptor_pool.DescriptorPool()
+        pool.Add(_file_proto("google/protobuf/any.proto", "google.protobuf"))
+        clashing.append(pool)
+    assert _outcome(lambda: our_protobuf._init_pool(clashing[0])) == _outcome(
+        lambda: their_protobuf._init_pool(clashing[1])
+    )
+    assert _outcome(lambda: our_protobuf._init_pool(None)) == _outcome(lambda: their_protobuf._init_pool(None))
+
+
+# _resolve_named_schema: both clients against the same registry (confluent's, behind tests/serde/registry_front.py)
+
+
+def _registry_calls(front: RegistryFront, call: Callable[[], Any]) -> tuple[Any, list[tuple[str, str]]]:
+    start = len(front.requests)
+    outcome = _outcome(call)
+    return outcome, front.requests[start:]
+
+
+def _both_schemas(text: str, schema_type: str, refs: list[tuple[Any, Any, Any]]) -> tuple[Any, Any]:
+    ours = Schema(text, schema_type, [SchemaReference(*ref) for ref in refs])
+    theirs = TheirSchema(text, schema_type, [TheirSchemaReference(*ref) for ref in refs])
+    return ours, theirs
+
+
+def _record(name: str, namespace: str | None, fields: list[tuple[str, Any]]) -> str:
+    schema: dict[str, Any] = {"type": "record", "name": name, "fields": [{"name": n, "type": t} for n, t in fields]}
+    if namespace is not None:
+        schema["namespace"] = namespace
+    return json.dumps(schema)
+
+
+AVRO_REFS: list[list[tuple[Any, Any, Any]]] = [
+    [],
+    [("shop.Base", "base", 1)],
+    [("shop.Mid", "mid", 1), ("o.avsc", "other", 1), ("shop.Base", "base", 1)],  # Base twice, one by Mid
+    [("Full", "full", 1), ("prim", "primitive", 1)],
+    [("shop.Base", "base", 2)],  # no such version
+    [("x", "nowhere", 1)],
+    [("x", None, 1)],
+    [("x", "base", None)],
+    [(None, "base", 1)],
+]
+
+
+def _register_avro(front: RegistryFront) -> None:
+    registry = front.registry
+    registry.register_schema("base", TheirSchema(_record("Base", "shop", [("x", "int")]), "AVRO"))
+    base = [TheirSchemaReference("shop.Base", "base", 1)]
+    registry.register_schema("mid", TheirSchema(_record("Mid", "shop", [("b", "shop.Base")]), "AVRO", base))
+    registry.register_schema("other", TheirSchema(_record("Other", "other", [("b", "shop.Base")]), "AVRO", base))
+    registry.register_schema("full", TheirSchema(_record("a.b.Full", "ignored", [("y", "long")]), "AVRO"))
+    registry.register_schema("primitive", TheirSchema('"string"', "AVRO"))
+
+
+@pytest.mark.parametrize("refs", AVRO_REFS)
+def test_avro_resolve_named_schema(front: RegistryFront, refs: list[tuple[Any, Any, Any]]) -> None:
+    _register_avro(front)
+    ours, theirs = _both_schemas(_record("Root", "shop", [("m", "string")]), "AVRO", refs)
+    url = {"url": front.url}
+    found = _registry_calls(front, lambda: our_sync_avro._resolve_named_schema(ours, SchemaRegistryClient(url)))
+    assert found == _registry_calls(
+        front, lambda: their_sync_avro._resolve_named_schema(theirs, TheirSchemaRegistryClient(url))
+    )
+    assert found == _registry_calls(
+        front,
+        lambda: asyncio.run(our_async_avro._resolve_named_schema(ours, AsyncSchemaRegistryClient(url))),
+    )
+    assert found == _registry_calls(
+        front,
+        lambda: asyncio.run(their_async_avro._resolve_named_schema(theirs, TheirAsyncSchemaRegistryClient(url))),
+    )
+    assert (found[0][0] == "ok") == (refs in AVRO_REFS[:4])
+
+
+def _proto_b64(proto: descriptor_pb2.FileDescriptorProto) -> str:
+    return base64.standard_b64encode(proto.SerializeToString()).decode()
+
+
+PROTOBUF_REFS: list[list[tuple[Any, Any, Any]]] = [
+    [],
+    [("a.proto", "a.proto", 1)],
+    [("b.proto", "b.proto", 1), ("a.proto", "a.proto", 1), ("google/protobuf/timestamp.proto", None, None)],
+    [("confluent/meta.proto", "nowhere", 1), ("a.proto", "a.proto", 1), ("a.proto", None, None)],
+    [("a.proto", "a.proto", 9)],
+    [("a.proto", None, 1)],
+    [(None, "a.proto", 1)],
+    [("bad.proto", "bad", 1)],
+]
+
+
+@pytest.mark.parametrize("refs", PROTOBUF_REFS)
+@pytest.mark.parametrize("visited", [None, {"b.proto"}])
+def test_protobuf_resolve_named_schema(
+    front: RegistryFront, refs: list[tuple[Any, Any, Any]], visited: set[str] | None
+) -> None:
+    registry = front.registry
+    registry.register_schema("a.proto", TheirSchema(_proto_b64(_file_proto("a.proto", "shop")), "PROTOBUF"))
+    b = _proto_b64(_file_proto("b.proto", "shop.b", "google/protobuf/timestamp.proto", "a.proto"))
+    registry.register_schema("b.proto", TheirSchema(b, "PROTOBUF", [TheirSchemaReference("a.proto", "a.proto", 1)]))
+    registry.register_schema("bad", TheirSchema("CgFhEg==", "PROTOBUF"))
+    ours, theirs = _both_schemas(_proto_b64(_file_proto("root.proto", "r", "b.proto")), "PROTOBUF", refs)
+    url = {"url": front.url}
+
+    def resolved(init_pool: Callable[[Any], None], resolve: Callable[[Any, Any], Any]) -> Any:
+        pool = descriptor_pool.DescriptorPool()
+        init_pool(pool)
+        seen = None if visited is None else set(visited)
+        outcome, calls = _registry_calls(front, lambda: resolve(pool, seen))
+        return (
+            outcome,
+            calls,
+            seen,
+            _files(pool, ["a.proto", "b.proto", "bad.proto", "google/protobuf/timestamp.proto"]),
+        )
+
+    found = resolved(
+        our_protobuf._init_pool,
+        lambda pool, seen: our_sync_protobuf._resolve_named_schema(ours, SchemaRegistryClient(url), pool, seen),
+    )
+    assert found == resolved(
+        their_protobuf._init_pool,
+        lambda pool, seen: their_sync_protobuf._resolve_named_schema(
+            theirs, TheirSchemaRegistryClient(url), pool, seen
+        ),
+    )
+    assert found == resolved(
+        our_protobuf._init_pool,
+        lambda pool, seen: asyncio.run(
+            our_async_protobuf._resolve_named_schema(ours, AsyncSchemaRegistryClient(url), pool, seen)
+        ),
+    )
+    assert found == resolved(
+        their_protobuf._init_pool,
+        lambda pool, seen: asyncio.run(
+            their_async_protobuf._resolve_named_schema(theirs, TheirAsyncSchemaRegistryClient(url), pool, seen)
+        ),
+    )
+    assert (found[0][0] == "ok") == (refs in PROTOBUF_REFS[:4])

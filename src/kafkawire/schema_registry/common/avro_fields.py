@@ -105,6 +105,7 @@ def _get_inline_tags_recursively(ns: str, name: str, schema: Any, tags: dict[str
         _get_inline_tags_recursively(ns, name, schema.get("values"), tags)
     elif kind == "record":
         record = schema.get("name")
+        record_ns: Any
         if record is not None and "." in record:  # a full name: its namespace is its own
             record_ns = _implied_namespace(record) or ""
         else:
@@ -131,7 +132,7 @@ def _implied_namespace(name: str) -> str | None:
 def _collapse_schema(schema: Any, encountered_references: list[str] | None = None) -> Any:
     """``schema`` (changed in place) with each named type after its first definition written as
     its name, as Avro wants it: fastavro's expanded form repeats the definition at every use."""
-    seen = [] if encountered_references is None else encountered_references
+    seen: list[Any] = [] if encountered_references is None else encountered_references
     if isinstance(schema, list):
         return [_collapse_schema(branch, seen) for branch in schema]
     if not isinstance(schema, dict):
