@@ -18,6 +18,7 @@ import confluent_kafka.schema_registry._async.schema_registry_client as their_as
 import confluent_kafka.schema_registry._sync.avro as their_sync_avro
 import confluent_kafka.schema_registry._sync.protobuf as their_sync_protobuf
 import confluent_kafka.schema_registry._sync.schema_registry_client as their_client
+import confluent_kafka.schema_registry.common._oauthbearer as their_oauthbearer
 import confluent_kafka.schema_registry.common.avro as their_avro
 import confluent_kafka.schema_registry.common.json_schema as their_json
 import confluent_kafka.schema_registry.common.protobuf as their_protobuf
@@ -35,6 +36,7 @@ import kafkawire.schema_registry._sync.avro as our_sync_avro
 import kafkawire.schema_registry._sync.protobuf as our_sync_protobuf
 import kafkawire.schema_registry._sync.schema_registry_client as our_client
 import kafkawire.schema_registry.avro as our_avro
+import kafkawire.schema_registry.common.auth as our_auth
 import kafkawire.schema_registry.common.json_schema as our_json
 import kafkawire.schema_registry.protobuf as our_protobuf
 from kafkawire.schema_registry import AsyncSchemaRegistryClient, Schema, SchemaReference, SchemaRegistryClient
@@ -440,3 +442,48 @@ def test_protobuf_resolve_named_schema(
         ),
     )
     assert (found[0][0] == "ok") == (refs in PROTOBUF_REFS[:4])
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("tok", "lsrc-1"),
+        ("tok", "lsrc-1", "pool-1"),
+        ("tok", "lsrc-1", None),
+        ("", "", ""),
+        ("tok", None, "pool-1,pool-2"),
+        ("tok",),
+        (),
+        ("tok", "lsrc-1", "pool", "extra"),
+    ],
+)
+def test_static_field_provider(args: tuple[Any, ...]) -> None:
+    def fields(cls: Any) -> Any:
+        provider = cls(*args)
+        return provider.token, provider.logical_cluster, provider.identity_pool, provider.get_bearer_fields()
+
+    assert _outcome(lambda: fields(our_auth._StaticFieldProvider)) == _outcome(
+        lambda: fields(their_oauthbearer._StaticFieldProvider)
+    )
+
+
+def test_static_field_provider_repr_has_no_token() -> None:
+    assert "s3cret" not in repr(our_auth._StaticFieldProvider("s3cret", "lsrc-1", "pool-1"))
+
+
+def _custom(config: Any) -> Any:
+    if config == "fail":
+        raise RuntimeError("no token")
+    return {"bearer.auth.token": "t", "config": config}
+
+
+@pytest.mark.parametrize("config", [{"a": 1}, None, "fail", []])
+@pytest.mark.parametrize("function", [_custom, lambda config: config, None])
+def test_custom_oauth_client(function: Any, config: Any) -> None:
+    def fields(cls: Any) -> Any:
+        provider = cls(function, config)
+        return provider.custom_function is function, provider.custom_config, provider.get_bearer_fields()
+
+    assert _outcome(lambda: fields(our_client._CustomOAuthClient)) == _outcome(
+        lambda: fields(their_client._CustomOAuthClient)
+    )

@@ -20,11 +20,11 @@ KNOWN_MISSING: dict[str, str] = {
         "_AsyncBaseRestClient _AsyncCustomOAuthClient _AsyncOAuthClient _AsyncRestClient"
     ),
     ".schema_registry._sync.json_schema": ("_resolve_named_schema"),
-    ".schema_registry._sync.schema_registry_client": ("_BaseRestClient _CustomOAuthClient _OAuthClient"),
+    ".schema_registry._sync.schema_registry_client": ("_BaseRestClient _OAuthClient"),
     ".schema_registry.common._oauthbearer": (
         "_AbstractCustomOAuthBearerFieldProviderBuilder _AbstractOAuthBearerFieldProviderBuilder "
         "_AbstractOAuthBearerOIDCAzureIMDSFieldProviderBuilder _AbstractOAuthBearerOIDCFieldProviderBuilder "
-        "_AsyncBearerFieldProvider _BearerFieldProvider _StaticFieldProvider "
+        "_AsyncBearerFieldProvider _BearerFieldProvider "
         "_StaticOAuthBearerFieldProviderBuilder"
     ),
     ".schema_registry.common.json_schema": ("_retrieve_via_httpx _transform_field _validate_subschemas"),

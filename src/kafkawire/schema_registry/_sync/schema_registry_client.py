@@ -18,6 +18,7 @@ import httpx
 from cachetools import LRUCache, TTLCache
 
 from ..._version import version as version
+from ..common.auth import _CustomOAuthClient as _CustomOAuthClient
 from ..common.auth import bearer_headers
 from ..common.rest import error_from_response, parse_rest_config
 from ..common.schema_registry_client import (

@@ -53,21 +53,17 @@ def _str(conf: dict[str, Any], key: str) -> str:
     return value
 
 
-class _Fields:
-    """Static fields: a fixed token plus the cluster and identity pool headers."""
+class _StaticFieldProvider:
+    """STATIC_TOKEN: a fixed token plus the cluster and identity pool headers (confluent-kafka's
+    name and arguments)."""
 
-    def __init__(self, token: str, logical_cluster: str | None, identity_pool: str | None) -> None:
-        self._token = token
+    def __init__(self, token: str, logical_cluster: str, identity_pool: str | None = None) -> None:
+        self.token = token
         self.logical_cluster = logical_cluster
         self.identity_pool = identity_pool
 
-    def token(self) -> str:
-        return self._token
-
     def get_bearer_fields(self) -> dict[str, Any]:
-        fields: dict[str, Any] = {"bearer.auth.token": self.token()}
-        if self.logical_cluster is not None:
-            fields["bearer.auth.logical.cluster"] = self.logical_cluster
+        fields = {"bearer.auth.token": self.token, "bearer.auth.logical.cluster": self.logical_cluster}
         if self.identity_pool is not None:
             fields["bearer.auth.identity.pool.id"] = self.identity_pool
         return fields
@@ -76,22 +72,25 @@ class _Fields:
         return f"{type(self).__name__}(logical_cluster={self.logical_cluster!r})"
 
 
-class _Refreshing(_Fields):
+class _Refreshing(_StaticFieldProvider):
     """A token fetched on first use, and again once 80% of its lifetime has passed."""
 
     def __init__(
         self, fetch: Fetch, token_endpoint: str, logical_cluster: str, identity_pool: str | None, client: Any = None
     ) -> None:
-        super().__init__("", logical_cluster, identity_pool)
+        # not the static provider's __init__: ``token`` is fetched, never set
+        self.logical_cluster = logical_cluster
+        self.identity_pool = identity_pool
         self.token_endpoint = token_endpoint
         self.client = client  # the grant (client_id, client_secret, scope), as confluent-kafka's provider has it
         self._tokens = TokenRenewer(from_lifetime(fetch))
 
-    def token(self) -> str:
+    @property
+    def token(self) -> str:  # type: ignore[override]
         return self._tokens.current(time.monotonic())
 
 
-class _Custom:
+class _CustomOAuthClient:
     """CUSTOM: ``bearer.auth.custom.provider.function(config)`` returns the fields each request."""
 
     def __init__(self, custom_function: Callable[[dict[str, Any]], dict[str, Any]], custom_config: Any) -> None:
@@ -153,7 +152,7 @@ def bearer_field_provider(
         function = conf["bearer.auth.custom.provider.function"]
         if not callable(function):
             raise TypeError("bearer.auth.custom.provider.function must be callable")
-        return _Custom(function, conf["bearer.auth.custom.provider.config"])
+        return _CustomOAuthClient(function, conf["bearer.auth.custom.provider.config"])
     if source not in ("STATIC_TOKEN", "OAUTHBEARER", "OAUTHBEARER_AZURE_IMDS"):
         raise ValueError(f"Invalid value for bearer.auth.credentials.source: {source!r}")
     cluster, pool = _cluster_and_pool(conf)
@@ -161,7 +160,7 @@ def bearer_field_provider(
         if "bearer.auth.token" not in conf:
             # same text as confluent-kafka: its tests match on it
             raise ValueError("Missing bearer.auth.token")
-        return _Fields(_str(conf, "bearer.auth.token"), cluster, pool)
+        return _StaticFieldProvider(_str(conf, "bearer.auth.token"), cluster, pool)
     if source == "OAUTHBEARER":
         keys = (
             "bearer.auth.client.id",
@@ -202,7 +201,7 @@ def bearer_headers(provider: Any) -> dict[str, str]:
         for k in ("bearer.auth.token", "bearer.auth.logical.cluster", "bearer.auth.identity.pool.id")
         if k not in fields
     ]
-    if isinstance(provider, _Custom) and missing:
+    if isinstance(provider, _CustomOAuthClient) and missing:
         raise ValueError(f"the custom bearer provider's fields lack {', '.join(missing)}")
     headers = {"Authorization": f"Bearer {fields['bearer.auth.token']}"}
     if fields.get("bearer.auth.logical.cluster") is not None:
