@@ -13,9 +13,11 @@ from collections.abc import Callable
 from typing import Any
 
 import confluent_kafka.schema_registry._async.avro as their_async_avro
+import confluent_kafka.schema_registry._async.json_schema as their_async_json
 import confluent_kafka.schema_registry._async.protobuf as their_async_protobuf
 import confluent_kafka.schema_registry._async.schema_registry_client as their_async_client
 import confluent_kafka.schema_registry._sync.avro as their_sync_avro
+import confluent_kafka.schema_registry._sync.json_schema as their_sync_json
 import confluent_kafka.schema_registry._sync.protobuf as their_sync_protobuf
 import confluent_kafka.schema_registry._sync.schema_registry_client as their_client
 import confluent_kafka.schema_registry.common._oauthbearer as their_oauthbearer
@@ -28,11 +30,15 @@ from confluent_kafka.schema_registry import Schema as TheirSchema
 from confluent_kafka.schema_registry import SchemaReference as TheirSchemaReference
 from confluent_kafka.schema_registry import SchemaRegistryClient as TheirSchemaRegistryClient
 from google.protobuf import descriptor_pb2, descriptor_pool, timestamp_pb2
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT7
 
 import kafkawire.schema_registry._async.avro as our_async_avro
+import kafkawire.schema_registry._async.json_schema as our_async_json
 import kafkawire.schema_registry._async.protobuf as our_async_protobuf
 import kafkawire.schema_registry._async.schema_registry_client as our_async_client
 import kafkawire.schema_registry._sync.avro as our_sync_avro
+import kafkawire.schema_registry._sync.json_schema as our_sync_json
 import kafkawire.schema_registry._sync.protobuf as our_sync_protobuf
 import kafkawire.schema_registry._sync.schema_registry_client as our_client
 import kafkawire.schema_registry.avro as our_avro
@@ -487,3 +493,91 @@ def test_custom_oauth_client(function: Any, config: Any) -> None:
     assert _outcome(lambda: fields(our_client._CustomOAuthClient)) == _outcome(
         lambda: fields(their_client._CustomOAuthClient)
     )
+
+
+def test_bearer_field_provider_base() -> None:
+    class Incomplete(our_auth._BearerFieldProvider):
+        pass
+
+    class TheirIncomplete(their_oauthbearer._BearerFieldProvider):
+        pass
+
+    for ours, theirs in (
+        (our_auth._BearerFieldProvider, their_oauthbearer._BearerFieldProvider),
+        (Incomplete, TheirIncomplete),
+    ):
+        assert _outcome(ours) == _outcome(theirs)
+    assert isinstance(our_auth._StaticFieldProvider("t", "c"), our_auth._BearerFieldProvider)
+    assert isinstance(our_client._CustomOAuthClient(_custom, {}), our_auth._BearerFieldProvider)
+
+
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "ftp://example.com/schema.json",
+        "file:///etc/passwd",
+        "http:///no-host",
+        "http://127.0.0.1:1/schema.json",
+        "https://localhost/schema.json",
+        "http://10.1.2.3/schema.json",
+        "http://169.254.169.254/latest",
+        "http://[::1]/schema.json",
+        "http://[::ffff:127.0.0.1]/schema.json",
+        "schema.json",
+        "",
+    ],
+)
+def test_json_retrieve_via_httpx_refuses(uri: str) -> None:
+    ours = _outcome(lambda: our_json._retrieve_via_httpx(uri))
+    assert ours == _outcome(lambda: their_json._retrieve_via_httpx(uri))
+    assert ours == ("error", "ValueError")
+
+
+JSON_REFS: list[list[tuple[Any, Any, Any]]] = [
+    [],
+    [("addr.json", "addr", 1)],
+    [("person.json", "person", 1), ("addr.json", "addr", 1)],
+    [("addr.json", "addr", 7)],
+    [("x", None, 1)],
+    [(None, "addr", 1)],
+]
+JSON_NAMES = ["addr.json", "person.json", "x", "http://127.0.0.1/x.json", "ftp://example.com/x.json"]
+
+
+@pytest.mark.parametrize("refs", JSON_REFS)
+@pytest.mark.parametrize("given", [False, True])
+def test_json_resolve_named_schema(front: RegistryFront, refs: list[tuple[Any, Any, Any]], given: bool) -> None:
+    addr = json.dumps({"type": "object", "properties": {"zip": {"type": "string"}}})
+    person = json.dumps({"type": "object", "properties": {"home": {"$ref": "addr.json"}}})
+    front.registry.register_schema("addr", TheirSchema(addr, "JSON"))
+    front.registry.register_schema(
+        "person", TheirSchema(person, "JSON", [TheirSchemaReference("addr.json", "addr", 1)])
+    )
+    ours, theirs = _both_schemas('{"$ref": "person.json"}', "JSON", refs)
+    url = {"url": front.url}
+
+    def resolved(resolve: Callable[[Any], Any]) -> Any:
+        start = Registry().with_resource("x", Resource.from_contents({"const": 1}, DRAFT7)) if given else None
+        outcome, calls = _registry_calls(front, lambda: resolve(start))
+        if outcome[0] == "error":
+            return outcome, calls
+        registry = outcome[1]
+        return (
+            "ok",
+            calls,
+            {name: _outcome(lambda name=name: registry.get_or_retrieve(name).value.contents) for name in JSON_NAMES},
+        )
+
+    found = resolved(lambda start: our_sync_json._resolve_named_schema(ours, SchemaRegistryClient(url), start))
+    assert found == resolved(
+        lambda start: their_sync_json._resolve_named_schema(theirs, TheirSchemaRegistryClient(url), start)
+    )
+    assert found == resolved(
+        lambda start: asyncio.run(our_async_json._resolve_named_schema(ours, AsyncSchemaRegistryClient(url), start))
+    )
+    assert found == resolved(
+        lambda start: asyncio.run(
+            their_async_json._resolve_named_schema(theirs, TheirAsyncSchemaRegistryClient(url), start)
+        )
+    )
+    assert (found[0] == "ok") == (refs in JSON_REFS[:3])

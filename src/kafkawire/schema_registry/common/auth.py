@@ -11,6 +11,7 @@ registry's own requests stay on httpx. Secrets never appear in errors or reprs.
 
 from __future__ import annotations
 
+import abc
 import functools
 import time
 import urllib.parse
@@ -53,7 +54,16 @@ def _str(conf: dict[str, Any], key: str) -> str:
     return value
 
 
-class _StaticFieldProvider:
+class _BearerFieldProvider(abc.ABC):
+    """What the registry client asks for each request's bearer fields (confluent-kafka's base of
+    its providers, which a program's own provider may derive from)."""
+
+    @abc.abstractmethod
+    def get_bearer_fields(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+
+class _StaticFieldProvider(_BearerFieldProvider):
     """STATIC_TOKEN: a fixed token plus the cluster and identity pool headers (confluent-kafka's
     name and arguments)."""
 
@@ -90,7 +100,7 @@ class _Refreshing(_StaticFieldProvider):
         return self._tokens.current(time.monotonic())
 
 
-class _CustomOAuthClient:
+class _CustomOAuthClient(_BearerFieldProvider):
     """CUSTOM: ``bearer.auth.custom.provider.function(config)`` returns the fields each request."""
 
     def __init__(self, custom_function: Callable[[dict[str, Any]], dict[str, Any]], custom_config: Any) -> None:
