@@ -112,15 +112,15 @@ class _CustomOAuthClient(_BearerFieldProvider):
 
 
 def _cluster_and_pool(conf: dict[str, Any]) -> tuple[str, str | None]:
-    missing = [k for k in ("bearer.auth.logical.cluster", "bearer.auth.identity.pool.id") if k not in conf]
-    if missing:
+    """The logical cluster (required) and the identity pool (optional, as confluent-kafka's)."""
+    if "bearer.auth.logical.cluster" not in conf:
         # same text as confluent-kafka: its tests match on it
-        raise ValueError(f"Missing required bearer configuration properties: {', '.join(missing)}")
+        raise ValueError("Missing required bearer configuration properties: bearer.auth.logical.cluster")
     cluster = conf["bearer.auth.logical.cluster"]
     if not isinstance(cluster, str):
         # same text as confluent-kafka: its tests match on it
         raise TypeError(f"logical cluster must be a str, not {type(cluster)}")
-    return cluster, normalize_identity_pool(conf["bearer.auth.identity.pool.id"])
+    return cluster, normalize_identity_pool(conf.get("bearer.auth.identity.pool.id"))
 
 
 def _retrying(fetch: Fetch, retries: tuple[int, int, int]) -> Fetch:
@@ -206,13 +206,12 @@ def bearer_field_provider(
 def bearer_headers(provider: Any) -> dict[str, str]:
     """The HTTP headers for one request from the provider's fields."""
     fields = provider.get_bearer_fields()
-    missing = [
-        k
-        for k in ("bearer.auth.token", "bearer.auth.logical.cluster", "bearer.auth.identity.pool.id")
-        if k not in fields
-    ]
-    if isinstance(provider, _CustomOAuthClient) and missing:
-        raise ValueError(f"the custom bearer provider's fields lack {', '.join(missing)}")
+    missing = [k for k in ("bearer.auth.token", "bearer.auth.logical.cluster") if k not in fields]
+    if missing:
+        # same text as confluent-kafka
+        raise ValueError(
+            f"Missing required bearer auth fields, needs to be set in config or custom function: {', '.join(missing)}"
+        )
     headers = {"Authorization": f"Bearer {fields['bearer.auth.token']}"}
     if fields.get("bearer.auth.logical.cluster") is not None:
         headers["target-sr-cluster"] = fields["bearer.auth.logical.cluster"]
