@@ -29,7 +29,7 @@ from confluent_kafka.schema_registry import AsyncSchemaRegistryClient as TheirAs
 from confluent_kafka.schema_registry import Schema as TheirSchema
 from confluent_kafka.schema_registry import SchemaReference as TheirSchemaReference
 from confluent_kafka.schema_registry import SchemaRegistryClient as TheirSchemaRegistryClient
-from google.protobuf import descriptor_pb2, descriptor_pool, timestamp_pb2
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, timestamp_pb2
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT7
 
@@ -581,3 +581,52 @@ def test_json_resolve_named_schema(front: RegistryFront, refs: list[tuple[Any, A
         )
     )
     assert (found[0] == "ok") == (refs in JSON_REFS[:3])
+
+
+def _holder_class() -> Any:
+    """A message with each kind of field _set_field writes: scalar, repeated, map of scalars, map
+    of messages, message."""
+    proto = _file_proto("holder.proto", "holder")
+    T = descriptor_pb2.FieldDescriptorProto
+    inner = proto.message_type[0]
+    holder = proto.message_type.add(name="Holder")
+    holder.field.add(name="n", number=1, type=T.TYPE_INT32, label=T.LABEL_OPTIONAL)
+    holder.field.add(name="ns", number=2, type=T.TYPE_INT32, label=T.LABEL_REPEATED)
+    holder.field.add(name="inner", number=3, type=T.TYPE_MESSAGE, type_name=".holder.M", label=T.LABEL_OPTIONAL)
+    for number, (name, value_type) in enumerate((("tags", T.TYPE_STRING), ("items", T.TYPE_MESSAGE)), start=4):
+        entry = holder.nested_type.add(name=f"{name.capitalize()}Entry")
+        entry.options.map_entry = True
+        entry.field.add(name="key", number=1, type=T.TYPE_STRING, label=T.LABEL_OPTIONAL)
+        kind = {"type_name": ".holder.M"} if value_type == T.TYPE_MESSAGE else {}
+        entry.field.add(name="value", number=2, type=value_type, label=T.LABEL_OPTIONAL, **kind)
+        holder.field.add(
+            name=name, number=number, type=T.TYPE_MESSAGE, type_name=f".holder.Holder.{entry.name}", label=3
+        )
+    assert inner.name == "M"
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(proto)
+    return message_factory.GetMessageClass(
+        pool.FindMessageTypeByName("holder.Holder")
+    ), message_factory.GetMessageClass(pool.FindMessageTypeByName("holder.M"))
+
+
+def test_protobuf_set_field() -> None:
+    holder_type, m_type = _holder_class()
+    start = holder_type(n=1, ns=[1, 2], inner=m_type(x="a"), tags={"k": "v"}, items={"i": m_type(x="b")})
+    values = [5, "five", None, [], [3, 4], ["x"], {}, {"k2": "v2"}, {"i": m_type(x="c")}, {"j": "v"}]
+    values += [m_type(x="d"), m_type(), holder_type(), 1.5]
+    seen = 0
+    for name in ("n", "ns", "inner", "tags", "items"):
+        fd = holder_type.DESCRIPTOR.fields_by_name[name]
+        for value in values:
+            ours, theirs = holder_type(), holder_type()
+            ours.CopyFrom(start)
+            theirs.CopyFrom(start)
+            outcome = _outcome(lambda: our_protobuf._set_field(fd, ours, copy.deepcopy(value)))  # noqa: B023
+            assert outcome == _outcome(lambda: their_protobuf._set_field(fd, theirs, copy.deepcopy(value))), (  # noqa: B023
+                name,
+                value,
+            )
+            assert ours.SerializeToString(deterministic=True) == theirs.SerializeToString(deterministic=True)
+            seen += outcome[0] == "ok"
+    assert 5 < seen < 5 * len(values)

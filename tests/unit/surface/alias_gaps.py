@@ -26,6 +26,6 @@ KNOWN_MISSING: dict[str, str] = {
         "_StaticOAuthBearerFieldProviderBuilder"
     ),
     ".schema_registry.common.json_schema": ("_transform_field _validate_subschemas"),
-    ".schema_registry.common.protobuf": ("_set_field _transform_field"),
+    ".schema_registry.common.protobuf": ("_transform_field"),
     ".schema_registry.common.schema_registry_client": ("_AsyncStaticFieldProvider _SchemaCache _StaticFieldProvider"),
 }
