@@ -100,13 +100,14 @@ def _routes(reg: MockSchemaRegistryClient) -> list[Route]:
 class RegistryFront:
     """``url`` serves confluent's registry ``registry``; ``requests`` counts (method, path) seen,
     ``queries`` each request's query parameters, ``authorizations`` each request's Authorization
-    header (None without one)."""
+    header (None without one), ``headers`` each request's headers."""
 
     def __init__(self, tls: ssl.SSLContext | None = None) -> None:
         self.registry = MockSchemaRegistryClient({"url": "mock://front"})
         self.requests: list[tuple[str, str]] = []
         self.queries: list[dict[str, list[str]]] = []
         self.authorizations: list[str | None] = []
+        self.headers: list[dict[str, str]] = []
         routes = _routes(self.registry)
         front = self
 
@@ -123,6 +124,7 @@ class RegistryFront:
                 front.requests.append((method, path))
                 front.queries.append(query)
                 front.authorizations.append(self.headers.get("Authorization"))
+                front.headers.append(dict(self.headers.items()))
                 for verb, pattern, handler in routes:
                     m = pattern.fullmatch(path)
                     if verb == method and m:

@@ -9,6 +9,7 @@ from typing import Any
 import httpx
 import pytest
 import respx
+from confluent_kafka.schema_registry import SchemaRegistryClient as TheirClient
 from confluent_kafka.schema_registry.common import schema_registry_client as theirs
 
 from kafkawire.schema_registry import (
@@ -151,6 +152,43 @@ def test_static_bearer_token_headers() -> None:
     assert headers["Authorization"] == "Bearer tok-secret"
     assert (headers["target-sr-cluster"], headers["Confluent-Identity-Pool-Id"]) == ("lsrc-1", "p1,p2")
     assert "tok-secret" not in repr(sr._rest_client.bearer_field_provider)
+
+
+def _custom_fields(config: dict[str, Any]) -> dict[str, Any]:
+    return config
+
+
+BEARER_CONFS: list[dict[str, Any]] = [
+    {"bearer.auth.credentials.source": "STATIC_TOKEN", "bearer.auth.token": "t", "bearer.auth.logical.cluster": "c"},
+    {"bearer.auth.credentials.source": "STATIC_TOKEN", "bearer.auth.token": "t", "bearer.auth.identity.pool.id": "p"},
+    {"bearer.auth.credentials.source": "STATIC_TOKEN", "bearer.auth.logical.cluster": "c"},
+    *(
+        {
+            "bearer.auth.credentials.source": "CUSTOM",
+            "bearer.auth.custom.provider.function": _custom_fields,
+            "bearer.auth.custom.provider.config": fields,
+        }
+        for fields in (
+            {"bearer.auth.token": "t", "bearer.auth.logical.cluster": "c"},
+            {"bearer.auth.token": "t", "bearer.auth.logical.cluster": "c", "bearer.auth.identity.pool.id": "p"},
+            {"bearer.auth.token": "t", "bearer.auth.identity.pool.id": "p"},
+            {"bearer.auth.logical.cluster": "c"},
+        )
+    ),
+]
+
+
+@pytest.mark.parametrize("bearer", BEARER_CONFS)
+def test_bearer_identity_pool_is_optional_as_confluents(front: RegistryFront, bearer: dict[str, Any]) -> None:
+    def sent(client_type: Any) -> Any:
+        try:
+            client_type({"url": front.url, **bearer}).get_subjects()
+        except Exception as e:
+            return type(e).__name__, str(e)
+        headers = front.headers[-1]
+        return [headers.get(h) for h in ("Authorization", "target-sr-cluster", "Confluent-Identity-Pool-Id")]
+
+    assert sent(SchemaRegistryClient) == sent(TheirClient)
 
 
 @respx.mock

@@ -19,8 +19,13 @@ from ._sync.protobuf import (
     ProtobufDeserializerBuilder,
     ProtobufSerializer,
     ProtobufSerializerBuilder,
+    _bytes,
     _create_index_array,
+    _init_pool,
+    _is_builtin,
+    _proto_to_str,
     _schema_to_str,
+    _str_to_proto,
     decimal_to_protobuf,
     protobuf_to_decimal,
     protobuf_to_variant,
@@ -30,6 +35,7 @@ from ._sync.protobuf import (
 from .common.protobuf_fields import MAX_ENCODABLE_COEFFICIENT_DIGITS as MAX_ENCODABLE_COEFFICIENT_DIGITS
 from .common.protobuf_fields import PROTOBUF_MAJOR_VERSION as PROTOBUF_MAJOR_VERSION
 from .common.protobuf_fields import _is_repeated as _is_repeated
+from .common.protobuf_fields import _set_field as _set_field
 from .common.protobuf_fields import get_inline_tags as get_inline_tags
 from .common.protobuf_fields import get_type as get_type
 from .common.protobuf_fields import is_cel_leaf_message as is_cel_leaf_message
@@ -41,6 +47,7 @@ from .common.protobuf_fields import transform as transform
 from .common.protobuf_fields import validate_message as validate_message
 from .common.rules import FieldType as FieldType
 from .common.rules import RuleContext as RuleContext
+from .common.rules import _disjoint as _disjoint
 from .common.schemas import PROTOBUF_TYPE as PROTOBUF_TYPE
 from .common.schemas import RuleKind as RuleKind
 from .common.serde import RuleConditionError as RuleConditionError
@@ -62,8 +69,13 @@ __all__ = [
     "ProtobufDeserializerBuilder",
     "ProtobufSerializer",
     "ProtobufSerializerBuilder",
+    "_bytes",
     "_create_index_array",
+    "_init_pool",
+    "_is_builtin",
+    "_proto_to_str",
     "_schema_to_str",
+    "_str_to_proto",
     "decimal_to_protobuf",
     "protobuf_to_decimal",
     "protobuf_to_variant",

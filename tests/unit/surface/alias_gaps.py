@@ -15,28 +15,17 @@ KNOWN_MISSING: dict[str, str] = {
     # the identity confluent-kafka's C extension's reentrancy gate reads (cimpl._reentry_identity_var)
     # in its AIOConsumer's calls; kafkawire's consumer has no such gate for it to set
     ".aio._common": ("ReentryContext"),
-    ".schema_registry._async.avro": ("_resolve_named_schema"),
-    ".schema_registry._async.json_schema": ("_resolve_named_schema"),
-    ".schema_registry._async.protobuf": ("_resolve_named_schema"),
     ".schema_registry._async.schema_registry_client": (
-        "_AsyncBaseRestClient _AsyncCustomOAuthClient _AsyncOAuthClient _AsyncRestClient _urlencode"
+        "_AsyncBaseRestClient _AsyncCustomOAuthClient _AsyncOAuthClient _AsyncRestClient"
     ),
-    ".schema_registry._sync.avro": ("_resolve_named_schema"),
-    ".schema_registry._sync.json_schema": ("_resolve_named_schema"),
-    ".schema_registry._sync.protobuf": ("_resolve_named_schema"),
-    ".schema_registry._sync.schema_registry_client": ("_BaseRestClient _CustomOAuthClient _OAuthClient _urlencode"),
+    ".schema_registry._sync.schema_registry_client": ("_BaseRestClient _OAuthClient"),
     ".schema_registry.common._oauthbearer": (
         "_AbstractCustomOAuthBearerFieldProviderBuilder _AbstractOAuthBearerFieldProviderBuilder "
         "_AbstractOAuthBearerOIDCAzureIMDSFieldProviderBuilder _AbstractOAuthBearerOIDCFieldProviderBuilder "
-        "_AsyncBearerFieldProvider _BearerFieldProvider _StaticFieldProvider "
+        "_AsyncBearerFieldProvider "
         "_StaticOAuthBearerFieldProviderBuilder"
     ),
-    ".schema_registry.common.avro": (
-        "_collapse_schema _disjoint _get_inline_tags_recursively _implied_namespace _schema_loads"
-    ),
-    ".schema_registry.common.json_schema": ("_disjoint _retrieve_via_httpx _transform_field _validate_subschemas"),
-    ".schema_registry.common.protobuf": (
-        "_bytes _disjoint _init_pool _is_builtin _proto_to_str _set_field _str_to_proto _transform_field"
-    ),
+    ".schema_registry.common.json_schema": ("_transform_field _validate_subschemas"),
+    ".schema_registry.common.protobuf": ("_transform_field"),
     ".schema_registry.common.schema_registry_client": ("_AsyncStaticFieldProvider _SchemaCache _StaticFieldProvider"),
 }

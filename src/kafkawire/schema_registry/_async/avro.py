@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -10,7 +11,9 @@ from ..._util.asyncinit import asyncinit as asyncinit
 from ...serialization import DeserializerBuilder, SerializationContext, SerializerBuilder
 from ...serialization import MessageField as MessageField
 from ...serialization import SerializationError as SerializationError
+from .._sync import avro as _sync_avro
 from .._sync.avro import AvroDeserializer, AvroSerializer
+from ..common.avro_fields import AvroSchema
 from ..common.avro_fields import get_inline_tags as get_inline_tags
 from ..common.avro_fields import transform as transform
 from ..common.avro_fields import validate_message as validate_message
@@ -33,6 +36,14 @@ from .serde_builder import AsyncRegistrySerdeBuilder
 from .serde_builder import async_build_serde as async_build_serde
 
 __all__ = ["AsyncAvroDeserializer", "AsyncAvroDeserializerBuilder", "AsyncAvroSerializer", "AsyncAvroSerializerBuilder"]
+
+
+async def _resolve_named_schema(
+    schema: Schema, schema_registry_client: AsyncSchemaRegistryClient
+) -> dict[str, AvroSchema]:
+    """The synchronous ``_resolve_named_schema`` on the client's synchronous client, awaited
+    (in a worker thread, as every call of the asyncio client)."""
+    return await asyncio.to_thread(_sync_avro._resolve_named_schema, schema, schema_registry_client.sync_client())
 
 
 class AsyncAvroSerializer(AsyncBaseSerializer):

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
+
+from referencing import Registry
 
 from ..._util.asyncinit import asyncinit as asyncinit
 from ...serialization import DeserializerBuilder, SerializationContext, SerializerBuilder
 from ...serialization import MessageField as MessageField
 from ...serialization import SerializationError as SerializationError
+from .._sync import json_schema as _sync_json_schema
 from .._sync.json_schema import JSONDeserializer, JSONSerializer
 from ..common.json_fields import transform as transform
 from ..common.json_fields import validate_message as validate_message
@@ -31,6 +35,15 @@ from .serde_builder import AsyncRegistrySerdeBuilder
 from .serde_builder import async_build_serde as async_build_serde
 
 __all__ = ["AsyncJSONDeserializer", "AsyncJSONDeserializerBuilder", "AsyncJSONSerializer", "AsyncJSONSerializerBuilder"]
+
+
+async def _resolve_named_schema(
+    schema: Schema, schema_registry_client: AsyncSchemaRegistryClient, ref_registry: Registry[Any] | None = None
+) -> Registry[Any]:
+    """The synchronous ``_resolve_named_schema`` on the client's synchronous client, awaited
+    (in a worker thread, as every call of the asyncio client)."""
+    sync_client = schema_registry_client.sync_client()
+    return await asyncio.to_thread(_sync_json_schema._resolve_named_schema, schema, sync_client, ref_registry)
 
 
 class AsyncJSONSerializer(AsyncBaseSerializer):

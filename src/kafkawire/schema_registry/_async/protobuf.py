@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -13,6 +14,7 @@ from ...serialization import DeserializerBuilder, SerializerBuilder
 from ...serialization import MessageField as MessageField
 from ...serialization import SerializationContext as SerializationContext
 from ...serialization import SerializationError as SerializationError
+from .._sync import protobuf as _sync_protobuf
 from .._sync.protobuf import ProtobufDeserializer, ProtobufSerializer
 from .._sync.protobuf import reference_subject_name_strategy as reference_subject_name_strategy
 from ..common.parsed_schema_cache import ParsedSchemaCache as ParsedSchemaCache
@@ -41,6 +43,15 @@ __all__ = [
     "AsyncProtobufSerializer",
     "AsyncProtobufSerializerBuilder",
 ]
+
+
+async def _resolve_named_schema(
+    schema: Schema, schema_registry_client: AsyncSchemaRegistryClient, pool: Any, visited: set[str] | None = None
+) -> None:
+    """The synchronous ``_resolve_named_schema`` on the client's synchronous client, awaited
+    (in a worker thread, as every call of the asyncio client)."""
+    sync_client = schema_registry_client.sync_client()
+    await asyncio.to_thread(_sync_protobuf._resolve_named_schema, schema, sync_client, pool, visited)
 
 
 class AsyncProtobufSerializer(AsyncBaseSerializer):

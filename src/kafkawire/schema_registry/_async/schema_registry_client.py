@@ -13,6 +13,7 @@ from typing import Any
 
 from ..._version import version as version
 from .._sync.schema_registry_client import SchemaRegistryClient
+from .._sync.schema_registry_client import _urlencode as _urlencode
 from ..common.associations import Association as Association
 from ..common.associations import AssociationCreateOrUpdateRequest as AssociationCreateOrUpdateRequest
 from ..common.associations import AssociationResponse as AssociationResponse

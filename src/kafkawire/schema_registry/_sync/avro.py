@@ -24,9 +24,11 @@ from ...serialization import (
     SerializerBuilder,
 )
 from ..common import avro_variant
+from ..common.avro_fields import AvroSchema
 from ..common.avro_fields import get_inline_tags as get_inline_tags
 from ..common.avro_fields import transform as transform
 from ..common.avro_fields import validate_message as validate_message
+from ..common.avro_repository import _schema_loads
 from ..common.avro_repository import parse_schema_with_repo as parse_schema_with_repo
 from ..common.parsed_schema_cache import ParsedSchemaCache as ParsedSchemaCache
 from ..common.rules import FieldTransform, FieldTransformer, RuleContext
@@ -113,13 +115,8 @@ def _load(schema_str: str) -> Any:
 
 
 def _as_schema(schema_str: Any) -> Schema | None:
-    """A schema given as text is registered as confluent-kafka registers it: stripped, and a
-    primitive (``"string"``) as ``{"type":"string"}``, so both clients find the same registration."""
     if isinstance(schema_str, str):
-        text = schema_str.strip()
-        if text[:1] not in ("{", "["):
-            text = '{"type":' + text + "}"
-        return Schema(text, schema_type="AVRO")
+        return _schema_loads(schema_str)
     if isinstance(schema_str, Schema) or schema_str is None:
         return schema_str
     # same text as confluent-kafka: its tests match on it
@@ -141,7 +138,9 @@ class _Parsing:
         parsed = self._parsed.get_parsed_schema(schema)
         if parsed is None:
             named: dict[str, Any] = {}
-            self._resolve_references(schema, named, set())
+            # each referenced schema once (a schema is held under its name and its full name)
+            for raw in {id(raw): raw for raw in _resolve_named_schema(schema, self._registry).values()}.values():
+                parse_schema(raw, named_schemas=named)
             try:
                 loaded = _load(key)
                 referenced = dict(named)
@@ -156,17 +155,30 @@ class _Parsing:
             self._parsed.set(schema, parsed)
         return parsed
 
-    def _resolve_references(
-        self, schema: Schema, named: dict[str, Any], seen: set[tuple[str | None, int | None]]
-    ) -> None:
-        for ref in schema.references or []:
-            if (ref.subject, ref.version) in seen:
-                continue
-            seen.add((ref.subject, ref.version))
-            assert ref.subject is not None and ref.version is not None
-            referenced = self._registry.get_version(ref.subject, ref.version).schema
-            self._resolve_references(referenced, named, seen)
-            parse_schema(_load(referenced.schema_str or ""), named_schemas=named)
+
+def _resolve_named_schema(schema: Schema, schema_registry_client: SchemaRegistryClient) -> dict[str, AvroSchema]:
+    """The schemas ``schema`` references, fetched from the registry, each after the ones it
+    references, as JSON (not parsed: a type two of them reference is then defined once), by the
+    reference's name and by the full name of the type it defines."""
+    named: dict[str, AvroSchema] = {}
+    for ref in schema.references or ():
+        if ref.subject is None or ref.version is None:
+            raise TypeError("Subject or version cannot be None")
+        referenced = schema_registry_client.get_version(ref.subject, ref.version, True).schema
+        inner = _resolve_named_schema(referenced, schema_registry_client)
+        if referenced.schema_str is None:
+            raise TypeError("Schema string cannot be None")
+        if ref.name is None:
+            raise TypeError("Name cannot be None")
+        named.update(inner)
+        raw = _load(referenced.schema_str)
+        named[ref.name] = raw
+        if isinstance(raw, dict) and "name" in raw:
+            namespace, name = raw.get("namespace"), raw["name"]
+            full_name = f"{namespace}.{name}" if namespace and "." not in name else name
+            if full_name != ref.name:
+                named[full_name] = raw
+    return named
 
 
 class AvroSerializer(_Parsing, BaseSerializer):

@@ -22,7 +22,7 @@ from ...serialization import MessageField as MessageField
 from ..common.json_fields import transform as transform
 from ..common.json_fields import transform_json, validate_json
 from ..common.json_fields import validate_message as validate_message
-from ..common.json_schema import DEFAULT_SPEC, _json_dumps, _json_loads
+from ..common.json_schema import DEFAULT_SPEC, _json_dumps, _json_loads, _retrieve_via_httpx
 from ..common.parsed_schema_cache import ParsedSchemaCache as ParsedSchemaCache
 from ..common.rules import FieldTransform, FieldTransformer, RuleContext
 from ..common.schema_registry_client import RuleMode, RulePhase, Schema
@@ -59,6 +59,27 @@ def _title(schema: Schema | None) -> str | None:
     return parsed.get("title") if isinstance(parsed, dict) else None
 
 
+def _resolve_named_schema(
+    schema: Schema, schema_registry_client: SchemaRegistryClient, ref_registry: Registry[Any] | None = None
+) -> Registry[Any]:
+    """``ref_registry`` (by default one that fetches a web ``$ref``, as confluent-kafka's) with the
+    schemas ``schema`` references, fetched from the registry, by the names they are imported under."""
+    if ref_registry is None:
+        ref_registry = Registry(retrieve=_retrieve_via_httpx)  # type: ignore[call-arg]
+    for ref in schema.references or ():
+        if ref.subject is None or ref.version is None:
+            raise TypeError("Subject or version cannot be None")
+        referenced = schema_registry_client.get_version(ref.subject, ref.version, True).schema
+        ref_registry = _resolve_named_schema(referenced, schema_registry_client, ref_registry)
+        if referenced.schema_str is None:
+            raise TypeError("Schema string cannot be None")
+        resource = Resource.from_contents(_json_loads(referenced.schema_str), default_specification=DEFAULT_SPEC)
+        if ref.name is None:
+            raise TypeError("Name cannot be None")
+        ref_registry = ref_registry.with_resource(ref.name, resource)
+    return ref_registry
+
+
 class _Validating:
     _registry: SchemaRegistryClient
     _validators: ParsedSchemaCache[Any]
@@ -68,28 +89,15 @@ class _Validating:
         validator = self._validators.get_parsed_schema(schema)
         if validator is None:
             contents = json.loads(schema.schema_str or "")
-            resources: list[tuple[str, Resource[Any]]] = []
-            self._load_references(schema, resources, set())
-            registry: Registry[Any] = Registry().with_resources(resources)
-            cls = validator_for(contents)
-            validator = cls(contents, registry=registry)
-            self._validators.set(schema, validator)
-        return validator
-
-    def _load_references(self, schema: Schema, out: list[tuple[str, Resource[Any]]], seen: set[str]) -> None:
-        for ref in schema.references or []:
-            if ref.name is None or ref.name in seen:
-                continue
-            seen.add(ref.name)
-            if self._registry is None:
+            if schema.references and self._registry is None:
                 # same text as confluent-kafka: its tests match on it
                 raise ValueError(
                     'schema_registry_client must be provided if "schema_str" is a Schema instance with references'
                 )
-            assert ref.subject is not None and ref.version is not None
-            referenced = self._registry.get_version(ref.subject, ref.version).schema
-            out.append((ref.name, Resource.from_contents(json.loads(referenced.schema_str or "{}"), DEFAULT_SPEC)))
-            self._load_references(referenced, out, seen)
+            cls = validator_for(contents)
+            validator = cls(contents, registry=_resolve_named_schema(schema, self._registry))
+            self._validators.set(schema, validator)
+        return validator
 
     def _field_walk(self, schema: Schema) -> FieldTransformer:
         validator = self._validator(schema)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import decimal
+import importlib
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -56,11 +57,60 @@ __all__ = [
     "variant_to_protobuf",
 ]
 
-_KNOWN_PREFIXES = ("google/protobuf/", "google/type/", "confluent/meta.proto", "confluent/type/")
+# Files a schema imports that are never registered as references (``skip.known.types``) nor
+# fetched as one: Google's and Confluent's own, which every client has.
+_KNOWN_PREFIXES = ("confluent/", "google/protobuf/", "google/type/")
+
+_GOOGLE_PROTOBUF = "any source_context type api descriptor duration empty field_mask struct timestamp wrappers"
+_GOOGLE_TYPE = "calendar_period color date datetime dayofweek expr fraction latlng money month postal_address"
+_GOOGLE_TYPE += " quaternion timeofday"
+# The well-known files a registered schema is read with (``_init_pool``), by module. Google's
+# google.type files come with googleapis-common-protos (confluent-kafka requires it, kafkawire does
+# not: without it they are left out). types.decimal: the old path of confluent.type.Decimal.
+_WELL_KNOWN_MODULES = (
+    *(f"google.protobuf.{name}_pb2" for name in _GOOGLE_PROTOBUF.split()),
+    *(f"google.type.{name}_pb2" for name in _GOOGLE_TYPE.split()),
+    *(f"..confluent.{name}_pb2" for name in ("meta", "type.decimal", "type.variant", "types.decimal")),
+)
 
 
-def _is_known(file: FileDescriptor) -> bool:
-    return bool(file.name.startswith(_KNOWN_PREFIXES))
+def _is_builtin(name: str) -> bool:
+    """A file of Google's or Confluent's (by its name), which no registry subject holds."""
+    return bool(name.startswith(_KNOWN_PREFIXES))
+
+
+def _init_pool(pool: Any) -> None:
+    """Puts the well-known files into ``pool``, each after what it imports: a registered schema may
+    import them, and no reference to them is registered."""
+    added: set[str] = set()
+    for module in _WELL_KNOWN_MODULES:
+        try:
+            file = importlib.import_module(module, __package__).DESCRIPTOR
+        except ModuleNotFoundError:  # google.type's, without googleapis-common-protos
+            continue
+        if file.name not in added:
+            _add_known(pool, file, added)
+
+
+def _bytes(v: int) -> bytes:
+    """The one byte ``v``."""
+    return bytes((v,))
+
+
+def _proto_to_str(file_descriptor_proto: descriptor_pb2.FileDescriptorProto) -> str:
+    """The schema text of a FileDescriptorProto: its bytes, base64."""
+    return base64.standard_b64encode(file_descriptor_proto.SerializeToString()).decode("ascii")
+
+
+def _str_to_proto(name: str, schema_str: str) -> descriptor_pb2.FileDescriptorProto:
+    """A registered schema's text (a FileDescriptorProto, base64) read back as the file ``name``."""
+    proto = descriptor_pb2.FileDescriptorProto()
+    try:
+        proto.ParseFromString(base64.standard_b64decode(schema_str.encode("ascii")))
+        proto.name = name
+    except DecodeError as e:
+        raise SerializationError(str(e)) from e
+    return proto
 
 
 class _RegisteredMessages:
@@ -98,30 +148,40 @@ class _RegisteredMessages:
         if file is None:
             try:
                 file = self._parse(schema)
-            except (ValueError, TypeError, KeyError, DecodeError):  # base64, descriptor or pool refusals
+            except (ValueError, TypeError, KeyError, SerializationError):  # base64, descriptor or pool refusals
                 file = _UNREADABLE
             self._files.set(schema, file)
         return file
 
     def _parse(self, schema: Schema) -> Any:
         pool = descriptor_pool.DescriptorPool()
-        added: set[str] = set()
-        file = self._add(pool, "default", schema, added)
+        _init_pool(pool)
+        _resolve_named_schema(schema, self._registry, pool)
+        pool.Add(_str_to_proto("default", schema.schema_str or ""))
+        file = pool.FindFileByName("default")
         names = {m.full_name for m in _all_messages(file.message_types_by_name.values())}
         return _ParsedFile(pool, file, names)
 
-    def _add(self, pool: Any, name: str, schema: Schema, added: set[str]) -> Any:
-        for ref in schema.references or ():
-            if ref.name is not None and ref.name not in added and not ref.name.startswith(_KNOWN_PREFIXES):
-                referenced = self._registry.get_version(ref.subject, ref.version, True, "serialized")
-                self._add(pool, ref.name, referenced.schema, added)
-        proto = descriptor_pb2.FileDescriptorProto.FromString(base64.standard_b64decode(schema.schema_str or ""))
-        proto.name = name
-        for dep in proto.dependency:
-            if dep not in added and dep.startswith(_KNOWN_PREFIXES):
-                _add_known(pool, descriptor_pool.Default().FindFileByName(dep), added)
-        added.add(name)
-        return pool.Add(proto)
+
+def _resolve_named_schema(
+    schema: Schema, schema_registry_client: SchemaRegistryClient, pool: Any, visited: set[str] | None = None
+) -> None:
+    """Adds to ``pool`` the files ``schema`` references, fetched from the registry, each after
+    the ones it references; the well-known files (``_init_pool``'s) are not fetched."""
+    visited = set() if visited is None else visited
+    for ref in schema.references or ():
+        if ref.name is None:
+            raise ValueError("Name cannot be None")
+        if _is_builtin(ref.name) or ref.name in visited:
+            continue
+        visited.add(ref.name)
+        if ref.subject is None or ref.version is None:
+            raise ValueError("Subject or version cannot be None")
+        referenced = schema_registry_client.get_version(ref.subject, ref.version, True, "serialized")
+        if referenced.schema.schema_str is None:
+            raise ValueError("Schema string cannot be None")
+        _resolve_named_schema(referenced.schema, schema_registry_client, pool, visited)
+        pool.Add(_str_to_proto(ref.name, referenced.schema.schema_str))
 
 
 @dataclass(frozen=True)
@@ -135,8 +195,7 @@ _UNREADABLE = _ParsedFile(None, None, set())
 
 
 def _add_known(pool: Any, file: Any, added: set[str]) -> None:
-    """A well-known file (Google's, Confluent's) into ``pool`` after its own imports, from the
-    default pool, where its module put it."""
+    """A well-known file (Google's, Confluent's) into ``pool`` after its own imports."""
     for dep in file.dependencies:
         if dep.name not in added:
             _add_known(pool, dep, added)
@@ -225,7 +284,7 @@ class ProtobufSerializer(BaseSerializer):
         """References to what ``file`` imports, in import order; each imported file is registered
         (or looked up) under its reference subject after its own imports, so the registry knows
         every schema a reference names before it sees the reference."""
-        wanted = [dep for dep in file.dependencies if not (self._skip_known_types and _is_known(dep))]
+        wanted = [dep for dep in file.dependencies if not (self._skip_known_types and _is_builtin(dep.name))]
         return [self._registered_as_reference(ctx, dep) for dep in wanted]
 
     def _registered_as_reference(self, ctx: SerializationContext | None, dep: FileDescriptor) -> SchemaReference:

@@ -18,6 +18,7 @@ import httpx
 from cachetools import LRUCache, TTLCache
 
 from ..._version import version as version
+from ..common.auth import _CustomOAuthClient as _CustomOAuthClient
 from ..common.auth import bearer_headers
 from ..common.rest import error_from_response, parse_rest_config
 from ..common.schema_registry_client import (
@@ -41,8 +42,9 @@ __all__ = ["SchemaRegistryClient"]
 ACCEPT = "application/vnd.schemaregistry.v1+json, application/vnd.schemaregistry+json, application/json"
 
 
-def _q(name: str) -> str:
-    return urllib.parse.quote(name, safe="")
+def _urlencode(value: str) -> str:
+    """A subject or name as one path segment (``/`` escaped too), as the registry's URLs take it."""
+    return urllib.parse.quote(value, safe="")
 
 
 def _page(offset: int, limit: int) -> dict[str, Any]:
@@ -128,7 +130,7 @@ class _RestClient:
 
 
 def _path(prefix: str, subject_name: str | None) -> str:
-    return prefix if subject_name is None else f"{prefix}/{_q(subject_name)}"
+    return prefix if subject_name is None else f"{prefix}/{_urlencode(subject_name)}"
 
 
 # URL schemes served in-process ("mock"), filled in by the modules serving them (imported by the
@@ -187,7 +189,7 @@ class SchemaRegistryClient:
         if hit is not None:
             return hit
         answer = self._rest_client.post(
-            f"subjects/{_q(subject_name)}/versions", schema.to_dict(), {"normalize": normalize_schemas}
+            f"subjects/{_urlencode(subject_name)}/versions", schema.to_dict(), {"normalize": normalize_schemas}
         )
         reply = RegisteredSchema.from_dict(answer)
         # Older registries answer with the id only: the registered schema is then the one sent.
@@ -223,7 +225,7 @@ class SchemaRegistryClient:
         hit = self._cache.schema_by_guid(guid)
         if hit is not None:
             return hit
-        schema = Schema.from_dict(self._rest_client.get(f"schemas/guids/{_q(guid)}", {"format": fmt}))
+        schema = Schema.from_dict(self._rest_client.get(f"schemas/guids/{_urlencode(guid)}", {"format": fmt}))
         self._cache.set_schema(None, None, guid, schema)
         return schema
 
@@ -253,7 +255,9 @@ class SchemaRegistryClient:
         if hit is not None and hit.version is not None:
             return hit
         answer = self._rest_client.post(
-            f"subjects/{_q(subject_name)}", schema.to_dict(), {"normalize": normalize_schemas, "deleted": deleted}
+            f"subjects/{_urlencode(subject_name)}",
+            schema.to_dict(),
+            {"normalize": normalize_schemas, "deleted": deleted},
         )
         registered = RegisteredSchema.from_dict(answer)
         self._cache.set_registered_schema(schema, registered, subject_name, normalize_schemas)
@@ -280,9 +284,9 @@ class SchemaRegistryClient:
 
     def delete_subject(self, subject_name: str, permanent: bool = False) -> list[int]:
         """Soft-deletes the subject (then, with ``permanent``, hard-deletes it); returns its versions."""
-        versions: list[int] = self._rest_client.delete(f"subjects/{_q(subject_name)}")
+        versions: list[int] = self._rest_client.delete(f"subjects/{_urlencode(subject_name)}")
         if permanent:
-            versions = self._rest_client.delete(f"subjects/{_q(subject_name)}", {"permanent": True})
+            versions = self._rest_client.delete(f"subjects/{_urlencode(subject_name)}", {"permanent": True})
         self._forget(subject_name)
         return versions
 
@@ -298,7 +302,7 @@ class SchemaRegistryClient:
             hit: RegisteredSchema | None = self._latest.get(subject_name)
         if hit is not None:
             return hit
-        answer = self._rest_client.get(f"subjects/{_q(subject_name)}/versions/latest", {"format": fmt})
+        answer = self._rest_client.get(f"subjects/{_urlencode(subject_name)}/versions/latest", {"format": fmt})
         registered = RegisteredSchema.from_dict(answer)
         with self._lock:
             self._latest[subject_name] = registered
@@ -316,7 +320,9 @@ class SchemaRegistryClient:
         query: list[tuple[str, Any]] = [("deleted", deleted), ("format", fmt)]
         for k, v in metadata.items():
             query += [("key", k), ("value", v)]
-        registered = RegisteredSchema.from_dict(self._rest_client.get(f"subjects/{_q(subject_name)}/metadata", query))
+        registered = RegisteredSchema.from_dict(
+            self._rest_client.get(f"subjects/{_urlencode(subject_name)}/metadata", query)
+        )
         with self._lock:
             self._latest_meta[key] = registered
         return registered
@@ -330,14 +336,14 @@ class SchemaRegistryClient:
         if hit is not None:
             return hit
         answer = self._rest_client.get(
-            f"subjects/{_q(subject_name)}/versions/{version}", {"deleted": deleted, "format": fmt}
+            f"subjects/{_urlencode(subject_name)}/versions/{version}", {"deleted": deleted, "format": fmt}
         )
         registered = RegisteredSchema.from_dict(answer)
         self._cache.set_version(subject_name, int(version), registered)
         return registered
 
     def get_referenced_by(self, subject_name: str, version: int | str, offset: int = 0, limit: int = -1) -> list[int]:
-        path = f"subjects/{_q(subject_name)}/versions/{version}/referencedby"
+        path = f"subjects/{_urlencode(subject_name)}/versions/{version}/referencedby"
         result: list[int] = self._rest_client.get(path, _page(offset, limit))
         return result
 
@@ -345,11 +351,11 @@ class SchemaRegistryClient:
         self, subject_name: str, deleted: bool = False, deleted_only: bool = False, offset: int = 0, limit: int = -1
     ) -> list[int]:
         query = {"deleted": deleted, "deletedOnly": deleted_only, **_page(offset, limit)}
-        result: list[int] = self._rest_client.get(f"subjects/{_q(subject_name)}/versions", query)
+        result: list[int] = self._rest_client.get(f"subjects/{_urlencode(subject_name)}/versions", query)
         return result
 
     def delete_version(self, subject_name: str, version: int, permanent: bool = False) -> int:
-        path = f"subjects/{_q(subject_name)}/versions/{version}"
+        path = f"subjects/{_urlencode(subject_name)}/versions/{version}"
         result: int = self._rest_client.delete(path)
         if permanent:
             result = self._rest_client.delete(path, {"permanent": True})
@@ -370,11 +376,11 @@ class SchemaRegistryClient:
         return str(answer.get("compatibilityLevel") or answer.get("compatibility"))
 
     def test_compatibility(self, subject_name: str, schema: Schema, version: int | str = "latest") -> bool:
-        path = f"compatibility/subjects/{_q(subject_name)}/versions/{version}"
+        path = f"compatibility/subjects/{_urlencode(subject_name)}/versions/{version}"
         return bool(self._rest_client.post(path, schema.to_dict())["is_compatible"])
 
     def test_compatibility_all_versions(self, subject_name: str, schema: Schema) -> bool:
-        path = f"compatibility/subjects/{_q(subject_name)}/versions"
+        path = f"compatibility/subjects/{_urlencode(subject_name)}/versions"
         return bool(self._rest_client.post(path, schema.to_dict())["is_compatible"])
 
     def set_config(self, subject_name: str | None = None, config: ServerConfig | None = None) -> ServerConfig:
@@ -425,7 +431,7 @@ class SchemaRegistryClient:
         query += [("associationType", t) for t in association_types or []]
         # paging only when asked for, as confluent-kafka sends it (the serdes' look-up never is)
         query += [("offset", offset if offset > 0 else None), ("limit", limit if limit >= 1 else None)]
-        path = f"associations/resources/{_q(resource_namespace)}/{_q(resource_name)}"
+        path = f"associations/resources/{_urlencode(resource_namespace)}/{_urlencode(resource_name)}"
         return [Association.from_dict(a) for a in self._rest_client.get(path, query) or []]
 
     def create_association(self, request: AssociationCreateOrUpdateRequest) -> AssociationResponse:
@@ -443,7 +449,7 @@ class SchemaRegistryClient:
         ``cascade_lifecycle`` also deletes the subjects of its STRONG ones, and frozen ones need it."""
         query: list[tuple[str, Any]] = [("cascadeLifecycle", cascade_lifecycle), ("resourceType", resource_type)]
         query += [("associationType", t) for t in association_types or []]
-        self._rest_client.delete(f"associations/resources/{_q(resource_id)}", query)
+        self._rest_client.delete(f"associations/resources/{_urlencode(resource_id)}", query)
 
     # --- caches ---------------------------------------------------------------------------------
 

@@ -11,6 +11,7 @@ registry's own requests stay on httpx. Secrets never appear in errors or reprs.
 
 from __future__ import annotations
 
+import abc
 import functools
 import time
 import urllib.parse
@@ -53,21 +54,26 @@ def _str(conf: dict[str, Any], key: str) -> str:
     return value
 
 
-class _Fields:
-    """Static fields: a fixed token plus the cluster and identity pool headers."""
+class _BearerFieldProvider(abc.ABC):
+    """What the registry client asks for each request's bearer fields (confluent-kafka's base of
+    its providers, which a program's own provider may derive from)."""
 
-    def __init__(self, token: str, logical_cluster: str | None, identity_pool: str | None) -> None:
-        self._token = token
+    @abc.abstractmethod
+    def get_bearer_fields(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+
+class _StaticFieldProvider(_BearerFieldProvider):
+    """STATIC_TOKEN: a fixed token plus the cluster and identity pool headers (confluent-kafka's
+    name and arguments)."""
+
+    def __init__(self, token: str, logical_cluster: str, identity_pool: str | None = None) -> None:
+        self.token = token
         self.logical_cluster = logical_cluster
         self.identity_pool = identity_pool
 
-    def token(self) -> str:
-        return self._token
-
     def get_bearer_fields(self) -> dict[str, Any]:
-        fields: dict[str, Any] = {"bearer.auth.token": self.token()}
-        if self.logical_cluster is not None:
-            fields["bearer.auth.logical.cluster"] = self.logical_cluster
+        fields = {"bearer.auth.token": self.token, "bearer.auth.logical.cluster": self.logical_cluster}
         if self.identity_pool is not None:
             fields["bearer.auth.identity.pool.id"] = self.identity_pool
         return fields
@@ -76,22 +82,25 @@ class _Fields:
         return f"{type(self).__name__}(logical_cluster={self.logical_cluster!r})"
 
 
-class _Refreshing(_Fields):
+class _Refreshing(_StaticFieldProvider):
     """A token fetched on first use, and again once 80% of its lifetime has passed."""
 
     def __init__(
         self, fetch: Fetch, token_endpoint: str, logical_cluster: str, identity_pool: str | None, client: Any = None
     ) -> None:
-        super().__init__("", logical_cluster, identity_pool)
+        # not the static provider's __init__: ``token`` is fetched, never set
+        self.logical_cluster = logical_cluster
+        self.identity_pool = identity_pool
         self.token_endpoint = token_endpoint
         self.client = client  # the grant (client_id, client_secret, scope), as confluent-kafka's provider has it
         self._tokens = TokenRenewer(from_lifetime(fetch))
 
-    def token(self) -> str:
+    @property
+    def token(self) -> str:  # type: ignore[override]
         return self._tokens.current(time.monotonic())
 
 
-class _Custom:
+class _CustomOAuthClient(_BearerFieldProvider):
     """CUSTOM: ``bearer.auth.custom.provider.function(config)`` returns the fields each request."""
 
     def __init__(self, custom_function: Callable[[dict[str, Any]], dict[str, Any]], custom_config: Any) -> None:
@@ -103,15 +112,15 @@ class _Custom:
 
 
 def _cluster_and_pool(conf: dict[str, Any]) -> tuple[str, str | None]:
-    missing = [k for k in ("bearer.auth.logical.cluster", "bearer.auth.identity.pool.id") if k not in conf]
-    if missing:
+    """The logical cluster (required) and the identity pool (optional, as confluent-kafka's)."""
+    if "bearer.auth.logical.cluster" not in conf:
         # same text as confluent-kafka: its tests match on it
-        raise ValueError(f"Missing required bearer configuration properties: {', '.join(missing)}")
+        raise ValueError("Missing required bearer configuration properties: bearer.auth.logical.cluster")
     cluster = conf["bearer.auth.logical.cluster"]
     if not isinstance(cluster, str):
         # same text as confluent-kafka: its tests match on it
         raise TypeError(f"logical cluster must be a str, not {type(cluster)}")
-    return cluster, normalize_identity_pool(conf["bearer.auth.identity.pool.id"])
+    return cluster, normalize_identity_pool(conf.get("bearer.auth.identity.pool.id"))
 
 
 def _retrying(fetch: Fetch, retries: tuple[int, int, int]) -> Fetch:
@@ -153,7 +162,7 @@ def bearer_field_provider(
         function = conf["bearer.auth.custom.provider.function"]
         if not callable(function):
             raise TypeError("bearer.auth.custom.provider.function must be callable")
-        return _Custom(function, conf["bearer.auth.custom.provider.config"])
+        return _CustomOAuthClient(function, conf["bearer.auth.custom.provider.config"])
     if source not in ("STATIC_TOKEN", "OAUTHBEARER", "OAUTHBEARER_AZURE_IMDS"):
         raise ValueError(f"Invalid value for bearer.auth.credentials.source: {source!r}")
     cluster, pool = _cluster_and_pool(conf)
@@ -161,7 +170,7 @@ def bearer_field_provider(
         if "bearer.auth.token" not in conf:
             # same text as confluent-kafka: its tests match on it
             raise ValueError("Missing bearer.auth.token")
-        return _Fields(_str(conf, "bearer.auth.token"), cluster, pool)
+        return _StaticFieldProvider(_str(conf, "bearer.auth.token"), cluster, pool)
     if source == "OAUTHBEARER":
         keys = (
             "bearer.auth.client.id",
@@ -197,13 +206,12 @@ def bearer_field_provider(
 def bearer_headers(provider: Any) -> dict[str, str]:
     """The HTTP headers for one request from the provider's fields."""
     fields = provider.get_bearer_fields()
-    missing = [
-        k
-        for k in ("bearer.auth.token", "bearer.auth.logical.cluster", "bearer.auth.identity.pool.id")
-        if k not in fields
-    ]
-    if isinstance(provider, _Custom) and missing:
-        raise ValueError(f"the custom bearer provider's fields lack {', '.join(missing)}")
+    missing = [k for k in ("bearer.auth.token", "bearer.auth.logical.cluster") if k not in fields]
+    if missing:
+        # same text as confluent-kafka
+        raise ValueError(
+            f"Missing required bearer auth fields, needs to be set in config or custom function: {', '.join(missing)}"
+        )
     headers = {"Authorization": f"Bearer {fields['bearer.auth.token']}"}
     if fields.get("bearer.auth.logical.cluster") is not None:
         headers["target-sr-cluster"] = fields["bearer.auth.logical.cluster"]

@@ -10,6 +10,7 @@ application's dict is what gets written.
 from __future__ import annotations
 
 import decimal
+import re
 from collections import defaultdict
 from typing import Any
 
@@ -31,6 +32,8 @@ __all__ = ["AvroMessage", "AvroSchema", "get_inline_tags", "get_type", "transfor
 # (a (branch name, value) tuple picks a union's branch).
 AvroSchema = str | list[Any] | dict[str, Any]
 AvroMessage = None | str | float | int | decimal.Decimal | bool | bytes | list[Any] | dict[str, Any] | tuple[Any, ...]
+
+_FULL_NAME = re.compile(r"^(.*)\.[^.]+$")
 
 _PRIMITIVE_TYPES = {
     "null": FieldType.NULL,
@@ -81,39 +84,83 @@ def get_inline_tags(schema: Any) -> dict[str, set[str]]:
     """The ``confluent:tags`` of every record field the schema defines, by the field's full name
     (``namespace.Record.field``)."""
     tags: dict[str, set[str]] = defaultdict(set)
-    _collect_tags("", "", schema, tags)
+    _get_inline_tags_recursively("", "", schema, tags)
     return tags
 
 
-def _collect_tags(namespace: str, enclosing: str, schema: Any, tags: dict[str, set[str]]) -> None:
+def _get_inline_tags_recursively(ns: str, name: str, schema: Any, tags: dict[str, set[str]]) -> None:
+    """``get_inline_tags``'s walk (confluent-kafka's name and arguments): ``ns`` and ``name`` are
+    the enclosing record's namespace and full name, which a nested record without a namespace of
+    its own inherits."""
     if isinstance(schema, list):
         for branch in schema:
-            _collect_tags(namespace, enclosing, branch, tags)
+            _get_inline_tags_recursively(ns, name, branch, tags)
         return
     if not isinstance(schema, dict):
         return
     kind = schema.get("type")
     if kind == "array":
-        _collect_tags(namespace, enclosing, schema.get("items"), tags)
+        _get_inline_tags_recursively(ns, name, schema.get("items"), tags)
     elif kind == "map":
-        _collect_tags(namespace, enclosing, schema.get("values"), tags)
+        _get_inline_tags_recursively(ns, name, schema.get("values"), tags)
     elif kind == "record":
-        name = schema.get("name")
-        if name is not None and "." in name:  # a full name: its namespace is its own
-            record_ns = name.rpartition(".")[0]
+        record = schema.get("name")
+        record_ns: Any
+        if record is not None and "." in record:  # a full name: its namespace is its own
+            record_ns = _implied_namespace(record) or ""
         else:
             record_ns = schema.get("namespace")
             if record_ns is None:  # inherited: the enclosing record's namespace
-                record_ns = enclosing.rpartition(".")[0] if "." in enclosing else namespace
-            if name is not None and record_ns:
-                name = f"{record_ns}.{name}"
-        if name is None:
-            return
+                record_ns = _implied_namespace(name) or ns
+            if record is not None and record_ns != "":
+                record = f"{record_ns}.{record}"
         for field in schema["fields"]:
+            if record is None:
+                continue
             if field.get("confluent:tags") is not None and field.get("name") is not None:
-                tags[f"{name}.{field['name']}"].update(field["confluent:tags"])
+                tags[record + "." + field["name"]].update(field["confluent:tags"])
             if field.get("type") is not None:
-                _collect_tags(record_ns, name, field["type"], tags)
+                _get_inline_tags_recursively(record_ns, record, field["type"], tags)
+
+
+def _implied_namespace(name: str) -> str | None:
+    """The namespace a full name carries (``a.b.Rec`` -> ``a.b``); None for a simple name."""
+    match = _FULL_NAME.match(name)
+    return match.group(1) if match else None
+
+
+def _collapse_schema(schema: Any, encountered_references: list[str] | None = None) -> Any:
+    """``schema`` (changed in place) with each named type after its first definition written as
+    its name, as Avro wants it: fastavro's expanded form repeats the definition at every use."""
+    seen: list[Any] = [] if encountered_references is None else encountered_references
+    if isinstance(schema, list):
+        return [_collapse_schema(branch, seen) for branch in schema]
+    if not isinstance(schema, dict):
+        return schema
+    kind = schema.get("type")
+    if kind == "array":
+        schema["items"] = _collapse_schema(schema["items"], seen)
+    elif kind == "map":
+        schema["values"] = _collapse_schema(schema["values"], seen)
+    elif kind == "record":
+        name = schema.get("name")
+        namespace = schema.get("namespace")
+        full_name = name if namespace is None or (name is not None and "." in name) else f"{namespace}.{name}"
+        if full_name in seen:
+            return schema["name"]
+        seen.append(full_name)
+        if schema.get("aliases") is not None:
+            seen.extend(a if namespace is None or "." in a else f"{namespace}.{a}" for a in schema["aliases"])
+        schema["fields"] = _collapse_schema(schema["fields"], seen)
+    elif kind in ("fixed", "enum"):
+        if schema["name"] in seen:
+            return schema["name"]
+        seen.append(schema["name"])
+        if schema.get("aliases") is not None:
+            seen.extend(schema["aliases"])
+    else:
+        schema["type"] = _collapse_schema(schema["type"], seen)
+    return schema
 
 
 def _name(schema: Any) -> str | None:

@@ -1,4 +1,5 @@
-"""An Avro schema parsed with the named types other schemas define (a registered schema's
+"""An Avro schema from its text: the declaration a program gives as the Schema registered
+(``_schema_loads``), and parsed with the named types other schemas define (a registered schema's
 references), through fastavro's schema repository: the repository serves the named types by name."""
 
 from __future__ import annotations
@@ -10,7 +11,18 @@ from typing import Any
 from fastavro.repository.base import AbstractSchemaRepository
 from fastavro.schema import load_schema
 
+from .schemas import Schema
+
 __all__ = ["LocalSchemaRepository", "parse_schema_with_repo"]
+
+
+def _schema_loads(schema_str: str) -> Schema:
+    """The Schema registered for a declaration, as confluent-kafka registers it: stripped, and a
+    primitive (``"string"``) as ``{"type":"string"}``, so both clients find the same registration."""
+    text = schema_str.strip()
+    if text[0] not in ("{", "["):
+        text = '{"type":' + text + "}"
+    return Schema(text, schema_type="AVRO")
 
 
 class LocalSchemaRepository(AbstractSchemaRepository):

@@ -229,12 +229,14 @@ def _child_descriptor(schema_fd: Any, descriptor: Any) -> Any:
 
 
 def _set_field(fd: Any, message: Message, value: Any) -> None:
+    """Writes a field rule's result back: a list or dict replaces a collection's contents, a
+    message is copied in (neither takes assignment), anything else is assigned."""
     if isinstance(value, list):
         message.ClearField(fd.name)
         getattr(message, fd.name).extend(value)
     elif isinstance(value, dict):
         held = getattr(message, fd.name)
-        if fd.message_type.fields_by_name["value"].type == _F.TYPE_MESSAGE:
+        if is_map_field(fd) and fd.message_type.fields_by_name["value"].type == _F.TYPE_MESSAGE:
             for key, item in value.items():  # a map of messages takes no assignment: copied in
                 held[key].CopyFrom(item)
         else:

@@ -9,7 +9,7 @@ reaches, and the executor's ``FieldTransform`` sees the fields whose tags the ru
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Container, Iterable
 from enum import Enum
 from typing import Any
 
@@ -243,7 +243,12 @@ class FieldRuleExecutor(RuleExecutor):
 
 
 def _overlap(a: list[str] | None, b: list[str] | None) -> bool:
-    return not set(a or ()).isdisjoint(b or ())
+    return not _disjoint(a or (), b or ())
+
+
+def _disjoint(tags1: Iterable[str], tags2: Container[str]) -> bool:
+    """No tag of ``tags1`` is in ``tags2`` (confluent-kafka's name, each format module gives it)."""
+    return not any(tag in tags2 for tag in tags1)
 
 
 def field_selected(ctx: RuleContext, field_ctx: FieldContext) -> bool:

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import base64
 import threading
-import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any, Protocol
 
-from ...._sync.schema_registry_client import _RestClient
+from ...._sync.schema_registry_client import _RestClient, _urlencode
 from ....error import SchemaRegistryError
 
 __all__ = [
@@ -262,10 +261,6 @@ def context_for(subject: str | None) -> str | None:
     return None if context == "." else context
 
 
-def _q(name: str) -> str:
-    return urllib.parse.quote(name, safe="")
-
-
 class _Backend(Protocol):
     """Where requests go: the registry's REST API, or the in-process store of mock:// URLs."""
 
@@ -291,23 +286,23 @@ class _RestBackend:
         return result
 
     def read_kek(self, name: str, deleted: bool, context: str | None) -> dict[str, Any]:
-        result: dict[str, Any] = self._rest.get(f"{_KEKS}/{_q(name)}", {"deleted": deleted, "context": context})
+        result: dict[str, Any] = self._rest.get(f"{_KEKS}/{_urlencode(name)}", {"deleted": deleted, "context": context})
         return result
 
     def create_dek(self, kek_name: str, subject: str, body: dict[str, Any]) -> dict[str, Any]:
         try:
-            result: dict[str, Any] = self._rest.post(f"{_KEKS}/{_q(kek_name)}/deks/{_q(subject)}", body)
+            result: dict[str, Any] = self._rest.post(f"{_KEKS}/{_urlencode(kek_name)}/deks/{_urlencode(subject)}", body)
         except SchemaRegistryError as e:
             if e.http_status_code != 405:
                 raise
             # Registries before the subject moved into the path take it from the body only.
-            result = self._rest.post(f"{_KEKS}/{_q(kek_name)}/deks", body)
+            result = self._rest.post(f"{_KEKS}/{_urlencode(kek_name)}/deks", body)
         return result
 
     def read_dek(
         self, kek_name: str, subject: str, version: int, algorithm: DekAlgorithm, deleted: bool
     ) -> dict[str, Any]:
-        path = f"{_KEKS}/{_q(kek_name)}/deks/{_q(subject)}/versions/{version}"
+        path = f"{_KEKS}/{_urlencode(kek_name)}/deks/{_urlencode(subject)}/versions/{version}"
         result: dict[str, Any] = self._rest.get(path, {"algorithm": algorithm.value, "deleted": deleted})
         return result
 

@@ -1,0 +1,632 @@
+"""confluent-kafka's underscored schema-registry helpers that programs import, under the same names in
+kafkawire (the alias serves them): each called with the same arguments, good and bad, on
+confluent-kafka's module and kafkawire's, the results or error classes compared."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import copy
+import json
+from collections import defaultdict
+from collections.abc import Callable
+from typing import Any
+
+import confluent_kafka.schema_registry._async.avro as their_async_avro
+import confluent_kafka.schema_registry._async.json_schema as their_async_json
+import confluent_kafka.schema_registry._async.protobuf as their_async_protobuf
+import confluent_kafka.schema_registry._async.schema_registry_client as their_async_client
+import confluent_kafka.schema_registry._sync.avro as their_sync_avro
+import confluent_kafka.schema_registry._sync.json_schema as their_sync_json
+import confluent_kafka.schema_registry._sync.protobuf as their_sync_protobuf
+import confluent_kafka.schema_registry._sync.schema_registry_client as their_client
+import confluent_kafka.schema_registry.common._oauthbearer as their_oauthbearer
+import confluent_kafka.schema_registry.common.avro as their_avro
+import confluent_kafka.schema_registry.common.json_schema as their_json
+import confluent_kafka.schema_registry.common.protobuf as their_protobuf
+import pytest
+from confluent_kafka.schema_registry import AsyncSchemaRegistryClient as TheirAsyncSchemaRegistryClient
+from confluent_kafka.schema_registry import Schema as TheirSchema
+from confluent_kafka.schema_registry import SchemaReference as TheirSchemaReference
+from confluent_kafka.schema_registry import SchemaRegistryClient as TheirSchemaRegistryClient
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, timestamp_pb2
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT7
+
+import kafkawire.schema_registry._async.avro as our_async_avro
+import kafkawire.schema_registry._async.json_schema as our_async_json
+import kafkawire.schema_registry._async.protobuf as our_async_protobuf
+import kafkawire.schema_registry._async.schema_registry_client as our_async_client
+import kafkawire.schema_registry._sync.avro as our_sync_avro
+import kafkawire.schema_registry._sync.json_schema as our_sync_json
+import kafkawire.schema_registry._sync.protobuf as our_sync_protobuf
+import kafkawire.schema_registry._sync.schema_registry_client as our_client
+import kafkawire.schema_registry.avro as our_avro
+import kafkawire.schema_registry.common.auth as our_auth
+import kafkawire.schema_registry.common.json_schema as our_json
+import kafkawire.schema_registry.protobuf as our_protobuf
+from kafkawire.schema_registry import AsyncSchemaRegistryClient, Schema, SchemaReference, SchemaRegistryClient
+from tests.serde.registry_front import RegistryFront
+
+
+def _outcome(call: Callable[[], Any]) -> Any:
+    try:
+        value = call()
+    except Exception as e:
+        return ("error", type(e).__name__)
+    return ("ok", value)
+
+
+def _same(ours: Callable[..., Any], theirs: Callable[..., Any], *args: Any) -> Any:
+    """Both called on their own deep copy of ``args`` (some change their argument): the outcome
+    and the arguments afterwards compared."""
+    our_args, their_args = copy.deepcopy(args), copy.deepcopy(args)
+    outcome = _outcome(lambda: ours(*our_args))
+    assert outcome == _outcome(lambda: theirs(*their_args)), args
+    assert our_args == their_args, args
+    return outcome
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["", "plain", "with space", "a/b", "ä-ü", ":.ctx:subject", "100%", "?x=1&y", "~_.-", "\x00", b"raw", 5, None],
+)
+def test_urlencode(value: Any) -> None:
+    _same(our_client._urlencode, their_client._urlencode, value)
+    _same(our_async_client._urlencode, their_async_client._urlencode, value)
+
+
+TAG_SETS: list[Any] = [set(), {"PII"}, {"PII", "X"}, {"Y"}, ["PII"], ("A", "B"), "PII", frozenset({"B"}), None, 3]
+
+
+@pytest.mark.parametrize("module", ["avro", "json", "protobuf"])
+def test_disjoint(module: str) -> None:
+    ours, theirs = {
+        "avro": (our_avro._disjoint, their_avro._disjoint),
+        "json": (our_json._disjoint, their_json._disjoint),
+        "protobuf": (our_protobuf._disjoint, their_protobuf._disjoint),
+    }[module]
+    for a in TAG_SETS:
+        for b in TAG_SETS:
+            _same(ours, theirs, a, b)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '"string"',
+        '  "long"\n',
+        '{"type": "record", "name": "R", "fields": []}',
+        '["null", "int"]',
+        "  {}  ",
+        "null",
+        "",
+        "   ",
+        "not json",
+        None,
+        b'"string"',
+    ],
+)
+def test_schema_loads(text: Any) -> None:
+    ours = _outcome(lambda: our_avro._schema_loads(text))
+    theirs = _outcome(lambda: their_avro._schema_loads(text))
+    if ours[0] == "ok":
+        assert theirs[0] == "ok"
+        assert (ours[1].schema_str, ours[1].schema_type, ours[1].references) == (
+            theirs[1].schema_str,
+            theirs[1].schema_type,
+            theirs[1].references,
+        )
+    else:
+        assert ours == theirs, text
+
+
+@pytest.mark.parametrize("name", ["a.b.Rec", "Rec", ".Rec", "a.", "a..b", "", ".", "x.y", "a.b.c.", 5, None])
+def test_implied_namespace(name: Any) -> None:
+    _same(our_avro._implied_namespace, their_avro._implied_namespace, name)
+
+
+LINE = {"type": "record", "name": "Line", "fields": [{"name": "sku", "type": "string", "confluent:tags": ["ID"]}]}
+NESTED = {
+    "type": "record",
+    "name": "Order",
+    "namespace": "shop",
+    "aliases": ["Old", "other.Older"],
+    "fields": [
+        {"name": "a", "type": LINE, "confluent:tags": ["PII"]},
+        {"name": "b", "type": copy.deepcopy(LINE)},
+        {"name": "c", "type": {"type": "array", "items": copy.deepcopy(LINE)}},
+        {"name": "d", "type": {"type": "map", "values": ["null", copy.deepcopy(LINE)]}},
+        {"name": "e", "type": {"type": "enum", "name": "E", "symbols": ["X"], "aliases": ["F"]}},
+        {"name": "f", "type": {"type": "enum", "name": "E", "symbols": ["X"]}},
+        {"name": "g", "type": {"type": "fixed", "name": "F", "size": 2}},
+        {"name": "h", "type": {"type": {"type": "fixed", "name": "F", "size": 2}}},
+        {
+            "name": "i",
+            "type": {
+                "type": "record",
+                "name": "x.Inner",
+                "fields": [{"name": "j", "type": "string", "confluent:tags": ["T"]}],
+            },
+        },
+        {
+            "name": "k",
+            "type": {"type": "record", "name": "Nested", "fields": [{"name": "l", "type": copy.deepcopy(LINE)}]},
+        },
+        {"name": "m", "type": {"type": "record", "name": "Old", "fields": []}},
+    ],
+}
+SCHEMAS: list[Any] = [
+    "string",
+    ["null", "string"],
+    LINE,
+    NESTED,
+    [LINE, copy.deepcopy(LINE)],
+    {"type": "array", "items": LINE},
+    {"type": "string"},
+    {"type": "record", "fields": [{"name": "x", "type": "int", "confluent:tags": ["A"]}]},
+    {"type": "record", "name": "NoFields"},
+    {"type": "record", "name": "n.a.", "fields": [{"name": "x", "type": "int", "confluent:tags": ["A"]}]},
+    {"type": "record", "name": "R", "namespace": "", "fields": [{"name": "x", "type": LINE}]},
+    {"type": "record", "name": "R", "fields": [{"name": 5, "type": "int", "confluent:tags": ["A"]}]},
+    {"type": "record", "name": "R", "fields": [{"name": "x", "type": "int", "confluent:tags": "AB"}]},
+    {"type": "record", "name": "R", "aliases": 5, "fields": []},
+    {"type": "enum", "symbols": ["A"]},
+    {"type": "map"},
+    {"name": "typeless"},
+    {},
+    None,
+    5,
+]
+
+
+@pytest.mark.parametrize("schema", SCHEMAS)
+def test_collapse_schema(schema: Any) -> None:
+    _same(our_avro._collapse_schema, their_avro._collapse_schema, schema)
+    seen = ["shop.Line", "Line", "E"]
+    _same(our_avro._collapse_schema, their_avro._collapse_schema, schema, seen)
+
+
+@pytest.mark.parametrize("schema", SCHEMAS)
+@pytest.mark.parametrize(("ns", "name"), [("", ""), ("outer", ""), ("", "outer.Rec"), ("a", "b.c.Rec"), ("a", ".R")])
+def test_get_inline_tags_recursively(schema: Any, ns: str, name: str) -> None:
+    found: defaultdict[str, set[str]] = defaultdict(set, {"shop.Line.sku": {"OLD"}})
+    _same(our_avro._get_inline_tags_recursively, their_avro._get_inline_tags_recursively, ns, name, schema, found)
+    # a plain dict: a tag of a field not yet in it fails in both
+    ours: dict[str, set[str]] = {"shop.Line.sku": {"OLD"}}
+    theirs: dict[str, set[str]] = {"shop.Line.sku": {"OLD"}}
+    outcome = _outcome(lambda: our_avro._get_inline_tags_recursively(ns, name, copy.deepcopy(schema), ours))
+    assert outcome == _outcome(lambda: their_avro._get_inline_tags_recursively(ns, name, copy.deepcopy(schema), theirs))
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("value", [0, 1, 0x7F, 0x80, 255, 256, -1, "a", None, 1.0, True])
+def test_protobuf_bytes(value: Any) -> None:
+    _same(our_protobuf._bytes, their_protobuf._bytes, value)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "google/protobuf/timestamp.proto",
+        "google/type/date.proto",
+        "google/api/annotations.proto",
+        "google/protobufx.proto",
+        "confluent/meta.proto",
+        "confluent/type/decimal.proto",
+        "confluent/types/decimal.proto",
+        "confluent/mine.proto",
+        "confluentinc/x.proto",
+        "shop/order.proto",
+        "Google/protobuf/any.proto",
+        "",
+        5,
+        None,
+    ],
+)
+def test_protobuf_is_builtin(name: Any) -> None:
+    _same(our_protobuf._is_builtin, their_protobuf._is_builtin, name)
+
+
+def _file_proto(name: str, package: str, *deps: str) -> descriptor_pb2.FileDescriptorProto:
+    proto = descriptor_pb2.FileDescriptorProto(name=name, package=package, syntax="proto3", dependency=list(deps))
+    message = proto.message_type.add(name="M")
+    message.field.add(name="x", number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING, label=1)
+    return proto
+
+
+PROTOS = [
+    descriptor_pb2.FileDescriptorProto(),
+    _file_proto("a.proto", "shop"),
+    _file_proto("b.proto", "", "google/protobuf/timestamp.proto", "a.proto"),
+    timestamp_pb2.DESCRIPTOR,
+]
+
+
+def test_protobuf_proto_to_str() -> None:
+    for proto in PROTOS[:3]:
+        _same(our_protobuf._proto_to_str, their_protobuf._proto_to_str, proto)
+    for bad in (PROTOS[3], None, "text", b"bytes"):
+        assert _outcome(lambda bad=bad: our_protobuf._proto_to_str(bad)) == _outcome(
+            lambda bad=bad: their_protobuf._proto_to_str(bad)
+        )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        *(base64.standard_b64encode(p.SerializeToString()).decode() for p in PROTOS[:3]),
+        "",
+        "AAAA",  # three zero bytes: field number 0
+        "CgFh",  # name "a"
+        "CgFhEg==",  # truncated
+        "not base64!",
+        "Cg=",
+        "é",
+        b"CgFh",
+        None,
+    ],
+)
+@pytest.mark.parametrize("name", ["default", "x/y.proto", "", None, 5])
+def test_protobuf_str_to_proto(text: Any, name: Any) -> None:
+    ours = _outcome(lambda: our_protobuf._str_to_proto(name, text))
+    theirs = _outcome(lambda: their_protobuf._str_to_proto(name, text))
+    if ours[0] == "ok" and theirs[0] == "ok":
+        assert ours[1].SerializeToString() == theirs[1].SerializeToString()
+    else:
+        assert ours == theirs, (name, text)
+
+
+WELL_KNOWN = [
+    *(
+        f"google/protobuf/{n}.proto"
+        for n in ["any", "api", "descriptor", "duration", "empty", "field_mask", "source_context"]
+    ),
+    *(f"google/protobuf/{n}.proto" for n in ["struct", "timestamp", "type", "wrappers"]),
+    *(
+        f"google/type/{n}.proto"
+        for n in ["calendar_period", "color", "date", "datetime", "dayofweek", "expr", "fraction"]
+    ),
+    *(f"google/type/{n}.proto" for n in ["latlng", "money", "month", "postal_address", "quaternion", "timeofday"]),
+    "confluent/meta.proto",
+    "confluent/type/decimal.proto",
+    "confluent/type/variant.proto",
+    "confluent/types/decimal.proto",
+]
+
+
+def _files(pool: descriptor_pool.DescriptorPool, names: list[str]) -> dict[str, Any]:
+    return {name: _outcome(lambda name=name: pool.FindFileByName(name).serialized_pb) for name in names}
+
+
+def test_protobuf_init_pool() -> None:
+    ours, theirs = descriptor_pool.DescriptorPool(), descriptor_pool.DescriptorPool()
+    assert _outcome(lambda: our_protobuf._init_pool(ours)) == _outcome(lambda: their_protobuf._init_pool(theirs))
+    others = ["google/protobuf/compiler/plugin.proto", "google/api/annotations.proto", "confluent/x.proto"]
+    found = _files(ours, WELL_KNOWN + others)
+    assert found == _files(theirs, WELL_KNOWN + others)
+    assert all(found[name][0] == "ok" for name in WELL_KNOWN) and all(found[name][0] == "error" for name in others)
+    # a second time on the same pool, and on a pool holding another file of a well-known name
+    assert _outcome(lambda: our_protobuf._init_pool(ours)) == _outcome(lambda: their_protobuf._init_pool(theirs))
+    clashing = []
+    for _ in range(2):
+        pool = descriptor_pool.DescriptorPool()
+        pool.Add(_file_proto("google/protobuf/any.proto", "google.protobuf"))
+        clashing.append(pool)
+    assert _outcome(lambda: our_protobuf._init_pool(clashing[0])) == _outcome(
+        lambda: their_protobuf._init_pool(clashing[1])
+    )
+    assert _outcome(lambda: our_protobuf._init_pool(None)) == _outcome(lambda: their_protobuf._init_pool(None))
+
+
+# _resolve_named_schema: both clients against the same registry (confluent's, behind tests/serde/registry_front.py)
+
+
+def _registry_calls(front: RegistryFront, call: Callable[[], Any]) -> tuple[Any, list[tuple[str, str]]]:
+    start = len(front.requests)
+    outcome = _outcome(call)
+    return outcome, front.requests[start:]
+
+
+def _both_schemas(text: str, schema_type: str, refs: list[tuple[Any, Any, Any]]) -> tuple[Any, Any]:
+    ours = Schema(text, schema_type, [SchemaReference(*ref) for ref in refs])
+    theirs = TheirSchema(text, schema_type, [TheirSchemaReference(*ref) for ref in refs])
+    return ours, theirs
+
+
+def _record(name: str, namespace: str | None, fields: list[tuple[str, Any]]) -> str:
+    schema: dict[str, Any] = {"type": "record", "name": name, "fields": [{"name": n, "type": t} for n, t in fields]}
+    if namespace is not None:
+        schema["namespace"] = namespace
+    return json.dumps(schema)
+
+
+AVRO_REFS: list[list[tuple[Any, Any, Any]]] = [
+    [],
+    [("shop.Base", "base", 1)],
+    [("shop.Mid", "mid", 1), ("o.avsc", "other", 1), ("shop.Base", "base", 1)],  # Base twice, one by Mid
+    [("Full", "full", 1), ("prim", "primitive", 1)],
+    [("shop.Base", "base", 2)],  # no such version
+    [("x", "nowhere", 1)],
+    [("x", None, 1)],
+    [("x", "base", None)],
+    [(None, "base", 1)],
+]
+
+
+def _register_avro(front: RegistryFront) -> None:
+    registry = front.registry
+    registry.register_schema("base", TheirSchema(_record("Base", "shop", [("x", "int")]), "AVRO"))
+    base = [TheirSchemaReference("shop.Base", "base", 1)]
+    registry.register_schema("mid", TheirSchema(_record("Mid", "shop", [("b", "shop.Base")]), "AVRO", base))
+    registry.register_schema("other", TheirSchema(_record("Other", "other", [("b", "shop.Base")]), "AVRO", base))
+    registry.register_schema("full", TheirSchema(_record("a.b.Full", "ignored", [("y", "long")]), "AVRO"))
+    registry.register_schema("primitive", TheirSchema('"string"', "AVRO"))
+
+
+@pytest.mark.parametrize("refs", AVRO_REFS)
+def test_avro_resolve_named_schema(front: RegistryFront, refs: list[tuple[Any, Any, Any]]) -> None:
+    _register_avro(front)
+    ours, theirs = _both_schemas(_record("Root", "shop", [("m", "string")]), "AVRO", refs)
+    url = {"url": front.url}
+    found = _registry_calls(front, lambda: our_sync_avro._resolve_named_schema(ours, SchemaRegistryClient(url)))
+    assert found == _registry_calls(
+        front, lambda: their_sync_avro._resolve_named_schema(theirs, TheirSchemaRegistryClient(url))
+    )
+    assert found == _registry_calls(
+        front,
+        lambda: asyncio.run(our_async_avro._resolve_named_schema(ours, AsyncSchemaRegistryClient(url))),
+    )
+    assert found == _registry_calls(
+        front,
+        lambda: asyncio.run(their_async_avro._resolve_named_schema(theirs, TheirAsyncSchemaRegistryClient(url))),
+    )
+    assert (found[0][0] == "ok") == (refs in AVRO_REFS[:4])
+
+
+def _proto_b64(proto: descriptor_pb2.FileDescriptorProto) -> str:
+    return base64.standard_b64encode(proto.SerializeToString()).decode()
+
+
+PROTOBUF_REFS: list[list[tuple[Any, Any, Any]]] = [
+    [],
+    [("a.proto", "a.proto", 1)],
+    [("b.proto", "b.proto", 1), ("a.proto", "a.proto", 1), ("google/protobuf/timestamp.proto", None, None)],
+    [("confluent/meta.proto", "nowhere", 1), ("a.proto", "a.proto", 1), ("a.proto", None, None)],
+    [("a.proto", "a.proto", 9)],
+    [("a.proto", None, 1)],
+    [(None, "a.proto", 1)],
+    [("bad.proto", "bad", 1)],
+]
+
+
+@pytest.mark.parametrize("refs", PROTOBUF_REFS)
+@pytest.mark.parametrize("visited", [None, {"b.proto"}])
+def test_protobuf_resolve_named_schema(
+    front: RegistryFront, refs: list[tuple[Any, Any, Any]], visited: set[str] | None
+) -> None:
+    registry = front.registry
+    registry.register_schema("a.proto", TheirSchema(_proto_b64(_file_proto("a.proto", "shop")), "PROTOBUF"))
+    b = _proto_b64(_file_proto("b.proto", "shop.b", "google/protobuf/timestamp.proto", "a.proto"))
+    registry.register_schema("b.proto", TheirSchema(b, "PROTOBUF", [TheirSchemaReference("a.proto", "a.proto", 1)]))
+    registry.register_schema("bad", TheirSchema("CgFhEg==", "PROTOBUF"))
+    ours, theirs = _both_schemas(_proto_b64(_file_proto("root.proto", "r", "b.proto")), "PROTOBUF", refs)
+    url = {"url": front.url}
+
+    def resolved(init_pool: Callable[[Any], None], resolve: Callable[[Any, Any], Any]) -> Any:
+        pool = descriptor_pool.DescriptorPool()
+        init_pool(pool)
+        seen = None if visited is None else set(visited)
+        outcome, calls = _registry_calls(front, lambda: resolve(pool, seen))
+        return (
+            outcome,
+            calls,
+            seen,
+            _files(pool, ["a.proto", "b.proto", "bad.proto", "google/protobuf/timestamp.proto"]),
+        )
+
+    found = resolved(
+        our_protobuf._init_pool,
+        lambda pool, seen: our_sync_protobuf._resolve_named_schema(ours, SchemaRegistryClient(url), pool, seen),
+    )
+    assert found == resolved(
+        their_protobuf._init_pool,
+        lambda pool, seen: their_sync_protobuf._resolve_named_schema(
+            theirs, TheirSchemaRegistryClient(url), pool, seen
+        ),
+    )
+    assert found == resolved(
+        our_protobuf._init_pool,
+        lambda pool, seen: asyncio.run(
+            our_async_protobuf._resolve_named_schema(ours, AsyncSchemaRegistryClient(url), pool, seen)
+        ),
+    )
+    assert found == resolved(
+        their_protobuf._init_pool,
+        lambda pool, seen: asyncio.run(
+            their_async_protobuf._resolve_named_schema(theirs, TheirAsyncSchemaRegistryClient(url), pool, seen)
+        ),
+    )
+    assert (found[0][0] == "ok") == (refs in PROTOBUF_REFS[:4])
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("tok", "lsrc-1"),
+        ("tok", "lsrc-1", "pool-1"),
+        ("tok", "lsrc-1", None),
+        ("", "", ""),
+        ("tok", None, "pool-1,pool-2"),
+        ("tok",),
+        (),
+        ("tok", "lsrc-1", "pool", "extra"),
+    ],
+)
+def test_static_field_provider(args: tuple[Any, ...]) -> None:
+    def fields(cls: Any) -> Any:
+        provider = cls(*args)
+        return provider.token, provider.logical_cluster, provider.identity_pool, provider.get_bearer_fields()
+
+    assert _outcome(lambda: fields(our_auth._StaticFieldProvider)) == _outcome(
+        lambda: fields(their_oauthbearer._StaticFieldProvider)
+    )
+
+
+def test_static_field_provider_repr_has_no_token() -> None:
+    assert "s3cret" not in repr(our_auth._StaticFieldProvider("s3cret", "lsrc-1", "pool-1"))
+
+
+def _custom(config: Any) -> Any:
+    if config == "fail":
+        raise RuntimeError("no token")
+    return {"bearer.auth.token": "t", "config": config}
+
+
+@pytest.mark.parametrize("config", [{"a": 1}, None, "fail", []])
+@pytest.mark.parametrize("function", [_custom, lambda config: config, None])
+def test_custom_oauth_client(function: Any, config: Any) -> None:
+    def fields(cls: Any) -> Any:
+        provider = cls(function, config)
+        return provider.custom_function is function, provider.custom_config, provider.get_bearer_fields()
+
+    assert _outcome(lambda: fields(our_client._CustomOAuthClient)) == _outcome(
+        lambda: fields(their_client._CustomOAuthClient)
+    )
+
+
+def test_bearer_field_provider_base() -> None:
+    class Incomplete(our_auth._BearerFieldProvider):
+        pass
+
+    class TheirIncomplete(their_oauthbearer._BearerFieldProvider):
+        pass
+
+    for ours, theirs in (
+        (our_auth._BearerFieldProvider, their_oauthbearer._BearerFieldProvider),
+        (Incomplete, TheirIncomplete),
+    ):
+        assert _outcome(ours) == _outcome(theirs)
+    assert isinstance(our_auth._StaticFieldProvider("t", "c"), our_auth._BearerFieldProvider)
+    assert isinstance(our_client._CustomOAuthClient(_custom, {}), our_auth._BearerFieldProvider)
+
+
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "ftp://example.com/schema.json",
+        "file:///etc/passwd",
+        "http:///no-host",
+        "http://127.0.0.1:1/schema.json",
+        "https://localhost/schema.json",
+        "http://10.1.2.3/schema.json",
+        "http://169.254.169.254/latest",
+        "http://[::1]/schema.json",
+        "http://[::ffff:127.0.0.1]/schema.json",
+        "schema.json",
+        "",
+    ],
+)
+def test_json_retrieve_via_httpx_refuses(uri: str) -> None:
+    ours = _outcome(lambda: our_json._retrieve_via_httpx(uri))
+    assert ours == _outcome(lambda: their_json._retrieve_via_httpx(uri))
+    assert ours == ("error", "ValueError")
+
+
+JSON_REFS: list[list[tuple[Any, Any, Any]]] = [
+    [],
+    [("addr.json", "addr", 1)],
+    [("person.json", "person", 1), ("addr.json", "addr", 1)],
+    [("addr.json", "addr", 7)],
+    [("x", None, 1)],
+    [(None, "addr", 1)],
+]
+JSON_NAMES = ["addr.json", "person.json", "x", "http://127.0.0.1/x.json", "ftp://example.com/x.json"]
+
+
+@pytest.mark.parametrize("refs", JSON_REFS)
+@pytest.mark.parametrize("given", [False, True])
+def test_json_resolve_named_schema(front: RegistryFront, refs: list[tuple[Any, Any, Any]], given: bool) -> None:
+    addr = json.dumps({"type": "object", "properties": {"zip": {"type": "string"}}})
+    person = json.dumps({"type": "object", "properties": {"home": {"$ref": "addr.json"}}})
+    front.registry.register_schema("addr", TheirSchema(addr, "JSON"))
+    front.registry.register_schema(
+        "person", TheirSchema(person, "JSON", [TheirSchemaReference("addr.json", "addr", 1)])
+    )
+    ours, theirs = _both_schemas('{"$ref": "person.json"}', "JSON", refs)
+    url = {"url": front.url}
+
+    def resolved(resolve: Callable[[Any], Any]) -> Any:
+        start = Registry().with_resource("x", Resource.from_contents({"const": 1}, DRAFT7)) if given else None
+        outcome, calls = _registry_calls(front, lambda: resolve(start))
+        if outcome[0] == "error":
+            return outcome, calls
+        registry = outcome[1]
+        return (
+            "ok",
+            calls,
+            {name: _outcome(lambda name=name: registry.get_or_retrieve(name).value.contents) for name in JSON_NAMES},
+        )
+
+    found = resolved(lambda start: our_sync_json._resolve_named_schema(ours, SchemaRegistryClient(url), start))
+    assert found == resolved(
+        lambda start: their_sync_json._resolve_named_schema(theirs, TheirSchemaRegistryClient(url), start)
+    )
+    assert found == resolved(
+        lambda start: asyncio.run(our_async_json._resolve_named_schema(ours, AsyncSchemaRegistryClient(url), start))
+    )
+    assert found == resolved(
+        lambda start: asyncio.run(
+            their_async_json._resolve_named_schema(theirs, TheirAsyncSchemaRegistryClient(url), start)
+        )
+    )
+    assert (found[0] == "ok") == (refs in JSON_REFS[:3])
+
+
+def _holder_class() -> Any:
+    """A message with each kind of field _set_field writes: scalar, repeated, map of scalars, map
+    of messages, message."""
+    proto = _file_proto("holder.proto", "holder")
+    T = descriptor_pb2.FieldDescriptorProto
+    inner = proto.message_type[0]
+    holder = proto.message_type.add(name="Holder")
+    holder.field.add(name="n", number=1, type=T.TYPE_INT32, label=T.LABEL_OPTIONAL)
+    holder.field.add(name="ns", number=2, type=T.TYPE_INT32, label=T.LABEL_REPEATED)
+    holder.field.add(name="inner", number=3, type=T.TYPE_MESSAGE, type_name=".holder.M", label=T.LABEL_OPTIONAL)
+    for number, (name, value_type) in enumerate((("tags", T.TYPE_STRING), ("items", T.TYPE_MESSAGE)), start=4):
+        entry = holder.nested_type.add(name=f"{name.capitalize()}Entry")
+        entry.options.map_entry = True
+        entry.field.add(name="key", number=1, type=T.TYPE_STRING, label=T.LABEL_OPTIONAL)
+        kind = {"type_name": ".holder.M"} if value_type == T.TYPE_MESSAGE else {}
+        entry.field.add(name="value", number=2, type=value_type, label=T.LABEL_OPTIONAL, **kind)
+        holder.field.add(
+            name=name, number=number, type=T.TYPE_MESSAGE, type_name=f".holder.Holder.{entry.name}", label=3
+        )
+    assert inner.name == "M"
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(proto)
+    return message_factory.GetMessageClass(
+        pool.FindMessageTypeByName("holder.Holder")
+    ), message_factory.GetMessageClass(pool.FindMessageTypeByName("holder.M"))
+
+
+def test_protobuf_set_field() -> None:
+    holder_type, m_type = _holder_class()
+    start = holder_type(n=1, ns=[1, 2], inner=m_type(x="a"), tags={"k": "v"}, items={"i": m_type(x="b")})
+    values = [5, "five", None, [], [3, 4], ["x"], {}, {"k2": "v2"}, {"i": m_type(x="c")}, {"j": "v"}]
+    values += [m_type(x="d"), m_type(), holder_type(), 1.5]
+    seen = 0
+    for name in ("n", "ns", "inner", "tags", "items"):
+        fd = holder_type.DESCRIPTOR.fields_by_name[name]
+        for value in values:
+            ours, theirs = holder_type(), holder_type()
+            ours.CopyFrom(start)
+            theirs.CopyFrom(start)
+            outcome = _outcome(lambda: our_protobuf._set_field(fd, ours, copy.deepcopy(value)))  # noqa: B023
+            assert outcome == _outcome(lambda: their_protobuf._set_field(fd, theirs, copy.deepcopy(value))), (  # noqa: B023
+                name,
+                value,
+            )
+            assert ours.SerializeToString(deterministic=True) == theirs.SerializeToString(deterministic=True)
+            seen += outcome[0] == "ok"
+    assert 5 < seen < 5 * len(values)
