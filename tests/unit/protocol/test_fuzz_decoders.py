@@ -80,7 +80,7 @@ def _damage(data: bytes, changes: list[Edit], start: int = 0) -> bytearray:
     return out
 
 
-def _decode_within_bounds(decode: Callable[[], Any], size: int) -> None:
+def _peak_allocation(decode: Callable[[], Any]) -> int:
     tracemalloc.start()
     try:
         decode()
@@ -89,6 +89,15 @@ def _decode_within_bounds(decode: Callable[[], Any], size: int) -> None:
     finally:
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
+    return peak
+
+
+def _decode_within_bounds(decode: Callable[[], Any], size: int) -> None:
+    """The least of two measures of ``decode``'s peak allocation: tracemalloc also counts what
+    other threads allocate meanwhile, which only ever adds (an earlier test's leftover thread once
+    charged 394 KB to a 16-byte answer, and not when Hypothesis ran the same example again); the
+    decoding itself allocates the same each time."""
+    peak = min(_peak_allocation(decode) for _ in range(2))
     assert peak < BASE_ALLOWANCE + BYTES_PER_INPUT_BYTE * size
 
 
