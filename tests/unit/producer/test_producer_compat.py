@@ -346,9 +346,14 @@ def raising_callback(seen: list[bytes], bad: tuple[bytes, ...]) -> Callable[[Any
     return cb
 
 
+def make_unconnected(impl: Any) -> Any:
+    """A producer with no broker to try: librdkafka queues no connection errors to count in len()."""
+    return impl.Producer({"log_level": 0})
+
+
 def test_callback_exception_comes_out_of_poll_and_the_rest_wait(impl: Any) -> None:
     seen: list[bytes] = []
-    producer = make(impl)
+    producer = make_unconnected(impl)
     try:
         cb = raising_callback(seen, (b"2", b"3"))
         for value in (b"1", b"2", b"3", b"4"):
@@ -370,7 +375,7 @@ def test_callback_exception_comes_out_of_poll_and_the_rest_wait(impl: Any) -> No
 def test_callback_exception_in_flush_is_raised_after_every_report(impl: Any) -> None:
     """confluent-kafka's flush() serves every report, then raises the last callback's exception."""
     seen: list[bytes] = []
-    producer = make(impl)
+    producer = make_unconnected(impl)
     try:
         cb = raising_callback(seen, (b"2", b"3"))
         for value in (b"1", b"2", b"3", b"4"):
@@ -379,8 +384,8 @@ def test_callback_exception_in_flush_is_raised_after_every_report(impl: Any) -> 
         with pytest.raises(ValueError, match="boom 3") as exc:
             producer.flush(5)
         assert seen == [b"1", b"2", b"3", b"4"]
+        assert len(producer) == 0
         if impl is kafkawire:
-            assert len(producer) == 0  # (librdkafka's len() also counts its own pending events)
             assert str(exc.value.__context__) == "boom 2"  # the earlier one is kept as context
     finally:
         dispose(producer)
