@@ -59,6 +59,7 @@ class FetchTable:
 
     # Slots: poll()'s C take (native_c/poll_take.c) reads ``_rows`` and ``_turn`` at their offsets.
     __slots__ = (
+        "_round_start",
         "_rows",
         "_turn",
         "buffered_bytes",
@@ -83,7 +84,8 @@ class FetchTable:
         self.expansion = 2.0
         self.buffered_bytes = 0
         self.reserved = 0  # bytes asked for by fetches in flight
-        self._turn = 0  # where take()'s next round starts, for fairness
+        self._turn = 0  # take(1)'s next row in ``_rows``
+        self._round_start: Partition | None = None  # the row take(n)'s next round starts at
         # take(1)'s turn: the unpaused rows that held something when listed (see `_next_row`), in
         # the parts' order; None when a row not listed may hold something (listed anew when asked).
         self._rows: list[Partition] | None = None
@@ -415,32 +417,47 @@ class FetchTable:
 
     def take(self, max_records: int) -> list[tuple[Partition, RecordBatch | None, list[Any] | FetchEvent]]:
         """Up to ``max_records`` records (and the events among them), fair across unpaused rows:
-        rounds in which each row with something gives an equal share, starting one row further
-        each call. Advances positions past what is returned."""
+        rounds in which each row with something gives an equal share, starting after the row
+        served last. A share never splits a batch, only ``max_records`` does (a row's turn gives at
+        least the rest of its head batch): shares of a record or two each made consume(1000) over
+        2,048 partitions hand over a piece per record (bench/PROFILE.md, "Partitions"), and
+        librdkafka's queue hands over whole fetched batches in turn too. Advances positions past
+        what is returned."""
         out: list[tuple[Partition, RecordBatch | None, list[Any] | FetchEvent]] = []
         if max_records == 1:  # poll(): one record, from the next row in turn
             part = self._next_row()
             if part is not None:
                 self._take_from(part, 1, out)
             return out
-        ready = [p for p in self.parts.values() if p.buffer and not p.paused]
-        if not ready or max_records <= 0:
+        if max_records <= 0:
             return out
-        turn = self._turn % len(ready)
-        self._turn += 1
+        start = self._round_start
+        ready: list[Partition] = []
+        turn = 0
+        for part in self.parts.values():
+            if part is start:
+                turn = len(ready)
+            if part.buffer and not part.paused:
+                ready.append(part)
+        if not ready:
+            return out
         if turn:
             ready = ready[turn:] + ready[:turn]
         left = max_records
-        while left > 0 and ready:
-            share = max(1, left // len(ready))
+        rows = list(enumerate(ready))
+        last = 0
+        while left > 0 and rows:
+            share = left // len(rows)
             still = []
-            for part in ready:
+            for i, part in rows:
                 if left <= 0:
                     break
-                left -= self._take_from(part, min(share, left), out)
+                left -= self._take_from(part, min(left, max(share, _head_left(part))), out)
+                last = i
                 if part.buffer:
-                    still.append(part)
-            ready = still
+                    still.append((i, part))
+            rows = still
+        self._round_start = ready[(last + 1) % len(ready)]
         return out
 
     def take_one(self, out: list[tuple[Partition, RecordBatch | None, list[Any] | FetchEvent]]) -> Any:
@@ -535,6 +552,12 @@ class FetchTable:
             else:
                 head.pos = stop
         return taken
+
+
+def _head_left(part: Partition) -> int:
+    """What a row's head holds: an event counts one, a chunk its records not yet taken."""
+    head = part.buffer[0]
+    return 1 if isinstance(head, FetchEvent) else len(head.records) - head.pos
 
 
 def _record_offset(records: list[Record], i: int) -> int:

@@ -145,16 +145,33 @@ def test_take_is_fair_and_rotates_and_advances_positions() -> None:
     for key in (A, B, C):
         t.assign(key, 0)
         fill(t, key, 0, 10)
-    got = offsets_taken(t.take(9))
-    assert sorted(p for p, _ in got) == [0, 0, 0, 1, 1, 1, 2, 2, 2]
-    assert [t.position(k) for k in (A, B, C)] == [3, 3, 3]
-    t.take(2)  # the next call starts one partition further
-    assert sorted(t.position(k) for k in (A, B, C)) == [3, 4, 4]
+        fill(t, key, 10, 20)
+    got = offsets_taken(t.take(60))  # equal shares, each past its first batch
+    assert sorted(p for p, _ in got) == [0] * 20 + [1] * 20 + [2] * 20
+    assert [t.position(k) for k in (A, B, C)] == [20, 20, 20]
     assert t.parts[A].leader_epoch == 3
+    # A share never splits a batch: a turn gives at least the rest of the row's head batch.
+    assert offsets_taken(t.take(9)) == [(0, o) for o in range(20, 29)]  # C was served last: A's turn
+    assert offsets_taken(t.take(12)) == [(1, o) for o in range(20, 30)] + [(2, 20), (2, 21)]
     rest = offsets_taken(t.take(100))
-    assert len(rest) == 30 - 11
+    assert rest == [(0, 29)] + [(2, o) for o in range(22, 30)]  # after C: A, then C's rest
     for key in (A, B, C):
-        assert t.position(key) == 10
+        assert t.position(key) == 30
+
+
+def test_take_over_more_rows_than_records_hands_over_whole_batches_in_turn() -> None:
+    keys = [("t", p) for p in range(10)]
+    t = FetchTable(FetchLimits())
+    for key in keys:
+        t.assign(key, 0)
+        fill(t, key, 0, 5)
+    pieces = t.take(12)
+    assert [(part.key[1], len(records)) for part, _b, records in pieces] == [(0, 5), (1, 5), (2, 2)]
+    pieces = t.take(12)  # on from the row after the last served
+    assert [(part.key[1], len(records)) for part, _b, records in pieces] == [(3, 5), (4, 5), (5, 2)]
+    t.take(4 * 5 + 3 + 3)  # rows 6-9 whole, then 2's and 5's rests
+    assert [t.position(k) for k in keys] == [5] * 10
+    assert t.take(10) == []
 
 
 def test_take_one_alternates_rows_and_leaves_events_and_last_records_to_take() -> None:
