@@ -29,6 +29,10 @@ from confluent_kafka.schema_registry import AsyncSchemaRegistryClient as TheirAs
 from confluent_kafka.schema_registry import Schema as TheirSchema
 from confluent_kafka.schema_registry import SchemaReference as TheirSchemaReference
 from confluent_kafka.schema_registry import SchemaRegistryClient as TheirSchemaRegistryClient
+from confluent_kafka.schema_registry.schema_registry_client import Rule as TheirRule
+from confluent_kafka.schema_registry.schema_registry_client import RuleKind as TheirRuleKind
+from confluent_kafka.schema_registry.schema_registry_client import RuleMode as TheirRuleMode
+from confluent_kafka.schema_registry.serde import RuleContext as TheirRuleContext
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, timestamp_pb2
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT7
@@ -46,6 +50,8 @@ import kafkawire.schema_registry.common.auth as our_auth
 import kafkawire.schema_registry.common.json_schema as our_json
 import kafkawire.schema_registry.protobuf as our_protobuf
 from kafkawire.schema_registry import AsyncSchemaRegistryClient, Schema, SchemaReference, SchemaRegistryClient
+from kafkawire.schema_registry.common.rules import RuleContext
+from kafkawire.schema_registry.common.schema_registry_client import Rule, RuleKind, RuleMode
 from tests.serde.registry_front import RegistryFront
 
 
@@ -630,3 +636,187 @@ def test_protobuf_set_field() -> None:
             assert ours.SerializeToString(deterministic=True) == theirs.SerializeToString(deterministic=True)
             seen += outcome[0] == "ok"
     assert 5 < seen < 5 * len(values)
+
+
+def _rule_contexts(kind: str, tags: tuple[str, ...]) -> tuple[Any, Any]:
+    ours = Rule("r", None, RuleKind(kind), RuleMode.WRITE, "X", set(tags), None, None, None, None, False)
+    theirs = TheirRule(
+        "r", None, TheirRuleKind(kind), TheirRuleMode.WRITE, "X", set(tags), None, None, None, None, False
+    )
+    return (
+        RuleContext(None, None, None, "subject", RuleMode.WRITE, ours, 0, [ours], None, None),
+        TheirRuleContext(None, None, None, None, "subject", TheirRuleMode.WRITE, theirs, 0, [theirs], None, None),
+    )
+
+
+def _field_recorder(seen: list[Any], condition: bool) -> Any:
+    """A field transform noting each field it is given: a CONDITION rule's answer (False for a
+    string), else strings upper-cased and integers incremented."""
+
+    def field_transform(ctx: Any, field_ctx: Any, value: Any) -> Any:
+        seen.append((field_ctx.full_name, field_ctx.name, field_ctx.field_type.name, sorted(field_ctx.tags), value))
+        if condition:
+            return not isinstance(value, str)
+        if isinstance(value, str):
+            return value.upper()
+        return value + 1 if isinstance(value, int) and not isinstance(value, bool) else value
+
+    return field_transform
+
+
+def _walk_step(step: Callable[[Any, Any], Any], context: Any, message: Any, condition: bool) -> Any:
+    """``step(ctx, field_transform)``'s outcome, the fields it handed the transform, and where the
+    context's field path ends."""
+    seen: list[Any] = []
+    outcome = _outcome(lambda: step(context, _field_recorder(seen, condition)))
+    return outcome, seen, context.current_field() is None
+
+
+JSON_WALKED = {
+    "type": "object",
+    "definitions": {"line": {"type": "object", "properties": {"sku": {"type": "string", "confluent:tags": ["ID"]}}}},
+    "properties": {
+        "customer": {"type": "string", "confluent:tags": ["PII"]},
+        "qty": {"type": "integer"},
+        "lines": {"type": "array", "items": {"$ref": "#/definitions/line"}},
+        "note": {"type": ["null", "string"], "confluent:tags": ["PII", "X"]},
+        "pay": {
+            "oneOf": [
+                {"type": "object", "properties": {"card": {"type": "string"}}, "required": ["card"]},
+                {"type": "object", "properties": {"iban": {"type": "string"}}, "required": ["iban"]},
+            ]
+        },
+        "line": {"$ref": "#/definitions/line", "confluent:tags": ["L"]},
+        "tags_text": {"type": "string", "confluent:tags": "AB"},
+        "tags_bad": {"type": "string", "confluent:tags": 5},
+        "nowhere": {"$ref": "#/definitions/nope"},
+    },
+}
+JSON_VALUES: list[Any] = [
+    {
+        "customer": "ann",
+        "qty": 2,
+        "lines": [{"sku": "s1"}, {"sku": "s2"}],
+        "note": "n",
+        "pay": {"iban": "no1"},
+        "line": {"sku": "s3"},
+        "tags_text": "t",
+        "tags_bad": "b",
+        "nowhere": "x",
+    },
+    {"customer": None, "note": None, "qty": 0, "lines": []},
+    {},
+    [],
+    "text",
+    None,
+]
+JSON_PROP_SCHEMAS: list[Any] = [True, [], None, {"type": "string", "confluent:tags": None}]
+
+
+def _json_step(module: Any, context: Any, step: tuple[Any, ...], condition: bool) -> Any:
+    path, name, value, schema, registry, resolver = copy.deepcopy(step[:4]) + step[4:]
+    found = _walk_step(
+        lambda ctx, ft: module._transform_field(ctx, path, name, value, schema, registry, resolver, ft),
+        context,
+        value,
+        condition,
+    )
+    return found, value
+
+
+@pytest.mark.parametrize(("kind", "tags"), [("TRANSFORM", ()), ("TRANSFORM", ("PII",)), ("CONDITION", ())])
+def test_json_transform_field(kind: str, tags: tuple[str, ...]) -> None:
+    registry: Registry[Any] = Registry()
+    resolver = registry.resolver_with_root(Resource.from_contents(JSON_WALKED, default_specification=DRAFT7))
+    steps = [(name, schema) for name, schema in JSON_WALKED["properties"].items()]
+    steps += [("customer", schema) for schema in JSON_PROP_SCHEMAS] + [("absent", {"type": "string"})]
+    outcomes: set[tuple[str, bool]] = set()
+    for (name, schema), value, path, given in (
+        (step, value, path, given)
+        for step in steps
+        for value in JSON_VALUES
+        for path in ("$", "$.outer")
+        for given in (resolver, None)
+    ):
+        step = (path, name, value, schema, registry, given)
+        ours, theirs = _rule_contexts(kind, tags)
+        condition = kind == "CONDITION"
+        found = _json_step(our_json, ours, step, condition)
+        assert found == _json_step(their_json, theirs, step, condition), step
+        outcomes.add((found[0][0][0], bool(found[0][1])))
+    assert outcomes == {("ok", True), ("ok", False), ("error", False)} | ({("error", True)} if condition else set())
+
+
+JSON_SUBSCHEMAS: list[Any] = [
+    [],
+    [{"type": "string"}],
+    [{"type": "integer"}, {"type": "string"}, {"type": "string", "minLength": 2}],
+    [{"$ref": "#/definitions/line"}, {"type": "object"}],
+    [{"type": "object", "properties": {"sku": {"type": "integer"}}}, {"$ref": "#/definitions/line"}],
+    [True],
+    [False, {}],
+    [5, "x", None, {"type": "string"}],
+    [{"type": 5}],
+    [{"type": "null"}, {"type": 5}],
+    [{"$ref": "#/definitions/nope"}],
+    [{"type": "object", "properties": {"line": {"$ref": "#/definitions/line"}}}],
+    "ab",
+    None,
+]
+
+
+@pytest.mark.parametrize("subschemas", JSON_SUBSCHEMAS)
+def test_json_validate_subschemas(subschemas: Any) -> None:
+    registry: Registry[Any] = Registry()
+    resolver = registry.resolver_with_root(Resource.from_contents(JSON_WALKED, default_specification=DRAFT7))
+    for message in ("s", "long", 3, {"sku": "a"}, {"sku": 1}, {"line": {"sku": "a"}}, None, []):
+        for given in (resolver, None):
+            _same(
+                lambda s, m, g=given: our_json._validate_subschemas(s, m, registry, g),
+                lambda s, m, g=given: their_json._validate_subschemas(s, m, registry, g),
+                subschemas,
+                message,
+            )
+
+
+def _proto_walk_step(module: Any, context: Any, fd: Any, desc: Any, message: Any, condition: bool) -> Any:
+    found = _walk_step(
+        lambda ctx, ft: module._transform_field(ctx, fd, fd, desc, message, ft), context, message, condition
+    )
+    return found, message.SerializeToString(deterministic=True) if hasattr(message, "SerializeToString") else message
+
+
+@pytest.mark.parametrize(("kind", "tags"), [("TRANSFORM", ()), ("TRANSFORM", ("PII",)), ("CONDITION", ())])
+def test_protobuf_transform_field(kind: str, tags: tuple[str, ...]) -> None:
+    holder_type, m_type = _holder_class()
+    full = holder_type(n=1, ns=[1, 2], inner=m_type(x="a"), tags={"k": "v"}, items={"i": m_type(x="b")})
+    starts = [full, holder_type(), holder_type(n=0, inner=m_type())]
+    holder = holder_type.DESCRIPTOR
+    compared = 0
+    for name in ("n", "ns", "inner", "tags", "items"):
+        fd = holder.fields_by_name[name]
+        for start, desc in [(start, holder) for start in starts] + [(full, m_type.DESCRIPTOR)]:
+            ours, theirs = holder_type(), holder_type()
+            ours.CopyFrom(start)
+            theirs.CopyFrom(start)
+            our_ctx, their_ctx = _rule_contexts(kind, tags)
+            condition = kind == "CONDITION"
+            found = _proto_walk_step(our_protobuf, our_ctx, fd, desc, ours, condition)
+            assert found == _proto_walk_step(their_protobuf, their_ctx, fd, desc, theirs, condition), (name, start)
+            compared += bool(found[0][1])
+        # a message the field is not of, and no message
+        for bad in (m_type(x="z"), None, {"n": 1}):
+            our_ctx, their_ctx = _rule_contexts(kind, tags)
+            ours_found = _walk_step(
+                lambda ctx, ft: our_protobuf._transform_field(ctx, fd, fd, holder, copy.deepcopy(bad), ft),  # noqa: B023
+                our_ctx,
+                bad,
+                False,
+            )
+            assert ours_found == _walk_step(
+                lambda ctx, ft: their_protobuf._transform_field(ctx, fd, fd, holder, copy.deepcopy(bad), ft),  # noqa: B023
+                their_ctx,
+                bad,
+                False,
+            ), (name, bad)
+    assert bool(compared) == (not tags)  # untagged fields reach the transform of a rule with no tags only

@@ -25,7 +25,5 @@ KNOWN_MISSING: dict[str, str] = {
         "_AsyncBearerFieldProvider "
         "_StaticOAuthBearerFieldProviderBuilder"
     ),
-    ".schema_registry.common.json_schema": ("_transform_field _validate_subschemas"),
-    ".schema_registry.common.protobuf": ("_transform_field"),
     ".schema_registry.common.schema_registry_client": ("_AsyncStaticFieldProvider _SchemaCache _StaticFieldProvider"),
 }
