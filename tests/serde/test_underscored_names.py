@@ -24,6 +24,7 @@ import confluent_kafka.schema_registry.common._oauthbearer as their_oauthbearer
 import confluent_kafka.schema_registry.common.avro as their_avro
 import confluent_kafka.schema_registry.common.json_schema as their_json
 import confluent_kafka.schema_registry.common.protobuf as their_protobuf
+import confluent_kafka.schema_registry.common.schema_registry_client as their_common_client
 import pytest
 from confluent_kafka.schema_registry import AsyncSchemaRegistryClient as TheirAsyncSchemaRegistryClient
 from confluent_kafka.schema_registry import Schema as TheirSchema
@@ -48,8 +49,15 @@ import kafkawire.schema_registry._sync.schema_registry_client as our_client
 import kafkawire.schema_registry.avro as our_avro
 import kafkawire.schema_registry.common.auth as our_auth
 import kafkawire.schema_registry.common.json_schema as our_json
+import kafkawire.schema_registry.common.schema_registry_client as our_common_client
 import kafkawire.schema_registry.protobuf as our_protobuf
-from kafkawire.schema_registry import AsyncSchemaRegistryClient, Schema, SchemaReference, SchemaRegistryClient
+from kafkawire.schema_registry import (
+    AsyncSchemaRegistryClient,
+    RegisteredSchema,
+    Schema,
+    SchemaReference,
+    SchemaRegistryClient,
+)
 from kafkawire.schema_registry.common.rules import RuleContext
 from kafkawire.schema_registry.common.schema_registry_client import Rule, RuleKind, RuleMode
 from tests.serde.registry_front import RegistryFront
@@ -820,3 +828,79 @@ def test_protobuf_transform_field(kind: str, tags: tuple[str, ...]) -> None:
                 False,
             ), (name, bad)
     assert bool(compared) == (not tags)  # untagged fields reach the transform of a rule with no tags only
+
+
+def _registered(subject: Any, schema_id: Any, version: Any, guid: Any, text: str) -> Any:
+    return RegisteredSchema(
+        schema_id=schema_id, guid=guid, schema=Schema(text, "AVRO"), subject=subject, version=version
+    )
+
+
+CACHE_STEPS: list[tuple[str, tuple[Any, ...]]] = [
+    ("get_schema_by_id", ("s", 1)),
+    ("set_schema", ("s", 1, "g1", Schema('"string"', "AVRO"))),
+    ("set_schema", (None, 2, None, Schema('"int"', "AVRO"))),
+    ("set_schema", ("t", None, "g3", Schema('"long"', "AVRO"))),
+    ("set_schema", ("t", 4, "", Schema('"long"', "AVRO"))),
+    ("set_registered_schema", (Schema('"bytes"', "AVRO"), _registered("s", 5, 1, "g5", '"bytes"'))),
+    ("set_registered_schema", (Schema('"float"', "AVRO"), _registered("s", 6, 2, None, '"double"'))),
+    ("set_registered_schema", (Schema('"null"', "AVRO"), _registered("u", None, None, None, '"null"'))),
+    ("set_registered_schema", (Schema('"boolean"', "AVRO"), _registered(None, 7, 1, "g7", '"boolean"'))),
+    ("set_schema", ("s", 8, "g8", {"unhashable": 1})),
+    ("set_registered_schema", (Schema('"bytes"', "AVRO"), None)),
+]
+CACHE_READS: list[tuple[str, tuple[Any, ...]]] = [
+    *[("get_schema_by_id", (subject, n)) for subject in ("s", "t", "u", None) for n in range(1, 9)],
+    *[("get_schema_by_guid", (guid,)) for guid in ("g1", "g3", "", "g5", "g7", "g8", None)],
+    *[
+        (name, (subject, Schema(text, "AVRO")))
+        for name in ("get_id_by_schema", "get_registered_by_subject_schema")
+        for subject in ("s", "t", "u", None)
+        for text in ('"string"', '"int"', '"long"', '"bytes"', '"float"', '"double"', '"null"', '"boolean"')
+    ],
+    *[("get_registered_by_subject_id", (subject, n)) for subject in ("s", "u", None) for n in (5, 6, 7, None)],
+    *[("get_registered_by_subject_version", (subject, v)) for subject in ("s", "u", None) for v in (1, 2, 3, None)],
+]
+
+
+@pytest.mark.parametrize(
+    "removal",
+    [
+        (),
+        ("remove_by_subject", ("s",)),
+        ("remove_by_subject", (None,)),
+        ("remove_by_subject", ("nobody",)),
+        ("remove_by_subject_version", ("s", 1)),
+        ("remove_by_subject_version", ("s", 2)),
+        ("remove_by_subject_version", ("s", 9)),
+        ("remove_by_subject_version", ("u", None)),
+        ("clear", ()),
+    ],
+)
+def test_schema_cache(removal: tuple[Any, ...]) -> None:
+    """The same steps on each cache (given the same values: the cache only files them), every
+    answer compared after the steps and again after the removal."""
+    ours, theirs = our_common_client._SchemaCache(), their_common_client._SchemaCache()
+
+    def step(name: str, args: tuple[Any, ...]) -> Any:
+        found = _outcome(lambda: getattr(ours, name)(*args))
+        assert found == _outcome(lambda: getattr(theirs, name)(*args)), (name, args)
+        return found
+
+    for name, args in CACHE_STEPS:
+        step(name, args)
+    answers = [step(name, args) for name, args in CACHE_READS]
+    assert sum(found[1] is not None for found in answers) > 20
+    if removal:
+        step(*removal)
+        after = [step(name, args) for name, args in CACHE_READS]
+        assert (after != answers) == (removal[1] not in (("nobody",), ("s", 9)))
+
+
+def test_schema_cache_is_bounded() -> None:
+    cache = our_common_client._SchemaCache(2)
+    for n in range(3):
+        cache.set_registered_schema(Schema(f'"n{n}"', "AVRO"), _registered("s", n, n, f"g{n}", f'"n{n}"'))
+    assert cache.get_schema_by_id("s", 0) is None and cache.get_schema_by_guid("g0") is None
+    assert cache.get_registered_by_subject_version("s", 0) is None
+    assert cache.get_schema_by_id("s", 2) == ("g2", Schema('"n2"', "AVRO"))

@@ -25,5 +25,5 @@ KNOWN_MISSING: dict[str, str] = {
         "_AsyncBearerFieldProvider "
         "_StaticOAuthBearerFieldProviderBuilder"
     ),
-    ".schema_registry.common.schema_registry_client": ("_AsyncStaticFieldProvider _SchemaCache _StaticFieldProvider"),
+    ".schema_registry.common.schema_registry_client": ("_AsyncStaticFieldProvider _StaticFieldProvider"),
 }

@@ -1,6 +1,6 @@
 """confluent_kafka.schema_registry.common.schema_registry_client's names: the registry's values
 (schemas.py: schemas, references, metadata, rules, configs; associations.py: the association
-API's), and the REST client's retry arithmetic.
+API's; schema_cache.py: the client's cache), and the REST client's retry arithmetic.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from .associations import (
     AssociationInfo,
     AssociationResponse,
 )
+from .schema_cache import _SchemaCache
 from .schemas import (
     ConfigCompatibilityLevel,
     Metadata,
@@ -55,6 +56,7 @@ __all__ = [
     "SchemaReference",
     "SchemaVersion",
     "ServerConfig",
+    "_SchemaCache",
     "full_jitter",
     "is_retriable",
     "is_success",
