@@ -904,3 +904,120 @@ def test_schema_cache_is_bounded() -> None:
     assert cache.get_schema_by_id("s", 0) is None and cache.get_schema_by_guid("g0") is None
     assert cache.get_registered_by_subject_version("s", 0) is None
     assert cache.get_schema_by_id("s", 2) == ("g2", Schema('"n2"', "AVRO"))
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("tok", "lsrc-1"), ("tok", "lsrc-1", "pool-1"), ("tok", "lsrc-1", None), ("", "", ""), ("tok",), (), (1, 2, 3, 4)],
+)
+def test_async_static_field_provider(args: tuple[Any, ...]) -> None:
+    def fields(cls: Any) -> Any:
+        provider = cls(*args)
+        awaited = asyncio.run(provider.get_bearer_fields())
+        return provider.token, provider.logical_cluster, provider.identity_pool, awaited
+
+    assert _outcome(lambda: fields(our_common_client._AsyncStaticFieldProvider)) == _outcome(
+        lambda: fields(their_common_client._AsyncStaticFieldProvider)
+    )
+    assert "tok" not in repr(our_common_client._AsyncStaticFieldProvider("tok", "lsrc-1"))
+
+
+def test_async_bearer_field_provider_base() -> None:
+    def subclasses(base: Any) -> list[Any]:
+        class Incomplete(base):
+            pass
+
+        class Complete(base):
+            async def get_bearer_fields(self) -> dict[str, Any]:
+                return {"bearer.auth.token": "t"}
+
+        return [base, Incomplete, Complete]
+
+    for ours, theirs in zip(
+        subclasses(our_auth._AsyncBearerFieldProvider),
+        subclasses(their_oauthbearer._AsyncBearerFieldProvider),
+        strict=True,
+    ):
+        assert _outcome(ours) == _outcome(theirs) or (
+            _outcome(ours)[0] == _outcome(theirs)[0] == "ok"
+            and asyncio.run(ours().get_bearer_fields()) == asyncio.run(theirs().get_bearer_fields())
+        )
+    assert isinstance(our_common_client._AsyncStaticFieldProvider("t", "c"), our_auth._AsyncBearerFieldProvider)
+    assert our_common_client._StaticFieldProvider is our_auth._StaticFieldProvider
+
+
+_CLUSTER = {"bearer.auth.logical.cluster": "lsrc-1"}
+_OIDC = {
+    "bearer.auth.client.id": "cid",
+    "bearer.auth.client.secret": "s3cret",
+    "bearer.auth.scope": "sc",
+    "bearer.auth.issuer.endpoint.url": "https://idp/token",
+}
+BEARER_CONFS: list[dict[str, Any]] = [
+    {},
+    {"other": 1},
+    _CLUSTER,
+    {**_CLUSTER, "bearer.auth.identity.pool.id": "pool-1", "other": 1},
+    {**_CLUSTER, "bearer.auth.identity.pool.id": ["pool-1", "pool-2"]},
+    {**_CLUSTER, "bearer.auth.identity.pool.id": 5},
+    {**_CLUSTER, "bearer.auth.identity.pool.id": ["pool-1", 2]},
+    {"bearer.auth.logical.cluster": 5},
+    {**_CLUSTER, **_OIDC},
+    {**_CLUSTER, **_OIDC, "bearer.auth.scope": 5},
+    {**_CLUSTER, **_OIDC, "bearer.auth.client.id": None},
+    {**_CLUSTER, "bearer.auth.client.id": "cid"},
+    {**_CLUSTER, "bearer.auth.token": "tok"},
+    {**_CLUSTER, "bearer.auth.token": 5},
+    {**_CLUSTER, "bearer.auth.issuer.endpoint.query": "api-version=2018-02-01&resource=x"},
+    {**_CLUSTER, "bearer.auth.issuer.endpoint.query": 5},
+    {**_CLUSTER, "bearer.auth.issuer.endpoint.query": ""},
+    {**_CLUSTER, "bearer.auth.issuer.endpoint.url": "http://h:1/p;x?old=1#frag", "bearer.auth.issuer.endpoint.query": "q=2"},
+    {**_CLUSTER, "bearer.auth.issuer.endpoint.url": "http://h:1/p"},
+    {**_CLUSTER, "bearer.auth.issuer.endpoint.url": 5},
+    {**_CLUSTER, "bearer.auth.issuer.endpoint.url": "http://[::1/p", "bearer.auth.issuer.endpoint.query": "q"},
+    {"bearer.auth.custom.provider.function": _custom, "bearer.auth.custom.provider.config": {"a": 1}},
+    {"bearer.auth.custom.provider.function": "nope", "bearer.auth.custom.provider.config": {}},
+    {"bearer.auth.custom.provider.function": _custom, "bearer.auth.custom.provider.config": []},
+    {"bearer.auth.custom.provider.function": _custom},
+]  # fmt: skip
+BUILDERS = [
+    "_AbstractOAuthBearerFieldProviderBuilder",
+    "_AbstractOAuthBearerOIDCFieldProviderBuilder",
+    "_AbstractOAuthBearerOIDCAzureIMDSFieldProviderBuilder",
+    "_StaticOAuthBearerFieldProviderBuilder",
+    "_AbstractCustomOAuthBearerFieldProviderBuilder",
+]
+BUILDER_FIELDS = [
+    "logical_cluster",
+    "identity_pool",
+    "client_id",
+    "client_secret",
+    "scope",
+    "token_endpoint",
+    "static_token",
+]
+BUILDER_FIELDS += ["custom_function", "custom_config", "required_properties"]
+
+
+def _validated(module: Any, name: str, conf: dict[str, Any]) -> Any:
+    """The builder made, then validated (an abstract one through a subclass that builds nothing),
+    then built where it can be: each outcome, its fields, and what is left of ``conf``."""
+    base = getattr(module, name)
+    made = _outcome(lambda: base(conf).conf is conf)
+    builder = type("Concrete", (base,), {} if name.startswith("_Static") else {"build": lambda self, *a: None})(conf)
+    validated = _outcome(builder._validate)
+    fields = {field: getattr(builder, field, "absent") for field in BUILDER_FIELDS}
+    built = None
+    if name.startswith("_Static"):
+        built = _outcome(lambda: builder.build(3, 1000, 20000).get_bearer_fields())
+    return made, validated, fields, conf, built
+
+
+@pytest.mark.parametrize("name", BUILDERS)
+def test_bearer_field_provider_builders(name: str) -> None:
+    outcomes = []
+    for conf in BEARER_CONFS:
+        ours = _validated(our_auth, name, dict(conf))
+        assert ours == _validated(their_oauthbearer, name, dict(conf)), conf
+        outcomes.append(ours[1][0])
+    assert "ok" in outcomes and "error" in outcomes

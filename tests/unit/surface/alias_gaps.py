@@ -19,11 +19,4 @@ KNOWN_MISSING: dict[str, str] = {
         "_AsyncBaseRestClient _AsyncCustomOAuthClient _AsyncOAuthClient _AsyncRestClient"
     ),
     ".schema_registry._sync.schema_registry_client": ("_BaseRestClient _OAuthClient"),
-    ".schema_registry.common._oauthbearer": (
-        "_AbstractCustomOAuthBearerFieldProviderBuilder _AbstractOAuthBearerFieldProviderBuilder "
-        "_AbstractOAuthBearerOIDCAzureIMDSFieldProviderBuilder _AbstractOAuthBearerOIDCFieldProviderBuilder "
-        "_AsyncBearerFieldProvider "
-        "_StaticOAuthBearerFieldProviderBuilder"
-    ),
-    ".schema_registry.common.schema_registry_client": ("_AsyncStaticFieldProvider _StaticFieldProvider"),
 }
