@@ -60,6 +60,7 @@ from kafkawire.schema_registry import (
 )
 from kafkawire.schema_registry.common.rules import RuleContext
 from kafkawire.schema_registry.common.schema_registry_client import Rule, RuleKind, RuleMode
+from tests.harness.token_endpoint import TokenEndpoint
 from tests.serde.registry_front import RegistryFront
 
 
@@ -1021,3 +1022,62 @@ def test_bearer_field_provider_builders(name: str) -> None:
         assert ours == _validated(their_oauthbearer, name, dict(conf)), conf
         outcomes.append(ours[1][0])
     assert "ok" in outcomes and "error" in outcomes
+
+
+def _oauth_story(module: Any, idp: TokenEndpoint, secret: str) -> list[Any]:
+    """A client-credentials provider through its life against a real token endpoint: what it
+    holds, what each call gives, and how many grants each call asked the endpoint for (tokens are
+    compared with the ones the endpoint recorded giving: each client gets its own)."""
+    client = module._OAuthClient("cid", secret, "sr", idp.url, "lsrc-1", 1, 1, 2, "pool-1")
+    grant = client.client
+    start = len(idp.grants)
+
+    def asked() -> int:
+        return len(idp.grants) - start
+
+    def given(token: Any) -> bool:
+        return bool(idp.grants) and token == idp.grants[-1].token
+
+    story: list[Any] = [
+        (grant.client_id, grant.client_secret, grant.scope),
+        (client.token_endpoint, client.logical_cluster, client.identity_pool, client.token, client.token_object),
+        (client.max_retries, client.retries_wait_ms, client.retries_max_wait_ms, client.token_expiry_threshold),
+        _outcome(client.token_expired),
+    ]
+    fields = _outcome(client.get_bearer_fields)
+    story += [fields[0], asked()]
+    if fields[0] == "error":
+        return [*story, _outcome(client.generate_access_token), _outcome(client.fetch_token)[0], asked()]
+    token = fields[1].pop("bearer.auth.token")
+    story += [fields[1], given(token), client.token == token, client.token_object["access_token"] == token]
+    story += [client.get_access_token() == token, asked(), client.token_expired()]
+    fresh = client.fetch_token()
+    story += [
+        given(fresh),
+        client.token == token,
+        client.token_object["access_token"] == fresh,
+        asked(),
+    ]
+    client.generate_access_token()
+    story += [given(client.token), asked(), client.token_expired()]
+    return story
+
+
+@pytest.mark.parametrize("secret", ["csecret", "wrong"])
+def test_oauth_client(secret: str) -> None:
+    with TokenEndpoint(None, "cid", "csecret", principal="sr-app") as idp:
+        ours = _oauth_story(our_client, idp, secret)
+        assert ours == _oauth_story(their_client, idp, secret)
+    assert ours[4] == ("ok" if secret == "csecret" else "error")
+    assert "csecret" not in repr(our_client._OAuthClient("cid", "csecret", "sr", idp.url, "lsrc-1", 0, 1, 2))
+
+
+def test_oauth_azure_imds_client_failure() -> None:
+    """The IMDS client's GET against an endpoint that answers none: the same error after retries."""
+    with TokenEndpoint(None, "cid", "csecret", principal="sr-app") as idp:
+
+        def attempt(module: Any) -> Any:
+            client = module._OAuthAzureIMDSClient(idp.url, "lsrc-1", None, 1, 1, 2)
+            return client.token_endpoint, _outcome(client.get_bearer_fields), _outcome(client.token_expired)
+
+        assert attempt(our_auth) == attempt(their_client)

@@ -18,5 +18,5 @@ KNOWN_MISSING: dict[str, str] = {
     ".schema_registry._async.schema_registry_client": (
         "_AsyncBaseRestClient _AsyncCustomOAuthClient _AsyncOAuthClient _AsyncRestClient"
     ),
-    ".schema_registry._sync.schema_registry_client": ("_BaseRestClient _OAuthClient"),
+    ".schema_registry._sync.schema_registry_client": ("_BaseRestClient"),
 }

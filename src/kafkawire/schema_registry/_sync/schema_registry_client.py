@@ -19,6 +19,7 @@ from cachetools import LRUCache, TTLCache
 
 from ..._version import version as version
 from ..common.auth import _CustomOAuthClient as _CustomOAuthClient
+from ..common.auth import _OAuthClient as _OAuthClient
 from ..common.auth import bearer_headers
 from ..common.rest import error_from_response, parse_rest_config
 from ..common.schema_cache import _SchemaCache

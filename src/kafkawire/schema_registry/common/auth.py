@@ -5,14 +5,16 @@ Sources (``bearer.auth.credentials.source``): STATIC_TOKEN (``bearer.auth.token`
 (OAuth 2 client credentials at ``bearer.auth.issuer.endpoint.url``), OAUTHBEARER_AZURE_IMDS (Azure's
 instance metadata endpoint) and CUSTOM (a user function returning the fields). The two fetched
 tokens come through the package's token client (`kafkawire.security.oauth`, urllib, trusting the CAs httpx
-would) and its renewer (`kafkawire.security.token_renewer`, renewed once 80% of their life has passed); the
-registry's own requests stay on httpx. Secrets never appear in errors or reprs.
+would), fetched again once 80% of their life has passed (`_AbstractOAuthClient`); the registry's own
+requests stay on httpx. Providers and their builders carry confluent-kafka's names and arguments.
+Secrets never appear in errors or reprs.
 """
 
 from __future__ import annotations
 
 import abc
 import functools
+import threading
 import time
 import urllib.parse
 from collections.abc import Callable
@@ -21,11 +23,10 @@ from typing import Any, ClassVar
 import httpx
 
 from ...security.oauth import ClientCredentials, request_token
-from ...security.token_renewer import TokenRenewer, from_lifetime
 from ..error import OAuthTokenError
 from .bearer_fields import _AsyncBearerFieldProvider as _AsyncBearerFieldProvider
 from .bearer_fields import _BearerFieldProvider as _BearerFieldProvider
-from .bearer_fields import _StaticFieldProvider
+from .bearer_fields import _static_fields, _StaticFieldProvider
 from .schema_registry_client import full_jitter, normalize_identity_pool
 
 __all__ = ["bearer_field_provider"]
@@ -44,27 +45,131 @@ BEARER_KEYS = (
     "bearer.auth.custom.provider.config",
 )
 AZURE_IMDS_ENDPOINT = "http://169.254.169.254/metadata/identity/oauth2/token"
-Fetch = Callable[[], tuple[str, float]]  # a token and its lifetime in seconds
 # The lifetime of a token whose answer says none (no expires_in, not a JWT with an exp claim).
 DEFAULT_LIFETIME = 3600.0
+# Each token request's bound, in seconds, when the registry's ``timeout`` is not set.
+DEFAULT_TIMEOUT = 30.0
 
 
-class _Refreshing(_StaticFieldProvider):
-    """A token fetched on first use, and again once 80% of its lifetime has passed."""
+class _AbstractOAuthClient(_BearerFieldProvider):
+    """A provider whose token is fetched on first use and again once ``token_expired()`` (80% of
+    its lifetime passed); each fetch is tried ``max_retries`` more times, full-jitter waits between,
+    then `OAuthTokenError` (confluent-kafka's names and arguments). One thread fetches at a time."""
+
+    # the field of ``token_object`` holding the token's end (epoch seconds)
+    expires_field = "expires_at"
 
     def __init__(
-        self, fetch: Fetch, token_endpoint: str, logical_cluster: str, identity_pool: str | None, client: Any = None
+        self,
+        logical_cluster: str,
+        identity_pool: str | None,
+        max_retries: int,
+        retries_wait_ms: int,
+        retries_max_wait_ms: int,
     ) -> None:
-        # not the static provider's __init__: ``token`` is fetched, never set
         self.logical_cluster = logical_cluster
         self.identity_pool = identity_pool
-        self.token_endpoint = token_endpoint
-        self.client = client  # the grant (client_id, client_secret, scope), as confluent-kafka's provider has it
-        self._tokens = TokenRenewer(from_lifetime(fetch))
+        self.max_retries = max_retries
+        self.retries_wait_ms = retries_wait_ms
+        self.retries_max_wait_ms = retries_max_wait_ms
+        self.token = ""
+        self.token_object: dict[str, Any] = {}
+        self.token_expiry_threshold = 0.8
+        self.token_endpoint = ""
+        self._lock = threading.Lock()
 
-    @property
-    def token(self) -> str:  # type: ignore[override]
-        return self._tokens.current(time.monotonic())
+    def get_bearer_fields(self) -> dict[str, Any]:
+        return _static_fields(self.get_access_token(), self.logical_cluster, self.identity_pool)
+
+    def get_access_token(self) -> str:
+        with self._lock:
+            if not self.token or self.token_expired():
+                self.generate_access_token()
+            return self.token
+
+    def token_expired(self) -> bool:
+        """Whether the token is in the last 20% of its life (KeyError before the first fetch)."""
+        window = float(self.token_object["expires_in"]) * (1 - self.token_expiry_threshold)
+        return float(self.token_object[self.expires_field]) < time.time() + window
+
+    def _fetched(self, token: str, lifetime: float) -> str:
+        self.token_object = {"access_token": token, "expires_in": lifetime, self.expires_field: time.time() + lifetime}
+        return token
+
+    @abc.abstractmethod
+    def fetch_token(self) -> str:
+        """One request for a token: its value, ``token_object`` filled in."""
+        raise NotImplementedError
+
+    def generate_access_token(self) -> None:
+        attempt = 0
+        while True:
+            try:
+                self.token = self.fetch_token()
+                return
+            except Exception as e:
+                if attempt >= self.max_retries:
+                    # same text as confluent-kafka
+                    raise OAuthTokenError(
+                        f"Failed to retrieve token after {self.max_retries} attempts due to error: {e}"
+                    ) from e
+                time.sleep(full_jitter(self.retries_wait_ms, self.retries_max_wait_ms, attempt) / 1000)
+                attempt += 1
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(token_endpoint={self.token_endpoint!r}, logical_cluster={self.logical_cluster!r})"
+        )
+
+
+class _OAuthClient(_AbstractOAuthClient):
+    """OAUTHBEARER: the client credentials grant at ``token_endpoint`` (``client`` makes it);
+    ``timeout`` (kafkawire's) bounds each request, as the registry's own ``timeout`` does."""
+
+    def __init__(
+        self,
+        client_id: str,
+        client_secret: str,
+        scope: str,
+        token_endpoint: str,
+        logical_cluster: str,
+        max_retries: int,
+        retries_wait_ms: int,
+        retries_max_wait_ms: int,
+        identity_pool: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> None:
+        super().__init__(logical_cluster, identity_pool, max_retries, retries_wait_ms, retries_max_wait_ms)
+        tls = httpx.create_ssl_context()
+        self.client = ClientCredentials(token_endpoint, client_id, client_secret, scope, tls, timeout, DEFAULT_LIFETIME)
+        self.token_endpoint = token_endpoint
+
+    def fetch_token(self) -> str:
+        return self._fetched(*self.client.fetch())
+
+
+class _OAuthAzureIMDSClient(_AbstractOAuthClient):
+    """OAUTHBEARER_AZURE_IMDS: a GET of ``token_endpoint`` with the ``Metadata: true`` header."""
+
+    expires_field = "expires_on"  # Azure's name for it
+
+    def __init__(
+        self,
+        token_endpoint: str,
+        logical_cluster: str,
+        identity_pool: str | None,
+        max_retries: int,
+        retries_wait_ms: int,
+        retries_max_wait_ms: int,
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> None:
+        super().__init__(logical_cluster, identity_pool, max_retries, retries_wait_ms, retries_max_wait_ms)
+        self.token_endpoint = token_endpoint
+        self._timeout = timeout
+
+    def fetch_token(self) -> str:
+        headers = {"Metadata": "true"}
+        return self._fetched(*request_token(self.token_endpoint, headers, None, None, self._timeout, DEFAULT_LIFETIME))
 
 
 class _CustomOAuthClient(_BearerFieldProvider):
@@ -76,28 +181,6 @@ class _CustomOAuthClient(_BearerFieldProvider):
 
     def get_bearer_fields(self) -> dict[str, Any]:
         return self.custom_function(self.custom_config)
-
-
-def _retrying(fetch: Fetch, retries: tuple[int, int, int]) -> Fetch:
-    """``fetch`` tried ``max_retries`` more times after a failure (full-jitter waits, as the
-    registry's requests), then `OAuthTokenError` naming the last failure."""
-    max_retries, wait_ms, max_wait_ms = retries
-
-    def fetch_with_retries() -> tuple[str, float]:
-        attempt = 0
-        while True:
-            try:
-                return fetch()
-            except Exception as e:
-                if attempt >= max_retries:
-                    # same text as confluent-kafka
-                    raise OAuthTokenError(
-                        f"Failed to retrieve token after {max_retries} attempts due to error: {e}"
-                    ) from e
-                time.sleep(full_jitter(wait_ms, max_wait_ms, attempt) / 1000)
-                attempt += 1
-
-    return fetch_with_retries
 
 
 def _require_str(value: Any, key: str) -> None:
@@ -248,41 +331,49 @@ class _AbstractCustomOAuthBearerFieldProviderBuilder:
             raise TypeError(f"bearer.auth.custom.provider.config must be a dict, not {type(self.custom_config)}")
 
 
-class _CustomBuilder(_AbstractCustomOAuthBearerFieldProviderBuilder):
+class _CustomOAuthBearerFieldProviderBuilder(_AbstractCustomOAuthBearerFieldProviderBuilder):
     def build(self, max_retries: int, retries_wait_ms: int, retries_max_wait_ms: int) -> _CustomOAuthClient:
         self._validate()
         return _CustomOAuthClient(self.custom_function, self.custom_config)
 
 
-class _OIDCBuilder(_AbstractOAuthBearerOIDCFieldProviderBuilder):
-    def __init__(self, conf: dict[str, Any], timeout: float) -> None:
+class _OAuthBearerOIDCFieldProviderBuilder(_AbstractOAuthBearerOIDCFieldProviderBuilder):
+    def __init__(self, conf: dict[str, Any], timeout: float = DEFAULT_TIMEOUT) -> None:
         super().__init__(conf)
         self.timeout = timeout
 
-    def build(self, max_retries: int, retries_wait_ms: int, retries_max_wait_ms: int) -> _Refreshing:
+    def build(self, max_retries: int, retries_wait_ms: int, retries_max_wait_ms: int) -> _OAuthClient:
         self._validate()
-        endpoint = self.token_endpoint
-        context = httpx.create_ssl_context()
-        grant = ClientCredentials(
-            endpoint, self.client_id, self.client_secret, self.scope, context, self.timeout, DEFAULT_LIFETIME
+        return _OAuthClient(
+            self.client_id,
+            self.client_secret,
+            self.scope,
+            self.token_endpoint,
+            self.logical_cluster,
+            max_retries,
+            retries_wait_ms,
+            retries_max_wait_ms,
+            self.identity_pool,
+            self.timeout,
         )
-        fetch = _retrying(grant.fetch, (max_retries, retries_wait_ms, retries_max_wait_ms))
-        return _Refreshing(fetch, endpoint, self.logical_cluster, self.identity_pool, grant)
 
 
-class _AzureIMDSBuilder(_AbstractOAuthBearerOIDCAzureIMDSFieldProviderBuilder):
-    def __init__(self, conf: dict[str, Any], timeout: float) -> None:
+class _OAuthBearerOIDCAzureIMDSFieldProviderBuilder(_AbstractOAuthBearerOIDCAzureIMDSFieldProviderBuilder):
+    def __init__(self, conf: dict[str, Any], timeout: float = DEFAULT_TIMEOUT) -> None:
         super().__init__(conf)
         self.timeout = timeout
 
-    def build(self, max_retries: int, retries_wait_ms: int, retries_max_wait_ms: int) -> _Refreshing:
+    def build(self, max_retries: int, retries_wait_ms: int, retries_max_wait_ms: int) -> _OAuthAzureIMDSClient:
         self._validate()
-        endpoint = self.token_endpoint
-        imds = functools.partial(
-            request_token, endpoint, {"Metadata": "true"}, None, None, self.timeout, DEFAULT_LIFETIME
+        return _OAuthAzureIMDSClient(
+            self.token_endpoint,
+            self.logical_cluster,
+            self.identity_pool,
+            max_retries,
+            retries_wait_ms,
+            retries_max_wait_ms,
+            self.timeout,
         )
-        fetch = _retrying(imds, (max_retries, retries_wait_ms, retries_max_wait_ms))
-        return _Refreshing(fetch, endpoint, self.logical_cluster, self.identity_pool)
 
 
 def bearer_field_provider(
@@ -295,9 +386,9 @@ def bearer_field_provider(
         return None
     builders: dict[str, Callable[[dict[str, Any]], Any]] = {
         "STATIC_TOKEN": _StaticOAuthBearerFieldProviderBuilder,
-        "CUSTOM": _CustomBuilder,
-        "OAUTHBEARER": functools.partial(_OIDCBuilder, timeout=timeout),
-        "OAUTHBEARER_AZURE_IMDS": functools.partial(_AzureIMDSBuilder, timeout=timeout),
+        "CUSTOM": _CustomOAuthBearerFieldProviderBuilder,
+        "OAUTHBEARER": functools.partial(_OAuthBearerOIDCFieldProviderBuilder, timeout=timeout),
+        "OAUTHBEARER_AZURE_IMDS": functools.partial(_OAuthBearerOIDCAzureIMDSFieldProviderBuilder, timeout=timeout),
     }
     if source not in builders:
         raise ValueError(f"Invalid value for bearer.auth.credentials.source: {source!r}")
