@@ -1024,13 +1024,18 @@ def test_bearer_field_provider_builders(name: str) -> None:
     assert "ok" in outcomes and "error" in outcomes
 
 
-def _oauth_story(module: Any, idp: TokenEndpoint, secret: str) -> list[Any]:
+def _oauth_story(cls: Any, idp: TokenEndpoint, secret: str) -> list[Any]:
     """A client-credentials provider through its life against a real token endpoint: what it
-    holds, what each call gives, and how many grants each call asked the endpoint for (tokens are
-    compared with the ones the endpoint recorded giving: each client gets its own)."""
-    client = module._OAuthClient("cid", secret, "sr", idp.url, "lsrc-1", 1, 1, 2, "pool-1")
+    holds, what each call gives (awaited, for an asyncio one), and how many grants each call asked
+    the endpoint for (tokens are compared with the ones the endpoint recorded giving: each client
+    gets its own)."""
+    client = cls("cid", secret, "sr", idp.url, "lsrc-1", 1, 1, 2, "pool-1")
     grant = client.client
     start = len(idp.grants)
+
+    def call(method: Callable[[], Any]) -> Any:
+        result = method()
+        return asyncio.run(result) if asyncio.iscoroutine(result) else result
 
     def asked() -> int:
         return len(idp.grants) - start
@@ -1044,32 +1049,54 @@ def _oauth_story(module: Any, idp: TokenEndpoint, secret: str) -> list[Any]:
         (client.max_retries, client.retries_wait_ms, client.retries_max_wait_ms, client.token_expiry_threshold),
         _outcome(client.token_expired),
     ]
-    fields = _outcome(client.get_bearer_fields)
+    fields = _outcome(lambda: call(client.get_bearer_fields))
     story += [fields[0], asked()]
     if fields[0] == "error":
-        return [*story, _outcome(client.generate_access_token), _outcome(client.fetch_token)[0], asked()]
+        failed = _outcome(lambda: call(client.generate_access_token))
+        return [*story, failed, _outcome(lambda: call(client.fetch_token))[0], asked()]
     token = fields[1].pop("bearer.auth.token")
     story += [fields[1], given(token), client.token == token, client.token_object["access_token"] == token]
-    story += [client.get_access_token() == token, asked(), client.token_expired()]
-    fresh = client.fetch_token()
-    story += [
-        given(fresh),
-        client.token == token,
-        client.token_object["access_token"] == fresh,
-        asked(),
-    ]
-    client.generate_access_token()
+    story += [call(client.get_access_token) == token, asked(), client.token_expired()]
+    fresh = call(client.fetch_token)
+    story += [given(fresh), client.token == token, client.token_object["access_token"] == fresh, asked()]
+    call(client.generate_access_token)
     story += [given(client.token), asked(), client.token_expired()]
     return story
 
 
 @pytest.mark.parametrize("secret", ["csecret", "wrong"])
-def test_oauth_client(secret: str) -> None:
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_oauth_client(secret: str, kind: str) -> None:
+    ours, theirs = {
+        "sync": (our_client._OAuthClient, their_client._OAuthClient),
+        "async": (our_async_client._AsyncOAuthClient, their_async_client._AsyncOAuthClient),
+    }[kind]
     with TokenEndpoint(None, "cid", "csecret", principal="sr-app") as idp:
-        ours = _oauth_story(our_client, idp, secret)
-        assert ours == _oauth_story(their_client, idp, secret)
-    assert ours[4] == ("ok" if secret == "csecret" else "error")
-    assert "csecret" not in repr(our_client._OAuthClient("cid", "csecret", "sr", idp.url, "lsrc-1", 0, 1, 2))
+        story = _oauth_story(ours, idp, secret)
+        assert story == _oauth_story(theirs, idp, secret)
+    assert story[4] == ("ok" if secret == "csecret" else "error")
+    assert "csecret" not in repr(ours("cid", "csecret", "sr", idp.url, "lsrc-1", 0, 1, 2))
+    base = {"sync": our_auth._BearerFieldProvider, "async": our_auth._AsyncBearerFieldProvider}[kind]
+    assert isinstance(ours("cid", "csecret", "sr", idp.url, "lsrc-1", 0, 1, 2), base)
+
+
+async def _fields_of(config: Any) -> Any:
+    if config == "fail":
+        raise RuntimeError("no token")
+    return {"bearer.auth.token": "t", "config": config}
+
+
+@pytest.mark.parametrize("config", [{"a": 1}, None, "fail", []])
+@pytest.mark.parametrize("function", [_fields_of, _custom, None])
+def test_async_custom_oauth_client(function: Any, config: Any) -> None:
+    def fields(cls: Any) -> Any:
+        provider = cls(function, config)
+        fields = asyncio.run(provider.get_bearer_fields())
+        return provider.custom_function is function, provider.custom_config, fields
+
+    assert _outcome(lambda: fields(our_async_client._AsyncCustomOAuthClient)) == _outcome(
+        lambda: fields(their_async_client._AsyncCustomOAuthClient)
+    )
 
 
 def test_oauth_azure_imds_client_failure() -> None:

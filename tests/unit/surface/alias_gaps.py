@@ -15,8 +15,6 @@ KNOWN_MISSING: dict[str, str] = {
     # the identity confluent-kafka's C extension's reentrancy gate reads (cimpl._reentry_identity_var)
     # in its AIOConsumer's calls; kafkawire's consumer has no such gate for it to set
     ".aio._common": ("ReentryContext"),
-    ".schema_registry._async.schema_registry_client": (
-        "_AsyncBaseRestClient _AsyncCustomOAuthClient _AsyncOAuthClient _AsyncRestClient"
-    ),
+    ".schema_registry._async.schema_registry_client": ("_AsyncBaseRestClient _AsyncRestClient"),
     ".schema_registry._sync.schema_registry_client": ("_BaseRestClient"),
 }

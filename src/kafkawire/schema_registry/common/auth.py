@@ -13,6 +13,7 @@ Secrets never appear in errors or reprs.
 from __future__ import annotations
 
 import abc
+import asyncio
 import functools
 import threading
 import time
@@ -181,6 +182,70 @@ class _CustomOAuthClient(_BearerFieldProvider):
 
     def get_bearer_fields(self) -> dict[str, Any]:
         return self.custom_function(self.custom_config)
+
+
+class _AsyncCustomOAuthClient(_AsyncBearerFieldProvider):
+    """`_CustomOAuthClient` for the asyncio client: ``custom_function(config)`` is awaited."""
+
+    def __init__(self, custom_function: Callable[[dict[str, Any]], Any], custom_config: Any) -> None:
+        self.custom_function = custom_function
+        self.custom_config = custom_config
+
+    async def get_bearer_fields(self) -> dict[str, Any]:
+        fields: dict[str, Any] = await self.custom_function(self.custom_config)
+        return fields
+
+
+class _AsyncOAuthClient(_AsyncBearerFieldProvider):
+    """`_OAuthClient` for the asyncio client (the same arguments): its token requests run in a
+    worker thread, awaited; what it holds (``token``, ``token_object``, ...) is the sync one's."""
+
+    def __init__(
+        self,
+        client_id: str,
+        client_secret: str,
+        scope: str,
+        token_endpoint: str,
+        logical_cluster: str,
+        max_retries: int,
+        retries_wait_ms: int,
+        retries_max_wait_ms: int,
+        identity_pool: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> None:
+        self._sync = _OAuthClient(
+            client_id,
+            client_secret,
+            scope,
+            token_endpoint,
+            logical_cluster,
+            max_retries,
+            retries_wait_ms,
+            retries_max_wait_ms,
+            identity_pool,
+            timeout,
+        )
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.__dict__["_sync"], name)
+
+    def token_expired(self) -> bool:
+        return self._sync.token_expired()
+
+    async def get_bearer_fields(self) -> dict[str, Any]:
+        return await asyncio.to_thread(self._sync.get_bearer_fields)
+
+    async def get_access_token(self) -> str:
+        return await asyncio.to_thread(self._sync.get_access_token)
+
+    async def fetch_token(self) -> str:
+        return await asyncio.to_thread(self._sync.fetch_token)
+
+    async def generate_access_token(self) -> None:
+        await asyncio.to_thread(self._sync.generate_access_token)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._sync!r})"
 
 
 def _require_str(value: Any, key: str) -> None:
