@@ -227,7 +227,9 @@ class _AsyncOAuthClient(_AsyncBearerFieldProvider):
         )
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self.__dict__["_sync"], name)
+        if name == "_sync":  # not set yet (a copy being made): no attribute to delegate to
+            raise AttributeError(name)
+        return getattr(self._sync, name)
 
     def token_expired(self) -> bool:
         return self._sync.token_expired()
