@@ -24,11 +24,16 @@ import confluent_kafka.schema_registry.common._oauthbearer as their_oauthbearer
 import confluent_kafka.schema_registry.common.avro as their_avro
 import confluent_kafka.schema_registry.common.json_schema as their_json
 import confluent_kafka.schema_registry.common.protobuf as their_protobuf
+import confluent_kafka.schema_registry.common.schema_registry_client as their_common_client
 import pytest
 from confluent_kafka.schema_registry import AsyncSchemaRegistryClient as TheirAsyncSchemaRegistryClient
 from confluent_kafka.schema_registry import Schema as TheirSchema
 from confluent_kafka.schema_registry import SchemaReference as TheirSchemaReference
 from confluent_kafka.schema_registry import SchemaRegistryClient as TheirSchemaRegistryClient
+from confluent_kafka.schema_registry.schema_registry_client import Rule as TheirRule
+from confluent_kafka.schema_registry.schema_registry_client import RuleKind as TheirRuleKind
+from confluent_kafka.schema_registry.schema_registry_client import RuleMode as TheirRuleMode
+from confluent_kafka.schema_registry.serde import RuleContext as TheirRuleContext
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, timestamp_pb2
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT7
@@ -44,8 +49,18 @@ import kafkawire.schema_registry._sync.schema_registry_client as our_client
 import kafkawire.schema_registry.avro as our_avro
 import kafkawire.schema_registry.common.auth as our_auth
 import kafkawire.schema_registry.common.json_schema as our_json
+import kafkawire.schema_registry.common.schema_registry_client as our_common_client
 import kafkawire.schema_registry.protobuf as our_protobuf
-from kafkawire.schema_registry import AsyncSchemaRegistryClient, Schema, SchemaReference, SchemaRegistryClient
+from kafkawire.schema_registry import (
+    AsyncSchemaRegistryClient,
+    RegisteredSchema,
+    Schema,
+    SchemaReference,
+    SchemaRegistryClient,
+)
+from kafkawire.schema_registry.common.rules import RuleContext
+from kafkawire.schema_registry.common.schema_registry_client import Rule, RuleKind, RuleMode
+from tests.harness.token_endpoint import TokenEndpoint
 from tests.serde.registry_front import RegistryFront
 
 
@@ -630,3 +645,466 @@ def test_protobuf_set_field() -> None:
             assert ours.SerializeToString(deterministic=True) == theirs.SerializeToString(deterministic=True)
             seen += outcome[0] == "ok"
     assert 5 < seen < 5 * len(values)
+
+
+def _rule_contexts(kind: str, tags: tuple[str, ...]) -> tuple[Any, Any]:
+    ours = Rule("r", None, RuleKind(kind), RuleMode.WRITE, "X", set(tags), None, None, None, None, False)
+    theirs = TheirRule(
+        "r", None, TheirRuleKind(kind), TheirRuleMode.WRITE, "X", set(tags), None, None, None, None, False
+    )
+    return (
+        RuleContext(None, None, None, "subject", RuleMode.WRITE, ours, 0, [ours], None, None),
+        TheirRuleContext(None, None, None, None, "subject", TheirRuleMode.WRITE, theirs, 0, [theirs], None, None),
+    )
+
+
+def _field_recorder(seen: list[Any], condition: bool) -> Any:
+    """A field transform noting each field it is given: a CONDITION rule's answer (False for a
+    string), else strings upper-cased and integers incremented."""
+
+    def field_transform(ctx: Any, field_ctx: Any, value: Any) -> Any:
+        seen.append((field_ctx.full_name, field_ctx.name, field_ctx.field_type.name, sorted(field_ctx.tags), value))
+        if condition:
+            return not isinstance(value, str)
+        if isinstance(value, str):
+            return value.upper()
+        return value + 1 if isinstance(value, int) and not isinstance(value, bool) else value
+
+    return field_transform
+
+
+def _walk_step(step: Callable[[Any, Any], Any], context: Any, message: Any, condition: bool) -> Any:
+    """``step(ctx, field_transform)``'s outcome, the fields it handed the transform, and where the
+    context's field path ends."""
+    seen: list[Any] = []
+    outcome = _outcome(lambda: step(context, _field_recorder(seen, condition)))
+    return outcome, seen, context.current_field() is None
+
+
+JSON_WALKED = {
+    "type": "object",
+    "definitions": {"line": {"type": "object", "properties": {"sku": {"type": "string", "confluent:tags": ["ID"]}}}},
+    "properties": {
+        "customer": {"type": "string", "confluent:tags": ["PII"]},
+        "qty": {"type": "integer"},
+        "lines": {"type": "array", "items": {"$ref": "#/definitions/line"}},
+        "note": {"type": ["null", "string"], "confluent:tags": ["PII", "X"]},
+        "pay": {
+            "oneOf": [
+                {"type": "object", "properties": {"card": {"type": "string"}}, "required": ["card"]},
+                {"type": "object", "properties": {"iban": {"type": "string"}}, "required": ["iban"]},
+            ]
+        },
+        "line": {"$ref": "#/definitions/line", "confluent:tags": ["L"]},
+        "tags_text": {"type": "string", "confluent:tags": "AB"},
+        "tags_bad": {"type": "string", "confluent:tags": 5},
+        "nowhere": {"$ref": "#/definitions/nope"},
+    },
+}
+JSON_VALUES: list[Any] = [
+    {
+        "customer": "ann",
+        "qty": 2,
+        "lines": [{"sku": "s1"}, {"sku": "s2"}],
+        "note": "n",
+        "pay": {"iban": "no1"},
+        "line": {"sku": "s3"},
+        "tags_text": "t",
+        "tags_bad": "b",
+        "nowhere": "x",
+    },
+    {"customer": None, "note": None, "qty": 0, "lines": []},
+    {},
+    [],
+    "text",
+    None,
+]
+JSON_PROP_SCHEMAS: list[Any] = [True, [], None, {"type": "string", "confluent:tags": None}]
+
+
+def _json_step(module: Any, context: Any, step: tuple[Any, ...], condition: bool) -> Any:
+    path, name, value, schema, registry, resolver = copy.deepcopy(step[:4]) + step[4:]
+    found = _walk_step(
+        lambda ctx, ft: module._transform_field(ctx, path, name, value, schema, registry, resolver, ft),
+        context,
+        value,
+        condition,
+    )
+    return found, value
+
+
+@pytest.mark.parametrize(("kind", "tags"), [("TRANSFORM", ()), ("TRANSFORM", ("PII",)), ("CONDITION", ())])
+def test_json_transform_field(kind: str, tags: tuple[str, ...]) -> None:
+    registry: Registry[Any] = Registry()
+    resolver = registry.resolver_with_root(Resource.from_contents(JSON_WALKED, default_specification=DRAFT7))
+    steps = [(name, schema) for name, schema in JSON_WALKED["properties"].items()]
+    steps += [("customer", schema) for schema in JSON_PROP_SCHEMAS] + [("absent", {"type": "string"})]
+    outcomes: set[tuple[str, bool]] = set()
+    for (name, schema), value, path, given in (
+        (step, value, path, given)
+        for step in steps
+        for value in JSON_VALUES
+        for path in ("$", "$.outer")
+        for given in (resolver, None)
+    ):
+        step = (path, name, value, schema, registry, given)
+        ours, theirs = _rule_contexts(kind, tags)
+        condition = kind == "CONDITION"
+        found = _json_step(our_json, ours, step, condition)
+        assert found == _json_step(their_json, theirs, step, condition), step
+        outcomes.add((found[0][0][0], bool(found[0][1])))
+    assert outcomes == {("ok", True), ("ok", False), ("error", False)} | ({("error", True)} if condition else set())
+
+
+JSON_SUBSCHEMAS: list[Any] = [
+    [],
+    [{"type": "string"}],
+    [{"type": "integer"}, {"type": "string"}, {"type": "string", "minLength": 2}],
+    [{"$ref": "#/definitions/line"}, {"type": "object"}],
+    [{"type": "object", "properties": {"sku": {"type": "integer"}}}, {"$ref": "#/definitions/line"}],
+    [True],
+    [False, {}],
+    [5, "x", None, {"type": "string"}],
+    [{"type": 5}],
+    [{"type": "null"}, {"type": 5}],
+    [{"$ref": "#/definitions/nope"}],
+    [{"type": "object", "properties": {"line": {"$ref": "#/definitions/line"}}}],
+    "ab",
+    None,
+]
+
+
+@pytest.mark.parametrize("subschemas", JSON_SUBSCHEMAS)
+def test_json_validate_subschemas(subschemas: Any) -> None:
+    registry: Registry[Any] = Registry()
+    resolver = registry.resolver_with_root(Resource.from_contents(JSON_WALKED, default_specification=DRAFT7))
+    for message in ("s", "long", 3, {"sku": "a"}, {"sku": 1}, {"line": {"sku": "a"}}, None, []):
+        for given in (resolver, None):
+            _same(
+                lambda s, m, g=given: our_json._validate_subschemas(s, m, registry, g),
+                lambda s, m, g=given: their_json._validate_subschemas(s, m, registry, g),
+                subschemas,
+                message,
+            )
+
+
+def _proto_walk_step(module: Any, context: Any, fd: Any, desc: Any, message: Any, condition: bool) -> Any:
+    found = _walk_step(
+        lambda ctx, ft: module._transform_field(ctx, fd, fd, desc, message, ft), context, message, condition
+    )
+    return found, message.SerializeToString(deterministic=True) if hasattr(message, "SerializeToString") else message
+
+
+@pytest.mark.parametrize(("kind", "tags"), [("TRANSFORM", ()), ("TRANSFORM", ("PII",)), ("CONDITION", ())])
+def test_protobuf_transform_field(kind: str, tags: tuple[str, ...]) -> None:
+    holder_type, m_type = _holder_class()
+    full = holder_type(n=1, ns=[1, 2], inner=m_type(x="a"), tags={"k": "v"}, items={"i": m_type(x="b")})
+    starts = [full, holder_type(), holder_type(n=0, inner=m_type())]
+    holder = holder_type.DESCRIPTOR
+    compared = 0
+    for name in ("n", "ns", "inner", "tags", "items"):
+        fd = holder.fields_by_name[name]
+        for start, desc in [(start, holder) for start in starts] + [(full, m_type.DESCRIPTOR)]:
+            ours, theirs = holder_type(), holder_type()
+            ours.CopyFrom(start)
+            theirs.CopyFrom(start)
+            our_ctx, their_ctx = _rule_contexts(kind, tags)
+            condition = kind == "CONDITION"
+            found = _proto_walk_step(our_protobuf, our_ctx, fd, desc, ours, condition)
+            assert found == _proto_walk_step(their_protobuf, their_ctx, fd, desc, theirs, condition), (name, start)
+            compared += bool(found[0][1])
+        # a message the field is not of, and no message
+        for bad in (m_type(x="z"), None, {"n": 1}):
+            our_ctx, their_ctx = _rule_contexts(kind, tags)
+            ours_found = _walk_step(
+                lambda ctx, ft: our_protobuf._transform_field(ctx, fd, fd, holder, copy.deepcopy(bad), ft),  # noqa: B023
+                our_ctx,
+                bad,
+                False,
+            )
+            assert ours_found == _walk_step(
+                lambda ctx, ft: their_protobuf._transform_field(ctx, fd, fd, holder, copy.deepcopy(bad), ft),  # noqa: B023
+                their_ctx,
+                bad,
+                False,
+            ), (name, bad)
+    assert bool(compared) == (not tags)  # untagged fields reach the transform of a rule with no tags only
+
+
+def _registered(subject: Any, schema_id: Any, version: Any, guid: Any, text: str) -> Any:
+    return RegisteredSchema(
+        schema_id=schema_id, guid=guid, schema=Schema(text, "AVRO"), subject=subject, version=version
+    )
+
+
+CACHE_STEPS: list[tuple[str, tuple[Any, ...]]] = [
+    ("get_schema_by_id", ("s", 1)),
+    ("set_schema", ("s", 1, "g1", Schema('"string"', "AVRO"))),
+    ("set_schema", (None, 2, None, Schema('"int"', "AVRO"))),
+    ("set_schema", ("t", None, "g3", Schema('"long"', "AVRO"))),
+    ("set_schema", ("t", 4, "", Schema('"long"', "AVRO"))),
+    ("set_registered_schema", (Schema('"bytes"', "AVRO"), _registered("s", 5, 1, "g5", '"bytes"'))),
+    ("set_registered_schema", (Schema('"float"', "AVRO"), _registered("s", 6, 2, None, '"double"'))),
+    ("set_registered_schema", (Schema('"null"', "AVRO"), _registered("u", None, None, None, '"null"'))),
+    ("set_registered_schema", (Schema('"boolean"', "AVRO"), _registered(None, 7, 1, "g7", '"boolean"'))),
+    ("set_schema", ("s", 8, "g8", {"unhashable": 1})),
+    ("set_registered_schema", (Schema('"bytes"', "AVRO"), None)),
+]
+CACHE_READS: list[tuple[str, tuple[Any, ...]]] = [
+    *[("get_schema_by_id", (subject, n)) for subject in ("s", "t", "u", None) for n in range(1, 9)],
+    *[("get_schema_by_guid", (guid,)) for guid in ("g1", "g3", "", "g5", "g7", "g8", None)],
+    *[
+        (name, (subject, Schema(text, "AVRO")))
+        for name in ("get_id_by_schema", "get_registered_by_subject_schema")
+        for subject in ("s", "t", "u", None)
+        for text in ('"string"', '"int"', '"long"', '"bytes"', '"float"', '"double"', '"null"', '"boolean"')
+    ],
+    *[("get_registered_by_subject_id", (subject, n)) for subject in ("s", "u", None) for n in (5, 6, 7, None)],
+    *[("get_registered_by_subject_version", (subject, v)) for subject in ("s", "u", None) for v in (1, 2, 3, None)],
+]
+
+
+@pytest.mark.parametrize(
+    "removal",
+    [
+        (),
+        ("remove_by_subject", ("s",)),
+        ("remove_by_subject", (None,)),
+        ("remove_by_subject", ("nobody",)),
+        ("remove_by_subject_version", ("s", 1)),
+        ("remove_by_subject_version", ("s", 2)),
+        ("remove_by_subject_version", ("s", 9)),
+        ("remove_by_subject_version", ("u", None)),
+        ("clear", ()),
+    ],
+)
+def test_schema_cache(removal: tuple[Any, ...]) -> None:
+    """The same steps on each cache (given the same values: the cache only files them), every
+    answer compared after the steps and again after the removal."""
+    ours, theirs = our_common_client._SchemaCache(), their_common_client._SchemaCache()
+
+    def step(name: str, args: tuple[Any, ...]) -> Any:
+        found = _outcome(lambda: getattr(ours, name)(*args))
+        assert found == _outcome(lambda: getattr(theirs, name)(*args)), (name, args)
+        return found
+
+    for name, args in CACHE_STEPS:
+        step(name, args)
+    answers = [step(name, args) for name, args in CACHE_READS]
+    assert sum(found[1] is not None for found in answers) > 20
+    if removal:
+        step(*removal)
+        after = [step(name, args) for name, args in CACHE_READS]
+        assert (after != answers) == (removal[1] not in (("nobody",), ("s", 9)))
+
+
+def test_schema_cache_is_bounded() -> None:
+    cache = our_common_client._SchemaCache(2)
+    for n in range(3):
+        cache.set_registered_schema(Schema(f'"n{n}"', "AVRO"), _registered("s", n, n, f"g{n}", f'"n{n}"'))
+    assert cache.get_schema_by_id("s", 0) is None and cache.get_schema_by_guid("g0") is None
+    assert cache.get_registered_by_subject_version("s", 0) is None
+    assert cache.get_schema_by_id("s", 2) == ("g2", Schema('"n2"', "AVRO"))
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("tok", "lsrc-1"), ("tok", "lsrc-1", "pool-1"), ("tok", "lsrc-1", None), ("", "", ""), ("tok",), (), (1, 2, 3, 4)],
+)
+def test_async_static_field_provider(args: tuple[Any, ...]) -> None:
+    def fields(cls: Any) -> Any:
+        provider = cls(*args)
+        awaited = asyncio.run(provider.get_bearer_fields())
+        return provider.token, provider.logical_cluster, provider.identity_pool, awaited
+
+    assert _outcome(lambda: fields(our_common_client._AsyncStaticFieldProvider)) == _outcome(
+        lambda: fields(their_common_client._AsyncStaticFieldProvider)
+    )
+    assert "tok" not in repr(our_common_client._AsyncStaticFieldProvider("tok", "lsrc-1"))
+
+
+def test_async_bearer_field_provider_base() -> None:
+    def subclasses(base: Any) -> list[Any]:
+        class Incomplete(base):
+            pass
+
+        class Complete(base):
+            async def get_bearer_fields(self) -> dict[str, Any]:
+                return {"bearer.auth.token": "t"}
+
+        return [base, Incomplete, Complete]
+
+    for ours, theirs in zip(
+        subclasses(our_auth._AsyncBearerFieldProvider),
+        subclasses(their_oauthbearer._AsyncBearerFieldProvider),
+        strict=True,
+    ):
+        assert _outcome(ours) == _outcome(theirs) or (
+            _outcome(ours)[0] == _outcome(theirs)[0] == "ok"
+            and asyncio.run(ours().get_bearer_fields()) == asyncio.run(theirs().get_bearer_fields())
+        )
+    assert isinstance(our_common_client._AsyncStaticFieldProvider("t", "c"), our_auth._AsyncBearerFieldProvider)
+    assert our_common_client._StaticFieldProvider is our_auth._StaticFieldProvider
+
+
+_CLUSTER = {"bearer.auth.logical.cluster": "lsrc-1"}
+_OIDC = {
+    "bearer.auth.client.id": "cid",
+    "bearer.auth.client.secret": "s3cret",
+    "bearer.auth.scope": "sc",
+    "bearer.auth.issuer.endpoint.url": "https://idp/token",
+}
+BEARER_CONFS: list[dict[str, Any]] = [
+    {},
+    {"other": 1},
+    _CLUSTER,
+    {**_CLUSTER, "bearer.auth.identity.pool.id": "pool-1", "other": 1},
+    {**_CLUSTER, "bearer.auth.identity.pool.id": ["pool-1", "pool-2"]},
+    {**_CLUSTER, "bearer.auth.identity.pool.id": 5},
+    {**_CLUSTER, "bearer.auth.identity.pool.id": ["pool-1", 2]},
+    {"bearer.auth.logical.cluster": 5},
+    {**_CLUSTER, **_OIDC},
+    {**_CLUSTER, **_OIDC, "bearer.auth.scope": 5},
+    {**_CLUSTER, **_OIDC, "bearer.auth.client.id": None},
+    {**_CLUSTER, "bearer.auth.client.id": "cid"},
+    {**_CLUSTER, "bearer.auth.token": "tok"},
+    {**_CLUSTER, "bearer.auth.token": 5},
+    {**_CLUSTER, "bearer.auth.issuer.endpoint.query": "api-version=2018-02-01&resource=x"},
+    {**_CLUSTER, "bearer.auth.issuer.endpoint.query": 5},
+    {**_CLUSTER, "bearer.auth.issuer.endpoint.query": ""},
+    {**_CLUSTER, "bearer.auth.issuer.endpoint.url": "http://h:1/p;x?old=1#frag", "bearer.auth.issuer.endpoint.query": "q=2"},
+    {**_CLUSTER, "bearer.auth.issuer.endpoint.url": "http://h:1/p"},
+    {**_CLUSTER, "bearer.auth.issuer.endpoint.url": 5},
+    {**_CLUSTER, "bearer.auth.issuer.endpoint.url": "http://[::1/p", "bearer.auth.issuer.endpoint.query": "q"},
+    {"bearer.auth.custom.provider.function": _custom, "bearer.auth.custom.provider.config": {"a": 1}},
+    {"bearer.auth.custom.provider.function": "nope", "bearer.auth.custom.provider.config": {}},
+    {"bearer.auth.custom.provider.function": _custom, "bearer.auth.custom.provider.config": []},
+    {"bearer.auth.custom.provider.function": _custom},
+]  # fmt: skip
+BUILDERS = [
+    "_AbstractOAuthBearerFieldProviderBuilder",
+    "_AbstractOAuthBearerOIDCFieldProviderBuilder",
+    "_AbstractOAuthBearerOIDCAzureIMDSFieldProviderBuilder",
+    "_StaticOAuthBearerFieldProviderBuilder",
+    "_AbstractCustomOAuthBearerFieldProviderBuilder",
+]
+BUILDER_FIELDS = [
+    "logical_cluster",
+    "identity_pool",
+    "client_id",
+    "client_secret",
+    "scope",
+    "token_endpoint",
+    "static_token",
+]
+BUILDER_FIELDS += ["custom_function", "custom_config", "required_properties"]
+
+
+def _validated(module: Any, name: str, conf: dict[str, Any]) -> Any:
+    """The builder made, then validated (an abstract one through a subclass that builds nothing),
+    then built where it can be: each outcome, its fields, and what is left of ``conf``."""
+    base = getattr(module, name)
+    made = _outcome(lambda: base(conf).conf is conf)
+    builder = type("Concrete", (base,), {} if name.startswith("_Static") else {"build": lambda self, *a: None})(conf)
+    validated = _outcome(builder._validate)
+    fields = {field: getattr(builder, field, "absent") for field in BUILDER_FIELDS}
+    built = None
+    if name.startswith("_Static"):
+        built = _outcome(lambda: builder.build(3, 1000, 20000).get_bearer_fields())
+    return made, validated, fields, conf, built
+
+
+@pytest.mark.parametrize("name", BUILDERS)
+def test_bearer_field_provider_builders(name: str) -> None:
+    outcomes = []
+    for conf in BEARER_CONFS:
+        ours = _validated(our_auth, name, dict(conf))
+        assert ours == _validated(their_oauthbearer, name, dict(conf)), conf
+        outcomes.append(ours[1][0])
+    assert "ok" in outcomes and "error" in outcomes
+
+
+def _oauth_story(cls: Any, idp: TokenEndpoint, secret: str) -> list[Any]:
+    """A client-credentials provider through its life against a real token endpoint: what it
+    holds, what each call gives (awaited, for an asyncio one), and how many grants each call asked
+    the endpoint for (tokens are compared with the ones the endpoint recorded giving: each client
+    gets its own)."""
+    client = cls("cid", secret, "sr", idp.url, "lsrc-1", 1, 1, 2, "pool-1")
+    grant = client.client
+    start = len(idp.grants)
+
+    def call(method: Callable[[], Any]) -> Any:
+        result = method()
+        return asyncio.run(result) if asyncio.iscoroutine(result) else result
+
+    def asked() -> int:
+        return len(idp.grants) - start
+
+    def given(token: Any) -> bool:
+        return bool(idp.grants) and token == idp.grants[-1].token
+
+    story: list[Any] = [
+        (grant.client_id, grant.client_secret, grant.scope),
+        (client.token_endpoint, client.logical_cluster, client.identity_pool, client.token, client.token_object),
+        (client.max_retries, client.retries_wait_ms, client.retries_max_wait_ms, client.token_expiry_threshold),
+        _outcome(client.token_expired),
+    ]
+    fields = _outcome(lambda: call(client.get_bearer_fields))
+    story += [fields[0], asked()]
+    if fields[0] == "error":
+        failed = _outcome(lambda: call(client.generate_access_token))
+        return [*story, failed, _outcome(lambda: call(client.fetch_token))[0], asked()]
+    token = fields[1].pop("bearer.auth.token")
+    story += [fields[1], given(token), client.token == token, client.token_object["access_token"] == token]
+    story += [call(client.get_access_token) == token, asked(), client.token_expired()]
+    fresh = call(client.fetch_token)
+    story += [given(fresh), client.token == token, client.token_object["access_token"] == fresh, asked()]
+    call(client.generate_access_token)
+    story += [given(client.token), asked(), client.token_expired()]
+    return story
+
+
+@pytest.mark.parametrize("secret", ["csecret", "wrong"])
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_oauth_client(secret: str, kind: str) -> None:
+    ours, theirs = {
+        "sync": (our_client._OAuthClient, their_client._OAuthClient),
+        "async": (our_async_client._AsyncOAuthClient, their_async_client._AsyncOAuthClient),
+    }[kind]
+    with TokenEndpoint(None, "cid", "csecret", principal="sr-app") as idp:
+        story = _oauth_story(ours, idp, secret)
+        assert story == _oauth_story(theirs, idp, secret)
+    assert story[4] == ("ok" if secret == "csecret" else "error")
+    assert "csecret" not in repr(ours("cid", "csecret", "sr", idp.url, "lsrc-1", 0, 1, 2))
+    base = {"sync": our_auth._BearerFieldProvider, "async": our_auth._AsyncBearerFieldProvider}[kind]
+    assert isinstance(ours("cid", "csecret", "sr", idp.url, "lsrc-1", 0, 1, 2), base)
+
+
+async def _fields_of(config: Any) -> Any:
+    if config == "fail":
+        raise RuntimeError("no token")
+    return {"bearer.auth.token": "t", "config": config}
+
+
+@pytest.mark.parametrize("config", [{"a": 1}, None, "fail", []])
+@pytest.mark.parametrize("function", [_fields_of, _custom, None])
+def test_async_custom_oauth_client(function: Any, config: Any) -> None:
+    def fields(cls: Any) -> Any:
+        provider = cls(function, config)
+        fields = asyncio.run(provider.get_bearer_fields())
+        return provider.custom_function is function, provider.custom_config, fields
+
+    assert _outcome(lambda: fields(our_async_client._AsyncCustomOAuthClient)) == _outcome(
+        lambda: fields(their_async_client._AsyncCustomOAuthClient)
+    )
+
+
+def test_oauth_azure_imds_client_failure() -> None:
+    """The IMDS client's GET against an endpoint that answers none: the same error after retries."""
+    with TokenEndpoint(None, "cid", "csecret", principal="sr-app") as idp:
+
+        def attempt(module: Any) -> Any:
+            client = module._OAuthAzureIMDSClient(idp.url, "lsrc-1", None, 1, 1, 2)
+            return client.token_endpoint, _outcome(client.get_bearer_fields), _outcome(client.token_expired)
+
+        assert attempt(our_auth) == attempt(their_client)

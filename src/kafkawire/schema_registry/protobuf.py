@@ -36,6 +36,7 @@ from .common.protobuf_fields import MAX_ENCODABLE_COEFFICIENT_DIGITS as MAX_ENCO
 from .common.protobuf_fields import PROTOBUF_MAJOR_VERSION as PROTOBUF_MAJOR_VERSION
 from .common.protobuf_fields import _is_repeated as _is_repeated
 from .common.protobuf_fields import _set_field as _set_field
+from .common.protobuf_fields import _transform_field as _transform_field
 from .common.protobuf_fields import get_inline_tags as get_inline_tags
 from .common.protobuf_fields import get_type as get_type
 from .common.protobuf_fields import is_cel_leaf_message as is_cel_leaf_message

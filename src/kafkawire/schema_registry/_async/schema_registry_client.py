@@ -17,6 +17,8 @@ from .._sync.schema_registry_client import _urlencode as _urlencode
 from ..common.associations import Association as Association
 from ..common.associations import AssociationCreateOrUpdateRequest as AssociationCreateOrUpdateRequest
 from ..common.associations import AssociationResponse as AssociationResponse
+from ..common.auth import _AsyncCustomOAuthClient as _AsyncCustomOAuthClient
+from ..common.auth import _AsyncOAuthClient as _AsyncOAuthClient
 from ..common.schema_registry_client import full_jitter as full_jitter
 from ..common.schema_registry_client import is_retriable as is_retriable
 from ..common.schema_registry_client import is_success as is_success

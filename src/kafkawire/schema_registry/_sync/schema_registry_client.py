@@ -19,8 +19,10 @@ from cachetools import LRUCache, TTLCache
 
 from ..._version import version as version
 from ..common.auth import _CustomOAuthClient as _CustomOAuthClient
+from ..common.auth import _OAuthClient as _OAuthClient
 from ..common.auth import bearer_headers
 from ..common.rest import error_from_response, parse_rest_config
+from ..common.schema_cache import _SchemaCache
 from ..common.schema_registry_client import (
     Association,
     AssociationCreateOrUpdateRequest,
@@ -35,7 +37,6 @@ from ..common.schema_registry_client import (
 )
 from ..error import OAuthTokenError as OAuthTokenError
 from ..error import SchemaRegistryError as SchemaRegistryError
-from .schema_cache import SchemaCache
 
 __all__ = ["SchemaRegistryClient"]
 
@@ -151,7 +152,7 @@ class SchemaRegistryClient:
         capacity = self._rest_client.config.cache_capacity
         ttl = self._rest_client.config.cache_latest_ttl_sec
         self._lock = threading.RLock()
-        self._cache = SchemaCache(capacity)
+        self._cache = _SchemaCache(capacity)
         self._latest: Any = TTLCache(capacity, ttl) if ttl else LRUCache(capacity)
         self._latest_meta: Any = TTLCache(capacity, ttl) if ttl else LRUCache(capacity)
 
@@ -185,7 +186,7 @@ class SchemaRegistryClient:
     def register_schema_full_response(
         self, subject_name: str, schema: Schema, normalize_schemas: bool = False
     ) -> RegisteredSchema:
-        hit = self._cache.registered(subject_name, schema, normalize_schemas)
+        hit = self._cache.get_registered_by_subject_schema(subject_name, schema, normalize_schemas)
         if hit is not None:
             return hit
         answer = self._rest_client.post(
@@ -212,9 +213,9 @@ class SchemaRegistryClient:
     ) -> Schema:
         """The schema of ``schema_id`` (as registered under ``subject_name``, in ``fmt``, its
         references in ``reference_format``: format names depend on the schema type)."""
-        hit = self._cache.schema_by_id(subject_name, schema_id)
+        hit = self._cache.get_schema_by_id(subject_name, schema_id)
         if hit is not None:
-            return hit
+            return hit[1]
         query = {"subject": subject_name, "format": fmt, "reference_format": reference_format}
         answer = self._rest_client.get(f"schemas/ids/{schema_id}", query)
         schema = Schema.from_dict(answer)
@@ -222,7 +223,7 @@ class SchemaRegistryClient:
         return schema
 
     def get_schema_by_guid(self, guid: str, fmt: str | None = None) -> Schema:
-        hit = self._cache.schema_by_guid(guid)
+        hit = self._cache.get_schema_by_guid(guid)
         if hit is not None:
             return hit
         schema = Schema.from_dict(self._rest_client.get(f"schemas/guids/{_urlencode(guid)}", {"format": fmt}))
@@ -251,7 +252,7 @@ class SchemaRegistryClient:
         self, subject_name: str, schema: Schema, normalize_schemas: bool = False, deleted: bool = False
     ) -> RegisteredSchema:
         """The registration of ``schema`` under ``subject_name`` (40403 when it is not there)."""
-        hit = self._cache.registered(subject_name, schema, normalize_schemas)
+        hit = self._cache.get_registered_by_subject_schema(subject_name, schema, normalize_schemas)
         if hit is not None and hit.version is not None:
             return hit
         answer = self._rest_client.post(
@@ -291,7 +292,10 @@ class SchemaRegistryClient:
         return versions
 
     def _forget(self, subject_name: str, version: int | None = None) -> None:
-        self._cache.forget(subject_name, version)
+        if version is None:
+            self._cache.remove_by_subject(subject_name)
+        else:
+            self._cache.remove_by_subject_version(subject_name, version)
         with self._lock:
             self._latest.pop(subject_name, None)
             for key in [k for k in self._latest_meta if k[0] == subject_name]:
@@ -332,14 +336,14 @@ class SchemaRegistryClient:
     ) -> RegisteredSchema:
         if version == "latest":
             return self.get_latest_version(subject_name, fmt)
-        hit = self._cache.version(subject_name, int(version))
+        hit = self._cache.get_registered_by_subject_version(subject_name, int(version))
         if hit is not None:
             return hit
         answer = self._rest_client.get(
             f"subjects/{_urlencode(subject_name)}/versions/{version}", {"deleted": deleted, "format": fmt}
         )
         registered = RegisteredSchema.from_dict(answer)
-        self._cache.set_version(subject_name, int(version), registered)
+        self._cache.set_registered_schema(registered.schema, registered, subject_name)
         return registered
 
     def get_referenced_by(self, subject_name: str, version: int | str, offset: int = 0, limit: int = -1) -> list[int]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import decimal
 from typing import Any
 
+from jsonschema import ValidationError, validate
 from jsonschema.validators import validator_for
 
 from .rules import FieldTransform, FieldType, RuleContext, apply_field, check_field_condition
@@ -55,8 +56,8 @@ _LEAVES = frozenset({FieldType.ENUM, FieldType.STRING, FieldType.INT, FieldType.
 
 def get_type(schema: Any) -> FieldType:
     """The type a schema gives its value (a list of types has none until narrowed to one)."""
-    if not isinstance(schema, dict):
-        return FieldType.COMBINED if isinstance(schema, bool) else FieldType.NULL
+    if isinstance(schema, bool):
+        return FieldType.COMBINED
     if schema.get("const") is not None or schema.get("enum") is not None:
         return FieldType.ENUM
     kind = schema.get("type")
@@ -69,7 +70,8 @@ def get_type(schema: Any) -> FieldType:
 
 def get_inline_tags(schema: dict[str, Any]) -> set[str]:
     """The tags a schema declares (``confluent:tags``)."""
-    return set(schema.get("confluent:tags") or ())
+    tags = schema.get("confluent:tags")
+    return set() if tags is None else set(tags)
 
 
 def transform_json(ctx: RuleContext, validator: Any, message: Any, field_transform: FieldTransform) -> Any:
@@ -109,6 +111,45 @@ def transform(
     ``ref_registry``."""
     validator = validator_for(schema)(schema, registry=ref_registry)
     return _Walk(ctx, validator, field_transform).transform(schema, ref_resolver, path, message)
+
+
+def _transform_field(
+    ctx: RuleContext,
+    path: str,
+    prop_name: str,
+    message: Any,
+    prop_schema: Any,
+    ref_registry: Any,
+    ref_resolver: Any,
+    field_transform: FieldTransform,
+) -> None:
+    """`transform` of the property ``prop_name`` of the object ``message`` at ``path``, in place:
+    the walk's step into an object's property, by confluent-kafka's name and signature."""
+    # a schema that is not one fails where the walk reads it, as confluent-kafka's does, not here
+    draft = validator_for(prop_schema if isinstance(prop_schema, (dict, bool)) else True)
+    _Walk(ctx, draft(prop_schema, registry=ref_registry), field_transform).transform_field(
+        prop_schema, ref_resolver, path, prop_name, message
+    )
+
+
+def _validate_subschemas(subschemas: Any, message: Any, registry: Any, resolver: Any) -> Any:
+    """The first of ``subschemas`` (a ``$ref`` one as the schema it refers to) that ``message`` is
+    valid against, else None. Unlike the walk's branch test, an invalid subschema or a reference
+    that does not resolve raises: confluent-kafka's helper for callers that want to know."""
+    for subschema in subschemas:
+        if not isinstance(subschema, dict):
+            continue
+        ref = subschema.get("$ref")
+        try:
+            if ref is None:
+                validate(instance=message, schema=subschema, registry=registry)
+                return subschema
+            resolved = resolver.lookup(ref)
+            validate(instance=message, schema=resolved.contents, registry=registry, _resolver=resolved.resolver)
+            return resolved.contents
+        except ValidationError:
+            continue
+    return None
 
 
 class _Walk:
@@ -175,17 +216,18 @@ class _Walk:
         if isinstance(properties, dict) and isinstance(message, dict):
             for name, sub in properties.items():
                 if isinstance(sub, dict):
-                    self._transform_property(sub, resolver, path, name, message)
+                    self.transform_field(sub, resolver, path, name, message)
 
-    def _transform_property(self, schema: Any, resolver: Any, path: str, name: str, message: dict[str, Any]) -> None:
+    def transform_field(self, schema: Any, resolver: Any, path: str, name: str, message: Any) -> None:
+        """One property, entered as a field; a null or absent one is left as it is."""
         ctx = self.ctx
         full_name = f"{path}.{name}"
-        tags = get_inline_tags(schema) if isinstance(schema, dict) else None
-        ctx.enter_field(message, full_name, name, get_type(schema), tags)
         try:
-            if name not in message:
+            ctx.enter_field(message, full_name, name, get_type(schema), get_inline_tags(schema))
+            value = message.get(name)
+            if value is None:
                 return
-            result = self.transform(schema, resolver, full_name, message[name])
+            result = self.transform(schema, resolver, full_name, value)
             check_field_condition(ctx, result)
             if ctx.rule.kind is RuleKind.TRANSFORM:
                 message[name] = result

@@ -15,6 +15,8 @@ from referencing.jsonschema import DRAFT7
 
 from .json_fields import JsonMessage as JsonMessage
 from .json_fields import JsonSchema as JsonSchema
+from .json_fields import _transform_field as _transform_field
+from .json_fields import _validate_subschemas as _validate_subschemas
 from .json_fields import get_inline_tags as get_inline_tags
 from .json_fields import get_type as get_type
 from .json_fields import transform as transform

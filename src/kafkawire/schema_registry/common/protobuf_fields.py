@@ -135,7 +135,7 @@ def transform(ctx: RuleContext, descriptor: Any, message: Any, field_transform: 
         return {key: transform(ctx, descriptor, item, field_transform) for key, item in message.items()}
     if isinstance(message, Message) and message.DESCRIPTOR.full_name not in _LEAF_TYPES:
         for pair in _present_pairs(descriptor, message):
-            _transform_field(ctx, pair, message, field_transform)
+            _transform_pair(ctx, pair, message, field_transform)
         return message
     return apply_field(ctx, field_transform, message)
 
@@ -165,26 +165,42 @@ def _pairs(descriptor: Any, runtime: Any) -> list[_Pair]:
         found = []
         for fd in runtime.fields:
             schema_fd = descriptor.fields_by_number.get(fd.number)
-            if schema_fd is None:
-                continue
-            shape = _MAP if is_map_field(fd) else _REPEATED if _is_repeated(fd) else _SINGLE
-            leaf = fd.type == _F.TYPE_MESSAGE and fd.message_type.full_name in _LEAF_TYPES
-            tags = frozenset(get_inline_tags(schema_fd))
-            child = _child_descriptor(schema_fd, descriptor)
-            found.append(_Pair(fd, schema_fd, get_type(fd), tags, shape, leaf, child))
+            if schema_fd is not None:
+                found.append(_pair(fd, schema_fd, descriptor))
         _PAIRS[(descriptor, runtime)] = found
     return found
 
 
+def _pair(fd: Any, schema_fd: Any, descriptor: Any) -> _Pair:
+    shape = _MAP if is_map_field(fd) else _REPEATED if _is_repeated(fd) else _SINGLE
+    leaf = fd.type == _F.TYPE_MESSAGE and fd.message_type.full_name in _LEAF_TYPES
+    tags = frozenset(get_inline_tags(schema_fd))
+    return _Pair(fd, schema_fd, get_type(fd), tags, shape, leaf, _child_descriptor(schema_fd, descriptor))
+
+
+def _present(pair: _Pair, message: Message) -> bool:
+    """Whether the field is set on ``message`` (a field without presence always is)."""
+    return not pair.fd.has_presence or message.HasField(pair.fd.name)
+
+
 def _present_pairs(descriptor: Any, message: Message) -> Iterator[_Pair]:
-    """The pairs of the fields set on ``message`` (one with presence only when present); fields the
-    schema does not declare are left out."""
+    """The pairs of the fields set on ``message``; fields the schema does not declare are left out."""
     for pair in _pairs(descriptor, message.DESCRIPTOR):
-        if not pair.fd.has_presence or message.HasField(pair.fd.name):
+        if _present(pair, message):
             yield pair
 
 
-def _transform_field(ctx: RuleContext, pair: _Pair, message: Message, ft: FieldTransform) -> None:
+def _transform_field(
+    ctx: RuleContext, fd: Any, schema_fd: Any, desc: Any, message: Message, field_transform: FieldTransform
+) -> None:
+    """The walk's step into one field of ``message`` (``fd``, ``schema_fd`` the schema's field of
+    its number, of ``desc``), by confluent-kafka's name and signature: an unset one is skipped."""
+    pair = _pair(fd, schema_fd, desc)
+    if _present(pair, message):
+        _transform_pair(ctx, pair, message, field_transform)
+
+
+def _transform_pair(ctx: RuleContext, pair: _Pair, message: Message, ft: FieldTransform) -> None:
     fd, schema_fd = pair.fd, pair.schema_fd
     held = getattr(message, fd.name)
     if pair.shape is not _SINGLE and not held:

@@ -10,7 +10,7 @@ import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any
 
-from .auth import BEARER_KEYS, bearer_field_provider
+from .auth import BEARER_KEYS, DEFAULT_TIMEOUT, bearer_field_provider
 
 __all__ = ["RestConfig", "error_from_response", "parse_rest_config"]
 
@@ -148,7 +148,7 @@ def parse_rest_config(conf: dict[str, Any]) -> RestConfig:
         _int(conf, "retries.wait.ms", 1000),
         _int(conf, "retries.max.wait.ms", 20000),
     )
-    bearer = bearer_field_provider(conf, float(timeout) if timeout is not None else 30.0, retries)
+    bearer = bearer_field_provider(conf, float(timeout) if timeout is not None else DEFAULT_TIMEOUT, retries)
     if bearer is not None and auth is not None:
         raise ValueError("basic auth and bearer auth cannot both be configured")
     unknown = sorted(set(conf) - KNOWN_KEYS)

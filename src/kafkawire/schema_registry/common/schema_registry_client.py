@@ -1,6 +1,6 @@
 """confluent_kafka.schema_registry.common.schema_registry_client's names: the registry's values
 (schemas.py: schemas, references, metadata, rules, configs; associations.py: the association
-API's), and the REST client's retry arithmetic.
+API's; schema_cache.py: the client's cache; bearer_fields.py: the static bearer field providers), and the REST client's retry arithmetic.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from .associations import (
     AssociationInfo,
     AssociationResponse,
 )
+from .bearer_fields import _AsyncStaticFieldProvider, _StaticFieldProvider
+from .schema_cache import _SchemaCache
 from .schemas import (
     ConfigCompatibilityLevel,
     Metadata,
@@ -55,6 +57,9 @@ __all__ = [
     "SchemaReference",
     "SchemaVersion",
     "ServerConfig",
+    "_AsyncStaticFieldProvider",
+    "_SchemaCache",
+    "_StaticFieldProvider",
     "full_jitter",
     "is_retriable",
     "is_success",
