@@ -1,5 +1,6 @@
 """producer/sender.py's requests, seen at the client boundary over librdkafka's mock cluster (in
-this process): one Produce per leader carrying every ready partition it leads, max.in.flight 1
+this process): one Produce per leader carrying every ready partition it leads (up to
+REQUEST_PARTITIONS), max.in.flight 1
 holding a partition's next batch until the first is answered, a moved leader's batch sent again
 after a Metadata request, a final error failing its records without another send.
 
@@ -18,7 +19,7 @@ from typing import Any
 import pytest
 
 from kafkawire import KafkaError, Producer
-from kafkawire.producer.sender import MOVE_HOLD
+from kafkawire.producer.sender import MOVE_HOLD, REQUEST_PARTITIONS
 from kafkawire.protocol.apis import METADATA, PRODUCE
 from tests.harness.mock_cluster import MockCluster
 
@@ -109,6 +110,28 @@ def test_one_produce_per_leader_carries_every_ready_partition_it_leads(mock: Moc
     sent = [(node, parts) for kind, node, parts in spy.events if kind == "written"]
     assert sorted(sent) == sorted(led.items())
     assert sorted(msg.partition() for err, msg in reports if err is None) == list(range(6))
+    p.close()
+
+
+def test_a_request_carries_at_most_request_partitions_and_the_rest_follow(mock: MockCluster) -> None:
+    count = REQUEST_PARTITIONS * 4
+    mock.create_topic("wide", partitions=count)
+    reports: list[Any] = []
+    p = producer_on(mock, reports, **{"linger.ms": 60_000})
+    led: dict[int, int] = {}
+    for partition in p.list_topics("wide", timeout=10).topics["wide"].partitions.values():
+        led[partition.leader] = led.get(partition.leader, 0) + 1
+    assert max(led.values()) > REQUEST_PARTITIONS  # (a leader of more than a request carries)
+    spy = Spy(p)
+    for partition in range(count):
+        p.produce("wide", b"v%d" % partition, partition=partition)
+    assert p.flush(20) == 0
+    sent = [(node, parts) for kind, node, parts in spy.events if kind == "written"]
+    assert max(len(parts) for _node, parts in sent) == REQUEST_PARTITIONS
+    for node, partitions in led.items():  # as few requests as the cap allows
+        assert len([1 for n, _parts in sent if n == node]) == -(-partitions // REQUEST_PARTITIONS)
+    assert sorted(tp for _node, parts in sent for tp in parts) == [("wide", i) for i in range(count)]
+    assert sorted(msg.partition() for err, msg in reports if err is None) == list(range(count))
     p.close()
 
 
