@@ -56,7 +56,7 @@ def _read_back(bootstrap: str, topic: str, count: int) -> list[tuple[int, int, s
 
 
 @pytest.mark.slow  # (make test's time: CI runs it in test-slow)
-def test_verifiable_producer_and_consumer(tansu: Any, topic_name: Callable[[str], str]) -> None:
+def test_verifiable_producer_and_consumer(tansu: Any, topic_name: Callable[[str], str], tmp_path: Path) -> None:
     bootstrap = str(tansu.bootstrap() if callable(tansu.bootstrap) else tansu.bootstrap)
     topic, group = topic_name("kafkatest"), unique_name("kafkatest")
     create_topic(bootstrap, topic, 2)
@@ -92,6 +92,7 @@ def test_verifiable_producer_and_consumer(tansu: Any, topic_name: Callable[[str]
     assert sorted(e["value"] for e in sent) == sorted(f"v.{i}" for i in range(50))
     assert reported == _read_back(bootstrap, topic, 50)
 
+    errors = (tmp_path / "consumer.err").open("w")  # its debug lines, shown when a check fails
     consumer = subprocess.Popen(
         [
             sys.executable,
@@ -107,7 +108,7 @@ def test_verifiable_producer_and_consumer(tansu: Any, topic_name: Callable[[str]
             "6000",
         ],
         stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+        stderr=errors,
         text=True,
         env=_env(),
     )
@@ -130,6 +131,7 @@ def test_verifiable_producer_and_consumer(tansu: Any, topic_name: Callable[[str]
         if consumer.poll() is None:
             consumer.kill()
             consumer.wait()
+        errors.close()
     seen += _events(rest)
     assert consumer.returncode == 0
     names = [e["name"] for e in seen]
@@ -139,7 +141,7 @@ def test_verifiable_producer_and_consumer(tansu: Any, topic_name: Callable[[str]
     assert assigned == [(topic, 0), (topic, 1)]
     ends = {p: max(o for q, o, _k, _v in reported if q == p) + 1 for p, *_ in reported}
     commits = [e for e in seen if e["name"] == "offsets_committed"]
-    assert commits and all(c["success"] for c in commits)
+    assert commits and all(c["success"] for c in commits), (names, (tmp_path / "consumer.err").read_text()[-3000:])
     assert {o["partition"]: o["offset"] for o in commits[-1]["offsets"]} == ends
     ranges = [p for e in seen if e["name"] == "records_consumed" for p in e["partitions"]]
     assert {
