@@ -25,7 +25,7 @@ from ..client.network_client import Client, throttle_event
 from ..core import TopicPartitionKey
 from ..core.fetch_positions import FetchTable
 from ..core.fetch_rows import AWAITING_OFFSET, FAILED, FETCHING, OFFSET_INVALID, Chunk, FetchEvent, Partition
-from ..core.fetch_session import FetchSession, SessionRequest, answered_partitions, partition_share, session_fields
+from ..core.fetch_session import FetchSession, SessionRequest, answered_partitions, partition_shares, session_fields
 from ..core.kafka_error import KafkaError
 from ..core.metadata_refresh import Pace
 from ..io.io_engine import Timer
@@ -322,11 +322,19 @@ class FetchEngine:
             sends = []
             for node, (max_bytes, parts) in plan.items():
                 self._busy.add(node)
-                # Each partition's share of the room, so that even a broker that keeps only the
-                # partition limits (Tansu) cannot bring back more than the request's max_bytes.
-                share = partition_share(max_bytes, len(parts))
+                # Each partition's share of the room (core/fetch_session.py), the larger to those
+                # whose last answer showed records past their fetch offset.
+                behind = [p.fetch_offset < p.high_watermark for p in parts]
+                idle_share, behind_share = partition_shares(max_bytes, len(parts), sum(behind))
                 sends.append(
-                    (node, max_bytes, [(p, p.generation, p.fetch_offset, min(p.max_bytes, share)) for p in parts])
+                    (
+                        node,
+                        max_bytes,
+                        [
+                            (p, p.generation, p.fetch_offset, min(p.max_bytes, behind_share if late else idle_share))
+                            for p, late in zip(parts, behind, strict=True)
+                        ],
+                    )
                 )
             wake_at = min((p.retry_at for p in table.parts.values() if p.retry_at > now), default=None)
         if events:

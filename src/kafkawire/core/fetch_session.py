@@ -191,8 +191,29 @@ def answered_partitions(response: Any, by_id: Mapping[Any, str]) -> dict[TopicPa
     return out
 
 
+# The part of a Fetch's max_bytes the partitions with nothing known to read get while others are
+# behind (partition_shares).
+IDLE_SHARE = 0.25
+
+
 def partition_share(max_bytes: int, count: int) -> int:
     """Each partition's size in a Fetch of ``max_bytes`` over ``count`` partitions: an equal share,
     rounded down to a power of two so that it rarely changes (a change is sent again in a session)."""
     share = max(1, max_bytes // max(1, count))
     return 1 << (share.bit_length() - 1)
+
+
+def partition_shares(max_bytes: int, count: int, behind: int) -> tuple[int, int]:
+    """The sizes in a Fetch of ``max_bytes`` over ``count`` partitions of which ``behind`` are
+    known to have records past the fetch offset (their last answer's high watermark): (the others'
+    share, theirs). The shares sum to at most ``max_bytes``, so that a broker that keeps only the
+    partition limits (Tansu) brings back no more. Past the answer's first partition a broker sends
+    nothing of a batch larger than the partition's limit (Kafka's one-record minimum is for the
+    first only), so an equal share over thousands of mostly idle partitions would bring a backlog
+    of large batches one partition per round: while some are behind, they share IDLE_SHARE's
+    complement and the idle ones (caught up, or not answered yet) IDLE_SHARE of the request."""
+    equal = partition_share(max_bytes, count)
+    if not behind or behind >= count:
+        return equal, equal
+    idle = min(equal, partition_share(int(max_bytes * IDLE_SHARE), count - behind))
+    return idle, max(equal, partition_share(max_bytes - idle * (count - behind), behind))

@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kafkawire.core.fetch_session import (
     MAX_EPOCH,
@@ -13,6 +15,7 @@ from kafkawire.core.fetch_session import (
     SessionRequest,
     answered_partitions,
     partition_share,
+    partition_shares,
     session_fields,
 )
 from kafkawire.core.kafka_error import KafkaError
@@ -206,3 +209,33 @@ def test_answered_partitions_by_name_or_topic_id() -> None:
 )
 def test_partition_share_is_a_power_of_two_within_the_equal_share(max_bytes: int, count: int, share: int) -> None:
     assert partition_share(max_bytes, count) == share
+
+
+@pytest.mark.parametrize(
+    ("max_bytes", "count", "behind", "shares"),
+    [
+        (1 << 20, 4, 0, (1 << 18, 1 << 18)),  # nothing known behind: the equal share
+        (1 << 20, 4, 4, (1 << 18, 1 << 18)),  # all behind: likewise
+        # A backlog in 6 of 2,048 partitions (the partitions curve's layout): each of the 6 gets
+        # 2 MiB, past a 1 MB batch, where the equal share gave them 8 KiB and the broker nothing.
+        (20_374_408, 2048, 6, (2048, 1 << 21)),
+        (1000, 10, 1, (16, 512)),
+        (5, 10, 3, (1, 1)),  # too little to share: never below one byte, never below the equal share
+    ],
+)
+def test_partitions_behind_share_what_the_idle_ones_leave(
+    max_bytes: int, count: int, behind: int, shares: tuple[int, int]
+) -> None:
+    assert partition_shares(max_bytes, count, behind) == shares
+
+
+@given(st.integers(1, 1 << 30), st.integers(1, 5000), st.data())
+def test_partition_shares_stay_within_the_request(max_bytes: int, count: int, data: st.DataObject) -> None:
+    behind = data.draw(st.integers(0, count))
+    idle, late = partition_shares(max_bytes, count, behind)
+    equal = partition_share(max_bytes, count)
+    assert late >= idle and late >= equal
+    for share in (idle, late):
+        assert share & (share - 1) == 0  # powers of two: a session resends a partition whose size changed
+    if equal * count <= max_bytes:  # (a share is at least one byte)
+        assert idle * (count - behind) + late * behind <= max_bytes
