@@ -12,7 +12,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from ..._version import version as version
-from .._sync.schema_registry_client import SchemaRegistryClient
+from .._sync.schema_registry_client import SchemaRegistryClient, _BaseRestClient, _RestClient
 from .._sync.schema_registry_client import _urlencode as _urlencode
 from ..common.associations import Association as Association
 from ..common.associations import AssociationCreateOrUpdateRequest as AssociationCreateOrUpdateRequest
@@ -30,6 +30,55 @@ from ..error import OAuthTokenError as OAuthTokenError
 from ..error import SchemaRegistryError as SchemaRegistryError
 
 __all__ = ["AsyncSchemaRegistryClient"]
+
+
+class _AsyncBaseRestClient(_BaseRestClient):
+    """`_BaseRestClient` (the parsed configuration) with confluent-kafka's coroutine methods."""
+
+    async def get(self, url: str, query: Any = None) -> Any:
+        raise NotImplementedError()
+
+    async def post(self, url: str, body: Any, query: Any = None) -> Any:
+        raise NotImplementedError()
+
+    async def put(self, url: str, body: Any = None, query: Any = None) -> Any:
+        raise NotImplementedError()
+
+    async def delete(self, url: str, query: Any = None) -> Any:
+        raise NotImplementedError()
+
+
+class _AsyncRestClient(_AsyncBaseRestClient):
+    """The registry's REST calls as coroutines: each runs the synchronous `_RestClient` (same
+    parsed configuration, so one bearer provider) in a worker thread, as AsyncSchemaRegistryClient
+    runs its calls, so retries and fail-over stay one implementation."""
+
+    def __init__(self, conf: dict[str, Any]) -> None:
+        super().__init__(conf)
+        self._blocking = _RestClient(conf, self.config)
+        self.session = self._blocking.session
+
+    async def handle_bearer_auth(self, headers: dict[str, str]) -> None:
+        await asyncio.to_thread(self._blocking.handle_bearer_auth, headers)
+
+    async def get(self, url: str, query: Any = None) -> Any:
+        return await asyncio.to_thread(self._blocking.get, url, query)
+
+    async def post(self, url: str, body: Any, query: Any = None) -> Any:
+        return await asyncio.to_thread(self._blocking.post, url, body, query)
+
+    async def put(self, url: str, body: Any = None, query: Any = None) -> Any:
+        return await asyncio.to_thread(self._blocking.put, url, body, query)
+
+    async def delete(self, url: str, query: Any = None) -> Any:
+        return await asyncio.to_thread(self._blocking.delete, url, query)
+
+    async def send_request(self, url: str, method: str, body: Any = None, query: Any = None) -> Any:
+        return await asyncio.to_thread(self._blocking.send_request, url, method, body, query)
+
+    async def aclose(self) -> None:
+        await asyncio.to_thread(self._blocking.close)
+
 
 _METHODS = (
     "register_schema", "register_schema_full_response", "get_schema", "get_schema_by_guid",

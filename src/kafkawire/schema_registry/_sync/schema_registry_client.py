@@ -21,7 +21,7 @@ from ..._version import version as version
 from ..common.auth import _CustomOAuthClient as _CustomOAuthClient
 from ..common.auth import _OAuthClient as _OAuthClient
 from ..common.auth import bearer_headers
-from ..common.rest import error_from_response, parse_rest_config
+from ..common.rest import RestConfig, error_from_response, parse_rest_config
 from ..common.schema_cache import _SchemaCache
 from ..common.schema_registry_client import (
     Association,
@@ -58,17 +58,48 @@ def _params(query: Any) -> list[tuple[str, Any]]:
     return [(k, str(v).lower() if isinstance(v, bool) else v) for k, v in pairs if v is not None]
 
 
-class _RestClient:
-    """One httpx session over the configured URLs; ``send_request`` returns the decoded JSON."""
+class _BaseRestClient:
+    """The registry configuration parsed (common/rest.py), under confluent-kafka's attribute names;
+    `_RestClient` sends with it. Where the parse differs on purpose (README: URLs that are not
+    http(s), counts that are not ints, the URL's password kept out of ``base_urls``) the
+    configuration is refused at construction, naming the key."""
 
-    def __init__(self, conf: dict[str, Any]) -> None:
-        cfg = parse_rest_config(dict(conf))
+    def __init__(self, conf: dict[str, Any], _parsed: RestConfig | None = None) -> None:
+        cfg = parse_rest_config(dict(conf)) if _parsed is None else _parsed
         self.config = cfg
         self.base_urls = cfg.base_urls
+        self.verify = cfg.verify
+        self.auth = cfg.auth
+        self.proxy = cfg.proxy
+        self.timeout = cfg.timeout
+        self.cache_capacity = cfg.cache_capacity
+        self.cache_latest_ttl_sec = cfg.cache_latest_ttl_sec
         self.max_retries = cfg.max_retries
         self.retries_wait_ms = cfg.retries_wait_ms
         self.retries_max_wait_ms = cfg.retries_max_wait_ms
+        self.bearer_auth_credentials_source = None if cfg.bearer is None else conf["bearer.auth.credentials.source"]
         self.bearer_field_provider = cfg.bearer
+
+    def get(self, url: str, query: Any = None) -> Any:
+        raise NotImplementedError()
+
+    def post(self, url: str, body: Any, query: Any = None) -> Any:
+        raise NotImplementedError()
+
+    def put(self, url: str, body: Any = None, query: Any = None) -> Any:
+        raise NotImplementedError()
+
+    def delete(self, url: str, query: Any = None) -> Any:
+        raise NotImplementedError()
+
+
+class _RestClient(_BaseRestClient):
+    """One httpx session over the configured URLs; ``send_request`` returns the decoded JSON."""
+
+    def __init__(self, conf: dict[str, Any], _parsed: RestConfig | None = None) -> None:
+        """(``_parsed``: the configuration a caller parsed already, `_AsyncRestClient`'s.)"""
+        super().__init__(conf, _parsed)
+        cfg = self.config
         self.session = httpx.Client(
             verify=cfg.verify,
             timeout=cfg.timeout,
@@ -78,6 +109,12 @@ class _RestClient:
 
     def close(self) -> None:
         self.session.close()
+
+    def handle_bearer_auth(self, headers: dict[str, str]) -> None:
+        """Add the bearer provider's fields to ``headers`` (confluent-kafka's method)."""
+        if self.bearer_field_provider is None:
+            raise ValueError("Bearer field provider is not set")  # confluent-kafka's words
+        headers.update(bearer_headers(self.bearer_field_provider))
 
     def get(self, url: str, query: Any = None) -> Any:
         return self.send_request(url, "GET", query=query)
@@ -96,7 +133,7 @@ class _RestClient:
         if body is not None:
             headers["Content-Type"] = "application/vnd.schemaregistry.v1+json"
         if self.bearer_field_provider is not None:
-            headers.update(bearer_headers(self.bearer_field_provider))
+            self.handle_bearer_auth(headers)
         params = _params(query)
         last: Exception | None = None
         for i, base in enumerate(self.base_urls):
