@@ -660,11 +660,16 @@ class Sender:
             self._fail(waiting, error)
 
     def _fail_unencodable(self) -> None:
-        """Each record of a batch that could not be encoded gets its report (_BAD_MSG)."""
+        """Each record of a batch that could not be encoded gets its report (_BAD_MSG), and the
+        sender runs again: the batches queued behind it are ready, and with no request sent no
+        answer would wake it (they waited for message.timeout.ms)."""
+        if not self._unencodable:
+            return
         while self._unencodable:
             batch, exc = self._unencodable.pop()
             self._timed_out_after_sending(batch)
             self._fail(batch.records(), KafkaError(KafkaError._BAD_MSG, f"the batch could not be encoded: {exc}"))
+        self.wake()
 
     # --- metadata ------------------------------------------------------------------------------
 

@@ -220,6 +220,35 @@ def test_a_batch_that_cannot_be_encoded_fails_alone_and_leaves_no_sequence_hole(
     assert stored == [b"after", b"other-partition", b"warm-up"]
 
 
+def test_the_batches_behind_one_that_cannot_be_encoded_still_leave(
+    mock_cluster: MockCluster,
+    make_producer: Callable[..., Producer],
+    topic_name: Callable[[str], str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """One partition, nothing else in flight: the sender's pass took the head batch, could not
+    encode it and sent nothing, so no answer woke it for the batch queued behind, which waited for
+    message.timeout.ms (found with 100 KB lz4 records, 2026-11-28). Now it leaves at once."""
+    topic = topic_on(mock_cluster, topic_name("behind-unencodable"), 1)
+    p = make_producer({"linger.ms": HOLD, "batch.num.messages": 1, "message.timeout.ms": 2 * HOLD})
+    warm_up(p, topic, 0)
+    encode = BatchBuilder.append_records
+
+    def refuse_poison(self: BatchBuilder, records: Any) -> None:
+        if any(getattr(r, "value", None) == b"poison" for r in records):
+            raise OverflowError("a timestamp delta does not fit in a varlong")
+        encode(self, records)
+
+    monkeypatch.setattr(BatchBuilder, "append_records", refuse_poison)
+    reports = Reports()
+    produce_values(p, topic, [b"poison", b"behind-1", b"behind-2"], reports, partition=0)
+    assert p.flush(WAIT) == 0, "every record reported"
+    assert reports.codes() == [KafkaError._BAD_MSG, None, None]
+    assert p.close(WAIT)
+    stored = sorted(m.value() for m in consume_all(mock_cluster.bootstraps, topic, 3))
+    assert stored == [b"behind-1", b"behind-2", b"warm-up"]
+
+
 # --- leader moves -------------------------------------------------------------------------------
 
 
