@@ -89,10 +89,54 @@ def compress(codec: int, data: Buffer, level: int | None = None) -> bytes:
     if codec == SNAPPY:
         return bytes(cramjam.snappy.compress_raw(data))
     if codec == LZ4:
+        if resolved is None or resolved < _LZ4_HC_MIN:
+            return _lz4_frame(memoryview(data))
+        # Higher levels (lz4's high-compression mode) only through the streaming compressor: the
+        # block call takes no level.
         compressor = cramjam.lz4.Compressor(level=resolved, content_checksum=False, block_linked=False)
         compressor.compress(data if isinstance(data, bytes) else bytes(data))  # it takes only bytes
         return bytes(compressor.finish())
     return bytes(cramjam.zstd.compress(data, level=resolved))
+
+
+# The lz4 frame written (the LZ4 frame format, lz4's doc/lz4_Frame_format.md), in the order of its bytes:
+#   magic            04 22 4D 18
+#   FLG              60   version 01, blocks independent, no block checksums, no content size,
+#                         no content checksum, no dictionary
+#   BD               40   blocks of at most 64 KiB
+#   HC               82   (xxh32(FLG BD, seed 0) >> 8) & 0xFF
+#   blocks           each: u32 LE size, then that many bytes of one LZ4 block; the size's top bit
+#                    set when the block is stored as it is (it would not shrink)
+#   end mark         00 00 00 00
+# Each block is compressed by its own call, which lets go of the interpreter lock (cramjam's
+# streaming lz4 Compressor holds it throughout: the IO thread compressing a megabyte stopped
+# produce() for ~2 ms; bench/PROFILE.md "lz4 and the interpreter lock"). Levels 0-2, librdkafka's
+# default among them, are lz4's fast mode, as in lz4frame.
+_LZ4_HEADER = b"\x04\x22\x4d\x18\x60\x40\x82"
+_LZ4_BLOCK = 64 * 1024
+_LZ4_STORED = 0x80000000
+_LZ4_END = b"\x00\x00\x00\x00"
+_U32LE = struct.Struct("<I")
+_LZ4_HC_MIN = 3  # lz4frame's LZ4HC_CLEVEL_MIN: levels below it use the fast compressor
+
+
+def _lz4_frame(data: memoryview) -> bytes:
+    """One lz4 frame of ``data`` (see the layout above), blocks compressed in lz4's fast mode."""
+    import cramjam
+
+    compress_block = cramjam.lz4.compress_block
+    out = bytearray(_LZ4_HEADER)
+    for start in range(0, len(data), _LZ4_BLOCK):
+        chunk = data[start : start + _LZ4_BLOCK]
+        block = compress_block(chunk, store_size=False)
+        if len(block) < len(chunk):
+            out += _U32LE.pack(len(block))
+            out += block
+        else:
+            out += _U32LE.pack(len(chunk) | _LZ4_STORED)
+            out += chunk
+    out += _LZ4_END
+    return bytes(out)
 
 
 def decompress(codec: int, data: Buffer, max_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE) -> bytearray:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import random
 import struct
 
 import cramjam
@@ -149,6 +150,42 @@ def test_lz4_writes_frames_with_independent_blocks() -> None:
     assert not flags & 0x04  # no content checksum
     assert (packed[5] >> 4) & 7 == 4  # 64 KiB maximum block size, as Java writes
     assert bytes(cramjam.lz4.decompress(packed)) == SAMPLE * 10
+
+
+def _xxh32(data: bytes, seed: int = 0) -> int:
+    """xxHash32 of fewer than 4 bytes (the lz4 frame's header checksum), from its specification."""
+    p1, p2, p3, p5 = 2654435761, 2246822519, 3266489917, 374761393  # (no 4-byte lane: P4 unused)
+    mask = 0xFFFFFFFF
+
+    def rotl(x: int, r: int) -> int:
+        return ((x << r) | (x >> (32 - r))) & mask
+
+    h = (seed + p5 + len(data)) & mask
+    for byte in data:
+        h = rotl((h + byte * p5) & mask, 11) * p1 & mask
+    h ^= h >> 15
+    h = h * p2 & mask
+    h ^= h >> 13
+    h = h * p3 & mask
+    return h ^ (h >> 16)
+
+
+def test_lz4_frame_header_checksum_is_xxh32_of_the_descriptor() -> None:
+    packed = compress(LZ4, SAMPLE)
+    assert packed[6] == (_xxh32(packed[4:6]) >> 8) & 0xFF
+    assert _xxh32(b"") == 0x02CC5D05  # the specification's check value of the empty input
+
+
+def test_lz4_blocks_that_would_not_shrink_are_stored() -> None:
+    """Random bytes: each 64 KiB block is stored as it is (the size's top bit), readable by lz4."""
+    data = random.Random(5).randbytes(150_000)
+    packed = compress(LZ4, data)
+    sizes, at = [], 7
+    while (size := int.from_bytes(packed[at : at + 4], "little")) != 0:
+        sizes.append(size)
+        at += 4 + (size & 0x7FFFFFFF)
+    assert sizes == [0x80000000 | 65536, 0x80000000 | 65536, 0x80000000 | (150_000 - 131072)]
+    assert packed[at:] == b"\x00\x00\x00\x00" and bytes(cramjam.lz4.decompress(packed)) == data
 
 
 @pytest.mark.parametrize("codec", CODECS)
