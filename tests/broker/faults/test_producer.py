@@ -185,6 +185,19 @@ def test_retries_zero_fails_on_the_first_retriable_error(
     assert len(mock_cluster.requests_of(PRODUCE.key)) == 1
 
 
+def _refuse_poison(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The encoder fails on a batch holding the value ``poison``, as pure Python once did on a
+    timestamp spread over a varlong."""
+    encode = BatchBuilder.append_records
+
+    def refuse_poison(self: BatchBuilder, records: Any) -> None:
+        if any(getattr(r, "value", None) == b"poison" for r in records):
+            raise OverflowError("a timestamp delta does not fit in a varlong")
+        encode(self, records)
+
+    monkeypatch.setattr(BatchBuilder, "append_records", refuse_poison)
+
+
 def test_a_batch_that_cannot_be_encoded_fails_alone_and_leaves_no_sequence_hole(
     mock_cluster: MockCluster,
     make_producer: Callable[..., Producer],
@@ -197,14 +210,7 @@ def test_a_batch_that_cannot_be_encoded_fails_alone_and_leaves_no_sequence_hole(
     topic = topic_on(mock_cluster, topic_name("unencodable"), 2)
     p = make_producer({"linger.ms": HOLD})
     warm_up(p, topic, 0)
-    encode = BatchBuilder.append_records
-
-    def refuse_poison(self: BatchBuilder, records: Any) -> None:
-        if any(getattr(r, "value", None) == b"poison" for r in records):
-            raise OverflowError("a timestamp delta does not fit in a varlong")
-        encode(self, records)
-
-    monkeypatch.setattr(BatchBuilder, "append_records", refuse_poison)
+    _refuse_poison(monkeypatch)
     bad, good = Reports(), Reports()
     produce_values(p, topic, [b"poison", b"beside-poison"], bad, partition=0)
     produce_values(p, topic, [b"other-partition"], good, partition=1)
@@ -232,14 +238,7 @@ def test_the_batches_behind_one_that_cannot_be_encoded_still_leave(
     topic = topic_on(mock_cluster, topic_name("behind-unencodable"), 1)
     p = make_producer({"linger.ms": HOLD, "batch.num.messages": 1, "message.timeout.ms": 2 * HOLD})
     warm_up(p, topic, 0)
-    encode = BatchBuilder.append_records
-
-    def refuse_poison(self: BatchBuilder, records: Any) -> None:
-        if any(getattr(r, "value", None) == b"poison" for r in records):
-            raise OverflowError("a timestamp delta does not fit in a varlong")
-        encode(self, records)
-
-    monkeypatch.setattr(BatchBuilder, "append_records", refuse_poison)
+    _refuse_poison(monkeypatch)
     reports = Reports()
     produce_values(p, topic, [b"poison", b"behind-1", b"behind-2"], reports, partition=0)
     assert p.flush(WAIT) == 0, "every record reported"
