@@ -19,7 +19,7 @@ from concurrent.futures import Future
 from operator import attrgetter
 from typing import Any, Protocol
 
-from ..records import HEADER_SIZE, BatchBuilder, crc, with_producer_state
+from ..records import HEADER_SIZE, NONE, BatchBuilder, crc, with_producer_state
 from ..records.batch_buffers import BatchBuffers
 from . import TopicPartitionKey
 from .kafka_error import KafkaError
@@ -132,11 +132,15 @@ class ProducerBatch(BatchBase):
         compression_level: int | None,
         stamp: tuple[int, int, int] = (-1, -1, -1),
         transactional: bool = False,
+        spares: BatchBuffers | None = None,
     ) -> bytes | bytearray:
-        """The batch's bytes: built once; only a new producer epoch rewrites the header fields."""
+        """The batch's bytes: built once; only a new producer epoch rewrites the header fields.
+        Compressed, the records' buffer is free once built: it goes to ``spares`` at once (the
+        batch in flight holds its compressed bytes alone, and the next batch writes over it)."""
         if self.payload is None:
             producer_id, epoch, sequence = stamp
-            self.payload = self.builder.build(
+            builder = self.builder
+            self.payload = builder.build(
                 producer_id=producer_id,
                 producer_epoch=epoch,
                 base_sequence=sequence,
@@ -145,6 +149,9 @@ class ProducerBatch(BatchBase):
                 compression_level=compression_level,
                 hand_over=True,  # the builder's buffer is the payload: no copy of the batch
             )
+            if compression != NONE and spares is not None:
+                self._builder = None
+                spares.give(builder.records_buffer())
         elif stamp != self.stamp:
             self.payload = with_producer_state(self.payload, *stamp)
         self.stamp = stamp

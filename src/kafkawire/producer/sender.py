@@ -266,7 +266,9 @@ class Sender:
                     # encoded fails alone (_BAD_MSG), leaving no hole in the sequences.
                     head.encode(self.acc.spares)
                     stamp = self.idem.stamp(head) if self.idem is not None else (-1, -1, -1)
-                    payload = head.close(self.acc.compression, self.acc.compression_level, stamp, self.txn is not None)
+                    payload = head.close(
+                        self.acc.compression, self.acc.compression_level, stamp, self.txn is not None, self.acc.spares
+                    )
                 except Exception as exc:
                     self._unencodable.append((head, exc))
                     continue

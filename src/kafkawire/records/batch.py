@@ -164,6 +164,11 @@ class BatchBuilder:
             self._buf, records, self._count, self._base_timestamp, self._max_timestamp, self._size
         )
 
+    def records_buffer(self) -> bytearray:
+        """The buffer the records are written in: after a compressed `build`, nothing the batch
+        needs (for `BatchBuffers.give`)."""
+        return self._buf
+
     def build(
         self,
         producer_id: int = NO_PRODUCER_ID,

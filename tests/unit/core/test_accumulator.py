@@ -412,3 +412,29 @@ def test_extend_makes_the_batches_appending_one_by_one_makes(
             many.pop(("orders", pops[step]))
         assert _layout(one) == _layout(many)
         assert len(one) == len(many)
+
+
+# --- buffers ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("compression", [NONE, LZ4])
+def test_a_compressed_batch_gives_its_records_buffer_back_when_built(compression: int) -> None:
+    """Compressed, a batch in flight needs its compressed bytes alone: the buffer its records were
+    written in goes to the spares at once (the next batch writes over it; retries resend the same
+    bytes). Uncompressed, that buffer is the batch itself, given back once delivered."""
+    a = acc(compression=compression)
+    for _ in range(200):
+        a.append(msg(b"x" * 400), 0.0)
+    batch = a.pop(TP)
+    assert batch is not None
+    batch.encode(a.spares)
+    payload = batch.close(compression, None, spares=a.spares)
+    if compression == NONE:
+        assert len(a.spares) == 0
+    else:
+        spare = a.spares.take()
+        assert spare is not None and spare is not payload and len(spare) >= 200 * 400
+        spare[:] = b"\xee" * len(spare)  # the next batch writing over it changes nothing sent
+        assert batch.close(compression, None, spares=a.spares) is payload  # a retry: the same bytes
+    [decoded] = decode_batches(payload)
+    assert [r.value for r in decoded.records] == [b"x" * 400] * 200
