@@ -73,9 +73,10 @@ ABOVE_CLIENT = ("producer", "admin", "consumer", "share_consumer", "range_reader
 # loop and statistics).
 CLIENTS = ("producer", "consumer", "admin", "share_consumer", "range_reader")
 STANDS_ON = {"share_consumer": ("consumer",)}
-# What the two bottom layers may import, besides the standard library and third-party codecs.
+# What the two bottom layers may import, besides the standard library and third-party codecs (and
+# the C extension, which runs their twins: the codec's interpreter, the record batches' loops).
 BOTTOM_ALLOWED = {
-    "protocol": ("protocol",),
+    "protocol": ("protocol", "native", "_native"),
     "records": ("protocol", "records", "native", "_native", "_lazy_names"),
 }
 # confluent-kafka's own module layout, mirrored where drop-in imports those paths: its repeated

@@ -10,7 +10,8 @@
  *
  * None of them keeps state between calls but crc32c's tables (built once, at import),
  * serve_delivered's cache of Message's slot descriptors, PollTake's of the fetch rows' slot
- * offsets and poll_fast's of the consumer face's;
+ * offsets and poll_fast's of the consumer face's (protocol_codec is handed its plan and types with
+ * each call);
  * only encode_records lets the GIL go (while writing a large batch of plain records).
  */
 #define PY_SSIZE_T_CLEAN
@@ -36,6 +37,7 @@
 #include "poll_take.c"
 #include "poll_ready.c"
 #include "fast_method.c"
+#include "protocol_codec.c"
 
 /* ---- module ------------------------------------------------------------------------- */
 
@@ -78,6 +80,10 @@ static PyMethodDef native_methods[] = {
      "lane_queue_rows(lane, columns, start, stop, count, now) -> (next, wake): lane_queue for an ArrowColumns' rows"},
     {"lane_queue", lane_queue, METH_VARARGS,
      "lane_queue(lane, records, start, stop, count, now) -> (next, wake): records into their open batches, under the lock"},
+    {"encode_struct", (PyCFunction)(void (*)(void))encode_struct, METH_FASTCALL,
+     "encode_struct(program, out, value): value appended to the bytearray out, as its plan says (protocol/plan.py)"},
+    {"decode_struct", (PyCFunction)(void (*)(void))decode_struct, METH_FASTCALL,
+     "decode_struct(program, buf, pos, budget) -> (Struct, end): the struct at buf[pos:], as its plan says"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -97,6 +103,7 @@ PyInit__native(void)
         return NULL;
     if ((minus_one = PyLong_FromLong(-1)) == NULL) return NULL;
     crc32c_init();
+    if (protocol_codec_init() < 0) return NULL;
     PyObject **names[] = {&s_partition, &s_lane};
     const char *texts[] = {"partition", "_lane"};
     for (int i = 0; i < 2; i++)

@@ -1,8 +1,10 @@
 """The one codec: turns a `MessageSchema` plus a version into an encoder and a decoder.
 
-Each (schema, version) pair is compiled once into a chain of small closures, so encoding does no
-per-field version checks at run time. Values are `Struct`s (dicts with attribute access) that
-look the same whatever the version: a field the version lacks decodes to its default.
+Each (schema, version) pair is walked once into a plan (plan.py): plain data that the C extension's
+interpreter runs (native_c/protocol_codec.c) or, without it, that is compiled into a chain of small
+closures, its pure-Python twin; either way, encoding does no per-field version checks at run time.
+Values are `Struct`s (dicts with attribute access) that look the same whatever the version: a field
+the version lacks decodes to its default.
 
 Decoding trusts nothing (`decoding.py`): lengths and counts are checked against the bytes left and
 charged to a `DecodeBudget` before anything is allocated; any malformation raises `DecodeError`.
@@ -13,13 +15,16 @@ from __future__ import annotations
 import struct
 import uuid
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
+from ..native import native
 from .decoding import Decoder, struct_decoder
 from .frame import SPLICE_MIN, Frame
+from .plan import ARRAY, BOOL, RECORDS, STRING, STRUCT, TYPE_NAMES, UUID, Op, StructPlan, message_plan
 from .primitives import DecodeBudget, DecodeError, encode_uvarint
-from .schema import Array, Field, FieldType, MessageSchema
-from .values import INTS, Buffer, Struct, UnsupportedFieldError, default_struct, default_value
+from .schema import MessageSchema
+from .values import INTS, Buffer, Struct, UnsupportedFieldError, default_struct
 
 __all__ = ["Buffer", "Struct", "UnsupportedFieldError", "default_struct"]  # the values, re-exported
 
@@ -42,6 +47,11 @@ def encode(schema: MessageSchema, version: int, value: Mapping[str, Any]) -> byt
 
 def encode_into(out: bytearray, schema: MessageSchema, version: int, value: Mapping[str, Any]) -> None:
     _plan(schema, version)[0](out, value)
+
+
+def encoder(schema: MessageSchema, version: int) -> Encoder:
+    """What `encode_into` runs for (schema, version): ``encoder(out, value)``, for a caller that keeps it."""
+    return _plan(schema, version)[0]
 
 
 def allocation_limit(size: int) -> int:
@@ -68,12 +78,11 @@ def decode_from(
     if budget is None:
         budget = DecodeBudget(allocation_limit(len(data) - pos))
     try:
-        obj, end = decoder(data, pos, budget)
+        return decoder(data, pos, budget)
     except DecodeError as exc:  # (a DecodeBudgetError stays one)
         raise type(exc)(f"{schema.name} v{version}: {exc}") from None
     except (struct.error, UnicodeDecodeError, IndexError, ValueError) as exc:
         raise DecodeError(f"{schema.name} v{version}: malformed ({exc})") from None
-    return obj, end
 
 
 # --- compilation -------------------------------------------------------------------------------
@@ -83,34 +92,32 @@ _PLANS: dict[tuple[int, int], tuple[MessageSchema, Encoder, Decoder]] = {}
 
 def _plan(schema: MessageSchema, version: int) -> tuple[Encoder, Decoder]:
     key = (id(schema), version)
-    plan = _PLANS.get(key)
-    if plan is None:
-        if version not in schema.versions:
-            raise UnsupportedFieldError(f"{schema.name} has no version {version} (valid: {schema.versions})")
-        flexible = version in schema.flexible
-        enc = _struct_encoder(schema.name, schema.fields, version, flexible)
-        dec = struct_decoder(schema.fields, version, flexible)
-        plan = (schema, enc, dec)  # holding the schema keeps id() unique while cached
-        _PLANS[key] = plan
-    return plan[1], plan[2]
+    compiled = _PLANS.get(key)
+    if compiled is None:
+        enc, dec = _compile(message_plan(schema, version))
+        compiled = (schema, enc, dec)  # holding the schema keeps id() unique while cached
+        _PLANS[key] = compiled
+    return compiled[1], compiled[2]
 
 
-def _struct_encoder(where: str, fields: tuple[Field, ...], version: int, flexible: bool) -> Encoder:
-    regular: list[tuple[str, Any, Encoder]] = []
-    tagged: list[tuple[int, str, Any, Encoder]] = []
-    absent: list[tuple[str, Any]] = []
-    for fld in fields:
-        if version not in fld.versions:
-            if not fld.ignorable and not fld.is_struct:
-                absent.append((fld.name, fld.default))
-            continue
-        field_flexible = flexible if fld.flexible is None else version in fld.flexible
-        enc = _field_encoder(f"{where}.{fld.name}", fld, version, field_flexible)
-        if flexible and fld.tag is not None and version in fld.tagged:
-            tagged.append((fld.tag, fld.name, default_value(fld), enc))
-        else:
-            regular.append((fld.name, default_value(fld), enc))
-    tagged.sort(key=lambda t: t[0])
+def _compile(plan: StructPlan) -> tuple[Encoder, Decoder]:
+    """The C interpreter over the plan when the extension is built, else the closures compiled
+    from it (its pure-Python twin)."""
+    if native is None:
+        return _struct_encoder(plan), struct_decoder(plan)
+    program = (plan, _NATIVE_TYPES)
+    return partial(native.encode_struct, program), partial(native.decode_struct, program)
+
+
+# What the C interpreter makes and raises, in the order protocol_codec.c reads them.
+_NATIVE_TYPES = (Struct, uuid.UUID, Frame, SPLICE_MIN, struct.error, DecodeError, UnsupportedFieldError)
+
+
+def _struct_encoder(plan: StructPlan) -> Encoder:
+    regular = [(name, default, _field_encoder(op)) for name, default, op in plan.fields]
+    tagged = [(tag, name, default, _field_encoder(op)) for tag, name, default, op in plan.tagged]
+    absent = plan.absent
+    flexible = plan.flexible
 
     def encode_struct(out: bytearray, obj: Any) -> None:
         if obj is None:
@@ -118,10 +125,10 @@ def _struct_encoder(where: str, fields: tuple[Field, ...], version: int, flexibl
         get = obj.get
         for name, default, enc in regular:
             enc(out, get(name, default))
-        for name, default in absent:
+        for name, default, error in absent:
             value = get(name, default)
             if value != default:
-                raise UnsupportedFieldError(f"{where}.{name} cannot be sent in version {version}")
+                raise UnsupportedFieldError(error)
         if flexible:
             present = []
             for tag, name, default, enc in tagged:
@@ -142,16 +149,13 @@ def _struct_encoder(where: str, fields: tuple[Field, ...], version: int, flexibl
 # --- field encoders ----------------------------------------------------------------------------
 
 
-def _field_encoder(where: str, fld: Field, version: int, flexible: bool) -> Encoder:
-    nullable = version in fld.nullable
-    t = fld.type
-    if isinstance(t, Array):
-        element = _element_encoder(where, t.of, version, flexible)
-        return _array_encoder(where, element, nullable, flexible)
-    if isinstance(t, tuple):
-        encode_struct = _struct_encoder(where, t, version, flexible)
-        return _nullable_struct_encoder(encode_struct) if nullable else encode_struct
-    return _primitive_encoder(where, t, nullable, flexible)
+def _field_encoder(op: Op) -> Encoder:
+    if op.kind == ARRAY:
+        return _array_encoder(op.where, _field_encoder(op.sub), op.nullable, op.flexible)
+    if op.kind == STRUCT:
+        encode_struct = _struct_encoder(op.sub)
+        return _nullable_struct_encoder(encode_struct) if op.nullable else encode_struct
+    return _primitive_encoder(op)
 
 
 def _nullable_struct_encoder(encode_struct: Encoder) -> Encoder:
@@ -165,14 +169,6 @@ def _nullable_struct_encoder(encode_struct: Encoder) -> Encoder:
             encode_struct(out, obj)
 
     return encode_nullable_struct
-
-
-def _element_encoder(where: str, of: FieldType, version: int, flexible: bool) -> Encoder:
-    if isinstance(of, tuple):
-        return _struct_encoder(where, of, version, flexible)
-    if isinstance(of, str):
-        return _primitive_encoder(where, of, False, flexible)
-    raise TypeError(f"{where}: nested arrays are not part of the Kafka protocol")
 
 
 def _null_error(where: str) -> UnsupportedFieldError:
@@ -193,32 +189,34 @@ def _array_encoder(where: str, element: Encoder, nullable: bool, flexible: bool)
     return encode_array
 
 
-def _primitive_encoder(where: str, type_: str, nullable: bool, flexible: bool) -> Encoder:
-    if type_ in INTS:
-        pack = INTS[type_].pack
+def _primitive_encoder(op: Op) -> Encoder:
+    kind = op.kind
+    if kind < BOOL:
+        pack = INTS[TYPE_NAMES[kind]].pack
 
         def encode_number(out: bytearray, value: Any) -> None:
             out += pack(value)
 
         return encode_number
-    if type_ == "bool":
+    if kind == BOOL:
         return lambda out, value: out.append(1 if value else 0)
-    if type_ == "uuid":
+    if kind == UUID:
 
         def encode_uuid(out: bytearray, value: Any) -> None:
             out += value.bytes if isinstance(value, uuid.UUID) else bytes(value)
 
         return encode_uuid
-    if type_ == "string":
-        encode_bytes = _bytes_encoder(where, nullable, flexible, short=True)
+    if kind == STRING:
+        encode_bytes = _bytes_encoder(op, short=True)
         return lambda out, value: encode_bytes(out, None if value is None else value.encode())
-    return _bytes_encoder(where, nullable, flexible, short=False, splice=type_ == "records")
+    return _bytes_encoder(op, short=False, splice=kind == RECORDS)
 
 
-def _bytes_encoder(where: str, nullable: bool, flexible: bool, *, short: bool, splice: bool = False) -> Encoder:
+def _bytes_encoder(op: Op, *, short: bool, splice: bool = False) -> Encoder:
     """Strings carry an int16 length, bytes an int32 one; compact forms a varint of length + 1.
     ``splice`` (record batches): written into a `Frame`, a large value is referenced in place
     rather than copied (a Produce request's batches)."""
+    where, nullable, flexible = op.where, op.nullable, op.flexible
     null = b"\x00" if flexible else (b"\xff\xff" if short else b"\xff\xff\xff\xff")
     pack_len = _I16.pack if short else _I32.pack
 

@@ -1,4 +1,5 @@
-"""Decoders compiled from a schema and version: closures over (buffer, position, budget).
+"""Decoders compiled from a plan (plan.py): closures over (buffer, position, budget); the pure-Python
+twin of the C interpreter's decode_struct (native_c/protocol_codec.c).
 
 Decoding trusts nothing: every length and count is checked against the bytes that remain before
 anything is allocated, and any malformation raises `DecodeError`. Each array is charged to a
@@ -10,14 +11,13 @@ before it allocates them.
 from __future__ import annotations
 
 import struct
-import sys
 import uuid
 from collections.abc import Callable
 from typing import Any
 
+from .plan import ARRAY, BOOL, STRUCT, TYPE_NAMES, Op, StructPlan
 from .primitives import DecodeBudget, DecodeError, decode_uvarint
-from .schema import Array, Field, FieldType
-from .values import FORMAT_TYPES, INT_FORMATS, INTS, Buffer, Struct, default_maker
+from .values import FORMAT_TYPES, INT_FORMATS, INTS, Buffer, Struct
 
 Decoder = Callable[[Buffer, int, DecodeBudget], "tuple[Any, int]"]
 
@@ -25,19 +25,15 @@ _I16 = INTS["int16"]
 _I32 = INTS["int32"]
 
 
-def struct_decoder(fields: tuple[Field, ...], version: int, flexible: bool) -> Decoder:
-    """The decoder of a whole message."""
-    return _struct_decoder("", fields, version, flexible)
-
-
-def _struct_decoder(where: str, fields: tuple[Field, ...], version: int, flexible: bool) -> Decoder:
-    """``where``: the dotted path of the struct's field from the message ("" at the top). Runs of
-    two or more fixed-size numbers are read by one struct.unpack_from."""
+def struct_decoder(plan: StructPlan) -> Decoder:
+    """The decoder of a struct (a whole message's at the top). Runs of two or more fixed-size
+    numbers are read by one struct.unpack_from."""
     steps: list[tuple[Any, Any, int]] = []  # (name, decoder, 0) or (names, unpack_from, size)
     run: list[tuple[str, str]] = []  # the numbers read so far in a row: (name, struct format)
-    tagged: dict[int, tuple[str, Decoder]] = {}
-    constants: list[tuple[str, Any]] = []  # defaults filled before reading: absent fields and
-    fresh: list[tuple[str, Callable[[], Any]]] = []  # tagged ones not sent (a mutable default is made anew each time)
+    flexible = plan.flexible
+    tagged = {tag: (name, _field_decoder(op)) for tag, name, _default, op in plan.tagged}
+    constants = list(plan.constants)  # filled before reading: absent fields and tagged ones not
+    fresh = plan.fresh  # sent (a mutable default is made anew each time)
 
     def end_run() -> None:
         if len(run) == 1:
@@ -48,24 +44,12 @@ def _struct_decoder(where: str, fields: tuple[Field, ...], version: int, flexibl
             steps.append((tuple(name for name, _fmt in run), unpacker.unpack_from, unpacker.size))
         run.clear()
 
-    for fld in fields:
-        path = f"{where}.{fld.name}" if where else fld.name
-        in_version = version in fld.versions
-        is_tagged = in_version and flexible and fld.tag is not None and version in fld.tagged
-        if in_version:
-            field_flexible = flexible if fld.flexible is None else version in fld.flexible
-            if is_tagged:
-                tagged[fld.tag] = (fld.name, _field_decoder(path, fld, version, field_flexible))  # type: ignore[index]
-            elif isinstance(fld.type, str) and fld.type in INT_FORMATS:
-                run.append((fld.name, INT_FORMATS[fld.type]))
-            else:
-                end_run()
-                steps.append((fld.name, _field_decoder(path, fld, version, field_flexible), 0))
-        if not in_version or is_tagged:
-            if fld.is_struct or isinstance(fld.default, list):
-                fresh.append((fld.name, default_maker(fld)))
-            else:
-                constants.append((fld.name, fld.default))
+    for name, _default, op in plan.fields:
+        if op.kind < BOOL:
+            run.append((name, INT_FORMATS[TYPE_NAMES[op.kind]]))
+        else:
+            end_run()
+            steps.append((name, _field_decoder(op), 0))
     end_run()
 
     def decode_struct(buf: Buffer, pos: int, budget: DecodeBudget) -> tuple[Struct, int]:
@@ -103,25 +87,17 @@ def _struct_decoder(where: str, fields: tuple[Field, ...], version: int, flexibl
 # --- field decoders ----------------------------------------------------------------------------
 
 
-def _field_decoder(where: str, fld: Field, version: int, flexible: bool) -> Decoder:
-    nullable = version in fld.nullable
-    t = fld.type
-    if isinstance(t, Array):
-        of = t.of
-        if isinstance(of, tuple):
-            element = _struct_decoder(where, of, version, flexible)
-        elif isinstance(of, str):
-            if of in INT_FORMATS:
-                return _number_array_decoder(where, INT_FORMATS[of], _object_cost(of, version), nullable, flexible)
-            element = _primitive_decoder(of, False, flexible)
-        else:
-            raise TypeError("nested arrays are not part of the Kafka protocol")
-        size = max(1, _min_size(of, version, flexible))
-        return _array_decoder(where, element, size, _object_cost(of, version), nullable, flexible)
-    if isinstance(t, tuple):
-        decode_struct = _struct_decoder(where, t, version, flexible)
-        return _nullable_struct_decoder(decode_struct) if nullable else decode_struct
-    return _primitive_decoder(t, nullable, flexible)
+def _field_decoder(op: Op) -> Decoder:
+    if op.kind == ARRAY:
+        element = op.sub
+        if element.kind < BOOL:
+            fmt = INT_FORMATS[TYPE_NAMES[element.kind]]
+            return _number_array_decoder(op.path, fmt, op.cost, op.nullable, op.flexible)
+        return _array_decoder(op.path, _field_decoder(element), op.min_size, op.cost, op.nullable, op.flexible)
+    if op.kind == STRUCT:
+        decode_struct = struct_decoder(op.sub)
+        return _nullable_struct_decoder(decode_struct) if op.nullable else decode_struct
+    return _primitive_decoder(TYPE_NAMES[op.kind], op.nullable, op.flexible)
 
 
 def _nullable_struct_decoder(decode_struct: Decoder) -> Decoder:
@@ -153,57 +129,6 @@ def _read_length(buf: Buffer, pos: int, flexible: bool, short: bool) -> tuple[in
     if n > len(buf) - pos:
         raise DecodeError(f"length {n} exceeds the {len(buf) - pos} bytes left")
     return n, pos
-
-
-_FIXED_SIZES = {"bool": 1, "uuid": 16, **{name: s.size for name, s in INTS.items()}}
-
-
-def _min_size(type_: FieldType, version: int, flexible: bool) -> int:
-    """The fewest bytes a value of ``type_`` takes in ``version`` (a null or empty one)."""
-    if isinstance(type_, str):
-        if type_ in _FIXED_SIZES:
-            return _FIXED_SIZES[type_]
-        return 1 if flexible else (2 if type_ == "string" else 4)  # the length alone
-    if isinstance(type_, Array):
-        return 1 if flexible else 4
-    size = 1 if flexible else 0  # the tagged-field count
-    for fld in type_:
-        if version in fld.versions and not (flexible and fld.tag is not None and version in fld.tagged):
-            size += _min_size(fld.type, version, flexible if fld.flexible is None else version in fld.flexible)
-    return size
-
-
-# What a decoded value costs in Python objects beyond its bytes (a str's or bytes' content is at
-# most the message's own size): measured with sys.getsizeof on CPython 3.11, rounded up.
-_VALUE_COSTS = {
-    "bool": 0,
-    "int8": 0,
-    "int16": 32,
-    "int32": 32,
-    "int64": 32,
-    "uint16": 32,
-    "float64": 24,
-    "uuid": 104,
-    "string": 56,
-    "bytes": 40,
-    "records": 40,
-}
-_LIST_COST = 56
-_SLOT_COST = 8  # an element's pointer in its list
-
-
-def _object_cost(type_: FieldType, version: int) -> int:
-    """The estimated size of one decoded value of ``type_`` (an array's elements are charged when
-    that array is decoded, so an array field costs its empty list here)."""
-    if isinstance(type_, str):
-        return _SLOT_COST + _VALUE_COSTS.get(type_, 56)
-    if isinstance(type_, Array):
-        return _SLOT_COST + _LIST_COST
-    cost = _SLOT_COST + sys.getsizeof(Struct.fromkeys(range(len(type_))))
-    for fld in type_:
-        if version in fld.versions or isinstance(fld.default, list):
-            cost += _object_cost(fld.type, version)
-    return cost
 
 
 def _take(budget: DecodeBudget, where: str, count: int, cost: int) -> None:

@@ -22,7 +22,7 @@ class Frame(bytearray):
     __slots__ = ("referenced", "refs")
 
     def __init__(self, data: Buffer | int = 0) -> None:
-        super().__init__(data)
+        bytearray.__init__(self, data)  # (not super(): a Frame is made for every request)
         self.refs: list[tuple[int, Buffer]] = []  # (position in these bytes, buffer placed there)
         self.referenced = 0  # bytes of the frame held by reference
 
