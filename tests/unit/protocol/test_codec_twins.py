@@ -28,6 +28,7 @@ from kafkawire.protocol.plan import message_plan
 from kafkawire.protocol.primitives import DecodeBudget, DecodeError
 from kafkawire.protocol.schema import Array, Field, MessageSchema
 from kafkawire.protocol.values import Struct, UnsupportedFieldError, default_value
+from tests.unit.protocol.test_codec_budget import metadata_body
 
 pytestmark = pytest.mark.skipif(
     native is None and os.environ.get("KAFKAWIRE_REQUIRE_NATIVE") != "1", reason="kafkawire._native is not built"
@@ -277,22 +278,10 @@ def test_records_are_spliced_into_a_frame_alike(size: int) -> None:
 
 
 def _metadata() -> dict[str, Any]:
-    return {
-        "brokers": [{"node_id": i, "host": f"b{i}", "port": 9092, "rack": "r" if i else None} for i in range(3)],
-        "cluster_id": "c",
-        "controller_id": 0,
-        "topics": [
-            {
-                "name": f"topic-{t}",
-                "topic_id": uuid.UUID(int=t + 1),
-                "partitions": [
-                    {"partition_index": p, "leader_id": 0, "replica_nodes": [0, 1, 2], "isr_nodes": [0, 1]}
-                    for p in range(4)
-                ],
-            }
-            for t in range(2)
-        ],
-    }
+    """Three brokers (one with a rack: a nullable string both ways), two topics of four partitions."""
+    body = metadata_body(3, topics=2, partitions=4)
+    body["brokers"][1]["rack"] = "r"  # type: ignore[index]
+    return body
 
 
 def _damageable() -> list[tuple[MessageSchema, int, bytes]]:
