@@ -448,7 +448,9 @@ class StickyPartitioner:
             if usable:
                 candidates = usable  # sorted, so the draw does not depend on the caller's order
         count = len(candidates)
-        if count > 1 and avoid in candidates:
+        if count == 1:
+            return candidates[0]  # (one partition: nothing to draw)
+        if avoid in candidates:
             index = self._rng.randrange(count - 1)
             if index >= candidates.index(avoid):
                 index += 1  # skip the partition being left

@@ -104,6 +104,9 @@ class BrokerConnection:
         self._on_room: list[Callable[[], None]] = []  # one-shot (when_room)
         self._timer: Timer | None = None
         self._reconnect_timer: Timer | None = None
+        # What the transport is watched for with `_on_event` (0: not yet, or with `_on_connecting`):
+        # a write that leaves it as it was asks nothing of the selector (its modify is Python).
+        self._watched = 0
         self._connect_deadline = 0.0
         self._active_at = 0.0  # the last bytes sent or read (connections.max.idle.ms)
         # The last bytes read: of two equally busy connections the one heard from last is picked
@@ -283,6 +286,7 @@ class BrokerConnection:
             elif action is LifeAction.START_HANDSHAKE:
                 assert self._transport is not None
                 self.engine.modify(self._transport, READ, self._on_event)
+                self._watched = READ
                 self._handshake.start(self._conn, self.name, self.host)
             elif action is LifeAction.TEARDOWN:
                 assert error is not None
@@ -364,6 +368,7 @@ class BrokerConnection:
             self._on(Event.CONNECT_FAILED, KafkaError(exc.code or KafkaError._TRANSPORT, str(exc)))
             return
         self.engine.register(transport, WRITE, self._on_connecting)
+        self._watched = 0
         self._on_connecting(0)
 
     def _on_connecting(self, mask: int) -> None:
@@ -457,7 +462,9 @@ class BrokerConnection:
             return
         if self._transport is transport:  # (a callback above may have torn it down)
             events = READ | (WRITE if self._out or transport.pending() else 0)
-            self.engine.modify(transport, events, self._on_event)
+            if events != self._watched:
+                self.engine.modify(transport, events, self._on_event)
+                self._watched = events
 
     def _on_event(self, mask: int) -> None:
         if mask & WRITE:
@@ -547,8 +554,11 @@ class BrokerConnection:
             return  # a timer set for a request since answered stays: it finds nothing and ends
         when = min(deadlines)
         if self._timer is not None:
-            if self._timer.when == when:
-                return  # (deadlines fall on scan ticks: the next request's is usually this one)
+            # One due no later stays: `_on_timer` judges every deadline against the clock and
+            # re-arms, so an early one costs a look, where moving the timer at each request and
+            # answer (the idle deadline moves with every byte) cost a heap push each.
+            if self._timer.when <= when:
+                return
             self._timer.cancel()
         self._timer = self.engine.call_at(when, self._on_timer)
 
@@ -619,6 +629,7 @@ class BrokerConnection:
             self.engine.unregister(self._transport)
             self._transport.close()
             self._transport = None
+            self._watched = 0
         pending = self._conn.pending()
         self._conn = self._new_conn()
         self._handshake.stop()

@@ -16,6 +16,7 @@ import selectors
 import socket
 import threading
 import time
+from _thread import get_ident
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -84,6 +85,7 @@ class Engine:
         self._stopping = False
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
+        self._ident = self._thread.ident  # (compared by ident: threading.current_thread() is a Python call)
 
     # The clock of every timer and deadline; time.monotonic itself, not a wrapper around it:
     # the producer reads it once per record.
@@ -91,14 +93,14 @@ class Engine:
 
     @property
     def in_io_thread(self) -> bool:
-        return threading.current_thread() is self._thread
+        return get_ident() == self._ident
 
     # --- thread-safe -----------------------------------------------------------------------
 
     def call_soon(self, fn: Callable[[], None]) -> None:
         """Run ``fn`` on the IO thread (from any thread)."""
         self._calls.append(fn)
-        if not self.in_io_thread:
+        if get_ident() != self._ident:
             self._wake()
 
     def run(self, fn: Callable[[], T]) -> Future[T]:

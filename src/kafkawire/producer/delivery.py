@@ -266,9 +266,15 @@ class Deliveries:
         if error is None and messages and self.batch_stats is not None:
             self.batch_stats.acknowledged(messages)
         now = self._clock()
-        if not self._interceptors and self._reported_as_batch(messages, error, base_offset):
+        intercepted = self._interceptors.interceptors  # (a list's truth: no Python call per batch)
+        if (
+            not intercepted
+            and messages
+            and messages[0].callback is not None  # (what `_shared_runs` looks at first)
+            and self._reported_as_batch(messages, error, base_offset)
+        ):
             return
-        if error is None and not self._interceptors:
+        if error is None and not intercepted:
             self._delivered(messages, base_offset, append_time, now)
             return
         exc = KafkaException(error) if error is not None else None

@@ -22,11 +22,13 @@ class Room:
         self._executor = executor
         self._freed = 0  # releases so far: a wait for room ends when this moves
         self._waiters = 0  # threads in `wait`
+        self._in_space = 0  # threads waiting on `_space` (background mode's `take`)
 
     def freed(self) -> bool:
         """Some room was released (under the lock); True when a `wait` must be woken."""
         self._freed += 1
-        self._space.notify_all()
+        if self._in_space:
+            self._space.notify_all()
         return self._waiters > 0
 
     def take(self, counts: Any, charge: int, block: float) -> None:
@@ -39,7 +41,11 @@ class Room:
             if block == 0 or remaining <= 0:
                 raise BufferError("Local: Queue full")
             if self._executor.background:
-                self._space.wait(remaining)
+                self._in_space += 1
+                try:
+                    self._space.wait(remaining)
+                finally:
+                    self._in_space -= 1
             else:
                 self._lock.release()
                 try:

@@ -337,7 +337,10 @@ class Sender:
                 return  # purged while in flight: its reports were already given
             for b in batches:
                 out = self._out[(b.topic, b.partition)]
-                out.pop(next(i for i, (n, _sent) in enumerate(out) if n == node))  # its oldest there
+                for i, (n, _sent) in enumerate(out):
+                    if n == node:
+                        del out[i]  # its oldest there
+                        break
                 if not out:
                     del self._out[(b.topic, b.partition)]
             self._handle(node, batches, response, error, written=written)
@@ -370,24 +373,26 @@ class Sender:
             for b in batches:
                 self._delivered(b, -1001, -1)
         else:
-            if response.throttle_time_ms > 0:
+            # (Fields read by subscript: a Struct's attribute is a Python call, once per answer here.)
+            throttle_ms = response["throttle_time_ms"]
+            if throttle_ms > 0:
                 conn = self.client.connection(node)
                 host, port = (conn.host, conn.port) if conn else ("", 0)
-                self.deliveries.throttled(node, host, port, response.throttle_time_ms)
+                self.deliveries.throttled(node, host, port, throttle_ms)
             by_partition = {(b.topic, b.partition): b for b in batches}
             by_id: dict[Any, str] | None = None  # (v13+ names topics by id only)
-            for t in response.responses:
-                name = t.name
+            for t in response["responses"]:
+                name = t["name"]
                 if not name:
                     if by_id is None:
                         by_id = self._topic_names(batches)
                     name = by_id.get(t.get("topic_id"), "")
-                for p in t.partition_responses:
-                    batch = by_partition.pop((name, p.index), None)
+                for p in t["partition_responses"]:
+                    batch = by_partition.pop((name, p["index"]), None)
                     if batch is None:
                         continue
-                    if p.error_code == 0:
-                        self._delivered(batch, p.base_offset, p.log_append_time_ms)
+                    if p["error_code"] == 0:
+                        self._delivered(batch, p["base_offset"], p["log_append_time_ms"])
                     else:
                         reason = p.error_message or None
                         named = [(e.batch_index, e.batch_index_error_message) for e in p.get("record_errors") or ()]

@@ -79,10 +79,25 @@ def decode_from(
         budget = DecodeBudget(allocation_limit(len(data) - pos))
     try:
         return decoder(data, pos, budget)
-    except DecodeError as exc:  # (a DecodeBudgetError stays one)
-        raise type(exc)(f"{schema.name} v{version}: {exc}") from None
-    except (struct.error, UnicodeDecodeError, IndexError, ValueError) as exc:
-        raise DecodeError(f"{schema.name} v{version}: malformed ({exc})") from None
+    except DECODING_ERRORS as exc:
+        raise named_error(schema, version, exc) from None
+
+
+def decoder(schema: MessageSchema, version: int) -> Decoder:
+    """What `decode_from` runs for (schema, version): ``decoder(data, pos, budget)``, for a caller
+    that keeps it (and names what it raises with `named_error`)."""
+    return _plan(schema, version)[1]
+
+
+# What a decoder raises on bytes that are not the message: `decode_from` names them all DecodeError.
+DECODING_ERRORS = (DecodeError, struct.error, UnicodeDecodeError, IndexError, ValueError)
+
+
+def named_error(schema: MessageSchema, version: int, exc: Exception) -> DecodeError:
+    """A decoder's ``exc`` as a DecodeError naming the message (a DecodeBudgetError stays one)."""
+    if isinstance(exc, DecodeError):
+        return type(exc)(f"{schema.name} v{version}: {exc}")
+    return DecodeError(f"{schema.name} v{version}: malformed ({exc})")
 
 
 # --- compilation -------------------------------------------------------------------------------

@@ -115,8 +115,37 @@ def decode_response(api: Api, version: int, payload: Buffer, budget: DecodeBudge
     after the body are ignored, as the Java client and librdkafka do: the frame's size prefix
     already delimits it, and some peers pad (librdkafka's mock cluster sends one byte too many in
     Metadata v13)."""
-    header, pos = codec.decode_from(RESPONSE_HEADER, response_header_version(api, version), payload, 0, _NO_ARRAYS)
-    return header["correlation_id"], codec.decode_from(api.response, version, payload, pos, budget)[0]
+    decoders = _RESPONSE_DECODERS.get((id(api), version))
+    if decoders is None:
+        decoders = _response_decoders(api, version)
+    _, header_version, header_decoder, body_decoder = decoders
+    try:
+        header, pos = header_decoder(payload, 0, _NO_ARRAYS)
+    except codec.DECODING_ERRORS as exc:
+        raise codec.named_error(RESPONSE_HEADER, header_version, exc) from None
+    if budget is None:
+        budget = DecodeBudget(codec.allocation_limit(len(payload) - pos))
+    try:
+        return header["correlation_id"], body_decoder(payload, pos, budget)[0]
+    except codec.DECODING_ERRORS as exc:
+        raise codec.named_error(api.response, version, exc) from None
+
+
+# The header's and the body's decoders of each (API, version) answered, found once (as the
+# request's encoders are): looking them up cost as much as a small answer's decoding.
+_RESPONSE_DECODERS: dict[tuple[int, int], tuple[Api, int, codec.Decoder, codec.Decoder]] = {}
+
+
+def _response_decoders(api: Api, version: int) -> tuple[Api, int, codec.Decoder, codec.Decoder]:
+    header_version = response_header_version(api, version)
+    decoders = (
+        api,
+        header_version,
+        codec.decoder(RESPONSE_HEADER, header_version),
+        codec.decoder(api.response, version),
+    )
+    _RESPONSE_DECODERS[(id(api), version)] = decoders
+    return decoders
 
 
 def decode_request_header(payload: Buffer) -> tuple[Struct, int]:

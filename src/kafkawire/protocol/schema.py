@@ -205,7 +205,7 @@ class MessageSchema(ValueClass):
 class Api(ValueClass):
     """A request/response pair under one API key."""
 
-    __slots__ = ("key", "name", "request", "response")
+    __slots__ = ("key", "max_version", "min_version", "name", "request", "response")
     _fields = ("key", "name", "request", "response")
 
     def __init__(self, key: int, name: str, request: MessageSchema, response: MessageSchema) -> None:
@@ -213,6 +213,12 @@ class Api(ValueClass):
         self.name = name
         self.request = request
         self.response = response
+        high = request.versions.high
+        if high is None:
+            raise ValueError(f"{name}: an API's versions are a closed range")
+        # Read at every request (its version is chosen between them): attributes, not properties.
+        self.min_version: int = request.versions.low
+        self.max_version: int = high
 
     def __hash__(self) -> int:
         """By key alone: a hash of the fields would walk both schemas, on every request that asked
@@ -225,16 +231,6 @@ class Api(ValueClass):
     @property
     def versions(self) -> Versions:
         return self.request.versions
-
-    @property
-    def min_version(self) -> int:
-        return self.request.versions.low
-
-    @property
-    def max_version(self) -> int:
-        high = self.request.versions.high
-        assert high is not None, "an API's versions are always a closed range"
-        return high
 
 
 def api(

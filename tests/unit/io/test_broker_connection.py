@@ -557,3 +557,61 @@ def test_requests_judged_at_one_scan_tick_share_one_timer_which_ends_harmlessly(
     h.engine.run(until=40.0)  # past the tick: the kept timer fires with nothing in flight
     assert h.conn.state is ConnectionState.READY and h.conn.stats.req_timeouts == 0
     assert h.peers["a"].connections == 1
+
+
+def test_an_idle_deadline_moving_with_each_answer_moves_no_timer_and_still_closes_on_time() -> None:
+    """With connections.max.idle.ms, each answer pushes the idle deadline later: the connection's
+    timer, set earlier, stays (it fires, finds the connection busy or not idle yet, and sets the
+    next), so a round costs no heap push; the close still comes ``idle_timeout`` after the last."""
+    h = Harness({"a": Peer(answers(Metadata=METADATA_BODY))}, idle_timeout=5.0)
+    set_at: list[float] = []
+    call_at = h.engine.call_at
+
+    def counted(when: float, fn: Callable[[], None]) -> Timer:
+        set_at.append(when)
+        return call_at(when, fn)
+
+    h.engine.call_at = counted  # type: ignore[method-assign]
+    before = 0
+    for i in range(12):
+        calls = h.request(METADATA, {"topics": None}, timeout=30.0)
+        h.engine.run(until=0.5 + i * 0.01)
+        assert codes(calls) == [None]
+        if i == 1:
+            before = len(set_at)
+    assert len(set_at) == before, set_at
+    h.engine.run(until=0.61 + 4.9)  # the last answer at 0.61: not idle yet
+    assert h.conn.state is ConnectionState.READY
+    h.engine.run(until=0.61 + 5.1)
+    assert h.conn.state is ConnectionState.DISCONNECTED and h.peers["a"].connections == 1
+
+
+def test_writes_that_leave_the_watched_events_as_they_were_ask_nothing_of_the_selector() -> None:
+    """A request written whole leaves the transport watched for reading only, as it was: the
+    selector is asked again only when a write is left over (WRITE too) or once it drained; and a
+    new connection after a reset is watched afresh."""
+    h = Harness({"a": Peer(answers(Metadata=METADATA_BODY), reset="Produce")})
+    modified: list[int] = []
+    modify = h.engine.modify
+
+    def counted(transport: Any, events: int, handler: Callable[[int], None]) -> None:
+        modified.append(events)
+        modify(transport, events, handler)
+
+    h.engine.modify = counted  # type: ignore[method-assign]
+    first = h.request(METADATA, {"topics": None})
+    h.engine.run(until=0.5)
+    assert codes(first) == [None]
+    before = len(modified)
+    for i in range(5):
+        calls = h.request(METADATA, {"topics": None})
+        h.engine.run(until=0.6 + i * 0.01)
+        assert codes(calls) == [None]
+    assert len(modified) == before, modified[before:]
+    reset = h.request(PRODUCE, {"acks": 1, "timeout_ms": 1000, "topic_data": []})
+    h.engine.run(until=1.0)
+    assert codes(reset) == [KafkaError._TRANSPORT]
+    again = h.request(METADATA, {"topics": None})
+    h.engine.run(until=3.0)
+    assert codes(again) == [None] and h.peers["a"].connections == 2
+    assert READ in modified[before:]  # the new connection's handshake watched again
