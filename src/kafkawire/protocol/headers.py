@@ -13,6 +13,7 @@ from typing import Any
 
 from . import apis, codec
 from .codec import Buffer, Struct
+from .decoding import Decoder
 from .frame import Frame
 from .primitives import DecodeBudget, DecodeError
 from .schema import Api, MessageSchema, Versions, f
@@ -133,10 +134,10 @@ def decode_response(api: Api, version: int, payload: Buffer, budget: DecodeBudge
 
 # The header's and the body's decoders of each (API, version) answered, found once (as the
 # request's encoders are): looking them up cost as much as a small answer's decoding.
-_RESPONSE_DECODERS: dict[tuple[int, int], tuple[Api, int, codec.Decoder, codec.Decoder]] = {}
+_RESPONSE_DECODERS: dict[tuple[int, int], tuple[Api, int, Decoder, Decoder]] = {}
 
 
-def _response_decoders(api: Api, version: int) -> tuple[Api, int, codec.Decoder, codec.Decoder]:
+def _response_decoders(api: Api, version: int) -> tuple[Api, int, Decoder, Decoder]:
     header_version = response_header_version(api, version)
     decoders = (
         api,
