@@ -289,7 +289,9 @@ class Connection:
 
     def next_deadline(self) -> float | None:
         """When to look again: the earliest scan tick a deadline is judged at."""
-        return min((r.judged for r in self._in_flight), default=None)
+        if not self._in_flight:
+            return None  # (asked after each answer: no generator for an empty queue)
+        return min(r.judged for r in self._in_flight)
 
     def _complete(self, payload: bytes | memoryview) -> Response:
         if not self._in_flight:

@@ -541,7 +541,7 @@ class BrokerConnection:
 
     def _arm_timer(self) -> None:
         """One timer at the earliest deadline: connect, idle, a request's scan tick (in flight or queued)."""
-        deadlines = [q.judged for q in self._queue]
+        deadlines = [q.judged for q in self._queue] if self._queue else []
         nxt = self._conn.next_deadline()
         if nxt is not None:
             deadlines.append(nxt)

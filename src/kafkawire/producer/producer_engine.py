@@ -542,16 +542,18 @@ class ProducerEngine:
             self.acc.flush_started()
         self.sender.wake()
         done = self.reported
+        background = executor.background
+        # On the report thread or the IO thread (an interceptor's on_acknowledgement) a flush
+        # only sends: the records wait for that very thread, busy with the caller.
+        waits = not executor.on_report_thread and not self.client.engine.in_io_thread
         try:
-            if not executor.background and executor.waiting:  # (an empty queue: nothing to serve at once)
+            if not background and executor.waiting:  # (an empty queue: nothing to serve at once)
                 serve(0, done)
-            # On the report thread or the IO thread (an interceptor's on_acknowledgement) a flush
-            # only sends: the records wait for that very thread, busy with the caller.
-            while not done() and not executor.on_report_thread and not self.client.engine.in_io_thread:
+            while waits and not done():
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
                     break
-                if executor.background:
+                if background:
                     executor.wait_idle(done, remaining)
                 else:
                     serve(remaining, done)
