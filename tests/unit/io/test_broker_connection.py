@@ -532,12 +532,10 @@ def test_close_fails_queued_and_in_flight_requests_with_destroy_once() -> None:
     assert codes(late) == [KafkaError._DESTROY] and h.conn.state is ConnectionState.CLOSED
 
 
-def test_requests_judged_at_one_scan_tick_share_one_timer_which_ends_harmlessly() -> None:
-    """Deadlines fall on the connection's scan ticks, so one request after another within a second
-    is judged at the same tick: the timer set for the first is kept for the rest (each new one is
-    heap work on the IO thread, twice a request), and one that outlived its answered requests
-    finds nothing late when it fires."""
-    h = Harness({"a": Peer(answers(Metadata=METADATA_BODY))})
+def timers_set_by_rounds(h: Harness, rounds: int) -> list[float]:
+    """Run ``rounds`` Metadata requests, one answered before the next, 10 ms apart from 0.5 s; the
+    deadlines of the timers the connection set after the second (the first also connects, at 0:
+    timers of its own)."""
     set_at: list[float] = []
     call_at = h.engine.call_at
 
@@ -547,13 +545,22 @@ def test_requests_judged_at_one_scan_tick_share_one_timer_which_ends_harmlessly(
 
     h.engine.call_at = counted  # type: ignore[method-assign]
     before = 0
-    for i in range(12):
+    for i in range(rounds):
         calls = h.request(METADATA, {"topics": None}, timeout=30.0)
-        h.engine.run(until=0.5 + i * 0.01)  # (the first also connects, at 0: timers of its own)
+        h.engine.run(until=0.5 + i * 0.01)
         assert codes(calls) == [None]
         if i == 1:
             before = len(set_at)
-    assert len(set_at) == before, set_at
+    return set_at[before:]
+
+
+def test_requests_judged_at_one_scan_tick_share_one_timer_which_ends_harmlessly() -> None:
+    """Deadlines fall on the connection's scan ticks, so one request after another within a second
+    is judged at the same tick: the timer set for the first is kept for the rest (each new one is
+    heap work on the IO thread, twice a request), and one that outlived its answered requests
+    finds nothing late when it fires."""
+    h = Harness({"a": Peer(answers(Metadata=METADATA_BODY))})
+    assert timers_set_by_rounds(h, 12) == []
     h.engine.run(until=40.0)  # past the tick: the kept timer fires with nothing in flight
     assert h.conn.state is ConnectionState.READY and h.conn.stats.req_timeouts == 0
     assert h.peers["a"].connections == 1
@@ -564,22 +571,7 @@ def test_an_idle_deadline_moving_with_each_answer_moves_no_timer_and_still_close
     timer, set earlier, stays (it fires, finds the connection busy or not idle yet, and sets the
     next), so a round costs no heap push; the close still comes ``idle_timeout`` after the last."""
     h = Harness({"a": Peer(answers(Metadata=METADATA_BODY))}, idle_timeout=5.0)
-    set_at: list[float] = []
-    call_at = h.engine.call_at
-
-    def counted(when: float, fn: Callable[[], None]) -> Timer:
-        set_at.append(when)
-        return call_at(when, fn)
-
-    h.engine.call_at = counted  # type: ignore[method-assign]
-    before = 0
-    for i in range(12):
-        calls = h.request(METADATA, {"topics": None}, timeout=30.0)
-        h.engine.run(until=0.5 + i * 0.01)
-        assert codes(calls) == [None]
-        if i == 1:
-            before = len(set_at)
-    assert len(set_at) == before, set_at
+    assert timers_set_by_rounds(h, 12) == []
     h.engine.run(until=0.61 + 4.9)  # the last answer at 0.61: not idle yet
     assert h.conn.state is ConnectionState.READY
     h.engine.run(until=0.61 + 5.1)
