@@ -34,7 +34,13 @@ def fails_over(api: Api, *, any_broker: bool, coordinator_lane: bool) -> bool:
     """Whether a request leaves a broker that is down for its caller to ask elsewhere: FAILS_OVER's
     APIs, a coordinator's (a fresh lookup names the new one), and ANY_BROKER_FAILS_OVER's when any
     broker may answer (the next try goes to one that is up)."""
-    return coordinator_lane or api in FAILS_OVER or (any_broker and api in ANY_BROKER_FAILS_OVER)
+    key = api.key
+    return coordinator_lane or key in _FAILS_OVER_KEYS or (any_broker and key in _ANY_BROKER_KEYS)
+
+
+# The two sets by API key: asked at every request, where an Api's hash is a Python call.
+_FAILS_OVER_KEYS = frozenset(a.key for a in FAILS_OVER)
+_ANY_BROKER_KEYS = frozenset(a.key for a in ANY_BROKER_FAILS_OVER)
 
 
 class WhenDown(enum.Enum):

@@ -288,7 +288,9 @@ class Sender:
     def _send(self, node: int, batches: list[ProducerBatch]) -> None:
         topics: dict[str, list[ProducerBatch]] = {}
         now = self.client.engine.now()
+        oldest = float("inf")
         for b in batches:
+            oldest = min(oldest, b.oldest)
             if not b.attempts:
                 self.queue_time.add((now - b.created) * 1000)
             b.attempts += 1
@@ -312,7 +314,7 @@ class Sender:
         # record's message timeout (100 ms when that has passed), so it cannot outlive the records it
         # carries; a timeout fails the connection (socket.max.fails 1), and what was queued behind it
         # on a slow or dead link goes again on a new one.
-        expires = min(b.oldest for b in batches) + self.settings.message_timeout
+        expires = oldest + self.settings.message_timeout
         timeout = min(self.settings.request_timeout, max(0.1, expires - self.client.engine.now()))
         self.in_flight[request_id] = batches
         if self.client.debug.msg:
