@@ -139,7 +139,7 @@ class ProducerBatch(BatchBase):
         batch in flight holds its compressed bytes alone, and the next batch writes over it)."""
         if self.payload is None:
             producer_id, epoch, sequence = stamp
-            builder = self.builder
+            builder = self.encode(spares)
             self.payload = builder.build(
                 producer_id=producer_id,
                 producer_epoch=epoch,
@@ -347,7 +347,8 @@ class Accumulator:
                 expired.append(queue.popleft())
             if not queue:
                 del self._queues[tp]
-        self.state.queued -= sum(b.count for b in expired)
+        if expired:
+            self.state.queued -= sum(b.count for b in expired)
         return expired
 
     def depths(self) -> dict[TopicPartitionKey, tuple[int, int]]:

@@ -19,9 +19,14 @@ Buffer = bytes | bytearray | memoryview
 _crc32c: Callable[[Buffer], int] | None = None if native is None else native.crc32c
 
 
-def crc32c(data: Buffer) -> int:
-    """CRC-32C as an unsigned 32-bit int (RecordBatch v2)."""
+def _first_crc32c(data: Buffer) -> int:
+    """CRC-32C as an unsigned 32-bit int (RecordBatch v2), importing the package on first use."""
     return (_crc32c or load())(data)
+
+
+# CRC-32C as an unsigned 32-bit int (RecordBatch v2): the extension's function itself when built
+# (a batch's checksum is then one call, not two).
+crc32c: Callable[[Buffer], int] = _first_crc32c if _crc32c is None else _crc32c
 
 
 def load() -> Callable[[Buffer], int]:
