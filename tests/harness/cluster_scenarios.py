@@ -25,6 +25,7 @@ from __future__ import annotations
 import random
 import threading
 import time
+from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -364,17 +365,18 @@ class Verdict:
         return f"{self.client:16} {self.counts} recovery s: [{rec}] {self.notes}"
 
 
-def tally_log(log: dict[int, list[tuple[int, bytes]]]) -> tuple[dict[int, int], int]:
-    """How often each record (its value: the index it was fed as) stands in a partition log, and how
-    many stand after one fed later to the same partition."""
+def tally_log(log: dict[int, list[tuple[int, bytes]]]) -> tuple[dict[int, int], list[int]]:
+    """How often each record (its value: the index it was fed as) stands in a partition log, and the
+    indices of those standing after one fed later to the same partition."""
     seen: dict[int, int] = defaultdict(int)
-    reordered = 0
+    reordered: list[int] = []
     for records in log.values():
         highest = -1
         for _offset, value in records:
             index = int(value)
             seen[index] += 1
-            reordered += index < highest
+            if index < highest:
+                reordered.append(index)
             highest = max(highest, index)
     return seen, reordered
 
@@ -389,14 +391,15 @@ def check_produced(
     """Lost, duplicated, reordered, reported twice or never; recovery per fault (and, for faults
     that end with a heal, ``healed``: how long after it every hit partition delivered again).
     ``log_since``: the log began then (the topic was created again), so only records reported
-    delivered after it can be lost."""
+    delivered after it can be lost; the records produced after it that stand after newer ones are
+    noted apart ("reordered since")."""
     in_log, reordered = tally_log(log)
     delivered = {i for i, reps in run.reports.items() if any(err is None for _, _, _, err in reps)}
     counted = {i for i in delivered if min(t for t, _, _, err in run.reports[i] if err is None) >= log_since}
     counts = {
         "lost": sum(1 for i in counted if not in_log.get(i)),
         "duplicated": sum(n - 1 for n in in_log.values() if n > 1),
-        "reordered": reordered,
+        "reordered": len(reordered),
         "reported twice": sum(1 for reps in run.reports.values() if len(reps) > 1),
         "never reported": sum(1 for i in range(len(run.sent_at)) if not run.reports.get(i)),
         "failed": len(run.sent_at) - len(delivered),
@@ -410,6 +413,9 @@ def check_produced(
         "all brokers down": run.errors.count("_ALL_BROKERS_DOWN"),
         "failed with": sorted({reps[0][3] for reps in run.reports.values() if reps[0][3] is not None}),
     }
+    if log_since:
+        first = bisect_left(run.sent_at, log_since)  # (produce() times only grow)
+        notes["reordered since"] = sum(1 for index in reordered if index >= first)
     recovery = [_delivers_again(run, partitions, since) for since, partitions in hit]
     if healed:
         notes["after heal s"] = [

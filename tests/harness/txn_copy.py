@@ -156,7 +156,7 @@ def check_copy(
     counts = {
         "lost": sum(1 for index in fed if index not in copied),
         "duplicated": sum(n - 1 for n in seen.values() if n > 1),
-        "reordered": reordered,
+        "reordered": len(reordered),
         "committed past copied": sum(
             1 for index, (p, o, _t) in fed.items() if o is not None and o < offsets.get(p, -1) and index not in copied
         ),

@@ -8,8 +8,9 @@ with dead addresses. confluent-kafka and kafkawire run side by side under one se
 
 Asserted: kafkawire loses, doubles, reorders and misses reports nowhere confluent-kafka does not;
 without idempotence it loses no more than confluent-kafka (+10%) and reorders no more than
-confluent-kafka (+10%, or + REORDER_FLOOR records where that is more); it fails no more records
-than confluent-kafka (+10%). Timings are printed, never asserted. The measured table
+confluent-kafka (+10%, or + REORDER_FLOOR records where that is more; in a re-created topic, where
+either client's count is chance, the records produced once it is back keep their order); it fails
+no more records than confluent-kafka (+10%). Timings are printed, never asserted. The measured table
 (three runs each under two busy loops) is in docs/network-faults.md.
 
 Each scenario is a slow test in the rotating share (tests/harness/share.py): CI runs a third of
@@ -247,17 +248,24 @@ def topic_recreated_while_producing(cluster: KafkaCluster) -> None:
     sequences restart in a partition that never saw them: librdkafka stops with a fatal
     UNKNOWN_PRODUCER_ID). The records produced meanwhile wait or fail (each report says so); of
     the records reported delivered after the new topic exists, kafkawire loses no more than
-    confluent-kafka (+10%), reorders no more (+10%, or + REORDER_FLOOR: confluent-kafka reordered
-    3 to 4,737 records a run, kafkawire none since a moved partition waits for its old leader's
-    answers), and misses or doubles no report. Duplicates (a retried write without idempotence)
-    are printed, not asserted: either client may write some."""
+    confluent-kafka (+10%), and misses or doubles no report.
+
+    Order: a Produce the old leader holds for its acks when the partition is deleted (Kafka 2.3
+    keeps it in purgatory) is answered REQUEST_TIMED_OUT only at request.timeout.ms; its records go
+    again and land after everything the partition took meanwhile, on either client (the leader of the
+    new partition is often the same broker: nothing tells a client to wait). How many records that
+    is depends on which requests the deletion caught: confluent-kafka 0 to 4,806 a run, kafkawire 0
+    to 5,120 (docs/network-faults.md), so the counts are printed, not compared. What is asserted:
+    the records produced once the topic is back keep their order (none of them stands after a newer
+    one). Duplicates (a retried write without idempotence) are printed, not asserted: either client
+    may write some."""
     faults = [Fault(8.0, "recreate", leader_of([0], SEED), size=3)]
     config = {"topic.metadata.refresh.interval.ms": 2000, "enable.idempotence": False}
     verdicts = run_producer_scenario(cluster, faults, count=30_000, rate=1_000, config=config)
     show("acks=all producer, its topic deleted and created again", verdicts)
     judge, ours = verdicts
     no_worse(judge, ours, "lost", "failed")
-    no_worse(judge, ours, "reordered", floor=REORDER_FLOOR)
+    assert ours.notes["reordered since"] == 0, ours.line()
     for count in ("reported twice", "never reported"):
         assert ours.counts[count] == 0, ours.line()
 
