@@ -13,7 +13,7 @@ either client's count is chance, the records produced once it is back keep their
 no more records than confluent-kafka (+10%). Timings are printed, never asserted. The measured table
 (three runs each under two busy loops) is in docs/network-faults.md.
 
-Each scenario is a slow test in the rotating share (tests/harness/share.py): CI runs a third of
+Each scenario is a slow test in the rotating share (tests/harness/share.py): CI runs a quarter of
 them per commit, `make test-all` all of them.
 """
 
