@@ -123,7 +123,7 @@ test-all: test docs test-slow
 # Drop-in, measured: confluent-kafka-python's own unit tests run on kafkawire with the import renamed
 # (../shared/peer, see its README). The rate may only go up: raise PEER_FAIL_UNDER with it. Every file
 # counts (--files '*'), the ones the suite stages too: its share-consumer files (KIP-932) wait for a
-# package with a ShareConsumer, which kafkawire has.
+# package with a ShareConsumer, which kafkawire has. `-v` names each failure in the log.
 PEER_DIR ?= ../shared/peer
 PEER_VENV := .venv-peer
 PEER_FAIL_UNDER ?= 94.8
@@ -135,7 +135,7 @@ $(PEER_VENV)/.installed: pyproject.toml setup.py $(NATIVE_SOURCES)
 	touch $@
 
 peer: $(PEER_VENV)/.installed
-	$(PEER_VENV)/bin/python $(PEER_DIR)/run --files '*' --fail-under $(PEER_FAIL_UNDER)
+	$(PEER_VENV)/bin/python $(PEER_DIR)/run --files '*' -v --fail-under $(PEER_FAIL_UNDER)
 
 # The documentation site (docs/, mkdocs.yml) into site/; a warning (a broken link, a docstring the
 # API reference cannot read) fails the build. The pages' examples run in the tests (tests/broker/docs/).
