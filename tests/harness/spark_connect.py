@@ -108,6 +108,10 @@ class SparkConnectServer:
             "spark.ui.enabled=false",
             "--conf",
             "spark.sql.shuffle.partitions=4",
+            # Progress every 100 ms (the server's default is 2 s): a write that a fast host finishes
+            # sooner would reach the client's progress bar with no report at all.
+            "--conf",
+            "spark.connect.progress.reportInterval=100ms",
             "--conf",
             f"spark.local.dir={self.tmp}",
             "--conf",
