@@ -58,6 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--records", type=int, default=300_000)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args(argv)
+    from kafkawire import AIOProducer  # noqa: F401  (before the first floor: the same heap for both)
     from kafkawire.local_broker import TansuBroker
 
     with TansuBroker() as tansu:
