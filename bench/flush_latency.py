@@ -1,15 +1,18 @@
 """``produce()`` of one record then ``flush()``: kafkawire against confluent-kafka (issue 49).
 
-``python -m bench.flush_latency [--rounds 3] [--records 200] [--kafka23 | --bootstrap-servers HOST:PORT]``:
+``python -m bench.flush_latency [--rounds 3] [--records 300] [--block 50] [--kafka23 | --bootstrap-servers HOST:PORT]``:
 Tansu (loopback, memory only) unless given a broker; ``--kafka23`` starts the tests' Apache Kafka
 2.3 (tests/harness/kafka_broker.py). Each client and form gets one producer (``linger.ms`` at its
-default, acks=all as both defaults say), warmed by one record; then ``--records`` times:
-``produce()`` one record and ``flush()``, the clock around both, the loop of a task queue that
-publishes one message and waits for it. Two forms: without a delivery callback and with one
-(``on_delivery``). Every flush must return 0 (nothing left). Prints each round, then p50/p90/mean
-per client and form, the client's CPU per round (the process's, every thread: librdkafka's own
-threads for confluent-kafka, the IO thread for kafkawire; the broker runs in its own process), and
-the ratio kafkawire / confluent-kafka of the p50s (issue 49's target: within 2x, each form).
+default, acks=all as both defaults say), all four made first and warmed by one record each; then
+``--records`` times per round: ``produce()`` one record and ``flush()``, the clock around both,
+the loop of a task queue that publishes one message and waits for it. The four take turns every
+``--block`` records inside one process, so that what moves a process's latency (which cores its
+threads land on, the host's load at the moment) falls on all of them alike: runs of separate
+processes spread by more than the difference measured (bench/PROFILE.md). Two forms: without a
+delivery callback and with one (``on_delivery``). Every flush must return 0 (nothing left).
+Prints each round, then p50/p90/mean per client and form, the client's CPU per round (the
+process's, every thread, over that client's turns: the others wait meanwhile), and the ratio
+kafkawire / confluent-kafka of the p50s (issue 49's target: within 2x, each form).
 """
 
 from __future__ import annotations
@@ -33,18 +36,25 @@ def _producer(client: str, bootstrap: str) -> Any:
     return module.Producer({"bootstrap.servers": bootstrap})
 
 
-def one_run(client: str, bootstrap: str, topic: str, form: str, count: int) -> tuple[list[float], float]:
-    """The latency of ``count`` produce()+flush() pairs, each checked to leave nothing behind, and
-    the process's CPU seconds over them."""
-    producer = _producer(client, bootstrap)
-    reports: list[Any] = []
-    kwargs: dict[str, Any] = {}
-    if form == "on_delivery":
-        kwargs["on_delivery"] = lambda err, msg: reports.append(err)
-    try:
-        producer.produce(topic, b"warm-up", **kwargs)
-        if producer.flush(30):
+class Turns:
+    """One client's producer in one form, and its ``produce()``+``flush()`` rounds, a block at a time."""
+
+    def __init__(self, client: str, bootstrap: str, topic: str, form: str) -> None:
+        self.client, self.topic = client, topic
+        self.producer = _producer(client, bootstrap)
+        self.reports: list[Any] = []
+        self.kwargs: dict[str, Any] = {}
+        if form == "on_delivery":
+            self.kwargs["on_delivery"] = lambda err, msg: self.reports.append(err)
+        self.produced = 0
+        self.producer.produce(topic, b"warm-up", **self.kwargs)
+        if self.producer.flush(30):
             raise RuntimeError(f"{client}: the warm-up record was not delivered")
+
+    def block(self, count: int) -> tuple[list[float], float]:
+        """``count`` produce()+flush() pairs, each checked to leave nothing behind, and the process's
+        CPU seconds over them."""
+        producer, topic, kwargs = self.producer, self.topic, self.kwargs
         times: list[float] = []
         cpu = time.process_time()
         for i in range(count):
@@ -53,13 +63,14 @@ def one_run(client: str, bootstrap: str, topic: str, form: str, count: int) -> t
             left = producer.flush(10)
             times.append(time.perf_counter() - t0)
             if left:
-                raise RuntimeError(f"{client}: flush() left {left} record(s)")
-        cpu = time.process_time() - cpu
-        if form == "on_delivery" and (len(reports) != count + 1 or any(e is not None for e in reports)):
-            raise RuntimeError(f"{client}: {len(reports)} reports for {count + 1} records, errors {reports}")
-        return times, cpu
-    finally:
-        closer = getattr(producer, "close", None)
+                raise RuntimeError(f"{self.client}: flush() left {left} record(s)")
+        self.produced += count
+        return times, time.process_time() - cpu
+
+    def close(self) -> None:
+        if self.kwargs and (len(self.reports) != self.produced + 1 or any(e is not None for e in self.reports)):
+            raise RuntimeError(f"{self.client}: {len(self.reports)} reports for {self.produced + 1} records")
+        closer = getattr(self.producer, "close", None)
         if closer is not None:
             closer()
 
@@ -80,22 +91,34 @@ def _create_topic(bootstrap: str, topic: str) -> None:
 Times = dict[tuple[str, str], list[float]]
 
 
-def run(bootstrap: str, rounds: int, records: int) -> tuple[Times, Times]:
+def run(bootstrap: str, rounds: int, records: int, block: int) -> tuple[Times, Times]:
     """Per (client, form): every round's latencies, and each round's CPU per record."""
     topic = f"flush-{uuid.uuid4().hex[:8]}"
     _create_topic(bootstrap, topic)
     times: Times = {(c, f): [] for c in CLIENTS for f in FORMS}
     cpu: Times = {(c, f): [] for c in CLIENTS for f in FORMS}
-    for r in range(rounds):
-        for client in CLIENTS if r % 2 == 0 else CLIENTS[::-1]:
-            for form in FORMS:
-                got, spent = one_run(client, bootstrap, topic, form, records)
-                times[client, form].extend(got)
-                cpu[client, form].append(spent / records)
+    turns = {(c, f): Turns(c, bootstrap, topic, f) for c in CLIENTS for f in FORMS}
+    try:
+        for r in range(rounds):
+            got: Times = {key: [] for key in turns}
+            spent = dict.fromkeys(turns, 0.0)
+            for b in range(0, records, block):
+                order = list(turns) if (r + b // block) % 2 == 0 else list(turns)[::-1]
+                for key in order:
+                    t, c = turns[key].block(min(block, records - b))
+                    got[key] += t
+                    spent[key] += c
+            for client, form in turns:
+                times[client, form] += got[client, form]
+                cpu[client, form].append(spent[client, form] / records)
                 print(
-                    f"  round {r + 1} {client:16} {form:12} p50 {_ms(got, 0.5):7.3f} ms  CPU {1e6 * spent / records:6.0f} us",
+                    f"  round {r + 1} {client:16} {form:12} p50 {_ms(got[client, form], 0.5):7.3f} ms"
+                    f"  CPU {1e6 * spent[client, form] / records:6.0f} us",
                     flush=True,
                 )
+    finally:
+        for t in turns.values():
+            t.close()
     return times, cpu
 
 
@@ -121,13 +144,14 @@ def report(times: Times, cpu: Times) -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--records", type=int, default=200)
+    parser.add_argument("--records", type=int, default=300)
+    parser.add_argument("--block", type=int, default=50, help="records per client's turn")
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--bootstrap-servers", default=None)
     where.add_argument("--kafka23", action="store_true", help="the tests' Apache Kafka 2.3 (a JVM, ZooKeeper)")
     args = parser.parse_args(argv)
     if args.bootstrap_servers:
-        report(*run(args.bootstrap_servers, args.rounds, args.records))
+        report(*run(args.bootstrap_servers, args.rounds, args.records, args.block))
         return
     if args.kafka23:
         from tests.harness.kafka_broker import KafkaBroker
@@ -137,7 +161,7 @@ def main(argv: list[str] | None = None) -> None:
             print(
                 f"Apache Kafka 2.3 on {bootstrap}; {args.records} x produce()+flush() per client and form, {args.rounds} rounds"
             )
-            report(*run(bootstrap, args.rounds, args.records))
+            report(*run(bootstrap, args.rounds, args.records, args.block))
         return
     from kafkawire.local_broker import TansuBroker
 
@@ -145,7 +169,7 @@ def main(argv: list[str] | None = None) -> None:
         print(
             f"Tansu on {tansu.bootstrap}; {args.records} x produce()+flush() per client and form, {args.rounds} rounds"
         )
-        report(*run(tansu.bootstrap, args.rounds, args.records))
+        report(*run(tansu.bootstrap, args.rounds, args.records, args.block))
 
 
 if __name__ == "__main__":

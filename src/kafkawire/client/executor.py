@@ -43,7 +43,10 @@ class CallbackExecutor:
         self._queue: deque[Event] = deque()
         # What is queued, read only: its len() or truth costs no Python call (poll()'s fast path asks per record).
         self.waiting: Sized = self._queue
-        self._cond = threading.Condition()
+        # Held with the lock itself, not the condition: a Condition's ``with`` is two Python calls
+        # around the C lock's, and a one-record flush() takes it four times.
+        self._lock = threading.RLock()
+        self._cond = threading.Condition(self._lock)
         self._closed = False
         self._finished = False  # the report thread has ended: nothing will serve the queue again
         self._served = 0  # events served by the report thread or drain(), for poll() waiting on them
@@ -82,7 +85,7 @@ class CallbackExecutor:
 
     def put(self, fn: Callable[..., Any], args: tuple[Any, ...], after: Callable[[], None] | None = None) -> None:
         """Queue ``fn(*args)``; ``after()`` runs once it has been served (used to free buffer space)."""
-        with self._cond:
+        with self._lock:
             queued = not self._finished
             if queued:
                 first = not self._queue
@@ -119,7 +122,7 @@ class CallbackExecutor:
 
     def _serve(self, deadline: float | None, until: Callable[[], bool] | None) -> int:
         while True:
-            with self._cond:
+            with self._lock:
                 while not self._queue and not self._closed:
                     if until is not None and until():
                         return 0
@@ -139,7 +142,7 @@ class CallbackExecutor:
                     _run(fn, args, after, self._log)
             finally:
                 if served:
-                    with self._cond:
+                    with self._lock:
                         self._served += served
                         self._cond.notify_all()
                     if self._debug.queue:
@@ -149,7 +152,7 @@ class CallbackExecutor:
             # Another poll()ing thread took what woke us: wait again for the rest of the timeout.
 
     def _wait_background(self, deadline: float | None) -> None:
-        with self._cond:
+        with self._lock:
             start = self._served
             while not self._closed and self._served == start:
                 remaining = None if deadline is None else deadline - time.monotonic()
@@ -161,7 +164,7 @@ class CallbackExecutor:
         """Block until ``predicate()`` holds, re-checking whenever an event is queued or served and at
         each `notify` (whoever changes what ``predicate`` reads without an event calls it)."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        with self._cond:
+        with self._lock:
             while not predicate():
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
@@ -171,7 +174,7 @@ class CallbackExecutor:
 
     def notify(self) -> None:
         """Wake every waiter to check its condition again (`serve`'s ``until``, `wait_idle`)."""
-        with self._cond:
+        with self._lock:
             self._cond.notify_all()
 
     def _wait(self, remaining: float | None) -> None:
@@ -182,7 +185,7 @@ class CallbackExecutor:
 
     def close(self, timeout: float = 5.0) -> None:
         """Stop the report thread once it has served everything queued (waiting up to ``timeout``)."""
-        with self._cond:
+        with self._lock:
             self._closed = True
             self._cond.notify_all()
         if self._thread is not None and self._thread is not threading.current_thread():
@@ -191,7 +194,7 @@ class CallbackExecutor:
     def _serve_forever(self) -> None:
         try:
             while True:
-                with self._cond:
+                with self._lock:
                     while not self._queue and not self._closed:
                         self._cond.wait()
                     if not self._queue:  # closed, and everything served
@@ -203,11 +206,11 @@ class CallbackExecutor:
                     _run(fn, args, after, self._log)
                 except BaseException:  # the report thread must outlive any callback (SystemExit too)
                     self._log.exception("a %s callback raised (ignored on the background thread)", self._owner)
-                with self._cond:
+                with self._lock:
                     self._served += 1
                     self._cond.notify_all()
         finally:
-            with self._cond:
+            with self._lock:
                 self._finished = True
                 self._cond.notify_all()
 

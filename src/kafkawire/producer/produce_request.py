@@ -61,13 +61,12 @@ def produce_body(
             stats.framed(node, topics)
         topic_data = []
         for topic, batches in topics.items():
-            entry: dict[str, Any] = {
-                "name": topic,
-                "partition_data": [
+            partition_data = []  # (a loop: a comprehension is a call of its own)
+            for b in batches:
+                partition_data.append(
                     {"index": b.partition, "records": message_set(b.payload, version) if legacy else b.payload}
-                    for b in batches
-                ],
-            }
+                )
+            entry: dict[str, Any] = {"name": topic, "partition_data": partition_data}
             if topic in topic_ids:
                 entry["topic_id"] = topic_ids[topic]
             topic_data.append(entry)

@@ -52,6 +52,8 @@ MOVE_HOLD = 1.0
 # has written to before they cost nothing measurable (bench/PROFILE.md, "Partitions per request").
 # librdkafka sends one partition per request.
 REQUEST_PARTITIONS = 16
+# A batch of a producer without idempotence: no producer id, epoch or sequence in its header.
+_NO_STAMP = (-1, -1, -1)
 
 
 class Sender:
@@ -151,7 +153,8 @@ class Sender:
             ready, wake_at = self.acc.ready(now)
             taken = [] if blocked else self._take(ready, now)
         requests = self._encode(taken)
-        self._fail_unencodable()
+        if self._unencodable:
+            self._fail_unencodable()
         if expired or expired_unassigned:
             timed_out = self._timed_out_error()
             for batch in expired:
@@ -172,7 +175,8 @@ class Sender:
             requests = self._encode(taken)
             for node, batches in requests:
                 self._send(node, batches)
-        self._fail_unencodable()
+        if self._unencodable:
+            self._fail_unencodable()
         if self._unassigned or self._stale_topics:
             self._ask_metadata()
         with self.lock:
@@ -212,7 +216,11 @@ class Sender:
                 self._stale_topics.add(tp[0])
             else:
                 by_leader.setdefault(leader.node_id, []).append(tp)
-        return [(node, heads) for node, tps in by_leader.items() if (heads := self._drain(node, tps, now))]
+        taken = []
+        for node, tps in by_leader.items():  # (a loop: a comprehension is a call of its own)
+            if heads := self._drain(node, tps, now):
+                taken.append((node, heads))
+        return taken
 
     def _drain(self, node: int, tps: list[tuple[str, int]], now: float) -> list[ProducerBatch]:
         """Head batches for one request to ``node`` (of REQUEST_PARTITIONS partitions at most), if it
@@ -264,8 +272,11 @@ class Sender:
                 try:
                     # Records are encoded before the batch takes a sequence: one that cannot be
                     # encoded fails alone (_BAD_MSG), leaving no hole in the sequences.
-                    head.encode(self.acc.spares)
-                    stamp = self.idem.stamp(head) if self.idem is not None else (-1, -1, -1)
+                    if self.idem is not None:
+                        head.encode(self.acc.spares)
+                        stamp = self.idem.stamp(head)
+                    else:  # no sequence to keep whole: close() encodes them
+                        stamp = _NO_STAMP
                     payload = head.close(
                         self.acc.compression, self.acc.compression_level, stamp, self.txn is not None, self.acc.spares
                     )
@@ -298,7 +309,11 @@ class Sender:
             self._out.setdefault((b.topic, b.partition), []).append((node, now))
             if self.idem is not None:
                 self.idem.sent(b)
-        topic_ids = {t: info.topic_id for t in topics if (info := self.client.metadata.topics.get(t)) and info.topic_id}
+        topic_ids = {}
+        known = self.client.metadata.topics
+        for t in topics:
+            if (info := known.get(t)) and info.topic_id:
+                topic_ids[t] = info.topic_id
 
         transactional_id = self.txn.transactional_id if self.txn is not None else None
         made = produce_body(topics, topic_ids, transactional_id, self.settings, node, self.deliveries.batch_stats)
@@ -381,7 +396,9 @@ class Sender:
                 conn = self.client.connection(node)
                 host, port = (conn.host, conn.port) if conn else ("", 0)
                 self.deliveries.throttled(node, host, port, throttle_ms)
-            by_partition = {(b.topic, b.partition): b for b in batches}
+            by_partition = {}
+            for b in batches:
+                by_partition[b.topic, b.partition] = b
             by_id: dict[Any, str] | None = None  # (v13+ names topics by id only)
             for t in response["responses"]:
                 name = t["name"]
@@ -672,8 +689,6 @@ class Sender:
         """Each record of a batch that could not be encoded gets its report (_BAD_MSG), and the
         sender runs again: the batches queued behind it are ready, and with no request sent no
         answer would wake it (they waited for message.timeout.ms)."""
-        if not self._unencodable:
-            return
         while self._unencodable:
             batch, exc = self._unencodable.pop()
             self._timed_out_after_sending(batch)
