@@ -12,6 +12,7 @@ import contextlib
 import heapq
 import itertools
 import logging
+import os
 import selectors
 import socket
 import threading
@@ -57,6 +58,70 @@ def log_unexpected() -> None:
 
 _WAKE_READ = 4096  # bytes of wake-up signals read at once
 
+
+class _EventFdWake:
+    """The loop's wake-up as a Linux eventfd: a counter, one 8-byte write and one read however many
+    wake-ups came. A write wakes the waiting loop a few microseconds sooner than a socket pair's
+    (a one-record produce()+flush() waits for it: bench/PROFILE.md)."""
+
+    def __init__(self) -> None:
+        self._fd = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def wake(self) -> None:
+        fd = self._fd  # (-1 once closed: a wake-up after the loop ended writes nowhere)
+        if fd >= 0:
+            try:
+                os.eventfd_write(fd, 1)
+            except OSError:
+                pass  # closed meanwhile
+
+    def drain(self, _mask: int = 0) -> None:
+        try:
+            os.eventfd_read(self._fd)
+        except BlockingIOError:
+            pass
+
+    def close(self) -> None:
+        fd, self._fd = self._fd, -1
+        os.close(fd)
+
+
+class _SocketPairWake:
+    """The loop's wake-up where there is no eventfd: a byte written to a socket pair."""
+
+    def __init__(self) -> None:
+        self._r, self._w = socket.socketpair()
+        self._r.setblocking(False)
+        self._w.setblocking(False)
+
+    def fileno(self) -> int:
+        return self._r.fileno()
+
+    def wake(self) -> None:
+        try:
+            self._w.send(b"\x00")
+        except (BlockingIOError, OSError):
+            pass  # already awake, or shutting down
+
+    def drain(self, _mask: int = 0) -> None:
+        # A read short of the buffer took all there was: not asked again only to fail (one system
+        # call and one exception fewer per wake-up).
+        try:
+            while len(self._r.recv(_WAKE_READ)) == _WAKE_READ:
+                pass
+        except BlockingIOError:
+            pass
+
+    def close(self) -> None:
+        self._r.close()
+        self._w.close()
+
+
+_Wake = _EventFdWake if hasattr(os, "eventfd") else _SocketPairWake
+
 # The fewest timers the heap holds before it sheds its cancelled ones (`Engine._shed_cancelled`).
 _TIMERS_KEPT = 256
 
@@ -80,10 +145,9 @@ class Timer:
 class Engine:
     def __init__(self, name: str = "kafkawire-io") -> None:
         self._selector = selectors.DefaultSelector()
-        self._wake_r, self._wake_w = socket.socketpair()
-        self._wake_r.setblocking(False)
-        self._wake_w.setblocking(False)
-        self._selector.register(self._wake_r, selectors.EVENT_READ, self._drain_wakeup)
+        self._waker = _Wake()
+        self._selector.register(self._waker, selectors.EVENT_READ, self._waker.drain)
+        self._wake = self._waker.wake  # (bound once: call_soon from another thread calls it)
         self._calls: deque[Callable[[], None]] = deque()
         self._timers: list[Timer] = []
         self._timers_kept = _TIMERS_KEPT  # the heap's size that next sheds its cancelled timers
@@ -165,21 +229,6 @@ class Engine:
 
     # --- the loop --------------------------------------------------------------------------
 
-    def _wake(self) -> None:
-        try:
-            self._wake_w.send(b"\x00")
-        except (BlockingIOError, OSError):
-            pass  # already awake, or shutting down
-
-    def _drain_wakeup(self, _mask: int) -> None:
-        # A read short of the buffer took all there was: not asked again only to fail (one system
-        # call and one exception fewer per wake-up).
-        try:
-            while len(self._wake_r.recv(_WAKE_READ)) == _WAKE_READ:
-                pass
-        except BlockingIOError:
-            pass
-
     def _next_timeout(self) -> float | None:
         if self._calls:
             return 0.0
@@ -214,5 +263,4 @@ class Engine:
                         log_unexpected()
         finally:
             self._selector.close()
-            self._wake_r.close()
-            self._wake_w.close()
+            self._waker.close()
