@@ -1,9 +1,9 @@
 """The IO engine: one thread that moves bytes between sockets and fires timers.
 
 It decides nothing about Kafka. Sockets register a handler for readiness; other threads hand
-work in with `call_soon` (which wakes the selector through a socket pair); `call_later` keeps a
-heap of timers. A handler that raises is logged and the loop goes on: one broken connection
-must never stop the others.
+work in with `call_soon` (which wakes the selector through an eventfd, or a socket pair);
+`call_later` keeps a heap of timers. A handler that raises is logged and the loop goes on: one
+broken connection must never stop the others.
 """
 
 from __future__ import annotations
