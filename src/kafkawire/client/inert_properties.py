@@ -36,7 +36,7 @@ NO_EFFECT: dict[str, str] = {
     "enabled_events": "a mask for librdkafka's C event API; Python callbacks are served by poll()",
     "log.queue": "librdkafka's C log queue; kafkawire logs through the logging module (the logger option)",
     "enable.random.seed": "seeds C's rand(); Python's random module seeds itself",
-    "internal.termination.signal": "a signal that wakes librdkafka's C threads; kafkawire's IO thread wakes on a socket pair",
+    "internal.termination.signal": "a signal that wakes librdkafka's C threads; kafkawire's IO thread wakes on an eventfd (a socket pair where there is none)",
     "ssl.ca.certificate.stores": "Windows certificate stores: without ssl.ca.location, kafkawire loads the system's "
     "default CAs (Python's load_default_certs, which reads Windows' ROOT and CA stores)",
     "ssl.engine.id": "names the OpenSSL engine of ssl.engine.location, which kafkawire refuses",

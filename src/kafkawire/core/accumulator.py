@@ -287,8 +287,13 @@ class Accumulator:
 
     def oldest(self) -> float | None:
         """When the oldest waiting record was enqueued (its expiry is the next one), or None."""
-        heads = [queue[0].oldest for queue in self._queues.values() if queue]
-        return min(heads) if heads else None
+        oldest = None  # (a loop: a comprehension is a call of its own, and this runs every sender pass)
+        for queue in self._queues.values():
+            if queue:
+                head = queue[0].oldest
+                if oldest is None or head < oldest:
+                    oldest = head
+        return oldest
 
     def pop(self, tp: TopicPartitionKey, span: float = float("inf")) -> ProducerBatch | None:
         """The partition's head batch, to be sent. One that never left goes with the records

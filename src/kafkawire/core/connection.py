@@ -290,8 +290,12 @@ class Connection:
     def next_deadline(self) -> float | None:
         """When to look again: the earliest scan tick a deadline is judged at."""
         if not self._in_flight:
-            return None  # (asked after each answer: no generator for an empty queue)
-        return min(r.judged for r in self._in_flight)
+            return None  # (asked after each request and answer: a loop, no generator)
+        earliest = float("inf")
+        for r in self._in_flight:
+            if r.judged < earliest:
+                earliest = r.judged
+        return earliest
 
     def _complete(self, payload: bytes | memoryview) -> Response:
         if not self._in_flight:

@@ -32,7 +32,11 @@ class Unassigned:
 
     def oldest(self) -> float | None:
         """When the record waiting longest was queued (its timeout is the next to pass)."""
-        return min((msgs[0].enqueued for msgs in self._waiting.values()), default=None)
+        oldest = None  # (a loop: a generator is a call of its own, and this runs every sender pass)
+        for msgs in self._waiting.values():
+            if oldest is None or msgs[0].enqueued < oldest:
+                oldest = msgs[0].enqueued
+        return oldest
 
     def add(self, msg: Pending) -> bool:
         """Keep ``msg``; True when it is its topic's first (the metadata request is due now)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import struct
 from collections.abc import Callable
 from typing import Any
@@ -60,6 +61,8 @@ def default_maker(fld: Field) -> Callable[[], Any]:
         fields = fld.struct_fields
         template = {f.name: f.default for f in fields}  # the fields in order; the fresh ones replaced
         fresh = [(f.name, default_maker(f)) for f in fields if f.is_struct or isinstance(f.default, list)]
+        if not fresh:  # only shared defaults: a copy of the template, made without a Python frame
+            return functools.partial(Struct, template)
 
         def make_struct() -> Struct:
             obj = Struct(template)
@@ -70,7 +73,7 @@ def default_maker(fld: Field) -> Callable[[], Any]:
         return make_struct
     default = fld.default
     if isinstance(default, list):
-        return lambda: list(default)
+        return default.copy  # a fresh list per call (a C method: no frame)
     return lambda: default
 
 
