@@ -12,7 +12,8 @@ class RecordMetadata:
     """What a Java-style ``send()`` resolves to: where the record landed.
 
     ``offset`` is -1 when unknown (acks=0); ``timestamp`` is -1 when unknown; the sizes are -1
-    for a null key or value, as in the Java client.
+    for a null key or value, as in the Java client. ``record_id`` is the id the record was sent
+    with (`ProducerRecord`'s ``id``, the C++ client's ``recordId()``), None when it had none.
     """
 
     topic: str
@@ -22,6 +23,7 @@ class RecordMetadata:
     timestamp_type: int
     serialized_key_size: int
     serialized_value_size: int
+    record_id: int | None = None
 
     def has_offset(self) -> bool:
         return self.offset != -1

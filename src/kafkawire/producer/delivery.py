@@ -405,6 +405,7 @@ class Deliveries:
 
 
 def _metadata(m: Pending, offset: int, ts: tuple[int, int]) -> RecordMetadata:
+    """A record's `RecordMetadata`; a ``send()``'s future holds the id it echoes (`RecordFuture`)."""
     metadata: type[RecordMetadata] = record_types().RecordMetadata
     return metadata(
         m.topic,
@@ -414,4 +415,5 @@ def _metadata(m: Pending, offset: int, ts: tuple[int, int]) -> RecordMetadata:
         ts[0],
         -1 if m.key is None else len(m.key),
         -1 if m.value is None else len(m.value),
+        getattr(m.future, "record_id", None),
     )

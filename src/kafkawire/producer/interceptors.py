@@ -173,11 +173,18 @@ class InterceptorChain:
     def on_send_error(self, record: ProducerRecord, exception: KafkaException) -> None:
         """``on_acknowledgement`` for a record that ``produce()``/``send()`` refused (it raised): the
         Java client's ``onSendError``. The metadata carries the topic and the partition the record
-        asked for (-1 when none), no offset and no timestamp."""
+        asked for (-1 when none), no offset and no timestamp, and the record's id when valid."""
         if not self.interceptors:
             return
+        records = record_types()
         partition = record.partition if isinstance(record.partition, int) else NO_PARTITION
-        metadata = record_types().RecordMetadata(str(record.topic), partition, -1, -1, TIMESTAMP_NOT_AVAILABLE, -1, -1)
+        try:
+            record_id = records.checked_id(record.id)
+        except (TypeError, ValueError):  # (what the refusal may be about)
+            record_id = None
+        metadata = records.RecordMetadata(
+            str(record.topic), partition, -1, -1, TIMESTAMP_NOT_AVAILABLE, -1, -1, record_id
+        )
         self.on_acknowledgement(metadata, exception)
 
     def close(self) -> None:

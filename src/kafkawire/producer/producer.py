@@ -41,7 +41,7 @@ from .producer_stats import Statistics
 
 if TYPE_CHECKING:
     from ..base.record_metadata import RecordMetadata
-    from .producer_record import ProducerRecord, SendArguments
+    from .producer_record import ProducerRecord, RecordFuture, SendArguments
     from .transactions import TransactionManager
 
 log = logging.getLogger("kafkawire.producer")
@@ -132,10 +132,10 @@ class Producer:
     ) -> Future[RecordMetadata]:
         """Java-style: a future of the record's metadata, completed on the IO thread (no poll needed);
         also Java's ``send(ProducerRecord(...))`` and ``send(record, callback)`` (`send_arguments`)."""
-        fut: Future[RecordMetadata] = Future()
-        arguments: SendArguments = record_types().send_arguments(
-            topic, value, (key, partition, timestamp, headers), fut
+        sent: tuple[SendArguments, RecordFuture] = record_types().send_arguments(
+            topic, value, (key, partition, timestamp, headers)
         )
+        arguments, fut = sent
         self._enqueue(*arguments, fut)
         return fut
 
@@ -208,23 +208,27 @@ class Producer:
         timestamp: int,
         headers: Any,
         callback: Callable[..., Any] | None,
-        future: Future[RecordMetadata] | None,
+        future: RecordFuture | None,
     ) -> None:
         self._check_open()
         if not self._interceptors:
             self._accept(topic, value, key, partition, timestamp, headers, callback, future)
             return
         record = self._interceptors.on_send(
-            record_types().ProducerRecord(topic, partition, timestamp, key, value, headers)
+            record_types().ProducerRecord(
+                topic, partition, timestamp, key, value, headers, id=None if future is None else future.record_id
+            )
         )
         self._accept_sent(record, callback, future)
 
     def _accept_sent(
-        self, record: ProducerRecord, callback: Callable[..., Any] | None, future: Future[RecordMetadata] | None
+        self, record: ProducerRecord, callback: Callable[..., Any] | None, future: RecordFuture | None
     ) -> None:
         """Queue a record the interceptors' ``on_send`` gave; one refused is reported to them (the
         Java client's onSendError) and raised."""
         try:
+            if future is not None:  # (send()'s) the id of the record sent, as on_send left it
+                future.record_id = record_types().checked_id(record.id)
             self._accept(
                 record.topic,
                 record.value,
@@ -235,7 +239,7 @@ class Producer:
                 callback,
                 future,
             )
-        except (KafkaException, BufferError, TypeError, OverflowError) as exc:
+        except (KafkaException, BufferError, TypeError, ValueError, OverflowError) as exc:
             # As the Java client's onSendError: interceptors hear of records send() refused.
             refused = exc if isinstance(exc, KafkaException) else KafkaException(refusal(exc))
             self._interceptors.on_send_error(record, refused)

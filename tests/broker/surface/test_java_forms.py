@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from kafkawire import KafkaException, Producer, ProducerRecord, RecordMetadata
+from kafkawire import KafkaException, Producer, ProducerRecord, RecordMetadata, SyncProducer
 from kafkawire.local_broker import TansuBroker
 from kafkawire.schema_registry import Schema
 from kafkawire.schema_registry.mock_schema_registry_client import MockSchemaRegistryClient
@@ -65,6 +65,24 @@ def test_producer_record_takes_keyword_fields_and_refuses_what_java_has_not() ->
         ProducerRecord("T1", 1, 2, "k", "v", None, "extra")
 
 
+def test_producer_record_id_is_the_cpp_clients_record_id() -> None:
+    """The C++ client's ``ProducerRecord`` id (the quick start's ``recordId()``): by keyword only, an
+    unsigned 64-bit number or None, set again as its ``setId`` does; refused naming it otherwise."""
+    assert ProducerRecord("T1", "v").id is None
+    record = ProducerRecord("T1", 2, "k", "v", id=7)
+    assert (record.partition, record.key, record.value, record.id) == (2, "k", "v", 7)
+    assert ProducerRecord("T1", "v", id=0).id == 0 and ProducerRecord("T1", "v", id=2**64 - 1).id == 2**64 - 1
+    assert record != ProducerRecord("T1", 2, "k", "v", id=8)  # the id is one of the record's fields
+    assert "id=7" in repr(record)
+    record.id = 9
+    assert record.id == 9
+    for bad, error in ((True, TypeError), ("7", TypeError), (1.0, TypeError), (-1, ValueError), (2**64, ValueError)):
+        with pytest.raises(error, match="ProducerRecord id must be"):
+            ProducerRecord("T1", "v", id=bad)
+    with pytest.raises(TypeError, match="1 to 6 positional arguments"):
+        ProducerRecord("T1", 1, 2, "k", "v", None, 7)  # never positional: Java's orders are unchanged
+
+
 # --- send() -----------------------------------------------------------------------------------------
 
 
@@ -111,6 +129,40 @@ def test_send_callback_gets_the_exception_when_the_record_fails(tansu: TansuBrok
         producer.close()
     ((metadata, exception),) = completed
     assert metadata is None and isinstance(exception, KafkaException)
+
+
+@pytest.mark.broker
+def test_send_echoes_each_records_id_in_its_metadata(tansu: TansuBroker, topic_name: Any) -> None:
+    """As the C++ quick start keeps its records to send by id and erases each as ``recordId()``
+    reports it: every future, callback and SyncProducer answer carries its own record's id, records
+    without one None; the id stays in the client (the records read back are the same)."""
+    topic = topic_name("record-ids")
+    create_topic(tansu.bootstrap, topic, 3)
+    ids = {i: 2**64 - 1 - i for i in range(60)}  # spread over three partitions by their keys
+    reported: dict[int, Any] = {}
+    producer = Producer({"bootstrap.servers": tansu.bootstrap, "linger.ms": 5})
+    try:
+        futures = {}
+        for i, record_id in ids.items():
+            record = ProducerRecord(topic, b"k%d" % (i % 7), b"v%d" % i, id=record_id)
+            if i % 2:
+                futures[i] = producer.send(record, lambda md, exc: reported.__setitem__(md.record_id, (md, exc)))
+            else:
+                futures[i] = producer.send(record)
+        plain = producer.send(ProducerRecord(topic, b"k", b"no id"))
+        assert producer.flush(LIMIT) == 0
+        got = {i: f.result(LIMIT) for i, f in futures.items()}
+        assert plain.result(LIMIT).record_id is None
+    finally:
+        producer.close()
+    assert {i: md.record_id for i, md in got.items()} == ids
+    assert sorted(reported) == sorted(ids[i] for i in ids if i % 2)
+    assert all(exc is None and md == got[i] for i in ids if i % 2 for md, exc in [reported[ids[i]]])
+    with SyncProducer({"bootstrap.servers": tansu.bootstrap}) as sync:
+        assert sync.send(ProducerRecord(topic, b"k", b"sync", id=5)).record_id == 5
+    read = consume_all(tansu.bootstrap, topic, len(ids) + 2)
+    assert sorted(m.value() for m in read) == sorted([b"v%d" % i for i in ids] + [b"no id", b"sync"])
+    assert all(not m.headers() for m in read)
 
 
 def test_send_record_refuses_a_callback_that_is_not_callable_and_fields_beside_the_record() -> None:

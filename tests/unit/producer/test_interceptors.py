@@ -425,6 +425,50 @@ def test_a_record_refused_by_produce_is_acknowledged_with_the_error(
     assert isinstance(exc, KafkaException) and exc.args[0].code() == KafkaError._INVALID_ARG
 
 
+def test_a_sends_record_id_goes_through_the_interceptors_to_its_acknowledgement(
+    producer_conf: dict[str, Any], producers: list[Producer]
+) -> None:
+    """``on_send`` sees the id of a ``send()``'s record and may change it: the record sent is the one
+    acknowledged, with that id (here failed by a purge); a record refused is acknowledged with its
+    id; one whose id ``on_send`` spoiled is refused naming it, and acknowledged without one."""
+    seen: list[Any] = []
+
+    class Renumber(Recorder):
+        def on_send(self, record: ProducerRecord) -> ProducerRecord:
+            seen.append(record.id)
+            if record.id == 13:
+                record.id = -13
+            elif record.id is not None:
+                record.id += 100
+            return record
+
+    plain = Renumber("r")
+    producer = Producer({**producer_conf, "interceptor.classes": [plain]})
+    producers.append(producer)
+    sent = producer.send(ProducerRecord("t", b"k", b"v", id=1))
+    unnamed = producer.send(ProducerRecord("t", b"k", b"v"))
+    producer.purge()
+    producer.poll(0)
+    for fut in (sent, unnamed):
+        with pytest.raises(KafkaException):
+            fut.result(10)
+    with pytest.raises(KafkaException):
+        producer.send(ProducerRecord("not a legal topic!", b"v", id=3))
+    with pytest.raises(ValueError, match="ProducerRecord id must be"):
+        producer.send(ProducerRecord("t", b"v", id=13))
+    assert seen == [1, None, 3, 13]
+    acks = [(e[2].topic, e[2].record_id, e[3].args[0].code()) for e in plain.log if e[1] == "on_acknowledgement"]
+    assert sorted(acks, key=str) == sorted(
+        [
+            ("t", 101, KafkaError._PURGE_QUEUE),
+            ("t", None, KafkaError._PURGE_QUEUE),
+            ("not a legal topic!", 103, KafkaError._INVALID_ARG),
+            ("t", None, KafkaError._INVALID_ARG),
+        ],
+        key=str,
+    )
+
+
 def test_produce_batch_with_interceptors_refuses_the_rest_after_a_full_queue(
     producer_conf: dict[str, Any], producers: list[Producer]
 ) -> None:
