@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..base.model import ClusterMetadata
 from ..base.record_metadata import RecordMetadata
 from .producer import Producer
 
+if TYPE_CHECKING:
+    from .producer_record import ProducerRecord
+
 
 class SyncProducer:
-    """Blocking producer: ``send()`` returns the record's metadata or raises `KafkaException`."""
+    """Blocking producer: ``send()`` returns the record's metadata or raises `KafkaException`; it
+    takes a topic and the record's fields, or a `ProducerRecord` (the C++ client's ``send(record)``,
+    its ``id`` echoed as the metadata's ``record_id``)."""
 
     def __init__(self, config: Mapping[str, Any], **kwargs: Any) -> None:
         conf = dict(config)
@@ -20,7 +25,7 @@ class SyncProducer:
 
     def send(
         self,
-        topic: str,
+        topic: str | ProducerRecord,
         value: Any = None,
         key: Any = None,
         partition: int = -1,
