@@ -385,7 +385,7 @@ def consumer_case(
         if not seen.issuperset(values):
             at = outcome(lambda: consumer.position([TopicPartition(topic, 0)])[0].offset)
             if at.ok and at.value > len(values):  # a lying answer moved it past the log end: Tansu
-                return case  # then answers no records and no error (DESIGN.md, known quirks)
+                return case  # then answers no records and no error (contributing/judges.md)
             case.problems.append(f"no recovery: read {len(seen & set(values))} of the {len(values)} records")
             return case
         committed = _check(case, "commit() once good", outcome(lambda: consumer.commit(asynchronous=False)))

@@ -72,7 +72,7 @@ spark.stop()
 
 
 def test_batch_write_and_read(cluster: SparkCluster, kafka23: KafkaBroker, topic_name: Callable[[str], str]) -> None:
-    """On Kafka 2.3: the read ends at "latest", which Tansu answers short (DESIGN.md quirks)."""
+    """On Kafka 2.3: the read ends at "latest", which Tansu answers short (contributing/judges.md)."""
     rows = 50_000
     bootstrap = kafka23.bootstrap()
     topic = topic_name("cluster-batch")

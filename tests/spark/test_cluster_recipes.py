@@ -6,7 +6,7 @@ the recipe says otherwise, is a bare venv holding only pyarrow, cramjam and crc3
 What is substituted: MASTER, KAFKA and INPUT (the recipes' variables); the venv path of recipe 1
 (this interpreter's venv: the same path on every node of a one-machine cluster); and ``kafkawire``
 in a pip command by the wheel built from this checkout (kafkawire is not fetched from an index).
-Judged by confluent-kafka (Kafka 2.3: the pipeline's read-back ends at "latest", DESIGN.md quirks).
+Judged by confluent-kafka (Kafka 2.3: the pipeline's read-back ends at "latest", contributing/judges.md).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ Each client runs in a process of its own, as on a Connect-only platform: no Java
 JAVA_HOME or SPARK_HOME, its own temporary directory, which must still be empty at the end
 (nothing the client reads is a file the server wrote), and a working directory the server does not
 share. Judged by confluent-kafka: read_committed on Apache Kafka 2.3 for exactly-once (Tansu does
-not filter aborted transactions, and answers a read's "latest" short: DESIGN.md quirks).
+not filter aborted transactions, and answers a read's "latest" short: contributing/judges.md).
 
 The heaviest runs (the data source's batch and exactly-once stream, the demo, a server without
 kafkawire) take turns in CI's rotating share (tests/harness/share.py); `make test-all` runs all.

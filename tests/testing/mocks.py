@@ -79,7 +79,7 @@ class Mock:
         return [(r.broker_id, r.api_key) for r in self.cluster.get_requests()]
 
 
-# DESIGN.md quirk: librdkafka's mock advertises flexible versions of the classic group APIs that it
+# contributing/judges.md: librdkafka's mock advertises flexible versions of the classic group APIs that it
 # cannot parse (librdkafka itself never sends them); kafkawire's client would use them.
 LIBRDKAFKA_GROUP_VERSIONS = ((JOIN_GROUP, 5), (SYNC_GROUP, 3), (HEARTBEAT, 3), (LEAVE_GROUP, 3))
 

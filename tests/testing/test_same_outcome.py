@@ -41,7 +41,7 @@ def test_produce_and_read_back(client: str) -> None:
         pytest.param("confluent", {"partition.assignment.strategy": "cooperative-sticky"}, marks=pytest.mark.slow),
         ("confluent", {"group.protocol": "consumer"}),
         # session.timeout.ms (kafkawire's classic members): librdkafka's mock may answer a SyncGroup
-        # with a null assignment (DESIGN.md, judges' quirks), then holds the rejoin a session timeout.
+        # with a null assignment (contributing/judges.md), then holds the rejoin a session timeout.
         pytest.param(
             "kafkawire",
             {"partition.assignment.strategy": "roundrobin", "session.timeout.ms": 6000},

@@ -124,7 +124,7 @@ def test_pause_keeps_the_prefetched_records_and_resume_hands_them_over(
 def test_auto_offset_reset_earliest_latest_error(tansu: TansuBroker, topic_name: Callable[[str], str]) -> None:
     topic = topic_name("reset")
     create_topic(tansu.bootstrap, topic, 1)
-    # One record per batch: Tansu's ListOffsets "latest" is the last batch's base offset + 1 (DESIGN.md)
+    # One record per batch: Tansu's ListOffsets "latest" is the last batch's base offset + 1 (contributing/judges.md)
     produce_with_confluent(tansu.bootstrap, topic, [b"a", b"b", b"c"], config={"batch.num.messages": 1})
     key = (topic, 0)
     with taker(tansu.bootstrap, settings(group_id=unique_name("g"), reset="earliest")) as t:
@@ -146,7 +146,7 @@ def test_auto_offset_reset_earliest_latest_error(tansu: TansuBroker, topic_name:
 
 
 def test_offset_out_of_range_per_auto_offset_reset(mock_cluster: MockCluster, topic_name: Callable[[str], str]) -> None:
-    """(Tansu answers a fetch past the log end with no records and no error: DESIGN.md quirks.)"""
+    """(Tansu answers a fetch past the log end with no records and no error: contributing/judges.md.)"""
     topic = topic_name("oor")
     mock_cluster.create_topic(topic, partitions=1)
     produce_with_confluent(mock_cluster.bootstraps, topic, [b"a", b"b"])
@@ -167,7 +167,7 @@ def test_offset_out_of_range_per_auto_offset_reset(mock_cluster: MockCluster, to
         assert t.quiet(0.5) == []
         t.engine.seek(key, 0)
         assert [m.value() for m in t.take(3)] == [b"a", b"b", b"c"]
-        t.engine.seek(key, OFFSET_END)  # (Tansu's "latest" is off: DESIGN.md quirks)
+        t.engine.seek(key, OFFSET_END)  # (Tansu's "latest" is off: contributing/judges.md)
         assert t.quiet(0.5) == []
         produce_with_confluent(mock_cluster.bootstraps, topic, [b"late"])
         assert [(m.offset(), m.value()) for m in t.take(1)] == [(3, b"late")]
@@ -178,7 +178,7 @@ def test_offset_stored_is_what_a_confluent_consumer_committed(
 ) -> None:
     topic, group = topic_name("stored"), unique_name("group")
     create_topic(tansu.bootstrap, topic, 2)
-    # One record per batch: Tansu's ListOffsets "latest" is the last batch's base offset + 1 (DESIGN.md)
+    # One record per batch: Tansu's ListOffsets "latest" is the last batch's base offset + 1 (contributing/judges.md)
     produce_with_confluent(tansu.bootstrap, topic, _written(2, 50), config={"batch.num.messages": 1})
     judge = confluent_kafka.Consumer(judge_config(tansu.bootstrap, **{"group.id": group, "enable.auto.commit": False}))
     try:
@@ -234,7 +234,7 @@ def test_prefetch_stays_within_queued_max_messages_kbytes(tansu: TansuBroker, to
     topic = topic_name("mem")
     create_topic(tansu.bootstrap, topic, 2)
     # Tansu fills a Fetch past partition_max_bytes and ends with the batch that crosses max_bytes
-    # (DESIGN.md quirks): one batch of slack there; Kafka 2.3 keeps the bound exactly.
+    # (contributing/judges.md): one batch of slack there; Kafka 2.3 keeps the bound exactly.
     check_prefetch_bound(tansu.bootstrap, topic, slack=20 * 1100)
 
 

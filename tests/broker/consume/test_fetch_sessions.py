@@ -1,6 +1,6 @@
 """Incremental fetch sessions (KIP-227) against real peers: on Kafka 2.3 the consumer's Fetches
 become incremental (its statistics count them) while pause/resume and seeks move partitions in and
-out of the session; on Tansu and the mock cluster, which keep no sessions (DESIGN.md quirks), the
+out of the session; on Tansu and the mock cluster, which keep no sessions (contributing/judges.md), the
 Fetches stay full. Either way every record confluent-kafka produced comes back exactly once per
 reading, in order."""
 

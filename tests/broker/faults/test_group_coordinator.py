@@ -24,7 +24,7 @@ TRANSPORT = -195  # librdkafka's _TRANSPORT: the mock broker drops the connectio
 @pytest.fixture
 def cluster() -> Iterator[MockCluster]:
     with MockCluster(broker_count=3) as c:
-        # DESIGN.md quirk: the mock advertises flexible versions of the group APIs it cannot parse
+        # contributing/judges.md: the mock advertises flexible versions of the group APIs it cannot parse
         for api, last_rigid in ((JOIN_GROUP, 5), (SYNC_GROUP, 3), (HEARTBEAT, 3), (LEAVE_GROUP, 3)):
             c.set_apiversion(api.key, 0, last_rigid)
         # contributing/judges.md quirk: a follower syncing after the leader gets no assignment from the mock

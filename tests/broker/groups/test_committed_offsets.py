@@ -73,7 +73,7 @@ def test_confluent_reads_what_we_commit(
     finally:
         judge.close()
     assert [(tp.partition, tp.offset, tp.error) for tp in got] == [(0, 17, None), (1, -1001, None), (2, 5, None)]
-    # confluent-kafka reads metadata as a NUL-terminated C string (DESIGN.md quirk): only our own
+    # confluent-kafka reads metadata as a NUL-terminated C string (contributing/judges.md): only our own
     # read back is exact, and Tansu keeps no metadata at all
     ours = _fetch(*client, group, [(topic, 0)])[(topic, 0)]
     assert ours == Committed(17, "note" if KEEPS_METADATA[broker] else None)
@@ -92,7 +92,7 @@ def test_we_read_what_confluent_commits(
     got = _fetch(*client, group, [(topic, 0), (topic, 1)])
     assert got[(topic, 0)] == Committed(-1)
     assert (got[(topic, 1)].offset, got[(topic, 1)].leader_epoch) == (42, -1)
-    # confluent-kafka commits its C string's terminating NUL too (DESIGN.md quirk); Tansu keeps none
+    # confluent-kafka commits its C string's terminating NUL too (contributing/judges.md); Tansu keeps none
     assert got[(topic, 1)].metadata == ("theirs\x00" if KEEPS_METADATA[broker] else None)
 
 

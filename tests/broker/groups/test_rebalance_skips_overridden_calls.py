@@ -122,7 +122,7 @@ def test_close_and_rebalance_defaults_skip_overridden_calls(
     assert results["ours"] == results["theirs"] == {"seen": RECORDS, "last_call": ("revoke", list(range(PARTITIONS)))}
     # close() committed what was consumed (enable.auto.commit), and left the group. An empty
     # partition: kafkawire commits nothing (no record was handed over); librdkafka sometimes
-    # commits the start auto.offset.reset found (0), sometimes nothing (DESIGN.md, quirks).
+    # commits the start auto.offset.reset found (0), sometimes nothing (contributing/judges.md).
     ours, theirs = committed(bootstrap, groups["ours"], topic), committed(bootstrap, groups["theirs"], topic)
     assert ends == [RECORDS, 0, 0, 0]
     assert ours == [RECORDS, OFFSET_INVALID, OFFSET_INVALID, OFFSET_INVALID]

@@ -28,13 +28,13 @@ pytestmark = pytest.mark.broker
 
 CODECS = {"none": NONE, "gzip": GZIP, "snappy": SNAPPY, "lz4": LZ4, "zstd": ZSTD}
 ZSTD_MIN_PRODUCE_VERSION = 7  # KIP-110: brokers refuse zstd in older Produce versions
-# Tansu quirk (DESIGN.md): it advertises Produce v0-2 but parses their message sets as RecordBatch v2
+# Tansu quirk (contributing/judges.md): it advertises Produce v0-2 but parses their message sets as RecordBatch v2
 # and drops the connection. Legacy message sets are proven on the mock cluster instead.
 TANSU_MIN_WORKING_PRODUCE = 3
-# Mock quirk (DESIGN.md): its Produce v5 response lacks log_start_offset, so v5 is sent with acks=0
+# Mock quirk (contributing/judges.md): its Produce v5 response lacks log_start_offset, so v5 is sent with acks=0
 # there; the readback still proves the records.
 MOCK_UNANSWERABLE_PRODUCE = 5
-# Mock quirk (DESIGN.md): it stores only magic-2 batches and uncompressed message sets; a compressed
+# Mock quirk (contributing/judges.md): it stores only magic-2 batches and uncompressed message sets; a compressed
 # legacy message set is refused with UNSUPPORTED_VERSION. Compressed legacy sets are checked
 # against kafka-python's reader in tests/unit/records instead.
 MOCK_MIN_COMPRESSED_PRODUCE = 3

@@ -158,7 +158,7 @@ def test_certificate_for_another_host_refused_by_both(pki: Pki, front: Front, to
     tls = front(pki.other_host)
     ours = _kafkawire_error(tls.bootstrap, _tls(pki))
     theirs = _confluent_error(tls.bootstrap, _tls(pki))
-    # librdkafka reports a failed verification as _SSL, or under load as _TRANSPORT (DESIGN.md, quirks).
+    # librdkafka reports a failed verification as _SSL, or under load as _TRANSPORT (contributing/judges.md).
     assert theirs.code() == confluent_kafka.KafkaError._SSL or (
         theirs.code() == confluent_kafka.KafkaError._TRANSPORT and "certificate verify failed" in theirs.str()
     ), theirs

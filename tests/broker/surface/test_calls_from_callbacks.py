@@ -402,7 +402,7 @@ def _producer_cb_matrix(
 
 # A bootstrap address whose name does not resolve (RFC 2606): both clients tell error_cb (_RESOLVE)
 # while the other address serves. librdkafka tries it for sure only when it keeps a connection to
-# every broker it knows: its hidden enable.sparse.connections off, on the judge only (DESIGN.md).
+# every broker it knows: its hidden enable.sparse.connections off, on the judge only (contributing/judges.md).
 UNRESOLVED = "kafkawire-callback-matrix.invalid:9092"
 EVERY_BROKER = {"enable.sparse.connections": False}
 

@@ -116,7 +116,7 @@ def test_transactions_need_a_transactional_id(mock_cluster: MockCluster) -> None
 def test_a_second_producer_with_the_same_id_fences_the_first(
     tansu: TansuBroker, topic_name: Callable[[str], str]
 ) -> None:
-    """On Tansu: the mock cluster does not fence (DESIGN.md quirks)."""
+    """On Tansu: the mock cluster does not fence (contributing/judges.md)."""
     topic = topic_name("fence")
     tid = topic_name("tid")
 

@@ -1,4 +1,4 @@
-"""Kafka 2.3's answer to a topic change sent without waiting (DESIGN.md, quirks): REQUEST_TIMED_OUT
+"""Kafka 2.3's answer to a topic change sent without waiting (contributing/judges.md): REQUEST_TIMED_OUT
 means "started", so a call with operation_timeout <= 0 succeeds, as confluent-kafka's does; a call
 that asked to wait still fails with it. At the client boundary, over the scripted stand-in client."""
 
