@@ -591,7 +591,7 @@ def kafkawire_spark_read(sc: Scenario, bootstrap: str, topic: str, w: Workload) 
 
     fill(bootstrap, topic, w)
     # The log ends as Fetch reports them: Tansu answers ListOffsets "latest" with the last batch's
-    # base offset + 1 (DESIGN.md, quirks), which would leave that batch's other records out.
+    # base offset + 1 (contributing/judges.md), which would leave that batch's other records out.
     with Client({"bootstrap.servers": bootstrap}) as client:
         partitions = partitions_for(client, [topic], timeout=30)[topic]
         ends = high_watermarks(client, topic, partitions, 30)

@@ -8,7 +8,7 @@ arrives, then releases them (COMMIT) or drops them (ABORT). Control batches are 
 The markers are the whole truth and every broker writes them, so the reader fetches the raw log
 (read_uncommitted) and decides here. It does not ask the broker for read_committed: such a Fetch
 stops at the broker's last stable offset, which Tansu was seen to leave behind a finished
-transaction (DESIGN.md, quirks), and the aborted-transaction list it would add only saves buffering.
+transaction (contributing/judges.md), and the aborted-transaction list it would add only saves buffering.
 
 Batches are released in log order: a batch behind a held one waits too, so a reader sees the
 partition's committed records in offset order.

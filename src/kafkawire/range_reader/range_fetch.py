@@ -290,7 +290,7 @@ def high_watermarks(
     """Each partition's log end offset as Fetch reports it (its high watermark).
 
     ListOffsets "latest" is the same number on Kafka; Tansu answers it with the last batch's base
-    offset + 1 instead (DESIGN.md, quirks), and a summary that counts what a run appended must be
+    offset + 1 instead (contributing/judges.md), and a summary that counts what a run appended must be
     right on the embedded broker too. So: ListOffsets for a valid offset, then one small Fetch there.
     """
     wanted = sorted(partitions)

@@ -402,7 +402,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def _latest(self) -> dict[TopicPartitionKey, int]:
         """Where the log ends now: the last stable offset (ListOffsets) under read_committed, else
         each partition's high watermark as Fetch reports it (`consumer.high_watermarks`: the same
-        number as ListOffsets on Kafka, and right on an embedded Tansu too, DESIGN.md quirks)."""
+        number as ListOffsets on Kafka, and right on an embedded Tansu too, contributing/judges.md)."""
         client = self._client()
         tps = assigned_partitions(client, self.opts)
         if self.opts.read_committed:

@@ -74,7 +74,7 @@ OVERWRITE_MESSAGE = (
     "Kafka topics are append-only: the kafkawire data source cannot overwrite. "
     'Use .mode("append") (or, for a stream, the append output mode).'
 )
-# Test hook, documented in DESIGN.md: attempt 0 of every task produces this many rows of its first
+# Test hook (contributing/README.md): attempt 0 of every task produces this many rows of its first
 # batch, flushes them (inside its transaction with exactlyOnce) and then kills its Python worker,
 # as a lost executor would; Spark retries the task. Not for production use.
 TEST_FAIL_OPTION = "testFailFirstAttemptAfterRows"
