@@ -2,7 +2,7 @@
 
 An upsertion's password never leaves the process: the request carries the salt and the salted
 password (PBKDF2-HMAC with the mechanism's hash, as SCRAM defines it). A broker without these APIs
-fails the call with ``_UNSUPPORTED_FEATURE`` ("the broker does not support ...").
+fails the call with ``_UNSUPPORTED_FEATURE``, in librdkafka's words (`core/versions.py`).
 """
 
 from __future__ import annotations

@@ -20,6 +20,34 @@ VersionRanges = Mapping[int, tuple[int, int]]
 REQUIRED_APIS = (API_VERSIONS, METADATA)
 
 
+# What librdkafka says when a broker speaks no version of an API a call needs (its request builders'
+# texts, by Kafka's API name), so that the `_UNSUPPORTED_FEATURE` a program or its log sees reads as
+# on confluent-kafka. An API not listed here keeps kafkawire's own text, which names its key.
+LACKED: dict[str, str] = {
+    "CreateTopics": "Topic Admin API (KIP-4) not supported by broker, requires broker version >= 0.10.2.0",
+    "DeleteTopics": "Topic Admin API (KIP-4) not supported by broker, requires broker version >= 0.10.2.0",
+    "DeleteRecords": "DeleteRecords Admin API (KIP-107) not supported by broker, requires broker version >= 0.11.0",
+    "CreatePartitions": "CreatePartitions (KIP-195) not supported by broker, requires broker version >= 1.0.0",
+    "AlterConfigs": "AlterConfigs (KIP-133) not supported by broker, requires broker version >= 0.11.0",
+    "IncrementalAlterConfigs": (
+        "IncrementalAlterConfigs (KIP-339) not supported by broker, requires broker version >= 2.3.0"
+    ),
+    "DescribeConfigs": "DescribeConfigs (KIP-133) not supported by broker, requires broker version >= 0.11.0",
+    "DeleteGroups": "DeleteGroups Admin API (KIP-229) not supported by broker, requires broker version >= 1.1.0",
+    "CreateAcls": "ACLs Admin API (KIP-140) not supported by broker, requires broker version >= 0.11.0.0",
+    "DescribeAcls": "ACLs Admin API (KIP-140) not supported by broker, requires broker version >= 0.11.0.0",
+    "DeleteAcls": "ACLs Admin API (KIP-140) not supported by broker, requires broker version >= 0.11.0.0",
+    "ElectLeaders": "ElectLeaders Admin API (KIP-460) not supported by broker, requires broker version >= 2.4.0",
+    "DescribeUserScramCredentials": "DescribeUserScramCredentials API (KIP-554) not supported by broker",
+    "AlterUserScramCredentials": "AlterUserScramCredentials API (KIP-554) not supported by broker",
+    "ConsumerGroupDescribe": "ConsumerGroupDescribe (KIP-848) not supported by broker, requires broker version >= 4.0.0",
+    "ListGroups": "ListGroupsRequest not supported by broker",
+    "DescribeGroups": "DescribeGroupsRequest not supported by broker",
+    "ConsumerGroupHeartbeat": "ConsumerGroupHeartbeatRequest not supported by broker",
+    "ShareGroupHeartbeat": "ShareGroupHeartbeatRequest not supported by broker",
+}
+
+
 class VersionsError(Exception):
     """An ApiVersions answer that cannot be true: the connection that carried it is not trusted."""
 
@@ -51,15 +79,20 @@ def ranges_from_response(body: Struct) -> dict[int, tuple[int, int]]:
 
 
 def choose_version(api: Api, broker: VersionRanges, *, max_version: int | None = None) -> int:
-    """The highest version both sides speak (optionally capped), or an error naming the API."""
+    """The highest version both sides speak (optionally capped), or an error naming the API: in
+    librdkafka's words when it has some (`LACKED`, for a missing API and a gap alike, as its check is
+    one), else in ours."""
     theirs = broker.get(api.key)
     if theirs is None:
-        raise UnsupportedVersionError(f"the broker does not support {api.name} (API key {api.key})")
+        raise UnsupportedVersionError(
+            LACKED.get(api.name) or f"the broker does not support {api.name} (API key {api.key})"
+        )
     high = min(api.max_version, theirs[1], api.max_version if max_version is None else max_version)
     low = max(api.min_version, theirs[0])
     if high < low:
         raise UnsupportedVersionError(
-            f"no common version of {api.name}: we speak {api.min_version}-{api.max_version}"
+            LACKED.get(api.name)
+            or f"no common version of {api.name}: we speak {api.min_version}-{api.max_version}"
             f"{'' if max_version is None else f' (capped at {max_version})'}, the broker {theirs[0]}-{theirs[1]}"
         )
     return high

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from kafkawire.core.backoff import backoff_delay
-from kafkawire.core.versions import UnsupportedVersionError, choose_version
-from kafkawire.protocol.apis import PRODUCE
+from kafkawire.core.versions import LACKED, UnsupportedVersionError, choose_version
+from kafkawire.protocol.apis import API_BY_NAME, CREATE_PARTITIONS, DESCRIBE_USER_SCRAM_CREDENTIALS, PRODUCE
 
 
 def test_highest_common_version_is_chosen() -> None:
@@ -20,6 +20,22 @@ def test_no_common_version_names_the_api() -> None:
         choose_version(PRODUCE, {0: (PRODUCE.max_version + 1, PRODUCE.max_version + 5)})
     with pytest.raises(UnsupportedVersionError, match="does not support Produce"):
         choose_version(PRODUCE, {})
+
+
+def test_an_api_librdkafka_words_is_refused_in_its_words_missing_or_out_of_range() -> None:
+    """librdkafka's check is one for both (no version in its range): so is its text here."""
+    scram = "DescribeUserScramCredentials API (KIP-554) not supported by broker"
+    with pytest.raises(UnsupportedVersionError) as missing:
+        choose_version(DESCRIBE_USER_SCRAM_CREDENTIALS, {})
+    assert str(missing.value) == scram
+    beyond = CREATE_PARTITIONS.max_version + 1
+    with pytest.raises(UnsupportedVersionError) as gap:
+        choose_version(CREATE_PARTITIONS, {CREATE_PARTITIONS.key: (beyond, beyond + 1)})
+    assert str(gap.value) == "CreatePartitions (KIP-195) not supported by broker, requires broker version >= 1.0.0"
+
+
+def test_every_worded_api_is_one_kafkawire_speaks() -> None:
+    assert set(LACKED) <= set(API_BY_NAME)
 
 
 def test_backoff_grows_exponentially_to_the_cap_with_bounded_jitter() -> None:
