@@ -142,6 +142,13 @@ class PollTake:
 
 def settling_future(base: type, get_running_loop: Any, exception_type: type, invalid_state: type, /) -> Any: ...
 
+class RunningLoop:
+    """asyncio's running loop, asked of asyncio only when it may have changed (producer/aio.py's
+    _PyRunningLoop is the twin)."""
+
+    def __init__(self, get_running_loop: Any, /) -> None: ...
+    def __call__(self) -> Any: ...
+
 class PollReady:
     """poll()'s gate and the engine state it reads, in C (consumer/poll_ready.py is the twin)."""
 

@@ -10,8 +10,8 @@
  *
  * None of them keeps state between calls but crc32c's tables (built once, at import),
  * serve_delivered's cache of Message's slot descriptors, PollTake's of the fetch rows' slot
- * offsets and poll_fast's of the consumer face's (protocol_codec is handed its plan and types with
- * each call);
+ * offsets, poll_fast's of the consumer face's and running_loop's count of forks (protocol_codec is
+ * handed its plan and types with each call);
  * only encode_records lets the GIL go (while writing a large batch of plain records).
  */
 #define PY_SSIZE_T_CLEAN
@@ -20,12 +20,16 @@
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
+#ifdef HAVE_FORK
+#include <pthread.h>
+#endif
 
 #include "crc32c.c"
 #include "pending.c"
 #include "arrow_rows.c"
 #include "encode_records.c"
 #include "message_fields.c"
+#include "running_loop.c"
 #include "settle_futures.c"
 #include "delivery_reports.c"
 #include "decode_messages.c"
@@ -99,11 +103,12 @@ PyInit__native(void)
         || PyType_Ready(&OpenBatchType) < 0
         || PyType_Ready(&FastMethodType) < 0 || PyType_Ready(&RLockType) < 0
         || PyType_Ready(&LaneStateType) < 0 || PyType_Ready(&PollTakeType) < 0
-        || PyType_Ready(&PollReadyType) < 0 || PyType_Ready(&ColumnsType) < 0 || PyType_Ready(&RowsType) < 0)
+        || PyType_Ready(&PollReadyType) < 0 || PyType_Ready(&ColumnsType) < 0 || PyType_Ready(&RowsType) < 0
+        || PyType_Ready(&RunningLoopType) < 0)
         return NULL;
     if ((minus_one = PyLong_FromLong(-1)) == NULL) return NULL;
     crc32c_init();
-    if (protocol_codec_init() < 0) return NULL;
+    if (protocol_codec_init() < 0 || running_loop_init() < 0) return NULL;
     PyObject **names[] = {&s_partition, &s_lane};
     const char *texts[] = {"partition", "_lane"};
     for (int i = 0; i < 2; i++)
@@ -133,7 +138,8 @@ PyInit__native(void)
         || PyModule_AddObjectRef(m, "PollTake", (PyObject *)&PollTakeType) < 0
         || PyModule_AddObjectRef(m, "PollReady", (PyObject *)&PollReadyType) < 0
         || PyModule_AddObjectRef(m, "ArrowColumns", (PyObject *)&ColumnsType) < 0
-        || PyModule_AddObjectRef(m, "ArrowRows", (PyObject *)&RowsType) < 0) {
+        || PyModule_AddObjectRef(m, "ArrowRows", (PyObject *)&RowsType) < 0
+        || PyModule_AddObjectRef(m, "RunningLoop", (PyObject *)&RunningLoopType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

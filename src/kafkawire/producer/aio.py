@@ -81,6 +81,7 @@ class AIOProducer:
         self._loops: tuple[asyncio.AbstractEventLoop, ...] = ()
         self._waking: set[asyncio.AbstractEventLoop] = set()  # loops with a `_serve` on the way
         self._room_waiters: list[asyncio.Future[None]] = []  # produce calls awaiting buffer room
+        self._running_loop = _RunningLoop(get_running_loop)  # this thread's loop, asked cheaply
         self._kept = Kept()  # what the IO side calls back here, held here alone (client/dropped.py)
         self._reports.hand_over(self._kept.hold("wake", self._wake))
         self._producer = Producer(conf, _executor=self._reports, **kwargs)
@@ -100,7 +101,7 @@ class AIOProducer:
     ) -> asyncio.Future[Message]:
         """Queue a record; the returned future resolves to the delivered `Message` or raises
         `KafkaException` with the delivery error."""
-        loop = get_running_loop()
+        loop = self._running_loop()
         if loop is not self._loop:
             self._serve_on(loop)
         if on_delivery is None:
@@ -129,7 +130,7 @@ class AIOProducer:
         with ``_QUEUE_FULL``). The returned future resolves, once every queued record is reported,
         to a `BatchResult`: the count delivered and the report of each failed record.
         ``on_delivery``/``callback`` and each message's own run per record, on the loop."""
-        loop = get_running_loop()
+        loop = self._running_loop()
         if loop is not self._loop:
             self._serve_on(loop)
         per_record = first_set(callback, on_delivery)
@@ -375,7 +376,24 @@ class _PyDelivery(asyncio.Future[Message]):
 if TYPE_CHECKING or native is None:
     _Delivery = _PyDelivery
 else:
-    _Delivery = native.settling_future(_PyDelivery, _get_running_loop, KafkaException, InvalidStateError)
+    _Delivery = native.settling_future(asyncio.Future, _get_running_loop, KafkaException, InvalidStateError)
+
+
+class _PyRunningLoop:
+    """``get_running_loop()``, called through the object AIOProducer keeps: the pure-Python twin
+    of native_c/running_loop.c's `RunningLoop`, which on Python 3.10 and 3.11 spares the system
+    call asyncio makes in each lookup while no loop started or stopped on the thread."""
+
+    __slots__ = ("_get_running_loop",)
+
+    def __init__(self, get_running_loop: Callable[[], asyncio.AbstractEventLoop]) -> None:
+        self._get_running_loop = get_running_loop
+
+    def __call__(self) -> asyncio.AbstractEventLoop:
+        return self._get_running_loop()
+
+
+_RunningLoop = _PyRunningLoop if native is None else native.RunningLoop
 
 
 class _DeliveryThenCallback(_Delivery):

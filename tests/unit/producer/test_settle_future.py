@@ -85,13 +85,46 @@ def test_its_loop_closed_drops_it(kind: type) -> None:
 @needs_native
 def test_the_c_type_settles_in_c_and_a_subclass_keeps_its_own_call() -> None:
     assert aio._Delivery is not aio._PyDelivery
-    assert issubclass(aio._Delivery, aio._PyDelivery)
+    assert aio._Delivery.__bases__ == (asyncio.Future,)
     assert aio._Delivery.__call__ is not aio._PyDelivery.__call__
     assert issubclass(aio._DeliveryThenCallback, aio._Delivery)
     assert native is not None
-    assert native.settling_future(aio._PyDelivery, None, None, None) is aio._Delivery  # one per process
+    assert native.settling_future(asyncio.Future, None, None, None) is aio._Delivery  # one per process
     with pytest.raises(RuntimeError):
-        native.settling_future(asyncio.Future, None, None, None)
+        native.settling_future(aio._PyDelivery, None, None, None)
+
+
+@pytest.mark.parametrize("kind", [*KINDS, aio._DeliveryThenCallback])
+def test_a_future_freed_keeps_what_asyncio_does_for_its_own(kind: type) -> None:
+    """The C type frees and traverses its futures with asyncio's own functions: an error never
+    retrieved is still reported when one is freed, a cycle through one is still collected, and
+    its type is let go once per future made."""
+    import gc
+    import sys
+    import weakref
+
+    async def main() -> Any:
+        loop = asyncio.get_running_loop()
+        reported: list[Any] = []
+        loop.set_exception_handler(lambda _loop, context: reported.append(context["message"]))
+        fut = kind(loop=loop)
+        fut.set_exception(KafkaException(KafkaError(KafkaError._MSG_TIMED_OUT)))
+        del fut
+        gc.collect()
+        cyclic = kind(loop=loop)
+        cyclic.itself = cyclic
+        gone = weakref.ref(cyclic)
+        del cyclic
+        gc.collect()
+        before = sys.getrefcount(kind)
+        for _ in range(1_000):
+            kind(loop=loop)
+        return reported, gone() is None, sys.getrefcount(kind) - before
+
+    reported, collected, type_refs = asyncio.run(main())
+    assert reported == [f"{kind.__name__} exception was never retrieved"]
+    assert collected
+    assert type_refs == 0
 
 
 SERVES = [pytest.param(serve_delivered, PendingMessage, aio._PyDelivery, id="python")]
