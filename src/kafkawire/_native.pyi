@@ -143,8 +143,8 @@ class PollTake:
 def settling_future(base: type, get_running_loop: Any, exception_type: type, invalid_state: type, /) -> Any: ...
 
 class RunningLoop:
-    """asyncio's running loop, asked of asyncio only when it may have changed (producer/aio.py's
-    _PyRunningLoop is the twin)."""
+    """asyncio's running loop, asked of asyncio only when it may have changed (client/running_loop.py's
+    PyRunningLoop is the twin)."""
 
     def __init__(self, get_running_loop: Any, /) -> None: ...
     def __call__(self) -> Any: ...

@@ -27,6 +27,7 @@ import kafkawire
 from ..base.model import ClusterMetadata, ConsumerGroupMetadata, Message, TopicPartition
 from ..client.dropped import Kept
 from ..client.executor import CallbackExecutor
+from ..client.running_loop import running_loop
 from ..consumer.consumer import engine_of
 from . import _common
 
@@ -49,6 +50,7 @@ class AIOConsumer:
         self._reports = CallbackExecutor(background=False, owner="consumer")
         self._loop: asyncio.AbstractEventLoop | None = None
         self._ready: asyncio.Event | None = None
+        self._running_loop = running_loop()  # this thread's loop, asked of asyncio once per loop run
         self._kept = kept = Kept()  # what the IO side calls back here, held here alone (client/dropped.py)
         self._reports.hand_over(kept.hold("wake", self._wake))
         # The coroutines of async callbacks, in the order they were called, awaited in _serve; a
@@ -96,8 +98,7 @@ class AIOConsumer:
 
     async def _until(self, take: Callable[[], Any], timeout: float | None) -> Any:
         """Serve callbacks and take, until something is taken or ``timeout`` s passed."""
-        ready = self._on_loop()
-        loop = asyncio.get_running_loop()
+        loop, ready = self._on_loop()
         deadline = None if timeout is None or timeout < 0 else loop.time() + timeout
         while True:
             ready.clear()
@@ -130,11 +131,12 @@ class AIOConsumer:
             else:
                 engine.callback_done(None)
 
-    def _on_loop(self) -> asyncio.Event:
-        loop = asyncio.get_running_loop()
+    def _on_loop(self) -> tuple[asyncio.AbstractEventLoop, asyncio.Event]:
+        """The loop calling, and the event that wakes its waiting poll (new when the loop is)."""
+        loop = self._running_loop()
         if self._loop is not loop or self._ready is None:
             self._loop, self._ready = loop, asyncio.Event()
-        return self._ready
+        return loop, self._ready
 
     def _wake(self) -> None:
         """Something was queued (any thread): wake a waiting poll on its loop."""

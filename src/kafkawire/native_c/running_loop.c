@@ -1,6 +1,6 @@
 /* running_loop.c: RunningLoop: asyncio.get_running_loop() without a system call per call.
- * Pure-Python twin: producer/aio.py's _PyRunningLoop, which asks asyncio every time
- * (tests/unit/producer/test_running_loop.py).
+ * Pure-Python twin: client/running_loop.py's PyRunningLoop, which asks asyncio every time
+ * (tests/unit/client/test_running_loop.py).
  *
  * Part of kafkawire._native, compiled as one unit by module.c (see its list for the order). */
 
@@ -8,12 +8,13 @@
  *
  * On Python 3.10 and 3.11, asyncio's get_running_loop() calls getpid() every time (its check that
  * a forked child does not use its parent's loop): 275 of the 800 ns AIOProducer.produce() took on
- * its thread. Those versions put a new holder object in the thread's state dict each time a loop
- * starts or stops running on it; a RunningLoop keeps the holder it saw at its last lookup and the
- * loop asyncio answered then. While the thread's holder is that very object (kept alive here, so
- * its address cannot be reused by another), no loop has started or stopped on the thread since,
- * and the answer stands; any other holder (another thread, another loop) asks asyncio again. A
- * fork makes every RunningLoop ask again (the child is refused its parent's loop, as asyncio does).
+ * its thread; AIOConsumer.poll() asked twice a call. Those versions put a new holder object in the
+ * thread's state dict each time a loop starts or stops running on it; a RunningLoop keeps the
+ * holder it saw at its last lookup and the loop asyncio answered then. While the thread's holder
+ * is that very object (kept alive here, so its address cannot be reused by another), no loop has
+ * started or stopped on the thread since, and the answer stands; any other holder (another thread,
+ * another loop) asks asyncio again. A fork makes every RunningLoop ask again (the child is refused
+ * its parent's loop, as asyncio does).
  * From 3.12 on, get_running_loop() makes no system call and a RunningLoop just calls it. */
 
 typedef struct {

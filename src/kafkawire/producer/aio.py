@@ -32,7 +32,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import functools
-from asyncio import InvalidStateError, get_running_loop
+from asyncio import InvalidStateError
 from asyncio.events import _get_running_loop
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ..base.model import ClusterMetadata, ConsumerGroupMetadata, Message, TopicPartition
 from ..client.dropped import Kept
 from ..client.executor import CallbackExecutor
+from ..client.running_loop import running_loop
 from ..core.kafka_error import KafkaError, KafkaException
 from ..native import native
 from .delivery import BatchDeliveryCallback
@@ -81,7 +82,7 @@ class AIOProducer:
         self._loops: tuple[asyncio.AbstractEventLoop, ...] = ()
         self._waking: set[asyncio.AbstractEventLoop] = set()  # loops with a `_serve` on the way
         self._room_waiters: list[asyncio.Future[None]] = []  # produce calls awaiting buffer room
-        self._running_loop = _RunningLoop(get_running_loop)  # this thread's loop, asked cheaply
+        self._running_loop = running_loop()  # this thread's loop, asked of asyncio once per loop run
         self._kept = Kept()  # what the IO side calls back here, held here alone (client/dropped.py)
         self._reports.hand_over(self._kept.hold("wake", self._wake))
         self._producer = Producer(conf, _executor=self._reports, **kwargs)
@@ -377,23 +378,6 @@ if TYPE_CHECKING or native is None:
     _Delivery = _PyDelivery
 else:
     _Delivery = native.settling_future(asyncio.Future, _get_running_loop, KafkaException, InvalidStateError)
-
-
-class _PyRunningLoop:
-    """``get_running_loop()``, called through the object AIOProducer keeps: the pure-Python twin
-    of native_c/running_loop.c's `RunningLoop`, which on Python 3.10 and 3.11 spares the system
-    call asyncio makes in each lookup while no loop started or stopped on the thread."""
-
-    __slots__ = ("_get_running_loop",)
-
-    def __init__(self, get_running_loop: Callable[[], asyncio.AbstractEventLoop]) -> None:
-        self._get_running_loop = get_running_loop
-
-    def __call__(self) -> asyncio.AbstractEventLoop:
-        return self._get_running_loop()
-
-
-_RunningLoop = _PyRunningLoop if native is None else native.RunningLoop
 
 
 class _DeliveryThenCallback(_Delivery):

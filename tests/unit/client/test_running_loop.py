@@ -1,5 +1,5 @@
-"""AIOProducer's running-loop lookup (native_c/running_loop.c's `RunningLoop`) against its
-pure-Python twin (producer/aio.py's `_PyRunningLoop`, which asks asyncio every time): each answers
+"""The asyncio faces' running-loop lookup (native_c/running_loop.c's `RunningLoop`) against its
+pure-Python twin (client/running_loop.py's `PyRunningLoop`, which asks asyncio every time): each answers
 what ``asyncio.get_running_loop()`` answers at that moment, whatever started, stopped, moved or
 was set running on the thread since the last call, on several threads at once, and in a forked
 child."""
@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
+from kafkawire.client.running_loop import PyRunningLoop
 from kafkawire.native import native
-from kafkawire.producer import aio
 
-KINDS = [pytest.param(aio._PyRunningLoop, id="python")]
+KINDS = [pytest.param(PyRunningLoop, id="python")]
 if native is not None:
     KINDS.append(pytest.param(native.RunningLoop, id="c"))
 
@@ -179,3 +179,24 @@ def test_a_forked_child_is_answered_as_asyncio_answers_it(kind: type) -> None:
         return answer
 
     assert asyncio.run(main()) == b"same"
+
+
+@pytest.mark.skipif(native is None, reason="the C extension is not built or switched off")
+def test_asyncio_is_asked_again_only_when_the_thread_s_loop_may_have_changed() -> None:
+    """On 3.10/3.11 (whose lookup makes a system call) once per loop run; from 3.12 on, each time."""
+    assert native is not None
+    calls: list[None] = []
+
+    def ask() -> asyncio.AbstractEventLoop:
+        calls.append(None)
+        return asyncio.get_running_loop()
+
+    running = native.RunningLoop(ask)
+
+    async def main() -> None:
+        for _ in range(100):
+            running()
+
+    asyncio.run(main())
+    asyncio.run(main())
+    assert len(calls) == (2 if sys.version_info < (3, 12) else 200)
